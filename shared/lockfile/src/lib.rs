@@ -1,0 +1,1 @@
+//! Readers for lock files and manifests: which packages a project uses, at which versions.

@@ -1,0 +1,1 @@
+//! Version ordering and OSV range evaluation with each ecosystem's own rules.
