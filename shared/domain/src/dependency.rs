@@ -48,7 +48,11 @@ impl DependencyKind {
 
 impl Dependency {
     /// A registry dependency of unknown kind: the common case readers start from.
-    pub fn registry(ecosystem: Ecosystem, name: impl Into<String>, version: impl Into<String>) -> Self {
+    pub fn registry(
+        ecosystem: Ecosystem,
+        name: impl Into<String>,
+        version: impl Into<String>,
+    ) -> Self {
         Dependency {
             ecosystem,
             name: name.into(),

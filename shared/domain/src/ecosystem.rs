@@ -130,19 +130,31 @@ mod tests {
 
     #[test]
     fn pypi_names_fold_case_and_separator_runs() {
-        assert_eq!(Ecosystem::PyPI.normalize_name("Django_REST.framework"), "django-rest-framework");
+        assert_eq!(
+            Ecosystem::PyPI.normalize_name("Django_REST.framework"),
+            "django-rest-framework"
+        );
         assert_eq!(Ecosystem::PyPI.normalize_name("a-_.b"), "a-b");
     }
 
     #[test]
     fn crates_names_fold_case_and_underscore() {
-        assert_eq!(Ecosystem::CratesIo.normalize_name("Serde_JSON"), "serde-json");
+        assert_eq!(
+            Ecosystem::CratesIo.normalize_name("Serde_JSON"),
+            "serde-json"
+        );
     }
 
     #[test]
     fn exact_ecosystems_keep_the_name() {
-        assert_eq!(Ecosystem::RubyGems.normalize_name("Arabic-Prawn"), "Arabic-Prawn");
-        assert_eq!(Ecosystem::Go.normalize_name("github.com/BurntSushi/toml"), "github.com/BurntSushi/toml");
+        assert_eq!(
+            Ecosystem::RubyGems.normalize_name("Arabic-Prawn"),
+            "Arabic-Prawn"
+        );
+        assert_eq!(
+            Ecosystem::Go.normalize_name("github.com/BurntSushi/toml"),
+            "github.com/BurntSushi/toml"
+        );
     }
 
     #[test]
@@ -151,7 +163,10 @@ mod tests {
             assert_eq!(Ecosystem::from_osv(e.osv_name()), Some(e));
             assert_eq!(e.osv_name().parse::<Ecosystem>(), Ok(e));
         }
-        assert_eq!(Ecosystem::from_osv("Maven:https://repo.example"), Some(Ecosystem::Maven));
+        assert_eq!(
+            Ecosystem::from_osv("Maven:https://repo.example"),
+            Some(Ecosystem::Maven)
+        );
         assert_eq!(Ecosystem::from_osv("Debian:10"), None);
         assert!("cobol".parse::<Ecosystem>().is_err());
     }

@@ -46,7 +46,11 @@ impl FromStr for ProofLevel {
         ProofLevel::ALL
             .into_iter()
             .find(|l| l.as_str() == s)
-            .ok_or_else(|| format!("unknown proof level {s:?} (allowed: reproduced, exploited, advisory, tool)"))
+            .ok_or_else(|| {
+                format!(
+                    "unknown proof level {s:?} (allowed: reproduced, exploited, advisory, tool)"
+                )
+            })
     }
 }
 
@@ -83,7 +87,11 @@ mod tests {
 
     #[test]
     fn strongest_level_is_the_minimum() {
-        let levels = [ProofLevel::Advisory, ProofLevel::Exploited, ProofLevel::Tool];
+        let levels = [
+            ProofLevel::Advisory,
+            ProofLevel::Exploited,
+            ProofLevel::Tool,
+        ];
         assert_eq!(levels.into_iter().min(), Some(ProofLevel::Exploited));
     }
 

@@ -45,16 +45,23 @@ pub fn read_epss(text: &str) -> Result<EpssScores, EpssError> {
         }
         let mut cols = line.split(',');
         let (Some(cve), Some(p), Some(pct)) = (cols.next(), cols.next(), cols.next()) else {
-            return Err(EpssError { line: line_no, message: format!("expected cve,epss,percentile, got {line:?}") });
+            return Err(EpssError {
+                line: line_no,
+                message: format!("expected cve,epss,percentile, got {line:?}"),
+            });
         };
         if cve == "cve" {
             continue; // the column header
         }
         let parse = |s: &str, what: &str| {
-            s.trim().parse::<f64>().ok().filter(|v| (0.0..=1.0).contains(v)).ok_or_else(|| EpssError {
-                line: line_no,
-                message: format!("{what} {s:?} is not a number between 0 and 1"),
-            })
+            s.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| (0.0..=1.0).contains(v))
+                .ok_or_else(|| EpssError {
+                    line: line_no,
+                    message: format!("{what} {s:?} is not a number between 0 and 1"),
+                })
         };
         out.scores.push(EpssScore {
             cve: cve.trim().to_string(),
@@ -71,10 +78,19 @@ mod tests {
 
     #[test]
     fn reads_header_and_rows() {
-        let s = read_epss("#model_version:v3,score_date:2026-01-01\ncve,epss,percentile\nCVE-1-2,0.5,0.9\n")
-            .expect("valid");
+        let s = read_epss(
+            "#model_version:v3,score_date:2026-01-01\ncve,epss,percentile\nCVE-1-2,0.5,0.9\n",
+        )
+        .expect("valid");
         assert_eq!(s.model_version.as_deref(), Some("v3"));
-        assert_eq!(s.scores, vec![EpssScore { cve: "CVE-1-2".into(), probability: 0.5, percentile: 0.9 }]);
+        assert_eq!(
+            s.scores,
+            vec![EpssScore {
+                cve: "CVE-1-2".into(),
+                probability: 0.5,
+                percentile: 0.9
+            }]
+        );
     }
 
     #[test]

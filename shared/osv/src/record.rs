@@ -100,7 +100,9 @@ impl Event {
 
 impl Record {
     pub fn is_withdrawn(&self) -> bool {
-        self.withdrawn.as_deref().is_some_and(|w| !w.trim().is_empty())
+        self.withdrawn
+            .as_deref()
+            .is_some_and(|w| !w.trim().is_empty())
     }
 
     /// The CVE ids among the record's id and aliases.

@@ -27,31 +27,59 @@ pub enum OsvSource {
 pub enum SourceItem {
     /// A record, with its original text (stored whole so nothing is lost) and where it
     /// came from (`file` or `file:line` or `archive!entry`).
-    Record { origin: String, record: Box<Record>, raw: String },
-    Kev { origin: String, catalog: KevCatalog },
-    Epss { origin: String, scores: EpssScores },
+    Record {
+        origin: String,
+        record: Box<Record>,
+        raw: String,
+    },
+    Kev {
+        origin: String,
+        catalog: KevCatalog,
+    },
+    Epss {
+        origin: String,
+        scores: EpssScores,
+    },
     /// A record or file that could not be read; the walk goes on.
-    Invalid { origin: String, message: String },
+    Invalid {
+        origin: String,
+        message: String,
+    },
     /// A file that is not an advisory source this build reads.
-    Skipped { origin: String, reason: String },
+    Skipped {
+        origin: String,
+        reason: String,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
-    #[error("{path}: not an advisory source (expected a directory, .json, .jsonl, .zip, KEV .json or EPSS .csv)")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{path}: not an advisory source (expected a directory, .json, .jsonl, .zip, KEV .json or EPSS .csv)"
+    )]
     Unrecognised { path: PathBuf },
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SourceError + '_ {
-    move |source| SourceError::Io { path: path.to_path_buf(), source }
+    move |source| SourceError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 impl OsvSource {
     /// Classifies a file. `None` for a file that is not a source (README, tarball, ...).
     pub fn detect(path: &Path) -> Result<Option<OsvSource>, SourceError> {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
         if name.ends_with(".jsonl") {
             return Ok(Some(OsvSource::Jsonl));
         }
@@ -60,15 +88,27 @@ impl OsvSource {
         }
         if name.ends_with(".csv") {
             let mut head = String::new();
-            File::open(path).map_err(io_err(path))?.take(4096).read_to_string(&mut head).ok();
-            let looks_epss = head.lines().take(3).any(|l| l.starts_with("cve,epss") || l.starts_with("#model_version"));
+            File::open(path)
+                .map_err(io_err(path))?
+                .take(4096)
+                .read_to_string(&mut head)
+                .ok();
+            let looks_epss = head
+                .lines()
+                .take(3)
+                .any(|l| l.starts_with("cve,epss") || l.starts_with("#model_version"));
             return Ok(looks_epss.then_some(OsvSource::Epss));
         }
         if name.ends_with(".json") {
             let mut head = vec![0u8; 4096];
-            let n = File::open(path).map_err(io_err(path))?.read(&mut head).map_err(io_err(path))?;
+            let n = File::open(path)
+                .map_err(io_err(path))?
+                .read(&mut head)
+                .map_err(io_err(path))?;
             let head = String::from_utf8_lossy(&head[..n]);
-            if head.contains("\"catalogVersion\"") || head.contains("Known Exploited Vulnerabilities") {
+            if head.contains("\"catalogVersion\"")
+                || head.contains("Known Exploited Vulnerabilities")
+            {
                 return Ok(Some(OsvSource::Kev));
             }
             return Ok(Some(OsvSource::Json));
@@ -80,18 +120,20 @@ impl OsvSource {
 /// Reads every advisory item under `path` (a file or a directory, walked in sorted order
 /// so imports are reproducible) and hands each to `visit`. Errors inside a record are
 /// items, not failures; only an unreadable top-level path fails the walk.
-pub fn read_osv_source(
-    path: &Path,
-    visit: &mut dyn FnMut(SourceItem),
-) -> Result<(), SourceError> {
+pub fn read_osv_source(path: &Path, visit: &mut dyn FnMut(SourceItem)) -> Result<(), SourceError> {
     let meta = std::fs::metadata(path).map_err(io_err(path))?;
     if meta.is_dir() {
-        let walker = walkdir::WalkDir::new(path).sort_by_file_name().follow_links(false);
+        let walker = walkdir::WalkDir::new(path)
+            .sort_by_file_name()
+            .follow_links(false);
         for entry in walker {
             let entry = match entry {
                 Ok(e) => e,
                 Err(e) => {
-                    visit(SourceItem::Invalid { origin: path.display().to_string(), message: e.to_string() });
+                    visit(SourceItem::Invalid {
+                        origin: path.display().to_string(),
+                        message: e.to_string(),
+                    });
                     continue;
                 }
             };
@@ -111,11 +153,17 @@ pub fn read_osv_source(
     }
     match OsvSource::detect(path)? {
         Some(kind) => read_file(path, kind, visit),
-        None => Err(SourceError::Unrecognised { path: path.to_path_buf() }),
+        None => Err(SourceError::Unrecognised {
+            path: path.to_path_buf(),
+        }),
     }
 }
 
-fn read_file(path: &Path, kind: OsvSource, visit: &mut dyn FnMut(SourceItem)) -> Result<(), SourceError> {
+fn read_file(
+    path: &Path,
+    kind: OsvSource,
+    visit: &mut dyn FnMut(SourceItem),
+) -> Result<(), SourceError> {
     let origin = path.display().to_string();
     match kind {
         OsvSource::Jsonl => {
@@ -126,7 +174,10 @@ fn read_file(path: &Path, kind: OsvSource, visit: &mut dyn FnMut(SourceItem)) ->
                     Ok(line) if line.trim().is_empty() => {}
                     Ok(line) => visit(parse_record(line_origin, line)),
                     Err(e) => {
-                        visit(SourceItem::Invalid { origin: line_origin, message: e.to_string() });
+                        visit(SourceItem::Invalid {
+                            origin: line_origin,
+                            message: e.to_string(),
+                        });
                         break;
                     }
                 }
@@ -141,7 +192,10 @@ fn read_file(path: &Path, kind: OsvSource, visit: &mut dyn FnMut(SourceItem)) ->
             let mut archive = match zip::ZipArchive::new(file) {
                 Ok(a) => a,
                 Err(e) => {
-                    visit(SourceItem::Invalid { origin, message: format!("not a readable zip: {e}") });
+                    visit(SourceItem::Invalid {
+                        origin,
+                        message: format!("not a readable zip: {e}"),
+                    });
                     return Ok(());
                 }
             };
@@ -149,11 +203,17 @@ fn read_file(path: &Path, kind: OsvSource, visit: &mut dyn FnMut(SourceItem)) ->
                 let mut entry = match archive.by_index(i) {
                     Ok(e) => e,
                     Err(e) => {
-                        visit(SourceItem::Invalid { origin: format!("{origin}!#{i}"), message: e.to_string() });
+                        visit(SourceItem::Invalid {
+                            origin: format!("{origin}!#{i}"),
+                            message: e.to_string(),
+                        });
                         continue;
                     }
                 };
-                let name = entry.name().map(|n| n.into_owned()).unwrap_or_else(|_| format!("#{i}"));
+                let name = entry
+                    .name()
+                    .map(|n| n.into_owned())
+                    .unwrap_or_else(|_| format!("#{i}"));
                 let entry_origin = format!("{origin}!{name}");
                 if !entry.is_file() || !name.ends_with(".json") {
                     continue;
@@ -161,7 +221,10 @@ fn read_file(path: &Path, kind: OsvSource, visit: &mut dyn FnMut(SourceItem)) ->
                 let mut text = String::new();
                 match entry.read_to_string(&mut text) {
                     Ok(_) => read_json_text(entry_origin, text, visit),
-                    Err(e) => visit(SourceItem::Invalid { origin: entry_origin, message: e.to_string() }),
+                    Err(e) => visit(SourceItem::Invalid {
+                        origin: entry_origin,
+                        message: e.to_string(),
+                    }),
                 }
             }
         }
@@ -169,14 +232,20 @@ fn read_file(path: &Path, kind: OsvSource, visit: &mut dyn FnMut(SourceItem)) ->
             let bytes = std::fs::read(path).map_err(io_err(path))?;
             match read_kev(&bytes) {
                 Ok(catalog) => visit(SourceItem::Kev { origin, catalog }),
-                Err(e) => visit(SourceItem::Invalid { origin, message: format!("not a KEV catalogue: {e}") }),
+                Err(e) => visit(SourceItem::Invalid {
+                    origin,
+                    message: format!("not a KEV catalogue: {e}"),
+                }),
             }
         }
         OsvSource::Epss => {
             let text = std::fs::read_to_string(path).map_err(io_err(path))?;
             match read_epss(&text) {
                 Ok(scores) => visit(SourceItem::Epss { origin, scores }),
-                Err(e) => visit(SourceItem::Invalid { origin, message: e.to_string() }),
+                Err(e) => visit(SourceItem::Invalid {
+                    origin,
+                    message: e.to_string(),
+                }),
             }
         }
     }
@@ -191,12 +260,22 @@ fn read_json_text(origin: String, text: String, visit: &mut dyn FnMut(SourceItem
                     let item_origin = format!("{origin}[{i}]");
                     let raw = value.to_string();
                     visit(match serde_json::from_value::<Record>(value) {
-                        Ok(record) => SourceItem::Record { origin: item_origin, record: Box::new(record), raw },
-                        Err(e) => SourceItem::Invalid { origin: item_origin, message: format!("not an OSV record: {e}") },
+                        Ok(record) => SourceItem::Record {
+                            origin: item_origin,
+                            record: Box::new(record),
+                            raw,
+                        },
+                        Err(e) => SourceItem::Invalid {
+                            origin: item_origin,
+                            message: format!("not an OSV record: {e}"),
+                        },
                     });
                 }
             }
-            Err(e) => visit(SourceItem::Invalid { origin, message: format!("not JSON: {e}") }),
+            Err(e) => visit(SourceItem::Invalid {
+                origin,
+                message: format!("not JSON: {e}"),
+            }),
         }
     } else {
         visit(parse_record(origin, text));
@@ -205,11 +284,19 @@ fn read_json_text(origin: String, text: String, visit: &mut dyn FnMut(SourceItem
 
 fn parse_record(origin: String, raw: String) -> SourceItem {
     match serde_json::from_str::<Record>(&raw) {
-        Ok(record) if record.id.trim().is_empty() => {
-            SourceItem::Invalid { origin, message: "OSV record has an empty id".into() }
-        }
-        Ok(record) => SourceItem::Record { origin, record: Box::new(record), raw },
-        Err(e) => SourceItem::Invalid { origin, message: format!("not an OSV record: {e}") },
+        Ok(record) if record.id.trim().is_empty() => SourceItem::Invalid {
+            origin,
+            message: "OSV record has an empty id".into(),
+        },
+        Ok(record) => SourceItem::Record {
+            origin,
+            record: Box::new(record),
+            raw,
+        },
+        Err(e) => SourceItem::Invalid {
+            origin,
+            message: format!("not an OSV record: {e}"),
+        },
     }
 }
 
@@ -231,7 +318,9 @@ mod tests {
         std::fs::write(&p, "{\"id\":\"A-1\"}\n{truncated\n{\"id\":\"A-2\"}\n").expect("write");
         let items = collect(&p);
         assert_eq!(items.len(), 3);
-        assert!(matches!(&items[1], SourceItem::Invalid { origin, .. } if origin.ends_with("a.jsonl:2")));
+        assert!(
+            matches!(&items[1], SourceItem::Invalid { origin, .. } if origin.ends_with("a.jsonl:2"))
+        );
         assert!(matches!(&items[2], SourceItem::Record { record, .. } if record.id == "A-2"));
     }
 
@@ -242,12 +331,18 @@ mod tests {
         {
             let f = File::create(&zip_path).expect("create");
             let mut w = zip::ZipWriter::new(f);
-            w.start_file("X-1.json", zip::write::SimpleFileOptions::default()).expect("entry");
-            w.write_all(br#"{"id":"X-1","affected":[]}"#).expect("write");
+            w.start_file("X-1.json", zip::write::SimpleFileOptions::default())
+                .expect("entry");
+            w.write_all(br#"{"id":"X-1","affected":[]}"#)
+                .expect("write");
             w.finish().expect("finish");
         }
         std::fs::write(dir.path().join("README.md"), "hello").expect("write");
-        std::fs::write(dir.path().join("one.json"), r#"[{"id":"Y-1"},{"id":"Y-2"}]"#).expect("write");
+        std::fs::write(
+            dir.path().join("one.json"),
+            r#"[{"id":"Y-1"},{"id":"Y-2"}]"#,
+        )
+        .expect("write");
         let items = collect(dir.path());
         let ids: Vec<_> = items
             .iter()
@@ -257,6 +352,10 @@ mod tests {
             })
             .collect();
         assert_eq!(ids, vec!["X-1", "Y-1", "Y-2"]);
-        assert!(items.iter().any(|i| matches!(i, SourceItem::Skipped { .. })));
+        assert!(
+            items
+                .iter()
+                .any(|i| matches!(i, SourceItem::Skipped { .. }))
+        );
     }
 }

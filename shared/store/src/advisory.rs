@@ -1,0 +1,580 @@
+//! Advisory tables: the importer (idempotent, newest record wins) and the match query.
+
+use std::collections::HashMap;
+
+use proven_domain::Ecosystem;
+use proven_osv::{EpssScores, KevCatalog, Record};
+use sha2::{Digest, Sha256};
+use sqlx::Row;
+
+use crate::sql::{list, now, trusted, values_rows};
+use crate::{Dialect, Store, StoreError};
+
+/// Records are written in batches of this many; each batch costs one lookup and a few
+/// multi-row inserts, well under both backends' bound-parameter limits.
+const BATCH: usize = 400;
+
+/// What an import run did, for the summary line and the `imports` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ImportCounts {
+    pub records_read: u64,
+    pub inserted: u64,
+    pub updated: u64,
+    pub unchanged: u64,
+    /// Records older than the stored one: the stored (newer) record is kept.
+    pub older_kept: u64,
+    pub withdrawn: u64,
+    pub invalid: u64,
+    pub kev_entries: u64,
+    pub epss_scores: u64,
+    pub skipped_files: u64,
+}
+
+/// One import run. Feed it records, KEV catalogues and EPSS scores; call [`finish`].
+///
+/// [`finish`]: AdvisoryImport::finish
+pub struct AdvisoryImport<'s> {
+    store: &'s Store,
+    id: String,
+    source: String,
+    started_at: String,
+    counts: ImportCounts,
+    pending: Vec<Pending>,
+    /// The first few problems, kept for the summary.
+    pub problems: Vec<String>,
+}
+
+struct Pending {
+    id: String,
+    modified: Option<String>,
+    modified_us: Option<i64>,
+    published: Option<String>,
+    withdrawn: Option<String>,
+    summary: Option<String>,
+    aliases: String,
+    severity: String,
+    digest: String,
+    origin: String,
+    raw: String,
+    affected: Vec<PendingAffected>,
+}
+
+struct PendingAffected {
+    ecosystem: String,
+    name: String,
+    normalized_name: String,
+    json: String,
+}
+
+/// An affected[] entry of a stored advisory, with the advisory fields a finding shows.
+#[derive(Debug, Clone)]
+pub struct AffectedRow {
+    pub advisory_id: String,
+    pub idx: i64,
+    pub ecosystem: String,
+    pub name: String,
+    pub normalized_name: String,
+    /// The affected[] entry as OSV JSON.
+    pub affected_json: String,
+    pub aliases: Vec<String>,
+    pub summary: Option<String>,
+    /// OSV severity objects, JSON array.
+    pub severity_json: String,
+    pub modified: Option<String>,
+    pub published: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KevRow {
+    pub cve: String,
+    pub vendor: Option<String>,
+    pub product: Option<String>,
+    pub name: Option<String>,
+    pub date_added: Option<String>,
+    pub ransomware: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpssRow {
+    pub cve: String,
+    pub probability: f64,
+    pub percentile: f64,
+    pub score_date: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct StoredAdvisory {
+    pub id: String,
+    pub modified: Option<String>,
+    pub withdrawn: Option<String>,
+    pub origin: String,
+    pub record: String,
+}
+
+fn parse_time_us(s: &str) -> Option<i64> {
+    let t = time::OffsetDateTime::parse(s.trim(), &time::format_description::well_known::Rfc3339)
+        .ok()?;
+    i64::try_from(t.unix_timestamp_nanos() / 1000).ok()
+}
+
+impl Store {
+    pub fn begin_import(&self, source: &str) -> AdvisoryImport<'_> {
+        AdvisoryImport {
+            store: self,
+            id: uuid::Uuid::now_v7().to_string(),
+            source: source.to_string(),
+            started_at: now(),
+            counts: ImportCounts::default(),
+            pending: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// The affected[] entries, not withdrawn, of `ecosystem` whose normalised package name
+    /// is among `names`. One query, however many names.
+    pub async fn affected_rows(
+        &self,
+        ecosystem: Ecosystem,
+        normalized_names: &[String],
+    ) -> Result<Vec<AffectedRow>, StoreError> {
+        if normalized_names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let names = serde_json::to_string(normalized_names)
+            .map_err(|e| StoreError::InvalidInput(e.to_string()))?;
+        let names_in = match self.dialect {
+            Dialect::Sqlite => "IN (SELECT value FROM json_each($2))",
+            Dialect::Postgres => "IN (SELECT jsonb_array_elements_text($2::jsonb))",
+        };
+        let sql = format!(
+            "SELECT ap.advisory_id, ap.idx, ap.ecosystem, ap.name, ap.normalized_name, ap.affected, \
+                    a.aliases, a.summary, a.severity, a.modified, a.published \
+             FROM affected_packages ap JOIN advisories a ON a.id = ap.advisory_id \
+             WHERE ap.ecosystem = $1 AND NOT ap.withdrawn AND ap.normalized_name {names_in} \
+             ORDER BY ap.advisory_id, ap.idx"
+        );
+        let rows = sqlx::query(trusted(sql))
+            .bind(ecosystem.osv_name())
+            .bind(names)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.into_iter()
+            .map(|r| {
+                let advisory_id: String = r.try_get(0)?;
+                let aliases: String = r.try_get(6)?;
+                let aliases = serde_json::from_str(&aliases)
+                    .map_err(|e| StoreError::Corrupt(format!("aliases of {advisory_id}: {e}")))?;
+                Ok(AffectedRow {
+                    advisory_id,
+                    idx: r.try_get(1)?,
+                    ecosystem: r.try_get(2)?,
+                    name: r.try_get(3)?,
+                    normalized_name: r.try_get(4)?,
+                    affected_json: r.try_get(5)?,
+                    aliases,
+                    summary: r.try_get(7)?,
+                    severity_json: r.try_get(8)?,
+                    modified: r.try_get(9)?,
+                    published: r.try_get(10)?,
+                })
+            })
+            .collect()
+    }
+
+    /// KEV rows for the given CVE ids (one query).
+    pub async fn kev_for(&self, cves: &[String]) -> Result<HashMap<String, KevRow>, StoreError> {
+        if cves.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let sql = format!(
+            "SELECT cve, vendor, product, name, date_added, ransomware FROM kev WHERE cve IN ({})",
+            list(1, cves.len())
+        );
+        let mut q = sqlx::query(trusted(sql));
+        for c in cves {
+            q = q.bind(c.as_str());
+        }
+        let mut out = HashMap::new();
+        for r in q.fetch_all(&self.pool).await? {
+            let row = KevRow {
+                cve: r.try_get(0)?,
+                vendor: r.try_get(1)?,
+                product: r.try_get(2)?,
+                name: r.try_get(3)?,
+                date_added: r.try_get(4)?,
+                ransomware: r.try_get(5)?,
+            };
+            out.insert(row.cve.clone(), row);
+        }
+        Ok(out)
+    }
+
+    /// EPSS rows for the given CVE ids (one query).
+    pub async fn epss_for(&self, cves: &[String]) -> Result<HashMap<String, EpssRow>, StoreError> {
+        if cves.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let sql = format!(
+            "SELECT cve, probability, percentile, score_date FROM epss WHERE cve IN ({})",
+            list(1, cves.len())
+        );
+        let mut q = sqlx::query(trusted(sql));
+        for c in cves {
+            q = q.bind(c.as_str());
+        }
+        let mut out = HashMap::new();
+        for r in q.fetch_all(&self.pool).await? {
+            let row = EpssRow {
+                cve: r.try_get(0)?,
+                probability: r.try_get(1)?,
+                percentile: r.try_get(2)?,
+                score_date: r.try_get(3)?,
+            };
+            out.insert(row.cve.clone(), row);
+        }
+        Ok(out)
+    }
+
+    pub async fn advisory(&self, id: &str) -> Result<Option<StoredAdvisory>, StoreError> {
+        let row = sqlx::query(
+            "SELECT id, modified, withdrawn, origin, record FROM advisories WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|r| {
+            Ok(StoredAdvisory {
+                id: r.try_get(0)?,
+                modified: r.try_get(1)?,
+                withdrawn: r.try_get(2)?,
+                origin: r.try_get(3)?,
+                record: r.try_get(4)?,
+            })
+        })
+        .transpose()
+    }
+
+    /// How many advisories, KEV entries and EPSS scores are stored.
+    pub async fn advisory_counts(&self) -> Result<(i64, i64, i64), StoreError> {
+        let r = sqlx::query(
+            "SELECT (SELECT COUNT(*) FROM advisories), (SELECT COUNT(*) FROM kev), (SELECT COUNT(*) FROM epss)",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))
+    }
+}
+
+impl AdvisoryImport<'_> {
+    pub fn counts(&self) -> &ImportCounts {
+        &self.counts
+    }
+
+    fn problem(&mut self, message: String) {
+        if self.problems.len() < 20 {
+            self.problems.push(message);
+        }
+    }
+
+    /// Notes an unreadable record or file (counted and kept for the summary).
+    pub fn invalid(&mut self, origin: &str, message: &str) {
+        self.counts.invalid += 1;
+        self.problem(format!("{origin}: {message}"));
+    }
+
+    pub fn skipped_file(&mut self) {
+        self.counts.skipped_files += 1;
+    }
+
+    /// Adds one OSV record; writes a batch when enough are pending.
+    pub async fn add_record(
+        &mut self,
+        origin: &str,
+        record: &Record,
+        raw: &str,
+    ) -> Result<(), StoreError> {
+        self.counts.records_read += 1;
+        if record.is_withdrawn() {
+            self.counts.withdrawn += 1;
+        }
+        let mut affected = Vec::with_capacity(record.affected.len());
+        for a in &record.affected {
+            let Some(pkg) = &a.package else { continue };
+            let base = pkg
+                .ecosystem
+                .split(':')
+                .next()
+                .unwrap_or(&pkg.ecosystem)
+                .to_string();
+            let normalized_name = match Ecosystem::from_osv(&base) {
+                Some(eco) => eco.normalize_name(&pkg.name),
+                None => pkg.name.clone(),
+            };
+            let json =
+                serde_json::to_string(a).map_err(|e| StoreError::InvalidInput(e.to_string()))?;
+            affected.push(PendingAffected {
+                ecosystem: base,
+                name: pkg.name.clone(),
+                normalized_name,
+                json,
+            });
+        }
+        self.pending.push(Pending {
+            id: record.id.clone(),
+            modified_us: record.modified.as_deref().and_then(parse_time_us),
+            modified: record.modified.clone(),
+            published: record.published.clone(),
+            withdrawn: record.withdrawn.clone().filter(|w| !w.trim().is_empty()),
+            summary: record.summary.clone(),
+            aliases: to_json(&record.aliases),
+            severity: to_json(&record.severity),
+            digest: hex::encode(Sha256::digest(raw.as_bytes())),
+            origin: origin.to_string(),
+            raw: raw.to_string(),
+            affected,
+        });
+        if self.pending.len() >= BATCH {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+
+    /// Stores a KEV catalogue (entries are upserted: the catalogue only grows).
+    pub async fn add_kev(&mut self, catalog: &KevCatalog) -> Result<(), StoreError> {
+        let version = catalog.catalog_version.clone();
+        let mut tx = self.store.pool.begin().await?;
+        for chunk in catalog.vulnerabilities.chunks(BATCH) {
+            let sql = format!(
+                "INSERT INTO kev (cve, vendor, product, name, date_added, ransomware, catalog, entry) VALUES {} \
+                 ON CONFLICT (cve) DO UPDATE SET vendor = excluded.vendor, product = excluded.product, \
+                 name = excluded.name, date_added = excluded.date_added, ransomware = excluded.ransomware, \
+                 catalog = excluded.catalog, entry = excluded.entry",
+                values_rows(chunk.len(), 8)
+            );
+            let mut q = sqlx::query(trusted(sql));
+            for e in chunk {
+                let mut entry = e.rest.clone();
+                entry.insert("cveID".into(), e.cve_id.clone().into());
+                q = q
+                    .bind(e.cve_id.trim().to_string())
+                    .bind(e.vendor_project.clone())
+                    .bind(e.product.clone())
+                    .bind(e.vulnerability_name.clone())
+                    .bind(e.date_added.clone())
+                    .bind(e.known_ransomware_campaign_use.clone())
+                    .bind(version.clone())
+                    .bind(serde_json::to_string(&entry).unwrap_or_default());
+            }
+            q.execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        self.counts.kev_entries += catalog.vulnerabilities.len() as u64;
+        Ok(())
+    }
+
+    /// Stores EPSS scores; a stored score from a later date is kept.
+    pub async fn add_epss(&mut self, scores: &EpssScores) -> Result<(), StoreError> {
+        let mut tx = self.store.pool.begin().await?;
+        for chunk in scores.scores.chunks(2000) {
+            let sql = format!(
+                "INSERT INTO epss (cve, probability, percentile, score_date) VALUES {} \
+                 ON CONFLICT (cve) DO UPDATE SET probability = excluded.probability, \
+                 percentile = excluded.percentile, score_date = excluded.score_date \
+                 WHERE epss.score_date IS NULL OR excluded.score_date IS NULL \
+                    OR excluded.score_date >= epss.score_date",
+                values_rows(chunk.len(), 4)
+            );
+            let mut q = sqlx::query(trusted(sql));
+            for s in chunk {
+                q = q
+                    .bind(s.cve.as_str())
+                    .bind(s.probability)
+                    .bind(s.percentile)
+                    .bind(scores.score_date.clone());
+            }
+            q.execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        self.counts.epss_scores += scores.scores.len() as u64;
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> Result<(), StoreError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        // The same id twice in one batch: keep the one the replacement rule prefers.
+        let mut batch: Vec<Pending> = Vec::with_capacity(self.pending.len());
+        let mut index: HashMap<String, usize> = HashMap::new();
+        for p in std::mem::take(&mut self.pending) {
+            match index.get(&p.id) {
+                None => {
+                    index.insert(p.id.clone(), batch.len());
+                    batch.push(p);
+                }
+                Some(&j) => {
+                    if replaces(
+                        p.modified_us,
+                        &p.digest,
+                        batch[j].modified_us,
+                        &batch[j].digest,
+                    ) {
+                        batch[j] = p;
+                        self.counts.older_kept += 1;
+                    } else if p.digest == batch[j].digest {
+                        self.counts.unchanged += 1;
+                    } else {
+                        self.counts.older_kept += 1;
+                    }
+                }
+            }
+        }
+
+        let mut tx = self.store.pool.begin().await?;
+        let sql = format!(
+            "SELECT id, modified_us, digest FROM advisories WHERE id IN ({})",
+            list(1, batch.len())
+        );
+        let mut q = sqlx::query(trusted(sql));
+        for p in &batch {
+            q = q.bind(p.id.as_str());
+        }
+        let mut stored: HashMap<String, (Option<i64>, String)> = HashMap::new();
+        for r in q.fetch_all(&mut *tx).await? {
+            stored.insert(r.try_get(0)?, (r.try_get(1)?, r.try_get(2)?));
+        }
+        let mut write = Vec::new();
+        let mut replaced = Vec::new();
+        for p in batch {
+            match stored.get(&p.id) {
+                None => {
+                    self.counts.inserted += 1;
+                    write.push(p);
+                }
+                Some((old_us, old_digest))
+                    if replaces(p.modified_us, &p.digest, *old_us, old_digest) =>
+                {
+                    self.counts.updated += 1;
+                    replaced.push(p.id.clone());
+                    write.push(p);
+                }
+                Some((_, old_digest)) if *old_digest == p.digest => self.counts.unchanged += 1,
+                Some(_) => self.counts.older_kept += 1,
+            }
+        }
+        for chunk in replaced.chunks(BATCH) {
+            let sql = format!(
+                "DELETE FROM advisories WHERE id IN ({})",
+                list(1, chunk.len())
+            );
+            let mut q = sqlx::query(trusted(sql));
+            for id in chunk {
+                q = q.bind(id.as_str());
+            }
+            q.execute(&mut *tx).await?;
+            // Explicitly too: foreign-key cascades are off on some SQLite connections.
+            let sql = format!(
+                "DELETE FROM affected_packages WHERE advisory_id IN ({})",
+                list(1, chunk.len())
+            );
+            let mut q = sqlx::query(trusted(sql));
+            for id in chunk {
+                q = q.bind(id.as_str());
+            }
+            q.execute(&mut *tx).await?;
+        }
+        for chunk in write.chunks(BATCH / 4) {
+            let sql = format!(
+                "INSERT INTO advisories (id, modified, modified_us, published, withdrawn, summary, aliases, \
+                 severity, digest, origin, record) VALUES {}",
+                values_rows(chunk.len(), 11)
+            );
+            let mut q = sqlx::query(trusted(sql));
+            for p in chunk {
+                q = q
+                    .bind(p.id.as_str())
+                    .bind(p.modified.as_deref())
+                    .bind(p.modified_us)
+                    .bind(p.published.as_deref())
+                    .bind(p.withdrawn.as_deref())
+                    .bind(p.summary.as_deref())
+                    .bind(p.aliases.as_str())
+                    .bind(p.severity.as_str())
+                    .bind(p.digest.as_str())
+                    .bind(p.origin.as_str())
+                    .bind(p.raw.as_str());
+            }
+            q.execute(&mut *tx).await?;
+        }
+        let rows: Vec<(&Pending, usize, &PendingAffected)> = write
+            .iter()
+            .flat_map(|p| p.affected.iter().enumerate().map(move |(i, a)| (p, i, a)))
+            .collect();
+        for chunk in rows.chunks(BATCH) {
+            let sql = format!(
+                "INSERT INTO affected_packages (advisory_id, idx, ecosystem, name, normalized_name, withdrawn, \
+                 affected) VALUES {}",
+                values_rows(chunk.len(), 7)
+            );
+            let mut q = sqlx::query(trusted(sql));
+            for (p, i, a) in chunk {
+                q = q
+                    .bind(p.id.as_str())
+                    .bind(*i as i64)
+                    .bind(a.ecosystem.as_str())
+                    .bind(a.name.as_str())
+                    .bind(a.normalized_name.as_str())
+                    .bind(p.withdrawn.is_some())
+                    .bind(a.json.as_str());
+            }
+            q.execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Writes what is pending and records the run in `imports`.
+    pub async fn finish(mut self) -> Result<ImportCounts, StoreError> {
+        self.flush().await?;
+        let summary = serde_json::to_string(&self.counts).unwrap_or_default();
+        sqlx::query("INSERT INTO imports (id, started_at, finished_at, source, summary) VALUES ($1, $2, $3, $4, $5)")
+            .bind(self.id.as_str())
+            .bind(self.started_at.as_str())
+            .bind(now())
+            .bind(self.source.as_str())
+            .bind(summary)
+            .execute(&self.store.pool)
+            .await?;
+        Ok(self.counts)
+    }
+}
+
+/// The replacement rule: a newer `modified` wins; an equal one wins only with different
+/// content (some feeds, e.g. Go's git export, carry placeholder dates); an unparseable or
+/// missing date never beats a real one.
+fn replaces(new_us: Option<i64>, new_digest: &str, old_us: Option<i64>, old_digest: &str) -> bool {
+    match (new_us, old_us) {
+        (Some(n), Some(o)) if n != o => n > o,
+        (Some(_), None) => true,
+        (None, Some(_)) => false,
+        _ => new_digest != old_digest,
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "[]".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replaces;
+
+    #[test]
+    fn newer_wins_and_older_never_overwrites() {
+        assert!(replaces(Some(2), "a", Some(1), "b"));
+        assert!(!replaces(Some(1), "a", Some(2), "b"));
+        assert!(!replaces(Some(1), "a", Some(1), "a"));
+        assert!(replaces(Some(1), "a", Some(1), "b"));
+        assert!(!replaces(None, "a", Some(1), "b"));
+    }
+}

@@ -1,0 +1,27 @@
+/// What a caller of the store can do about a failure.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database cannot be reached or refused the work; retrying later may succeed.
+    #[error("{what} is unavailable: {message}")]
+    Unavailable { what: String, message: String },
+    /// The caller passed something the store cannot accept.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    #[error("{0} not found")]
+    NotFound(String),
+    /// Stored data that does not read back (a bug or a foreign writer); names the row.
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        match e {
+            sqlx::Error::RowNotFound => StoreError::NotFound("row".into()),
+            other => StoreError::Unavailable {
+                what: "database".into(),
+                message: other.to_string(),
+            },
+        }
+    }
+}

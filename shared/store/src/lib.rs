@@ -1,0 +1,165 @@
+//! Proven's store: the truth about advisories, reviews and their traces.
+//!
+//! Owns every SQL statement of the project (queries live with the store, nowhere else) and
+//! the schema migrations. One code path serves both backends through sqlx's `Any` driver:
+//! SQLite for the embedded default (one file under the user's data directory) and Postgres
+//! for the service. Where the two dialects differ, the statement is chosen by [`Dialect`]
+//! next to its twin, so the difference is visible in one place.
+//!
+//! Invariants:
+//! - An advisory row is replaced only by a record whose `modified` is newer, or equal with
+//!   different content; an older record never overwrites a newer one.
+//! - A change's packages are matched with one query per ecosystem, never one per package.
+//! - Withdrawn advisories are stored and never matched.
+
+mod advisory;
+mod error;
+mod review;
+mod sql;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
+pub use advisory::{AdvisoryImport, AffectedRow, EpssRow, ImportCounts, KevRow, StoredAdvisory};
+pub use error::StoreError;
+pub use review::{NewReview, ReviewRow, ReviewStatus, TraceRow};
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, Executor};
+
+/// Which SQL dialect the pool speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// Handle to the store. Cheap to clone (the pool is shared).
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: AnyPool,
+    dialect: Dialect,
+}
+
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+impl Store {
+    /// Opens (creating if needed) the embedded SQLite store at `path` and migrates it.
+    pub async fn open_sqlite(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::Unavailable {
+                what: format!("data directory {}", dir.display()),
+                message: e.to_string(),
+            })?;
+        }
+        let url = format!("sqlite://{}?mode=rwc", path.display());
+        Store::open_url(&url).await
+    }
+
+    /// Opens a store by URL (`postgres://…` or `sqlite://…`) and migrates it.
+    pub async fn open_url(url: &str) -> Result<Store, StoreError> {
+        sqlx::any::install_default_drivers();
+        let dialect = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Dialect::Postgres
+        } else if url.starts_with("sqlite:") {
+            Dialect::Sqlite
+        } else {
+            return Err(StoreError::InvalidInput(format!(
+                "database URL must start with postgres://, postgresql:// or sqlite:, got {:?}",
+                redact_url(url)
+            )));
+        };
+        let options = AnyConnectOptions::from_str(url).map_err(|e| {
+            StoreError::InvalidInput(format!("database URL {:?}: {e}", redact_url(url)))
+        })?;
+        let mut pool_options = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10));
+        if dialect == Dialect::Sqlite {
+            // One writer at a time is SQLite's rule; WAL lets readers go on meanwhile, and
+            // the busy timeout turns brief lock contention into a wait instead of an error.
+            pool_options = pool_options.max_connections(4).after_connect(|conn, _| {
+                Box::pin(async move {
+                    conn.execute(
+                        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                         PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON;",
+                    )
+                    .await?;
+                    Ok(())
+                })
+            });
+        } else {
+            pool_options = pool_options.max_connections(16);
+        }
+        let pool =
+            pool_options
+                .connect_with(options)
+                .await
+                .map_err(|e| StoreError::Unavailable {
+                    what: format!("database {}", redact_url(url)),
+                    message: e.to_string(),
+                })?;
+        let migrator = match dialect {
+            Dialect::Sqlite => &SQLITE_MIGRATIONS,
+            Dialect::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        migrator
+            .run(&pool)
+            .await
+            .map_err(|e| StoreError::Unavailable {
+                what: "schema migration".into(),
+                message: e.to_string(),
+            })?;
+        Ok(Store { pool, dialect })
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Checks that the database answers.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// A URL with its password replaced, for messages.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let userinfo = &url[scheme_end + 3..at];
+            match userinfo.find(':') {
+                Some(colon) => format!(
+                    "{}{}:***{}",
+                    &url[..scheme_end + 3],
+                    &userinfo[..colon],
+                    &url[at..]
+                ),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            redact_url("postgres://u:secret@h/db"),
+            "postgres://u:***@h/db"
+        );
+        assert_eq!(redact_url("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(redact_url("sqlite:///x.db"), "sqlite:///x.db");
+    }
+}

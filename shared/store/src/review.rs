@@ -1,0 +1,206 @@
+//! Reviews and their traces.
+
+use sqlx::Row;
+
+use crate::sql::{now, trusted, values_rows};
+use crate::{Store, StoreError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewStatus {
+    Running,
+    /// Every part ran.
+    Complete,
+    /// Some service failed; the result names it. Never reported as clean.
+    Incomplete,
+    /// The review could not be done at all (e.g. a revision does not exist).
+    Failed,
+}
+
+impl ReviewStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewStatus::Running => "running",
+            ReviewStatus::Complete => "complete",
+            ReviewStatus::Incomplete => "incomplete",
+            ReviewStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ReviewStatus> {
+        [
+            ReviewStatus::Running,
+            ReviewStatus::Complete,
+            ReviewStatus::Incomplete,
+            ReviewStatus::Failed,
+        ]
+        .into_iter()
+        .find(|st| st.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct NewReview {
+    pub id: String,
+    pub repository: String,
+    pub base_rev: String,
+    pub head_rev: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct ReviewRow {
+    pub id: String,
+    pub created_at: String,
+    pub finished_at: Option<String>,
+    pub repository: String,
+    pub base_rev: String,
+    pub head_rev: String,
+    pub base_commit: Option<String>,
+    pub head_commit: Option<String>,
+    pub status: ReviewStatus,
+    pub result: Option<String>,
+}
+
+/// One stored trace line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceRow {
+    pub seq: i64,
+    pub review_id: String,
+    pub at: String,
+    pub run_id: String,
+    pub kind: String,
+    pub event: serde_json::Value,
+}
+
+impl Store {
+    pub async fn create_review(&self, review: &NewReview) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO reviews (id, created_at, repository, base_rev, head_rev, status) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(review.id.as_str())
+        .bind(now())
+        .bind(review.repository.as_str())
+        .bind(review.base_rev.as_str())
+        .bind(review.head_rev.as_str())
+        .bind(ReviewStatus::Running.as_str())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn set_review_commits(
+        &self,
+        id: &str,
+        base: &str,
+        head: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query("UPDATE reviews SET base_commit = $1, head_commit = $2 WHERE id = $3")
+            .bind(base)
+            .bind(head)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn finish_review(
+        &self,
+        id: &str,
+        status: ReviewStatus,
+        result_json: &str,
+    ) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE reviews SET status = $1, result = $2, finished_at = $3 WHERE id = $4",
+        )
+        .bind(status.as_str())
+        .bind(result_json)
+        .bind(now())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("review {id}")));
+        }
+        Ok(())
+    }
+
+    pub async fn review(&self, id: &str) -> Result<ReviewRow, StoreError> {
+        let r = sqlx::query(
+            "SELECT id, created_at, finished_at, repository, base_rev, head_rev, base_commit, head_commit, \
+             status, result FROM reviews WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("review {id}")))?;
+        let status: String = r.try_get(8)?;
+        Ok(ReviewRow {
+            id: r.try_get(0)?,
+            created_at: r.try_get(1)?,
+            finished_at: r.try_get(2)?,
+            repository: r.try_get(3)?,
+            base_rev: r.try_get(4)?,
+            head_rev: r.try_get(5)?,
+            base_commit: r.try_get(6)?,
+            head_commit: r.try_get(7)?,
+            status: ReviewStatus::parse(&status)
+                .ok_or_else(|| StoreError::Corrupt(format!("review {id} has status {status:?}")))?,
+            result: r.try_get(9)?,
+        })
+    }
+
+    /// Appends trace lines for one review in one statement. Each event is a JSON object;
+    /// `kind` names what it records (plan, package, match, finding, ...).
+    pub async fn append_trace(
+        &self,
+        review_id: &str,
+        run_id: &str,
+        events: &[(String, serde_json::Value)],
+    ) -> Result<(), StoreError> {
+        for chunk in events.chunks(500) {
+            let sql = format!(
+                "INSERT INTO trace_events (review_id, at, run_id, kind, event) VALUES {}",
+                values_rows(chunk.len(), 5)
+            );
+            let at = now();
+            let mut q = sqlx::query(trusted(sql));
+            for (kind, event) in chunk {
+                q = q
+                    .bind(review_id)
+                    .bind(at.as_str())
+                    .bind(run_id)
+                    .bind(kind.as_str())
+                    .bind(event.to_string());
+            }
+            q.execute(&self.pool).await?;
+        }
+        Ok(())
+    }
+
+    /// A review's trace in the order it was written.
+    pub async fn trace(&self, review_id: &str) -> Result<Vec<TraceRow>, StoreError> {
+        // A trace of an unknown review is an error, not an empty trace.
+        self.review(review_id).await?;
+        let rows = sqlx::query(
+            "SELECT id, review_id, at, run_id, kind, event FROM trace_events WHERE review_id = $1 ORDER BY id",
+        )
+        .bind(review_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|r| {
+                let seq: i64 = r.try_get(0)?;
+                let event: String = r.try_get(5)?;
+                Ok(TraceRow {
+                    seq,
+                    review_id: r.try_get(1)?,
+                    at: r.try_get(2)?,
+                    run_id: r.try_get(3)?,
+                    kind: r.try_get(4)?,
+                    event: serde_json::from_str(&event)
+                        .map_err(|e| StoreError::Corrupt(format!("trace line {seq}: {e}")))?,
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,92 @@
+//! Fresh stores for tests: a temporary SQLite file, or a new Postgres database per test.
+//!
+//! Postgres is reached at `PROVEN_TEST_POSTGRES_URL` (default
+//! `postgres://postgres@127.0.0.1:5432/postgres`); each test creates `proven_t_<uuid>` and
+//! drops it in [`TestStore::cleanup`]. Databases left by a crashed run are swept by
+//! `scripts/test` before the suite starts. A Postgres that cannot be reached fails the
+//! test with a message naming what to start: tests never skip quietly.
+
+use crate::Store;
+
+/// Which backend a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+pub struct TestStore {
+    pub store: Store,
+    /// The URL the store was opened with (for child processes: `PROVEN_DATABASE_URL`).
+    pub url: String,
+    _dir: Option<tempfile::TempDir>,
+    pg_name: Option<String>,
+}
+
+pub fn postgres_admin_url() -> String {
+    std::env::var("PROVEN_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_string())
+}
+
+impl TestStore {
+    pub async fn new(backend: Backend) -> TestStore {
+        match backend {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().expect("temporary directory");
+                let path = dir.path().join("proven.db");
+                let url = format!("sqlite://{}?mode=rwc", path.display());
+                let store = Store::open_sqlite(&path).await.expect("open SQLite store");
+                TestStore {
+                    store,
+                    url,
+                    _dir: Some(dir),
+                    pg_name: None,
+                }
+            }
+            Backend::Postgres => {
+                let name = format!("proven_t_{}", uuid::Uuid::now_v7().simple());
+                let admin = postgres_admin_url();
+                sqlx::any::install_default_drivers();
+                let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&admin)
+                    .await
+                    .unwrap_or_else(|e| {
+                        panic!(
+                            "Postgres is needed for this test and is not reachable at {admin}: {e}. \
+                             Start it (scripts/test does) or set PROVEN_TEST_POSTGRES_URL."
+                        )
+                    });
+                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                    .execute(&mut conn)
+                    .await
+                    .expect("create test database");
+                let url = match admin.rfind('/') {
+                    Some(i) => format!("{}/{name}", &admin[..i]),
+                    None => panic!("PROVEN_TEST_POSTGRES_URL {admin:?} has no database path"),
+                };
+                let store = Store::open_url(&url).await.expect("open Postgres store");
+                TestStore {
+                    store,
+                    url,
+                    _dir: None,
+                    pg_name: Some(name),
+                }
+            }
+        }
+    }
+
+    /// Drops the Postgres database (SQLite files go with the temporary directory).
+    pub async fn cleanup(self) {
+        self.store.close().await;
+        if let Some(name) = self.pg_name {
+            if let Ok(mut conn) =
+                <sqlx::AnyConnection as sqlx::Connection>::connect(&postgres_admin_url()).await
+            {
+                let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                )))
+                .execute(&mut conn)
+                .await;
+            }
+        }
+    }
+}
