@@ -77,16 +77,15 @@ impl TestStore {
     /// Drops the Postgres database (SQLite files go with the temporary directory).
     pub async fn cleanup(self) {
         self.store.close().await;
-        if let Some(name) = self.pg_name {
-            if let Ok(mut conn) =
-                <sqlx::AnyConnection as sqlx::Connection>::connect(&postgres_admin_url()).await
-            {
-                let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-                )))
-                .execute(&mut conn)
-                .await;
-            }
+        let Some(name) = self.pg_name else { return };
+        if let Ok(mut conn) =
+            <sqlx::AnyConnection as sqlx::Connection>::connect(&postgres_admin_url()).await
+        {
+            let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+            )))
+            .execute(&mut conn)
+            .await;
         }
     }
 }
