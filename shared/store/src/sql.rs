@@ -38,6 +38,12 @@ pub fn now() -> String {
         .unwrap_or_default()
 }
 
+/// Marks a statement assembled at run time as safe to send. Only for text built from this
+/// crate's own constants and [`values_rows`]/[`list`] placeholders: every value is bound.
+pub fn trusted(sql: String) -> sqlx::AssertSqlSafe<String> {
+    sqlx::AssertSqlSafe(sql)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,10 +53,4 @@ mod tests {
         assert_eq!(values_rows(2, 2), "($1, $2), ($3, $4)");
         assert_eq!(list(3, 2), "$3, $4");
     }
-}
-
-/// Marks a statement assembled at run time as safe to send. Only for text built from this
-/// crate's own constants and [`values_rows`]/[`list`] placeholders: every value is bound.
-pub fn trusted(sql: String) -> sqlx::AssertSqlSafe<String> {
-    sqlx::AssertSqlSafe(sql)
 }

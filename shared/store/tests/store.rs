@@ -50,11 +50,11 @@ async fn import_is_idempotent_and_newest_record_wins(backend: Backend) {
     let t = TestStore::new(backend).await;
     let v1 = record("A-1", "2020-01-01T00:00:00Z", "PyPI", "Django", "1.0");
     let v2 = record("A-1", "2021-01-01T00:00:00Z", "PyPI", "Django", "2.0");
-    let first = import(&t.store, &[v1.clone()]).await;
+    let first = import(&t.store, std::slice::from_ref(&v1)).await;
     assert_eq!((first.inserted, first.updated), (1, 0));
-    let again = import(&t.store, &[v1.clone()]).await;
+    let again = import(&t.store, std::slice::from_ref(&v1)).await;
     assert_eq!((again.inserted, again.updated, again.unchanged), (0, 0, 1));
-    let newer = import(&t.store, &[v2.clone()]).await;
+    let newer = import(&t.store, std::slice::from_ref(&v2)).await;
     assert_eq!(newer.updated, 1);
     let older = import(&t.store, &[v1]).await;
     assert_eq!(
