@@ -1,0 +1,266 @@
+use std::path::Path;
+
+use git2::{Delta, DiffFindOptions, DiffOptions, ObjectType, Oid, Repository};
+
+use crate::{
+    Change, ChangeError, ChangedFile, FileStatus, Hunk, LeftOut, LeftOutReason, Limits, Mode,
+    RepoPath,
+};
+
+/// An open repository. Not `Sync`: keep it on one (blocking) thread.
+pub struct Repo {
+    repo: Repository,
+    name: String,
+}
+
+/// A revision as the user wrote it and the commit it resolved to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revision {
+    pub spec: String,
+    pub commit: String,
+    pub summary: String,
+}
+
+/// What reading one path of one commit gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlobRead {
+    Content(Vec<u8>),
+    Missing,
+    /// A symlink or submodule: never read as a file (see the crate's invariants).
+    LeftOut(LeftOutReason),
+    /// Larger than the caller's limit; the size says by how much.
+    TooLarge {
+        size: u64,
+    },
+}
+
+impl Repo {
+    pub fn open(path: &Path) -> Result<Repo, ChangeError> {
+        let repo = Repository::open(path).map_err(|e| ChangeError::NotARepository {
+            path: path.display().to_string(),
+            message: e.message().to_string(),
+        })?;
+        Ok(Repo {
+            repo,
+            name: path.display().to_string(),
+        })
+    }
+
+    fn git_err(&self) -> impl Fn(git2::Error) -> ChangeError + '_ {
+        |e| ChangeError::Git {
+            repo: self.name.clone(),
+            message: e.message().to_string(),
+        }
+    }
+
+    /// Resolves a branch, tag, SHA or expression such as `HEAD~1` to a commit.
+    pub fn resolve(&self, spec: &str) -> Result<Revision, ChangeError> {
+        let not_found = |message: String| ChangeError::RevisionNotFound {
+            repo: self.name.clone(),
+            rev: spec.to_string(),
+            message,
+        };
+        if spec.trim().is_empty() {
+            return Err(not_found("empty revision".into()));
+        }
+        let object = self
+            .repo
+            .revparse_single(spec)
+            .map_err(|e| not_found(e.message().to_string()))?;
+        let commit = object
+            .peel_to_commit()
+            .map_err(|e| not_found(format!("does not name a commit: {}", e.message())))?;
+        Ok(Revision {
+            spec: spec.to_string(),
+            commit: commit.id().to_string(),
+            summary: String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default())
+                .into_owned(),
+        })
+    }
+
+    /// What differs between two commits.
+    pub fn diff(
+        &self,
+        base: &Revision,
+        head: &Revision,
+        limits: Limits,
+    ) -> Result<Change, ChangeError> {
+        let err = self.git_err();
+        let tree_of = |rev: &Revision| -> Result<git2::Tree<'_>, ChangeError> {
+            let oid = Oid::from_str(&rev.commit).map_err(&err)?;
+            self.repo
+                .find_commit(oid)
+                .and_then(|c| c.tree())
+                .map_err(&err)
+        };
+        let base_tree = tree_of(base)?;
+        let head_tree = tree_of(head)?;
+        let mut opts = DiffOptions::new();
+        opts.include_typechange(true)
+            .ignore_submodules(false)
+            .context_lines(0);
+        let mut diff = self
+            .repo
+            .diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut opts))
+            .map_err(&err)?;
+        diff.find_similar(Some(DiffFindOptions::new().renames(true).copies(false)))
+            .map_err(&err)?;
+
+        let mut files: Vec<ChangedFile> = Vec::new();
+        let mut left_out: Vec<LeftOut> = Vec::new();
+        let mut truncated = false;
+        for (i, delta) in diff.deltas().enumerate() {
+            let old_mode = match delta.status() {
+                Delta::Added => Mode::Absent,
+                _ => Mode::from_git(delta.old_file().mode()),
+            };
+            let new_mode = match delta.status() {
+                Delta::Deleted => Mode::Absent,
+                _ => Mode::from_git(delta.new_file().mode()),
+            };
+            let old_path = delta.old_file().path_bytes().map(RepoPath::from_bytes);
+            let new_path = delta.new_file().path_bytes().map(RepoPath::from_bytes);
+            let special = [old_mode, new_mode].into_iter().find_map(|m| match m {
+                Mode::Symlink => Some(LeftOutReason::Symlink),
+                Mode::Submodule => Some(LeftOutReason::Submodule),
+                _ => None,
+            });
+            if let Some(reason) = special {
+                let path = new_path
+                    .or(old_path)
+                    .unwrap_or_else(|| RepoPath::from_bytes(b""));
+                left_out.push(LeftOut { path, reason });
+                continue;
+            }
+            if files.len() >= limits.max_files {
+                truncated = true;
+                continue;
+            }
+            let status = match delta.status() {
+                Delta::Added => FileStatus::Added,
+                Delta::Deleted => FileStatus::Deleted,
+                Delta::Renamed => FileStatus::Renamed,
+                Delta::Copied => FileStatus::Copied,
+                Delta::Typechange => FileStatus::TypeChanged,
+                _ => FileStatus::Modified,
+            };
+            let mut file = ChangedFile {
+                status,
+                old_path: if status == FileStatus::Added {
+                    None
+                } else {
+                    old_path
+                },
+                new_path: if status == FileStatus::Deleted {
+                    None
+                } else {
+                    new_path
+                },
+                old_mode,
+                new_mode,
+                binary: delta.flags().is_binary(),
+                hunks: Vec::new(),
+                additions: 0,
+                deletions: 0,
+            };
+            // The patch loads both blobs; binary detection is only final after that.
+            match git2::Patch::from_diff(&diff, i).map_err(&err)? {
+                Some(patch) if !patch.delta().flags().is_binary() => {
+                    let (_, additions, deletions) = patch.line_stats().map_err(&err)?;
+                    file.additions = additions;
+                    file.deletions = deletions;
+                    for h in 0..patch.num_hunks().min(limits.max_hunks_per_file) {
+                        let (hunk, _) = patch.hunk(h).map_err(&err)?;
+                        file.hunks.push(Hunk {
+                            old_start: hunk.old_start(),
+                            old_lines: hunk.old_lines(),
+                            new_start: hunk.new_start(),
+                            new_lines: hunk.new_lines(),
+                        });
+                    }
+                }
+                _ => file.binary = true,
+            }
+            files.push(file);
+        }
+
+        Ok(Change {
+            base: base.clone(),
+            head: head.clone(),
+            files,
+            left_out,
+            truncated,
+        })
+    }
+
+    /// Reads `path` as it is in `commit`, refusing symlinks, submodules and blobs larger
+    /// than `max_bytes` (decided from the object header, before reading the content).
+    pub fn read_blob(
+        &self,
+        commit: &str,
+        path: &[u8],
+        max_bytes: u64,
+    ) -> Result<BlobRead, ChangeError> {
+        let err = self.git_err();
+        let oid = Oid::from_str(commit).map_err(&err)?;
+        let tree = self
+            .repo
+            .find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(&err)?;
+        let Ok(path_str) = std::str::from_utf8(path) else {
+            // git2's tree lookup takes a `Path`; on Unix any bytes are a valid path.
+            return self.read_entry(
+                &tree,
+                std::path::Path::new(std::ffi::OsStr::from_bytes_compat(path)),
+                max_bytes,
+            );
+        };
+        self.read_entry(&tree, Path::new(path_str), max_bytes)
+    }
+
+    fn read_entry(
+        &self,
+        tree: &git2::Tree<'_>,
+        path: &Path,
+        max_bytes: u64,
+    ) -> Result<BlobRead, ChangeError> {
+        let err = self.git_err();
+        let entry = match tree.get_path(path) {
+            Ok(e) => e,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(BlobRead::Missing),
+            Err(e) => return Err(err(e)),
+        };
+        match Mode::from_raw(entry.filemode()) {
+            Mode::Symlink => return Ok(BlobRead::LeftOut(LeftOutReason::Symlink)),
+            Mode::Submodule => return Ok(BlobRead::LeftOut(LeftOutReason::Submodule)),
+            _ => {}
+        }
+        if entry.kind() != Some(ObjectType::Blob) {
+            return Ok(BlobRead::Missing);
+        }
+        let odb = self.repo.odb().map_err(&err)?;
+        let (size, _) = odb.read_header(entry.id()).map_err(&err)?;
+        if size as u64 > max_bytes {
+            return Ok(BlobRead::TooLarge { size: size as u64 });
+        }
+        let blob = self.repo.find_blob(entry.id()).map_err(&err)?;
+        Ok(BlobRead::Content(blob.content().to_vec()))
+    }
+}
+
+/// `OsStr::from_bytes` lives in a Unix-only trait; this keeps the call site portable.
+trait FromBytesCompat {
+    fn from_bytes_compat(bytes: &[u8]) -> &std::ffi::OsStr;
+}
+
+impl FromBytesCompat for std::ffi::OsStr {
+    #[cfg(unix)]
+    fn from_bytes_compat(bytes: &[u8]) -> &std::ffi::OsStr {
+        std::os::unix::ffi::OsStrExt::from_bytes(bytes)
+    }
+    #[cfg(not(unix))]
+    fn from_bytes_compat(_bytes: &[u8]) -> &std::ffi::OsStr {
+        std::ffi::OsStr::new("\u{fffd}")
+    }
+}

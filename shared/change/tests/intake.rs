@@ -1,0 +1,193 @@
+//! Intake against real repositories built by the test.
+
+use proven_change::testing::TestRepo;
+use proven_change::{BlobRead, ChangeError, FileStatus, LeftOutReason, Limits, Mode, Repo};
+
+fn find<'a>(change: &'a proven_change::Change, path: &str) -> &'a proven_change::ChangedFile {
+    change
+        .files
+        .iter()
+        .find(|f| f.path().as_bytes() == path.as_bytes())
+        .unwrap_or_else(|| {
+            panic!(
+                "{path} not in {:?}",
+                change.files.iter().map(|f| f.path()).collect::<Vec<_>>()
+            )
+        })
+}
+
+#[test]
+fn revisions_resolve_by_branch_tag_sha_and_expression() {
+    let t = TestRepo::new();
+    t.write("a.txt", "one\n");
+    let first = t.commit("first");
+    t.tag("v1").branch("base-branch");
+    t.write("a.txt", "two\n");
+    let second = t.commit("second");
+    let repo = Repo::open(t.path()).expect("open");
+    assert_eq!(repo.resolve("v1").expect("tag").commit, first);
+    assert_eq!(repo.resolve("base-branch").expect("branch").commit, first);
+    assert_eq!(repo.resolve("HEAD~1").expect("expression").commit, first);
+    assert_eq!(
+        repo.resolve(&second[..10]).expect("short sha").commit,
+        second
+    );
+    assert_eq!(repo.resolve("HEAD").expect("head").summary, "second");
+    let err = repo.resolve("no-such-branch").expect_err("missing");
+    assert!(matches!(&err, ChangeError::RevisionNotFound { rev, .. } if rev == "no-such-branch"));
+    assert!(err.to_string().contains("no-such-branch"));
+}
+
+#[test]
+fn not_a_repository_is_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let err = Repo::open(dir.path()).err().expect("not a repo");
+    assert!(err.to_string().contains("is not a git repository"));
+}
+
+#[cfg(unix)]
+#[test]
+fn changed_files_carry_status_modes_renames_and_binary_flags() {
+    let t = TestRepo::new();
+    t.write("keep.txt", "same\n")
+        .write("edit.txt", "a\nb\nc\n")
+        .write("gone.txt", "bye\n")
+        .write(
+            "moved/old_name.rs",
+            "fn main() {\n    println!(\"a fairly long line so rename similarity holds\");\n}\n",
+        )
+        .write("script.sh", "echo hi\n")
+        .symlink("link", "/etc/passwd");
+    let base = t.commit("base");
+    t.write("edit.txt", "a\nB\nc\nd\n")
+        .remove("gone.txt")
+        .rename("moved/old_name.rs", "moved/new_name.rs")
+        .set_executable("script.sh", true)
+        .write("blob.bin", [0u8, 159, 146, 150, 0, 1, 2])
+        .symlink("link", "/etc/shadow")
+        .write("new.txt", "hello\n");
+    let head = t.commit("head");
+    let repo = Repo::open(t.path()).expect("open");
+    let (b, h) = (
+        repo.resolve(&base).expect("base"),
+        repo.resolve(&head).expect("head"),
+    );
+    let change = repo.diff(&b, &h, Limits::default()).expect("diff");
+
+    let edit = find(&change, "edit.txt");
+    assert_eq!(
+        (edit.status, edit.additions, edit.deletions),
+        (FileStatus::Modified, 2, 1)
+    );
+    assert!(!edit.hunks.is_empty());
+    assert_eq!(find(&change, "gone.txt").status, FileStatus::Deleted);
+    assert_eq!(find(&change, "new.txt").status, FileStatus::Added);
+    let moved = find(&change, "moved/new_name.rs");
+    assert_eq!(moved.status, FileStatus::Renamed);
+    assert_eq!(
+        moved.old_path.as_ref().map(|p| p.display()),
+        Some("moved/old_name.rs".to_string())
+    );
+    let script = find(&change, "script.sh");
+    assert_eq!(
+        (script.old_mode, script.new_mode),
+        (Mode::File, Mode::Executable)
+    );
+    assert!(find(&change, "blob.bin").binary);
+    assert!(!find(&change, "new.txt").binary);
+    // The symlink is never a changed file: it is left out, by name.
+    assert!(change.files.iter().all(|f| f.path().as_bytes() != b"link"));
+    assert_eq!(change.left_out.len(), 1);
+    assert_eq!(change.left_out[0].path.display(), "link");
+    assert_eq!(change.left_out[0].reason, LeftOutReason::Symlink);
+    assert!(!change.truncated);
+}
+
+#[cfg(unix)]
+#[test]
+fn blobs_are_read_from_commits_never_through_symlinks() {
+    let t = TestRepo::new();
+    t.write("dir/Cargo.lock", "version = 3\n")
+        .symlink("escape", "/etc")
+        .symlink("lock-link", "dir/Cargo.lock");
+    let c = t.commit("c");
+    t.write(
+        "dir/Cargo.lock",
+        "changed in the working copy, not committed\n",
+    );
+    let repo = Repo::open(t.path()).expect("open");
+    assert_eq!(
+        repo.read_blob(&c, b"dir/Cargo.lock", 1 << 20)
+            .expect("read"),
+        BlobRead::Content(b"version = 3\n".to_vec())
+    );
+    assert_eq!(
+        repo.read_blob(&c, b"lock-link", 1 << 20).expect("read"),
+        BlobRead::LeftOut(LeftOutReason::Symlink)
+    );
+    assert_eq!(
+        repo.read_blob(&c, b"escape/passwd", 1 << 20).expect("read"),
+        BlobRead::Missing
+    );
+    assert_eq!(
+        repo.read_blob(&c, b"nope", 1 << 20).expect("read"),
+        BlobRead::Missing
+    );
+    assert_eq!(
+        repo.read_blob(&c, b"dir/Cargo.lock", 4).expect("read"),
+        BlobRead::TooLarge { size: 12 }
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn non_utf8_paths_are_carried_as_bytes() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = TestRepo::new();
+    t.write("a.txt", "a\n");
+    let base = t.commit("base");
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    t.write(name, "latin-1 name\n");
+    let head = t.commit("head");
+    let repo = Repo::open(t.path()).expect("open");
+    let change = repo
+        .diff(
+            &repo.resolve(&base).expect("base"),
+            &repo.resolve(&head).expect("head"),
+            Limits::default(),
+        )
+        .expect("diff");
+    assert_eq!(change.files.len(), 1);
+    let path = change.files[0].path();
+    assert_eq!(path.as_bytes(), b"caf\xe9.txt");
+    assert_eq!(path.as_str(), None);
+    assert_eq!(path.display(), "caf\u{fffd}.txt");
+    assert_eq!(
+        repo.read_blob(&head, path.as_bytes(), 1024).expect("read"),
+        BlobRead::Content(b"latin-1 name\n".to_vec())
+    );
+}
+
+#[test]
+fn a_huge_change_is_truncated_and_says_so() {
+    let t = TestRepo::new();
+    t.write("seed", "x");
+    let base = t.commit("base");
+    for i in 0..30 {
+        t.write(format!("f{i}.txt"), format!("{i}\n"));
+    }
+    let head = t.commit("head");
+    let repo = Repo::open(t.path()).expect("open");
+    let change = repo
+        .diff(
+            &repo.resolve(&base).expect("base"),
+            &repo.resolve(&head).expect("head"),
+            Limits {
+                max_files: 10,
+                ..Limits::default()
+            },
+        )
+        .expect("diff");
+    assert_eq!(change.files.len(), 10);
+    assert!(change.truncated);
+}
