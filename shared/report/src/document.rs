@@ -1,0 +1,381 @@
+//! The result document. These types are the published JSON format (version
+//! [`SCHEMA_VERSION`]); field names and meanings change only with a version bump.
+
+use proven_domain::{ProofCounts, ProofLevel};
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A review (of a change) or a scan (of one lock file, no change).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub kind: ReportKind,
+    /// Review id (for `proven trace`); absent for a scan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review_id: Option<String>,
+    pub status: Status,
+    /// Repository path or URL (review), or the lock file (scan).
+    pub target: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<RevisionRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head: Option<RevisionRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Plan>,
+    /// Findings counted by proof level; every level is a key, 0 where none.
+    pub proof_counts: LevelCounts,
+    pub findings: Vec<Finding>,
+    /// Claims that neither side proved: shown, never counted as findings.
+    pub unproven: Vec<Unproven>,
+    /// Services that failed; when non-empty the status is `incomplete`.
+    pub failed_services: Vec<FailedService>,
+    /// What this review could not see, and why.
+    pub not_seen: Vec<NotSeen>,
+    /// Tracked entries left out of the trees (symlinks, submodules).
+    pub left_out: Vec<LeftOutEntry>,
+    /// Inputs that could not be read (a malformed lock file, ...): named, never fatal.
+    pub input_errors: Vec<InputError>,
+    /// Dependency files read on each side, with how many packages each declared.
+    pub dependency_files: Vec<DependencyFileSummary>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportKind {
+    Review,
+    Scan,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Every part of the plan ran.
+    Complete,
+    /// A service failed or an input could not be read: the result may miss findings.
+    Incomplete,
+    /// The review could not run.
+    Failed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Complete => "complete",
+            Status::Incomplete => "incomplete",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevisionRef {
+    /// As the user wrote it (branch, tag, SHA, expression).
+    pub rev: String,
+    pub commit: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plan {
+    /// The kind of change: dependency, refactor, feature, security, docs, config.
+    pub change_kind: String,
+    /// light or deep.
+    pub band: String,
+    /// Evidence sources and agents that run.
+    pub runs: Vec<String>,
+    /// Parts of a full review this plan leaves out, each with the reason.
+    pub left_out: Vec<String>,
+}
+
+/// Counts by level, serialised as `{"reproduced": n, "exploited": n, "advisory": n, "tool": n}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LevelCounts {
+    pub reproduced: u32,
+    pub exploited: u32,
+    pub advisory: u32,
+    pub tool: u32,
+}
+
+impl From<ProofCounts> for LevelCounts {
+    fn from(c: ProofCounts) -> Self {
+        LevelCounts {
+            reproduced: c.get(ProofLevel::Reproduced),
+            exploited: c.get(ProofLevel::Exploited),
+            advisory: c.get(ProofLevel::Advisory),
+            tool: c.get(ProofLevel::Tool),
+        }
+    }
+}
+
+impl LevelCounts {
+    pub fn of(findings: &[Finding]) -> LevelCounts {
+        ProofCounts::from_levels(findings.iter().map(|f| f.proof_level.level())).into()
+    }
+}
+
+/// A proof level as it appears in documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    Reproduced,
+    Exploited,
+    Advisory,
+    Tool,
+}
+
+impl Level {
+    pub fn level(self) -> ProofLevel {
+        match self {
+            Level::Reproduced => ProofLevel::Reproduced,
+            Level::Exploited => ProofLevel::Exploited,
+            Level::Advisory => ProofLevel::Advisory,
+            Level::Tool => ProofLevel::Tool,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        self.level().as_str()
+    }
+}
+
+impl From<ProofLevel> for Level {
+    fn from(l: ProofLevel) -> Self {
+        match l {
+            ProofLevel::Reproduced => Level::Reproduced,
+            ProofLevel::Exploited => Level::Exploited,
+            ProofLevel::Advisory => Level::Advisory,
+            ProofLevel::Tool => Level::Tool,
+        }
+    }
+}
+
+/// What kind of problem a finding is. Informational advisory kinds (RustSec's unmaintained,
+/// unsound, notice) are their own kinds, never vulnerabilities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    Vulnerability,
+    Unmaintained,
+    Unsound,
+    Notice,
+}
+
+impl FindingKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingKind::Vulnerability => "vulnerability",
+            FindingKind::Unmaintained => "unmaintained",
+            FindingKind::Unsound => "unsound",
+            FindingKind::Notice => "notice",
+        }
+    }
+
+    /// From RustSec's `informational` value; anything unknown stays a notice.
+    pub fn from_informational(value: Option<&str>) -> FindingKind {
+        match value {
+            None => FindingKind::Vulnerability,
+            Some("unmaintained") => FindingKind::Unmaintained,
+            Some("unsound") => FindingKind::Unsound,
+            Some(_) => FindingKind::Notice,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// Stable fingerprint: the same problem in the same place has the same id.
+    pub id: String,
+    /// Proof level first: the strongest evidence this finding has.
+    pub proof_level: Level,
+    pub kind: FindingKind,
+    pub title: String,
+    pub package: PackageChange,
+    pub location: Location,
+    pub advisory: AdvisoryRef,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exploited: Option<KevRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epss: Option<EpssRef>,
+    pub fix: FixRef,
+    /// The rows that prove it.
+    pub evidence: Vec<Evidence>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageChange {
+    pub ecosystem: String,
+    pub name: String,
+    /// The version on the base side, when the package was there.
+    pub old_version: Option<String>,
+    pub new_version: String,
+    /// direct, transitive or unknown.
+    pub dependency: String,
+    pub dev: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Location {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdvisoryRef {
+    pub id: String,
+    pub aliases: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    pub severity: Vec<SeverityRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub modified: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeverityRef {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub score: String,
+    /// The base score computed from a CVSS vector, when it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_score: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KevRef {
+    pub cve: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date_added: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known_ransomware_campaign_use: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpssRef {
+    pub cve: String,
+    pub probability: f64,
+    pub percentile: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score_date: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FixRef {
+    /// The smallest version that leaves every affected range of the evidence rows, or
+    /// None when no fix is published.
+    pub version: Option<String>,
+    pub note: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// `advisory_row` for now; tests and tool runs join later.
+    pub kind: String,
+    pub advisory_id: String,
+    /// Index of the row in the advisory's `affected` list.
+    pub affected_index: i64,
+    /// How the version matched: `range N (ECOSYSTEM)` or `versions list`.
+    pub matched: String,
+    /// The affected row itself, as OSV JSON.
+    pub row: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unproven {
+    pub claim: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedService {
+    pub service: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotSeen {
+    pub what: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOutEntry {
+    pub path: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputError {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// base or head (review), or absent (scan).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub side: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DependencyFileSummary {
+    pub path: String,
+    pub format: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub side: Option<String>,
+    pub packages: u32,
+}
+
+impl Report {
+    /// An empty report of `kind` for `target`, complete until something says otherwise.
+    pub fn new(kind: ReportKind, target: impl Into<String>) -> Report {
+        Report {
+            schema_version: SCHEMA_VERSION,
+            kind,
+            review_id: None,
+            status: Status::Complete,
+            target: target.into(),
+            base: None,
+            head: None,
+            plan: None,
+            proof_counts: LevelCounts::default(),
+            findings: Vec::new(),
+            unproven: Vec::new(),
+            failed_services: Vec::new(),
+            not_seen: Vec::new(),
+            left_out: Vec::new(),
+            input_errors: Vec::new(),
+            dependency_files: Vec::new(),
+        }
+    }
+
+    /// Sorts findings (strongest proof first, then place) and recomputes the counts and
+    /// the status from the content, so a document can never claim more than it holds.
+    pub fn seal(&mut self) {
+        self.findings.sort_by(|a, b| {
+            (
+                a.proof_level.level(),
+                &a.location.path,
+                &a.package.name,
+                &a.advisory.id,
+            )
+                .cmp(&(
+                    b.proof_level.level(),
+                    &b.location.path,
+                    &b.package.name,
+                    &b.advisory.id,
+                ))
+        });
+        self.proof_counts = LevelCounts::of(&self.findings);
+        if self.status != Status::Failed
+            && (!self.failed_services.is_empty() || !self.input_errors.is_empty())
+        {
+            self.status = Status::Incomplete;
+        }
+    }
+}
+
+/// The CVSS base score of a vector string, when it parses.
+pub fn cvss_base_score(vector: &str) -> Option<f64> {
+    vector.parse::<cvss::Cvss>().ok().map(|c| c.score())
+}

@@ -1,0 +1,59 @@
+//! The review result, as a document, and its renderings.
+//!
+//! Owns the result document ([`Report`]): the versioned JSON shape that the CLI prints,
+//! the store keeps and the API will serve (documented in `docs/report-json.md`; bump
+//! [`SCHEMA_VERSION`] on any incompatible change). Also owns its renderings for people
+//! (text, Markdown) and for tools (JSON, SARIF 2.1.0). A rendering reads only the
+//! document, never the engine, so every format shows the same facts.
+//!
+//! Invariants:
+//! - Every finding shows its proof level first; the counts by level list every level.
+//! - Failed services and what the review could not see are always rendered, never hidden.
+
+mod document;
+mod markdown;
+mod sarif;
+mod text;
+
+pub use document::*;
+pub use markdown::render_markdown;
+pub use sarif::render_sarif;
+pub use text::render_text;
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    Markdown,
+    Sarif,
+}
+
+impl Format {
+    pub const NAMES: &'static str = "text, json, markdown, sarif";
+
+    pub fn parse(s: &str) -> Option<Format> {
+        match s {
+            "text" => Some(Format::Text),
+            "json" => Some(Format::Json),
+            "markdown" | "md" => Some(Format::Markdown),
+            "sarif" => Some(Format::Sarif),
+            _ => None,
+        }
+    }
+}
+
+/// Renders `report` in `format`. `color` only affects text.
+pub fn render(report: &Report, format: Format, color: bool) -> String {
+    match format {
+        Format::Text => render_text(report, color),
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(report)
+                .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+            s.push('\n');
+            s
+        }
+        Format::Markdown => render_markdown(report),
+        Format::Sarif => render_sarif(report),
+    }
+}

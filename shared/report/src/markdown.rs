@@ -1,0 +1,139 @@
+//! Markdown (PR comments, files). Rendered from a template so the layout reads as what it
+//! produces; the document is the only input.
+
+use minijinja::Environment;
+
+use crate::Report;
+
+const TEMPLATE: &str = r#"## Proven {{ kind }}{% if review_id %} `{{ review_id }}`{% endif %}: {{ status }}
+
+{% if base and head %}Base `{{ base.rev }}` (`{{ base.commit[:12] }}`) → head `{{ head.rev }}` (`{{ head.commit[:12] }}`) of `{{ target }}`.
+{% else %}Target: `{{ target }}`.
+{% endif %}
+{% if plan %}**Plan:** {{ plan.change_kind }} change, {{ plan.band }} band; runs {{ plan.runs | join(", ") if plan.runs else "nothing" }}.
+{% for l in plan.left_out %}- not in plan: {{ l }}
+{% endfor %}{% endif %}
+**Findings by proof level:** reproduced {{ proof_counts.reproduced }} · exploited {{ proof_counts.exploited }} · advisory {{ proof_counts.advisory }} · tool {{ proof_counts.tool }}
+{% if not findings %}
+No finding.
+{% endif %}
+{% for f in findings %}
+### `{{ f.proof_level }}` {{ f.package.name | md }} {{ f.package.new_version | md }} — {{ f.advisory.id }}{% if f.kind != "vulnerability" %} ({{ f.kind }}){% endif %}
+
+{% if f.advisory.summary %}{{ f.advisory.summary | md }}
+
+{% endif %}| | |
+|---|---|
+| Proof | `{{ f.proof_level }}` |
+| Package | {{ f.package.ecosystem }} `{{ f.package.name }}` {% if f.package.old_version %}{{ f.package.old_version | md }} → {% endif %}{{ f.package.new_version | md }} ({{ f.package.dependency }}{% if f.package.dev %}, dev{% endif %}) |
+| Where | `{{ f.location.path }}`{% if f.location.line %} line {{ f.location.line }}{% endif %} |
+| Advisory | {{ f.advisory.id }}{% if f.advisory.aliases %} ({{ f.advisory.aliases | join(", ") }}){% endif %} |
+{% for s in f.advisory.severity %}| Severity | {{ s.type }}{% if s.base_score is not none %} {{ "%.1f" | format(s.base_score) }}{% endif %} `{{ s.score }}` |
+{% endfor %}{% if f.exploited %}| Exploited | {{ f.exploited.cve }} is in CISA KEV{% if f.exploited.date_added %} since {{ f.exploited.date_added }}{% endif %} |
+{% endif %}{% if f.epss %}| EPSS | {{ f.epss.cve }}: probability {{ "%.5f" | format(f.epss.probability) }}, percentile {{ "%.5f" | format(f.epss.percentile) }} |
+{% endif %}| Fix | {% if f.fix.version %}`{{ f.fix.version }}` ({{ f.fix.note }}){% else %}{{ f.fix.note }}{% endif %} |
+
+<details><summary>Evidence</summary>
+
+{% for e in f.evidence %}- {{ e.advisory_id }} affected[{{ e.affected_index }}], matched by {{ e.matched }}:
+  ```json
+  {{ e.row | tojson }}
+  ```
+{% endfor %}
+</details>
+{% endfor %}
+{% if unproven %}
+### Unproven (not findings)
+{% for u in unproven %}- {{ u.claim | md }}: {{ u.reason | md }}
+{% endfor %}{% endif %}
+{% if failed_services %}
+### Failed services: this review is incomplete
+{% for s in failed_services %}- **{{ s.service }}**: {{ s.message | md }}
+{% endfor %}{% endif %}
+{% if input_errors %}
+### Inputs that could not be read
+{% for e in input_errors %}- `{{ e.path }}`{% if e.line %} line {{ e.line }}{% endif %}{% if e.side %} ({{ e.side }}){% endif %}: {{ e.message | md }}
+{% endfor %}{% endif %}
+{% if not_seen %}
+### What this review could not see
+{% for n in not_seen %}- {{ n.what | md }}: {{ n.reason | md }}
+{% endfor %}{% endif %}
+{% if left_out %}
+### Left out of the trees
+{% for l in left_out %}- `{{ l.path }}` ({{ l.reason }})
+{% endfor %}{% endif %}"#;
+
+/// Escapes text from advisories and changes so it cannot open Markdown or HTML structure
+/// (a summary is third-party data; a PR comment must show it, not execute it).
+fn md_escape(value: String) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+pub fn render_markdown(report: &Report) -> String {
+    let mut env = Environment::new();
+    env.add_filter("md", md_escape);
+    env.set_trim_blocks(false);
+    let rendered = env
+        .add_template("review.md", TEMPLATE)
+        .and_then(|_| env.get_template("review.md"))
+        .and_then(|t| {
+            let mut ctx = serde_json::to_value(report).unwrap_or_default();
+            if let Some(obj) = ctx.as_object_mut() {
+                obj.insert(
+                    "kind".into(),
+                    match report.kind {
+                        crate::ReportKind::Review => "review".into(),
+                        crate::ReportKind::Scan => "scan".into(),
+                    },
+                );
+            }
+            t.render(ctx)
+        });
+    match rendered {
+        Ok(s) => collapse_blank_lines(&s),
+        // The template is a constant: a failure here is a bug, shown rather than hidden.
+        Err(e) => format!("Proven could not render Markdown: {e}\n"),
+    }
+}
+
+fn collapse_blank_lines(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut blank = 0;
+    for line in s.lines() {
+        if line.trim().is_empty() {
+            blank += 1;
+            if blank > 1 {
+                continue;
+            }
+        } else {
+            blank = 0;
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.trim_start().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advisory_text_cannot_open_markup() {
+        assert_eq!(
+            md_escape("<script>x</script> *a*".into()),
+            "\\<script\\>x\\</script\\> \\*a\\*"
+        );
+    }
+}

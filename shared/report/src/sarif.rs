@@ -1,0 +1,219 @@
+//! SARIF 2.1.0, shaped for GitHub code scanning: one rule per advisory, one result per
+//! finding located in its lock file, a stable partial fingerprint per finding, and
+//! `security-severity` from the CVSS base score so code scanning ranks it.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_sarif::sarif::{
+    ArtifactLocation, Location, Message, MultiformatMessageString, PhysicalLocation, PropertyBag,
+    Region, ReportingDescriptor, Result as SarifResult, ResultLevel, Run, Sarif, Tool,
+    ToolComponent,
+};
+
+use crate::{Finding, FindingKind, Report};
+
+const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+/// Where a reader can read the advisory itself.
+pub fn advisory_url(id: &str) -> Option<String> {
+    if id.starts_with("RUSTSEC-") {
+        Some(format!("https://rustsec.org/advisories/{id}.html"))
+    } else if id.starts_with("GHSA-") {
+        Some(format!("https://github.com/advisories/{id}"))
+    } else if id.starts_with("x_") {
+        None // converted locally: no public page under this id
+    } else {
+        Some(format!("https://osv.dev/vulnerability/{id}"))
+    }
+}
+
+fn rule(f: &Finding) -> ReportingDescriptor {
+    let summary = f
+        .advisory
+        .summary
+        .clone()
+        .unwrap_or_else(|| format!("{} advisory", f.advisory.id));
+    let score = f
+        .advisory
+        .severity
+        .iter()
+        .filter_map(|s| s.base_score)
+        .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
+    let mut props = BTreeMap::new();
+    if let Some(score) = score {
+        props.insert(
+            "security-severity".to_string(),
+            serde_json::Value::String(format!("{score:.1}")),
+        );
+    }
+    props.insert("precision".to_string(), "very-high".into());
+    let mut tags = vec![
+        "security".to_string(),
+        "dependency".to_string(),
+        f.package.ecosystem.clone(),
+    ];
+    if f.kind != FindingKind::Vulnerability {
+        tags.push(f.kind.as_str().to_string());
+    }
+    let help = format!(
+        "{} affects {} {}. Proof level: {}. Fix: {}.",
+        f.advisory.id,
+        f.package.name,
+        f.package.new_version,
+        f.proof_level.as_str(),
+        f.fix.version.as_deref().unwrap_or(&f.fix.note)
+    );
+    let builder = ReportingDescriptor::builder()
+        .id(f.advisory.id.clone())
+        .name(f.advisory.id.replace(['-', '/', '.'], "_"))
+        .short_description(
+            MultiformatMessageString::builder()
+                .text(summary.clone())
+                .build(),
+        )
+        .full_description(MultiformatMessageString::builder().text(summary).build())
+        .help(MultiformatMessageString::builder().text(help).build())
+        .properties(
+            PropertyBag::builder()
+                .tags(tags)
+                .additional_properties(props)
+                .build(),
+        );
+    match advisory_url(&f.advisory.id) {
+        Some(url) => builder.help_uri(url).build(),
+        None => builder.build(),
+    }
+}
+
+fn result(f: &Finding, rule_index: usize) -> SarifResult {
+    let level = match f.kind {
+        FindingKind::Vulnerability => ResultLevel::Error,
+        _ => ResultLevel::Warning,
+    };
+    let text = format!(
+        "[{}] {} {} ({}) is affected by {}{}. {}",
+        f.proof_level.as_str(),
+        f.package.name,
+        f.package.new_version,
+        f.package.ecosystem,
+        f.advisory.id,
+        f.advisory
+            .summary
+            .as_deref()
+            .map(|s| format!(": {s}"))
+            .unwrap_or_default(),
+        match &f.fix.version {
+            Some(v) => format!("Fixed in {v}."),
+            None => format!("{}.", f.fix.note),
+        }
+    );
+    let location = Location::builder()
+        .physical_location(
+            PhysicalLocation::builder()
+                .artifact_location(
+                    ArtifactLocation::builder()
+                        .uri(f.location.path.clone())
+                        .uri_base_id("%SRCROOT%")
+                        .build(),
+                )
+                .region(
+                    Region::builder()
+                        .start_line(i64::from(f.location.line.unwrap_or(1).max(1)))
+                        .build(),
+                )
+                .build(),
+        )
+        .build();
+    let mut fingerprints = BTreeMap::new();
+    fingerprints.insert("provenFinding/v1".to_string(), f.id.clone());
+    let mut props = BTreeMap::new();
+    props.insert("proof_level".to_string(), f.proof_level.as_str().into());
+    props.insert("kind".to_string(), f.kind.as_str().into());
+    props.insert(
+        "package".to_string(),
+        serde_json::to_value(&f.package).unwrap_or_default(),
+    );
+    props.insert(
+        "fix".to_string(),
+        serde_json::to_value(&f.fix).unwrap_or_default(),
+    );
+    if let Some(k) = &f.exploited {
+        props.insert(
+            "exploited".to_string(),
+            serde_json::to_value(k).unwrap_or_default(),
+        );
+    }
+    if let Some(e) = &f.epss {
+        props.insert(
+            "epss".to_string(),
+            serde_json::to_value(e).unwrap_or_default(),
+        );
+    }
+    SarifResult::builder()
+        .rule_id(f.advisory.id.clone())
+        .rule_index(rule_index as i64)
+        .level(level)
+        .message(Message::builder().text(text).build())
+        .locations(vec![location])
+        .partial_fingerprints(fingerprints)
+        .properties(PropertyBag::builder().additional_properties(props).build())
+        .build()
+}
+
+pub fn render_sarif(report: &Report) -> String {
+    let mut rules: Vec<ReportingDescriptor> = Vec::new();
+    let mut rule_index: HashMap<&str, usize> = HashMap::new();
+    let mut results = Vec::with_capacity(report.findings.len());
+    for f in &report.findings {
+        let idx = *rule_index.entry(f.advisory.id.as_str()).or_insert_with(|| {
+            rules.push(rule(f));
+            rules.len() - 1
+        });
+        results.push(result(f, idx));
+    }
+    let mut run_props = BTreeMap::new();
+    run_props.insert("status".to_string(), report.status.as_str().into());
+    run_props.insert(
+        "proof_counts".to_string(),
+        serde_json::to_value(report.proof_counts).unwrap_or_default(),
+    );
+    if !report.failed_services.is_empty() {
+        run_props.insert(
+            "failed_services".to_string(),
+            serde_json::to_value(&report.failed_services).unwrap_or_default(),
+        );
+    }
+    if !report.input_errors.is_empty() {
+        run_props.insert(
+            "input_errors".to_string(),
+            serde_json::to_value(&report.input_errors).unwrap_or_default(),
+        );
+    }
+    if let Some(id) = &report.review_id {
+        run_props.insert("review_id".to_string(), id.clone().into());
+    }
+    let driver = ToolComponent::builder()
+        .name("Proven")
+        .version(env!("CARGO_PKG_VERSION"))
+        .semantic_version(env!("CARGO_PKG_VERSION"))
+        .rules(rules)
+        .build();
+    let run = Run::builder()
+        .tool(Tool::builder().driver(driver).build())
+        .results(results)
+        .properties(
+            PropertyBag::builder()
+                .additional_properties(run_props)
+                .build(),
+        )
+        .build();
+    let sarif = Sarif::builder()
+        .schema(SARIF_SCHEMA)
+        .version(serde_json::json!("2.1.0"))
+        .runs(vec![run])
+        .build();
+    let mut s =
+        serde_json::to_string_pretty(&sarif).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}

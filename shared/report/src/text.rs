@@ -1,0 +1,217 @@
+//! Plain text for people, with colour when the caller says the terminal takes it.
+
+use std::fmt::Write;
+
+use anstyle::{AnsiColor, Style};
+
+use crate::{Finding, Level, Report, ReportKind};
+
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn paint(&self, style: Style, text: &str) -> String {
+        if self.on {
+            format!("{style}{text}{style:#}")
+        } else {
+            text.to_string()
+        }
+    }
+    fn bold(&self, text: &str) -> String {
+        self.paint(Style::new().bold(), text)
+    }
+    fn dim(&self, text: &str) -> String {
+        self.paint(Style::new().dimmed(), text)
+    }
+    fn level(&self, level: Level) -> String {
+        let style = match level {
+            Level::Reproduced => AnsiColor::Red.on_default().bold(),
+            Level::Exploited => AnsiColor::Red.on_default(),
+            Level::Advisory => AnsiColor::Yellow.on_default(),
+            Level::Tool => AnsiColor::Cyan.on_default(),
+        };
+        self.paint(style, &format!("[{}]", level.as_str()))
+    }
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}
+
+pub fn render_text(report: &Report, color: bool) -> String {
+    let p = Paint { on: color };
+    let mut out = String::new();
+    let what = match report.kind {
+        ReportKind::Review => "review",
+        ReportKind::Scan => "scan",
+    };
+    let id = report
+        .review_id
+        .as_deref()
+        .map(|i| format!(" {i}"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{}{} of {}: {}",
+        p.bold(&format!("Proven {what}")),
+        id,
+        report.target,
+        p.bold(report.status.as_str())
+    );
+    if let (Some(b), Some(h)) = (&report.base, &report.head) {
+        let _ = writeln!(
+            out,
+            "  base {} ({}) -> head {} ({})",
+            b.rev,
+            short(&b.commit),
+            h.rev,
+            short(&h.commit)
+        );
+    }
+    if let Some(plan) = &report.plan {
+        let _ = writeln!(
+            out,
+            "  plan: {} change, {} band; runs: {}",
+            plan.change_kind,
+            plan.band,
+            if plan.runs.is_empty() {
+                "nothing".to_string()
+            } else {
+                plan.runs.join(", ")
+            }
+        );
+        for l in &plan.left_out {
+            let _ = writeln!(out, "  {}", p.dim(&format!("not in plan: {l}")));
+        }
+    }
+    let c = &report.proof_counts;
+    let _ = writeln!(
+        out,
+        "\n{} reproduced {} · exploited {} · advisory {} · tool {}",
+        p.bold("Findings by proof level:"),
+        c.reproduced,
+        c.exploited,
+        c.advisory,
+        c.tool
+    );
+    if report.findings.is_empty() {
+        let _ = writeln!(out, "No finding.");
+    }
+    for f in &report.findings {
+        out.push('\n');
+        write_finding(&mut out, &p, f);
+    }
+    if !report.unproven.is_empty() {
+        let _ = writeln!(out, "\n{}", p.bold("Unproven (not findings):"));
+        for u in &report.unproven {
+            let _ = writeln!(out, "  - {}: {}", u.claim, u.reason);
+        }
+    }
+    if !report.failed_services.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            p.bold("Failed services (this review is incomplete):")
+        );
+        for s in &report.failed_services {
+            let _ = writeln!(out, "  - {}: {}", s.service, s.message);
+        }
+    }
+    if !report.input_errors.is_empty() {
+        let _ = writeln!(out, "\n{}", p.bold("Inputs that could not be read:"));
+        for e in &report.input_errors {
+            let side = e
+                .side
+                .as_deref()
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default();
+            let line = e.line.map(|l| format!(" line {l}")).unwrap_or_default();
+            let _ = writeln!(out, "  - {}{line}{side}: {}", e.path, e.message);
+        }
+    }
+    if !report.not_seen.is_empty() {
+        let _ = writeln!(out, "\n{}", p.bold("What this review could not see:"));
+        for n in &report.not_seen {
+            let _ = writeln!(out, "  - {}: {}", n.what, n.reason);
+        }
+    }
+    if !report.left_out.is_empty() {
+        let _ = writeln!(out, "\n{}", p.bold("Left out of the trees:"));
+        for l in &report.left_out {
+            let _ = writeln!(out, "  - {} ({})", l.path, l.reason);
+        }
+    }
+    out
+}
+
+fn write_finding(out: &mut String, p: &Paint, f: &Finding) {
+    let aliases = if f.advisory.aliases.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", f.advisory.aliases.join(", "))
+    };
+    let _ = writeln!(
+        out,
+        "{} {} {} {} — {}{}{}",
+        p.level(f.proof_level),
+        p.bold(&f.package.name),
+        f.package.new_version,
+        p.dim(&format!("({})", f.package.ecosystem)),
+        f.advisory.id,
+        aliases,
+        if f.kind == crate::FindingKind::Vulnerability {
+            String::new()
+        } else {
+            format!(" [{}]", f.kind.as_str())
+        }
+    );
+    if let Some(s) = &f.advisory.summary {
+        let _ = writeln!(out, "  {s}");
+    }
+    let line = f.location.line.map(|l| format!(":{l}")).unwrap_or_default();
+    let was = match &f.package.old_version {
+        Some(v) => format!("; was {v}"),
+        None => String::new(),
+    };
+    let dev = if f.package.dev { ", dev" } else { "" };
+    let _ = writeln!(
+        out,
+        "  where:     {}{line} ({} dependency{dev}{was})",
+        f.location.path, f.package.dependency
+    );
+    for s in &f.advisory.severity {
+        let score = s.base_score.map(|b| format!(" {b:.1}")).unwrap_or_default();
+        let _ = writeln!(out, "  severity:  {}{score} {}", s.kind, p.dim(&s.score));
+    }
+    if let Some(k) = &f.exploited {
+        let since = k
+            .date_added
+            .as_deref()
+            .map(|d| format!(" since {d}"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  exploited: {} is in CISA KEV{since}", k.cve);
+    }
+    if let Some(e) = &f.epss {
+        let _ = writeln!(
+            out,
+            "  epss:      {} probability {:.5}, percentile {:.5}",
+            e.cve, e.probability, e.percentile
+        );
+    }
+    match &f.fix.version {
+        Some(v) => {
+            let _ = writeln!(out, "  fix:       {v} ({})", f.fix.note);
+        }
+        None => {
+            let _ = writeln!(out, "  fix:       {}", f.fix.note);
+        }
+    }
+    for e in &f.evidence {
+        let _ = writeln!(
+            out,
+            "  evidence:  {} affected[{}] matched by {}",
+            e.advisory_id, e.affected_index, e.matched
+        );
+    }
+}

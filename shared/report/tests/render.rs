@@ -1,0 +1,214 @@
+//! Renderings of one report with findings of every kind: SARIF checked against the
+//! official 2.1.0 schema, the others pinned by snapshots.
+
+use proven_report::*;
+
+fn finding(level: Level, kind: FindingKind, name: &str, id: &str, line: Option<u32>) -> Finding {
+    Finding {
+        id: format!("dep:crates.io:{name}:{id}"),
+        proof_level: level,
+        kind,
+        title: format!("{name} 1.2.1 is affected by {id}"),
+        package: PackageChange {
+            ecosystem: "crates.io".into(),
+            name: name.into(),
+            old_version: Some("1.0.0".into()),
+            new_version: "1.2.1".into(),
+            dependency: "direct".into(),
+            dev: false,
+        },
+        location: Location {
+            path: "Cargo.lock".into(),
+            line,
+        },
+        advisory: AdvisoryRef {
+            id: id.into(),
+            aliases: vec!["CVE-2022-24713".into()],
+            summary: Some("Regexes with <large> repetitions | take *long*".into()),
+            severity: vec![SeverityRef {
+                kind: "CVSS_V3".into(),
+                score: "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:N/I:N/A:H".into(),
+                base_score: cvss_base_score("CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:N/I:N/A:H"),
+            }],
+            published: Some("2022-03-08T12:00:00Z".into()),
+            modified: None,
+        },
+        exploited: (level == Level::Exploited).then(|| KevRef {
+            cve: "CVE-2022-24713".into(),
+            date_added: Some("2022-04-01".into()),
+            known_ransomware_campaign_use: Some("Unknown".into()),
+        }),
+        epss: Some(EpssRef {
+            cve: "CVE-2022-24713".into(),
+            probability: 0.01234,
+            percentile: 0.5,
+            score_date: None,
+        }),
+        fix: FixRef {
+            version: Some("1.5.5".into()),
+            note: "smallest version outside every affected range".into(),
+        },
+        evidence: vec![Evidence {
+            kind: "advisory_row".into(),
+            advisory_id: id.into(),
+            affected_index: 0,
+            matched: "range 0 (SEMVER)".into(),
+            row: serde_json::json!({"package": {"ecosystem": "crates.io", "name": name},
+                "ranges": [{"type": "SEMVER", "events": [{"introduced": "0.0.0-0"}, {"fixed": "1.5.5"}]}]}),
+        }],
+    }
+}
+
+fn sample() -> Report {
+    let mut r = Report::new(ReportKind::Review, "/repo");
+    r.review_id = Some("01TEST".into());
+    r.base = Some(RevisionRef {
+        rev: "main".into(),
+        commit: "a".repeat(40),
+    });
+    r.head = Some(RevisionRef {
+        rev: "HEAD".into(),
+        commit: "b".repeat(40),
+    });
+    r.plan = Some(Plan {
+        change_kind: "dependency".into(),
+        band: "light".into(),
+        runs: vec!["dependency evidence".into()],
+        left_out: vec!["model agents: not configured".into()],
+    });
+    r.findings = vec![
+        finding(
+            Level::Advisory,
+            FindingKind::Unmaintained,
+            "atty",
+            "RUSTSEC-2024-0375",
+            None,
+        ),
+        finding(
+            Level::Exploited,
+            FindingKind::Vulnerability,
+            "regex",
+            "RUSTSEC-2022-0013",
+            Some(42),
+        ),
+        finding(
+            Level::Advisory,
+            FindingKind::Vulnerability,
+            "regex-syntax",
+            "RUSTSEC-2022-0013",
+            Some(50),
+        ),
+    ];
+    r.left_out = vec![LeftOutEntry {
+        path: "link".into(),
+        reason: "symlink".into(),
+    }];
+    r.input_errors = vec![InputError {
+        path: "web/package-lock.json".into(),
+        line: Some(3),
+        side: Some("head".into()),
+        message: "truncated".into(),
+    }];
+    r.not_seen = vec![NotSeen {
+        what: "web/package-lock.json (head)".into(),
+        reason: "could not be read".into(),
+    }];
+    r.seal();
+    r
+}
+
+#[test]
+fn seal_orders_by_proof_and_counts_every_level() {
+    let r = sample();
+    assert_eq!(
+        r.findings[0].proof_level,
+        Level::Exploited,
+        "strongest proof first"
+    );
+    assert_eq!(
+        r.proof_counts,
+        LevelCounts {
+            reproduced: 0,
+            exploited: 1,
+            advisory: 2,
+            tool: 0
+        }
+    );
+    assert_eq!(
+        r.status,
+        Status::Incomplete,
+        "an unreadable input makes the review incomplete"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&render(&r, Format::Json, false)).expect("json");
+    let counts = json["proof_counts"].as_object().expect("counts object");
+    assert_eq!(counts.len(), 4, "every level present: {counts:?}");
+    assert_eq!(json["schema_version"], 1);
+}
+
+#[test]
+fn sarif_validates_against_the_official_schema() {
+    let schema_path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/schemas/sarif-schema-2.1.0.json"
+    );
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(schema_path).expect("SARIF schema in ../shared/data"),
+    )
+    .expect("schema json");
+    let validator = jsonschema::validator_for(&schema).expect("compile schema");
+    for report in [sample(), Report::new(ReportKind::Scan, "Cargo.lock")] {
+        let sarif: serde_json::Value =
+            serde_json::from_str(&render(&report, Format::Sarif, false)).expect("sarif json");
+        let errors: Vec<String> = validator
+            .iter_errors(&sarif)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "SARIF does not validate: {errors:#?}");
+    }
+    // What GitHub code scanning needs beyond the schema: rule ids, locations, fingerprints.
+    let sarif: serde_json::Value =
+        serde_json::from_str(&render(&sample(), Format::Sarif, false)).expect("sarif");
+    let run = &sarif["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().expect("rules");
+    assert_eq!(
+        rules.len(),
+        2,
+        "one rule per advisory, shared by its findings"
+    );
+    assert_eq!(rules[0]["properties"]["security-severity"], "7.5");
+    for result in run["results"].as_array().expect("results") {
+        let idx = result["ruleIndex"].as_u64().expect("ruleIndex") as usize;
+        assert_eq!(result["ruleId"], rules[idx]["id"]);
+        let loc = &result["locations"][0]["physicalLocation"];
+        assert_eq!(loc["artifactLocation"]["uri"], "Cargo.lock");
+        assert!(loc["region"]["startLine"].as_u64().expect("startLine") >= 1);
+        assert!(result["partialFingerprints"]["provenFinding/v1"].is_string());
+        assert!(
+            result["message"]["text"]
+                .as_str()
+                .expect("text")
+                .starts_with('['),
+            "proof level first"
+        );
+    }
+}
+
+#[test]
+fn text_shows_proof_first_and_every_section() {
+    let text = render(&sample(), Format::Text, false);
+    insta::assert_snapshot!("text", text);
+    assert!(!text.contains('\u{1b}'), "no colour codes unless asked");
+    assert!(render(&sample(), Format::Text, true).contains('\u{1b}'));
+}
+
+#[test]
+fn markdown_escapes_third_party_text() {
+    let md = render(&sample(), Format::Markdown, false);
+    insta::assert_snapshot!("markdown", md);
+    assert!(!md.contains("<large>"), "advisory text must not open HTML");
+    assert!(
+        md.starts_with("## Proven review"),
+        "rendered, not an error: {md}"
+    );
+}
