@@ -1,0 +1,315 @@
+//! Proven's settings.
+//!
+//! Owns the one table of settings ([`SETTINGS`]) and the only code that reads them: the
+//! binary passes the process environment and its flags in, and gets a validated [`Config`]
+//! back. Layers, lowest first: defaults < `proven.yaml` (read from the base revision, so a
+//! change never chooses its own review) < `PROVEN_*` environment < command-line flags.
+//!
+//! Invariants:
+//! - A wrong value stops Proven before any work with [`ConfigError`] (exit code 7), naming
+//!   the key, where it came from, and the values allowed.
+//! - `docs/configuration.md` is generated from [`SETTINGS`] ([`reference_markdown`]); a
+//!   test fails when it is stale.
+
+mod settings;
+
+pub use settings::{Allowed, SETTINGS, Setting, reference_markdown};
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Exit code for a configuration error.
+pub const EXIT_CONFIG: i32 = 7;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{source_name}: {message}")]
+pub struct ConfigError {
+    /// Where the bad value came from: `PROVEN_COLOR`, `proven.yaml key dependencies.dev`, ...
+    pub source_name: String,
+    pub key: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Informational {
+    /// Report RustSec's unmaintained/unsound/notice advisories as findings of their own kind.
+    Report,
+    Ignore,
+}
+
+/// The validated settings of one process (and, once `proven.yaml` is read, one review).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub data_dir: PathBuf,
+    /// Set: use this store; unset: the embedded SQLite file under `data_dir`.
+    pub database_url: Option<String>,
+    pub color: ColorChoice,
+    pub log: String,
+    pub dependencies: bool,
+    pub max_lockfile_bytes: u64,
+    pub informational: Informational,
+    pub dev_dependencies: bool,
+}
+
+impl Config {
+    /// The embedded store's file.
+    pub fn sqlite_path(&self) -> PathBuf {
+        self.data_dir.join("proven.db")
+    }
+}
+
+/// Raw values by setting key, each with where it came from.
+#[derive(Debug, Clone, Default)]
+pub struct Layers {
+    values: BTreeMap<&'static str, (String, String)>,
+}
+
+impl Layers {
+    /// Starts from the environment (only `PROVEN_*` variables are looked at; an unknown one
+    /// is an error, since a misspelt setting silently ignored is a setting not applied).
+    pub fn from_env(
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Layers, ConfigError> {
+        let mut layers = Layers::default();
+        for (name, value) in vars {
+            if !name.starts_with("PROVEN_") || name.starts_with("PROVEN_TEST_") {
+                continue;
+            }
+            let Some(setting) = SETTINGS.iter().find(|s| s.env == name) else {
+                let known: Vec<&str> = SETTINGS.iter().map(|s| s.env).collect();
+                return Err(ConfigError {
+                    source_name: name.clone(),
+                    key: name,
+                    message: format!("unknown setting (known: {})", known.join(", ")),
+                });
+            };
+            layers
+                .values
+                .insert(setting.key, (value, setting.env.to_string()));
+        }
+        Ok(layers)
+    }
+
+    /// Adds `proven.yaml` under the environment: a key already set by the environment keeps
+    /// the environment's value. Only settings marked as repository settings may appear.
+    pub fn with_yaml(mut self, text: &str, origin: &str) -> Result<Layers, ConfigError> {
+        let err = |key: &str, message: String| ConfigError {
+            source_name: format!("{origin} key {key}"),
+            key: key.to_string(),
+            message,
+        };
+        let value: serde_json::Value = if text.trim().is_empty() {
+            serde_json::Value::Null
+        } else {
+            serde_saphyr::from_str(text).map_err(|e| ConfigError {
+                source_name: origin.to_string(),
+                key: String::new(),
+                message: format!("not valid YAML: {e}"),
+            })?
+        };
+        let mut flat = Vec::new();
+        match value {
+            serde_json::Value::Null => {}
+            serde_json::Value::Object(map) => flatten("", &map, &mut flat),
+            _ => {
+                return Err(ConfigError {
+                    source_name: origin.to_string(),
+                    key: String::new(),
+                    message: "must be a mapping of settings".into(),
+                });
+            }
+        }
+        for (key, raw) in flat {
+            let Some(setting) = SETTINGS.iter().find(|s| s.key == key && s.repository) else {
+                let known: Vec<&str> = SETTINGS
+                    .iter()
+                    .filter(|s| s.repository)
+                    .map(|s| s.key)
+                    .collect();
+                return Err(err(
+                    &key,
+                    format!("unknown key (allowed in {origin}: {})", known.join(", ")),
+                ));
+            };
+            self.values
+                .entry(setting.key)
+                .or_insert((raw, format!("{origin} key {key}")));
+        }
+        Ok(self)
+    }
+
+    /// Sets a value from a command-line flag (highest layer).
+    pub fn with_flag(mut self, key: &'static str, value: impl Into<String>, flag: &str) -> Layers {
+        self.values.insert(key, (value.into(), flag.to_string()));
+        self
+    }
+
+    /// Validates every setting into a [`Config`].
+    pub fn resolve(&self) -> Result<Config, ConfigError> {
+        let get = |key: &'static str| -> Result<(String, String), ConfigError> {
+            let setting = settings::setting(key);
+            let (raw, origin) = match self.values.get(key) {
+                Some((v, o)) => (v.clone(), o.clone()),
+                None => (setting.default_value(), "default".to_string()),
+            };
+            setting.allowed.check(&raw).map_err(|message| ConfigError {
+                source_name: if origin == "default" {
+                    key.to_string()
+                } else {
+                    origin.clone()
+                },
+                key: key.to_string(),
+                message: format!("{raw:?} is not allowed: {message}"),
+            })?;
+            Ok((raw, origin))
+        };
+        let on = |v: &str| matches!(v, "on" | "true" | "yes" | "1");
+        let (data_dir, _) = get("data_dir")?;
+        let (database_url, _) = get("database_url")?;
+        let (color, _) = get("color")?;
+        let (log, _) = get("log")?;
+        let (dependencies, _) = get("dependencies.enabled")?;
+        let (max_bytes, _) = get("dependencies.max_file_bytes")?;
+        let (informational, _) = get("dependencies.informational")?;
+        let (dev, _) = get("dependencies.dev")?;
+        Ok(Config {
+            data_dir: PathBuf::from(data_dir),
+            database_url: Some(database_url).filter(|u| !u.is_empty()),
+            color: match color.as_str() {
+                "always" => ColorChoice::Always,
+                "never" => ColorChoice::Never,
+                _ => ColorChoice::Auto,
+            },
+            log,
+            dependencies: on(&dependencies),
+            max_lockfile_bytes: max_bytes.parse().unwrap_or(u64::MAX),
+            informational: if informational == "ignore" {
+                Informational::Ignore
+            } else {
+                Informational::Report
+            },
+            dev_dependencies: dev == "report",
+        })
+    }
+}
+
+fn flatten(
+    prefix: &str,
+    map: &serde_json::Map<String, serde_json::Value>,
+    out: &mut Vec<(String, String)>,
+) {
+    for (k, v) in map {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            serde_json::Value::Object(inner) => flatten(&key, inner, out),
+            serde_json::Value::String(s) => out.push((key, s.clone())),
+            serde_json::Value::Bool(b) => {
+                out.push((key, if *b { "on".into() } else { "off".into() }))
+            }
+            serde_json::Value::Null => out.push((key, String::new())),
+            other => out.push((key, other.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_resolve() {
+        let c = Layers::from_env(env(&[]))
+            .expect("env")
+            .resolve()
+            .expect("defaults are valid");
+        assert!(c.dependencies);
+        assert_eq!(c.color, ColorChoice::Auto);
+        assert_eq!(c.informational, Informational::Report);
+        assert!(c.data_dir.ends_with("proven"));
+        assert_eq!(c.database_url, None);
+    }
+
+    #[test]
+    fn a_wrong_value_names_the_key_and_the_values_allowed() {
+        let e = Layers::from_env(env(&[("PROVEN_COLOR", "blue")]))
+            .expect("env")
+            .resolve()
+            .expect_err("bad");
+        assert_eq!(e.key, "color");
+        assert_eq!(
+            e.to_string(),
+            "PROVEN_COLOR: \"blue\" is not allowed: expected one of auto, always, never"
+        );
+    }
+
+    #[test]
+    fn unknown_environment_settings_are_refused() {
+        let e = Layers::from_env(env(&[("PROVEN_COLOUR", "never")])).expect_err("typo");
+        assert!(
+            e.to_string()
+                .starts_with("PROVEN_COLOUR: unknown setting (known: ")
+        );
+    }
+
+    #[test]
+    fn layers_stack_env_over_yaml_over_default_and_flags_over_all() {
+        let yaml = "dependencies:\n  informational: ignore\n  dev: ignore\n";
+        let layers = Layers::from_env(env(&[("PROVEN_DEV_DEPENDENCIES", "report")]))
+            .and_then(|l| l.with_yaml(yaml, "proven.yaml"))
+            .expect("layers");
+        let c = layers.clone().resolve().expect("valid");
+        assert_eq!(c.informational, Informational::Ignore, "yaml over default");
+        assert!(c.dev_dependencies, "environment over yaml");
+        let c = layers
+            .with_flag("dependencies.enabled", "off", "--no-deps")
+            .resolve()
+            .expect("valid");
+        assert!(!c.dependencies);
+    }
+
+    #[test]
+    fn yaml_errors_name_the_key() {
+        let e = Layers::default()
+            .with_yaml("dependencies:\n  informational: maybe\n", "proven.yaml")
+            .expect("read");
+        let e = e.resolve().expect_err("bad value");
+        assert_eq!(e.source_name, "proven.yaml key dependencies.informational");
+        assert!(e.message.contains("report, ignore"));
+        let e = Layers::default()
+            .with_yaml("database_url: postgres://x\n", "proven.yaml")
+            .expect_err("not a repo key");
+        assert!(e.message.starts_with("unknown key"), "{e}");
+        let e = Layers::default()
+            .with_yaml("[1, 2]", "proven.yaml")
+            .expect_err("not a map");
+        assert_eq!(e.message, "must be a mapping of settings");
+        assert!(Layers::default().with_yaml("a: [", "proven.yaml").is_err());
+    }
+
+    #[test]
+    fn byte_limits_must_be_positive_integers() {
+        let e = Layers::from_env(env(&[("PROVEN_MAX_LOCKFILE_BYTES", "0")]))
+            .expect("env")
+            .resolve()
+            .expect_err("zero");
+        assert!(e.message.contains("positive integer"));
+    }
+}

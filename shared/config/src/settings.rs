@@ -1,0 +1,217 @@
+//! The table of settings: every key, its environment variable, default, allowed values and
+//! meaning. The reference in `docs/configuration.md` is generated from it.
+
+use std::fmt::Write;
+
+pub struct Setting {
+    /// Key in `proven.yaml` (dotted for nesting) and in [`crate::Layers`].
+    pub key: &'static str,
+    pub env: &'static str,
+    /// Default; `None` means computed (see [`Setting::default_value`]).
+    pub default: Option<&'static str>,
+    pub allowed: Allowed,
+    /// Whether a repository's `proven.yaml` may set it (process settings such as the
+    /// database are the operator's, never the repository's).
+    pub repository: bool,
+    pub doc: &'static str,
+}
+
+pub enum Allowed {
+    OneOf(&'static [&'static str]),
+    PositiveInteger,
+    /// A `postgres://`, `postgresql://` or `sqlite:` URL, or empty.
+    DatabaseUrl,
+    Path,
+    /// A `tracing` filter such as `warn` or `proven=debug`.
+    LogFilter,
+}
+
+impl Allowed {
+    pub fn check(&self, raw: &str) -> Result<(), String> {
+        match self {
+            Allowed::OneOf(values) if values.contains(&raw) => Ok(()),
+            Allowed::OneOf(values) => Err(format!("expected one of {}", values.join(", "))),
+            Allowed::PositiveInteger => match raw.parse::<u64>() {
+                Ok(n) if n > 0 => Ok(()),
+                _ => Err("expected a positive integer".into()),
+            },
+            Allowed::DatabaseUrl => {
+                if raw.is_empty()
+                    || ["postgres://", "postgresql://", "sqlite:"]
+                        .iter()
+                        .any(|p| raw.starts_with(p))
+                {
+                    Ok(())
+                } else {
+                    Err("expected a postgres://, postgresql:// or sqlite: URL".into())
+                }
+            }
+            Allowed::Path => {
+                if raw.is_empty() {
+                    Err("expected a directory path".into())
+                } else {
+                    Ok(())
+                }
+            }
+            Allowed::LogFilter => {
+                let ok = raw.split(',').all(|part| {
+                    let level = part.rsplit('=').next().unwrap_or(part);
+                    matches!(level, "off" | "error" | "warn" | "info" | "debug" | "trace")
+                });
+                if ok {
+                    Ok(())
+                } else {
+                    Err("expected a filter like warn or proven=debug,info".into())
+                }
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Allowed::OneOf(values) => values.join(", "),
+            Allowed::PositiveInteger => "a positive integer".into(),
+            Allowed::DatabaseUrl => "postgres://…, postgresql://… or sqlite:… URL".into(),
+            Allowed::Path => "a directory".into(),
+            Allowed::LogFilter => {
+                "a tracing filter (off, error, warn, info, debug, trace; per target with =)".into()
+            }
+        }
+    }
+}
+
+const ON_OFF: &[&str] = &["on", "off"];
+
+pub static SETTINGS: &[Setting] = &[
+    Setting {
+        key: "data_dir",
+        env: "PROVEN_DATA_DIR",
+        default: None,
+        allowed: Allowed::Path,
+        repository: false,
+        doc: "Where the embedded store (SQLite, `proven.db`) lives. Default: the user's data directory \
+              (`~/.local/share/proven` on Linux).",
+    },
+    Setting {
+        key: "database_url",
+        env: "PROVEN_DATABASE_URL",
+        default: Some(""),
+        allowed: Allowed::DatabaseUrl,
+        repository: false,
+        doc: "Use this store instead of the embedded SQLite file: Postgres for a shared service.",
+    },
+    Setting {
+        key: "color",
+        env: "PROVEN_COLOR",
+        default: Some("auto"),
+        allowed: Allowed::OneOf(&["auto", "always", "never"]),
+        repository: false,
+        doc: "Colour in text output. `auto` colours only a terminal (and honours NO_COLOR).",
+    },
+    Setting {
+        key: "log",
+        env: "PROVEN_LOG",
+        default: Some("warn"),
+        allowed: Allowed::LogFilter,
+        repository: false,
+        doc: "What Proven logs to standard error.",
+    },
+    Setting {
+        key: "dependencies.enabled",
+        env: "PROVEN_DEPENDENCIES",
+        default: Some("on"),
+        allowed: Allowed::OneOf(ON_OFF),
+        repository: true,
+        doc: "Dependency evidence: match the packages a change brings in against the advisory tables.",
+    },
+    Setting {
+        key: "dependencies.max_file_bytes",
+        env: "PROVEN_MAX_LOCKFILE_BYTES",
+        default: Some("67108864"),
+        allowed: Allowed::PositiveInteger,
+        repository: true,
+        doc: "Largest lock file or manifest read; a larger one is named in the input errors.",
+    },
+    Setting {
+        key: "dependencies.informational",
+        env: "PROVEN_INFORMATIONAL",
+        default: Some("report"),
+        allowed: Allowed::OneOf(&["report", "ignore"]),
+        repository: true,
+        doc: "RustSec's informational advisories (unmaintained, unsound, notice): reported as findings of \
+              their own kind, or ignored.",
+    },
+    Setting {
+        key: "dependencies.dev",
+        env: "PROVEN_DEV_DEPENDENCIES",
+        default: Some("report"),
+        allowed: Allowed::OneOf(&["report", "ignore"]),
+        repository: true,
+        doc: "Development-only dependencies (devDependencies, dev groups, test scope): reported or ignored.",
+    },
+];
+
+pub(crate) fn setting(key: &str) -> &'static Setting {
+    // Keys passed here are the constants of `Layers::resolve`; a miss is a programming
+    // error caught by the defaults test.
+    SETTINGS
+        .iter()
+        .find(|s| s.key == key)
+        .unwrap_or(&SETTINGS[0])
+}
+
+impl Setting {
+    pub fn default_value(&self) -> String {
+        match self.default {
+            Some(d) => d.to_string(),
+            None => default_data_dir(),
+        }
+    }
+
+    fn default_doc(&self) -> String {
+        match self.default {
+            Some("") => "(unset)".into(),
+            Some(d) => format!("`{d}`"),
+            None => "user data directory + `/proven`".into(),
+        }
+    }
+}
+
+fn default_data_dir() -> String {
+    directories::BaseDirs::new()
+        .map(|d| d.data_dir().join("proven"))
+        .unwrap_or_else(|| std::path::PathBuf::from(".proven"))
+        .display()
+        .to_string()
+}
+
+/// The settings reference, as committed in `docs/configuration.md`.
+pub fn reference_markdown() -> String {
+    let mut s = String::from(
+        "# Configuration reference\n\n\
+         Generated from `shared/config/src/settings.rs` by `proven config reference`; a test fails when \
+         this file is stale.\n\n\
+         Layers, lowest first: defaults < `proven.yaml` (read from the **base** revision: a change never \
+         chooses its own review) < `PROVEN_*` environment < command-line flags. A wrong value stops Proven \
+         before any work with exit code 7, naming the key and the values allowed. Unknown `PROVEN_*` \
+         variables and unknown `proven.yaml` keys are errors too.\n\n\
+         | Key (`proven.yaml`) | Environment | Default | Allowed | Meaning |\n|---|---|---|---|---|\n",
+    );
+    for st in SETTINGS {
+        let key = if st.repository {
+            format!("`{}`", st.key)
+        } else {
+            format!("— ({})", st.key)
+        };
+        let _ = writeln!(
+            s,
+            "| {key} | `{}` | {} | {} | {} |",
+            st.env,
+            st.default_doc(),
+            st.allowed.describe(),
+            st.doc.split_whitespace().collect::<Vec<_>>().join(" ")
+        );
+    }
+    s.push_str("\nKeys shown as — are process settings: only the environment or flags set them.\n");
+    s
+}
