@@ -1,0 +1,411 @@
+//! poetry.lock (lock-version 1.x with `category`, 2.x with `groups`) and pyproject.toml.
+//!
+//! A package is development-only when its category is `dev` or none of its groups is `main`.
+//! Direct means listed in the pyproject.toml beside the lock: Poetry's
+//! `[tool.poetry.dependencies]`, `[tool.poetry.dev-dependencies]` and
+//! `[tool.poetry.group.*.dependencies]`, PEP 621 `[project]` dependencies and optional
+//! dependencies, PEP 735 `[dependency-groups]` and uv's `[tool.uv] dev-dependencies`.
+//! Names are compared as PyPI compares them (PEP 503).
+
+use std::collections::HashMap;
+
+use proven_domain::{Dependency, DependencyKind, Ecosystem, Origin};
+
+use crate::Ctx;
+use crate::collect::Deps;
+use crate::error::{ReadError, ReadErrorKind};
+use crate::requirements::parse_requirement;
+use crate::text::{LineIndex, TomlDoc, TomlShape, TomlValue, parse_toml, toml_str, toml_table};
+
+/// One dependency a pyproject.toml declares.
+pub(crate) struct Declared {
+    pub(crate) name: String,
+    /// The exact version when the declaration pins one.
+    pub(crate) exact: Option<String>,
+    pub(crate) dev: bool,
+    pub(crate) line: u32,
+}
+
+/// What a pyproject.toml declares, keyed by normalised name → dev-only.
+#[derive(Default)]
+pub(crate) struct PyManifest {
+    pub(crate) declared: Vec<Declared>,
+}
+
+impl PyManifest {
+    /// normalised name → whether every declaration of it is development-only.
+    pub(crate) fn direct(&self) -> HashMap<String, bool> {
+        let mut out: HashMap<String, bool> = HashMap::new();
+        for d in &self.declared {
+            let key = Ecosystem::PyPI.normalize_name(&d.name);
+            let e = out.entry(key).or_insert(true);
+            *e = *e && d.dev;
+        }
+        out
+    }
+}
+
+pub(crate) fn parse_pyproject(path: &str, text: &str) -> Result<PyManifest, ReadError> {
+    let index = LineIndex::new(text);
+    let doc = parse_toml(path, text, &index)?;
+    let sh = TomlShape {
+        path,
+        index: &index,
+    };
+    let mut m = PyManifest::default();
+    if let Some(project) = sh.table(&doc, "project")? {
+        if let Some(list) = sh.array(project, "dependencies")? {
+            pep508_list(&sh, list, false, &mut m);
+        }
+        if let Some(extras) = sh.table(project, "optional-dependencies")? {
+            for (_, v) in extras.iter() {
+                if let TomlValue::Array(list) = v.get_ref() {
+                    pep508_list(&sh, list, false, &mut m);
+                }
+            }
+        }
+    }
+    if let Some(groups) = sh.table(&doc, "dependency-groups")? {
+        for (_, v) in groups.iter() {
+            if let TomlValue::Array(list) = v.get_ref() {
+                pep508_list(&sh, list, true, &mut m);
+            }
+        }
+    }
+    if let Some(tool) = sh.table(&doc, "tool")? {
+        if let Some(uv) = sh.table(tool, "uv")?
+            && let Some(list) = sh.array(uv, "dev-dependencies")?
+        {
+            pep508_list(&sh, list, true, &mut m);
+        }
+        if let Some(poetry) = sh.table(tool, "poetry")? {
+            if let Some(t) = sh.table(poetry, "dependencies")? {
+                poetry_table(&sh, t, false, &mut m);
+            }
+            if let Some(t) = sh.table(poetry, "dev-dependencies")? {
+                poetry_table(&sh, t, true, &mut m);
+            }
+            if let Some(groups) = sh.table(poetry, "group")? {
+                for (name, g) in groups.iter() {
+                    if let Some(t) = toml_table(g.get_ref()).and_then(|g| g.get("dependencies"))
+                        && let Some(t) = toml_table(t.get_ref())
+                    {
+                        poetry_table(&sh, t, name.get_ref() != "main", &mut m);
+                    }
+                }
+            }
+        }
+    }
+    Ok(m)
+}
+
+fn pep508_list(sh: &TomlShape<'_>, list: &toml::de::DeArray<'_>, dev: bool, m: &mut PyManifest) {
+    for item in list {
+        // PEP 735 `{include-group = "x"}` entries name groups, not packages.
+        if let Some(s) = toml_str(item.get_ref())
+            && let Some(req) = parse_requirement(s)
+        {
+            m.declared.push(Declared {
+                exact: req.version.filter(|_| req.url.is_none()),
+                name: req.name,
+                dev,
+                line: sh.line_of(item),
+            });
+        }
+    }
+}
+
+fn poetry_table(sh: &TomlShape<'_>, t: &TomlDoc<'_>, dev: bool, m: &mut PyManifest) {
+    for (name, v) in t.iter() {
+        if name.get_ref() == "python" {
+            continue;
+        }
+        let constraint = match v.get_ref() {
+            TomlValue::String(s) => Some(s.to_string()),
+            TomlValue::Table(t)
+                if !t.contains_key("git") && !t.contains_key("path") && !t.contains_key("url") =>
+            {
+                t.get("version")
+                    .and_then(|v| toml_str(v.get_ref()))
+                    .map(str::to_string)
+            }
+            _ => None,
+        };
+        m.declared.push(Declared {
+            name: name.get_ref().to_string(),
+            exact: constraint.as_deref().and_then(poetry_exact),
+            dev,
+            line: sh.line_of(name),
+        });
+    }
+}
+
+/// Poetry reads a bare version (`1.2.3`) and `==1.2.3` as exact.
+fn poetry_exact(c: &str) -> Option<String> {
+    let c = c.trim();
+    let v = c.strip_prefix("==").unwrap_or(c).trim();
+    let exact = !v.is_empty()
+        && v.starts_with(|ch: char| ch.is_ascii_digit())
+        && !v.contains(['*', ',', ' ', '<', '>', '^', '~', '|', '!', '=']);
+    exact.then(|| v.to_string())
+}
+
+/// The pyproject.toml beside a lock file, read leniently (a note when it does not read).
+pub(crate) fn sibling_pyproject(ctx: &mut Ctx<'_>) -> Option<PyManifest> {
+    let (path, text) = ctx.sibling("pyproject.toml")?;
+    match parse_pyproject(&path, &text) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            ctx.note(format!("{e} (so direct marks are not applied)"));
+            None
+        }
+    }
+}
+
+pub(crate) fn read_lock(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, ReadError> {
+    let index = LineIndex::new(text);
+    let doc = parse_toml(ctx.path, text, &index)?;
+    let sh = TomlShape {
+        path: ctx.path,
+        index: &index,
+    };
+    let direct = sibling_pyproject(ctx).map(|m| m.direct());
+    let mut deps = Deps::default();
+    let Some(packages) = sh.array(&doc, "package")? else {
+        return Ok(Vec::new());
+    };
+    for (i, item) in packages.iter().enumerate() {
+        let where_ = format!("package[{i}]");
+        let t = toml_table(item.get_ref()).ok_or_else(|| {
+            ReadError::shape(ctx.path, Some(sh.line_of(item)), &where_, "a table")
+        })?;
+        let missing = |key: &str| {
+            ReadError::new(
+                ctx.path,
+                Some(sh.line_of(item)),
+                ReadErrorKind::Shape,
+                format!("`{where_}` has no `{key}`"),
+            )
+        };
+        let name = sh.string(t, "name")?.ok_or_else(|| missing("name"))?;
+        let version = sh.string(t, "version")?.ok_or_else(|| missing("version"))?;
+        let line = sh.key_line(t, "name");
+        let dev = match (sh.string(t, "category")?, sh.array(t, "groups")?) {
+            (_, Some(groups)) => {
+                let names: Vec<&str> = groups
+                    .iter()
+                    .filter_map(|g| toml_str(g.get_ref()))
+                    .collect();
+                !names.is_empty() && !names.contains(&"main")
+            }
+            (Some(category), None) => category == "dev",
+            (None, None) => false,
+        };
+        let origin = match sh.table(t, "source")? {
+            Some(source) => {
+                let url = sh.string(source, "url")?.unwrap_or("").to_string();
+                match sh.string(source, "type")?.unwrap_or("") {
+                    "git" => {
+                        let commit = sh
+                            .string(source, "resolved_reference")?
+                            .or(sh.string(source, "reference")?);
+                        Origin::Git {
+                            url: match commit {
+                                Some(c) => format!("{url}#{c}"),
+                                None => url,
+                            },
+                        }
+                    }
+                    "directory" | "file" => Origin::Path,
+                    "url" => Origin::Git { url },
+                    // `legacy` is another package index: still a registry.
+                    other => {
+                        ctx.note(format!(
+                            "{name} {version} comes from index `{}` ({other}), not from PyPI",
+                            if url.is_empty() { "?" } else { &url }
+                        ));
+                        Origin::Registry
+                    }
+                }
+            }
+            None => Origin::Registry,
+        };
+        let kind = match &direct {
+            Some(d) if d.contains_key(&Ecosystem::PyPI.normalize_name(name)) => {
+                DependencyKind::Direct
+            }
+            Some(_) => DependencyKind::Transitive,
+            None => DependencyKind::Unknown,
+        };
+        deps.push(Dependency {
+            ecosystem: Ecosystem::PyPI,
+            name: name.to_string(),
+            version: version.to_string(),
+            kind,
+            origin,
+            dev,
+            line,
+        });
+    }
+    Ok(deps.into_vec())
+}
+
+/// pyproject.toml alone: only exact pins (`==1.2.3`; Poetry's bare `1.2.3`) are versions.
+pub(crate) fn read_pyproject(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, ReadError> {
+    let m = parse_pyproject(ctx.path, text)?;
+    let direct = m.direct();
+    let mut deps = Deps::default();
+    let mut ranges = 0usize;
+    for d in &m.declared {
+        match &d.exact {
+            Some(v) => deps.push(Dependency {
+                ecosystem: Ecosystem::PyPI,
+                name: d.name.clone(),
+                version: v.clone(),
+                kind: DependencyKind::Direct,
+                origin: Origin::Registry,
+                dev: direct
+                    .get(&Ecosystem::PyPI.normalize_name(&d.name))
+                    .copied()
+                    .unwrap_or(d.dev),
+                line: Some(d.line),
+            }),
+            None => ranges += 1,
+        }
+    }
+    if ranges > 0 {
+        ctx.note(format!(
+            "{ranges} dependencies are ranges, not exact versions: only a lock file gives their \
+             versions"
+        ));
+    }
+    Ok(deps.into_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Limits, MemTree, read};
+
+    fn get<'a>(deps: &'a [Dependency], name: &str, version: &str) -> &'a Dependency {
+        deps.iter()
+            .find(|d| d.name == name && d.version == version)
+            .unwrap_or_else(|| panic!("{name} {version} not found in {deps:#?}"))
+    }
+
+    const V1: &str = r#"[[package]]
+name = "flask"
+version = "2.0.1"
+description = ""
+category = "main"
+optional = false
+python-versions = ">=3.6"
+
+[[package]]
+name = "pytest"
+version = "7.0.0"
+category = "dev"
+optional = false
+python-versions = ">=3.6"
+
+[[package]]
+name = "mylib"
+version = "0.1.0"
+category = "main"
+optional = false
+python-versions = "*"
+develop = true
+
+[package.source]
+type = "directory"
+url = "../mylib"
+
+[[package]]
+name = "gitpkg"
+version = "1.0.0"
+category = "main"
+optional = false
+python-versions = "*"
+
+[package.source]
+type = "git"
+url = "https://github.com/x/gitpkg.git"
+reference = "main"
+resolved_reference = "abc123"
+
+[metadata]
+lock-version = "1.1"
+"#;
+
+    #[test]
+    fn v1_categories_sources_and_pyproject() {
+        let mut tree = MemTree::with("poetry.lock", V1);
+        tree.insert(
+            "pyproject.toml",
+            "[tool.poetry.dependencies]\npython = \"^3.8\"\nFlask = \"^2.0\"\n[tool.poetry.dev-dependencies]\npytest = \"^7\"\n",
+        );
+        let file = read(&tree, "poetry.lock", &Limits::default()).unwrap();
+        let d = &file.dependencies;
+        let flask = get(d, "flask", "2.0.1");
+        assert_eq!(
+            (flask.kind, flask.dev, flask.line),
+            (DependencyKind::Direct, false, Some(2))
+        );
+        let pytest = get(d, "pytest", "7.0.0");
+        assert_eq!(
+            (pytest.kind, pytest.dev, pytest.line),
+            (DependencyKind::Direct, true, Some(10))
+        );
+        assert_eq!(get(d, "mylib", "0.1.0").origin, Origin::Path);
+        assert_eq!(
+            get(d, "gitpkg", "1.0.0").origin,
+            Origin::Git {
+                url: "https://github.com/x/gitpkg.git#abc123".into()
+            }
+        );
+        assert_eq!(get(d, "gitpkg", "1.0.0").kind, DependencyKind::Transitive);
+    }
+
+    #[test]
+    fn v2_groups() {
+        let lock = "[[package]]\nname = \"a\"\nversion = \"1.0\"\ngroups = [\"main\", \"dev\"]\n\n[[package]]\nname = \"b\"\nversion = \"2.0\"\ngroups = [\"dev\", \"docs\"]\n\n[metadata]\nlock-version = \"2.1\"\n";
+        let tree = MemTree::with("poetry.lock", lock);
+        let file = read(&tree, "poetry.lock", &Limits::default()).unwrap();
+        let d = &file.dependencies;
+        assert!(!get(d, "a", "1.0").dev);
+        assert!(get(d, "b", "2.0").dev);
+        assert_eq!(get(d, "b", "2.0").kind, DependencyKind::Unknown);
+    }
+
+    #[test]
+    fn pyproject_alone_gives_exact_pins() {
+        let text = "[project]\nname = \"x\"\ndependencies = [\n  \"requests==2.31.0\",\n  \"flask>=2\",\n]\n[dependency-groups]\ndev = [\"pytest==8.0.0\"]\n[tool.poetry.dependencies]\nJinja2 = \"3.1.4\"\nclick = \"^8\"\n";
+        let tree = MemTree::with("pyproject.toml", text);
+        let file = read(&tree, "pyproject.toml", &Limits::default()).unwrap();
+        let d = &file.dependencies;
+        assert_eq!(d.len(), 3);
+        assert_eq!(get(d, "requests", "2.31.0").line, Some(4));
+        assert!(get(d, "pytest", "8.0.0").dev);
+        assert_eq!(get(d, "Jinja2", "3.1.4").line, Some(10));
+        assert!(
+            file.notes.iter().any(|n| n.starts_with("2 dependencies")),
+            "{:?}",
+            file.notes
+        );
+    }
+
+    #[test]
+    fn broken_sibling_is_a_note_not_a_failure() {
+        let mut tree = MemTree::with("poetry.lock", V1);
+        tree.insert("pyproject.toml", "[tool.poetry\n");
+        let file = read(&tree, "poetry.lock", &Limits::default()).unwrap();
+        assert_eq!(file.dependencies.len(), 4);
+        assert!(
+            file.notes
+                .iter()
+                .any(|n| n.starts_with("pyproject.toml line 1:")),
+            "{:?}",
+            file.notes
+        );
+    }
+}
