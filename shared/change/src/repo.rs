@@ -219,6 +219,16 @@ impl Repo {
         self.read_entry(&tree, Path::new(path_str), max_bytes)
     }
 
+    /// The size of `path` in `commit` without reading it; `None` when it is missing or is
+    /// not a regular file (symlinks and submodules are never read).
+    pub fn blob_size(&self, commit: &str, path: &[u8]) -> Result<Option<u64>, ChangeError> {
+        Ok(match self.read_blob(commit, path, 0)? {
+            BlobRead::TooLarge { size } => Some(size),
+            BlobRead::Content(bytes) => Some(bytes.len() as u64),
+            BlobRead::Missing | BlobRead::LeftOut(_) => None,
+        })
+    }
+
     fn read_entry(
         &self,
         tree: &git2::Tree<'_>,

@@ -18,6 +18,9 @@ pub use settings::{Allowed, SETTINGS, Setting, reference_markdown};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// Environment prefixes that belong to the test suite and the benchmarks, not to Proven.
+pub const RESERVED_PREFIXES: &[&str] = &["PROVEN_TEST_", "PROVEN_BENCH_"];
+
 /// Exit code for a configuration error.
 pub const EXIT_CONFIG: i32 = 7;
 
@@ -79,7 +82,8 @@ impl Layers {
     ) -> Result<Layers, ConfigError> {
         let mut layers = Layers::default();
         for (name, value) in vars {
-            if !name.starts_with("PROVEN_") || name.starts_with("PROVEN_TEST_") {
+            if !name.starts_with("PROVEN_") || RESERVED_PREFIXES.iter().any(|p| name.starts_with(p))
+            {
                 continue;
             }
             let Some(setting) = SETTINGS.iter().find(|s| s.env == name) else {

@@ -213,5 +213,9 @@ pub fn reference_markdown() -> String {
         );
     }
     s.push_str("\nKeys shown as — are process settings: only the environment or flags set them.\n");
+    s.push_str(
+        "Variables starting with `PROVEN_TEST_` or `PROVEN_BENCH_` belong to the test suite and the \
+         benchmarks; they are not settings.\n",
+    );
     s
 }

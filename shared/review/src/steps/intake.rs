@@ -1,0 +1,171 @@
+//! Intake: resolve base and head, read what changed, and read `proven.yaml` from the base.
+
+use std::path::PathBuf;
+
+use proven_change::{BlobRead, Change, Limits, Repo, Revision};
+use serde_json::json;
+
+use crate::{ReviewError, Trace};
+
+/// Largest `proven.yaml` read.
+const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+/// Largest file whose first bytes are read to tell prose from a script.
+const MAX_FACT_BYTES: u64 = 4 * 1024 * 1024;
+
+pub struct IntakeInput {
+    pub repository: PathBuf,
+    pub base: String,
+    pub head: String,
+    pub limits: Limits,
+}
+
+/// What the later steps need to know about one changed file.
+#[derive(Debug, Clone)]
+pub struct FileFacts {
+    pub path: String,
+    pub old_path: Option<String>,
+    pub executable: bool,
+    /// Starts with `#!` on either side (None: could not be read to tell).
+    pub shebang: Option<bool>,
+    /// A pure move: renamed with no line changed.
+    pub pure_rename: bool,
+    pub binary: bool,
+}
+
+pub struct IntakeOutcome {
+    pub base: Revision,
+    pub head: Revision,
+    pub change: Change,
+    pub facts: Vec<FileFacts>,
+    /// `proven.yaml` from the base revision, with a name for messages.
+    pub config: Option<(String, String)>,
+}
+
+/// Runs intake. Blocking (git2): call from a blocking thread.
+pub fn run(input: &IntakeInput) -> Result<IntakeOutcome, ReviewError> {
+    let repo = Repo::open(&input.repository).map_err(|e| ReviewError::Input(e.to_string()))?;
+    let base = repo
+        .resolve(&input.base)
+        .map_err(|e| ReviewError::Input(e.to_string()))?;
+    let head = repo
+        .resolve(&input.head)
+        .map_err(|e| ReviewError::Input(e.to_string()))?;
+    let change = repo
+        .diff(&base, &head, input.limits)
+        .map_err(|e| ReviewError::Input(e.to_string()))?;
+
+    let config = match repo.read_blob(&base.commit, b"proven.yaml", MAX_CONFIG_BYTES) {
+        Ok(BlobRead::Content(bytes)) => {
+            let origin = format!(
+                "proven.yaml (base {})",
+                &base.commit[..12.min(base.commit.len())]
+            );
+            let text = String::from_utf8(bytes).map_err(|_| {
+                ReviewError::Config(proven_config::ConfigError {
+                    source_name: origin.clone(),
+                    key: String::new(),
+                    message: "is not UTF-8 text".into(),
+                })
+            })?;
+            Some((origin, text))
+        }
+        Ok(BlobRead::Missing) => None,
+        Ok(BlobRead::LeftOut(reason)) => {
+            return Err(ReviewError::Config(proven_config::ConfigError {
+                source_name: "proven.yaml".into(),
+                key: String::new(),
+                message: format!(
+                    "is a {} in the base revision; it is never followed",
+                    reason.as_str()
+                ),
+            }));
+        }
+        Ok(BlobRead::TooLarge { size }) => {
+            return Err(ReviewError::Config(proven_config::ConfigError {
+                source_name: "proven.yaml".into(),
+                key: String::new(),
+                message: format!("is {size} bytes; the limit is {MAX_CONFIG_BYTES}"),
+            }));
+        }
+        Err(e) => return Err(ReviewError::Input(e.to_string())),
+    };
+
+    let mut facts = Vec::with_capacity(change.files.len());
+    for f in &change.files {
+        let starts_with_shebang =
+            |commit: &str, path: Option<&proven_change::RepoPath>| -> Option<bool> {
+                let Some(path) = path else { return Some(false) };
+                match repo.read_blob(commit, path.as_bytes(), MAX_FACT_BYTES) {
+                    Ok(BlobRead::Content(bytes)) => Some(bytes.starts_with(b"#!")),
+                    Ok(BlobRead::Missing) => Some(false),
+                    _ => None,
+                }
+            };
+        let shebang = match (
+            starts_with_shebang(&base.commit, f.old_path.as_ref()),
+            starts_with_shebang(&head.commit, f.new_path.as_ref()),
+        ) {
+            (Some(a), Some(b)) => Some(a || b),
+            _ => None,
+        };
+        facts.push(FileFacts {
+            path: f.path().display(),
+            old_path: f
+                .old_path
+                .as_ref()
+                .filter(|_| f.new_path.is_some())
+                .map(|p| p.display()),
+            executable: matches!(f.old_mode, proven_change::Mode::Executable)
+                || matches!(f.new_mode, proven_change::Mode::Executable),
+            shebang,
+            pure_rename: f.status == proven_change::FileStatus::Renamed
+                && f.additions == 0
+                && f.deletions == 0,
+            binary: f.binary,
+        });
+    }
+    Ok(IntakeOutcome {
+        base,
+        head,
+        change,
+        facts,
+        config,
+    })
+}
+
+/// The intake's trace lines: the revisions, each changed file, each entry left out.
+pub fn trace(outcome: &IntakeOutcome, trace: &mut Trace) {
+    trace.push(
+        "intake",
+        json!({
+            "base": {"rev": outcome.base.spec, "commit": outcome.base.commit},
+            "head": {"rev": outcome.head.spec, "commit": outcome.head.commit},
+            "files": outcome.change.files.len(),
+            "truncated": outcome.change.truncated,
+            "config": outcome.config.as_ref().map(|(origin, _)| origin),
+        }),
+    );
+    for f in &outcome.change.files {
+        trace.push(
+            "file",
+            json!({
+                "path": f.path().display(),
+                "old_path": f.old_path.as_ref().map(|p| p.display()),
+                "status": f.status.as_str(),
+                "old_mode": f.old_mode.octal(),
+                "new_mode": f.new_mode.octal(),
+                "binary": f.binary,
+                "utf8_path": f.path().as_str().is_some(),
+                "additions": f.additions,
+                "deletions": f.deletions,
+            }),
+        );
+    }
+    for l in &outcome.change.left_out {
+        trace.push(
+            "left_out",
+            json!({"path": l.path.display(), "reason": l.reason.as_str(),
+                   "why": "never read as a file: it is not part of the reviewed trees"}),
+        );
+    }
+}

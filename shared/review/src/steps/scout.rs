@@ -1,0 +1,210 @@
+//! Scout: classify the change from its files and write the plan line before anything else
+//! runs. No model: the rules are plain code a reader can check against the trace.
+//!
+//! Rules (after the seed design's "five rules", reduced to what this build runs):
+//! - one file with a security signal makes the whole change `security` (deep band);
+//! - `docs` only when every file is verified prose: a prose suffix, no executable bit, no
+//!   shebang on either side (a name proves nothing);
+//! - a change that is not wholly one kind is ambiguous and says so;
+//! - the plan line is written before any evidence step runs.
+
+use proven_lockfile::Format;
+use proven_report::Plan;
+use serde_json::json;
+
+use super::intake::FileFacts;
+use crate::Trace;
+
+const PROSE_SUFFIXES: &[&str] = &[".md", ".markdown", ".rst", ".txt", ".adoc", ".asciidoc"];
+const CONFIG_SUFFIXES: &[&str] = &[
+    ".yml",
+    ".yaml",
+    ".toml",
+    ".json",
+    ".ini",
+    ".cfg",
+    ".conf",
+    ".properties",
+    ".env",
+    ".xml",
+];
+/// Path fragments that mark security-sensitive code.
+const SECURITY_SIGNALS: &[&str] = &[
+    "auth",
+    "crypto",
+    "security",
+    "secret",
+    "password",
+    "passwd",
+    "token",
+    "permission",
+    "acl",
+    "sandbox",
+    "tls",
+    "ssl",
+    "jwt",
+    "oauth",
+    "login",
+    "session",
+    "cert",
+    ".github/workflows/",
+];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Classification {
+    pub kind: &'static str,
+    pub band: &'static str,
+    pub ambiguous: bool,
+    /// Each file and the rule it matched.
+    pub signals: Vec<(String, String)>,
+}
+
+fn lower(p: &str) -> String {
+    p.to_ascii_lowercase()
+}
+
+fn file_kind(f: &FileFacts) -> (&'static str, String) {
+    let path = lower(&f.path);
+    if let Some(sig) = SECURITY_SIGNALS.iter().find(|s| path.contains(*s)) {
+        return ("security", format!("path contains {sig:?}"));
+    }
+    let is_dep = |p: &str| Format::detect(p).is_some();
+    if is_dep(&f.path) || f.old_path.as_deref().is_some_and(is_dep) {
+        return ("dependency", "dependency manifest or lock file".into());
+    }
+    if f.pure_rename {
+        return ("refactor", "renamed without changes".into());
+    }
+    let prose_name = |p: &str| PROSE_SUFFIXES.iter().any(|s| lower(p).ends_with(s));
+    if prose_name(&f.path) && f.old_path.as_deref().is_none_or(prose_name) {
+        return match (f.executable, f.shebang, f.binary) {
+            (false, Some(false), false) => ("docs", "verified prose".into()),
+            (true, _, _) => ("feature", "prose suffix but executable: not prose".into()),
+            (_, Some(true), _) => (
+                "feature",
+                "prose suffix but starts with #!: not prose".into(),
+            ),
+            (_, None, _) => (
+                "feature",
+                "prose suffix but could not be read to verify".into(),
+            ),
+            (_, _, true) => ("feature", "prose suffix but binary".into()),
+        };
+    }
+    if CONFIG_SUFFIXES.iter().any(|s| path.ends_with(s)) || path.ends_with("dockerfile") {
+        return ("config", "configuration file".into());
+    }
+    ("feature", "source or other file".into())
+}
+
+pub fn classify(files: &[FileFacts]) -> Classification {
+    let mut signals = Vec::with_capacity(files.len());
+    let mut kinds: Vec<&'static str> = Vec::new();
+    for f in files {
+        let (kind, why) = file_kind(f);
+        signals.push((f.path.clone(), format!("{kind}: {why}")));
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
+    }
+    let (kind, ambiguous) = if kinds.contains(&"security") {
+        ("security", false)
+    } else if kinds.is_empty() {
+        ("empty", false)
+    } else if kinds.len() == 1 {
+        (kinds[0], false)
+    } else {
+        // Not wholly one kind: never planned as a confident lighter class.
+        ("feature", true)
+    };
+    Classification {
+        kind,
+        band: if kind == "security" { "deep" } else { "light" },
+        ambiguous,
+        signals,
+    }
+}
+
+/// Builds the plan and writes its one trace line.
+pub fn plan(files: &[FileFacts], dependencies_on: bool, trace: &mut Trace) -> Plan {
+    let c = classify(files);
+    let touches_dependencies = c.signals.iter().any(|(_, s)| s.starts_with("dependency"));
+    let mut runs = vec!["intake".to_string()];
+    let mut left_out = Vec::new();
+    if dependencies_on && touches_dependencies {
+        runs.push("dependency evidence".to_string());
+    } else if !dependencies_on {
+        left_out.push("dependency evidence: switched off (dependencies.enabled = off)".to_string());
+    } else {
+        left_out.push("dependency evidence: no dependency file changed".to_string());
+    }
+    if c.kind != "docs" && c.kind != "empty" {
+        left_out.push(
+            "model agents (planner, investigator, prover, skeptic, fixer): not part of this build; only \
+             dependency evidence can prove findings"
+                .to_string(),
+        );
+    }
+    let plan = Plan {
+        change_kind: c.kind.to_string(),
+        band: c.band.to_string(),
+        runs,
+        left_out,
+    };
+    trace.push(
+        "plan",
+        json!({
+            "change_kind": plan.change_kind,
+            "band": plan.band,
+            "ambiguous": c.ambiguous,
+            "signals": c.signals.iter().map(|(p, s)| json!({"path": p, "signal": s})).collect::<Vec<_>>(),
+            "runs": plan.runs,
+            "left_out": plan.left_out,
+        }),
+    );
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(path: &str) -> FileFacts {
+        FileFacts {
+            path: path.into(),
+            old_path: None,
+            executable: false,
+            shebang: Some(false),
+            pure_rename: false,
+            binary: false,
+        }
+    }
+
+    #[test]
+    fn one_security_signal_makes_the_whole_change_security() {
+        let c = classify(&[f("README.md"), f("src/auth/login.rs"), f("Cargo.lock")]);
+        assert_eq!((c.kind, c.band), ("security", "deep"));
+    }
+
+    #[test]
+    fn only_verified_prose_is_docs() {
+        assert_eq!(classify(&[f("docs/a.md"), f("CHANGES.txt")]).kind, "docs");
+        let mut script = f("docs/run.md");
+        script.shebang = Some(true);
+        assert_eq!(classify(&[script]).kind, "feature");
+        let mut exec = f("notes.txt");
+        exec.executable = true;
+        assert_eq!(classify(&[exec]).kind, "feature");
+        let mut unread = f("big.md");
+        unread.shebang = None;
+        assert_eq!(classify(&[unread]).kind, "feature");
+    }
+
+    #[test]
+    fn mixed_changes_are_ambiguous_and_never_light_classes() {
+        let c = classify(&[f("docs/a.md"), f("src/main.rs")]);
+        assert_eq!((c.kind, c.ambiguous), ("feature", true));
+        let c = classify(&[f("Cargo.lock"), f("Cargo.toml")]);
+        assert_eq!((c.kind, c.ambiguous), ("dependency", false));
+    }
+}
