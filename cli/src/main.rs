@@ -1,0 +1,331 @@
+//! `proven`: the command line. Glue only: parse arguments, load the one `Config`, open the
+//! store, call the libraries, render, and turn outcomes into the documented exit codes.
+
+mod db;
+mod exit;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use proven_config::{ColorChoice, Config, Layers};
+use proven_report::{Format, Report, Status};
+use proven_review::{ReviewError, Trace};
+use proven_store::Store;
+
+use crate::exit::Exit;
+
+#[derive(Parser)]
+#[command(
+    name = "proven",
+    version,
+    about = "A code reviewer that reports only what it can prove."
+)]
+struct Cli {
+    /// Colour in text output (overrides PROVEN_COLOR).
+    #[arg(long, global = true, value_parser = ["auto", "always", "never"])]
+    color: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Review a change: the commits between BASE and HEAD of a git repository.
+    Review(ReviewArgs),
+    /// Dependency commands.
+    #[command(subcommand)]
+    Deps(DepsCommand),
+    /// Advisory database commands.
+    #[command(subcommand)]
+    Db(DbCommand),
+    /// Print a stored review's trace as JSON Lines.
+    Trace {
+        /// The review id printed by `proven review`.
+        review_id: String,
+    },
+    /// Configuration commands.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Version-comparison vectors.
+    #[command(subcommand)]
+    Vectors(VectorsCommand),
+}
+
+#[derive(Subcommand)]
+enum VectorsCommand {
+    /// Evaluate every row of vectors files (the ../shared/data/vectors format) with Proven's
+    /// version rules; print agreement per ecosystem and kind, then each disagreeing row.
+    /// Exit 0 only when every row agrees or is a known decision.
+    Check {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Print a machine-readable summary.
+        #[arg(long)]
+        json: bool,
+        /// Known decisions (JSON Lines); default: the list built into Proven.
+        #[arg(long, value_name = "FILE")]
+        known: Option<PathBuf>,
+    },
+}
+
+#[derive(Args)]
+struct OutputArgs {
+    /// Output format.
+    #[arg(long, default_value = "text", value_parser = ["text", "json", "markdown", "sarif"])]
+    format: String,
+    /// Write the output to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ReviewArgs {
+    /// The git repository.
+    #[arg(long, default_value = ".")]
+    repo: PathBuf,
+    /// The base revision (branch, tag, SHA or expression such as HEAD~1).
+    #[arg(long)]
+    base: String,
+    /// The head revision.
+    #[arg(long, default_value = "HEAD")]
+    head: String,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Subcommand)]
+enum DepsCommand {
+    /// Check one lock file or manifest (no change): every affected package is a finding.
+    Scan {
+        file: PathBuf,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+}
+
+#[derive(Subcommand)]
+enum DbCommand {
+    /// Import advisories: OSV JSON, JSON Lines, directories or zip exports; CISA KEV JSON;
+    /// FIRST EPSS CSV. Idempotent: a record is replaced only by a newer one.
+    Import {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// How many advisories, KEV entries and EPSS scores are stored.
+    Stats,
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Print the settings reference (docs/configuration.md).
+    Reference,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { exit::USAGE } else { 0 });
+        }
+    };
+    let outcome = run(cli);
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(exit) => {
+            eprintln!("proven: {}", exit.message);
+            ExitCode::from(exit.code)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<u8, Exit> {
+    if let Command::Config(ConfigCommand::Reference) = &cli.command {
+        print!("{}", proven_config::reference_markdown());
+        return Ok(0);
+    }
+    if let Command::Vectors(VectorsCommand::Check { files, json, known }) = &cli.command {
+        return vectors_check(files, *json, known.as_deref());
+    }
+    let mut layers = Layers::from_env(std::env::vars()).map_err(Exit::config)?;
+    if let Some(color) = &cli.color {
+        layers = layers.with_flag("color", color.clone(), "--color");
+    }
+    let config = layers.resolve().map_err(Exit::config)?;
+    init_logging(&config);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Exit::internal(format!("start the async runtime: {e}")))?;
+    runtime.block_on(async move {
+        let store = open_store(&config).await?;
+        let code = match cli.command {
+            Command::Review(args) => review(&store, &layers, &config, args).await,
+            Command::Deps(DepsCommand::Scan { file, output }) => {
+                scan(&store, &config, file, output).await
+            }
+            Command::Db(DbCommand::Import { paths }) => db::import(&store, &paths).await,
+            Command::Db(DbCommand::Stats) => db::stats(&store).await,
+            Command::Trace { review_id } => trace(&store, &review_id).await,
+            Command::Config(_) | Command::Vectors(_) => Ok(0),
+        };
+        store.close().await;
+        code
+    })
+}
+
+fn init_logging(config: &Config) {
+    let filter = tracing_subscriber::EnvFilter::try_new(&config.log)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+async fn open_store(config: &Config) -> Result<Store, Exit> {
+    let opened = match &config.database_url {
+        Some(url) => Store::open_url(url).await,
+        None => Store::open_sqlite(&config.sqlite_path()).await,
+    };
+    opened.map_err(|e| Exit::store(e.to_string()))
+}
+
+fn use_color(config: &Config, output: &OutputArgs) -> bool {
+    match config.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            output.output.is_none()
+                && std::env::var_os("NO_COLOR").is_none()
+                && std::io::stdout().is_terminal()
+        }
+    }
+}
+
+fn emit(report: &Report, config: &Config, output: &OutputArgs) -> Result<(), Exit> {
+    let format = Format::parse(&output.format).ok_or_else(|| {
+        Exit::usage(format!(
+            "--format {:?}: expected one of {}",
+            output.format,
+            Format::NAMES
+        ))
+    })?;
+    let text = proven_report::render(report, format, use_color(config, output));
+    match &output.output {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| Exit::input(format!("write {}: {e}", path.display())))
+            .map(|_| {
+                eprintln!(
+                    "proven: wrote {} ({} findings, {})",
+                    path.display(),
+                    report.findings.len(),
+                    report.status.as_str()
+                )
+            }),
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|_| out.flush())
+                .map_err(|e| Exit::input(format!("write output: {e}")))
+        }
+    }
+}
+
+/// The documented exit code of a finished review or scan.
+fn result_code(report: &Report) -> u8 {
+    match report.status {
+        Status::Incomplete | Status::Failed => exit::INCOMPLETE,
+        Status::Complete if !report.findings.is_empty() => exit::FINDINGS,
+        Status::Complete => 0,
+    }
+}
+
+async fn review(
+    store: &Store,
+    layers: &Layers,
+    config: &Config,
+    args: ReviewArgs,
+) -> Result<u8, Exit> {
+    let request = proven_review::embedded::ReviewRequest {
+        repository: args.repo.clone(),
+        base: args.base.clone(),
+        head: args.head.clone(),
+    };
+    let report = proven_review::embedded::review(store, layers, request)
+        .await
+        .map_err(Exit::from_review)?;
+    emit(&report, config, &args.output)?;
+    Ok(result_code(&report))
+}
+
+async fn scan(
+    store: &Store,
+    config: &Config,
+    file: PathBuf,
+    output: OutputArgs,
+) -> Result<u8, Exit> {
+    let mut trace = Trace::new("scan");
+    let report = proven_review::scan::scan_file(store, config, &file, &mut trace)
+        .await
+        .map_err(Exit::from_review)?;
+    emit(&report, config, &output)?;
+    Ok(result_code(&report))
+}
+
+async fn trace(store: &Store, review_id: &str) -> Result<u8, Exit> {
+    let rows = store.trace(review_id).await.map_err(|e| match e {
+        proven_store::StoreError::NotFound(what) => Exit::input(format!("{what} not found")),
+        other => Exit::store(other.to_string()),
+    })?;
+    let mut out = std::io::stdout().lock();
+    for row in rows {
+        let mut line = serde_json::Map::new();
+        line.insert("review_id".into(), row.review_id.into());
+        line.insert("seq".into(), row.seq.into());
+        line.insert("at".into(), row.at.into());
+        line.insert("run_id".into(), row.run_id.into());
+        line.insert("kind".into(), row.kind.into());
+        line.insert("event".into(), row.event);
+        writeln!(out, "{}", serde_json::Value::Object(line))
+            .map_err(|e| Exit::input(format!("write output: {e}")))?;
+    }
+    Ok(0)
+}
+
+fn vectors_check(
+    files: &[PathBuf],
+    json: bool,
+    known: Option<&std::path::Path>,
+) -> Result<u8, Exit> {
+    use proven_version::vectors::{KnownDecisions, check_files};
+    let known = match known {
+        Some(path) => KnownDecisions::load(path).map_err(|e| Exit::input(e.to_string()))?,
+        None => KnownDecisions::builtin().map_err(|e| Exit::internal(e.to_string()))?,
+    };
+    let report = check_files(files, &known).map_err(|e| Exit::input(e.to_string()))?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report.to_json()).unwrap_or_default()
+        );
+    } else {
+        print!("{report}");
+    }
+    Ok(if report.all_agree() {
+        0
+    } else {
+        exit::FINDINGS
+    })
+}
+
+impl Exit {
+    fn from_review(e: ReviewError) -> Exit {
+        Exit {
+            code: e.exit_code() as u8,
+            message: e.to_string(),
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! Running the binary against a store of either backend.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use proven_store::testing::{Backend, TestStore};
+
+pub fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data")
+        .join(rel)
+}
+
+/// A store the binary talks to: SQLite under a temporary data directory, or a fresh
+/// Postgres database passed through `PROVEN_DATABASE_URL`.
+pub struct Env {
+    pub store: TestStore,
+    pub data_dir: tempfile::TempDir,
+    pub backend: Backend,
+}
+
+impl Env {
+    pub async fn new(backend: Backend) -> Env {
+        Env {
+            store: TestStore::new(backend).await,
+            data_dir: tempfile::tempdir().expect("tempdir"),
+            backend,
+        }
+    }
+
+    pub fn proven(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_proven"));
+        // Nothing from the caller's environment decides the outcome.
+        for (k, _) in std::env::vars() {
+            if k.starts_with("PROVEN_") {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.env("NO_COLOR", "1");
+        match self.backend {
+            Backend::Sqlite => {
+                // The binary opens its own file under the data directory.
+                cmd.env("PROVEN_DATA_DIR", self.data_dir.path());
+            }
+            Backend::Postgres => {
+                cmd.env("PROVEN_DATABASE_URL", &self.store.url);
+            }
+        }
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.proven().args(args).output().expect("run proven")
+    }
+
+    pub async fn cleanup(self) {
+        self.store.cleanup().await;
+    }
+}
+
+pub fn text(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+pub fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", text(out)))
+}
+
+/// The advisory files the acceptance tests need (EPSS is imported by its own test: it is
+/// 360,000 rows).
+pub fn advisory_files() -> Vec<String> {
+    [
+        "advisories/osv-crates-rustsec.jsonl",
+        "advisories/osv-packagist-friendsofphp.jsonl",
+        "advisories/osv-pypi-pypa.jsonl",
+        "advisories/osv-rubygems-rubysec.jsonl",
+        "advisories/osv-npm-nodejs-securitywg.jsonl",
+        "advisories/kev.json",
+    ]
+    .iter()
+    .map(|r| data(r).display().to_string())
+    .collect()
+}
+
+pub fn import(env: &Env, files: &[String]) {
+    let mut args = vec!["db", "import"];
+    args.extend(files.iter().map(String::as_str));
+    let out = env.run(&args);
+    assert!(out.status.success(), "import failed: {:?}", text(&out));
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Makes sure the services the tests talk to are running: starts an installed one that is
+# stopped, installs a missing one from Debian's packages where it can (as on a fresh
+# machine), and otherwise fails naming what to install. Sourced by scripts/test.
+set -euo pipefail
+
+log() { printf 'services: %s\n' "$*" >&2; }
+
+as_root() {
+    if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+        log "need root to run: $*"; return 1; fi
+}
+
+apt_install() {
+    log "installing $* from Debian's packages"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null &&
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+wait_for() { # name, tries, command...
+    local name=$1 tries=$2; shift 2
+    for _ in $(seq "$tries"); do
+        if "$@" >/dev/null 2>&1; then return 0; fi
+        sleep 0.5
+    done
+    log "$name did not become ready"; return 1
+}
+
+ensure_postgres() {
+    local url=${PROVEN_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/postgres}
+    if command -v pg_isready >/dev/null && pg_isready -q -d "$url"; then return 0; fi
+    if ! ls /etc/postgresql/*/main >/dev/null 2>&1; then
+        apt_install postgresql || { log "PostgreSQL is missing: install the Debian package 'postgresql'"; return 1; }
+    fi
+    local version
+    version=$(ls /etc/postgresql | sort -V | tail -n 1)
+    log "starting PostgreSQL $version"
+    as_root pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
+    wait_for PostgreSQL 60 pg_isready -q -d "$url" || {
+        log "PostgreSQL is not reachable at $url (trust auth for user postgres is expected)"; return 1; }
+}
+
+ensure_redis() {
+    if command -v redis-cli >/dev/null && redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then return 0; fi
+    command -v redis-server >/dev/null || apt_install redis-server ||
+        { log "Redis is missing: install the Debian package 'redis-server'"; return 1; }
+    log "starting Redis"
+    mkdir -p /var/lib/redis /var/log/redis 2>/dev/null || true
+    redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no \
+        --dir /var/lib/redis --logfile /var/log/redis/ci.log
+    wait_for Redis 40 redis-cli -h 127.0.0.1 -p 6379 ping
+}
+
+# Databases that a crashed test run left behind (tests drop their own on success).
+sweep_test_databases() {
+    local url=${PROVEN_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/postgres}
+    psql -q -At "$url" -c "SELECT datname FROM pg_database WHERE datname LIKE 'proven\_t\_%'" 2>/dev/null |
+        while read -r db; do psql -q "$url" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true; done
+}
