@@ -1,0 +1,1 @@
+//! The sandbox-runner: tests run in Docker containers with no network and no secrets.
