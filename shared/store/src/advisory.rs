@@ -342,7 +342,7 @@ impl AdvisoryImport<'_> {
     /// Stores a KEV catalogue (entries are upserted: the catalogue only grows).
     pub async fn add_kev(&mut self, catalog: &KevCatalog) -> Result<(), StoreError> {
         let version = catalog.catalog_version.clone();
-        let mut tx = self.store.pool.begin().await?;
+        let mut tx = self.store.write_tx().await?;
         for chunk in catalog.vulnerabilities.chunks(BATCH) {
             let sql = format!(
                 "INSERT INTO kev (cve, vendor, product, name, date_added, ransomware, catalog, entry) VALUES {} \
@@ -374,7 +374,7 @@ impl AdvisoryImport<'_> {
 
     /// Stores EPSS scores; a stored score from a later date is kept.
     pub async fn add_epss(&mut self, scores: &EpssScores) -> Result<(), StoreError> {
-        let mut tx = self.store.pool.begin().await?;
+        let mut tx = self.store.write_tx().await?;
         for chunk in scores.scores.chunks(2000) {
             let sql = format!(
                 "INSERT INTO epss (cve, probability, percentile, score_date) VALUES {} \
@@ -430,7 +430,7 @@ impl AdvisoryImport<'_> {
             }
         }
 
-        let mut tx = self.store.pool.begin().await?;
+        let mut tx = self.store.write_tx().await?;
         let sql = format!(
             "SELECT id, modified_us, digest FROM advisories WHERE id IN ({})",
             list(1, batch.len())

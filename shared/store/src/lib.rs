@@ -14,6 +14,7 @@
 
 mod advisory;
 mod error;
+mod pipeline;
 mod review;
 mod sql;
 #[cfg(any(test, feature = "testing"))]
@@ -21,6 +22,10 @@ pub mod testing;
 
 pub use advisory::{AdvisoryImport, AffectedRow, EpssRow, ImportCounts, KevRow, StoredAdvisory};
 pub use error::StoreError;
+pub use pipeline::{
+    Claim, Committed, JUDGE_QUEUE, JUDGE_STEP, Job, Lease, NewPipelineReview, NewStep, Outcome,
+    PendingReview, StepId, StepRow, now_us,
+};
 pub use review::{NewReview, ReviewRow, ReviewStatus, TraceRow};
 
 use std::path::Path;
@@ -113,6 +118,19 @@ impl Store {
                 message: e.to_string(),
             })?;
         Ok(Store { pool, dialect })
+    }
+
+    /// A transaction that will write. On SQLite it takes the write lock up front
+    /// (`BEGIN IMMEDIATE`): a deferred transaction that reads and then writes can fail with
+    /// "database is locked" when another writer got in between, and the busy timeout does
+    /// not cover that upgrade.
+    pub(crate) async fn write_tx(
+        &self,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        match self.dialect {
+            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Dialect::Postgres => self.pool.begin().await,
+        }
     }
 
     pub fn dialect(&self) -> Dialect {

@@ -7,6 +7,8 @@ use crate::{Store, StoreError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReviewStatus {
+    /// Submitted, waiting for admission.
+    Queued,
     Running,
     /// Every part ran.
     Complete,
@@ -14,24 +16,30 @@ pub enum ReviewStatus {
     Incomplete,
     /// The review could not be done at all (e.g. a revision does not exist).
     Failed,
+    /// A newer head of the same pull request replaced it before it finished.
+    Superseded,
 }
 
 impl ReviewStatus {
     pub fn as_str(self) -> &'static str {
         match self {
+            ReviewStatus::Queued => "queued",
             ReviewStatus::Running => "running",
             ReviewStatus::Complete => "complete",
             ReviewStatus::Incomplete => "incomplete",
             ReviewStatus::Failed => "failed",
+            ReviewStatus::Superseded => "superseded",
         }
     }
 
     pub fn parse(s: &str) -> Option<ReviewStatus> {
         [
+            ReviewStatus::Queued,
             ReviewStatus::Running,
             ReviewStatus::Complete,
             ReviewStatus::Incomplete,
             ReviewStatus::Failed,
+            ReviewStatus::Superseded,
         ]
         .into_iter()
         .find(|st| st.as_str() == s)
@@ -157,23 +165,9 @@ impl Store {
         run_id: &str,
         events: &[(String, serde_json::Value)],
     ) -> Result<(), StoreError> {
-        for chunk in events.chunks(500) {
-            let sql = format!(
-                "INSERT INTO trace_events (review_id, at, run_id, kind, event) VALUES {}",
-                values_rows(chunk.len(), 5)
-            );
-            let at = now();
-            let mut q = sqlx::query(trusted(sql));
-            for (kind, event) in chunk {
-                q = q
-                    .bind(review_id)
-                    .bind(at.as_str())
-                    .bind(run_id)
-                    .bind(kind.as_str())
-                    .bind(event.to_string());
-            }
-            q.execute(&self.pool).await?;
-        }
+        let mut tx = self.write_tx().await?;
+        insert_trace(&mut tx, review_id, run_id, events).await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -203,4 +197,31 @@ impl Store {
             })
             .collect()
     }
+}
+
+/// Appends trace lines inside a transaction (a step's lines commit with its result).
+pub(crate) async fn insert_trace(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    review_id: &str,
+    run_id: &str,
+    events: &[(String, serde_json::Value)],
+) -> Result<(), StoreError> {
+    for chunk in events.chunks(500) {
+        let sql = format!(
+            "INSERT INTO trace_events (review_id, at, run_id, kind, event) VALUES {}",
+            values_rows(chunk.len(), 5)
+        );
+        let at = now();
+        let mut q = sqlx::query(trusted(sql));
+        for (kind, event) in chunk {
+            q = q
+                .bind(review_id)
+                .bind(at.as_str())
+                .bind(run_id)
+                .bind(kind.as_str())
+                .bind(event.to_string());
+        }
+        q.execute(&mut **tx).await?;
+    }
+    Ok(())
 }

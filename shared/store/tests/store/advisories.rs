@@ -1,21 +1,9 @@
-//! The store's behaviour, run against both backends: every test body runs once on a
-//! temporary SQLite file and once on a fresh Postgres database.
+//! Advisory import and matching.
 
 use proven_domain::Ecosystem;
 use proven_osv::{EpssScore, EpssScores, KevCatalog, Record};
 use proven_store::testing::{Backend, TestStore};
 use proven_store::{NewReview, ReviewStatus, StoreError};
-
-macro_rules! both_backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(#[tokio::test] async fn $name() { super::$name(proven_store::testing::Backend::Sqlite).await })*
-        }
-        mod postgres {
-            $(#[tokio::test] async fn $name() { super::$name(proven_store::testing::Backend::Postgres).await })*
-        }
-    };
-}
 
 both_backends!(
     import_is_idempotent_and_newest_record_wins,

@@ -1,0 +1,789 @@
+//! The durable pipeline's truth: one row per step with its state, attempts and lease
+//! generation; the outbox of jobs to push; the fan-in counter; admission and supersede.
+//!
+//! Invariants (each enforced by a conditional statement inside one transaction):
+//! - Only the holder of a step's current lease generation commits its result; a worker
+//!   whose lease was taken over gets [`Committed::Conflict`] and changes nothing.
+//! - A commit writes the step's result, its next steps and their outbox rows together;
+//!   next steps are keyed by (review, step, key), so a replayed commit adds nothing.
+//! - The judge step of a review is inserted at most once (primary key), whoever gets the
+//!   fan-in counter to zero, a dead letter, or the deadline.
+//! - A step claimed more than `max_attempts` times without finishing is dead-lettered.
+
+use sqlx::Row;
+
+use crate::sql::{now, trusted};
+use crate::{Dialect, Store, StoreError};
+
+pub const JUDGE_STEP: &str = "judge";
+pub const JUDGE_QUEUE: &str = "control";
+
+/// Microseconds since the epoch.
+pub fn now_us() -> i64 {
+    let t = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1000;
+    i64::try_from(t).unwrap_or(i64::MAX)
+}
+
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub struct StepId {
+    pub review_id: String,
+    pub step: String,
+    pub key: String,
+}
+
+/// A job on a queue: which step to wake up. Everything else is in the store.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Job {
+    pub review_id: String,
+    pub step: String,
+    pub key: String,
+    pub queue: String,
+}
+
+impl Job {
+    pub fn id(&self) -> StepId {
+        StepId {
+            review_id: self.review_id.clone(),
+            step: self.step.clone(),
+            key: self.key.clone(),
+        }
+    }
+}
+
+/// A step to create.
+#[derive(Debug, Clone)]
+pub struct NewStep {
+    pub step: String,
+    pub key: String,
+    pub queue: String,
+    pub input: Option<String>,
+    /// Its branch counts in the review's fan-in (a finding pipeline).
+    pub pipeline: bool,
+    pub not_before_us: i64,
+}
+
+impl NewStep {
+    pub fn new(step: &str, queue: &str) -> NewStep {
+        NewStep {
+            step: step.into(),
+            key: String::new(),
+            queue: queue.into(),
+            input: None,
+            pipeline: false,
+            not_before_us: 0,
+        }
+    }
+}
+
+/// The right to run a step, until `until_us`; `generation` fences the commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    pub id: StepId,
+    pub queue: String,
+    pub generation: i64,
+    pub attempt: i64,
+    pub owner: String,
+    pub input: Option<String>,
+    pub pipeline: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    Run(Lease),
+    /// Finished already (a redelivered job): acknowledge and do nothing.
+    Finished,
+    /// Another worker holds a live lease.
+    Busy,
+    /// The review was cancelled or superseded.
+    Cancelled,
+    /// No such step.
+    Missing,
+    /// Claimed too often without finishing: dead-lettered now; its branch is closed.
+    DeadLettered {
+        attempts: i64,
+    },
+    /// Not due yet (a retry scheduled for later).
+    NotYet,
+}
+
+/// What a finished step hands back.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    pub result: String,
+    pub next: Vec<NewStep>,
+    /// This step ends its finding pipeline (fan-in).
+    pub closes_pipeline: bool,
+    pub trace: Vec<(String, serde_json::Value)>,
+    pub run_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Committed {
+    /// Written; `judge_enqueued` when this commit closed the last pipeline.
+    Done { judge_enqueued: bool, jobs: usize },
+    /// The lease was taken over (or the step finished elsewhere): nothing was written.
+    Conflict,
+}
+
+#[derive(Debug, Clone)]
+pub struct StepRow {
+    pub id: StepId,
+    pub queue: String,
+    pub state: String,
+    pub attempts: i64,
+    pub lease_gen: i64,
+    pub pipeline: bool,
+    pub result: Option<String>,
+    pub error: Option<String>,
+}
+
+/// A review waiting for admission.
+#[derive(Debug, Clone)]
+pub struct PendingReview {
+    pub id: String,
+    pub tenant_id: Option<String>,
+    pub priority: i64,
+    pub created_us: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewPipelineReview {
+    pub id: String,
+    pub tenant_id: Option<String>,
+    pub repository: String,
+    pub base_rev: String,
+    pub head_rev: String,
+    pub priority: i64,
+    pub batch_id: Option<String>,
+    pub pr_key: Option<String>,
+    pub request: String,
+    pub deadline_us: Option<i64>,
+}
+
+impl Store {
+    /// Records a review waiting for admission. A newer review of the same pull request
+    /// (tenant + `pr_key`) supersedes older unfinished ones: their queued steps are
+    /// cancelled before they start. Returns the ids it superseded.
+    pub async fn submit_review(&self, r: &NewPipelineReview) -> Result<Vec<String>, StoreError> {
+        let mut tx = self.write_tx().await?;
+        let now_text = now();
+        sqlx::query(
+            "INSERT INTO reviews (id, created_at, repository, base_rev, head_rev, status, tenant_id, priority, \
+             batch_id, pr_key, request, created_us, deadline_us) \
+             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12)",
+        )
+        .bind(r.id.as_str())
+        .bind(now_text.as_str())
+        .bind(r.repository.as_str())
+        .bind(r.base_rev.as_str())
+        .bind(r.head_rev.as_str())
+        .bind(r.tenant_id.as_deref())
+        .bind(r.priority)
+        .bind(r.batch_id.as_deref())
+        .bind(r.pr_key.as_deref())
+        .bind(r.request.as_str())
+        .bind(now_us())
+        .bind(r.deadline_us)
+        .execute(&mut *tx)
+        .await?;
+        let mut superseded = Vec::new();
+        if let Some(pr) = &r.pr_key {
+            let rows = sqlx::query(
+                "SELECT id FROM reviews WHERE pr_key = $1 AND id <> $2 AND superseded_by IS NULL \
+                 AND status IN ('queued', 'running') AND COALESCE(tenant_id, '') = COALESCE($3, '')",
+            )
+            .bind(pr.as_str())
+            .bind(r.id.as_str())
+            .bind(r.tenant_id.as_deref())
+            .fetch_all(&mut *tx)
+            .await?;
+            for row in rows {
+                let old: String = row.try_get(0)?;
+                sqlx::query("UPDATE reviews SET superseded_by = $1, status = 'superseded', finished_at = $2 WHERE id = $3")
+                    .bind(r.id.as_str())
+                    .bind(now_text.as_str())
+                    .bind(old.as_str())
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query("UPDATE steps SET state = 'cancelled', updated_us = $1 WHERE review_id = $2 AND state = 'queued'")
+                    .bind(now_us())
+                    .bind(old.as_str())
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query("DELETE FROM outbox WHERE review_id = $1")
+                    .bind(old.as_str())
+                    .execute(&mut *tx)
+                    .await?;
+                superseded.push(old);
+            }
+        }
+        tx.commit().await?;
+        Ok(superseded)
+    }
+
+    /// Reviews waiting for admission, highest priority first, oldest first.
+    pub async fn pending_reviews(&self, limit: i64) -> Result<Vec<PendingReview>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, tenant_id, priority, created_us FROM reviews \
+             WHERE admitted_us IS NULL AND status = 'queued' ORDER BY priority, created_us LIMIT $1",
+        )
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|r| {
+                Ok(PendingReview {
+                    id: r.try_get(0)?,
+                    tenant_id: r.try_get(1)?,
+                    priority: r.try_get(2)?,
+                    created_us: r.try_get(3)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Running (admitted, unfinished) reviews per tenant, and each tenant's limit.
+    pub async fn running_by_tenant(&self) -> Result<Vec<(String, i64, i64)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT t.id, t.max_running_reviews, \
+                    (SELECT COUNT(*) FROM reviews r WHERE r.tenant_id = t.id AND r.admitted_us IS NOT NULL \
+                      AND r.status = 'running') \
+             FROM tenants t",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(2)?, r.try_get(1)?)))
+            .collect()
+    }
+
+    /// Admits one review: marks it running and creates its first step with its job, in one
+    /// transaction. Returns false when someone else admitted it first.
+    pub async fn admit_review(&self, review_id: &str, first: &NewStep) -> Result<bool, StoreError> {
+        let mut tx = self.write_tx().await?;
+        let done = sqlx::query(
+            "UPDATE reviews SET admitted_us = $1, status = 'running' WHERE id = $2 AND admitted_us IS NULL \
+             AND status = 'queued'",
+        )
+        .bind(now_us())
+        .bind(review_id)
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Ok(false);
+        }
+        insert_steps(&mut tx, review_id, std::slice::from_ref(first)).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Takes the lease of a step. Counts the attempt in the store: a step claimed more than
+    /// `max_attempts` times without finishing is dead-lettered here (its branch is closed,
+    /// and the judge enqueued when it was the last).
+    pub async fn claim(
+        &self,
+        id: &StepId,
+        owner: &str,
+        lease_for_us: i64,
+        max_attempts: i64,
+    ) -> Result<Claim, StoreError> {
+        let mut tx = self.write_tx().await?;
+        let row = sqlx::query(trusted(select_step_for_update(self.dialect)))
+            .bind(id.review_id.as_str())
+            .bind(id.step.as_str())
+            .bind(id.key.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(row) = row else {
+            return Ok(Claim::Missing);
+        };
+        let state: String = row.try_get(0)?;
+        let attempts: i64 = row.try_get(1)?;
+        let lease_until: Option<i64> = row.try_get(3)?;
+        let not_before: i64 = row.try_get(4)?;
+        let now = now_us();
+        match state.as_str() {
+            "done" | "failed" | "dead" => return Ok(Claim::Finished),
+            "cancelled" => return Ok(Claim::Cancelled),
+            "running" if lease_until.is_some_and(|u| u > now) => return Ok(Claim::Busy),
+            _ => {}
+        }
+        if not_before > now {
+            return Ok(Claim::NotYet);
+        }
+        let status: Option<String> = sqlx::query("SELECT status FROM reviews WHERE id = $1")
+            .bind(id.review_id.as_str())
+            .fetch_optional(&mut *tx)
+            .await?
+            .map(|r| r.try_get(0))
+            .transpose()?;
+        if matches!(status.as_deref(), Some("superseded" | "cancelled")) {
+            sqlx::query("UPDATE steps SET state = 'cancelled', updated_us = $1 WHERE review_id = $2 AND step = $3 AND key = $4")
+                .bind(now)
+                .bind(id.review_id.as_str())
+                .bind(id.step.as_str())
+                .bind(id.key.as_str())
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            return Ok(Claim::Cancelled);
+        }
+        if attempts >= max_attempts {
+            let message = format!(
+                "claimed {attempts} times without finishing (its worker crashed or timed out each time)"
+            );
+            close_branch(&mut tx, id, "dead", &message, now).await?;
+            tx.commit().await?;
+            return Ok(Claim::DeadLettered { attempts });
+        }
+        let row = sqlx::query(
+            "UPDATE steps SET state = 'running', attempts = attempts + 1, lease_gen = lease_gen + 1, \
+             lease_owner = $1, lease_until_us = $2, updated_us = $3 \
+             WHERE review_id = $4 AND step = $5 AND key = $6 \
+             RETURNING lease_gen, attempts, input, queue, pipeline",
+        )
+        .bind(owner)
+        .bind(now + lease_for_us)
+        .bind(now)
+        .bind(id.review_id.as_str())
+        .bind(id.step.as_str())
+        .bind(id.key.as_str())
+        .fetch_one(&mut *tx)
+        .await?;
+        let lease = Lease {
+            id: id.clone(),
+            generation: row.try_get(0)?,
+            attempt: row.try_get(1)?,
+            input: row.try_get(2)?,
+            queue: row.try_get(3)?,
+            pipeline: row.try_get::<i64, _>(4)? != 0,
+            owner: owner.to_string(),
+        };
+        tx.commit().await?;
+        Ok(Claim::Run(lease))
+    }
+
+    /// Extends a lease still held; false when it was taken over.
+    pub async fn renew(&self, lease: &Lease, lease_for_us: i64) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE steps SET lease_until_us = $1 WHERE review_id = $2 AND step = $3 AND key = $4 \
+             AND lease_gen = $5 AND state = 'running'",
+        )
+        .bind(now_us() + lease_for_us)
+        .bind(lease.id.review_id.as_str())
+        .bind(lease.id.step.as_str())
+        .bind(lease.id.key.as_str())
+        .bind(lease.generation)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Commits a finished step, fenced by its lease generation: the result, the next steps
+    /// with their outbox rows, the fan-in, and the trace, in one transaction.
+    pub async fn commit(&self, lease: &Lease, outcome: &Outcome) -> Result<Committed, StoreError> {
+        let mut tx = self.write_tx().await?;
+        let now = now_us();
+        let done = sqlx::query(
+            "UPDATE steps SET state = 'done', result = $1, lease_until_us = NULL, updated_us = $2 \
+             WHERE review_id = $3 AND step = $4 AND key = $5 AND lease_gen = $6 AND state = 'running'",
+        )
+        .bind(outcome.result.as_str())
+        .bind(now)
+        .bind(lease.id.review_id.as_str())
+        .bind(lease.id.step.as_str())
+        .bind(lease.id.key.as_str())
+        .bind(lease.generation)
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Ok(Committed::Conflict);
+        }
+        let status: Option<String> = sqlx::query("SELECT status FROM reviews WHERE id = $1")
+            .bind(lease.id.review_id.as_str())
+            .fetch_optional(&mut *tx)
+            .await?
+            .map(|r| r.try_get(0))
+            .transpose()?;
+        let cancelled = !matches!(status.as_deref(), Some("running" | "queued"));
+        let mut jobs = 0;
+        let mut judge_enqueued = false;
+        if !cancelled {
+            let pipelines = outcome.next.iter().filter(|s| s.pipeline).count() as i64;
+            if pipelines > 0 {
+                sqlx::query(
+                    "UPDATE reviews SET open_pipelines = open_pipelines + $1 WHERE id = $2",
+                )
+                .bind(pipelines)
+                .bind(lease.id.review_id.as_str())
+                .execute(&mut *tx)
+                .await?;
+            }
+            jobs += insert_steps(&mut tx, &lease.id.review_id, &outcome.next).await?;
+            if outcome.closes_pipeline {
+                judge_enqueued = fan_in(&mut tx, &lease.id.review_id, now).await?;
+                jobs += usize::from(judge_enqueued);
+            }
+        }
+        if !outcome.trace.is_empty() {
+            crate::review::insert_trace(
+                &mut tx,
+                &lease.id.review_id,
+                &outcome.run_id,
+                &outcome.trace,
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(Committed::Done {
+            judge_enqueued,
+            jobs,
+        })
+    }
+
+    /// Ends a step that failed for good (a permanent error): its branch closes like a
+    /// finished one, with the error kept for the judge to name.
+    pub async fn fail(&self, lease: &Lease, message: &str) -> Result<Committed, StoreError> {
+        let mut tx = self.write_tx().await?;
+        let owned = sqlx::query(
+            "SELECT 1 FROM steps WHERE review_id = $1 AND step = $2 AND key = $3 AND lease_gen = $4 AND state = 'running'",
+        )
+        .bind(lease.id.review_id.as_str())
+        .bind(lease.id.step.as_str())
+        .bind(lease.id.key.as_str())
+        .bind(lease.generation)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if owned.is_none() {
+            return Ok(Committed::Conflict);
+        }
+        let judge_enqueued = close_branch(&mut tx, &lease.id, "failed", message, now_us()).await?;
+        tx.commit().await?;
+        Ok(Committed::Done {
+            judge_enqueued,
+            jobs: usize::from(judge_enqueued),
+        })
+    }
+
+    /// Gives a step back to the queue for a later attempt (a retryable error, or a rate
+    /// limit: `spend_attempt` false does not count it).
+    pub async fn retry_later(
+        &self,
+        lease: &Lease,
+        delay_us: i64,
+        spend_attempt: bool,
+        message: &str,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.write_tx().await?;
+        let when = now_us() + delay_us;
+        let done = sqlx::query(
+            "UPDATE steps SET state = 'queued', not_before_us = $1, error = $2, lease_until_us = NULL, \
+             attempts = attempts - $3, updated_us = $4 \
+             WHERE review_id = $5 AND step = $6 AND key = $7 AND lease_gen = $8 AND state = 'running'",
+        )
+        .bind(when)
+        .bind(message)
+        .bind(i64::from(!spend_attempt))
+        .bind(now_us())
+        .bind(lease.id.review_id.as_str())
+        .bind(lease.id.step.as_str())
+        .bind(lease.id.key.as_str())
+        .bind(lease.generation)
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Ok(false);
+        }
+        push_outbox(&mut tx, &lease.id, &lease.queue, when).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Takes up to `limit` due jobs off the outbox (deleting them): the caller pushes them
+    /// to the queue. Concurrent drainers never take the same row (Postgres `SKIP LOCKED`).
+    pub async fn drain_outbox(&self, limit: i64) -> Result<Vec<Job>, StoreError> {
+        let sql = match self.dialect {
+            Dialect::Postgres => {
+                "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE not_before_us <= $1 ORDER BY id \
+                 LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING review_id, step, key, queue"
+            }
+            Dialect::Sqlite => {
+                "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE not_before_us <= $1 ORDER BY id \
+                 LIMIT $2) RETURNING review_id, step, key, queue"
+            }
+        };
+        let now = now_us();
+        let rows = sqlx::query(sql)
+            .bind(now)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        let jobs: Vec<Job> = rows
+            .into_iter()
+            .map(|r| {
+                Ok(Job {
+                    review_id: r.try_get(0)?,
+                    step: r.try_get(1)?,
+                    key: r.try_get(2)?,
+                    queue: r.try_get(3)?,
+                })
+            })
+            .collect::<Result<_, StoreError>>()?;
+        Ok(jobs)
+    }
+
+    /// Records that jobs reached the queue (the reconciler's clock for "lost in the queue").
+    pub async fn mark_pushed(&self, jobs: &[Job]) -> Result<(), StoreError> {
+        let now = now_us();
+        for j in jobs {
+            sqlx::query(
+                "UPDATE steps SET pushed_us = $1 WHERE review_id = $2 AND step = $3 AND key = $4",
+            )
+            .bind(now)
+            .bind(j.review_id.as_str())
+            .bind(j.step.as_str())
+            .bind(j.key.as_str())
+            .execute(&self.pool)
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// The reconciler: steps whose job the queue may have lost — queued and not pushed
+    /// for `stale_us`, or running with an expired lease — get a fresh outbox row.
+    /// Returns how many were re-enqueued.
+    pub async fn requeue_lost(&self, stale_us: i64) -> Result<u64, StoreError> {
+        let now = now_us();
+        let mut tx = self.write_tx().await?;
+        let rows = sqlx::query(
+            "SELECT review_id, step, key, queue FROM steps s \
+             WHERE ((state = 'queued' AND not_before_us <= $1 AND COALESCE(pushed_us, 0) < $2) \
+                OR (state = 'running' AND lease_until_us < $1)) \
+               AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.review_id = s.review_id AND o.step = s.step AND o.key = s.key) \
+             LIMIT 1000",
+        )
+        .bind(now)
+        .bind(now - stale_us)
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut n = 0;
+        for r in rows {
+            let id = StepId {
+                review_id: r.try_get(0)?,
+                step: r.try_get(1)?,
+                key: r.try_get(2)?,
+            };
+            let queue: String = r.try_get(3)?;
+            push_outbox(&mut tx, &id, &queue, now).await?;
+            sqlx::query(
+                "UPDATE steps SET pushed_us = $1 WHERE review_id = $2 AND step = $3 AND key = $4",
+            )
+            .bind(now)
+            .bind(id.review_id.as_str())
+            .bind(id.step.as_str())
+            .bind(id.key.as_str())
+            .execute(&mut *tx)
+            .await?;
+            n += 1;
+        }
+        tx.commit().await?;
+        Ok(n)
+    }
+
+    /// Reviews past their deadline get their judge now (missing parts judged inconclusive).
+    pub async fn judge_overdue(&self) -> Result<u64, StoreError> {
+        let now = now_us();
+        let mut tx = self.write_tx().await?;
+        let rows = sqlx::query(
+            "SELECT id FROM reviews r WHERE status = 'running' AND deadline_us IS NOT NULL AND deadline_us < $1 \
+             AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.review_id = r.id AND s.step = 'judge') LIMIT 100",
+        )
+        .bind(now)
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut n = 0;
+        for r in rows {
+            let id: String = r.try_get(0)?;
+            if insert_judge(&mut tx, &id, now).await? {
+                n += 1;
+            }
+        }
+        tx.commit().await?;
+        Ok(n)
+    }
+
+    pub async fn steps_of(&self, review_id: &str) -> Result<Vec<StepRow>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT review_id, step, key, queue, state, attempts, lease_gen, pipeline, result, error FROM steps \
+             WHERE review_id = $1 ORDER BY created_us, step, key",
+        )
+        .bind(review_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|r| {
+                Ok(StepRow {
+                    id: StepId {
+                        review_id: r.try_get(0)?,
+                        step: r.try_get(1)?,
+                        key: r.try_get(2)?,
+                    },
+                    queue: r.try_get(3)?,
+                    state: r.try_get(4)?,
+                    attempts: r.try_get(5)?,
+                    lease_gen: r.try_get(6)?,
+                    pipeline: r.try_get::<i64, _>(7)? != 0,
+                    result: r.try_get(8)?,
+                    error: r.try_get(9)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The review's request as submitted (JSON).
+    pub async fn review_request(&self, review_id: &str) -> Result<Option<String>, StoreError> {
+        let r = sqlx::query("SELECT request FROM reviews WHERE id = $1")
+            .bind(review_id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("review {review_id}")))?;
+        Ok(r.try_get(0)?)
+    }
+
+    /// How many jobs wait in the outbox, and how many steps are in each state (metrics).
+    pub async fn pipeline_depth(&self) -> Result<Vec<(String, String, i64)>, StoreError> {
+        let rows = sqlx::query("SELECT queue, state, COUNT(*) FROM steps GROUP BY queue, state")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.into_iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+            .collect()
+    }
+}
+
+fn select_step_for_update(dialect: Dialect) -> String {
+    let lock = match dialect {
+        Dialect::Postgres => " FOR UPDATE",
+        Dialect::Sqlite => "",
+    };
+    format!(
+        "SELECT state, attempts, lease_gen, lease_until_us, not_before_us FROM steps \
+         WHERE review_id = $1 AND step = $2 AND key = $3{lock}"
+    )
+}
+
+type Tx<'a> = sqlx::Transaction<'a, sqlx::Any>;
+
+async fn push_outbox(
+    tx: &mut Tx<'_>,
+    id: &StepId,
+    queue: &str,
+    not_before_us: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO outbox (review_id, step, key, queue, not_before_us, created_us) VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(id.review_id.as_str())
+    .bind(id.step.as_str())
+    .bind(id.key.as_str())
+    .bind(queue)
+    .bind(not_before_us)
+    .bind(now_us())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Inserts steps that do not exist yet, each with its outbox row. Returns how many.
+async fn insert_steps(
+    tx: &mut Tx<'_>,
+    review_id: &str,
+    steps: &[NewStep],
+) -> Result<usize, StoreError> {
+    let now = now_us();
+    let mut n = 0;
+    for s in steps {
+        let inserted = sqlx::query(
+            "INSERT INTO steps (review_id, step, key, queue, state, pipeline, input, not_before_us, created_us, updated_us) \
+             VALUES ($1, $2, $3, $4, 'queued', $5, $6, $7, $8, $8) ON CONFLICT (review_id, step, key) DO NOTHING",
+        )
+        .bind(review_id)
+        .bind(s.step.as_str())
+        .bind(s.key.as_str())
+        .bind(s.queue.as_str())
+        .bind(i64::from(s.pipeline))
+        .bind(s.input.as_deref())
+        .bind(s.not_before_us)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+        if inserted.rows_affected() == 1 {
+            let id = StepId {
+                review_id: review_id.into(),
+                step: s.step.clone(),
+                key: s.key.clone(),
+            };
+            push_outbox(tx, &id, &s.queue, s.not_before_us.max(now)).await?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+async fn insert_judge(tx: &mut Tx<'_>, review_id: &str, _now: i64) -> Result<bool, StoreError> {
+    Ok(insert_steps(tx, review_id, &[NewStep::new(JUDGE_STEP, JUDGE_QUEUE)]).await? == 1)
+}
+
+/// One finding pipeline ended: the guarded decrement, and the judge when it was the last.
+async fn fan_in(tx: &mut Tx<'_>, review_id: &str, now: i64) -> Result<bool, StoreError> {
+    let left: i64 = sqlx::query(
+        "UPDATE reviews SET open_pipelines = open_pipelines - 1 WHERE id = $1 AND open_pipelines > 0 \
+         RETURNING open_pipelines",
+    )
+    .bind(review_id)
+    .fetch_optional(&mut **tx)
+    .await?
+    .map(|r| r.try_get(0))
+    .transpose()?
+    .unwrap_or(-1);
+    if left == 0 {
+        insert_judge(tx, review_id, now).await
+    } else {
+        Ok(false)
+    }
+}
+
+/// Ends a step without a result (failed or dead) and closes its branch: a pipeline step
+/// counts in the fan-in; a review-level step (or the judge) sends the review to the judge,
+/// which names the failure. A dead judge is recorded by the judge's caller.
+async fn close_branch(
+    tx: &mut Tx<'_>,
+    id: &StepId,
+    state: &str,
+    message: &str,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let pipeline: i64 = sqlx::query(
+        "UPDATE steps SET state = $1, error = $2, lease_until_us = NULL, updated_us = $3 \
+         WHERE review_id = $4 AND step = $5 AND key = $6 RETURNING pipeline",
+    )
+    .bind(state)
+    .bind(message)
+    .bind(now)
+    .bind(id.review_id.as_str())
+    .bind(id.step.as_str())
+    .bind(id.key.as_str())
+    .fetch_one(&mut **tx)
+    .await?
+    .try_get(0)?;
+    if id.step == JUDGE_STEP {
+        return Ok(false);
+    }
+    if pipeline != 0 {
+        fan_in(tx, &id.review_id, now).await
+    } else {
+        insert_judge(tx, &id.review_id, now).await
+    }
+}

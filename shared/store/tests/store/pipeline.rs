@@ -1,0 +1,347 @@
+//! The pipeline's invariants in the store: fenced commits, attempts, fan-in, supersede.
+
+use proven_store::testing::{Backend, TestStore};
+use proven_store::{Claim, Committed, NewPipelineReview, NewStep, Outcome, StepId, Store};
+
+both_backends!(
+    a_worker_whose_lease_was_taken_over_cannot_commit,
+    a_step_that_crashes_its_worker_three_times_is_dead_lettered,
+    fan_out_then_fan_in_enqueues_the_judge_once,
+    a_newer_head_of_the_same_pull_request_cancels_pending_steps,
+    the_reconciler_re_enqueues_what_the_queue_lost,
+    judge_runs_exactly_once_under_concurrent_completion,
+);
+
+const MAX_ATTEMPTS: i64 = 3;
+
+async fn admitted(store: &Store, id: &str, pr: Option<&str>) -> Vec<String> {
+    let superseded = store
+        .submit_review(&NewPipelineReview {
+            id: id.into(),
+            tenant_id: None,
+            repository: "/repo".into(),
+            base_rev: "a".into(),
+            head_rev: "b".into(),
+            priority: 0,
+            batch_id: None,
+            pr_key: pr.map(str::to_string),
+            request: "{}".into(),
+            deadline_us: None,
+        })
+        .await
+        .expect("submit");
+    assert!(
+        store
+            .admit_review(id, &NewStep::new("intake", "evidence"))
+            .await
+            .expect("admit")
+    );
+    superseded
+}
+
+fn id(review: &str, step: &str, key: &str) -> StepId {
+    StepId {
+        review_id: review.into(),
+        step: step.into(),
+        key: key.into(),
+    }
+}
+
+async fn run(store: &Store, step: &StepId, owner: &str) -> proven_store::Lease {
+    match store
+        .claim(step, owner, 60_000_000, MAX_ATTEMPTS)
+        .await
+        .expect("claim")
+    {
+        Claim::Run(lease) => lease,
+        other => panic!("expected to run {step:?}, got {other:?}"),
+    }
+}
+
+async fn a_worker_whose_lease_was_taken_over_cannot_commit(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    admitted(&t.store, "r1", None).await;
+    let step = id("r1", "intake", "");
+    // The first worker's lease expires at once (it is presumed dead)...
+    let zombie = match t
+        .store
+        .claim(&step, "w1", 0, MAX_ATTEMPTS)
+        .await
+        .expect("claim")
+    {
+        Claim::Run(l) => l,
+        other => panic!("{other:?}"),
+    };
+    // ...and a live lease is refused to anyone else.
+    let live = run(&t.store, &step, "w2").await;
+    assert_eq!(
+        t.store
+            .claim(&step, "w3", 60_000_000, MAX_ATTEMPTS)
+            .await
+            .expect("claim"),
+        Claim::Busy
+    );
+    assert!(live.generation > zombie.generation);
+    let late = Outcome {
+        result: "\"late\"".into(),
+        next: vec![NewStep::new("plan", "control")],
+        ..Default::default()
+    };
+    assert_eq!(
+        t.store.commit(&zombie, &late).await.expect("commit"),
+        Committed::Conflict
+    );
+    assert!(!t.store.renew(&zombie, 1_000_000).await.expect("renew"));
+    let fresh = Outcome {
+        result: "\"fresh\"".into(),
+        next: vec![NewStep::new("plan", "control")],
+        ..Default::default()
+    };
+    assert!(matches!(
+        t.store.commit(&live, &fresh).await.expect("commit"),
+        Committed::Done { jobs: 1, .. }
+    ));
+    let steps = t.store.steps_of("r1").await.expect("steps");
+    let intake = steps
+        .iter()
+        .find(|s| s.id.step == "intake")
+        .expect("intake");
+    assert_eq!(
+        intake.result.as_deref(),
+        Some("\"fresh\""),
+        "the late result never lands"
+    );
+    assert_eq!(steps.len(), 2);
+    // A redelivered job for a finished step does nothing.
+    assert_eq!(
+        t.store
+            .claim(&step, "w4", 60_000_000, MAX_ATTEMPTS)
+            .await
+            .expect("claim"),
+        Claim::Finished
+    );
+    t.cleanup().await;
+}
+
+async fn a_step_that_crashes_its_worker_three_times_is_dead_lettered(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    admitted(&t.store, "r1", None).await;
+    let step = id("r1", "intake", "");
+    for attempt in 1..=3 {
+        match t
+            .store
+            .claim(&step, "crashy", 0, MAX_ATTEMPTS)
+            .await
+            .expect("claim")
+        {
+            Claim::Run(l) => assert_eq!(l.attempt, attempt),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(
+        t.store
+            .claim(&step, "w", 60_000_000, MAX_ATTEMPTS)
+            .await
+            .expect("claim"),
+        Claim::DeadLettered { attempts: 3 }
+    );
+    let steps = t.store.steps_of("r1").await.expect("steps");
+    let dead = steps
+        .iter()
+        .find(|s| s.id.step == "intake")
+        .expect("intake");
+    assert_eq!((dead.state.as_str(), dead.attempts), ("dead", 3));
+    assert!(
+        steps.iter().any(|s| s.id.step == "judge"),
+        "a dead review-level step sends the review to the judge"
+    );
+    assert_eq!(
+        t.store
+            .claim(&step, "w", 60_000_000, MAX_ATTEMPTS)
+            .await
+            .expect("claim"),
+        Claim::Finished
+    );
+    t.cleanup().await;
+}
+
+async fn fan_out_then_fan_in_enqueues_the_judge_once(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    admitted(&t.store, "r1", None).await;
+    let lease = run(&t.store, &id("r1", "intake", ""), "w").await;
+    let next: Vec<NewStep> = (0..3)
+        .map(|i| NewStep {
+            key: format!("p{i}"),
+            pipeline: true,
+            ..NewStep::new("check", "evidence")
+        })
+        .collect();
+    t.store
+        .commit(
+            &lease,
+            &Outcome {
+                result: "{}".into(),
+                next,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("fan out");
+    assert_eq!(
+        t.store.drain_outbox(100).await.expect("drain").len(),
+        4,
+        "intake's own job and three pipelines"
+    );
+    let mut judged = 0;
+    for i in 0..3 {
+        let l = run(&t.store, &id("r1", "check", &format!("p{i}")), "w").await;
+        let outcome = Outcome {
+            result: "{}".into(),
+            closes_pipeline: true,
+            ..Default::default()
+        };
+        if let Committed::Done {
+            judge_enqueued: true,
+            ..
+        } = t.store.commit(&l, &outcome).await.expect("commit")
+        {
+            judged += 1;
+            assert_eq!(i, 2, "only the last pipeline enqueues the judge");
+        }
+    }
+    assert_eq!(judged, 1);
+    let jobs = t.store.drain_outbox(100).await.expect("drain");
+    assert_eq!(jobs.iter().filter(|j| j.step == "judge").count(), 1);
+    t.cleanup().await;
+}
+
+async fn a_newer_head_of_the_same_pull_request_cancels_pending_steps(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    admitted(&t.store, "old", Some("acme/app#7")).await;
+    let superseded = admitted(&t.store, "new", Some("acme/app#7")).await;
+    assert_eq!(superseded, vec!["old".to_string()]);
+    assert_eq!(
+        t.store
+            .claim(&id("old", "intake", ""), "w", 60_000_000, MAX_ATTEMPTS)
+            .await
+            .expect("claim"),
+        Claim::Cancelled
+    );
+    assert!(matches!(
+        t.store
+            .claim(&id("new", "intake", ""), "w", 60_000_000, MAX_ATTEMPTS)
+            .await
+            .expect("claim"),
+        Claim::Run(_)
+    ));
+    assert_eq!(
+        t.store.review("old").await.expect("old").status,
+        proven_store::ReviewStatus::Superseded
+    );
+    let jobs = t.store.drain_outbox(100).await.expect("drain");
+    assert!(
+        jobs.iter().all(|j| j.review_id == "new"),
+        "the superseded review's jobs are gone: {jobs:?}"
+    );
+    t.cleanup().await;
+}
+
+async fn the_reconciler_re_enqueues_what_the_queue_lost(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    admitted(&t.store, "r1", None).await;
+    // The job was taken off the outbox and pushed, then the queue lost it (e.g. FLUSHALL).
+    let jobs = t.store.drain_outbox(100).await.expect("drain");
+    assert_eq!(jobs.len(), 1);
+    t.store.mark_pushed(&jobs).await.expect("pushed");
+    assert_eq!(
+        t.store
+            .requeue_lost(60_000_000)
+            .await
+            .expect("recent push is trusted"),
+        0
+    );
+    assert_eq!(t.store.requeue_lost(0).await.expect("stale push"), 1);
+    assert_eq!(
+        t.store
+            .requeue_lost(0)
+            .await
+            .expect("already in the outbox"),
+        0
+    );
+    assert_eq!(t.store.drain_outbox(100).await.expect("drain").len(), 1);
+    // A running step whose lease expired (its worker died) is re-enqueued too.
+    let _dead_worker = t
+        .store
+        .claim(&id("r1", "intake", ""), "w", 0, MAX_ATTEMPTS)
+        .await
+        .expect("claim");
+    assert_eq!(
+        t.store
+            .requeue_lost(60_000_000)
+            .await
+            .expect("expired lease"),
+        1
+    );
+    t.cleanup().await;
+}
+
+async fn judge_runs_exactly_once_under_concurrent_completion(backend: Backend) {
+    use proptest::prelude::*;
+    let t = TestStore::new(backend).await;
+    let store = t.store.clone();
+    let handle = tokio::runtime::Handle::current();
+    let cases = std::sync::atomic::AtomicUsize::new(0);
+    let config = ProptestConfig {
+        cases: 24,
+        ..ProptestConfig::default()
+    };
+    // Each case: N pipelines, committed by N concurrent tasks with random delays, some
+    // commits replayed (a redelivered job), some by a zombie whose lease was taken over.
+    proptest!(config, |(delays in proptest::collection::vec((0u64..4, any::<bool>(), any::<bool>()), 1..12))| {
+        let case = cases.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let review = format!("r{case}");
+        let store = store.clone();
+        let judges = std::thread::scope(|s| {
+            s.spawn(|| handle.block_on(async {
+                admitted(&store, &review, None).await;
+                let lease = run(&store, &id(&review, "intake", ""), "w").await;
+                let next: Vec<NewStep> = (0..delays.len())
+                    .map(|i| NewStep { key: format!("p{i}"), pipeline: true, ..NewStep::new("check", "evidence") })
+                    .collect();
+                store.commit(&lease, &Outcome { result: "{}".into(), next, ..Default::default() }).await.expect("fan out");
+                let mut tasks = Vec::new();
+                for (i, (delay, replay, zombie)) in delays.iter().copied().enumerate() {
+                    let store = store.clone();
+                    let step = id(&review, "check", &format!("p{i}"));
+                    tasks.push(tokio::spawn(async move {
+                        tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+                        let outcome = Outcome { result: "{}".into(), closes_pipeline: true, ..Default::default() };
+                        if zombie {
+                            let z = match store.claim(&step, "zombie", 0, MAX_ATTEMPTS).await.expect("claim") {
+                                Claim::Run(l) => l,
+                                other => panic!("{other:?}"),
+                            };
+                            let l = run(&store, &step, "live").await;
+                            assert_eq!(store.commit(&z, &outcome).await.expect("zombie commit"), Committed::Conflict);
+                            store.commit(&l, &outcome).await.expect("commit");
+                        } else {
+                            let l = run(&store, &step, "live").await;
+                            store.commit(&l, &outcome).await.expect("commit");
+                            if replay {
+                                assert_eq!(store.commit(&l, &outcome).await.expect("replay"), Committed::Conflict);
+                            }
+                        }
+                    }));
+                }
+                for task in tasks {
+                    task.await.expect("task");
+                }
+                let steps = store.steps_of(&review).await.expect("steps");
+                steps.iter().filter(|s| s.id.step == "judge").count()
+            })).join().expect("thread")
+        });
+        prop_assert_eq!(judges, 1);
+    });
+    assert!(cases.load(std::sync::atomic::Ordering::SeqCst) >= 24);
+    t.cleanup().await;
+}
