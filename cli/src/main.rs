@@ -3,6 +3,7 @@
 
 mod db;
 mod exit;
+mod sandbox;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -11,6 +12,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use proven_config::{ColorChoice, Config, Layers};
 use proven_report::{Format, Report, Status};
+use proven_review::pipeline::ReviewRequest;
 use proven_review::{ReviewError, Trace};
 use proven_store::Store;
 
@@ -51,6 +53,9 @@ enum Command {
     /// Version-comparison vectors.
     #[command(subcommand)]
     Vectors(VectorsCommand),
+    /// Sandbox commands: run one command on one tree in a container; build the images.
+    #[command(subcommand)]
+    Sandbox(sandbox::SandboxCommand),
 }
 
 #[derive(Subcommand)]
@@ -170,6 +175,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
             Command::Db(DbCommand::Stats) => db::stats(&store).await,
             Command::Trace { review_id } => trace(&store, &review_id).await,
             Command::Config(_) | Command::Vectors(_) => Ok(0),
+            Command::Sandbox(command) => sandbox::run(command).await,
         };
         store.close().await;
         code
@@ -249,14 +255,36 @@ async fn review(
     config: &Config,
     args: ReviewArgs,
 ) -> Result<u8, Exit> {
-    let request = proven_review::embedded::ReviewRequest {
-        repository: args.repo.clone(),
+    // A local repository is recorded by its absolute path, so the review reads the same
+    // repository whichever process runs its steps.
+    let repository = std::fs::canonicalize(&args.repo)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| args.repo.display().to_string());
+    let request = ReviewRequest {
+        repository,
         base: args.base.clone(),
         head: args.head.clone(),
+        ..Default::default()
     };
-    let report = proven_review::embedded::review(store, layers, request)
-        .await
-        .map_err(Exit::from_review)?;
+    let report =
+        proven_review::embedded::review(store, layers, request, config.data_dir.join("repos"))
+            .await
+            .map_err(Exit::from_review)?;
+    // A review that could not start at all is an error of its input or settings.
+    if report.status == Status::Failed
+        && let Some(failure) = report.failed_services.first()
+    {
+        match failure.service.as_str() {
+            "configuration" => {
+                return Err(Exit {
+                    code: exit::CONFIG,
+                    message: failure.message.clone(),
+                });
+            }
+            "intake" => return Err(Exit::input(failure.message.clone())),
+            _ => {}
+        }
+    }
     emit(&report, config, &args.output)?;
     Ok(result_code(&report))
 }

@@ -19,6 +19,6 @@ mod repo;
 pub use change::{Change, ChangedFile, FileStatus, Hunk, LeftOut, LeftOutReason, Limits, Mode};
 pub use error::ChangeError;
 pub use path::RepoPath;
-pub use repo::{BlobRead, Repo, Revision};
+pub use repo::{BlobRead, Repo, Revision, mirror};
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

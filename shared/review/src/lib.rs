@@ -19,6 +19,7 @@
 pub mod embedded;
 mod error;
 mod git_tree;
+pub mod pipeline;
 pub mod scan;
 pub mod steps;
 pub mod trace;

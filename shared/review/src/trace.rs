@@ -29,6 +29,11 @@ impl Trace {
         self.pending.push((kind.to_string(), event));
     }
 
+    /// The buffered lines, for a step's outcome (committed with its result).
+    pub fn into_lines(self) -> Vec<(String, Value)> {
+        self.pending
+    }
+
     /// Lines not yet written (for steps without a stored review, e.g. a scan).
     pub fn lines(&self) -> &[(String, Value)] {
         &self.pending

@@ -4,7 +4,8 @@
 use proven_change::testing::TestRepo;
 use proven_config::Layers;
 use proven_report::{FindingKind, Level, Report, Status};
-use proven_review::embedded::{ReviewRequest, review};
+use proven_review::embedded::review;
+use proven_review::pipeline::ReviewRequest;
 use proven_store::Store;
 use proven_store::testing::{Backend, TestStore};
 
@@ -88,17 +89,15 @@ const CARGO_TOML: &str =
 
 async fn run(store: &Store, repo: &TestRepo, base: &str, head: &str) -> Report {
     let layers = Layers::from_env(Vec::<(String, String)>::new()).expect("layers");
-    review(
-        store,
-        &layers,
-        ReviewRequest {
-            repository: repo.path().to_path_buf(),
-            base: base.into(),
-            head: head.into(),
-        },
-    )
-    .await
-    .expect("review runs")
+    let request = ReviewRequest {
+        repository: repo.path().display().to_string(),
+        base: base.into(),
+        head: head.into(),
+        ..Default::default()
+    };
+    review(store, &layers, request, repo.path().join(".repos"))
+        .await
+        .expect("review runs")
 }
 
 async fn raising_a_package_into_a_range_is_one_finding_with_the_fix(backend: Backend) {

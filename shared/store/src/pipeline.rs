@@ -117,6 +117,8 @@ pub struct Outcome {
     pub closes_pipeline: bool,
     pub trace: Vec<(String, serde_json::Value)>,
     pub run_id: String,
+    /// Ends the review with this status and result document (the judge's commit).
+    pub finish: Option<(crate::ReviewStatus, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -257,6 +259,16 @@ impl Store {
         rows.into_iter()
             .map(|r| Ok((r.try_get(0)?, r.try_get(2)?, r.try_get(1)?)))
             .collect()
+    }
+
+    /// Reviews admitted and not finished, across all tenants.
+    pub async fn running_reviews(&self) -> Result<i64, StoreError> {
+        let r = sqlx::query(
+            "SELECT COUNT(*) FROM reviews WHERE status = 'running' AND admitted_us IS NOT NULL",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(r.try_get(0)?)
     }
 
     /// Admits one review: marks it running and creates its first step with its job, in one
@@ -434,6 +446,18 @@ impl Store {
                 &outcome.run_id,
                 &outcome.trace,
             )
+            .await?;
+        }
+        if let Some((status, result)) = &outcome.finish {
+            sqlx::query(
+                "UPDATE reviews SET status = $1, result = $2, finished_at = $3 WHERE id = $4 \
+                 AND status NOT IN ('superseded', 'cancelled')",
+            )
+            .bind(status.as_str())
+            .bind(result.as_str())
+            .bind(crate::sql::now())
+            .bind(lease.id.review_id.as_str())
+            .execute(&mut *tx)
             .await?;
         }
         tx.commit().await?;

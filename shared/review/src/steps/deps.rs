@@ -11,7 +11,6 @@
 //! - not comparable under the ecosystem's rules → "could not see", never a finding.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::path::PathBuf;
 
 use proven_config::Informational;
 use proven_domain::{Dependency, Ecosystem, Origin, ProofLevel};
@@ -42,50 +41,33 @@ pub struct FilePair {
     pub head: Option<DependencyFile>,
 }
 
-/// What reading the dependency files gave: the pairs to evaluate, and what could not be read.
-#[derive(Debug, Default)]
-pub struct Collected {
-    pub pairs: Vec<FilePair>,
-    pub input_errors: Vec<InputError>,
-    pub not_seen: Vec<NotSeen>,
-    pub files: Vec<DependencyFileSummary>,
-}
-
 #[derive(Debug, Default)]
 pub struct DepsOutcome {
     pub findings: Vec<Finding>,
     pub not_seen: Vec<NotSeen>,
 }
 
-pub struct CollectInput {
-    pub repository: PathBuf,
-    pub base_commit: String,
-    pub head_commit: String,
-    /// Every path the change touches (old and new), as bytes.
-    pub changed_paths: Vec<Vec<u8>>,
-}
-
-/// Finds the dependency files the change touches and reads them on both sides.
-/// Blocking (git2): call from a blocking thread.
-pub fn collect(
-    input: &CollectInput,
-    options: &DepsOptions,
+/// The dependency files whose versions are authoritative for what the change touched, on
+/// either side; what could not be looked at is named. Blocking (git2).
+pub fn sources(
+    repo: &proven_change::Repo,
+    base_commit: &str,
+    head_commit: &str,
+    changed_paths: &[Vec<u8>],
     trace: &mut Trace,
-) -> Result<Collected, crate::ReviewError> {
-    let repo = proven_change::Repo::open(&input.repository)
-        .map_err(|e| crate::ReviewError::Input(e.to_string()))?;
+) -> (Vec<String>, Vec<InputError>, Vec<NotSeen>) {
     let base = GitTree {
-        repo: &repo,
-        commit: &input.base_commit,
+        repo,
+        commit: base_commit,
     };
     let head = GitTree {
-        repo: &repo,
-        commit: &input.head_commit,
+        repo,
+        commit: head_commit,
     };
-    let mut out = Collected::default();
-
+    let mut errors = Vec::new();
+    let mut not_seen = Vec::new();
     let mut touched: BTreeSet<String> = BTreeSet::new();
-    for raw in &input.changed_paths {
+    for raw in changed_paths {
         match std::str::from_utf8(raw) {
             Ok(p) if Format::detect(p).is_some() => {
                 touched.insert(p.to_string());
@@ -94,7 +76,7 @@ pub fn collect(
             Err(_) => {
                 let lossy = String::from_utf8_lossy(raw).into_owned();
                 if Format::detect(&lossy).is_some() {
-                    out.not_seen.push(NotSeen {
+                    not_seen.push(NotSeen {
                         what: lossy,
                         reason: "dependency file whose path is not UTF-8: not read".into(),
                     });
@@ -102,7 +84,6 @@ pub fn collect(
             }
         }
     }
-    // The files whose versions are authoritative for what changed, on either side.
     let mut sources: BTreeSet<String> = BTreeSet::new();
     for path in &touched {
         let mut found_any = false;
@@ -112,7 +93,7 @@ pub fn collect(
                     found_any |= !found.is_empty();
                     sources.extend(found);
                 }
-                Err(e) => out.input_errors.push(InputError {
+                Err(e) => errors.push(InputError {
                     path: path.clone(),
                     line: None,
                     side: Some(side.into()),
@@ -121,7 +102,7 @@ pub fn collect(
             }
         }
         if !found_any {
-            out.not_seen.push(NotSeen {
+            not_seen.push(NotSeen {
                 what: path.clone(),
                 reason:
                     "manifest without a lock file: version ranges give no exact version to check"
@@ -133,62 +114,90 @@ pub fn collect(
             );
         }
     }
-    for path in sources {
-        let mut pair = FilePair {
-            path: path.clone(),
-            base: None,
-            head: None,
-        };
-        for (side, tree) in [("base", &base as &dyn Tree), ("head", &head as &dyn Tree)] {
-            let present = matches!(tree.size(&path), Ok(Some(_)));
-            if !present {
-                continue;
-            }
-            match proven_lockfile::read(tree, &path, &options.limits) {
-                Ok(file) => {
-                    trace.push(
-                        "dependency_file",
-                        json!({"path": path, "side": side, "format": file.format.name(),
-                               "packages": file.dependencies.len(), "notes": file.notes}),
-                    );
-                    out.files.push(DependencyFileSummary {
-                        path: path.clone(),
-                        format: file.format.name().to_string(),
-                        side: Some(side.into()),
-                        packages: file.dependencies.len() as u32,
-                    });
-                    if side == "base" {
-                        pair.base = Some(file);
-                    } else {
-                        pair.head = Some(file);
-                    }
-                }
-                Err(e) => {
-                    trace.push(
-                        "input_error",
-                        json!({"path": path, "side": side, "line": e.line, "kind": e.kind.as_str(), "message": e.to_string()}),
-                    );
-                    out.input_errors.push(InputError {
-                        path: path.clone(),
-                        line: e.line,
-                        side: Some(side.into()),
-                        message: e.to_string(),
-                    });
-                    out.not_seen.push(NotSeen {
-                        what: format!("{path} ({side})"),
-                        reason: "could not be read, so its packages were not checked".into(),
-                    });
-                }
-            }
+    (sources.into_iter().collect(), errors, not_seen)
+}
+
+/// What reading one dependency file on both sides gave.
+#[derive(Debug, Default)]
+pub struct ReadPair {
+    /// None when the head side has no such file (or could not be read).
+    pub pair: Option<FilePair>,
+    pub input_errors: Vec<InputError>,
+    pub not_seen: Vec<NotSeen>,
+    pub files: Vec<DependencyFileSummary>,
+}
+
+/// Reads `path` on both sides. Blocking (git2).
+pub fn read_pair(
+    repo: &proven_change::Repo,
+    base_commit: &str,
+    head_commit: &str,
+    path: &str,
+    options: &DepsOptions,
+    trace: &mut Trace,
+) -> ReadPair {
+    let base = GitTree {
+        repo,
+        commit: base_commit,
+    };
+    let head = GitTree {
+        repo,
+        commit: head_commit,
+    };
+    let mut out = ReadPair::default();
+    let mut pair = FilePair {
+        path: path.to_string(),
+        base: None,
+        head: None,
+    };
+    for (side, tree) in [("base", &base as &dyn Tree), ("head", &head as &dyn Tree)] {
+        if !matches!(tree.size(path), Ok(Some(_))) {
+            continue;
         }
-        // A file unreadable on one side is still evaluated from what could be read: a
-        // missing base makes every head package "brought in", which can only over-report,
-        // and the input error keeps the review incomplete.
-        if pair.head.is_some() {
-            out.pairs.push(pair);
+        match proven_lockfile::read(tree, path, &options.limits) {
+            Ok(file) => {
+                trace.push(
+                    "dependency_file",
+                    json!({"path": path, "side": side, "format": file.format.name(),
+                           "packages": file.dependencies.len(), "notes": file.notes}),
+                );
+                out.files.push(DependencyFileSummary {
+                    path: path.to_string(),
+                    format: file.format.name().to_string(),
+                    side: Some(side.into()),
+                    packages: file.dependencies.len() as u32,
+                });
+                if side == "base" {
+                    pair.base = Some(file);
+                } else {
+                    pair.head = Some(file);
+                }
+            }
+            Err(e) => {
+                trace.push(
+                    "input_error",
+                    json!({"path": path, "side": side, "line": e.line, "kind": e.kind.as_str(), "message": e.to_string()}),
+                );
+                out.input_errors.push(InputError {
+                    path: path.to_string(),
+                    line: e.line,
+                    side: Some(side.into()),
+                    message: e.to_string(),
+                });
+                out.not_seen.push(NotSeen {
+                    what: format!("{path} ({side})"),
+                    reason: "could not be read, so its packages were not checked".into(),
+                });
+            }
         }
     }
-    Ok(out)
+    // A file unreadable on one side is still evaluated from what could be read: a missing
+    // base makes every head package "brought in", which can only over-report, and the
+    // input error keeps the review incomplete.
+    if pair.head.is_some() {
+        out.pair = Some(pair);
+    }
+    out
 }
 
 struct Candidate<'a> {

@@ -20,7 +20,7 @@ pub struct IntakeInput {
 }
 
 /// What the later steps need to know about one changed file.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct FileFacts {
     pub path: String,
     pub old_path: Option<String>,

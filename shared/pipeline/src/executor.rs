@@ -1,0 +1,219 @@
+//! One job: claim the step's lease, run its handler, commit through the lease.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use proven_store::{Claim, Committed, Job, Lease, Outcome, Store, StoreError};
+
+use crate::metrics_names as m;
+use crate::{BoxFuture, MAX_ATTEMPTS};
+
+/// A step handler's failure, with its retry policy.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StepError {
+    /// Will not succeed on retry: the branch closes, and the judge names it.
+    #[error("{0}")]
+    Permanent(String),
+    /// May succeed later: retried after `after`, spending an attempt.
+    #[error("{message} (retry in {after:?})")]
+    Retryable { message: String, after: Duration },
+    /// Rate-limited by a service: retried after `after` without spending an attempt.
+    #[error("rate limited: {message} (retry in {after:?})")]
+    RateLimited { message: String, after: Duration },
+}
+
+/// The failure of the machinery around a step (the store), not of the step.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// The review's step handlers.
+pub trait Steps: Send + Sync + 'static {
+    /// Runs one step under its lease.
+    fn run<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<Outcome, StepError>>;
+    /// The judge itself was dead-lettered: the review must still end, saying so.
+    fn judge_dead_lettered<'a>(
+        &'a self,
+        review_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+}
+
+/// What executing a job did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Executed {
+    Committed {
+        judge_enqueued: bool,
+    },
+    /// The lease was taken over while running: the result was dropped.
+    Conflict,
+    Finished,
+    Busy,
+    Cancelled,
+    Missing,
+    NotYet,
+    DeadLettered,
+    Failed,
+    RetryScheduled,
+}
+
+impl Executed {
+    fn outcome_label(&self) -> &'static str {
+        match self {
+            Executed::Committed { .. } => "ok",
+            Executed::Conflict => "conflict",
+            Executed::Finished | Executed::Busy | Executed::NotYet | Executed::Missing => "skipped",
+            Executed::Cancelled => "cancelled",
+            Executed::DeadLettered => "dead_letter",
+            Executed::Failed => "failed",
+            Executed::RetryScheduled => "retry",
+        }
+    }
+}
+
+pub struct Executor<S> {
+    store: Store,
+    steps: Arc<S>,
+    owner: String,
+    lease_for: Duration,
+    wake: Option<crate::reconciler::Wake>,
+}
+
+impl<S: Steps> Executor<S> {
+    /// `owner` names this worker process (unique per start); `lease_for` is how long a
+    /// claim holds without renewal (renewed every third of it while the step runs).
+    pub fn new(store: Store, steps: Arc<S>, owner: String, lease_for: Duration) -> Executor<S> {
+        Executor {
+            store,
+            steps,
+            owner,
+            lease_for,
+            wake: None,
+        }
+    }
+
+    /// Wakes this process's pusher after each commit, so the next step's job leaves at once
+    /// instead of at the next tick.
+    pub fn with_wake(mut self, wake: crate::reconciler::Wake) -> Executor<S> {
+        self.wake = Some(wake);
+        self
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    pub async fn execute(&self, job: &Job) -> Result<Executed, ExecError> {
+        let lease_us = i64::try_from(self.lease_for.as_micros()).unwrap_or(i64::MAX);
+        let claim = self
+            .store
+            .claim(&job.id(), &self.owner, lease_us, MAX_ATTEMPTS)
+            .await?;
+        let lease = match claim {
+            Claim::Run(lease) => lease,
+            Claim::Finished => return Ok(Executed::Finished),
+            Claim::Busy => return Ok(Executed::Busy),
+            Claim::Cancelled => return Ok(Executed::Cancelled),
+            Claim::Missing => return Ok(Executed::Missing),
+            Claim::NotYet => return Ok(Executed::NotYet),
+            Claim::DeadLettered { attempts } => {
+                tracing::warn!(step = %job.step, key = %job.key, review = %job.review_id, attempts, "dead-lettered");
+                metrics::counter!(m::DEAD_LETTERS_TOTAL, "step" => step_label(&job.step))
+                    .increment(1);
+                if job.step == proven_store::JUDGE_STEP {
+                    self.steps.judge_dead_lettered(&job.review_id).await?;
+                }
+                return Ok(Executed::DeadLettered);
+            }
+        };
+        let span = tracing::info_span!("job", step = %job.step, key = %job.key, review = %job.review_id, attempt = lease.attempt);
+        let _entered = span.enter();
+        metrics::histogram!(m::STEP_ATTEMPTS, "step" => step_label(&job.step))
+            .record(lease.attempt as f64);
+        let started = Instant::now();
+        let result = self.run_renewing(&lease).await;
+        let executed = match result {
+            Ok(outcome) => match self.store.commit(&lease, &outcome).await? {
+                Committed::Done { judge_enqueued, .. } => Executed::Committed { judge_enqueued },
+                Committed::Conflict => Executed::Conflict,
+            },
+            Err(StepError::Permanent(message)) => {
+                tracing::warn!(%message, "step failed");
+                match self.store.fail(&lease, &message).await? {
+                    Committed::Done { .. } => Executed::Failed,
+                    Committed::Conflict => Executed::Conflict,
+                }
+            }
+            Err(StepError::Retryable { message, after }) => {
+                let delay = i64::try_from(after.as_micros()).unwrap_or(i64::MAX);
+                if self
+                    .store
+                    .retry_later(&lease, delay, true, &message)
+                    .await?
+                {
+                    Executed::RetryScheduled
+                } else {
+                    Executed::Conflict
+                }
+            }
+            Err(StepError::RateLimited { message, after }) => {
+                let delay = i64::try_from(after.as_micros()).unwrap_or(i64::MAX);
+                if self
+                    .store
+                    .retry_later(&lease, delay, false, &message)
+                    .await?
+                {
+                    Executed::RetryScheduled
+                } else {
+                    Executed::Conflict
+                }
+            }
+        };
+        if let Some(wake) = &self.wake {
+            wake.wake();
+        }
+        let label = executed.outcome_label();
+        metrics::counter!(m::STEPS_TOTAL, "step" => step_label(&job.step), "outcome" => label)
+            .increment(1);
+        metrics::histogram!(m::STEP_DURATION_SECONDS, "step" => step_label(&job.step), "outcome" => label)
+            .record(started.elapsed().as_secs_f64());
+        Ok(executed)
+    }
+
+    /// Runs the handler while renewing the lease, so a long step is not presumed dead.
+    async fn run_renewing(&self, lease: &Lease) -> Result<Outcome, StepError> {
+        let lease_us = i64::try_from(self.lease_for.as_micros()).unwrap_or(i64::MAX);
+        let run = self.steps.run(lease);
+        tokio::pin!(run);
+        let mut tick = tokio::time::interval(self.lease_for / 3);
+        tick.tick().await;
+        loop {
+            tokio::select! {
+                out = &mut run => return out,
+                _ = tick.tick() => {
+                    if let Ok(false) = self.store.renew(lease, lease_us).await {
+                        tracing::warn!("lease taken over while running; the result will be dropped");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Step names are a closed set in practice; anything else is folded so labels stay bounded.
+fn step_label(step: &str) -> String {
+    if step.len() <= 32
+        && step
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b == b'.' || b == b'_')
+    {
+        step.to_string()
+    } else {
+        "other".to_string()
+    }
+}

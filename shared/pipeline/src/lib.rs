@@ -1,0 +1,89 @@
+//! The durable review pipeline: every step of a review is a job; Postgres (or SQLite) holds
+//! the truth and Redis (or an in-process queue) only delivers.
+//!
+//! Owns: the [`Queue`] abstraction and its two backends ([`redis::RedisQueue`] on apalis,
+//! [`memory::MemoryQueue`] for the embedded default), the [`Executor`] that turns a job into
+//! claim → handler → fenced commit, the outbox [`pusher`], the [`reconciler`] (re-pushes
+//! what the queue lost, judges overdue reviews) and fair [`admission`].
+//! The step handlers themselves live with the review (`proven-review`), behind [`Steps`].
+//!
+//! Invariants:
+//! - A job is only a wake-up: `(review, step, key)`. A handler reads its input from the
+//!   store and commits through its lease; delivering a job twice, late or to a zombie
+//!   changes nothing (the store fences it).
+//! - Handlers never make the queue retry: every outcome (done, failed, retry later,
+//!   dead-lettered) is recorded in the store and the job is acknowledged. Attempts are
+//!   counted in the store, so a job that crashes its worker is dead-lettered after
+//!   [`MAX_ATTEMPTS`] claims whatever the queue does.
+//! - Redis holds only what is due: work is admitted from the store in small batches.
+
+pub mod admission;
+mod executor;
+pub mod memory;
+pub mod metrics_names;
+pub mod pusher;
+pub mod reconciler;
+pub mod redis;
+
+pub use executor::{ExecError, Executed, Executor, StepError, Steps};
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub use proven_store::{Job, Lease, NewStep, Outcome};
+
+/// A step claimed this many times without finishing is dead-lettered.
+pub const MAX_ATTEMPTS: i64 = 3;
+
+/// The queue families: a worker process serves any subset.
+pub const QUEUES: &[&str] = &["evidence", "control", "model", "sandbox"];
+
+/// What travels on the queue: the step to wake, and the trace id of the request that
+/// started the review (so the job's span joins the request's trace).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct QueuedJob {
+    pub review_id: String,
+    pub step: String,
+    pub key: String,
+    pub queue: String,
+    #[serde(default)]
+    pub trace_id: Option<String>,
+}
+
+impl QueuedJob {
+    pub fn job(&self) -> Job {
+        Job {
+            review_id: self.review_id.clone(),
+            step: self.step.clone(),
+            key: self.key.clone(),
+            queue: self.queue.clone(),
+        }
+    }
+}
+
+impl From<Job> for QueuedJob {
+    fn from(j: Job) -> Self {
+        QueuedJob {
+            review_id: j.review_id,
+            step: j.step,
+            key: j.key,
+            queue: j.queue,
+            trace_id: None,
+        }
+    }
+}
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    #[error("queue {queue} is unavailable: {message}")]
+    Unavailable { queue: String, message: String },
+    #[error("unknown queue {0:?} (known: evidence, control, model, sandbox)")]
+    UnknownQueue(String),
+}
+
+/// Where jobs are delivered.
+pub trait Queue: Send + Sync + 'static {
+    fn push<'a>(&'a self, jobs: Vec<QueuedJob>) -> BoxFuture<'a, Result<(), QueueError>>;
+}

@@ -1,0 +1,41 @@
+//! Moves due jobs from the store's outbox to the queue. Jobs are written to the outbox in
+//! the same transaction as the step that created them, so a crash between commit and push
+//! loses nothing: the next drain (or the reconciler) pushes them.
+
+use proven_store::Store;
+
+use crate::metrics_names as m;
+use crate::{Queue, QueuedJob};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    #[error("store: {0}")]
+    Store(#[from] proven_store::StoreError),
+    #[error("{0}")]
+    Queue(#[from] crate::QueueError),
+}
+
+/// Drains the outbox once; returns how many jobs went to the queue.
+pub async fn push_due(store: &Store, queue: &dyn Queue, batch: i64) -> Result<usize, PushError> {
+    let mut total = 0;
+    loop {
+        let jobs = store.drain_outbox(batch).await?;
+        if jobs.is_empty() {
+            return Ok(total);
+        }
+        let n = jobs.len();
+        let queued: Vec<QueuedJob> = jobs.iter().cloned().map(QueuedJob::from).collect();
+        if let Err(e) = queue.push(queued).await {
+            // Taken off the outbox but not delivered: the reconciler re-enqueues them once
+            // their push is stale, so a failed push delays, never loses.
+            tracing::warn!(error = %e, jobs = n, "push failed");
+            return Err(e.into());
+        }
+        store.mark_pushed(&jobs).await?;
+        metrics::counter!(m::JOBS_PUSHED_TOTAL).increment(n as u64);
+        total += n;
+        if (n as i64) < batch {
+            return Ok(total);
+        }
+    }
+}

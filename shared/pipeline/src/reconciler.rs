@@ -1,0 +1,94 @@
+//! The loop every process runs beside its work: push due jobs, admit reviews, re-enqueue
+//! what the queue lost, judge overdue reviews, publish queue depth.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use proven_store::Store;
+
+use crate::Queue;
+use crate::admission::{AdmissionConfig, admit};
+use crate::metrics_names as m;
+use crate::pusher::push_due;
+
+#[derive(Debug, Clone)]
+pub struct ReconcilerConfig {
+    /// How often the outbox is drained (the per-hop latency floor when a commit happens
+    /// elsewhere; a local commit pushes at once through [`wake`]).
+    pub push_every: Duration,
+    /// How often lost jobs are looked for.
+    pub reconcile_every: Duration,
+    /// A queued step whose job was pushed longer ago than this (and not started) is
+    /// pushed again: the queue may have lost it.
+    pub stale_after: Duration,
+    pub admission: AdmissionConfig,
+}
+
+impl Default for ReconcilerConfig {
+    fn default() -> Self {
+        ReconcilerConfig {
+            push_every: Duration::from_millis(50),
+            reconcile_every: Duration::from_secs(2),
+            stale_after: Duration::from_secs(45),
+            admission: AdmissionConfig::default(),
+        }
+    }
+}
+
+/// A handle to wake the pusher early (after a local commit).
+#[derive(Clone, Default)]
+pub struct Wake(Arc<tokio::sync::Notify>);
+
+impl Wake {
+    pub fn wake(&self) {
+        self.0.notify_one();
+    }
+}
+
+/// Runs until `stop` resolves. Errors are logged and retried on the next tick: a store or
+/// queue outage delays work, never wedges it.
+pub async fn run(
+    store: Store,
+    queue: Arc<dyn Queue>,
+    config: ReconcilerConfig,
+    wake: Wake,
+    stop: impl std::future::Future<Output = ()> + Send,
+) {
+    tokio::pin!(stop);
+    let mut reconcile = tokio::time::interval(config.reconcile_every);
+    let mut push = tokio::time::interval(config.push_every);
+    push.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    reconcile.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = &mut stop => return,
+            _ = push.tick() => {}
+            _ = wake.0.notified() => {}
+            _ = reconcile.tick() => {
+                let stale = i64::try_from(config.stale_after.as_micros()).unwrap_or(i64::MAX);
+                match store.requeue_lost(stale).await {
+                    Ok(n) if n > 0 => {
+                        tracing::info!(requeued = n, "re-enqueued steps the queue lost");
+                        metrics::counter!(m::REQUEUED_TOTAL).increment(n);
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, "reconcile failed"),
+                }
+                if let Err(e) = store.judge_overdue().await {
+                    tracing::warn!(error = %e, "overdue check failed");
+                }
+                if let Ok(depth) = store.pipeline_depth().await {
+                    for (queue, state, n) in depth {
+                        metrics::gauge!(m::QUEUE_DEPTH, "queue" => queue, "state" => state).set(n as f64);
+                    }
+                }
+            }
+        }
+        if let Err(e) = admit(&store, &config.admission).await {
+            tracing::warn!(error = %e, "admission failed");
+        }
+        if let Err(e) = push_due(&store, queue.as_ref(), 500).await {
+            tracing::warn!(error = %e, "push failed");
+        }
+    }
+}

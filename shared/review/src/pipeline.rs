@@ -1,0 +1,544 @@
+//! The review's steps as pipeline jobs: one handler per step, each reading its inputs from
+//! the store and returning its result and the next steps. The same handlers serve the
+//! service (Redis workers) and the embedded default (in-process queue).
+//!
+//! ```text
+//! intake ─► plan ─► deps.collect ─┬─► deps.file (one finding pipeline per dependency file) ─┐
+//!                                 └─(none)──────────────────────────────────────────────────┴─► judge
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use proven_config::{Informational, Layers};
+use proven_pipeline::{BoxFuture, Lease, NewStep, Outcome, StepError, Steps};
+use proven_report::{
+    DependencyFileSummary, FailedService, Finding, InputError, LeftOutEntry, NotSeen, Plan, Report,
+    ReportKind, RevisionRef, Status,
+};
+use proven_store::{ReviewStatus, StepRow, Store, StoreError};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::Trace;
+use crate::steps::{deps, intake, scout, writer};
+
+pub const INTAKE: &str = "intake";
+pub const PLAN: &str = "plan";
+pub const DEPS_COLLECT: &str = "deps.collect";
+pub const DEPS_FILE: &str = "deps.file";
+pub const JUDGE: &str = proven_store::JUDGE_STEP;
+
+/// A review as submitted (to the API or by `proven review`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewRequest {
+    /// A local path, or a clone URL (mirrored under the data directory).
+    pub repository: String,
+    pub base: String,
+    pub head: String,
+    /// The pull request this review belongs to (a newer head supersedes older reviews).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<String>,
+    /// Seconds after admission when the review is judged with what it has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_secs: Option<u64>,
+    /// The trace id of the request that submitted it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct IntakeResult {
+    repository_dir: String,
+    base: RevisionRef,
+    head: RevisionRef,
+    facts: Vec<intake::FileFacts>,
+    /// Every path the change touches, old and new, hex-encoded (paths are bytes).
+    changed_paths: Vec<String>,
+    left_out: Vec<LeftOutEntry>,
+    truncated: bool,
+    config: Option<(String, String)>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct DepsSettings {
+    informational_ignore: bool,
+    dev_dependencies: bool,
+    max_file_bytes: u64,
+}
+
+impl DepsSettings {
+    fn options(&self) -> deps::DepsOptions {
+        deps::DepsOptions {
+            informational: if self.informational_ignore {
+                Informational::Ignore
+            } else {
+                Informational::Report
+            },
+            dev_dependencies: self.dev_dependencies,
+            limits: proven_lockfile::Limits {
+                max_bytes: self.max_file_bytes,
+                ..Default::default()
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct PlanResult {
+    plan: Plan,
+    deps: Option<DepsSettings>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct CollectResult {
+    sources: Vec<String>,
+    input_errors: Vec<InputError>,
+    not_seen: Vec<NotSeen>,
+    failed_services: Vec<FailedService>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct FileResult {
+    findings: Vec<Finding>,
+    input_errors: Vec<InputError>,
+    not_seen: Vec<NotSeen>,
+    files: Vec<DependencyFileSummary>,
+}
+
+/// The review's step handlers.
+pub struct ReviewSteps {
+    store: Store,
+    layers: Layers,
+    /// Where clone URLs are mirrored.
+    repos_dir: PathBuf,
+}
+
+impl ReviewSteps {
+    pub fn new(store: Store, layers: Layers, repos_dir: PathBuf) -> ReviewSteps {
+        ReviewSteps {
+            store,
+            layers,
+            repos_dir,
+        }
+    }
+
+    async fn results(&self, review_id: &str) -> Result<Vec<StepRow>, StepError> {
+        self.store.steps_of(review_id).await.map_err(retryable)
+    }
+}
+
+fn retryable(e: StoreError) -> StepError {
+    StepError::Retryable {
+        message: e.to_string(),
+        after: std::time::Duration::from_secs(2),
+    }
+}
+
+fn result_of<T: for<'de> Deserialize<'de>>(rows: &[StepRow], step: &str) -> Result<T, StepError> {
+    let row = rows
+        .iter()
+        .find(|r| r.id.step == step && r.state == "done")
+        .ok_or_else(|| StepError::Permanent(format!("{step} has no result")))?;
+    let text = row.result.as_deref().unwrap_or("null");
+    serde_json::from_str(text)
+        .map_err(|e| StepError::Permanent(format!("{step} result does not read back: {e}")))
+}
+
+fn to_json<T: Serialize>(value: &T) -> Result<String, StepError> {
+    serde_json::to_string(value)
+        .map_err(|e| StepError::Permanent(format!("result does not serialise: {e}")))
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, StepError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| StepError::Permanent(format!("a blocking part of the step panicked: {e}")))
+}
+
+fn outcome(trace: Trace, result: String, next: Vec<NewStep>) -> Outcome {
+    let run_id = trace.run_id().to_string();
+    Outcome {
+        result,
+        next,
+        trace: trace.into_lines(),
+        run_id,
+        ..Default::default()
+    }
+}
+
+/// A local path as it is, or a clone URL mirrored under `repos_dir`.
+pub fn resolve_repository(spec: &str, repos_dir: &Path) -> Result<PathBuf, String> {
+    let local = Path::new(spec);
+    if local.exists() {
+        return Ok(local.to_path_buf());
+    }
+    if spec.contains("://") || spec.starts_with("git@") {
+        let name = hex::encode(&Sha256::digest(spec.as_bytes())[..12]);
+        return proven_change::mirror(spec, &repos_dir.join(name)).map_err(|e| e.to_string());
+    }
+    Err(format!(
+        "repository {spec:?} is neither a local path nor a clone URL"
+    ))
+}
+
+impl ReviewSteps {
+    async fn intake(&self, lease: &Lease) -> Result<Outcome, StepError> {
+        let request: ReviewRequest = {
+            let text = self
+                .store
+                .review_request(&lease.id.review_id)
+                .await
+                .map_err(retryable)?
+                .unwrap_or_default();
+            serde_json::from_str(&text).map_err(|e| {
+                StepError::Permanent(format!("intake: the request does not read: {e}"))
+            })?
+        };
+        let repos_dir = self.repos_dir.clone();
+        let spec = request.repository.clone();
+        let dir = blocking(move || resolve_repository(&spec, &repos_dir))
+            .await?
+            .map_err(|e| StepError::Permanent(format!("intake: {e}")))?;
+        let input = intake::IntakeInput {
+            repository: dir.clone(),
+            base: request.base.clone(),
+            head: request.head.clone(),
+            limits: proven_change::Limits::default(),
+        };
+        let outcome = blocking(move || intake::run(&input))
+            .await?
+            .map_err(|e| match e {
+                crate::ReviewError::Config(c) => {
+                    StepError::Permanent(format!("configuration: {c}"))
+                }
+                other => StepError::Permanent(format!("intake: {other}")),
+            })?;
+        // A wrong `proven.yaml` stops the review before any other work.
+        if let Some((origin, text)) = &outcome.config {
+            self.layers
+                .clone()
+                .with_yaml(text, origin)
+                .and_then(|l| l.resolve())
+                .map_err(|e| StepError::Permanent(format!("configuration: {e}")))?;
+        }
+        let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
+        intake::trace(&outcome, &mut trace);
+        let result = IntakeResult {
+            repository_dir: dir.display().to_string(),
+            base: RevisionRef {
+                rev: outcome.base.spec.clone(),
+                commit: outcome.base.commit.clone(),
+            },
+            head: RevisionRef {
+                rev: outcome.head.spec.clone(),
+                commit: outcome.head.commit.clone(),
+            },
+            facts: outcome.facts.clone(),
+            changed_paths: outcome
+                .change
+                .files
+                .iter()
+                .flat_map(|f| [f.old_path.as_ref(), f.new_path.as_ref()])
+                .flatten()
+                .map(|p| hex::encode(p.as_bytes()))
+                .collect(),
+            left_out: outcome
+                .change
+                .left_out
+                .iter()
+                .map(|l| LeftOutEntry {
+                    path: l.path.display(),
+                    reason: l.reason.as_str().into(),
+                })
+                .collect(),
+            truncated: outcome.change.truncated,
+            config: outcome.config.clone(),
+        };
+        Ok(outcome_with(
+            trace,
+            to_json(&result)?,
+            vec![NewStep::new(PLAN, "control")],
+        ))
+    }
+
+    async fn plan(&self, lease: &Lease) -> Result<Outcome, StepError> {
+        let rows = self.results(&lease.id.review_id).await?;
+        let intake: IntakeResult = result_of(&rows, INTAKE)?;
+        let config = match &intake.config {
+            Some((origin, text)) => self
+                .layers
+                .clone()
+                .with_yaml(text, origin)
+                .and_then(|l| l.resolve()),
+            None => self.layers.resolve(),
+        }
+        .map_err(|e| StepError::Permanent(format!("configuration: {e}")))?;
+        let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
+        let plan = scout::plan(&intake.facts, config.dependencies, &mut trace);
+        let run_deps = plan.runs.iter().any(|r| r == "dependency evidence");
+        let result = PlanResult {
+            plan,
+            deps: run_deps.then(|| DepsSettings {
+                informational_ignore: config.informational == Informational::Ignore,
+                dev_dependencies: config.dev_dependencies,
+                max_file_bytes: config.max_lockfile_bytes,
+            }),
+        };
+        let next = if run_deps {
+            NewStep::new(DEPS_COLLECT, "evidence")
+        } else {
+            NewStep::new(JUDGE, "control")
+        };
+        Ok(outcome_with(trace, to_json(&result)?, vec![next]))
+    }
+
+    async fn deps_collect(&self, lease: &Lease) -> Result<Outcome, StepError> {
+        let rows = self.results(&lease.id.review_id).await?;
+        let intake: IntakeResult = result_of(&rows, INTAKE)?;
+        let mut result = CollectResult::default();
+        let (advisories, _, _) = self.store.advisory_counts().await.map_err(retryable)?;
+        if advisories == 0 {
+            result.failed_services.push(FailedService {
+                service: "advisories".into(),
+                message: "the advisory store is empty: run `proven db import PATH` (or `proven db sync`) first".into(),
+            });
+        }
+        let run_id = uuid::Uuid::now_v7().to_string();
+        let (sources, errors, not_seen, trace) = blocking(move || {
+            let mut trace = Trace::new(run_id);
+            let repo = proven_change::Repo::open(Path::new(&intake.repository_dir))
+                .map_err(|e| e.to_string())?;
+            let paths: Vec<Vec<u8>> = intake
+                .changed_paths
+                .iter()
+                .filter_map(|h| hex::decode(h).ok())
+                .collect();
+            let (s, e, n) = deps::sources(
+                &repo,
+                &intake.base.commit,
+                &intake.head.commit,
+                &paths,
+                &mut trace,
+            );
+            Ok::<_, String>((s, e, n, trace))
+        })
+        .await?
+        .map_err(|e| StepError::Permanent(format!("deps.collect: {e}")))?;
+        result.sources = sources;
+        result.input_errors = errors;
+        result.not_seen = not_seen;
+        let next: Vec<NewStep> = if result.sources.is_empty() {
+            vec![NewStep::new(JUDGE, "control")]
+        } else {
+            // One finding pipeline per dependency file, created in this step's transaction.
+            result
+                .sources
+                .iter()
+                .map(|path| NewStep {
+                    key: path.clone(),
+                    pipeline: true,
+                    ..NewStep::new(DEPS_FILE, "evidence")
+                })
+                .collect()
+        };
+        Ok(outcome_with(trace, to_json(&result)?, next))
+    }
+
+    async fn deps_file(&self, lease: &Lease) -> Result<Outcome, StepError> {
+        let rows = self.results(&lease.id.review_id).await?;
+        let intake: IntakeResult = result_of(&rows, INTAKE)?;
+        let plan: PlanResult = result_of(&rows, PLAN)?;
+        let options = plan
+            .deps
+            .as_ref()
+            .map(DepsSettings::options)
+            .ok_or_else(|| {
+                StepError::Permanent("deps.file: the plan does not run dependency evidence".into())
+            })?;
+        let path = lease.id.key.clone();
+        let run_id = uuid::Uuid::now_v7().to_string();
+        let opts = options.clone();
+        let (read, mut trace) = blocking(move || {
+            let mut trace = Trace::new(run_id);
+            let repo = proven_change::Repo::open(Path::new(&intake.repository_dir))
+                .map_err(|e| e.to_string())?;
+            let read = deps::read_pair(
+                &repo,
+                &intake.base.commit,
+                &intake.head.commit,
+                &path,
+                &opts,
+                &mut trace,
+            );
+            Ok::<_, String>((read, trace))
+        })
+        .await?
+        .map_err(|e| StepError::Permanent(format!("deps.file: {e}")))?;
+        let mut result = FileResult {
+            input_errors: read.input_errors,
+            not_seen: read.not_seen,
+            files: read.files,
+            ..Default::default()
+        };
+        if let Some(pair) = read.pair {
+            let evaluated = deps::evaluate(
+                &self.store,
+                std::slice::from_ref(&pair),
+                &options,
+                &mut trace,
+            )
+            .await
+            .map_err(retryable)?;
+            result.findings = evaluated.findings;
+            result.not_seen.extend(evaluated.not_seen);
+        }
+        let mut out = outcome_with(trace, to_json(&result)?, Vec::new());
+        out.closes_pipeline = true;
+        Ok(out)
+    }
+
+    async fn judge(&self, lease: &Lease) -> Result<Outcome, StepError> {
+        let review_id = &lease.id.review_id;
+        let rows = self.results(review_id).await?;
+        let review = self.store.review(review_id).await.map_err(retryable)?;
+        let mut report = Report::new(ReportKind::Review, review.repository.clone());
+        report.review_id = Some(review_id.clone());
+        let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
+        if let Ok(intake) = result_of::<IntakeResult>(&rows, INTAKE) {
+            report.base = Some(intake.base);
+            report.head = Some(intake.head);
+            report.left_out = intake.left_out;
+            if intake.truncated {
+                report.not_seen.push(NotSeen {
+                    what: "files beyond the intake limit".into(),
+                    reason: format!(
+                        "the change has more than {} files",
+                        proven_change::Limits::default().max_files
+                    ),
+                });
+            }
+        }
+        if let Ok(plan) = result_of::<PlanResult>(&rows, PLAN) {
+            report.plan = Some(plan.plan);
+        }
+        if let Ok(collect) = result_of::<CollectResult>(&rows, DEPS_COLLECT) {
+            report.input_errors.extend(collect.input_errors);
+            report.not_seen.extend(collect.not_seen);
+            report.failed_services.extend(collect.failed_services);
+        }
+        let mut broken_review_step = false;
+        for row in &rows {
+            let name = if row.id.key.is_empty() {
+                row.id.step.clone()
+            } else {
+                format!("{} {}", row.id.step, row.id.key)
+            };
+            match row.state.as_str() {
+                "done" if row.id.step == DEPS_FILE => {
+                    if let Some(r) = row
+                        .result
+                        .as_deref()
+                        .and_then(|t| serde_json::from_str::<FileResult>(t).ok())
+                    {
+                        report.findings.extend(r.findings);
+                        report.input_errors.extend(r.input_errors);
+                        report.not_seen.extend(r.not_seen);
+                        report.dependency_files.extend(r.files);
+                    }
+                }
+                "failed" | "dead" => {
+                    let message = row.error.clone().unwrap_or_default();
+                    let service = if message.starts_with("configuration:") {
+                        "configuration".to_string()
+                    } else if row.id.step == INTAKE {
+                        "intake".to_string()
+                    } else {
+                        name.clone()
+                    };
+                    let what = if row.state == "dead" {
+                        "dead-lettered: "
+                    } else {
+                        ""
+                    };
+                    report.failed_services.push(FailedService {
+                        service,
+                        message: format!("{what}{message}"),
+                    });
+                    broken_review_step |= !row.pipeline;
+                }
+                "queued" | "running" if row.id.step != JUDGE => {
+                    report.not_seen.push(NotSeen {
+                        what: name,
+                        reason: "inconclusive: not finished before the review's deadline".into(),
+                    });
+                    report.failed_services.push(FailedService {
+                        service: row.id.step.clone(),
+                        message: "did not finish before the deadline".into(),
+                    });
+                }
+                _ => {}
+            }
+        }
+        if broken_review_step && report.plan.is_none() {
+            report.status = Status::Failed;
+        }
+        let report = writer::seal(report, &mut trace);
+        let json = to_json(&report)?;
+        let status = match report.status {
+            Status::Complete => ReviewStatus::Complete,
+            Status::Incomplete => ReviewStatus::Incomplete,
+            Status::Failed => ReviewStatus::Failed,
+        };
+        let mut out = outcome_with(trace, json.clone(), Vec::new());
+        out.finish = Some((status, json));
+        Ok(out)
+    }
+}
+
+fn outcome_with(trace: Trace, result: String, next: Vec<NewStep>) -> Outcome {
+    outcome(trace, result, next)
+}
+
+impl Steps for ReviewSteps {
+    fn run<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<Outcome, StepError>> {
+        Box::pin(async move {
+            match lease.id.step.as_str() {
+                INTAKE => self.intake(lease).await,
+                PLAN => self.plan(lease).await,
+                DEPS_COLLECT => self.deps_collect(lease).await,
+                DEPS_FILE => self.deps_file(lease).await,
+                JUDGE => self.judge(lease).await,
+                other => Err(StepError::Permanent(format!("unknown step {other:?}"))),
+            }
+        })
+    }
+
+    fn judge_dead_lettered<'a>(
+        &'a self,
+        review_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let review = self.store.review(review_id).await?;
+            let mut report = Report::new(ReportKind::Review, review.repository);
+            report.review_id = Some(review_id.to_string());
+            report.status = Status::Failed;
+            report.failed_services.push(FailedService {
+                service: JUDGE.into(),
+                message: "dead-lettered: the judge crashed its worker every time".into(),
+            });
+            report.seal();
+            let json = serde_json::to_string(&report).unwrap_or_default();
+            self.store
+                .finish_review(review_id, ReviewStatus::Failed, &json)
+                .await
+        })
+    }
+}
+
+/// Shared handle for executors.
+pub fn steps(store: Store, layers: Layers, repos_dir: PathBuf) -> Arc<ReviewSteps> {
+    Arc::new(ReviewSteps::new(store, layers, repos_dir))
+}
