@@ -50,6 +50,17 @@ enum Command {
     /// Configuration commands.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Run the HTTP API (listens on PROVEN_LISTEN; needs PROVEN_DATABASE_URL, PROVEN_REDIS_URL).
+    Serve,
+    /// Run a worker serving the given queue families.
+    Worker {
+        /// Comma-separated queue families: evidence, control, model, sandbox.
+        #[arg(long, default_value = "evidence,control,model", value_delimiter = ',')]
+        steps: Vec<String>,
+    },
+    /// Tenant commands.
+    #[command(subcommand)]
+    Tenant(TenantCommand),
     /// Version-comparison vectors.
     #[command(subcommand)]
     Vectors(VectorsCommand),
@@ -123,6 +134,17 @@ enum DbCommand {
 }
 
 #[derive(Subcommand)]
+enum TenantCommand {
+    /// Create a tenant and print its API token (shown once; only its hash is stored).
+    Create {
+        name: String,
+        /// Reviews of this tenant running at once.
+        #[arg(long, default_value_t = 4)]
+        max_running: i64,
+    },
+}
+
+#[derive(Subcommand)]
 enum ConfigCommand {
     /// Print the settings reference (docs/configuration.md).
     Reference,
@@ -174,12 +196,128 @@ fn run(cli: Cli) -> Result<u8, Exit> {
             Command::Db(DbCommand::Import { paths }) => db::import(&store, &paths).await,
             Command::Db(DbCommand::Stats) => db::stats(&store).await,
             Command::Trace { review_id } => trace(&store, &review_id).await,
+            Command::Serve => serve(&store, &config).await,
+            Command::Worker { steps } => worker(&store, &layers, &config, steps).await,
+            Command::Tenant(TenantCommand::Create { name, max_running }) => {
+                let (tenant, token) =
+                    store
+                        .create_tenant(&name, max_running)
+                        .await
+                        .map_err(|e| match e {
+                            proven_store::StoreError::InvalidInput(m) => Exit::input(m),
+                            other => Exit::store(other.to_string()),
+                        })?;
+                eprintln!("proven: created tenant {} ({})", tenant.name, tenant.id);
+                println!("{token}");
+                Ok(0)
+            }
             Command::Config(_) | Command::Vectors(_) => Ok(0),
             Command::Sandbox(command) => sandbox::run(command).await,
         };
         store.close().await;
         code
     })
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}
+
+fn metrics_recorder() -> Option<metrics_exporter_prometheus::PrometheusHandle> {
+    metrics_exporter_prometheus::PrometheusBuilder::new()
+        .install_recorder()
+        .ok()
+}
+
+async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
+    let metrics = metrics_recorder();
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| Exit::input(format!("listen on {}: {e}", config.listen)))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Exit::internal(e.to_string()))?;
+    eprintln!("proven: listening on http://{addr}");
+    // The API process also runs the reconciler: admitted reviews leave at once, and the
+    // service keeps pushing even while workers restart.
+    let queue: std::sync::Arc<dyn proven_pipeline::Queue> = std::sync::Arc::new(
+        proven_pipeline::redis::RedisQueue::connect(&proven_pipeline::redis::RedisConfig::new(
+            config.redis_url.clone(),
+            config.queue_prefix.clone(),
+        ))
+        .await
+        .map_err(|e| Exit::store(e.to_string()))?,
+    );
+    let recon_config = proven_pipeline::reconciler::ReconcilerConfig {
+        admission: proven_pipeline::admission::AdmissionConfig {
+            max_running: config.max_running_reviews,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
+    let recon = tokio::spawn(proven_pipeline::reconciler::run(
+        store.clone(),
+        queue,
+        recon_config,
+        proven_pipeline::reconciler::Wake::default(),
+        async move {
+            let _ = stop_rx.wait_for(|s| *s).await;
+        },
+    ));
+    let state = proven_api::ApiState {
+        store: store.clone(),
+        redis_url: Some(config.redis_url.clone()),
+        metrics,
+    };
+    let served = proven_api::serve(state, listener, shutdown_signal()).await;
+    let _ = stop_tx.send(true);
+    let _ = recon.await;
+    served.map_err(|e| Exit::internal(format!("serve: {e}")))?;
+    Ok(0)
+}
+
+async fn worker(
+    store: &Store,
+    layers: &Layers,
+    config: &Config,
+    steps: Vec<String>,
+) -> Result<u8, Exit> {
+    // Fault injection for the chaos tests only (see proven_worker::Fault).
+    let fault = std::env::var("PROVEN_TEST_FAULT_MARKER")
+        .ok()
+        .map(|marker| proven_worker::Fault {
+            marker,
+            step: std::env::var("PROVEN_TEST_FAULT_STEP").unwrap_or_else(|_| "deps.collect".into()),
+        });
+    let options = proven_worker::WorkerOptions {
+        queues: steps,
+        layers: layers.clone(),
+        fault,
+        metrics: metrics_recorder(),
+    };
+    proven_worker::run(store.clone(), config, options, shutdown_signal())
+        .await
+        .map_err(|e| Exit::input(e.to_string()))?;
+    Ok(0)
 }
 
 fn init_logging(config: &Config) {

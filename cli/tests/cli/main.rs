@@ -4,4 +4,5 @@
 mod common;
 mod expected;
 mod review;
+mod service;
 mod vectors;

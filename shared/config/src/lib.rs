@@ -59,6 +59,13 @@ pub struct Config {
     pub max_lockfile_bytes: u64,
     pub informational: Informational,
     pub dev_dependencies: bool,
+    pub redis_url: String,
+    pub queue_prefix: String,
+    pub listen: std::net::SocketAddr,
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    pub worker_concurrency: usize,
+    pub max_running_reviews: i64,
+    pub lease: std::time::Duration,
 }
 
 impl Config {
@@ -183,6 +190,18 @@ impl Layers {
         let (max_bytes, _) = get("dependencies.max_file_bytes")?;
         let (informational, _) = get("dependencies.informational")?;
         let (dev, _) = get("dependencies.dev")?;
+        let (redis_url, _) = get("redis_url")?;
+        let (queue_prefix, _) = get("queue_prefix")?;
+        let (listen, _) = get("listen")?;
+        let (metrics_listen, _) = get("metrics_listen")?;
+        let (concurrency, _) = get("worker_concurrency")?;
+        let (max_running, _) = get("max_running_reviews")?;
+        let (lease, _) = get("lease_seconds")?;
+        // Each value was checked by its `Allowed` rule above; the fallbacks are unreachable.
+        let addr = |s: &str| {
+            s.parse()
+                .unwrap_or(std::net::SocketAddr::from(([127, 0, 0, 1], 8080)))
+        };
         Ok(Config {
             data_dir: PathBuf::from(data_dir),
             database_url: Some(database_url).filter(|u| !u.is_empty()),
@@ -200,6 +219,13 @@ impl Layers {
                 Informational::Report
             },
             dev_dependencies: dev == "report",
+            redis_url,
+            queue_prefix,
+            listen: addr(&listen),
+            metrics_listen: (!metrics_listen.is_empty()).then(|| addr(&metrics_listen)),
+            worker_concurrency: concurrency.parse().unwrap_or(8),
+            max_running_reviews: max_running.parse().unwrap_or(64),
+            lease: std::time::Duration::from_secs(lease.parse().unwrap_or(20)),
         })
     }
 }

@@ -24,6 +24,13 @@ pub enum Allowed {
     Path,
     /// A `tracing` filter such as `warn` or `proven=debug`.
     LogFilter,
+    /// A `redis://` or `rediss://` URL.
+    RedisUrl,
+    /// Letters, digits, `-`, `_`, `:`.
+    Name,
+    /// host:port.
+    SocketAddr,
+    SocketAddrOrEmpty,
 }
 
 impl Allowed {
@@ -53,6 +60,33 @@ impl Allowed {
                     Ok(())
                 }
             }
+            Allowed::RedisUrl => {
+                if raw.starts_with("redis://") || raw.starts_with("rediss://") {
+                    Ok(())
+                } else {
+                    Err("expected a redis:// or rediss:// URL".into())
+                }
+            }
+            Allowed::Name => {
+                if !raw.is_empty()
+                    && raw
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-_:".contains(&b))
+                {
+                    Ok(())
+                } else {
+                    Err("expected letters, digits, -, _ or :".into())
+                }
+            }
+            Allowed::SocketAddr => match raw.parse::<std::net::SocketAddr>() {
+                Ok(_) => Ok(()),
+                Err(_) => Err("expected host:port, e.g. 127.0.0.1:8080".into()),
+            },
+            Allowed::SocketAddrOrEmpty => match raw.parse::<std::net::SocketAddr>() {
+                Ok(_) => Ok(()),
+                Err(_) if raw.is_empty() => Ok(()),
+                Err(_) => Err("expected host:port, e.g. 127.0.0.1:9464, or empty".into()),
+            },
             Allowed::LogFilter => {
                 let ok = raw.split(',').all(|part| {
                     let level = part.rsplit('=').next().unwrap_or(part);
@@ -73,6 +107,10 @@ impl Allowed {
             Allowed::PositiveInteger => "a positive integer".into(),
             Allowed::DatabaseUrl => "postgres://…, postgresql://… or sqlite:… URL".into(),
             Allowed::Path => "a directory".into(),
+            Allowed::RedisUrl => "redis://… or rediss://… URL".into(),
+            Allowed::Name => "letters, digits, -, _, :".into(),
+            Allowed::SocketAddr => "host:port".into(),
+            Allowed::SocketAddrOrEmpty => "host:port, or empty".into(),
             Allowed::LogFilter => {
                 "a tracing filter (off, error, warn, info, debug, trace; per target with =)".into()
             }
@@ -115,6 +153,63 @@ pub static SETTINGS: &[Setting] = &[
         allowed: Allowed::LogFilter,
         repository: false,
         doc: "What Proven logs to standard error.",
+    },
+    Setting {
+        key: "redis_url",
+        env: "PROVEN_REDIS_URL",
+        default: Some("redis://127.0.0.1:6379"),
+        allowed: Allowed::RedisUrl,
+        repository: false,
+        doc: "The Redis that delivers jobs to workers (service mode: `proven serve`, `proven worker`).",
+    },
+    Setting {
+        key: "queue_prefix",
+        env: "PROVEN_QUEUE_PREFIX",
+        default: Some("proven"),
+        allowed: Allowed::Name,
+        repository: false,
+        doc: "Prefix of every Redis key Proven writes, so several deployments can share one Redis.",
+    },
+    Setting {
+        key: "listen",
+        env: "PROVEN_LISTEN",
+        default: Some("127.0.0.1:8080"),
+        allowed: Allowed::SocketAddr,
+        repository: false,
+        doc: "Where `proven serve` listens (HTTP API, /healthz, /readyz, /metrics).",
+    },
+    Setting {
+        key: "metrics_listen",
+        env: "PROVEN_METRICS_LISTEN",
+        default: Some(""),
+        allowed: Allowed::SocketAddrOrEmpty,
+        repository: false,
+        doc: "Where `proven worker` serves Prometheus /metrics; empty: not served.",
+    },
+    Setting {
+        key: "worker_concurrency",
+        env: "PROVEN_WORKER_CONCURRENCY",
+        default: Some("8"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Steps a worker runs at once per queue family.",
+    },
+    Setting {
+        key: "max_running_reviews",
+        env: "PROVEN_MAX_RUNNING_REVIEWS",
+        default: Some("64"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Reviews admitted at once across all tenants; the rest wait in the store, so the queues stay short.",
+    },
+    Setting {
+        key: "lease_seconds",
+        env: "PROVEN_LEASE_SECONDS",
+        default: Some("20"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "How long a claimed step holds without renewal; a dead worker's steps are re-run after it \
+              (plus the reconcile tick).",
     },
     Setting {
         key: "dependencies.enabled",

@@ -17,6 +17,7 @@ mod error;
 mod pipeline;
 mod review;
 mod sql;
+mod tenant;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
@@ -27,6 +28,7 @@ pub use pipeline::{
     PendingReview, StepId, StepRow, now_us,
 };
 pub use review::{NewReview, ReviewRow, ReviewStatus, TraceRow};
+pub use tenant::{ReviewSummary, Tenant, token_hash};
 
 use std::path::Path;
 use std::str::FromStr;

@@ -1,0 +1,554 @@
+//! The service end to end: `proven serve` and two `proven worker` processes started by the
+//! test, on a fresh Postgres database and a Redis key prefix of their own.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use proven_change::testing::TestRepo;
+use proven_store::testing::{Backend, TestStore};
+
+use crate::common::{Env, data, json, text};
+
+/// A child process killed when dropped (a failing test leaves nothing running).
+pub struct Proc(pub Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub struct Service {
+    pub store: TestStore,
+    pub prefix: String,
+    pub api: Proc,
+    pub base_url: String,
+    pub workers: Vec<Proc>,
+    pub data_dir: tempfile::TempDir,
+}
+
+pub fn proven(store_url: &str, prefix: &str, data_dir: &std::path::Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_proven"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("PROVEN_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("PROVEN_DATABASE_URL", store_url)
+        .env("PROVEN_QUEUE_PREFIX", prefix)
+        .env("PROVEN_DATA_DIR", data_dir)
+        .env("PROVEN_LEASE_SECONDS", "6")
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+impl Service {
+    pub async fn start(workers: usize) -> Service {
+        let store = TestStore::new(Backend::Postgres).await;
+        let prefix = format!("proven-test-{}", uuid::Uuid::now_v7().simple());
+        let data_dir = tempfile::tempdir().expect("tempdir");
+        let out = proven(&store.url, &prefix, data_dir.path())
+            .args(["db", "import"])
+            .arg(data("advisories/osv-crates-rustsec.jsonl"))
+            .arg(data("advisories/osv-npm-nodejs-securitywg.jsonl"))
+            .arg(data("advisories/kev.json"))
+            .output()
+            .expect("import");
+        assert!(out.status.success(), "{:?}", text(&out));
+        let mut api = proven(&store.url, &prefix, data_dir.path())
+            .env("PROVEN_LISTEN", "127.0.0.1:0")
+            .arg("serve")
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start proven serve");
+        let stderr = api.stderr.take().expect("stderr is piped");
+        let mut lines = BufReader::new(stderr).lines();
+        let base_url = loop {
+            let line = lines
+                .next()
+                .expect("serve printed its address")
+                .expect("read stderr");
+            if let Some(url) = line.strip_prefix("proven: listening on ") {
+                break url.trim().to_string();
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        let mut service = Service {
+            store,
+            prefix,
+            api: Proc(api),
+            base_url,
+            workers: Vec::new(),
+            data_dir,
+        };
+        for _ in 0..workers {
+            service.start_worker(&[]);
+        }
+        service
+    }
+
+    pub fn start_worker(&mut self, env: &[(&str, &str)]) {
+        let mut cmd = proven(&self.store.url, &self.prefix, self.data_dir.path());
+        cmd.arg("worker")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        self.workers
+            .push(Proc(cmd.spawn().expect("start proven worker")));
+    }
+
+    pub fn tenant(&self, name: &str) -> String {
+        let out = proven(&self.store.url, &self.prefix, self.data_dir.path())
+            .args(["tenant", "create", name])
+            .output()
+            .expect("tenant create");
+        assert!(out.status.success(), "{:?}", text(&out));
+        text(&out).0.trim().to_string()
+    }
+
+    pub async fn stop(self) {
+        let Service {
+            store,
+            prefix,
+            api,
+            workers,
+            ..
+        } = self;
+        drop(workers);
+        drop(api);
+        store.cleanup().await;
+        if let Ok(client) = redis::Client::open("redis://127.0.0.1:6379")
+            && let Ok(mut conn) = client.get_multiplexed_async_connection().await
+        {
+            let keys: Vec<String> = redis::cmd("KEYS")
+                .arg(format!("{prefix}:*"))
+                .query_async(&mut conn)
+                .await
+                .unwrap_or_default();
+            if !keys.is_empty() {
+                let _: Result<(), _> = redis::cmd("DEL").arg(keys).query_async(&mut conn).await;
+            }
+        }
+    }
+}
+
+pub async fn wait_done(
+    client: &reqwest::Client,
+    base: &str,
+    token: &str,
+    id: &str,
+    deadline: Duration,
+) -> serde_json::Value {
+    let started = Instant::now();
+    loop {
+        let view: serde_json::Value = client
+            .get(format!("{base}/v1/reviews/{id}"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("GET review")
+            .json()
+            .await
+            .expect("review JSON");
+        let status = view["status"].as_str().unwrap_or_default().to_string();
+        if !matches!(status.as_str(), "queued" | "running") {
+            return view;
+        }
+        assert!(
+            started.elapsed() < deadline,
+            "review {id} still {status} after {deadline:?}: {view:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub fn lock(regex: &str) -> String {
+    format!(
+        "version = 3\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\ndependencies = [\"regex\"]\n\n\
+         [[package]]\nname = \"regex\"\nversion = \"{regex}\"\n\
+         source = \"registry+https://github.com/rust-lang/crates.io-index\"\n"
+    )
+}
+
+/// A repository whose change lowers regex to `version` (several advisories may match).
+pub fn repo_with_change(version: &str) -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    repo.write("Cargo.lock", lock("1.10.0"));
+    let base = repo.commit("base");
+    repo.write("Cargo.lock", lock(version)).write("web/package.json", r#"{"name":"w","dependencies":{"lodash":"^4"}}"#)
+        .write("web/package-lock.json", r#"{"name":"w","lockfileVersion":3,"packages":{"":{"name":"w","dependencies":{"lodash":"^4"}},"node_modules/lodash":{"version":"4.17.4"}}}"#);
+    repo.commit("change");
+    (repo, base)
+}
+
+fn finding_ids(doc: &serde_json::Value) -> Vec<String> {
+    let mut ids: Vec<String> = doc["findings"]
+        .as_array()
+        .map(|f| {
+            f.iter()
+                .filter_map(|x| x["id"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    ids
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reviews_over_http_match_the_embedded_default() {
+    let service = Service::start(2).await;
+    let token = service.tenant("acme");
+    let client = reqwest::Client::new();
+    let versions = ["1.5.4", "1.0.0", "0.1.80", "1.10.0"];
+    let mut repos = Vec::new();
+    let mut ids = Vec::new();
+    for v in versions {
+        let (repo, base) = repo_with_change(v);
+        let response = client
+            .post(format!("{}/v1/reviews", service.base_url))
+            .bearer_auth(&token)
+            .json(&serde_json::json!({"repository": repo.path().display().to_string(), "base": base, "head": "HEAD"}))
+            .send()
+            .await
+            .expect("POST");
+        assert_eq!(response.status(), 202);
+        let accepted: serde_json::Value = response.json().await.expect("json");
+        ids.push(accepted["id"].as_str().expect("id").to_string());
+        repos.push((repo, base));
+    }
+    // The embedded default on the same changes, with the same advisories in SQLite.
+    let embedded = Env::new(Backend::Sqlite).await;
+    crate::common::import(
+        &embedded,
+        &[
+            data("advisories/osv-crates-rustsec.jsonl")
+                .display()
+                .to_string(),
+            data("advisories/osv-npm-nodejs-securitywg.jsonl")
+                .display()
+                .to_string(),
+            data("advisories/kev.json").display().to_string(),
+        ],
+    );
+    for ((id, (repo, base)), version) in ids.iter().zip(&repos).zip(versions) {
+        let view = wait_done(
+            &client,
+            &service.base_url,
+            &token,
+            id,
+            Duration::from_secs(90),
+        )
+        .await;
+        assert_eq!(view["status"], "complete", "{view:#}");
+        let out = embedded.run(&[
+            "review",
+            "--repo",
+            &repo.path().display().to_string(),
+            "--base",
+            base,
+            "--format",
+            "json",
+        ]);
+        let local = json(&out);
+        let served = &view["result"];
+        assert_eq!(
+            finding_ids(served),
+            finding_ids(&local),
+            "service and embedded agree on {}",
+            repo.path().display()
+        );
+        assert_eq!(served["proof_counts"], local["proof_counts"]);
+        // The pipeline ran as separate steps, one finding pipeline per dependency file.
+        let steps: Vec<(String, String)> = view["steps"]
+            .as_array()
+            .expect("steps")
+            .iter()
+            .map(|s| {
+                (
+                    s["step"].as_str().unwrap_or_default().to_string(),
+                    s["state"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect();
+        for step in ["intake", "plan", "deps.collect", "judge"] {
+            assert!(
+                steps.iter().any(|(s, state)| s == step && state == "done"),
+                "{step} in {steps:?}"
+            );
+        }
+        // Cargo.lock changes unless the version is the base's; web/package-lock.json is new.
+        let files = if version == "1.10.0" { 1 } else { 2 };
+        assert_eq!(
+            steps.iter().filter(|(s, _)| s == "deps.file").count(),
+            files,
+            "{steps:?}"
+        );
+        let trace = client
+            .get(format!("{}/v1/reviews/{id}/trace", service.base_url))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .expect("trace")
+            .text()
+            .await
+            .expect("body");
+        assert!(
+            trace.lines().any(|l| l.contains("\"kind\":\"plan\"")),
+            "{trace}"
+        );
+    }
+    assert!(
+        !finding_ids(
+            &wait_done(
+                &client,
+                &service.base_url,
+                &token,
+                &ids[0],
+                Duration::from_secs(5)
+            )
+            .await["result"]
+        )
+        .is_empty()
+    );
+    embedded.cleanup().await;
+    service.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_are_required_and_tenants_see_only_their_own() {
+    let service = Service::start(1).await;
+    let alice = service.tenant("alice");
+    let bob = service.tenant("bob");
+    let client = reqwest::Client::new();
+    let base = &service.base_url;
+    let body = serde_json::json!({"repository": "/nonexistent", "base": "a", "head": "b"});
+
+    let r = client
+        .post(format!("{base}/v1/reviews"))
+        .json(&body)
+        .send()
+        .await
+        .expect("no token");
+    assert_eq!(r.status(), 401);
+    assert_eq!(
+        r.json::<serde_json::Value>().await.expect("json")["error"]["code"],
+        "missing_token"
+    );
+    let r = client
+        .post(format!("{base}/v1/reviews"))
+        .bearer_auth("pvn_wrong")
+        .json(&body)
+        .send()
+        .await
+        .expect("bad token");
+    assert_eq!(r.status(), 401);
+    assert_eq!(
+        r.json::<serde_json::Value>().await.expect("json")["error"]["code"],
+        "invalid_token"
+    );
+
+    let r = client
+        .post(format!("{base}/v1/reviews"))
+        .bearer_auth(&alice)
+        .json(&body)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(r.status(), 202);
+    let id = r.json::<serde_json::Value>().await.expect("json")["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    for path in [
+        format!("/v1/reviews/{id}"),
+        format!("/v1/reviews/{id}/trace"),
+    ] {
+        let r = client
+            .get(format!("{base}{path}"))
+            .bearer_auth(&bob)
+            .send()
+            .await
+            .expect("get");
+        assert_eq!(
+            r.status(),
+            404,
+            "another tenant's review is not found: {path}"
+        );
+        assert_eq!(
+            r.json::<serde_json::Value>().await.expect("json")["error"]["code"],
+            "not_found"
+        );
+        let r = client
+            .get(format!("{base}{path}"))
+            .send()
+            .await
+            .expect("get");
+        assert_eq!(r.status(), 401);
+    }
+    let list: serde_json::Value = client
+        .get(format!("{base}/v1/reviews"))
+        .bearer_auth(&bob)
+        .send()
+        .await
+        .expect("list")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(list["reviews"].as_array().map(Vec::len), Some(0));
+    let list: serde_json::Value = client
+        .get(format!("{base}/v1/reviews"))
+        .bearer_auth(&alice)
+        .send()
+        .await
+        .expect("list")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(list["reviews"][0]["id"], id.as_str());
+    // A review of a repository that does not exist ends failed, by name, never clean.
+    let view = wait_done(&client, base, &alice, &id, Duration::from_secs(60)).await;
+    assert_eq!(view["status"], "failed");
+    assert_eq!(view["result"]["failed_services"][0]["service"], "intake");
+    let r = client
+        .post(format!("{base}/v1/reviews"))
+        .bearer_auth(&alice)
+        .json(&serde_json::json!({"repository": "x"}))
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(r.status(), 422);
+    service.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_served_openapi_document_matches_the_routes_and_the_responses() {
+    let service = Service::start(1).await;
+    let token = service.tenant("docs");
+    let client = reqwest::Client::new();
+    let base = &service.base_url;
+    let doc: serde_json::Value = client
+        .get(format!("{base}/v1/openapi.json"))
+        .send()
+        .await
+        .expect("openapi")
+        .json()
+        .await
+        .expect("json");
+    let checked_in: serde_json::Value =
+        serde_json::from_str(proven_api::OPENAPI).expect("checked-in document");
+    assert_eq!(doc, checked_in);
+    let mut documented: Vec<(String, String)> = doc["paths"]
+        .as_object()
+        .expect("paths")
+        .iter()
+        .flat_map(|(p, ops)| {
+            ops.as_object()
+                .into_iter()
+                .flat_map(|o| o.keys())
+                .map(move |m| (m.clone(), p.clone()))
+        })
+        .collect();
+    documented.sort();
+    let mut routed: Vec<(String, String)> = proven_api::ROUTES
+        .iter()
+        .map(|(m, p)| (m.to_string(), p.to_string()))
+        .collect();
+    routed.sort();
+    assert_eq!(documented, routed);
+    // Real responses validate against the documented schemas.
+    let schema_for = |name: &str| {
+        let mut s = serde_json::json!({"$ref": format!("#/components/schemas/{name}")});
+        s["components"] = doc["components"].clone();
+        jsonschema::validator_for(&s).expect("schema compiles")
+    };
+    let (repo, base_rev) = repo_with_change("1.5.4");
+    let accepted: serde_json::Value = client
+        .post(format!("{base}/v1/reviews"))
+        .bearer_auth(&token)
+        .json(&serde_json::json!({"repository": repo.path().display().to_string(), "base": base_rev, "head": "HEAD"}))
+        .send()
+        .await
+        .expect("post")
+        .json()
+        .await
+        .expect("json");
+    assert!(schema_for("ReviewAccepted").is_valid(&accepted));
+    let id = accepted["id"].as_str().expect("id");
+    let view = wait_done(&client, base, &token, id, Duration::from_secs(90)).await;
+    let errors: Vec<String> = schema_for("ReviewView")
+        .iter_errors(&view)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let list: serde_json::Value = client
+        .get(format!("{base}/v1/reviews?limit=1"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("list")
+        .json()
+        .await
+        .expect("json");
+    assert!(schema_for("ReviewList").is_valid(&list));
+    let batch: serde_json::Value = client
+        .post(format!("{base}/v1/batches"))
+        .bearer_auth(&token)
+        .json(&serde_json::json!({"reviews": [{"repository": repo.path().display().to_string(), "base": base_rev, "head": "HEAD"}]}))
+        .send()
+        .await
+        .expect("batch")
+        .json()
+        .await
+        .expect("json");
+    assert!(schema_for("BatchAccepted").is_valid(&batch));
+    let batch_id = batch["id"].as_str().expect("batch id");
+    let started = Instant::now();
+    loop {
+        let view: serde_json::Value = client
+            .get(format!("{base}/v1/batches/{batch_id}"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .expect("get")
+            .json()
+            .await
+            .expect("json");
+        assert!(schema_for("BatchView").is_valid(&view));
+        if view["done"] == true {
+            assert_eq!(view["statuses"]["complete"], 1);
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(90));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let error: serde_json::Value = client
+        .get(format!("{base}/v1/reviews/nope"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    assert!(schema_for("Error").is_valid(&error));
+    let ready = client
+        .get(format!("{base}/readyz"))
+        .send()
+        .await
+        .expect("readyz");
+    assert_eq!(ready.status(), 200);
+    let metrics = client
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(metrics.contains("proven_"), "{metrics}");
+    service.stop().await;
+}

@@ -1,0 +1,169 @@
+//! A worker process: serves the queue families it is given (`evidence`, `control`, `model`,
+//! `sandbox`) with the review's step handlers, and runs the reconciler beside them
+//! (outbox pusher, admission, re-enqueue of lost jobs, overdue judging). Any number of
+//! workers run against the same store and Redis; they share nothing else.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use metrics_exporter_prometheus::PrometheusHandle;
+use proven_config::{Config, Layers};
+use proven_pipeline::admission::AdmissionConfig;
+use proven_pipeline::reconciler::{self, ReconcilerConfig, Wake};
+use proven_pipeline::redis::{RedisConfig, RedisQueue};
+use proven_pipeline::{BoxFuture, Executor, Lease, Outcome, Queue, StepError, Steps};
+use proven_review::pipeline::ReviewSteps;
+use proven_store::{Store, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error("{0}")]
+    Queue(#[from] proven_pipeline::QueueError),
+    #[error("unknown queue family {0:?} (known: evidence, control, model, sandbox)")]
+    UnknownFamily(String),
+    #[error("metrics listener {addr}: {source}")]
+    Metrics {
+        addr: std::net::SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// A deliberate fault, for the chaos tests only: a review whose repository path contains
+/// `marker` aborts the worker process when its `step` runs (a poison job).
+#[derive(Debug, Clone)]
+pub struct Fault {
+    pub marker: String,
+    pub step: String,
+}
+
+pub struct WorkerOptions {
+    pub queues: Vec<String>,
+    pub layers: Layers,
+    pub fault: Option<Fault>,
+    pub metrics: Option<PrometheusHandle>,
+}
+
+struct Faulty {
+    inner: ReviewSteps,
+    fault: Fault,
+    store: Store,
+}
+
+impl Steps for Faulty {
+    fn run<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<Outcome, StepError>> {
+        Box::pin(async move {
+            if lease.id.step == self.fault.step
+                && let Ok(review) = self.store.review(&lease.id.review_id).await
+                && review.repository.contains(&self.fault.marker)
+            {
+                tracing::error!(review = %lease.id.review_id, "fault injection: aborting the worker");
+                std::process::abort();
+            }
+            self.inner.run(lease).await
+        })
+    }
+
+    fn judge_dead_lettered<'a>(
+        &'a self,
+        review_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.inner.judge_dead_lettered(review_id)
+    }
+}
+
+/// Runs until `shutdown` resolves.
+pub async fn run(
+    store: Store,
+    config: &Config,
+    options: WorkerOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), WorkerError> {
+    for q in &options.queues {
+        if !proven_pipeline::QUEUES.contains(&q.as_str()) {
+            return Err(WorkerError::UnknownFamily(q.clone()));
+        }
+    }
+    let redis = RedisConfig::new(config.redis_url.clone(), config.queue_prefix.clone());
+    let queue: Arc<dyn Queue> = Arc::new(RedisQueue::connect(&redis).await?);
+    let owner = format!(
+        "worker-{}-{}",
+        std::process::id(),
+        uuid::Uuid::now_v7().simple()
+    );
+    let repos_dir: PathBuf = config.data_dir.join("repos");
+    let wake = Wake::default();
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+
+    if let (Some(addr), Some(handle)) = (config.metrics_listen, options.metrics.clone()) {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| WorkerError::Metrics { addr, source })?;
+        let app = axum::Router::new().route(
+            "/metrics",
+            axum::routing::get(move || async move { handle.render() }),
+        );
+        let stop = stopped(stop_rx.clone());
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(stop)
+                .await;
+        });
+    }
+
+    let recon_config = ReconcilerConfig {
+        admission: AdmissionConfig {
+            max_running: config.max_running_reviews,
+            ..AdmissionConfig::default()
+        },
+        ..ReconcilerConfig::default()
+    };
+    let recon = tokio::spawn(reconciler::run(
+        store.clone(),
+        queue,
+        recon_config,
+        wake.clone(),
+        stopped(stop_rx.clone()),
+    ));
+
+    let steps = ReviewSteps::new(store.clone(), options.layers.clone(), repos_dir);
+    let serve = match options.fault {
+        Some(fault) => {
+            let steps = Arc::new(Faulty {
+                inner: steps,
+                fault,
+                store: store.clone(),
+            });
+            let executor =
+                Arc::new(Executor::new(store.clone(), steps, owner, config.lease).with_wake(wake));
+            tokio::spawn(proven_pipeline::redis::serve(
+                redis,
+                executor,
+                options.queues,
+                config.worker_concurrency,
+                stopped(stop_rx.clone()),
+            ))
+        }
+        None => {
+            let executor = Arc::new(
+                Executor::new(store.clone(), Arc::new(steps), owner, config.lease).with_wake(wake),
+            );
+            tokio::spawn(proven_pipeline::redis::serve(
+                redis,
+                executor,
+                options.queues,
+                config.worker_concurrency,
+                stopped(stop_rx.clone()),
+            ))
+        }
+    };
+    tracing::info!("worker started");
+    shutdown.await;
+    let _ = stop_tx.send(true);
+    let _ = tokio::time::timeout(Duration::from_secs(10), serve).await;
+    let _ = recon.await;
+    Ok(())
+}
