@@ -1,0 +1,12 @@
+# The Node sandbox image, for production (see python.Dockerfile for the shared contract).
+# node --test needs nothing else; jest and friends come from the tree's package-lock.json,
+# installed before the run with scripts off and mounted at /deps/node_modules.
+FROM node:20-bookworm-slim
+RUN groupadd -g 10001 sandbox \
+ && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \
+ && mkdir -p /src /work /deps
+COPY proven-entry /usr/local/bin/proven-entry
+ENV HOME=/tmp LANG=C.UTF-8 NODE_ENV=test npm_config_cache=/tmp/npm-cache npm_config_update_notifier=false
+USER 10001:10001
+WORKDIR /work
+CMD ["/bin/sh"]

@@ -1,0 +1,17 @@
+# The Python sandbox image, for production (a registry is reachable):
+#   docker build -f deploy/sandbox/python.Dockerfile -t proven-sandbox-python deploy/sandbox
+# Where none is (CI, air-gapped), scripts/sandbox-images builds the equivalent image from
+# the host's toolchain. Contract shared by every sandbox image: user sandbox (10001:10001),
+# /usr/local/bin/proven-entry, empty /src /work /deps, HOME=/tmp; the runner adds a
+# read-only root filesystem, tmpfs /work and /tmp, no network, and the limits.
+FROM python:3.11.7-slim-bookworm
+RUN python -m pip install --no-cache-dir --only-binary=:all: pytest==8.3.5 \
+ && groupadd -g 10001 sandbox \
+ && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \
+ && mkdir -p /src /work /deps \
+ && python -m compileall -q /usr/local/lib/python3.11/site-packages
+COPY proven-entry /usr/local/bin/proven-entry
+ENV HOME=/tmp LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1
+USER 10001:10001
+WORKDIR /work
+CMD ["/bin/sh"]

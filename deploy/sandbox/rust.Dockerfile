@@ -1,0 +1,21 @@
+# The Rust sandbox image, for production (see python.Dockerfile for the shared contract).
+# The toolchain is copied out of rustup's layout to /opt/rust, as the local build does:
+# no rustup proxy, which would want to write its settings on a read-only filesystem.
+FROM rust:1.95-slim-bookworm AS toolchain
+RUN cp -a "$(rustc --print sysroot)" /opt/rust \
+ && rm -rf /opt/rust/share /opt/rust/lib/rustlib/src
+
+FROM debian:bookworm-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd -g 10001 sandbox \
+ && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \
+ && mkdir -p /src /work /deps
+COPY --from=toolchain /opt/rust /opt/rust
+COPY proven-entry /usr/local/bin/proven-entry
+ENV HOME=/tmp LANG=C.UTF-8 PATH=/opt/rust/bin:/usr/local/bin:/usr/bin:/bin \
+    CARGO_HOME=/tmp/cargo-home CARGO_NET_OFFLINE=true CARGO_TERM_COLOR=never CARGO_INCREMENTAL=0
+USER 10001:10001
+WORKDIR /work
+CMD ["/bin/sh"]

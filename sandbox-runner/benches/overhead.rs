@@ -1,0 +1,187 @@
+//! Per-run overhead of the sandbox against its peers, measured in the same run (medians of
+//! 20 after 2 warm-up runs each), all running `true` in the Python image:
+//!
+//! - a bare process (fork/exec of /bin/true);
+//! - `docker run --rm IMAGE true` (the Docker CLI, defaults);
+//! - `docker run --rm` with the sandbox's own flags (no network, read-only root, tmpfs,
+//!   cap-drop ALL, no-new-privileges, limits, user, init, the tree bind-mounted, no log);
+//! - `Sandbox::run` (tree from git objects, container, record, removal);
+//! - `docker exec` into a started container (what a warm pool would pay per run; the pool
+//!   itself is not built, see the crate's notes).
+//!
+//! `cargo bench -p proven-sandbox --bench overhead` (needs Docker and the Python image).
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use proven_change::testing::TestRepo;
+use proven_sandbox::{Language, Outcome, RunRequest, Sandbox, SandboxConfig};
+
+const RUNS: usize = 20;
+const WARMUP: usize = 2;
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn measure(name: &str, mut f: impl FnMut()) -> Duration {
+    for _ in 0..WARMUP {
+        f();
+    }
+    let samples: Vec<Duration> = (0..RUNS)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    let m = median(samples.clone());
+    let (min, max) = (
+        samples.iter().min().copied().unwrap_or_default(),
+        samples.iter().max().copied().unwrap_or_default(),
+    );
+    println!(
+        "{name:<34} median {:>9.2} ms   (min {:>8.2}, max {:>8.2})",
+        ms(m),
+        ms(min),
+        ms(max)
+    );
+    m
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn docker(args: &[&str]) {
+    let status = Command::new("docker")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run the docker CLI");
+    assert!(status.success(), "docker {args:?} failed");
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let sandbox = match runtime.block_on(Sandbox::connect(SandboxConfig::default())) {
+        Ok(sandbox) => sandbox,
+        Err(e) => {
+            eprintln!("the benchmark needs Docker: {e}");
+            std::process::exit(1);
+        }
+    };
+    let image = sandbox.config().image(Language::Python);
+    let repo = TestRepo::new();
+    repo.write("README.md", "benchmark tree\n");
+    let commit = repo.commit("tree");
+    let tree = tempfile::tempdir().expect("tree directory");
+    let mount = format!("{}:/src:ro", tree.path().display());
+    let limits = sandbox.config().limits;
+    let memory = limits.memory_bytes.to_string();
+    let pids = limits.pids.to_string();
+    let cpus = limits.cpus.to_string();
+    let scratch = format!(
+        "/work:rw,exec,nosuid,nodev,size={},uid=10001,gid=10001",
+        limits.scratch_bytes
+    );
+    let tmp = format!(
+        "/tmp:rw,exec,nosuid,nodev,size={},mode=1777",
+        limits.tmp_bytes
+    );
+
+    println!("per-run overhead, `true` in {image}, median of {RUNS}\n");
+    let bare = measure("bare process (/bin/true)", || {
+        let status = Command::new("/bin/true").status().expect("true");
+        assert!(status.success());
+    });
+    let plain = measure("docker run --rm", || {
+        docker(&["run", "--rm", &image, "true"])
+    });
+    let hardened = measure("docker run --rm, sandbox flags", || {
+        docker(&[
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "--read-only",
+            "--tmpfs",
+            &scratch,
+            "--tmpfs",
+            &tmp,
+            "--cap-drop",
+            "ALL",
+            "--security-opt",
+            "no-new-privileges",
+            "--pids-limit",
+            &pids,
+            "--memory",
+            &memory,
+            "--memory-swap",
+            &memory,
+            "--cpus",
+            &cpus,
+            "--user",
+            "10001:10001",
+            "--init",
+            "--log-driver",
+            "none",
+            "-v",
+            &mount,
+            &image,
+            "/usr/local/bin/proven-entry",
+            "true",
+        ])
+    });
+    let request = RunRequest::new(repo.path(), &commit, Language::Python, ["true"]);
+    let run = measure("Sandbox::run (tree + container)", || {
+        let record = runtime
+            .block_on(sandbox.run(&request))
+            .expect("sandbox run");
+        assert_eq!(record.outcome, Outcome::Passed);
+    });
+
+    let warm = format!("proven-sbx-bench-warm-{}", std::process::id());
+    docker(&[
+        "run",
+        "-d",
+        "--name",
+        &warm,
+        "--label",
+        "proven.sandbox.bench=1",
+        "--network",
+        "none",
+        "--read-only",
+        "--init",
+        &image,
+        "sleep",
+        "infinity",
+    ]);
+    let exec = measure("docker exec into a warm container", || {
+        docker(&["exec", &warm, "true"])
+    });
+    docker(&["rm", "-f", &warm]);
+
+    println!();
+    println!(
+        "Sandbox::run / docker run --rm               {:>6.2}x",
+        ms(run) / ms(plain)
+    );
+    println!(
+        "Sandbox::run / docker run --rm, same flags   {:>6.2}x",
+        ms(run) / ms(hardened)
+    );
+    println!(
+        "Sandbox::run - bare process                  {:>6.1} ms",
+        ms(run) - ms(bare)
+    );
+    println!(
+        "docker exec (warm) / Sandbox::run            {:>6.2}x",
+        ms(exec) / ms(run)
+    );
+}

@@ -1,0 +1,204 @@
+//! The `sandbox` commands, shared by `proven sandbox …` and the `proven-sandbox` binary
+//! so both go through one code path (the library's `Sandbox::run`).
+//!
+//! Exit codes follow the `proven` table: `run` exits 0 when the test passed, 1 when it
+//! failed, 3 when the run says nothing (an environment error: killed, a limit, could not
+//! build or collect); 4 for a wrong input (repository, revision, patch, file); 6 when
+//! Docker or the runner's disk failed; 7 for a setting out of range.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+use crate::{
+    Edit, FileLedger, Language, Outcome, RunKey, RunRequest, Sandbox, SandboxConfig, SandboxError,
+};
+
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// Run one command on one tree, as a review's sandbox job does, and print the run's
+    /// record as JSON. Exit 0: passed; 1: the test failed; 3: the run proves nothing
+    /// (killed, a limit, could not build or collect).
+    Run(Box<RunArgs>),
+    /// Build the local sandbox images (where no image registry is reachable) from this
+    /// host's Debian packages and toolchains; a no-op when they are current.
+    Images {
+        /// Languages to build (default: all).
+        #[arg(value_parser = ["python", "rust", "node"])]
+        languages: Vec<String>,
+    },
+    /// Remove sandbox containers whose runner is gone or whose deadline passed; print how
+    /// many.
+    Sweep {
+        #[command(flatten)]
+        docker: DockerArgs,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct DockerArgs {
+    /// The Docker endpoint: a Unix socket path or tcp://HOST:PORT.
+    #[arg(long, default_value = "/var/run/docker.sock", value_name = "ENDPOINT")]
+    pub docker_host: String,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The git repository (its commits are read; its working copy never is).
+    #[arg(long, default_value = ".")]
+    pub repo: PathBuf,
+    /// The revision whose tree runs (commit, branch, tag, HEAD~1, ...).
+    #[arg(long, default_value = "HEAD")]
+    pub rev: String,
+    /// python, rust or node.
+    #[arg(long)]
+    pub lang: Language,
+    /// Add the local FILE to the tree at DEST (repeatable).
+    #[arg(long = "add-file", value_name = "FILE=DEST")]
+    pub add_files: Vec<String>,
+    /// Apply a patch to the tree first: a JSON file of edits
+    /// `[{"path": …, "old_text": …, "new_text": …}]`.
+    #[arg(long, value_name = "FILE")]
+    pub patch: Option<PathBuf>,
+    /// The command, run by `sh -c` in the tree's copy.
+    #[arg(long, conflicts_with = "argv", required_unless_present = "argv")]
+    pub cmd: Option<String>,
+    /// Or the command's words after `--` (no shell).
+    #[arg(last = true)]
+    pub argv: Vec<String>,
+    /// Kill the run after this many seconds (default 120).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+    /// The job this run belongs to: names its container, so a sweep after a crash finds
+    /// it; with --ledger, its record is kept once across redeliveries.
+    #[arg(long, value_name = "ID")]
+    pub job_id: Option<String>,
+    /// Directory of job records (one JSON file per job id).
+    #[arg(long, value_name = "DIR", requires = "job_id")]
+    pub ledger: Option<PathBuf>,
+    #[command(flatten)]
+    pub docker: DockerArgs,
+}
+
+/// A command that could not finish: the exit code and what to tell the user.
+#[derive(Debug)]
+pub struct CommandFailure {
+    pub code: u8,
+    pub message: String,
+}
+
+const FINDINGS: u8 = 1;
+const INCOMPLETE: u8 = 3;
+const INPUT: u8 = 4;
+const INTERNAL: u8 = 6;
+const CONFIG: u8 = 7;
+
+impl From<SandboxError> for CommandFailure {
+    fn from(e: SandboxError) -> Self {
+        let code = match &e {
+            SandboxError::Request(_) => INPUT,
+            SandboxError::InvalidConfig { .. } => CONFIG,
+            _ => INTERNAL,
+        };
+        CommandFailure {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+fn input(message: String) -> CommandFailure {
+    CommandFailure {
+        code: INPUT,
+        message,
+    }
+}
+
+/// Runs a `sandbox` command; what it prints goes to `out`.
+pub async fn execute(
+    command: SandboxCommand,
+    out: &mut (dyn Write + Send),
+) -> Result<u8, CommandFailure> {
+    match command {
+        SandboxCommand::Run(args) => run(*args, out).await,
+        SandboxCommand::Images { languages } => {
+            let languages = languages
+                .iter()
+                .map(|l| l.parse::<Language>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| input(e.to_string()))?;
+            crate::images::build_local(&languages).await?;
+            Ok(0)
+        }
+        SandboxCommand::Sweep { docker } => {
+            let sandbox = Sandbox::connect(SandboxConfig {
+                docker_host: docker.docker_host,
+                ..SandboxConfig::default()
+            })
+            .await?;
+            let removed = sandbox.sweep().await?;
+            writeln!(out, "{removed}").map_err(|e| input(format!("write output: {e}")))?;
+            Ok(0)
+        }
+    }
+}
+
+async fn run(args: RunArgs, out: &mut (dyn Write + Send)) -> Result<u8, CommandFailure> {
+    let command = match args.cmd {
+        Some(cmd) => vec!["sh".to_string(), "-c".to_string(), cmd],
+        None => args.argv,
+    };
+    let mut request = RunRequest::new(&args.repo, &args.rev, args.lang, command);
+    for spec in &args.add_files {
+        let Some((file, dest)) = spec.rsplit_once('=') else {
+            return Err(input(format!("--add-file {spec:?}: expected FILE=DEST")));
+        };
+        let contents =
+            std::fs::read(file).map_err(|e| input(format!("--add-file: read {file}: {e}")))?;
+        request = request.with_file(dest, contents);
+    }
+    if let Some(path) = &args.patch {
+        let text = std::fs::read(path)
+            .map_err(|e| input(format!("--patch: read {}: {e}", path.display())))?;
+        let edits: Vec<Edit> = serde_json::from_slice(&text).map_err(|e| {
+            input(format!(
+                "--patch {}: expected [{{\"path\", \"old_text\", \"new_text\"}}]: {e}",
+                path.display()
+            ))
+        })?;
+        request = request.with_patch(edits);
+    }
+    if let Some(seconds) = args.timeout {
+        request = request.with_timeout(Duration::from_secs(seconds));
+    }
+    let sandbox = Sandbox::connect(SandboxConfig {
+        docker_host: args.docker.docker_host,
+        ..SandboxConfig::default()
+    })
+    .await?;
+    let record = match &args.job_id {
+        Some(job) => {
+            let job = RunKey::new(job.clone()).map_err(|e| input(e.to_string()))?;
+            match &args.ledger {
+                Some(dir) => sandbox
+                    .run_job(&job, &request, &FileLedger::new(dir))
+                    .await?
+                    .into_record(),
+                None => sandbox.run(&request.with_key(job)).await?,
+            }
+        }
+        None => sandbox.run(&request).await?,
+    };
+    let json = serde_json::to_string_pretty(&record).map_err(|e| CommandFailure {
+        code: INTERNAL,
+        message: format!("serialise the record: {e}"),
+    })?;
+    writeln!(out, "{json}").map_err(|e| input(format!("write output: {e}")))?;
+    Ok(match record.outcome {
+        Outcome::Passed => 0,
+        Outcome::TestFailed => FINDINGS,
+        Outcome::EnvironmentError { .. } => INCOMPLETE,
+    })
+}

@@ -1,0 +1,202 @@
+//! The sandbox's settings: where Docker is, which image runs each language, the limits of
+//! every run, and where trees and prepared dependencies live on the runner's disk.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Language, SandboxError};
+
+/// Settings of one [`crate::Sandbox`]. `Default` gives the values documented on each field.
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+    /// The Docker endpoint: a Unix socket path (`/var/run/docker.sock`, the default, or
+    /// `unix:///…`) or `tcp://host:port` / `http://host:port`. Trees are bind-mounted, so
+    /// the daemon must see `work_dir` and `cache_dir` at the same paths: run the runner on
+    /// the Docker host (or share those directories with it).
+    pub docker_host: String,
+    /// The image of each language (default: the local images, `proven-sandbox-LANG:local`).
+    pub images: BTreeMap<Language, String>,
+    pub limits: Limits,
+    /// Timeout of a run whose request names none (default 120 s).
+    pub default_timeout: Duration,
+    pub output: OutputLimits,
+    /// Where trees are materialised, one fresh directory per run (default
+    /// `$TMPDIR/proven-sandbox/work`).
+    pub work_dir: PathBuf,
+    /// Where prepared dependencies are cached by lock-file hash (default
+    /// `$TMPDIR/proven-sandbox/cache`).
+    pub cache_dir: PathBuf,
+    /// Host tools that prepare dependencies (with network, before the run, on lock files
+    /// only): their versions must match the images' (the local images are assembled from
+    /// the same toolchains).
+    pub tools: HostTools,
+    /// How long one dependency preparation may take (default 10 minutes).
+    pub prepare_timeout: Duration,
+    /// Runs at once in this process; the rest wait for a slot (default 4).
+    pub max_concurrent_runs: usize,
+    /// A materialised tree larger than this is refused (default 1 GiB).
+    pub max_tree_bytes: u64,
+    /// The uid and gid the code under test runs as (default 10001, the images' `sandbox`).
+    pub user: (u32, u32),
+}
+
+/// Resource limits of every run's container.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Memory, including the tmpfs scratch the run writes (default 1 GiB; no swap).
+    pub memory_bytes: i64,
+    /// Processes and threads (default 256).
+    pub pids: i64,
+    /// CPUs (default 1.0).
+    pub cpus: f64,
+    /// Size of `/work`, the writable copy of the tree (default 512 MiB).
+    pub scratch_bytes: i64,
+    /// Size of `/tmp` (default 256 MiB).
+    pub tmp_bytes: i64,
+}
+
+/// How much output a run keeps and how much it may produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputLimits {
+    /// Bytes kept from the start of the output (default 64 KiB).
+    pub head_bytes: usize,
+    /// Bytes kept from the end of the output (default 64 KiB).
+    pub tail_bytes: usize,
+    /// A run that prints more than this is killed (default 64 MiB); every byte read is
+    /// still in the digest.
+    pub kill_after_bytes: u64,
+}
+
+/// The host programs dependency preparation calls.
+#[derive(Debug, Clone)]
+pub struct HostTools {
+    pub python: PathBuf,
+    pub cargo: PathBuf,
+    pub npm: PathBuf,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory_bytes: 1 << 30,
+            pids: 256,
+            cpus: 1.0,
+            scratch_bytes: 512 << 20,
+            tmp_bytes: 256 << 20,
+        }
+    }
+}
+
+impl Default for OutputLimits {
+    fn default() -> Self {
+        OutputLimits {
+            head_bytes: 64 << 10,
+            tail_bytes: 64 << 10,
+            kill_after_bytes: 64 << 20,
+        }
+    }
+}
+
+impl Default for HostTools {
+    fn default() -> Self {
+        HostTools {
+            python: "python3".into(),
+            cargo: "cargo".into(),
+            npm: "npm".into(),
+        }
+    }
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        let root = std::env::temp_dir().join("proven-sandbox");
+        SandboxConfig {
+            docker_host: "/var/run/docker.sock".into(),
+            images: Language::ALL
+                .iter()
+                .map(|l| (*l, l.local_image()))
+                .collect(),
+            limits: Limits::default(),
+            default_timeout: Duration::from_secs(120),
+            output: OutputLimits::default(),
+            work_dir: root.join("work"),
+            cache_dir: root.join("cache"),
+            tools: HostTools::default(),
+            prepare_timeout: Duration::from_secs(600),
+            max_concurrent_runs: 4,
+            max_tree_bytes: 1 << 30,
+            user: (10001, 10001),
+        }
+    }
+}
+
+impl SandboxConfig {
+    /// Refuses settings Docker would refuse mid-run, or that would make every run fail.
+    pub fn validate(&self) -> Result<(), SandboxError> {
+        let invalid = |setting, message: &str| {
+            Err(SandboxError::InvalidConfig {
+                setting,
+                message: message.to_string(),
+            })
+        };
+        let limits = &self.limits;
+        // Docker refuses a memory limit under 6 MiB.
+        if limits.memory_bytes < 6 << 20 {
+            return invalid("limits.memory_bytes", "at least 6 MiB");
+        }
+        if limits.pids < 8 {
+            return invalid(
+                "limits.pids",
+                "at least 8 (the entry script and init need some)",
+            );
+        }
+        if !(limits.cpus > 0.0 && limits.cpus.is_finite()) {
+            return invalid("limits.cpus", "a positive number");
+        }
+        if limits.scratch_bytes < 1 << 20 || limits.tmp_bytes < 1 << 20 {
+            return invalid("limits.scratch_bytes/tmp_bytes", "at least 1 MiB each");
+        }
+        if self.default_timeout.is_zero() {
+            return invalid("default_timeout", "more than zero");
+        }
+        if self.output.kill_after_bytes == 0 {
+            return invalid("output.kill_after_bytes", "more than zero");
+        }
+        if self.max_concurrent_runs == 0 {
+            return invalid("max_concurrent_runs", "at least 1");
+        }
+        Ok(())
+    }
+
+    /// The image that runs `language`.
+    pub fn image(&self, language: Language) -> String {
+        self.images
+            .get(&language)
+            .cloned()
+            .unwrap_or_else(|| language.local_image())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_valid_and_out_of_range_settings_are_named() {
+        assert!(SandboxConfig::default().validate().is_ok());
+        let mut config = SandboxConfig::default();
+        config.limits.cpus = 0.0;
+        match config.validate() {
+            Err(SandboxError::InvalidConfig { setting, .. }) => assert_eq!(setting, "limits.cpus"),
+            other => panic!("{other:?}"),
+        }
+        let config = SandboxConfig {
+            default_timeout: Duration::ZERO,
+            ..SandboxConfig::default()
+        };
+        assert!(config.validate().is_err());
+    }
+}

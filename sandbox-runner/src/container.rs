@@ -1,0 +1,516 @@
+//! The container of one run: created hardened, attached before it starts (no output is
+//! missed), watched until it exits or is killed (timeout, output limit), inspected, and
+//! removed — including when the caller stops waiting (a drop guard removes it).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use bollard::Docker;
+use bollard::container::LogOutput;
+use bollard::errors::Error as DockerError;
+use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig};
+use bollard::query_parameters::{
+    AttachContainerOptions, CreateContainerOptions, KillContainerOptions, RemoveContainerOptions,
+};
+use futures_util::StreamExt;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use tokio::sync::watch;
+
+use crate::output::Capture;
+use crate::record::{KillReason, OutputRecord};
+use crate::{Language, Limits, OutputLimits, SandboxError};
+
+/// Every sandbox container carries this label (value "1"): the sweep looks for it.
+pub const LABEL: &str = "proven.sandbox";
+/// The run key the container belongs to.
+pub const LABEL_KEY: &str = "proven.sandbox.key";
+/// The runner process that owns it (see [`crate::sweep::RunnerIdentity`]).
+pub const LABEL_RUNNER: &str = "proven.sandbox.runner";
+/// Unix seconds after which no live runner still waits for it.
+pub const LABEL_DEADLINE: &str = "proven.sandbox.deadline";
+/// Container names are this prefix and the run key.
+pub const NAME_PREFIX: &str = "proven-sbx-";
+
+/// Where the tree is mounted (read-only) and where the run works (a tmpfs copy of it).
+const SRC: &str = "/src";
+const WORK: &str = "/work";
+const ENTRY: &str = "/usr/local/bin/proven-entry";
+/// After a kill or an exit, how long output may still arrive before the runner stops
+/// reading: the stream normally ends at once, this only bounds a stuck daemon.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(10);
+/// After a kill, how long the exit may take to be reported before the runner stops waiting.
+const KILL_GRACE: Duration = Duration::from_secs(30);
+/// How often the pids limit's event counter is read while the container runs.
+const PIDS_POLL: Duration = Duration::from_millis(100);
+/// A deadline label leaves this much beyond the run's own timeout before a sweep may
+/// remove the container of a runner it cannot see (another host).
+pub(crate) const DEADLINE_GRACE: Duration = Duration::from_secs(120);
+
+/// Everything one container needs.
+pub(crate) struct ContainerSpec<'a> {
+    pub name: String,
+    pub key: String,
+    pub runner: String,
+    pub language: Language,
+    pub image: String,
+    pub command: Vec<String>,
+    pub env: Vec<String>,
+    pub src: &'a Path,
+    pub deps: Option<&'a Path>,
+    pub limits: Limits,
+    pub user: (u32, u32),
+    pub timeout: Duration,
+    pub output: OutputLimits,
+}
+
+/// How a container ran.
+pub(crate) struct Execution {
+    pub image_id: String,
+    pub started_at: String,
+    pub duration: Duration,
+    pub exit_code: Option<i64>,
+    pub timed_out: bool,
+    pub killed: Option<KillReason>,
+    pub pids_limit_reached: bool,
+    pub output: OutputRecord,
+    pub markers: Vec<&'static str>,
+}
+
+/// The container name of a run key.
+pub fn container_name(key: &str) -> String {
+    format!("{NAME_PREFIX}{key}")
+}
+
+pub(crate) fn create_body(spec: &ContainerSpec<'_>, deadline_unix: i64) -> ContainerCreateBody {
+    let (uid, gid) = spec.user;
+    let limits = spec.limits;
+    let mut binds = vec![format!("{}:{SRC}:ro", spec.src.display())];
+    if let Some(deps) = spec.deps {
+        binds.push(format!("{}:{}:ro", deps.display(), crate::deps::MOUNT));
+    }
+    // Docker keeps an existing directory's mode for a tmpfs and ignores `mode=` there
+    // (uid/gid do apply); tmpfs is noexec unless told: builds and tests execute from both.
+    let tmpfs = HashMap::from([
+        (
+            WORK.to_string(),
+            format!(
+                "rw,exec,nosuid,nodev,size={},uid={uid},gid={gid},mode=0755",
+                limits.scratch_bytes
+            ),
+        ),
+        (
+            "/tmp".to_string(),
+            format!("rw,exec,nosuid,nodev,size={},mode=1777", limits.tmp_bytes),
+        ),
+    ]);
+    let labels = HashMap::from([
+        (LABEL.to_string(), "1".to_string()),
+        (LABEL_KEY.to_string(), spec.key.clone()),
+        (LABEL_RUNNER.to_string(), spec.runner.clone()),
+        (LABEL_DEADLINE.to_string(), deadline_unix.to_string()),
+        (
+            "proven.sandbox.language".to_string(),
+            spec.language.as_str().to_string(),
+        ),
+    ]);
+    let mut cmd = vec![ENTRY.to_string()];
+    cmd.extend(spec.command.iter().cloned());
+    // Only these variables, on top of the image's: nothing of the runner's environment.
+    let mut env = vec!["HOME=/tmp".to_string()];
+    env.extend(spec.env.iter().cloned());
+    ContainerCreateBody {
+        image: Some(spec.image.clone()),
+        cmd: Some(cmd),
+        entrypoint: Some(Vec::new()),
+        env: Some(env),
+        user: Some(format!("{uid}:{gid}")),
+        working_dir: Some(WORK.to_string()),
+        hostname: Some("sandbox".to_string()),
+        labels: Some(labels),
+        network_disabled: Some(true),
+        attach_stdin: Some(false),
+        attach_stdout: Some(true),
+        attach_stderr: Some(true),
+        open_stdin: Some(false),
+        tty: Some(false),
+        host_config: Some(HostConfig {
+            network_mode: Some("none".to_string()),
+            readonly_rootfs: Some(true),
+            cap_drop: Some(vec!["ALL".to_string()]),
+            security_opt: Some(vec!["no-new-privileges".to_string()]),
+            pids_limit: Some(limits.pids),
+            memory: Some(limits.memory_bytes),
+            // Equal to memory: no swap, so the memory limit is the limit.
+            memory_swap: Some(limits.memory_bytes),
+            nano_cpus: Some((limits.cpus * 1e9) as i64),
+            tmpfs: Some(tmpfs),
+            binds: Some(binds),
+            ipc_mode: Some("private".to_string()),
+            // An init reaps orphans, as a test runner expects of PID 1.
+            init: Some(true),
+            // Output is read from the attach stream; a log driver would copy all of it
+            // (a 1 GB print) to the host's disk.
+            log_config: Some(HostConfigLogConfig {
+                typ: Some("none".to_string()),
+                config: None,
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// Runs one container to its end and removes it.
+pub(crate) async fn execute(
+    docker: &Docker,
+    spec: ContainerSpec<'_>,
+) -> Result<Execution, SandboxError> {
+    let name = spec.name.clone();
+    // A container of the same key is an orphan of an earlier attempt (a crashed runner):
+    // it goes before this attempt starts, so a redelivered job never runs twice at once.
+    if remove(docker, &name).await? {
+        metrics::counter!(crate::metrics::SWEPT_TOTAL).increment(1);
+        tracing::warn!(container = %name, "removed the container of an earlier attempt");
+    }
+    let deadline_unix = OffsetDateTime::now_utc().unix_timestamp()
+        + (spec.timeout + DEADLINE_GRACE).as_secs() as i64;
+    let body = create_body(&spec, deadline_unix);
+    let options = CreateContainerOptions {
+        name: Some(name.clone()),
+        ..Default::default()
+    };
+    let created = match docker
+        .create_container(Some(options.clone()), body.clone())
+        .await
+    {
+        // Another attempt created it between the removal and now: remove, retry once.
+        Err(DockerError::DockerResponseServerError {
+            status_code: 409, ..
+        }) => {
+            remove(docker, &name).await?;
+            docker.create_container(Some(options), body).await
+        }
+        other => other,
+    };
+    let created = created.map_err(|e| match e {
+        DockerError::DockerResponseServerError {
+            status_code: 404, ..
+        } => SandboxError::ImageMissing {
+            language: spec.language,
+            image: spec.image.clone(),
+        },
+        e => docker_error("create", &name)(e),
+    })?;
+    let mut guard = Removal {
+        docker: docker.clone(),
+        name: name.clone(),
+        armed: true,
+    };
+    let result = drive(docker, &spec, &created.id).await;
+    let removed = remove(docker, &name).await;
+    guard.armed = false;
+    let execution = result?;
+    if let Err(e) = removed {
+        // The record stands; the next sweep removes what is left.
+        tracing::warn!(container = %name, error = %e, "could not remove a finished container");
+    }
+    Ok(execution)
+}
+
+async fn drive(
+    docker: &Docker,
+    spec: &ContainerSpec<'_>,
+    id: &str,
+) -> Result<Execution, SandboxError> {
+    let name = spec.name.as_str();
+    let mut capture = Capture::new(
+        spec.output.head_bytes,
+        spec.output.tail_bytes,
+        crate::record::markers(spec.language),
+    );
+    let attach = docker
+        .attach_container(
+            name,
+            Some(AttachContainerOptions {
+                stream: true,
+                stdout: true,
+                stderr: true,
+                // Attached before the start, so nothing is missed; and the log driver is
+                // `none`, which cannot replay logs.
+                logs: false,
+                ..Default::default()
+            }),
+        )
+        .await
+        .map_err(docker_error("attach to", name))?;
+    let mut output = attach.output;
+
+    let started_at = OffsetDateTime::now_utc();
+    let started = Instant::now();
+    docker
+        .start_container(name, None)
+        .await
+        .map_err(docker_error("start", name))?;
+    let deadline = tokio::time::Instant::from_std(started + spec.timeout);
+    let (stop_pids, pids) = watch_pids(id);
+
+    let mut wait = Box::pin(docker.wait_container(name, None));
+    let mut exit: Option<i64> = None;
+    let mut exited_at: Option<tokio::time::Instant> = None;
+    // Bounds the loop once the container exited or was killed, should the daemon never
+    // close the stream or answer the wait.
+    let mut give_up_at: Option<tokio::time::Instant> = None;
+    // Kills run beside the loop: the output must keep draining while Docker kills, or
+    // the container's full stdout pipe blocks the kill and the wait (measured).
+    let mut killing: Option<tokio::task::JoinHandle<Result<(), SandboxError>>> = None;
+    let mut output_open = true;
+    let mut killed: Option<KillReason> = None;
+    let mut timed_out = false;
+    loop {
+        if exit.is_some() && !output_open {
+            break;
+        }
+        // Not biased: a flood of output must not starve the timer or the wait.
+        tokio::select! {
+            frame = output.next(), if output_open => match frame {
+                Some(Ok(LogOutput::StdOut { message } | LogOutput::StdErr { message } | LogOutput::Console { message })) => {
+                    capture.push(&message);
+                    // Past the limit the runner kills but keeps reading: a reader that
+                    // stops leaves kill and wait blocked on a full pipe.
+                    if killed.is_none() && capture.total() > spec.output.kill_after_bytes {
+                        killed = Some(KillReason::OutputLimit);
+                        killing = Some(spawn_kill(docker, name));
+                        give_up_at = Some(tokio::time::Instant::now() + KILL_GRACE);
+                    } else if killed.is_none() && tokio::time::Instant::now() >= deadline {
+                        killed = Some(KillReason::Timeout);
+                        timed_out = true;
+                        killing = Some(spawn_kill(docker, name));
+                        give_up_at = Some(tokio::time::Instant::now() + KILL_GRACE);
+                    }
+                }
+                Some(Ok(LogOutput::StdIn { .. })) => {}
+                Some(Err(e)) => {
+                    tracing::warn!(container = %name, error = %e, "the output stream broke");
+                    output_open = false;
+                }
+                None => output_open = false,
+            },
+            status = wait.next(), if exit.is_none() => {
+                exit = Some(match status {
+                    Some(Ok(response)) => response.status_code,
+                    // bollard reports a non-zero exit as an error carrying the code.
+                    Some(Err(DockerError::DockerContainerWaitError { code, .. })) => code,
+                    // The container may still run: the run cannot be judged (the caller
+                    // removes the container and may retry).
+                    Some(Err(e)) => return Err(docker_error("wait for", name)(e)),
+                    None => {
+                        return Err(SandboxError::Docker {
+                            action: "wait for",
+                            container: name.to_string(),
+                            message: "the wait ended without a status".into(),
+                        });
+                    }
+                });
+                let now = tokio::time::Instant::now();
+                exited_at = Some(now);
+                give_up_at = Some(now + DRAIN_AFTER_EXIT);
+            },
+            _ = tokio::time::sleep_until(deadline), if killed.is_none() && exit.is_none() => {
+                killed = Some(KillReason::Timeout);
+                timed_out = true;
+                killing = Some(spawn_kill(docker, name));
+                give_up_at = Some(tokio::time::Instant::now() + KILL_GRACE);
+            },
+            done = join_kill(&mut killing), if killing.is_some() => {
+                killing = None;
+                done?;
+            },
+            _ = sleep_until_opt(give_up_at), if give_up_at.is_some() => {
+                tracing::warn!(container = %name, "no end of output or exit after the kill or exit; stopped waiting");
+                break;
+            },
+        }
+    }
+    let duration = exited_at.map_or_else(|| started.elapsed(), |at| at.into_std() - started);
+    drop(output);
+    let _ = stop_pids.send(true);
+    let pids_limit_reached = pids.await.unwrap_or(false);
+
+    let inspected = docker
+        .inspect_container(name, None)
+        .await
+        .map_err(docker_error("inspect", name))?;
+    let state = inspected.state.unwrap_or_default();
+    if state.oom_killed == Some(true) && killed.is_none() {
+        killed = Some(KillReason::OutOfMemory);
+    }
+    let exit_code = exit.or(state.exit_code);
+    let (output, markers) = capture.finish();
+    if let Some(reason) = killed {
+        metrics::counter!(crate::metrics::KILLS_TOTAL, "reason" => reason.as_str()).increment(1);
+    }
+    Ok(Execution {
+        image_id: inspected.image.unwrap_or_default(),
+        started_at: started_at.format(&Rfc3339).unwrap_or_default(),
+        duration,
+        exit_code,
+        timed_out,
+        killed,
+        pids_limit_reached,
+        output,
+        markers,
+    })
+}
+
+fn spawn_kill(docker: &Docker, name: &str) -> tokio::task::JoinHandle<Result<(), SandboxError>> {
+    let docker = docker.clone();
+    let name = name.to_string();
+    tokio::spawn(async move { kill(&docker, &name).await })
+}
+
+async fn join_kill(
+    killing: &mut Option<tokio::task::JoinHandle<Result<(), SandboxError>>>,
+) -> Result<(), SandboxError> {
+    match killing {
+        Some(handle) => handle.await.unwrap_or_else(|e| {
+            Err(SandboxError::Docker {
+                action: "kill",
+                container: String::new(),
+                message: format!("the kill task failed: {e}"),
+            })
+        }),
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// SIGKILL; a container that already stopped is fine.
+async fn kill(docker: &Docker, name: &str) -> Result<(), SandboxError> {
+    match docker
+        .kill_container(
+            name,
+            Some(KillContainerOptions {
+                signal: "KILL".to_string(),
+            }),
+        )
+        .await
+    {
+        Ok(()) => Ok(()),
+        Err(DockerError::DockerResponseServerError {
+            status_code: 404 | 409,
+            ..
+        }) => Ok(()),
+        Err(e) => Err(docker_error("kill", name)(e)),
+    }
+}
+
+/// Removes a container (running or not); whether there was one.
+pub(crate) async fn remove(docker: &Docker, name: &str) -> Result<bool, SandboxError> {
+    match docker
+        .remove_container(
+            name,
+            Some(RemoveContainerOptions {
+                force: true,
+                v: true,
+                ..Default::default()
+            }),
+        )
+        .await
+    {
+        Ok(()) => Ok(true),
+        Err(DockerError::DockerResponseServerError {
+            status_code: 404, ..
+        }) => Ok(false),
+        // "removal already in progress": someone else is removing it.
+        Err(DockerError::DockerResponseServerError {
+            status_code: 409, ..
+        }) => Ok(false),
+        Err(e) => Err(docker_error("remove", name)(e)),
+    }
+}
+
+pub(crate) fn docker_error(
+    action: &'static str,
+    container: &str,
+) -> impl FnOnce(DockerError) -> SandboxError {
+    let container = container.to_string();
+    move |e| match e {
+        DockerError::DockerResponseServerError {
+            status_code,
+            message,
+        } => SandboxError::Docker {
+            action,
+            container,
+            message: format!("{message} (HTTP {status_code})"),
+        },
+        e => SandboxError::DockerUnavailable {
+            endpoint: "the Docker socket".into(),
+            message: format!("{action} {container}: {e}"),
+        },
+    }
+}
+
+/// Watches the container's pids cgroup while it runs: whether the kernel refused a fork
+/// at the limit. The cgroup disappears with the container, so it is read during the run;
+/// where it cannot be found (a remote daemon) the answer is false.
+fn watch_pids(id: &str) -> (watch::Sender<bool>, tokio::task::JoinHandle<bool>) {
+    let (stop, mut stopped) = watch::channel(false);
+    let candidates: Vec<PathBuf> = [
+        format!("/sys/fs/cgroup/pids/docker/{id}/pids.events"),
+        format!("/sys/fs/cgroup/pids/system.slice/docker-{id}.scope/pids.events"),
+        format!("/sys/fs/cgroup/system.slice/docker-{id}.scope/pids.events"),
+        format!("/sys/fs/cgroup/docker/{id}/pids.events"),
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .collect();
+    let task = tokio::spawn(async move {
+        loop {
+            for path in &candidates {
+                if let Ok(text) = tokio::fs::read_to_string(path).await
+                    && text
+                        .lines()
+                        .any(|l| l.strip_prefix("max ").is_some_and(|n| n.trim() != "0"))
+                {
+                    return true;
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(PIDS_POLL) => {}
+                _ = stopped.changed() => return false,
+            }
+        }
+    });
+    (stop, task)
+}
+
+/// Removes the container if the run is dropped before it removed it (the caller gave up
+/// waiting); the sweep covers a runner that died outright.
+struct Removal {
+    docker: Docker,
+    name: String,
+    armed: bool,
+}
+
+impl Drop for Removal {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let docker = self.docker.clone();
+            let name = std::mem::take(&mut self.name);
+            handle.spawn(async move {
+                let _ = remove(&docker, &name).await;
+            });
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! The sandbox's metrics, through the `metrics` facade (the process that embeds the
+//! runner installs the exporter). One catalogue of names; label values are bounded.
+
+/// Counter, label `outcome`: passed, test_failed, environment_error, runner_error.
+pub const RUNS_TOTAL: &str = "proven_sandbox_runs_total";
+/// Histogram: seconds from the container's start to its exit.
+pub const RUN_DURATION_SECONDS: &str = "proven_sandbox_run_duration_seconds";
+/// Histogram: seconds a whole run took (tree, dependencies, container, removal).
+pub const RUN_TOTAL_SECONDS: &str = "proven_sandbox_run_total_seconds";
+/// Counter, label `reason`: timeout, out_of_memory, output_limit.
+pub const KILLS_TOTAL: &str = "proven_sandbox_kills_total";
+/// Gauge: runs holding a slot now (pool utilisation = busy / slots).
+pub const SLOTS_BUSY: &str = "proven_sandbox_slots_busy";
+/// Gauge: slots of this runner.
+pub const SLOTS: &str = "proven_sandbox_slots";
+/// Counter: containers a sweep (or a retried run) removed.
+pub const SWEPT_TOTAL: &str = "proven_sandbox_swept_containers_total";
+/// Counter, label `result`: hit, prepared, failed.
+pub const DEPENDENCIES_TOTAL: &str = "proven_sandbox_dependency_preparations_total";
+
+/// Registers the descriptions (call once after installing an exporter).
+pub fn describe() {
+    use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
+    describe_counter!(RUNS_TOTAL, "Sandbox runs by outcome.");
+    describe_histogram!(
+        RUN_DURATION_SECONDS,
+        Unit::Seconds,
+        "Container time of a sandbox run."
+    );
+    describe_histogram!(
+        RUN_TOTAL_SECONDS,
+        Unit::Seconds,
+        "Whole sandbox run: tree, dependencies, container, removal."
+    );
+    describe_counter!(KILLS_TOTAL, "Sandbox runs killed, by reason.");
+    describe_gauge!(SLOTS_BUSY, "Sandbox runs holding a slot.");
+    describe_gauge!(SLOTS, "Sandbox run slots of this runner.");
+    describe_counter!(SWEPT_TOTAL, "Leftover sandbox containers removed.");
+    describe_counter!(
+        DEPENDENCIES_TOTAL,
+        "Dependency preparations by result (hit, prepared, failed)."
+    );
+}

@@ -1,0 +1,295 @@
+//! The record of one run — everything a reader needs to run it again and compare — and
+//! the rule that turns how a run ended into its outcome.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Language;
+use crate::tree::TreeRecord;
+
+/// One run, as evidence. Serialised as JSON by `proven sandbox run` and by the ledger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The run key: the job id when the run belongs to a job, else a fresh id.
+    pub run_id: String,
+    /// The container's name (`proven-sbx-<run_id>`).
+    pub container: String,
+    pub language: Language,
+    /// The image as configured (a name).
+    pub image: String,
+    /// The image the container actually ran (`sha256:…`).
+    pub image_id: String,
+    pub tree: TreeRecord,
+    /// Dependencies mounted read-only at /deps, when the tree has a lock file.
+    pub dependencies: Option<DependencyRecord>,
+    /// The command as run in /work (after `proven-entry`).
+    pub command: Vec<String>,
+    pub limits: AppliedLimits,
+    /// When the container was started (RFC 3339, UTC).
+    pub started_at: String,
+    /// From the start request to the container's exit.
+    pub duration_ms: u64,
+    /// The container's exit code; `None` when Docker reported none.
+    pub exit_code: Option<i64>,
+    pub timed_out: bool,
+    /// Why the runner killed the container, if it did; the kernel's OOM killer counts.
+    pub killed: Option<KillReason>,
+    /// The run tried to start more processes than the pids limit allows.
+    pub pids_limit_reached: bool,
+    pub output: OutputRecord,
+    pub outcome: Outcome,
+}
+
+/// The dependency cache entry a run used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DependencyRecord {
+    /// The lock files the cache key was computed from.
+    pub lock_files: Vec<String>,
+    /// SHA-256 of those files (and the language and image): the cache key.
+    pub key: String,
+    /// Whether this run prepared the entry (false: it was already cached).
+    pub prepared_now: bool,
+}
+
+/// The limits the container ran under.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AppliedLimits {
+    pub memory_bytes: i64,
+    pub pids: i64,
+    pub cpus: f64,
+    pub scratch_bytes: i64,
+    pub timeout_ms: u64,
+    pub output_kill_after_bytes: u64,
+}
+
+/// The output of a run (stdout and stderr interleaved as they arrived), capped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputRecord {
+    /// The first bytes (lossy UTF-8).
+    pub head: String,
+    /// The last bytes after the head (lossy UTF-8); head then tail is the whole output
+    /// when `truncated` is false.
+    pub tail: String,
+    /// Every byte read.
+    pub bytes: u64,
+    /// SHA-256 of every byte read.
+    pub sha256: String,
+    pub truncated: bool,
+}
+
+/// Why the runner (or the kernel) killed a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KillReason {
+    Timeout,
+    OutOfMemory,
+    OutputLimit,
+}
+
+impl KillReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KillReason::Timeout => "timeout",
+            KillReason::OutOfMemory => "out_of_memory",
+            KillReason::OutputLimit => "output_limit",
+        }
+    }
+}
+
+/// What a run shows. Only `TestFailed` can be evidence that the code under test is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Outcome {
+    Passed,
+    /// The test ran to its end and failed (an assertion, an exception in the code).
+    TestFailed,
+    /// The run says nothing about the code: killed, out of a limit, could not build or
+    /// collect, or an exit the test runner's conventions do not explain.
+    EnvironmentError {
+        reason: String,
+    },
+}
+
+impl Outcome {
+    /// The bounded label value of the runs metric.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Outcome::Passed => "passed",
+            Outcome::TestFailed => "test_failed",
+            Outcome::EnvironmentError { .. } => "environment_error",
+        }
+    }
+}
+
+/// How a container ended, as the runner saw it.
+#[derive(Debug, Clone)]
+pub(crate) struct Ending {
+    pub exit_code: Option<i64>,
+    pub killed: Option<KillReason>,
+    pub pids_limit_reached: bool,
+    /// The language's markers (see [`markers`]) seen anywhere in the output.
+    pub markers: Vec<&'static str>,
+}
+
+// Markers looked for in the whole output (see `classify`).
+const CARGO_TEST_FAILED: &str = "test result: FAILED";
+const CARGO_COULD_NOT_COMPILE: &str = "could not compile";
+const PYTEST_ERROR_COLLECTING: &str = "ERROR collecting";
+const PYTEST_ERROR_AT: &str = "ERROR at ";
+const NODE_SYNTAX_ERROR: &str = "SyntaxError";
+const NODE_MODULE_NOT_FOUND: &str = "ERR_MODULE_NOT_FOUND";
+const NODE_CANNOT_FIND_MODULE: &str = "Cannot find module";
+const JEST_SUITE_FAILED_TO_RUN: &str = "Test suite failed to run";
+
+/// The strings a language's classification looks for in the output.
+pub(crate) fn markers(language: Language) -> &'static [&'static str] {
+    match language {
+        Language::Python => &[PYTEST_ERROR_COLLECTING, PYTEST_ERROR_AT],
+        Language::Rust => &[CARGO_TEST_FAILED, CARGO_COULD_NOT_COMPILE],
+        Language::Node => &[
+            NODE_SYNTAX_ERROR,
+            NODE_MODULE_NOT_FOUND,
+            NODE_CANNOT_FIND_MODULE,
+            JEST_SUITE_FAILED_TO_RUN,
+        ],
+    }
+}
+
+/// The outcome of a run from how it ended, by the conventions of the language's test
+/// runner. Conservative: when in doubt a failure is an environment error, because a false
+/// `TestFailed` on the change would be a false proof.
+pub(crate) fn classify(language: Language, ending: &Ending) -> Outcome {
+    let env = |reason: String| Outcome::EnvironmentError { reason };
+    if let Some(killed) = ending.killed {
+        return env(match killed {
+            KillReason::Timeout => "killed at the timeout".into(),
+            KillReason::OutOfMemory => "killed at the memory limit".into(),
+            KillReason::OutputLimit => "killed at the output limit".into(),
+        });
+    }
+    if ending.pids_limit_reached {
+        return env("reached the pids limit".into());
+    }
+    let saw = |marker: &str| ending.markers.contains(&marker);
+    let Some(code) = ending.exit_code else {
+        return env("Docker reported no exit code".into());
+    };
+    if code == 0 {
+        return Outcome::Passed;
+    }
+    match language {
+        // pytest: 1 = tests failed; 2 = interrupted (collection errors); 3 internal
+        // error; 4 usage error; 5 no tests collected.
+        Language::Python => match code {
+            1 if saw(PYTEST_ERROR_COLLECTING) => env("pytest could not collect the tests".into()),
+            1 if saw(PYTEST_ERROR_AT) => env("a fixture errored (setup or teardown)".into()),
+            1 => Outcome::TestFailed,
+            2 => env("pytest was interrupted: a collection error (exit 2)".into()),
+            5 => env("pytest collected no tests (exit 5)".into()),
+            code => env(format!(
+                "exit {code} is not a test failure by pytest's conventions"
+            )),
+        },
+        // cargo exits 101 both for failing tests and for build errors: only a test
+        // result line that says FAILED, with no compile error, is a test failure.
+        Language::Rust => {
+            if code == 101 && saw(CARGO_TEST_FAILED) && !saw(CARGO_COULD_NOT_COMPILE) {
+                Outcome::TestFailed
+            } else if saw(CARGO_COULD_NOT_COMPILE) {
+                env("the tests did not compile".into())
+            } else {
+                env(format!("exit {code} without a failing cargo test result"))
+            }
+        }
+        // node --test and jest exit 1 when a test fails, but also when a test file
+        // cannot load: those failures are named and refused.
+        Language::Node => {
+            let load_failure = [
+                NODE_SYNTAX_ERROR,
+                NODE_MODULE_NOT_FOUND,
+                NODE_CANNOT_FIND_MODULE,
+                JEST_SUITE_FAILED_TO_RUN,
+            ]
+            .into_iter()
+            .find(|m| saw(m));
+            match (code, load_failure) {
+                (1, None) => Outcome::TestFailed,
+                (_, Some(marker)) => env(format!("a test file could not load ({marker})")),
+                (code, None) => env(format!(
+                    "exit {code} is not a test failure by node's conventions"
+                )),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ending(code: i64, markers: &[&'static str]) -> Ending {
+        Ending {
+            exit_code: Some(code),
+            killed: None,
+            pids_limit_reached: false,
+            markers: markers.to_vec(),
+        }
+    }
+
+    #[test]
+    fn only_a_test_runner_failure_is_a_test_failure() {
+        use Language::*;
+        assert_eq!(classify(Python, &ending(0, &[])), Outcome::Passed);
+        assert_eq!(classify(Python, &ending(1, &[])), Outcome::TestFailed);
+        assert_eq!(
+            classify(Rust, &ending(101, &[CARGO_TEST_FAILED])),
+            Outcome::TestFailed
+        );
+        assert_eq!(classify(Node, &ending(1, &[])), Outcome::TestFailed);
+        for (language, end) in [
+            (Python, ending(2, &[])),
+            (Python, ending(5, &[])),
+            (Python, ending(1, &[PYTEST_ERROR_COLLECTING])),
+            (Python, ending(137, &[])),
+            (Rust, ending(101, &[CARGO_COULD_NOT_COMPILE])),
+            (
+                Rust,
+                ending(101, &[CARGO_TEST_FAILED, CARGO_COULD_NOT_COMPILE]),
+            ),
+            (Rust, ending(101, &[])),
+            (Node, ending(1, &[NODE_SYNTAX_ERROR])),
+            (Node, ending(1, &[NODE_CANNOT_FIND_MODULE])),
+            (Node, ending(134, &[])),
+        ] {
+            assert!(
+                matches!(classify(language, &end), Outcome::EnvironmentError { .. }),
+                "{language} {end:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_killed_run_is_never_a_test_failure() {
+        for killed in [
+            KillReason::Timeout,
+            KillReason::OutOfMemory,
+            KillReason::OutputLimit,
+        ] {
+            let end = Ending {
+                killed: Some(killed),
+                ..ending(1, &[])
+            };
+            assert!(matches!(
+                classify(Language::Python, &end),
+                Outcome::EnvironmentError { .. }
+            ));
+        }
+        let end = Ending {
+            pids_limit_reached: true,
+            ..ending(1, &[])
+        };
+        assert!(matches!(
+            classify(Language::Python, &end),
+            Outcome::EnvironmentError { .. }
+        ));
+    }
+}

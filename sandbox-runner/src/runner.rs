@@ -1,0 +1,476 @@
+//! The sandbox: one connection to Docker, a number of run slots, and the run itself —
+//! tree, dependencies, container, record — plus the job-level wrappers (record once,
+//! reproduce a finding) and the sweep.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use bollard::{API_DEFAULT_VERSION, Docker};
+use serde::{Deserialize, Serialize};
+use tokio::sync::Semaphore;
+use tracing::Instrument;
+
+use crate::container::{self, ContainerSpec};
+use crate::proof::{RUNS_PER_SIDE, prove};
+use crate::record::{AppliedLimits, Ending, classify};
+use crate::sweep::RunnerIdentity;
+use crate::tree::{self, TreeSpec};
+use crate::{
+    AddFile, Edit, Language, Outcome, Proof, Recorded, RequestError, RunLedger, RunRecord,
+    SandboxConfig, SandboxError,
+};
+
+/// Seconds bollard waits for a response's headers (streams then run as long as needed).
+const DOCKER_REQUEST_TIMEOUT_SECS: u64 = 120;
+
+/// The key of a run: a job id, or a fresh id. It names the container
+/// (`proven-sbx-<key>`), so a restarted runner finds the container of the job it was
+/// running, and it keys the ledger.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct RunKey(String);
+
+impl RunKey {
+    /// A key from a job id: 1-100 characters of `A-Z a-z 0-9 . _ -` (Docker's name rules,
+    /// and safe as a file name).
+    pub fn new(key: impl Into<String>) -> Result<RunKey, RequestError> {
+        let key = key.into();
+        let valid = !key.is_empty()
+            && key.len() <= 100
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+            && key.starts_with(|c: char| c.is_ascii_alphanumeric());
+        if valid {
+            Ok(RunKey(key))
+        } else {
+            Err(RequestError::InvalidKey { key })
+        }
+    }
+
+    /// A fresh key for a run that belongs to no job.
+    pub fn random() -> RunKey {
+        RunKey(uuid::Uuid::now_v7().simple().to_string())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// A key for one of several runs of a job (`JOB-base-1`).
+    pub fn derive(&self, suffix: &str) -> Result<RunKey, RequestError> {
+        RunKey::new(format!("{}-{suffix}", self.0))
+    }
+}
+
+impl TryFrom<String> for RunKey {
+    type Error = RequestError;
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        RunKey::new(value)
+    }
+}
+
+impl From<RunKey> for String {
+    fn from(key: RunKey) -> String {
+        key.0
+    }
+}
+
+/// One command on one tree.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    /// `None`: a fresh key.
+    pub key: Option<RunKey>,
+    /// The git repository the tree comes from (its objects, never its working copy).
+    pub repository: PathBuf,
+    /// The base or the change: a commit, branch, tag or expression.
+    pub revision: String,
+    /// Edits applied to this run's copy (change plus patch); empty for none.
+    pub patch: Vec<Edit>,
+    pub language: Language,
+    /// Files added to the tree (the test under proof).
+    pub add_files: Vec<AddFile>,
+    /// The command, run in the tree's copy; its exit code is the run's.
+    pub command: Vec<String>,
+    /// `None`: the configured default.
+    pub timeout: Option<Duration>,
+}
+
+impl RunRequest {
+    pub fn new(
+        repository: impl Into<PathBuf>,
+        revision: impl Into<String>,
+        language: Language,
+        command: impl IntoIterator<Item = impl Into<String>>,
+    ) -> RunRequest {
+        RunRequest {
+            key: None,
+            repository: repository.into(),
+            revision: revision.into(),
+            patch: Vec::new(),
+            language,
+            add_files: Vec::new(),
+            command: command.into_iter().map(Into::into).collect(),
+            timeout: None,
+        }
+    }
+
+    pub fn with_file(mut self, path: impl Into<String>, contents: impl Into<Vec<u8>>) -> Self {
+        self.add_files.push(AddFile {
+            path: path.into(),
+            contents: contents.into(),
+        });
+        self
+    }
+
+    pub fn with_patch(mut self, patch: Vec<Edit>) -> Self {
+        self.patch = patch;
+        self
+    }
+
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    pub fn with_key(mut self, key: RunKey) -> Self {
+        self.key = Some(key);
+        self
+    }
+
+    /// The same run on another revision (base and change of one finding).
+    pub fn at_revision(&self, revision: impl Into<String>) -> Self {
+        RunRequest {
+            revision: revision.into(),
+            ..self.clone()
+        }
+    }
+}
+
+/// The runs of one finding's test on both sides and what they prove.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reproduction {
+    pub base: Vec<RunRecord>,
+    pub change: Vec<RunRecord>,
+    pub proof: Proof,
+}
+
+/// A connection to Docker and the run slots of this runner.
+pub struct Sandbox {
+    docker: Docker,
+    config: SandboxConfig,
+    runner: RunnerIdentity,
+    slots: Arc<Semaphore>,
+    busy: Arc<AtomicUsize>,
+}
+
+impl Sandbox {
+    /// Connects to Docker and agrees on the API version (bollard's default, 1.53, is newer
+    /// than Debian's Docker 20.10 accepts).
+    pub async fn connect(config: SandboxConfig) -> Result<Sandbox, SandboxError> {
+        config.validate()?;
+        let endpoint = config.docker_host.clone();
+        let unavailable = |message: String| SandboxError::DockerUnavailable {
+            endpoint: endpoint.clone(),
+            message,
+        };
+        let docker = if endpoint.starts_with("tcp://") || endpoint.starts_with("http://") {
+            Docker::connect_with_http(&endpoint, DOCKER_REQUEST_TIMEOUT_SECS, API_DEFAULT_VERSION)
+        } else {
+            let path = endpoint.trim_start_matches("unix://");
+            if !std::path::Path::new(path).exists() {
+                return Err(unavailable("no such socket".into()));
+            }
+            Docker::connect_with_unix(path, DOCKER_REQUEST_TIMEOUT_SECS, API_DEFAULT_VERSION)
+        }
+        .map_err(|e| unavailable(e.to_string()))?;
+        let docker = docker
+            .negotiate_version()
+            .await
+            .map_err(|e| unavailable(e.to_string()))?;
+        let slots = config.max_concurrent_runs;
+        metrics::gauge!(crate::metrics::SLOTS).set(slots as f64);
+        Ok(Sandbox {
+            docker,
+            runner: RunnerIdentity::current(),
+            slots: Arc::new(Semaphore::new(slots)),
+            busy: Arc::new(AtomicUsize::new(0)),
+            config,
+        })
+    }
+
+    pub fn config(&self) -> &SandboxConfig {
+        &self.config
+    }
+
+    /// The Docker client (for callers that inspect what the sandbox left, such as tests).
+    pub fn docker(&self) -> &Docker {
+        &self.docker
+    }
+
+    /// Runs one command on one tree and returns its record. A failing or killed test is
+    /// a record, not an error; an error means no record could be made.
+    pub async fn run(&self, request: &RunRequest) -> Result<RunRecord, SandboxError> {
+        if request.command.is_empty() {
+            return Err(RequestError::EmptyCommand.into());
+        }
+        let key = request.key.clone().unwrap_or_else(RunKey::random);
+        let span = tracing::info_span!(
+            "sandbox_run",
+            key = key.as_str(),
+            language = request.language.as_str()
+        );
+        async {
+            let _slot = self.slot().await?;
+            let started = Instant::now();
+            let result = self.run_in_slot(&key, request).await;
+            metrics::histogram!(crate::metrics::RUN_TOTAL_SECONDS)
+                .record(started.elapsed().as_secs_f64());
+            match &result {
+                Ok(record) => {
+                    metrics::counter!(crate::metrics::RUNS_TOTAL, "outcome" => record.outcome.label())
+                        .increment(1);
+                    tracing::info!(outcome = record.outcome.label(), exit_code = ?record.exit_code, duration_ms = record.duration_ms, "sandbox run finished");
+                }
+                Err(e) => {
+                    metrics::counter!(crate::metrics::RUNS_TOTAL, "outcome" => "runner_error")
+                        .increment(1);
+                    // Logged where it is handled (the caller); here only for tracing.
+                    tracing::debug!(error = %e, "sandbox run failed");
+                }
+            }
+            result
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn run_in_slot(
+        &self,
+        key: &RunKey,
+        request: &RunRequest,
+    ) -> Result<RunRecord, SandboxError> {
+        let config = &self.config;
+        let work_dir = config.work_dir.clone();
+        let (repository, revision) = (request.repository.clone(), request.revision.clone());
+        let (patch, add_files) = (request.patch.clone(), request.add_files.clone());
+        let max_bytes = config.max_tree_bytes;
+        let owner_tag = self.runner.tag();
+        // git2 and file writes block: off the async workers.
+        let materialised = tokio::task::spawn_blocking(move || {
+            tree::materialise(
+                &work_dir,
+                &owner_tag,
+                &TreeSpec {
+                    repository: &repository,
+                    revision: &revision,
+                    patch: &patch,
+                    add_files: &add_files,
+                    max_bytes,
+                },
+            )
+        })
+        .await
+        .map_err(|e| SandboxError::Io {
+            action: "materialise the tree in",
+            path: config.work_dir.clone(),
+            source: std::io::Error::other(e),
+        })??;
+        let src = materialised.src();
+        let result = async {
+            let prepared =
+                crate::deps::prepare(config, &self.runner.tag(), request.language, &src).await?;
+            let timeout = request.timeout.unwrap_or(config.default_timeout);
+            let image = config.image(request.language);
+            let spec = ContainerSpec {
+                name: container::container_name(key.as_str()),
+                key: key.as_str().to_string(),
+                runner: self.runner.label(),
+                language: request.language,
+                image: image.clone(),
+                command: request.command.clone(),
+                env: prepared.as_ref().map(|p| p.env.clone()).unwrap_or_default(),
+                src: &src,
+                deps: prepared.as_ref().map(|p| p.dir.as_path()),
+                limits: config.limits,
+                user: config.user,
+                timeout,
+                output: config.output,
+            };
+            let container_name = spec.name.clone();
+            let execution = container::execute(&self.docker, spec).await?;
+            metrics::histogram!(crate::metrics::RUN_DURATION_SECONDS)
+                .record(execution.duration.as_secs_f64());
+            let outcome = classify(
+                request.language,
+                &Ending {
+                    exit_code: execution.exit_code,
+                    killed: execution.killed,
+                    pids_limit_reached: execution.pids_limit_reached,
+                    markers: execution.markers.clone(),
+                },
+            );
+            Ok::<_, SandboxError>(RunRecord {
+                run_id: key.as_str().to_string(),
+                container: container_name,
+                language: request.language,
+                image,
+                image_id: execution.image_id,
+                tree: materialised.record.clone(),
+                dependencies: prepared.map(|p| p.record),
+                command: request.command.clone(),
+                limits: AppliedLimits {
+                    memory_bytes: config.limits.memory_bytes,
+                    pids: config.limits.pids,
+                    cpus: config.limits.cpus,
+                    scratch_bytes: config.limits.scratch_bytes,
+                    timeout_ms: timeout.as_millis() as u64,
+                    output_kill_after_bytes: config.output.kill_after_bytes,
+                },
+                started_at: execution.started_at,
+                duration_ms: execution.duration.as_millis() as u64,
+                exit_code: execution.exit_code,
+                timed_out: execution.timed_out,
+                killed: execution.killed,
+                pids_limit_reached: execution.pids_limit_reached,
+                output: execution.output,
+                outcome,
+            })
+        }
+        .await;
+        // Deleting a tree is blocking file IO too.
+        let _ = tokio::task::spawn_blocking(move || drop(materialised)).await;
+        result
+    }
+
+    /// Runs a job's request once across redeliveries: a job that already has a record
+    /// returns it without running (and without a container: a leftover of the attempt
+    /// that recorded it is removed); otherwise the run's container is named after the
+    /// job, so an orphan of a crashed attempt is removed before this attempt starts, and
+    /// the record is stored unless another attempt stored one first.
+    pub async fn run_job(
+        &self,
+        job: &RunKey,
+        request: &RunRequest,
+        ledger: &impl RunLedger,
+    ) -> Result<Recorded, SandboxError> {
+        if let Some(existing) = ledger.get(job).await? {
+            self.remove_run(job).await?;
+            return Ok(Recorded::Already(existing));
+        }
+        let request = request.clone().with_key(job.clone());
+        let record = self.run(&request).await?;
+        Ok(ledger.record_once(job, &record).await?)
+    }
+
+    /// Runs the finding's test on the base and on the change, alternating, each side
+    /// [`RUNS_PER_SIDE`] times, and judges them. Stops early when a run is an environment
+    /// error (nothing further could make it a proof). With a key on `base`, the runs'
+    /// keys are derived from it (`KEY-base-1`, `KEY-change-1`, ...).
+    pub async fn reproduce(
+        &self,
+        base: &RunRequest,
+        change: &RunRequest,
+    ) -> Result<Reproduction, SandboxError> {
+        let mut base_runs = Vec::new();
+        let mut change_runs = Vec::new();
+        'runs: for round in 1..=RUNS_PER_SIDE {
+            for (side, request, runs) in [
+                ("base", base, &mut base_runs),
+                ("change", change, &mut change_runs),
+            ] {
+                let mut request = request.clone();
+                if let Some(key) = &base.key {
+                    request.key = Some(key.derive(&format!("{side}-{round}"))?);
+                }
+                let record = self.run(&request).await?;
+                let incomplete = matches!(record.outcome, Outcome::EnvironmentError { .. });
+                runs.push(record);
+                if incomplete {
+                    break 'runs;
+                }
+            }
+        }
+        let proof = prove(&base_runs, &change_runs);
+        Ok(Reproduction {
+            base: base_runs,
+            change: change_runs,
+            proof,
+        })
+    }
+
+    /// Removes every leftover sandbox container (of a dead runner, or past its deadline)
+    /// and returns how many; also removes the run directories and half-prepared
+    /// dependency directories dead runners on this machine left. Safe beside live
+    /// runners: what they own is kept.
+    pub async fn sweep(&self) -> Result<usize, SandboxError> {
+        let removed = crate::sweep::sweep(&self.docker, &self.runner).await?;
+        let me = self.runner.clone();
+        let work_dir = self.config.work_dir.clone();
+        let deps_dir = self.config.cache_dir.join("deps");
+        let _ = tokio::task::spawn_blocking(move || {
+            crate::sweep::sweep_dirs(&me, &work_dir, "run-")
+                + crate::sweep::sweep_dirs(&me, &deps_dir, crate::deps::STAGING_PREFIX)
+        })
+        .await;
+        Ok(removed)
+    }
+
+    /// Removes the container of one run key, if there is one (a job's orphan).
+    pub async fn remove_run(&self, key: &RunKey) -> Result<bool, SandboxError> {
+        let removed =
+            container::remove(&self.docker, &container::container_name(key.as_str())).await?;
+        if removed {
+            metrics::counter!(crate::metrics::SWEPT_TOTAL).increment(1);
+        }
+        Ok(removed)
+    }
+
+    async fn slot(&self) -> Result<SlotGuard, SandboxError> {
+        let permit = self.slots.clone().acquire_owned().await.map_err(|_| {
+            SandboxError::DockerUnavailable {
+                endpoint: self.config.docker_host.clone(),
+                message: "the sandbox is shutting down".into(),
+            }
+        })?;
+        let busy = self.busy.fetch_add(1, Ordering::SeqCst) + 1;
+        metrics::gauge!(crate::metrics::SLOTS_BUSY).set(busy as f64);
+        Ok(SlotGuard {
+            _permit: permit,
+            busy: self.busy.clone(),
+        })
+    }
+}
+
+struct SlotGuard {
+    _permit: tokio::sync::OwnedSemaphorePermit,
+    busy: Arc<AtomicUsize>,
+}
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        let busy = self.busy.fetch_sub(1, Ordering::SeqCst).saturating_sub(1);
+        metrics::gauge!(crate::metrics::SLOTS_BUSY).set(busy as f64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_keys_follow_docker_name_rules() {
+        assert!(RunKey::new("job-42.attempt_1").is_ok());
+        for bad in ["", "-x", "a/b", "a b", "ä", &"x".repeat(101)] {
+            assert!(RunKey::new(bad).is_err(), "{bad:?}");
+        }
+        let key = RunKey::random();
+        assert!(RunKey::new(key.as_str()).is_ok());
+        assert_eq!(
+            RunKey::new("job").and_then(|k| k.derive("base-1")).ok(),
+            RunKey::new("job-base-1").ok()
+        );
+    }
+}

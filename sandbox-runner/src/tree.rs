@@ -1,0 +1,397 @@
+//! Materialising a run's tree: the files of one commit, read from git objects (never the
+//! author's working copy) into a fresh directory, then the patch's edits and the added
+//! test files applied to that copy only.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Component, Path, PathBuf};
+
+use git2::{ObjectType, Oid, Repository};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::language::is_test_path;
+use crate::{RequestError, SandboxError};
+
+/// One edit of a patch: in `path`, the text `old_text` (present exactly once) becomes
+/// `new_text`. A patch is data, never a command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edit {
+    pub path: String,
+    pub old_text: String,
+    pub new_text: String,
+}
+
+/// A file added to the tree before the run (the Prover's test).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddFile {
+    /// Where, relative to the tree's root.
+    pub path: String,
+    pub contents: Vec<u8>,
+}
+
+/// What a reader needs to rebuild the tree of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TreeRecord {
+    pub repository: String,
+    /// The revision as requested.
+    pub revision: String,
+    /// The commit it resolved to.
+    pub commit: String,
+    /// SHA-256 of the patch's edits (see [`patch_digest`]), when there was a patch.
+    pub patch_sha256: Option<String>,
+    pub added_files: Vec<FileDigest>,
+    /// Tree entries not materialised: symlinks and submodules (as in intake).
+    pub left_out: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDigest {
+    pub path: String,
+    pub bytes: u64,
+    pub sha256: String,
+}
+
+/// A tree on disk: `dir/src` holds the files; the directory is deleted on drop.
+pub(crate) struct Materialised {
+    dir: tempfile::TempDir,
+    pub record: TreeRecord,
+}
+
+impl Materialised {
+    pub fn src(&self) -> PathBuf {
+        self.dir.path().join("src")
+    }
+}
+
+pub(crate) struct TreeSpec<'a> {
+    pub repository: &'a Path,
+    pub revision: &'a str,
+    pub patch: &'a [Edit],
+    pub add_files: &'a [AddFile],
+    pub max_bytes: u64,
+}
+
+/// Writes the tree of `spec` into a fresh directory under `work_dir`, named after its
+/// runner (`owner_tag`) so a sweep can remove it if the runner dies. Blocking (git2 and
+/// file IO): call it from a blocking thread.
+pub(crate) fn materialise(
+    work_dir: &Path,
+    owner_tag: &str,
+    spec: &TreeSpec<'_>,
+) -> Result<Materialised, SandboxError> {
+    // Checked before anything is written: a wrong request costs no disk.
+    for edit in spec.patch {
+        let rel = safe_relative(&edit.path)?;
+        if is_test_path(&edit.path) {
+            return Err(RequestError::PatchTouchesTestFile {
+                path: edit.path.clone(),
+            }
+            .into());
+        }
+        if edit.old_text.is_empty() {
+            return Err(RequestError::EmptyOldText {
+                path: rel.display().to_string(),
+            }
+            .into());
+        }
+    }
+    for file in spec.add_files {
+        safe_relative(&file.path)?;
+    }
+
+    fs::create_dir_all(work_dir).map_err(SandboxError::io("create", work_dir))?;
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("run-{owner_tag}-"))
+        .tempdir_in(work_dir)
+        .map_err(SandboxError::io("create a run directory in", work_dir))?;
+    // The container's user is not the runner's: everything it reads must be world-readable.
+    set_mode(dir.path(), 0o755)?;
+    let src = dir.path().join("src");
+    make_dir(&src)?;
+
+    let repo = Repository::open(spec.repository).map_err(|e| RequestError::NotARepository {
+        path: spec.repository.display().to_string(),
+        message: e.message().to_string(),
+    })?;
+    let commit = repo
+        .revparse_single(spec.revision)
+        .and_then(|o| o.peel_to_commit())
+        .map_err(|e| RequestError::RevisionNotFound {
+            revision: spec.revision.to_string(),
+            message: e.message().to_string(),
+        })?;
+    let mut writer = TreeWriter {
+        repo: &repo,
+        left_out: Vec::new(),
+        bytes: 0,
+        max_bytes: spec.max_bytes,
+    };
+    let tree = commit.tree().map_err(git_error)?;
+    writer.write_tree(tree.id(), &src, "")?;
+    let left_out = writer.left_out;
+
+    for edit in spec.patch {
+        apply_edit(&src, edit)?;
+    }
+    let mut added_files = Vec::new();
+    for file in spec.add_files {
+        let rel = safe_relative(&file.path)?;
+        let path = src.join(&rel);
+        if let Some(parent) = path.parent() {
+            make_dirs(&src, parent)?;
+        }
+        write_file(&path, &file.contents, 0o644)?;
+        added_files.push(FileDigest {
+            path: file.path.clone(),
+            bytes: file.contents.len() as u64,
+            sha256: hex::encode(Sha256::digest(&file.contents)),
+        });
+    }
+
+    Ok(Materialised {
+        dir,
+        record: TreeRecord {
+            repository: spec.repository.display().to_string(),
+            revision: spec.revision.to_string(),
+            commit: commit.id().to_string(),
+            patch_sha256: (!spec.patch.is_empty()).then(|| patch_digest(spec.patch)),
+            added_files,
+            left_out,
+        },
+    })
+}
+
+/// SHA-256 over the edits in order (path, old text, new text, each length-prefixed), so
+/// a reader can check that a record's patch is the one they hold.
+pub fn patch_digest(patch: &[Edit]) -> String {
+    let mut hasher = Sha256::new();
+    for edit in patch {
+        for part in [&edit.path, &edit.old_text, &edit.new_text] {
+            hasher.update((part.len() as u64).to_le_bytes());
+            hasher.update(part.as_bytes());
+        }
+    }
+    hex::encode(hasher.finalize())
+}
+
+struct TreeWriter<'r> {
+    repo: &'r Repository,
+    left_out: Vec<String>,
+    bytes: u64,
+    max_bytes: u64,
+}
+
+impl TreeWriter<'_> {
+    fn write_tree(&mut self, id: Oid, dir: &Path, prefix: &str) -> Result<(), SandboxError> {
+        let tree = self.repo.find_tree(id).map_err(git_error)?;
+        for entry in tree.iter() {
+            let name = entry.name_bytes();
+            let shown = format!("{prefix}{}", String::from_utf8_lossy(name));
+            // git refuses these names, but a crafted object store need not: never follow one.
+            if name.is_empty()
+                || name == b"."
+                || name == b".."
+                || name == b".git"
+                || name.contains(&b'/')
+                || name.contains(&0)
+            {
+                self.left_out.push(shown);
+                continue;
+            }
+            let path = dir.join(std::ffi::OsStr::from_bytes(name));
+            match (entry.kind(), entry.filemode()) {
+                (Some(ObjectType::Tree), _) => {
+                    make_dir(&path)?;
+                    self.write_tree(entry.id(), &path, &format!("{shown}/"))?;
+                }
+                (Some(ObjectType::Blob), mode) if mode == 0o100644 || mode == 0o100755 => {
+                    let blob = self.repo.find_blob(entry.id()).map_err(git_error)?;
+                    self.bytes += blob.size() as u64;
+                    if self.bytes > self.max_bytes {
+                        return Err(RequestError::TreeTooLarge {
+                            limit_bytes: self.max_bytes,
+                        }
+                        .into());
+                    }
+                    let mode = if mode == 0o100755 { 0o755 } else { 0o644 };
+                    write_file(&path, blob.content(), mode)?;
+                }
+                // Symlinks (0o120000) and submodules (commits) are left out, as in intake.
+                _ => self.left_out.push(shown),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn apply_edit(src: &Path, edit: &Edit) -> Result<(), SandboxError> {
+    let rel = safe_relative(&edit.path)?;
+    let path = src.join(&rel);
+    let missing = || RequestError::PatchFileMissing {
+        path: edit.path.clone(),
+    };
+    // Left-out entries (symlinks) were never written, so a regular file here is the tree's.
+    let meta = fs::symlink_metadata(&path).map_err(|_| missing())?;
+    if !meta.is_file() {
+        return Err(missing().into());
+    }
+    let bytes = fs::read(&path).map_err(SandboxError::io("read", &path))?;
+    let text = String::from_utf8(bytes).map_err(|_| RequestError::OldTextNotFound {
+        path: edit.path.clone(),
+    })?;
+    let count = text.matches(edit.old_text.as_str()).count();
+    match count {
+        0 => Err(RequestError::OldTextNotFound {
+            path: edit.path.clone(),
+        }
+        .into()),
+        1 => {
+            let new = text.replacen(edit.old_text.as_str(), &edit.new_text, 1);
+            let mode = meta.permissions().mode() & 0o777;
+            write_file(&path, new.as_bytes(), mode)
+        }
+        count => Err(RequestError::OldTextNotUnique {
+            path: edit.path.clone(),
+            count,
+        }
+        .into()),
+    }
+}
+
+/// A path relative to the tree's root that stays inside it: not absolute, no `..`, not
+/// into `.git`.
+fn safe_relative(path: &str) -> Result<PathBuf, RequestError> {
+    let outside = || RequestError::PathOutsideTree {
+        path: path.to_string(),
+    };
+    if path.is_empty() || path.contains('\0') {
+        return Err(outside());
+    }
+    let mut rel = PathBuf::new();
+    for component in Path::new(path).components() {
+        match component {
+            Component::Normal(part) if part != ".git" => rel.push(part),
+            Component::CurDir => {}
+            _ => return Err(outside()),
+        }
+    }
+    if rel.as_os_str().is_empty() {
+        return Err(outside());
+    }
+    Ok(rel)
+}
+
+fn git_error(e: git2::Error) -> SandboxError {
+    RequestError::Git {
+        message: e.message().to_string(),
+    }
+    .into()
+}
+
+fn set_mode(path: &Path, mode: u32) -> Result<(), SandboxError> {
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+        .map_err(SandboxError::io("set permissions of", path))
+}
+
+fn make_dir(path: &Path) -> Result<(), SandboxError> {
+    fs::create_dir(path).map_err(SandboxError::io("create", path))?;
+    set_mode(path, 0o755)
+}
+
+/// Creates the directories from `root` down to `dir`, refusing to pass through anything
+/// that is not a directory (an added file never lands through a symlink).
+fn make_dirs(root: &Path, dir: &Path) -> Result<(), SandboxError> {
+    let Ok(rel) = dir.strip_prefix(root) else {
+        return Err(RequestError::PathOutsideTree {
+            path: dir.display().to_string(),
+        }
+        .into());
+    };
+    let mut current = root.to_path_buf();
+    for part in rel.components() {
+        current.push(part);
+        match fs::symlink_metadata(&current) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(RequestError::PathOutsideTree {
+                    path: rel.display().to_string(),
+                }
+                .into());
+            }
+            Err(_) => make_dir(&current)?,
+        }
+    }
+    Ok(())
+}
+
+fn write_file(path: &Path, contents: &[u8], mode: u32) -> Result<(), SandboxError> {
+    if let Ok(meta) = fs::symlink_metadata(path)
+        && !meta.is_file()
+    {
+        return Err(RequestError::PathOutsideTree {
+            path: path.display().to_string(),
+        }
+        .into());
+    }
+    let mut file = fs::File::create(path).map_err(SandboxError::io("create", path))?;
+    file.write_all(contents)
+        .map_err(SandboxError::io("write", path))?;
+    drop(file);
+    set_mode(path, mode)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_stay_inside_the_tree() {
+        assert_eq!(
+            safe_relative("./a/b.py").ok(),
+            Some(PathBuf::from("a/b.py"))
+        );
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "a/../b",
+            ".git/config",
+            ".",
+        ] {
+            assert!(
+                matches!(
+                    safe_relative(bad),
+                    Err(RequestError::PathOutsideTree { .. })
+                ),
+                "{bad:?} must be refused"
+            );
+        }
+    }
+
+    #[test]
+    fn the_patch_digest_depends_on_every_part_and_the_order() {
+        let a = Edit {
+            path: "a".into(),
+            old_text: "x".into(),
+            new_text: "y".into(),
+        };
+        let b = Edit {
+            path: "ax".into(),
+            old_text: String::new(),
+            new_text: "y".into(),
+        };
+        assert_ne!(
+            patch_digest(std::slice::from_ref(&a)),
+            patch_digest(std::slice::from_ref(&b))
+        );
+        assert_ne!(
+            patch_digest(&[a.clone(), b.clone()]),
+            patch_digest(&[b, a.clone()])
+        );
+        assert_eq!(patch_digest(std::slice::from_ref(&a)), patch_digest(&[a]));
+    }
+}

@@ -1,0 +1,360 @@
+//! Must-show 3: the code under test can do nothing outside its container — no network,
+//! no runner environment, bounded processes, disk, memory, output and time — and no
+//! container is left after any of it.
+
+use std::collections::HashMap;
+use std::net::TcpListener;
+use std::time::Duration;
+
+use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::query_parameters::{CreateContainerOptions, InspectNetworkOptions};
+use futures_util::StreamExt;
+use proven_change::testing::TestRepo;
+use proven_sandbox::{KillReason, Language, Outcome, RunRecord, RunRequest, Sandbox};
+
+use crate::support::{self, assert_container_gone};
+
+fn tree() -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    repo.write("README.md", "nothing to see\n");
+    let commit = repo.commit("a tree");
+    (repo, commit)
+}
+
+fn sh(script: &str) -> Vec<String> {
+    vec!["sh".into(), "-c".into(), script.into()]
+}
+
+async fn run(sandbox: &Sandbox, command: Vec<String>, timeout: Duration) -> RunRecord {
+    let (repo, commit) = tree();
+    let request =
+        RunRequest::new(repo.path(), commit, Language::Python, command).with_timeout(timeout);
+    let record = sandbox.run(&request).await.expect("the run makes a record");
+    assert_container_gone(sandbox, &record).await;
+    record
+}
+
+/// The default bridge's gateway: the host's address as a container on the bridge sees it.
+async fn bridge_gateway(sandbox: &Sandbox) -> String {
+    let network = sandbox
+        .docker()
+        .inspect_network("bridge", None::<InspectNetworkOptions>)
+        .await
+        .expect("the default bridge network");
+    let config = network
+        .ipam
+        .and_then(|ipam| ipam.config)
+        .and_then(|configs| configs.into_iter().next())
+        .expect("the bridge has an address range");
+    if let Some(gateway) = config.gateway {
+        return gateway;
+    }
+    // Docker 20.10 leaves the default bridge's gateway out: it is the subnet's first host.
+    let subnet = config.subnet.expect("the bridge has a subnet");
+    let base: std::net::Ipv4Addr = subnet
+        .split('/')
+        .next()
+        .and_then(|a| a.parse().ok())
+        .expect("an IPv4 subnet");
+    std::net::Ipv4Addr::from(u32::from(base) + 1).to_string()
+}
+
+const PROBE: &str = r#"
+import json, os, socket, sys
+results = {}
+for name, host, port in [("loopback", "127.0.0.1", int(sys.argv[1])), ("gateway", sys.argv[2], int(sys.argv[1])), ("public", "1.1.1.1", 53)]:
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.connect((host, port))
+        results[name] = "connected"
+    except OSError as e:
+        results[name] = type(e).__name__
+    finally:
+        s.close()
+print("RESULTS " + json.dumps(results, sort_keys=True))
+print("INTERFACES " + json.dumps(sorted(os.listdir("/sys/class/net"))))
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_code_under_test_has_no_network() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    // A server on the host, on every address: the loopback and the bridge's gateway.
+    let listener = TcpListener::bind("0.0.0.0:0").expect("listen");
+    listener.set_nonblocking(true).expect("non-blocking");
+    let port = listener.local_addr().expect("address").port().to_string();
+    let gateway = bridge_gateway(&sandbox).await;
+    let probe = vec![
+        "python3".to_string(),
+        "-c".to_string(),
+        PROBE.to_string(),
+        port.clone(),
+        gateway.clone(),
+    ];
+
+    // Control: the same probe in a container on the default bridge reaches the host, so
+    // the sandbox's refusal below is its own doing, not this machine's.
+    let control = format!("proven-sbx-control-{}", support::unique());
+    let image = sandbox.config().image(Language::Python);
+    sandbox
+        .docker()
+        .create_container(
+            Some(CreateContainerOptions {
+                name: Some(control.clone()),
+                ..Default::default()
+            }),
+            ContainerCreateBody {
+                image: Some(image),
+                cmd: Some(probe.clone()),
+                labels: Some(HashMap::from([(
+                    "proven.sandbox.test".into(),
+                    "control".into(),
+                )])),
+                host_config: Some(HostConfig {
+                    network_mode: Some("bridge".into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("create the control container");
+    sandbox
+        .docker()
+        .start_container(&control, None)
+        .await
+        .expect("start the control container");
+    let _ = sandbox.docker().wait_container(&control, None).next().await;
+    let logs: Vec<String> = sandbox
+        .docker()
+        .logs(
+            &control,
+            Some(bollard::query_parameters::LogsOptions {
+                stdout: true,
+                stderr: true,
+                ..Default::default()
+            }),
+        )
+        .filter_map(|l| async move { l.ok().map(|l| l.to_string()) })
+        .collect()
+        .await;
+    support::remove_container(&sandbox, &control).await;
+    let logs = logs.concat();
+    assert!(
+        logs.contains("\"gateway\": \"connected\""),
+        "the control container on the bridge should reach the host: {logs}"
+    );
+    // Drain the control's connection so only the sandbox's attempts remain.
+    while listener.accept().is_ok() {}
+
+    let record = run(&sandbox, probe, Duration::from_secs(60)).await;
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}");
+    assert!(
+        out.contains(r#"RESULTS {"gateway": "OSError", "loopback": "ConnectionRefusedError", "public": "OSError"}"#),
+        "no connection may succeed: {out}"
+    );
+    assert!(
+        out.contains(r#"INTERFACES ["lo"]"#),
+        "only a loopback: {out}"
+    );
+    assert!(
+        listener.accept().is_err(),
+        "nothing reached the host's server"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runners_environment_does_not_reach_the_code() {
+    // The runner is a child process given secrets in its environment, as a real runner
+    // would have them (tokens, keys); the code under test prints its whole environment.
+    let (repo, commit) = tree();
+    let canary = format!("canary-{}", support::unique());
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_proven-sandbox"))
+        .args(["run", "--lang", "python", "--rev", &commit, "--repo"])
+        .arg(repo.path())
+        .args(["--", "env"])
+        .env("PROVEN_TEST_SECRET", &canary)
+        .env("GITHUB_TOKEN", &canary)
+        .env("AWS_SECRET_ACCESS_KEY", &canary)
+        .output()
+        .await
+        .expect("run proven-sandbox");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let record: RunRecord = serde_json::from_str(&stdout).expect("the record is JSON");
+    let env = support::output(&record);
+    assert!(!env.contains(&canary), "a secret leaked: {env}");
+    let names: Vec<&str> = env.lines().filter_map(|l| l.split('=').next()).collect();
+    let allowed = [
+        "PATH",
+        "HOSTNAME",
+        "HOME",
+        "LANG",
+        "PYTHONDONTWRITEBYTECODE",
+        "PWD",
+    ];
+    for name in &names {
+        assert!(
+            allowed.contains(name),
+            "{name} is not the image's or the run's own: {env}"
+        );
+    }
+    assert!(names.contains(&"PATH"));
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    assert_container_gone(&sandbox, &record).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_bomb_ends_at_the_pids_limit() {
+    let sandbox = support::sandbox(&[Language::Python], |config| {
+        config.limits.pids = 64;
+    })
+    .await;
+    let bomb =
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n";
+    let record = run(
+        &sandbox,
+        vec!["python3".into(), "-c".into(), bomb.into()],
+        Duration::from_secs(5),
+    )
+    .await;
+    assert!(record.pids_limit_reached, "{record:#?}");
+    assert!(record.timed_out, "the bomb runs until the timeout kills it");
+    assert!(matches!(record.outcome, Outcome::EnvironmentError { .. }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writing_10_gb_fails_at_the_scratch_limit() {
+    let sandbox = support::sandbox(&[Language::Python], |config| {
+        config.limits.scratch_bytes = 128 << 20;
+        config.limits.tmp_bytes = 64 << 20;
+    })
+    .await;
+    let script = "for p in /x /usr/x /src/x; do touch $p 2>&1 | sed 's/^/refused: /'; done
+dd if=/dev/zero of=/work/big bs=1M count=10240 2>&1; echo work-dd-exit=$?
+dd if=/dev/zero of=/tmp/big bs=1M count=10240 2>&1; echo tmp-dd-exit=$?
+du -sm /work/big /tmp/big";
+    let record = run(&sandbox, sh(script), Duration::from_secs(60)).await;
+    let out = support::output(&record);
+    assert_eq!(out.matches("Read-only file system").count(), 3, "{out}");
+    assert_eq!(out.matches("No space left on device").count(), 2, "{out}");
+    assert!(
+        out.contains("work-dd-exit=1") && out.contains("tmp-dd-exit=1"),
+        "{out}"
+    );
+    assert!(out.contains("128\t/work/big"), "stopped at 128 MiB: {out}");
+    assert!(out.contains("64\t/tmp/big"), "stopped at 64 MiB: {out}");
+    assert!(!record.timed_out, "fails fast at the limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allocating_past_the_memory_limit_is_killed() {
+    let sandbox = support::sandbox(&[Language::Python], |config| {
+        config.limits.memory_bytes = 128 << 20;
+    })
+    .await;
+    let hog = "blocks = []\nwhile True:\n    blocks.append(bytearray(16 << 20))\n";
+    let record = run(
+        &sandbox,
+        vec!["python3".into(), "-c".into(), hog.into()],
+        Duration::from_secs(60),
+    )
+    .await;
+    assert_eq!(record.killed, Some(KillReason::OutOfMemory), "{record:#?}");
+    assert!(matches!(record.outcome, Outcome::EnvironmentError { .. }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn printing_1_gb_is_capped() {
+    let sandbox = support::sandbox(&[Language::Python], |config| {
+        config.output.kill_after_bytes = 32 << 20;
+    })
+    .await;
+    let record = run(
+        &sandbox,
+        sh("yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 1073741824"),
+        Duration::from_secs(60),
+    )
+    .await;
+    let output = &record.output;
+    assert_eq!(record.killed, Some(KillReason::OutputLimit), "{record:#?}");
+    assert!(
+        output.bytes > 32 << 20 && output.bytes < 1 << 30,
+        "{}",
+        output.bytes
+    );
+    assert!(output.head.len() <= 64 << 10 && output.tail.len() <= 64 << 10);
+    assert!(
+        output
+            .head
+            .starts_with("0123456789abcdefghijklmnopqrstuvwxyz\n")
+    );
+    assert!(output.truncated);
+    assert!(
+        !record.timed_out,
+        "stopped by the output limit, not the clock"
+    );
+    assert!(matches!(record.outcome, Outcome::EnvironmentError { .. }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_that_sleeps_forever_is_killed_at_the_timeout() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let record = run(
+        &sandbox,
+        vec!["sleep".into(), "infinity".into()],
+        Duration::from_secs(2),
+    )
+    .await;
+    assert!(record.timed_out);
+    assert_eq!(record.killed, Some(KillReason::Timeout));
+    assert!(
+        (2_000..12_000).contains(&record.duration_ms),
+        "killed at 2 s: {} ms",
+        record.duration_ms
+    );
+    assert_eq!(record.exit_code, Some(137), "SIGKILL");
+    assert!(matches!(record.outcome, Outcome::EnvironmentError { .. }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_code_runs_as_a_non_root_user_without_capabilities() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let record = run(
+        &sandbox,
+        sh("id -u; id -g; grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status"),
+        Duration::from_secs(30),
+    )
+    .await;
+    let out = support::output(&record);
+    assert!(out.starts_with("10001\n10001\n"), "{out}");
+    assert!(out.contains("CapEff:\t0000000000000000"), "{out}");
+    assert!(out.contains("CapBnd:\t0000000000000000"), "{out}");
+    assert!(out.contains("NoNewPrivs:\t1"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_output_is_still_killed_at_the_timeout() {
+    // An output limit out of reach: only the clock can stop this run, and reading the
+    // flood must not keep the runner from looking at the clock.
+    let sandbox = support::sandbox(&[Language::Python], |config| {
+        config.output.kill_after_bytes = u64::MAX;
+    })
+    .await;
+    let record = run(&sandbox, vec!["yes".into()], Duration::from_secs(2)).await;
+    assert_eq!(
+        record.killed,
+        Some(KillReason::Timeout),
+        "{}",
+        record.output.bytes
+    );
+    assert!(record.duration_ms < 12_000, "{} ms", record.duration_ms);
+    assert!(record.output.bytes > 1 << 20, "the flood was read");
+    assert!(record.output.head.len() <= 64 << 10 && record.output.tail.len() <= 64 << 10);
+}

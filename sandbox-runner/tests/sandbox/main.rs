@@ -1,0 +1,12 @@
+//! The sandbox's integration tests, against a real Docker engine (scripts/test starts
+//! one; without one every test fails naming what to install). One binary, one module per
+//! concern; every container a test makes has a unique name and the sandbox labels, and
+//! is removed by the run itself (asserted) or by the test.
+
+mod containment;
+mod crash;
+mod node;
+mod python;
+mod rust;
+mod support;
+mod tree;

@@ -1,0 +1,115 @@
+//! Must-show 2 (Node): `node --test` with an npm dependency installed (scripts off) before
+//! the no-network run reproduces a bug; a test file that cannot load proves nothing.
+
+use proven_change::testing::TestRepo;
+use proven_sandbox::{Language, NotProved, Outcome, Proof, RunRequest};
+
+use crate::support::{self, assert_container_gone};
+
+const PACKAGE: &str = r#"{"name":"timeouts","version":"1.0.0","private":true,"dependencies":{"ms":"2.1.3"}}
+"#;
+const LOCK: &str = r#"{
+  "name": "timeouts",
+  "version": "1.0.0",
+  "lockfileVersion": 3,
+  "requires": true,
+  "packages": {
+    "": {
+      "name": "timeouts",
+      "version": "1.0.0",
+      "dependencies": {
+        "ms": "2.1.3"
+      }
+    },
+    "node_modules/ms": {
+      "version": "2.1.3",
+      "resolved": "https://registry.npmjs.org/ms/-/ms-2.1.3.tgz",
+      "integrity": "sha512-6FlzubTLZG3J2a/NVCAleEhjzq5oxgHyaCU9yYXvcLsvoVaHJq/s5xXI6/XXP6tz7R9xAOtHnSO/tXtF3WRTlA==",
+      "license": "MIT"
+    }
+  }
+}
+"#;
+const LIB_OK: &str = "const ms = require('ms');\nexports.seconds = (text) => ms(text) / 1000;\n";
+const LIB_BUG: &str = "const ms = require('ms');\nexports.seconds = (text) => ms(text) / 100;\n";
+const TEST: &str = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { seconds } = require('../lib.js');\n\ntest('two seconds', () => {\n  assert.strictEqual(seconds('2s'), 2);\n});\n";
+
+fn project() -> (TestRepo, String, String) {
+    let repo = TestRepo::new();
+    repo.write("package.json", PACKAGE)
+        .write("package-lock.json", LOCK)
+        .write("lib.js", LIB_OK);
+    let base = repo.commit("base");
+    repo.write("lib.js", LIB_BUG);
+    let change = repo.commit("change: wrong unit");
+    (repo, base, change)
+}
+
+fn node_test(file: &str) -> Vec<String> {
+    vec!["node".into(), "--test".into(), file.into()]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_test_with_an_npm_dependency_reproduces_a_bug() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let (repo, base, change) = project();
+    let base = RunRequest::new(
+        repo.path(),
+        base,
+        Language::Node,
+        node_test("test/seconds.test.js"),
+    )
+    .with_file("test/seconds.test.js", TEST);
+    let reproduction = sandbox
+        .reproduce(&base, &base.at_revision(change))
+        .await
+        .expect("runs");
+    assert_eq!(
+        reproduction.proof,
+        Proof::Reproduced,
+        "base: {}\nchange: {}",
+        support::output(&reproduction.base[0]),
+        support::output(&reproduction.change[0]),
+    );
+    let deps = reproduction.base[0]
+        .dependencies
+        .as_ref()
+        .expect("prepared node_modules");
+    assert_eq!(deps.lock_files, vec!["package-lock.json".to_string()]);
+    for record in reproduction.base.iter().chain(&reproduction.change) {
+        assert_container_gone(&sandbox, record).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_file_that_cannot_load_proves_nothing() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let (repo, base, change) = project();
+    // Fails (exit 1) on both sides, but as a load failure, not as a test's assertion.
+    let broken = "const { seconds } = require('../lib.js');\nthis is not javascript\n";
+    let base = RunRequest::new(
+        repo.path(),
+        base,
+        Language::Node,
+        node_test("test/broken.test.js"),
+    )
+    .with_file("test/broken.test.js", broken);
+    let reproduction = sandbox
+        .reproduce(&base, &base.at_revision(change))
+        .await
+        .expect("runs");
+    let run = &reproduction.base[0];
+    assert_eq!(run.exit_code, Some(1));
+    assert!(
+        matches!(run.outcome, Outcome::EnvironmentError { .. }),
+        "{:?}\n{}",
+        run.outcome,
+        support::output(run)
+    );
+    assert!(matches!(
+        reproduction.proof,
+        Proof::NotProved {
+            why: NotProved::Incomplete { .. }
+        }
+    ));
+}

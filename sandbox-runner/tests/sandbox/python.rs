@@ -1,0 +1,188 @@
+//! Must-show 1: a Python change that introduces a bug is `reproduced`; a test that fails
+//! on both sides, passes on both, or times out proves nothing.
+
+use std::time::Duration;
+
+use proven_sandbox::{Edit, Language, NotProved, Outcome, Proof, RunRequest, Side};
+
+use crate::support::{self, assert_container_gone, pytest, python_project};
+
+const TEST_CLAMP: &str = "from calc import clamp\n\ndef test_clamp_keeps_a_value_inside_the_range():\n    assert clamp(5, 0, 10) == 5\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bug_the_change_introduces_is_reproduced() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let project = python_project();
+    let base = RunRequest::new(
+        project.repo.path(),
+        &project.base,
+        Language::Python,
+        pytest("tests/test_clamp.py"),
+    )
+    .with_file("tests/test_clamp.py", TEST_CLAMP);
+    let change = base.at_revision(&project.change);
+
+    let reproduction = sandbox.reproduce(&base, &change).await.expect("runs");
+    assert_eq!(reproduction.proof, Proof::Reproduced, "{reproduction:#?}");
+    assert_eq!(reproduction.base.len(), 2);
+    assert_eq!(reproduction.change.len(), 2);
+    for record in reproduction.base.iter().chain(&reproduction.change) {
+        // The record is evidence: the image, the command, the tree and the output's digest.
+        assert!(
+            record.image_id.starts_with("sha256:"),
+            "{}",
+            record.image_id
+        );
+        assert_eq!(record.command, pytest("tests/test_clamp.py"));
+        assert_eq!(record.tree.added_files.len(), 1);
+        assert_eq!(record.output.sha256.len(), 64);
+        assert!(!record.timed_out && record.killed.is_none());
+        assert_container_gone(&sandbox, record).await;
+    }
+    assert_eq!(reproduction.base[0].tree.commit, project.base);
+    assert_eq!(reproduction.change[0].tree.commit, project.change);
+    assert_eq!(reproduction.change[0].exit_code, Some(1));
+    assert!(support::output(&reproduction.change[0]).contains("assert 0 == 5"));
+
+    // The Fixer's step: change plus a patch that restores clamp passes.
+    let patched = change.clone().with_patch(vec![Edit {
+        path: "calc.py".into(),
+        old_text: "min(lo, max(x, hi))".into(),
+        new_text: "max(lo, min(x, hi))".into(),
+    }]);
+    let record = sandbox.run(&patched).await.expect("run");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+    assert!(record.tree.patch_sha256.is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_failing_on_both_sides_proves_nothing() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let project = python_project();
+    let wrong = "from calc import clamp\n\ndef test_wrong_expectation():\n    assert clamp(5, 0, 10) == 6\n";
+    let base = RunRequest::new(
+        project.repo.path(),
+        &project.base,
+        Language::Python,
+        pytest("tests/test_wrong.py"),
+    )
+    .with_file("tests/test_wrong.py", wrong);
+    let reproduction = sandbox
+        .reproduce(&base, &base.at_revision(&project.change))
+        .await
+        .expect("runs");
+    assert_eq!(
+        reproduction.proof,
+        Proof::NotProved {
+            why: NotProved::FailsOnBoth
+        }
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_passing_on_both_sides_proves_nothing() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let project = python_project();
+    // clamp(-1, 0, 10) is 0 with and without the change's bug.
+    let blind =
+        "from calc import clamp\n\ndef test_below_the_range():\n    assert clamp(-1, 0, 10) == 0\n";
+    let base = RunRequest::new(
+        project.repo.path(),
+        &project.base,
+        Language::Python,
+        pytest("tests/test_blind.py"),
+    )
+    .with_file("tests/test_blind.py", blind);
+    let reproduction = sandbox
+        .reproduce(&base, &base.at_revision(&project.change))
+        .await
+        .expect("runs");
+    assert_eq!(
+        reproduction.proof,
+        Proof::NotProved {
+            why: NotProved::PassesOnBoth
+        }
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_that_times_out_proves_nothing() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let project = python_project();
+    // Hangs on the base only: without the timeout rule the change's failure would count.
+    let hangs = "import time\nfrom calc import clamp\n\ndef test_hangs_on_base():\n    if clamp(5, 0, 10) == 5:\n        time.sleep(10**6)\n    assert clamp(5, 0, 10) == 5\n";
+    let base = RunRequest::new(
+        project.repo.path(),
+        &project.base,
+        Language::Python,
+        pytest("tests/test_hangs.py"),
+    )
+    .with_file("tests/test_hangs.py", hangs)
+    .with_timeout(Duration::from_secs(3));
+    let reproduction = sandbox
+        .reproduce(&base, &base.at_revision(&project.change))
+        .await
+        .expect("runs");
+    let Proof::NotProved {
+        why: NotProved::Incomplete { side, reason },
+    } = &reproduction.proof
+    else {
+        panic!("a timeout must prove nothing: {:#?}", reproduction.proof);
+    };
+    assert_eq!(*side, Side::Base);
+    assert!(reason.contains("timeout"), "{reason}");
+    let record = &reproduction.base[0];
+    assert!(record.timed_out);
+    assert!(
+        record.duration_ms < 15_000,
+        "killed near 3 s: {}",
+        record.duration_ms
+    );
+    assert_container_gone(&sandbox, record).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_dependencies_are_prepared_from_the_lock_file_and_cached() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    // The marker makes this tree's lock file (so its cache entry) new to every test run:
+    // the first run prepares, the second finds it cached.
+    let marker = support::unique();
+    repo.write(
+        "requirements.txt",
+        format!("# {marker}\niniconfig==2.0.0\n"),
+    )
+    .write(
+        "app.py",
+        "import iniconfig\n\ndef version():\n    return iniconfig.__name__\n",
+    );
+    let commit = repo.commit("app with a dependency");
+    let test = "from app import version\n\ndef test_dependency_imports():\n    assert version() == 'iniconfig'\n";
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_app.py"),
+    )
+    .with_file("test_app.py", test);
+    let first = sandbox.run(&request).await.expect("run");
+    assert_eq!(
+        first.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&first)
+    );
+    let deps = first.dependencies.as_ref().expect("prepared dependencies");
+    assert!(deps.prepared_now);
+    assert_eq!(deps.lock_files, vec!["requirements.txt".to_string()]);
+    let second = sandbox.run(&request).await.expect("run");
+    assert_eq!(second.outcome, Outcome::Passed);
+    let cached = second.dependencies.as_ref().expect("prepared dependencies");
+    assert!(!cached.prepared_now, "the second run uses the cache");
+    assert_eq!(cached.key, deps.key);
+}

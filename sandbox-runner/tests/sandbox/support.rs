@@ -1,0 +1,122 @@
+//! Shared by the sandbox tests: a connected sandbox (failing loudly when Docker is not
+//! there), the images (built when missing), and the repositories the tests build.
+
+use std::time::Duration;
+
+use bollard::query_parameters::{InspectContainerOptions, RemoveContainerOptions};
+use proven_change::testing::TestRepo;
+use proven_sandbox::{Language, RunRecord, Sandbox, SandboxConfig};
+
+/// A sandbox with the default configuration changed by `tweak`, with `languages`' images
+/// present. Panics naming what to install when Docker does not answer: these tests run
+/// against a real engine in CI and must never pass without one.
+pub async fn sandbox(languages: &[Language], tweak: impl FnOnce(&mut SandboxConfig)) -> Sandbox {
+    let mut config = SandboxConfig {
+        default_timeout: Duration::from_secs(120),
+        ..SandboxConfig::default()
+    };
+    tweak(&mut config);
+    let sandbox = match Sandbox::connect(config).await {
+        Ok(sandbox) => sandbox,
+        Err(e) => panic!(
+            "the sandbox tests need a Docker engine: {e}\n(run scripts/docker.sh, or scripts/test which calls it)"
+        ),
+    };
+    for language in languages {
+        let image = sandbox.config().image(*language);
+        if sandbox.docker().inspect_image(&image).await.is_err() {
+            eprintln!("building the missing image {image}");
+            if let Err(e) = proven_sandbox::images::build_local(&[*language]).await {
+                panic!("the {language} sandbox image could not be built: {e}");
+            }
+        }
+    }
+    sandbox
+}
+
+/// Asserts that the run's container is gone (removed by the run itself).
+pub async fn assert_container_gone(sandbox: &Sandbox, record: &RunRecord) {
+    assert!(
+        !container_exists(sandbox, &record.container).await,
+        "container {} was left behind",
+        record.container
+    );
+}
+
+pub async fn container_exists(sandbox: &Sandbox, name: &str) -> bool {
+    sandbox
+        .docker()
+        .inspect_container(name, None::<InspectContainerOptions>)
+        .await
+        .is_ok()
+}
+
+pub async fn container_running(sandbox: &Sandbox, name: &str) -> bool {
+    sandbox
+        .docker()
+        .inspect_container(name, None::<InspectContainerOptions>)
+        .await
+        .ok()
+        .and_then(|c| c.state)
+        .and_then(|s| s.running)
+        .unwrap_or(false)
+}
+
+/// Removes a container a test created outside the sandbox (a control run).
+pub async fn remove_container(sandbox: &Sandbox, name: &str) {
+    let _ = sandbox
+        .docker()
+        .remove_container(
+            name,
+            Some(RemoveContainerOptions {
+                force: true,
+                ..Default::default()
+            }),
+        )
+        .await;
+}
+
+/// The whole output of a run that was not truncated.
+pub fn output(record: &RunRecord) -> String {
+    format!("{}{}", record.output.head, record.output.tail)
+}
+
+/// A unique suffix for names (containers, job ids).
+pub fn unique() -> String {
+    uuid::Uuid::now_v7().simple().to_string()
+}
+
+/// A Python project whose change breaks `clamp`.
+pub struct PythonProject {
+    pub repo: TestRepo,
+    pub base: String,
+    pub change: String,
+}
+
+pub const PYTHON_CLAMP_OK: &str = "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n";
+pub const PYTHON_CLAMP_BUG: &str = "def clamp(x, lo, hi):\n    return min(lo, max(x, hi))\n";
+
+pub fn python_project() -> PythonProject {
+    let repo = TestRepo::new();
+    repo.write("calc.py", PYTHON_CLAMP_OK)
+        .write("README.md", "clamp\n");
+    let base = repo.commit("base");
+    repo.write("calc.py", PYTHON_CLAMP_BUG);
+    let change = repo.commit("change: clamp rewritten");
+    PythonProject { repo, base, change }
+}
+
+pub fn pytest(file: &str) -> Vec<String> {
+    [
+        "python3",
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        file,
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect()
+}

@@ -1,0 +1,150 @@
+//! The tree of a run comes from git objects, and a patch changes only that run's copy,
+//! refusing by name what a patch may not do.
+
+use proven_change::testing::TestRepo;
+use proven_sandbox::{Edit, Language, Outcome, RequestError, RunRequest, SandboxError};
+
+use crate::support::{self, assert_container_gone};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tree_comes_from_the_commit_not_the_working_copy() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write("calc.py", "COMMITTED = True\n")
+        .write("bin/tool", "#!/bin/sh\necho tool ran\n")
+        .set_executable("bin/tool", true)
+        .symlink("link", "/etc/passwd");
+    let commit = repo.commit("tree");
+    // Uncommitted edits and files in the author's working copy must not reach the run.
+    repo.write("calc.py", "COMMITTED = False\n")
+        .write("secret.txt", "working copy only\n");
+    let record = sandbox
+        .run(&RunRequest::new(
+            repo.path(),
+            &commit,
+            Language::Python,
+            ["sh", "-c", "cat calc.py; ls -a; ./bin/tool"],
+        ))
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}");
+    assert!(out.contains("COMMITTED = True"), "{out}");
+    assert!(!out.contains("secret.txt"), "{out}");
+    assert!(
+        out.contains("tool ran"),
+        "the executable bit is kept: {out}"
+    );
+    assert_eq!(
+        record.tree.left_out,
+        vec!["link".to_string()],
+        "symlinks are left out"
+    );
+    assert_eq!(record.tree.commit, commit);
+    assert_container_gone(&sandbox, &record).await;
+
+    // The patch and the added file change this run's copy only, never the repository.
+    let patched = sandbox
+        .run(
+            &RunRequest::new(repo.path(), &commit, Language::Python, ["cat", "calc.py"])
+                .with_patch(vec![Edit {
+                    path: "calc.py".into(),
+                    old_text: "True".into(),
+                    new_text: "'patched'".into(),
+                }]),
+        )
+        .await
+        .expect("run");
+    assert!(support::output(&patched).contains("COMMITTED = 'patched'"));
+    let on_disk = std::fs::read_to_string(repo.path().join("calc.py")).expect("read");
+    assert_eq!(on_disk, "COMMITTED = False\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patch_is_refused_by_name() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write("calc.py", "x = 1\nx = 1\ny = 2\n")
+        .write("tests/test_calc.py", "def test(): pass\n");
+    let commit = repo.commit("tree");
+    let request = RunRequest::new(repo.path(), &commit, Language::Python, ["true"]);
+    let edit = |path: &str, old: &str| Edit {
+        path: path.into(),
+        old_text: old.into(),
+        new_text: "z = 3".into(),
+    };
+    let cases: Vec<(RunRequest, RequestError)> = vec![
+        (
+            request
+                .clone()
+                .with_patch(vec![edit("../outside.py", "y = 2")]),
+            RequestError::PathOutsideTree {
+                path: "../outside.py".into(),
+            },
+        ),
+        (
+            request
+                .clone()
+                .with_patch(vec![edit("/etc/passwd", "root")]),
+            RequestError::PathOutsideTree {
+                path: "/etc/passwd".into(),
+            },
+        ),
+        (
+            request
+                .clone()
+                .with_patch(vec![edit("tests/test_calc.py", "pass")]),
+            RequestError::PatchTouchesTestFile {
+                path: "tests/test_calc.py".into(),
+            },
+        ),
+        (
+            request.clone().with_patch(vec![edit("calc.py", "w = 0")]),
+            RequestError::OldTextNotFound {
+                path: "calc.py".into(),
+            },
+        ),
+        (
+            request.clone().with_patch(vec![edit("calc.py", "x = 1")]),
+            RequestError::OldTextNotUnique {
+                path: "calc.py".into(),
+                count: 2,
+            },
+        ),
+        (
+            request.clone().with_patch(vec![edit("missing.py", "x")]),
+            RequestError::PatchFileMissing {
+                path: "missing.py".into(),
+            },
+        ),
+        (
+            request.clone().with_file("../escape.py", "x"),
+            RequestError::PathOutsideTree {
+                path: "../escape.py".into(),
+            },
+        ),
+        (
+            RunRequest::new(repo.path(), "no-such-branch", Language::Python, ["true"]),
+            RequestError::RevisionNotFound {
+                revision: "no-such-branch".into(),
+                message: String::new(),
+            },
+        ),
+    ];
+    for (request, expected) in cases {
+        match sandbox.run(&request).await {
+            Err(SandboxError::Request(RequestError::RevisionNotFound { revision, .. })) => {
+                assert!(matches!(expected, RequestError::RevisionNotFound { .. }));
+                assert_eq!(revision, "no-such-branch");
+            }
+            Err(SandboxError::Request(actual)) => assert_eq!(actual, expected),
+            other => panic!("expected {expected:?}, got {other:?}"),
+        }
+    }
+    // A patch that applies cleanly runs.
+    let ok = request.with_patch(vec![edit("calc.py", "y = 2")]);
+    assert_eq!(
+        sandbox.run(&ok).await.expect("run").outcome,
+        Outcome::Passed
+    );
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Makes sure a Docker engine answers on this machine, for the sandbox tests: starts an
+# installed `dockerd` that is stopped, installs Debian's `docker.io` where none is
+# installed (as on a fresh CI machine), and otherwise fails naming what to install.
+# Sourced by scripts/test (ensure_docker, ensure_sandbox_images); run it directly to do
+# both: `scripts/docker.sh`.
+#
+# The client on PATH may be newer than the daemon (a Docker 28 client beside Debian's
+# 20.10 engine): the API version is pinned to what the daemon speaks, so every `docker`
+# call below and in scripts/sandbox-images works against either.
+
+docker_log() { printf 'docker: %s\n' "$*" >&2; }
+
+docker_as_root() {
+    if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+        docker_log "need root to run: $*"; return 1; fi
+}
+
+docker_answers() { docker version --format '{{.Server.APIVersion}}' >/dev/null 2>&1; }
+
+# Pins DOCKER_API_VERSION to the daemon's version (the CLI refuses a newer one).
+docker_pin_api_version() {
+    local api
+    api=$(env -u DOCKER_API_VERSION docker version --format '{{.Server.APIVersion}}' 2>/dev/null) || return 0
+    [ -n "$api" ] && export DOCKER_API_VERSION="$api"
+    return 0
+}
+
+ensure_docker() {
+    if ! command -v docker >/dev/null; then
+        docker_log "no docker client: installing Debian's docker.io"
+    elif docker_answers; then
+        docker_pin_api_version
+        return 0
+    fi
+    if ! command -v dockerd >/dev/null && [ ! -x /usr/sbin/dockerd ]; then
+        docker_log "installing docker.io from Debian's packages (dockerd is missing)"
+        docker_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null &&
+            docker_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+                --no-install-recommends docker.io >/dev/null ||
+            { docker_log "Docker is missing: install the Debian package 'docker.io' (or Docker Engine) and start dockerd"; return 1; }
+    fi
+    local dockerd log=${PROVEN_DOCKERD_LOG:-/var/log/proven-dockerd.log}
+    dockerd=$(command -v dockerd || echo /usr/sbin/dockerd)
+    if [ -S /var/run/docker.sock ] && pgrep -x dockerd >/dev/null; then
+        docker_log "dockerd is running but does not answer yet; waiting"
+    else
+        docker_log "starting dockerd (log: $log)"
+        # setsid: the daemon outlives this script and the test run, like a service would.
+        docker_as_root setsid "$dockerd" >>"$log" 2>&1 </dev/null &
+    fi
+    local deadline=$((SECONDS + 60))
+    until docker_answers; do
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            docker_log "dockerd did not answer within 60 s; the end of $log:"
+            tail -n 20 "$log" >&2 || true
+            docker_log "Docker is needed by the sandbox tests: install 'docker.io' and make 'dockerd' start"
+            return 1
+        fi
+        sleep 0.3
+    done
+    docker_pin_api_version
+}
+
+# Builds the sandbox images (python, rust, node) unless they are current: a no-op taking
+# well under a second when nothing changed (scripts/sandbox-images compares fingerprints).
+ensure_sandbox_images() {
+    "$(dirname "${BASH_SOURCE[0]}")/sandbox-images"
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    set -euo pipefail
+    ensure_docker
+    ensure_sandbox_images
+fi
