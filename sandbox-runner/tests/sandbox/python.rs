@@ -185,4 +185,11 @@ async fn python_dependencies_are_prepared_from_the_lock_file_and_cached() {
     let cached = second.dependencies.as_ref().expect("prepared dependencies");
     assert!(!cached.prepared_now, "the second run uses the cache");
     assert_eq!(cached.key, deps.key);
+    // The entry is this test's own (its lock file is unique): remove it.
+    let entry = sandbox
+        .config()
+        .cache_dir
+        .join("deps")
+        .join(format!("python-{}", deps.key));
+    std::fs::remove_dir_all(&entry).expect("remove the test's cache entry");
 }
