@@ -267,6 +267,7 @@ async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
         .map_err(|e| Exit::store(e.to_string()))?,
     );
     let recon_config = proven_pipeline::reconciler::ReconcilerConfig {
+        stale_after: config.requeue_after,
         admission: proven_pipeline::admission::AdmissionConfig {
             max_running: config.max_running_reviews,
             ..Default::default()

@@ -115,6 +115,7 @@ pub async fn run(
     }
 
     let recon_config = ReconcilerConfig {
+        stale_after: config.requeue_after,
         admission: AdmissionConfig {
             max_running: config.max_running_reviews,
             ..AdmissionConfig::default()

@@ -21,6 +21,7 @@ impl Drop for Proc {
 }
 
 pub struct Service {
+    pub redis_url: String,
     pub store: TestStore,
     pub prefix: String,
     pub api: Proc,
@@ -46,6 +47,15 @@ pub fn proven(store_url: &str, prefix: &str, data_dir: &std::path::Path) -> Comm
 
 impl Service {
     pub async fn start(workers: usize) -> Service {
+        Service::start_with(workers, "redis://127.0.0.1:6379", &[]).await
+    }
+
+    /// `worker_env` is given to every worker this service starts.
+    pub async fn start_with(
+        workers: usize,
+        redis_url: &str,
+        worker_env: &[(&str, &str)],
+    ) -> Service {
         let store = TestStore::new(Backend::Postgres).await;
         let prefix = format!("proven-test-{}", uuid::Uuid::now_v7().simple());
         let data_dir = tempfile::tempdir().expect("tempdir");
@@ -59,6 +69,7 @@ impl Service {
         assert!(out.status.success(), "{:?}", text(&out));
         let mut api = proven(&store.url, &prefix, data_dir.path())
             .env("PROVEN_LISTEN", "127.0.0.1:0")
+            .env("PROVEN_REDIS_URL", redis_url)
             .arg("serve")
             .stderr(Stdio::piped())
             .spawn()
@@ -76,6 +87,7 @@ impl Service {
         };
         std::thread::spawn(move || for _ in lines {});
         let mut service = Service {
+            redis_url: redis_url.to_string(),
             store,
             prefix,
             api: Proc(api),
@@ -84,16 +96,23 @@ impl Service {
             data_dir,
         };
         for _ in 0..workers {
-            service.start_worker(&[]);
+            service.start_worker(worker_env);
         }
         service
     }
 
     pub fn start_worker(&mut self, env: &[(&str, &str)]) {
         let mut cmd = proven(&self.store.url, &self.prefix, self.data_dir.path());
-        cmd.arg("worker")
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.data_dir.path().join("workers.log"))
+            .expect("worker log");
+        cmd.env("PROVEN_REDIS_URL", &self.redis_url)
+            .env("PROVEN_LOG", "proven_pipeline=info,warn")
+            .arg("worker")
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stderr(log);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -116,12 +135,13 @@ impl Service {
             prefix,
             api,
             workers,
+            redis_url,
             ..
         } = self;
         drop(workers);
         drop(api);
         store.cleanup().await;
-        if let Ok(client) = redis::Client::open("redis://127.0.0.1:6379")
+        if let Ok(client) = redis::Client::open(redis_url.as_str())
             && let Ok(mut conn) = client.get_multiplexed_async_connection().await
         {
             let keys: Vec<String> = redis::cmd("KEYS")

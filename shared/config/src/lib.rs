@@ -66,6 +66,7 @@ pub struct Config {
     pub worker_concurrency: usize,
     pub max_running_reviews: i64,
     pub lease: std::time::Duration,
+    pub requeue_after: std::time::Duration,
 }
 
 impl Config {
@@ -197,6 +198,7 @@ impl Layers {
         let (concurrency, _) = get("worker_concurrency")?;
         let (max_running, _) = get("max_running_reviews")?;
         let (lease, _) = get("lease_seconds")?;
+        let (requeue, _) = get("requeue_seconds")?;
         // Each value was checked by its `Allowed` rule above; the fallbacks are unreachable.
         let addr = |s: &str| {
             s.parse()
@@ -226,6 +228,7 @@ impl Layers {
             worker_concurrency: concurrency.parse().unwrap_or(8),
             max_running_reviews: max_running.parse().unwrap_or(64),
             lease: std::time::Duration::from_secs(lease.parse().unwrap_or(20)),
+            requeue_after: std::time::Duration::from_secs(requeue.parse().unwrap_or(20)),
         })
     }
 }

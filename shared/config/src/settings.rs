@@ -212,6 +212,15 @@ pub static SETTINGS: &[Setting] = &[
               (plus the reconcile tick).",
     },
     Setting {
+        key: "requeue_seconds",
+        env: "PROVEN_REQUEUE_SECONDS",
+        default: Some("20"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "A queued step whose job was pushed this long ago and never started is pushed again (the queue \
+              may have lost it: a Redis restart or flush, or a worker killed after fetching it).",
+    },
+    Setting {
         key: "dependencies.enabled",
         env: "PROVEN_DEPENDENCIES",
         default: Some("on"),

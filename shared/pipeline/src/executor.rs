@@ -56,6 +56,8 @@ pub enum Executed {
     DeadLettered,
     Failed,
     RetryScheduled,
+    /// Tried before: sent to its isolated queue instead of running here.
+    Isolated,
 }
 
 impl Executed {
@@ -68,6 +70,7 @@ impl Executed {
             Executed::DeadLettered => "dead_letter",
             Executed::Failed => "failed",
             Executed::RetryScheduled => "retry",
+            Executed::Isolated => "isolated",
         }
     }
 }
@@ -110,6 +113,17 @@ impl<S: Steps> Executor<S> {
 
     pub async fn execute(&self, job: &Job) -> Result<Executed, ExecError> {
         let lease_us = i64::try_from(self.lease_for.as_micros()).unwrap_or(i64::MAX);
+        if !job.queue.ends_with(proven_store::ISOLATED_SUFFIX)
+            && self.store.tried_before(&job.id()).await?
+        {
+            // Delivered by a shared queue (a redelivery) but tried before: run it alone.
+            if self.store.isolate(&job.id()).await? {
+                if let Some(wake) = &self.wake {
+                    wake.wake();
+                }
+                return Ok(Executed::Isolated);
+            }
+        }
         let claim = self
             .store
             .claim(&job.id(), &self.owner, lease_us, MAX_ATTEMPTS)
@@ -133,6 +147,7 @@ impl<S: Steps> Executor<S> {
         };
         let span = tracing::info_span!("job", step = %job.step, key = %job.key, review = %job.review_id, attempt = lease.attempt);
         let _entered = span.enter();
+        tracing::info!(owner = %self.owner, generation = lease.generation, "claimed");
         metrics::histogram!(m::STEP_ATTEMPTS, "step" => step_label(&job.step))
             .record(lease.attempt as f64);
         let started = Instant::now();
@@ -174,6 +189,7 @@ impl<S: Steps> Executor<S> {
                 }
             }
         };
+        tracing::info!(step = %job.step, review = %job.review_id, outcome = ?executed, "step ended");
         if let Some(wake) = &self.wake {
             wake.wake();
         }

@@ -38,6 +38,19 @@ pub const MAX_ATTEMPTS: i64 = 3;
 /// The queue families: a worker process serves any subset.
 pub const QUEUES: &[&str] = &["evidence", "control", "model", "sandbox"];
 
+/// Every queue: each family, and its isolated twin (steps tried before, one at a time per
+/// worker; see `proven_store::isolated_queue`).
+pub const ALL_QUEUES: &[&str] = &[
+    "evidence",
+    "control",
+    "model",
+    "sandbox",
+    "evidence-isolated",
+    "control-isolated",
+    "model-isolated",
+    "sandbox-isolated",
+];
+
 /// What travels on the queue: the step to wake, and the trace id of the request that
 /// started the review (so the job's span joins the request's trace).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

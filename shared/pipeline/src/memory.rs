@@ -17,7 +17,7 @@ impl MemoryQueue {
     pub fn new() -> MemoryQueue {
         let mut senders = HashMap::new();
         let mut receivers = HashMap::new();
-        for q in crate::QUEUES {
+        for q in crate::ALL_QUEUES {
             let (tx, rx) = mpsc::unbounded_channel();
             senders.insert(*q, tx);
             receivers.insert(*q, rx);
@@ -39,7 +39,12 @@ impl MemoryQueue {
         let mut tasks = tokio::task::JoinSet::new();
         for (queue, rx) in receivers {
             let rx = Arc::new(Mutex::new(rx));
-            for _ in 0..concurrency.max(1) {
+            let slots = if queue.ends_with(proven_store::ISOLATED_SUFFIX) {
+                1
+            } else {
+                concurrency.max(1)
+            };
+            for _ in 0..slots {
                 let rx = rx.clone();
                 let executor = executor.clone();
                 tasks.spawn(async move {

@@ -46,7 +46,9 @@ impl RedisConfig {
             .queue(format!("{}:{queue}", self.prefix))
             .heartbeat_interval(self.heartbeat)
             .missed_heartbeats(self.missed_heartbeats)
-            .batch_size(16)
+            // Jobs fetched but not started die with their worker and wait for the reconciler:
+            // fetch few at a time.
+            .batch_size(4)
             // apalis defaults to EXPIRE 0 on idempotency keys unless a TTL is given.
             .idempotency_ttl(Some(Duration::from_secs(3600)))
     }
@@ -69,7 +71,7 @@ pub struct RedisQueue {
 impl RedisQueue {
     pub async fn connect(config: &RedisConfig) -> Result<RedisQueue, QueueError> {
         let conn = connect(&config.url).await?;
-        let storages = crate::QUEUES
+        let storages = crate::ALL_QUEUES
             .iter()
             .map(|q| {
                 let storage = RedisStorage::new(conn.clone()).with_config(config.apalis_config(q));
@@ -111,10 +113,17 @@ async fn handle<S: Steps>(
 ) -> Result<(), BoxDynError> {
     let span = tracing::info_span!("queue_job", queue = %job.queue, trace_id = job.trace_id.as_deref().unwrap_or(""));
     let _e = span.enter();
-    match executor.execute(&job.job()).await {
-        Ok(_) => Ok(()),
+    // The step runs in its own task: when apalis drops this handler (its worker ends on a
+    // backend error and is rebuilt), the step still finishes and commits instead of being
+    // cancelled halfway with an attempt spent and its lease left to expire.
+    let executor = executor.0.clone();
+    let step = job.job();
+    let running = tokio::spawn(async move { executor.execute(&step).await });
+    match running.await {
+        Ok(Ok(_)) => Ok(()),
         // Only the store failing gets here; apalis retries with its backoff, and the
         // reconciler covers the job if Redis drops it meanwhile.
+        Ok(Err(e)) => Err(Box::new(e)),
         Err(e) => Err(Box::new(e)),
     }
 }
@@ -130,7 +139,17 @@ pub async fn serve<S: Steps>(
 ) {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
-    for queue in queues {
+    // Each family is served with its isolated twin, one job at a time.
+    let queues: Vec<(String, usize)> = queues
+        .into_iter()
+        .flat_map(|q| {
+            [
+                (proven_store::isolated_queue(&q), 1),
+                (q, concurrency.max(1)),
+            ]
+        })
+        .collect();
+    for (queue, concurrency) in queues {
         let config = config.clone();
         let executor = executor.clone();
         let mut stop_rx = stop_rx.clone();
@@ -150,7 +169,7 @@ pub async fn serve<S: Steps>(
                 let name = format!("{queue}-{}-{}", std::process::id(), uuid::Uuid::now_v7().simple());
                 let worker = WorkerBuilder::new(name.clone())
                     .backend(storage.poll_with_interval(config.poll))
-                    .concurrency(concurrency.max(1))
+                    .concurrency(concurrency)
                     .data(executor.clone())
                     .build(handle::<S>);
                 let mut stop_rx2 = stop_rx.clone();

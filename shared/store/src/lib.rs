@@ -24,8 +24,8 @@ pub mod testing;
 pub use advisory::{AdvisoryImport, AffectedRow, EpssRow, ImportCounts, KevRow, StoredAdvisory};
 pub use error::StoreError;
 pub use pipeline::{
-    Claim, Committed, JUDGE_QUEUE, JUDGE_STEP, Job, Lease, NewPipelineReview, NewStep, Outcome,
-    PendingReview, StepId, StepRow, now_us,
+    Claim, Committed, ISOLATED_SUFFIX, JUDGE_QUEUE, JUDGE_STEP, Job, Lease, NewPipelineReview,
+    NewStep, Outcome, PendingReview, StepId, StepRow, isolated_queue, now_us,
 };
 pub use review::{NewReview, ReviewRow, ReviewStatus, TraceRow};
 pub use tenant::{ReviewSummary, Tenant, token_hash};

@@ -343,8 +343,13 @@ impl Store {
             return Ok(Claim::Cancelled);
         }
         if attempts >= max_attempts {
+            let last_error: Option<String> = row.try_get(5)?;
+            let last_owner: Option<String> = row.try_get(6)?;
             let message = format!(
-                "claimed {attempts} times without finishing (its worker crashed or timed out each time)"
+                "claimed {attempts} times without finishing (its worker crashed or timed out each time; \
+                 last owner {}, last error: {})",
+                last_owner.as_deref().unwrap_or("none"),
+                last_error.as_deref().unwrap_or("none")
             );
             close_branch(&mut tx, id, "dead", &message, now).await?;
             tx.commit().await?;
@@ -375,6 +380,45 @@ impl Store {
         };
         tx.commit().await?;
         Ok(Claim::Run(lease))
+    }
+
+    /// Sends a step tried before to its family's isolated queue instead of running it here
+    /// (the caller got its job from a shared queue). Returns false when the step is not in
+    /// a state to run (finished, or held by a live lease).
+    pub async fn isolate(&self, id: &StepId) -> Result<bool, StoreError> {
+        let mut tx = self.write_tx().await?;
+        let now = now_us();
+        let row = sqlx::query(
+            "SELECT queue FROM steps WHERE review_id = $1 AND step = $2 AND key = $3 AND attempts > 0 \
+             AND (state = 'queued' OR (state = 'running' AND lease_until_us < $4))",
+        )
+        .bind(id.review_id.as_str())
+        .bind(id.step.as_str())
+        .bind(id.key.as_str())
+        .bind(now)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else { return Ok(false) };
+        let queue: String = row.try_get(0)?;
+        push_outbox(&mut tx, id, &isolated_queue(&queue), now).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Whether a step was claimed before (so a delivery from a shared queue should be isolated).
+    pub async fn tried_before(&self, id: &StepId) -> Result<bool, StoreError> {
+        let row = sqlx::query(
+            "SELECT attempts FROM steps WHERE review_id = $1 AND step = $2 AND key = $3",
+        )
+        .bind(id.review_id.as_str())
+        .bind(id.step.as_str())
+        .bind(id.key.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(match row {
+            Some(r) => r.try_get::<i64, _>(0)? > 0,
+            None => false,
+        })
     }
 
     /// Extends a lease still held; false when it was taken over.
@@ -582,7 +626,7 @@ impl Store {
         let now = now_us();
         let mut tx = self.write_tx().await?;
         let rows = sqlx::query(
-            "SELECT review_id, step, key, queue FROM steps s \
+            "SELECT review_id, step, key, queue, attempts FROM steps s \
              WHERE ((state = 'queued' AND not_before_us <= $1 AND COALESCE(pushed_us, 0) < $2) \
                 OR (state = 'running' AND lease_until_us < $1)) \
                AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.review_id = s.review_id AND o.step = s.step AND o.key = s.key) \
@@ -600,6 +644,14 @@ impl Store {
                 key: r.try_get(2)?,
             };
             let queue: String = r.try_get(3)?;
+            let attempts: i64 = r.try_get(4)?;
+            // A step that was claimed before and did not finish may have killed its worker:
+            // it is retried alone (see `isolated_queue`).
+            let queue = if attempts > 0 {
+                isolated_queue(&queue)
+            } else {
+                queue
+            };
             push_outbox(&mut tx, &id, &queue, now).await?;
             sqlx::query(
                 "UPDATE steps SET pushed_us = $1 WHERE review_id = $2 AND step = $3 AND key = $4",
@@ -687,13 +739,26 @@ impl Store {
     }
 }
 
+/// The queue where steps tried before run one at a time per worker. A poison job (one that
+/// kills its worker) would otherwise be re-enqueued with the neighbours it killed, fetched
+/// with them again and kill them again, until they were dead-lettered with it.
+pub fn isolated_queue(queue: &str) -> String {
+    if queue.ends_with(ISOLATED_SUFFIX) {
+        queue.to_string()
+    } else {
+        format!("{queue}{ISOLATED_SUFFIX}")
+    }
+}
+
+pub const ISOLATED_SUFFIX: &str = "-isolated";
+
 fn select_step_for_update(dialect: Dialect) -> String {
     let lock = match dialect {
         Dialect::Postgres => " FOR UPDATE",
         Dialect::Sqlite => "",
     };
     format!(
-        "SELECT state, attempts, lease_gen, lease_until_us, not_before_us FROM steps \
+        "SELECT state, attempts, lease_gen, lease_until_us, not_before_us, error, lease_owner FROM steps \
          WHERE review_id = $1 AND step = $2 AND key = $3{lock}"
     )
 }
