@@ -113,20 +113,10 @@ impl<S: Steps> Executor<S> {
 
     pub async fn execute(&self, job: &Job) -> Result<Executed, ExecError> {
         let lease_us = i64::try_from(self.lease_for.as_micros()).unwrap_or(i64::MAX);
-        if !job.queue.ends_with(proven_store::ISOLATED_SUFFIX)
-            && self.store.tried_before(&job.id()).await?
-        {
-            // Delivered by a shared queue (a redelivery) but tried before: run it alone.
-            if self.store.isolate(&job.id()).await? {
-                if let Some(wake) = &self.wake {
-                    wake.wake();
-                }
-                return Ok(Executed::Isolated);
-            }
-        }
+        let shared = !job.queue.ends_with(proven_store::ISOLATED_SUFFIX);
         let claim = self
             .store
-            .claim(&job.id(), &self.owner, lease_us, MAX_ATTEMPTS)
+            .claim_from(&job.id(), &self.owner, lease_us, MAX_ATTEMPTS, shared)
             .await?;
         let lease = match claim {
             Claim::Run(lease) => lease,
@@ -135,6 +125,12 @@ impl<S: Steps> Executor<S> {
             Claim::Cancelled => return Ok(Executed::Cancelled),
             Claim::Missing => return Ok(Executed::Missing),
             Claim::NotYet => return Ok(Executed::NotYet),
+            Claim::Isolated => {
+                if let Some(wake) = &self.wake {
+                    wake.wake();
+                }
+                return Ok(Executed::Isolated);
+            }
             Claim::DeadLettered { attempts } => {
                 tracing::warn!(step = %job.step, key = %job.key, review = %job.review_id, attempts, "dead-lettered");
                 metrics::counter!(m::DEAD_LETTERS_TOTAL, "step" => step_label(&job.step))

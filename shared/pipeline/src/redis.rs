@@ -3,7 +3,7 @@
 //! Settings chosen around apalis-redis 1.0's measured behaviour (DESIGN.md appendix):
 //! - worker names are unique per process start (a reused name defeats orphan recovery);
 //! - heartbeat 5 s × 3 missed beats: a dead worker's in-flight jobs come back in ~15 s;
-//! - idle workers poll every 100 ms (otherwise pickup waits for the next heartbeat);
+//! - idle workers poll every 50 ms (otherwise pickup waits for the next heartbeat);
 //! - handlers always acknowledge (attempts are counted in the store), so apalis's
 //!   hard-coded retries never run; a store outage is the one error returned, and apalis's
 //!   backoff then doubles as ours;
@@ -37,7 +37,7 @@ impl RedisConfig {
             prefix: prefix.into(),
             heartbeat: Duration::from_secs(5),
             missed_heartbeats: 3,
-            poll: Duration::from_millis(100),
+            poll: Duration::from_millis(50),
         }
     }
 

@@ -106,6 +106,8 @@ pub enum Claim {
     },
     /// Not due yet (a retry scheduled for later).
     NotYet,
+    /// Tried before and delivered by a shared queue: sent to its isolated queue instead.
+    Isolated,
 }
 
 /// What a finished step hands back.
@@ -301,6 +303,21 @@ impl Store {
         lease_for_us: i64,
         max_attempts: i64,
     ) -> Result<Claim, StoreError> {
+        self.claim_from(id, owner, lease_for_us, max_attempts, false)
+            .await
+    }
+
+    /// [`Store::claim`] for a job delivered by a shared queue: a step tried before is not
+    /// run there but sent to its isolated queue ([`Claim::Isolated`]), so a poison job can
+    /// never again take its neighbours down with it.
+    pub async fn claim_from(
+        &self,
+        id: &StepId,
+        owner: &str,
+        lease_for_us: i64,
+        max_attempts: i64,
+        shared_queue: bool,
+    ) -> Result<Claim, StoreError> {
         let mut tx = self.write_tx().await?;
         let row = sqlx::query(trusted(select_step_for_update(self.dialect)))
             .bind(id.review_id.as_str())
@@ -324,6 +341,12 @@ impl Store {
         }
         if not_before > now {
             return Ok(Claim::NotYet);
+        }
+        if shared_queue && attempts > 0 {
+            let queue: String = row.try_get(7)?;
+            push_outbox(&mut tx, id, &isolated_queue(&queue), now).await?;
+            tx.commit().await?;
+            return Ok(Claim::Isolated);
         }
         let status: Option<String> = sqlx::query("SELECT status FROM reviews WHERE id = $1")
             .bind(id.review_id.as_str())
@@ -605,16 +628,19 @@ impl Store {
     /// Records that jobs reached the queue (the reconciler's clock for "lost in the queue").
     pub async fn mark_pushed(&self, jobs: &[Job]) -> Result<(), StoreError> {
         let now = now_us();
-        for j in jobs {
-            sqlx::query(
-                "UPDATE steps SET pushed_us = $1 WHERE review_id = $2 AND step = $3 AND key = $4",
-            )
-            .bind(now)
-            .bind(j.review_id.as_str())
-            .bind(j.step.as_str())
-            .bind(j.key.as_str())
-            .execute(&self.pool)
-            .await?;
+        for chunk in jobs.chunks(300) {
+            let sql = format!(
+                "UPDATE steps SET pushed_us = $1 WHERE (review_id, step, key) IN (VALUES {})",
+                crate::sql::values_rows_from(2, chunk.len(), 3)
+            );
+            let mut q = sqlx::query(trusted(sql)).bind(now);
+            for j in chunk {
+                q = q
+                    .bind(j.review_id.as_str())
+                    .bind(j.step.as_str())
+                    .bind(j.key.as_str());
+            }
+            q.execute(&self.pool).await?;
         }
         Ok(())
     }
@@ -758,7 +784,7 @@ fn select_step_for_update(dialect: Dialect) -> String {
         Dialect::Sqlite => "",
     };
     format!(
-        "SELECT state, attempts, lease_gen, lease_until_us, not_before_us, error, lease_owner FROM steps \
+        "SELECT state, attempts, lease_gen, lease_until_us, not_before_us, error, lease_owner, queue FROM steps \
          WHERE review_id = $1 AND step = $2 AND key = $3{lock}"
     )
 }

@@ -24,6 +24,25 @@ pub fn values_rows(rows: usize, cols: usize) -> String {
     s
 }
 
+/// Like [`values_rows`], numbering from `$first`.
+pub fn values_rows_from(first: usize, rows: usize, cols: usize) -> String {
+    let mut s = String::with_capacity(rows * cols * 5);
+    for r in 0..rows {
+        if r > 0 {
+            s.push_str(", ");
+        }
+        s.push('(');
+        for c in 0..cols {
+            if c > 0 {
+                s.push_str(", ");
+            }
+            let _ = write!(s, "${}", first + r * cols + c);
+        }
+        s.push(')');
+    }
+    s
+}
+
 /// `$from, $from+1, …` (`count` placeholders).
 pub fn list(from: usize, count: usize) -> String {
     (from..from + count)
