@@ -25,6 +25,8 @@ pub struct CreateReview {
 pub struct ReviewAccepted {
     pub id: String,
     pub status: String,
+    /// Carried by every job of the review: the workers' spans name it.
+    pub trace_id: String,
     /// Reviews this one superseded (same pull request).
     pub superseded: Vec<String>,
 }

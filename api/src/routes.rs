@@ -81,6 +81,7 @@ async fn submit(
             deadline_us: request
                 .deadline_secs
                 .map(|s| proven_store::now_us() + (s as i64).saturating_mul(1_000_000)),
+            trace_id: request.trace_id.clone(),
         })
         .await?;
     metrics::counter!(proven_pipeline::metrics_names::REVIEWS_TOTAL, "status" => "submitted")
@@ -96,13 +97,14 @@ pub async fn create_review(
     let Json(body) = body.map_err(|e| ApiError::InvalidRequest(e.body_text()))?;
     check_request(&body.repository, &body.base, &body.head)?;
     let priority = priority_value(body.priority.as_deref()).map_err(ApiError::InvalidRequest)?;
+    let trace_id = uuid::Uuid::now_v7().simple().to_string();
     let request = ReviewRequest {
         repository: body.repository,
         base: body.base,
         head: body.head,
         pull_request: body.pull_request,
         deadline_secs: body.deadline_secs,
-        trace_id: Some(uuid::Uuid::now_v7().simple().to_string()),
+        trace_id: Some(trace_id.clone()),
     };
     let (id, superseded) = submit(&state, &tenant.id, request, priority, None).await?;
     Ok((
@@ -110,6 +112,7 @@ pub async fn create_review(
         Json(ReviewAccepted {
             id,
             status: "queued".into(),
+            trace_id,
             superseded,
         }),
     ))

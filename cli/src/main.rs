@@ -186,6 +186,11 @@ fn run(cli: Cli) -> Result<u8, Exit> {
         .enable_all()
         .build()
         .map_err(|e| Exit::internal(format!("start the async runtime: {e}")))?;
+    // The sandbox needs Docker, not the store.
+    let cli = match cli.command {
+        Command::Sandbox(command) => return runtime.block_on(sandbox::run(command)),
+        command => Cli { command, ..cli },
+    };
     runtime.block_on(async move {
         let store = open_store(&config).await?;
         let code = match cli.command {
@@ -212,7 +217,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
                 Ok(0)
             }
             Command::Config(_) | Command::Vectors(_) => Ok(0),
-            Command::Sandbox(command) => sandbox::run(command).await,
+            Command::Sandbox(_) => Ok(0),
         };
         store.close().await;
         code

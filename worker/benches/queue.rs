@@ -109,6 +109,7 @@ async fn submit_admitted(store: &Store, n: usize, admit: bool) -> Vec<String> {
                 pr_key: None,
                 request: "{}".into(),
                 deadline_us: None,
+                trace_id: None,
             })
             .await
             .expect("submit");

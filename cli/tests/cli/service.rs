@@ -226,6 +226,7 @@ async fn reviews_over_http_match_the_embedded_default() {
     let versions = ["1.5.4", "1.0.0", "0.1.80", "1.10.0"];
     let mut repos = Vec::new();
     let mut ids = Vec::new();
+    let mut traces = Vec::new();
     for v in versions {
         let (repo, base) = repo_with_change(v);
         let response = client
@@ -238,6 +239,7 @@ async fn reviews_over_http_match_the_embedded_default() {
         assert_eq!(response.status(), 202);
         let accepted: serde_json::Value = response.json().await.expect("json");
         ids.push(accepted["id"].as_str().expect("id").to_string());
+        traces.push(accepted["trace_id"].as_str().expect("trace id").to_string());
         repos.push((repo, base));
     }
     // The embedded default on the same changes, with the same advisories in SQLite.
@@ -334,6 +336,15 @@ async fn reviews_over_http_match_the_embedded_default() {
         )
         .is_empty()
     );
+    // The trace context travelled with every job: the workers' spans name each review's trace id.
+    let log =
+        std::fs::read_to_string(service.data_dir.path().join("workers.log")).unwrap_or_default();
+    for trace in &traces {
+        assert!(
+            log.contains(&format!("trace_id={trace}")),
+            "{trace} not in worker spans"
+        );
+    }
     embedded.cleanup().await;
     service.stop().await;
 }

@@ -1,7 +1,9 @@
 //! One job: claim the step's lease, run its handler, commit through the lease.
 
 use std::sync::Arc;
+
 use std::time::{Duration, Instant};
+use tracing::Instrument;
 
 use proven_store::{Claim, Committed, Job, Lease, Outcome, Store, StoreError};
 
@@ -142,7 +144,7 @@ impl<S: Steps> Executor<S> {
             }
         };
         let span = tracing::info_span!("job", step = %job.step, key = %job.key, review = %job.review_id, attempt = lease.attempt);
-        let _entered = span.enter();
+        async move {
         tracing::info!(owner = %self.owner, generation = lease.generation, "claimed");
         metrics::histogram!(m::STEP_ATTEMPTS, "step" => step_label(&job.step))
             .record(lease.attempt as f64);
@@ -195,6 +197,9 @@ impl<S: Steps> Executor<S> {
         metrics::histogram!(m::STEP_DURATION_SECONDS, "step" => step_label(&job.step), "outcome" => label)
             .record(started.elapsed().as_secs_f64());
         Ok(executed)
+        }
+        .instrument(span)
+        .await
     }
 
     /// Runs the handler while renewing the lease, so a long step is not presumed dead.

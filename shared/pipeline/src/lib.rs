@@ -70,6 +70,7 @@ impl QueuedJob {
             step: self.step.clone(),
             key: self.key.clone(),
             queue: self.queue.clone(),
+            trace_id: self.trace_id.clone(),
         }
     }
 }
@@ -81,7 +82,7 @@ impl From<Job> for QueuedJob {
             step: j.step,
             key: j.key,
             queue: j.queue,
-            trace_id: None,
+            trace_id: j.trace_id,
         }
     }
 }

@@ -16,6 +16,7 @@ use std::time::Duration;
 use apalis::prelude::*;
 use apalis_core::backend::Vacuum;
 use apalis_redis::{Config, ConnectionManager, RedisStorage};
+use tracing::Instrument;
 
 use crate::{BoxFuture, Executor, Queue, QueueError, QueuedJob, Steps};
 
@@ -111,14 +112,17 @@ async fn handle<S: Steps>(
     job: QueuedJob,
     executor: Data<Arc<Executor<S>>>,
 ) -> Result<(), BoxDynError> {
-    let span = tracing::info_span!("queue_job", queue = %job.queue, trace_id = job.trace_id.as_deref().unwrap_or(""));
-    let _e = span.enter();
+    let span = tracing::info_span!(
+        "queue_job",
+        queue = %job.queue,
+        trace_id = %job.trace_id.as_deref().unwrap_or("")
+    );
     // The step runs in its own task: when apalis drops this handler (its worker ends on a
     // backend error and is rebuilt), the step still finishes and commits instead of being
     // cancelled halfway with an attempt spent and its lease left to expire.
     let executor = executor.0.clone();
     let step = job.job();
-    let running = tokio::spawn(async move { executor.execute(&step).await });
+    let running = tokio::spawn(async move { executor.execute(&step).await }.instrument(span));
     match running.await {
         Ok(Ok(_)) => Ok(()),
         // Only the store failing gets here; apalis retries with its backoff, and the

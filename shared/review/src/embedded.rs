@@ -44,6 +44,7 @@ pub async fn review(
             deadline_us: request
                 .deadline_secs
                 .map(|s| proven_store::now_us() + (s as i64) * 1_000_000),
+            trace_id: request.trace_id.clone(),
         })
         .await?;
     store

@@ -492,6 +492,7 @@ impl ReviewSteps {
             Status::Incomplete => ReviewStatus::Incomplete,
             Status::Failed => ReviewStatus::Failed,
         };
+        metrics::counter!(proven_pipeline::metrics_names::REVIEWS_TOTAL, "status" => status.as_str()).increment(1);
         let mut out = outcome_with(trace, json.clone(), Vec::new());
         out.finish = Some((status, json));
         Ok(out)

@@ -40,6 +40,9 @@ pub struct Job {
     pub step: String,
     pub key: String,
     pub queue: String,
+    /// The trace id of the request that submitted the review (job metadata).
+    #[serde(default)]
+    pub trace_id: Option<String>,
 }
 
 impl Job {
@@ -164,6 +167,7 @@ pub struct NewPipelineReview {
     pub pr_key: Option<String>,
     pub request: String,
     pub deadline_us: Option<i64>,
+    pub trace_id: Option<String>,
 }
 
 impl Store {
@@ -175,8 +179,8 @@ impl Store {
         let now_text = now();
         sqlx::query(
             "INSERT INTO reviews (id, created_at, repository, base_rev, head_rev, status, tenant_id, priority, \
-             batch_id, pr_key, request, created_us, deadline_us) \
-             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12)",
+             batch_id, pr_key, request, created_us, deadline_us, trace_id) \
+             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13)",
         )
         .bind(r.id.as_str())
         .bind(now_text.as_str())
@@ -190,6 +194,7 @@ impl Store {
         .bind(r.request.as_str())
         .bind(now_us())
         .bind(r.deadline_us)
+        .bind(r.trace_id.as_deref())
         .execute(&mut *tx)
         .await?;
         let mut superseded = Vec::new();
@@ -619,9 +624,34 @@ impl Store {
                     step: r.try_get(1)?,
                     key: r.try_get(2)?,
                     queue: r.try_get(3)?,
+                    trace_id: None,
                 })
             })
             .collect::<Result<_, StoreError>>()?;
+        let mut jobs = jobs;
+        // Trace context travels with each job: one lookup for the batch's reviews.
+        let mut reviews: Vec<&str> = jobs.iter().map(|j| j.review_id.as_str()).collect();
+        reviews.sort_unstable();
+        reviews.dedup();
+        if !reviews.is_empty() {
+            let sql = format!(
+                "SELECT id, trace_id FROM reviews WHERE id IN ({})",
+                crate::sql::list(1, reviews.len())
+            );
+            let mut q = sqlx::query(trusted(sql));
+            for r in &reviews {
+                q = q.bind(*r);
+            }
+            let mut traces = std::collections::HashMap::new();
+            for row in q.fetch_all(&self.pool).await? {
+                let id: String = row.try_get(0)?;
+                let trace: Option<String> = row.try_get(1)?;
+                traces.insert(id, trace);
+            }
+            for j in &mut jobs {
+                j.trace_id = traces.get(&j.review_id).cloned().flatten();
+            }
+        }
         Ok(jobs)
     }
 

@@ -27,6 +27,7 @@ async fn admitted(store: &Store, id: &str, pr: Option<&str>) -> Vec<String> {
             pr_key: pr.map(str::to_string),
             request: "{}".into(),
             deadline_us: None,
+            trace_id: None,
         })
         .await
         .expect("submit");
