@@ -10,6 +10,7 @@ both_backends!(
     a_newer_head_of_the_same_pull_request_cancels_pending_steps,
     the_reconciler_re_enqueues_what_the_queue_lost,
     judge_runs_exactly_once_under_concurrent_completion,
+    a_review_past_its_deadline_is_judged_with_what_it_has,
 );
 
 const MAX_ATTEMPTS: i64 = 3;
@@ -344,5 +345,74 @@ async fn judge_runs_exactly_once_under_concurrent_completion(backend: Backend) {
         prop_assert_eq!(judges, 1);
     });
     assert!(cases.load(std::sync::atomic::Ordering::SeqCst) >= 24);
+    t.cleanup().await;
+}
+
+async fn a_review_past_its_deadline_is_judged_with_what_it_has(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    t.store
+        .submit_review(&NewPipelineReview {
+            id: "late".into(),
+            tenant_id: None,
+            repository: "/repo".into(),
+            base_rev: "a".into(),
+            head_rev: "b".into(),
+            priority: 0,
+            batch_id: None,
+            pr_key: None,
+            request: "{}".into(),
+            deadline_us: Some(proven_store::now_us() - 1),
+            trace_id: None,
+        })
+        .await
+        .expect("submit");
+    assert!(
+        t.store
+            .admit_review("late", &NewStep::new("intake", "evidence"))
+            .await
+            .expect("admit")
+    );
+    let lease = run(&t.store, &id("late", "intake", ""), "w").await;
+    let next = vec![NewStep {
+        key: "slow".into(),
+        pipeline: true,
+        ..NewStep::new("check", "evidence")
+    }];
+    t.store
+        .commit(
+            &lease,
+            &Outcome {
+                result: "{}".into(),
+                next,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("fan out");
+    // The pipeline never finishes; the deadline sends the review to the judge anyway, once.
+    assert_eq!(t.store.judge_overdue().await.expect("overdue"), 1);
+    assert_eq!(t.store.judge_overdue().await.expect("overdue again"), 0);
+    let steps = t.store.steps_of("late").await.expect("steps");
+    assert!(steps.iter().any(|s| s.id.step == "judge"));
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.id.step == "check" && s.state == "queued"),
+        "the judge will name it inconclusive"
+    );
+    // When the slow pipeline ends after all, no second judge appears.
+    let l = run(&t.store, &id("late", "check", "slow"), "w").await;
+    let done = Outcome {
+        result: "{}".into(),
+        closes_pipeline: true,
+        ..Default::default()
+    };
+    assert_eq!(
+        t.store.commit(&l, &done).await.expect("commit"),
+        Committed::Done {
+            judge_enqueued: false,
+            jobs: 0
+        }
+    );
     t.cleanup().await;
 }
