@@ -22,6 +22,8 @@ pub enum WorkerError {
     Queue(#[from] proven_pipeline::QueueError),
     #[error("unknown queue family {0:?} (known: evidence, control, model, sandbox)")]
     UnknownFamily(String),
+    #[error("the sandbox queue needs Docker: {0}")]
+    Sandbox(#[from] proven_sandbox::SandboxError),
     #[error("metrics listener {addr}: {source}")]
     Metrics {
         addr: std::net::SocketAddr,
@@ -130,7 +132,37 @@ pub async fn run(
         stopped(stop_rx.clone()),
     ));
 
-    let steps = ReviewSteps::new(store.clone(), options.layers.clone(), repos_dir);
+    let mut steps = ReviewSteps::new(store.clone(), options.layers.clone(), repos_dir);
+    if options.queues.iter().any(|q| q == "sandbox") {
+        // The sandbox-runner pool: Docker, and a sweep of containers a killed runner left
+        // (at start, then every minute).
+        let sandbox = Arc::new(
+            proven_sandbox::Sandbox::connect(proven_sandbox::SandboxConfig::default()).await?,
+        );
+        match sandbox.sweep().await {
+            Ok(n) if n > 0 => tracing::info!(removed = n, "swept containers left by a dead runner"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "sweep failed"),
+        }
+        let sweeper = sandbox.clone();
+        let stop = stopped(stop_rx.clone());
+        tokio::spawn(async move {
+            tokio::pin!(stop);
+            let mut tick = tokio::time::interval(Duration::from_secs(60));
+            tick.tick().await;
+            loop {
+                tokio::select! {
+                    _ = &mut stop => return,
+                    _ = tick.tick() => {
+                        if let Err(e) = sweeper.sweep().await {
+                            tracing::warn!(error = %e, "sweep failed");
+                        }
+                    }
+                }
+            }
+        });
+        steps = steps.with_sandbox(sandbox);
+    }
     let serve = match options.fault {
         Some(fault) => {
             let steps = Arc::new(Faulty {

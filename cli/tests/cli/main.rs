@@ -5,5 +5,6 @@ mod chaos;
 mod common;
 mod expected;
 mod review;
+mod sandbox_jobs;
 mod service;
 mod vectors;

@@ -102,6 +102,11 @@ impl Service {
     }
 
     pub fn start_worker(&mut self, env: &[(&str, &str)]) {
+        self.start_worker_serving(&[], env);
+    }
+
+    /// A worker with extra arguments (e.g. `--steps sandbox`).
+    pub fn start_worker_serving(&mut self, args: &[&str], env: &[(&str, &str)]) {
         let mut cmd = proven(&self.store.url, &self.prefix, self.data_dir.path());
         let log = std::fs::OpenOptions::new()
             .create(true)
@@ -111,6 +116,7 @@ impl Service {
         cmd.env("PROVEN_REDIS_URL", &self.redis_url)
             .env("PROVEN_LOG", "proven_pipeline=info,warn")
             .arg("worker")
+            .args(args)
             .stdout(Stdio::null())
             .stderr(log);
         for (k, v) in env {

@@ -20,6 +20,7 @@ pub mod embedded;
 mod error;
 mod git_tree;
 pub mod pipeline;
+pub mod sandbox_job;
 pub mod scan;
 pub mod steps;
 pub mod trace;

@@ -112,6 +112,8 @@ pub struct ReviewSteps {
     layers: Layers,
     /// Where clone URLs are mirrored.
     repos_dir: PathBuf,
+    /// Docker, in processes that serve the sandbox queue.
+    sandbox: Option<Arc<proven_sandbox::Sandbox>>,
 }
 
 impl ReviewSteps {
@@ -120,7 +122,14 @@ impl ReviewSteps {
             store,
             layers,
             repos_dir,
+            sandbox: None,
         }
+    }
+
+    /// Lets this process run `sandbox.run` steps.
+    pub fn with_sandbox(mut self, sandbox: Arc<proven_sandbox::Sandbox>) -> ReviewSteps {
+        self.sandbox = Some(sandbox);
+        self
     }
 
     async fn results(&self, review_id: &str) -> Result<Vec<StepRow>, StepError> {
@@ -512,6 +521,9 @@ impl Steps for ReviewSteps {
                 DEPS_COLLECT => self.deps_collect(lease).await,
                 DEPS_FILE => self.deps_file(lease).await,
                 JUDGE => self.judge(lease).await,
+                crate::sandbox_job::SANDBOX_RUN => {
+                    crate::sandbox_job::run(self.sandbox.as_ref(), &self.store, lease).await
+                }
                 other => Err(StepError::Permanent(format!("unknown step {other:?}"))),
             }
         })

@@ -225,3 +225,40 @@ pub(crate) async fn insert_trace(
     }
     Ok(())
 }
+
+impl Store {
+    /// A sandbox job's record, if it has one.
+    pub async fn sandbox_record(&self, job_key: &str) -> Result<Option<String>, StoreError> {
+        let row = sqlx::query("SELECT record FROM sandbox_runs WHERE job_key = $1")
+            .bind(job_key)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| r.try_get(0).map_err(StoreError::from))
+            .transpose()
+    }
+
+    /// Stores a sandbox job's record unless it has one; returns whether this call stored it
+    /// and the record that stands.
+    pub async fn record_sandbox_once(
+        &self,
+        job_key: &str,
+        record: &str,
+    ) -> Result<(bool, String), StoreError> {
+        let inserted = sqlx::query(
+            "INSERT INTO sandbox_runs (job_key, record, created_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (job_key) DO NOTHING",
+        )
+        .bind(job_key)
+        .bind(record)
+        .bind(now())
+        .execute(&self.pool)
+        .await?
+        .rows_affected()
+            == 1;
+        let stored = self
+            .sandbox_record(job_key)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt(format!("sandbox record {job_key} vanished")))?;
+        Ok((inserted, stored))
+    }
+}

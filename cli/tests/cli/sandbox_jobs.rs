@@ -1,0 +1,159 @@
+//! The sandbox-runner pool consuming sandbox jobs from the queue (Docker, real images).
+
+use std::time::{Duration, Instant};
+
+use bollard::query_parameters::InspectContainerOptions;
+use proven_change::testing::TestRepo;
+use proven_review::sandbox_job::{JobFile, SandboxJob, job_key};
+use proven_store::{NewPipelineReview, StepId};
+
+use crate::service::Service;
+
+async fn docker() -> bollard::Docker {
+    let docker = bollard::Docker::connect_with_unix_defaults().expect(
+        "Docker is needed for this test (scripts/test installs docker.io and starts dockerd)",
+    );
+    docker.negotiate_version().await.expect("Docker answers")
+}
+
+async fn exists(docker: &bollard::Docker, name: &str) -> Option<bool> {
+    docker
+        .inspect_container(name, None::<InspectContainerOptions>)
+        .await
+        .ok()
+        .map(|c| c.state.and_then(|s| s.running).unwrap_or(false))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runner_sigkilled_mid_run_is_redelivered_swept_and_recorded_once() {
+    let mut service = Service::start(0).await;
+    service.start_worker_serving(&["--steps", "sandbox"], &[]);
+    let repo = TestRepo::new();
+    repo.write("app.py", "def answer():\n    return 42\n");
+    let rev = repo.commit("base");
+    let job = SandboxJob {
+        repository: repo.path().display().to_string(),
+        revision: rev,
+        language: "python".into(),
+        command: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_slow.py"]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        add_files: vec![JobFile {
+            path: "tests/test_slow.py".into(),
+            contents: "import time\nfrom app import answer\n\ndef test_slow():\n    time.sleep(8)\n    assert answer() == 42\n"
+                .into(),
+        }],
+        patch: Vec::new(),
+        timeout_secs: Some(120),
+        then: None,
+    };
+    let store = &service.store.store.clone();
+    let review_id = uuid::Uuid::now_v7().to_string();
+    store
+        .submit_review(&NewPipelineReview {
+            id: review_id.clone(),
+            tenant_id: None,
+            repository: repo.path().display().to_string(),
+            base_rev: "HEAD".into(),
+            head_rev: "HEAD".into(),
+            priority: 0,
+            batch_id: None,
+            pr_key: None,
+            request: "{}".into(),
+            deadline_us: None,
+            trace_id: None,
+        })
+        .await
+        .expect("submit");
+    assert!(
+        store
+            .admit_review(&review_id, &job.step("t1").expect("job"))
+            .await
+            .expect("admit")
+    );
+    let step = StepId {
+        review_id: review_id.clone(),
+        step: "sandbox.run".into(),
+        key: "t1".into(),
+    };
+    let lease_like = proven_store::Lease {
+        id: step.clone(),
+        queue: "sandbox".into(),
+        generation: 0,
+        attempt: 0,
+        owner: String::new(),
+        input: None,
+        pipeline: false,
+    };
+    let container = proven_sandbox::container::container_name(&job_key(&lease_like));
+
+    // Wait for the runner to start the container, then SIGKILL the runner mid-run.
+    let docker = docker().await;
+    let started = Instant::now();
+    while exists(&docker, &container).await != Some(true) {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the runner never started {container}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut runner = service.workers.remove(0);
+    let _ = runner.0.kill();
+    let _ = runner.0.wait();
+    assert!(
+        exists(&docker, &container).await.is_some(),
+        "the killed runner's container is left behind"
+    );
+
+    // A fresh runner: the job comes back (lease expiry, reconciler), the orphan goes.
+    service.start_worker_serving(&["--steps", "sandbox"], &[]);
+    let started = Instant::now();
+    let done = loop {
+        let steps = store.steps_of(&review_id).await.expect("steps");
+        if let Some(s) = steps.iter().find(|s| s.id == step && s.state == "done") {
+            break s.clone();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "the job was not redelivered: {steps:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(
+        done.attempts, 2,
+        "run once by the killed runner, once by the next"
+    );
+    let record: serde_json::Value =
+        serde_json::from_str(done.result.as_deref().expect("record")).expect("json");
+    assert_eq!(record["outcome"]["kind"], "passed", "{record:#}");
+    assert!(
+        record["output"]["sha256"]
+            .as_str()
+            .is_some_and(|d| d.len() == 64)
+    );
+    let stored = store
+        .sandbox_record(&job_key(&lease_like))
+        .await
+        .expect("ledger")
+        .expect("recorded");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&stored).expect("json"),
+        record,
+        "recorded once: the step's record is the ledger's"
+    );
+    assert_eq!(
+        exists(&docker, &container).await,
+        None,
+        "no container is left"
+    );
+    // A redelivery of the finished job runs nothing and records nothing new.
+    assert_eq!(
+        store
+            .claim(&step, "late", 60_000_000, 3)
+            .await
+            .expect("claim"),
+        proven_store::Claim::Finished
+    );
+    service.stop().await;
+}
