@@ -1,0 +1,28 @@
+//! One client for any OpenAI-compatible chat API (NVIDIA's API, a gateway, vLLM, Ollama).
+//!
+//! Owns: endpoints per role ([`Endpoint`]), the HTTP client ([`ModelClient`]) with timeouts
+//! and retries that honour `Retry-After`, strict JSON answers ([`ModelClient::chat_json`]:
+//! an answer that does not parse is asked again once with the parse error, then it is a
+//! named [`ModelError::BadAnswer`]), and the record of every call ([`CallRecord`]: model,
+//! tokens, latency, cost) for the trace and the metrics. Model families
+//! ([`family_of`]) let configuration refuse a Skeptic of the generator's family.
+//!
+//! Invariants:
+//! - A rate-limited call is never retried here past its `Retry-After`: it comes back as
+//!   [`ModelError::RateLimited`] so the step is rescheduled without spending an attempt.
+//! - Nothing in an answer is executed; answers are data parsed against a schema.
+//! - API keys are secrets: never logged, never in errors or traces.
+
+mod client;
+mod family;
+#[cfg(feature = "testing")]
+pub mod scripted;
+
+pub use client::{CallRecord, ChatRequest, Endpoint, ModelClient, ModelError, Usage};
+pub use family::family_of;
+
+/// Installs the TLS crypto provider (ring) once per process. reqwest with rustls panics
+/// when building a client without one; ring avoids aws-lc's slow C build.
+pub fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
