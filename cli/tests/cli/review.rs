@@ -181,6 +181,21 @@ async fn bad_configuration_exits_7_naming_the_key_and_the_values_allowed() {
         .expect("run");
     assert_eq!(out.status.code(), Some(7));
 
+    // A Skeptic of the generator's model family is refused before any work.
+    let out = env
+        .proven()
+        .env("PROVEN_AGENTS", "on")
+        .env("PROVEN_GENERATOR_MODEL", "nvidia/nemotron-nano-9b-v2")
+        .args(["db", "stats"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(7));
+    let (_, err) = text(&out);
+    assert!(
+        err.contains("PROVEN_SKEPTIC_MODEL") && err.contains("nemotron"),
+        "{err}"
+    );
+
     // proven.yaml is read from the base revision: a change cannot choose its own review.
     let repo = TestRepo::new();
     repo.write("proven.yaml", "dependencies:\n  informational: sometimes\n")

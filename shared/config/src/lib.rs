@@ -67,6 +67,51 @@ pub struct Config {
     pub max_running_reviews: i64,
     pub lease: std::time::Duration,
     pub requeue_after: std::time::Duration,
+    /// The model agents run (an endpoint is configured, or `agents = on`).
+    pub agents: bool,
+    pub guardrail: bool,
+    pub generator: ModelSettings,
+    pub skeptic: ModelSettings,
+    pub guardrail_model: ModelSettings,
+    pub model_timeout: std::time::Duration,
+}
+
+/// One role's model endpoint.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ModelSettings {
+    pub base_url: String,
+    pub model: String,
+    /// Empty when none.
+    pub api_key: String,
+}
+
+impl std::fmt::Debug for ModelSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelSettings")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &if self.api_key.is_empty() { "" } else { "***" })
+            .finish()
+    }
+}
+
+/// The family of a model id (`nvidia/nemotron-3.5-…` → `nemotron`), for the rule that
+/// the Skeptic is never of the generator's family.
+pub fn model_family(model: &str) -> String {
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .trim()
+        .to_ascii_lowercase();
+    let end = name
+        .find(|c: char| c.is_ascii_digit() || matches!(c, '-' | '_' | '.' | ':'))
+        .unwrap_or(name.len());
+    if end == 0 {
+        name
+    } else {
+        name[..end].to_string()
+    }
 }
 
 impl Config {
@@ -199,6 +244,49 @@ impl Layers {
         let (max_running, _) = get("max_running_reviews")?;
         let (lease, _) = get("lease_seconds")?;
         let (requeue, _) = get("requeue_seconds")?;
+        let model = |role: &'static str| -> Result<ModelSettings, ConfigError> {
+            let key = |k: &str| -> &'static str {
+                SETTINGS
+                    .iter()
+                    .find(|s| s.key == format!("models.{role}.{k}"))
+                    .map_or("", |s| s.key)
+            };
+            Ok(ModelSettings {
+                base_url: get(key("base_url"))?.0,
+                model: get(key("model"))?.0,
+                api_key: get(key("api_key"))?.0,
+            })
+        };
+        let generator = model("generator")?;
+        let skeptic = model("skeptic")?;
+        let guardrail_model = model("guardrail")?;
+        let (agents, agents_from) = get("agents")?;
+        let (guardrail, _) = get("guardrail")?;
+        let (model_timeout, _) = get("models.timeout_seconds")?;
+        let default_url = settings::setting("models.generator.base_url").default_value();
+        let agents_on = match agents.as_str() {
+            "on" => true,
+            "off" => false,
+            _ => !generator.api_key.is_empty() || generator.base_url != default_url,
+        };
+        let _ = agents_from;
+        // A Skeptic shares the blind spots of its own family: refuse it before any work.
+        if agents_on && model_family(&generator.model) == model_family(&skeptic.model) {
+            let source = self.values.get("models.skeptic.model").map_or_else(
+                || "PROVEN_SKEPTIC_MODEL".to_string(),
+                |(_, origin)| origin.clone(),
+            );
+            return Err(ConfigError {
+                source_name: source,
+                key: "models.skeptic.model".into(),
+                message: format!(
+                    "{:?} is of the generator's model family ({:?}, from {:?}); allowed: a model of any other family",
+                    skeptic.model,
+                    model_family(&generator.model),
+                    generator.model
+                ),
+            });
+        }
         // Each value was checked by its `Allowed` rule above; the fallbacks are unreachable.
         let addr = |s: &str| {
             s.parse()
@@ -229,6 +317,12 @@ impl Layers {
             max_running_reviews: max_running.parse().unwrap_or(64),
             lease: std::time::Duration::from_secs(lease.parse().unwrap_or(20)),
             requeue_after: std::time::Duration::from_secs(requeue.parse().unwrap_or(20)),
+            agents: agents_on,
+            guardrail: guardrail == "on",
+            generator,
+            skeptic,
+            guardrail_model,
+            model_timeout: std::time::Duration::from_secs(model_timeout.parse().unwrap_or(120)),
         })
     }
 }
@@ -335,6 +429,70 @@ mod tests {
             .expect_err("not a map");
         assert_eq!(e.message, "must be a mapping of settings");
         assert!(Layers::default().with_yaml("a: [", "proven.yaml").is_err());
+    }
+
+    #[test]
+    fn families_come_from_the_model_name() {
+        assert_eq!(
+            model_family("nvidia/nemotron-3.5-super-vl-120b-a12b"),
+            "nemotron"
+        );
+        assert_eq!(model_family("meta/llama-3.1-70b-instruct"), "llama");
+        assert_eq!(model_family("gpt-4o-mini"), "gpt");
+        assert_eq!(model_family("qwen2.5-coder:7b"), "qwen");
+    }
+
+    #[test]
+    fn a_skeptic_of_the_generators_family_is_refused_naming_the_key() {
+        let e = Layers::from_env(env(&[
+            ("PROVEN_AGENTS", "on"),
+            ("PROVEN_GENERATOR_MODEL", "nvidia/nemotron-nano-9b"),
+        ]))
+        .expect("env")
+        .resolve()
+        .expect_err("same family");
+        assert_eq!(e.key, "models.skeptic.model");
+        assert_eq!(e.source_name, "PROVEN_SKEPTIC_MODEL");
+        assert!(e.message.contains("\"nemotron\""), "{e}");
+        let ok = Layers::from_env(env(&[
+            ("PROVEN_AGENTS", "on"),
+            ("PROVEN_GENERATOR_MODEL", "meta/llama-3.3-70b"),
+        ]))
+        .expect("env")
+        .resolve()
+        .expect("different families");
+        assert!(ok.agents);
+    }
+
+    #[test]
+    fn agents_are_on_once_an_endpoint_is_configured_and_keys_never_print() {
+        let off = Layers::from_env(env(&[]))
+            .expect("env")
+            .resolve()
+            .expect("defaults");
+        assert!(
+            !off.agents,
+            "no key and the default URL: the agents are not configured"
+        );
+        let on = Layers::from_env(env(&[("PROVEN_GENERATOR_API_KEY", "nvapi-secret")]))
+            .expect("env")
+            .resolve()
+            .expect("key");
+        assert!(on.agents);
+        assert!(!format!("{:?}", on.generator).contains("nvapi-secret"));
+        let local = Layers::from_env(env(&[(
+            "PROVEN_GENERATOR_BASE_URL",
+            "http://127.0.0.1:8000/v1",
+        )]))
+        .expect("env")
+        .resolve()
+        .expect("local");
+        assert!(local.agents);
+        let e = Layers::from_env(env(&[("PROVEN_SKEPTIC_BASE_URL", "ftp://x")]))
+            .expect("env")
+            .resolve()
+            .expect_err("url");
+        assert_eq!(e.source_name, "PROVEN_SKEPTIC_BASE_URL");
     }
 
     #[test]

@@ -31,6 +31,12 @@ pub enum Allowed {
     /// host:port.
     SocketAddr,
     SocketAddrOrEmpty,
+    /// A model id: letters, digits, `-`, `_`, `:`, `.`, `/`.
+    ModelId,
+    /// An `http://` or `https://` URL.
+    HttpUrl,
+    /// Any text; never shown in messages.
+    Secret,
 }
 
 impl Allowed {
@@ -87,6 +93,25 @@ impl Allowed {
                 Err(_) if raw.is_empty() => Ok(()),
                 Err(_) => Err("expected host:port, e.g. 127.0.0.1:9464, or empty".into()),
             },
+            Allowed::HttpUrl => {
+                if raw.starts_with("http://") || raw.starts_with("https://") {
+                    Ok(())
+                } else {
+                    Err("expected an http:// or https:// URL".into())
+                }
+            }
+            Allowed::Secret => Ok(()),
+            Allowed::ModelId => {
+                if !raw.is_empty()
+                    && raw
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-_:./".contains(&b))
+                {
+                    Ok(())
+                } else {
+                    Err("expected a model id (letters, digits, -, _, :, ., /)".into())
+                }
+            }
             Allowed::LogFilter => {
                 let ok = raw.split(',').all(|part| {
                     let level = part.rsplit('=').next().unwrap_or(part);
@@ -111,6 +136,9 @@ impl Allowed {
             Allowed::Name => "letters, digits, -, _, :".into(),
             Allowed::SocketAddr => "host:port".into(),
             Allowed::SocketAddrOrEmpty => "host:port, or empty".into(),
+            Allowed::HttpUrl => "http://… or https://… URL".into(),
+            Allowed::Secret => "a secret".into(),
+            Allowed::ModelId => "a model id".into(),
             Allowed::LogFilter => {
                 "a tracing filter (off, error, warn, info, debug, trace; per target with =)".into()
             }
@@ -219,6 +247,103 @@ pub static SETTINGS: &[Setting] = &[
         repository: false,
         doc: "A queued step whose job was pushed this long ago and never started is pushed again (the queue \
               may have lost it: a Redis restart or flush, or a worker killed after fetching it).",
+    },
+    Setting {
+        key: "models.generator.base_url",
+        env: "PROVEN_GENERATOR_BASE_URL",
+        default: Some("https://integrate.api.nvidia.com/v1"),
+        allowed: Allowed::HttpUrl,
+        repository: false,
+        doc: "OpenAI-compatible API of the Planner, the Prover and the Fixer.",
+    },
+    Setting {
+        key: "models.generator.model",
+        env: "PROVEN_GENERATOR_MODEL",
+        default: Some("meta/llama-3.3-70b-instruct"),
+        allowed: Allowed::ModelId,
+        repository: false,
+        doc: "Model id of the Planner, the Prover and the Fixer.",
+    },
+    Setting {
+        key: "models.generator.api_key",
+        env: "PROVEN_GENERATOR_API_KEY",
+        default: Some(""),
+        allowed: Allowed::Secret,
+        repository: false,
+        doc: "API key of the Planner, the Prover and the Fixer (a secret: never printed).",
+    },
+    Setting {
+        key: "models.skeptic.base_url",
+        env: "PROVEN_SKEPTIC_BASE_URL",
+        default: Some("https://integrate.api.nvidia.com/v1"),
+        allowed: Allowed::HttpUrl,
+        repository: false,
+        doc: "OpenAI-compatible API of the Skeptic (a different model family from the generator: Proven refuses the same family).",
+    },
+    Setting {
+        key: "models.skeptic.model",
+        env: "PROVEN_SKEPTIC_MODEL",
+        default: Some("nvidia/nemotron-3.5-super-vl-120b-a12b"),
+        allowed: Allowed::ModelId,
+        repository: false,
+        doc: "Model id of the Skeptic (a different model family from the generator: Proven refuses the same family).",
+    },
+    Setting {
+        key: "models.skeptic.api_key",
+        env: "PROVEN_SKEPTIC_API_KEY",
+        default: Some(""),
+        allowed: Allowed::Secret,
+        repository: false,
+        doc: "API key of the Skeptic (a different model family from the generator: Proven refuses the same family) (a secret: never printed).",
+    },
+    Setting {
+        key: "models.guardrail.base_url",
+        env: "PROVEN_GUARDRAIL_BASE_URL",
+        default: Some("https://integrate.api.nvidia.com/v1"),
+        allowed: Allowed::HttpUrl,
+        repository: false,
+        doc: "OpenAI-compatible API of the content-safety guardrail that checks every prompt and answer.",
+    },
+    Setting {
+        key: "models.guardrail.model",
+        env: "PROVEN_GUARDRAIL_MODEL",
+        default: Some("nvidia/llama-3.1-nemoguard-8b-content-safety"),
+        allowed: Allowed::ModelId,
+        repository: false,
+        doc: "Model id of the content-safety guardrail that checks every prompt and answer.",
+    },
+    Setting {
+        key: "models.guardrail.api_key",
+        env: "PROVEN_GUARDRAIL_API_KEY",
+        default: Some(""),
+        allowed: Allowed::Secret,
+        repository: false,
+        doc: "API key of the content-safety guardrail that checks every prompt and answer (a secret: never printed).",
+    },
+    Setting {
+        key: "agents",
+        env: "PROVEN_AGENTS",
+        default: Some("auto"),
+        allowed: Allowed::OneOf(&["auto", "on", "off"]),
+        repository: true,
+        doc: "The model agents (Planner, Prover, Skeptic). auto: on when the generator has an API key or a \
+              base URL other than the default.",
+    },
+    Setting {
+        key: "guardrail",
+        env: "PROVEN_GUARDRAIL",
+        default: Some("on"),
+        allowed: Allowed::OneOf(&["on", "off"]),
+        repository: false,
+        doc: "Check every prompt and answer with the content-safety guardrail model.",
+    },
+    Setting {
+        key: "models.timeout_seconds",
+        env: "PROVEN_MODEL_TIMEOUT_SECONDS",
+        default: Some("120"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Timeout of one model call.",
     },
     Setting {
         key: "dependencies.enabled",

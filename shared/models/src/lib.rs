@@ -5,7 +5,7 @@
 //! an answer that does not parse is asked again once with the parse error, then it is a
 //! named [`ModelError::BadAnswer`]), and the record of every call ([`CallRecord`]: model,
 //! tokens, latency, cost) for the trace and the metrics. Model families
-//! ([`family_of`]) let configuration refuse a Skeptic of the generator's family.
+//! (`proven_config::model_family`) let configuration refuse a Skeptic of the generator's family.
 //!
 //! Invariants:
 //! - A rate-limited call is never retried here past its `Retry-After`: it comes back as
@@ -14,12 +14,10 @@
 //! - API keys are secrets: never logged, never in errors or traces.
 
 mod client;
-mod family;
 #[cfg(feature = "testing")]
 pub mod scripted;
 
 pub use client::{CallRecord, ChatRequest, Endpoint, ModelClient, ModelError, Usage};
-pub use family::family_of;
 
 /// Installs the TLS crypto provider (ring) once per process. reqwest with rustls panics
 /// when building a client without one; ring avoids aws-lc's slow C build.
