@@ -410,10 +410,16 @@ async fn review(
         head: args.head.clone(),
         ..Default::default()
     };
-    let report =
-        proven_review::embedded::review(store, layers, request, config.data_dir.join("repos"))
-            .await
-            .map_err(Exit::from_review)?;
+    let services = embedded_services(config).await;
+    let report = proven_review::embedded::review(
+        store,
+        layers,
+        request,
+        config.data_dir.join("repos"),
+        services,
+    )
+    .await
+    .map_err(Exit::from_review)?;
     // A review that could not start at all is an error of its input or settings.
     if report.status == Status::Failed
         && let Some(failure) = report.failed_services.first()
@@ -431,6 +437,23 @@ async fn review(
     }
     emit(&report, config, &args.output)?;
     Ok(result_code(&report))
+}
+
+/// The agents when configured, and Docker when the agents will need it and it answers.
+async fn embedded_services(config: &Config) -> proven_review::embedded::Services {
+    let mut services = proven_review::embedded::Services::default();
+    if !config.agents {
+        return services;
+    }
+    match proven_review::agents::Agents::from_config(config) {
+        Ok(agents) => services.agents = Some(std::sync::Arc::new(agents)),
+        Err(e) => tracing::warn!(error = %e, "model agents unavailable"),
+    }
+    match proven_sandbox::Sandbox::connect(proven_sandbox::SandboxConfig::default()).await {
+        Ok(sandbox) => services.sandbox = Some(std::sync::Arc::new(sandbox)),
+        Err(e) => tracing::warn!(error = %e, "no sandbox: tests cannot run"),
+    }
+    services
 }
 
 async fn scan(

@@ -22,6 +22,8 @@ pub enum WorkerError {
     Queue(#[from] proven_pipeline::QueueError),
     #[error("unknown queue family {0:?} (known: evidence, control, model, sandbox)")]
     UnknownFamily(String),
+    #[error("the model agents: {0}")]
+    Agents(String),
     #[error("the sandbox queue needs Docker: {0}")]
     Sandbox(#[from] proven_sandbox::SandboxError),
     #[error("metrics listener {addr}: {source}")]
@@ -133,6 +135,11 @@ pub async fn run(
     ));
 
     let mut steps = ReviewSteps::new(store.clone(), options.layers.clone(), repos_dir);
+    if config.agents && options.queues.iter().any(|q| q == "model") {
+        let agents =
+            proven_review::agents::Agents::from_config(config).map_err(WorkerError::Agents)?;
+        steps = steps.with_agents(Arc::new(agents));
+    }
     if options.queues.iter().any(|q| q == "sandbox") {
         // The sandbox-runner pool: Docker, and a sweep of containers a killed runner left
         // (at start, then every minute).

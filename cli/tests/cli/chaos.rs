@@ -82,7 +82,7 @@ async fn reviews_survive_killed_workers_a_poison_job_and_a_flushed_redis() {
     ];
     let mut service = Service::start_with(2, &redis_url, &env).await;
     let token = service.tenant("chaos");
-    let client = reqwest::Client::new();
+    let client = crate::service::http();
 
     // Ten distinct changes; the embedded default says what each must find.
     let versions = [

@@ -1,6 +1,7 @@
 //! The `proven` binary end to end: real advisory data from ../shared/data, real git
 //! repositories, real stores (an embedded SQLite file, and a fresh Postgres database).
 
+mod agents;
 mod chaos;
 mod common;
 mod expected;

@@ -10,6 +10,12 @@ use proven_store::testing::{Backend, TestStore};
 
 use crate::common::{Env, data, json, text};
 
+/// An HTTP client for the tests (rustls with the ring provider, as Proven installs it).
+pub fn http() -> reqwest::Client {
+    proven_models::install_crypto();
+    reqwest::Client::new()
+}
+
 /// A child process killed when dropped (a failing test leaves nothing running).
 pub struct Proc(pub Child);
 
@@ -228,7 +234,7 @@ fn finding_ids(doc: &serde_json::Value) -> Vec<String> {
 async fn reviews_over_http_match_the_embedded_default() {
     let service = Service::start(2).await;
     let token = service.tenant("acme");
-    let client = reqwest::Client::new();
+    let client = crate::service::http();
     let versions = ["1.5.4", "1.0.0", "0.1.80", "1.10.0"];
     let mut repos = Vec::new();
     let mut ids = Vec::new();
@@ -360,7 +366,7 @@ async fn tokens_are_required_and_tenants_see_only_their_own() {
     let service = Service::start(1).await;
     let alice = service.tenant("alice");
     let bob = service.tenant("bob");
-    let client = reqwest::Client::new();
+    let client = crate::service::http();
     let base = &service.base_url;
     let body = serde_json::json!({"repository": "/nonexistent", "base": "a", "head": "b"});
 
@@ -465,7 +471,7 @@ async fn tokens_are_required_and_tenants_see_only_their_own() {
 async fn the_served_openapi_document_matches_the_routes_and_the_responses() {
     let service = Service::start(1).await;
     let token = service.tenant("docs");
-    let client = reqwest::Client::new();
+    let client = crate::service::http();
     let base = &service.base_url;
     let doc: serde_json::Value = client
         .get(format!("{base}/v1/openapi.json"))

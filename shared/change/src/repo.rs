@@ -320,3 +320,59 @@ pub fn mirror(url: &str, dir: &Path) -> Result<std::path::PathBuf, ChangeError> 
         }),
     }
 }
+
+impl Repo {
+    /// The change as a unified diff (what a model reads), cut at `max_bytes` with a marker
+    /// saying so. Binary files appear as one line naming them.
+    pub fn patch_text(
+        &self,
+        base: &str,
+        head: &str,
+        max_bytes: usize,
+    ) -> Result<(String, bool), ChangeError> {
+        let err = self.git_err();
+        let tree = |c: &str| -> Result<git2::Tree<'_>, ChangeError> {
+            let oid = Oid::from_str(c).map_err(&err)?;
+            self.repo
+                .find_commit(oid)
+                .and_then(|c| c.tree())
+                .map_err(&err)
+        };
+        let (b, h) = (tree(base)?, tree(head)?);
+        let mut opts = DiffOptions::new();
+        opts.context_lines(3);
+        let mut diff = self
+            .repo
+            .diff_tree_to_tree(Some(&b), Some(&h), Some(&mut opts))
+            .map_err(&err)?;
+        diff.find_similar(Some(DiffFindOptions::new().renames(true)))
+            .map_err(&err)?;
+        let mut out = String::new();
+        let mut cut = false;
+        diff.print(git2::DiffFormat::Patch, |delta, _, line| {
+            // Symlinks and submodules are not part of the reviewed trees.
+            if matches!(
+                delta.new_file().mode(),
+                git2::FileMode::Link | git2::FileMode::Commit
+            ) || matches!(
+                delta.old_file().mode(),
+                git2::FileMode::Link | git2::FileMode::Commit
+            ) {
+                return true;
+            }
+            let prefix = match line.origin() {
+                '+' | '-' | ' ' => line.origin().to_string(),
+                _ => String::new(),
+            };
+            let text = format!("{prefix}{}", String::from_utf8_lossy(line.content()));
+            if out.len() + text.len() > max_bytes {
+                cut = true;
+                return false;
+            }
+            out.push_str(&text);
+            true
+        })
+        .or_else(|e| if cut { Ok(()) } else { Err(err(e)) })?;
+        Ok((out, cut))
+    }
+}

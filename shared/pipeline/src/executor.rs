@@ -174,6 +174,15 @@ impl<S: Steps> Executor<S> {
                     Executed::Conflict
                 }
             }
+                        Err(StepError::RateLimited { message, .. })
+                if self.store.deferrals(&lease.id).await? >= crate::MAX_DEFERRALS =>
+            {
+                let message = format!("{message}: still refused after {} deferrals", crate::MAX_DEFERRALS);
+                match self.store.fail(&lease, &message).await? {
+                    Committed::Done { .. } => Executed::Failed,
+                    Committed::Conflict => Executed::Conflict,
+                }
+            }
             Err(StepError::RateLimited { message, after }) => {
                 let delay = i64::try_from(after.as_micros()).unwrap_or(i64::MAX);
                 if self

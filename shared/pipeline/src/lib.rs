@@ -35,6 +35,10 @@ pub use proven_store::{Job, Lease, NewStep, Outcome};
 /// A step claimed this many times without finishing is dead-lettered.
 pub const MAX_ATTEMPTS: i64 = 3;
 
+/// A step rate-limited this many times (each rescheduled without spending an attempt)
+/// fails, naming the service: a service that never stops refusing never hangs a review.
+pub const MAX_DEFERRALS: i64 = 10;
+
 /// The queue families: a worker process serves any subset.
 pub const QUEUES: &[&str] = &["evidence", "control", "model", "sandbox"];
 

@@ -154,6 +154,8 @@ impl From<ProofLevel> for Level {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingKind {
+    /// A defect the change introduces, shown by a test that fails on it and passes on the base.
+    Defect,
     Vulnerability,
     Unmaintained,
     Unsound,
@@ -163,6 +165,7 @@ pub enum FindingKind {
 impl FindingKind {
     pub fn as_str(self) -> &'static str {
         match self {
+            FindingKind::Defect => "defect",
             FindingKind::Vulnerability => "vulnerability",
             FindingKind::Unmaintained => "unmaintained",
             FindingKind::Unsound => "unsound",
@@ -189,16 +192,62 @@ pub struct Finding {
     pub proof_level: Level,
     pub kind: FindingKind,
     pub title: String,
-    pub package: PackageChange,
+    /// The dependency a dependency finding is about (absent for a defect).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<PackageChange>,
     pub location: Location,
-    pub advisory: AdvisoryRef,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advisory: Option<AdvisoryRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exploited: Option<KevRef>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epss: Option<EpssRef>,
-    pub fix: FixRef,
-    /// The rows that prove it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<FixRef>,
+    /// What a defect finding claims (the Planner's claim, proved by the test).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<String>,
+    /// What the Skeptic said, when it did not defeat the finding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skeptic: Option<SkepticRef>,
+    /// The rows or runs that prove it.
     pub evidence: Vec<Evidence>,
+}
+
+/// The Skeptic's answer to a finding it could not defeat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkepticRef {
+    /// conceded (naming the artifact it opened), unresolved, or refuted_without_evidence.
+    pub verdict: String,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<String>,
+}
+
+/// One sandbox run, as evidence: enough for a reader to run it again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRef {
+    /// base or change.
+    pub side: String,
+    pub commit: String,
+    pub image: String,
+    pub command: Vec<String>,
+    pub exit_code: Option<i64>,
+    /// passed, test_failed, environment_error.
+    pub outcome: String,
+    pub duration_ms: u64,
+    pub output_tail: String,
+    pub output_sha256: String,
+}
+
+impl Finding {
+    pub fn package_name(&self) -> &str {
+        self.package.as_ref().map_or("", |p| p.name.as_str())
+    }
+
+    pub fn advisory_id(&self) -> &str {
+        self.advisory.as_ref().map_or("", |a| a.id.as_str())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -271,15 +320,31 @@ pub struct FixRef {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
-    /// `advisory_row` for now; tests and tool runs join later.
+    /// `advisory_row` (a dependency finding) or `test_run` (a defect).
     pub kind: String,
-    pub advisory_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advisory_id: Option<String>,
     /// Index of the row in the advisory's `affected` list.
-    pub affected_index: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affected_index: Option<i64>,
     /// How the version matched: `range N (ECOSYSTEM)` or `versions list`.
-    pub matched: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched: Option<String>,
     /// The affected row itself, as OSV JSON.
-    pub row: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row: Option<serde_json::Value>,
+    /// A sandbox run of the proving test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunRef>,
+    /// The proving test itself, on the first run of a defect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<TestRef>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestRef {
+    pub path: String,
+    pub code: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -356,14 +421,16 @@ impl Report {
             (
                 a.proof_level.level(),
                 &a.location.path,
-                &a.package.name,
-                &a.advisory.id,
+                a.package_name(),
+                a.advisory_id(),
+                &a.title,
             )
                 .cmp(&(
                     b.proof_level.level(),
                     &b.location.path,
-                    &b.package.name,
-                    &b.advisory.id,
+                    b.package_name(),
+                    b.advisory_id(),
+                    &b.title,
                 ))
         });
         self.proof_counts = LevelCounts::of(&self.findings);

@@ -18,6 +18,7 @@ const TEMPLATE: &str = r#"## Proven {{ kind }}{% if review_id %} `{{ review_id }
 No finding.
 {% endif %}
 {% for f in findings %}
+{% if f.package %}
 ### `{{ f.proof_level }}` {{ f.package.name | md }} {{ f.package.new_version | md }} — {{ f.advisory.id }}{% if f.kind != "vulnerability" %} ({{ f.kind }}){% endif %}
 
 {% if f.advisory.summary %}{{ f.advisory.summary | md }}
@@ -41,6 +42,28 @@ No finding.
   ```
 {% endfor %}
 </details>
+{% else %}
+### `{{ f.proof_level }}` {{ f.title | md }}
+
+{% if f.claim %}{{ f.claim | md }}
+
+{% endif %}| | |
+|---|---|
+| Proof | `{{ f.proof_level }}`: the test fails on the change and passes on the base |
+| Where | `{{ f.location.path }}`{% if f.location.line %} line {{ f.location.line }}{% endif %} |
+{% if f.skeptic %}| Skeptic | {{ f.skeptic.verdict }}{% if f.skeptic.artifact %} (opened {{ f.skeptic.artifact | md }}){% endif %}: {{ f.skeptic.reason | md }} |
+{% endif %}
+<details><summary>Evidence: the test and its runs</summary>
+
+{% for e in f.evidence %}{% if e.test %}`{{ e.test.path }}`:
+
+```
+{{ e.test.code }}
+```
+{% endif %}{% if e.run %}- {{ e.run.side }} `{{ e.run.commit[:12] }}`: `{{ e.run.command | join(" ") }}` → {{ e.run.outcome }} (exit {{ e.run.exit_code }}, {{ e.run.duration_ms }} ms, output sha256 `{{ e.run.output_sha256[:16] }}`)
+{% endif %}{% endfor %}
+</details>
+{% endif %}
 {% endfor %}
 {% if unproven %}
 ### Unproven (not findings)

@@ -27,16 +27,34 @@ pub fn advisory_url(id: &str) -> Option<String> {
     }
 }
 
+/// The rule a finding reports under: its advisory, or Proven's rule for defects.
+fn rule_id(f: &Finding) -> String {
+    match &f.advisory {
+        Some(a) => a.id.clone(),
+        None => "proven/defect".to_string(),
+    }
+}
+
+fn summary(f: &Finding) -> String {
+    match &f.advisory {
+        Some(a) => a.summary.clone().unwrap_or_else(|| format!("{} advisory", a.id)),
+        None => "A defect the change introduces, shown by a test that fails on the change and passes on the base".into(),
+    }
+}
+
+fn fix_text(f: &Finding) -> String {
+    match &f.fix {
+        Some(fix) => fix.version.clone().unwrap_or_else(|| fix.note.clone()),
+        None => "none proposed".into(),
+    }
+}
+
 fn rule(f: &Finding) -> ReportingDescriptor {
-    let summary = f
-        .advisory
-        .summary
-        .clone()
-        .unwrap_or_else(|| format!("{} advisory", f.advisory.id));
+    let summary = summary(f);
     let score = f
         .advisory
-        .severity
         .iter()
+        .flat_map(|a| a.severity.iter())
         .filter_map(|s| s.base_score)
         .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
     let mut props = BTreeMap::new();
@@ -47,25 +65,38 @@ fn rule(f: &Finding) -> ReportingDescriptor {
         );
     }
     props.insert("precision".to_string(), "very-high".into());
-    let mut tags = vec![
-        "security".to_string(),
-        "dependency".to_string(),
-        f.package.ecosystem.clone(),
-    ];
-    if f.kind != FindingKind::Vulnerability {
+    let mut tags = vec!["proven".to_string()];
+    match &f.package {
+        Some(p) => {
+            tags.extend([
+                "security".to_string(),
+                "dependency".to_string(),
+                p.ecosystem.clone(),
+            ]);
+        }
+        None => tags.push("correctness".to_string()),
+    }
+    if !matches!(f.kind, FindingKind::Vulnerability | FindingKind::Defect) {
         tags.push(f.kind.as_str().to_string());
     }
-    let help = format!(
-        "{} affects {} {}. Proof level: {}. Fix: {}.",
-        f.advisory.id,
-        f.package.name,
-        f.package.new_version,
-        f.proof_level.as_str(),
-        f.fix.version.as_deref().unwrap_or(&f.fix.note)
-    );
+    let help = match &f.package {
+        Some(p) => format!(
+            "{} affects {} {}. Proof level: {}. Fix: {}.",
+            f.advisory_id(),
+            p.name,
+            p.new_version,
+            f.proof_level.as_str(),
+            fix_text(f)
+        ),
+        None => format!(
+            "Proof level: {}. The finding's evidence lists the runs that prove it.",
+            f.proof_level.as_str()
+        ),
+    };
+    let id = rule_id(f);
     let builder = ReportingDescriptor::builder()
-        .id(f.advisory.id.clone())
-        .name(f.advisory.id.replace(['-', '/', '.'], "_"))
+        .id(id.clone())
+        .name(id.replace(['-', '/', '.'], "_"))
         .short_description(
             MultiformatMessageString::builder()
                 .text(summary.clone())
@@ -79,7 +110,7 @@ fn rule(f: &Finding) -> ReportingDescriptor {
                 .additional_properties(props)
                 .build(),
         );
-    match advisory_url(&f.advisory.id) {
+    match f.advisory.as_ref().and_then(|a| advisory_url(&a.id)) {
         Some(url) => builder.help_uri(url).build(),
         None => builder.build(),
     }
@@ -87,26 +118,36 @@ fn rule(f: &Finding) -> ReportingDescriptor {
 
 fn result(f: &Finding, rule_index: usize) -> SarifResult {
     let level = match f.kind {
-        FindingKind::Vulnerability => ResultLevel::Error,
+        FindingKind::Vulnerability | FindingKind::Defect => ResultLevel::Error,
         _ => ResultLevel::Warning,
     };
-    let text = format!(
-        "[{}] {} {} ({}) is affected by {}{}. {}",
-        f.proof_level.as_str(),
-        f.package.name,
-        f.package.new_version,
-        f.package.ecosystem,
-        f.advisory.id,
-        f.advisory
-            .summary
-            .as_deref()
-            .map(|s| format!(": {s}"))
-            .unwrap_or_default(),
-        match &f.fix.version {
-            Some(v) => format!("Fixed in {v}."),
-            None => format!("{}.", f.fix.note),
-        }
-    );
+    let text = match (&f.package, &f.advisory) {
+        (Some(p), Some(a)) => format!(
+            "[{}] {} {} ({}) is affected by {}{}. {}",
+            f.proof_level.as_str(),
+            p.name,
+            p.new_version,
+            p.ecosystem,
+            a.id,
+            a.summary
+                .as_deref()
+                .map(|s| format!(": {s}"))
+                .unwrap_or_default(),
+            match f.fix.as_ref().and_then(|x| x.version.as_ref()) {
+                Some(v) => format!("Fixed in {v}."),
+                None => format!("{}.", fix_text(f)),
+            }
+        ),
+        _ => format!(
+            "[{}] {}{}",
+            f.proof_level.as_str(),
+            f.title,
+            f.claim
+                .as_deref()
+                .map(|c| format!(": {c}"))
+                .unwrap_or_default()
+        ),
+    };
     let location = Location::builder()
         .physical_location(
             PhysicalLocation::builder()
@@ -129,14 +170,18 @@ fn result(f: &Finding, rule_index: usize) -> SarifResult {
     let mut props = BTreeMap::new();
     props.insert("proof_level".to_string(), f.proof_level.as_str().into());
     props.insert("kind".to_string(), f.kind.as_str().into());
-    props.insert(
-        "package".to_string(),
-        serde_json::to_value(&f.package).unwrap_or_default(),
-    );
-    props.insert(
-        "fix".to_string(),
-        serde_json::to_value(&f.fix).unwrap_or_default(),
-    );
+    if let Some(p) = &f.package {
+        props.insert(
+            "package".to_string(),
+            serde_json::to_value(p).unwrap_or_default(),
+        );
+    }
+    if let Some(fix) = &f.fix {
+        props.insert(
+            "fix".to_string(),
+            serde_json::to_value(fix).unwrap_or_default(),
+        );
+    }
     if let Some(k) = &f.exploited {
         props.insert(
             "exploited".to_string(),
@@ -149,8 +194,15 @@ fn result(f: &Finding, rule_index: usize) -> SarifResult {
             serde_json::to_value(e).unwrap_or_default(),
         );
     }
+    let runs: Vec<&crate::RunRef> = f.evidence.iter().filter_map(|e| e.run.as_ref()).collect();
+    if !runs.is_empty() {
+        props.insert(
+            "runs".to_string(),
+            serde_json::to_value(runs).unwrap_or_default(),
+        );
+    }
     SarifResult::builder()
-        .rule_id(f.advisory.id.clone())
+        .rule_id(rule_id(f))
         .rule_index(rule_index as i64)
         .level(level)
         .message(Message::builder().text(text).build())
@@ -162,10 +214,10 @@ fn result(f: &Finding, rule_index: usize) -> SarifResult {
 
 pub fn render_sarif(report: &Report) -> String {
     let mut rules: Vec<ReportingDescriptor> = Vec::new();
-    let mut rule_index: HashMap<&str, usize> = HashMap::new();
+    let mut rule_index: HashMap<String, usize> = HashMap::new();
     let mut results = Vec::with_capacity(report.findings.len());
     for f in &report.findings {
-        let idx = *rule_index.entry(f.advisory.id.as_str()).or_insert_with(|| {
+        let idx = *rule_index.entry(rule_id(f)).or_insert_with(|| {
             rules.push(rule(f));
             rules.len() - 1
         });

@@ -146,19 +146,22 @@ pub fn render_text(report: &Report, color: bool) -> String {
 }
 
 fn write_finding(out: &mut String, p: &Paint, f: &Finding) {
-    let aliases = if f.advisory.aliases.is_empty() {
+    let (Some(pkg), Some(adv)) = (&f.package, &f.advisory) else {
+        return write_defect(out, p, f);
+    };
+    let aliases = if adv.aliases.is_empty() {
         String::new()
     } else {
-        format!(" ({})", f.advisory.aliases.join(", "))
+        format!(" ({})", adv.aliases.join(", "))
     };
     let _ = writeln!(
         out,
         "{} {} {} {} — {}{}{}",
         p.level(f.proof_level),
-        p.bold(&f.package.name),
-        f.package.new_version,
-        p.dim(&format!("({})", f.package.ecosystem)),
-        f.advisory.id,
+        p.bold(&pkg.name),
+        pkg.new_version,
+        p.dim(&format!("({})", pkg.ecosystem)),
+        adv.id,
         aliases,
         if f.kind == crate::FindingKind::Vulnerability {
             String::new()
@@ -166,21 +169,21 @@ fn write_finding(out: &mut String, p: &Paint, f: &Finding) {
             format!(" [{}]", f.kind.as_str())
         }
     );
-    if let Some(s) = &f.advisory.summary {
+    if let Some(s) = &adv.summary {
         let _ = writeln!(out, "  {s}");
     }
     let line = f.location.line.map(|l| format!(":{l}")).unwrap_or_default();
-    let was = match &f.package.old_version {
+    let was = match &pkg.old_version {
         Some(v) => format!("; was {v}"),
         None => String::new(),
     };
-    let dev = if f.package.dev { ", dev" } else { "" };
+    let dev = if pkg.dev { ", dev" } else { "" };
     let _ = writeln!(
         out,
         "  where:     {}{line} ({} dependency{dev}{was})",
-        f.location.path, f.package.dependency
+        f.location.path, pkg.dependency
     );
-    for s in &f.advisory.severity {
+    for s in &adv.severity {
         let score = s.base_score.map(|b| format!(" {b:.1}")).unwrap_or_default();
         let _ = writeln!(out, "  severity:  {}{score} {}", s.kind, p.dim(&s.score));
     }
@@ -199,19 +202,61 @@ fn write_finding(out: &mut String, p: &Paint, f: &Finding) {
             e.cve, e.probability, e.percentile
         );
     }
-    match &f.fix.version {
-        Some(v) => {
-            let _ = writeln!(out, "  fix:       {v} ({})", f.fix.note);
-        }
-        None => {
-            let _ = writeln!(out, "  fix:       {}", f.fix.note);
+    if let Some(fix) = &f.fix {
+        match &fix.version {
+            Some(v) => {
+                let _ = writeln!(out, "  fix:       {v} ({})", fix.note);
+            }
+            None => {
+                let _ = writeln!(out, "  fix:       {}", fix.note);
+            }
         }
     }
     for e in &f.evidence {
-        let _ = writeln!(
-            out,
-            "  evidence:  {} affected[{}] matched by {}",
-            e.advisory_id, e.affected_index, e.matched
-        );
+        if let (Some(id), Some(i), Some(m)) = (&e.advisory_id, e.affected_index, &e.matched) {
+            let _ = writeln!(out, "  evidence:  {id} affected[{i}] matched by {m}");
+        }
+    }
+}
+
+/// A defect: the claim, the test, and the runs that prove it.
+fn write_defect(out: &mut String, p: &Paint, f: &Finding) {
+    let line = f.location.line.map(|l| format!(":{l}")).unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{} {} {}",
+        p.level(f.proof_level),
+        p.bold(&f.title),
+        p.dim(&format!("({}{line})", f.location.path))
+    );
+    if let Some(c) = &f.claim {
+        let _ = writeln!(out, "  claim:     {c}");
+    }
+    for e in &f.evidence {
+        if let Some(t) = &e.test {
+            let _ = writeln!(out, "  test:      {}", t.path);
+        }
+        if let Some(r) = &e.run {
+            let code = r
+                .exit_code
+                .map_or_else(|| "none".to_string(), |c| c.to_string());
+            let _ = writeln!(
+                out,
+                "  run:       {} {} → {} (exit {code}, {} ms, output sha256 {})",
+                r.side,
+                &r.commit[..12.min(r.commit.len())],
+                r.outcome,
+                r.duration_ms,
+                &r.output_sha256[..12.min(r.output_sha256.len())]
+            );
+        }
+    }
+    if let Some(s) = &f.skeptic {
+        let artifact = s
+            .artifact
+            .as_deref()
+            .map(|a| format!(", opened {a}"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  skeptic:   {}{artifact}: {}", s.verdict, s.reason);
     }
 }

@@ -9,19 +9,19 @@ fn finding(level: Level, kind: FindingKind, name: &str, id: &str, line: Option<u
         proof_level: level,
         kind,
         title: format!("{name} 1.2.1 is affected by {id}"),
-        package: PackageChange {
+        package: Some(PackageChange {
             ecosystem: "crates.io".into(),
             name: name.into(),
             old_version: Some("1.0.0".into()),
             new_version: "1.2.1".into(),
             dependency: "direct".into(),
             dev: false,
-        },
+        }),
         location: Location {
             path: "Cargo.lock".into(),
             line,
         },
-        advisory: AdvisoryRef {
+        advisory: Some(AdvisoryRef {
             id: id.into(),
             aliases: vec!["CVE-2022-24713".into()],
             summary: Some("Regexes with <large> repetitions | take *long*".into()),
@@ -32,7 +32,7 @@ fn finding(level: Level, kind: FindingKind, name: &str, id: &str, line: Option<u
             }],
             published: Some("2022-03-08T12:00:00Z".into()),
             modified: None,
-        },
+        }),
         exploited: (level == Level::Exploited).then(|| KevRef {
             cve: "CVE-2022-24713".into(),
             date_added: Some("2022-04-01".into()),
@@ -44,18 +44,93 @@ fn finding(level: Level, kind: FindingKind, name: &str, id: &str, line: Option<u
             percentile: 0.5,
             score_date: None,
         }),
-        fix: FixRef {
+        fix: Some(FixRef {
             version: Some("1.5.5".into()),
             note: "smallest version outside every affected range".into(),
-        },
+        }),
+        claim: None,
+        skeptic: None,
         evidence: vec![Evidence {
             kind: "advisory_row".into(),
-            advisory_id: id.into(),
-            affected_index: 0,
-            matched: "range 0 (SEMVER)".into(),
-            row: serde_json::json!({"package": {"ecosystem": "crates.io", "name": name},
+            advisory_id: Some(id.into()),
+            affected_index: Some(0),
+            matched: Some("range 0 (SEMVER)".into()),
+            row: Some(
+                serde_json::json!({"package": {"ecosystem": "crates.io", "name": name},
                 "ranges": [{"type": "SEMVER", "events": [{"introduced": "0.0.0-0"}, {"fixed": "1.5.5"}]}]}),
+            ),
+            run: None,
+            test: None,
         }],
+    }
+}
+
+/// A defect proved by a test: no package, no advisory; runs as evidence.
+fn defect() -> Finding {
+    let run = |side: &str, outcome: &str, code: i64| RunRef {
+        side: side.into(),
+        commit: if side == "base" {
+            "a".repeat(40)
+        } else {
+            "b".repeat(40)
+        },
+        image: "proven-sandbox-python:local".into(),
+        command: vec![
+            "python3".into(),
+            "-m".into(),
+            "pytest".into(),
+            "-q".into(),
+            "tests/test_add.py".into(),
+        ],
+        exit_code: Some(code),
+        outcome: outcome.into(),
+        duration_ms: 812,
+        output_tail: "1 failed in 0.03s".into(),
+        output_sha256: "c".repeat(64),
+    };
+    Finding {
+        id: "defect:calc.py:0123456789abcdef".into(),
+        proof_level: Level::Reproduced,
+        kind: FindingKind::Defect,
+        title: "add subtracts".into(),
+        package: None,
+        location: Location {
+            path: "calc.py".into(),
+            line: None,
+        },
+        advisory: None,
+        exploited: None,
+        epss: None,
+        fix: None,
+        claim: Some("add(2, 3) returns -1 on the change <instead> of 5".into()),
+        skeptic: Some(SkepticRef {
+            verdict: "conceded".into(),
+            reason: "the change run fails".into(),
+            artifact: Some("run change 1".into()),
+        }),
+        evidence: vec![
+            Evidence {
+                kind: "test_run".into(),
+                advisory_id: None,
+                affected_index: None,
+                matched: None,
+                row: None,
+                run: Some(run("base", "passed", 0)),
+                test: Some(TestRef {
+                    path: "tests/test_add.py".into(),
+                    code: "def test_add():\n    assert add(2, 3) == 5\n".into(),
+                }),
+            },
+            Evidence {
+                kind: "test_run".into(),
+                advisory_id: None,
+                affected_index: None,
+                matched: None,
+                row: None,
+                run: Some(run("change", "test_failed", 1)),
+                test: None,
+            },
+        ],
     }
 }
 
@@ -77,6 +152,7 @@ fn sample() -> Report {
         left_out: vec!["model agents: not configured".into()],
     });
     r.findings = vec![
+        defect(),
         finding(
             Level::Advisory,
             FindingKind::Unmaintained,
@@ -122,13 +198,14 @@ fn seal_orders_by_proof_and_counts_every_level() {
     let r = sample();
     assert_eq!(
         r.findings[0].proof_level,
-        Level::Exploited,
+        Level::Reproduced,
         "strongest proof first"
     );
+    assert_eq!(r.findings[1].proof_level, Level::Exploited);
     assert_eq!(
         r.proof_counts,
         LevelCounts {
-            reproduced: 0,
+            reproduced: 1,
             exploited: 1,
             advisory: 2,
             tool: 0
@@ -173,15 +250,28 @@ fn sarif_validates_against_the_official_schema() {
     let rules = run["tool"]["driver"]["rules"].as_array().expect("rules");
     assert_eq!(
         rules.len(),
-        2,
-        "one rule per advisory, shared by its findings"
+        3,
+        "one rule per advisory, shared by its findings, and one for defects"
     );
-    assert_eq!(rules[0]["properties"]["security-severity"], "7.5");
+    assert_eq!(rules[0]["id"], "proven/defect");
+    assert_eq!(rules[1]["properties"]["security-severity"], "7.5");
+    assert_eq!(
+        run["results"][0]["properties"]["runs"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
     for result in run["results"].as_array().expect("results") {
         let idx = result["ruleIndex"].as_u64().expect("ruleIndex") as usize;
         assert_eq!(result["ruleId"], rules[idx]["id"]);
         let loc = &result["locations"][0]["physicalLocation"];
-        assert_eq!(loc["artifactLocation"]["uri"], "Cargo.lock");
+        assert!(
+            matches!(
+                loc["artifactLocation"]["uri"].as_str(),
+                Some("Cargo.lock" | "calc.py")
+            ),
+            "{loc}"
+        );
         assert!(loc["region"]["startLine"].as_u64().expect("startLine") >= 1);
         assert!(result["partialFingerprints"]["provenFinding/v1"].is_string());
         assert!(

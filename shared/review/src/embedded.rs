@@ -21,11 +21,21 @@ const CONCURRENCY: usize = 4;
 /// Runs a review to its end and returns the result document. `layers` are the process's
 /// settings (`proven.yaml` from the base revision is layered under them by the steps);
 /// `repos_dir` is where clone URLs are mirrored.
+/// What the embedded runner may use besides the store.
+#[derive(Default)]
+pub struct Services {
+    /// The model agents, when configured.
+    pub agents: Option<Arc<crate::agents::Agents>>,
+    /// Docker, when a socket answers; without it, tests cannot run and the review says so.
+    pub sandbox: Option<Arc<proven_sandbox::Sandbox>>,
+}
+
 pub async fn review(
     store: &Store,
     layers: &Layers,
     request: ReviewRequest,
     repos_dir: PathBuf,
+    services: Services,
 ) -> Result<Report, ReviewError> {
     let review_id = uuid::Uuid::now_v7().to_string();
     let request_json =
@@ -52,7 +62,14 @@ pub async fn review(
         .await?;
 
     let wake = Wake::default();
-    let steps = crate::pipeline::steps(store.clone(), layers.clone(), repos_dir);
+    let mut steps = crate::pipeline::ReviewSteps::new(store.clone(), layers.clone(), repos_dir);
+    if let Some(agents) = services.agents {
+        steps = steps.with_agents(agents);
+    }
+    if let Some(sandbox) = services.sandbox {
+        steps = steps.with_sandbox(sandbox);
+    }
+    let steps = Arc::new(steps);
     let executor = Arc::new(
         Executor::new(
             store.clone(),

@@ -16,6 +16,7 @@
 //! - Nothing is reported clean when part of the review did not run: an unreadable input
 //!   or an empty advisory store makes the review incomplete, by name.
 
+pub mod agents;
 pub mod embedded;
 mod error;
 mod git_tree;

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use proven_config::{Informational, Layers};
 use proven_pipeline::{BoxFuture, Lease, NewStep, Outcome, StepError, Steps};
 use proven_report::{
-    DependencyFileSummary, FailedService, Finding, InputError, LeftOutEntry, NotSeen, Plan, Report,
-    ReportKind, RevisionRef, Status,
+    DependencyFileSummary, Evidence, FailedService, Finding, FindingKind, InputError, LeftOutEntry,
+    Level, Location, NotSeen, Plan, Report, ReportKind, RevisionRef, SkepticRef, Status, Unproven,
 };
 use proven_store::{ReviewStatus, StepRow, Store, StoreError};
 use serde::{Deserialize, Serialize};
@@ -114,6 +114,8 @@ pub struct ReviewSteps {
     repos_dir: PathBuf,
     /// Docker, in processes that serve the sandbox queue.
     sandbox: Option<Arc<proven_sandbox::Sandbox>>,
+    /// The model agents, when configured.
+    agents: Option<Arc<crate::agents::Agents>>,
 }
 
 impl ReviewSteps {
@@ -123,6 +125,53 @@ impl ReviewSteps {
             layers,
             repos_dir,
             sandbox: None,
+            agents: None,
+        }
+    }
+
+    /// Lets this process run the model agents' steps.
+    pub fn with_agents(mut self, agents: Arc<crate::agents::Agents>) -> ReviewSteps {
+        self.agents = Some(agents);
+        self
+    }
+
+    /// What the agents' steps need to know about the review.
+    async fn view(&self, review_id: &str) -> Result<(IntakeResult, String), StepError> {
+        let rows = self.results(review_id).await?;
+        let intake: IntakeResult = result_of(&rows, INTAKE)?;
+        let review = self.store.review(review_id).await.map_err(retryable)?;
+        Ok((intake, review.repository))
+    }
+
+    async fn agent_step(&self, lease: &Lease) -> Result<Outcome, StepError> {
+        use crate::agents;
+        let (intake, repository) = self.view(&lease.id.review_id).await?;
+        let changed: Vec<String> = intake
+            .facts
+            .iter()
+            .filter(|f| !f.binary)
+            .map(|f| f.path.clone())
+            .collect();
+        let view = agents::ReviewView {
+            store: &self.store,
+            repository: &repository,
+            repository_dir: &intake.repository_dir,
+            base: &intake.base.commit,
+            head: &intake.head.commit,
+            changed: &changed,
+        };
+        let needs_models = || {
+            self.agents.as_deref().ok_or_else(|| {
+                StepError::Permanent("the model agents are not configured in this process".into())
+            })
+        };
+        match lease.id.step.as_str() {
+            agents::PLANNER => agents::planner(needs_models()?, view).await,
+            agents::PROVER => agents::prover(needs_models()?, view, lease).await,
+            agents::SKEPTIC => agents::skeptic(needs_models()?, view, lease).await,
+            agents::REPRODUCE => agents::reproduce(self.sandbox.as_ref(), view, lease).await,
+            agents::REFUTE => agents::refute(self.sandbox.as_ref(), view, lease).await,
+            other => Err(StepError::Permanent(format!("unknown step {other:?}"))),
         }
     }
 
@@ -286,7 +335,8 @@ impl ReviewSteps {
         }
         .map_err(|e| StepError::Permanent(format!("configuration: {e}")))?;
         let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
-        let plan = scout::plan(&intake.facts, config.dependencies, &mut trace);
+        let agents_on = self.agents.is_some() && config.agents;
+        let plan = scout::plan(&intake.facts, config.dependencies, agents_on, &mut trace);
         let run_deps = plan.runs.iter().any(|r| r == "dependency evidence");
         let result = PlanResult {
             plan,
@@ -296,12 +346,25 @@ impl ReviewSteps {
                 max_file_bytes: config.max_lockfile_bytes,
             }),
         };
-        let next = if run_deps {
-            NewStep::new(DEPS_COLLECT, "evidence")
-        } else {
-            NewStep::new(JUDGE, "control")
-        };
-        Ok(outcome_with(trace, to_json(&result)?, vec![next]))
+        // Each branch is a finding pipeline: it hands its slot in the fan-in to its own
+        // children, so the judge waits for every branch however they interleave.
+        let mut next = Vec::new();
+        if run_deps {
+            next.push(NewStep {
+                pipeline: true,
+                ..NewStep::new(DEPS_COLLECT, "evidence")
+            });
+        }
+        if agents_on && !matches!(result.plan.change_kind.as_str(), "docs" | "empty") {
+            next.push(NewStep {
+                pipeline: true,
+                ..NewStep::new(crate::agents::PLANNER, "model")
+            });
+        }
+        if next.is_empty() {
+            next.push(NewStep::new(JUDGE, "control"));
+        }
+        Ok(outcome_with(trace, to_json(&result)?, next))
     }
 
     async fn deps_collect(&self, lease: &Lease) -> Result<Outcome, StepError> {
@@ -339,21 +402,20 @@ impl ReviewSteps {
         result.sources = sources;
         result.input_errors = errors;
         result.not_seen = not_seen;
-        let next: Vec<NewStep> = if result.sources.is_empty() {
-            vec![NewStep::new(JUDGE, "control")]
-        } else {
-            // One finding pipeline per dependency file, created in this step's transaction.
-            result
-                .sources
-                .iter()
-                .map(|path| NewStep {
-                    key: path.clone(),
-                    pipeline: true,
-                    ..NewStep::new(DEPS_FILE, "evidence")
-                })
-                .collect()
-        };
-        Ok(outcome_with(trace, to_json(&result)?, next))
+        // One finding pipeline per dependency file, created in this step's transaction; this
+        // step's own slot closes (with no file, that may be the last one: the judge).
+        let next: Vec<NewStep> = result
+            .sources
+            .iter()
+            .map(|path| NewStep {
+                key: path.clone(),
+                pipeline: true,
+                ..NewStep::new(DEPS_FILE, "evidence")
+            })
+            .collect();
+        let mut out = outcome_with(trace, to_json(&result)?, next);
+        out.closes_pipeline = true;
+        Ok(out)
     }
 
     async fn deps_file(&self, lease: &Lease) -> Result<Outcome, StepError> {
@@ -409,6 +471,138 @@ impl ReviewSteps {
         Ok(out)
     }
 
+    /// The agents' part of the verdict: each risk pipeline kept, dropped (and remembered),
+    /// unproven or inconclusive, by evidence only.
+    async fn judge_agents(
+        &self,
+        review_id: &str,
+        repository: &str,
+        rows: &[StepRow],
+        report: &mut Report,
+        trace: &mut Trace,
+    ) -> Result<(), StepError> {
+        use crate::agents::{self, Verdict};
+        let Ok(planner) = result_of::<agents::PlannerResult>(rows, agents::PLANNER) else {
+            return Ok(());
+        };
+        if planner.truncated {
+            report.not_seen.push(NotSeen {
+                what: "the end of a large change".into(),
+                reason: "the Planner read the first 48 KiB of the diff (bounded steps are not part of this build)".into(),
+            });
+        }
+        for (title, reason) in &planner.unproven {
+            report.unproven.push(Unproven {
+                claim: title.clone(),
+                reason: reason.clone(),
+            });
+        }
+        for (key, risk) in &planner.proving {
+            let fp = agents::fingerprint("test", &risk.path, risk.symbol.as_deref(), &risk.claim);
+            match agents::judge_risk(rows, key, risk) {
+                Verdict::Keep { job, runs, skeptic } => {
+                    let evidence = runs
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, run)| Evidence {
+                            kind: "test_run".into(),
+                            advisory_id: None,
+                            affected_index: None,
+                            matched: None,
+                            row: None,
+                            run: Some(run),
+                            test: (i == 0).then(|| job.test.clone()),
+                        })
+                        .collect();
+                    trace.push(
+                        "verdict",
+                        serde_json::json!({"key": key, "verdict": "kept", "title": risk.title}),
+                    );
+                    report.findings.push(Finding {
+                        id: format!("defect:{}:{}", risk.path, &fp[..16]),
+                        proof_level: Level::Reproduced,
+                        kind: FindingKind::Defect,
+                        title: risk.title.clone(),
+                        package: None,
+                        location: Location {
+                            path: risk.path.clone(),
+                            line: None,
+                        },
+                        advisory: None,
+                        exploited: None,
+                        epss: None,
+                        fix: None,
+                        claim: Some(risk.claim.clone()),
+                        skeptic: skeptic.map(|s| SkepticRef {
+                            verdict: s.verdict,
+                            reason: s.reason,
+                            artifact: s.artifact,
+                        }),
+                        evidence,
+                    });
+                }
+                Verdict::Dropped {
+                    job,
+                    refutation,
+                    skeptic,
+                } => {
+                    // Remembered so the same finding does not come back; the record's id is
+                    // derived from the review and pipeline, so a replayed judge writes it once.
+                    let id = hex::encode(
+                        &Sha256::digest(format!("{review_id}\n{key}").as_bytes())[..16],
+                    );
+                    let record = proven_store::MemoryRecord {
+                        id: id.clone(),
+                        repository: repository.to_string(),
+                        fingerprint: fp.clone(),
+                        kind: "test".into(),
+                        path: risk.path.clone(),
+                        symbol: risk.symbol.clone(),
+                        claim: risk.claim.clone(),
+                        refutation:
+                            serde_json::json!({"reason": skeptic.reason, "test": skeptic.test,
+                                                      "runs": refutation.runs})
+                            .to_string(),
+                        provenance: serde_json::json!({"review_id": review_id, "pipeline": key,
+                                                      "prover_test": job.test.path})
+                        .to_string(),
+                        confidence: 1.0,
+                        created_at: String::new(),
+                    };
+                    self.store.memory_write(&record).await.map_err(retryable)?;
+                    trace.push(
+                        "verdict",
+                        serde_json::json!({"key": key, "verdict": "dropped", "title": risk.title,
+                                           "reason": refutation.reason, "memory_record": id}),
+                    );
+                    report.unproven.push(Unproven {
+                        claim: risk.claim.clone(),
+                        reason: format!(
+                            "refuted by the Skeptic's own test ({}); remembered as {id}",
+                            refutation.reason
+                        ),
+                    });
+                }
+                Verdict::Unproven { claim, reason } => {
+                    trace.push(
+                        "verdict",
+                        serde_json::json!({"key": key, "verdict": "unproven", "reason": reason}),
+                    );
+                    report.unproven.push(Unproven { claim, reason });
+                }
+                Verdict::Inconclusive { claim } => {
+                    report.not_seen.push(NotSeen {
+                        what: claim,
+                        reason:
+                            "inconclusive: its pipeline did not finish before the review's deadline"
+                                .into(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     async fn judge(&self, lease: &Lease) -> Result<Outcome, StepError> {
         let review_id = &lease.id.review_id;
         let rows = self.results(review_id).await?;
@@ -438,6 +632,14 @@ impl ReviewSteps {
             report.not_seen.extend(collect.not_seen);
             report.failed_services.extend(collect.failed_services);
         }
+        self.judge_agents(
+            review_id,
+            &review.repository,
+            &rows,
+            &mut report,
+            &mut trace,
+        )
+        .await?;
         let mut broken_review_step = false;
         for row in &rows {
             let name = if row.id.key.is_empty() {
@@ -521,6 +723,11 @@ impl Steps for ReviewSteps {
                 DEPS_COLLECT => self.deps_collect(lease).await,
                 DEPS_FILE => self.deps_file(lease).await,
                 JUDGE => self.judge(lease).await,
+                crate::agents::PLANNER
+                | crate::agents::PROVER
+                | crate::agents::SKEPTIC
+                | crate::agents::REPRODUCE
+                | crate::agents::REFUTE => self.agent_step(lease).await,
                 crate::sandbox_job::SANDBOX_RUN => {
                     crate::sandbox_job::run(self.sandbox.as_ref(), &self.store, lease).await
                 }

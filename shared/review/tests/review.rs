@@ -95,9 +95,15 @@ async fn run(store: &Store, repo: &TestRepo, base: &str, head: &str) -> Report {
         head: head.into(),
         ..Default::default()
     };
-    review(store, &layers, request, repo.path().join(".repos"))
-        .await
-        .expect("review runs")
+    review(
+        store,
+        &layers,
+        request,
+        repo.path().join(".repos"),
+        Default::default(),
+    )
+    .await
+    .expect("review runs")
 }
 
 async fn raising_a_package_into_a_range_is_one_finding_with_the_fix(backend: Backend) {
@@ -118,26 +124,30 @@ async fn raising_a_package_into_a_range_is_one_finding_with_the_fix(backend: Bac
     assert_eq!(report.status, Status::Complete);
     assert_eq!(report.findings.len(), 1, "{:#?}", report.findings);
     let f = &report.findings[0];
-    assert_eq!(f.advisory.id, "TEST-FOO");
+    assert_eq!(f.advisory_id(), "TEST-FOO");
     assert_eq!(
         (
-            f.package.old_version.as_deref(),
-            f.package.new_version.as_str()
+            f.package.as_ref().expect("package").old_version.as_deref(),
+            f.package.as_ref().expect("package").new_version.as_str()
         ),
         (Some("1.5.0"), "2.1.0")
     );
     assert_eq!(
-        f.fix.version.as_deref(),
+        f.fix.as_ref().expect("fix").version.as_deref(),
         Some("2.1.3"),
         "smallest version leaving every range"
     );
     assert_eq!(f.proof_level, Level::Advisory);
-    assert_eq!(f.package.dependency, "direct", "Cargo.toml lists foo");
+    assert_eq!(
+        f.package.as_ref().expect("package").dependency,
+        "direct",
+        "Cargo.toml lists foo"
+    );
     assert_eq!(f.location.path, "Cargo.lock");
     assert!(f.location.line.is_some());
     assert_eq!(f.epss.as_ref().map(|e| e.probability), Some(0.9));
     assert_eq!(f.evidence.len(), 1);
-    assert_eq!(f.evidence[0].matched, "range 0 (SEMVER)");
+    assert_eq!(f.evidence[0].matched.as_deref(), Some("range 0 (SEMVER)"));
     assert_eq!(report.proof_counts.advisory, 1);
     assert_eq!(
         report.plan.as_ref().map(|p| p.change_kind.as_str()),
@@ -218,26 +228,32 @@ async fn a_kev_listed_cve_makes_the_finding_exploited(backend: Backend) {
     let bar = report
         .findings
         .iter()
-        .find(|f| f.package.name == "bar")
+        .find(|f| f.package_name() == "bar")
         .expect("bar");
     assert_eq!(bar.proof_level, Level::Exploited);
     assert_eq!(
         bar.exploited.as_ref().map(|k| k.cve.as_str()),
         Some("CVE-2024-0002")
     );
-    assert_eq!(bar.fix.version.as_deref(), Some("0.5.0"));
+    assert_eq!(
+        bar.fix.as_ref().expect("fix").version.as_deref(),
+        Some("0.5.0")
+    );
     let unmaintained = report
         .findings
         .iter()
-        .find(|f| f.package.name == "baz")
+        .find(|f| f.package_name() == "baz")
         .expect("baz");
     assert_eq!(
         unmaintained.kind,
         FindingKind::Unmaintained,
         "informational kinds are not vulnerabilities"
     );
-    assert_eq!(unmaintained.fix.version, None);
-    assert_eq!(unmaintained.fix.note, "no fix published");
+    assert_eq!(unmaintained.fix.as_ref().expect("fix").version, None);
+    assert_eq!(
+        unmaintained.fix.as_ref().expect("fix").note,
+        "no fix published"
+    );
     assert_eq!(
         report.findings[0].proof_level,
         Level::Exploited,
@@ -355,8 +371,23 @@ async fn the_trace_follows_each_package_to_its_verdict(backend: Backend) {
     let head = repo.commit("downgrade left-pad");
     let report = run(&t.store, &repo, &base, &head).await;
     assert_eq!(report.findings.len(), 1);
-    assert_eq!(report.findings[0].package.ecosystem, "npm");
-    assert_eq!(report.findings[0].fix.version.as_deref(), Some("1.3.0"));
+    assert_eq!(
+        report.findings[0]
+            .package
+            .as_ref()
+            .expect("package")
+            .ecosystem,
+        "npm"
+    );
+    assert_eq!(
+        report.findings[0]
+            .fix
+            .as_ref()
+            .expect("fix")
+            .version
+            .as_deref(),
+        Some("1.3.0")
+    );
     let id = report.review_id.clone().expect("review id");
     let trace = t.store.trace(&id).await.expect("trace");
     let kinds: Vec<&str> = trace.iter().map(|l| l.kind.as_str()).collect();

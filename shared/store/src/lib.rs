@@ -14,6 +14,7 @@
 
 mod advisory;
 mod error;
+mod memory;
 mod pipeline;
 mod review;
 mod sql;
@@ -23,6 +24,7 @@ pub mod testing;
 
 pub use advisory::{AdvisoryImport, AffectedRow, EpssRow, ImportCounts, KevRow, StoredAdvisory};
 pub use error::StoreError;
+pub use memory::MemoryRecord;
 pub use pipeline::{
     Claim, Committed, ISOLATED_SUFFIX, JUDGE_QUEUE, JUDGE_STEP, Job, Lease, NewPipelineReview,
     NewStep, Outcome, PendingReview, StepId, StepRow, isolated_queue, now_us,

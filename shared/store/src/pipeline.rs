@@ -576,7 +576,7 @@ impl Store {
         let when = now_us() + delay_us;
         let done = sqlx::query(
             "UPDATE steps SET state = 'queued', not_before_us = $1, error = $2, lease_until_us = NULL, \
-             attempts = attempts - $3, updated_us = $4 \
+             attempts = attempts - $3, deferrals = deferrals + $3, updated_us = $4 \
              WHERE review_id = $5 AND step = $6 AND key = $7 AND lease_gen = $8 AND state = 'running'",
         )
         .bind(when)
@@ -595,6 +595,22 @@ impl Store {
         push_outbox(&mut tx, &lease.id, &lease.queue, when).await?;
         tx.commit().await?;
         Ok(true)
+    }
+
+    /// How many times a step was deferred by rate limits.
+    pub async fn deferrals(&self, id: &StepId) -> Result<i64, StoreError> {
+        let row = sqlx::query(
+            "SELECT deferrals FROM steps WHERE review_id = $1 AND step = $2 AND key = $3",
+        )
+        .bind(id.review_id.as_str())
+        .bind(id.step.as_str())
+        .bind(id.key.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(match row {
+            Some(r) => r.try_get(0)?,
+            None => 0,
+        })
     }
 
     /// Takes up to `limit` due jobs off the outbox (deleting them): the caller pushes them

@@ -326,10 +326,12 @@ pub async fn evaluate(
                 .iter()
                 .map(|(e, a)| Evidence {
                     kind: "advisory_row".into(),
-                    advisory_id: e.row.advisory_id.clone(),
-                    affected_index: e.row.idx,
-                    matched: describe_match(&e.affected, a),
-                    row: serde_json::from_str(&e.row.affected_json).unwrap_or_default(),
+                    advisory_id: Some(e.row.advisory_id.clone()),
+                    affected_index: Some(e.row.idx),
+                    matched: Some(describe_match(&e.affected, a)),
+                    row: serde_json::from_str(&e.row.affected_json).ok(),
+                    run: None,
+                    test: None,
                 })
                 .collect();
             let severity: Vec<proven_osv::Severity> =
@@ -361,7 +363,7 @@ pub async fn evaluate(
                         "{} {} is affected by {}",
                         c.dep.name, c.dep.version, advisory
                     ),
-                    package: PackageChange {
+                    package: Some(PackageChange {
                         ecosystem: eco.osv_name().to_string(),
                         name: c.dep.name.clone(),
                         old_version: if old.is_empty() {
@@ -372,12 +374,12 @@ pub async fn evaluate(
                         new_version: c.dep.version.clone(),
                         dependency: c.dep.kind.as_str().to_string(),
                         dev: c.dep.dev,
-                    },
+                    }),
                     location: Location {
                         path: c.path.to_string(),
                         line: c.dep.line,
                     },
-                    advisory: AdvisoryRef {
+                    advisory: Some(AdvisoryRef {
                         id: advisory.to_string(),
                         aliases: first.aliases.clone(),
                         summary: first.summary.clone(),
@@ -391,10 +393,12 @@ pub async fn evaluate(
                             .collect(),
                         published: first.published.clone(),
                         modified: first.modified.clone(),
-                    },
+                    }),
                     exploited: None,
                     epss: None,
-                    fix,
+                    fix: Some(fix),
+                    claim: None,
+                    skeptic: None,
                     evidence,
                 },
             });
@@ -435,8 +439,9 @@ pub async fn evaluate(
         trace.push(
             "finding",
             json!({"id": d.finding.id, "proof_level": d.finding.proof_level.as_str(), "kind": d.finding.kind.as_str(),
-                   "advisory": d.finding.advisory.id, "package": d.finding.package.name,
-                   "version": d.finding.package.new_version, "fix": d.finding.fix.version}),
+                   "advisory": d.finding.advisory_id(), "package": d.finding.package_name(),
+                   "version": d.finding.package.as_ref().map(|p| &p.new_version),
+                   "fix": d.finding.fix.as_ref().and_then(|f| f.version.as_ref())}),
         );
         outcome.findings.push(d.finding);
     }

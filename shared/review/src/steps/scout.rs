@@ -126,7 +126,12 @@ pub fn classify(files: &[FileFacts]) -> Classification {
 }
 
 /// Builds the plan and writes its one trace line.
-pub fn plan(files: &[FileFacts], dependencies_on: bool, trace: &mut Trace) -> Plan {
+pub fn plan(
+    files: &[FileFacts],
+    dependencies_on: bool,
+    agents_on: bool,
+    trace: &mut Trace,
+) -> Plan {
     let c = classify(files);
     let touches_dependencies = c.signals.iter().any(|(_, s)| s.starts_with("dependency"));
     let mut runs = vec!["intake".to_string()];
@@ -139,11 +144,18 @@ pub fn plan(files: &[FileFacts], dependencies_on: bool, trace: &mut Trace) -> Pl
         left_out.push("dependency evidence: no dependency file changed".to_string());
     }
     if c.kind != "docs" && c.kind != "empty" {
-        left_out.push(
-            "model agents (planner, investigator, prover, skeptic, fixer): not part of this build; only \
-             dependency evidence can prove findings"
-                .to_string(),
-        );
+        if agents_on {
+            runs.push("planner".to_string());
+            runs.push("prover (tests in the sandbox)".to_string());
+            runs.push("skeptic".to_string());
+            left_out.push("investigator and fixer: not part of this build".to_string());
+        } else {
+            left_out.push(
+                "model agents (planner, prover, skeptic): not configured (set PROVEN_GENERATOR_API_KEY or \
+                 PROVEN_GENERATOR_BASE_URL); only dependency evidence can prove findings"
+                    .to_string(),
+            );
+        }
     }
     let plan = Plan {
         change_kind: c.kind.to_string(),
