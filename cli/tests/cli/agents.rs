@@ -142,6 +142,11 @@ async fn a_bug_the_change_introduces_is_one_reproduced_finding_in_every_format()
     assert!(plain.contains("run:       change"), "{plain}");
     let (md, _) = text(&review(&env, &server, &repo, &base, "markdown"));
     assert!(md.contains("### `reproduced` add subtracts"), "{md}");
+    let (html, _) = text(&review(&env, &server, &repo, &base, "html"));
+    assert!(
+        html.contains("class=\"level reproduced\"") && html.contains("tests/test_add.py"),
+        "{html}"
+    );
     let sarif = parse(&review(&env, &server, &repo, &base, "sarif"));
     assert_eq!(sarif["runs"][0]["results"][0]["ruleId"], "proven/defect");
     assert!(

@@ -11,11 +11,13 @@
 //! - Failed services and what the review could not see are always rendered, never hidden.
 
 mod document;
+mod html;
 mod markdown;
 mod sarif;
 mod text;
 
 pub use document::*;
+pub use html::render_html;
 pub use markdown::render_markdown;
 pub use sarif::render_sarif;
 pub use text::render_text;
@@ -26,17 +28,19 @@ pub enum Format {
     Text,
     Json,
     Markdown,
+    Html,
     Sarif,
 }
 
 impl Format {
-    pub const NAMES: &'static str = "text, json, markdown, sarif";
+    pub const NAMES: &'static str = "text, json, markdown, html, sarif";
 
     pub fn parse(s: &str) -> Option<Format> {
         match s {
             "text" => Some(Format::Text),
             "json" => Some(Format::Json),
             "markdown" | "md" => Some(Format::Markdown),
+            "html" => Some(Format::Html),
             "sarif" => Some(Format::Sarif),
             _ => None,
         }
@@ -54,6 +58,7 @@ pub fn render(report: &Report, format: Format, color: bool) -> String {
             s
         }
         Format::Markdown => render_markdown(report),
+        Format::Html => render_html(report),
         Format::Sarif => render_sarif(report),
     }
 }

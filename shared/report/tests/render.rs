@@ -293,6 +293,32 @@ fn text_shows_proof_first_and_every_section() {
 }
 
 #[test]
+fn html_escapes_third_party_text_and_shows_every_section() {
+    let html = render(&sample(), Format::Html, false);
+    assert!(html.starts_with("<!doctype html>"), "{html}");
+    assert!(
+        !html.contains("<large>") && html.contains("&lt;large&gt;"),
+        "advisory text never becomes markup"
+    );
+    assert!(!html.contains("<instead>"), "claims never become markup");
+    for section in [
+        "Findings by proof level",
+        "Inputs that could not be read",
+        "What this review could not see",
+        "Left out of the trees",
+    ] {
+        assert!(html.contains(section), "{section}");
+    }
+    let first = html
+        .find("class=\"level reproduced\"")
+        .expect("reproduced first");
+    assert!(
+        first < html.find("class=\"level exploited\"").expect("exploited"),
+        "proof level order"
+    );
+}
+
+#[test]
 fn markdown_escapes_third_party_text() {
     let md = render(&sample(), Format::Markdown, false);
     insta::assert_snapshot!("markdown", md);

@@ -1,0 +1,70 @@
+//! HTML (a page a browser shows, e.g. the service's report page). Rendered from a template
+//! with HTML auto-escaping: advisory text, claims and test code are third-party data and
+//! must never become markup.
+
+use minijinja::{AutoEscape, Environment};
+
+use crate::Report;
+
+const TEMPLATE: &str = r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Proven {{ kind }} {{ review_id or "" }}</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#1b1f23}
+.level{font-weight:600;padding:1px 6px;border-radius:4px;font-family:monospace}
+.reproduced{background:#b60205;color:#fff}.exploited{background:#d93f0b;color:#fff}
+.advisory{background:#fbca04}.tool{background:#0e8a16;color:#fff}
+table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
+pre{background:#f6f8fa;padding:8px;overflow-x:auto}section{margin:1.5em 0}
+</style></head><body>
+<h1>Proven {{ kind }}: {{ status }}</h1>
+<p>{% if base and head %}Base <code>{{ base.rev }}</code> ({{ base.commit[:12] }}) → head <code>{{ head.rev }}</code> ({{ head.commit[:12] }}) of {% endif %}<code>{{ target }}</code></p>
+{% if plan %}<p><strong>Plan:</strong> {{ plan.change_kind }} change, {{ plan.band }} band; runs {{ plan.runs | join(", ") if plan.runs else "nothing" }}.</p>
+{% if plan.left_out %}<ul>{% for l in plan.left_out %}<li>not in plan: {{ l }}</li>{% endfor %}</ul>{% endif %}{% endif %}
+<p><strong>Findings by proof level:</strong> reproduced {{ proof_counts.reproduced }} · exploited {{ proof_counts.exploited }} · advisory {{ proof_counts.advisory }} · tool {{ proof_counts.tool }}</p>
+{% if not findings %}<p>No finding.</p>{% endif %}
+{% for f in findings %}<section>
+<h2><span class="level {{ f.proof_level }}">{{ f.proof_level }}</span> {{ f.title }}</h2>
+<table>
+<tr><th>Where</th><td><code>{{ f.location.path }}</code>{% if f.location.line %} line {{ f.location.line }}{% endif %}</td></tr>
+{% if f.claim %}<tr><th>Claim</th><td>{{ f.claim }}</td></tr>{% endif %}
+{% if f.package %}<tr><th>Package</th><td>{{ f.package.ecosystem }} <code>{{ f.package.name }}</code> {% if f.package.old_version %}{{ f.package.old_version }} → {% endif %}{{ f.package.new_version }} ({{ f.package.dependency }})</td></tr>{% endif %}
+{% if f.advisory %}<tr><th>Advisory</th><td>{{ f.advisory.id }}{% if f.advisory.aliases %} ({{ f.advisory.aliases | join(", ") }}){% endif %}{% if f.advisory.summary %}: {{ f.advisory.summary }}{% endif %}</td></tr>{% endif %}
+{% if f.exploited %}<tr><th>Exploited</th><td>{{ f.exploited.cve }} is in CISA KEV</td></tr>{% endif %}
+{% if f.epss %}<tr><th>EPSS</th><td>{{ f.epss.cve }}: {{ "%.5f" | format(f.epss.probability) }} (percentile {{ "%.5f" | format(f.epss.percentile) }})</td></tr>{% endif %}
+{% if f.fix %}<tr><th>Fix</th><td>{% if f.fix.version %}<code>{{ f.fix.version }}</code> ({{ f.fix.note }}){% else %}{{ f.fix.note }}{% endif %}</td></tr>{% endif %}
+{% if f.skeptic %}<tr><th>Skeptic</th><td>{{ f.skeptic.verdict }}{% if f.skeptic.artifact %} (opened {{ f.skeptic.artifact }}){% endif %}: {{ f.skeptic.reason }}</td></tr>{% endif %}
+</table>
+{% for e in f.evidence %}{% if e.test %}<p>Test <code>{{ e.test.path }}</code>:</p><pre>{{ e.test.code }}</pre>{% endif %}
+{% if e.run %}<p>{{ e.run.side }} <code>{{ e.run.commit[:12] }}</code>: <code>{{ e.run.command | join(" ") }}</code> → {{ e.run.outcome }} (exit {{ e.run.exit_code }}, {{ e.run.duration_ms }} ms, output sha256 <code>{{ e.run.output_sha256[:16] }}</code>)</p>{% endif %}
+{% if e.row %}<details><summary>{{ e.advisory_id }} affected[{{ e.affected_index }}], matched by {{ e.matched }}</summary><pre>{{ e.row | tojson }}</pre></details>{% endif %}{% endfor %}
+</section>{% endfor %}
+{% if unproven %}<h2>Unproven (not findings)</h2><ul>{% for u in unproven %}<li>{{ u.claim }}: {{ u.reason }}</li>{% endfor %}</ul>{% endif %}
+{% if failed_services %}<h2>Failed services: this review is incomplete</h2><ul>{% for s in failed_services %}<li><strong>{{ s.service }}</strong>: {{ s.message }}</li>{% endfor %}</ul>{% endif %}
+{% if input_errors %}<h2>Inputs that could not be read</h2><ul>{% for e in input_errors %}<li><code>{{ e.path }}</code>{% if e.line %} line {{ e.line }}{% endif %}: {{ e.message }}</li>{% endfor %}</ul>{% endif %}
+{% if not_seen %}<h2>What this review could not see</h2><ul>{% for n in not_seen %}<li>{{ n.what }}: {{ n.reason }}</li>{% endfor %}</ul>{% endif %}
+{% if left_out %}<h2>Left out of the trees</h2><ul>{% for l in left_out %}<li><code>{{ l.path }}</code> ({{ l.reason }})</li>{% endfor %}</ul>{% endif %}
+</body></html>
+"#;
+
+pub fn render_html(report: &Report) -> String {
+    let mut env = Environment::new();
+    env.set_auto_escape_callback(|_| AutoEscape::Html);
+    let rendered = env
+        .add_template("review.html", TEMPLATE)
+        .and_then(|_| env.get_template("review.html"))
+        .and_then(|t| {
+            let mut ctx = serde_json::to_value(report).unwrap_or_default();
+            if let Some(obj) = ctx.as_object_mut() {
+                obj.insert(
+                    "kind".into(),
+                    match report.kind {
+                        crate::ReportKind::Review => "review".into(),
+                        crate::ReportKind::Scan => "scan".into(),
+                    },
+                );
+            }
+            t.render(ctx)
+        });
+    rendered
+        .unwrap_or_else(|e| format!("<!doctype html><p>Proven could not render HTML: {e}</p>\n"))
+}
