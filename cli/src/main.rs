@@ -3,6 +3,7 @@
 
 mod db;
 mod exit;
+mod livecheck;
 mod sandbox;
 
 use std::io::{IsTerminal, Write};
@@ -58,6 +59,8 @@ enum Command {
         #[arg(long, default_value = "evidence,control,model", value_delimiter = ',')]
         steps: Vec<String>,
     },
+    /// Check each configured service (store, queue, Docker, models) and name what is missing.
+    Livecheck,
     /// Tenant commands.
     #[command(subcommand)]
     Tenant(TenantCommand),
@@ -202,6 +205,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
             Command::Db(DbCommand::Stats) => db::stats(&store).await,
             Command::Trace { review_id } => trace(&store, &review_id).await,
             Command::Serve => serve(&store, &config).await,
+            Command::Livecheck => livecheck::run(&store, &config).await,
             Command::Worker { steps } => worker(&store, &layers, &config, steps).await,
             Command::Tenant(TenantCommand::Create { name, max_running }) => {
                 let (tenant, token) =

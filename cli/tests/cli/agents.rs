@@ -357,3 +357,48 @@ async fn a_hostile_test_path_is_refused_by_name() {
     );
     env.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn livecheck_names_what_is_missing() {
+    let server = ScriptedServer::start().await;
+    server.on(None, "", vec![Reply::Json(json!({"ok": true}))]);
+    let env = Env::new(Backend::Sqlite).await;
+    let out = agents(&env, &server)
+        .env("PROVEN_REDIS_URL", "redis://127.0.0.1:1")
+        .arg("livecheck")
+        .output()
+        .expect("livecheck");
+    let (stdout, _) = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    let line = |needle: &str| {
+        stdout
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(line("store").starts_with("ok"), "{stdout}");
+    assert!(
+        line("queue (Redis at redis://127.0.0.1:1)").starts_with("MISSING"),
+        "{stdout}"
+    );
+    for role in ["generator", "skeptic", "guardrail"] {
+        assert!(line(&format!("model {role}")).starts_with("ok"), "{stdout}");
+    }
+    // With the models down, each is named.
+    let down = ScriptedServer::start().await;
+    down.on(None, "", vec![Reply::Status(503)]);
+    let (stdout, _) = text(
+        &agents(&env, &down)
+            .arg("livecheck")
+            .output()
+            .expect("livecheck"),
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("MISSING") && l.contains("model generator")),
+        "{stdout}"
+    );
+    env.cleanup().await;
+}

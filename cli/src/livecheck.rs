@@ -1,0 +1,154 @@
+//! `proven livecheck`: is every configured service there? Checks the store, the queue,
+//! Docker and each model role, and names what is missing.
+
+use std::time::Duration;
+
+use proven_config::Config;
+use proven_models::{ChatRequest, Endpoint, ModelClient};
+use proven_store::Store;
+
+use crate::exit::{self, Exit};
+
+struct Check {
+    service: String,
+    ok: bool,
+    detail: String,
+}
+
+fn endpoint(m: &proven_config::ModelSettings) -> Endpoint {
+    let mut e = Endpoint::new(m.base_url.clone(), m.model.clone());
+    if !m.api_key.is_empty() {
+        e.api_key = Some(m.api_key.clone().into());
+    }
+    e.timeout = Duration::from_secs(20);
+    e.max_retries = 0;
+    e
+}
+
+async fn model(role: &'static str, m: &proven_config::ModelSettings) -> Check {
+    let service = format!("model {role} ({} at {})", m.model, m.base_url);
+    let client = match ModelClient::new(endpoint(m)) {
+        Ok(c) => c,
+        Err(e) => {
+            return Check {
+                service,
+                ok: false,
+                detail: e,
+            };
+        }
+    };
+    let request = ChatRequest {
+        role,
+        system: "Answer only the JSON object {\"ok\": true}.".into(),
+        user: "Are you there?".into(),
+        max_tokens: Some(16),
+        json: true,
+    };
+    match client.chat(&request).await {
+        Ok((_, record)) => Check {
+            service,
+            ok: true,
+            detail: format!(
+                "answered in {} ms as {}",
+                record.latency_ms,
+                record.model.unwrap_or_default()
+            ),
+        },
+        Err(e) => Check {
+            service,
+            ok: false,
+            detail: e.to_string(),
+        },
+    }
+}
+
+pub async fn run(store: &Store, config: &Config) -> Result<u8, Exit> {
+    let mut checks = Vec::new();
+    checks.push(match store.ping().await {
+        Ok(()) => Check {
+            service: "store".into(),
+            ok: true,
+            detail: format!("{:?} answers", store.dialect()),
+        },
+        Err(e) => Check {
+            service: "store".into(),
+            ok: false,
+            detail: e.to_string(),
+        },
+    });
+    let redis = async {
+        let client = redis::Client::open(config.redis_url.as_str()).map_err(|e| e.to_string())?;
+        let mut conn = client
+            .get_multiplexed_async_connection()
+            .await
+            .map_err(|e| e.to_string())?;
+        redis::cmd("PING")
+            .query_async::<String>(&mut conn)
+            .await
+            .map_err(|e| e.to_string())
+    };
+    checks.push(
+        match tokio::time::timeout(Duration::from_secs(3), redis).await {
+            Ok(Ok(_)) => Check {
+                service: format!("queue (Redis at {})", config.redis_url),
+                ok: true,
+                detail: "answers".into(),
+            },
+            Ok(Err(e)) => Check {
+                service: format!("queue (Redis at {})", config.redis_url),
+                ok: false,
+                detail: format!(
+                    "{e} (needed by `proven serve` and `proven worker`, not by `proven review`)"
+                ),
+            },
+            Err(_) => Check {
+                service: format!("queue (Redis at {})", config.redis_url),
+                ok: false,
+                detail: "no answer in 3 s".into(),
+            },
+        },
+    );
+    checks.push(
+        match proven_sandbox::Sandbox::connect(proven_sandbox::SandboxConfig::default()).await {
+            Ok(_) => Check {
+                service: "sandbox (Docker)".into(),
+                ok: true,
+                detail: "the engine answers".into(),
+            },
+            Err(e) => Check {
+                service: "sandbox (Docker)".into(),
+                ok: false,
+                detail: format!("{e} (install docker.io and run `proven sandbox images`)"),
+            },
+        },
+    );
+    if config.agents {
+        checks.push(model("generator", &config.generator).await);
+        checks.push(model("skeptic", &config.skeptic).await);
+        if config.guardrail {
+            checks.push(model("guardrail", &config.guardrail_model).await);
+        }
+    } else {
+        checks.push(Check {
+            service: "models".into(),
+            ok: false,
+            detail: "not configured: set PROVEN_GENERATOR_API_KEY (or PROVEN_GENERATOR_BASE_URL) to run the agents".into(),
+        });
+    }
+    let mut missing = 0;
+    for c in &checks {
+        println!(
+            "{} {:<60} {}",
+            if c.ok { "ok     " } else { "MISSING" },
+            c.service,
+            c.detail
+        );
+        missing += usize::from(!c.ok);
+    }
+    if missing == 0 {
+        Ok(0)
+    } else {
+        eprintln!("proven: {missing} service(s) missing");
+        Ok(exit::INCOMPLETE)
+    }
+}
