@@ -110,6 +110,13 @@ struct ReviewArgs {
     /// The head revision.
     #[arg(long, default_value = "HEAD")]
     head: String,
+    /// Sample mode: answer every model call and sandbox run from this cassette, with no
+    /// network and no Docker (written by `--record`).
+    #[arg(long, value_name = "CASSETTE", conflicts_with = "record")]
+    sample: Option<PathBuf>,
+    /// Record every model answer and sandbox run of this review to a cassette.
+    #[arg(long, value_name = "CASSETTE")]
+    record: Option<PathBuf>,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -414,7 +421,28 @@ async fn review(
         head: args.head.clone(),
         ..Default::default()
     };
-    let services = embedded_services(config).await;
+    let cassette = match (&args.sample, &args.record) {
+        (Some(path), _) => Some((path, proven_models::CassetteMode::Replay)),
+        (None, Some(path)) => Some((path, proven_models::CassetteMode::Record)),
+        (None, None) => None,
+    };
+    let cassette = match cassette {
+        Some((path, mode)) => Some(std::sync::Arc::new(
+            proven_models::Cassette::open(path, mode).map_err(|e| Exit::input(e.to_string()))?,
+        )),
+        None => None,
+    };
+    // Sample mode runs the agents whatever the endpoints say: the cassette answers.
+    let sampled;
+    let (layers, config) = if args.sample.is_some() {
+        let l = layers.clone().with_flag("agents", "on", "--sample");
+        sampled = l.resolve().map_err(Exit::config)?;
+        (l, &sampled)
+    } else {
+        (layers.clone(), config)
+    };
+    let layers = &layers;
+    let services = embedded_services(config, cassette).await;
     let report = proven_review::embedded::review(
         store,
         layers,
@@ -444,14 +472,29 @@ async fn review(
 }
 
 /// The agents when configured, and Docker when the agents will need it and it answers.
-async fn embedded_services(config: &Config) -> proven_review::embedded::Services {
+async fn embedded_services(
+    config: &Config,
+    cassette: Option<std::sync::Arc<proven_models::Cassette>>,
+) -> proven_review::embedded::Services {
     let mut services = proven_review::embedded::Services::default();
     if !config.agents {
         return services;
     }
+    let replay = cassette
+        .as_ref()
+        .is_some_and(|c| c.mode() == proven_models::CassetteMode::Replay);
     match proven_review::agents::Agents::from_config(config) {
-        Ok(agents) => services.agents = Some(std::sync::Arc::new(agents)),
+        Ok(agents) => {
+            let agents = match cassette {
+                Some(c) => agents.with_cassette(c),
+                None => agents,
+            };
+            services.agents = Some(std::sync::Arc::new(agents));
+        }
         Err(e) => tracing::warn!(error = %e, "model agents unavailable"),
+    }
+    if replay {
+        return services; // sample mode: the runs come from the cassette
     }
     match proven_sandbox::Sandbox::connect(proven_sandbox::SandboxConfig::default()).await {
         Ok(sandbox) => services.sandbox = Some(std::sync::Arc::new(sandbox)),

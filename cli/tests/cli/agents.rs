@@ -144,7 +144,9 @@ async fn a_bug_the_change_introduces_is_one_reproduced_finding_in_every_format()
     assert!(md.contains("### `reproduced` add subtracts"), "{md}");
     let (html, _) = text(&review(&env, &server, &repo, &base, "html"));
     assert!(
-        html.contains("class=\"level reproduced\"") && html.contains("tests/test_add.py"),
+        html.contains("class=\"level reproduced\"")
+            // The HTML escaper writes `/` as `&#x2f;`, which a browser shows as `/`.
+            && html.contains("tests&#x2f;test_add.py"),
         "{html}"
     );
     let sarif = parse(&review(&env, &server, &repo, &base, "sarif"));
@@ -399,6 +401,98 @@ async fn livecheck_names_what_is_missing() {
             .lines()
             .any(|l| l.starts_with("MISSING") && l.contains("model generator")),
         "{stdout}"
+    );
+    env.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_review_replays_in_sample_mode_with_no_network() {
+    let server = ScriptedServer::start().await;
+    script(
+        &server,
+        "def test_add():\n    assert add(2, 3) == 5\n",
+        CONCEDE(),
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    let (repo, base) = buggy_change();
+    let cassette = env
+        .data_dir
+        .path()
+        .join("review.cassette.jsonl")
+        .display()
+        .to_string();
+    let path = repo.path().display().to_string();
+    let recorded = parse(
+        &agents(&env, &server)
+            .args([
+                "review", "--repo", &path, "--base", &base, "--format", "json", "--record",
+                &cassette,
+            ])
+            .output()
+            .expect("record"),
+    );
+    assert_eq!(
+        recorded["findings"].as_array().map(Vec::len),
+        Some(1),
+        "{recorded:#}"
+    );
+    let calls = server.received().len();
+
+    // Replay: no model endpoint answers (port 1), and no run goes to Docker.
+    let mut replay = env.proven();
+    for role in ["GENERATOR", "SKEPTIC", "GUARDRAIL"] {
+        replay.env(format!("PROVEN_{role}_BASE_URL"), "http://127.0.0.1:1/v1");
+    }
+    let out = replay
+        .args([
+            "review", "--repo", &path, "--base", &base, "--format", "json", "--sample", &cassette,
+        ])
+        .output()
+        .expect("replay");
+    let replayed = parse(&out);
+    assert_eq!(out.status.code(), Some(1), "{replayed:#}");
+    let ids = |d: &serde_json::Value| {
+        d["findings"]
+            .as_array()
+            .map(|f| f.iter().map(|x| x["id"].to_string()).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    assert_eq!(ids(&replayed), ids(&recorded));
+    assert_eq!(
+        replayed["findings"][0]["evidence"], recorded["findings"][0]["evidence"],
+        "the runs are the recorded runs"
+    );
+    assert_eq!(
+        server.received().len(),
+        calls,
+        "sample mode made no model call"
+    );
+
+    // An empty cassette answers nothing: the review says which service it could not replay.
+    let empty = env.data_dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").expect("write");
+    let out = env
+        .proven()
+        .args([
+            "review",
+            "--repo",
+            &path,
+            "--base",
+            &base,
+            "--format",
+            "json",
+            "--sample",
+            &empty.display().to_string(),
+        ])
+        .output()
+        .expect("replay empty");
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        parse(&out)["failed_services"]
+            .to_string()
+            .contains("the cassette has no answer"),
+        "{:?}",
+        text(&out)
     );
     env.cleanup().await;
 }

@@ -128,6 +128,7 @@ impl ModelError {
 pub struct ModelClient {
     http: reqwest::Client,
     endpoint: Endpoint,
+    cassette: Option<std::sync::Arc<crate::Cassette>>,
 }
 
 #[derive(Deserialize)]
@@ -182,7 +183,17 @@ impl ModelClient {
             .connect_timeout(Duration::from_secs(10))
             .build()
             .map_err(|e| format!("HTTP client for {}: {e}", endpoint.base_url))?;
-        Ok(ModelClient { http, endpoint })
+        Ok(ModelClient {
+            http,
+            endpoint,
+            cassette: None,
+        })
+    }
+
+    /// Records every answer to `cassette`, or answers from it with no network (sample mode).
+    pub fn with_cassette(mut self, cassette: std::sync::Arc<crate::Cassette>) -> ModelClient {
+        self.cassette = Some(cassette);
+        self
     }
 
     pub fn endpoint(&self) -> &Endpoint {
@@ -217,6 +228,63 @@ impl ModelClient {
     }
 
     async fn chat_messages(
+        &self,
+        req: &ChatRequest,
+        extra: &[(&str, String)],
+    ) -> Result<(String, CallRecord), ModelError> {
+        let Some(cassette) = &self.cassette else {
+            return self.chat_http(req, extra).await;
+        };
+        let mut digest = Sha256::new();
+        for part in [req.system.as_str(), req.user.as_str()]
+            .into_iter()
+            .chain(extra.iter().map(|(_, c)| c.as_str()))
+        {
+            digest.update(part.as_bytes());
+            digest.update([0]);
+        }
+        let key = hex::encode(digest.finalize());
+        match cassette.mode() {
+            crate::CassetteMode::Replay => {
+                let started = Instant::now();
+                let mut record = self.record(req, started, 0, "replayed");
+                match cassette
+                    .get("model", req.role, &key)
+                    .and_then(|v| v.as_str().map(str::to_string))
+                {
+                    Some(answer) => {
+                        record.model = Some(format!("{} (sample)", self.endpoint.model));
+                        Ok((answer, record))
+                    }
+                    None => {
+                        record.outcome = "unavailable".into();
+                        Err(ModelError::Unavailable {
+                            role: req.role.to_string(),
+                            message: format!(
+                                "sample mode: the cassette has no answer for this {} prompt ({key})",
+                                req.role
+                            ),
+                            record: Box::new(record),
+                        })
+                    }
+                }
+            }
+            crate::CassetteMode::Record => {
+                let (answer, record) = self.chat_http(req, extra).await?;
+                if let Err(e) = cassette.put(
+                    "model",
+                    req.role,
+                    &key,
+                    &serde_json::Value::String(answer.clone()),
+                ) {
+                    tracing::warn!(error = %e, "could not record an answer");
+                }
+                Ok((answer, record))
+            }
+        }
+    }
+
+    async fn chat_http(
         &self,
         req: &ChatRequest,
         extra: &[(&str, String)],

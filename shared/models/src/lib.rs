@@ -13,10 +13,12 @@
 //! - Nothing in an answer is executed; answers are data parsed against a schema.
 //! - API keys are secrets: never logged, never in errors or traces.
 
+mod cassette;
 mod client;
 #[cfg(feature = "testing")]
 pub mod scripted;
 
+pub use cassette::{Cassette, CassetteError, CassetteMode};
 pub use client::{CallRecord, ChatRequest, Endpoint, ModelClient, ModelError, Usage};
 
 /// Installs the TLS crypto provider (ring) once per process. reqwest with rustls panics

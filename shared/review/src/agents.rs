@@ -22,7 +22,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use proven_config::Config;
-use proven_models::{CallRecord, ChatRequest, Endpoint, ModelClient, ModelError};
+use proven_models::{
+    CallRecord, Cassette, CassetteMode, ChatRequest, Endpoint, ModelClient, ModelError,
+};
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::{RunRef, TestRef};
 use proven_sandbox::{Language, Proof, RunKey, RunRecord, RunRequest, Sandbox};
@@ -50,6 +52,8 @@ pub struct Agents {
     generator: ModelClient,
     skeptic: ModelClient,
     guardrail: Option<ModelClient>,
+    /// Sample mode: model answers and sandbox runs recorded or replayed.
+    cassette: Option<Arc<Cassette>>,
 }
 
 fn endpoint(m: &proven_config::ModelSettings, timeout: Duration) -> Endpoint {
@@ -74,8 +78,36 @@ impl Agents {
             } else {
                 None
             },
+            cassette: None,
         })
     }
+
+    /// Records every answer and run to `cassette`, or replays them (sample mode).
+    pub fn with_cassette(mut self, cassette: Arc<Cassette>) -> Agents {
+        self.generator = self.generator.with_cassette(cassette.clone());
+        self.skeptic = self.skeptic.with_cassette(cassette.clone());
+        self.guardrail = self.guardrail.map(|g| g.with_cassette(cassette.clone()));
+        self.cassette = Some(cassette);
+        self
+    }
+
+    pub fn cassette(&self) -> Option<&Arc<Cassette>> {
+        self.cassette.as_ref()
+    }
+}
+
+/// The cassette key of sandbox runs: what ran, where.
+fn runs_key(parts: &[&str]) -> String {
+    let mut d = Sha256::new();
+    for p in parts {
+        d.update(p.as_bytes());
+        d.update([0]);
+    }
+    hex::encode(d.finalize())
+}
+
+fn replaying(cassette: Option<&Arc<Cassette>>) -> bool {
+    cassette.is_some_and(|c| c.mode() == CassetteMode::Replay)
 }
 
 /// A risk the Planner named (the wire shape between the agents).
@@ -671,31 +703,75 @@ fn no_sandbox() -> StepError {
     StepError::Permanent("sandbox: no Docker engine in this process: tests cannot run".into())
 }
 
+#[derive(Serialize, Deserialize)]
+struct RecordedRuns {
+    base: Vec<RunRecord>,
+    change: Vec<RunRecord>,
+}
+
 pub async fn reproduce(
     sandbox: Option<&Arc<Sandbox>>,
+    cassette: Option<&Arc<Cassette>>,
     view: ReviewView<'_>,
     lease: &Lease,
 ) -> Result<Outcome, StepError> {
-    let sandbox = sandbox.ok_or_else(no_sandbox)?;
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let job: ProveJob = serde_json::from_str(lease.input.as_deref().unwrap_or("null"))
         .map_err(|e| StepError::Permanent(format!("reproduce: the job does not read: {e}")))?;
     let (base, change) = requests(&view, &job, &job.test)?;
-    let key = RunKey::new(crate::sandbox_job::job_key(lease))
-        .map_err(|e| StepError::Permanent(e.to_string()))?;
-    let done = sandbox
-        .reproduce(&base.with_key(key), &change)
-        .await
-        .map_err(|e| {
-            if e.is_retryable() {
-                StepError::Retryable {
-                    message: e.to_string(),
-                    after: Duration::from_secs(5),
+    let cassette_key = runs_key(&[
+        view.base,
+        view.head,
+        &job.test.path,
+        &job.test.code,
+        &job.command.join(" "),
+    ]);
+    let done = if replaying(cassette) {
+        let recorded: RecordedRuns = cassette
+            .and_then(|c| c.get("runs", "reproduce", &cassette_key))
+            .and_then(|v| serde_json::from_value(v).ok())
+            .ok_or_else(|| {
+                StepError::Permanent(format!(
+                    "sample mode: the cassette has no runs for this test ({cassette_key})"
+                ))
+            })?;
+        let proof = proven_sandbox::prove(&recorded.base, &recorded.change);
+        proven_sandbox::Reproduction {
+            base: recorded.base,
+            change: recorded.change,
+            proof,
+        }
+    } else {
+        let sandbox = sandbox.ok_or_else(no_sandbox)?;
+        let key = RunKey::new(crate::sandbox_job::job_key(lease))
+            .map_err(|e| StepError::Permanent(e.to_string()))?;
+        let done = sandbox
+            .reproduce(&base.with_key(key), &change)
+            .await
+            .map_err(|e| {
+                if e.is_retryable() {
+                    StepError::Retryable {
+                        message: e.to_string(),
+                        after: Duration::from_secs(5),
+                    }
+                } else {
+                    StepError::Permanent(format!("sandbox: {e}"))
                 }
-            } else {
-                StepError::Permanent(format!("sandbox: {e}"))
-            }
-        })?;
+            })?;
+        if let Some(c) = cassette {
+            let recorded = RecordedRuns {
+                base: done.base.clone(),
+                change: done.change.clone(),
+            };
+            let _ = c.put(
+                "runs",
+                "reproduce",
+                &cassette_key,
+                &serde_json::to_value(&recorded).unwrap_or_default(),
+            );
+        }
+        done
+    };
     let mut runs: Vec<RunRef> = done.base.iter().map(|r| run_ref("base", r)).collect();
     runs.extend(done.change.iter().map(|r| run_ref("change", r)));
     for r in &runs {
@@ -812,10 +888,10 @@ pub async fn skeptic(
 
 pub async fn refute(
     sandbox: Option<&Arc<Sandbox>>,
+    cassette: Option<&Arc<Cassette>>,
     view: ReviewView<'_>,
     lease: &Lease,
 ) -> Result<Outcome, StepError> {
-    let sandbox = sandbox.ok_or_else(no_sandbox)?;
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let job: ProveJob = serde_json::from_str(lease.input.as_deref().unwrap_or("null"))
         .map_err(|e| StepError::Permanent(format!("refute: the job does not read: {e}")))?;
@@ -823,8 +899,32 @@ pub async fn refute(
     let key = RunKey::new(format!("{}-r", crate::sandbox_job::job_key(lease)))
         .map_err(|e| StepError::Permanent(e.to_string()))?;
     // The Skeptic's test must pass on the change, twice, to count.
+    let cassette_key = runs_key(&[
+        view.head,
+        &job.test.path,
+        &job.test.code,
+        &job.command.join(" "),
+    ]);
     let mut runs = Vec::new();
+    let mut recorded = Vec::new();
+    if replaying(cassette) {
+        let replayed: Vec<RunRecord> = cassette
+            .and_then(|c| c.get("runs", "refute", &cassette_key))
+            .and_then(|v| serde_json::from_value(v).ok())
+            .ok_or_else(|| {
+                StepError::Permanent(format!(
+                    "sample mode: the cassette has no runs for this test ({cassette_key})"
+                ))
+            })?;
+        runs = replayed.iter().map(|r| run_ref("change", r)).collect();
+    }
+    let sandbox = if replaying(cassette) {
+        None
+    } else {
+        Some(sandbox.ok_or_else(no_sandbox)?)
+    };
     for i in 1..=2 {
+        let Some(sandbox) = sandbox else { break };
         let run_key = key
             .derive(&format!("change-{i}"))
             .map_err(|e| StepError::Permanent(e.to_string()))?;
@@ -837,6 +937,15 @@ pub async fn refute(
                 after: Duration::from_secs(5),
             })?;
         runs.push(run_ref("change", &record));
+        recorded.push(record);
+    }
+    if let (Some(c), false) = (cassette, recorded.is_empty()) {
+        let _ = c.put(
+            "runs",
+            "refute",
+            &cassette_key,
+            &serde_json::to_value(&recorded).unwrap_or_default(),
+        );
     }
     let evidenced = runs.iter().all(|r| r.outcome == "passed");
     let reason = if evidenced {

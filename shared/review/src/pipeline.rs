@@ -169,8 +169,14 @@ impl ReviewSteps {
             agents::PLANNER => agents::planner(needs_models()?, view).await,
             agents::PROVER => agents::prover(needs_models()?, view, lease).await,
             agents::SKEPTIC => agents::skeptic(needs_models()?, view, lease).await,
-            agents::REPRODUCE => agents::reproduce(self.sandbox.as_ref(), view, lease).await,
-            agents::REFUTE => agents::refute(self.sandbox.as_ref(), view, lease).await,
+            agents::REPRODUCE => {
+                let cassette = self.agents.as_ref().and_then(|a| a.cassette());
+                agents::reproduce(self.sandbox.as_ref(), cassette, view, lease).await
+            }
+            agents::REFUTE => {
+                let cassette = self.agents.as_ref().and_then(|a| a.cassette());
+                agents::refute(self.sandbox.as_ref(), cassette, view, lease).await
+            }
             other => Err(StepError::Permanent(format!("unknown step {other:?}"))),
         }
     }
