@@ -50,6 +50,37 @@ pub enum NotProved {
     FailsOnBaseOnly,
 }
 
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Side::Base => "base",
+            Side::Change => "change",
+        })
+    }
+}
+
+impl std::fmt::Display for NotProved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotProved::TooFewRuns { side, runs } => write!(
+                f,
+                "only {runs} run(s) on the {side}; a proof needs {RUNS_PER_SIDE} on each side"
+            ),
+            NotProved::Incomplete { side, reason } => {
+                write!(f, "a run on the {side} did not complete: {reason}")
+            }
+            NotProved::Flaky { side } => write!(f, "the runs on the {side} disagree (flaky)"),
+            NotProved::PassesOnBoth => f.write_str("the test passes on the base and on the change"),
+            NotProved::FailsOnBoth => {
+                f.write_str("the test fails on the base too (it fails on both sides)")
+            }
+            NotProved::FailsOnBaseOnly => {
+                f.write_str("the test fails on the base and passes on the change")
+            }
+        }
+    }
+}
+
 /// Judges a finding's runs: `base` are the runs of its test on the base tree, `change` on
 /// the change tree.
 pub fn prove(base: &[RunRecord], change: &[RunRecord]) -> Proof {

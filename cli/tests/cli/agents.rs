@@ -210,6 +210,28 @@ async fn a_test_that_passes_on_the_change_proves_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_that_tries_the_network_fails_on_both_sides_and_proves_nothing() {
+    let server = ScriptedServer::start().await;
+    script(
+        &server,
+        "import socket\n\ndef test_add():\n    socket.create_connection((\"1.1.1.1\", 53), timeout=3).close()\n    assert add(2, 3) == 5\n",
+        CONCEDE(),
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    let (repo, base) = buggy_change();
+    let out = review(&env, &server, &repo, &base, "json");
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    let doc = parse(&out);
+    assert_eq!(doc["findings"].as_array().map(Vec::len), Some(0));
+    let unproven = doc["unproven"].to_string();
+    assert!(
+        unproven.contains("fails on the base too"),
+        "the sandbox has no network: {unproven}"
+    );
+    env.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_skeptic_refutation_with_its_own_passing_test_drops_the_finding_and_memory_keeps_it_dropped()
  {
     let server = ScriptedServer::start().await;
@@ -303,6 +325,11 @@ async fn failed_model_services_make_the_review_incomplete_by_name() {
             "not the requested JSON",
         ),
         (Reply::RateLimited(1), "rate limited"),
+        // JSON of the wrong shape is asked again once with the error, then named.
+        (
+            Reply::Json(json!({"risks": "none"})),
+            "not the requested JSON",
+        ),
     ] {
         let server = ScriptedServer::start().await;
         server.on(
@@ -493,6 +520,174 @@ async fn a_recorded_review_replays_in_sample_mode_with_no_network() {
             .contains("the cassette has no answer"),
         "{:?}",
         text(&out)
+    );
+    env.cleanup().await;
+}
+
+/// A Dockerfile change that pins `requests` back to 2.19.0: no lock file changes, so only
+/// the Investigator's queries can prove what it brings in.
+fn dockerfile_change() -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    repo.write(
+        "Dockerfile",
+        "FROM python:3.12\nRUN pip install requests==2.31.0\n",
+    );
+    let base = repo.commit("base");
+    repo.write(
+        "Dockerfile",
+        "FROM python:3.12\nRUN pip install requests==2.19.0\n",
+    );
+    repo.commit("pin requests");
+    (repo, base)
+}
+
+fn script_investigation(
+    server: &ScriptedServer,
+    queries: serde_json::Value,
+    skeptic: serde_json::Value,
+) {
+    server.on(
+        Some(GUARD),
+        "",
+        vec![Reply::Json(json!({"User Safety": "safe"}))],
+    );
+    server.on(
+        Some(GENERATOR),
+        "You are the Planner",
+        vec![Reply::Json(
+            json!({"risks": [{"title": "requests pinned to a vulnerable version",
+            "claim": "the image installs requests 2.19.0, which published advisories affect",
+            "path": "Dockerfile", "symbol": "requests", "evidence": "query"}]}),
+        )],
+    );
+    server.on(
+        Some(GENERATOR),
+        "You are the Investigator",
+        vec![Reply::Json(json!({ "queries": queries }))],
+    );
+    server.on(
+        Some(SKEPTIC),
+        "You are the Skeptic",
+        vec![Reply::Json(skeptic)],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_investigator_proves_a_vulnerable_pin_with_advisory_rows() {
+    let server = ScriptedServer::start().await;
+    script_investigation(
+        &server,
+        json!([
+            {"template": "advisories_by_package",
+             "values": {"ecosystem": "PyPI", "name": "requests", "version": "2.19.0", "base_version": "2.31.0"}},
+            {"template": "kev_by_cve", "values": {"cve": "CVE-2018-18074"}},
+            {"template": "raw_sql", "values": {"sql": "DELETE FROM advisories"}},
+            {"template": "advisory_by_id", "values": {"id": "PYSEC-2018-28' OR '1'='1"}}
+        ]),
+        // The Skeptic "refutes" with a query whose rows show the advisory stands.
+        json!({"verdict": "refuted", "reason": "maybe the advisory was withdrawn",
+               "query": {"template": "advisory_by_id", "values": {"id": "PYSEC-2018-28"}}}),
+    );
+    let env = Env::new(Backend::Postgres).await;
+    crate::common::import(
+        &env,
+        &[crate::common::data("advisories/osv-pypi-pypa.jsonl")
+            .display()
+            .to_string()],
+    );
+    let (repo, base) = dockerfile_change();
+    let out = review(&env, &server, &repo, &base, "json");
+    let doc = parse(&out);
+    assert_eq!(out.status.code(), Some(1), "{doc:#}");
+    let mut advisories: Vec<&str> = doc["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| f["advisory"]["id"].as_str().unwrap_or_default())
+        .collect();
+    advisories.sort();
+    // 2.19.0 is inside [0, 2.20.0) and [2.3.0, 2.31.0); the base's 2.31.0 is in neither.
+    assert_eq!(advisories, ["PYSEC-2018-28", "PYSEC-2023-74"], "{doc:#}");
+    for f in doc["findings"].as_array().expect("findings") {
+        assert_eq!(f["proof_level"], "advisory");
+        assert!(
+            f["id"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("query:Dockerfile:")),
+            "{f:#}"
+        );
+        assert_eq!(f["location"]["path"], "Dockerfile");
+        assert_eq!(f["location"]["line"], 2, "the anchor line");
+        assert_eq!(f["package"]["new_version"], "2.19.0");
+        assert_eq!(f["package"]["old_version"], "2.31.0");
+        // Each advisory's own smallest fix: [0, 2.20.0) and [2.3.0, 2.31.0).
+        let fix = if f["advisory"]["id"] == "PYSEC-2018-28" {
+            "2.20.0"
+        } else {
+            "2.31.0"
+        };
+        assert_eq!(f["fix"]["version"], fix);
+        assert_eq!(f["evidence"][0]["kind"], "advisory_row");
+        assert_eq!(f["skeptic"]["verdict"], "refuted_without_evidence", "{f:#}");
+        assert!(
+            f["claim"]
+                .as_str()
+                .is_some_and(|c| c.contains("requests 2.19.0"))
+        );
+    }
+    let trace = text(&env.run(&["trace", doc["review_id"].as_str().expect("id")])).0;
+    let lines = |kind: &str| {
+        trace
+            .lines()
+            .filter(|l| l.contains(&format!("\"kind\":\"{kind}\"")))
+            .count()
+    };
+    assert_eq!(
+        lines("query_refused"),
+        2,
+        "the unknown template and the hostile id: {trace}"
+    );
+    assert_eq!(
+        lines("query"),
+        3,
+        "two of the Investigator's and the Skeptic's: {trace}"
+    );
+    assert!(trace.contains("CVE-2018-18074"), "{trace}");
+    env.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_about_a_version_the_change_does_not_bring_in_prove_nothing() {
+    let server = ScriptedServer::start().await;
+    script_investigation(
+        &server,
+        json!([{"template": "advisories_by_package",
+                "values": {"ecosystem": "PyPI", "name": "requests", "version": "2.2.0"}}]),
+        CONCEDE(),
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    crate::common::import(
+        &env,
+        &[crate::common::data("advisories/osv-pypi-pypa.jsonl")
+            .display()
+            .to_string()],
+    );
+    let (repo, base) = dockerfile_change();
+    let out = review(&env, &server, &repo, &base, "json");
+    let doc = parse(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    assert_eq!(doc["findings"].as_array().map(Vec::len), Some(0));
+    let unproven = doc["unproven"].to_string();
+    assert!(
+        unproven.contains("no line the change adds to Dockerfile names requests 2.2.0"),
+        "{unproven}"
+    );
+    assert!(
+        !server
+            .received()
+            .iter()
+            .any(|r| r.text().contains("You are the Skeptic")),
+        "nothing proved, nothing for the Skeptic"
     );
     env.cleanup().await;
 }

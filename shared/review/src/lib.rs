@@ -20,6 +20,7 @@ pub mod agents;
 pub mod embedded;
 mod error;
 mod git_tree;
+pub mod investigator;
 pub mod pipeline;
 pub mod sandbox_job;
 pub mod scan;

@@ -169,6 +169,12 @@ impl ReviewSteps {
             agents::PLANNER => agents::planner(needs_models()?, view).await,
             agents::PROVER => agents::prover(needs_models()?, view, lease).await,
             agents::SKEPTIC => agents::skeptic(needs_models()?, view, lease).await,
+            crate::investigator::INVESTIGATOR => {
+                crate::investigator::investigator(needs_models()?, view, lease).await
+            }
+            crate::investigator::SKEPTIC_QUERY => {
+                crate::investigator::skeptic_query(needs_models()?, view, lease).await
+            }
             agents::REPRODUCE => {
                 let cassette = self.agents.as_ref().and_then(|a| a.cassette());
                 agents::reproduce(self.sandbox.as_ref(), cassette, view, lease).await
@@ -606,6 +612,94 @@ impl ReviewSteps {
                 }
             }
         }
+        for (key, risk) in &planner.investigating {
+            self.judge_query(review_id, repository, rows, key, risk, report, trace)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// One query pipeline: its findings kept, dropped (and remembered), or unproven.
+    #[allow(clippy::too_many_arguments)]
+    async fn judge_query(
+        &self,
+        review_id: &str,
+        repository: &str,
+        rows: &[StepRow],
+        key: &str,
+        risk: &crate::agents::Risk,
+        report: &mut Report,
+        trace: &mut Trace,
+    ) -> Result<(), StepError> {
+        use crate::investigator::{QueryVerdict, judge_query};
+        let fp =
+            crate::agents::fingerprint("query", &risk.path, risk.symbol.as_deref(), &risk.claim);
+        match judge_query(rows, key, risk) {
+            QueryVerdict::Keep { findings, skeptic } => {
+                trace.push(
+                    "verdict",
+                    serde_json::json!({"key": key, "verdict": "kept", "title": risk.title,
+                                       "findings": findings.iter().map(|f| &f.id).collect::<Vec<_>>()}),
+                );
+                for mut f in findings {
+                    f.claim = Some(risk.claim.clone());
+                    f.skeptic = skeptic.clone().map(|s| SkepticRef {
+                        verdict: s.verdict,
+                        reason: s.reason,
+                        artifact: s.artifact,
+                    });
+                    report.findings.push(f);
+                }
+            }
+            QueryVerdict::Dropped {
+                refutation,
+                skeptic,
+            } => {
+                let id =
+                    hex::encode(&Sha256::digest(format!("{review_id}\n{key}").as_bytes())[..16]);
+                let record = proven_store::MemoryRecord {
+                    id: id.clone(),
+                    repository: repository.to_string(),
+                    fingerprint: fp,
+                    kind: "query".into(),
+                    path: risk.path.clone(),
+                    symbol: risk.symbol.clone(),
+                    claim: risk.claim.clone(),
+                    refutation:
+                        serde_json::json!({"reason": skeptic.reason, "query": refutation.query})
+                            .to_string(),
+                    provenance: serde_json::json!({"review_id": review_id, "pipeline": key})
+                        .to_string(),
+                    confidence: 1.0,
+                    created_at: String::new(),
+                };
+                self.store.memory_write(&record).await.map_err(retryable)?;
+                trace.push(
+                    "verdict",
+                    serde_json::json!({"key": key, "verdict": "dropped", "title": risk.title,
+                                       "reason": refutation.reason, "memory_record": id}),
+                );
+                report.unproven.push(Unproven {
+                    claim: risk.claim.clone(),
+                    reason: format!(
+                        "refuted by the Skeptic's own query ({}); remembered as {id}",
+                        refutation.reason
+                    ),
+                });
+            }
+            QueryVerdict::Unproven { claim, reason } => {
+                trace.push(
+                    "verdict",
+                    serde_json::json!({"key": key, "verdict": "unproven", "reason": reason}),
+                );
+                report.unproven.push(Unproven { claim, reason });
+            }
+            QueryVerdict::Inconclusive { claim } => report.not_seen.push(NotSeen {
+                what: claim,
+                reason: "inconclusive: its pipeline did not finish before the review's deadline"
+                    .into(),
+            }),
+        }
         Ok(())
     }
 
@@ -699,6 +793,31 @@ impl ReviewSteps {
                 _ => {}
             }
         }
+        // A package the dependency evidence already reported is not reported twice.
+        let proved_by_files: std::collections::HashSet<(String, String, String, String)> = report
+            .findings
+            .iter()
+            .filter(|f| !f.id.starts_with("query:"))
+            .filter_map(|f| {
+                let p = f.package.as_ref()?;
+                Some((
+                    p.ecosystem.clone(),
+                    p.name.to_lowercase(),
+                    p.new_version.clone(),
+                    f.advisory_id().to_string(),
+                ))
+            })
+            .collect();
+        report.findings.retain(|f| {
+            let duplicate = f.id.starts_with("query:")
+                && f.package.as_ref().is_some_and(|p| {
+                    proved_by_files.contains(&(p.ecosystem.clone(), p.name.to_lowercase(), p.new_version.clone(), f.advisory_id().to_string()))
+                });
+            if duplicate {
+                trace.push("duplicate", serde_json::json!({"finding": f.id, "reason": "the dependency evidence reports the same package, version and advisory"}));
+            }
+            !duplicate
+        });
         if broken_review_step && report.plan.is_none() {
             report.status = Status::Failed;
         }
@@ -733,7 +852,9 @@ impl Steps for ReviewSteps {
                 | crate::agents::PROVER
                 | crate::agents::SKEPTIC
                 | crate::agents::REPRODUCE
-                | crate::agents::REFUTE => self.agent_step(lease).await,
+                | crate::agents::REFUTE
+                | crate::investigator::INVESTIGATOR
+                | crate::investigator::SKEPTIC_QUERY => self.agent_step(lease).await,
                 crate::sandbox_job::SANDBOX_RUN => {
                     crate::sandbox_job::run(self.sandbox.as_ref(), &self.store, lease).await
                 }

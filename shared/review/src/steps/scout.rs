@@ -147,8 +147,9 @@ pub fn plan(
         if agents_on {
             runs.push("planner".to_string());
             runs.push("prover (tests in the sandbox)".to_string());
+            runs.push("investigator (advisory queries)".to_string());
             runs.push("skeptic".to_string());
-            left_out.push("investigator and fixer: not part of this build".to_string());
+            left_out.push("fixer: not part of this build".to_string());
         } else {
             left_out.push(
                 "model agents (planner, prover, skeptic): not configured (set PROVEN_GENERATOR_API_KEY or \
