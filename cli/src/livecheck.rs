@@ -128,6 +128,9 @@ pub async fn run(store: &Store, config: &Config) -> Result<u8, Exit> {
         if config.guardrail {
             checks.push(model("guardrail", &config.guardrail_model).await);
         }
+        if let Some(second) = &config.second_reviewer {
+            checks.push(model("second reviewer", second).await);
+        }
     } else {
         checks.push(Check {
             service: "models".into(),

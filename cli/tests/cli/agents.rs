@@ -691,3 +691,91 @@ async fn rows_about_a_version_the_change_does_not_bring_in_prove_nothing() {
     );
     env.cleanup().await;
 }
+
+const SECOND: &str = "mistralai/second-test";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_reviewer_is_shown_beside_the_first_and_never_merged() {
+    let server = ScriptedServer::start().await;
+    server.on(
+        Some(SECOND),
+        "You are the Planner",
+        vec![Reply::Json(json!({"risks": [
+            {"title": "add is broken", "claim": "add no longer adds", "path": "calc.py", "symbol": "add", "evidence": "test"},
+            {"title": "floats", "claim": "add mishandles floats", "path": "calc.py", "symbol": "add_floats", "evidence": "test"}
+        ]}))],
+    );
+    script(
+        &server,
+        "def test_add():\n    assert add(2, 3) == 5\n",
+        CONCEDE(),
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    let (repo, base) = buggy_change();
+    let two = |cmd: &mut std::process::Command, url: &str| {
+        cmd.env("PROVEN_SECOND_REVIEWER_BASE_URL", url)
+            .env("PROVEN_SECOND_REVIEWER_MODEL", SECOND)
+            .args([
+                "review",
+                "--repo",
+                &repo.path().display().to_string(),
+                "--base",
+                &base,
+            ]);
+    };
+    let mut cmd = agents(&env, &server);
+    two(&mut cmd, &server.base_url);
+    let out = cmd.args(["--format", "json"]).output().expect("review");
+    let doc = parse(&out);
+    assert_eq!(out.status.code(), Some(1), "{doc:#}");
+    assert_eq!(
+        doc["findings"].as_array().map(Vec::len),
+        Some(1),
+        "evidence alone decides: {doc:#}"
+    );
+    let reviewers = doc["reviewers"].as_array().expect("reviewers");
+    assert_eq!(reviewers.len(), 2, "{reviewers:#?}");
+    assert_eq!(reviewers[0]["title"], "add subtracts");
+    assert_eq!(reviewers[0]["outcome"], "finding");
+    assert_eq!(reviewers[0]["first"]["verdict"], "reported");
+    assert_eq!(reviewers[0]["second"]["verdict"], "reported");
+    assert_eq!(
+        reviewers[0]["second"]["reason"], "add no longer adds",
+        "its own words"
+    );
+    assert_eq!(reviewers[1]["title"], "floats");
+    assert_eq!(reviewers[1]["outcome"], "not examined");
+    assert_eq!(reviewers[1]["first"]["verdict"], "not reported");
+    assert!(
+        !server
+            .received()
+            .iter()
+            .any(|r| r.model == SECOND && r.text().contains("add(2, 3) returns -1")),
+        "the second reviewer never sees the first reviewer's words"
+    );
+    let mut cmd = agents(&env, &server);
+    two(&mut cmd, &server.base_url);
+    let (md, _) = text(&cmd.args(["--format", "markdown"]).output().expect("review"));
+    assert!(
+        md.contains(
+            "| floats | `calc.py` | not examined | not reported | reported: add mishandles floats |"
+        ),
+        "{md}"
+    );
+
+    // Its service fails: "no answer", named, never a disagreement.
+    let mut cmd = agents(&env, &server);
+    two(&mut cmd, "http://127.0.0.1:1/v1");
+    let out = cmd.args(["--format", "json"]).output().expect("review");
+    let doc = parse(&out);
+    assert_eq!(out.status.code(), Some(3), "{doc:#}");
+    assert_eq!(doc["findings"].as_array().map(Vec::len), Some(1));
+    assert_eq!(doc["reviewers"][0]["second"]["verdict"], "no answer");
+    assert!(
+        doc["failed_services"]
+            .to_string()
+            .contains("second-reviewer"),
+        "{doc:#}"
+    );
+    env.cleanup().await;
+}

@@ -73,6 +73,8 @@ pub struct Config {
     pub generator: ModelSettings,
     pub skeptic: ModelSettings,
     pub guardrail_model: ModelSettings,
+    /// The second reviewer, when its base URL and model are set.
+    pub second_reviewer: Option<ModelSettings>,
     pub model_timeout: std::time::Duration,
 }
 
@@ -260,6 +262,26 @@ impl Layers {
         let generator = model("generator")?;
         let skeptic = model("skeptic")?;
         let guardrail_model = model("guardrail")?;
+        let second = model("second_reviewer")?;
+        let second_reviewer = match (second.base_url.is_empty(), second.model.is_empty()) {
+            (true, true) if second.api_key.is_empty() => None,
+            (false, false) => Some(second),
+            (base_missing, _) => {
+                let (missing, set) = if base_missing {
+                    ("models.second_reviewer.base_url", "its model or key")
+                } else {
+                    ("models.second_reviewer.model", "its base URL")
+                };
+                return Err(ConfigError {
+                    source_name: settings::setting(missing).env.to_string(),
+                    key: missing.into(),
+                    message: format!(
+                        "is empty while {set} is set; allowed: {} (or leave all three empty for one reviewer)",
+                        settings::setting(missing).allowed.describe()
+                    ),
+                });
+            }
+        };
         let (agents, agents_from) = get("agents")?;
         let (guardrail, _) = get("guardrail")?;
         let (model_timeout, _) = get("models.timeout_seconds")?;
@@ -322,6 +344,7 @@ impl Layers {
             generator,
             skeptic,
             guardrail_model,
+            second_reviewer,
             model_timeout: std::time::Duration::from_secs(model_timeout.parse().unwrap_or(120)),
         })
     }
@@ -440,6 +463,40 @@ mod tests {
         assert_eq!(model_family("meta/llama-3.1-70b-instruct"), "llama");
         assert_eq!(model_family("gpt-4o-mini"), "gpt");
         assert_eq!(model_family("qwen2.5-coder:7b"), "qwen");
+    }
+
+    #[test]
+    fn a_second_reviewer_needs_its_base_url_and_model() {
+        let none = Layers::from_env(env(&[]))
+            .expect("env")
+            .resolve()
+            .expect("ok");
+        assert!(none.second_reviewer.is_none(), "one reviewer by default");
+        let e = Layers::from_env(env(&[(
+            "PROVEN_SECOND_REVIEWER_BASE_URL",
+            "http://127.0.0.1:9/v1",
+        )]))
+        .expect("env")
+        .resolve()
+        .expect_err("no model");
+        assert_eq!(e.key, "models.second_reviewer.model");
+        assert_eq!(e.source_name, "PROVEN_SECOND_REVIEWER_MODEL");
+        let e = Layers::from_env(env(&[("PROVEN_SECOND_REVIEWER_BASE_URL", "ftp://x")]))
+            .expect("env")
+            .resolve()
+            .expect_err("not http");
+        assert_eq!(e.key, "models.second_reviewer.base_url");
+        let two = Layers::from_env(env(&[
+            ("PROVEN_SECOND_REVIEWER_BASE_URL", "http://127.0.0.1:9/v1"),
+            ("PROVEN_SECOND_REVIEWER_MODEL", "mistralai/mistral-large"),
+        ]))
+        .expect("env")
+        .resolve()
+        .expect("two reviewers");
+        assert_eq!(
+            two.second_reviewer.map(|m| m.model).as_deref(),
+            Some("mistralai/mistral-large")
+        );
     }
 
     #[test]

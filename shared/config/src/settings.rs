@@ -35,6 +35,10 @@ pub enum Allowed {
     ModelId,
     /// An `http://` or `https://` URL.
     HttpUrl,
+    /// An `http://` or `https://` URL, or empty (not connected).
+    HttpUrlOrEmpty,
+    /// A model id, or empty.
+    ModelIdOrEmpty,
     /// Any text; never shown in messages.
     Secret,
 }
@@ -101,6 +105,9 @@ impl Allowed {
                 }
             }
             Allowed::Secret => Ok(()),
+            Allowed::HttpUrlOrEmpty | Allowed::ModelIdOrEmpty if raw.is_empty() => Ok(()),
+            Allowed::HttpUrlOrEmpty => Allowed::HttpUrl.check(raw),
+            Allowed::ModelIdOrEmpty => Allowed::ModelId.check(raw),
             Allowed::ModelId => {
                 if !raw.is_empty()
                     && raw
@@ -126,7 +133,7 @@ impl Allowed {
         }
     }
 
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Allowed::OneOf(values) => values.join(", "),
             Allowed::PositiveInteger => "a positive integer".into(),
@@ -137,6 +144,8 @@ impl Allowed {
             Allowed::SocketAddr => "host:port".into(),
             Allowed::SocketAddrOrEmpty => "host:port, or empty".into(),
             Allowed::HttpUrl => "http://… or https://… URL".into(),
+            Allowed::HttpUrlOrEmpty => "http://… or https://… URL, or empty".into(),
+            Allowed::ModelIdOrEmpty => "a model id, or empty".into(),
             Allowed::Secret => "a secret".into(),
             Allowed::ModelId => "a model id".into(),
             Allowed::LogFilter => {
@@ -319,6 +328,31 @@ pub static SETTINGS: &[Setting] = &[
         allowed: Allowed::Secret,
         repository: false,
         doc: "API key of the content-safety guardrail that checks every prompt and answer (a secret: never printed).",
+    },
+    Setting {
+        key: "models.second_reviewer.base_url",
+        env: "PROVEN_SECOND_REVIEWER_BASE_URL",
+        default: Some(""),
+        allowed: Allowed::HttpUrlOrEmpty,
+        repository: false,
+        doc: "OpenAI-compatible API of the second reviewer, which doubles the Planner independently; its verdicts \
+              are shown beside the first reviewer's, never merged. Empty: one reviewer.",
+    },
+    Setting {
+        key: "models.second_reviewer.model",
+        env: "PROVEN_SECOND_REVIEWER_MODEL",
+        default: Some(""),
+        allowed: Allowed::ModelIdOrEmpty,
+        repository: false,
+        doc: "Model id of the second reviewer (required when its base URL is set).",
+    },
+    Setting {
+        key: "models.second_reviewer.api_key",
+        env: "PROVEN_SECOND_REVIEWER_API_KEY",
+        default: Some(""),
+        allowed: Allowed::Secret,
+        repository: false,
+        doc: "API key of the second reviewer (a secret: never printed).",
     },
     Setting {
         key: "agents",

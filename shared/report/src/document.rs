@@ -38,6 +38,31 @@ pub struct Report {
     pub input_errors: Vec<InputError>,
     /// Dependency files read on each side, with how many packages each declared.
     pub dependency_files: Vec<DependencyFileSummary>,
+    /// With a second reviewer: each risk either reviewer named, with both verdicts side by
+    /// side. Never merged: evidence alone decides which findings exist.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reviewers: Vec<ReviewerVerdicts>,
+}
+
+/// One risk and what each reviewer said of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewerVerdicts {
+    pub title: String,
+    pub path: String,
+    /// What the evidence made of it: `finding`, `unproven`, `dropped`, `remembered`, or
+    /// `not examined` (only the second reviewer named it; it is not evidence).
+    pub outcome: String,
+    pub first: ReviewerVerdict,
+    pub second: ReviewerVerdict,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewerVerdict {
+    /// `reported`, `not reported`, or `no answer` (the reviewer's service failed).
+    pub verdict: String,
+    /// The reviewer's own words for the risk, when it named it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -411,6 +436,7 @@ impl Report {
             left_out: Vec::new(),
             input_errors: Vec::new(),
             dependency_files: Vec::new(),
+            reviewers: Vec::new(),
         }
     }
 

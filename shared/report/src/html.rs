@@ -39,6 +39,7 @@ pre{background:#f6f8fa;padding:8px;overflow-x:auto}section{margin:1.5em 0}
 {% if e.row %}<details><summary>{{ e.advisory_id }} affected[{{ e.affected_index }}], matched by {{ e.matched }}</summary><pre>{{ e.row | tojson }}</pre></details>{% endif %}{% endfor %}
 </section>{% endfor %}
 {% if unproven %}<h2>Unproven (not findings)</h2><ul>{% for u in unproven %}<li>{{ u.claim }}: {{ u.reason }}</li>{% endfor %}</ul>{% endif %}
+{% if reviewers %}<h2>The reviewers, side by side (never merged; evidence decides)</h2><table><tr><th>Risk</th><th>File</th><th>Evidence</th><th>First reviewer</th><th>Second reviewer</th></tr>{% for r in reviewers %}<tr><td>{{ r.title }}</td><td><code>{{ r.path }}</code></td><td>{{ r.outcome }}</td><td>{{ r.first.verdict }}</td><td>{{ r.second.verdict }}{% if r.second.reason %}: {{ r.second.reason }}{% endif %}</td></tr>{% endfor %}</table>{% endif %}
 {% if failed_services %}<h2>Failed services: this review is incomplete</h2><ul>{% for s in failed_services %}<li><strong>{{ s.service }}</strong>: {{ s.message }}</li>{% endfor %}</ul>{% endif %}
 {% if input_errors %}<h2>Inputs that could not be read</h2><ul>{% for e in input_errors %}<li><code>{{ e.path }}</code>{% if e.line %} line {{ e.line }}{% endif %}: {{ e.message }}</li>{% endfor %}</ul>{% endif %}
 {% if not_seen %}<h2>What this review could not see</h2><ul>{% for n in not_seen %}<li>{{ n.what }}: {{ n.reason }}</li>{% endfor %}</ul>{% endif %}

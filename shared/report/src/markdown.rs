@@ -69,6 +69,12 @@ No finding.
 ### Unproven (not findings)
 {% for u in unproven %}- {{ u.claim | md }}: {{ u.reason | md }}
 {% endfor %}{% endif %}
+{% if reviewers %}
+### The reviewers, side by side (never merged; evidence decides)
+| risk | file | evidence | first reviewer | second reviewer |
+|---|---|---|---|---|
+{% for r in reviewers %}| {{ r.title | md }} | `{{ r.path }}` | {{ r.outcome }} | {{ r.first.verdict }} | {{ r.second.verdict }}{% if r.second.reason %}: {{ r.second.reason | md }}{% endif %} |
+{% endfor %}{% endif %}
 {% if failed_services %}
 ### Failed services: this review is incomplete
 {% for s in failed_services %}- **{{ s.service }}**: {{ s.message | md }}

@@ -244,6 +244,12 @@ pub fn render_sarif(report: &Report) -> String {
     if let Some(id) = &report.review_id {
         run_props.insert("review_id".to_string(), id.clone().into());
     }
+    if !report.reviewers.is_empty() {
+        run_props.insert(
+            "reviewers".to_string(),
+            serde_json::to_value(&report.reviewers).unwrap_or_default(),
+        );
+    }
     let driver = ToolComponent::builder()
         .name("Proven")
         .version(env!("CARGO_PKG_VERSION"))

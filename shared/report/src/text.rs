@@ -108,6 +108,29 @@ pub fn render_text(report: &Report, color: bool) -> String {
             let _ = writeln!(out, "  - {}: {}", u.claim, u.reason);
         }
     }
+    if !report.reviewers.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            p.bold("The reviewers, side by side (never merged; evidence decides):")
+        );
+        for r in &report.reviewers {
+            let _ = writeln!(
+                out,
+                "  - {} ({}): {}; first reviewer {}, second reviewer {}{}",
+                r.title,
+                r.path,
+                r.outcome,
+                r.first.verdict,
+                r.second.verdict,
+                r.second
+                    .reason
+                    .as_deref()
+                    .map(|w| format!(" ({w})"))
+                    .unwrap_or_default()
+            );
+        }
+    }
     if !report.failed_services.is_empty() {
         let _ = writeln!(
             out,

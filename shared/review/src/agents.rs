@@ -41,6 +41,8 @@ pub const PROVER: &str = "prover";
 pub const REPRODUCE: &str = "sandbox.reproduce";
 pub const SKEPTIC: &str = "skeptic";
 pub const REFUTE: &str = "sandbox.refute";
+/// The second reviewer's own Planner (its verdicts are shown beside the first's).
+pub const SECOND_REVIEWER: &str = "second-reviewer";
 
 const MAX_RISKS: usize = 8;
 const MAX_DIFF_BYTES: usize = 48 * 1024;
@@ -52,6 +54,8 @@ pub struct Agents {
     generator: ModelClient,
     skeptic: ModelClient,
     guardrail: Option<ModelClient>,
+    /// The second reviewer, when configured.
+    second: Option<ModelClient>,
     /// Sample mode: model answers and sandbox runs recorded or replayed.
     cassette: Option<Arc<Cassette>>,
 }
@@ -78,8 +82,18 @@ impl Agents {
             } else {
                 None
             },
+            second: config
+                .second_reviewer
+                .as_ref()
+                .map(|m| ModelClient::new(endpoint(m, config.model_timeout)))
+                .transpose()?,
             cassette: None,
         })
+    }
+
+    /// A second reviewer doubles the Planner.
+    pub fn has_second_reviewer(&self) -> bool {
+        self.second.is_some()
     }
 
     /// Records every answer and run to `cassette`, or replays them (sample mode).
@@ -87,6 +101,7 @@ impl Agents {
         self.generator = self.generator.with_cassette(cassette.clone());
         self.skeptic = self.skeptic.with_cassette(cassette.clone());
         self.guardrail = self.guardrail.map(|g| g.with_cassette(cassette.clone()));
+        self.second = self.second.map(|g| g.with_cassette(cassette.clone()));
         self.cassette = Some(cassette);
         self
     }
@@ -354,10 +369,12 @@ impl Agents {
         user: &str,
         trace: &mut Trace,
     ) -> Result<T, StepError> {
-        let client = if role == "skeptic" {
-            &self.skeptic
-        } else {
-            &self.generator
+        let client = match role {
+            "skeptic" => &self.skeptic,
+            "second_reviewer" => self.second.as_ref().ok_or_else(|| {
+                StepError::Permanent("no second reviewer is configured in this process".into())
+            })?,
+            _ => &self.generator,
         };
         self.guard(role, "prompt", user, trace).await?;
         let request = ChatRequest {
@@ -474,8 +491,8 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(|e| StepError::Permanent(format!("a blocking part panicked: {e}")))
 }
 
-pub async fn planner(agents: &Agents, view: ReviewView<'_>) -> Result<Outcome, StepError> {
-    let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
+/// The Planner's prompt (system, user) and whether the diff was cut to fit.
+async fn planner_prompt(view: &ReviewView<'_>) -> Result<(String, String, bool), StepError> {
     let (dir, base, head) = (
         view.repository_dir.to_string(),
         view.base.to_string(),
@@ -505,6 +522,64 @@ pub async fn planner(agents: &Agents, view: ReviewView<'_>) -> Result<Outcome, S
         serde_json::to_string(view.changed).unwrap_or_default(),
         serde_json::to_string(&diff).unwrap_or_default()
     );
+    Ok((system, user, truncated))
+}
+
+/// The second reviewer's risks: its own Planner, shown only the change (never the first
+/// reviewer's words).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SecondReview {
+    pub risks: Vec<Risk>,
+}
+
+pub async fn second_reviewer(agents: &Agents, view: ReviewView<'_>) -> Result<Outcome, StepError> {
+    let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
+    let (system, user, _) = planner_prompt(&view).await?;
+    let answer: PlannerAnswer = agents
+        .ask("second_reviewer", &system, &user, &mut trace)
+        .await?;
+    let risks: Vec<Risk> = answer
+        .risks
+        .into_iter()
+        .take(MAX_RISKS)
+        .filter(|r| view.changed.iter().any(|c| c == &r.path) && r.title.len() <= 300)
+        .collect();
+    for r in &risks {
+        trace.push(
+            "second_reviewer",
+            json!({"title": r.title, "path": r.path, "claim": r.claim}),
+        );
+    }
+    Ok(outcome(
+        trace,
+        to_json(&SecondReview { risks })?,
+        Vec::new(),
+        true,
+    ))
+}
+
+/// Whether two reviewers' risks name the same thing: the same file, and the same symbol
+/// or the same normalised claim.
+pub fn same_risk(a: &Risk, b: &Risk) -> bool {
+    let symbol = |r: &Risk| {
+        r.symbol
+            .as_deref()
+            .map(|s| s.trim().to_lowercase())
+            .filter(|s| !s.is_empty())
+    };
+    a.path == b.path
+        && match (symbol(a), symbol(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => {
+                fingerprint("any", &a.path, None, &a.claim)
+                    == fingerprint("any", &b.path, None, &b.claim)
+            }
+        }
+}
+
+pub async fn planner(agents: &Agents, view: ReviewView<'_>) -> Result<Outcome, StepError> {
+    let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
+    let (system, user, truncated) = planner_prompt(&view).await?;
     let answer: PlannerAnswer = agents.ask("generator", &system, &user, &mut trace).await?;
     let mut result = PlannerResult {
         truncated,

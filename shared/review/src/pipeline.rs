@@ -167,6 +167,7 @@ impl ReviewSteps {
         };
         match lease.id.step.as_str() {
             agents::PLANNER => agents::planner(needs_models()?, view).await,
+            agents::SECOND_REVIEWER => agents::second_reviewer(needs_models()?, view).await,
             agents::PROVER => agents::prover(needs_models()?, view, lease).await,
             agents::SKEPTIC => agents::skeptic(needs_models()?, view, lease).await,
             crate::investigator::INVESTIGATOR => {
@@ -372,6 +373,16 @@ impl ReviewSteps {
                 pipeline: true,
                 ..NewStep::new(crate::agents::PLANNER, "model")
             });
+            if self
+                .agents
+                .as_ref()
+                .is_some_and(|a| a.has_second_reviewer())
+            {
+                next.push(NewStep {
+                    pipeline: true,
+                    ..NewStep::new(crate::agents::SECOND_REVIEWER, "model")
+                });
+            }
         }
         if next.is_empty() {
             next.push(NewStep::new(JUDGE, "control"));
@@ -492,11 +503,15 @@ impl ReviewSteps {
         rows: &[StepRow],
         report: &mut Report,
         trace: &mut Trace,
-    ) -> Result<(), StepError> {
+    ) -> Result<Vec<(crate::agents::Risk, &'static str)>, StepError> {
         use crate::agents::{self, Verdict};
+        let mut first = Vec::new();
         let Ok(planner) = result_of::<agents::PlannerResult>(rows, agents::PLANNER) else {
-            return Ok(());
+            return Ok(first);
         };
+        for (risk, _) in &planner.remembered {
+            first.push((risk.clone(), "remembered"));
+        }
         if planner.truncated {
             report.not_seen.push(NotSeen {
                 what: "the end of a large change".into(),
@@ -511,7 +526,17 @@ impl ReviewSteps {
         }
         for (key, risk) in &planner.proving {
             let fp = agents::fingerprint("test", &risk.path, risk.symbol.as_deref(), &risk.claim);
-            match agents::judge_risk(rows, key, risk) {
+            let verdict = agents::judge_risk(rows, key, risk);
+            first.push((
+                risk.clone(),
+                match &verdict {
+                    Verdict::Keep { .. } => "finding",
+                    Verdict::Dropped { .. } => "dropped",
+                    Verdict::Unproven { .. } => "unproven",
+                    Verdict::Inconclusive { .. } => "inconclusive",
+                },
+            ));
+            match verdict {
                 Verdict::Keep { job, runs, skeptic } => {
                     let evidence = runs
                         .into_iter()
@@ -613,10 +638,69 @@ impl ReviewSteps {
             }
         }
         for (key, risk) in &planner.investigating {
-            self.judge_query(review_id, repository, rows, key, risk, report, trace)
+            let outcome = self
+                .judge_query(review_id, repository, rows, key, risk, report, trace)
                 .await?;
+            first.push((risk.clone(), outcome));
         }
-        Ok(())
+        Ok(first)
+    }
+
+    /// Both reviewers' verdicts on every risk either named, side by side, never merged.
+    fn side_by_side(
+        rows: &[StepRow],
+        first: &[(crate::agents::Risk, &'static str)],
+        report: &mut Report,
+    ) {
+        use crate::agents::{SECOND_REVIEWER, SecondReview, same_risk};
+        use proven_report::{ReviewerVerdict, ReviewerVerdicts};
+        let Some(row) = rows.iter().find(|r| r.id.step == SECOND_REVIEWER) else {
+            return;
+        };
+        let second: Option<SecondReview> = (row.state == "done")
+            .then(|| {
+                row.result
+                    .as_deref()
+                    .and_then(|t| serde_json::from_str(t).ok())
+            })
+            .flatten();
+        let said = |verdict: &str, reason: Option<String>| ReviewerVerdict {
+            verdict: verdict.into(),
+            reason,
+        };
+        let mut matched = std::collections::HashSet::new();
+        for (risk, outcome) in first {
+            let theirs = second
+                .as_ref()
+                .map(|s| s.risks.iter().enumerate().find(|(_, r)| same_risk(risk, r)));
+            let second_verdict = match theirs {
+                None => said("no answer", None),
+                Some(None) => said("not reported", None),
+                Some(Some((i, r))) => {
+                    matched.insert(i);
+                    said("reported", Some(r.claim.clone()))
+                }
+            };
+            report.reviewers.push(ReviewerVerdicts {
+                title: risk.title.clone(),
+                path: risk.path.clone(),
+                outcome: (*outcome).into(),
+                first: said("reported", Some(risk.claim.clone())),
+                second: second_verdict,
+            });
+        }
+        for (i, r) in second.iter().flat_map(|s| s.risks.iter().enumerate()) {
+            if matched.contains(&i) {
+                continue;
+            }
+            report.reviewers.push(ReviewerVerdicts {
+                title: r.title.clone(),
+                path: r.path.clone(),
+                outcome: "not examined".into(),
+                first: said("not reported", None),
+                second: said("reported", Some(r.claim.clone())),
+            });
+        }
     }
 
     /// One query pipeline: its findings kept, dropped (and remembered), or unproven.
@@ -630,11 +714,11 @@ impl ReviewSteps {
         risk: &crate::agents::Risk,
         report: &mut Report,
         trace: &mut Trace,
-    ) -> Result<(), StepError> {
+    ) -> Result<&'static str, StepError> {
         use crate::investigator::{QueryVerdict, judge_query};
         let fp =
             crate::agents::fingerprint("query", &risk.path, risk.symbol.as_deref(), &risk.claim);
-        match judge_query(rows, key, risk) {
+        Ok(match judge_query(rows, key, risk) {
             QueryVerdict::Keep { findings, skeptic } => {
                 trace.push(
                     "verdict",
@@ -650,6 +734,7 @@ impl ReviewSteps {
                     });
                     report.findings.push(f);
                 }
+                "finding"
             }
             QueryVerdict::Dropped {
                 refutation,
@@ -686,6 +771,7 @@ impl ReviewSteps {
                         refutation.reason
                     ),
                 });
+                "dropped"
             }
             QueryVerdict::Unproven { claim, reason } => {
                 trace.push(
@@ -693,14 +779,18 @@ impl ReviewSteps {
                     serde_json::json!({"key": key, "verdict": "unproven", "reason": reason}),
                 );
                 report.unproven.push(Unproven { claim, reason });
+                "unproven"
             }
-            QueryVerdict::Inconclusive { claim } => report.not_seen.push(NotSeen {
-                what: claim,
-                reason: "inconclusive: its pipeline did not finish before the review's deadline"
-                    .into(),
-            }),
-        }
-        Ok(())
+            QueryVerdict::Inconclusive { claim } => {
+                report.not_seen.push(NotSeen {
+                    what: claim,
+                    reason:
+                        "inconclusive: its pipeline did not finish before the review's deadline"
+                            .into(),
+                });
+                "inconclusive"
+            }
+        })
     }
 
     async fn judge(&self, lease: &Lease) -> Result<Outcome, StepError> {
@@ -732,14 +822,16 @@ impl ReviewSteps {
             report.not_seen.extend(collect.not_seen);
             report.failed_services.extend(collect.failed_services);
         }
-        self.judge_agents(
-            review_id,
-            &review.repository,
-            &rows,
-            &mut report,
-            &mut trace,
-        )
-        .await?;
+        let first = self
+            .judge_agents(
+                review_id,
+                &review.repository,
+                &rows,
+                &mut report,
+                &mut trace,
+            )
+            .await?;
+        Self::side_by_side(&rows, &first, &mut report);
         let mut broken_review_step = false;
         for row in &rows {
             let name = if row.id.key.is_empty() {
@@ -853,6 +945,7 @@ impl Steps for ReviewSteps {
                 | crate::agents::SKEPTIC
                 | crate::agents::REPRODUCE
                 | crate::agents::REFUTE
+                | crate::agents::SECOND_REVIEWER
                 | crate::investigator::INVESTIGATOR
                 | crate::investigator::SKEPTIC_QUERY => self.agent_step(lease).await,
                 crate::sandbox_job::SANDBOX_RUN => {
