@@ -878,6 +878,97 @@ mod tests {
         }
     }
 
+    fn row(step: &str, state: &str, result: Option<String>) -> proven_store::StepRow {
+        proven_store::StepRow {
+            id: proven_store::StepId {
+                review_id: "r".into(),
+                step: step.into(),
+                key: "r0".into(),
+            },
+            queue: "model".into(),
+            state: state.into(),
+            attempts: 1,
+            lease_gen: 1,
+            pipeline: true,
+            result,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn the_judge_keeps_rows_unless_an_evidenced_query_refutes_them() {
+        let risk = Risk {
+            title: "t".into(),
+            claim: "c".into(),
+            path: "Dockerfile".into(),
+            symbol: None,
+            evidence: "query".into(),
+        };
+        let finding: Finding = serde_json::from_value(json!({
+            "id": "query:Dockerfile:PyPI:requests:X", "proof_level": "advisory", "kind": "vulnerability",
+            "title": "t", "location": {"path": "Dockerfile", "line": 2}, "evidence": []
+        }))
+        .expect("finding");
+        let found = InvestigatorResult {
+            findings: vec![finding],
+            ..Default::default()
+        };
+        let investigated = row(INVESTIGATOR, "done", Some(to_json(&found).expect("json")));
+        let skeptic = |evidenced: bool| {
+            let r = SkepticQueryResult {
+                skeptic: SkepticResult {
+                    verdict: if evidenced {
+                        "refuted"
+                    } else {
+                        "refuted_without_evidence"
+                    }
+                    .into(),
+                    reason: "r".into(),
+                    artifact: None,
+                    test: None,
+                },
+                refutation: Some(QueryRefutation {
+                    evidenced,
+                    reason: "why".into(),
+                    query: None,
+                }),
+            };
+            row(SKEPTIC_QUERY, "done", Some(to_json(&r).expect("json")))
+        };
+        let verdict = |rows: &[proven_store::StepRow]| match judge_query(rows, "r0", &risk) {
+            QueryVerdict::Keep { findings, .. } => format!("keep {}", findings.len()),
+            QueryVerdict::Dropped { .. } => "dropped".into(),
+            QueryVerdict::Unproven { reason, .. } => format!("unproven {reason}"),
+            QueryVerdict::Inconclusive { .. } => "inconclusive".into(),
+        };
+        assert_eq!(verdict(&[investigated.clone(), skeptic(false)]), "keep 1");
+        assert_eq!(verdict(&[investigated.clone(), skeptic(true)]), "dropped");
+        assert_eq!(
+            verdict(&[investigated.clone(), row(SKEPTIC_QUERY, "running", None)]),
+            "inconclusive"
+        );
+        assert_eq!(
+            verdict(&[investigated, row(SKEPTIC_QUERY, "failed", None)]),
+            "keep 1"
+        );
+        let nothing = InvestigatorResult {
+            reason: "no line names it".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            verdict(&[row(
+                INVESTIGATOR,
+                "done",
+                Some(to_json(&nothing).expect("json"))
+            )]),
+            "unproven no line names it"
+        );
+        assert_eq!(
+            verdict(&[row(INVESTIGATOR, "queued", None)]),
+            "inconclusive"
+        );
+    }
+
     #[test]
     fn an_anchor_is_an_added_line_naming_the_package_and_the_version() {
         let base = "FROM python:3.12\nRUN pip install flask==2.0.0\n";
