@@ -180,20 +180,23 @@ async fn a_bug_the_change_introduces_is_one_reproduced_finding_in_every_format()
     env.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_test_that_passes_on_the_change_proves_nothing() {
+/// Reviews the buggy change with the Prover writing `prover_test`; expects no finding.
+async fn review_without_finding(prover_test: &str) -> (Env, serde_json::Value) {
     let server = ScriptedServer::start().await;
-    script(
-        &server,
-        "def test_add():\n    assert add(2, 3) in (5, -1)\n",
-        CONCEDE(),
-    );
+    script(&server, prover_test, CONCEDE());
     let env = Env::new(Backend::Sqlite).await;
     let (repo, base) = buggy_change();
     let out = review(&env, &server, &repo, &base, "json");
     assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
     let doc = parse(&out);
     assert_eq!(doc["findings"].as_array().map(Vec::len), Some(0));
+    (env, doc)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_that_passes_on_the_change_proves_nothing() {
+    let (env, doc) =
+        review_without_finding("def test_add():\n    assert add(2, 3) in (5, -1)\n").await;
     let unproven = doc["unproven"].to_string();
     assert!(
         unproven.contains("add(2, 3) returns -1") && unproven.contains("does not prove it"),
@@ -211,18 +214,10 @@ async fn a_test_that_passes_on_the_change_proves_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_test_that_tries_the_network_fails_on_both_sides_and_proves_nothing() {
-    let server = ScriptedServer::start().await;
-    script(
-        &server,
+    let (env, doc) = review_without_finding(
         "import socket\n\ndef test_add():\n    socket.create_connection((\"1.1.1.1\", 53), timeout=3).close()\n    assert add(2, 3) == 5\n",
-        CONCEDE(),
-    );
-    let env = Env::new(Backend::Sqlite).await;
-    let (repo, base) = buggy_change();
-    let out = review(&env, &server, &repo, &base, "json");
-    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
-    let doc = parse(&out);
-    assert_eq!(doc["findings"].as_array().map(Vec::len), Some(0));
+    )
+    .await;
     let unproven = doc["unproven"].to_string();
     assert!(
         unproven.contains("fails on the base too"),

@@ -457,6 +457,13 @@ pub(crate) fn step_result<T: DeserializeOwned>(
         .and_then(|t| serde_json::from_str(t).ok())
 }
 
+/// The step's input, or a permanent error naming the step and what did not read.
+pub(crate) fn read_input<T: DeserializeOwned>(lease: &Lease, what: &str) -> Result<T, StepError> {
+    serde_json::from_str(lease.input.as_deref().unwrap_or("null")).map_err(|e| {
+        StepError::Permanent(format!("{}: the {what} does not read: {e}", lease.id.step))
+    })
+}
+
 pub(crate) fn outcome(trace: Trace, result: String, next: Vec<NewStep>, closes: bool) -> Outcome {
     let run_id = trace.run_id().to_string();
     Outcome {
@@ -643,10 +650,7 @@ pub async fn planner(agents: &Agents, view: ReviewView<'_>) -> Result<Outcome, S
             .store
             .memory_lookup(view.repository, &fp)
             .await
-            .map_err(|e| StepError::Retryable {
-                message: e.to_string(),
-                after: Duration::from_secs(2),
-            })?
+            .map_err(crate::pipeline::retryable)?
         {
             trace.push(
                 "memory",
@@ -688,8 +692,7 @@ pub async fn prover(
     lease: &Lease,
 ) -> Result<Outcome, StepError> {
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
-    let risk: Risk = serde_json::from_str(lease.input.as_deref().unwrap_or("null"))
-        .map_err(|e| StepError::Permanent(format!("prover: the risk does not read: {e}")))?;
+    let risk: Risk = read_input(lease, "risk")?;
     let Some(language) = language_of(&risk.path) else {
         let result =
             json!({"unproven": format!("no sandbox image runs tests for {:?}", risk.path)});
@@ -817,8 +820,7 @@ pub async fn reproduce(
     lease: &Lease,
 ) -> Result<Outcome, StepError> {
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
-    let job: ProveJob = serde_json::from_str(lease.input.as_deref().unwrap_or("null"))
-        .map_err(|e| StepError::Permanent(format!("reproduce: the job does not read: {e}")))?;
+    let job: ProveJob = read_input(lease, "job")?;
     let (base, change) = requests(&view, &job, &job.test)?;
     let cassette_key = runs_key(&[
         view.base,
@@ -913,16 +915,12 @@ pub async fn skeptic(
     lease: &Lease,
 ) -> Result<Outcome, StepError> {
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
-    let job: ProveJob = serde_json::from_str(lease.input.as_deref().unwrap_or("null"))
-        .map_err(|e| StepError::Permanent(format!("skeptic: the job does not read: {e}")))?;
+    let job: ProveJob = read_input(lease, "job")?;
     let rows = view
         .store
         .steps_of(&lease.id.review_id)
         .await
-        .map_err(|e| StepError::Retryable {
-            message: e.to_string(),
-            after: Duration::from_secs(2),
-        })?;
+        .map_err(crate::pipeline::retryable)?;
     let evidence: Reproduced = step_result(&rows, REPRODUCE, &lease.id.key)
         .ok_or_else(|| StepError::Permanent("skeptic: the reproduction has no result".into()))?;
     // The claim and its evidence only: never the Planner's or the Prover's reasoning.
@@ -994,8 +992,7 @@ pub async fn refute(
     lease: &Lease,
 ) -> Result<Outcome, StepError> {
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
-    let job: ProveJob = serde_json::from_str(lease.input.as_deref().unwrap_or("null"))
-        .map_err(|e| StepError::Permanent(format!("refute: the job does not read: {e}")))?;
+    let job: ProveJob = read_input(lease, "job")?;
     let (_, change) = requests(&view, &job, &job.test)?;
     let key = RunKey::new(format!("{}-r", crate::sandbox_job::job_key(lease)))
         .map_err(|e| StepError::Permanent(e.to_string()))?;

@@ -31,8 +31,9 @@ use serde_json::{Value, json};
 
 use crate::Trace;
 use crate::agents::{
-    Agents, ReviewView, Risk, SkepticResult, blocking, outcome, step_result, to_json,
+    Agents, ReviewView, Risk, SkepticResult, blocking, outcome, read_input, step_result, to_json,
 };
+use crate::pipeline::retryable;
 use crate::steps::deps;
 
 pub const INVESTIGATOR: &str = "investigator";
@@ -264,13 +265,6 @@ async fn read_sides(view: &ReviewView<'_>, path: &str) -> Result<(String, String
     .map_err(|e| StepError::Permanent(format!("investigator: {e}")))
 }
 
-fn store_error(e: StoreError) -> StepError {
-    StepError::Retryable {
-        message: e.to_string(),
-        after: std::time::Duration::from_secs(2),
-    }
-}
-
 /// Runs one checked query with the store's parameterised SQL.
 async fn run_query(
     store: &Store,
@@ -440,8 +434,7 @@ pub async fn investigator(
     lease: &Lease,
 ) -> Result<Outcome, StepError> {
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
-    let risk: Risk = serde_json::from_str(lease.input.as_deref().unwrap_or("null"))
-        .map_err(|e| StepError::Permanent(format!("investigator: the risk does not read: {e}")))?;
+    let risk: Risk = read_input(lease, "risk")?;
     let (base_text, head_text) = read_sides(&view, &risk.path).await?;
     let anchors = Anchors::of(&base_text, &head_text);
     let added: Vec<String> = anchors
@@ -483,7 +476,7 @@ pub async fn investigator(
         };
         let (evidence, findings) = run_query(view.store, &query, &anchors, &risk.path, &mut trace)
             .await
-            .map_err(store_error)?;
+            .map_err(retryable)?;
         result.queries.push(evidence);
         for f in findings {
             if !result.findings.iter().any(|x| x.id == f.id) {
@@ -609,13 +602,12 @@ pub async fn skeptic_query(
     lease: &Lease,
 ) -> Result<Outcome, StepError> {
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
-    let risk: Risk = serde_json::from_str(lease.input.as_deref().unwrap_or("null"))
-        .map_err(|e| StepError::Permanent(format!("skeptic: the risk does not read: {e}")))?;
+    let risk: Risk = read_input(lease, "risk")?;
     let rows = view
         .store
         .steps_of(&lease.id.review_id)
         .await
-        .map_err(store_error)?;
+        .map_err(retryable)?;
     let found: InvestigatorResult = step_result(&rows, INVESTIGATOR, &lease.id.key)
         .ok_or_else(|| StepError::Permanent("skeptic: the investigation has no result".into()))?;
     let system = format!(
@@ -650,7 +642,7 @@ pub async fn skeptic_query(
                     &mut trace,
                 )
                 .await
-                .map_err(store_error)?;
+                .map_err(retryable)?;
                 let verdict = if r.evidenced {
                     "refuted"
                 } else {

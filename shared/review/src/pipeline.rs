@@ -199,7 +199,8 @@ impl ReviewSteps {
     }
 }
 
-fn retryable(e: StoreError) -> StepError {
+/// A store error: the step is tried again shortly.
+pub(crate) fn retryable(e: StoreError) -> StepError {
     StepError::Retryable {
         message: e.to_string(),
         after: std::time::Duration::from_secs(2),
@@ -583,30 +584,16 @@ impl ReviewSteps {
                     refutation,
                     skeptic,
                 } => {
-                    // Remembered so the same finding does not come back; the record's id is
-                    // derived from the review and pipeline, so a replayed judge writes it once.
-                    let id = hex::encode(
-                        &Sha256::digest(format!("{review_id}\n{key}").as_bytes())[..16],
-                    );
-                    let record = proven_store::MemoryRecord {
-                        id: id.clone(),
-                        repository: repository.to_string(),
-                        fingerprint: fp.clone(),
-                        kind: "test".into(),
-                        path: risk.path.clone(),
-                        symbol: risk.symbol.clone(),
-                        claim: risk.claim.clone(),
-                        refutation:
+                    let id = self
+                        .remember(
+                            (review_id, repository, key),
+                            risk,
+                            ("test", &fp),
                             serde_json::json!({"reason": skeptic.reason, "test": skeptic.test,
-                                                      "runs": refutation.runs})
-                            .to_string(),
-                        provenance: serde_json::json!({"review_id": review_id, "pipeline": key,
-                                                      "prover_test": job.test.path})
-                        .to_string(),
-                        confidence: 1.0,
-                        created_at: String::new(),
-                    };
-                    self.store.memory_write(&record).await.map_err(retryable)?;
+                                               "runs": refutation.runs}),
+                            serde_json::json!({"prover_test": job.test.path}),
+                        )
+                        .await?;
                     trace.push(
                         "verdict",
                         serde_json::json!({"key": key, "verdict": "dropped", "title": risk.title,
@@ -703,6 +690,36 @@ impl ReviewSteps {
         }
     }
 
+    /// Writes a dropped finding to H-MEM, so the same finding does not come back. The
+    /// record's id is derived from the review and pipeline, so a replayed judge writes it once.
+    async fn remember(
+        &self,
+        (review_id, repository, key): (&str, &str, &str),
+        risk: &crate::agents::Risk,
+        (kind, fingerprint): (&str, &str),
+        refutation: serde_json::Value,
+        mut provenance: serde_json::Value,
+    ) -> Result<String, StepError> {
+        let id = hex::encode(&Sha256::digest(format!("{review_id}\n{key}").as_bytes())[..16]);
+        provenance["review_id"] = review_id.into();
+        provenance["pipeline"] = key.into();
+        let record = proven_store::MemoryRecord {
+            id: id.clone(),
+            repository: repository.to_string(),
+            fingerprint: fingerprint.to_string(),
+            kind: kind.into(),
+            path: risk.path.clone(),
+            symbol: risk.symbol.clone(),
+            claim: risk.claim.clone(),
+            refutation: refutation.to_string(),
+            provenance: provenance.to_string(),
+            confidence: 1.0,
+            created_at: String::new(),
+        };
+        self.store.memory_write(&record).await.map_err(retryable)?;
+        Ok(id)
+    }
+
     /// One query pipeline: its findings kept, dropped (and remembered), or unproven.
     #[allow(clippy::too_many_arguments)]
     async fn judge_query(
@@ -740,25 +757,15 @@ impl ReviewSteps {
                 refutation,
                 skeptic,
             } => {
-                let id =
-                    hex::encode(&Sha256::digest(format!("{review_id}\n{key}").as_bytes())[..16]);
-                let record = proven_store::MemoryRecord {
-                    id: id.clone(),
-                    repository: repository.to_string(),
-                    fingerprint: fp,
-                    kind: "query".into(),
-                    path: risk.path.clone(),
-                    symbol: risk.symbol.clone(),
-                    claim: risk.claim.clone(),
-                    refutation:
-                        serde_json::json!({"reason": skeptic.reason, "query": refutation.query})
-                            .to_string(),
-                    provenance: serde_json::json!({"review_id": review_id, "pipeline": key})
-                        .to_string(),
-                    confidence: 1.0,
-                    created_at: String::new(),
-                };
-                self.store.memory_write(&record).await.map_err(retryable)?;
+                let id = self
+                    .remember(
+                        (review_id, repository, key),
+                        risk,
+                        ("query", &fp),
+                        serde_json::json!({"reason": skeptic.reason, "query": refutation.query}),
+                        serde_json::json!({}),
+                    )
+                    .await?;
                 trace.push(
                     "verdict",
                     serde_json::json!({"key": key, "verdict": "dropped", "title": risk.title,
