@@ -50,28 +50,26 @@ async fn a_runner_sigkilled_mid_run_is_redelivered_swept_and_recorded_once() {
     };
     let store = &service.store.store.clone();
     let review_id = uuid::Uuid::now_v7().to_string();
+    // Started, not submitted: the service's admission loop must not take it for an intake.
     store
-        .submit_review(&NewPipelineReview {
-            id: review_id.clone(),
-            tenant_id: None,
-            repository: repo.path().display().to_string(),
-            base_rev: "HEAD".into(),
-            head_rev: "HEAD".into(),
-            priority: 0,
-            batch_id: None,
-            pr_key: None,
-            request: "{}".into(),
-            deadline_us: None,
-            trace_id: None,
-        })
+        .start_review(
+            &NewPipelineReview {
+                id: review_id.clone(),
+                tenant_id: None,
+                repository: repo.path().display().to_string(),
+                base_rev: "HEAD".into(),
+                head_rev: "HEAD".into(),
+                priority: 0,
+                batch_id: None,
+                pr_key: None,
+                request: "{}".into(),
+                deadline_us: None,
+                trace_id: None,
+            },
+            &job.step("t1").expect("job"),
+        )
         .await
-        .expect("submit");
-    assert!(
-        store
-            .admit_review(&review_id, &job.step("t1").expect("job"))
-            .await
-            .expect("admit")
-    );
+        .expect("start");
     let step = StepId {
         review_id: review_id.clone(),
         step: "sandbox.run".into(),

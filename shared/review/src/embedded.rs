@@ -41,24 +41,24 @@ pub async fn review(
     let request_json =
         serde_json::to_string(&request).map_err(|e| ReviewError::Input(e.to_string()))?;
     store
-        .submit_review(&NewPipelineReview {
-            id: review_id.clone(),
-            tenant_id: None,
-            repository: request.repository.clone(),
-            base_rev: request.base.clone(),
-            head_rev: request.head.clone(),
-            priority: 0,
-            batch_id: None,
-            pr_key: None,
-            request: request_json,
-            deadline_us: request
-                .deadline_secs
-                .map(|s| proven_store::now_us() + (s as i64) * 1_000_000),
-            trace_id: request.trace_id.clone(),
-        })
-        .await?;
-    store
-        .admit_review(&review_id, &NewStep::new(INTAKE, "evidence"))
+        .start_review(
+            &NewPipelineReview {
+                id: review_id.clone(),
+                tenant_id: None,
+                repository: request.repository.clone(),
+                base_rev: request.base.clone(),
+                head_rev: request.head.clone(),
+                priority: 0,
+                batch_id: None,
+                pr_key: None,
+                request: request_json,
+                deadline_us: request
+                    .deadline_secs
+                    .map(|s| proven_store::now_us() + (s as i64) * 1_000_000),
+                trace_id: request.trace_id.clone(),
+            },
+            &NewStep::new(INTAKE, "evidence"),
+        )
         .await?;
 
     let wake = Wake::default();

@@ -175,12 +175,35 @@ impl Store {
     /// (tenant + `pr_key`) supersedes older unfinished ones: their queued steps are
     /// cancelled before they start. Returns the ids it superseded.
     pub async fn submit_review(&self, r: &NewPipelineReview) -> Result<Vec<String>, StoreError> {
+        self.insert_review(r, None).await
+    }
+
+    /// Records a review that its caller runs at once (the embedded default, a lone sandbox
+    /// job): admitted in the same transaction as it is recorded, with `first` as its first
+    /// step, so no admission loop sharing the store can ever take it for itself.
+    pub async fn start_review(
+        &self,
+        r: &NewPipelineReview,
+        first: &NewStep,
+    ) -> Result<Vec<String>, StoreError> {
+        self.insert_review(r, Some(first)).await
+    }
+
+    async fn insert_review(
+        &self,
+        r: &NewPipelineReview,
+        admitted_with: Option<&NewStep>,
+    ) -> Result<Vec<String>, StoreError> {
         let mut tx = self.write_tx().await?;
         let now_text = now();
+        let (status, admitted_us) = match admitted_with {
+            Some(_) => ("running", Some(now_us())),
+            None => ("queued", None),
+        };
         sqlx::query(
             "INSERT INTO reviews (id, created_at, repository, base_rev, head_rev, status, tenant_id, priority, \
-             batch_id, pr_key, request, created_us, deadline_us, trace_id) \
-             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13)",
+             batch_id, pr_key, request, created_us, deadline_us, trace_id, admitted_us) \
+             VALUES ($1, $2, $3, $4, $5, $14, $6, $7, $8, $9, $10, $11, $12, $13, $15)",
         )
         .bind(r.id.as_str())
         .bind(now_text.as_str())
@@ -195,8 +218,13 @@ impl Store {
         .bind(now_us())
         .bind(r.deadline_us)
         .bind(r.trace_id.as_deref())
+        .bind(status)
+        .bind(admitted_us)
         .execute(&mut *tx)
         .await?;
+        if let Some(first) = admitted_with {
+            insert_steps(&mut tx, &r.id, std::slice::from_ref(first)).await?;
+        }
         let mut superseded = Vec::new();
         if let Some(pr) = &r.pr_key {
             let rows = sqlx::query(

@@ -11,6 +11,7 @@ both_backends!(
     the_reconciler_re_enqueues_what_the_queue_lost,
     judge_runs_exactly_once_under_concurrent_completion,
     a_review_past_its_deadline_is_judged_with_what_it_has,
+    a_started_review_is_never_taken_by_admission,
 );
 
 const MAX_ATTEMPTS: i64 = 3;
@@ -414,5 +415,60 @@ async fn a_review_past_its_deadline_is_judged_with_what_it_has(backend: Backend)
             jobs: 0
         }
     );
+    t.cleanup().await;
+}
+
+async fn a_started_review_is_never_taken_by_admission(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    let first = NewStep {
+        key: "t1".into(),
+        ..NewStep::new("sandbox.run", "sandbox")
+    };
+    t.store
+        .start_review(
+            &NewPipelineReview {
+                id: "mine".into(),
+                tenant_id: None,
+                repository: "/repo".into(),
+                base_rev: "a".into(),
+                head_rev: "b".into(),
+                priority: 0,
+                batch_id: None,
+                pr_key: None,
+                request: "{}".into(),
+                deadline_us: None,
+                trace_id: None,
+            },
+            &first,
+        )
+        .await
+        .expect("start");
+    // Running at once: an admission loop on the same store neither sees nor admits it.
+    assert!(
+        t.store
+            .pending_reviews(10)
+            .await
+            .expect("pending")
+            .is_empty()
+    );
+    assert!(
+        !t.store
+            .admit_review("mine", &NewStep::new("intake", "evidence"))
+            .await
+            .expect("admit")
+    );
+    assert_eq!(t.store.running_reviews().await.expect("running"), 1);
+    let steps = t.store.steps_of("mine").await.expect("steps");
+    assert_eq!(
+        steps
+            .iter()
+            .map(|s| (s.id.step.as_str(), s.id.key.as_str(), s.state.as_str()))
+            .collect::<Vec<_>>(),
+        [("sandbox.run", "t1", "queued")]
+    );
+    // Its first job is in the outbox, ready to be pushed like an admitted review's.
+    let jobs = t.store.drain_outbox(10).await.expect("outbox");
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert_eq!(jobs[0].queue, "sandbox");
     t.cleanup().await;
 }
