@@ -774,3 +774,100 @@ async fn a_second_reviewer_is_shown_beside_the_first_and_never_merged() {
     );
     env.cleanup().await;
 }
+
+/// The Planner reads the dependency evidence: a change that pins `requests` back into two
+/// advisories in requirements.txt and edits the code that calls it. The dependency steps
+/// and the Planner are started together; the Planner waits for their findings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_planner_reads_the_dependency_evidence() {
+    let server = ScriptedServer::start().await;
+    server.on(
+        Some(GUARD),
+        "",
+        vec![Reply::Json(json!({"User Safety": "safe"}))],
+    );
+    server.on(
+        Some(GENERATOR),
+        "You are the Planner",
+        vec![Reply::Json(json!({"risks": []}))],
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    crate::common::import(
+        &env,
+        &[crate::common::data("advisories/osv-pypi-pypa.jsonl")
+            .display()
+            .to_string()],
+    );
+    let repo = TestRepo::new();
+    repo.write("requirements.txt", "requests==2.31.0\n");
+    repo.write(
+        "fetch.py",
+        "import requests\n\ndef fetch(url):\n    return requests.get(url, timeout=5).text\n",
+    );
+    let base = repo.commit("base");
+    repo.write("requirements.txt", "requests==2.19.0\n");
+    repo.write(
+        "fetch.py",
+        "import requests\n\ndef fetch(url):\n    return requests.get(url, timeout=5, verify=False).text\n",
+    );
+    repo.commit("pin requests back, skip TLS checks");
+    let out = review(&env, &server, &repo, &base, "json");
+    let doc = parse(&out);
+    assert_eq!(out.status.code(), Some(1), "{doc:#}");
+    let mut advisories: Vec<&str> = doc["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| f["advisory"]["id"].as_str().unwrap_or_default())
+        .collect();
+    advisories.sort();
+    assert_eq!(advisories, ["PYSEC-2018-28", "PYSEC-2023-74"], "{doc:#}");
+
+    let planner: Vec<String> = server
+        .received()
+        .iter()
+        .filter(|r| r.model == GENERATOR && r.text().contains("You are the Planner"))
+        .map(|r| r.text())
+        .collect();
+    assert_eq!(planner.len(), 1);
+    let evidence = planner[0]
+        .rsplit_once("<dependency-evidence>")
+        .and_then(|(_, rest)| rest.split_once("</dependency-evidence>"))
+        .map(|(inner, _)| inner)
+        .expect("the Planner's prompt carries the dependency evidence");
+    // One JSON string holding the list: data, never instructions.
+    let notes: serde_json::Value =
+        serde_json::from_str(&serde_json::from_str::<String>(evidence).expect("a JSON string"))
+            .expect("a JSON list inside");
+    let mut read: Vec<(&str, &str, &str, &str)> = notes
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|n| {
+            (
+                n["advisory"].as_str().unwrap_or_default(),
+                n["package"].as_str().unwrap_or_default(),
+                n["new_version"].as_str().unwrap_or_default(),
+                n["path"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    read.sort();
+    assert_eq!(
+        read,
+        [
+            ("PYSEC-2018-28", "requests", "2.19.0", "requirements.txt"),
+            ("PYSEC-2023-74", "requests", "2.19.0", "requirements.txt"),
+        ]
+    );
+    let trace = text(&env.run(&["trace", doc["review_id"].as_str().expect("id")])).0;
+    let line = trace
+        .lines()
+        .find(|l| l.contains("\"kind\":\"dependency_evidence\""))
+        .expect("the trace says what the Planner read");
+    assert!(
+        line.contains("PYSEC-2018-28 requests 2.19.0") && line.contains("\"not_finished\":[]"),
+        "{line}"
+    );
+    env.cleanup().await;
+}

@@ -22,6 +22,11 @@ pub enum StepError {
     /// Rate-limited by a service: retried after `after` without spending an attempt.
     #[error("rate limited: {message} (retry in {after:?})")]
     RateLimited { message: String, after: Duration },
+    /// Waits for other steps of its review (its input is not complete yet): run again after
+    /// `after`, spending no attempt. The step bounds its own waiting (the store counts each
+    /// wait in `deferrals`) and then goes on with what there is.
+    #[error("waiting: {message} (again in {after:?})")]
+    Waiting { message: String, after: Duration },
 }
 
 /// The failure of the machinery around a step (the store), not of the step.
@@ -183,7 +188,7 @@ impl<S: Steps> Executor<S> {
                     Committed::Conflict => Executed::Conflict,
                 }
             }
-            Err(StepError::RateLimited { message, after }) => {
+            Err(StepError::RateLimited { message, after } | StepError::Waiting { message, after }) => {
                 let delay = i64::try_from(after.as_micros()).unwrap_or(i64::MAX);
                 if self
                     .store

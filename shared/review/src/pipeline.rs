@@ -28,6 +28,9 @@ pub const PLAN: &str = "plan";
 pub const DEPS_COLLECT: &str = "deps.collect";
 pub const DEPS_FILE: &str = "deps.file";
 pub const JUDGE: &str = proven_store::JUDGE_STEP;
+/// How often the Planner waits for unfinished dependency steps (0.1 s more each time, at
+/// most 2 s: about a minute in all) before it plans without their findings.
+pub const PLANNER_WAITS: i64 = 40;
 
 /// A review as submitted (to the API or by `proven review`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -166,7 +169,10 @@ impl ReviewSteps {
             })
         };
         match lease.id.step.as_str() {
-            agents::PLANNER => agents::planner(needs_models()?, view).await,
+            agents::PLANNER => {
+                let evidence = self.dependency_evidence(lease).await?;
+                agents::planner(needs_models()?, view, &evidence).await
+            }
             agents::SECOND_REVIEWER => agents::second_reviewer(needs_models()?, view).await,
             agents::PROVER => agents::prover(needs_models()?, view, lease).await,
             agents::SKEPTIC => agents::skeptic(needs_models()?, view, lease).await,
@@ -186,6 +192,60 @@ impl ReviewSteps {
             }
             other => Err(StepError::Permanent(format!("unknown step {other:?}"))),
         }
+    }
+
+    /// The dependency evidence for the Planner: the findings of every dependency file. While
+    /// dependency steps of the review are unfinished the Planner waits (spending no attempt),
+    /// at most [`PLANNER_WAITS`] times; then it plans with what there is and says so.
+    async fn dependency_evidence(
+        &self,
+        lease: &Lease,
+    ) -> Result<crate::agents::DependencyEvidence, StepError> {
+        let rows = self.results(&lease.id.review_id).await?;
+        let pending: Vec<String> = rows
+            .iter()
+            .filter(|r| r.id.step == DEPS_COLLECT || r.id.step == DEPS_FILE)
+            .filter(|r| !matches!(r.state.as_str(), "done" | "failed" | "dead" | "cancelled"))
+            .map(|r| match r.id.key.as_str() {
+                "" => r.id.step.clone(),
+                key => format!("{} {key}", r.id.step),
+            })
+            .collect();
+        if !pending.is_empty() {
+            let waited = self.store.deferrals(&lease.id).await.map_err(retryable)?;
+            if waited < PLANNER_WAITS {
+                let after = (100 * (waited.unsigned_abs() + 1)).min(2_000);
+                return Err(StepError::Waiting {
+                    message: format!(
+                        "the Planner reads the dependency evidence, still running: {}",
+                        pending.join(", ")
+                    ),
+                    after: std::time::Duration::from_millis(after),
+                });
+            }
+        }
+        let mut evidence = crate::agents::DependencyEvidence {
+            pending,
+            ..Default::default()
+        };
+        for row in rows
+            .iter()
+            .filter(|r| r.id.step == DEPS_FILE && r.state == "done")
+        {
+            let Some(file) = row
+                .result
+                .as_deref()
+                .and_then(|t| serde_json::from_str::<FileResult>(t).ok())
+            else {
+                continue;
+            };
+            evidence.findings.extend(
+                file.findings
+                    .iter()
+                    .filter_map(crate::agents::DependencyNote::of),
+            );
+        }
+        Ok(evidence)
     }
 
     /// Lets this process run `sandbox.run` steps.
@@ -517,6 +577,17 @@ impl ReviewSteps {
             report.not_seen.push(NotSeen {
                 what: "the end of a large change".into(),
                 reason: "the Planner read the first 48 KiB of the diff (bounded steps are not part of this build)".into(),
+            });
+        }
+        if !planner.planned_without.is_empty() {
+            report.not_seen.push(NotSeen {
+                what: format!(
+                    "dependency evidence for the Planner ({})",
+                    planner.planned_without.join(", ")
+                ),
+                reason: format!(
+                    "still unfinished after the Planner waited {PLANNER_WAITS} times; it named risks without those findings"
+                ),
             });
         }
         for (title, reason) in &planner.unproven {
@@ -988,4 +1059,108 @@ impl Steps for ReviewSteps {
 /// Shared handle for executors.
 pub fn steps(store: Store, layers: Layers, repos_dir: PathBuf) -> Arc<ReviewSteps> {
     Arc::new(ReviewSteps::new(store, layers, repos_dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use proven_store::testing::{Backend, TestStore};
+    use proven_store::{Claim, Lease, NewPipelineReview};
+
+    use super::*;
+
+    async fn lease(store: &Store, step: &str, key: &str) -> Lease {
+        let id = proven_store::StepId {
+            review_id: "r".into(),
+            step: step.into(),
+            key: key.into(),
+        };
+        match store
+            .claim(&id, "test", 60_000_000, 3)
+            .await
+            .expect("claim")
+        {
+            Claim::Run(lease) => lease,
+            other => panic!("{step} did not run: {other:?}"),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_planner_waits_for_the_dependency_evidence_then_plans_without_it() {
+        let test = TestStore::new(Backend::Sqlite).await;
+        let store = &test.store;
+        store
+            .start_review(
+                &NewPipelineReview {
+                    id: "r".into(),
+                    tenant_id: None,
+                    repository: "/repo".into(),
+                    base_rev: "a".into(),
+                    head_rev: "b".into(),
+                    priority: 0,
+                    batch_id: None,
+                    pr_key: None,
+                    request: "{}".into(),
+                    deadline_us: None,
+                    trace_id: None,
+                },
+                &NewStep {
+                    pipeline: true,
+                    ..NewStep::new(DEPS_COLLECT, "evidence")
+                },
+            )
+            .await
+            .expect("start");
+        // deps.collect fans out to one dependency file; the Planner runs beside it.
+        let collect = lease(store, DEPS_COLLECT, "").await;
+        let next = vec![
+            NewStep {
+                key: "Cargo.lock".into(),
+                pipeline: true,
+                ..NewStep::new(DEPS_FILE, "evidence")
+            },
+            NewStep {
+                pipeline: true,
+                ..NewStep::new(crate::agents::PLANNER, "model")
+            },
+        ];
+        store
+            .commit(
+                &collect,
+                &Outcome {
+                    result: "{}".into(),
+                    next,
+                    closes_pipeline: true,
+                    ..Default::default()
+                },
+            )
+            .await
+            .expect("fan out");
+        let steps = ReviewSteps::new(store.clone(), Layers::default(), std::env::temp_dir());
+        for waited in 0..PLANNER_WAITS {
+            let planner = lease(store, crate::agents::PLANNER, "").await;
+            match steps.dependency_evidence(&planner).await {
+                Err(StepError::Waiting { message, after }) => {
+                    assert!(message.contains("deps.file Cargo.lock"), "{message}");
+                    assert!(after <= std::time::Duration::from_secs(2));
+                }
+                other => panic!("wait {waited}: the Planner went on: {other:?}"),
+            }
+            assert!(
+                store
+                    .retry_later(&planner, 0, false, "waiting")
+                    .await
+                    .expect("defer")
+            );
+        }
+        // Waited long enough: it plans with what there is, naming what it did not read.
+        let planner = lease(store, crate::agents::PLANNER, "").await;
+        let evidence = steps
+            .dependency_evidence(&planner)
+            .await
+            .expect("plans without it");
+        assert_eq!(evidence.pending, ["deps.file Cargo.lock"]);
+        assert!(evidence.findings.is_empty());
+        assert_eq!(planner.attempt, 1, "waiting spent no attempt");
+        test.cleanup().await;
+    }
 }
