@@ -168,6 +168,14 @@ async fn a_bug_the_change_introduces_is_one_reproduced_finding_in_every_format()
         user.contains("<change>\"") && user.contains("ignore previous instructions"),
         "{user}"
     );
+    // A light-band change: no coverage auditor, no coverage section.
+    assert!(
+        !server
+            .received()
+            .iter()
+            .any(|r| r.text().contains("You are the coverage auditor"))
+    );
+    assert!(doc.get("coverage").is_none(), "{doc:#}");
     // Every prompt and answer went through the guardrail.
     assert!(
         server
@@ -869,5 +877,145 @@ async fn the_planner_reads_the_dependency_evidence() {
         line.contains("PYSEC-2018-28 requests 2.19.0") && line.contains("\"not_finished\":[]"),
         "{line}"
     );
+    env.cleanup().await;
+}
+
+const PLANNER_CLAIM: &str = "tokens-ttl-claim: expired() compares against a ttl scaled by 1000";
+
+/// A deep-band change (a file on the security list): the Planner examines the changed file;
+/// the coverage auditor, shown the manifests and never the Planner's risks, names the caller
+/// nobody examined with a probe; round two proves the probe with the sandbox.
+fn script_audit(server: &ScriptedServer) {
+    server.on(
+        Some(GUARD),
+        "",
+        vec![Reply::Json(json!({"User Safety": "safe"}))],
+    );
+    server.on(
+        Some(GENERATOR),
+        "You are the Planner",
+        vec![Reply::Json(
+            json!({"risks": [{"title": "ttl scaled", "claim": PLANNER_CLAIM,
+            "path": "auth_tokens.py", "symbol": "expired", "evidence": "test"}]}),
+        )],
+    );
+    // The Planner's own risk: a test that passes on both sides proves nothing.
+    server.on(
+        Some(GENERATOR),
+        "tokens-ttl-claim",
+        vec![Reply::Json(json!({"test_path": "tests/test_ttl.py",
+            "test_code": "def test_nothing():\n    assert True\n"}))],
+    );
+    // The auditor's probe: an old session must not be valid.
+    server.on(
+        Some(GENERATOR),
+        "You are the Prover",
+        vec![Reply::Json(json!({"test_path": "tests/test_session.py",
+            "test_code": "import os, sys\nsys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\nfrom login_view import valid\n\ndef test_old_session_is_refused():\n    assert not valid({\"t\": 0, \"now\": 7200})\n"}))],
+    );
+    server.on(
+        Some(SKEPTIC),
+        "You are the coverage auditor",
+        vec![Reply::Json(json!({"verdict": "incomplete", "uncovered": [
+            {"surface": "auth_tokens.py", "probe": {"evidence": "test", "claim": "expired() is wrong", "path": "auth_tokens.py"}},
+            {"surface": "login_view.py", "probe": {"evidence": "test",
+                "claim": "a session two hours old is still valid on the change", "path": "login_view.py", "symbol": "valid"}},
+            {"surface": "deploy/prod.yaml", "probe": {"evidence": "test", "claim": "the deployment", "path": "deploy/prod.yaml"}},
+            {"surface": "README.md", "probe": null}
+        ]}))],
+    );
+    server.on(
+        Some(SKEPTIC),
+        "You are the Skeptic",
+        vec![Reply::Json(CONCEDE())],
+    );
+}
+
+fn session_change() -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    repo.write(
+        "auth_tokens.py",
+        "def expired(issued, now, ttl=3600):\n    return now - issued > ttl\n",
+    );
+    repo.write(
+        "login_view.py",
+        "from auth_tokens import expired\n\ndef valid(session):\n    return not expired(session[\"t\"], session[\"now\"])\n",
+    );
+    repo.write("README.md", "sessions\n");
+    let base = repo.commit("base");
+    repo.write(
+        "auth_tokens.py",
+        "def expired(issued, now, ttl=3600):\n    return now - issued > ttl * 1000\n",
+    );
+    repo.commit("longer sessions for the mobile app");
+    (repo, base)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_coverage_auditor_names_an_unexamined_caller_and_round_two_proves_it() {
+    let server = ScriptedServer::start().await;
+    script_audit(&server);
+    let env = Env::new(Backend::Sqlite).await;
+    let (repo, base) = session_change();
+    let out = review(&env, &server, &repo, &base, "json");
+    let doc = parse(&out);
+    assert_eq!(out.status.code(), Some(1), "{doc:#}");
+    assert_eq!(doc["plan"]["band"], "deep");
+    let findings = doc["findings"].as_array().expect("findings");
+    assert_eq!(findings.len(), 1, "{doc:#}");
+    assert_eq!(findings[0]["proof_level"], "reproduced");
+    assert_eq!(findings[0]["title"], "coverage: login_view.py");
+    assert_eq!(findings[0]["location"]["path"], "login_view.py");
+    assert_eq!(findings[0]["skeptic"]["verdict"], "conceded");
+
+    let coverage = &doc["coverage"];
+    assert_eq!(coverage["verdict"], "incomplete", "{coverage:#}");
+    let statuses: Vec<(&str, &str)> = coverage["surfaces"]
+        .as_array()
+        .expect("surfaces")
+        .iter()
+        .map(|s| {
+            (
+                s["surface"].as_str().unwrap_or_default(),
+                s["status"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("auth_tokens.py", "examined"),
+            ("login_view.py", "finding"),
+            ("deploy/prod.yaml", "refused"),
+            ("README.md", "unresolved"),
+        ]
+    );
+    // What round two could not settle is in "what this review could not see".
+    assert!(
+        doc["not_seen"]
+            .as_array()
+            .expect("not seen")
+            .iter()
+            .any(|n| n["what"] == "surface README.md"),
+        "{doc:#}"
+    );
+    // The Planner's own risk proved nothing: unproven, not a finding.
+    assert!(doc["unproven"].to_string().contains("tokens-ttl-claim"));
+
+    // The auditor read the purpose and the manifests, never the Planner's risks.
+    let auditor: Vec<String> = server
+        .received()
+        .iter()
+        .filter(|r| r.model == SKEPTIC && r.text().contains("You are the coverage auditor"))
+        .map(|r| r.text())
+        .collect();
+    assert_eq!(auditor.len(), 1);
+    assert!(
+        auditor[0].contains("longer sessions for the mobile app")
+            && auditor[0].contains("login_view.py"),
+        "{}",
+        auditor[0]
+    );
+    assert!(!auditor[0].contains("tokens-ttl-claim"), "{}", auditor[0]);
     env.cleanup().await;
 }

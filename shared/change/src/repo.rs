@@ -376,3 +376,66 @@ impl Repo {
         Ok((out, cut))
     }
 }
+
+impl Repo {
+    /// The regular files of `commit` (symlinks and submodules left out), in tree order, at
+    /// most `limit` of them; true when the listing was cut there. Paths that are not UTF-8
+    /// are shown lossily: a listing is for reading, never for opening.
+    pub fn list_files(
+        &self,
+        commit: &str,
+        limit: usize,
+    ) -> Result<(Vec<String>, bool), ChangeError> {
+        let err = self.git_err();
+        let oid = Oid::from_str(commit).map_err(&err)?;
+        let tree = self
+            .repo
+            .find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(&err)?;
+        let mut files = Vec::new();
+        let mut cut = false;
+        tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            let regular = entry.kind() == Some(ObjectType::Blob)
+                && !matches!(Mode::from_raw(entry.filemode()), Mode::Symlink);
+            if !regular {
+                return git2::TreeWalkResult::Ok;
+            }
+            if files.len() == limit {
+                cut = true;
+                return git2::TreeWalkResult::Abort;
+            }
+            files.push(format!(
+                "{dir}{}",
+                String::from_utf8_lossy(entry.name_bytes())
+            ));
+            git2::TreeWalkResult::Ok
+        })
+        .or_else(|e| if cut { Ok(()) } else { Err(err(e)) })?;
+        Ok((files, cut))
+    }
+
+    /// The subjects of the commits the change adds (`base..head`), newest first, at most
+    /// `limit` of them.
+    pub fn commit_subjects(
+        &self,
+        base: &str,
+        head: &str,
+        limit: usize,
+    ) -> Result<Vec<String>, ChangeError> {
+        let err = self.git_err();
+        let mut walk = self.repo.revwalk().map_err(&err)?;
+        walk.push(Oid::from_str(head).map_err(&err)?)
+            .map_err(&err)?;
+        walk.hide(Oid::from_str(base).map_err(&err)?)
+            .map_err(&err)?;
+        let mut subjects = Vec::new();
+        for oid in walk.take(limit) {
+            let commit = self.repo.find_commit(oid.map_err(&err)?).map_err(&err)?;
+            subjects.push(
+                String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default()).into_owned(),
+            );
+        }
+        Ok(subjects)
+    }
+}

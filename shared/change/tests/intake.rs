@@ -191,3 +191,41 @@ fn a_huge_change_is_truncated_and_says_so() {
     assert_eq!(change.files.len(), 10);
     assert!(change.truncated);
 }
+
+#[test]
+fn the_head_listing_and_the_change_subjects() {
+    let t = TestRepo::new();
+    t.write("src/lib.rs", "pub fn a() {}\n");
+    t.write("README.md", "hi\n");
+    let base = t.commit("base");
+    t.write("src/auth/token.rs", "pub fn t() {}\n");
+    t.symlink("link", "README.md");
+    t.commit("add tokens");
+    t.write("deploy/prod.yaml", "replicas: 2\n");
+    let head = t.commit("deploy them");
+    let repo = Repo::open(t.path()).expect("open");
+    let (files, cut) = repo.list_files(&head, 100).expect("listing");
+    assert!(!cut);
+    let mut sorted = files.clone();
+    sorted.sort();
+    // Regular files only: the symlink is not listed.
+    assert_eq!(
+        sorted,
+        [
+            "README.md",
+            "deploy/prod.yaml",
+            "src/auth/token.rs",
+            "src/lib.rs"
+        ]
+    );
+    let (two, cut) = repo.list_files(&head, 2).expect("listing");
+    assert_eq!((two.len(), cut), (2, true));
+    assert_eq!(
+        repo.commit_subjects(&base, &head, 10).expect("subjects"),
+        ["deploy them", "add tokens"]
+    );
+    assert_eq!(
+        repo.commit_subjects(&base, &head, 1).expect("subjects"),
+        ["deploy them"]
+    );
+}

@@ -42,6 +42,35 @@ pub struct Report {
     /// side. Never merged: evidence alone decides which findings exist.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reviewers: Vec<ReviewerVerdicts>,
+    /// At the deep band: the coverage auditor's surfaces and what became of each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<Coverage>,
+}
+
+/// The coverage auditor's verdict (deep band): it is shown the change's purpose and the
+/// repository's manifests, never what the reviewers found; it names the surfaces a review
+/// of the change must examine, each with one probe that would settle it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Coverage {
+    /// `incomplete` (it named surfaces), `covered` (it failed to name one: conceded, not
+    /// validated) or `no answer` (its service failed).
+    pub verdict: String,
+    pub surfaces: Vec<CoverageSurface>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoverageSurface {
+    /// A file or directory of the repository.
+    pub surface: String,
+    /// The probe the auditor named to settle it (its claim).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<String>,
+    /// `examined` (round one already looked at it), `finding` (round two's probe proved a
+    /// finding), `probed` (round two's probe ran and proved nothing), `remembered` (H-MEM
+    /// holds a refutation of that probe), `unresolved` (also in "what this review could not
+    /// see") or `refused` (not a surface of this repository).
+    pub status: String,
+    pub detail: String,
 }
 
 /// One risk and what each reviewer said of it.
@@ -437,6 +466,7 @@ impl Report {
             input_errors: Vec::new(),
             dependency_files: Vec::new(),
             reviewers: Vec::new(),
+            coverage: None,
         }
     }
 

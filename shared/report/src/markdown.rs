@@ -75,6 +75,12 @@ No finding.
 |---|---|---|---|---|
 {% for r in reviewers %}| {{ r.title | md }} | `{{ r.path }}` | {{ r.outcome }} | {{ r.first.verdict }} | {{ r.second.verdict }}{% if r.second.reason %}: {{ r.second.reason | md }}{% endif %} |
 {% endfor %}{% endif %}
+{% if coverage %}
+### Coverage: {{ coverage.verdict }} (the auditor, shown the manifests, never the findings)
+| surface | status | detail | probe |
+|---|---|---|---|
+{% for s in coverage.surfaces %}| `{{ s.surface }}` | {{ s.status }} | {{ s.detail | md }} | {% if s.probe %}{{ s.probe | md }}{% endif %} |
+{% endfor %}{% endif %}
 {% if failed_services %}
 ### Failed services: this review is incomplete
 {% for s in failed_services %}- **{{ s.service }}**: {{ s.message | md }}

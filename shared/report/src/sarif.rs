@@ -250,6 +250,12 @@ pub fn render_sarif(report: &Report) -> String {
             serde_json::to_value(&report.reviewers).unwrap_or_default(),
         );
     }
+    if let Some(coverage) = &report.coverage {
+        run_props.insert(
+            "coverage".to_string(),
+            serde_json::to_value(coverage).unwrap_or_default(),
+        );
+    }
     let driver = ToolComponent::builder()
         .name("Proven")
         .version(env!("CARGO_PKG_VERSION"))

@@ -131,6 +131,27 @@ pub fn render_text(report: &Report, color: bool) -> String {
             );
         }
     }
+    if let Some(c) = &report.coverage {
+        let _ = writeln!(
+            out,
+            "\n{} {}",
+            p.bold("Coverage (the auditor, shown the manifests, never the findings):"),
+            c.verdict
+        );
+        for s in &c.surfaces {
+            let _ = writeln!(
+                out,
+                "  - {}: {}: {}{}",
+                s.surface,
+                s.status,
+                s.detail,
+                s.probe
+                    .as_deref()
+                    .map(|w| format!(" (probe: {w})"))
+                    .unwrap_or_default()
+            );
+        }
+    }
     if !report.failed_services.is_empty() {
         let _ = writeln!(
             out,

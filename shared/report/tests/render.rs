@@ -189,6 +189,23 @@ fn sample() -> Report {
         what: "web/package-lock.json (head)".into(),
         reason: "could not be read".into(),
     }];
+    r.coverage = Some(Coverage {
+        verdict: "incomplete".into(),
+        surfaces: vec![
+            CoverageSurface {
+                surface: "src".into(),
+                probe: None,
+                status: "examined".into(),
+                detail: "round one examined src/calc.py".into(),
+            },
+            CoverageSurface {
+                surface: "web/login.py".into(),
+                probe: Some("an expired <session> still logs in".into()),
+                status: "unresolved".into(),
+                detail: "needs a test runner for \"web/login.py\"".into(),
+            },
+        ],
+    });
     r.seal();
     r
 }
@@ -254,6 +271,11 @@ fn sarif_validates_against_the_official_schema() {
         "one rule per advisory, shared by its findings, and one for defects"
     );
     assert_eq!(rules[0]["id"], "proven/defect");
+    assert_eq!(run["properties"]["coverage"]["verdict"], "incomplete");
+    assert_eq!(
+        run["properties"]["coverage"]["surfaces"][1]["status"],
+        "unresolved"
+    );
     assert_eq!(rules[1]["properties"]["security-severity"], "7.5");
     assert_eq!(
         run["results"][0]["properties"]["runs"]
@@ -301,11 +323,16 @@ fn html_escapes_third_party_text_and_shows_every_section() {
         "advisory text never becomes markup"
     );
     assert!(!html.contains("<instead>"), "claims never become markup");
+    assert!(
+        !html.contains("<session>") && html.contains("&lt;session&gt;"),
+        "an auditor's probe never becomes markup"
+    );
     for section in [
         "Findings by proof level",
         "Inputs that could not be read",
         "What this review could not see",
         "Left out of the trees",
+        "Coverage: incomplete",
     ] {
         assert!(html.contains(section), "{section}");
     }
@@ -323,6 +350,10 @@ fn markdown_escapes_third_party_text() {
     let md = render(&sample(), Format::Markdown, false);
     insta::assert_snapshot!("markdown", md);
     assert!(!md.contains("<large>"), "advisory text must not open HTML");
+    assert!(
+        !md.contains("<session>"),
+        "an auditor's probe must not open HTML"
+    );
     assert!(
         md.starts_with("## Proven review"),
         "rendered, not an error: {md}"

@@ -244,7 +244,7 @@ pub fn fingerprint(kind: &str, path: &str, symbol: Option<&str>, claim: &str) ->
     ))
 }
 
-fn language_of(path: &str) -> Option<Language> {
+pub(crate) fn language_of(path: &str) -> Option<Language> {
     let ext = Path::new(path).extension()?.to_str()?;
     match ext {
         "py" => Some(Language::Python),
@@ -376,7 +376,8 @@ impl Agents {
         trace: &mut Trace,
     ) -> Result<T, StepError> {
         let client = match role {
-            "skeptic" => &self.skeptic,
+            // The coverage auditor is the Skeptic's twin adversary: the other model family.
+            "skeptic" | "auditor" => &self.skeptic,
             "second_reviewer" => self.second.as_ref().ok_or_else(|| {
                 StepError::Permanent("no second reviewer is configured in this process".into())
             })?,

@@ -17,6 +17,7 @@
 //!   or an empty advisory store makes the review incomplete, by name.
 
 pub mod agents;
+pub mod auditor;
 pub mod embedded;
 mod error;
 mod git_tree;

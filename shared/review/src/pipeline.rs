@@ -171,7 +171,21 @@ impl ReviewSteps {
         match lease.id.step.as_str() {
             agents::PLANNER => {
                 let evidence = self.dependency_evidence(lease).await?;
-                agents::planner(needs_models()?, view, &evidence).await
+                let deep = result_of::<PlanResult>(&self.results(&lease.id.review_id).await?, PLAN)
+                    .is_ok_and(|p| p.plan.band == "deep");
+                let mut out = agents::planner(needs_models()?, view, &evidence).await?;
+                // Deep band: the coverage auditor follows, shown the manifests, never the risks.
+                if deep {
+                    out.next.push(NewStep {
+                        pipeline: true,
+                        ..NewStep::new(crate::auditor::AUDITOR, "model")
+                    });
+                }
+                Ok(out)
+            }
+            crate::auditor::AUDITOR => {
+                let rows = self.results(&lease.id.review_id).await?;
+                crate::auditor::auditor(needs_models()?, view, &rows).await
             }
             agents::SECOND_REVIEWER => agents::second_reviewer(needs_models()?, view).await,
             agents::PROVER => agents::prover(needs_models()?, view, lease).await,
@@ -565,7 +579,7 @@ impl ReviewSteps {
         report: &mut Report,
         trace: &mut Trace,
     ) -> Result<Vec<(crate::agents::Risk, &'static str)>, StepError> {
-        use crate::agents::{self, Verdict};
+        use crate::agents;
         let mut first = Vec::new();
         let Ok(planner) = result_of::<agents::PlannerResult>(rows, agents::PLANNER) else {
             return Ok(first);
@@ -597,103 +611,10 @@ impl ReviewSteps {
             });
         }
         for (key, risk) in &planner.proving {
-            let fp = agents::fingerprint("test", &risk.path, risk.symbol.as_deref(), &risk.claim);
-            let verdict = agents::judge_risk(rows, key, risk);
-            first.push((
-                risk.clone(),
-                match &verdict {
-                    Verdict::Keep { .. } => "finding",
-                    Verdict::Dropped { .. } => "dropped",
-                    Verdict::Unproven { .. } => "unproven",
-                    Verdict::Inconclusive { .. } => "inconclusive",
-                },
-            ));
-            match verdict {
-                Verdict::Keep { job, runs, skeptic } => {
-                    let evidence = runs
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, run)| Evidence {
-                            kind: "test_run".into(),
-                            advisory_id: None,
-                            affected_index: None,
-                            matched: None,
-                            row: None,
-                            run: Some(run),
-                            test: (i == 0).then(|| job.test.clone()),
-                        })
-                        .collect();
-                    trace.push(
-                        "verdict",
-                        serde_json::json!({"key": key, "verdict": "kept", "title": risk.title}),
-                    );
-                    report.findings.push(Finding {
-                        id: format!("defect:{}:{}", risk.path, &fp[..16]),
-                        proof_level: Level::Reproduced,
-                        kind: FindingKind::Defect,
-                        title: risk.title.clone(),
-                        package: None,
-                        location: Location {
-                            path: risk.path.clone(),
-                            line: None,
-                        },
-                        advisory: None,
-                        exploited: None,
-                        epss: None,
-                        fix: None,
-                        claim: Some(risk.claim.clone()),
-                        skeptic: skeptic.map(|s| SkepticRef {
-                            verdict: s.verdict,
-                            reason: s.reason,
-                            artifact: s.artifact,
-                        }),
-                        evidence,
-                    });
-                }
-                Verdict::Dropped {
-                    job,
-                    refutation,
-                    skeptic,
-                } => {
-                    let id = self
-                        .remember(
-                            (review_id, repository, key),
-                            risk,
-                            ("test", &fp),
-                            serde_json::json!({"reason": skeptic.reason, "test": skeptic.test,
-                                               "runs": refutation.runs}),
-                            serde_json::json!({"prover_test": job.test.path}),
-                        )
-                        .await?;
-                    trace.push(
-                        "verdict",
-                        serde_json::json!({"key": key, "verdict": "dropped", "title": risk.title,
-                                           "reason": refutation.reason, "memory_record": id}),
-                    );
-                    report.unproven.push(Unproven {
-                        claim: risk.claim.clone(),
-                        reason: format!(
-                            "refuted by the Skeptic's own test ({}); remembered as {id}",
-                            refutation.reason
-                        ),
-                    });
-                }
-                Verdict::Unproven { claim, reason } => {
-                    trace.push(
-                        "verdict",
-                        serde_json::json!({"key": key, "verdict": "unproven", "reason": reason}),
-                    );
-                    report.unproven.push(Unproven { claim, reason });
-                }
-                Verdict::Inconclusive { claim } => {
-                    report.not_seen.push(NotSeen {
-                        what: claim,
-                        reason:
-                            "inconclusive: its pipeline did not finish before the review's deadline"
-                                .into(),
-                    });
-                }
-            }
+            let said = self
+                .judge_test_risk(review_id, repository, rows, key, risk, report, trace)
+                .await?;
+            first.push((risk.clone(), said));
         }
         for (key, risk) in &planner.investigating {
             let outcome = self
@@ -701,7 +622,137 @@ impl ReviewSteps {
                 .await?;
             first.push((risk.clone(), outcome));
         }
+        // Round two: the coverage auditor's probes, judged by the same rules as any risk.
+        let mut probed = Vec::new();
+        if let Some(audit) =
+            agents::step_result::<crate::auditor::AuditResult>(rows, crate::auditor::AUDITOR, "")
+        {
+            for (key, risk) in &audit.probing {
+                let said = self
+                    .judge_test_risk(review_id, repository, rows, key, risk, report, trace)
+                    .await?;
+                probed.push((key.clone(), said));
+            }
+            for (key, risk) in &audit.investigating {
+                let said = self
+                    .judge_query(review_id, repository, rows, key, risk, report, trace)
+                    .await?;
+                probed.push((key.clone(), said));
+            }
+        }
+        report.coverage = crate::auditor::coverage(rows, &probed, &mut report.not_seen);
         Ok(first)
+    }
+
+    /// One test-evidence pipeline (a Planner's risk or an auditor's probe) judged: kept,
+    /// dropped and remembered, unproven or inconclusive. Returns what became of it.
+    #[allow(clippy::too_many_arguments)]
+    async fn judge_test_risk(
+        &self,
+        review_id: &str,
+        repository: &str,
+        rows: &[StepRow],
+        key: &str,
+        risk: &crate::agents::Risk,
+        report: &mut Report,
+        trace: &mut Trace,
+    ) -> Result<&'static str, StepError> {
+        use crate::agents::{self, Verdict};
+        let fp = agents::fingerprint("test", &risk.path, risk.symbol.as_deref(), &risk.claim);
+        let verdict = agents::judge_risk(rows, key, risk);
+        let said = match &verdict {
+            Verdict::Keep { .. } => "finding",
+            Verdict::Dropped { .. } => "dropped",
+            Verdict::Unproven { .. } => "unproven",
+            Verdict::Inconclusive { .. } => "inconclusive",
+        };
+        match verdict {
+            Verdict::Keep { job, runs, skeptic } => {
+                let evidence = runs
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, run)| Evidence {
+                        kind: "test_run".into(),
+                        advisory_id: None,
+                        affected_index: None,
+                        matched: None,
+                        row: None,
+                        run: Some(run),
+                        test: (i == 0).then(|| job.test.clone()),
+                    })
+                    .collect();
+                trace.push(
+                    "verdict",
+                    serde_json::json!({"key": key, "verdict": "kept", "title": risk.title}),
+                );
+                report.findings.push(Finding {
+                    id: format!("defect:{}:{}", risk.path, &fp[..16]),
+                    proof_level: Level::Reproduced,
+                    kind: FindingKind::Defect,
+                    title: risk.title.clone(),
+                    package: None,
+                    location: Location {
+                        path: risk.path.clone(),
+                        line: None,
+                    },
+                    advisory: None,
+                    exploited: None,
+                    epss: None,
+                    fix: None,
+                    claim: Some(risk.claim.clone()),
+                    skeptic: skeptic.map(|s| SkepticRef {
+                        verdict: s.verdict,
+                        reason: s.reason,
+                        artifact: s.artifact,
+                    }),
+                    evidence,
+                });
+            }
+            Verdict::Dropped {
+                job,
+                refutation,
+                skeptic,
+            } => {
+                let id = self
+                    .remember(
+                        (review_id, repository, key),
+                        risk,
+                        ("test", &fp),
+                        serde_json::json!({"reason": skeptic.reason, "test": skeptic.test,
+                                           "runs": refutation.runs}),
+                        serde_json::json!({"prover_test": job.test.path}),
+                    )
+                    .await?;
+                trace.push(
+                    "verdict",
+                    serde_json::json!({"key": key, "verdict": "dropped", "title": risk.title,
+                                       "reason": refutation.reason, "memory_record": id}),
+                );
+                report.unproven.push(Unproven {
+                    claim: risk.claim.clone(),
+                    reason: format!(
+                        "refuted by the Skeptic's own test ({}); remembered as {id}",
+                        refutation.reason
+                    ),
+                });
+            }
+            Verdict::Unproven { claim, reason } => {
+                trace.push(
+                    "verdict",
+                    serde_json::json!({"key": key, "verdict": "unproven", "reason": reason}),
+                );
+                report.unproven.push(Unproven { claim, reason });
+            }
+            Verdict::Inconclusive { claim } => {
+                report.not_seen.push(NotSeen {
+                    what: claim,
+                    reason:
+                        "inconclusive: its pipeline did not finish before the review's deadline"
+                            .into(),
+                });
+            }
+        }
+        Ok(said)
     }
 
     /// Both reviewers' verdicts on every risk either named, side by side, never merged.
@@ -1025,7 +1076,8 @@ impl Steps for ReviewSteps {
                 | crate::agents::REFUTE
                 | crate::agents::SECOND_REVIEWER
                 | crate::investigator::INVESTIGATOR
-                | crate::investigator::SKEPTIC_QUERY => self.agent_step(lease).await,
+                | crate::investigator::SKEPTIC_QUERY
+                | crate::auditor::AUDITOR => self.agent_step(lease).await,
                 crate::sandbox_job::SANDBOX_RUN => {
                     crate::sandbox_job::run(self.sandbox.as_ref(), &self.store, lease).await
                 }
