@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::Instrument;
 
-use proven_store::{Claim, Committed, Job, Lease, Outcome, Store, StoreError};
+use proven_store::{Claim, Committed, Job, Lease, Outcome, Retry, Store, StoreError};
 
 use crate::metrics_names as m;
 use crate::{BoxFuture, MAX_ATTEMPTS};
@@ -171,7 +171,7 @@ impl<S: Steps> Executor<S> {
                 let delay = i64::try_from(after.as_micros()).unwrap_or(i64::MAX);
                 if self
                     .store
-                    .retry_later(&lease, delay, true, &message)
+                    .retry_later(&lease, delay, Retry::Attempt, &message)
                     .await?
                 {
                     Executed::RetryScheduled
@@ -188,11 +188,23 @@ impl<S: Steps> Executor<S> {
                     Committed::Conflict => Executed::Conflict,
                 }
             }
-            Err(StepError::RateLimited { message, after } | StepError::Waiting { message, after }) => {
+            Err(StepError::RateLimited { message, after }) => {
                 let delay = i64::try_from(after.as_micros()).unwrap_or(i64::MAX);
                 if self
                     .store
-                    .retry_later(&lease, delay, false, &message)
+                    .retry_later(&lease, delay, Retry::Deferral, &message)
+                    .await?
+                {
+                    Executed::RetryScheduled
+                } else {
+                    Executed::Conflict
+                }
+            }
+            Err(StepError::Waiting { message, after }) => {
+                let delay = i64::try_from(after.as_micros()).unwrap_or(i64::MAX);
+                if self
+                    .store
+                    .retry_later(&lease, delay, Retry::Wait, &message)
                     .await?
                 {
                     Executed::RetryScheduled

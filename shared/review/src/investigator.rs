@@ -884,6 +884,7 @@ mod tests {
             pipeline: true,
             result,
             error: None,
+            created_us: 0,
         }
     }
 

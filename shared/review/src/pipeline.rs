@@ -28,9 +28,9 @@ pub const PLAN: &str = "plan";
 pub const DEPS_COLLECT: &str = "deps.collect";
 pub const DEPS_FILE: &str = "deps.file";
 pub const JUDGE: &str = proven_store::JUDGE_STEP;
-/// How often the Planner waits for unfinished dependency steps (0.1 s more each time, at
-/// most 2 s: about a minute in all) before it plans without their findings.
-pub const PLANNER_WAITS: i64 = 40;
+/// How long (from its creation) the Planner waits for unfinished dependency steps before it
+/// plans without their findings. Waiting spends neither an attempt nor a rate-limit deferral.
+pub const PLANNER_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// A review as submitted (to the API or by `proven review`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,6 +119,8 @@ pub struct ReviewSteps {
     sandbox: Option<Arc<proven_sandbox::Sandbox>>,
     /// The model agents, when configured.
     agents: Option<Arc<crate::agents::Agents>>,
+    /// How long the Planner waits for the dependency evidence ([`PLANNER_WAIT`]).
+    planner_wait: std::time::Duration,
 }
 
 impl ReviewSteps {
@@ -129,7 +131,14 @@ impl ReviewSteps {
             repos_dir,
             sandbox: None,
             agents: None,
+            planner_wait: PLANNER_WAIT,
         }
+    }
+
+    /// Sets how long the Planner waits for unfinished dependency steps.
+    pub fn with_planner_wait(mut self, wait: std::time::Duration) -> ReviewSteps {
+        self.planner_wait = wait;
+        self
     }
 
     /// Lets this process run the model agents' steps.
@@ -210,7 +219,8 @@ impl ReviewSteps {
 
     /// The dependency evidence for the Planner: the findings of every dependency file. While
     /// dependency steps of the review are unfinished the Planner waits (spending no attempt),
-    /// at most [`PLANNER_WAITS`] times; then it plans with what there is and says so.
+    /// for at most [`PLANNER_WAIT`] from its creation; then it plans with what there is and
+    /// says so.
     async fn dependency_evidence(
         &self,
         lease: &Lease,
@@ -225,10 +235,15 @@ impl ReviewSteps {
                 key => format!("{} {key}", r.id.step),
             })
             .collect();
+        let waited_us = rows
+            .iter()
+            .find(|r| r.id == lease.id)
+            .map_or(i64::MAX, |r| proven_store::now_us() - r.created_us);
         if !pending.is_empty() {
-            let waited = self.store.deferrals(&lease.id).await.map_err(retryable)?;
-            if waited < PLANNER_WAITS {
-                let after = (100 * (waited.unsigned_abs() + 1)).min(2_000);
+            let limit_us = i64::try_from(self.planner_wait.as_micros()).unwrap_or(i64::MAX);
+            if waited_us < limit_us {
+                // 0.1 s at first, then a tenth of the time waited so far, at most 2 s.
+                let after = (waited_us / 10_000).clamp(100, 2_000).unsigned_abs();
                 return Err(StepError::Waiting {
                     message: format!(
                         "the Planner reads the dependency evidence, still running: {}",
@@ -600,7 +615,8 @@ impl ReviewSteps {
                     planner.planned_without.join(", ")
                 ),
                 reason: format!(
-                    "still unfinished after the Planner waited {PLANNER_WAITS} times; it named risks without those findings"
+                    "still unfinished after the Planner waited {} s; it named risks without those findings",
+                    PLANNER_WAIT.as_secs()
                 ),
             });
         }
@@ -1116,7 +1132,7 @@ pub fn steps(store: Store, layers: Layers, repos_dir: PathBuf) -> Arc<ReviewStep
 #[cfg(test)]
 mod tests {
     use proven_store::testing::{Backend, TestStore};
-    use proven_store::{Claim, Lease, NewPipelineReview};
+    use proven_store::{Claim, Lease, NewPipelineReview, Retry};
 
     use super::*;
 
@@ -1187,23 +1203,36 @@ mod tests {
             )
             .await
             .expect("fan out");
-        let steps = ReviewSteps::new(store.clone(), Layers::default(), std::env::temp_dir());
-        for waited in 0..PLANNER_WAITS {
+        let steps = ReviewSteps::new(store.clone(), Layers::default(), std::env::temp_dir())
+            .with_planner_wait(std::time::Duration::from_secs(2));
+        let started = std::time::Instant::now();
+        for waited in 0..12 {
             let planner = lease(store, crate::agents::PLANNER, "").await;
             match steps.dependency_evidence(&planner).await {
                 Err(StepError::Waiting { message, after }) => {
                     assert!(message.contains("deps.file Cargo.lock"), "{message}");
                     assert!(after <= std::time::Duration::from_secs(2));
                 }
+                // The store was slower than the wait itself: it may go on, never sooner.
+                Ok(_) if started.elapsed() >= std::time::Duration::from_secs(2) => break,
                 other => panic!("wait {waited}: the Planner went on: {other:?}"),
             }
             assert!(
                 store
-                    .retry_later(&planner, 0, false, "waiting")
+                    .retry_later(&planner, 0, Retry::Wait, "waiting")
                     .await
                     .expect("defer")
             );
         }
+        // Waiting is neither an attempt nor a rate-limit deferral (those are capped).
+        let id = proven_store::StepId {
+            review_id: "r".into(),
+            step: crate::agents::PLANNER.into(),
+            key: String::new(),
+        };
+        assert_eq!(store.deferrals(&id).await.expect("deferrals"), 0);
+        tokio::time::sleep(std::time::Duration::from_secs(2).saturating_sub(started.elapsed()))
+            .await;
         // Waited long enough: it plans with what there is, naming what it did not read.
         let planner = lease(store, crate::agents::PLANNER, "").await;
         let evidence = steps

@@ -27,7 +27,7 @@ pub use error::StoreError;
 pub use memory::MemoryRecord;
 pub use pipeline::{
     Claim, Committed, ISOLATED_SUFFIX, JUDGE_QUEUE, JUDGE_STEP, Job, Lease, NewPipelineReview,
-    NewStep, Outcome, PendingReview, StepId, StepRow, isolated_queue, now_us,
+    NewStep, Outcome, PendingReview, Retry, StepId, StepRow, isolated_queue, now_us,
 };
 pub use review::{NewReview, ReviewRow, ReviewStatus, TraceRow};
 pub use tenant::{ReviewSummary, Tenant, token_hash};

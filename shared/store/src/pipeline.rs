@@ -144,6 +144,20 @@ pub struct StepRow {
     pub pipeline: bool,
     pub result: Option<String>,
     pub error: Option<String>,
+    /// When the step was created (µs since the epoch).
+    pub created_us: i64,
+}
+
+/// What putting a step back spends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// A failure that may pass later: the attempt counts.
+    Attempt,
+    /// A service rate-limited it: no attempt, one deferral (deferrals are capped).
+    Deferral,
+    /// It waits for other steps of its review: neither an attempt nor a deferral (the step
+    /// bounds its own waiting).
+    Wait,
 }
 
 /// A review waiting for admission.
@@ -597,24 +611,30 @@ impl Store {
         &self,
         lease: &Lease,
         delay_us: i64,
-        spend_attempt: bool,
+        spends: Retry,
         message: &str,
     ) -> Result<bool, StoreError> {
+        let (attempt_back, deferral) = match spends {
+            Retry::Attempt => (0_i64, 0_i64),
+            Retry::Deferral => (1, 1),
+            Retry::Wait => (1, 0),
+        };
         let mut tx = self.write_tx().await?;
         let when = now_us() + delay_us;
         let done = sqlx::query(
             "UPDATE steps SET state = 'queued', not_before_us = $1, error = $2, lease_until_us = NULL, \
-             attempts = attempts - $3, deferrals = deferrals + $3, updated_us = $4 \
+             attempts = attempts - $3, deferrals = deferrals + $9, updated_us = $4 \
              WHERE review_id = $5 AND step = $6 AND key = $7 AND lease_gen = $8 AND state = 'running'",
         )
         .bind(when)
         .bind(message)
-        .bind(i64::from(!spend_attempt))
+        .bind(attempt_back)
         .bind(now_us())
         .bind(lease.id.review_id.as_str())
         .bind(lease.id.step.as_str())
         .bind(lease.id.key.as_str())
         .bind(lease.generation)
+        .bind(deferral)
         .execute(&mut *tx)
         .await?;
         if done.rows_affected() == 0 {
@@ -792,8 +812,8 @@ impl Store {
 
     pub async fn steps_of(&self, review_id: &str) -> Result<Vec<StepRow>, StoreError> {
         let rows = sqlx::query(
-            "SELECT review_id, step, key, queue, state, attempts, lease_gen, pipeline, result, error FROM steps \
-             WHERE review_id = $1 ORDER BY created_us, step, key",
+            "SELECT review_id, step, key, queue, state, attempts, lease_gen, pipeline, result, error, created_us \
+             FROM steps WHERE review_id = $1 ORDER BY created_us, step, key",
         )
         .bind(review_id)
         .fetch_all(&self.pool)
@@ -813,6 +833,7 @@ impl Store {
                     pipeline: r.try_get::<i64, _>(7)? != 0,
                     result: r.try_get(8)?,
                     error: r.try_get(9)?,
+                    created_us: r.try_get(10)?,
                 })
             })
             .collect()
