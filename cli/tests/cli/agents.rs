@@ -321,17 +321,23 @@ async fn a_skeptic_that_refutes_without_evidence_changes_nothing() {
 async fn failed_model_services_make_the_review_incomplete_by_name() {
     let env = Env::new(Backend::Sqlite).await;
     let (repo, base) = buggy_change();
-    for (reply, expect) in [
-        (Reply::Status(500), "generator model is unavailable"),
+    for (reply, expect, call_outcome) in [
+        (
+            Reply::Status(500),
+            "generator model is unavailable",
+            "unavailable",
+        ),
         (
             Reply::Text("I think the change is fine.".into()),
             "not the requested JSON",
+            "bad_answer",
         ),
-        (Reply::RateLimited(1), "rate limited"),
+        (Reply::RateLimited(1), "rate limited", "rate_limited"),
         // JSON of the wrong shape is asked again once with the error, then named.
         (
             Reply::Json(json!({"risks": "none"})),
             "not the requested JSON",
+            "bad_answer",
         ),
     ] {
         let server = ScriptedServer::start().await;
@@ -349,6 +355,89 @@ async fn failed_model_services_make_the_review_incomplete_by_name() {
         assert!(
             failed.contains("planner") && failed.contains(expect),
             "{failed}"
+        );
+        // The failed calls are in the trace all the same: usage, latency, outcome, the error.
+        let trace = text(&env.run(&["trace", doc["review_id"].as_str().expect("id")])).0;
+        assert!(
+            trace.lines().any(|l| l.contains("\"kind\":\"model_call\"")
+                && l.contains("\"role\":\"generator\"")
+                && l.contains(&format!("\"outcome\":\"{call_outcome}\""))
+                && l.contains("\"latency_ms\"")),
+            "{trace}"
+        );
+        assert!(
+            trace
+                .lines()
+                .any(|l| l.contains("\"kind\":\"step_failed\"") && l.contains(expect)),
+            "{trace}"
+        );
+    }
+    env.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_guardrail_stops_a_step_by_name_and_fails_closed() {
+    let env = Env::new(Backend::Sqlite).await;
+    let (repo, base) = buggy_change();
+    for (verdict, expect, traced) in [
+        (
+            json!({"User Safety": "unsafe", "Safety Categories": "Violence"}),
+            "guardrail blocked the generator prompt",
+            "unsafe",
+        ),
+        // An answer naming no verdict is not a "safe".
+        (
+            json!({"categories": []}),
+            "guardrail gave no verdict on the generator prompt",
+            "none given",
+        ),
+    ] {
+        let server = ScriptedServer::start().await;
+        script(
+            &server,
+            "def test_add():\n    assert add(2, 3) == 5\n",
+            CONCEDE(),
+        );
+        // Earlier rules win: this one answers every guardrail call.
+        let guarded = ScriptedServer::start().await;
+        guarded.on(Some(GUARD), "", vec![Reply::Json(verdict)]);
+        let out = agents(&env, &server)
+            .env("PROVEN_GUARDRAIL_BASE_URL", &guarded.base_url)
+            .args([
+                "review",
+                "--repo",
+                &repo.path().display().to_string(),
+                "--base",
+                &base,
+                "--format",
+                "json",
+            ])
+            .output()
+            .expect("run proven review");
+        assert_eq!(out.status.code(), Some(3), "incomplete: {:?}", text(&out));
+        let doc = parse(&out);
+        assert_eq!(doc["status"], "incomplete");
+        assert_eq!(doc["findings"].as_array().map(Vec::len), Some(0));
+        let failed = doc["failed_services"].to_string();
+        assert!(
+            failed.contains("planner") && failed.contains(expect),
+            "{failed}"
+        );
+        // The blocked prompt never reached the generator.
+        assert!(!server.received().iter().any(|r| r.model == GENERATOR));
+        let trace = text(&env.run(&["trace", doc["review_id"].as_str().expect("id")])).0;
+        assert!(
+            trace.lines().any(|l| l.contains("\"kind\":\"guardrail\"")
+                && l.contains(&format!("\"verdict\":\"{traced}\""))
+                && l.contains("\"checked\":\"prompt\"")),
+            "{trace}"
+        );
+        assert!(
+            trace
+                .lines()
+                .any(|l| l.contains("\"kind\":\"model_call\"")
+                    && l.contains("\"role\":\"guardrail\"")),
+            "{trace}"
         );
     }
     env.cleanup().await;

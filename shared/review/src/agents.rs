@@ -430,6 +430,7 @@ impl Agents {
             .chat_json::<GuardVerdict>(&request)
             .await
             .map_err(|e| {
+                record_calls(trace, &e.records());
                 trace.push(
                     "guardrail",
                     json!({"role": role, "checked": what, "verdict": "unavailable"}),
@@ -437,6 +438,16 @@ impl Agents {
                 model_error("guardrail", e)
             })?;
         record_calls(trace, &records);
+        // Fails closed: an answer that names no verdict is not a "safe".
+        if verdict.user_safety.is_none() && verdict.response_safety.is_none() {
+            trace.push(
+                "guardrail",
+                json!({"role": role, "checked": what, "verdict": "none given"}),
+            );
+            return Err(StepError::Permanent(format!(
+                "guardrail gave no verdict on the {role} {what} (neither \"User Safety\" nor \"Response Safety\")"
+            )));
+        }
         let safe = |v: &Option<String>| v.as_deref().is_none_or(|s| s.eq_ignore_ascii_case("safe"));
         let ok = safe(&verdict.user_safety) && safe(&verdict.response_safety);
         trace.push(

@@ -155,7 +155,33 @@ impl ReviewSteps {
         Ok((intake, review.repository))
     }
 
+    /// Runs an agent step. When it ends in an error its outcome is dropped, so the lines it
+    /// recorded (each model call's usage, latency and cost; the guardrail's verdicts) are
+    /// written here, with a `step_failed` line naming the error.
     async fn agent_step(&self, lease: &Lease) -> Result<Outcome, StepError> {
+        let (result, mut lines) = crate::trace::capture(self.run_agent_step(lease)).await;
+        match &result {
+            Err(StepError::Waiting { .. }) | Ok(_) => {}
+            Err(e) => {
+                lines.push((
+                    "step_failed".into(),
+                    serde_json::json!({"step": lease.id.step, "key": lease.id.key,
+                                       "attempt": lease.attempt, "error": e.to_string()}),
+                ));
+                let run_id = uuid::Uuid::now_v7().to_string();
+                if let Err(store_error) = self
+                    .store
+                    .append_trace(&lease.id.review_id, &run_id, &lines)
+                    .await
+                {
+                    tracing::warn!(%store_error, step = %lease.id.step, "the failed step's trace was not written");
+                }
+            }
+        }
+        result
+    }
+
+    async fn run_agent_step(&self, lease: &Lease) -> Result<Outcome, StepError> {
         use crate::agents;
         let (intake, repository) = self.view(&lease.id.review_id).await?;
         let changed: Vec<String> = intake

@@ -4,6 +4,28 @@
 use proven_store::{Store, StoreError};
 use serde_json::Value;
 
+tokio::task_local! {
+    /// A copy of every line recorded inside [`capture`]: a step that ends in an error drops
+    /// its outcome (and with it its trace), so its runner writes these instead.
+    static MIRROR: std::cell::RefCell<Vec<(String, Value)>>;
+}
+
+/// Runs `f`, keeping a copy of every trace line it records (on this task), and returns the
+/// copy with its output. Lines recorded on a blocking thread are copied when absorbed.
+pub async fn capture<F: std::future::Future>(f: F) -> (F::Output, Vec<(String, Value)>) {
+    MIRROR
+        .scope(std::cell::RefCell::new(Vec::new()), async move {
+            let out = f.await;
+            let lines = MIRROR.with(|m| m.take());
+            (out, lines)
+        })
+        .await
+}
+
+fn mirror(lines: &[(String, Value)]) {
+    let _ = MIRROR.try_with(|m| m.borrow_mut().extend(lines.iter().cloned()));
+}
+
 /// Trace lines buffered by a step and written in one statement when the step ends.
 #[derive(Debug)]
 pub struct Trace {
@@ -26,7 +48,9 @@ impl Trace {
     /// Records one line. `event` should be a JSON object.
     pub fn push(&mut self, kind: &str, event: Value) {
         tracing::debug!(kind, %event, "trace");
-        self.pending.push((kind.to_string(), event));
+        let line = (kind.to_string(), event);
+        mirror(std::slice::from_ref(&line));
+        self.pending.push(line);
     }
 
     /// The buffered lines, for a step's outcome (committed with its result).
@@ -41,6 +65,7 @@ impl Trace {
 
     /// Appends the lines another part of the same run buffered (e.g. on a blocking thread).
     pub fn absorb(&mut self, other: Trace) {
+        mirror(&other.pending);
         self.pending.extend(other.pending);
     }
 
