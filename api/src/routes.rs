@@ -176,13 +176,12 @@ pub async fn get_review(
     AuthTenant(tenant): AuthTenant,
     Path(id): Path<String>,
 ) -> Result<Json<ReviewView>, ApiError> {
-    owned(&state, &tenant.id, &id).await?;
-    let row = state.store.review(&id).await?;
-    let listed = state
+    let summary = state
         .store
-        .list_reviews(&tenant.id, None, None, None, 1)
-        .await?;
-    let priority = listed.iter().find(|r| r.id == id).map_or(0, |r| r.priority);
+        .review_summary(&tenant.id, &id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("review {id}")))?;
+    let row = state.store.review(&id).await?;
     let steps = state
         .store
         .steps_of(&id)
@@ -208,8 +207,8 @@ pub async fn get_review(
             repository: row.repository,
             base: row.base_rev,
             head: row.head_rev,
-            priority: priority_name(priority).into(),
-            batch_id: None,
+            priority: priority_name(summary.priority).into(),
+            batch_id: summary.batch_id,
         },
         steps,
         result,

@@ -568,6 +568,57 @@ async fn the_served_openapi_document_matches_the_routes_and_the_responses() {
         assert!(started.elapsed() < Duration::from_secs(90));
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // A newer interactive review, so the batch's review is no longer the tenant's newest.
+    let later: serde_json::Value = client
+        .post(format!("{base}/v1/reviews"))
+        .bearer_auth(&token)
+        .json(&serde_json::json!({"repository": repo.path().display().to_string(), "base": base_rev, "head": "HEAD"}))
+        .send()
+        .await
+        .expect("post")
+        .json()
+        .await
+        .expect("json");
+    let later = later["id"].as_str().expect("id");
+    wait_done(&client, base, &token, later, Duration::from_secs(90)).await;
+    let batch_review = batch["reviews"][0].as_str().expect("the batch's review");
+    let view = wait_done(&client, base, &token, batch_review, Duration::from_secs(90)).await;
+    assert_eq!(view["priority"], "batch", "{view:#}");
+    assert_eq!(view["batch_id"], batch_id, "{view:#}");
+    // Filters and pages: by batch, by status, and the cursor to the next page.
+    let page = |query: String| {
+        let client = client.clone();
+        let token = token.clone();
+        async move {
+            let list: serde_json::Value = client
+                .get(format!("{base}/v1/reviews?{query}"))
+                .bearer_auth(&token)
+                .send()
+                .await
+                .expect("list")
+                .json()
+                .await
+                .expect("json");
+            list
+        }
+    };
+    let ids = |list: &serde_json::Value| -> Vec<String> {
+        list["reviews"]
+            .as_array()
+            .expect("reviews")
+            .iter()
+            .filter_map(|r| r["id"].as_str().map(String::from))
+            .collect()
+    };
+    let by_batch = page(format!("batch={batch_id}")).await;
+    assert_eq!(ids(&by_batch), [batch_review]);
+    let first = page("limit=2&status=complete".into()).await;
+    assert_eq!(ids(&first), [later, batch_review], "newest first");
+    let next = first["next"].as_str().expect("a next page");
+    let second = page(format!("limit=2&status=complete&before={next}")).await;
+    assert_eq!(ids(&second), [id], "the oldest, on the last page");
+    assert!(second["next"].is_null(), "{second:#}");
+    assert!(ids(&page("status=failed".into()).await).is_empty());
     let error: serde_json::Value = client
         .get(format!("{base}/v1/reviews/nope"))
         .bearer_auth(&token)

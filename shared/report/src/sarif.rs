@@ -241,6 +241,20 @@ pub fn render_sarif(report: &Report) -> String {
             serde_json::to_value(&report.input_errors).unwrap_or_default(),
         );
     }
+    // Not results (SARIF results are findings): the claims neither side proved and what
+    // the review could not see ride along in the run's properties.
+    if !report.unproven.is_empty() {
+        run_props.insert(
+            "unproven".to_string(),
+            serde_json::to_value(&report.unproven).unwrap_or_default(),
+        );
+    }
+    if !report.not_seen.is_empty() {
+        run_props.insert(
+            "not_seen".to_string(),
+            serde_json::to_value(&report.not_seen).unwrap_or_default(),
+        );
+    }
     if let Some(id) = &report.review_id {
         run_props.insert("review_id".to_string(), id.clone().into());
     }

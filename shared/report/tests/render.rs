@@ -189,6 +189,14 @@ fn sample() -> Report {
         what: "web/package-lock.json (head)".into(),
         reason: "could not be read".into(),
     }];
+    r.unproven = vec![Unproven {
+        claim: "divide <rounds> down".into(),
+        reason: "the Prover's test passed on the change".into(),
+    }];
+    r.failed_services = vec![FailedService {
+        service: "skeptic r1".into(),
+        message: "skeptic model is unavailable".into(),
+    }];
     r.coverage = Some(Coverage {
         verdict: "incomplete".into(),
         surfaces: vec![
@@ -273,6 +281,15 @@ fn sarif_validates_against_the_official_schema() {
     assert_eq!(rules[0]["id"], "proven/defect");
     assert_eq!(run["properties"]["coverage"]["verdict"], "incomplete");
     assert_eq!(
+        run["properties"]["unproven"][0]["reason"],
+        "the Prover's test passed on the change"
+    );
+    assert_eq!(
+        run["properties"]["not_seen"][0]["what"],
+        "web/package-lock.json (head)"
+    );
+    assert_eq!(run["properties"]["failed_services"][0]["service"], "skeptic r1");
+    assert_eq!(
         run["properties"]["coverage"]["surfaces"][1]["status"],
         "unresolved"
     );
@@ -333,6 +350,8 @@ fn html_escapes_third_party_text_and_shows_every_section() {
         "What this review could not see",
         "Left out of the trees",
         "Coverage: incomplete",
+        "Unproven (not findings)",
+        "Failed services: this review is incomplete",
     ] {
         assert!(html.contains(section), "{section}");
     }
@@ -350,6 +369,7 @@ fn markdown_escapes_third_party_text() {
     let md = render(&sample(), Format::Markdown, false);
     insta::assert_snapshot!("markdown", md);
     assert!(!md.contains("<large>"), "advisory text must not open HTML");
+    assert!(!md.contains("<rounds>"), "a claim must not open HTML");
     assert!(
         !md.contains("<session>"),
         "an auditor's probe must not open HTML"

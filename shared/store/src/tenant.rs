@@ -133,22 +133,24 @@ impl Store {
         .bind(limit)
         .fetch_all(&self.pool)
         .await?;
-        rows.into_iter()
-            .map(|r| {
-                Ok(ReviewSummary {
-                    id: r.try_get(0)?,
-                    status: r.try_get(1)?,
-                    created_at: r.try_get(2)?,
-                    finished_at: r.try_get(3)?,
-                    repository: r.try_get(4)?,
-                    base_rev: r.try_get(5)?,
-                    head_rev: r.try_get(6)?,
-                    priority: r.try_get(7)?,
-                    batch_id: r.try_get(8)?,
-                    created_us: r.try_get(9)?,
-                })
-            })
-            .collect()
+        rows.iter().map(summary).collect()
+    }
+
+    /// One of a tenant's reviews (`None` when it is not the tenant's).
+    pub async fn review_summary(
+        &self,
+        tenant_id: &str,
+        review_id: &str,
+    ) -> Result<Option<ReviewSummary>, StoreError> {
+        let row = sqlx::query(
+            "SELECT id, status, created_at, finished_at, repository, base_rev, head_rev, priority, batch_id, created_us \
+             FROM reviews WHERE tenant_id = $1 AND id = $2",
+        )
+        .bind(tenant_id)
+        .bind(review_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(summary).transpose()
     }
 
     pub async fn create_batch(
@@ -192,4 +194,19 @@ impl Store {
             .collect::<Result<_, StoreError>>()?;
         Ok((total, counts))
     }
+}
+
+fn summary(r: &sqlx::any::AnyRow) -> Result<ReviewSummary, StoreError> {
+    Ok(ReviewSummary {
+        id: r.try_get(0)?,
+        status: r.try_get(1)?,
+        created_at: r.try_get(2)?,
+        finished_at: r.try_get(3)?,
+        repository: r.try_get(4)?,
+        base_rev: r.try_get(5)?,
+        head_rev: r.try_get(6)?,
+        priority: r.try_get(7)?,
+        batch_id: r.try_get(8)?,
+        created_us: r.try_get(9)?,
+    })
 }
