@@ -151,7 +151,8 @@ async fn a_sweep_leaves_a_live_runners_container_alone() {
     repo.write("README.md", "tree\n");
     let commit = repo.commit("tree");
     let key = RunKey::new(format!("live-{}", support::unique())).expect("key");
-    let request = RunRequest::new(repo.path(), &commit, Language::Python, ["sleep", "3"])
+    // Long enough that the sweep surely runs while it lives, even on a loaded machine.
+    let request = RunRequest::new(repo.path(), &commit, Language::Python, ["sleep", "8"])
         .with_key(key.clone());
     let running = {
         let sandbox = sandbox.clone();

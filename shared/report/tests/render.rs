@@ -288,7 +288,10 @@ fn sarif_validates_against_the_official_schema() {
         run["properties"]["not_seen"][0]["what"],
         "web/package-lock.json (head)"
     );
-    assert_eq!(run["properties"]["failed_services"][0]["service"], "skeptic r1");
+    assert_eq!(
+        run["properties"]["failed_services"][0]["service"],
+        "skeptic r1"
+    );
     assert_eq!(
         run["properties"]["coverage"]["surfaces"][1]["status"],
         "unresolved"
