@@ -62,9 +62,22 @@ ensure_docker() {
     docker_pin_api_version
 }
 
-# Builds the sandbox images (python, rust, node) unless they are current: a no-op taking
-# well under a second when nothing changed (scripts/sandbox-images compares fingerprints).
+# The Go toolchain the Go image is assembled from (and that prepares Go modules): Debian's
+# golang-go, installed when missing, as on a fresh CI machine.
+ensure_go() {
+    command -v go >/dev/null && return 0
+    docker_log "no Go toolchain: installing Debian's golang-go"
+    docker_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null &&
+        docker_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+            --no-install-recommends golang-go >/dev/null ||
+        { docker_log "Go is missing: install the Debian package 'golang-go'"; return 1; }
+}
+
+# Builds the sandbox images (python, rust, node, go) unless they are current: a no-op
+# taking well under a second when nothing changed (scripts/sandbox-images compares
+# fingerprints).
 ensure_sandbox_images() {
+    ensure_go
     "$(dirname "${BASH_SOURCE[0]}")/sandbox-images"
 }
 

@@ -52,7 +52,7 @@ pub struct RunArgs {
     /// The revision whose tree runs (commit, branch, tag, HEAD~1, ...).
     #[arg(long, default_value = "HEAD")]
     pub rev: String,
-    /// python, rust or node.
+    /// python, rust, node or go.
     #[arg(long)]
     pub lang: Language,
     /// Add the local FILE to the tree at DEST (repeatable).

@@ -76,6 +76,10 @@ pub struct HostTools {
     pub python: PathBuf,
     pub cargo: PathBuf,
     pub npm: PathBuf,
+    pub go: PathBuf,
+    /// Extra environment for `go mod download` (a company's GOPROXY, GOPRIVATE, GONOSUMDB);
+    /// it also inherits this process's environment.
+    pub go_env: Vec<(String, String)>,
 }
 
 impl Default for Limits {
@@ -106,6 +110,8 @@ impl Default for HostTools {
             python: "python3".into(),
             cargo: "cargo".into(),
             npm: "npm".into(),
+            go: "go".into(),
+            go_env: Vec::new(),
         }
     }
 }

@@ -10,6 +10,9 @@
 //!   replaces crates.io by it and turns the network off.
 //! - Node: `npm ci --ignore-scripts` from `package-lock.json`; mounted at
 //!   /deps/node_modules, linked into the tree by `proven-entry`.
+//! - Go: `go mod download` from `go.mod` and `go.sum` (downloading a module runs none of
+//!   its code); the module cache is mounted at /deps/gomodcache (GOMODCACHE), and the run
+//!   has GOPROXY=off. A module without `go.sum` has no dependencies to prepare.
 //!
 //! A cache entry is a directory `LANG-KEY` under `cache_dir/deps`, made complete in a
 //! staging directory and renamed into place, so a reader never sees half of one and two
@@ -62,6 +65,10 @@ pub(crate) fn lock_files(
         }
         Language::Rust => vec!["Cargo.lock".into()],
         Language::Node => vec!["package-lock.json".into()],
+        // go.mod names the requirements and go.sum pins them; without go.sum nothing
+        // outside the standard library can build, so there is nothing to prepare.
+        Language::Go if src.join("go.sum").is_file() => vec!["go.mod".into(), "go.sum".into()],
+        Language::Go => Vec::new(),
     };
     names.sort();
     let mut files = Vec::new();
@@ -113,6 +120,7 @@ pub(crate) async fn prepare(
     let dir = root.join(format!("{}-{key}", language.as_str()));
     let env = match language {
         Language::Python => vec![format!("PYTHONPATH={MOUNT}/python")],
+        Language::Go => vec![format!("GOMODCACHE={MOUNT}/gomodcache")],
         Language::Rust | Language::Node => Vec::new(),
     };
     let record = |prepared_now| DependencyRecord {
@@ -277,6 +285,20 @@ async fn prepare_into(
             } else {
                 fs::create_dir_all(&target).map_err(SandboxError::io("create", &target))?;
             }
+        }
+        Language::Go => {
+            let cache = out.join("gomodcache");
+            let mut command = Command::new(&config.tools.go);
+            command
+                .args(["mod", "download", "-x"])
+                .env("GOMODCACHE", &cache)
+                .env("GOFLAGS", "-mod=mod")
+                .env("GOTOOLCHAIN", "local")
+                .env("GOPATH", staging.join("gopath"))
+                .env("GOCACHE", staging.join("gocache"))
+                .envs(config.tools.go_env.iter().map(|(k, v)| (k, v)));
+            run_tool(command, &input, config, &failed).await?;
+            fs::create_dir_all(&cache).map_err(SandboxError::io("create", &cache))?;
         }
     }
     Ok(())

@@ -5,8 +5,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// A language with a sandbox image. Go is designed (deploy/sandbox/go.Dockerfile) but has
-/// no local image: the machines this is built on have no Go toolchain to assemble one from.
+/// A language with a sandbox image.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
@@ -16,16 +15,24 @@ pub enum Language {
     Rust,
     /// node --test (or jest through `npx jest`).
     Node,
+    /// go test.
+    Go,
 }
 
 impl Language {
-    pub const ALL: [Language; 3] = [Language::Python, Language::Rust, Language::Node];
+    pub const ALL: [Language; 4] = [
+        Language::Python,
+        Language::Rust,
+        Language::Node,
+        Language::Go,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Language::Python => "python",
             Language::Rust => "rust",
             Language::Node => "node",
+            Language::Go => "go",
         }
     }
 
@@ -43,7 +50,7 @@ impl fmt::Display for Language {
 
 /// A language name that is not one of [`Language::ALL`].
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("unknown language {0:?}: expected python, rust or node")]
+#[error("unknown language {0:?}: expected python, rust, node or go")]
 pub struct UnknownLanguage(pub String);
 
 impl FromStr for Language {
@@ -54,6 +61,7 @@ impl FromStr for Language {
             "python" | "py" => Ok(Language::Python),
             "rust" | "rs" => Ok(Language::Rust),
             "node" | "javascript" | "js" | "typescript" | "ts" => Ok(Language::Node),
+            "go" | "golang" => Ok(Language::Go),
             _ => Err(UnknownLanguage(s.to_string())),
         }
     }
@@ -125,6 +133,7 @@ mod tests {
         assert_eq!("Python".parse::<Language>().ok(), Some(Language::Python));
         assert_eq!("rs".parse::<Language>().ok(), Some(Language::Rust));
         assert_eq!("js".parse::<Language>().ok(), Some(Language::Node));
-        assert!("go".parse::<Language>().is_err());
+        assert_eq!("golang".parse::<Language>().ok(), Some(Language::Go));
+        assert!("cobol".parse::<Language>().is_err());
     }
 }

@@ -139,6 +139,10 @@ const NODE_SYNTAX_ERROR: &str = "SyntaxError";
 const NODE_MODULE_NOT_FOUND: &str = "ERR_MODULE_NOT_FOUND";
 const NODE_CANNOT_FIND_MODULE: &str = "Cannot find module";
 const JEST_SUITE_FAILED_TO_RUN: &str = "Test suite failed to run";
+const GO_TEST_FAILED: &str = "--- FAIL:";
+const GO_BUILD_FAILED: &str = "[build failed]";
+const GO_SETUP_FAILED: &str = "[setup failed]";
+const GO_NO_TEST_FILES: &str = "[no test files]";
 
 /// The strings a language's classification looks for in the output.
 pub(crate) fn markers(language: Language) -> &'static [&'static str] {
@@ -150,6 +154,12 @@ pub(crate) fn markers(language: Language) -> &'static [&'static str] {
             NODE_MODULE_NOT_FOUND,
             NODE_CANNOT_FIND_MODULE,
             JEST_SUITE_FAILED_TO_RUN,
+        ],
+        Language::Go => &[
+            GO_TEST_FAILED,
+            GO_BUILD_FAILED,
+            GO_SETUP_FAILED,
+            GO_NO_TEST_FILES,
         ],
     }
 }
@@ -219,6 +229,17 @@ pub(crate) fn classify(language: Language, ending: &Ending) -> Outcome {
                 )),
             }
         }
+        // go test exits 1 both for failing tests and for packages that do not build: only
+        // a `--- FAIL:` line from a package that built is a test failure.
+        Language::Go => {
+            if saw(GO_BUILD_FAILED) || saw(GO_SETUP_FAILED) {
+                env("the tests did not build".into())
+            } else if code == 1 && saw(GO_TEST_FAILED) {
+                Outcome::TestFailed
+            } else {
+                env(format!("exit {code} without a failing go test"))
+            }
+        }
     }
 }
 
@@ -245,6 +266,10 @@ mod tests {
             Outcome::TestFailed
         );
         assert_eq!(classify(Node, &ending(1, &[])), Outcome::TestFailed);
+        assert_eq!(
+            classify(Go, &ending(1, &[GO_TEST_FAILED])),
+            Outcome::TestFailed
+        );
         for (language, end) in [
             (Python, ending(2, &[])),
             (Python, ending(5, &[])),
@@ -259,6 +284,11 @@ mod tests {
             (Node, ending(1, &[NODE_SYNTAX_ERROR])),
             (Node, ending(1, &[NODE_CANNOT_FIND_MODULE])),
             (Node, ending(134, &[])),
+            (Go, ending(1, &[])),
+            (Go, ending(1, &[GO_BUILD_FAILED])),
+            (Go, ending(1, &[GO_TEST_FAILED, GO_BUILD_FAILED])),
+            (Go, ending(1, &[GO_SETUP_FAILED])),
+            (Go, ending(2, &[])),
         ] {
             assert!(
                 matches!(classify(language, &end), Outcome::EnvironmentError { .. }),

@@ -5,6 +5,7 @@
 
 mod containment;
 mod crash;
+mod go;
 mod node;
 mod python;
 mod rust;

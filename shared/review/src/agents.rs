@@ -250,6 +250,7 @@ pub(crate) fn language_of(path: &str) -> Option<Language> {
         "py" => Some(Language::Python),
         "rs" => Some(Language::Rust),
         "js" | "mjs" | "cjs" => Some(Language::Node),
+        "go" => Some(Language::Go),
         _ => None,
     }
 }
@@ -277,6 +278,18 @@ fn test_command(language: Language, test_path: &str) -> Vec<String> {
                 .collect();
         }
         Language::Node => vec!["node", "--test", test_path],
+        // The package of the test's directory (a Go test lives beside the code it tests).
+        Language::Go => {
+            let dir = Path::new(test_path)
+                .parent()
+                .and_then(|d| d.to_str())
+                .filter(|d| !d.is_empty())
+                .map_or_else(|| ".".to_string(), |d| format!("./{d}"));
+            return ["go", "test", "-count=1", dir.as_str()]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        }
     };
     v.into_iter().map(str::to_string).collect()
 }
@@ -301,6 +314,7 @@ fn check_test_path(language: Language, path: &str, existing: bool) -> Result<(),
         Language::Python => name.starts_with("test_") && name.ends_with(".py"),
         Language::Rust => path.starts_with("tests/") && name.ends_with(".rs"),
         Language::Node => name.ends_with(".test.js") || name.ends_with(".test.mjs"),
+        Language::Go => name.ends_with("_test.go"),
     };
     if !ok {
         return Err(format!(
@@ -829,6 +843,7 @@ pub async fn prover(
             Language::Python => "tests/test_<name>.py",
             Language::Rust => "tests/<name>.rs",
             Language::Node => "test/<name>.test.js",
+            Language::Go => "<package directory>/<name>_test.go, in the package it tests",
         }
     );
     let user = format!(
@@ -1292,6 +1307,21 @@ mod tests {
         );
         assert!(check_test_path(Language::Node, "test/a.test.js", false).is_ok());
         assert!(check_test_path(Language::Rust, "tests/proven.rs", false).is_ok());
+        assert!(check_test_path(Language::Go, "pkg/units/proven_test.go", false).is_ok());
+        assert!(check_test_path(Language::Go, "pkg/units/proven.go", false).is_err());
+    }
+
+    #[test]
+    fn a_go_test_runs_the_package_of_its_directory() {
+        assert_eq!(
+            test_command(Language::Go, "pkg/units/proven_test.go"),
+            ["go", "test", "-count=1", "./pkg/units"]
+        );
+        assert_eq!(
+            test_command(Language::Go, "proven_test.go"),
+            ["go", "test", "-count=1", "."]
+        );
+        assert_eq!(language_of("cmd/server/main.go"), Some(Language::Go));
     }
 
     #[test]

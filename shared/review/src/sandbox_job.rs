@@ -23,7 +23,7 @@ pub const SANDBOX_QUEUE: &str = "sandbox";
 pub struct SandboxJob {
     pub repository: String,
     pub revision: String,
-    /// python, rust or node.
+    /// python, rust, node or go.
     pub language: String,
     pub command: Vec<String>,
     #[serde(default)]

@@ -1,0 +1,185 @@
+//! Must-show 2 (Go): `go test` in the Go image, offline (GOPROXY=off), reproduces a bug the
+//! change introduces; a test that does not build proves nothing.
+
+use proven_change::testing::TestRepo;
+use proven_sandbox::{Language, NotProved, Outcome, Proof, RunRequest};
+
+use crate::support::{self, assert_container_gone};
+
+const GO_MOD: &str = "module example.com/durations\n\ngo 1.19\n";
+const LIB_OK: &str = "package durations\n\n// Seconds converts milliseconds to whole seconds.\nfunc Seconds(ms int) int {\n\treturn ms / 1000\n}\n";
+const LIB_BUG: &str = "package durations\n\n// Seconds converts milliseconds to whole seconds.\nfunc Seconds(ms int) int {\n\treturn ms / 100\n}\n";
+const TEST: &str = "package durations\n\nimport \"testing\"\n\nfunc TestSeconds(t *testing.T) {\n\tif got := Seconds(2000); got != 2 {\n\t\tt.Fatalf(\"Seconds(2000) = %d, want 2\", got)\n\t}\n}\n";
+
+fn project() -> (TestRepo, String, String) {
+    let repo = TestRepo::new();
+    repo.write("go.mod", GO_MOD).write("durations.go", LIB_OK);
+    let base = repo.commit("base");
+    repo.write("durations.go", LIB_BUG);
+    let change = repo.commit("change: wrong unit");
+    (repo, base, change)
+}
+
+fn go_test() -> Vec<String> {
+    ["go", "test", "-count=1", "./..."]
+        .into_iter()
+        .map(String::from)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn go_test_reproduces_a_bug_offline() {
+    let sandbox = support::sandbox(&[Language::Go], |_| {}).await;
+    let (repo, base, change) = project();
+    let base = RunRequest::new(repo.path(), base, Language::Go, go_test())
+        .with_file("durations_test.go", TEST);
+    let reproduction = sandbox
+        .reproduce(&base, &base.at_revision(change))
+        .await
+        .expect("runs");
+    assert_eq!(
+        reproduction.proof,
+        Proof::Reproduced,
+        "base: {}\nchange: {}",
+        support::output(&reproduction.base[0]),
+        support::output(&reproduction.change[0]),
+    );
+    assert!(support::output(&reproduction.change[0]).contains("Seconds(2000) = 20, want 2"));
+    // Standard library only: no go.sum, nothing to prepare.
+    assert!(reproduction.base[0].dependencies.is_none());
+    for record in reproduction.base.iter().chain(&reproduction.change) {
+        assert_container_gone(&sandbox, record).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_go_test_that_does_not_build_proves_nothing() {
+    let sandbox = support::sandbox(&[Language::Go], |_| {}).await;
+    let (repo, base, change) = project();
+    // Fails on both sides, but the package never built: not a test's verdict.
+    let broken = "package durations\n\nimport \"testing\"\n\nfunc TestSeconds(t *testing.T) {\n\tif Seconds(\"2s\") != 2 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n";
+    let base = RunRequest::new(repo.path(), base, Language::Go, go_test())
+        .with_file("durations_test.go", broken);
+    let reproduction = sandbox
+        .reproduce(&base, &base.at_revision(change))
+        .await
+        .expect("runs");
+    // The base already could not build it: the change is not run for nothing.
+    let run = &reproduction.base[0];
+    assert!(
+        run.exit_code.is_some_and(|c| c != 0),
+        "{}",
+        support::output(run)
+    );
+    assert!(
+        matches!(&run.outcome, Outcome::EnvironmentError { reason } if reason.contains("did not build")),
+        "{:?}\n{}",
+        run.outcome,
+        support::output(run)
+    );
+    assert!(matches!(
+        reproduction.proof,
+        Proof::NotProved {
+            why: NotProved::Incomplete { .. }
+        }
+    ));
+}
+
+const UNITS_MOD: &str = "module example.com/units\n\ngo 1.19\n";
+const UNITS: &str =
+    "package units\n\n// Second is a second in milliseconds.\nconst Second = 1000\n";
+
+/// A Go module proxy in a directory (`GOPROXY=file://…`), laid out as `go` reads one,
+/// serving example.com/units v1.0.0: the stand-in for proxy.golang.org, which tests may
+/// not reach.
+fn module_proxy(dir: &std::path::Path) {
+    use std::io::Write;
+    let v = dir.join("example.com/units/@v");
+    std::fs::create_dir_all(&v).expect("proxy dir");
+    std::fs::write(v.join("list"), "v1.0.0\n").expect("list");
+    std::fs::write(
+        v.join("v1.0.0.info"),
+        r#"{"Version":"v1.0.0","Time":"2024-01-01T00:00:00Z"}"#,
+    )
+    .expect("info");
+    std::fs::write(v.join("v1.0.0.mod"), UNITS_MOD).expect("mod");
+    let file = std::fs::File::create(v.join("v1.0.0.zip")).expect("zip");
+    let mut zip = zip::ZipWriter::new(file);
+    for (name, body) in [("go.mod", UNITS_MOD), ("units.go", UNITS)] {
+        zip.start_file(
+            format!("example.com/units@v1.0.0/{name}"),
+            zip::write::SimpleFileOptions::default(),
+        )
+        .expect("entry");
+        zip.write_all(body.as_bytes()).expect("write");
+    }
+    zip.finish().expect("zip");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn go_modules_are_downloaded_before_the_offline_run() {
+    let proxy = tempfile::tempdir().expect("proxy");
+    module_proxy(proxy.path());
+    let goproxy = format!("file://{}", proxy.path().display());
+    let sandbox = support::sandbox(&[Language::Go], |c| {
+        c.tools.go_env = vec![("GOPROXY".into(), goproxy.clone())];
+    })
+    .await;
+    let repo = TestRepo::new();
+    repo.write(
+        "go.mod",
+        "module example.com/durations\n\ngo 1.19\n\nrequire example.com/units v1.0.0\n",
+    )
+    .write(
+        "durations.go",
+        "package durations\n\nimport \"example.com/units\"\n\nfunc Seconds(ms int) int {\n\treturn ms / units.Second\n}\n",
+    );
+    // go.sum as `go` writes it, from the same proxy.
+    let sum = std::process::Command::new("go")
+        .args(["mod", "download", "example.com/units"])
+        .current_dir(repo.path())
+        .env("GOPROXY", &goproxy)
+        .env("GOSUMDB", "off")
+        .env("GOFLAGS", "-mod=mod")
+        .env("GOMODCACHE", proxy.path().join("host-cache"))
+        .output()
+        .expect("the host's go (scripts/test installs golang-go)");
+    assert!(sum.status.success(), "{sum:?}");
+    assert!(
+        std::fs::read_to_string(repo.path().join("go.sum"))
+            .is_ok_and(|s| s.contains("example.com/units v1.0.0 h1:")),
+        "go.sum was written"
+    );
+    let base = repo.commit("base");
+    repo.write(
+        "durations.go",
+        "package durations\n\nimport \"example.com/units\"\n\nfunc Seconds(ms int) int {\n\treturn ms / (units.Second / 10)\n}\n",
+    );
+    let change = repo.commit("change: wrong unit");
+    let base = RunRequest::new(repo.path(), base, Language::Go, go_test())
+        .with_file("durations_test.go", TEST);
+    let reproduction = sandbox
+        .reproduce(&base, &base.at_revision(change))
+        .await
+        .expect("runs");
+    assert_eq!(
+        reproduction.proof,
+        Proof::Reproduced,
+        "base: {}\nchange: {}",
+        support::output(&reproduction.base[0]),
+        support::output(&reproduction.change[0]),
+    );
+    let deps = reproduction.base[0]
+        .dependencies
+        .as_ref()
+        .expect("prepared modules");
+    assert_eq!(deps.lock_files, ["go.mod", "go.sum"]);
+    // Prepared once, then read from the cache by every other run.
+    let prepared: usize = reproduction
+        .base
+        .iter()
+        .chain(&reproduction.change)
+        .filter(|r| r.dependencies.as_ref().is_some_and(|d| d.prepared_now))
+        .count();
+    assert!(prepared <= 1, "{prepared} preparations");
+}
