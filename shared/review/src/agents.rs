@@ -1057,6 +1057,9 @@ pub async fn skeptic(
     .unwrap_or_default();
     let answer: SkepticAnswer = agents.ask("skeptic", &system, &user, &mut trace).await?;
     let artifact = answer.artifact.filter(|a| !a.trim().is_empty());
+    let opened = artifact
+        .as_deref()
+        .is_some_and(|a| names_an_artifact(a, &job, &evidence));
     let (verdict, next) = match (answer.verdict.as_str(), answer.test) {
         ("refuted", Some(test)) => {
             let language: Language = job
@@ -1087,8 +1090,9 @@ pub async fn skeptic(
             }
         }
         ("refuted", None) => ("refuted_without_evidence", Vec::new()),
-        // A concession must name the artifact it opened; without one it is not a concession.
-        ("conceded", _) if artifact.is_some() => ("conceded", Vec::new()),
+        // A concession must name an artifact it was shown (a run, the test, the file);
+        // without one it is not a concession.
+        ("conceded", _) if opened => ("conceded", Vec::new()),
         _ => ("unresolved", Vec::new()),
     };
     trace.push("skeptic", json!({"key": lease.id.key, "verdict": verdict, "reason": answer.reason, "artifact": artifact}));
@@ -1205,6 +1209,21 @@ pub enum Verdict {
     Inconclusive { claim: String },
 }
 
+/// Whether a concession's artifact names something the Skeptic was shown: one of the runs
+/// (by side, or by its commit), the proving test, or the claim's file. "Seems right" names
+/// nothing.
+fn names_an_artifact(artifact: &str, job: &ProveJob, evidence: &Reproduced) -> bool {
+    let a = artifact.to_lowercase();
+    let run = a.contains("run") && (a.contains("base") || a.contains("change"));
+    let commit = evidence
+        .runs
+        .iter()
+        .any(|r| r.commit.len() >= 7 && a.contains(&r.commit[..7].to_lowercase()));
+    run || commit
+        || (!job.test.path.is_empty() && artifact.contains(&job.test.path))
+        || (!job.risk.path.is_empty() && artifact.contains(&job.risk.path))
+}
+
 pub fn judge_risk(rows: &[StepRow], key: &str, risk: &Risk) -> Verdict {
     let state = |step: &str| {
         rows.iter()
@@ -1309,6 +1328,52 @@ mod tests {
         assert!(check_test_path(Language::Rust, "tests/proven.rs", false).is_ok());
         assert!(check_test_path(Language::Go, "pkg/units/proven_test.go", false).is_ok());
         assert!(check_test_path(Language::Go, "pkg/units/proven.go", false).is_err());
+    }
+
+    #[test]
+    fn a_concession_names_an_artifact_it_was_shown() {
+        let job = ProveJob {
+            risk: Risk {
+                title: "t".into(),
+                claim: "c".into(),
+                path: "calc.py".into(),
+                symbol: None,
+                evidence: "test".into(),
+            },
+            language: "python".into(),
+            test: TestRef {
+                path: "tests/test_add.py".into(),
+                code: String::new(),
+            },
+            command: Vec::new(),
+        };
+        let evidence = Reproduced {
+            reproduced: true,
+            reason: String::new(),
+            runs: vec![RunRef {
+                side: "change".into(),
+                commit: "0123456789abcdef0123456789abcdef01234567".into(),
+                image: String::new(),
+                command: Vec::new(),
+                exit_code: Some(1),
+                outcome: "test_failed".into(),
+                duration_ms: 1,
+                output_tail: String::new(),
+                output_sha256: String::new(),
+            }],
+        };
+        for named in [
+            "run change 1: exit 1",
+            "the base run",
+            "tests/test_add.py",
+            "calc.py line 2",
+            "commit 0123456",
+        ] {
+            assert!(names_an_artifact(named, &job, &evidence), "{named}");
+        }
+        for nothing in ["seems right", "I checked", "the code", "a run"] {
+            assert!(!names_an_artifact(nothing, &job, &evidence), "{nothing}");
+        }
     }
 
     #[test]

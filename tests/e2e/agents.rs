@@ -1108,3 +1108,49 @@ async fn the_coverage_auditor_names_an_unexamined_caller_and_round_two_proves_it
     assert!(!auditor[0].contains("tokens-ttl-claim"), "{}", auditor[0]);
     env.cleanup().await;
 }
+
+/// A Skeptic that answers nonsense, or "concedes" naming nothing it was shown: the proved
+/// finding stays (never skipped); the first makes the review incomplete by name, the second
+/// is recorded as unresolved, not as a concession.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_or_empty_skeptic_never_skips_a_proved_finding() {
+    let env = Env::new(Backend::Sqlite).await;
+    let (repo, base) = buggy_change();
+    for (skeptic, exit, verdict) in [
+        (
+            Reply::Text("Looks fine to me!".into()),
+            3,
+            serde_json::Value::Null,
+        ),
+        (
+            Reply::Json(
+                json!({"verdict": "conceded", "reason": "seems right", "artifact": "my intuition"}),
+            ),
+            1,
+            json!("unresolved"),
+        ),
+    ] {
+        let server = ScriptedServer::start().await;
+        server.on(Some(SKEPTIC), "You are the Skeptic", vec![skeptic]);
+        script(
+            &server,
+            "def test_add():\n    assert add(2, 3) == 5\n",
+            CONCEDE(),
+        );
+        let out = review(&env, &server, &repo, &base, "json");
+        let doc = parse(&out);
+        assert_eq!(out.status.code(), Some(exit), "{doc:#}");
+        let findings = doc["findings"].as_array().expect("findings");
+        assert_eq!(findings.len(), 1, "{doc:#}");
+        assert_eq!(findings[0]["proof_level"], "reproduced");
+        assert_eq!(findings[0]["skeptic"]["verdict"], verdict, "{doc:#}");
+        if exit == 3 {
+            let failed = doc["failed_services"].to_string();
+            assert!(
+                failed.contains("skeptic") && failed.contains("not the requested JSON"),
+                "{failed}"
+            );
+        }
+    }
+    env.cleanup().await;
+}
