@@ -273,14 +273,11 @@ async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
         .map_err(|e| Exit::internal(e.to_string()))?;
     eprintln!("proven: listening on http://{addr}");
     // The API process also runs the reconciler: admitted reviews leave at once, and the
-    // service keeps pushing even while workers restart.
-    let queue: std::sync::Arc<dyn proven_pipeline::Queue> = std::sync::Arc::new(
-        proven_pipeline::redis::RedisQueue::connect(&proven_pipeline::redis::RedisConfig::new(
-            config.redis_url.clone(),
-            config.queue_prefix.clone(),
-        ))
-        .await
-        .map_err(|e| Exit::store(e.to_string()))?,
+    // service keeps pushing even while workers restart. Redis only delivers: while it is
+    // down the API still serves (readyz says so) and reviews wait in the store's outbox.
+    let redis_config = proven_pipeline::redis::RedisConfig::new(
+        config.redis_url.clone(),
+        config.queue_prefix.clone(),
     );
     let recon_config = proven_pipeline::reconciler::ReconcilerConfig {
         stale_after: config.requeue_after,
@@ -290,16 +287,45 @@ async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
         },
         ..Default::default()
     };
-    let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
-    let recon = tokio::spawn(proven_pipeline::reconciler::run(
-        store.clone(),
-        queue,
-        recon_config,
-        proven_pipeline::reconciler::Wake::default(),
-        async move {
-            let _ = stop_rx.wait_for(|s| *s).await;
-        },
-    ));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let recon_store = store.clone();
+    let recon = tokio::spawn(async move {
+        let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+            let _ = rx.wait_for(|s| *s).await;
+        };
+        let mut delay = std::time::Duration::from_millis(500);
+        let mut failed = false;
+        let queue = loop {
+            match proven_pipeline::redis::RedisQueue::connect(&redis_config).await {
+                Ok(queue) => break queue,
+                Err(e) => {
+                    if !failed {
+                        eprintln!(
+                            "proven: queue redis is unavailable: {e}; serving anyway (reviews wait in the store) and retrying"
+                        );
+                        failed = true;
+                    }
+                    tokio::select! {
+                        _ = tokio::time::sleep(delay) => {}
+                        _ = stopped(stop_rx.clone()) => return,
+                    }
+                    delay = (delay * 2).min(std::time::Duration::from_secs(5));
+                }
+            }
+        };
+        if failed {
+            eprintln!("proven: queue redis answers");
+        }
+        let queue: std::sync::Arc<dyn proven_pipeline::Queue> = std::sync::Arc::new(queue);
+        proven_pipeline::reconciler::run(
+            recon_store,
+            queue,
+            recon_config,
+            proven_pipeline::reconciler::Wake::default(),
+            stopped(stop_rx),
+        )
+        .await;
+    });
     let state = proven_api::ApiState {
         store: store.clone(),
         redis_url: Some(config.redis_url.clone()),

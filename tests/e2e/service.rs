@@ -646,3 +646,64 @@ async fn the_served_openapi_document_matches_the_routes_and_the_responses() {
     assert!(metrics.contains("proven_"), "{metrics}");
     service.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_names_what_is_down_and_a_worker_refuses_an_unknown_family() {
+    proven_models::install_crypto();
+    // Nothing listens on port 1: the queue is down, the store is up.
+    let service = Service::start_with(0, "redis://127.0.0.1:1", &[]).await;
+    let client = reqwest::Client::new();
+    let health = client
+        .get(format!("{}/healthz", service.base_url))
+        .send()
+        .await
+        .expect("healthz");
+    assert_eq!(health.status(), 200, "alive even when a dependency is down");
+    let ready = client
+        .get(format!("{}/readyz", service.base_url))
+        .send()
+        .await
+        .expect("readyz");
+    assert_eq!(ready.status(), 503);
+    let body = ready.text().await.expect("body");
+    assert!(
+        body.contains("queue: Redis does not answer") && !body.contains("store:"),
+        "{body}"
+    );
+    // Redis only delivers: a review is still accepted, and waits in the store.
+    let token = service.tenant("patient");
+    let (repo, base_rev) = repo_with_change("1.5.4");
+    let accepted = client
+        .post(format!("{}/v1/reviews", service.base_url))
+        .bearer_auth(&token)
+        .json(&serde_json::json!({"repository": repo.path().display().to_string(), "base": base_rev, "head": "HEAD"}))
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(accepted.status(), 202);
+    let id = accepted.json::<serde_json::Value>().await.expect("json")["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let review = service.store.store.review(&id).await.expect("stored");
+    assert!(
+        matches!(review.status.as_str(), "queued" | "running"),
+        "{:?}",
+        review.status
+    );
+
+    let out = proven(&service.store.url, &service.prefix, service.data_dir.path())
+        .env("PROVEN_REDIS_URL", "redis://127.0.0.1:6379")
+        .args(["worker", "--steps", "evidence,nope"])
+        .output()
+        .expect("run proven worker");
+    assert!(!out.status.success(), "{:?}", text(&out));
+    assert!(
+        text(&out)
+            .1
+            .contains("unknown queue family \"nope\" (known: evidence, control, model, sandbox)"),
+        "{:?}",
+        text(&out)
+    );
+    service.stop().await;
+}
