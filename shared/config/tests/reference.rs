@@ -11,7 +11,7 @@ fn docs_configuration_md_is_current() {
     }
     assert!(
         committed == generated,
-        "docs/configuration.md is stale: run `PROVEN_BLESS=1 cargo test -p proven-config --test reference` \
-         (or `proven config reference > docs/configuration.md`)"
+        "docs/configuration.md is stale: run `cargo xtask docs` \
+         (or `PROVEN_BLESS=1 cargo test -p proven-config --test reference`)"
     );
 }

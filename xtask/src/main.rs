@@ -1,0 +1,137 @@
+//! `cargo xtask`: the project's chores, in Rust so they run wherever cargo does.
+//!
+//! ```text
+//! cargo xtask docs [--check]   regenerate docs/configuration.md from the settings table
+//! cargo xtask lint             cargo fmt --check and clippy -D warnings, as a commit needs
+//! cargo xtask bench [NAME…]    the benchmarks that measure Proven against a peer, in turn
+//! ```
+//!
+//! The test suite is not here: `scripts/test` is the one command (CI runs exactly it).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// Each benchmark that reports a ratio against a peer measured in the same run:
+/// (name, package, bench target, what it compares).
+const BENCHES: &[(&str, &str, &str, &str)] = &[
+    (
+        "deps",
+        "proven-cli",
+        "deps",
+        "dependency evidence on real lock files against cargo-audit",
+    ),
+    (
+        "versions",
+        "proven-version",
+        "versions",
+        "version comparisons and range matching per ecosystem against the semver crate",
+    ),
+    (
+        "queue",
+        "proven-worker",
+        "queue",
+        "the durable pipeline's jobs per second against redis-benchmark",
+    ),
+    (
+        "sandbox",
+        "proven-sandbox",
+        "overhead",
+        "a sandbox run against `docker run --rm` and a bare process",
+    ),
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("docs") => docs(args.iter().any(|a| a == "--check")),
+        Some("lint") => lint(),
+        Some("bench") => bench(&args[1..]),
+        _ => Err(usage()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn usage() -> String {
+    let names: Vec<&str> = BENCHES.iter().map(|b| b.0).collect();
+    format!(
+        "usage: cargo xtask docs [--check] | lint | bench [{}]",
+        names.join("|")
+    )
+}
+
+/// The repository's root (this crate lives in `xtask/`).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// docs/configuration.md is generated from the settings table; `--check` fails when the
+/// committed file is not what the table generates (the config crate's test checks it too).
+fn docs(check: bool) -> Result<(), String> {
+    let path = root().join("docs/configuration.md");
+    let generated = proven_config::reference_markdown();
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    if committed == generated {
+        eprintln!("xtask: {} is current", path.display());
+        return Ok(());
+    }
+    if check {
+        return Err(format!(
+            "{} is stale: run `cargo xtask docs`",
+            path.display()
+        ));
+    }
+    std::fs::write(&path, generated).map_err(|e| format!("write {}: {e}", path.display()))?;
+    eprintln!("xtask: wrote {}", path.display());
+    Ok(())
+}
+
+fn lint() -> Result<(), String> {
+    cargo(&["fmt", "--all", "--", "--check"])?;
+    cargo(&[
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])
+}
+
+fn bench(names: &[String]) -> Result<(), String> {
+    for name in names {
+        if !BENCHES.iter().any(|b| b.0 == name) {
+            return Err(format!("no benchmark {name:?}; {}", usage()));
+        }
+    }
+    for (name, package, target, what) in BENCHES {
+        if !names.is_empty() && !names.iter().any(|n| n == name) {
+            continue;
+        }
+        eprintln!("xtask: bench {name}: {what}");
+        cargo(&["bench", "-p", package, "--bench", target])?;
+    }
+    Ok(())
+}
+
+fn cargo(args: &[&str]) -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(&cargo)
+        .args(args)
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("cannot run {cargo}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo {}` failed ({status})", args.join(" ")))
+    }
+}
