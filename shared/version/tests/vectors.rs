@@ -147,34 +147,64 @@ fn debian_dpkg_test_suite() {
 
 #[test]
 fn crates_rustsec_real_ranges() {
-    check("crates-rustsec-ranges-real.jsonl", Scored::Reference);
+    let r = check("crates-rustsec-ranges-real.jsonl", Scored::Reference);
+    assert_eq!(
+        not_understood(&r),
+        0,
+        "every row of real advisory data is evaluated"
+    );
 }
 
 #[test]
 fn maven_osv_real_ranges() {
-    check("maven-osv-ranges-real.jsonl", Scored::Reference);
+    let r = check("maven-osv-ranges-real.jsonl", Scored::Reference);
+    assert_eq!(
+        not_understood(&r),
+        0,
+        "every row of real advisory data is evaluated"
+    );
 }
 
 #[test]
 fn npm_security_wg_real_ranges() {
-    check("npm-securitywg-ranges-real.jsonl", Scored::Reference);
+    let r = check("npm-securitywg-ranges-real.jsonl", Scored::Reference);
+    assert_eq!(
+        not_understood(&r),
+        0,
+        "every row of real advisory data is evaluated"
+    );
 }
 
 #[test]
 fn packagist_friendsofphp_real_ranges() {
-    check("packagist-fop-ranges-real.jsonl", Scored::Reference);
+    let r = check("packagist-fop-ranges-real.jsonl", Scored::Reference);
+    assert_eq!(
+        not_understood(&r),
+        0,
+        "every row of real advisory data is evaluated"
+    );
 }
 
 #[test]
 fn pypi_osv_real_ranges() {
-    check("pypi-osv-ranges-real.jsonl", Scored::Reference);
+    let r = check("pypi-osv-ranges-real.jsonl", Scored::Reference);
+    assert_eq!(
+        not_understood(&r),
+        0,
+        "every row of real advisory data is evaluated"
+    );
 }
 
 #[test]
 fn pypi_osv_real_range_disagreements() {
-    check(
+    let r = check(
         "pypi-osv-ranges-real-disagreements.jsonl",
         Scored::Reference,
+    );
+    assert_eq!(
+        not_understood(&r),
+        0,
+        "every row of real advisory data is evaluated"
     );
 }
 
