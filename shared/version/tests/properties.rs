@@ -294,6 +294,40 @@ proptest! {
         let above = intro == "0" || pi <= pv;
         prop_assert_eq!(got.affected, above && pv < pf, "{} in [{}, {})", v, intro, fixed);
     }
+
+    /// Packagist reads ranges Composer's way (docs/versions.md): a bound without a stability
+    /// reaches its own dev/alpha/beta/RC releases, so plain order and range differ there by
+    /// decision. On stable versions the range is exactly what the order says.
+    #[test]
+    fn a_packagist_range_contains_what_the_order_says_on_stable_versions(
+        intro in stable_packagist(), fixed in stable_packagist(), v in stable_packagist()
+    ) {
+        let eco = Ecosystem::Packagist;
+        let parse = |x: &str| Version::parse(eco, x).map_err(|e| TestCaseError::fail(e.to_string()));
+        let (mut intro, mut fixed) = (intro, fixed);
+        let (mut pi, mut pf, pv) = (parse(&intro)?, parse(&fixed)?, parse(&v)?);
+        if pi > pf {
+            std::mem::swap(&mut intro, &mut fixed);
+            std::mem::swap(&mut pi, &mut pf);
+        }
+        let affected: Affected = serde_json::from_value(serde_json::json!({
+            "ranges": [{"type": "ECOSYSTEM", "events": [{"introduced": intro}, {"fixed": fixed}]}]
+        })).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let got = is_affected(eco, &affected, &v).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(got.affected, pi <= pv && pv < pf, "{} in [{}, {})", v, intro, fixed);
+    }
+}
+
+/// Stable Packagist versions: one to four numbers, sometimes with a `v`.
+fn stable_packagist() -> impl Strategy<Value = String> {
+    (prop::collection::vec(0u32..12, 1..=4), any::<bool>()).prop_map(|(parts, v)| {
+        let text = parts
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(".");
+        if v { format!("v{text}") } else { text }
+    })
 }
 
 // ---------------------------------------------------------------------------------------
