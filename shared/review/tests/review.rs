@@ -366,6 +366,8 @@ async fn the_trace_follows_each_package_to_its_verdict(backend: Backend) {
     repo.symlink("escape", "/etc/passwd");
     let base = repo.commit("base");
     repo.write("web/package-lock.json", r#"{"name":"web","lockfileVersion":3,"packages":{"":{"name":"web","dependencies":{"left-pad":"^1.0.0"}},"node_modules/left-pad":{"version":"1.1.0"},"node_modules/new-thing":{"version":"2.0.0"}}}"#);
+    // foo 1.5.0 is named by TEST-FOO but lies between its two ranges: a trace line only.
+    repo.write("Cargo.lock", cargo_lock(&[("foo", "1.5.0")]));
     #[cfg(unix)]
     repo.symlink("escape", "/etc/shadow");
     let head = repo.commit("downgrade left-pad");
@@ -414,6 +416,14 @@ async fn the_trace_follows_each_package_to_its_verdict(backend: Backend) {
         trace
             .iter()
             .any(|l| l.kind == "match" && l.event["advisory"] == "TEST-LEFTPAD")
+    );
+    assert!(
+        trace.iter().any(|l| l.kind == "no_match"
+            && l.event["advisory"] == "TEST-FOO"
+            && l.event["name"] == "foo"
+            && l.event["version"] == "1.5.0"
+            && l.event["reason"] == "outside every affected range"),
+        "{trace:?}"
     );
     assert!(
         trace
