@@ -155,3 +155,83 @@ async fn a_runner_sigkilled_mid_run_is_redelivered_swept_and_recorded_once() {
     );
     service.stop().await;
 }
+
+/// `proven sandbox images` and `proven sandbox run` as a user types them: a file added to
+/// the tree, a shell command, a patch applied first; the exit code says the outcome.
+#[test]
+fn proven_sandbox_run_adds_files_applies_patches_and_says_the_outcome() {
+    let proven = || std::process::Command::new(env!("CARGO_BIN_EXE_proven"));
+    let images = proven()
+        .args(["sandbox", "images", "python"])
+        .output()
+        .expect("run proven sandbox images");
+    assert!(images.status.success(), "{images:?}");
+
+    let repo = TestRepo::new();
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n");
+    repo.commit("a bug");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let test = dir.path().join("test_add.py");
+    std::fs::write(
+        &test,
+        "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    )
+    .expect("write test");
+    let run = |extra: &[&str]| {
+        let out = proven()
+            .args(["sandbox", "run", "--repo"])
+            .arg(repo.path())
+            .args(["--rev", "HEAD", "--lang", "python", "--add-file"])
+            .arg(format!("{}=tests/test_add.py", test.display()))
+            .args([
+                "--cmd",
+                "python3 -m pytest -q -p no:cacheprovider tests/test_add.py",
+            ])
+            .args(extra)
+            .output()
+            .expect("run proven sandbox run");
+        let record: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("a run record: {e}: {out:?}"));
+        (out.status.code(), record)
+    };
+    let (code, record) = run(&[]);
+    assert_eq!(code, Some(1), "a failing test: {record:#}");
+    assert_eq!(record["outcome"]["kind"], "test_failed");
+    assert_eq!(
+        record["command"],
+        serde_json::json!([
+            "sh",
+            "-c",
+            "python3 -m pytest -q -p no:cacheprovider tests/test_add.py"
+        ])
+    );
+    let patch = dir.path().join("fix.json");
+    std::fs::write(
+        &patch,
+        r#"[{"path": "calc.py", "old_text": "a - b", "new_text": "a + b"}]"#,
+    )
+    .expect("write patch");
+    let (code, record) = run(&["--patch", &patch.display().to_string()]);
+    assert_eq!(code, Some(0), "the patched tree passes: {record:#}");
+    assert_eq!(record["outcome"]["kind"], "passed");
+
+    let bad = proven()
+        .args([
+            "sandbox",
+            "run",
+            "--lang",
+            "python",
+            "--add-file",
+            "no-equals-sign",
+            "--cmd",
+            "true",
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(bad.status.code(), Some(4));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr)
+            .contains("--add-file \"no-equals-sign\": expected FILE=DEST"),
+        "{bad:?}"
+    );
+}

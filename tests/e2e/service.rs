@@ -469,7 +469,14 @@ async fn tokens_are_required_and_tenants_see_only_their_own() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_served_openapi_document_matches_the_routes_and_the_responses() {
-    let service = Service::start(1).await;
+    let mut service = Service::start(0).await;
+    // The worker exports its own metrics.
+    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let worker_metrics = format!("127.0.0.1:{metrics_port}");
+    service.start_worker(&[("PROVEN_METRICS_LISTEN", worker_metrics.as_str())]);
     let token = service.tenant("docs");
     let client = crate::service::http();
     let base = &service.base_url;
@@ -635,15 +642,49 @@ async fn the_served_openapi_document_matches_the_routes_and_the_responses() {
         .await
         .expect("readyz");
     assert_eq!(ready.status(), 200);
-    let metrics = client
-        .get(format!("{base}/metrics"))
+    // The API process admits and pushes (its reconciler), and reports the queues' depth
+    // at its next reconciliation (every 2 s).
+    let started = Instant::now();
+    let metrics = loop {
+        let metrics = client
+            .get(format!("{base}/metrics"))
+            .send()
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("text");
+        if metrics.contains("proven_pipeline_queue_depth")
+            || started.elapsed() > Duration::from_secs(30)
+        {
+            break metrics;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    for name in [
+        "proven_reviews_admitted_total",
+        "proven_pipeline_jobs_pushed_total",
+        "proven_pipeline_queue_depth{queue=\"",
+    ] {
+        assert!(metrics.contains(name), "{name} in {metrics}");
+    }
+    // The worker ran the steps: counted by step and outcome, timed, attempts recorded.
+    let worker = client
+        .get(format!("http://{worker_metrics}/metrics"))
         .send()
         .await
-        .expect("metrics")
+        .expect("worker metrics")
         .text()
         .await
         .expect("text");
-    assert!(metrics.contains("proven_"), "{metrics}");
+    for needle in [
+        "proven_pipeline_steps_total{step=\"intake\",outcome=\"ok\"}",
+        "proven_pipeline_steps_total{step=\"judge\",outcome=\"ok\"}",
+        "proven_pipeline_step_duration_seconds_count{step=\"deps.file\",outcome=\"ok\"}",
+        "proven_pipeline_step_attempts",
+    ] {
+        assert!(worker.contains(needle), "{needle} in {worker}");
+    }
     service.stop().await;
 }
 
@@ -705,5 +746,56 @@ async fn readiness_names_what_is_down_and_a_worker_refuses_an_unknown_family() {
         "{:?}",
         text(&out)
     );
+    service.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_past_its_deadline_is_judged_with_the_missing_parts_inconclusive() {
+    proven_models::install_crypto();
+    let mut service = Service::start(0).await;
+    // Only the control family is served: the intake never runs, the judge does.
+    service.start_worker_serving(&["--steps", "control"], &[]);
+    let token = service.tenant("hurried");
+    let (repo, base_rev) = repo_with_change("1.5.4");
+    let client = reqwest::Client::new();
+    let accepted: serde_json::Value = client
+        .post(format!("{}/v1/reviews", service.base_url))
+        .bearer_auth(&token)
+        .json(
+            &serde_json::json!({"repository": repo.path().display().to_string(),
+                                  "base": base_rev, "head": "HEAD", "deadline_secs": 2}),
+        )
+        .send()
+        .await
+        .expect("post")
+        .json()
+        .await
+        .expect("json");
+    let id = accepted["id"].as_str().expect("id");
+    let view = wait_done(
+        &client,
+        &service.base_url,
+        &token,
+        id,
+        Duration::from_secs(90),
+    )
+    .await;
+    assert_eq!(view["status"], "incomplete", "{view:#}");
+    let result = &view["result"];
+    assert!(
+        result["not_seen"]
+            .as_array()
+            .is_some_and(|n| n.iter().any(|n| n["what"] == "intake"
+                && n["reason"] == "inconclusive: not finished before the review's deadline")),
+        "{result:#}"
+    );
+    assert!(
+        result["failed_services"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|f| f["service"] == "intake"
+                && f["message"] == "did not finish before the deadline")),
+        "{result:#}"
+    );
+    assert_eq!(result["findings"].as_array().map(Vec::len), Some(0));
     service.stop().await;
 }

@@ -484,7 +484,9 @@ impl ModelClient {
             .increment(record.usage.prompt_tokens);
         metrics::counter!("proven_model_tokens_total", "role" => role.clone(), "kind" => "completion")
             .increment(record.usage.completion_tokens);
-        metrics::histogram!("proven_model_call_duration_seconds", "role" => role)
+        metrics::histogram!("proven_model_call_duration_seconds", "role" => role.clone())
             .record(record.latency_ms as f64 / 1000.0);
+        // A histogram, so its `_sum` is the money spent (counters only count integers).
+        metrics::histogram!("proven_model_call_cost_usd", "role" => role).record(record.cost_usd);
     }
 }

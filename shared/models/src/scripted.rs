@@ -22,6 +22,8 @@ pub enum Reply {
     Status(u16),
     /// 429 with `Retry-After: secs`.
     RateLimited(u64),
+    /// 503 with `Retry-After: secs`.
+    Unavailable(u64),
     /// Wait this long, then answer 500 (for client timeouts).
     Hang(Duration),
 }
@@ -166,6 +168,14 @@ async fn complete(
                 StatusCode::TOO_MANY_REQUESTS,
                 [("retry-after", secs.to_string())],
                 "slow down",
+            )
+                .into_response();
+        }
+        Some(Reply::Unavailable(secs)) => {
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [("retry-after", secs.to_string())],
+                "busy",
             )
                 .into_response();
         }

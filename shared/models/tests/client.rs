@@ -164,3 +164,29 @@ async fn a_rate_limit_comes_back_at_once_with_its_retry_after() {
     );
     assert_eq!(s.received().len(), 1);
 }
+
+#[tokio::test]
+async fn a_server_error_is_retried_after_the_time_it_asks_for() {
+    let s = ScriptedServer::start().await;
+    s.on(
+        None,
+        "",
+        vec![
+            Reply::Unavailable(2),
+            Reply::Json(json!({"risks": ["late"]})),
+        ],
+    );
+    let started = std::time::Instant::now();
+    let (answer, records) = client(&s, "m")
+        .chat_json::<Answer>(&req("x"))
+        .await
+        .expect("the second try answers");
+    assert_eq!(answer.risks, ["late"]);
+    assert_eq!(records[0].attempts, 2);
+    // The first backoff alone would be 0.5 s: the wait came from Retry-After.
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -1,7 +1,7 @@
 //! The pipeline's invariants in the store: fenced commits, attempts, fan-in, supersede.
 
 use proven_store::testing::{Backend, TestStore};
-use proven_store::{Claim, Committed, NewPipelineReview, NewStep, Outcome, StepId, Store};
+use proven_store::{Claim, Committed, NewPipelineReview, NewStep, Outcome, Retry, StepId, Store};
 
 both_backends!(
     a_worker_whose_lease_was_taken_over_cannot_commit,
@@ -12,6 +12,7 @@ both_backends!(
     judge_runs_exactly_once_under_concurrent_completion,
     a_review_past_its_deadline_is_judged_with_what_it_has,
     a_started_review_is_never_taken_by_admission,
+    a_rate_limit_spends_no_attempt_and_a_wait_no_deferral,
 );
 
 const MAX_ATTEMPTS: i64 = 3;
@@ -470,5 +471,41 @@ async fn a_started_review_is_never_taken_by_admission(backend: Backend) {
     let jobs = t.store.drain_outbox(10).await.expect("outbox");
     assert_eq!(jobs.len(), 1, "{jobs:?}");
     assert_eq!(jobs[0].queue, "sandbox");
+    t.cleanup().await;
+}
+
+async fn a_rate_limit_spends_no_attempt_and_a_wait_no_deferral(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    admitted(&t.store, "r", None).await;
+    let step = id("r", "intake", "");
+    let state = || async {
+        let steps = t.store.steps_of("r").await.expect("steps");
+        let attempts = steps[0].attempts;
+        (attempts, t.store.deferrals(&step).await.expect("deferrals"))
+    };
+    for (spends, expect) in [
+        (Retry::Deferral, (0, 1)),
+        (Retry::Wait, (0, 1)),
+        (Retry::Attempt, (1, 1)),
+    ] {
+        let lease = run(&t.store, &step, "w").await;
+        assert!(
+            t.store
+                .retry_later(&lease, 0, spends, "later")
+                .await
+                .expect("retry")
+        );
+        assert_eq!(state().await, expect, "{spends:?}");
+    }
+    // Ten 429s in a row would have dead-lettered a step that spent attempts on them.
+    for _ in 0..10 {
+        let lease = run(&t.store, &step, "w").await;
+        assert_eq!(lease.attempt, 2, "a rate limit is not an attempt");
+        t.store
+            .retry_later(&lease, 0, Retry::Deferral, "429")
+            .await
+            .expect("retry");
+    }
+    assert_eq!(state().await, (1, 11));
     t.cleanup().await;
 }
