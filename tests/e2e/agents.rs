@@ -1154,3 +1154,124 @@ async fn a_broken_or_empty_skeptic_never_skips_a_proved_finding() {
     }
     env.cleanup().await;
 }
+
+/// A change too large for one prompt: the Planner reads it in bounded parts, carrying the
+/// risks it named and the questions it left open; a question still open after the last part
+/// stops the step by name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_change_is_read_in_bounded_parts_with_the_state_carried() {
+    let big = |name: &str, value: usize| -> String {
+        (0..500)
+            .map(|i| format!("{name}_{i:04} = {value}  # a long enough line\n"))
+            .collect()
+    };
+    let repo = TestRepo::new();
+    repo.write("big_a.py", big("A", 1))
+        .write("big_b.py", big("B", 1));
+    let base = repo.commit("base");
+    repo.write("big_a.py", big("A", 2))
+        .write("big_b.py", big("B", 2));
+    repo.commit("change every constant");
+    let env = Env::new(Backend::Sqlite).await;
+    let risk = json!({"title": "A moved", "claim": "big-a-claim: every A constant changed",
+                      "path": "big_a.py", "symbol": null, "evidence": "test"});
+    let long_claim = "x".repeat(3000);
+    let heavy: Vec<serde_json::Value> = (0..8)
+        .map(|i| json!({"title": format!("r{i}"), "claim": long_claim, "path": "big_a.py", "evidence": "test"}))
+        .collect();
+    for (answers, exit, prompts, failure) in [
+        (
+            vec![
+                json!({"risks": [risk], "open": ["does big_b.py follow big_a.py?"]}),
+                json!({"risks": [], "open": []}),
+            ],
+            0,
+            2,
+            "",
+        ),
+        (
+            vec![
+                json!({"risks": [], "open": ["what about big_b.py?"]}),
+                json!({"risks": [], "open": ["what about big_b.py?"]}),
+            ],
+            3,
+            2,
+            "questions still open after the last part",
+        ),
+        // Eight long claims overflow the carry: the step stops rather than drop one.
+        (
+            vec![json!({"risks": heavy, "open": []})],
+            3,
+            1,
+            "the carried state overflowed after part 1 of 2",
+        ),
+    ] {
+        let server = ScriptedServer::start().await;
+        server.on(
+            Some(GUARD),
+            "",
+            vec![Reply::Json(json!({"User Safety": "safe"}))],
+        );
+        server.on(
+            Some(GENERATOR),
+            "You are the Planner",
+            answers.into_iter().map(Reply::Json).collect(),
+        );
+        server.on(
+            Some(GENERATOR),
+            "You are the Prover",
+            vec![Reply::Json(
+                json!({"test_path": "tests/test_ok.py", "test_code": "def test_ok():\n    assert True\n"}),
+            )],
+        );
+        let out = review(&env, &server, &repo, &base, "json");
+        let doc = parse(&out);
+        assert_eq!(out.status.code(), Some(exit), "{doc:#}");
+        let planner: Vec<String> = server
+            .received()
+            .iter()
+            .filter(|r| r.model == GENERATOR && r.text().contains("You are the Planner"))
+            .map(|r| r.text())
+            .collect();
+        assert_eq!(planner.len(), prompts, "one prompt per part read");
+        for (i, prompt) in planner.iter().enumerate() {
+            assert!(
+                prompt.contains(&format!("<change part=\"{}\" of=\"2\">", i + 1)),
+                "part {i}"
+            );
+            assert!(prompt.len() < 64 * 1024, "each prompt is bounded");
+        }
+        let trace = text(&env.run(&["trace", doc["review_id"].as_str().expect("id")])).0;
+        assert_eq!(
+            trace
+                .lines()
+                .filter(|l| l.contains("\"kind\":\"planner_part\""))
+                .count(),
+            prompts,
+            "{trace}"
+        );
+        if exit == 0 {
+            // The second part carried the first part's risk and open question.
+            assert!(
+                planner[1].contains("big-a-claim") && planner[1].contains("does big_b.py follow"),
+                "{}",
+                &planner[1][..2000.min(planner[1].len())]
+            );
+            assert!(
+                doc["unproven"].to_string().contains("big-a-claim"),
+                "{doc:#}"
+            );
+            assert!(
+                !doc["not_seen"].to_string().contains("large change"),
+                "all of it was read: {doc:#}"
+            );
+        } else {
+            let failed = doc["failed_services"].to_string();
+            assert!(
+                failed.contains("planner") && failed.contains(failure),
+                "{failed}"
+            );
+        }
+    }
+    env.cleanup().await;
+}

@@ -631,7 +631,11 @@ impl ReviewSteps {
         if planner.truncated {
             report.not_seen.push(NotSeen {
                 what: "the end of a large change".into(),
-                reason: "the Planner read the first 48 KiB of the diff (bounded steps are not part of this build)".into(),
+                reason: format!(
+                    "the Planner read the first {} parts of {} KiB of the diff",
+                    crate::bounded::MAX_PARTS,
+                    crate::bounded::PART_BYTES / 1024
+                ),
             });
         }
         if !planner.planned_without.is_empty() {
