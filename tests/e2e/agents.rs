@@ -48,7 +48,18 @@ fn script(server: &ScriptedServer, prover_test: &str, skeptic: serde_json::Value
         "You are the Skeptic",
         vec![Reply::Json(skeptic)],
     );
+    server.on(
+        Some(GENERATOR),
+        "You are the Fixer",
+        vec![Reply::Json(ADD_FIX())],
+    );
 }
+
+/// The Fixer's answer that repairs `buggy_change`.
+const ADD_FIX: fn() -> serde_json::Value = || {
+    json!({"edits": [{"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}],
+           "explanation": "add adds again"})
+};
 
 fn agents(env: &Env, server: &ScriptedServer) -> std::process::Command {
     let mut cmd = env.proven();
@@ -136,12 +147,44 @@ async fn a_bug_the_change_introduces_is_one_reproduced_finding_in_every_format()
     );
     assert_eq!(f["evidence"][0]["test"]["path"], "tests/test_add.py");
     assert_eq!(doc["proof_counts"]["reproduced"], 1);
+    // The Fixer's patch, proved by the same test and the package's tests on the change.
+    let patch = &f["patch"];
+    assert_eq!(patch["edits"][0]["path"], "calc.py", "{f:#}");
+    assert_eq!(patch["edits"][0]["new_text"], "return a + b");
+    assert_eq!(patch["attempt"], 1);
+    let fix_runs: Vec<(&str, &str)> = patch["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| {
+            (
+                r["side"].as_str().unwrap_or_default(),
+                r["outcome"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        fix_runs,
+        [("change+patch", "passed"), ("change+patch", "passed")]
+    );
+    assert_eq!(
+        patch["runs"][1]["command"],
+        json!(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]),
+        "the package's whole suite"
+    );
+    // Nothing is written to the author's files.
+    assert!(
+        std::fs::read_to_string(repo.path().join("calc.py"))
+            .is_ok_and(|t| t.contains("return a - b"))
+    );
 
     let (plain, _) = text(&review(&env, &server, &repo, &base, "text"));
     assert!(plain.contains("[reproduced] add subtracts"), "{plain}");
     assert!(plain.contains("run:       change"), "{plain}");
+    assert!(plain.contains("fix:       proved (try 1)"), "{plain}");
     let (md, _) = text(&review(&env, &server, &repo, &base, "markdown"));
     assert!(md.contains("### `reproduced` add subtracts"), "{md}");
+    assert!(md.contains("**Proposed fix** (proved, try 1"), "{md}");
     let (html, _) = text(&review(&env, &server, &repo, &base, "html"));
     assert!(
         html.contains("class=\"level reproduced\"")
@@ -1018,6 +1061,12 @@ fn script_audit(server: &ScriptedServer) {
         "You are the Skeptic",
         vec![Reply::Json(CONCEDE())],
     );
+    server.on(
+        Some(GENERATOR),
+        "You are the Fixer",
+        vec![Reply::Json(json!({"edits": [{"path": "auth_tokens.py",
+            "old_text": "ttl * 1000", "new_text": "ttl"}], "explanation": "seconds again"}))],
+    );
 }
 
 fn session_change() -> (TestRepo, String) {
@@ -1273,5 +1322,62 @@ async fn a_large_change_is_read_in_bounded_parts_with_the_state_carried() {
             );
         }
     }
+    env.cleanup().await;
+}
+
+/// The Fixer's tries: a patch that edits the proving test is refused by name, a patch that
+/// does not make the test pass is not shown; two tries, then the finding stands without a
+/// fix, and the trace says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fix_is_shown_only_when_the_same_test_proves_it() {
+    let server = ScriptedServer::start().await;
+    server.on(
+        Some(GENERATOR),
+        "You are the Fixer",
+        vec![
+            Reply::Json(json!({"edits": [{"path": "tests/test_add.py", "old_text": "== 5", "new_text": "== -1"}],
+                               "explanation": "make the test agree"})),
+            Reply::Json(json!({"edits": [{"path": "calc.py", "old_text": "return a - b", "new_text": "return a * b"}],
+                               "explanation": "multiply"})),
+        ],
+    );
+    script(
+        &server,
+        "def test_add():\n    assert add(2, 3) == 5\n",
+        CONCEDE(),
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    let (repo, base) = buggy_change();
+    let out = review(&env, &server, &repo, &base, "json");
+    let doc = parse(&out);
+    assert_eq!(out.status.code(), Some(1), "{doc:#}");
+    let f = &doc["findings"][0];
+    assert_eq!(f["proof_level"], "reproduced");
+    assert!(f.get("patch").is_none(), "no fix is shown: {f:#}");
+    let fixer_calls: Vec<String> = server
+        .received()
+        .iter()
+        .filter(|r| r.model == GENERATOR && r.text().contains("You are the Fixer"))
+        .map(|r| r.text())
+        .collect();
+    assert_eq!(fixer_calls.len(), 2, "two tries");
+    // The second try is told what failed in the first, and only that.
+    assert!(
+        fixer_calls[1].contains("edits the test file"),
+        "{}",
+        fixer_calls[1]
+    );
+    let trace = text(&env.run(&["trace", doc["review_id"].as_str().expect("id")])).0;
+    let not_shown: Vec<&str> = trace
+        .lines()
+        .filter(|l| l.contains("\"kind\":\"fix_not_shown\""))
+        .collect();
+    assert_eq!(not_shown.len(), 2, "{trace}");
+    assert!(not_shown[0].contains("refused: the patch edits the test file"));
+    assert!(
+        not_shown[1].contains("with the patch the finding's own test does not pass"),
+        "{}",
+        not_shown[1]
+    );
     env.cleanup().await;
 }

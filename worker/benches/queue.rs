@@ -77,7 +77,18 @@ fn redis_benchmark() -> Vec<(String, f64)> {
             "-q",
         ])
         .output();
-    let Ok(out) = out else { return Vec::new() };
+    // The peer is the point of the benchmark: without it there is no ratio to report.
+    let out = match out {
+        Ok(out) if out.status.success() => out,
+        Ok(out) => panic!(
+            "redis-benchmark failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => panic!(
+            "redis-benchmark is needed as the peer of this benchmark (Debian package redis-tools): {e}"
+        ),
+    };
     String::from_utf8_lossy(&out.stdout)
         .split(['\n', '\r'])
         .filter_map(|l| {
@@ -210,7 +221,11 @@ fn main() {
     rt.block_on(async move {
         let raw = redis_benchmark();
         println!("redis-benchmark, 1 client: {}", raw.iter().map(|(n, r)| format!("{n} {r:.0} req/s")).collect::<Vec<_>>().join(", "));
-        let raw_set = raw.iter().find(|(n, _)| n == "SET").map(|(_, r)| *r).unwrap_or(f64::NAN);
+        let raw_set = raw
+            .iter()
+            .find(|(n, _)| n == "SET")
+            .map(|(_, r)| *r)
+            .unwrap_or_else(|| panic!("redis-benchmark reported no SET rate: {raw:?}"));
 
         for workers in [1usize, 4] {
             let t = TestStore::new(Backend::Postgres).await;

@@ -76,6 +76,15 @@ async fn node_test_with_an_npm_dependency_reproduces_a_bug() {
         .as_ref()
         .expect("prepared node_modules");
     assert_eq!(deps.lock_files, vec!["package-lock.json".to_string()]);
+    // One preparation, keyed by the lock file: every other run reads it from the cache.
+    let all: Vec<_> = reproduction
+        .base
+        .iter()
+        .chain(&reproduction.change)
+        .map(|r| r.dependencies.as_ref().expect("prepared"))
+        .collect();
+    assert!(all.iter().all(|d| d.key == deps.key), "one cache entry");
+    assert!(all.iter().filter(|d| d.prepared_now).count() <= 1);
     for record in reproduction.base.iter().chain(&reproduction.change) {
         assert_container_gone(&sandbox, record).await;
     }

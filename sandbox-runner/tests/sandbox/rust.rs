@@ -71,6 +71,15 @@ async fn cargo_test_with_vendored_dependencies_reproduces_a_bug() {
     let record = &reproduction.base[0];
     let deps = record.dependencies.as_ref().expect("vendored dependencies");
     assert_eq!(deps.lock_files, vec!["Cargo.lock".to_string()]);
+    // One preparation, keyed by the lock file: every other run reads it from the cache.
+    let all: Vec<_> = reproduction
+        .base
+        .iter()
+        .chain(&reproduction.change)
+        .map(|r| r.dependencies.as_ref().expect("prepared"))
+        .collect();
+    assert!(all.iter().all(|d| d.key == deps.key), "one cache entry");
+    assert!(all.iter().filter(|d| d.prepared_now).count() <= 1);
     assert!(support::output(record).contains("Compiling itoa v1.0.19"));
     assert!(support::output(&reproduction.change[0]).contains("test result: FAILED"));
     for record in reproduction.base.iter().chain(&reproduction.change) {

@@ -69,6 +69,8 @@ pub struct Config {
     pub requeue_after: std::time::Duration,
     /// The model agents run (an endpoint is configured, or `agents = on`).
     pub agents: bool,
+    /// Tries the Fixer gets per proved defect (0: no Fixer).
+    pub fix_attempts: u32,
     pub guardrail: bool,
     pub generator: ModelSettings,
     pub skeptic: ModelSettings,
@@ -284,6 +286,7 @@ impl Layers {
         };
         let (agents, agents_from) = get("agents")?;
         let (guardrail, _) = get("guardrail")?;
+        let (fix_attempts, _) = get("fix_attempts")?;
         let (model_timeout, _) = get("models.timeout_seconds")?;
         let default_url = settings::setting("models.generator.base_url").default_value();
         let agents_on = match agents.as_str() {
@@ -340,6 +343,7 @@ impl Layers {
             lease: std::time::Duration::from_secs(lease.parse().unwrap_or(20)),
             requeue_after: std::time::Duration::from_secs(requeue.parse().unwrap_or(20)),
             agents: agents_on,
+            fix_attempts: fix_attempts.parse().unwrap_or(2),
             guardrail: guardrail == "on",
             generator,
             skeptic,

@@ -364,6 +364,15 @@ pub static SETTINGS: &[Setting] = &[
               base URL other than the default.",
     },
     Setting {
+        key: "fix_attempts",
+        env: "PROVEN_FIX_ATTEMPTS",
+        default: Some("2"),
+        allowed: Allowed::OneOf(&["0", "1", "2", "3", "4", "5"]),
+        repository: false,
+        doc: "Tries the Fixer gets for each defect a test proved; a fix is shown only when the same test and \
+              the package's tests pass with it. 0: no Fixer.",
+    },
+    Setting {
         key: "guardrail",
         env: "PROVEN_GUARDRAIL",
         default: Some("on"),

@@ -264,8 +264,32 @@ pub struct Finding {
     /// What the Skeptic said, when it did not defeat the finding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skeptic: Option<SkepticRef>,
+    /// A fix the Fixer proposed and the sandbox proved (defects only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<PatchRef>,
     /// The rows or runs that prove it.
     pub evidence: Vec<Evidence>,
+}
+
+/// A proposed fix, shown only when proved: with it applied to the change, the finding's own
+/// test passes and so do the package's tests. Never committed anywhere.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PatchRef {
+    pub edits: Vec<PatchEdit>,
+    /// The Fixer's words for what the edits do.
+    pub explanation: String,
+    /// The try that gave it (1-based).
+    pub attempt: u32,
+    /// The runs on the change with the patch: the proving test, then the package's tests.
+    pub runs: Vec<RunRef>,
+}
+
+/// One edit of a proposed fix: `old_text`, found exactly once in `path`, becomes `new_text`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PatchEdit {
+    pub path: String,
+    pub old_text: String,
+    pub new_text: String,
 }
 
 /// The Skeptic's answer to a finding it could not defeat.

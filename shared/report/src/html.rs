@@ -33,6 +33,8 @@ pre{background:#f6f8fa;padding:8px;overflow-x:auto}section{margin:1.5em 0}
 {% if f.epss %}<tr><th>EPSS</th><td>{{ f.epss.cve }}: {{ "%.5f" | format(f.epss.probability) }} (percentile {{ "%.5f" | format(f.epss.percentile) }})</td></tr>{% endif %}
 {% if f.fix %}<tr><th>Fix</th><td>{% if f.fix.version %}<code>{{ f.fix.version }}</code> ({{ f.fix.note }}){% else %}{{ f.fix.note }}{% endif %}</td></tr>{% endif %}
 {% if f.skeptic %}<tr><th>Skeptic</th><td>{{ f.skeptic.verdict }}{% if f.skeptic.artifact %} (opened {{ f.skeptic.artifact }}){% endif %}: {{ f.skeptic.reason }}</td></tr>{% endif %}
+{% if f.patch %}<tr><th>Proposed fix</th><td>proved (try {{ f.patch.attempt }}): with it the test passes, and so do the package's tests: {{ f.patch.explanation }}{% for e in f.patch.edits %}<p><code>{{ e.path }}</code></p><pre class="diff">- {{ e.old_text }}
++ {{ e.new_text }}</pre>{% endfor %}</td></tr>{% endif %}
 </table>
 {% for e in f.evidence %}{% if e.test %}<p>Test <code>{{ e.test.path }}</code>:</p><pre>{{ e.test.code }}</pre>{% endif %}
 {% if e.run %}<p>{{ e.run.side }} <code>{{ e.run.commit[:12] }}</code>: <code>{{ e.run.command | join(" ") }}</code> → {{ e.run.outcome }} (exit {{ e.run.exit_code }}, {{ e.run.duration_ms }} ms, output sha256 <code>{{ e.run.output_sha256[:16] }}</code>)</p>{% endif %}

@@ -52,13 +52,22 @@ No finding.
 | Proof | `{{ f.proof_level }}`: the test fails on the change and passes on the base |
 | Where | `{{ f.location.path }}`{% if f.location.line %} line {{ f.location.line }}{% endif %} |
 {% if f.skeptic %}| Skeptic | {{ f.skeptic.verdict }}{% if f.skeptic.artifact %} (opened {{ f.skeptic.artifact | md }}){% endif %}: {{ f.skeptic.reason | md }} |
-{% endif %}
+{% endif %}{% if f.patch %}
+**Proposed fix** (proved, try {{ f.patch.attempt }}: with it the test passes, and so do the package's tests): {{ f.patch.explanation | md }}
+
+{% for e in f.patch.edits %}`{{ e.path }}`:
+
+```diff
+{% for l in e.old_text | lines %}- {{ l | fenced }}
+{% endfor %}{% for l in e.new_text | lines %}+ {{ l | fenced }}
+{% endfor %}```
+{% endfor %}{% endif %}
 <details><summary>Evidence: the test and its runs</summary>
 
 {% for e in f.evidence %}{% if e.test %}`{{ e.test.path }}`:
 
 ```
-{{ e.test.code }}
+{{ e.test.code | fenced }}
 ```
 {% endif %}{% if e.run %}- {{ e.run.side }} `{{ e.run.commit[:12] }}`: `{{ e.run.command | join(" ") }}` → {{ e.run.outcome }} (exit {{ e.run.exit_code }}, {{ e.run.duration_ms }} ms, output sha256 `{{ e.run.output_sha256[:16] }}`)
 {% endif %}{% endfor %}
@@ -115,9 +124,16 @@ fn md_escape(value: String) -> String {
     out
 }
 
+/// Text shown inside a ``` fence: a run of three backticks in it would close the fence and
+/// let the rest be read as Markdown, so each such run is broken with a zero-width space.
+fn fenced(value: String) -> String {
+    value.replace("```", "`\u{200b}``")
+}
+
 pub fn render_markdown(report: &Report) -> String {
     let mut env = Environment::new();
     env.add_filter("md", md_escape);
+    env.add_filter("fenced", fenced);
     env.set_trim_blocks(false);
     let rendered = env
         .add_template("review.md", TEMPLATE)
@@ -170,5 +186,12 @@ mod tests {
             md_escape("<script>x</script> *a*".into()),
             "\\<script\\>x\\</script\\> \\*a\\*"
         );
+    }
+
+    #[test]
+    fn fenced_text_cannot_close_its_fence() {
+        let shown = fenced("x\n```\n# heading".into());
+        assert!(!shown.contains("```"), "{shown}");
+        assert!(shown.contains("# heading"));
     }
 }

@@ -182,6 +182,12 @@ fn result(f: &Finding, rule_index: usize) -> SarifResult {
             serde_json::to_value(fix).unwrap_or_default(),
         );
     }
+    if let Some(patch) = &f.patch {
+        props.insert(
+            "patch".to_string(),
+            serde_json::to_value(patch).unwrap_or_default(),
+        );
+    }
     if let Some(k) = &f.exploited {
         props.insert(
             "exploited".to_string(),

@@ -303,4 +303,20 @@ fn write_defect(out: &mut String, p: &Paint, f: &Finding) {
             .unwrap_or_default();
         let _ = writeln!(out, "  skeptic:   {}{artifact}: {}", s.verdict, s.reason);
     }
+    if let Some(patch) = &f.patch {
+        let _ = writeln!(
+            out,
+            "  fix:       proved (try {}): with it the test passes, and so do the package's tests: {}",
+            patch.attempt, patch.explanation
+        );
+        for e in &patch.edits {
+            let _ = writeln!(out, "    {}:", e.path);
+            for line in e.old_text.lines() {
+                let _ = writeln!(out, "    - {line}");
+            }
+            for line in e.new_text.lines() {
+                let _ = writeln!(out, "    + {line}");
+            }
+        }
+    }
 }

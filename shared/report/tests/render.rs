@@ -50,6 +50,7 @@ fn finding(level: Level, kind: FindingKind, name: &str, id: &str, line: Option<u
         }),
         claim: None,
         skeptic: None,
+        patch: None,
         evidence: vec![Evidence {
             kind: "advisory_row".into(),
             advisory_id: Some(id.into()),
@@ -107,6 +108,16 @@ fn defect() -> Finding {
             verdict: "conceded".into(),
             reason: "the change run fails".into(),
             artifact: Some("run change 1".into()),
+        }),
+        patch: Some(PatchRef {
+            edits: vec![PatchEdit {
+                path: "calc.py".into(),
+                old_text: "    return a - b".into(),
+                new_text: "    return a + b  # <sum>".into(),
+            }],
+            explanation: "add adds again".into(),
+            attempt: 1,
+            runs: vec![run("change+patch", "passed", 0)],
         }),
         evidence: vec![
             Evidence {
@@ -281,6 +292,10 @@ fn sarif_validates_against_the_official_schema() {
     assert_eq!(rules[0]["id"], "proven/defect");
     assert_eq!(run["properties"]["coverage"]["verdict"], "incomplete");
     assert_eq!(
+        run["results"][0]["properties"]["patch"]["edits"][0]["path"],
+        "calc.py"
+    );
+    assert_eq!(
         run["properties"]["unproven"][0]["reason"],
         "the Prover's test passed on the change"
     );
@@ -355,6 +370,7 @@ fn html_escapes_third_party_text_and_shows_every_section() {
         "Coverage: incomplete",
         "Unproven (not findings)",
         "Failed services: this review is incomplete",
+        "Proposed fix",
     ] {
         assert!(html.contains(section), "{section}");
     }
@@ -373,6 +389,11 @@ fn markdown_escapes_third_party_text() {
     insta::assert_snapshot!("markdown", md);
     assert!(!md.contains("<large>"), "advisory text must not open HTML");
     assert!(!md.contains("<rounds>"), "a claim must not open HTML");
+    assert!(
+        md.contains("```diff\n-     return a - b\n+     return a + b  # \\<sum\\>\n```")
+            || md.contains("```diff\n-     return a - b\n+     return a + b  # <sum>\n```"),
+        "the proposed fix as a diff: {md}"
+    );
     assert!(
         !md.contains("<session>"),
         "an auditor's probe must not open HTML"

@@ -46,7 +46,7 @@ pub const SECOND_REVIEWER: &str = "second-reviewer";
 
 const MAX_RISKS: usize = 8;
 pub(crate) const MAX_FILE_BYTES: u64 = 32 * 1024;
-const TEST_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const TEST_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The model clients of the agents.
 pub struct Agents {
@@ -55,6 +55,8 @@ pub struct Agents {
     guardrail: Option<ModelClient>,
     /// The second reviewer, when configured.
     second: Option<ModelClient>,
+    /// Tries the Fixer gets per proved defect (0: no Fixer).
+    fix_attempts: u32,
     /// Sample mode: model answers and sandbox runs recorded or replayed.
     cassette: Option<Arc<Cassette>>,
 }
@@ -86,8 +88,14 @@ impl Agents {
                 .as_ref()
                 .map(|m| ModelClient::new(endpoint(m, config.model_timeout)))
                 .transpose()?,
+            fix_attempts: config.fix_attempts,
             cassette: None,
         })
+    }
+
+    /// Tries the Fixer gets per proved defect (0: no Fixer).
+    pub fn fix_attempts(&self) -> u32 {
+        self.fix_attempts
     }
 
     /// A second reviewer doubles the Planner.
@@ -111,7 +119,7 @@ impl Agents {
 }
 
 /// The cassette key of sandbox runs: what ran, where.
-fn runs_key(parts: &[&str]) -> String {
+pub(crate) fn runs_key(parts: &[&str]) -> String {
     let mut d = Sha256::new();
     for p in parts {
         d.update(p.as_bytes());
@@ -120,7 +128,7 @@ fn runs_key(parts: &[&str]) -> String {
     hex::encode(d.finalize())
 }
 
-fn replaying(cassette: Option<&Arc<Cassette>>) -> bool {
+pub(crate) fn replaying(cassette: Option<&Arc<Cassette>>) -> bool {
     cassette.is_some_and(|c| c.mode() == CassetteMode::Replay)
 }
 
@@ -332,7 +340,7 @@ fn check_test_path(language: Language, path: &str, existing: bool) -> Result<(),
     Ok(())
 }
 
-fn run_ref(side: &str, r: &RunRecord) -> RunRef {
+pub(crate) fn run_ref(side: &str, r: &RunRecord) -> RunRef {
     RunRef {
         side: side.into(),
         commit: r.tree.commit.clone(),
@@ -928,7 +936,7 @@ pub async fn prover(
     Ok(outcome(trace, to_json(&job)?, next, true))
 }
 
-fn requests(
+pub(crate) fn requests(
     view: &ReviewView<'_>,
     job: &ProveJob,
     test: &TestRef,
@@ -949,7 +957,7 @@ fn requests(
     Ok((base, change))
 }
 
-fn no_sandbox() -> StepError {
+pub(crate) fn no_sandbox() -> StepError {
     StepError::Permanent("sandbox: no Docker engine in this process: tests cannot run".into())
 }
 

@@ -21,6 +21,7 @@ pub mod auditor;
 pub mod bounded;
 pub mod embedded;
 mod error;
+pub mod fixer;
 mod git_tree;
 pub mod investigator;
 pub mod pipeline;

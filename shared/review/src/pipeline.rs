@@ -233,7 +233,23 @@ impl ReviewSteps {
             }
             agents::REPRODUCE => {
                 let cassette = self.agents.as_ref().and_then(|a| a.cassette());
-                agents::reproduce(self.sandbox.as_ref(), cassette, view, lease).await
+                let mut out =
+                    agents::reproduce(self.sandbox.as_ref(), cassette, view, lease).await?;
+                // Reproduced: the Fixer tries beside the Skeptic (a fix is shown only for a
+                // finding the Judge keeps).
+                let reproduced = out.next.iter().any(|s| s.step == agents::SKEPTIC);
+                let attempts = self.agents.as_ref().map_or(0, |a| a.fix_attempts());
+                if reproduced {
+                    let job: agents::ProveJob = agents::read_input(lease, "job")?;
+                    out.next
+                        .extend(crate::fixer::first_try(&lease.id.key, &job, attempts));
+                }
+                Ok(out)
+            }
+            crate::fixer::FIXER => crate::fixer::fixer(needs_models()?, view, lease).await,
+            crate::fixer::SANDBOX_FIX => {
+                let cassette = self.agents.as_ref().and_then(|a| a.cassette());
+                crate::fixer::prove_fix(self.sandbox.as_ref(), cassette, view, lease).await
             }
             agents::REFUTE => {
                 let cassette = self.agents.as_ref().and_then(|a| a.cassette());
@@ -731,6 +747,20 @@ impl ReviewSteps {
                     "verdict",
                     serde_json::json!({"key": key, "verdict": "kept", "title": risk.title}),
                 );
+                let patch = crate::fixer::proved_fix(rows, key).map(|f| proven_report::PatchRef {
+                    edits: f.edits,
+                    explanation: f.explanation,
+                    attempt: f.attempt,
+                    runs: f.runs,
+                });
+                if patch.is_none() {
+                    for t in crate::fixer::tries(rows, key) {
+                        trace.push(
+                            "fix_not_shown",
+                            serde_json::json!({"key": key, "attempt": t.attempt, "reason": t.reason}),
+                        );
+                    }
+                }
                 report.findings.push(Finding {
                     id: format!("defect:{}:{}", risk.path, &fp[..16]),
                     proof_level: Level::Reproduced,
@@ -751,6 +781,7 @@ impl ReviewSteps {
                         reason: s.reason,
                         artifact: s.artifact,
                     }),
+                    patch,
                     evidence,
                 });
             }
@@ -1123,7 +1154,9 @@ impl Steps for ReviewSteps {
                 | crate::agents::SECOND_REVIEWER
                 | crate::investigator::INVESTIGATOR
                 | crate::investigator::SKEPTIC_QUERY
-                | crate::auditor::AUDITOR => self.agent_step(lease).await,
+                | crate::auditor::AUDITOR
+                | crate::fixer::FIXER
+                | crate::fixer::SANDBOX_FIX => self.agent_step(lease).await,
                 crate::sandbox_job::SANDBOX_RUN => {
                     crate::sandbox_job::run(self.sandbox.as_ref(), &self.store, lease).await
                 }

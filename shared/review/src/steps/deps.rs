@@ -399,6 +399,7 @@ pub async fn evaluate(
                     fix: Some(fix),
                     claim: None,
                     skeptic: None,
+                    patch: None,
                     evidence,
                 },
             });
