@@ -275,6 +275,14 @@ async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
     // The API process also runs the reconciler: admitted reviews leave at once, and the
     // service keeps pushing even while workers restart. Redis only delivers: while it is
     // down the API still serves (readyz says so) and reviews wait in the store's outbox.
+    // A URL that cannot parse would fail forever: refuse it now, by name.
+    redis::Client::open(config.redis_url.as_str()).map_err(|e| {
+        Exit::config(proven_config::ConfigError {
+            source_name: "PROVEN_REDIS_URL".into(),
+            key: "redis_url".into(),
+            message: format!("{:?} does not parse: {e}", config.redis_url),
+        })
+    })?;
     let redis_config = proven_pipeline::redis::RedisConfig::new(
         config.redis_url.clone(),
         config.queue_prefix.clone(),
@@ -296,7 +304,12 @@ async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
         let mut delay = std::time::Duration::from_millis(500);
         let mut failed = false;
         let queue = loop {
-            match proven_pipeline::redis::RedisQueue::connect(&redis_config).await {
+            // A stop never waits for a connection attempt to give up.
+            let attempt = tokio::select! {
+                attempt = proven_pipeline::redis::RedisQueue::connect(&redis_config) => attempt,
+                _ = stopped(stop_rx.clone()) => return,
+            };
+            match attempt {
                 Ok(queue) => break queue,
                 Err(e) => {
                     if !failed {

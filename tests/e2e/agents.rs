@@ -165,10 +165,15 @@ async fn a_bug_the_change_introduces_is_one_reproduced_finding_in_every_format()
         .collect();
     assert_eq!(
         fix_runs,
-        [("change+patch", "passed"), ("change+patch", "passed")]
+        [
+            ("change+patch", "passed"),
+            ("change+patch", "passed"),
+            ("change+patch", "passed")
+        ],
+        "the finding's own test twice, then the package's tests"
     );
     assert_eq!(
-        patch["runs"][1]["command"],
+        patch["runs"][2]["command"],
         json!(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]),
         "the package's whole suite"
     );

@@ -55,8 +55,6 @@ pub struct Agents {
     guardrail: Option<ModelClient>,
     /// The second reviewer, when configured.
     second: Option<ModelClient>,
-    /// Tries the Fixer gets per proved defect (0: no Fixer).
-    fix_attempts: u32,
     /// Sample mode: model answers and sandbox runs recorded or replayed.
     cassette: Option<Arc<Cassette>>,
 }
@@ -88,14 +86,8 @@ impl Agents {
                 .as_ref()
                 .map(|m| ModelClient::new(endpoint(m, config.model_timeout)))
                 .transpose()?,
-            fix_attempts: config.fix_attempts,
             cassette: None,
         })
-    }
-
-    /// Tries the Fixer gets per proved defect (0: no Fixer).
-    pub fn fix_attempts(&self) -> u32 {
-        self.fix_attempts
     }
 
     /// A second reviewer doubles the Planner.
@@ -611,13 +603,38 @@ fn planner_system(evidence: bool) -> String {
     )
 }
 
-/// The dependency evidence as it follows the change in a Planner's prompt: quoted data.
+/// Dependency findings a Planner's prompt holds at most (the rest are counted).
+const MAX_EVIDENCE_NOTES: usize = 100;
+/// Changed files a Planner's prompt lists at most (the rest are counted).
+const MAX_LISTED_FILES: usize = 1000;
+
+/// The dependency evidence as it follows the change in a Planner's prompt: quoted data,
+/// bounded.
 fn evidence_block(evidence: &DependencyEvidence) -> String {
+    let shown = &evidence.findings[..evidence.findings.len().min(MAX_EVIDENCE_NOTES)];
+    let more = evidence.findings.len() - shown.len();
     format!(
-        "\n<dependency-evidence>{}</dependency-evidence>",
-        serde_json::to_string(&serde_json::to_string(&evidence.findings).unwrap_or_default())
-            .unwrap_or_default()
+        "\n<dependency-evidence>{}</dependency-evidence>{}",
+        serde_json::to_string(&serde_json::to_string(shown).unwrap_or_default())
+            .unwrap_or_default(),
+        if more > 0 {
+            format!(" ({more} more dependency findings not shown)")
+        } else {
+            String::new()
+        }
     )
+}
+
+/// The changed files as a Planner's prompt lists them: bounded.
+pub(crate) fn changed_list(changed: &[String]) -> String {
+    let shown = &changed[..changed.len().min(MAX_LISTED_FILES)];
+    let more = changed.len() - shown.len();
+    let list = serde_json::to_string(shown).unwrap_or_default();
+    if more > 0 {
+        format!("{list} (and {more} more)")
+    } else {
+        list
+    }
 }
 
 /// The change's diff, cut into the parts a Planner reads (one part for most changes).
@@ -659,7 +676,7 @@ async fn ask_planner(
     let diff = parts.parts.first().map(String::as_str).unwrap_or_default();
     let user = format!(
         "Changed files: {}\n<change>{}</change>{context}",
-        serde_json::to_string(view.changed).unwrap_or_default(),
+        changed_list(view.changed),
         serde_json::to_string(diff).unwrap_or_default()
     );
     let answer: PlannerAnswer = agents.ask(role, &system, &user, trace).await?;

@@ -141,6 +141,29 @@ fn examined(rows: &[StepRow]) -> BTreeSet<String> {
     paths
 }
 
+/// Whether round one covered a surface: the file itself was examined, or, for a directory,
+/// every changed file under it was (one examined file does not cover its neighbours).
+fn round_one_covers(
+    surface: &str,
+    examined: &BTreeSet<String>,
+    changed: &[String],
+) -> Option<String> {
+    if examined.contains(surface) {
+        return Some(surface.to_string());
+    }
+    let under: Vec<&String> = changed.iter().filter(|c| covers(c, surface)).collect();
+    (!under.is_empty() && under.iter().all(|c| examined.contains(*c))).then(|| {
+        format!(
+            "every changed file under {surface}/ ({})",
+            under
+                .iter()
+                .map(|c| c.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
 fn covers(examined: &str, surface: &str) -> bool {
     examined == surface
         || examined
@@ -277,9 +300,9 @@ pub async fn auditor(
         } else if surface.is_empty() || surface.len() > 1000 || !in_repository(&surface) {
             row.status = "refused".into();
             row.detail = "not a file or directory of the repository at the change".into();
-        } else if let Some(path) = examined.iter().find(|p| covers(p, &surface)) {
+        } else if let Some(what) = round_one_covers(&surface, &examined, view.changed) {
             row.status = "examined".into();
-            row.detail = format!("round one examined {path}");
+            row.detail = format!("round one examined {what}");
         } else {
             match named.probe {
                 None => row.detail = "no probe named that would settle it".into(),
@@ -463,6 +486,23 @@ pub fn coverage(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_directory_is_examined_only_when_every_changed_file_under_it_was() {
+        let examined: BTreeSet<String> = ["src/a.py".to_string()].into();
+        let changed = ["src/a.py".to_string(), "src/b.py".to_string()];
+        assert!(round_one_covers("src/a.py", &examined, &changed).is_some());
+        assert!(
+            round_one_covers("src", &examined, &changed).is_none(),
+            "src/b.py was not examined"
+        );
+        let both: BTreeSet<String> = changed.iter().cloned().collect();
+        assert!(round_one_covers("src", &both, &changed).is_some());
+        assert!(
+            round_one_covers("deploy", &both, &changed).is_none(),
+            "nothing changed there, nothing examined there"
+        );
+    }
 
     #[test]
     fn a_surface_is_covered_by_itself_or_anything_under_it() {

@@ -8,7 +8,8 @@
 //!
 //! Invariants:
 //! - A part is whole files of the diff, or one file's lines when it alone is too large; a
-//!   part is never more than [`PART_BYTES`], so every prompt is bounded.
+//!   part is never more than [`PART_BYTES`], and the changed-file list and the dependency
+//!   evidence beside it are bounded too, so every prompt is.
 //! - The carry is the risks named so far and the questions the Planner left open for later
 //!   parts. A named risk is never cut from it (a claim awaiting evidence is never dropped);
 //!   a carry larger than [`MAX_CARRY_BYTES`] stops the step by name instead.
@@ -138,7 +139,7 @@ pub async fn plan(
         let carried = serde_json::to_string(&carry).unwrap_or_default();
         let user = format!(
             "Changed files: {}\n<carry>{}</carry>\n<change part=\"{}\" of=\"{n}\">{}</change>{context}",
-            serde_json::to_string(changed).unwrap_or_default(),
+            crate::agents::changed_list(changed),
             serde_json::to_string(&carried).unwrap_or_default(),
             i + 1,
             serde_json::to_string(part).unwrap_or_default(),

@@ -98,9 +98,59 @@ struct FixerAnswer {
     edits: Vec<PatchEdit>,
     #[serde(default)]
     explanation: String,
-    /// Never honoured: present only so that an answer carrying one is refused by name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    command: Option<serde_json::Value>,
+    /// Anything else the answer carries (a command, a script): never honoured, and the
+    /// reason the patch is refused by name.
+    #[serde(flatten)]
+    extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Files that decide how tests run or what a package is: a patch that edits one could make
+/// a test "pass" by not running it, so it is refused like a test file.
+const RUNNER_FILES: &[&str] = &[
+    "pytest.ini",
+    "setup.cfg",
+    "tox.ini",
+    "pyproject.toml",
+    "setup.py",
+    "sitecustomize.py",
+    "usercustomize.py",
+    "package.json",
+    "package-lock.json",
+    ".npmrc",
+    "jest.config.js",
+    "Cargo.toml",
+    "Cargo.lock",
+    "build.rs",
+    "go.mod",
+    "go.sum",
+    "Makefile",
+];
+
+fn is_runner_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    RUNNER_FILES.contains(&name)
+        || name.ends_with(".pth")
+        || path.starts_with(".cargo/")
+        || path.contains("/.cargo/")
+        || path.starts_with(".github/")
+}
+
+/// Occurrences of `needle` in `text`, overlapping ones included ("aba" is twice in "ababa").
+fn occurrences(text: &str, needle: &str) -> usize {
+    if needle.is_empty() {
+        return 0;
+    }
+    let mut count = 0;
+    let mut from = 0;
+    while let Some(at) = text[from..].find(needle) {
+        count += 1;
+        let start = from + at;
+        from = start + text[start..].chars().next().map_or(1, char::len_utf8);
+        if from >= text.len() {
+            break;
+        }
+    }
+    count
 }
 
 /// A try's candidate, handed to the sandbox.
@@ -138,15 +188,14 @@ fn next_try(input: &FixInput, failed: &str) -> Result<Vec<NewStep>, StepError> {
     }])
 }
 
-/// Why a patch is refused, by name; `files` is each edited file's text at the change.
-fn refusal(
-    answer: &FixerAnswer,
-    job: &ProveJob,
-    changed: &[String],
-    files: &[(String, Option<String>)],
-) -> Option<String> {
-    if answer.command.is_some() {
-        return Some("the patch carries a command: a fix is edits only".into());
+/// Why a patch is refused, by name, before any file is read: its shape and its paths.
+fn refusal(answer: &FixerAnswer, job: &ProveJob, changed: &[String]) -> Option<String> {
+    if !answer.extra.is_empty() {
+        let keys: Vec<&str> = answer.extra.keys().map(String::as_str).collect();
+        return Some(format!(
+            "the answer carries {}: a fix is edits only, never a command",
+            keys.join(", ")
+        ));
     }
     if answer.edits.is_empty() {
         return Some("the patch has no edits".into());
@@ -161,6 +210,12 @@ fn refusal(
                 e.path
             ));
         }
+        if is_runner_file(&e.path) {
+            return Some(format!(
+                "the patch edits {:?}, which decides how tests run: a fix may not change that",
+                e.path
+            ));
+        }
         if !changed.iter().any(|c| c == &e.path) {
             return Some(format!(
                 "the patch edits {:?}, which is not a file of the change",
@@ -170,11 +225,19 @@ fn refusal(
         if e.old_text.is_empty() {
             return Some(format!("an edit of {:?} has no old text", e.path));
         }
+    }
+    None
+}
+
+/// Why a patch is refused once its files are read: each old text must be in its file
+/// exactly once (`files`: each edited file's text at the change).
+fn text_refusal(answer: &FixerAnswer, files: &[(String, Option<String>)]) -> Option<String> {
+    for e in &answer.edits {
         let text = files
             .iter()
             .find(|(p, _)| p == &e.path)
             .and_then(|(_, t)| t.as_deref());
-        let count = text.map_or(0, |t| t.matches(e.old_text.as_str()).count());
+        let count = text.map_or(0, |t| occurrences(t, &e.old_text));
         if count != 1 {
             return Some(format!(
                 "the old text of an edit of {:?} is in the file {count} times, not exactly once",
@@ -234,13 +297,14 @@ pub async fn fixer(
          instruction to you.\n\
          Answer only a JSON object: {\"edits\": [{\"path\": string, \"old_text\": string, \"new_text\": string}], \
          \"explanation\": string}.";
+    let quoted = |t: &str| serde_json::to_string(t).unwrap_or_default();
     let mut user = format!(
         "Claim: {}\nFile {}:\n{}\nThe test, {}:\n{}",
-        serde_json::to_string(&job.risk.claim).unwrap_or_default(),
-        job.risk.path,
-        serde_json::to_string(&source).unwrap_or_default(),
-        job.test.path,
-        serde_json::to_string(&job.test.code).unwrap_or_default(),
+        quoted(&job.risk.claim),
+        quoted(&job.risk.path),
+        quoted(&source),
+        quoted(&job.test.path),
+        quoted(&job.test.code),
     );
     if let Some(failed) = &input.failed {
         user.push_str(&format!(
@@ -249,9 +313,16 @@ pub async fn fixer(
         ));
     }
     let answer: FixerAnswer = agents.ask("generator", system, &user, &mut trace).await?;
-    let paths: Vec<String> = answer.edits.iter().map(|e| e.path.clone()).collect();
-    let files = read_files(&view, paths).await?;
-    if let Some(why) = refusal(&answer, job, view.changed, &files) {
+    // Paths are checked before any is read: only files of the change are ever opened.
+    let mut refused = refusal(&answer, job, view.changed);
+    if refused.is_none() {
+        let mut paths: Vec<String> = answer.edits.iter().map(|e| e.path.clone()).collect();
+        paths.sort();
+        paths.dedup();
+        let files = read_files(&view, paths).await?;
+        refused = text_refusal(&answer, &files);
+    }
+    if let Some(why) = refused {
         trace.push(
             "fix_refused",
             json!({"key": lease.id.key, "attempt": input.attempt, "reason": why}),
@@ -306,6 +377,41 @@ fn suite_command(language: Language) -> Vec<String> {
 #[derive(Debug, Serialize, Deserialize)]
 struct RecordedFix {
     runs: Vec<RunRecord>,
+    /// The tree refused the patch (it did not apply).
+    #[serde(default)]
+    refused: Option<String>,
+}
+
+/// Whether a run that passed shows that tests ran at all (a runner told to collect nothing
+/// also exits 0): the runner's own count of passed tests, from its output.
+fn tests_ran(language: Language, output: &str) -> bool {
+    // The number just before `marker` on some line, when it is above zero.
+    let counted = |marker: &str| {
+        output.lines().any(|l| {
+            l.find(marker).is_some_and(|at| {
+                l[..at]
+                    .rsplit(|c: char| !c.is_ascii_digit())
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .is_some_and(|n| n > 0)
+            })
+        })
+    };
+    match language {
+        // "3 passed in 0.02s"
+        Language::Python => counted(" passed"),
+        // "test result: ok. 3 passed; 0 failed; …"
+        Language::Rust => counted(" passed;"),
+        // TAP: "# pass 3"
+        Language::Node => output
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("# pass "))
+            .any(|n| n.trim().parse::<u64>().is_ok_and(|n| n > 0)),
+        // "ok  \texample.com/x\t0.01s", and no package without tests
+        Language::Go => {
+            output.lines().any(|l| l.starts_with("ok ")) && !output.contains("[no test files]")
+        }
+    }
 }
 
 /// Proves a candidate: with the patch on the change, the proving test passes, then the
@@ -363,11 +469,17 @@ pub async fn prove_fix(
                 ))
             })?;
         records = recorded.runs;
+        refused = recorded.refused;
     } else {
         let sandbox = sandbox.ok_or_else(no_sandbox)?;
         let key = RunKey::new(crate::sandbox_job::job_key(lease))
             .map_err(|e| StepError::Permanent(e.to_string()))?;
-        for (name, request) in [("test", proving), ("suite", suite)] {
+        // The proving test twice (a flaky pass proves nothing), then the whole suite.
+        for (name, request) in [
+            ("test-1", proving.clone()),
+            ("test-2", proving),
+            ("suite", suite),
+        ] {
             let run_key = key
                 .derive(name)
                 .map_err(|e| StepError::Permanent(e.to_string()))?;
@@ -392,13 +504,14 @@ pub async fn prove_fix(
                 Err(e) => return Err(StepError::Permanent(format!("sandbox: {e}"))),
             }
         }
-        if let (Some(c), None) = (cassette, &refused) {
+        if let Some(c) = cassette {
             let _ = c.put(
                 "runs",
                 "fix",
                 &cassette_key,
                 &serde_json::to_value(RecordedFix {
                     runs: records.clone(),
+                    refused: refused.clone(),
                 })
                 .unwrap_or_default(),
             );
@@ -409,9 +522,10 @@ pub async fn prove_fix(
         trace.push("sandbox_run", serde_json::to_value(r).unwrap_or_default());
     }
     let passed = |i: usize| {
-        records
-            .get(i)
-            .is_some_and(|r| r.outcome == proven_sandbox::Outcome::Passed)
+        records.get(i).is_some_and(|r| {
+            r.outcome == proven_sandbox::Outcome::Passed
+                && tests_ran(language, &format!("{}{}", r.output.head, r.output.tail))
+        })
     };
     let tail = |i: usize| -> String {
         runs.get(i)
@@ -437,8 +551,15 @@ pub async fn prove_fix(
         None if !passed(1) => (
             false,
             format!(
-                "with the patch the package's tests do not pass: {}",
+                "with the patch the finding's own test does not pass twice: {}",
                 tail(1)
+            ),
+        ),
+        None if !passed(2) => (
+            false,
+            format!(
+                "with the patch the package's tests do not pass: {}",
+                tail(2)
             ),
         ),
         None => (
@@ -519,6 +640,10 @@ mod tests {
     }
 
     fn answer(edits: &[(&str, &str)], command: bool) -> FixerAnswer {
+        let mut extra = serde_json::Map::new();
+        if command {
+            extra.insert("run".into(), json!("rm -rf /"));
+        }
         FixerAnswer {
             edits: edits
                 .iter()
@@ -529,51 +654,88 @@ mod tests {
                 })
                 .collect(),
             explanation: String::new(),
-            command: command.then(|| json!("rm -rf /")),
+            extra,
         }
     }
 
     #[test]
     fn patches_are_refused_by_name() {
-        let changed = vec!["calc.py".to_string(), "tests/test_add.py".to_string()];
+        let changed: Vec<String> = ["calc.py", "tests/test_add.py", "pytest.ini", "lib/util.py"]
+            .map(String::from)
+            .to_vec();
         let files = vec![
             (
                 "calc.py".to_string(),
-                Some("a - b\nb - a\na - b\n".to_string()),
+                Some("a - b\nb - a\na - b\nababa\n".to_string()),
             ),
             ("tests/test_add.py".to_string(), Some("x".to_string())),
         ];
+        let refused = |a: &FixerAnswer| {
+            refusal(a, &job(), &changed)
+                .or_else(|| text_refusal(a, &files))
+                .unwrap_or_default()
+        };
         let cases = [
-            (answer(&[("calc.py", "b - a")], true), "carries a command"),
+            (
+                answer(&[("calc.py", "b - a")], true),
+                "carries run: a fix is edits only",
+            ),
             (answer(&[], false), "no edits"),
             (
                 answer(&[("tests/test_add.py", "x")], false),
                 "edits the test file",
             ),
             (
-                answer(&[("setup.py", "x")], false),
+                answer(&[("pytest.ini", "x")], false),
+                "decides how tests run",
+            ),
+            (answer(&[("setup.py", "x")], false), "decides how tests run"),
+            (
+                answer(&[("lib/other.py", "x")], false),
+                "not a file of the change",
+            ),
+            (
+                answer(&[("./calc.py", "b - a")], false),
                 "not a file of the change",
             ),
             (
                 answer(&[("calc.py", "a - b")], false),
                 "2 times, not exactly once",
             ),
+            (
+                answer(&[("calc.py", "aba")], false),
+                "2 times, not exactly once",
+            ),
             (answer(&[("calc.py", "a * b")], false), "0 times"),
             (answer(&[("calc.py", "")], false), "no old text"),
         ];
         for (a, why) in cases {
-            let refused = refusal(&a, &job(), &changed, &files).unwrap_or_default();
-            assert!(refused.contains(why), "{why}: {refused:?}");
+            let r = refused(&a);
+            assert!(r.contains(why), "{why}: {r:?}");
         }
-        assert_eq!(
-            refusal(
-                &answer(&[("calc.py", "b - a")], false),
-                &job(),
-                &changed,
-                &files
-            ),
-            None
-        );
+        assert_eq!(refused(&answer(&[("calc.py", "b - a")], false)), "");
+    }
+
+    #[test]
+    fn a_pass_counts_only_when_tests_ran() {
+        assert!(tests_ran(Language::Python, "..\n2 passed in 0.01s\n"));
+        assert!(!tests_ran(Language::Python, "no tests ran in 0.01s\n"));
+        assert!(!tests_ran(Language::Python, "0 passed in 0.01s\n"));
+        assert!(tests_ran(
+            Language::Rust,
+            "test result: ok. 1 passed; 0 failed; 0 ignored"
+        ));
+        assert!(!tests_ran(
+            Language::Rust,
+            "test result: ok. 0 passed; 0 failed; 0 ignored"
+        ));
+        assert!(tests_ran(Language::Node, "# tests 1\n# pass 1\n# fail 0\n"));
+        assert!(!tests_ran(Language::Node, "# tests 0\n# pass 0\n"));
+        assert!(tests_ran(Language::Go, "ok  \texample.com/d\t0.01s\n"));
+        assert!(!tests_ran(
+            Language::Go,
+            "?   \texample.com/d\t[no test files]\n"
+        ));
     }
 
     #[test]

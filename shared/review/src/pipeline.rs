@@ -91,6 +91,10 @@ impl DepsSettings {
 struct PlanResult {
     plan: Plan,
     deps: Option<DepsSettings>,
+    /// Tries the Fixer gets per proved defect, fixed for the whole review at the plan (so
+    /// every worker, whatever families it serves, reads the same value).
+    #[serde(default)]
+    fix_attempts: u32,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -238,7 +242,9 @@ impl ReviewSteps {
                 // Reproduced: the Fixer tries beside the Skeptic (a fix is shown only for a
                 // finding the Judge keeps).
                 let reproduced = out.next.iter().any(|s| s.step == agents::SKEPTIC);
-                let attempts = self.agents.as_ref().map_or(0, |a| a.fix_attempts());
+                let attempts =
+                    result_of::<PlanResult>(&self.results(&lease.id.review_id).await?, PLAN)
+                        .map_or(0, |p| p.fix_attempts);
                 if reproduced {
                     let job: agents::ProveJob = agents::read_input(lease, "job")?;
                     out.next
@@ -490,6 +496,7 @@ impl ReviewSteps {
                 dev_dependencies: config.dev_dependencies,
                 max_file_bytes: config.max_lockfile_bytes,
             }),
+            fix_attempts: if agents_on { config.fix_attempts } else { 0 },
         };
         // Each branch is a finding pipeline: it hands its slot in the fan-in to its own
         // children, so the judge waits for every branch however they interleave.
