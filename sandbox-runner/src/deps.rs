@@ -292,7 +292,9 @@ async fn prepare_into(
             command
                 .args(["mod", "download", "-x"])
                 .env("GOMODCACHE", &cache)
-                .env("GOFLAGS", "-mod=mod")
+                // Writable module directories, so a failed preparation's staging directory
+                // can be removed (Go makes its cache read-only; the run mounts it read-only).
+                .env("GOFLAGS", "-mod=mod -modcacherw")
                 .env("GOTOOLCHAIN", "local")
                 .env("GOPATH", staging.join("gopath"))
                 .env("GOCACHE", staging.join("gocache"))

@@ -142,6 +142,9 @@ async fn go_modules_are_downloaded_before_the_offline_run() {
         .env("GOSUMDB", "off")
         .env("GOFLAGS", "-mod=mod")
         .env("GOMODCACHE", proxy.path().join("host-cache"))
+        .env("GOPATH", proxy.path().join("gopath"))
+        .env("GOCACHE", proxy.path().join("gocache"))
+        .env("GOTOOLCHAIN", "local")
         .output()
         .expect("the host's go (scripts/test installs golang-go)");
     assert!(sum.status.success(), "{sum:?}");
