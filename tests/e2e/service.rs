@@ -685,6 +685,37 @@ async fn the_served_openapi_document_matches_the_routes_and_the_responses() {
     ] {
         assert!(worker.contains(needle), "{needle} in {worker}");
     }
+    // Finished jobs are vacuumed from Redis: no job data is left once every review is done.
+    let redis = redis::Client::open(service.redis_url.as_str()).expect("redis url");
+    let mut conn = redis
+        .get_multiplexed_async_connection()
+        .await
+        .expect("redis connection");
+    let started = Instant::now();
+    loop {
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("{}:*:data", service.prefix))
+            .query_async(&mut conn)
+            .await
+            .expect("KEYS");
+        let mut left = 0;
+        for key in &keys {
+            let n: i64 = redis::cmd("HLEN")
+                .arg(key)
+                .query_async(&mut conn)
+                .await
+                .expect("HLEN");
+            left += n;
+        }
+        if left == 0 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{left} finished jobs still in Redis ({keys:?})"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
     service.stop().await;
 }
 
