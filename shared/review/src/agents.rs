@@ -230,19 +230,19 @@ pub struct PlannerResult {
     pub planned_without: Vec<String>,
 }
 
-/// H-MEM fingerprint: kind, path, and the symbol or the normalised claim.
+/// H-MEM fingerprint: kind, path, the symbol when one is named, and the normalised claim.
 pub fn fingerprint(kind: &str, path: &str, symbol: Option<&str>, claim: &str) -> String {
-    let subject = match symbol.filter(|s| !s.trim().is_empty()) {
-        Some(s) => s.trim().to_string(),
-        None => claim
-            .to_lowercase()
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .collect::<Vec<_>>()
-            .join(" "),
-    };
+    // The claim is always part of it: a refuted claim about a function must never silence a
+    // different claim about the same function. Wording noise (case, punctuation) is not.
+    let symbol = symbol.map(str::trim).unwrap_or_default();
+    let claim = claim
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
     hex::encode(Sha256::digest(
-        format!("{kind}\n{path}\n{subject}").as_bytes(),
+        format!("{kind}\n{path}\n{symbol}\n{claim}").as_bytes(),
     ))
 }
 
@@ -1457,9 +1457,14 @@ mod tests {
             a,
             fingerprint("test", "other.py", None, "add now subtracts its arguments")
         );
+        // Another claim about the same function is another finding.
+        assert_ne!(
+            fingerprint("test", "calc.py", Some("add"), "add overflows"),
+            fingerprint("test", "calc.py", Some("add"), "add subtracts")
+        );
         assert_eq!(
-            fingerprint("test", "calc.py", Some("add"), "x"),
-            fingerprint("test", "calc.py", Some("add"), "y")
+            fingerprint("test", "calc.py", Some("add"), "add subtracts!"),
+            fingerprint("test", "calc.py", Some(" add "), "Add subtracts")
         );
     }
 }
