@@ -1386,3 +1386,77 @@ async fn a_fix_is_shown_only_when_the_same_test_proves_it() {
     );
     env.cleanup().await;
 }
+
+/// Autofix: every proved fix at once on a scratch copy, each finding's own test and the
+/// package's tests run on it; a finding without a proved fix rejects it, by name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn autofix_applies_every_proved_fix_at_once_or_rejects_naming_what_stays_open() {
+    let env = Env::new(Backend::Sqlite).await;
+    let (repo, base) = buggy_change();
+    let wrong = json!({"edits": [{"path": "calc.py", "old_text": "return a - b", "new_text": "return a * b"}],
+                       "explanation": "multiply"});
+    for (fixer, verdict) in [
+        (None, "fixed automatically, waiting for a person"),
+        (Some(wrong), "rejected"),
+    ] {
+        let server = ScriptedServer::start().await;
+        if let Some(answer) = fixer {
+            server.on(
+                Some(GENERATOR),
+                "You are the Fixer",
+                vec![Reply::Json(answer)],
+            );
+        }
+        script(
+            &server,
+            "def test_add():\n    assert add(2, 3) == 5\n",
+            CONCEDE(),
+        );
+        let out = agents(&env, &server)
+            .env("PROVEN_AUTOFIX", "on")
+            .args([
+                "review",
+                "--repo",
+                &repo.path().display().to_string(),
+                "--base",
+                &base,
+                "--format",
+                "json",
+            ])
+            .output()
+            .expect("run proven review");
+        let doc = parse(&out);
+        assert_eq!(out.status.code(), Some(1), "{doc:#}");
+        let autofix = &doc["autofix"];
+        assert_eq!(autofix["verdict"], verdict, "{doc:#}");
+        if verdict == "rejected" {
+            assert_eq!(autofix["open"], json!(["add subtracts: no proved fix"]));
+            assert_eq!(autofix["runs"].as_array().map(Vec::len), Some(0));
+        } else {
+            assert_eq!(autofix["fixes"], json!(["add subtracts"]));
+            assert_eq!(autofix["edits"][0]["new_text"], "return a + b");
+            let runs: Vec<(&str, &str)> = autofix["runs"]
+                .as_array()
+                .expect("runs")
+                .iter()
+                .map(|r| {
+                    (
+                        r["side"].as_str().unwrap_or_default(),
+                        r["outcome"].as_str().unwrap_or_default(),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                runs,
+                [("change+autofix", "passed"), ("change+autofix", "passed")],
+                "the finding's own test, then the package's tests"
+            );
+            // Nothing is committed: the author's tree and branch are as they were.
+            assert!(
+                std::fs::read_to_string(repo.path().join("calc.py"))
+                    .is_ok_and(|t| t.contains("return a - b"))
+            );
+        }
+    }
+    env.cleanup().await;
+}

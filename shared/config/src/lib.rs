@@ -71,6 +71,8 @@ pub struct Config {
     pub agents: bool,
     /// Tries the Fixer gets per proved defect (0: no Fixer).
     pub fix_attempts: u32,
+    /// One whole-change patch of every proved fix, proved as a whole.
+    pub autofix: bool,
     pub guardrail: bool,
     pub generator: ModelSettings,
     pub skeptic: ModelSettings,
@@ -287,6 +289,7 @@ impl Layers {
         let (agents, agents_from) = get("agents")?;
         let (guardrail, _) = get("guardrail")?;
         let (fix_attempts, _) = get("fix_attempts")?;
+        let (autofix, _) = get("autofix")?;
         let (model_timeout, _) = get("models.timeout_seconds")?;
         let default_url = settings::setting("models.generator.base_url").default_value();
         let agents_on = match agents.as_str() {
@@ -344,6 +347,7 @@ impl Layers {
             requeue_after: std::time::Duration::from_secs(requeue.parse().unwrap_or(20)),
             agents: agents_on,
             fix_attempts: fix_attempts.parse().unwrap_or(2),
+            autofix: autofix == "on",
             guardrail: guardrail == "on",
             generator,
             skeptic,

@@ -364,6 +364,16 @@ pub static SETTINGS: &[Setting] = &[
               base URL other than the default.",
     },
     Setting {
+        key: "autofix",
+        env: "PROVEN_AUTOFIX",
+        default: Some("off"),
+        allowed: Allowed::OneOf(&["off", "on"]),
+        repository: true,
+        doc: "on: every proved fix applied at once to a scratch copy of the change, each finding's own test \
+              and the package's tests run on it; the verdict is \"fixed automatically, waiting for a person\" \
+              or \"rejected\". Nothing is ever committed.",
+    },
+    Setting {
         key: "fix_attempts",
         env: "PROVEN_FIX_ATTEMPTS",
         default: Some("2"),

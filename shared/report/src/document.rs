@@ -45,6 +45,25 @@ pub struct Report {
     /// At the deep band: the coverage auditor's surfaces and what became of each.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<Coverage>,
+    /// With `autofix: on`: one patch for every proved finding, and whether it holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autofix: Option<Autofix>,
+}
+
+/// Autofix: every proved fix applied at once to a scratch copy of the change, each
+/// finding's own test run again on it, then the package's tests. Nothing is committed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Autofix {
+    /// `fixed automatically, waiting for a person`, `rejected`, or `nothing to fix`.
+    pub verdict: String,
+    /// The whole-change patch.
+    pub edits: Vec<PatchEdit>,
+    /// The findings it fixes (titles).
+    pub fixes: Vec<String>,
+    /// Each finding left open, and why (no proved fix, or its test fails on the patch).
+    pub open: Vec<String>,
+    /// The runs on the change with the whole patch.
+    pub runs: Vec<RunRef>,
 }
 
 /// The coverage auditor's verdict (deep band): it is shown the change's purpose and the
@@ -491,6 +510,7 @@ impl Report {
             dependency_files: Vec::new(),
             reviewers: Vec::new(),
             coverage: None,
+            autofix: None,
         }
     }
 

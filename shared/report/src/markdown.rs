@@ -84,6 +84,13 @@ No finding.
 |---|---|---|---|---|
 {% for r in reviewers %}| {{ r.title | md }} | `{{ r.path }}` | {{ r.outcome }} | {{ r.first.verdict }} | {{ r.second.verdict }}{% if r.second.reason %}: {{ r.second.reason | md }}{% endif %} |
 {% endfor %}{% endif %}
+{% if autofix %}
+### Autofix: {{ autofix.verdict }}
+Every proved fix applied at once to a scratch copy of the change ({{ autofix.edits | length }} edits); nothing is committed.
+{% for f in autofix.fixes %}- fixes: {{ f | md }}
+{% endfor %}{% for o in autofix.open %}- open: {{ o | md }}
+{% endfor %}{% for r in autofix.runs %}- run: `{{ r.command | join(" ") }}` → {{ r.outcome }}
+{% endfor %}{% endif %}
 {% if coverage %}
 ### Coverage: {{ coverage.verdict }} (the auditor, shown the manifests, never the findings)
 | surface | status | detail | probe |

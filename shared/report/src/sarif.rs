@@ -270,6 +270,12 @@ pub fn render_sarif(report: &Report) -> String {
             serde_json::to_value(&report.reviewers).unwrap_or_default(),
         );
     }
+    if let Some(autofix) = &report.autofix {
+        run_props.insert(
+            "autofix".to_string(),
+            serde_json::to_value(autofix).unwrap_or_default(),
+        );
+    }
     if let Some(coverage) = &report.coverage {
         run_props.insert(
             "coverage".to_string(),

@@ -131,6 +131,30 @@ pub fn render_text(report: &Report, color: bool) -> String {
             );
         }
     }
+    if let Some(a) = &report.autofix {
+        let _ = writeln!(
+            out,
+            "\n{} {} ({} edits; nothing is committed)",
+            p.bold("Autofix:"),
+            a.verdict,
+            a.edits.len()
+        );
+        for f in &a.fixes {
+            let _ = writeln!(out, "  fixes: {f}");
+        }
+        for o in &a.open {
+            let _ = writeln!(out, "  open:  {o}");
+        }
+        for r in &a.runs {
+            let _ = writeln!(
+                out,
+                "  run:   {} {} → {}",
+                r.side,
+                r.command.join(" "),
+                r.outcome
+            );
+        }
+    }
     if let Some(c) = &report.coverage {
         let _ = writeln!(
             out,

@@ -208,6 +208,17 @@ fn sample() -> Report {
         service: "skeptic r1".into(),
         message: "skeptic model is unavailable".into(),
     }];
+    r.autofix = Some(Autofix {
+        verdict: "rejected".into(),
+        edits: vec![PatchEdit {
+            path: "calc.py".into(),
+            old_text: "a - b".into(),
+            new_text: "a + b".into(),
+        }],
+        fixes: vec!["add subtracts".into()],
+        open: vec!["divide <floors>: no proved fix".into()],
+        runs: Vec::new(),
+    });
     r.coverage = Some(Coverage {
         verdict: "incomplete".into(),
         surfaces: vec![
@@ -291,6 +302,7 @@ fn sarif_validates_against_the_official_schema() {
     );
     assert_eq!(rules[0]["id"], "proven/defect");
     assert_eq!(run["properties"]["coverage"]["verdict"], "incomplete");
+    assert_eq!(run["properties"]["autofix"]["verdict"], "rejected");
     assert_eq!(
         run["results"][0]["properties"]["patch"]["edits"][0]["path"],
         "calc.py"
@@ -371,6 +383,7 @@ fn html_escapes_third_party_text_and_shows_every_section() {
         "Unproven (not findings)",
         "Failed services: this review is incomplete",
         "Proposed fix",
+        "Autofix: rejected",
     ] {
         assert!(html.contains(section), "{section}");
     }
@@ -389,6 +402,11 @@ fn markdown_escapes_third_party_text() {
     insta::assert_snapshot!("markdown", md);
     assert!(!md.contains("<large>"), "advisory text must not open HTML");
     assert!(!md.contains("<rounds>"), "a claim must not open HTML");
+    assert!(md.contains("### Autofix: rejected"), "{md}");
+    assert!(
+        !md.contains("<floors>"),
+        "an open finding's title must not open HTML"
+    );
     assert!(
         md.contains("```diff\n-     return a - b\n+     return a + b  # \\<sum\\>\n```")
             || md.contains("```diff\n-     return a - b\n+     return a + b  # <sum>\n```"),

@@ -364,7 +364,7 @@ pub async fn fixer(
 }
 
 /// The command that runs the package's whole test suite.
-fn suite_command(language: Language) -> Vec<String> {
+pub(crate) fn suite_command(language: Language) -> Vec<String> {
     let words: &[&str] = match language {
         Language::Python => &["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"],
         Language::Rust => &["cargo", "test", "--offline", "-q"],
@@ -384,7 +384,7 @@ struct RecordedFix {
 
 /// Whether a run that passed shows that tests ran at all (a runner told to collect nothing
 /// also exits 0): the runner's own count of passed tests, from its output.
-fn tests_ran(language: Language, output: &str) -> bool {
+pub(crate) fn tests_ran(language: Language, output: &str) -> bool {
     // The number just before `marker` on some line, when it is above zero.
     let counted = |marker: &str| {
         output.lines().any(|l| {

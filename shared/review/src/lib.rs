@@ -18,6 +18,7 @@
 
 pub mod agents;
 pub mod auditor;
+pub mod autofix;
 pub mod bounded;
 pub mod embedded;
 mod error;

@@ -95,6 +95,9 @@ struct PlanResult {
     /// every worker, whatever families it serves, reads the same value).
     #[serde(default)]
     fix_attempts: u32,
+    /// Autofix runs for this review.
+    #[serde(default)]
+    autofix: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -253,6 +256,10 @@ impl ReviewSteps {
                 Ok(out)
             }
             crate::fixer::FIXER => crate::fixer::fixer(needs_models()?, view, lease).await,
+            crate::autofix::AUTOFIX => {
+                let cassette = self.agents.as_ref().and_then(|a| a.cassette());
+                crate::autofix::autofix(self.sandbox.as_ref(), cassette, view, lease).await
+            }
             crate::fixer::SANDBOX_FIX => {
                 let cassette = self.agents.as_ref().and_then(|a| a.cassette());
                 crate::fixer::prove_fix(self.sandbox.as_ref(), cassette, view, lease).await
@@ -497,6 +504,7 @@ impl ReviewSteps {
                 max_file_bytes: config.max_lockfile_bytes,
             }),
             fix_attempts: if agents_on { config.fix_attempts } else { 0 },
+            autofix: agents_on && config.autofix && config.fix_attempts > 0,
         };
         // Each branch is a finding pipeline: it hands its slot in the fan-in to its own
         // children, so the judge waits for every branch however they interleave.
@@ -512,6 +520,12 @@ impl ReviewSteps {
                 pipeline: true,
                 ..NewStep::new(crate::agents::PLANNER, "model")
             });
+            if result.autofix {
+                next.push(NewStep {
+                    pipeline: true,
+                    ..NewStep::new(crate::autofix::AUTOFIX, "sandbox")
+                });
+            }
             if self
                 .agents
                 .as_ref()
@@ -710,6 +724,7 @@ impl ReviewSteps {
             }
         }
         report.coverage = crate::auditor::coverage(rows, &probed, &mut report.not_seen);
+        report.autofix = crate::autofix::verdict(rows);
         Ok(first)
     }
 
@@ -1163,7 +1178,8 @@ impl Steps for ReviewSteps {
                 | crate::investigator::SKEPTIC_QUERY
                 | crate::auditor::AUDITOR
                 | crate::fixer::FIXER
-                | crate::fixer::SANDBOX_FIX => self.agent_step(lease).await,
+                | crate::fixer::SANDBOX_FIX
+                | crate::autofix::AUTOFIX => self.agent_step(lease).await,
                 crate::sandbox_job::SANDBOX_RUN => {
                     crate::sandbox_job::run(self.sandbox.as_ref(), &self.store, lease).await
                 }

@@ -1,0 +1,325 @@
+//! Autofix (DESIGN section 3, step 10; `autofix: on`): one whole-change patch made of every
+//! proved fix, proved again as a whole.
+//!
+//! ```text
+//! plan ─ autofix (waits until every other step of the review has ended) ─ judge
+//! ```
+//!
+//! Invariants:
+//! - Only fixes the sandbox proved, of findings the Judge keeps (the Judge's own rules,
+//!   [`crate::agents::judge_risk`], decide which), go into the patch.
+//! - The whole patch is applied to a scratch copy of the change; each fixed finding's own
+//!   test must pass on it, then the package's whole suite. Any failure rejects the patch,
+//!   naming each finding left open. Nothing is ever committed to the author's branch.
+//! - Waiting spends no attempt; the review's deadline still judges a review whose autofix
+//!   never ran, naming it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use proven_models::Cassette;
+use proven_pipeline::{Lease, Outcome, StepError};
+use proven_report::{Autofix, PatchEdit, RunRef};
+use proven_sandbox::{Edit, Language, RunKey, RunRecord, RunRequest, Sandbox};
+use proven_store::StepRow;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::Trace;
+use crate::agents::{
+    PlannerResult, ProveJob, ReviewView, TEST_TIMEOUT, Verdict, judge_risk, no_sandbox, outcome,
+    replaying, run_ref, runs_key, step_result, to_json,
+};
+
+pub const AUTOFIX: &str = "autofix";
+
+pub const FIXED: &str = "fixed automatically, waiting for a person";
+pub const REJECTED: &str = "rejected";
+pub const NOTHING: &str = "nothing to fix";
+
+/// The steps that have not ended, other than this one and the judge.
+fn unfinished(rows: &[StepRow], me: &str) -> Vec<String> {
+    rows.iter()
+        .filter(|r| r.id.step != me && r.id.step != proven_store::JUDGE_STEP)
+        .filter(|r| !matches!(r.state.as_str(), "done" | "failed" | "dead" | "cancelled"))
+        .map(|r| match r.id.key.as_str() {
+            "" => r.id.step.clone(),
+            key => format!("{} {key}", r.id.step),
+        })
+        .collect()
+}
+
+/// A kept finding and its proved fix (None: kept without one).
+struct Kept {
+    title: String,
+    job: ProveJob,
+    fix: Option<Vec<PatchEdit>>,
+}
+
+/// The findings the Judge will keep (test evidence), each with its proved fix if any.
+fn kept(rows: &[StepRow]) -> Vec<Kept> {
+    let mut risks = Vec::new();
+    if let Some(p) = step_result::<PlannerResult>(rows, crate::agents::PLANNER, "") {
+        risks.extend(p.proving);
+    }
+    if let Some(a) = step_result::<crate::auditor::AuditResult>(rows, crate::auditor::AUDITOR, "") {
+        risks.extend(a.probing);
+    }
+    risks
+        .into_iter()
+        .filter_map(|(key, risk)| match judge_risk(rows, &key, &risk) {
+            Verdict::Keep { job, .. } => Some(Kept {
+                title: risk.title.clone(),
+                fix: crate::fixer::proved_fix(rows, &key).map(|f| f.edits),
+                job,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct RecordedAutofix {
+    runs: Vec<RunRecord>,
+    refused: Option<String>,
+}
+
+/// The autofix step: waits for the rest of the review, then proves the whole patch.
+pub async fn autofix(
+    sandbox: Option<&Arc<Sandbox>>,
+    cassette: Option<&Arc<Cassette>>,
+    view: ReviewView<'_>,
+    lease: &Lease,
+) -> Result<Outcome, StepError> {
+    let rows = view
+        .store
+        .steps_of(&lease.id.review_id)
+        .await
+        .map_err(crate::pipeline::retryable)?;
+    let pending = unfinished(&rows, AUTOFIX);
+    if !pending.is_empty() {
+        return Err(StepError::Waiting {
+            message: format!(
+                "autofix waits for the review's other steps: {}",
+                pending.join(", ")
+            ),
+            after: Duration::from_secs(1),
+        });
+    }
+    let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
+    let kept = kept(&rows);
+    let mut result = Autofix {
+        verdict: NOTHING.into(),
+        edits: Vec::new(),
+        fixes: Vec::new(),
+        open: Vec::new(),
+        runs: Vec::new(),
+    };
+    for k in &kept {
+        match &k.fix {
+            Some(edits) => {
+                result.edits.extend(edits.iter().cloned());
+                result.fixes.push(k.title.clone());
+            }
+            None => result.open.push(format!("{}: no proved fix", k.title)),
+        }
+    }
+    if kept.is_empty() {
+        trace.push("autofix", json!({"verdict": NOTHING}));
+        return Ok(outcome(trace, to_json(&result)?, Vec::new(), true));
+    }
+    if result.fixes.is_empty() {
+        result.verdict = REJECTED.into();
+        trace.push("autofix", json!({"verdict": REJECTED, "open": result.open}));
+        return Ok(outcome(trace, to_json(&result)?, Vec::new(), true));
+    }
+    let patch: Vec<Edit> = result
+        .edits
+        .iter()
+        .map(|e| Edit {
+            path: e.path.clone(),
+            old_text: e.old_text.clone(),
+            new_text: e.new_text.clone(),
+        })
+        .collect();
+    // Each fixed finding's own test, then the package's suite with every proving test in it.
+    let fixed: Vec<&Kept> = kept.iter().filter(|k| k.fix.is_some()).collect();
+    let mut requests = Vec::new();
+    for k in &fixed {
+        let language: Language = k
+            .job
+            .language
+            .parse()
+            .map_err(|e| StepError::Permanent(format!("{e}")))?;
+        requests.push((
+            k.title.clone(),
+            RunRequest::new(
+                view.repository_dir,
+                view.head,
+                language,
+                k.job.command.clone(),
+            )
+            .with_file(
+                k.job.test.path.clone(),
+                k.job.test.code.clone().into_bytes(),
+            )
+            .with_patch(patch.clone())
+            .with_timeout(TEST_TIMEOUT),
+            language,
+        ));
+    }
+    let language = requests.first().map(|r| r.2).unwrap_or(Language::Python);
+    let mut suite = RunRequest::new(
+        view.repository_dir,
+        view.head,
+        language,
+        crate::fixer::suite_command(language),
+    )
+    .with_patch(patch)
+    .with_timeout(TEST_TIMEOUT);
+    for k in &fixed {
+        suite = suite.with_file(
+            k.job.test.path.clone(),
+            k.job.test.code.clone().into_bytes(),
+        );
+    }
+    requests.push(("the package's tests".into(), suite, language));
+
+    let cassette_key = runs_key(&[
+        view.head,
+        &serde_json::to_string(&result.edits).unwrap_or_default(),
+        &fixed
+            .iter()
+            .map(|k| k.job.test.code.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    ]);
+    let (records, refused) = if replaying(cassette) {
+        let recorded: RecordedAutofix = cassette
+            .and_then(|c| c.get("runs", "autofix", &cassette_key))
+            .and_then(|v| serde_json::from_value(v).ok())
+            .ok_or_else(|| {
+                StepError::Permanent(format!(
+                    "sample mode: the cassette has no autofix runs ({cassette_key})"
+                ))
+            })?;
+        (recorded.runs, recorded.refused)
+    } else {
+        let sandbox = sandbox.ok_or_else(no_sandbox)?;
+        let key = RunKey::new(crate::sandbox_job::job_key(lease))
+            .map_err(|e| StepError::Permanent(e.to_string()))?;
+        let mut records = Vec::new();
+        let mut refused = None;
+        for (i, (_, request, _)) in requests.iter().enumerate() {
+            let run_key = key
+                .derive(&format!("run-{i}"))
+                .map_err(|e| StepError::Permanent(e.to_string()))?;
+            match sandbox.run(&request.clone().with_key(run_key)).await {
+                Ok(record) => records.push(record),
+                Err(proven_sandbox::SandboxError::Request(e)) => {
+                    refused = Some(format!("the fixes do not apply together: {e}"));
+                    break;
+                }
+                Err(e) if e.is_retryable() => {
+                    return Err(StepError::Retryable {
+                        message: format!("sandbox: {e}"),
+                        after: Duration::from_secs(5),
+                    });
+                }
+                Err(e) => return Err(StepError::Permanent(format!("sandbox: {e}"))),
+            }
+        }
+        if let Some(c) = cassette {
+            let _ = c.put(
+                "runs",
+                "autofix",
+                &cassette_key,
+                &serde_json::to_value(RecordedAutofix {
+                    runs: records.clone(),
+                    refused: refused.clone(),
+                })
+                .unwrap_or_default(),
+            );
+        }
+        (records, refused)
+    };
+    result.runs = records
+        .iter()
+        .map(|r| run_ref("change+autofix", r))
+        .collect::<Vec<RunRef>>();
+    for r in &result.runs {
+        trace.push("sandbox_run", serde_json::to_value(r).unwrap_or_default());
+    }
+    match refused {
+        Some(why) => result.open.push(why),
+        None => {
+            for (i, (name, _, language)) in requests.iter().enumerate() {
+                let passed = records.get(i).is_some_and(|r| {
+                    r.outcome == proven_sandbox::Outcome::Passed
+                        && crate::fixer::tests_ran(
+                            *language,
+                            &format!("{}{}", r.output.head, r.output.tail),
+                        )
+                });
+                if !passed {
+                    result
+                        .open
+                        .push(format!("{name}: does not pass on the whole patch"));
+                }
+            }
+        }
+    }
+    result.verdict = if result.open.is_empty() {
+        FIXED.into()
+    } else {
+        REJECTED.into()
+    };
+    trace.push(
+        "autofix",
+        json!({"verdict": result.verdict, "fixes": result.fixes, "open": result.open}),
+    );
+    Ok(outcome(trace, to_json(&result)?, Vec::new(), true))
+}
+
+/// The autofix verdict for the review document (None when autofix did not run).
+pub fn verdict(rows: &[StepRow]) -> Option<Autofix> {
+    step_result::<Autofix>(rows, AUTOFIX, "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::PROVER;
+
+    fn row(step: &str, key: &str, state: &str) -> StepRow {
+        StepRow {
+            id: proven_store::StepId {
+                review_id: "r".into(),
+                step: step.into(),
+                key: key.into(),
+            },
+            queue: "model".into(),
+            state: state.into(),
+            attempts: 1,
+            lease_gen: 1,
+            pipeline: true,
+            result: None,
+            error: None,
+            created_us: 0,
+        }
+    }
+
+    #[test]
+    fn autofix_waits_for_every_other_step_but_the_judge() {
+        let rows = vec![
+            row(AUTOFIX, "", "running"),
+            row(PROVER, "r0", "done"),
+            row("fixer", "r0-fix1", "queued"),
+            row("skeptic", "r0", "failed"),
+            row(proven_store::JUDGE_STEP, "", "queued"),
+        ];
+        assert_eq!(unfinished(&rows, AUTOFIX), ["fixer r0-fix1"]);
+        let done: Vec<StepRow> = rows.into_iter().filter(|r| r.id.step != "fixer").collect();
+        assert!(unfinished(&done, AUTOFIX).is_empty());
+    }
+}
