@@ -92,7 +92,7 @@ enum VectorsCommand {
 #[derive(Args)]
 struct OutputArgs {
     /// Output format.
-    #[arg(long, default_value = "text", value_parser = ["text", "json", "markdown", "html", "sarif"])]
+    #[arg(long, default_value = "text", value_parser = ["text", "json", "markdown", "html", "sarif", "github"])]
     format: String,
     /// Write the output to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]

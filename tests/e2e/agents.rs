@@ -197,6 +197,20 @@ async fn a_bug_the_change_introduces_is_one_reproduced_finding_in_every_format()
             && html.contains("tests&#x2f;test_add.py"),
         "{html}"
     );
+    // A GitHub pull-request review: the proved fix as a one-click suggestion on line 3.
+    let github = parse(&review(&env, &server, &repo, &base, "github"));
+    let comment = &github["comments"][0];
+    assert_eq!(
+        (comment["path"].as_str(), comment["line"].as_u64()),
+        (Some("calc.py"), Some(3)),
+        "{github:#}"
+    );
+    assert!(
+        comment["body"]
+            .as_str()
+            .is_some_and(|b| b.contains("```suggestion\n    return a + b\n```")),
+        "{comment}"
+    );
     let sarif = parse(&review(&env, &server, &repo, &base, "sarif"));
     assert_eq!(sarif["runs"][0]["results"][0]["ruleId"], "proven/defect");
     assert!(

@@ -309,6 +309,55 @@ pub struct PatchEdit {
     pub path: String,
     pub old_text: String,
     pub new_text: String,
+    /// The whole lines of the file at the change the edit touches, and what they become
+    /// (computed by Proven from the file, never taken from a model): what a pull-request
+    /// suggestion replaces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines: Option<LineSpan>,
+}
+
+/// Lines `start..=end` (1-based) of a file, and their text after an edit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineSpan {
+    pub start: u32,
+    pub end: u32,
+    pub replacement: String,
+}
+
+impl LineSpan {
+    /// The lines the first `old_text` in `text` spans (the caller has checked it is the
+    /// only one), and their text with it replaced by `new_text`. None when it is not there.
+    pub fn of(text: &str, old_text: &str, new_text: &str) -> Option<LineSpan> {
+        if old_text.is_empty() {
+            return None;
+        }
+        let at = text.find(old_text)?;
+        let end = at + old_text.len();
+        // An old text ending with a newline ends on the line before the next one.
+        let last = if old_text.ends_with('\n') {
+            end - 1
+        } else {
+            end
+        };
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[last..].find('\n').map_or(text.len(), |i| last + i);
+        let start = text[..at].matches('\n').count() + 1;
+        let lines_spanned = text[at..last].matches('\n').count();
+        let mut replacement = format!(
+            "{}{}{}",
+            &text[line_start..at],
+            new_text,
+            &text[end.min(line_end)..line_end]
+        );
+        if old_text.ends_with('\n') && replacement.ends_with('\n') {
+            replacement.pop();
+        }
+        Some(LineSpan {
+            start: u32::try_from(start).ok()?,
+            end: u32::try_from(start + lines_spanned).ok()?,
+            replacement,
+        })
+    }
 }
 
 /// The Skeptic's answer to a finding it could not defeat.

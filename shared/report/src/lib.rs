@@ -11,12 +11,14 @@
 //! - Failed services and what the review could not see are always rendered, never hidden.
 
 mod document;
+mod github;
 mod html;
 mod markdown;
 mod sarif;
 mod text;
 
 pub use document::*;
+pub use github::render_github;
 pub use html::render_html;
 pub use markdown::render_markdown;
 pub use sarif::render_sarif;
@@ -30,10 +32,12 @@ pub enum Format {
     Markdown,
     Html,
     Sarif,
+    /// A GitHub pull-request review (JSON), with proved fixes as suggestions.
+    Github,
 }
 
 impl Format {
-    pub const NAMES: &'static str = "text, json, markdown, html, sarif";
+    pub const NAMES: &'static str = "text, json, markdown, html, sarif, github";
 
     pub fn parse(s: &str) -> Option<Format> {
         match s {
@@ -42,6 +46,7 @@ impl Format {
             "markdown" | "md" => Some(Format::Markdown),
             "html" => Some(Format::Html),
             "sarif" => Some(Format::Sarif),
+            "github" => Some(Format::Github),
             _ => None,
         }
     }
@@ -60,5 +65,6 @@ pub fn render(report: &Report, format: Format, color: bool) -> String {
         Format::Markdown => render_markdown(report),
         Format::Html => render_html(report),
         Format::Sarif => render_sarif(report),
+        Format::Github => render_github(report),
     }
 }

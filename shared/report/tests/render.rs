@@ -114,6 +114,11 @@ fn defect() -> Finding {
                 path: "calc.py".into(),
                 old_text: "    return a - b".into(),
                 new_text: "    return a + b  # <sum>".into(),
+                lines: LineSpan::of(
+                    "def add(a, b):\n    return a - b\n",
+                    "    return a - b",
+                    "    return a + b  # <sum>",
+                ),
             }],
             explanation: "add adds again".into(),
             attempt: 1,
@@ -214,6 +219,7 @@ fn sample() -> Report {
             path: "calc.py".into(),
             old_text: "a - b".into(),
             new_text: "a + b".into(),
+            lines: None,
         }],
         fixes: vec!["add subtracts".into()],
         open: vec!["divide <floors>: no proved fix".into()],
@@ -420,4 +426,51 @@ fn markdown_escapes_third_party_text() {
         md.starts_with("## Proven review"),
         "rendered, not an error: {md}"
     );
+}
+
+#[test]
+fn a_github_review_carries_proved_fixes_as_suggestions() {
+    let review: serde_json::Value =
+        serde_json::from_str(&render(&sample(), Format::Github, false)).expect("json");
+    assert_eq!(review["event"], "COMMENT");
+    assert!(
+        review["body"]
+            .as_str()
+            .is_some_and(|b| b.starts_with("## Proven review"))
+    );
+    let comments = review["comments"].as_array().expect("comments");
+    assert_eq!(comments.len(), 1, "one suggestion per edit of a proved fix");
+    assert_eq!(comments[0]["path"], "calc.py");
+    assert_eq!(comments[0]["line"], 2);
+    assert_eq!(comments[0]["side"], "RIGHT");
+    assert!(comments[0].get("start_line").is_none(), "one line");
+    assert!(
+        comments[0]["body"]
+            .as_str()
+            .is_some_and(|b| b.ends_with("```suggestion\n    return a + b  # <sum>\n```")),
+        "{}",
+        comments[0]["body"]
+    );
+}
+
+#[test]
+fn a_line_span_covers_whole_lines() {
+    let text = "a\nbb x cc\nd\ne\n";
+    let one = LineSpan::of(text, "x", "y").expect("found");
+    assert_eq!(
+        (one.start, one.end, one.replacement.as_str()),
+        (2, 2, "bb y cc")
+    );
+    let two = LineSpan::of(text, "cc\nd", "CC\nD").expect("found");
+    assert_eq!(
+        (two.start, two.end, two.replacement.as_str()),
+        (2, 3, "bb x CC\nD")
+    );
+    let whole = LineSpan::of(text, "d\n", "D\n").expect("found");
+    assert_eq!(
+        (whole.start, whole.end, whole.replacement.as_str()),
+        (3, 3, "D")
+    );
+    assert!(LineSpan::of(text, "zz", "y").is_none());
+    assert!(LineSpan::of(text, "", "y").is_none());
 }

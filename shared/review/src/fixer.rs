@@ -312,14 +312,19 @@ pub async fn fixer(
             serde_json::to_string(failed).unwrap_or_default()
         ));
     }
-    let answer: FixerAnswer = agents.ask("generator", system, &user, &mut trace).await?;
+    let mut answer: FixerAnswer = agents.ask("generator", system, &user, &mut trace).await?;
+    // Line spans are Proven's to compute, never a model's to claim.
+    for e in &mut answer.edits {
+        e.lines = None;
+    }
     // Paths are checked before any is read: only files of the change are ever opened.
     let mut refused = refusal(&answer, job, view.changed);
+    let mut files = Vec::new();
     if refused.is_none() {
         let mut paths: Vec<String> = answer.edits.iter().map(|e| e.path.clone()).collect();
         paths.sort();
         paths.dedup();
-        let files = read_files(&view, paths).await?;
+        files = read_files(&view, paths).await?;
         refused = text_refusal(&answer, &files);
     }
     if let Some(why) = refused {
@@ -343,9 +348,22 @@ pub async fn fixer(
         json!({"key": lease.id.key, "attempt": input.attempt, "edits": answer.edits.len(),
                "explanation": answer.explanation}),
     );
+    // Where each edit lands in the file at the change (what a pull-request suggestion shows).
+    let edits = answer
+        .edits
+        .into_iter()
+        .map(|mut e| {
+            e.lines = files
+                .iter()
+                .find(|(p, _)| p == &e.path)
+                .and_then(|(_, t)| t.as_deref())
+                .and_then(|t| proven_report::LineSpan::of(t, &e.old_text, &e.new_text));
+            e
+        })
+        .collect();
     let candidate = Candidate {
         input: input.clone(),
-        edits: answer.edits,
+        edits,
         explanation: answer.explanation,
     };
     let result = FixResult {
@@ -651,6 +669,7 @@ mod tests {
                     path: p.to_string(),
                     old_text: old.to_string(),
                     new_text: "x".into(),
+                    lines: None,
                 })
                 .collect(),
             explanation: String::new(),
