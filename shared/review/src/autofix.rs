@@ -20,15 +20,14 @@ use std::time::Duration;
 use proven_models::Cassette;
 use proven_pipeline::{Lease, Outcome, StepError};
 use proven_report::{Autofix, PatchEdit, RunRef};
-use proven_sandbox::{Edit, Language, RunKey, RunRecord, RunRequest, Sandbox};
+use proven_sandbox::{Edit, Language, RunRequest, Sandbox};
 use proven_store::StepRow;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
 use crate::agents::{
-    PlannerResult, ProveJob, ReviewView, TEST_TIMEOUT, Verdict, judge_risk, no_sandbox, outcome,
-    replaying, run_ref, runs_key, step_result, to_json,
+    PlannerResult, ProveJob, ReviewView, TEST_TIMEOUT, Verdict, judge_risk, outcome, run_ref,
+    runs_key, step_result, to_json,
 };
 
 pub const AUTOFIX: &str = "autofix";
@@ -76,12 +75,6 @@ fn kept(rows: &[StepRow]) -> Vec<Kept> {
             _ => None,
         })
         .collect()
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct RecordedAutofix {
-    runs: Vec<RunRecord>,
-    refused: Option<String>,
 }
 
 /// The autofix step: waits for the rest of the review, then proves the whole patch.
@@ -194,55 +187,23 @@ pub async fn autofix(
             .collect::<Vec<_>>()
             .join("\n"),
     ]);
-    let (records, refused) = if replaying(cassette) {
-        let recorded: RecordedAutofix = cassette
-            .and_then(|c| c.get("runs", "autofix", &cassette_key))
-            .and_then(|v| serde_json::from_value(v).ok())
-            .ok_or_else(|| {
-                StepError::Permanent(format!(
-                    "sample mode: the cassette has no autofix runs ({cassette_key})"
-                ))
-            })?;
-        (recorded.runs, recorded.refused)
-    } else {
-        let sandbox = sandbox.ok_or_else(no_sandbox)?;
-        let key = RunKey::new(crate::sandbox_job::job_key(lease))
-            .map_err(|e| StepError::Permanent(e.to_string()))?;
-        let mut records = Vec::new();
-        let mut refused = None;
-        for (i, (_, request, _)) in requests.iter().enumerate() {
-            let run_key = key
-                .derive(&format!("run-{i}"))
-                .map_err(|e| StepError::Permanent(e.to_string()))?;
-            match sandbox.run(&request.clone().with_key(run_key)).await {
-                Ok(record) => records.push(record),
-                Err(proven_sandbox::SandboxError::Request(e)) => {
-                    refused = Some(format!("the fixes do not apply together: {e}"));
-                    break;
-                }
-                Err(e) if e.is_retryable() => {
-                    return Err(StepError::Retryable {
-                        message: format!("sandbox: {e}"),
-                        after: Duration::from_secs(5),
-                    });
-                }
-                Err(e) => return Err(StepError::Permanent(format!("sandbox: {e}"))),
-            }
-        }
-        if let Some(c) = cassette {
-            let _ = c.put(
-                "runs",
-                "autofix",
-                &cassette_key,
-                &serde_json::to_value(RecordedAutofix {
-                    runs: records.clone(),
-                    refused: refused.clone(),
-                })
-                .unwrap_or_default(),
-            );
-        }
-        (records, refused)
-    };
+    let done = crate::fixer::run_in_turn(
+        sandbox,
+        cassette,
+        lease,
+        ("autofix", &cassette_key),
+        requests
+            .iter()
+            .enumerate()
+            .map(|(i, (_, request, _))| (format!("run-{i}"), request.clone()))
+            .collect(),
+        false,
+    )
+    .await?;
+    let records = done.runs;
+    let refused = done
+        .refused
+        .map(|e| format!("the fixes do not apply together: {e}"));
     result.runs = records
         .iter()
         .map(|r| run_ref("change+autofix", r))

@@ -392,12 +392,75 @@ pub(crate) fn suite_command(language: Language) -> Vec<String> {
     words.iter().map(|w| w.to_string()).collect()
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-struct RecordedFix {
-    runs: Vec<RunRecord>,
-    /// The tree refused the patch (it did not apply).
+/// What a sequence of sandbox runs gave (recorded and replayed in sample mode).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct RunsDone {
+    pub runs: Vec<RunRecord>,
+    /// The tree refused a request (a patch that does not apply): the runs stopped there.
     #[serde(default)]
-    refused: Option<String>,
+    pub refused: Option<String>,
+}
+
+/// Runs `requests` in turn in the sandbox, each under a key derived from the step's job key
+/// and its name, or replays them from the cassette under `(kind, key)` in sample mode. A
+/// request the tree refuses ends the runs with its reason; with `stop_at_failure` so does
+/// the first run that does not pass.
+pub(crate) async fn run_in_turn(
+    sandbox: Option<&Arc<Sandbox>>,
+    cassette: Option<&Arc<Cassette>>,
+    lease: &Lease,
+    (kind, cassette_key): (&str, &str),
+    requests: Vec<(String, RunRequest)>,
+    stop_at_failure: bool,
+) -> Result<RunsDone, StepError> {
+    if replaying(cassette) {
+        return cassette
+            .and_then(|c| c.get("runs", kind, cassette_key))
+            .and_then(|v| serde_json::from_value(v).ok())
+            .ok_or_else(|| {
+                StepError::Permanent(format!(
+                    "sample mode: the cassette has no {kind} runs ({cassette_key})"
+                ))
+            });
+    }
+    let sandbox = sandbox.ok_or_else(no_sandbox)?;
+    let key = RunKey::new(crate::sandbox_job::job_key(lease))
+        .map_err(|e| StepError::Permanent(e.to_string()))?;
+    let mut done = RunsDone::default();
+    for (name, request) in requests {
+        let run_key = key
+            .derive(&name)
+            .map_err(|e| StepError::Permanent(e.to_string()))?;
+        match sandbox.run(&request.with_key(run_key)).await {
+            Ok(record) => {
+                let passed = record.outcome == proven_sandbox::Outcome::Passed;
+                done.runs.push(record);
+                if stop_at_failure && !passed {
+                    break;
+                }
+            }
+            Err(proven_sandbox::SandboxError::Request(e)) => {
+                done.refused = Some(e.to_string());
+                break;
+            }
+            Err(e) if e.is_retryable() => {
+                return Err(StepError::Retryable {
+                    message: format!("sandbox: {e}"),
+                    after: Duration::from_secs(5),
+                });
+            }
+            Err(e) => return Err(StepError::Permanent(format!("sandbox: {e}"))),
+        }
+    }
+    if let Some(c) = cassette {
+        let _ = c.put(
+            "runs",
+            kind,
+            cassette_key,
+            &serde_json::to_value(&done).unwrap_or_default(),
+        );
+    }
+    Ok(done)
 }
 
 /// Whether a run that passed shows that tests ran at all (a runner told to collect nothing
@@ -475,66 +538,24 @@ pub async fn prove_fix(
         &job.test.code,
         &serde_json::to_string(&candidate.edits).unwrap_or_default(),
     ]);
-    let mut records: Vec<RunRecord> = Vec::new();
-    let mut refused = None;
-    if replaying(cassette) {
-        let recorded: RecordedFix = cassette
-            .and_then(|c| c.get("runs", "fix", &cassette_key))
-            .and_then(|v| serde_json::from_value(v).ok())
-            .ok_or_else(|| {
-                StepError::Permanent(format!(
-                    "sample mode: the cassette has no runs for this patch ({cassette_key})"
-                ))
-            })?;
-        records = recorded.runs;
-        refused = recorded.refused;
-    } else {
-        let sandbox = sandbox.ok_or_else(no_sandbox)?;
-        let key = RunKey::new(crate::sandbox_job::job_key(lease))
-            .map_err(|e| StepError::Permanent(e.to_string()))?;
-        // The proving test twice (a flaky pass proves nothing), then the whole suite.
-        for (name, request) in [
-            ("test-1", proving.clone()),
-            ("test-2", proving),
-            ("suite", suite),
-        ] {
-            let run_key = key
-                .derive(name)
-                .map_err(|e| StepError::Permanent(e.to_string()))?;
-            match sandbox.run(&request.with_key(run_key)).await {
-                Ok(record) => {
-                    let passed = record.outcome == proven_sandbox::Outcome::Passed;
-                    records.push(record);
-                    if !passed {
-                        break;
-                    }
-                }
-                Err(proven_sandbox::SandboxError::Request(e)) => {
-                    refused = Some(format!("the patch does not apply: {e}"));
-                    break;
-                }
-                Err(e) if e.is_retryable() => {
-                    return Err(StepError::Retryable {
-                        message: format!("sandbox: {e}"),
-                        after: Duration::from_secs(5),
-                    });
-                }
-                Err(e) => return Err(StepError::Permanent(format!("sandbox: {e}"))),
-            }
-        }
-        if let Some(c) = cassette {
-            let _ = c.put(
-                "runs",
-                "fix",
-                &cassette_key,
-                &serde_json::to_value(RecordedFix {
-                    runs: records.clone(),
-                    refused: refused.clone(),
-                })
-                .unwrap_or_default(),
-            );
-        }
-    }
+    // The proving test twice (a flaky pass proves nothing), then the whole suite.
+    let done = run_in_turn(
+        sandbox,
+        cassette,
+        lease,
+        ("fix", &cassette_key),
+        vec![
+            ("test-1".into(), proving.clone()),
+            ("test-2".into(), proving),
+            ("suite".into(), suite),
+        ],
+        true,
+    )
+    .await?;
+    let records = done.runs;
+    let refused = done
+        .refused
+        .map(|e| format!("the patch does not apply: {e}"));
     let runs: Vec<RunRef> = records.iter().map(|r| run_ref("change+patch", r)).collect();
     for r in &runs {
         trace.push("sandbox_run", serde_json::to_value(r).unwrap_or_default());
