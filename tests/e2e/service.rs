@@ -838,3 +838,75 @@ async fn a_review_past_its_deadline_is_judged_with_the_missing_parts_inconclusiv
     assert_eq!(result["findings"].as_array().map(Vec::len), Some(0));
     service.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_head_of_a_pull_request_supersedes_the_pending_review_over_http() {
+    proven_models::install_crypto();
+    // No worker: the first review waits, admitted, with its intake queued.
+    let service = Service::start(0).await;
+    let token = service.tenant("pr");
+    let (repo, base_rev) = repo_with_change("1.5.4");
+    let client = reqwest::Client::new();
+    let post = |head: &str| {
+        let body = serde_json::json!({"repository": repo.path().display().to_string(),
+                                      "base": base_rev, "head": head, "pull_request": "acme/app#7"});
+        client
+            .post(format!("{}/v1/reviews", service.base_url))
+            .bearer_auth(&token)
+            .json(&body)
+            .send()
+    };
+    let first: serde_json::Value = post("HEAD~0")
+        .await
+        .expect("post")
+        .json()
+        .await
+        .expect("json");
+    let first_id = first["id"].as_str().expect("id").to_string();
+    assert_eq!(first["superseded"], serde_json::json!([]));
+    let second: serde_json::Value = post("HEAD")
+        .await
+        .expect("post")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        second["superseded"],
+        serde_json::json!([first_id]),
+        "{second:#}"
+    );
+    let view: serde_json::Value = client
+        .get(format!("{}/v1/reviews/{first_id}", service.base_url))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(view["status"], "superseded", "{view:#}");
+    // Its pending steps were cancelled before any started.
+    let steps = service
+        .store
+        .store
+        .steps_of(&first_id)
+        .await
+        .expect("steps");
+    assert!(steps.iter().all(|s| s.state == "cancelled"), "{steps:?}");
+    // Another pull request is another review: nothing superseded.
+    let other: serde_json::Value = client
+        .post(format!("{}/v1/reviews", service.base_url))
+        .bearer_auth(&token)
+        .json(
+            &serde_json::json!({"repository": repo.path().display().to_string(),
+                                  "base": base_rev, "head": "HEAD", "pull_request": "acme/app#8"}),
+        )
+        .send()
+        .await
+        .expect("post")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(other["superseded"], serde_json::json!([]));
+    service.stop().await;
+}
