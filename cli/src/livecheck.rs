@@ -108,20 +108,34 @@ pub async fn run(store: &Store, config: &Config) -> Result<u8, Exit> {
             },
         },
     );
-    checks.push(
-        match proven_sandbox::Sandbox::connect(proven_sandbox::SandboxConfig::default()).await {
-            Ok(_) => Check {
+    match proven_sandbox::Sandbox::connect(proven_sandbox::SandboxConfig::default()).await {
+        Ok(sandbox) => {
+            checks.push(Check {
                 service: "sandbox (Docker)".into(),
                 ok: true,
                 detail: "the engine answers".into(),
-            },
-            Err(e) => Check {
-                service: "sandbox (Docker)".into(),
-                ok: false,
-                detail: format!("{e} (install docker.io and run `proven sandbox images`)"),
-            },
-        },
-    );
+            });
+            // Each language's image: a missing one fails every test of that language.
+            for language in proven_sandbox::Language::ALL {
+                let image = sandbox.config().image(language);
+                let found = sandbox.docker().inspect_image(&image).await.is_ok();
+                checks.push(Check {
+                    service: format!("sandbox image ({language})"),
+                    ok: found,
+                    detail: if found {
+                        image
+                    } else {
+                        format!("{image} is missing (run `proven sandbox images {language}`)")
+                    },
+                });
+            }
+        }
+        Err(e) => checks.push(Check {
+            service: "sandbox (Docker)".into(),
+            ok: false,
+            detail: format!("{e} (install docker.io and run `proven sandbox images`)"),
+        }),
+    }
     if config.agents {
         checks.push(model("generator", &config.generator).await);
         checks.push(model("skeptic", &config.skeptic).await);

@@ -568,6 +568,15 @@ async fn livecheck_names_what_is_missing() {
     for role in ["generator", "skeptic", "guardrail"] {
         assert!(line(&format!("model {role}")).starts_with("ok"), "{stdout}");
     }
+    // Docker answers here (scripts/test starts it and builds the images): each image is named.
+    assert!(line("sandbox (Docker)").starts_with("ok"), "{stdout}");
+    for language in ["python", "rust", "node", "go"] {
+        let image = line(&format!("sandbox image ({language})"));
+        assert!(
+            image.starts_with("ok") && image.contains(&format!("proven-sandbox-{language}:local")),
+            "{stdout}"
+        );
+    }
     // With the models down, each is named.
     let down = ScriptedServer::start().await;
     down.on(None, "", vec![Reply::Status(503)]);
