@@ -219,12 +219,6 @@ pub struct PlannerResult {
     pub unproven: Vec<(String, String)>,
     /// The change was longer than the Planner reads (beyond its bounded steps).
     pub truncated: bool,
-    /// The parts it read the change in (1 when it fit one prompt).
-    #[serde(default)]
-    pub parts: usize,
-    /// The advisories of the dependency evidence the Planner read.
-    #[serde(default)]
-    pub dependency_advisories: Vec<String>,
     /// Dependency steps the Planner stopped waiting for (it planned without their findings).
     #[serde(default)]
     pub planned_without: Vec<String>,
@@ -615,14 +609,19 @@ fn evidence_block(evidence: &DependencyEvidence) -> String {
     let more = evidence.findings.len() - shown.len();
     format!(
         "\n<dependency-evidence>{}</dependency-evidence>{}",
-        serde_json::to_string(&serde_json::to_string(shown).unwrap_or_default())
-            .unwrap_or_default(),
+        quoted(shown),
         if more > 0 {
             format!(" ({more} more dependency findings not shown)")
         } else {
             String::new()
         }
     )
+}
+
+/// A value as one JSON string holding its JSON: data in a prompt that can never close the
+/// tag around it.
+pub(crate) fn quoted<T: Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(&serde_json::to_string(value).unwrap_or_default()).unwrap_or_default()
 }
 
 /// The changed files as a Planner's prompt lists them: bounded.
@@ -658,20 +657,23 @@ async fn change_parts(view: &ReviewView<'_>) -> Result<crate::bounded::Parts, St
 }
 
 /// A Planner's risks (`role`: the generator, or the second reviewer), reading the change in
-/// one prompt when it fits and in bounded steps when it does not.
+/// one prompt when it fits and in bounded steps when it does not; true when the change was
+/// longer than the parts it reads.
 async fn ask_planner(
     agents: &Agents,
     role: &'static str,
     view: &ReviewView<'_>,
     evidence: Option<&DependencyEvidence>,
     trace: &mut Trace,
-) -> Result<(Vec<Risk>, crate::bounded::Reading), StepError> {
+) -> Result<(Vec<Risk>, bool), StepError> {
     let parts = change_parts(view).await?;
     let system = planner_system(evidence.is_some());
     let context = evidence.map(evidence_block).unwrap_or_default();
     if parts.parts.len() > 1 {
-        return crate::bounded::plan(agents, role, &system, view.changed, &parts, &context, trace)
-            .await;
+        let risks =
+            crate::bounded::plan(agents, role, &system, view.changed, &parts, &context, trace)
+                .await?;
+        return Ok((risks, parts.cut));
     }
     let diff = parts.parts.first().map(String::as_str).unwrap_or_default();
     let user = format!(
@@ -680,13 +682,7 @@ async fn ask_planner(
         serde_json::to_string(diff).unwrap_or_default()
     );
     let answer: PlannerAnswer = agents.ask(role, &system, &user, trace).await?;
-    Ok((
-        answer.risks,
-        crate::bounded::Reading {
-            parts: 1,
-            cut: parts.cut,
-        },
-    ))
+    Ok((answer.risks, parts.cut))
 }
 
 /// The second reviewer's risks: its own Planner, shown only the change (never the first
@@ -749,16 +745,10 @@ pub async fn planner(
                "advisories": evidence.findings.iter().map(|f| format!("{} {} {}", f.advisory, f.package, f.new_version)).collect::<Vec<_>>(),
                "not_finished": evidence.pending}),
     );
-    let (risks, reading) =
+    let (risks, truncated) =
         ask_planner(agents, "generator", &view, Some(evidence), &mut trace).await?;
     let mut result = PlannerResult {
-        truncated: reading.cut,
-        parts: reading.parts,
-        dependency_advisories: evidence
-            .findings
-            .iter()
-            .map(|f| f.advisory.clone())
-            .collect(),
+        truncated,
         planned_without: evidence.pending.clone(),
         ..Default::default()
     };
@@ -1354,6 +1344,26 @@ pub fn judge_risk(rows: &[StepRow], key: &str, risk: &Risk) -> Verdict {
     }
 }
 
+/// A proving job for unit tests: a Python test of calc.py.
+#[cfg(test)]
+pub(crate) fn test_job() -> ProveJob {
+    ProveJob {
+        risk: Risk {
+            title: "t".into(),
+            claim: "c".into(),
+            path: "calc.py".into(),
+            symbol: None,
+            evidence: "test".into(),
+        },
+        language: "python".into(),
+        test: TestRef {
+            path: "tests/test_add.py".into(),
+            code: String::new(),
+        },
+        command: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1386,21 +1396,7 @@ mod tests {
 
     #[test]
     fn a_concession_names_an_artifact_it_was_shown() {
-        let job = ProveJob {
-            risk: Risk {
-                title: "t".into(),
-                claim: "c".into(),
-                path: "calc.py".into(),
-                symbol: None,
-                evidence: "test".into(),
-            },
-            language: "python".into(),
-            test: TestRef {
-                path: "tests/test_add.py".into(),
-                code: String::new(),
-            },
-            command: Vec::new(),
-        };
+        let job = test_job();
         let evidence = Reproduced {
             reproduced: true,
             reason: String::new(),

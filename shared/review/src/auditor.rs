@@ -32,7 +32,7 @@ use serde_json::json;
 use crate::Trace;
 use crate::agents::{
     Agents, PROVER, PlannerResult, ReviewView, Risk, blocking, fingerprint, language_of, outcome,
-    step_result, to_json,
+    quoted, step_result, to_json,
 };
 
 pub const AUDITOR: &str = "auditor";
@@ -240,11 +240,6 @@ fn prompt(view: &ReviewView<'_>, m: &Manifests) -> (String, String) {
         quoted(&dependency_files),
     );
     (system, user)
-}
-
-/// A value as one JSON string holding its JSON, so the data can never close its tag.
-fn quoted<T: Serialize + ?Sized>(value: &T) -> String {
-    serde_json::to_string(&serde_json::to_string(value).unwrap_or_default()).unwrap_or_default()
 }
 
 /// The auditor step: one model answer, then Proven's own adjudication of every surface it

@@ -107,13 +107,6 @@ pub struct PartAnswer {
     pub open: Vec<String>,
 }
 
-/// How the change was read.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Reading {
-    pub parts: usize,
-    pub cut: bool,
-}
-
 /// Asks `role`'s model for the risks of a change given in parts, carrying the state from
 /// part to part. `system` is the one-prompt Planner's instructions; `context` goes with
 /// every part after the change (e.g. the dependency evidence).
@@ -125,7 +118,7 @@ pub async fn plan(
     parts: &Parts,
     context: &str,
     trace: &mut Trace,
-) -> Result<(Vec<Risk>, Reading), StepError> {
+) -> Result<Vec<Risk>, StepError> {
     let n = parts.parts.len();
     let system = format!(
         "{system}\nThis change is long, so you read it in {n} parts, one at a time. With each part you get \
@@ -136,11 +129,10 @@ pub async fn plan(
     );
     let mut carry = Carry::default();
     for (i, part) in parts.parts.iter().enumerate() {
-        let carried = serde_json::to_string(&carry).unwrap_or_default();
         let user = format!(
             "Changed files: {}\n<carry>{}</carry>\n<change part=\"{}\" of=\"{n}\">{}</change>{context}",
             crate::agents::changed_list(changed),
-            serde_json::to_string(&carried).unwrap_or_default(),
+            crate::agents::quoted(&carry),
             i + 1,
             serde_json::to_string(part).unwrap_or_default(),
         );
@@ -168,13 +160,7 @@ pub async fn plan(
             carry.open.join("; ")
         )));
     }
-    Ok((
-        carry.risks,
-        Reading {
-            parts: n,
-            cut: parts.cut,
-        },
-    ))
+    Ok(carry.risks)
 }
 
 #[cfg(test)]

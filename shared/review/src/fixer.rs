@@ -657,25 +657,9 @@ pub fn tries(rows: &[proven_store::StepRow], risk_key: &str) -> Vec<FixResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agents::Risk;
-    use proven_report::TestRef;
 
     fn job() -> ProveJob {
-        ProveJob {
-            risk: Risk {
-                title: "t".into(),
-                claim: "c".into(),
-                path: "calc.py".into(),
-                symbol: None,
-                evidence: "test".into(),
-            },
-            language: "python".into(),
-            test: TestRef {
-                path: "tests/test_add.py".into(),
-                code: String::new(),
-            },
-            command: Vec::new(),
-        }
+        crate::agents::test_job()
     }
 
     fn answer(edits: &[(&str, &str)], command: bool) -> FixerAnswer {

@@ -212,9 +212,10 @@ impl ReviewSteps {
         };
         match lease.id.step.as_str() {
             agents::PLANNER => {
-                let evidence = self.dependency_evidence(lease).await?;
-                let deep = result_of::<PlanResult>(&self.results(&lease.id.review_id).await?, PLAN)
-                    .is_ok_and(|p| p.plan.band == "deep");
+                let rows = self.results(&lease.id.review_id).await?;
+                let evidence = self.dependency_evidence(lease, &rows)?;
+                let deep =
+                    result_of::<PlanResult>(&rows, PLAN).is_ok_and(|p| p.plan.band == "deep");
                 let mut out = agents::planner(needs_models()?, view, &evidence).await?;
                 // Deep band: the coverage auditor follows, shown the manifests, never the risks.
                 if deep {
@@ -276,11 +277,11 @@ impl ReviewSteps {
     /// dependency steps of the review are unfinished the Planner waits (spending no attempt),
     /// for at most [`PLANNER_WAIT`] from its creation; then it plans with what there is and
     /// says so.
-    async fn dependency_evidence(
+    fn dependency_evidence(
         &self,
         lease: &Lease,
+        rows: &[StepRow],
     ) -> Result<crate::agents::DependencyEvidence, StepError> {
-        let rows = self.results(&lease.id.review_id).await?;
         let pending: Vec<String> = rows
             .iter()
             .filter(|r| r.id.step == DEPS_COLLECT || r.id.step == DEPS_FILE)
@@ -1294,7 +1295,8 @@ mod tests {
         let started = std::time::Instant::now();
         for waited in 0..12 {
             let planner = lease(store, crate::agents::PLANNER, "").await;
-            match steps.dependency_evidence(&planner).await {
+            let rows = store.steps_of("r").await.expect("steps");
+            match steps.dependency_evidence(&planner, &rows) {
                 Err(StepError::Waiting { message, after }) => {
                     assert!(message.contains("deps.file Cargo.lock"), "{message}");
                     assert!(after <= std::time::Duration::from_secs(2));
@@ -1321,9 +1323,9 @@ mod tests {
             .await;
         // Waited long enough: it plans with what there is, naming what it did not read.
         let planner = lease(store, crate::agents::PLANNER, "").await;
+        let rows = store.steps_of("r").await.expect("steps");
         let evidence = steps
-            .dependency_evidence(&planner)
-            .await
+            .dependency_evidence(&planner, &rows)
             .expect("plans without it");
         assert_eq!(evidence.pending, ["deps.file Cargo.lock"]);
         assert!(evidence.findings.is_empty());

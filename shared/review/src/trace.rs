@@ -11,7 +11,7 @@ tokio::task_local! {
 }
 
 /// Runs `f`, keeping a copy of every trace line it records (on this task), and returns the
-/// copy with its output. Lines recorded on a blocking thread are copied when absorbed.
+/// copy with its output.
 pub async fn capture<F: std::future::Future>(f: F) -> (F::Output, Vec<(String, Value)>) {
     MIRROR
         .scope(std::cell::RefCell::new(Vec::new()), async move {
@@ -22,8 +22,8 @@ pub async fn capture<F: std::future::Future>(f: F) -> (F::Output, Vec<(String, V
         .await
 }
 
-fn mirror(lines: &[(String, Value)]) {
-    let _ = MIRROR.try_with(|m| m.borrow_mut().extend(lines.iter().cloned()));
+fn mirror(line: &(String, Value)) {
+    let _ = MIRROR.try_with(|m| m.borrow_mut().push(line.clone()));
 }
 
 /// Trace lines buffered by a step and written in one statement when the step ends.
@@ -49,7 +49,7 @@ impl Trace {
     pub fn push(&mut self, kind: &str, event: Value) {
         tracing::debug!(kind, %event, "trace");
         let line = (kind.to_string(), event);
-        mirror(std::slice::from_ref(&line));
+        mirror(&line);
         self.pending.push(line);
     }
 
@@ -61,12 +61,6 @@ impl Trace {
     /// Lines not yet written (for steps without a stored review, e.g. a scan).
     pub fn lines(&self) -> &[(String, Value)] {
         &self.pending
-    }
-
-    /// Appends the lines another part of the same run buffered (e.g. on a blocking thread).
-    pub fn absorb(&mut self, other: Trace) {
-        mirror(&other.pending);
-        self.pending.extend(other.pending);
     }
 
     pub async fn flush(&mut self, store: &Store, review_id: &str) -> Result<(), StoreError> {
