@@ -910,3 +910,21 @@ async fn a_new_head_of_a_pull_request_supersedes_the_pending_review_over_http() 
     assert_eq!(other["superseded"], serde_json::json!([]));
     service.stop().await;
 }
+
+#[test]
+fn serve_refuses_a_redis_url_that_does_not_parse_by_name() {
+    let data_dir = tempfile::tempdir().expect("tempdir");
+    let out = proven("", "proven-test-bad-url", data_dir.path())
+        .env_remove("PROVEN_DATABASE_URL")
+        .env("PROVEN_LISTEN", "127.0.0.1:0")
+        .env("PROVEN_REDIS_URL", "redis://127.0.0.1:notaport")
+        .arg("serve")
+        .output()
+        .expect("run proven serve");
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(7), "{stderr}");
+    assert!(
+        stderr.contains("PROVEN_REDIS_URL") && stderr.contains("does not parse"),
+        "{stderr}"
+    );
+}
