@@ -5,7 +5,7 @@
 FROM golang:1.22-bookworm
 RUN groupadd -g 10001 sandbox \
  && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \
- && mkdir -p /src /work /deps
+ && mkdir -p /src /work /deps /prep
 COPY proven-entry /usr/local/bin/proven-entry
 ENV HOME=/tmp LANG=C.UTF-8 GOPROXY=off GOTOOLCHAIN=local GOTELEMETRY=off GOPATH=/tmp/go \
     GOCACHE=/tmp/go-build GOTMPDIR=/tmp CGO_ENABLED=0

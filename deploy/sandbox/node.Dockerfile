@@ -4,7 +4,7 @@
 FROM node:20-bookworm-slim
 RUN groupadd -g 10001 sandbox \
  && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \
- && mkdir -p /src /work /deps
+ && mkdir -p /src /work /deps /prep
 COPY proven-entry /usr/local/bin/proven-entry
 ENV HOME=/tmp LANG=C.UTF-8 NODE_ENV=test npm_config_cache=/tmp/npm-cache npm_config_update_notifier=false
 USER 10001:10001

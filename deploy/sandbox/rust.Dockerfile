@@ -11,7 +11,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd -g 10001 sandbox \
  && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \
- && mkdir -p /src /work /deps
+ && mkdir -p /src /work /deps /prep
 COPY --from=toolchain /opt/rust /opt/rust
 COPY proven-entry /usr/local/bin/proven-entry
 ENV HOME=/tmp LANG=C.UTF-8 PATH=/opt/rust/bin:/usr/local/bin:/usr/bin:/bin \

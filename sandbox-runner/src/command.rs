@@ -19,14 +19,14 @@ use crate::{
 #[derive(Debug, Subcommand)]
 pub enum SandboxCommand {
     /// Run one command on one tree, as a review's sandbox job does, and print the run's
-    /// record as JSON. Exit 0: passed; 1: the test failed; 3: the run proves nothing
-    /// (killed, a limit, could not build or collect).
+    /// record as JSON. Exit 0: passed (tests ran and passed); 1: a test failed; 3: the run
+    /// proves nothing (no test ran, killed, a limit, could not build or collect).
     Run(Box<RunArgs>),
     /// Build the local sandbox images (where no image registry is reachable) from this
     /// host's Debian packages and toolchains; a no-op when they are current.
     Images {
         /// Languages to build (default: all).
-        #[arg(value_parser = ["python", "rust", "node"])]
+        #[arg(value_parser = ["python", "rust", "node", "go"])]
         languages: Vec<String>,
     },
     /// Remove sandbox containers whose runner is gone or whose deadline passed; print how
@@ -34,6 +34,17 @@ pub enum SandboxCommand {
     Sweep {
         #[command(flatten)]
         docker: DockerArgs,
+    },
+    /// Inside a preparation container: forward 127.0.0.1:PORT to the runner's egress
+    /// proxy through SOCKET while COMMAND runs; exit with its code.
+    #[command(hide = true)]
+    Forward {
+        #[arg(long)]
+        socket: PathBuf,
+        #[arg(long, default_value_t = 3128)]
+        port: u16,
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
     },
 }
 
@@ -68,6 +79,11 @@ pub struct RunArgs {
     /// Or the command's words after `--` (no shell).
     #[arg(last = true)]
     pub argv: Vec<String>,
+    /// A plain command rather than a test run: exit 0 passes without a test runner's
+    /// summary, and no outcome is ever a test failure. Without it, a run passes only when
+    /// the test runner says at least one test ran and every test that ran passed.
+    #[arg(long)]
+    pub plain: bool,
     /// Kill the run after this many seconds (default 120).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
@@ -132,6 +148,17 @@ pub async fn execute(
             crate::images::build_local(&languages).await?;
             Ok(0)
         }
+        SandboxCommand::Forward {
+            socket,
+            port,
+            command,
+        } => match crate::deps::forward::forward(socket, port, command).await {
+            Ok(code) => Ok(u8::try_from(code).unwrap_or(1)),
+            Err(e) => Err(CommandFailure {
+                code: INTERNAL,
+                message: format!("forward: {e}"),
+            }),
+        },
         SandboxCommand::Sweep { docker } => {
             let sandbox = Sandbox::connect(SandboxConfig {
                 docker_host: docker.docker_host,
@@ -172,6 +199,9 @@ async fn run(args: RunArgs, out: &mut (dyn Write + Send)) -> Result<u8, CommandF
     }
     if let Some(seconds) = args.timeout {
         request = request.with_timeout(Duration::from_secs(seconds));
+    }
+    if args.plain {
+        request = request.as_command();
     }
     let sandbox = Sandbox::connect(SandboxConfig {
         docker_host: args.docker.docker_host,

@@ -29,12 +29,30 @@ pub struct SandboxConfig {
     /// Where prepared dependencies are cached by lock-file hash (default
     /// `$TMPDIR/proven-sandbox/cache`).
     pub cache_dir: PathBuf,
-    /// Host tools that prepare dependencies (with network, before the run, on lock files
-    /// only): their versions must match the images' (the local images are assembled from
-    /// the same toolchains).
-    pub tools: HostTools,
-    /// How long one dependency preparation may take (default 10 minutes).
+    /// How long one dependency preparation may take (default 15 minutes).
     pub prepare_timeout: Duration,
+    /// The limits of a preparation container (default 2 GiB memory, 1024 pids, 2 GiB of
+    /// scratch and of /tmp, the runs' CPUs).
+    pub prepare_limits: Limits,
+    /// A preparation that writes more than this is killed (default 8 GiB).
+    pub prepare_max_bytes: u64,
+    /// Bytes a preparation may move through the egress proxy (default 4 GiB).
+    pub prepare_max_egress_bytes: u64,
+    /// The registries a preparation may reach through the egress proxy (default: PyPI,
+    /// npm, crates.io, the Go module proxy and checksum database).
+    pub registries: crate::deps::proxy::AllowList,
+    /// The operator's Python package index (default: pip's own, PyPI).
+    pub pip_index_url: Option<String>,
+    /// The operator's npm registry (default: npm's own).
+    pub npm_registry: Option<String>,
+    /// GOPROXY of a preparation (default https://proxy.golang.org).
+    pub goproxy: String,
+    /// GOSUMDB of a preparation (default sum.golang.org).
+    pub gosumdb: String,
+    /// The program run inside a preparation container to reach the egress proxy: this
+    /// crate's forwarder (`proven sandbox forward` / `proven-sandbox forward`). Without
+    /// one, a preparation fails by name.
+    pub forwarder: Option<Forwarder>,
     /// Runs at once in this process; the rest wait for a slot (default 4).
     pub max_concurrent_runs: usize,
     /// A materialised tree larger than this is refused (default 1 GiB).
@@ -70,16 +88,26 @@ pub struct OutputLimits {
     pub kill_after_bytes: u64,
 }
 
-/// The host programs dependency preparation calls.
-#[derive(Debug, Clone)]
-pub struct HostTools {
-    pub python: PathBuf,
-    pub cargo: PathBuf,
-    pub npm: PathBuf,
-    pub go: PathBuf,
-    /// Extra environment for `go mod download` (a company's GOPROXY, GOPRIVATE, GONOSUMDB);
-    /// it also inherits this process's environment.
-    pub go_env: Vec<(String, String)>,
+/// A binary that runs the forwarder: its path on the runner (bound read-only into the
+/// preparation container) and the arguments that select the forwarder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forwarder {
+    pub path: PathBuf,
+    pub args: Vec<String>,
+}
+
+impl Forwarder {
+    /// This process's own executable, when it is `proven` or `proven-sandbox` (both
+    /// carry the forwarder).
+    pub fn current() -> Option<Forwarder> {
+        let path = std::env::current_exe().ok()?;
+        let args = match path.file_name()?.to_str()? {
+            "proven" => vec!["sandbox".to_string(), "forward".to_string()],
+            "proven-sandbox" => vec!["forward".to_string()],
+            _ => return None,
+        };
+        Some(Forwarder { path, args })
+    }
 }
 
 impl Default for Limits {
@@ -104,18 +132,6 @@ impl Default for OutputLimits {
     }
 }
 
-impl Default for HostTools {
-    fn default() -> Self {
-        HostTools {
-            python: "python3".into(),
-            cargo: "cargo".into(),
-            npm: "npm".into(),
-            go: "go".into(),
-            go_env: Vec::new(),
-        }
-    }
-}
-
 impl Default for SandboxConfig {
     fn default() -> Self {
         let root = std::env::temp_dir().join("proven-sandbox");
@@ -130,8 +146,22 @@ impl Default for SandboxConfig {
             output: OutputLimits::default(),
             work_dir: root.join("work"),
             cache_dir: root.join("cache"),
-            tools: HostTools::default(),
-            prepare_timeout: Duration::from_secs(600),
+            prepare_timeout: Duration::from_secs(900),
+            prepare_limits: Limits {
+                memory_bytes: 2 << 30,
+                pids: 1024,
+                cpus: 2.0,
+                scratch_bytes: 2 << 30,
+                tmp_bytes: 2 << 30,
+            },
+            prepare_max_bytes: 8 << 30,
+            prepare_max_egress_bytes: 4 << 30,
+            registries: crate::deps::proxy::AllowList::defaults(),
+            pip_index_url: None,
+            npm_registry: None,
+            goproxy: "https://proxy.golang.org".into(),
+            gosumdb: "sum.golang.org".into(),
+            forwarder: Forwarder::current(),
             max_concurrent_runs: 4,
             max_tree_bytes: 1 << 30,
             user: (10001, 10001),

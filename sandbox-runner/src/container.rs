@@ -48,6 +48,24 @@ const PIDS_POLL: Duration = Duration::from_millis(100);
 /// remove the container of a runner it cannot see (another host).
 pub(crate) const DEADLINE_GRACE: Duration = Duration::from_secs(120);
 
+/// A host directory (or file) bound into a container.
+#[derive(Debug, Clone)]
+pub(crate) struct Mount {
+    pub host: PathBuf,
+    pub target: String,
+    pub writable: bool,
+}
+
+impl Mount {
+    pub fn read_only(host: &Path, target: &str) -> Mount {
+        Mount {
+            host: host.to_path_buf(),
+            target: target.to_string(),
+            writable: false,
+        }
+    }
+}
+
 /// Everything one container needs.
 pub(crate) struct ContainerSpec<'a> {
     pub name: String,
@@ -57,8 +75,11 @@ pub(crate) struct ContainerSpec<'a> {
     pub image: String,
     pub command: Vec<String>,
     pub env: Vec<String>,
+    /// The tree, read-only at /src (the entry script copies it into /work).
     pub src: &'a Path,
-    pub deps: Option<&'a Path>,
+    /// Anything else bound in: prepared dependencies (read-only at /deps in a test run), a
+    /// preparation's output and its proxy socket.
+    pub mounts: Vec<Mount>,
     pub limits: Limits,
     pub user: (u32, u32),
     pub timeout: Duration,
@@ -76,6 +97,10 @@ pub(crate) struct Execution {
     pub pids_limit_reached: bool,
     pub output: OutputRecord,
     pub markers: Vec<&'static str>,
+    /// The test runner's counts, when it printed a summary.
+    pub tests: Option<crate::tally::TestCounts>,
+    /// The output stream broke before the container ended: part of the output is missing.
+    pub stream_broken: bool,
 }
 
 /// The container name of a run key.
@@ -87,8 +112,13 @@ pub(crate) fn create_body(spec: &ContainerSpec<'_>, deadline_unix: i64) -> Conta
     let (uid, gid) = spec.user;
     let limits = spec.limits;
     let mut binds = vec![format!("{}:{SRC}:ro", spec.src.display())];
-    if let Some(deps) = spec.deps {
-        binds.push(format!("{}:{}:ro", deps.display(), crate::deps::MOUNT));
+    for m in &spec.mounts {
+        binds.push(format!(
+            "{}:{}:{}",
+            m.host.display(),
+            m.target,
+            if m.writable { "rw" } else { "ro" }
+        ));
     }
     // Docker keeps an existing directory's mode for a tmpfs and ignores `mode=` there
     // (uid/gid do apply); tmpfs is noexec unless told: builds and tests execute from both.
@@ -229,6 +259,7 @@ async fn drive(
         spec.output.head_bytes,
         spec.output.tail_bytes,
         crate::record::markers(spec.language),
+        spec.language,
     );
     let attach = docker
         .attach_container(
@@ -266,6 +297,7 @@ async fn drive(
     // the container's full stdout pipe blocks the kill and the wait (measured).
     let mut killing: Option<tokio::task::JoinHandle<Result<(), SandboxError>>> = None;
     let mut output_open = true;
+    let mut stream_broken = false;
     let mut killed: Option<KillReason> = None;
     let mut timed_out = false;
     loop {
@@ -294,6 +326,7 @@ async fn drive(
                 Some(Err(e)) => {
                     tracing::warn!(container = %name, error = %e, "the output stream broke");
                     output_open = false;
+                    stream_broken = true;
                 }
                 None => output_open = false,
             },
@@ -329,6 +362,8 @@ async fn drive(
             },
             _ = sleep_until_opt(give_up_at), if give_up_at.is_some() => {
                 tracing::warn!(container = %name, "no end of output or exit after the kill or exit; stopped waiting");
+                // Output not read to its end is not the whole output.
+                stream_broken |= output_open;
                 break;
             },
         }
@@ -347,7 +382,7 @@ async fn drive(
         killed = Some(KillReason::OutOfMemory);
     }
     let exit_code = exit.or(state.exit_code);
-    let (output, markers) = capture.finish();
+    let (output, seen) = capture.finish();
     if let Some(reason) = killed {
         metrics::counter!(crate::metrics::KILLS_TOTAL, "reason" => reason.as_str()).increment(1);
     }
@@ -360,7 +395,9 @@ async fn drive(
         killed,
         pids_limit_reached,
         output,
-        markers,
+        markers: seen.markers,
+        tests: seen.tests,
+        stream_broken,
     })
 }
 

@@ -108,8 +108,16 @@ pub enum RequestError {
     OldTextNotUnique { path: String, count: usize },
     #[error("the tree is larger than the limit of {limit_bytes} bytes")]
     TreeTooLarge { limit_bytes: u64 },
+    /// The tree would not fit the run's scratch space (the tmpfs it is copied into): a run
+    /// would fail writing it, which is no test result.
+    #[error(
+        "the tree does not fit the run's scratch space of {scratch_bytes} bytes (setting limits.scratch_bytes, PROVEN_SANDBOX_SCRATCH_BYTES)"
+    )]
+    TreeOverScratch { scratch_bytes: u64 },
     #[error("the command is empty")]
     EmptyCommand,
+    #[error("environment variable name {name:?} is not of A-Z a-z 0-9 _")]
+    InvalidEnv { name: String },
     #[error("run key {key:?} must be 1-100 characters of A-Z a-z 0-9 . _ -")]
     InvalidKey { key: String },
     /// A dependency file asks for something preparation never does (build the code under

@@ -67,6 +67,222 @@ impl FromStr for Language {
     }
 }
 
+/// Which tests of one test file a run selects: by the file, and by name within it when
+/// names are given. The command selects them, so an unrelated test that the change breaks
+/// proves nothing about this claim.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Selection {
+    /// The test file, relative to the tree's root.
+    pub path: String,
+    /// Test names inside the file (pytest: `test_x` or `TestClass::test_x`; go:
+    /// `TestX`; cargo: the test function's path; node: the test's name). Empty: every
+    /// test of the file (Go: Proven lists the file's own test functions).
+    #[serde(default)]
+    pub names: Vec<String>,
+    /// Rust: the workspace member (package name) whose integration test this is.
+    #[serde(default)]
+    pub package: Option<String>,
+}
+
+/// A test command and the variables it runs with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestRun {
+    pub command: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+impl Language {
+    /// The command Proven runs for selected tests (the model never chooses a command), with
+    /// `seed` fixing what the runner randomises: hash seeds (Python), test order (go
+    /// `-shuffle`, from seed 1 on); every run also gets `PROVEN_TEST_SEED`. Proofs run with
+    /// seed 0; reruns that look for flakiness use other seeds.
+    pub fn test_run(self, selection: &Selection, seed: u64) -> TestRun {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut env = vec![("PROVEN_TEST_SEED".to_string(), seed.to_string())];
+        let command = match self {
+            Language::Python => {
+                env.push(("PYTHONHASHSEED".into(), seed.to_string()));
+                let mut c = words(&["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]);
+                if selection.names.is_empty() {
+                    c.push(selection.path.clone());
+                } else {
+                    c.extend(
+                        selection
+                            .names
+                            .iter()
+                            .map(|n| format!("{}::{n}", selection.path)),
+                    );
+                }
+                c
+            }
+            Language::Rust => {
+                let stem = std::path::Path::new(&selection.path)
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("proven")
+                    .to_string();
+                let mut c = words(&["cargo", "test", "--offline"]);
+                if let Some(package) = &selection.package {
+                    c.extend(["-p".to_string(), package.clone()]);
+                }
+                c.extend(["--test".to_string(), stem]);
+                if !selection.names.is_empty() {
+                    c.push("--".into());
+                    c.extend(selection.names.iter().cloned());
+                    c.push("--exact".into());
+                }
+                c
+            }
+            Language::Node => {
+                let mut c = words(&["node", "--test", "--test-reporter=tap"]);
+                for name in &selection.names {
+                    c.push(format!("--test-name-pattern=^{}$", regex_escape(name)));
+                }
+                c.push(selection.path.clone());
+                c
+            }
+            // The package of the test's directory (a Go test lives beside the code it
+            // tests), and only the named tests of the file.
+            Language::Go => {
+                let dir = std::path::Path::new(&selection.path)
+                    .parent()
+                    .and_then(|d| d.to_str())
+                    .filter(|d| !d.is_empty())
+                    .map_or_else(|| ".".to_string(), |d| format!("./{d}"));
+                let mut c = words(&["go", "test", "-count=1", "-v"]);
+                if seed != 0 {
+                    c.push(format!("-shuffle={seed}"));
+                }
+                if !selection.names.is_empty() {
+                    let names: Vec<String> =
+                        selection.names.iter().map(|n| regex_escape(n)).collect();
+                    c.push(format!("-run=^({})$", names.join("|")));
+                }
+                c.push(dir);
+                c
+            }
+        };
+        TestRun { command, env }
+    }
+
+    /// The command that runs the whole test suite of a tree (the Fixer's "the package's
+    /// other tests pass").
+    pub fn suite_run(self) -> TestRun {
+        let words: &[&str] = match self {
+            Language::Python => &["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            Language::Rust => &["cargo", "test", "--offline"],
+            Language::Node => &["node", "--test", "--test-reporter=tap"],
+            Language::Go => &["go", "test", "-count=1", "-v", "./..."],
+        };
+        let mut env = vec![("PROVEN_TEST_SEED".to_string(), "0".to_string())];
+        if self == Language::Python {
+            env.push(("PYTHONHASHSEED".into(), "0".into()));
+        }
+        TestRun {
+            command: words.iter().map(|w| w.to_string()).collect(),
+            env,
+        }
+    }
+}
+
+/// Escapes the characters a Go or JavaScript regular expression treats specially.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$/".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The names of the test functions a test file declares, in order, as the language's
+/// runner finds them: Go `func TestX(t *testing.T)`, Python `def test_x` (top level) and
+/// `class TestX`, Rust `#[test] fn x`. Node tests are named by strings, not read here.
+pub fn declared_tests(language: Language, source: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut next_is_test = false;
+    for line in source.lines() {
+        match language {
+            Language::Go => {
+                if let Some(rest) = line.strip_prefix("func Test")
+                    && let Some((name, params)) = rest.split_once('(')
+                    && params.contains("*testing.T)")
+                    && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+                    && !name.starts_with(|c: char| c.is_lowercase())
+                {
+                    names.push(format!("Test{name}"));
+                }
+            }
+            Language::Python => {
+                let item = line
+                    .strip_prefix("def ")
+                    .or_else(|| line.strip_prefix("async def "))
+                    .or_else(|| line.strip_prefix("class "));
+                if let Some(rest) = item {
+                    let name: String = rest
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    if name.starts_with("test") || name.starts_with("Test") {
+                        names.push(name);
+                    }
+                }
+            }
+            Language::Rust => {
+                let trimmed = line.trim();
+                if trimmed.starts_with("#[test]") || trimmed.starts_with("#[tokio::test") {
+                    next_is_test = true;
+                    continue;
+                }
+                if next_is_test && let Some(at) = trimmed.find("fn ") {
+                    let name: String = trimmed[at + 3..]
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    if !name.is_empty() {
+                        names.push(name);
+                    }
+                    next_is_test = false;
+                }
+            }
+            Language::Node => {}
+        }
+    }
+    names
+}
+
+/// Whether `name` (as a selection names it) is a test `source` declares: pytest's
+/// `TestClass::test_method` names its class and a method in it; a node test's name is a
+/// string literal in the file.
+pub fn declares_test(language: Language, source: &str, name: &str) -> bool {
+    if name.is_empty() || name.contains(['\n', '\0']) {
+        return false;
+    }
+    match language {
+        Language::Node => ['\'', '"', '`']
+            .iter()
+            .any(|q| source.contains(&format!("{q}{name}{q}"))),
+        Language::Python => {
+            let mut parts = name.split("::");
+            let first = parts.next().unwrap_or_default();
+            if !declared_tests(language, source).iter().any(|d| d == first) {
+                return false;
+            }
+            parts.all(|method| {
+                source.lines().any(|l| {
+                    let t = l.trim_start();
+                    (t.starts_with(&format!("def {method}("))
+                        || t.starts_with(&format!("async def {method}(")))
+                        && l.len() > t.len()
+                })
+            })
+        }
+        _ => declared_tests(language, source).iter().any(|d| d == name),
+    }
+}
+
 /// Whether a repository path names a test file (in any language). A Fixer's patch may not
 /// touch one: a patch that edits the proving test proves nothing.
 pub fn is_test_path(path: &str) -> bool {
@@ -126,6 +342,85 @@ mod tests {
         ] {
             assert!(!is_test_path(path), "{path} is not a test path");
         }
+    }
+
+    #[test]
+    fn commands_select_the_tests_by_file_and_name() {
+        let sel = |path: &str, names: &[&str], package: Option<&str>| Selection {
+            path: path.into(),
+            names: names.iter().map(|n| n.to_string()).collect(),
+            package: package.map(String::from),
+        };
+        let py = Language::Python.test_run(
+            &sel("tests/test_a.py", &["test_x", "TestK::test_y"], None),
+            0,
+        );
+        assert_eq!(
+            &py.command[6..],
+            ["tests/test_a.py::test_x", "tests/test_a.py::TestK::test_y"]
+        );
+        assert!(py.env.contains(&("PYTHONHASHSEED".into(), "0".into())));
+        let go = Language::Go.test_run(&sel("pkg/units/a_test.go", &["TestA", "TestB"], None), 3);
+        assert_eq!(
+            go.command,
+            [
+                "go",
+                "test",
+                "-count=1",
+                "-v",
+                "-shuffle=3",
+                "-run=^(TestA|TestB)$",
+                "./pkg/units"
+            ]
+        );
+        let rust =
+            Language::Rust.test_run(&sel("crates/core/tests/proven.rs", &[], Some("core")), 0);
+        assert_eq!(
+            rust.command,
+            [
+                "cargo",
+                "test",
+                "--offline",
+                "-p",
+                "core",
+                "--test",
+                "proven"
+            ]
+        );
+        let node = Language::Node.test_run(&sel("test/a.test.js", &["adds (1+1)"], None), 0);
+        assert_eq!(
+            node.command,
+            [
+                "node",
+                "--test",
+                "--test-reporter=tap",
+                "--test-name-pattern=^adds \\(1\\+1\\)$",
+                "test/a.test.js"
+            ]
+        );
+    }
+
+    #[test]
+    fn declared_tests_are_read_from_the_file() {
+        let go = "package m\n\nfunc TestAdd(t *testing.T) {}\nfunc TestSub(t *testing.T) {\n}\nfunc helper(t *testing.T) {}\nfunc Testlower(t *testing.T) {}\nfunc BenchmarkX(b *testing.B) {}\n";
+        assert_eq!(declared_tests(Language::Go, go), ["TestAdd", "TestSub"]);
+        let py = "import x\n\ndef test_a():\n    pass\n\nclass TestK:\n    def test_m(self):\n        pass\n\ndef helper():\n    pass\n";
+        assert_eq!(declared_tests(Language::Python, py), ["test_a", "TestK"]);
+        assert!(declares_test(Language::Python, py, "TestK::test_m"));
+        assert!(!declares_test(Language::Python, py, "TestK::test_zz"));
+        assert!(!declares_test(Language::Python, py, "helper"));
+        let rs = "#[test]\nfn adds() {}\n\n#[test]\n#[ignore]\nfn later() {}\nfn helper() {}\n";
+        assert_eq!(declared_tests(Language::Rust, rs), ["adds", "later"]);
+        assert!(declares_test(
+            Language::Node,
+            "test('adds', () => {})",
+            "adds"
+        ));
+        assert!(!declares_test(
+            Language::Node,
+            "test('adds', () => {})",
+            "add"
+        ));
     }
 
     #[test]

@@ -24,9 +24,12 @@
 //!   labels, so a sweep can find it after a crash.
 //! - A run's container is removed before `run` returns, whatever happened inside; a
 //!   runner that dies leaves a container the next sweep removes.
-//! - An outcome is `TestFailed` only when the test itself failed: a run that was killed
-//!   (timeout, memory, output limit), reached the pids limit, or could not build or
-//!   collect is an `EnvironmentError`, never evidence ([`record::classify`]).
+//! - An outcome is `TestFailed` only when the test itself failed, as the test runner's own
+//!   summary says ([`tally`]): a run that was killed (timeout, memory, output limit),
+//!   reached the pids limit, ran out of scratch space, lost its output, or could not build
+//!   or collect is an `EnvironmentError`, never evidence ([`record::classify`]). `Passed`
+//!   needs at least one test that ran and passed: all skipped or none collected is not a
+//!   pass.
 //! - `reproduced` needs every run of the base to pass and every run of the change to fail,
 //!   with at least two runs a side ([`proof::prove`]).
 //! - Dependency preparation reads only lock files and manifests (never the code under
@@ -46,13 +49,15 @@ pub mod proof;
 pub mod record;
 mod runner;
 pub mod sweep;
+pub mod tally;
 pub mod tree;
 
-pub use config::{Limits, OutputLimits, SandboxConfig};
+pub use config::{Forwarder, Limits, OutputLimits, SandboxConfig};
 pub use error::{RequestError, SandboxError};
-pub use language::Language;
+pub use language::{Language, Selection, TestRun};
 pub use ledger::{FileLedger, LedgerError, Recorded, RunLedger};
 pub use proof::{NotProved, Proof, Side, prove};
-pub use record::{KillReason, Outcome, RunRecord};
+pub use record::{DependencyRecord, KillReason, NotPrepared, Outcome, RunKind, RunRecord};
 pub use runner::{Reproduction, RunKey, RunRequest, Sandbox};
+pub use tally::TestCounts;
 pub use tree::{AddFile, Edit};

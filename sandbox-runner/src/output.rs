@@ -4,7 +4,9 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::Language;
 use crate::record::OutputRecord;
+use crate::tally::{Tally, TestCounts};
 
 pub(crate) struct Capture {
     head: Vec<u8>,
@@ -17,10 +19,23 @@ pub(crate) struct Capture {
     found: Vec<bool>,
     /// The end of the previous chunk, so a marker split across two chunks is found.
     carry: Vec<u8>,
+    /// The test runner's counts, read from every line.
+    tally: Tally,
+}
+
+/// What the whole output showed, beyond the bytes kept.
+pub(crate) struct Seen {
+    pub markers: Vec<&'static str>,
+    pub tests: Option<TestCounts>,
 }
 
 impl Capture {
-    pub fn new(head_cap: usize, tail_cap: usize, needles: &'static [&'static str]) -> Capture {
+    pub fn new(
+        head_cap: usize,
+        tail_cap: usize,
+        needles: &'static [&'static str],
+        language: Language,
+    ) -> Capture {
         Capture {
             head: Vec::new(),
             head_cap,
@@ -31,6 +46,7 @@ impl Capture {
             needles,
             found: vec![false; needles.len()],
             carry: Vec::new(),
+            tally: Tally::new(language),
         }
     }
 
@@ -38,6 +54,7 @@ impl Capture {
         self.total += bytes.len() as u64;
         self.hasher.update(bytes);
         self.scan(bytes);
+        self.tally.push(bytes);
         let room = self.head_cap.saturating_sub(self.head.len());
         if room > 0 {
             let take = room.min(bytes.len());
@@ -84,7 +101,7 @@ impl Capture {
             .is_some_and(|i| self.found[i])
     }
 
-    pub fn finish(mut self) -> (OutputRecord, Vec<&'static str>) {
+    pub fn finish(mut self) -> (OutputRecord, Seen) {
         if self.tail.len() > self.tail_cap {
             let cut = self.tail.len() - self.tail_cap;
             self.tail.drain(..cut);
@@ -105,7 +122,10 @@ impl Capture {
                 sha256: hex::encode(self.hasher.finalize()),
                 truncated: self.total > kept,
             },
-            markers,
+            Seen {
+                markers,
+                tests: self.tally.finish(),
+            },
         )
     }
 }
@@ -120,7 +140,7 @@ mod tests {
 
     #[test]
     fn keeps_head_and_tail_and_hashes_everything() {
-        let mut capture = Capture::new(4, 3, &[]);
+        let mut capture = Capture::new(4, 3, &[], Language::Python);
         for chunk in [b"ab".as_slice(), b"cdef", b"ghij", b"k"] {
             capture.push(chunk);
         }
@@ -138,7 +158,7 @@ mod tests {
 
     #[test]
     fn short_output_is_kept_whole_between_head_and_tail() {
-        let mut capture = Capture::new(4, 8, &[]);
+        let mut capture = Capture::new(4, 8, &[], Language::Python);
         capture.push(b"abcdefg");
         let (record, _) = capture.finish();
         assert_eq!(format!("{}{}", record.head, record.tail), "abcdefg");
@@ -147,13 +167,13 @@ mod tests {
 
     #[test]
     fn finds_a_marker_split_across_chunks_and_outside_the_kept_parts() {
-        let mut capture = Capture::new(2, 2, &["test result: FAILED", "absent"]);
+        let mut capture = Capture::new(2, 2, &["test result: FAILED", "absent"], Language::Rust);
         capture.push(b"xx.....test res");
         capture.push(b"ult: FAI");
         capture.push(b"LED......yy");
         assert!(capture.saw("test result: FAILED"));
         assert!(!capture.saw("absent"));
-        let (_, markers) = capture.finish();
-        assert_eq!(markers, vec!["test result: FAILED"]);
+        let (_, seen) = capture.finish();
+        assert_eq!(seen.markers, vec!["test result: FAILED"]);
     }
 }

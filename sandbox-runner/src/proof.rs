@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::record::RunKind;
 use crate::{Outcome, RunRecord};
 
 /// Runs each side needs: a test that passes once and fails once on the same tree is flaky,
@@ -84,9 +85,31 @@ impl std::fmt::Display for NotProved {
 /// Judges a finding's runs: `base` are the runs of its test on the base tree, `change` on
 /// the change tree.
 pub fn prove(base: &[RunRecord], change: &[RunRecord]) -> Proof {
-    let base: Vec<&Outcome> = base.iter().map(|r| &r.outcome).collect();
-    let change: Vec<&Outcome> = change.iter().map(|r| &r.outcome).collect();
-    prove_outcomes(&base, &change)
+    let base: Vec<Outcome> = base.iter().map(evidence_outcome).collect();
+    let change: Vec<Outcome> = change.iter().map(evidence_outcome).collect();
+    prove_outcomes(
+        &base.iter().collect::<Vec<_>>(),
+        &change.iter().collect::<Vec<_>>(),
+    )
+}
+
+/// A record's outcome as evidence, checked again against its counts: a record that says
+/// "passed" without a test that ran and passed, or "test failed" without a test the runner
+/// reported failing (a hand-edited cassette, a plain command), is no evidence either way.
+pub fn evidence_outcome(record: &RunRecord) -> Outcome {
+    let env = |reason: &str| Outcome::EnvironmentError {
+        reason: reason.to_string(),
+    };
+    if record.kind == RunKind::Command {
+        return env("a plain command is not a test run");
+    }
+    match (&record.outcome, record.tests) {
+        (Outcome::Passed, Some(t)) if t.passed > 0 && t.failed + t.errors == 0 => Outcome::Passed,
+        (Outcome::Passed, _) => env("no test ran and passed"),
+        (Outcome::TestFailed, Some(t)) if t.failed > 0 => Outcome::TestFailed,
+        (Outcome::TestFailed, _) => env("the runner reported no failing test"),
+        (other, _) => other.clone(),
+    }
 }
 
 pub(crate) fn prove_outcomes(base: &[&Outcome], change: &[&Outcome]) -> Proof {
@@ -197,5 +220,105 @@ mod tests {
                 "{base:?} / {change:?}"
             );
         }
+    }
+
+    fn record(outcome: Outcome, tests: Option<crate::TestCounts>, kind: RunKind) -> RunRecord {
+        RunRecord {
+            run_id: "r".into(),
+            container: "c".into(),
+            language: crate::Language::Python,
+            image: "i".into(),
+            image_id: "sha256:0".into(),
+            tree: crate::tree::TreeRecord {
+                repository: "/r".into(),
+                revision: "HEAD".into(),
+                commit: "0".repeat(40),
+                patch_sha256: None,
+                added_files: Vec::new(),
+                left_out: Vec::new(),
+            },
+            dependencies: None,
+            command: vec!["pytest".into()],
+            limits: crate::record::AppliedLimits {
+                memory_bytes: 1,
+                pids: 1,
+                cpus: 1.0,
+                scratch_bytes: 1,
+                timeout_ms: 1,
+                output_kill_after_bytes: 1,
+            },
+            started_at: String::new(),
+            duration_ms: 1,
+            exit_code: Some(0),
+            timed_out: false,
+            killed: None,
+            pids_limit_reached: false,
+            tests,
+            kind,
+            output: crate::record::OutputRecord {
+                head: String::new(),
+                tail: String::new(),
+                bytes: 0,
+                sha256: String::new(),
+                truncated: false,
+            },
+            outcome,
+        }
+    }
+
+    #[test]
+    fn records_that_claim_more_than_their_counts_prove_nothing() {
+        let t = |passed, failed, skipped| {
+            Some(crate::TestCounts {
+                passed,
+                failed,
+                skipped,
+                errors: 0,
+            })
+        };
+        let good_base = record(P, t(1, 0, 0), RunKind::Tests);
+        let good_change = record(F, t(0, 1, 0), RunKind::Tests);
+        assert_eq!(
+            prove(
+                &[good_base.clone(), good_base.clone()],
+                &[good_change.clone(), good_change.clone()]
+            ),
+            Proof::Reproduced
+        );
+        for bad_base in [
+            record(P, None, RunKind::Tests),
+            record(P, t(0, 0, 1), RunKind::Tests),
+            record(P, t(1, 0, 0), RunKind::Command),
+        ] {
+            let proof = prove(
+                &[bad_base.clone(), bad_base],
+                &[good_change.clone(), good_change.clone()],
+            );
+            assert!(
+                matches!(
+                    proof,
+                    Proof::NotProved {
+                        why: NotProved::Incomplete {
+                            side: Side::Base,
+                            ..
+                        }
+                    }
+                ),
+                "{proof:?}"
+            );
+        }
+        let no_failure = record(F, t(1, 0, 0), RunKind::Tests);
+        assert!(matches!(
+            prove(
+                &[good_base.clone(), good_base],
+                &[no_failure.clone(), no_failure]
+            ),
+            Proof::NotProved {
+                why: NotProved::Incomplete {
+                    side: Side::Change,
+                    ..
+                }
+            }
+        ));
     }
 }

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::Language;
+use crate::tally::TestCounts;
 use crate::tree::TreeRecord;
 
 /// One run, as evidence. Serialised as JSON by `proven sandbox run` and by the ledger.
@@ -35,19 +36,62 @@ pub struct RunRecord {
     pub killed: Option<KillReason>,
     /// The run tried to start more processes than the pids limit allows.
     pub pids_limit_reached: bool,
+    /// What the test runner reported (read from its summary); `None` when it printed none
+    /// this sandbox reads, or the run was a plain command.
+    #[serde(default)]
+    pub tests: Option<TestCounts>,
+    /// A test run (the default), or a plain command whose exit code alone decides.
+    #[serde(default)]
+    pub kind: RunKind,
     pub output: OutputRecord,
     pub outcome: Outcome,
+}
+
+/// What a run is for: it decides what "passed" means.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunKind {
+    /// A test runner: it passes only when at least one test ran and every test that ran
+    /// passed, as the runner's own summary says.
+    #[default]
+    Tests,
+    /// Any command: exit 0 is a pass. Never evidence about a test.
+    Command,
 }
 
 /// The dependency cache entry a run used.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DependencyRecord {
-    /// The lock files the cache key was computed from.
+    /// The files that declared the dependencies (the cache key was computed from them).
     pub lock_files: Vec<String>,
-    /// SHA-256 of those files (and the language and image): the cache key.
+    /// SHA-256 of those files (and the language, image and registries): the cache key.
     pub key: String,
     /// Whether this run prepared the entry (false: it was already cached).
     pub prepared_now: bool,
+    /// The versions were resolved by the preparation, not pinned by the project (no lock
+    /// file, or one that had to be resolved again).
+    #[serde(default)]
+    pub resolved: bool,
+    /// What could not be prepared (refused, or not to be had), and why.
+    #[serde(default)]
+    pub not_prepared: Vec<NotPrepared>,
+    /// What else a reader should know (a language version the project asks for, hosts
+    /// refused on the way out).
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// Packages installed.
+    #[serde(default)]
+    pub installed: usize,
+}
+
+/// A dependency the preparation did not install.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotPrepared {
+    /// The requirement or package, as declared.
+    pub what: String,
+    /// The file (and line) that declared it.
+    pub source: String,
+    pub reason: String,
 }
 
 /// The limits the container ran under.
@@ -128,6 +172,11 @@ pub(crate) struct Ending {
     pub pids_limit_reached: bool,
     /// The language's markers (see [`markers`]) seen anywhere in the output.
     pub markers: Vec<&'static str>,
+    /// The runner's counts, when it printed a summary.
+    pub tests: Option<TestCounts>,
+    pub kind: RunKind,
+    /// The output stream broke (or was never read to its end).
+    pub stream_broken: bool,
 }
 
 // Markers looked for in the whole output (see `classify`).
@@ -143,23 +192,45 @@ const GO_TEST_FAILED: &str = "--- FAIL:";
 const GO_BUILD_FAILED: &str = "[build failed]";
 const GO_SETUP_FAILED: &str = "[setup failed]";
 const GO_NO_TEST_FILES: &str = "[no test files]";
+// Every language: the disk (a tmpfs) was full, or the entry script could not set the run up.
+const ENOSPC: &str = "No space left on device";
+const ENOSPC_NODE: &str = "ENOSPC";
+const ENOSPC_PYTHON: &str = "[Errno 28]";
+/// Printed by proven-entry when it cannot copy the tree or the dependencies' settings.
+pub(crate) const ENTRY_FAILED: &str = "proven-entry: cannot set the run up";
 
 /// The strings a language's classification looks for in the output.
 pub(crate) fn markers(language: Language) -> &'static [&'static str] {
     match language {
-        Language::Python => &[PYTEST_ERROR_COLLECTING, PYTEST_ERROR_AT],
-        Language::Rust => &[CARGO_TEST_FAILED, CARGO_COULD_NOT_COMPILE],
+        Language::Python => &[
+            PYTEST_ERROR_COLLECTING,
+            PYTEST_ERROR_AT,
+            ENOSPC,
+            ENOSPC_PYTHON,
+            ENTRY_FAILED,
+        ],
+        Language::Rust => &[
+            CARGO_TEST_FAILED,
+            CARGO_COULD_NOT_COMPILE,
+            ENOSPC,
+            ENTRY_FAILED,
+        ],
         Language::Node => &[
             NODE_SYNTAX_ERROR,
             NODE_MODULE_NOT_FOUND,
             NODE_CANNOT_FIND_MODULE,
             JEST_SUITE_FAILED_TO_RUN,
+            ENOSPC,
+            ENOSPC_NODE,
+            ENTRY_FAILED,
         ],
         Language::Go => &[
             GO_TEST_FAILED,
             GO_BUILD_FAILED,
             GO_SETUP_FAILED,
             GO_NO_TEST_FILES,
+            ENOSPC,
+            ENTRY_FAILED,
         ],
     }
 }
@@ -180,13 +251,52 @@ pub(crate) fn classify(language: Language, ending: &Ending) -> Outcome {
         return env("reached the pids limit".into());
     }
     let saw = |marker: &str| ending.markers.contains(&marker);
+    // Whatever the exit code: a run that could not write (a full scratch space), that the
+    // entry script could not set up, or whose output was not read to its end says nothing
+    // about the code.
+    if saw(ENTRY_FAILED) {
+        return env("the run could not be set up (the tree or the dependencies did not fit the scratch space)".into());
+    }
+    if saw(ENOSPC) || saw(ENOSPC_PYTHON) || (language == Language::Node && saw(ENOSPC_NODE)) {
+        return env("the scratch space is full (ENOSPC)".into());
+    }
+    if ending.stream_broken {
+        return env("the output stream broke: the runner's whole output was not read".into());
+    }
     let Some(code) = ending.exit_code else {
         return env("Docker reported no exit code".into());
     };
-    if code == 0 {
-        return Outcome::Passed;
+    if ending.kind == RunKind::Command {
+        return if code == 0 {
+            Outcome::Passed
+        } else {
+            // A plain command is never a test: its failure is no test failure.
+            env(format!("the command exited {code}"))
+        };
     }
-    match language {
+    let tests = ending.tests;
+    if code == 0 {
+        return match tests {
+            None => env("the test runner printed no summary: nothing shows that a test ran".into()),
+            Some(t) if t.failed + t.errors > 0 => {
+                env(format!("exit 0, but the runner reported failures ({t})"))
+            }
+            Some(t) if t.passed == 0 => env(format!("no test ran ({t})")),
+            Some(_) => Outcome::Passed,
+        };
+    }
+    // A failure counts only when the runner itself reported a failing test.
+    let reported_failure = |outcome: Outcome| match (outcome, tests) {
+        (Outcome::TestFailed, Some(t)) if t.failed > 0 => Outcome::TestFailed,
+        (Outcome::TestFailed, Some(t)) => env(format!(
+            "exit {code}, but the runner reported no failing test ({t})"
+        )),
+        (Outcome::TestFailed, None) => env(format!(
+            "exit {code} without the test runner's summary: nothing shows that a test failed"
+        )),
+        (other, _) => other,
+    };
+    reported_failure(match language {
         // pytest: 1 = tests failed; 2 = interrupted (collection errors); 3 internal
         // error; 4 usage error; 5 no tests collected.
         Language::Python => match code {
@@ -240,20 +350,42 @@ pub(crate) fn classify(language: Language, ending: &Ending) -> Outcome {
                 env(format!("exit {code} without a failing go test"))
             }
         }
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn counts(passed: u64, failed: u64, skipped: u64) -> Option<TestCounts> {
+        Some(TestCounts {
+            passed,
+            failed,
+            skipped,
+            errors: 0,
+        })
+    }
+
+    /// A test run's ending; a failing exit comes with one failed test, a passing one with
+    /// one passed test, unless `tests` says otherwise.
     fn ending(code: i64, markers: &[&'static str]) -> Ending {
         Ending {
             exit_code: Some(code),
             killed: None,
             pids_limit_reached: false,
             markers: markers.to_vec(),
+            tests: if code == 0 {
+                counts(1, 0, 0)
+            } else {
+                counts(0, 1, 0)
+            },
+            kind: RunKind::Tests,
+            stream_broken: false,
         }
+    }
+
+    fn env(outcome: Outcome) -> bool {
+        matches!(outcome, Outcome::EnvironmentError { .. })
     }
 
     #[test]
@@ -290,11 +422,87 @@ mod tests {
             (Go, ending(1, &[GO_SETUP_FAILED])),
             (Go, ending(2, &[])),
         ] {
-            assert!(
-                matches!(classify(language, &end), Outcome::EnvironmentError { .. }),
-                "{language} {end:?}"
-            );
+            assert!(env(classify(language, &end)), "{language} {end:?}");
         }
+    }
+
+    #[test]
+    fn a_pass_needs_a_test_that_ran_and_a_failure_a_test_that_failed() {
+        for language in Language::ALL {
+            for (tests, why) in [
+                (None, "no summary"),
+                (counts(0, 0, 0), "nothing collected"),
+                (counts(0, 0, 3), "everything skipped"),
+                (counts(2, 1, 0), "exit 0 with a failure"),
+            ] {
+                let end = Ending {
+                    tests,
+                    ..ending(0, &[])
+                };
+                assert!(env(classify(language, &end)), "{language}: {why}");
+            }
+            assert_eq!(
+                classify(
+                    language,
+                    &Ending {
+                        tests: counts(1, 0, 4),
+                        ..ending(0, &[])
+                    }
+                ),
+                Outcome::Passed,
+                "{language}: one ran and passed, others skipped"
+            );
+            let failing = match language {
+                Language::Rust => ending(101, &[CARGO_TEST_FAILED]),
+                Language::Go => ending(1, &[GO_TEST_FAILED]),
+                _ => ending(1, &[]),
+            };
+            for tests in [None, counts(3, 0, 0), counts(0, 0, 1)] {
+                let end = Ending {
+                    tests,
+                    ..failing.clone()
+                };
+                assert!(
+                    env(classify(language, &end)),
+                    "{language}: a failing exit without a failed test ({tests:?})"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_full_disk_a_failed_setup_or_a_broken_stream_is_never_a_test_result() {
+        for language in Language::ALL {
+            for marker in [ENOSPC, ENTRY_FAILED] {
+                for code in [0, 1, 101] {
+                    assert!(
+                        env(classify(language, &ending(code, &[marker]))),
+                        "{language} {marker} exit {code}"
+                    );
+                }
+            }
+            let broken = Ending {
+                stream_broken: true,
+                ..ending(1, &[GO_TEST_FAILED, CARGO_TEST_FAILED])
+            };
+            assert!(env(classify(language, &broken)), "{language}");
+        }
+        assert!(env(classify(
+            Language::Python,
+            &ending(1, &[ENOSPC_PYTHON])
+        )));
+        assert!(env(classify(Language::Node, &ending(1, &[ENOSPC_NODE]))));
+    }
+
+    #[test]
+    fn a_plain_command_passes_on_exit_0_and_never_fails_a_test() {
+        let command = |code| Ending {
+            kind: RunKind::Command,
+            tests: None,
+            ..ending(code, &[])
+        };
+        assert_eq!(classify(Language::Python, &command(0)), Outcome::Passed);
+        assert!(env(classify(Language::Python, &command(1))));
     }
 
     #[test]
@@ -308,18 +516,12 @@ mod tests {
                 killed: Some(killed),
                 ..ending(1, &[])
             };
-            assert!(matches!(
-                classify(Language::Python, &end),
-                Outcome::EnvironmentError { .. }
-            ));
+            assert!(env(classify(Language::Python, &end)));
         }
         let end = Ending {
             pids_limit_reached: true,
             ..ending(1, &[])
         };
-        assert!(matches!(
-            classify(Language::Python, &end),
-            Outcome::EnvironmentError { .. }
-        ));
+        assert!(env(classify(Language::Python, &end)));
     }
 }

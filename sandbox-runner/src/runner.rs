@@ -14,7 +14,7 @@ use tracing::Instrument;
 
 use crate::container::{self, ContainerSpec};
 use crate::proof::{RUNS_PER_SIDE, prove};
-use crate::record::{AppliedLimits, Ending, classify};
+use crate::record::{AppliedLimits, Ending, RunKind, classify};
 use crate::sweep::RunnerIdentity;
 use crate::tree::{self, TreeSpec};
 use crate::{
@@ -96,6 +96,14 @@ pub struct RunRequest {
     pub command: Vec<String>,
     /// `None`: the configured default.
     pub timeout: Option<Duration>,
+    /// A test run (the default: it passes only when tests ran and passed) or a plain
+    /// command.
+    pub kind: RunKind,
+    /// Extra environment variables for the run (a seed); names are checked.
+    pub env: Vec<(String, String)>,
+    /// The tenant the run is for: prepared dependencies are cached per tenant (`None`: the
+    /// embedded default's own).
+    pub tenant: Option<String>,
 }
 
 impl RunRequest {
@@ -114,7 +122,29 @@ impl RunRequest {
             add_files: Vec::new(),
             command: command.into_iter().map(Into::into).collect(),
             timeout: None,
+            kind: RunKind::Tests,
+            env: Vec::new(),
+            tenant: None,
         }
+    }
+
+    /// The run is for `tenant` (its dependencies come from that tenant's cache).
+    pub fn for_tenant(mut self, tenant: impl Into<String>) -> Self {
+        self.tenant = Some(tenant.into());
+        self
+    }
+
+    /// A plain command: exit 0 passes, and no outcome is ever a test failure.
+    pub fn as_command(mut self) -> Self {
+        self.kind = RunKind::Command;
+        self
+    }
+
+    /// Sets an environment variable of the run (on top of the image's and the
+    /// dependencies').
+    pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((name.into(), value.into()));
+        self
     }
 
     pub fn with_file(mut self, path: impl Into<String>, contents: impl Into<Vec<u8>>) -> Self {
@@ -216,6 +246,14 @@ impl Sandbox {
         if request.command.is_empty() {
             return Err(RequestError::EmptyCommand.into());
         }
+        for (name, _) in &request.env {
+            let valid = !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit());
+            if !valid {
+                return Err(RequestError::InvalidEnv { name: name.clone() }.into());
+            }
+        }
         let key = request.key.clone().unwrap_or_else(RunKey::random);
         let span = tracing::info_span!(
             "sandbox_run",
@@ -257,6 +295,7 @@ impl Sandbox {
         let (repository, revision) = (request.repository.clone(), request.revision.clone());
         let (patch, add_files) = (request.patch.clone(), request.add_files.clone());
         let max_bytes = config.max_tree_bytes;
+        let scratch_bytes = config.limits.scratch_bytes.max(0) as u64;
         let owner_tag = self.runner.tag();
         // git2 and file writes block: off the async workers.
         let materialised = tokio::task::spawn_blocking(move || {
@@ -269,6 +308,7 @@ impl Sandbox {
                     patch: &patch,
                     add_files: &add_files,
                     max_bytes,
+                    scratch_bytes,
                 },
             )
         })
@@ -280,8 +320,15 @@ impl Sandbox {
         })??;
         let src = materialised.src();
         let result = async {
-            let prepared =
-                crate::deps::prepare(config, &self.runner.tag(), request.language, &src).await?;
+            let prepared = crate::deps::prepare(
+                &self.docker,
+                config,
+                &self.runner,
+                request.tenant.as_deref().unwrap_or(""),
+                request.language,
+                &src,
+            )
+            .await?;
             let timeout = request.timeout.unwrap_or(config.default_timeout);
             let image = config.image(request.language);
             let spec = ContainerSpec {
@@ -291,9 +338,19 @@ impl Sandbox {
                 language: request.language,
                 image: image.clone(),
                 command: request.command.clone(),
-                env: prepared.as_ref().map(|p| p.env.clone()).unwrap_or_default(),
+                env: prepared
+                    .as_ref()
+                    .map(|p| p.env.clone())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .chain(request.env.iter().map(|(k, v)| format!("{k}={v}")))
+                    .collect(),
                 src: &src,
-                deps: prepared.as_ref().map(|p| p.dir.as_path()),
+                mounts: prepared
+                    .as_ref()
+                    .map(|p| container::Mount::read_only(&p.dir, crate::deps::MOUNT))
+                    .into_iter()
+                    .collect(),
                 limits: config.limits,
                 user: config.user,
                 timeout,
@@ -310,6 +367,9 @@ impl Sandbox {
                     killed: execution.killed,
                     pids_limit_reached: execution.pids_limit_reached,
                     markers: execution.markers.clone(),
+                    tests: execution.tests,
+                    kind: request.kind,
+                    stream_broken: execution.stream_broken,
                 },
             );
             Ok::<_, SandboxError>(RunRecord {
@@ -335,6 +395,8 @@ impl Sandbox {
                 timed_out: execution.timed_out,
                 killed: execution.killed,
                 pids_limit_reached: execution.pids_limit_reached,
+                tests: execution.tests,
+                kind: request.kind,
                 output: execution.output,
                 outcome,
             })
@@ -411,8 +473,19 @@ impl Sandbox {
         let work_dir = self.config.work_dir.clone();
         let deps_dir = self.config.cache_dir.join("deps");
         let _ = tokio::task::spawn_blocking(move || {
+            // Staging directories live in each tenant's part of the cache.
+            let tenants: Vec<std::path::PathBuf> = std::fs::read_dir(&deps_dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect();
             crate::sweep::sweep_dirs(&me, &work_dir, "run-")
-                + crate::sweep::sweep_dirs(&me, &deps_dir, crate::deps::STAGING_PREFIX)
+                + tenants
+                    .iter()
+                    .map(|t| crate::sweep::sweep_dirs(&me, t, crate::deps::STAGING_PREFIX))
+                    .sum::<usize>()
         })
         .await;
         Ok(removed)

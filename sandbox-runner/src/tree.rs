@@ -72,6 +72,14 @@ pub(crate) struct TreeSpec<'a> {
     pub patch: &'a [Edit],
     pub add_files: &'a [AddFile],
     pub max_bytes: u64,
+    /// The size of the run's scratch space (`/work`, a tmpfs the tree is copied into): a
+    /// tree that cannot fit there is refused before any run.
+    pub scratch_bytes: u64,
+}
+
+/// What a file costs on a tmpfs: whole pages.
+fn pages(bytes: u64) -> u64 {
+    bytes.div_ceil(4096) * 4096
 }
 
 /// Writes the tree of `spec` into a fresh directory under `work_dir`, named after its
@@ -123,14 +131,29 @@ pub(crate) fn materialise(
             revision: spec.revision.to_string(),
             message: e.message().to_string(),
         })?;
+    let odb = repo.odb().map_err(git_error)?;
     let mut writer = TreeWriter {
         repo: &repo,
+        odb: &odb,
         left_out: Vec::new(),
         bytes: 0,
+        scratch: 0,
         max_bytes: spec.max_bytes,
+        scratch_limit: spec.scratch_bytes,
     };
     let tree = commit.tree().map_err(git_error)?;
     writer.write_tree(tree.id(), &src, "")?;
+    let added: u64 = spec
+        .add_files
+        .iter()
+        .map(|f| pages(f.contents.len() as u64))
+        .sum();
+    if writer.scratch + added > spec.scratch_bytes {
+        return Err(RequestError::TreeOverScratch {
+            scratch_bytes: spec.scratch_bytes,
+        }
+        .into());
+    }
     let left_out = writer.left_out;
 
     for edit in spec.patch {
@@ -179,9 +202,13 @@ pub fn patch_digest(patch: &[Edit]) -> String {
 
 struct TreeWriter<'r> {
     repo: &'r Repository,
+    odb: &'r git2::Odb<'r>,
     left_out: Vec<String>,
     bytes: u64,
+    /// What the files take on a tmpfs (whole pages).
+    scratch: u64,
     max_bytes: u64,
+    scratch_limit: u64,
 }
 
 impl TreeWriter<'_> {
@@ -208,14 +235,24 @@ impl TreeWriter<'_> {
                     self.write_tree(entry.id(), &path, &format!("{shown}/"))?;
                 }
                 (Some(ObjectType::Blob), mode) if mode == 0o100644 || mode == 0o100755 => {
-                    let blob = self.repo.find_blob(entry.id()).map_err(git_error)?;
-                    self.bytes += blob.size() as u64;
+                    // The size from the object's header, before its content is loaded: a
+                    // huge blob is refused without being read into memory.
+                    let (size, _) = self.odb.read_header(entry.id()).map_err(git_error)?;
+                    self.bytes += size as u64;
+                    self.scratch += pages(size as u64);
                     if self.bytes > self.max_bytes {
                         return Err(RequestError::TreeTooLarge {
                             limit_bytes: self.max_bytes,
                         }
                         .into());
                     }
+                    if self.scratch > self.scratch_limit {
+                        return Err(RequestError::TreeOverScratch {
+                            scratch_bytes: self.scratch_limit,
+                        }
+                        .into());
+                    }
+                    let blob = self.repo.find_blob(entry.id()).map_err(git_error)?;
                     let mode = if mode == 0o100755 { 0o755 } else { 0o644 };
                     write_file(&path, blob.content(), mode)?;
                 }

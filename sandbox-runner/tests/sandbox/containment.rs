@@ -27,8 +27,9 @@ fn sh(script: &str) -> Vec<String> {
 
 async fn run(sandbox: &Sandbox, command: Vec<String>, timeout: Duration) -> RunRecord {
     let (repo, commit) = tree();
-    let request =
-        RunRequest::new(repo.path(), commit, Language::Python, command).with_timeout(timeout);
+    let request = RunRequest::new(repo.path(), commit, Language::Python, command)
+        .with_timeout(timeout)
+        .as_command();
     let record = sandbox.run(&request).await.expect("the run makes a record");
     assert_container_gone(sandbox, &record).await;
     record
@@ -173,7 +174,7 @@ async fn the_runners_environment_does_not_reach_the_code() {
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_proven-sandbox"))
         .args(["run", "--lang", "python", "--rev", &commit, "--repo"])
         .arg(repo.path())
-        .args(["--", "env"])
+        .args(["--plain", "--", "env"])
         .env("PROVEN_TEST_SECRET", &canary)
         .env("GITHUB_TOKEN", &canary)
         .env("AWS_SECRET_ACCESS_KEY", &canary)
@@ -198,6 +199,11 @@ async fn the_runners_environment_does_not_reach_the_code() {
         "LANG",
         "PYTHONDONTWRITEBYTECODE",
         "PWD",
+        // The image's trust store, named for each language's HTTP client.
+        "SSL_CERT_FILE",
+        "PIP_CERT",
+        "NODE_EXTRA_CA_CERTS",
+        "CARGO_HTTP_CAINFO",
     ];
     for name in &names {
         assert!(

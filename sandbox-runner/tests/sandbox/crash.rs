@@ -36,6 +36,7 @@ async fn start_and_kill_runner(
         .arg(repo)
         .arg("--ledger")
         .arg(ledger)
+        .arg("--plain")
         .arg("--")
         .args(JOB_COMMAND)
         .stdout(Stdio::null())
@@ -113,7 +114,8 @@ async fn a_sigkilled_runners_container_is_swept_and_its_job_recorded_once() {
     let (orphan, _) =
         start_and_kill_runner(&sandbox, repo.path(), &commit, &job, ledger_dir.path()).await;
     assert!(container_exists(&sandbox, &orphan).await);
-    let request = RunRequest::new(repo.path(), &commit, Language::Python, JOB_COMMAND.to_vec());
+    let request =
+        RunRequest::new(repo.path(), &commit, Language::Python, JOB_COMMAND.to_vec()).as_command();
     let first = sandbox
         .run_job(&job, &request, &ledger)
         .await
@@ -153,6 +155,7 @@ async fn a_sweep_leaves_a_live_runners_container_alone() {
     let key = RunKey::new(format!("live-{}", support::unique())).expect("key");
     // Long enough that the sweep surely runs while it lives, even on a loaded machine.
     let request = RunRequest::new(repo.path(), &commit, Language::Python, ["sleep", "8"])
+        .as_command()
         .with_key(key.clone());
     let running = {
         let sandbox = sandbox.clone();

@@ -21,7 +21,7 @@ fn project() -> (TestRepo, String, String) {
 }
 
 fn go_test() -> Vec<String> {
-    ["go", "test", "-count=1", "./..."]
+    ["go", "test", "-count=1", "-v", "./..."]
         .into_iter()
         .map(String::from)
         .collect()
@@ -89,9 +89,9 @@ const UNITS_MOD: &str = "module example.com/units\n\ngo 1.19\n";
 const UNITS: &str =
     "package units\n\n// Second is a second in milliseconds.\nconst Second = 1000\n";
 
-/// A Go module proxy in a directory (`GOPROXY=file://…`), laid out as `go` reads one,
-/// serving example.com/units v1.0.0: the stand-in for proxy.golang.org, which tests may
-/// not reach.
+/// A Go module proxy in a directory, laid out as `go` reads one (served over HTTP by the
+/// test, or read as `file://` by the host's go), serving example.com/units v1.0.0: the
+/// stand-in for proxy.golang.org, which tests may not reach.
 fn module_proxy(dir: &std::path::Path) {
     use std::io::Write;
     let v = dir.join("example.com/units/@v");
@@ -121,8 +121,12 @@ async fn go_modules_are_downloaded_before_the_offline_run() {
     let proxy = tempfile::tempdir().expect("proxy");
     module_proxy(proxy.path());
     let goproxy = format!("file://{}", proxy.path().display());
+    let server = support::FileServer::start(proxy.path());
     let sandbox = support::sandbox(&[Language::Go], |c| {
-        c.tools.go_env = vec![("GOPROXY".into(), goproxy.clone())];
+        // The preparation reaches the module proxy through the egress proxy, allowed.
+        c.goproxy = "http://goproxy.test".into();
+        c.gosumdb = "off".into();
+        c.registries = server.allow_as("goproxy.test");
     })
     .await;
     let repo = TestRepo::new();

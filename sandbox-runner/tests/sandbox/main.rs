@@ -4,6 +4,7 @@
 //! is removed by the run itself (asserted) or by the test.
 
 mod containment;
+mod counts;
 mod crash;
 mod go;
 mod node;

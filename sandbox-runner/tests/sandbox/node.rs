@@ -46,7 +46,12 @@ fn project() -> (TestRepo, String, String) {
 }
 
 fn node_test(file: &str) -> Vec<String> {
-    vec!["node".into(), "--test".into(), file.into()]
+    vec![
+        "node".into(),
+        "--test".into(),
+        "--test-reporter=tap".into(),
+        file.into(),
+    ]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -75,7 +80,7 @@ async fn node_test_with_an_npm_dependency_reproduces_a_bug() {
         .dependencies
         .as_ref()
         .expect("prepared node_modules");
-    assert_eq!(deps.lock_files, vec!["package-lock.json".to_string()]);
+    assert_eq!(deps.lock_files, ["package-lock.json", "package.json"]);
     // One preparation, keyed by the lock file: every other run reads it from the cache.
     let all: Vec<_> = reproduction
         .base

@@ -186,10 +186,21 @@ async fn python_dependencies_are_prepared_from_the_lock_file_and_cached() {
     assert!(!cached.prepared_now, "the second run uses the cache");
     assert_eq!(cached.key, deps.key);
     // The entry is this test's own (its lock file is unique): remove it.
-    let entry = sandbox
-        .config()
-        .cache_dir
-        .join("deps")
-        .join(format!("python-{}", deps.key));
-    std::fs::remove_dir_all(&entry).expect("remove the test's cache entry");
+    let entries: Vec<_> = walk(&sandbox.config().cache_dir.join("deps"))
+        .into_iter()
+        .filter(|p| p.ends_with(format!("python-{}", deps.key)))
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    std::fs::remove_dir_all(&entries[0]).expect("remove the test's cache entry");
+}
+
+/// The directories two levels under `root` (tenant, entry).
+fn walk(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|t| std::fs::read_dir(t.path()).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .collect()
 }

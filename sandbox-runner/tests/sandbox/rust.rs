@@ -70,7 +70,7 @@ async fn cargo_test_with_vendored_dependencies_reproduces_a_bug() {
     );
     let record = &reproduction.base[0];
     let deps = record.dependencies.as_ref().expect("vendored dependencies");
-    assert_eq!(deps.lock_files, vec!["Cargo.lock".to_string()]);
+    assert_eq!(deps.lock_files, ["Cargo.toml", "Cargo.lock"]);
     // One preparation, keyed by the lock file: every other run reads it from the cache.
     let all: Vec<_> = reproduction
         .base

@@ -13,6 +13,11 @@ use proven_sandbox::{Language, RunRecord, Sandbox, SandboxConfig};
 pub async fn sandbox(languages: &[Language], tweak: impl FnOnce(&mut SandboxConfig)) -> Sandbox {
     let mut config = SandboxConfig {
         default_timeout: Duration::from_secs(120),
+        // The preparation container's way to the registries: this crate's own binary.
+        forwarder: Some(proven_sandbox::Forwarder {
+            path: env!("CARGO_BIN_EXE_proven-sandbox").into(),
+            args: vec!["forward".into()],
+        }),
         ..SandboxConfig::default()
     };
     tweak(&mut config);
@@ -119,4 +124,60 @@ pub fn pytest(file: &str) -> Vec<String> {
     .into_iter()
     .map(String::from)
     .collect()
+}
+
+/// A static file server on loopback (Python's http.server): a stand-in registry a
+/// preparation reaches through the egress proxy, when the test allows its port.
+pub struct FileServer {
+    child: std::process::Child,
+    pub port: u16,
+}
+
+impl FileServer {
+    pub fn start(dir: &std::path::Path) -> FileServer {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new("python3")
+            .args([
+                "-u",
+                "-m",
+                "http.server",
+                "0",
+                "--bind",
+                "127.0.0.1",
+                "--directory",
+            ])
+            .arg(dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("python3 serves the test's registry");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        let port = lines
+            .next()
+            .and_then(|l| l.ok())
+            .and_then(|l| {
+                l.split(" port ")
+                    .nth(1)
+                    .and_then(|p| p.split_whitespace().next())
+                    .and_then(|p| p.parse().ok())
+            })
+            .expect("http.server printed its port");
+        std::thread::spawn(move || for _ in lines {});
+        FileServer { child, port }
+    }
+
+    /// An allow-list naming this server `name` (port 80): a name, because some clients
+    /// (Go's) never send loopback addresses through a proxy.
+    pub fn allow_as(&self, name: &str) -> proven_sandbox::deps::proxy::AllowList {
+        proven_sandbox::deps::proxy::AllowList::parse(&[format!("{name}=127.0.0.1:{}", self.port)])
+            .expect("allow-list")
+    }
+}
+
+impl Drop for FileServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

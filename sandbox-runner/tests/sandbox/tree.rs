@@ -19,12 +19,15 @@ async fn the_tree_comes_from_the_commit_not_the_working_copy() {
     repo.write("calc.py", "COMMITTED = False\n")
         .write("secret.txt", "working copy only\n");
     let record = sandbox
-        .run(&RunRequest::new(
-            repo.path(),
-            &commit,
-            Language::Python,
-            ["sh", "-c", "cat calc.py; ls -a; ./bin/tool"],
-        ))
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                &commit,
+                Language::Python,
+                ["sh", "-c", "cat calc.py; ls -a; ./bin/tool"],
+            )
+            .as_command(),
+        )
         .await
         .expect("run");
     let out = support::output(&record);
@@ -47,6 +50,7 @@ async fn the_tree_comes_from_the_commit_not_the_working_copy() {
     let patched = sandbox
         .run(
             &RunRequest::new(repo.path(), &commit, Language::Python, ["cat", "calc.py"])
+                .as_command()
                 .with_patch(vec![Edit {
                     path: "calc.py".into(),
                     old_text: "True".into(),
@@ -67,7 +71,7 @@ async fn a_patch_is_refused_by_name() {
     repo.write("calc.py", "x = 1\nx = 1\ny = 2\n")
         .write("tests/test_calc.py", "def test(): pass\n");
     let commit = repo.commit("tree");
-    let request = RunRequest::new(repo.path(), &commit, Language::Python, ["true"]);
+    let request = RunRequest::new(repo.path(), &commit, Language::Python, ["true"]).as_command();
     let edit = |path: &str, old: &str| Edit {
         path: path.into(),
         old_text: old.into(),

@@ -1,0 +1,1017 @@
+//! Dependencies: a project's own test environment, prepared before the no-network run and
+//! cached by the files that declare it (DESIGN.md section 6).
+//!
+//! Preparation reads files the change controls, and some of them are code (setup.py,
+//! build backends). So it never runs on the runner: it runs in a **preparation container**
+//! from the language's image, with no secrets, no host configuration and no network
+//! interface at all; the only way out is the runner's egress proxy ([`proxy`]), reached
+//! through a mounted Unix socket by a forwarder inside the container ([`forward`]), which
+//! lets through the operator's registries only (`PROVEN_SANDBOX_REGISTRIES`). Its output
+//! goes to a staging directory mounted at `/deps` — the same path the test runs mount it
+//! at, read-only — whose size is watched (a preparation that writes past its cap is
+//! killed).
+//!
+//! What each language prepares (the test run then has no network):
+//! - Python ([`python`]): a virtual environment at `/deps/venv` over the image's Python,
+//!   holding the project's declared dependencies, its test extras and groups, test and dev
+//!   requirement files, tox/nox deps, Pipfile dev-packages (pinned by a lock file when it
+//!   has one), what setup.py declares (evaluated in the container), and the project itself
+//!   as an editable install pointing at `/work`. A requirement that cannot be had is named,
+//!   and the rest installed.
+//! - Node: `npm ci --ignore-scripts` (a lock file resolved in the container when the
+//!   project has none), devDependencies included; a package the registry does not serve is
+//!   dropped by name. `/deps/node_modules`, linked into each run's tree.
+//! - Rust: `cargo generate-lockfile` when the project has no Cargo.lock, then `cargo
+//!   vendor` (dev-dependencies included): `/deps/vendor` and its source replacement.
+//! - Go: `go mod download` into `/deps/gomodcache` (test-only modules included).
+//!
+//! Refused by name before anything runs: index options and direct URLs in requirement
+//! files, git, URL and outside-the-tree path dependencies of cargo and npm.
+//!
+//! A cache entry is a directory `TENANT/LANG-KEY` under `cache_dir/deps` (per tenant: one
+//! organisation's preparation is never another's), made complete in a staging directory
+//! and renamed into place, so a reader never sees half of one.
+
+pub mod forward;
+pub mod proxy;
+pub(crate) mod python;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::container::{self, ContainerSpec, Mount};
+use crate::record::{DependencyRecord, NotPrepared};
+use crate::{Language, RequestError, SandboxConfig, SandboxError};
+
+/// Where a prepared entry is mounted: in the preparation (read-write) and in every test
+/// run (read-only), at the same path, so what it recorded of its own paths holds.
+pub const MOUNT: &str = "/deps";
+const COMPLETE: &str = ".complete";
+/// Prefix of the directories a preparation works in before its result is renamed.
+pub(crate) const STAGING_PREFIX: &str = ".staging-";
+/// The version of the preparation itself: a change to what it does makes new entries.
+const VERSION: &str = "proven-sandbox dependencies v2";
+const PYTHON_SCRIPT: &str = include_str!("scripts/prepare.py");
+const NODE_SCRIPT: &str = include_str!("scripts/prepare-node.js");
+/// The forwarder's port inside the preparation container.
+const PROXY_PORT: u16 = 3128;
+/// How often a preparation's output size is measured.
+const SIZE_POLL: Duration = Duration::from_secs(2);
+/// Manifests a Node or Rust preparation copies at most.
+const MAX_MANIFESTS: usize = 500;
+
+/// A ready cache entry for one run.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    pub dir: PathBuf,
+    /// Variables the run needs to find the dependencies.
+    pub env: Vec<String>,
+    pub record: DependencyRecord,
+}
+
+/// What a preparation container runs, and what decided it.
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    /// The files whose contents decide the preparation (the cache key), with contents.
+    pub inputs: Vec<(String, Vec<u8>)>,
+    /// The command inside the container (after the forwarder).
+    pub command: Vec<String>,
+    /// Its environment (on top of the image's and the proxy's).
+    pub env: Vec<String>,
+    /// Files written to /prep (the plan, a script).
+    pub files: Vec<(String, Vec<u8>)>,
+    /// Refused before anything ran.
+    pub refused: Vec<NotPrepared>,
+    /// The project asks for a language version the image does not have.
+    pub notes: Vec<String>,
+    /// The variables a test run needs to find what was prepared.
+    pub run_env: Vec<String>,
+    /// Python: what the project says of the Python it needs (specifier, where).
+    pub python_requires: Vec<(String, String)>,
+}
+
+/// What a preparation script wrote of itself (`/deps/report.json`).
+#[derive(Debug, Default, Deserialize)]
+struct Report {
+    /// The interpreter's version (Python).
+    #[serde(default)]
+    python: Option<String>,
+    #[serde(default)]
+    resolved: bool,
+    #[serde(default)]
+    not_prepared: Vec<NotPrepared>,
+    #[serde(default)]
+    refused: Vec<NotPrepared>,
+    #[serde(default)]
+    notes: Vec<String>,
+    #[serde(default)]
+    installed: Vec<String>,
+}
+
+fn read_small(src: &Path, rel: &str) -> Option<Vec<u8>> {
+    let path = src.join(rel);
+    let meta = fs::symlink_metadata(&path).ok()?;
+    (meta.is_file() && meta.len() <= 4 << 20)
+        .then(|| fs::read(&path).ok())
+        .flatten()
+}
+
+/// Files named `name` in the tree (not under node_modules, target, .git, vendor), up to a
+/// bound, relative.
+fn find_named(src: &Path, names: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let Ok(entries) = fs::read_dir(src.join(&rel)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = rel.join(&name);
+            if kind.is_dir() {
+                if !matches!(
+                    name.as_str(),
+                    "node_modules" | "target" | ".git" | "vendor" | "testdata" | "fixtures"
+                ) && !name.starts_with('.')
+                {
+                    stack.push(path);
+                }
+            } else if kind.is_file() && names.contains(&name.as_str()) {
+                out.push(path.to_string_lossy().into_owned());
+                if out.len() >= MAX_MANIFESTS {
+                    return out;
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn plan_json(value: &serde_json::Value) -> Vec<u8> {
+    serde_json::to_vec_pretty(value).unwrap_or_default()
+}
+
+/// The preparation a tree needs, or None when it declares nothing to prepare.
+pub(crate) fn plan(
+    config: &SandboxConfig,
+    language: Language,
+    src: &Path,
+) -> Result<Option<Plan>, SandboxError> {
+    match language {
+        Language::Python => Ok(plan_python(config, src)),
+        Language::Node => plan_node(config, src),
+        Language::Rust => plan_rust(src),
+        Language::Go => Ok(plan_go(config, src)),
+    }
+}
+
+fn plan_python(config: &SandboxConfig, src: &Path) -> Option<Plan> {
+    let declared = python::read_plan(src);
+    if declared.requirements.is_empty() && !declared.project && !declared.setup_py {
+        return None;
+    }
+    let mut plan = Plan {
+        refused: declared
+            .refused
+            .iter()
+            .map(|r| NotPrepared {
+                what: r.what.clone(),
+                source: r.source.clone(),
+                reason: r.reason.clone(),
+            })
+            .collect(),
+        ..Plan::default()
+    };
+    for f in &declared.inputs {
+        if let Some(bytes) = read_small(src, f) {
+            plan.inputs.push((f.clone(), bytes));
+        }
+    }
+    if declared.pinned_by.is_none() && !declared.requirements.is_empty() {
+        plan.notes.push(
+            "no lock file pins the Python requirements: versions resolved now, not pinned by the project"
+                .into(),
+        );
+    }
+    let json = serde_json::json!({
+        "requirements": declared.requirements,
+        "constraints": declared.constraints,
+        "project": declared.project,
+        "setup_py": declared.setup_py,
+        "extras": declared.extras,
+        "test_names": ["test", "tests", "testing", "dev", "develop", "development", "devel", "check", "ci"],
+        "index_url": config.pip_index_url,
+        "call_timeout": config.prepare_timeout.as_secs(),
+    });
+    plan.files.push(("plan.json".into(), plan_json(&json)));
+    plan.files
+        .push(("prepare.py".into(), PYTHON_SCRIPT.as_bytes().to_vec()));
+    plan.command = vec![
+        "python3".into(),
+        "/prep/prepare.py".into(),
+        "/prep/plan.json".into(),
+    ];
+    plan.env.push("PIP_NO_CACHE_DIR=0".into());
+    plan.env.push("PIP_CACHE_DIR=/tmp/pip-cache".into());
+    plan.run_env = vec![format!("VIRTUAL_ENV={MOUNT}/venv")];
+    // The Python the image runs is decided by the image; a project that says it needs
+    // another is named in the record (checked against the version the preparation ran).
+    plan.python_requires = declared.python_requires.clone();
+    Some(plan)
+}
+
+/// Whether a package.json dependency value fetches from outside the registry.
+fn npm_outside_registry(value: &str) -> Option<&'static str> {
+    let v = value.trim();
+    if v.starts_with("git")
+        || v.contains("://")
+        || v.starts_with("github:")
+        || v.starts_with("gitlab:")
+        || v.starts_with("bitbucket:")
+    {
+        return Some("a git or URL dependency fetches from elsewhere");
+    }
+    if v.starts_with("file:") || v.starts_with("link:") || v.starts_with('.') || v.starts_with('/')
+    {
+        return Some("a file or link dependency builds code outside the registry");
+    }
+    // `user/repo` is GitHub shorthand.
+    if v.contains('/') && !v.starts_with("npm:") && !v.starts_with('@') {
+        return Some("a GitHub shorthand fetches from elsewhere");
+    }
+    None
+}
+
+fn plan_node(config: &SandboxConfig, src: &Path) -> Result<Option<Plan>, SandboxError> {
+    let Some(manifest) = read_small(src, "package.json") else {
+        return Ok(None);
+    };
+    let package: serde_json::Value =
+        serde_json::from_slice(&manifest).map_err(|e| RequestError::UnsupportedDependency {
+            file: "package.json".into(),
+            line: e.line(),
+            reason: format!("does not parse as JSON: {e}"),
+        })?;
+    let mut plan = Plan::default();
+    for field in ["dependencies", "devDependencies", "optionalDependencies"] {
+        for (name, value) in package[field].as_object().into_iter().flatten() {
+            if let Some(reason) = value.as_str().and_then(npm_outside_registry) {
+                plan.refused.push(NotPrepared {
+                    what: name.clone(),
+                    source: format!("package.json {field}"),
+                    reason: reason.into(),
+                });
+            }
+        }
+    }
+    let mut files = find_named(src, &["package.json"]);
+    for lock in ["package-lock.json", "npm-shrinkwrap.json"] {
+        if let Some(bytes) = read_small(src, lock) {
+            // A `resolved` URL off the registry allow-list is refused by name.
+            if let Ok(lock_json) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+                for (key, entry) in lock_json["packages"].as_object().into_iter().flatten() {
+                    if let Some(url) = entry["resolved"].as_str() {
+                        let host = url
+                            .split("://")
+                            .nth(1)
+                            .and_then(|r| r.split('/').next())
+                            .unwrap_or_default();
+                        let (h, port) = match host.rsplit_once(':') {
+                            Some((h, p)) => (h, p.parse().unwrap_or(443)),
+                            None => (host, if url.starts_with("http://") { 80 } else { 443 }),
+                        };
+                        if !url.starts_with("http") || !config.registries.allows(h, port) {
+                            let name = key.rsplit("node_modules/").next().unwrap_or(key);
+                            plan.refused.push(NotPrepared {
+                                what: name.to_string(),
+                                source: lock.into(),
+                                reason: format!(
+                                    "resolved from {url}, not one of the operator's registries"
+                                ),
+                            });
+                        }
+                    }
+                }
+            }
+            files.push(lock.into());
+        }
+    }
+    files.sort();
+    files.dedup();
+    for f in &files {
+        if let Some(bytes) = read_small(src, f) {
+            plan.inputs.push((f.clone(), bytes));
+        }
+    }
+    if !files
+        .iter()
+        .any(|f| f == "package-lock.json" || f == "npm-shrinkwrap.json")
+    {
+        let other = ["yarn.lock", "pnpm-lock.yaml"]
+            .into_iter()
+            .find(|f| src.join(f).is_file());
+        plan.notes.push(match other {
+            Some(f) => format!("{f} is not read by npm: versions resolved now from package.json, not pinned by the project"),
+            None => "no package-lock.json: versions resolved now, not pinned by the project".into(),
+        });
+    }
+    let refused: Vec<serde_json::Value> = plan
+        .refused
+        .iter()
+        .map(|r| serde_json::json!({"what": r.what, "source": r.source, "reason": r.reason}))
+        .collect();
+    let json = serde_json::json!({
+        "files": files,
+        "refused": refused,
+        "call_timeout": config.prepare_timeout.as_secs(),
+    });
+    plan.files.push(("plan.json".into(), plan_json(&json)));
+    plan.files
+        .push(("prepare-node.js".into(), NODE_SCRIPT.as_bytes().to_vec()));
+    plan.command = vec![
+        "node".into(),
+        "/prep/prepare-node.js".into(),
+        "/prep/plan.json".into(),
+    ];
+    if let Some(registry) = &config.npm_registry {
+        plan.env.push(format!("npm_config_registry={registry}"));
+    }
+    Ok(Some(plan))
+}
+
+fn plan_rust(src: &Path) -> Result<Option<Plan>, SandboxError> {
+    if !src.join("Cargo.toml").is_file() {
+        return Ok(None);
+    }
+    let manifests = find_named(src, &["Cargo.toml"]);
+    let mut plan = Plan::default();
+    for m in &manifests {
+        let Some(bytes) = read_small(src, m) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if let Ok(doc) = text.parse::<toml::Table>() {
+            let dir = Path::new(m).parent().unwrap_or(Path::new(""));
+            check_cargo_dependencies(&doc, m, dir)?;
+        }
+        plan.inputs.push((m.clone(), bytes));
+    }
+    match read_small(src, "Cargo.lock") {
+        Some(lock) => {
+            if let Some(line) = String::from_utf8_lossy(&lock)
+                .lines()
+                .position(|l| l.trim_start().starts_with("source = \"git+"))
+            {
+                return Err(RequestError::UnsupportedDependency {
+                    file: "Cargo.lock".into(),
+                    line: line + 1,
+                    reason: "a git dependency fetches from elsewhere: it cannot be prepared".into(),
+                }
+                .into());
+            }
+            plan.inputs.push(("Cargo.lock".into(), lock));
+        }
+        None => plan.notes.push(
+            "no Cargo.lock: versions resolved now (cargo generate-lockfile), not pinned by the project"
+                .into(),
+        ),
+    }
+    plan.command = vec![
+        "sh".into(),
+        "-c".into(),
+        format!(
+            "set -e\n\
+             if [ -f Cargo.lock ]; then echo '{{\"resolved\": false}}' > {MOUNT}/report.json; \
+             else cargo generate-lockfile 2>&1; echo '{{\"resolved\": true}}' > {MOUNT}/report.json; fi\n\
+             cargo vendor --locked {MOUNT}/vendor > {MOUNT}/cargo-config.toml\n\
+             printf '\\n[net]\\noffline = true\\n' >> {MOUNT}/cargo-config.toml\n"
+        ),
+    ];
+    plan.env = vec![
+        "CARGO_NET_OFFLINE=false".into(),
+        "CARGO_HOME=/tmp/cargo-home".into(),
+        "CARGO_REGISTRIES_CRATES_IO_PROTOCOL=sparse".into(),
+    ];
+    Ok(Some(plan))
+}
+
+/// Refuses cargo dependencies from git, or from a path outside the tree, by name.
+fn check_cargo_dependencies(
+    doc: &toml::Table,
+    manifest: &str,
+    dir: &Path,
+) -> Result<(), SandboxError> {
+    let mut tables: Vec<&toml::Table> = Vec::new();
+    for key in ["dependencies", "dev-dependencies", "build-dependencies"] {
+        if let Some(t) = doc.get(key).and_then(|t| t.as_table()) {
+            tables.push(t);
+        }
+    }
+    if let Some(ws) = doc
+        .get("workspace")
+        .and_then(|w| w.get("dependencies"))
+        .and_then(|d| d.as_table())
+    {
+        tables.push(ws);
+    }
+    for targets in doc.get("target").and_then(|t| t.as_table()).into_iter() {
+        for (_, target) in targets {
+            for key in ["dependencies", "dev-dependencies", "build-dependencies"] {
+                if let Some(t) = target.get(key).and_then(|t| t.as_table()) {
+                    tables.push(t);
+                }
+            }
+        }
+    }
+    for table in tables {
+        for (name, spec) in table {
+            let refuse = |reason: &str| -> SandboxError {
+                RequestError::UnsupportedDependency {
+                    file: manifest.to_string(),
+                    line: 0,
+                    reason: format!("dependency {name}: {reason}"),
+                }
+                .into()
+            };
+            if spec.get("git").is_some() {
+                return Err(refuse(
+                    "a git dependency fetches from elsewhere: it cannot be prepared",
+                ));
+            }
+            if let Some(path) = spec.get("path").and_then(|p| p.as_str()) {
+                let mut depth: i64 = dir.components().count() as i64;
+                for c in Path::new(path).components() {
+                    match c {
+                        std::path::Component::ParentDir => depth -= 1,
+                        std::path::Component::Normal(_) => depth += 1,
+                        std::path::Component::RootDir | std::path::Component::Prefix(_) => {
+                            depth = -1;
+                            break;
+                        }
+                        std::path::Component::CurDir => {}
+                    }
+                    if depth < 0 {
+                        break;
+                    }
+                }
+                if depth < 0 {
+                    return Err(refuse(
+                        "a path dependency outside the tree cannot be prepared",
+                    ));
+                }
+            }
+            if let Some(registry) = spec.get("registry").and_then(|r| r.as_str()) {
+                return Err(refuse(&format!(
+                    "registry {registry:?} is not crates.io: it cannot be prepared"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn plan_go(config: &SandboxConfig, src: &Path) -> Option<Plan> {
+    let go_mod = read_small(src, "go.mod")?;
+    // Vendored modules need nothing; a module without requirements neither.
+    if src.join("vendor/modules.txt").is_file() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&go_mod);
+    if !text.lines().any(|l| l.trim_start().starts_with("require")) {
+        return None;
+    }
+    let mut plan = Plan::default();
+    plan.inputs.push(("go.mod".into(), go_mod.clone()));
+    match read_small(src, "go.sum") {
+        Some(sum) => plan.inputs.push(("go.sum".into(), sum)),
+        None => plan
+            .notes
+            .push("no go.sum: module versions resolved now, not pinned by the project".into()),
+    }
+    plan.command = vec![
+        "sh".into(),
+        "-c".into(),
+        format!("set -e\ngo mod download 2>&1\necho '{{}}' > {MOUNT}/report.json\n"),
+    ];
+    plan.env = vec![
+        format!("GOMODCACHE={MOUNT}/gomodcache"),
+        "GOFLAGS=-mod=mod -modcacherw".into(),
+        format!("GOPROXY={}", config.goproxy),
+        format!("GOSUMDB={}", config.gosumdb),
+        "GOPATH=/tmp/go".into(),
+        "GOCACHE=/tmp/go-build".into(),
+    ];
+    plan.run_env = vec![
+        format!("GOMODCACHE={MOUNT}/gomodcache"),
+        "GOFLAGS=-mod=mod".into(),
+        "GOSUMDB=off".into(),
+    ];
+    Some(plan)
+}
+
+/// The cache key: the preparation's version, the language, the image, the registries and
+/// every file that decided it.
+pub(crate) fn cache_key(
+    language: Language,
+    image: &str,
+    registries: &[String],
+    inputs: &[(String, Vec<u8>)],
+) -> String {
+    let mut hasher = Sha256::new();
+    let mut part = |bytes: &[u8]| {
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    };
+    part(VERSION.as_bytes());
+    part(language.as_str().as_bytes());
+    part(image.as_bytes());
+    for r in registries {
+        part(r.as_bytes());
+    }
+    for (name, bytes) in inputs {
+        part(name.as_bytes());
+        part(bytes);
+    }
+    hex::encode(&hasher.finalize()[..16])
+}
+
+/// The directory of a tenant's cache entries (a digest: tenant names are not paths).
+fn tenant_dir(root: &Path, tenant: &str) -> PathBuf {
+    let digest = hex::encode(&Sha256::digest(format!("tenant\0{tenant}").as_bytes())[..8]);
+    root.join(format!("t-{digest}"))
+}
+
+fn record_of(
+    plan: &Plan,
+    key: &str,
+    report: Report,
+    prepared_now: bool,
+    egress: Option<&proxy::EgressLog>,
+) -> DependencyRecord {
+    let mut not_prepared = plan.refused.clone();
+    not_prepared.extend(report.refused);
+    not_prepared.extend(report.not_prepared);
+    let mut seen = BTreeSet::new();
+    not_prepared.retain(|n| seen.insert((n.what.clone(), n.source.clone())));
+    let mut notes = plan.notes.clone();
+    if let Some(version) = &report.python
+        && let Some(Err(why)) = python::python_fits(&plan.python_requires, version)
+    {
+        notes.push(format!(
+            "{why}; the sandbox's image has Python {version} (images for other versions are a setting)"
+        ));
+    }
+    notes.extend(report.notes);
+    if let Some(log) = egress
+        && !log.refused.is_empty()
+    {
+        notes.push(format!(
+            "refused on the way out (not an allowed registry): {}",
+            log.refused.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let resolved = report.resolved || plan.notes.iter().any(|n| n.contains("not pinned"));
+    DependencyRecord {
+        lock_files: plan.inputs.iter().map(|(n, _)| n.clone()).collect(),
+        key: key.to_string(),
+        prepared_now,
+        resolved,
+        not_prepared,
+        notes,
+        installed: report.installed.len(),
+    }
+}
+
+fn read_report(dir: &Path) -> Report {
+    fs::read(dir.join("report.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// Makes sure the tree at `src` has its dependencies prepared for `tenant`; `None` when
+/// it declares nothing to prepare.
+pub(crate) async fn prepare(
+    docker: &bollard::Docker,
+    config: &SandboxConfig,
+    runner: &crate::sweep::RunnerIdentity,
+    tenant: &str,
+    language: Language,
+    src: &Path,
+) -> Result<Option<Prepared>, SandboxError> {
+    let src_owned = src.to_path_buf();
+    let config_owned = config.clone();
+    let planned = tokio::task::spawn_blocking(move || plan(&config_owned, language, &src_owned))
+        .await
+        .map_err(|e| SandboxError::Io {
+            action: "read the dependency files of",
+            path: src.to_path_buf(),
+            source: std::io::Error::other(e),
+        })??;
+    let Some(plan) = planned else {
+        return Ok(None);
+    };
+    let image = config.image(language);
+    let key = cache_key(language, &image, &config.registries.names(), &plan.inputs);
+    let root = tenant_dir(&config.cache_dir.join("deps"), tenant);
+    let dir = root.join(format!("{}-{key}", language.as_str()));
+    let env = plan.run_env.clone();
+    if dir.join(COMPLETE).exists() {
+        metrics::counter!(crate::metrics::DEPENDENCIES_TOTAL, "result" => "hit").increment(1);
+        let record = record_of(&plan, &key, read_report(&dir), false, None);
+        return Ok(Some(Prepared { dir, env, record }));
+    }
+    fs::create_dir_all(&root).map_err(SandboxError::io("create", &root))?;
+    // Named after the runner, so a sweep removes it if the runner dies mid-preparation.
+    let staging = root.join(format!(
+        "{STAGING_PREFIX}{}-{}",
+        runner.tag(),
+        uuid::Uuid::now_v7().simple()
+    ));
+    let result = prepare_into(docker, config, runner, language, src, &plan, &staging).await;
+    let outcome = match result {
+        Ok(egress) => {
+            let out = staging.join("out");
+            let report = read_report(&out);
+            publish(&out, &dir).map(|()| (report, egress))
+        }
+        Err(e) => Err(e),
+    };
+    let _ = tokio::task::spawn_blocking({
+        let staging = staging.clone();
+        move || remove_tree(&staging)
+    })
+    .await;
+    match outcome {
+        Ok((report, egress)) => {
+            metrics::counter!(crate::metrics::DEPENDENCIES_TOTAL, "result" => "prepared")
+                .increment(1);
+            let record = record_of(&plan, &key, report, true, Some(&egress));
+            Ok(Some(Prepared { dir, env, record }))
+        }
+        Err(e) => {
+            metrics::counter!(crate::metrics::DEPENDENCIES_TOTAL, "result" => "failed")
+                .increment(1);
+            Err(e)
+        }
+    }
+}
+
+/// Removes a directory the container's user may have made unwritable to its owner.
+fn remove_tree(path: &Path) {
+    if fs::remove_dir_all(path).is_ok() {
+        return;
+    }
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        if let Ok(meta) = fs::symlink_metadata(&p)
+            && meta.is_dir()
+        {
+            let _ = fs::set_permissions(&p, fs::Permissions::from_mode(0o755));
+            for entry in fs::read_dir(&p).into_iter().flatten().flatten() {
+                stack.push(entry.path());
+            }
+        }
+    }
+    let _ = fs::remove_dir_all(path);
+}
+
+/// Bytes a directory takes on disk (allocated blocks: a sparse file counts what it uses).
+fn disk_bytes(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = 0;
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let Ok(meta) = fs::symlink_metadata(&p) else {
+            continue;
+        };
+        total += meta.blocks() * 512;
+        if meta.is_dir() {
+            for entry in fs::read_dir(&p).into_iter().flatten().flatten() {
+                stack.push(entry.path());
+            }
+        }
+    }
+    total
+}
+
+async fn prepare_into(
+    docker: &bollard::Docker,
+    config: &SandboxConfig,
+    runner: &crate::sweep::RunnerIdentity,
+    language: Language,
+    src: &Path,
+    plan: &Plan,
+    staging: &Path,
+) -> Result<proxy::EgressLog, SandboxError> {
+    let lock_file = plan
+        .inputs
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .take(8)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let failed = |message: String| SandboxError::Dependencies {
+        language,
+        lock_file: lock_file.clone(),
+        message,
+    };
+    let Some(forwarder) = &config.forwarder else {
+        return Err(failed(
+            "no forwarder is configured (SandboxConfig.forwarder): a preparation container has no other way to the registries".into(),
+        ));
+    };
+    let out = staging.join("out");
+    let prep = staging.join("prep");
+    // A Unix socket's path must be short (108 bytes): its directory is a fresh one in the
+    // system's temporary directory, removed with the preparation.
+    let sock_dir = tempfile::Builder::new()
+        .prefix("proven-px-")
+        .tempdir()
+        .map_err(SandboxError::io("create", std::env::temp_dir()))?;
+    let sock = sock_dir.path().to_path_buf();
+    for (dir, mode) in [(&out, 0o777), (&prep, 0o755), (&sock, 0o777)] {
+        fs::create_dir_all(dir).map_err(SandboxError::io("create", dir))?;
+        // The container's user is not the runner's.
+        fs::set_permissions(dir, fs::Permissions::from_mode(mode))
+            .map_err(SandboxError::io("set permissions of", dir))?;
+    }
+    fs::set_permissions(staging, fs::Permissions::from_mode(0o755))
+        .map_err(SandboxError::io("set permissions of", staging))?;
+    // The preparation writes files the runner must later move and remove: it runs as the
+    // runner's own user, unless that is root (then as the sandbox's user, which root can
+    // clean up after).
+    let user = {
+        use std::os::unix::fs::MetadataExt;
+        let meta = fs::metadata(staging).map_err(SandboxError::io("inspect", staging))?;
+        if meta.uid() == 0 {
+            config.user
+        } else {
+            (meta.uid(), meta.gid())
+        }
+    };
+    // The mount points of the socket's directory and the forwarder, inside /prep (which is
+    // read-only in the container: they must exist before it is mounted).
+    for dir in [prep.join("sock"), prep.join("bin")] {
+        fs::create_dir_all(&dir).map_err(SandboxError::io("create", &dir))?;
+    }
+    fs::write(prep.join("bin/forward"), b"")
+        .map_err(SandboxError::io("write", prep.join("bin/forward")))?;
+    for (name, bytes) in &plan.files {
+        let path = prep.join(name);
+        fs::write(&path, bytes).map_err(SandboxError::io("write", &path))?;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644))
+            .map_err(SandboxError::io("set permissions of", &path))?;
+    }
+    let egress = proxy::EgressProxy::start(
+        &sock,
+        config.registries.clone(),
+        config.prepare_max_egress_bytes,
+    )
+    .await
+    .map_err(SandboxError::io("start the egress proxy in", &sock))?;
+    let proxy_url = format!("http://127.0.0.1:{PROXY_PORT}");
+    let mut env: Vec<String> = ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"]
+        .iter()
+        .map(|k| format!("{k}={proxy_url}"))
+        .collect();
+    env.push(format!("npm_config_proxy={proxy_url}"));
+    env.push(format!("npm_config_https_proxy={proxy_url}"));
+    env.push("NO_PROXY=".into());
+    env.extend(plan.env.iter().cloned());
+    let mut command = vec!["/prep/bin/forward".to_string()];
+    command.extend(forwarder.args.iter().cloned());
+    command.extend([
+        "--socket".into(),
+        "/prep/sock/proxy.sock".into(),
+        "--port".into(),
+        PROXY_PORT.to_string(),
+        "--".into(),
+    ]);
+    command.extend(plan.command.iter().cloned());
+    let key = format!("prep-{}", uuid::Uuid::now_v7().simple());
+    let name = container::container_name(&key);
+    let spec = ContainerSpec {
+        name: name.clone(),
+        key: key.clone(),
+        runner: runner.label(),
+        language,
+        image: config.image(language),
+        command,
+        env,
+        src,
+        mounts: vec![
+            Mount {
+                host: out.clone(),
+                target: MOUNT.into(),
+                writable: true,
+            },
+            Mount::read_only(&prep, "/prep"),
+            Mount {
+                host: sock.clone(),
+                target: "/prep/sock".into(),
+                writable: true,
+            },
+            Mount::read_only(&forwarder.path, "/prep/bin/forward"),
+        ],
+        limits: config.prepare_limits,
+        user,
+        timeout: config.prepare_timeout,
+        output: config.output,
+    };
+    // The output's size is watched: past the cap, the container is killed.
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let watched = out.clone();
+    let cap = config.prepare_max_bytes;
+    let killer = docker.clone();
+    let kill_name = name.clone();
+    let watch = tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(SIZE_POLL) => {}
+                _ = stopped.changed() => return false,
+            }
+            let dir = watched.clone();
+            let used = tokio::task::spawn_blocking(move || disk_bytes(&dir))
+                .await
+                .unwrap_or(0);
+            if used > cap {
+                let _ = container::remove(&killer, &kill_name).await;
+                return true;
+            }
+        }
+    });
+    let execution = container::execute(docker, spec).await;
+    let _ = stop.send(true);
+    let over_cap = watch.await.unwrap_or(false);
+    let log = egress.stop();
+    if over_cap {
+        return Err(failed(format!(
+            "the preparation wrote more than {} bytes (PROVEN_SANDBOX_PREPARE_MAX_BYTES)",
+            config.prepare_max_bytes
+        )));
+    }
+    let execution = execution?;
+    let output = format!("{}{}", execution.output.head, execution.output.tail);
+    let tail: String = output
+        .lines()
+        .rev()
+        .take(15)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect::<Vec<_>>()
+        .join("\n");
+    let refused = if log.refused.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (refused on the way out: {})",
+            log.refused.iter().cloned().collect::<Vec<_>>().join(", ")
+        )
+    };
+    if let Some(killed) = execution.killed {
+        return Err(failed(format!(
+            "the preparation was killed ({}){refused}: {tail}",
+            killed.as_str()
+        )));
+    }
+    if execution.exit_code != Some(0) {
+        return Err(failed(format!(
+            "the preparation exited {:?}{refused}: {tail}",
+            execution.exit_code
+        )));
+    }
+    Ok(log)
+}
+
+/// Renames a complete staging output into place; losing the race to another runner is
+/// fine (the winner's entry has the same key, so the same contents).
+fn publish(out: &Path, dir: &Path) -> Result<(), SandboxError> {
+    make_readable(out)?;
+    fs::write(out.join(COMPLETE), b"").map_err(SandboxError::io("write", out.join(COMPLETE)))?;
+    match fs::rename(out, dir) {
+        Ok(()) => Ok(()),
+        Err(_) if dir.join(COMPLETE).exists() => Ok(()),
+        Err(e) => Err(SandboxError::Io {
+            action: "move a prepared dependency directory to",
+            path: dir.to_path_buf(),
+            source: e,
+        }),
+    }
+}
+
+/// Makes a prepared tree readable by every run's user, and no longer writable by the
+/// preparation's (an entry is immutable once published).
+fn make_readable(root: &Path) -> Result<(), SandboxError> {
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        let meta = fs::symlink_metadata(&path).map_err(SandboxError::io("inspect", &path))?;
+        if meta.file_type().is_symlink() {
+            continue;
+        }
+        let mode = meta.permissions().mode();
+        let wanted = if meta.is_dir() || mode & 0o100 != 0 {
+            (mode | 0o555) & !0o022
+        } else {
+            (mode | 0o444) & !0o022
+        };
+        if wanted != mode {
+            fs::set_permissions(&path, fs::Permissions::from_mode(wanted))
+                .map_err(SandboxError::io("set permissions of", &path))?;
+        }
+        if meta.is_dir() {
+            for entry in fs::read_dir(&path).map_err(SandboxError::io("list", &path))? {
+                stack.push(entry.map_err(SandboxError::io("list", &path))?.path());
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_key_follows_the_inputs_the_image_and_the_registries() {
+        let inputs = vec![("Cargo.lock".to_string(), b"a".to_vec())];
+        let other = vec![("Cargo.lock".to_string(), b"b".to_vec())];
+        let regs = vec!["crates.io".to_string()];
+        let key = cache_key(Language::Rust, "img", &regs, &inputs);
+        assert_eq!(key, cache_key(Language::Rust, "img", &regs, &inputs));
+        assert_ne!(key, cache_key(Language::Rust, "img", &regs, &other));
+        assert_ne!(key, cache_key(Language::Rust, "img2", &regs, &inputs));
+        assert_ne!(key, cache_key(Language::Node, "img", &regs, &inputs));
+        assert_ne!(
+            key,
+            cache_key(Language::Rust, "img", &["evil.example".into()], &inputs)
+        );
+    }
+
+    #[test]
+    fn tenants_have_caches_of_their_own() {
+        let root = Path::new("/cache/deps");
+        assert_ne!(tenant_dir(root, "acme"), tenant_dir(root, "globex"));
+        assert_eq!(tenant_dir(root, "acme"), tenant_dir(root, "acme"));
+        assert!(
+            tenant_dir(root, "../../etc").starts_with(root),
+            "a digest, never a path"
+        );
+    }
+
+    #[test]
+    fn npm_dependencies_from_outside_the_registry_are_named() {
+        for (v, outside) in [
+            ("^1.2.3", false),
+            ("npm:other@1", false),
+            ("latest", false),
+            ("git+https://x/y.git", true),
+            ("github:user/repo", true),
+            ("user/repo", true),
+            ("file:../local", true),
+            ("https://x/y.tgz", true),
+            ("link:./pkg", true),
+        ] {
+            assert_eq!(npm_outside_registry(v).is_some(), outside, "{v}");
+        }
+    }
+
+    #[test]
+    fn cargo_git_and_outside_path_dependencies_are_refused() {
+        let doc: toml::Table =
+            "[dependencies]\nserde = \"1\"\ninner = { path = \"crates/inner\" }\n"
+                .parse()
+                .expect("toml");
+        assert!(check_cargo_dependencies(&doc, "Cargo.toml", Path::new("")).is_ok());
+        for bad in [
+            "[dependencies]\nx = { git = \"https://github.com/x/x\" }\n",
+            "[dev-dependencies]\nx = { path = \"../../outside\" }\n",
+            "[workspace.dependencies]\nx = { path = \"/abs\" }\n",
+            "[dependencies]\nx = { version = \"1\", registry = \"corp\" }\n",
+            "[target.'cfg(unix)'.dependencies]\nx = { git = \"https://x\" }\n",
+        ] {
+            let doc: toml::Table = bad.parse().expect("toml");
+            assert!(
+                check_cargo_dependencies(&doc, "Cargo.toml", Path::new("")).is_err(),
+                "{bad}"
+            );
+        }
+        let member: toml::Table = "[dependencies]\nsib = { path = \"../sib\" }\n"
+            .parse()
+            .expect("toml");
+        assert!(
+            check_cargo_dependencies(&member, "crates/a/Cargo.toml", Path::new("crates/a")).is_ok()
+        );
+    }
+}

@@ -1,0 +1,1327 @@
+//! Python: what a project's tests need, read from the files that declare it — requirement
+//! files (with their `-r` and `-c` includes), pyproject.toml (`[project]`, optional
+//! dependencies and dependency groups named for tests or development, poetry, uv, pdm and
+//! hatch), setup.cfg, tox.ini, noxfile.py, Pipfile and the lock files that pin them
+//! (Pipfile.lock, poetry.lock, uv.lock). Nothing here runs any of them: setup.py is
+//! evaluated only inside the preparation container, which has network but no secrets.
+//!
+//! Every requirement line that could build or fetch from somewhere other than the
+//! operator's registries is refused by name (index options, `--trusted-host`,
+//! `--find-links`, `--no-binary`, editable installs of anything but the project itself,
+//! direct URLs, VCS and local paths), and the preparation goes on without it: a dev tool
+//! that cannot be had never blocks the tests.
+
+use std::collections::BTreeSet;
+use std::path::{Component, Path};
+
+use serde::{Deserialize, Serialize};
+
+/// Files larger than this are not dependency declarations (and are not read).
+const MAX_FILE: u64 = 1 << 20;
+/// `-r` includes followed at most this deep.
+const MAX_INCLUDE_DEPTH: usize = 5;
+/// Requirements kept at most (a declaration longer than this is cut, by name).
+const MAX_REQUIREMENTS: usize = 2000;
+
+/// Extras and groups that name what tests need.
+const TEST_NAMES: &[&str] = &[
+    "test",
+    "tests",
+    "testing",
+    "dev",
+    "develop",
+    "development",
+    "devel",
+    "check",
+    "ci",
+];
+
+/// One requirement, and where it was declared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Requirement {
+    /// A PEP 508 requirement (`name[extras] spec ; marker`), options stripped.
+    pub spec: String,
+    /// The file (and line, for line-based files) it came from.
+    pub source: String,
+}
+
+/// A declaration preparation does not follow, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refused {
+    pub what: String,
+    pub source: String,
+    pub reason: String,
+}
+
+/// A Python project's test environment as its files declare it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PythonPlan {
+    pub requirements: Vec<Requirement>,
+    /// `-c` constraints files' lines.
+    pub constraints: Vec<Requirement>,
+    pub refused: Vec<Refused>,
+    /// The project itself is a package (setup.py, setup.cfg or a pyproject build).
+    pub project: bool,
+    /// setup.py exists: evaluated in the preparation container for its requirements.
+    pub setup_py: bool,
+    /// Extras of the project to install (test-like names it declares, or a `.[x]` line).
+    pub extras: Vec<String>,
+    /// What the project says of the Python it needs: (specifier, where).
+    pub python_requires: Vec<(String, String)>,
+    /// A lock file pinned the versions (None: resolved now, not pinned by the project).
+    pub pinned_by: Option<String>,
+    /// The files read (their contents decide the preparation: the cache key).
+    pub inputs: Vec<String>,
+}
+
+fn read(src: &Path, rel: &str) -> Option<String> {
+    let path = src.join(rel);
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_FILE {
+        return None;
+    }
+    String::from_utf8(std::fs::read(&path).ok()?).ok()
+}
+
+/// A path relative to the tree, resolved lexically; None when it leaves the tree.
+fn inside(base_dir: &Path, target: &str) -> Option<String> {
+    let joined = base_dir.join(target);
+    let mut parts: Vec<String> = Vec::new();
+    for c in joined.components() {
+        match c {
+            Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            _ => return None,
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+/// What one requirement-file line asks for.
+#[derive(Debug, PartialEq, Eq)]
+enum Line {
+    Nothing,
+    Requirement(String),
+    /// `-r FILE`
+    Include(String),
+    /// `-c FILE`
+    Constraints(String),
+    /// `.`, `-e .`, `.[test]`: the project itself (with extras).
+    Project(Vec<String>),
+    Refused(String),
+}
+
+fn strip_comment(raw: &str) -> &str {
+    if raw.trim_start().starts_with('#') {
+        return "";
+    }
+    match raw.find(" #") {
+        Some(at) => &raw[..at],
+        None => raw,
+    }
+}
+
+/// The extras of `.[a,b]`, if the text names the project's own directory.
+fn project_extras(text: &str) -> Option<Vec<String>> {
+    let t = text.trim().trim_start_matches("./");
+    let (path, extras) = match t.find('[') {
+        Some(at) => (&t[..at], t[at + 1..].trim_end_matches(']')),
+        None => (t, ""),
+    };
+    if path != "." && !path.is_empty() {
+        return None;
+    }
+    if path.is_empty() && !t.starts_with('.') && !t.starts_with('[') {
+        return None;
+    }
+    Some(
+        extras
+            .split(',')
+            .map(|e| e.trim().to_string())
+            .filter(|e| !e.is_empty())
+            .collect(),
+    )
+}
+
+fn classify_line(line: &str) -> Line {
+    let line = line.trim();
+    if line.is_empty() {
+        return Line::Nothing;
+    }
+    // `-rfile.txt`: a short option glued to its value.
+    let glued = ["-r", "-c", "-e", "-i", "-f"].into_iter().find(|o| {
+        line.starts_with(o) && line.len() > 2 && !line[2..].starts_with([' ', '=', '\t'])
+    });
+    let (option, value) = match (glued, line.split_once([' ', '=', '\t'])) {
+        (Some(o), _) => (o, line[2..].trim()),
+        (None, Some((o, v))) if o.starts_with('-') => (o, v.trim()),
+        _ if line.starts_with('-') => (line, ""),
+        _ => ("", line),
+    };
+    match option {
+        "-r" | "--requirement" => return Line::Include(value.to_string()),
+        "-c" | "--constraint" => return Line::Constraints(value.to_string()),
+        "-e" | "--editable" => {
+            return match project_extras(value) {
+                Some(extras) => Line::Project(extras),
+                None => Line::Refused(
+                    "an editable install of anything but the project itself builds code from elsewhere"
+                        .into(),
+                ),
+            };
+        }
+        "-i" | "--index-url" | "--extra-index-url" => {
+            return Line::Refused(
+                "an index named by the project: packages come only from the operator's registries"
+                    .into(),
+            );
+        }
+        "--trusted-host" => {
+            return Line::Refused("--trusted-host turns certificate checks off".into());
+        }
+        "-f" | "--find-links" => {
+            return Line::Refused(
+                "--find-links fetches from places the operator did not allow".into(),
+            );
+        }
+        "--no-binary" => {
+            return Line::Refused(
+                "--no-binary builds from source chosen by the project; wheels and sdists come from the registry"
+                    .into(),
+            );
+        }
+        "--no-index" | "--pre" | "--prefer-binary" | "--only-binary" | "--use-feature"
+        | "--require-hashes" => return Line::Nothing,
+        "" => {}
+        other => {
+            return Line::Refused(format!("the pip option {other} is not followed"));
+        }
+    }
+    // A requirement: strip per-requirement options (--hash=...).
+    let spec = value
+        .split(" --")
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .trim_end_matches('\\')
+        .trim();
+    if let Some(extras) = project_extras(spec) {
+        return Line::Project(extras);
+    }
+    if spec.contains("://")
+        || spec.contains(" @ ")
+        || spec.contains("@ ")
+        || spec.starts_with("git+")
+    {
+        return Line::Refused("a direct URL or VCS requirement fetches from elsewhere".into());
+    }
+    if spec.starts_with('.')
+        || spec.starts_with('/')
+        || spec.starts_with('~')
+        || spec.contains('\\')
+    {
+        return Line::Refused("a local path builds code outside the registry".into());
+    }
+    if spec.ends_with(".whl") || spec.ends_with(".tar.gz") || spec.ends_with(".zip") {
+        return Line::Refused("an archive file is not a registry requirement".into());
+    }
+    let name_ok = spec
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric());
+    if !name_ok {
+        return Line::Refused("not a requirement".into());
+    }
+    Line::Requirement(spec.to_string())
+}
+
+/// Collects a project's declarations; `src` is the tree's root.
+pub(crate) fn read_plan(src: &Path) -> PythonPlan {
+    let mut plan = PythonPlan::default();
+    let mut seen_files = BTreeSet::new();
+    let mut specs = BTreeSet::new();
+    // Lock files first: what they pin is what runs.
+    if let Some(text) = read(src, "Pipfile.lock") {
+        plan.inputs.push("Pipfile.lock".into());
+        plan.pinned_by = Some("Pipfile.lock".into());
+        pipfile_lock(&text, &mut plan, &mut specs);
+    } else if let Some(text) = read(src, "poetry.lock") {
+        plan.inputs.push("poetry.lock".into());
+        plan.pinned_by = Some("poetry.lock".into());
+        toml_lock(&text, "poetry.lock", &mut plan, &mut specs);
+    } else if let Some(text) = read(src, "uv.lock") {
+        plan.inputs.push("uv.lock".into());
+        plan.pinned_by = Some("uv.lock".into());
+        toml_lock(&text, "uv.lock", &mut plan, &mut specs);
+    }
+    // Requirement files at the root and under requirements/.
+    let mut files: Vec<String> = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(src) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let lower = name.to_ascii_lowercase();
+            if (lower.contains("requirement") || lower.starts_with("reqs"))
+                && (lower.ends_with(".txt") || lower.ends_with(".pip"))
+            {
+                files.push(name);
+            }
+        }
+    }
+    for dir in ["requirements", "reqs", "requirements.d"] {
+        if let Ok(entries) = std::fs::read_dir(src.join(dir)) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.ends_with(".txt") {
+                    files.push(format!("{dir}/{name}"));
+                }
+            }
+        }
+    }
+    files.sort();
+    for file in files {
+        requirement_file(src, &file, 0, &mut plan, &mut seen_files, &mut specs);
+    }
+    if let Some(text) = read(src, "pyproject.toml") {
+        plan.inputs.push("pyproject.toml".into());
+        pyproject(src, &text, &mut plan, &mut seen_files, &mut specs);
+    }
+    if let Some(text) = read(src, "setup.cfg") {
+        plan.inputs.push("setup.cfg".into());
+        setup_cfg(&text, &mut plan, &mut specs);
+    }
+    if let Some(text) = read(src, "setup.py") {
+        plan.inputs.push("setup.py".into());
+        plan.setup_py = true;
+        plan.project = true;
+        if let Some(spec) = setup_py_python_requires(&text) {
+            plan.python_requires.push((spec, "setup.py".into()));
+        }
+    }
+    if let Some(text) = read(src, "tox.ini") {
+        plan.inputs.push("tox.ini".into());
+        tox_ini(src, &text, &mut plan, &mut seen_files, &mut specs);
+    }
+    if let Some(text) = read(src, "noxfile.py") {
+        plan.inputs.push("noxfile.py".into());
+        noxfile(src, &text, &mut plan, &mut seen_files, &mut specs);
+    }
+    if plan.pinned_by.is_none()
+        && let Some(text) = read(src, "Pipfile")
+    {
+        plan.inputs.push("Pipfile".into());
+        pipfile(&text, &mut plan, &mut specs);
+    }
+    for name in [".python-version", "runtime.txt"] {
+        if let Some(text) = read(src, name) {
+            plan.inputs.push(name.into());
+            let v = text.lines().next().unwrap_or_default().trim();
+            let v = v.trim_start_matches("python-").trim_start_matches("python");
+            if v.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+                let minor: Vec<&str> = v.split('.').take(2).collect();
+                plan.python_requires
+                    .push((format!("=={}.*", minor.join(".")), name.into()));
+            }
+        }
+    }
+    plan.extras.sort();
+    plan.extras.dedup();
+    if plan.requirements.len() > MAX_REQUIREMENTS {
+        let cut = plan.requirements.len() - MAX_REQUIREMENTS;
+        plan.requirements.truncate(MAX_REQUIREMENTS);
+        plan.refused.push(Refused {
+            what: format!("{cut} more requirements"),
+            source: "the project's declarations".into(),
+            reason: format!("more than {MAX_REQUIREMENTS} requirements"),
+        });
+    }
+    plan
+}
+
+fn push(plan: &mut PythonPlan, specs: &mut BTreeSet<String>, spec: &str, source: String) {
+    let spec = spec.trim();
+    if spec.is_empty() {
+        return;
+    }
+    match classify_line(spec) {
+        Line::Requirement(s) => {
+            if specs.insert(s.to_ascii_lowercase()) {
+                plan.requirements.push(Requirement { spec: s, source });
+            }
+        }
+        Line::Project(extras) => {
+            plan.project = true;
+            plan.extras.extend(extras);
+        }
+        Line::Refused(reason) => plan.refused.push(Refused {
+            what: spec.to_string(),
+            source,
+            reason,
+        }),
+        Line::Include(_) | Line::Constraints(_) | Line::Nothing => {}
+    }
+}
+
+fn requirement_file(
+    src: &Path,
+    rel: &str,
+    depth: usize,
+    plan: &mut PythonPlan,
+    seen: &mut BTreeSet<String>,
+    specs: &mut BTreeSet<String>,
+) {
+    if depth > MAX_INCLUDE_DEPTH || !seen.insert(rel.to_string()) {
+        return;
+    }
+    let Some(text) = read(src, rel) else {
+        plan.refused.push(Refused {
+            what: rel.to_string(),
+            source: "a -r include".into(),
+            reason: "not a readable file of the tree".into(),
+        });
+        return;
+    };
+    plan.inputs.push(rel.to_string());
+    let dir = Path::new(rel).parent().unwrap_or(Path::new(""));
+    // Continuation lines (a trailing backslash) join the next line.
+    let mut joined = String::new();
+    let mut start = 0;
+    for (i, raw) in text.lines().enumerate() {
+        if joined.is_empty() {
+            start = i + 1;
+        }
+        let content = strip_comment(raw);
+        if let Some(head) = content.trim_end().strip_suffix('\\') {
+            joined.push_str(head);
+            joined.push(' ');
+            continue;
+        }
+        joined.push_str(content);
+        let line = std::mem::take(&mut joined);
+        let source = format!("{rel}:{start}");
+        match classify_line(&line) {
+            Line::Nothing => {}
+            Line::Requirement(spec) => {
+                if specs.insert(spec.to_ascii_lowercase()) {
+                    plan.requirements.push(Requirement { spec, source });
+                }
+            }
+            Line::Project(extras) => {
+                plan.project = true;
+                plan.extras.extend(extras);
+            }
+            Line::Refused(reason) => plan.refused.push(Refused {
+                what: line.trim().to_string(),
+                source,
+                reason,
+            }),
+            Line::Include(target) | Line::Constraints(target) => {
+                let constraints = matches!(classify_line(&line), Line::Constraints(_));
+                match inside(dir, &target) {
+                    Some(path) if constraints => {
+                        if let Some(text) = read(src, &path)
+                            && seen.insert(path.clone())
+                        {
+                            plan.inputs.push(path.clone());
+                            for (j, l) in text.lines().enumerate() {
+                                if let Line::Requirement(spec) = classify_line(strip_comment(l)) {
+                                    plan.constraints.push(Requirement {
+                                        spec,
+                                        source: format!("{path}:{}", j + 1),
+                                    });
+                                }
+                            }
+                        }
+                    }
+                    Some(path) => requirement_file(src, &path, depth + 1, plan, seen, specs),
+                    None => plan.refused.push(Refused {
+                        what: line.trim().to_string(),
+                        source,
+                        reason: "an include outside the tree".into(),
+                    }),
+                }
+            }
+        }
+    }
+}
+
+fn strings(value: Option<&toml::Value>) -> Vec<String> {
+    value
+        .and_then(|v| v.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn is_test_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    TEST_NAMES.contains(&n.as_str())
+        || n.starts_with("test")
+        || n.ends_with("-test")
+        || n.ends_with("_test")
+}
+
+fn pyproject(
+    src: &Path,
+    text: &str,
+    plan: &mut PythonPlan,
+    seen: &mut BTreeSet<String>,
+    specs: &mut BTreeSet<String>,
+) {
+    let Ok(doc) = text.parse::<toml::Table>() else {
+        plan.refused.push(Refused {
+            what: "pyproject.toml".into(),
+            source: "pyproject.toml".into(),
+            reason: "does not parse as TOML".into(),
+        });
+        return;
+    };
+    if let Some(project) = doc.get("project").and_then(|p| p.as_table()) {
+        plan.project = true;
+        if let Some(rp) = project.get("requires-python").and_then(|v| v.as_str()) {
+            plan.python_requires
+                .push((rp.to_string(), "pyproject.toml".into()));
+        }
+        for spec in strings(project.get("dependencies")) {
+            push(
+                plan,
+                specs,
+                &spec,
+                "pyproject.toml [project] dependencies".into(),
+            );
+        }
+        if let Some(optional) = project
+            .get("optional-dependencies")
+            .and_then(|o| o.as_table())
+        {
+            for (name, list) in optional {
+                if is_test_name(name) {
+                    plan.extras.push(name.clone());
+                    for spec in strings(Some(list)) {
+                        push(
+                            plan,
+                            specs,
+                            &spec,
+                            format!("pyproject.toml optional-dependencies.{name}"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    if doc.get("build-system").is_some() {
+        plan.project = true;
+    }
+    // PEP 735 dependency groups (with include-group).
+    if let Some(groups) = doc.get("dependency-groups").and_then(|g| g.as_table()) {
+        let mut wanted: Vec<String> = groups.keys().filter(|k| is_test_name(k)).cloned().collect();
+        let mut done = BTreeSet::new();
+        while let Some(name) = wanted.pop() {
+            if !done.insert(name.clone()) {
+                continue;
+            }
+            for item in groups
+                .get(&name)
+                .and_then(|g| g.as_array())
+                .into_iter()
+                .flatten()
+            {
+                if let Some(spec) = item.as_str() {
+                    push(
+                        plan,
+                        specs,
+                        spec,
+                        format!("pyproject.toml dependency-groups.{name}"),
+                    );
+                } else if let Some(inc) = item.get("include-group").and_then(|i| i.as_str()) {
+                    wanted.push(inc.to_string());
+                }
+            }
+        }
+    }
+    let tool = doc.get("tool").and_then(|t| t.as_table());
+    if let Some(poetry) = tool
+        .and_then(|t| t.get("poetry"))
+        .and_then(|p| p.as_table())
+    {
+        plan.project = true;
+        let mut tables: Vec<(String, &toml::Table)> = Vec::new();
+        if let Some(d) = poetry.get("dependencies").and_then(|d| d.as_table()) {
+            tables.push(("dependencies".into(), d));
+        }
+        if let Some(d) = poetry.get("dev-dependencies").and_then(|d| d.as_table()) {
+            tables.push(("dev-dependencies".into(), d));
+        }
+        if let Some(groups) = poetry.get("group").and_then(|g| g.as_table()) {
+            for (name, group) in groups {
+                if let Some(d) = group.get("dependencies").and_then(|d| d.as_table())
+                    && (is_test_name(name) || name == "lint" || name == "typing")
+                {
+                    tables.push((format!("group.{name}"), d));
+                }
+            }
+        }
+        for (label, table) in tables {
+            for (name, value) in table {
+                if name == "python" {
+                    if let Some(v) = value.as_str().and_then(poetry_spec) {
+                        plan.python_requires
+                            .push((v, "pyproject.toml tool.poetry".into()));
+                    }
+                    continue;
+                }
+                let source = format!("pyproject.toml tool.poetry.{label}");
+                match poetry_requirement(name, value) {
+                    Ok(spec) => push(plan, specs, &spec, source),
+                    Err(reason) => plan.refused.push(Refused {
+                        what: name.clone(),
+                        source,
+                        reason,
+                    }),
+                }
+            }
+        }
+    }
+    for (tool_name, key) in [("uv", "dev-dependencies"), ("rye", "dev-dependencies")] {
+        if let Some(list) = tool.and_then(|t| t.get(tool_name)).and_then(|u| u.get(key)) {
+            for spec in strings(Some(list)) {
+                push(
+                    plan,
+                    specs,
+                    &spec,
+                    format!("pyproject.toml tool.{tool_name}.{key}"),
+                );
+            }
+        }
+    }
+    if let Some(pdm) = tool
+        .and_then(|t| t.get("pdm"))
+        .and_then(|p| p.get("dev-dependencies"))
+        .and_then(|d| d.as_table())
+    {
+        for (name, list) in pdm {
+            for spec in strings(Some(list)) {
+                push(
+                    plan,
+                    specs,
+                    &spec,
+                    format!("pyproject.toml tool.pdm.dev-dependencies.{name}"),
+                );
+            }
+        }
+    }
+    if let Some(envs) = tool
+        .and_then(|t| t.get("hatch"))
+        .and_then(|h| h.get("envs"))
+        .and_then(|e| e.as_table())
+    {
+        for (name, env) in envs {
+            if name == "default" || is_test_name(name) {
+                for key in ["dependencies", "extra-dependencies"] {
+                    for spec in strings(env.get(key)) {
+                        push(
+                            plan,
+                            specs,
+                            &spec,
+                            format!("pyproject.toml tool.hatch.envs.{name}"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let _ = (src, seen);
+}
+
+/// A poetry constraint as a PEP 440 specifier: `^1.2` → `>=1.2,<2.0`, `~1.2` →
+/// `>=1.2,<1.3`, `*` → no constraint, `1.2` → `==1.2`, others as written. No crate
+/// translates poetry's constraint language (poetry-core is Python), so it is done here.
+fn poetry_spec(constraint: &str) -> Option<String> {
+    let parts: Vec<String> = constraint
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .filter_map(|p| {
+            if p == "*" {
+                return Some(String::new());
+            }
+            if let Some(v) = p.strip_prefix('^') {
+                let nums: Vec<u64> = v.split('.').map_while(|n| n.parse().ok()).collect();
+                let first = nums
+                    .iter()
+                    .position(|n| *n != 0)
+                    .unwrap_or(nums.len().saturating_sub(1));
+                let mut upper: Vec<u64> = nums[..=first.min(nums.len().saturating_sub(1))].to_vec();
+                if let Some(last) = upper.last_mut() {
+                    *last += 1;
+                }
+                let upper: Vec<String> = upper.iter().map(u64::to_string).collect();
+                return Some(format!(">={v},<{}", upper.join(".")));
+            }
+            if let Some(v) = p.strip_prefix('~').filter(|v| !v.starts_with('=')) {
+                let nums: Vec<u64> = v.split('.').map_while(|n| n.parse().ok()).collect();
+                let upper = match nums.len() {
+                    0 => return None,
+                    1 => format!("{}", nums[0] + 1),
+                    _ => format!("{}.{}", nums[0], nums[1] + 1),
+                };
+                return Some(format!(">={v},<{upper}"));
+            }
+            if p.starts_with(|c: char| c.is_ascii_digit()) {
+                return Some(format!("=={p}"));
+            }
+            Some(p.to_string())
+        })
+        .collect();
+    let joined: Vec<String> = parts.into_iter().filter(|p| !p.is_empty()).collect();
+    Some(joined.join(","))
+}
+
+fn poetry_requirement(name: &str, value: &toml::Value) -> Result<String, String> {
+    let (version, extras) = match value {
+        toml::Value::String(v) => (v.clone(), Vec::new()),
+        toml::Value::Table(t) => {
+            if t.contains_key("git") || t.contains_key("url") {
+                return Err("a git or URL dependency fetches from elsewhere".into());
+            }
+            if t.contains_key("path") {
+                return Err("a path dependency builds code outside the registry".into());
+            }
+            (
+                t.get("version")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("*")
+                    .to_string(),
+                strings(t.get("extras")),
+            )
+        }
+        // A list of constraints for several Pythons: the first one.
+        toml::Value::Array(a) => match a.first() {
+            Some(first) => return poetry_requirement(name, first),
+            None => return Err("an empty constraint list".into()),
+        },
+        _ => return Err("not a poetry constraint".into()),
+    };
+    let spec =
+        poetry_spec(&version).ok_or_else(|| format!("constraint {version:?} does not read"))?;
+    let extras = if extras.is_empty() {
+        String::new()
+    } else {
+        format!("[{}]", extras.join(","))
+    };
+    Ok(format!("{name}{extras}{spec}"))
+}
+
+fn setup_cfg(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
+    plan.project = true;
+    let mut section = String::new();
+    let mut key = String::new();
+    for raw in text.lines() {
+        let line = raw.split(" #").next().unwrap_or_default();
+        if line.trim_start().starts_with(['#', ';']) || line.trim().is_empty() {
+            continue;
+        }
+        let indented = line.starts_with([' ', '\t']);
+        let t = line.trim();
+        if t.starts_with('[') && t.ends_with(']') {
+            section = t[1..t.len() - 1].trim().to_string();
+            key.clear();
+            continue;
+        }
+        let value = if indented && !key.is_empty() {
+            t.to_string()
+        } else if let Some((k, v)) = t.split_once(['=', ':']) {
+            key = k.trim().to_string();
+            v.trim().to_string()
+        } else {
+            continue;
+        };
+        if value.is_empty() {
+            continue;
+        }
+        match (section.as_str(), key.as_str()) {
+            ("options", "python_requires") => {
+                plan.python_requires.push((value, "setup.cfg".into()));
+            }
+            ("options", "install_requires") | ("options", "tests_require") => {
+                push(plan, specs, &value, format!("setup.cfg [options] {key}"));
+            }
+            ("options.extras_require", extra) if is_test_name(extra) => {
+                plan.extras.push(extra.to_string());
+                push(
+                    plan,
+                    specs,
+                    &value,
+                    format!("setup.cfg extras_require.{extra}"),
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `python_requires=">=3.6"` in a setup.py, read as text (setup.py itself runs only in the
+/// preparation container).
+fn setup_py_python_requires(text: &str) -> Option<String> {
+    let at = text.find("python_requires")?;
+    let rest = &text[at + "python_requires".len()..];
+    let rest = rest.trim_start().strip_prefix('=')?.trim_start();
+    let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let body = &rest[1..];
+    let end = body.find(quote)?;
+    Some(body[..end].to_string())
+}
+
+fn tox_ini(
+    src: &Path,
+    text: &str,
+    plan: &mut PythonPlan,
+    seen: &mut BTreeSet<String>,
+    specs: &mut BTreeSet<String>,
+) {
+    let mut section = String::new();
+    let mut key = String::new();
+    for raw in text.lines() {
+        let line = raw.split(" #").next().unwrap_or_default();
+        if line.trim_start().starts_with(['#', ';']) || line.trim().is_empty() {
+            continue;
+        }
+        let indented = line.starts_with([' ', '\t']);
+        let t = line.trim();
+        if t.starts_with('[') && t.ends_with(']') {
+            section = t[1..t.len() - 1].trim().to_string();
+            key.clear();
+            continue;
+        }
+        let value = if indented && !key.is_empty() {
+            t.to_string()
+        } else if let Some((k, v)) = t.split_once('=') {
+            key = k.trim().to_string();
+            v.trim().to_string()
+        } else {
+            continue;
+        };
+        let testenv = section == "testenv"
+            || section.starts_with("testenv:py")
+            || section == "testenv:test"
+            || section == "testenv:tests";
+        if section == "tox" && key == "envlist" {
+            for env in value.split([',', ' ']).map(str::trim) {
+                if let Some(v) = env
+                    .strip_prefix("py")
+                    .and_then(|v| v.split(['-', '{']).next())
+                    && v.len() >= 2
+                    && v.chars().all(|c| c.is_ascii_digit())
+                {
+                    let (major, minor) = v.split_at(1);
+                    plan.python_requires
+                        .push((format!("=={major}.{minor}.*"), "tox.ini envlist".into()));
+                }
+            }
+        }
+        if !testenv {
+            continue;
+        }
+        let value = value
+            .replace("{toxinidir}/", "")
+            .replace("{toxinidir}", ".");
+        // A factor-conditional line (`py37: mock`) applies to that factor only: taken too.
+        let value = match value.split_once(": ") {
+            Some((factor, rest))
+                if !factor.contains(' ') && !factor.contains('=') && !factor.contains('<') =>
+            {
+                rest.to_string()
+            }
+            _ => value,
+        };
+        match key.as_str() {
+            "deps" => {
+                let source = format!("tox.ini [{section}] deps");
+                match classify_line(&value) {
+                    Line::Include(target) => match inside(Path::new(""), &target) {
+                        Some(path) => requirement_file(src, &path, 1, plan, seen, specs),
+                        None => plan.refused.push(Refused {
+                            what: value.clone(),
+                            source,
+                            reason: "an include outside the tree".into(),
+                        }),
+                    },
+                    _ => push(plan, specs, &value, source),
+                }
+            }
+            "extras" => {
+                plan.project = true;
+                plan.extras.extend(
+                    value
+                        .split([',', ' '])
+                        .map(str::trim)
+                        .filter(|e| !e.is_empty())
+                        .map(String::from),
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
+fn noxfile(
+    src: &Path,
+    text: &str,
+    plan: &mut PythonPlan,
+    seen: &mut BTreeSet<String>,
+    specs: &mut BTreeSet<String>,
+) {
+    // `session.install("pytest", "mock")`, `session.install("-r", "requirements-test.txt")`,
+    // `session.install(".[test]")`: string literals only, read, never run.
+    for (at, _) in text.match_indices("session.install(") {
+        let body = &text[at + "session.install(".len()..];
+        let Some(end) = body.find(')') else { continue };
+        let args: Vec<String> = body[..end]
+            .split(',')
+            .map(|a| a.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
+            .filter(|a| !a.is_empty() && !a.contains('*') && !a.contains('='))
+            .collect();
+        let mut args = args.into_iter().peekable();
+        while let Some(arg) = args.next() {
+            if arg == "-r" || arg == "--requirement" {
+                if let Some(file) = args.next()
+                    && let Some(path) = inside(Path::new(""), &file)
+                {
+                    requirement_file(src, &path, 1, plan, seen, specs);
+                }
+                continue;
+            }
+            if arg == "-e" {
+                continue;
+            }
+            push(plan, specs, &arg, "noxfile.py session.install".into());
+        }
+    }
+}
+
+fn pipfile(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
+    let Ok(doc) = text.parse::<toml::Table>() else {
+        return;
+    };
+    if let Some(v) = doc
+        .get("requires")
+        .and_then(|r| r.get("python_version"))
+        .and_then(|v| v.as_str())
+    {
+        plan.python_requires
+            .push((format!("=={v}.*"), "Pipfile".into()));
+    }
+    for section in ["packages", "dev-packages"] {
+        for (name, value) in doc
+            .get(section)
+            .and_then(|s| s.as_table())
+            .into_iter()
+            .flatten()
+        {
+            let source = format!("Pipfile [{section}]");
+            let spec = match value {
+                toml::Value::String(v) if v == "*" => name.clone(),
+                toml::Value::String(v) => format!("{name}{v}"),
+                toml::Value::Table(t)
+                    if t.contains_key("git")
+                        || t.contains_key("path")
+                        || t.contains_key("file") =>
+                {
+                    plan.refused.push(Refused {
+                        what: name.clone(),
+                        source,
+                        reason: "a git, path or file dependency fetches from elsewhere".into(),
+                    });
+                    continue;
+                }
+                toml::Value::Table(t) => match t.get("version").and_then(|v| v.as_str()) {
+                    Some("*") | None => name.clone(),
+                    Some(v) => format!("{name}{v}"),
+                },
+                _ => continue,
+            };
+            push(plan, specs, &spec, source);
+        }
+    }
+}
+
+fn pipfile_lock(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) else {
+        return;
+    };
+    for section in ["default", "develop"] {
+        if let Some(packages) = doc[section].as_object() {
+            for (name, entry) in packages {
+                let source = format!("Pipfile.lock {section}");
+                if entry.get("git").is_some()
+                    || entry.get("path").is_some()
+                    || entry.get("file").is_some()
+                {
+                    plan.refused.push(Refused {
+                        what: name.clone(),
+                        source,
+                        reason: "a git, path or file dependency fetches from elsewhere".into(),
+                    });
+                    continue;
+                }
+                let spec = match entry["version"].as_str() {
+                    Some(v) => format!("{name}{v}"),
+                    None => name.clone(),
+                };
+                push(plan, specs, &spec, source);
+            }
+        }
+    }
+}
+
+/// poetry.lock and uv.lock: every `[[package]]` with a registry source, pinned.
+fn toml_lock(text: &str, file: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
+    let Ok(doc) = text.parse::<toml::Table>() else {
+        return;
+    };
+    for package in doc
+        .get("package")
+        .and_then(|p| p.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let (Some(name), Some(version)) = (
+            package.get("name").and_then(|n| n.as_str()),
+            package.get("version").and_then(|v| v.as_str()),
+        ) else {
+            continue;
+        };
+        let source = package.get("source");
+        // uv: the project itself is `source = { editable = "." }` / `{ virtual = "." }`.
+        if let Some(s) = source.and_then(|s| s.as_table()) {
+            if s.contains_key("editable") || s.contains_key("virtual") {
+                plan.project = true;
+                continue;
+            }
+            if s.contains_key("git")
+                || s.contains_key("path")
+                || s.contains_key("directory")
+                || s.contains_key("url")
+            {
+                plan.refused.push(Refused {
+                    what: name.to_string(),
+                    source: file.into(),
+                    reason: "a git, path or URL package fetches from elsewhere".into(),
+                });
+                continue;
+            }
+            // poetry: `[package.source] type = "git" | "directory" | "file" | "url"`
+            if let Some(kind) = s.get("type").and_then(|t| t.as_str())
+                && kind != "legacy"
+            {
+                plan.refused.push(Refused {
+                    what: name.to_string(),
+                    source: file.into(),
+                    reason: format!("a {kind} package fetches from elsewhere"),
+                });
+                continue;
+            }
+        }
+        push(plan, specs, &format!("{name}=={version}"), file.into());
+    }
+}
+
+/// The Python versions a plan accepts, as a specifier set (all of them joined), and
+/// whether `version` satisfies every one (None when the project says nothing).
+pub(crate) fn python_fits(
+    python_requires: &[(String, String)],
+    version: &str,
+) -> Option<Result<(), String>> {
+    if python_requires.is_empty() {
+        return None;
+    }
+    // tox envlists name several Pythons: any of them will do.
+    let (tox, strict): (Vec<_>, Vec<_>) = python_requires
+        .iter()
+        .partition(|(_, source)| source == "tox.ini envlist");
+    for (spec, source) in &strict {
+        let Ok(set) = proven_version::pypi::SpecifierSet::parse(spec, None) else {
+            continue;
+        };
+        if !set.contains(version, Some(true), None) {
+            return Some(Err(format!("{source} asks for Python {spec}")));
+        }
+    }
+    if !tox.is_empty()
+        && !tox.iter().any(|(spec, _)| {
+            proven_version::pypi::SpecifierSet::parse(spec, None)
+                .is_ok_and(|s| s.contains(version, Some(true), None))
+        })
+    {
+        let names: Vec<&str> = tox.iter().map(|(s, _)| s.as_str()).collect();
+        return Some(Err(format!(
+            "tox.ini envlist tests Python {}",
+            names.join(" | ")
+        )));
+    }
+    Some(Ok(()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (path, text) in files {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(p, text).expect("write");
+        }
+        dir
+    }
+
+    fn specs(plan: &PythonPlan) -> Vec<&str> {
+        plan.requirements.iter().map(|r| r.spec.as_str()).collect()
+    }
+
+    #[test]
+    fn requirement_lines_that_fetch_or_build_from_elsewhere_are_refused_by_name() {
+        for (line, refused) in [
+            ("six==1.16.0", false),
+            ("attrs>=23 ; python_version >= '3.8'", false),
+            ("requests==2.31.0 --hash=sha256:abc", false),
+            ("-e .", false),
+            (".[test]", false),
+            ("--index-url https://evil.example/simple", true),
+            ("--extra-index-url https://evil.example/simple", true),
+            ("-i https://evil.example/simple", true),
+            ("--trusted-host evil.example", true),
+            ("--find-links /wheels", true),
+            ("--no-binary pkg", true),
+            ("-e git+https://example.com/x.git#egg=x", true),
+            ("-e ../other", true),
+            ("pkg @ https://example.com/pkg.whl", true),
+            ("git+https://example.com/repo.git", true),
+            ("./local", true),
+            ("/abs/path", true),
+            ("https://example.com/pkg.tar.gz", true),
+        ] {
+            let got = classify_line(line);
+            assert_eq!(matches!(got, Line::Refused(_)), refused, "{line}: {got:?}");
+        }
+        assert_eq!(
+            classify_line(".[test, dev]"),
+            Line::Project(vec!["test".into(), "dev".into()])
+        );
+    }
+
+    #[test]
+    fn includes_are_followed_inside_the_tree_only() {
+        let dir = tree(&[
+            (
+                "requirements.txt",
+                "six==1.16.0\n-r requirements/test.txt\n-r ../../etc/x.txt\n",
+            ),
+            (
+                "requirements/test.txt",
+                "pytest>=7 \\\n  --hash=sha256:ab\n-c constraints.txt\n--no-binary evil\n",
+            ),
+            ("requirements/constraints.txt", "attrs<24\n"),
+            ("test_requirements.txt", "nose\npython_toolbox\n"),
+        ]);
+        let plan = read_plan(dir.path());
+        assert_eq!(
+            specs(&plan),
+            ["six==1.16.0", "pytest>=7", "nose", "python_toolbox"]
+        );
+        assert_eq!(plan.constraints.len(), 1);
+        assert_eq!(plan.constraints[0].source, "requirements/constraints.txt:1");
+        let refused: Vec<(&str, &str)> = plan
+            .refused
+            .iter()
+            .map(|r| (r.what.as_str(), r.source.as_str()))
+            .collect();
+        assert_eq!(
+            refused,
+            [
+                ("--no-binary evil", "requirements/test.txt:4"),
+                ("-r ../../etc/x.txt", "requirements.txt:3")
+            ]
+        );
+        assert!(plan.pinned_by.is_none());
+    }
+
+    #[test]
+    fn pyproject_declarations_of_every_tool_are_read() {
+        let dir = tree(&[(
+            "pyproject.toml",
+            r#"
+[build-system]
+requires = ["setuptools"]
+[project]
+name = "demo"
+requires-python = ">=3.8"
+dependencies = ["click>=8"]
+[project.optional-dependencies]
+test = ["pytest", "pytest-mock"]
+docs = ["sphinx"]
+[dependency-groups]
+dev = ["ruff", {include-group = "typing"}]
+typing = ["mypy"]
+[tool.poetry.dependencies]
+python = "^3.8"
+rich = "^13.1"
+[tool.poetry.group.test.dependencies]
+hypothesis = {version = "~6.8", extras = ["cli"]}
+local = {path = "../local"}
+[tool.uv]
+dev-dependencies = ["coverage"]
+[tool.hatch.envs.default]
+dependencies = ["pytest-cov"]
+"#,
+        )]);
+        let plan = read_plan(dir.path());
+        assert_eq!(
+            specs(&plan),
+            [
+                "click>=8",
+                "pytest",
+                "pytest-mock",
+                "ruff",
+                "mypy",
+                "rich>=13.1,<14",
+                "hypothesis[cli]>=6.8,<6.9",
+                "coverage",
+                "pytest-cov"
+            ]
+        );
+        assert!(
+            !specs(&plan).contains(&"sphinx"),
+            "docs extras are not test extras"
+        );
+        assert_eq!(plan.extras, ["test"]);
+        assert!(plan.project);
+        assert_eq!(plan.refused[0].what, "local");
+        assert_eq!(
+            plan.python_requires,
+            [
+                (">=3.8".to_string(), "pyproject.toml".to_string()),
+                (
+                    ">=3.8,<4".to_string(),
+                    "pyproject.toml tool.poetry".to_string()
+                )
+            ]
+        );
+    }
+
+    #[test]
+    fn setup_cfg_tox_nox_and_pipfile_are_read() {
+        let dir = tree(&[
+            (
+                "setup.cfg",
+                "[metadata]\nname = demo\n[options]\npython_requires = >=3.6\ninstall_requires =\n    psutil\n    six>=1.0\n[options.extras_require]\ntesting =\n    pytest\ndocs =\n    sphinx\n",
+            ),
+            (
+                "setup.py",
+                "from setuptools import setup\nsetup(python_requires='>=3.5', tests_require=['mock'])\n",
+            ),
+            (
+                "tox.ini",
+                "[tox]\nenvlist = py27, py37-django{22,30}\n[testenv]\ndeps =\n    -r{toxinidir}/dev.txt\n    py37: mock\n    nose\ncommands = pytest {posargs}\n",
+            ),
+            ("dev.txt", "flake8\n"),
+            (
+                "noxfile.py",
+                "import nox\n@nox.session\ndef tests(session):\n    session.install('-r', 'requirements-test.txt')\n    session.install(\"pytest-xdist\", '.')\n",
+            ),
+            ("requirements-test.txt", "pytest-timeout\n"),
+            (
+                "Pipfile",
+                "[packages]\nrequests = \"*\"\n[dev-packages]\npytest = \">=6\"\nmine = {path = \".\"}\n[requires]\npython_version = \"3.9\"\n",
+            ),
+        ]);
+        let plan = read_plan(dir.path());
+        let s = specs(&plan);
+        for want in [
+            "psutil",
+            "six>=1.0",
+            "pytest",
+            "flake8",
+            "mock",
+            "nose",
+            "pytest-xdist",
+            "pytest-timeout",
+            "requests",
+            "pytest>=6",
+        ] {
+            assert!(s.contains(&want), "{want}: {s:?}");
+        }
+        assert!(!s.contains(&"sphinx"));
+        assert!(plan.setup_py && plan.project);
+        assert_eq!(plan.extras, ["testing"]);
+        let sources: Vec<&str> = plan
+            .python_requires
+            .iter()
+            .map(|(_, s)| s.as_str())
+            .collect();
+        assert_eq!(
+            sources,
+            [
+                "setup.cfg",
+                "setup.py",
+                "tox.ini envlist",
+                "tox.ini envlist",
+                "Pipfile"
+            ]
+        );
+        assert_eq!(plan.refused.len(), 1, "{:?}", plan.refused);
+        assert_eq!(
+            python_fits(&plan.python_requires, "3.9.18"),
+            Some(Err("tox.ini envlist tests Python ==2.7.* | ==3.7.*".into()))
+        );
+    }
+
+    #[test]
+    fn a_lock_file_pins_the_versions() {
+        let dir = tree(&[
+            (
+                "poetry.lock",
+                "[[package]]\nname = \"six\"\nversion = \"1.16.0\"\n\n[[package]]\nname = \"mine\"\nversion = \"0.1\"\n[package.source]\ntype = \"git\"\nurl = \"https://x\"\n",
+            ),
+            (
+                "pyproject.toml",
+                "[tool.poetry.dependencies]\npython = \">=3.7\"\nsix = \"*\"\n",
+            ),
+        ]);
+        let plan = read_plan(dir.path());
+        assert_eq!(plan.pinned_by.as_deref(), Some("poetry.lock"));
+        assert_eq!(specs(&plan)[0], "six==1.16.0");
+        assert_eq!(plan.refused[0].what, "mine");
+    }
+
+    #[test]
+    fn poetry_constraints_become_pep_440() {
+        assert_eq!(poetry_spec("^1.2.3").as_deref(), Some(">=1.2.3,<2"));
+        assert_eq!(poetry_spec("^0.2.3").as_deref(), Some(">=0.2.3,<0.3"));
+        assert_eq!(poetry_spec("^0.0.3").as_deref(), Some(">=0.0.3,<0.0.4"));
+        assert_eq!(poetry_spec("~1.2").as_deref(), Some(">=1.2,<1.3"));
+        assert_eq!(poetry_spec("1.4").as_deref(), Some("==1.4"));
+        assert_eq!(poetry_spec(">=1,<3").as_deref(), Some(">=1,<3"));
+        assert_eq!(poetry_spec("*").as_deref(), Some(""));
+    }
+
+    #[test]
+    fn the_python_a_project_needs_is_checked() {
+        let plan = PythonPlan {
+            python_requires: vec![(">=3.8".into(), "pyproject.toml".into())],
+            ..PythonPlan::default()
+        };
+        assert_eq!(python_fits(&plan.python_requires, "3.11.7"), Some(Ok(())));
+        assert_eq!(
+            python_fits(&plan.python_requires, "3.7.16"),
+            Some(Err("pyproject.toml asks for Python >=3.8".into()))
+        );
+        assert_eq!(python_fits(&[], "3.11.7"), None);
+    }
+}

@@ -1,0 +1,213 @@
+# Proven: prepares a Python project's test environment inside a preparation container.
+#
+# Runs as the sandbox user with no secrets and no host configuration; the only way out is
+# the runner's egress proxy (the operator's registries). The project's tree is a copy in
+# /work; the result goes to /deps (mounted at the same path in the test runs):
+#   /deps/venv         a virtual environment over the image's Python (its system
+#                      site-packages, pytest among them, stay visible), holding every
+#                      requirement that could be had, and the project itself as an
+#                      editable install pointing at /work, where each run's tree is
+#   /deps/report.json  what was installed, what could not be and why
+#
+# The plan (/prep/plan.json) comes from Proven, which read the project's declaration files
+# without running them and refused what fetches or builds from elsewhere. setup.py is run
+# here (its setup() call captured, never executed for real) to read what it declares.
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+PLAN = json.load(open(sys.argv[1]))
+DEPS = "/deps"
+VENV = DEPS + "/venv"
+WORK = "/work"
+PY = VENV + "/bin/python"
+REPORT = {
+    "python": "%d.%d.%d" % sys.version_info[:3],
+    "installed": [],
+    "not_prepared": [],
+    "refused": [],
+    "project": None,
+    "notes": [],
+    "setup_py": None,
+}
+TEST_NAMES = set(PLAN.get("test_names", []))
+CALL_TIMEOUT = PLAN.get("call_timeout", 900)
+
+
+def tail(text, lines=6):
+    out = [l for l in text.strip().splitlines() if l.strip()]
+    return "\n".join(out[-lines:])
+
+
+def run(cmd, timeout=CALL_TIMEOUT, cwd=WORK):
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout, text=True, errors="replace")
+        return p.returncode, p.stdout
+    except subprocess.TimeoutExpired as e:
+        return 124, "timed out after %ss: %s" % (timeout, (e.stdout or b"")[-2000:])
+
+
+# Requirements that could build or fetch from elsewhere are refused here too (setup.py's
+# own lists were never seen by Proven).
+REFUSE = [
+    (re.compile(r"://|^git\+|\s@\s|@\s*(https?|file|git)"), "a direct URL or VCS requirement fetches from elsewhere"),
+    (re.compile(r"^[./~]|\\"), "a local path builds code outside the registry"),
+    (re.compile(r"^-"), "a pip option is not a requirement"),
+]
+
+
+def refused(spec):
+    for pattern, reason in REFUSE:
+        if pattern.search(spec):
+            return reason
+    if not re.match(r"^[A-Za-z0-9]", spec):
+        return "not a requirement"
+    return None
+
+
+def capture_setup_py():
+    code = r'''
+import json, os, sys
+captured = {}
+def setup(**kw):
+    captured.update(kw)
+try:
+    import setuptools
+    setuptools.setup = setup
+except Exception:
+    pass
+try:
+    import distutils.core
+    distutils.core.setup = setup
+except Exception:
+    pass
+sys.argv = ["setup.py", "egg_info"]
+sys.path.insert(0, os.getcwd())
+g = {"__name__": "__main__", "__file__": os.path.abspath("setup.py")}
+exec(compile(open("setup.py", "rb").read(), "setup.py", "exec"), g)
+def norm(v):
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return [l.strip() for l in v.splitlines() if l.strip() and not l.strip().startswith("#")]
+    if isinstance(v, dict):
+        return {str(k): norm(x) for k, x in v.items()}
+    try:
+        return [str(x) for x in v]
+    except TypeError:
+        return str(v)
+out = {k: norm(captured.get(k)) for k in ("install_requires", "tests_require", "extras_require", "setup_requires")}
+out["python_requires"] = captured.get("python_requires") and str(captured.get("python_requires"))
+out["name"] = captured.get("name") and str(captured.get("name"))
+print("\n@@proven-setup@@" + json.dumps(out))
+'''
+    code_, out = run([PY, "-c", code], timeout=300)
+    marker = out.rfind("@@proven-setup@@")
+    if marker < 0:
+        REPORT["setup_py"] = {"evaluated": False, "error": tail(out)}
+        return {}
+    try:
+        found = json.loads(out[marker + len("@@proven-setup@@"):].strip().splitlines()[0])
+    except Exception as e:
+        REPORT["setup_py"] = {"evaluated": False, "error": "its output did not read: %s" % e}
+        return {}
+    REPORT["setup_py"] = {"evaluated": True, "name": found.get("name"),
+                          "python_requires": found.get("python_requires")}
+    return found
+
+
+def main():
+    os.makedirs(DEPS, exist_ok=True)
+    code, out = run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", VENV], timeout=120)
+    if code != 0:
+        print("the virtual environment could not be made: " + tail(out), file=sys.stderr)
+        sys.exit(3)
+    wanted = []
+    seen = set()
+
+    def want(spec, source):
+        spec = spec.strip()
+        if not spec or spec.lower() in seen:
+            return
+        seen.add(spec.lower())
+        reason = refused(spec)
+        if reason:
+            REPORT["refused"].append({"what": spec, "source": source, "reason": reason})
+        else:
+            wanted.append((spec, source))
+
+    for r in PLAN.get("requirements", []):
+        want(r["spec"], r["source"])
+    if PLAN.get("setup_py") and os.path.exists(os.path.join(WORK, "setup.py")):
+        found = capture_setup_py()
+        for key in ("install_requires", "tests_require"):
+            for spec in found.get(key) or []:
+                want(spec, "setup.py " + key)
+        for extra, specs in (found.get("extras_require") or {}).items():
+            name = extra.split(":")[0].strip().lower()
+            if name in TEST_NAMES or name.startswith("test"):
+                for spec in specs or []:
+                    marker = extra.split(":", 1)[1] if ":" in extra else ""
+                    want(spec + (" ; " + marker if marker and ";" not in spec else ""), "setup.py extras_require." + extra)
+
+    pip = [PY, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+           "--progress-bar", "off", "--no-warn-script-location", "--no-compile"]
+    if PLAN.get("index_url"):
+        pip += ["--index-url", PLAN["index_url"]]
+    for extra in PLAN.get("extra_index_urls", []):
+        pip += ["--extra-index-url", extra]
+    if PLAN.get("constraints"):
+        with open("/tmp/proven-constraints.txt", "w") as f:
+            f.write("\n".join(c["spec"] for c in PLAN["constraints"]) + "\n")
+        pip += ["-c", "/tmp/proven-constraints.txt"]
+
+    if wanted:
+        with open("/tmp/proven-requirements.txt", "w") as f:
+            f.write("\n".join(spec for spec, _ in wanted) + "\n")
+        code, out = run(pip + ["-r", "/tmp/proven-requirements.txt"])
+        if code == 0:
+            REPORT["notes"].append("every requirement resolved together")
+        else:
+            # Together they do not resolve: each on its own, so one that cannot be had never
+            # blocks the others.
+            REPORT["notes"].append("the requirements did not resolve together: " + tail(out, 2))
+            for spec, source in wanted:
+                code, out = run(pip + [spec])
+                if code != 0:
+                    REPORT["not_prepared"].append({"what": spec, "source": source, "reason": tail(out, 3)})
+
+    if PLAN.get("project"):
+        target = WORK
+        # An editable install: the project's code stays where each run's tree is (/work).
+        code, out = run(pip + ["--no-deps", "-e", target, "--config-settings", "editable_mode=compat"])
+        if code != 0:
+            code, out = run(pip + ["--no-deps", "-e", target])
+        if code == 0:
+            REPORT["project"] = {"installed": True, "how": "editable install of /work"}
+        else:
+            # The project's own build failed: its code is still importable from where it is.
+            root = WORK + "/src" if os.path.isdir(WORK + "/src") and not os.path.exists(WORK + "/src/__init__.py") else WORK
+            site = [p for p in os.listdir(VENV + "/lib") if p.startswith("python")]
+            for p in site:
+                with open(os.path.join(VENV, "lib", p, "site-packages", "proven-project.pth"), "w") as f:
+                    f.write(root + "\n")
+            REPORT["project"] = {"installed": False, "how": "on the path as %s" % root, "error": tail(out, 3)}
+            REPORT["not_prepared"].append({"what": "the project itself (as an installed package)",
+                                           "source": "its build", "reason": tail(out, 3)})
+
+    code, out = run([PY, "-m", "pip", "list", "--format", "json", "--disable-pip-version-check"], timeout=120)
+    try:
+        REPORT["installed"] = ["%s==%s" % (p["name"], p["version"]) for p in json.loads(out.strip().splitlines()[-1])]
+    except Exception:
+        pass
+    # The run's root filesystem is read-only: compiled now, or compiled at every run.
+    run([PY, "-m", "compileall", "-q", "-j", "0", VENV], timeout=600)
+    with open(DEPS + "/report.json", "w") as f:
+        json.dump(REPORT, f, indent=1)
+
+
+main()

@@ -1,0 +1,521 @@
+//! How many tests a run's test runner says passed, failed and were skipped, read from the
+//! runner's own summary lines as the output streams by (the whole output, not only the
+//! kept head and tail, so a cap cannot hide a summary).
+//!
+//! A run "passes" only when at least one test ran and every test that ran passed; a run
+//! that skipped everything, collected nothing or ran zero tests is not a pass (DESIGN.md
+//! section 3, step 6). Each runner says how many ran, in its own words:
+//! - pytest: the last summary line (`1 failed, 2 passed, 1 skipped in 0.12s`,
+//!   `no tests ran in 0.01s`); unittest: `Ran N tests` and `OK (skipped=1)` /
+//!   `FAILED (failures=1, errors=1)`;
+//! - libtest (cargo test): every `test result:` line, summed over the test binaries;
+//! - go test -v: the top-level `--- PASS:`, `--- FAIL:`, `--- SKIP:` lines;
+//! - node --test (TAP): the closing `# pass N`, `# fail N`, `# skipped N`, `# todo N`;
+//!   jest `Tests: …`, mocha `N passing`/`N failing`/`N pending`, vitest `Tests  … (N)`.
+//!
+//! No parser in the ecosystem reads all of these from one stream (pytest's JUnit XML, go's
+//! test2json and TAP parsers each read one runner's own format, and need the runner to
+//! write it), so this small one is written here.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Language;
+
+/// What the runner reported.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestCounts {
+    pub passed: u64,
+    pub failed: u64,
+    /// Skipped, ignored, expected failures, todo: tests that did not run to a verdict.
+    pub skipped: u64,
+    /// Errors outside a test's own assertions (pytest's setup, teardown and collection
+    /// errors; unittest's errors).
+    pub errors: u64,
+}
+
+impl TestCounts {
+    /// Tests that ran to a verdict (passed, failed, or errored).
+    pub fn ran(&self) -> u64 {
+        self.passed + self.failed + self.errors
+    }
+
+    fn add(&mut self, other: TestCounts) {
+        self.passed += other.passed;
+        self.failed += other.failed;
+        self.skipped += other.skipped;
+        self.errors += other.errors;
+    }
+}
+
+impl std::fmt::Display for TestCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} passed, {} failed, {} skipped",
+            self.passed, self.failed, self.skipped
+        )?;
+        if self.errors > 0 {
+            write!(f, ", {} errors", self.errors)?;
+        }
+        Ok(())
+    }
+}
+
+/// Lines longer than this are not summary lines: only their start is kept.
+const MAX_LINE: usize = 4096;
+
+/// Reads a run's output as it arrives and keeps the runner's counts.
+pub(crate) struct Tally {
+    language: Language,
+    line: Vec<u8>,
+    /// pytest's last summary line.
+    pytest: Option<TestCounts>,
+    /// unittest: `Ran N tests`, then its result line.
+    unittest_ran: Option<u64>,
+    unittest: Option<TestCounts>,
+    /// libtest: the sum of every `test result:` line.
+    libtest: Option<TestCounts>,
+    /// go test -v: top-level test lines; `go_seen` once go test printed anything of its own.
+    go: TestCounts,
+    go_seen: bool,
+    /// The last value of each TAP summary line (`# pass`, `# fail`, ...).
+    tap: Option<TestCounts>,
+    jest: Option<TestCounts>,
+    mocha: Option<TestCounts>,
+}
+
+impl Tally {
+    pub fn new(language: Language) -> Tally {
+        Tally {
+            language,
+            line: Vec::new(),
+            pytest: None,
+            unittest_ran: None,
+            unittest: None,
+            libtest: None,
+            go: TestCounts::default(),
+            go_seen: false,
+            tap: None,
+            jest: None,
+            mocha: None,
+        }
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        let mut rest = bytes;
+        while let Some(at) = memchr::memchr(b'\n', rest) {
+            self.take(&rest[..at]);
+            let line = std::mem::take(&mut self.line);
+            self.line_done(&line);
+            rest = &rest[at + 1..];
+        }
+        self.take(rest);
+    }
+
+    fn take(&mut self, part: &[u8]) {
+        let room = MAX_LINE.saturating_sub(self.line.len());
+        self.line.extend_from_slice(&part[..part.len().min(room)]);
+    }
+
+    /// The counts, when the runner printed a summary this reads.
+    pub fn finish(mut self) -> Option<TestCounts> {
+        if !self.line.is_empty() {
+            let line = std::mem::take(&mut self.line);
+            self.line_done(&line);
+        }
+        match self.language {
+            Language::Python => self.pytest.or(self.unittest),
+            Language::Rust => self.libtest,
+            Language::Go => self.go_seen.then_some(self.go),
+            Language::Node => self.tap.or(self.jest).or(self.mocha),
+        }
+    }
+
+    fn line_done(&mut self, raw: &[u8]) {
+        let lossy = String::from_utf8_lossy(raw);
+        let text = strip_ansi(&lossy);
+        let line = text.trim_end_matches('\r');
+        match self.language {
+            Language::Python => self.python(line),
+            Language::Rust => {
+                if let Some(counts) = libtest_summary(line) {
+                    self.libtest.get_or_insert_default().add(counts);
+                }
+            }
+            Language::Go => self.go(line),
+            Language::Node => self.node(line),
+        }
+    }
+
+    fn python(&mut self, line: &str) {
+        if let Some(counts) = pytest_summary(line) {
+            self.pytest = Some(counts);
+            return;
+        }
+        let trimmed = line.trim();
+        if let Some(n) = trimmed
+            .strip_prefix("Ran ")
+            .and_then(|r| r.split_once(' '))
+            .filter(|(_, rest)| rest.starts_with("test"))
+            .and_then(|(n, _)| n.parse::<u64>().ok())
+        {
+            self.unittest_ran = Some(n);
+            return;
+        }
+        if let Some(ran) = self.unittest_ran
+            && let Some(counts) = unittest_result(trimmed, ran)
+        {
+            self.unittest = Some(counts);
+        }
+    }
+
+    fn go(&mut self, line: &str) {
+        // Only top-level tests: a subtest's line is indented.
+        if let Some(rest) = line.strip_prefix("--- ") {
+            self.go_seen = true;
+            if rest.starts_with("PASS: ") {
+                self.go.passed += 1;
+            } else if rest.starts_with("FAIL: ") {
+                self.go.failed += 1;
+            } else if rest.starts_with("SKIP: ") {
+                self.go.skipped += 1;
+            }
+            return;
+        }
+        if line.starts_with("ok  ")
+            || line.starts_with("FAIL\t")
+            || line == "PASS"
+            || line == "FAIL"
+            || line.starts_with("=== RUN")
+        {
+            self.go_seen = true;
+        }
+    }
+
+    fn node(&mut self, line: &str) {
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix("# ")
+            && let Some((word, n)) = rest.split_once(' ')
+            && let Ok(n) = n.trim().parse::<u64>()
+        {
+            let tap = self.tap.get_or_insert_default();
+            match word {
+                "pass" => tap.passed = n,
+                "fail" => tap.failed = n,
+                "cancelled" => tap.errors = n,
+                "skipped" => tap.skipped = n,
+                "todo" => tap.skipped += n,
+                _ => {}
+            }
+            return;
+        }
+        if let Some(rest) = trimmed.strip_prefix("Tests:") {
+            // jest: `Tests:       1 failed, 1 skipped, 2 passed, 4 total`
+            let mut counts = TestCounts::default();
+            for part in rest.split(',') {
+                let mut words = part.split_whitespace();
+                let (Some(n), Some(word)) = (words.next(), words.next()) else {
+                    continue;
+                };
+                let Ok(n) = n.parse::<u64>() else { continue };
+                match word {
+                    "passed" => counts.passed += n,
+                    "failed" => counts.failed += n,
+                    "skipped" | "todo" | "pending" => counts.skipped += n,
+                    _ => {}
+                }
+            }
+            self.jest = Some(counts);
+            return;
+        }
+        if let Some(rest) = trimmed.strip_prefix("Tests ") {
+            // vitest: `Tests  1 failed | 2 passed | 1 skipped (4)`
+            let mut counts = TestCounts::default();
+            let body = rest.split('(').next().unwrap_or_default();
+            for part in body.split('|') {
+                let mut words = part.split_whitespace();
+                let (Some(n), Some(word)) = (words.next(), words.next()) else {
+                    continue;
+                };
+                let Ok(n) = n.parse::<u64>() else { continue };
+                match word {
+                    "passed" => counts.passed += n,
+                    "failed" => counts.failed += n,
+                    "skipped" | "todo" => counts.skipped += n,
+                    _ => {}
+                }
+            }
+            self.jest = Some(counts);
+            return;
+        }
+        // mocha: `  3 passing (10ms)`, `  1 failing`, `  2 pending`
+        let mut words = trimmed.split_whitespace();
+        if let (Some(n), Some(word)) = (words.next(), words.next())
+            && let Ok(n) = n.parse::<u64>()
+        {
+            let slot = match word {
+                "passing" => 0,
+                "failing" => 1,
+                "pending" => 2,
+                _ => return,
+            };
+            let mocha = self.mocha.get_or_insert_default();
+            match slot {
+                0 => mocha.passed = n,
+                1 => mocha.failed = n,
+                _ => mocha.skipped = n,
+            }
+        }
+    }
+}
+
+/// Removes terminal colour and cursor sequences (`ESC [ … letter`).
+fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\u{1b}') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// pytest's closing line: `= 1 failed, 2 passed, 1 skipped, 3 warnings in 0.12s =`, with
+/// or without the `=` rule; `no tests ran in 0.01s`.
+fn pytest_summary(line: &str) -> Option<TestCounts> {
+    let inner = line.trim().trim_matches('=').trim();
+    let (items, time) = inner.rsplit_once(" in ")?;
+    let time = time.split_whitespace().next()?;
+    let seconds = time.strip_suffix('s')?;
+    if seconds.parse::<f64>().is_err() {
+        return None;
+    }
+    let mut counts = TestCounts::default();
+    if items.trim() == "no tests ran" {
+        return Some(counts);
+    }
+    for item in items.split(", ") {
+        let (n, word) = item.trim().split_once(' ')?;
+        let n: u64 = n.parse().ok()?;
+        match word {
+            "passed" | "xpassed" => counts.passed += n,
+            "failed" => counts.failed += n,
+            "skipped" | "xfailed" => counts.skipped += n,
+            "error" | "errors" => counts.errors += n,
+            "deselected" | "warning" | "warnings" | "rerun" | "reruns" => {}
+            _ => return None,
+        }
+    }
+    Some(counts)
+}
+
+/// unittest's result line after `Ran N tests`: `OK`, `OK (skipped=1)`, `FAILED (failures=1,
+/// errors=2, skipped=1, expected failures=1, unexpected successes=1)`.
+fn unittest_result(line: &str, ran: u64) -> Option<TestCounts> {
+    let details = if line == "OK" || line == "FAILED" {
+        ""
+    } else {
+        let (head, rest) = line.split_once(" (")?;
+        if head != "OK" && head != "FAILED" {
+            return None;
+        }
+        rest.strip_suffix(')')?
+    };
+    let mut counts = TestCounts::default();
+    let mut not_passed = 0;
+    for item in details.split(", ").filter(|s| !s.is_empty()) {
+        let (key, n) = item.split_once('=')?;
+        let n: u64 = n.parse().ok()?;
+        match key {
+            "failures" | "unexpected successes" => counts.failed += n,
+            "errors" => counts.errors += n,
+            "skipped" | "expected failures" => counts.skipped += n,
+            _ => return None,
+        }
+        not_passed += n;
+    }
+    counts.passed = ran.saturating_sub(not_passed);
+    Some(counts)
+}
+
+/// libtest's `test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 2 filtered out;
+/// finished in 0.00s`.
+fn libtest_summary(line: &str) -> Option<TestCounts> {
+    let rest = line.trim().strip_prefix("test result: ")?;
+    let (_, items) = rest.split_once(". ")?;
+    let mut counts = TestCounts::default();
+    for item in items.split(';') {
+        let mut words = item.split_whitespace();
+        let (Some(n), Some(word)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let Ok(n) = n.parse::<u64>() else { continue };
+        match word {
+            "passed" => counts.passed += n,
+            "failed" => counts.failed += n,
+            "ignored" => counts.skipped += n,
+            _ => {}
+        }
+    }
+    Some(counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tally(language: Language, output: &str) -> Option<TestCounts> {
+        let mut t = Tally::new(language);
+        // In awkward chunks: a summary split across reads is still read.
+        for chunk in output.as_bytes().chunks(7) {
+            t.push(chunk);
+        }
+        t.finish()
+    }
+
+    fn c(passed: u64, failed: u64, skipped: u64, errors: u64) -> Option<TestCounts> {
+        Some(TestCounts {
+            passed,
+            failed,
+            skipped,
+            errors,
+        })
+    }
+
+    #[test]
+    fn pytest_summaries_in_every_shape() {
+        use Language::Python;
+        assert_eq!(
+            tally(Python, ".F.s\n1 failed, 2 passed, 1 skipped in 0.12s\n"),
+            c(2, 1, 1, 0)
+        );
+        assert_eq!(
+            tally(
+                Python,
+                "==== 1 passed, 3 warnings, 2 deselected in 65.10s (0:01:05) ====\n"
+            ),
+            c(1, 0, 0, 0)
+        );
+        assert_eq!(tally(Python, "s\n1 skipped in 0.01s\n"), c(0, 0, 1, 0));
+        assert_eq!(tally(Python, "\nno tests ran in 0.01s\n"), c(0, 0, 0, 0));
+        assert_eq!(
+            tally(Python, "1 xfailed, 1 xpassed, 1 error in 0.2s"),
+            c(1, 0, 1, 1)
+        );
+        // Coloured output, and a test that prints something summary-like earlier: the last
+        // summary wins.
+        assert_eq!(
+            tally(
+                Python,
+                "3 passed in 1.0s\n\u{1b}[31m\u{1b}[1m1 failed\u{1b}[0m, \u{1b}[32m1 passed\u{1b}[0m\u{1b}[31m in 0.05s\u{1b}[0m\n"
+            ),
+            c(1, 1, 0, 0)
+        );
+        assert_eq!(tally(Python, "all good\n"), None, "no runner summary");
+        assert_eq!(tally(Python, "it ran 3 things in 2s\n"), None);
+    }
+
+    #[test]
+    fn unittest_summaries() {
+        use Language::Python;
+        assert_eq!(
+            tally(
+                Python,
+                "...\n-------\nRan 4 tests in 0.001s\n\nOK (skipped=1)\n"
+            ),
+            c(3, 0, 1, 0)
+        );
+        assert_eq!(
+            tally(
+                Python,
+                "Ran 5 tests in 0.002s\n\nFAILED (failures=1, errors=1, expected failures=1)\n"
+            ),
+            c(2, 1, 1, 1)
+        );
+        assert_eq!(
+            tally(Python, "Ran 0 tests in 0.000s\n\nOK\n"),
+            c(0, 0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn libtest_results_are_summed_over_binaries() {
+        let out = "running 2 tests\ntest a ... ok\ntest b ... FAILED\n\ntest result: FAILED. 1 passed; 1 failed; 1 ignored; 0 measured; 3 filtered out; finished in 0.00s\n\nrunning 1 test\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s\n";
+        assert_eq!(tally(Language::Rust, out), c(2, 1, 1, 0));
+        assert_eq!(
+            tally(
+                Language::Rust,
+                "test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 5 filtered out"
+            ),
+            c(0, 0, 0, 0)
+        );
+        assert_eq!(tally(Language::Rust, "error: could not compile\n"), None);
+    }
+
+    #[test]
+    fn go_counts_top_level_tests_only() {
+        let out = "=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n=== RUN   TestB/sub\n    --- FAIL: TestB/sub (0.00s)\n--- FAIL: TestB (0.00s)\n=== RUN   TestC\n    x_test.go:9: skipped\n--- SKIP: TestC (0.00s)\nFAIL\nFAIL\texample.com/m\t0.003s\n";
+        assert_eq!(tally(Language::Go, out), c(1, 1, 1, 0));
+        assert_eq!(
+            tally(
+                Language::Go,
+                "testing: warning: no tests to run\nPASS\nok  \texample.com/m\t0.002s [no tests to run]\n"
+            ),
+            c(0, 0, 0, 0)
+        );
+        assert_eq!(
+            tally(Language::Go, "# example.com/m\n./a.go:3: syntax error\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn node_tap_jest_mocha_and_vitest() {
+        use Language::Node;
+        let tap = "TAP version 13\nok 1 - a\nok 2 - b # SKIP\nnot ok 3 - c\n1..3\n# tests 3\n# suites 0\n# pass 1\n# fail 1\n# cancelled 0\n# skipped 1\n# todo 0\n# duration_ms 12.5\n";
+        assert_eq!(tally(Node, tap), c(1, 1, 1, 0));
+        assert_eq!(
+            tally(
+                Node,
+                "Test Suites: 1 failed, 1 total\nTests:       1 failed, 1 skipped, 2 passed, 4 total\n"
+            ),
+            c(2, 1, 1, 0)
+        );
+        assert_eq!(
+            tally(Node, "\n  3 passing (10ms)\n  2 pending\n  1 failing\n"),
+            c(3, 1, 2, 0)
+        );
+        assert_eq!(
+            tally(
+                Node,
+                " Test Files  1 failed (1)\n      Tests  1 failed | 2 passed | 1 skipped (4)\n"
+            ),
+            c(2, 1, 1, 0)
+        );
+        assert_eq!(tally(Node, "SyntaxError: Unexpected token\n"), None);
+    }
+
+    #[test]
+    fn an_endless_line_costs_bounded_memory() {
+        let mut t = Tally::new(Language::Python);
+        for _ in 0..1000 {
+            t.push(&[b'x'; 1000]);
+        }
+        assert!(t.line.len() <= MAX_LINE);
+        t.push(b"\n1 passed in 0.1s\n");
+        assert_eq!(t.finish(), c(1, 0, 0, 0));
+    }
+}
