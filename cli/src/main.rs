@@ -48,6 +48,13 @@ enum Command {
         /// The review id printed by `proven review`.
         review_id: String,
     },
+    /// Render a stored review's result again, in any format (exit code as the review's).
+    Show {
+        /// The review id printed by `proven review`.
+        review_id: String,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
     /// Configuration commands.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -211,6 +218,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
             Command::Db(DbCommand::Import { paths }) => db::import(&store, &paths).await,
             Command::Db(DbCommand::Stats) => db::stats(&store).await,
             Command::Trace { review_id } => trace(&store, &review_id).await,
+            Command::Show { review_id, output } => show(&store, &config, &review_id, &output).await,
             Command::Serve => serve(&store, &config).await,
             Command::Livecheck => livecheck::run(&store, &config).await,
             Command::Worker { steps } => worker(&store, &layers, &config, steps).await,
@@ -553,6 +561,31 @@ async fn scan(
         .await
         .map_err(Exit::from_review)?;
     emit(&report, config, &output)?;
+    Ok(result_code(&report))
+}
+
+async fn show(
+    store: &Store,
+    config: &Config,
+    review_id: &str,
+    output: &OutputArgs,
+) -> Result<u8, Exit> {
+    let review = store.review(review_id).await.map_err(|e| match e {
+        proven_store::StoreError::NotFound(what) => Exit::input(format!("{what} not found")),
+        other => Exit::store(other.to_string()),
+    })?;
+    let Some(result) = review.result else {
+        return Err(Exit::input(format!(
+            "review {review_id} has no result yet (status {})",
+            review.status.as_str()
+        )));
+    };
+    let report: Report = serde_json::from_str(&result).map_err(|e| {
+        Exit::internal(format!(
+            "review {review_id}: the stored result does not read: {e}"
+        ))
+    })?;
+    emit(&report, config, output)?;
     Ok(result_code(&report))
 }
 

@@ -4,6 +4,7 @@
 mod agents;
 mod chaos;
 mod common;
+mod evidence;
 mod expected;
 mod review;
 mod sandbox_jobs;

@@ -46,6 +46,7 @@ async fn a_runner_sigkilled_mid_run_is_redelivered_swept_and_recorded_once() {
         }],
         patch: Vec::new(),
         timeout_secs: Some(120),
+        plain: false,
         then: None,
     };
     let store = &service.store.store.clone();

@@ -8,7 +8,9 @@
 mod dependency;
 mod ecosystem;
 mod proof;
+mod repository;
 
 pub use dependency::{Dependency, DependencyKind, Origin};
 pub use ecosystem::{Ecosystem, UnknownEcosystem};
 pub use proof::{ProofCounts, ProofLevel};
+pub use repository::repository_identity;

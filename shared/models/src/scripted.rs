@@ -26,6 +26,8 @@ pub enum Reply {
     Unavailable(u64),
     /// Wait this long, then answer 500 (for client timeouts).
     Hang(Duration),
+    /// Wait this long, then answer this JSON value (for what happens meanwhile).
+    JsonAfter(Duration, Value),
 }
 
 struct Rule {
@@ -182,6 +184,10 @@ async fn complete(
         Some(Reply::Hang(d)) => {
             tokio::time::sleep(d).await;
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        }
+        Some(Reply::JsonAfter(d, v)) => {
+            tokio::time::sleep(d).await;
+            v.to_string()
         }
         Some(Reply::Json(v)) => v.to_string(),
         Some(Reply::Text(t)) => t,

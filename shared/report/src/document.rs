@@ -286,6 +286,9 @@ pub struct Finding {
     /// A fix the Fixer proposed and the sandbox proved (defects only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch: Option<PatchRef>,
+    /// A fix that was tried and not proved: never shown as a patch, always said, with why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix_not_proved: Option<FixNotProved>,
     /// The rows or runs that prove it.
     pub evidence: Vec<Evidence>,
 }
@@ -300,6 +303,19 @@ pub struct PatchRef {
     /// The try that gave it (1-based).
     pub attempt: u32,
     /// The runs on the change with the patch: the proving test, then the package's tests.
+    pub runs: Vec<RunRef>,
+}
+
+/// A fix the Fixer tried that the sandbox did not prove (or that was refused before any
+/// run): the reason names the run that failed, or the rule the patch broke.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FixNotProved {
+    /// Tries made (each told only what failed before).
+    pub attempts: u32,
+    /// Why the last try was not proved.
+    pub reason: String,
+    /// The runs of the last try, when it ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<RunRef>,
 }
 
@@ -368,11 +384,21 @@ pub struct SkepticRef {
     pub reason: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact: Option<String>,
+    /// The refutation it picked from the closed list (flaky, wrong_cause, intended, query),
+    /// which Proven's own runs or rows did not bear out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refutation: Option<String>,
+    /// Unresolved: what would settle it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs: Option<String>,
 }
 
 /// One sandbox run, as evidence: enough for a reader to run it again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunRef {
+    /// The run's id (its key): what a reader, or a Skeptic conceding, names it by.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub run_id: String,
     /// base or change.
     pub side: String,
     pub commit: String,
@@ -384,6 +410,19 @@ pub struct RunRef {
     pub duration_ms: u64,
     pub output_tail: String,
     pub output_sha256: String,
+    /// What the test runner reported: tests passed, failed, skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests: Option<RunTests>,
+}
+
+/// A run's test counts, as its runner reported them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunTests {
+    pub passed: u64,
+    pub failed: u64,
+    pub skipped: u64,
+    #[serde(default)]
+    pub errors: u64,
 }
 
 impl Finding {
@@ -497,6 +536,10 @@ pub struct TestRef {
 pub struct Unproven {
     pub claim: String,
     pub reason: String,
+    /// The runs that showed it (a Skeptic's refutation that Proven's runs bore out: the
+    /// claim names the wrong cause, or the change's own tests show it intended).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<RunRef>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

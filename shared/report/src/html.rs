@@ -32,7 +32,8 @@ pre{background:#f6f8fa;padding:8px;overflow-x:auto}section{margin:1.5em 0}
 {% if f.exploited %}<tr><th>Exploited</th><td>{{ f.exploited.cve }} is in CISA KEV</td></tr>{% endif %}
 {% if f.epss %}<tr><th>EPSS</th><td>{{ f.epss.cve }}: {{ "%.5f" | format(f.epss.probability) }} (percentile {{ "%.5f" | format(f.epss.percentile) }})</td></tr>{% endif %}
 {% if f.fix %}<tr><th>Fix</th><td>{% if f.fix.version %}<code>{{ f.fix.version }}</code> ({{ f.fix.note }}){% else %}{{ f.fix.note }}{% endif %}</td></tr>{% endif %}
-{% if f.skeptic %}<tr><th>Skeptic</th><td>{{ f.skeptic.verdict }}{% if f.skeptic.artifact %} (opened {{ f.skeptic.artifact }}){% endif %}: {{ f.skeptic.reason }}</td></tr>{% endif %}
+{% if f.skeptic %}<tr><th>Skeptic</th><td>{{ f.skeptic.verdict }}{% if f.skeptic.refutation %} ({{ f.skeptic.refutation }}){% endif %}{% if f.skeptic.artifact %} (opened {{ f.skeptic.artifact }}){% endif %}: {{ f.skeptic.reason }}{% if f.skeptic.needs %}; needs: {{ f.skeptic.needs }}{% endif %}</td></tr>{% endif %}
+{% if f.fix_not_proved %}<tr><th>Fix</th><td>fix not proved ({{ f.fix_not_proved.attempts }} {% if f.fix_not_proved.attempts == 1 %}try{% else %}tries{% endif %}): {{ f.fix_not_proved.reason }}</td></tr>{% endif %}
 {% if f.patch %}<tr><th>Proposed fix</th><td>proved (try {{ f.patch.attempt }}): with it the test passes, and so do the package's tests: {{ f.patch.explanation }}{% for e in f.patch.edits %}<p><code>{{ e.path }}</code></p><pre class="diff">- {{ e.old_text }}
 + {{ e.new_text }}</pre>{% endfor %}</td></tr>{% endif %}
 </table>

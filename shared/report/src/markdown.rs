@@ -51,7 +51,8 @@ No finding.
 |---|---|
 | Proof | `{{ f.proof_level }}`: the test fails on the change and passes on the base |
 | Where | `{{ f.location.path }}`{% if f.location.line %} line {{ f.location.line }}{% endif %} |
-{% if f.skeptic %}| Skeptic | {{ f.skeptic.verdict }}{% if f.skeptic.artifact %} (opened {{ f.skeptic.artifact | md }}){% endif %}: {{ f.skeptic.reason | md }} |
+{% if f.skeptic %}| Skeptic | {{ f.skeptic.verdict }}{% if f.skeptic.refutation %} ({{ f.skeptic.refutation }}){% endif %}{% if f.skeptic.artifact %} (opened {{ f.skeptic.artifact | md }}){% endif %}: {{ f.skeptic.reason | md }}{% if f.skeptic.needs %}; needs: {{ f.skeptic.needs | md }}{% endif %} |
+{% endif %}{% if f.fix_not_proved %}| Fix | fix not proved ({{ f.fix_not_proved.attempts }} {% if f.fix_not_proved.attempts == 1 %}try{% else %}tries{% endif %}): {{ f.fix_not_proved.reason | md }} |
 {% endif %}{% if f.patch %}
 **Proposed fix** (proved, try {{ f.patch.attempt }}: with it the test passes, and so do the package's tests): {{ f.patch.explanation | md }}
 

@@ -188,6 +188,12 @@ fn result(f: &Finding, rule_index: usize) -> SarifResult {
             serde_json::to_value(patch).unwrap_or_default(),
         );
     }
+    if let Some(n) = &f.fix_not_proved {
+        props.insert(
+            "fix_not_proved".to_string(),
+            serde_json::to_value(n).unwrap_or_default(),
+        );
+    }
     if let Some(k) = &f.exploited {
         props.insert(
             "exploited".to_string(),

@@ -308,9 +308,23 @@ fn write_defect(out: &mut String, p: &Paint, f: &Finding) {
             let code = r
                 .exit_code
                 .map_or_else(|| "none".to_string(), |c| c.to_string());
+            let tests = r
+                .tests
+                .map(|t| {
+                    format!(
+                        ", {} passed {} failed {} skipped",
+                        t.passed, t.failed, t.skipped
+                    )
+                })
+                .unwrap_or_default();
+            let id = if r.run_id.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", r.run_id)
+            };
             let _ = writeln!(
                 out,
-                "  run:       {} {} → {} (exit {code}, {} ms, output sha256 {})",
+                "  run:       {} {} → {} (exit {code}{tests}, {} ms, output sha256 {}){id}",
                 r.side,
                 &r.commit[..12.min(r.commit.len())],
                 r.outcome,
@@ -325,7 +339,28 @@ fn write_defect(out: &mut String, p: &Paint, f: &Finding) {
             .as_deref()
             .map(|a| format!(", opened {a}"))
             .unwrap_or_default();
-        let _ = writeln!(out, "  skeptic:   {}{artifact}: {}", s.verdict, s.reason);
+        let refutation = s
+            .refutation
+            .as_deref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  skeptic:   {}{refutation}{artifact}: {}",
+            s.verdict, s.reason
+        );
+        if let Some(needs) = &s.needs {
+            let _ = writeln!(out, "  needs:     {needs}");
+        }
+    }
+    if let Some(n) = &f.fix_not_proved {
+        let _ = writeln!(
+            out,
+            "  fix not proved ({} {}): {}",
+            n.attempts,
+            if n.attempts == 1 { "try" } else { "tries" },
+            n.reason
+        );
     }
     if let Some(patch) = &f.patch {
         let _ = writeln!(

@@ -51,6 +51,7 @@ fn finding(level: Level, kind: FindingKind, name: &str, id: &str, line: Option<u
         claim: None,
         skeptic: None,
         patch: None,
+        fix_not_proved: None,
         evidence: vec![Evidence {
             kind: "advisory_row".into(),
             advisory_id: Some(id.into()),
@@ -69,6 +70,8 @@ fn finding(level: Level, kind: FindingKind, name: &str, id: &str, line: Option<u
 /// A defect proved by a test: no package, no advisory; runs as evidence.
 fn defect() -> Finding {
     let run = |side: &str, outcome: &str, code: i64| RunRef {
+        run_id: format!("r0-{side}-1"),
+        tests: None,
         side: side.into(),
         commit: if side == "base" {
             "a".repeat(40)
@@ -107,8 +110,11 @@ fn defect() -> Finding {
         skeptic: Some(SkepticRef {
             verdict: "conceded".into(),
             reason: "the change run fails".into(),
-            artifact: Some("run change 1".into()),
+            artifact: Some("run r0-change-1".into()),
+            refutation: None,
+            needs: None,
         }),
+        fix_not_proved: None,
         patch: Some(PatchRef {
             edits: vec![PatchEdit {
                 path: "calc.py".into(),
@@ -150,6 +156,30 @@ fn defect() -> Finding {
     }
 }
 
+/// A defect whose fix was tried and not proved, that a Skeptic refuted without evidence.
+fn unfixed_defect() -> Finding {
+    let mut f = defect();
+    f.id = "defect:calc.py:fedcba9876543210".into();
+    f.title = "divide floors".into();
+    f.patch = None;
+    f.skeptic = Some(SkepticRef {
+        verdict: "refuted_without_evidence".into(),
+        reason: "it looks flaky (not flaky: 3 more runs per side with other seeds all agree)"
+            .into(),
+        artifact: None,
+        refutation: Some("flaky".into()),
+        needs: None,
+    });
+    f.fix_not_proved = Some(FixNotProved {
+        attempts: 2,
+        reason:
+            "with the patch the finding's own test does not pass: test_failed (1 failed in 0.02s)"
+                .into(),
+        runs: Vec::new(),
+    });
+    f
+}
+
 fn sample() -> Report {
     let mut r = Report::new(ReportKind::Review, "/repo");
     r.review_id = Some("01TEST".into());
@@ -169,6 +199,7 @@ fn sample() -> Report {
     });
     r.findings = vec![
         defect(),
+        unfixed_defect(),
         finding(
             Level::Advisory,
             FindingKind::Unmaintained,
@@ -208,6 +239,7 @@ fn sample() -> Report {
     r.unproven = vec![Unproven {
         claim: "divide <rounds> down".into(),
         reason: "the Prover's test passed on the change".into(),
+        runs: Vec::new(),
     }];
     r.failed_services = vec![FailedService {
         service: "skeptic r1".into(),
@@ -254,11 +286,11 @@ fn seal_orders_by_proof_and_counts_every_level() {
         Level::Reproduced,
         "strongest proof first"
     );
-    assert_eq!(r.findings[1].proof_level, Level::Exploited);
+    assert_eq!(r.findings[2].proof_level, Level::Exploited);
     assert_eq!(
         r.proof_counts,
         LevelCounts {
-            reproduced: 1,
+            reproduced: 2,
             exploited: 1,
             advisory: 2,
             tool: 0
@@ -450,6 +482,44 @@ fn a_github_review_carries_proved_fixes_as_suggestions() {
             .is_some_and(|b| b.ends_with("```suggestion\n    return a + b  # <sum>\n```")),
         "{}",
         comments[0]["body"]
+    );
+}
+
+/// A fix that was tried and not proved is said, with why, in every format: never a silence,
+/// never shown as a patch.
+#[test]
+fn a_fix_not_proved_is_said_with_its_reason_in_every_format() {
+    let report = sample();
+    let reason = "with the patch the finding's own test does not pass";
+    for format in [Format::Text, Format::Markdown, Format::Html, Format::Json] {
+        let out = render(&report, format, false);
+        let flat = out.replace("&#x27;", "'").replace("\\'", "'");
+        assert!(
+            out.contains("fix not proved") || out.contains("fix_not_proved"),
+            "{format:?}: {out}"
+        );
+        assert!(flat.contains(reason), "{format:?} names why: {out}");
+    }
+    let sarif: serde_json::Value =
+        serde_json::from_str(&render(&report, Format::Sarif, false)).expect("sarif");
+    let results = sarif["runs"][0]["results"].as_array().expect("results");
+    let unfixed = results
+        .iter()
+        .find(|r| r["properties"]["fix_not_proved"].is_object())
+        .expect("a SARIF result carries fix_not_proved");
+    assert!(
+        unfixed["properties"]["fix_not_proved"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains(reason))
+    );
+    let github: serde_json::Value =
+        serde_json::from_str(&render(&report, Format::Github, false)).expect("json");
+    let body = github["body"].as_str().expect("body");
+    assert!(body.contains("fix not proved"), "{body}");
+    assert_eq!(
+        github["comments"].as_array().map(Vec::len),
+        Some(1),
+        "an unproved fix is never a suggestion"
     );
 }
 

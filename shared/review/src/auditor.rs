@@ -325,7 +325,7 @@ pub async fn auditor(
                             );
                             if let Some(memory) = view
                                 .store
-                                .memory_lookup(view.repository, &fp)
+                                .memory_lookup(view.tenant, view.repository, &fp)
                                 .await
                                 .map_err(crate::pipeline::retryable)?
                             {

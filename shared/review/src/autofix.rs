@@ -20,7 +20,7 @@ use std::time::Duration;
 use proven_models::Cassette;
 use proven_pipeline::{Lease, Outcome, StepError};
 use proven_report::{Autofix, PatchEdit, RunRef};
-use proven_sandbox::{Edit, Language, RunRequest, Sandbox};
+use proven_sandbox::{Edit, Language, Sandbox};
 use proven_store::StepRow;
 use serde_json::json;
 
@@ -146,30 +146,16 @@ pub async fn autofix(
             .map_err(|e| StepError::Permanent(format!("{e}")))?;
         requests.push((
             k.title.clone(),
-            RunRequest::new(
-                view.repository_dir,
-                view.head,
-                language,
-                k.job.command.clone(),
-            )
-            .with_file(
-                k.job.test.path.clone(),
-                k.job.test.code.clone().into_bytes(),
-            )
-            .with_patch(patch.clone())
-            .with_timeout(TEST_TIMEOUT),
+            crate::agents::requests(&view, &k.job, &k.job.test)?
+                .1
+                .with_patch(patch.clone()),
             language,
         ));
     }
     let language = requests.first().map(|r| r.2).unwrap_or(Language::Python);
-    let mut suite = RunRequest::new(
-        view.repository_dir,
-        view.head,
-        language,
-        crate::fixer::suite_command(language),
-    )
-    .with_patch(patch)
-    .with_timeout(TEST_TIMEOUT);
+    let mut suite = crate::fixer::suite_request(view.repository_dir, view.head, language)
+        .with_patch(patch)
+        .with_timeout(TEST_TIMEOUT);
     for k in &fixed {
         suite = suite.with_file(
             k.job.test.path.clone(),
@@ -214,14 +200,8 @@ pub async fn autofix(
     match refused {
         Some(why) => result.open.push(why),
         None => {
-            for (i, (name, _, language)) in requests.iter().enumerate() {
-                let passed = records.get(i).is_some_and(|r| {
-                    r.outcome == proven_sandbox::Outcome::Passed
-                        && crate::fixer::tests_ran(
-                            *language,
-                            &format!("{}{}", r.output.head, r.output.tail),
-                        )
-                });
+            for (i, (name, _, _)) in requests.iter().enumerate() {
+                let passed = records.get(i).is_some_and(crate::fixer::passed);
                 if !passed {
                     result
                         .open

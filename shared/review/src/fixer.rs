@@ -381,15 +381,14 @@ pub async fn fixer(
     Ok(outcome(trace, to_json(&result)?, next, true))
 }
 
-/// The command that runs the package's whole test suite.
-pub(crate) fn suite_command(language: Language) -> Vec<String> {
-    let words: &[&str] = match language {
-        Language::Python => &["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        Language::Rust => &["cargo", "test", "--offline", "-q"],
-        Language::Node => &["node", "--test"],
-        Language::Go => &["go", "test", "-count=1", "./..."],
-    };
-    words.iter().map(|w| w.to_string()).collect()
+/// The run of the package's whole test suite on a tree (the sandbox's convention).
+pub(crate) fn suite_request(repository: &str, revision: &str, language: Language) -> RunRequest {
+    let run = language.suite_run();
+    let mut request = RunRequest::new(repository, revision, language, run.command);
+    for (k, v) in run.env {
+        request = request.with_env(k, v);
+    }
+    request
 }
 
 /// What a sequence of sandbox runs gave (recorded and replayed in sample mode).
@@ -463,36 +462,10 @@ pub(crate) async fn run_in_turn(
     Ok(done)
 }
 
-/// Whether a run that passed shows that tests ran at all (a runner told to collect nothing
-/// also exits 0): the runner's own count of passed tests, from its output.
-pub(crate) fn tests_ran(language: Language, output: &str) -> bool {
-    // The number just before `marker` on some line, when it is above zero.
-    let counted = |marker: &str| {
-        output.lines().any(|l| {
-            l.find(marker).is_some_and(|at| {
-                l[..at]
-                    .rsplit(|c: char| !c.is_ascii_digit())
-                    .next()
-                    .and_then(|n| n.parse::<u64>().ok())
-                    .is_some_and(|n| n > 0)
-            })
-        })
-    };
-    match language {
-        // "3 passed in 0.02s"
-        Language::Python => counted(" passed"),
-        // "test result: ok. 3 passed; 0 failed; …"
-        Language::Rust => counted(" passed;"),
-        // TAP: "# pass 3"
-        Language::Node => output
-            .lines()
-            .filter_map(|l| l.trim().strip_prefix("# pass "))
-            .any(|n| n.trim().parse::<u64>().is_ok_and(|n| n > 0)),
-        // "ok  \texample.com/x\t0.01s", and no package without tests
-        Language::Go => {
-            output.lines().any(|l| l.starts_with("ok ")) && !output.contains("[no test files]")
-        }
-    }
+/// Whether a run passed as evidence: the runner says tests ran and every test that ran
+/// passed (a runner told to collect nothing also exits 0).
+pub(crate) fn passed(record: &RunRecord) -> bool {
+    proven_sandbox::proof::evidence_outcome(record) == proven_sandbox::Outcome::Passed
 }
 
 /// Proves a candidate: with the patch on the change, the proving test passes, then the
@@ -523,15 +496,10 @@ pub async fn prove_fix(
         .collect();
     let (_, change) = requests(&view, job, &job.test)?;
     let proving = change.clone().with_patch(edits.clone());
-    let suite = RunRequest::new(
-        view.repository_dir,
-        view.head,
-        language,
-        suite_command(language),
-    )
-    .with_file(job.test.path.clone(), job.test.code.clone().into_bytes())
-    .with_patch(edits)
-    .with_timeout(TEST_TIMEOUT);
+    let suite = suite_request(view.repository_dir, view.head, language)
+        .with_file(job.test.path.clone(), job.test.code.clone().into_bytes())
+        .with_patch(edits)
+        .with_timeout(TEST_TIMEOUT);
     let cassette_key = runs_key(&[
         view.head,
         &job.test.path,
@@ -560,12 +528,7 @@ pub async fn prove_fix(
     for r in &runs {
         trace.push("sandbox_run", serde_json::to_value(r).unwrap_or_default());
     }
-    let passed = |i: usize| {
-        records.get(i).is_some_and(|r| {
-            r.outcome == proven_sandbox::Outcome::Passed
-                && tests_ran(language, &format!("{}{}", r.output.head, r.output.tail))
-        })
-    };
+    let passed = |i: usize| records.get(i).is_some_and(passed);
     let tail = |i: usize| -> String {
         runs.get(i)
             .map(|r| {
@@ -738,28 +701,6 @@ mod tests {
             assert!(r.contains(why), "{why}: {r:?}");
         }
         assert_eq!(refused(&answer(&[("calc.py", "b - a")], false)), "");
-    }
-
-    #[test]
-    fn a_pass_counts_only_when_tests_ran() {
-        assert!(tests_ran(Language::Python, "..\n2 passed in 0.01s\n"));
-        assert!(!tests_ran(Language::Python, "no tests ran in 0.01s\n"));
-        assert!(!tests_ran(Language::Python, "0 passed in 0.01s\n"));
-        assert!(tests_ran(
-            Language::Rust,
-            "test result: ok. 1 passed; 0 failed; 0 ignored"
-        ));
-        assert!(!tests_ran(
-            Language::Rust,
-            "test result: ok. 0 passed; 0 failed; 0 ignored"
-        ));
-        assert!(tests_ran(Language::Node, "# tests 1\n# pass 1\n# fail 0\n"));
-        assert!(!tests_ran(Language::Node, "# tests 0\n# pass 0\n"));
-        assert!(tests_ran(Language::Go, "ok  \texample.com/d\t0.01s\n"));
-        assert!(!tests_ran(
-            Language::Go,
-            "?   \texample.com/d\t[no test files]\n"
-        ));
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod investigator;
 pub mod pipeline;
 pub mod sandbox_job;
 pub mod scan;
+pub mod skeptic;
 pub mod steps;
 pub mod trace;
 

@@ -98,6 +98,9 @@ struct PlanResult {
     /// Autofix runs for this review.
     #[serde(default)]
     autofix: bool,
+    /// The model agents run for this review (the dependency findings face the Skeptic).
+    #[serde(default)]
+    agents: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -114,6 +117,28 @@ struct FileResult {
     input_errors: Vec<InputError>,
     not_seen: Vec<NotSeen>,
     files: Vec<DependencyFileSummary>,
+    /// Findings H-MEM holds an evidenced refutation of: (finding id, memory record id).
+    #[serde(default)]
+    remembered: Vec<(String, String)>,
+}
+
+/// The H-MEM fingerprint of a dependency finding: the lock file, the package at its
+/// version, and the advisory.
+fn deps_fingerprint(f: &Finding) -> String {
+    let package = f.package.as_ref().map(|p| {
+        format!(
+            "{}:{}@{}",
+            p.ecosystem,
+            p.name.to_lowercase(),
+            p.new_version
+        )
+    });
+    crate::agents::fingerprint(
+        "deps",
+        &f.location.path,
+        package.as_deref(),
+        f.advisory_id(),
+    )
 }
 
 /// The review's step handlers.
@@ -154,12 +179,27 @@ impl ReviewSteps {
         self
     }
 
-    /// What the agents' steps need to know about the review.
-    async fn view(&self, review_id: &str) -> Result<(IntakeResult, String), StepError> {
+    /// What the agents' steps need to know about the review: its intake, and the scope of
+    /// its memory (the repository's identity and the tenant).
+    async fn view(&self, review_id: &str) -> Result<(IntakeResult, MemoryScope), StepError> {
         let rows = self.results(review_id).await?;
         let intake: IntakeResult = result_of(&rows, INTAKE)?;
+        let scope = self.memory_scope(review_id).await?;
+        Ok((intake, scope))
+    }
+
+    async fn memory_scope(&self, review_id: &str) -> Result<MemoryScope, StepError> {
         let review = self.store.review(review_id).await.map_err(retryable)?;
-        Ok((intake, review.repository))
+        let tenant = self
+            .store
+            .review_tenant(review_id)
+            .await
+            .map_err(retryable)?
+            .unwrap_or_default();
+        Ok(MemoryScope {
+            tenant,
+            repository: memory_identity(&review.repository),
+        })
     }
 
     /// Runs an agent step. When it ends in an error its outcome is dropped, so the lines it
@@ -190,7 +230,7 @@ impl ReviewSteps {
 
     async fn run_agent_step(&self, lease: &Lease) -> Result<Outcome, StepError> {
         use crate::agents;
-        let (intake, repository) = self.view(&lease.id.review_id).await?;
+        let (intake, scope) = self.view(&lease.id.review_id).await?;
         let changed: Vec<String> = intake
             .facts
             .iter()
@@ -199,7 +239,8 @@ impl ReviewSteps {
             .collect();
         let view = agents::ReviewView {
             store: &self.store,
-            repository: &repository,
+            repository: &scope.repository,
+            tenant: &scope.tenant,
             repository_dir: &intake.repository_dir,
             base: &intake.base.commit,
             head: &intake.head.commit,
@@ -232,12 +273,30 @@ impl ReviewSteps {
             }
             agents::SECOND_REVIEWER => agents::second_reviewer(needs_models()?, view).await,
             agents::PROVER => agents::prover(needs_models()?, view, lease).await,
-            agents::SKEPTIC => agents::skeptic(needs_models()?, view, lease).await,
+            agents::SKEPTIC => crate::skeptic::skeptic(needs_models()?, view, lease).await,
             crate::investigator::INVESTIGATOR => {
                 crate::investigator::investigator(needs_models()?, view, lease).await
             }
             crate::investigator::SKEPTIC_QUERY => {
                 crate::investigator::skeptic_query(needs_models()?, view, lease).await
+            }
+            crate::investigator::SKEPTIC_DEPS => {
+                let rows = self.results(&lease.id.review_id).await?;
+                let file: FileResult = rows
+                    .iter()
+                    .find(|r| {
+                        r.id.step == DEPS_FILE && r.id.key == lease.id.key && r.state == "done"
+                    })
+                    .and_then(|r| r.result.as_deref())
+                    .and_then(|t| serde_json::from_str(t).ok())
+                    .ok_or_else(|| {
+                        StepError::Permanent(format!(
+                            "skeptic.deps: the dependency file {} has no result",
+                            lease.id.key
+                        ))
+                    })?;
+                crate::investigator::skeptic_deps(needs_models()?, view, lease, &file.findings)
+                    .await
             }
             agents::REPRODUCE => {
                 let cassette = self.agents.as_ref().and_then(|a| a.cassette());
@@ -267,7 +326,7 @@ impl ReviewSteps {
             }
             agents::REFUTE => {
                 let cassette = self.agents.as_ref().and_then(|a| a.cassette());
-                agents::refute(self.sandbox.as_ref(), cassette, view, lease).await
+                crate::skeptic::refute(self.sandbox.as_ref(), cassette, view, lease).await
             }
             other => Err(StepError::Permanent(format!("unknown step {other:?}"))),
         }
@@ -342,6 +401,35 @@ impl ReviewSteps {
     async fn results(&self, review_id: &str) -> Result<Vec<StepRow>, StepError> {
         self.store.steps_of(review_id).await.map_err(retryable)
     }
+}
+
+/// The Skeptic's answer as a finding shows it.
+fn skeptic_ref(s: crate::agents::SkepticResult) -> SkepticRef {
+    SkepticRef {
+        verdict: s.verdict,
+        reason: s.reason,
+        artifact: s.artifact,
+        refutation: s.refutation,
+        needs: s.needs,
+    }
+}
+
+/// Where H-MEM records of a review live: its tenant's memory of its repository.
+pub(crate) struct MemoryScope {
+    pub tenant: String,
+    pub repository: String,
+}
+
+/// A repository's identity for memory: a local path made absolute first (a relative path
+/// and its absolute spelling are one repository).
+pub fn memory_identity(spec: &str) -> String {
+    let path = Path::new(spec.strip_prefix("file://").unwrap_or(spec));
+    let local = !spec.contains("://") || spec.starts_with("file://");
+    let spec = match (local, std::fs::canonicalize(path)) {
+        (true, Ok(absolute)) => absolute.display().to_string(),
+        _ => spec.to_string(),
+    };
+    proven_domain::repository_identity(&spec)
 }
 
 /// A store error: the step is tried again shortly.
@@ -495,7 +583,21 @@ impl ReviewSteps {
         .map_err(|e| StepError::Permanent(format!("configuration: {e}")))?;
         let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
         let agents_on = self.agents.is_some() && config.agents;
-        let plan = scout::plan(&intake.facts, config.dependencies, agents_on, &mut trace);
+        let second_reviewer = self
+            .agents
+            .as_ref()
+            .is_some_and(|a| a.has_second_reviewer());
+        let plan = scout::plan(
+            &intake.facts,
+            scout::PlanOptions {
+                dependencies: config.dependencies,
+                agents: agents_on,
+                fix_attempts: if agents_on { config.fix_attempts } else { 0 },
+                autofix: agents_on && config.autofix,
+                second_reviewer: agents_on && second_reviewer,
+            },
+            &mut trace,
+        );
         let run_deps = plan.runs.iter().any(|r| r == "dependency evidence");
         let result = PlanResult {
             plan,
@@ -506,6 +608,7 @@ impl ReviewSteps {
             }),
             fix_attempts: if agents_on { config.fix_attempts } else { 0 },
             autofix: agents_on && config.autofix && config.fix_attempts > 0,
+            agents: agents_on,
         };
         // Each branch is a finding pipeline: it hands its slot in the fan-in to its own
         // children, so the judge waits for every branch however they interleave.
@@ -527,11 +630,7 @@ impl ReviewSteps {
                     ..NewStep::new(crate::autofix::AUTOFIX, "sandbox")
                 });
             }
-            if self
-                .agents
-                .as_ref()
-                .is_some_and(|a| a.has_second_reviewer())
-            {
+            if second_reviewer {
                 next.push(NewStep {
                     pipeline: true,
                     ..NewStep::new(crate::agents::SECOND_REVIEWER, "model")
@@ -643,7 +742,41 @@ impl ReviewSteps {
             result.findings = evaluated.findings;
             result.not_seen.extend(evaluated.not_seen);
         }
-        let mut out = outcome_with(trace, to_json(&result)?, Vec::new());
+        let mut next = Vec::new();
+        if plan.agents && !result.findings.is_empty() {
+            // A finding H-MEM holds an evidenced refutation of does not come back.
+            let scope = self.memory_scope(&lease.id.review_id).await?;
+            let mut kept = Vec::new();
+            for f in std::mem::take(&mut result.findings) {
+                let memory = self
+                    .store
+                    .memory_lookup(&scope.tenant, &scope.repository, &deps_fingerprint(&f))
+                    .await
+                    .map_err(retryable)?;
+                match memory {
+                    Some(m) => {
+                        trace.push(
+                            "memory",
+                            serde_json::json!({"finding": f.id, "memory_record": m.id,
+                                               "evidence": m.refutation,
+                                               "reason": "an earlier review refuted this finding with evidence; it is not raised again"}),
+                        );
+                        result.remembered.push((f.id.clone(), m.id));
+                    }
+                    None => kept.push(f),
+                }
+            }
+            result.findings = kept;
+            // Every dependency finding faces the Skeptic too (query kind).
+            if !result.findings.is_empty() {
+                next.push(NewStep {
+                    key: lease.id.key.clone(),
+                    pipeline: true,
+                    ..NewStep::new(crate::investigator::SKEPTIC_DEPS, "model")
+                });
+            }
+        }
+        let mut out = outcome_with(trace, to_json(&result)?, next);
         out.closes_pipeline = true;
         Ok(out)
     }
@@ -653,7 +786,7 @@ impl ReviewSteps {
     async fn judge_agents(
         &self,
         review_id: &str,
-        repository: &str,
+        scope: &MemoryScope,
         rows: &[StepRow],
         report: &mut Report,
         trace: &mut Trace,
@@ -692,17 +825,18 @@ impl ReviewSteps {
             report.unproven.push(Unproven {
                 claim: title.clone(),
                 reason: reason.clone(),
+                runs: Vec::new(),
             });
         }
         for (key, risk) in &planner.proving {
             let said = self
-                .judge_test_risk(review_id, repository, rows, key, risk, report, trace)
+                .judge_test_risk(review_id, scope, rows, key, risk, report, trace)
                 .await?;
             first.push((risk.clone(), said));
         }
         for (key, risk) in &planner.investigating {
             let outcome = self
-                .judge_query(review_id, repository, rows, key, risk, report, trace)
+                .judge_query(review_id, scope, rows, key, risk, report, trace)
                 .await?;
             first.push((risk.clone(), outcome));
         }
@@ -713,13 +847,13 @@ impl ReviewSteps {
         {
             for (key, risk) in &audit.probing {
                 let said = self
-                    .judge_test_risk(review_id, repository, rows, key, risk, report, trace)
+                    .judge_test_risk(review_id, scope, rows, key, risk, report, trace)
                     .await?;
                 probed.push((key.clone(), said));
             }
             for (key, risk) in &audit.investigating {
                 let said = self
-                    .judge_query(review_id, repository, rows, key, risk, report, trace)
+                    .judge_query(review_id, scope, rows, key, risk, report, trace)
                     .await?;
                 probed.push((key.clone(), said));
             }
@@ -735,7 +869,7 @@ impl ReviewSteps {
     async fn judge_test_risk(
         &self,
         review_id: &str,
-        repository: &str,
+        scope: &MemoryScope,
         rows: &[StepRow],
         key: &str,
         risk: &crate::agents::Risk,
@@ -776,13 +910,21 @@ impl ReviewSteps {
                     attempt: f.attempt,
                     runs: f.runs,
                 });
+                let mut fix_not_proved = None;
                 if patch.is_none() {
-                    for t in crate::fixer::tries(rows, key) {
+                    let tries = crate::fixer::tries(rows, key);
+                    for t in &tries {
                         trace.push(
                             "fix_not_shown",
                             serde_json::json!({"key": key, "attempt": t.attempt, "reason": t.reason}),
                         );
                     }
+                    // A fix that was tried and not proved is said, with why: never silence.
+                    fix_not_proved = tries.last().map(|t| proven_report::FixNotProved {
+                        attempts: tries.len() as u32,
+                        reason: t.reason.clone(),
+                        runs: t.runs.clone(),
+                    });
                 }
                 report.findings.push(Finding {
                     id: format!("defect:{}:{}", risk.path, &fp[..16]),
@@ -799,12 +941,9 @@ impl ReviewSteps {
                     epss: None,
                     fix: None,
                     claim: Some(risk.claim.clone()),
-                    skeptic: skeptic.map(|s| SkepticRef {
-                        verdict: s.verdict,
-                        reason: s.reason,
-                        artifact: s.artifact,
-                    }),
+                    skeptic: skeptic.map(skeptic_ref),
                     patch,
+                    fix_not_proved,
                     evidence,
                 });
             }
@@ -815,11 +954,11 @@ impl ReviewSteps {
             } => {
                 let id = self
                     .remember(
-                        (review_id, repository, key),
+                        (review_id, scope, key),
                         risk,
                         ("test", &fp),
-                        serde_json::json!({"reason": skeptic.reason, "test": skeptic.test,
-                                           "runs": refutation.runs}),
+                        serde_json::json!({"refutation": "flaky", "reason": refutation.reason,
+                                           "skeptic": skeptic.reason, "runs": refutation.runs}),
                         serde_json::json!({"prover_test": job.test.path}),
                     )
                     .await?;
@@ -831,17 +970,26 @@ impl ReviewSteps {
                 report.unproven.push(Unproven {
                     claim: risk.claim.clone(),
                     reason: format!(
-                        "refuted by the Skeptic's own test ({}); remembered as {id}",
+                        "refuted: Proven's reruns showed it ({}); remembered as {id}",
                         refutation.reason
                     ),
+                    runs: refutation.runs,
                 });
             }
-            Verdict::Unproven { claim, reason } => {
+            Verdict::Unproven {
+                claim,
+                reason,
+                runs,
+            } => {
                 trace.push(
                     "verdict",
                     serde_json::json!({"key": key, "verdict": "unproven", "reason": reason}),
                 );
-                report.unproven.push(Unproven { claim, reason });
+                report.unproven.push(Unproven {
+                    claim,
+                    reason,
+                    runs,
+                });
             }
             Verdict::Inconclusive { claim } => {
                 report.not_seen.push(NotSeen {
@@ -853,6 +1001,99 @@ impl ReviewSteps {
             }
         }
         Ok(said)
+    }
+
+    /// A dependency file's findings, judged: each the Skeptic refuted with rows of its own
+    /// query is dropped and remembered; the others are kept with what the Skeptic said.
+    /// Findings H-MEM already held are named as unproven.
+    #[allow(clippy::too_many_arguments)]
+    async fn judge_deps_findings(
+        &self,
+        review_id: &str,
+        scope: &MemoryScope,
+        rows: &[StepRow],
+        key: &str,
+        file: &FileResult,
+        report: &mut Report,
+        trace: &mut Trace,
+    ) -> Result<Vec<Finding>, StepError> {
+        use crate::investigator::{DepsSkeptic, SKEPTIC_DEPS};
+        for (finding, record) in &file.remembered {
+            report.unproven.push(Unproven {
+                claim: finding.clone(),
+                reason: format!(
+                    "an earlier review refuted it with evidence (H-MEM record {record}); not raised again"
+                ),
+                runs: Vec::new(),
+            });
+        }
+        let skeptic = rows
+            .iter()
+            .find(|r| r.id.step == SKEPTIC_DEPS && r.id.key == key);
+        let said: Option<DepsSkeptic> = skeptic
+            .filter(|r| r.state == "done")
+            .and_then(|r| r.result.as_deref())
+            .and_then(|t| serde_json::from_str(t).ok());
+        let mut kept = Vec::new();
+        for mut f in file.findings.clone() {
+            let verdict = said
+                .as_ref()
+                .and_then(|s| s.verdicts.iter().find(|(id, _)| *id == f.id))
+                .map(|(_, v)| v.clone());
+            match verdict {
+                Some(v) if v.refutation.as_ref().is_some_and(|r| r.evidenced) => {
+                    let refutation = v.refutation.clone().unwrap_or_else(|| {
+                        crate::investigator::QueryRefutation {
+                            evidenced: true,
+                            reason: String::new(),
+                            query: None,
+                        }
+                    });
+                    let risk = crate::agents::Risk {
+                        title: f.title.clone(),
+                        claim: f.title.clone(),
+                        path: f.location.path.clone(),
+                        symbol: f.package.as_ref().map(|p| {
+                            format!(
+                                "{}:{}@{}",
+                                p.ecosystem,
+                                p.name.to_lowercase(),
+                                p.new_version
+                            )
+                        }),
+                        evidence: "deps".into(),
+                    };
+                    let id = self
+                        .remember(
+                            (review_id, scope, &format!("{key}#{}", f.id)),
+                            &risk,
+                            ("deps", &deps_fingerprint(&f)),
+                            serde_json::json!({"reason": v.skeptic.reason, "query": refutation.query}),
+                            serde_json::json!({"finding": f.id}),
+                        )
+                        .await?;
+                    trace.push(
+                        "verdict",
+                        serde_json::json!({"finding": f.id, "verdict": "dropped",
+                                           "reason": refutation.reason, "memory_record": id}),
+                    );
+                    report.unproven.push(Unproven {
+                        claim: f.title.clone(),
+                        reason: format!(
+                            "refuted by the Skeptic's own query ({}); remembered as {id}",
+                            refutation.reason
+                        ),
+                        runs: Vec::new(),
+                    });
+                }
+                Some(v) => {
+                    f.skeptic = Some(skeptic_ref(v.skeptic));
+                    kept.push(f);
+                }
+                None => kept.push(f),
+            }
+        }
+        Ok(kept)
     }
 
     /// Both reviewers' verdicts on every risk either named, side by side, never merged.
@@ -916,7 +1157,7 @@ impl ReviewSteps {
     /// record's id is derived from the review and pipeline, so a replayed judge writes it once.
     async fn remember(
         &self,
-        (review_id, repository, key): (&str, &str, &str),
+        (review_id, scope, key): (&str, &MemoryScope, &str),
         risk: &crate::agents::Risk,
         (kind, fingerprint): (&str, &str),
         refutation: serde_json::Value,
@@ -927,7 +1168,8 @@ impl ReviewSteps {
         provenance["pipeline"] = key.into();
         let record = proven_store::MemoryRecord {
             id: id.clone(),
-            repository: repository.to_string(),
+            tenant: scope.tenant.clone(),
+            repository: scope.repository.clone(),
             fingerprint: fingerprint.to_string(),
             kind: kind.into(),
             path: risk.path.clone(),
@@ -947,7 +1189,7 @@ impl ReviewSteps {
     async fn judge_query(
         &self,
         review_id: &str,
-        repository: &str,
+        scope: &MemoryScope,
         rows: &[StepRow],
         key: &str,
         risk: &crate::agents::Risk,
@@ -966,11 +1208,7 @@ impl ReviewSteps {
                 );
                 for mut f in findings {
                     f.claim = Some(risk.claim.clone());
-                    f.skeptic = skeptic.clone().map(|s| SkepticRef {
-                        verdict: s.verdict,
-                        reason: s.reason,
-                        artifact: s.artifact,
-                    });
+                    f.skeptic = skeptic.clone().map(skeptic_ref);
                     report.findings.push(f);
                 }
                 "finding"
@@ -981,7 +1219,7 @@ impl ReviewSteps {
             } => {
                 let id = self
                     .remember(
-                        (review_id, repository, key),
+                        (review_id, scope, key),
                         risk,
                         ("query", &fp),
                         serde_json::json!({"reason": skeptic.reason, "query": refutation.query}),
@@ -999,6 +1237,7 @@ impl ReviewSteps {
                         "refuted by the Skeptic's own query ({}); remembered as {id}",
                         refutation.reason
                     ),
+                    runs: Vec::new(),
                 });
                 "dropped"
             }
@@ -1007,7 +1246,11 @@ impl ReviewSteps {
                     "verdict",
                     serde_json::json!({"key": key, "verdict": "unproven", "reason": reason}),
                 );
-                report.unproven.push(Unproven { claim, reason });
+                report.unproven.push(Unproven {
+                    claim,
+                    reason,
+                    runs: Vec::new(),
+                });
                 "unproven"
             }
             QueryVerdict::Inconclusive { claim } => {
@@ -1051,14 +1294,9 @@ impl ReviewSteps {
             report.not_seen.extend(collect.not_seen);
             report.failed_services.extend(collect.failed_services);
         }
+        let scope = self.memory_scope(review_id).await?;
         let first = self
-            .judge_agents(
-                review_id,
-                &review.repository,
-                &rows,
-                &mut report,
-                &mut trace,
-            )
+            .judge_agents(review_id, &scope, &rows, &mut report, &mut trace)
             .await?;
         Self::side_by_side(&rows, &first, &mut report);
         let mut broken_review_step = false;
@@ -1075,7 +1313,18 @@ impl ReviewSteps {
                         .as_deref()
                         .and_then(|t| serde_json::from_str::<FileResult>(t).ok())
                     {
-                        report.findings.extend(r.findings);
+                        let findings = self
+                            .judge_deps_findings(
+                                review_id,
+                                &scope,
+                                &rows,
+                                &row.id.key,
+                                &r,
+                                &mut report,
+                                &mut trace,
+                            )
+                            .await?;
+                        report.findings.extend(findings);
                         report.input_errors.extend(r.input_errors);
                         report.not_seen.extend(r.not_seen);
                         report.dependency_files.extend(r.files);
@@ -1177,6 +1426,7 @@ impl Steps for ReviewSteps {
                 | crate::agents::SECOND_REVIEWER
                 | crate::investigator::INVESTIGATOR
                 | crate::investigator::SKEPTIC_QUERY
+                | crate::investigator::SKEPTIC_DEPS
                 | crate::auditor::AUDITOR
                 | crate::fixer::FIXER
                 | crate::fixer::SANDBOX_FIX

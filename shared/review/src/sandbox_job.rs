@@ -32,6 +32,10 @@ pub struct SandboxJob {
     pub patch: Vec<JobEdit>,
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+    /// A plain command (exit 0 passes) rather than a test run (which passes only when its
+    /// runner says tests ran and passed).
+    #[serde(default)]
+    pub plain: bool,
     /// The step to create when the run is recorded (its input is the record); none: the
     /// review goes to the judge.
     #[serde(default)]
@@ -68,6 +72,9 @@ impl SandboxJob {
             language,
             self.command.clone(),
         );
+        if self.plain {
+            request = request.as_command();
+        }
         request.add_files = self
             .add_files
             .iter()

@@ -400,6 +400,7 @@ pub async fn evaluate(
                     claim: None,
                     skeptic: None,
                     patch: None,
+                    fix_not_proved: None,
                     evidence,
                 },
             });

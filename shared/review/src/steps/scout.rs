@@ -125,38 +125,87 @@ pub fn classify(files: &[FileFacts]) -> Classification {
     }
 }
 
-/// Builds the plan and writes its one trace line.
-pub fn plan(
-    files: &[FileFacts],
-    dependencies_on: bool,
-    agents_on: bool,
-    trace: &mut Trace,
-) -> Plan {
+/// What the review's configuration lets run, beside the change itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlanOptions {
+    pub dependencies: bool,
+    pub agents: bool,
+    /// Fixer tries per proved defect (0: no Fixer).
+    pub fix_attempts: u32,
+    pub autofix: bool,
+    pub second_reviewer: bool,
+}
+
+/// The plan entry a step belongs to: every step that runs is one of the plan's entries
+/// (the trace's plan line names exactly what may run, and nothing runs outside it).
+pub fn plan_entry(step: &str) -> Option<&'static str> {
+    Some(match step {
+        "intake" | "plan" | "judge" => "intake",
+        "deps.collect" | "deps.file" => "dependency evidence",
+        "skeptic.deps" => "skeptic (dependency findings)",
+        "planner" => "planner",
+        "prover" | "sandbox.reproduce" => "prover (tests in the sandbox)",
+        "investigator" => "investigator (advisory queries)",
+        "skeptic" | "sandbox.refute" | "skeptic.query" => "skeptic",
+        "fixer" | "sandbox.fix" => "fixer",
+        "autofix" => "autofix",
+        "auditor" => "coverage auditor",
+        "second-reviewer" => "second reviewer",
+        _ => return None,
+    })
+}
+
+/// Builds the plan and writes its one trace line: each entry of `runs` is a stage that
+/// runs (or may run, as the change's risks need it); `left_out` names every stage that
+/// will not, and why.
+pub fn plan(files: &[FileFacts], options: PlanOptions, trace: &mut Trace) -> Plan {
     let c = classify(files);
     let touches_dependencies = c.signals.iter().any(|(_, s)| s.starts_with("dependency"));
     let mut runs = vec!["intake".to_string()];
     let mut left_out = Vec::new();
-    if dependencies_on && touches_dependencies {
+    let agents = options.agents && c.kind != "docs" && c.kind != "empty";
+    if options.dependencies && touches_dependencies {
         runs.push("dependency evidence".to_string());
-    } else if !dependencies_on {
+        if options.agents {
+            runs.push("skeptic (dependency findings)".to_string());
+        }
+    } else if !options.dependencies {
         left_out.push("dependency evidence: switched off (dependencies.enabled = off)".to_string());
     } else {
         left_out.push("dependency evidence: no dependency file changed".to_string());
     }
-    if c.kind != "docs" && c.kind != "empty" {
-        if agents_on {
-            runs.push("planner".to_string());
-            runs.push("prover (tests in the sandbox)".to_string());
-            runs.push("investigator (advisory queries)".to_string());
-            runs.push("skeptic".to_string());
-            left_out.push("fixer: not part of this build".to_string());
-        } else {
-            left_out.push(
-                "model agents (planner, prover, skeptic): not configured (set PROVEN_GENERATOR_API_KEY or \
-                 PROVEN_GENERATOR_BASE_URL); only dependency evidence can prove findings"
-                    .to_string(),
-            );
+    if c.kind == "docs" || c.kind == "empty" {
+        if options.agents {
+            left_out.push(format!(
+                "model agents: a {} change (verified prose only runs no model)",
+                c.kind
+            ));
         }
+    } else if agents {
+        runs.push("planner".to_string());
+        runs.push("prover (tests in the sandbox)".to_string());
+        runs.push("investigator (advisory queries)".to_string());
+        runs.push("skeptic".to_string());
+        if options.fix_attempts > 0 {
+            runs.push("fixer".to_string());
+        } else {
+            left_out.push("fixer: switched off (fix_attempts = 0)".to_string());
+        }
+        if options.autofix && options.fix_attempts > 0 {
+            runs.push("autofix".to_string());
+        }
+        if c.band == "deep" {
+            runs.push("coverage auditor".to_string());
+        }
+        if options.second_reviewer {
+            runs.push("second reviewer".to_string());
+        }
+    } else {
+        left_out.push(
+            "model agents (planner, prover, skeptic): not configured (set PROVEN_GENERATOR_API_KEY or \
+             PROVEN_GENERATOR_BASE_URL); only dependency evidence can prove findings"
+                .to_string(),
+        );
     }
     let plan = Plan {
         change_kind: c.kind.to_string(),
@@ -211,6 +260,68 @@ mod tests {
         let mut unread = f("big.md");
         unread.shebang = None;
         assert_eq!(classify(&[unread]).kind, "feature");
+    }
+
+    #[test]
+    fn the_plan_lists_exactly_what_the_options_let_run() {
+        let mut trace = Trace::new("t".to_string());
+        let options = PlanOptions {
+            dependencies: true,
+            agents: true,
+            fix_attempts: 2,
+            autofix: false,
+            second_reviewer: false,
+        };
+        let plan = plan(&[f("calc.py"), f("Cargo.lock")], options, &mut trace);
+        assert!(plan.runs.contains(&"fixer".to_string()), "{plan:?}");
+        assert!(
+            plan.runs
+                .contains(&"skeptic (dependency findings)".to_string())
+        );
+        assert!(!plan.runs.contains(&"autofix".to_string()));
+        assert!(
+            !plan
+                .left_out
+                .iter()
+                .any(|l| l.contains("not part of this build"))
+        );
+        let off = plan_for(PlanOptions {
+            fix_attempts: 0,
+            ..options
+        });
+        assert!(!off.runs.contains(&"fixer".to_string()));
+        assert!(
+            off.left_out
+                .iter()
+                .any(|l| l.starts_with("fixer: switched off"))
+        );
+        // Every step the pipeline runs belongs to one plan entry.
+        for step in [
+            "intake",
+            "plan",
+            "judge",
+            "deps.collect",
+            "deps.file",
+            "skeptic.deps",
+            "planner",
+            "prover",
+            "sandbox.reproduce",
+            "investigator",
+            "skeptic",
+            "sandbox.refute",
+            "skeptic.query",
+            "fixer",
+            "sandbox.fix",
+            "autofix",
+            "auditor",
+            "second-reviewer",
+        ] {
+            assert!(plan_entry(step).is_some(), "{step} has no plan entry");
+        }
+    }
+
+    fn plan_for(options: PlanOptions) -> proven_report::Plan {
+        plan(&[f("calc.py")], options, &mut Trace::new("t".to_string()))
     }
 
     #[test]

@@ -15,6 +15,7 @@ macro_rules! both_backends {
 }
 
 mod advisories;
+mod memory;
 mod pipeline;
 
 /// A tenant's token is shown once and kept only as its SHA-256: the database file (and its
