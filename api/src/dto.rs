@@ -106,7 +106,9 @@ pub struct ErrorBody {
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct ErrorDetail {
-    /// Stable machine-readable code: missing_token, invalid_token, not_found, invalid_request, unavailable.
+    /// Stable machine-readable code: missing_token, invalid_token, revoked_token, not_found,
+    /// invalid_request, batch_too_large, queue_full, rate_limited, body_too_large, body_timeout,
+    /// unavailable.
     pub code: String,
     pub message: String,
 }

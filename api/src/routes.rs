@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::body::Body;
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
@@ -57,46 +58,63 @@ fn check_request(repository: &str, base: &str, head: &str) -> Result<(), ApiErro
     Ok(())
 }
 
-async fn submit(
-    state: &ApiState,
+/// The stored form of a request of `tenant_id`.
+fn pipeline_review(
     tenant_id: &str,
-    request: ReviewRequest,
+    request: &ReviewRequest,
     priority: i64,
     batch_id: Option<String>,
-) -> Result<(String, Vec<String>), ApiError> {
-    let id = uuid::Uuid::now_v7().to_string();
-    let superseded = state
-        .store
-        .submit_review(&NewPipelineReview {
-            id: id.clone(),
-            tenant_id: Some(tenant_id.to_string()),
-            repository: request.repository.clone(),
-            base_rev: request.base.clone(),
-            head_rev: request.head.clone(),
-            priority,
-            batch_id,
-            pr_key: request.pull_request.clone(),
-            request: serde_json::to_string(&request)
-                .map_err(|e| ApiError::InvalidRequest(e.to_string()))?,
-            deadline_us: request
-                .deadline_secs
-                .map(|s| proven_store::now_us() + (s as i64).saturating_mul(1_000_000)),
-            trace_id: request.trace_id.clone(),
-        })
-        .await?;
+) -> Result<NewPipelineReview, ApiError> {
+    Ok(NewPipelineReview {
+        id: uuid::Uuid::now_v7().to_string(),
+        tenant_id: Some(tenant_id.to_string()),
+        repository: request.repository.clone(),
+        base_rev: request.base.clone(),
+        head_rev: request.head.clone(),
+        priority,
+        batch_id,
+        pr_key: request.pull_request.clone(),
+        request: serde_json::to_string(request)
+            .map_err(|e| ApiError::InvalidRequest(e.to_string()))?,
+        // Checked against the maximum (at most a day by default), so this never overflows.
+        deadline_us: request.deadline_secs.map(|s| {
+            proven_store::now_us().saturating_add(
+                i64::try_from(s)
+                    .unwrap_or(i64::MAX)
+                    .saturating_mul(1_000_000),
+            )
+        }),
+        trace_id: request.trace_id.clone(),
+    })
+}
+
+fn submitted(count: usize) {
     metrics::counter!(proven_pipeline::metrics_names::REVIEWS_TOTAL, "status" => "submitted")
-        .increment(1);
-    Ok((id, superseded))
+        .increment(count as u64);
+}
+
+/// A malformed body, query or path is a 422 naming what was wrong, like every other bad
+/// request (axum's own rejections answer 400/415 in plain text).
+fn rejected(what: &str, e: impl std::fmt::Display) -> ApiError {
+    ApiError::InvalidRequest(format!("{what}: {e}"))
 }
 
 pub async fn create_review(
     State(state): AppState,
     AuthTenant(tenant): AuthTenant,
-    body: Result<Json<CreateReview>, axum::extract::rejection::JsonRejection>,
+    body: Result<Json<CreateReview>, JsonRejection>,
 ) -> Result<(StatusCode, Json<ReviewAccepted>), ApiError> {
-    let Json(body) = body.map_err(|e| ApiError::InvalidRequest(e.body_text()))?;
+    let Json(body) = body.map_err(|e| rejected("request body", e.body_text()))?;
     check_request(&body.repository, &body.base, &body.head)?;
     let priority = priority_value(body.priority.as_deref()).map_err(ApiError::InvalidRequest)?;
+    if let Some(secs) = body.deadline_secs
+        && secs > state.limits.max_deadline_secs
+    {
+        return Err(ApiError::InvalidRequest(format!(
+            "deadline_secs {secs} is over the maximum of {} (PROVEN_MAX_DEADLINE_SECONDS)",
+            state.limits.max_deadline_secs
+        )));
+    }
     let trace_id = uuid::Uuid::now_v7().simple().to_string();
     let request = ReviewRequest {
         repository: body.repository,
@@ -106,7 +124,13 @@ pub async fn create_review(
         deadline_secs: body.deadline_secs,
         trace_id: Some(trace_id.clone()),
     };
-    let (id, superseded) = submit(&state, &tenant.id, request, priority, None).await?;
+    let review = pipeline_review(&tenant.id, &request, priority, None)?;
+    let superseded = state
+        .store
+        .submit_review_within(&review, state.limits.max_queued_reviews)
+        .await?;
+    submitted(1);
+    let id = review.id;
     Ok((
         StatusCode::ACCEPTED,
         Json(ReviewAccepted {
@@ -129,9 +153,15 @@ pub struct ListQuery {
 pub async fn list_reviews(
     State(state): AppState,
     AuthTenant(tenant): AuthTenant,
-    Query(q): Query<ListQuery>,
+    q: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<ReviewList>, ApiError> {
-    let limit = q.limit.unwrap_or(50).clamp(1, 500);
+    let Query(q) = q.map_err(|e| rejected("query", e.body_text()))?;
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=500).contains(&limit) {
+        return Err(ApiError::InvalidRequest(format!(
+            "limit {limit} is not between 1 and 500"
+        )));
+    }
     let before = match q.before.as_deref() {
         Some(b) => Some(
             b.parse::<i64>()
@@ -174,8 +204,9 @@ async fn owned(state: &ApiState, tenant_id: &str, review_id: &str) -> Result<(),
 pub async fn get_review(
     State(state): AppState,
     AuthTenant(tenant): AuthTenant,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<ReviewView>, ApiError> {
+    let Path(id) = id.map_err(|e| rejected("path", e.body_text()))?;
     let summary = state
         .store
         .review_summary(&tenant.id, &id)
@@ -218,8 +249,9 @@ pub async fn get_review(
 pub async fn get_trace(
     State(state): AppState,
     AuthTenant(tenant): AuthTenant,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
+    let Path(id) = id.map_err(|e| rejected("path", e.body_text()))?;
     owned(&state, &tenant.id, &id).await?;
     let rows = state.store.trace(&id).await?;
     let mut body = String::new();
@@ -237,39 +269,54 @@ pub async fn get_trace(
 pub async fn create_batch(
     State(state): AppState,
     AuthTenant(tenant): AuthTenant,
-    body: Result<Json<CreateBatch>, axum::extract::rejection::JsonRejection>,
+    body: Result<Json<CreateBatch>, JsonRejection>,
 ) -> Result<(StatusCode, Json<BatchAccepted>), ApiError> {
-    let Json(body) = body.map_err(|e| ApiError::InvalidRequest(e.body_text()))?;
-    if body.reviews.is_empty() || body.reviews.len() > 10_000 {
+    let Json(body) = body.map_err(|e| rejected("request body", e.body_text()))?;
+    if body.reviews.is_empty() {
         return Err(ApiError::InvalidRequest(
-            "a batch holds 1 to 10000 reviews".into(),
+            "reviews is empty: a batch holds at least one review".into(),
         ));
+    }
+    if body.reviews.len() > state.limits.max_batch_reviews {
+        return Err(ApiError::BatchTooLarge {
+            count: body.reviews.len(),
+            limit: state.limits.max_batch_reviews,
+        });
     }
     for item in &body.reviews {
         check_request(&item.repository, &item.base, &item.head)?;
     }
     let batch_id = uuid::Uuid::now_v7().to_string();
+    let reviews = body
+        .reviews
+        .into_iter()
+        .map(|item| {
+            let request = ReviewRequest {
+                repository: item.repository,
+                base: item.base,
+                head: item.head,
+                trace_id: Some(uuid::Uuid::now_v7().simple().to_string()),
+                ..Default::default()
+            };
+            pipeline_review(&tenant.id, &request, 2, Some(batch_id.clone()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // The batch and all its reviews in one transaction, within the tenant's cap.
     state
         .store
-        .create_batch(&batch_id, &tenant.id, body.reviews.len() as i64)
+        .submit_batch(
+            &batch_id,
+            &tenant.id,
+            &reviews,
+            state.limits.max_queued_reviews,
+        )
         .await?;
-    let mut ids = Vec::with_capacity(body.reviews.len());
-    for item in body.reviews {
-        let request = ReviewRequest {
-            repository: item.repository,
-            base: item.base,
-            head: item.head,
-            trace_id: Some(uuid::Uuid::now_v7().simple().to_string()),
-            ..Default::default()
-        };
-        let (id, _) = submit(&state, &tenant.id, request, 2, Some(batch_id.clone())).await?;
-        ids.push(id);
-    }
+    submitted(reviews.len());
     Ok((
         StatusCode::ACCEPTED,
         Json(BatchAccepted {
             id: batch_id,
-            reviews: ids,
+            reviews: reviews.into_iter().map(|r| r.id).collect(),
         }),
     ))
 }
@@ -277,8 +324,9 @@ pub async fn create_batch(
 pub async fn get_batch(
     State(state): AppState,
     AuthTenant(tenant): AuthTenant,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<BatchView>, ApiError> {
+    let Path(id) = id.map_err(|e| rejected("path", e.body_text()))?;
     let (total, counts) = state.store.batch(&id, &tenant.id).await?;
     let statuses: BTreeMap<String, i64> = counts.into_iter().collect();
     let open: i64 = ["queued", "running"]

@@ -8,4 +8,5 @@ mod expected;
 mod review;
 mod sandbox_jobs;
 mod service;
+mod service_limits;
 mod vectors;

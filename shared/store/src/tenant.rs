@@ -289,24 +289,6 @@ impl Store {
         row.as_ref().map(summary).transpose()
     }
 
-    pub async fn create_batch(
-        &self,
-        id: &str,
-        tenant_id: &str,
-        total: i64,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO batches (id, tenant_id, created_at, total) VALUES ($1, $2, $3, $4)",
-        )
-        .bind(id)
-        .bind(tenant_id)
-        .bind(now())
-        .bind(total)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
     /// A batch of `tenant_id`: its size and its reviews' counts by status.
     pub async fn batch(
         &self,
