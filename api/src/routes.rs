@@ -49,9 +49,15 @@ fn check_request(repository: &str, base: &str, head: &str) -> Result<(), ApiErro
         if value.trim().is_empty() {
             return Err(ApiError::InvalidRequest(format!("{name} is empty")));
         }
-        if value.len() > 4096 || value.contains('\0') {
+        // Characters, as the document's maxLength counts them (not bytes).
+        if value.chars().count() > 4096 {
             return Err(ApiError::InvalidRequest(format!(
-                "{name} is not a usable value"
+                "{name} is longer than 4096 characters"
+            )));
+        }
+        if value.contains('\0') {
+            return Err(ApiError::InvalidRequest(format!(
+                "{name} contains a NUL character"
             )));
         }
     }
@@ -93,6 +99,40 @@ fn submitted(count: usize) {
         .increment(count as u64);
 }
 
+/// The id in a path. No stored id holds a NUL (Postgres text cannot), so one that does is
+/// not found, and never reaches the store (whose driver would fail on it).
+fn path_id(id: Result<Path<String>, PathRejection>, what: &str) -> Result<String, ApiError> {
+    let Path(id) = id.map_err(|e| rejected("path", e.body_text()))?;
+    if id.contains('\0') {
+        return Err(ApiError::NotFound(format!(
+            "{what} {}",
+            id.escape_default()
+        )));
+    }
+    Ok(id)
+}
+
+/// Text that reaches the store: Postgres cannot hold a NUL character, so it is refused by
+/// name here rather than failing there.
+fn no_nul(name: &str, value: Option<&str>) -> Result<(), ApiError> {
+    if value.is_some_and(|v| v.contains('\0')) {
+        return Err(ApiError::InvalidRequest(format!(
+            "{name} contains a NUL character"
+        )));
+    }
+    Ok(())
+}
+
+/// The statuses a review can have (the `status` filter of the list).
+const STATUSES: &[&str] = &[
+    "queued",
+    "running",
+    "complete",
+    "incomplete",
+    "failed",
+    "superseded",
+];
+
 /// A malformed body, query or path is a 422 naming what was wrong, like every other bad
 /// request (axum's own rejections answer 400/415 in plain text).
 fn rejected(what: &str, e: impl std::fmt::Display) -> ApiError {
@@ -107,6 +147,7 @@ pub async fn create_review(
     let Json(body) = body.map_err(|e| rejected("request body", e.body_text()))?;
     check_request(&body.repository, &body.base, &body.head)?;
     let priority = priority_value(body.priority.as_deref()).map_err(ApiError::InvalidRequest)?;
+    no_nul("pull_request", body.pull_request.as_deref())?;
     if let Some(secs) = body.deadline_secs
         && secs > state.limits.max_deadline_secs
     {
@@ -156,6 +197,15 @@ pub async fn list_reviews(
     q: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<ReviewList>, ApiError> {
     let Query(q) = q.map_err(|e| rejected("query", e.body_text()))?;
+    if let Some(status) = q.status.as_deref()
+        && !STATUSES.contains(&status)
+    {
+        return Err(ApiError::InvalidRequest(format!(
+            "status {status:?} is not one of {}",
+            STATUSES.join(", ")
+        )));
+    }
+    no_nul("batch", q.batch.as_deref())?;
     let limit = q.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
         return Err(ApiError::InvalidRequest(format!(
@@ -163,10 +213,16 @@ pub async fn list_reviews(
         )));
     }
     let before = match q.before.as_deref() {
-        Some(b) => Some(
-            b.parse::<i64>()
-                .map_err(|_| ApiError::InvalidRequest(format!("before {b:?} is not a cursor")))?,
-        ),
+        // A cursor is a time in microseconds: digits only. One past any time there can be
+        // (more than i64 holds) means "before everything ends", not an error.
+        Some(b) if !b.is_empty() && b.bytes().all(|c| c.is_ascii_digit()) => {
+            Some(b.parse::<i64>().unwrap_or(i64::MAX))
+        }
+        Some(b) => {
+            return Err(ApiError::InvalidRequest(format!(
+                "before {b:?} is not a cursor (the digits of a `next`)"
+            )));
+        }
         None => None,
     };
     let rows = state
@@ -206,7 +262,7 @@ pub async fn get_review(
     AuthTenant(tenant): AuthTenant,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<ReviewView>, ApiError> {
-    let Path(id) = id.map_err(|e| rejected("path", e.body_text()))?;
+    let id = path_id(id, "review")?;
     let summary = state
         .store
         .review_summary(&tenant.id, &id)
@@ -251,7 +307,7 @@ pub async fn get_trace(
     AuthTenant(tenant): AuthTenant,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
-    let Path(id) = id.map_err(|e| rejected("path", e.body_text()))?;
+    let id = path_id(id, "review")?;
     owned(&state, &tenant.id, &id).await?;
     let rows = state.store.trace(&id).await?;
     let mut body = String::new();
@@ -326,7 +382,7 @@ pub async fn get_batch(
     AuthTenant(tenant): AuthTenant,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<BatchView>, ApiError> {
-    let Path(id) = id.map_err(|e| rejected("path", e.body_text()))?;
+    let id = path_id(id, "batch")?;
     let (total, counts) = state.store.batch(&id, &tenant.id).await?;
     let statuses: BTreeMap<String, i64> = counts.into_iter().collect();
     let open: i64 = ["queued", "running"]

@@ -9,4 +9,5 @@ mod review;
 mod sandbox_jobs;
 mod service;
 mod service_limits;
+mod service_schema;
 mod vectors;
