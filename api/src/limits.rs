@@ -16,8 +16,9 @@ use http_body_util::BodyExt;
 use crate::ApiState;
 use crate::error::ApiError;
 
-/// The API's limits (the settings `PROVEN_HTTP_*`, `PROVEN_MAX_QUEUED_REVIEWS`,
-/// `PROVEN_MAX_BATCH_REVIEWS`, `PROVEN_MAX_DEADLINE_SECONDS`).
+/// The API's limits: the settings `PROVEN_HTTP_*`, `PROVEN_MAX_QUEUED_REVIEWS`,
+/// `PROVEN_MAX_BATCH_REVIEWS` and `PROVEN_MAX_DEADLINE_SECONDS`, whose defaults live with
+/// the settings table (proven-config) only.
 #[derive(Debug, Clone)]
 pub struct ApiLimits {
     /// A tenant's unfinished (queued or running) reviews at most.
@@ -35,23 +36,6 @@ pub struct ApiLimits {
     pub max_connections: usize,
     pub rate_per_second: NonZeroU32,
     pub rate_burst: NonZeroU32,
-}
-
-impl Default for ApiLimits {
-    /// The settings' documented defaults (docs/configuration.md).
-    fn default() -> Self {
-        ApiLimits {
-            max_queued_reviews: 1000,
-            max_batch_reviews: 500,
-            max_deadline_secs: 86_400,
-            max_body_bytes: 2 * 1024 * 1024,
-            body_timeout: Duration::from_secs(30),
-            header_timeout: Duration::from_secs(10),
-            max_connections: 1024,
-            rate_per_second: NonZeroU32::new(20).unwrap_or(NonZeroU32::MIN),
-            rate_burst: NonZeroU32::new(100).unwrap_or(NonZeroU32::MIN),
-        }
-    }
 }
 
 /// One GCRA rate limiter per API token (keyed by token id, so only live tokens ever get
