@@ -51,6 +51,15 @@ ensure_redis() {
     wait_for Redis 40 redis-cli -h 127.0.0.1 -p 6379 ping
 }
 
+# python3 with venv and pip: the API fuzz test (tests/e2e/service_schema.rs) installs its
+# pinned Schemathesis from PyPI into a virtual environment under ~/.cache/proven once.
+ensure_python_venv() {
+    if command -v python3 >/dev/null && python3 -m venv --help >/dev/null 2>&1 &&
+        python3 -c 'import ensurepip' >/dev/null 2>&1; then return 0; fi
+    apt_install python3 python3-venv ||
+        { log "python3 with venv is missing: install the Debian packages 'python3' and 'python3-venv'"; return 1; }
+}
+
 # Databases that a crashed test run left behind (tests drop their own on success).
 sweep_test_databases() {
     local url=${PROVEN_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/postgres}

@@ -1,13 +1,15 @@
-//! Bearer-token authentication: the extractor that turns a request into its tenant.
+//! Bearer-token authentication: the extractor that turns a request into its tenant, and
+//! spends one request of the token's rate.
 
 use std::sync::Arc;
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use proven_store::Tenant;
+use proven_store::{Tenant, TokenCheck};
 
 use crate::ApiState;
 use crate::error::ApiError;
+use crate::limits::check_rate;
 
 pub struct AuthTenant(pub Tenant);
 
@@ -29,11 +31,15 @@ impl FromRequestParts<Arc<ApiState>> for AuthTenant {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .ok_or(ApiError::MissingToken)?;
-        let tenant = state
-            .store
-            .tenant_for_token(token)
-            .await?
-            .ok_or(ApiError::BadToken)?;
-        Ok(AuthTenant(tenant))
+        match state.store.check_token(token).await? {
+            TokenCheck::Valid { tenant, token_id } => {
+                // Limited per token once it is known to be live, so the limiter only ever
+                // holds the tokens issued (an invalid one costs one indexed lookup).
+                check_rate(state, &token_id)?;
+                Ok(AuthTenant(tenant))
+            }
+            TokenCheck::Revoked => Err(ApiError::RevokedToken),
+            TokenCheck::Unknown => Err(ApiError::BadToken),
+        }
     }
 }

@@ -17,8 +17,28 @@ pub struct CreateReview {
     #[serde(default)]
     pub pull_request: Option<String>,
     /// Seconds after submission when the review is judged with what it has.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "whole_seconds")]
     pub deadline_secs: Option<u64>,
+}
+
+/// A whole number of seconds. JSON Schema counts `30.0` as an integer and the document
+/// promises an integer, so it is taken; serde's own `u64` would refuse it.
+fn whole_seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let Some(n) = Option::<serde_json::Number>::deserialize(d)? else {
+        return Ok(None);
+    };
+    n.as_u64()
+        .or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && (0.0..=u64::MAX as f64).contains(f))
+                .map(|f| f as u64)
+        })
+        .map(Some)
+        .ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "deadline_secs {n} is not a whole number of seconds from 0 to 2^64"
+            ))
+        })
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -106,7 +126,9 @@ pub struct ErrorBody {
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct ErrorDetail {
-    /// Stable machine-readable code: missing_token, invalid_token, not_found, invalid_request, unavailable.
+    /// Stable machine-readable code: missing_token, invalid_token, revoked_token, not_found,
+    /// invalid_request, batch_too_large, queue_full, rate_limited, body_too_large, body_timeout,
+    /// unavailable.
     pub code: String,
     pub message: String,
 }
@@ -138,5 +160,33 @@ pub fn priority_value(name: Option<&str>) -> Result<i64, String> {
         other => Err(format!(
             "priority {other:?} is not one of interactive, rerun, batch"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deadline(json: &str) -> Result<Option<u64>, String> {
+        serde_json::from_str::<CreateReview>(&format!(
+            r#"{{"repository": "r", "base": "a", "head": "b", "deadline_secs": {json}}}"#
+        ))
+        .map(|r| r.deadline_secs)
+        .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_deadline_is_any_whole_number_of_seconds_json_schema_calls_an_integer() {
+        assert_eq!(deadline("30"), Ok(Some(30)));
+        assert_eq!(deadline("30.0"), Ok(Some(30)), "JSON Schema's integer");
+        assert_eq!(deadline("null"), Ok(None));
+        for bad in ["30.5", "-1", "1e300", "\"30\""] {
+            assert!(deadline(bad).is_err(), "{bad} is refused");
+        }
+        assert!(
+            deadline("-1")
+                .expect_err("a negative deadline")
+                .contains("deadline_secs -1 is not a whole number of seconds")
+        );
     }
 }

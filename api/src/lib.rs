@@ -9,11 +9,18 @@
 //! - Errors map to HTTP in one exhaustive match ([`error::ApiError`]) with stable codes;
 //!   internal causes are logged, not returned.
 //! - `openapi.json` documents exactly the routes of [`ROUTES`] (a test holds them together).
+//! - No client can hold the API: headers must arrive within a timeout, bodies are capped
+//!   and must arrive within a deadline, connections are bounded, each token has a request
+//!   rate, and each tenant a cap on unfinished reviews ([`limits`], [`server`]).
 
 mod auth;
 pub mod dto;
 pub mod error;
+pub mod limits;
 mod routes;
+pub mod server;
+
+pub use limits::ApiLimits;
 
 use std::sync::Arc;
 
@@ -45,9 +52,30 @@ pub struct ApiState {
     /// Checked by /readyz.
     pub redis_url: Option<String>,
     pub metrics: Option<PrometheusHandle>,
+    pub limits: ApiLimits,
+    rate: Arc<limits::TokenRateLimiter>,
+}
+
+impl ApiState {
+    pub fn new(
+        store: Store,
+        redis_url: Option<String>,
+        metrics: Option<PrometheusHandle>,
+        limits: ApiLimits,
+    ) -> ApiState {
+        let rate = limits::token_rate_limiter(&limits);
+        ApiState {
+            store,
+            redis_url,
+            metrics,
+            limits,
+            rate,
+        }
+    }
 }
 
 pub fn router(state: ApiState) -> Router {
+    let state = Arc::new(state);
     Router::new()
         .route(
             "/v1/reviews",
@@ -61,17 +89,33 @@ pub fn router(state: ApiState) -> Router {
         .route("/healthz", get(routes::healthz))
         .route("/readyz", get(routes::readyz))
         .route("/metrics", get(routes::metrics))
+        // Bodies are capped and read within a deadline by `limits::read_body`, before any
+        // extractor: axum's own cap would answer through the JSON extractor's rejection.
+        .layer(axum::extract::DefaultBodyLimit::disable())
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            limits::read_body,
+        ))
         .layer(axum::middleware::from_fn(routes::http_span))
-        .with_state(Arc::new(state))
+        .with_state(state)
 }
 
-/// Serves until `shutdown` resolves, finishing requests in flight.
+/// Serves until `shutdown` resolves, finishing requests in flight (for at most 30 s).
 pub async fn serve(
     state: ApiState,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let limits = server::ConnectionLimits {
+        header_timeout: state.limits.header_timeout,
+        max_connections: state.limits.max_connections,
+    };
+    server::serve(
+        router(state),
+        listener,
+        limits,
+        shutdown,
+        std::time::Duration::from_secs(30),
+    )
+    .await
 }

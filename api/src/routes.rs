@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::body::Body;
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
@@ -48,55 +49,113 @@ fn check_request(repository: &str, base: &str, head: &str) -> Result<(), ApiErro
         if value.trim().is_empty() {
             return Err(ApiError::InvalidRequest(format!("{name} is empty")));
         }
-        if value.len() > 4096 || value.contains('\0') {
+        // Characters, as the document's maxLength counts them (not bytes).
+        if value.chars().count() > 4096 {
             return Err(ApiError::InvalidRequest(format!(
-                "{name} is not a usable value"
+                "{name} is longer than 4096 characters"
+            )));
+        }
+        if value.contains('\0') {
+            return Err(ApiError::InvalidRequest(format!(
+                "{name} contains a NUL character"
             )));
         }
     }
     Ok(())
 }
 
-async fn submit(
-    state: &ApiState,
+/// The stored form of a request of `tenant_id`.
+fn pipeline_review(
     tenant_id: &str,
-    request: ReviewRequest,
+    request: &ReviewRequest,
     priority: i64,
     batch_id: Option<String>,
-) -> Result<(String, Vec<String>), ApiError> {
-    let id = uuid::Uuid::now_v7().to_string();
-    let superseded = state
-        .store
-        .submit_review(&NewPipelineReview {
-            id: id.clone(),
-            tenant_id: Some(tenant_id.to_string()),
-            repository: request.repository.clone(),
-            base_rev: request.base.clone(),
-            head_rev: request.head.clone(),
-            priority,
-            batch_id,
-            pr_key: request.pull_request.clone(),
-            request: serde_json::to_string(&request)
-                .map_err(|e| ApiError::InvalidRequest(e.to_string()))?,
-            deadline_us: request
-                .deadline_secs
-                .map(|s| proven_store::now_us() + (s as i64).saturating_mul(1_000_000)),
-            trace_id: request.trace_id.clone(),
-        })
-        .await?;
+) -> Result<NewPipelineReview, ApiError> {
+    Ok(NewPipelineReview {
+        id: uuid::Uuid::now_v7().to_string(),
+        tenant_id: Some(tenant_id.to_string()),
+        repository: request.repository.clone(),
+        base_rev: request.base.clone(),
+        head_rev: request.head.clone(),
+        priority,
+        batch_id,
+        pr_key: request.pull_request.clone(),
+        request: serde_json::to_string(request)
+            .map_err(|e| ApiError::InvalidRequest(e.to_string()))?,
+        // Checked against the maximum (at most a day by default), so this never overflows.
+        deadline_us: request.deadline_secs.map(|s| {
+            proven_store::now_us().saturating_add(
+                i64::try_from(s)
+                    .unwrap_or(i64::MAX)
+                    .saturating_mul(1_000_000),
+            )
+        }),
+        trace_id: request.trace_id.clone(),
+    })
+}
+
+fn submitted(count: usize) {
     metrics::counter!(proven_pipeline::metrics_names::REVIEWS_TOTAL, "status" => "submitted")
-        .increment(1);
-    Ok((id, superseded))
+        .increment(count as u64);
+}
+
+/// The id in a path. No stored id holds a NUL (Postgres text cannot), so one that does is
+/// not found, and never reaches the store (whose driver would fail on it).
+fn path_id(id: Result<Path<String>, PathRejection>, what: &str) -> Result<String, ApiError> {
+    let Path(id) = id.map_err(|e| rejected("path", e.body_text()))?;
+    if id.contains('\0') {
+        return Err(ApiError::NotFound(format!(
+            "{what} {}",
+            id.escape_default()
+        )));
+    }
+    Ok(id)
+}
+
+/// Text that reaches the store: Postgres cannot hold a NUL character, so it is refused by
+/// name here rather than failing there.
+fn no_nul(name: &str, value: Option<&str>) -> Result<(), ApiError> {
+    if value.is_some_and(|v| v.contains('\0')) {
+        return Err(ApiError::InvalidRequest(format!(
+            "{name} contains a NUL character"
+        )));
+    }
+    Ok(())
+}
+
+/// The statuses a review can have (the `status` filter of the list).
+const STATUSES: &[&str] = &[
+    "queued",
+    "running",
+    "complete",
+    "incomplete",
+    "failed",
+    "superseded",
+];
+
+/// A malformed body, query or path is a 422 naming what was wrong, like every other bad
+/// request (axum's own rejections answer 400/415 in plain text).
+fn rejected(what: &str, e: impl std::fmt::Display) -> ApiError {
+    ApiError::InvalidRequest(format!("{what}: {e}"))
 }
 
 pub async fn create_review(
     State(state): AppState,
     AuthTenant(tenant): AuthTenant,
-    body: Result<Json<CreateReview>, axum::extract::rejection::JsonRejection>,
+    body: Result<Json<CreateReview>, JsonRejection>,
 ) -> Result<(StatusCode, Json<ReviewAccepted>), ApiError> {
-    let Json(body) = body.map_err(|e| ApiError::InvalidRequest(e.body_text()))?;
+    let Json(body) = body.map_err(|e| rejected("request body", e.body_text()))?;
     check_request(&body.repository, &body.base, &body.head)?;
     let priority = priority_value(body.priority.as_deref()).map_err(ApiError::InvalidRequest)?;
+    no_nul("pull_request", body.pull_request.as_deref())?;
+    if let Some(secs) = body.deadline_secs
+        && secs > state.limits.max_deadline_secs
+    {
+        return Err(ApiError::InvalidRequest(format!(
+            "deadline_secs {secs} is over the maximum of {} (PROVEN_MAX_DEADLINE_SECONDS)",
+            state.limits.max_deadline_secs
+        )));
+    }
     let trace_id = uuid::Uuid::now_v7().simple().to_string();
     let request = ReviewRequest {
         repository: body.repository,
@@ -106,7 +165,13 @@ pub async fn create_review(
         deadline_secs: body.deadline_secs,
         trace_id: Some(trace_id.clone()),
     };
-    let (id, superseded) = submit(&state, &tenant.id, request, priority, None).await?;
+    let review = pipeline_review(&tenant.id, &request, priority, None)?;
+    let superseded = state
+        .store
+        .submit_review_within(&review, state.limits.max_queued_reviews)
+        .await?;
+    submitted(1);
+    let id = review.id;
     Ok((
         StatusCode::ACCEPTED,
         Json(ReviewAccepted {
@@ -129,14 +194,35 @@ pub struct ListQuery {
 pub async fn list_reviews(
     State(state): AppState,
     AuthTenant(tenant): AuthTenant,
-    Query(q): Query<ListQuery>,
+    q: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<ReviewList>, ApiError> {
-    let limit = q.limit.unwrap_or(50).clamp(1, 500);
+    let Query(q) = q.map_err(|e| rejected("query", e.body_text()))?;
+    if let Some(status) = q.status.as_deref()
+        && !STATUSES.contains(&status)
+    {
+        return Err(ApiError::InvalidRequest(format!(
+            "status {status:?} is not one of {}",
+            STATUSES.join(", ")
+        )));
+    }
+    no_nul("batch", q.batch.as_deref())?;
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=500).contains(&limit) {
+        return Err(ApiError::InvalidRequest(format!(
+            "limit {limit} is not between 1 and 500"
+        )));
+    }
     let before = match q.before.as_deref() {
-        Some(b) => Some(
-            b.parse::<i64>()
-                .map_err(|_| ApiError::InvalidRequest(format!("before {b:?} is not a cursor")))?,
-        ),
+        // A cursor is a time in microseconds: digits only. One past any time there can be
+        // (more than i64 holds) means "before everything ends", not an error.
+        Some(b) if !b.is_empty() && b.bytes().all(|c| c.is_ascii_digit()) => {
+            Some(b.parse::<i64>().unwrap_or(i64::MAX))
+        }
+        Some(b) => {
+            return Err(ApiError::InvalidRequest(format!(
+                "before {b:?} is not a cursor (the digits of a `next`)"
+            )));
+        }
         None => None,
     };
     let rows = state
@@ -174,8 +260,9 @@ async fn owned(state: &ApiState, tenant_id: &str, review_id: &str) -> Result<(),
 pub async fn get_review(
     State(state): AppState,
     AuthTenant(tenant): AuthTenant,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<ReviewView>, ApiError> {
+    let id = path_id(id, "review")?;
     let summary = state
         .store
         .review_summary(&tenant.id, &id)
@@ -218,8 +305,9 @@ pub async fn get_review(
 pub async fn get_trace(
     State(state): AppState,
     AuthTenant(tenant): AuthTenant,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
+    let id = path_id(id, "review")?;
     owned(&state, &tenant.id, &id).await?;
     let rows = state.store.trace(&id).await?;
     let mut body = String::new();
@@ -237,39 +325,54 @@ pub async fn get_trace(
 pub async fn create_batch(
     State(state): AppState,
     AuthTenant(tenant): AuthTenant,
-    body: Result<Json<CreateBatch>, axum::extract::rejection::JsonRejection>,
+    body: Result<Json<CreateBatch>, JsonRejection>,
 ) -> Result<(StatusCode, Json<BatchAccepted>), ApiError> {
-    let Json(body) = body.map_err(|e| ApiError::InvalidRequest(e.body_text()))?;
-    if body.reviews.is_empty() || body.reviews.len() > 10_000 {
+    let Json(body) = body.map_err(|e| rejected("request body", e.body_text()))?;
+    if body.reviews.is_empty() {
         return Err(ApiError::InvalidRequest(
-            "a batch holds 1 to 10000 reviews".into(),
+            "reviews is empty: a batch holds at least one review".into(),
         ));
+    }
+    if body.reviews.len() > state.limits.max_batch_reviews {
+        return Err(ApiError::BatchTooLarge {
+            count: body.reviews.len(),
+            limit: state.limits.max_batch_reviews,
+        });
     }
     for item in &body.reviews {
         check_request(&item.repository, &item.base, &item.head)?;
     }
     let batch_id = uuid::Uuid::now_v7().to_string();
+    let reviews = body
+        .reviews
+        .into_iter()
+        .map(|item| {
+            let request = ReviewRequest {
+                repository: item.repository,
+                base: item.base,
+                head: item.head,
+                trace_id: Some(uuid::Uuid::now_v7().simple().to_string()),
+                ..Default::default()
+            };
+            pipeline_review(&tenant.id, &request, 2, Some(batch_id.clone()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // The batch and all its reviews in one transaction, within the tenant's cap.
     state
         .store
-        .create_batch(&batch_id, &tenant.id, body.reviews.len() as i64)
+        .submit_batch(
+            &batch_id,
+            &tenant.id,
+            &reviews,
+            state.limits.max_queued_reviews,
+        )
         .await?;
-    let mut ids = Vec::with_capacity(body.reviews.len());
-    for item in body.reviews {
-        let request = ReviewRequest {
-            repository: item.repository,
-            base: item.base,
-            head: item.head,
-            trace_id: Some(uuid::Uuid::now_v7().simple().to_string()),
-            ..Default::default()
-        };
-        let (id, _) = submit(&state, &tenant.id, request, 2, Some(batch_id.clone())).await?;
-        ids.push(id);
-    }
+    submitted(reviews.len());
     Ok((
         StatusCode::ACCEPTED,
         Json(BatchAccepted {
             id: batch_id,
-            reviews: ids,
+            reviews: reviews.into_iter().map(|r| r.id).collect(),
         }),
     ))
 }
@@ -277,8 +380,9 @@ pub async fn create_batch(
 pub async fn get_batch(
     State(state): AppState,
     AuthTenant(tenant): AuthTenant,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<BatchView>, ApiError> {
+    let id = path_id(id, "batch")?;
     let (total, counts) = state.store.batch(&id, &tenant.id).await?;
     let statuses: BTreeMap<String, i64> = counts.into_iter().collect();
     let open: i64 = ["queued", "running"]

@@ -159,6 +159,23 @@ enum TenantCommand {
         #[arg(long, default_value_t = 4)]
         max_running: i64,
     },
+    /// List tenants and their tokens: id, creation and revocation (never a token).
+    List,
+    /// Revoke a tenant's tokens: every live one, or only --token ID. A revoked token gets 401.
+    Revoke {
+        /// The tenant's name (or id).
+        tenant: String,
+        /// Revoke only this token (an id from `proven tenant list`).
+        #[arg(long, value_name = "TOKEN_ID")]
+        token: Option<String>,
+    },
+    /// Issue a new token and print it (shown once); every older token of the tenant is
+    /// revoked in the same transaction (no overlap: deploy the new token first where a
+    /// client must not see a 401).
+    Rotate {
+        /// The tenant's name (or id).
+        tenant: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -222,25 +239,77 @@ fn run(cli: Cli) -> Result<u8, Exit> {
             Command::Serve => serve(&store, &config).await,
             Command::Livecheck => livecheck::run(&store, &config).await,
             Command::Worker { steps } => worker(&store, &layers, &config, steps).await,
-            Command::Tenant(TenantCommand::Create { name, max_running }) => {
-                let (tenant, token) =
-                    store
-                        .create_tenant(&name, max_running)
-                        .await
-                        .map_err(|e| match e {
-                            proven_store::StoreError::InvalidInput(m) => Exit::input(m),
-                            other => Exit::store(other.to_string()),
-                        })?;
-                eprintln!("proven: created tenant {} ({})", tenant.name, tenant.id);
-                println!("{token}");
-                Ok(0)
-            }
+            Command::Tenant(command) => tenant(&store, command).await,
             Command::Config(_) | Command::Vectors(_) => Ok(0),
             Command::Sandbox(_) => Ok(0),
         };
         store.close().await;
         code
     })
+}
+
+fn store_exit(e: proven_store::StoreError) -> Exit {
+    match e {
+        proven_store::StoreError::InvalidInput(m) => Exit::input(m),
+        proven_store::StoreError::NotFound(what) => Exit::input(format!("{what} not found")),
+        other => Exit::store(other.to_string()),
+    }
+}
+
+async fn tenant(store: &Store, command: TenantCommand) -> Result<u8, Exit> {
+    match command {
+        TenantCommand::Create { name, max_running } => {
+            let (tenant, token) = store
+                .create_tenant(&name, max_running)
+                .await
+                .map_err(store_exit)?;
+            eprintln!("proven: created tenant {} ({})", tenant.name, tenant.id);
+            println!("{token}");
+        }
+        TenantCommand::List => {
+            let mut out = std::io::stdout().lock();
+            for (tenant, tokens) in store.list_tenants().await.map_err(store_exit)? {
+                let _ = writeln!(
+                    out,
+                    "{}\t{}\tmax_running={}",
+                    tenant.name, tenant.id, tenant.max_running_reviews
+                );
+                for t in tokens {
+                    let state = match &t.revoked_at {
+                        Some(at) => format!("revoked {at}"),
+                        None => "live".into(),
+                    };
+                    let _ = writeln!(out, "  {}\tcreated {}\t{state}", t.id, t.created_at);
+                }
+            }
+        }
+        TenantCommand::Revoke { tenant, token } => {
+            let revoked = store
+                .revoke_tokens(&tenant, token.as_deref())
+                .await
+                .map_err(store_exit)?;
+            if revoked.is_empty() {
+                eprintln!("proven: tenant {tenant} had no live token");
+            }
+            for id in revoked {
+                eprintln!("proven: revoked {id} of tenant {tenant}");
+            }
+        }
+        TenantCommand::Rotate { tenant } => {
+            let (token, info, revoked) = store.rotate_token(&tenant).await.map_err(store_exit)?;
+            eprintln!(
+                "proven: new token {} for tenant {tenant}; revoked {}",
+                info.id,
+                if revoked.is_empty() {
+                    "none".to_string()
+                } else {
+                    revoked.join(", ")
+                }
+            );
+            println!("{token}");
+        }
+    }
+    Ok(0)
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
@@ -347,11 +416,23 @@ async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
         )
         .await;
     });
-    let state = proven_api::ApiState {
-        store: store.clone(),
-        redis_url: Some(config.redis_url.clone()),
-        metrics,
+    let limits = proven_api::ApiLimits {
+        max_queued_reviews: config.max_queued_reviews,
+        max_batch_reviews: config.max_batch_reviews,
+        max_deadline_secs: config.max_deadline_seconds,
+        max_body_bytes: config.http.max_body_bytes,
+        body_timeout: config.http.body_timeout,
+        header_timeout: config.http.header_timeout,
+        max_connections: config.http.max_connections,
+        rate_per_second: config.http.rate_per_second,
+        rate_burst: config.http.rate_burst,
     };
+    let state = proven_api::ApiState::new(
+        store.clone(),
+        Some(config.redis_url.clone()),
+        metrics,
+        limits,
+    );
     let served = proven_api::serve(state, listener, shutdown_signal()).await;
     let _ = stop_tx.send(true);
     let _ = recon.await;

@@ -9,4 +9,6 @@ mod expected;
 mod review;
 mod sandbox_jobs;
 mod service;
+mod service_limits;
+mod service_schema;
 mod vectors;

@@ -62,6 +62,20 @@ impl Service {
         redis_url: &str,
         worker_env: &[(&str, &str)],
     ) -> Service {
+        Service::start_full(workers, redis_url, worker_env, &[]).await
+    }
+
+    /// The API alone (no worker), with `api_env` for `proven serve`.
+    pub async fn start_api_with(api_env: &[(&str, &str)]) -> Service {
+        Service::start_full(0, "redis://127.0.0.1:6379", &[], api_env).await
+    }
+
+    async fn start_full(
+        workers: usize,
+        redis_url: &str,
+        worker_env: &[(&str, &str)],
+        api_env: &[(&str, &str)],
+    ) -> Service {
         let store = TestStore::new(Backend::Postgres).await;
         let prefix = format!("proven-test-{}", uuid::Uuid::now_v7().simple());
         let data_dir = tempfile::tempdir().expect("tempdir");
@@ -73,9 +87,18 @@ impl Service {
             .output()
             .expect("import");
         assert!(out.status.success(), "{:?}", text(&out));
-        let mut api = proven(&store.url, &prefix, data_dir.path())
+        let mut serve = proven(&store.url, &prefix, data_dir.path());
+        serve
             .env("PROVEN_LISTEN", "127.0.0.1:0")
             .env("PROVEN_REDIS_URL", redis_url)
+            // The tests poll a review's state as fast as they like: a rate limit of their
+            // own is set by the test of rate limits.
+            .env("PROVEN_HTTP_RATE_PER_SECOND", "10000")
+            .env("PROVEN_HTTP_RATE_BURST", "10000");
+        for (k, v) in api_env {
+            serve.env(k, v);
+        }
+        let mut api = serve
             .arg("serve")
             .stderr(Stdio::piped())
             .spawn()

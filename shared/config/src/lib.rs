@@ -65,6 +65,14 @@ pub struct Config {
     pub metrics_listen: Option<std::net::SocketAddr>,
     pub worker_concurrency: usize,
     pub max_running_reviews: i64,
+    /// A tenant's cap on unfinished reviews.
+    pub max_queued_reviews: i64,
+    /// Reviews one batch request may hold.
+    pub max_batch_reviews: usize,
+    /// The largest `deadline_secs` a request may ask for.
+    pub max_deadline_seconds: u64,
+    /// `proven serve`'s limits on connections and requests.
+    pub http: HttpSettings,
     pub lease: std::time::Duration,
     pub requeue_after: std::time::Duration,
     /// The model agents run (an endpoint is configured, or `agents = on`).
@@ -80,6 +88,17 @@ pub struct Config {
     /// The second reviewer, when its base URL and model are set.
     pub second_reviewer: Option<ModelSettings>,
     pub model_timeout: std::time::Duration,
+}
+
+/// What `proven serve` allows one connection, request and token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpSettings {
+    pub header_timeout: std::time::Duration,
+    pub body_timeout: std::time::Duration,
+    pub max_body_bytes: usize,
+    pub max_connections: usize,
+    pub rate_per_second: std::num::NonZeroU32,
+    pub rate_burst: std::num::NonZeroU32,
 }
 
 /// One role's model endpoint.
@@ -248,6 +267,15 @@ impl Layers {
         let (metrics_listen, _) = get("metrics_listen")?;
         let (concurrency, _) = get("worker_concurrency")?;
         let (max_running, _) = get("max_running_reviews")?;
+        let (max_queued, _) = get("max_queued_reviews")?;
+        let (max_batch, _) = get("max_batch_reviews")?;
+        let (max_deadline, _) = get("max_deadline_seconds")?;
+        let (header_timeout, _) = get("http.header_timeout_seconds")?;
+        let (body_timeout, _) = get("http.body_timeout_seconds")?;
+        let (max_body, _) = get("http.max_body_bytes")?;
+        let (max_connections, _) = get("http.max_connections")?;
+        let (rate, _) = get("http.rate_per_second")?;
+        let (burst, _) = get("http.rate_burst")?;
         let (lease, _) = get("lease_seconds")?;
         let (requeue, _) = get("requeue_seconds")?;
         let model = |role: &'static str| -> Result<ModelSettings, ConfigError> {
@@ -315,7 +343,22 @@ impl Layers {
                 ),
             });
         }
-        // Each value was checked by its `Allowed` rule above; the fallbacks are unreachable.
+        // Each value was checked by its `Allowed` rule above; the fallbacks are unreachable
+        // (a count past the type's range saturates).
+        let count = |s: &str| s.parse::<u64>().unwrap_or(1).max(1);
+        let secs = |s: &str| std::time::Duration::from_secs(count(s));
+        let nonzero = |s: &str| {
+            std::num::NonZeroU32::new(u32::try_from(count(s)).unwrap_or(u32::MAX))
+                .unwrap_or(std::num::NonZeroU32::MIN)
+        };
+        let http = HttpSettings {
+            header_timeout: secs(&header_timeout),
+            body_timeout: secs(&body_timeout),
+            max_body_bytes: usize::try_from(count(&max_body)).unwrap_or(usize::MAX),
+            max_connections: usize::try_from(count(&max_connections)).unwrap_or(usize::MAX),
+            rate_per_second: nonzero(&rate),
+            rate_burst: nonzero(&burst),
+        };
         let addr = |s: &str| {
             s.parse()
                 .unwrap_or(std::net::SocketAddr::from(([127, 0, 0, 1], 8080)))
@@ -343,6 +386,10 @@ impl Layers {
             metrics_listen: (!metrics_listen.is_empty()).then(|| addr(&metrics_listen)),
             worker_concurrency: concurrency.parse().unwrap_or(8),
             max_running_reviews: max_running.parse().unwrap_or(64),
+            max_queued_reviews: i64::try_from(count(&max_queued)).unwrap_or(i64::MAX),
+            max_batch_reviews: usize::try_from(count(&max_batch)).unwrap_or(usize::MAX),
+            max_deadline_seconds: count(&max_deadline),
+            http,
             lease: std::time::Duration::from_secs(lease.parse().unwrap_or(20)),
             requeue_after: std::time::Duration::from_secs(requeue.parse().unwrap_or(20)),
             agents: agents_on,
@@ -567,5 +614,43 @@ mod tests {
             .resolve()
             .expect_err("zero");
         assert!(e.message.contains("positive integer"));
+    }
+
+    #[test]
+    fn service_limits_have_defaults_take_the_environment_and_refuse_zero_by_name() {
+        let c = Layers::from_env(env(&[]))
+            .expect("env")
+            .resolve()
+            .expect("defaults");
+        assert_eq!(
+            (
+                c.max_queued_reviews,
+                c.max_batch_reviews,
+                c.max_deadline_seconds
+            ),
+            (1000, 500, 86400)
+        );
+        assert_eq!(c.http.max_body_bytes, 2 * 1024 * 1024);
+        assert_eq!(c.http.header_timeout, std::time::Duration::from_secs(10));
+        let c = Layers::from_env(env(&[
+            ("PROVEN_HTTP_RATE_PER_SECOND", "5"),
+            ("PROVEN_HTTP_RATE_BURST", "99999999999"),
+            ("PROVEN_MAX_BATCH_REVIEWS", "3"),
+        ]))
+        .expect("env")
+        .resolve()
+        .expect("valid");
+        assert_eq!(c.http.rate_per_second.get(), 5);
+        assert_eq!(c.http.rate_burst.get(), u32::MAX, "saturates");
+        assert_eq!(c.max_batch_reviews, 3);
+        let e = Layers::from_env(env(&[("PROVEN_HTTP_MAX_CONNECTIONS", "0")]))
+            .expect("env")
+            .resolve()
+            .expect_err("zero connections");
+        assert_eq!(e.key, "http.max_connections");
+        assert_eq!(
+            e.to_string(),
+            "PROVEN_HTTP_MAX_CONNECTIONS: \"0\" is not allowed: expected a positive integer"
+        );
     }
 }

@@ -240,6 +240,83 @@ pub static SETTINGS: &[Setting] = &[
         doc: "Reviews admitted at once across all tenants; the rest wait in the store, so the queues stay short.",
     },
     Setting {
+        key: "max_queued_reviews",
+        env: "PROVEN_MAX_QUEUED_REVIEWS",
+        default: Some("1000"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Unfinished (queued or running) reviews one tenant may have; a review or batch that would pass \
+              it is refused with HTTP 429 (code queue_full) and nothing of it is recorded.",
+    },
+    Setting {
+        key: "max_batch_reviews",
+        env: "PROVEN_MAX_BATCH_REVIEWS",
+        default: Some("500"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Reviews one `POST /v1/batches` may hold; a larger batch is refused with HTTP 422 (code \
+              batch_too_large: retrying the same request can never succeed, so it is not a 429).",
+    },
+    Setting {
+        key: "max_deadline_seconds",
+        env: "PROVEN_MAX_DEADLINE_SECONDS",
+        default: Some("86400"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Largest `deadline_secs` a review request may ask for; more is refused with HTTP 422 naming the \
+              field and this maximum.",
+    },
+    Setting {
+        key: "http.header_timeout_seconds",
+        env: "PROVEN_HTTP_HEADER_TIMEOUT_SECONDS",
+        default: Some("10"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "`proven serve` closes a connection whose request headers have not all arrived this long after \
+              it started waiting for them (a new connection, or an idle kept-alive one).",
+    },
+    Setting {
+        key: "http.body_timeout_seconds",
+        env: "PROVEN_HTTP_BODY_TIMEOUT_SECONDS",
+        default: Some("30"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Time to receive a whole request body; a slower one is answered 408 (code body_timeout).",
+    },
+    Setting {
+        key: "http.max_body_bytes",
+        env: "PROVEN_HTTP_MAX_BODY_BYTES",
+        default: Some("2097152"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Largest request body; a larger one is answered 413 (code body_too_large) without being read.",
+    },
+    Setting {
+        key: "http.max_connections",
+        env: "PROVEN_HTTP_MAX_CONNECTIONS",
+        default: Some("1024"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Connections `proven serve` holds open at once; further ones wait in the listen backlog.",
+    },
+    Setting {
+        key: "http.rate_per_second",
+        env: "PROVEN_HTTP_RATE_PER_SECOND",
+        default: Some("20"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Requests per second one API token may make on average; more are answered 429 (code \
+              rate_limited) with Retry-After.",
+    },
+    Setting {
+        key: "http.rate_burst",
+        env: "PROVEN_HTTP_RATE_BURST",
+        default: Some("100"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Requests one API token may make at once above its per-second rate before it is limited.",
+    },
+    Setting {
         key: "lease_seconds",
         env: "PROVEN_LEASE_SECONDS",
         default: Some("20"),

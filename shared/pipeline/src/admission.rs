@@ -1,9 +1,12 @@
 //! Admission: reviews wait in the store and enter the queues a few at a time, so Redis
 //! stays short and every tenant gets its turn.
 //!
-//! Order: strict priority (interactive < re-review < batch, so a batch never delays an
-//! interactive review), then, inside a priority, tenants in turn — the tenant with the
-//! fewest running reviews first, oldest review first — each within its own limit.
+//! What is considered: each tenant's oldest pending reviews (a window per tenant, see
+//! [`Store::pending_reviews`]), so no tenant's queue, however long, can hide another
+//! tenant's reviews. Order: strict priority (interactive < re-review < batch, so a batch
+//! never delays an interactive review), then, inside a priority, tenants in turn — the
+//! tenant with the fewest running reviews first, oldest review first — each within its
+//! own limit.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
@@ -80,31 +83,37 @@ pub fn order(
     out
 }
 
-/// Admits what fits now. Safe to run in many processes at once: admitting is a
-/// conditional update, so a review is admitted once.
-pub async fn admit(store: &Store, config: &AdmissionConfig) -> Result<usize, StoreError> {
-    let pending = store.pending_reviews(500).await?;
-    if pending.is_empty() {
-        return Ok(0);
-    }
-    let running_rows = store.running_by_tenant().await?;
+/// Admits what fits now and returns the ids admitted, in the order they were. Safe to run
+/// in many processes at once: admitting is a conditional update, so a review is admitted
+/// once.
+pub async fn admit(store: &Store, config: &AdmissionConfig) -> Result<Vec<String>, StoreError> {
     let running_total = store.running_reviews().await?;
-    let running: HashMap<String, (i64, i64)> = running_rows
+    let free = config.max_running - running_total;
+    if free <= 0 {
+        return Ok(Vec::new());
+    }
+    // No tenant can be given more than the free slots, so that is each tenant's window.
+    let pending = store.pending_reviews(free).await?;
+    if pending.is_empty() {
+        return Ok(Vec::new());
+    }
+    let running: HashMap<String, (i64, i64)> = store
+        .running_by_tenant()
+        .await?
         .into_iter()
         .map(|(t, n, limit)| (t, (n, limit)))
         .collect();
-    let free = config.max_running - running_total;
-    let mut admitted = 0;
+    let mut admitted = Vec::new();
     for id in order(&pending, &running, free) {
         if store
             .admit_review(&id, &NewStep::new(config.first_step, config.first_queue))
             .await?
         {
-            admitted += 1;
+            admitted.push(id);
         }
     }
-    if admitted > 0 {
-        metrics::counter!(m::REVIEWS_ADMITTED_TOTAL).increment(admitted as u64);
+    if !admitted.is_empty() {
+        metrics::counter!(m::REVIEWS_ADMITTED_TOTAL).increment(admitted.len() as u64);
     }
     Ok(admitted)
 }

@@ -9,6 +9,16 @@ pub enum StoreError {
     InvalidInput(String),
     #[error("{0} not found")]
     NotFound(String),
+    /// A tenant's cap on unfinished (queued or running) reviews would be passed; retrying
+    /// once some of its reviews finish may succeed. Nothing was recorded.
+    #[error(
+        "the tenant has {unfinished} unfinished reviews; {requested} more would pass its cap of {limit}"
+    )]
+    QueueFull {
+        unfinished: i64,
+        requested: i64,
+        limit: i64,
+    },
     /// Stored data that does not read back (a bug or a foreign writer); names the row.
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),

@@ -30,7 +30,7 @@ pub use pipeline::{
     NewStep, Outcome, PendingReview, Retry, StepId, StepRow, isolated_queue, now_us,
 };
 pub use review::{NewReview, ReviewRow, ReviewStatus, TraceRow};
-pub use tenant::{ReviewSummary, Tenant, token_hash};
+pub use tenant::{ReviewSummary, Tenant, TokenCheck, TokenInfo, token_hash, token_id};
 
 use std::path::Path;
 use std::str::FromStr;

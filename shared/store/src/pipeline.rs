@@ -189,7 +189,60 @@ impl Store {
     /// (tenant + `pr_key`) supersedes older unfinished ones: their queued steps are
     /// cancelled before they start. Returns the ids it superseded.
     pub async fn submit_review(&self, r: &NewPipelineReview) -> Result<Vec<String>, StoreError> {
-        self.insert_review(r, None).await
+        let mut tx = self.write_tx().await?;
+        let superseded = insert_review(&mut tx, r, None).await?;
+        tx.commit().await?;
+        Ok(superseded)
+    }
+
+    /// [`Store::submit_review`] for a tenant with a cap on unfinished (queued or running)
+    /// reviews: when the review would pass it, nothing is recorded and the answer is
+    /// [`StoreError::QueueFull`]. A review that supersedes one of the tenant's takes that
+    /// one's place. Counting and inserting are one transaction (the tenant's row is locked
+    /// on Postgres; SQLite has one writer), so concurrent submissions never pass the cap.
+    pub async fn submit_review_within(
+        &self,
+        r: &NewPipelineReview,
+        max_unfinished: i64,
+    ) -> Result<Vec<String>, StoreError> {
+        let mut tx = self.write_tx().await?;
+        if let Some(tenant) = r.tenant_id.as_deref() {
+            lock_tenant(&mut tx, self.dialect, tenant).await?;
+        }
+        let superseded = insert_review(&mut tx, r, None).await?;
+        if let Some(tenant) = r.tenant_id.as_deref() {
+            within_cap(&mut tx, tenant, 1, max_unfinished).await?;
+        }
+        tx.commit().await?;
+        Ok(superseded)
+    }
+
+    /// Records a batch and all its reviews in one transaction, within the tenant's cap on
+    /// unfinished reviews: every review is recorded, or none is (and no batch).
+    pub async fn submit_batch(
+        &self,
+        batch_id: &str,
+        tenant_id: &str,
+        reviews: &[NewPipelineReview],
+        max_unfinished: i64,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.write_tx().await?;
+        lock_tenant(&mut tx, self.dialect, tenant_id).await?;
+        sqlx::query(
+            "INSERT INTO batches (id, tenant_id, created_at, total) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(batch_id)
+        .bind(tenant_id)
+        .bind(now())
+        .bind(reviews.len() as i64)
+        .execute(&mut *tx)
+        .await?;
+        for r in reviews {
+            insert_review(&mut tx, r, None).await?;
+        }
+        within_cap(&mut tx, tenant_id, reviews.len() as i64, max_unfinished).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     /// Records a review that its caller runs at once (the embedded default, a lone sandbox
@@ -200,87 +253,30 @@ impl Store {
         r: &NewPipelineReview,
         first: &NewStep,
     ) -> Result<Vec<String>, StoreError> {
-        self.insert_review(r, Some(first)).await
-    }
-
-    async fn insert_review(
-        &self,
-        r: &NewPipelineReview,
-        admitted_with: Option<&NewStep>,
-    ) -> Result<Vec<String>, StoreError> {
         let mut tx = self.write_tx().await?;
-        let now_text = now();
-        let (status, admitted_us) = match admitted_with {
-            Some(_) => ("running", Some(now_us())),
-            None => ("queued", None),
-        };
-        sqlx::query(
-            "INSERT INTO reviews (id, created_at, repository, base_rev, head_rev, status, tenant_id, priority, \
-             batch_id, pr_key, request, created_us, deadline_us, trace_id, admitted_us) \
-             VALUES ($1, $2, $3, $4, $5, $14, $6, $7, $8, $9, $10, $11, $12, $13, $15)",
-        )
-        .bind(r.id.as_str())
-        .bind(now_text.as_str())
-        .bind(r.repository.as_str())
-        .bind(r.base_rev.as_str())
-        .bind(r.head_rev.as_str())
-        .bind(r.tenant_id.as_deref())
-        .bind(r.priority)
-        .bind(r.batch_id.as_deref())
-        .bind(r.pr_key.as_deref())
-        .bind(r.request.as_str())
-        .bind(now_us())
-        .bind(r.deadline_us)
-        .bind(r.trace_id.as_deref())
-        .bind(status)
-        .bind(admitted_us)
-        .execute(&mut *tx)
-        .await?;
-        if let Some(first) = admitted_with {
-            insert_steps(&mut tx, &r.id, std::slice::from_ref(first)).await?;
-        }
-        let mut superseded = Vec::new();
-        if let Some(pr) = &r.pr_key {
-            let rows = sqlx::query(
-                "SELECT id FROM reviews WHERE pr_key = $1 AND id <> $2 AND superseded_by IS NULL \
-                 AND status IN ('queued', 'running') AND COALESCE(tenant_id, '') = COALESCE($3, '')",
-            )
-            .bind(pr.as_str())
-            .bind(r.id.as_str())
-            .bind(r.tenant_id.as_deref())
-            .fetch_all(&mut *tx)
-            .await?;
-            for row in rows {
-                let old: String = row.try_get(0)?;
-                sqlx::query("UPDATE reviews SET superseded_by = $1, status = 'superseded', finished_at = $2 WHERE id = $3")
-                    .bind(r.id.as_str())
-                    .bind(now_text.as_str())
-                    .bind(old.as_str())
-                    .execute(&mut *tx)
-                    .await?;
-                sqlx::query("UPDATE steps SET state = 'cancelled', updated_us = $1 WHERE review_id = $2 AND state = 'queued'")
-                    .bind(now_us())
-                    .bind(old.as_str())
-                    .execute(&mut *tx)
-                    .await?;
-                sqlx::query("DELETE FROM outbox WHERE review_id = $1")
-                    .bind(old.as_str())
-                    .execute(&mut *tx)
-                    .await?;
-                superseded.push(old);
-            }
-        }
+        let superseded = insert_review(&mut tx, r, Some(first)).await?;
         tx.commit().await?;
         Ok(superseded)
     }
 
-    /// Reviews waiting for admission, highest priority first, oldest first.
-    pub async fn pending_reviews(&self, limit: i64) -> Result<Vec<PendingReview>, StoreError> {
+    /// Reviews waiting for admission: each tenant's oldest pending reviews — highest
+    /// priority first, then oldest — at most `per_tenant` of each and never more than the
+    /// tenant's own limit on running reviews. A window per tenant, not one global window:
+    /// however many reviews one tenant queues, every other tenant's next ones are here.
+    /// Reviews without a tenant (the command line's) count as one tenant without a limit.
+    pub async fn pending_reviews(&self, per_tenant: i64) -> Result<Vec<PendingReview>, StoreError> {
+        // ROW_NUMBER() OVER (PARTITION BY …) is standard SQL that SQLite (3.25+) and
+        // Postgres both run; NULL tenants form one partition in both.
         let rows = sqlx::query(
-            "SELECT id, tenant_id, priority, created_us FROM reviews \
-             WHERE admitted_us IS NULL AND status = 'queued' ORDER BY priority, created_us LIMIT $1",
+            "SELECT w.id, w.tenant_id, w.priority, w.created_us FROM ( \
+               SELECT r.id, r.tenant_id, r.priority, r.created_us, \
+                      ROW_NUMBER() OVER (PARTITION BY r.tenant_id ORDER BY r.priority, r.created_us, r.id) AS rn \
+               FROM reviews r WHERE r.admitted_us IS NULL AND r.status = 'queued' \
+             ) w LEFT JOIN tenants t ON t.id = w.tenant_id \
+             WHERE w.rn <= $1 AND (t.max_running_reviews IS NULL OR w.rn <= t.max_running_reviews) \
+             ORDER BY w.priority, w.created_us, w.id",
         )
-        .bind(limit)
+        .bind(per_tenant)
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter()
@@ -872,6 +868,112 @@ pub fn isolated_queue(queue: &str) -> String {
 }
 
 pub const ISOLATED_SUFFIX: &str = "-isolated";
+
+async fn insert_review(
+    tx: &mut Tx<'_>,
+    r: &NewPipelineReview,
+    admitted_with: Option<&NewStep>,
+) -> Result<Vec<String>, StoreError> {
+    let now_text = now();
+    let (status, admitted_us) = match admitted_with {
+        Some(_) => ("running", Some(now_us())),
+        None => ("queued", None),
+    };
+    sqlx::query(
+        "INSERT INTO reviews (id, created_at, repository, base_rev, head_rev, status, tenant_id, priority, \
+         batch_id, pr_key, request, created_us, deadline_us, trace_id, admitted_us) \
+         VALUES ($1, $2, $3, $4, $5, $14, $6, $7, $8, $9, $10, $11, $12, $13, $15)",
+    )
+    .bind(r.id.as_str())
+    .bind(now_text.as_str())
+    .bind(r.repository.as_str())
+    .bind(r.base_rev.as_str())
+    .bind(r.head_rev.as_str())
+    .bind(r.tenant_id.as_deref())
+    .bind(r.priority)
+    .bind(r.batch_id.as_deref())
+    .bind(r.pr_key.as_deref())
+    .bind(r.request.as_str())
+    .bind(now_us())
+    .bind(r.deadline_us)
+    .bind(r.trace_id.as_deref())
+    .bind(status)
+    .bind(admitted_us)
+    .execute(&mut **tx)
+    .await?;
+    if let Some(first) = admitted_with {
+        insert_steps(tx, &r.id, std::slice::from_ref(first)).await?;
+    }
+    let mut superseded = Vec::new();
+    if let Some(pr) = &r.pr_key {
+        let rows = sqlx::query(
+            "SELECT id FROM reviews WHERE pr_key = $1 AND id <> $2 AND superseded_by IS NULL \
+             AND status IN ('queued', 'running') AND COALESCE(tenant_id, '') = COALESCE($3, '')",
+        )
+        .bind(pr.as_str())
+        .bind(r.id.as_str())
+        .bind(r.tenant_id.as_deref())
+        .fetch_all(&mut **tx)
+        .await?;
+        for row in rows {
+            let old: String = row.try_get(0)?;
+            sqlx::query("UPDATE reviews SET superseded_by = $1, status = 'superseded', finished_at = $2 WHERE id = $3")
+                .bind(r.id.as_str())
+                .bind(now_text.as_str())
+                .bind(old.as_str())
+                .execute(&mut **tx)
+                .await?;
+            sqlx::query("UPDATE steps SET state = 'cancelled', updated_us = $1 WHERE review_id = $2 AND state = 'queued'")
+                .bind(now_us())
+                .bind(old.as_str())
+                .execute(&mut **tx)
+                .await?;
+            sqlx::query("DELETE FROM outbox WHERE review_id = $1")
+                .bind(old.as_str())
+                .execute(&mut **tx)
+                .await?;
+            superseded.push(old);
+        }
+    }
+    Ok(superseded)
+}
+
+/// Serialises submissions of one tenant, so two of them never both pass its cap. SQLite's
+/// write transaction (`BEGIN IMMEDIATE`) already holds the only write lock.
+async fn lock_tenant(tx: &mut Tx<'_>, dialect: Dialect, tenant_id: &str) -> Result<(), StoreError> {
+    if dialect == Dialect::Postgres {
+        sqlx::query("SELECT id FROM tenants WHERE id = $1 FOR UPDATE")
+            .bind(tenant_id)
+            .fetch_optional(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Fails with [`StoreError::QueueFull`] when the tenant's unfinished reviews, counting the
+/// `requested` ones just inserted in `tx`, pass `limit` (the caller then drops `tx`).
+async fn within_cap(
+    tx: &mut Tx<'_>,
+    tenant_id: &str,
+    requested: i64,
+    limit: i64,
+) -> Result<(), StoreError> {
+    let unfinished: i64 = sqlx::query(
+        "SELECT COUNT(*) FROM reviews WHERE tenant_id = $1 AND status IN ('queued', 'running')",
+    )
+    .bind(tenant_id)
+    .fetch_one(&mut **tx)
+    .await?
+    .try_get(0)?;
+    if unfinished > limit {
+        return Err(StoreError::QueueFull {
+            unfinished: unfinished - requested,
+            requested,
+            limit,
+        });
+    }
+    Ok(())
+}
 
 fn select_step_for_update(dialect: Dialect) -> String {
     let lock = match dialect {

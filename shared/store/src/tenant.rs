@@ -28,8 +28,72 @@ pub struct ReviewSummary {
     pub created_us: i64,
 }
 
+/// One API token as an operator sees it: never the token, only its id and dates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenInfo {
+    /// `tok_` and the first 16 hex digits of the token's hash.
+    pub id: String,
+    pub created_at: String,
+    pub revoked_at: Option<String>,
+}
+
+/// What a presented bearer token is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenCheck {
+    /// A live token of this tenant; `token_id` names it (rate limits are per token).
+    Valid {
+        tenant: Tenant,
+        token_id: String,
+    },
+    /// A token that was revoked (or replaced by `proven tenant rotate`).
+    Revoked,
+    Unknown,
+}
+
 pub fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// The id under which a token is listed and revoked: a prefix of its hash.
+pub fn token_id(hash: &str) -> String {
+    format!("tok_{}", &hash[..hash.len().min(16)])
+}
+
+/// A new random token (shown once), with its hash and id.
+fn new_token() -> (String, String, String) {
+    let token = format!(
+        "pvn_{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let hash = token_hash(&token);
+    let id = token_id(&hash);
+    (token, hash, id)
+}
+
+async fn insert_token(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tenant_id: &str,
+) -> Result<(String, TokenInfo), StoreError> {
+    let (token, hash, id) = new_token();
+    let created_at = now();
+    sqlx::query(
+        "INSERT INTO api_tokens (token_sha256, tenant_id, created_at, id) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(hash)
+    .bind(tenant_id)
+    .bind(created_at.as_str())
+    .bind(id.as_str())
+    .execute(&mut **tx)
+    .await?;
+    Ok((
+        token,
+        TokenInfo {
+            id,
+            created_at,
+            revoked_at: None,
+        },
+    ))
 }
 
 impl Store {
@@ -43,11 +107,6 @@ impl Store {
             return Err(StoreError::InvalidInput("tenant name is empty".into()));
         }
         let id = uuid::Uuid::now_v7().to_string();
-        let token = format!(
-            "pvn_{}{}",
-            uuid::Uuid::new_v4().simple(),
-            uuid::Uuid::new_v4().simple()
-        );
         let mut tx = self.write_tx().await?;
         let inserted = sqlx::query(
             "INSERT INTO tenants (id, name, created_at, max_running_reviews) VALUES ($1, $2, $3, $4) \
@@ -64,14 +123,7 @@ impl Store {
                 "tenant {name:?} exists already"
             )));
         }
-        sqlx::query(
-            "INSERT INTO api_tokens (token_sha256, tenant_id, created_at) VALUES ($1, $2, $3)",
-        )
-        .bind(token_hash(&token))
-        .bind(id.as_str())
-        .bind(now())
-        .execute(&mut *tx)
-        .await?;
+        let (token, _) = insert_token(&mut tx, &id).await?;
         tx.commit().await?;
         Ok((
             Tenant {
@@ -85,21 +137,105 @@ impl Store {
 
     /// The tenant a bearer token belongs to, if the token is known and not revoked.
     pub async fn tenant_for_token(&self, token: &str) -> Result<Option<Tenant>, StoreError> {
+        Ok(match self.check_token(token).await? {
+            TokenCheck::Valid { tenant, .. } => Some(tenant),
+            TokenCheck::Revoked | TokenCheck::Unknown => None,
+        })
+    }
+
+    /// What a presented bearer token is: a live token of a tenant, a revoked one, or unknown.
+    pub async fn check_token(&self, token: &str) -> Result<TokenCheck, StoreError> {
         let row = sqlx::query(
-            "SELECT t.id, t.name, t.max_running_reviews FROM api_tokens k JOIN tenants t ON t.id = k.tenant_id \
-             WHERE k.token_sha256 = $1 AND k.revoked_at IS NULL",
+            "SELECT t.id, t.name, t.max_running_reviews, k.id, k.revoked_at FROM api_tokens k \
+             JOIN tenants t ON t.id = k.tenant_id WHERE k.token_sha256 = $1",
         )
         .bind(token_hash(token))
         .fetch_optional(&self.pool)
         .await?;
-        row.map(|r| {
-            Ok(Tenant {
+        let Some(r) = row else {
+            return Ok(TokenCheck::Unknown);
+        };
+        let revoked_at: Option<String> = r.try_get(4)?;
+        if revoked_at.is_some() {
+            return Ok(TokenCheck::Revoked);
+        }
+        Ok(TokenCheck::Valid {
+            tenant: Tenant {
                 id: r.try_get(0)?,
                 name: r.try_get(1)?,
                 max_running_reviews: r.try_get(2)?,
-            })
+            },
+            token_id: r.try_get(3)?,
         })
-        .transpose()
+    }
+
+    /// Every tenant (by name) with its tokens, oldest first. Tokens are listed by id: the
+    /// store holds only their hashes.
+    pub async fn list_tenants(&self) -> Result<Vec<(Tenant, Vec<TokenInfo>)>, StoreError> {
+        let tenants =
+            sqlx::query("SELECT id, name, max_running_reviews FROM tenants ORDER BY name")
+                .fetch_all(&self.pool)
+                .await?;
+        let tokens = sqlx::query(
+            "SELECT tenant_id, id, created_at, revoked_at FROM api_tokens ORDER BY created_at, id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let mut out = Vec::with_capacity(tenants.len());
+        for t in tenants {
+            let tenant = Tenant {
+                id: t.try_get(0)?,
+                name: t.try_get(1)?,
+                max_running_reviews: t.try_get(2)?,
+            };
+            let mut mine = Vec::new();
+            for k in &tokens {
+                let owner: String = k.try_get(0)?;
+                if owner == tenant.id {
+                    mine.push(TokenInfo {
+                        id: k.try_get(1)?,
+                        created_at: k.try_get(2)?,
+                        revoked_at: k.try_get(3)?,
+                    });
+                }
+            }
+            out.push((tenant, mine));
+        }
+        Ok(out)
+    }
+
+    /// Revokes a tenant's live tokens (only `token_id` when given). Returns the ids revoked.
+    /// An unknown tenant, or a token id that is not one of its live tokens, is `NotFound`.
+    pub async fn revoke_tokens(
+        &self,
+        tenant: &str,
+        token_id: Option<&str>,
+    ) -> Result<Vec<String>, StoreError> {
+        let mut tx = self.write_tx().await?;
+        let tenant_id = tenant_id_by_name(&mut tx, tenant).await?;
+        let revoked = revoke(&mut tx, &tenant_id, token_id).await?;
+        if let (Some(id), true) = (token_id, revoked.is_empty()) {
+            return Err(StoreError::NotFound(format!(
+                "live token {id} of tenant {tenant}"
+            )));
+        }
+        tx.commit().await?;
+        Ok(revoked)
+    }
+
+    /// Issues a new token for a tenant and revokes every token it had, in one transaction:
+    /// the old tokens stop working the moment the new one exists (no overlap). Returns the
+    /// new token (shown once), its listing, and the ids revoked.
+    pub async fn rotate_token(
+        &self,
+        tenant: &str,
+    ) -> Result<(String, TokenInfo, Vec<String>), StoreError> {
+        let mut tx = self.write_tx().await?;
+        let tenant_id = tenant_id_by_name(&mut tx, tenant).await?;
+        let revoked = revoke(&mut tx, &tenant_id, None).await?;
+        let (token, info) = insert_token(&mut tx, &tenant_id).await?;
+        tx.commit().await?;
+        Ok((token, info, revoked))
     }
 
     /// The tenant owning a review (`None` for reviews from the command line).
@@ -153,24 +289,6 @@ impl Store {
         row.as_ref().map(summary).transpose()
     }
 
-    pub async fn create_batch(
-        &self,
-        id: &str,
-        tenant_id: &str,
-        total: i64,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO batches (id, tenant_id, created_at, total) VALUES ($1, $2, $3, $4)",
-        )
-        .bind(id)
-        .bind(tenant_id)
-        .bind(now())
-        .bind(total)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
     /// A batch of `tenant_id`: its size and its reviews' counts by status.
     pub async fn batch(
         &self,
@@ -209,4 +327,44 @@ fn summary(r: &sqlx::any::AnyRow) -> Result<ReviewSummary, StoreError> {
         batch_id: r.try_get(8)?,
         created_us: r.try_get(9)?,
     })
+}
+
+async fn tenant_id_by_name(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tenant: &str,
+) -> Result<String, StoreError> {
+    sqlx::query("SELECT id FROM tenants WHERE name = $1 OR id = $1")
+        .bind(tenant)
+        .fetch_optional(&mut **tx)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("tenant {tenant}")))?
+        .try_get(0)
+        .map_err(StoreError::from)
+}
+
+async fn revoke(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tenant_id: &str,
+    token_id: Option<&str>,
+) -> Result<Vec<String>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT id FROM api_tokens WHERE tenant_id = $1 AND revoked_at IS NULL AND ($2 IS NULL OR id = $2)",
+    )
+    .bind(tenant_id)
+    .bind(token_id)
+    .fetch_all(&mut **tx)
+    .await?;
+    let ids = rows
+        .iter()
+        .map(|r| r.try_get(0))
+        .collect::<Result<Vec<String>, _>>()?;
+    let at = now();
+    for id in &ids {
+        sqlx::query("UPDATE api_tokens SET revoked_at = $1 WHERE id = $2")
+            .bind(at.as_str())
+            .bind(id.as_str())
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(ids)
 }

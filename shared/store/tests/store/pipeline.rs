@@ -13,6 +13,8 @@ both_backends!(
     a_review_past_its_deadline_is_judged_with_what_it_has,
     a_started_review_is_never_taken_by_admission,
     a_rate_limit_spends_no_attempt_and_a_wait_no_deferral,
+    a_tenant_over_its_cap_on_unfinished_reviews_is_refused_and_nothing_is_recorded,
+    revoked_and_rotated_tokens_stop_authenticating_and_listings_never_show_a_token,
 );
 
 const MAX_ATTEMPTS: i64 = 3;
@@ -507,5 +509,190 @@ async fn a_rate_limit_spends_no_attempt_and_a_wait_no_deferral(backend: Backend)
             .expect("retry");
     }
     assert_eq!(state().await, (1, 11));
+    t.cleanup().await;
+}
+
+fn tenant_review(id: &str, tenant: &str, pr: Option<&str>) -> NewPipelineReview {
+    NewPipelineReview {
+        id: id.into(),
+        tenant_id: Some(tenant.into()),
+        repository: "/repo".into(),
+        base_rev: "a".into(),
+        head_rev: "b".into(),
+        priority: 0,
+        batch_id: None,
+        pr_key: pr.map(str::to_string),
+        request: "{}".into(),
+        deadline_us: None,
+        trace_id: None,
+    }
+}
+
+async fn a_tenant_over_its_cap_on_unfinished_reviews_is_refused_and_nothing_is_recorded(
+    backend: Backend,
+) {
+    let t = TestStore::new(backend).await;
+    let (acme, _) = t.store.create_tenant("acme", 4).await.expect("tenant");
+    let (other, _) = t.store.create_tenant("other", 4).await.expect("tenant");
+    for id in ["r1", "r2"] {
+        t.store
+            .submit_review_within(&tenant_review(id, &acme.id, None), 3)
+            .await
+            .expect("under the cap");
+    }
+    t.store
+        .submit_review_within(&tenant_review("pr1", &acme.id, Some("acme/app#1")), 3)
+        .await
+        .expect("the third fills the cap");
+    // Admitted (running) reviews are unfinished too.
+    assert!(
+        t.store
+            .admit_review("r1", &NewStep::new("intake", "evidence"))
+            .await
+            .expect("admit")
+    );
+    let refused = t
+        .store
+        .submit_review_within(&tenant_review("r4", &acme.id, None), 3)
+        .await
+        .expect_err("over the cap");
+    assert!(
+        matches!(
+            refused,
+            proven_store::StoreError::QueueFull {
+                unfinished: 3,
+                requested: 1,
+                limit: 3
+            }
+        ),
+        "{refused:?}"
+    );
+    assert!(
+        t.store.review("r4").await.is_err(),
+        "a refused review is not recorded"
+    );
+    // A batch that does not fit is refused whole: no review of it and no batch.
+    let batch: Vec<NewPipelineReview> = ["b1", "b2"]
+        .iter()
+        .map(|id| tenant_review(id, &acme.id, None))
+        .collect();
+    let refused = t
+        .store
+        .submit_batch("batch", &acme.id, &batch, 4)
+        .await
+        .expect_err("two more pass a cap of 4");
+    assert!(
+        matches!(
+            refused,
+            proven_store::StoreError::QueueFull { requested: 2, .. }
+        ),
+        "{refused:?}"
+    );
+    assert!(t.store.review("b1").await.is_err());
+    assert!(t.store.batch("batch", &acme.id).await.is_err());
+    // A new head of a pull request takes its old review's place: still within the cap.
+    let superseded = t
+        .store
+        .submit_review_within(&tenant_review("pr1-v2", &acme.id, Some("acme/app#1")), 3)
+        .await
+        .expect("a superseding review replaces one");
+    assert_eq!(superseded, ["pr1"]);
+    // The cap is per tenant: another tenant is not affected.
+    t.store
+        .submit_review_within(&tenant_review("o1", &other.id, None), 3)
+        .await
+        .expect("another tenant's queue is its own");
+    t.cleanup().await;
+}
+
+async fn revoked_and_rotated_tokens_stop_authenticating_and_listings_never_show_a_token(
+    backend: Backend,
+) {
+    use proven_store::TokenCheck;
+    let t = TestStore::new(backend).await;
+    let (acme, first) = t.store.create_tenant("acme", 4).await.expect("tenant");
+    let (_, bystander) = t.store.create_tenant("bystander", 4).await.expect("tenant");
+    let first_id = match t.store.check_token(&first).await.expect("check") {
+        TokenCheck::Valid { tenant, token_id } => {
+            assert_eq!(tenant.id, acme.id);
+            token_id
+        }
+        other => panic!("a new token authenticates: {other:?}"),
+    };
+    assert_eq!(
+        first_id,
+        proven_store::token_id(&proven_store::token_hash(&first))
+    );
+    // Rotation: a new token, and the old one revoked at once.
+    let (second, info, revoked) = t.store.rotate_token("acme").await.expect("rotate");
+    assert_eq!(revoked, std::slice::from_ref(&first_id));
+    assert_ne!(second, first);
+    assert_eq!(
+        t.store.check_token(&first).await.expect("check"),
+        TokenCheck::Revoked
+    );
+    assert!(matches!(
+        t.store.check_token(&second).await.expect("check"),
+        TokenCheck::Valid { .. }
+    ));
+    assert_eq!(
+        t.store
+            .check_token("pvn_never_issued")
+            .await
+            .expect("check"),
+        TokenCheck::Unknown
+    );
+    // Revoking by id: an unknown id is named; the bystander's token keeps working.
+    let e = t
+        .store
+        .revoke_tokens("acme", Some("tok_nope"))
+        .await
+        .expect_err("unknown token id");
+    assert_eq!(
+        e.to_string(),
+        "live token tok_nope of tenant acme not found"
+    );
+    assert!(matches!(
+        t.store.revoke_tokens("nobody", None).await,
+        Err(proven_store::StoreError::NotFound(_))
+    ));
+    assert_eq!(
+        t.store
+            .revoke_tokens("acme", Some(&info.id))
+            .await
+            .expect("revoke"),
+        std::slice::from_ref(&info.id)
+    );
+    assert_eq!(
+        t.store.check_token(&second).await.expect("check"),
+        TokenCheck::Revoked
+    );
+    assert!(
+        t.store
+            .tenant_for_token(&bystander)
+            .await
+            .expect("check")
+            .is_some()
+    );
+    // The listing: every token by id with its dates, never a token.
+    let listing = t.store.list_tenants().await.expect("list");
+    assert_eq!(
+        listing
+            .iter()
+            .map(|(t, _)| t.name.as_str())
+            .collect::<Vec<_>>(),
+        ["acme", "bystander"]
+    );
+    let tokens = &listing[0].1;
+    assert_eq!(
+        tokens.iter().map(|k| k.id.as_str()).collect::<Vec<_>>(),
+        [first_id.as_str(), info.id.as_str()]
+    );
+    assert!(tokens.iter().all(|k| k.revoked_at.is_some()));
+    assert!(listing[1].1.iter().all(|k| k.revoked_at.is_none()));
+    let printed = format!("{listing:?}");
+    for token in [&first, &second, &bystander] {
+        assert!(!printed.contains(token.as_str()));
+    }
     t.cleanup().await;
 }
