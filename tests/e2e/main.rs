@@ -5,6 +5,7 @@ mod agents;
 mod chaos;
 mod common;
 mod expected;
+mod repository;
 mod review;
 mod sandbox_jobs;
 mod service;

@@ -78,7 +78,9 @@ impl Repo {
         })
     }
 
-    /// What differs between two commits.
+    /// What differs between two commits. A commit whose tree holds more than
+    /// [`Limits::max_tree_files`] entries is refused before anything walks it; a changed blob
+    /// over [`Limits::max_blob_bytes`] (by its object header) is left out, never loaded.
     pub fn diff(
         &self,
         base: &Revision,
@@ -95,16 +97,44 @@ impl Repo {
         };
         let base_tree = tree_of(base)?;
         let head_tree = tree_of(head)?;
+        self.check_tree_size(&base_tree, &base.commit, limits.max_tree_files)?;
+        self.check_tree_size(&head_tree, &head.commit, limits.max_tree_files)?;
         let mut opts = DiffOptions::new();
         opts.include_typechange(true)
             .ignore_submodules(false)
-            .context_lines(0);
+            .context_lines(0)
+            // libgit2 marks a larger blob binary without loading it (a second guard; the
+            // sizes below leave such files out first).
+            .max_size(i64::try_from(limits.max_blob_bytes).unwrap_or(i64::MAX));
         let mut diff = self
             .repo
             .diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut opts))
             .map_err(&err)?;
-        diff.find_similar(Some(DiffFindOptions::new().renames(true).copies(false)))
-            .map_err(&err)?;
+        // Sizes from the object headers, before anything loads a blob.
+        let odb = self.repo.odb().map_err(&err)?;
+        let mut oversized: std::collections::HashMap<Oid, u64> = Default::default();
+        for delta in diff.deltas() {
+            for file in [delta.old_file(), delta.new_file()] {
+                let blob = matches!(
+                    file.mode(),
+                    git2::FileMode::Blob | git2::FileMode::BlobExecutable
+                );
+                if !blob || file.id().is_zero() || oversized.contains_key(&file.id()) {
+                    continue;
+                }
+                let (size, _) = odb.read_header(file.id()).map_err(&err)?;
+                if size as u64 > limits.max_blob_bytes {
+                    oversized.insert(file.id(), size as u64);
+                }
+            }
+        }
+        // Rename detection loads the blobs it compares: with an oversized blob in the change
+        // it compares object ids only (exact renames are still found).
+        let mut find = DiffFindOptions::new();
+        find.renames(true)
+            .copies(false)
+            .exact_match_only(!oversized.is_empty());
+        diff.find_similar(Some(&mut find)).map_err(&err)?;
 
         let mut files: Vec<ChangedFile> = Vec::new();
         let mut left_out: Vec<LeftOut> = Vec::new();
@@ -125,7 +155,15 @@ impl Repo {
                 Mode::Submodule => Some(LeftOutReason::Submodule),
                 _ => None,
             });
-            if let Some(reason) = special {
+            let too_large = match (
+                oversized.get(&delta.old_file().id()),
+                oversized.get(&delta.new_file().id()),
+            ) {
+                (_, Some(&size)) => Some(LeftOutReason::TooLarge { size, head: true }),
+                (Some(&size), None) => Some(LeftOutReason::TooLarge { size, head: false }),
+                (None, None) => None,
+            };
+            if let Some(reason) = special.or(too_large) {
                 let path = new_path
                     .or(old_path)
                     .unwrap_or_else(|| RepoPath::from_bytes(b""));
@@ -227,6 +265,37 @@ impl Repo {
             BlobRead::Content(bytes) => Some(bytes.len() as u64),
             BlobRead::Missing | BlobRead::LeftOut(_) => None,
         })
+    }
+
+    /// Refuses a tree holding more than `limit` entries (files, symlinks, submodules),
+    /// counting only up to the limit.
+    fn check_tree_size(
+        &self,
+        tree: &git2::Tree<'_>,
+        commit: &str,
+        limit: usize,
+    ) -> Result<(), ChangeError> {
+        let mut count = 0usize;
+        let mut over = false;
+        tree.walk(git2::TreeWalkMode::PreOrder, |_, entry| {
+            if entry.kind() == Some(ObjectType::Tree) {
+                return git2::TreeWalkResult::Ok;
+            }
+            count += 1;
+            if count > limit {
+                over = true;
+                return git2::TreeWalkResult::Abort;
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .or_else(|e| if over { Ok(()) } else { Err(self.git_err()(e)) })?;
+        if over {
+            return Err(ChangeError::TreeTooLarge {
+                commit: commit.to_string(),
+                limit,
+            });
+        }
+        Ok(())
     }
 
     fn read_entry(
@@ -340,7 +409,10 @@ impl Repo {
         };
         let (b, h) = (tree(base)?, tree(head)?);
         let mut opts = DiffOptions::new();
-        opts.context_lines(3);
+        // A blob larger than the whole text would be cut anyway: libgit2 shows it as binary
+        // without loading it.
+        opts.context_lines(3)
+            .max_size(i64::try_from(max_bytes).unwrap_or(i64::MAX));
         let mut diff = self
             .repo
             .diff_tree_to_tree(Some(&b), Some(&h), Some(&mut opts))

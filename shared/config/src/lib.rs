@@ -80,6 +80,9 @@ pub struct Config {
     /// The second reviewer, when its base URL and model are set.
     pub second_reviewer: Option<ModelSettings>,
     pub model_timeout: std::time::Duration,
+    /// Bounds on what intake reads (a repository's `proven.yaml` may lower them).
+    pub max_blob_bytes: u64,
+    pub max_tree_files: usize,
 }
 
 /// One role's model endpoint.
@@ -201,9 +204,25 @@ impl Layers {
                     format!("unknown key (allowed in {origin}: {})", known.join(", ")),
                 ));
             };
-            self.values
-                .entry(setting.key)
-                .or_insert((raw, format!("{origin} key {key}")));
+            let from_yaml = (raw, format!("{origin} key {key}"));
+            if matches!(setting.allowed, Allowed::Limit) {
+                // A limit: the repository may lower the operator's value, never raise it. A
+                // value that does not parse is kept, so resolving names the key.
+                let ceiling = self
+                    .values
+                    .get(setting.key)
+                    .map_or_else(|| setting.default_value(), |(v, _)| v.clone());
+                let lower = match (from_yaml.0.parse::<u64>(), ceiling.parse::<u64>()) {
+                    (Ok(asked), Ok(ceiling)) => asked < ceiling,
+                    (Err(_), _) => true,
+                    (Ok(_), Err(_)) => false,
+                };
+                if lower {
+                    self.values.insert(setting.key, from_yaml);
+                }
+                continue;
+            }
+            self.values.entry(setting.key).or_insert(from_yaml);
         }
         Ok(self)
     }
@@ -291,6 +310,8 @@ impl Layers {
         let (fix_attempts, _) = get("fix_attempts")?;
         let (autofix, _) = get("autofix")?;
         let (model_timeout, _) = get("models.timeout_seconds")?;
+        let (max_blob_bytes, _) = get("intake.max_blob_bytes")?;
+        let (max_tree_files, _) = get("intake.max_tree_files")?;
         let default_url = settings::setting("models.generator.base_url").default_value();
         let agents_on = match agents.as_str() {
             "on" => true,
@@ -354,6 +375,8 @@ impl Layers {
             guardrail_model,
             second_reviewer,
             model_timeout: std::time::Duration::from_secs(model_timeout.parse().unwrap_or(120)),
+            max_blob_bytes: max_blob_bytes.parse().unwrap_or(64 << 20),
+            max_tree_files: max_tree_files.parse().unwrap_or(300_000),
         })
     }
 }
@@ -558,6 +581,41 @@ mod tests {
             .resolve()
             .expect_err("url");
         assert_eq!(e.source_name, "PROVEN_SKEPTIC_BASE_URL");
+    }
+
+    #[test]
+    fn a_repository_may_lower_a_limit_but_never_raise_it() {
+        let yaml = "intake:\n  max_blob_bytes: 1000\n  max_tree_files: 900000\n";
+        let c = Layers::from_env(env(&[]))
+            .and_then(|l| l.with_yaml(yaml, "proven.yaml"))
+            .and_then(|l| l.resolve())
+            .expect("valid");
+        assert_eq!(c.max_blob_bytes, 1000, "lowered below the default");
+        assert_eq!(c.max_tree_files, 300_000, "never raised above the default");
+        let c = Layers::from_env(env(&[("PROVEN_MAX_BLOB_BYTES", "500")]))
+            .and_then(|l| l.with_yaml(yaml, "proven.yaml"))
+            .and_then(|l| l.resolve())
+            .expect("valid");
+        assert_eq!(c.max_blob_bytes, 500, "the operator's value is the ceiling");
+        let c = Layers::from_env(env(&[("PROVEN_MAX_LOCKFILE_BYTES", "4096")]))
+            .and_then(|l| {
+                l.with_yaml(
+                    "dependencies:\n  max_file_bytes: 99999999999\n",
+                    "proven.yaml",
+                )
+            })
+            .and_then(|l| l.resolve())
+            .expect("valid");
+        assert_eq!(c.max_lockfile_bytes, 4096);
+        let e = Layers::from_env(env(&[]))
+            .and_then(|l| l.with_yaml("intake:\n  max_tree_files: lots\n", "proven.yaml"))
+            .and_then(|l| l.resolve())
+            .expect_err("not a number");
+        assert_eq!(e.source_name, "proven.yaml key intake.max_tree_files");
+        let e = Layers::default()
+            .with_yaml("repository:\n  hosts: evil.example\n", "proven.yaml")
+            .expect_err("an operator's setting");
+        assert!(e.message.starts_with("unknown key"), "{e}");
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub enum Allowed {
     ModelIdOrEmpty,
     /// Any text; never shown in messages.
     Secret,
+    /// A positive integer that a repository's `proven.yaml` may lower, never raise: the
+    /// operator's value (environment or default) is the ceiling.
+    Limit,
 }
 
 impl Allowed {
@@ -105,6 +108,7 @@ impl Allowed {
                 }
             }
             Allowed::Secret => Ok(()),
+            Allowed::Limit => Allowed::PositiveInteger.check(raw),
             Allowed::HttpUrlOrEmpty | Allowed::ModelIdOrEmpty if raw.is_empty() => Ok(()),
             Allowed::HttpUrlOrEmpty => Allowed::HttpUrl.check(raw),
             Allowed::ModelIdOrEmpty => Allowed::ModelId.check(raw),
@@ -147,6 +151,9 @@ impl Allowed {
             Allowed::HttpUrlOrEmpty => "http://… or https://… URL, or empty".into(),
             Allowed::ModelIdOrEmpty => "a model id, or empty".into(),
             Allowed::Secret => "a secret".into(),
+            Allowed::Limit => {
+                "a positive integer (`proven.yaml` may lower it, never raise it)".into()
+            }
             Allowed::ModelId => "a model id".into(),
             Allowed::LogFilter => {
                 "a tracing filter (off, error, warn, info, debug, trace; per target with =)".into()
@@ -256,6 +263,23 @@ pub static SETTINGS: &[Setting] = &[
         repository: false,
         doc: "A queued step whose job was pushed this long ago and never started is pushed again (the queue \
               may have lost it: a Redis restart or flush, or a worker killed after fetching it).",
+    },
+    Setting {
+        key: "intake.max_blob_bytes",
+        env: "PROVEN_MAX_BLOB_BYTES",
+        default: Some("67108864"),
+        allowed: Allowed::Limit,
+        repository: true,
+        doc: "Largest changed file intake reads (its size is read from the object header first); a \
+              larger one is left out by name and the review says it did not see it.",
+    },
+    Setting {
+        key: "intake.max_tree_files",
+        env: "PROVEN_MAX_TREE_FILES",
+        default: Some("300000"),
+        allowed: Allowed::Limit,
+        repository: true,
+        doc: "Most files a reviewed commit's tree may hold; a larger tree fails the intake by name.",
     },
     Setting {
         key: "models.generator.base_url",
@@ -410,7 +434,7 @@ pub static SETTINGS: &[Setting] = &[
         key: "dependencies.max_file_bytes",
         env: "PROVEN_MAX_LOCKFILE_BYTES",
         default: Some("67108864"),
-        allowed: Allowed::PositiveInteger,
+        allowed: Allowed::Limit,
         repository: true,
         doc: "Largest lock file or manifest read; a larger one is named in the input errors.",
     },

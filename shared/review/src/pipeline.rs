@@ -61,6 +61,9 @@ struct IntakeResult {
     left_out: Vec<LeftOutEntry>,
     truncated: bool,
     config: Option<(String, String)>,
+    /// Changed files intake could not read (over the blob limit): the review is incomplete.
+    #[serde(default)]
+    input_errors: Vec<InputError>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -423,7 +426,7 @@ impl ReviewSteps {
             repository: dir.clone(),
             base: request.base.clone(),
             head: request.head.clone(),
-            limits: proven_change::Limits::default(),
+            layers: self.layers.clone(),
         };
         let outcome = blocking(move || intake::run(&input))
             .await?
@@ -433,14 +436,6 @@ impl ReviewSteps {
                 }
                 other => StepError::Permanent(format!("intake: {other}")),
             })?;
-        // A wrong `proven.yaml` stops the review before any other work.
-        if let Some((origin, text)) = &outcome.config {
-            self.layers
-                .clone()
-                .with_yaml(text, origin)
-                .and_then(|l| l.resolve())
-                .map_err(|e| StepError::Permanent(format!("configuration: {e}")))?;
-        }
         let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
         intake::trace(&outcome, &mut trace);
         let result = IntakeResult {
@@ -473,6 +468,24 @@ impl ReviewSteps {
                 .collect(),
             truncated: outcome.change.truncated,
             config: outcome.config.clone(),
+            input_errors: outcome
+                .change
+                .left_out
+                .iter()
+                .filter_map(|l| match l.reason {
+                    proven_change::LeftOutReason::TooLarge { size, head } => Some(InputError {
+                        path: l.path.display(),
+                        line: None,
+                        side: Some(if head { "head" } else { "base" }.into()),
+                        message: intake::too_large_message(
+                            &l.path.display(),
+                            size,
+                            &outcome.limits,
+                        ),
+                    }),
+                    _ => None,
+                })
+                .collect(),
         };
         Ok(outcome_with(
             trace,
@@ -1033,6 +1046,7 @@ impl ReviewSteps {
             report.base = Some(intake.base);
             report.head = Some(intake.head);
             report.left_out = intake.left_out;
+            report.input_errors.extend(intake.input_errors);
             if intake.truncated {
                 report.not_seen.push(NotSeen {
                     what: "files beyond the intake limit".into(),
