@@ -16,6 +16,9 @@ pub enum ApiError {
     NotFound(String),
     #[error("{0}")]
     InvalidRequest(String),
+    /// A `repository` the operator's policy refuses (or whose host does not resolve).
+    #[error("{0}")]
+    Repository(proven_source::CheckError),
     /// The store or queue is down; the cause is logged, not returned.
     #[error("the service is unavailable; retry later")]
     Unavailable(String),
@@ -28,6 +31,7 @@ impl ApiError {
             ApiError::BadToken => (StatusCode::UNAUTHORIZED, "invalid_token"),
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             ApiError::InvalidRequest(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_request"),
+            ApiError::Repository(_) => (StatusCode::UNPROCESSABLE_ENTITY, "repository_refused"),
             ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
         }
     }
@@ -49,7 +53,12 @@ impl IntoResponse for ApiError {
         if let ApiError::Unavailable(cause) = &self {
             tracing::error!(%cause, "request failed: service unavailable");
         }
-        let mut response = (status, Json(ErrorBody::new(code, self.to_string()))).into_response();
+        let mut body = ErrorBody::new(code, self.to_string());
+        if let ApiError::Repository(refusal) = &self {
+            body.error.field = Some(proven_source::FIELD.to_string());
+            body.error.setting = refusal.setting().map(str::to_string);
+        }
+        let mut response = (status, Json(body)).into_response();
         if status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 "www-authenticate",

@@ -43,8 +43,9 @@ fn summary(r: StoredSummary) -> ReviewSummary {
     }
 }
 
-fn check_request(repository: &str, base: &str, head: &str) -> Result<(), ApiError> {
-    for (name, value) in [("repository", repository), ("base", base), ("head", head)] {
+/// `base` and `head`; the repository is the policy's to judge ([`check_repository`]).
+fn check_request(base: &str, head: &str) -> Result<(), ApiError> {
+    for (name, value) in [("base", base), ("head", head)] {
         if value.trim().is_empty() {
             return Err(ApiError::InvalidRequest(format!("{name} is empty")));
         }
@@ -55,6 +56,16 @@ fn check_request(repository: &str, base: &str, head: &str) -> Result<(), ApiErro
         }
     }
     Ok(())
+}
+
+/// The operator's `repository` policy, before anything is stored.
+async fn check_repository(state: &ApiState, repository: &str) -> Result<(), ApiError> {
+    state
+        .repositories
+        .check(repository)
+        .await
+        .map(|_| ())
+        .map_err(ApiError::Repository)
 }
 
 async fn submit(
@@ -95,7 +106,8 @@ pub async fn create_review(
     body: Result<Json<CreateReview>, axum::extract::rejection::JsonRejection>,
 ) -> Result<(StatusCode, Json<ReviewAccepted>), ApiError> {
     let Json(body) = body.map_err(|e| ApiError::InvalidRequest(e.body_text()))?;
-    check_request(&body.repository, &body.base, &body.head)?;
+    check_request(&body.base, &body.head)?;
+    check_repository(&state, &body.repository).await?;
     let priority = priority_value(body.priority.as_deref()).map_err(ApiError::InvalidRequest)?;
     let trace_id = uuid::Uuid::now_v7().simple().to_string();
     let request = ReviewRequest {
@@ -246,7 +258,13 @@ pub async fn create_batch(
         ));
     }
     for item in &body.reviews {
-        check_request(&item.repository, &item.base, &item.head)?;
+        check_request(&item.base, &item.head)?;
+    }
+    // Each distinct repository once (a batch often re-reviews the same few).
+    let distinct: std::collections::BTreeSet<&str> =
+        body.reviews.iter().map(|i| i.repository.as_str()).collect();
+    for repository in distinct {
+        check_repository(&state, repository).await?;
     }
     let batch_id = uuid::Uuid::now_v7().to_string();
     state

@@ -341,6 +341,7 @@ async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
     });
     let state = proven_api::ApiState {
         store: store.clone(),
+        repositories: std::sync::Arc::new(proven_source::RepoPolicy::service(config)),
         redis_url: Some(config.redis_url.clone()),
         metrics,
     };
@@ -486,7 +487,7 @@ async fn review(
         store,
         layers,
         request,
-        config.data_dir.join("repos"),
+        proven_source::Sources::cli(config),
         services,
     )
     .await

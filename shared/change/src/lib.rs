@@ -23,6 +23,6 @@ mod repo;
 pub use change::{Change, ChangedFile, FileStatus, Hunk, LeftOut, LeftOutReason, Limits, Mode};
 pub use error::ChangeError;
 pub use path::RepoPath;
-pub use repo::{BlobRead, Repo, Revision, mirror};
+pub use repo::{BlobRead, Repo, Revision};
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

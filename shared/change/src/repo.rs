@@ -344,52 +344,6 @@ impl FromBytesCompat for std::ffi::OsStr {
     }
 }
 
-/// Makes a local bare mirror of `url` under `dir` (cloning on first use, fetching every ref
-/// afterwards) and returns its path. Workers on any machine review the same commits
-/// because revisions are resolved in the mirror after the fetch.
-pub fn mirror(url: &str, dir: &Path) -> Result<std::path::PathBuf, ChangeError> {
-    let git = |e: git2::Error| ChangeError::Git {
-        repo: url.to_string(),
-        message: e.message().to_string(),
-    };
-    if dir.join("HEAD").exists() {
-        let repo = Repository::open_bare(dir).map_err(git)?;
-        let mut remote = repo.find_remote("origin").map_err(git)?;
-        remote.fetch(&["+refs/*:refs/*"], None, None).map_err(git)?;
-        return Ok(dir.to_path_buf());
-    }
-    // Clone next to the final place and rename, so a half-done clone is never used.
-    let parent = dir.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| ChangeError::Git {
-        repo: url.to_string(),
-        message: format!("create {}: {e}", parent.display()),
-    })?;
-    let tmp = parent.join(format!(
-        ".{}.{}",
-        dir.file_name().and_then(|n| n.to_str()).unwrap_or("repo"),
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&tmp);
-    let repo = Repository::init_bare(&tmp).map_err(git)?;
-    {
-        let mut remote = repo.remote("origin", url).map_err(git)?;
-        remote.fetch(&["+refs/*:refs/*"], None, None).map_err(git)?;
-    }
-    drop(repo);
-    match std::fs::rename(&tmp, dir) {
-        Ok(()) => Ok(dir.to_path_buf()),
-        // Another worker finished first: use theirs.
-        Err(_) if dir.join("HEAD").exists() => {
-            let _ = std::fs::remove_dir_all(&tmp);
-            Ok(dir.to_path_buf())
-        }
-        Err(e) => Err(ChangeError::Git {
-            repo: url.to_string(),
-            message: format!("rename clone: {e}"),
-        }),
-    }
-}
-
 impl Repo {
     /// The change as a unified diff (what a model reads), cut at `max_bytes` with a marker
     /// saying so. Binary files appear as one line naming them.
