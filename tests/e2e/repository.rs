@@ -499,6 +499,63 @@ async fn repository_tarpit_fails_the_intake_by_its_read_timeout_and_frees_the_sl
     service.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repository_intake_past_the_step_deadline_fails_by_name_and_releases_its_lease() {
+    // A server that never stops trickling beats the read timeout; the step deadline ends it.
+    let tarpit = TarpitServer::start(Tarpit::Trickle);
+    let mut env = loopback(tarpit.port);
+    env.push(("PROVEN_REPO_READ_TIMEOUT_SECONDS".into(), "60".into()));
+    env.push(("PROVEN_REPO_FETCH_TIMEOUT_SECONDS".into(), "600".into()));
+    env.push(("PROVEN_STEP_DEADLINE_SECONDS".into(), "5".into()));
+    env.push(("PROVEN_WORKER_CONCURRENCY".into(), "1".into()));
+    let service = Service::start_configured(1, "redis://127.0.0.1:6379", &pairs(&env), &[]).await;
+    let token = service.tenant("acme");
+    let client = crate::service::http();
+    let stuck = submit(
+        &service,
+        &token,
+        &format!("https://localhost:{}/x.git", tarpit.port),
+        "main",
+    )
+    .await;
+    let (repo, base) = good_review();
+    let next = submit(&service, &token, &repo.path().display().to_string(), &base).await;
+    let view = wait_done(
+        &client,
+        &service.base_url,
+        &token,
+        &stuck,
+        Duration::from_secs(60),
+    )
+    .await;
+    assert_eq!(view["status"], "failed", "{view:#}");
+    let message = intake_failure(&view);
+    assert!(
+        message.contains("step intake passed its deadline of 5 s")
+            && message.contains("PROVEN_STEP_DEADLINE_SECONDS"),
+        "{message}"
+    );
+    let steps = service.store.store.steps_of(&stuck).await.expect("steps");
+    let intake = steps
+        .iter()
+        .find(|s| s.id.step == "intake")
+        .expect("intake");
+    assert_eq!(intake.state, "failed", "the lease is released: {intake:?}");
+    let view = wait_done(
+        &client,
+        &service.base_url,
+        &token,
+        &next,
+        Duration::from_secs(60),
+    )
+    .await;
+    assert_eq!(
+        view["status"], "complete",
+        "the slot is free again: {view:#}"
+    );
+    service.stop().await;
+}
+
 /// 300 MB: the most a worker may hold at its peak while refusing a hostile repository.
 const PEAK_LIMIT: u64 = 300 << 20;
 

@@ -179,8 +179,11 @@ pub async fn run(
                 fault,
                 store: store.clone(),
             });
-            let executor =
-                Arc::new(Executor::new(store.clone(), steps, owner, config.lease).with_wake(wake));
+            let executor = Arc::new(
+                Executor::new(store.clone(), steps, owner, config.lease)
+                    .with_step_deadline(config.step_deadline)
+                    .with_wake(wake),
+            );
             tokio::spawn(proven_pipeline::redis::serve(
                 redis,
                 executor,
@@ -191,7 +194,9 @@ pub async fn run(
         }
         None => {
             let executor = Arc::new(
-                Executor::new(store.clone(), Arc::new(steps), owner, config.lease).with_wake(wake),
+                Executor::new(store.clone(), Arc::new(steps), owner, config.lease)
+                    .with_step_deadline(config.step_deadline)
+                    .with_wake(wake),
             );
             tokio::spawn(proven_pipeline::redis::serve(
                 redis,

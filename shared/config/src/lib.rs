@@ -83,6 +83,8 @@ pub struct Config {
     /// The second reviewer, when its base URL and model are set.
     pub second_reviewer: Option<ModelSettings>,
     pub model_timeout: std::time::Duration,
+    /// Longest run of one step before it is stopped and fails by name.
+    pub step_deadline: std::time::Duration,
     /// What a review's `repository` may name, and how clones and fetches are made.
     pub repository: RepositorySettings,
     /// Bounds on what intake reads (a repository's `proven.yaml` may lower them).
@@ -375,6 +377,7 @@ impl Layers {
         let (fix_attempts, _) = get("fix_attempts")?;
         let (autofix, _) = get("autofix")?;
         let (model_timeout, _) = get("models.timeout_seconds")?;
+        let (step_deadline, _) = get("step_deadline_seconds")?;
         let (max_blob_bytes, _) = get("intake.max_blob_bytes")?;
         let (max_tree_files, _) = get("intake.max_tree_files")?;
         let repository = self.repository_settings(&get)?;
@@ -441,6 +444,7 @@ impl Layers {
             guardrail_model,
             second_reviewer,
             model_timeout: std::time::Duration::from_secs(model_timeout.parse().unwrap_or(120)),
+            step_deadline: std::time::Duration::from_secs(step_deadline.parse().unwrap_or(3600)),
             repository,
             max_blob_bytes: max_blob_bytes.parse().unwrap_or(64 << 20),
             max_tree_files: max_tree_files.parse().unwrap_or(300_000),

@@ -398,6 +398,15 @@ pub static SETTINGS: &[Setting] = &[
               may have lost it: a Redis restart or flush, or a worker killed after fetching it).",
     },
     Setting {
+        key: "step_deadline_seconds",
+        env: "PROVEN_STEP_DEADLINE_SECONDS",
+        default: Some("3600"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Longest run of one step: past it the step is stopped, its lease released (its slot is free \
+              again) and it fails by name.",
+    },
+    Setting {
         key: "repository.hosts",
         env: "PROVEN_REPO_HOSTS",
         default: Some("github.com,gitlab.com,bitbucket.org,codeberg.org"),

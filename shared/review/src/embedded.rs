@@ -36,6 +36,9 @@ pub async fn review(
     sources: proven_source::Sources,
     services: Services,
 ) -> Result<Report, ReviewError> {
+    let step_deadline = layers
+        .resolve()
+        .map_or(proven_pipeline::STEP_DEADLINE, |c| c.step_deadline);
     let review_id = uuid::Uuid::now_v7().to_string();
     let request_json =
         serde_json::to_string(&request).map_err(|e| ReviewError::Input(e.to_string()))?;
@@ -76,6 +79,7 @@ pub async fn review(
             format!("embedded-{}", std::process::id()),
             Duration::from_secs(30),
         )
+        .with_step_deadline(step_deadline)
         .with_wake(wake.clone()),
     );
     let queue = Arc::new(MemoryQueue::new());
