@@ -204,6 +204,17 @@ pub async fn mirror(
         .prefix(".git-home-")
         .tempdir_in(parent)
         .map_err(|e| io(parent, e))?;
+    // One clone or fetch per mirror at a time, across worker processes on this host: two
+    // fetches into one repository would fight over its ref locks.
+    let _lock = lock_mirror(dir, settings.fetch_timeout)
+        .await
+        .map_err(|e| match e {
+            None => FetchError::Timeout {
+                authority: remote.authority(),
+                secs: settings.fetch_timeout.as_secs(),
+            },
+            Some(e) => io(dir, e),
+        })?;
     let existing = dir.join("HEAD").exists();
     // A first clone goes next to its final place and is renamed, so a half-done clone is
     // never used.
@@ -336,6 +347,29 @@ pub async fn mirror(
             Ok(fetched(dir))
         }
         Err(e) => Err(cleanup(io(dir, e))),
+    }
+}
+
+/// Takes the mirror's lock file (`<mirror>.lock`), waiting at most `wait`; `Err(None)` when
+/// another fetch held it all that time. The lock is released when the file is dropped.
+async fn lock_mirror(dir: &Path, wait: Duration) -> Result<std::fs::File, Option<std::io::Error>> {
+    let path = dir.with_extension("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(Some)?;
+    let started = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < wait => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Err(None),
+            Err(std::fs::TryLockError::Error(e)) => return Err(Some(e)),
+        }
     }
 }
 

@@ -134,6 +134,32 @@ async fn a_clone_reaches_only_the_checked_address_and_git_never_resolves_the_nam
 }
 
 #[tokio::test]
+async fn fetches_of_one_mirror_take_turns_through_its_lock() {
+    let server = GitHttpsServer::start(&["localhost"], None);
+    let repo = TestRepo::new();
+    repo.write("a.txt", "one\n");
+    let head = repo.commit("first");
+    server.publish("app", repo.path());
+    let mirrors = tempfile::tempdir().expect("tempdir");
+    let dir = mirrors.path().join("t-1").join("app");
+    std::fs::create_dir_all(mirrors.path().join("t-1")).expect("tenant dir");
+    let checked = pinned("localhost", server.port, "app");
+    let mut s = settings(Some(&server.ca_file()));
+    s.fetch_timeout = Duration::from_secs(1);
+    // Another process's fetch holds the mirror.
+    let held = std::fs::File::create(dir.with_extension("lock")).expect("lock file");
+    held.lock().expect("lock");
+    let e = mirror(&checked, &dir, &s)
+        .await
+        .expect_err("waits its turn");
+    assert!(matches!(e, FetchError::Timeout { .. }), "{e}");
+    assert!(!dir.exists());
+    drop(held);
+    mirror(&checked, &dir, &s).await.expect("its turn");
+    assert_eq!(head_of(&dir, "HEAD"), head);
+}
+
+#[tokio::test]
 async fn credentials_travel_as_a_header_for_their_host_and_are_never_written() {
     let secret = "tok-5ecret-for-fetch-test";
     let server = GitHttpsServer::start(&["localhost"], Some(("x-access-token", secret)));
@@ -202,8 +228,14 @@ async fn a_stalling_server_fails_by_the_read_timeout() {
         "{e}"
     );
     assert!(tarpit.accepted() >= 1, "the fetch reached the tarpit");
-    let left: Vec<_> = walk(mirrors.path());
-    assert!(left.is_empty(), "nothing left behind: {left:?}");
+    let left: Vec<_> = walk(mirrors.path())
+        .into_iter()
+        .filter(|p| p.extension().is_none_or(|e| e != "lock"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "nothing left behind but the lock file: {left:?}"
+    );
 }
 
 #[tokio::test]
