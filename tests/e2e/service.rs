@@ -209,17 +209,17 @@ pub async fn wait_done(
 ) -> serde_json::Value {
     let started = Instant::now();
     loop {
-        let view: serde_json::Value = client
+        let response = client
             .get(format!("{base}/v1/reviews/{id}"))
             .bearer_auth(token)
             .send()
             .await
-            .expect("GET review")
-            .json()
-            .await
-            .expect("review JSON");
+            .expect("GET review");
+        // A busy shared Postgres can make the API answer 503 for a moment: ask again.
+        let unavailable = response.status() == reqwest::StatusCode::SERVICE_UNAVAILABLE;
+        let view: serde_json::Value = response.json().await.expect("review JSON");
         let status = view["status"].as_str().unwrap_or_default().to_string();
-        if !matches!(status.as_str(), "queued" | "running") {
+        if !unavailable && !matches!(status.as_str(), "queued" | "running") {
             return view;
         }
         assert!(
