@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateReview {
-    /// A clone URL, or a path the workers can read.
+    /// An https:// or ssh:// URL on the operator's allow-list (`PROVEN_REPO_HOSTS`), or a
+    /// path under `PROVEN_REPO_ROOTS`.
     pub repository: String,
     pub base: String,
     pub head: String,
@@ -127,10 +128,16 @@ pub struct ErrorBody {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct ErrorDetail {
     /// Stable machine-readable code: missing_token, invalid_token, revoked_token, not_found,
-    /// invalid_request, batch_too_large, queue_full, rate_limited, body_too_large, body_timeout,
-    /// unavailable.
+    /// invalid_request, repository_refused, batch_too_large, queue_full, rate_limited,
+    /// body_too_large, body_timeout, unavailable.
     pub code: String,
     pub message: String,
+    /// The request field the error is about (`repository_refused`: `repository`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// The setting that decides it (e.g. `PROVEN_REPO_HOSTS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<String>,
 }
 
 impl ErrorBody {
@@ -139,6 +146,8 @@ impl ErrorBody {
             error: ErrorDetail {
                 code: code.into(),
                 message,
+                field: None,
+                setting: None,
             },
         }
     }

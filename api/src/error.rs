@@ -44,6 +44,9 @@ pub enum ApiError {
     BodyTooLarge { limit: usize },
     #[error("the request body did not arrive within {secs} s (PROVEN_HTTP_BODY_TIMEOUT_SECONDS)")]
     BodyTimeout { secs: u64 },
+    /// A `repository` the operator's policy refuses (or whose host does not resolve).
+    #[error("{0}")]
+    Repository(proven_source::CheckError),
     /// The store or queue is down; the cause is logged, not returned.
     #[error("the service is unavailable; retry later")]
     Unavailable(String),
@@ -62,6 +65,7 @@ impl ApiError {
             ApiError::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
             ApiError::BodyTooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large"),
             ApiError::BodyTimeout { .. } => (StatusCode::REQUEST_TIMEOUT, "body_timeout"),
+            ApiError::Repository(_) => (StatusCode::UNPROCESSABLE_ENTITY, "repository_refused"),
             ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
         }
     }
@@ -98,7 +102,12 @@ impl IntoResponse for ApiError {
             } => Some(*retry_after_secs),
             _ => None,
         };
-        let mut response = (status, Json(ErrorBody::new(code, self.to_string()))).into_response();
+        let mut body = ErrorBody::new(code, self.to_string());
+        if let ApiError::Repository(refusal) = &self {
+            body.error.field = Some(proven_source::FIELD.to_string());
+            body.error.setting = refusal.setting().map(str::to_string);
+        }
+        let mut response = (status, Json(body)).into_response();
         if status == StatusCode::UNAUTHORIZED {
             response
                 .headers_mut()

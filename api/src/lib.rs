@@ -6,6 +6,8 @@
 //! - Every `/v1` route but the OpenAPI document needs a valid bearer token; a tenant only
 //!   ever sees its own reviews and batches (anything else is 404, never 403, so ids leak
 //!   nothing).
+//! - A review's `repository` is checked by the operator's policy before anything is stored:
+//!   a refusal is 422 with the field and the setting that decides it.
 //! - Errors map to HTTP in one exhaustive match ([`error::ApiError`]) with stable codes;
 //!   internal causes are logged, not returned.
 //! - `openapi.json` documents exactly the routes of [`ROUTES`] (a test holds them together).
@@ -49,6 +51,9 @@ pub const ROUTES: &[(&str, &str)] = &[
 #[derive(Clone)]
 pub struct ApiState {
     pub store: Store,
+    /// What a review's `repository` may name: checked at submission (422 naming the field
+    /// and the setting), and again at intake.
+    pub repositories: Arc<proven_source::RepoPolicy>,
     /// Checked by /readyz.
     pub redis_url: Option<String>,
     pub metrics: Option<PrometheusHandle>,
@@ -59,6 +64,7 @@ pub struct ApiState {
 impl ApiState {
     pub fn new(
         store: Store,
+        repositories: Arc<proven_source::RepoPolicy>,
         redis_url: Option<String>,
         metrics: Option<PrometheusHandle>,
         limits: ApiLimits,
@@ -66,6 +72,7 @@ impl ApiState {
         let rate = limits::token_rate_limiter(&limits);
         ApiState {
             store,
+            repositories,
             redis_url,
             metrics,
             limits,

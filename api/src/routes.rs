@@ -44,8 +44,9 @@ fn summary(r: StoredSummary) -> ReviewSummary {
     }
 }
 
-fn check_request(repository: &str, base: &str, head: &str) -> Result<(), ApiError> {
-    for (name, value) in [("repository", repository), ("base", base), ("head", head)] {
+/// `base` and `head`; the repository is the policy's to judge ([`check_repository`]).
+fn check_request(base: &str, head: &str) -> Result<(), ApiError> {
+    for (name, value) in [("base", base), ("head", head)] {
         if value.trim().is_empty() {
             return Err(ApiError::InvalidRequest(format!("{name} is empty")));
         }
@@ -62,6 +63,16 @@ fn check_request(repository: &str, base: &str, head: &str) -> Result<(), ApiErro
         }
     }
     Ok(())
+}
+
+/// The operator's `repository` policy, before anything is stored.
+async fn check_repository(state: &ApiState, repository: &str) -> Result<(), ApiError> {
+    state
+        .repositories
+        .check(repository)
+        .await
+        .map(|_| ())
+        .map_err(ApiError::Repository)
 }
 
 /// The stored form of a request of `tenant_id`.
@@ -145,7 +156,8 @@ pub async fn create_review(
     body: Result<Json<CreateReview>, JsonRejection>,
 ) -> Result<(StatusCode, Json<ReviewAccepted>), ApiError> {
     let Json(body) = body.map_err(|e| rejected("request body", e.body_text()))?;
-    check_request(&body.repository, &body.base, &body.head)?;
+    check_request(&body.base, &body.head)?;
+    check_repository(&state, &body.repository).await?;
     let priority = priority_value(body.priority.as_deref()).map_err(ApiError::InvalidRequest)?;
     no_nul("pull_request", body.pull_request.as_deref())?;
     if let Some(secs) = body.deadline_secs
@@ -340,7 +352,13 @@ pub async fn create_batch(
         });
     }
     for item in &body.reviews {
-        check_request(&item.repository, &item.base, &item.head)?;
+        check_request(&item.base, &item.head)?;
+    }
+    // Each distinct repository once (a batch often re-reviews the same few).
+    let distinct: std::collections::BTreeSet<&str> =
+        body.reviews.iter().map(|i| i.repository.as_str()).collect();
+    for repository in distinct {
+        check_repository(&state, repository).await?;
     }
     let batch_id = uuid::Uuid::now_v7().to_string();
     let reviews = body

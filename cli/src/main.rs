@@ -429,6 +429,7 @@ async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
     };
     let state = proven_api::ApiState::new(
         store.clone(),
+        std::sync::Arc::new(proven_source::RepoPolicy::service(config)),
         Some(config.redis_url.clone()),
         metrics,
         limits,
@@ -575,7 +576,7 @@ async fn review(
         store,
         layers,
         request,
-        config.data_dir.join("repos"),
+        proven_source::Sources::cli(config),
         services,
     )
     .await

@@ -34,6 +34,8 @@ pub struct Service {
     pub base_url: String,
     pub workers: Vec<Proc>,
     pub data_dir: tempfile::TempDir,
+    /// Settings every process of this service (API and workers) runs with.
+    pub env: Vec<(String, String)>,
 }
 
 pub fn proven(store_url: &str, prefix: &str, data_dir: &std::path::Path) -> Command {
@@ -47,6 +49,9 @@ pub fn proven(store_url: &str, prefix: &str, data_dir: &std::path::Path) -> Comm
         .env("PROVEN_QUEUE_PREFIX", prefix)
         .env("PROVEN_DATA_DIR", data_dir)
         .env("PROVEN_LEASE_SECONDS", "6")
+        // The tests' repositories are temporary directories (the data directory, though
+        // under the same root, stays refused).
+        .env("PROVEN_REPO_ROOTS", std::env::temp_dir())
         .env("NO_COLOR", "1");
     cmd
 }
@@ -62,20 +67,36 @@ impl Service {
         redis_url: &str,
         worker_env: &[(&str, &str)],
     ) -> Service {
-        Service::start_full(workers, redis_url, worker_env, &[]).await
+        Service::start_full(workers, redis_url, &[], worker_env, &[]).await
     }
 
     /// The API alone (no worker), with `api_env` for `proven serve`.
     pub async fn start_api_with(api_env: &[(&str, &str)]) -> Service {
-        Service::start_full(0, "redis://127.0.0.1:6379", &[], api_env).await
+        Service::start_full(0, "redis://127.0.0.1:6379", &[], &[], api_env).await
+    }
+
+    /// `env` is given to every process of the service (the API and each worker);
+    /// `worker_env` to the workers only.
+    pub async fn start_configured(
+        workers: usize,
+        redis_url: &str,
+        env: &[(&str, &str)],
+        worker_env: &[(&str, &str)],
+    ) -> Service {
+        Service::start_full(workers, redis_url, env, worker_env, &[]).await
     }
 
     async fn start_full(
         workers: usize,
         redis_url: &str,
+        env: &[(&str, &str)],
         worker_env: &[(&str, &str)],
         api_env: &[(&str, &str)],
     ) -> Service {
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let store = TestStore::new(Backend::Postgres).await;
         let prefix = format!("proven-test-{}", uuid::Uuid::now_v7().simple());
         let data_dir = tempfile::tempdir().expect("tempdir");
@@ -94,7 +115,8 @@ impl Service {
             // The tests poll a review's state as fast as they like: a rate limit of their
             // own is set by the test of rate limits.
             .env("PROVEN_HTTP_RATE_PER_SECOND", "10000")
-            .env("PROVEN_HTTP_RATE_BURST", "10000");
+            .env("PROVEN_HTTP_RATE_BURST", "10000")
+            .envs(env.iter().map(|(k, v)| (k, v)));
         for (k, v) in api_env {
             serve.env(k, v);
         }
@@ -114,7 +136,14 @@ impl Service {
                 break url.trim().to_string();
             }
         };
-        std::thread::spawn(move || for _ in lines {});
+        // The rest of the API's log, for tests that read it.
+        let mut log = std::fs::File::create(data_dir.path().join("serve.log")).expect("serve log");
+        std::thread::spawn(move || {
+            use std::io::Write;
+            for line in lines.map_while(Result::ok) {
+                let _ = writeln!(log, "{line}");
+            }
+        });
         let mut service = Service {
             redis_url: redis_url.to_string(),
             store,
@@ -123,6 +152,7 @@ impl Service {
             base_url,
             workers: Vec::new(),
             data_dir,
+            env,
         };
         for _ in 0..workers {
             service.start_worker(worker_env);
@@ -148,6 +178,9 @@ impl Service {
             .args(args)
             .stdout(Stdio::null())
             .stderr(log);
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -200,17 +233,17 @@ pub async fn wait_done(
 ) -> serde_json::Value {
     let started = Instant::now();
     loop {
-        let view: serde_json::Value = client
+        let response = client
             .get(format!("{base}/v1/reviews/{id}"))
             .bearer_auth(token)
             .send()
             .await
-            .expect("GET review")
-            .json()
-            .await
-            .expect("review JSON");
+            .expect("GET review");
+        // A busy shared Postgres can make the API answer 503 for a moment: ask again.
+        let unavailable = response.status() == reqwest::StatusCode::SERVICE_UNAVAILABLE;
+        let view: serde_json::Value = response.json().await.expect("review JSON");
         let status = view["status"].as_str().unwrap_or_default().to_string();
-        if !matches!(status.as_str(), "queued" | "running") {
+        if !unavailable && !matches!(status.as_str(), "queued" | "running") {
             return view;
         }
         assert!(
@@ -391,7 +424,10 @@ async fn tokens_are_required_and_tenants_see_only_their_own() {
     let bob = service.tenant("bob");
     let client = crate::service::http();
     let base = &service.base_url;
-    let body = serde_json::json!({"repository": "/nonexistent", "base": "a", "head": "b"});
+    let missing =
+        std::env::temp_dir().join(format!("proven-no-such-repo-{}", uuid::Uuid::now_v7()));
+    let body =
+        serde_json::json!({"repository": missing.display().to_string(), "base": "a", "head": "b"});
 
     let r = client
         .post(format!("{base}/v1/reviews"))

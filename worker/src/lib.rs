@@ -3,7 +3,6 @@
 //! (outbox pusher, admission, re-enqueue of lost jobs, overdue judging). Any number of
 //! workers run against the same store and Redis; they share nothing else.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -95,7 +94,6 @@ pub async fn run(
         std::process::id(),
         uuid::Uuid::now_v7().simple()
     );
-    let repos_dir: PathBuf = config.data_dir.join("repos");
     let wake = Wake::default();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
@@ -134,7 +132,11 @@ pub async fn run(
         stopped(stop_rx.clone()),
     ));
 
-    let mut steps = ReviewSteps::new(store.clone(), options.layers.clone(), repos_dir);
+    let mut steps = ReviewSteps::new(
+        store.clone(),
+        options.layers.clone(),
+        proven_source::Sources::service(config),
+    );
     if config.agents && options.queues.iter().any(|q| q == "model") {
         let agents =
             proven_review::agents::Agents::from_config(config).map_err(WorkerError::Agents)?;
@@ -177,8 +179,11 @@ pub async fn run(
                 fault,
                 store: store.clone(),
             });
-            let executor =
-                Arc::new(Executor::new(store.clone(), steps, owner, config.lease).with_wake(wake));
+            let executor = Arc::new(
+                Executor::new(store.clone(), steps, owner, config.lease)
+                    .with_step_deadline(config.step_deadline)
+                    .with_wake(wake),
+            );
             tokio::spawn(proven_pipeline::redis::serve(
                 redis,
                 executor,
@@ -189,7 +194,9 @@ pub async fn run(
         }
         None => {
             let executor = Arc::new(
-                Executor::new(store.clone(), Arc::new(steps), owner, config.lease).with_wake(wake),
+                Executor::new(store.clone(), Arc::new(steps), owner, config.lease)
+                    .with_step_deadline(config.step_deadline)
+                    .with_wake(wake),
             );
             tokio::spawn(proven_pipeline::redis::serve(
                 redis,

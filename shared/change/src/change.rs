@@ -138,6 +138,9 @@ pub enum LeftOutReason {
     Symlink,
     /// A submodule: its content is another repository's commit.
     Submodule,
+    /// A blob larger than [`Limits::max_blob_bytes`] (its size read from the object header):
+    /// never loaded. `head`: the head side's blob is over (else only the base side's).
+    TooLarge { size: u64, head: bool },
 }
 
 impl LeftOutReason {
@@ -145,6 +148,7 @@ impl LeftOutReason {
         match self {
             LeftOutReason::Symlink => "symlink",
             LeftOutReason::Submodule => "submodule",
+            LeftOutReason::TooLarge { .. } => "too_large",
         }
     }
 }
@@ -152,8 +156,13 @@ impl LeftOutReason {
 /// Bounds on what intake reads, so a huge change cannot exhaust memory.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
+    /// Changed files listed; the rest are counted as truncated.
     pub max_files: usize,
     pub max_hunks_per_file: usize,
+    /// A changed blob larger than this (by its object header) is left out, never loaded.
+    pub max_blob_bytes: u64,
+    /// A commit whose tree holds more entries than this is refused ([`crate::ChangeError::TreeTooLarge`]).
+    pub max_tree_files: usize,
 }
 
 impl Default for Limits {
@@ -161,6 +170,8 @@ impl Default for Limits {
         Limits {
             max_files: 50_000,
             max_hunks_per_file: 2_000,
+            max_blob_bytes: 64 << 20,
+            max_tree_files: 300_000,
         }
     }
 }

@@ -8,6 +8,8 @@ pub enum ChangeError {
         rev: String,
         message: String,
     },
+    #[error("the tree of commit {commit} holds more than {limit} files")]
+    TreeTooLarge { commit: String, limit: usize },
     #[error("reading git objects of {repo}: {message}")]
     Git { repo: String, message: String },
 }

@@ -78,7 +78,9 @@ impl Repo {
         })
     }
 
-    /// What differs between two commits.
+    /// What differs between two commits. A commit whose tree holds more than
+    /// [`Limits::max_tree_files`] entries is refused before anything walks it; a changed blob
+    /// over [`Limits::max_blob_bytes`] (by its object header) is left out, never loaded.
     pub fn diff(
         &self,
         base: &Revision,
@@ -95,16 +97,44 @@ impl Repo {
         };
         let base_tree = tree_of(base)?;
         let head_tree = tree_of(head)?;
+        self.check_tree_size(&base_tree, &base.commit, limits.max_tree_files)?;
+        self.check_tree_size(&head_tree, &head.commit, limits.max_tree_files)?;
         let mut opts = DiffOptions::new();
         opts.include_typechange(true)
             .ignore_submodules(false)
-            .context_lines(0);
+            .context_lines(0)
+            // libgit2 marks a larger blob binary without loading it (a second guard; the
+            // sizes below leave such files out first).
+            .max_size(i64::try_from(limits.max_blob_bytes).unwrap_or(i64::MAX));
         let mut diff = self
             .repo
             .diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut opts))
             .map_err(&err)?;
-        diff.find_similar(Some(DiffFindOptions::new().renames(true).copies(false)))
-            .map_err(&err)?;
+        // Sizes from the object headers, before anything loads a blob.
+        let odb = self.repo.odb().map_err(&err)?;
+        let mut oversized: std::collections::HashMap<Oid, u64> = Default::default();
+        for delta in diff.deltas() {
+            for file in [delta.old_file(), delta.new_file()] {
+                let blob = matches!(
+                    file.mode(),
+                    git2::FileMode::Blob | git2::FileMode::BlobExecutable
+                );
+                if !blob || file.id().is_zero() || oversized.contains_key(&file.id()) {
+                    continue;
+                }
+                let (size, _) = odb.read_header(file.id()).map_err(&err)?;
+                if size as u64 > limits.max_blob_bytes {
+                    oversized.insert(file.id(), size as u64);
+                }
+            }
+        }
+        // Rename detection loads the blobs it compares: with an oversized blob in the change
+        // it compares object ids only (exact renames are still found).
+        let mut find = DiffFindOptions::new();
+        find.renames(true)
+            .copies(false)
+            .exact_match_only(!oversized.is_empty());
+        diff.find_similar(Some(&mut find)).map_err(&err)?;
 
         let mut files: Vec<ChangedFile> = Vec::new();
         let mut left_out: Vec<LeftOut> = Vec::new();
@@ -125,7 +155,15 @@ impl Repo {
                 Mode::Submodule => Some(LeftOutReason::Submodule),
                 _ => None,
             });
-            if let Some(reason) = special {
+            let too_large = match (
+                oversized.get(&delta.old_file().id()),
+                oversized.get(&delta.new_file().id()),
+            ) {
+                (_, Some(&size)) => Some(LeftOutReason::TooLarge { size, head: true }),
+                (Some(&size), None) => Some(LeftOutReason::TooLarge { size, head: false }),
+                (None, None) => None,
+            };
+            if let Some(reason) = special.or(too_large) {
                 let path = new_path
                     .or(old_path)
                     .unwrap_or_else(|| RepoPath::from_bytes(b""));
@@ -229,6 +267,37 @@ impl Repo {
         })
     }
 
+    /// Refuses a tree holding more than `limit` entries (files, symlinks, submodules),
+    /// counting only up to the limit.
+    fn check_tree_size(
+        &self,
+        tree: &git2::Tree<'_>,
+        commit: &str,
+        limit: usize,
+    ) -> Result<(), ChangeError> {
+        let mut count = 0usize;
+        let mut over = false;
+        tree.walk(git2::TreeWalkMode::PreOrder, |_, entry| {
+            if entry.kind() == Some(ObjectType::Tree) {
+                return git2::TreeWalkResult::Ok;
+            }
+            count += 1;
+            if count > limit {
+                over = true;
+                return git2::TreeWalkResult::Abort;
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .or_else(|e| if over { Ok(()) } else { Err(self.git_err()(e)) })?;
+        if over {
+            return Err(ChangeError::TreeTooLarge {
+                commit: commit.to_string(),
+                limit,
+            });
+        }
+        Ok(())
+    }
+
     fn read_entry(
         &self,
         tree: &git2::Tree<'_>,
@@ -275,52 +344,6 @@ impl FromBytesCompat for std::ffi::OsStr {
     }
 }
 
-/// Makes a local bare mirror of `url` under `dir` (cloning on first use, fetching every ref
-/// afterwards) and returns its path. Workers on any machine review the same commits
-/// because revisions are resolved in the mirror after the fetch.
-pub fn mirror(url: &str, dir: &Path) -> Result<std::path::PathBuf, ChangeError> {
-    let git = |e: git2::Error| ChangeError::Git {
-        repo: url.to_string(),
-        message: e.message().to_string(),
-    };
-    if dir.join("HEAD").exists() {
-        let repo = Repository::open_bare(dir).map_err(git)?;
-        let mut remote = repo.find_remote("origin").map_err(git)?;
-        remote.fetch(&["+refs/*:refs/*"], None, None).map_err(git)?;
-        return Ok(dir.to_path_buf());
-    }
-    // Clone next to the final place and rename, so a half-done clone is never used.
-    let parent = dir.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| ChangeError::Git {
-        repo: url.to_string(),
-        message: format!("create {}: {e}", parent.display()),
-    })?;
-    let tmp = parent.join(format!(
-        ".{}.{}",
-        dir.file_name().and_then(|n| n.to_str()).unwrap_or("repo"),
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&tmp);
-    let repo = Repository::init_bare(&tmp).map_err(git)?;
-    {
-        let mut remote = repo.remote("origin", url).map_err(git)?;
-        remote.fetch(&["+refs/*:refs/*"], None, None).map_err(git)?;
-    }
-    drop(repo);
-    match std::fs::rename(&tmp, dir) {
-        Ok(()) => Ok(dir.to_path_buf()),
-        // Another worker finished first: use theirs.
-        Err(_) if dir.join("HEAD").exists() => {
-            let _ = std::fs::remove_dir_all(&tmp);
-            Ok(dir.to_path_buf())
-        }
-        Err(e) => Err(ChangeError::Git {
-            repo: url.to_string(),
-            message: format!("rename clone: {e}"),
-        }),
-    }
-}
-
 impl Repo {
     /// The change as a unified diff (what a model reads), cut at `max_bytes` with a marker
     /// saying so. Binary files appear as one line naming them.
@@ -340,7 +363,10 @@ impl Repo {
         };
         let (b, h) = (tree(base)?, tree(head)?);
         let mut opts = DiffOptions::new();
-        opts.context_lines(3);
+        // A blob larger than the whole text would be cut anyway: libgit2 shows it as binary
+        // without loading it.
+        opts.context_lines(3)
+            .max_size(i64::try_from(max_bytes).unwrap_or(i64::MAX));
         let mut diff = self
             .repo
             .diff_tree_to_tree(Some(&b), Some(&h), Some(&mut opts))

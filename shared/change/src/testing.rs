@@ -8,13 +8,46 @@ use git2::{IndexAddOption, Repository, Signature};
 pub struct TestRepo {
     dir: tempfile::TempDir,
     repo: Repository,
+    /// Blobs staged without a working-directory file (see [`TestRepo::stage_zero_blob`]).
+    staged: std::cell::RefCell<Vec<(String, git2::Oid)>>,
 }
 
 impl TestRepo {
     pub fn new() -> TestRepo {
         let dir = tempfile::tempdir().expect("temporary directory");
+        TestRepo::init_in(dir)
+    }
+
+    /// A repository in `dir` (e.g. a directory under a root the service allows).
+    pub fn init_in(dir: tempfile::TempDir) -> TestRepo {
         let repo = Repository::init(dir.path()).expect("git init");
-        TestRepo { dir, repo }
+        TestRepo {
+            dir,
+            repo,
+            staged: Default::default(),
+        }
+    }
+
+    /// Stages a blob of `size` zero bytes at `rel` for every following commit, with no file
+    /// in the working directory: it is streamed into the object database, so neither memory
+    /// nor disk holds it whole (zeros compress about a thousandfold).
+    pub fn stage_zero_blob(&self, rel: &str, size: u64) -> git2::Oid {
+        use std::io::Write;
+        let odb = self.repo.odb().expect("odb");
+        let length = usize::try_from(size).expect("size fits in memory addresses");
+        let mut writer = odb
+            .writer(length, git2::ObjectType::Blob)
+            .expect("odb writer");
+        let chunk = vec![0u8; 1 << 20];
+        let mut left = size;
+        while left > 0 {
+            let n = left.min(chunk.len() as u64) as usize;
+            writer.write_all(&chunk[..n]).expect("write blob");
+            left -= n as u64;
+        }
+        let oid = writer.finalize().expect("finalise blob");
+        self.staged.borrow_mut().push((rel.to_string(), oid));
+        oid
     }
 
     pub fn path(&self) -> &Path {
@@ -73,6 +106,24 @@ impl TestRepo {
             .add_all(["*"], IndexAddOption::DEFAULT, None)
             .expect("git add");
         index.update_all(["*"], None).expect("git add -u");
+        for (path, id) in self.staged.borrow().iter() {
+            index
+                .add(&git2::IndexEntry {
+                    ctime: git2::IndexTime::new(0, 0),
+                    mtime: git2::IndexTime::new(0, 0),
+                    dev: 0,
+                    ino: 0,
+                    mode: 0o100644,
+                    uid: 0,
+                    gid: 0,
+                    file_size: 0,
+                    id: *id,
+                    flags: (path.len() & 0xfff) as u16,
+                    flags_extended: 0,
+                    path: path.as_bytes().to_vec(),
+                })
+                .expect("stage blob");
+        }
         index.write().expect("write index");
         let tree_id = index.write_tree().expect("write tree");
         let tree = self.repo.find_tree(tree_id).expect("tree");

@@ -229,3 +229,98 @@ fn the_head_listing_and_the_change_subjects() {
         ["deploy them"]
     );
 }
+
+#[test]
+fn a_blob_over_the_limit_is_left_out_with_its_size() {
+    let t = TestRepo::new();
+    t.write("small.txt", "a\n")
+        .write("gone.txt", "x".repeat(5_000));
+    let base = t.commit("base");
+    t.write("small.txt", "b\n")
+        .remove("gone.txt")
+        .write("big.txt", "x".repeat(5_000).replace('x', "y"));
+    t.stage_zero_blob("zeros.bin", 3_000);
+    let head = t.commit("head");
+    let repo = Repo::open(t.path()).expect("open");
+    let (b, h) = (
+        repo.resolve(&base).expect("base"),
+        repo.resolve(&head).expect("head"),
+    );
+    let limits = Limits {
+        max_blob_bytes: 1_000,
+        ..Limits::default()
+    };
+    let change = repo.diff(&b, &h, limits).expect("diff");
+    let files: Vec<String> = change.files.iter().map(|f| f.path().display()).collect();
+    assert_eq!(files, vec!["small.txt"], "only the small file is read");
+    let mut left: Vec<(String, LeftOutReason)> = change
+        .left_out
+        .iter()
+        .map(|l| (l.path.display(), l.reason))
+        .collect();
+    left.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        left,
+        vec![
+            (
+                "big.txt".into(),
+                LeftOutReason::TooLarge {
+                    size: 5_000,
+                    head: true
+                }
+            ),
+            (
+                "gone.txt".into(),
+                LeftOutReason::TooLarge {
+                    size: 5_000,
+                    head: false
+                }
+            ),
+            (
+                "zeros.bin".into(),
+                LeftOutReason::TooLarge {
+                    size: 3_000,
+                    head: true
+                }
+            ),
+        ]
+    );
+    // Under the default limit the same change reads every file.
+    let change = repo.diff(&b, &h, Limits::default()).expect("diff");
+    assert!(change.left_out.is_empty());
+    assert_eq!(change.files.len(), 4);
+}
+
+#[test]
+fn a_tree_over_the_file_count_limit_is_refused_by_name() {
+    let t = TestRepo::new();
+    t.write("a.txt", "a\n");
+    let base = t.commit("base");
+    for i in 0..6 {
+        t.write(format!("dir/f{i}.txt"), "x\n");
+    }
+    let head = t.commit("head");
+    let repo = Repo::open(t.path()).expect("open");
+    let (b, h) = (
+        repo.resolve(&base).expect("base"),
+        repo.resolve(&head).expect("head"),
+    );
+    let limits = Limits {
+        max_tree_files: 5,
+        ..Limits::default()
+    };
+    let err = repo.diff(&b, &h, limits).expect_err("too many files");
+    assert!(
+        matches!(&err, ChangeError::TreeTooLarge { commit, limit: 5 } if *commit == head),
+        "{err}"
+    );
+    assert!(err.to_string().contains("more than 5 files"), "{err}");
+    let limits = Limits {
+        max_tree_files: 7,
+        ..Limits::default()
+    };
+    assert_eq!(
+        repo.diff(&b, &h, limits).expect("at the limit").files.len(),
+        6
+    );
+}

@@ -13,7 +13,10 @@
 
 mod settings;
 
-pub use settings::{Allowed, SETTINGS, Setting, reference_markdown};
+pub use settings::{
+    Allowed, SETTINGS, Setting, list_entries, parse_credential_entry, parse_host_entry, parse_net,
+    reference_markdown,
+};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -88,6 +91,69 @@ pub struct Config {
     /// The second reviewer, when its base URL and model are set.
     pub second_reviewer: Option<ModelSettings>,
     pub model_timeout: std::time::Duration,
+    /// Longest run of one step before it is stopped and fails by name.
+    pub step_deadline: std::time::Duration,
+    /// What a review's `repository` may name, and how clones and fetches are made.
+    pub repository: RepositorySettings,
+    /// Bounds on what intake reads (a repository's `proven.yaml` may lower them).
+    pub max_blob_bytes: u64,
+    pub max_tree_files: usize,
+}
+
+/// The `repository.*` settings, validated.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RepositorySettings {
+    /// `(host, port)`: a host alone allows its scheme's default port.
+    pub hosts: Vec<(String, Option<u16>)>,
+    pub roots: Vec<PathBuf>,
+    pub private_nets: Vec<ipnet::IpNet>,
+    pub credentials: Vec<RepoCredential>,
+    pub ca_file: Option<PathBuf>,
+    pub ssh_key: Option<PathBuf>,
+    pub ssh_known_hosts: Option<PathBuf>,
+    pub connect_timeout: std::time::Duration,
+    pub read_timeout: std::time::Duration,
+    pub fetch_timeout: std::time::Duration,
+    pub max_fetch_bytes: u64,
+}
+
+/// Credentials for one https host.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RepoCredential {
+    pub host: String,
+    pub port: Option<u16>,
+    pub user: String,
+    /// A secret: never printed (see the `Debug` impl).
+    pub secret: String,
+}
+
+impl std::fmt::Debug for RepoCredential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RepoCredential")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("user", &self.user)
+            .field("secret", &"***")
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for RepositorySettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RepositorySettings")
+            .field("hosts", &self.hosts)
+            .field("roots", &self.roots)
+            .field("private_nets", &self.private_nets)
+            .field("credentials", &self.credentials)
+            .field("ca_file", &self.ca_file)
+            .field("ssh_key", &self.ssh_key)
+            .field("ssh_known_hosts", &self.ssh_known_hosts)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .field("fetch_timeout", &self.fetch_timeout)
+            .field("max_fetch_bytes", &self.max_fetch_bytes)
+            .finish()
+    }
 }
 
 /// What `proven serve` allows one connection, request and token.
@@ -220,9 +286,25 @@ impl Layers {
                     format!("unknown key (allowed in {origin}: {})", known.join(", ")),
                 ));
             };
-            self.values
-                .entry(setting.key)
-                .or_insert((raw, format!("{origin} key {key}")));
+            let from_yaml = (raw, format!("{origin} key {key}"));
+            if matches!(setting.allowed, Allowed::Limit) {
+                // A limit: the repository may lower the operator's value, never raise it. A
+                // value that does not parse is kept, so resolving names the key.
+                let ceiling = self
+                    .values
+                    .get(setting.key)
+                    .map_or_else(|| setting.default_value(), |(v, _)| v.clone());
+                let lower = match (from_yaml.0.parse::<u64>(), ceiling.parse::<u64>()) {
+                    (Ok(asked), Ok(ceiling)) => asked < ceiling,
+                    (Err(_), _) => true,
+                    (Ok(_), Err(_)) => false,
+                };
+                if lower {
+                    self.values.insert(setting.key, from_yaml);
+                }
+                continue;
+            }
+            self.values.entry(setting.key).or_insert(from_yaml);
         }
         Ok(self)
     }
@@ -248,7 +330,11 @@ impl Layers {
                     origin.clone()
                 },
                 key: key.to_string(),
-                message: format!("{raw:?} is not allowed: {message}"),
+                message: if setting.allowed.is_secret() {
+                    format!("the value (hidden: it holds secrets) is not allowed: {message}")
+                } else {
+                    format!("{raw:?} is not allowed: {message}")
+                },
             })?;
             Ok((raw, origin))
         };
@@ -319,6 +405,10 @@ impl Layers {
         let (fix_attempts, _) = get("fix_attempts")?;
         let (autofix, _) = get("autofix")?;
         let (model_timeout, _) = get("models.timeout_seconds")?;
+        let (step_deadline, _) = get("step_deadline_seconds")?;
+        let (max_blob_bytes, _) = get("intake.max_blob_bytes")?;
+        let (max_tree_files, _) = get("intake.max_tree_files")?;
+        let repository = self.repository_settings(&get)?;
         let default_url = settings::setting("models.generator.base_url").default_value();
         let agents_on = match agents.as_str() {
             "on" => true,
@@ -401,6 +491,58 @@ impl Layers {
             guardrail_model,
             second_reviewer,
             model_timeout: std::time::Duration::from_secs(model_timeout.parse().unwrap_or(120)),
+            step_deadline: std::time::Duration::from_secs(step_deadline.parse().unwrap_or(3600)),
+            repository,
+            max_blob_bytes: max_blob_bytes.parse().unwrap_or(64 << 20),
+            max_tree_files: max_tree_files.parse().unwrap_or(300_000),
+        })
+    }
+
+    /// The `repository.*` settings; each raw value was checked by its `Allowed` rule, so
+    /// the parses below cannot fail (their fallbacks are unreachable).
+    fn repository_settings(
+        &self,
+        get: &dyn Fn(&'static str) -> Result<(String, String), ConfigError>,
+    ) -> Result<RepositorySettings, ConfigError> {
+        let seconds = |key: &'static str| -> Result<std::time::Duration, ConfigError> {
+            Ok(std::time::Duration::from_secs(
+                get(key)?.0.parse().unwrap_or(60),
+            ))
+        };
+        let file = |key: &'static str| -> Result<Option<PathBuf>, ConfigError> {
+            Ok(Some(get(key)?.0)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from))
+        };
+        let hosts = get("repository.hosts")?.0;
+        let roots = get("repository.roots")?.0;
+        let nets = get("repository.private_nets")?.0;
+        let credentials = get("repository.credentials")?.0;
+        Ok(RepositorySettings {
+            hosts: list_entries(&hosts)
+                .filter_map(|e| parse_host_entry(e).ok())
+                .collect(),
+            roots: list_entries(&roots).map(PathBuf::from).collect(),
+            private_nets: list_entries(&nets).filter_map(parse_net).collect(),
+            credentials: list_entries(&credentials)
+                .filter_map(|e| parse_credential_entry(e).ok())
+                .map(|(host, port, user, secret)| RepoCredential {
+                    host,
+                    port,
+                    user,
+                    secret,
+                })
+                .collect(),
+            ca_file: file("repository.ca_file")?,
+            ssh_key: file("repository.ssh_key")?,
+            ssh_known_hosts: file("repository.ssh_known_hosts")?,
+            connect_timeout: seconds("repository.connect_timeout_seconds")?,
+            read_timeout: seconds("repository.read_timeout_seconds")?,
+            fetch_timeout: seconds("repository.fetch_timeout_seconds")?,
+            max_fetch_bytes: get("repository.max_fetch_bytes")?
+                .0
+                .parse()
+                .unwrap_or(u64::MAX),
         })
     }
 }
@@ -605,6 +747,92 @@ mod tests {
             .resolve()
             .expect_err("url");
         assert_eq!(e.source_name, "PROVEN_SKEPTIC_BASE_URL");
+    }
+
+    #[test]
+    fn a_repository_may_lower_a_limit_but_never_raise_it() {
+        let yaml = "intake:\n  max_blob_bytes: 1000\n  max_tree_files: 900000\n";
+        let c = Layers::from_env(env(&[]))
+            .and_then(|l| l.with_yaml(yaml, "proven.yaml"))
+            .and_then(|l| l.resolve())
+            .expect("valid");
+        assert_eq!(c.max_blob_bytes, 1000, "lowered below the default");
+        assert_eq!(c.max_tree_files, 300_000, "never raised above the default");
+        let c = Layers::from_env(env(&[("PROVEN_MAX_BLOB_BYTES", "500")]))
+            .and_then(|l| l.with_yaml(yaml, "proven.yaml"))
+            .and_then(|l| l.resolve())
+            .expect("valid");
+        assert_eq!(c.max_blob_bytes, 500, "the operator's value is the ceiling");
+        let c = Layers::from_env(env(&[("PROVEN_MAX_LOCKFILE_BYTES", "4096")]))
+            .and_then(|l| {
+                l.with_yaml(
+                    "dependencies:\n  max_file_bytes: 99999999999\n",
+                    "proven.yaml",
+                )
+            })
+            .and_then(|l| l.resolve())
+            .expect("valid");
+        assert_eq!(c.max_lockfile_bytes, 4096);
+        let e = Layers::from_env(env(&[]))
+            .and_then(|l| l.with_yaml("intake:\n  max_tree_files: lots\n", "proven.yaml"))
+            .and_then(|l| l.resolve())
+            .expect_err("not a number");
+        assert_eq!(e.source_name, "proven.yaml key intake.max_tree_files");
+        let e = Layers::default()
+            .with_yaml("repository:\n  hosts: evil.example\n", "proven.yaml")
+            .expect_err("an operator's setting");
+        assert!(e.message.starts_with("unknown key"), "{e}");
+    }
+
+    #[test]
+    fn repository_settings_parse_and_secrets_never_print() {
+        let c = Layers::from_env(env(&[
+            (
+                "PROVEN_REPO_HOSTS",
+                "git.internal:8443, Example.COM,[::1]:9,10.1.2.3",
+            ),
+            ("PROVEN_REPO_ROOTS", "/srv/git,/tmp"),
+            ("PROVEN_REPO_PRIVATE_NETS", "10.0.0.0/8,::1,127.0.0.1"),
+            (
+                "PROVEN_REPO_CREDENTIALS",
+                "git.internal:8443=ci:s3cr3t-token",
+            ),
+        ]))
+        .and_then(|l| l.resolve())
+        .expect("valid");
+        let r = &c.repository;
+        assert_eq!(
+            r.hosts,
+            vec![
+                ("git.internal".to_string(), Some(8443)),
+                ("example.com".to_string(), None),
+                ("::1".to_string(), Some(9)),
+                ("10.1.2.3".to_string(), None),
+            ]
+        );
+        assert_eq!(r.roots.len(), 2);
+        assert_eq!(r.private_nets.len(), 3);
+        assert_eq!(r.credentials[0].user, "ci");
+        assert!(!format!("{c:?}").contains("s3cr3t-token"));
+        for (name, value) in [
+            ("PROVEN_REPO_HOSTS", "bad host"),
+            ("PROVEN_REPO_HOSTS", "example.com:http"),
+            ("PROVEN_REPO_ROOTS", "relative/dir"),
+            ("PROVEN_REPO_PRIVATE_NETS", "10.0.0.0/99"),
+        ] {
+            let e = Layers::from_env(env(&[(name, value)]))
+                .and_then(|l| l.resolve())
+                .expect_err(value);
+            assert_eq!(e.source_name, name, "{e}");
+        }
+        let e = Layers::from_env(env(&[(
+            "PROVEN_REPO_CREDENTIALS",
+            "git.internal=s3cr3t-token",
+        )]))
+        .and_then(|l| l.resolve())
+        .expect_err("no user");
+        assert_eq!(e.key, "repository.credentials");
+        assert!(!e.to_string().contains("s3cr3t-token"), "{e}");
     }
 
     #[test]

@@ -41,6 +41,99 @@ pub enum Allowed {
     ModelIdOrEmpty,
     /// Any text; never shown in messages.
     Secret,
+    /// A positive integer that a repository's `proven.yaml` may lower, never raise: the
+    /// operator's value (environment or default) is the ceiling.
+    Limit,
+    /// Comma-separated `host` or `host:port` entries (a host alone allows its scheme's
+    /// default port only), or empty.
+    HostList,
+    /// Comma-separated absolute directories, or empty.
+    PathList,
+    /// Comma-separated addresses or CIDR blocks (`10.0.0.0/8`, `::1/128`), or empty.
+    NetList,
+    /// Comma-separated `host[:port]=user:secret` entries, or empty; never shown in messages.
+    CredentialList,
+    /// A file path, or empty.
+    FileOrEmpty,
+}
+
+/// One entry of [`Allowed::HostList`]: a host name or address, and a port when one is named.
+pub fn parse_host_entry(entry: &str) -> Result<(String, Option<u16>), String> {
+    let entry = entry.trim();
+    // An address alone (an IPv6 one has colons of its own).
+    if let Ok(ip) = entry.parse::<std::net::IpAddr>() {
+        return Ok((ip.to_string(), None));
+    }
+    let (host, port) = if let Some(rest) = entry.strip_prefix('[') {
+        // [v6] or [v6]:port
+        let (addr, after) = rest
+            .split_once(']')
+            .ok_or_else(|| format!("{entry:?}: an IPv6 address needs its closing ]"))?;
+        let port = match after {
+            "" => None,
+            p => Some(
+                p.strip_prefix(':')
+                    .ok_or_else(|| format!("{entry:?}: expected [address]:port"))?,
+            ),
+        };
+        addr.parse::<std::net::Ipv6Addr>()
+            .map_err(|_| format!("{entry:?}: {addr:?} is not an IPv6 address"))?;
+        (addr.to_ascii_lowercase(), port)
+    } else {
+        match entry.rsplit_once(':') {
+            Some((h, p)) => (h.to_ascii_lowercase(), Some(p)),
+            None => (entry.to_ascii_lowercase(), None),
+        }
+    };
+    let valid_name = !host.is_empty()
+        && host.len() <= 253
+        && host.split('.').all(|label| {
+            !label.is_empty()
+                && !label.starts_with('-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        });
+    if !valid_name && host.parse::<std::net::IpAddr>().is_err() {
+        return Err(format!("{entry:?}: {host:?} is not a host name or address"));
+    }
+    let port = match port {
+        None => None,
+        Some(p) => Some(
+            p.parse::<u16>()
+                .ok()
+                .filter(|p| *p > 0)
+                .ok_or_else(|| format!("{entry:?}: {p:?} is not a port"))?,
+        ),
+    };
+    Ok((host, port))
+}
+
+/// One entry of [`Allowed::CredentialList`]: `(host, port, user, secret)`. Errors never
+/// repeat the entry (it holds a secret).
+pub fn parse_credential_entry(
+    entry: &str,
+) -> Result<(String, Option<u16>, String, String), String> {
+    let (target, login) = entry
+        .trim()
+        .split_once('=')
+        .ok_or("an entry is not host[:port]=user:secret")?;
+    let (host, port) = parse_host_entry(target)
+        .map_err(|_| "an entry's host is not host or host:port".to_string())?;
+    let (user, secret) = login.split_once(':').ok_or(format!(
+        "the entry for {host} is not host[:port]=user:secret"
+    ))?;
+    if user.is_empty() || secret.is_empty() || login.chars().any(|c| c.is_control()) {
+        return Err(format!(
+            "the entry for {host} needs a user and a secret, without control characters"
+        ));
+    }
+    Ok((host, port, user.to_string(), secret.to_string()))
+}
+
+/// The non-empty entries of a comma-separated list.
+pub fn list_entries(raw: &str) -> impl Iterator<Item = &str> {
+    raw.split(',').map(str::trim).filter(|e| !e.is_empty())
 }
 
 impl Allowed {
@@ -105,6 +198,26 @@ impl Allowed {
                 }
             }
             Allowed::Secret => Ok(()),
+            Allowed::Limit => Allowed::PositiveInteger.check(raw),
+            Allowed::HostList => {
+                list_entries(raw).try_for_each(|e| parse_host_entry(e).map(|_| ()))
+            }
+            Allowed::PathList => list_entries(raw).try_for_each(|e| {
+                if std::path::Path::new(e).is_absolute() {
+                    Ok(())
+                } else {
+                    Err(format!("{e:?} is not an absolute directory"))
+                }
+            }),
+            Allowed::NetList => list_entries(raw).try_for_each(|e| {
+                parse_net(e)
+                    .map(|_| ())
+                    .ok_or_else(|| format!("{e:?} is not an address or CIDR block"))
+            }),
+            Allowed::CredentialList => {
+                list_entries(raw).try_for_each(|e| parse_credential_entry(e).map(|_| ()))
+            }
+            Allowed::FileOrEmpty => Ok(()),
             Allowed::HttpUrlOrEmpty | Allowed::ModelIdOrEmpty if raw.is_empty() => Ok(()),
             Allowed::HttpUrlOrEmpty => Allowed::HttpUrl.check(raw),
             Allowed::ModelIdOrEmpty => Allowed::ModelId.check(raw),
@@ -147,11 +260,38 @@ impl Allowed {
             Allowed::HttpUrlOrEmpty => "http://… or https://… URL, or empty".into(),
             Allowed::ModelIdOrEmpty => "a model id, or empty".into(),
             Allowed::Secret => "a secret".into(),
+            Allowed::Limit => {
+                "a positive integer (`proven.yaml` may lower it, never raise it)".into()
+            }
+            Allowed::HostList => "comma-separated host or host:port, or empty".into(),
+            Allowed::PathList => "comma-separated absolute directories, or empty".into(),
+            Allowed::NetList => "comma-separated addresses or CIDR blocks, or empty".into(),
+            Allowed::CredentialList => {
+                "comma-separated host[:port]=user:secret (secrets), or empty".into()
+            }
+            Allowed::FileOrEmpty => "a file, or empty".into(),
             Allowed::ModelId => "a model id".into(),
             Allowed::LogFilter => {
                 "a tracing filter (off, error, warn, info, debug, trace; per target with =)".into()
             }
         }
+    }
+}
+
+/// An address (a block of one) or a CIDR block.
+pub fn parse_net(entry: &str) -> Option<ipnet::IpNet> {
+    entry.parse::<ipnet::IpNet>().ok().or_else(|| {
+        entry
+            .parse::<std::net::IpAddr>()
+            .ok()
+            .map(ipnet::IpNet::from)
+    })
+}
+
+impl Allowed {
+    /// Values of these settings are secrets: a message never repeats them.
+    pub fn is_secret(&self) -> bool {
+        matches!(self, Allowed::Secret | Allowed::CredentialList)
     }
 }
 
@@ -335,6 +475,131 @@ pub static SETTINGS: &[Setting] = &[
               may have lost it: a Redis restart or flush, or a worker killed after fetching it).",
     },
     Setting {
+        key: "step_deadline_seconds",
+        env: "PROVEN_STEP_DEADLINE_SECONDS",
+        default: Some("3600"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Longest run of one step: past it the step is stopped, its lease released (its slot is free \
+              again) and it fails by name.",
+    },
+    Setting {
+        key: "repository.hosts",
+        env: "PROVEN_REPO_HOSTS",
+        default: Some("github.com,gitlab.com,bitbucket.org,codeberg.org"),
+        allowed: Allowed::HostList,
+        repository: false,
+        doc: "Hosts a review's `repository` may name as an https:// or ssh:// URL. A host alone allows \
+              its scheme's default port (443, 22); `host:port` allows that port. A host that resolves to \
+              a loopback, link-local, private or otherwise non-public address is refused unless \
+              `PROVEN_REPO_PRIVATE_NETS` allows the address.",
+    },
+    Setting {
+        key: "repository.roots",
+        env: "PROVEN_REPO_ROOTS",
+        default: Some(""),
+        allowed: Allowed::PathList,
+        repository: false,
+        doc: "Directories under which the service (API and workers) reviews a local path or `file://` \
+              URL; empty: none. `proven review` reviews local repositories anywhere. A path under \
+              `PROVEN_DATA_DIR` is always refused.",
+    },
+    Setting {
+        key: "repository.private_nets",
+        env: "PROVEN_REPO_PRIVATE_NETS",
+        default: Some(""),
+        allowed: Allowed::NetList,
+        repository: false,
+        doc: "Non-public addresses (loopback, link-local, private, ...) that allow-listed hosts may \
+              resolve to: the escape for internal git servers. Empty: only public addresses.",
+    },
+    Setting {
+        key: "repository.credentials",
+        env: "PROVEN_REPO_CREDENTIALS",
+        default: Some(""),
+        allowed: Allowed::CredentialList,
+        repository: false,
+        doc: "Credentials for https clones, per host: `host[:port]=user:secret` (e.g. \
+              `github.com=x-access-token:TOKEN`). Sent to git in its environment's configuration for \
+              that host only; never in a URL, the store or a log (a secret: never printed).",
+    },
+    Setting {
+        key: "repository.ca_file",
+        env: "PROVEN_REPO_CA_FILE",
+        default: Some(""),
+        allowed: Allowed::FileOrEmpty,
+        repository: false,
+        doc: "PEM bundle of the certificate authorities that verify https hosts reached through \
+              `PROVEN_REPO_PRIVATE_NETS` (internal servers); public hosts are verified against the \
+              system's store.",
+    },
+    Setting {
+        key: "repository.ssh_key",
+        env: "PROVEN_REPO_SSH_KEY",
+        default: Some(""),
+        allowed: Allowed::FileOrEmpty,
+        repository: false,
+        doc: "Private key for ssh:// clones; empty: none.",
+    },
+    Setting {
+        key: "repository.ssh_known_hosts",
+        env: "PROVEN_REPO_SSH_KNOWN_HOSTS",
+        default: Some(""),
+        allowed: Allowed::FileOrEmpty,
+        repository: false,
+        doc: "known_hosts file that ssh:// hosts are checked against (strictly); empty: no ssh host is \
+              trusted.",
+    },
+    Setting {
+        key: "repository.connect_timeout_seconds",
+        env: "PROVEN_REPO_CONNECT_TIMEOUT_SECONDS",
+        default: Some("10"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Longest wait for a git server to accept a connection.",
+    },
+    Setting {
+        key: "repository.read_timeout_seconds",
+        env: "PROVEN_REPO_READ_TIMEOUT_SECONDS",
+        default: Some("60"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Longest silence from a git server during a clone or fetch.",
+    },
+    Setting {
+        key: "repository.fetch_timeout_seconds",
+        env: "PROVEN_REPO_FETCH_TIMEOUT_SECONDS",
+        default: Some("600"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Longest whole clone or fetch (a server that trickles bytes stops here).",
+    },
+    Setting {
+        key: "repository.max_fetch_bytes",
+        env: "PROVEN_REPO_MAX_FETCH_BYTES",
+        default: Some("2147483648"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Most bytes one clone or fetch may receive; a larger pack fails by name.",
+    },
+    Setting {
+        key: "intake.max_blob_bytes",
+        env: "PROVEN_MAX_BLOB_BYTES",
+        default: Some("67108864"),
+        allowed: Allowed::Limit,
+        repository: true,
+        doc: "Largest changed file intake reads (its size is read from the object header first); a \
+              larger one is left out by name and the review says it did not see it.",
+    },
+    Setting {
+        key: "intake.max_tree_files",
+        env: "PROVEN_MAX_TREE_FILES",
+        default: Some("300000"),
+        allowed: Allowed::Limit,
+        repository: true,
+        doc: "Most files a reviewed commit's tree may hold; a larger tree fails the intake by name.",
+    },
+    Setting {
         key: "models.generator.base_url",
         env: "PROVEN_GENERATOR_BASE_URL",
         default: Some("https://integrate.api.nvidia.com/v1"),
@@ -487,7 +752,7 @@ pub static SETTINGS: &[Setting] = &[
         key: "dependencies.max_file_bytes",
         env: "PROVEN_MAX_LOCKFILE_BYTES",
         default: Some("67108864"),
-        allowed: Allowed::PositiveInteger,
+        allowed: Allowed::Limit,
         repository: true,
         doc: "Largest lock file or manifest read; a larger one is named in the input errors.",
     },

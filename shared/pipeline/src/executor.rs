@@ -87,8 +87,14 @@ pub struct Executor<S> {
     steps: Arc<S>,
     owner: String,
     lease_for: Duration,
+    /// Longest run of one step; past it the handler is dropped (a child process it runs
+    /// goes with it), the lease released and the step failed by name.
+    deadline: Duration,
     wake: Option<crate::reconciler::Wake>,
 }
+
+/// The default [`Executor::with_step_deadline`] (`PROVEN_STEP_DEADLINE_SECONDS`).
+pub const STEP_DEADLINE: Duration = Duration::from_secs(3600);
 
 impl<S: Steps> Executor<S> {
     /// `owner` names this worker process (unique per start); `lease_for` is how long a
@@ -99,8 +105,15 @@ impl<S: Steps> Executor<S> {
             steps,
             owner,
             lease_for,
+            deadline: STEP_DEADLINE,
             wake: None,
         }
+    }
+
+    /// Sets the longest run of one step (`PROVEN_STEP_DEADLINE_SECONDS`).
+    pub fn with_step_deadline(mut self, deadline: Duration) -> Executor<S> {
+        self.deadline = deadline;
+        self
     }
 
     /// Wakes this process's pusher after each commit, so the next step's job leaves at once
@@ -228,16 +241,29 @@ impl<S: Steps> Executor<S> {
         .await
     }
 
-    /// Runs the handler while renewing the lease, so a long step is not presumed dead.
+    /// Runs the handler while renewing the lease, so a long step is not presumed dead, but
+    /// never past the step deadline: a hung step (a tarpit, a stuck service) would otherwise
+    /// renew its lease forever and hold its slot for good. Past the deadline the handler is
+    /// dropped and the step fails by name; the caller's `fail` releases the lease.
     async fn run_renewing(&self, lease: &Lease) -> Result<Outcome, StepError> {
         let lease_us = i64::try_from(self.lease_for.as_micros()).unwrap_or(i64::MAX);
         let run = self.steps.run(lease);
         tokio::pin!(run);
+        let deadline = tokio::time::sleep(self.deadline);
+        tokio::pin!(deadline);
         let mut tick = tokio::time::interval(self.lease_for / 3);
         tick.tick().await;
         loop {
             tokio::select! {
                 out = &mut run => return out,
+                _ = &mut deadline => {
+                    metrics::counter!(m::STEP_DEADLINES_TOTAL, "step" => step_label(&lease.id.step)).increment(1);
+                    return Err(StepError::Permanent(format!(
+                        "step {} passed its deadline of {} s (PROVEN_STEP_DEADLINE_SECONDS): stopped, its slot freed",
+                        lease.id.step,
+                        self.deadline.as_secs()
+                    )));
+                }
                 _ = tick.tick() => {
                     if let Ok(false) = self.store.renew(lease, lease_us).await {
                         tracing::warn!("lease taken over while running; the result will be dropped");

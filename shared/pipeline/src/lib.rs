@@ -25,7 +25,7 @@ pub mod pusher;
 pub mod reconciler;
 pub mod redis;
 
-pub use executor::{ExecError, Executed, Executor, StepError, Steps};
+pub use executor::{ExecError, Executed, Executor, STEP_DEADLINE, StepError, Steps};
 
 use std::future::Future;
 use std::pin::Pin;

@@ -10,3 +10,4 @@ pub const REQUEUED_TOTAL: &str = "proven_pipeline_requeued_total";
 pub const QUEUE_DEPTH: &str = "proven_pipeline_queue_depth";
 pub const REVIEWS_TOTAL: &str = "proven_reviews_total";
 pub const REVIEWS_ADMITTED_TOTAL: &str = "proven_reviews_admitted_total";
+pub const STEP_DEADLINES_TOTAL: &str = "proven_pipeline_step_deadlines_total";

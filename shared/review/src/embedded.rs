@@ -1,7 +1,6 @@
 //! The embedded default: a whole review in this process, through the same step handlers as
 //! the service, on an in-process queue and the local store.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,9 +17,6 @@ use crate::pipeline::{INTAKE, ReviewRequest};
 /// Steps run at once per queue in the embedded default.
 const CONCURRENCY: usize = 4;
 
-/// Runs a review to its end and returns the result document. `layers` are the process's
-/// settings (`proven.yaml` from the base revision is layered under them by the steps);
-/// `repos_dir` is where clone URLs are mirrored.
 /// What the embedded runner may use besides the store.
 #[derive(Default)]
 pub struct Services {
@@ -30,13 +26,19 @@ pub struct Services {
     pub sandbox: Option<Arc<proven_sandbox::Sandbox>>,
 }
 
+/// Runs a review to its end and returns the result document. `layers` are the process's
+/// settings (`proven.yaml` from the base revision is layered under them by the steps);
+/// `sources` says what the request's repository may be and where mirrors live.
 pub async fn review(
     store: &Store,
     layers: &Layers,
     request: ReviewRequest,
-    repos_dir: PathBuf,
+    sources: proven_source::Sources,
     services: Services,
 ) -> Result<Report, ReviewError> {
+    let step_deadline = layers
+        .resolve()
+        .map_or(proven_pipeline::STEP_DEADLINE, |c| c.step_deadline);
     let review_id = uuid::Uuid::now_v7().to_string();
     let request_json =
         serde_json::to_string(&request).map_err(|e| ReviewError::Input(e.to_string()))?;
@@ -62,7 +64,7 @@ pub async fn review(
         .await?;
 
     let wake = Wake::default();
-    let mut steps = crate::pipeline::ReviewSteps::new(store.clone(), layers.clone(), repos_dir);
+    let mut steps = crate::pipeline::ReviewSteps::new(store.clone(), layers.clone(), sources);
     if let Some(agents) = services.agents {
         steps = steps.with_agents(agents);
     }
@@ -77,6 +79,7 @@ pub async fn review(
             format!("embedded-{}", std::process::id()),
             Duration::from_secs(30),
         )
+        .with_step_deadline(step_deadline)
         .with_wake(wake.clone()),
     );
     let queue = Arc::new(MemoryQueue::new());

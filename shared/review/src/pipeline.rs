@@ -7,7 +7,7 @@
 //!                                 └─(none)──────────────────────────────────────────────────┴─► judge
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use proven_config::{Informational, Layers};
@@ -35,7 +35,8 @@ pub const PLANNER_WAIT: std::time::Duration = std::time::Duration::from_secs(60)
 /// A review as submitted (to the API or by `proven review`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReviewRequest {
-    /// A local path, or a clone URL (mirrored under the data directory).
+    /// An https:// or ssh:// URL on the operator's host allow-list (mirrored per tenant under
+    /// the data directory), or a local path the policy allows (`proven_source::RepoPolicy`).
     pub repository: String,
     pub base: String,
     pub head: String,
@@ -61,6 +62,9 @@ struct IntakeResult {
     left_out: Vec<LeftOutEntry>,
     truncated: bool,
     config: Option<(String, String)>,
+    /// Changed files intake could not read (over the blob limit): the review is incomplete.
+    #[serde(default)]
+    input_errors: Vec<InputError>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -145,8 +149,8 @@ fn deps_fingerprint(f: &Finding) -> String {
 pub struct ReviewSteps {
     store: Store,
     layers: Layers,
-    /// Where clone URLs are mirrored.
-    repos_dir: PathBuf,
+    /// What a `repository` may name, how it is fetched, where mirrors live.
+    sources: Arc<proven_source::Sources>,
     /// Docker, in processes that serve the sandbox queue.
     sandbox: Option<Arc<proven_sandbox::Sandbox>>,
     /// The model agents, when configured.
@@ -156,11 +160,11 @@ pub struct ReviewSteps {
 }
 
 impl ReviewSteps {
-    pub fn new(store: Store, layers: Layers, repos_dir: PathBuf) -> ReviewSteps {
+    pub fn new(store: Store, layers: Layers, sources: proven_source::Sources) -> ReviewSteps {
         ReviewSteps {
             store,
             layers,
-            repos_dir,
+            sources: Arc::new(sources),
             sandbox: None,
             agents: None,
             planner_wait: PLANNER_WAIT,
@@ -474,21 +478,6 @@ fn outcome(trace: Trace, result: String, next: Vec<NewStep>) -> Outcome {
     }
 }
 
-/// A local path as it is, or a clone URL mirrored under `repos_dir`.
-pub fn resolve_repository(spec: &str, repos_dir: &Path) -> Result<PathBuf, String> {
-    let local = Path::new(spec);
-    if local.exists() {
-        return Ok(local.to_path_buf());
-    }
-    if spec.contains("://") || spec.starts_with("git@") {
-        let name = hex::encode(&Sha256::digest(spec.as_bytes())[..12]);
-        return proven_change::mirror(spec, &repos_dir.join(name)).map_err(|e| e.to_string());
-    }
-    Err(format!(
-        "repository {spec:?} is neither a local path nor a clone URL"
-    ))
-}
-
 impl ReviewSteps {
     async fn intake(&self, lease: &Lease) -> Result<Outcome, StepError> {
         let request: ReviewRequest = {
@@ -502,16 +491,12 @@ impl ReviewSteps {
                 StepError::Permanent(format!("intake: the request does not read: {e}"))
             })?
         };
-        let repos_dir = self.repos_dir.clone();
-        let spec = request.repository.clone();
-        let dir = blocking(move || resolve_repository(&spec, &repos_dir))
-            .await?
-            .map_err(|e| StepError::Permanent(format!("intake: {e}")))?;
+        let (dir, fetched) = self.reach(&lease.id.review_id, &request.repository).await?;
         let input = intake::IntakeInput {
             repository: dir.clone(),
             base: request.base.clone(),
             head: request.head.clone(),
-            limits: proven_change::Limits::default(),
+            layers: self.layers.clone(),
         };
         let outcome = blocking(move || intake::run(&input))
             .await?
@@ -521,15 +506,10 @@ impl ReviewSteps {
                 }
                 other => StepError::Permanent(format!("intake: {other}")),
             })?;
-        // A wrong `proven.yaml` stops the review before any other work.
-        if let Some((origin, text)) = &outcome.config {
-            self.layers
-                .clone()
-                .with_yaml(text, origin)
-                .and_then(|l| l.resolve())
-                .map_err(|e| StepError::Permanent(format!("configuration: {e}")))?;
-        }
         let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
+        if let Some(line) = fetched {
+            trace.push("repository", line);
+        }
         intake::trace(&outcome, &mut trace);
         let result = IntakeResult {
             repository_dir: dir.display().to_string(),
@@ -561,12 +541,90 @@ impl ReviewSteps {
                 .collect(),
             truncated: outcome.change.truncated,
             config: outcome.config.clone(),
+            input_errors: outcome
+                .change
+                .left_out
+                .iter()
+                .filter_map(|l| match l.reason {
+                    proven_change::LeftOutReason::TooLarge { size, head } => Some(InputError {
+                        path: l.path.display(),
+                        line: None,
+                        side: Some(if head { "head" } else { "base" }.into()),
+                        message: intake::too_large_message(
+                            &l.path.display(),
+                            size,
+                            &outcome.limits,
+                        ),
+                    }),
+                    _ => None,
+                })
+                .collect(),
         };
         Ok(outcome_with(
             trace,
             to_json(&result)?,
             vec![NewStep::new(PLAN, "control")],
         ))
+    }
+
+    /// The review's repository, checked again by the policy (a request stored before it, or
+    /// a name that resolves elsewhere now, is refused here too): a local path as it really
+    /// is, or the tenant's mirror fetched from the checked addresses. Returns the directory
+    /// and, for a mirror, its trace line (the URL is credential-free by the policy).
+    async fn reach(
+        &self,
+        review_id: &str,
+        repository: &str,
+    ) -> Result<(std::path::PathBuf, Option<serde_json::Value>), StepError> {
+        use proven_source::{CheckError, Target};
+        let target = self
+            .sources
+            .policy
+            .check(repository)
+            .await
+            .map_err(|e| match e {
+                CheckError::Unresolved { .. } => StepError::Retryable {
+                    message: format!("intake: {e}"),
+                    after: std::time::Duration::from_secs(5),
+                },
+                other => StepError::Permanent(format!("intake: {other}")),
+            })?;
+        match target {
+            Target::Local(path) => {
+                let sources = self.sources.clone();
+                let dir = blocking(move || sources.policy.open_local(&path))
+                    .await?
+                    .map_err(|e| StepError::Permanent(format!("intake: {e}")))?;
+                Ok((dir, None))
+            }
+            Target::Remote(checked) => {
+                let tenant = self
+                    .store
+                    .review_tenant(review_id)
+                    .await
+                    .map_err(retryable)?;
+                let dir = self.sources.mirrors.dir(tenant.as_deref(), &checked.remote);
+                let fetched = proven_source::mirror(&checked, &dir, &self.sources.fetch)
+                    .await
+                    .map_err(|e| {
+                        if e.is_transient() {
+                            StepError::Retryable {
+                                message: format!("intake: {e}"),
+                                after: std::time::Duration::from_secs(5),
+                            }
+                        } else {
+                            StepError::Permanent(format!("intake: {e}"))
+                        }
+                    })?;
+                let line = serde_json::json!({
+                    "url": checked.remote.url(),
+                    "address": fetched.address.map(|a| a.to_string()),
+                    "bytes": fetched.bytes,
+                    "cloned": fetched.cloned,
+                });
+                Ok((fetched.dir, Some(line)))
+            }
+        }
     }
 
     async fn plan(&self, lease: &Lease) -> Result<Outcome, StepError> {
@@ -1276,6 +1334,7 @@ impl ReviewSteps {
             report.base = Some(intake.base);
             report.head = Some(intake.head);
             report.left_out = intake.left_out;
+            report.input_errors.extend(intake.input_errors);
             if intake.truncated {
                 report.not_seen.push(NotSeen {
                     what: "files beyond the intake limit".into(),
@@ -1462,8 +1521,8 @@ impl Steps for ReviewSteps {
 }
 
 /// Shared handle for executors.
-pub fn steps(store: Store, layers: Layers, repos_dir: PathBuf) -> Arc<ReviewSteps> {
-    Arc::new(ReviewSteps::new(store, layers, repos_dir))
+pub fn steps(store: Store, layers: Layers, sources: proven_source::Sources) -> Arc<ReviewSteps> {
+    Arc::new(ReviewSteps::new(store, layers, sources))
 }
 
 #[cfg(test)]
@@ -1540,8 +1599,12 @@ mod tests {
             )
             .await
             .expect("fan out");
-        let steps = ReviewSteps::new(store.clone(), Layers::default(), std::env::temp_dir())
-            .with_planner_wait(std::time::Duration::from_secs(2));
+        let steps = ReviewSteps::new(
+            store.clone(),
+            Layers::default(),
+            proven_source::Sources::cli(&Layers::default().resolve().expect("settings")),
+        )
+        .with_planner_wait(std::time::Duration::from_secs(2));
         let started = std::time::Instant::now();
         for waited in 0..12 {
             let planner = lease(store, crate::agents::PLANNER, "").await;

@@ -99,7 +99,7 @@ async fn run(store: &Store, repo: &TestRepo, base: &str, head: &str) -> Report {
         store,
         &layers,
         request,
-        repo.path().join(".repos"),
+        proven_source::Sources::cli(&layers.resolve().expect("settings")),
         Default::default(),
     )
     .await

@@ -16,7 +16,9 @@ pub struct IntakeInput {
     pub repository: PathBuf,
     pub base: String,
     pub head: String,
-    pub limits: Limits,
+    /// The process's settings; `proven.yaml` from the base is layered under them and may
+    /// lower the intake limits, never raise them.
+    pub layers: proven_config::Layers,
 }
 
 /// What the later steps need to know about one changed file.
@@ -39,6 +41,8 @@ pub struct IntakeOutcome {
     pub facts: Vec<FileFacts>,
     /// `proven.yaml` from the base revision, with a name for messages.
     pub config: Option<(String, String)>,
+    /// The limits the change was read under (the operator's, or lower from `proven.yaml`).
+    pub limits: Limits,
 }
 
 /// Runs intake. Blocking (git2): call from a blocking thread.
@@ -50,10 +54,6 @@ pub fn run(input: &IntakeInput) -> Result<IntakeOutcome, ReviewError> {
     let head = repo
         .resolve(&input.head)
         .map_err(|e| ReviewError::Input(e.to_string()))?;
-    let change = repo
-        .diff(&base, &head, input.limits)
-        .map_err(|e| ReviewError::Input(e.to_string()))?;
-
     let config = match repo.read_blob(&base.commit, b"proven.yaml", MAX_CONFIG_BYTES) {
         Ok(BlobRead::Content(bytes)) => {
             let origin = format!(
@@ -89,6 +89,27 @@ pub fn run(input: &IntakeInput) -> Result<IntakeOutcome, ReviewError> {
         }
         Err(e) => return Err(ReviewError::Input(e.to_string())),
     };
+    // A wrong `proven.yaml` stops the review before any other work.
+    let settings = match &config {
+        Some((origin, text)) => input
+            .layers
+            .clone()
+            .with_yaml(text, origin)
+            .and_then(|l| l.resolve()),
+        None => input.layers.resolve(),
+    }
+    .map_err(ReviewError::Config)?;
+    let limits = Limits {
+        max_blob_bytes: settings.max_blob_bytes,
+        max_tree_files: settings.max_tree_files,
+        ..Limits::default()
+    };
+    let change = repo.diff(&base, &head, limits).map_err(|e| match e {
+        proven_change::ChangeError::TreeTooLarge { .. } => ReviewError::Input(format!(
+            "{e} (the limit is intake.max_tree_files: PROVEN_MAX_TREE_FILES, which proven.yaml may lower)"
+        )),
+        other => ReviewError::Input(other.to_string()),
+    })?;
 
     let mut facts = Vec::with_capacity(change.files.len());
     for f in &change.files {
@@ -130,7 +151,17 @@ pub fn run(input: &IntakeInput) -> Result<IntakeOutcome, ReviewError> {
         change,
         facts,
         config,
+        limits,
     })
+}
+
+/// Why a changed file left out for its size was not read, naming it and the limit.
+pub fn too_large_message(path: &str, size: u64, limits: &Limits) -> String {
+    format!(
+        "{path}: {size} bytes, over the {}-byte limit on a changed file (intake.max_blob_bytes: \
+         PROVEN_MAX_BLOB_BYTES, which proven.yaml may lower): sized from its object header, never read",
+        limits.max_blob_bytes
+    )
 }
 
 /// The intake's trace lines: the revisions, each changed file, each entry left out.
@@ -162,10 +193,15 @@ pub fn trace(outcome: &IntakeOutcome, trace: &mut Trace) {
         );
     }
     for l in &outcome.change.left_out {
+        let why = match l.reason {
+            proven_change::LeftOutReason::TooLarge { size, .. } => {
+                too_large_message(&l.path.display(), size, &outcome.limits)
+            }
+            _ => "never read as a file: it is not part of the reviewed trees".to_string(),
+        };
         trace.push(
             "left_out",
-            json!({"path": l.path.display(), "reason": l.reason.as_str(),
-                   "why": "never read as a file: it is not part of the reviewed trees"}),
+            json!({"path": l.path.display(), "reason": l.reason.as_str(), "why": why}),
         );
     }
 }
