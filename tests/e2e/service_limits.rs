@@ -218,7 +218,10 @@ async fn service_caps_queued_reviews_batch_sizes_and_deadlines_by_name() {
     let client = crate::service::http();
     let busy = service.tenant("busy");
     let other = service.tenant("other");
-    let review = serde_json::json!({"repository": "/nonexistent", "base": "a", "head": "b"});
+    // A repository the policy admits (under PROVEN_REPO_ROOTS, the tests' temporary directory).
+    let repo = tempfile::tempdir().expect("tempdir");
+    let repository = repo.path().display().to_string();
+    let review = serde_json::json!({"repository": repository, "base": "a", "head": "b"});
     let post = |path: &str, token: &str, body: &serde_json::Value| {
         client
             .post(format!("{}{path}", service.base_url))
@@ -294,7 +297,7 @@ async fn service_caps_queued_reviews_batch_sizes_and_deadlines_by_name() {
         "{listed:#}"
     );
     // A deadline over the maximum: 422 naming the field, the maximum and the setting.
-    let late = serde_json::json!({"repository": "/nonexistent", "base": "a", "head": "b", "deadline_secs": 61});
+    let late = serde_json::json!({"repository": repository, "base": "a", "head": "b", "deadline_secs": 61});
     let (status, error) = error_of(post("/v1/reviews", &other, &late).await.expect("post")).await;
     assert_eq!(status, 422);
     assert_eq!(
