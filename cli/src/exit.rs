@@ -27,6 +27,14 @@ impl Exit {
             message: format!("configuration: {e}"),
         }
     }
+    /// A setting out of range found after the settings were read (the sandbox's, say).
+    pub fn config_message(message: String) -> Exit {
+        Exit {
+            code: CONFIG,
+            message,
+        }
+    }
+
     pub fn usage(message: String) -> Exit {
         Exit {
             code: USAGE,

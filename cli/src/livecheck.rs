@@ -108,7 +108,9 @@ pub async fn run(store: &Store, config: &Config) -> Result<u8, Exit> {
             },
         },
     );
-    match proven_sandbox::Sandbox::connect(proven_sandbox::SandboxConfig::default()).await {
+    let sandbox_config =
+        proven_sandbox::SandboxConfig::from_settings(&config.sandbox).unwrap_or_default();
+    match proven_sandbox::Sandbox::connect(sandbox_config).await {
         Ok(sandbox) => {
             checks.push(Check {
                 service: "sandbox (Docker)".into(),

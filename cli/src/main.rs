@@ -222,7 +222,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
         .map_err(|e| Exit::internal(format!("start the async runtime: {e}")))?;
     // The sandbox needs Docker, not the store.
     let cli = match cli.command {
-        Command::Sandbox(command) => return runtime.block_on(sandbox::run(command)),
+        Command::Sandbox(command) => return runtime.block_on(sandbox::run(command, &config)),
         command => Cli { command, ..cli },
     };
     runtime.block_on(async move {
@@ -625,7 +625,12 @@ async fn embedded_services(
     if replay {
         return services; // sample mode: the runs come from the cassette
     }
-    match proven_sandbox::Sandbox::connect(proven_sandbox::SandboxConfig::default()).await {
+    // The settings were checked when the command started (a wrong one exits 7 there).
+    let connected = match proven_sandbox::SandboxConfig::from_settings(&config.sandbox) {
+        Ok(sandbox_config) => proven_sandbox::Sandbox::connect(sandbox_config).await,
+        Err(e) => Err(e),
+    };
+    match connected {
         Ok(sandbox) => services.sandbox = Some(std::sync::Arc::new(sandbox)),
         Err(e) => tracing::warn!(error = %e, "no sandbox: tests cannot run"),
     }

@@ -5,9 +5,11 @@ pub use proven_sandbox::command::SandboxCommand;
 
 use crate::exit::Exit;
 
-pub async fn run(command: SandboxCommand) -> Result<u8, Exit> {
+pub async fn run(command: SandboxCommand, config: &proven_config::Config) -> Result<u8, Exit> {
     let mut out = std::io::stdout();
-    proven_sandbox::command::execute(command, &mut out)
+    let sandbox = proven_sandbox::SandboxConfig::from_settings(&config.sandbox)
+        .map_err(|e| Exit::config_message(e.to_string()))?;
+    proven_sandbox::command::execute(command, sandbox, &mut out)
         .await
         .map_err(|failure| Exit {
             code: failure.code,

@@ -50,9 +50,10 @@ pub enum SandboxCommand {
 
 #[derive(Debug, Args)]
 pub struct DockerArgs {
-    /// The Docker endpoint: a Unix socket path or tcp://HOST:PORT.
-    #[arg(long, default_value = "/var/run/docker.sock", value_name = "ENDPOINT")]
-    pub docker_host: String,
+    /// The Docker endpoint: a Unix socket path or tcp://HOST:PORT (default: the configured
+    /// one, /var/run/docker.sock unless PROVEN_SANDBOX_DOCKER_HOST says otherwise).
+    #[arg(long, value_name = "ENDPOINT")]
+    pub docker_host: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -135,10 +136,11 @@ fn input(message: String) -> CommandFailure {
 /// Runs a `sandbox` command; what it prints goes to `out`.
 pub async fn execute(
     command: SandboxCommand,
+    config: SandboxConfig,
     out: &mut (dyn Write + Send),
 ) -> Result<u8, CommandFailure> {
     match command {
-        SandboxCommand::Run(args) => run(*args, out).await,
+        SandboxCommand::Run(args) => run(*args, config, out).await,
         SandboxCommand::Images { languages } => {
             let languages = languages
                 .iter()
@@ -161,8 +163,8 @@ pub async fn execute(
         },
         SandboxCommand::Sweep { docker } => {
             let sandbox = Sandbox::connect(SandboxConfig {
-                docker_host: docker.docker_host,
-                ..SandboxConfig::default()
+                docker_host: docker.docker_host.unwrap_or(config.docker_host.clone()),
+                ..config
             })
             .await?;
             let removed = sandbox.sweep().await?;
@@ -172,7 +174,11 @@ pub async fn execute(
     }
 }
 
-async fn run(args: RunArgs, out: &mut (dyn Write + Send)) -> Result<u8, CommandFailure> {
+async fn run(
+    args: RunArgs,
+    config: SandboxConfig,
+    out: &mut (dyn Write + Send),
+) -> Result<u8, CommandFailure> {
     let command = match args.cmd {
         Some(cmd) => vec!["sh".to_string(), "-c".to_string(), cmd],
         None => args.argv,
@@ -204,8 +210,11 @@ async fn run(args: RunArgs, out: &mut (dyn Write + Send)) -> Result<u8, CommandF
         request = request.as_command();
     }
     let sandbox = Sandbox::connect(SandboxConfig {
-        docker_host: args.docker.docker_host,
-        ..SandboxConfig::default()
+        docker_host: args
+            .docker
+            .docker_host
+            .unwrap_or(config.docker_host.clone()),
+        ..config
     })
     .await?;
     let record = match &args.job_id {

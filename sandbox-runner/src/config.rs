@@ -19,6 +19,9 @@ pub struct SandboxConfig {
     pub docker_host: String,
     /// The image of each language (default: the local images, `proven-sandbox-LANG:local`).
     pub images: BTreeMap<Language, String>,
+    /// Images of other Python versions, `(X.Y, image)`: a tree whose declared Python the
+    /// default image does not satisfy runs on the newest of these that does.
+    pub python_images: Vec<(String, String)>,
     pub limits: Limits,
     /// Timeout of a run whose request names none (default 120 s).
     pub default_timeout: Duration,
@@ -141,6 +144,7 @@ impl Default for SandboxConfig {
                 .iter()
                 .map(|l| (*l, l.local_image()))
                 .collect(),
+            python_images: Vec::new(),
             limits: Limits::default(),
             default_timeout: Duration::from_secs(120),
             output: OutputLimits::default(),
@@ -207,6 +211,75 @@ impl SandboxConfig {
         Ok(())
     }
 
+    /// The sandbox's configuration from the process's settings (`PROVEN_SANDBOX_*`).
+    pub fn from_settings(
+        s: &proven_config::SandboxSettings,
+    ) -> Result<SandboxConfig, SandboxError> {
+        let mut config = SandboxConfig {
+            docker_host: s.docker_host.clone(),
+            pip_index_url: s.pip_index_url.clone(),
+            npm_registry: s.npm_registry.clone(),
+            goproxy: s.goproxy.clone(),
+            gosumdb: s.gosumdb.clone(),
+            max_concurrent_runs: s.concurrency,
+            prepare_timeout: s.prepare_timeout,
+            prepare_max_bytes: s.prepare_max_bytes,
+            ..SandboxConfig::default()
+        };
+        config.limits.scratch_bytes = i64::try_from(s.scratch_bytes).unwrap_or(i64::MAX);
+        config.limits.memory_bytes = i64::try_from(s.memory_bytes).unwrap_or(i64::MAX);
+        config.registries =
+            crate::deps::proxy::AllowList::parse(&s.registries).map_err(|message| {
+                SandboxError::InvalidConfig {
+                    setting: "registries (PROVEN_SANDBOX_REGISTRIES)",
+                    message,
+                }
+            })?;
+        for (key, image) in &s.images {
+            match key.strip_prefix("python").filter(|v| !v.is_empty()) {
+                Some(version) => config
+                    .python_images
+                    .push((version.to_string(), image.clone())),
+                None => {
+                    let language: Language =
+                        key.parse().map_err(|_| SandboxError::InvalidConfig {
+                            setting: "images (PROVEN_SANDBOX_IMAGES)",
+                            message: format!("{key:?} is not a language"),
+                        })?;
+                    config.images.insert(language, image.clone());
+                }
+            }
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// The image a tree runs on: for Python, when the tree declares a Python (requires-python,
+    /// python_requires, tox envlist, .python-version) and images of several versions are
+    /// configured, the newest that satisfies it; otherwise the language's image.
+    pub(crate) fn image_for(&self, language: Language, src: &std::path::Path) -> String {
+        if language != Language::Python || self.python_images.is_empty() {
+            return self.image(language);
+        }
+        let declared = crate::deps::python::read_plan(src).python_requires;
+        if declared.is_empty() {
+            return self.image(language);
+        }
+        let mut candidates: Vec<&(String, String)> = self.python_images.iter().collect();
+        candidates.sort_by_key(|(v, _)| {
+            v.split('.')
+                .map(|p| p.parse::<u32>().unwrap_or(0))
+                .collect::<Vec<_>>()
+        });
+        candidates
+            .iter()
+            .rev()
+            .find(|(version, _)| {
+                crate::deps::python::python_fits(&declared, version) == Some(Ok(()))
+            })
+            .map_or_else(|| self.image(language), |(_, image)| image.clone())
+    }
+
     /// The image that runs `language`.
     pub fn image(&self, language: Language) -> String {
         self.images
@@ -219,6 +292,83 @@ impl SandboxConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_python_tree_runs_on_the_newest_image_its_declared_python_allows() {
+        let config = SandboxConfig {
+            python_images: vec![
+                ("3.11".into(), "py311".into()),
+                ("3.7".into(), "py37".into()),
+                ("3.8".into(), "py38".into()),
+            ],
+            ..SandboxConfig::default()
+        };
+        let tree = |files: &[(&str, &str)]| {
+            let dir = tempfile::tempdir().expect("tempdir");
+            for (p, t) in files {
+                std::fs::write(dir.path().join(p), t).expect("write");
+            }
+            dir
+        };
+        let pick = |files: &[(&str, &str)]| config.image_for(Language::Python, tree(files).path());
+        assert_eq!(
+            pick(&[]),
+            Language::Python.local_image(),
+            "nothing declared: the default"
+        );
+        assert_eq!(
+            pick(&[("setup.cfg", "[options]\npython_requires = >=3.6, <3.8\n")]),
+            "py37"
+        );
+        assert_eq!(
+            pick(&[("setup.py", "setup(python_requires='>=3.5')\n")]),
+            "py311",
+            "the newest that fits"
+        );
+        assert_eq!(
+            pick(&[("tox.ini", "[tox]\nenvlist = py36, py38\n")]),
+            "py38",
+            "a tox envlist: any of its Pythons"
+        );
+        assert_eq!(
+            pick(&[(
+                "pyproject.toml",
+                "[project]\nrequires-python = \">=3.12\"\n"
+            )]),
+            Language::Python.local_image(),
+            "none fits: the default (the record names the mismatch)"
+        );
+        assert_eq!(
+            config.image_for(Language::Rust, tree(&[]).path()),
+            Language::Rust.local_image()
+        );
+        let settings = proven_config::SandboxSettings {
+            docker_host: "/var/run/docker.sock".into(),
+            images: vec![
+                ("python3.7".into(), "py37".into()),
+                ("node".into(), "my-node".into()),
+            ],
+            registries: vec!["pypi.org".into()],
+            pip_index_url: None,
+            npm_registry: None,
+            goproxy: "https://proxy.golang.org".into(),
+            gosumdb: "off".into(),
+            scratch_bytes: 1 << 28,
+            memory_bytes: 1 << 30,
+            concurrency: 2,
+            prepare_timeout: Duration::from_secs(60),
+            prepare_max_bytes: 1 << 30,
+        };
+        let from = SandboxConfig::from_settings(&settings).expect("valid");
+        assert_eq!(
+            from.python_images,
+            [("3.7".to_string(), "py37".to_string())]
+        );
+        assert_eq!(from.image(Language::Node), "my-node");
+        assert_eq!(from.limits.scratch_bytes, 1 << 28);
+        assert!(from.registries.allows("pypi.org", 443));
+        assert!(!from.registries.allows("registry.npmjs.org", 443));
+    }
 
     #[test]
     fn the_defaults_are_valid_and_out_of_range_settings_are_named() {

@@ -40,7 +40,20 @@ fn main() -> ExitCode {
         }
     };
     let mut out = std::io::stdout();
-    match runtime.block_on(execute(cli.command, &mut out)) {
+    // The same settings as `proven sandbox …` (PROVEN_SANDBOX_*), checked the same way.
+    let config = match proven_config::Layers::from_env(std::env::vars())
+        .and_then(|l| l.resolve())
+        .map_err(|e| e.to_string())
+        .and_then(|c| {
+            proven_sandbox::SandboxConfig::from_settings(&c.sandbox).map_err(|e| e.to_string())
+        }) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("proven-sandbox: {e}");
+            return ExitCode::from(7);
+        }
+    };
+    match runtime.block_on(execute(cli.command, config, &mut out)) {
         Ok(code) => ExitCode::from(code),
         Err(failure) => {
             eprintln!("proven-sandbox: {}", failure.message);

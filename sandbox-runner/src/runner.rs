@@ -320,17 +320,24 @@ impl Sandbox {
         })??;
         let src = materialised.src();
         let result = async {
+            let image = {
+                let (owned, src) = (config.clone(), src.clone());
+                let language = request.language;
+                tokio::task::spawn_blocking(move || owned.image_for(language, &src))
+                    .await
+                    .unwrap_or_else(|_| config.image(request.language))
+            };
             let prepared = crate::deps::prepare(
                 &self.docker,
                 config,
                 &self.runner,
                 request.tenant.as_deref().unwrap_or(""),
                 request.language,
+                &image,
                 &src,
             )
             .await?;
             let timeout = request.timeout.unwrap_or(config.default_timeout);
-            let image = config.image(request.language);
             let spec = ContainerSpec {
                 name: container::container_name(key.as_str()),
                 key: key.as_str().to_string(),

@@ -146,7 +146,10 @@ pub async fn run(
         // The sandbox-runner pool: Docker, and a sweep of containers a killed runner left
         // (at start, then every minute).
         let sandbox = Arc::new(
-            proven_sandbox::Sandbox::connect(proven_sandbox::SandboxConfig::default()).await?,
+            proven_sandbox::Sandbox::connect(proven_sandbox::SandboxConfig::from_settings(
+                &config.sandbox,
+            )?)
+            .await?,
         );
         match sandbox.sweep().await {
             Ok(n) if n > 0 => tracing::info!(removed = n, "swept containers left by a dead runner"),

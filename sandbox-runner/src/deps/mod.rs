@@ -533,6 +533,9 @@ pub(crate) fn cache_key(
         hasher.update(bytes);
     };
     part(VERSION.as_bytes());
+    // What the preparation runs is part of what it made.
+    part(PYTHON_SCRIPT.as_bytes());
+    part(NODE_SCRIPT.as_bytes());
     part(language.as_str().as_bytes());
     part(image.as_bytes());
     for r in registries {
@@ -607,6 +610,7 @@ pub(crate) async fn prepare(
     runner: &crate::sweep::RunnerIdentity,
     tenant: &str,
     language: Language,
+    image: &str,
     src: &Path,
 ) -> Result<Option<Prepared>, SandboxError> {
     let src_owned = src.to_path_buf();
@@ -621,8 +625,16 @@ pub(crate) async fn prepare(
     let Some(plan) = planned else {
         return Ok(None);
     };
-    let image = config.image(language);
-    let key = cache_key(language, &image, &config.registries.names(), &plan.inputs);
+    // Where packages come from is part of the key too.
+    let mut sources = config.registries.names();
+    sources.extend(
+        [&config.pip_index_url, &config.npm_registry]
+            .into_iter()
+            .flatten()
+            .cloned(),
+    );
+    sources.push(config.goproxy.clone());
+    let key = cache_key(language, image, &sources, &plan.inputs);
     let root = tenant_dir(&config.cache_dir.join("deps"), tenant);
     let dir = root.join(format!("{}-{key}", language.as_str()));
     let env = plan.run_env.clone();
@@ -638,7 +650,10 @@ pub(crate) async fn prepare(
         runner.tag(),
         uuid::Uuid::now_v7().simple()
     ));
-    let result = prepare_into(docker, config, runner, language, src, &plan, &staging).await;
+    let result = prepare_into(
+        docker, config, runner, language, image, src, &plan, &staging,
+    )
+    .await;
     let outcome = match result {
         Ok(egress) => {
             let out = staging.join("out");
@@ -705,11 +720,13 @@ fn disk_bytes(path: &Path) -> u64 {
     total
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn prepare_into(
     docker: &bollard::Docker,
     config: &SandboxConfig,
     runner: &crate::sweep::RunnerIdentity,
     language: Language,
+    image: &str,
     src: &Path,
     plan: &Plan,
     staging: &Path,
@@ -806,7 +823,7 @@ async fn prepare_into(
         key: key.clone(),
         runner: runner.label(),
         language,
-        image: config.image(language),
+        image: image.to_string(),
         command,
         env,
         src,

@@ -76,6 +76,7 @@ pub struct Config {
     pub max_deadline_seconds: u64,
     /// `proven serve`'s limits on connections and requests.
     pub http: HttpSettings,
+    pub sandbox: SandboxSettings,
     pub lease: std::time::Duration,
     pub requeue_after: std::time::Duration,
     /// The model agents run (an endpoint is configured, or `agents = on`).
@@ -154,6 +155,25 @@ impl std::fmt::Debug for RepositorySettings {
             .field("max_fetch_bytes", &self.max_fetch_bytes)
             .finish()
     }
+}
+
+/// The sandbox's settings (mapped into the sandbox's own configuration by whoever
+/// connects it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSettings {
+    pub docker_host: String,
+    /// `(language or pythonX.Y, image)`.
+    pub images: Vec<(String, String)>,
+    pub registries: Vec<String>,
+    pub pip_index_url: Option<String>,
+    pub npm_registry: Option<String>,
+    pub goproxy: String,
+    pub gosumdb: String,
+    pub scratch_bytes: u64,
+    pub memory_bytes: u64,
+    pub concurrency: usize,
+    pub prepare_timeout: std::time::Duration,
+    pub prepare_max_bytes: u64,
 }
 
 /// What `proven serve` allows one connection, request and token.
@@ -409,6 +429,33 @@ impl Layers {
         let (max_blob_bytes, _) = get("intake.max_blob_bytes")?;
         let (max_tree_files, _) = get("intake.max_tree_files")?;
         let repository = self.repository_settings(&get)?;
+        let sandbox = {
+            let text = |k: &'static str| get(k).map(|(v, _)| v);
+            let number = |k: &'static str| -> Result<u64, ConfigError> {
+                Ok(text(k)?.parse::<u64>().unwrap_or(u64::MAX))
+            };
+            SandboxSettings {
+                docker_host: text("sandbox.docker_host")?,
+                images: settings::list_entries(&text("sandbox.images")?)
+                    .filter_map(|e| e.split_once('='))
+                    .map(|(l, i)| (l.to_string(), i.to_string()))
+                    .collect(),
+                registries: settings::list_entries(&text("sandbox.registries")?)
+                    .map(str::to_string)
+                    .collect(),
+                pip_index_url: Some(text("sandbox.pip_index_url")?).filter(|u| !u.is_empty()),
+                npm_registry: Some(text("sandbox.npm_registry")?).filter(|u| !u.is_empty()),
+                goproxy: text("sandbox.goproxy")?,
+                gosumdb: text("sandbox.gosumdb")?,
+                scratch_bytes: number("sandbox.scratch_bytes")?,
+                memory_bytes: number("sandbox.memory_bytes")?,
+                concurrency: usize::try_from(number("sandbox.concurrency")?).unwrap_or(usize::MAX),
+                prepare_timeout: std::time::Duration::from_secs(number(
+                    "sandbox.prepare_timeout_seconds",
+                )?),
+                prepare_max_bytes: number("sandbox.prepare_max_bytes")?,
+            }
+        };
         let default_url = settings::setting("models.generator.base_url").default_value();
         let agents_on = match agents.as_str() {
             "on" => true,
@@ -480,6 +527,7 @@ impl Layers {
             max_batch_reviews: usize::try_from(count(&max_batch)).unwrap_or(usize::MAX),
             max_deadline_seconds: count(&max_deadline),
             http,
+            sandbox,
             lease: std::time::Duration::from_secs(lease.parse().unwrap_or(20)),
             requeue_after: std::time::Duration::from_secs(requeue.parse().unwrap_or(20)),
             agents: agents_on,

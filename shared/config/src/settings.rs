@@ -47,6 +47,13 @@ pub enum Allowed {
     /// Comma-separated `host` or `host:port` entries (a host alone allows its scheme's
     /// default port only), or empty.
     HostList,
+    /// Comma-separated registries a preparation may reach: `host`, `host:port`, `*.domain`,
+    /// or `name[:port]=address:port`.
+    RegistryList,
+    /// Comma-separated `LANGUAGE=image` or `pythonX.Y=image`.
+    ImageList,
+    /// A word without whitespace or control characters (e.g. `sum.golang.org`, `off`).
+    Token,
     /// Comma-separated absolute directories, or empty.
     PathList,
     /// Comma-separated addresses or CIDR blocks (`10.0.0.0/8`, `::1/128`), or empty.
@@ -202,6 +209,50 @@ impl Allowed {
             Allowed::HostList => {
                 list_entries(raw).try_for_each(|e| parse_host_entry(e).map(|_| ()))
             }
+            Allowed::RegistryList => list_entries(raw).try_for_each(|e| {
+                let (name, to) = match e.split_once('=') {
+                    Some((n, t)) => (n, Some(t)),
+                    None => (e, None),
+                };
+                let host_ok = |h: &str| {
+                    !h.is_empty()
+                        && h.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || ".-:*[]".contains(c))
+                };
+                if !host_ok(name) || to.is_some_and(|t| !host_ok(t) || !t.contains(':')) {
+                    Err(format!(
+                        "{e:?} is not host, host:port, *.domain or name=address:port"
+                    ))
+                } else {
+                    Ok(())
+                }
+            }),
+            Allowed::ImageList => list_entries(raw).try_for_each(|e| {
+                let Some((lang, image)) = e.split_once('=') else {
+                    return Err(format!("{e:?} is not LANGUAGE=image"));
+                };
+                let version = lang.strip_prefix("python").unwrap_or_default();
+                let lang_ok = matches!(lang, "python" | "rust" | "node" | "go")
+                    || (!version.is_empty()
+                        && version.split('.').count() == 2
+                        && version.split('.').all(|p| p.parse::<u32>().is_ok()));
+                if !lang_ok {
+                    Err(format!(
+                        "{lang:?} is not python, rust, node, go or pythonX.Y"
+                    ))
+                } else if image.is_empty() || image.contains(char::is_whitespace) {
+                    Err(format!("{image:?} is not an image name"))
+                } else {
+                    Ok(())
+                }
+            }),
+            Allowed::Token => {
+                if !raw.is_empty() && !raw.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                    Ok(())
+                } else {
+                    Err("expected a word without spaces".into())
+                }
+            }
             Allowed::PathList => list_entries(raw).try_for_each(|e| {
                 if std::path::Path::new(e).is_absolute() {
                     Ok(())
@@ -264,6 +315,13 @@ impl Allowed {
                 "a positive integer (`proven.yaml` may lower it, never raise it)".into()
             }
             Allowed::HostList => "comma-separated host or host:port, or empty".into(),
+            Allowed::RegistryList => {
+                "comma-separated host, host:port, *.domain or name=address:port".into()
+            }
+            Allowed::ImageList => {
+                "comma-separated python|rust|node|go|pythonX.Y=image, or empty".into()
+            }
+            Allowed::Token => "a word without spaces".into(),
             Allowed::PathList => "comma-separated absolute directories, or empty".into(),
             Allowed::NetList => "comma-separated addresses or CIDR blocks, or empty".into(),
             Allowed::CredentialList => {
@@ -772,6 +830,112 @@ pub static SETTINGS: &[Setting] = &[
         allowed: Allowed::OneOf(&["report", "ignore"]),
         repository: true,
         doc: "Development-only dependencies (devDependencies, dev groups, test scope): reported or ignored.",
+    },
+    Setting {
+        key: "sandbox.docker_host",
+        env: "PROVEN_SANDBOX_DOCKER_HOST",
+        default: Some("/var/run/docker.sock"),
+        allowed: Allowed::Path,
+        repository: false,
+        doc: "The Docker endpoint the sandbox runs containers on: a Unix socket path or tcp://host:port \
+              (the daemon must see the runner's work and cache directories at the same paths).",
+    },
+    Setting {
+        key: "sandbox.images",
+        env: "PROVEN_SANDBOX_IMAGES",
+        default: Some(""),
+        allowed: Allowed::ImageList,
+        repository: false,
+        doc: "Images of the sandbox, replacing the local ones (`proven-sandbox-LANG:local`): \
+              `python=IMAGE,rust=IMAGE,...`; `pythonX.Y=IMAGE` adds an image of that Python, chosen for \
+              a project whose declared Python (requires-python, python_requires, tox envlist, \
+              .python-version) the default image's does not satisfy.",
+    },
+    Setting {
+        key: "sandbox.registries",
+        env: "PROVEN_SANDBOX_REGISTRIES",
+        default: Some(
+            "pypi.org,files.pythonhosted.org,registry.npmjs.org,index.crates.io,static.crates.io,crates.io,proxy.golang.org,sum.golang.org",
+        ),
+        allowed: Allowed::RegistryList,
+        repository: false,
+        doc: "The only hosts a dependency preparation can reach (through Proven's egress proxy; the \
+              preparation container has no network of its own): `host` (ports 443 and 80), \
+              `host:port`, `*.domain`, or `name[:port]=address:port` for a registry at a fixed address.",
+    },
+    Setting {
+        key: "sandbox.pip_index_url",
+        env: "PROVEN_SANDBOX_PIP_INDEX_URL",
+        default: Some(""),
+        allowed: Allowed::HttpUrlOrEmpty,
+        repository: false,
+        doc: "The Python package index preparations install from (the operator's mirror); empty: PyPI. \
+              A project's own index options are refused.",
+    },
+    Setting {
+        key: "sandbox.npm_registry",
+        env: "PROVEN_SANDBOX_NPM_REGISTRY",
+        default: Some(""),
+        allowed: Allowed::HttpUrlOrEmpty,
+        repository: false,
+        doc: "The npm registry preparations install from; empty: registry.npmjs.org.",
+    },
+    Setting {
+        key: "sandbox.goproxy",
+        env: "PROVEN_SANDBOX_GOPROXY",
+        default: Some("https://proxy.golang.org"),
+        allowed: Allowed::HttpUrl,
+        repository: false,
+        doc: "The Go module proxy preparations download from (direct VCS fetches are never made).",
+    },
+    Setting {
+        key: "sandbox.gosumdb",
+        env: "PROVEN_SANDBOX_GOSUMDB",
+        default: Some("sum.golang.org"),
+        allowed: Allowed::Token,
+        repository: false,
+        doc: "The Go checksum database preparations verify modules against (`off`: none).",
+    },
+    Setting {
+        key: "sandbox.scratch_bytes",
+        env: "PROVEN_SANDBOX_SCRATCH_BYTES",
+        default: Some("536870912"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Size of a run's writable copy of the tree (a tmpfs); a tree larger than this is refused \
+              before any run.",
+    },
+    Setting {
+        key: "sandbox.memory_bytes",
+        env: "PROVEN_SANDBOX_MEMORY_BYTES",
+        default: Some("1073741824"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Memory of one test run's container (its scratch space included).",
+    },
+    Setting {
+        key: "sandbox.concurrency",
+        env: "PROVEN_SANDBOX_CONCURRENCY",
+        default: Some("4"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Containers one runner process runs at once.",
+    },
+    Setting {
+        key: "sandbox.prepare_timeout_seconds",
+        env: "PROVEN_SANDBOX_PREPARE_TIMEOUT_SECONDS",
+        default: Some("900"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Longest run of one dependency preparation.",
+    },
+    Setting {
+        key: "sandbox.prepare_max_bytes",
+        env: "PROVEN_SANDBOX_PREPARE_MAX_BYTES",
+        default: Some("8589934592"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "A dependency preparation that writes more than this is killed, by name.",
     },
 ];
 

@@ -42,6 +42,12 @@ def tail(text, lines=6):
     return "\n".join(out[-lines:])
 
 
+def why(text):
+    """pip's own reason: its last ERROR lines, else the output's end."""
+    errors = [l.strip() for l in text.splitlines() if l.strip().startswith("ERROR:")]
+    return " ".join(errors[-2:]) if errors else tail(text, 2)
+
+
 def run(cmd, timeout=CALL_TIMEOUT, cwd=WORK):
     try:
         p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -158,6 +164,10 @@ def main():
            "--progress-bar", "off", "--no-warn-script-location", "--no-compile"]
     if PLAN.get("index_url"):
         pip += ["--index-url", PLAN["index_url"]]
+        # The operator's own index (never the project's): over plain http it is still theirs.
+        if PLAN["index_url"].startswith("http://"):
+            host = PLAN["index_url"].split("://", 1)[1].split("/", 1)[0].split(":", 1)[0]
+            pip += ["--trusted-host", host]
     for extra in PLAN.get("extra_index_urls", []):
         pip += ["--extra-index-url", extra]
     if PLAN.get("constraints"):
@@ -174,11 +184,18 @@ def main():
         else:
             # Together they do not resolve: each on its own, so one that cannot be had never
             # blocks the others.
-            REPORT["notes"].append("the requirements did not resolve together: " + tail(out, 2))
+            REPORT["notes"].append("the requirements did not resolve together: " + why(out))
             for spec, source in wanted:
                 code, out = run(pip + [spec])
                 if code != 0:
-                    REPORT["not_prepared"].append({"what": spec, "source": source, "reason": tail(out, 3)})
+                    # An sdist whose build needs what the index does not serve (setuptools from
+                    # an operator's mirror), or an old setup.py newer setuptools breaks: built
+                    # again with the image's own setuptools and wheel.
+                    code, again = run(pip + ["--no-build-isolation", spec])
+                    if code == 0:
+                        REPORT["notes"].append("%s built without build isolation" % spec)
+                if code != 0:
+                    REPORT["not_prepared"].append({"what": spec, "source": source, "reason": why(out)})
 
     if PLAN.get("project"):
         target = WORK
@@ -186,6 +203,8 @@ def main():
         code, out = run(pip + ["--no-deps", "-e", target, "--config-settings", "editable_mode=compat"])
         if code != 0:
             code, out = run(pip + ["--no-deps", "-e", target])
+        if code != 0:
+            code, out = run(pip + ["--no-deps", "--no-build-isolation", "-e", target])
         if code == 0:
             REPORT["project"] = {"installed": True, "how": "editable install of /work"}
         else:
@@ -195,9 +214,9 @@ def main():
             for p in site:
                 with open(os.path.join(VENV, "lib", p, "site-packages", "proven-project.pth"), "w") as f:
                     f.write(root + "\n")
-            REPORT["project"] = {"installed": False, "how": "on the path as %s" % root, "error": tail(out, 3)}
+            REPORT["project"] = {"installed": False, "how": "on the path as %s" % root, "error": why(out)}
             REPORT["not_prepared"].append({"what": "the project itself (as an installed package)",
-                                           "source": "its build", "reason": tail(out, 3)})
+                                           "source": "its build", "reason": why(out)})
 
     code, out = run([PY, "-m", "pip", "list", "--format", "json", "--disable-pip-version-check"], timeout=120)
     try:
