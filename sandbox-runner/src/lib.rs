@@ -48,6 +48,7 @@ mod output;
 pub mod proof;
 pub mod record;
 mod runner;
+pub mod suite;
 pub mod sweep;
 pub mod tally;
 pub mod tree;

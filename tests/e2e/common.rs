@@ -92,3 +92,52 @@ pub fn import(env: &Env, files: &[String]) {
     let out = env.run(&args);
     assert!(out.status.success(), "import failed: {:?}", text(&out));
 }
+
+/// A static file server on loopback (Python's http.server): a stand-in package index a
+/// preparation reaches through the egress proxy, when a test allows it.
+pub struct FileServer {
+    child: std::process::Child,
+    pub port: u16,
+}
+
+impl FileServer {
+    pub fn start(dir: &Path) -> FileServer {
+        use std::io::BufRead;
+        let mut child = Command::new("python3")
+            .args([
+                "-u",
+                "-m",
+                "http.server",
+                "0",
+                "--bind",
+                "127.0.0.1",
+                "--directory",
+            ])
+            .arg(dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("python3 serves the test's index");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        let port = lines
+            .next()
+            .and_then(|l| l.ok())
+            .and_then(|l| {
+                l.split(" port ")
+                    .nth(1)
+                    .and_then(|p| p.split_whitespace().next())
+                    .and_then(|p| p.parse().ok())
+            })
+            .expect("http.server printed its port");
+        std::thread::spawn(move || for _ in lines {});
+        FileServer { child, port }
+    }
+}
+
+impl Drop for FileServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -413,6 +413,11 @@ pub struct RunRef {
     /// What the test runner reported: tests passed, failed, skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tests: Option<RunTests>,
+    /// The test environment's dependencies that could not be prepared for this run (what,
+    /// where it was declared, why), and what else a reader should know of the preparation
+    /// (versions resolved rather than pinned, a Python the project asks for).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub environment: Vec<String>,
 }
 
 /// A run's test counts, as its runner reported them.

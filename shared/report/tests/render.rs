@@ -72,6 +72,7 @@ fn defect() -> Finding {
     let run = |side: &str, outcome: &str, code: i64| RunRef {
         run_id: format!("r0-{side}-1"),
         tests: None,
+        environment: Vec::new(),
         side: side.into(),
         commit: if side == "base" {
             "a".repeat(40)

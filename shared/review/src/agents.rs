@@ -371,6 +371,16 @@ pub(crate) fn run_ref(side: &str, r: &RunRecord) -> RunRef {
             skipped: t.skipped,
             errors: t.errors,
         }),
+        environment: r
+            .dependencies
+            .iter()
+            .flat_map(|d| {
+                d.not_prepared
+                    .iter()
+                    .map(|n| format!("not prepared: {} ({}): {}", n.what, n.source, n.reason))
+                    .chain(d.notes.iter().cloned())
+            })
+            .collect(),
         side: side.into(),
         commit: r.tree.commit.clone(),
         image: r.image.clone(),
@@ -1040,7 +1050,8 @@ pub(crate) fn requests(
         job.command.clone(),
     )
     .with_file(test.path.clone(), test.code.clone().into_bytes())
-    .with_timeout(TEST_TIMEOUT);
+    .with_timeout(TEST_TIMEOUT)
+    .for_tenant(view.tenant);
     for (name, value) in &job.env {
         base = base.with_env(name.clone(), value.clone());
     }

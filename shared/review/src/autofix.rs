@@ -153,7 +153,8 @@ pub async fn autofix(
         ));
     }
     let language = requests.first().map(|r| r.2).unwrap_or(Language::Python);
-    let mut suite = crate::fixer::suite_request(view.repository_dir, view.head, language)
+    let mut suite = crate::fixer::suite_request(&view, view.head, language, &mut trace)
+        .await?
         .with_patch(patch)
         .with_timeout(TEST_TIMEOUT);
     for k in &fixed {

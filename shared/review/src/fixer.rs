@@ -381,14 +381,42 @@ pub async fn fixer(
     Ok(outcome(trace, to_json(&result)?, next, true))
 }
 
-/// The run of the package's whole test suite on a tree (the sandbox's convention).
-pub(crate) fn suite_request(repository: &str, revision: &str, language: Language) -> RunRequest {
-    let run = language.suite_run();
-    let mut request = RunRequest::new(repository, revision, language, run.command);
+/// The run of the package's whole test suite on a tree: the command its project documents
+/// (tox, nox, make, npm), translated to the runner it wraps; the sandbox's convention when
+/// it documents none. The trace says which.
+pub(crate) async fn suite_request(
+    view: &ReviewView<'_>,
+    revision: &str,
+    language: Language,
+    trace: &mut crate::Trace,
+) -> Result<RunRequest, StepError> {
+    let (dir, rev) = (view.repository_dir.to_string(), revision.to_string());
+    let suite = blocking(move || {
+        let repo = proven_change::Repo::open(Path::new(&dir)).ok();
+        let read = |path: &str| -> Option<String> {
+            match repo
+                .as_ref()?
+                .read_blob(&rev, path.as_bytes(), MAX_FILE_BYTES)
+                .ok()?
+            {
+                proven_change::BlobRead::Content(b) => String::from_utf8(b).ok(),
+                _ => None,
+            }
+        };
+        proven_sandbox::suite::documented_suite(language, &read)
+    })
+    .await?;
+    trace.push(
+        "suite",
+        json!({"command": suite.run.command, "from": suite.source}),
+    );
+    let run = suite.run;
+    let mut request = RunRequest::new(view.repository_dir, revision, language, run.command)
+        .for_tenant(view.tenant);
     for (k, v) in run.env {
         request = request.with_env(k, v);
     }
-    request
+    Ok(request)
 }
 
 /// What a sequence of sandbox runs gave (recorded and replayed in sample mode).
@@ -496,7 +524,8 @@ pub async fn prove_fix(
         .collect();
     let (_, change) = requests(&view, job, &job.test)?;
     let proving = change.clone().with_patch(edits.clone());
-    let suite = suite_request(view.repository_dir, view.head, language)
+    let suite = suite_request(&view, view.head, language, &mut trace)
+        .await?
         .with_file(job.test.path.clone(), job.test.code.clone().into_bytes())
         .with_patch(edits)
         .with_timeout(TEST_TIMEOUT);

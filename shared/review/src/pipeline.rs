@@ -917,6 +917,28 @@ impl ReviewSteps {
             }
         }
         report.coverage = crate::auditor::coverage(rows, &probed, &mut report.not_seen);
+        // What the test environments lacked: named once each, in what the review could not see.
+        let mut seen = std::collections::BTreeSet::new();
+        for row in rows
+            .iter()
+            .filter(|r| r.id.step == agents::REPRODUCE && r.state == "done")
+        {
+            let Some(repro) = row
+                .result
+                .as_deref()
+                .and_then(|t| serde_json::from_str::<agents::Reproduced>(t).ok())
+            else {
+                continue;
+            };
+            for line in repro.runs.iter().flat_map(|r| r.environment.iter()) {
+                if line.starts_with("not prepared: ") && seen.insert(line.clone()) {
+                    report.not_seen.push(NotSeen {
+                        what: format!("the test environment of {}", row.id.key),
+                        reason: line.clone(),
+                    });
+                }
+            }
+        }
         report.autofix = crate::autofix::verdict(rows);
         Ok(first)
     }

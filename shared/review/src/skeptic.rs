@@ -336,6 +336,7 @@ fn seeded(
         ),
     };
     let mut request = RunRequest::new(view.repository_dir, revision, language, command)
+        .for_tenant(view.tenant)
         .with_file(job.test.path.clone(), job.test.code.clone().into_bytes())
         .with_timeout(TEST_TIMEOUT);
     for (k, v) in env {
@@ -659,6 +660,7 @@ async fn intended(
         let request = |revision: &str| {
             let mut r =
                 RunRequest::new(view.repository_dir, revision, language, run.command.clone())
+                    .for_tenant(view.tenant)
                     .with_timeout(TEST_TIMEOUT);
             for (k, v) in &run.env {
                 r = r.with_env(k.clone(), v.clone());

