@@ -202,10 +202,10 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             return s;
         }
     }
-    if let Some(text) = read("Makefile") {
-        if let Some(s) = found(make_target(&text, "test"), "Makefile test") {
-            return s;
-        }
+    if let Some(text) = read("Makefile")
+        && let Some(s) = found(make_target(&text, "test"), "Makefile test")
+    {
+        return s;
     }
     DocumentedSuite {
         run: Language::Python.suite_run(),
