@@ -267,6 +267,17 @@ mod tests {
     }
 
     #[test]
+    fn no_runs_are_never_evidence() {
+        // A replay whose cassette holds empty run lists: nothing ran, nothing is proved.
+        assert!(matches!(
+            prove(&[], &[]),
+            Proof::NotProved {
+                why: NotProved::TooFewRuns { .. }
+            }
+        ));
+    }
+
+    #[test]
     fn records_that_claim_more_than_their_counts_prove_nothing() {
         let t = |passed, failed, skipped| {
             Some(crate::TestCounts {

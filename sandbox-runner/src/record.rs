@@ -196,6 +196,10 @@ const GO_NO_TEST_FILES: &str = "[no test files]";
 const ENOSPC: &str = "No space left on device";
 const ENOSPC_NODE: &str = "ENOSPC";
 const ENOSPC_PYTHON: &str = "[Errno 28]";
+// The project needs a newer toolchain than the image has.
+const GO_NEEDS_NEWER: &str = "requires go >=";
+const GO_NOTE_NEEDS: &str = "note: module requires Go";
+const RUST_NEEDS_NEWER: &str = "cannot be built because it requires rustc";
 /// Printed by proven-entry when it cannot copy the tree or the dependencies' settings.
 pub(crate) const ENTRY_FAILED: &str = "proven-entry: cannot set the run up";
 
@@ -212,6 +216,7 @@ pub(crate) fn markers(language: Language) -> &'static [&'static str] {
         Language::Rust => &[
             CARGO_TEST_FAILED,
             CARGO_COULD_NOT_COMPILE,
+            RUST_NEEDS_NEWER,
             ENOSPC,
             ENTRY_FAILED,
         ],
@@ -229,6 +234,8 @@ pub(crate) fn markers(language: Language) -> &'static [&'static str] {
             GO_BUILD_FAILED,
             GO_SETUP_FAILED,
             GO_NO_TEST_FILES,
+            GO_NEEDS_NEWER,
+            GO_NOTE_NEEDS,
             ENOSPC,
             ENTRY_FAILED,
         ],
@@ -262,6 +269,16 @@ pub(crate) fn classify(language: Language, ending: &Ending) -> Outcome {
     }
     if ending.stream_broken {
         return env("the output stream broke: the runner's whole output was not read".into());
+    }
+    if saw(RUST_NEEDS_NEWER) {
+        return env(
+            "the project needs a newer Rust than the sandbox's image has (rust-version)".into(),
+        );
+    }
+    if ending.exit_code != Some(0) && (saw(GO_NEEDS_NEWER) || saw(GO_NOTE_NEEDS)) {
+        return env(
+            "the module needs a newer Go than the sandbox's image has (its go directive)".into(),
+        );
     }
     let Some(code) = ending.exit_code else {
         return env("Docker reported no exit code".into());
@@ -492,6 +509,25 @@ mod tests {
             &ending(1, &[ENOSPC_PYTHON])
         )));
         assert!(env(classify(Language::Node, &ending(1, &[ENOSPC_NODE]))));
+    }
+
+    #[test]
+    fn a_toolchain_older_than_the_project_needs_is_named() {
+        match classify(
+            Language::Rust,
+            &ending(101, &[RUST_NEEDS_NEWER, CARGO_TEST_FAILED]),
+        ) {
+            Outcome::EnvironmentError { reason } => {
+                assert!(reason.contains("newer Rust"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+        match classify(Language::Go, &ending(1, &[GO_NEEDS_NEWER])) {
+            Outcome::EnvironmentError { reason } => {
+                assert!(reason.contains("newer Go"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

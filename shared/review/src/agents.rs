@@ -1325,6 +1325,64 @@ mod tests {
     }
 
     #[test]
+    fn a_rust_test_belongs_to_the_workspace_member_of_its_directory() {
+        let repo = proven_change::testing::TestRepo::new();
+        repo.write("Cargo.toml", "[workspace]\nmembers = [\"crates/core\"]\n")
+            .write(
+                "crates/core/Cargo.toml",
+                "[package]\nname = \"demo-core\"\nversion = \"0.1.0\"\n",
+            );
+        let head = repo.commit("a workspace");
+        let r = proven_change::Repo::open(repo.path()).expect("open");
+        assert_eq!(
+            rust_member(&r, &head, "crates/core/tests/proven.rs"),
+            Ok(Some("demo-core".to_string()))
+        );
+        assert!(
+            rust_member(&r, &head, "tests/proven.rs").is_err(),
+            "a virtual workspace has no tests of its own"
+        );
+        assert!(rust_member(&r, &head, "crates/none/tests/x.rs").is_err());
+        let single = proven_change::testing::TestRepo::new();
+        single.write(
+            "Cargo.toml",
+            "[package]\nname = \"one\"\nversion = \"0.1.0\"\n",
+        );
+        let head = single.commit("a crate");
+        let r = proven_change::Repo::open(single.path()).expect("open");
+        assert_eq!(rust_member(&r, &head, "tests/proven.rs"), Ok(None));
+    }
+
+    #[test]
+    fn selections_name_only_tests_the_file_declares() {
+        let py = "def test_a():\n    pass\n";
+        assert!(
+            selection_for(
+                Language::Python,
+                "tests/test_x.py",
+                py,
+                &["test_a".into()],
+                None
+            )
+            .is_ok()
+        );
+        assert!(
+            selection_for(
+                Language::Python,
+                "tests/test_x.py",
+                py,
+                &["test_b".into()],
+                None
+            )
+            .is_err()
+        );
+        let go = "package m\n\nfunc TestA(t *testing.T) {}\n";
+        let s = selection_for(Language::Go, "m/a_test.go", go, &[], None).expect("go");
+        assert_eq!(s.names, ["TestA"], "Go: the file's own tests, by name");
+        assert!(selection_for(Language::Go, "m/a_test.go", "package m\n", &[], None).is_err());
+    }
+
+    #[test]
     fn the_language_of_a_path() {
         assert_eq!(language_of("cmd/server/main.go"), Some(Language::Go));
         assert_eq!(language_of("lib/a.mjs"), Some(Language::Node));
