@@ -65,12 +65,31 @@ ensure_docker() {
 # The Go toolchain the Go image is assembled from (and that prepares Go modules): Debian's
 # golang-go, installed when missing, as on a fresh CI machine.
 ensure_go() {
-    command -v go >/dev/null && return 0
-    docker_log "no Go toolchain: installing Debian's golang-go"
+    if ! command -v go >/dev/null; then
+        docker_log "no Go toolchain: installing Debian's golang-go"
+        docker_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null &&
+            docker_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+                --no-install-recommends golang-go >/dev/null ||
+            { docker_log "Go is missing: install the Debian package 'golang-go'"; return 1; }
+    fi
+    ensure_newer_go || docker_log "no newer Go from Debian's backports: the Go image keeps $(go version)"
+}
+
+# The sandbox's Go image is built from the newest Go Debian ships: bookworm's golang-go is
+# 1.19, which refuses go.mod files with a toolchain line and builds nothing needing 1.21+;
+# bookworm-backports carries golang-1.23. Best effort: without it, the older Go is used.
+ensure_newer_go() {
+    ls -d /usr/lib/go-1.2[1-9] >/dev/null 2>&1 && return 0
+    grep -q 'VERSION_CODENAME=bookworm' /etc/os-release 2>/dev/null || return 1
+    local list=/etc/apt/sources.list.d/proven-bookworm-backports.list
+    if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        docker_log "adding Debian's bookworm-backports (for golang-1.23)"
+        echo "deb http://deb.debian.org/debian bookworm-backports main" | docker_as_root tee "$list" >/dev/null || return 1
+    fi
+    docker_log "installing golang-1.23-go from bookworm-backports"
     docker_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null &&
         docker_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-            --no-install-recommends golang-go >/dev/null ||
-        { docker_log "Go is missing: install the Debian package 'golang-go'"; return 1; }
+            --no-install-recommends -t bookworm-backports golang-1.23-go >/dev/null
 }
 
 # Builds the sandbox images (python, rust, node, go) unless they are current: a no-op

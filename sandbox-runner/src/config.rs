@@ -75,7 +75,7 @@ pub struct Limits {
     pub cpus: f64,
     /// Size of `/work`, the writable copy of the tree (default 512 MiB).
     pub scratch_bytes: i64,
-    /// Size of `/tmp` (default 256 MiB).
+    /// Size of `/tmp` (default 512 MiB: a Go run copies its compiled standard library there).
     pub tmp_bytes: i64,
 }
 
@@ -120,7 +120,7 @@ impl Default for Limits {
             pids: 256,
             cpus: 1.0,
             scratch_bytes: 512 << 20,
-            tmp_bytes: 256 << 20,
+            tmp_bytes: 512 << 20,
         }
     }
 }
