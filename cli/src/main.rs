@@ -572,6 +572,7 @@ async fn review(
     };
     let layers = &layers;
     let services = embedded_services(config, cassette).await;
+    let sandbox = services.sandbox.clone();
     let report = proven_review::embedded::review(
         store,
         layers,
@@ -579,8 +580,12 @@ async fn review(
         proven_source::Sources::cli(config),
         services,
     )
-    .await
-    .map_err(Exit::from_review)?;
+    .await;
+    // A one-off review keeps no warm containers past its end.
+    if let Some(sandbox) = sandbox {
+        sandbox.drain_pool().await;
+    }
+    let report = report.map_err(Exit::from_review)?;
     // A review that could not start at all is an error of its input or settings.
     if report.status == Status::Failed
         && let Some(failure) = report.failed_services.first()

@@ -1,13 +1,18 @@
 //! Per-run overhead of the sandbox against its peers, measured in the same run (medians of
-//! 20 after 2 warm-up runs each), all running `true` in the Python image:
+//! 50 after 2 warm-up runs each), all running `true` in the Python image:
 //!
-//! - a bare process (fork/exec of /bin/true);
+//! - a bare process (fork/exec of /bin/true): the floor every overhead is counted from;
 //! - `docker run --rm IMAGE true` (the Docker CLI, defaults);
 //! - `docker run --rm` with the sandbox's own flags (no network, read-only root, tmpfs,
 //!   cap-drop ALL, no-new-privileges, limits, user, init, the tree bind-mounted, no log);
-//! - `Sandbox::run` (tree from git objects, container, record, removal);
-//! - `docker exec` into a started container (what a warm pool would pay per run; the pool
-//!   itself is not built, see the crate's notes).
+//! - `docker exec` into a started container (the floor of any warm pool);
+//! - `Sandbox::run`, cold (pool size 0: tree from git objects, container, record, removal);
+//! - `Sandbox::run`, pooled (pool size 1: the same, in a warm container taken once and
+//!   removed after; the pool refills between runs, untimed, as it does between a real
+//!   runner's runs).
+//!
+//! It prints every median and the ratios: the pooled run's added overhead (over the bare
+//! process) and the pooled run against `docker run --rm`.
 //!
 //! `cargo bench -p proven-sandbox --bench overhead` (needs Docker and the Python image).
 
@@ -17,7 +22,7 @@ use std::time::{Duration, Instant};
 use proven_change::testing::TestRepo;
 use proven_sandbox::{Language, Outcome, RunRequest, Sandbox, SandboxConfig};
 
-const RUNS: usize = 20;
+const RUNS: usize = 50;
 const WARMUP: usize = 2;
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -26,13 +31,20 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 }
 
 fn measure(name: &str, mut f: impl FnMut()) -> Duration {
+    measure_with(name, || {}, |()| f())
+}
+
+/// Like `measure`, with an untimed `setup` before each timed run.
+fn measure_with<T>(name: &str, mut setup: impl FnMut() -> T, mut f: impl FnMut(T)) -> Duration {
     for _ in 0..WARMUP {
-        f();
+        let t = setup();
+        f(t);
     }
     let samples: Vec<Duration> = (0..RUNS)
         .map(|_| {
+            let t = setup();
             let start = Instant::now();
-            f();
+            f(t);
             start.elapsed()
         })
         .collect();
@@ -42,7 +54,7 @@ fn measure(name: &str, mut f: impl FnMut()) -> Duration {
         samples.iter().max().copied().unwrap_or_default(),
     );
     println!(
-        "{name:<34} median {:>9.2} ms   (min {:>8.2}, max {:>8.2})",
+        "{name:<38} median {:>9.2} ms   (min {:>8.2}, max {:>8.2})",
         ms(m),
         ms(min),
         ms(max)
@@ -138,14 +150,6 @@ fn main() {
             "true",
         ])
     });
-    let request = RunRequest::new(repo.path(), &commit, Language::Python, ["true"]);
-    let run = measure("Sandbox::run (tree + container)", || {
-        let record = runtime
-            .block_on(sandbox.run(&request))
-            .expect("sandbox run");
-        assert_eq!(record.outcome, Outcome::Passed);
-    });
-
     let warm = format!("proven-sbx-bench-warm-{}", std::process::id());
     docker(&[
         "run",
@@ -162,26 +166,63 @@ fn main() {
         "sleep",
         "infinity",
     ]);
-    let exec = measure("docker exec into a warm container", || {
+    let exec = measure("docker exec into a started container", || {
         docker(&["exec", &warm, "true"])
     });
     docker(&["rm", "-f", &warm]);
 
+    let request = RunRequest::new(repo.path(), &commit, Language::Python, ["true"]).as_command();
+    let cold_sandbox = runtime
+        .block_on(Sandbox::connect(SandboxConfig {
+            pool_size: 0,
+            ..SandboxConfig::default()
+        }))
+        .expect("connect");
+    let cold = measure("Sandbox::run, cold", || {
+        let record = runtime
+            .block_on(cold_sandbox.run(&request))
+            .expect("sandbox run");
+        assert_eq!(record.outcome, Outcome::Passed);
+        assert!(!record.pooled);
+    });
+    let pooled_sandbox = runtime
+        .block_on(Sandbox::connect(SandboxConfig {
+            pool_size: 1,
+            ..SandboxConfig::default()
+        }))
+        .expect("connect");
+    let pooled = measure_with(
+        "Sandbox::run, pooled",
+        || {
+            // Untimed: the pool refills between runs, as between a runner's runs.
+            runtime
+                .block_on(pooled_sandbox.prewarm(Language::Python))
+                .expect("warm the pool");
+        },
+        |()| {
+            let record = runtime
+                .block_on(pooled_sandbox.run(&request))
+                .expect("sandbox run");
+            assert_eq!(record.outcome, Outcome::Passed);
+            assert!(record.pooled, "the run took a warm container");
+        },
+    );
+    runtime.block_on(pooled_sandbox.drain_pool());
+
     println!();
-    println!(
-        "Sandbox::run / docker run --rm               {:>6.2}x",
-        ms(run) / ms(plain)
-    );
-    println!(
-        "Sandbox::run / docker run --rm, same flags   {:>6.2}x",
-        ms(run) / ms(hardened)
-    );
-    println!(
-        "Sandbox::run - bare process                  {:>6.1} ms",
-        ms(run) - ms(bare)
-    );
-    println!(
-        "docker exec (warm) / Sandbox::run            {:>6.2}x",
-        ms(exec) / ms(run)
-    );
+    let ratio = |name: &str, a: Duration, b: Duration| {
+        println!("{name:<52} {:>6.2}x", ms(a) / ms(b));
+    };
+    let added = |name: &str, a: Duration| {
+        println!("{name:<52} {:>6.1} ms", ms(a) - ms(bare));
+    };
+    added("added overhead, pooled run (over the bare process)", pooled);
+    added("added overhead, cold run", cold);
+    added("added overhead, docker run --rm", plain);
+    added("added overhead, docker exec (the pool's floor)", exec);
+    ratio("pooled run / docker run --rm", pooled, plain);
+    ratio("pooled run / docker run --rm, same flags", pooled, hardened);
+    ratio("pooled run / cold run", pooled, cold);
+    ratio("cold run / docker run --rm, same flags", cold, hardened);
+    ratio("pooled run / docker exec", pooled, exec);
 }

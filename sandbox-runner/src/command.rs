@@ -85,6 +85,11 @@ pub struct RunArgs {
     /// the test runner says at least one test ran and every test that ran passed.
     #[arg(long)]
     pub plain: bool,
+    /// Run in a warm container: start one first (as the pool of a long-running runner
+    /// would have), take it for the run, and remove it after. Without it a one-off run
+    /// starts its container cold and keeps no pool.
+    #[arg(long)]
+    pub warm: bool,
     /// Kill the run after this many seconds (default 120).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
@@ -179,9 +184,9 @@ async fn run(
     config: SandboxConfig,
     out: &mut (dyn Write + Send),
 ) -> Result<u8, CommandFailure> {
-    let command = match args.cmd {
-        Some(cmd) => vec!["sh".to_string(), "-c".to_string(), cmd],
-        None => args.argv,
+    let command = match &args.cmd {
+        Some(cmd) => vec!["sh".to_string(), "-c".to_string(), cmd.clone()],
+        None => args.argv.clone(),
     };
     let mut request = RunRequest::new(&args.repo, &args.rev, args.lang, command);
     for spec in &args.add_files {
@@ -213,23 +218,18 @@ async fn run(
         docker_host: args
             .docker
             .docker_host
+            .clone()
             .unwrap_or(config.docker_host.clone()),
+        pool_size: usize::from(args.warm),
         ..config
     })
     .await?;
-    let record = match &args.job_id {
-        Some(job) => {
-            let job = RunKey::new(job.clone()).map_err(|e| input(e.to_string()))?;
-            match &args.ledger {
-                Some(dir) => sandbox
-                    .run_job(&job, &request, &FileLedger::new(dir))
-                    .await?
-                    .into_record(),
-                None => sandbox.run(&request.with_key(job)).await?,
-            }
-        }
-        None => sandbox.run(&request).await?,
-    };
+    if args.warm {
+        sandbox.prewarm(args.lang).await?;
+    }
+    let record = run_one(&sandbox, &args, &request).await;
+    sandbox.drain_pool().await;
+    let record = record?;
     let json = serde_json::to_string_pretty(&record).map_err(|e| CommandFailure {
         code: INTERNAL,
         message: format!("serialise the record: {e}"),
@@ -239,5 +239,25 @@ async fn run(
         Outcome::Passed => 0,
         Outcome::TestFailed => FINDINGS,
         Outcome::EnvironmentError { .. } => INCOMPLETE,
+    })
+}
+
+async fn run_one(
+    sandbox: &Sandbox,
+    args: &RunArgs,
+    request: &RunRequest,
+) -> Result<crate::RunRecord, CommandFailure> {
+    Ok(match &args.job_id {
+        Some(job) => {
+            let job = RunKey::new(job.clone()).map_err(|e| input(e.to_string()))?;
+            match &args.ledger {
+                Some(dir) => sandbox
+                    .run_job(&job, request, &FileLedger::new(dir))
+                    .await?
+                    .into_record(),
+                None => sandbox.run(&request.clone().with_key(job)).await?,
+            }
+        }
+        None => sandbox.run(request).await?,
     })
 }

@@ -58,6 +58,13 @@ pub struct SandboxConfig {
     pub forwarder: Option<Forwarder>,
     /// Runs at once in this process; the rest wait for a slot (default 4).
     pub max_concurrent_runs: usize,
+    /// Warm containers kept ready per key (image and prepared dependencies); 0: no pool,
+    /// every run starts its container cold (default 1).
+    pub pool_size: usize,
+    /// Keys the pool keeps containers for (the least recently used go first; default 8).
+    pub pool_keys: usize,
+    /// The languages whose images a long-running runner warms when it starts (default all).
+    pub pool_languages: Vec<Language>,
     /// A materialised tree larger than this is refused (default 1 GiB).
     pub max_tree_bytes: u64,
     /// The uid and gid the code under test runs as (default 10001, the images' `sandbox`).
@@ -167,6 +174,9 @@ impl Default for SandboxConfig {
             gosumdb: "sum.golang.org".into(),
             forwarder: Forwarder::current(),
             max_concurrent_runs: 4,
+            pool_size: 1,
+            pool_keys: 8,
+            pool_languages: Language::ALL.to_vec(),
             max_tree_bytes: 1 << 30,
             user: (10001, 10001),
         }
@@ -222,6 +232,18 @@ impl SandboxConfig {
             goproxy: s.goproxy.clone(),
             gosumdb: s.gosumdb.clone(),
             max_concurrent_runs: s.concurrency,
+            pool_size: s.pool_size,
+            pool_languages: s
+                .pool_languages
+                .iter()
+                .map(|l| {
+                    l.parse::<Language>()
+                        .map_err(|e| SandboxError::InvalidConfig {
+                            setting: "pool_languages (PROVEN_SANDBOX_POOL_LANGUAGES)",
+                            message: e.to_string(),
+                        })
+                })
+                .collect::<Result<_, _>>()?,
             prepare_timeout: s.prepare_timeout,
             prepare_max_bytes: s.prepare_max_bytes,
             ..SandboxConfig::default()
@@ -278,6 +300,11 @@ impl SandboxConfig {
                 crate::deps::python::python_fits(&declared, version) == Some(Ok(()))
             })
             .map_or_else(|| self.image(language), |(_, image)| image.clone())
+    }
+
+    /// The longest run a warm container waits for: a run asking for more starts cold.
+    pub fn max_run_timeout(&self) -> Duration {
+        self.default_timeout.max(Duration::from_secs(600))
     }
 
     /// The image that runs `language`.
@@ -358,8 +385,12 @@ mod tests {
             concurrency: 2,
             prepare_timeout: Duration::from_secs(60),
             prepare_max_bytes: 1 << 30,
+            pool_size: 3,
+            pool_languages: vec!["go".into()],
         };
         let from = SandboxConfig::from_settings(&settings).expect("valid");
+        assert_eq!(from.pool_size, 3);
+        assert_eq!(from.pool_languages, [Language::Go]);
         assert_eq!(
             from.python_images,
             [("3.7".to_string(), "py37".to_string())]

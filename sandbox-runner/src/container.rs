@@ -192,6 +192,40 @@ pub(crate) fn create_body(spec: &ContainerSpec<'_>, deadline_unix: i64) -> Conta
     }
 }
 
+/// Creates and starts a container that idles for a later exec (the warm pool's); its id.
+/// Its command runs as given, without the entry script: the run's exec runs that, once,
+/// with the tree in place, exactly as a cold container would.
+pub(crate) async fn launch(
+    docker: &Docker,
+    spec: &ContainerSpec<'_>,
+) -> Result<String, SandboxError> {
+    let deadline_unix = OffsetDateTime::now_utc().unix_timestamp()
+        + (spec.timeout + DEADLINE_GRACE).as_secs() as i64;
+    let mut body = create_body(spec, deadline_unix);
+    body.cmd = Some(spec.command.clone());
+    let options = CreateContainerOptions {
+        name: Some(spec.name.clone()),
+        ..Default::default()
+    };
+    let created = docker
+        .create_container(Some(options), body)
+        .await
+        .map_err(|e| match e {
+            DockerError::DockerResponseServerError {
+                status_code: 404, ..
+            } => SandboxError::ImageMissing {
+                language: spec.language,
+                image: spec.image.clone(),
+            },
+            e => docker_error("create", &spec.name)(e),
+        })?;
+    if let Err(e) = docker.start_container(&spec.name, None).await {
+        let _ = remove(docker, &spec.name).await;
+        return Err(docker_error("start", &spec.name)(e));
+    }
+    Ok(created.id)
+}
+
 /// Runs one container to its end and removes it.
 pub(crate) async fn execute(
     docker: &Docker,
@@ -255,12 +289,6 @@ async fn drive(
     id: &str,
 ) -> Result<Execution, SandboxError> {
     let name = spec.name.as_str();
-    let mut capture = Capture::new(
-        spec.output.head_bytes,
-        spec.output.tail_bytes,
-        crate::record::markers(spec.language),
-        spec.language,
-    );
     let attach = docker
         .attach_container(
             name,
@@ -276,18 +304,78 @@ async fn drive(
         )
         .await
         .map_err(docker_error("attach to", name))?;
-    let mut output = attach.output;
-
+    let output = attach.output;
     let started_at = OffsetDateTime::now_utc();
     let started = Instant::now();
     docker
         .start_container(name, None)
         .await
         .map_err(docker_error("start", name))?;
-    let deadline = tokio::time::Instant::from_std(started + spec.timeout);
-    let (stop_pids, pids) = watch_pids(id);
+    let wait = Box::pin(docker.wait_container(name, None));
+    let watched = Watched {
+        name,
+        id,
+        language: spec.language,
+        timeout: spec.timeout,
+        output: spec.output,
+        started,
+        started_at,
+    };
+    let pumped = pump(docker, &watched, output, Some(wait)).await?;
+    finish(docker, &watched, pumped, None).await
+}
 
-    let mut wait = Box::pin(docker.wait_container(name, None));
+/// What the output loop watches: one container's process (its main one, or an exec).
+struct Watched<'a> {
+    name: &'a str,
+    id: &'a str,
+    language: Language,
+    timeout: Duration,
+    output: OutputLimits,
+    started: Instant,
+    started_at: OffsetDateTime,
+}
+
+type OutputStream =
+    std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<LogOutput, DockerError>> + Send>>;
+type WaitStream<'a> = std::pin::Pin<
+    Box<
+        dyn futures_util::Stream<Item = Result<bollard::models::ContainerWaitResponse, DockerError>>
+            + Send
+            + 'a,
+    >,
+>;
+
+/// How the output loop ended.
+struct Pumped {
+    capture: Capture,
+    exit: Option<i64>,
+    exited_at: Option<tokio::time::Instant>,
+    killed: Option<KillReason>,
+    timed_out: bool,
+    stream_broken: bool,
+    pids_limit_reached: bool,
+}
+
+/// Reads the output to its end (or until the container exits, with `wait`; without one the
+/// end of the output is the end of the process, as for an exec), killing the container at
+/// the timeout or past the output limit while still draining it.
+async fn pump(
+    docker: &Docker,
+    w: &Watched<'_>,
+    mut output: OutputStream,
+    mut wait: Option<WaitStream<'_>>,
+) -> Result<Pumped, SandboxError> {
+    let name = w.name;
+    let mut capture = Capture::new(
+        w.output.head_bytes,
+        w.output.tail_bytes,
+        crate::record::markers(w.language),
+        w.language,
+    );
+    let deadline = tokio::time::Instant::from_std(w.started + w.timeout);
+    let (stop_pids, pids) = watch_pids(w.id);
+    let ends_with_output = wait.is_none();
     let mut exit: Option<i64> = None;
     let mut exited_at: Option<tokio::time::Instant> = None;
     // Bounds the loop once the container exited or was killed, should the daemon never
@@ -301,7 +389,7 @@ async fn drive(
     let mut killed: Option<KillReason> = None;
     let mut timed_out = false;
     loop {
-        if exit.is_some() && !output_open {
+        if !output_open && (exit.is_some() || ends_with_output) {
             break;
         }
         // Not biased: a flood of output must not starve the timer or the wait.
@@ -311,7 +399,7 @@ async fn drive(
                     capture.push(&message);
                     // Past the limit the runner kills but keeps reading: a reader that
                     // stops leaves kill and wait blocked on a full pipe.
-                    if killed.is_none() && capture.total() > spec.output.kill_after_bytes {
+                    if killed.is_none() && capture.total() > w.output.kill_after_bytes {
                         killed = Some(KillReason::OutputLimit);
                         killing = Some(spawn_kill(docker, name));
                         give_up_at = Some(tokio::time::Instant::now() + KILL_GRACE);
@@ -328,9 +416,14 @@ async fn drive(
                     output_open = false;
                     stream_broken = true;
                 }
-                None => output_open = false,
+                None => {
+                    output_open = false;
+                    if ends_with_output {
+                        exited_at = Some(tokio::time::Instant::now());
+                    }
+                }
             },
-            status = wait.next(), if exit.is_none() => {
+            status = next_wait(&mut wait), if exit.is_none() && !ends_with_output => {
                 exit = Some(match status {
                     Some(Ok(response)) => response.status_code,
                     // bollard reports a non-zero exit as an error carrying the code.
@@ -368,27 +461,69 @@ async fn drive(
             },
         }
     }
-    let duration = exited_at.map_or_else(|| started.elapsed(), |at| at.into_std() - started);
     drop(output);
     let _ = stop_pids.send(true);
     let pids_limit_reached = pids.await.unwrap_or(false);
+    Ok(Pumped {
+        capture,
+        exit,
+        exited_at,
+        killed,
+        timed_out,
+        stream_broken,
+        pids_limit_reached,
+    })
+}
 
+async fn next_wait(
+    wait: &mut Option<WaitStream<'_>>,
+) -> Option<Result<bollard::models::ContainerWaitResponse, DockerError>> {
+    match wait {
+        Some(w) => w.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The run's record from how its loop ended: the kernel's OOM kill and the exit code from
+/// the container (or the exec's `exec_exit`, when the run was an exec).
+async fn finish(
+    docker: &Docker,
+    w: &Watched<'_>,
+    pumped: Pumped,
+    exec_exit: Option<Option<i64>>,
+) -> Result<Execution, SandboxError> {
+    let Pumped {
+        capture,
+        exit,
+        exited_at,
+        mut killed,
+        timed_out,
+        stream_broken,
+        pids_limit_reached,
+    } = pumped;
+    let duration = exited_at.map_or_else(|| w.started.elapsed(), |at| at.into_std() - w.started);
     let inspected = docker
-        .inspect_container(name, None)
+        .inspect_container(w.name, None)
         .await
-        .map_err(docker_error("inspect", name))?;
+        .map_err(docker_error("inspect", w.name))?;
     let state = inspected.state.unwrap_or_default();
-    if state.oom_killed == Some(true) && killed.is_none() {
+    // An exec's process killed by the kernel leaves the container running: its cgroup's
+    // counter says so where Docker's flag may not.
+    let oom = state.oom_killed == Some(true) || (exec_exit.is_some() && oom_kills(w.id) > 0);
+    if oom && killed.is_none() {
         killed = Some(KillReason::OutOfMemory);
     }
-    let exit_code = exit.or(state.exit_code);
+    let exit_code = match exec_exit {
+        Some(code) => code,
+        None => exit.or(state.exit_code),
+    };
     let (output, seen) = capture.finish();
     if let Some(reason) = killed {
         metrics::counter!(crate::metrics::KILLS_TOTAL, "reason" => reason.as_str()).increment(1);
     }
     Ok(Execution {
         image_id: inspected.image.unwrap_or_default(),
-        started_at: started_at.format(&Rfc3339).unwrap_or_default(),
+        started_at: w.started_at.format(&Rfc3339).unwrap_or_default(),
         duration,
         exit_code,
         timed_out,
@@ -399,6 +534,75 @@ async fn drive(
         tests: seen.tests,
         stream_broken,
     })
+}
+
+/// Runs the run's command in a started (pooled) container as an exec: the entry script,
+/// then the command, as the run's user, in /work, with the run's variables. The container
+/// is the run's alone; its limits, its network (none) and its mounts are the container's.
+pub(crate) async fn exec_run(
+    docker: &Docker,
+    warm: &crate::pool::Warm,
+    command: &[String],
+    env: &[String],
+    user: (u32, u32),
+    timeout: Duration,
+    limits: OutputLimits,
+) -> Result<Execution, SandboxError> {
+    let name = warm.name.as_str();
+    let mut cmd = vec![ENTRY.to_string()];
+    cmd.extend(command.iter().cloned());
+    let mut all_env = vec!["HOME=/tmp".to_string()];
+    all_env.extend(env.iter().cloned());
+    let created = docker
+        .create_exec(
+            name,
+            bollard::exec::CreateExecOptions {
+                attach_stdout: Some(true),
+                attach_stderr: Some(true),
+                attach_stdin: Some(false),
+                tty: Some(false),
+                env: Some(all_env),
+                cmd: Some(cmd),
+                user: Some(format!("{}:{}", user.0, user.1)),
+                working_dir: Some(WORK.to_string()),
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(docker_error("create an exec in", name))?;
+    let started_at = OffsetDateTime::now_utc();
+    let started = Instant::now();
+    let output = match docker
+        .start_exec(&created.id, None)
+        .await
+        .map_err(docker_error("start an exec in", name))?
+    {
+        bollard::exec::StartExecResults::Attached { output, .. } => output,
+        bollard::exec::StartExecResults::Detached => {
+            return Err(SandboxError::Docker {
+                action: "attach to an exec in",
+                container: name.to_string(),
+                message: "the exec started detached".into(),
+            });
+        }
+    };
+    let watched = Watched {
+        name,
+        id: &warm.id,
+        language: warm.language,
+        timeout,
+        output: limits,
+        started,
+        started_at,
+    };
+    let pumped = pump(docker, &watched, output, None).await?;
+    let exec_exit = docker
+        .inspect_exec(&created.id)
+        .await
+        .ok()
+        .filter(|i| i.running != Some(true))
+        .and_then(|i| i.exit_code);
+    finish(docker, &watched, pumped, Some(exec_exit)).await
 }
 
 fn spawn_kill(docker: &Docker, name: &str) -> tokio::task::JoinHandle<Result<(), SandboxError>> {
@@ -498,17 +702,40 @@ pub(crate) fn docker_error(
 /// Watches the container's pids cgroup while it runs: whether the kernel refused a fork
 /// at the limit. The cgroup disappears with the container, so it is read during the run;
 /// where it cannot be found (a remote daemon) the answer is false.
-fn watch_pids(id: &str) -> (watch::Sender<bool>, tokio::task::JoinHandle<bool>) {
-    let (stop, mut stopped) = watch::channel(false);
-    let candidates: Vec<PathBuf> = [
-        format!("/sys/fs/cgroup/pids/docker/{id}/pids.events"),
-        format!("/sys/fs/cgroup/pids/system.slice/docker-{id}.scope/pids.events"),
-        format!("/sys/fs/cgroup/system.slice/docker-{id}.scope/pids.events"),
-        format!("/sys/fs/cgroup/docker/{id}/pids.events"),
+/// The container cgroup's files, wherever this host's Docker puts them (cgroup v1 or v2,
+/// cgroupfs or systemd driver).
+fn cgroup_files(controller: &str, id: &str, file: &str) -> Vec<PathBuf> {
+    [
+        format!("/sys/fs/cgroup/{controller}/docker/{id}/{file}"),
+        format!("/sys/fs/cgroup/{controller}/system.slice/docker-{id}.scope/{file}"),
+        format!("/sys/fs/cgroup/system.slice/docker-{id}.scope/{file}"),
+        format!("/sys/fs/cgroup/docker/{id}/{file}"),
     ]
     .into_iter()
     .map(PathBuf::from)
-    .collect();
+    .collect()
+}
+
+/// How many processes the kernel's OOM killer took in the container so far (0 when the
+/// counter cannot be read).
+fn oom_kills(id: &str) -> u64 {
+    cgroup_files("memory", id, "memory.events")
+        .iter()
+        .chain(&cgroup_files("memory", id, "memory.oom_control"))
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .flat_map(|text| {
+            text.lines()
+                .filter_map(|l| l.strip_prefix("oom_kill "))
+                .filter_map(|n| n.trim().parse::<u64>().ok())
+                .collect::<Vec<_>>()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+fn watch_pids(id: &str) -> (watch::Sender<bool>, tokio::task::JoinHandle<bool>) {
+    let (stop, mut stopped) = watch::channel(false);
+    let candidates = cgroup_files("pids", id, "pids.events");
     let task = tokio::spawn(async move {
         loop {
             for path in &candidates {
@@ -531,10 +758,25 @@ fn watch_pids(id: &str) -> (watch::Sender<bool>, tokio::task::JoinHandle<bool>) 
 
 /// Removes the container if the run is dropped before it removed it (the caller gave up
 /// waiting); the sweep covers a runner that died outright.
-struct Removal {
+pub(crate) struct Removal {
     docker: Docker,
     name: String,
     armed: bool,
+}
+
+impl Removal {
+    pub fn new(docker: &Docker, name: &str) -> Removal {
+        Removal {
+            docker: docker.clone(),
+            name: name.to_string(),
+            armed: true,
+        }
+    }
+
+    /// The container was removed: nothing left to do.
+    pub fn disarm(&mut self) {
+        self.armed = false;
+    }
 }
 
 impl Drop for Removal {

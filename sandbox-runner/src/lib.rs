@@ -45,6 +45,7 @@ pub mod language;
 pub mod ledger;
 pub mod metrics;
 mod output;
+mod pool;
 pub mod proof;
 pub mod record;
 mod runner;

@@ -18,6 +18,11 @@ pub const SWEPT_TOTAL: &str = "proven_sandbox_swept_containers_total";
 /// Counter, label `result`: hit, prepared, failed.
 pub const DEPENDENCIES_TOTAL: &str = "proven_sandbox_dependency_preparations_total";
 
+/// Gauge: warm containers ready in this runner's pool.
+pub const POOL_READY: &str = "proven_sandbox_pool_ready";
+/// Counter, label `result`: warm (the run took a warm container), cold (none was ready).
+pub const POOL_TAKES_TOTAL: &str = "proven_sandbox_pool_takes_total";
+
 /// Registers the descriptions (call once after installing an exporter).
 pub fn describe() {
     use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
@@ -36,6 +41,11 @@ pub fn describe() {
     describe_gauge!(SLOTS_BUSY, "Sandbox runs holding a slot.");
     describe_gauge!(SLOTS, "Sandbox run slots of this runner.");
     describe_counter!(SWEPT_TOTAL, "Leftover sandbox containers removed.");
+    describe_gauge!(POOL_READY, "Warm sandbox containers ready.");
+    describe_counter!(
+        POOL_TAKES_TOTAL,
+        "Sandbox runs by the container they ran in (warm from the pool, or cold)."
+    );
     describe_counter!(
         DEPENDENCIES_TOTAL,
         "Dependency preparations by result (hit, prepared, failed)."

@@ -226,6 +226,7 @@ mod tests {
         RunRecord {
             run_id: "r".into(),
             container: "c".into(),
+            pooled: false,
             language: crate::Language::Python,
             image: "i".into(),
             image_id: "sha256:0".into(),

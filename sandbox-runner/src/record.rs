@@ -14,6 +14,10 @@ pub struct RunRecord {
     pub run_id: String,
     /// The container's name (`proven-sbx-<run_id>`).
     pub container: String,
+    /// The run took a warm container from the pool (started before the run, with the same
+    /// limits and hardening, used by this run alone and removed after it).
+    #[serde(default)]
+    pub pooled: bool,
     pub language: Language,
     /// The image as configured (a name).
     pub image: String,

@@ -194,6 +194,8 @@ pub struct Sandbox {
     runner: RunnerIdentity,
     slots: Arc<Semaphore>,
     busy: Arc<AtomicUsize>,
+    /// Warm containers (none when `pool_size` is 0).
+    pool: Option<Arc<crate::pool::Pool>>,
 }
 
 impl Sandbox {
@@ -222,13 +224,55 @@ impl Sandbox {
             .map_err(|e| unavailable(e.to_string()))?;
         let slots = config.max_concurrent_runs;
         metrics::gauge!(crate::metrics::SLOTS).set(slots as f64);
+        let runner = RunnerIdentity::current();
+        let pool = (config.pool_size > 0).then(|| {
+            crate::pool::Pool::new(docker.clone(), config.clone(), runner.label(), runner.tag())
+        });
         Ok(Sandbox {
             docker,
-            runner: RunnerIdentity::current(),
+            runner,
             slots: Arc::new(Semaphore::new(slots)),
             busy: Arc::new(AtomicUsize::new(0)),
             config,
+            pool,
         })
+    }
+
+    /// Warm containers ready now (0 without a pool).
+    pub fn warm(&self) -> usize {
+        self.pool.as_ref().map_or(0, |p| p.ready())
+    }
+
+    /// Fills the pool for `language`'s default image and a tree without prepared
+    /// dependencies (a runner starting, so its first runs are warm), and waits until the
+    /// containers are up; returns how many are ready for that key.
+    pub async fn prewarm(&self, language: Language) -> Result<usize, SandboxError> {
+        let Some(pool) = &self.pool else {
+            return Ok(0);
+        };
+        let key = crate::pool::PoolKey {
+            image: self.config.image(language),
+            language,
+            deps: None,
+            env: Vec::new(),
+        };
+        for old in pool.touch(&key) {
+            pool.discard(old).await;
+        }
+        pool.fill(&key).await
+    }
+
+    /// Removes the warm pool's idle containers (a runner stopping; the sweep covers a
+    /// runner that cannot).
+    pub async fn drain_pool(&self) {
+        if let Some(pool) = &self.pool {
+            pool.drain().await;
+        }
+    }
+
+    /// The runner label this sandbox's containers carry (`proven.sandbox.runner`).
+    pub fn runner_label(&self) -> String {
+        self.runner.label()
     }
 
     pub fn config(&self) -> &SandboxConfig {
@@ -338,33 +382,91 @@ impl Sandbox {
             )
             .await?;
             let timeout = request.timeout.unwrap_or(config.default_timeout);
-            let spec = ContainerSpec {
-                name: container::container_name(key.as_str()),
-                key: key.as_str().to_string(),
-                runner: self.runner.label(),
-                language: request.language,
+            let deps_env = prepared.as_ref().map(|p| p.env.clone()).unwrap_or_default();
+            let run_env: Vec<String> = request
+                .env
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let pool_key = crate::pool::PoolKey {
                 image: image.clone(),
-                command: request.command.clone(),
-                env: prepared
-                    .as_ref()
-                    .map(|p| p.env.clone())
-                    .unwrap_or_default()
-                    .into_iter()
-                    .chain(request.env.iter().map(|(k, v)| format!("{k}={v}")))
-                    .collect(),
-                src: &src,
-                mounts: prepared
-                    .as_ref()
-                    .map(|p| container::Mount::read_only(&p.dir, crate::deps::MOUNT))
-                    .into_iter()
-                    .collect(),
-                limits: config.limits,
-                user: config.user,
-                timeout,
-                output: config.output,
+                language: request.language,
+                deps: prepared.as_ref().map(|p| p.dir.clone()),
+                env: deps_env.clone(),
             };
-            let container_name = spec.name.clone();
-            let execution = container::execute(&self.docker, spec).await?;
+            let name = container::container_name(key.as_str());
+            let warm = match &self.pool {
+                Some(pool) if timeout <= config.max_run_timeout() => {
+                    pool.take(&pool_key, &name).await
+                }
+                _ => None,
+            };
+            let pooled = warm.is_some();
+            if self.pool.is_some() {
+                metrics::counter!(crate::metrics::POOL_TAKES_TOTAL, "result" => if pooled { "warm" } else { "cold" })
+                    .increment(1);
+            }
+            let execution = match warm {
+                // A warm container: the tree moves in, the command runs as its one exec,
+                // and the container goes.
+                Some(warm) => {
+                    let (from, into) = (src.clone(), warm.dir.path().to_path_buf());
+                    let moved =
+                        tokio::task::spawn_blocking(move || crate::pool::move_tree(&from, &into))
+                            .await
+                            .map_err(|e| SandboxError::Io {
+                                action: "move the tree into",
+                                path: warm.dir.path().to_path_buf(),
+                                source: std::io::Error::other(e),
+                            });
+                    let execution = match moved {
+                        Ok(Ok(())) => {
+                            container::exec_run(
+                                &self.docker,
+                                &warm,
+                                &request.command,
+                                &run_env,
+                                config.user,
+                                timeout,
+                                config.output,
+                            )
+                            .await
+                        }
+                        Ok(Err(e)) | Err(e) => Err(e),
+                    };
+                    if let Some(pool) = &self.pool {
+                        pool.retire(warm, pool_key.clone());
+                    }
+                    execution?
+                }
+                None => {
+                    let spec = ContainerSpec {
+                        name: name.clone(),
+                        key: key.as_str().to_string(),
+                        runner: self.runner.label(),
+                        language: request.language,
+                        image: image.clone(),
+                        command: request.command.clone(),
+                        env: deps_env.into_iter().chain(run_env).collect(),
+                        src: &src,
+                        mounts: prepared
+                            .as_ref()
+                            .map(|p| container::Mount::read_only(&p.dir, crate::deps::MOUNT))
+                            .into_iter()
+                            .collect(),
+                        limits: config.limits,
+                        user: config.user,
+                        timeout,
+                        output: config.output,
+                    };
+                    let execution = container::execute(&self.docker, spec).await;
+                    // The next run of this key (the other side, the second run) finds one warm.
+                    if let Some(pool) = &self.pool {
+                        pool.refill(pool_key.clone());
+                    }
+                    execution?
+                }
+            };
             metrics::histogram!(crate::metrics::RUN_DURATION_SECONDS)
                 .record(execution.duration.as_secs_f64());
             let outcome = classify(
@@ -381,7 +483,8 @@ impl Sandbox {
             );
             Ok::<_, SandboxError>(RunRecord {
                 run_id: key.as_str().to_string(),
-                container: container_name,
+                container: name,
+                pooled,
                 language: request.language,
                 image,
                 image_id: execution.image_id,
@@ -489,6 +592,7 @@ impl Sandbox {
                 .filter(|p| p.is_dir())
                 .collect();
             crate::sweep::sweep_dirs(&me, &work_dir, "run-")
+                + crate::sweep::sweep_dirs(&me, &work_dir, crate::pool::DIR_PREFIX)
                 + tenants
                     .iter()
                     .map(|t| crate::sweep::sweep_dirs(&me, t, crate::deps::STAGING_PREFIX))

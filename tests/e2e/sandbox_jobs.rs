@@ -24,32 +24,43 @@ async fn exists(docker: &bollard::Docker, name: &str) -> Option<bool> {
         .map(|c| c.state.and_then(|s| s.running).unwrap_or(false))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_runner_sigkilled_mid_run_is_redelivered_swept_and_recorded_once() {
-    let mut service = Service::start(0).await;
-    service.start_worker_serving(&["--steps", "sandbox"], &[]);
-    let repo = TestRepo::new();
+/// A sandbox job (a Python test sleeping `sleep` seconds) started as its review's only
+/// step: its store, step, the lease it is keyed by and its container's name.
+async fn start_job(
+    service: &Service,
+    repo: &TestRepo,
+    sleep: u32,
+) -> (String, StepId, proven_store::Lease, String) {
     repo.write("app.py", "def answer():\n    return 42\n");
     let rev = repo.commit("base");
     let job = SandboxJob {
         repository: repo.path().display().to_string(),
         revision: rev,
         language: "python".into(),
-        command: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_slow.py"]
-            .into_iter()
-            .map(String::from)
-            .collect(),
+        command: [
+            "python3",
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_slow.py",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect(),
         add_files: vec![JobFile {
             path: "tests/test_slow.py".into(),
-            contents: "import time\nfrom app import answer\n\ndef test_slow():\n    time.sleep(8)\n    assert answer() == 42\n"
-                .into(),
+            contents: format!(
+                "import time\nfrom app import answer\n\ndef test_slow():\n    time.sleep({sleep})\n    assert answer() == 42\n"
+            ),
         }],
         patch: Vec::new(),
         timeout_secs: Some(120),
         plain: false,
         then: None,
     };
-    let store = &service.store.store.clone();
+    let store = &service.store.store;
     let review_id = uuid::Uuid::now_v7().to_string();
     // Started, not submitted: the service's admission loop must not take it for an intake.
     store
@@ -86,6 +97,62 @@ async fn a_runner_sigkilled_mid_run_is_redelivered_swept_and_recorded_once() {
         pipeline: false,
     };
     let container = proven_sandbox::container::container_name(&job_key(&lease_like));
+    (review_id, step, lease_like, container)
+}
+
+/// Waits (up to 180 s) until the step is done; returns it.
+async fn until_done(
+    store: &proven_store::Store,
+    review_id: &str,
+    step: &StepId,
+) -> proven_store::StepRow {
+    let started = Instant::now();
+    loop {
+        let steps = store.steps_of(review_id).await.expect("steps");
+        if let Some(s) = steps.iter().find(|s| s.id == *step && s.state == "done") {
+            return s.clone();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "the job was not done: {steps:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The sandbox containers whose runner is the process `pid`.
+async fn containers_of(docker: &bollard::Docker, pid: u32) -> Vec<String> {
+    let filters = std::collections::HashMap::from([(
+        "label".to_string(),
+        vec![format!("{}=1", proven_sandbox::container::LABEL)],
+    )]);
+    docker
+        .list_containers(Some(bollard::query_parameters::ListContainersOptions {
+            all: true,
+            filters: Some(filters),
+            ..Default::default()
+        }))
+        .await
+        .expect("list containers")
+        .into_iter()
+        .filter(|c| {
+            c.labels
+                .as_ref()
+                .and_then(|l| l.get(proven_sandbox::container::LABEL_RUNNER))
+                .and_then(|r| r.split(':').nth(2))
+                .is_some_and(|p| p == pid.to_string())
+        })
+        .filter_map(|c| c.names.and_then(|n| n.into_iter().next()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runner_sigkilled_mid_run_is_redelivered_swept_and_recorded_once() {
+    let mut service = Service::start(0).await;
+    service.start_worker_serving(&["--steps", "sandbox"], &[]);
+    let repo = TestRepo::new();
+    let store = &service.store.store.clone();
+    let (review_id, step, lease_like, container) = start_job(&service, &repo, 8).await;
 
     // Wait for the runner to start the container, then SIGKILL the runner mid-run.
     let docker = docker().await;
@@ -107,18 +174,7 @@ async fn a_runner_sigkilled_mid_run_is_redelivered_swept_and_recorded_once() {
 
     // A fresh runner: the job comes back (lease expiry, reconciler), the orphan goes.
     service.start_worker_serving(&["--steps", "sandbox"], &[]);
-    let started = Instant::now();
-    let done = loop {
-        let steps = store.steps_of(&review_id).await.expect("steps");
-        if let Some(s) = steps.iter().find(|s| s.id == step && s.state == "done") {
-            break s.clone();
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(180),
-            "the job was not redelivered: {steps:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let done = until_done(store, &review_id, &step).await;
     assert_eq!(
         done.attempts, 2,
         "run once by the killed runner, once by the next"
@@ -153,6 +209,105 @@ async fn a_runner_sigkilled_mid_run_is_redelivered_swept_and_recorded_once() {
             .await
             .expect("claim"),
         proven_store::Claim::Finished
+    );
+    service.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runner_warms_its_pool_runs_a_job_in_it_and_leaves_nothing_when_stopped() {
+    let mut service = Service::start(0).await;
+    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let metrics_addr = format!("127.0.0.1:{metrics_port}");
+    service.start_worker_serving(
+        &["--steps", "sandbox"],
+        &[
+            ("PROVEN_SANDBOX_POOL_SIZE", "1"),
+            ("PROVEN_SANDBOX_POOL_LANGUAGES", "python"),
+            ("PROVEN_METRICS_LISTEN", metrics_addr.as_str()),
+        ],
+    );
+    let pid = service.workers[0].0.id();
+    let docker = docker().await;
+    let metric = |name: &'static str| {
+        let url = format!("http://{metrics_addr}/metrics");
+        async move {
+            let text = match crate::service::http().get(&url).send().await {
+                Ok(r) => r.text().await.unwrap_or_default(),
+                Err(_) => String::new(),
+            };
+            text.lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.rsplit(' ').next())
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        }
+    };
+    // The runner warms a Python container when it starts.
+    let started = Instant::now();
+    while metric("proven_sandbox_pool_ready").await < 1.0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the runner warmed no container"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(containers_of(&docker, pid).await.len(), 1);
+    let repo = TestRepo::new();
+    let store = &service.store.store.clone();
+    let (review_id, step, _, container) = start_job(&service, &repo, 0).await;
+    let done = until_done(store, &review_id, &step).await;
+    let record: serde_json::Value =
+        serde_json::from_str(done.result.as_deref().expect("record")).expect("json");
+    assert_eq!(record["outcome"]["kind"], "passed", "{record:#}");
+    assert_eq!(record["pooled"], true, "the job ran in a warm container");
+    assert_eq!(
+        record["container"],
+        container.as_str(),
+        "named after its job"
+    );
+    // Used once, then removed (in the background, right after the run).
+    let started = Instant::now();
+    while exists(&docker, &container).await.is_some() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the warm container {container} was not removed after its run"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        metric("proven_sandbox_pool_takes_total{result=\"warm\"}").await,
+        1.0
+    );
+    // The pool refills behind the run; a stopping runner removes what it keeps.
+    let started = Instant::now();
+    while metric("proven_sandbox_pool_ready").await < 1.0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the pool did not refill"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("send SIGTERM");
+    assert!(status.success());
+    let mut worker = service.workers.remove(0);
+    let started = Instant::now();
+    while worker.0.try_wait().expect("wait").is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the runner did not stop on SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        containers_of(&docker, pid).await,
+        Vec::<String>::new(),
+        "a stopped runner leaves no container"
     );
     service.stop().await;
 }

@@ -174,6 +174,10 @@ impl Service {
             .expect("worker log");
         cmd.env("PROVEN_REDIS_URL", &self.redis_url)
             .env("PROVEN_LOG", "proven_pipeline=info,warn")
+            // No warm pool unless a test asks (and stops its worker gracefully): a worker
+            // SIGKILLed at the end of a test would leave its warm containers to a sweep
+            // no later process runs.
+            .env("PROVEN_SANDBOX_POOL_SIZE", "0")
             .arg("worker")
             .args(args)
             .stdout(Stdio::null())

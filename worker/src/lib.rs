@@ -142,6 +142,7 @@ pub async fn run(
             proven_review::agents::Agents::from_config(config).map_err(WorkerError::Agents)?;
         steps = steps.with_agents(Arc::new(agents));
     }
+    let mut pool_owner = None;
     if options.queues.iter().any(|q| q == "sandbox") {
         // The sandbox-runner pool: Docker, and a sweep of containers a killed runner left
         // (at start, then every minute).
@@ -156,6 +157,17 @@ pub async fn run(
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "sweep failed"),
         }
+        // Warm containers for each image, so the first runs start warm too (a language
+        // whose image is missing is only logged: its runs will name the image).
+        for language in sandbox.config().pool_languages.clone() {
+            let warming = sandbox.clone();
+            tokio::spawn(async move {
+                if let Err(e) = warming.prewarm(language).await {
+                    tracing::warn!(%language, error = %e, "could not warm the pool");
+                }
+            });
+        }
+        pool_owner = Some(sandbox.clone());
         let sweeper = sandbox.clone();
         let stop = stopped(stop_rx.clone());
         tokio::spawn(async move {
@@ -215,5 +227,9 @@ pub async fn run(
     let _ = stop_tx.send(true);
     let _ = tokio::time::timeout(Duration::from_secs(10), serve).await;
     let _ = recon.await;
+    // The pool's idle containers go with the runner (the sweep covers one that cannot).
+    if let Some(sandbox) = pool_owner {
+        sandbox.drain_pool().await;
+    }
     Ok(())
 }

@@ -1,6 +1,8 @@
 //! Must-show 3: the code under test can do nothing outside its container — no network,
 //! no runner environment, bounded processes, disk, memory, output and time — and no
-//! container is left after any of it.
+//! container is left after any of it. Each case runs twice: in a container started for
+//! the run (cold) and in one the warm pool started before it (pooled): the pool changes
+//! when a container starts, never what it allows.
 
 use std::collections::HashMap;
 use std::net::TcpListener;
@@ -25,15 +27,69 @@ fn sh(script: &str) -> Vec<String> {
     vec!["sh".into(), "-c".into(), script.into()]
 }
 
-async fn run(sandbox: &Sandbox, command: Vec<String>, timeout: Duration) -> RunRecord {
+async fn run(
+    sandbox: &Sandbox,
+    command: Vec<String>,
+    timeout: Duration,
+    pooled: bool,
+) -> RunRecord {
     let (repo, commit) = tree();
     let request = RunRequest::new(repo.path(), commit, Language::Python, command)
         .with_timeout(timeout)
         .as_command();
+    if pooled {
+        assert_eq!(
+            sandbox.prewarm(Language::Python).await.expect("prewarm"),
+            1,
+            "one warm container"
+        );
+    }
     let record = sandbox.run(&request).await.expect("the run makes a record");
+    assert_eq!(
+        record.pooled, pooled,
+        "the run took the container asked for"
+    );
     assert_container_gone(sandbox, &record).await;
+    support::assert_no_container_left(sandbox).await;
     record
 }
+
+/// A sandbox for one case: with a warm pool of one when `pooled`.
+async fn sandbox(pooled: bool, tweak: impl FnOnce(&mut proven_sandbox::SandboxConfig)) -> Sandbox {
+    support::sandbox(&[Language::Python], |config| {
+        config.pool_size = usize::from(pooled);
+        tweak(config);
+    })
+    .await
+}
+
+/// Each case as two tests: `case::cold` and `case::pooled`.
+macro_rules! cold_and_pooled {
+    ($($case:ident),* $(,)?) => {$(
+        mod $case {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn cold() {
+                super::$case(false).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn pooled() {
+                super::$case(true).await
+            }
+        }
+    )*};
+}
+
+cold_and_pooled!(
+    the_code_under_test_has_no_network,
+    the_runners_environment_does_not_reach_the_code,
+    a_fork_bomb_ends_at_the_pids_limit,
+    writing_10_gb_fails_at_the_scratch_limit,
+    allocating_past_the_memory_limit_is_killed,
+    printing_1_gb_is_capped,
+    a_test_that_sleeps_forever_is_killed_at_the_timeout,
+    the_code_runs_as_a_non_root_user_without_capabilities,
+    a_flood_of_output_is_still_killed_at_the_timeout,
+);
 
 /// The default bridge's gateway: the host's address as a container on the bridge sees it.
 async fn bridge_gateway(sandbox: &Sandbox) -> String {
@@ -77,9 +133,8 @@ print("RESULTS " + json.dumps(results, sort_keys=True))
 print("INTERFACES " + json.dumps(sorted(os.listdir("/sys/class/net"))))
 "#;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_code_under_test_has_no_network() {
-    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+async fn the_code_under_test_has_no_network(pooled: bool) {
+    let sandbox = sandbox(pooled, |_| {}).await;
     // A server on the host, on every address: the loopback and the bridge's gateway.
     let listener = TcpListener::bind("0.0.0.0:0").expect("listen");
     listener.set_nonblocking(true).expect("non-blocking");
@@ -148,7 +203,7 @@ async fn the_code_under_test_has_no_network() {
     // Drain the control's connection so only the sandbox's attempts remain.
     while listener.accept().is_ok() {}
 
-    let record = run(&sandbox, probe, Duration::from_secs(60)).await;
+    let record = run(&sandbox, probe, Duration::from_secs(60), pooled).await;
     let out = support::output(&record);
     assert_eq!(record.outcome, Outcome::Passed, "{out}");
     assert!(
@@ -165,8 +220,7 @@ async fn the_code_under_test_has_no_network() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_runners_environment_does_not_reach_the_code() {
+async fn the_runners_environment_does_not_reach_the_code(pooled: bool) {
     // The runner is a child process given secrets in its environment, as a real runner
     // would have them (tokens, keys); the code under test prints its whole environment.
     let (repo, commit) = tree();
@@ -174,7 +228,9 @@ async fn the_runners_environment_does_not_reach_the_code() {
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_proven-sandbox"))
         .args(["run", "--lang", "python", "--rev", &commit, "--repo"])
         .arg(repo.path())
-        .args(["--plain", "--", "env"])
+        .args(["--plain"])
+        .args(pooled.then_some("--warm"))
+        .args(["--", "env"])
         .env("PROVEN_TEST_SECRET", &canary)
         .env("GITHUB_TOKEN", &canary)
         .env("AWS_SECRET_ACCESS_KEY", &canary)
@@ -189,6 +245,10 @@ async fn the_runners_environment_does_not_reach_the_code() {
         String::from_utf8_lossy(&output.stderr)
     );
     let record: RunRecord = serde_json::from_str(&stdout).expect("the record is JSON");
+    assert_eq!(
+        record.pooled, pooled,
+        "the run took the container asked for"
+    );
     let env = support::output(&record);
     assert!(!env.contains(&canary), "a secret leaked: {env}");
     let names: Vec<&str> = env.lines().filter_map(|l| l.split('=').next()).collect();
@@ -212,13 +272,12 @@ async fn the_runners_environment_does_not_reach_the_code() {
         );
     }
     assert!(names.contains(&"PATH"));
-    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let sandbox = sandbox(pooled, |_| {}).await;
     assert_container_gone(&sandbox, &record).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fork_bomb_ends_at_the_pids_limit() {
-    let sandbox = support::sandbox(&[Language::Python], |config| {
+async fn a_fork_bomb_ends_at_the_pids_limit(pooled: bool) {
+    let sandbox = sandbox(pooled, |config| {
         config.limits.pids = 64;
     })
     .await;
@@ -228,6 +287,7 @@ async fn a_fork_bomb_ends_at_the_pids_limit() {
         &sandbox,
         vec!["python3".into(), "-c".into(), bomb.into()],
         Duration::from_secs(5),
+        pooled,
     )
     .await;
     assert!(record.pids_limit_reached, "{record:#?}");
@@ -235,9 +295,8 @@ async fn a_fork_bomb_ends_at_the_pids_limit() {
     assert!(matches!(record.outcome, Outcome::EnvironmentError { .. }));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn writing_10_gb_fails_at_the_scratch_limit() {
-    let sandbox = support::sandbox(&[Language::Python], |config| {
+async fn writing_10_gb_fails_at_the_scratch_limit(pooled: bool) {
+    let sandbox = sandbox(pooled, |config| {
         config.limits.scratch_bytes = 128 << 20;
         config.limits.tmp_bytes = 64 << 20;
     })
@@ -246,7 +305,7 @@ async fn writing_10_gb_fails_at_the_scratch_limit() {
 dd if=/dev/zero of=/work/big bs=1M count=10240 2>&1; echo work-dd-exit=$?
 dd if=/dev/zero of=/tmp/big bs=1M count=10240 2>&1; echo tmp-dd-exit=$?
 du -sm /work/big /tmp/big";
-    let record = run(&sandbox, sh(script), Duration::from_secs(60)).await;
+    let record = run(&sandbox, sh(script), Duration::from_secs(60), pooled).await;
     let out = support::output(&record);
     assert_eq!(out.matches("Read-only file system").count(), 3, "{out}");
     assert_eq!(out.matches("No space left on device").count(), 2, "{out}");
@@ -259,9 +318,8 @@ du -sm /work/big /tmp/big";
     assert!(!record.timed_out, "fails fast at the limit");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn allocating_past_the_memory_limit_is_killed() {
-    let sandbox = support::sandbox(&[Language::Python], |config| {
+async fn allocating_past_the_memory_limit_is_killed(pooled: bool) {
+    let sandbox = sandbox(pooled, |config| {
         config.limits.memory_bytes = 128 << 20;
     })
     .await;
@@ -270,15 +328,15 @@ async fn allocating_past_the_memory_limit_is_killed() {
         &sandbox,
         vec!["python3".into(), "-c".into(), hog.into()],
         Duration::from_secs(60),
+        pooled,
     )
     .await;
     assert_eq!(record.killed, Some(KillReason::OutOfMemory), "{record:#?}");
     assert!(matches!(record.outcome, Outcome::EnvironmentError { .. }));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn printing_1_gb_is_capped() {
-    let sandbox = support::sandbox(&[Language::Python], |config| {
+async fn printing_1_gb_is_capped(pooled: bool) {
+    let sandbox = sandbox(pooled, |config| {
         config.output.kill_after_bytes = 32 << 20;
     })
     .await;
@@ -286,6 +344,7 @@ async fn printing_1_gb_is_capped() {
         &sandbox,
         sh("yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 1073741824"),
         Duration::from_secs(60),
+        pooled,
     )
     .await;
     let output = &record.output;
@@ -309,13 +368,13 @@ async fn printing_1_gb_is_capped() {
     assert!(matches!(record.outcome, Outcome::EnvironmentError { .. }));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_test_that_sleeps_forever_is_killed_at_the_timeout() {
-    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+async fn a_test_that_sleeps_forever_is_killed_at_the_timeout(pooled: bool) {
+    let sandbox = sandbox(pooled, |_| {}).await;
     let record = run(
         &sandbox,
         vec!["sleep".into(), "infinity".into()],
         Duration::from_secs(2),
+        pooled,
     )
     .await;
     assert!(record.timed_out);
@@ -329,13 +388,13 @@ async fn a_test_that_sleeps_forever_is_killed_at_the_timeout() {
     assert!(matches!(record.outcome, Outcome::EnvironmentError { .. }));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_code_runs_as_a_non_root_user_without_capabilities() {
-    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+async fn the_code_runs_as_a_non_root_user_without_capabilities(pooled: bool) {
+    let sandbox = sandbox(pooled, |_| {}).await;
     let record = run(
         &sandbox,
         sh("id -u; id -g; grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status"),
         Duration::from_secs(30),
+        pooled,
     )
     .await;
     let out = support::output(&record);
@@ -345,15 +404,14 @@ async fn the_code_runs_as_a_non_root_user_without_capabilities() {
     assert!(out.contains("NoNewPrivs:\t1"), "{out}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_flood_of_output_is_still_killed_at_the_timeout() {
+async fn a_flood_of_output_is_still_killed_at_the_timeout(pooled: bool) {
     // An output limit out of reach: only the clock can stop this run, and reading the
     // flood must not keep the runner from looking at the clock.
-    let sandbox = support::sandbox(&[Language::Python], |config| {
+    let sandbox = sandbox(pooled, |config| {
         config.output.kill_after_bytes = u64::MAX;
     })
     .await;
-    let record = run(&sandbox, vec!["yes".into()], Duration::from_secs(2)).await;
+    let record = run(&sandbox, vec!["yes".into()], Duration::from_secs(2), pooled).await;
     assert_eq!(
         record.killed,
         Some(KillReason::Timeout),

@@ -21,6 +21,7 @@ async fn start_and_kill_runner(
     commit: &str,
     job: &RunKey,
     ledger: &Path,
+    warm: bool,
 ) -> (String, u32) {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_proven-sandbox"))
         .args([
@@ -37,6 +38,7 @@ async fn start_and_kill_runner(
         .arg("--ledger")
         .arg(ledger)
         .arg("--plain")
+        .args(warm.then_some("--warm"))
         .arg("--")
         .args(JOB_COMMAND)
         .stdout(Stdio::null())
@@ -66,6 +68,11 @@ async fn start_and_kill_runner(
 
 /// The run directories (materialised trees) a runner with this pid left.
 fn run_dirs_of(pid: u32) -> usize {
+    dirs_of(pid, "run-")
+}
+
+/// The directories named `PREFIX…` a runner with this pid left in the work directory.
+fn dirs_of(pid: u32, prefix: &str) -> usize {
     let work_dir = proven_sandbox::SandboxConfig::default().work_dir;
     std::fs::read_dir(work_dir)
         .map(|entries| {
@@ -73,7 +80,7 @@ fn run_dirs_of(pid: u32) -> usize {
                 .flatten()
                 .filter(|e| {
                     let name = e.file_name().to_string_lossy().into_owned();
-                    name.starts_with("run-") && name.contains(&format!(".{pid}."))
+                    name.starts_with(prefix) && name.contains(&format!(".{pid}."))
                 })
                 .count()
         })
@@ -92,8 +99,15 @@ async fn a_sigkilled_runners_container_is_swept_and_its_job_recorded_once() {
 
     // 1. The runner dies mid-run: its container is an orphan, still running, and no
     //    record was made. The next sweep (of any runner) removes it.
-    let (orphan, pid) =
-        start_and_kill_runner(&sandbox, repo.path(), &commit, &job, ledger_dir.path()).await;
+    let (orphan, pid) = start_and_kill_runner(
+        &sandbox,
+        repo.path(),
+        &commit,
+        &job,
+        ledger_dir.path(),
+        false,
+    )
+    .await;
     assert!(
         container_exists(&sandbox, &orphan).await,
         "the orphan is left"
@@ -111,8 +125,15 @@ async fn a_sigkilled_runners_container_is_swept_and_its_job_recorded_once() {
     // 2. The same happens again, and this time the queue redelivers the job before any
     //    sweep: the new attempt removes its predecessor's container (same name), runs,
     //    and records. A further delivery finds the record and does not run again.
-    let (orphan, _) =
-        start_and_kill_runner(&sandbox, repo.path(), &commit, &job, ledger_dir.path()).await;
+    let (orphan, _) = start_and_kill_runner(
+        &sandbox,
+        repo.path(),
+        &commit,
+        &job,
+        ledger_dir.path(),
+        false,
+    )
+    .await;
     assert!(container_exists(&sandbox, &orphan).await);
     let request =
         RunRequest::new(repo.path(), &commit, Language::Python, JOB_COMMAND.to_vec()).as_command();
@@ -175,4 +196,38 @@ async fn a_sweep_leaves_a_live_runners_container_alone() {
     let record = running.await.expect("join").expect("run");
     assert_eq!(record.outcome, Outcome::Passed, "the run was not disturbed");
     assert!(!container_exists(&sandbox, &name).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sigkilled_runners_warm_container_is_swept_with_its_tree() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write("README.md", "a job's tree\n");
+    let commit = repo.commit("tree");
+    let ledger_dir = tempfile::tempdir().expect("ledger directory");
+    let job = RunKey::new(format!("crash-warm-{}", support::unique())).expect("job id");
+    // The runner warms a container, its run takes it (renamed after the job), and the
+    // runner dies mid-run: the container and the pool directory holding the tree are left.
+    let (orphan, pid) = start_and_kill_runner(
+        &sandbox,
+        repo.path(),
+        &commit,
+        &job,
+        ledger_dir.path(),
+        true,
+    )
+    .await;
+    assert!(
+        container_exists(&sandbox, &orphan).await,
+        "the orphan is left"
+    );
+    assert_eq!(dirs_of(pid, "pool-"), 1, "and so is its tree");
+    let swept = sandbox.sweep().await.expect("sweep");
+    assert!(swept >= 1, "the sweep removed the orphan");
+    assert!(
+        !container_exists(&sandbox, &orphan).await,
+        "the orphan is gone"
+    );
+    assert_eq!(dirs_of(pid, "pool-"), 0, "its tree is gone");
+    assert_eq!(run_dirs_of(pid), 0);
 }

@@ -18,6 +18,9 @@ pub async fn sandbox(languages: &[Language], tweak: impl FnOnce(&mut SandboxConf
             path: env!("CARGO_BIN_EXE_proven-sandbox").into(),
             args: vec!["forward".into()],
         }),
+        // No warm pool unless a test asks for one (and drains it): a refill after a test's
+        // last run would outlive the test's process.
+        pool_size: 0,
         ..SandboxConfig::default()
     };
     tweak(&mut config);
@@ -39,13 +42,53 @@ pub async fn sandbox(languages: &[Language], tweak: impl FnOnce(&mut SandboxConf
     sandbox
 }
 
-/// Asserts that the run's container is gone (removed by the run itself).
+/// Asserts that the run's container is gone: removed by the run itself, or, for a warm
+/// container, by the pool right after the run (in the background: the record does not wait
+/// for the kill), within seconds.
 pub async fn assert_container_gone(sandbox: &Sandbox, record: &RunRecord) {
-    assert!(
-        !container_exists(sandbox, &record.container).await,
-        "container {} was left behind",
-        record.container
-    );
+    let deadline = std::time::Instant::now()
+        + if record.pooled {
+            Duration::from_secs(20)
+        } else {
+            Duration::ZERO
+        };
+    loop {
+        let exists = container_exists(sandbox, &record.container).await;
+        if !exists {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "container {} was left behind",
+            record.container
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Drains the sandbox's warm pool and asserts that none of its runner's containers is left
+/// (warm, refilling or run).
+pub async fn assert_no_container_left(sandbox: &Sandbox) {
+    sandbox.drain_pool().await;
+    let filters = std::collections::HashMap::from([(
+        "label".to_string(),
+        vec![format!(
+            "{}={}",
+            proven_sandbox::container::LABEL_RUNNER,
+            sandbox.runner_label()
+        )],
+    )]);
+    let left = sandbox
+        .docker()
+        .list_containers(Some(bollard::query_parameters::ListContainersOptions {
+            all: true,
+            filters: Some(filters),
+            ..Default::default()
+        }))
+        .await
+        .expect("list containers");
+    let names: Vec<String> = left.into_iter().filter_map(|c| c.names).flatten().collect();
+    assert!(names.is_empty(), "containers left behind: {names:?}");
 }
 
 pub async fn container_exists(sandbox: &Sandbox, name: &str) -> bool {

@@ -172,6 +172,10 @@ pub struct SandboxSettings {
     pub scratch_bytes: u64,
     pub memory_bytes: u64,
     pub concurrency: usize,
+    /// Warm containers kept ready per key (0: none).
+    pub pool_size: usize,
+    /// Languages whose images a worker warms at start.
+    pub pool_languages: Vec<String>,
     pub prepare_timeout: std::time::Duration,
     pub prepare_max_bytes: u64,
 }
@@ -450,6 +454,10 @@ impl Layers {
                 scratch_bytes: number("sandbox.scratch_bytes")?,
                 memory_bytes: number("sandbox.memory_bytes")?,
                 concurrency: usize::try_from(number("sandbox.concurrency")?).unwrap_or(usize::MAX),
+                pool_size: usize::try_from(number("sandbox.pool_size")?).unwrap_or(usize::MAX),
+                pool_languages: settings::list_entries(&text("sandbox.pool_languages")?)
+                    .map(str::to_string)
+                    .collect(),
                 prepare_timeout: std::time::Duration::from_secs(number(
                     "sandbox.prepare_timeout_seconds",
                 )?),

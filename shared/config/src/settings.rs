@@ -19,6 +19,10 @@ pub struct Setting {
 pub enum Allowed {
     OneOf(&'static [&'static str]),
     PositiveInteger,
+    /// 0 or more.
+    NonNegativeInteger,
+    /// A comma-separated list, each entry one of these (or empty).
+    ListOf(&'static [&'static str]),
     /// A `postgres://`, `postgresql://` or `sqlite:` URL, or empty.
     DatabaseUrl,
     Path,
@@ -152,6 +156,17 @@ impl Allowed {
                 Ok(n) if n > 0 => Ok(()),
                 _ => Err("expected a positive integer".into()),
             },
+            Allowed::NonNegativeInteger => match raw.parse::<u64>() {
+                Ok(_) => Ok(()),
+                _ => Err("expected 0 or a positive integer".into()),
+            },
+            Allowed::ListOf(values) => list_entries(raw).try_for_each(|e| {
+                if values.contains(&e) {
+                    Ok(())
+                } else {
+                    Err(format!("{e:?} is not one of {}", values.join(", ")))
+                }
+            }),
             Allowed::DatabaseUrl => {
                 if raw.is_empty()
                     || ["postgres://", "postgresql://", "sqlite:"]
@@ -301,6 +316,8 @@ impl Allowed {
         match self {
             Allowed::OneOf(values) => values.join(", "),
             Allowed::PositiveInteger => "a positive integer".into(),
+            Allowed::NonNegativeInteger => "0 or a positive integer".into(),
+            Allowed::ListOf(values) => format!("a comma-separated list of {}", values.join(", ")),
             Allowed::DatabaseUrl => "postgres://…, postgresql://… or sqlite:… URL".into(),
             Allowed::Path => "a directory".into(),
             Allowed::RedisUrl => "redis://… or rediss://… URL".into(),
@@ -920,6 +937,25 @@ pub static SETTINGS: &[Setting] = &[
         allowed: Allowed::PositiveInteger,
         repository: false,
         doc: "Containers one runner process runs at once.",
+    },
+    Setting {
+        key: "sandbox.pool_size",
+        env: "PROVEN_SANDBOX_POOL_SIZE",
+        default: Some("1"),
+        allowed: Allowed::NonNegativeInteger,
+        repository: false,
+        doc: "Warm containers kept started for each image and set of prepared dependencies a runner \
+              has used lately (up to 8 such keys): a run takes one exactly once (an exec into it) and \
+              it is removed after; the same hardening and limits as a cold run. 0: every run starts \
+              its container cold.",
+    },
+    Setting {
+        key: "sandbox.pool_languages",
+        env: "PROVEN_SANDBOX_POOL_LANGUAGES",
+        default: Some("python,rust,node,go"),
+        allowed: Allowed::ListOf(&["python", "rust", "node", "go"]),
+        repository: false,
+        doc: "The languages whose images a worker warms when it starts (the pool of each image               and prepared dependencies used later fills after its first run); empty: none ahead               of use.",
     },
     Setting {
         key: "sandbox.prepare_timeout_seconds",
