@@ -18,7 +18,7 @@ const BENCHES: &[(&str, &str, &str, &str)] = &[
         "deps",
         "proven-cli",
         "deps",
-        "dependency evidence on real lock files against cargo-audit",
+        "dependency evidence on real lock files against cargo-audit and osv-scanner",
     ),
     (
         "versions",
