@@ -146,6 +146,18 @@ enum DbCommand {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Read advisory sources as one change set and print what changed (new, modified and
+    /// withdrawn advisories, CVEs new in KEV). A source is a directory or file as `import`
+    /// reads them (OSV `ECOSYSTEM/all.zip` exports, JSON/JSONL directories, KEV JSON, EPSS
+    /// CSV), or an http(s):// URL of one such file where the network allows. Run it from
+    /// cron or a Kubernetes CronJob for a schedule.
+    Sync {
+        #[arg(required = true, value_name = "SOURCE")]
+        sources: Vec<String>,
+        /// Print the change set as JSON (its id and the ids of what changed, by kind).
+        #[arg(long)]
+        json: bool,
+    },
     /// How many advisories, KEV entries and EPSS scores are stored.
     Stats,
 }
@@ -233,6 +245,9 @@ fn run(cli: Cli) -> Result<u8, Exit> {
                 scan(&store, &config, file, output).await
             }
             Command::Db(DbCommand::Import { paths }) => db::import(&store, &paths).await,
+            Command::Db(DbCommand::Sync { sources, json }) => {
+                db::sync(&store, &config.data_dir, &sources, json).await
+            }
             Command::Db(DbCommand::Stats) => db::stats(&store).await,
             Command::Trace { review_id } => trace(&store, &review_id).await,
             Command::Show { review_id, output } => show(&store, &config, &review_id, &output).await,

@@ -3,7 +3,7 @@
 use proven_change::testing::TestRepo;
 use proven_store::testing::Backend;
 
-use crate::common::{Env, data, import, json, text};
+use crate::common::{Env, FileServer, data, import, json, text};
 
 fn lock(regex: &str) -> String {
     format!(
@@ -264,4 +264,135 @@ async fn import_is_idempotent_and_reads_kev_and_epss() {
     let out = env.run(&["db", "import", "/nonexistent/advisories"]);
     assert_eq!(out.status.code(), Some(4));
     env.cleanup().await;
+}
+
+/// An OSV record of PyPI `flask`, fixed in `fixed`.
+fn osv_record(id: &str, modified: &str, fixed: &str, withdrawn: bool) -> String {
+    let withdrawn = if withdrawn {
+        format!(r#""withdrawn":"{modified}","#)
+    } else {
+        String::new()
+    };
+    format!(
+        r#"{{"id":"{id}","modified":"{modified}",{withdrawn}"aliases":[],"summary":"{id}",
+        "affected":[{{"package":{{"ecosystem":"PyPI","name":"flask"}},
+        "ranges":[{{"type":"ECOSYSTEM","events":[{{"introduced":"0"}},{{"fixed":"{fixed}"}}]}}]}}]}}"#
+    )
+}
+
+/// Writes `dir/PyPI/all.zip` (OSV's per-ecosystem export layout) holding `records`.
+fn write_all_zip(dir: &std::path::Path, records: &[(&str, String)]) {
+    use std::io::Write;
+    std::fs::create_dir_all(dir.join("PyPI")).expect("mkdir");
+    let file = std::fs::File::create(dir.join("PyPI/all.zip")).expect("all.zip");
+    let mut zip = zip::ZipWriter::new(file);
+    for (id, record) in records {
+        zip.start_file(
+            format!("{id}.json"),
+            zip::write::SimpleFileOptions::default(),
+        )
+        .expect("zip entry");
+        zip.write_all(record.as_bytes()).expect("zip write");
+    }
+    zip.finish().expect("zip finish");
+}
+
+#[tokio::test]
+async fn db_sync_reads_sources_and_urls_as_one_change_set_and_says_what_changed() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let env = Env::new(backend).await;
+        let osv = tempfile::tempdir().expect("tempdir");
+        let served = tempfile::tempdir().expect("tempdir");
+        let kev = |cves: &[&str]| {
+            let rows: Vec<String> = cves
+                .iter()
+                .map(|c| format!(r#"{{"cveID":"{c}","dateAdded":"2026-01-01"}}"#))
+                .collect();
+            let body = format!(
+                r#"{{"catalogVersion":"1","vulnerabilities":[{}]}}"#,
+                rows.join(",")
+            );
+            std::fs::write(
+                served.path().join("known_exploited_vulnerabilities.json"),
+                body,
+            )
+            .expect("kev");
+        };
+        write_all_zip(
+            osv.path(),
+            &[
+                (
+                    "PYSEC-1",
+                    osv_record("PYSEC-1", "2024-01-01T00:00:00Z", "1.0", false),
+                ),
+                (
+                    "PYSEC-2",
+                    osv_record("PYSEC-2", "2024-01-01T00:00:00Z", "2.0", false),
+                ),
+            ],
+        );
+        kev(&["CVE-2024-1"]);
+        let server = FileServer::start(served.path());
+        let url = format!(
+            "http://127.0.0.1:{}/known_exploited_vulnerabilities.json",
+            server.port
+        );
+        let dir = osv.path().display().to_string();
+        let sync = |args: &[&str]| {
+            let mut all = vec!["db", "sync", "--json"];
+            all.extend_from_slice(args);
+            let out = env.run(&all);
+            assert!(out.status.success(), "{:?}", text(&out));
+            json(&out)
+        };
+
+        // The first sync of a directory and a URL: one change set, everything new.
+        let first = sync(&[&dir, &url]);
+        assert_eq!(
+            first["new"],
+            serde_json::json!(["PYSEC-1", "PYSEC-2"]),
+            "{first:#}"
+        );
+        assert_eq!(first["kev"], serde_json::json!(["CVE-2024-1"]));
+        assert!(first["id"].as_str().is_some_and(|id| !id.is_empty()));
+
+        // The same sources again: an empty change set (another id).
+        let again = sync(&[&dir, &url]);
+        for kind in ["new", "modified", "withdrawn", "kev"] {
+            assert_eq!(again[kind], serde_json::json!([]), "{kind}: {again:#}");
+        }
+        assert_ne!(again["id"], first["id"]);
+
+        // A newer record, a withdrawal and a new KEV entry, said by kind (and as text).
+        write_all_zip(
+            osv.path(),
+            &[
+                (
+                    "PYSEC-1",
+                    osv_record("PYSEC-1", "2024-06-01T00:00:00Z", "1.1", false),
+                ),
+                (
+                    "PYSEC-2",
+                    osv_record("PYSEC-2", "2024-06-01T00:00:00Z", "2.0", true),
+                ),
+            ],
+        );
+        kev(&["CVE-2024-1", "CVE-2024-2"]);
+        let out = env.run(&["db", "sync", &dir, &url]);
+        let (stdout, _) = text(&out);
+        assert!(out.status.success(), "{stdout}");
+        assert!(
+            stdout.contains(": 0 new, 1 modified, 1 withdrawn advisories; 1 new in KEV"),
+            "{stdout}"
+        );
+
+        // A source that is neither a path nor an http(s) URL, or is missing, is named.
+        let out = env.run(&["db", "sync", "ftp://example.org/all.zip"]);
+        assert_eq!(out.status.code(), Some(2), "{:?}", text(&out));
+        assert!(text(&out).1.contains("ftp://example.org/all.zip"));
+        let out = env.run(&["db", "sync", "/nonexistent/osv"]);
+        assert_eq!(out.status.code(), Some(4), "{:?}", text(&out));
+        drop(server);
+        env.cleanup().await;
+    }
 }

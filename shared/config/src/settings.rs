@@ -955,7 +955,7 @@ pub static SETTINGS: &[Setting] = &[
         default: Some("python,rust,node,go"),
         allowed: Allowed::ListOf(&["python", "rust", "node", "go"]),
         repository: false,
-        doc: "The languages whose images a worker warms when it starts (the pool of each image               and prepared dependencies used later fills after its first run); empty: none ahead               of use.",
+        doc: "The languages whose images a worker warms when it starts (the pool of each image and prepared dependencies used later fills after its first run); empty: none ahead of use.",
     },
     Setting {
         key: "sandbox.prepare_timeout_seconds",

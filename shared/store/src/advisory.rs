@@ -26,6 +26,8 @@ pub struct ImportCounts {
     pub withdrawn: u64,
     pub invalid: u64,
     pub kev_entries: u64,
+    /// KEV entries whose CVE the catalogue did not hold before.
+    pub kev_new: u64,
     pub epss_scores: u64,
     pub skipped_files: u64,
 }
@@ -36,6 +38,8 @@ pub struct ImportCounts {
 pub struct AdvisoryImport<'s> {
     store: &'s Store,
     id: String,
+    /// The change set this run's changes belong to (its own id unless a sync groups runs).
+    change_set: String,
     source: String,
     started_at: String,
     counts: ImportCounts,
@@ -118,10 +122,18 @@ fn parse_time_us(s: &str) -> Option<i64> {
 }
 
 impl Store {
+    /// An import run that is its own change set.
     pub fn begin_import(&self, source: &str) -> AdvisoryImport<'_> {
+        let id = uuid::Uuid::now_v7().to_string();
+        self.begin_import_in(source, &id)
+    }
+
+    /// An import run whose changes join `change_set` (a sync reads several sources as one).
+    pub fn begin_import_in(&self, source: &str, change_set: &str) -> AdvisoryImport<'_> {
         AdvisoryImport {
             store: self,
             id: uuid::Uuid::now_v7().to_string(),
+            change_set: change_set.to_string(),
             source: source.to_string(),
             started_at: now(),
             counts: ImportCounts::default(),
@@ -344,6 +356,35 @@ impl AdvisoryImport<'_> {
         let version = catalog.catalog_version.clone();
         let mut tx = self.store.write_tx().await?;
         for chunk in catalog.vulnerabilities.chunks(BATCH) {
+            // Which of these CVEs the catalogue did not hold before: the change set's `kev`.
+            let sql = format!(
+                "SELECT cve FROM kev WHERE cve IN ({})",
+                list(1, chunk.len())
+            );
+            let mut q = sqlx::query(trusted(sql));
+            for e in chunk {
+                q = q.bind(e.cve_id.trim().to_string());
+            }
+            let known: std::collections::HashSet<String> = q
+                .fetch_all(&mut *tx)
+                .await?
+                .iter()
+                .map(|r| r.try_get::<String, _>(0))
+                .collect::<Result<_, _>>()?;
+            let fresh: Vec<String> = chunk
+                .iter()
+                .map(|e| e.cve_id.trim().to_string())
+                .filter(|c| !known.contains(c))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            self.counts.kev_new += fresh.len() as u64;
+            record_changes(
+                &mut tx,
+                &self.change_set,
+                fresh.iter().map(|c| (c.as_str(), "kev")),
+            )
+            .await?;
             let sql = format!(
                 "INSERT INTO kev (cve, vendor, product, name, date_added, ransomware, catalog, entry) VALUES {} \
                  ON CONFLICT (cve) DO UPDATE SET vendor = excluded.vendor, product = excluded.product, \
@@ -432,36 +473,59 @@ impl AdvisoryImport<'_> {
 
         let mut tx = self.store.write_tx().await?;
         let sql = format!(
-            "SELECT id, modified_us, digest FROM advisories WHERE id IN ({})",
+            "SELECT id, modified_us, digest, withdrawn FROM advisories WHERE id IN ({})",
             list(1, batch.len())
         );
         let mut q = sqlx::query(trusted(sql));
         for p in &batch {
             q = q.bind(p.id.as_str());
         }
-        let mut stored: HashMap<String, (Option<i64>, String)> = HashMap::new();
+        let mut stored: HashMap<String, (Option<i64>, String, bool)> = HashMap::new();
         for r in q.fetch_all(&mut *tx).await? {
-            stored.insert(r.try_get(0)?, (r.try_get(1)?, r.try_get(2)?));
+            let withdrawn: Option<String> = r.try_get(3)?;
+            stored.insert(
+                r.try_get(0)?,
+                (r.try_get(1)?, r.try_get(2)?, withdrawn.is_some()),
+            );
         }
         let mut write = Vec::new();
         let mut replaced = Vec::new();
+        let mut changes: Vec<(String, &'static str)> = Vec::new();
         for p in batch {
             match stored.get(&p.id) {
                 None => {
                     self.counts.inserted += 1;
+                    let kind = if p.withdrawn.is_some() {
+                        "withdrawn"
+                    } else {
+                        "new"
+                    };
+                    changes.push((p.id.clone(), kind));
                     write.push(p);
                 }
-                Some((old_us, old_digest))
+                Some((old_us, old_digest, was_withdrawn))
                     if replaces(p.modified_us, &p.digest, *old_us, old_digest) =>
                 {
                     self.counts.updated += 1;
+                    let kind = if p.withdrawn.is_some() && !was_withdrawn {
+                        "withdrawn"
+                    } else {
+                        "modified"
+                    };
+                    changes.push((p.id.clone(), kind));
                     replaced.push(p.id.clone());
                     write.push(p);
                 }
-                Some((_, old_digest)) if *old_digest == p.digest => self.counts.unchanged += 1,
+                Some((_, old_digest, _)) if *old_digest == p.digest => self.counts.unchanged += 1,
                 Some(_) => self.counts.older_kept += 1,
             }
         }
+        record_changes(
+            &mut tx,
+            &self.change_set,
+            changes.iter().map(|(id, kind)| (id.as_str(), *kind)),
+        )
+        .await?;
         for chunk in replaced.chunks(BATCH) {
             let sql = format!(
                 "DELETE FROM advisories WHERE id IN ({})",
@@ -537,16 +601,40 @@ impl AdvisoryImport<'_> {
     pub async fn finish(mut self) -> Result<ImportCounts, StoreError> {
         self.flush().await?;
         let summary = serde_json::to_string(&self.counts).unwrap_or_default();
-        sqlx::query("INSERT INTO imports (id, started_at, finished_at, source, summary) VALUES ($1, $2, $3, $4, $5)")
+        sqlx::query("INSERT INTO imports (id, started_at, finished_at, source, summary, change_set) VALUES ($1, $2, $3, $4, $5, $6)")
             .bind(self.id.as_str())
             .bind(self.started_at.as_str())
             .bind(now())
             .bind(self.source.as_str())
             .bind(summary)
+            .bind(self.change_set.as_str())
             .execute(&self.store.pool)
             .await?;
         Ok(self.counts)
     }
+}
+
+/// Writes change rows of a change set (a kind and id seen twice in one set is one row).
+async fn record_changes<'a>(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    change_set: &str,
+    changes: impl Iterator<Item = (&'a str, &'static str)>,
+) -> Result<(), StoreError> {
+    let changes: Vec<(&str, &str)> = changes.collect();
+    let at = now();
+    for chunk in changes.chunks(BATCH) {
+        let sql = format!(
+            "INSERT INTO advisory_changes (change_set, id, kind, at) VALUES {} \
+             ON CONFLICT (change_set, kind, id) DO NOTHING",
+            values_rows(chunk.len(), 4)
+        );
+        let mut q = sqlx::query(trusted(sql));
+        for (id, kind) in chunk {
+            q = q.bind(change_set).bind(*id).bind(*kind).bind(at.as_str());
+        }
+        q.execute(&mut **tx).await?;
+    }
+    Ok(())
 }
 
 /// The replacement rule: a newer `modified` wins; an equal one wins only with different
@@ -576,5 +664,78 @@ mod tests {
         assert!(!replaces(Some(1), "a", Some(1), "a"));
         assert!(replaces(Some(1), "a", Some(1), "b"));
         assert!(!replaces(None, "a", Some(1), "b"));
+    }
+}
+
+/// What one change set changed: advisory ids by kind, and CVEs newly in KEV.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ChangeSet {
+    pub id: String,
+    /// When its first change was recorded (RFC 3339); empty for a set that changed nothing.
+    pub at: String,
+    pub new: Vec<String>,
+    pub modified: Vec<String>,
+    pub withdrawn: Vec<String>,
+    pub kev: Vec<String>,
+}
+
+impl ChangeSet {
+    /// Whether it changed nothing at all.
+    pub fn is_empty(&self) -> bool {
+        self.new.is_empty()
+            && self.modified.is_empty()
+            && self.withdrawn.is_empty()
+            && self.kev.is_empty()
+    }
+}
+
+impl Store {
+    /// The changes recorded under `id` (a set that changed nothing reads as empty).
+    pub async fn change_set(&self, id: &str) -> Result<ChangeSet, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, kind, at FROM advisory_changes WHERE change_set = $1 ORDER BY kind, id",
+        )
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut set = ChangeSet {
+            id: id.to_string(),
+            ..Default::default()
+        };
+        for r in rows {
+            let changed: String = r.try_get(0)?;
+            let kind: String = r.try_get(1)?;
+            let at: String = r.try_get(2)?;
+            if set.at.is_empty() || at < set.at {
+                set.at = at;
+            }
+            match kind.as_str() {
+                "new" => set.new.push(changed),
+                "modified" => set.modified.push(changed),
+                "withdrawn" => set.withdrawn.push(changed),
+                "kev" => set.kev.push(changed),
+                other => {
+                    return Err(StoreError::InvalidInput(format!(
+                        "advisory_changes: unknown kind {other:?} in change set {id}"
+                    )));
+                }
+            }
+        }
+        Ok(set)
+    }
+
+    /// Ids of the change sets with a change recorded at or after `since` (RFC 3339), oldest
+    /// first.
+    pub async fn change_sets_since(&self, since: &str) -> Result<Vec<String>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT change_set, MIN(at) AS first FROM advisory_changes WHERE at >= $1 \
+             GROUP BY change_set ORDER BY first, change_set",
+        )
+        .bind(since)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| r.try_get::<String, _>(0).map_err(StoreError::from))
+            .collect()
     }
 }

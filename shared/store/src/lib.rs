@@ -22,7 +22,9 @@ mod tenant;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
-pub use advisory::{AdvisoryImport, AffectedRow, EpssRow, ImportCounts, KevRow, StoredAdvisory};
+pub use advisory::{
+    AdvisoryImport, AffectedRow, ChangeSet, EpssRow, ImportCounts, KevRow, StoredAdvisory,
+};
 pub use error::StoreError;
 pub use memory::MemoryRecord;
 pub use pipeline::{

@@ -11,6 +11,7 @@ both_backends!(
     one_query_matches_many_names_by_normalised_name,
     kev_and_epss_are_looked_up_by_cve,
     reviews_and_traces_round_trip,
+    each_import_records_what_it_changed_as_a_change_set,
 );
 
 fn record(id: &str, modified: &str, eco: &str, name: &str, fixed: &str) -> (Record, String) {
@@ -232,5 +233,84 @@ async fn reviews_and_traces_round_trip(backend: Backend) {
             .await,
         Err(StoreError::NotFound(_))
     ));
+    t.cleanup().await;
+}
+
+fn withdrawn_record(id: &str, modified: &str) -> (Record, String) {
+    let raw = format!(
+        r#"{{"id":"{id}","modified":"{modified}","withdrawn":"{modified}",
+        "affected":[{{"package":{{"ecosystem":"PyPI","name":"flask"}},
+        "ranges":[{{"type":"ECOSYSTEM","events":[{{"introduced":"0"}},{{"fixed":"9"}}]}}]}}]}}"#
+    );
+    (serde_json::from_str(&raw).expect("test record"), raw)
+}
+
+async fn each_import_records_what_it_changed_as_a_change_set(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    let kev = |cves: &[&str]| -> KevCatalog {
+        let rows: Vec<String> = cves
+            .iter()
+            .map(|c| format!(r#"{{"cveID":"{c}","dateAdded":"2026-01-01"}}"#))
+            .collect();
+        serde_json::from_str(&format!(
+            r#"{{"catalogVersion":"1","vulnerabilities":[{}]}}"#,
+            rows.join(",")
+        ))
+        .expect("kev")
+    };
+    // A first sync of two sources is one change set: everything in it is new.
+    let first = "cs-1";
+    let mut run = t.store.begin_import_in("osv", first);
+    for (r, raw) in [
+        record("A-1", "2020-01-01T00:00:00Z", "PyPI", "django", "1.0"),
+        record("A-2", "2020-01-01T00:00:00Z", "PyPI", "flask", "1.0"),
+    ] {
+        run.add_record("osv", &r, &raw).await.expect("add");
+    }
+    run.finish().await.expect("finish");
+    let mut run = t.store.begin_import_in("kev", first);
+    run.add_kev(&kev(&["CVE-1-1"])).await.expect("kev");
+    assert_eq!(run.counts().kev_new, 1);
+    run.finish().await.expect("finish");
+    let set = t.store.change_set(first).await.expect("change set");
+    assert_eq!(set.new, ["A-1", "A-2"]);
+    assert_eq!(set.kev, ["CVE-1-1"]);
+    assert!(set.modified.is_empty() && set.withdrawn.is_empty());
+    assert!(!set.at.is_empty());
+
+    // The same data again changes nothing: an empty change set.
+    let mut run = t.store.begin_import_in("osv", "cs-2");
+    let (r, raw) = record("A-1", "2020-01-01T00:00:00Z", "PyPI", "django", "1.0");
+    run.add_record("osv", &r, &raw).await.expect("add");
+    run.add_kev(&kev(&["CVE-1-1"])).await.expect("kev");
+    assert_eq!(run.counts().kev_new, 0);
+    run.finish().await.expect("finish");
+    assert!(t.store.change_set("cs-2").await.expect("empty").is_empty());
+
+    // A newer record is modified, a newly withdrawn one withdrawn, an older one nothing,
+    // a new KEV entry kev; each import without a named set is a set of its own.
+    let mut run = t.store.begin_import("osv");
+    let (r, raw) = record("A-1", "2021-01-01T00:00:00Z", "PyPI", "django", "2.0");
+    run.add_record("osv", &r, &raw).await.expect("add");
+    let (r, raw) = withdrawn_record("A-2", "2021-01-01T00:00:00Z");
+    run.add_record("osv", &r, &raw).await.expect("add");
+    let (r, raw) = record("A-3", "2019-01-01T00:00:00Z", "PyPI", "rsa", "1.0");
+    run.add_record("osv", &r, &raw).await.expect("add");
+    run.add_kev(&kev(&["CVE-1-1", "CVE-2-2"]))
+        .await
+        .expect("kev");
+    run.finish().await.expect("finish");
+    let since = t.store.change_sets_since(&set.at).await.expect("since");
+    assert_eq!(
+        since.len(),
+        2,
+        "cs-1 and the last import; cs-2 changed nothing: {since:?}"
+    );
+    assert_eq!(since[0], first);
+    let last = t.store.change_set(&since[1]).await.expect("last");
+    assert_eq!(last.modified, ["A-1"]);
+    assert_eq!(last.withdrawn, ["A-2"]);
+    assert_eq!(last.new, ["A-3"]);
+    assert_eq!(last.kev, ["CVE-2-2"]);
     t.cleanup().await;
 }
