@@ -349,8 +349,21 @@ async fn shutdown_signal() {
     }
 }
 
+/// The Prometheus recorder. Histograms are exported with buckets (not as per-process
+/// summaries), so dashboards can aggregate them across replicas with `histogram_quantile`.
 fn metrics_recorder() -> Option<metrics_exporter_prometheus::PrometheusHandle> {
-    metrics_exporter_prometheus::PrometheusBuilder::new()
+    use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+    const SECONDS: &[f64] = &[
+        0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+        600.0,
+    ];
+    const USD: &[f64] = &[0.0001, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0];
+    const ATTEMPTS: &[f64] = &[1.0, 2.0, 3.0, 4.0, 5.0];
+    PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS)
+        .and_then(|b| b.set_buckets_for_metric(Matcher::Suffix("_usd".into()), USD))
+        .and_then(|b| b.set_buckets_for_metric(Matcher::Suffix("_attempts".into()), ATTEMPTS))
+        .ok()?
         .install_recorder()
         .ok()
 }
