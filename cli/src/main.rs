@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use proven_config::{ColorChoice, Config, Layers};
 use proven_report::{Format, Report, Status};
-use proven_review::pipeline::ReviewRequest;
 use proven_review::{ReviewError, Trace};
+use proven_store::ReviewRequest;
 use proven_store::Store;
 
 use crate::exit::Exit;

@@ -32,24 +32,7 @@ pub const JUDGE: &str = proven_store::JUDGE_STEP;
 /// plans without their findings. Waiting spends neither an attempt nor a rate-limit deferral.
 pub const PLANNER_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// A review as submitted (to the API or by `proven review`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReviewRequest {
-    /// An https:// or ssh:// URL on the operator's host allow-list (mirrored per tenant under
-    /// the data directory), or a local path the policy allows (`proven_source::RepoPolicy`).
-    pub repository: String,
-    pub base: String,
-    pub head: String,
-    /// The pull request this review belongs to (a newer head supersedes older reviews).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pull_request: Option<String>,
-    /// Seconds after admission when the review is judged with what it has.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deadline_secs: Option<u64>,
-    /// The trace id of the request that submitted it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace_id: Option<String>,
-}
+pub use proven_store::ReviewRequest;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct IntakeResult {
