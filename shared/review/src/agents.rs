@@ -28,13 +28,15 @@ use proven_models::{
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::{RunRef, TestRef};
 use proven_sandbox::{Language, Proof, RunKey, RunRecord, RunRequest, Sandbox, Selection};
-use proven_store::{StepRow, Store};
+use proven_store::Store;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::Trace;
+pub(crate) use crate::outcome::{blocking, outcome, read_input, to_json};
+pub(crate) use crate::rows::step_result;
 
 pub const PLANNER: &str = "planner";
 pub const PROVER: &str = "prover";
@@ -528,40 +530,6 @@ impl Agents {
     }
 }
 
-pub(crate) fn step_result<T: DeserializeOwned>(
-    rows: &[StepRow],
-    step: &str,
-    key: &str,
-) -> Option<T> {
-    rows.iter()
-        .find(|r| r.id.step == step && r.id.key == key && r.state == "done")
-        .and_then(|r| r.result.as_deref())
-        .and_then(|t| serde_json::from_str(t).ok())
-}
-
-/// The step's input, or a permanent error naming the step and what did not read.
-pub(crate) fn read_input<T: DeserializeOwned>(lease: &Lease, what: &str) -> Result<T, StepError> {
-    serde_json::from_str(lease.input.as_deref().unwrap_or("null")).map_err(|e| {
-        StepError::Permanent(format!("{}: the {what} does not read: {e}", lease.id.step))
-    })
-}
-
-pub(crate) fn outcome(trace: Trace, result: String, next: Vec<NewStep>, closes: bool) -> Outcome {
-    let run_id = trace.run_id().to_string();
-    Outcome {
-        result,
-        next,
-        closes_pipeline: closes,
-        trace: trace.into_lines(),
-        run_id,
-        ..Default::default()
-    }
-}
-
-pub(crate) fn to_json<T: Serialize>(v: &T) -> Result<String, StepError> {
-    serde_json::to_string(v).map_err(|e| StepError::Permanent(e.to_string()))
-}
-
 /// What the agents need from the review: where the repository is and which commits.
 pub struct ReviewView<'a> {
     pub store: &'a Store,
@@ -573,14 +541,6 @@ pub struct ReviewView<'a> {
     pub base: &'a str,
     pub head: &'a str,
     pub changed: &'a [String],
-}
-
-pub(crate) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, StepError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| StepError::Permanent(format!("a blocking part panicked: {e}")))
 }
 
 /// The dependency evidence the Planner reads: what the lock files already proved before it
@@ -769,25 +729,6 @@ pub async fn second_reviewer(agents: &Agents, view: ReviewView<'_>) -> Result<Ou
         Vec::new(),
         true,
     ))
-}
-
-/// Whether two reviewers' risks name the same thing: the same file, and the same symbol
-/// or the same normalised claim.
-pub fn same_risk(a: &Risk, b: &Risk) -> bool {
-    let symbol = |r: &Risk| {
-        r.symbol
-            .as_deref()
-            .map(|s| s.trim().to_lowercase())
-            .filter(|s| !s.is_empty())
-    };
-    a.path == b.path
-        && match (symbol(a), symbol(b)) {
-            (Some(x), Some(y)) => x == y,
-            _ => {
-                fingerprint("any", &a.path, None, &a.claim)
-                    == fingerprint("any", &b.path, None, &b.claim)
-            }
-        }
 }
 
 pub async fn planner(
@@ -1163,113 +1104,6 @@ pub async fn reproduce(
         Vec::new()
     };
     Ok(outcome(trace, to_json(&result)?, next, true))
-}
-
-/// What the Judge concludes about one risk pipeline (plain code, no model).
-#[derive(Debug)]
-pub enum Verdict {
-    /// A finding: reproduced, and no evidenced refutation defeats it.
-    Keep {
-        job: ProveJob,
-        runs: Vec<RunRef>,
-        skeptic: Option<SkepticResult>,
-    },
-    /// Dropped: Proven's reruns showed the test flaky (written to H-MEM).
-    Dropped {
-        job: ProveJob,
-        refutation: crate::skeptic::Refutation,
-        skeptic: SkepticResult,
-    },
-    /// Not a finding, and why; with the runs that showed it when runs did.
-    Unproven {
-        claim: String,
-        reason: String,
-        runs: Vec<RunRef>,
-    },
-    /// Still running when judged (a deadline).
-    Inconclusive { claim: String },
-}
-
-/// The Judge's rule for a test-evidence pipeline: a finding is kept when its test passed on
-/// the base and failed on the change, unless Proven's own check of a refutation from the
-/// closed list bore the refutation out (flaky: dropped; wrong cause or intended: unproven).
-/// The Skeptic's words alone never move a verdict.
-pub fn judge_risk(rows: &[StepRow], key: &str, risk: &Risk) -> Verdict {
-    use crate::skeptic::{Refutation, RefutationKind};
-    let row = |step: &str| rows.iter().find(|r| r.id.step == step && r.id.key == key);
-    let state = |step: &str| row(step).map(|r| r.state.as_str());
-    let claim = risk.claim.clone();
-    let unproven = |reason: String| Verdict::Unproven {
-        claim: risk.claim.clone(),
-        reason,
-        runs: Vec::new(),
-    };
-    if matches!(state(PROVER), Some("queued" | "running") | None) {
-        return Verdict::Inconclusive { claim };
-    }
-    let Some(job) = step_result::<ProveJob>(rows, PROVER, key) else {
-        let reason = row(PROVER)
-            .and_then(|r| r.error.clone().or_else(|| r.result.clone()))
-            .unwrap_or_else(|| "no test was written".into());
-        return unproven(reason);
-    };
-    let Some(repro) = step_result::<Reproduced>(rows, REPRODUCE, key) else {
-        return match state(REPRODUCE) {
-            Some("failed" | "dead") => unproven(
-                row(REPRODUCE)
-                    .and_then(|r| r.error.clone())
-                    .unwrap_or_else(|| "the test could not run".into()),
-            ),
-            _ => Verdict::Inconclusive { claim },
-        };
-    };
-    if !repro.reproduced {
-        return unproven(format!("the test does not prove it: {}", repro.reason));
-    }
-    let keep = |skeptic: Option<SkepticResult>| Verdict::Keep {
-        job: job.clone(),
-        runs: repro.runs.clone(),
-        skeptic,
-    };
-    let skeptic = step_result::<SkepticResult>(rows, SKEPTIC, key);
-    let Some(s) = skeptic.filter(|s| s.verdict == "refuted") else {
-        return keep(step_result::<SkepticResult>(rows, SKEPTIC, key));
-    };
-    let without_evidence = |why: String| {
-        let mut s = s.clone();
-        s.verdict = "refuted_without_evidence".into();
-        s.reason = format!("{} ({why})", s.reason);
-        keep(Some(s))
-    };
-    match step_result::<Refutation>(rows, REFUTE, key) {
-        Some(r) if r.evidenced => match r.kind {
-            Some(RefutationKind::Flaky) => Verdict::Dropped {
-                job,
-                refutation: r,
-                skeptic: s,
-            },
-            Some(RefutationKind::WrongCause | RefutationKind::Intended) => Verdict::Unproven {
-                claim,
-                reason: r.reason,
-                runs: r.runs,
-            },
-            // A record of an older version (a Skeptic's own test): no evidence.
-            None => {
-                without_evidence("its own test is not evidence against a reproduced run".into())
-            }
-        },
-        Some(r) => without_evidence(r.reason),
-        None => match state(REFUTE) {
-            Some("queued" | "running") => Verdict::Inconclusive { claim },
-            Some(_) => without_evidence(format!(
-                "Proven's check could not run: {}",
-                row(REFUTE)
-                    .and_then(|r| r.error.clone())
-                    .unwrap_or_else(|| "no result".into())
-            )),
-            None => without_evidence("no check was made".into()),
-        },
-    }
 }
 
 /// A proving job for unit tests: a Python test of calc.py.

@@ -24,7 +24,6 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use proven_pipeline::{NewStep, Outcome, StepError};
-use proven_report::{CoverageSurface, NotSeen};
 use proven_store::StepRow;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -401,81 +400,6 @@ fn check_probe(probe: &Probe, view: &ReviewView<'_>, files: &[String]) -> Result
             "the probe's evidence {other:?} is neither \"test\" nor \"query\""
         )),
     }
-}
-
-/// The judge's view of the auditor: the coverage section, with each probed surface's
-/// outcome from its round-two pipeline (`outcomes` by key), and what stays unresolved
-/// written into "what this review could not see".
-pub fn coverage(
-    rows: &[StepRow],
-    outcomes: &[(String, &'static str)],
-    not_seen: &mut Vec<NotSeen>,
-) -> Option<proven_report::Coverage> {
-    let row = rows.iter().find(|r| r.id.step == AUDITOR)?;
-    let Some(audit) = step_result::<AuditResult>(rows, AUDITOR, "") else {
-        let verdict = if row.state == "done" {
-            "unreadable"
-        } else {
-            "no answer"
-        };
-        not_seen.push(NotSeen {
-            what: "the coverage of this change".into(),
-            reason: format!("the coverage auditor gave {verdict}: its question is unasked"),
-        });
-        return Some(proven_report::Coverage {
-            verdict: verdict.into(),
-            surfaces: Vec::new(),
-        });
-    };
-    let mut surfaces = Vec::new();
-    for s in audit.surfaces {
-        let (status, detail) = match (s.status.as_str(), &s.key) {
-            ("probing", Some(key)) => {
-                match outcomes.iter().find(|(k, _)| k == key).map(|(_, o)| *o) {
-                    Some("finding") => (
-                        "finding",
-                        format!("round two's probe ({key}) proved a finding"),
-                    ),
-                    Some("unproven" | "dropped") => (
-                        "probed",
-                        format!("round two's probe ({key}) ran and proved nothing"),
-                    ),
-                    Some(other) => (
-                        "unresolved",
-                        format!("round two's probe ({key}) is {other}"),
-                    ),
-                    None => (
-                        "unresolved",
-                        format!("round two's probe ({key}) has no verdict"),
-                    ),
-                }
-            }
-            (status, _) => (status, s.detail.clone()),
-        };
-        let status = match status {
-            "examined" | "finding" | "probed" | "remembered" | "refused" => status,
-            _ => "unresolved",
-        };
-        if status == "unresolved" {
-            not_seen.push(NotSeen {
-                what: format!("surface {}", s.surface),
-                reason: format!(
-                    "unresolved (needs {}): {detail}",
-                    s.probe.as_deref().unwrap_or("a probe that would settle it")
-                ),
-            });
-        }
-        surfaces.push(CoverageSurface {
-            surface: s.surface,
-            probe: s.probe,
-            status: status.into(),
-            detail,
-        });
-    }
-    Some(proven_report::Coverage {
-        verdict: audit.verdict,
-        surfaces,
-    })
 }
 
 #[cfg(test)]

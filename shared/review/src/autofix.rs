@@ -26,9 +26,11 @@ use serde_json::json;
 
 use crate::Trace;
 use crate::agents::{
-    PlannerResult, ProveJob, ReviewView, TEST_TIMEOUT, Verdict, judge_risk, outcome, run_ref,
-    runs_key, step_result, to_json,
+    PlannerResult, ProveJob, ReviewView, TEST_TIMEOUT, outcome, run_ref, runs_key, step_result,
+    to_json,
 };
+use crate::judge::risk::{Verdict, judge_risk};
+use crate::step_name::StepName;
 
 pub const AUTOFIX: &str = "autofix";
 
@@ -38,14 +40,7 @@ pub const NOTHING: &str = "nothing to fix";
 
 /// The steps that have not ended, other than this one and the judge.
 fn unfinished(rows: &[StepRow], me: &str) -> Vec<String> {
-    rows.iter()
-        .filter(|r| r.id.step != me && r.id.step != proven_store::JUDGE_STEP)
-        .filter(|r| !matches!(r.state.as_str(), "done" | "failed" | "dead" | "cancelled"))
-        .map(|r| match r.id.key.as_str() {
-            "" => r.id.step.clone(),
-            key => format!("{} {key}", r.id.step),
-        })
-        .collect()
+    crate::rows::unfinished(rows, |r| r.id.step != me && r.id.step != StepName::Judge)
 }
 
 /// A kept finding and its proved fix (None: kept without one).

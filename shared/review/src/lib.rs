@@ -25,10 +25,14 @@ mod error;
 pub mod fixer;
 mod git_tree;
 pub mod investigator;
+pub mod judge;
+mod outcome;
 pub mod pipeline;
+pub mod rows;
 pub mod sandbox_job;
 pub mod scan;
 pub mod skeptic;
+pub mod step_name;
 pub mod steps;
 pub mod trace;
 

@@ -21,6 +21,10 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::Trace;
+use crate::judge::RiskOutcome;
+pub(crate) use crate::outcome::retryable;
+use crate::outcome::{blocking, outcome, to_json};
+use crate::rows::{StepState, result_of};
 use crate::steps::{deps, intake, scout, writer};
 
 pub const INTAKE: &str = "intake";
@@ -269,13 +273,7 @@ impl ReviewSteps {
             }
             crate::investigator::SKEPTIC_DEPS => {
                 let rows = self.results(&lease.id.review_id).await?;
-                let file: FileResult = rows
-                    .iter()
-                    .find(|r| {
-                        r.id.step == DEPS_FILE && r.id.key == lease.id.key && r.state == "done"
-                    })
-                    .and_then(|r| r.result.as_deref())
-                    .and_then(|t| serde_json::from_str(t).ok())
+                let file: FileResult = crate::rows::step_result(&rows, DEPS_FILE, &lease.id.key)
                     .ok_or_else(|| {
                         StepError::Permanent(format!(
                             "skeptic.deps: the dependency file {} has no result",
@@ -328,15 +326,9 @@ impl ReviewSteps {
         lease: &Lease,
         rows: &[StepRow],
     ) -> Result<crate::agents::DependencyEvidence, StepError> {
-        let pending: Vec<String> = rows
-            .iter()
-            .filter(|r| r.id.step == DEPS_COLLECT || r.id.step == DEPS_FILE)
-            .filter(|r| !matches!(r.state.as_str(), "done" | "failed" | "dead" | "cancelled"))
-            .map(|r| match r.id.key.as_str() {
-                "" => r.id.step.clone(),
-                key => format!("{} {key}", r.id.step),
-            })
-            .collect();
+        let pending = crate::rows::unfinished(rows, |r| {
+            r.id.step == DEPS_COLLECT || r.id.step == DEPS_FILE
+        });
         let waited_us = rows
             .iter()
             .find(|r| r.id == lease.id)
@@ -359,17 +351,7 @@ impl ReviewSteps {
             pending,
             ..Default::default()
         };
-        for row in rows
-            .iter()
-            .filter(|r| r.id.step == DEPS_FILE && r.state == "done")
-        {
-            let Some(file) = row
-                .result
-                .as_deref()
-                .and_then(|t| serde_json::from_str::<FileResult>(t).ok())
-            else {
-                continue;
-            };
+        for (_, file) in crate::rows::done_results::<FileResult>(rows, DEPS_FILE) {
             evidence.findings.extend(
                 file.findings
                     .iter()
@@ -417,48 +399,6 @@ pub fn memory_identity(spec: &str) -> String {
         _ => spec.to_string(),
     };
     proven_domain::repository_identity(&spec)
-}
-
-/// A store error: the step is tried again shortly.
-pub(crate) fn retryable(e: StoreError) -> StepError {
-    StepError::Retryable {
-        message: e.to_string(),
-        after: std::time::Duration::from_secs(2),
-    }
-}
-
-fn result_of<T: for<'de> Deserialize<'de>>(rows: &[StepRow], step: &str) -> Result<T, StepError> {
-    let row = rows
-        .iter()
-        .find(|r| r.id.step == step && r.state == "done")
-        .ok_or_else(|| StepError::Permanent(format!("{step} has no result")))?;
-    let text = row.result.as_deref().unwrap_or("null");
-    serde_json::from_str(text)
-        .map_err(|e| StepError::Permanent(format!("{step} result does not read back: {e}")))
-}
-
-fn to_json<T: Serialize>(value: &T) -> Result<String, StepError> {
-    serde_json::to_string(value)
-        .map_err(|e| StepError::Permanent(format!("result does not serialise: {e}")))
-}
-
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, StepError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| StepError::Permanent(format!("a blocking part of the step panicked: {e}")))
-}
-
-fn outcome(trace: Trace, result: String, next: Vec<NewStep>) -> Outcome {
-    let run_id = trace.run_id().to_string();
-    Outcome {
-        result,
-        next,
-        trace: trace.into_lines(),
-        run_id,
-        ..Default::default()
-    }
 }
 
 impl ReviewSteps {
@@ -543,10 +483,11 @@ impl ReviewSteps {
                 })
                 .collect(),
         };
-        Ok(outcome_with(
+        Ok(crate::outcome::outcome(
             trace,
             to_json(&result)?,
             vec![NewStep::new(PLAN, "control")],
+            false,
         ))
     }
 
@@ -681,7 +622,7 @@ impl ReviewSteps {
         if next.is_empty() {
             next.push(NewStep::new(JUDGE, "control"));
         }
-        Ok(outcome_with(trace, to_json(&result)?, next))
+        Ok(outcome(trace, to_json(&result)?, next, false))
     }
 
     async fn deps_collect(&self, lease: &Lease) -> Result<Outcome, StepError> {
@@ -730,9 +671,7 @@ impl ReviewSteps {
                 ..NewStep::new(DEPS_FILE, "evidence")
             })
             .collect();
-        let mut out = outcome_with(trace, to_json(&result)?, next);
-        out.closes_pipeline = true;
-        Ok(out)
+        Ok(outcome(trace, to_json(&result)?, next, true))
     }
 
     async fn deps_file(&self, lease: &Lease) -> Result<Outcome, StepError> {
@@ -817,9 +756,7 @@ impl ReviewSteps {
                 });
             }
         }
-        let mut out = outcome_with(trace, to_json(&result)?, next);
-        out.closes_pipeline = true;
-        Ok(out)
+        Ok(outcome(trace, to_json(&result)?, next, true))
     }
 
     /// The agents' part of the verdict: each risk pipeline kept, dropped (and remembered),
@@ -831,14 +768,14 @@ impl ReviewSteps {
         rows: &[StepRow],
         report: &mut Report,
         trace: &mut Trace,
-    ) -> Result<Vec<(crate::agents::Risk, &'static str)>, StepError> {
+    ) -> Result<Vec<(crate::agents::Risk, RiskOutcome)>, StepError> {
         use crate::agents;
         let mut first = Vec::new();
         let Ok(planner) = result_of::<agents::PlannerResult>(rows, agents::PLANNER) else {
             return Ok(first);
         };
         for (risk, _) in &planner.remembered {
-            first.push((risk.clone(), "remembered"));
+            first.push((risk.clone(), RiskOutcome::Remembered));
         }
         if planner.truncated {
             report.not_seen.push(NotSeen {
@@ -899,20 +836,11 @@ impl ReviewSteps {
                 probed.push((key.clone(), said));
             }
         }
-        report.coverage = crate::auditor::coverage(rows, &probed, &mut report.not_seen);
+        report.coverage = crate::judge::coverage::coverage(rows, &probed, &mut report.not_seen);
         // What the test environments lacked: named once each, in what the review could not see.
         let mut seen = std::collections::BTreeSet::new();
-        for row in rows
-            .iter()
-            .filter(|r| r.id.step == agents::REPRODUCE && r.state == "done")
+        for (row, repro) in crate::rows::done_results::<agents::Reproduced>(rows, agents::REPRODUCE)
         {
-            let Some(repro) = row
-                .result
-                .as_deref()
-                .and_then(|t| serde_json::from_str::<agents::Reproduced>(t).ok())
-            else {
-                continue;
-            };
             for line in repro.runs.iter().flat_map(|r| r.environment.iter()) {
                 if line.starts_with("not prepared: ") && seen.insert(line.clone()) {
                     report.not_seen.push(NotSeen {
@@ -938,16 +866,12 @@ impl ReviewSteps {
         risk: &crate::agents::Risk,
         report: &mut Report,
         trace: &mut Trace,
-    ) -> Result<&'static str, StepError> {
-        use crate::agents::{self, Verdict};
-        let fp = agents::fingerprint("test", &risk.path, risk.symbol.as_deref(), &risk.claim);
-        let verdict = agents::judge_risk(rows, key, risk);
-        let said = match &verdict {
-            Verdict::Keep { .. } => "finding",
-            Verdict::Dropped { .. } => "dropped",
-            Verdict::Unproven { .. } => "unproven",
-            Verdict::Inconclusive { .. } => "inconclusive",
-        };
+    ) -> Result<RiskOutcome, StepError> {
+        use crate::judge::risk::{Verdict, judge_risk};
+        let fp =
+            crate::agents::fingerprint("test", &risk.path, risk.symbol.as_deref(), &risk.claim);
+        let verdict = judge_risk(rows, key, risk);
+        let said = verdict.outcome();
         match verdict {
             Verdict::Keep { job, runs, skeptic } => {
                 let evidence = runs
@@ -1090,13 +1014,7 @@ impl ReviewSteps {
                 runs: Vec::new(),
             });
         }
-        let skeptic = rows
-            .iter()
-            .find(|r| r.id.step == SKEPTIC_DEPS && r.id.key == key);
-        let said: Option<DepsSkeptic> = skeptic
-            .filter(|r| r.state == "done")
-            .and_then(|r| r.result.as_deref())
-            .and_then(|t| serde_json::from_str(t).ok());
+        let said: Option<DepsSkeptic> = crate::rows::step_result(rows, SKEPTIC_DEPS, key);
         let mut kept = Vec::new();
         for mut f in file.findings.clone() {
             let verdict = said
@@ -1159,63 +1077,6 @@ impl ReviewSteps {
         Ok(kept)
     }
 
-    /// Both reviewers' verdicts on every risk either named, side by side, never merged.
-    fn side_by_side(
-        rows: &[StepRow],
-        first: &[(crate::agents::Risk, &'static str)],
-        report: &mut Report,
-    ) {
-        use crate::agents::{SECOND_REVIEWER, SecondReview, same_risk};
-        use proven_report::{ReviewerVerdict, ReviewerVerdicts};
-        let Some(row) = rows.iter().find(|r| r.id.step == SECOND_REVIEWER) else {
-            return;
-        };
-        let second: Option<SecondReview> = (row.state == "done")
-            .then(|| {
-                row.result
-                    .as_deref()
-                    .and_then(|t| serde_json::from_str(t).ok())
-            })
-            .flatten();
-        let said = |verdict: &str, reason: Option<String>| ReviewerVerdict {
-            verdict: verdict.into(),
-            reason,
-        };
-        let mut matched = std::collections::HashSet::new();
-        for (risk, outcome) in first {
-            let theirs = second
-                .as_ref()
-                .map(|s| s.risks.iter().enumerate().find(|(_, r)| same_risk(risk, r)));
-            let second_verdict = match theirs {
-                None => said("no answer", None),
-                Some(None) => said("not reported", None),
-                Some(Some((i, r))) => {
-                    matched.insert(i);
-                    said("reported", Some(r.claim.clone()))
-                }
-            };
-            report.reviewers.push(ReviewerVerdicts {
-                title: risk.title.clone(),
-                path: risk.path.clone(),
-                outcome: (*outcome).into(),
-                first: said("reported", Some(risk.claim.clone())),
-                second: second_verdict,
-            });
-        }
-        for (i, r) in second.iter().flat_map(|s| s.risks.iter().enumerate()) {
-            if matched.contains(&i) {
-                continue;
-            }
-            report.reviewers.push(ReviewerVerdicts {
-                title: r.title.clone(),
-                path: r.path.clone(),
-                outcome: "not examined".into(),
-                first: said("not reported", None),
-                second: said("reported", Some(r.claim.clone())),
-            });
-        }
-    }
-
     /// Writes a dropped finding to H-MEM, so the same finding does not come back. The
     /// record's id is derived from the review and pipeline, so a replayed judge writes it once.
     async fn remember(
@@ -1258,8 +1119,8 @@ impl ReviewSteps {
         risk: &crate::agents::Risk,
         report: &mut Report,
         trace: &mut Trace,
-    ) -> Result<&'static str, StepError> {
-        use crate::investigator::{QueryVerdict, judge_query};
+    ) -> Result<RiskOutcome, StepError> {
+        use crate::judge::query::{QueryVerdict, judge_query};
         let fp =
             crate::agents::fingerprint("query", &risk.path, risk.symbol.as_deref(), &risk.claim);
         Ok(match judge_query(rows, key, risk) {
@@ -1274,7 +1135,7 @@ impl ReviewSteps {
                     f.skeptic = skeptic.clone().map(skeptic_ref);
                     report.findings.push(f);
                 }
-                "finding"
+                RiskOutcome::Finding
             }
             QueryVerdict::Dropped {
                 refutation,
@@ -1302,7 +1163,7 @@ impl ReviewSteps {
                     ),
                     runs: Vec::new(),
                 });
-                "dropped"
+                RiskOutcome::Dropped
             }
             QueryVerdict::Unproven { claim, reason } => {
                 trace.push(
@@ -1314,7 +1175,7 @@ impl ReviewSteps {
                     reason,
                     runs: Vec::new(),
                 });
-                "unproven"
+                RiskOutcome::Unproven
             }
             QueryVerdict::Inconclusive { claim } => {
                 report.not_seen.push(NotSeen {
@@ -1323,7 +1184,7 @@ impl ReviewSteps {
                         "inconclusive: its pipeline did not finish before the review's deadline"
                             .into(),
                 });
-                "inconclusive"
+                RiskOutcome::Inconclusive
             }
         })
     }
@@ -1362,96 +1223,43 @@ impl ReviewSteps {
         let first = self
             .judge_agents(review_id, &scope, &rows, &mut report, &mut trace)
             .await?;
-        Self::side_by_side(&rows, &first, &mut report);
+        report
+            .reviewers
+            .extend(crate::judge::reviewers::side_by_side(&rows, &first));
         let mut broken_review_step = false;
         for row in &rows {
-            let name = if row.id.key.is_empty() {
-                row.id.step.clone()
-            } else {
-                format!("{} {}", row.id.step, row.id.key)
-            };
-            match row.state.as_str() {
-                "done" if row.id.step == DEPS_FILE => {
-                    if let Some(r) = row
-                        .result
-                        .as_deref()
-                        .and_then(|t| serde_json::from_str::<FileResult>(t).ok())
-                    {
-                        let findings = self
-                            .judge_deps_findings(
-                                review_id,
-                                &scope,
-                                &rows,
-                                &row.id.key,
-                                &r,
-                                &mut report,
-                                &mut trace,
-                            )
-                            .await?;
-                        report.findings.extend(findings);
-                        report.input_errors.extend(r.input_errors);
-                        report.not_seen.extend(r.not_seen);
-                        report.dependency_files.extend(r.files);
-                    }
+            if row.id.step == DEPS_FILE && StepState::of(row) == StepState::Done {
+                if let Some(r) = row
+                    .result
+                    .as_deref()
+                    .and_then(|t| serde_json::from_str::<FileResult>(t).ok())
+                {
+                    let findings = self
+                        .judge_deps_findings(
+                            review_id,
+                            &scope,
+                            &rows,
+                            &row.id.key,
+                            &r,
+                            &mut report,
+                            &mut trace,
+                        )
+                        .await?;
+                    report.findings.extend(findings);
+                    report.input_errors.extend(r.input_errors);
+                    report.not_seen.extend(r.not_seen);
+                    report.dependency_files.extend(r.files);
                 }
-                "failed" | "dead" => {
-                    let message = row.error.clone().unwrap_or_default();
-                    let service = if message.starts_with("configuration:") {
-                        "configuration".to_string()
-                    } else if row.id.step == INTAKE {
-                        "intake".to_string()
-                    } else {
-                        name.clone()
-                    };
-                    let what = if row.state == "dead" {
-                        "dead-lettered: "
-                    } else {
-                        ""
-                    };
-                    report.failed_services.push(FailedService {
-                        service,
-                        message: format!("{what}{message}"),
-                    });
-                    broken_review_step |= !row.pipeline;
-                }
-                "queued" | "running" if row.id.step != JUDGE => {
-                    report.not_seen.push(NotSeen {
-                        what: name,
-                        reason: "inconclusive: not finished before the review's deadline".into(),
-                    });
-                    report.failed_services.push(FailedService {
-                        service: row.id.step.clone(),
-                        message: "did not finish before the deadline".into(),
-                    });
-                }
-                _ => {}
+            } else if let Some(unended) = crate::judge::branches::unended(row) {
+                report.not_seen.extend(unended.not_seen);
+                report.failed_services.push(unended.failed);
+                broken_review_step |= unended.breaks_review;
             }
         }
         // A package the dependency evidence already reported is not reported twice.
-        let proved_by_files: std::collections::HashSet<(String, String, String, String)> = report
-            .findings
-            .iter()
-            .filter(|f| !f.id.starts_with("query:"))
-            .filter_map(|f| {
-                let p = f.package.as_ref()?;
-                Some((
-                    p.ecosystem.clone(),
-                    p.name.to_lowercase(),
-                    p.new_version.clone(),
-                    f.advisory_id().to_string(),
-                ))
-            })
-            .collect();
-        report.findings.retain(|f| {
-            let duplicate = f.id.starts_with("query:")
-                && f.package.as_ref().is_some_and(|p| {
-                    proved_by_files.contains(&(p.ecosystem.clone(), p.name.to_lowercase(), p.new_version.clone(), f.advisory_id().to_string()))
-                });
-            if duplicate {
-                trace.push("duplicate", serde_json::json!({"finding": f.id, "reason": "the dependency evidence reports the same package, version and advisory"}));
-            }
-            !duplicate
-        });
+        for id in crate::judge::branches::drop_repeated_packages(&mut report.findings) {
+            trace.push("duplicate", serde_json::json!({"finding": id, "reason": "the dependency evidence reports the same package, version and advisory"}));
+        }
         if broken_review_step && report.plan.is_none() {
             report.status = Status::Failed;
         }
@@ -1463,14 +1271,10 @@ impl ReviewSteps {
             Status::Failed => ReviewStatus::Failed,
         };
         metrics::counter!(proven_pipeline::metrics_names::REVIEWS_TOTAL, "status" => status.as_str()).increment(1);
-        let mut out = outcome_with(trace, json.clone(), Vec::new());
+        let mut out = outcome(trace, json.clone(), Vec::new(), false);
         out.finish = Some((status, json));
         Ok(out)
     }
-}
-
-fn outcome_with(trace: Trace, result: String, next: Vec<NewStep>) -> Outcome {
-    outcome(trace, result, next)
 }
 
 impl Steps for ReviewSteps {
