@@ -617,7 +617,7 @@ async fn embedded_services(
     let replay = cassette
         .as_ref()
         .is_some_and(|c| c.mode() == proven_models::CassetteMode::Replay);
-    match proven_review::agents::Agents::from_config(config) {
+    match proven_review::model::Agents::from_config(config) {
         Ok(agents) => {
             let agents = match cassette {
                 Some(c) => agents.with_cassette(c),

@@ -29,10 +29,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::agents::{
-    Agents, PROVER, PlannerResult, ReviewView, Risk, blocking, fingerprint, language_of, outcome,
-    quoted, step_result, to_json,
-};
+use crate::agents::{PROVER, quoted};
+use crate::model::Agents;
+use crate::outcome::{blocking, outcome, to_json};
+use crate::rows::step_result;
+use crate::test_runs::language_of;
+use crate::wire::{PlannerResult, ReviewView, Risk, fingerprint};
 
 pub const AUDITOR: &str = "auditor";
 

@@ -25,12 +25,12 @@ use proven_store::StepRow;
 use serde_json::json;
 
 use crate::Trace;
-use crate::agents::{
-    PlannerResult, ProveJob, ReviewView, TEST_TIMEOUT, outcome, run_ref, runs_key, step_result,
-    to_json,
-};
 use crate::judge::risk::{Verdict, judge_risk};
+use crate::outcome::{outcome, to_json};
+use crate::rows::step_result;
 use crate::step_name::StepName;
+use crate::test_runs::{TEST_TIMEOUT, run_ref, runs_key};
+use crate::wire::{PlannerResult, ProveJob, ReviewView};
 
 pub const AUTOFIX: &str = "autofix";
 
@@ -141,7 +141,7 @@ pub async fn autofix(
             .map_err(|e| StepError::Permanent(format!("{e}")))?;
         requests.push((
             k.title.clone(),
-            crate::agents::requests(&view, &k.job, &k.job.test)?
+            crate::test_runs::requests(&view, &k.job, &k.job.test)?
                 .1
                 .with_patch(patch.clone()),
             language,
@@ -169,7 +169,7 @@ pub async fn autofix(
             .collect::<Vec<_>>()
             .join("\n"),
     ]);
-    let done = crate::fixer::run_in_turn(
+    let done = crate::test_runs::run_in_turn(
         sandbox,
         cassette,
         lease,
@@ -197,7 +197,7 @@ pub async fn autofix(
         Some(why) => result.open.push(why),
         None => {
             for (i, (name, _, _)) in requests.iter().enumerate() {
-                let passed = records.get(i).is_some_and(crate::fixer::passed);
+                let passed = records.get(i).is_some_and(crate::test_runs::passed);
                 if !passed {
                     result
                         .open

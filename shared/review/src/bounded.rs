@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::agents::{Agents, Risk};
+use crate::model::Agents;
+use crate::wire::Risk;
 use proven_pipeline::StepError;
 
 /// The most of the diff one prompt holds.

@@ -18,20 +18,21 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use proven_models::Cassette;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::{PatchEdit, RunRef};
-use proven_sandbox::{Edit, Language, RunKey, RunRecord, RunRequest, Sandbox};
+use proven_sandbox::{Edit, Language, RunRequest, Sandbox};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::agents::{
-    Agents, MAX_FILE_BYTES, ProveJob, ReviewView, TEST_TIMEOUT, blocking, no_sandbox, outcome,
-    read_input, replaying, requests, run_ref, runs_key, to_json,
+use crate::model::Agents;
+use crate::outcome::{blocking, outcome, read_input, to_json};
+use crate::test_runs::{
+    MAX_FILE_BYTES, TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key,
 };
+use crate::wire::{ProveJob, ReviewView};
 
 pub const FIXER: &str = "fixer";
 pub const SANDBOX_FIX: &str = "sandbox.fix";
@@ -419,83 +420,6 @@ pub(crate) async fn suite_request(
     Ok(request)
 }
 
-/// What a sequence of sandbox runs gave (recorded and replayed in sample mode).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub(crate) struct RunsDone {
-    pub runs: Vec<RunRecord>,
-    /// The tree refused a request (a patch that does not apply): the runs stopped there.
-    #[serde(default)]
-    pub refused: Option<String>,
-}
-
-/// Runs `requests` in turn in the sandbox, each under a key derived from the step's job key
-/// and its name, or replays them from the cassette under `(kind, key)` in sample mode. A
-/// request the tree refuses ends the runs with its reason; with `stop_at_failure` so does
-/// the first run that does not pass.
-pub(crate) async fn run_in_turn(
-    sandbox: Option<&Arc<Sandbox>>,
-    cassette: Option<&Arc<Cassette>>,
-    lease: &Lease,
-    (kind, cassette_key): (&str, &str),
-    requests: Vec<(String, RunRequest)>,
-    stop_at_failure: bool,
-) -> Result<RunsDone, StepError> {
-    if replaying(cassette) {
-        return cassette
-            .and_then(|c| c.get("runs", kind, cassette_key))
-            .and_then(|v| serde_json::from_value(v).ok())
-            .ok_or_else(|| {
-                StepError::Permanent(format!(
-                    "sample mode: the cassette has no {kind} runs ({cassette_key})"
-                ))
-            });
-    }
-    let sandbox = sandbox.ok_or_else(no_sandbox)?;
-    let key = RunKey::new(crate::sandbox_job::job_key(lease))
-        .map_err(|e| StepError::Permanent(e.to_string()))?;
-    let mut done = RunsDone::default();
-    for (name, request) in requests {
-        let run_key = key
-            .derive(&name)
-            .map_err(|e| StepError::Permanent(e.to_string()))?;
-        match sandbox.run(&request.with_key(run_key)).await {
-            Ok(record) => {
-                let passed = record.outcome == proven_sandbox::Outcome::Passed;
-                done.runs.push(record);
-                if stop_at_failure && !passed {
-                    break;
-                }
-            }
-            Err(proven_sandbox::SandboxError::Request(e)) => {
-                done.refused = Some(e.to_string());
-                break;
-            }
-            Err(e) if e.is_retryable() => {
-                return Err(StepError::Retryable {
-                    message: format!("sandbox: {e}"),
-                    after: Duration::from_secs(5),
-                });
-            }
-            Err(e) => return Err(StepError::Permanent(format!("sandbox: {e}"))),
-        }
-    }
-    if let Some(c) = cassette {
-        let _ = c.put(
-            "runs",
-            kind,
-            cassette_key,
-            &serde_json::to_value(&done).unwrap_or_default(),
-        );
-    }
-    Ok(done)
-}
-
-/// Whether a run passed as evidence: the runner says tests ran and every test that ran
-/// passed (a runner told to collect nothing also exits 0).
-pub(crate) fn passed(record: &RunRecord) -> bool {
-    proven_sandbox::proof::evidence_outcome(record) == proven_sandbox::Outcome::Passed
-}
-
 /// Proves a candidate: with the patch on the change, the proving test passes, then the
 /// package's whole suite passes. A patch the tree refuses (old text gone, a path outside
 /// the tree) is not proved, by name.
@@ -651,7 +575,7 @@ mod tests {
     use super::*;
 
     fn job() -> ProveJob {
-        crate::agents::test_job()
+        crate::wire::test_job()
     }
 
     fn answer(edits: &[(&str, &str)], command: bool) -> FixerAnswer {

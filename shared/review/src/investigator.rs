@@ -30,11 +30,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::Trace;
-use crate::agents::{
-    Agents, ReviewView, Risk, SkepticResult, blocking, outcome, read_input, step_result, to_json,
-};
+use crate::model::Agents;
+use crate::outcome::{blocking, outcome, read_input, to_json};
 use crate::pipeline::retryable;
+use crate::rows::step_result;
 use crate::steps::deps;
+use crate::wire::{ReviewView, Risk, SkepticResult};
 
 pub const INVESTIGATOR: &str = "investigator";
 pub const SKEPTIC_QUERY: &str = "skeptic.query";
@@ -257,7 +258,7 @@ async fn read_sides(view: &ReviewView<'_>, path: &str) -> Result<(String, String
         let repo = proven_change::Repo::open(Path::new(&dir)).map_err(|e| e.to_string())?;
         let read = |rev: &str| -> Result<String, String> {
             match repo
-                .read_blob(rev, path.as_bytes(), crate::agents::MAX_FILE_BYTES * 8)
+                .read_blob(rev, path.as_bytes(), crate::test_runs::MAX_FILE_BYTES * 8)
                 .map_err(|e| e.to_string())?
             {
                 proven_change::BlobRead::Content(b) => Ok(String::from_utf8_lossy(&b).into_owned()),

@@ -26,6 +26,7 @@ pub mod fixer;
 mod git_tree;
 pub mod investigator;
 pub mod judge;
+pub mod model;
 mod outcome;
 pub mod pipeline;
 pub mod rows;
@@ -34,7 +35,9 @@ pub mod scan;
 pub mod skeptic;
 pub mod step_name;
 pub mod steps;
+pub(crate) mod test_runs;
 pub mod trace;
+pub mod wire;
 
 pub use error::ReviewError;
 pub use trace::Trace;

@@ -183,16 +183,7 @@ pub async fn run(
     let recorded = sandbox
         .run_job(&key, &request, &ledger)
         .await
-        .map_err(|e| {
-            if e.is_retryable() {
-                StepError::Retryable {
-                    message: e.to_string(),
-                    after: Duration::from_secs(5),
-                }
-            } else {
-                StepError::Permanent(format!("sandbox: {e}"))
-            }
-        })?;
+        .map_err(crate::test_runs::sandbox_error)?;
     let (record, first) = match recorded {
         Recorded::First(r) => (r, true),
         Recorded::Already(r) => (r, false),

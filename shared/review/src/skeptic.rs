@@ -35,48 +35,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::agents::{
-    Agents, MAX_FILE_BYTES, ProveJob, REFUTE, Reproduced, ReviewView, SkepticResult, TEST_TIMEOUT,
-    blocking, language_of, outcome, read_input, run_ref, runs_key, step_result, to_json,
-};
+use crate::agents::REFUTE;
+use crate::model::Agents;
+use crate::outcome::{blocking, outcome, read_input, to_json};
+use crate::rows::step_result;
+use crate::test_runs::{MAX_FILE_BYTES, TEST_TIMEOUT, language_of, run_ref, runs_key};
+use crate::wire::{ProveJob, Refutation, RefutationKind, Reproduced, ReviewView, SkepticResult};
 
 /// Reruns per side when the Skeptic says `flaky`, each with its own seed.
 pub const FLAKY_RERUNS: u64 = 3;
 /// Tests of the change that an `intended` check runs at most.
 const MAX_INTENDED_TESTS: usize = 5;
-
-/// The refutations a Skeptic may pick for a test finding; each is checked by Proven's runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RefutationKind {
-    Flaky,
-    WrongCause,
-    Intended,
-}
-
-impl RefutationKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RefutationKind::Flaky => "flaky",
-            RefutationKind::WrongCause => "wrong_cause",
-            RefutationKind::Intended => "intended",
-        }
-    }
-
-    fn parse(text: &str) -> Option<RefutationKind> {
-        match text
-            .trim()
-            .to_ascii_lowercase()
-            .replace([' ', '-'], "_")
-            .as_str()
-        {
-            "flaky" => Some(RefutationKind::Flaky),
-            "wrong_cause" => Some(RefutationKind::WrongCause),
-            "intended" => Some(RefutationKind::Intended),
-            _ => None,
-        }
-    }
-}
 
 /// The Skeptic's answer, in the closed shape it is asked for.
 #[derive(Debug, Serialize, Deserialize)]
@@ -108,18 +77,6 @@ pub struct RefuteJob {
     /// wrong_cause: the file restored to the base.
     #[serde(default)]
     pub file: Option<String>,
-}
-
-/// What Proven's own runs showed of a refutation.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Refutation {
-    /// The runs bear the refutation out.
-    pub evidenced: bool,
-    pub reason: String,
-    pub runs: Vec<RunRef>,
-    /// The refutation checked (absent in records of older versions, which are no evidence).
-    #[serde(default)]
-    pub kind: Option<RefutationKind>,
 }
 
 /// Everything the Skeptic was shown that a concession may name.
@@ -374,7 +331,7 @@ async fn flaky(
         "flaky",
     ]);
     let done =
-        crate::fixer::run_in_turn(sandbox, cassette, lease, ("refute", &key), requests, false)
+        crate::test_runs::run_in_turn(sandbox, cassette, lease, ("refute", &key), requests, false)
             .await?;
     let sides: Vec<(&str, &RunRecord)> = done
         .runs
@@ -511,7 +468,7 @@ async fn wrong_cause(
         "wrong_cause",
         file,
     ]);
-    let done = crate::fixer::run_in_turn(
+    let done = crate::test_runs::run_in_turn(
         sandbox,
         cassette,
         lease,
@@ -695,7 +652,7 @@ async fn intended(
         "intended",
     ]);
     let done =
-        crate::fixer::run_in_turn(sandbox, cassette, lease, ("refute", &key), requests, false)
+        crate::test_runs::run_in_turn(sandbox, cassette, lease, ("refute", &key), requests, false)
             .await?;
     let mut runs = Vec::new();
     let mut shown_by = None;
@@ -784,7 +741,7 @@ mod tests {
 
     #[test]
     fn a_test_exercises_the_claimed_module_or_symbol() {
-        let mut job = crate::agents::test_job();
+        let mut job = crate::wire::test_job();
         job.risk.path = "pkg/calc.py".into();
         assert!(exercises(
             Language::Python,

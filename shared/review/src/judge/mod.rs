@@ -43,8 +43,8 @@ impl RiskOutcome {
 
 /// A risk for unit tests, with its evidence kind.
 #[cfg(test)]
-pub(crate) fn test_risk(evidence: &str) -> crate::agents::Risk {
-    crate::agents::Risk {
+pub(crate) fn test_risk(evidence: &str) -> crate::wire::Risk {
+    crate::wire::Risk {
         title: "t".into(),
         claim: "c".into(),
         path: "calc.py".into(),

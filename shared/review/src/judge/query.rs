@@ -3,11 +3,11 @@
 use proven_report::Finding;
 use proven_store::StepRow;
 
-use crate::agents::{Risk, SkepticResult};
 use crate::investigator::{InvestigatorResult, QueryRefutation, SkepticQueryResult};
 use crate::judge::RiskOutcome;
 use crate::rows::{StepState, find, state, step_result};
 use crate::step_name::StepName;
+use crate::wire::{Risk, SkepticResult};
 
 /// What the Judge concludes about one query pipeline (plain code, no model).
 pub enum QueryVerdict {

@@ -5,10 +5,10 @@
 use proven_report::{ReviewerVerdict, ReviewerVerdicts};
 use proven_store::StepRow;
 
-use crate::agents::{Risk, SecondReview, fingerprint};
 use crate::judge::RiskOutcome;
 use crate::rows::{StepState, find};
 use crate::step_name::StepName;
+use crate::wire::{Risk, SecondReview, fingerprint};
 
 /// Whether two reviewers' risks name the same thing: the same file, and the same symbol
 /// or the same normalised claim.

@@ -4,11 +4,10 @@
 use proven_report::RunRef;
 use proven_store::StepRow;
 
-use crate::agents::{ProveJob, Reproduced, Risk, SkepticResult};
 use crate::judge::RiskOutcome;
 use crate::rows::{StepState, find, state, step_result};
-use crate::skeptic::{Refutation, RefutationKind};
 use crate::step_name::StepName;
+use crate::wire::{ProveJob, Refutation, RefutationKind, Reproduced, Risk, SkepticResult};
 
 /// What the Judge concludes about one risk pipeline (plain code, no model).
 #[derive(Debug)]
@@ -139,7 +138,7 @@ mod tests {
     }
 
     fn job() -> serde_json::Value {
-        serde_json::to_value(crate::agents::test_job()).expect("job")
+        serde_json::to_value(crate::wire::test_job()).expect("job")
     }
 
     fn reproduced(yes: bool) -> StepRow {

@@ -44,7 +44,7 @@ impl ReviewSteps {
             .filter(|f| !f.binary)
             .map(|f| f.path.clone())
             .collect();
-        let view = agents::ReviewView {
+        let view = crate::wire::ReviewView {
             store: &self.store,
             repository: &scope.repository,
             tenant: &scope.tenant,
@@ -110,7 +110,7 @@ impl ReviewSteps {
                     result_of::<PlanResult>(&self.results(&lease.id.review_id).await?, PLAN)
                         .map_or(0, |p| p.fix_attempts);
                 if reproduced {
-                    let job: agents::ProveJob = agents::read_input(lease, "job")?;
+                    let job: crate::wire::ProveJob = crate::outcome::read_input(lease, "job")?;
                     out.next
                         .extend(crate::fixer::first_try(&lease.id.key, &job, attempts));
                 }
@@ -141,7 +141,7 @@ impl ReviewSteps {
         &self,
         lease: &Lease,
         rows: &[StepRow],
-    ) -> Result<crate::agents::DependencyEvidence, StepError> {
+    ) -> Result<crate::wire::DependencyEvidence, StepError> {
         let pending = crate::rows::unfinished(rows, |r| {
             r.id.step == DEPS_COLLECT || r.id.step == DEPS_FILE
         });
@@ -163,7 +163,7 @@ impl ReviewSteps {
                 });
             }
         }
-        let mut evidence = crate::agents::DependencyEvidence {
+        let mut evidence = crate::wire::DependencyEvidence {
             pending,
             ..Default::default()
         };
@@ -171,7 +171,7 @@ impl ReviewSteps {
             evidence.findings.extend(
                 file.findings
                     .iter()
-                    .filter_map(crate::agents::DependencyNote::of),
+                    .filter_map(crate::wire::DependencyNote::of),
             );
         }
         Ok(evidence)

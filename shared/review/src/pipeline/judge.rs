@@ -33,10 +33,11 @@ struct Judging<'a> {
 impl Judging<'_> {
     /// The agents' part of the verdict: each risk pipeline kept, dropped (and remembered),
     /// unproven or inconclusive, by evidence only.
-    async fn agents(&mut self) -> Result<Vec<(crate::agents::Risk, RiskOutcome)>, StepError> {
+    async fn agents(&mut self) -> Result<Vec<(crate::wire::Risk, RiskOutcome)>, StepError> {
         use crate::agents;
         let mut first = Vec::new();
-        let Ok(planner) = result_of::<agents::PlannerResult>(self.rows, agents::PLANNER) else {
+        let Ok(planner) = result_of::<crate::wire::PlannerResult>(self.rows, agents::PLANNER)
+        else {
             return Ok(first);
         };
         for (risk, _) in &planner.remembered {
@@ -81,7 +82,7 @@ impl Judging<'_> {
         }
         // Round two: the coverage auditor's probes, judged by the same rules as any risk.
         let mut probed = Vec::new();
-        if let Some(audit) = agents::step_result::<crate::auditor::AuditResult>(
+        if let Some(audit) = crate::rows::step_result::<crate::auditor::AuditResult>(
             self.rows,
             crate::auditor::AUDITOR,
             "",
@@ -100,7 +101,7 @@ impl Judging<'_> {
         // What the test environments lacked: named once each, in what the review could not see.
         let mut seen = std::collections::BTreeSet::new();
         for (row, repro) in
-            crate::rows::done_results::<agents::Reproduced>(self.rows, agents::REPRODUCE)
+            crate::rows::done_results::<crate::wire::Reproduced>(self.rows, agents::REPRODUCE)
         {
             for line in repro.runs.iter().flat_map(|r| r.environment.iter()) {
                 if line.starts_with("not prepared: ") && seen.insert(line.clone()) {
@@ -120,11 +121,10 @@ impl Judging<'_> {
     async fn test_risk(
         &mut self,
         key: &str,
-        risk: &crate::agents::Risk,
+        risk: &crate::wire::Risk,
     ) -> Result<RiskOutcome, StepError> {
         use crate::judge::risk::{Verdict, judge_risk};
-        let fp =
-            crate::agents::fingerprint("test", &risk.path, risk.symbol.as_deref(), &risk.claim);
+        let fp = crate::wire::fingerprint("test", &risk.path, risk.symbol.as_deref(), &risk.claim);
         let verdict = judge_risk(self.rows, key, risk);
         let said = verdict.outcome();
         match verdict {
@@ -255,7 +255,7 @@ impl Judging<'_> {
                             query: None,
                         }
                     });
-                    let risk = crate::agents::Risk {
+                    let risk = crate::wire::Risk {
                         title: f.title.clone(),
                         claim: f.title.clone(),
                         path: f.location.path.clone(),
@@ -306,7 +306,7 @@ impl Judging<'_> {
     fn dropped(
         &mut self,
         key: &str,
-        risk: &crate::agents::Risk,
+        risk: &crate::wire::Risk,
         why: &str,
         id: &str,
         reason: String,
@@ -356,7 +356,7 @@ impl Judging<'_> {
     async fn remember(
         &self,
         key: &str,
-        risk: &crate::agents::Risk,
+        risk: &crate::wire::Risk,
         (kind, fingerprint): (&str, &str),
         refutation: serde_json::Value,
         mut provenance: serde_json::Value,
@@ -391,11 +391,10 @@ impl Judging<'_> {
     async fn query(
         &mut self,
         key: &str,
-        risk: &crate::agents::Risk,
+        risk: &crate::wire::Risk,
     ) -> Result<RiskOutcome, StepError> {
         use crate::judge::query::{QueryVerdict, judge_query};
-        let fp =
-            crate::agents::fingerprint("query", &risk.path, risk.symbol.as_deref(), &risk.claim);
+        let fp = crate::wire::fingerprint("query", &risk.path, risk.symbol.as_deref(), &risk.claim);
         Ok(match judge_query(self.rows, key, risk) {
             QueryVerdict::Keep { findings, skeptic } => {
                 self.trace.push(
@@ -534,7 +533,7 @@ impl ReviewSteps {
 }
 
 /// The Skeptic's answer as a finding shows it.
-fn skeptic_ref(s: crate::agents::SkepticResult) -> SkepticRef {
+fn skeptic_ref(s: crate::wire::SkepticResult) -> SkepticRef {
     SkepticRef {
         verdict: s.verdict,
         reason: s.reason,

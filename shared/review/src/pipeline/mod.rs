@@ -51,7 +51,7 @@ pub struct ReviewSteps {
     /// Docker, in processes that serve the sandbox queue.
     sandbox: Option<Arc<proven_sandbox::Sandbox>>,
     /// The model agents, when configured.
-    agents: Option<Arc<crate::agents::Agents>>,
+    agents: Option<Arc<crate::model::Agents>>,
     /// How long the Planner waits for the dependency evidence ([`PLANNER_WAIT`]).
     planner_wait: std::time::Duration,
 }
@@ -75,7 +75,7 @@ impl ReviewSteps {
     }
 
     /// Lets this process run the model agents' steps.
-    pub fn with_agents(mut self, agents: Arc<crate::agents::Agents>) -> ReviewSteps {
+    pub fn with_agents(mut self, agents: Arc<crate::model::Agents>) -> ReviewSteps {
         self.agents = Some(agents);
         self
     }

@@ -96,7 +96,7 @@ pub(super) fn deps_fingerprint(f: &Finding) -> String {
             p.new_version
         )
     });
-    crate::agents::fingerprint(
+    crate::wire::fingerprint(
         "deps",
         &f.location.path,
         package.as_deref(),
