@@ -28,8 +28,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::model::Agents;
+use crate::model::{Agents, changed_list, quoted};
 use crate::outcome::{blocking, outcome, read_input, to_json};
+use crate::step_name::StepName;
 use crate::test_runs::{
     MAX_FILE_BYTES, RecordedRuns, language_of, no_sandbox, recorded, requests, run_ref, runs_key,
     rust_member, sandbox_error, selection_for,
@@ -39,13 +40,13 @@ use crate::wire::{
     fingerprint,
 };
 
-pub const PLANNER: &str = "planner";
-pub const PROVER: &str = "prover";
-pub const REPRODUCE: &str = "sandbox.reproduce";
-pub const SKEPTIC: &str = "skeptic";
-pub const REFUTE: &str = "sandbox.refute";
+pub const PLANNER: &str = StepName::Planner.as_str();
+pub const PROVER: &str = StepName::Prover.as_str();
+pub const REPRODUCE: &str = StepName::Reproduce.as_str();
+pub const SKEPTIC: &str = StepName::Skeptic.as_str();
+pub const REFUTE: &str = StepName::Refute.as_str();
 /// The second reviewer's own Planner (its verdicts are shown beside the first's).
-pub const SECOND_REVIEWER: &str = "second-reviewer";
+pub const SECOND_REVIEWER: &str = StepName::SecondReviewer.as_str();
 
 const MAX_RISKS: usize = 8;
 #[derive(Debug, Serialize, Deserialize)]
@@ -133,9 +134,6 @@ fn planner_system(evidence: bool) -> String {
 
 /// Dependency findings a Planner's prompt holds at most (the rest are counted).
 const MAX_EVIDENCE_NOTES: usize = 100;
-/// Changed files a Planner's prompt lists at most (the rest are counted).
-const MAX_LISTED_FILES: usize = 1000;
-
 /// The dependency evidence as it follows the change in a Planner's prompt: quoted data,
 /// bounded.
 fn evidence_block(evidence: &DependencyEvidence) -> String {
@@ -150,24 +148,6 @@ fn evidence_block(evidence: &DependencyEvidence) -> String {
             String::new()
         }
     )
-}
-
-/// A value as one JSON string holding its JSON: data in a prompt that can never close the
-/// tag around it.
-pub(crate) fn quoted<T: Serialize + ?Sized>(value: &T) -> String {
-    serde_json::to_string(&serde_json::to_string(value).unwrap_or_default()).unwrap_or_default()
-}
-
-/// The changed files as a Planner's prompt lists them: bounded.
-pub(crate) fn changed_list(changed: &[String]) -> String {
-    let shown = &changed[..changed.len().min(MAX_LISTED_FILES)];
-    let more = changed.len() - shown.len();
-    let list = serde_json::to_string(shown).unwrap_or_default();
-    if more > 0 {
-        format!("{list} (and {more} more)")
-    } else {
-        list
-    }
 }
 
 /// The change's diff, cut into the parts a Planner reads (one part for most changes).
@@ -318,7 +298,7 @@ pub async fn planner(
             .store
             .memory_lookup(view.tenant, view.repository, &fp)
             .await
-            .map_err(crate::pipeline::retryable)?
+            .map_err(crate::outcome::retryable)?
         {
             trace.push(
                 "memory",
@@ -335,7 +315,7 @@ pub async fn planner(
                    "evidence": risk.evidence}),
         );
         let step = if risk.evidence == "query" {
-            crate::investigator::INVESTIGATOR
+            StepName::Investigator.as_str()
         } else {
             PROVER
         };
@@ -503,7 +483,7 @@ pub async fn reproduce(
     ]);
     let done: RecordedRuns = recorded(cassette, ("reproduce", &cassette_key), async {
         let sandbox = sandbox.ok_or_else(no_sandbox)?;
-        let key = RunKey::new(crate::sandbox_job::job_key(lease))
+        let key = RunKey::new(crate::test_runs::job_key(lease))
             .map_err(|e| StepError::Permanent(e.to_string()))?;
         let done = sandbox
             .reproduce(&base.with_key(key), &change)

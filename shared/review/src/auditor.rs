@@ -29,14 +29,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::agents::{PROVER, quoted};
 use crate::model::Agents;
+use crate::model::quoted;
 use crate::outcome::{blocking, outcome, to_json};
 use crate::rows::step_result;
+use crate::step_name::StepName;
 use crate::test_runs::language_of;
-use crate::wire::{PlannerResult, ReviewView, Risk, fingerprint};
+use crate::wire::{AuditResult, PlannerResult, ReviewView, Risk, SurfaceRow, fingerprint};
 
-pub const AUDITOR: &str = "auditor";
+pub const AUDITOR: &str = StepName::Auditor.as_str();
 
 /// Surfaces read from one answer; more are refused by name.
 const MAX_SURFACES: usize = 6;
@@ -97,35 +98,11 @@ struct Probe {
     symbol: Option<String>,
 }
 
-/// The auditor step's result: its verdict, each surface's status after round one, and the
-/// round-two pipelines it started.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct AuditResult {
-    pub verdict: String,
-    pub surfaces: Vec<SurfaceRow>,
-    /// Probes sent to the Prover, by pipeline key.
-    pub probing: Vec<(String, Risk)>,
-    /// Probes sent to the Investigator, by pipeline key.
-    pub investigating: Vec<(String, Risk)>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SurfaceRow {
-    pub surface: String,
-    pub probe: Option<String>,
-    /// examined, probing, remembered, unresolved or refused (the judge turns `probing`
-    /// into finding, probed or unresolved).
-    pub status: String,
-    /// The round-two pipeline of a probed surface.
-    pub key: Option<String>,
-    pub detail: String,
-}
-
 /// What round one examined, by path: decided by Proven from the step results, never shown
 /// to the auditor.
 fn examined(rows: &[StepRow]) -> BTreeSet<String> {
     let mut paths = BTreeSet::new();
-    if let Some(planner) = step_result::<PlannerResult>(rows, crate::agents::PLANNER, "") {
+    if let Some(planner) = step_result::<PlannerResult>(rows, StepName::Planner.as_str(), "") {
         let risks = planner
             .proving
             .iter()
@@ -136,7 +113,7 @@ fn examined(rows: &[StepRow]) -> BTreeSet<String> {
     }
     paths.extend(
         rows.iter()
-            .filter(|r| r.id.step == crate::pipeline::DEPS_FILE && r.state == "done")
+            .filter(|r| r.id.step == StepName::DepsFile.as_str() && r.state == "done")
             .map(|r| r.id.key.clone()),
     );
     paths
@@ -328,7 +305,7 @@ pub async fn auditor(
                                 .store
                                 .memory_lookup(view.tenant, view.repository, &fp)
                                 .await
-                                .map_err(crate::pipeline::retryable)?
+                                .map_err(crate::outcome::retryable)?
                             {
                                 row.status = "remembered".into();
                                 row.detail = format!(
@@ -338,9 +315,9 @@ pub async fn auditor(
                             } else {
                                 let key = format!("a{probes}");
                                 let step = if risk.evidence == "query" {
-                                    crate::investigator::INVESTIGATOR
+                                    StepName::Investigator.as_str()
                                 } else {
-                                    PROVER
+                                    StepName::Prover.as_str()
                                 };
                                 next.push(NewStep {
                                     key: key.clone(),

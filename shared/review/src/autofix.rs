@@ -32,7 +32,7 @@ use crate::step_name::StepName;
 use crate::test_runs::{TEST_TIMEOUT, run_ref, runs_key};
 use crate::wire::{PlannerResult, ProveJob, ReviewView};
 
-pub const AUTOFIX: &str = "autofix";
+pub const AUTOFIX: &str = StepName::Autofix.as_str();
 
 pub const FIXED: &str = "fixed automatically, waiting for a person";
 pub const REJECTED: &str = "rejected";
@@ -53,10 +53,10 @@ struct Kept {
 /// The findings the Judge will keep (test evidence), each with its proved fix if any.
 fn kept(rows: &[StepRow]) -> Vec<Kept> {
     let mut risks = Vec::new();
-    if let Some(p) = step_result::<PlannerResult>(rows, crate::agents::PLANNER, "") {
+    if let Some(p) = step_result::<PlannerResult>(rows, StepName::Planner.as_str(), "") {
         risks.extend(p.proving);
     }
-    if let Some(a) = step_result::<crate::auditor::AuditResult>(rows, crate::auditor::AUDITOR, "") {
+    if let Some(a) = step_result::<crate::wire::AuditResult>(rows, StepName::Auditor.as_str(), "") {
         risks.extend(a.probing);
     }
     risks
@@ -64,7 +64,7 @@ fn kept(rows: &[StepRow]) -> Vec<Kept> {
         .filter_map(|(key, risk)| match judge_risk(rows, &key, &risk) {
             Verdict::Keep { job, .. } => Some(Kept {
                 title: risk.title.clone(),
-                fix: crate::fixer::proved_fix(rows, &key).map(|f| f.edits),
+                fix: crate::judge::fix::proved_fix(rows, &key).map(|f| f.edits),
                 job,
             }),
             _ => None,
@@ -83,7 +83,7 @@ pub async fn autofix(
         .store
         .steps_of(&lease.id.review_id)
         .await
-        .map_err(crate::pipeline::retryable)?;
+        .map_err(crate::outcome::retryable)?;
     let pending = unfinished(&rows, AUTOFIX);
     if !pending.is_empty() {
         return Err(StepError::Waiting {
@@ -148,7 +148,7 @@ pub async fn autofix(
         ));
     }
     let language = requests.first().map(|r| r.2).unwrap_or(Language::Python);
-    let mut suite = crate::fixer::suite_request(&view, view.head, language, &mut trace)
+    let mut suite = crate::test_runs::suite_request(&view, view.head, language, &mut trace)
         .await?
         .with_patch(patch)
         .with_timeout(TEST_TIMEOUT);
@@ -226,7 +226,6 @@ pub fn verdict(rows: &[StepRow]) -> Option<Autofix> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agents::PROVER;
 
     fn row(step: &str, key: &str, state: &str) -> StepRow {
         StepRow {
@@ -250,7 +249,7 @@ mod tests {
     fn autofix_waits_for_every_other_step_but_the_judge() {
         let rows = vec![
             row(AUTOFIX, "", "running"),
-            row(PROVER, "r0", "done"),
+            row(StepName::Prover.as_str(), "r0", "done"),
             row("fixer", "r0-fix1", "queued"),
             row("skeptic", "r0", "failed"),
             row(proven_store::JUDGE_STEP, "", "queued"),

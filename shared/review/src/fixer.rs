@@ -22,20 +22,21 @@ use std::sync::Arc;
 use proven_models::Cassette;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::{PatchEdit, RunRef};
-use proven_sandbox::{Edit, Language, RunRequest, Sandbox};
+use proven_sandbox::{Edit, Language, Sandbox};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
 use crate::model::Agents;
 use crate::outcome::{blocking, outcome, read_input, to_json};
+use crate::step_name::StepName;
 use crate::test_runs::{
-    MAX_FILE_BYTES, TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key,
+    MAX_FILE_BYTES, TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key, suite_request,
 };
-use crate::wire::{ProveJob, ReviewView};
+use crate::wire::{FixResult, ProveJob, ReviewView};
 
-pub const FIXER: &str = "fixer";
-pub const SANDBOX_FIX: &str = "sandbox.fix";
+pub const FIXER: &str = StepName::Fixer.as_str();
+pub const SANDBOX_FIX: &str = StepName::SandboxFix.as_str();
 
 /// Edits one answer may hold.
 const MAX_EDITS: usize = 20;
@@ -160,21 +161,6 @@ pub struct Candidate {
     pub input: FixInput,
     pub edits: Vec<PatchEdit>,
     pub explanation: String,
-}
-
-/// What a try came to (the result of both steps).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct FixResult {
-    pub proved: bool,
-    pub attempt: u32,
-    pub reason: String,
-    #[serde(default)]
-    pub edits: Vec<PatchEdit>,
-    #[serde(default)]
-    pub explanation: String,
-    /// The runs on the change with the patch.
-    #[serde(default)]
-    pub runs: Vec<RunRef>,
 }
 
 fn next_try(input: &FixInput, failed: &str) -> Result<Vec<NewStep>, StepError> {
@@ -382,44 +368,6 @@ pub async fn fixer(
     Ok(outcome(trace, to_json(&result)?, next, true))
 }
 
-/// The run of the package's whole test suite on a tree: the command its project documents
-/// (tox, nox, make, npm), translated to the runner it wraps; the sandbox's convention when
-/// it documents none. The trace says which.
-pub(crate) async fn suite_request(
-    view: &ReviewView<'_>,
-    revision: &str,
-    language: Language,
-    trace: &mut crate::Trace,
-) -> Result<RunRequest, StepError> {
-    let (dir, rev) = (view.repository_dir.to_string(), revision.to_string());
-    let suite = blocking(move || {
-        let repo = proven_change::Repo::open(Path::new(&dir)).ok();
-        let read = |path: &str| -> Option<String> {
-            match repo
-                .as_ref()?
-                .read_blob(&rev, path.as_bytes(), MAX_FILE_BYTES)
-                .ok()?
-            {
-                proven_change::BlobRead::Content(b) => String::from_utf8(b).ok(),
-                _ => None,
-            }
-        };
-        proven_sandbox::suite::documented_suite(language, &read)
-    })
-    .await?;
-    trace.push(
-        "suite",
-        json!({"command": suite.run.command, "from": suite.source}),
-    );
-    let run = suite.run;
-    let mut request = RunRequest::new(view.repository_dir, revision, language, run.command)
-        .for_tenant(view.tenant);
-    for (k, v) in run.env {
-        request = request.with_env(k, v);
-    }
-    Ok(request)
-}
-
 /// Proves a candidate: with the patch on the change, the proving test passes, then the
 /// package's whole suite passes. A patch the tree refuses (old text gone, a path outside
 /// the tree) is not proved, by name.
@@ -540,34 +488,6 @@ pub async fn prove_fix(
         next_try(input, &reason)?
     };
     Ok(outcome(trace, to_json(&result)?, next, true))
-}
-
-/// The proved fix of the risk `risk_key`, if one of its tries proved one.
-pub fn proved_fix(rows: &[proven_store::StepRow], risk_key: &str) -> Option<FixResult> {
-    let prefix = format!("{risk_key}-fix");
-    rows.iter()
-        .filter(|r| r.id.step == SANDBOX_FIX && r.state == "done" && r.id.key.starts_with(&prefix))
-        .filter_map(|r| r.result.as_deref())
-        .filter_map(|t| serde_json::from_str::<FixResult>(t).ok())
-        .find(|f| f.proved)
-}
-
-/// What the tries of a risk's fix came to, for the trace when none was proved.
-pub fn tries(rows: &[proven_store::StepRow], risk_key: &str) -> Vec<FixResult> {
-    let prefix = format!("{risk_key}-fix");
-    let mut out: Vec<FixResult> = rows
-        .iter()
-        .filter(|r| {
-            (r.id.step == SANDBOX_FIX || r.id.step == FIXER)
-                && r.state == "done"
-                && r.id.key.starts_with(&prefix)
-        })
-        .filter_map(|r| r.result.as_deref())
-        .filter_map(|t| serde_json::from_str::<FixResult>(t).ok())
-        .filter(|f| f.reason != "sent to the sandbox")
-        .collect();
-    out.sort_by_key(|f| f.attempt);
-    out
 }
 
 #[cfg(test)]

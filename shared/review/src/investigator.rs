@@ -31,16 +31,17 @@ use serde_json::{Value, json};
 
 use crate::Trace;
 use crate::model::Agents;
+use crate::outcome::retryable;
 use crate::outcome::{blocking, outcome, read_input, to_json};
-use crate::pipeline::retryable;
 use crate::rows::step_result;
+use crate::step_name::StepName;
 use crate::steps::deps;
 use crate::wire::{ReviewView, Risk, SkepticResult};
 
-pub const INVESTIGATOR: &str = "investigator";
-pub const SKEPTIC_QUERY: &str = "skeptic.query";
+pub const INVESTIGATOR: &str = StepName::Investigator.as_str();
+pub const SKEPTIC_QUERY: &str = StepName::SkepticQuery.as_str();
 /// The Skeptic of a dependency file's findings (advisory evidence faces it too).
-pub const SKEPTIC_DEPS: &str = "skeptic.deps";
+pub const SKEPTIC_DEPS: &str = StepName::SkepticDeps.as_str();
 /// Findings of one dependency file the Skeptic is asked about (one question each); the
 /// rest are kept unexamined by it, and the trace says so.
 pub const MAX_DEPS_SKEPTIC: usize = 25;
@@ -745,7 +746,7 @@ pub async fn skeptic_deps(
         ];
         let named = artifact
             .as_deref()
-            .is_some_and(|a| crate::skeptic::names_a_shown_artifact(a, &shown));
+            .is_some_and(|a| crate::wire::names_a_shown_artifact(a, &shown));
         let mut refutation = None;
         let verdict = match (answer.verdict.as_str(), answer.query) {
             ("refuted", Some(value)) => match read_query(value) {

@@ -200,3 +200,24 @@ impl Agents {
         }
     }
 }
+
+/// Changed files a Planner's prompt lists at most (the rest are counted).
+const MAX_LISTED_FILES: usize = 1000;
+
+/// A value as one JSON string holding its JSON: data in a prompt that can never close the
+/// tag around it.
+pub(crate) fn quoted<T: Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(&serde_json::to_string(value).unwrap_or_default()).unwrap_or_default()
+}
+
+/// The changed files as a Planner's prompt lists them: bounded.
+pub(crate) fn changed_list(changed: &[String]) -> String {
+    let shown = &changed[..changed.len().min(MAX_LISTED_FILES)];
+    let more = changed.len() - shown.len();
+    let list = serde_json::to_string(shown).unwrap_or_default();
+    if more > 0 {
+        format!("{list} (and {more} more)")
+    } else {
+        list
+    }
+}

@@ -15,7 +15,9 @@ use proven_sandbox::{
 use proven_store::Store;
 use serde::{Deserialize, Serialize};
 
-pub const SANDBOX_RUN: &str = "sandbox.run";
+pub use crate::test_runs::job_key;
+
+pub const SANDBOX_RUN: &str = crate::step_name::StepName::SandboxRun.as_str();
 pub const SANDBOX_QUEUE: &str = "sandbox";
 
 /// The input of a `sandbox.run` step (its wire type between steps).
@@ -137,23 +139,6 @@ impl RunLedger for StoreLedger {
             Recorded::Already(stored)
         })
     }
-}
-
-/// The job key of a step: stable across redeliveries, and a valid container name.
-pub fn job_key(lease: &Lease) -> String {
-    let raw = format!("{}-{}-{}", lease.id.review_id, lease.id.step, lease.id.key);
-    let mut key: String = raw
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    key.truncate(100);
-    key
 }
 
 pub async fn run(

@@ -35,12 +35,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::agents::REFUTE;
 use crate::model::Agents;
 use crate::outcome::{blocking, outcome, read_input, to_json};
 use crate::rows::step_result;
+use crate::step_name::StepName;
 use crate::test_runs::{MAX_FILE_BYTES, TEST_TIMEOUT, language_of, run_ref, runs_key};
-use crate::wire::{ProveJob, Refutation, RefutationKind, Reproduced, ReviewView, SkepticResult};
+use crate::wire::{
+    ProveJob, Refutation, RefutationKind, Reproduced, ReviewView, SkepticResult,
+    names_a_shown_artifact,
+};
 
 /// Reruns per side when the Skeptic says `flaky`, each with its own seed.
 pub const FLAKY_RERUNS: u64 = 3;
@@ -94,18 +97,6 @@ fn shown_artifacts(job: &ProveJob, evidence: &Reproduced, changed: &[String]) ->
     shown
 }
 
-/// Whether `artifact` names one of `shown` exactly (as a whole word: `a.py` is not named by
-/// `data.py`). "Seems right", "the base run" or "I checked" name nothing.
-pub(crate) fn names_a_shown_artifact(artifact: &str, shown: &[String]) -> bool {
-    let boundary = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || "_-./".contains(c)));
-    shown.iter().any(|name| {
-        artifact.match_indices(name.as_str()).any(|(at, _)| {
-            boundary(artifact[..at].chars().next_back())
-                && boundary(artifact[at + name.len()..].chars().next())
-        })
-    })
-}
-
 /// The Skeptic step: asks, then maps the answer to a verdict by Proven's rules; a
 /// refutation from the closed list becomes a `sandbox.refute` step.
 pub async fn skeptic(
@@ -119,8 +110,8 @@ pub async fn skeptic(
         .store
         .steps_of(&lease.id.review_id)
         .await
-        .map_err(crate::pipeline::retryable)?;
-    let evidence: Reproduced = step_result(&rows, crate::agents::REPRODUCE, &lease.id.key)
+        .map_err(crate::outcome::retryable)?;
+    let evidence: Reproduced = step_result(&rows, StepName::Reproduce.as_str(), &lease.id.key)
         .ok_or_else(|| StepError::Permanent("skeptic: the reproduction has no result".into()))?;
     // The claim and its evidence only: never the Planner's or the Prover's reasoning.
     let system = "You are the Skeptic of Proven. Your default verdict is \"refuted\": the claim is wrong until an \
@@ -169,7 +160,7 @@ pub async fn skeptic(
                     file,
                 })?),
                 pipeline: true,
-                ..NewStep::new(REFUTE, "sandbox")
+                ..NewStep::new(StepName::Refute.as_str(), "sandbox")
             });
             "refuted"
         }

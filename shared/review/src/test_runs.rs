@@ -13,8 +13,10 @@ use proven_report::{RunRef, TestRef};
 use proven_sandbox::{Language, RunKey, RunRecord, RunRequest, Sandbox, SandboxError, Selection};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 
+use crate::outcome::blocking;
 use crate::wire::{ProveJob, ReviewView};
 
 pub(crate) const MAX_FILE_BYTES: u64 = 32 * 1024;
@@ -274,8 +276,7 @@ pub(crate) async fn run_in_turn(
 ) -> Result<RunsDone, StepError> {
     recorded(cassette, (kind, cassette_key), async {
         let sandbox = sandbox.ok_or_else(no_sandbox)?;
-        let key = RunKey::new(crate::sandbox_job::job_key(lease))
-            .map_err(|e| StepError::Permanent(e.to_string()))?;
+        let key = RunKey::new(job_key(lease)).map_err(|e| StepError::Permanent(e.to_string()))?;
         let mut done = RunsDone::default();
         for (name, request) in requests {
             let run_key = key
@@ -305,6 +306,61 @@ pub(crate) async fn run_in_turn(
 /// passed (a runner told to collect nothing also exits 0).
 pub(crate) fn passed(record: &RunRecord) -> bool {
     proven_sandbox::proof::evidence_outcome(record) == proven_sandbox::Outcome::Passed
+}
+
+/// The job key of a step: stable across redeliveries, and a valid container name.
+pub fn job_key(lease: &Lease) -> String {
+    let raw = format!("{}-{}-{}", lease.id.review_id, lease.id.step, lease.id.key);
+    let mut key: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    key.truncate(100);
+    key
+}
+
+/// The run of the package's whole test suite on a tree: the command its project documents
+/// (tox, nox, make, npm), translated to the runner it wraps; the sandbox's convention when
+/// it documents none. The trace says which.
+pub(crate) async fn suite_request(
+    view: &ReviewView<'_>,
+    revision: &str,
+    language: Language,
+    trace: &mut crate::Trace,
+) -> Result<RunRequest, StepError> {
+    let (dir, rev) = (view.repository_dir.to_string(), revision.to_string());
+    let suite = blocking(move || {
+        let repo = proven_change::Repo::open(Path::new(&dir)).ok();
+        let read = |path: &str| -> Option<String> {
+            match repo
+                .as_ref()?
+                .read_blob(&rev, path.as_bytes(), MAX_FILE_BYTES)
+                .ok()?
+            {
+                proven_change::BlobRead::Content(b) => String::from_utf8(b).ok(),
+                _ => None,
+            }
+        };
+        proven_sandbox::suite::documented_suite(language, &read)
+    })
+    .await?;
+    trace.push(
+        "suite",
+        json!({"command": suite.run.command, "from": suite.source}),
+    );
+    let run = suite.run;
+    let mut request = RunRequest::new(view.repository_dir, revision, language, run.command)
+        .for_tenant(view.tenant);
+    for (k, v) in run.env {
+        request = request.with_env(k, v);
+    }
+    Ok(request)
 }
 
 #[cfg(test)]

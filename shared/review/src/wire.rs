@@ -1,7 +1,7 @@
 //! The types the review's agent steps pass each other and store (their JSON is what a
 //! stored review holds: field names are its format), and the H-MEM fingerprint.
 
-use proven_report::{RunRef, TestRef};
+use proven_report::{PatchEdit, RunRef, TestRef};
 use proven_sandbox::Selection;
 use proven_store::Store;
 use serde::{Deserialize, Serialize};
@@ -223,6 +223,57 @@ pub struct Refutation {
     /// The refutation checked (absent in records of older versions, which are no evidence).
     #[serde(default)]
     pub kind: Option<RefutationKind>,
+}
+
+/// Whether `artifact` names one of `shown` exactly (as a whole word: `a.py` is not named by
+/// `data.py`). "Seems right", "the base run" or "I checked" name nothing.
+pub(crate) fn names_a_shown_artifact(artifact: &str, shown: &[String]) -> bool {
+    let boundary = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || "_-./".contains(c)));
+    shown.iter().any(|name| {
+        artifact.match_indices(name.as_str()).any(|(at, _)| {
+            boundary(artifact[..at].chars().next_back())
+                && boundary(artifact[at + name.len()..].chars().next())
+        })
+    })
+}
+
+/// The auditor step's result: its verdict, each surface's status after round one, and the
+/// round-two pipelines it started.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct AuditResult {
+    pub verdict: String,
+    pub surfaces: Vec<SurfaceRow>,
+    /// Probes sent to the Prover, by pipeline key.
+    pub probing: Vec<(String, Risk)>,
+    /// Probes sent to the Investigator, by pipeline key.
+    pub investigating: Vec<(String, Risk)>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SurfaceRow {
+    pub surface: String,
+    pub probe: Option<String>,
+    /// examined, probing, remembered, unresolved or refused (the judge turns `probing`
+    /// into finding, probed or unresolved).
+    pub status: String,
+    /// The round-two pipeline of a probed surface.
+    pub key: Option<String>,
+    pub detail: String,
+}
+
+/// What a try came to (the result of both steps).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct FixResult {
+    pub proved: bool,
+    pub attempt: u32,
+    pub reason: String,
+    #[serde(default)]
+    pub edits: Vec<PatchEdit>,
+    #[serde(default)]
+    pub explanation: String,
+    /// The runs on the change with the patch.
+    #[serde(default)]
+    pub runs: Vec<RunRef>,
 }
 
 #[cfg(test)]

@@ -4,9 +4,10 @@
 use proven_report::{CoverageSurface, NotSeen};
 use proven_store::StepRow;
 
-use crate::auditor::{AUDITOR, AuditResult};
+use crate::auditor::AUDITOR;
 use crate::judge::RiskOutcome;
 use crate::rows::{StepState, find, step_result};
+use crate::wire::AuditResult;
 
 /// The judge's view of the auditor: the coverage section, with each probed surface's
 /// outcome from its round-two pipeline (`outcomes` by key), and what stays unresolved

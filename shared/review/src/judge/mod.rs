@@ -6,12 +6,14 @@
 //! - [`risk::judge_risk`]: a test-evidence pipeline kept, dropped, unproven or inconclusive.
 //! - [`query::judge_query`]: a query-evidence pipeline, likewise.
 //! - [`reviewers::side_by_side`]: both reviewers' verdicts, never merged.
+//! - [`fix::proved_fix`]: a fix only when the sandbox proved it; [`fix::tries`] otherwise.
 //! - [`coverage::coverage`]: the coverage auditor's surfaces, with round two's outcomes.
 //! - [`branches`]: what the rows of steps that failed or never ended say (open branches),
 //!   and a package reported twice.
 
 pub mod branches;
 pub mod coverage;
+pub mod fix;
 pub mod query;
 pub mod reviewers;
 pub mod risk;

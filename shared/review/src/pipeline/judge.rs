@@ -82,7 +82,7 @@ impl Judging<'_> {
         }
         // Round two: the coverage auditor's probes, judged by the same rules as any risk.
         let mut probed = Vec::new();
-        if let Some(audit) = crate::rows::step_result::<crate::auditor::AuditResult>(
+        if let Some(audit) = crate::rows::step_result::<crate::wire::AuditResult>(
             self.rows,
             crate::auditor::AUDITOR,
             "",
@@ -146,16 +146,17 @@ impl Judging<'_> {
                     "verdict",
                     serde_json::json!({"key": key, "verdict": "kept", "title": risk.title}),
                 );
-                let patch =
-                    crate::fixer::proved_fix(self.rows, key).map(|f| proven_report::PatchRef {
+                let patch = crate::judge::fix::proved_fix(self.rows, key).map(|f| {
+                    proven_report::PatchRef {
                         edits: f.edits,
                         explanation: f.explanation,
                         attempt: f.attempt,
                         runs: f.runs,
-                    });
+                    }
+                });
                 let mut fix_not_proved = None;
                 if patch.is_none() {
-                    let tries = crate::fixer::tries(self.rows, key);
+                    let tries = crate::judge::fix::tries(self.rows, key);
                     for t in &tries {
                         self.trace.push(
                             "fix_not_shown",
