@@ -10,13 +10,15 @@
 //! One file a part: the results the control steps pass each other (`wire`), intake and the
 //! repository it reaches (`intake`), the plan (`plan`), the dependency evidence
 //! (`evidence`), the model agents' steps (`agent_steps`) and the judge step (`judge`: the
-//! rules are pure functions in [`crate::judge`]; this part writes H-MEM and the report).
+//! rules are pure functions in [`crate::judge`]; this part writes H-MEM and the report);
+//! [`registry`] maps every step name to what runs it.
 
 mod agent_steps;
 mod evidence;
 mod intake;
 mod judge;
 mod plan;
+pub mod registry;
 mod wire;
 
 use std::path::Path;
@@ -54,6 +56,8 @@ pub struct ReviewSteps {
     agents: Option<Arc<crate::model::Agents>>,
     /// How long the Planner waits for the dependency evidence ([`PLANNER_WAIT`]).
     planner_wait: std::time::Duration,
+    /// Every step this process runs, by name ([`registry`]).
+    registry: std::collections::HashMap<&'static str, Arc<dyn registry::Step>>,
 }
 
 impl ReviewSteps {
@@ -65,6 +69,7 @@ impl ReviewSteps {
             sandbox: None,
             agents: None,
             planner_wait: PLANNER_WAIT,
+            registry: registry::builtin(),
         }
     }
 
@@ -134,32 +139,7 @@ pub fn memory_identity(spec: &str) -> String {
 
 impl Steps for ReviewSteps {
     fn run<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<Outcome, StepError>> {
-        Box::pin(async move {
-            match lease.id.step.as_str() {
-                INTAKE => self.intake(lease).await,
-                PLAN => self.plan(lease).await,
-                DEPS_COLLECT => self.deps_collect(lease).await,
-                DEPS_FILE => self.deps_file(lease).await,
-                JUDGE => self.judge(lease).await,
-                crate::agents::PLANNER
-                | crate::agents::PROVER
-                | crate::agents::SKEPTIC
-                | crate::agents::REPRODUCE
-                | crate::agents::REFUTE
-                | crate::agents::SECOND_REVIEWER
-                | crate::investigator::INVESTIGATOR
-                | crate::investigator::SKEPTIC_QUERY
-                | crate::investigator::SKEPTIC_DEPS
-                | crate::auditor::AUDITOR
-                | crate::fixer::FIXER
-                | crate::fixer::SANDBOX_FIX
-                | crate::autofix::AUTOFIX => self.agent_step(lease).await,
-                crate::sandbox_job::SANDBOX_RUN => {
-                    crate::sandbox_job::run(self.sandbox.as_ref(), &self.store, lease).await
-                }
-                other => Err(StepError::Permanent(format!("unknown step {other:?}"))),
-            }
-        })
+        Box::pin(self.dispatch(lease))
     }
 
     fn judge_dead_lettered<'a>(
