@@ -352,7 +352,9 @@ fn no_file_or_function_grows_past_its_limit() {
                 .find(|(f, n, _)| *f == file && *n == name)
                 .map_or(MAX_FN_LINES, |(_, _, n)| *n);
             if length > ceiling {
-                over.push(format!("{file}: fn {name} is {length} lines (at most {ceiling})"));
+                over.push(format!(
+                    "{file}: fn {name} is {length} lines (at most {ceiling})"
+                ));
             }
         }
     }
