@@ -2,7 +2,7 @@
 //! for each, the sandbox reproduces it (passes on the base, fails on the change), the
 //! Skeptic — another model family, shown the claim and its evidence only — tries to refute
 //! it, and a refutation counts only when its own test shows it. The Judge (plain code, in
-//! `pipeline.rs`) settles what stays.
+//! `judge/`, applied by the pipeline's judge step) settles what stays.
 //!
 //! ```text
 //! planner ─┬─ prover r0 ─ sandbox.reproduce r0 ─ skeptic r0 ─(test)─ sandbox.refute r0

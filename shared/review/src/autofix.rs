@@ -7,7 +7,7 @@
 //!
 //! Invariants:
 //! - Only fixes the sandbox proved, of findings the Judge keeps (the Judge's own rules,
-//!   [`crate::agents::judge_risk`], decide which), go into the patch.
+//!   [`crate::judge::risk::judge_risk`], decide which), go into the patch.
 //! - The whole patch is applied to a scratch copy of the change; each fixed finding's own
 //!   test must pass on it, then the package's whole suite. Any failure rejects the patch,
 //!   naming each finding left open. Nothing is ever committed to the author's branch.

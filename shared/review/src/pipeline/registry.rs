@@ -1,5 +1,5 @@
 //! The registry: every step the review runs, by name, and what runs it. The only place a
-//! step is wired in: adding a step is its own module and one line of [`builtin`] (or, for
+//! step is wired in: adding a step is its own module and one line of `builtin` (or, for
 //! a process that brings its own, one [`ReviewSteps::with_step`]). A step names the step
 //! after it by its typed name; it never imports it.
 
