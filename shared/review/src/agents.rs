@@ -29,6 +29,7 @@ use serde_json::json;
 
 use crate::Trace;
 use crate::model::{Agents, changed_list, quoted};
+use crate::outcome::Next;
 use crate::outcome::{blocking, outcome, read_input, to_json};
 use crate::step_name::StepName;
 use crate::test_runs::{
@@ -459,8 +460,7 @@ pub async fn prover(
     let next = vec![NewStep {
         key: lease.id.key.clone(),
         input: Some(to_json(&job)?),
-        pipeline: true,
-        ..NewStep::new(REPRODUCE, "sandbox")
+        ..Next::then(StepName::Reproduce, "sandbox")
     }];
     Ok(outcome(trace, to_json(&job)?, next, true))
 }
@@ -525,8 +525,7 @@ pub async fn reproduce(
         vec![NewStep {
             key: lease.id.key.clone(),
             input: lease.input.clone(),
-            pipeline: true,
-            ..NewStep::new(SKEPTIC, "model")
+            ..Next::then(StepName::Skeptic, "model")
         }]
     } else {
         Vec::new()

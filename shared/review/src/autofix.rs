@@ -20,7 +20,7 @@ use std::time::Duration;
 use proven_models::Cassette;
 use proven_pipeline::{Lease, Outcome, StepError};
 use proven_report::{Autofix, PatchEdit, RunRef};
-use proven_sandbox::{Edit, Language, Sandbox};
+use proven_sandbox::{Language, Sandbox};
 use proven_store::StepRow;
 use serde_json::json;
 
@@ -121,15 +121,7 @@ pub async fn autofix(
         trace.push("autofix", json!({"verdict": REJECTED, "open": result.open}));
         return Ok(outcome(trace, to_json(&result)?, Vec::new(), true));
     }
-    let patch: Vec<Edit> = result
-        .edits
-        .iter()
-        .map(|e| Edit {
-            path: e.path.clone(),
-            old_text: e.old_text.clone(),
-            new_text: e.new_text.clone(),
-        })
-        .collect();
+    let patch = crate::test_runs::patch(&result.edits);
     // Each fixed finding's own test, then the package's suite with every proving test in it.
     let fixed: Vec<&Kept> = kept.iter().filter(|k| k.fix.is_some()).collect();
     let mut requests = Vec::new();
@@ -228,21 +220,7 @@ mod tests {
     use super::*;
 
     fn row(step: &str, key: &str, state: &str) -> StepRow {
-        StepRow {
-            id: proven_store::StepId {
-                review_id: "r".into(),
-                step: step.into(),
-                key: key.into(),
-            },
-            queue: "model".into(),
-            state: state.into(),
-            attempts: 1,
-            lease_gen: 1,
-            pipeline: true,
-            result: None,
-            error: None,
-            created_us: 0,
-        }
+        crate::rows::test_row(step, key, state, None)
     }
 
     #[test]

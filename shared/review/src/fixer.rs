@@ -22,12 +22,13 @@ use std::sync::Arc;
 use proven_models::Cassette;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::{PatchEdit, RunRef};
-use proven_sandbox::{Edit, Language, Sandbox};
+use proven_sandbox::{Language, Sandbox};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
 use crate::model::Agents;
+use crate::outcome::Next;
 use crate::outcome::{blocking, outcome, read_input, to_json};
 use crate::step_name::StepName;
 use crate::test_runs::{
@@ -90,8 +91,7 @@ pub fn first_try(risk_key: &str, job: &ProveJob, attempts: u32) -> Option<NewSte
     Some(NewStep {
         key: FixInput::key(risk_key, 1),
         input: serde_json::to_string(&input).ok(),
-        pipeline: true,
-        ..NewStep::new(FIXER, "model")
+        ..Next::then(StepName::Fixer, "model")
     })
 }
 
@@ -170,8 +170,7 @@ fn next_try(input: &FixInput, failed: &str) -> Result<Vec<NewStep>, StepError> {
     Ok(vec![NewStep {
         key: FixInput::key(&input.risk_key, next.attempt),
         input: Some(to_json(&next)?),
-        pipeline: true,
-        ..NewStep::new(FIXER, "model")
+        ..Next::then(StepName::Fixer, "model")
     }])
 }
 
@@ -362,8 +361,7 @@ pub async fn fixer(
     let next = vec![NewStep {
         key: lease.id.key.clone(),
         input: Some(to_json(&candidate)?),
-        pipeline: true,
-        ..NewStep::new(SANDBOX_FIX, "sandbox")
+        ..Next::then(StepName::SandboxFix, "sandbox")
     }];
     Ok(outcome(trace, to_json(&result)?, next, true))
 }
@@ -385,15 +383,7 @@ pub async fn prove_fix(
         .language
         .parse()
         .map_err(|e| StepError::Permanent(format!("{e}")))?;
-    let edits: Vec<Edit> = candidate
-        .edits
-        .iter()
-        .map(|e| Edit {
-            path: e.path.clone(),
-            old_text: e.old_text.clone(),
-            new_text: e.new_text.clone(),
-        })
-        .collect();
+    let edits = crate::test_runs::patch(&candidate.edits);
     let (_, change) = requests(&view, job, &job.test)?;
     let proving = change.clone().with_patch(edits.clone());
     let suite = suite_request(&view, view.head, language, &mut trace)

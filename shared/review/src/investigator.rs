@@ -31,6 +31,7 @@ use serde_json::{Value, json};
 
 use crate::Trace;
 use crate::model::Agents;
+use crate::outcome::Next;
 use crate::outcome::retryable;
 use crate::outcome::{blocking, outcome, read_input, to_json};
 use crate::rows::step_result;
@@ -524,8 +525,7 @@ pub async fn investigator(
         vec![NewStep {
             key: lease.id.key.clone(),
             input: lease.input.clone(),
-            pipeline: true,
-            ..NewStep::new(SKEPTIC_QUERY, "model")
+            ..Next::then(StepName::SkepticQuery, "model")
         }]
     };
     Ok(outcome(trace, to_json(&result)?, next, true))

@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::Trace;
+use crate::step_name::StepName;
 
 /// A step's outcome: its result, the steps it creates, whether it closes its pipeline's
 /// slot in the review's fan-in, and its trace.
@@ -20,6 +21,20 @@ pub fn outcome(trace: Trace, result: String, next: Vec<NewStep>, closes: bool) -
         trace: trace.into_lines(),
         run_id,
         ..Default::default()
+    }
+}
+
+/// The steps a step hands over to.
+pub struct Next;
+
+impl Next {
+    /// A step of a finding pipeline: its branch counts in the review's fan-in until a step
+    /// of it closes its slot (the flag is set here, never by the caller).
+    pub fn then(step: StepName, queue: &str) -> NewStep {
+        NewStep {
+            pipeline: true,
+            ..NewStep::new(step.as_str(), queue)
+        }
     }
 }
 

@@ -36,6 +36,7 @@ use serde_json::json;
 
 use crate::Trace;
 use crate::model::Agents;
+use crate::outcome::Next;
 use crate::outcome::{blocking, outcome, read_input, to_json};
 use crate::rows::step_result;
 use crate::step_name::StepName;
@@ -159,8 +160,7 @@ pub async fn skeptic(
                     kind,
                     file,
                 })?),
-                pipeline: true,
-                ..NewStep::new(StepName::Refute.as_str(), "sandbox")
+                ..Next::then(StepName::Refute, "sandbox")
             });
             "refuted"
         }

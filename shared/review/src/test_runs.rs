@@ -9,8 +9,10 @@ use std::time::Duration;
 
 use proven_models::{Cassette, CassetteMode};
 use proven_pipeline::{Lease, StepError};
-use proven_report::{RunRef, TestRef};
-use proven_sandbox::{Language, RunKey, RunRecord, RunRequest, Sandbox, SandboxError, Selection};
+use proven_report::{PatchEdit, RunRef, TestRef};
+use proven_sandbox::{
+    Edit, Language, RunKey, RunRecord, RunRequest, Sandbox, SandboxError, Selection,
+};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -198,6 +200,18 @@ pub(crate) fn requests(
     }
     let change = base.clone().at_revision(view.head);
     Ok((base, change))
+}
+
+/// A proved patch's edits as the sandbox applies them.
+pub(crate) fn patch(edits: &[PatchEdit]) -> Vec<Edit> {
+    edits
+        .iter()
+        .map(|e| Edit {
+            path: e.path.clone(),
+            old_text: e.old_text.clone(),
+            new_text: e.new_text.clone(),
+        })
+        .collect()
 }
 
 /// A sandbox error as a step error: retried shortly when the sandbox says it may pass.

@@ -6,7 +6,9 @@ use proven_store::StepRow;
 
 use super::wire::{FileResult, PlanResult};
 use super::{DEPS_COLLECT, DEPS_FILE, PLAN, ReviewSteps};
+use crate::outcome::Next;
 use crate::rows::result_of;
+use crate::step_name::StepName;
 
 impl ReviewSteps {
     /// Runs an agent step. When it ends in an error its outcome is dropped, so the lines it
@@ -68,8 +70,7 @@ impl ReviewSteps {
                 // Deep band: the coverage auditor follows, shown the manifests, never the risks.
                 if deep {
                     out.next.push(NewStep {
-                        pipeline: true,
-                        ..NewStep::new(crate::auditor::AUDITOR, "model")
+                        ..Next::then(StepName::Auditor, "model")
                     });
                 }
                 Ok(out)
@@ -223,8 +224,7 @@ mod tests {
                     trace_id: None,
                 },
                 &NewStep {
-                    pipeline: true,
-                    ..NewStep::new(DEPS_COLLECT, "evidence")
+                    ..Next::then(StepName::DepsCollect, "evidence")
                 },
             )
             .await
@@ -234,12 +234,10 @@ mod tests {
         let next = vec![
             NewStep {
                 key: "Cargo.lock".into(),
-                pipeline: true,
-                ..NewStep::new(DEPS_FILE, "evidence")
+                ..Next::then(StepName::DepsFile, "evidence")
             },
             NewStep {
-                pipeline: true,
-                ..NewStep::new(crate::agents::PLANNER, "model")
+                ..Next::then(StepName::Planner, "model")
             },
         ];
         store

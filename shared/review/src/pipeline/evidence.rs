@@ -9,10 +9,12 @@ use proven_report::FailedService;
 use super::wire::{
     CollectResult, DepsSettings, FileResult, IntakeResult, PlanResult, deps_fingerprint,
 };
-use super::{DEPS_FILE, INTAKE, PLAN, ReviewSteps, retryable};
+use super::{INTAKE, PLAN, ReviewSteps, retryable};
 use crate::Trace;
+use crate::outcome::Next;
 use crate::outcome::{blocking, outcome, to_json};
 use crate::rows::result_of;
+use crate::step_name::StepName;
 use crate::steps::deps;
 
 impl ReviewSteps {
@@ -58,8 +60,7 @@ impl ReviewSteps {
             .iter()
             .map(|path| NewStep {
                 key: path.clone(),
-                pipeline: true,
-                ..NewStep::new(DEPS_FILE, "evidence")
+                ..Next::then(StepName::DepsFile, "evidence")
             })
             .collect();
         Ok(outcome(trace, to_json(&result)?, next, true))
@@ -142,8 +143,7 @@ impl ReviewSteps {
             if !result.findings.is_empty() {
                 next.push(NewStep {
                     key: lease.id.key.clone(),
-                    pipeline: true,
-                    ..NewStep::new(crate::investigator::SKEPTIC_DEPS, "model")
+                    ..Next::then(StepName::SkepticDeps, "model")
                 });
             }
         }

@@ -5,10 +5,12 @@ use proven_config::Informational;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 
 use super::wire::{DepsSettings, IntakeResult, PlanResult};
-use super::{DEPS_COLLECT, INTAKE, JUDGE, ReviewSteps};
+use super::{INTAKE, JUDGE, ReviewSteps};
 use crate::Trace;
+use crate::outcome::Next;
 use crate::outcome::{outcome, to_json};
 use crate::rows::result_of;
+use crate::step_name::StepName;
 use crate::steps::scout;
 
 impl ReviewSteps {
@@ -58,25 +60,21 @@ impl ReviewSteps {
         let mut next = Vec::new();
         if run_deps {
             next.push(NewStep {
-                pipeline: true,
-                ..NewStep::new(DEPS_COLLECT, "evidence")
+                ..Next::then(StepName::DepsCollect, "evidence")
             });
         }
         if agents_on && !matches!(result.plan.change_kind.as_str(), "docs" | "empty") {
             next.push(NewStep {
-                pipeline: true,
-                ..NewStep::new(crate::agents::PLANNER, "model")
+                ..Next::then(StepName::Planner, "model")
             });
             if result.autofix {
                 next.push(NewStep {
-                    pipeline: true,
-                    ..NewStep::new(crate::autofix::AUTOFIX, "sandbox")
+                    ..Next::then(StepName::Autofix, "sandbox")
                 });
             }
             if second_reviewer {
                 next.push(NewStep {
-                    pipeline: true,
-                    ..NewStep::new(crate::agents::SECOND_REVIEWER, "model")
+                    ..Next::then(StepName::SecondReviewer, "model")
                 });
             }
         }
