@@ -147,7 +147,7 @@ const DATA_AND_SERVICES: &[&str] = &[
 /// (issue 9 wants every file at most 600 lines and every function at most 100).
 const MAX_FILE_LINES: usize = 600;
 const MAX_FN_LINES: usize = 100;
-const LONG_FILES: &[(&str, usize)] = &[("investigator.rs", 963), ("skeptic.rs", 771)];
+const LONG_FILES: &[(&str, usize)] = &[("skeptic.rs", 771)];
 const LONG_FNS: &[(&str, &str, usize)] = &[
     ("agents.rs", "planner", 112),
     ("agents.rs", "prover", 129),
@@ -155,8 +155,8 @@ const LONG_FNS: &[(&str, &str, usize)] = &[
     ("autofix.rs", "autofix", 136),
     ("fixer.rs", "fixer", 104),
     ("fixer.rs", "prove_fix", 110),
-    ("investigator.rs", "run_query", 143),
-    ("investigator.rs", "skeptic_deps", 110),
+    ("investigator/query.rs", "run_query", 143),
+    ("investigator/mod.rs", "skeptic_deps", 110),
     ("pipeline/judge.rs", "test_risk", 103),
     ("skeptic.rs", "skeptic", 105),
     ("skeptic.rs", "wrong_cause", 116),
