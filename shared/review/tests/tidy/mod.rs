@@ -143,11 +143,10 @@ const DATA_AND_SERVICES: &[&str] = &[
     "steps",
 ];
 
-/// The crate's longest files and functions today, each a ceiling that may only come down
-/// (issue 9 wants every file at most 600 lines and every function at most 100).
+/// Every file at most 600 lines, every function at most 100; today's longer functions are
+/// listed with their length as a ceiling that may only come down (issue 9 wants none).
 const MAX_FILE_LINES: usize = 600;
 const MAX_FN_LINES: usize = 100;
-const LONG_FILES: &[(&str, usize)] = &[("skeptic.rs", 771)];
 const LONG_FNS: &[(&str, &str, usize)] = &[
     ("agents.rs", "planner", 112),
     ("agents.rs", "prover", 129),
@@ -158,9 +157,9 @@ const LONG_FNS: &[(&str, &str, usize)] = &[
     ("investigator/query.rs", "run_query", 143),
     ("investigator/mod.rs", "skeptic_deps", 110),
     ("pipeline/judge.rs", "test_risk", 103),
-    ("skeptic.rs", "skeptic", 105),
-    ("skeptic.rs", "wrong_cause", 116),
-    ("skeptic.rs", "intended", 137),
+    ("skeptic/mod.rs", "skeptic", 105),
+    ("skeptic/checks.rs", "wrong_cause", 116),
+    ("skeptic/checks.rs", "intended", 137),
     ("steps/deps.rs", "evaluate", 230),
     ("steps/intake.rs", "run", 108),
 ];
@@ -335,12 +334,8 @@ fn no_file_or_function_grows_past_its_limit() {
     let mut over = Vec::new();
     for (file, text) in sources() {
         let lines = text.lines().count();
-        let ceiling = LONG_FILES
-            .iter()
-            .find(|(f, _)| *f == file)
-            .map_or(MAX_FILE_LINES, |(_, n)| *n);
-        if lines > ceiling {
-            over.push(format!("{file}: {lines} lines (at most {ceiling})"));
+        if lines > MAX_FILE_LINES {
+            over.push(format!("{file}: {lines} lines (at most {MAX_FILE_LINES})"));
         }
         for (name, length) in functions(&text) {
             let ceiling = LONG_FNS
