@@ -10,8 +10,7 @@ use axum::extract::{Path, Query, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use proven_review::pipeline::ReviewRequest;
-use proven_store::{NewPipelineReview, ReviewSummary as StoredSummary};
+use proven_store::{NewPipelineReview, ReviewRequest, ReviewSummary as StoredSummary};
 use serde::Deserialize;
 
 use crate::ApiState;

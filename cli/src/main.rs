@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use proven_config::{ColorChoice, Config, Layers};
 use proven_report::{Format, Report, Status};
-use proven_review::pipeline::ReviewRequest;
 use proven_review::{ReviewError, Trace};
+use proven_store::ReviewRequest;
 use proven_store::Store;
 
 use crate::exit::Exit;
@@ -645,7 +645,7 @@ async fn embedded_services(
     let replay = cassette
         .as_ref()
         .is_some_and(|c| c.mode() == proven_models::CassetteMode::Replay);
-    match proven_review::agents::Agents::from_config(config) {
+    match proven_review::model::Agents::from_config(config) {
         Ok(agents) => {
             let agents = match cassette {
                 Some(c) => agents.with_cassette(c),

@@ -24,7 +24,7 @@ async fn remembered(env: &Env, repo: &TestRepo) -> Option<proven_store::MemoryRe
             .await
             .expect("open the review's store"),
     };
-    let fingerprint = proven_review::agents::fingerprint("test", "calc.py", Some("add"), CLAIM);
+    let fingerprint = proven_review::wire::fingerprint("test", "calc.py", Some("add"), CLAIM);
     let identity = proven_review::pipeline::memory_identity(&repo.path().display().to_string());
     store
         .memory_lookup("", &identity, &fingerprint)

@@ -139,7 +139,7 @@ pub async fn run(
     );
     if config.agents && options.queues.iter().any(|q| q == "model") {
         let agents =
-            proven_review::agents::Agents::from_config(config).map_err(WorkerError::Agents)?;
+            proven_review::model::Agents::from_config(config).map_err(WorkerError::Agents)?;
         steps = steps.with_agents(Arc::new(agents));
     }
     let mut pool_owner = None;

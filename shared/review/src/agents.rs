@@ -2,7 +2,7 @@
 //! for each, the sandbox reproduces it (passes on the base, fails on the change), the
 //! Skeptic — another model family, shown the claim and its evidence only — tries to refute
 //! it, and a refutation counts only when its own test shows it. The Judge (plain code, in
-//! `pipeline.rs`) settles what stays.
+//! `judge/`, applied by the pipeline's judge step) settles what stays.
 //!
 //! ```text
 //! planner ─┬─ prover r0 ─ sandbox.reproduce r0 ─ skeptic r0 ─(test)─ sandbox.refute r0
@@ -19,123 +19,37 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
-use proven_config::Config;
-use proven_models::{
-    CallRecord, Cassette, CassetteMode, ChatRequest, Endpoint, ModelClient, ModelError,
-};
+use proven_models::Cassette;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::{RunRef, TestRef};
-use proven_sandbox::{Language, Proof, RunKey, RunRecord, RunRequest, Sandbox, Selection};
-use proven_store::{StepRow, Store};
-use serde::de::DeserializeOwned;
+use proven_sandbox::{Language, Proof, RunKey, Sandbox, Selection};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sha2::{Digest, Sha256};
 
 use crate::Trace;
+use crate::model::{Agents, changed_list, quoted};
+use crate::outcome::Next;
+use crate::outcome::{blocking, outcome, read_input, to_json};
+use crate::step_name::StepName;
+use crate::test_runs::{
+    MAX_FILE_BYTES, RecordedRuns, language_of, no_sandbox, recorded, requests, run_ref, runs_key,
+    rust_member, sandbox_error, selection_for,
+};
+use crate::wire::{
+    DependencyEvidence, PlannerResult, ProveJob, Reproduced, ReviewView, Risk, SecondReview,
+    fingerprint,
+};
 
-pub const PLANNER: &str = "planner";
-pub const PROVER: &str = "prover";
-pub const REPRODUCE: &str = "sandbox.reproduce";
-pub const SKEPTIC: &str = "skeptic";
-pub const REFUTE: &str = "sandbox.refute";
+pub const PLANNER: &str = StepName::Planner.as_str();
+pub const PROVER: &str = StepName::Prover.as_str();
+pub const REPRODUCE: &str = StepName::Reproduce.as_str();
+pub const SKEPTIC: &str = StepName::Skeptic.as_str();
+pub const REFUTE: &str = StepName::Refute.as_str();
 /// The second reviewer's own Planner (its verdicts are shown beside the first's).
-pub const SECOND_REVIEWER: &str = "second-reviewer";
+pub const SECOND_REVIEWER: &str = StepName::SecondReviewer.as_str();
 
 const MAX_RISKS: usize = 8;
-pub(crate) const MAX_FILE_BYTES: u64 = 32 * 1024;
-pub(crate) const TEST_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// The model clients of the agents.
-pub struct Agents {
-    generator: ModelClient,
-    skeptic: ModelClient,
-    guardrail: Option<ModelClient>,
-    /// The second reviewer, when configured.
-    second: Option<ModelClient>,
-    /// Sample mode: model answers and sandbox runs recorded or replayed.
-    cassette: Option<Arc<Cassette>>,
-}
-
-fn endpoint(m: &proven_config::ModelSettings, timeout: Duration) -> Endpoint {
-    let mut e = Endpoint::new(m.base_url.clone(), m.model.clone());
-    if !m.api_key.is_empty() {
-        e.api_key = Some(m.api_key.clone().into());
-    }
-    e.timeout = timeout;
-    e
-}
-
-impl Agents {
-    pub fn from_config(config: &Config) -> Result<Agents, String> {
-        Ok(Agents {
-            generator: ModelClient::new(endpoint(&config.generator, config.model_timeout))?,
-            skeptic: ModelClient::new(endpoint(&config.skeptic, config.model_timeout))?,
-            guardrail: if config.guardrail {
-                Some(ModelClient::new(endpoint(
-                    &config.guardrail_model,
-                    config.model_timeout,
-                ))?)
-            } else {
-                None
-            },
-            second: config
-                .second_reviewer
-                .as_ref()
-                .map(|m| ModelClient::new(endpoint(m, config.model_timeout)))
-                .transpose()?,
-            cassette: None,
-        })
-    }
-
-    /// A second reviewer doubles the Planner.
-    pub fn has_second_reviewer(&self) -> bool {
-        self.second.is_some()
-    }
-
-    /// Records every answer and run to `cassette`, or replays them (sample mode).
-    pub fn with_cassette(mut self, cassette: Arc<Cassette>) -> Agents {
-        self.generator = self.generator.with_cassette(cassette.clone());
-        self.skeptic = self.skeptic.with_cassette(cassette.clone());
-        self.guardrail = self.guardrail.map(|g| g.with_cassette(cassette.clone()));
-        self.second = self.second.map(|g| g.with_cassette(cassette.clone()));
-        self.cassette = Some(cassette);
-        self
-    }
-
-    pub fn cassette(&self) -> Option<&Arc<Cassette>> {
-        self.cassette.as_ref()
-    }
-}
-
-/// The cassette key of sandbox runs: what ran, where.
-pub(crate) fn runs_key(parts: &[&str]) -> String {
-    let mut d = Sha256::new();
-    for p in parts {
-        d.update(p.as_bytes());
-        d.update([0]);
-    }
-    hex::encode(d.finalize())
-}
-
-pub(crate) fn replaying(cassette: Option<&Arc<Cassette>>) -> bool {
-    cassette.is_some_and(|c| c.mode() == CassetteMode::Replay)
-}
-
-/// A risk the Planner named (the wire shape between the agents).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Risk {
-    pub title: String,
-    pub claim: String,
-    pub path: String,
-    #[serde(default)]
-    pub symbol: Option<String>,
-    /// test or query.
-    pub evidence: String,
-}
-
 #[derive(Debug, Serialize, Deserialize)]
 struct PlannerAnswer {
     risks: Vec<Risk>,
@@ -149,175 +63,6 @@ struct ProverAnswer {
     /// declared in the file; without names every test of the file runs).
     #[serde(default)]
     tests: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct GuardVerdict {
-    #[serde(rename = "User Safety", alias = "user_safety", default)]
-    user_safety: Option<String>,
-    #[serde(rename = "Response Safety", alias = "response_safety", default)]
-    response_safety: Option<String>,
-}
-
-/// What a risk pipeline's steps carry forward.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ProveJob {
-    pub risk: Risk,
-    pub language: String,
-    pub test: TestRef,
-    /// The command Proven built for the selection (never a model's).
-    pub command: Vec<String>,
-    /// Which tests of the file the command selects.
-    #[serde(default)]
-    pub selection: Option<Selection>,
-    /// The variables the command runs with (seeds).
-    #[serde(default)]
-    pub env: Vec<(String, String)>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Reproduced {
-    pub reproduced: bool,
-    pub reason: String,
-    pub runs: Vec<RunRef>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SkepticResult {
-    /// refuted (a refutation from the closed list, sent to Proven's check),
-    /// refuted_without_evidence, conceded, unresolved.
-    pub verdict: String,
-    pub reason: String,
-    pub artifact: Option<String>,
-    pub test: Option<TestRef>,
-    /// The refutation it picked (flaky, wrong_cause, intended; query for query findings).
-    #[serde(default)]
-    pub refutation: Option<String>,
-    /// Unresolved: what would settle it.
-    #[serde(default)]
-    pub needs: Option<String>,
-}
-
-/// The Planner's result: what it named, and what became of each risk.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct PlannerResult {
-    /// Risks sent to the Prover, by pipeline key.
-    pub proving: Vec<(String, Risk)>,
-    /// Risks sent to the Investigator (evidence by query), by pipeline key.
-    #[serde(default)]
-    pub investigating: Vec<(String, Risk)>,
-    /// Risks not raised: H-MEM holds their refutation (record id).
-    pub remembered: Vec<(Risk, String)>,
-    /// Risks that are not findings and why (no test can settle them here, refused shapes).
-    pub unproven: Vec<(String, String)>,
-    /// The change was longer than the Planner reads (beyond its bounded steps).
-    pub truncated: bool,
-    /// Dependency steps the Planner stopped waiting for (it planned without their findings).
-    #[serde(default)]
-    pub planned_without: Vec<String>,
-}
-
-/// H-MEM fingerprint: kind, path, the symbol when one is named, and the normalised claim.
-pub fn fingerprint(kind: &str, path: &str, symbol: Option<&str>, claim: &str) -> String {
-    // The claim is always part of it: a refuted claim about a function must never silence a
-    // different claim about the same function. Wording noise (case, punctuation) is not.
-    let symbol = symbol.map(str::trim).unwrap_or_default();
-    let claim = claim
-        .to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
-    hex::encode(Sha256::digest(
-        format!("{kind}\n{path}\n{symbol}\n{claim}").as_bytes(),
-    ))
-}
-
-pub(crate) fn language_of(path: &str) -> Option<Language> {
-    let ext = Path::new(path).extension()?.to_str()?;
-    match ext {
-        "py" => Some(Language::Python),
-        "rs" => Some(Language::Rust),
-        "js" | "mjs" | "cjs" => Some(Language::Node),
-        "go" => Some(Language::Go),
-        _ => None,
-    }
-}
-
-/// The tests a proving file selects: the names a model gave, each checked against the file's
-/// own declarations (Go: every test the file declares when none is named); the Rust member
-/// the file belongs to. The command is built from it by the sandbox's conventions.
-pub(crate) fn selection_for(
-    language: Language,
-    test_path: &str,
-    source: &str,
-    names: &[String],
-    package: Option<String>,
-) -> Result<Selection, String> {
-    use proven_sandbox::language::{declared_tests, declares_test};
-    const MAX_NAMES: usize = 20;
-    if names.len() > MAX_NAMES {
-        return Err(format!("more than {MAX_NAMES} test names"));
-    }
-    for name in names {
-        if name.len() > 200 || !declares_test(language, source, name) {
-            return Err(format!("test {name:?} is not a test {test_path} declares"));
-        }
-    }
-    let mut names: Vec<String> = names.to_vec();
-    if language == Language::Go && names.is_empty() {
-        names = declared_tests(language, source);
-        if names.is_empty() {
-            return Err(format!(
-                "{test_path} declares no Go test (func TestX(t *testing.T))"
-            ));
-        }
-    }
-    Ok(Selection {
-        path: test_path.to_string(),
-        names,
-        package,
-    })
-}
-
-/// The Rust workspace member an integration test file belongs to (`crates/x/tests/a.rs`:
-/// the package named in `crates/x/Cargo.toml` at the change), `None` for the root package.
-pub(crate) fn rust_member(
-    repo: &proven_change::Repo,
-    head: &str,
-    test_path: &str,
-) -> Result<Option<String>, String> {
-    let Some((dir, _)) = test_path.rsplit_once("tests/") else {
-        return Err(format!("{test_path} is not under a tests/ directory"));
-    };
-    let dir = dir.trim_end_matches('/');
-    let manifest = if dir.is_empty() {
-        "Cargo.toml".to_string()
-    } else {
-        format!("{dir}/Cargo.toml")
-    };
-    let text = match repo
-        .read_blob(head, manifest.as_bytes(), MAX_FILE_BYTES)
-        .map_err(|e| e.to_string())?
-    {
-        proven_change::BlobRead::Content(b) => String::from_utf8_lossy(&b).into_owned(),
-        _ => return Err(format!("{manifest} is not a readable file of the change")),
-    };
-    let value: toml::Table = text
-        .parse()
-        .map_err(|e| format!("{manifest} does not parse: {e}"))?;
-    let name = value
-        .get("package")
-        .and_then(|p| p.get("name"))
-        .and_then(|n| n.as_str())
-        .map(str::to_string);
-    match (dir.is_empty(), name) {
-        (_, None) => Err(format!(
-            "{manifest} names no package (a virtual workspace has no tests of its own)"
-        )),
-        (true, Some(_)) => Ok(None),
-        (false, Some(name)) => Ok(Some(name)),
-    }
 }
 
 /// A test path a model proposed: relative, inside the tree, named like a test of its
@@ -362,272 +107,6 @@ fn check_test_path(language: Language, path: &str, existing: bool) -> Result<(),
     Ok(())
 }
 
-pub(crate) fn run_ref(side: &str, r: &RunRecord) -> RunRef {
-    RunRef {
-        run_id: r.run_id.clone(),
-        tests: r.tests.map(|t| proven_report::RunTests {
-            passed: t.passed,
-            failed: t.failed,
-            skipped: t.skipped,
-            errors: t.errors,
-        }),
-        environment: r
-            .dependencies
-            .iter()
-            .flat_map(|d| {
-                d.not_prepared
-                    .iter()
-                    .map(|n| format!("not prepared: {} ({}): {}", n.what, n.source, n.reason))
-                    .chain(d.notes.iter().cloned())
-            })
-            .collect(),
-        side: side.into(),
-        commit: r.tree.commit.clone(),
-        image: r.image.clone(),
-        command: r.command.clone(),
-        exit_code: r.exit_code,
-        // As evidence: a record whose counts do not bear its outcome out says so.
-        outcome: match &proven_sandbox::proof::evidence_outcome(r) {
-            proven_sandbox::Outcome::Passed => "passed".into(),
-            proven_sandbox::Outcome::TestFailed => "test_failed".into(),
-            proven_sandbox::Outcome::EnvironmentError { reason } => {
-                format!("environment_error: {reason}")
-            }
-        },
-        duration_ms: r.duration_ms,
-        output_tail: {
-            let t = if r.output.tail.is_empty() {
-                &r.output.head
-            } else {
-                &r.output.tail
-            };
-            t.chars()
-                .rev()
-                .take(2000)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect()
-        },
-        output_sha256: r.output.sha256.clone(),
-    }
-}
-
-fn model_error(role: &str, e: ModelError) -> StepError {
-    match e {
-        ModelError::RateLimited { retry_after, .. } => StepError::RateLimited {
-            message: format!("{role} model is rate limited"),
-            after: retry_after,
-        },
-        other => StepError::Permanent(format!("{role} model: {other}")),
-    }
-}
-
-fn record_calls(trace: &mut Trace, records: &[CallRecord]) {
-    for r in records {
-        trace.push("model_call", serde_json::to_value(r).unwrap_or_default());
-    }
-}
-
-impl Agents {
-    /// One guarded call: the guardrail checks the prompt, the model answers in `T`'s shape,
-    /// the guardrail checks the answer. Every call and verdict is a trace line.
-    pub(crate) async fn ask<T: DeserializeOwned + Serialize>(
-        &self,
-        role: &'static str,
-        system: &str,
-        user: &str,
-        trace: &mut Trace,
-    ) -> Result<T, StepError> {
-        let client = match role {
-            // The coverage auditor is the Skeptic's twin adversary: the other model family.
-            "skeptic" | "auditor" => &self.skeptic,
-            "second_reviewer" => self.second.as_ref().ok_or_else(|| {
-                StepError::Permanent("no second reviewer is configured in this process".into())
-            })?,
-            _ => &self.generator,
-        };
-        self.guard(role, "prompt", user, trace).await?;
-        let request = ChatRequest {
-            role,
-            system: system.into(),
-            user: user.into(),
-            max_tokens: Some(4096),
-            json: true,
-        };
-        // Parsed into `T` by the client, so an answer of the wrong shape is asked again
-        // once with the error, like one that is not JSON at all.
-        let (answer, records) = match client.chat_json::<T>(&request).await {
-            Ok(x) => x,
-            Err(e) => {
-                record_calls(trace, &e.records());
-                return Err(model_error(role, e));
-            }
-        };
-        record_calls(trace, &records);
-        // The guardrail reads what Proven will use: the parsed answer.
-        let used = serde_json::to_string(&answer).unwrap_or_default();
-        self.guard(role, "answer", &used, trace).await?;
-        Ok(answer)
-    }
-
-    async fn guard(
-        &self,
-        role: &str,
-        what: &str,
-        text: &str,
-        trace: &mut Trace,
-    ) -> Result<(), StepError> {
-        let Some(guardrail) = &self.guardrail else {
-            return Ok(());
-        };
-        let request = ChatRequest {
-            role: "guardrail",
-            system: "You are a content-safety classifier. Classify the text between <text> and </text>. Answer \
-                     only JSON: {\"User Safety\": \"safe\" or \"unsafe\", \"Safety Categories\": \"...\"}."
-                .into(),
-            user: format!("<text>{}</text>", serde_json::to_string(text).unwrap_or_default()),
-            max_tokens: Some(256),
-            json: true,
-        };
-        let (verdict, records) = guardrail
-            .chat_json::<GuardVerdict>(&request)
-            .await
-            .map_err(|e| {
-                record_calls(trace, &e.records());
-                trace.push(
-                    "guardrail",
-                    json!({"role": role, "checked": what, "verdict": "unavailable"}),
-                );
-                model_error("guardrail", e)
-            })?;
-        record_calls(trace, &records);
-        // Fails closed: an answer that names no verdict is not a "safe".
-        if verdict.user_safety.is_none() && verdict.response_safety.is_none() {
-            trace.push(
-                "guardrail",
-                json!({"role": role, "checked": what, "verdict": "none given"}),
-            );
-            return Err(StepError::Permanent(format!(
-                "guardrail gave no verdict on the {role} {what} (neither \"User Safety\" nor \"Response Safety\")"
-            )));
-        }
-        let safe = |v: &Option<String>| v.as_deref().is_none_or(|s| s.eq_ignore_ascii_case("safe"));
-        let ok = safe(&verdict.user_safety) && safe(&verdict.response_safety);
-        trace.push(
-            "guardrail",
-            json!({"role": role, "checked": what, "verdict": if ok { "safe" } else { "unsafe" }}),
-        );
-        if ok {
-            Ok(())
-        } else {
-            Err(StepError::Permanent(format!(
-                "guardrail blocked the {role} {what}"
-            )))
-        }
-    }
-}
-
-pub(crate) fn step_result<T: DeserializeOwned>(
-    rows: &[StepRow],
-    step: &str,
-    key: &str,
-) -> Option<T> {
-    rows.iter()
-        .find(|r| r.id.step == step && r.id.key == key && r.state == "done")
-        .and_then(|r| r.result.as_deref())
-        .and_then(|t| serde_json::from_str(t).ok())
-}
-
-/// The step's input, or a permanent error naming the step and what did not read.
-pub(crate) fn read_input<T: DeserializeOwned>(lease: &Lease, what: &str) -> Result<T, StepError> {
-    serde_json::from_str(lease.input.as_deref().unwrap_or("null")).map_err(|e| {
-        StepError::Permanent(format!("{}: the {what} does not read: {e}", lease.id.step))
-    })
-}
-
-pub(crate) fn outcome(trace: Trace, result: String, next: Vec<NewStep>, closes: bool) -> Outcome {
-    let run_id = trace.run_id().to_string();
-    Outcome {
-        result,
-        next,
-        closes_pipeline: closes,
-        trace: trace.into_lines(),
-        run_id,
-        ..Default::default()
-    }
-}
-
-pub(crate) fn to_json<T: Serialize>(v: &T) -> Result<String, StepError> {
-    serde_json::to_string(v).map_err(|e| StepError::Permanent(e.to_string()))
-}
-
-/// What the agents need from the review: where the repository is and which commits.
-pub struct ReviewView<'a> {
-    pub store: &'a Store,
-    /// The repository's normalised identity (H-MEM's scope with the tenant).
-    pub repository: &'a str,
-    /// The review's tenant ('' for none: the embedded default).
-    pub tenant: &'a str,
-    pub repository_dir: &'a str,
-    pub base: &'a str,
-    pub head: &'a str,
-    pub changed: &'a [String],
-}
-
-pub(crate) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, StepError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| StepError::Permanent(format!("a blocking part panicked: {e}")))
-}
-
-/// The dependency evidence the Planner reads: what the lock files already proved before it
-/// ran, and the dependency steps it stopped waiting for.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct DependencyEvidence {
-    pub findings: Vec<DependencyNote>,
-    /// Dependency steps still unfinished when the Planner went on without them.
-    pub pending: Vec<String>,
-}
-
-/// One dependency finding, in short, as the Planner reads it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DependencyNote {
-    pub proof_level: String,
-    pub path: String,
-    pub ecosystem: String,
-    pub package: String,
-    pub old_version: Option<String>,
-    pub new_version: String,
-    pub advisory: String,
-    pub aliases: Vec<String>,
-    pub summary: Option<String>,
-    /// The smallest fixed version, when one is published.
-    pub fixed: Option<String>,
-}
-
-impl DependencyNote {
-    /// The note of a dependency finding (None for a finding of another kind).
-    pub fn of(finding: &proven_report::Finding) -> Option<DependencyNote> {
-        let package = finding.package.as_ref()?;
-        let advisory = finding.advisory.as_ref()?;
-        Some(DependencyNote {
-            proof_level: finding.proof_level.as_str().to_string(),
-            path: finding.location.path.clone(),
-            ecosystem: package.ecosystem.clone(),
-            package: package.name.clone(),
-            old_version: package.old_version.clone(),
-            new_version: package.new_version.clone(),
-            advisory: advisory.id.clone(),
-            aliases: advisory.aliases.clone(),
-            summary: advisory.summary.clone(),
-            fixed: finding.fix.as_ref().and_then(|f| f.version.clone()),
-        })
-    }
-}
-
 /// The Planner's instructions; `evidence` when the dependency evidence comes with the change.
 fn planner_system(evidence: bool) -> String {
     let system = format!(
@@ -656,9 +135,6 @@ fn planner_system(evidence: bool) -> String {
 
 /// Dependency findings a Planner's prompt holds at most (the rest are counted).
 const MAX_EVIDENCE_NOTES: usize = 100;
-/// Changed files a Planner's prompt lists at most (the rest are counted).
-const MAX_LISTED_FILES: usize = 1000;
-
 /// The dependency evidence as it follows the change in a Planner's prompt: quoted data,
 /// bounded.
 fn evidence_block(evidence: &DependencyEvidence) -> String {
@@ -673,24 +149,6 @@ fn evidence_block(evidence: &DependencyEvidence) -> String {
             String::new()
         }
     )
-}
-
-/// A value as one JSON string holding its JSON: data in a prompt that can never close the
-/// tag around it.
-pub(crate) fn quoted<T: Serialize + ?Sized>(value: &T) -> String {
-    serde_json::to_string(&serde_json::to_string(value).unwrap_or_default()).unwrap_or_default()
-}
-
-/// The changed files as a Planner's prompt lists them: bounded.
-pub(crate) fn changed_list(changed: &[String]) -> String {
-    let shown = &changed[..changed.len().min(MAX_LISTED_FILES)];
-    let more = changed.len() - shown.len();
-    let list = serde_json::to_string(shown).unwrap_or_default();
-    if more > 0 {
-        format!("{list} (and {more} more)")
-    } else {
-        list
-    }
 }
 
 /// The change's diff, cut into the parts a Planner reads (one part for most changes).
@@ -742,13 +200,6 @@ async fn ask_planner(
     Ok((answer.risks, parts.cut))
 }
 
-/// The second reviewer's risks: its own Planner, shown only the change (never the first
-/// reviewer's words).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct SecondReview {
-    pub risks: Vec<Risk>,
-}
-
 pub async fn second_reviewer(agents: &Agents, view: ReviewView<'_>) -> Result<Outcome, StepError> {
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let (risks, _) = ask_planner(agents, "second_reviewer", &view, None, &mut trace).await?;
@@ -769,25 +220,6 @@ pub async fn second_reviewer(agents: &Agents, view: ReviewView<'_>) -> Result<Ou
         Vec::new(),
         true,
     ))
-}
-
-/// Whether two reviewers' risks name the same thing: the same file, and the same symbol
-/// or the same normalised claim.
-pub fn same_risk(a: &Risk, b: &Risk) -> bool {
-    let symbol = |r: &Risk| {
-        r.symbol
-            .as_deref()
-            .map(|s| s.trim().to_lowercase())
-            .filter(|s| !s.is_empty())
-    };
-    a.path == b.path
-        && match (symbol(a), symbol(b)) {
-            (Some(x), Some(y)) => x == y,
-            _ => {
-                fingerprint("any", &a.path, None, &a.claim)
-                    == fingerprint("any", &b.path, None, &b.claim)
-            }
-        }
 }
 
 pub async fn planner(
@@ -867,7 +299,7 @@ pub async fn planner(
             .store
             .memory_lookup(view.tenant, view.repository, &fp)
             .await
-            .map_err(crate::pipeline::retryable)?
+            .map_err(crate::outcome::retryable)?
         {
             trace.push(
                 "memory",
@@ -884,7 +316,7 @@ pub async fn planner(
                    "evidence": risk.evidence}),
         );
         let step = if risk.evidence == "query" {
-            crate::investigator::INVESTIGATOR
+            StepName::Investigator.as_str()
         } else {
             PROVER
         };
@@ -1028,45 +460,9 @@ pub async fn prover(
     let next = vec![NewStep {
         key: lease.id.key.clone(),
         input: Some(to_json(&job)?),
-        pipeline: true,
-        ..NewStep::new(REPRODUCE, "sandbox")
+        ..Next::then(StepName::Reproduce, "sandbox")
     }];
     Ok(outcome(trace, to_json(&job)?, next, true))
-}
-
-pub(crate) fn requests(
-    view: &ReviewView<'_>,
-    job: &ProveJob,
-    test: &TestRef,
-) -> Result<(RunRequest, RunRequest), StepError> {
-    let language: Language = job
-        .language
-        .parse()
-        .map_err(|e| StepError::Permanent(format!("{e}")))?;
-    let mut base = RunRequest::new(
-        view.repository_dir,
-        view.base,
-        language,
-        job.command.clone(),
-    )
-    .with_file(test.path.clone(), test.code.clone().into_bytes())
-    .with_timeout(TEST_TIMEOUT)
-    .for_tenant(view.tenant);
-    for (name, value) in &job.env {
-        base = base.with_env(name.clone(), value.clone());
-    }
-    let change = base.clone().at_revision(view.head);
-    Ok((base, change))
-}
-
-pub(crate) fn no_sandbox() -> StepError {
-    StepError::Permanent("sandbox: no Docker engine in this process: tests cannot run".into())
-}
-
-#[derive(Serialize, Deserialize)]
-struct RecordedRuns {
-    base: Vec<RunRecord>,
-    change: Vec<RunRecord>,
 }
 
 pub async fn reproduce(
@@ -1085,51 +481,24 @@ pub async fn reproduce(
         &job.test.code,
         &job.command.join(" "),
     ]);
-    let done = if replaying(cassette) {
-        let recorded: RecordedRuns = cassette
-            .and_then(|c| c.get("runs", "reproduce", &cassette_key))
-            .and_then(|v| serde_json::from_value(v).ok())
-            .ok_or_else(|| {
-                StepError::Permanent(format!(
-                    "sample mode: the cassette has no runs for this test ({cassette_key})"
-                ))
-            })?;
-        let proof = proven_sandbox::prove(&recorded.base, &recorded.change);
-        proven_sandbox::Reproduction {
-            base: recorded.base,
-            change: recorded.change,
-            proof,
-        }
-    } else {
+    let done: RecordedRuns = recorded(cassette, ("reproduce", &cassette_key), async {
         let sandbox = sandbox.ok_or_else(no_sandbox)?;
-        let key = RunKey::new(crate::sandbox_job::job_key(lease))
+        let key = RunKey::new(crate::test_runs::job_key(lease))
             .map_err(|e| StepError::Permanent(e.to_string()))?;
         let done = sandbox
             .reproduce(&base.with_key(key), &change)
             .await
-            .map_err(|e| {
-                if e.is_retryable() {
-                    StepError::Retryable {
-                        message: e.to_string(),
-                        after: Duration::from_secs(5),
-                    }
-                } else {
-                    StepError::Permanent(format!("sandbox: {e}"))
-                }
-            })?;
-        if let Some(c) = cassette {
-            let recorded = RecordedRuns {
-                base: done.base.clone(),
-                change: done.change.clone(),
-            };
-            let _ = c.put(
-                "runs",
-                "reproduce",
-                &cassette_key,
-                &serde_json::to_value(&recorded).unwrap_or_default(),
-            );
-        }
-        done
+            .map_err(sandbox_error)?;
+        Ok(RecordedRuns {
+            base: done.base,
+            change: done.change,
+        })
+    })
+    .await?;
+    let done = proven_sandbox::Reproduction {
+        proof: proven_sandbox::prove(&done.base, &done.change),
+        base: done.base,
+        change: done.change,
     };
     let mut runs: Vec<RunRef> = done.base.iter().map(|r| run_ref("base", r)).collect();
     runs.extend(done.change.iter().map(|r| run_ref("change", r)));
@@ -1156,142 +525,12 @@ pub async fn reproduce(
         vec![NewStep {
             key: lease.id.key.clone(),
             input: lease.input.clone(),
-            pipeline: true,
-            ..NewStep::new(SKEPTIC, "model")
+            ..Next::then(StepName::Skeptic, "model")
         }]
     } else {
         Vec::new()
     };
     Ok(outcome(trace, to_json(&result)?, next, true))
-}
-
-/// What the Judge concludes about one risk pipeline (plain code, no model).
-#[derive(Debug)]
-pub enum Verdict {
-    /// A finding: reproduced, and no evidenced refutation defeats it.
-    Keep {
-        job: ProveJob,
-        runs: Vec<RunRef>,
-        skeptic: Option<SkepticResult>,
-    },
-    /// Dropped: Proven's reruns showed the test flaky (written to H-MEM).
-    Dropped {
-        job: ProveJob,
-        refutation: crate::skeptic::Refutation,
-        skeptic: SkepticResult,
-    },
-    /// Not a finding, and why; with the runs that showed it when runs did.
-    Unproven {
-        claim: String,
-        reason: String,
-        runs: Vec<RunRef>,
-    },
-    /// Still running when judged (a deadline).
-    Inconclusive { claim: String },
-}
-
-/// The Judge's rule for a test-evidence pipeline: a finding is kept when its test passed on
-/// the base and failed on the change, unless Proven's own check of a refutation from the
-/// closed list bore the refutation out (flaky: dropped; wrong cause or intended: unproven).
-/// The Skeptic's words alone never move a verdict.
-pub fn judge_risk(rows: &[StepRow], key: &str, risk: &Risk) -> Verdict {
-    use crate::skeptic::{Refutation, RefutationKind};
-    let row = |step: &str| rows.iter().find(|r| r.id.step == step && r.id.key == key);
-    let state = |step: &str| row(step).map(|r| r.state.as_str());
-    let claim = risk.claim.clone();
-    let unproven = |reason: String| Verdict::Unproven {
-        claim: risk.claim.clone(),
-        reason,
-        runs: Vec::new(),
-    };
-    if matches!(state(PROVER), Some("queued" | "running") | None) {
-        return Verdict::Inconclusive { claim };
-    }
-    let Some(job) = step_result::<ProveJob>(rows, PROVER, key) else {
-        let reason = row(PROVER)
-            .and_then(|r| r.error.clone().or_else(|| r.result.clone()))
-            .unwrap_or_else(|| "no test was written".into());
-        return unproven(reason);
-    };
-    let Some(repro) = step_result::<Reproduced>(rows, REPRODUCE, key) else {
-        return match state(REPRODUCE) {
-            Some("failed" | "dead") => unproven(
-                row(REPRODUCE)
-                    .and_then(|r| r.error.clone())
-                    .unwrap_or_else(|| "the test could not run".into()),
-            ),
-            _ => Verdict::Inconclusive { claim },
-        };
-    };
-    if !repro.reproduced {
-        return unproven(format!("the test does not prove it: {}", repro.reason));
-    }
-    let keep = |skeptic: Option<SkepticResult>| Verdict::Keep {
-        job: job.clone(),
-        runs: repro.runs.clone(),
-        skeptic,
-    };
-    let skeptic = step_result::<SkepticResult>(rows, SKEPTIC, key);
-    let Some(s) = skeptic.filter(|s| s.verdict == "refuted") else {
-        return keep(step_result::<SkepticResult>(rows, SKEPTIC, key));
-    };
-    let without_evidence = |why: String| {
-        let mut s = s.clone();
-        s.verdict = "refuted_without_evidence".into();
-        s.reason = format!("{} ({why})", s.reason);
-        keep(Some(s))
-    };
-    match step_result::<Refutation>(rows, REFUTE, key) {
-        Some(r) if r.evidenced => match r.kind {
-            Some(RefutationKind::Flaky) => Verdict::Dropped {
-                job,
-                refutation: r,
-                skeptic: s,
-            },
-            Some(RefutationKind::WrongCause | RefutationKind::Intended) => Verdict::Unproven {
-                claim,
-                reason: r.reason,
-                runs: r.runs,
-            },
-            // A record of an older version (a Skeptic's own test): no evidence.
-            None => {
-                without_evidence("its own test is not evidence against a reproduced run".into())
-            }
-        },
-        Some(r) => without_evidence(r.reason),
-        None => match state(REFUTE) {
-            Some("queued" | "running") => Verdict::Inconclusive { claim },
-            Some(_) => without_evidence(format!(
-                "Proven's check could not run: {}",
-                row(REFUTE)
-                    .and_then(|r| r.error.clone())
-                    .unwrap_or_else(|| "no result".into())
-            )),
-            None => without_evidence("no check was made".into()),
-        },
-    }
-}
-
-/// A proving job for unit tests: a Python test of calc.py.
-#[cfg(test)]
-pub(crate) fn test_job() -> ProveJob {
-    ProveJob {
-        risk: Risk {
-            title: "t".into(),
-            claim: "c".into(),
-            path: "calc.py".into(),
-            symbol: None,
-            evidence: "test".into(),
-        },
-        language: "python".into(),
-        test: TestRef {
-            path: "tests/test_add.py".into(),
-            code: String::new(),
-        },
-        command: Vec::new(),
-        selection: None,
-        env: Vec::new(),
-    }
 }
 
 #[cfg(test)]
@@ -1322,95 +561,5 @@ mod tests {
         assert!(check_test_path(Language::Rust, "tests/proven.rs", false).is_ok());
         assert!(check_test_path(Language::Go, "pkg/units/proven_test.go", false).is_ok());
         assert!(check_test_path(Language::Go, "pkg/units/proven.go", false).is_err());
-    }
-
-    #[test]
-    fn a_rust_test_belongs_to_the_workspace_member_of_its_directory() {
-        let repo = proven_change::testing::TestRepo::new();
-        repo.write("Cargo.toml", "[workspace]\nmembers = [\"crates/core\"]\n")
-            .write(
-                "crates/core/Cargo.toml",
-                "[package]\nname = \"demo-core\"\nversion = \"0.1.0\"\n",
-            );
-        let head = repo.commit("a workspace");
-        let r = proven_change::Repo::open(repo.path()).expect("open");
-        assert_eq!(
-            rust_member(&r, &head, "crates/core/tests/proven.rs"),
-            Ok(Some("demo-core".to_string()))
-        );
-        assert!(
-            rust_member(&r, &head, "tests/proven.rs").is_err(),
-            "a virtual workspace has no tests of its own"
-        );
-        assert!(rust_member(&r, &head, "crates/none/tests/x.rs").is_err());
-        let single = proven_change::testing::TestRepo::new();
-        single.write(
-            "Cargo.toml",
-            "[package]\nname = \"one\"\nversion = \"0.1.0\"\n",
-        );
-        let head = single.commit("a crate");
-        let r = proven_change::Repo::open(single.path()).expect("open");
-        assert_eq!(rust_member(&r, &head, "tests/proven.rs"), Ok(None));
-    }
-
-    #[test]
-    fn selections_name_only_tests_the_file_declares() {
-        let py = "def test_a():\n    pass\n";
-        assert!(
-            selection_for(
-                Language::Python,
-                "tests/test_x.py",
-                py,
-                &["test_a".into()],
-                None
-            )
-            .is_ok()
-        );
-        assert!(
-            selection_for(
-                Language::Python,
-                "tests/test_x.py",
-                py,
-                &["test_b".into()],
-                None
-            )
-            .is_err()
-        );
-        let go = "package m\n\nfunc TestA(t *testing.T) {}\n";
-        let s = selection_for(Language::Go, "m/a_test.go", go, &[], None).expect("go");
-        assert_eq!(s.names, ["TestA"], "Go: the file's own tests, by name");
-        assert!(selection_for(Language::Go, "m/a_test.go", "package m\n", &[], None).is_err());
-    }
-
-    #[test]
-    fn the_language_of_a_path() {
-        assert_eq!(language_of("cmd/server/main.go"), Some(Language::Go));
-        assert_eq!(language_of("lib/a.mjs"), Some(Language::Node));
-        assert_eq!(language_of("README.md"), None);
-    }
-
-    #[test]
-    fn fingerprints_ignore_wording_noise_but_not_the_place() {
-        let a = fingerprint(
-            "test",
-            "calc.py",
-            None,
-            "add() now SUBTRACTS its arguments!",
-        );
-        let b = fingerprint("test", "calc.py", None, "add now subtracts its arguments");
-        assert_eq!(a, b);
-        assert_ne!(
-            a,
-            fingerprint("test", "other.py", None, "add now subtracts its arguments")
-        );
-        // Another claim about the same function is another finding.
-        assert_ne!(
-            fingerprint("test", "calc.py", Some("add"), "add overflows"),
-            fingerprint("test", "calc.py", Some("add"), "add subtracts")
-        );
-        assert_eq!(
-            fingerprint("test", "calc.py", Some("add"), "add subtracts!"),
-            fingerprint("test", "calc.py", Some(" add "), "Add subtracts")
-        );
     }
 }

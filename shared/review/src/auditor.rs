@@ -24,18 +24,20 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use proven_pipeline::{NewStep, Outcome, StepError};
-use proven_report::{CoverageSurface, NotSeen};
 use proven_store::StepRow;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::agents::{
-    Agents, PROVER, PlannerResult, ReviewView, Risk, blocking, fingerprint, language_of, outcome,
-    quoted, step_result, to_json,
-};
+use crate::model::Agents;
+use crate::model::quoted;
+use crate::outcome::{blocking, outcome, to_json};
+use crate::rows::step_result;
+use crate::step_name::StepName;
+use crate::test_runs::language_of;
+use crate::wire::{AuditResult, PlannerResult, ReviewView, Risk, SurfaceRow, fingerprint};
 
-pub const AUDITOR: &str = "auditor";
+pub const AUDITOR: &str = StepName::Auditor.as_str();
 
 /// Surfaces read from one answer; more are refused by name.
 const MAX_SURFACES: usize = 6;
@@ -96,35 +98,11 @@ struct Probe {
     symbol: Option<String>,
 }
 
-/// The auditor step's result: its verdict, each surface's status after round one, and the
-/// round-two pipelines it started.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct AuditResult {
-    pub verdict: String,
-    pub surfaces: Vec<SurfaceRow>,
-    /// Probes sent to the Prover, by pipeline key.
-    pub probing: Vec<(String, Risk)>,
-    /// Probes sent to the Investigator, by pipeline key.
-    pub investigating: Vec<(String, Risk)>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SurfaceRow {
-    pub surface: String,
-    pub probe: Option<String>,
-    /// examined, probing, remembered, unresolved or refused (the judge turns `probing`
-    /// into finding, probed or unresolved).
-    pub status: String,
-    /// The round-two pipeline of a probed surface.
-    pub key: Option<String>,
-    pub detail: String,
-}
-
 /// What round one examined, by path: decided by Proven from the step results, never shown
 /// to the auditor.
 fn examined(rows: &[StepRow]) -> BTreeSet<String> {
     let mut paths = BTreeSet::new();
-    if let Some(planner) = step_result::<PlannerResult>(rows, crate::agents::PLANNER, "") {
+    if let Some(planner) = step_result::<PlannerResult>(rows, StepName::Planner.as_str(), "") {
         let risks = planner
             .proving
             .iter()
@@ -135,7 +113,7 @@ fn examined(rows: &[StepRow]) -> BTreeSet<String> {
     }
     paths.extend(
         rows.iter()
-            .filter(|r| r.id.step == crate::pipeline::DEPS_FILE && r.state == "done")
+            .filter(|r| r.id.step == StepName::DepsFile.as_str() && r.state == "done")
             .map(|r| r.id.key.clone()),
     );
     paths
@@ -327,7 +305,7 @@ pub async fn auditor(
                                 .store
                                 .memory_lookup(view.tenant, view.repository, &fp)
                                 .await
-                                .map_err(crate::pipeline::retryable)?
+                                .map_err(crate::outcome::retryable)?
                             {
                                 row.status = "remembered".into();
                                 row.detail = format!(
@@ -337,9 +315,9 @@ pub async fn auditor(
                             } else {
                                 let key = format!("a{probes}");
                                 let step = if risk.evidence == "query" {
-                                    crate::investigator::INVESTIGATOR
+                                    StepName::Investigator.as_str()
                                 } else {
-                                    PROVER
+                                    StepName::Prover.as_str()
                                 };
                                 next.push(NewStep {
                                     key: key.clone(),
@@ -401,81 +379,6 @@ fn check_probe(probe: &Probe, view: &ReviewView<'_>, files: &[String]) -> Result
             "the probe's evidence {other:?} is neither \"test\" nor \"query\""
         )),
     }
-}
-
-/// The judge's view of the auditor: the coverage section, with each probed surface's
-/// outcome from its round-two pipeline (`outcomes` by key), and what stays unresolved
-/// written into "what this review could not see".
-pub fn coverage(
-    rows: &[StepRow],
-    outcomes: &[(String, &'static str)],
-    not_seen: &mut Vec<NotSeen>,
-) -> Option<proven_report::Coverage> {
-    let row = rows.iter().find(|r| r.id.step == AUDITOR)?;
-    let Some(audit) = step_result::<AuditResult>(rows, AUDITOR, "") else {
-        let verdict = if row.state == "done" {
-            "unreadable"
-        } else {
-            "no answer"
-        };
-        not_seen.push(NotSeen {
-            what: "the coverage of this change".into(),
-            reason: format!("the coverage auditor gave {verdict}: its question is unasked"),
-        });
-        return Some(proven_report::Coverage {
-            verdict: verdict.into(),
-            surfaces: Vec::new(),
-        });
-    };
-    let mut surfaces = Vec::new();
-    for s in audit.surfaces {
-        let (status, detail) = match (s.status.as_str(), &s.key) {
-            ("probing", Some(key)) => {
-                match outcomes.iter().find(|(k, _)| k == key).map(|(_, o)| *o) {
-                    Some("finding") => (
-                        "finding",
-                        format!("round two's probe ({key}) proved a finding"),
-                    ),
-                    Some("unproven" | "dropped") => (
-                        "probed",
-                        format!("round two's probe ({key}) ran and proved nothing"),
-                    ),
-                    Some(other) => (
-                        "unresolved",
-                        format!("round two's probe ({key}) is {other}"),
-                    ),
-                    None => (
-                        "unresolved",
-                        format!("round two's probe ({key}) has no verdict"),
-                    ),
-                }
-            }
-            (status, _) => (status, s.detail.clone()),
-        };
-        let status = match status {
-            "examined" | "finding" | "probed" | "remembered" | "refused" => status,
-            _ => "unresolved",
-        };
-        if status == "unresolved" {
-            not_seen.push(NotSeen {
-                what: format!("surface {}", s.surface),
-                reason: format!(
-                    "unresolved (needs {}): {detail}",
-                    s.probe.as_deref().unwrap_or("a probe that would settle it")
-                ),
-            });
-        }
-        surfaces.push(CoverageSurface {
-            surface: s.surface,
-            probe: s.probe,
-            status: status.into(),
-            detail,
-        });
-    }
-    Some(proven_report::Coverage {
-        verdict: audit.verdict,
-        surfaces,
-    })
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //!
 //! Invariants:
 //! - Only fixes the sandbox proved, of findings the Judge keeps (the Judge's own rules,
-//!   [`crate::agents::judge_risk`], decide which), go into the patch.
+//!   [`crate::judge::risk::judge_risk`], decide which), go into the patch.
 //! - The whole patch is applied to a scratch copy of the change; each fixed finding's own
 //!   test must pass on it, then the package's whole suite. Any failure rejects the patch,
 //!   naming each finding left open. Nothing is ever committed to the author's branch.
@@ -20,17 +20,19 @@ use std::time::Duration;
 use proven_models::Cassette;
 use proven_pipeline::{Lease, Outcome, StepError};
 use proven_report::{Autofix, PatchEdit, RunRef};
-use proven_sandbox::{Edit, Language, Sandbox};
+use proven_sandbox::{Language, Sandbox};
 use proven_store::StepRow;
 use serde_json::json;
 
 use crate::Trace;
-use crate::agents::{
-    PlannerResult, ProveJob, ReviewView, TEST_TIMEOUT, Verdict, judge_risk, outcome, run_ref,
-    runs_key, step_result, to_json,
-};
+use crate::judge::risk::{Verdict, judge_risk};
+use crate::outcome::{outcome, to_json};
+use crate::rows::step_result;
+use crate::step_name::StepName;
+use crate::test_runs::{TEST_TIMEOUT, run_ref, runs_key};
+use crate::wire::{PlannerResult, ProveJob, ReviewView};
 
-pub const AUTOFIX: &str = "autofix";
+pub const AUTOFIX: &str = StepName::Autofix.as_str();
 
 pub const FIXED: &str = "fixed automatically, waiting for a person";
 pub const REJECTED: &str = "rejected";
@@ -38,14 +40,7 @@ pub const NOTHING: &str = "nothing to fix";
 
 /// The steps that have not ended, other than this one and the judge.
 fn unfinished(rows: &[StepRow], me: &str) -> Vec<String> {
-    rows.iter()
-        .filter(|r| r.id.step != me && r.id.step != proven_store::JUDGE_STEP)
-        .filter(|r| !matches!(r.state.as_str(), "done" | "failed" | "dead" | "cancelled"))
-        .map(|r| match r.id.key.as_str() {
-            "" => r.id.step.clone(),
-            key => format!("{} {key}", r.id.step),
-        })
-        .collect()
+    crate::rows::unfinished(rows, |r| r.id.step != me && r.id.step != StepName::Judge)
 }
 
 /// A kept finding and its proved fix (None: kept without one).
@@ -58,10 +53,10 @@ struct Kept {
 /// The findings the Judge will keep (test evidence), each with its proved fix if any.
 fn kept(rows: &[StepRow]) -> Vec<Kept> {
     let mut risks = Vec::new();
-    if let Some(p) = step_result::<PlannerResult>(rows, crate::agents::PLANNER, "") {
+    if let Some(p) = step_result::<PlannerResult>(rows, StepName::Planner.as_str(), "") {
         risks.extend(p.proving);
     }
-    if let Some(a) = step_result::<crate::auditor::AuditResult>(rows, crate::auditor::AUDITOR, "") {
+    if let Some(a) = step_result::<crate::wire::AuditResult>(rows, StepName::Auditor.as_str(), "") {
         risks.extend(a.probing);
     }
     risks
@@ -69,7 +64,7 @@ fn kept(rows: &[StepRow]) -> Vec<Kept> {
         .filter_map(|(key, risk)| match judge_risk(rows, &key, &risk) {
             Verdict::Keep { job, .. } => Some(Kept {
                 title: risk.title.clone(),
-                fix: crate::fixer::proved_fix(rows, &key).map(|f| f.edits),
+                fix: crate::judge::fix::proved_fix(rows, &key).map(|f| f.edits),
                 job,
             }),
             _ => None,
@@ -88,7 +83,7 @@ pub async fn autofix(
         .store
         .steps_of(&lease.id.review_id)
         .await
-        .map_err(crate::pipeline::retryable)?;
+        .map_err(crate::outcome::retryable)?;
     let pending = unfinished(&rows, AUTOFIX);
     if !pending.is_empty() {
         return Err(StepError::Waiting {
@@ -126,15 +121,7 @@ pub async fn autofix(
         trace.push("autofix", json!({"verdict": REJECTED, "open": result.open}));
         return Ok(outcome(trace, to_json(&result)?, Vec::new(), true));
     }
-    let patch: Vec<Edit> = result
-        .edits
-        .iter()
-        .map(|e| Edit {
-            path: e.path.clone(),
-            old_text: e.old_text.clone(),
-            new_text: e.new_text.clone(),
-        })
-        .collect();
+    let patch = crate::test_runs::patch(&result.edits);
     // Each fixed finding's own test, then the package's suite with every proving test in it.
     let fixed: Vec<&Kept> = kept.iter().filter(|k| k.fix.is_some()).collect();
     let mut requests = Vec::new();
@@ -146,14 +133,14 @@ pub async fn autofix(
             .map_err(|e| StepError::Permanent(format!("{e}")))?;
         requests.push((
             k.title.clone(),
-            crate::agents::requests(&view, &k.job, &k.job.test)?
+            crate::test_runs::requests(&view, &k.job, &k.job.test)?
                 .1
                 .with_patch(patch.clone()),
             language,
         ));
     }
     let language = requests.first().map(|r| r.2).unwrap_or(Language::Python);
-    let mut suite = crate::fixer::suite_request(&view, view.head, language, &mut trace)
+    let mut suite = crate::test_runs::suite_request(&view, view.head, language, &mut trace)
         .await?
         .with_patch(patch)
         .with_timeout(TEST_TIMEOUT);
@@ -174,7 +161,7 @@ pub async fn autofix(
             .collect::<Vec<_>>()
             .join("\n"),
     ]);
-    let done = crate::fixer::run_in_turn(
+    let done = crate::test_runs::run_in_turn(
         sandbox,
         cassette,
         lease,
@@ -202,7 +189,7 @@ pub async fn autofix(
         Some(why) => result.open.push(why),
         None => {
             for (i, (name, _, _)) in requests.iter().enumerate() {
-                let passed = records.get(i).is_some_and(crate::fixer::passed);
+                let passed = records.get(i).is_some_and(crate::test_runs::passed);
                 if !passed {
                     result
                         .open
@@ -231,31 +218,16 @@ pub fn verdict(rows: &[StepRow]) -> Option<Autofix> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agents::PROVER;
 
     fn row(step: &str, key: &str, state: &str) -> StepRow {
-        StepRow {
-            id: proven_store::StepId {
-                review_id: "r".into(),
-                step: step.into(),
-                key: key.into(),
-            },
-            queue: "model".into(),
-            state: state.into(),
-            attempts: 1,
-            lease_gen: 1,
-            pipeline: true,
-            result: None,
-            error: None,
-            created_us: 0,
-        }
+        crate::rows::test_row(step, key, state, None)
     }
 
     #[test]
     fn autofix_waits_for_every_other_step_but_the_judge() {
         let rows = vec![
             row(AUTOFIX, "", "running"),
-            row(PROVER, "r0", "done"),
+            row(StepName::Prover.as_str(), "r0", "done"),
             row("fixer", "r0-fix1", "queued"),
             row("skeptic", "r0", "failed"),
             row(proven_store::JUDGE_STEP, "", "queued"),

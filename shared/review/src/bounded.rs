@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::agents::{Agents, Risk};
+use crate::model::Agents;
+use crate::wire::Risk;
 use proven_pipeline::StepError;
 
 /// The most of the diff one prompt holds.
@@ -131,8 +132,8 @@ pub async fn plan(
     for (i, part) in parts.parts.iter().enumerate() {
         let user = format!(
             "Changed files: {}\n<carry>{}</carry>\n<change part=\"{}\" of=\"{n}\">{}</change>{context}",
-            crate::agents::changed_list(changed),
-            crate::agents::quoted(&carry),
+            crate::model::changed_list(changed),
+            crate::model::quoted(&carry),
             i + 1,
             serde_json::to_string(part).unwrap_or_default(),
         );

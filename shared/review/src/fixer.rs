@@ -18,23 +18,26 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use proven_models::Cassette;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::{PatchEdit, RunRef};
-use proven_sandbox::{Edit, Language, RunKey, RunRecord, RunRequest, Sandbox};
+use proven_sandbox::{Language, Sandbox};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::agents::{
-    Agents, MAX_FILE_BYTES, ProveJob, ReviewView, TEST_TIMEOUT, blocking, no_sandbox, outcome,
-    read_input, replaying, requests, run_ref, runs_key, to_json,
+use crate::model::Agents;
+use crate::outcome::Next;
+use crate::outcome::{blocking, outcome, read_input, to_json};
+use crate::step_name::StepName;
+use crate::test_runs::{
+    MAX_FILE_BYTES, TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key, suite_request,
 };
+use crate::wire::{FixResult, ProveJob, ReviewView};
 
-pub const FIXER: &str = "fixer";
-pub const SANDBOX_FIX: &str = "sandbox.fix";
+pub const FIXER: &str = StepName::Fixer.as_str();
+pub const SANDBOX_FIX: &str = StepName::SandboxFix.as_str();
 
 /// Edits one answer may hold.
 const MAX_EDITS: usize = 20;
@@ -88,8 +91,7 @@ pub fn first_try(risk_key: &str, job: &ProveJob, attempts: u32) -> Option<NewSte
     Some(NewStep {
         key: FixInput::key(risk_key, 1),
         input: serde_json::to_string(&input).ok(),
-        pipeline: true,
-        ..NewStep::new(FIXER, "model")
+        ..Next::then(StepName::Fixer, "model")
     })
 }
 
@@ -161,21 +163,6 @@ pub struct Candidate {
     pub explanation: String,
 }
 
-/// What a try came to (the result of both steps).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct FixResult {
-    pub proved: bool,
-    pub attempt: u32,
-    pub reason: String,
-    #[serde(default)]
-    pub edits: Vec<PatchEdit>,
-    #[serde(default)]
-    pub explanation: String,
-    /// The runs on the change with the patch.
-    #[serde(default)]
-    pub runs: Vec<RunRef>,
-}
-
 fn next_try(input: &FixInput, failed: &str) -> Result<Vec<NewStep>, StepError> {
     let Some(next) = input.next(failed.to_string()) else {
         return Ok(Vec::new());
@@ -183,8 +170,7 @@ fn next_try(input: &FixInput, failed: &str) -> Result<Vec<NewStep>, StepError> {
     Ok(vec![NewStep {
         key: FixInput::key(&input.risk_key, next.attempt),
         input: Some(to_json(&next)?),
-        pipeline: true,
-        ..NewStep::new(FIXER, "model")
+        ..Next::then(StepName::Fixer, "model")
     }])
 }
 
@@ -375,125 +361,9 @@ pub async fn fixer(
     let next = vec![NewStep {
         key: lease.id.key.clone(),
         input: Some(to_json(&candidate)?),
-        pipeline: true,
-        ..NewStep::new(SANDBOX_FIX, "sandbox")
+        ..Next::then(StepName::SandboxFix, "sandbox")
     }];
     Ok(outcome(trace, to_json(&result)?, next, true))
-}
-
-/// The run of the package's whole test suite on a tree: the command its project documents
-/// (tox, nox, make, npm), translated to the runner it wraps; the sandbox's convention when
-/// it documents none. The trace says which.
-pub(crate) async fn suite_request(
-    view: &ReviewView<'_>,
-    revision: &str,
-    language: Language,
-    trace: &mut crate::Trace,
-) -> Result<RunRequest, StepError> {
-    let (dir, rev) = (view.repository_dir.to_string(), revision.to_string());
-    let suite = blocking(move || {
-        let repo = proven_change::Repo::open(Path::new(&dir)).ok();
-        let read = |path: &str| -> Option<String> {
-            match repo
-                .as_ref()?
-                .read_blob(&rev, path.as_bytes(), MAX_FILE_BYTES)
-                .ok()?
-            {
-                proven_change::BlobRead::Content(b) => String::from_utf8(b).ok(),
-                _ => None,
-            }
-        };
-        proven_sandbox::suite::documented_suite(language, &read)
-    })
-    .await?;
-    trace.push(
-        "suite",
-        json!({"command": suite.run.command, "from": suite.source}),
-    );
-    let run = suite.run;
-    let mut request = RunRequest::new(view.repository_dir, revision, language, run.command)
-        .for_tenant(view.tenant);
-    for (k, v) in run.env {
-        request = request.with_env(k, v);
-    }
-    Ok(request)
-}
-
-/// What a sequence of sandbox runs gave (recorded and replayed in sample mode).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub(crate) struct RunsDone {
-    pub runs: Vec<RunRecord>,
-    /// The tree refused a request (a patch that does not apply): the runs stopped there.
-    #[serde(default)]
-    pub refused: Option<String>,
-}
-
-/// Runs `requests` in turn in the sandbox, each under a key derived from the step's job key
-/// and its name, or replays them from the cassette under `(kind, key)` in sample mode. A
-/// request the tree refuses ends the runs with its reason; with `stop_at_failure` so does
-/// the first run that does not pass.
-pub(crate) async fn run_in_turn(
-    sandbox: Option<&Arc<Sandbox>>,
-    cassette: Option<&Arc<Cassette>>,
-    lease: &Lease,
-    (kind, cassette_key): (&str, &str),
-    requests: Vec<(String, RunRequest)>,
-    stop_at_failure: bool,
-) -> Result<RunsDone, StepError> {
-    if replaying(cassette) {
-        return cassette
-            .and_then(|c| c.get("runs", kind, cassette_key))
-            .and_then(|v| serde_json::from_value(v).ok())
-            .ok_or_else(|| {
-                StepError::Permanent(format!(
-                    "sample mode: the cassette has no {kind} runs ({cassette_key})"
-                ))
-            });
-    }
-    let sandbox = sandbox.ok_or_else(no_sandbox)?;
-    let key = RunKey::new(crate::sandbox_job::job_key(lease))
-        .map_err(|e| StepError::Permanent(e.to_string()))?;
-    let mut done = RunsDone::default();
-    for (name, request) in requests {
-        let run_key = key
-            .derive(&name)
-            .map_err(|e| StepError::Permanent(e.to_string()))?;
-        match sandbox.run(&request.with_key(run_key)).await {
-            Ok(record) => {
-                let passed = record.outcome == proven_sandbox::Outcome::Passed;
-                done.runs.push(record);
-                if stop_at_failure && !passed {
-                    break;
-                }
-            }
-            Err(proven_sandbox::SandboxError::Request(e)) => {
-                done.refused = Some(e.to_string());
-                break;
-            }
-            Err(e) if e.is_retryable() => {
-                return Err(StepError::Retryable {
-                    message: format!("sandbox: {e}"),
-                    after: Duration::from_secs(5),
-                });
-            }
-            Err(e) => return Err(StepError::Permanent(format!("sandbox: {e}"))),
-        }
-    }
-    if let Some(c) = cassette {
-        let _ = c.put(
-            "runs",
-            kind,
-            cassette_key,
-            &serde_json::to_value(&done).unwrap_or_default(),
-        );
-    }
-    Ok(done)
-}
-
-/// Whether a run passed as evidence: the runner says tests ran and every test that ran
-/// passed (a runner told to collect nothing also exits 0).
-pub(crate) fn passed(record: &RunRecord) -> bool {
-    proven_sandbox::proof::evidence_outcome(record) == proven_sandbox::Outcome::Passed
 }
 
 /// Proves a candidate: with the patch on the change, the proving test passes, then the
@@ -513,15 +383,7 @@ pub async fn prove_fix(
         .language
         .parse()
         .map_err(|e| StepError::Permanent(format!("{e}")))?;
-    let edits: Vec<Edit> = candidate
-        .edits
-        .iter()
-        .map(|e| Edit {
-            path: e.path.clone(),
-            old_text: e.old_text.clone(),
-            new_text: e.new_text.clone(),
-        })
-        .collect();
+    let edits = crate::test_runs::patch(&candidate.edits);
     let (_, change) = requests(&view, job, &job.test)?;
     let proving = change.clone().with_patch(edits.clone());
     let suite = suite_request(&view, view.head, language, &mut trace)
@@ -618,40 +480,12 @@ pub async fn prove_fix(
     Ok(outcome(trace, to_json(&result)?, next, true))
 }
 
-/// The proved fix of the risk `risk_key`, if one of its tries proved one.
-pub fn proved_fix(rows: &[proven_store::StepRow], risk_key: &str) -> Option<FixResult> {
-    let prefix = format!("{risk_key}-fix");
-    rows.iter()
-        .filter(|r| r.id.step == SANDBOX_FIX && r.state == "done" && r.id.key.starts_with(&prefix))
-        .filter_map(|r| r.result.as_deref())
-        .filter_map(|t| serde_json::from_str::<FixResult>(t).ok())
-        .find(|f| f.proved)
-}
-
-/// What the tries of a risk's fix came to, for the trace when none was proved.
-pub fn tries(rows: &[proven_store::StepRow], risk_key: &str) -> Vec<FixResult> {
-    let prefix = format!("{risk_key}-fix");
-    let mut out: Vec<FixResult> = rows
-        .iter()
-        .filter(|r| {
-            (r.id.step == SANDBOX_FIX || r.id.step == FIXER)
-                && r.state == "done"
-                && r.id.key.starts_with(&prefix)
-        })
-        .filter_map(|r| r.result.as_deref())
-        .filter_map(|t| serde_json::from_str::<FixResult>(t).ok())
-        .filter(|f| f.reason != "sent to the sandbox")
-        .collect();
-    out.sort_by_key(|f| f.attempt);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn job() -> ProveJob {
-        crate::agents::test_job()
+        crate::wire::test_job()
     }
 
     fn answer(edits: &[(&str, &str)], command: bool) -> FixerAnswer {

@@ -1,10 +1,19 @@
 //! The review: its steps and the embedded runner that runs them in one process.
 //!
-//! Owns one implementation of each step, each a module of the same shape (input, handler,
-//! outcome): [`steps::intake`] reads the change from git, [`steps::scout`] writes the plan
-//! line, [`steps::deps`] turns the packages a change brings in into advisory findings, and
-//! [`steps::writer`] assembles the result document. [`embedded::review`] runs them in order
-//! for `proven review`; [`scan::scan_file`] runs dependency evidence on one lock file.
+//! Layers, each importing only from the ones below (`tests/tidy` checks it):
+//! - data: [`step_name`] (every step's name, typed), [`wire`] (what the agent steps store
+//!   and pass each other), [`rows`] (a review's rows read back);
+//! - services: `outcome` (a step's outcome and shared errors), [`model`] (model access
+//!   with the guardrail), `test_runs` (the test runner with its one cassette path),
+//!   [`bounded`], [`steps`] (the control steps' logic: intake, scout, the dependency
+//!   evidence, the writer), `git_tree`;
+//! - one module per step: [`agents`], [`auditor`], [`autofix`], [`fixer`],
+//!   [`investigator`], [`skeptic`], [`sandbox_job`]; a step names the next by
+//!   [`step_name::StepName`], never by importing it;
+//! - the Judge: [`judge`], pure functions over a review's rows;
+//! - the registry and the control steps' handlers: [`pipeline`] ([`pipeline::registry`]);
+//!   [`embedded::review`] runs them for `proven review`; [`scan::scan_file`] runs
+//!   dependency evidence on one lock file.
 //!
 //! Invariants:
 //! - A finding exists only with evidence: here, the advisory rows whose range holds the
@@ -25,12 +34,19 @@ mod error;
 pub mod fixer;
 mod git_tree;
 pub mod investigator;
+pub mod judge;
+pub mod model;
+mod outcome;
 pub mod pipeline;
+pub mod rows;
 pub mod sandbox_job;
 pub mod scan;
 pub mod skeptic;
+pub mod step_name;
 pub mod steps;
+pub(crate) mod test_runs;
 pub mod trace;
+pub mod wire;
 
 pub use error::ReviewError;
 pub use trace::Trace;

@@ -15,7 +15,9 @@ use proven_sandbox::{
 use proven_store::Store;
 use serde::{Deserialize, Serialize};
 
-pub const SANDBOX_RUN: &str = "sandbox.run";
+pub use crate::test_runs::job_key;
+
+pub const SANDBOX_RUN: &str = crate::step_name::StepName::SandboxRun.as_str();
 pub const SANDBOX_QUEUE: &str = "sandbox";
 
 /// The input of a `sandbox.run` step (its wire type between steps).
@@ -139,23 +141,6 @@ impl RunLedger for StoreLedger {
     }
 }
 
-/// The job key of a step: stable across redeliveries, and a valid container name.
-pub fn job_key(lease: &Lease) -> String {
-    let raw = format!("{}-{}-{}", lease.id.review_id, lease.id.step, lease.id.key);
-    let mut key: String = raw
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    key.truncate(100);
-    key
-}
-
 pub async fn run(
     sandbox: Option<&Arc<Sandbox>>,
     store: &Store,
@@ -183,16 +168,7 @@ pub async fn run(
     let recorded = sandbox
         .run_job(&key, &request, &ledger)
         .await
-        .map_err(|e| {
-            if e.is_retryable() {
-                StepError::Retryable {
-                    message: e.to_string(),
-                    after: Duration::from_secs(5),
-                }
-            } else {
-                StepError::Permanent(format!("sandbox: {e}"))
-            }
-        })?;
+        .map_err(crate::test_runs::sandbox_error)?;
     let (record, first) = match recorded {
         Recorded::First(r) => (r, true),
         Recorded::Already(r) => (r, false),

@@ -1,11 +1,14 @@
 //! Reviews of real git repositories built by the test, against real stores: every test body
-//! runs on SQLite and on a fresh Postgres database.
+//! runs on SQLite and on a fresh Postgres database. `tidy` holds the checks of the crate
+//! graph and of this crate's layers.
+
+mod tidy;
 
 use proven_change::testing::TestRepo;
 use proven_config::Layers;
 use proven_report::{FindingKind, Level, Report, Status};
 use proven_review::embedded::review;
-use proven_review::pipeline::ReviewRequest;
+use proven_store::ReviewRequest;
 use proven_store::Store;
 use proven_store::testing::{Backend, TestStore};
 

@@ -16,6 +16,7 @@ mod advisory;
 mod error;
 mod memory;
 mod pipeline;
+mod request;
 mod review;
 mod sql;
 mod tenant;
@@ -31,6 +32,7 @@ pub use pipeline::{
     Claim, Committed, ISOLATED_SUFFIX, JUDGE_QUEUE, JUDGE_STEP, Job, Lease, NewPipelineReview,
     NewStep, Outcome, PendingReview, Retry, StepId, StepRow, isolated_queue, now_us,
 };
+pub use request::ReviewRequest;
 pub use review::{NewReview, ReviewRow, ReviewStatus, TraceRow};
 pub use tenant::{ReviewSummary, Tenant, TokenCheck, TokenInfo, token_hash, token_id};
 

@@ -1,0 +1,592 @@
+//! The Investigator's queries: the closed list of templates a model may pick, each value
+//! checked before any SQL; the store's own parameterised queries run for them; the anchor
+//! (a line the change adds naming the package and the version) a query finding needs; and
+//! the check of the Skeptic's query refutation.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use proven_domain::{Dependency, DependencyKind, Ecosystem, Origin};
+use proven_lockfile::{DependencyFile, Format};
+use proven_pipeline::StepError;
+use proven_report::Finding;
+use proven_store::{Store, StoreError};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::Trace;
+use crate::outcome::blocking;
+use crate::steps::deps;
+use crate::wire::ReviewView;
+
+/// The closed list of queries a model may ask for, with their values.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "template", content = "values", rename_all = "snake_case")]
+pub enum Query {
+    /// The advisories naming a package, evaluated against the version the change brings in
+    /// (and the base's version, when the change replaced one).
+    AdvisoriesByPackage {
+        ecosystem: String,
+        name: String,
+        version: String,
+        #[serde(default)]
+        base_version: Option<String>,
+    },
+    /// One advisory record by its id.
+    AdvisoryById { id: String },
+    /// The CISA KEV entry of a CVE.
+    KevByCve { cve: String },
+    /// The FIRST EPSS score of a CVE.
+    EpssByCve { cve: String },
+}
+
+pub(super) const TEMPLATES: &str = "advisories_by_package {ecosystem, name, version, base_version or null}, \
+     advisory_by_id {id}, kev_by_cve {cve}, epss_by_cve {cve}";
+
+fn plain(what: &str, value: &str, max: usize) -> Result<(), String> {
+    if value.trim().is_empty() {
+        return Err(format!("{what} is empty"));
+    }
+    if value.len() > max {
+        return Err(format!("{what} is longer than {max} bytes"));
+    }
+    if value.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(format!(
+            "{what} {value:?} holds whitespace or control characters"
+        ));
+    }
+    Ok(())
+}
+
+fn cve(value: &str) -> Result<(), String> {
+    let mut parts = value.splitn(3, '-');
+    let ok = parts.next() == Some("CVE")
+        && parts
+            .next()
+            .is_some_and(|y| y.len() == 4 && y.bytes().all(|b| b.is_ascii_digit()))
+        && parts
+            .next()
+            .is_some_and(|n| (4..=12).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_digit()));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{value:?} is not a CVE id (CVE-YYYY-NNNN)"))
+    }
+}
+
+impl Query {
+    /// Checks every value before any SQL runs; the error names what was wrong.
+    pub fn check(&self) -> Result<(), String> {
+        match self {
+            Query::AdvisoriesByPackage {
+                ecosystem,
+                name,
+                version,
+                base_version,
+            } => {
+                if Ecosystem::from_osv(ecosystem).is_none() {
+                    return Err(format!(
+                        "ecosystem {ecosystem:?} is not one of {}",
+                        Ecosystem::ALL
+                            .iter()
+                            .map(|e| e.osv_name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+                plain("name", name, 214)?;
+                plain("version", version, 128)?;
+                if let Some(b) = base_version {
+                    plain("base_version", b, 128)?;
+                }
+                Ok(())
+            }
+            Query::AdvisoryById { id } => {
+                plain("id", id, 100)?;
+                if id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c))
+                {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "advisory id {id:?} holds characters no advisory id has"
+                    ))
+                }
+            }
+            Query::KevByCve { cve: c } | Query::EpssByCve { cve: c } => cve(c),
+        }
+    }
+}
+
+/// One query as run: what was asked, the rows it returned, and what they mean.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QueryEvidence {
+    pub query: Query,
+    pub rows: Vec<Value>,
+    pub note: String,
+}
+
+/// What the Skeptic's query showed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QueryRefutation {
+    pub evidenced: bool,
+    pub reason: String,
+    pub query: Option<QueryEvidence>,
+}
+
+/// The lines the change adds to and removes from one file (1-based line numbers of the
+/// side they are on).
+#[derive(Debug, Default)]
+pub(super) struct Anchors {
+    pub(super) added: Vec<(u32, String)>,
+    pub(super) removed: Vec<(u32, String)>,
+}
+
+/// `needle` occurs in `line` as a whole token: not inside a longer name or version.
+fn has_token(line: &str, needle: &str) -> bool {
+    let line = line.to_ascii_lowercase();
+    let needle = needle.to_ascii_lowercase();
+    let inside = |c: char| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-';
+    line.match_indices(&needle).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + needle.len()..].chars().next();
+        // A trailing '.' ends a sentence, not a version.
+        let after_inside = after.is_some_and(|c| {
+            let sentence_end = c == '.' && !line[i + needle.len() + 1..].starts_with(inside);
+            inside(c) && !sentence_end
+        });
+        !before.is_some_and(inside) && !after_inside
+    })
+}
+
+impl Anchors {
+    pub(super) fn of(base: &str, head: &str) -> Anchors {
+        let base_lines: HashSet<&str> = base.lines().map(str::trim).collect();
+        let head_lines: HashSet<&str> = head.lines().map(str::trim).collect();
+        let number = |text: &str, other: &HashSet<&str>| {
+            text.lines()
+                .enumerate()
+                .filter(|(_, l)| !other.contains(l.trim()))
+                .map(|(i, l)| (i as u32 + 1, l.to_string()))
+                .collect::<Vec<_>>()
+        };
+        Anchors {
+            added: number(head, &base_lines),
+            removed: number(base, &head_lines),
+        }
+    }
+
+    pub(super) fn find(lines: &[(u32, String)], name: &str, version: &str) -> Option<u32> {
+        lines
+            .iter()
+            .find(|(_, l)| has_token(l, name) && has_token(l, version))
+            .map(|(n, _)| *n)
+    }
+}
+
+pub(super) async fn read_sides(
+    view: &ReviewView<'_>,
+    path: &str,
+) -> Result<(String, String), StepError> {
+    let (dir, base, head, path) = (
+        view.repository_dir.to_string(),
+        view.base.to_string(),
+        view.head.to_string(),
+        path.to_string(),
+    );
+    blocking(move || {
+        let repo = proven_change::Repo::open(Path::new(&dir)).map_err(|e| e.to_string())?;
+        let read = |rev: &str| -> Result<String, String> {
+            match repo
+                .read_blob(rev, path.as_bytes(), crate::test_runs::MAX_FILE_BYTES * 8)
+                .map_err(|e| e.to_string())?
+            {
+                proven_change::BlobRead::Content(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
+                _ => Ok(String::new()),
+            }
+        };
+        Ok::<_, String>((read(&base)?, read(&head)?))
+    })
+    .await?
+    .map_err(|e| StepError::Permanent(format!("investigator: {e}")))
+}
+
+/// Runs one checked query with the store's parameterised SQL.
+pub(super) async fn run_query(
+    store: &Store,
+    query: &Query,
+    anchors: &Anchors,
+    path: &str,
+    trace: &mut Trace,
+) -> Result<(QueryEvidence, Vec<Finding>), StoreError> {
+    let mut findings = Vec::new();
+    let (rows, note) = match query {
+        Query::AdvisoriesByPackage {
+            ecosystem,
+            name,
+            version,
+            base_version,
+        } => {
+            let eco = Ecosystem::from_osv(ecosystem).unwrap_or(Ecosystem::Npm);
+            let norm = eco.normalize_name(name);
+            let found = store
+                .affected_rows(eco, std::slice::from_ref(&norm))
+                .await?;
+            let rows: Vec<Value> = found
+                .iter()
+                .map(|r| {
+                    json!({"advisory_id": r.advisory_id, "affected_index": r.idx, "name": r.name,
+                           "affected": serde_json::from_str::<Value>(&r.affected_json).unwrap_or(Value::Null)})
+                })
+                .collect();
+            let note = match Anchors::find(&anchors.added, name, version) {
+                None => format!(
+                    "no line the change adds to {path} names {name} {version}: rows about a version \
+                     the change does not bring in prove nothing about it"
+                ),
+                Some(line) => {
+                    let base_dep = base_version.as_ref().and_then(|b| {
+                        Anchors::find(&anchors.removed, name, b).map(|l| (b.clone(), l))
+                    });
+                    let dep = |version: &str, line: u32| Dependency {
+                        ecosystem: eco,
+                        name: name.clone(),
+                        version: version.to_string(),
+                        kind: DependencyKind::Direct,
+                        origin: Origin::Registry,
+                        dev: false,
+                        line: Some(line),
+                    };
+                    // `format` is not read by `evaluate`; the file is the one the change touched.
+                    let file = |deps: Vec<Dependency>| DependencyFile {
+                        path: path.to_string(),
+                        format: Format::RequirementsTxt,
+                        dependencies: deps,
+                        notes: Vec::new(),
+                    };
+                    let pair = deps::FilePair {
+                        path: path.to_string(),
+                        base: base_dep.map(|(b, l)| file(vec![dep(&b, l)])),
+                        head: Some(file(vec![dep(version, line)])),
+                    };
+                    let options = deps::DepsOptions {
+                        informational: proven_config::Informational::Report,
+                        dev_dependencies: true,
+                        limits: proven_lockfile::Limits::default(),
+                    };
+                    let out = deps::evaluate(store, &[pair], &options, trace).await?;
+                    findings.extend(out.findings.into_iter().map(|mut f| {
+                        f.id = f.id.replacen("dependency:", "query:", 1);
+                        f
+                    }));
+                    if findings.is_empty() {
+                        format!(
+                            "line {line} of {path} brings in {name} {version}; no advisory row affects it \
+                             (or the base's version was affected too)"
+                        )
+                    } else {
+                        format!(
+                            "line {line} of {path} brings in {name} {version}, inside an affected range"
+                        )
+                    }
+                }
+            };
+            (rows, note)
+        }
+        Query::AdvisoryById { id } => {
+            let rows: Vec<Value> = store
+                .advisory(id)
+                .await?
+                .into_iter()
+                .map(|a| {
+                    let record: Value = serde_json::from_str(&a.record).unwrap_or(Value::Null);
+                    json!({"id": a.id, "modified": a.modified, "withdrawn": a.withdrawn,
+                           "summary": record["summary"], "aliases": record["aliases"],
+                           "affected": record["affected"].as_array().map(|list| list.iter()
+                               .map(|x| x["package"].clone()).collect::<Vec<_>>())})
+                })
+                .collect();
+            (
+                rows,
+                "an advisory record describes the advisory, not the change".into(),
+            )
+        }
+        Query::KevByCve { cve } => {
+            let rows = store
+                .kev_for(std::slice::from_ref(cve))
+                .await?
+                .into_values()
+                .map(|k| {
+                    json!({"cve": k.cve, "vendor": k.vendor, "product": k.product,
+                           "name": k.name, "date_added": k.date_added, "ransomware": k.ransomware})
+                })
+                .collect();
+            (
+                rows,
+                "a KEV entry says a CVE is exploited, not that the change brings it in".into(),
+            )
+        }
+        Query::EpssByCve { cve } => {
+            let rows = store
+                .epss_for(std::slice::from_ref(cve))
+                .await?
+                .into_values()
+                .map(|e| {
+                    json!({"cve": e.cve, "probability": e.probability, "percentile": e.percentile,
+                           "score_date": e.score_date})
+                })
+                .collect();
+            (
+                rows,
+                "an EPSS score is a likelihood of exploitation, not a finding".into(),
+            )
+        }
+    };
+    trace.push(
+        "query",
+        json!({"query": query, "rows": rows.len(), "note": note, "findings": findings.len()}),
+    );
+    Ok((
+        QueryEvidence {
+            query: query.clone(),
+            rows,
+            note,
+        },
+        findings,
+    ))
+}
+
+fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
+pub(super) fn read_query(value: Value) -> Result<Query, String> {
+    let query: Query = serde_json::from_value(value.clone()).map_err(|e| {
+        format!(
+            "query {} is not one of the templates ({TEMPLATES}): {e}",
+            clip(&value.to_string(), 200)
+        )
+    })?;
+    query.check()?;
+    Ok(query)
+}
+
+/// Whether the Skeptic's own query shows the claim false.
+pub(super) async fn judge_refutation(
+    store: &Store,
+    query: &Query,
+    findings: &[Finding],
+    path: &str,
+    anchors: &Anchors,
+    trace: &mut Trace,
+) -> Result<QueryRefutation, StoreError> {
+    let (evidence, still) = run_query(store, query, anchors, path, trace).await?;
+    let (evidenced, reason) = match query {
+        Query::AdvisoriesByPackage {
+            ecosystem,
+            name,
+            version,
+            ..
+        } => {
+            let eco = Ecosystem::from_osv(ecosystem);
+            let about = findings.iter().any(|f| {
+                f.package.as_ref().is_some_and(|p| {
+                    Some(p.ecosystem.as_str()) == eco.map(|e| e.osv_name())
+                        && eco.is_some_and(|e| e.normalize_name(&p.name) == e.normalize_name(name))
+                        && p.new_version == *version
+                })
+            });
+            if !about {
+                (
+                    false,
+                    "the query is not about the package and version of the finding".to_string(),
+                )
+            } else {
+                let gone: Vec<&str> = findings
+                    .iter()
+                    .filter(|f| !still.iter().any(|s| s.advisory_id() == f.advisory_id()))
+                    .map(|f| f.advisory_id())
+                    .collect();
+                if gone.len() == findings.len() {
+                    (
+                        true,
+                        "the rows no longer show the version inside an affected range".to_string(),
+                    )
+                } else {
+                    (
+                        false,
+                        "the rows still show the version inside an affected range".to_string(),
+                    )
+                }
+            }
+        }
+        Query::AdvisoryById { id } => {
+            let of_finding = findings.iter().any(|f| f.advisory_id() == id);
+            let withdrawn_or_gone = evidence.rows.is_empty()
+                || evidence.rows.iter().all(|r| r["withdrawn"].is_string());
+            match (of_finding, withdrawn_or_gone) {
+                (false, _) => (false, format!("{id} is not the finding's advisory")),
+                (true, true) => (true, format!("{id} is withdrawn or no longer stored")),
+                (true, false) => (false, format!("{id} is stored and not withdrawn")),
+            }
+        }
+        Query::KevByCve { .. } | Query::EpssByCve { .. } => (
+            false,
+            "KEV and EPSS rows cannot show that an advisory does not apply".to_string(),
+        ),
+    };
+    Ok(QueryRefutation {
+        evidenced,
+        reason,
+        query: Some(evidence),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_checked_before_any_sql() {
+        let ok = Query::AdvisoriesByPackage {
+            ecosystem: "PyPI".into(),
+            name: "django".into(),
+            version: "3.2.0".into(),
+            base_version: None,
+        };
+        assert!(ok.check().is_ok());
+        let bad = Query::AdvisoriesByPackage {
+            ecosystem: "CPAN".into(),
+            name: "x".into(),
+            version: "1".into(),
+            base_version: None,
+        };
+        assert!(bad.check().expect_err("CPAN").contains("CPAN"));
+        let injection = Query::AdvisoryById {
+            id: "GHSA-1'; DROP TABLE advisories;--".into(),
+        };
+        assert!(injection.check().is_err());
+        assert!(
+            Query::KevByCve {
+                cve: "CVE-2021-44228".into()
+            }
+            .check()
+            .is_ok()
+        );
+        assert!(
+            Query::EpssByCve {
+                cve: "CVE-21-1".into()
+            }
+            .check()
+            .is_err()
+        );
+        let unknown = read_query(json!({"template": "raw_sql", "values": {"sql": "SELECT 1"}}));
+        assert!(
+            unknown
+                .expect_err("raw_sql")
+                .contains("not one of the templates")
+        );
+    }
+
+    async fn import(store: &Store, modified: &str, withdrawn: bool) {
+        let raw = format!(
+            r#"{{"id":"TEST-REQ","modified":"{modified}",{}"summary":"requests leaks",
+                "affected":[{{"package":{{"ecosystem":"PyPI","name":"requests"}},
+                "ranges":[{{"type":"ECOSYSTEM","events":[{{"introduced":"0"}},{{"fixed":"2.20.0"}}]}}]}}]}}"#,
+            if withdrawn {
+                r#""withdrawn":"2024-06-01T00:00:00Z","#
+            } else {
+                ""
+            }
+        );
+        let record: proven_osv::Record = serde_json::from_str(&raw).expect("test advisory");
+        let mut run = store.begin_import("test");
+        run.add_record("test", &record, &raw).await.expect("import");
+        run.finish().await.expect("finish");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_skeptic_query_counts_only_when_its_rows_show_the_claim_false() {
+        use proven_store::testing::{Backend, TestStore};
+        for backend in [Backend::Sqlite, Backend::Postgres] {
+            let test = TestStore::new(backend).await;
+            let store = &test.store;
+            import(store, "2024-01-01T00:00:00Z", false).await;
+            let anchors = Anchors::of("", "RUN pip install requests==2.19.0\n");
+            let mut trace = Trace::new("t");
+            let package = Query::AdvisoriesByPackage {
+                ecosystem: "PyPI".into(),
+                name: "requests".into(),
+                version: "2.19.0".into(),
+                base_version: None,
+            };
+            let (_, findings) = run_query(store, &package, &anchors, "Dockerfile", &mut trace)
+                .await
+                .expect("query");
+            assert_eq!(findings.len(), 1, "{backend:?}");
+            assert_eq!(findings[0].location.line, Some(1));
+
+            let by_id = Query::AdvisoryById {
+                id: "TEST-REQ".into(),
+            };
+            let kev = Query::KevByCve {
+                cve: "CVE-2018-18074".into(),
+            };
+            let other = Query::AdvisoriesByPackage {
+                ecosystem: "PyPI".into(),
+                name: "requests".into(),
+                version: "2.25.0".into(),
+                base_version: None,
+            };
+            for q in [&package, &by_id, &kev, &other] {
+                let r = judge_refutation(store, q, &findings, "Dockerfile", &anchors, &mut trace)
+                    .await
+                    .expect("refutation");
+                assert!(!r.evidenced, "{q:?}: {}", r.reason);
+            }
+            // The advisory is withdrawn upstream: now the Skeptic's rows show the claim false.
+            import(store, "2024-07-01T00:00:00Z", true).await;
+            for q in [&package, &by_id] {
+                let r = judge_refutation(store, q, &findings, "Dockerfile", &anchors, &mut trace)
+                    .await
+                    .expect("refutation");
+                assert!(r.evidenced, "{backend:?} {q:?}: {}", r.reason);
+            }
+            test.cleanup().await;
+        }
+    }
+
+    #[test]
+    fn an_anchor_is_an_added_line_naming_the_package_and_the_version() {
+        let base = "FROM python:3.12\nRUN pip install flask==2.0.0\n";
+        let head = "FROM python:3.12\nRUN pip install flask==2.0.0 django==3.2.0\n# django 3.2.10 later.\n";
+        let a = Anchors::of(base, head);
+        assert_eq!(Anchors::find(&a.added, "django", "3.2.0"), Some(2));
+        assert_eq!(
+            Anchors::find(&a.added, "Django", "3.2.0"),
+            Some(2),
+            "names fold case"
+        );
+        assert_eq!(
+            Anchors::find(&a.added, "django", "3.2"),
+            None,
+            "not a prefix of a version"
+        );
+        assert_eq!(Anchors::find(&a.added, "django", "3.2.1"), None);
+        assert_eq!(
+            Anchors::find(&a.added, "django", "3.2.10"),
+            Some(3),
+            "a sentence's full stop"
+        );
+        assert_eq!(Anchors::find(&a.removed, "flask", "2.0.0"), Some(2));
+        assert_eq!(
+            Anchors::find(&a.added, "go", "3.2.0"),
+            None,
+            "not inside django"
+        );
+    }
+}

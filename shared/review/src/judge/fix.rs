@@ -1,0 +1,121 @@
+//! The rule for a risk's fix: a fix is shown only when the sandbox proved it; the tries that
+//! did not prove one are said, with why.
+
+use proven_store::StepRow;
+
+use crate::rows::StepState;
+use crate::step_name::StepName;
+use crate::wire::FixResult;
+
+/// The proved fix of the risk `risk_key`, if one of its tries proved one.
+pub fn proved_fix(rows: &[StepRow], risk_key: &str) -> Option<FixResult> {
+    let prefix = format!("{risk_key}-fix");
+    rows.iter()
+        .filter(|r| {
+            r.id.step == StepName::SandboxFix
+                && StepState::of(r) == StepState::Done
+                && r.id.key.starts_with(&prefix)
+        })
+        .filter_map(|r| r.result.as_deref())
+        .filter_map(|t| serde_json::from_str::<FixResult>(t).ok())
+        .find(|f| f.proved)
+}
+
+/// What the tries of a risk's fix came to, for the trace when none was proved.
+pub fn tries(rows: &[StepRow], risk_key: &str) -> Vec<FixResult> {
+    let prefix = format!("{risk_key}-fix");
+    let mut out: Vec<FixResult> = rows
+        .iter()
+        .filter(|r| {
+            (r.id.step == StepName::SandboxFix || r.id.step == StepName::Fixer)
+                && StepState::of(r) == StepState::Done
+                && r.id.key.starts_with(&prefix)
+        })
+        .filter_map(|r| r.result.as_deref())
+        .filter_map(|t| serde_json::from_str::<FixResult>(t).ok())
+        .filter(|f| f.reason != "sent to the sandbox")
+        .collect();
+    out.sort_by_key(|f| f.attempt);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::rows::test_row;
+
+    fn fix(
+        step: &str,
+        key: &str,
+        state: &str,
+        proved: bool,
+        attempt: u32,
+        reason: &str,
+    ) -> StepRow {
+        let result = json!({"proved": proved, "attempt": attempt, "reason": reason});
+        test_row(step, key, state, Some(result.to_string()))
+    }
+
+    #[test]
+    fn a_fix_is_shown_only_when_the_sandbox_proved_it_for_that_risk() {
+        let rows = [
+            fix(
+                "sandbox.fix",
+                "r0-fix1",
+                "done",
+                false,
+                1,
+                "the suite failed",
+            ),
+            fix("sandbox.fix", "r1-fix1", "done", true, 1, "proved"),
+            fix("fixer", "r0-fix2", "done", true, 2, "a model's word"),
+            fix("sandbox.fix", "r0-fix2", "running", true, 2, "not ended"),
+        ];
+        assert!(
+            proved_fix(&rows, "r0").is_none(),
+            "no proving run of r0's fix"
+        );
+        assert_eq!(proved_fix(&rows, "r1").map(|f| f.attempt), Some(1));
+        let mut proved = rows.to_vec();
+        proved.push(fix("sandbox.fix", "r0-fix3", "done", true, 3, "proved"));
+        assert_eq!(proved_fix(&proved, "r0").map(|f| f.attempt), Some(3));
+    }
+
+    #[test]
+    fn the_tries_are_said_in_order_without_the_hand_over_to_the_sandbox() {
+        let rows = [
+            fix(
+                "sandbox.fix",
+                "r0-fix2",
+                "done",
+                false,
+                2,
+                "the test still fails",
+            ),
+            fix("fixer", "r0-fix2", "done", false, 2, "sent to the sandbox"),
+            fix(
+                "fixer",
+                "r0-fix1",
+                "done",
+                false,
+                1,
+                "refused: touches a test",
+            ),
+            fix("fixer", "r1-fix1", "done", false, 1, "another risk"),
+            fix("fixer", "r0-fix3", "failed", false, 3, "not done"),
+        ];
+        let said: Vec<(u32, String)> = tries(&rows, "r0")
+            .into_iter()
+            .map(|t| (t.attempt, t.reason))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                (1, "refused: touches a test".to_string()),
+                (2, "the test still fails".to_string())
+            ]
+        );
+    }
+}

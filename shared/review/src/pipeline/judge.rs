@@ -1,0 +1,545 @@
+//! The judge step: the review's rows judged by the rules of [`crate::judge`], what a rule
+//! dropped written to H-MEM (the Judge's only IO), and the report sealed.
+
+use proven_pipeline::{Lease, Outcome, StepError};
+use proven_report::{
+    Evidence, Finding, FindingKind, Level, Location, NotSeen, Report, ReportKind, SkepticRef,
+    Status, Unproven,
+};
+use proven_store::{ReviewStatus, StepRow};
+use sha2::{Digest, Sha256};
+
+use super::wire::{CollectResult, FileResult, IntakeResult, PlanResult, deps_fingerprint};
+use super::{
+    DEPS_COLLECT, DEPS_FILE, INTAKE, MemoryScope, PLAN, PLANNER_WAIT, ReviewSteps, retryable,
+};
+use crate::Trace;
+use crate::judge::RiskOutcome;
+use crate::outcome::{outcome, to_json};
+use crate::rows::{StepState, result_of};
+use crate::steps::writer;
+
+/// What the judge step works on: the review's rows and the scope of its memory, and the
+/// report and trace it writes.
+struct Judging<'a> {
+    steps: &'a ReviewSteps,
+    review_id: &'a str,
+    scope: &'a MemoryScope,
+    rows: &'a [StepRow],
+    report: Report,
+    trace: Trace,
+}
+
+impl Judging<'_> {
+    /// The agents' part of the verdict: each risk pipeline kept, dropped (and remembered),
+    /// unproven or inconclusive, by evidence only.
+    async fn agents(&mut self) -> Result<Vec<(crate::wire::Risk, RiskOutcome)>, StepError> {
+        use crate::agents;
+        let mut first = Vec::new();
+        let Ok(planner) = result_of::<crate::wire::PlannerResult>(self.rows, agents::PLANNER)
+        else {
+            return Ok(first);
+        };
+        for (risk, _) in &planner.remembered {
+            first.push((risk.clone(), RiskOutcome::Remembered));
+        }
+        if planner.truncated {
+            self.report.not_seen.push(NotSeen {
+                what: "the end of a large change".into(),
+                reason: format!(
+                    "the Planner read the first {} parts of {} KiB of the diff",
+                    crate::bounded::MAX_PARTS,
+                    crate::bounded::PART_BYTES / 1024
+                ),
+            });
+        }
+        if !planner.planned_without.is_empty() {
+            self.report.not_seen.push(NotSeen {
+                what: format!(
+                    "dependency evidence for the Planner ({})",
+                    planner.planned_without.join(", ")
+                ),
+                reason: format!(
+                    "still unfinished after the Planner waited {} s; it named risks without those findings",
+                    PLANNER_WAIT.as_secs()
+                ),
+            });
+        }
+        for (title, reason) in &planner.unproven {
+            self.report.unproven.push(Unproven {
+                claim: title.clone(),
+                reason: reason.clone(),
+                runs: Vec::new(),
+            });
+        }
+        for (key, risk) in &planner.proving {
+            let said = self.test_risk(key, risk).await?;
+            first.push((risk.clone(), said));
+        }
+        for (key, risk) in &planner.investigating {
+            let outcome = self.query(key, risk).await?;
+            first.push((risk.clone(), outcome));
+        }
+        // Round two: the coverage auditor's probes, judged by the same rules as any risk.
+        let mut probed = Vec::new();
+        if let Some(audit) = crate::rows::step_result::<crate::wire::AuditResult>(
+            self.rows,
+            crate::auditor::AUDITOR,
+            "",
+        ) {
+            for (key, risk) in &audit.probing {
+                let said = self.test_risk(key, risk).await?;
+                probed.push((key.clone(), said));
+            }
+            for (key, risk) in &audit.investigating {
+                let said = self.query(key, risk).await?;
+                probed.push((key.clone(), said));
+            }
+        }
+        self.report.coverage =
+            crate::judge::coverage::coverage(self.rows, &probed, &mut self.report.not_seen);
+        // What the test environments lacked: named once each, in what the review could not see.
+        let mut seen = std::collections::BTreeSet::new();
+        for (row, repro) in
+            crate::rows::done_results::<crate::wire::Reproduced>(self.rows, agents::REPRODUCE)
+        {
+            for line in repro.runs.iter().flat_map(|r| r.environment.iter()) {
+                if line.starts_with("not prepared: ") && seen.insert(line.clone()) {
+                    self.report.not_seen.push(NotSeen {
+                        what: format!("the test environment of {}", row.id.key),
+                        reason: line.clone(),
+                    });
+                }
+            }
+        }
+        self.report.autofix = crate::autofix::verdict(self.rows);
+        Ok(first)
+    }
+
+    /// One test-evidence pipeline (a Planner's risk or an auditor's probe) judged: kept,
+    /// dropped and remembered, unproven or inconclusive. Returns what became of it.
+    async fn test_risk(
+        &mut self,
+        key: &str,
+        risk: &crate::wire::Risk,
+    ) -> Result<RiskOutcome, StepError> {
+        use crate::judge::risk::{Verdict, judge_risk};
+        let fp = crate::wire::fingerprint("test", &risk.path, risk.symbol.as_deref(), &risk.claim);
+        let verdict = judge_risk(self.rows, key, risk);
+        let said = verdict.outcome();
+        match verdict {
+            Verdict::Keep { job, runs, skeptic } => {
+                let evidence = runs
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, run)| Evidence {
+                        kind: "test_run".into(),
+                        advisory_id: None,
+                        affected_index: None,
+                        matched: None,
+                        row: None,
+                        run: Some(run),
+                        test: (i == 0).then(|| job.test.clone()),
+                    })
+                    .collect();
+                self.trace.push(
+                    "verdict",
+                    serde_json::json!({"key": key, "verdict": "kept", "title": risk.title}),
+                );
+                let patch = crate::judge::fix::proved_fix(self.rows, key).map(|f| {
+                    proven_report::PatchRef {
+                        edits: f.edits,
+                        explanation: f.explanation,
+                        attempt: f.attempt,
+                        runs: f.runs,
+                    }
+                });
+                let mut fix_not_proved = None;
+                if patch.is_none() {
+                    let tries = crate::judge::fix::tries(self.rows, key);
+                    for t in &tries {
+                        self.trace.push(
+                            "fix_not_shown",
+                            serde_json::json!({"key": key, "attempt": t.attempt, "reason": t.reason}),
+                        );
+                    }
+                    // A fix that was tried and not proved is said, with why: never silence.
+                    fix_not_proved = tries.last().map(|t| proven_report::FixNotProved {
+                        attempts: tries.len() as u32,
+                        reason: t.reason.clone(),
+                        runs: t.runs.clone(),
+                    });
+                }
+                self.report.findings.push(Finding {
+                    id: format!("defect:{}:{}", risk.path, &fp[..16]),
+                    proof_level: Level::Reproduced,
+                    kind: FindingKind::Defect,
+                    title: risk.title.clone(),
+                    package: None,
+                    location: Location {
+                        path: risk.path.clone(),
+                        line: None,
+                    },
+                    advisory: None,
+                    exploited: None,
+                    epss: None,
+                    fix: None,
+                    claim: Some(risk.claim.clone()),
+                    skeptic: skeptic.map(skeptic_ref),
+                    patch,
+                    fix_not_proved,
+                    evidence,
+                });
+            }
+            Verdict::Dropped {
+                job,
+                refutation,
+                skeptic,
+            } => {
+                let id = self
+                    .remember(
+                        key,
+                        risk,
+                        ("test", &fp),
+                        serde_json::json!({"refutation": "flaky", "reason": refutation.reason,
+                                           "skeptic": skeptic.reason, "runs": refutation.runs}),
+                        serde_json::json!({"prover_test": job.test.path}),
+                    )
+                    .await?;
+                let reason = format!(
+                    "refuted: Proven's reruns showed it ({}); remembered as {id}",
+                    refutation.reason
+                );
+                self.dropped(key, risk, &refutation.reason, &id, reason, refutation.runs);
+            }
+            Verdict::Unproven {
+                claim,
+                reason,
+                runs,
+            } => self.unproven(key, claim, reason, runs),
+            Verdict::Inconclusive { claim } => self.inconclusive(claim),
+        }
+        Ok(said)
+    }
+
+    /// A dependency file's findings, judged: each the Skeptic refuted with self.rows of its own
+    /// query is dropped and remembered; the others are kept with what the Skeptic said.
+    /// Findings H-MEM already held are named as unproven.
+    async fn deps_findings(
+        &mut self,
+        key: &str,
+        file: &FileResult,
+    ) -> Result<Vec<Finding>, StepError> {
+        use crate::investigator::{DepsSkeptic, SKEPTIC_DEPS};
+        for (finding, record) in &file.remembered {
+            self.report.unproven.push(Unproven {
+                claim: finding.clone(),
+                reason: format!(
+                    "an earlier review refuted it with evidence (H-MEM record {record}); not raised again"
+                ),
+                runs: Vec::new(),
+            });
+        }
+        let said: Option<DepsSkeptic> = crate::rows::step_result(self.rows, SKEPTIC_DEPS, key);
+        let mut kept = Vec::new();
+        for mut f in file.findings.clone() {
+            let verdict = said
+                .as_ref()
+                .and_then(|s| s.verdicts.iter().find(|(id, _)| *id == f.id))
+                .map(|(_, v)| v.clone());
+            match verdict {
+                Some(v) if v.refutation.as_ref().is_some_and(|r| r.evidenced) => {
+                    let refutation = v.refutation.clone().unwrap_or_else(|| {
+                        crate::investigator::QueryRefutation {
+                            evidenced: true,
+                            reason: String::new(),
+                            query: None,
+                        }
+                    });
+                    let risk = crate::wire::Risk {
+                        title: f.title.clone(),
+                        claim: f.title.clone(),
+                        path: f.location.path.clone(),
+                        symbol: f.package.as_ref().map(|p| {
+                            format!(
+                                "{}:{}@{}",
+                                p.ecosystem,
+                                p.name.to_lowercase(),
+                                p.new_version
+                            )
+                        }),
+                        evidence: "deps".into(),
+                    };
+                    let id = self
+                        .remember(
+                            &format!("{key}#{}", f.id),
+                            &risk,
+                            ("deps", &deps_fingerprint(&f)),
+                            serde_json::json!({"reason": v.skeptic.reason, "query": refutation.query}),
+                            serde_json::json!({"finding": f.id}),
+                        )
+                        .await?;
+                    self.trace.push(
+                        "verdict",
+                        serde_json::json!({"finding": f.id, "verdict": "dropped",
+                                           "reason": refutation.reason, "memory_record": id}),
+                    );
+                    self.report.unproven.push(Unproven {
+                        claim: f.title.clone(),
+                        reason: format!(
+                            "refuted by the Skeptic's own query ({}); remembered as {id}",
+                            refutation.reason
+                        ),
+                        runs: Vec::new(),
+                    });
+                }
+                Some(v) => {
+                    f.skeptic = Some(skeptic_ref(v.skeptic));
+                    kept.push(f);
+                }
+                None => kept.push(f),
+            }
+        }
+        Ok(kept)
+    }
+
+    /// A pipeline dropped (and remembered as `id`): traced, and named as unproven with why.
+    fn dropped(
+        &mut self,
+        key: &str,
+        risk: &crate::wire::Risk,
+        why: &str,
+        id: &str,
+        reason: String,
+        runs: Vec<proven_report::RunRef>,
+    ) {
+        self.trace.push(
+            "verdict",
+            serde_json::json!({"key": key, "verdict": "dropped", "title": risk.title,
+                               "reason": why, "memory_record": id}),
+        );
+        self.report.unproven.push(Unproven {
+            claim: risk.claim.clone(),
+            reason,
+            runs,
+        });
+    }
+
+    /// A pipeline that proved nothing: traced, and named as unproven with why.
+    fn unproven(
+        &mut self,
+        key: &str,
+        claim: String,
+        reason: String,
+        runs: Vec<proven_report::RunRef>,
+    ) {
+        self.trace.push(
+            "verdict",
+            serde_json::json!({"key": key, "verdict": "unproven", "reason": reason}),
+        );
+        self.report.unproven.push(Unproven {
+            claim,
+            reason,
+            runs,
+        });
+    }
+
+    /// A pipeline still running at the deadline: what the review could not see.
+    fn inconclusive(&mut self, claim: String) {
+        self.report.not_seen.push(NotSeen {
+            what: claim,
+            reason: "inconclusive: its pipeline did not finish before the review's deadline".into(),
+        });
+    }
+
+    /// Writes a dropped finding to H-MEM, so the same finding does not come back. The
+    /// record's id is derived from the review and pipeline, so a replayed judge writes it once.
+    async fn remember(
+        &self,
+        key: &str,
+        risk: &crate::wire::Risk,
+        (kind, fingerprint): (&str, &str),
+        refutation: serde_json::Value,
+        mut provenance: serde_json::Value,
+    ) -> Result<String, StepError> {
+        let id =
+            hex::encode(&Sha256::digest(format!("{}\n{key}", self.review_id).as_bytes())[..16]);
+        provenance["review_id"] = self.review_id.into();
+        provenance["pipeline"] = key.into();
+        let record = proven_store::MemoryRecord {
+            id: id.clone(),
+            tenant: self.scope.tenant.clone(),
+            repository: self.scope.repository.clone(),
+            fingerprint: fingerprint.to_string(),
+            kind: kind.into(),
+            path: risk.path.clone(),
+            symbol: risk.symbol.clone(),
+            claim: risk.claim.clone(),
+            refutation: refutation.to_string(),
+            provenance: provenance.to_string(),
+            confidence: 1.0,
+            created_at: String::new(),
+        };
+        self.steps
+            .store
+            .memory_write(&record)
+            .await
+            .map_err(retryable)?;
+        Ok(id)
+    }
+
+    /// One query pipeline: its findings kept, dropped (and remembered), or unproven.
+    async fn query(
+        &mut self,
+        key: &str,
+        risk: &crate::wire::Risk,
+    ) -> Result<RiskOutcome, StepError> {
+        use crate::judge::query::{QueryVerdict, judge_query};
+        let fp = crate::wire::fingerprint("query", &risk.path, risk.symbol.as_deref(), &risk.claim);
+        Ok(match judge_query(self.rows, key, risk) {
+            QueryVerdict::Keep { findings, skeptic } => {
+                self.trace.push(
+                    "verdict",
+                    serde_json::json!({"key": key, "verdict": "kept", "title": risk.title,
+                                       "findings": findings.iter().map(|f| &f.id).collect::<Vec<_>>()}),
+                );
+                for mut f in findings {
+                    f.claim = Some(risk.claim.clone());
+                    f.skeptic = skeptic.clone().map(skeptic_ref);
+                    self.report.findings.push(f);
+                }
+                RiskOutcome::Finding
+            }
+            QueryVerdict::Dropped {
+                refutation,
+                skeptic,
+            } => {
+                let id = self
+                    .remember(
+                        key,
+                        risk,
+                        ("query", &fp),
+                        serde_json::json!({"reason": skeptic.reason, "query": refutation.query}),
+                        serde_json::json!({}),
+                    )
+                    .await?;
+                let reason = format!(
+                    "refuted by the Skeptic's own query ({}); remembered as {id}",
+                    refutation.reason
+                );
+                self.dropped(key, risk, &refutation.reason, &id, reason, Vec::new());
+                RiskOutcome::Dropped
+            }
+            QueryVerdict::Unproven { claim, reason } => {
+                self.unproven(key, claim, reason, Vec::new());
+                RiskOutcome::Unproven
+            }
+            QueryVerdict::Inconclusive { claim } => {
+                self.inconclusive(claim);
+                RiskOutcome::Inconclusive
+            }
+        })
+    }
+}
+
+impl ReviewSteps {
+    pub(super) async fn judge(&self, lease: &Lease) -> Result<Outcome, StepError> {
+        let review_id = &lease.id.review_id;
+        let rows = self.results(review_id).await?;
+        let review = self.store.review(review_id).await.map_err(retryable)?;
+        let mut report = Report::new(ReportKind::Review, review.repository.clone());
+        report.review_id = Some(review_id.clone());
+        let trace = Trace::new(uuid::Uuid::now_v7().to_string());
+        if let Ok(intake) = result_of::<IntakeResult>(&rows, INTAKE) {
+            report.base = Some(intake.base);
+            report.head = Some(intake.head);
+            report.left_out = intake.left_out;
+            report.input_errors.extend(intake.input_errors);
+            if intake.truncated {
+                report.not_seen.push(NotSeen {
+                    what: "files beyond the intake limit".into(),
+                    reason: format!(
+                        "the change has more than {} files",
+                        proven_change::Limits::default().max_files
+                    ),
+                });
+            }
+        }
+        if let Ok(plan) = result_of::<PlanResult>(&rows, PLAN) {
+            report.plan = Some(plan.plan);
+        }
+        if let Ok(collect) = result_of::<CollectResult>(&rows, DEPS_COLLECT) {
+            report.input_errors.extend(collect.input_errors);
+            report.not_seen.extend(collect.not_seen);
+            report.failed_services.extend(collect.failed_services);
+        }
+        let scope = self.memory_scope(review_id).await?;
+        let mut judging = Judging {
+            steps: self,
+            review_id,
+            scope: &scope,
+            rows: &rows,
+            report,
+            trace,
+        };
+        let first = judging.agents().await?;
+        judging
+            .report
+            .reviewers
+            .extend(crate::judge::reviewers::side_by_side(&rows, &first));
+        let mut broken_review_step = false;
+        for row in &rows {
+            if row.id.step == DEPS_FILE && StepState::of(row) == StepState::Done {
+                if let Some(r) = row
+                    .result
+                    .as_deref()
+                    .and_then(|t| serde_json::from_str::<FileResult>(t).ok())
+                {
+                    let findings = judging.deps_findings(&row.id.key, &r).await?;
+                    judging.report.findings.extend(findings);
+                    judging.report.input_errors.extend(r.input_errors);
+                    judging.report.not_seen.extend(r.not_seen);
+                    judging.report.dependency_files.extend(r.files);
+                }
+            } else if let Some(unended) = crate::judge::branches::unended(row) {
+                judging.report.not_seen.extend(unended.not_seen);
+                judging.report.failed_services.push(unended.failed);
+                broken_review_step |= unended.breaks_review;
+            }
+        }
+        let Judging {
+            mut report,
+            mut trace,
+            ..
+        } = judging;
+        // A package the dependency evidence already reported is not reported twice.
+        for id in crate::judge::branches::drop_repeated_packages(&mut report.findings) {
+            trace.push("duplicate", serde_json::json!({"finding": id, "reason": "the dependency evidence reports the same package, version and advisory"}));
+        }
+        if broken_review_step && report.plan.is_none() {
+            report.status = Status::Failed;
+        }
+        let report = writer::seal(report, &mut trace);
+        let json = to_json(&report)?;
+        let status = match report.status {
+            Status::Complete => ReviewStatus::Complete,
+            Status::Incomplete => ReviewStatus::Incomplete,
+            Status::Failed => ReviewStatus::Failed,
+        };
+        metrics::counter!(proven_pipeline::metrics_names::REVIEWS_TOTAL, "status" => status.as_str()).increment(1);
+        let mut out = outcome(trace, json.clone(), Vec::new(), false);
+        out.finish = Some((status, json));
+        Ok(out)
+    }
+}
+
+/// The Skeptic's answer as a finding shows it.
+fn skeptic_ref(s: crate::wire::SkepticResult) -> SkepticRef {
+    SkepticRef {
+        verdict: s.verdict,
+        reason: s.reason,
+        artifact: s.artifact,
+        refutation: s.refutation,
+        needs: s.needs,
+    }
+}

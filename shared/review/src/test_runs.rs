@@ -1,0 +1,448 @@
+//! The test runner as the steps use it: run requests built from a proving job, runs in
+//! turn in the sandbox under keys derived from the step's job key, with the one cassette
+//! path of sample mode (recorded, or replayed), and runs as the report shows them.
+
+use std::future::Future;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use proven_models::{Cassette, CassetteMode};
+use proven_pipeline::{Lease, StepError};
+use proven_report::{PatchEdit, RunRef, TestRef};
+use proven_sandbox::{
+    Edit, Language, RunKey, RunRecord, RunRequest, Sandbox, SandboxError, Selection,
+};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::outcome::blocking;
+use crate::wire::{ProveJob, ReviewView};
+
+pub(crate) const MAX_FILE_BYTES: u64 = 32 * 1024;
+
+pub(crate) const TEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The cassette key of sandbox runs: what ran, where.
+pub(crate) fn runs_key(parts: &[&str]) -> String {
+    let mut d = Sha256::new();
+    for p in parts {
+        d.update(p.as_bytes());
+        d.update([0]);
+    }
+    hex::encode(d.finalize())
+}
+
+fn replaying(cassette: Option<&Arc<Cassette>>) -> bool {
+    cassette.is_some_and(|c| c.mode() == CassetteMode::Replay)
+}
+
+pub(crate) fn language_of(path: &str) -> Option<Language> {
+    let ext = Path::new(path).extension()?.to_str()?;
+    match ext {
+        "py" => Some(Language::Python),
+        "rs" => Some(Language::Rust),
+        "js" | "mjs" | "cjs" => Some(Language::Node),
+        "go" => Some(Language::Go),
+        _ => None,
+    }
+}
+
+/// The tests a proving file selects: the names a model gave, each checked against the file's
+/// own declarations (Go: every test the file declares when none is named); the Rust member
+/// the file belongs to. The command is built from it by the sandbox's conventions.
+pub(crate) fn selection_for(
+    language: Language,
+    test_path: &str,
+    source: &str,
+    names: &[String],
+    package: Option<String>,
+) -> Result<Selection, String> {
+    use proven_sandbox::language::{declared_tests, declares_test};
+    const MAX_NAMES: usize = 20;
+    if names.len() > MAX_NAMES {
+        return Err(format!("more than {MAX_NAMES} test names"));
+    }
+    for name in names {
+        if name.len() > 200 || !declares_test(language, source, name) {
+            return Err(format!("test {name:?} is not a test {test_path} declares"));
+        }
+    }
+    let mut names: Vec<String> = names.to_vec();
+    if language == Language::Go && names.is_empty() {
+        names = declared_tests(language, source);
+        if names.is_empty() {
+            return Err(format!(
+                "{test_path} declares no Go test (func TestX(t *testing.T))"
+            ));
+        }
+    }
+    Ok(Selection {
+        path: test_path.to_string(),
+        names,
+        package,
+    })
+}
+
+/// The Rust workspace member an integration test file belongs to (`crates/x/tests/a.rs`:
+/// the package named in `crates/x/Cargo.toml` at the change), `None` for the root package.
+pub(crate) fn rust_member(
+    repo: &proven_change::Repo,
+    head: &str,
+    test_path: &str,
+) -> Result<Option<String>, String> {
+    let Some((dir, _)) = test_path.rsplit_once("tests/") else {
+        return Err(format!("{test_path} is not under a tests/ directory"));
+    };
+    let dir = dir.trim_end_matches('/');
+    let manifest = if dir.is_empty() {
+        "Cargo.toml".to_string()
+    } else {
+        format!("{dir}/Cargo.toml")
+    };
+    let text = match repo
+        .read_blob(head, manifest.as_bytes(), MAX_FILE_BYTES)
+        .map_err(|e| e.to_string())?
+    {
+        proven_change::BlobRead::Content(b) => String::from_utf8_lossy(&b).into_owned(),
+        _ => return Err(format!("{manifest} is not a readable file of the change")),
+    };
+    let value: toml::Table = text
+        .parse()
+        .map_err(|e| format!("{manifest} does not parse: {e}"))?;
+    let name = value
+        .get("package")
+        .and_then(|p| p.get("name"))
+        .and_then(|n| n.as_str())
+        .map(str::to_string);
+    match (dir.is_empty(), name) {
+        (_, None) => Err(format!(
+            "{manifest} names no package (a virtual workspace has no tests of its own)"
+        )),
+        (true, Some(_)) => Ok(None),
+        (false, Some(name)) => Ok(Some(name)),
+    }
+}
+
+pub(crate) fn run_ref(side: &str, r: &RunRecord) -> RunRef {
+    RunRef {
+        run_id: r.run_id.clone(),
+        tests: r.tests.map(|t| proven_report::RunTests {
+            passed: t.passed,
+            failed: t.failed,
+            skipped: t.skipped,
+            errors: t.errors,
+        }),
+        environment: r
+            .dependencies
+            .iter()
+            .flat_map(|d| {
+                d.not_prepared
+                    .iter()
+                    .map(|n| format!("not prepared: {} ({}): {}", n.what, n.source, n.reason))
+                    .chain(d.notes.iter().cloned())
+            })
+            .collect(),
+        side: side.into(),
+        commit: r.tree.commit.clone(),
+        image: r.image.clone(),
+        command: r.command.clone(),
+        exit_code: r.exit_code,
+        // As evidence: a record whose counts do not bear its outcome out says so.
+        outcome: match &proven_sandbox::proof::evidence_outcome(r) {
+            proven_sandbox::Outcome::Passed => "passed".into(),
+            proven_sandbox::Outcome::TestFailed => "test_failed".into(),
+            proven_sandbox::Outcome::EnvironmentError { reason } => {
+                format!("environment_error: {reason}")
+            }
+        },
+        duration_ms: r.duration_ms,
+        output_tail: {
+            let t = if r.output.tail.is_empty() {
+                &r.output.head
+            } else {
+                &r.output.tail
+            };
+            t.chars()
+                .rev()
+                .take(2000)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect()
+        },
+        output_sha256: r.output.sha256.clone(),
+    }
+}
+
+pub(crate) fn requests(
+    view: &ReviewView<'_>,
+    job: &ProveJob,
+    test: &TestRef,
+) -> Result<(RunRequest, RunRequest), StepError> {
+    let language: Language = job
+        .language
+        .parse()
+        .map_err(|e| StepError::Permanent(format!("{e}")))?;
+    let mut base = RunRequest::new(
+        view.repository_dir,
+        view.base,
+        language,
+        job.command.clone(),
+    )
+    .with_file(test.path.clone(), test.code.clone().into_bytes())
+    .with_timeout(TEST_TIMEOUT)
+    .for_tenant(view.tenant);
+    for (name, value) in &job.env {
+        base = base.with_env(name.clone(), value.clone());
+    }
+    let change = base.clone().at_revision(view.head);
+    Ok((base, change))
+}
+
+/// A proved patch's edits as the sandbox applies them.
+pub(crate) fn patch(edits: &[PatchEdit]) -> Vec<Edit> {
+    edits
+        .iter()
+        .map(|e| Edit {
+            path: e.path.clone(),
+            old_text: e.old_text.clone(),
+            new_text: e.new_text.clone(),
+        })
+        .collect()
+}
+
+/// A sandbox error as a step error: retried shortly when the sandbox says it may pass.
+pub(crate) fn sandbox_error(e: SandboxError) -> StepError {
+    if e.is_retryable() {
+        StepError::Retryable {
+            message: format!("sandbox: {e}"),
+            after: Duration::from_secs(5),
+        }
+    } else {
+        StepError::Permanent(format!("sandbox: {e}"))
+    }
+}
+
+/// The one cassette path of sandbox runs: replaying sample mode, what was recorded under
+/// `(kind, key)` (`run` is not started); otherwise `run`'s runs, recorded when a cassette is
+/// on.
+pub(crate) async fn recorded<T: Serialize + DeserializeOwned>(
+    cassette: Option<&Arc<Cassette>>,
+    (kind, key): (&str, &str),
+    run: impl Future<Output = Result<T, StepError>>,
+) -> Result<T, StepError> {
+    if replaying(cassette) {
+        return cassette
+            .and_then(|c| c.get("runs", kind, key))
+            .and_then(|v| serde_json::from_value(v).ok())
+            .ok_or_else(|| {
+                StepError::Permanent(format!(
+                    "sample mode: the cassette has no {kind} runs ({key})"
+                ))
+            });
+    }
+    let done = run.await?;
+    if let Some(c) = cassette {
+        let _ = c.put(
+            "runs",
+            kind,
+            key,
+            &serde_json::to_value(&done).unwrap_or_default(),
+        );
+    }
+    Ok(done)
+}
+
+pub(crate) fn no_sandbox() -> StepError {
+    StepError::Permanent("sandbox: no Docker engine in this process: tests cannot run".into())
+}
+
+/// A reproduction's runs as a cassette keeps them.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct RecordedRuns {
+    pub base: Vec<RunRecord>,
+    pub change: Vec<RunRecord>,
+}
+
+/// What a sequence of sandbox runs gave (recorded and replayed in sample mode).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct RunsDone {
+    pub runs: Vec<RunRecord>,
+    /// The tree refused a request (a patch that does not apply): the runs stopped there.
+    #[serde(default)]
+    pub refused: Option<String>,
+}
+
+/// Runs `requests` in turn in the sandbox, each under a key derived from the step's job key
+/// and its name, or replays them from the cassette under `(kind, key)` in sample mode. A
+/// request the tree refuses ends the runs with its reason; with `stop_at_failure` so does
+/// the first run that does not pass.
+pub(crate) async fn run_in_turn(
+    sandbox: Option<&Arc<Sandbox>>,
+    cassette: Option<&Arc<Cassette>>,
+    lease: &Lease,
+    (kind, cassette_key): (&str, &str),
+    requests: Vec<(String, RunRequest)>,
+    stop_at_failure: bool,
+) -> Result<RunsDone, StepError> {
+    recorded(cassette, (kind, cassette_key), async {
+        let sandbox = sandbox.ok_or_else(no_sandbox)?;
+        let key = RunKey::new(job_key(lease)).map_err(|e| StepError::Permanent(e.to_string()))?;
+        let mut done = RunsDone::default();
+        for (name, request) in requests {
+            let run_key = key
+                .derive(&name)
+                .map_err(|e| StepError::Permanent(e.to_string()))?;
+            match sandbox.run(&request.with_key(run_key)).await {
+                Ok(record) => {
+                    let passed = record.outcome == proven_sandbox::Outcome::Passed;
+                    done.runs.push(record);
+                    if stop_at_failure && !passed {
+                        break;
+                    }
+                }
+                Err(proven_sandbox::SandboxError::Request(e)) => {
+                    done.refused = Some(e.to_string());
+                    break;
+                }
+                Err(e) => return Err(sandbox_error(e)),
+            }
+        }
+        Ok(done)
+    })
+    .await
+}
+
+/// Whether a run passed as evidence: the runner says tests ran and every test that ran
+/// passed (a runner told to collect nothing also exits 0).
+pub(crate) fn passed(record: &RunRecord) -> bool {
+    proven_sandbox::proof::evidence_outcome(record) == proven_sandbox::Outcome::Passed
+}
+
+/// The job key of a step: stable across redeliveries, and a valid container name.
+pub fn job_key(lease: &Lease) -> String {
+    let raw = format!("{}-{}-{}", lease.id.review_id, lease.id.step, lease.id.key);
+    let mut key: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    key.truncate(100);
+    key
+}
+
+/// The run of the package's whole test suite on a tree: the command its project documents
+/// (tox, nox, make, npm), translated to the runner it wraps; the sandbox's convention when
+/// it documents none. The trace says which.
+pub(crate) async fn suite_request(
+    view: &ReviewView<'_>,
+    revision: &str,
+    language: Language,
+    trace: &mut crate::Trace,
+) -> Result<RunRequest, StepError> {
+    let (dir, rev) = (view.repository_dir.to_string(), revision.to_string());
+    let suite = blocking(move || {
+        let repo = proven_change::Repo::open(Path::new(&dir)).ok();
+        let read = |path: &str| -> Option<String> {
+            match repo
+                .as_ref()?
+                .read_blob(&rev, path.as_bytes(), MAX_FILE_BYTES)
+                .ok()?
+            {
+                proven_change::BlobRead::Content(b) => String::from_utf8(b).ok(),
+                _ => None,
+            }
+        };
+        proven_sandbox::suite::documented_suite(language, &read)
+    })
+    .await?;
+    trace.push(
+        "suite",
+        json!({"command": suite.run.command, "from": suite.source}),
+    );
+    let run = suite.run;
+    let mut request = RunRequest::new(view.repository_dir, revision, language, run.command)
+        .for_tenant(view.tenant);
+    for (k, v) in run.env {
+        request = request.with_env(k, v);
+    }
+    Ok(request)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rust_test_belongs_to_the_workspace_member_of_its_directory() {
+        let repo = proven_change::testing::TestRepo::new();
+        repo.write("Cargo.toml", "[workspace]\nmembers = [\"crates/core\"]\n")
+            .write(
+                "crates/core/Cargo.toml",
+                "[package]\nname = \"demo-core\"\nversion = \"0.1.0\"\n",
+            );
+        let head = repo.commit("a workspace");
+        let r = proven_change::Repo::open(repo.path()).expect("open");
+        assert_eq!(
+            rust_member(&r, &head, "crates/core/tests/proven.rs"),
+            Ok(Some("demo-core".to_string()))
+        );
+        assert!(
+            rust_member(&r, &head, "tests/proven.rs").is_err(),
+            "a virtual workspace has no tests of its own"
+        );
+        assert!(rust_member(&r, &head, "crates/none/tests/x.rs").is_err());
+        let single = proven_change::testing::TestRepo::new();
+        single.write(
+            "Cargo.toml",
+            "[package]\nname = \"one\"\nversion = \"0.1.0\"\n",
+        );
+        let head = single.commit("a crate");
+        let r = proven_change::Repo::open(single.path()).expect("open");
+        assert_eq!(rust_member(&r, &head, "tests/proven.rs"), Ok(None));
+    }
+
+    #[test]
+    fn selections_name_only_tests_the_file_declares() {
+        let py = "def test_a():\n    pass\n";
+        assert!(
+            selection_for(
+                Language::Python,
+                "tests/test_x.py",
+                py,
+                &["test_a".into()],
+                None
+            )
+            .is_ok()
+        );
+        assert!(
+            selection_for(
+                Language::Python,
+                "tests/test_x.py",
+                py,
+                &["test_b".into()],
+                None
+            )
+            .is_err()
+        );
+        let go = "package m\n\nfunc TestA(t *testing.T) {}\n";
+        let s = selection_for(Language::Go, "m/a_test.go", go, &[], None).expect("go");
+        assert_eq!(s.names, ["TestA"], "Go: the file's own tests, by name");
+        assert!(selection_for(Language::Go, "m/a_test.go", "package m\n", &[], None).is_err());
+    }
+
+    #[test]
+    fn the_language_of_a_path() {
+        assert_eq!(language_of("cmd/server/main.go"), Some(Language::Go));
+        assert_eq!(language_of("lib/a.mjs"), Some(Language::Node));
+        assert_eq!(language_of("README.md"), None);
+    }
+}

@@ -1,0 +1,307 @@
+//! The types the review's agent steps pass each other and store (their JSON is what a
+//! stored review holds: field names are its format), and the H-MEM fingerprint.
+
+use proven_report::{PatchEdit, RunRef, TestRef};
+use proven_sandbox::Selection;
+use proven_store::Store;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// A risk the Planner named (the wire shape between the agents).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Risk {
+    pub title: String,
+    pub claim: String,
+    pub path: String,
+    #[serde(default)]
+    pub symbol: Option<String>,
+    /// test or query.
+    pub evidence: String,
+}
+
+/// What a risk pipeline's steps carry forward.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProveJob {
+    pub risk: Risk,
+    pub language: String,
+    pub test: TestRef,
+    /// The command Proven built for the selection (never a model's).
+    pub command: Vec<String>,
+    /// Which tests of the file the command selects.
+    #[serde(default)]
+    pub selection: Option<Selection>,
+    /// The variables the command runs with (seeds).
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Reproduced {
+    pub reproduced: bool,
+    pub reason: String,
+    pub runs: Vec<RunRef>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SkepticResult {
+    /// refuted (a refutation from the closed list, sent to Proven's check),
+    /// refuted_without_evidence, conceded, unresolved.
+    pub verdict: String,
+    pub reason: String,
+    pub artifact: Option<String>,
+    pub test: Option<TestRef>,
+    /// The refutation it picked (flaky, wrong_cause, intended; query for query findings).
+    #[serde(default)]
+    pub refutation: Option<String>,
+    /// Unresolved: what would settle it.
+    #[serde(default)]
+    pub needs: Option<String>,
+}
+
+/// The Planner's result: what it named, and what became of each risk.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PlannerResult {
+    /// Risks sent to the Prover, by pipeline key.
+    pub proving: Vec<(String, Risk)>,
+    /// Risks sent to the Investigator (evidence by query), by pipeline key.
+    #[serde(default)]
+    pub investigating: Vec<(String, Risk)>,
+    /// Risks not raised: H-MEM holds their refutation (record id).
+    pub remembered: Vec<(Risk, String)>,
+    /// Risks that are not findings and why (no test can settle them here, refused shapes).
+    pub unproven: Vec<(String, String)>,
+    /// The change was longer than the Planner reads (beyond its bounded steps).
+    pub truncated: bool,
+    /// Dependency steps the Planner stopped waiting for (it planned without their findings).
+    #[serde(default)]
+    pub planned_without: Vec<String>,
+}
+
+/// H-MEM fingerprint: kind, path, the symbol when one is named, and the normalised claim.
+pub fn fingerprint(kind: &str, path: &str, symbol: Option<&str>, claim: &str) -> String {
+    // The claim is always part of it: a refuted claim about a function must never silence a
+    // different claim about the same function. Wording noise (case, punctuation) is not.
+    let symbol = symbol.map(str::trim).unwrap_or_default();
+    let claim = claim
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    hex::encode(Sha256::digest(
+        format!("{kind}\n{path}\n{symbol}\n{claim}").as_bytes(),
+    ))
+}
+
+/// What the agents need from the review: where the repository is and which commits.
+pub struct ReviewView<'a> {
+    pub store: &'a Store,
+    /// The repository's normalised identity (H-MEM's scope with the tenant).
+    pub repository: &'a str,
+    /// The review's tenant ('' for none: the embedded default).
+    pub tenant: &'a str,
+    pub repository_dir: &'a str,
+    pub base: &'a str,
+    pub head: &'a str,
+    pub changed: &'a [String],
+}
+
+/// The dependency evidence the Planner reads: what the lock files already proved before it
+/// ran, and the dependency steps it stopped waiting for.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct DependencyEvidence {
+    pub findings: Vec<DependencyNote>,
+    /// Dependency steps still unfinished when the Planner went on without them.
+    pub pending: Vec<String>,
+}
+
+/// One dependency finding, in short, as the Planner reads it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DependencyNote {
+    pub proof_level: String,
+    pub path: String,
+    pub ecosystem: String,
+    pub package: String,
+    pub old_version: Option<String>,
+    pub new_version: String,
+    pub advisory: String,
+    pub aliases: Vec<String>,
+    pub summary: Option<String>,
+    /// The smallest fixed version, when one is published.
+    pub fixed: Option<String>,
+}
+
+impl DependencyNote {
+    /// The note of a dependency finding (None for a finding of another kind).
+    pub fn of(finding: &proven_report::Finding) -> Option<DependencyNote> {
+        let package = finding.package.as_ref()?;
+        let advisory = finding.advisory.as_ref()?;
+        Some(DependencyNote {
+            proof_level: finding.proof_level.as_str().to_string(),
+            path: finding.location.path.clone(),
+            ecosystem: package.ecosystem.clone(),
+            package: package.name.clone(),
+            old_version: package.old_version.clone(),
+            new_version: package.new_version.clone(),
+            advisory: advisory.id.clone(),
+            aliases: advisory.aliases.clone(),
+            summary: advisory.summary.clone(),
+            fixed: finding.fix.as_ref().and_then(|f| f.version.clone()),
+        })
+    }
+}
+
+/// The second reviewer's risks: its own Planner, shown only the change (never the first
+/// reviewer's words).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SecondReview {
+    pub risks: Vec<Risk>,
+}
+
+/// A proving job for unit tests: a Python test of calc.py.
+#[cfg(test)]
+pub(crate) fn test_job() -> ProveJob {
+    ProveJob {
+        risk: Risk {
+            title: "t".into(),
+            claim: "c".into(),
+            path: "calc.py".into(),
+            symbol: None,
+            evidence: "test".into(),
+        },
+        language: "python".into(),
+        test: TestRef {
+            path: "tests/test_add.py".into(),
+            code: String::new(),
+        },
+        command: Vec::new(),
+        selection: None,
+        env: Vec::new(),
+    }
+}
+
+/// The refutations a Skeptic may pick for a test finding; each is checked by Proven's runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefutationKind {
+    Flaky,
+    WrongCause,
+    Intended,
+}
+
+impl RefutationKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefutationKind::Flaky => "flaky",
+            RefutationKind::WrongCause => "wrong_cause",
+            RefutationKind::Intended => "intended",
+        }
+    }
+
+    pub(crate) fn parse(text: &str) -> Option<RefutationKind> {
+        match text
+            .trim()
+            .to_ascii_lowercase()
+            .replace([' ', '-'], "_")
+            .as_str()
+        {
+            "flaky" => Some(RefutationKind::Flaky),
+            "wrong_cause" => Some(RefutationKind::WrongCause),
+            "intended" => Some(RefutationKind::Intended),
+            _ => None,
+        }
+    }
+}
+
+/// What Proven's own runs showed of a refutation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Refutation {
+    /// The runs bear the refutation out.
+    pub evidenced: bool,
+    pub reason: String,
+    pub runs: Vec<RunRef>,
+    /// The refutation checked (absent in records of older versions, which are no evidence).
+    #[serde(default)]
+    pub kind: Option<RefutationKind>,
+}
+
+/// Whether `artifact` names one of `shown` exactly (as a whole word: `a.py` is not named by
+/// `data.py`). "Seems right", "the base run" or "I checked" name nothing.
+pub(crate) fn names_a_shown_artifact(artifact: &str, shown: &[String]) -> bool {
+    let boundary = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || "_-./".contains(c)));
+    shown.iter().any(|name| {
+        artifact.match_indices(name.as_str()).any(|(at, _)| {
+            boundary(artifact[..at].chars().next_back())
+                && boundary(artifact[at + name.len()..].chars().next())
+        })
+    })
+}
+
+/// The auditor step's result: its verdict, each surface's status after round one, and the
+/// round-two pipelines it started.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct AuditResult {
+    pub verdict: String,
+    pub surfaces: Vec<SurfaceRow>,
+    /// Probes sent to the Prover, by pipeline key.
+    pub probing: Vec<(String, Risk)>,
+    /// Probes sent to the Investigator, by pipeline key.
+    pub investigating: Vec<(String, Risk)>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SurfaceRow {
+    pub surface: String,
+    pub probe: Option<String>,
+    /// examined, probing, remembered, unresolved or refused (the judge turns `probing`
+    /// into finding, probed or unresolved).
+    pub status: String,
+    /// The round-two pipeline of a probed surface.
+    pub key: Option<String>,
+    pub detail: String,
+}
+
+/// What a try came to (the result of both steps).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct FixResult {
+    pub proved: bool,
+    pub attempt: u32,
+    pub reason: String,
+    #[serde(default)]
+    pub edits: Vec<PatchEdit>,
+    #[serde(default)]
+    pub explanation: String,
+    /// The runs on the change with the patch.
+    #[serde(default)]
+    pub runs: Vec<RunRef>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_ignore_wording_noise_but_not_the_place() {
+        let a = fingerprint(
+            "test",
+            "calc.py",
+            None,
+            "add() now SUBTRACTS its arguments!",
+        );
+        let b = fingerprint("test", "calc.py", None, "add now subtracts its arguments");
+        assert_eq!(a, b);
+        assert_ne!(
+            a,
+            fingerprint("test", "other.py", None, "add now subtracts its arguments")
+        );
+        // Another claim about the same function is another finding.
+        assert_ne!(
+            fingerprint("test", "calc.py", Some("add"), "add overflows"),
+            fingerprint("test", "calc.py", Some("add"), "add subtracts")
+        );
+        assert_eq!(
+            fingerprint("test", "calc.py", Some("add"), "add subtracts!"),
+            fingerprint("test", "calc.py", Some(" add "), "Add subtracts")
+        );
+    }
+}

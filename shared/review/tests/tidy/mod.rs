@@ -1,0 +1,359 @@
+//! Tidy checks, kept as ordinary tests (the way rust-analyzer keeps `xtask/src/tidy.rs`):
+//! they read the crate graph and this crate's sources and fail when a boundary is crossed.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Crates that talk to Docker, git or a model: the API process never links them
+/// (ARCHITECTURE.md: "api never talks to Docker").
+const NOT_IN_THE_API: &[&str] = &[
+    "bollard",
+    "git2",
+    "proven-models",
+    "proven-review",
+    "proven-sandbox",
+];
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("shared/review sits two levels below the workspace root")
+        .to_path_buf()
+}
+
+/// The platform this test runs on (the graph is read for it: other platforms' packages
+/// may not be downloaded here).
+fn host() -> String {
+    let output = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+        .arg("-vV")
+        .output()
+        .expect("rustc -vV runs");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("rustc -vV names the host")
+        .to_string()
+}
+
+fn metadata() -> Value {
+    let output = Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--offline", "--locked"])
+        .args(["--filter-platform", &host()])
+        .current_dir(workspace_root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        output.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON")
+}
+
+/// Every package `root` links (normal and build dependencies, followed all the way down) and
+/// its own dev-dependencies: what `cargo tree -p ROOT` lists.
+fn linked_by(metadata: &Value, root: &str) -> BTreeSet<String> {
+    let names: HashMap<&str, &str> = metadata["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .map(|p| {
+            (
+                p["id"].as_str().unwrap_or(""),
+                p["name"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    let nodes: HashMap<&str, &Value> = metadata["resolve"]["nodes"]
+        .as_array()
+        .expect("resolve nodes")
+        .iter()
+        .map(|n| (n["id"].as_str().unwrap_or(""), n))
+        .collect();
+    let root_id = names
+        .iter()
+        .find(|(_, name)| **name == root)
+        .map(|(id, _)| *id)
+        .unwrap_or_else(|| panic!("{root} is not a workspace package"));
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![(root_id, true)];
+    while let Some((id, is_root)) = todo.pop() {
+        for dep in nodes[id]["deps"].as_array().into_iter().flatten() {
+            let kinds = dep["dep_kinds"].as_array().into_iter().flatten();
+            let follow = kinds.into_iter().any(|k| match k["kind"].as_str() {
+                None | Some("build") => true,
+                Some("dev") => is_root,
+                Some(_) => false,
+            });
+            let dep_id = dep["pkg"].as_str().unwrap_or("");
+            if follow && seen.insert(names[dep_id].to_string()) {
+                todo.push((dep_id, false));
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn the_api_links_neither_docker_nor_git_nor_the_model_client() {
+    let linked = linked_by(&metadata(), "proven-api");
+    let crossed: Vec<&&str> = NOT_IN_THE_API
+        .iter()
+        .filter(|name| linked.contains(**name))
+        .collect();
+    assert!(
+        crossed.is_empty(),
+        "proven-api depends on {crossed:?}: move what it needs below proven-review \
+         (ReviewRequest lives in proven-store)"
+    );
+    // The check itself sees the graph: the worker does link them.
+    let worker = linked_by(&metadata(), "proven-worker");
+    assert!(worker.contains("bollard") && worker.contains("proven-review"));
+}
+
+/// The review crate's modules: a step module holds one step (or one agent's steps); the
+/// registry wires them. Data and services sit below both.
+const STEP_MODULES: &[&str] = &[
+    "agents",
+    "auditor",
+    "autofix",
+    "fixer",
+    "investigator",
+    "skeptic",
+    "sandbox_job",
+];
+const REGISTRY_MODULES: &[&str] = &["pipeline", "embedded", "scan"];
+const DATA_AND_SERVICES: &[&str] = &[
+    "step_name",
+    "wire",
+    "error",
+    "trace",
+    "rows",
+    "outcome",
+    "model",
+    "test_runs",
+    "git_tree",
+    "bounded",
+    // The control steps' logic (intake, scout, the dependency evidence, the writer): what
+    // the registry's handlers run, and the Investigator evaluates versions with.
+    "steps",
+];
+
+/// Every file at most 600 lines, every function at most 100; today's longer functions are
+/// listed with their length as a ceiling that may only come down (issue 9 wants none).
+const MAX_FILE_LINES: usize = 600;
+const MAX_FN_LINES: usize = 100;
+const LONG_FNS: &[(&str, &str, usize)] = &[
+    ("agents.rs", "planner", 112),
+    ("agents.rs", "prover", 129),
+    ("auditor.rs", "auditor", 125),
+    ("autofix.rs", "autofix", 136),
+    ("fixer.rs", "fixer", 104),
+    ("fixer.rs", "prove_fix", 110),
+    ("investigator/query.rs", "run_query", 143),
+    ("investigator/mod.rs", "skeptic_deps", 110),
+    ("pipeline/judge.rs", "test_risk", 103),
+    ("skeptic/mod.rs", "skeptic", 105),
+    ("skeptic/checks.rs", "wrong_cause", 116),
+    ("skeptic/checks.rs", "intended", 137),
+    ("steps/deps.rs", "evaluate", 230),
+    ("steps/intake.rs", "run", 108),
+];
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every source file of the crate, by its path under `src/`.
+fn sources() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut todo = vec![src()];
+    while let Some(dir) = todo.pop() {
+        for entry in std::fs::read_dir(&dir).expect("src reads") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let name = path
+                    .strip_prefix(src())
+                    .expect("under src")
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push((name, std::fs::read_to_string(&path).expect("source reads")));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The top-level module a file belongs to (`pipeline/judge.rs` → `pipeline`).
+fn module_of(file: &str) -> String {
+    let first = file.split('/').next().unwrap_or(file);
+    first.trim_end_matches(".rs").to_string()
+}
+
+/// The modules each module names (`crate::x`), comments left out.
+fn imports() -> HashMap<String, BTreeSet<String>> {
+    let mut graph: HashMap<String, BTreeSet<String>> = HashMap::new();
+    for (file, text) in sources() {
+        let module = module_of(&file);
+        if module == "lib" {
+            continue;
+        }
+        let named = graph.entry(module.clone()).or_default();
+        for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (at, _) in line.match_indices("crate::") {
+                let rest = &line[at + "crate::".len()..];
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                    .collect();
+                if !name.is_empty() && name != module {
+                    named.insert(name);
+                }
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn the_review_crate_has_no_import_cycle() {
+    let graph = imports();
+    // Depth-first, with the path so far: a module met again on its own path closes a cycle.
+    fn visit(
+        graph: &HashMap<String, BTreeSet<String>>,
+        module: &str,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|m| m == module) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(module.to_string());
+            return Some(cycle);
+        }
+        if !done.insert(module.to_string()) {
+            return None;
+        }
+        path.push(module.to_string());
+        for next in graph.get(module).into_iter().flatten() {
+            if let Some(cycle) = visit(graph, next, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    let mut modules: Vec<&String> = graph.keys().collect();
+    modules.sort();
+    for module in modules {
+        let mut path = Vec::new();
+        if let Some(cycle) = visit(&graph, module, &mut path, &mut done) {
+            panic!("shared/review imports in a circle: {}", cycle.join(" -> "));
+        }
+    }
+    // The check sees the imports: the registry does name the steps.
+    assert!(graph["pipeline"].contains("agents"));
+}
+
+#[test]
+fn a_step_module_imports_no_other_step_and_not_the_registry() {
+    let graph = imports();
+    let mut crossed = Vec::new();
+    for step in STEP_MODULES {
+        for named in graph.get(*step).into_iter().flatten() {
+            if named != step
+                && (STEP_MODULES.contains(&named.as_str())
+                    || REGISTRY_MODULES.contains(&named.as_str()))
+            {
+                crossed.push(format!("{step} -> {named}"));
+            }
+        }
+    }
+    for below in DATA_AND_SERVICES {
+        for named in graph.get(*below).into_iter().flatten() {
+            if !DATA_AND_SERVICES.contains(&named.as_str()) {
+                crossed.push(format!("{below} (data or service) -> {named}"));
+            }
+        }
+    }
+    assert!(
+        crossed.is_empty(),
+        "a step names the next step by StepName and reaches others through the data and \
+         service modules only: {crossed:?}"
+    );
+}
+
+/// Each function's length in lines (from `fn` to its closing brace, as rustfmt lays it out).
+fn functions(text: &str) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        let Some(at) = trimmed.find("fn ") else {
+            continue;
+        };
+        let head = &trimmed[..at];
+        let is_fn = head
+            .split_whitespace()
+            .all(|w| matches!(w, "pub" | "pub(crate)" | "pub(super)" | "async" | "const"));
+        if !is_fn {
+            continue;
+        }
+        let name: String = trimmed[at + 3..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let close = format!("{}}}", " ".repeat(indent));
+        let mut end = None;
+        for (j, l) in lines.iter().enumerate().skip(i) {
+            if l.trim_end().ends_with(';') && !lines[i..j].iter().any(|p| p.ends_with('{')) {
+                break; // a declaration without a body
+            }
+            if (j == i && l.trim_end().ends_with('}')) || *l == close {
+                end = Some(j);
+                break;
+            }
+        }
+        if let Some(end) = end {
+            out.push((name, end - i + 1));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_file_or_function_grows_past_its_limit() {
+    let mut over = Vec::new();
+    for (file, text) in sources() {
+        let lines = text.lines().count();
+        if lines > MAX_FILE_LINES {
+            over.push(format!("{file}: {lines} lines (at most {MAX_FILE_LINES})"));
+        }
+        for (name, length) in functions(&text) {
+            let ceiling = LONG_FNS
+                .iter()
+                .find(|(f, n, _)| *f == file && *n == name)
+                .map_or(MAX_FN_LINES, |(_, _, n)| *n);
+            if length > ceiling {
+                over.push(format!(
+                    "{file}: fn {name} is {length} lines (at most {ceiling})"
+                ));
+            }
+        }
+    }
+    assert!(over.is_empty(), "too long: {over:#?}");
+    // The measure sees functions: the longest listed one is measured as listed.
+    let deps = sources()
+        .into_iter()
+        .find(|(f, _)| f == "steps/deps.rs")
+        .expect("steps/deps.rs");
+    assert!(functions(&deps.1).contains(&("evaluate".to_string(), 230)));
+}
