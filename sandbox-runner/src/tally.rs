@@ -170,14 +170,23 @@ impl Tally {
     }
 
     fn go(&mut self, line: &str) {
-        // Only top-level tests: a subtest's line is indented.
+        // Only top-level tests: a subtest's line is indented, and a top-level test is a
+        // function, so its name is an identifier. A line at the margin that names a subtest
+        // (`Suite/case`) or a name with spaces comes from a test that runs tests of its own
+        // and checks their result (testify's suite tests print their inner suites' expected
+        // failures this way): not a test of the package's.
         if let Some(rest) = line.strip_prefix("--- ") {
             self.go_seen = true;
-            if rest.starts_with("PASS: ") {
+            // `NAME (0.00s)`: the name is what comes before the duration.
+            let top_level = |r: &str| {
+                let name = r.rsplit_once(" (").map_or(r, |(n, _)| n);
+                !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+            };
+            if rest.strip_prefix("PASS: ").is_some_and(top_level) {
                 self.go.passed += 1;
-            } else if rest.starts_with("FAIL: ") {
+            } else if rest.strip_prefix("FAIL: ").is_some_and(top_level) {
                 self.go.failed += 1;
-            } else if rest.starts_with("SKIP: ") {
+            } else if rest.strip_prefix("SKIP: ").is_some_and(top_level) {
                 self.go.skipped += 1;
             }
             return;
@@ -469,6 +478,10 @@ mod tests {
     fn go_counts_top_level_tests_only() {
         let out = "=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n=== RUN   TestB/sub\n    --- FAIL: TestB/sub (0.00s)\n--- FAIL: TestB (0.00s)\n=== RUN   TestC\n    x_test.go:9: skipped\n--- SKIP: TestC (0.00s)\nFAIL\nFAIL\texample.com/m\t0.003s\n";
         assert_eq!(tally(Language::Go, out), c(1, 1, 1, 0));
+        // A test that runs a suite of its own and expects its failures (testify's suite
+        // tests): the inner suite's lines at the margin are not the package's tests.
+        let nested = "=== RUN   TestSuiteWithStats\n=== RUN   TestSuiteWithStats/inner/TestPanic\n--- FAIL: TestSuiteWithStats/inner (0.00s)\n    --- FAIL: TestSuiteWithStats/inner/TestPanic (0.00s)\n--- PASS: TestSuiteWithStats (0.00s)\n--- FAIL: signature validation (0.00s)\n--- PASS: TestOther (0.00s)\nPASS\nok  \texample.com/suite\t0.01s\n";
+        assert_eq!(tally(Language::Go, nested), c(2, 0, 0, 0));
         assert_eq!(
             tally(
                 Language::Go,

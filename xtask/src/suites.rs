@@ -150,9 +150,11 @@ fn failing_tests(language: Language, output: &str) -> Vec<String> {
                 .strip_prefix("FAILED ")
                 .or_else(|| t.strip_prefix("ERROR "))
                 .map(|r| r.split(" - ").next().unwrap_or(r).to_string()),
-            Language::Go => t
+            // A package's own tests: at the margin, named by an identifier.
+            Language::Go => line
                 .strip_prefix("--- FAIL: ")
-                .map(|r| r.split_whitespace().next().unwrap_or(r).to_string()),
+                .map(|r| r.rsplit_once(" (").map_or(r, |(n, _)| n).to_string())
+                .filter(|n| n.chars().all(|c| c.is_alphanumeric() || c == '_')),
             Language::Rust => t
                 .strip_prefix("test ")
                 .and_then(|r| r.strip_suffix(" ... FAILED"))
@@ -519,7 +521,10 @@ mod tests {
             ["tests/t.py::test_a"]
         );
         assert_eq!(
-            failing_tests(Language::Go, "    --- FAIL: TestX (0.00s)\n"),
+            failing_tests(
+                Language::Go,
+                "--- FAIL: TestX (0.00s)\n    --- FAIL: TestX/sub (0.00s)\n--- FAIL: Suite/inner (0.00s)\n"
+            ),
             ["TestX"]
         );
         assert_eq!(
