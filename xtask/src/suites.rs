@@ -291,7 +291,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .build()
         .map_err(|e| format!("suites: start the async runtime: {e}"))?;
     let started = time::OffsetDateTime::now_utc();
+    let load_before = load_average();
     let rows = runtime.block_on(run_all(&options, config))?;
+    let load_after = load_average();
     let mut text = String::new();
     let date = started
         .format(&time::format_description::well_known::Rfc3339)
@@ -300,6 +302,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         text,
         "Suites at head, {date}: `cargo xtask suites {}`\n",
         args.join(" ")
+    );
+    let _ = writeln!(
+        text,
+        "Machine: {} cores; load average (1 min) {load_before} at the start, {load_after} at the end.\n",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
     );
     text.push_str(&table(&rows));
     print!("{text}");
@@ -375,6 +382,15 @@ async fn run_all(options: &Options, config: SandboxConfig) -> Result<Vec<Row>, S
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// The 1-minute load average (Linux), or `?`: a busy machine slows every run toward its
+/// timeout, so the table says how busy it was.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
 }
 
 /// HEAD's commit, and the suite the project documents at it.
