@@ -136,8 +136,29 @@ struct Row {
     seconds: f64,
 }
 
+/// A table cell: one line, no pipes, no terminal colour sequences or control characters.
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    for c in chars.by_ref() {
+                        if c.is_ascii_alphabetic() {
+                            break;
+                        }
+                    }
+                }
+            }
+            '|' => out.push_str("\\|"),
+            '\n' | '\t' => out.push(' '),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The names of failing tests the runner printed (a few), for the cause of a test failure.
@@ -528,6 +549,11 @@ mod tests {
             .is_err()
         );
         assert!(parse(&[]).is_err());
+    }
+
+    #[test]
+    fn cells_are_one_line_without_pipes_or_colours() {
+        assert_eq!(cell("\u{1b}[91mERROR\u{1b}[39m a|b\nc"), "ERROR a\\|b c");
     }
 
     #[test]
