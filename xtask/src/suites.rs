@@ -136,6 +136,15 @@ struct Row {
     seconds: f64,
 }
 
+/// The first `max` characters of `text`, with an ellipsis when it was longer.
+fn short(text: &str, max: usize) -> String {
+    let mut out: String = text.chars().take(max).collect();
+    if text.chars().count() > max {
+        out.push('…');
+    }
+    out
+}
+
 /// A table cell: one line, no pipes, no terminal colour sequences or control characters.
 fn cell(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -240,7 +249,7 @@ fn row_of(
         .map(|d| {
             d.not_prepared
                 .iter()
-                .map(|n| format!("{} ({})", n.what, n.reason))
+                .map(|n| format!("{} ({})", n.what, short(&n.reason, 100)))
                 .collect()
         })
         .unwrap_or_default();
@@ -554,6 +563,8 @@ mod tests {
     #[test]
     fn cells_are_one_line_without_pipes_or_colours() {
         assert_eq!(cell("\u{1b}[91mERROR\u{1b}[39m a|b\nc"), "ERROR a\\|b c");
+        assert_eq!(short("abcdef", 3), "abc…");
+        assert_eq!(short("abc", 3), "abc");
     }
 
     #[test]
