@@ -103,6 +103,40 @@ pub(crate) struct Execution {
     pub stream_broken: bool,
 }
 
+/// The names a run resolves with no network: `localhost` on the loopback interface (a
+/// test server the suite starts and reaches by name). Docker writes no /etc/hosts into a
+/// container whose network is disabled, and glibc without one fails `localhost` as a
+/// temporary DNS failure (psf/requests' own test server was unreachable).
+const HOSTS: &str = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";
+
+/// Where the /etc/hosts a container mounts read-only is kept: beside its tree (a run's
+/// directory; the work directory for a warm container).
+fn hosts_path(src: &Path) -> PathBuf {
+    src.parent().unwrap_or(src).join(".proven-hosts")
+}
+
+/// Writes [`HOSTS`] at [`hosts_path`] unless it is there already (renamed into place, so a
+/// container never mounts half of it).
+fn write_hosts(src: &Path) -> Result<(), SandboxError> {
+    use std::io::Write as _;
+    let path = hosts_path(src);
+    if std::fs::read(&path).is_ok_and(|b| b == HOSTS.as_bytes()) {
+        return Ok(());
+    }
+    let dir = path.parent().unwrap_or(src);
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(SandboxError::io("create", dir))?;
+    file.write_all(HOSTS.as_bytes())
+        .map_err(SandboxError::io("write", &path))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o644))
+            .map_err(SandboxError::io("set permissions of", &path))?;
+    }
+    file.persist(&path)
+        .map_err(|e| SandboxError::io("write", &path)(e.error))?;
+    Ok(())
+}
+
 /// The container name of a run key.
 pub fn container_name(key: &str) -> String {
     format!("{NAME_PREFIX}{key}")
@@ -111,7 +145,10 @@ pub fn container_name(key: &str) -> String {
 pub(crate) fn create_body(spec: &ContainerSpec<'_>, deadline_unix: i64) -> ContainerCreateBody {
     let (uid, gid) = spec.user;
     let limits = spec.limits;
-    let mut binds = vec![format!("{}:{SRC}:ro", spec.src.display())];
+    let mut binds = vec![
+        format!("{}:{SRC}:ro", spec.src.display()),
+        format!("{}:/etc/hosts:ro", hosts_path(spec.src).display()),
+    ];
     for m in &spec.mounts {
         binds.push(format!(
             "{}:{}:{}",
@@ -201,6 +238,7 @@ pub(crate) async fn launch(
 ) -> Result<String, SandboxError> {
     let deadline_unix = OffsetDateTime::now_utc().unix_timestamp()
         + (spec.timeout + DEADLINE_GRACE).as_secs() as i64;
+    write_hosts(spec.src)?;
     let mut body = create_body(spec, deadline_unix);
     body.cmd = Some(spec.command.clone());
     let options = CreateContainerOptions {
@@ -240,6 +278,7 @@ pub(crate) async fn execute(
     }
     let deadline_unix = OffsetDateTime::now_utc().unix_timestamp()
         + (spec.timeout + DEADLINE_GRACE).as_secs() as i64;
+    write_hosts(spec.src)?;
     let body = create_body(&spec, deadline_unix);
     let options = CreateContainerOptions {
         name: Some(name.clone()),

@@ -16,7 +16,8 @@
 //! Invariants:
 //! - A tree comes from git objects only, never from the author's working copy; patch
 //!   edits and added files change that run's copy only.
-//! - Every container runs with `network_mode: none`, a read-only root filesystem,
+//! - Every container runs with `network_mode: none` (only `localhost`, in a read-only
+//!   /etc/hosts, names its loopback interface), a read-only root filesystem,
 //!   size-limited tmpfs scratch, `cap_drop: ALL`, `no-new-privileges`, pids, memory and
 //!   CPU limits, a non-root user, an environment made only of the image's and the run's
 //!   own variables (nothing from the runner's), a wall-clock timeout that kills, and an

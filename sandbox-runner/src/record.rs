@@ -352,8 +352,12 @@ pub(crate) fn classify(language: Language, ending: &Ending) -> Outcome {
             ]
             .into_iter()
             .find(|m| saw(m));
+            // mocha exits with the number of failing tests (at most 255).
+            let mocha_failures =
+                tests.is_some_and(|t| t.failed > 0 && code == t.failed.min(255) as i64);
             match (code, load_failure) {
                 (1, None) => Outcome::TestFailed,
+                (_, None) if mocha_failures => Outcome::TestFailed,
                 (_, Some(marker)) => env(format!("a test file could not load ({marker})")),
                 (code, None) => env(format!(
                     "exit {code} is not a test failure by node's conventions"
@@ -445,6 +449,32 @@ mod tests {
         ] {
             assert!(env(classify(language, &end)), "{language} {end:?}");
         }
+    }
+
+    #[test]
+    fn mocha_exits_with_its_count_of_failing_tests() {
+        // expressjs/express under load: two tests over mocha's 2 s timeout, exit 2.
+        let two = Ending {
+            tests: counts(1254, 2, 4),
+            ..ending(2, &[])
+        };
+        assert_eq!(classify(Language::Node, &two), Outcome::TestFailed);
+        let many = Ending {
+            tests: counts(0, 300, 0),
+            ..ending(255, &[])
+        };
+        assert_eq!(classify(Language::Node, &many), Outcome::TestFailed);
+        // Any other exit stays unexplained, and a file that cannot load is never a failure.
+        let other = Ending {
+            tests: counts(10, 2, 0),
+            ..ending(3, &[])
+        };
+        assert!(env(classify(Language::Node, &other)));
+        let unloadable = Ending {
+            tests: counts(0, 2, 0),
+            ..ending(2, &[NODE_CANNOT_FIND_MODULE])
+        };
+        assert!(env(classify(Language::Node, &unloadable)));
     }
 
     #[test]

@@ -236,20 +236,40 @@ fn default_env(language: Language) -> Vec<(String, String)> {
 }
 
 /// The npm `test` script, run by the shell inside the sandbox (node_modules/.bin is on the
-/// path there); npm's placeholder script is no suite.
+/// path there); npm's placeholder script is no suite. A `pretest` script runs first, as
+/// `npm test` runs it (a build the tests load, such as a TypeScript compile); `posttest`
+/// runs after the tests have reported (a linter) and decides nothing about them: not run.
 fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
-    let script = read("package.json")
+    let package = read("package.json")
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|p| p["scripts"]["test"].as_str().map(str::to_string))
-        .filter(|s| !s.contains("no test specified") && !s.trim().is_empty());
-    match script {
-        Some(script) => DocumentedSuite {
-            run: TestRun {
-                command: vec!["sh".into(), "-c".into(), script],
-                env: default_env(Language::Node),
-            },
-            source: "package.json scripts.test".into(),
-        },
+        .unwrap_or_default();
+    let script = |name: &str| {
+        package["scripts"][name]
+            .as_str()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let test = script("test").filter(|s| !s.contains("no test specified"));
+    match test {
+        Some(test) => {
+            let (command, source) = match script("pretest") {
+                Some(pretest) => (
+                    // Each in a shell of its own, as npm runs them; the tests only after a
+                    // pretest that succeeded.
+                    format!("( {pretest} ) && ( {test} )"),
+                    "package.json scripts.pretest, scripts.test",
+                ),
+                None => (test, "package.json scripts.test"),
+            };
+            DocumentedSuite {
+                run: TestRun {
+                    command: vec!["sh".into(), "-c".into(), command],
+                    env: default_env(Language::Node),
+                },
+                source: source.into(),
+            }
+        }
         None => DocumentedSuite {
             run: Language::Node.suite_run(),
             source: "the default".into(),
@@ -379,6 +399,23 @@ mod tests {
             &[("package.json", r#"{"scripts": {"test": "mocha test/"}}"#)],
         );
         assert_eq!(s.run.command, ["sh", "-c", "mocha test/"]);
+        let s = suite(
+            Language::Node,
+            &[(
+                "package.json",
+                r#"{"scripts": {"pretest": "tsc -p tsconfig.test.json", "test": "mocha build/test", "posttest": "eslint ."}}"#,
+            )],
+        );
+        assert_eq!(
+            s.run.command,
+            [
+                "sh",
+                "-c",
+                "( tsc -p tsconfig.test.json ) && ( mocha build/test )"
+            ],
+            "pretest runs first, as npm test runs it; posttest (a linter) does not"
+        );
+        assert_eq!(s.source, "package.json scripts.pretest, scripts.test");
         let s = suite(
             Language::Node,
             &[(

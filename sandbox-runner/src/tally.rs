@@ -82,6 +82,8 @@ pub(crate) struct Tally {
     tap: Option<TestCounts>,
     jest: Option<TestCounts>,
     mocha: Option<TestCounts>,
+    /// TAP without a summary (node-tap's own `tap` reporter): the top-level test points.
+    tap_points: Option<TestCounts>,
 }
 
 impl Tally {
@@ -98,6 +100,7 @@ impl Tally {
             tap: None,
             jest: None,
             mocha: None,
+            tap_points: None,
         }
     }
 
@@ -127,7 +130,7 @@ impl Tally {
             Language::Python => self.pytest.or(self.unittest),
             Language::Rust => self.libtest,
             Language::Go => self.go_seen.then_some(self.go),
-            Language::Node => self.tap.or(self.jest).or(self.mocha),
+            Language::Node => self.tap.or(self.jest).or(self.mocha).or(self.tap_points),
         }
     }
 
@@ -170,14 +173,23 @@ impl Tally {
     }
 
     fn go(&mut self, line: &str) {
-        // Only top-level tests: a subtest's line is indented.
+        // Only top-level tests: a subtest's line is indented, and a top-level test is a
+        // function, so its name is an identifier. A line at the margin that names a subtest
+        // (`Suite/case`) or a name with spaces comes from a test that runs tests of its own
+        // and checks their result (testify's suite tests print their inner suites' expected
+        // failures this way): not a test of the package's.
         if let Some(rest) = line.strip_prefix("--- ") {
             self.go_seen = true;
-            if rest.starts_with("PASS: ") {
+            // `NAME (0.00s)`: the name is what comes before the duration.
+            let top_level = |r: &str| {
+                let name = r.rsplit_once(" (").map_or(r, |(n, _)| n);
+                !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+            };
+            if rest.strip_prefix("PASS: ").is_some_and(top_level) {
                 self.go.passed += 1;
-            } else if rest.starts_with("FAIL: ") {
+            } else if rest.strip_prefix("FAIL: ").is_some_and(top_level) {
                 self.go.failed += 1;
-            } else if rest.starts_with("SKIP: ") {
+            } else if rest.strip_prefix("SKIP: ").is_some_and(top_level) {
                 self.go.skipped += 1;
             }
             return;
@@ -193,6 +205,30 @@ impl Tally {
     }
 
     fn node(&mut self, line: &str) {
+        // A top-level TAP test point (`ok 3 - test/x.js # time=12ms`, `not ok 4 - y`,
+        // `ok 5 - z # SKIP`): read when the producer prints no `# pass` summary (node-tap,
+        // whose points are the test files it ran).
+        let point = line
+            .strip_prefix("ok ")
+            .map(|r| (true, r))
+            .or_else(|| line.strip_prefix("not ok ").map(|r| (false, r)));
+        if let Some((ok, rest)) = point
+            && rest.starts_with(|c: char| c.is_ascii_digit())
+        {
+            let directive = rest
+                .split_once(" # ")
+                .map(|(_, d)| d.trim_start().to_ascii_lowercase())
+                .unwrap_or_default();
+            let points = self.tap_points.get_or_insert_default();
+            if directive.starts_with("skip") || directive.starts_with("todo") {
+                points.skipped += 1;
+            } else if ok {
+                points.passed += 1;
+            } else {
+                points.failed += 1;
+            }
+            return;
+        }
         let trimmed = line.trim();
         if let Some(rest) = trimmed.strip_prefix("# ")
             && let Some((word, n)) = rest.split_once(' ')
@@ -469,6 +505,10 @@ mod tests {
     fn go_counts_top_level_tests_only() {
         let out = "=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n=== RUN   TestB/sub\n    --- FAIL: TestB/sub (0.00s)\n--- FAIL: TestB (0.00s)\n=== RUN   TestC\n    x_test.go:9: skipped\n--- SKIP: TestC (0.00s)\nFAIL\nFAIL\texample.com/m\t0.003s\n";
         assert_eq!(tally(Language::Go, out), c(1, 1, 1, 0));
+        // A test that runs a suite of its own and expects its failures (testify's suite
+        // tests): the inner suite's lines at the margin are not the package's tests.
+        let nested = "=== RUN   TestSuiteWithStats\n=== RUN   TestSuiteWithStats/inner/TestPanic\n--- FAIL: TestSuiteWithStats/inner (0.00s)\n    --- FAIL: TestSuiteWithStats/inner/TestPanic (0.00s)\n--- PASS: TestSuiteWithStats (0.00s)\n--- FAIL: signature validation (0.00s)\n--- PASS: TestOther (0.00s)\nPASS\nok  \texample.com/suite\t0.01s\n";
+        assert_eq!(tally(Language::Go, nested), c(2, 0, 0, 0));
         assert_eq!(
             tally(
                 Language::Go,
@@ -487,6 +527,10 @@ mod tests {
         use Language::Node;
         let tap = "TAP version 13\nok 1 - a\nok 2 - b # SKIP\nnot ok 3 - c\n1..3\n# tests 3\n# suites 0\n# pass 1\n# fail 1\n# cancelled 0\n# skipped 1\n# todo 0\n# duration_ms 12.5\n";
         assert_eq!(tally(Node, tap), c(1, 1, 1, 0));
+        // node-tap's own reporter: no summary lines, one top-level point per test file
+        // (the subtests' points are indented).
+        let node_tap = "TAP version 13\n# Subtest: test/a.js\n    ok 1 - parses\n    not ok 2 - nested failure the file reports itself\n    1..2\nnot ok 1 - test/a.js # time=20ms\nok 2 - test/b.js # time=12.5ms\nok 3 - test/c.js # SKIP no browser\n\n1..3\n# time=80ms\n";
+        assert_eq!(tally(Node, node_tap), c(1, 1, 1, 0));
         assert_eq!(
             tally(
                 Node,

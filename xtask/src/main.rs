@@ -4,12 +4,16 @@
 //! cargo xtask docs [--check]   regenerate docs/configuration.md from the settings table
 //! cargo xtask lint             cargo fmt --check and clippy -D warnings, as a commit needs
 //! cargo xtask bench [NAME…]    the benchmarks that measure Proven against a peer, in turn
+//! cargo xtask suites --repos DIR [--only NAME…] [--out FILE]   real projects' own suites
+//!                              at their heads, in the sandbox (issue 16)
 //! ```
 //!
 //! The test suite is not here: `scripts/test` is the one command (CI runs exactly it).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+
+mod suites;
 
 /// Each benchmark that reports a ratio against a peer measured in the same run:
 /// (name, package, bench target, what it compares).
@@ -46,6 +50,7 @@ fn main() -> ExitCode {
         Some("docs") => docs(args.iter().any(|a| a == "--check")),
         Some("lint") => lint(),
         Some("bench") => bench(&args[1..]),
+        Some("suites") => suites::run(&args[1..]),
         _ => Err(usage()),
     };
     match result {
@@ -60,7 +65,7 @@ fn main() -> ExitCode {
 fn usage() -> String {
     let names: Vec<&str> = BENCHES.iter().map(|b| b.0).collect();
     format!(
-        "usage: cargo xtask docs [--check] | lint | bench [{}]",
+        "usage: cargo xtask docs [--check] | lint | bench [{}] | suites --repos DIR [--only NAME…] [--out FILE]",
         names.join("|")
     )
 }

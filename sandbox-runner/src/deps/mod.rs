@@ -94,6 +94,8 @@ pub(crate) struct Plan {
     pub run_env: Vec<String>,
     /// Python: what the project says of the Python it needs (specifier, where).
     pub python_requires: Vec<(String, String)>,
+    /// Node: package.json `engines.node`, the Node the project says it needs.
+    pub node_engines: Option<String>,
 }
 
 /// What a preparation script wrote of itself (`/deps/report.json`).
@@ -102,6 +104,9 @@ struct Report {
     /// The interpreter's version (Python).
     #[serde(default)]
     python: Option<String>,
+    /// Node's version (`v20.20.2`).
+    #[serde(default)]
+    node: Option<String>,
     #[serde(default)]
     resolved: bool,
     #[serde(default)]
@@ -262,7 +267,14 @@ fn plan_node(config: &SandboxConfig, src: &Path) -> Result<Option<Plan>, Sandbox
             line: e.line(),
             reason: format!("does not parse as JSON: {e}"),
         })?;
-    let mut plan = Plan::default();
+    let mut plan = Plan {
+        node_engines: package["engines"]["node"]
+            .as_str()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
+        ..Plan::default()
+    };
     for field in ["dependencies", "devDependencies", "optionalDependencies"] {
         for (name, value) in package[field].as_object().into_iter().flatten() {
             if let Some(reason) = value.as_str().and_then(npm_outside_registry) {
@@ -573,6 +585,14 @@ fn record_of(
         notes.push(format!(
             "{why}; the sandbox's image has Python {version} (images for other versions are a setting)"
         ));
+    }
+    if let (Some(range), Some(version)) = (&plan.node_engines, &report.node) {
+        let version = version.trim_start_matches('v');
+        if proven_version::satisfies(proven_version::Ecosystem::Npm, range, version) == Ok(false) {
+            notes.push(format!(
+                "package.json engines asks for Node {range}; the sandbox's image has Node {version}"
+            ));
+        }
     }
     notes.extend(report.notes);
     if let Some(log) = egress
@@ -974,6 +994,36 @@ mod tests {
             key,
             cache_key(Language::Rust, "img", &["evil.example".into()], &inputs)
         );
+    }
+
+    #[test]
+    fn a_node_the_project_does_not_accept_is_named() {
+        let plan = |engines: &str| Plan {
+            node_engines: Some(engines.to_string()),
+            ..Plan::default()
+        };
+        let report = || Report {
+            node: Some("v20.20.2".into()),
+            ..Report::default()
+        };
+        // tj/commander.js asks for Node 22.12 or newer.
+        let record = record_of(&plan(">=22.12.0"), "k", report(), true, None);
+        assert!(
+            record
+                .notes
+                .iter()
+                .any(|n| n == "package.json engines asks for Node >=22.12.0; the sandbox's image has Node 20.20.2"),
+            "{:?}",
+            record.notes
+        );
+        for fits in [">= 18", "^20.19.0 || ^22.12.0 || >=23", ">=6.0"] {
+            let record = record_of(&plan(fits), "k", report(), true, None);
+            assert!(
+                !record.notes.iter().any(|n| n.contains("engines")),
+                "{fits}: {:?}",
+                record.notes
+            );
+        }
     }
 
     #[test]

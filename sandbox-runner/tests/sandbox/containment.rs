@@ -89,6 +89,7 @@ cold_and_pooled!(
     a_test_that_sleeps_forever_is_killed_at_the_timeout,
     the_code_runs_as_a_non_root_user_without_capabilities,
     a_flood_of_output_is_still_killed_at_the_timeout,
+    localhost_names_the_loopback_interface_and_nothing_else_resolves,
 );
 
 /// The default bridge's gateway: the host's address as a container on the bridge sees it.
@@ -421,4 +422,37 @@ async fn a_flood_of_output_is_still_killed_at_the_timeout(pooled: bool) {
     assert!(record.duration_ms < 12_000, "{} ms", record.duration_ms);
     assert!(record.output.bytes > 1 << 20, "the flood was read");
     assert!(record.output.head.len() <= 64 << 10 && record.output.tail.len() <= 64 << 10);
+}
+
+const LOCALHOST: &str = r#"
+import socket, threading
+server = socket.socket()
+server.bind(("127.0.0.1", 0))
+server.listen(1)
+port = server.getsockname()[1]
+threading.Thread(target=lambda: server.accept()[0].sendall(b"hello"), daemon=True).start()
+client = socket.create_connection(("localhost", port), timeout=5)
+print("LOCALHOST " + client.recv(5).decode())
+try:
+    socket.getaddrinfo("pypi.org", 443)
+    print("PUBLIC resolved")
+except OSError as e:
+    print("PUBLIC " + type(e).__name__)
+"#;
+
+/// Issue 16: a suite that starts a test server on the loopback interface and reaches it
+/// as `localhost` (psf/requests) runs; a public name still resolves to nothing.
+async fn localhost_names_the_loopback_interface_and_nothing_else_resolves(pooled: bool) {
+    let sandbox = sandbox(pooled, |_| {}).await;
+    let record = run(
+        &sandbox,
+        vec!["python3".into(), "-c".into(), LOCALHOST.into()],
+        Duration::from_secs(60),
+        pooled,
+    )
+    .await;
+    let output = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{output}");
+    assert!(output.contains("LOCALHOST hello"), "{output}");
+    assert!(output.contains("PUBLIC gaierror"), "{output}");
 }

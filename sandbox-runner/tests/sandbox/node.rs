@@ -127,3 +127,41 @@ async fn a_test_file_that_cannot_load_proves_nothing() {
         }
     ));
 }
+
+/// Issue 16: a project whose tests load what its `pretest` script builds (yargs compiles
+/// TypeScript there) runs its documented suite as `npm test` would: the pretest first,
+/// then the test script; without the pretest the test file cannot load.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_documented_suite_runs_the_pretest_build_first() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"built","version":"1.0.0","private":true,"scripts":{"pretest":"node build.js","test":"node --test test/","posttest":"exit 7"}}
+"#,
+    )
+    .write(
+        "build.js",
+        "require('fs').mkdirSync('build', {recursive: true});\nrequire('fs').writeFileSync('build/lib.js', 'exports.answer = () => 42;\\n');\n",
+    )
+    .write(
+        "test/answer.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst { answer } = require('../build/lib.js');\n\ntest('answers', () => {\n  assert.strictEqual(answer(), 42);\n});\n",
+    );
+    let head = repo.commit("a built library");
+    let files = |path: &str| std::fs::read_to_string(repo.path().join(path)).ok();
+    let suite = proven_sandbox::suite::documented_suite(Language::Node, &files);
+    let mut request = RunRequest::new(repo.path(), head, Language::Node, suite.run.command);
+    for (k, v) in suite.run.env {
+        request = request.with_env(k, v);
+    }
+    let record = sandbox.run(&request).await.expect("runs");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+    assert_eq!(record.tests.map(|t| t.passed), Some(1));
+    assert_container_gone(&sandbox, &record).await;
+}

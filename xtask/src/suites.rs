@@ -1,0 +1,592 @@
+//! `cargo xtask suites --repos DIR [--only NAME…] [--out FILE] [--records DIR]`: each real
+//! repository's own test suite at its head, run in the sandbox exactly as a review's
+//! "package suite" step runs it (the command the project documents, translated by
+//! `proven_sandbox::suite::documented_suite`; its dependencies prepared by the sandbox;
+//! the review's test timeout), and a table of what happened (issue 16, must-show 3).
+//!
+//! The repositories are never committed: `DIR` holds one git directory per repository,
+//! `DIR/OWNER+NAME/repo` (as the fetch tool leaves them) or `DIR/OWNER+NAME`. Each run
+//! takes the tree of the repository's `HEAD` from its git objects, as Proven takes a tree.
+//!
+//! The list is fixed here, before any run: the five most popular of the fetched
+//! repositories per language, in the order they were fetched; a repository is never
+//! dropped because it fails.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use proven_sandbox::{
+    Forwarder, Language, Outcome, RunRecord, RunRequest, Sandbox, SandboxConfig,
+    suite::documented_suite,
+};
+
+/// The repositories and their language: the first five per language of the fetched list.
+pub const REPOSITORIES: &[(&str, Language)] = &[
+    ("pallets/click", Language::Python),
+    ("pallets/flask", Language::Python),
+    ("python-attrs/attrs", Language::Python),
+    ("psf/requests", Language::Python),
+    ("tqdm/tqdm", Language::Python),
+    ("expressjs/express", Language::Node),
+    ("tj/commander.js", Language::Node),
+    ("npm/node-semver", Language::Node),
+    ("yargs/yargs", Language::Node),
+    ("debug-js/debug", Language::Node),
+    ("dtolnay/anyhow", Language::Rust),
+    ("dtolnay/thiserror", Language::Rust),
+    ("rust-lang/log", Language::Rust),
+    ("serde-rs/json", Language::Rust),
+    ("rust-itertools/itertools", Language::Rust),
+    ("spf13/cobra", Language::Go),
+    ("sirupsen/logrus", Language::Go),
+    ("stretchr/testify", Language::Go),
+    ("google/uuid", Language::Go),
+    ("gin-gonic/gin", Language::Go),
+];
+
+/// The timeout of a review's suite run (proven-review's `TEST_TIMEOUT`).
+const SUITE_TIMEOUT: Duration = Duration::from_secs(300);
+
+struct Options {
+    repos: PathBuf,
+    only: Vec<String>,
+    out: Option<PathBuf>,
+    records: Option<PathBuf>,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut options = Options {
+        repos: PathBuf::new(),
+        only: Vec::new(),
+        out: None,
+        records: None,
+    };
+    let mut repos = None;
+    let mut it = args.iter();
+    let mut in_only = false;
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("suites: {name} needs a value"))
+        };
+        match arg.as_str() {
+            "--repos" => repos = Some(PathBuf::from(value("--repos")?)),
+            "--out" => options.out = Some(PathBuf::from(value("--out")?)),
+            "--records" => options.records = Some(PathBuf::from(value("--records")?)),
+            "--only" => {
+                options.only.push(value("--only")?);
+                in_only = true;
+                continue;
+            }
+            a if in_only && !a.starts_with("--") => {
+                options.only.push(a.to_string());
+                continue;
+            }
+            a => return Err(format!("suites: unexpected argument {a:?}; {}", USAGE)),
+        }
+        in_only = false;
+    }
+    options.repos = repos.ok_or_else(|| format!("suites: --repos DIR is required; {USAGE}"))?;
+    for name in &options.only {
+        if !REPOSITORIES
+            .iter()
+            .any(|(r, _)| matches_name(r, name.as_str()))
+        {
+            let known: Vec<&str> = REPOSITORIES.iter().map(|r| r.0).collect();
+            return Err(format!(
+                "suites: --only {name:?} names none of the repositories: {}",
+                known.join(", ")
+            ));
+        }
+    }
+    Ok(options)
+}
+
+const USAGE: &str =
+    "usage: cargo xtask suites --repos DIR [--only NAME…] [--out FILE] [--records DIR]";
+
+/// `owner/name`, `owner+name` or `name`.
+fn matches_name(repository: &str, name: &str) -> bool {
+    let short = repository.rsplit('/').next().unwrap_or(repository);
+    name == repository || name == repository.replace('/', "+") || name == short
+}
+
+/// The git directory of a repository under `dir`.
+fn git_dir(dir: &Path, repository: &str) -> Option<PathBuf> {
+    let base = dir.join(repository.replace('/', "+"));
+    [base.join("repo"), base]
+        .into_iter()
+        .find(|p| git2::Repository::open(p).is_ok())
+}
+
+/// One repository's row.
+struct Row {
+    repository: String,
+    language: Language,
+    commit: String,
+    /// `passed`, `test failed`, `environment failure`.
+    outcome: &'static str,
+    ran: Option<(u64, u64, u64, u64)>,
+    not_prepared: Vec<String>,
+    cause: String,
+    suite: String,
+    seconds: f64,
+}
+
+/// The first `max` characters of `text`, with an ellipsis when it was longer.
+fn short(text: &str, max: usize) -> String {
+    let mut out: String = text.chars().take(max).collect();
+    if text.chars().count() > max {
+        out.push('…');
+    }
+    out
+}
+
+/// A table cell: one line, no pipes, no terminal colour sequences or control characters.
+fn cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    for c in chars.by_ref() {
+                        if c.is_ascii_alphabetic() {
+                            break;
+                        }
+                    }
+                }
+            }
+            '|' => out.push_str("\\|"),
+            '\n' | '\t' => out.push(' '),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The names of failing tests the runner printed (a few), for the cause of a test failure.
+fn failing_tests(language: Language, output: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for line in output.lines() {
+        let t = line.trim();
+        let name = match language {
+            Language::Python => t
+                .strip_prefix("FAILED ")
+                .or_else(|| t.strip_prefix("ERROR "))
+                .map(|r| r.split(" - ").next().unwrap_or(r).to_string()),
+            // A package's own tests: at the margin, named by an identifier.
+            Language::Go => line
+                .strip_prefix("--- FAIL: ")
+                .map(|r| r.rsplit_once(" (").map_or(r, |(n, _)| n).to_string())
+                .filter(|n| n.chars().all(|c| c.is_alphanumeric() || c == '_')),
+            Language::Rust => t
+                .strip_prefix("test ")
+                .and_then(|r| r.strip_suffix(" ... FAILED"))
+                .map(str::to_string),
+            Language::Node => t
+                .strip_prefix("not ok ")
+                .map(|r| r.split_once(" - ").map_or(r, |(_, n)| n).to_string()),
+        };
+        if let Some(name) = name
+            && !names.contains(&name)
+        {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// The last lines of a run's output that look like the reason it stopped.
+fn error_hint(output: &str) -> Option<String> {
+    output
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| {
+            let lower = l.to_ascii_lowercase();
+            (lower.contains("error") || lower.contains("not found") || lower.contains("requires"))
+                && l.len() > 8
+        })
+        .map(|l| l.chars().take(200).collect())
+}
+
+fn row_of(
+    repository: &str,
+    language: Language,
+    suite: &str,
+    record: &RunRecord,
+    seconds: f64,
+) -> Row {
+    let output = format!("{}\n{}", record.output.head, record.output.tail);
+    let (outcome, cause) = match &record.outcome {
+        Outcome::Passed => ("passed", String::new()),
+        Outcome::TestFailed => {
+            let names = failing_tests(language, &output);
+            let shown: Vec<&str> = names.iter().take(4).map(String::as_str).collect();
+            let more = names.len().saturating_sub(shown.len());
+            let mut cause = format!("failing: {}", shown.join(", "));
+            if more > 0 {
+                let _ = write!(cause, " and {more} more");
+            }
+            ("test failed", cause)
+        }
+        Outcome::EnvironmentError { reason } => {
+            let mut cause = reason.clone();
+            if let Some(hint) = error_hint(&output) {
+                let _ = write!(cause, " — {hint}");
+            }
+            ("environment failure", cause)
+        }
+    };
+    let deps = record.dependencies.as_ref();
+    let mut not_prepared: Vec<String> = deps
+        .map(|d| {
+            d.not_prepared
+                .iter()
+                .map(|n| format!("{} ({})", n.what, short(&n.reason, 100)))
+                .collect()
+        })
+        .unwrap_or_default();
+    if deps.is_some_and(|d| d.resolved) {
+        not_prepared.push("(versions resolved: no lock file)".into());
+    }
+    Row {
+        repository: repository.to_string(),
+        language,
+        commit: record.tree.commit.chars().take(12).collect(),
+        outcome,
+        ran: record
+            .tests
+            .map(|t| (t.ran(), t.passed, t.failed + t.errors, t.skipped)),
+        not_prepared,
+        cause,
+        suite: suite.to_string(),
+        seconds,
+    }
+}
+
+fn failure_row(repository: &str, language: Language, commit: &str, cause: String) -> Row {
+    Row {
+        repository: repository.to_string(),
+        language,
+        commit: commit.chars().take(12).collect(),
+        outcome: "environment failure",
+        ran: None,
+        not_prepared: Vec::new(),
+        cause,
+        suite: String::new(),
+        seconds: 0.0,
+    }
+}
+
+/// The `proven-sandbox` binary (the forwarder a preparation container runs to reach the
+/// egress proxy), built first.
+fn forwarder() -> Result<Forwarder, String> {
+    crate::cargo(&["build", "-p", "proven-sandbox", "--bin", "proven-sandbox"])?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::root().join("target"));
+    let path = target.join("debug").join("proven-sandbox");
+    if !path.is_file() {
+        return Err(format!("suites: no {} after the build", path.display()));
+    }
+    Ok(Forwarder {
+        path,
+        args: vec!["forward".into()],
+    })
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let options = parse(args)?;
+    let forwarder = forwarder()?;
+    let settings = proven_config::Layers::from_env(std::env::vars())
+        .and_then(|l| l.resolve())
+        .map_err(|e| format!("suites: settings: {e}"))?;
+    let config = SandboxConfig::from_settings(&settings.sandbox).map_err(|e| e.to_string())?;
+    let config = SandboxConfig {
+        forwarder: Some(forwarder),
+        // One at a time, cold, as a one-off `proven sandbox run` does.
+        pool_size: 0,
+        max_concurrent_runs: 1,
+        ..config
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("suites: start the async runtime: {e}"))?;
+    let started = time::OffsetDateTime::now_utc();
+    let load_before = load_average();
+    let rows = runtime.block_on(run_all(&options, config))?;
+    let load_after = load_average();
+    let mut text = String::new();
+    let date = started
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default();
+    let _ = writeln!(
+        text,
+        "Suites at head, {date}: `cargo xtask suites {}`\n",
+        args.join(" ")
+    );
+    let _ = writeln!(
+        text,
+        "Machine: {} cores; load average (1 min) {load_before} at the start, {load_after} at the end.\n",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+    );
+    text.push_str(&table(&rows));
+    print!("{text}");
+    if let Some(out) = &options.out {
+        std::fs::write(out, &text).map_err(|e| format!("write {}: {e}", out.display()))?;
+        eprintln!("xtask: wrote {}", out.display());
+    }
+    Ok(())
+}
+
+async fn run_all(options: &Options, config: SandboxConfig) -> Result<Vec<Row>, String> {
+    let sandbox = Sandbox::connect(config).await.map_err(|e| e.to_string())?;
+    if let Some(dir) = &options.records {
+        std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
+    }
+    let mut rows = Vec::new();
+    for (repository, language) in REPOSITORIES {
+        let (repository, language) = (*repository, *language);
+        if !options.only.is_empty() && !options.only.iter().any(|n| matches_name(repository, n)) {
+            continue;
+        }
+        eprintln!("xtask: suites: {repository} ({language})");
+        let Some(dir) = git_dir(&options.repos, repository) else {
+            rows.push(failure_row(
+                repository,
+                language,
+                "",
+                format!(
+                    "no git repository at {}",
+                    options.repos.join(repository.replace('/', "+")).display()
+                ),
+            ));
+            continue;
+        };
+        let (commit, suite) = match head_suite(&dir, language) {
+            Ok(found) => found,
+            Err(e) => {
+                rows.push(failure_row(repository, language, "", e));
+                continue;
+            }
+        };
+        let command = suite.run.command.join(" ");
+        let mut request =
+            RunRequest::new(&dir, &commit, language, suite.run.command).with_timeout(SUITE_TIMEOUT);
+        for (k, v) in suite.run.env {
+            request = request.with_env(k, v);
+        }
+        let clock = Instant::now();
+        let result = sandbox.run(&request).await;
+        let seconds = clock.elapsed().as_secs_f64();
+        let shown = format!("`{command}` ({})", suite.source);
+        let row = match result {
+            Ok(record) => {
+                if let Some(dir) = &options.records {
+                    let path = dir.join(format!("{}.json", repository.replace('/', "+")));
+                    let json = serde_json::to_string_pretty(&record).unwrap_or_default();
+                    std::fs::write(&path, json)
+                        .map_err(|e| format!("write {}: {e}", path.display()))?;
+                }
+                row_of(repository, language, &shown, &record, seconds)
+            }
+            Err(e) => {
+                let mut row = failure_row(repository, language, &commit, e.to_string());
+                row.suite = shown;
+                row.seconds = seconds;
+                row
+            }
+        };
+        eprintln!(
+            "xtask: suites: {repository}: {} ({:.0} s) {}",
+            row.outcome, row.seconds, row.cause
+        );
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// The 1-minute load average (Linux), or `?`: a busy machine slows every run toward its
+/// timeout, so the table says how busy it was.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
+}
+
+/// HEAD's commit, and the suite the project documents at it.
+fn head_suite(
+    dir: &Path,
+    language: Language,
+) -> Result<(String, proven_sandbox::suite::DocumentedSuite), String> {
+    let repo = git2::Repository::open(dir).map_err(|e| format!("open {}: {e}", dir.display()))?;
+    let commit = repo
+        .revparse_single("HEAD")
+        .and_then(|o| o.peel_to_commit())
+        .map_err(|e| format!("{}: HEAD: {e}", dir.display()))?;
+    let tree = commit.tree().map_err(|e| e.to_string())?;
+    let read = |path: &str| -> Option<String> {
+        let entry = tree.get_path(Path::new(path)).ok()?;
+        let blob = repo.find_blob(entry.id()).ok()?;
+        String::from_utf8(blob.content().to_vec()).ok()
+    };
+    let suite = documented_suite(language, &read);
+    Ok((commit.id().to_string(), suite))
+}
+
+fn table(rows: &[Row]) -> String {
+    let mut out = String::new();
+    out.push_str("| repository | language | commit | outcome | tests ran / passed / failed (skipped) | could not be prepared | cause | suite | seconds |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|\n");
+    for r in rows {
+        let counts = r.ran.map_or_else(
+            || "—".to_string(),
+            |(ran, passed, failed, skipped)| format!("{ran} / {passed} / {failed} ({skipped})"),
+        );
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.0} |",
+            r.repository,
+            r.language,
+            if r.commit.is_empty() {
+                "—"
+            } else {
+                &r.commit
+            },
+            r.outcome,
+            counts,
+            cell(&if r.not_prepared.is_empty() {
+                "—".to_string()
+            } else {
+                r.not_prepared.join("; ")
+            }),
+            cell(if r.cause.is_empty() { "—" } else { &r.cause }),
+            cell(&r.suite),
+            r.seconds
+        );
+    }
+    out.push('\n');
+    out.push_str(
+        "| language | repositories | passed | test failed | environment failure | pass ratio |\n",
+    );
+    out.push_str("|---|---|---|---|---|---|\n");
+    let mut by_language: BTreeMap<&str, (usize, usize, usize, usize)> = BTreeMap::new();
+    for r in rows {
+        let e = by_language.entry(r.language.as_str()).or_default();
+        e.0 += 1;
+        match r.outcome {
+            "passed" => e.1 += 1,
+            "test failed" => e.2 += 1,
+            _ => e.3 += 1,
+        }
+    }
+    let mut total = (0, 0, 0, 0);
+    for language in Language::ALL {
+        if let Some(&(n, p, t, e)) = by_language.get(language.as_str()) {
+            let _ = writeln!(
+                out,
+                "| {language} | {n} | {p} | {t} | {e} | {} |",
+                ratio(p, n)
+            );
+            total = (total.0 + n, total.1 + p, total.2 + t, total.3 + e);
+        }
+    }
+    let _ = writeln!(
+        out,
+        "| **total** | {} | {} | {} | {} | **{}** |",
+        total.0,
+        total.1,
+        total.2,
+        total.3,
+        ratio(total.1, total.0)
+    );
+    out
+}
+
+fn ratio(part: usize, whole: usize) -> String {
+    if whole == 0 {
+        return "—".into();
+    }
+    format!(
+        "{part}/{whole} = {:.0}%",
+        part as f64 * 100.0 / whole as f64
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_list_has_at_least_twenty_repositories_and_four_per_language() {
+        assert!(REPOSITORIES.len() >= 20);
+        for language in Language::ALL {
+            let n = REPOSITORIES.iter().filter(|r| r.1 == language).count();
+            assert!(n >= 4, "{language}: {n}");
+        }
+    }
+
+    #[test]
+    fn names_match_owner_slash_name_plus_and_short() {
+        assert!(matches_name("pallets/click", "click"));
+        assert!(matches_name("pallets/click", "pallets+click"));
+        assert!(matches_name("pallets/click", "pallets/click"));
+        assert!(!matches_name("pallets/click", "flask"));
+        let args: Vec<String> = [
+            "--repos", "/r", "--only", "click", "flask", "log", "--out", "x",
+        ]
+        .map(String::from)
+        .to_vec();
+        let o = parse(&args).expect("parses");
+        assert_eq!(o.only, ["click", "flask", "log"]);
+        assert!(
+            parse(&[
+                "--repos".into(),
+                "/r".into(),
+                "--only".into(),
+                "nope".into()
+            ])
+            .is_err()
+        );
+        assert!(parse(&[]).is_err());
+    }
+
+    #[test]
+    fn cells_are_one_line_without_pipes_or_colours() {
+        assert_eq!(cell("\u{1b}[91mERROR\u{1b}[39m a|b\nc"), "ERROR a\\|b c");
+        assert_eq!(short("abcdef", 3), "abc…");
+        assert_eq!(short("abc", 3), "abc");
+    }
+
+    #[test]
+    fn failing_test_names_are_read_per_runner() {
+        assert_eq!(
+            failing_tests(Language::Python, "FAILED tests/t.py::test_a - assert 1\n"),
+            ["tests/t.py::test_a"]
+        );
+        assert_eq!(
+            failing_tests(
+                Language::Go,
+                "--- FAIL: TestX (0.00s)\n    --- FAIL: TestX/sub (0.00s)\n--- FAIL: Suite/inner (0.00s)\n"
+            ),
+            ["TestX"]
+        );
+        assert_eq!(
+            failing_tests(Language::Rust, "test a::b ... FAILED\ntest c ... ok\n"),
+            ["a::b"]
+        );
+        assert_eq!(
+            failing_tests(Language::Node, "not ok 3 - parses dates\n"),
+            ["parses dates"]
+        );
+    }
+}
