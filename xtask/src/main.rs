@@ -4,9 +4,14 @@
 //! cargo xtask docs [--check]   regenerate docs/configuration.md from the settings table
 //! cargo xtask lint             cargo fmt --check and clippy -D warnings, as a commit needs
 //! cargo xtask bench [NAME…]    the benchmarks that measure Proven against a peer, in turn
+//! cargo xtask corpus bugsinpy --bugsinpy PATH --repos DIR [--project NAME…] [--limit N] [--out FILE]
+//!                              Proven on real bugs of BugsInPy: sandbox fidelity, reproduced,
+//!                              fix proved, false proofs, causes (see corpus/mod.rs)
 //! ```
 //!
 //! The test suite is not here: `scripts/test` is the one command (CI runs exactly it).
+
+mod corpus;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -46,6 +51,7 @@ fn main() -> ExitCode {
         Some("docs") => docs(args.iter().any(|a| a == "--check")),
         Some("lint") => lint(),
         Some("bench") => bench(&args[1..]),
+        Some("corpus") => corpus::run(&args[1..], &root()),
         _ => Err(usage()),
     };
     match result {
@@ -60,8 +66,9 @@ fn main() -> ExitCode {
 fn usage() -> String {
     let names: Vec<&str> = BENCHES.iter().map(|b| b.0).collect();
     format!(
-        "usage: cargo xtask docs [--check] | lint | bench [{}]",
-        names.join("|")
+        "usage: cargo xtask docs [--check] | lint | bench [{}] | {}",
+        names.join("|"),
+        corpus::usage().trim_start_matches("cargo xtask ")
     )
 }
 
