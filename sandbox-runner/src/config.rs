@@ -277,7 +277,7 @@ impl SandboxConfig {
     }
 
     /// The image a tree runs on: for Python, when the tree declares a Python (requires-python,
-    /// python_requires, tox envlist, .python-version) and images of several versions are
+    /// python_requires, tox envlist, classifiers, .python-version) and images of several versions are
     /// configured, the newest that satisfies it; otherwise the language's image.
     pub(crate) fn image_for(&self, language: Language, src: &std::path::Path) -> String {
         if language != Language::Python || self.python_images.is_empty() {
