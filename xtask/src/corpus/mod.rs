@@ -49,6 +49,8 @@ struct Options {
     out: Option<PathBuf>,
     work: PathBuf,
     proven: Option<PathBuf>,
+    /// Cases run at once.
+    jobs: usize,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -60,6 +62,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         out: None,
         work: std::env::temp_dir().join("proven-corpus"),
         proven: None,
+        jobs: 1,
     };
     let mut it = args.iter();
     let mut seen_source = false;
@@ -85,6 +88,14 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--out" => o.out = Some(value(a)?.into()),
             "--work" => o.work = value(a)?.into(),
             "--proven" => o.proven = Some(value(a)?.into()),
+            "--jobs" => {
+                let v = value(a)?;
+                o.jobs = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("--jobs {v:?}: expected a positive number"))?;
+            }
             other => return Err(format!("unknown argument {other:?}; {}", usage())),
         }
     }
@@ -99,7 +110,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
 
 pub fn usage() -> String {
     "cargo xtask corpus bugsinpy --bugsinpy PATH --repos DIR [--project NAME…] [--limit N] \
-     [--out FILE] [--work DIR] [--proven BINARY]"
+     [--out FILE] [--work DIR] [--proven BINARY] [--jobs N]"
         .into()
 }
 
@@ -155,8 +166,51 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("tokio runtime: {e}"))?;
-    let mut results = Vec::new();
-    for bug in &cases {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: std::sync::Mutex<Vec<(usize, CaseResult)>> = std::sync::Mutex::new(Vec::new());
+    let revision = data.revision();
+    std::thread::scope(|scope| {
+        for _ in 0..o.jobs {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(bug) = cases.get(i) else { break };
+                    let r = one_case(&runtime, &proven, &o, bug);
+                    if let Ok(mut done) = done.lock() {
+                        done.push((i, r));
+                        done.sort_by_key(|(i, _)| *i);
+                        // The table so far, so a long run can be read while it goes on.
+                        if let Some(out) = &o.out {
+                            let so_far: Vec<CaseResult> =
+                                done.iter().map(|(_, r)| r.clone()).collect();
+                            let _ = std::fs::write(out, report(&so_far, &revision, &started, args));
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let results: Vec<CaseResult> = done
+        .into_inner()
+        .map_err(|_| "a case thread panicked".to_string())?
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect();
+    let text = report(&results, &revision, &started, args);
+    print!("{text}");
+    if let Some(out) = &o.out {
+        std::fs::write(out, &text).map_err(|e| format!("write {}: {e}", out.display()))?;
+    }
+    Ok(())
+}
+
+fn one_case(
+    runtime: &tokio::runtime::Runtime,
+    proven: &Path,
+    o: &Options,
+    bug: &Bug,
+) -> CaseResult {
+    {
         let t = Instant::now();
         let mut r = CaseResult {
             id: bug.id(),
@@ -164,7 +218,7 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
             python: bug.python_version.clone(),
             ..CaseResult::default()
         };
-        if let Err(e) = run_case(&runtime, &proven, &o, bug, &mut r) {
+        if let Err(e) = run_case(runtime, proven, o, bug, &mut r) {
             r.causes.push(format!("harness: {e}"));
             r.env_cause.get_or_insert_with(|| "case not built".into());
         }
@@ -179,19 +233,8 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
             r.seconds,
             r.causes.join(" | ")
         );
-        results.push(r);
-        // The table so far, so a long run can be read while it goes on.
-        if let Some(out) = &o.out {
-            let text = report(&results, &data.revision(), &started, args);
-            let _ = std::fs::write(out, text);
-        }
+        r
     }
-    let text = report(&results, &data.revision(), &started, args);
-    print!("{text}");
-    if let Some(out) = &o.out {
-        std::fs::write(out, &text).map_err(|e| format!("write {}: {e}", out.display()))?;
-    }
-    Ok(())
 }
 
 fn chrono_now() -> String {
@@ -361,11 +404,14 @@ fn cause(run: &Run) -> (String, String) {
     let error_line = output
         .lines()
         .rev()
-        .find(|l| {
-            l.starts_with("E ")
-                || l.contains("Error:")
-                || l.contains("ERROR")
-                || l.contains("error:")
+        .find(|l| l.starts_with("E  ") && l.contains("Error"))
+        .or_else(|| {
+            output.lines().rev().find(|l| {
+                l.starts_with("E ")
+                    || l.contains("Error:")
+                    || l.contains("ERROR")
+                    || l.contains("error:")
+            })
         })
         .map(|l| l.trim().chars().take(160).collect::<String>())
         .unwrap_or_default();
