@@ -51,6 +51,8 @@ struct Options {
     proven: Option<PathBuf>,
     /// Cases run at once.
     jobs: usize,
+    /// Keep the cases a previous run finished (FILE.jsonl beside --out).
+    resume: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -63,6 +65,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         work: std::env::temp_dir().join("proven-corpus"),
         proven: None,
         jobs: 1,
+        resume: false,
     };
     let mut it = args.iter();
     let mut seen_source = false;
@@ -88,6 +91,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--out" => o.out = Some(value(a)?.into()),
             "--work" => o.work = value(a)?.into(),
             "--proven" => o.proven = Some(value(a)?.into()),
+            "--resume" => o.resume = true,
             "--jobs" => {
                 let v = value(a)?;
                 o.jobs = v
@@ -110,12 +114,12 @@ fn parse(args: &[String]) -> Result<Options, String> {
 
 pub fn usage() -> String {
     "cargo xtask corpus bugsinpy --bugsinpy PATH --repos DIR [--project NAME…] [--limit N] \
-     [--out FILE] [--work DIR] [--proven BINARY] [--jobs N]"
+     [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] [--resume]"
         .into()
 }
 
 /// What became of one case.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 struct CaseResult {
     id: String,
     project: String,
@@ -166,8 +170,28 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("tokio runtime: {e}"))?;
+    // Each finished case is one JSON line of FILE.jsonl beside --out; --resume keeps the
+    // cases a previous run finished there and runs the others.
+    let results_file = o.out.as_ref().map(|p| p.with_extension("jsonl"));
+    let mut earlier: Vec<(usize, CaseResult)> = Vec::new();
+    if o.resume
+        && let Some(file) = &results_file
+    {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let r: CaseResult = serde_json::from_str(line)
+                .map_err(|e| format!("{}: a line does not read: {e}", file.display()))?;
+            if let Some(i) = cases.iter().position(|b| b.id() == r.id) {
+                earlier.retain(|(j, _)| *j != i);
+                earlier.push((i, r));
+            }
+        }
+    } else if let Some(file) = &results_file {
+        let _ = std::fs::remove_file(file);
+    }
+    let skip: Vec<usize> = earlier.iter().map(|(i, _)| *i).collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let done: std::sync::Mutex<Vec<(usize, CaseResult)>> = std::sync::Mutex::new(Vec::new());
+    let done: std::sync::Mutex<Vec<(usize, CaseResult)>> = std::sync::Mutex::new(earlier);
     let revision = data.revision();
     std::thread::scope(|scope| {
         for _ in 0..o.jobs {
@@ -175,8 +199,21 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let Some(bug) = cases.get(i) else { break };
+                    if skip.contains(&i) {
+                        continue;
+                    }
                     let r = one_case(&runtime, &proven, &o, bug);
                     if let Ok(mut done) = done.lock() {
+                        if let Some(file) = &results_file
+                            && let Ok(line) = serde_json::to_string(&r)
+                        {
+                            use std::io::Write as _;
+                            let _ = std::fs::OpenOptions::new()
+                                .create(true)
+                                .append(true)
+                                .open(file)
+                                .and_then(|mut f| writeln!(f, "{line}"));
+                        }
                         done.push((i, r));
                         done.sort_by_key(|(i, _)| *i);
                         // The table so far, so a long run can be read while it goes on.
