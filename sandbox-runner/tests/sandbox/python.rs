@@ -239,7 +239,8 @@ async fn a_project_pinning_an_old_dependency_of_pytest_still_runs_its_tests() {
 }
 
 /// A project whose version comes from git (setuptools_scm): the tree the sandbox copies has
-/// no .git, and the project is still installed (its version given).
+/// no .git, and the project is still installed (its version given); the version module its
+/// build writes into the tree (black's `_black_version.py`) is there when the tests run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_project_versioned_by_setuptools_scm_is_installed_without_git_metadata() {
     let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
@@ -248,14 +249,17 @@ async fn a_project_versioned_by_setuptools_scm_is_installed_without_git_metadata
     repo.write(
         "setup.py",
         format!(
-            "# {marker}\nfrom setuptools import setup\nsetup(name='scmdemo', use_scm_version=True, setup_requires=['setuptools_scm'], py_modules=['scmdemo'])\n"
+            "# {marker}\nfrom setuptools import setup\nsetup(name='scmdemo', use_scm_version={{'write_to': 'scmdemo_version.py'}}, setup_requires=['setuptools_scm'], py_modules=['scmdemo'])\n"
         ),
     )
     .write(
         "pyproject.toml",
         "[build-system]\nrequires = [\"setuptools>=45\", \"setuptools_scm\", \"wheel\"]\nbuild-backend = \"setuptools.build_meta\"\n",
     )
-    .write("scmdemo.py", "def one():\n    return 1\n");
+    .write(
+        "scmdemo.py",
+        "from scmdemo_version import version\n\ndef one():\n    return 1\n",
+    );
     let commit = repo.commit("a project versioned by git");
     let request = RunRequest::new(
         repo.path(),
@@ -274,5 +278,12 @@ async fn a_project_versioned_by_setuptools_scm_is_installed_without_git_metadata
         deps.not_prepared.is_empty(),
         "the project itself is installed: {:?}",
         deps.not_prepared
+    );
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("wrote scmdemo_version.py into the tree")),
+        "{:?}",
+        deps.notes
     );
 }

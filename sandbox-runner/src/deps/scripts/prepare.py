@@ -127,6 +127,34 @@ print("\n@@proven-setup@@" + json.dumps(out))
     return found
 
 
+SKIPPED_DIRS = {".git", "__pycache__", "build", "dist", ".eggs", ".tox", "node_modules"}
+
+
+def tree_files(root):
+    found = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in SKIPPED_DIRS and not d.endswith(".egg-info")]
+        for name in filenames:
+            found.add(os.path.relpath(os.path.join(dirpath, name), root))
+    return found
+
+
+def keep_generated_modules(before):
+    """A build that writes a module into the tree (setuptools_scm's write_to, e.g. black's
+    _black_version.py) wrote it into this copy only: each run gets a fresh copy of the tree.
+    A new top-level module (at the root, or under src/) is kept in the environment."""
+    site = [os.path.join(VENV, "lib", p, "site-packages") for p in os.listdir(VENV + "/lib") if p.startswith("python")]
+    for rel in sorted(tree_files(WORK) - before):
+        parts = rel.split(os.sep)
+        if parts[0] == "src" and len(parts) == 2:
+            parts = parts[1:]
+        if len(parts) != 1 or not parts[0].endswith(".py"):
+            continue
+        for directory in site:
+            shutil.copyfile(os.path.join(WORK, rel), os.path.join(directory, parts[0]))
+        REPORT["notes"].append("the project's build wrote %s into the tree: kept in the environment" % rel)
+
+
 def runner_beside_pins(pip):
     """The image's pytest imports its own dependencies (pluggy, typing_extensions, ...) from
     the environment, where the project's pins shadow them: when it no longer starts, pytest
@@ -226,6 +254,7 @@ def main():
 
     if PLAN.get("project"):
         target = WORK
+        before = tree_files(WORK)
         # The tree is a copy without git metadata: a version read from git (setuptools_scm,
         # versioneer-like plugins) is given, or the build fails for want of it.
         scm = {} if os.environ.get("SETUPTOOLS_SCM_PRETEND_VERSION") else {"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0"}
@@ -237,6 +266,7 @@ def main():
             code, out = run(pip + ["--no-deps", "--no-build-isolation", "-e", target], env=scm)
         if code == 0:
             REPORT["project"] = {"installed": True, "how": "editable install of /work"}
+            keep_generated_modules(before)
         else:
             # The project's own build failed: its code is still importable from where it is.
             root = WORK + "/src" if os.path.isdir(WORK + "/src") and not os.path.exists(WORK + "/src/__init__.py") else WORK
