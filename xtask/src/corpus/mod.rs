@@ -53,6 +53,8 @@ struct Options {
     jobs: usize,
     /// Keep the cases a previous run finished (FILE.jsonl beside --out).
     resume: bool,
+    /// Run nothing: print the table of the results file (with --resume).
+    report_only: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -66,6 +68,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         proven: None,
         jobs: 1,
         resume: false,
+        report_only: false,
     };
     let mut it = args.iter();
     let mut seen_source = false;
@@ -92,6 +95,10 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--work" => o.work = value(a)?.into(),
             "--proven" => o.proven = Some(value(a)?.into()),
             "--resume" => o.resume = true,
+            "--report-only" => {
+                o.resume = true;
+                o.report_only = true;
+            }
             "--jobs" => {
                 let v = value(a)?;
                 o.jobs = v
@@ -114,7 +121,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
 
 pub fn usage() -> String {
     "cargo xtask corpus bugsinpy --bugsinpy PATH --repos DIR [--project NAME…] [--limit N] \
-     [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] [--resume]"
+     [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] [--resume] [--report-only]"
         .into()
 }
 
@@ -189,7 +196,12 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     } else if let Some(file) = &results_file {
         let _ = std::fs::remove_file(file);
     }
-    let skip: Vec<usize> = earlier.iter().map(|(i, _)| *i).collect();
+    // --report-only: no case runs; the table is the results file's.
+    let skip: Vec<usize> = if o.report_only {
+        (0..cases.len()).collect()
+    } else {
+        earlier.iter().map(|(i, _)| *i).collect()
+    };
     let next = std::sync::atomic::AtomicUsize::new(0);
     let done: std::sync::Mutex<Vec<(usize, CaseResult)>> = std::sync::Mutex::new(earlier);
     let revision = data.revision();
@@ -227,13 +239,27 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
             });
         }
     });
-    let results: Vec<CaseResult> = done
+    let mut results: Vec<CaseResult> = done
         .into_inner()
         .map_err(|_| "a case thread panicked".to_string())?
         .into_iter()
         .map(|(_, r)| r)
         .collect();
-    let text = report(&results, &revision, &started, args);
+    // Cases of the list that no run finished are named, never counted.
+    let not_run: Vec<String> = cases
+        .iter()
+        .map(Bug::id)
+        .filter(|id| !results.iter().any(|r| &r.id == id))
+        .collect();
+    results.retain(|r| cases.iter().any(|b| b.id() == r.id));
+    let mut text = report(&results, &revision, &started, args);
+    if !not_run.is_empty() {
+        let _ = writeln!(
+            text,
+            "\nNot run (the run was stopped before them; not counted above): {}.",
+            not_run.join(", ")
+        );
+    }
     print!("{text}");
     if let Some(out) = &o.out {
         std::fs::write(out, &text).map_err(|e| format!("write {}: {e}", out.display()))?;
