@@ -55,6 +55,8 @@ struct Options {
     resume: bool,
     /// Run nothing: print the table of the results file (with --resume).
     report_only: bool,
+    /// Measure fidelity only; a later --resume run reviews the cases where it held.
+    fidelity_only: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -69,6 +71,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         jobs: 1,
         resume: false,
         report_only: false,
+        fidelity_only: false,
     };
     let mut it = args.iter();
     let mut seen_source = false;
@@ -95,6 +98,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--work" => o.work = value(a)?.into(),
             "--proven" => o.proven = Some(value(a)?.into()),
             "--resume" => o.resume = true,
+            "--fidelity-only" => o.fidelity_only = true,
             "--report-only" => {
                 o.resume = true;
                 o.report_only = true;
@@ -121,7 +125,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
 
 pub fn usage() -> String {
     "cargo xtask corpus bugsinpy --bugsinpy PATH --repos DIR [--project NAME…] [--limit N] \
-     [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] [--resume] [--report-only]"
+     [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] [--resume] [--report-only] [--fidelity-only]"
         .into()
 }
 
@@ -200,8 +204,18 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     let skip: Vec<usize> = if o.report_only {
         (0..cases.len()).collect()
     } else {
-        earlier.iter().map(|(i, _)| *i).collect()
+        earlier
+            .iter()
+            .filter(|(_, r)| o.fidelity_only || !(r.fidelity && r.reproduced.is_none()))
+            .map(|(i, _)| *i)
+            .collect()
     };
+    let pending: std::collections::BTreeMap<usize, CaseResult> = earlier
+        .iter()
+        .filter(|(i, _)| !skip.contains(i))
+        .cloned()
+        .collect();
+    earlier.retain(|(i, _)| skip.contains(i));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let done: std::sync::Mutex<Vec<(usize, CaseResult)>> = std::sync::Mutex::new(earlier);
     let revision = data.revision();
@@ -214,7 +228,7 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
                     if skip.contains(&i) {
                         continue;
                     }
-                    let r = one_case(&runtime, &proven, &o, bug);
+                    let r = one_case(&runtime, &proven, &o, bug, pending.get(&i).cloned());
                     if let Ok(mut done) = done.lock() {
                         if let Some(file) = &results_file
                             && let Ok(line) = serde_json::to_string(&r)
@@ -272,20 +286,23 @@ fn one_case(
     proven: &Path,
     o: &Options,
     bug: &Bug,
+    earlier: Option<CaseResult>,
 ) -> CaseResult {
     {
         let t = Instant::now();
-        let mut r = CaseResult {
+        let resumed = earlier.is_some();
+        let mut r = earlier.unwrap_or_else(|| CaseResult {
             id: bug.id(),
             project: bug.project.clone(),
             python: bug.python_version.clone(),
             ..CaseResult::default()
-        };
-        if let Err(e) = run_case(runtime, proven, o, bug, &mut r) {
+        });
+        let before = if resumed { r.seconds } else { 0.0 };
+        if let Err(e) = run_case(runtime, proven, o, bug, &mut r, resumed) {
             r.causes.push(format!("harness: {e}"));
             r.env_cause.get_or_insert_with(|| "case not built".into());
         }
-        r.seconds = t.elapsed().as_secs_f64();
+        r.seconds = before + t.elapsed().as_secs_f64();
         eprintln!(
             "corpus: {} fidelity={} reproduced={:?} fix={:?} false_proof={:?} {:.0}s {}",
             r.id,
@@ -390,9 +407,14 @@ fn run_case(
     o: &Options,
     bug: &Bug,
     r: &mut CaseResult,
+    resumed: bool,
 ) -> Result<(), String> {
     let upstream = bugsinpy::upstream(&o.repos, bug)?;
     let case = bugsinpy::build_case(&upstream, bug, &o.work.join(bug.id()))?;
+    if resumed {
+        // A case whose fidelity a fidelity-only run measured: its review now.
+        return review_case(runtime, proven, bug, &case, r);
+    }
     let (file, names) = bug.test_file();
     let command = pytest(file, &names);
     let base = sandbox_run(proven, &case.dir, &case.base, &command)?;
@@ -410,6 +432,9 @@ fn run_case(
         return Ok(());
     }
     r.fidelity = true;
+    if o.fidelity_only {
+        return Ok(());
+    }
     review_case(runtime, proven, bug, &case, r)
 }
 
