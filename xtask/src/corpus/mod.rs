@@ -2,7 +2,7 @@
 //!
 //! Cases: for each project (all of BugsInPy's, or those named with `--project`), its first
 //! `--limit` bugs by number (default 8) — a rule fixed before any case ran, never chosen by
-//! outcome. Each case is a git repository this harness makes: base = the fixed commit's
+//! outcome — run in rounds (every project's first bug, then every second one, ...). Each case is a git repository this harness makes: base = the fixed commit's
 //! tree, change = one commit reverting the fix (see [`bugsinpy::build_case`]).
 //!
 //! For each case, driven as a user would, through the `proven` binary:
@@ -159,16 +159,20 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     } else {
         o.projects.clone()
     };
-    let mut cases: Vec<Bug> = Vec::new();
-    for p in &projects {
+    // In rounds: each project's first bug, then each one's second, ...: a run stopped
+    // early has measured every project alike.
+    let mut rounds: Vec<(usize, usize, Bug)> = Vec::new();
+    for (pi, p) in projects.iter().enumerate() {
         let bugs = data.bugs(p);
         if bugs.is_empty() {
             return Err(format!("BugsInPy has no bugs of project {p:?}"));
         }
-        for n in bugs.into_iter().take(o.limit) {
-            cases.push(data.bug(p, n)?);
+        for (round, n) in bugs.into_iter().take(o.limit).enumerate() {
+            rounds.push((round, pi, data.bug(p, n)?));
         }
     }
+    rounds.sort_by_key(|(round, pi, _)| (*round, *pi));
+    let cases: Vec<Bug> = rounds.into_iter().map(|(_, _, b)| b).collect();
     let started = chrono_now();
     eprintln!(
         "corpus: {} cases of {} projects (the first {} bugs by number of each)",
@@ -798,6 +802,17 @@ fn report(results: &[CaseResult], revision: &str, started: &str, args: &[String]
         "| project | cases | fidelity | reproduced (of fidelity) | fix proved (of fidelity) | false proofs (controls) | environment failures by cause | s/case |"
     );
     let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
+    // By project, then bug number.
+    let mut sorted: Vec<CaseResult> = results.to_vec();
+    sorted.sort_by_key(|r| {
+        let number =
+            r.id.rsplit('-')
+                .next()
+                .and_then(|n| n.parse::<u32>().ok())
+                .unwrap_or(0);
+        (r.project.to_lowercase(), number)
+    });
+    let results = &sorted[..];
     let mut projects: Vec<&str> = results.iter().map(|r| r.project.as_str()).collect();
     projects.dedup();
     let row = |s: &mut String, name: &str, rs: &[&CaseResult]| {
