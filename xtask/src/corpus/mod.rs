@@ -57,6 +57,8 @@ struct Options {
     report_only: bool,
     /// Measure fidelity only; a later --resume run reviews the cases where it held.
     fidelity_only: bool,
+    /// Review only the cases the results file says held fidelity and were not reviewed.
+    review_only: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -72,6 +74,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         resume: false,
         report_only: false,
         fidelity_only: false,
+        review_only: false,
     };
     let mut it = args.iter();
     let mut seen_source = false;
@@ -99,6 +102,10 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--proven" => o.proven = Some(value(a)?.into()),
             "--resume" => o.resume = true,
             "--fidelity-only" => o.fidelity_only = true,
+            "--review-only" => {
+                o.resume = true;
+                o.review_only = true;
+            }
             "--report-only" => {
                 o.resume = true;
                 o.report_only = true;
@@ -125,7 +132,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
 
 pub fn usage() -> String {
     "cargo xtask corpus bugsinpy --bugsinpy PATH --repos DIR [--project NAME…] [--limit N] \
-     [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] [--resume] [--report-only] [--fidelity-only]"
+     [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] [--resume] [--report-only] [--fidelity-only] [--review-only]"
         .into()
 }
 
@@ -207,6 +214,15 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     // --report-only: no case runs; the table is the results file's.
     let skip: Vec<usize> = if o.report_only {
         (0..cases.len()).collect()
+    } else if o.review_only {
+        // Only the reviews a fidelity-only run left (it may still be running beside).
+        (0..cases.len())
+            .filter(|i| {
+                !earlier
+                    .iter()
+                    .any(|(j, r)| j == i && r.fidelity && r.reproduced.is_none())
+            })
+            .collect()
     } else {
         earlier
             .iter()
