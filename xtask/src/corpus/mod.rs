@@ -588,6 +588,75 @@ fn proving_path(file: &str, tag: &str) -> String {
     }
 }
 
+/// The largest test a Prover may write (Proven refuses larger ones).
+const MAX_TEST_BYTES: usize = 64 * 1024;
+
+/// The Prover's test: the bug's test file as it is; when that is larger than a Prover's
+/// test may be and the selected tests are methods of unittest-style classes, a small file
+/// beside it that subclasses each class and runs the selected methods of the original.
+fn prover_test(case: &Path, file: &str, source: &str, names: &[String]) -> String {
+    if source.len() <= MAX_TEST_BYTES {
+        return source.to_string();
+    }
+    let (dir, name) = file.rsplit_once('/').unwrap_or(("", file));
+    let stem = name.trim_end_matches(".py");
+    let package = !dir.is_empty() && case.join(dir).join("__init__.py").exists();
+    let module = if package {
+        format!(".{stem}")
+    } else {
+        stem.to_string()
+    };
+    let mut classes: Vec<(String, Vec<String>)> = Vec::new();
+    for n in names {
+        let mut parts = n.split("::");
+        let class = parts.next().unwrap_or_default().to_string();
+        if !class.starts_with(|c: char| c.is_ascii_uppercase()) {
+            // A function test: the whole file (Proven says it is too large).
+            return source.to_string();
+        }
+        let method = parts.next().map(str::to_string);
+        match classes.iter_mut().find(|(c, _)| *c == class) {
+            Some((_, methods)) => methods.extend(method),
+            None => classes.push((class, method.into_iter().collect())),
+        }
+    }
+    let mut code = format!(
+        "# The bug's own tests, run from the original file ({file} is larger than a Prover's test may be).
+"
+    );
+    for (i, (class, _)) in classes.iter().enumerate() {
+        let _ = writeln!(
+            code,
+            "from {module} import {class} as _ProvenOriginalTestCase{i}"
+        );
+    }
+    for (i, (class, methods)) in classes.iter().enumerate() {
+        let _ = write!(
+            code,
+            "
+
+class {class}(_ProvenOriginalTestCase{i}):
+"
+        );
+        if methods.is_empty() {
+            code.push_str(
+                "    pass
+",
+            );
+        }
+        for m in methods {
+            let _ = write!(
+                code,
+                "    def {m}(self, *args, **kwargs):
+        return super().{m}(*args, **kwargs)
+
+"
+            );
+        }
+    }
+    code
+}
+
 fn review_case(
     runtime: &tokio::runtime::Runtime,
     proven: &Path,
@@ -645,7 +714,7 @@ fn review_case(
         BUG_CLAIM,
         vec![Reply::Json(json!({
             "test_path": proving_path(file, "bug"),
-            "test_code": source,
+            "test_code": prover_test(&case.dir, file, &source, &names),
             "tests": names,
         }))],
     );
@@ -655,7 +724,7 @@ fn review_case(
             CONTROL_CLAIM,
             vec![Reply::Json(json!({
                 "test_path": proving_path(file, "control"),
-                "test_code": source,
+                "test_code": prover_test(&case.dir, file, &source, std::slice::from_ref(c)),
                 "tests": [c],
             }))],
         );
@@ -896,4 +965,31 @@ fn report(results: &[CaseResult], revision: &str, started: &str, args: &[String]
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_test_file_is_run_from_a_small_subclass() {
+        let dir = std::env::temp_dir().join(format!("corpus-prover-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("tests")).expect("mkdir");
+        std::fs::write(dir.join("tests/__init__.py"), "").expect("write");
+        let big = format!(
+            "import unittest\n{}\nclass K(unittest.TestCase):\n    def test_a(self):\n        pass\n",
+            "#\n".repeat(40_000)
+        );
+        let small = prover_test(&dir, "tests/test_k.py", &big, &["K::test_a".to_string()]);
+        assert!(
+            small.contains("from .test_k import K as _ProvenOriginalTestCase0"),
+            "{small}"
+        );
+        assert!(small.contains("class K(_ProvenOriginalTestCase0):\n    def test_a(self, *args, **kwargs):\n        return super().test_a(*args, **kwargs)"), "{small}");
+        assert_eq!(
+            prover_test(&dir, "tests/test_k.py", "x = 1\n", &[]),
+            "x = 1\n"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
