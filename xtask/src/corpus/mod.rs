@@ -773,14 +773,28 @@ fn review_case(
                 r.fix_proved = Some(true);
             } else {
                 r.fix_proved = Some(false);
+                // The report keeps the last try's reason; an earlier try's is in the prompt
+                // of the try after it ("Your last patch did not hold: …").
+                let first_try = server
+                    .received()
+                    .iter()
+                    .map(|q| q.text())
+                    .filter(|t| t.contains("You are the Fixer") && t.contains(&bug.id()))
+                    .find_map(|t| {
+                        t.split_once("Your last patch did not hold: ")
+                            .map(|(_, why)| why.chars().take(300).collect::<String>())
+                    });
                 r.causes.push(format!(
-                    "fix: {}",
+                    "fix: {}{}",
                     f["fix_not_proved"]["reason"]
                         .as_str()
                         .unwrap_or("no patch and no reason")
                         .chars()
                         .take(300)
-                        .collect::<String>()
+                        .collect::<String>(),
+                    first_try
+                        .map(|w| format!(" (the first try: {w})"))
+                        .unwrap_or_default()
                 ));
             }
         }
