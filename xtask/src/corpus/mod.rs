@@ -898,7 +898,7 @@ fn report(results: &[CaseResult], revision: &str, started: &str, args: &[String]
     );
     let _ = writeln!(
         s,
-        "| project | cases | fidelity | reproduced (of fidelity) | fix proved (of fidelity) | false proofs (controls) | environment failures by cause | s/case |"
+        "| project | cases | fidelity | reproduced (of faithful cases reviewed) | fix proved (of faithful cases reviewed) | false proofs (controls run) | fidelity misses by cause | s/case |"
     );
     let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
     // By project, then bug number.
@@ -918,6 +918,8 @@ fn report(results: &[CaseResult], revision: &str, started: &str, args: &[String]
         let n = rs.len();
         let fid = rs.iter().filter(|r| r.fidelity).count();
         let rep = rs.iter().filter(|r| r.reproduced == Some(true)).count();
+        // Faithful cases whose review ran (a stopped run leaves some unreviewed).
+        let reviewed = rs.iter().filter(|r| r.reproduced.is_some()).count();
         let fix = rs.iter().filter(|r| r.fix_proved == Some(true)).count();
         let controls = rs.iter().filter(|r| r.false_proof.is_some()).count();
         let fp = rs.iter().filter(|r| r.false_proof == Some(true)).count();
@@ -936,10 +938,10 @@ fn report(results: &[CaseResult], revision: &str, started: &str, args: &[String]
         let secs = rs.iter().map(|r| r.seconds).sum::<f64>() / n.max(1) as f64;
         let _ = writeln!(
             s,
-            "| {name} | {n} | {fid}/{n} ({}) | {rep}/{fid} ({}) | {fix}/{fid} ({}) | {fp} ({controls}) | {} | {secs:.0} |",
+            "| {name} | {n} | {fid}/{n} ({}) | {rep}/{reviewed} ({}) | {fix}/{reviewed} ({}) | {fp} ({controls}) | {} | {secs:.0} |",
             pct(fid, n),
-            pct(rep, fid),
-            pct(fix, fid),
+            pct(rep, reviewed),
+            pct(fix, reviewed),
             if causes.is_empty() {
                 "-".into()
             } else {
