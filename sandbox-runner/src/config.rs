@@ -277,8 +277,10 @@ impl SandboxConfig {
     }
 
     /// The image a tree runs on: for Python, when the tree declares a Python (requires-python,
-    /// python_requires, tox envlist, .python-version) and images of several versions are
-    /// configured, the newest that satisfies it; otherwise the language's image.
+    /// python_requires, tox envlist, classifiers, .python-version) and images of several versions are
+    /// configured, the newest that satisfies it; when none does and it names only Pythons 3
+    /// older than every image (a tox envlist, classifiers), the oldest image; otherwise the
+    /// language's image.
     pub(crate) fn image_for(&self, language: Language, src: &std::path::Path) -> String {
         if language != Language::Python || self.python_images.is_empty() {
             return self.image(language);
@@ -293,13 +295,35 @@ impl SandboxConfig {
                 .map(|p| p.parse::<u32>().unwrap_or(0))
                 .collect::<Vec<_>>()
         });
-        candidates
-            .iter()
-            .rev()
-            .find(|(version, _)| {
-                crate::deps::python::python_fits(&declared, version) == Some(Ok(()))
-            })
-            .map_or_else(|| self.image(language), |(_, image)| image.clone())
+        if let Some((_, image)) = candidates.iter().rev().find(|(version, _)| {
+            crate::deps::python::python_fits(&declared, version) == Some(Ok(()))
+        }) {
+            return image.clone();
+        }
+        // None fits. A project that names only Pythons older than every image (a tox envlist
+        // or classifiers of py26..py35): the oldest image is the nearest to them, where the
+        // newest would miss the most that has been removed since (collections.Iterable).
+        let minor = |v: &str| -> Option<(u32, u32)> {
+            let mut parts = v
+                .trim_start_matches("==")
+                .trim_end_matches(".*")
+                .split('.')
+                .map(|p| p.parse::<u32>().ok());
+            Some((parts.next()??, parts.next()??))
+        };
+        let any_of = declared.iter().all(|(spec, source)| {
+            (source == "tox.ini envlist" || source.ends_with(" classifiers"))
+                && spec.starts_with("==")
+        });
+        let newest_declared = declared.iter().filter_map(|(spec, _)| minor(spec)).max();
+        match (any_of, newest_declared, candidates.first()) {
+            (true, Some(newest), Some((oldest, image)))
+                if newest.0 == 3 && minor(oldest).is_some_and(|o| newest < o) =>
+            {
+                image.clone()
+            }
+            _ => self.image(language),
+        }
     }
 
     /// The longest run a warm container waits for: a run asking for more starts cold.
@@ -356,6 +380,16 @@ mod tests {
             pick(&[("tox.ini", "[tox]\nenvlist = py36, py38\n")]),
             "py38",
             "a tox envlist: any of its Pythons"
+        );
+        assert_eq!(
+            pick(&[("tox.ini", "[tox]\nenvlist = py26, py27, py33, py34\n")]),
+            "py37",
+            "only Pythons older than every image: the oldest image, the nearest to them"
+        );
+        assert_eq!(
+            pick(&[("tox.ini", "[tox]\nenvlist = py27\n")]),
+            Language::Python.local_image(),
+            "Python 2 only: no image is near it"
         );
         assert_eq!(
             pick(&[(

@@ -225,7 +225,14 @@ pub fn declared_tests(language: Language, source: &str) -> Vec<String> {
                         .chars()
                         .take_while(|c| c.is_alphanumeric() || *c == '_')
                         .collect();
-                    if name.starts_with("test") || name.starts_with("Test") {
+                    // A unittest class runs whatever its name (BlackTestCase(unittest.TestCase),
+                    // StaticFileTest(WebTestCase)): pytest collects every TestCase subclass.
+                    let test_case = line.starts_with("class ")
+                        && rest[name.len()..]
+                            .strip_prefix('(')
+                            .and_then(|b| b.split(')').next())
+                            .is_some_and(|bases| bases.contains("TestCase"));
+                    if name.starts_with("test") || name.starts_with("Test") || test_case {
                         names.push(name);
                     }
                 }
@@ -409,6 +416,15 @@ mod tests {
         assert!(declares_test(Language::Python, py, "TestK::test_m"));
         assert!(!declares_test(Language::Python, py, "TestK::test_zz"));
         assert!(!declares_test(Language::Python, py, "helper"));
+        // unittest classes are tests whatever their name (tornado's, black's).
+        let ut = "class StaticFileTest(WebTestCase):\n    def test_range(self):\n        pass\n\nclass Helper(object):\n    def test_no(self):\n        pass\n";
+        assert_eq!(declared_tests(Language::Python, ut), ["StaticFileTest"]);
+        assert!(declares_test(
+            Language::Python,
+            ut,
+            "StaticFileTest::test_range"
+        ));
+        assert!(!declares_test(Language::Python, ut, "Helper::test_no"));
         let rs = "#[test]\nfn adds() {}\n\n#[test]\n#[ignore]\nfn later() {}\nfn helper() {}\n";
         assert_eq!(declared_tests(Language::Rust, rs), ["adds", "later"]);
         assert!(declares_test(

@@ -133,6 +133,8 @@ fn ini_values(text: &str, section: &str, key: &str) -> Vec<String> {
     let mut in_key = false;
     let mut out = Vec::new();
     for raw in text.lines() {
+        // An inline comment (` # ...`, as youtube-dl's commands line ends) is no argument.
+        let raw = raw.split(" #").next().unwrap_or_default();
         let t = raw.trim();
         if t.starts_with('[') && t.ends_with(']') {
             in_section = &t[1..t.len() - 1] == section;
@@ -304,6 +306,19 @@ mod tests {
         documented_suite(language, &|p| {
             files.iter().find(|(n, _)| n == p).map(|(_, t)| t.clone())
         })
+    }
+
+    #[test]
+    fn an_inline_comment_of_a_tox_command_is_not_an_argument() {
+        // youtube-dl's tox.ini
+        let s = suite(
+            Language::Python,
+            &[(
+                "tox.ini",
+                "[testenv]\ndeps =\n   nose\ncommands = nosetests --verbose {posargs:test}  # --with-coverage --cover-html\n",
+            )],
+        );
+        assert_eq!(s.run.command, ["python3", "-m", "nose", "--verbose"]);
     }
 
     #[test]

@@ -6,9 +6,14 @@
 //! cargo xtask bench [NAME…]    the benchmarks that measure Proven against a peer, in turn
 //! cargo xtask suites --repos DIR [--only NAME…] [--out FILE]   real projects' own suites
 //!                              at their heads, in the sandbox (issue 16)
+//! cargo xtask corpus bugsinpy --bugsinpy PATH --repos DIR [--project NAME…] [--limit N] [--out FILE]
+//!                              Proven on real bugs of BugsInPy: sandbox fidelity, reproduced,
+//!                              fix proved, false proofs, causes (see corpus/mod.rs)
 //! ```
 //!
 //! The test suite is not here: `scripts/test` is the one command (CI runs exactly it).
+
+mod corpus;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -51,6 +56,7 @@ fn main() -> ExitCode {
         Some("lint") => lint(),
         Some("bench") => bench(&args[1..]),
         Some("suites") => suites::run(&args[1..]),
+        Some("corpus") => corpus::run(&args[1..], &root()),
         _ => Err(usage()),
     };
     match result {
@@ -65,8 +71,9 @@ fn main() -> ExitCode {
 fn usage() -> String {
     let names: Vec<&str> = BENCHES.iter().map(|b| b.0).collect();
     format!(
-        "usage: cargo xtask docs [--check] | lint | bench [{}] | suites --repos DIR [--only NAME…] [--out FILE]",
-        names.join("|")
+        "usage: cargo xtask docs [--check] | lint | bench [{}] | suites --repos DIR [--only NAME…] [--out FILE] | {}",
+        names.join("|"),
+        corpus::usage().trim_start_matches("cargo xtask ")
     )
 }
 

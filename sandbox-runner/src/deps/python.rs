@@ -314,6 +314,18 @@ pub(crate) fn read_plan(src: &Path) -> PythonPlan {
         plan.inputs.push("Pipfile".into());
         pipfile(&text, &mut plan, &mut specs);
     }
+    // Trove classifiers (`Programming Language :: Python :: 3.8`): the versions a project
+    // says it supports, any one of which will do (read only when nothing stricter says).
+    if plan.python_requires.is_empty() {
+        for name in ["setup.py", "setup.cfg", "pyproject.toml"] {
+            if let Some(text) = read(src, name) {
+                for version in classifier_pythons(&text) {
+                    plan.python_requires
+                        .push((format!("=={version}.*"), format!("{name} classifiers")));
+                }
+            }
+        }
+    }
     for name in [".python-version", "runtime.txt"] {
         if let Some(text) = read(src, name) {
             plan.inputs.push(name.into());
@@ -811,7 +823,8 @@ fn tox_ini(
             || section == "testenv:test"
             || section == "testenv:tests";
         if section == "tox" && key == "envlist" {
-            for env in value.split([',', ' ']).map(str::trim) {
+            for env in tox_envs(&value) {
+                let env = env.as_str();
                 if let Some(v) = env
                     .strip_prefix("py")
                     .and_then(|v| v.split(['-', '{']).next())
@@ -819,8 +832,13 @@ fn tox_ini(
                     && v.chars().all(|c| c.is_ascii_digit())
                 {
                     let (major, minor) = v.split_at(1);
-                    plan.python_requires
-                        .push((format!("=={major}.{minor}.*"), "tox.ini envlist".into()));
+                    let entry = (
+                        format!("=={major}.{minor}.*"),
+                        "tox.ini envlist".to_string(),
+                    );
+                    if !plan.python_requires.contains(&entry) {
+                        plan.python_requires.push(entry);
+                    }
                 }
             }
         }
@@ -1031,6 +1049,68 @@ fn toml_lock(text: &str, file: &str, plan: &mut PythonPlan, specs: &mut BTreeSet
     }
 }
 
+/// The environments of a tox envlist: comma- or space-separated (and over lines), with
+/// `{a,b}` factor groups expanded (`py{27,36}-django{22,30}` is four environments).
+fn tox_envs(value: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let mut item = String::new();
+    let mut depth = 0usize;
+    for c in value.chars() {
+        match c {
+            '{' => {
+                depth += 1;
+                item.push(c);
+            }
+            '}' => {
+                depth = depth.saturating_sub(1);
+                item.push(c);
+            }
+            ',' | ' ' | '\t' if depth == 0 => items.push(std::mem::take(&mut item)),
+            c => item.push(c),
+        }
+    }
+    items.push(item);
+    let mut out = Vec::new();
+    for item in items.iter().map(|i| i.trim()).filter(|i| !i.is_empty()) {
+        let mut expanded = vec![String::new()];
+        let mut rest = item;
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}').map(|c| open + c) else {
+                break;
+            };
+            let (head, alternatives) = (&rest[..open], &rest[open + 1..close]);
+            expanded = expanded
+                .iter()
+                .flat_map(|e| {
+                    alternatives
+                        .split(',')
+                        .map(move |a| format!("{e}{head}{}", a.trim()))
+                })
+                .collect();
+            rest = &rest[close + 1..];
+        }
+        out.extend(expanded.into_iter().map(|e| format!("{e}{rest}")));
+    }
+    out
+}
+
+/// The `X.Y` versions of `Programming Language :: Python :: X.Y` classifiers in a file.
+fn classifier_pythons(text: &str) -> Vec<String> {
+    let mut versions = Vec::new();
+    for (at, _) in text.match_indices("Programming Language :: Python :: ") {
+        let rest = &text[at + "Programming Language :: Python :: ".len()..];
+        let v: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let parts: Vec<&str> = v.split('.').collect();
+        if parts.len() == 2 && parts.iter().all(|p| !p.is_empty()) && !versions.contains(&v) {
+            versions.push(v);
+        }
+    }
+    versions
+}
+
 /// The Python versions a plan accepts, as a specifier set (all of them joined), and
 /// whether `version` satisfies every one (None when the project says nothing).
 pub(crate) fn python_fits(
@@ -1040,10 +1120,10 @@ pub(crate) fn python_fits(
     if python_requires.is_empty() {
         return None;
     }
-    // tox envlists name several Pythons: any of them will do.
+    // tox envlists and classifiers name several Pythons: any of them will do.
     let (tox, strict): (Vec<_>, Vec<_>) = python_requires
         .iter()
-        .partition(|(_, source)| source == "tox.ini envlist");
+        .partition(|(_, source)| source == "tox.ini envlist" || source.ends_with(" classifiers"));
     for (spec, source) in &strict {
         let Ok(set) = proven_version::pypi::SpecifierSet::parse(spec, None) else {
             continue;
@@ -1059,10 +1139,12 @@ pub(crate) fn python_fits(
         })
     {
         let names: Vec<&str> = tox.iter().map(|(s, _)| s.as_str()).collect();
-        return Some(Err(format!(
-            "tox.ini envlist tests Python {}",
-            names.join(" | ")
-        )));
+        let from = if tox.iter().any(|(_, s)| s == "tox.ini envlist") {
+            "tox.ini envlist tests"
+        } else {
+            "the classifiers name"
+        };
+        return Some(Err(format!("{from} Python {}", names.join(" | "))));
     }
     Some(Ok(()))
 }
@@ -1280,6 +1362,67 @@ dependencies = ["pytest-cov"]
             python_fits(&plan.python_requires, "3.9.18"),
             Some(Err("tox.ini envlist tests Python ==2.7.* | ==3.7.*".into()))
         );
+    }
+
+    #[test]
+    fn tox_factor_groups_and_classifiers_name_the_pythons_a_project_runs_on() {
+        // PySnooper 0.2 (BugsInPy PySnooper 1): no python_requires; its tox envlist names
+        // its Pythons in a factor group, over several lines.
+        let dir = tree(&[(
+            "tox.ini",
+            "[tox]\nenvlist =\n    flake8\n    py{27,34,35,36,37,38,py,py3}\n    readme\n[testenv]\ncommands = pytest\n",
+        )]);
+        let plan = read_plan(dir.path());
+        let versions: Vec<&str> = plan
+            .python_requires
+            .iter()
+            .map(|(v, _)| v.as_str())
+            .collect();
+        assert_eq!(
+            versions,
+            [
+                "==2.7.*", "==3.4.*", "==3.5.*", "==3.6.*", "==3.7.*", "==3.8.*"
+            ]
+        );
+        assert_eq!(python_fits(&plan.python_requires, "3.8.18"), Some(Ok(())));
+        assert!(python_fits(&plan.python_requires, "3.11.7").is_some_and(|r| r.is_err()));
+        assert_eq!(
+            tox_envs("py{27,36}-django{22,30}, lint"),
+            [
+                "py27-django22",
+                "py27-django30",
+                "py36-django22",
+                "py36-django30",
+                "lint"
+            ]
+        );
+        // Only classifiers: any of the versions they list.
+        let dir = tree(&[(
+            "setup.py",
+            "setup(name='x', classifiers=[\n 'Programming Language :: Python :: 2.7',\n 'Programming Language :: Python :: 3',\n 'Programming Language :: Python :: 3.6',\n 'Programming Language :: Python :: 3.7',\n])\n",
+        )]);
+        let plan = read_plan(dir.path());
+        assert_eq!(
+            plan.python_requires,
+            [
+                ("==2.7.*".to_string(), "setup.py classifiers".to_string()),
+                ("==3.6.*".to_string(), "setup.py classifiers".to_string()),
+                ("==3.7.*".to_string(), "setup.py classifiers".to_string())
+            ]
+        );
+        assert_eq!(python_fits(&plan.python_requires, "3.7.16"), Some(Ok(())));
+        assert_eq!(
+            python_fits(&plan.python_requires, "3.11.7"),
+            Some(Err(
+                "the classifiers name Python ==2.7.* | ==3.6.* | ==3.7.*".into()
+            ))
+        );
+        // A stricter declaration wins: classifiers are not read beside python_requires.
+        let dir = tree(&[(
+            "setup.py",
+            "setup(python_requires='>=3.6', classifiers=['Programming Language :: Python :: 3.6'])\n",
+        )]);
+        assert_eq!(read_plan(dir.path()).python_requires.len(), 1);
     }
 
     #[test]

@@ -204,3 +204,86 @@ fn walk(root: &std::path::Path) -> Vec<std::path::PathBuf> {
         .map(|e| e.path())
         .collect()
 }
+
+/// A project that pins an old dependency of the image's own pytest (pluggy 0.13, as BugsInPy
+/// black's Pipfile.lock pins typing_extensions 3.7): the pin shadows the image's copy and
+/// pytest no longer starts; the preparation installs a pytest that fits the pins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_pinning_an_old_dependency_of_pytest_still_runs_its_tests() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write("requirements.txt", format!("# {marker}\npluggy==0.13.1\n"))
+        .write("app.py", "def one():\n    return 1\n");
+    let commit = repo.commit("app pinning an old pluggy");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_app.py"),
+    )
+    .with_file(
+        "test_app.py",
+        "import pluggy\nfrom app import one\n\ndef test_one():\n    assert one() == 1\n    assert pluggy.__version__ == '0.13.1'\n",
+    );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("does not start beside the project's pins")),
+        "{:?}",
+        deps.notes
+    );
+}
+
+/// A project whose version comes from git (setuptools_scm): the tree the sandbox copies has
+/// no .git, and the project is still installed (its version given); the version module its
+/// build writes into the tree (black's `_black_version.py`) is there when the tests run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_versioned_by_setuptools_scm_is_installed_without_git_metadata() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "setup.py",
+        format!(
+            "# {marker}\nfrom setuptools import setup\nsetup(name='scmdemo', use_scm_version={{'write_to': 'scmdemo_version.py'}}, setup_requires=['setuptools_scm'], py_modules=['scmdemo'])\n"
+        ),
+    )
+    .write(
+        "pyproject.toml",
+        "[build-system]\nrequires = [\"setuptools>=45\", \"setuptools_scm\", \"wheel\"]\nbuild-backend = \"setuptools.build_meta\"\n",
+    )
+    .write(
+        "scmdemo.py",
+        "from scmdemo_version import version\n\ndef one():\n    return 1\n",
+    );
+    let commit = repo.commit("a project versioned by git");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_scm.py"),
+    )
+    .with_file(
+        "test_scm.py",
+        "from scmdemo import one\n\ndef test_one():\n    assert one() == 1\n",
+    );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    assert!(
+        deps.not_prepared.is_empty(),
+        "the project itself is installed: {:?}",
+        deps.not_prepared
+    );
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("wrote scmdemo_version.py into the tree")),
+        "{:?}",
+        deps.notes
+    );
+}

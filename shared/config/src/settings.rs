@@ -865,7 +865,7 @@ pub static SETTINGS: &[Setting] = &[
         repository: false,
         doc: "Images of the sandbox, replacing the local ones (`proven-sandbox-LANG:local`): \
               `python=IMAGE,rust=IMAGE,...`; `pythonX.Y=IMAGE` adds an image of that Python, chosen for \
-              a project whose declared Python (requires-python, python_requires, tox envlist, \
+              a project whose declared Python (requires-python, python_requires, tox envlist, classifiers, \
               .python-version) the default image's does not satisfy.",
     },
     Setting {

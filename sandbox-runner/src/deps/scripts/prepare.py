@@ -48,10 +48,11 @@ def why(text):
     return " ".join(errors[-2:]) if errors else tail(text, 2)
 
 
-def run(cmd, timeout=CALL_TIMEOUT, cwd=WORK):
+def run(cmd, timeout=CALL_TIMEOUT, cwd=WORK, env=None):
     try:
         p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=timeout, text=True, errors="replace")
+                           timeout=timeout, universal_newlines=True, errors="replace",
+                           env=dict(os.environ, **env) if env else None)
         return p.returncode, p.stdout
     except subprocess.TimeoutExpired as e:
         return 124, "timed out after %ss: %s" % (timeout, (e.stdout or b"")[-2000:])
@@ -124,6 +125,60 @@ print("\n@@proven-setup@@" + json.dumps(out))
     REPORT["setup_py"] = {"evaluated": True, "name": found.get("name"),
                           "python_requires": found.get("python_requires")}
     return found
+
+
+SKIPPED_DIRS = {".git", "__pycache__", "build", "dist", ".eggs", ".tox", "node_modules"}
+
+
+def tree_files(root):
+    found = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in SKIPPED_DIRS and not d.endswith(".egg-info")]
+        for name in filenames:
+            found.add(os.path.relpath(os.path.join(dirpath, name), root))
+    return found
+
+
+def keep_generated_modules(before):
+    """A build that writes a module into the tree (setuptools_scm's write_to, e.g. black's
+    _black_version.py) wrote it into this copy only: each run gets a fresh copy of the tree.
+    A new top-level module (at the root, or under src/) is kept in the environment."""
+    site = [os.path.join(VENV, "lib", p, "site-packages") for p in os.listdir(VENV + "/lib") if p.startswith("python")]
+    for rel in sorted(tree_files(WORK) - before):
+        parts = rel.split(os.sep)
+        if parts[0] == "src" and len(parts) == 2:
+            parts = parts[1:]
+        if len(parts) != 1 or not parts[0].endswith(".py"):
+            continue
+        for directory in site:
+            shutil.copyfile(os.path.join(WORK, rel), os.path.join(directory, parts[0]))
+        REPORT["notes"].append("the project's build wrote %s into the tree: kept in the environment" % rel)
+
+
+def runner_beside_pins(pip):
+    """The image's pytest imports its own dependencies (pluggy, typing_extensions, ...) from
+    the environment, where the project's pins shadow them: when it no longer starts, pytest
+    is installed into the environment, resolved with what is installed there as constraints
+    (the project's pins stay), else as it comes."""
+    code, out = run([PY, "-m", "pytest", "--version"], timeout=120, cwd="/tmp")
+    if code == 0:
+        return
+    broken = why(out)
+    site = [os.path.join(VENV, "lib", p, "site-packages") for p in os.listdir(VENV + "/lib") if p.startswith("python")]
+    code, frozen = run([PY, "-m", "pip", "list", "--format", "freeze", "--disable-pip-version-check"]
+                       + sum([["--path", p] for p in site], []), timeout=120)
+    pins = [l for l in frozen.splitlines() if "==" in l and not l.lower().startswith(("pytest==", "-e"))] if code == 0 else []
+    with open("/tmp/proven-installed.txt", "w") as f:
+        f.write("\n".join(pins) + "\n")
+    code, out = run(pip + ["-c", "/tmp/proven-installed.txt", "pytest"])
+    how = "resolved with the environment's versions"
+    if code != 0:
+        code, out = run(pip + ["pytest"])
+        how = "as it comes (it does not resolve with the environment's versions: %s)" % why(out)
+    check, after = run([PY, "-m", "pytest", "--version"], timeout=120, cwd="/tmp")
+    version = tail(after, 1) if check == 0 else "none that starts"
+    REPORT["notes"].append("the image's pytest does not start beside the project's pins (%s): %s installed in the environment, %s"
+                           % (broken, version, how))
 
 
 def main():
@@ -199,14 +254,19 @@ def main():
 
     if PLAN.get("project"):
         target = WORK
+        before = tree_files(WORK)
+        # The tree is a copy without git metadata: a version read from git (setuptools_scm,
+        # versioneer-like plugins) is given, or the build fails for want of it.
+        scm = {} if os.environ.get("SETUPTOOLS_SCM_PRETEND_VERSION") else {"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0"}
         # An editable install: the project's code stays where each run's tree is (/work).
-        code, out = run(pip + ["--no-deps", "-e", target, "--config-settings", "editable_mode=compat"])
+        code, out = run(pip + ["--no-deps", "-e", target, "--config-settings", "editable_mode=compat"], env=scm)
         if code != 0:
-            code, out = run(pip + ["--no-deps", "-e", target])
+            code, out = run(pip + ["--no-deps", "-e", target], env=scm)
         if code != 0:
-            code, out = run(pip + ["--no-deps", "--no-build-isolation", "-e", target])
+            code, out = run(pip + ["--no-deps", "--no-build-isolation", "-e", target], env=scm)
         if code == 0:
             REPORT["project"] = {"installed": True, "how": "editable install of /work"}
+            keep_generated_modules(before)
         else:
             # The project's own build failed: its code is still importable from where it is.
             root = WORK + "/src" if os.path.isdir(WORK + "/src") and not os.path.exists(WORK + "/src/__init__.py") else WORK
@@ -217,6 +277,8 @@ def main():
             REPORT["project"] = {"installed": False, "how": "on the path as %s" % root, "error": why(out)}
             REPORT["not_prepared"].append({"what": "the project itself (as an installed package)",
                                            "source": "its build", "reason": why(out)})
+
+    runner_beside_pins(pip)
 
     code, out = run([PY, "-m", "pip", "list", "--format", "json", "--disable-pip-version-check"], timeout=120)
     try:

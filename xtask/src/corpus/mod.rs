@@ -1,0 +1,1011 @@
+//! `cargo xtask corpus bugsinpy`: Proven measured on real bugs (issue 16's corpus).
+//!
+//! Cases: for each project (all of BugsInPy's, or those named with `--project`), its first
+//! `--limit` bugs by number (default 8) — a rule fixed before any case ran, never chosen by
+//! outcome — run in rounds (every project's first bug, then every second one, ...). Each case is a git repository this harness makes: base = the fixed commit's
+//! tree, change = one commit reverting the fix (see [`bugsinpy::build_case`]).
+//!
+//! For each case, driven as a user would, through the `proven` binary:
+//! 1. fidelity: `proven sandbox run` of the bug's own tests (selected by name, as a
+//!    Prover's test is run) on the base and on the change: it must pass, then fail;
+//! 2. only where fidelity holds: one `proven review` of the change, every model behind the
+//!    scripted OpenAI-compatible server of proven-models (started in this process): the
+//!    Planner names two risks; the Prover answers the first with the bug's own test file
+//!    (at a new path beside it, the bug's tests selected) and the second with a test of
+//!    another function of the same file (the control); the Skeptic concedes; the Fixer
+//!    answers with bug_patch.txt's edits. Reproduced: the first finding is `reproduced`;
+//!    fix proved: it carries a proved patch (its test and the package's suite pass); a
+//!    false proof: the control comes out `reproduced` although, run alone by the sandbox,
+//!    it passes on both sides.
+//!
+//! Every miss gets a cause read from the run records (the sandbox's outcome, what could not
+//! be prepared, a Python version the images lack) or the review's own words.
+
+mod bugsinpy;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use proven_models::scripted::{Reply, ScriptedServer};
+use serde_json::{Value, json};
+
+use bugsinpy::{Bug, CaseRepo, Dataset};
+
+const GENERATOR: &str = "corpus/generator";
+const SKEPTIC: &str = "corpus/skeptic";
+const GUARD: &str = "corpus/guard";
+const BUG_CLAIM: &str = "corpus-bug-claim";
+const CONTROL_CLAIM: &str = "corpus-control-claim";
+/// Seconds a sandbox run of the bug's tests may take.
+const RUN_TIMEOUT: u64 = 300;
+
+struct Options {
+    bugsinpy: PathBuf,
+    repos: PathBuf,
+    projects: Vec<String>,
+    limit: usize,
+    out: Option<PathBuf>,
+    work: PathBuf,
+    proven: Option<PathBuf>,
+    /// Cases run at once.
+    jobs: usize,
+    /// Keep the cases a previous run finished (FILE.jsonl beside --out).
+    resume: bool,
+    /// Run nothing: print the table of the results file (with --resume).
+    report_only: bool,
+    /// Measure fidelity only; a later --resume run reviews the cases where it held.
+    fidelity_only: bool,
+    /// Review only the cases the results file says held fidelity and were not reviewed.
+    review_only: bool,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        bugsinpy: PathBuf::new(),
+        repos: PathBuf::new(),
+        projects: Vec::new(),
+        limit: 8,
+        out: None,
+        work: std::env::temp_dir().join("proven-corpus"),
+        proven: None,
+        jobs: 1,
+        resume: false,
+        report_only: false,
+        fidelity_only: false,
+        review_only: false,
+    };
+    let mut it = args.iter();
+    let mut seen_source = false;
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match a.as_str() {
+            "bugsinpy" if !seen_source => seen_source = true,
+            "--bugsinpy" => o.bugsinpy = value(a)?.into(),
+            "--repos" => o.repos = value(a)?.into(),
+            "--project" => o.projects.push(value(a)?),
+            "--limit" => {
+                let v = value(a)?;
+                o.limit = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("--limit {v:?}: expected a positive number"))?;
+            }
+            "--out" => o.out = Some(value(a)?.into()),
+            "--work" => o.work = value(a)?.into(),
+            "--proven" => o.proven = Some(value(a)?.into()),
+            "--resume" => o.resume = true,
+            "--fidelity-only" => o.fidelity_only = true,
+            "--review-only" => {
+                o.resume = true;
+                o.review_only = true;
+            }
+            "--report-only" => {
+                o.resume = true;
+                o.report_only = true;
+            }
+            "--jobs" => {
+                let v = value(a)?;
+                o.jobs = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("--jobs {v:?}: expected a positive number"))?;
+            }
+            other => return Err(format!("unknown argument {other:?}; {}", usage())),
+        }
+    }
+    if !seen_source {
+        return Err(format!("which corpus? {}", usage()));
+    }
+    if o.bugsinpy.as_os_str().is_empty() || o.repos.as_os_str().is_empty() {
+        return Err(format!("--bugsinpy and --repos are required; {}", usage()));
+    }
+    Ok(o)
+}
+
+pub fn usage() -> String {
+    "cargo xtask corpus bugsinpy --bugsinpy PATH --repos DIR [--project NAME…] [--limit N] \
+     [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] [--resume] [--report-only] [--fidelity-only] [--review-only]"
+        .into()
+}
+
+/// What became of one case.
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+struct CaseResult {
+    id: String,
+    project: String,
+    python: String,
+    fidelity: bool,
+    reproduced: Option<bool>,
+    fix_proved: Option<bool>,
+    /// None: no control ran (no other test in the file, or no review).
+    false_proof: Option<bool>,
+    /// Why fidelity, reproduction or the fix missed (with the stage).
+    causes: Vec<String>,
+    /// The environment-failure cause class, when a sandbox run proved nothing.
+    env_cause: Option<String>,
+    seconds: f64,
+}
+
+pub fn run(args: &[String], root: &Path) -> Result<(), String> {
+    let o = parse(args)?;
+    let data = Dataset::open(&o.bugsinpy)?;
+    let proven = match &o.proven {
+        Some(p) => p.clone(),
+        None => build_proven(root)?,
+    };
+    let projects = if o.projects.is_empty() {
+        data.projects()
+    } else {
+        o.projects.clone()
+    };
+    // In rounds: each project's first bug, then each one's second, ...: a run stopped
+    // early has measured every project alike.
+    let mut rounds: Vec<(usize, usize, Bug)> = Vec::new();
+    for (pi, p) in projects.iter().enumerate() {
+        let bugs = data.bugs(p);
+        if bugs.is_empty() {
+            return Err(format!("BugsInPy has no bugs of project {p:?}"));
+        }
+        for (round, n) in bugs.into_iter().take(o.limit).enumerate() {
+            rounds.push((round, pi, data.bug(p, n)?));
+        }
+    }
+    rounds.sort_by_key(|(round, pi, _)| (*round, *pi));
+    let cases: Vec<Bug> = rounds.into_iter().map(|(_, _, b)| b).collect();
+    let started = chrono_now();
+    eprintln!(
+        "corpus: {} cases of {} projects (the first {} bugs by number of each)",
+        cases.len(),
+        projects.len(),
+        o.limit
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))?;
+    // Each finished case is one JSON line of FILE.jsonl beside --out; --resume keeps the
+    // cases a previous run finished there and runs the others.
+    let results_file = o.out.as_ref().map(|p| p.with_extension("jsonl"));
+    let mut earlier: Vec<(usize, CaseResult)> = Vec::new();
+    if o.resume
+        && let Some(file) = &results_file
+    {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let r: CaseResult = serde_json::from_str(line)
+                .map_err(|e| format!("{}: a line does not read: {e}", file.display()))?;
+            if let Some(i) = cases.iter().position(|b| b.id() == r.id) {
+                earlier.retain(|(j, _)| *j != i);
+                earlier.push((i, r));
+            }
+        }
+    } else if let Some(file) = &results_file {
+        let _ = std::fs::remove_file(file);
+    }
+    // --report-only: no case runs; the table is the results file's.
+    let skip: Vec<usize> = if o.report_only {
+        (0..cases.len()).collect()
+    } else if o.review_only {
+        // Only the reviews a fidelity-only run left (it may still be running beside).
+        (0..cases.len())
+            .filter(|i| {
+                !earlier
+                    .iter()
+                    .any(|(j, r)| j == i && r.fidelity && r.reproduced.is_none())
+            })
+            .collect()
+    } else {
+        earlier
+            .iter()
+            .filter(|(_, r)| o.fidelity_only || !(r.fidelity && r.reproduced.is_none()))
+            .map(|(i, _)| *i)
+            .collect()
+    };
+    let pending: std::collections::BTreeMap<usize, CaseResult> = earlier
+        .iter()
+        .filter(|(i, _)| !skip.contains(i))
+        .cloned()
+        .collect();
+    earlier.retain(|(i, _)| skip.contains(i));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: std::sync::Mutex<Vec<(usize, CaseResult)>> = std::sync::Mutex::new(earlier);
+    let revision = data.revision();
+    std::thread::scope(|scope| {
+        for _ in 0..o.jobs {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(bug) = cases.get(i) else { break };
+                    if skip.contains(&i) {
+                        continue;
+                    }
+                    let r = one_case(&runtime, &proven, &o, bug, pending.get(&i).cloned());
+                    if let Ok(mut done) = done.lock() {
+                        if let Some(file) = &results_file
+                            && let Ok(line) = serde_json::to_string(&r)
+                        {
+                            use std::io::Write as _;
+                            let _ = std::fs::OpenOptions::new()
+                                .create(true)
+                                .append(true)
+                                .open(file)
+                                .and_then(|mut f| writeln!(f, "{line}"));
+                        }
+                        done.push((i, r));
+                        done.sort_by_key(|(i, _)| *i);
+                        // The table so far, so a long run can be read while it goes on.
+                        if let Some(out) = &o.out {
+                            let so_far: Vec<CaseResult> =
+                                done.iter().map(|(_, r)| r.clone()).collect();
+                            let _ = std::fs::write(out, report(&so_far, &revision, &started, args));
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let mut results: Vec<CaseResult> = done
+        .into_inner()
+        .map_err(|_| "a case thread panicked".to_string())?
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect();
+    // Cases of the list that no run finished are named, never counted.
+    let not_run: Vec<String> = cases
+        .iter()
+        .map(Bug::id)
+        .filter(|id| !results.iter().any(|r| &r.id == id))
+        .collect();
+    results.retain(|r| cases.iter().any(|b| b.id() == r.id));
+    let mut text = report(&results, &revision, &started, args);
+    if !not_run.is_empty() {
+        let _ = writeln!(
+            text,
+            "\nNot run (the run was stopped before them; not counted above): {}.",
+            not_run.join(", ")
+        );
+    }
+    print!("{text}");
+    if let Some(out) = &o.out {
+        std::fs::write(out, &text).map_err(|e| format!("write {}: {e}", out.display()))?;
+    }
+    Ok(())
+}
+
+fn one_case(
+    runtime: &tokio::runtime::Runtime,
+    proven: &Path,
+    o: &Options,
+    bug: &Bug,
+    earlier: Option<CaseResult>,
+) -> CaseResult {
+    {
+        let t = Instant::now();
+        let resumed = earlier.is_some();
+        let mut r = earlier.unwrap_or_else(|| CaseResult {
+            id: bug.id(),
+            project: bug.project.clone(),
+            python: bug.python_version.clone(),
+            ..CaseResult::default()
+        });
+        let before = if resumed { r.seconds } else { 0.0 };
+        if let Err(e) = run_case(runtime, proven, o, bug, &mut r, resumed) {
+            r.causes.push(format!("harness: {e}"));
+            r.env_cause.get_or_insert_with(|| "case not built".into());
+        }
+        r.seconds = before + t.elapsed().as_secs_f64();
+        eprintln!(
+            "corpus: {} fidelity={} reproduced={:?} fix={:?} false_proof={:?} {:.0}s {}",
+            r.id,
+            r.fidelity,
+            r.reproduced,
+            r.fix_proved,
+            r.false_proof,
+            r.seconds,
+            r.causes.join(" | ")
+        );
+        r
+    }
+}
+
+fn chrono_now() -> String {
+    Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn build_proven(root: &Path) -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(&cargo)
+        .args(["build", "-q", "-p", "proven-cli", "--bin", "proven"])
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("cannot run {cargo}: {e}"))?;
+    if !status.success() {
+        return Err("`cargo build -p proven-cli` failed".into());
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    Ok(target.join("debug").join("proven"))
+}
+
+/// The `proven` command with the settings every corpus run shares: no warm pool (one-off
+/// runs on a busy machine), every other setting from the caller's environment (e.g.
+/// PROVEN_SANDBOX_IMAGES naming the images of other Pythons).
+fn proven_cmd(proven: &Path) -> Command {
+    let mut cmd = Command::new(proven);
+    cmd.env("NO_COLOR", "1")
+        .env("PROVEN_SANDBOX_POOL_LANGUAGES", "");
+    cmd
+}
+
+/// One sandbox run's record, as `proven sandbox run` printed it.
+struct Run {
+    code: Option<i32>,
+    record: Value,
+    stderr: String,
+}
+
+impl Run {
+    fn outcome(&self) -> String {
+        match &self.record["outcome"] {
+            Value::String(s) => s.clone(),
+            Value::Object(m) => m
+                .get("kind")
+                .or_else(|| m.get("status"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .or_else(|| m.keys().next().cloned())
+                .unwrap_or_default(),
+            Value::Null => "no record".into(),
+            other => other.to_string(),
+        }
+    }
+}
+
+fn sandbox_run(proven: &Path, repo: &Path, rev: &str, command: &[String]) -> Result<Run, String> {
+    let out = proven_cmd(proven)
+        .args(["sandbox", "run", "--repo"])
+        .arg(repo)
+        .args(["--rev", rev, "--lang", "python", "--timeout"])
+        .arg(RUN_TIMEOUT.to_string())
+        .arg("--")
+        .args(command)
+        .output()
+        .map_err(|e| format!("run {}: {e}", proven.display()))?;
+    let record = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    Ok(Run {
+        code: out.status.code(),
+        record,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    })
+}
+
+fn pytest(file: &str, names: &[String]) -> Vec<String> {
+    let mut c: Vec<String> = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        .map(String::from)
+        .to_vec();
+    c.extend(names.iter().map(|n| format!("{file}::{n}")));
+    c
+}
+
+fn run_case(
+    runtime: &tokio::runtime::Runtime,
+    proven: &Path,
+    o: &Options,
+    bug: &Bug,
+    r: &mut CaseResult,
+    resumed: bool,
+) -> Result<(), String> {
+    let upstream = bugsinpy::upstream(&o.repos, bug)?;
+    let case = bugsinpy::build_case(&upstream, bug, &o.work.join(bug.id()))?;
+    if resumed {
+        // A case whose fidelity a fidelity-only run measured: its review now.
+        return review_case(runtime, proven, bug, &case, r);
+    }
+    let (file, names) = bug.test_file();
+    let command = pytest(file, &names);
+    let base = sandbox_run(proven, &case.dir, &case.base, &command)?;
+    if base.code != Some(0) {
+        let why = cause(&base);
+        r.causes.push(format!("fidelity: base {}", why.1));
+        r.env_cause = Some(why.0);
+        return Ok(());
+    }
+    let change = sandbox_run(proven, &case.dir, &case.change, &command)?;
+    if change.code != Some(1) {
+        let why = cause(&change);
+        r.causes.push(format!("fidelity: change {}", why.1));
+        r.env_cause = Some(why.0);
+        return Ok(());
+    }
+    r.fidelity = true;
+    if o.fidelity_only {
+        return Ok(());
+    }
+    review_case(runtime, proven, bug, &case, r)
+}
+
+/// (cause class, the cause in words) of a run that did not end as expected.
+fn cause(run: &Run) -> (String, String) {
+    let rec = &run.record;
+    if rec.is_null() {
+        let last = run.stderr.lines().last().unwrap_or("no output").to_string();
+        return ("sandbox error".into(), format!("no run record: {last}"));
+    }
+    let outcome = run.outcome();
+    let reason = rec["outcome"]["reason"]
+        .as_str()
+        .or_else(|| {
+            rec["outcome"]
+                .as_object()
+                .and_then(|m| m.values().next())
+                .and_then(|v| v["reason"].as_str())
+        })
+        .unwrap_or_default()
+        .to_string();
+    let deps = &rec["dependencies"];
+    let not_prepared: Vec<String> = deps["not_prepared"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|n| {
+                    format!(
+                        "{} ({})",
+                        n["what"].as_str().unwrap_or_default(),
+                        n["reason"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .chars()
+                            .take(80)
+                            .collect::<String>()
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let notes: Vec<String> = deps["notes"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let output = format!(
+        "{}{}",
+        rec["output"]["head"].as_str().unwrap_or_default(),
+        rec["output"]["tail"].as_str().unwrap_or_default()
+    );
+    let error_line = output
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("E  ") && l.contains("Error"))
+        .or_else(|| {
+            output.lines().rev().find(|l| {
+                l.starts_with("E ")
+                    || l.contains("Error:")
+                    || l.contains("ERROR")
+                    || l.contains("error:")
+            })
+        })
+        .map(|l| l.trim().chars().take(160).collect::<String>())
+        .unwrap_or_default();
+    let python_note = notes
+        .iter()
+        .find(|n| n.to_lowercase().contains("python"))
+        .cloned();
+    let class = if rec["timed_out"].as_bool() == Some(true) {
+        "timeout".to_string()
+    } else if output.contains("ModuleNotFoundError") || output.contains("ImportError") {
+        if let Some(m) = module_not_found(&output) {
+            format!("missing module {m}")
+        } else {
+            "import error".into()
+        }
+    } else if output.contains("SyntaxError") && python_note.is_some() {
+        "python version".into()
+    } else if output.contains("ERROR collecting") || output.contains("errors during collection") {
+        "collection error".into()
+    } else if outcome == "passed" {
+        "test passed on the change".into()
+    } else if outcome == "test_failed" {
+        "test failed on the base".into()
+    } else {
+        format!(
+            "environment: {}",
+            reason.chars().take(60).collect::<String>()
+        )
+    };
+    let mut words = outcome.clone();
+    if !reason.is_empty() {
+        let _ = write!(words, " ({})", reason.chars().take(120).collect::<String>());
+    }
+    if !error_line.is_empty() {
+        let _ = write!(words, "; {error_line}");
+    }
+    if !not_prepared.is_empty() {
+        let _ = write!(words, "; not prepared: {}", not_prepared.join(", "));
+    }
+    if let Some(n) = python_note {
+        let _ = write!(words, "; {n}");
+    }
+    (class, words)
+}
+
+fn module_not_found(output: &str) -> Option<String> {
+    let at = output.find("No module named ")?;
+    let rest = &output[at + "No module named ".len()..];
+    Some(
+        rest.trim_start_matches(['\'', '"'])
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
+            .collect(),
+    )
+}
+
+/// The proving test's path: beside the bug's test file (its conftest and package apply),
+/// named like a new Python test.
+fn proving_path(file: &str, tag: &str) -> String {
+    let (dir, name) = file.rsplit_once('/').unwrap_or(("", file));
+    let name = format!("test_proven_{tag}_{name}");
+    if dir.is_empty() {
+        name
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// The largest test a Prover may write (Proven refuses larger ones).
+const MAX_TEST_BYTES: usize = 64 * 1024;
+
+/// The Prover's test: the bug's test file as it is; when that is larger than a Prover's
+/// test may be and the selected tests are methods of unittest-style classes, a small file
+/// beside it that subclasses each class and runs the selected methods of the original.
+fn prover_test(case: &Path, file: &str, source: &str, names: &[String]) -> String {
+    if source.len() <= MAX_TEST_BYTES {
+        return source.to_string();
+    }
+    let (dir, name) = file.rsplit_once('/').unwrap_or(("", file));
+    let stem = name.trim_end_matches(".py");
+    let package = !dir.is_empty() && case.join(dir).join("__init__.py").exists();
+    let module = if package {
+        format!(".{stem}")
+    } else {
+        stem.to_string()
+    };
+    let mut classes: Vec<(String, Vec<String>)> = Vec::new();
+    for n in names {
+        let mut parts = n.split("::");
+        let class = parts.next().unwrap_or_default().to_string();
+        if !class.starts_with(|c: char| c.is_ascii_uppercase()) {
+            // A function test: the whole file (Proven says it is too large).
+            return source.to_string();
+        }
+        let method = parts.next().map(str::to_string);
+        match classes.iter_mut().find(|(c, _)| *c == class) {
+            Some((_, methods)) => methods.extend(method),
+            None => classes.push((class, method.into_iter().collect())),
+        }
+    }
+    let mut code = format!(
+        "# The bug's own tests, run from the original file ({file} is larger than a Prover's test may be).
+"
+    );
+    for (i, (class, _)) in classes.iter().enumerate() {
+        let _ = writeln!(
+            code,
+            "from {module} import {class} as _ProvenOriginalTestCase{i}"
+        );
+    }
+    for (i, (class, methods)) in classes.iter().enumerate() {
+        let _ = write!(
+            code,
+            "
+
+class {class}(_ProvenOriginalTestCase{i}):
+"
+        );
+        if methods.is_empty() {
+            code.push_str(
+                "    pass
+",
+            );
+        }
+        for m in methods {
+            let _ = write!(
+                code,
+                "    def {m}(self, *args, **kwargs):
+        return super().{m}(*args, **kwargs)
+
+"
+            );
+        }
+    }
+    code
+}
+
+fn review_case(
+    runtime: &tokio::runtime::Runtime,
+    proven: &Path,
+    bug: &Bug,
+    case: &CaseRepo,
+    r: &mut CaseResult,
+) -> Result<(), String> {
+    let (file, names) = bug.test_file();
+    let source =
+        std::fs::read_to_string(case.dir.join(file)).map_err(|e| format!("read {file}: {e}"))?;
+    let control = bugsinpy::declared_node_names(&source)
+        .into_iter()
+        .find(|n| {
+            !names.iter().any(|b| {
+                n == b || n.starts_with(&format!("{b}::")) || b.starts_with(&format!("{n}::"))
+            })
+        });
+    let path = case.reverted[0].0.clone();
+    let server = runtime.block_on(ScriptedServer::start());
+    server.on(
+        Some(GUARD),
+        "",
+        vec![Reply::Json(
+            json!({"User Safety": "safe", "Response Safety": "safe"}),
+        )],
+    );
+    let mut risks = vec![json!({
+        "title": format!("{} regresses", bug.id()),
+        "claim": format!("{BUG_CLAIM}: the change brings back BugsInPy {} (its test {} fails on the change)", bug.id(), names.join(", ")),
+        "path": path, "evidence": "test"})];
+    if let Some(c) = &control {
+        risks.push(json!({
+            "title": format!("{} control", bug.id()),
+            "claim": format!("{CONTROL_CLAIM}: the change breaks what {c} tests"),
+            "path": path, "evidence": "test"}));
+    }
+    server.on(
+        Some(GENERATOR),
+        "You are the Planner",
+        vec![Reply::Json(json!({ "risks": risks }))],
+    );
+    let edits: Vec<Value> = bugsinpy::fix_edits(&bug.patch, &case.reverted)
+        .into_iter()
+        .map(|e| json!({"path": e.path, "old_text": e.old_text, "new_text": e.new_text}))
+        .collect();
+    server.on(
+        Some(GENERATOR),
+        "You are the Fixer",
+        vec![Reply::Json(
+            json!({"edits": edits, "explanation": format!("the fix of BugsInPy {}", bug.id())}),
+        )],
+    );
+    server.on(
+        Some(GENERATOR),
+        BUG_CLAIM,
+        vec![Reply::Json(json!({
+            "test_path": proving_path(file, "bug"),
+            "test_code": prover_test(&case.dir, file, &source, &names),
+            "tests": names,
+        }))],
+    );
+    if let Some(c) = &control {
+        server.on(
+            Some(GENERATOR),
+            CONTROL_CLAIM,
+            vec![Reply::Json(json!({
+                "test_path": proving_path(file, "control"),
+                "test_code": prover_test(&case.dir, file, &source, std::slice::from_ref(c)),
+                "tests": [c],
+            }))],
+        );
+    }
+    server.on(
+        Some(SKEPTIC),
+        "You are the Skeptic",
+        vec![Reply::Json(json!({"verdict": "conceded",
+            "reason": "the change run fails where the base run passes",
+            "artifact": "the bug's own test"}))],
+    );
+    let data_dir = tempfile_dir(&case.dir)?;
+    let mut cmd = proven_cmd(proven);
+    for role in ["GENERATOR", "SKEPTIC", "GUARDRAIL"] {
+        cmd.env(format!("PROVEN_{role}_BASE_URL"), &server.base_url);
+    }
+    let out = cmd
+        .env("PROVEN_AGENTS", "on")
+        .env("PROVEN_GENERATOR_MODEL", GENERATOR)
+        .env("PROVEN_SKEPTIC_MODEL", SKEPTIC)
+        .env("PROVEN_GUARDRAIL_MODEL", GUARD)
+        .env("PROVEN_DATA_DIR", &data_dir)
+        .arg("review")
+        .arg("--repo")
+        .arg(&case.dir)
+        .args(["--base", &case.base, "--format", "json"])
+        .output()
+        .map_err(|e| format!("run proven review: {e}"))?;
+    let _ = std::fs::remove_dir_all(&data_dir);
+    let doc: Value = serde_json::from_slice(&out.stdout).map_err(|e| {
+        format!(
+            "proven review printed no report ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or_default()
+        )
+    })?;
+    let _ = std::fs::write(case.dir.with_extension("review.json"), &out.stdout);
+    let findings = doc["findings"].as_array().cloned().unwrap_or_default();
+    let find = |title: &str| findings.iter().find(|f| f["title"] == title).cloned();
+    match find(&format!("{} regresses", bug.id())) {
+        Some(f) if f["proof_level"] == "reproduced" => {
+            r.reproduced = Some(true);
+            if f["patch"].is_object() {
+                r.fix_proved = Some(true);
+            } else {
+                r.fix_proved = Some(false);
+                // The report keeps the last try's reason; an earlier try's is in the prompt
+                // of the try after it ("Your last patch did not hold: …").
+                let first_try = server
+                    .received()
+                    .iter()
+                    .map(|q| q.text())
+                    .filter(|t| t.contains("You are the Fixer") && t.contains(&bug.id()))
+                    .find_map(|t| {
+                        t.split_once("Your last patch did not hold: ")
+                            .map(|(_, why)| why.chars().take(300).collect::<String>())
+                    });
+                r.causes.push(format!(
+                    "fix: {}{}",
+                    f["fix_not_proved"]["reason"]
+                        .as_str()
+                        .unwrap_or("no patch and no reason")
+                        .chars()
+                        .take(300)
+                        .collect::<String>(),
+                    first_try
+                        .map(|w| format!(" (the first try: {w})"))
+                        .unwrap_or_default()
+                ));
+            }
+        }
+        Some(f) => {
+            r.reproduced = Some(false);
+            r.causes.push(format!(
+                "reproduce: the finding is {}: {}",
+                f["proof_level"],
+                evidence_words(&f)
+            ));
+        }
+        None => {
+            r.reproduced = Some(false);
+            r.causes
+                .push(format!("reproduce: no finding ({})", unproven_words(&doc)));
+        }
+    }
+    if let Some(c) = &control {
+        let reproduced = find(&format!("{} control", bug.id()))
+            .is_some_and(|f| f["proof_level"] == "reproduced");
+        if !reproduced {
+            r.false_proof = Some(false);
+        } else {
+            // Reproduced: a false proof only when the control, run alone, passes on both
+            // sides (otherwise it does test what the change broke).
+            let command = pytest(file, std::slice::from_ref(c));
+            let base = sandbox_run(proven, &case.dir, &case.base, &command)?;
+            let change = sandbox_run(proven, &case.dir, &case.change, &command)?;
+            let both_pass = base.code == Some(0) && change.code == Some(0);
+            r.false_proof = Some(both_pass);
+            if !both_pass {
+                r.causes.push(format!(
+                    "control {c} is not unrelated: alone it gives {} on the base, {} on the change",
+                    base.outcome(),
+                    change.outcome()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn tempfile_dir(case: &Path) -> Result<PathBuf, String> {
+    let dir = case.with_extension("data");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+fn evidence_words(f: &Value) -> String {
+    let runs: Vec<String> = f["evidence"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|e| {
+                    format!(
+                        "{} {}{}",
+                        e["run"]["side"].as_str().unwrap_or_default(),
+                        e["run"]["outcome"].as_str().unwrap_or_default(),
+                        e["run"]["environment"]
+                            .as_array()
+                            .filter(|a| !a.is_empty())
+                            .map(|a| format!(" [{}]", a.len()))
+                            .unwrap_or_default()
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("runs: {}", runs.join(", "))
+}
+
+fn unproven_words(doc: &Value) -> String {
+    let mut words = Vec::new();
+    for key in ["not_proven", "unproven", "incomplete", "errors", "status"] {
+        if !doc[key].is_null() {
+            words.push(format!(
+                "{key}: {}",
+                doc[key].to_string().chars().take(300).collect::<String>()
+            ));
+        }
+    }
+    words.join("; ")
+}
+
+fn pct(n: usize, d: usize) -> String {
+    if d == 0 {
+        "-".into()
+    } else {
+        format!("{:.0}%", 100.0 * n as f64 / d as f64)
+    }
+}
+
+fn report(results: &[CaseResult], revision: &str, started: &str, args: &[String]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# BugsInPy corpus: Proven on real bugs\n");
+    let _ = writeln!(
+        s,
+        "BugsInPy commit `{revision}`; run started {started}; command: `cargo xtask corpus {}`.\n",
+        args.join(" ")
+    );
+    let _ = writeln!(
+        s,
+        "| project | cases | fidelity | reproduced (of faithful cases reviewed) | fix proved (of faithful cases reviewed) | false proofs (controls run) | fidelity misses by cause | s/case |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
+    // By project, then bug number.
+    let mut sorted: Vec<CaseResult> = results.to_vec();
+    sorted.sort_by_key(|r| {
+        let number =
+            r.id.rsplit('-')
+                .next()
+                .and_then(|n| n.parse::<u32>().ok())
+                .unwrap_or(0);
+        (r.project.to_lowercase(), number)
+    });
+    let results = &sorted[..];
+    let mut projects: Vec<&str> = results.iter().map(|r| r.project.as_str()).collect();
+    projects.dedup();
+    let row = |s: &mut String, name: &str, rs: &[&CaseResult]| {
+        let n = rs.len();
+        let fid = rs.iter().filter(|r| r.fidelity).count();
+        let rep = rs.iter().filter(|r| r.reproduced == Some(true)).count();
+        // Faithful cases whose review ran (a stopped run leaves some unreviewed).
+        let reviewed = rs.iter().filter(|r| r.reproduced.is_some()).count();
+        let fix = rs.iter().filter(|r| r.fix_proved == Some(true)).count();
+        let controls = rs.iter().filter(|r| r.false_proof.is_some()).count();
+        let fp = rs.iter().filter(|r| r.false_proof == Some(true)).count();
+        let mut causes: Vec<(String, usize)> = Vec::new();
+        for c in rs.iter().filter_map(|r| r.env_cause.clone()) {
+            match causes.iter_mut().find(|(k, _)| *k == c) {
+                Some((_, n)) => *n += 1,
+                None => causes.push((c, 1)),
+            }
+        }
+        let causes = causes
+            .iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let secs = rs.iter().map(|r| r.seconds).sum::<f64>() / n.max(1) as f64;
+        let _ = writeln!(
+            s,
+            "| {name} | {n} | {fid}/{n} ({}) | {rep}/{reviewed} ({}) | {fix}/{reviewed} ({}) | {fp} ({controls}) | {} | {secs:.0} |",
+            pct(fid, n),
+            pct(rep, reviewed),
+            pct(fix, reviewed),
+            if causes.is_empty() {
+                "-".into()
+            } else {
+                causes
+            }
+        );
+    };
+    for p in &projects {
+        let rs: Vec<&CaseResult> = results.iter().filter(|r| r.project == *p).collect();
+        row(&mut s, p, &rs);
+    }
+    let all: Vec<&CaseResult> = results.iter().collect();
+    row(&mut s, "**total**", &all);
+    let _ = writeln!(s, "\n## Every case\n");
+    let _ = writeln!(
+        s,
+        "| case | bug.info python | fidelity | reproduced | fix proved | false proof | s | cause of each miss |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
+    let yn = |v: Option<bool>| match v {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "-",
+    };
+    for r in results {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {:.0} | {} |",
+            r.id,
+            r.python,
+            if r.fidelity { "yes" } else { "no" },
+            yn(r.reproduced),
+            yn(r.fix_proved),
+            yn(r.false_proof),
+            r.seconds,
+            r.causes.join("; ").replace('|', "\\|").replace('\n', " ")
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_test_file_is_run_from_a_small_subclass() {
+        let dir = std::env::temp_dir().join(format!("corpus-prover-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("tests")).expect("mkdir");
+        std::fs::write(dir.join("tests/__init__.py"), "").expect("write");
+        let big = format!(
+            "import unittest\n{}\nclass K(unittest.TestCase):\n    def test_a(self):\n        pass\n",
+            "#\n".repeat(40_000)
+        );
+        let small = prover_test(&dir, "tests/test_k.py", &big, &["K::test_a".to_string()]);
+        assert!(
+            small.contains("from .test_k import K as _ProvenOriginalTestCase0"),
+            "{small}"
+        );
+        assert!(small.contains("class K(_ProvenOriginalTestCase0):\n    def test_a(self, *args, **kwargs):\n        return super().test_a(*args, **kwargs)"), "{small}");
+        assert_eq!(
+            prover_test(&dir, "tests/test_k.py", "x = 1\n", &[]),
+            "x = 1\n"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
