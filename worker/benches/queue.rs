@@ -748,7 +748,7 @@ impl Diag {
             // The diagnostics' own INFO calls are not the pipeline's.
             .filter(|(c, n)| *n > 0 && c != "info")
             .collect();
-        calls.sort_by(|a, b| b.1.cmp(&a.1));
+        calls.sort_by_key(|c| std::cmp::Reverse(c.1));
         let wal = pg_wal_syncs(&self.pg).await - self.wal0;
         let pids = pg_backend_cpu(&self.pg, &self.db).await;
         let pg_cpu: f64 = pids
@@ -781,7 +781,7 @@ impl Diag {
             redis_cpu / n * 1e6
         );
         let mut seen: Vec<_> = seen.into_iter().collect();
-        seen.sort_by(|a, b| b.1.cmp(&a.1));
+        seen.sort_by_key(|s| std::cmp::Reverse(s.1));
         println!("  diag: active backends per sample ({ticks} samples of pg_stat_activity):");
         for (what, k) in seen.iter().take(10) {
             println!("    {:.2}  {what}", *k as f64 / ticks.max(1) as f64);
