@@ -39,7 +39,7 @@ const BENCHES: &[(&str, &str, &str, &str)] = &[
         "queue",
         "proven-worker",
         "queue",
-        "the durable pipeline's jobs per second against redis-benchmark",
+        "the durable pipeline's no-op steps/s against pgbench -N at 1, 2 and 4 clients, and a no-op review's latency (embedded and service) against one store round trip",
     ),
     (
         "sandbox",

@@ -91,6 +91,7 @@ pub struct Executor<S> {
     /// goes with it), the lease released and the step failed by name.
     deadline: Duration,
     wake: Option<crate::reconciler::Wake>,
+    ended: Option<Arc<tokio::sync::Notify>>,
 }
 
 /// The default [`Executor::with_step_deadline`] (`PROVEN_STEP_DEADLINE_SECONDS`).
@@ -107,6 +108,7 @@ impl<S: Steps> Executor<S> {
             lease_for,
             deadline: STEP_DEADLINE,
             wake: None,
+            ended: None,
         }
     }
 
@@ -121,6 +123,23 @@ impl<S: Steps> Executor<S> {
     pub fn with_wake(mut self, wake: crate::reconciler::Wake) -> Executor<S> {
         self.wake = Some(wake);
         self
+    }
+
+    /// Notified (`notify_one`) after a step that may have ended its review: a commit that
+    /// finishes it, or any end of a judge step. Whoever waits for a review's end re-reads
+    /// it then, instead of polling the store.
+    pub fn with_review_ended(mut self, ended: Arc<tokio::sync::Notify>) -> Executor<S> {
+        self.ended = Some(ended);
+        self
+    }
+
+    fn review_may_have_ended(&self) {
+        if let Some(wake) = &self.wake {
+            wake.wake_admission();
+        }
+        if let Some(ended) = &self.ended {
+            ended.notify_one();
+        }
     }
 
     pub fn store(&self) -> &Store {
@@ -157,6 +176,7 @@ impl<S: Steps> Executor<S> {
                     .increment(1);
                 if job.step == proven_store::JUDGE_STEP {
                     self.steps.judge_dead_lettered(&job.review_id).await?;
+                    self.review_may_have_ended();
                 }
                 return Ok(Executed::DeadLettered);
             }
@@ -168,6 +188,7 @@ impl<S: Steps> Executor<S> {
             .record(lease.attempt as f64);
         let started = Instant::now();
         let result = self.run_renewing(&lease).await;
+        let finishes = matches!(&result, Ok(outcome) if outcome.finish.is_some());
         let executed = match result {
             Ok(outcome) => match self.store.commit(&lease, &outcome).await? {
                 Committed::Done { judge_enqueued, .. } => Executed::Committed { judge_enqueued },
@@ -229,6 +250,9 @@ impl<S: Steps> Executor<S> {
         tracing::info!(step = %job.step, review = %job.review_id, outcome = ?executed, "step ended");
         if let Some(wake) = &self.wake {
             wake.wake();
+        }
+        if finishes || job.step == proven_store::JUDGE_STEP {
+            self.review_may_have_ended();
         }
         let label = executed.outcome_label();
         metrics::counter!(m::STEPS_TOTAL, "step" => step_label(&job.step), "outcome" => label)

@@ -1,8 +1,8 @@
 //! The durable review pipeline: every step of a review is a job; Postgres (or SQLite) holds
 //! the truth and Redis (or an in-process queue) only delivers.
 //!
-//! Owns: the [`Queue`] abstraction and its two backends ([`redis::RedisQueue`] on apalis,
-//! [`memory::MemoryQueue`] for the embedded default), the [`Executor`] that turns a job into
+//! Owns: the [`Queue`] abstraction and its two backends ([`redis::RedisQueue`]: Redis lists
+//! with blocking pops; [`memory::MemoryQueue`] for the embedded default), the [`Executor`] that turns a job into
 //! claim → handler → fenced commit, the outbox [`pusher`], the [`reconciler`] (re-pushes
 //! what the queue lost, judges overdue reviews) and fair [`admission`].
 //! The step handlers themselves live with the review (`proven-review`), behind [`Steps`].

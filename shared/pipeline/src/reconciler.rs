@@ -35,13 +35,35 @@ impl Default for ReconcilerConfig {
     }
 }
 
-/// A handle to wake the pusher early (after a local commit).
+/// A handle to wake the reconciler early: [`Wake::wake`] after a local commit (its jobs
+/// leave at once instead of at the next tick), [`Wake::wake_admission`] when a review ended
+/// (its slot is free). A plain wake only pushes: admission's queries run on the tick and
+/// when a slot frees, never once per step.
 #[derive(Clone, Default)]
-pub struct Wake(Arc<tokio::sync::Notify>);
+pub struct Wake(Arc<WakeInner>);
+
+#[derive(Default)]
+struct WakeInner {
+    notify: tokio::sync::Notify,
+    admit: std::sync::atomic::AtomicBool,
+}
 
 impl Wake {
     pub fn wake(&self) {
-        self.0.notify_one();
+        self.0.notify.notify_one();
+    }
+
+    pub fn wake_admission(&self) {
+        self.0
+            .admit
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.0.notify.notify_one();
+    }
+
+    fn take_admission(&self) -> bool {
+        self.0
+            .admit
+            .swap(false, std::sync::atomic::Ordering::AcqRel)
     }
 }
 
@@ -60,10 +82,10 @@ pub async fn run(
     push.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     reconcile.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tokio::select! {
+        let admit_now = tokio::select! {
             _ = &mut stop => return,
-            _ = push.tick() => {}
-            _ = wake.0.notified() => {}
+            _ = push.tick() => true,
+            _ = wake.0.notify.notified() => wake.take_admission(),
             _ = reconcile.tick() => {
                 let stale = i64::try_from(config.stale_after.as_micros()).unwrap_or(i64::MAX);
                 match store.requeue_lost(stale).await {
@@ -82,9 +104,10 @@ pub async fn run(
                         metrics::gauge!(m::QUEUE_DEPTH, "queue" => queue, "state" => state).set(n as f64);
                     }
                 }
+                true
             }
-        }
-        if let Err(e) = admit(&store, &config.admission).await {
+        };
+        if admit_now && let Err(e) = admit(&store, &config.admission).await {
             tracing::warn!(error = %e, "admission failed");
         }
         if let Err(e) = push_due(&store, queue.as_ref(), 500).await {

@@ -1,34 +1,41 @@
-//! The service's queue: Redis, through apalis-redis, one queue per step family.
+//! The service's queue: one Redis list per queue (each family and its isolated twin).
 //!
-//! Settings chosen around apalis-redis 1.0's measured behaviour (DESIGN.md appendix):
-//! - worker names are unique per process start (a reused name defeats orphan recovery);
-//! - heartbeat 5 s × 3 missed beats: a dead worker's in-flight jobs come back in ~15 s;
-//! - idle workers poll every 50 ms (otherwise pickup waits for the next heartbeat);
-//! - handlers always acknowledge (attempts are counted in the store), so apalis's
-//!   hard-coded retries never run; a store outage is the one error returned, and apalis's
-//!   backoff then doubles as ours;
-//! - any backend error ends an apalis worker: [`serve`] restarts it with a fresh name;
-//! - finished jobs are vacuumed, so Redis holds only what is due.
+//! A job is only a wake-up: the store holds every step's state, attempts and lease, so the
+//! queue keeps no bookkeeping of its own.
+//! - A push is one `RPUSH` per queue for the whole batch, pipelined in one round trip.
+//! - A worker waits on each of its queues with a blocking pop (`BLMPOP … COUNT n`, n its
+//!   free slots), so a pushed job starts at once: no poll interval, and an idle worker
+//!   sends nothing but one pop per `block` period.
+//! - A worker only pops what it can start now (a slot each), so a job sits in Redis, not
+//!   in a dead worker's buffer. One popped by a worker that dies before claiming it is lost
+//!   to Redis like a flushed one: the reconciler pushes a queued step again once its push
+//!   is older than `stale_after`, and an expired lease as soon as it expires.
+//! - A store outage while executing puts the job back after a pause (the step is untouched),
+//!   so the queue retries it; a Redis outage makes the popper reconnect with a pause.
+//!
+//! This replaced apalis-redis (DESIGN.md §4 and its appendix): on this machine its
+//! per-job Lua scripts (push, fetch, lease, acknowledge) and its 50 ms poll cost more than
+//! the store's own claim and commit (docs/benchmarks.md), and its orphan recovery
+//! duplicated what the store's leases and the reconciler already guarantee.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use apalis::prelude::*;
-use apalis_core::backend::Vacuum;
-use apalis_redis::{Config, ConnectionManager, RedisStorage};
+use redis::aio::{ConnectionManager, MultiplexedConnection};
+use tokio::sync::{Semaphore, watch};
 use tracing::Instrument;
 
 use crate::{BoxFuture, Executor, Queue, QueueError, QueuedJob, Steps};
 
-/// How the Redis queues are named and tuned.
+/// How the Redis queues are named and waited on.
 #[derive(Debug, Clone)]
 pub struct RedisConfig {
     pub url: String,
     /// Key prefix (tests use one per test so they never share queues).
     pub prefix: String,
-    pub heartbeat: Duration,
-    pub missed_heartbeats: usize,
-    pub poll: Duration,
+    /// How long one blocking pop waits before looking at the stop signal again (the
+    /// longest a stopping worker waits for its poppers).
+    pub block: Duration,
 }
 
 impl RedisConfig {
@@ -36,104 +43,93 @@ impl RedisConfig {
         RedisConfig {
             url: url.into(),
             prefix: prefix.into(),
-            heartbeat: Duration::from_secs(5),
-            missed_heartbeats: 3,
-            poll: Duration::from_millis(50),
+            block: Duration::from_secs(1),
         }
     }
 
-    fn apalis_config(&self, queue: &str) -> Config {
-        Config::default()
-            .queue(format!("{}:{queue}", self.prefix))
-            .heartbeat_interval(self.heartbeat)
-            .missed_heartbeats(self.missed_heartbeats)
-            // Jobs fetched but not started die with their worker and wait for the reconciler:
-            // fetch few at a time.
-            .batch_size(4)
-            // apalis defaults to EXPIRE 0 on idempotency keys unless a TTL is given.
-            .idempotency_ttl(Some(Duration::from_secs(3600)))
+    /// The Redis list of `queue`.
+    pub fn key(&self, queue: &str) -> String {
+        format!("{}:jobs:{queue}", self.prefix)
     }
 }
 
-pub async fn connect(url: &str) -> Result<ConnectionManager, QueueError> {
-    apalis_redis::connect(url)
-        .await
-        .map_err(|e| QueueError::Unavailable {
-            queue: "redis".into(),
-            message: e.to_string(),
-        })
+fn unavailable(queue: &str, e: impl std::fmt::Display) -> QueueError {
+    QueueError::Unavailable {
+        queue: queue.to_string(),
+        message: e.to_string(),
+    }
 }
 
-/// Pushes jobs to their family's Redis queue.
+/// A connection for pushes: multiplexed and reconnecting by itself.
+pub async fn connect(url: &str) -> Result<ConnectionManager, QueueError> {
+    let client = redis::Client::open(url).map_err(|e| unavailable("redis", e))?;
+    client
+        .get_connection_manager()
+        .await
+        .map_err(|e| unavailable("redis", e))
+}
+
+/// A connection of its own for one popper: a blocking pop holds its connection, so it never
+/// shares one, and its response timeout must outlast the block.
+async fn connect_blocking(url: &str, block: Duration) -> Result<MultiplexedConnection, QueueError> {
+    let client = redis::Client::open(url).map_err(|e| unavailable("redis", e))?;
+    let config = redis::AsyncConnectionConfig::new()
+        .set_response_timeout(Some(block + Duration::from_secs(5)))
+        .set_connection_timeout(Some(Duration::from_secs(5)));
+    client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+        .map_err(|e| unavailable("redis", e))
+}
+
+/// Pushes jobs to their queue's Redis list.
+#[derive(Clone)]
 pub struct RedisQueue {
-    storages: Vec<(String, tokio::sync::Mutex<RedisStorage<QueuedJob>>)>,
+    conn: ConnectionManager,
+    config: RedisConfig,
 }
 
 impl RedisQueue {
     pub async fn connect(config: &RedisConfig) -> Result<RedisQueue, QueueError> {
-        let conn = connect(&config.url).await?;
-        let storages = crate::ALL_QUEUES
-            .iter()
-            .map(|q| {
-                let storage = RedisStorage::new(conn.clone()).with_config(config.apalis_config(q));
-                (q.to_string(), tokio::sync::Mutex::new(storage))
-            })
-            .collect();
-        Ok(RedisQueue { storages })
+        Ok(RedisQueue {
+            conn: connect(&config.url).await?,
+            config: config.clone(),
+        })
     }
 }
 
 impl Queue for RedisQueue {
     fn push<'a>(&'a self, jobs: Vec<QueuedJob>) -> BoxFuture<'a, Result<(), QueueError>> {
         Box::pin(async move {
-            for job in jobs {
-                let (_, storage) = self
-                    .storages
-                    .iter()
-                    .find(|(q, _)| *q == job.queue)
-                    .ok_or_else(|| QueueError::UnknownQueue(job.queue.clone()))?;
-                let queue = job.queue.clone();
-                storage
-                    .lock()
-                    .await
-                    .push(job)
-                    .await
-                    .map_err(|e| QueueError::Unavailable {
-                        queue,
-                        message: e.to_string(),
-                    })?;
+            if jobs.is_empty() {
+                return Ok(());
             }
-            Ok(())
+            // One RPUSH per queue, all in one pipelined round trip.
+            let mut by_queue: Vec<(&str, Vec<String>)> = Vec::new();
+            for job in &jobs {
+                if !crate::ALL_QUEUES.contains(&job.queue.as_str()) {
+                    return Err(QueueError::UnknownQueue(job.queue.clone()));
+                }
+                let payload = serde_json::to_string(job).map_err(|e| unavailable(&job.queue, e))?;
+                match by_queue.iter_mut().find(|(q, _)| *q == job.queue) {
+                    Some((_, items)) => items.push(payload),
+                    None => by_queue.push((job.queue.as_str(), vec![payload])),
+                }
+            }
+            let mut pipe = redis::pipe();
+            for (queue, items) in &by_queue {
+                pipe.rpush(self.config.key(queue), items).ignore();
+            }
+            let mut conn = self.conn.clone();
+            pipe.query_async::<()>(&mut conn)
+                .await
+                .map_err(|e| unavailable(by_queue[0].0, e))
         })
     }
 }
 
-async fn handle<S: Steps>(
-    job: QueuedJob,
-    executor: Data<Arc<Executor<S>>>,
-) -> Result<(), BoxDynError> {
-    let span = tracing::info_span!(
-        "queue_job",
-        queue = %job.queue,
-        trace_id = %job.trace_id.as_deref().unwrap_or("")
-    );
-    // The step runs in its own task: when apalis drops this handler (its worker ends on a
-    // backend error and is rebuilt), the step still finishes and commits instead of being
-    // cancelled halfway with an attempt spent and its lease left to expire.
-    let executor = executor.0.clone();
-    let step = job.job();
-    let running = tokio::spawn(async move { executor.execute(&step).await }.instrument(span));
-    match running.await {
-        Ok(Ok(_)) => Ok(()),
-        // Only the store failing gets here; apalis retries with its backoff, and the
-        // reconciler covers the job if Redis drops it meanwhile.
-        Ok(Err(e)) => Err(Box::new(e)),
-        Err(e) => Err(Box::new(e)),
-    }
-}
-
-/// Serves `queues` with `concurrency` jobs each, until `stop` resolves. An apalis worker
-/// that ends on a backend error is rebuilt with a fresh name after a short pause.
+/// Serves `queues` with `concurrency` jobs at a time each (their isolated twins one at a
+/// time), until `stop` resolves; then waits for the steps running to end.
 pub async fn serve<S: Steps>(
     config: RedisConfig,
     executor: Arc<Executor<S>>,
@@ -141,7 +137,7 @@ pub async fn serve<S: Steps>(
     concurrency: usize,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
     // Each family is served with its isolated twin, one job at a time.
     let queues: Vec<(String, usize)> = queues
@@ -153,67 +149,118 @@ pub async fn serve<S: Steps>(
             ]
         })
         .collect();
-    for (queue, concurrency) in queues {
-        let config = config.clone();
-        let executor = executor.clone();
-        let mut stop_rx = stop_rx.clone();
-        tasks.spawn(async move {
-            let mut restarts = 0u32;
-            while !*stop_rx.borrow() {
-                let conn = match connect(&config.url).await {
-                    Ok(c) => c,
-                    Err(e) => {
-                        tracing::warn!(queue, error = %e, "Redis unavailable; retrying");
-                        tokio::time::sleep(Duration::from_secs(1)).await;
-                        continue;
-                    }
-                };
-                let storage: RedisStorage<QueuedJob> = RedisStorage::new(conn).with_config(config.apalis_config(&queue));
-                let vacuum = tokio::spawn(vacuum_loop(storage.clone(), config.clone(), queue.clone()));
-                let name = format!("{queue}-{}-{}", std::process::id(), uuid::Uuid::now_v7().simple());
-                let worker = WorkerBuilder::new(name.clone())
-                    .backend(storage.poll_with_interval(config.poll))
-                    .concurrency(concurrency)
-                    .data(executor.clone())
-                    .build(handle::<S>);
-                let mut stop_rx2 = stop_rx.clone();
-                let result = worker
-                    .run_until(async move {
-                        let _ = stop_rx2.wait_for(|s| *s).await;
-                        Ok::<(), std::io::Error>(())
-                    })
-                    .await;
-                vacuum.abort();
-                if *stop_rx.borrow() {
-                    break;
-                }
-                restarts += 1;
-                tracing::warn!(queue, worker = %name, restarts, result = ?result, "queue worker ended; restarting with a fresh name");
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_millis(500)) => {}
-                    _ = stop_rx.changed() => {}
-                }
-            }
-        });
+    for (queue, slots) in queues {
+        tasks.spawn(consume(
+            config.clone(),
+            executor.clone(),
+            queue,
+            slots,
+            stop_rx.clone(),
+        ));
     }
     stop.await;
     let _ = stop_tx.send(true);
     while tasks.join_next().await.is_some() {}
 }
 
-/// Removes finished jobs' data so Redis holds only what is due.
-async fn vacuum_loop(mut storage: RedisStorage<QueuedJob>, config: RedisConfig, queue: String) {
-    let mut tick = tokio::time::interval(Duration::from_secs(10));
-    loop {
-        tick.tick().await;
-        if let Err(e) = storage.vacuum().await {
-            tracing::debug!(queue, error = %e, "vacuum failed");
+/// One queue's popper: takes as many jobs as it has free slots, each run in its own task
+/// (a popper that ends never cancels a step halfway).
+async fn consume<S: Steps>(
+    config: RedisConfig,
+    executor: Arc<Executor<S>>,
+    queue: String,
+    slots: usize,
+    mut stop: watch::Receiver<bool>,
+) {
+    let key = config.key(&queue);
+    let free = Arc::new(Semaphore::new(slots));
+    let mut conn: Option<MultiplexedConnection> = None;
+    let mut requeue: Option<RedisQueue> = None;
+    let pause = Duration::from_millis(500);
+    while !*stop.borrow() {
+        // A slot first: never take a job this worker cannot start now.
+        let first = tokio::select! {
+            permit = free.clone().acquire_owned() => match permit {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            _ = stop.changed() => continue,
+        };
+        let mut permits = vec![first];
+        while let Ok(p) = free.clone().try_acquire_owned() {
+            permits.push(p);
         }
-        // The done set only lists ids; their data is gone after the vacuum.
-        let done = format!("{}:{queue}:done", config.prefix);
-        let _: Result<(), _> = ::redis::cmd("DEL")
-            .arg(&done)
-            .query_async(storage.get_connection())
+        if conn.is_none() {
+            match connect_blocking(&config.url, config.block).await {
+                Ok(c) => conn = Some(c),
+                Err(e) => {
+                    tracing::warn!(queue, error = %e, "Redis unavailable; retrying");
+                    drop(permits);
+                    let _ = tokio::time::timeout(pause * 2, stop.changed()).await;
+                    continue;
+                }
+            }
+        }
+        if requeue.is_none() {
+            requeue = RedisQueue::connect(&config).await.ok();
+        }
+        let Some(c) = conn.as_mut() else { continue };
+        let popped: Result<Option<(String, Vec<String>)>, _> = redis::cmd("BLMPOP")
+            .arg(config.block.as_secs_f64())
+            .arg(1)
+            .arg(&key)
+            .arg("LEFT")
+            .arg("COUNT")
+            .arg(permits.len())
+            .query_async(c)
             .await;
+        let items = match popped {
+            Ok(Some((_, items))) => items,
+            Ok(None) => continue,
+            Err(e) => {
+                tracing::warn!(queue, error = %e, "Redis pop failed; reconnecting");
+                conn = None;
+                drop(permits);
+                let _ = tokio::time::timeout(pause, stop.changed()).await;
+                continue;
+            }
+        };
+        for item in items {
+            let Some(permit) = permits.pop() else { break };
+            let job: QueuedJob = match serde_json::from_str(&item) {
+                Ok(job) => job,
+                Err(e) => {
+                    // Not ours (or from an older release): the store's reconciler pushes the
+                    // step again if it is real.
+                    tracing::warn!(queue, error = %e, "dropped an unreadable job");
+                    continue;
+                }
+            };
+            let executor = executor.clone();
+            let requeue = requeue.clone();
+            let span = tracing::info_span!(
+                "queue_job",
+                queue = %job.queue,
+                trace_id = %job.trace_id.as_deref().unwrap_or("")
+            );
+            tokio::spawn(
+                async move {
+                    let _slot = permit;
+                    if let Err(e) = executor.execute(&job.job()).await {
+                        // Only the store failing gets here, before or after the step: the
+                        // store is the truth, so the job goes back after a pause (and if
+                        // that fails too, the reconciler pushes it again).
+                        tracing::warn!(error = %e, "job not executed; retrying after a pause");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        if let Some(q) = requeue {
+                            let _ = q.push(vec![job]).await;
+                        }
+                    }
+                }
+                .instrument(span),
+            );
+        }
     }
+    // Stopping: the steps running end first (the caller bounds how long it waits).
+    let _ = free.acquire_many(slots as u32).await;
 }

@@ -72,6 +72,7 @@ pub async fn review(
         steps = steps.with_sandbox(sandbox);
     }
     let steps = Arc::new(steps);
+    let ended = Arc::new(tokio::sync::Notify::new());
     let executor = Arc::new(
         Executor::new(
             store.clone(),
@@ -80,7 +81,8 @@ pub async fn review(
             Duration::from_secs(30),
         )
         .with_step_deadline(step_deadline)
-        .with_wake(wake.clone()),
+        .with_wake(wake.clone())
+        .with_review_ended(ended.clone()),
     );
     let queue = Arc::new(MemoryQueue::new());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -106,12 +108,13 @@ pub async fn review(
     ));
     wake.wake();
 
-    // Wait for the judge's verdict.
+    // Wait for the judge's verdict: the executor says when a step may have ended the review
+    // (the slow tick only covers an end it did not see).
     let result = loop {
         let row = store.review(&review_id).await?;
         match row.status {
             ReviewStatus::Queued | ReviewStatus::Running => {
-                tokio::time::sleep(Duration::from_millis(5)).await
+                let _ = tokio::time::timeout(Duration::from_secs(1), ended.notified()).await;
             }
             _ => break row.result,
         }

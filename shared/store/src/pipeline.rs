@@ -361,6 +361,47 @@ impl Store {
         max_attempts: i64,
         shared_queue: bool,
     ) -> Result<Claim, StoreError> {
+        // The usual case in one statement (one round trip, no explicit transaction): a step
+        // that is due, never tried (or delivered by its isolated queue), under its attempt
+        // limit and of a review still going. The row lock of the UPDATE is the whole claim:
+        // of two workers, the second re-reads the row the first wrote and matches nothing.
+        // On Postgres the claim commits asynchronously (no WAL flush of its own; the step's
+        // result commit flushes it): a claim lost with a crashed Postgres only gives the
+        // step back, and generations never repeat (see `NEXT_GENERATION`), so the fence holds.
+        let now = now_us();
+        let row = sqlx::query(trusted(format!(
+            "UPDATE steps SET state = 'running', attempts = attempts + 1, lease_gen = {NEXT_GENERATION}, \
+             lease_owner = $1, lease_until_us = $2, updated_us = $3 \
+             WHERE review_id = $4 AND step = $5 AND key = $6 \
+               AND (state = 'queued' OR (state = 'running' AND (lease_until_us IS NULL OR lease_until_us <= $3))) \
+               AND not_before_us <= $3 AND attempts < $7 AND ($8 = 0 OR attempts = 0) \
+               AND NOT EXISTS (SELECT 1 FROM reviews r WHERE r.id = $4 AND r.status IN ('superseded', 'cancelled')){} \
+             RETURNING lease_gen, attempts, input, queue, pipeline",
+            async_commit(self.dialect)
+        )))
+        .bind(owner)
+        .bind(now + lease_for_us)
+        .bind(now)
+        .bind(id.review_id.as_str())
+        .bind(id.step.as_str())
+        .bind(id.key.as_str())
+        .bind(max_attempts)
+        .bind(i64::from(shared_queue))
+        .fetch_optional(&self.pool)
+        .await?;
+        if let Some(row) = row {
+            return Ok(Claim::Run(Lease {
+                id: id.clone(),
+                generation: row.try_get(0)?,
+                attempt: row.try_get(1)?,
+                input: row.try_get(2)?,
+                queue: row.try_get(3)?,
+                pipeline: row.try_get::<i64, _>(4)? != 0,
+                owner: owner.to_string(),
+            }));
+        }
+        // Everything else (finished, busy, not due, cancelled, isolated, dead-lettered,
+        // missing) is decided under the row's lock.
         let mut tx = self.write_tx().await?;
         let row = sqlx::query(trusted(select_step_for_update(self.dialect)))
             .bind(id.review_id.as_str())
@@ -422,10 +463,12 @@ impl Store {
             return Ok(Claim::DeadLettered { attempts });
         }
         let row = sqlx::query(
-            "UPDATE steps SET state = 'running', attempts = attempts + 1, lease_gen = lease_gen + 1, \
-             lease_owner = $1, lease_until_us = $2, updated_us = $3 \
-             WHERE review_id = $4 AND step = $5 AND key = $6 \
-             RETURNING lease_gen, attempts, input, queue, pipeline",
+            trusted(format!(
+                "UPDATE steps SET state = 'running', attempts = attempts + 1, lease_gen = {NEXT_GENERATION}, \
+                 lease_owner = $1, lease_until_us = $2, updated_us = $3 \
+                 WHERE review_id = $4 AND step = $5 AND key = $6 \
+                 RETURNING lease_gen, attempts, input, queue, pipeline"
+            )),
         )
         .bind(owner)
         .bind(now + lease_for_us)
@@ -508,9 +551,11 @@ impl Store {
     pub async fn commit(&self, lease: &Lease, outcome: &Outcome) -> Result<Committed, StoreError> {
         let mut tx = self.write_tx().await?;
         let now = now_us();
+        // The fenced write and the review's status in one round trip.
         let done = sqlx::query(
             "UPDATE steps SET state = 'done', result = $1, lease_until_us = NULL, updated_us = $2 \
-             WHERE review_id = $3 AND step = $4 AND key = $5 AND lease_gen = $6 AND state = 'running'",
+             WHERE review_id = $3 AND step = $4 AND key = $5 AND lease_gen = $6 AND state = 'running' \
+             RETURNING (SELECT status FROM reviews WHERE id = $3)",
         )
         .bind(outcome.result.as_str())
         .bind(now)
@@ -518,17 +563,12 @@ impl Store {
         .bind(lease.id.step.as_str())
         .bind(lease.id.key.as_str())
         .bind(lease.generation)
-        .execute(&mut *tx)
+        .fetch_optional(&mut *tx)
         .await?;
-        if done.rows_affected() == 0 {
+        let Some(done) = done else {
             return Ok(Committed::Conflict);
-        }
-        let status: Option<String> = sqlx::query("SELECT status FROM reviews WHERE id = $1")
-            .bind(lease.id.review_id.as_str())
-            .fetch_optional(&mut *tx)
-            .await?
-            .map(|r| r.try_get(0))
-            .transpose()?;
+        };
+        let status: Option<String> = done.try_get(0)?;
         let cancelled = !matches!(status.as_deref(), Some("running" | "queued"));
         let mut jobs = 0;
         let mut judge_enqueued = false;
@@ -657,17 +697,22 @@ impl Store {
         })
     }
 
-    /// Takes up to `limit` due jobs off the outbox (deleting them): the caller pushes them
-    /// to the queue. Concurrent drainers never take the same row (Postgres `SKIP LOCKED`).
+    /// Takes up to `limit` due jobs off the outbox (deleting them), each with its review's
+    /// trace id, in one statement: the caller pushes them to the queue. Concurrent drainers
+    /// never take the same row (Postgres `SKIP LOCKED`).
     pub async fn drain_outbox(&self, limit: i64) -> Result<Vec<Job>, StoreError> {
         let sql = match self.dialect {
+            // Asynchronous commit: rows a crashed Postgres forgets it deleted are pushed
+            // again, and a job is only a wake-up.
             Dialect::Postgres => {
                 "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE not_before_us <= $1 ORDER BY id \
-                 LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING review_id, step, key, queue"
+                 LIMIT $2 FOR UPDATE SKIP LOCKED) AND set_config('synchronous_commit', 'off', true) IS NOT NULL \
+                 RETURNING review_id, step, key, queue, (SELECT trace_id FROM reviews r WHERE r.id = outbox.review_id)"
             }
             Dialect::Sqlite => {
                 "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE not_before_us <= $1 ORDER BY id \
-                 LIMIT $2) RETURNING review_id, step, key, queue"
+                 LIMIT $2) \
+                 RETURNING review_id, step, key, queue, (SELECT trace_id FROM reviews r WHERE r.id = outbox.review_id)"
             }
         };
         let now = now_us();
@@ -676,52 +721,29 @@ impl Store {
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
-        let jobs: Vec<Job> = rows
-            .into_iter()
+        rows.into_iter()
             .map(|r| {
                 Ok(Job {
                     review_id: r.try_get(0)?,
                     step: r.try_get(1)?,
                     key: r.try_get(2)?,
                     queue: r.try_get(3)?,
-                    trace_id: None,
+                    trace_id: r.try_get(4)?,
                 })
             })
-            .collect::<Result<_, StoreError>>()?;
-        let mut jobs = jobs;
-        // Trace context travels with each job: one lookup for the batch's reviews.
-        let mut reviews: Vec<&str> = jobs.iter().map(|j| j.review_id.as_str()).collect();
-        reviews.sort_unstable();
-        reviews.dedup();
-        if !reviews.is_empty() {
-            let sql = format!(
-                "SELECT id, trace_id FROM reviews WHERE id IN ({})",
-                crate::sql::list(1, reviews.len())
-            );
-            let mut q = sqlx::query(trusted(sql));
-            for r in &reviews {
-                q = q.bind(*r);
-            }
-            let mut traces = std::collections::HashMap::new();
-            for row in q.fetch_all(&self.pool).await? {
-                let id: String = row.try_get(0)?;
-                let trace: Option<String> = row.try_get(1)?;
-                traces.insert(id, trace);
-            }
-            for j in &mut jobs {
-                j.trace_id = traces.get(&j.review_id).cloned().flatten();
-            }
-        }
-        Ok(jobs)
+            .collect()
     }
 
     /// Records that jobs reached the queue (the reconciler's clock for "lost in the queue").
     pub async fn mark_pushed(&self, jobs: &[Job]) -> Result<(), StoreError> {
         let now = now_us();
         for chunk in jobs.chunks(300) {
+            // Asynchronous commit on Postgres: a forgotten mark only makes the reconciler
+            // push the job once more.
             let sql = format!(
-                "UPDATE steps SET pushed_us = $1 WHERE (review_id, step, key) IN (VALUES {})",
-                crate::sql::values_rows_from(2, chunk.len(), 3)
+                "UPDATE steps SET pushed_us = $1 WHERE (review_id, step, key) IN (VALUES {}){}",
+                crate::sql::values_rows_from(2, chunk.len(), 3),
+                async_commit(self.dialect)
             );
             let mut q = sqlx::query(trusted(sql)).bind(now);
             for j in chunk {
@@ -987,6 +1009,22 @@ fn select_step_for_update(dialect: Dialect) -> String {
 }
 
 type Tx<'a> = sqlx::Transaction<'a, sqlx::Any>;
+
+/// A claim's new lease generation: one more than the last, and never less than the claim's
+/// time in µs (`$3`). A claim committed asynchronously and lost with a crashed Postgres can
+/// then never hand its generation to a later claim: a worker still holding it stays fenced.
+const NEXT_GENERATION: &str = "CASE WHEN lease_gen + 1 > $3 THEN lease_gen + 1 ELSE $3 END";
+
+/// Makes the statement's own (implicit) transaction commit without waiting for its WAL
+/// flush, on Postgres; nothing on SQLite. For statements whose loss in a Postgres crash is
+/// harmless (a claim, an outbox drain, a push mark): the next synchronous commit, a step's
+/// result, flushes them anyway.
+fn async_commit(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Postgres => " AND set_config('synchronous_commit', 'off', true) IS NOT NULL",
+        Dialect::Sqlite => "",
+    }
+}
 
 async fn push_outbox(
     tx: &mut Tx<'_>,
