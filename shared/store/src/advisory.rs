@@ -614,6 +614,18 @@ impl AdvisoryImport<'_> {
     }
 }
 
+/// A change's time as fixed-width RFC 3339 (microseconds always written), so that times
+/// compare as text in both backends: `now()` drops a zero fraction, and `…:05Z` would sort
+/// after `…:05.1Z`.
+fn change_time() -> String {
+    let format = time::macros::format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z"
+    );
+    time::OffsetDateTime::now_utc()
+        .format(&format)
+        .unwrap_or_else(|_| now())
+}
+
 /// Writes change rows of a change set (a kind and id seen twice in one set is one row).
 async fn record_changes<'a>(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
@@ -621,7 +633,7 @@ async fn record_changes<'a>(
     changes: impl Iterator<Item = (&'a str, &'static str)>,
 ) -> Result<(), StoreError> {
     let changes: Vec<(&str, &str)> = changes.collect();
-    let at = now();
+    let at = change_time();
     for chunk in changes.chunks(BATCH) {
         let sql = format!(
             "INSERT INTO advisory_changes (change_set, id, kind, at) VALUES {} \
@@ -737,5 +749,19 @@ impl Store {
         rows.iter()
             .map(|r| r.try_get::<String, _>(0).map_err(StoreError::from))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod change_time_tests {
+    use super::change_time;
+
+    #[test]
+    fn change_times_are_fixed_width_so_they_order_as_text() {
+        let (a, b) = (change_time(), change_time());
+        assert_eq!(a.len(), "2026-12-01T08:11:29.123456Z".len(), "{a}");
+        assert_eq!(a.len(), b.len());
+        assert!(a <= b, "{a} then {b}");
+        assert!(a.contains('.') && a.ends_with('Z'), "{a}");
     }
 }
