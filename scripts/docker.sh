@@ -97,6 +97,13 @@ ensure_newer_go() {
 # fingerprints).
 ensure_sandbox_images() {
     ensure_go
+    # Debian packages the images carry that a minimal host may lack.
+    if ! dpkg-query -W -f='${Status}' less 2>/dev/null | grep -q 'ok installed'; then
+        docker_log "installing Debian's less (the sandbox images carry it)"
+        docker_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+            --no-install-recommends less >/dev/null ||
+            { docker_log "less is missing: install the Debian package 'less'"; return 1; }
+    fi
     "$(dirname "${BASH_SOURCE[0]}")/sandbox-images"
 }
 

@@ -35,6 +35,7 @@
 pub mod forward;
 pub mod proxy;
 pub(crate) mod python;
+pub(crate) mod uv_lock;
 
 use std::collections::BTreeSet;
 use std::fs;
