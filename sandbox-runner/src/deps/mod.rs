@@ -364,6 +364,17 @@ fn plan_node(config: &SandboxConfig, src: &Path) -> Result<Option<Plan>, Sandbox
     Ok(Some(plan))
 }
 
+/// package.json's `engines.node`, the Node a tree says it needs (None when it says none).
+pub(crate) fn node_engines(src: &Path) -> Option<String> {
+    let manifest = read_small(src, "package.json")?;
+    let package: serde_json::Value = serde_json::from_slice(&manifest).ok()?;
+    package["engines"]["node"]
+        .as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
 fn plan_rust(src: &Path) -> Result<Option<Plan>, SandboxError> {
     if !src.join("Cargo.toml").is_file() {
         return Ok(None);
