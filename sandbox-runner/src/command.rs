@@ -93,6 +93,10 @@ pub struct RunArgs {
     /// Kill the run after this many seconds (default 120).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
+    /// Resolve the Python requirements no lock file pins as of this date (`YYYY-MM-DD` or
+    /// RFC 3339), `rev` for the revision's commit time: the releases that existed then.
+    #[arg(long, value_name = "DATE|rev")]
+    pub resolve_before: Option<String>,
     /// The job this run belongs to: names its container, so a sweep after a crash finds
     /// it; with --ledger, its record is kept once across redeliveries.
     #[arg(long, value_name = "ID")]
@@ -179,6 +183,50 @@ pub async fn execute(
     }
 }
 
+/// `--resolve-before`: `rev` (the revision's commit time), `YYYY-MM-DD` (its end, UTC), or
+/// an RFC 3339 instant.
+fn resolution_date(
+    repo: &std::path::Path,
+    rev: &str,
+    date: &str,
+) -> Result<time::OffsetDateTime, CommandFailure> {
+    use time::format_description::well_known::Rfc3339;
+    if date == "rev" {
+        let repo = git2::Repository::open(repo).map_err(|e| {
+            input(format!(
+                "--resolve-before rev: open {}: {e}",
+                repo.display()
+            ))
+        })?;
+        let commit = repo
+            .revparse_single(rev)
+            .and_then(|o| o.peel_to_commit())
+            .map_err(|e| {
+                input(format!(
+                    "--resolve-before rev: {rev:?} is not a commit: {e}"
+                ))
+            })?;
+        return time::OffsetDateTime::from_unix_timestamp(commit.time().seconds())
+            .map_err(|e| input(format!("--resolve-before rev: the commit's time: {e}")));
+    }
+    if let Ok(at) = time::OffsetDateTime::parse(date, &Rfc3339) {
+        return Ok(at);
+    }
+    let day = time::Date::parse(
+        date,
+        time::macros::format_description!("[year]-[month]-[day]"),
+    )
+    .map_err(|_| {
+        input(format!(
+            "--resolve-before {date:?}: expected rev, YYYY-MM-DD or an RFC 3339 instant"
+        ))
+    })?;
+    Ok(day
+        .with_hms(23, 59, 59)
+        .expect("a valid time of day")
+        .assume_utc())
+}
+
 async fn run(
     args: RunArgs,
     config: SandboxConfig,
@@ -189,6 +237,9 @@ async fn run(
         None => args.argv.clone(),
     };
     let mut request = RunRequest::new(&args.repo, &args.rev, args.lang, command);
+    if let Some(date) = &args.resolve_before {
+        request = request.resolved_as_of(resolution_date(&args.repo, &args.rev, date)?);
+    }
     for spec in &args.add_files {
         let Some((file, dest)) = spec.rsplit_once('=') else {
             return Err(input(format!("--add-file {spec:?}: expected FILE=DEST")));

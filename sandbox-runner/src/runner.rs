@@ -104,6 +104,10 @@ pub struct RunRequest {
     /// The tenant the run is for: prepared dependencies are cached per tenant (`None`: the
     /// embedded default's own).
     pub tenant: Option<String>,
+    /// Resolve requirements no lock file pins as of this instant (UTC,
+    /// `YYYY-MM-DDTHH:MM:SSZ`): the releases that existed then, not today's. A review sets
+    /// one instant for all its runs (from its base), so both sides share one environment.
+    pub resolve_before: Option<String>,
 }
 
 impl RunRequest {
@@ -125,6 +129,7 @@ impl RunRequest {
             kind: RunKind::Tests,
             env: Vec::new(),
             tenant: None,
+            resolve_before: None,
         }
     }
 
@@ -157,6 +162,22 @@ impl RunRequest {
 
     pub fn with_patch(mut self, patch: Vec<Edit>) -> Self {
         self.patch = patch;
+        self
+    }
+
+    /// Requirements no lock file pins are resolved as of `at` (see
+    /// [`RunRequest::resolve_before`]).
+    pub fn resolved_as_of(mut self, at: time::OffsetDateTime) -> Self {
+        let at = at.to_offset(time::UtcOffset::UTC);
+        self.resolve_before = Some(format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+            at.year(),
+            u8::from(at.month()),
+            at.day(),
+            at.hour(),
+            at.minute(),
+            at.second()
+        ));
         self
     }
 
@@ -379,6 +400,7 @@ impl Sandbox {
                 request.language,
                 &image,
                 &src,
+                request.resolve_before.as_deref(),
             )
             .await?;
             let timeout = request.timeout.unwrap_or(config.default_timeout);

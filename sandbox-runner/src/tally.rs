@@ -330,12 +330,18 @@ fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// pytest's closing line: `= 1 failed, 2 passed, 1 skipped, 3 warnings in 0.12s =`, with
-/// or without the `=` rule; `no tests ran in 0.01s`.
+/// or without the `=` rule; `no tests ran in 0.01s`; before pytest 5.1, `in 0.12 seconds`.
 fn pytest_summary(line: &str) -> Option<TestCounts> {
     let inner = line.trim().trim_matches('=').trim();
     let (items, time) = inner.rsplit_once(" in ")?;
-    let time = time.split_whitespace().next()?;
-    let seconds = time.strip_suffix('s')?;
+    // `in 0.12s` (pytest 5.1 and later), `in 0.12 seconds` (before).
+    let mut words = time.split_whitespace();
+    let first = words.next()?;
+    let seconds = match first.strip_suffix('s') {
+        Some(seconds) => seconds,
+        None if words.next() == Some("seconds") => first,
+        None => return None,
+    };
     if seconds.parse::<f64>().is_err() {
         return None;
     }
@@ -351,7 +357,7 @@ fn pytest_summary(line: &str) -> Option<TestCounts> {
             "failed" => counts.failed += n,
             "skipped" | "xfailed" => counts.skipped += n,
             "error" | "errors" => counts.errors += n,
-            "deselected" | "warning" | "warnings" | "rerun" | "reruns" => {}
+            "deselected" | "warning" | "warnings" | "pytest-warnings" | "rerun" | "reruns" => {}
             _ => return None,
         }
     }
@@ -446,6 +452,14 @@ mod tests {
             c(1, 0, 0, 0)
         );
         assert_eq!(tally(Python, "s\n1 skipped in 0.01s\n"), c(0, 0, 1, 0));
+        // pytest before 5.1 (a 2017 project resolved as of its time runs pytest 3)
+        assert_eq!(
+            tally(
+                Python,
+                "=== 1 failed, 4 passed, 2 pytest-warnings in 0.31 seconds ===\n"
+            ),
+            c(4, 1, 0, 0)
+        );
         assert_eq!(tally(Python, "\nno tests ran in 0.01s\n"), c(0, 0, 0, 0));
         assert_eq!(
             tally(Python, "1 xfailed, 1 xpassed, 1 error in 0.2s"),

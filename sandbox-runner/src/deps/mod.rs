@@ -99,6 +99,8 @@ pub(crate) struct Plan {
     pub python_requires: Vec<(String, String)>,
     /// Node: package.json `engines.node`, the Node the project says it needs.
     pub node_engines: Option<String>,
+    /// Python: unpinned requirements resolved as of this instant (part of the cache key).
+    pub resolve_before: Option<String>,
 }
 
 /// What a preparation script wrote of itself (`/deps/report.json`).
@@ -174,16 +176,17 @@ pub(crate) fn plan(
     config: &SandboxConfig,
     language: Language,
     src: &Path,
+    resolve_before: Option<&str>,
 ) -> Result<Option<Plan>, SandboxError> {
     match language {
-        Language::Python => Ok(plan_python(config, src)),
+        Language::Python => Ok(plan_python(config, src, resolve_before)),
         Language::Node => plan_node(config, src),
         Language::Rust => plan_rust(src),
         Language::Go => Ok(plan_go(config, src)),
     }
 }
 
-fn plan_python(config: &SandboxConfig, src: &Path) -> Option<Plan> {
+fn plan_python(config: &SandboxConfig, src: &Path, resolve_before: Option<&str>) -> Option<Plan> {
     let declared = python::read_plan(src);
     if declared.requirements.is_empty() && !declared.project && !declared.setup_py {
         return None;
@@ -205,12 +208,19 @@ fn plan_python(config: &SandboxConfig, src: &Path) -> Option<Plan> {
             plan.inputs.push((f.clone(), bytes));
         }
     }
+    // Requirements no lock file pins: resolved as of the review's instant when it gives one
+    // (part of the cache key then), else now.
+    let resolve_before = resolve_before.filter(|_| declared.pinned_by.is_none());
     if declared.pinned_by.is_none() && !declared.requirements.is_empty() {
-        plan.notes.push(
-            "no lock file pins the Python requirements: versions resolved now, not pinned by the project"
+        plan.notes.push(match resolve_before {
+            Some(at) => format!(
+                "no lock file pins the Python requirements: versions resolved as of {at}, not pinned by the project"
+            ),
+            None => "no lock file pins the Python requirements: versions resolved now, not pinned by the project"
                 .into(),
-        );
+        });
     }
+    plan.resolve_before = resolve_before.map(str::to_string);
     let json = serde_json::json!({
         "requirements": declared.requirements,
         "constraints": declared.constraints,
@@ -219,6 +229,7 @@ fn plan_python(config: &SandboxConfig, src: &Path) -> Option<Plan> {
         "extras": declared.extras,
         "test_names": ["test", "tests", "testing", "dev", "develop", "development", "devel", "check", "ci"],
         "index_url": config.pip_index_url,
+        "resolve_before": resolve_before,
         "call_timeout": config.prepare_timeout.as_secs(),
     });
     plan.files.push(("plan.json".into(), plan_json(&json)));
@@ -688,6 +699,7 @@ fn read_report(dir: &Path) -> Report {
 
 /// Makes sure the tree at `src` has its dependencies prepared for `tenant`; `None` when
 /// it declares nothing to prepare.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn prepare(
     docker: &bollard::Docker,
     config: &SandboxConfig,
@@ -696,16 +708,20 @@ pub(crate) async fn prepare(
     language: Language,
     image: &str,
     src: &Path,
+    resolve_before: Option<&str>,
 ) -> Result<Option<Prepared>, SandboxError> {
     let src_owned = src.to_path_buf();
     let config_owned = config.clone();
-    let planned = tokio::task::spawn_blocking(move || plan(&config_owned, language, &src_owned))
-        .await
-        .map_err(|e| SandboxError::Io {
-            action: "read the dependency files of",
-            path: src.to_path_buf(),
-            source: std::io::Error::other(e),
-        })??;
+    let before = resolve_before.map(str::to_string);
+    let planned = tokio::task::spawn_blocking(move || {
+        plan(&config_owned, language, &src_owned, before.as_deref())
+    })
+    .await
+    .map_err(|e| SandboxError::Io {
+        action: "read the dependency files of",
+        path: src.to_path_buf(),
+        source: std::io::Error::other(e),
+    })??;
     let Some(plan) = planned else {
         return Ok(None);
     };
@@ -718,6 +734,9 @@ pub(crate) async fn prepare(
             .cloned(),
     );
     sources.push(config.goproxy.clone());
+    if let Some(at) = &plan.resolve_before {
+        sources.push(format!("resolved as of {at}"));
+    }
     let key = cache_key(language, image, &sources, &plan.inputs);
     let root = tenant_dir(&config.cache_dir.join("deps"), tenant);
     let dir = root.join(format!("{}-{key}", language.as_str()));

@@ -310,3 +310,75 @@ async fn a_test_that_runs_the_pager_less_finds_it() {
         support::output(&record)
     );
 }
+
+/// The images' LANG names C.UTF-8, and the locale is there: `setlocale` succeeds, so an old
+/// Python (3.6 has no UTF-8 mode) reads a project's files as UTF-8, as on a developer's
+/// machine, not as ASCII.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_locale_the_images_name_exists() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let project = python_project();
+    let record = sandbox
+        .run(
+            &RunRequest::new(
+                project.repo.path(),
+                &project.base,
+                Language::Python,
+                [
+                    "python3",
+                    "-c",
+                    "import locale; locale.setlocale(locale.LC_ALL, ''); print(locale.nl_langinfo(locale.CODESET))",
+                ],
+            )
+            .as_command(),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}");
+    assert!(out.contains("UTF-8"), "{out}");
+}
+
+/// A project that pins nothing, run as of a date (a review of an old revision): its
+/// requirements resolve to the releases that existed then, not today's, and the record
+/// says so. Without the date, today's release is installed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unpinned_requirements_resolve_as_of_the_date_asked() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write("requirements.txt", "six\n");
+    let commit = repo.commit("unpinned six");
+    let version = ["python3", "-c", "import six; print('six', six.__version__)"];
+    // six 1.10.0 was uploaded on 2015-10-07, 1.11.0 on 2017-09-17.
+    let at = time::macros::datetime!(2016-06-01 00:00 UTC);
+    let dated = sandbox
+        .run(
+            &RunRequest::new(repo.path(), &commit, Language::Python, version)
+                .as_command()
+                .resolved_as_of(at),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&dated);
+    assert_eq!(dated.outcome, Outcome::Passed, "{out}");
+    assert!(out.contains("six 1.10.0"), "{out}");
+    let deps = dated.dependencies.as_ref().expect("prepared");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("versions resolved as of 2016-06-01T00:00:00Z")),
+        "{:?}",
+        deps.notes
+    );
+    let now = sandbox
+        .run(&RunRequest::new(repo.path(), &commit, Language::Python, version).as_command())
+        .await
+        .expect("run");
+    let out_now = support::output(&now);
+    assert!(!out_now.contains("six 1.10.0"), "{out_now}");
+    assert_ne!(
+        now.dependencies.as_ref().expect("prepared").key,
+        deps.key,
+        "the date is part of the cache key"
+    );
+}

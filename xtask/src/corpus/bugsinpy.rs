@@ -466,8 +466,25 @@ pub fn build_case(upstream: &Path, bug: &Bug, dir: &Path) -> Result<CaseRepo, St
     if !status.success() {
         return Err(format!("tar -x of {} failed", bug.fixed));
     }
+    // Both commits carry the fixed commit's time, as a change made right after it would: a
+    // review of the case resolves what the project does not pin as of then.
+    let fixed_at = Command::new("git")
+        .arg("--git-dir")
+        .arg(upstream)
+        .args(["show", "-s", "--format=%cI", &bug.fixed])
+        .output()
+        .map_err(|e| format!("git show {}: {e}", bug.fixed))?;
+    let fixed_at = String::from_utf8_lossy(&fixed_at.stdout).trim().to_string();
+    if fixed_at.is_empty() {
+        return Err(format!(
+            "{}: the fixed commit's time could not be read",
+            bug.id()
+        ));
+    }
     let work = |args: &[&str]| -> Result<String, String> {
         let out = Command::new("git")
+            .env("GIT_AUTHOR_DATE", &fixed_at)
+            .env("GIT_COMMITTER_DATE", &fixed_at)
             .arg("-C")
             .arg(dir)
             .args([

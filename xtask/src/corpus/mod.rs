@@ -401,6 +401,9 @@ fn sandbox_run(proven: &Path, repo: &Path, rev: &str, command: &[String]) -> Res
         .arg(repo)
         .args(["--rev", rev, "--lang", "python", "--timeout"])
         .arg(RUN_TIMEOUT.to_string())
+        // As a review does: what the project does not pin, resolved as of its base's time
+        // (both case commits carry the fixed commit's time).
+        .args(["--resolve-before", "rev"])
         .arg("--")
         .args(command)
         .output()

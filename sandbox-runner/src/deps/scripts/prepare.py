@@ -181,6 +181,71 @@ def runner_beside_pins(pip):
                            % (broken, version, how))
 
 
+# Resolving as of a date (PLAN["resolve_before"], when no lock file pins the versions): a
+# project's unpinned requirements get the releases that existed then, not today's. pip has
+# no such option before 25.3 (older Pythons' pips never will), so pip is pointed at a small
+# index served here, on the container's loopback: each project page is read from the real
+# index (PEP 691 JSON, through the egress proxy like any other request) and served as a
+# PEP 503 page holding only the files uploaded before the date (PEP 700 upload-time), with
+# their hashes and Requires-Python. Files themselves come from the real host.
+RESOLVE_BEFORE = PLAN.get("resolve_before")
+UPSTREAM = (PLAN.get("index_url") or "https://pypi.org/simple/").rstrip("/") + "/"
+
+
+def start_dated_index(before):
+    import html
+    import threading
+    import urllib.request
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Index(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            parts = [p for p in self.path.split("?")[0].split("/") if p]
+            if len(parts) != 2 or parts[0] != "simple":
+                self.send_error(404)
+                return
+            name = parts[1]
+            request = urllib.request.Request(UPSTREAM + name + "/", headers={
+                "Accept": "application/vnd.pypi.simple.v1+json"})
+            try:
+                with urllib.request.urlopen(request, timeout=120) as r:
+                    page = json.loads(r.read().decode("utf-8"))
+            except Exception as e:
+                code = getattr(e, "code", 502)
+                self.send_error(code if isinstance(code, int) else 502)
+                return
+            links = []
+            for f in page.get("files", []):
+                uploaded = f.get("upload-time")
+                if not uploaded or uploaded[:19] > before[:19]:
+                    continue
+                url = f["url"]
+                sha = (f.get("hashes") or {}).get("sha256")
+                if sha:
+                    url += "#sha256=" + sha
+                attrs = ' href="%s"' % html.escape(url)
+                if f.get("requires-python"):
+                    attrs += ' data-requires-python="%s"' % html.escape(f["requires-python"])
+                if f.get("yanked"):
+                    attrs += ' data-yanked=""'
+                links.append("<a%s>%s</a><br/>" % (attrs, html.escape(f["filename"])))
+            body = ("<!DOCTYPE html><html><body>%s</body></html>" % "\n".join(links)).encode("utf-8")
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = HTTPServer(("127.0.0.1", 0), Index)
+    thread = threading.Thread(target=server.serve_forever)
+    thread.daemon = True
+    thread.start()
+    return "http://127.0.0.1:%d/simple/" % server.server_address[1]
+
+
 MAX_DROPPED = 10
 NOT_SERVED = re.compile(r"(?:No matching distribution found for|Could not find a version that satisfies the requirement) ([^\s(]+)")
 
@@ -237,7 +302,15 @@ def main():
 
     pip = [PY, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
            "--progress-bar", "off", "--no-warn-script-location", "--no-compile"]
-    if PLAN.get("index_url"):
+    if RESOLVE_BEFORE:
+        # pip reaches the dated index directly (NO_PROXY), the index reaches the real one
+        # through the proxy. --ignore-installed: the image's own pytest is today's; the
+        # project's requirements (pytest among them) are installed as of the date.
+        os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
+        index = start_dated_index(RESOLVE_BEFORE)
+        pip += ["--index-url", index, "--trusted-host", "127.0.0.1", "--ignore-installed"]
+        REPORT["notes"].append("versions resolved as of %s (the releases that existed then)" % RESOLVE_BEFORE)
+    elif PLAN.get("index_url"):
         pip += ["--index-url", PLAN["index_url"]]
         # The operator's own index (never the project's): over plain http it is still theirs.
         if PLAN["index_url"].startswith("http://"):
