@@ -155,6 +155,21 @@ def keep_generated_modules(before):
         REPORT["notes"].append("the project's build wrote %s into the tree: kept in the environment" % rel)
 
 
+def dated_runner_or_the_images():
+    """Resolved as of a date, the project's own pytest is that date's (--ignore-installed):
+    where it does not start on this Python (pytest 3 on Python 3.10), it is removed from the
+    environment, so the image's own pytest runs the tests."""
+    code, out = run([PY, "-m", "pytest", "--version"], timeout=120, cwd="/tmp")
+    if code == 0:
+        return
+    site = [os.path.join(VENV, "lib", p, "site-packages") for p in os.listdir(VENV + "/lib") if p.startswith("python")]
+    if not any(os.path.isdir(os.path.join(p, "_pytest")) for p in site):
+        return
+    run([PY, "-m", "pip", "uninstall", "-y", "--disable-pip-version-check", "pytest"], timeout=120)
+    REPORT["notes"].append("the pytest of %s does not start on Python %s (%s): the image's pytest runs the tests"
+                           % (RESOLVE_BEFORE, REPORT["python"], why(out)))
+
+
 def runner_beside_pins(pip):
     """The image's pytest imports its own dependencies (pluggy, typing_extensions, ...) from
     the environment, where the project's pins shadow them: when it no longer starts, pytest
@@ -384,6 +399,8 @@ def main():
             REPORT["not_prepared"].append({"what": "the project itself (as an installed package)",
                                            "source": "its build", "reason": why(out)})
 
+    if RESOLVE_BEFORE:
+        dated_runner_or_the_images()
     runner_beside_pins(pip)
 
     code, out = run([PY, "-m", "pip", "list", "--format", "json", "--disable-pip-version-check"], timeout=120)
