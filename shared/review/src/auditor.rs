@@ -35,7 +35,7 @@ use crate::outcome::{blocking, outcome, to_json};
 use crate::rows::step_result;
 use crate::step_name::StepName;
 use crate::test_runs::language_of;
-use crate::wire::{AuditResult, PlannerResult, ReviewView, Risk, SurfaceRow, fingerprint};
+use crate::wire::{AuditResult, EvidenceKind, PlannerResult, ReviewView, Risk, SurfaceRow};
 
 pub const AUDITOR: &str = StepName::Auditor.as_str();
 
@@ -280,62 +280,8 @@ pub async fn auditor(
             match named.probe {
                 None => row.detail = "no probe named that would settle it".into(),
                 Some(probe) => {
-                    let probes = result.probing.len() + result.investigating.len();
-                    match check_probe(&probe, &view, &m.files) {
-                        Err(why) => row.detail = why,
-                        Ok(()) if probes >= MAX_PROBES => {
-                            row.detail =
-                                format!("round two's budget of {MAX_PROBES} probes was spent");
-                        }
-                        Ok(()) => {
-                            let risk = Risk {
-                                title: format!("coverage: {surface}"),
-                                claim: probe.claim,
-                                path: probe.path,
-                                symbol: probe.symbol,
-                                evidence: probe.evidence,
-                            };
-                            let fp = fingerprint(
-                                &risk.evidence,
-                                &risk.path,
-                                risk.symbol.as_deref(),
-                                &risk.claim,
-                            );
-                            if let Some(memory) = view
-                                .store
-                                .memory_lookup(view.tenant, view.repository, &fp)
-                                .await
-                                .map_err(crate::outcome::retryable)?
-                            {
-                                row.status = "remembered".into();
-                                row.detail = format!(
-                                    "an earlier review refuted this probe with evidence (memory record {})",
-                                    memory.id
-                                );
-                            } else {
-                                let key = format!("a{probes}");
-                                let step = if risk.evidence == "query" {
-                                    StepName::Investigator.as_str()
-                                } else {
-                                    StepName::Prover.as_str()
-                                };
-                                next.push(NewStep {
-                                    key: key.clone(),
-                                    input: Some(to_json(&risk)?),
-                                    pipeline: true,
-                                    ..NewStep::new(step, "model")
-                                });
-                                row.status = "probing".into();
-                                row.detail = format!("probed in round two ({key})");
-                                row.key = Some(key.clone());
-                                if risk.evidence == "query" {
-                                    result.investigating.push((key, risk));
-                                } else {
-                                    result.probing.push((key, risk));
-                                }
-                            }
-                        }
-                    }
+                    let step = round_two(probe, &mut row, &view, &m.files, &mut result).await?;
+                    next.extend(step);
                 }
             }
         }
@@ -348,14 +294,58 @@ pub async fn auditor(
     Ok(outcome(trace, to_json(&result)?, next, true))
 }
 
+/// An unexamined surface's probe in round two: checked, within the budget, not refuted
+/// before (H-MEM); then the first step of its pipeline, recorded on `row` and `result`.
+async fn round_two(
+    probe: Probe,
+    row: &mut SurfaceRow,
+    view: &ReviewView<'_>,
+    files: &[String],
+    result: &mut AuditResult,
+) -> Result<Option<NewStep>, StepError> {
+    let probes = result.probing.len() + result.investigating.len();
+    if let Err(why) = check_probe(&probe, view, files) {
+        row.detail = why;
+        return Ok(None);
+    }
+    if probes >= MAX_PROBES {
+        row.detail = format!("round two's budget of {MAX_PROBES} probes was spent");
+        return Ok(None);
+    }
+    let risk = Risk {
+        title: format!("coverage: {}", row.surface),
+        claim: probe.claim,
+        path: probe.path,
+        symbol: probe.symbol,
+        evidence: probe.evidence,
+    };
+    if let Some(memory) = view.remembered(&risk).await? {
+        row.status = "remembered".into();
+        row.detail =
+            format!("an earlier review refuted this probe with evidence (memory record {memory})");
+        return Ok(None);
+    }
+    let key = format!("a{probes}");
+    let step = risk.first_step(key.clone())?;
+    row.status = "probing".into();
+    row.detail = format!("probed in round two ({key})");
+    row.key = Some(key.clone());
+    if risk.evidence_kind() == Some(EvidenceKind::Query) {
+        result.investigating.push((key, risk));
+    } else {
+        result.probing.push((key, risk));
+    }
+    Ok(Some(step))
+}
+
 /// A probe Proven can run: known evidence, a usable claim, a file of the repository (of the
 /// change, for a query, whose rows count only for lines the change adds), a test runner.
 fn check_probe(probe: &Probe, view: &ReviewView<'_>, files: &[String]) -> Result<(), String> {
     if probe.claim.trim().is_empty() || probe.claim.len() > 4000 {
         return Err("the probe's claim is empty or too long".into());
     }
-    match probe.evidence.as_str() {
-        "test" => {
+    match EvidenceKind::parse(&probe.evidence) {
+        Some(EvidenceKind::Test) => {
             if !files.iter().any(|f| f == &probe.path) {
                 return Err(format!(
                     "the probe's file {:?} is not in the repository at the change",
@@ -370,13 +360,14 @@ fn check_probe(probe: &Probe, view: &ReviewView<'_>, files: &[String]) -> Result
             }
             Ok(())
         }
-        "query" if view.changed.iter().any(|c| c == &probe.path) => Ok(()),
-        "query" => Err(format!(
+        Some(EvidenceKind::Query) if view.changed.iter().any(|c| c == &probe.path) => Ok(()),
+        Some(EvidenceKind::Query) => Err(format!(
             "a query probe must name a file of the change, not {:?}",
             probe.path
         )),
-        other => Err(format!(
-            "the probe's evidence {other:?} is neither \"test\" nor \"query\""
+        None => Err(format!(
+            "the probe's evidence {:?} is neither \"test\" nor \"query\"",
+            probe.evidence
         )),
     }
 }

@@ -20,7 +20,7 @@ use std::time::Duration;
 use proven_models::Cassette;
 use proven_pipeline::{Lease, Outcome, StepError};
 use proven_report::{Autofix, PatchEdit, RunRef};
-use proven_sandbox::{Language, Sandbox};
+use proven_sandbox::{Language, RunRequest, Sandbox};
 use proven_store::StepRow;
 use serde_json::json;
 
@@ -96,22 +96,7 @@ pub async fn autofix(
     }
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let kept = kept(&rows);
-    let mut result = Autofix {
-        verdict: NOTHING.into(),
-        edits: Vec::new(),
-        fixes: Vec::new(),
-        open: Vec::new(),
-        runs: Vec::new(),
-    };
-    for k in &kept {
-        match &k.fix {
-            Some(edits) => {
-                result.edits.extend(edits.iter().cloned());
-                result.fixes.push(k.title.clone());
-            }
-            None => result.open.push(format!("{}: no proved fix", k.title)),
-        }
-    }
+    let mut result = gathered(&kept);
     if kept.is_empty() {
         trace.push("autofix", json!({"verdict": NOTHING}));
         return Ok(outcome(trace, to_json(&result)?, Vec::new(), true));
@@ -121,37 +106,8 @@ pub async fn autofix(
         trace.push("autofix", json!({"verdict": REJECTED, "open": result.open}));
         return Ok(outcome(trace, to_json(&result)?, Vec::new(), true));
     }
-    let patch = crate::test_runs::patch(&result.edits);
-    // Each fixed finding's own test, then the package's suite with every proving test in it.
     let fixed: Vec<&Kept> = kept.iter().filter(|k| k.fix.is_some()).collect();
-    let mut requests = Vec::new();
-    for k in &fixed {
-        let language: Language = k
-            .job
-            .language
-            .parse()
-            .map_err(|e| StepError::Permanent(format!("{e}")))?;
-        requests.push((
-            k.title.clone(),
-            crate::test_runs::requests(&view, &k.job, &k.job.test)?
-                .1
-                .with_patch(patch.clone()),
-            language,
-        ));
-    }
-    let language = requests.first().map(|r| r.2).unwrap_or(Language::Python);
-    let mut suite = crate::test_runs::suite_request(&view, view.head, language, &mut trace)
-        .await?
-        .with_patch(patch)
-        .with_timeout(TEST_TIMEOUT);
-    for k in &fixed {
-        suite = suite.with_file(
-            k.job.test.path.clone(),
-            k.job.test.code.clone().into_bytes(),
-        );
-    }
-    requests.push(("the package's tests".into(), suite, language));
-
+    let requests = patch_requests(&view, &fixed, &result.edits, &mut trace).await?;
     let cassette_key = runs_key(&[
         view.head,
         &serde_json::to_string(&result.edits).unwrap_or_default(),
@@ -169,11 +125,83 @@ pub async fn autofix(
         requests
             .iter()
             .enumerate()
-            .map(|(i, (_, request, _))| (format!("run-{i}"), request.clone()))
+            .map(|(i, (_, request))| (format!("run-{i}"), request.clone()))
             .collect(),
         false,
     )
     .await?;
+    settle(&mut result, &requests, done, &mut trace);
+    Ok(outcome(trace, to_json(&result)?, Vec::new(), true))
+}
+
+/// The whole patch of the kept findings' proved fixes; a finding without one is open.
+fn gathered(kept: &[Kept]) -> Autofix {
+    let mut result = Autofix {
+        verdict: NOTHING.into(),
+        edits: Vec::new(),
+        fixes: Vec::new(),
+        open: Vec::new(),
+        runs: Vec::new(),
+    };
+    for k in kept {
+        match &k.fix {
+            Some(edits) => {
+                result.edits.extend(edits.iter().cloned());
+                result.fixes.push(k.title.clone());
+            }
+            None => result.open.push(format!("{}: no proved fix", k.title)),
+        }
+    }
+    result
+}
+
+/// The runs that prove the whole patch, each named: each fixed finding's own test, then the
+/// package's suite with every proving test in it.
+async fn patch_requests(
+    view: &ReviewView<'_>,
+    fixed: &[&Kept],
+    edits: &[PatchEdit],
+    trace: &mut Trace,
+) -> Result<Vec<(String, RunRequest)>, StepError> {
+    let patch = crate::test_runs::patch(edits);
+    let mut requests = Vec::new();
+    let mut language = None;
+    for k in fixed {
+        let parsed: Language = k
+            .job
+            .language
+            .parse()
+            .map_err(|e| StepError::Permanent(format!("{e}")))?;
+        language.get_or_insert(parsed);
+        requests.push((
+            k.title.clone(),
+            crate::test_runs::requests(view, &k.job, &k.job.test)?
+                .1
+                .with_patch(patch.clone()),
+        ));
+    }
+    let language = language.unwrap_or(Language::Python);
+    let mut suite = crate::test_runs::suite_request(view, view.head, language, trace)
+        .await?
+        .with_patch(patch)
+        .with_timeout(TEST_TIMEOUT);
+    for k in fixed {
+        suite = suite.with_file(
+            k.job.test.path.clone(),
+            k.job.test.code.clone().into_bytes(),
+        );
+    }
+    requests.push(("the package's tests".into(), suite));
+    Ok(requests)
+}
+
+/// The verdict from the runs: fixed only when the patch applied and every run passed.
+fn settle(
+    result: &mut Autofix,
+    requests: &[(String, RunRequest)],
+    done: crate::test_runs::RunsDone,
+    trace: &mut Trace,
+) {
     let records = done.runs;
     let refused = done
         .refused
@@ -188,7 +216,7 @@ pub async fn autofix(
     match refused {
         Some(why) => result.open.push(why),
         None => {
-            for (i, (name, _, _)) in requests.iter().enumerate() {
+            for (i, (name, _)) in requests.iter().enumerate() {
                 let passed = records.get(i).is_some_and(crate::test_runs::passed);
                 if !passed {
                     result
@@ -207,7 +235,6 @@ pub async fn autofix(
         "autofix",
         json!({"verdict": result.verdict, "fixes": result.fixes, "open": result.open}),
     );
-    Ok(outcome(trace, to_json(&result)?, Vec::new(), true))
 }
 
 /// The autofix verdict for the review document (None when autofix did not run).

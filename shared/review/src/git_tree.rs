@@ -9,6 +9,16 @@ pub struct GitTree<'a> {
     pub commit: &'a str,
 }
 
+impl<'a> GitTree<'a> {
+    /// The base and the head commit of a change, each named by its side.
+    pub fn sides(repo: &'a Repo, base: &'a str, head: &'a str) -> [(&'static str, GitTree<'a>); 2] {
+        [
+            ("base", GitTree { repo, commit: base }),
+            ("head", GitTree { repo, commit: head }),
+        ]
+    }
+}
+
 fn io_err(e: proven_change::ChangeError) -> io::Error {
     io::Error::other(e.to_string())
 }

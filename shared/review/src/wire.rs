@@ -1,11 +1,15 @@
 //! The types the review's agent steps pass each other and store (their JSON is what a
 //! stored review holds: field names are its format), and the H-MEM fingerprint.
 
+use proven_pipeline::{NewStep, StepError};
 use proven_report::{PatchEdit, RunRef, TestRef};
 use proven_sandbox::Selection;
 use proven_store::Store;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+use crate::outcome::{Next, to_json};
+use crate::step_name::StepName;
 
 /// A risk the Planner named (the wire shape between the agents).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -15,8 +19,64 @@ pub struct Risk {
     pub path: String,
     #[serde(default)]
     pub symbol: Option<String>,
-    /// test or query.
+    /// test or query ([`EvidenceKind`]; kept as the model wrote it, so an answer naming
+    /// another kind is refused by name rather than unread).
     pub evidence: String,
+}
+
+/// How a risk's claim is settled: a test Proven runs, or the advisory rows a query reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EvidenceKind {
+    Test,
+    Query,
+}
+
+impl EvidenceKind {
+    /// The name a risk and a stored result keep.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EvidenceKind::Test => "test",
+            EvidenceKind::Query => "query",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<EvidenceKind> {
+        [EvidenceKind::Test, EvidenceKind::Query]
+            .into_iter()
+            .find(|k| k.as_str() == name)
+    }
+}
+
+impl Risk {
+    /// The kind of evidence it names (None: neither, refused by name).
+    pub fn evidence_kind(&self) -> Option<EvidenceKind> {
+        EvidenceKind::parse(&self.evidence)
+    }
+
+    /// Its H-MEM fingerprint.
+    pub fn fingerprint(&self) -> String {
+        fingerprint(
+            &self.evidence,
+            &self.path,
+            self.symbol.as_deref(),
+            &self.claim,
+        )
+    }
+
+    /// The first step of its finding pipeline under `key`: the Investigator for a query,
+    /// the Prover for a test.
+    pub fn first_step(&self, key: String) -> Result<NewStep, StepError> {
+        let step = match self.evidence_kind() {
+            Some(EvidenceKind::Query) => StepName::Investigator,
+            _ => StepName::Prover,
+        };
+        Ok(NewStep {
+            key,
+            input: Some(to_json(self)?),
+            ..Next::then(step, "model")
+        })
+    }
 }
 
 /// What a risk pipeline's steps carry forward.
@@ -104,6 +164,19 @@ pub struct ReviewView<'a> {
     pub base: &'a str,
     pub head: &'a str,
     pub changed: &'a [String],
+}
+
+impl ReviewView<'_> {
+    /// The H-MEM record that holds an evidenced refutation of `risk` in this review's
+    /// scope (its id), if any: such a risk is not raised again.
+    pub async fn remembered(&self, risk: &Risk) -> Result<Option<String>, StepError> {
+        Ok(self
+            .store
+            .memory_lookup(self.tenant, self.repository, &risk.fingerprint())
+            .await
+            .map_err(crate::outcome::retryable)?
+            .map(|memory| memory.id))
+    }
 }
 
 /// The dependency evidence the Planner reads: what the lock files already proved before it
@@ -223,6 +296,18 @@ pub struct Refutation {
     /// The refutation checked (absent in records of older versions, which are no evidence).
     #[serde(default)]
     pub kind: Option<RefutationKind>,
+}
+
+impl Refutation {
+    /// What Proven's runs showed of a refutation (the step that checked it sets its kind).
+    pub fn shown(evidenced: bool, reason: String, runs: Vec<RunRef>) -> Refutation {
+        Refutation {
+            evidenced,
+            reason,
+            runs,
+            kind: None,
+        }
+    }
 }
 
 /// Whether `artifact` names one of `shown` exactly (as a whole word: `a.py` is not named by

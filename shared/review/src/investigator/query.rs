@@ -3,21 +3,16 @@
 //! (a line the change adds naming the package and the version) a query finding needs; and
 //! the check of the Skeptic's query refutation.
 
-use std::collections::HashSet;
-use std::path::Path;
-
 use proven_domain::{Dependency, DependencyKind, Ecosystem, Origin};
 use proven_lockfile::{DependencyFile, Format};
-use proven_pipeline::StepError;
 use proven_report::Finding;
 use proven_store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::anchors::Anchors;
 use crate::Trace;
-use crate::outcome::blocking;
 use crate::steps::deps;
-use crate::wire::ReviewView;
 
 /// The closed list of queries a model may ask for, with their values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -135,83 +130,6 @@ pub struct QueryRefutation {
     pub query: Option<QueryEvidence>,
 }
 
-/// The lines the change adds to and removes from one file (1-based line numbers of the
-/// side they are on).
-#[derive(Debug, Default)]
-pub(super) struct Anchors {
-    pub(super) added: Vec<(u32, String)>,
-    pub(super) removed: Vec<(u32, String)>,
-}
-
-/// `needle` occurs in `line` as a whole token: not inside a longer name or version.
-fn has_token(line: &str, needle: &str) -> bool {
-    let line = line.to_ascii_lowercase();
-    let needle = needle.to_ascii_lowercase();
-    let inside = |c: char| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-';
-    line.match_indices(&needle).any(|(i, _)| {
-        let before = line[..i].chars().next_back();
-        let after = line[i + needle.len()..].chars().next();
-        // A trailing '.' ends a sentence, not a version.
-        let after_inside = after.is_some_and(|c| {
-            let sentence_end = c == '.' && !line[i + needle.len() + 1..].starts_with(inside);
-            inside(c) && !sentence_end
-        });
-        !before.is_some_and(inside) && !after_inside
-    })
-}
-
-impl Anchors {
-    pub(super) fn of(base: &str, head: &str) -> Anchors {
-        let base_lines: HashSet<&str> = base.lines().map(str::trim).collect();
-        let head_lines: HashSet<&str> = head.lines().map(str::trim).collect();
-        let number = |text: &str, other: &HashSet<&str>| {
-            text.lines()
-                .enumerate()
-                .filter(|(_, l)| !other.contains(l.trim()))
-                .map(|(i, l)| (i as u32 + 1, l.to_string()))
-                .collect::<Vec<_>>()
-        };
-        Anchors {
-            added: number(head, &base_lines),
-            removed: number(base, &head_lines),
-        }
-    }
-
-    pub(super) fn find(lines: &[(u32, String)], name: &str, version: &str) -> Option<u32> {
-        lines
-            .iter()
-            .find(|(_, l)| has_token(l, name) && has_token(l, version))
-            .map(|(n, _)| *n)
-    }
-}
-
-pub(super) async fn read_sides(
-    view: &ReviewView<'_>,
-    path: &str,
-) -> Result<(String, String), StepError> {
-    let (dir, base, head, path) = (
-        view.repository_dir.to_string(),
-        view.base.to_string(),
-        view.head.to_string(),
-        path.to_string(),
-    );
-    blocking(move || {
-        let repo = proven_change::Repo::open(Path::new(&dir)).map_err(|e| e.to_string())?;
-        let read = |rev: &str| -> Result<String, String> {
-            match repo
-                .read_blob(rev, path.as_bytes(), crate::test_runs::MAX_FILE_BYTES * 8)
-                .map_err(|e| e.to_string())?
-            {
-                proven_change::BlobRead::Content(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
-                _ => Ok(String::new()),
-            }
-        };
-        Ok::<_, String>((read(&base)?, read(&head)?))
-    })
-    .await?
-    .map_err(|e| StepError::Permanent(format!("investigator: {e}")))
-}
-
 /// Runs one checked query with the store's parameterised SQL.
 pub(super) async fn run_query(
     store: &Store,
@@ -228,120 +146,17 @@ pub(super) async fn run_query(
             version,
             base_version,
         } => {
-            let eco = Ecosystem::from_osv(ecosystem).unwrap_or(Ecosystem::Npm);
-            let norm = eco.normalize_name(name);
-            let found = store
-                .affected_rows(eco, std::slice::from_ref(&norm))
-                .await?;
-            let rows: Vec<Value> = found
-                .iter()
-                .map(|r| {
-                    json!({"advisory_id": r.advisory_id, "affected_index": r.idx, "name": r.name,
-                           "affected": serde_json::from_str::<Value>(&r.affected_json).unwrap_or(Value::Null)})
-                })
-                .collect();
-            let note = match Anchors::find(&anchors.added, name, version) {
-                None => format!(
-                    "no line the change adds to {path} names {name} {version}: rows about a version \
-                     the change does not bring in prove nothing about it"
-                ),
-                Some(line) => {
-                    let base_dep = base_version.as_ref().and_then(|b| {
-                        Anchors::find(&anchors.removed, name, b).map(|l| (b.clone(), l))
-                    });
-                    let dep = |version: &str, line: u32| Dependency {
-                        ecosystem: eco,
-                        name: name.clone(),
-                        version: version.to_string(),
-                        kind: DependencyKind::Direct,
-                        origin: Origin::Registry,
-                        dev: false,
-                        line: Some(line),
-                    };
-                    // `format` is not read by `evaluate`; the file is the one the change touched.
-                    let file = |deps: Vec<Dependency>| DependencyFile {
-                        path: path.to_string(),
-                        format: Format::RequirementsTxt,
-                        dependencies: deps,
-                        notes: Vec::new(),
-                    };
-                    let pair = deps::FilePair {
-                        path: path.to_string(),
-                        base: base_dep.map(|(b, l)| file(vec![dep(&b, l)])),
-                        head: Some(file(vec![dep(version, line)])),
-                    };
-                    let options = deps::DepsOptions {
-                        informational: proven_config::Informational::Report,
-                        dev_dependencies: true,
-                        limits: proven_lockfile::Limits::default(),
-                    };
-                    let out = deps::evaluate(store, &[pair], &options, trace).await?;
-                    findings.extend(out.findings.into_iter().map(|mut f| {
-                        f.id = f.id.replacen("dependency:", "query:", 1);
-                        f
-                    }));
-                    if findings.is_empty() {
-                        format!(
-                            "line {line} of {path} brings in {name} {version}; no advisory row affects it \
-                             (or the base's version was affected too)"
-                        )
-                    } else {
-                        format!(
-                            "line {line} of {path} brings in {name} {version}, inside an affected range"
-                        )
-                    }
-                }
+            let asked = Asked {
+                eco: Ecosystem::from_osv(ecosystem).unwrap_or(Ecosystem::Npm),
+                name,
+                version,
+                base_version: base_version.as_deref(),
             };
-            (rows, note)
+            package_rows(store, &asked, anchors, path, trace, &mut findings).await?
         }
-        Query::AdvisoryById { id } => {
-            let rows: Vec<Value> = store
-                .advisory(id)
-                .await?
-                .into_iter()
-                .map(|a| {
-                    let record: Value = serde_json::from_str(&a.record).unwrap_or(Value::Null);
-                    json!({"id": a.id, "modified": a.modified, "withdrawn": a.withdrawn,
-                           "summary": record["summary"], "aliases": record["aliases"],
-                           "affected": record["affected"].as_array().map(|list| list.iter()
-                               .map(|x| x["package"].clone()).collect::<Vec<_>>())})
-                })
-                .collect();
-            (
-                rows,
-                "an advisory record describes the advisory, not the change".into(),
-            )
-        }
-        Query::KevByCve { cve } => {
-            let rows = store
-                .kev_for(std::slice::from_ref(cve))
-                .await?
-                .into_values()
-                .map(|k| {
-                    json!({"cve": k.cve, "vendor": k.vendor, "product": k.product,
-                           "name": k.name, "date_added": k.date_added, "ransomware": k.ransomware})
-                })
-                .collect();
-            (
-                rows,
-                "a KEV entry says a CVE is exploited, not that the change brings it in".into(),
-            )
-        }
-        Query::EpssByCve { cve } => {
-            let rows = store
-                .epss_for(std::slice::from_ref(cve))
-                .await?
-                .into_values()
-                .map(|e| {
-                    json!({"cve": e.cve, "probability": e.probability, "percentile": e.percentile,
-                           "score_date": e.score_date})
-                })
-                .collect();
-            (
-                rows,
-                "an EPSS score is a likelihood of exploitation, not a finding".into(),
-            )
-        }
+        Query::AdvisoryById { id } => advisory_rows(store, id).await?,
+        Query::KevByCve { cve } => kev_rows(store, cve).await?,
+        Query::EpssByCve { cve } => epss_rows(store, cve).await?,
     };
     trace.push(
         "query",
@@ -354,6 +169,159 @@ pub(super) async fn run_query(
             note,
         },
         findings,
+    ))
+}
+
+/// A package version a query asks about (and the version the change replaced, if any).
+struct Asked<'a> {
+    eco: Ecosystem,
+    name: &'a str,
+    version: &'a str,
+    base_version: Option<&'a str>,
+}
+
+/// The advisory rows naming a package, and what they prove: findings only for a version a
+/// line the change adds names, evaluated by the dependency evidence's own rules.
+async fn package_rows(
+    store: &Store,
+    asked: &Asked<'_>,
+    anchors: &Anchors,
+    path: &str,
+    trace: &mut Trace,
+    findings: &mut Vec<Finding>,
+) -> Result<(Vec<Value>, String), StoreError> {
+    let (eco, name, version) = (asked.eco, asked.name, asked.version);
+    let norm = eco.normalize_name(name);
+    let found = store
+        .affected_rows(eco, std::slice::from_ref(&norm))
+        .await?;
+    let rows: Vec<Value> = found
+        .iter()
+        .map(|r| {
+            json!({"advisory_id": r.advisory_id, "affected_index": r.idx, "name": r.name,
+                   "affected": serde_json::from_str::<Value>(&r.affected_json).unwrap_or(Value::Null)})
+        })
+        .collect();
+    let Some(line) = Anchors::find(&anchors.added, name, version) else {
+        let note = format!(
+            "no line the change adds to {path} names {name} {version}: rows about a version \
+             the change does not bring in prove nothing about it"
+        );
+        return Ok((rows, note));
+    };
+    findings.extend(anchored_findings(store, asked, line, anchors, path, trace).await?);
+    let note = if findings.is_empty() {
+        format!(
+            "line {line} of {path} brings in {name} {version}; no advisory row affects it \
+             (or the base's version was affected too)"
+        )
+    } else {
+        format!("line {line} of {path} brings in {name} {version}, inside an affected range")
+    };
+    Ok((rows, note))
+}
+
+/// The findings of the version line `line` of `path` adds, against the version a removed
+/// line named (if any), by [`deps::evaluate`].
+async fn anchored_findings(
+    store: &Store,
+    asked: &Asked<'_>,
+    line: u32,
+    anchors: &Anchors,
+    path: &str,
+    trace: &mut Trace,
+) -> Result<Vec<Finding>, StoreError> {
+    let base_dep = asked
+        .base_version
+        .and_then(|b| Anchors::find(&anchors.removed, asked.name, b).map(|l| (b, l)));
+    let dep = |version: &str, line: u32| Dependency {
+        ecosystem: asked.eco,
+        name: asked.name.to_string(),
+        version: version.to_string(),
+        kind: DependencyKind::Direct,
+        origin: Origin::Registry,
+        dev: false,
+        line: Some(line),
+    };
+    // `format` is not read by `evaluate`; the file is the one the change touched.
+    let file = |deps: Vec<Dependency>| DependencyFile {
+        path: path.to_string(),
+        format: Format::RequirementsTxt,
+        dependencies: deps,
+        notes: Vec::new(),
+    };
+    let pair = deps::FilePair {
+        path: path.to_string(),
+        base: base_dep.map(|(b, l)| file(vec![dep(b, l)])),
+        head: Some(file(vec![dep(asked.version, line)])),
+    };
+    let options = deps::DepsOptions {
+        informational: proven_config::Informational::Report,
+        dev_dependencies: true,
+        limits: proven_lockfile::Limits::default(),
+    };
+    let out = deps::evaluate(store, &[pair], &options, trace).await?;
+    Ok(out
+        .findings
+        .into_iter()
+        .map(|mut f| {
+            f.id = f.id.replacen("dependency:", "query:", 1);
+            f
+        })
+        .collect())
+}
+
+/// The rows of an advisory record: they describe the advisory, never the change.
+async fn advisory_rows(store: &Store, id: &str) -> Result<(Vec<Value>, String), StoreError> {
+    let rows: Vec<Value> = store
+        .advisory(id)
+        .await?
+        .into_iter()
+        .map(|a| {
+            let record: Value = serde_json::from_str(&a.record).unwrap_or(Value::Null);
+            json!({"id": a.id, "modified": a.modified, "withdrawn": a.withdrawn,
+                   "summary": record["summary"], "aliases": record["aliases"],
+                   "affected": record["affected"].as_array().map(|list| list.iter()
+                       .map(|x| x["package"].clone()).collect::<Vec<_>>())})
+        })
+        .collect();
+    Ok((
+        rows,
+        "an advisory record describes the advisory, not the change".into(),
+    ))
+}
+
+/// A CVE's KEV entry: exploited, not brought in by the change.
+async fn kev_rows(store: &Store, cve: &str) -> Result<(Vec<Value>, String), StoreError> {
+    let rows = store
+        .kev_for(&[cve.to_string()])
+        .await?
+        .into_values()
+        .map(|k| {
+            json!({"cve": k.cve, "vendor": k.vendor, "product": k.product,
+                   "name": k.name, "date_added": k.date_added, "ransomware": k.ransomware})
+        })
+        .collect();
+    Ok((
+        rows,
+        "a KEV entry says a CVE is exploited, not that the change brings it in".into(),
+    ))
+}
+
+/// A CVE's EPSS score: a likelihood, not a finding.
+async fn epss_rows(store: &Store, cve: &str) -> Result<(Vec<Value>, String), StoreError> {
+    let rows = store
+        .epss_for(&[cve.to_string()])
+        .await?
+        .into_values()
+        .map(|e| {
+            json!({"cve": e.cve, "probability": e.probability, "percentile": e.percentile,
+                   "score_date": e.score_date})
+        })
+        .collect();
+    Ok((
+        rows,
+        "an EPSS score is a likelihood of exploitation, not a finding".into(),
     ))
 }
 
@@ -558,35 +526,5 @@ mod tests {
             }
             test.cleanup().await;
         }
-    }
-
-    #[test]
-    fn an_anchor_is_an_added_line_naming_the_package_and_the_version() {
-        let base = "FROM python:3.12\nRUN pip install flask==2.0.0\n";
-        let head = "FROM python:3.12\nRUN pip install flask==2.0.0 django==3.2.0\n# django 3.2.10 later.\n";
-        let a = Anchors::of(base, head);
-        assert_eq!(Anchors::find(&a.added, "django", "3.2.0"), Some(2));
-        assert_eq!(
-            Anchors::find(&a.added, "Django", "3.2.0"),
-            Some(2),
-            "names fold case"
-        );
-        assert_eq!(
-            Anchors::find(&a.added, "django", "3.2"),
-            None,
-            "not a prefix of a version"
-        );
-        assert_eq!(Anchors::find(&a.added, "django", "3.2.1"), None);
-        assert_eq!(
-            Anchors::find(&a.added, "django", "3.2.10"),
-            Some(3),
-            "a sentence's full stop"
-        );
-        assert_eq!(Anchors::find(&a.removed, "flask", "2.0.0"), Some(2));
-        assert_eq!(
-            Anchors::find(&a.added, "go", "3.2.0"),
-            None,
-            "not inside django"
-        );
     }
 }

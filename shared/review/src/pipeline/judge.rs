@@ -116,6 +116,92 @@ impl Judging<'_> {
         Ok(first)
     }
 
+    /// A test finding the Judge keeps: its runs as evidence, with its proved fix or why none
+    /// is shown.
+    fn keep_test_finding(
+        &mut self,
+        key: &str,
+        risk: &crate::wire::Risk,
+        fp: &str,
+        job: &crate::wire::ProveJob,
+        runs: Vec<proven_report::RunRef>,
+        skeptic: Option<crate::wire::SkepticResult>,
+    ) {
+        let evidence = runs
+            .into_iter()
+            .enumerate()
+            .map(|(i, run)| Evidence {
+                kind: "test_run".into(),
+                advisory_id: None,
+                affected_index: None,
+                matched: None,
+                row: None,
+                run: Some(run),
+                test: (i == 0).then(|| job.test.clone()),
+            })
+            .collect();
+        self.trace.push(
+            "verdict",
+            serde_json::json!({"key": key, "verdict": "kept", "title": risk.title}),
+        );
+        let (patch, fix_not_proved) = self.fix_of(key);
+        self.report.findings.push(Finding {
+            id: format!("defect:{}:{}", risk.path, &fp[..16]),
+            proof_level: Level::Reproduced,
+            kind: FindingKind::Defect,
+            title: risk.title.clone(),
+            package: None,
+            location: Location {
+                path: risk.path.clone(),
+                line: None,
+            },
+            advisory: None,
+            exploited: None,
+            epss: None,
+            fix: None,
+            claim: Some(risk.claim.clone()),
+            skeptic: skeptic.map(skeptic_ref),
+            patch,
+            fix_not_proved,
+            evidence,
+        });
+    }
+
+    /// The proved fix of the finding `key`, or (none proved) what its last try said: a fix
+    /// tried and not proved is said, never silenced.
+    fn fix_of(
+        &mut self,
+        key: &str,
+    ) -> (
+        Option<proven_report::PatchRef>,
+        Option<proven_report::FixNotProved>,
+    ) {
+        let patch =
+            crate::judge::fix::proved_fix(self.rows, key).map(|f| proven_report::PatchRef {
+                edits: f.edits,
+                explanation: f.explanation,
+                attempt: f.attempt,
+                runs: f.runs,
+            });
+        let mut fix_not_proved = None;
+        if patch.is_none() {
+            let tries = crate::judge::fix::tries(self.rows, key);
+            for t in &tries {
+                self.trace.push(
+                    "fix_not_shown",
+                    serde_json::json!({"key": key, "attempt": t.attempt, "reason": t.reason}),
+                );
+            }
+            // A fix that was tried and not proved is said, with why: never silence.
+            fix_not_proved = tries.last().map(|t| proven_report::FixNotProved {
+                attempts: tries.len() as u32,
+                reason: t.reason.clone(),
+                runs: t.runs.clone(),
+            });
+        }
+        (patch, fix_not_proved)
+    }
+
     /// One test-evidence pipeline (a Planner's risk or an auditor's probe) judged: kept,
     /// dropped and remembered, unproven or inconclusive. Returns what became of it.
     async fn test_risk(
@@ -129,67 +215,7 @@ impl Judging<'_> {
         let said = verdict.outcome();
         match verdict {
             Verdict::Keep { job, runs, skeptic } => {
-                let evidence = runs
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, run)| Evidence {
-                        kind: "test_run".into(),
-                        advisory_id: None,
-                        affected_index: None,
-                        matched: None,
-                        row: None,
-                        run: Some(run),
-                        test: (i == 0).then(|| job.test.clone()),
-                    })
-                    .collect();
-                self.trace.push(
-                    "verdict",
-                    serde_json::json!({"key": key, "verdict": "kept", "title": risk.title}),
-                );
-                let patch = crate::judge::fix::proved_fix(self.rows, key).map(|f| {
-                    proven_report::PatchRef {
-                        edits: f.edits,
-                        explanation: f.explanation,
-                        attempt: f.attempt,
-                        runs: f.runs,
-                    }
-                });
-                let mut fix_not_proved = None;
-                if patch.is_none() {
-                    let tries = crate::judge::fix::tries(self.rows, key);
-                    for t in &tries {
-                        self.trace.push(
-                            "fix_not_shown",
-                            serde_json::json!({"key": key, "attempt": t.attempt, "reason": t.reason}),
-                        );
-                    }
-                    // A fix that was tried and not proved is said, with why: never silence.
-                    fix_not_proved = tries.last().map(|t| proven_report::FixNotProved {
-                        attempts: tries.len() as u32,
-                        reason: t.reason.clone(),
-                        runs: t.runs.clone(),
-                    });
-                }
-                self.report.findings.push(Finding {
-                    id: format!("defect:{}:{}", risk.path, &fp[..16]),
-                    proof_level: Level::Reproduced,
-                    kind: FindingKind::Defect,
-                    title: risk.title.clone(),
-                    package: None,
-                    location: Location {
-                        path: risk.path.clone(),
-                        line: None,
-                    },
-                    advisory: None,
-                    exploited: None,
-                    epss: None,
-                    fix: None,
-                    claim: Some(risk.claim.clone()),
-                    skeptic: skeptic.map(skeptic_ref),
-                    patch,
-                    fix_not_proved,
-                    evidence,
-                });
+                self.keep_test_finding(key, risk, &fp, &job, runs, skeptic);
             }
             Verdict::Dropped {
                 job,
