@@ -23,16 +23,16 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use proven_pipeline::{NewStep, Outcome, StepError};
+use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_store::StepRow;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::model::Agents;
-use crate::model::quoted;
+use crate::model::{Agents, Role, quoted};
 use crate::outcome::{blocking, outcome, to_json};
 use crate::rows::step_result;
+use crate::step::StepContext;
 use crate::step_name::StepName;
 use crate::test_runs::language_of;
 use crate::wire::{AuditResult, EvidenceKind, PlannerResult, ReviewView, Risk, SurfaceRow};
@@ -220,6 +220,12 @@ fn prompt(view: &ReviewView<'_>, m: &Manifests) -> (String, String) {
     (system, user)
 }
 
+/// `auditor`: the registry's entry.
+pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let review = cx.review(&lease.id.review_id).await?;
+    auditor(cx.agents()?, review.view(&cx.store), &review.rows).await
+}
+
 /// The auditor step: one model answer, then Proven's own adjudication of every surface it
 /// named; unexamined surfaces with a usable probe start round two.
 pub async fn auditor(
@@ -230,7 +236,9 @@ pub async fn auditor(
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let m = manifests(&view).await?;
     let (system, user) = prompt(&view, &m);
-    let answer: AuditorAnswer = agents.ask("auditor", &system, &user, &mut trace).await?;
+    let answer: AuditorAnswer = agents
+        .ask(Role::Auditor, &system, &user, &mut trace)
+        .await?;
     let examined = examined(rows);
     let mut result = AuditResult {
         // It concedes coverage only by failing to name a surface.

@@ -28,6 +28,7 @@ use crate::Trace;
 use crate::judge::risk::{Verdict, judge_risk};
 use crate::outcome::{outcome, to_json};
 use crate::rows::step_result;
+use crate::step::StepContext;
 use crate::step_name::StepName;
 use crate::test_runs::{TEST_TIMEOUT, run_ref, runs_key};
 use crate::wire::{PlannerResult, ProveJob, ReviewView};
@@ -70,6 +71,18 @@ fn kept(rows: &[StepRow]) -> Vec<Kept> {
             _ => None,
         })
         .collect()
+}
+
+/// `autofix`: the registry's entry.
+pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let review = cx.review(&lease.id.review_id).await?;
+    autofix(
+        cx.sandbox.as_ref(),
+        cx.cassette(),
+        review.view(&cx.store),
+        lease,
+    )
+    .await
 }
 
 /// The autofix step: waits for the rest of the review, then proves the whole patch.

@@ -42,6 +42,7 @@ pub mod rows;
 pub mod sandbox_job;
 pub mod scan;
 pub mod skeptic;
+pub mod step;
 pub mod step_name;
 pub mod steps;
 pub(crate) mod test_runs;

@@ -17,9 +17,9 @@
 //!   lines; a blocked prompt or answer stops the step by name.
 //! - A risk whose fingerprint H-MEM holds is not raised again; the trace names the record.
 
-mod planner;
-mod prover;
-mod reproduce;
+pub mod planner;
+pub mod prover;
+pub mod reproduce;
 
 pub use planner::{planner, second_reviewer};
 pub use prover::prover;

@@ -4,15 +4,20 @@
 
 use std::path::Path;
 
-use proven_pipeline::{Outcome, StepError};
+use proven_pipeline::{Lease, Outcome, StepError};
+use proven_store::StepRow;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::model::{Agents, changed_list, quoted};
-use crate::outcome::{blocking, outcome, to_json};
+use crate::model::{Agents, Role, changed_list, quoted};
+use crate::outcome::{Next, blocking, outcome, to_json};
+use crate::rows::result_of;
+use crate::step::StepContext;
+use crate::step_name::StepName;
 use crate::wire::{
-    DependencyEvidence, EvidenceKind, PlannerResult, ReviewView, Risk, SecondReview,
+    DependencyEvidence, DependencyNote, EvidenceKind, FileResult, PlanResult, PlannerResult,
+    ReviewView, Risk, SecondReview,
 };
 
 const MAX_RISKS: usize = 8;
@@ -91,7 +96,7 @@ async fn change_parts(view: &ReviewView<'_>) -> Result<crate::bounded::Parts, St
 /// longer than the parts it reads.
 async fn ask_planner(
     agents: &Agents,
-    role: &'static str,
+    role: Role,
     view: &ReviewView<'_>,
     evidence: Option<&DependencyEvidence>,
     trace: &mut Trace,
@@ -115,9 +120,72 @@ async fn ask_planner(
     Ok((answer.risks, parts.cut))
 }
 
+/// `second-reviewer`: the registry's entry.
+pub async fn run_second(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let review = cx.review(&lease.id.review_id).await?;
+    second_reviewer(cx.agents()?, review.view(&cx.store)).await
+}
+
+/// `planner`: the registry's entry. It reads the dependency evidence (waiting for it while
+/// it is unfinished); in the deep band the coverage auditor follows it, shown the
+/// manifests, never the risks.
+pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let review = cx.review(&lease.id.review_id).await?;
+    let evidence = dependency_evidence(cx, lease, &review.rows)?;
+    let deep = result_of::<PlanResult>(&review.rows, StepName::Plan.as_str())
+        .is_ok_and(|p| p.plan.band == "deep");
+    let mut out = planner(cx.agents()?, review.view(&cx.store), &evidence).await?;
+    if deep {
+        out.next.push(Next::then(StepName::Auditor, "model"));
+    }
+    Ok(out)
+}
+
+/// The dependency evidence for the Planner: the findings of every dependency file. While
+/// dependency steps of the review are unfinished the Planner waits (spending no attempt),
+/// for at most the context's `planner_wait` from its creation; then it plans with what
+/// there is and says so.
+pub(crate) fn dependency_evidence(
+    cx: &StepContext,
+    lease: &Lease,
+    rows: &[StepRow],
+) -> Result<DependencyEvidence, StepError> {
+    let pending = crate::rows::unfinished(rows, |r| {
+        r.id.step == StepName::DepsCollect || r.id.step == StepName::DepsFile
+    });
+    let waited_us = rows
+        .iter()
+        .find(|r| r.id == lease.id)
+        .map_or(i64::MAX, |r| proven_store::now_us() - r.created_us);
+    if !pending.is_empty() {
+        let limit_us = i64::try_from(cx.planner_wait.as_micros()).unwrap_or(i64::MAX);
+        if waited_us < limit_us {
+            // 0.1 s at first, then a tenth of the time waited so far, at most 2 s.
+            let after = (waited_us / 10_000).clamp(100, 2_000).unsigned_abs();
+            return Err(StepError::Waiting {
+                message: format!(
+                    "the Planner reads the dependency evidence, still running: {}",
+                    pending.join(", ")
+                ),
+                after: std::time::Duration::from_millis(after),
+            });
+        }
+    }
+    let mut evidence = DependencyEvidence {
+        pending,
+        ..Default::default()
+    };
+    for (_, file) in crate::rows::done_results::<FileResult>(rows, StepName::DepsFile.as_str()) {
+        evidence
+            .findings
+            .extend(file.findings.iter().filter_map(DependencyNote::of));
+    }
+    Ok(evidence)
+}
+
 pub async fn second_reviewer(agents: &Agents, view: ReviewView<'_>) -> Result<Outcome, StepError> {
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
-    let (risks, _) = ask_planner(agents, "second_reviewer", &view, None, &mut trace).await?;
+    let (risks, _) = ask_planner(agents, Role::SecondReviewer, &view, None, &mut trace).await?;
     let risks: Vec<Risk> = risks
         .into_iter()
         .take(MAX_RISKS)
@@ -125,7 +193,7 @@ pub async fn second_reviewer(agents: &Agents, view: ReviewView<'_>) -> Result<Ou
         .collect();
     for r in &risks {
         trace.push(
-            "second_reviewer",
+            Role::SecondReviewer.as_str(),
             json!({"title": r.title, "path": r.path, "claim": r.claim}),
         );
     }
@@ -150,7 +218,7 @@ pub async fn planner(
                "not_finished": evidence.pending}),
     );
     let (risks, truncated) =
-        ask_planner(agents, "generator", &view, Some(evidence), &mut trace).await?;
+        ask_planner(agents, Role::Generator, &view, Some(evidence), &mut trace).await?;
     let mut result = PlannerResult {
         truncated,
         planned_without: evidence.pending.clone(),
@@ -209,4 +277,129 @@ fn refusal(i: usize, risk: &Risk, changed: &[String]) -> Option<String> {
         ));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use proven_store::testing::{Backend, TestStore};
+    use proven_store::{Claim, Lease, NewPipelineReview, Retry};
+
+    use proven_config::Layers;
+    use proven_pipeline::{NewStep, Outcome};
+    use proven_store::Store;
+
+    use super::*;
+
+    async fn lease(store: &Store, step: &str, key: &str) -> Lease {
+        let id = proven_store::StepId {
+            review_id: "r".into(),
+            step: step.into(),
+            key: key.into(),
+        };
+        match store
+            .claim(&id, "test", 60_000_000, 3)
+            .await
+            .expect("claim")
+        {
+            Claim::Run(lease) => lease,
+            other => panic!("{step} did not run: {other:?}"),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_planner_waits_for_the_dependency_evidence_then_plans_without_it() {
+        let test = TestStore::new(Backend::Sqlite).await;
+        let store = &test.store;
+        store
+            .start_review(
+                &NewPipelineReview {
+                    id: "r".into(),
+                    tenant_id: None,
+                    repository: "/repo".into(),
+                    base_rev: "a".into(),
+                    head_rev: "b".into(),
+                    priority: 0,
+                    batch_id: None,
+                    pr_key: None,
+                    request: "{}".into(),
+                    deadline_us: None,
+                    trace_id: None,
+                },
+                &NewStep {
+                    ..Next::then(StepName::DepsCollect, "evidence")
+                },
+            )
+            .await
+            .expect("start");
+        // deps.collect fans out to one dependency file; the Planner runs beside it.
+        let collect = lease(store, StepName::DepsCollect.as_str(), "").await;
+        let next = vec![
+            NewStep {
+                key: "Cargo.lock".into(),
+                ..Next::then(StepName::DepsFile, "evidence")
+            },
+            NewStep {
+                ..Next::then(StepName::Planner, "model")
+            },
+        ];
+        store
+            .commit(
+                &collect,
+                &Outcome {
+                    result: "{}".into(),
+                    next,
+                    closes_pipeline: true,
+                    ..Default::default()
+                },
+            )
+            .await
+            .expect("fan out");
+        let cx = StepContext {
+            store: store.clone(),
+            layers: Layers::default(),
+            sources: std::sync::Arc::new(proven_source::Sources::cli(
+                &Layers::default().resolve().expect("settings"),
+            )),
+            sandbox: None,
+            agents: None,
+            planner_wait: std::time::Duration::from_secs(2),
+        };
+        let started = std::time::Instant::now();
+        for waited in 0..12 {
+            let planner = lease(store, StepName::Planner.as_str(), "").await;
+            let rows = store.steps_of("r").await.expect("steps");
+            match dependency_evidence(&cx, &planner, &rows) {
+                Err(StepError::Waiting { message, after }) => {
+                    assert!(message.contains("deps.file Cargo.lock"), "{message}");
+                    assert!(after <= std::time::Duration::from_secs(2));
+                }
+                // The store was slower than the wait itself: it may go on, never sooner.
+                Ok(_) if started.elapsed() >= std::time::Duration::from_secs(2) => break,
+                other => panic!("wait {waited}: the Planner went on: {other:?}"),
+            }
+            assert!(
+                store
+                    .retry_later(&planner, 0, Retry::Wait, "waiting")
+                    .await
+                    .expect("defer")
+            );
+        }
+        // Waiting is neither an attempt nor a rate-limit deferral (those are capped).
+        let id = proven_store::StepId {
+            review_id: "r".into(),
+            step: StepName::Planner.as_str().into(),
+            key: String::new(),
+        };
+        assert_eq!(store.deferrals(&id).await.expect("deferrals"), 0);
+        tokio::time::sleep(std::time::Duration::from_secs(2).saturating_sub(started.elapsed()))
+            .await;
+        // Waited long enough: it plans with what there is, naming what it did not read.
+        let planner = lease(store, StepName::Planner.as_str(), "").await;
+        let rows = store.steps_of("r").await.expect("steps");
+        let evidence = dependency_evidence(&cx, &planner, &rows).expect("plans without it");
+        assert_eq!(evidence.pending, ["deps.file Cargo.lock"]);
+        assert!(evidence.findings.is_empty());
+        assert_eq!(planner.attempt, 1, "waiting spent no attempt");
+        test.cleanup().await;
+    }
 }

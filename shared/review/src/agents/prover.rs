@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::model::Agents;
+use crate::model::{Agents, Role};
 use crate::outcome::{Next, blocking, outcome, read_input, to_json};
+use crate::step::StepContext;
 use crate::step_name::StepName;
 use crate::test_runs::{MAX_FILE_BYTES, language_of, rust_member, selection_for};
 use crate::wire::{ProveJob, ReviewView, Risk};
@@ -68,6 +69,12 @@ fn check_test_path(language: Language, path: &str, existing: bool) -> Result<(),
     Ok(())
 }
 
+/// `prover`: the registry's entry.
+pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let review = cx.review(&lease.id.review_id).await?;
+    prover(cx.agents()?, review.view(&cx.store), lease).await
+}
+
 pub async fn prover(
     agents: &Agents,
     view: ReviewView<'_>,
@@ -88,7 +95,7 @@ pub async fn prover(
         serde_json::to_string(&source).unwrap_or_default()
     );
     let answer: ProverAnswer = agents
-        .ask("generator", &system(language), &user, &mut trace)
+        .ask(Role::Generator, &system(language), &user, &mut trace)
         .await?;
     let (exists, package) = test_place(&view, language, &answer.test_path).await?;
     let refused = |why: String, trace: &mut Trace| {

@@ -11,11 +11,34 @@ use serde_json::json;
 
 use crate::Trace;
 use crate::outcome::{Next, outcome, read_input, to_json};
+use crate::rows::result_of;
+use crate::step::StepContext;
 use crate::step_name::StepName;
 use crate::test_runs::{
     RecordedRuns, no_sandbox, recorded, requests, run_ref, runs_key, sandbox_error,
 };
-use crate::wire::{ProveJob, Reproduced, ReviewView};
+use crate::wire::{PlanResult, ProveJob, Reproduced, ReviewView, first_try};
+
+/// `sandbox.reproduce`: the registry's entry. Reproduced, the Fixer tries beside the
+/// Skeptic (a fix is shown only for a finding the Judge keeps).
+pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let review = cx.review(&lease.id.review_id).await?;
+    let mut out = reproduce(
+        cx.sandbox.as_ref(),
+        cx.cassette(),
+        review.view(&cx.store),
+        lease,
+    )
+    .await?;
+    let reproduced = out.next.iter().any(|s| s.step == StepName::Skeptic);
+    let attempts = result_of::<PlanResult>(&review.rows, StepName::Plan.as_str())
+        .map_or(0, |p| p.fix_attempts);
+    if reproduced {
+        let job: ProveJob = read_input(lease, "job")?;
+        out.next.extend(first_try(&lease.id.key, &job, attempts));
+    }
+    Ok(out)
+}
 
 pub async fn reproduce(
     sandbox: Option<&Arc<Sandbox>>,

@@ -24,71 +24,23 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::model::Agents;
+use crate::model::{Agents, Role};
 use crate::outcome::Next;
 use crate::outcome::{blocking, outcome, read_input, to_json};
+use crate::step::StepContext;
 use crate::step_name::StepName;
 use crate::test_runs::MAX_FILE_BYTES;
-use crate::wire::{FixResult, ProveJob, ReviewView};
+use crate::wire::{FixResult, ReviewView};
 
 mod patch;
 mod proof;
 
 pub use proof::prove_fix;
 
+pub use crate::wire::{FixInput, first_try};
+
 pub const FIXER: &str = StepName::Fixer.as_str();
 pub const SANDBOX_FIX: &str = StepName::SandboxFix.as_str();
-
-/// What a Fixer try is given.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FixInput {
-    pub job: ProveJob,
-    /// The risk's pipeline key (`r0`): each try's key is derived from it.
-    pub risk_key: String,
-    /// This try, 1-based.
-    pub attempt: u32,
-    /// Tries allowed.
-    pub attempts: u32,
-    /// What failed in the last try (only that).
-    #[serde(default)]
-    pub failed: Option<String>,
-}
-
-impl FixInput {
-    /// The pipeline key of a try of the risk `risk_key`.
-    pub fn key(risk_key: &str, attempt: u32) -> String {
-        format!("{risk_key}-fix{attempt}")
-    }
-
-    fn next(&self, failed: String) -> Option<FixInput> {
-        (self.attempt < self.attempts).then(|| FixInput {
-            job: self.job.clone(),
-            risk_key: self.risk_key.clone(),
-            attempt: self.attempt + 1,
-            attempts: self.attempts,
-            failed: Some(failed),
-        })
-    }
-}
-
-/// The first Fixer try of a reproduced risk, when fixes are on.
-pub fn first_try(risk_key: &str, job: &ProveJob, attempts: u32) -> Option<NewStep> {
-    if attempts == 0 {
-        return None;
-    }
-    let input = FixInput {
-        job: job.clone(),
-        risk_key: risk_key.to_string(),
-        attempt: 1,
-        attempts,
-        failed: None,
-    };
-    Some(NewStep {
-        key: FixInput::key(risk_key, 1),
-        input: serde_json::to_string(&input).ok(),
-        ..Next::then(StepName::Fixer, "model")
-    })
-}
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct FixerAnswer {
@@ -145,6 +97,24 @@ async fn read_files(
     .map_err(|e| StepError::Permanent(format!("fixer: {e}")))
 }
 
+/// `fixer`: the registry's entry.
+pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let review = cx.review(&lease.id.review_id).await?;
+    fixer(cx.agents()?, review.view(&cx.store), lease).await
+}
+
+/// `sandbox.fix`: the registry's entry.
+pub async fn run_sandbox_fix(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let review = cx.review(&lease.id.review_id).await?;
+    prove_fix(
+        cx.sandbox.as_ref(),
+        cx.cassette(),
+        review.view(&cx.store),
+        lease,
+    )
+    .await
+}
+
 /// What the Fixer is told to do.
 const SYSTEM: &str = "You are the Fixer of Proven. A test proves a defect that the change introduced: it passes on \
      the base and fails on the change. Propose the smallest edit of the change's files that makes the test \
@@ -172,7 +142,9 @@ pub async fn fixer(
         .and_then(|(_, t)| t.clone())
         .unwrap_or_default();
     let user = prompt(&input, &source);
-    let mut answer: FixerAnswer = agents.ask("generator", SYSTEM, &user, &mut trace).await?;
+    let mut answer: FixerAnswer = agents
+        .ask(Role::Generator, SYSTEM, &user, &mut trace)
+        .await?;
     // Line spans are Proven's to compute, never a model's to claim.
     for e in &mut answer.edits {
         e.lines = None;
@@ -268,6 +240,7 @@ fn located(edits: Vec<PatchEdit>, files: &[(String, Option<String>)]) -> Vec<Pat
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::ProveJob;
 
     fn job() -> ProveJob {
         crate::wire::test_job()

@@ -24,13 +24,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::Trace;
-use crate::model::Agents;
+use crate::model::{Agents, Role};
 use crate::outcome::Next;
 use crate::outcome::retryable;
 use crate::outcome::{outcome, read_input, to_json};
 use crate::rows::step_result;
+use crate::step::StepContext;
 use crate::step_name::StepName;
-use crate::wire::{ReviewView, Risk, SkepticResult};
+use crate::wire::{FileResult, ReviewView, Risk, SkepticResult, SkepticVerdict};
 
 mod anchors;
 mod query;
@@ -83,6 +84,31 @@ struct SkepticQueryAnswer {
     query: Option<Value>,
 }
 
+/// `investigator`: the registry's entry.
+pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let review = cx.review(&lease.id.review_id).await?;
+    investigator(cx.agents()?, review.view(&cx.store), lease).await
+}
+
+/// `skeptic.query`: the registry's entry.
+pub async fn run_skeptic_query(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let review = cx.review(&lease.id.review_id).await?;
+    skeptic_query(cx.agents()?, review.view(&cx.store), lease).await
+}
+
+/// `skeptic.deps`: the registry's entry; the findings are its dependency file's.
+pub async fn run_skeptic_deps(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let review = cx.review(&lease.id.review_id).await?;
+    let file: FileResult = step_result(&review.rows, StepName::DepsFile.as_str(), &lease.id.key)
+        .ok_or_else(|| {
+            StepError::Permanent(format!(
+                "skeptic.deps: the dependency file {} has no result",
+                lease.id.key
+            ))
+        })?;
+    skeptic_deps(cx.agents()?, review.view(&cx.store), lease, &file.findings).await
+}
+
 pub async fn investigator(
     agents: &Agents,
     view: ReviewView<'_>,
@@ -111,7 +137,9 @@ pub async fn investigator(
         serde_json::to_string(&risk.path).unwrap_or_default(),
         serde_json::to_string(&added).unwrap_or_default()
     );
-    let answer: InvestigatorAnswer = agents.ask("generator", &system, &user, &mut trace).await?;
+    let answer: InvestigatorAnswer = agents
+        .ask(Role::Generator, &system, &user, &mut trace)
+        .await?;
     let mut result = InvestigatorResult::default();
     for (i, value) in answer.queries.into_iter().enumerate() {
         if i >= MAX_QUERIES {
@@ -207,7 +235,9 @@ pub async fn skeptic_query(
         })).collect::<Vec<_>>(),
     }))
     .unwrap_or_default();
-    let answer: SkepticQueryAnswer = agents.ask("skeptic", &system, &user, &mut trace).await?;
+    let answer: SkepticQueryAnswer = agents
+        .ask(Role::Skeptic, &system, &user, &mut trace)
+        .await?;
     let artifact = answer.artifact.filter(|a| !a.trim().is_empty());
     let asked = Refutable {
         findings: &found.findings,
@@ -233,7 +263,7 @@ pub async fn skeptic_query(
         }
         Settled::QueryRefused(why) => {
             trace.push("query_refused", json!({"reason": why}));
-            ("refuted_without_evidence", None)
+            (SkepticVerdict::RefutedWithoutEvidence, None)
         }
         Settled::Said(verdict) => (verdict, None),
     };
@@ -244,7 +274,7 @@ pub async fn skeptic_query(
     let reason = with_refutation(answer.reason, refutation.as_ref());
     let result = SkepticQueryResult {
         skeptic: SkepticResult {
-            verdict: verdict.into(),
+            verdict,
             reason,
             artifact,
             test: None,
@@ -326,7 +356,9 @@ async fn deps_verdict(
         "advisory": finding.advisory_id(), "evidence": finding.evidence,
     }))
     .unwrap_or_default();
-    let answer: SkepticQueryAnswer = agents.ask("skeptic", &deps_system(), &user, trace).await?;
+    let answer: SkepticQueryAnswer = agents
+        .ask(Role::Skeptic, &deps_system(), &user, trace)
+        .await?;
     let artifact = answer.artifact.filter(|a| !a.trim().is_empty());
     let shown = [
         finding.advisory_id().to_string(),
@@ -355,7 +387,7 @@ async fn deps_verdict(
                 "query_refused",
                 json!({"finding": finding.id, "reason": why}),
             );
-            ("refuted_without_evidence", None)
+            (SkepticVerdict::RefutedWithoutEvidence, None)
         }
         Settled::Said(verdict) => (verdict, None),
     };
@@ -367,12 +399,12 @@ async fn deps_verdict(
     let reason = with_refutation(answer.reason, refutation.as_ref());
     Ok(SkepticQueryResult {
         skeptic: SkepticResult {
-            verdict: verdict.into(),
+            verdict,
             reason,
             artifact,
             test: None,
             refutation: refutation.as_ref().map(|_| "query".to_string()),
-            needs: (verdict == "unresolved").then(|| {
+            needs: (verdict == SkepticVerdict::Unresolved).then(|| {
                 "a query from the closed list whose rows show the finding false, or a concession naming the advisory or the lock file".to_string()
             }),
         },
@@ -391,11 +423,11 @@ struct Refutable<'a> {
 /// A Skeptic's verdict on query evidence as Proven settles it.
 enum Settled {
     /// A refutation query ran: refuted when its rows show the claim false.
-    Judged(&'static str, QueryRefutation),
+    Judged(SkepticVerdict, QueryRefutation),
     /// The refutation's query is not one Proven runs (why).
     QueryRefused(String),
     /// No query to judge: what the answer stands for.
-    Said(&'static str),
+    Said(SkepticVerdict),
 }
 
 /// Settles a Skeptic's answer over query evidence: a refutation counts only by a query from
@@ -409,8 +441,8 @@ async fn settle(
     anchors: Option<&Anchors>,
     trace: &mut Trace,
 ) -> Result<Settled, StepError> {
-    Ok(match (said.as_str(), query) {
-        ("refuted", Some(value)) => match read_query(value) {
+    Ok(match (SkepticVerdict::parse(&said), query) {
+        (Some(SkepticVerdict::Refuted), Some(value)) => match read_query(value) {
             Ok(query) => {
                 let read;
                 let anchors = match anchors {
@@ -431,17 +463,21 @@ async fn settle(
                 .await
                 .map_err(retryable)?;
                 let verdict = if r.evidenced {
-                    "refuted"
+                    SkepticVerdict::Refuted
                 } else {
-                    "refuted_without_evidence"
+                    SkepticVerdict::RefutedWithoutEvidence
                 };
                 Settled::Judged(verdict, r)
             }
             Err(why) => Settled::QueryRefused(why),
         },
-        ("refuted", None) => Settled::Said("refuted_without_evidence"),
-        ("conceded", _) if asked.conceded => Settled::Said("conceded"),
-        _ => Settled::Said("unresolved"),
+        (Some(SkepticVerdict::Refuted), None) => {
+            Settled::Said(SkepticVerdict::RefutedWithoutEvidence)
+        }
+        (Some(SkepticVerdict::Conceded), _) if asked.conceded => {
+            Settled::Said(SkepticVerdict::Conceded)
+        }
+        _ => Settled::Said(SkepticVerdict::Unresolved),
     })
 }
 

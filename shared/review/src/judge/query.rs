@@ -102,6 +102,7 @@ mod tests {
     use crate::investigator::{INVESTIGATOR, SKEPTIC_QUERY};
     use crate::outcome::to_json;
     use crate::rows::test_row;
+    use crate::wire::SkepticVerdict;
 
     fn row(step: &str, state: &str, result: Option<String>) -> StepRow {
         test_row(step, "r0", state, result)
@@ -130,11 +131,10 @@ mod tests {
             let r = SkepticQueryResult {
                 skeptic: SkepticResult {
                     verdict: if evidenced {
-                        "refuted"
+                        SkepticVerdict::Refuted
                     } else {
-                        "refuted_without_evidence"
-                    }
-                    .into(),
+                        SkepticVerdict::RefutedWithoutEvidence
+                    },
                     reason: "r".into(),
                     artifact: None,
                     test: None,

@@ -9,25 +9,27 @@ use proven_report::{
 use proven_store::{ReviewStatus, StepRow};
 use sha2::{Digest, Sha256};
 
-use super::wire::{CollectResult, FileResult, IntakeResult, PlanResult, deps_fingerprint};
-use super::{
-    DEPS_COLLECT, DEPS_FILE, INTAKE, MemoryScope, PLAN, PLANNER_WAIT, ReviewSteps, retryable,
-};
+use super::{DEPS_COLLECT, DEPS_FILE, INTAKE, PLAN, PLANNER_WAIT, retryable};
 use crate::Trace;
 use crate::judge::RiskOutcome;
 use crate::outcome::{outcome, to_json};
 use crate::rows::{StepState, result_of};
+use crate::step::{MemoryScope, StepContext};
 use crate::steps::writer;
+use crate::wire::{CollectResult, FileResult, IntakeResult, PlanResult, deps_fingerprint};
 
 /// What the judge step works on: the review's rows and the scope of its memory, and the
 /// report and trace it writes.
 struct Judging<'a> {
-    steps: &'a ReviewSteps,
+    cx: &'a StepContext,
     review_id: &'a str,
     scope: &'a MemoryScope,
     rows: &'a [StepRow],
     report: Report,
     trace: Trace,
+    /// The ids of the findings query pipelines proved (a package the dependency evidence
+    /// reports too is dropped from them).
+    from_queries: std::collections::HashSet<String>,
 }
 
 impl Judging<'_> {
@@ -406,7 +408,7 @@ impl Judging<'_> {
             confidence: 1.0,
             created_at: String::new(),
         };
-        self.steps
+        self.cx
             .store
             .memory_write(&record)
             .await
@@ -432,6 +434,7 @@ impl Judging<'_> {
                 for mut f in findings {
                     f.claim = Some(risk.claim.clone());
                     f.skeptic = skeptic.clone().map(skeptic_ref);
+                    self.from_queries.insert(f.id.clone());
                     self.report.findings.push(f);
                 }
                 RiskOutcome::Finding
@@ -468,101 +471,102 @@ impl Judging<'_> {
     }
 }
 
-impl ReviewSteps {
-    pub(super) async fn judge(&self, lease: &Lease) -> Result<Outcome, StepError> {
-        let review_id = &lease.id.review_id;
-        let rows = self.results(review_id).await?;
-        let review = self.store.review(review_id).await.map_err(retryable)?;
-        let mut report = Report::new(ReportKind::Review, review.repository.clone());
-        report.review_id = Some(review_id.clone());
-        let trace = Trace::new(uuid::Uuid::now_v7().to_string());
-        if let Ok(intake) = result_of::<IntakeResult>(&rows, INTAKE) {
-            report.base = Some(intake.base);
-            report.head = Some(intake.head);
-            report.left_out = intake.left_out;
-            report.input_errors.extend(intake.input_errors);
-            if intake.truncated {
-                report.not_seen.push(NotSeen {
-                    what: "files beyond the intake limit".into(),
-                    reason: format!(
-                        "the change has more than {} files",
-                        proven_change::Limits::default().max_files
-                    ),
-                });
-            }
+pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let review_id = &lease.id.review_id;
+    let rows = cx.rows(review_id).await?;
+    let review = cx.store.review(review_id).await.map_err(retryable)?;
+    let mut report = Report::new(ReportKind::Review, review.repository.clone());
+    report.review_id = Some(review_id.clone());
+    let trace = Trace::new(uuid::Uuid::now_v7().to_string());
+    if let Ok(intake) = result_of::<IntakeResult>(&rows, INTAKE) {
+        report.base = Some(intake.base);
+        report.head = Some(intake.head);
+        report.left_out = intake.left_out;
+        report.input_errors.extend(intake.input_errors);
+        if intake.truncated {
+            report.not_seen.push(NotSeen {
+                what: "files beyond the intake limit".into(),
+                reason: format!(
+                    "the change has more than {} files",
+                    proven_change::Limits::default().max_files
+                ),
+            });
         }
-        if let Ok(plan) = result_of::<PlanResult>(&rows, PLAN) {
-            report.plan = Some(plan.plan);
-        }
-        if let Ok(collect) = result_of::<CollectResult>(&rows, DEPS_COLLECT) {
-            report.input_errors.extend(collect.input_errors);
-            report.not_seen.extend(collect.not_seen);
-            report.failed_services.extend(collect.failed_services);
-        }
-        let scope = self.memory_scope(review_id).await?;
-        let mut judging = Judging {
-            steps: self,
-            review_id,
-            scope: &scope,
-            rows: &rows,
-            report,
-            trace,
-        };
-        let first = judging.agents().await?;
-        judging
-            .report
-            .reviewers
-            .extend(crate::judge::reviewers::side_by_side(&rows, &first));
-        let mut broken_review_step = false;
-        for row in &rows {
-            if row.id.step == DEPS_FILE && StepState::of(row) == StepState::Done {
-                if let Some(r) = row
-                    .result
-                    .as_deref()
-                    .and_then(|t| serde_json::from_str::<FileResult>(t).ok())
-                {
-                    let findings = judging.deps_findings(&row.id.key, &r).await?;
-                    judging.report.findings.extend(findings);
-                    judging.report.input_errors.extend(r.input_errors);
-                    judging.report.not_seen.extend(r.not_seen);
-                    judging.report.dependency_files.extend(r.files);
-                }
-            } else if let Some(unended) = crate::judge::branches::unended(row) {
-                judging.report.not_seen.extend(unended.not_seen);
-                judging.report.failed_services.push(unended.failed);
-                broken_review_step |= unended.breaks_review;
-            }
-        }
-        let Judging {
-            mut report,
-            mut trace,
-            ..
-        } = judging;
-        // A package the dependency evidence already reported is not reported twice.
-        for id in crate::judge::branches::drop_repeated_packages(&mut report.findings) {
-            trace.push("duplicate", serde_json::json!({"finding": id, "reason": "the dependency evidence reports the same package, version and advisory"}));
-        }
-        if broken_review_step && report.plan.is_none() {
-            report.status = Status::Failed;
-        }
-        let report = writer::seal(report, &mut trace);
-        let json = to_json(&report)?;
-        let status = match report.status {
-            Status::Complete => ReviewStatus::Complete,
-            Status::Incomplete => ReviewStatus::Incomplete,
-            Status::Failed => ReviewStatus::Failed,
-        };
-        metrics::counter!(proven_pipeline::metrics_names::REVIEWS_TOTAL, "status" => status.as_str()).increment(1);
-        let mut out = outcome(trace, json.clone(), Vec::new(), false);
-        out.finish = Some((status, json));
-        Ok(out)
     }
+    if let Ok(plan) = result_of::<PlanResult>(&rows, PLAN) {
+        report.plan = Some(plan.plan);
+    }
+    if let Ok(collect) = result_of::<CollectResult>(&rows, DEPS_COLLECT) {
+        report.input_errors.extend(collect.input_errors);
+        report.not_seen.extend(collect.not_seen);
+        report.failed_services.extend(collect.failed_services);
+    }
+    let scope = cx.memory_scope(review_id).await?;
+    let mut judging = Judging {
+        cx,
+        review_id,
+        scope: &scope,
+        rows: &rows,
+        report,
+        trace,
+        from_queries: Default::default(),
+    };
+    let first = judging.agents().await?;
+    judging
+        .report
+        .reviewers
+        .extend(crate::judge::reviewers::side_by_side(&rows, &first));
+    let mut broken_review_step = false;
+    for row in &rows {
+        if row.id.step == DEPS_FILE && StepState::of(row) == StepState::Done {
+            if let Some(r) = row
+                .result
+                .as_deref()
+                .and_then(|t| serde_json::from_str::<FileResult>(t).ok())
+            {
+                let findings = judging.deps_findings(&row.id.key, &r).await?;
+                judging.report.findings.extend(findings);
+                judging.report.input_errors.extend(r.input_errors);
+                judging.report.not_seen.extend(r.not_seen);
+                judging.report.dependency_files.extend(r.files);
+            }
+        } else if let Some(unended) = crate::judge::branches::unended(row) {
+            judging.report.not_seen.extend(unended.not_seen);
+            judging.report.failed_services.push(unended.failed);
+            broken_review_step |= unended.breaks_review;
+        }
+    }
+    let Judging {
+        mut report,
+        mut trace,
+        from_queries,
+        ..
+    } = judging;
+    // A package the dependency evidence already reported is not reported twice.
+    for id in crate::judge::branches::drop_repeated_packages(&mut report.findings, &from_queries) {
+        trace.push("duplicate", serde_json::json!({"finding": id, "reason": "the dependency evidence reports the same package, version and advisory"}));
+    }
+    if broken_review_step && report.plan.is_none() {
+        report.status = Status::Failed;
+    }
+    let report = writer::seal(report, &mut trace);
+    let json = to_json(&report)?;
+    let status = match report.status {
+        Status::Complete => ReviewStatus::Complete,
+        Status::Incomplete => ReviewStatus::Incomplete,
+        Status::Failed => ReviewStatus::Failed,
+    };
+    metrics::counter!(proven_pipeline::metrics_names::REVIEWS_TOTAL, "status" => status.as_str())
+        .increment(1);
+    let mut out = outcome(trace, json.clone(), Vec::new(), false);
+    out.finish = Some((status, json));
+    Ok(out)
 }
 
 /// The Skeptic's answer as a finding shows it.
 fn skeptic_ref(s: crate::wire::SkepticResult) -> SkepticRef {
     SkepticRef {
-        verdict: s.verdict,
+        verdict: s.verdict.as_str().to_string(),
         reason: s.reason,
         artifact: s.artifact,
         refutation: s.refutation,

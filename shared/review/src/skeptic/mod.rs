@@ -31,13 +31,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::model::Agents;
+use crate::model::{Agents, Role};
 use crate::outcome::Next;
 use crate::outcome::{outcome, read_input, to_json};
 use crate::rows::step_result;
+use crate::step::StepContext;
 use crate::step_name::StepName;
 use crate::wire::{
-    ProveJob, Refutation, RefutationKind, Reproduced, ReviewView, SkepticResult,
+    ProveJob, Refutation, RefutationKind, Reproduced, ReviewView, SkepticResult, SkepticVerdict,
     names_a_shown_artifact,
 };
 
@@ -94,6 +95,24 @@ fn shown_artifacts(job: &ProveJob, evidence: &Reproduced, changed: &[String]) ->
     shown
 }
 
+/// `skeptic`: the registry's entry.
+pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let review = cx.review(&lease.id.review_id).await?;
+    skeptic(cx.agents()?, review.view(&cx.store), lease).await
+}
+
+/// `sandbox.refute`: the registry's entry.
+pub async fn run_refute(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let review = cx.review(&lease.id.review_id).await?;
+    refute(
+        cx.sandbox.as_ref(),
+        cx.cassette(),
+        review.view(&cx.store),
+        lease,
+    )
+    .await
+}
+
 /// The Skeptic step: asks, then maps the answer to a verdict by Proven's rules; a
 /// refutation from the closed list becomes a `sandbox.refute` step.
 pub async fn skeptic(
@@ -117,7 +136,7 @@ pub async fn skeptic(
         "evidence": {"test": job.test, "command": job.command, "runs": evidence.runs},
     }))
     .unwrap_or_default();
-    let mut answer: SkepticAnswer = agents.ask("skeptic", SYSTEM, &user, &mut trace).await?;
+    let mut answer: SkepticAnswer = agents.ask(Role::Skeptic, SYSTEM, &user, &mut trace).await?;
     let artifact = answer.artifact.take().filter(|a| !a.trim().is_empty());
     let shown = shown_artifacts(&job, &evidence, view.changed);
     let named = artifact
@@ -136,7 +155,7 @@ pub async fn skeptic(
                "reason": reason, "artifact": artifact, "needs": needs}),
     );
     let result = SkepticResult {
-        verdict: verdict.into(),
+        verdict,
         reason,
         artifact,
         test: None,
@@ -149,7 +168,7 @@ pub async fn skeptic(
 /// What Proven makes of the Skeptic's answer: its verdict, reason and what would settle it,
 /// and the `sandbox.refute` step a refutation from the closed list becomes.
 struct Judged {
-    verdict: &'static str,
+    verdict: SkepticVerdict,
     reason: String,
     needs: Option<String>,
     next: Vec<NewStep>,
@@ -166,8 +185,8 @@ fn judged(
     let mut next = Vec::new();
     let mut needs = answer.needs.filter(|n| !n.trim().is_empty());
     let mut reason = answer.reason;
-    let verdict = match (answer.verdict.trim(), kind) {
-        ("refuted", Some(kind)) => {
+    let verdict = match (SkepticVerdict::parse(answer.verdict.trim()), kind) {
+        (Some(SkepticVerdict::Refuted), Some(kind)) => {
             let file = match kind {
                 RefutationKind::WrongCause => answer
                     .file
@@ -184,9 +203,9 @@ fn judged(
                 })?),
                 ..Next::then(StepName::Refute, "sandbox")
             });
-            "refuted"
+            SkepticVerdict::Refuted
         }
-        ("refuted", None) => {
+        (Some(SkepticVerdict::Refuted), None) => {
             let given = match (&answer.refutation, &answer.test) {
                 (Some(other), _) => format!("{other:?} is not a refutation Proven can check"),
                 (None, Some(_)) => {
@@ -197,19 +216,19 @@ fn judged(
                 }
             };
             reason = format!("{reason} ({given})");
-            "refuted_without_evidence"
+            SkepticVerdict::RefutedWithoutEvidence
         }
-        ("conceded", _) if named => "conceded",
-        ("conceded", _) => {
+        (Some(SkepticVerdict::Conceded), _) if named => SkepticVerdict::Conceded,
+        (Some(SkepticVerdict::Conceded), _) => {
             needs = Some(
                 "a concession must name an artifact it was shown (a run id, the test's path, a changed file)"
                     .into(),
             );
-            "unresolved"
+            SkepticVerdict::Unresolved
         }
         _ => {
             needs.get_or_insert_with(|| "the Skeptic did not say what would settle it".into());
-            "unresolved"
+            SkepticVerdict::Unresolved
         }
     };
     Ok(Judged {

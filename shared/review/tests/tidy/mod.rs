@@ -129,6 +129,8 @@ const STEP_MODULES: &[&str] = &[
 const REGISTRY_MODULES: &[&str] = &["pipeline", "embedded", "scan"];
 const DATA_AND_SERVICES: &[&str] = &[
     "step_name",
+    // The one shape of a step (its context and handler) that the registry maps names to.
+    "step",
     "wire",
     "error",
     "trace",

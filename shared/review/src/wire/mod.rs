@@ -8,6 +8,12 @@ use proven_store::Store;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+mod control;
+
+pub use control::{
+    CollectResult, DepsSettings, FileResult, IntakeResult, PlanResult, deps_fingerprint,
+};
+
 use crate::outcome::{Next, to_json};
 use crate::step_name::StepName;
 
@@ -104,9 +110,7 @@ pub struct Reproduced {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SkepticResult {
-    /// refuted (a refutation from the closed list, sent to Proven's check),
-    /// refuted_without_evidence, conceded, unresolved.
-    pub verdict: String,
+    pub verdict: SkepticVerdict,
     pub reason: String,
     pub artifact: Option<String>,
     pub test: Option<TestRef>,
@@ -116,6 +120,95 @@ pub struct SkepticResult {
     /// Unresolved: what would settle it.
     #[serde(default)]
     pub needs: Option<String>,
+}
+
+/// What a Fixer try is given.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FixInput {
+    pub job: ProveJob,
+    /// The risk's pipeline key (`r0`): each try's key is derived from it.
+    pub risk_key: String,
+    /// This try, 1-based.
+    pub attempt: u32,
+    /// Tries allowed.
+    pub attempts: u32,
+    /// What failed in the last try (only that).
+    #[serde(default)]
+    pub failed: Option<String>,
+}
+
+impl FixInput {
+    /// The pipeline key of a try of the risk `risk_key`.
+    pub fn key(risk_key: &str, attempt: u32) -> String {
+        format!("{risk_key}-fix{attempt}")
+    }
+
+    /// The next try, carrying only what failed in this one (None: tries are spent).
+    pub fn next(&self, failed: String) -> Option<FixInput> {
+        (self.attempt < self.attempts).then(|| FixInput {
+            job: self.job.clone(),
+            risk_key: self.risk_key.clone(),
+            attempt: self.attempt + 1,
+            attempts: self.attempts,
+            failed: Some(failed),
+        })
+    }
+}
+
+/// The first Fixer try of a reproduced risk, when fixes are on.
+pub fn first_try(risk_key: &str, job: &ProveJob, attempts: u32) -> Option<NewStep> {
+    if attempts == 0 {
+        return None;
+    }
+    let input = FixInput {
+        job: job.clone(),
+        risk_key: risk_key.to_string(),
+        attempt: 1,
+        attempts,
+        failed: None,
+    };
+    Some(NewStep {
+        key: FixInput::key(risk_key, 1),
+        input: serde_json::to_string(&input).ok(),
+        ..Next::then(StepName::Fixer, "model")
+    })
+}
+
+/// What a Skeptic's answer stands for once Proven has read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkepticVerdict {
+    /// A refutation Proven checks (from the closed list, or a query it runs).
+    Refuted,
+    /// A refutation no run or row bears out: the finding stays.
+    RefutedWithoutEvidence,
+    /// A concession naming what it was shown.
+    Conceded,
+    Unresolved,
+}
+
+impl SkepticVerdict {
+    /// The name a stored result and the report keep.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SkepticVerdict::Refuted => "refuted",
+            SkepticVerdict::RefutedWithoutEvidence => "refuted_without_evidence",
+            SkepticVerdict::Conceded => "conceded",
+            SkepticVerdict::Unresolved => "unresolved",
+        }
+    }
+
+    /// The verdict a model's answer names (None: none of these).
+    pub fn parse(said: &str) -> Option<SkepticVerdict> {
+        [
+            SkepticVerdict::Refuted,
+            SkepticVerdict::RefutedWithoutEvidence,
+            SkepticVerdict::Conceded,
+            SkepticVerdict::Unresolved,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == said)
+    }
 }
 
 /// The Planner's result: what it named, and what became of each risk.
