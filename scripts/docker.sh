@@ -97,7 +97,16 @@ ensure_newer_go() {
 # fingerprints).
 ensure_sandbox_images() {
     ensure_go
-    "$(dirname "${BASH_SOURCE[0]}")/sandbox-images"
+    # Debian packages the images carry that a minimal host may lack.
+    if ! dpkg-query -W -f='${Status}' less 2>/dev/null | grep -q 'ok installed'; then
+        docker_log "installing Debian's less (the sandbox images carry it)"
+        docker_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+            --no-install-recommends less >/dev/null ||
+            { docker_log "less is missing: install the Debian package 'less'"; return 1; }
+    fi
+    # The four languages, and Node 22 (a project whose engines ask for it runs there when
+    # PROVEN_SANDBOX_IMAGES names it; the sandbox tests use it).
+    "$(dirname "${BASH_SOURCE[0]}")/sandbox-images" python rust node go node22
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

@@ -3,7 +3,8 @@
 # GOMODCACHE in the dependency cache, keyed by both files) and mounted read-only at
 # /deps/gomodcache; the run is offline (GOPROXY=off).
 FROM golang:1.22-bookworm
-RUN groupadd -g 10001 sandbox \
+RUN apt-get update && apt-get install -y --no-install-recommends less && rm -rf /var/lib/apt/lists/* \
+ && groupadd -g 10001 sandbox \
  && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \
  && mkdir -p /src /work /deps /prep
 COPY proven-entry /usr/local/bin/proven-entry

@@ -22,6 +22,10 @@ pub struct SandboxConfig {
     /// Images of other Python versions, `(X.Y, image)`: a tree whose declared Python the
     /// default image does not satisfy runs on the newest of these that does.
     pub python_images: Vec<(String, String)>,
+    /// Images of Node majors, `(NN, image)` (`node22=...` in the images setting): a tree
+    /// whose package.json `engines.node` the default image does not satisfy runs on the
+    /// newest of these whose major it allows.
+    pub node_images: Vec<(String, String)>,
     pub limits: Limits,
     /// Timeout of a run whose request names none (default 120 s).
     pub default_timeout: Duration,
@@ -152,6 +156,7 @@ impl Default for SandboxConfig {
                 .map(|l| (*l, l.local_image()))
                 .collect(),
             python_images: Vec::new(),
+            node_images: Vec::new(),
             limits: Limits::default(),
             default_timeout: Duration::from_secs(120),
             output: OutputLimits::default(),
@@ -258,6 +263,13 @@ impl SandboxConfig {
                 }
             })?;
         for (key, image) in &s.images {
+            let node_major = key
+                .strip_prefix("node")
+                .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()));
+            if let Some(major) = node_major {
+                config.node_images.push((major.to_string(), image.clone()));
+                continue;
+            }
             match key.strip_prefix("python").filter(|v| !v.is_empty()) {
                 Some(version) => config
                     .python_images
@@ -282,6 +294,9 @@ impl SandboxConfig {
     /// older than every image (a tox envlist, classifiers), the oldest image; otherwise the
     /// language's image.
     pub(crate) fn image_for(&self, language: Language, src: &std::path::Path) -> String {
+        if language == Language::Node {
+            return self.node_image_for(src);
+        }
         if language != Language::Python || self.python_images.is_empty() {
             return self.image(language);
         }
@@ -324,6 +339,37 @@ impl SandboxConfig {
             }
             _ => self.image(language),
         }
+    }
+
+    /// The image a Node tree runs on: the default, unless its package.json `engines.node`
+    /// names a range and Node images of other majors are configured; then the newest
+    /// configured major the range allows (a major `NN` stands for its newest release,
+    /// `NN.999.999`), or the default when none does (the record names the mismatch).
+    fn node_image_for(&self, src: &std::path::Path) -> String {
+        if self.node_images.is_empty() {
+            return self.image(Language::Node);
+        }
+        let Some(range) = crate::deps::node_engines(src) else {
+            return self.image(Language::Node);
+        };
+        let mut candidates: Vec<(u32, &String)> = self
+            .node_images
+            .iter()
+            .filter_map(|(major, image)| Some((major.parse().ok()?, image)))
+            .collect();
+        candidates.sort();
+        candidates
+            .iter()
+            .rev()
+            .find(|(major, _)| {
+                proven_version::satisfies(
+                    proven_version::Ecosystem::Npm,
+                    &range,
+                    &format!("{major}.999.999"),
+                ) == Ok(true)
+            })
+            .map(|(_, image)| (*image).clone())
+            .unwrap_or_else(|| self.image(Language::Node))
     }
 
     /// The longest run a warm container waits for: a run asking for more starts cold.
@@ -403,11 +449,39 @@ mod tests {
             config.image_for(Language::Rust, tree(&[]).path()),
             Language::Rust.local_image()
         );
+        // Node: engines.node picks the newest configured major it allows.
+        let node = SandboxConfig {
+            node_images: vec![
+                ("22".into(), "node22".into()),
+                ("24".into(), "node24".into()),
+            ],
+            ..SandboxConfig::default()
+        };
+        let pick = |package: &str| {
+            node.image_for(Language::Node, tree(&[("package.json", package)]).path())
+        };
+        assert_eq!(
+            pick(r#"{"engines": {"node": ">=22.12.0"}}"#),
+            "node24",
+            "tj/commander.js asks for Node >= 22.12"
+        );
+        assert_eq!(pick(r#"{"engines": {"node": "^22.12.0"}}"#), "node22");
+        assert_eq!(
+            pick(r#"{"engines": {"node": "^18"}}"#),
+            Language::Node.local_image(),
+            "none fits: the default"
+        );
+        assert_eq!(
+            pick(r#"{"name": "x"}"#),
+            Language::Node.local_image(),
+            "no engines: the default"
+        );
         let settings = proven_config::SandboxSettings {
             docker_host: "/var/run/docker.sock".into(),
             images: vec![
                 ("python3.7".into(), "py37".into()),
                 ("node".into(), "my-node".into()),
+                ("node22".into(), "my-node22".into()),
             ],
             registries: vec!["pypi.org".into()],
             pip_index_url: None,
@@ -430,6 +504,10 @@ mod tests {
             [("3.7".to_string(), "py37".to_string())]
         );
         assert_eq!(from.image(Language::Node), "my-node");
+        assert_eq!(
+            from.node_images,
+            [("22".to_string(), "my-node22".to_string())]
+        );
         assert_eq!(from.limits.scratch_bytes, 1 << 28);
         assert!(from.registries.allows("pypi.org", 443));
         assert!(!from.registries.allows("registry.npmjs.org", 443));

@@ -12,6 +12,13 @@ const ENTRY: &str = include_str!("../../deploy/sandbox/proven-entry");
 /// Builds (or confirms current) the local image of each language, all when empty.
 /// Progress goes to standard error. Needs Docker, and this host's toolchains.
 pub async fn build_local(languages: &[Language]) -> Result<(), SandboxError> {
+    let names: Vec<&str> = languages.iter().map(|l| l.as_str()).collect();
+    build_local_named(&names).await
+}
+
+/// Builds (or confirms current) local images by the script's names: a language, or a
+/// version's image (`python3.8`, `node22`).
+pub async fn build_local_named(names: &[&str]) -> Result<(), SandboxError> {
     let dir = tempfile::tempdir().map_err(SandboxError::io("create", std::env::temp_dir()))?;
     let script = dir.path().join("sandbox-images");
     let entry = dir.path().join("proven-entry");
@@ -19,7 +26,7 @@ pub async fn build_local(languages: &[Language]) -> Result<(), SandboxError> {
     std::fs::write(&entry, ENTRY).map_err(SandboxError::io("write", &entry))?;
     let status = tokio::process::Command::new("bash")
         .arg(&script)
-        .args(languages.iter().map(|l| l.as_str()))
+        .args(names)
         .env("PROVEN_SANDBOX_ENTRY", &entry)
         .stdin(Stdio::null())
         .status()

@@ -53,6 +53,7 @@ mod runner;
 pub mod suite;
 pub mod sweep;
 pub mod tally;
+mod tox;
 pub mod tree;
 
 pub use config::{Forwarder, Limits, OutputLimits, SandboxConfig};

@@ -127,42 +127,6 @@ fn python_command(line: &str) -> Option<Vec<String>> {
     })
 }
 
-/// The lines of an ini section's key (continuation lines indented).
-fn ini_values(text: &str, section: &str, key: &str) -> Vec<String> {
-    let mut in_section = false;
-    let mut in_key = false;
-    let mut out = Vec::new();
-    for raw in text.lines() {
-        // An inline comment (` # ...`, as youtube-dl's commands line ends) is no argument.
-        let raw = raw.split(" #").next().unwrap_or_default();
-        let t = raw.trim();
-        if t.starts_with('[') && t.ends_with(']') {
-            in_section = &t[1..t.len() - 1] == section;
-            in_key = false;
-            continue;
-        }
-        if !in_section || t.starts_with(['#', ';']) {
-            continue;
-        }
-        if raw.starts_with([' ', '\t']) && in_key {
-            if !t.is_empty() {
-                out.push(t.to_string());
-            }
-            continue;
-        }
-        in_key = false;
-        if let Some((k, v)) = t.split_once('=')
-            && k.trim() == key
-        {
-            in_key = true;
-            if !v.trim().is_empty() {
-                out.push(v.trim().to_string());
-            }
-        }
-    }
-    out
-}
-
 /// The suite a Python project documents: tox's commands, nox's `session.run`, a Makefile's
 /// `test` target, `setup.py test`; pytest over the tree when it documents none.
 fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
@@ -178,10 +142,10 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
                 source: source.to_string(),
             })
     };
-    if let Some(text) = read("tox.ini")
+    if let Some(tox) = crate::tox::Tox::find(read)
         && let Some(s) = found(
-            ini_values(&text, "testenv", "commands"),
-            "tox.ini [testenv] commands",
+            tox.values("testenv", "commands"),
+            &format!("{} [testenv] commands", tox.source),
         )
     {
         return s;
@@ -319,6 +283,34 @@ mod tests {
             )],
         );
         assert_eq!(s.run.command, ["python3", "-m", "nose", "--verbose"]);
+    }
+
+    #[test]
+    fn tox_commands_kept_in_pyproject_are_the_documented_suite() {
+        // tqdm/tqdm keeps tox's configuration in pyproject.toml.
+        let s = suite(
+            Language::Python,
+            &[(
+                "pyproject.toml",
+                "[tool.tox]\nlegacy_tox_ini = \"\"\"\n[testenv]\ncommands=\n    {envpython} -m pytest --cov=tqdm --cov-report= -k \"not perf\"\n    {[core]commands}\n\"\"\"\n",
+            )],
+        );
+        assert_eq!(
+            s.source,
+            "pyproject.toml [tool.tox] legacy_tox_ini [testenv] commands"
+        );
+        assert_eq!(
+            s.run.command,
+            [
+                "python3",
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "-k",
+                "not perf"
+            ]
+        );
     }
 
     #[test]

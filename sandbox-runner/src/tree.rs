@@ -43,7 +43,7 @@ pub struct TreeRecord {
     /// SHA-256 of the patch's edits (see [`patch_digest`]), when there was a patch.
     pub patch_sha256: Option<String>,
     pub added_files: Vec<FileDigest>,
-    /// Tree entries not materialised: symlinks and submodules (as in intake).
+    /// Tree entries not materialised: submodules, and symlinks whose target leaves the tree.
     pub left_out: Vec<String>,
 }
 
@@ -256,12 +256,46 @@ impl TreeWriter<'_> {
                     let mode = if mode == 0o100755 { 0o755 } else { 0o644 };
                     write_file(&path, blob.content(), mode)?;
                 }
-                // Symlinks (0o120000) and submodules (commits) are left out, as in intake.
+                (Some(ObjectType::Blob), 0o120000) => {
+                    let blob = self.repo.find_blob(entry.id()).map_err(git_error)?;
+                    match link_inside(prefix, blob.content()) {
+                        Some(target) => std::os::unix::fs::symlink(&target, &path)
+                            .map_err(SandboxError::io("link", &path))?,
+                        None => self.left_out.push(shown),
+                    }
+                }
+                // Submodules (commits) are left out, as in intake.
                 _ => self.left_out.push(shown),
             }
         }
         Ok(())
     }
+}
+
+/// A symlink's target when it stays inside the tree (`tests/certs/valid/ca ->
+/// ../expired/ca`, in psf/requests): relative, its `..` only leading and no more of them
+/// than the link's own directory is deep. Then every `..` climbs a real directory (the
+/// link's parents are directories this writer made), and each link the rest passes through
+/// obeys the same rule, so the target resolves inside the tree however links chain. Any
+/// other target (absolute, leaving the tree, `..` after a name, which could climb out of
+/// another link's target) is left out, as before.
+fn link_inside(prefix: &str, target: &[u8]) -> Option<std::path::PathBuf> {
+    if target.is_empty() || target.contains(&0) || target.len() > 4096 {
+        return None;
+    }
+    let path = Path::new(std::ffi::OsStr::from_bytes(target));
+    let depth = prefix.matches('/').count();
+    let mut climbs = 0usize;
+    let mut names = 0usize;
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir if names == 0 => climbs += 1,
+            std::path::Component::Normal(name) if name.as_bytes() != b".git" => names += 1,
+            std::path::Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    (climbs <= depth && names > 0).then(|| path.to_path_buf())
 }
 
 fn apply_edit(src: &Path, edit: &Edit) -> Result<(), SandboxError> {
@@ -270,7 +304,7 @@ fn apply_edit(src: &Path, edit: &Edit) -> Result<(), SandboxError> {
     let missing = || RequestError::PatchFileMissing {
         path: edit.path.clone(),
     };
-    // Left-out entries (symlinks) were never written, so a regular file here is the tree's.
+    // A symlink is never edited through (its target is a file of its own, edited by its path).
     let meta = fs::symlink_metadata(&path).map_err(|_| missing())?;
     if !meta.is_file() {
         return Err(missing().into());
@@ -430,5 +464,34 @@ mod tests {
             patch_digest(&[b, a.clone()])
         );
         assert_eq!(patch_digest(std::slice::from_ref(&a)), patch_digest(&[a]));
+    }
+
+    #[test]
+    fn a_link_is_kept_only_when_its_target_stays_inside_the_tree() {
+        let inside = |prefix: &str, target: &str| link_inside(prefix, target.as_bytes());
+        // psf/requests: tests/certs/valid/ca -> ../expired/ca
+        assert_eq!(
+            inside("tests/certs/valid/", "../expired/ca"),
+            Some(PathBuf::from("../expired/ca"))
+        );
+        assert!(inside("", "README.md").is_some());
+        assert!(inside("a/", "./b/c").is_some());
+        for (prefix, bad) in [
+            ("", "/etc/passwd"),
+            ("", "../outside"),
+            ("a/", "../../outside"),
+            // `..` after a name could climb out of another link's target
+            ("a/b/", "c/../../.."),
+            ("a/", "c/.."),
+            ("", ".git/config"),
+            ("a/", ".."),
+            ("", ""),
+        ] {
+            assert_eq!(
+                inside(prefix, bad),
+                None,
+                "{prefix}{bad:?} must be left out"
+            );
+        }
     }
 }

@@ -100,7 +100,7 @@ fn environment(doc: &serde_json::Value) -> Vec<String> {
 
 /// Must-show 1 of the issue: a project's dependencies declared only in pyproject (a src
 /// layout), only in setup.py, in a test extra, in a dev requirements file beside a tool no
-/// registry serves, and in tox's deps: the Prover's test runs and proves in each, and what
+/// registry serves, and in tox's deps (in tox.ini, and kept in pyproject.toml): the Prover's test runs and proves in each, and what
 /// could not be prepared is named.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_way_a_python_project_declares_its_dependencies_is_prepared_and_proves() {
@@ -175,6 +175,18 @@ async fn each_way_a_python_project_declares_its_dependencies_is_prepared_and_pro
             )],
             "ops.py",
             "idna",
+            "from ops import add",
+        ),
+        (
+            // tqdm/tqdm's way: tox's configuration kept in pyproject.toml, the test deps
+            // in another section, referenced as `{[core]deps}`.
+            "tox deps kept in pyproject.toml, by reference",
+            vec![(
+                "pyproject.toml",
+                "[tool.tox]\nlegacy_tox_ini = \"\"\"\n[tox]\nenvlist = 3.{10,11}\n\n[core]\ndeps =\n    tomli-w==1.0.0\n\n[testenv]\ndeps =\n    {[core]deps}\ncommands = {envpython} -m pytest {posargs}\n\"\"\"\n".into(),
+            )],
+            "ops.py",
+            "tomli_w",
             "from ops import add",
         ),
     ];

@@ -22,7 +22,9 @@
 //!   project has none), devDependencies included; a package the registry does not serve is
 //!   dropped by name. `/deps/node_modules`, linked into each run's tree.
 //! - Rust: `cargo generate-lockfile` when the project has no Cargo.lock, then `cargo
-//!   vendor` (dev-dependencies included): `/deps/vendor` and its source replacement.
+//!   vendor` (dev-dependencies included): `/deps/vendor` and its source replacement; then
+//!   the tests built once into `/deps/target`, the project's own packages cleaned out, so
+//!   each run copies the compiled dependencies (when they fit its scratch space).
 //! - Go: `go mod download` into `/deps/gomodcache` (test-only modules included).
 //!
 //! Refused by name before anything runs: index options and direct URLs in requirement
@@ -35,6 +37,7 @@
 pub mod forward;
 pub mod proxy;
 pub(crate) mod python;
+pub(crate) mod uv_lock;
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -56,7 +59,7 @@ const COMPLETE: &str = ".complete";
 /// Prefix of the directories a preparation works in before its result is renamed.
 pub(crate) const STAGING_PREFIX: &str = ".staging-";
 /// The version of the preparation itself: a change to what it does makes new entries.
-const VERSION: &str = "proven-sandbox dependencies v2";
+const VERSION: &str = "proven-sandbox dependencies v3";
 const PYTHON_SCRIPT: &str = include_str!("scripts/prepare.py");
 const NODE_SCRIPT: &str = include_str!("scripts/prepare-node.js");
 /// The forwarder's port inside the preparation container.
@@ -361,12 +364,24 @@ fn plan_node(config: &SandboxConfig, src: &Path) -> Result<Option<Plan>, Sandbox
     Ok(Some(plan))
 }
 
+/// package.json's `engines.node`, the Node a tree says it needs (None when it says none).
+pub(crate) fn node_engines(src: &Path) -> Option<String> {
+    let manifest = read_small(src, "package.json")?;
+    let package: serde_json::Value = serde_json::from_slice(&manifest).ok()?;
+    package["engines"]["node"]
+        .as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
 fn plan_rust(src: &Path) -> Result<Option<Plan>, SandboxError> {
     if !src.join("Cargo.toml").is_file() {
         return Ok(None);
     }
     let manifests = find_named(src, &["Cargo.toml"]);
     let mut plan = Plan::default();
+    let mut members = Vec::new();
     for m in &manifests {
         let Some(bytes) = read_small(src, m) else {
             continue;
@@ -375,6 +390,20 @@ fn plan_rust(src: &Path) -> Result<Option<Plan>, SandboxError> {
         if let Ok(doc) = text.parse::<toml::Table>() {
             let dir = Path::new(m).parent().unwrap_or(Path::new(""));
             check_cargo_dependencies(&doc, m, dir)?;
+            // The project's own packages, by the names cargo accepts (they go into a shell
+            // line): the preparation cleans their artifacts out.
+            if let Some(name) = doc
+                .get("package")
+                .and_then(|p| p.get("name"))
+                .and_then(|n| n.as_str())
+                && !name.is_empty()
+                && name.len() <= 64
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            {
+                members.push(name.to_string());
+            }
         }
         plan.inputs.push((m.clone(), bytes));
     }
@@ -398,23 +427,58 @@ fn plan_rust(src: &Path) -> Result<Option<Plan>, SandboxError> {
                 .into(),
         ),
     }
-    plan.command = vec![
-        "sh".into(),
-        "-c".into(),
-        format!(
-            "set -e\n\
-             if [ -f Cargo.lock ]; then echo '{{\"resolved\": false}}' > {MOUNT}/report.json; \
-             else cargo generate-lockfile 2>&1; echo '{{\"resolved\": true}}' > {MOUNT}/report.json; fi\n\
-             cargo vendor --locked {MOUNT}/vendor > {MOUNT}/cargo-config.toml\n\
-             printf '\\n[net]\\noffline = true\\n' >> {MOUNT}/cargo-config.toml\n"
-        ),
-    ];
+    plan.command = vec!["sh".into(), "-c".into(), rust_script(&members)];
     plan.env = vec![
         "CARGO_NET_OFFLINE=false".into(),
         "CARGO_HOME=/tmp/cargo-home".into(),
         "CARGO_REGISTRIES_CRATES_IO_PROTOCOL=sparse".into(),
     ];
+    plan.env
+        .extend(RUST_BUILD_ENV.iter().map(|v| v.to_string()));
+    // The runs build as the preparation did, so what it compiled is fresh for them.
+    plan.run_env = RUST_BUILD_ENV.iter().map(|v| v.to_string()).collect();
     Ok(Some(plan))
+}
+
+/// How the preparation and every run build Rust: the same settings, or the compiled
+/// dependencies would not be fresh for the runs. Line tables only (a panic still names its
+/// line) and no incremental state: the compiled dependencies take a fraction of the space,
+/// in the cache and in each run's scratch.
+const RUST_BUILD_ENV: &[&str] = &[
+    "CARGO_PROFILE_DEV_DEBUG=line-tables-only",
+    "CARGO_PROFILE_TEST_DEBUG=line-tables-only",
+    "CARGO_INCREMENTAL=0",
+];
+
+/// The Rust preparation: a lock file (generated when the project has none), the vendored
+/// sources, then the project's tests built once (`cargo test --no-run`, offline, from the
+/// vendored sources) into `/deps/target`, so that each run copies the compiled
+/// dependencies instead of compiling them again (a proof is four runs or more; syn alone
+/// is minutes on one CPU). The project's own packages are cleaned out of it: a run always
+/// compiles the tree it is given, never one the preparation saw. A build that fails (the
+/// tree does not compile) keeps what it compiled and is a note, not a failure.
+fn rust_script(members: &[String]) -> String {
+    let clean: String = members.iter().map(|m| format!(" -p {m}")).collect();
+    format!(
+        "set -e\n\
+         if [ -f Cargo.lock ]; then resolved=false; \
+         else cargo generate-lockfile 2>&1; resolved=true; fi\n\
+         cargo vendor --locked {MOUNT}/vendor > {MOUNT}/cargo-config.toml\n\
+         printf '\\n[net]\\noffline = true\\n' >> {MOUNT}/cargo-config.toml\n\
+         mkdir -p \"$CARGO_HOME\" && cp {MOUNT}/cargo-config.toml \"$CARGO_HOME/config.toml\"\n\
+         if CARGO_TARGET_DIR={MOUNT}/target cargo test --no-run --offline > {MOUNT}/build.log 2>&1; then \
+           note='the tests were built in the preparation: runs reuse its compiled dependencies'; \
+         else note='the tests did not build in the preparation (build.log): runs compile what it could not'; fi\n\
+         {clean_line}\
+         printf '{{\"resolved\": %s, \"notes\": [\"%s\"]}}' \"$resolved\" \"$note\" > {MOUNT}/report.json\n",
+        clean_line = if clean.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "CARGO_TARGET_DIR={MOUNT}/target cargo clean --offline{clean} > /dev/null 2>&1 || true\n"
+            )
+        },
+    )
 }
 
 /// Refuses cargo dependencies from git, or from a path outside the tree, by name.

@@ -255,7 +255,14 @@ pub(crate) fn read_plan(src: &Path) -> PythonPlan {
     } else if let Some(text) = read(src, "uv.lock") {
         plan.inputs.push("uv.lock".into());
         plan.pinned_by = Some("uv.lock".into());
-        toml_lock(&text, "uv.lock", &mut plan, &mut specs);
+        if !super::uv_lock::read(&text, &mut plan, &mut specs) {
+            plan.pinned_by = None;
+            plan.refused.push(Refused {
+                what: "uv.lock".into(),
+                source: "uv.lock".into(),
+                reason: "does not parse as TOML: versions resolved now, not pinned".into(),
+            });
+        }
     }
     // Requirement files at the root and under requirements/.
     let mut files: Vec<String> = Vec::new();
@@ -300,9 +307,21 @@ pub(crate) fn read_plan(src: &Path) -> PythonPlan {
             plan.python_requires.push((spec, "setup.py".into()));
         }
     }
-    if let Some(text) = read(src, "tox.ini") {
-        plan.inputs.push("tox.ini".into());
-        tox_ini(src, &text, &mut plan, &mut seen_files, &mut specs);
+    if let Some(tox) = crate::tox::Tox::find(&|name| read(src, name)) {
+        if !plan
+            .inputs
+            .iter()
+            .any(|i| tox.source.starts_with(i.as_str()))
+        {
+            plan.inputs.push(
+                tox.source
+                    .split(' ')
+                    .next()
+                    .unwrap_or("tox.ini")
+                    .to_string(),
+            );
+        }
+        tox_config(src, &tox, &mut plan, &mut seen_files, &mut specs);
     }
     if let Some(text) = read(src, "noxfile.py") {
         plan.inputs.push("noxfile.py".into());
@@ -352,7 +371,12 @@ pub(crate) fn read_plan(src: &Path) -> PythonPlan {
     plan
 }
 
-fn push(plan: &mut PythonPlan, specs: &mut BTreeSet<String>, spec: &str, source: String) {
+pub(crate) fn push(
+    plan: &mut PythonPlan,
+    specs: &mut BTreeSet<String>,
+    spec: &str,
+    source: String,
+) {
     let spec = spec.trim();
     if spec.is_empty() {
         return;
@@ -470,7 +494,7 @@ fn strings(value: Option<&toml::Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn is_test_name(name: &str) -> bool {
+pub(crate) fn is_test_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     TEST_NAMES.contains(&n.as_str())
         || n.starts_with("test")
@@ -789,100 +813,98 @@ fn setup_py_python_requires(text: &str) -> Option<String> {
     Some(body[..end].to_string())
 }
 
-fn tox_ini(
+/// A tox envlist entry's Python (`py37`, `py3.8`, `3.12-tf`), as `(major, minor)`.
+fn tox_env_python(env: &str) -> Option<(String, String)> {
+    let v = env.strip_prefix("py").unwrap_or(env);
+    let v = v.split(['-', '{']).next().unwrap_or_default();
+    if let Some((major, minor)) = v.split_once('.') {
+        return (major.len() == 1
+            && major.chars().all(|c| c.is_ascii_digit())
+            && !minor.is_empty()
+            && minor.chars().all(|c| c.is_ascii_digit()))
+        .then(|| (major.to_string(), minor.to_string()));
+    }
+    if v.len() >= 2 && v.chars().all(|c| c.is_ascii_digit()) {
+        let (major, minor) = v.split_at(1);
+        return Some((major.to_string(), minor.to_string()));
+    }
+    None
+}
+
+/// tox's configuration, wherever it is kept ([`crate::tox::Tox::find`]): the Pythons of
+/// its envlist, and the deps and extras of its test environments.
+fn tox_config(
     src: &Path,
-    text: &str,
+    tox: &crate::tox::Tox,
     plan: &mut PythonPlan,
     seen: &mut BTreeSet<String>,
     specs: &mut BTreeSet<String>,
 ) {
-    let mut section = String::new();
-    let mut key = String::new();
-    for raw in text.lines() {
-        let line = raw.split(" #").next().unwrap_or_default();
-        if line.trim_start().starts_with(['#', ';']) || line.trim().is_empty() {
-            continue;
+    for value in tox.values("tox", "envlist") {
+        for env in tox_envs(&value) {
+            if let Some((major, minor)) = tox_env_python(&env) {
+                let entry = (
+                    format!("=={major}.{minor}.*"),
+                    "tox.ini envlist".to_string(),
+                );
+                if !plan.python_requires.contains(&entry) {
+                    plan.python_requires.push(entry);
+                }
+            }
         }
-        let indented = line.starts_with([' ', '\t']);
-        let t = line.trim();
-        if t.starts_with('[') && t.ends_with(']') {
-            section = t[1..t.len() - 1].trim().to_string();
-            key.clear();
-            continue;
-        }
-        let value = if indented && !key.is_empty() {
-            t.to_string()
-        } else if let Some((k, v)) = t.split_once('=') {
-            key = k.trim().to_string();
-            v.trim().to_string()
-        } else {
-            continue;
-        };
-        let testenv = section == "testenv"
-            || section.starts_with("testenv:py")
-            || section == "testenv:test"
-            || section == "testenv:tests";
-        if section == "tox" && key == "envlist" {
-            for env in tox_envs(&value) {
-                let env = env.as_str();
-                if let Some(v) = env
-                    .strip_prefix("py")
-                    .and_then(|v| v.split(['-', '{']).next())
-                    && v.len() >= 2
-                    && v.chars().all(|c| c.is_ascii_digit())
+    }
+    let testenvs: Vec<String> = tox
+        .section_names()
+        .filter(|s| {
+            *s == "testenv"
+                || s.starts_with("testenv:py")
+                || *s == "testenv:test"
+                || *s == "testenv:tests"
+        })
+        .map(String::from)
+        .collect();
+    for section in testenvs {
+        for line in tox.values(&section, "deps") {
+            let line = line.replace("{toxinidir}/", "").replace("{toxinidir}", ".");
+            // A factor-conditional line (`py37: mock`) applies to that factor only: a
+            // Python factor becomes the marker that says so; another factor (`tf:
+            // tensorflow`) is not the default environment's, and is not taken.
+            let line = match line.split_once(": ") {
+                Some((factor, rest))
+                    if !factor.contains(' ') && !factor.contains('=') && !factor.contains('<') =>
                 {
-                    let (major, minor) = v.split_at(1);
-                    let entry = (
-                        format!("=={major}.{minor}.*"),
-                        "tox.ini envlist".to_string(),
-                    );
-                    if !plan.python_requires.contains(&entry) {
-                        plan.python_requires.push(entry);
+                    let Some((major, minor)) = tox_env_python(factor) else {
+                        continue;
+                    };
+                    if rest.contains(';') {
+                        rest.to_string()
+                    } else {
+                        format!("{rest} ; python_version == \"{major}.{minor}\"")
                     }
                 }
+                _ => line,
+            };
+            let source = format!("{} [{section}] deps", tox.source);
+            match classify_line(&line) {
+                Line::Include(target) => match inside(Path::new(""), &target) {
+                    Some(path) => requirement_file(src, &path, 1, plan, seen, specs),
+                    None => plan.refused.push(Refused {
+                        what: line.clone(),
+                        source,
+                        reason: "an include outside the tree".into(),
+                    }),
+                },
+                _ => push(plan, specs, &line, source),
             }
         }
-        if !testenv {
-            continue;
-        }
-        let value = value
-            .replace("{toxinidir}/", "")
-            .replace("{toxinidir}", ".");
-        // A factor-conditional line (`py37: mock`) applies to that factor only: taken too.
-        let value = match value.split_once(": ") {
-            Some((factor, rest))
-                if !factor.contains(' ') && !factor.contains('=') && !factor.contains('<') =>
-            {
-                rest.to_string()
-            }
-            _ => value,
-        };
-        match key.as_str() {
-            "deps" => {
-                let source = format!("tox.ini [{section}] deps");
-                match classify_line(&value) {
-                    Line::Include(target) => match inside(Path::new(""), &target) {
-                        Some(path) => requirement_file(src, &path, 1, plan, seen, specs),
-                        None => plan.refused.push(Refused {
-                            what: value.clone(),
-                            source,
-                            reason: "an include outside the tree".into(),
-                        }),
-                    },
-                    _ => push(plan, specs, &value, source),
-                }
-            }
-            "extras" => {
-                plan.project = true;
-                plan.extras.extend(
-                    value
-                        .split([',', ' '])
-                        .map(str::trim)
-                        .filter(|e| !e.is_empty())
-                        .map(String::from),
-                );
-            }
-            _ => {}
+        for line in tox.values(&section, "extras") {
+            plan.project = true;
+            plan.extras.extend(
+                line.split([',', ' '])
+                    .map(str::trim)
+                    .filter(|e| !e.is_empty())
+                    .map(String::from),
+            );
         }
     }
 }
@@ -997,7 +1019,7 @@ fn pipfile_lock(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>)
     }
 }
 
-/// poetry.lock and uv.lock: every `[[package]]` with a registry source, pinned.
+/// poetry.lock: every `[[package]]` with a registry source, pinned.
 fn toml_lock(text: &str, file: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
     let Ok(doc) = text.parse::<toml::Table>() else {
         return;
@@ -1310,7 +1332,7 @@ dependencies = ["pytest-cov"]
             ),
             (
                 "tox.ini",
-                "[tox]\nenvlist = py27, py37-django{22,30}\n[testenv]\ndeps =\n    -r{toxinidir}/dev.txt\n    py37: mock\n    nose\ncommands = pytest {posargs}\n",
+                "[tox]\nenvlist = py27, py37-django{22,30}\n[testenv]\ndeps =\n    -r{toxinidir}/dev.txt\n    py37: mock\n    tf: tensorflow\n    nose\ncommands = pytest {posargs}\n",
             ),
             ("dev.txt", "flake8\n"),
             (
@@ -1330,7 +1352,8 @@ dependencies = ["pytest-cov"]
             "six>=1.0",
             "pytest",
             "flake8",
-            "mock",
+            // a Python factor's line holds for that Python only
+            "mock ; python_version == \"3.7\"",
             "nose",
             "pytest-xdist",
             "pytest-timeout",
@@ -1340,6 +1363,8 @@ dependencies = ["pytest-cov"]
             assert!(s.contains(&want), "{want}: {s:?}");
         }
         assert!(!s.contains(&"sphinx"));
+        // another factor's line (`tf: tensorflow`) is not the default environment's
+        assert!(!s.iter().any(|s| s.contains("tensorflow")), "{s:?}");
         assert!(plan.setup_py && plan.project);
         assert_eq!(plan.extras, ["testing"]);
         let sources: Vec<&str> = plan
@@ -1362,6 +1387,33 @@ dependencies = ["pytest-cov"]
             python_fits(&plan.python_requires, "3.9.18"),
             Some(Err("tox.ini envlist tests Python ==2.7.* | ==3.7.*".into()))
         );
+    }
+
+    #[test]
+    fn tox_kept_in_pyproject_gives_its_test_deps_through_references() {
+        // tqdm/tqdm: its tox.ini is pyproject's `legacy_tox_ini`; `[testenv] deps` holds
+        // `{[core]deps}`, where pytest-asyncio (which its pytest addopts need) is named.
+        let dir = tree(&[(
+            "pyproject.toml",
+            "[project]\nname = \"tqdm\"\n[tool.tox]\nlegacy_tox_ini = \"\"\"\n[tox]\nenvlist=3.{8,12}{,-tf}, perf\n[core]\ndeps=\n    pytest\n    pytest-asyncio\n    git+https://github.com/casperdcl/nbval\n[testenv]\ndeps=\n    {[core]deps}\n    numpy\n    tf: tensorflow!=2.5.0\n\"\"\"\n",
+        )]);
+        let plan = read_plan(dir.path());
+        let s = specs(&plan);
+        assert_eq!(s, ["pytest", "pytest-asyncio", "numpy"], "{plan:?}");
+        assert_eq!(
+            plan.refused[0].what,
+            "git+https://github.com/casperdcl/nbval"
+        );
+        assert_eq!(
+            plan.refused[0].source,
+            "pyproject.toml [tool.tox] legacy_tox_ini [testenv] deps"
+        );
+        let pythons: Vec<&str> = plan
+            .python_requires
+            .iter()
+            .map(|(v, _)| v.as_str())
+            .collect();
+        assert_eq!(pythons, ["==3.8.*", "==3.12.*"]);
     }
 
     #[test]

@@ -165,3 +165,52 @@ async fn the_documented_suite_runs_the_pretest_build_first() {
     assert_eq!(record.tests.map(|t| t.passed), Some(1));
     assert_container_gone(&sandbox, &record).await;
 }
+
+/// A project whose `engines.node` the default image's Node does not satisfy (tj/commander.js
+/// asks for >= 22.12) runs on a configured image of a Node major it allows, and the record
+/// names no mismatch there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_asking_for_a_newer_node_runs_on_that_node() {
+    const NODE22: &str = "proven-sandbox-node22:local";
+    let sandbox = support::sandbox(&[Language::Node], |config| {
+        config.node_images = vec![("22".into(), NODE22.into())];
+    })
+    .await;
+    if sandbox.docker().inspect_image(NODE22).await.is_err() {
+        proven_sandbox::images::build_local_named(&["node22"])
+            .await
+            .expect("the node22 image builds");
+    }
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name": "needs-22", "version": "1.0.0", "engines": {"node": ">=22.12.0"}}"#,
+    );
+    let commit = repo.commit("needs Node 22");
+    let test = "const test = require('node:test');\nconst assert = require('node:assert');\ntest('runs on Node 22', () => {\n  assert.strictEqual(process.versions.node.split('.')[0], '22');\n});\n";
+    let record = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                commit,
+                Language::Node,
+                node_test("test/version.test.js"),
+            )
+            .with_file("test/version.test.js", test),
+        )
+        .await
+        .expect("run");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+    if let Some(deps) = &record.dependencies {
+        assert!(
+            !deps.notes.iter().any(|n| n.contains("engines")),
+            "{:?}",
+            deps.notes
+        );
+    }
+}

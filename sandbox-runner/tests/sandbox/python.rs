@@ -287,3 +287,26 @@ async fn a_project_versioned_by_setuptools_scm_is_installed_without_git_metadata
         deps.notes
     );
 }
+
+/// Suites run a pager (pallets/click's `echo_via_pager` tests run `less` with its output
+/// sent to a file): the images carry `less`, so such a test runs as the project expects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_that_runs_the_pager_less_finds_it() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let project = python_project();
+    let pager = "import subprocess\n\ndef test_less_pages_to_a_file(tmp_path):\n    out = tmp_path / 'out'\n    with open(out, 'w') as f:\n        subprocess.run(['less'], input=b'paged\\n', stdout=f, check=True)\n    assert out.read_text() == 'paged\\n'\n";
+    let request = RunRequest::new(
+        project.repo.path(),
+        &project.base,
+        Language::Python,
+        pytest("tests/test_pager.py"),
+    )
+    .with_file("tests/test_pager.py", pager);
+    let record = sandbox.run(&request).await.expect("run");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+}

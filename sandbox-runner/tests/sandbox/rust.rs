@@ -1,5 +1,5 @@
-//! Must-show 2 (Rust): `cargo test` with a crates.io dependency vendored before the
-//! no-network run reproduces a bug; a change that does not compile proves nothing.
+//! Must-show 2 (Rust): `cargo test` with a crates.io dependency vendored (and compiled once)
+//! before the no-network run reproduces a bug; a change that does not compile proves nothing.
 
 use proven_change::testing::TestRepo;
 use proven_sandbox::{Language, NotProved, Outcome, Proof, RunRequest, Side};
@@ -80,7 +80,21 @@ async fn cargo_test_with_vendored_dependencies_reproduces_a_bug() {
         .collect();
     assert!(all.iter().all(|d| d.key == deps.key), "one cache entry");
     assert!(all.iter().filter(|d| d.prepared_now).count() <= 1);
-    assert!(support::output(record).contains("Compiling itoa v1.0.19"));
+    // The dependencies were compiled once, in the preparation: no run compiles them again,
+    // and every run compiles its own tree (the change's run fails on the change's code,
+    // never on what the preparation compiled).
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("the tests were built in the preparation")),
+        "{:?}",
+        deps.notes
+    );
+    for run in reproduction.base.iter().chain(&reproduction.change) {
+        let out = support::output(run);
+        assert!(!out.contains("Compiling itoa"), "{out}");
+        assert!(out.contains("Compiling labels v0.1.0"), "{out}");
+    }
     assert!(support::output(&reproduction.change[0]).contains("test result: FAILED"));
     for record in reproduction.base.iter().chain(&reproduction.change) {
         assert_container_gone(&sandbox, record).await;

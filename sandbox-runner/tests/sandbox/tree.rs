@@ -13,7 +13,10 @@ async fn the_tree_comes_from_the_commit_not_the_working_copy() {
     repo.write("calc.py", "COMMITTED = True\n")
         .write("bin/tool", "#!/bin/sh\necho tool ran\n")
         .set_executable("bin/tool", true)
-        .symlink("link", "/etc/passwd");
+        .symlink("link", "/etc/passwd")
+        .write("certs/expired/ca", "the CA\n")
+        .symlink("certs/valid/ca", "../expired/ca")
+        .symlink("certs/valid/escape", "../../../etc/passwd");
     let commit = repo.commit("tree");
     // Uncommitted edits and files in the author's working copy must not reach the run.
     repo.write("calc.py", "COMMITTED = False\n")
@@ -24,7 +27,11 @@ async fn the_tree_comes_from_the_commit_not_the_working_copy() {
                 repo.path(),
                 &commit,
                 Language::Python,
-                ["sh", "-c", "cat calc.py; ls -a; ./bin/tool"],
+                [
+                    "sh",
+                    "-c",
+                    "cat calc.py; ls -a; ./bin/tool; cat certs/valid/ca; test -L certs/valid/ca && echo is-a-link",
+                ],
             )
             .as_command(),
         )
@@ -38,10 +45,14 @@ async fn the_tree_comes_from_the_commit_not_the_working_copy() {
         out.contains("tool ran"),
         "the executable bit is kept: {out}"
     );
+    assert!(
+        out.contains("the CA\nis-a-link"),
+        "a symlink whose target stays inside the tree is one: {out}"
+    );
     assert_eq!(
         record.tree.left_out,
-        vec!["link".to_string()],
-        "symlinks are left out"
+        vec!["certs/valid/escape".to_string(), "link".to_string()],
+        "symlinks out of the tree are left out"
     );
     assert_eq!(record.tree.commit, commit);
     assert_container_gone(&sandbox, &record).await;

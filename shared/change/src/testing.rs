@@ -86,6 +86,9 @@ impl TestRepo {
     pub fn symlink(&self, rel: impl AsRef<Path>, target: impl AsRef<Path>) -> &Self {
         let p = self.abs(rel);
         let _ = std::fs::remove_file(&p);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("create the link's directory");
+        }
         std::os::unix::fs::symlink(target, p).expect("create symlink");
         self
     }

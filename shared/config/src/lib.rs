@@ -162,7 +162,7 @@ impl std::fmt::Debug for RepositorySettings {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxSettings {
     pub docker_host: String,
-    /// `(language or pythonX.Y, image)`.
+    /// `(language, pythonX.Y or nodeNN, image)`.
     pub images: Vec<(String, String)>,
     pub registries: Vec<String>,
     pub pip_index_url: Option<String>,

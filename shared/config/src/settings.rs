@@ -54,7 +54,7 @@ pub enum Allowed {
     /// Comma-separated registries a preparation may reach: `host`, `host:port`, `*.domain`,
     /// or `name[:port]=address:port`.
     RegistryList,
-    /// Comma-separated `LANGUAGE=image` or `pythonX.Y=image`.
+    /// Comma-separated `LANGUAGE=image`, `pythonX.Y=image` or `nodeNN=image`.
     ImageList,
     /// A word without whitespace or control characters (e.g. `sum.golang.org`, `off`).
     Token,
@@ -247,13 +247,15 @@ impl Allowed {
                     return Err(format!("{e:?} is not LANGUAGE=image"));
                 };
                 let version = lang.strip_prefix("python").unwrap_or_default();
+                let node_major = lang.strip_prefix("node").unwrap_or_default();
                 let lang_ok = matches!(lang, "python" | "rust" | "node" | "go")
                     || (!version.is_empty()
                         && version.split('.').count() == 2
-                        && version.split('.').all(|p| p.parse::<u32>().is_ok()));
+                        && version.split('.').all(|p| p.parse::<u32>().is_ok()))
+                    || (!node_major.is_empty() && node_major.parse::<u32>().is_ok());
                 if !lang_ok {
                     Err(format!(
-                        "{lang:?} is not python, rust, node, go or pythonX.Y"
+                        "{lang:?} is not python, rust, node, go, pythonX.Y or nodeNN"
                     ))
                 } else if image.is_empty() || image.contains(char::is_whitespace) {
                     Err(format!("{image:?} is not an image name"))
@@ -336,7 +338,7 @@ impl Allowed {
                 "comma-separated host, host:port, *.domain or name=address:port".into()
             }
             Allowed::ImageList => {
-                "comma-separated python|rust|node|go|pythonX.Y=image, or empty".into()
+                "comma-separated python|rust|node|go|pythonX.Y|nodeNN=image, or empty".into()
             }
             Allowed::Token => "a word without spaces".into(),
             Allowed::PathList => "comma-separated absolute directories, or empty".into(),
@@ -866,7 +868,8 @@ pub static SETTINGS: &[Setting] = &[
         doc: "Images of the sandbox, replacing the local ones (`proven-sandbox-LANG:local`): \
               `python=IMAGE,rust=IMAGE,...`; `pythonX.Y=IMAGE` adds an image of that Python, chosen for \
               a project whose declared Python (requires-python, python_requires, tox envlist, classifiers, \
-              .python-version) the default image's does not satisfy.",
+              .python-version) the default image's does not satisfy; `nodeNN=IMAGE` adds an image of that \
+              Node major, chosen for a project whose package.json `engines.node` allows it (the newest such).",
     },
     Setting {
         key: "sandbox.registries",

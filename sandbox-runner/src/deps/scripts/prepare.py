@@ -181,6 +181,26 @@ def runner_beside_pins(pip):
                            % (broken, version, how))
 
 
+MAX_DROPPED = 10
+NOT_SERVED = re.compile(r"(?:No matching distribution found for|Could not find a version that satisfies the requirement) ([^\s(]+)")
+
+
+def req_name(spec):
+    """A requirement's project name, normalised (PEP 503)."""
+    m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", spec)
+    return re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else ""
+
+
+def unavailable(out, wanted):
+    """The wanted (spec, source) pip says it cannot find, if it names one of them."""
+    for m in NOT_SERVED.finditer(out):
+        name = req_name(m.group(1))
+        for item in wanted:
+            if req_name(item[0]) == name:
+                return item
+    return None
+
+
 def main():
     os.makedirs(DEPS, exist_ok=True)
     code, out = run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", VENV], timeout=120)
@@ -231,9 +251,22 @@ def main():
         pip += ["-c", "/tmp/proven-constraints.txt"]
 
     if wanted:
-        with open("/tmp/proven-requirements.txt", "w") as f:
-            f.write("\n".join(spec for spec, _ in wanted) + "\n")
-        code, out = run(pip + ["-r", "/tmp/proven-requirements.txt"])
+        # Together first. A requirement pip names as not served (no release for this
+        # Python, a private package) is dropped by name and the rest tried together again,
+        # so one dev tool that cannot be had costs one more call, not one call per package.
+        for _attempt in range(MAX_DROPPED + 1):
+            with open("/tmp/proven-requirements.txt", "w") as f:
+                f.write("\n".join(spec for spec, _ in wanted) + "\n")
+            code, out = run(pip + ["-r", "/tmp/proven-requirements.txt"])
+            missing = unavailable(out, wanted) if code != 0 else None
+            if missing is None:
+                break
+            spec, source = missing
+            wanted.remove(missing)
+            REPORT["not_prepared"].append({"what": spec, "source": source, "reason": why(out)})
+            if not wanted:
+                code = 0
+                break
         if code == 0:
             REPORT["notes"].append("every requirement resolved together")
         else:
