@@ -31,11 +31,13 @@ use serde_json::json;
 use crate::Trace;
 use crate::model::{Agents, Role, quoted};
 use crate::outcome::{blocking, outcome, to_json};
-use crate::rows::step_result;
+use crate::rows::{StepState, step_result};
 use crate::step::StepContext;
 use crate::step_name::StepName;
 use crate::test_runs::language_of;
-use crate::wire::{AuditResult, EvidenceKind, PlannerResult, ReviewView, Risk, SurfaceRow};
+use crate::wire::{
+    AuditResult, EvidenceKind, PlannerResult, ReviewView, Risk, SurfaceRow, SurfaceStatus,
+};
 
 pub const AUDITOR: &str = StepName::Auditor.as_str();
 
@@ -113,7 +115,7 @@ fn examined(rows: &[StepRow]) -> BTreeSet<String> {
     }
     paths.extend(
         rows.iter()
-            .filter(|r| r.id.step == StepName::DepsFile.as_str() && r.state == "done")
+            .filter(|r| r.id.step == StepName::DepsFile && StepState::of(r) == StepState::Done)
             .map(|r| r.id.key.clone()),
     );
     paths
@@ -271,18 +273,18 @@ pub async fn auditor(
         let mut row = SurfaceRow {
             surface: surface.clone(),
             probe: probe_claim,
-            status: "unresolved".into(),
+            status: SurfaceStatus::Unresolved.as_str().into(),
             key: None,
             detail: String::new(),
         };
         if i >= MAX_SURFACES {
-            row.status = "refused".into();
+            row.status = SurfaceStatus::Refused.as_str().into();
             row.detail = format!("more than {MAX_SURFACES} surfaces named");
         } else if surface.is_empty() || surface.len() > 1000 || !in_repository(&surface) {
-            row.status = "refused".into();
+            row.status = SurfaceStatus::Refused.as_str().into();
             row.detail = "not a file or directory of the repository at the change".into();
         } else if let Some(what) = round_one_covers(&surface, &examined, view.changed) {
-            row.status = "examined".into();
+            row.status = SurfaceStatus::Examined.as_str().into();
             row.detail = format!("round one examined {what}");
         } else {
             match named.probe {
@@ -328,14 +330,14 @@ async fn round_two(
         evidence: probe.evidence,
     };
     if let Some(memory) = view.remembered(&risk).await? {
-        row.status = "remembered".into();
+        row.status = SurfaceStatus::Remembered.as_str().into();
         row.detail =
             format!("an earlier review refuted this probe with evidence (memory record {memory})");
         return Ok(None);
     }
     let key = format!("a{probes}");
     let step = risk.first_step(key.clone())?;
-    row.status = "probing".into();
+    row.status = SurfaceStatus::Probing.as_str().into();
     row.detail = format!("probed in round two ({key})");
     row.key = Some(key.clone());
     if risk.evidence_kind() == Some(EvidenceKind::Query) {

@@ -180,11 +180,7 @@ async fn patch_requests(
     let mut requests = Vec::new();
     let mut language = None;
     for k in fixed {
-        let parsed: Language = k
-            .job
-            .language
-            .parse()
-            .map_err(|e| StepError::Permanent(format!("{e}")))?;
+        let parsed = k.job.language;
         language.get_or_insert(parsed);
         requests.push((
             k.title.clone(),

@@ -9,12 +9,41 @@ pub struct GitTree<'a> {
     pub commit: &'a str,
 }
 
+/// A side of the change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Base,
+    Head,
+}
+
+impl Side {
+    /// The side's name in the trace and the report.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Side::Base => "base",
+            Side::Head => "head",
+        }
+    }
+}
+
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for Side {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 impl<'a> GitTree<'a> {
-    /// The base and the head commit of a change, each named by its side.
-    pub fn sides(repo: &'a Repo, base: &'a str, head: &'a str) -> [(&'static str, GitTree<'a>); 2] {
+    /// The base and the head commit of a change, each by its side.
+    pub fn sides(repo: &'a Repo, base: &'a str, head: &'a str) -> [(Side, GitTree<'a>); 2] {
         [
-            ("base", GitTree { repo, commit: base }),
-            ("head", GitTree { repo, commit: head }),
+            (Side::Base, GitTree { repo, commit: base }),
+            (Side::Head, GitTree { repo, commit: head }),
         ]
     }
 }

@@ -182,10 +182,7 @@ pub(crate) fn requests(
     job: &ProveJob,
     test: &TestRef,
 ) -> Result<(RunRequest, RunRequest), StepError> {
-    let language: Language = job
-        .language
-        .parse()
-        .map_err(|e| StepError::Permanent(format!("{e}")))?;
+    let language = job.language;
     let mut base = RunRequest::new(
         view.repository_dir,
         view.base,

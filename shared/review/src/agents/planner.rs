@@ -15,6 +15,7 @@ use crate::outcome::{Next, blocking, outcome, to_json};
 use crate::rows::result_of;
 use crate::step::StepContext;
 use crate::step_name::StepName;
+use crate::steps::scout::Band;
 use crate::wire::{
     DependencyEvidence, DependencyNote, EvidenceKind, FileResult, PlanResult, PlannerResult,
     ReviewView, Risk, SecondReview,
@@ -133,7 +134,7 @@ pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> 
     let review = cx.review(&lease.id.review_id).await?;
     let evidence = dependency_evidence(cx, lease, &review.rows)?;
     let deep = result_of::<PlanResult>(&review.rows, StepName::Plan.as_str())
-        .is_ok_and(|p| p.plan.band == "deep");
+        .is_ok_and(|p| Band::parse(&p.plan.band) == Some(Band::Deep));
     let mut out = planner(cx.agents()?, review.view(&cx.store), &evidence).await?;
     if deep {
         out.next.push(Next::then(StepName::Auditor, "model"));

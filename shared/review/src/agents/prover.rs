@@ -125,7 +125,7 @@ pub async fn prover(
     let run = language.test_run(&selection, 0);
     let job = ProveJob {
         risk,
-        language: language.as_str().to_string(),
+        language,
         command: run.command,
         selection: Some(selection),
         env: run.env,

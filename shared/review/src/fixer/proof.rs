@@ -6,7 +6,7 @@ use std::sync::Arc;
 use proven_models::Cassette;
 use proven_pipeline::{Lease, Outcome, StepError};
 use proven_report::RunRef;
-use proven_sandbox::{Language, RunRecord, Sandbox};
+use proven_sandbox::{RunRecord, Sandbox};
 use serde_json::json;
 
 use super::{Candidate, next_try};
@@ -33,10 +33,7 @@ pub async fn prove_fix(
     let candidate: Candidate = read_input(lease, "fix candidate")?;
     let input = &candidate.input;
     let job = &input.job;
-    let language: Language = job
-        .language
-        .parse()
-        .map_err(|e| StepError::Permanent(format!("{e}")))?;
+    let language = job.language;
     let edits = crate::test_runs::patch(&candidate.edits);
     let (_, change) = requests(&view, job, &job.test)?;
     let proving = change.clone().with_patch(edits.clone());

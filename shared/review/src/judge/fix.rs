@@ -5,16 +5,15 @@ use proven_store::StepRow;
 
 use crate::rows::StepState;
 use crate::step_name::StepName;
-use crate::wire::FixResult;
+use crate::wire::{FixInput, FixResult};
 
 /// The proved fix of the risk `risk_key`, if one of its tries proved one.
 pub fn proved_fix(rows: &[StepRow], risk_key: &str) -> Option<FixResult> {
-    let prefix = format!("{risk_key}-fix");
     rows.iter()
         .filter(|r| {
             r.id.step == StepName::SandboxFix
                 && StepState::of(r) == StepState::Done
-                && r.id.key.starts_with(&prefix)
+                && FixInput::is_try_of(&r.id.key, risk_key)
         })
         .filter_map(|r| r.result.as_deref())
         .filter_map(|t| serde_json::from_str::<FixResult>(t).ok())
@@ -23,17 +22,22 @@ pub fn proved_fix(rows: &[StepRow], risk_key: &str) -> Option<FixResult> {
 
 /// What the tries of a risk's fix came to, for the trace when none was proved.
 pub fn tries(rows: &[StepRow], risk_key: &str) -> Vec<FixResult> {
-    let prefix = format!("{risk_key}-fix");
+    // A Fixer try the sandbox took over is said by its `sandbox.fix` row (created with the
+    // Fixer's result, in the same commit); the Fixer's own row says only a refused try.
+    let handed_over = |key: &str| {
+        rows.iter()
+            .any(|r| r.id.step == StepName::SandboxFix && r.id.key == key)
+    };
     let mut out: Vec<FixResult> = rows
         .iter()
         .filter(|r| {
-            (r.id.step == StepName::SandboxFix || r.id.step == StepName::Fixer)
+            (r.id.step == StepName::SandboxFix
+                || (r.id.step == StepName::Fixer && !handed_over(&r.id.key)))
                 && StepState::of(r) == StepState::Done
-                && r.id.key.starts_with(&prefix)
+                && FixInput::is_try_of(&r.id.key, risk_key)
         })
         .filter_map(|r| r.result.as_deref())
         .filter_map(|t| serde_json::from_str::<FixResult>(t).ok())
-        .filter(|f| f.reason != "sent to the sandbox")
         .collect();
     out.sort_by_key(|f| f.attempt);
     out

@@ -30,7 +30,7 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let agents_on = cx.agents.is_some() && config.agents;
     let second_reviewer = cx.agents.as_ref().is_some_and(|a| a.has_second_reviewer());
-    let plan = scout::plan(
+    let planned = scout::plan(
         &intake.facts,
         scout::PlanOptions {
             dependencies: config.dependencies,
@@ -41,9 +41,9 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
         },
         &mut trace,
     );
-    let run_deps = plan.runs.iter().any(|r| r == "dependency evidence");
+    let run_deps = planned.dependency_evidence;
     let result = PlanResult {
-        plan,
+        plan: planned.plan,
         deps: run_deps.then(|| DepsSettings {
             informational_ignore: config.informational == Informational::Ignore,
             dev_dependencies: config.dev_dependencies,
@@ -61,7 +61,7 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
             ..Next::then(StepName::DepsCollect, "evidence")
         });
     }
-    if agents_on && !matches!(result.plan.change_kind.as_str(), "docs" | "empty") {
+    if agents_on && !planned.kind.runs_no_model() {
         next.push(NewStep {
             ..Next::then(StepName::Planner, "model")
         });

@@ -39,10 +39,7 @@ pub(super) fn seeded(
     revision: &str,
     seed: u64,
 ) -> Result<RunRequest, StepError> {
-    let language: Language = job
-        .language
-        .parse()
-        .map_err(|e| StepError::Permanent(format!("{e}")))?;
+    let language = job.language;
     let (command, env) = match &job.selection {
         Some(selection) => {
             let run = language.test_run(selection, seed);
@@ -95,25 +92,22 @@ pub(super) async fn flaky(
     let done =
         crate::test_runs::run_in_turn(sandbox, cassette, lease, ("refute", &key), requests, false)
             .await?;
-    let sides: Vec<(&str, &RunRecord)> = done
+    let sides: Vec<(bool, &RunRecord)> = done
         .runs
         .iter()
-        .map(|r| {
-            let side = if r.tree.commit == view.base {
-                "base"
-            } else {
-                "change"
-            };
-            (side, r)
-        })
+        .map(|r| (r.tree.commit == view.base, r))
         .collect();
-    let runs: Vec<RunRef> = sides.iter().map(|(side, r)| run_ref(side, r)).collect();
+    let side = |on_base: bool| if on_base { "base" } else { "change" };
+    let runs: Vec<RunRef> = sides
+        .iter()
+        .map(|(on_base, r)| run_ref(side(*on_base), r))
+        .collect();
     let disagree: Vec<&RunRecord> = sides
         .iter()
-        .filter(|(side, r)| {
+        .filter(|(on_base, r)| {
             let o = outcome_of(r);
-            (*side == "base" && o == proven_sandbox::Outcome::TestFailed)
-                || (*side == "change" && o == proven_sandbox::Outcome::Passed)
+            (*on_base && o == proven_sandbox::Outcome::TestFailed)
+                || (!*on_base && o == proven_sandbox::Outcome::Passed)
         })
         .map(|(_, r)| *r)
         .collect();

@@ -26,7 +26,6 @@ use std::sync::Arc;
 
 use proven_models::Cassette;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
-use proven_sandbox::Language;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -264,11 +263,7 @@ pub async fn refute(
 ) -> Result<Outcome, StepError> {
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let input: RefuteJob = read_input(lease, "refutation")?;
-    let language: Language = input
-        .job
-        .language
-        .parse()
-        .map_err(|e| StepError::Permanent(format!("{e}")))?;
+    let language = input.job.language;
     let checked = match input.kind {
         RefutationKind::Flaky => {
             flaky(sandbox, cassette, &view, lease, &input.job, language).await?

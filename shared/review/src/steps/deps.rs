@@ -24,7 +24,7 @@ use proven_version::Fix;
 use serde_json::json;
 
 use crate::Trace;
-use crate::git_tree::GitTree;
+use crate::git_tree::{GitTree, Side};
 
 #[derive(Debug, Clone)]
 pub struct DepsOptions {
@@ -88,7 +88,7 @@ pub fn sources(
                 Err(e) => errors.push(InputError {
                     path: path.clone(),
                     line: None,
-                    side: Some(side.into()),
+                    side: Some(side.as_str().into()),
                     message: format!("could not look for its lock file: {e}"),
                 }),
             }
@@ -148,13 +148,12 @@ pub fn read_pair(
                 out.files.push(DependencyFileSummary {
                     path: path.to_string(),
                     format: file.format.name().to_string(),
-                    side: Some(side.into()),
+                    side: Some(side.as_str().into()),
                     packages: file.dependencies.len() as u32,
                 });
-                if side == "base" {
-                    pair.base = Some(file);
-                } else {
-                    pair.head = Some(file);
+                match side {
+                    Side::Base => pair.base = Some(file),
+                    Side::Head => pair.head = Some(file),
                 }
             }
             Err(e) => {
@@ -165,7 +164,7 @@ pub fn read_pair(
                 out.input_errors.push(InputError {
                     path: path.to_string(),
                     line: e.line,
-                    side: Some(side.into()),
+                    side: Some(side.as_str().into()),
                     message: e.to_string(),
                 });
                 out.not_seen.push(NotSeen {

@@ -3,7 +3,7 @@
 
 use proven_pipeline::{NewStep, StepError};
 use proven_report::{PatchEdit, RunRef, TestRef};
-use proven_sandbox::Selection;
+use proven_sandbox::{Language, Selection};
 use proven_store::Store;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -89,7 +89,8 @@ impl Risk {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProveJob {
     pub risk: Risk,
-    pub language: String,
+    /// The language of its test (stored by its lowercase name).
+    pub language: Language,
     pub test: TestRef,
     /// The command Proven built for the selection (never a model's).
     pub command: Vec<String>,
@@ -141,6 +142,13 @@ impl FixInput {
     /// The pipeline key of a try of the risk `risk_key`.
     pub fn key(risk_key: &str, attempt: u32) -> String {
         format!("{risk_key}-fix{attempt}")
+    }
+
+    /// Whether `key` is the key of a try of the risk `risk_key` (the reading of [`Self::key`]).
+    pub fn is_try_of(key: &str, risk_key: &str) -> bool {
+        key.strip_prefix(risk_key)
+            .and_then(|rest| rest.strip_prefix("-fix"))
+            .is_some_and(|n| n.parse::<u32>().is_ok())
     }
 
     /// The next try, carrying only what failed in this one (None: tries are spent).
@@ -335,7 +343,7 @@ pub(crate) fn test_job() -> ProveJob {
             symbol: None,
             evidence: "test".into(),
         },
-        language: "python".into(),
+        language: Language::Python,
         test: TestRef {
             path: "tests/test_add.py".into(),
             code: String::new(),
@@ -431,12 +439,60 @@ pub struct AuditResult {
 pub struct SurfaceRow {
     pub surface: String,
     pub probe: Option<String>,
-    /// examined, probing, remembered, unresolved or refused (the judge turns `probing`
-    /// into finding, probed or unresolved).
+    /// A [`SurfaceStatus`]: examined, probing, remembered, unresolved or refused (the judge
+    /// turns `probing` into finding, probed or unresolved).
     pub status: String,
     /// The round-two pipeline of a probed surface.
     pub key: Option<String>,
     pub detail: String,
+}
+
+/// What became of a surface the coverage auditor named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SurfaceStatus {
+    /// Round one examined it.
+    Examined,
+    /// Round two probes it (its pipeline's key is on the row).
+    Probing,
+    /// H-MEM holds an evidenced refutation of its probe.
+    Remembered,
+    Unresolved,
+    /// Not a surface Proven can look at (or past the limit).
+    Refused,
+    /// Round two's probe proved a finding.
+    Finding,
+    /// Round two's probe ran and proved nothing.
+    Probed,
+}
+
+impl SurfaceStatus {
+    /// The name a stored result and the report keep.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SurfaceStatus::Examined => "examined",
+            SurfaceStatus::Probing => "probing",
+            SurfaceStatus::Remembered => "remembered",
+            SurfaceStatus::Unresolved => "unresolved",
+            SurfaceStatus::Refused => "refused",
+            SurfaceStatus::Finding => "finding",
+            SurfaceStatus::Probed => "probed",
+        }
+    }
+
+    /// The status a stored row names (None: none of these).
+    pub fn parse(name: &str) -> Option<SurfaceStatus> {
+        [
+            SurfaceStatus::Examined,
+            SurfaceStatus::Probing,
+            SurfaceStatus::Remembered,
+            SurfaceStatus::Unresolved,
+            SurfaceStatus::Refused,
+            SurfaceStatus::Finding,
+            SurfaceStatus::Probed,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+    }
 }
 
 /// What a try came to (the result of both steps).

@@ -339,3 +339,54 @@ fn no_file_or_function_grows_past_its_limit() {
         [("short".to_string(), 3), ("long".to_string(), 5)]
     );
 }
+
+/// Shapes of code that branch on a stored or shown string where a typed value exists
+/// (STYLE.md: "code never branches on display text or an id's prefix"): a verdict, a
+/// status, a state, a kind, a band or a reason compared with a literal, an id's prefix.
+const DISPLAY_TEXT_BRANCHES: &[&str] = &[
+    ".verdict == \"",
+    ".verdict != \"",
+    ".status == \"",
+    ".status != \"",
+    ".state == \"",
+    ".state != \"",
+    ".reason == \"",
+    ".reason != \"",
+    ".band == \"",
+    "kind == \"",
+    "kind != \"",
+    "id.starts_with(\"",
+    "== \"dependency evidence\"",
+    "starts_with(\"configuration",
+    "starts_with(\"dependency",
+];
+
+#[test]
+fn no_control_flow_on_display_text() {
+    let mut found = Vec::new();
+    for (file, text) in sources() {
+        // Tests may compare what they read with what they expect.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in code.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for shape in DISPLAY_TEXT_BRANCHES {
+                if line.contains(shape) {
+                    found.push(format!("{file}:{}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "branch on a typed value (StepName, StepState, SkepticVerdict, EvidenceKind, \
+         SurfaceStatus, FailureKind, ChangeKind, Band), not on its text: {found:#?}"
+    );
+    // The check sees code: a comparison of a verdict with a literal is one of its shapes.
+    assert!(
+        DISPLAY_TEXT_BRANCHES
+            .iter()
+            .any(|s| "if s.verdict == \"refuted\"".contains(s))
+    );
+}
