@@ -29,10 +29,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::model::{Agents, Role, quoted};
+use crate::model::{Role, quoted};
 use crate::outcome::{blocking, outcome, to_json};
 use crate::rows::{StepState, step_result};
-use crate::step::StepContext;
+use crate::step::ReviewStep;
 use crate::step_name::StepName;
 use crate::test_runs::language_of;
 use crate::wire::{
@@ -222,19 +222,10 @@ fn prompt(view: &ReviewView<'_>, m: &Manifests) -> (String, String) {
     (system, user)
 }
 
-/// `auditor`: the registry's entry.
-pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
-    let review = cx.review(&lease.id.review_id).await?;
-    auditor(cx.agents()?, review.view(&cx.store), &review.rows).await
-}
-
 /// The auditor step: one model answer, then Proven's own adjudication of every surface it
 /// named; unexamined surfaces with a usable probe start round two.
-pub async fn auditor(
-    agents: &Agents,
-    view: ReviewView<'_>,
-    rows: &[StepRow],
-) -> Result<Outcome, StepError> {
+pub async fn run(s: &ReviewStep<'_>, _: &Lease) -> Result<Outcome, StepError> {
+    let (agents, view, rows) = (s.agents()?, s.view, s.rows);
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let m = manifests(&view).await?;
     let (system, user) = prompt(&view, &m);

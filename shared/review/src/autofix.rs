@@ -14,13 +14,11 @@
 //! - Waiting spends no attempt; the review's deadline still judges a review whose autofix
 //!   never ran, naming it.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use proven_models::Cassette;
 use proven_pipeline::{Lease, Outcome, StepError};
 use proven_report::{Autofix, PatchEdit, RunRef};
-use proven_sandbox::{Language, RunRequest, Sandbox};
+use proven_sandbox::{Language, RunRequest};
 use proven_store::StepRow;
 use serde_json::json;
 
@@ -28,7 +26,7 @@ use crate::Trace;
 use crate::judge::risk::{Verdict, judge_risk};
 use crate::outcome::{outcome, to_json};
 use crate::rows::step_result;
-use crate::step::StepContext;
+use crate::step::ReviewStep;
 use crate::step_name::StepName;
 use crate::test_runs::{TEST_TIMEOUT, run_ref, runs_key};
 use crate::wire::{PlannerResult, ProveJob, ReviewView};
@@ -73,31 +71,11 @@ fn kept(rows: &[StepRow]) -> Vec<Kept> {
         .collect()
 }
 
-/// `autofix`: the registry's entry.
-pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
-    let review = cx.review(&lease.id.review_id).await?;
-    autofix(
-        cx.sandbox.as_ref(),
-        cx.cassette(),
-        review.view(&cx.store),
-        lease,
-    )
-    .await
-}
-
 /// The autofix step: waits for the rest of the review, then proves the whole patch.
-pub async fn autofix(
-    sandbox: Option<&Arc<Sandbox>>,
-    cassette: Option<&Arc<Cassette>>,
-    view: ReviewView<'_>,
-    lease: &Lease,
-) -> Result<Outcome, StepError> {
-    let rows = view
-        .store
-        .steps_of(&lease.id.review_id)
-        .await
-        .map_err(crate::outcome::retryable)?;
-    let pending = unfinished(&rows, AUTOFIX);
+pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let (sandbox, cassette, view) = (s.sandbox(), s.cassette(), s.view);
+    let rows = s.rows;
+    let pending = unfinished(rows, AUTOFIX);
     if !pending.is_empty() {
         return Err(StepError::Waiting {
             message: format!(
@@ -108,7 +86,7 @@ pub async fn autofix(
         });
     }
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
-    let kept = kept(&rows);
+    let kept = kept(rows);
     let mut result = gathered(&kept);
     if kept.is_empty() {
         trace.push("autofix", json!({"verdict": NOTHING}));

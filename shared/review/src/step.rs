@@ -13,10 +13,11 @@ use proven_models::Cassette;
 use proven_pipeline::{BoxFuture, Lease, Outcome, StepError};
 use proven_sandbox::Sandbox;
 use proven_store::{StepRow, Store};
+use serde::de::DeserializeOwned;
 
 use crate::model::Agents;
 use crate::outcome::retryable;
-use crate::rows::result_of;
+use crate::rows::{result_of, step_result};
 use crate::step_name::StepName;
 use crate::wire::{IntakeResult, ReviewView};
 
@@ -131,31 +132,81 @@ pub fn memory_identity(spec: &str) -> String {
     proven_domain::repository_identity(&spec)
 }
 
-/// A step's `run`, as the registry holds it.
+/// A step after intake as it runs: the services, and its review read once for it.
+pub struct ReviewStep<'a> {
+    pub cx: &'a StepContext,
+    /// The review as the agents see it.
+    pub view: ReviewView<'a>,
+    /// Every step row of the review, read when the step started.
+    pub rows: &'a [StepRow],
+}
+
+impl ReviewStep<'_> {
+    /// The model agents, or a permanent error in a process that has none.
+    pub fn agents(&self) -> Result<&Agents, StepError> {
+        self.cx.agents()
+    }
+
+    /// Docker, in processes that run the sandbox.
+    pub fn sandbox(&self) -> Option<&Arc<Sandbox>> {
+        self.cx.sandbox.as_ref()
+    }
+
+    /// The cassette of sample mode, when the agents record or replay one.
+    pub fn cassette(&self) -> Option<&Arc<Cassette>> {
+        self.cx.cassette()
+    }
+
+    /// What `step` recorded under this step's key (the step before it in its pipeline), or a
+    /// permanent error naming `missing`.
+    pub fn earlier<T: DeserializeOwned>(
+        &self,
+        step: StepName,
+        lease: &Lease,
+        missing: &str,
+    ) -> Result<T, StepError> {
+        step_result(self.rows, step.as_str(), &lease.id.key)
+            .ok_or_else(|| StepError::Permanent(missing.to_string()))
+    }
+}
+
+/// A control step's `run`, as the registry holds it.
 pub type Run = for<'a> fn(&'a StepContext, &'a Lease) -> BoxFuture<'a, Result<Outcome, StepError>>;
+
+/// The `run` of a step after intake (the model agents' steps and the sandbox steps they
+/// start): it is handed its review.
+pub type ReviewRun =
+    for<'a> fn(&'a ReviewStep<'a>, &'a Lease) -> BoxFuture<'a, Result<Outcome, StepError>>;
+
+#[derive(Clone, Copy)]
+enum Runs {
+    Control(Run),
+    Review(ReviewRun),
+}
 
 /// One step as the registry runs it: its `run`, and whether its trace is written even when
 /// it fails (the model agents' steps: each model call's usage, latency and cost, and the
 /// guardrail's verdicts, are kept with a `step_failed` line naming the error).
 #[derive(Clone, Copy)]
 pub struct Handler {
-    pub run: Run,
-    pub keeps_failed_trace: bool,
+    runs: Runs,
+    keeps_failed_trace: bool,
 }
 
 impl Handler {
-    /// A step whose failure leaves no trace of its own (the control steps).
+    /// A control step: its failure leaves no trace of its own.
     pub const fn control(run: Run) -> Handler {
         Handler {
-            run,
+            runs: Runs::Control(run),
             keeps_failed_trace: false,
         }
     }
 
-    /// A model agent's step (or one that runs beside them): its trace survives a failure.
-    pub const fn agent(run: Run) -> Handler {
+    /// A model agent's step (or one it starts): handed its review; its trace survives a
+    /// failure.
+    pub const fn agent(run: ReviewRun) -> Handler {
         Handler {
-            run,
+            runs: Runs::Review(run),
             keeps_failed_trace: true,
         }
     }
@@ -163,9 +214,9 @@ impl Handler {
     /// Runs the step.
     pub async fn call(&self, cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
         if !self.keeps_failed_trace {
-            return (self.run)(cx, lease).await;
+            return self.runs(cx, lease).await;
         }
-        let (result, mut lines) = crate::trace::capture((self.run)(cx, lease)).await;
+        let (result, mut lines) = crate::trace::capture(self.runs(cx, lease)).await;
         match &result {
             Err(StepError::Waiting { .. }) | Ok(_) => {}
             Err(e) => {
@@ -186,12 +237,27 @@ impl Handler {
         }
         result
     }
+
+    async fn runs(&self, cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+        match self.runs {
+            Runs::Control(run) => run(cx, lease).await,
+            Runs::Review(run) => {
+                let review = cx.review(&lease.id.review_id).await?;
+                let step = ReviewStep {
+                    cx,
+                    view: review.view(&cx.store),
+                    rows: &review.rows,
+                };
+                run(&step, lease).await
+            }
+        }
+    }
 }
 
-/// A step's `run` as a [`Run`]: `run!(module::run)`.
+/// A step's `run` as the registry holds it: `run!(module::run)`.
 #[macro_export]
 macro_rules! run {
     ($run:path) => {
-        (|cx, lease| Box::pin($run(cx, lease))) as $crate::step::Run
+        |cx, lease| Box::pin($run(cx, lease))
     };
 }

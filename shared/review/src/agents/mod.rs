@@ -21,10 +21,6 @@ pub mod planner;
 pub mod prover;
 pub mod reproduce;
 
-pub use planner::{planner, second_reviewer};
-pub use prover::prover;
-pub use reproduce::reproduce;
-
 use crate::step_name::StepName;
 
 pub const PLANNER: &str = StepName::Planner.as_str();

@@ -13,7 +13,7 @@ use crate::Trace;
 use crate::model::{Agents, Role, changed_list, quoted};
 use crate::outcome::{Next, blocking, outcome, to_json};
 use crate::rows::result_of;
-use crate::step::StepContext;
+use crate::step::{ReviewStep, StepContext};
 use crate::step_name::StepName;
 use crate::steps::scout::Band;
 use crate::wire::{
@@ -121,21 +121,14 @@ async fn ask_planner(
     Ok((answer.risks, parts.cut))
 }
 
-/// `second-reviewer`: the registry's entry.
-pub async fn run_second(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
-    let review = cx.review(&lease.id.review_id).await?;
-    second_reviewer(cx.agents()?, review.view(&cx.store)).await
-}
-
 /// `planner`: the registry's entry. It reads the dependency evidence (waiting for it while
 /// it is unfinished); in the deep band the coverage auditor follows it, shown the
 /// manifests, never the risks.
-pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
-    let review = cx.review(&lease.id.review_id).await?;
-    let evidence = dependency_evidence(cx, lease, &review.rows)?;
-    let deep = result_of::<PlanResult>(&review.rows, StepName::Plan.as_str())
+pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let evidence = dependency_evidence(s.cx, lease, s.rows)?;
+    let deep = result_of::<PlanResult>(s.rows, StepName::Plan.as_str())
         .is_ok_and(|p| Band::parse(&p.plan.band) == Some(Band::Deep));
-    let mut out = planner(cx.agents()?, review.view(&cx.store), &evidence).await?;
+    let mut out = planner(s.agents()?, s.view, &evidence).await?;
     if deep {
         out.next.push(Next::then(StepName::Auditor, "model"));
     }
@@ -184,7 +177,9 @@ pub(crate) fn dependency_evidence(
     Ok(evidence)
 }
 
-pub async fn second_reviewer(agents: &Agents, view: ReviewView<'_>) -> Result<Outcome, StepError> {
+/// `second-reviewer`: its own Planner's risks, shown beside the first's.
+pub async fn run_second(s: &ReviewStep<'_>, _: &Lease) -> Result<Outcome, StepError> {
+    let (agents, view) = (s.agents()?, s.view);
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let (risks, _) = ask_planner(agents, Role::SecondReviewer, &view, None, &mut trace).await?;
     let risks: Vec<Risk> = risks
@@ -282,58 +277,27 @@ fn refusal(i: usize, risk: &Risk, changed: &[String]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use proven_store::testing::{Backend, TestStore};
-    use proven_store::{Claim, Lease, NewPipelineReview, Retry};
-
     use proven_config::Layers;
-    use proven_pipeline::{NewStep, Outcome};
-    use proven_store::Store;
+    use proven_pipeline::NewStep;
+    use proven_store::Retry;
+    use proven_store::testing::{Backend, TestStore};
 
     use super::*;
-
-    async fn lease(store: &Store, step: &str, key: &str) -> Lease {
-        let id = proven_store::StepId {
-            review_id: "r".into(),
-            step: step.into(),
-            key: key.into(),
-        };
-        match store
-            .claim(&id, "test", 60_000_000, 3)
-            .await
-            .expect("claim")
-        {
-            Claim::Run(lease) => lease,
-            other => panic!("{step} did not run: {other:?}"),
-        }
-    }
+    use crate::rows::{claimed, start_test_review};
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_planner_waits_for_the_dependency_evidence_then_plans_without_it() {
         let test = TestStore::new(Backend::Sqlite).await;
         let store = &test.store;
-        store
-            .start_review(
-                &NewPipelineReview {
-                    id: "r".into(),
-                    tenant_id: None,
-                    repository: "/repo".into(),
-                    base_rev: "a".into(),
-                    head_rev: "b".into(),
-                    priority: 0,
-                    batch_id: None,
-                    pr_key: None,
-                    request: "{}".into(),
-                    deadline_us: None,
-                    trace_id: None,
-                },
-                &NewStep {
-                    ..Next::then(StepName::DepsCollect, "evidence")
-                },
-            )
-            .await
-            .expect("start");
+        start_test_review(
+            store,
+            &NewStep {
+                ..Next::then(StepName::DepsCollect, "evidence")
+            },
+        )
+        .await;
         // deps.collect fans out to one dependency file; the Planner runs beside it.
-        let collect = lease(store, StepName::DepsCollect.as_str(), "").await;
+        let collect = claimed(store, StepName::DepsCollect.as_str(), "").await;
         let next = vec![
             NewStep {
                 key: "Cargo.lock".into(),
@@ -367,7 +331,7 @@ mod tests {
         };
         let started = std::time::Instant::now();
         for waited in 0..12 {
-            let planner = lease(store, StepName::Planner.as_str(), "").await;
+            let planner = claimed(store, StepName::Planner.as_str(), "").await;
             let rows = store.steps_of("r").await.expect("steps");
             match dependency_evidence(&cx, &planner, &rows) {
                 Err(StepError::Waiting { message, after }) => {
@@ -395,7 +359,7 @@ mod tests {
         tokio::time::sleep(std::time::Duration::from_secs(2).saturating_sub(started.elapsed()))
             .await;
         // Waited long enough: it plans with what there is, naming what it did not read.
-        let planner = lease(store, StepName::Planner.as_str(), "").await;
+        let planner = claimed(store, StepName::Planner.as_str(), "").await;
         let rows = store.steps_of("r").await.expect("steps");
         let evidence = dependency_evidence(&cx, &planner, &rows).expect("plans without it");
         assert_eq!(evidence.pending, ["deps.file Cargo.lock"]);

@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::model::{Agents, Role};
+use crate::model::Role;
 use crate::outcome::{Next, blocking, outcome, read_input, to_json};
-use crate::step::StepContext;
+use crate::step::ReviewStep;
 use crate::step_name::StepName;
 use crate::test_runs::{MAX_FILE_BYTES, language_of, rust_member, selection_for};
 use crate::wire::{ProveJob, ReviewView, Risk};
@@ -69,17 +69,9 @@ fn check_test_path(language: Language, path: &str, existing: bool) -> Result<(),
     Ok(())
 }
 
-/// `prover`: the registry's entry.
-pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
-    let review = cx.review(&lease.id.review_id).await?;
-    prover(cx.agents()?, review.view(&cx.store), lease).await
-}
-
-pub async fn prover(
-    agents: &Agents,
-    view: ReviewView<'_>,
-    lease: &Lease,
-) -> Result<Outcome, StepError> {
+/// `prover`: a test for the risk, checked before it goes to the sandbox.
+pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let (agents, view) = (s.agents()?, s.view);
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let risk: Risk = read_input(lease, "risk")?;
     let Some(language) = language_of(&risk.path) else {

@@ -1,38 +1,28 @@
 //! `sandbox.reproduce`: the Prover's test run on the base and on the change, twice each; a
 //! risk is reproduced only when it passes on the base and fails on the change.
 
-use std::sync::Arc;
-
-use proven_models::Cassette;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::RunRef;
-use proven_sandbox::{Proof, RunKey, Sandbox};
+use proven_sandbox::{Proof, RunKey};
 use serde_json::json;
 
 use crate::Trace;
 use crate::outcome::{Next, outcome, read_input, to_json};
 use crate::rows::result_of;
-use crate::step::StepContext;
+use crate::step::ReviewStep;
 use crate::step_name::StepName;
 use crate::test_runs::{
     RecordedRuns, no_sandbox, recorded, requests, run_ref, runs_key, sandbox_error,
 };
-use crate::wire::{PlanResult, ProveJob, Reproduced, ReviewView, first_try};
+use crate::wire::{PlanResult, ProveJob, Reproduced, first_try};
 
 /// `sandbox.reproduce`: the registry's entry. Reproduced, the Fixer tries beside the
 /// Skeptic (a fix is shown only for a finding the Judge keeps).
-pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
-    let review = cx.review(&lease.id.review_id).await?;
-    let mut out = reproduce(
-        cx.sandbox.as_ref(),
-        cx.cassette(),
-        review.view(&cx.store),
-        lease,
-    )
-    .await?;
-    let reproduced = out.next.iter().any(|s| s.step == StepName::Skeptic);
-    let attempts = result_of::<PlanResult>(&review.rows, StepName::Plan.as_str())
-        .map_or(0, |p| p.fix_attempts);
+pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let mut out = reproduce(s, lease).await?;
+    let reproduced = out.next.iter().any(|n| n.step == StepName::Skeptic);
+    let attempts =
+        result_of::<PlanResult>(s.rows, StepName::Plan.as_str()).map_or(0, |p| p.fix_attempts);
     if reproduced {
         let job: ProveJob = read_input(lease, "job")?;
         out.next.extend(first_try(&lease.id.key, &job, attempts));
@@ -40,12 +30,9 @@ pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> 
     Ok(out)
 }
 
-pub async fn reproduce(
-    sandbox: Option<&Arc<Sandbox>>,
-    cassette: Option<&Arc<Cassette>>,
-    view: ReviewView<'_>,
-    lease: &Lease,
-) -> Result<Outcome, StepError> {
+/// The Prover's test on both sides, twice each: reproduced, the Skeptic follows.
+async fn reproduce(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let (sandbox, cassette, view) = (s.sandbox(), s.cassette(), s.view);
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let job: ProveJob = read_input(lease, "job")?;
     let (base, change) = requests(&view, &job, &job.test)?;

@@ -24,10 +24,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::model::{Agents, Role};
+use crate::model::Role;
 use crate::outcome::Next;
 use crate::outcome::{blocking, outcome, read_input, to_json};
-use crate::step::StepContext;
+use crate::step::ReviewStep;
 use crate::step_name::StepName;
 use crate::test_runs::MAX_FILE_BYTES;
 use crate::wire::{FixResult, ReviewView};
@@ -35,7 +35,7 @@ use crate::wire::{FixResult, ReviewView};
 mod patch;
 mod proof;
 
-pub use proof::prove_fix;
+pub use proof::run_sandbox_fix;
 
 pub use crate::wire::{FixInput, first_try};
 
@@ -97,24 +97,6 @@ async fn read_files(
     .map_err(|e| StepError::Permanent(format!("fixer: {e}")))
 }
 
-/// `fixer`: the registry's entry.
-pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
-    let review = cx.review(&lease.id.review_id).await?;
-    fixer(cx.agents()?, review.view(&cx.store), lease).await
-}
-
-/// `sandbox.fix`: the registry's entry.
-pub async fn run_sandbox_fix(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
-    let review = cx.review(&lease.id.review_id).await?;
-    prove_fix(
-        cx.sandbox.as_ref(),
-        cx.cassette(),
-        review.view(&cx.store),
-        lease,
-    )
-    .await
-}
-
 /// What the Fixer is told to do.
 const SYSTEM: &str = "You are the Fixer of Proven. A test proves a defect that the change introduced: it passes on \
      the base and fails on the change. Propose the smallest edit of the change's files that makes the test \
@@ -128,11 +110,8 @@ const SYSTEM: &str = "You are the Fixer of Proven. A test proves a defect that t
 
 /// A Fixer try: the model proposes edits; refused ones end the try by name; the rest go to
 /// the sandbox.
-pub async fn fixer(
-    agents: &Agents,
-    view: ReviewView<'_>,
-    lease: &Lease,
-) -> Result<Outcome, StepError> {
+pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let (agents, view) = (s.agents()?, s.view);
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let input: FixInput = read_input(lease, "fix input")?;
     let job = &input.job;

@@ -1,21 +1,19 @@
 //! `sandbox.fix`: a Fixer's candidate proved on a scratch copy of the change: the
 //! finding's own test twice, then the package's whole suite.
 
-use std::sync::Arc;
-
-use proven_models::Cassette;
 use proven_pipeline::{Lease, Outcome, StepError};
 use proven_report::RunRef;
-use proven_sandbox::{RunRecord, Sandbox};
+use proven_sandbox::RunRecord;
 use serde_json::json;
 
 use super::{Candidate, next_try};
 use crate::Trace;
 use crate::outcome::{outcome, read_input, to_json};
+use crate::step::ReviewStep;
 use crate::test_runs::{
     TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key, suite_request,
 };
-use crate::wire::{FixResult, ReviewView};
+use crate::wire::FixResult;
 
 /// How much of a failed run's output the next try is told.
 const FAILURE_TAIL: usize = 2000;
@@ -23,12 +21,8 @@ const FAILURE_TAIL: usize = 2000;
 /// Proves a candidate: with the patch on the change, the proving test passes, then the
 /// package's whole suite passes. A patch the tree refuses (old text gone, a path outside
 /// the tree) is not proved, by name.
-pub async fn prove_fix(
-    sandbox: Option<&Arc<Sandbox>>,
-    cassette: Option<&Arc<Cassette>>,
-    view: ReviewView<'_>,
-    lease: &Lease,
-) -> Result<Outcome, StepError> {
+pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let (sandbox, cassette, view) = (s.sandbox(), s.cassette(), s.view);
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let candidate: Candidate = read_input(lease, "fix candidate")?;
     let input = &candidate.input;

@@ -28,8 +28,7 @@ use crate::model::{Agents, Role};
 use crate::outcome::Next;
 use crate::outcome::retryable;
 use crate::outcome::{outcome, read_input, to_json};
-use crate::rows::step_result;
-use crate::step::StepContext;
+use crate::step::ReviewStep;
 use crate::step_name::StepName;
 use crate::wire::{FileResult, ReviewView, Risk, SkepticResult, SkepticVerdict};
 
@@ -84,36 +83,9 @@ struct SkepticQueryAnswer {
     query: Option<Value>,
 }
 
-/// `investigator`: the registry's entry.
-pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
-    let review = cx.review(&lease.id.review_id).await?;
-    investigator(cx.agents()?, review.view(&cx.store), lease).await
-}
-
-/// `skeptic.query`: the registry's entry.
-pub async fn run_skeptic_query(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
-    let review = cx.review(&lease.id.review_id).await?;
-    skeptic_query(cx.agents()?, review.view(&cx.store), lease).await
-}
-
-/// `skeptic.deps`: the registry's entry; the findings are its dependency file's.
-pub async fn run_skeptic_deps(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
-    let review = cx.review(&lease.id.review_id).await?;
-    let file: FileResult = step_result(&review.rows, StepName::DepsFile.as_str(), &lease.id.key)
-        .ok_or_else(|| {
-            StepError::Permanent(format!(
-                "skeptic.deps: the dependency file {} has no result",
-                lease.id.key
-            ))
-        })?;
-    skeptic_deps(cx.agents()?, review.view(&cx.store), lease, &file.findings).await
-}
-
-pub async fn investigator(
-    agents: &Agents,
-    view: ReviewView<'_>,
-    lease: &Lease,
-) -> Result<Outcome, StepError> {
+/// `investigator`: queries from the closed list, run as the store's own SQL.
+pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let (agents, view) = (s.agents()?, s.view);
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let risk: Risk = read_input(lease, "risk")?;
     let anchors = anchors::read(&view, &risk.path).await?;
@@ -206,20 +178,15 @@ pub async fn investigator(
 }
 
 /// The Skeptic on a query finding: it sees the claim and the rows only.
-pub async fn skeptic_query(
-    agents: &Agents,
-    view: ReviewView<'_>,
-    lease: &Lease,
-) -> Result<Outcome, StepError> {
+pub async fn run_skeptic_query(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let (agents, view) = (s.agents()?, s.view);
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let risk: Risk = read_input(lease, "risk")?;
-    let rows = view
-        .store
-        .steps_of(&lease.id.review_id)
-        .await
-        .map_err(retryable)?;
-    let found: InvestigatorResult = step_result(&rows, INVESTIGATOR, &lease.id.key)
-        .ok_or_else(|| StepError::Permanent("skeptic: the investigation has no result".into()))?;
+    let found: InvestigatorResult = s.earlier(
+        StepName::Investigator,
+        lease,
+        "skeptic: the investigation has no result",
+    )?;
     let system = format!(
         "You are the Skeptic of Proven. Your default verdict is \"refuted\": the claim is wrong until an \
          artifact shows otherwise. A refutation counts only with a query of your own, from this closed list: \
@@ -299,12 +266,16 @@ pub struct DepsSkeptic {
 /// sees the finding and its advisory rows only, and may refute it only with a query of
 /// its own from the closed list, whose rows Proven judges (a withdrawn advisory, a version
 /// outside the ranges, another record).
-pub async fn skeptic_deps(
-    agents: &Agents,
-    view: ReviewView<'_>,
-    lease: &Lease,
-    findings: &[Finding],
-) -> Result<Outcome, StepError> {
+pub async fn run_skeptic_deps(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let file: FileResult = s.earlier(
+        StepName::DepsFile,
+        lease,
+        &format!(
+            "skeptic.deps: the dependency file {} has no result",
+            lease.id.key
+        ),
+    )?;
+    let (agents, view, findings) = (s.agents()?, s.view, &file.findings);
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let path = lease.id.key.clone();
     let anchors = anchors::read(&view, &path).await?;

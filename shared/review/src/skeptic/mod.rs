@@ -22,22 +22,18 @@
 //! only when it names an artifact Proven showed (a run id, the test's path, a changed
 //! file), matched against what was shown, not a keyword.
 
-use std::sync::Arc;
-
-use proven_models::Cassette;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::model::{Agents, Role};
+use crate::model::Role;
 use crate::outcome::Next;
 use crate::outcome::{outcome, read_input, to_json};
-use crate::rows::step_result;
-use crate::step::StepContext;
+use crate::step::ReviewStep;
 use crate::step_name::StepName;
 use crate::wire::{
-    ProveJob, Refutation, RefutationKind, Reproduced, ReviewView, SkepticResult, SkepticVerdict,
+    ProveJob, Refutation, RefutationKind, Reproduced, SkepticResult, SkepticVerdict,
     names_a_shown_artifact,
 };
 
@@ -94,40 +90,17 @@ fn shown_artifacts(job: &ProveJob, evidence: &Reproduced, changed: &[String]) ->
     shown
 }
 
-/// `skeptic`: the registry's entry.
-pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
-    let review = cx.review(&lease.id.review_id).await?;
-    skeptic(cx.agents()?, review.view(&cx.store), lease).await
-}
-
-/// `sandbox.refute`: the registry's entry.
-pub async fn run_refute(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
-    let review = cx.review(&lease.id.review_id).await?;
-    refute(
-        cx.sandbox.as_ref(),
-        cx.cassette(),
-        review.view(&cx.store),
-        lease,
-    )
-    .await
-}
-
 /// The Skeptic step: asks, then maps the answer to a verdict by Proven's rules; a
 /// refutation from the closed list becomes a `sandbox.refute` step.
-pub async fn skeptic(
-    agents: &Agents,
-    view: ReviewView<'_>,
-    lease: &Lease,
-) -> Result<Outcome, StepError> {
+pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let (agents, view) = (s.agents()?, s.view);
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let job: ProveJob = read_input(lease, "job")?;
-    let rows = view
-        .store
-        .steps_of(&lease.id.review_id)
-        .await
-        .map_err(crate::outcome::retryable)?;
-    let evidence: Reproduced = step_result(&rows, StepName::Reproduce.as_str(), &lease.id.key)
-        .ok_or_else(|| StepError::Permanent("skeptic: the reproduction has no result".into()))?;
+    let evidence: Reproduced = s.earlier(
+        StepName::Reproduce,
+        lease,
+        "skeptic: the reproduction has no result",
+    )?;
     // The claim and its evidence only: never the Planner's or the Prover's reasoning.
     let user = serde_json::to_string_pretty(&json!({
         "claim": job.risk.claim, "path": job.risk.path, "symbol": job.risk.symbol,
@@ -255,12 +228,8 @@ const SYSTEM: &str = "You are the Skeptic of Proven. Your default verdict is \"r
          \"artifact\": string or null, \"needs\": string or null}.";
 
 /// The step that checks a refutation with Proven's own runs.
-pub async fn refute(
-    sandbox: Option<&Arc<proven_sandbox::Sandbox>>,
-    cassette: Option<&Arc<Cassette>>,
-    view: ReviewView<'_>,
-    lease: &Lease,
-) -> Result<Outcome, StepError> {
+pub async fn run_refute(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let (sandbox, cassette, view) = (s.sandbox(), s.cassette(), s.view);
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let input: RefuteJob = read_input(lease, "refutation")?;
     let language = input.job.language;

@@ -255,6 +255,7 @@ pub fn fingerprint(kind: &str, path: &str, symbol: Option<&str>, claim: &str) ->
 }
 
 /// What the agents need from the review: where the repository is and which commits.
+#[derive(Clone, Copy)]
 pub struct ReviewView<'a> {
     pub store: &'a Store,
     /// The repository's normalised identity (H-MEM's scope with the tenant).

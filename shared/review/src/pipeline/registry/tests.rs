@@ -5,25 +5,24 @@ use proven_config::Layers;
 use proven_pipeline::{NewStep, Steps};
 use proven_report::RevisionRef;
 use proven_store::testing::{Backend, TestStore};
-use proven_store::{Claim, NewPipelineReview, StepId, Store};
+use proven_store::{StepId, Store};
 
 use super::*;
 use crate::Trace;
 use crate::outcome::{Next, outcome, to_json};
-use crate::rows::step_result;
-use crate::step::StepContext;
+use crate::rows::{claimed, start_test_review, step_result};
+use crate::step::ReviewStep;
 use crate::wire::IntakeResult;
 
 const ECHO: &str = "test.echo";
 const AFTER: &str = "test.after";
 const BROKEN: &str = "test.broken";
 
-/// A step that exists only in this test, with an agent step's shape: it reads its review
-/// (the intake's repository and changed files, as every agent step does) and hands over to
-/// its successor by name.
-async fn echo(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
-    let review = cx.review(&lease.id.review_id).await?;
-    let view = review.view(&cx.store);
+/// A step that exists only in this test, with an agent step's shape: it is handed its
+/// review (the intake's repository and changed files, as every agent step is) and hands
+/// over to its successor by name.
+async fn echo(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let view = s.view;
     let mut trace = Trace::new("echo");
     trace.push("echo", serde_json::json!({"key": lease.id.key}));
     let seen = format!("{} {} {:?}", view.repository_dir, view.head, view.changed);
@@ -32,9 +31,8 @@ async fn echo(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
 }
 
 /// Its successor: reads what `echo` recorded and closes the pipeline.
-async fn after(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
-    let rows = cx.rows(&lease.id.review_id).await?;
-    let echoed: String = step_result(&rows, ECHO, "k1").unwrap_or_default();
+async fn after(s: &ReviewStep<'_>, _: &Lease) -> Result<Outcome, StepError> {
+    let echoed: String = step_result(s.rows, ECHO, "k1").unwrap_or_default();
     let next = vec![Next::then(StepName::Judge, proven_store::JUDGE_QUEUE)];
     Ok(outcome(
         Trace::new("after"),
@@ -45,7 +43,7 @@ async fn after(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
 }
 
 /// A model call that fails: an agent step's trace is kept all the same.
-async fn broken(_: &StepContext, _: &Lease) -> Result<Outcome, StepError> {
+async fn broken(_: &ReviewStep<'_>, _: &Lease) -> Result<Outcome, StepError> {
     crate::trace::Trace::new("broken").push("model_call", serde_json::json!({"tokens": 7}));
     Err(StepError::Permanent("the model answered nothing".into()))
 }
@@ -56,39 +54,10 @@ fn review_steps(store: &Store) -> ReviewSteps {
     ReviewSteps::new(store.clone(), layers, sources)
 }
 
-async fn lease(store: &Store, step: &str, key: &str) -> Lease {
-    let id = StepId {
-        review_id: "r".into(),
-        step: step.into(),
-        key: key.into(),
-    };
-    match store
-        .claim(&id, "test", 60_000_000, 3)
-        .await
-        .expect("claim")
-    {
-        Claim::Run(lease) => lease,
-        other => panic!("{step} did not run: {other:?}"),
-    }
-}
-
 /// A review whose intake is done (hand-built), handing over to `first`.
 async fn review_after_intake(store: &Store, first: &str) {
-    let new = NewPipelineReview {
-        id: "r".into(),
-        tenant_id: None,
-        repository: "/repo".into(),
-        base_rev: "a".into(),
-        head_rev: "b".into(),
-        priority: 0,
-        batch_id: None,
-        pr_key: None,
-        request: "{}".into(),
-        deadline_us: None,
-        trace_id: None,
-    };
     let start = NewStep::new(StepName::Intake.as_str(), "evidence");
-    store.start_review(&new, &start).await.expect("start");
+    start_test_review(store, &start).await;
     let intake = IntakeResult {
         repository_dir: "/repo".into(),
         base: RevisionRef {
@@ -121,8 +90,8 @@ async fn review_after_intake(store: &Store, first: &str) {
         }],
         ..Default::default()
     };
-    let claimed = lease(store, StepName::Intake.as_str(), "").await;
-    store.commit(&claimed, &done).await.expect("intake commits");
+    let lease = claimed(store, StepName::Intake.as_str(), "").await;
+    store.commit(&lease, &done).await.expect("intake commits");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -153,13 +122,13 @@ async fn a_step_registered_in_one_line_runs_by_its_name_and_its_successor_after_
     let steps = review_steps(store)
         .with_step(ECHO, Handler::agent(run!(echo)))
         .with_step(AFTER, Handler::agent(run!(after)));
-    let claimed = lease(store, ECHO, "k1").await;
-    let out = steps.run(&claimed).await.expect("echo runs");
-    store.commit(&claimed, &out).await.expect("echo commits");
+    let lease = claimed(store, ECHO, "k1").await;
+    let out = steps.run(&lease).await.expect("echo runs");
+    store.commit(&lease, &out).await.expect("echo commits");
     // Its successor was created by name, runs by the same dispatch, and reads its output.
-    let claimed = lease(store, AFTER, "").await;
-    let out = steps.run(&claimed).await.expect("after runs");
-    store.commit(&claimed, &out).await.expect("after commits");
+    let lease = claimed(store, AFTER, "").await;
+    let out = steps.run(&lease).await.expect("after runs");
+    store.commit(&lease, &out).await.expect("after commits");
     let rows = store.steps_of("r").await.expect("rows");
     let recorded: Option<String> = step_result(&rows, AFTER, "");
     assert_eq!(
@@ -180,8 +149,8 @@ async fn an_agent_step_that_fails_keeps_its_trace_with_the_error() {
     let store = &test.store;
     review_after_intake(store, BROKEN).await;
     let steps = review_steps(store).with_step(BROKEN, Handler::agent(run!(broken)));
-    let claimed = lease(store, BROKEN, "k1").await;
-    let failed = steps.run(&claimed).await;
+    let lease = claimed(store, BROKEN, "k1").await;
+    let failed = steps.run(&lease).await;
     assert!(matches!(failed, Err(StepError::Permanent(_))), "{failed:?}");
     let trace = store.trace("r").await.expect("trace");
     let kinds: Vec<&str> = trace.iter().map(|e| e.kind.as_str()).collect();
