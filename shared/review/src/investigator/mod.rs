@@ -30,7 +30,7 @@ use crate::outcome::retryable;
 use crate::outcome::{outcome, read_input, to_json};
 use crate::step::ReviewStep;
 use crate::step_name::StepName;
-use crate::wire::{FileResult, ReviewView, Risk, SkepticResult, SkepticVerdict};
+use crate::wire::{FileResult, ReviewView, Risk, SkepticResult, SkepticSays, SkepticVerdict};
 
 mod anchors;
 mod query;
@@ -48,6 +48,8 @@ pub const SKEPTIC_DEPS: &str = StepName::SkepticDeps.as_str();
 pub const MAX_DEPS_SKEPTIC: usize = 25;
 
 const MAX_QUERIES: usize = 4;
+/// Why the Skeptic of a query finding cannot run when the investigation left no result.
+const NO_INVESTIGATION: &str = "skeptic: the investigation has no result";
 
 /// The Investigator's result for one risk.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -74,11 +76,8 @@ struct InvestigatorAnswer {
 
 #[derive(Debug, Serialize, Deserialize)]
 struct SkepticQueryAnswer {
-    verdict: String,
-    #[serde(default)]
-    reason: String,
-    #[serde(default)]
-    artifact: Option<String>,
+    #[serde(flatten)]
+    said: SkepticSays,
     #[serde(default)]
     query: Option<Value>,
 }
@@ -179,14 +178,10 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
 
 /// The Skeptic on a query finding: it sees the claim and the rows only.
 pub async fn run_skeptic_query(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
-    let (agents, view) = (s.agents()?, s.view);
+    let agents = s.agents()?;
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let risk: Risk = read_input(lease, "risk")?;
-    let found: InvestigatorResult = s.earlier(
-        StepName::Investigator,
-        lease,
-        "skeptic: the investigation has no result",
-    )?;
+    let found: InvestigatorResult = s.earlier(StepName::Investigator, lease, NO_INVESTIGATION)?;
     let system = format!(
         "You are the Skeptic of Proven. Your default verdict is \"refuted\": the claim is wrong until an \
          artifact shows otherwise. A refutation counts only with a query of your own, from this closed list: \
@@ -205,15 +200,15 @@ pub async fn run_skeptic_query(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outc
     let answer: SkepticQueryAnswer = agents
         .ask(Role::Skeptic, &system, &user, &mut trace)
         .await?;
-    let artifact = answer.artifact.filter(|a| !a.trim().is_empty());
+    let artifact = answer.said.artifact.filter(|a| !a.trim().is_empty());
     let asked = Refutable {
         findings: &found.findings,
         path: &risk.path,
         conceded: artifact.is_some(),
     };
     let (verdict, refutation) = match settle(
-        &view,
-        answer.verdict,
+        &s.view,
+        answer.said.verdict,
         answer.query,
         &asked,
         None,
@@ -236,20 +231,15 @@ pub async fn run_skeptic_query(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outc
     };
     trace.push(
         "skeptic",
-        json!({"key": lease.id.key, "verdict": verdict, "reason": answer.reason, "artifact": artifact}),
+        json!({"key": lease.id.key, "verdict": verdict, "reason": answer.said.reason, "artifact": artifact}),
     );
-    let reason = with_refutation(answer.reason, refutation.as_ref());
-    let result = SkepticQueryResult {
-        skeptic: SkepticResult {
-            verdict,
-            reason,
-            artifact,
-            test: None,
-            refutation: refutation.as_ref().map(|_| "query".to_string()),
-            needs: None,
-        },
-        refutation,
+    let said = Said {
+        verdict,
+        reason: answer.said.reason,
+        artifact,
+        needs: None,
     };
+    let result = SkepticQueryResult::of(said, refutation);
     Ok(outcome(trace, to_json(&result)?, Vec::new(), true))
 }
 
@@ -330,7 +320,7 @@ async fn deps_verdict(
     let answer: SkepticQueryAnswer = agents
         .ask(Role::Skeptic, &deps_system(), &user, trace)
         .await?;
-    let artifact = answer.artifact.filter(|a| !a.trim().is_empty());
+    let artifact = answer.said.artifact.filter(|a| !a.trim().is_empty());
     let shown = [
         finding.advisory_id().to_string(),
         finding.location.path.clone(),
@@ -344,7 +334,7 @@ async fn deps_verdict(
     };
     let (verdict, refutation) = match settle(
         view,
-        answer.verdict,
+        answer.said.verdict,
         answer.query,
         &asked,
         Some(anchors),
@@ -364,23 +354,19 @@ async fn deps_verdict(
     };
     trace.push(
         "skeptic",
-        json!({"finding": finding.id, "verdict": verdict, "reason": answer.reason,
+        json!({"finding": finding.id, "verdict": verdict, "reason": answer.said.reason,
                "artifact": artifact, "evidenced": refutation.as_ref().map(|r| r.evidenced)}),
     );
-    let reason = with_refutation(answer.reason, refutation.as_ref());
-    Ok(SkepticQueryResult {
-        skeptic: SkepticResult {
-            verdict,
-            reason,
-            artifact,
-            test: None,
-            refutation: refutation.as_ref().map(|_| "query".to_string()),
-            needs: (verdict == SkepticVerdict::Unresolved).then(|| {
-                "a query from the closed list whose rows show the finding false, or a concession naming the advisory or the lock file".to_string()
-            }),
-        },
-        refutation,
-    })
+    let needs = (verdict == SkepticVerdict::Unresolved).then(|| {
+        "a query from the closed list whose rows show the finding false, or a concession naming the advisory or the lock file".to_string()
+    });
+    let said = Said {
+        verdict,
+        reason: answer.said.reason,
+        artifact,
+        needs,
+    };
+    Ok(SkepticQueryResult::of(said, refutation))
 }
 
 /// What a Skeptic may refute with a query: the findings, the file their anchors are in, and
@@ -452,10 +438,32 @@ async fn settle(
     })
 }
 
-/// The Skeptic's reason, with why its refutation did not count when it did not.
-fn with_refutation(reason: String, refutation: Option<&QueryRefutation>) -> String {
-    match refutation.filter(|r| !r.evidenced) {
-        Some(r) => format!("{reason} ({})", r.reason),
-        None => reason,
+/// What a Skeptic of query evidence said, as Proven settled it.
+struct Said {
+    verdict: SkepticVerdict,
+    reason: String,
+    artifact: Option<String>,
+    needs: Option<String>,
+}
+
+impl SkepticQueryResult {
+    /// The result of a Skeptic of query evidence: its reason says why its refutation did
+    /// not count when it did not.
+    fn of(said: Said, refutation: Option<QueryRefutation>) -> SkepticQueryResult {
+        let reason = match refutation.as_ref().filter(|r| !r.evidenced) {
+            Some(r) => format!("{} ({})", said.reason, r.reason),
+            None => said.reason,
+        };
+        SkepticQueryResult {
+            skeptic: SkepticResult {
+                verdict: said.verdict,
+                reason,
+                artifact: said.artifact,
+                test: None,
+                refutation: refutation.as_ref().map(|_| "query".to_string()),
+                needs: said.needs,
+            },
+            refutation,
+        }
     }
 }

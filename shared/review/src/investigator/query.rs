@@ -6,9 +6,10 @@
 use proven_domain::{Dependency, DependencyKind, Ecosystem, Origin};
 use proven_lockfile::{DependencyFile, Format};
 use proven_report::Finding;
-use proven_store::{Store, StoreError};
+use proven_store::{EpssRow, KevRow, Store, StoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::collections::HashMap;
 
 use super::anchors::Anchors;
 use crate::Trace;
@@ -20,19 +21,32 @@ use crate::steps::deps;
 pub enum Query {
     /// The advisories naming a package, evaluated against the version the change brings in
     /// (and the base's version, when the change replaced one).
-    AdvisoriesByPackage {
-        ecosystem: String,
-        name: String,
-        version: String,
-        #[serde(default)]
-        base_version: Option<String>,
-    },
+    AdvisoriesByPackage(PackageQuery),
     /// One advisory record by its id.
     AdvisoryById { id: String },
     /// The CISA KEV entry of a CVE.
     KevByCve { cve: String },
     /// The FIRST EPSS score of a CVE.
     EpssByCve { cve: String },
+}
+
+/// A package version a query asks about (and the version the change replaced, if any).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageQuery {
+    /// An OSV ecosystem name.
+    pub ecosystem: String,
+    pub name: String,
+    pub version: String,
+    #[serde(default)]
+    pub base_version: Option<String>,
+}
+
+impl PackageQuery {
+    /// The ecosystem it names (npm when it names none: [`Query::check`] refuses that before
+    /// any query runs).
+    fn eco(&self) -> Ecosystem {
+        Ecosystem::from_osv(&self.ecosystem).unwrap_or(Ecosystem::Npm)
+    }
 }
 
 pub(super) const TEMPLATES: &str = "advisories_by_package {ecosystem, name, version, base_version or null}, \
@@ -73,15 +87,11 @@ impl Query {
     /// Checks every value before any SQL runs; the error names what was wrong.
     pub fn check(&self) -> Result<(), String> {
         match self {
-            Query::AdvisoriesByPackage {
-                ecosystem,
-                name,
-                version,
-                base_version,
-            } => {
-                if Ecosystem::from_osv(ecosystem).is_none() {
+            Query::AdvisoriesByPackage(p) => {
+                if Ecosystem::from_osv(&p.ecosystem).is_none() {
                     return Err(format!(
-                        "ecosystem {ecosystem:?} is not one of {}",
+                        "ecosystem {:?} is not one of {}",
+                        p.ecosystem,
                         Ecosystem::ALL
                             .iter()
                             .map(|e| e.osv_name())
@@ -89,9 +99,9 @@ impl Query {
                             .join(", ")
                     ));
                 }
-                plain("name", name, 214)?;
-                plain("version", version, 128)?;
-                if let Some(b) = base_version {
+                plain("name", &p.name, 214)?;
+                plain("version", &p.version, 128)?;
+                if let Some(b) = &p.base_version {
                     plain("base_version", b, 128)?;
                 }
                 Ok(())
@@ -140,23 +150,20 @@ pub(super) async fn run_query(
 ) -> Result<(QueryEvidence, Vec<Finding>), StoreError> {
     let mut findings = Vec::new();
     let (rows, note) = match query {
-        Query::AdvisoriesByPackage {
-            ecosystem,
-            name,
-            version,
-            base_version,
-        } => {
-            let asked = Asked {
-                eco: Ecosystem::from_osv(ecosystem).unwrap_or(Ecosystem::Npm),
-                name,
-                version,
-                base_version: base_version.as_deref(),
-            };
-            package_rows(store, &asked, anchors, path, trace, &mut findings).await?
+        Query::AdvisoriesByPackage(asked) => {
+            package_rows(store, asked, anchors, path, trace, &mut findings).await?
         }
         Query::AdvisoryById { id } => advisory_rows(store, id).await?,
-        Query::KevByCve { cve } => kev_rows(store, cve).await?,
-        Query::EpssByCve { cve } => epss_rows(store, cve).await?,
+        Query::KevByCve { cve } => about_a_cve(
+            store.kev_for(std::slice::from_ref(cve)).await?,
+            kev_row,
+            "a KEV entry says a CVE is exploited, not that the change brings it in",
+        ),
+        Query::EpssByCve { cve } => about_a_cve(
+            store.epss_for(std::slice::from_ref(cve)).await?,
+            epss_row,
+            "an EPSS score is a likelihood of exploitation, not a finding",
+        ),
     };
     trace.push(
         "query",
@@ -172,25 +179,17 @@ pub(super) async fn run_query(
     ))
 }
 
-/// A package version a query asks about (and the version the change replaced, if any).
-struct Asked<'a> {
-    eco: Ecosystem,
-    name: &'a str,
-    version: &'a str,
-    base_version: Option<&'a str>,
-}
-
 /// The advisory rows naming a package, and what they prove: findings only for a version a
 /// line the change adds names, evaluated by the dependency evidence's own rules.
 async fn package_rows(
     store: &Store,
-    asked: &Asked<'_>,
+    asked: &PackageQuery,
     anchors: &Anchors,
     path: &str,
     trace: &mut Trace,
     findings: &mut Vec<Finding>,
 ) -> Result<(Vec<Value>, String), StoreError> {
-    let (eco, name, version) = (asked.eco, asked.name, asked.version);
+    let (eco, name, version) = (asked.eco(), asked.name.as_str(), asked.version.as_str());
     let norm = eco.normalize_name(name);
     let found = store
         .affected_rows(eco, std::slice::from_ref(&norm))
@@ -225,7 +224,7 @@ async fn package_rows(
 /// line named (if any), by [`deps::evaluate`].
 async fn anchored_findings(
     store: &Store,
-    asked: &Asked<'_>,
+    asked: &PackageQuery,
     line: u32,
     anchors: &Anchors,
     path: &str,
@@ -233,10 +232,11 @@ async fn anchored_findings(
 ) -> Result<Vec<Finding>, StoreError> {
     let base_dep = asked
         .base_version
-        .and_then(|b| Anchors::find(&anchors.removed, asked.name, b).map(|l| (b, l)));
+        .as_deref()
+        .and_then(|b| Anchors::find(&anchors.removed, &asked.name, b).map(|l| (b, l)));
     let dep = |version: &str, line: u32| Dependency {
-        ecosystem: asked.eco,
-        name: asked.name.to_string(),
+        ecosystem: asked.eco(),
+        name: asked.name.clone(),
         version: version.to_string(),
         kind: DependencyKind::Direct,
         origin: Origin::Registry,
@@ -253,7 +253,7 @@ async fn anchored_findings(
     let pair = deps::FilePair {
         path: path.to_string(),
         base: base_dep.map(|(b, l)| file(vec![dep(b, l)])),
-        head: Some(file(vec![dep(asked.version, line)])),
+        head: Some(file(vec![dep(&asked.version, line)])),
     };
     let options = deps::DepsOptions {
         informational: proven_config::Informational::Report,
@@ -291,38 +291,24 @@ async fn advisory_rows(store: &Store, id: &str) -> Result<(Vec<Value>, String), 
     ))
 }
 
-/// A CVE's KEV entry: exploited, not brought in by the change.
-async fn kev_rows(store: &Store, cve: &str) -> Result<(Vec<Value>, String), StoreError> {
-    let rows = store
-        .kev_for(&[cve.to_string()])
-        .await?
-        .into_values()
-        .map(|k| {
-            json!({"cve": k.cve, "vendor": k.vendor, "product": k.product,
-                   "name": k.name, "date_added": k.date_added, "ransomware": k.ransomware})
-        })
-        .collect();
-    Ok((
-        rows,
-        "a KEV entry says a CVE is exploited, not that the change brings it in".into(),
-    ))
+/// The rows about one CVE (its KEV entry, its EPSS score): they describe the CVE, never
+/// the change.
+fn about_a_cve<T>(
+    found: HashMap<String, T>,
+    row: fn(T) -> Value,
+    note: &str,
+) -> (Vec<Value>, String) {
+    (found.into_values().map(row).collect(), note.into())
 }
 
-/// A CVE's EPSS score: a likelihood, not a finding.
-async fn epss_rows(store: &Store, cve: &str) -> Result<(Vec<Value>, String), StoreError> {
-    let rows = store
-        .epss_for(&[cve.to_string()])
-        .await?
-        .into_values()
-        .map(|e| {
-            json!({"cve": e.cve, "probability": e.probability, "percentile": e.percentile,
-                   "score_date": e.score_date})
-        })
-        .collect();
-    Ok((
-        rows,
-        "an EPSS score is a likelihood of exploitation, not a finding".into(),
-    ))
+fn kev_row(k: KevRow) -> Value {
+    json!({"cve": k.cve, "vendor": k.vendor, "product": k.product,
+           "name": k.name, "date_added": k.date_added, "ransomware": k.ransomware})
+}
+
+fn epss_row(e: EpssRow) -> Value {
+    json!({"cve": e.cve, "probability": e.probability, "percentile": e.percentile,
+           "score_date": e.score_date})
 }
 
 fn clip(text: &str, max: usize) -> String {
@@ -354,12 +340,12 @@ pub(super) async fn judge_refutation(
 ) -> Result<QueryRefutation, StoreError> {
     let (evidence, still) = run_query(store, query, anchors, path, trace).await?;
     let (evidenced, reason) = match query {
-        Query::AdvisoriesByPackage {
+        Query::AdvisoriesByPackage(PackageQuery {
             ecosystem,
             name,
             version,
             ..
-        } => {
+        }) => {
             let eco = Ecosystem::from_osv(ecosystem);
             let about = findings.iter().any(|f| {
                 f.package.as_ref().is_some_and(|p| {
@@ -418,21 +404,20 @@ pub(super) async fn judge_refutation(
 mod tests {
     use super::*;
 
+    fn package_query(ecosystem: &str, name: &str, version: &str) -> Query {
+        Query::AdvisoriesByPackage(PackageQuery {
+            ecosystem: ecosystem.into(),
+            name: name.into(),
+            version: version.into(),
+            base_version: None,
+        })
+    }
+
     #[test]
     fn values_are_checked_before_any_sql() {
-        let ok = Query::AdvisoriesByPackage {
-            ecosystem: "PyPI".into(),
-            name: "django".into(),
-            version: "3.2.0".into(),
-            base_version: None,
-        };
+        let ok = package_query("PyPI", "django", "3.2.0");
         assert!(ok.check().is_ok());
-        let bad = Query::AdvisoriesByPackage {
-            ecosystem: "CPAN".into(),
-            name: "x".into(),
-            version: "1".into(),
-            base_version: None,
-        };
+        let bad = package_query("CPAN", "x", "1");
         assert!(bad.check().expect_err("CPAN").contains("CPAN"));
         let injection = Query::AdvisoryById {
             id: "GHSA-1'; DROP TABLE advisories;--".into(),
@@ -486,12 +471,7 @@ mod tests {
             import(store, "2024-01-01T00:00:00Z", false).await;
             let anchors = Anchors::of("", "RUN pip install requests==2.19.0\n");
             let mut trace = Trace::new("t");
-            let package = Query::AdvisoriesByPackage {
-                ecosystem: "PyPI".into(),
-                name: "requests".into(),
-                version: "2.19.0".into(),
-                base_version: None,
-            };
+            let package = package_query("PyPI", "requests", "2.19.0");
             let (_, findings) = run_query(store, &package, &anchors, "Dockerfile", &mut trace)
                 .await
                 .expect("query");
@@ -504,12 +484,7 @@ mod tests {
             let kev = Query::KevByCve {
                 cve: "CVE-2018-18074".into(),
             };
-            let other = Query::AdvisoriesByPackage {
-                ecosystem: "PyPI".into(),
-                name: "requests".into(),
-                version: "2.25.0".into(),
-                base_version: None,
-            };
+            let other = package_query("PyPI", "requests", "2.25.0");
             for q in [&package, &by_id, &kev, &other] {
                 let r = judge_refutation(store, q, &findings, "Dockerfile", &anchors, &mut trace)
                     .await

@@ -12,11 +12,15 @@ use sha2::{Digest, Sha256};
 use super::{DEPS_COLLECT, DEPS_FILE, INTAKE, PLAN, PLANNER_WAIT, retryable};
 use crate::Trace;
 use crate::judge::RiskOutcome;
+use crate::judge::query::{QueryVerdict, judge_query};
+use crate::judge::risk::{Verdict, judge_risk};
 use crate::outcome::{outcome, to_json};
 use crate::rows::{StepState, result_of};
 use crate::step::{MemoryScope, StepContext};
 use crate::steps::writer;
-use crate::wire::{CollectResult, FileResult, IntakeResult, PlanResult, deps_fingerprint};
+use crate::wire::{
+    CollectResult, EvidenceKind, FileResult, IntakeResult, PlanResult, Risk, deps_fingerprint,
+};
 
 /// What the judge step works on: the review's rows and the scope of its memory, and the
 /// report and trace it writes.
@@ -35,7 +39,7 @@ struct Judging<'a> {
 impl Judging<'_> {
     /// The agents' part of the verdict: each risk pipeline kept, dropped (and remembered),
     /// unproven or inconclusive, by evidence only.
-    async fn agents(&mut self) -> Result<Vec<(crate::wire::Risk, RiskOutcome)>, StepError> {
+    async fn agents(&mut self) -> Result<Vec<(Risk, RiskOutcome)>, StepError> {
         use crate::agents;
         let mut first = Vec::new();
         let Ok(planner) = result_of::<crate::wire::PlannerResult>(self.rows, agents::PLANNER)
@@ -74,13 +78,11 @@ impl Judging<'_> {
                 runs: Vec::new(),
             });
         }
-        for (key, risk) in &planner.proving {
-            let said = self.test_risk(key, risk).await?;
-            first.push((risk.clone(), said));
-        }
-        for (key, risk) in &planner.investigating {
-            let outcome = self.query(key, risk).await?;
-            first.push((risk.clone(), outcome));
+        for (_, risk, said) in self
+            .pipelines(&planner.proving, &planner.investigating)
+            .await?
+        {
+            first.push((risk, said));
         }
         // Round two: the coverage auditor's probes, judged by the same rules as any risk.
         let mut probed = Vec::new();
@@ -89,13 +91,8 @@ impl Judging<'_> {
             crate::auditor::AUDITOR,
             "",
         ) {
-            for (key, risk) in &audit.probing {
-                let said = self.test_risk(key, risk).await?;
-                probed.push((key.clone(), said));
-            }
-            for (key, risk) in &audit.investigating {
-                let said = self.query(key, risk).await?;
-                probed.push((key.clone(), said));
+            for (key, _, said) in self.pipelines(&audit.probing, &audit.investigating).await? {
+                probed.push((key, said));
             }
         }
         self.report.coverage =
@@ -118,12 +115,30 @@ impl Judging<'_> {
         Ok(first)
     }
 
+    /// Each risk pipeline judged by the rule of its evidence: tests first, then queries.
+    async fn pipelines(
+        &mut self,
+        tests: &[(String, Risk)],
+        queries: &[(String, Risk)],
+    ) -> Result<Vec<(String, Risk, RiskOutcome)>, StepError> {
+        let mut out = Vec::new();
+        for (key, risk) in tests {
+            let said = self.test_risk(key, risk).await?;
+            out.push((key.clone(), risk.clone(), said));
+        }
+        for (key, risk) in queries {
+            let said = self.query(key, risk).await?;
+            out.push((key.clone(), risk.clone(), said));
+        }
+        Ok(out)
+    }
+
     /// A test finding the Judge keeps: its runs as evidence, with its proved fix or why none
     /// is shown.
     fn keep_test_finding(
         &mut self,
         key: &str,
-        risk: &crate::wire::Risk,
+        risk: &Risk,
         fp: &str,
         job: &crate::wire::ProveJob,
         runs: Vec<proven_report::RunRef>,
@@ -206,13 +221,8 @@ impl Judging<'_> {
 
     /// One test-evidence pipeline (a Planner's risk or an auditor's probe) judged: kept,
     /// dropped and remembered, unproven or inconclusive. Returns what became of it.
-    async fn test_risk(
-        &mut self,
-        key: &str,
-        risk: &crate::wire::Risk,
-    ) -> Result<RiskOutcome, StepError> {
-        use crate::judge::risk::{Verdict, judge_risk};
-        let fp = crate::wire::fingerprint("test", &risk.path, risk.symbol.as_deref(), &risk.claim);
+    async fn test_risk(&mut self, key: &str, risk: &Risk) -> Result<RiskOutcome, StepError> {
+        let fp = risk.fingerprint_as(EvidenceKind::Test);
         let verdict = judge_risk(self.rows, key, risk);
         let said = verdict.outcome();
         match verdict {
@@ -284,7 +294,7 @@ impl Judging<'_> {
                             query: None,
                         }
                     });
-                    let risk = crate::wire::Risk {
+                    let risk = Risk {
                         title: f.title.clone(),
                         claim: f.title.clone(),
                         path: f.location.path.clone(),
@@ -335,7 +345,7 @@ impl Judging<'_> {
     fn dropped(
         &mut self,
         key: &str,
-        risk: &crate::wire::Risk,
+        risk: &Risk,
         why: &str,
         id: &str,
         reason: String,
@@ -385,7 +395,7 @@ impl Judging<'_> {
     async fn remember(
         &self,
         key: &str,
-        risk: &crate::wire::Risk,
+        risk: &Risk,
         (kind, fingerprint): (&str, &str),
         refutation: serde_json::Value,
         mut provenance: serde_json::Value,
@@ -417,13 +427,8 @@ impl Judging<'_> {
     }
 
     /// One query pipeline: its findings kept, dropped (and remembered), or unproven.
-    async fn query(
-        &mut self,
-        key: &str,
-        risk: &crate::wire::Risk,
-    ) -> Result<RiskOutcome, StepError> {
-        use crate::judge::query::{QueryVerdict, judge_query};
-        let fp = crate::wire::fingerprint("query", &risk.path, risk.symbol.as_deref(), &risk.claim);
+    async fn query(&mut self, key: &str, risk: &Risk) -> Result<RiskOutcome, StepError> {
+        let fp = risk.fingerprint_as(EvidenceKind::Query);
         Ok(match judge_query(self.rows, key, risk) {
             QueryVerdict::Keep { findings, skeptic } => {
                 self.trace.push(

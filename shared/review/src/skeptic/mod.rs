@@ -33,7 +33,7 @@ use crate::outcome::{outcome, read_input, to_json};
 use crate::step::ReviewStep;
 use crate::step_name::StepName;
 use crate::wire::{
-    ProveJob, Refutation, RefutationKind, Reproduced, SkepticResult, SkepticVerdict,
+    ProveJob, Refutation, RefutationKind, Reproduced, SkepticResult, SkepticSays, SkepticVerdict,
     names_a_shown_artifact,
 };
 
@@ -43,14 +43,13 @@ mod checks;
 use checks::{flaky, intended, wrong_cause};
 
 pub const FLAKY_RERUNS: u64 = 3;
+/// Why the Skeptic cannot run when its finding's reproduction left no result.
+const NO_REPRODUCTION: &str = "skeptic: the reproduction has no result";
 /// The Skeptic's answer, in the closed shape it is asked for.
 #[derive(Debug, Serialize, Deserialize)]
 struct SkepticAnswer {
-    verdict: String,
-    #[serde(default)]
-    reason: String,
-    #[serde(default)]
-    artifact: Option<String>,
+    #[serde(flatten)]
+    said: SkepticSays,
     /// flaky, wrong_cause or intended.
     #[serde(default)]
     refutation: Option<String>,
@@ -96,11 +95,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
     let (agents, view) = (s.agents()?, s.view);
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let job: ProveJob = read_input(lease, "job")?;
-    let evidence: Reproduced = s.earlier(
-        StepName::Reproduce,
-        lease,
-        "skeptic: the reproduction has no result",
-    )?;
+    let evidence: Reproduced = s.earlier(StepName::Reproduce, lease, NO_REPRODUCTION)?;
     // The claim and its evidence only: never the Planner's or the Prover's reasoning.
     let user = serde_json::to_string_pretty(&json!({
         "claim": job.risk.claim, "path": job.risk.path, "symbol": job.risk.symbol,
@@ -109,7 +104,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
     }))
     .unwrap_or_default();
     let mut answer: SkepticAnswer = agents.ask(Role::Skeptic, SYSTEM, &user, &mut trace).await?;
-    let artifact = answer.artifact.take().filter(|a| !a.trim().is_empty());
+    let artifact = answer.said.artifact.take().filter(|a| !a.trim().is_empty());
     let shown = shown_artifacts(&job, &evidence, view.changed);
     let named = artifact
         .as_deref()
@@ -156,8 +151,8 @@ fn judged(
 ) -> Result<Judged, StepError> {
     let mut next = Vec::new();
     let mut needs = answer.needs.filter(|n| !n.trim().is_empty());
-    let mut reason = answer.reason;
-    let verdict = match (SkepticVerdict::parse(answer.verdict.trim()), kind) {
+    let mut reason = answer.said.reason;
+    let verdict = match (SkepticVerdict::parse(answer.said.verdict.trim()), kind) {
         (Some(SkepticVerdict::Refuted), Some(kind)) => {
             let file = match kind {
                 RefutationKind::WrongCause => answer

@@ -70,6 +70,16 @@ impl Risk {
         )
     }
 
+    /// Its H-MEM fingerprint as a finding of `kind` (the judge's, whatever the risk named).
+    pub fn fingerprint_as(&self, kind: EvidenceKind) -> String {
+        fingerprint(
+            kind.as_str(),
+            &self.path,
+            self.symbol.as_deref(),
+            &self.claim,
+        )
+    }
+
     /// The first step of its finding pipeline under `key`: the Investigator for a query,
     /// the Prover for a test.
     pub fn first_step(&self, key: String) -> Result<NewStep, StepError> {
@@ -180,6 +190,17 @@ pub fn first_try(risk_key: &str, job: &ProveJob, attempts: u32) -> Option<NewSte
         input: serde_json::to_string(&input).ok(),
         ..Next::then(StepName::Fixer, "model")
     })
+}
+
+/// What every Skeptic answers, in the closed shape it is asked for: its verdict, why, and
+/// the artifact it opened (each Skeptic's answer adds its own fields beside these).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SkepticSays {
+    pub verdict: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub artifact: Option<String>,
 }
 
 /// What a Skeptic's answer stands for once Proven has read it.
