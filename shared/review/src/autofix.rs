@@ -73,7 +73,7 @@ fn kept(rows: &[StepRow]) -> Vec<Kept> {
 
 /// The autofix step: waits for the rest of the review, then proves the whole patch.
 pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
-    let (sandbox, cassette, view) = (s.sandbox(), s.cassette(), s.view);
+    let view = s.view;
     let rows = s.rows;
     let pending = unfinished(rows, AUTOFIX);
     if !pending.is_empty() {
@@ -109,8 +109,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
             .join("\n"),
     ]);
     let done = crate::test_runs::run_in_turn(
-        sandbox,
-        cassette,
+        s,
         lease,
         ("autofix", &cassette_key),
         requests

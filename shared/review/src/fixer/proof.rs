@@ -11,7 +11,7 @@ use crate::Trace;
 use crate::outcome::{outcome, read_input, to_json};
 use crate::step::ReviewStep;
 use crate::test_runs::{
-    TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key, suite_request,
+    TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key, suite_request, twice,
 };
 use crate::wire::FixResult;
 
@@ -22,7 +22,7 @@ const FAILURE_TAIL: usize = 2000;
 /// package's whole suite passes. A patch the tree refuses (old text gone, a path outside
 /// the tree) is not proved, by name.
 pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
-    let (sandbox, cassette, view) = (s.sandbox(), s.cassette(), s.view);
+    let view = s.view;
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let candidate: Candidate = read_input(lease, "fix candidate")?;
     let input = &candidate.input;
@@ -43,19 +43,9 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
         &serde_json::to_string(&candidate.edits).unwrap_or_default(),
     ]);
     // The proving test twice (a flaky pass proves nothing), then the whole suite.
-    let done = run_in_turn(
-        sandbox,
-        cassette,
-        lease,
-        ("fix", &cassette_key),
-        vec![
-            ("test-1".into(), proving.clone()),
-            ("test-2".into(), proving),
-            ("suite".into(), suite),
-        ],
-        true,
-    )
-    .await?;
+    let mut requests = twice("test", proving).to_vec();
+    requests.push(("suite".into(), suite));
+    let done = run_in_turn(s, lease, ("fix", &cassette_key), requests, true).await?;
     let refused = done
         .refused
         .map(|e| format!("the patch does not apply: {e}"));

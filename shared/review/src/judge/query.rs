@@ -4,7 +4,6 @@ use proven_report::Finding;
 use proven_store::StepRow;
 
 use crate::investigator::{InvestigatorResult, QueryRefutation, SkepticQueryResult};
-use crate::judge::RiskOutcome;
 use crate::rows::{StepState, find, state, step_result};
 use crate::step_name::StepName;
 use crate::wire::{Risk, SkepticResult};
@@ -28,17 +27,6 @@ pub enum QueryVerdict {
     Inconclusive {
         claim: String,
     },
-}
-
-impl QueryVerdict {
-    pub fn outcome(&self) -> RiskOutcome {
-        match self {
-            QueryVerdict::Keep { .. } => RiskOutcome::Finding,
-            QueryVerdict::Dropped { .. } => RiskOutcome::Dropped,
-            QueryVerdict::Unproven { .. } => RiskOutcome::Unproven,
-            QueryVerdict::Inconclusive { .. } => RiskOutcome::Inconclusive,
-        }
-    }
 }
 
 /// The Judge's rule for a query pipeline: the Investigator's rows prove findings; only the

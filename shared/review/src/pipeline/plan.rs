@@ -18,15 +18,8 @@ use crate::wire::{DepsSettings, IntakeResult, PlanResult};
 pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let rows = cx.rows(&lease.id.review_id).await?;
     let intake: IntakeResult = result_of(&rows, INTAKE)?;
-    let config = match &intake.config {
-        Some((origin, text)) => cx
-            .layers
-            .clone()
-            .with_yaml(text, origin)
-            .and_then(|l| l.resolve()),
-        None => cx.layers.resolve(),
-    }
-    .map_err(|e| FailureKind::Configuration.error(e))?;
+    let config = crate::steps::intake::settings(&cx.layers, intake.config.as_ref())
+        .map_err(|e| FailureKind::Configuration.error(e))?;
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let agents_on = cx.agents.is_some() && config.agents;
     let second_reviewer = cx.agents.as_ref().is_some_and(|a| a.has_second_reviewer());

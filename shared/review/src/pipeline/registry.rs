@@ -23,53 +23,36 @@ use crate::step_name::StepName;
 /// Every built-in step: one line each. The model agents' steps (and the sandbox steps they
 /// start) keep their trace when they fail; the control steps do not.
 pub(super) fn builtin() -> HashMap<&'static str, Handler> {
+    let (control, agent) = (Handler::control, Handler::agent);
     [
-        (StepName::Intake, Handler::control(run!(intake::run))),
-        (StepName::Plan, Handler::control(run!(plan::run))),
-        (
-            StepName::DepsCollect,
-            Handler::control(run!(evidence::collect)),
-        ),
-        (StepName::DepsFile, Handler::control(run!(evidence::file))),
-        (
-            StepName::Planner,
-            Handler::agent(run!(agents::planner::run)),
-        ),
+        (StepName::Intake, control(run!(intake::run))),
+        (StepName::Plan, control(run!(plan::run))),
+        (StepName::DepsCollect, control(run!(evidence::collect))),
+        (StepName::DepsFile, control(run!(evidence::file))),
+        (StepName::Planner, agent(run!(agents::planner::run))),
         (
             StepName::SecondReviewer,
-            Handler::agent(run!(agents::planner::run_second)),
+            agent(run!(agents::planner::run_second)),
         ),
-        (StepName::Prover, Handler::agent(run!(agents::prover::run))),
-        (
-            StepName::Reproduce,
-            Handler::agent(run!(agents::reproduce::run)),
-        ),
-        (StepName::Skeptic, Handler::agent(run!(skeptic::run))),
-        (StepName::Refute, Handler::agent(run!(skeptic::run_refute))),
-        (
-            StepName::Investigator,
-            Handler::agent(run!(investigator::run)),
-        ),
+        (StepName::Prover, agent(run!(agents::prover::run))),
+        (StepName::Reproduce, agent(run!(agents::reproduce::run))),
+        (StepName::Skeptic, agent(run!(skeptic::run))),
+        (StepName::Refute, agent(run!(skeptic::run_refute))),
+        (StepName::Investigator, agent(run!(investigator::run))),
         (
             StepName::SkepticQuery,
-            Handler::agent(run!(investigator::run_skeptic_query)),
+            agent(run!(investigator::run_skeptic_query)),
         ),
         (
             StepName::SkepticDeps,
-            Handler::agent(run!(investigator::run_skeptic_deps)),
+            agent(run!(investigator::run_skeptic_deps)),
         ),
-        (StepName::Auditor, Handler::agent(run!(auditor::run))),
-        (StepName::Fixer, Handler::agent(run!(fixer::run))),
-        (
-            StepName::SandboxFix,
-            Handler::agent(run!(fixer::run_sandbox_fix)),
-        ),
-        (StepName::Autofix, Handler::agent(run!(autofix::run))),
-        (
-            StepName::SandboxRun,
-            Handler::control(run!(sandbox_job::run_step)),
-        ),
-        (StepName::Judge, Handler::control(run!(judge::run))),
+        (StepName::Auditor, agent(run!(auditor::run))),
+        (StepName::Fixer, agent(run!(fixer::run))),
+        (StepName::SandboxFix, agent(run!(fixer::run_sandbox_fix))),
+        (StepName::Autofix, agent(run!(autofix::run))),
+        (StepName::SandboxRun, control(run!(sandbox_job::run_step))),
+        (StepName::Judge, control(run!(judge::run))),
     ]
     .into_iter()
     .map(|(name, handler)| (name.as_str(), handler))

@@ -4,9 +4,7 @@
 //! moves a verdict.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use proven_models::Cassette;
 use proven_pipeline::{Lease, StepError};
 use proven_report::RunRef;
 use proven_sandbox::language::{declared_tests, is_test_path};
@@ -15,6 +13,7 @@ use proven_sandbox::{Edit, Language, RunRecord, RunRequest, Selection};
 
 use super::FLAKY_RERUNS;
 use crate::outcome::blocking;
+use crate::step::ReviewStep;
 use crate::test_runs::{MAX_FILE_BYTES, TEST_TIMEOUT, language_of, run_ref, runs_key};
 use crate::wire::{ProveJob, Refutation, ReviewView};
 
@@ -64,13 +63,11 @@ pub(super) fn seeded(
 /// `flaky`: more runs per side, each with another seed; refuted only when a run disagrees
 /// with the reproduction (a failure on the base, a pass on the change).
 pub(super) async fn flaky(
-    sandbox: Option<&Arc<proven_sandbox::Sandbox>>,
-    cassette: Option<&Arc<Cassette>>,
-    view: &ReviewView<'_>,
+    s: &ReviewStep<'_>,
     lease: &Lease,
     job: &ProveJob,
-    _language: Language,
 ) -> Result<Refutation, StepError> {
+    let view = &s.view;
     let mut requests = Vec::new();
     for seed in 1..=FLAKY_RERUNS {
         requests.push((
@@ -89,9 +86,7 @@ pub(super) async fn flaky(
         &job.test.code,
         "flaky",
     ]);
-    let done =
-        crate::test_runs::run_in_turn(sandbox, cassette, lease, ("refute", &key), requests, false)
-            .await?;
+    let done = crate::test_runs::run_in_turn(s, lease, ("refute", &key), requests, false).await?;
     let sides: Vec<(bool, &RunRecord)> = done
         .runs
         .iter()
@@ -155,13 +150,12 @@ pub(super) async fn flaky(
 /// `wrong_cause`: the test on the change with `file` restored to its base content; still
 /// failing (twice) shows the claim names the wrong cause.
 pub(super) async fn wrong_cause(
-    sandbox: Option<&Arc<proven_sandbox::Sandbox>>,
-    cassette: Option<&Arc<Cassette>>,
-    view: &ReviewView<'_>,
+    s: &ReviewStep<'_>,
     lease: &Lease,
     job: &ProveJob,
     file: &str,
 ) -> Result<Refutation, StepError> {
+    let view = &s.view;
     let restore = match restoring(view, file).await? {
         Ok(edit) => edit,
         Err(why) => return Ok(Refutation::shown(false, why, Vec::new())),
@@ -175,18 +169,8 @@ pub(super) async fn wrong_cause(
         "wrong_cause",
         file,
     ]);
-    let done = crate::test_runs::run_in_turn(
-        sandbox,
-        cassette,
-        lease,
-        ("refute", &key),
-        vec![
-            ("restored-1".into(), restored.clone()),
-            ("restored-2".into(), restored),
-        ],
-        false,
-    )
-    .await?;
+    let requests = crate::test_runs::twice("restored", restored).to_vec();
+    let done = crate::test_runs::run_in_turn(s, lease, ("refute", &key), requests, false).await?;
     let side = format!("change with {file} restored to the base");
     let runs: Vec<RunRef> = done.runs.iter().map(|r| run_ref(&side, r)).collect();
     let outcomes: Vec<_> = done.runs.iter().map(outcome_of).collect();
@@ -313,13 +297,12 @@ pub(super) fn exercises(
 /// of the file) and on the change; one that fails on the base, passes on the change and
 /// exercises the claimed path shows the behaviour change is deliberate.
 pub(super) async fn intended(
-    sandbox: Option<&Arc<proven_sandbox::Sandbox>>,
-    cassette: Option<&Arc<Cassette>>,
-    view: &ReviewView<'_>,
+    s: &ReviewStep<'_>,
     lease: &Lease,
     job: &ProveJob,
     language: Language,
 ) -> Result<Refutation, StepError> {
+    let view = &s.view;
     let texts = changed_tests(view, job, language).await?;
     let mut requests = Vec::new();
     let mut checked = Vec::new();
@@ -348,9 +331,7 @@ pub(super) async fn intended(
         &checked.join("\n"),
         "intended",
     ]);
-    let done =
-        crate::test_runs::run_in_turn(sandbox, cassette, lease, ("refute", &key), requests, false)
-            .await?;
+    let done = crate::test_runs::run_in_turn(s, lease, ("refute", &key), requests, false).await?;
     Ok(intended_shown(job, &checked, &done.runs))
 }
 

@@ -224,24 +224,19 @@ const SYSTEM: &str = "You are the Skeptic of Proven. Your default verdict is \"r
 
 /// The step that checks a refutation with Proven's own runs.
 pub async fn run_refute(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
-    let (sandbox, cassette, view) = (s.sandbox(), s.cassette(), s.view);
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let input: RefuteJob = read_input(lease, "refutation")?;
     let language = input.job.language;
     let checked = match input.kind {
-        RefutationKind::Flaky => {
-            flaky(sandbox, cassette, &view, lease, &input.job, language).await?
-        }
+        RefutationKind::Flaky => flaky(s, lease, &input.job).await?,
         RefutationKind::WrongCause => {
             let file = input
                 .file
                 .clone()
                 .unwrap_or_else(|| input.job.risk.path.clone());
-            wrong_cause(sandbox, cassette, &view, lease, &input.job, &file).await?
+            wrong_cause(s, lease, &input.job, &file).await?
         }
-        RefutationKind::Intended => {
-            intended(sandbox, cassette, &view, lease, &input.job, language).await?
-        }
+        RefutationKind::Intended => intended(s, lease, &input.job, language).await?,
     };
     let result = Refutation {
         kind: Some(input.kind),

@@ -56,15 +56,7 @@ pub fn run(input: &IntakeInput) -> Result<IntakeOutcome, ReviewError> {
         .map_err(|e| ReviewError::Input(e.to_string()))?;
     let config = read_config(&repo, &base)?;
     // A wrong `proven.yaml` stops the review before any other work.
-    let settings = match &config {
-        Some((origin, text)) => input
-            .layers
-            .clone()
-            .with_yaml(text, origin)
-            .and_then(|l| l.resolve()),
-        None => input.layers.resolve(),
-    }
-    .map_err(ReviewError::Config)?;
+    let settings = settings(&input.layers, config.as_ref()).map_err(ReviewError::Config)?;
     let limits = Limits {
         max_blob_bytes: settings.max_blob_bytes,
         max_tree_files: settings.max_tree_files,
@@ -90,6 +82,21 @@ pub fn run(input: &IntakeInput) -> Result<IntakeOutcome, ReviewError> {
         config,
         limits,
     })
+}
+
+/// The review's settings: the process's layers with the base's `proven.yaml` (named by
+/// `config`'s origin) under them, resolved.
+pub fn settings(
+    layers: &proven_config::Layers,
+    config: Option<&(String, String)>,
+) -> Result<proven_config::Config, proven_config::ConfigError> {
+    match config {
+        Some((origin, text)) => layers
+            .clone()
+            .with_yaml(text, origin)
+            .and_then(|l| l.resolve()),
+        None => layers.resolve(),
+    }
 }
 
 /// `proven.yaml` from the base revision with a name for messages (None: there is none); a
