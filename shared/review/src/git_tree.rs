@@ -48,6 +48,18 @@ impl<'a> GitTree<'a> {
     }
 }
 
+/// A file's text at `commit` (invalid UTF-8 replaced), or empty where there is no file
+/// Proven reads (missing, a link, a submodule, over `max` bytes).
+pub fn text_at(repo: &Repo, commit: &str, path: &str, max: u64) -> Result<String, String> {
+    match repo
+        .read_blob(commit, path.as_bytes(), max)
+        .map_err(|e| e.to_string())?
+    {
+        BlobRead::Content(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
+        _ => Ok(String::new()),
+    }
+}
+
 fn io_err(e: proven_change::ChangeError) -> io::Error {
     io::Error::other(e.to_string())
 }

@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
+use crate::git_tree::text_at;
 use crate::model::Role;
-use crate::outcome::{Next, blocking, outcome, read_input, to_json};
+use crate::outcome::{Next, outcome, read_input, to_json};
 use crate::step::ReviewStep;
 use crate::step_name::StepName;
 use crate::test_runs::{MAX_FILE_BYTES, language_of, rust_member, selection_for};
@@ -141,23 +142,11 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
 
 /// The file a risk is about, at the change (empty when it is not text Proven reads).
 async fn read_source(view: &ReviewView<'_>, path: &str) -> Result<String, StepError> {
-    let (dir, head, path) = (
-        view.repository_dir.to_string(),
-        view.head.to_string(),
-        path.to_string(),
-    );
-    blocking(move || {
-        let repo = proven_change::Repo::open(Path::new(&dir)).map_err(|e| e.to_string())?;
-        match repo
-            .read_blob(&head, path.as_bytes(), MAX_FILE_BYTES)
-            .map_err(|e| e.to_string())?
-        {
-            proven_change::BlobRead::Content(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
-            _ => Ok(String::new()),
-        }
+    let (head, path) = (view.head.to_string(), path.to_string());
+    view.with_repo("prover", move |repo| {
+        text_at(repo, &head, &path, MAX_FILE_BYTES)
     })
-    .await?
-    .map_err(|e: String| StepError::Permanent(format!("prover: {e}")))
+    .await
 }
 
 /// The Prover's instructions for a language: the command Proven runs its test with and how
@@ -197,26 +186,20 @@ async fn test_place(
     language: Language,
     test_path: &str,
 ) -> Result<(bool, Result<Option<String>, String>), StepError> {
-    let (dir, head, test_path) = (
-        view.repository_dir.to_string(),
-        view.head.to_string(),
-        test_path.to_string(),
-    );
-    blocking(move || {
-        let repo = proven_change::Repo::open(Path::new(&dir)).map_err(|e| e.to_string())?;
+    let (head, test_path) = (view.head.to_string(), test_path.to_string());
+    view.with_repo("prover", move |repo| {
         let exists = repo
             .blob_size(&head, test_path.as_bytes())
             .map(|s| s.is_some())
             .unwrap_or(false);
         let package = if language == Language::Rust {
-            rust_member(&repo, &head, &test_path)
+            rust_member(repo, &head, &test_path)
         } else {
             Ok(None)
         };
-        Ok::<_, String>((exists, package))
+        Ok((exists, package))
     })
-    .await?
-    .map_err(|e| StepError::Permanent(format!("prover: {e}")))
+    .await
 }
 
 #[cfg(test)]

@@ -2,11 +2,10 @@
 //! the version (a query proves only what such a line names).
 
 use std::collections::HashSet;
-use std::path::Path;
 
 use proven_pipeline::StepError;
 
-use crate::outcome::blocking;
+use crate::git_tree::text_at;
 use crate::wire::ReviewView;
 
 /// The lines the change adds to and removes from one file (1-based line numbers of the
@@ -67,27 +66,19 @@ pub(super) async fn read(view: &ReviewView<'_>, path: &str) -> Result<Anchors, S
 
 /// `path` on the base and at the change (empty where it is not there or not text).
 async fn read_sides(view: &ReviewView<'_>, path: &str) -> Result<(String, String), StepError> {
-    let (dir, base, head, path) = (
-        view.repository_dir.to_string(),
+    let (base, head, path) = (
         view.base.to_string(),
         view.head.to_string(),
         path.to_string(),
     );
-    blocking(move || {
-        let repo = proven_change::Repo::open(Path::new(&dir)).map_err(|e| e.to_string())?;
-        let read = |rev: &str| -> Result<String, String> {
-            match repo
-                .read_blob(rev, path.as_bytes(), crate::test_runs::MAX_FILE_BYTES * 8)
-                .map_err(|e| e.to_string())?
-            {
-                proven_change::BlobRead::Content(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
-                _ => Ok(String::new()),
-            }
-        };
-        Ok::<_, String>((read(&base)?, read(&head)?))
+    view.with_repo("investigator", move |repo| {
+        let max = crate::test_runs::MAX_FILE_BYTES * 8;
+        Ok((
+            text_at(repo, &base, &path, max)?,
+            text_at(repo, &head, &path, max)?,
+        ))
     })
-    .await?
-    .map_err(|e| StepError::Permanent(format!("investigator: {e}")))
+    .await
 }
 
 #[cfg(test)]

@@ -290,6 +290,23 @@ pub struct ReviewView<'a> {
 }
 
 impl ReviewView<'_> {
+    /// Runs `f` on the review's repository on the blocking pool (git2 blocks); an error
+    /// opening it or in `f` fails the step permanently, named by `step`.
+    pub async fn with_repo<T: Send + 'static>(
+        &self,
+        step: &str,
+        f: impl FnOnce(&proven_change::Repo) -> Result<T, String> + Send + 'static,
+    ) -> Result<T, StepError> {
+        let dir = self.repository_dir.to_string();
+        crate::outcome::blocking(move || {
+            let repo =
+                proven_change::Repo::open(std::path::Path::new(&dir)).map_err(|e| e.to_string())?;
+            f(&repo)
+        })
+        .await?
+        .map_err(|e| StepError::Permanent(format!("{step}: {e}")))
+    }
+
     /// The H-MEM record that holds an evidenced refutation of `risk` in this review's
     /// scope (its id), if any: such a risk is not raised again.
     pub async fn remembered(&self, risk: &Risk) -> Result<Option<String>, StepError> {
