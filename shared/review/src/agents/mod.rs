@@ -24,9 +24,4 @@ pub mod reproduce;
 use crate::step_name::StepName;
 
 pub const PLANNER: &str = StepName::Planner.as_str();
-pub const PROVER: &str = StepName::Prover.as_str();
 pub const REPRODUCE: &str = StepName::Reproduce.as_str();
-pub const SKEPTIC: &str = StepName::Skeptic.as_str();
-pub const REFUTE: &str = StepName::Refute.as_str();
-/// The second reviewer's own Planner (its verdicts are shown beside the first's).
-pub const SECOND_REVIEWER: &str = StepName::SecondReviewer.as_str();

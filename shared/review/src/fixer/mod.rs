@@ -39,9 +39,6 @@ pub use proof::run_sandbox_fix;
 
 pub use crate::wire::{FixInput, first_try};
 
-pub const FIXER: &str = StepName::Fixer.as_str();
-pub const SANDBOX_FIX: &str = StepName::SandboxFix.as_str();
-
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct FixerAnswer {
     pub(super) edits: Vec<PatchEdit>,

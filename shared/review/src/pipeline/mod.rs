@@ -29,12 +29,13 @@ use proven_store::{ReviewStatus, Store, StoreError};
 
 pub(crate) use crate::outcome::retryable;
 use crate::step::{Handler, StepContext};
+use crate::step_name::StepName;
 
-pub const INTAKE: &str = "intake";
-pub const PLAN: &str = "plan";
-pub const DEPS_COLLECT: &str = "deps.collect";
-pub const DEPS_FILE: &str = "deps.file";
-pub const JUDGE: &str = proven_store::JUDGE_STEP;
+pub const INTAKE: &str = StepName::Intake.as_str();
+pub const PLAN: &str = StepName::Plan.as_str();
+pub const DEPS_COLLECT: &str = StepName::DepsCollect.as_str();
+pub const DEPS_FILE: &str = StepName::DepsFile.as_str();
+pub const JUDGE: &str = StepName::Judge.as_str();
 /// How long (from its creation) the Planner waits for unfinished dependency steps before it
 /// plans without their findings. Waiting spends neither an attempt nor a rate-limit deferral.
 pub const PLANNER_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
