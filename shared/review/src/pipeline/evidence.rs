@@ -8,6 +8,7 @@ use proven_report::FailedService;
 
 use super::{INTAKE, PLAN, retryable};
 use crate::Trace;
+use crate::git_tree::{GitTree, Side};
 use crate::outcome::Next;
 use crate::outcome::{blocking, outcome, to_json};
 use crate::rows::result_of;
@@ -29,27 +30,16 @@ pub(super) async fn collect(cx: &StepContext, lease: &Lease) -> Result<Outcome, 
                 message: "the advisory store is empty: run `proven db import PATH` (or `proven db sync`) first".into(),
             });
     }
-    let run_id = uuid::Uuid::now_v7().to_string();
-    let (sources, errors, not_seen, trace) = blocking(move || {
-        let mut trace = Trace::new(run_id);
-        let repo = proven_change::Repo::open(Path::new(&intake.repository_dir))
-            .map_err(|e| e.to_string())?;
-        let paths: Vec<Vec<u8>> = intake
-            .changed_paths
-            .iter()
-            .filter_map(|h| hex::decode(h).ok())
-            .collect();
-        let (s, e, n) = deps::sources(
-            &repo,
-            &intake.base.commit,
-            &intake.head.commit,
-            &paths,
-            &mut trace,
-        );
-        Ok::<_, String>((s, e, n, trace))
-    })
-    .await?
-    .map_err(|e| StepError::Permanent(format!("deps.collect: {e}")))?;
+    let paths: Vec<Vec<u8>> = intake
+        .changed_paths
+        .iter()
+        .filter_map(|h| hex::decode(h).ok())
+        .collect();
+    let ((sources, errors, not_seen), trace) =
+        on_trees(intake, "deps.collect", move |sides, trace| {
+            deps::sources(sides, &paths, trace)
+        })
+        .await?;
     result.sources = sources;
     result.input_errors = errors;
     result.not_seen = not_seen;
@@ -78,24 +68,11 @@ pub(super) async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, Ste
             StepError::Permanent("deps.file: the plan does not run dependency evidence".into())
         })?;
     let path = lease.id.key.clone();
-    let run_id = uuid::Uuid::now_v7().to_string();
     let opts = options.clone();
-    let (read, mut trace) = blocking(move || {
-        let mut trace = Trace::new(run_id);
-        let repo = proven_change::Repo::open(Path::new(&intake.repository_dir))
-            .map_err(|e| e.to_string())?;
-        let read = deps::read_pair(
-            &repo,
-            &intake.base.commit,
-            &intake.head.commit,
-            &path,
-            &opts,
-            &mut trace,
-        );
-        Ok::<_, String>((read, trace))
+    let (read, mut trace) = on_trees(intake, "deps.file", move |sides, trace| {
+        deps::read_pair(sides, &path, &opts, trace)
     })
-    .await?
-    .map_err(|e| StepError::Permanent(format!("deps.file: {e}")))?;
+    .await?;
     let mut result = FileResult {
         input_errors: read.input_errors,
         not_seen: read.not_seen,
@@ -144,4 +121,24 @@ pub(super) async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, Ste
         }
     }
     Ok(outcome(trace, to_json(&result)?, next, true))
+}
+
+/// Runs `f` over the change's two trees (base, head) on the blocking pool (git2 blocks),
+/// with a trace of its own; a repository that does not open fails `step` by name.
+async fn on_trees<T: Send + 'static>(
+    intake: IntakeResult,
+    step: &'static str,
+    f: impl FnOnce(&[(Side, GitTree<'_>); 2], &mut Trace) -> T + Send + 'static,
+) -> Result<(T, Trace), StepError> {
+    let run_id = uuid::Uuid::now_v7().to_string();
+    blocking(move || {
+        let mut trace = Trace::new(run_id);
+        let repo = proven_change::Repo::open(Path::new(&intake.repository_dir))
+            .map_err(|e| e.to_string())?;
+        let sides = GitTree::sides(&repo, &intake.base.commit, &intake.head.commit);
+        let out = f(&sides, &mut trace);
+        Ok::<_, String>((out, trace))
+    })
+    .await?
+    .map_err(|e| StepError::Permanent(format!("{step}: {e}")))
 }

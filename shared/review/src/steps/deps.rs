@@ -50,9 +50,7 @@ pub struct DepsOutcome {
 /// The dependency files whose versions are authoritative for what the change touched, on
 /// either side; what could not be looked at is named. Blocking (git2).
 pub fn sources(
-    repo: &proven_change::Repo,
-    base_commit: &str,
-    head_commit: &str,
+    sides: &[(Side, GitTree<'_>); 2],
     changed_paths: &[Vec<u8>],
     trace: &mut Trace,
 ) -> (Vec<String>, Vec<InputError>, Vec<NotSeen>) {
@@ -79,8 +77,8 @@ pub fn sources(
     let mut sources: BTreeSet<String> = BTreeSet::new();
     for path in &touched {
         let mut found_any = false;
-        for (side, tree) in GitTree::sides(repo, base_commit, head_commit) {
-            match proven_lockfile::version_sources(&tree, path) {
+        for (side, tree) in sides {
+            match proven_lockfile::version_sources(tree, path) {
                 Ok(found) => {
                     found_any |= !found.is_empty();
                     sources.extend(found);
@@ -121,9 +119,7 @@ pub struct ReadPair {
 
 /// Reads `path` on both sides. Blocking (git2).
 pub fn read_pair(
-    repo: &proven_change::Repo,
-    base_commit: &str,
-    head_commit: &str,
+    sides: &[(Side, GitTree<'_>); 2],
     path: &str,
     options: &DepsOptions,
     trace: &mut Trace,
@@ -134,11 +130,11 @@ pub fn read_pair(
         base: None,
         head: None,
     };
-    for (side, tree) in GitTree::sides(repo, base_commit, head_commit) {
+    for (side, tree) in sides {
         if !matches!(tree.size(path), Ok(Some(_))) {
             continue;
         }
-        match proven_lockfile::read(&tree, path, &options.limits) {
+        match proven_lockfile::read(tree, path, &options.limits) {
             Ok(file) => {
                 trace.push(
                     "dependency_file",
