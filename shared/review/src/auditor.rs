@@ -23,19 +23,21 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use proven_pipeline::{NewStep, Outcome, StepError};
+use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_store::StepRow;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::model::Agents;
-use crate::model::quoted;
+use crate::model::{Role, quoted};
 use crate::outcome::{blocking, outcome, to_json};
-use crate::rows::step_result;
+use crate::rows::{StepState, step_result};
+use crate::step::ReviewStep;
 use crate::step_name::StepName;
 use crate::test_runs::language_of;
-use crate::wire::{AuditResult, PlannerResult, ReviewView, Risk, SurfaceRow, fingerprint};
+use crate::wire::{
+    AuditResult, EvidenceKind, PlannerResult, ReviewView, Risk, SurfaceRow, SurfaceStatus,
+};
 
 pub const AUDITOR: &str = StepName::Auditor.as_str();
 
@@ -113,7 +115,7 @@ fn examined(rows: &[StepRow]) -> BTreeSet<String> {
     }
     paths.extend(
         rows.iter()
-            .filter(|r| r.id.step == StepName::DepsFile.as_str() && r.state == "done")
+            .filter(|r| r.id.step == StepName::DepsFile && StepState::of(r) == StepState::Done)
             .map(|r| r.id.key.clone()),
     );
     paths
@@ -222,15 +224,14 @@ fn prompt(view: &ReviewView<'_>, m: &Manifests) -> (String, String) {
 
 /// The auditor step: one model answer, then Proven's own adjudication of every surface it
 /// named; unexamined surfaces with a usable probe start round two.
-pub async fn auditor(
-    agents: &Agents,
-    view: ReviewView<'_>,
-    rows: &[StepRow],
-) -> Result<Outcome, StepError> {
+pub async fn run(s: &ReviewStep<'_>, _: &Lease) -> Result<Outcome, StepError> {
+    let (agents, view, rows) = (s.agents()?, s.view, s.rows);
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let m = manifests(&view).await?;
     let (system, user) = prompt(&view, &m);
-    let answer: AuditorAnswer = agents.ask("auditor", &system, &user, &mut trace).await?;
+    let answer: AuditorAnswer = agents
+        .ask(Role::Auditor, &system, &user, &mut trace)
+        .await?;
     let examined = examined(rows);
     let mut result = AuditResult {
         // It concedes coverage only by failing to name a surface.
@@ -263,79 +264,25 @@ pub async fn auditor(
         let mut row = SurfaceRow {
             surface: surface.clone(),
             probe: probe_claim,
-            status: "unresolved".into(),
+            status: SurfaceStatus::Unresolved.as_str().into(),
             key: None,
             detail: String::new(),
         };
         if i >= MAX_SURFACES {
-            row.status = "refused".into();
+            row.status = SurfaceStatus::Refused.as_str().into();
             row.detail = format!("more than {MAX_SURFACES} surfaces named");
         } else if surface.is_empty() || surface.len() > 1000 || !in_repository(&surface) {
-            row.status = "refused".into();
+            row.status = SurfaceStatus::Refused.as_str().into();
             row.detail = "not a file or directory of the repository at the change".into();
         } else if let Some(what) = round_one_covers(&surface, &examined, view.changed) {
-            row.status = "examined".into();
+            row.status = SurfaceStatus::Examined.as_str().into();
             row.detail = format!("round one examined {what}");
         } else {
             match named.probe {
                 None => row.detail = "no probe named that would settle it".into(),
                 Some(probe) => {
-                    let probes = result.probing.len() + result.investigating.len();
-                    match check_probe(&probe, &view, &m.files) {
-                        Err(why) => row.detail = why,
-                        Ok(()) if probes >= MAX_PROBES => {
-                            row.detail =
-                                format!("round two's budget of {MAX_PROBES} probes was spent");
-                        }
-                        Ok(()) => {
-                            let risk = Risk {
-                                title: format!("coverage: {surface}"),
-                                claim: probe.claim,
-                                path: probe.path,
-                                symbol: probe.symbol,
-                                evidence: probe.evidence,
-                            };
-                            let fp = fingerprint(
-                                &risk.evidence,
-                                &risk.path,
-                                risk.symbol.as_deref(),
-                                &risk.claim,
-                            );
-                            if let Some(memory) = view
-                                .store
-                                .memory_lookup(view.tenant, view.repository, &fp)
-                                .await
-                                .map_err(crate::outcome::retryable)?
-                            {
-                                row.status = "remembered".into();
-                                row.detail = format!(
-                                    "an earlier review refuted this probe with evidence (memory record {})",
-                                    memory.id
-                                );
-                            } else {
-                                let key = format!("a{probes}");
-                                let step = if risk.evidence == "query" {
-                                    StepName::Investigator.as_str()
-                                } else {
-                                    StepName::Prover.as_str()
-                                };
-                                next.push(NewStep {
-                                    key: key.clone(),
-                                    input: Some(to_json(&risk)?),
-                                    pipeline: true,
-                                    ..NewStep::new(step, "model")
-                                });
-                                row.status = "probing".into();
-                                row.detail = format!("probed in round two ({key})");
-                                row.key = Some(key.clone());
-                                if risk.evidence == "query" {
-                                    result.investigating.push((key, risk));
-                                } else {
-                                    result.probing.push((key, risk));
-                                }
-                            }
-                        }
-                    }
+                    let step = round_two(probe, &mut row, &view, &m.files, &mut result).await?;
+                    next.extend(step);
                 }
             }
         }
@@ -348,14 +295,58 @@ pub async fn auditor(
     Ok(outcome(trace, to_json(&result)?, next, true))
 }
 
+/// An unexamined surface's probe in round two: checked, within the budget, not refuted
+/// before (H-MEM); then the first step of its pipeline, recorded on `row` and `result`.
+async fn round_two(
+    probe: Probe,
+    row: &mut SurfaceRow,
+    view: &ReviewView<'_>,
+    files: &[String],
+    result: &mut AuditResult,
+) -> Result<Option<NewStep>, StepError> {
+    let probes = result.probing.len() + result.investigating.len();
+    if let Err(why) = check_probe(&probe, view, files) {
+        row.detail = why;
+        return Ok(None);
+    }
+    if probes >= MAX_PROBES {
+        row.detail = format!("round two's budget of {MAX_PROBES} probes was spent");
+        return Ok(None);
+    }
+    let risk = Risk {
+        title: format!("coverage: {}", row.surface),
+        claim: probe.claim,
+        path: probe.path,
+        symbol: probe.symbol,
+        evidence: probe.evidence,
+    };
+    if let Some(memory) = view.remembered(&risk).await? {
+        row.status = SurfaceStatus::Remembered.as_str().into();
+        row.detail =
+            format!("an earlier review refuted this probe with evidence (memory record {memory})");
+        return Ok(None);
+    }
+    let key = format!("a{probes}");
+    let step = risk.first_step(key.clone())?;
+    row.status = SurfaceStatus::Probing.as_str().into();
+    row.detail = format!("probed in round two ({key})");
+    row.key = Some(key.clone());
+    if risk.evidence_kind() == Some(EvidenceKind::Query) {
+        result.investigating.push((key, risk));
+    } else {
+        result.probing.push((key, risk));
+    }
+    Ok(Some(step))
+}
+
 /// A probe Proven can run: known evidence, a usable claim, a file of the repository (of the
 /// change, for a query, whose rows count only for lines the change adds), a test runner.
 fn check_probe(probe: &Probe, view: &ReviewView<'_>, files: &[String]) -> Result<(), String> {
     if probe.claim.trim().is_empty() || probe.claim.len() > 4000 {
         return Err("the probe's claim is empty or too long".into());
     }
-    match probe.evidence.as_str() {
-        "test" => {
+    match EvidenceKind::parse(&probe.evidence) {
+        Some(EvidenceKind::Test) => {
             if !files.iter().any(|f| f == &probe.path) {
                 return Err(format!(
                     "the probe's file {:?} is not in the repository at the change",
@@ -370,13 +361,14 @@ fn check_probe(probe: &Probe, view: &ReviewView<'_>, files: &[String]) -> Result
             }
             Ok(())
         }
-        "query" if view.changed.iter().any(|c| c == &probe.path) => Ok(()),
-        "query" => Err(format!(
+        Some(EvidenceKind::Query) if view.changed.iter().any(|c| c == &probe.path) => Ok(()),
+        Some(EvidenceKind::Query) => Err(format!(
             "a query probe must name a file of the change, not {:?}",
             probe.path
         )),
-        other => Err(format!(
-            "the probe's evidence {other:?} is neither \"test\" nor \"query\""
+        None => Err(format!(
+            "the probe's evidence {:?} is neither \"test\" nor \"query\"",
+            probe.evidence
         )),
     }
 }

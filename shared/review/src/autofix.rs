@@ -14,13 +14,11 @@
 //! - Waiting spends no attempt; the review's deadline still judges a review whose autofix
 //!   never ran, naming it.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use proven_models::Cassette;
 use proven_pipeline::{Lease, Outcome, StepError};
 use proven_report::{Autofix, PatchEdit, RunRef};
-use proven_sandbox::{Language, Sandbox};
+use proven_sandbox::{Language, RunRequest};
 use proven_store::StepRow;
 use serde_json::json;
 
@@ -28,6 +26,7 @@ use crate::Trace;
 use crate::judge::risk::{Verdict, judge_risk};
 use crate::outcome::{outcome, to_json};
 use crate::rows::step_result;
+use crate::step::ReviewStep;
 use crate::step_name::StepName;
 use crate::test_runs::{TEST_TIMEOUT, run_ref, runs_key};
 use crate::wire::{PlannerResult, ProveJob, ReviewView};
@@ -73,18 +72,10 @@ fn kept(rows: &[StepRow]) -> Vec<Kept> {
 }
 
 /// The autofix step: waits for the rest of the review, then proves the whole patch.
-pub async fn autofix(
-    sandbox: Option<&Arc<Sandbox>>,
-    cassette: Option<&Arc<Cassette>>,
-    view: ReviewView<'_>,
-    lease: &Lease,
-) -> Result<Outcome, StepError> {
-    let rows = view
-        .store
-        .steps_of(&lease.id.review_id)
-        .await
-        .map_err(crate::outcome::retryable)?;
-    let pending = unfinished(&rows, AUTOFIX);
+pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let view = s.view;
+    let rows = s.rows;
+    let pending = unfinished(rows, AUTOFIX);
     if !pending.is_empty() {
         return Err(StepError::Waiting {
             message: format!(
@@ -95,23 +86,8 @@ pub async fn autofix(
         });
     }
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
-    let kept = kept(&rows);
-    let mut result = Autofix {
-        verdict: NOTHING.into(),
-        edits: Vec::new(),
-        fixes: Vec::new(),
-        open: Vec::new(),
-        runs: Vec::new(),
-    };
-    for k in &kept {
-        match &k.fix {
-            Some(edits) => {
-                result.edits.extend(edits.iter().cloned());
-                result.fixes.push(k.title.clone());
-            }
-            None => result.open.push(format!("{}: no proved fix", k.title)),
-        }
-    }
+    let kept = kept(rows);
+    let mut result = gathered(&kept);
     if kept.is_empty() {
         trace.push("autofix", json!({"verdict": NOTHING}));
         return Ok(outcome(trace, to_json(&result)?, Vec::new(), true));
@@ -121,37 +97,8 @@ pub async fn autofix(
         trace.push("autofix", json!({"verdict": REJECTED, "open": result.open}));
         return Ok(outcome(trace, to_json(&result)?, Vec::new(), true));
     }
-    let patch = crate::test_runs::patch(&result.edits);
-    // Each fixed finding's own test, then the package's suite with every proving test in it.
     let fixed: Vec<&Kept> = kept.iter().filter(|k| k.fix.is_some()).collect();
-    let mut requests = Vec::new();
-    for k in &fixed {
-        let language: Language = k
-            .job
-            .language
-            .parse()
-            .map_err(|e| StepError::Permanent(format!("{e}")))?;
-        requests.push((
-            k.title.clone(),
-            crate::test_runs::requests(&view, &k.job, &k.job.test)?
-                .1
-                .with_patch(patch.clone()),
-            language,
-        ));
-    }
-    let language = requests.first().map(|r| r.2).unwrap_or(Language::Python);
-    let mut suite = crate::test_runs::suite_request(&view, view.head, language, &mut trace)
-        .await?
-        .with_patch(patch)
-        .with_timeout(TEST_TIMEOUT);
-    for k in &fixed {
-        suite = suite.with_file(
-            k.job.test.path.clone(),
-            k.job.test.code.clone().into_bytes(),
-        );
-    }
-    requests.push(("the package's tests".into(), suite, language));
-
+    let requests = patch_requests(&view, &fixed, &result.edits, &mut trace).await?;
     let cassette_key = runs_key(&[
         view.head,
         &serde_json::to_string(&result.edits).unwrap_or_default(),
@@ -162,18 +109,85 @@ pub async fn autofix(
             .join("\n"),
     ]);
     let done = crate::test_runs::run_in_turn(
-        sandbox,
-        cassette,
+        s,
         lease,
         ("autofix", &cassette_key),
         requests
             .iter()
             .enumerate()
-            .map(|(i, (_, request, _))| (format!("run-{i}"), request.clone()))
+            .map(|(i, (_, request))| (format!("run-{i}"), request.clone()))
             .collect(),
         false,
     )
     .await?;
+    settle(&mut result, &requests, done, &mut trace);
+    Ok(outcome(trace, to_json(&result)?, Vec::new(), true))
+}
+
+/// The whole patch of the kept findings' proved fixes; a finding without one is open.
+fn gathered(kept: &[Kept]) -> Autofix {
+    let mut result = Autofix {
+        verdict: NOTHING.into(),
+        edits: Vec::new(),
+        fixes: Vec::new(),
+        open: Vec::new(),
+        runs: Vec::new(),
+    };
+    for k in kept {
+        match &k.fix {
+            Some(edits) => {
+                result.edits.extend(edits.iter().cloned());
+                result.fixes.push(k.title.clone());
+            }
+            None => result.open.push(format!("{}: no proved fix", k.title)),
+        }
+    }
+    result
+}
+
+/// The runs that prove the whole patch, each named: each fixed finding's own test, then the
+/// package's suite with every proving test in it.
+async fn patch_requests(
+    view: &ReviewView<'_>,
+    fixed: &[&Kept],
+    edits: &[PatchEdit],
+    trace: &mut Trace,
+) -> Result<Vec<(String, RunRequest)>, StepError> {
+    let patch = crate::test_runs::patch(edits);
+    let mut requests = Vec::new();
+    let mut language = None;
+    for k in fixed {
+        let parsed = k.job.language;
+        language.get_or_insert(parsed);
+        requests.push((
+            k.title.clone(),
+            crate::test_runs::requests(view, &k.job, &k.job.test)?
+                .1
+                .with_patch(patch.clone()),
+        ));
+    }
+    let language = language.unwrap_or(Language::Python);
+    let mut suite = crate::test_runs::suite_request(view, view.head, language, trace)
+        .await?
+        .with_patch(patch)
+        .with_timeout(TEST_TIMEOUT);
+    for k in fixed {
+        suite = suite.with_file(
+            k.job.test.path.clone(),
+            k.job.test.code.clone().into_bytes(),
+        );
+    }
+    requests.push(("the package's tests".into(), suite));
+    Ok(requests)
+}
+
+/// The verdict from the runs: fixed only when the patch applied and every run passed.
+fn settle(
+    result: &mut Autofix,
+    requests: &[(String, RunRequest)],
+    done: crate::test_runs::RunsDone,
+    trace: &mut Trace,
+) {
     let records = done.runs;
     let refused = done
         .refused
@@ -188,7 +202,7 @@ pub async fn autofix(
     match refused {
         Some(why) => result.open.push(why),
         None => {
-            for (i, (name, _, _)) in requests.iter().enumerate() {
+            for (i, (name, _)) in requests.iter().enumerate() {
                 let passed = records.get(i).is_some_and(crate::test_runs::passed);
                 if !passed {
                     result
@@ -207,7 +221,6 @@ pub async fn autofix(
         "autofix",
         json!({"verdict": result.verdict, "fixes": result.fixes, "open": result.open}),
     );
-    Ok(outcome(trace, to_json(&result)?, Vec::new(), true))
 }
 
 /// The autofix verdict for the review document (None when autofix did not run).

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::model::Agents;
+use crate::model::{Agents, Role};
 use crate::wire::Risk;
 use proven_pipeline::StepError;
 
@@ -113,7 +113,7 @@ pub struct PartAnswer {
 /// every part after the change (e.g. the dependency evidence).
 pub async fn plan(
     agents: &Agents,
-    role: &'static str,
+    role: Role,
     system: &str,
     changed: &[String],
     parts: &Parts,
@@ -140,7 +140,7 @@ pub async fn plan(
         let answer: PartAnswer = agents.ask(role, &system, &user, trace).await?;
         trace.push(
             "planner_part",
-            json!({"role": role, "part": i + 1, "of": n, "bytes": part.len(),
+            json!({"role": role.as_str(), "part": i + 1, "of": n, "bytes": part.len(),
                    "risks": answer.risks.len(), "open": answer.open}),
         );
         carry.risks.extend(answer.risks);

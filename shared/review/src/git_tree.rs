@@ -9,6 +9,57 @@ pub struct GitTree<'a> {
     pub commit: &'a str,
 }
 
+/// A side of the change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Base,
+    Head,
+}
+
+impl Side {
+    /// The side's name in the trace and the report.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Side::Base => "base",
+            Side::Head => "head",
+        }
+    }
+}
+
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for Side {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'a> GitTree<'a> {
+    /// The base and the head commit of a change, each by its side.
+    pub fn sides(repo: &'a Repo, base: &'a str, head: &'a str) -> [(Side, GitTree<'a>); 2] {
+        [
+            (Side::Base, GitTree { repo, commit: base }),
+            (Side::Head, GitTree { repo, commit: head }),
+        ]
+    }
+}
+
+/// A file's text at `commit` (invalid UTF-8 replaced), or empty where there is no file
+/// Proven reads (missing, a link, a submodule, over `max` bytes).
+pub fn text_at(repo: &Repo, commit: &str, path: &str, max: u64) -> Result<String, String> {
+    match repo
+        .read_blob(commit, path.as_bytes(), max)
+        .map_err(|e| e.to_string())?
+    {
+        BlobRead::Content(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
+        _ => Ok(String::new()),
+    }
+}
+
 fn io_err(e: proven_change::ChangeError) -> io::Error {
     io::Error::other(e.to_string())
 }

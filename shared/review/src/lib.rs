@@ -3,15 +3,17 @@
 //! Layers, each importing only from the ones below (`tests/tidy` checks it):
 //! - data: [`step_name`] (every step's name, typed), [`wire`] (what the agent steps store
 //!   and pass each other), [`rows`] (a review's rows read back);
-//! - services: `outcome` (a step's outcome and shared errors), [`model`] (model access
-//!   with the guardrail), `test_runs` (the test runner with its one cassette path),
-//!   [`bounded`], [`steps`] (the control steps' logic: intake, scout, the dependency
-//!   evidence, the writer), `git_tree`;
+//! - services: [`step`] (the one shape of a step: its context, the review it is handed,
+//!   its handler), `outcome` (a step's outcome and shared errors, `FailureKind`),
+//!   [`model`] (model access with the guardrail, by `Role`), `test_runs` (the test runner
+//!   with its one cassette path), [`bounded`], [`steps`] (the control steps' logic: intake,
+//!   scout, the dependency evidence, the writer), `git_tree`;
 //! - one module per step: [`agents`], [`auditor`], [`autofix`], [`fixer`],
 //!   [`investigator`], [`skeptic`], [`sandbox_job`]; a step names the next by
 //!   [`step_name::StepName`], never by importing it;
 //! - the Judge: [`judge`], pure functions over a review's rows;
-//! - the registry and the control steps' handlers: [`pipeline`] ([`pipeline::registry`]);
+//! - the registry and the control steps' handlers: [`pipeline`] ([`pipeline::registry`]
+//!   maps every step name to its `run`, one line each);
 //!   [`embedded::review`] runs them for `proven review`; [`scan::scan_file`] runs
 //!   dependency evidence on one lock file.
 //!
@@ -42,6 +44,7 @@ pub mod rows;
 pub mod sandbox_job;
 pub mod scan;
 pub mod skeptic;
+pub mod step;
 pub mod step_name;
 pub mod steps;
 pub(crate) mod test_runs;

@@ -16,6 +16,39 @@ use serde_json::json;
 
 use crate::Trace;
 
+/// Who a model call speaks for: which client answers it, and the name the settings
+/// (`models.second_reviewer`), the cassettes and the trace's `model_call` lines give it.
+/// (The second reviewer's *step* is [`crate::step_name::StepName::SecondReviewer`], stored
+/// as `second-reviewer`; its model role is `second_reviewer`, as configured and recorded.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Generator,
+    Skeptic,
+    /// The coverage auditor: the Skeptic's twin adversary, on the other model family.
+    Auditor,
+    SecondReviewer,
+    Guardrail,
+}
+
+impl Role {
+    /// The role's name as settings, cassettes and traces spell it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Role::Generator => "generator",
+            Role::Skeptic => "skeptic",
+            Role::Auditor => "auditor",
+            Role::SecondReviewer => "second_reviewer",
+            Role::Guardrail => "guardrail",
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The model clients of the agents.
 pub struct Agents {
     generator: ModelClient,
@@ -86,7 +119,7 @@ struct GuardVerdict {
     response_safety: Option<String>,
 }
 
-fn model_error(role: &str, e: ModelError) -> StepError {
+fn model_error(role: Role, e: ModelError) -> StepError {
     match e {
         ModelError::RateLimited { retry_after, .. } => StepError::RateLimited {
             message: format!("{role} model is rate limited"),
@@ -107,22 +140,22 @@ impl Agents {
     /// the guardrail checks the answer. Every call and verdict is a trace line.
     pub(crate) async fn ask<T: DeserializeOwned + Serialize>(
         &self,
-        role: &'static str,
+        role: Role,
         system: &str,
         user: &str,
         trace: &mut Trace,
     ) -> Result<T, StepError> {
         let client = match role {
             // The coverage auditor is the Skeptic's twin adversary: the other model family.
-            "skeptic" | "auditor" => &self.skeptic,
-            "second_reviewer" => self.second.as_ref().ok_or_else(|| {
+            Role::Skeptic | Role::Auditor => &self.skeptic,
+            Role::SecondReviewer => self.second.as_ref().ok_or_else(|| {
                 StepError::Permanent("no second reviewer is configured in this process".into())
             })?,
-            _ => &self.generator,
+            Role::Generator | Role::Guardrail => &self.generator,
         };
         self.guard(role, "prompt", user, trace).await?;
         let request = ChatRequest {
-            role,
+            role: role.as_str(),
             system: system.into(),
             user: user.into(),
             max_tokens: Some(4096),
@@ -146,7 +179,7 @@ impl Agents {
 
     async fn guard(
         &self,
-        role: &str,
+        role: Role,
         what: &str,
         text: &str,
         trace: &mut Trace,
@@ -155,7 +188,7 @@ impl Agents {
             return Ok(());
         };
         let request = ChatRequest {
-            role: "guardrail",
+            role: Role::Guardrail.as_str(),
             system: "You are a content-safety classifier. Classify the text between <text> and </text>. Answer \
                      only JSON: {\"User Safety\": \"safe\" or \"unsafe\", \"Safety Categories\": \"...\"}."
                 .into(),
@@ -170,16 +203,16 @@ impl Agents {
                 record_calls(trace, &e.records());
                 trace.push(
                     "guardrail",
-                    json!({"role": role, "checked": what, "verdict": "unavailable"}),
+                    json!({"role": role.as_str(), "checked": what, "verdict": "unavailable"}),
                 );
-                model_error("guardrail", e)
+                model_error(Role::Guardrail, e)
             })?;
         record_calls(trace, &records);
         // Fails closed: an answer that names no verdict is not a "safe".
         if verdict.user_safety.is_none() && verdict.response_safety.is_none() {
             trace.push(
                 "guardrail",
-                json!({"role": role, "checked": what, "verdict": "none given"}),
+                json!({"role": role.as_str(), "checked": what, "verdict": "none given"}),
             );
             return Err(StepError::Permanent(format!(
                 "guardrail gave no verdict on the {role} {what} (neither \"User Safety\" nor \"Response Safety\")"
@@ -189,7 +222,7 @@ impl Agents {
         let ok = safe(&verdict.user_safety) && safe(&verdict.response_safety);
         trace.push(
             "guardrail",
-            json!({"role": role, "checked": what, "verdict": if ok { "safe" } else { "unsafe" }}),
+            json!({"role": role.as_str(), "checked": what, "verdict": if ok { "safe" } else { "unsafe" }}),
         );
         if ok {
             Ok(())

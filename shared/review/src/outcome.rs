@@ -67,3 +67,45 @@ pub fn read_input<T: DeserializeOwned>(lease: &Lease, what: &str) -> Result<T, S
         StepError::Permanent(format!("{}: the {what} does not read: {e}", lease.id.step))
     })
 }
+
+/// What a step's stored error is a failure of. The store keeps one message per step, so the
+/// kind travels as the message's leading name: written by [`FailureKind::error`] and read by
+/// [`FailureKind::of`], and nowhere else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// The review's settings (`proven.yaml`, the environment, flags) are wrong.
+    Configuration,
+    /// The step's own failure.
+    Step,
+}
+
+impl FailureKind {
+    /// The leading name of a configuration failure's message, and its failed service's name.
+    const CONFIGURATION: &'static str = "configuration";
+
+    /// A permanent step error of this kind.
+    pub fn error(self, message: impl std::fmt::Display) -> StepError {
+        match self {
+            FailureKind::Configuration => {
+                StepError::Permanent(format!("{}: {message}", Self::CONFIGURATION))
+            }
+            FailureKind::Step => StepError::Permanent(message.to_string()),
+        }
+    }
+
+    /// The kind of a stored error message.
+    pub fn of(message: &str) -> FailureKind {
+        match message.split_once(':') {
+            Some((Self::CONFIGURATION, _)) => FailureKind::Configuration,
+            _ => FailureKind::Step,
+        }
+    }
+
+    /// The failed service a configuration failure is reported as (None: the step's own).
+    pub fn service(self) -> Option<&'static str> {
+        match self {
+            FailureKind::Configuration => Some(Self::CONFIGURATION),
+            FailureKind::Step => None,
+        }
+    }
+}

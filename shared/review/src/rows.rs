@@ -115,6 +115,50 @@ pub(crate) fn test_row(step: &str, key: &str, state: &str, result: Option<String
     }
 }
 
+/// Starts the review `r` of the unit tests with its first step.
+#[cfg(test)]
+pub(crate) async fn start_test_review(
+    store: &proven_store::Store,
+    first: &proven_pipeline::NewStep,
+) {
+    let review = proven_store::NewPipelineReview {
+        id: "r".into(),
+        tenant_id: None,
+        repository: "/repo".into(),
+        base_rev: "a".into(),
+        head_rev: "b".into(),
+        priority: 0,
+        batch_id: None,
+        pr_key: None,
+        request: "{}".into(),
+        deadline_us: None,
+        trace_id: None,
+    };
+    store.start_review(&review, first).await.expect("start");
+}
+
+/// The lease of the test review's step `step` `key`, claimed (it must be free to run).
+#[cfg(test)]
+pub(crate) async fn claimed(
+    store: &proven_store::Store,
+    step: &str,
+    key: &str,
+) -> proven_store::Lease {
+    let id = proven_store::StepId {
+        review_id: "r".into(),
+        step: step.into(),
+        key: key.into(),
+    };
+    match store
+        .claim(&id, "test", 60_000_000, 3)
+        .await
+        .expect("claim")
+    {
+        proven_store::Claim::Run(lease) => lease,
+        other => panic!("{step} did not run: {other:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@ use proven_sandbox::{
 use proven_store::Store;
 use serde::{Deserialize, Serialize};
 
+use crate::step::StepContext;
 pub use crate::test_runs::job_key;
 
 pub const SANDBOX_RUN: &str = crate::step_name::StepName::SandboxRun.as_str();
@@ -139,6 +140,11 @@ impl RunLedger for StoreLedger {
             Recorded::Already(stored)
         })
     }
+}
+
+/// `sandbox.run`: the registry's entry.
+pub async fn run_step(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    run(cx.sandbox.as_ref(), &cx.store, lease).await
 }
 
 pub async fn run(

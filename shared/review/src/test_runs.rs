@@ -10,15 +10,14 @@ use std::time::Duration;
 use proven_models::{Cassette, CassetteMode};
 use proven_pipeline::{Lease, StepError};
 use proven_report::{PatchEdit, RunRef, TestRef};
-use proven_sandbox::{
-    Edit, Language, RunKey, RunRecord, RunRequest, Sandbox, SandboxError, Selection,
-};
+use proven_sandbox::{Edit, Language, RunKey, RunRecord, RunRequest, SandboxError, Selection};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::outcome::blocking;
+use crate::step::ReviewStep;
 use crate::wire::{ProveJob, ReviewView};
 
 pub(crate) const MAX_FILE_BYTES: u64 = 32 * 1024;
@@ -182,10 +181,7 @@ pub(crate) fn requests(
     job: &ProveJob,
     test: &TestRef,
 ) -> Result<(RunRequest, RunRequest), StepError> {
-    let language: Language = job
-        .language
-        .parse()
-        .map_err(|e| StepError::Permanent(format!("{e}")))?;
+    let language = job.language;
     let mut base = RunRequest::new(
         view.repository_dir,
         view.base,
@@ -281,15 +277,14 @@ pub(crate) struct RunsDone {
 /// request the tree refuses ends the runs with its reason; with `stop_at_failure` so does
 /// the first run that does not pass.
 pub(crate) async fn run_in_turn(
-    sandbox: Option<&Arc<Sandbox>>,
-    cassette: Option<&Arc<Cassette>>,
+    step: &ReviewStep<'_>,
     lease: &Lease,
     (kind, cassette_key): (&str, &str),
     requests: Vec<(String, RunRequest)>,
     stop_at_failure: bool,
 ) -> Result<RunsDone, StepError> {
-    recorded(cassette, (kind, cassette_key), async {
-        let sandbox = sandbox.ok_or_else(no_sandbox)?;
+    recorded(step.cassette(), (kind, cassette_key), async {
+        let sandbox = step.sandbox().ok_or_else(no_sandbox)?;
         let key = RunKey::new(job_key(lease)).map_err(|e| StepError::Permanent(e.to_string()))?;
         let mut done = RunsDone::default();
         for (name, request) in requests {
@@ -314,6 +309,15 @@ pub(crate) async fn run_in_turn(
         Ok(done)
     })
     .await
+}
+
+/// One request run twice under `name` (`name-1`, `name-2`): a pass or a failure that holds
+/// twice is not chance.
+pub(crate) fn twice(name: &str, request: RunRequest) -> [(String, RunRequest); 2] {
+    [
+        (format!("{name}-1"), request.clone()),
+        (format!("{name}-2"), request),
+    ]
 }
 
 /// Whether a run passed as evidence: the runner says tests ran and every test that ran

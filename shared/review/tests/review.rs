@@ -37,6 +37,13 @@ both_backends!(
 
 /// Advisories for the tests: `foo` affected in [0, 1.2.0) and [2.0.0, 2.1.3); `bar`
 /// affected below 0.5.0 with a CVE that KEV lists; `baz` informational (unmaintained).
+/// A store seeded with the advisories below, and an empty repository.
+async fn seeded(backend: Backend) -> (TestStore, TestRepo) {
+    let t = TestStore::new(backend).await;
+    seed(&t.store).await;
+    (t, TestRepo::new())
+}
+
 async fn seed(store: &Store) {
     let records = [
         r#"{"id":"TEST-FOO","modified":"2024-01-01T00:00:00Z","aliases":["CVE-2024-0001"],"summary":"foo breaks",
@@ -110,9 +117,7 @@ async fn run(store: &Store, repo: &TestRepo, base: &str, head: &str) -> Report {
 }
 
 async fn raising_a_package_into_a_range_is_one_finding_with_the_fix(backend: Backend) {
-    let t = TestStore::new(backend).await;
-    seed(&t.store).await;
-    let repo = TestRepo::new();
+    let (t, repo) = seeded(backend).await;
     repo.write("Cargo.toml", CARGO_TOML).write(
         "Cargo.lock",
         cargo_lock(&[("foo", "1.5.0"), ("other", "1.0.0")]),
@@ -160,9 +165,7 @@ async fn raising_a_package_into_a_range_is_one_finding_with_the_fix(backend: Bac
 }
 
 async fn lowering_out_of_the_range_or_leaving_it_alone_gives_none(backend: Backend) {
-    let t = TestStore::new(backend).await;
-    seed(&t.store).await;
-    let repo = TestRepo::new();
+    let (t, repo) = seeded(backend).await;
     repo.write("Cargo.toml", CARGO_TOML)
         .write("Cargo.lock", cargo_lock(&[("foo", "2.1.0")]));
     let vulnerable = repo.commit("vulnerable");
@@ -185,9 +188,7 @@ async fn lowering_out_of_the_range_or_leaving_it_alone_gives_none(backend: Backe
 }
 
 async fn the_base_own_vulnerable_packages_are_not_brought_in_by_the_change(backend: Backend) {
-    let t = TestStore::new(backend).await;
-    seed(&t.store).await;
-    let repo = TestRepo::new();
+    let (t, repo) = seeded(backend).await;
     // foo is vulnerable on the base already; the change raises it inside the same advisory
     // and adds an unrelated safe package.
     repo.write(
@@ -216,9 +217,7 @@ async fn the_base_own_vulnerable_packages_are_not_brought_in_by_the_change(backe
 }
 
 async fn a_kev_listed_cve_makes_the_finding_exploited(backend: Backend) {
-    let t = TestStore::new(backend).await;
-    seed(&t.store).await;
-    let repo = TestRepo::new();
+    let (t, repo) = seeded(backend).await;
     repo.write("Cargo.lock", cargo_lock(&[("bar", "0.6.0")]));
     let base = repo.commit("base");
     repo.write(
@@ -270,9 +269,7 @@ async fn a_kev_listed_cve_makes_the_finding_exploited(backend: Backend) {
 }
 
 async fn malformed_inputs_are_named_and_the_rest_of_the_review_goes_on(backend: Backend) {
-    let t = TestStore::new(backend).await;
-    seed(&t.store).await;
-    let repo = TestRepo::new();
+    let (t, repo) = seeded(backend).await;
     repo.write("good/Cargo.lock", cargo_lock(&[("foo", "1.5.0")]));
     let base = repo.commit("base");
     let nested = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
@@ -360,9 +357,7 @@ async fn an_empty_advisory_store_never_gives_a_clean_review(backend: Backend) {
 }
 
 async fn the_trace_follows_each_package_to_its_verdict(backend: Backend) {
-    let t = TestStore::new(backend).await;
-    seed(&t.store).await;
-    let repo = TestRepo::new();
+    let (t, repo) = seeded(backend).await;
     repo.write("web/package.json", r#"{"name":"web","dependencies":{"left-pad":"^1.0.0"}}"#)
         .write("web/package-lock.json", r#"{"name":"web","lockfileVersion":3,"packages":{"":{"name":"web","dependencies":{"left-pad":"^1.0.0"}},"node_modules/left-pad":{"version":"1.3.0"}}}"#);
     #[cfg(unix)]

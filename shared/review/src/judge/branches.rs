@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use proven_report::{FailedService, Finding, NotSeen};
 use proven_store::StepRow;
 
+use crate::outcome::FailureKind;
 use crate::rows::{StepState, display_name};
 use crate::step_name::StepName;
 
@@ -28,8 +29,8 @@ pub fn unended(row: &StepRow) -> Option<Unended> {
     match StepState::of(row) {
         StepState::Failed | StepState::Dead => {
             let message = row.error.clone().unwrap_or_default();
-            let service = if message.starts_with("configuration:") {
-                "configuration".to_string()
+            let service = if let Some(service) = FailureKind::of(&message).service() {
+                service.to_string()
             } else if row.id.step == StepName::Intake {
                 StepName::Intake.as_str().to_string()
             } else {
@@ -64,14 +65,14 @@ pub fn unended(row: &StepRow) -> Option<Unended> {
     }
 }
 
-/// A finding the Investigator's query proved (its id says so: `query:…`).
-fn from_a_query(f: &Finding) -> bool {
-    f.id.starts_with("query:")
-}
-
 /// Drops each query finding whose package, version and advisory a dependency file's finding
-/// already reports; returns the dropped findings' ids.
-pub fn drop_repeated_packages(findings: &mut Vec<Finding>) -> Vec<String> {
+/// already reports (`from_queries`: the ids of the findings a query pipeline proved);
+/// returns the dropped findings' ids.
+pub fn drop_repeated_packages(
+    findings: &mut Vec<Finding>,
+    from_queries: &HashSet<String>,
+) -> Vec<String> {
+    let from_a_query = |f: &Finding| from_queries.contains(&f.id);
     let package_of = |f: &Finding| {
         let p = f.package.as_ref()?;
         Some((
@@ -165,7 +166,8 @@ mod tests {
             finding("query:Dockerfile:django", "django", "3.2.0"),
             finding("query:Dockerfile:requests-new", "requests", "2.20.0"),
         ];
-        let dropped = drop_repeated_packages(&mut findings);
+        let from_queries: HashSet<String> = findings.iter().skip(1).map(|f| f.id.clone()).collect();
+        let dropped = drop_repeated_packages(&mut findings, &from_queries);
         assert_eq!(dropped, ["query:Dockerfile:requests"]);
         let kept: Vec<&str> = findings.iter().map(|f| f.id.as_str()).collect();
         assert_eq!(

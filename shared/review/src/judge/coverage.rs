@@ -7,7 +7,7 @@ use proven_store::StepRow;
 use crate::auditor::AUDITOR;
 use crate::judge::RiskOutcome;
 use crate::rows::{StepState, find, step_result};
-use crate::wire::AuditResult;
+use crate::wire::{AuditResult, SurfaceStatus};
 
 /// The judge's view of the auditor: the coverage section, with each probed surface's
 /// outcome from its round-two pipeline (`outcomes` by key), and what stays unresolved
@@ -35,34 +35,33 @@ pub fn coverage(
     };
     let mut surfaces = Vec::new();
     for s in audit.surfaces {
-        let (status, detail) = match (s.status.as_str(), &s.key) {
-            ("probing", Some(key)) => {
+        let (status, detail) = match (SurfaceStatus::parse(&s.status), &s.key) {
+            (Some(SurfaceStatus::Probing), Some(key)) => {
                 match outcomes.iter().find(|(k, _)| k == key).map(|(_, o)| *o) {
                     Some(RiskOutcome::Finding) => (
-                        "finding",
+                        SurfaceStatus::Finding,
                         format!("round two's probe ({key}) proved a finding"),
                     ),
                     Some(RiskOutcome::Unproven | RiskOutcome::Dropped) => (
-                        "probed",
+                        SurfaceStatus::Probed,
                         format!("round two's probe ({key}) ran and proved nothing"),
                     ),
                     Some(other) => (
-                        "unresolved",
+                        SurfaceStatus::Unresolved,
                         format!("round two's probe ({key}) is {}", other.as_str()),
                     ),
                     None => (
-                        "unresolved",
+                        SurfaceStatus::Unresolved,
                         format!("round two's probe ({key}) has no verdict"),
                     ),
                 }
             }
-            (status, _) => (status, s.detail.clone()),
+            // A surface still probing without a key, or of a status this code does not
+            // know, is unresolved.
+            (Some(status), _) if status != SurfaceStatus::Probing => (status, s.detail.clone()),
+            _ => (SurfaceStatus::Unresolved, s.detail.clone()),
         };
-        let status = match status {
-            "examined" | "finding" | "probed" | "remembered" | "refused" => status,
-            _ => "unresolved",
-        };
-        if status == "unresolved" {
+        if status == SurfaceStatus::Unresolved {
             not_seen.push(NotSeen {
                 what: format!("surface {}", s.surface),
                 reason: format!(
@@ -74,7 +73,7 @@ pub fn coverage(
         surfaces.push(CoverageSurface {
             surface: s.surface,
             probe: s.probe,
-            status: status.into(),
+            status: status.as_str().into(),
             detail,
         });
     }

@@ -5,16 +5,15 @@ use proven_store::StepRow;
 
 use crate::rows::StepState;
 use crate::step_name::StepName;
-use crate::wire::FixResult;
+use crate::wire::{FixInput, FixResult};
 
 /// The proved fix of the risk `risk_key`, if one of its tries proved one.
 pub fn proved_fix(rows: &[StepRow], risk_key: &str) -> Option<FixResult> {
-    let prefix = format!("{risk_key}-fix");
     rows.iter()
         .filter(|r| {
             r.id.step == StepName::SandboxFix
                 && StepState::of(r) == StepState::Done
-                && r.id.key.starts_with(&prefix)
+                && FixInput::is_try_of(&r.id.key, risk_key)
         })
         .filter_map(|r| r.result.as_deref())
         .filter_map(|t| serde_json::from_str::<FixResult>(t).ok())
@@ -23,17 +22,22 @@ pub fn proved_fix(rows: &[StepRow], risk_key: &str) -> Option<FixResult> {
 
 /// What the tries of a risk's fix came to, for the trace when none was proved.
 pub fn tries(rows: &[StepRow], risk_key: &str) -> Vec<FixResult> {
-    let prefix = format!("{risk_key}-fix");
+    // A Fixer try the sandbox took over is said by its `sandbox.fix` row (created with the
+    // Fixer's result, in the same commit); the Fixer's own row says only a refused try.
+    let handed_over = |key: &str| {
+        rows.iter()
+            .any(|r| r.id.step == StepName::SandboxFix && r.id.key == key)
+    };
     let mut out: Vec<FixResult> = rows
         .iter()
         .filter(|r| {
-            (r.id.step == StepName::SandboxFix || r.id.step == StepName::Fixer)
+            (r.id.step == StepName::SandboxFix
+                || (r.id.step == StepName::Fixer && !handed_over(&r.id.key)))
                 && StepState::of(r) == StepState::Done
-                && r.id.key.starts_with(&prefix)
+                && FixInput::is_try_of(&r.id.key, risk_key)
         })
         .filter_map(|r| r.result.as_deref())
         .filter_map(|t| serde_json::from_str::<FixResult>(t).ok())
-        .filter(|f| f.reason != "sent to the sandbox")
         .collect();
     out.sort_by_key(|f| f.attempt);
     out
@@ -61,14 +65,7 @@ mod tests {
     #[test]
     fn a_fix_is_shown_only_when_the_sandbox_proved_it_for_that_risk() {
         let rows = [
-            fix(
-                "sandbox.fix",
-                "r0-fix1",
-                "done",
-                false,
-                1,
-                "the suite failed",
-            ),
+            fix("sandbox.fix", "r0-fix1", "done", false, 1, "suite fails"),
             fix("sandbox.fix", "r1-fix1", "done", true, 1, "proved"),
             fix("fixer", "r0-fix2", "done", true, 2, "a model's word"),
             fix("sandbox.fix", "r0-fix2", "running", true, 2, "not ended"),
@@ -86,23 +83,9 @@ mod tests {
     #[test]
     fn the_tries_are_said_in_order_without_the_hand_over_to_the_sandbox() {
         let rows = [
-            fix(
-                "sandbox.fix",
-                "r0-fix2",
-                "done",
-                false,
-                2,
-                "the test still fails",
-            ),
+            fix("sandbox.fix", "r0-fix2", "done", false, 2, "still fails"),
             fix("fixer", "r0-fix2", "done", false, 2, "sent to the sandbox"),
-            fix(
-                "fixer",
-                "r0-fix1",
-                "done",
-                false,
-                1,
-                "refused: touches a test",
-            ),
+            fix("fixer", "r0-fix1", "done", false, 1, "refused: a test"),
             fix("fixer", "r1-fix1", "done", false, 1, "another risk"),
             fix("fixer", "r0-fix3", "failed", false, 3, "not done"),
         ];
@@ -113,8 +96,8 @@ mod tests {
         assert_eq!(
             said,
             [
-                (1, "refused: touches a test".to_string()),
-                (2, "the test still fails".to_string())
+                (1, "refused: a test".to_string()),
+                (2, "still fails".to_string())
             ]
         );
     }

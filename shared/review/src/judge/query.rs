@@ -4,7 +4,6 @@ use proven_report::Finding;
 use proven_store::StepRow;
 
 use crate::investigator::{InvestigatorResult, QueryRefutation, SkepticQueryResult};
-use crate::judge::RiskOutcome;
 use crate::rows::{StepState, find, state, step_result};
 use crate::step_name::StepName;
 use crate::wire::{Risk, SkepticResult};
@@ -28,17 +27,6 @@ pub enum QueryVerdict {
     Inconclusive {
         claim: String,
     },
-}
-
-impl QueryVerdict {
-    pub fn outcome(&self) -> RiskOutcome {
-        match self {
-            QueryVerdict::Keep { .. } => RiskOutcome::Finding,
-            QueryVerdict::Dropped { .. } => RiskOutcome::Dropped,
-            QueryVerdict::Unproven { .. } => RiskOutcome::Unproven,
-            QueryVerdict::Inconclusive { .. } => RiskOutcome::Inconclusive,
-        }
-    }
 }
 
 /// The Judge's rule for a query pipeline: the Investigator's rows prove findings; only the
@@ -102,6 +90,7 @@ mod tests {
     use crate::investigator::{INVESTIGATOR, SKEPTIC_QUERY};
     use crate::outcome::to_json;
     use crate::rows::test_row;
+    use crate::wire::SkepticVerdict;
 
     fn row(step: &str, state: &str, result: Option<String>) -> StepRow {
         test_row(step, "r0", state, result)
@@ -130,11 +119,10 @@ mod tests {
             let r = SkepticQueryResult {
                 skeptic: SkepticResult {
                     verdict: if evidenced {
-                        "refuted"
+                        SkepticVerdict::Refuted
                     } else {
-                        "refuted_without_evidence"
-                    }
-                    .into(),
+                        SkepticVerdict::RefutedWithoutEvidence
+                    },
                     reason: "r".into(),
                     artifact: None,
                     test: None,

@@ -7,7 +7,9 @@ use proven_store::StepRow;
 use crate::judge::RiskOutcome;
 use crate::rows::{StepState, find, state, step_result};
 use crate::step_name::StepName;
-use crate::wire::{ProveJob, Refutation, RefutationKind, Reproduced, Risk, SkepticResult};
+use crate::wire::{
+    ProveJob, Refutation, RefutationKind, Reproduced, Risk, SkepticResult, SkepticVerdict,
+};
 
 /// What the Judge concludes about one risk pipeline (plain code, no model).
 #[derive(Debug)]
@@ -87,12 +89,15 @@ pub fn judge_risk(rows: &[StepRow], key: &str, risk: &Risk) -> Verdict {
         skeptic,
     };
     let skeptic = step_result::<SkepticResult>(rows, StepName::Skeptic.as_str(), key);
-    let Some(s) = skeptic.clone().filter(|s| s.verdict == "refuted") else {
+    let Some(s) = skeptic
+        .clone()
+        .filter(|s| s.verdict == SkepticVerdict::Refuted)
+    else {
         return keep(skeptic);
     };
     let without_evidence = |why: String| {
         let mut s = s.clone();
-        s.verdict = "refuted_without_evidence".into();
+        s.verdict = SkepticVerdict::RefutedWithoutEvidence;
         s.reason = format!("{} ({why})", s.reason);
         keep(Some(s))
     };
@@ -167,7 +172,9 @@ mod tests {
     fn said(rows: &[StepRow]) -> (RiskOutcome, Option<String>) {
         let verdict = judge_risk(rows, "r0", &test_risk("test"));
         let skeptic = match &verdict {
-            Verdict::Keep { skeptic, .. } => skeptic.as_ref().map(|s| s.verdict.clone()),
+            Verdict::Keep { skeptic, .. } => {
+                skeptic.as_ref().map(|s| s.verdict.as_str().to_string())
+            }
             Verdict::Unproven { reason, .. } => Some(reason.clone()),
             _ => None,
         };

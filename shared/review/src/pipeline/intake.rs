@@ -4,155 +4,148 @@
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::{InputError, LeftOutEntry, RevisionRef};
 
-use super::wire::IntakeResult;
-use super::{PLAN, ReviewRequest, ReviewSteps, retryable};
+use super::{PLAN, ReviewRequest, retryable};
 use crate::Trace;
+use crate::outcome::FailureKind;
 use crate::outcome::{blocking, outcome, to_json};
+use crate::step::StepContext;
 use crate::steps::intake;
+use crate::wire::IntakeResult;
 
-impl ReviewSteps {
-    pub(super) async fn intake(&self, lease: &Lease) -> Result<Outcome, StepError> {
-        let request: ReviewRequest = {
-            let text = self
-                .store
-                .review_request(&lease.id.review_id)
-                .await
-                .map_err(retryable)?
-                .unwrap_or_default();
-            serde_json::from_str(&text).map_err(|e| {
-                StepError::Permanent(format!("intake: the request does not read: {e}"))
-            })?
-        };
-        let (dir, fetched) = self.reach(&lease.id.review_id, &request.repository).await?;
-        let input = intake::IntakeInput {
-            repository: dir.clone(),
-            base: request.base.clone(),
-            head: request.head.clone(),
-            layers: self.layers.clone(),
-        };
-        let read = blocking(move || intake::run(&input))
-            .await?
-            .map_err(|e| match e {
-                crate::ReviewError::Config(c) => {
-                    StepError::Permanent(format!("configuration: {c}"))
-                }
-                other => StepError::Permanent(format!("intake: {other}")),
-            })?;
-        let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
-        if let Some(line) = fetched {
-            trace.push("repository", line);
-        }
-        intake::trace(&read, &mut trace);
-        let result = IntakeResult {
-            repository_dir: dir.display().to_string(),
-            base: RevisionRef {
-                rev: read.base.spec.clone(),
-                commit: read.base.commit.clone(),
-            },
-            head: RevisionRef {
-                rev: read.head.spec.clone(),
-                commit: read.head.commit.clone(),
-            },
-            facts: read.facts.clone(),
-            changed_paths: read
-                .change
-                .files
-                .iter()
-                .flat_map(|f| [f.old_path.as_ref(), f.new_path.as_ref()])
-                .flatten()
-                .map(|p| hex::encode(p.as_bytes()))
-                .collect(),
-            left_out: read
-                .change
-                .left_out
-                .iter()
-                .map(|l| LeftOutEntry {
-                    path: l.path.display(),
-                    reason: l.reason.as_str().into(),
-                })
-                .collect(),
-            truncated: read.change.truncated,
-            config: read.config.clone(),
-            input_errors: read
-                .change
-                .left_out
-                .iter()
-                .filter_map(|l| match l.reason {
-                    proven_change::LeftOutReason::TooLarge { size, head } => Some(InputError {
-                        path: l.path.display(),
-                        line: None,
-                        side: Some(if head { "head" } else { "base" }.into()),
-                        message: intake::too_large_message(&l.path.display(), size, &read.limits),
-                    }),
-                    _ => None,
-                })
-                .collect(),
-        };
-        Ok(outcome(
-            trace,
-            to_json(&result)?,
-            vec![NewStep::new(PLAN, "control")],
-            false,
-        ))
-    }
-
-    /// The review's repository, checked again by the policy (a request stored before it, or
-    /// a name that resolves elsewhere now, is refused here too): a local path as it really
-    /// is, or the tenant's mirror fetched from the checked addresses. Returns the directory
-    /// and, for a mirror, its trace line (the URL is credential-free by the policy).
-    pub(super) async fn reach(
-        &self,
-        review_id: &str,
-        repository: &str,
-    ) -> Result<(std::path::PathBuf, Option<serde_json::Value>), StepError> {
-        use proven_source::{CheckError, Target};
-        let target = self
-            .sources
-            .policy
-            .check(repository)
+pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let request: ReviewRequest = {
+        let text = cx
+            .store
+            .review_request(&lease.id.review_id)
             .await
-            .map_err(|e| match e {
-                CheckError::Unresolved { .. } => StepError::Retryable {
-                    message: format!("intake: {e}"),
-                    after: std::time::Duration::from_secs(5),
-                },
-                other => StepError::Permanent(format!("intake: {other}")),
-            })?;
-        match target {
-            Target::Local(path) => {
-                let sources = self.sources.clone();
-                let dir = blocking(move || sources.policy.open_local(&path))
-                    .await?
-                    .map_err(|e| StepError::Permanent(format!("intake: {e}")))?;
-                Ok((dir, None))
-            }
-            Target::Remote(checked) => {
-                let tenant = self
-                    .store
-                    .review_tenant(review_id)
-                    .await
-                    .map_err(retryable)?;
-                let dir = self.sources.mirrors.dir(tenant.as_deref(), &checked.remote);
-                let fetched = proven_source::mirror(&checked, &dir, &self.sources.fetch)
-                    .await
-                    .map_err(|e| {
-                        if e.is_transient() {
-                            StepError::Retryable {
-                                message: format!("intake: {e}"),
-                                after: std::time::Duration::from_secs(5),
-                            }
-                        } else {
-                            StepError::Permanent(format!("intake: {e}"))
+            .map_err(retryable)?
+            .unwrap_or_default();
+        serde_json::from_str(&text)
+            .map_err(|e| StepError::Permanent(format!("intake: the request does not read: {e}")))?
+    };
+    let (dir, fetched) = reach(cx, &lease.id.review_id, &request.repository).await?;
+    let input = intake::IntakeInput {
+        repository: dir.clone(),
+        base: request.base.clone(),
+        head: request.head.clone(),
+        layers: cx.layers.clone(),
+    };
+    let read = blocking(move || intake::run(&input))
+        .await?
+        .map_err(|e| match e {
+            crate::ReviewError::Config(c) => FailureKind::Configuration.error(c),
+            other => StepError::Permanent(format!("intake: {other}")),
+        })?;
+    let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
+    if let Some(line) = fetched {
+        trace.push("repository", line);
+    }
+    intake::trace(&read, &mut trace);
+    let result = IntakeResult {
+        repository_dir: dir.display().to_string(),
+        base: RevisionRef {
+            rev: read.base.spec.clone(),
+            commit: read.base.commit.clone(),
+        },
+        head: RevisionRef {
+            rev: read.head.spec.clone(),
+            commit: read.head.commit.clone(),
+        },
+        facts: read.facts.clone(),
+        changed_paths: read
+            .change
+            .files
+            .iter()
+            .flat_map(|f| [f.old_path.as_ref(), f.new_path.as_ref()])
+            .flatten()
+            .map(|p| hex::encode(p.as_bytes()))
+            .collect(),
+        left_out: read
+            .change
+            .left_out
+            .iter()
+            .map(|l| LeftOutEntry {
+                path: l.path.display(),
+                reason: l.reason.as_str().into(),
+            })
+            .collect(),
+        truncated: read.change.truncated,
+        config: read.config.clone(),
+        input_errors: read
+            .change
+            .left_out
+            .iter()
+            .filter_map(|l| match l.reason {
+                proven_change::LeftOutReason::TooLarge { size, head } => Some(InputError {
+                    path: l.path.display(),
+                    line: None,
+                    side: Some(if head { "head" } else { "base" }.into()),
+                    message: intake::too_large_message(&l.path.display(), size, &read.limits),
+                }),
+                _ => None,
+            })
+            .collect(),
+    };
+    Ok(outcome(
+        trace,
+        to_json(&result)?,
+        vec![NewStep::new(PLAN, "control")],
+        false,
+    ))
+}
+
+/// The review's repository, checked again by the policy (a request stored before it, or
+/// a name that resolves elsewhere now, is refused here too): a local path as it really
+/// is, or the tenant's mirror fetched from the checked addresses. Returns the directory
+/// and, for a mirror, its trace line (the URL is credential-free by the policy).
+async fn reach(
+    cx: &StepContext,
+    review_id: &str,
+    repository: &str,
+) -> Result<(std::path::PathBuf, Option<serde_json::Value>), StepError> {
+    use proven_source::{CheckError, Target};
+    let target = cx
+        .sources
+        .policy
+        .check(repository)
+        .await
+        .map_err(|e| match e {
+            CheckError::Unresolved { .. } => StepError::Retryable {
+                message: format!("intake: {e}"),
+                after: std::time::Duration::from_secs(5),
+            },
+            other => StepError::Permanent(format!("intake: {other}")),
+        })?;
+    match target {
+        Target::Local(path) => {
+            let sources = cx.sources.clone();
+            let dir = blocking(move || sources.policy.open_local(&path))
+                .await?
+                .map_err(|e| StepError::Permanent(format!("intake: {e}")))?;
+            Ok((dir, None))
+        }
+        Target::Remote(checked) => {
+            let tenant = cx.store.review_tenant(review_id).await.map_err(retryable)?;
+            let dir = cx.sources.mirrors.dir(tenant.as_deref(), &checked.remote);
+            let fetched = proven_source::mirror(&checked, &dir, &cx.sources.fetch)
+                .await
+                .map_err(|e| {
+                    if e.is_transient() {
+                        StepError::Retryable {
+                            message: format!("intake: {e}"),
+                            after: std::time::Duration::from_secs(5),
                         }
-                    })?;
-                let line = serde_json::json!({
-                    "url": checked.remote.url(),
-                    "address": fetched.address.map(|a| a.to_string()),
-                    "bytes": fetched.bytes,
-                    "cloned": fetched.cloned,
-                });
-                Ok((fetched.dir, Some(line)))
-            }
+                    } else {
+                        StepError::Permanent(format!("intake: {e}"))
+                    }
+                })?;
+            let line = serde_json::json!({
+                "url": checked.remote.url(),
+                "address": fetched.address.map(|a| a.to_string()),
+                "bytes": fetched.bytes,
+                "cloned": fetched.cloned,
+            });
+            Ok((fetched.dir, Some(line)))
         }
     }
 }

@@ -9,31 +9,37 @@ use proven_report::{
 use proven_store::{ReviewStatus, StepRow};
 use sha2::{Digest, Sha256};
 
-use super::wire::{CollectResult, FileResult, IntakeResult, PlanResult, deps_fingerprint};
-use super::{
-    DEPS_COLLECT, DEPS_FILE, INTAKE, MemoryScope, PLAN, PLANNER_WAIT, ReviewSteps, retryable,
-};
+use super::{DEPS_COLLECT, DEPS_FILE, INTAKE, PLAN, PLANNER_WAIT, retryable};
 use crate::Trace;
 use crate::judge::RiskOutcome;
+use crate::judge::query::{QueryVerdict, judge_query};
+use crate::judge::risk::{Verdict, judge_risk};
 use crate::outcome::{outcome, to_json};
 use crate::rows::{StepState, result_of};
+use crate::step::{MemoryScope, StepContext};
 use crate::steps::writer;
+use crate::wire::{
+    CollectResult, EvidenceKind, FileResult, IntakeResult, PlanResult, Risk, deps_fingerprint,
+};
 
 /// What the judge step works on: the review's rows and the scope of its memory, and the
 /// report and trace it writes.
 struct Judging<'a> {
-    steps: &'a ReviewSteps,
+    cx: &'a StepContext,
     review_id: &'a str,
     scope: &'a MemoryScope,
     rows: &'a [StepRow],
     report: Report,
     trace: Trace,
+    /// The ids of the findings query pipelines proved (a package the dependency evidence
+    /// reports too is dropped from them).
+    from_queries: std::collections::HashSet<String>,
 }
 
 impl Judging<'_> {
     /// The agents' part of the verdict: each risk pipeline kept, dropped (and remembered),
     /// unproven or inconclusive, by evidence only.
-    async fn agents(&mut self) -> Result<Vec<(crate::wire::Risk, RiskOutcome)>, StepError> {
+    async fn agents(&mut self) -> Result<Vec<(Risk, RiskOutcome)>, StepError> {
         use crate::agents;
         let mut first = Vec::new();
         let Ok(planner) = result_of::<crate::wire::PlannerResult>(self.rows, agents::PLANNER)
@@ -72,13 +78,11 @@ impl Judging<'_> {
                 runs: Vec::new(),
             });
         }
-        for (key, risk) in &planner.proving {
-            let said = self.test_risk(key, risk).await?;
-            first.push((risk.clone(), said));
-        }
-        for (key, risk) in &planner.investigating {
-            let outcome = self.query(key, risk).await?;
-            first.push((risk.clone(), outcome));
+        for (_, risk, said) in self
+            .pipelines(&planner.proving, &planner.investigating)
+            .await?
+        {
+            first.push((risk, said));
         }
         // Round two: the coverage auditor's probes, judged by the same rules as any risk.
         let mut probed = Vec::new();
@@ -87,13 +91,8 @@ impl Judging<'_> {
             crate::auditor::AUDITOR,
             "",
         ) {
-            for (key, risk) in &audit.probing {
-                let said = self.test_risk(key, risk).await?;
-                probed.push((key.clone(), said));
-            }
-            for (key, risk) in &audit.investigating {
-                let said = self.query(key, risk).await?;
-                probed.push((key.clone(), said));
+            for (key, _, said) in self.pipelines(&audit.probing, &audit.investigating).await? {
+                probed.push((key, said));
             }
         }
         self.report.coverage =
@@ -116,80 +115,119 @@ impl Judging<'_> {
         Ok(first)
     }
 
-    /// One test-evidence pipeline (a Planner's risk or an auditor's probe) judged: kept,
-    /// dropped and remembered, unproven or inconclusive. Returns what became of it.
-    async fn test_risk(
+    /// Each risk pipeline judged by the rule of its evidence: tests first, then queries.
+    async fn pipelines(
+        &mut self,
+        tests: &[(String, Risk)],
+        queries: &[(String, Risk)],
+    ) -> Result<Vec<(String, Risk, RiskOutcome)>, StepError> {
+        let mut out = Vec::new();
+        for (key, risk) in tests {
+            let said = self.test_risk(key, risk).await?;
+            out.push((key.clone(), risk.clone(), said));
+        }
+        for (key, risk) in queries {
+            let said = self.query(key, risk).await?;
+            out.push((key.clone(), risk.clone(), said));
+        }
+        Ok(out)
+    }
+
+    /// A test finding the Judge keeps: its runs as evidence, with its proved fix or why none
+    /// is shown.
+    fn keep_test_finding(
         &mut self,
         key: &str,
-        risk: &crate::wire::Risk,
-    ) -> Result<RiskOutcome, StepError> {
-        use crate::judge::risk::{Verdict, judge_risk};
-        let fp = crate::wire::fingerprint("test", &risk.path, risk.symbol.as_deref(), &risk.claim);
+        risk: &Risk,
+        fp: &str,
+        job: &crate::wire::ProveJob,
+        runs: Vec<proven_report::RunRef>,
+        skeptic: Option<crate::wire::SkepticResult>,
+    ) {
+        let evidence = runs
+            .into_iter()
+            .enumerate()
+            .map(|(i, run)| Evidence {
+                kind: "test_run".into(),
+                advisory_id: None,
+                affected_index: None,
+                matched: None,
+                row: None,
+                run: Some(run),
+                test: (i == 0).then(|| job.test.clone()),
+            })
+            .collect();
+        self.trace.push(
+            "verdict",
+            serde_json::json!({"key": key, "verdict": "kept", "title": risk.title}),
+        );
+        let (patch, fix_not_proved) = self.fix_of(key);
+        self.report.findings.push(Finding {
+            id: format!("defect:{}:{}", risk.path, &fp[..16]),
+            proof_level: Level::Reproduced,
+            kind: FindingKind::Defect,
+            title: risk.title.clone(),
+            package: None,
+            location: Location {
+                path: risk.path.clone(),
+                line: None,
+            },
+            advisory: None,
+            exploited: None,
+            epss: None,
+            fix: None,
+            claim: Some(risk.claim.clone()),
+            skeptic: skeptic.map(skeptic_ref),
+            patch,
+            fix_not_proved,
+            evidence,
+        });
+    }
+
+    /// The proved fix of the finding `key`, or (none proved) what its last try said: a fix
+    /// tried and not proved is said, never silenced.
+    fn fix_of(
+        &mut self,
+        key: &str,
+    ) -> (
+        Option<proven_report::PatchRef>,
+        Option<proven_report::FixNotProved>,
+    ) {
+        let patch =
+            crate::judge::fix::proved_fix(self.rows, key).map(|f| proven_report::PatchRef {
+                edits: f.edits,
+                explanation: f.explanation,
+                attempt: f.attempt,
+                runs: f.runs,
+            });
+        let mut fix_not_proved = None;
+        if patch.is_none() {
+            let tries = crate::judge::fix::tries(self.rows, key);
+            for t in &tries {
+                self.trace.push(
+                    "fix_not_shown",
+                    serde_json::json!({"key": key, "attempt": t.attempt, "reason": t.reason}),
+                );
+            }
+            // A fix that was tried and not proved is said, with why: never silence.
+            fix_not_proved = tries.last().map(|t| proven_report::FixNotProved {
+                attempts: tries.len() as u32,
+                reason: t.reason.clone(),
+                runs: t.runs.clone(),
+            });
+        }
+        (patch, fix_not_proved)
+    }
+
+    /// One test-evidence pipeline (a Planner's risk or an auditor's probe) judged: kept,
+    /// dropped and remembered, unproven or inconclusive. Returns what became of it.
+    async fn test_risk(&mut self, key: &str, risk: &Risk) -> Result<RiskOutcome, StepError> {
+        let fp = risk.fingerprint_as(EvidenceKind::Test);
         let verdict = judge_risk(self.rows, key, risk);
         let said = verdict.outcome();
         match verdict {
             Verdict::Keep { job, runs, skeptic } => {
-                let evidence = runs
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, run)| Evidence {
-                        kind: "test_run".into(),
-                        advisory_id: None,
-                        affected_index: None,
-                        matched: None,
-                        row: None,
-                        run: Some(run),
-                        test: (i == 0).then(|| job.test.clone()),
-                    })
-                    .collect();
-                self.trace.push(
-                    "verdict",
-                    serde_json::json!({"key": key, "verdict": "kept", "title": risk.title}),
-                );
-                let patch = crate::judge::fix::proved_fix(self.rows, key).map(|f| {
-                    proven_report::PatchRef {
-                        edits: f.edits,
-                        explanation: f.explanation,
-                        attempt: f.attempt,
-                        runs: f.runs,
-                    }
-                });
-                let mut fix_not_proved = None;
-                if patch.is_none() {
-                    let tries = crate::judge::fix::tries(self.rows, key);
-                    for t in &tries {
-                        self.trace.push(
-                            "fix_not_shown",
-                            serde_json::json!({"key": key, "attempt": t.attempt, "reason": t.reason}),
-                        );
-                    }
-                    // A fix that was tried and not proved is said, with why: never silence.
-                    fix_not_proved = tries.last().map(|t| proven_report::FixNotProved {
-                        attempts: tries.len() as u32,
-                        reason: t.reason.clone(),
-                        runs: t.runs.clone(),
-                    });
-                }
-                self.report.findings.push(Finding {
-                    id: format!("defect:{}:{}", risk.path, &fp[..16]),
-                    proof_level: Level::Reproduced,
-                    kind: FindingKind::Defect,
-                    title: risk.title.clone(),
-                    package: None,
-                    location: Location {
-                        path: risk.path.clone(),
-                        line: None,
-                    },
-                    advisory: None,
-                    exploited: None,
-                    epss: None,
-                    fix: None,
-                    claim: Some(risk.claim.clone()),
-                    skeptic: skeptic.map(skeptic_ref),
-                    patch,
-                    fix_not_proved,
-                    evidence,
-                });
+                self.keep_test_finding(key, risk, &fp, &job, runs, skeptic);
             }
             Verdict::Dropped {
                 job,
@@ -256,7 +294,7 @@ impl Judging<'_> {
                             query: None,
                         }
                     });
-                    let risk = crate::wire::Risk {
+                    let risk = Risk {
                         title: f.title.clone(),
                         claim: f.title.clone(),
                         path: f.location.path.clone(),
@@ -307,7 +345,7 @@ impl Judging<'_> {
     fn dropped(
         &mut self,
         key: &str,
-        risk: &crate::wire::Risk,
+        risk: &Risk,
         why: &str,
         id: &str,
         reason: String,
@@ -357,7 +395,7 @@ impl Judging<'_> {
     async fn remember(
         &self,
         key: &str,
-        risk: &crate::wire::Risk,
+        risk: &Risk,
         (kind, fingerprint): (&str, &str),
         refutation: serde_json::Value,
         mut provenance: serde_json::Value,
@@ -380,7 +418,7 @@ impl Judging<'_> {
             confidence: 1.0,
             created_at: String::new(),
         };
-        self.steps
+        self.cx
             .store
             .memory_write(&record)
             .await
@@ -389,13 +427,8 @@ impl Judging<'_> {
     }
 
     /// One query pipeline: its findings kept, dropped (and remembered), or unproven.
-    async fn query(
-        &mut self,
-        key: &str,
-        risk: &crate::wire::Risk,
-    ) -> Result<RiskOutcome, StepError> {
-        use crate::judge::query::{QueryVerdict, judge_query};
-        let fp = crate::wire::fingerprint("query", &risk.path, risk.symbol.as_deref(), &risk.claim);
+    async fn query(&mut self, key: &str, risk: &Risk) -> Result<RiskOutcome, StepError> {
+        let fp = risk.fingerprint_as(EvidenceKind::Query);
         Ok(match judge_query(self.rows, key, risk) {
             QueryVerdict::Keep { findings, skeptic } => {
                 self.trace.push(
@@ -406,6 +439,7 @@ impl Judging<'_> {
                 for mut f in findings {
                     f.claim = Some(risk.claim.clone());
                     f.skeptic = skeptic.clone().map(skeptic_ref);
+                    self.from_queries.insert(f.id.clone());
                     self.report.findings.push(f);
                 }
                 RiskOutcome::Finding
@@ -442,101 +476,102 @@ impl Judging<'_> {
     }
 }
 
-impl ReviewSteps {
-    pub(super) async fn judge(&self, lease: &Lease) -> Result<Outcome, StepError> {
-        let review_id = &lease.id.review_id;
-        let rows = self.results(review_id).await?;
-        let review = self.store.review(review_id).await.map_err(retryable)?;
-        let mut report = Report::new(ReportKind::Review, review.repository.clone());
-        report.review_id = Some(review_id.clone());
-        let trace = Trace::new(uuid::Uuid::now_v7().to_string());
-        if let Ok(intake) = result_of::<IntakeResult>(&rows, INTAKE) {
-            report.base = Some(intake.base);
-            report.head = Some(intake.head);
-            report.left_out = intake.left_out;
-            report.input_errors.extend(intake.input_errors);
-            if intake.truncated {
-                report.not_seen.push(NotSeen {
-                    what: "files beyond the intake limit".into(),
-                    reason: format!(
-                        "the change has more than {} files",
-                        proven_change::Limits::default().max_files
-                    ),
-                });
-            }
+pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let review_id = &lease.id.review_id;
+    let rows = cx.rows(review_id).await?;
+    let review = cx.store.review(review_id).await.map_err(retryable)?;
+    let mut report = Report::new(ReportKind::Review, review.repository.clone());
+    report.review_id = Some(review_id.clone());
+    let trace = Trace::new(uuid::Uuid::now_v7().to_string());
+    if let Ok(intake) = result_of::<IntakeResult>(&rows, INTAKE) {
+        report.base = Some(intake.base);
+        report.head = Some(intake.head);
+        report.left_out = intake.left_out;
+        report.input_errors.extend(intake.input_errors);
+        if intake.truncated {
+            report.not_seen.push(NotSeen {
+                what: "files beyond the intake limit".into(),
+                reason: format!(
+                    "the change has more than {} files",
+                    proven_change::Limits::default().max_files
+                ),
+            });
         }
-        if let Ok(plan) = result_of::<PlanResult>(&rows, PLAN) {
-            report.plan = Some(plan.plan);
-        }
-        if let Ok(collect) = result_of::<CollectResult>(&rows, DEPS_COLLECT) {
-            report.input_errors.extend(collect.input_errors);
-            report.not_seen.extend(collect.not_seen);
-            report.failed_services.extend(collect.failed_services);
-        }
-        let scope = self.memory_scope(review_id).await?;
-        let mut judging = Judging {
-            steps: self,
-            review_id,
-            scope: &scope,
-            rows: &rows,
-            report,
-            trace,
-        };
-        let first = judging.agents().await?;
-        judging
-            .report
-            .reviewers
-            .extend(crate::judge::reviewers::side_by_side(&rows, &first));
-        let mut broken_review_step = false;
-        for row in &rows {
-            if row.id.step == DEPS_FILE && StepState::of(row) == StepState::Done {
-                if let Some(r) = row
-                    .result
-                    .as_deref()
-                    .and_then(|t| serde_json::from_str::<FileResult>(t).ok())
-                {
-                    let findings = judging.deps_findings(&row.id.key, &r).await?;
-                    judging.report.findings.extend(findings);
-                    judging.report.input_errors.extend(r.input_errors);
-                    judging.report.not_seen.extend(r.not_seen);
-                    judging.report.dependency_files.extend(r.files);
-                }
-            } else if let Some(unended) = crate::judge::branches::unended(row) {
-                judging.report.not_seen.extend(unended.not_seen);
-                judging.report.failed_services.push(unended.failed);
-                broken_review_step |= unended.breaks_review;
-            }
-        }
-        let Judging {
-            mut report,
-            mut trace,
-            ..
-        } = judging;
-        // A package the dependency evidence already reported is not reported twice.
-        for id in crate::judge::branches::drop_repeated_packages(&mut report.findings) {
-            trace.push("duplicate", serde_json::json!({"finding": id, "reason": "the dependency evidence reports the same package, version and advisory"}));
-        }
-        if broken_review_step && report.plan.is_none() {
-            report.status = Status::Failed;
-        }
-        let report = writer::seal(report, &mut trace);
-        let json = to_json(&report)?;
-        let status = match report.status {
-            Status::Complete => ReviewStatus::Complete,
-            Status::Incomplete => ReviewStatus::Incomplete,
-            Status::Failed => ReviewStatus::Failed,
-        };
-        metrics::counter!(proven_pipeline::metrics_names::REVIEWS_TOTAL, "status" => status.as_str()).increment(1);
-        let mut out = outcome(trace, json.clone(), Vec::new(), false);
-        out.finish = Some((status, json));
-        Ok(out)
     }
+    if let Ok(plan) = result_of::<PlanResult>(&rows, PLAN) {
+        report.plan = Some(plan.plan);
+    }
+    if let Ok(collect) = result_of::<CollectResult>(&rows, DEPS_COLLECT) {
+        report.input_errors.extend(collect.input_errors);
+        report.not_seen.extend(collect.not_seen);
+        report.failed_services.extend(collect.failed_services);
+    }
+    let scope = cx.memory_scope(review_id).await?;
+    let mut judging = Judging {
+        cx,
+        review_id,
+        scope: &scope,
+        rows: &rows,
+        report,
+        trace,
+        from_queries: Default::default(),
+    };
+    let first = judging.agents().await?;
+    judging
+        .report
+        .reviewers
+        .extend(crate::judge::reviewers::side_by_side(&rows, &first));
+    let mut broken_review_step = false;
+    for row in &rows {
+        if row.id.step == DEPS_FILE && StepState::of(row) == StepState::Done {
+            if let Some(r) = row
+                .result
+                .as_deref()
+                .and_then(|t| serde_json::from_str::<FileResult>(t).ok())
+            {
+                let findings = judging.deps_findings(&row.id.key, &r).await?;
+                judging.report.findings.extend(findings);
+                judging.report.input_errors.extend(r.input_errors);
+                judging.report.not_seen.extend(r.not_seen);
+                judging.report.dependency_files.extend(r.files);
+            }
+        } else if let Some(unended) = crate::judge::branches::unended(row) {
+            judging.report.not_seen.extend(unended.not_seen);
+            judging.report.failed_services.push(unended.failed);
+            broken_review_step |= unended.breaks_review;
+        }
+    }
+    let Judging {
+        mut report,
+        mut trace,
+        from_queries,
+        ..
+    } = judging;
+    // A package the dependency evidence already reported is not reported twice.
+    for id in crate::judge::branches::drop_repeated_packages(&mut report.findings, &from_queries) {
+        trace.push("duplicate", serde_json::json!({"finding": id, "reason": "the dependency evidence reports the same package, version and advisory"}));
+    }
+    if broken_review_step && report.plan.is_none() {
+        report.status = Status::Failed;
+    }
+    let report = writer::seal(report, &mut trace);
+    let json = to_json(&report)?;
+    let status = match report.status {
+        Status::Complete => ReviewStatus::Complete,
+        Status::Incomplete => ReviewStatus::Incomplete,
+        Status::Failed => ReviewStatus::Failed,
+    };
+    metrics::counter!(proven_pipeline::metrics_names::REVIEWS_TOTAL, "status" => status.as_str())
+        .increment(1);
+    let mut out = outcome(trace, json.clone(), Vec::new(), false);
+    out.finish = Some((status, json));
+    Ok(out)
 }
 
 /// The Skeptic's answer as a finding shows it.
 fn skeptic_ref(s: crate::wire::SkepticResult) -> SkepticRef {
     SkepticRef {
-        verdict: s.verdict,
+        verdict: s.verdict.as_str().to_string(),
         reason: s.reason,
         artifact: s.artifact,
         refutation: s.refutation,

@@ -4,83 +4,73 @@
 use proven_config::Informational;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 
-use super::wire::{DepsSettings, IntakeResult, PlanResult};
-use super::{INTAKE, JUDGE, ReviewSteps};
+use super::{INTAKE, JUDGE};
 use crate::Trace;
+use crate::outcome::FailureKind;
 use crate::outcome::Next;
 use crate::outcome::{outcome, to_json};
 use crate::rows::result_of;
+use crate::step::StepContext;
 use crate::step_name::StepName;
 use crate::steps::scout;
+use crate::wire::{DepsSettings, IntakeResult, PlanResult};
 
-impl ReviewSteps {
-    pub(super) async fn plan(&self, lease: &Lease) -> Result<Outcome, StepError> {
-        let rows = self.results(&lease.id.review_id).await?;
-        let intake: IntakeResult = result_of(&rows, INTAKE)?;
-        let config = match &intake.config {
-            Some((origin, text)) => self
-                .layers
-                .clone()
-                .with_yaml(text, origin)
-                .and_then(|l| l.resolve()),
-            None => self.layers.resolve(),
-        }
-        .map_err(|e| StepError::Permanent(format!("configuration: {e}")))?;
-        let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
-        let agents_on = self.agents.is_some() && config.agents;
-        let second_reviewer = self
-            .agents
-            .as_ref()
-            .is_some_and(|a| a.has_second_reviewer());
-        let plan = scout::plan(
-            &intake.facts,
-            scout::PlanOptions {
-                dependencies: config.dependencies,
-                agents: agents_on,
-                fix_attempts: if agents_on { config.fix_attempts } else { 0 },
-                autofix: agents_on && config.autofix,
-                second_reviewer: agents_on && second_reviewer,
-            },
-            &mut trace,
-        );
-        let run_deps = plan.runs.iter().any(|r| r == "dependency evidence");
-        let result = PlanResult {
-            plan,
-            deps: run_deps.then(|| DepsSettings {
-                informational_ignore: config.informational == Informational::Ignore,
-                dev_dependencies: config.dev_dependencies,
-                max_file_bytes: config.max_lockfile_bytes,
-            }),
-            fix_attempts: if agents_on { config.fix_attempts } else { 0 },
-            autofix: agents_on && config.autofix && config.fix_attempts > 0,
+pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+    let rows = cx.rows(&lease.id.review_id).await?;
+    let intake: IntakeResult = result_of(&rows, INTAKE)?;
+    let config = crate::steps::intake::settings(&cx.layers, intake.config.as_ref())
+        .map_err(|e| FailureKind::Configuration.error(e))?;
+    let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
+    let agents_on = cx.agents.is_some() && config.agents;
+    let second_reviewer = cx.agents.as_ref().is_some_and(|a| a.has_second_reviewer());
+    let planned = scout::plan(
+        &intake.facts,
+        scout::PlanOptions {
+            dependencies: config.dependencies,
             agents: agents_on,
-        };
-        // Each branch is a finding pipeline: it hands its slot in the fan-in to its own
-        // children, so the judge waits for every branch however they interleave.
-        let mut next = Vec::new();
-        if run_deps {
-            next.push(NewStep {
-                ..Next::then(StepName::DepsCollect, "evidence")
-            });
-        }
-        if agents_on && !matches!(result.plan.change_kind.as_str(), "docs" | "empty") {
-            next.push(NewStep {
-                ..Next::then(StepName::Planner, "model")
-            });
-            if result.autofix {
-                next.push(NewStep {
-                    ..Next::then(StepName::Autofix, "sandbox")
-                });
-            }
-            if second_reviewer {
-                next.push(NewStep {
-                    ..Next::then(StepName::SecondReviewer, "model")
-                });
-            }
-        }
-        if next.is_empty() {
-            next.push(NewStep::new(JUDGE, "control"));
-        }
-        Ok(outcome(trace, to_json(&result)?, next, false))
+            fix_attempts: if agents_on { config.fix_attempts } else { 0 },
+            autofix: agents_on && config.autofix,
+            second_reviewer: agents_on && second_reviewer,
+        },
+        &mut trace,
+    );
+    let run_deps = planned.dependency_evidence;
+    let result = PlanResult {
+        plan: planned.plan,
+        deps: run_deps.then(|| DepsSettings {
+            informational_ignore: config.informational == Informational::Ignore,
+            dev_dependencies: config.dev_dependencies,
+            max_file_bytes: config.max_lockfile_bytes,
+        }),
+        fix_attempts: if agents_on { config.fix_attempts } else { 0 },
+        autofix: agents_on && config.autofix && config.fix_attempts > 0,
+        agents: agents_on,
+    };
+    // Each branch is a finding pipeline: it hands its slot in the fan-in to its own
+    // children, so the judge waits for every branch however they interleave.
+    let mut next = Vec::new();
+    if run_deps {
+        next.push(NewStep {
+            ..Next::then(StepName::DepsCollect, "evidence")
+        });
     }
+    if agents_on && !planned.kind.runs_no_model() {
+        next.push(NewStep {
+            ..Next::then(StepName::Planner, "model")
+        });
+        if result.autofix {
+            next.push(NewStep {
+                ..Next::then(StepName::Autofix, "sandbox")
+            });
+        }
+        if second_reviewer {
+            next.push(NewStep {
+                ..Next::then(StepName::SecondReviewer, "model")
+            });
+        }
+    }
+    if next.is_empty() {
+        next.push(NewStep::new(JUDGE, "control"));
+    }
+    Ok(outcome(trace, to_json(&result)?, next, false))
 }

@@ -4,9 +4,7 @@
 //! moves a verdict.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use proven_models::Cassette;
 use proven_pipeline::{Lease, StepError};
 use proven_report::RunRef;
 use proven_sandbox::language::{declared_tests, is_test_path};
@@ -15,6 +13,7 @@ use proven_sandbox::{Edit, Language, RunRecord, RunRequest, Selection};
 
 use super::FLAKY_RERUNS;
 use crate::outcome::blocking;
+use crate::step::ReviewStep;
 use crate::test_runs::{MAX_FILE_BYTES, TEST_TIMEOUT, language_of, run_ref, runs_key};
 use crate::wire::{ProveJob, Refutation, ReviewView};
 
@@ -39,10 +38,7 @@ pub(super) fn seeded(
     revision: &str,
     seed: u64,
 ) -> Result<RunRequest, StepError> {
-    let language: Language = job
-        .language
-        .parse()
-        .map_err(|e| StepError::Permanent(format!("{e}")))?;
+    let language = job.language;
     let (command, env) = match &job.selection {
         Some(selection) => {
             let run = language.test_run(selection, seed);
@@ -67,13 +63,11 @@ pub(super) fn seeded(
 /// `flaky`: more runs per side, each with another seed; refuted only when a run disagrees
 /// with the reproduction (a failure on the base, a pass on the change).
 pub(super) async fn flaky(
-    sandbox: Option<&Arc<proven_sandbox::Sandbox>>,
-    cassette: Option<&Arc<Cassette>>,
-    view: &ReviewView<'_>,
+    s: &ReviewStep<'_>,
     lease: &Lease,
     job: &ProveJob,
-    _language: Language,
 ) -> Result<Refutation, StepError> {
+    let view = &s.view;
     let mut requests = Vec::new();
     for seed in 1..=FLAKY_RERUNS {
         requests.push((
@@ -92,28 +86,23 @@ pub(super) async fn flaky(
         &job.test.code,
         "flaky",
     ]);
-    let done =
-        crate::test_runs::run_in_turn(sandbox, cassette, lease, ("refute", &key), requests, false)
-            .await?;
-    let sides: Vec<(&str, &RunRecord)> = done
+    let done = crate::test_runs::run_in_turn(s, lease, ("refute", &key), requests, false).await?;
+    let sides: Vec<(bool, &RunRecord)> = done
         .runs
         .iter()
-        .map(|r| {
-            let side = if r.tree.commit == view.base {
-                "base"
-            } else {
-                "change"
-            };
-            (side, r)
-        })
+        .map(|r| (r.tree.commit == view.base, r))
         .collect();
-    let runs: Vec<RunRef> = sides.iter().map(|(side, r)| run_ref(side, r)).collect();
+    let side = |on_base: bool| if on_base { "base" } else { "change" };
+    let runs: Vec<RunRef> = sides
+        .iter()
+        .map(|(on_base, r)| run_ref(side(*on_base), r))
+        .collect();
     let disagree: Vec<&RunRecord> = sides
         .iter()
-        .filter(|(side, r)| {
+        .filter(|(on_base, r)| {
             let o = outcome_of(r);
-            (*side == "base" && o == proven_sandbox::Outcome::TestFailed)
-                || (*side == "change" && o == proven_sandbox::Outcome::Passed)
+            (*on_base && o == proven_sandbox::Outcome::TestFailed)
+                || (!*on_base && o == proven_sandbox::Outcome::Passed)
         })
         .map(|(_, r)| *r)
         .collect();
@@ -129,56 +118,99 @@ pub(super) async fn flaky(
         .collect();
     let wanted = 2 * FLAKY_RERUNS as usize;
     Ok(if !disagree.is_empty() {
-        Refutation {
-            evidenced: true,
-            reason: format!(
+        Refutation::shown(
+            true,
+            format!(
                 "flaky: rerun with other seeds, the test disagreed with its reproduction in run(s) {}",
                 ids(&disagree)
             ),
             runs,
-            kind: None,
-        }
+        )
     } else if sides.len() < wanted || !incomplete.is_empty() {
-        Refutation {
-            evidenced: false,
-            reason: format!(
+        Refutation::shown(
+            false,
+            format!(
                 "the reruns could not check it: {} of {wanted} ran to a result{}",
                 sides.len() - incomplete.len(),
                 done.refused.map(|r| format!(" ({r})")).unwrap_or_default()
             ),
             runs,
-            kind: None,
-        }
+        )
     } else {
-        Refutation {
-            evidenced: false,
-            reason: format!(
+        Refutation::shown(
+            false,
+            format!(
                 "not flaky: {FLAKY_RERUNS} more runs per side with other seeds all agree with the reproduction"
             ),
             runs,
-            kind: None,
-        }
+        )
     })
 }
 
 /// `wrong_cause`: the test on the change with `file` restored to its base content; still
 /// failing (twice) shows the claim names the wrong cause.
 pub(super) async fn wrong_cause(
-    sandbox: Option<&Arc<proven_sandbox::Sandbox>>,
-    cassette: Option<&Arc<Cassette>>,
-    view: &ReviewView<'_>,
+    s: &ReviewStep<'_>,
     lease: &Lease,
     job: &ProveJob,
     file: &str,
 ) -> Result<Refutation, StepError> {
-    let unchecked = |reason: String| Refutation {
-        evidenced: false,
-        reason,
-        runs: Vec::new(),
-        kind: None,
+    let view = &s.view;
+    let restore = match restoring(view, file).await? {
+        Ok(edit) => edit,
+        Err(why) => return Ok(Refutation::shown(false, why, Vec::new())),
     };
+    let restored = seeded(view, job, view.head, 0)?.with_patch(vec![restore]);
+    let key = runs_key(&[
+        view.base,
+        view.head,
+        &job.test.path,
+        &job.test.code,
+        "wrong_cause",
+        file,
+    ]);
+    let requests = crate::test_runs::twice("restored", restored).to_vec();
+    let done = crate::test_runs::run_in_turn(s, lease, ("refute", &key), requests, false).await?;
+    let side = format!("change with {file} restored to the base");
+    let runs: Vec<RunRef> = done.runs.iter().map(|r| run_ref(&side, r)).collect();
+    let outcomes: Vec<_> = done.runs.iter().map(outcome_of).collect();
+    let all = |o: proven_sandbox::Outcome| outcomes.len() == 2 && outcomes.iter().all(|x| *x == o);
+    let all_runs: Vec<&RunRecord> = done.runs.iter().collect();
+    Ok(if all(proven_sandbox::Outcome::TestFailed) {
+        Refutation::shown(
+            true,
+            format!(
+                "wrong cause: with {file} restored to the base, the test still fails (runs {})",
+                ids(&all_runs)
+            ),
+            runs,
+        )
+    } else if all(proven_sandbox::Outcome::Passed) {
+        Refutation::shown(
+            false,
+            format!(
+                "with {file} restored to the base the test passes (runs {}): {file} is the cause",
+                ids(&all_runs)
+            ),
+            runs,
+        )
+    } else {
+        Refutation::shown(
+            false,
+            format!(
+                "the runs with {file} restored could not check it: {}",
+                done.refused.unwrap_or_else(|| format!("{outcomes:?}"))
+            ),
+            runs,
+        )
+    })
+}
+
+/// The edit that restores `file` to its base content on the change, or why it cannot be
+/// restored (a test file, not text, the same on both sides).
+async fn restoring(view: &ReviewView<'_>, file: &str) -> Result<Result<Edit, String>, StepError> {
     if is_test_path(file) {
-        return Ok(unchecked(format!(
+        return Ok(Err(format!(
             "{file} is a test file: restoring it would change the evidence, not the cause"
         )));
     }
@@ -206,78 +238,22 @@ pub(super) async fn wrong_cause(
     .await?;
     let (base_text, head_text) = match sides {
         Ok(pair) => pair,
-        Err(why) => return Ok(unchecked(format!("{file} could not be read: {why}"))),
+        Err(why) => return Ok(Err(format!("{file} could not be read: {why}"))),
     };
     let Some(head_text) = head_text.filter(|t| !t.is_empty()) else {
-        return Ok(unchecked(format!(
+        return Ok(Err(format!(
             "{file} is not a text file of the change: it cannot be restored"
         )));
     };
     let base_text = base_text.unwrap_or_default();
     if base_text == head_text {
-        return Ok(unchecked(format!("{file} is the same on both sides")));
+        return Ok(Err(format!("{file} is the same on both sides")));
     }
-    let restored = seeded(view, job, view.head, 0)?.with_patch(vec![Edit {
+    Ok(Ok(Edit {
         path: file.to_string(),
         old_text: head_text,
         new_text: base_text,
-    }]);
-    let key = runs_key(&[
-        view.base,
-        view.head,
-        &job.test.path,
-        &job.test.code,
-        "wrong_cause",
-        file,
-    ]);
-    let done = crate::test_runs::run_in_turn(
-        sandbox,
-        cassette,
-        lease,
-        ("refute", &key),
-        vec![
-            ("restored-1".into(), restored.clone()),
-            ("restored-2".into(), restored),
-        ],
-        false,
-    )
-    .await?;
-    let side = format!("change with {file} restored to the base");
-    let runs: Vec<RunRef> = done.runs.iter().map(|r| run_ref(&side, r)).collect();
-    let outcomes: Vec<_> = done.runs.iter().map(outcome_of).collect();
-    let all = |o: proven_sandbox::Outcome| outcomes.len() == 2 && outcomes.iter().all(|x| *x == o);
-    let all_runs: Vec<&RunRecord> = done.runs.iter().collect();
-    Ok(if all(proven_sandbox::Outcome::TestFailed) {
-        Refutation {
-            evidenced: true,
-            reason: format!(
-                "wrong cause: with {file} restored to the base, the test still fails (runs {})",
-                ids(&all_runs)
-            ),
-            runs,
-            kind: None,
-        }
-    } else if all(proven_sandbox::Outcome::Passed) {
-        Refutation {
-            evidenced: false,
-            reason: format!(
-                "with {file} restored to the base the test passes (runs {}): {file} is the cause",
-                ids(&all_runs)
-            ),
-            runs,
-            kind: None,
-        }
-    } else {
-        Refutation {
-            evidenced: false,
-            reason: format!(
-                "the runs with {file} restored could not check it: {}",
-                done.refused.unwrap_or_else(|| format!("{outcomes:?}"))
-            ),
-            runs,
-            kind: None,
-        }
-    })
+    }))
 }
 
 /// Whether a test file's text reaches the claimed path: it names the claimed file's module
@@ -321,13 +297,51 @@ pub(super) fn exercises(
 /// of the file) and on the change; one that fails on the base, passes on the change and
 /// exercises the claimed path shows the behaviour change is deliberate.
 pub(super) async fn intended(
-    sandbox: Option<&Arc<proven_sandbox::Sandbox>>,
-    cassette: Option<&Arc<Cassette>>,
-    view: &ReviewView<'_>,
+    s: &ReviewStep<'_>,
     lease: &Lease,
     job: &ProveJob,
     language: Language,
 ) -> Result<Refutation, StepError> {
+    let view = &s.view;
+    let texts = changed_tests(view, job, language).await?;
+    let mut requests = Vec::new();
+    let mut checked = Vec::new();
+    for (i, (path, text)) in texts.iter().enumerate() {
+        if let Some([base, change]) = intended_runs(view, job, language, path, text) {
+            requests.push((format!("intended-{i}-base"), base));
+            requests.push((format!("intended-{i}-change"), change));
+            checked.push(path.clone());
+        }
+    }
+    if requests.is_empty() {
+        return Ok(Refutation::shown(
+            false,
+            format!(
+                "the change adds or edits no {} test that exercises {}",
+                language.as_str(),
+                job.risk.path
+            ),
+            Vec::new(),
+        ));
+    }
+    let key = runs_key(&[
+        view.base,
+        view.head,
+        &job.risk.path,
+        &checked.join("\n"),
+        "intended",
+    ]);
+    let done = crate::test_runs::run_in_turn(s, lease, ("refute", &key), requests, false).await?;
+    Ok(intended_shown(job, &checked, &done.runs))
+}
+
+/// The tests of `language` the change adds or edits (not the Prover's), with their text at
+/// the change.
+async fn changed_tests(
+    view: &ReviewView<'_>,
+    job: &ProveJob,
+    language: Language,
+) -> Result<Vec<(String, String)>, StepError> {
     let candidates: Vec<String> = view
         .changed
         .iter()
@@ -335,15 +349,11 @@ pub(super) async fn intended(
         .take(MAX_INTENDED_TESTS)
         .cloned()
         .collect();
-    let (dir, head, paths) = (
-        view.repository_dir.to_string(),
-        view.head.to_string(),
-        candidates.clone(),
-    );
-    let texts = blocking(move || {
+    let (dir, head) = (view.repository_dir.to_string(), view.head.to_string());
+    blocking(move || {
         let repo = proven_change::Repo::open(Path::new(&dir)).map_err(|e| e.to_string())?;
         let mut texts = Vec::new();
-        for path in paths {
+        for path in candidates {
             if let Ok(proven_change::BlobRead::Content(b)) =
                 repo.read_blob(&head, path.as_bytes(), MAX_FILE_BYTES)
                 && let Ok(text) = String::from_utf8(b)
@@ -354,76 +364,62 @@ pub(super) async fn intended(
         Ok::<_, String>(texts)
     })
     .await?
-    .map_err(|e| StepError::Permanent(format!("refute: {e}")))?;
-    let mut requests = Vec::new();
-    let mut checked = Vec::new();
-    for (i, (path, text)) in texts.iter().enumerate() {
-        if !exercises(language, path, text, job) {
-            continue;
-        }
-        let names = if language == Language::Go {
-            declared_tests(language, text)
-        } else {
-            Vec::new()
-        };
-        if language == Language::Go && names.is_empty() {
-            continue;
-        }
-        let package = match language {
-            Language::Rust => job.selection.as_ref().and_then(|s| s.package.clone()),
-            _ => None,
-        };
-        let run = language.test_run(
-            &Selection {
-                path: path.clone(),
-                names,
-                package,
-            },
-            0,
-        );
-        let request = |revision: &str| {
-            let mut r =
-                RunRequest::new(view.repository_dir, revision, language, run.command.clone())
-                    .for_tenant(view.tenant)
-                    .with_timeout(TEST_TIMEOUT);
-            for (k, v) in &run.env {
-                r = r.with_env(k.clone(), v.clone());
-            }
-            r
-        };
-        // On the base, the change's version of the test (it may not exist there at all).
-        requests.push((
-            format!("intended-{i}-base"),
-            request(view.base).with_file(path.clone(), text.clone().into_bytes()),
-        ));
-        requests.push((format!("intended-{i}-change"), request(view.head)));
-        checked.push(path.clone());
+    .map_err(|e| StepError::Permanent(format!("refute: {e}")))
+}
+
+/// The runs of one changed test that exercises the claimed path: on the base with the
+/// change's version of the test (it may not exist there at all), and on the change.
+fn intended_runs(
+    view: &ReviewView<'_>,
+    job: &ProveJob,
+    language: Language,
+    path: &str,
+    text: &str,
+) -> Option<[RunRequest; 2]> {
+    if !exercises(language, path, text, job) {
+        return None;
     }
-    if requests.is_empty() {
-        return Ok(Refutation {
-            evidenced: false,
-            reason: format!(
-                "the change adds or edits no {} test that exercises {}",
-                language.as_str(),
-                job.risk.path
-            ),
-            runs: Vec::new(),
-            kind: None,
-        });
+    let names = if language == Language::Go {
+        declared_tests(language, text)
+    } else {
+        Vec::new()
+    };
+    if language == Language::Go && names.is_empty() {
+        return None;
     }
-    let key = runs_key(&[
-        view.base,
-        view.head,
-        &job.risk.path,
-        &checked.join("\n"),
-        "intended",
-    ]);
-    let done =
-        crate::test_runs::run_in_turn(sandbox, cassette, lease, ("refute", &key), requests, false)
-            .await?;
+    let package = match language {
+        Language::Rust => job.selection.as_ref().and_then(|s| s.package.clone()),
+        _ => None,
+    };
+    let run = language.test_run(
+        &Selection {
+            path: path.to_string(),
+            names,
+            package,
+        },
+        0,
+    );
+    let request = |revision: &str| {
+        let mut r = RunRequest::new(view.repository_dir, revision, language, run.command.clone())
+            .for_tenant(view.tenant)
+            .with_timeout(TEST_TIMEOUT);
+        for (k, v) in &run.env {
+            r = r.with_env(k.clone(), v.clone());
+        }
+        r
+    };
+    Some([
+        request(view.base).with_file(path.to_string(), text.to_string().into_bytes()),
+        request(view.head),
+    ])
+}
+
+/// What the changed tests' runs (base, change; in pairs) show: intended when one fails on
+/// the base and passes on the change.
+fn intended_shown(job: &ProveJob, checked: &[String], records: &[RunRecord]) -> Refutation {
     let mut runs = Vec::new();
     let mut shown_by = None;
-    for (i, pair) in done.runs.chunks(2).enumerate() {
+    for (i, pair) in records.chunks(2).enumerate() {
         let path = checked.get(i).cloned().unwrap_or_default();
         if let [base, change] = pair {
             runs.push(run_ref(&format!("base, {path} of the change"), base));
@@ -436,26 +432,24 @@ pub(super) async fn intended(
             }
         }
     }
-    Ok(match shown_by {
-        Some((test, base_run, change_run)) => Refutation {
-            evidenced: true,
-            reason: format!(
+    match shown_by {
+        Some((test, base_run, change_run)) => Refutation::shown(
+            true,
+            format!(
                 "intended, shown by {test}: the change's own test fails on the base (run {base_run}), passes on the change (run {change_run}) and exercises {}",
                 job.risk.path
             ),
             runs,
-            kind: None,
-        },
-        None => Refutation {
-            evidenced: false,
-            reason: format!(
+        ),
+        None => Refutation::shown(
+            false,
+            format!(
                 "none of the change's tests ({}) fails on the base and passes on the change",
                 checked.join(", ")
             ),
             runs,
-            kind: None,
-        },
-    })
+        ),
+    }
 }
 
 #[cfg(test)]

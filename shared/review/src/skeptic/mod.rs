@@ -22,22 +22,18 @@
 //! only when it names an artifact Proven showed (a run id, the test's path, a changed
 //! file), matched against what was shown, not a keyword.
 
-use std::sync::Arc;
-
-use proven_models::Cassette;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
-use proven_sandbox::Language;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
-use crate::model::Agents;
+use crate::model::Role;
 use crate::outcome::Next;
 use crate::outcome::{outcome, read_input, to_json};
-use crate::rows::step_result;
+use crate::step::ReviewStep;
 use crate::step_name::StepName;
 use crate::wire::{
-    ProveJob, Refutation, RefutationKind, Reproduced, ReviewView, SkepticResult,
+    ProveJob, Refutation, RefutationKind, Reproduced, SkepticResult, SkepticSays, SkepticVerdict,
     names_a_shown_artifact,
 };
 
@@ -47,14 +43,13 @@ mod checks;
 use checks::{flaky, intended, wrong_cause};
 
 pub const FLAKY_RERUNS: u64 = 3;
+/// Why the Skeptic cannot run when its finding's reproduction left no result.
+const NO_REPRODUCTION: &str = "skeptic: the reproduction has no result";
 /// The Skeptic's answer, in the closed shape it is asked for.
 #[derive(Debug, Serialize, Deserialize)]
 struct SkepticAnswer {
-    verdict: String,
-    #[serde(default)]
-    reason: String,
-    #[serde(default)]
-    artifact: Option<String>,
+    #[serde(flatten)]
+    said: SkepticSays,
     /// flaky, wrong_cause or intended.
     #[serde(default)]
     refutation: Option<String>,
@@ -96,22 +91,124 @@ fn shown_artifacts(job: &ProveJob, evidence: &Reproduced, changed: &[String]) ->
 
 /// The Skeptic step: asks, then maps the answer to a verdict by Proven's rules; a
 /// refutation from the closed list becomes a `sandbox.refute` step.
-pub async fn skeptic(
-    agents: &Agents,
-    view: ReviewView<'_>,
-    lease: &Lease,
-) -> Result<Outcome, StepError> {
+pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let (agents, view) = (s.agents()?, s.view);
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let job: ProveJob = read_input(lease, "job")?;
-    let rows = view
-        .store
-        .steps_of(&lease.id.review_id)
-        .await
-        .map_err(crate::outcome::retryable)?;
-    let evidence: Reproduced = step_result(&rows, StepName::Reproduce.as_str(), &lease.id.key)
-        .ok_or_else(|| StepError::Permanent("skeptic: the reproduction has no result".into()))?;
+    let evidence: Reproduced = s.earlier(StepName::Reproduce, lease, NO_REPRODUCTION)?;
     // The claim and its evidence only: never the Planner's or the Prover's reasoning.
-    let system = "You are the Skeptic of Proven. Your default verdict is \"refuted\": the claim is wrong until an \
+    let user = serde_json::to_string_pretty(&json!({
+        "claim": job.risk.claim, "path": job.risk.path, "symbol": job.risk.symbol,
+        "changed_files": view.changed,
+        "evidence": {"test": job.test, "command": job.command, "runs": evidence.runs},
+    }))
+    .unwrap_or_default();
+    let mut answer: SkepticAnswer = agents.ask(Role::Skeptic, SYSTEM, &user, &mut trace).await?;
+    let artifact = answer.said.artifact.take().filter(|a| !a.trim().is_empty());
+    let shown = shown_artifacts(&job, &evidence, view.changed);
+    let named = artifact
+        .as_deref()
+        .is_some_and(|a| names_a_shown_artifact(a, &shown));
+    let kind = answer.refutation.as_deref().and_then(RefutationKind::parse);
+    let Judged {
+        verdict,
+        reason,
+        needs,
+        next,
+    } = judged(answer, kind, named, &job, view.changed, &lease.id.key)?;
+    trace.push(
+        "skeptic",
+        json!({"key": lease.id.key, "verdict": verdict, "refutation": kind.map(|k| k.as_str()),
+               "reason": reason, "artifact": artifact, "needs": needs}),
+    );
+    let result = SkepticResult {
+        verdict,
+        reason,
+        artifact,
+        test: None,
+        refutation: kind.map(|k| k.as_str().to_string()),
+        needs,
+    };
+    Ok(outcome(trace, to_json(&result)?, next, true))
+}
+
+/// What Proven makes of the Skeptic's answer: its verdict, reason and what would settle it,
+/// and the `sandbox.refute` step a refutation from the closed list becomes.
+struct Judged {
+    verdict: SkepticVerdict,
+    reason: String,
+    needs: Option<String>,
+    next: Vec<NewStep>,
+}
+
+fn judged(
+    answer: SkepticAnswer,
+    kind: Option<RefutationKind>,
+    named: bool,
+    job: &ProveJob,
+    changed: &[String],
+    key: &str,
+) -> Result<Judged, StepError> {
+    let mut next = Vec::new();
+    let mut needs = answer.needs.filter(|n| !n.trim().is_empty());
+    let mut reason = answer.said.reason;
+    let verdict = match (SkepticVerdict::parse(answer.said.verdict.trim()), kind) {
+        (Some(SkepticVerdict::Refuted), Some(kind)) => {
+            let file = match kind {
+                RefutationKind::WrongCause => answer
+                    .file
+                    .filter(|f| changed.iter().any(|c| c == f))
+                    .or_else(|| Some(job.risk.path.clone())),
+                _ => None,
+            };
+            next.push(NewStep {
+                key: key.to_string(),
+                input: Some(to_json(&RefuteJob {
+                    job: job.clone(),
+                    kind,
+                    file,
+                })?),
+                ..Next::then(StepName::Refute, "sandbox")
+            });
+            SkepticVerdict::Refuted
+        }
+        (Some(SkepticVerdict::Refuted), None) => {
+            let given = match (&answer.refutation, &answer.test) {
+                (Some(other), _) => format!("{other:?} is not a refutation Proven can check"),
+                (None, Some(_)) => {
+                    "a test of its own is not evidence against a reproduced run".into()
+                }
+                (None, None) => {
+                    "no refutation from the closed list (flaky, wrong_cause, intended)".into()
+                }
+            };
+            reason = format!("{reason} ({given})");
+            SkepticVerdict::RefutedWithoutEvidence
+        }
+        (Some(SkepticVerdict::Conceded), _) if named => SkepticVerdict::Conceded,
+        (Some(SkepticVerdict::Conceded), _) => {
+            needs = Some(
+                "a concession must name an artifact it was shown (a run id, the test's path, a changed file)"
+                    .into(),
+            );
+            SkepticVerdict::Unresolved
+        }
+        _ => {
+            needs.get_or_insert_with(|| "the Skeptic did not say what would settle it".into());
+            SkepticVerdict::Unresolved
+        }
+    };
+    Ok(Judged {
+        verdict,
+        reason,
+        needs,
+        next,
+    })
+}
+
+/// The Skeptic's instructions: a refutation only from the closed list, a concession only
+/// naming what it was shown.
+const SYSTEM: &str = "You are the Skeptic of Proven. Your default verdict is \"refuted\": the claim is wrong until an \
          artifact shows otherwise. The evidence is a fact about runs: the test passed on the base and failed on \
          the change. A refutation counts only as one of these, which Proven checks with runs of its own: \
          \"flaky\" (the test's outcome depends on chance; Proven reruns it with other seeds), \"wrong_cause\" (the \
@@ -124,112 +221,22 @@ pub async fn skeptic(
          Answer only a JSON object: {\"verdict\": \"refuted\" or \"conceded\" or \"unresolved\", \"refutation\": \
          \"flaky\" or \"wrong_cause\" or \"intended\" or null, \"file\": string or null, \"reason\": string, \
          \"artifact\": string or null, \"needs\": string or null}.";
-    let user = serde_json::to_string_pretty(&json!({
-        "claim": job.risk.claim, "path": job.risk.path, "symbol": job.risk.symbol,
-        "changed_files": view.changed,
-        "evidence": {"test": job.test, "command": job.command, "runs": evidence.runs},
-    }))
-    .unwrap_or_default();
-    let answer: SkepticAnswer = agents.ask("skeptic", system, &user, &mut trace).await?;
-    let artifact = answer.artifact.filter(|a| !a.trim().is_empty());
-    let shown = shown_artifacts(&job, &evidence, view.changed);
-    let named = artifact
-        .as_deref()
-        .is_some_and(|a| names_a_shown_artifact(a, &shown));
-    let kind = answer.refutation.as_deref().and_then(RefutationKind::parse);
-    let mut next = Vec::new();
-    let mut needs = answer.needs.filter(|n| !n.trim().is_empty());
-    let mut reason = answer.reason;
-    let verdict = match (answer.verdict.trim(), kind) {
-        ("refuted", Some(kind)) => {
-            let file = match kind {
-                RefutationKind::WrongCause => answer
-                    .file
-                    .filter(|f| view.changed.iter().any(|c| c == f))
-                    .or_else(|| Some(job.risk.path.clone())),
-                _ => None,
-            };
-            next.push(NewStep {
-                key: lease.id.key.clone(),
-                input: Some(to_json(&RefuteJob {
-                    job: job.clone(),
-                    kind,
-                    file,
-                })?),
-                ..Next::then(StepName::Refute, "sandbox")
-            });
-            "refuted"
-        }
-        ("refuted", None) => {
-            let given = match (&answer.refutation, &answer.test) {
-                (Some(other), _) => format!("{other:?} is not a refutation Proven can check"),
-                (None, Some(_)) => {
-                    "a test of its own is not evidence against a reproduced run".into()
-                }
-                (None, None) => {
-                    "no refutation from the closed list (flaky, wrong_cause, intended)".into()
-                }
-            };
-            reason = format!("{reason} ({given})");
-            "refuted_without_evidence"
-        }
-        ("conceded", _) if named => "conceded",
-        ("conceded", _) => {
-            needs = Some(
-                "a concession must name an artifact it was shown (a run id, the test's path, a changed file)"
-                    .into(),
-            );
-            "unresolved"
-        }
-        _ => {
-            needs.get_or_insert_with(|| "the Skeptic did not say what would settle it".into());
-            "unresolved"
-        }
-    };
-    trace.push(
-        "skeptic",
-        json!({"key": lease.id.key, "verdict": verdict, "refutation": kind.map(|k| k.as_str()),
-               "reason": reason, "artifact": artifact, "needs": needs}),
-    );
-    let result = SkepticResult {
-        verdict: verdict.into(),
-        reason,
-        artifact,
-        test: None,
-        refutation: kind.map(|k| k.as_str().to_string()),
-        needs,
-    };
-    Ok(outcome(trace, to_json(&result)?, next, true))
-}
 
 /// The step that checks a refutation with Proven's own runs.
-pub async fn refute(
-    sandbox: Option<&Arc<proven_sandbox::Sandbox>>,
-    cassette: Option<&Arc<Cassette>>,
-    view: ReviewView<'_>,
-    lease: &Lease,
-) -> Result<Outcome, StepError> {
+pub async fn run_refute(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let input: RefuteJob = read_input(lease, "refutation")?;
-    let language: Language = input
-        .job
-        .language
-        .parse()
-        .map_err(|e| StepError::Permanent(format!("{e}")))?;
+    let language = input.job.language;
     let checked = match input.kind {
-        RefutationKind::Flaky => {
-            flaky(sandbox, cassette, &view, lease, &input.job, language).await?
-        }
+        RefutationKind::Flaky => flaky(s, lease, &input.job).await?,
         RefutationKind::WrongCause => {
             let file = input
                 .file
                 .clone()
                 .unwrap_or_else(|| input.job.risk.path.clone());
-            wrong_cause(sandbox, cassette, &view, lease, &input.job, &file).await?
+            wrong_cause(s, lease, &input.job, &file).await?
         }
-        RefutationKind::Intended => {
-            intended(sandbox, cassette, &view, lease, &input.job, language).await?
-        }
+        RefutationKind::Intended => intended(s, lease, &input.job, language).await?,
     };
     let result = Refutation {
         kind: Some(input.kind),

@@ -24,7 +24,7 @@ use proven_version::Fix;
 use serde_json::json;
 
 use crate::Trace;
-use crate::git_tree::GitTree;
+use crate::git_tree::{GitTree, Side};
 
 #[derive(Debug, Clone)]
 pub struct DepsOptions {
@@ -50,20 +50,10 @@ pub struct DepsOutcome {
 /// The dependency files whose versions are authoritative for what the change touched, on
 /// either side; what could not be looked at is named. Blocking (git2).
 pub fn sources(
-    repo: &proven_change::Repo,
-    base_commit: &str,
-    head_commit: &str,
+    sides: &[(Side, GitTree<'_>); 2],
     changed_paths: &[Vec<u8>],
     trace: &mut Trace,
 ) -> (Vec<String>, Vec<InputError>, Vec<NotSeen>) {
-    let base = GitTree {
-        repo,
-        commit: base_commit,
-    };
-    let head = GitTree {
-        repo,
-        commit: head_commit,
-    };
     let mut errors = Vec::new();
     let mut not_seen = Vec::new();
     let mut touched: BTreeSet<String> = BTreeSet::new();
@@ -87,7 +77,7 @@ pub fn sources(
     let mut sources: BTreeSet<String> = BTreeSet::new();
     for path in &touched {
         let mut found_any = false;
-        for (side, tree) in [("base", &base as &dyn Tree), ("head", &head as &dyn Tree)] {
+        for (side, tree) in sides {
             match proven_lockfile::version_sources(tree, path) {
                 Ok(found) => {
                     found_any |= !found.is_empty();
@@ -96,7 +86,7 @@ pub fn sources(
                 Err(e) => errors.push(InputError {
                     path: path.clone(),
                     line: None,
-                    side: Some(side.into()),
+                    side: Some(side.as_str().into()),
                     message: format!("could not look for its lock file: {e}"),
                 }),
             }
@@ -129,28 +119,18 @@ pub struct ReadPair {
 
 /// Reads `path` on both sides. Blocking (git2).
 pub fn read_pair(
-    repo: &proven_change::Repo,
-    base_commit: &str,
-    head_commit: &str,
+    sides: &[(Side, GitTree<'_>); 2],
     path: &str,
     options: &DepsOptions,
     trace: &mut Trace,
 ) -> ReadPair {
-    let base = GitTree {
-        repo,
-        commit: base_commit,
-    };
-    let head = GitTree {
-        repo,
-        commit: head_commit,
-    };
     let mut out = ReadPair::default();
     let mut pair = FilePair {
         path: path.to_string(),
         base: None,
         head: None,
     };
-    for (side, tree) in [("base", &base as &dyn Tree), ("head", &head as &dyn Tree)] {
+    for (side, tree) in sides {
         if !matches!(tree.size(path), Ok(Some(_))) {
             continue;
         }
@@ -164,13 +144,12 @@ pub fn read_pair(
                 out.files.push(DependencyFileSummary {
                     path: path.to_string(),
                     format: file.format.name().to_string(),
-                    side: Some(side.into()),
+                    side: Some(side.as_str().into()),
                     packages: file.dependencies.len() as u32,
                 });
-                if side == "base" {
-                    pair.base = Some(file);
-                } else {
-                    pair.head = Some(file);
+                match side {
+                    Side::Base => pair.base = Some(file),
+                    Side::Head => pair.head = Some(file),
                 }
             }
             Err(e) => {
@@ -181,7 +160,7 @@ pub fn read_pair(
                 out.input_errors.push(InputError {
                     path: path.to_string(),
                     line: e.line,
-                    side: Some(side.into()),
+                    side: Some(side.as_str().into()),
                     message: e.to_string(),
                 });
                 out.not_seen.push(NotSeen {
@@ -227,9 +206,53 @@ pub async fn evaluate(
 ) -> Result<DepsOutcome, StoreError> {
     let mut outcome = DepsOutcome::default();
     let candidates = candidates(pairs, options, trace);
-
-    let mut names: BTreeMap<Ecosystem, BTreeSet<String>> = BTreeMap::new();
+    let rows = advisory_rows(store, &candidates, trace).await?;
+    let mut drafts: Vec<Draft> = Vec::new();
+    let mut incomparable: HashSet<(String, String)> = HashSet::new();
     for c in &candidates {
+        let eco = c.dep.ecosystem;
+        let Some(found) = rows.get(&(eco, c.norm.clone())) else {
+            trace.push("no_advisory", json!({"path": c.path, "ecosystem": eco.osv_name(), "name": c.dep.name, "version": c.dep.version}));
+            continue;
+        };
+        let mut by_advisory: BTreeMap<&str, Vec<&ParsedRow>> = BTreeMap::new();
+        for r in found {
+            by_advisory
+                .entry(r.row.advisory_id.as_str())
+                .or_default()
+                .push(r);
+        }
+        for (advisory, entries) in by_advisory {
+            match match_advisory(c, advisory, &entries, options, trace) {
+                Matched::Finding(draft) => drafts.push(*draft),
+                Matched::Incomparable(reason) => {
+                    if incomparable.insert((c.path.to_string(), c.dep.name.clone())) {
+                        outcome.not_seen.push(NotSeen {
+                            what: format!("{} {} in {}", c.dep.name, c.dep.version, c.path),
+                            reason: format!(
+                                "version could not be compared with {}'s rules: {reason}",
+                                eco.osv_name()
+                            ),
+                        });
+                    }
+                }
+                Matched::Nothing => {}
+            }
+        }
+    }
+    outcome.findings = with_exploitation(store, drafts, trace).await?;
+    Ok(outcome)
+}
+
+/// The advisory rows naming any candidate, read one query per ecosystem; a row that does
+/// not read is a trace line.
+async fn advisory_rows(
+    store: &Store,
+    candidates: &[Candidate<'_>],
+    trace: &mut Trace,
+) -> Result<HashMap<(Ecosystem, String), Vec<ParsedRow>>, StoreError> {
+    let mut names: BTreeMap<Ecosystem, BTreeSet<String>> = BTreeMap::new();
+    for c in candidates {
         names
             .entry(c.dep.ecosystem)
             .or_default()
@@ -251,163 +274,190 @@ pub async fn evaluate(
             }
         }
     }
+    Ok(rows)
+}
 
-    let mut drafts: Vec<Draft> = Vec::new();
-    let mut incomparable: HashSet<(String, String)> = HashSet::new();
-    for c in &candidates {
-        let eco = c.dep.ecosystem;
-        let Some(found) = rows.get(&(eco, c.norm.clone())) else {
-            trace.push("no_advisory", json!({"path": c.path, "ecosystem": eco.osv_name(), "name": c.dep.name, "version": c.dep.version}));
-            continue;
-        };
-        let mut by_advisory: BTreeMap<&str, Vec<&ParsedRow>> = BTreeMap::new();
-        for r in found {
-            by_advisory
-                .entry(r.row.advisory_id.as_str())
-                .or_default()
-                .push(r);
-        }
-        for (advisory, entries) in by_advisory {
-            let kind = FindingKind::from_informational(
-                entries.iter().find_map(|e| e.affected.informational()),
-            );
-            if kind != FindingKind::Vulnerability && options.informational == Informational::Ignore
-            {
-                trace.push("skipped", json!({"advisory": advisory, "name": c.dep.name, "reason": "informational advisories are ignored (dependencies.informational)"}));
-                continue;
-            }
-            let mut hits = Vec::new();
-            let mut failure = None;
-            for e in &entries {
-                match proven_version::is_affected(eco, &e.affected, &c.dep.version) {
-                    Ok(a) if a.affected => hits.push((*e, a)),
-                    Ok(_) => {}
-                    Err(err) => failure = Some(err.to_string()),
-                }
-            }
-            if hits.is_empty() {
-                if let Some(reason) = failure {
-                    trace.push("incomparable", json!({"advisory": advisory, "path": c.path, "name": c.dep.name, "version": c.dep.version, "reason": reason}));
-                    if incomparable.insert((c.path.to_string(), c.dep.name.clone())) {
-                        outcome.not_seen.push(NotSeen {
-                            what: format!("{} {} in {}", c.dep.name, c.dep.version, c.path),
-                            reason: format!(
-                                "version could not be compared with {}'s rules: {reason}",
-                                eco.osv_name()
-                            ),
-                        });
-                    }
-                } else {
-                    trace.push("no_match", json!({"advisory": advisory, "path": c.path, "ecosystem": eco.osv_name(), "name": c.dep.name, "version": c.dep.version, "reason": "outside every affected range"}));
-                }
-                continue;
-            }
-            let base_hit = c.base_versions.iter().find(|b| {
-                entries.iter().any(|e| {
-                    proven_version::is_affected(eco, &e.affected, &b.version)
-                        .is_ok_and(|a| a.affected)
-                })
-            });
-            if let Some(b) = base_hit {
-                trace.push("already_affected", json!({"advisory": advisory, "path": c.path, "name": c.dep.name, "base_version": b.version, "head_version": c.dep.version, "reason": "the base is affected too: not brought in by this change"}));
-                continue;
-            }
-            let all: Vec<&proven_osv::Affected> = entries.iter().map(|e| &e.affected).collect();
-            let fix = match proven_version::smallest_fix(eco, &all, &c.dep.version) {
-                Ok(Fix::Version(v)) => FixRef {
-                    note: "smallest version at or above this one outside every affected range of these rows".into(),
-                    version: Some(v),
-                },
-                Ok(Fix::NoFixPublished) => FixRef { version: None, note: "no fix published".into() },
-                Err(e) => FixRef { version: None, note: format!("fix version could not be computed: {e}") },
-            };
-            let first = &hits[0].0.row;
-            let evidence = hits
-                .iter()
-                .map(|(e, a)| Evidence {
-                    kind: "advisory_row".into(),
-                    advisory_id: Some(e.row.advisory_id.clone()),
-                    affected_index: Some(e.row.idx),
-                    matched: Some(describe_match(&e.affected, a)),
-                    row: serde_json::from_str(&e.row.affected_json).ok(),
-                    run: None,
-                    test: None,
-                })
-                .collect();
-            let severity: Vec<proven_osv::Severity> =
-                serde_json::from_str(&first.severity_json).unwrap_or_default();
-            let cves: Vec<String> = std::iter::once(first.advisory_id.as_str())
-                .chain(first.aliases.iter().map(String::as_str))
-                .filter(|a| a.starts_with("CVE-"))
-                .map(str::to_string)
-                .collect();
-            let old = c
-                .base_versions
-                .iter()
-                .map(|b| b.version.as_str())
-                .collect::<Vec<_>>();
-            trace.push("match", json!({"advisory": advisory, "path": c.path, "ecosystem": eco.osv_name(), "name": c.dep.name, "version": c.dep.version, "rows": hits.iter().map(|(e, a)| json!({"index": e.row.idx, "matched": describe_match(&e.affected, a)})).collect::<Vec<_>>()}));
-            drafts.push(Draft {
-                cves,
-                finding: Finding {
-                    id: format!(
-                        "dependency:{}:{}:{}:{}",
-                        c.path,
-                        eco.osv_name(),
-                        c.norm,
-                        advisory
-                    ),
-                    proof_level: Level::Advisory,
-                    kind,
-                    title: format!(
-                        "{} {} is affected by {}",
-                        c.dep.name, c.dep.version, advisory
-                    ),
-                    package: Some(PackageChange {
-                        ecosystem: eco.osv_name().to_string(),
-                        name: c.dep.name.clone(),
-                        old_version: if old.is_empty() {
-                            None
-                        } else {
-                            Some(old.join(", "))
-                        },
-                        new_version: c.dep.version.clone(),
-                        dependency: c.dep.kind.as_str().to_string(),
-                        dev: c.dep.dev,
-                    }),
-                    location: Location {
-                        path: c.path.to_string(),
-                        line: c.dep.line,
-                    },
-                    advisory: Some(AdvisoryRef {
-                        id: advisory.to_string(),
-                        aliases: first.aliases.clone(),
-                        summary: first.summary.clone(),
-                        severity: severity
-                            .into_iter()
-                            .map(|s| SeverityRef {
-                                base_score: cvss_base_score(&s.score),
-                                kind: s.kind,
-                                score: s.score,
-                            })
-                            .collect(),
-                        published: first.published.clone(),
-                        modified: first.modified.clone(),
-                    }),
-                    exploited: None,
-                    epss: None,
-                    fix: Some(fix),
-                    claim: None,
-                    skeptic: None,
-                    patch: None,
-                    fix_not_proved: None,
-                    evidence,
-                },
-            });
+/// What one advisory makes of one candidate.
+enum Matched {
+    Finding(Box<Draft>),
+    /// The version could not be compared under the ecosystem's rules (the reason).
+    Incomparable(String),
+    /// Skipped, outside every range, or affected on the base too (each a trace line).
+    Nothing,
+}
+
+/// One candidate against the rows of one advisory: a finding only when the head version is
+/// affected and no base version of it is.
+fn match_advisory(
+    c: &Candidate<'_>,
+    advisory: &str,
+    entries: &[&ParsedRow],
+    options: &DepsOptions,
+    trace: &mut Trace,
+) -> Matched {
+    let eco = c.dep.ecosystem;
+    let kind =
+        FindingKind::from_informational(entries.iter().find_map(|e| e.affected.informational()));
+    if kind != FindingKind::Vulnerability && options.informational == Informational::Ignore {
+        trace.push("skipped", json!({"advisory": advisory, "name": c.dep.name, "reason": "informational advisories are ignored (dependencies.informational)"}));
+        return Matched::Nothing;
+    }
+    let mut hits = Vec::new();
+    let mut failure = None;
+    for e in entries {
+        match proven_version::is_affected(eco, &e.affected, &c.dep.version) {
+            Ok(a) if a.affected => hits.push((*e, a)),
+            Ok(_) => {}
+            Err(err) => failure = Some(err.to_string()),
         }
     }
+    if hits.is_empty() {
+        if let Some(reason) = failure {
+            trace.push("incomparable", json!({"advisory": advisory, "path": c.path, "name": c.dep.name, "version": c.dep.version, "reason": reason}));
+            return Matched::Incomparable(reason);
+        }
+        trace.push("no_match", json!({"advisory": advisory, "path": c.path, "ecosystem": eco.osv_name(), "name": c.dep.name, "version": c.dep.version, "reason": "outside every affected range"}));
+        return Matched::Nothing;
+    }
+    let base_hit = c.base_versions.iter().find(|b| {
+        entries.iter().any(|e| {
+            proven_version::is_affected(eco, &e.affected, &b.version).is_ok_and(|a| a.affected)
+        })
+    });
+    if let Some(b) = base_hit {
+        trace.push("already_affected", json!({"advisory": advisory, "path": c.path, "name": c.dep.name, "base_version": b.version, "head_version": c.dep.version, "reason": "the base is affected too: not brought in by this change"}));
+        return Matched::Nothing;
+    }
+    trace.push("match", json!({"advisory": advisory, "path": c.path, "ecosystem": eco.osv_name(), "name": c.dep.name, "version": c.dep.version, "rows": hits.iter().map(|(e, a)| json!({"index": e.row.idx, "matched": describe_match(&e.affected, a)})).collect::<Vec<_>>()}));
+    Matched::Finding(Box::new(draft(c, advisory, kind, entries, &hits)))
+}
 
-    // KEV marks "exploited"; EPSS adds the probability. One query each for all findings.
+/// The finding one advisory makes of a candidate, with the rows that affect its version.
+fn draft(
+    c: &Candidate<'_>,
+    advisory: &str,
+    kind: FindingKind,
+    entries: &[&ParsedRow],
+    hits: &[(&ParsedRow, proven_version::Affectedness)],
+) -> Draft {
+    let eco = c.dep.ecosystem;
+    let first = &hits[0].0.row;
+    let evidence = hits
+        .iter()
+        .map(|(e, a)| Evidence {
+            kind: "advisory_row".into(),
+            advisory_id: Some(e.row.advisory_id.clone()),
+            affected_index: Some(e.row.idx),
+            matched: Some(describe_match(&e.affected, a)),
+            row: serde_json::from_str(&e.row.affected_json).ok(),
+            run: None,
+            test: None,
+        })
+        .collect();
+    let cves: Vec<String> = std::iter::once(first.advisory_id.as_str())
+        .chain(first.aliases.iter().map(String::as_str))
+        .filter(|a| a.starts_with("CVE-"))
+        .map(str::to_string)
+        .collect();
+    let old = c
+        .base_versions
+        .iter()
+        .map(|b| b.version.as_str())
+        .collect::<Vec<_>>();
+    Draft {
+        cves,
+        finding: Finding {
+            id: format!(
+                "dependency:{}:{}:{}:{}",
+                c.path,
+                eco.osv_name(),
+                c.norm,
+                advisory
+            ),
+            proof_level: Level::Advisory,
+            kind,
+            title: format!(
+                "{} {} is affected by {}",
+                c.dep.name, c.dep.version, advisory
+            ),
+            package: Some(PackageChange {
+                ecosystem: eco.osv_name().to_string(),
+                name: c.dep.name.clone(),
+                old_version: if old.is_empty() {
+                    None
+                } else {
+                    Some(old.join(", "))
+                },
+                new_version: c.dep.version.clone(),
+                dependency: c.dep.kind.as_str().to_string(),
+                dev: c.dep.dev,
+            }),
+            location: Location {
+                path: c.path.to_string(),
+                line: c.dep.line,
+            },
+            advisory: Some(advisory_ref(advisory, first)),
+            exploited: None,
+            epss: None,
+            fix: Some(fix_for(c, entries)),
+            claim: None,
+            skeptic: None,
+            patch: None,
+            fix_not_proved: None,
+            evidence,
+        },
+    }
+}
+
+/// The smallest version that leaves every affected range of the advisory's rows.
+fn fix_for(c: &Candidate<'_>, entries: &[&ParsedRow]) -> FixRef {
+    let all: Vec<&proven_osv::Affected> = entries.iter().map(|e| &e.affected).collect();
+    match proven_version::smallest_fix(c.dep.ecosystem, &all, &c.dep.version) {
+        Ok(Fix::Version(v)) => FixRef {
+            note:
+                "smallest version at or above this one outside every affected range of these rows"
+                    .into(),
+            version: Some(v),
+        },
+        Ok(Fix::NoFixPublished) => FixRef {
+            version: None,
+            note: "no fix published".into(),
+        },
+        Err(e) => FixRef {
+            version: None,
+            note: format!("fix version could not be computed: {e}"),
+        },
+    }
+}
+
+/// The advisory as a finding names it (from its first affecting row).
+fn advisory_ref(advisory: &str, first: &AffectedRow) -> AdvisoryRef {
+    let severity: Vec<proven_osv::Severity> =
+        serde_json::from_str(&first.severity_json).unwrap_or_default();
+    AdvisoryRef {
+        id: advisory.to_string(),
+        aliases: first.aliases.clone(),
+        summary: first.summary.clone(),
+        severity: severity
+            .into_iter()
+            .map(|s| SeverityRef {
+                base_score: cvss_base_score(&s.score),
+                kind: s.kind,
+                score: s.score,
+            })
+            .collect(),
+        published: first.published.clone(),
+        modified: first.modified.clone(),
+    }
+}
+
+/// The findings, each marked "exploited" from KEV and given its EPSS probability: one query
+/// each for all findings.
+async fn with_exploitation(
+    store: &Store,
+    drafts: Vec<Draft>,
+    trace: &mut Trace,
+) -> Result<Vec<Finding>, StoreError> {
     let all_cves: Vec<String> = drafts
         .iter()
         .flat_map(|d| d.cves.iter().cloned())
@@ -416,6 +466,7 @@ pub async fn evaluate(
         .collect();
     let kev = store.kev_for(&all_cves).await?;
     let epss = store.epss_for(&all_cves).await?;
+    let mut findings = Vec::new();
     for mut d in drafts {
         if let Some(k) = d.cves.iter().find_map(|c| kev.get(c)) {
             d.finding.exploited = Some(KevRef {
@@ -445,9 +496,9 @@ pub async fn evaluate(
                    "version": d.finding.package.as_ref().map(|p| &p.new_version),
                    "fix": d.finding.fix.as_ref().and_then(|f| f.version.as_ref())}),
         );
-        outcome.findings.push(d.finding);
+        findings.push(d.finding);
     }
-    Ok(outcome)
+    Ok(findings)
 }
 
 fn describe_match(affected: &proven_osv::Affected, a: &proven_version::Affectedness) -> String {

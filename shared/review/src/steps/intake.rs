@@ -54,51 +54,9 @@ pub fn run(input: &IntakeInput) -> Result<IntakeOutcome, ReviewError> {
     let head = repo
         .resolve(&input.head)
         .map_err(|e| ReviewError::Input(e.to_string()))?;
-    let config = match repo.read_blob(&base.commit, b"proven.yaml", MAX_CONFIG_BYTES) {
-        Ok(BlobRead::Content(bytes)) => {
-            let origin = format!(
-                "proven.yaml (base {})",
-                &base.commit[..12.min(base.commit.len())]
-            );
-            let text = String::from_utf8(bytes).map_err(|_| {
-                ReviewError::Config(proven_config::ConfigError {
-                    source_name: origin.clone(),
-                    key: String::new(),
-                    message: "is not UTF-8 text".into(),
-                })
-            })?;
-            Some((origin, text))
-        }
-        Ok(BlobRead::Missing) => None,
-        Ok(BlobRead::LeftOut(reason)) => {
-            return Err(ReviewError::Config(proven_config::ConfigError {
-                source_name: "proven.yaml".into(),
-                key: String::new(),
-                message: format!(
-                    "is a {} in the base revision; it is never followed",
-                    reason.as_str()
-                ),
-            }));
-        }
-        Ok(BlobRead::TooLarge { size }) => {
-            return Err(ReviewError::Config(proven_config::ConfigError {
-                source_name: "proven.yaml".into(),
-                key: String::new(),
-                message: format!("is {size} bytes; the limit is {MAX_CONFIG_BYTES}"),
-            }));
-        }
-        Err(e) => return Err(ReviewError::Input(e.to_string())),
-    };
+    let config = read_config(&repo, &base)?;
     // A wrong `proven.yaml` stops the review before any other work.
-    let settings = match &config {
-        Some((origin, text)) => input
-            .layers
-            .clone()
-            .with_yaml(text, origin)
-            .and_then(|l| l.resolve()),
-        None => input.layers.resolve(),
-    }
-    .map_err(ReviewError::Config)?;
+    let settings = settings(&input.layers, config.as_ref()).map_err(ReviewError::Config)?;
     let limits = Limits {
         max_blob_bytes: settings.max_blob_bytes,
         max_tree_files: settings.max_tree_files,
@@ -111,40 +69,11 @@ pub fn run(input: &IntakeInput) -> Result<IntakeOutcome, ReviewError> {
         other => ReviewError::Input(other.to_string()),
     })?;
 
-    let mut facts = Vec::with_capacity(change.files.len());
-    for f in &change.files {
-        let starts_with_shebang =
-            |commit: &str, path: Option<&proven_change::RepoPath>| -> Option<bool> {
-                let Some(path) = path else { return Some(false) };
-                match repo.read_blob(commit, path.as_bytes(), MAX_FACT_BYTES) {
-                    Ok(BlobRead::Content(bytes)) => Some(bytes.starts_with(b"#!")),
-                    Ok(BlobRead::Missing) => Some(false),
-                    _ => None,
-                }
-            };
-        let shebang = match (
-            starts_with_shebang(&base.commit, f.old_path.as_ref()),
-            starts_with_shebang(&head.commit, f.new_path.as_ref()),
-        ) {
-            (Some(a), Some(b)) => Some(a || b),
-            _ => None,
-        };
-        facts.push(FileFacts {
-            path: f.path().display(),
-            old_path: f
-                .old_path
-                .as_ref()
-                .filter(|_| f.new_path.is_some())
-                .map(|p| p.display()),
-            executable: matches!(f.old_mode, proven_change::Mode::Executable)
-                || matches!(f.new_mode, proven_change::Mode::Executable),
-            shebang,
-            pure_rename: f.status == proven_change::FileStatus::Renamed
-                && f.additions == 0
-                && f.deletions == 0,
-            binary: f.binary,
-        });
-    }
+    let facts = change
+        .files
+        .iter()
+        .map(|f| file_facts(&repo, &base, &head, f))
+        .collect();
     Ok(IntakeOutcome {
         base,
         head,
@@ -153,6 +82,97 @@ pub fn run(input: &IntakeInput) -> Result<IntakeOutcome, ReviewError> {
         config,
         limits,
     })
+}
+
+/// The review's settings: the process's layers with the base's `proven.yaml` (named by
+/// `config`'s origin) under them, resolved.
+pub fn settings(
+    layers: &proven_config::Layers,
+    config: Option<&(String, String)>,
+) -> Result<proven_config::Config, proven_config::ConfigError> {
+    match config {
+        Some((origin, text)) => layers
+            .clone()
+            .with_yaml(text, origin)
+            .and_then(|l| l.resolve()),
+        None => layers.resolve(),
+    }
+}
+
+/// `proven.yaml` from the base revision with a name for messages (None: there is none); a
+/// link, an oversized file or one that is not text stops the review by name.
+fn read_config(repo: &Repo, base: &Revision) -> Result<Option<(String, String)>, ReviewError> {
+    match repo.read_blob(&base.commit, b"proven.yaml", MAX_CONFIG_BYTES) {
+        Ok(BlobRead::Content(bytes)) => {
+            let origin = format!(
+                "proven.yaml (base {})",
+                &base.commit[..12.min(base.commit.len())]
+            );
+            let text = String::from_utf8(bytes).map_err(|_| {
+                ReviewError::Config(proven_config::ConfigError {
+                    source_name: origin.clone(),
+                    key: String::new(),
+                    message: "is not UTF-8 text".into(),
+                })
+            })?;
+            Ok(Some((origin, text)))
+        }
+        Ok(BlobRead::Missing) => Ok(None),
+        Ok(BlobRead::LeftOut(reason)) => Err(ReviewError::Config(proven_config::ConfigError {
+            source_name: "proven.yaml".into(),
+            key: String::new(),
+            message: format!(
+                "is a {} in the base revision; it is never followed",
+                reason.as_str()
+            ),
+        })),
+        Ok(BlobRead::TooLarge { size }) => Err(ReviewError::Config(proven_config::ConfigError {
+            source_name: "proven.yaml".into(),
+            key: String::new(),
+            message: format!("is {size} bytes; the limit is {MAX_CONFIG_BYTES}"),
+        })),
+        Err(e) => Err(ReviewError::Input(e.to_string())),
+    }
+}
+
+/// What the later steps need to know about one changed file.
+fn file_facts(
+    repo: &Repo,
+    base: &Revision,
+    head: &Revision,
+    f: &proven_change::ChangedFile,
+) -> FileFacts {
+    let starts_with_shebang =
+        |commit: &str, path: Option<&proven_change::RepoPath>| -> Option<bool> {
+            let Some(path) = path else { return Some(false) };
+            match repo.read_blob(commit, path.as_bytes(), MAX_FACT_BYTES) {
+                Ok(BlobRead::Content(bytes)) => Some(bytes.starts_with(b"#!")),
+                Ok(BlobRead::Missing) => Some(false),
+                _ => None,
+            }
+        };
+    let shebang = match (
+        starts_with_shebang(&base.commit, f.old_path.as_ref()),
+        starts_with_shebang(&head.commit, f.new_path.as_ref()),
+    ) {
+        (Some(a), Some(b)) => Some(a || b),
+        _ => None,
+    };
+    FileFacts {
+        path: f.path().display(),
+        old_path: f
+            .old_path
+            .as_ref()
+            .filter(|_| f.new_path.is_some())
+            .map(|p| p.display()),
+        executable: matches!(f.old_mode, proven_change::Mode::Executable)
+            || matches!(f.new_mode, proven_change::Mode::Executable),
+        shebang,
+        pure_rename: f.status == proven_change::FileStatus::Renamed
+            && f.additions == 0
+            && f.deletions == 0,
+        binary: f.binary,
+    }
 }
 
 /// Why a changed file left out for its size was not read, naming it and the limit.

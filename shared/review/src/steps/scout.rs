@@ -14,6 +14,7 @@ use serde_json::json;
 
 use super::intake::FileFacts;
 use crate::Trace;
+use crate::step_name::StepName;
 
 const PROSE_SUFFIXES: &[&str] = &[".md", ".markdown", ".rst", ".txt", ".adoc", ".asciidoc"];
 const CONFIG_SUFFIXES: &[&str] = &[
@@ -50,76 +51,155 @@ const SECURITY_SIGNALS: &[&str] = &[
     ".github/workflows/",
 ];
 
+/// What kind of change a file, or the whole change, is (the plan's `change_kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    Security,
+    Dependency,
+    Refactor,
+    Docs,
+    Config,
+    Feature,
+    /// No file changed.
+    Empty,
+}
+
+impl ChangeKind {
+    /// The name the plan keeps.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Security => "security",
+            ChangeKind::Dependency => "dependency",
+            ChangeKind::Refactor => "refactor",
+            ChangeKind::Docs => "docs",
+            ChangeKind::Config => "config",
+            ChangeKind::Feature => "feature",
+            ChangeKind::Empty => "empty",
+        }
+    }
+
+    /// Verified prose only, or nothing: no model runs for it.
+    pub const fn runs_no_model(self) -> bool {
+        matches!(self, ChangeKind::Docs | ChangeKind::Empty)
+    }
+}
+
+/// How deep the review goes: the deep band adds the coverage auditor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Band {
+    Deep,
+    Light,
+}
+
+impl Band {
+    /// The name the plan keeps.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Band::Deep => "deep",
+            Band::Light => "light",
+        }
+    }
+
+    /// The band a stored plan names (None: neither).
+    pub fn parse(name: &str) -> Option<Band> {
+        [Band::Deep, Band::Light]
+            .into_iter()
+            .find(|b| b.as_str() == name)
+    }
+}
+
+/// One file, the kind of change it is, and the rule that said so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signal {
+    pub path: String,
+    pub kind: ChangeKind,
+    pub why: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Classification {
-    pub kind: &'static str,
-    pub band: &'static str,
+    pub kind: ChangeKind,
+    pub band: Band,
     pub ambiguous: bool,
     /// Each file and the rule it matched.
-    pub signals: Vec<(String, String)>,
+    pub signals: Vec<Signal>,
 }
 
 fn lower(p: &str) -> String {
     p.to_ascii_lowercase()
 }
 
-fn file_kind(f: &FileFacts) -> (&'static str, String) {
+fn file_kind(f: &FileFacts) -> (ChangeKind, String) {
     let path = lower(&f.path);
     if let Some(sig) = SECURITY_SIGNALS.iter().find(|s| path.contains(*s)) {
-        return ("security", format!("path contains {sig:?}"));
+        return (ChangeKind::Security, format!("path contains {sig:?}"));
     }
     let is_dep = |p: &str| Format::detect(p).is_some();
     if is_dep(&f.path) || f.old_path.as_deref().is_some_and(is_dep) {
-        return ("dependency", "dependency manifest or lock file".into());
+        return (
+            ChangeKind::Dependency,
+            "dependency manifest or lock file".into(),
+        );
     }
     if f.pure_rename {
-        return ("refactor", "renamed without changes".into());
+        return (ChangeKind::Refactor, "renamed without changes".into());
     }
     let prose_name = |p: &str| PROSE_SUFFIXES.iter().any(|s| lower(p).ends_with(s));
     if prose_name(&f.path) && f.old_path.as_deref().is_none_or(prose_name) {
         return match (f.executable, f.shebang, f.binary) {
-            (false, Some(false), false) => ("docs", "verified prose".into()),
-            (true, _, _) => ("feature", "prose suffix but executable: not prose".into()),
+            (false, Some(false), false) => (ChangeKind::Docs, "verified prose".into()),
+            (true, _, _) => (
+                ChangeKind::Feature,
+                "prose suffix but executable: not prose".into(),
+            ),
             (_, Some(true), _) => (
-                "feature",
+                ChangeKind::Feature,
                 "prose suffix but starts with #!: not prose".into(),
             ),
             (_, None, _) => (
-                "feature",
+                ChangeKind::Feature,
                 "prose suffix but could not be read to verify".into(),
             ),
-            (_, _, true) => ("feature", "prose suffix but binary".into()),
+            (_, _, true) => (ChangeKind::Feature, "prose suffix but binary".into()),
         };
     }
     if CONFIG_SUFFIXES.iter().any(|s| path.ends_with(s)) || path.ends_with("dockerfile") {
-        return ("config", "configuration file".into());
+        return (ChangeKind::Config, "configuration file".into());
     }
-    ("feature", "source or other file".into())
+    (ChangeKind::Feature, "source or other file".into())
 }
 
 pub fn classify(files: &[FileFacts]) -> Classification {
     let mut signals = Vec::with_capacity(files.len());
-    let mut kinds: Vec<&'static str> = Vec::new();
+    let mut kinds: Vec<ChangeKind> = Vec::new();
     for f in files {
         let (kind, why) = file_kind(f);
-        signals.push((f.path.clone(), format!("{kind}: {why}")));
+        signals.push(Signal {
+            path: f.path.clone(),
+            kind,
+            why,
+        });
         if !kinds.contains(&kind) {
             kinds.push(kind);
         }
     }
-    let (kind, ambiguous) = if kinds.contains(&"security") {
-        ("security", false)
+    let (kind, ambiguous) = if kinds.contains(&ChangeKind::Security) {
+        (ChangeKind::Security, false)
     } else if kinds.is_empty() {
-        ("empty", false)
+        (ChangeKind::Empty, false)
     } else if kinds.len() == 1 {
         (kinds[0], false)
     } else {
         // Not wholly one kind: never planned as a confident lighter class.
-        ("feature", true)
+        (ChangeKind::Feature, true)
     };
     Classification {
         kind,
-        band: if kind == "security" { "deep" } else { "light" },
+        band: if kind == ChangeKind::Security {
+            Band::Deep
+        } else {
+            Band::Light
+        },
         ambiguous,
         signals,
     }
@@ -139,32 +219,33 @@ pub struct PlanOptions {
 /// The plan entry a step belongs to: every step that runs is one of the plan's entries
 /// (the trace's plan line names exactly what may run, and nothing runs outside it).
 pub fn plan_entry(step: &str) -> Option<&'static str> {
-    Some(match step {
-        "intake" | "plan" | "judge" => "intake",
-        "deps.collect" | "deps.file" => "dependency evidence",
-        "skeptic.deps" => "skeptic (dependency findings)",
-        "planner" => "planner",
-        "prover" | "sandbox.reproduce" => "prover (tests in the sandbox)",
-        "investigator" => "investigator (advisory queries)",
-        "skeptic" | "sandbox.refute" | "skeptic.query" => "skeptic",
-        "fixer" | "sandbox.fix" => "fixer",
-        "autofix" => "autofix",
-        "auditor" => "coverage auditor",
-        "second-reviewer" => "second reviewer",
-        _ => return None,
+    Some(match StepName::parse(step)? {
+        StepName::Intake | StepName::Plan | StepName::Judge => "intake",
+        StepName::DepsCollect | StepName::DepsFile => "dependency evidence",
+        StepName::SkepticDeps => "skeptic (dependency findings)",
+        StepName::Planner => "planner",
+        StepName::Prover | StepName::Reproduce => "prover (tests in the sandbox)",
+        StepName::Investigator => "investigator (advisory queries)",
+        StepName::Skeptic | StepName::Refute | StepName::SkepticQuery => "skeptic",
+        StepName::Fixer | StepName::SandboxFix => "fixer",
+        StepName::Autofix => "autofix",
+        StepName::Auditor => "coverage auditor",
+        StepName::SecondReviewer => "second reviewer",
+        StepName::SandboxRun => return None,
     })
 }
 
 /// Builds the plan and writes its one trace line: each entry of `runs` is a stage that
 /// runs (or may run, as the change's risks need it); `left_out` names every stage that
 /// will not, and why.
-pub fn plan(files: &[FileFacts], options: PlanOptions, trace: &mut Trace) -> Plan {
+pub fn plan(files: &[FileFacts], options: PlanOptions, trace: &mut Trace) -> Planned {
     let c = classify(files);
-    let touches_dependencies = c.signals.iter().any(|(_, s)| s.starts_with("dependency"));
+    let touches_dependencies = c.signals.iter().any(|s| s.kind == ChangeKind::Dependency);
     let mut runs = vec!["intake".to_string()];
     let mut left_out = Vec::new();
-    let agents = options.agents && c.kind != "docs" && c.kind != "empty";
-    if options.dependencies && touches_dependencies {
+    let agents = options.agents && !c.kind.runs_no_model();
+    let dependency_evidence = options.dependencies && touches_dependencies;
+    if dependency_evidence {
         runs.push("dependency evidence".to_string());
         if options.agents {
             runs.push("skeptic (dependency findings)".to_string());
@@ -174,11 +255,11 @@ pub fn plan(files: &[FileFacts], options: PlanOptions, trace: &mut Trace) -> Pla
     } else {
         left_out.push("dependency evidence: no dependency file changed".to_string());
     }
-    if c.kind == "docs" || c.kind == "empty" {
+    if c.kind.runs_no_model() {
         if options.agents {
             left_out.push(format!(
                 "model agents: a {} change (verified prose only runs no model)",
-                c.kind
+                c.kind.as_str()
             ));
         }
     } else if agents {
@@ -194,7 +275,7 @@ pub fn plan(files: &[FileFacts], options: PlanOptions, trace: &mut Trace) -> Pla
         if options.autofix && options.fix_attempts > 0 {
             runs.push("autofix".to_string());
         }
-        if c.band == "deep" {
+        if c.band == Band::Deep {
             runs.push("coverage auditor".to_string());
         }
         if options.second_reviewer {
@@ -208,8 +289,8 @@ pub fn plan(files: &[FileFacts], options: PlanOptions, trace: &mut Trace) -> Pla
         );
     }
     let plan = Plan {
-        change_kind: c.kind.to_string(),
-        band: c.band.to_string(),
+        change_kind: c.kind.as_str().to_string(),
+        band: c.band.as_str().to_string(),
         runs,
         left_out,
     };
@@ -219,12 +300,25 @@ pub fn plan(files: &[FileFacts], options: PlanOptions, trace: &mut Trace) -> Pla
             "change_kind": plan.change_kind,
             "band": plan.band,
             "ambiguous": c.ambiguous,
-            "signals": c.signals.iter().map(|(p, s)| json!({"path": p, "signal": s})).collect::<Vec<_>>(),
+            "signals": c.signals.iter().map(|s| json!({"path": s.path, "signal": format!("{}: {}", s.kind.as_str(), s.why)})).collect::<Vec<_>>(),
             "runs": plan.runs,
             "left_out": plan.left_out,
         }),
     );
-    plan
+    Planned {
+        plan,
+        kind: c.kind,
+        dependency_evidence,
+    }
+}
+
+/// The plan, and what the plan step starts from it.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub plan: Plan,
+    pub kind: ChangeKind,
+    /// The dependency evidence runs (it is on, and a dependency file changed).
+    pub dependency_evidence: bool,
 }
 
 #[cfg(test)]
@@ -245,21 +339,24 @@ mod tests {
     #[test]
     fn one_security_signal_makes_the_whole_change_security() {
         let c = classify(&[f("README.md"), f("src/auth/login.rs"), f("Cargo.lock")]);
-        assert_eq!((c.kind, c.band), ("security", "deep"));
+        assert_eq!((c.kind, c.band), (ChangeKind::Security, Band::Deep));
     }
 
     #[test]
     fn only_verified_prose_is_docs() {
-        assert_eq!(classify(&[f("docs/a.md"), f("CHANGES.txt")]).kind, "docs");
+        assert_eq!(
+            classify(&[f("docs/a.md"), f("CHANGES.txt")]).kind,
+            ChangeKind::Docs
+        );
         let mut script = f("docs/run.md");
         script.shebang = Some(true);
-        assert_eq!(classify(&[script]).kind, "feature");
+        assert_eq!(classify(&[script]).kind, ChangeKind::Feature);
         let mut exec = f("notes.txt");
         exec.executable = true;
-        assert_eq!(classify(&[exec]).kind, "feature");
+        assert_eq!(classify(&[exec]).kind, ChangeKind::Feature);
         let mut unread = f("big.md");
         unread.shebang = None;
-        assert_eq!(classify(&[unread]).kind, "feature");
+        assert_eq!(classify(&[unread]).kind, ChangeKind::Feature);
     }
 
     #[test]
@@ -272,7 +369,7 @@ mod tests {
             autofix: false,
             second_reviewer: false,
         };
-        let plan = plan(&[f("calc.py"), f("Cargo.lock")], options, &mut trace);
+        let plan = plan(&[f("calc.py"), f("Cargo.lock")], options, &mut trace).plan;
         assert!(plan.runs.contains(&"fixer".to_string()), "{plan:?}");
         assert!(
             plan.runs
@@ -321,14 +418,14 @@ mod tests {
     }
 
     fn plan_for(options: PlanOptions) -> proven_report::Plan {
-        plan(&[f("calc.py")], options, &mut Trace::new("t".to_string()))
+        plan(&[f("calc.py")], options, &mut Trace::new("t".to_string())).plan
     }
 
     #[test]
     fn mixed_changes_are_ambiguous_and_never_light_classes() {
         let c = classify(&[f("docs/a.md"), f("src/main.rs")]);
-        assert_eq!((c.kind, c.ambiguous), ("feature", true));
+        assert_eq!((c.kind, c.ambiguous), (ChangeKind::Feature, true));
         let c = classify(&[f("Cargo.lock"), f("Cargo.toml")]);
-        assert_eq!((c.kind, c.ambiguous), ("dependency", false));
+        assert_eq!((c.kind, c.ambiguous), (ChangeKind::Dependency, false));
     }
 }

@@ -1,4 +1,4 @@
-//! The results the review's control steps store and pass each other (their JSON is what a
+//! The results the review's control steps (intake, plan, the dependency evidence) store and pass each other (their JSON is what a
 //! stored review holds: field names are its format).
 
 use proven_config::Informational;
@@ -11,30 +11,30 @@ use serde::{Deserialize, Serialize};
 use crate::steps::{deps, intake};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct IntakeResult {
-    pub(super) repository_dir: String,
-    pub(super) base: RevisionRef,
-    pub(super) head: RevisionRef,
-    pub(super) facts: Vec<intake::FileFacts>,
+pub struct IntakeResult {
+    pub repository_dir: String,
+    pub base: RevisionRef,
+    pub head: RevisionRef,
+    pub facts: Vec<intake::FileFacts>,
     /// Every path the change touches, old and new, hex-encoded (paths are bytes).
-    pub(super) changed_paths: Vec<String>,
-    pub(super) left_out: Vec<LeftOutEntry>,
-    pub(super) truncated: bool,
-    pub(super) config: Option<(String, String)>,
+    pub changed_paths: Vec<String>,
+    pub left_out: Vec<LeftOutEntry>,
+    pub truncated: bool,
+    pub config: Option<(String, String)>,
     /// Changed files intake could not read (over the blob limit): the review is incomplete.
     #[serde(default)]
-    pub(super) input_errors: Vec<InputError>,
+    pub input_errors: Vec<InputError>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct DepsSettings {
-    pub(super) informational_ignore: bool,
-    pub(super) dev_dependencies: bool,
-    pub(super) max_file_bytes: u64,
+pub struct DepsSettings {
+    pub informational_ignore: bool,
+    pub dev_dependencies: bool,
+    pub max_file_bytes: u64,
 }
 
 impl DepsSettings {
-    pub(super) fn options(&self) -> deps::DepsOptions {
+    pub fn options(&self) -> deps::DepsOptions {
         deps::DepsOptions {
             informational: if self.informational_ignore {
                 Informational::Ignore
@@ -51,43 +51,43 @@ impl DepsSettings {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct PlanResult {
-    pub(super) plan: Plan,
-    pub(super) deps: Option<DepsSettings>,
+pub struct PlanResult {
+    pub plan: Plan,
+    pub deps: Option<DepsSettings>,
     /// Tries the Fixer gets per proved defect, fixed for the whole review at the plan (so
     /// every worker, whatever families it serves, reads the same value).
     #[serde(default)]
-    pub(super) fix_attempts: u32,
+    pub fix_attempts: u32,
     /// Autofix runs for this review.
     #[serde(default)]
-    pub(super) autofix: bool,
+    pub autofix: bool,
     /// The model agents run for this review (the dependency findings face the Skeptic).
     #[serde(default)]
-    pub(super) agents: bool,
+    pub agents: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub(super) struct CollectResult {
-    pub(super) sources: Vec<String>,
-    pub(super) input_errors: Vec<InputError>,
-    pub(super) not_seen: Vec<NotSeen>,
-    pub(super) failed_services: Vec<FailedService>,
+pub struct CollectResult {
+    pub sources: Vec<String>,
+    pub input_errors: Vec<InputError>,
+    pub not_seen: Vec<NotSeen>,
+    pub failed_services: Vec<FailedService>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub(super) struct FileResult {
-    pub(super) findings: Vec<Finding>,
-    pub(super) input_errors: Vec<InputError>,
-    pub(super) not_seen: Vec<NotSeen>,
-    pub(super) files: Vec<DependencyFileSummary>,
+pub struct FileResult {
+    pub findings: Vec<Finding>,
+    pub input_errors: Vec<InputError>,
+    pub not_seen: Vec<NotSeen>,
+    pub files: Vec<DependencyFileSummary>,
     /// Findings H-MEM holds an evidenced refutation of: (finding id, memory record id).
     #[serde(default)]
-    pub(super) remembered: Vec<(String, String)>,
+    pub remembered: Vec<(String, String)>,
 }
 
 /// The H-MEM fingerprint of a dependency finding: the lock file, the package at its
 /// version, and the advisory.
-pub(super) fn deps_fingerprint(f: &Finding) -> String {
+pub fn deps_fingerprint(f: &Finding) -> String {
     let package = f.package.as_ref().map(|p| {
         format!(
             "{}:{}@{}",

@@ -1,11 +1,21 @@
 //! The types the review's agent steps pass each other and store (their JSON is what a
 //! stored review holds: field names are its format), and the H-MEM fingerprint.
 
+use proven_pipeline::{NewStep, StepError};
 use proven_report::{PatchEdit, RunRef, TestRef};
-use proven_sandbox::Selection;
+use proven_sandbox::{Language, Selection};
 use proven_store::Store;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+mod control;
+
+pub use control::{
+    CollectResult, DepsSettings, FileResult, IntakeResult, PlanResult, deps_fingerprint,
+};
+
+use crate::outcome::{Next, to_json};
+use crate::step_name::StepName;
 
 /// A risk the Planner named (the wire shape between the agents).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -15,15 +25,82 @@ pub struct Risk {
     pub path: String,
     #[serde(default)]
     pub symbol: Option<String>,
-    /// test or query.
+    /// test or query ([`EvidenceKind`]; kept as the model wrote it, so an answer naming
+    /// another kind is refused by name rather than unread).
     pub evidence: String,
+}
+
+/// How a risk's claim is settled: a test Proven runs, or the advisory rows a query reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EvidenceKind {
+    Test,
+    Query,
+}
+
+impl EvidenceKind {
+    /// The name a risk and a stored result keep.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EvidenceKind::Test => "test",
+            EvidenceKind::Query => "query",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<EvidenceKind> {
+        [EvidenceKind::Test, EvidenceKind::Query]
+            .into_iter()
+            .find(|k| k.as_str() == name)
+    }
+}
+
+impl Risk {
+    /// The kind of evidence it names (None: neither, refused by name).
+    pub fn evidence_kind(&self) -> Option<EvidenceKind> {
+        EvidenceKind::parse(&self.evidence)
+    }
+
+    /// Its H-MEM fingerprint.
+    pub fn fingerprint(&self) -> String {
+        fingerprint(
+            &self.evidence,
+            &self.path,
+            self.symbol.as_deref(),
+            &self.claim,
+        )
+    }
+
+    /// Its H-MEM fingerprint as a finding of `kind` (the judge's, whatever the risk named).
+    pub fn fingerprint_as(&self, kind: EvidenceKind) -> String {
+        fingerprint(
+            kind.as_str(),
+            &self.path,
+            self.symbol.as_deref(),
+            &self.claim,
+        )
+    }
+
+    /// The first step of its finding pipeline under `key`: the Investigator for a query,
+    /// the Prover for a test.
+    pub fn first_step(&self, key: String) -> Result<NewStep, StepError> {
+        let step = match self.evidence_kind() {
+            Some(EvidenceKind::Query) => StepName::Investigator,
+            _ => StepName::Prover,
+        };
+        Ok(NewStep {
+            key,
+            input: Some(to_json(self)?),
+            ..Next::then(step, "model")
+        })
+    }
 }
 
 /// What a risk pipeline's steps carry forward.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProveJob {
     pub risk: Risk,
-    pub language: String,
+    /// The language of its test (stored by its lowercase name).
+    pub language: Language,
     pub test: TestRef,
     /// The command Proven built for the selection (never a model's).
     pub command: Vec<String>,
@@ -44,9 +121,7 @@ pub struct Reproduced {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SkepticResult {
-    /// refuted (a refutation from the closed list, sent to Proven's check),
-    /// refuted_without_evidence, conceded, unresolved.
-    pub verdict: String,
+    pub verdict: SkepticVerdict,
     pub reason: String,
     pub artifact: Option<String>,
     pub test: Option<TestRef>,
@@ -56,6 +131,113 @@ pub struct SkepticResult {
     /// Unresolved: what would settle it.
     #[serde(default)]
     pub needs: Option<String>,
+}
+
+/// What a Fixer try is given.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FixInput {
+    pub job: ProveJob,
+    /// The risk's pipeline key (`r0`): each try's key is derived from it.
+    pub risk_key: String,
+    /// This try, 1-based.
+    pub attempt: u32,
+    /// Tries allowed.
+    pub attempts: u32,
+    /// What failed in the last try (only that).
+    #[serde(default)]
+    pub failed: Option<String>,
+}
+
+impl FixInput {
+    /// The pipeline key of a try of the risk `risk_key`.
+    pub fn key(risk_key: &str, attempt: u32) -> String {
+        format!("{risk_key}-fix{attempt}")
+    }
+
+    /// Whether `key` is the key of a try of the risk `risk_key` (the reading of [`Self::key`]).
+    pub fn is_try_of(key: &str, risk_key: &str) -> bool {
+        key.strip_prefix(risk_key)
+            .and_then(|rest| rest.strip_prefix("-fix"))
+            .is_some_and(|n| n.parse::<u32>().is_ok())
+    }
+
+    /// The next try, carrying only what failed in this one (None: tries are spent).
+    pub fn next(&self, failed: String) -> Option<FixInput> {
+        (self.attempt < self.attempts).then(|| FixInput {
+            job: self.job.clone(),
+            risk_key: self.risk_key.clone(),
+            attempt: self.attempt + 1,
+            attempts: self.attempts,
+            failed: Some(failed),
+        })
+    }
+}
+
+/// The first Fixer try of a reproduced risk, when fixes are on.
+pub fn first_try(risk_key: &str, job: &ProveJob, attempts: u32) -> Option<NewStep> {
+    if attempts == 0 {
+        return None;
+    }
+    let input = FixInput {
+        job: job.clone(),
+        risk_key: risk_key.to_string(),
+        attempt: 1,
+        attempts,
+        failed: None,
+    };
+    Some(NewStep {
+        key: FixInput::key(risk_key, 1),
+        input: serde_json::to_string(&input).ok(),
+        ..Next::then(StepName::Fixer, "model")
+    })
+}
+
+/// What every Skeptic answers, in the closed shape it is asked for: its verdict, why, and
+/// the artifact it opened (each Skeptic's answer adds its own fields beside these).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SkepticSays {
+    pub verdict: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub artifact: Option<String>,
+}
+
+/// What a Skeptic's answer stands for once Proven has read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkepticVerdict {
+    /// A refutation Proven checks (from the closed list, or a query it runs).
+    Refuted,
+    /// A refutation no run or row bears out: the finding stays.
+    RefutedWithoutEvidence,
+    /// A concession naming what it was shown.
+    Conceded,
+    Unresolved,
+}
+
+impl SkepticVerdict {
+    /// The name a stored result and the report keep.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SkepticVerdict::Refuted => "refuted",
+            SkepticVerdict::RefutedWithoutEvidence => "refuted_without_evidence",
+            SkepticVerdict::Conceded => "conceded",
+            SkepticVerdict::Unresolved => "unresolved",
+        }
+    }
+
+    /// The verdict a model's answer names (None: none of these).
+    pub fn parse(said: &str) -> Option<SkepticVerdict> {
+        [
+            SkepticVerdict::Refuted,
+            SkepticVerdict::RefutedWithoutEvidence,
+            SkepticVerdict::Conceded,
+            SkepticVerdict::Unresolved,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == said)
+    }
 }
 
 /// The Planner's result: what it named, and what became of each risk.
@@ -94,6 +276,7 @@ pub fn fingerprint(kind: &str, path: &str, symbol: Option<&str>, claim: &str) ->
 }
 
 /// What the agents need from the review: where the repository is and which commits.
+#[derive(Clone, Copy)]
 pub struct ReviewView<'a> {
     pub store: &'a Store,
     /// The repository's normalised identity (H-MEM's scope with the tenant).
@@ -104,6 +287,36 @@ pub struct ReviewView<'a> {
     pub base: &'a str,
     pub head: &'a str,
     pub changed: &'a [String],
+}
+
+impl ReviewView<'_> {
+    /// Runs `f` on the review's repository on the blocking pool (git2 blocks); an error
+    /// opening it or in `f` fails the step permanently, named by `step`.
+    pub async fn with_repo<T: Send + 'static>(
+        &self,
+        step: &str,
+        f: impl FnOnce(&proven_change::Repo) -> Result<T, String> + Send + 'static,
+    ) -> Result<T, StepError> {
+        let dir = self.repository_dir.to_string();
+        crate::outcome::blocking(move || {
+            let repo =
+                proven_change::Repo::open(std::path::Path::new(&dir)).map_err(|e| e.to_string())?;
+            f(&repo)
+        })
+        .await?
+        .map_err(|e| StepError::Permanent(format!("{step}: {e}")))
+    }
+
+    /// The H-MEM record that holds an evidenced refutation of `risk` in this review's
+    /// scope (its id), if any: such a risk is not raised again.
+    pub async fn remembered(&self, risk: &Risk) -> Result<Option<String>, StepError> {
+        Ok(self
+            .store
+            .memory_lookup(self.tenant, self.repository, &risk.fingerprint())
+            .await
+            .map_err(crate::outcome::retryable)?
+            .map(|memory| memory.id))
+    }
 }
 
 /// The dependency evidence the Planner reads: what the lock files already proved before it
@@ -169,7 +382,7 @@ pub(crate) fn test_job() -> ProveJob {
             symbol: None,
             evidence: "test".into(),
         },
-        language: "python".into(),
+        language: Language::Python,
         test: TestRef {
             path: "tests/test_add.py".into(),
             code: String::new(),
@@ -225,6 +438,18 @@ pub struct Refutation {
     pub kind: Option<RefutationKind>,
 }
 
+impl Refutation {
+    /// What Proven's runs showed of a refutation (the step that checked it sets its kind).
+    pub fn shown(evidenced: bool, reason: String, runs: Vec<RunRef>) -> Refutation {
+        Refutation {
+            evidenced,
+            reason,
+            runs,
+            kind: None,
+        }
+    }
+}
+
 /// Whether `artifact` names one of `shown` exactly (as a whole word: `a.py` is not named by
 /// `data.py`). "Seems right", "the base run" or "I checked" name nothing.
 pub(crate) fn names_a_shown_artifact(artifact: &str, shown: &[String]) -> bool {
@@ -253,12 +478,60 @@ pub struct AuditResult {
 pub struct SurfaceRow {
     pub surface: String,
     pub probe: Option<String>,
-    /// examined, probing, remembered, unresolved or refused (the judge turns `probing`
-    /// into finding, probed or unresolved).
+    /// A [`SurfaceStatus`]: examined, probing, remembered, unresolved or refused (the judge
+    /// turns `probing` into finding, probed or unresolved).
     pub status: String,
     /// The round-two pipeline of a probed surface.
     pub key: Option<String>,
     pub detail: String,
+}
+
+/// What became of a surface the coverage auditor named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SurfaceStatus {
+    /// Round one examined it.
+    Examined,
+    /// Round two probes it (its pipeline's key is on the row).
+    Probing,
+    /// H-MEM holds an evidenced refutation of its probe.
+    Remembered,
+    Unresolved,
+    /// Not a surface Proven can look at (or past the limit).
+    Refused,
+    /// Round two's probe proved a finding.
+    Finding,
+    /// Round two's probe ran and proved nothing.
+    Probed,
+}
+
+impl SurfaceStatus {
+    /// The name a stored result and the report keep.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SurfaceStatus::Examined => "examined",
+            SurfaceStatus::Probing => "probing",
+            SurfaceStatus::Remembered => "remembered",
+            SurfaceStatus::Unresolved => "unresolved",
+            SurfaceStatus::Refused => "refused",
+            SurfaceStatus::Finding => "finding",
+            SurfaceStatus::Probed => "probed",
+        }
+    }
+
+    /// The status a stored row names (None: none of these).
+    pub fn parse(name: &str) -> Option<SurfaceStatus> {
+        [
+            SurfaceStatus::Examined,
+            SurfaceStatus::Probing,
+            SurfaceStatus::Remembered,
+            SurfaceStatus::Unresolved,
+            SurfaceStatus::Refused,
+            SurfaceStatus::Finding,
+            SurfaceStatus::Probed,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+    }
 }
 
 /// What a try came to (the result of both steps).

@@ -1,0 +1,125 @@
+//! `sandbox.fix`: a Fixer's candidate proved on a scratch copy of the change: the
+//! finding's own test twice, then the package's whole suite.
+
+use proven_pipeline::{Lease, Outcome, StepError};
+use proven_report::RunRef;
+use proven_sandbox::RunRecord;
+use serde_json::json;
+
+use super::{Candidate, next_try};
+use crate::Trace;
+use crate::outcome::{outcome, read_input, to_json};
+use crate::step::ReviewStep;
+use crate::test_runs::{
+    TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key, suite_request, twice,
+};
+use crate::wire::FixResult;
+
+/// How much of a failed run's output the next try is told.
+const FAILURE_TAIL: usize = 2000;
+
+/// Proves a candidate: with the patch on the change, the proving test passes, then the
+/// package's whole suite passes. A patch the tree refuses (old text gone, a path outside
+/// the tree) is not proved, by name.
+pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let view = s.view;
+    let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
+    let candidate: Candidate = read_input(lease, "fix candidate")?;
+    let input = &candidate.input;
+    let job = &input.job;
+    let language = job.language;
+    let edits = crate::test_runs::patch(&candidate.edits);
+    let (_, change) = requests(&view, job, &job.test)?;
+    let proving = change.clone().with_patch(edits.clone());
+    let suite = suite_request(&view, view.head, language, &mut trace)
+        .await?
+        .with_file(job.test.path.clone(), job.test.code.clone().into_bytes())
+        .with_patch(edits)
+        .with_timeout(TEST_TIMEOUT);
+    let cassette_key = runs_key(&[
+        view.head,
+        &job.test.path,
+        &job.test.code,
+        &serde_json::to_string(&candidate.edits).unwrap_or_default(),
+    ]);
+    // The proving test twice (a flaky pass proves nothing), then the whole suite.
+    let mut requests = twice("test", proving).to_vec();
+    requests.push(("suite".into(), suite));
+    let done = run_in_turn(s, lease, ("fix", &cassette_key), requests, true).await?;
+    let refused = done
+        .refused
+        .map(|e| format!("the patch does not apply: {e}"));
+    let runs: Vec<RunRef> = done
+        .runs
+        .iter()
+        .map(|r| run_ref("change+patch", r))
+        .collect();
+    for r in &runs {
+        trace.push("sandbox_run", serde_json::to_value(r).unwrap_or_default());
+    }
+    let (proved, reason) = verdict(refused, &done.runs, &runs);
+    trace.push(
+        "fix_verdict",
+        json!({"key": lease.id.key, "attempt": input.attempt, "proved": proved, "reason": reason}),
+    );
+    let result = FixResult {
+        proved,
+        attempt: input.attempt,
+        reason: reason.clone(),
+        edits: candidate.edits.clone(),
+        explanation: candidate.explanation.clone(),
+        runs,
+    };
+    let next = if proved {
+        Vec::new()
+    } else {
+        next_try(input, &reason)?
+    };
+    Ok(outcome(trace, to_json(&result)?, next, true))
+}
+
+/// Whether the runs prove the patch, and why (naming the first run that did not pass, with
+/// the end of its output).
+fn verdict(refused: Option<String>, records: &[RunRecord], runs: &[RunRef]) -> (bool, String) {
+    let passed = |i: usize| records.get(i).is_some_and(passed);
+    let tail = |i: usize| runs.get(i).map(failure_tail).unwrap_or_default();
+    match refused {
+        Some(why) => (false, why),
+        None if !passed(0) => (
+            false,
+            format!(
+                "with the patch the finding's own test does not pass: {}",
+                tail(0)
+            ),
+        ),
+        None if !passed(1) => (
+            false,
+            format!(
+                "with the patch the finding's own test does not pass twice: {}",
+                tail(1)
+            ),
+        ),
+        None if !passed(2) => (
+            false,
+            format!(
+                "with the patch the package's tests do not pass: {}",
+                tail(2)
+            ),
+        ),
+        None => (
+            true,
+            "with the patch the finding's own test passes, and so do the package's tests".into(),
+        ),
+    }
+}
+
+/// A run that did not pass as the next try is told of it: its outcome, its command and the
+/// end of its output.
+fn failure_tail(r: &RunRef) -> String {
+    let t = &r.output_tail;
+    let mut at = t.len().saturating_sub(FAILURE_TAIL);
+    while !t.is_char_boundary(at) {
+        at += 1;
+    }
+    format!("{} ({}): {}", r.outcome, r.command.join(" "), &t[at..])
+}
