@@ -97,6 +97,21 @@ fn cargo_lock(packages: &[(&str, &str)]) -> String {
 const CARGO_TOML: &str =
     "[package]\nname = \"app\"\nversion = \"0.1.0\"\n\n[dependencies]\nfoo = \"*\"\n";
 
+/// Reviews a change of the repository's Cargo.lock from `before` to `after` (whatever else
+/// the repository holds is part of the base).
+async fn lock_change(
+    store: &Store,
+    repo: &TestRepo,
+    before: &[(&str, &str)],
+    after: &[(&str, &str)],
+) -> Report {
+    repo.write("Cargo.lock", cargo_lock(before));
+    let base = repo.commit("base");
+    repo.write("Cargo.lock", cargo_lock(after));
+    let head = repo.commit("change the lock file");
+    run(store, repo, &base, &head).await
+}
+
 async fn run(store: &Store, repo: &TestRepo, base: &str, head: &str) -> Report {
     let layers = Layers::from_env(Vec::<(String, String)>::new()).expect("layers");
     let request = ReviewRequest {
@@ -118,17 +133,15 @@ async fn run(store: &Store, repo: &TestRepo, base: &str, head: &str) -> Report {
 
 async fn raising_a_package_into_a_range_is_one_finding_with_the_fix(backend: Backend) {
     let (t, repo) = seeded(backend).await;
-    repo.write("Cargo.toml", CARGO_TOML).write(
-        "Cargo.lock",
-        cargo_lock(&[("foo", "1.5.0"), ("other", "1.0.0")]),
-    );
-    let base = repo.commit("base");
-    repo.write(
-        "Cargo.lock",
-        cargo_lock(&[("foo", "2.1.0"), ("other", "1.0.0")]),
-    );
-    let head = repo.commit("raise foo");
-    let report = run(&t.store, &repo, &base, &head).await;
+    repo.write("Cargo.toml", CARGO_TOML);
+    let before = [("foo", "1.5.0"), ("other", "1.0.0")];
+    let report = lock_change(
+        &t.store,
+        &repo,
+        &before,
+        &[("foo", "2.1.0"), ("other", "1.0.0")],
+    )
+    .await;
     assert_eq!(report.status, Status::Complete);
     assert_eq!(report.findings.len(), 1, "{:#?}", report.findings);
     let f = &report.findings[0];
@@ -191,17 +204,9 @@ async fn the_base_own_vulnerable_packages_are_not_brought_in_by_the_change(backe
     let (t, repo) = seeded(backend).await;
     // foo is vulnerable on the base already; the change raises it inside the same advisory
     // and adds an unrelated safe package.
-    repo.write(
-        "Cargo.lock",
-        cargo_lock(&[("foo", "2.0.1"), ("bar", "0.1.0")]),
-    );
-    let base = repo.commit("base");
-    repo.write(
-        "Cargo.lock",
-        cargo_lock(&[("foo", "2.1.0"), ("bar", "0.1.0"), ("safe", "1.0.0")]),
-    );
-    let head = repo.commit("head");
-    let report = run(&t.store, &repo, &base, &head).await;
+    let before = [("foo", "2.0.1"), ("bar", "0.1.0")];
+    let after = [("foo", "2.1.0"), ("bar", "0.1.0"), ("safe", "1.0.0")];
+    let report = lock_change(&t.store, &repo, &before, &after).await;
     assert!(report.findings.is_empty(), "{:#?}", report.findings);
     let trace = t
         .store
@@ -218,14 +223,9 @@ async fn the_base_own_vulnerable_packages_are_not_brought_in_by_the_change(backe
 
 async fn a_kev_listed_cve_makes_the_finding_exploited(backend: Backend) {
     let (t, repo) = seeded(backend).await;
-    repo.write("Cargo.lock", cargo_lock(&[("bar", "0.6.0")]));
-    let base = repo.commit("base");
-    repo.write(
-        "Cargo.lock",
-        cargo_lock(&[("bar", "0.4.0"), ("baz", "1.0.0")]),
-    );
-    let head = repo.commit("lower bar into the range, add unmaintained baz");
-    let report = run(&t.store, &repo, &base, &head).await;
+    // bar lowered into the range, baz (unmaintained) added.
+    let after = [("bar", "0.4.0"), ("baz", "1.0.0")];
+    let report = lock_change(&t.store, &repo, &[("bar", "0.6.0")], &after).await;
     assert_eq!(report.findings.len(), 2, "{:#?}", report.findings);
     let bar = report
         .findings
@@ -345,11 +345,7 @@ async fn malformed_inputs_are_named_and_the_rest_of_the_review_goes_on(backend: 
 async fn an_empty_advisory_store_never_gives_a_clean_review(backend: Backend) {
     let t = TestStore::new(backend).await;
     let repo = TestRepo::new();
-    repo.write("Cargo.lock", cargo_lock(&[("foo", "1.5.0")]));
-    let base = repo.commit("base");
-    repo.write("Cargo.lock", cargo_lock(&[("foo", "2.1.0")]));
-    let head = repo.commit("head");
-    let report = run(&t.store, &repo, &base, &head).await;
+    let report = lock_change(&t.store, &repo, &[("foo", "1.5.0")], &[("foo", "2.1.0")]).await;
     assert_eq!(report.status, Status::Incomplete);
     assert_eq!(report.failed_services.len(), 1);
     assert_eq!(report.failed_services[0].service, "advisories");
