@@ -34,6 +34,7 @@ async fn start_job(
     repo.write("app.py", "def answer():\n    return 42\n");
     let rev = repo.commit("base");
     let job = SandboxJob {
+        resolve_before: None,
         repository: repo.path().display().to_string(),
         revision: rev,
         language: "python".into(),

@@ -19,6 +19,8 @@ pub struct Revision {
     pub spec: String,
     pub commit: String,
     pub summary: String,
+    /// The commit's committer time (seconds since the epoch).
+    pub committed_at: i64,
 }
 
 /// What reading one path of one commit gave.
@@ -75,6 +77,7 @@ impl Repo {
             commit: commit.id().to_string(),
             summary: String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default())
                 .into_owned(),
+            committed_at: commit.time().seconds(),
         })
     }
 

@@ -103,7 +103,18 @@ impl TestRepo {
     }
 
     /// Stages everything (additions, changes, removals) and commits; returns the SHA.
+    /// Commits everything, dated at the start of today (UTC): a fixed time within a day, and
+    /// a young base for the review (a review of an old base resolves unpinned requirements
+    /// as of then; [`TestRepo::commit_at`] makes one).
     pub fn commit(&self, message: &str) -> String {
+        let today = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        self.commit_at(message, today - today % 86_400)
+    }
+
+    /// Commits everything with author and committer time `seconds` (since the epoch).
+    pub fn commit_at(&self, message: &str, seconds: i64) -> String {
         let mut index = self.repo.index().expect("index");
         index
             .add_all(["*"], IndexAddOption::DEFAULT, None)
@@ -133,7 +144,7 @@ impl TestRepo {
         let sig = Signature::new(
             "Proven Test",
             "test@proven.invalid",
-            &git2::Time::new(1_700_000_000, 0),
+            &git2::Time::new(seconds, 0),
         )
         .expect("signature");
         let parents: Vec<git2::Commit<'_>> = match self.repo.head() {

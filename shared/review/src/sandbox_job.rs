@@ -43,6 +43,10 @@ pub struct SandboxJob {
     /// review goes to the judge.
     #[serde(default)]
     pub then: Option<String>,
+    /// Resolve what the project does not pin as of this instant (the review's own, see
+    /// `RunRequest::resolve_before`).
+    #[serde(default)]
+    pub resolve_before: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,6 +100,7 @@ impl SandboxJob {
             })
             .collect();
         request.timeout = self.timeout_secs.map(Duration::from_secs);
+        request.resolve_before = self.resolve_before.clone();
         Ok(request)
     }
 }

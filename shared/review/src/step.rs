@@ -110,6 +110,7 @@ impl Review {
             base: &self.intake.base.commit,
             head: &self.intake.head.commit,
             changed: &self.changed,
+            resolve_before: self.intake.resolve_before,
         }
     }
 }

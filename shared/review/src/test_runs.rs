@@ -176,21 +176,39 @@ pub(crate) fn run_ref(side: &str, r: &RunRecord) -> RunRef {
     }
 }
 
+impl ReviewView<'_> {
+    /// A sandbox run of this review: on `revision` of its repository, for its tenant, its
+    /// dependencies prepared as of the review's one instant (so base, change and patched
+    /// runs share one environment).
+    pub fn run_request(
+        &self,
+        revision: &str,
+        language: proven_sandbox::Language,
+        command: Vec<String>,
+    ) -> proven_sandbox::RunRequest {
+        let request =
+            proven_sandbox::RunRequest::new(self.repository_dir, revision, language, command)
+                .for_tenant(self.tenant);
+        match self
+            .resolve_before
+            .and_then(|at| time::OffsetDateTime::from_unix_timestamp(at).ok())
+        {
+            Some(at) => request.resolved_as_of(at),
+            None => request,
+        }
+    }
+}
+
 pub(crate) fn requests(
     view: &ReviewView<'_>,
     job: &ProveJob,
     test: &TestRef,
 ) -> Result<(RunRequest, RunRequest), StepError> {
     let language = job.language;
-    let mut base = RunRequest::new(
-        view.repository_dir,
-        view.base,
-        language,
-        job.command.clone(),
-    )
-    .with_file(test.path.clone(), test.code.clone().into_bytes())
-    .with_timeout(TEST_TIMEOUT)
-    .for_tenant(view.tenant);
+    let mut base = view
+        .run_request(view.base, language, job.command.clone())
+        .with_file(test.path.clone(), test.code.clone().into_bytes())
+        .with_timeout(TEST_TIMEOUT);
     for (name, value) in &job.env {
         base = base.with_env(name.clone(), value.clone());
     }
@@ -373,8 +391,7 @@ pub(crate) async fn suite_request(
         json!({"command": suite.run.command, "from": suite.source}),
     );
     let run = suite.run;
-    let mut request = RunRequest::new(view.repository_dir, revision, language, run.command)
-        .for_tenant(view.tenant);
+    let mut request = view.run_request(revision, language, run.command);
     for (k, v) in run.env {
         request = request.with_env(k, v);
     }

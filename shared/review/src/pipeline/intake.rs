@@ -70,6 +70,12 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
             })
             .collect(),
         truncated: read.change.truncated,
+        resolve_before: super::resolve_before(
+            read.base.committed_at,
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64),
+        ),
         config: read.config.clone(),
         input_errors: read
             .change

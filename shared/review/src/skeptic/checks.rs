@@ -50,8 +50,8 @@ pub(super) fn seeded(
             vec![("PROVEN_TEST_SEED".to_string(), seed.to_string())],
         ),
     };
-    let mut request = RunRequest::new(view.repository_dir, revision, language, command)
-        .for_tenant(view.tenant)
+    let mut request = view
+        .run_request(revision, language, command)
         .with_file(job.test.path.clone(), job.test.code.clone().into_bytes())
         .with_timeout(TEST_TIMEOUT);
     for (k, v) in env {
@@ -400,8 +400,8 @@ fn intended_runs(
         0,
     );
     let request = |revision: &str| {
-        let mut r = RunRequest::new(view.repository_dir, revision, language, run.command.clone())
-            .for_tenant(view.tenant)
+        let mut r = view
+            .run_request(revision, language, run.command.clone())
             .with_timeout(TEST_TIMEOUT);
         for (k, v) in &run.env {
             r = r.with_env(k.clone(), v.clone());

@@ -24,6 +24,13 @@ pub struct IntakeResult {
     /// Changed files intake could not read (over the blob limit): the review is incomplete.
     #[serde(default)]
     pub input_errors: Vec<InputError>,
+    /// The review's one instant for resolving what a project does not pin (seconds since
+    /// the epoch): the base's commit time when the base is older than
+    /// [`crate::pipeline::RESOLVE_AS_OF_BASE_AFTER_DAYS`] days, else none (today's releases).
+    /// Every run of the review, on either side, is prepared as of it, so both sides share one
+    /// environment.
+    #[serde(default)]
+    pub resolve_before: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -287,6 +287,9 @@ pub struct ReviewView<'a> {
     pub base: &'a str,
     pub head: &'a str,
     pub changed: &'a [String],
+    /// The review's instant for resolving what a project does not pin (see
+    /// `IntakeResult::resolve_before`): every sandbox run of the review carries it.
+    pub resolve_before: Option<i64>,
 }
 
 impl ReviewView<'_> {

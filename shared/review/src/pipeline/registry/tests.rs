@@ -81,6 +81,7 @@ async fn review_after_intake(store: &Store, first: &str) {
         truncated: false,
         config: None,
         input_errors: Vec::new(),
+        resolve_before: None,
     };
     let done = Outcome {
         result: to_json(&intake).expect("intake"),
