@@ -225,12 +225,22 @@ def start_dated_index(before):
             name = parts[1]
             request = urllib.request.Request(UPSTREAM + name + "/", headers={
                 "Accept": "application/vnd.pypi.simple.v1+json"})
-            try:
-                with urllib.request.urlopen(request, timeout=120) as r:
-                    page = json.loads(r.read().decode("utf-8"))
-            except Exception as e:
-                code = getattr(e, "code", 502)
-                self.send_error(code if isinstance(code, int) else 502)
+            page = None
+            for attempt in range(4):
+                try:
+                    with urllib.request.urlopen(request, timeout=120) as r:
+                        page = json.loads(r.read().decode("utf-8"))
+                    break
+                except Exception as e:
+                    code = getattr(e, "code", None)
+                    if isinstance(code, int) and 400 <= code < 500:
+                        self.send_error(code)
+                        return
+                    # A connection that failed on the way (the proxy, the network): again.
+                    import time
+                    time.sleep(1 + attempt)
+            if page is None:
+                self.send_error(502)
                 return
             links = []
             for f in page.get("files", []):
@@ -317,6 +327,12 @@ def main():
 
     pip = [PY, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
            "--progress-bar", "off", "--no-warn-script-location", "--no-compile"]
+    # The same pip on the real index, for a requirement nothing of the date installs.
+    pip_now = list(pip)
+    if PLAN.get("index_url"):
+        pip_now += ["--index-url", PLAN["index_url"]]
+        if PLAN["index_url"].startswith("http://"):
+            pip_now += ["--trusted-host", PLAN["index_url"].split("://", 1)[1].split("/", 1)[0].split(":", 1)[0]]
     if RESOLVE_BEFORE:
         # pip reaches the dated index directly (NO_PROXY), the index reaches the real one
         # through the proxy. --ignore-installed: the image's own pytest is today's; the
@@ -363,6 +379,13 @@ def main():
             REPORT["notes"].append("the requirements did not resolve together: " + why(out))
             for spec, source in wanted:
                 code, out = run(pip + [spec])
+                if code != 0 and RESOLVE_BEFORE:
+                    # Nothing of that date installs here (an sdist that needs a compiler, a
+                    # release with no files for this Python): today's release, said so.
+                    code, again = run(pip_now + [spec])
+                    if code == 0:
+                        REPORT["notes"].append("%s: as of %s it did not install (%s); resolved now instead"
+                                               % (spec, RESOLVE_BEFORE, why(out)))
                 if code != 0:
                     # An sdist whose build needs what the index does not serve (setuptools from
                     # an operator's mirror), or an old setup.py newer setuptools breaks: built

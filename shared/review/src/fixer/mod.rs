@@ -29,7 +29,6 @@ use crate::outcome::Next;
 use crate::outcome::{blocking, outcome, read_input, to_json};
 use crate::step::ReviewStep;
 use crate::step_name::StepName;
-use crate::test_runs::MAX_FILE_BYTES;
 use crate::wire::{FixResult, ReviewView};
 
 mod patch;
@@ -69,6 +68,13 @@ pub(super) fn next_try(input: &FixInput, failed: &str) -> Result<Vec<NewStep>, S
     }])
 }
 
+/// The largest file the Fixer edits: its edits are checked against, and located in, the
+/// whole file (psf/black's black.py is 221 KB).
+const MAX_EDITED_FILE_BYTES: u64 = 4 << 20;
+/// The most of a file the Fixer's prompt shows; a larger file is shown as the part around
+/// the claimed symbol, said so.
+const MAX_SHOWN_FILE_BYTES: usize = 128 << 10;
+
 /// The text of each file at `head` (None when it cannot be read as text).
 async fn read_files(
     view: &ReviewView<'_>,
@@ -80,7 +86,7 @@ async fn read_files(
         let mut out = Vec::new();
         for path in paths {
             let text = match repo
-                .read_blob(&head, path.as_bytes(), 4 * MAX_FILE_BYTES)
+                .read_blob(&head, path.as_bytes(), MAX_EDITED_FILE_BYTES)
                 .map_err(|e| e.to_string())?
             {
                 proven_change::BlobRead::Content(b) => String::from_utf8(b).ok(),
@@ -117,7 +123,10 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
         .first()
         .and_then(|(_, t)| t.clone())
         .unwrap_or_default();
-    let user = prompt(&input, &source);
+    let user = prompt(
+        &input,
+        &shown(&source, job.risk.symbol.as_deref().unwrap_or_default()),
+    );
     let mut answer: FixerAnswer = agents
         .ask(Role::Generator, SYSTEM, &user, &mut trace)
         .await?;
@@ -175,6 +184,43 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
     Ok(outcome(trace, to_json(&result)?, next, true))
 }
 
+/// What the Fixer's prompt shows of a file: all of it, or, past
+/// [`MAX_SHOWN_FILE_BYTES`], the lines around the claimed symbol's first definition (else
+/// its first mention, else the start), headed by which lines they are.
+fn shown(source: &str, symbol: &str) -> String {
+    if source.len() <= MAX_SHOWN_FILE_BYTES {
+        return source.to_string();
+    }
+    let symbol = symbol.trim();
+    let at = [
+        format!("def {symbol}"),
+        format!("class {symbol}"),
+        format!("fn {symbol}"),
+        format!("function {symbol}"),
+    ]
+    .iter()
+    .filter(|_| !symbol.is_empty())
+    .find_map(|d| source.find(d.as_str()))
+    .or_else(|| (!symbol.is_empty()).then(|| source.find(symbol)).flatten())
+    .unwrap_or(0);
+    let half = MAX_SHOWN_FILE_BYTES / 2;
+    let mut start = at.saturating_sub(half);
+    let mut end = (start + MAX_SHOWN_FILE_BYTES).min(source.len());
+    // Whole lines only (and char boundaries).
+    start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+    while !source.is_char_boundary(end) {
+        end -= 1;
+    }
+    end = source[..end].rfind('\n').map_or(end, |i| i + 1);
+    let first = source[..start].matches('\n').count() + 1;
+    let last = first + source[start..end].matches('\n').count().saturating_sub(1);
+    let total = source.matches('\n').count() + 1;
+    format!(
+        "[lines {first}-{last} of {total}: the file is larger than the Fixer is shown; edits may address any part of it]\n{}",
+        &source[start..end]
+    )
+}
+
 /// The Fixer's prompt: the claim, the file and the test as quoted data, and what failed in
 /// the last try.
 fn prompt(input: &FixInput, source: &str) -> String {
@@ -220,6 +266,27 @@ mod tests {
 
     fn job() -> ProveJob {
         crate::wire::test_job()
+    }
+
+    #[test]
+    fn a_large_file_is_shown_around_the_claimed_symbol() {
+        let small = "def f():\n    return 1\n";
+        assert_eq!(shown(small, "f"), small);
+        // psf/black's black.py is 221 KB: the Fixer sees the lines around the definition.
+        let filler: String = (0..6000)
+            .map(|i| format!("x_{i} = {i}  # padding line\n"))
+            .collect();
+        let big =
+            format!("{filler}def is_split_before_delimiter(leaf):\n    return leaf\n{filler}");
+        assert!(big.len() > MAX_SHOWN_FILE_BYTES);
+        let view = shown(&big, "is_split_before_delimiter");
+        assert!(view.len() <= MAX_SHOWN_FILE_BYTES + 200, "{}", view.len());
+        assert!(view.contains("def is_split_before_delimiter(leaf):\n    return leaf\n"));
+        assert!(view.starts_with("[lines "), "{}", &view[..80]);
+        assert!(view.contains("of 12003: the file is larger than the Fixer is shown"));
+        // Whole lines: the excerpt starts at a line's start.
+        let body = view.split_once('\n').map(|(_, b)| b).unwrap_or_default();
+        assert!(body.starts_with("x_"), "{}", &body[..40]);
     }
 
     #[test]
