@@ -76,12 +76,28 @@ ensure_go() {
 }
 
 # The sandbox's Go image is built from the newest Go Debian ships: bookworm's golang-go is
-# 1.19, which refuses go.mod files with a toolchain line and builds nothing needing 1.21+;
-# bookworm-backports carries golang-1.23. Best effort: without it, the older Go is used.
+# 1.19, which refuses go.mod files with a toolchain line and builds nothing needing 1.21+.
+# trixie-backports carries golang-1.26 (statically linked: it needs nothing of trixie but
+# its own source package, and backports are never taken unless asked for by name, so
+# nothing else of the host moves); bookworm-backports golang-1.23 is the fallback. Modules
+# declare `go 1.25` and newer (gin-gonic/gin), and a toolchain cannot be downloaded in the
+# sandbox. Best effort: without either, the older Go is used.
 ensure_newer_go() {
-    ls -d /usr/lib/go-1.2[1-9] >/dev/null 2>&1 && return 0
+    ls -d /usr/lib/go-1.2[6-9] >/dev/null 2>&1 && return 0
     grep -q 'VERSION_CODENAME=bookworm' /etc/os-release 2>/dev/null || return 1
-    local list=/etc/apt/sources.list.d/proven-bookworm-backports.list
+    local list=/etc/apt/sources.list.d/proven-trixie-backports.list
+    if ! grep -rqs 'trixie-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        docker_log "adding Debian's trixie-backports (for golang-1.26)"
+        echo "deb http://deb.debian.org/debian trixie-backports main" | docker_as_root tee "$list" >/dev/null || return 1
+    fi
+    docker_log "installing golang-1.26-go from trixie-backports"
+    if docker_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null &&
+        docker_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+            --no-install-recommends -t trixie-backports golang-1.26-go >/dev/null; then
+        return 0
+    fi
+    ls -d /usr/lib/go-1.2[1-9] >/dev/null 2>&1 && return 0
+    list=/etc/apt/sources.list.d/proven-bookworm-backports.list
     if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
         docker_log "adding Debian's bookworm-backports (for golang-1.23)"
         echo "deb http://deb.debian.org/debian bookworm-backports main" | docker_as_root tee "$list" >/dev/null || return 1

@@ -2,14 +2,15 @@
 # Modules are downloaded before the run (`go mod download` from go.mod and go.sum, with
 # GOMODCACHE in the dependency cache, keyed by both files) and mounted read-only at
 # /deps/gomodcache; the run is offline (GOPROXY=off).
-FROM golang:1.22-bookworm
+FROM golang:1.26-bookworm
+# gcc and libc6-dev come with the golang image: cgo packages and `go test -race` build.
 RUN apt-get update && apt-get install -y --no-install-recommends less && rm -rf /var/lib/apt/lists/* \
  && groupadd -g 10001 sandbox \
  && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \
  && mkdir -p /src /work /deps /prep
 COPY proven-entry /usr/local/bin/proven-entry
 ENV HOME=/tmp LANG=C.UTF-8 GOPROXY=off GOTOOLCHAIN=local GOTELEMETRY=off GOPATH=/tmp/go \
-    GOCACHE=/tmp/go-build GOTMPDIR=/tmp CGO_ENABLED=0
+    GOCACHE=/tmp/go-build GOTMPDIR=/tmp CGO_ENABLED=1
 USER 10001:10001
 WORKDIR /work
 CMD ["/bin/sh"]
