@@ -6,6 +6,9 @@
 //! cargo xtask bench [NAME…]    the benchmarks that measure Proven against a peer, in turn
 //! cargo xtask suites --repos DIR [--only NAME…] [--out FILE]   real projects' own suites
 //!                              at their heads, in the sandbox (issue 16)
+//! cargo xtask gomirror --repos DIR --out DIR SOURCE…
+//!                              a static Go module proxy built from the modules' git
+//!                              repositories, each zip checked against go.sum (gomirror.rs)
 //! cargo xtask corpus bugsinpy --bugsinpy PATH --repos DIR [--project NAME…] [--limit N] [--out FILE]
 //!                              Proven on real bugs of BugsInPy: sandbox fidelity, reproduced,
 //!                              fix proved, false proofs, causes (see corpus/mod.rs)
@@ -14,6 +17,7 @@
 //! The test suite is not here: `scripts/test` is the one command (CI runs exactly it).
 
 mod corpus;
+mod gomirror;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
         Some("bench") => bench(&args[1..]),
         Some("suites") => suites::run(&args[1..]),
         Some("corpus") => corpus::run(&args[1..], &root()),
+        Some("gomirror") => gomirror::run(&args[1..]),
         _ => Err(usage()),
     };
     match result {
@@ -71,8 +76,9 @@ fn main() -> ExitCode {
 fn usage() -> String {
     let names: Vec<&str> = BENCHES.iter().map(|b| b.0).collect();
     format!(
-        "usage: cargo xtask docs [--check] | lint | bench [{}] | suites --repos DIR [--only NAME…] [--out FILE] | {}",
+        "usage: cargo xtask docs [--check] | lint | bench [{}] | suites --repos DIR [--only NAME…] [--out FILE] | {} | {}",
         names.join("|"),
+        gomirror::usage().trim_start_matches("cargo xtask "),
         corpus::usage().trim_start_matches("cargo xtask ")
     )
 }
