@@ -99,6 +99,8 @@ pub(crate) struct Execution {
     pub markers: Vec<&'static str>,
     /// The test runner's counts, when it printed a summary.
     pub tests: Option<crate::tally::TestCounts>,
+    /// The tests it named as failing or erroring.
+    pub failing: Vec<String>,
     /// The output stream broke before the container ended: part of the output is missing.
     pub stream_broken: bool,
 }
@@ -571,6 +573,7 @@ async fn finish(
         output,
         markers: seen.markers,
         tests: seen.tests,
+        failing: seen.failing,
         stream_broken,
     })
 }

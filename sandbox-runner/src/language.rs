@@ -177,6 +177,9 @@ impl Language {
         let mut env = vec![("PROVEN_TEST_SEED".to_string(), "0".to_string())];
         if self == Language::Python {
             env.push(("PYTHONHASHSEED".into(), "0".into()));
+            // pytest names the failing and erroring tests in its short summary (the default
+            // only since pytest 6): a suite's failures are compared by name with the base's.
+            env.push(("PYTEST_ADDOPTS".into(), "-rfE".into()));
         }
         TestRun {
             command: words.iter().map(|w| w.to_string()).collect(),

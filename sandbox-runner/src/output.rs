@@ -27,6 +27,8 @@ pub(crate) struct Capture {
 pub(crate) struct Seen {
     pub markers: Vec<&'static str>,
     pub tests: Option<TestCounts>,
+    /// The tests the runner named as failing or erroring (see [`Tally::finish`]).
+    pub failing: Vec<String>,
 }
 
 impl Capture {
@@ -107,6 +109,7 @@ impl Capture {
             self.tail.drain(..cut);
         }
         let kept = (self.head.len() + self.tail.len()) as u64;
+        let (tests, failing) = self.tally.finish();
         let markers = self
             .needles
             .iter()
@@ -124,7 +127,8 @@ impl Capture {
             },
             Seen {
                 markers,
-                tests: self.tally.finish(),
+                tests,
+                failing,
             },
         )
     }

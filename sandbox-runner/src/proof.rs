@@ -255,6 +255,7 @@ mod tests {
             killed: None,
             pids_limit_reached: false,
             tests,
+            failing: Vec::new(),
             kind,
             output: crate::record::OutputRecord {
                 head: String::new(),

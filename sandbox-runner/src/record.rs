@@ -44,11 +44,29 @@ pub struct RunRecord {
     /// this sandbox reads, or the run was a plain command.
     #[serde(default)]
     pub tests: Option<TestCounts>,
+    /// The tests the runner named as failing or erroring, in its own words (pytest node ids,
+    /// `PKG.TestName` for go, libtest paths, TAP points). Complete only when there are as
+    /// many as `tests`' failed and errored counts ([`RunRecord::failing_named`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failing: Vec<String>,
     /// A test run (the default), or a plain command whose exit code alone decides.
     #[serde(default)]
     pub kind: RunKind,
     pub output: OutputRecord,
     pub outcome: Outcome,
+}
+
+impl RunRecord {
+    /// The tests the runner named as failing or erroring, when the names are complete: at
+    /// least as many as its counts of failed and errored tests, and not cut at
+    /// [`crate::tally::MAX_NAMED`]. None when they are not known (no counts, a runner that
+    /// names none, or fewer names than failures).
+    pub fn failing_named(&self) -> Option<&[String]> {
+        let counts = self.tests?;
+        let named = self.failing.len() as u64;
+        (named >= counts.failed + counts.errors && self.failing.len() < crate::tally::MAX_NAMED)
+            .then_some(self.failing.as_slice())
+    }
 }
 
 /// What a run is for: it decides what "passed" means.

@@ -528,6 +528,7 @@ impl Sandbox {
                 killed: execution.killed,
                 pids_limit_reached: execution.pids_limit_reached,
                 tests: execution.tests,
+                failing: execution.failing,
                 kind: request.kind,
                 output: execution.output,
                 outcome,

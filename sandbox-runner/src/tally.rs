@@ -84,7 +84,18 @@ pub(crate) struct Tally {
     mocha: Option<TestCounts>,
     /// TAP without a summary (node-tap's own `tap` reporter): the top-level test points.
     tap_points: Option<TestCounts>,
+    /// The tests the runner named as failing or erroring, in its own words, each once.
+    failing: Vec<String>,
+    /// go test: the failing top-level tests of the package whose result line has not come
+    /// yet (`FAIL\tPKG` names them as `PKG.Test`).
+    go_failing: Vec<String>,
 }
+
+/// Failing tests named at most: past it the names are incomplete (fewer than the counts),
+/// which a reader of the record must treat as "not known".
+pub const MAX_NAMED: usize = 2000;
+/// A name longer than this is cut (and so no longer matches another run's).
+const MAX_NAME: usize = 512;
 
 impl Tally {
     pub fn new(language: Language) -> Tally {
@@ -101,6 +112,23 @@ impl Tally {
             jest: None,
             mocha: None,
             tap_points: None,
+            failing: Vec::new(),
+            go_failing: Vec::new(),
+        }
+    }
+
+    fn named_failing(&mut self, name: &str) {
+        let name = name.trim();
+        if name.is_empty() || self.failing.len() >= MAX_NAMED {
+            return;
+        }
+        let mut cut = name.len().min(MAX_NAME);
+        while !name.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let name = &name[..cut];
+        if !self.failing.iter().any(|n| n == name) {
+            self.failing.push(name.to_string());
         }
     }
 
@@ -120,12 +148,24 @@ impl Tally {
         self.line.extend_from_slice(&part[..part.len().min(room)]);
     }
 
-    /// The counts, when the runner printed a summary this reads.
-    pub fn finish(mut self) -> Option<TestCounts> {
+    /// The counts, when the runner printed a summary this reads, and the tests it named as
+    /// failing or erroring (pytest's `FAILED`/`ERROR` lines, unittest's `FAIL:`/`ERROR:`,
+    /// libtest's `test NAME ... FAILED`, go's top-level `--- FAIL:` by package, TAP's
+    /// top-level `not ok`; none for mocha and jest). The names are complete only when there
+    /// are as many as the counts' failed and errored tests.
+    pub fn finish(mut self) -> (Option<TestCounts>, Vec<String>) {
         if !self.line.is_empty() {
             let line = std::mem::take(&mut self.line);
             self.line_done(&line);
         }
+        for name in std::mem::take(&mut self.go_failing) {
+            self.named_failing(&name);
+        }
+        let counts = self.counts();
+        (counts, self.failing)
+    }
+
+    fn counts(&self) -> Option<TestCounts> {
         match self.language {
             Language::Python => self.pytest.or(self.unittest),
             Language::Rust => self.libtest,
@@ -143,6 +183,11 @@ impl Tally {
             Language::Rust => {
                 if let Some(counts) = libtest_summary(line) {
                     self.libtest.get_or_insert_default().add(counts);
+                } else if let Some(name) = line
+                    .strip_prefix("test ")
+                    .and_then(|r| r.strip_suffix(" ... FAILED"))
+                {
+                    self.named_failing(name);
                 }
             }
             Language::Go => self.go(line),
@@ -153,6 +198,25 @@ impl Tally {
     fn python(&mut self, line: &str) {
         if let Some(counts) = pytest_summary(line) {
             self.pytest = Some(counts);
+            return;
+        }
+        // pytest's short summary (`FAILED tests/t.py::test_a - reason`, `ERROR tests/t.py`)
+        // and unittest's (`FAIL: test_a (pkg.TestX.test_a)`, `ERROR: …`).
+        // (unittest's own result line, `FAILED (failures=1)`, is no test's name.)
+        if let Some(rest) = line
+            .strip_prefix("FAILED ")
+            .or_else(|| line.strip_prefix("ERROR "))
+            .filter(|r| !r.starts_with('('))
+        {
+            let name = rest.split_once(" - ").map_or(rest, |(n, _)| n);
+            self.named_failing(name);
+            return;
+        }
+        if let Some(rest) = line
+            .strip_prefix("FAIL: ")
+            .or_else(|| line.strip_prefix("ERROR: "))
+        {
+            self.named_failing(rest);
             return;
         }
         let trimmed = line.trim();
@@ -187,12 +251,22 @@ impl Tally {
             };
             if rest.strip_prefix("PASS: ").is_some_and(top_level) {
                 self.go.passed += 1;
-            } else if rest.strip_prefix("FAIL: ").is_some_and(top_level) {
+            } else if let Some(failed) = rest.strip_prefix("FAIL: ").filter(|r| top_level(r)) {
                 self.go.failed += 1;
+                let name = failed.rsplit_once(" (").map_or(failed, |(n, _)| n);
+                self.go_failing.push(name.to_string());
             } else if rest.strip_prefix("SKIP: ").is_some_and(top_level) {
                 self.go.skipped += 1;
             }
             return;
+        }
+        if let Some(package) = line
+            .strip_prefix("FAIL\t")
+            .and_then(|r| r.split('\t').next())
+        {
+            for name in std::mem::take(&mut self.go_failing) {
+                self.named_failing(&format!("{package}.{name}"));
+            }
         }
         if line.starts_with("ok  ")
             || line.starts_with("FAIL\t")
@@ -219,13 +293,17 @@ impl Tally {
                 .split_once(" # ")
                 .map(|(_, d)| d.trim_start().to_ascii_lowercase())
                 .unwrap_or_default();
+            let skipped = directive.starts_with("skip") || directive.starts_with("todo");
             let points = self.tap_points.get_or_insert_default();
-            if directive.starts_with("skip") || directive.starts_with("todo") {
+            if skipped {
                 points.skipped += 1;
             } else if ok {
                 points.passed += 1;
             } else {
                 points.failed += 1;
+                let point = rest.split_once(" # ").map_or(rest, |(p, _)| p);
+                let name = point.split_once(" - ").map_or(point, |(_, n)| n);
+                self.named_failing(name);
             }
             return;
         }
@@ -420,12 +498,60 @@ mod tests {
     use super::*;
 
     fn tally(language: Language, output: &str) -> Option<TestCounts> {
+        finish(language, output).0
+    }
+
+    fn finish(language: Language, output: &str) -> (Option<TestCounts>, Vec<String>) {
         let mut t = Tally::new(language);
         // In awkward chunks: a summary split across reads is still read.
         for chunk in output.as_bytes().chunks(7) {
             t.push(chunk);
         }
         t.finish()
+    }
+
+    fn failing(language: Language, output: &str) -> Vec<String> {
+        finish(language, output).1
+    }
+
+    #[test]
+    fn the_failing_tests_are_named_as_each_runner_names_them() {
+        use Language::{Go, Node, Python, Rust};
+        let pytest = "tests/t.py::test_a FAILED\n=== short test summary info ===\n\
+            FAILED tests/t.py::test_a - assert 1 == 2\nFAILED tests/t.py::test_b[x-1]\n\
+            ERROR tests/u.py - ImportError: nope\n= 2 failed, 3 passed, 1 error in 0.1s =\n";
+        assert_eq!(
+            failing(Python, pytest),
+            [
+                "tests/t.py::test_a",
+                "tests/t.py::test_b[x-1]",
+                "tests/u.py"
+            ]
+        );
+        let unittest = "FAIL: test_a (pkg.test_x.TestX.test_a)\n----\nERROR: test_b (pkg.test_x.TestX)\n\
+            Ran 3 tests in 0.01s\nFAILED (failures=1, errors=1)\n";
+        assert_eq!(
+            failing(Python, unittest),
+            [
+                "test_a (pkg.test_x.TestX.test_a)",
+                "test_b (pkg.test_x.TestX)"
+            ]
+        );
+        let libtest = "test a::ok ... ok\ntest a::bad ... FAILED\n\
+            test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out\n";
+        assert_eq!(failing(Rust, libtest), ["a::bad"]);
+        let go = "--- FAIL: TestA (0.00s)\n    --- FAIL: TestA/sub (0.00s)\nFAIL\n\
+            FAIL\texample.com/m/a\t0.01s\n--- FAIL: TestA (0.00s)\nFAIL\texample.com/m/b\t0.01s\n";
+        assert_eq!(
+            failing(Go, go),
+            ["example.com/m/a.TestA", "example.com/m/b.TestA"],
+            "top-level tests only, by package"
+        );
+        let tap = "ok 1 - a.js\nnot ok 2 - b.js # time=1ms\nok 3 - c.js # SKIP\n";
+        assert_eq!(failing(Node, tap), ["b.js"]);
+        // Each name once, however often the runner says it.
+        let twice = "FAILED t.py::a\nFAILED t.py::a - again\n1 failed in 0.1s\n";
+        assert_eq!(failing(Python, twice), ["t.py::a"]);
     }
 
     fn c(passed: u64, failed: u64, skipped: u64, errors: u64) -> Option<TestCounts> {
@@ -574,6 +700,6 @@ mod tests {
         }
         assert!(t.line.len() <= MAX_LINE);
         t.push(b"\n1 passed in 0.1s\n");
-        assert_eq!(t.finish(), c(1, 0, 0, 0));
+        assert_eq!(t.finish().0, c(1, 0, 0, 0));
     }
 }

@@ -1359,6 +1359,108 @@ async fn a_fix_is_shown_only_when_the_same_test_proves_it() {
     env.cleanup().await;
 }
 
+/// A package whose suite already fails on the base (a test that needs what the sandbox has
+/// not): a patch is held to what it breaks, by name. One that breaks nothing is proved and
+/// names the tests that fail on the base too; one that breaks a test passing on the base is
+/// not, naming that test.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fix_is_held_to_what_it_breaks_when_the_suite_already_fails_on_the_base() {
+    let repo = TestRepo::new();
+    repo.write(
+        "calc.py",
+        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+    )
+    .write(
+        "tests/test_sub.py",
+        format!(
+            "{}from calc import sub\n\ndef test_sub():\n    assert sub(5, 3) == 2\n",
+            IMPORT.replace("from calc import add\n", "")
+        ),
+    )
+    .write(
+        "tests/test_env.py",
+        "def test_needs_network():\n    assert False, 'this test needs a network'\n",
+    );
+    let base = repo.commit("base");
+    repo.write(
+        "calc.py",
+        "def add(a, b):\n    return a * b\n\n\ndef sub(a, b):\n    return a - b\n",
+    );
+    repo.commit("change");
+    let good = json!({"edits": [{"path": "calc.py", "old_text": "return a * b", "new_text": "return a + b"}],
+                      "explanation": "add adds, not multiplies"});
+    let breaks_sub = json!({"edits": [{"path": "calc.py", "old_text": "return a * b", "new_text": "return a + b"},
+                                      {"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}],
+                            "explanation": "both add"});
+    let env = Env::new(Backend::Sqlite).await;
+    for (answer, proved) in [(good, true), (breaks_sub, false)] {
+        let server = ScriptedServer::start().await;
+        // Before the script's own Fixer: the first rule that matches answers.
+        server.on(
+            Some(GENERATOR),
+            "You are the Fixer",
+            vec![Reply::Json(answer.clone()), Reply::Json(answer)],
+        );
+        script(
+            &server,
+            "def test_add():\n    assert add(2, 3) == 5\n",
+            CONCEDE(),
+        );
+        let out = review(&env, &server, &repo, &base, "json");
+        let doc = parse(&out);
+        let f = &doc["findings"][0];
+        assert_eq!(f["proof_level"], "reproduced", "{doc:#}");
+        if proved {
+            let patch = &f["patch"];
+            assert_eq!(
+                patch["failing_on_base_too"],
+                json!(["tests/test_env.py::test_needs_network"]),
+                "{f:#}"
+            );
+            let sides: Vec<(&str, &str)> = patch["runs"]
+                .as_array()
+                .expect("runs")
+                .iter()
+                .map(|r| {
+                    (
+                        r["side"].as_str().unwrap_or_default(),
+                        r["outcome"].as_str().unwrap_or_default(),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                sides,
+                [
+                    ("change+patch", "passed"),
+                    ("change+patch", "passed"),
+                    ("change+patch", "test_failed"),
+                    ("base", "test_failed")
+                ],
+                "the package's tests on the base too, since they failed with the patch"
+            );
+            let shown = text(&env.run(&[
+                "show",
+                doc["review_id"].as_str().expect("id"),
+                "--format",
+                "text",
+            ]))
+            .0;
+            assert!(
+                shown.contains("the package's tests fail only where they fail on the base too (1: tests/test_env.py::test_needs_network)"),
+                "{shown}"
+            );
+        } else {
+            assert!(f.get("patch").is_none(), "{f:#}");
+            let why = f["fix_not_proved"]["reason"].as_str().unwrap_or_default();
+            assert!(
+                why.contains("1 test(s) fail with the patch that pass on the base: tests/test_sub.py::test_sub"),
+                "{f:#}"
+            );
+        }
+    }
+    env.cleanup().await;
+}
+
 /// Autofix: every proved fix at once on a scratch copy, each finding's own test and the
 /// package's tests run on it; a finding without a proved fix rejects it, by name.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

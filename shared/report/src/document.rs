@@ -302,8 +302,40 @@ pub struct PatchRef {
     pub explanation: String,
     /// The try that gave it (1-based).
     pub attempt: u32,
-    /// The runs on the change with the patch: the proving test, then the package's tests.
+    /// The runs on the change with the patch: the proving test, then the package's tests
+    /// (and the package's tests on the base, when they did not pass with the patch).
     pub runs: Vec<RunRef>,
+    /// The package's tests that fail with the patch and on the base too, by name: the
+    /// patch was held to what it breaks, and broke nothing (empty: the package's tests
+    /// passed with the patch).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failing_on_base_too: Vec<String>,
+}
+
+impl PatchRef {
+    /// What the package's tests did with the patch, in words every rendering shares.
+    pub fn suite_words(&self) -> String {
+        suite_words(&self.failing_on_base_too)
+    }
+}
+
+/// What the package's tests did with a proved patch: they passed, or they failed only where
+/// they fail on the base too (those tests named).
+pub fn suite_words(failing_on_base_too: &[String]) -> String {
+    if failing_on_base_too.is_empty() {
+        return "and so do the package's tests".into();
+    }
+    let n = failing_on_base_too.len();
+    let shown: Vec<&str> = failing_on_base_too
+        .iter()
+        .take(5)
+        .map(String::as_str)
+        .collect();
+    format!(
+        "and the package's tests fail only where they fail on the base too ({n}: {}{})",
+        shown.join(", "),
+        if n > shown.len() { ", …" } else { "" }
+    )
 }
 
 /// A fix the Fixer tried that the sandbox did not prove (or that was refused before any

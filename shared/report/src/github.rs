@@ -44,9 +44,10 @@ pub fn render_github(report: &Report) -> String {
                 "line": span.end,
                 "side": "RIGHT",
                 "body": format!(
-                    "**Proposed fix for `{}`** ({}): proved — with it the finding's own test passes, and so do the package's tests.\n\n{}",
+                    "**Proposed fix for `{}`** ({}): proved — with it the finding's own test passes, {}.\n\n{}",
                     f.proof_level.as_str(),
                     f.title.replace('`', "'"),
+                    patch.suite_words().replace('`', "'"),
                     suggestion(&span.replacement)
                 ),
             });

@@ -34,7 +34,7 @@ pre{background:#f6f8fa;padding:8px;overflow-x:auto}section{margin:1.5em 0}
 {% if f.fix %}<tr><th>Fix</th><td>{% if f.fix.version %}<code>{{ f.fix.version }}</code> ({{ f.fix.note }}){% else %}{{ f.fix.note }}{% endif %}</td></tr>{% endif %}
 {% if f.skeptic %}<tr><th>Skeptic</th><td>{{ f.skeptic.verdict }}{% if f.skeptic.refutation %} ({{ f.skeptic.refutation }}){% endif %}{% if f.skeptic.artifact %} (opened {{ f.skeptic.artifact }}){% endif %}: {{ f.skeptic.reason }}{% if f.skeptic.needs %}; needs: {{ f.skeptic.needs }}{% endif %}</td></tr>{% endif %}
 {% if f.fix_not_proved %}<tr><th>Fix</th><td>fix not proved ({{ f.fix_not_proved.attempts }} {% if f.fix_not_proved.attempts == 1 %}try{% else %}tries{% endif %}): {{ f.fix_not_proved.reason }}</td></tr>{% endif %}
-{% if f.patch %}<tr><th>Proposed fix</th><td>proved (try {{ f.patch.attempt }}): with it the test passes, and so do the package's tests: {{ f.patch.explanation }}{% for e in f.patch.edits %}<p><code>{{ e.path }}</code></p><pre class="diff">- {{ e.old_text }}
+{% if f.patch %}<tr><th>Proposed fix</th><td>proved (try {{ f.patch.attempt }}): with it the test passes, {% if f.patch.failing_on_base_too %}and the package's tests fail only where they fail on the base too ({{ f.patch.failing_on_base_too | length }}: {{ f.patch.failing_on_base_too[:5] | join(", ") }}{% if f.patch.failing_on_base_too | length > 5 %}, …{% endif %}){% else %}and so do the package's tests{% endif %}: {{ f.patch.explanation }}{% for e in f.patch.edits %}<p><code>{{ e.path }}</code></p><pre class="diff">- {{ e.old_text }}
 + {{ e.new_text }}</pre>{% endfor %}</td></tr>{% endif %}
 </table>
 {% for e in f.evidence %}{% if e.test %}<p>Test <code>{{ e.test.path }}</code>:</p><pre>{{ e.test.code }}</pre>{% endif %}

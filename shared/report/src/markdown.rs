@@ -54,7 +54,7 @@ No finding.
 {% if f.skeptic %}| Skeptic | {{ f.skeptic.verdict }}{% if f.skeptic.refutation %} ({{ f.skeptic.refutation }}){% endif %}{% if f.skeptic.artifact %} (opened {{ f.skeptic.artifact | md }}){% endif %}: {{ f.skeptic.reason | md }}{% if f.skeptic.needs %}; needs: {{ f.skeptic.needs | md }}{% endif %} |
 {% endif %}{% if f.fix_not_proved %}| Fix | fix not proved ({{ f.fix_not_proved.attempts }} {% if f.fix_not_proved.attempts == 1 %}try{% else %}tries{% endif %}): {{ f.fix_not_proved.reason | md }} |
 {% endif %}{% if f.patch %}
-**Proposed fix** (proved, try {{ f.patch.attempt }}: with it the test passes, and so do the package's tests): {{ f.patch.explanation | md }}
+**Proposed fix** (proved, try {{ f.patch.attempt }}: with it the test passes, {% if f.patch.failing_on_base_too %}and the package's tests fail only where they fail on the base too ({{ f.patch.failing_on_base_too | length }}: {{ f.patch.failing_on_base_too[:5] | join(", ") | md }}{% if f.patch.failing_on_base_too | length > 5 %}, …{% endif %}){% else %}and so do the package's tests{% endif %}): {{ f.patch.explanation | md }}
 
 {% for e in f.patch.edits %}`{{ e.path }}`:
 

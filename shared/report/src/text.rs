@@ -365,8 +365,10 @@ fn write_defect(out: &mut String, p: &Paint, f: &Finding) {
     if let Some(patch) = &f.patch {
         let _ = writeln!(
             out,
-            "  fix:       proved (try {}): with it the test passes, and so do the package's tests: {}",
-            patch.attempt, patch.explanation
+            "  fix:       proved (try {}): with it the test passes, {}: {}",
+            patch.attempt,
+            patch.suite_words(),
+            patch.explanation
         );
         for e in &patch.edits {
             let _ = writeln!(out, "    {}:", e.path);

@@ -130,6 +130,7 @@ fn defect() -> Finding {
             explanation: "add adds again".into(),
             attempt: 1,
             runs: vec![run("change+patch", "passed", 0)],
+            failing_on_base_too: Vec::new(),
         }),
         evidence: vec![
             Evidence {
@@ -521,6 +522,43 @@ fn a_fix_not_proved_is_said_with_its_reason_in_every_format() {
         github["comments"].as_array().map(Vec::len),
         Some(1),
         "an unproved fix is never a suggestion"
+    );
+}
+
+/// A fix proved while the package's tests fail where they fail on the base too says so, with
+/// those tests, in every format: never "so do the package's tests".
+#[test]
+fn a_fix_held_to_what_it_breaks_says_which_tests_fail_on_the_base_too() {
+    let mut report = sample();
+    let proved = report
+        .findings
+        .iter_mut()
+        .find_map(|f| f.patch.as_mut())
+        .expect("the sample has a proved fix");
+    proved.failing_on_base_too = vec!["tests/test_env.py::test_needs_network".into()];
+    let words = "the package's tests fail only where they fail on the base too (1: tests/test_env.py::test_needs_network)";
+    for format in [Format::Text, Format::Markdown, Format::Html, Format::Github] {
+        let out = render(&report, format, false);
+        let flat = out
+            .replace("&#x27;", "'")
+            .replace("&#x2f;", "/")
+            .replace("\\'", "'")
+            .replace("\\_", "_");
+        assert!(flat.contains(words), "{format:?}: {out}");
+        assert!(
+            !flat.contains("so do the package's tests"),
+            "{format:?}: {out}"
+        );
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&render(&report, Format::Json, false)).expect("json");
+    let patch = json["findings"]
+        .as_array()
+        .and_then(|f| f.iter().find_map(|f| f.get("patch")))
+        .expect("patch");
+    assert_eq!(
+        patch["failing_on_base_too"],
+        serde_json::json!(["tests/test_env.py::test_needs_network"])
     );
 }
 

@@ -156,6 +156,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
             edits: answer.edits,
             explanation: answer.explanation,
             runs: Vec::new(),
+            failing_on_base_too: Vec::new(),
         };
         let next = next_try(&input, &result.reason)?;
         return Ok(outcome(trace, to_json(&result)?, next, true));

@@ -11,7 +11,8 @@ use crate::Trace;
 use crate::outcome::{outcome, read_input, to_json};
 use crate::step::ReviewStep;
 use crate::test_runs::{
-    TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key, suite_request, twice,
+    TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key, suite_against_base,
+    suite_request, twice,
 };
 use crate::wire::FixResult;
 
@@ -49,15 +50,36 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
     let refused = done
         .refused
         .map(|e| format!("the patch does not apply: {e}"));
-    let runs: Vec<RunRef> = done
+    // A suite that fails with the patch is run on the base too: what failed there already
+    // is not the patch's doing.
+    let base_suite = match done.runs.get(2) {
+        Some(patched)
+            if refused.is_none() && !passed(patched) && patched.failing_named().is_some() =>
+        {
+            let request = suite_request(&view, view.base, language, &mut trace)
+                .await?
+                .with_file(job.test.path.clone(), job.test.code.clone().into_bytes())
+                .with_timeout(TEST_TIMEOUT);
+            let base = vec![("suite-base".to_string(), request)];
+            run_in_turn(s, lease, ("fix-base", &cassette_key), base, false)
+                .await?
+                .runs
+                .into_iter()
+                .next()
+        }
+        _ => None,
+    };
+    let mut runs: Vec<RunRef> = done
         .runs
         .iter()
         .map(|r| run_ref("change+patch", r))
         .collect();
+    runs.extend(base_suite.iter().map(|r| run_ref("base", r)));
     for r in &runs {
         trace.push("sandbox_run", serde_json::to_value(r).unwrap_or_default());
     }
-    let (proved, reason) = verdict(refused, &done.runs, &runs);
+    let held = verdict(refused, &done.runs, base_suite.as_ref(), &runs);
+    let (proved, reason) = (held.proved, held.reason);
     trace.push(
         "fix_verdict",
         json!({"key": lease.id.key, "attempt": input.attempt, "proved": proved, "reason": reason}),
@@ -69,6 +91,7 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
         edits: candidate.edits.clone(),
         explanation: candidate.explanation.clone(),
         runs,
+        failing_on_base_too: held.failing_on_base_too,
     };
     let next = if proved {
         Vec::new()
@@ -78,38 +101,78 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
     Ok(outcome(trace, to_json(&result)?, next, true))
 }
 
-/// Whether the runs prove the patch, and why (naming the first run that did not pass, with
-/// the end of its output).
-fn verdict(refused: Option<String>, records: &[RunRecord], runs: &[RunRef]) -> (bool, String) {
+/// What the runs make of a patch.
+struct Held {
+    proved: bool,
+    /// Why, naming the first run that did not pass with the end of its output.
+    reason: String,
+    /// The package's tests failing with the patch that fail on the base too.
+    failing_on_base_too: Vec<String>,
+}
+
+fn not_proved(reason: String) -> Held {
+    Held {
+        proved: false,
+        reason,
+        failing_on_base_too: Vec::new(),
+    }
+}
+
+/// Whether the runs prove the patch, and why. A package suite that fails with the patch
+/// still holds when every test failing there fails on the base too (`base_suite`,
+/// [`suite_against_base`]).
+fn verdict(
+    refused: Option<String>,
+    records: &[RunRecord],
+    base_suite: Option<&RunRecord>,
+    runs: &[RunRef],
+) -> Held {
     let passed = |i: usize| records.get(i).is_some_and(passed);
     let tail = |i: usize| runs.get(i).map(failure_tail).unwrap_or_default();
-    match refused {
-        Some(why) => (false, why),
-        None if !passed(0) => (
-            false,
-            format!(
-                "with the patch the finding's own test does not pass: {}",
-                tail(0)
+    if let Some(why) = refused {
+        return not_proved(why);
+    }
+    if !passed(0) {
+        return not_proved(format!(
+            "with the patch the finding's own test does not pass: {}",
+            tail(0)
+        ));
+    }
+    if !passed(1) {
+        return not_proved(format!(
+            "with the patch the finding's own test does not pass twice: {}",
+            tail(1)
+        ));
+    }
+    if passed(2) {
+        return Held {
+            proved: true,
+            reason: "with the patch the finding's own test passes, and so do the package's tests"
+                .into(),
+            failing_on_base_too: Vec::new(),
+        };
+    }
+    let against = match (records.get(2), base_suite) {
+        (Some(patched), Some(base)) => suite_against_base(patched, base),
+        _ => Err(String::new()),
+    };
+    match against {
+        Ok(pre_existing) => Held {
+            proved: true,
+            reason: format!(
+                "with the patch the finding's own test passes, {}",
+                proven_report::suite_words(&pre_existing)
             ),
-        ),
-        None if !passed(1) => (
-            false,
-            format!(
-                "with the patch the finding's own test does not pass twice: {}",
-                tail(1)
-            ),
-        ),
-        None if !passed(2) => (
-            false,
-            format!(
-                "with the patch the package's tests do not pass: {}",
-                tail(2)
-            ),
-        ),
-        None => (
-            true,
-            "with the patch the finding's own test passes, and so do the package's tests".into(),
-        ),
+            failing_on_base_too: pre_existing,
+        },
+        Err(why) if why.is_empty() => not_proved(format!(
+            "with the patch the package's tests do not pass: {}",
+            tail(2)
+        )),
+        Err(why) => not_proved(format!(
+            "with the patch the package's tests do not pass ({why}): {}",
+            tail(2)
+        )),
     }
 }
 

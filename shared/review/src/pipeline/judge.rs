@@ -199,6 +199,7 @@ impl Judging<'_> {
                 explanation: f.explanation,
                 attempt: f.attempt,
                 runs: f.runs,
+                failing_on_base_too: f.failing_on_base_too,
             });
         let mut fix_not_proved = None;
         if patch.is_none() {

@@ -547,9 +547,13 @@ pub struct FixResult {
     pub edits: Vec<PatchEdit>,
     #[serde(default)]
     pub explanation: String,
-    /// The runs on the change with the patch.
+    /// The runs on the change with the patch (and the package's tests on the base when
+    /// they did not pass with it).
     #[serde(default)]
     pub runs: Vec<RunRef>,
+    /// The package's tests failing with the patch that fail on the base too (by name).
+    #[serde(default)]
+    pub failing_on_base_too: Vec<String>,
 }
 
 #[cfg(test)]
