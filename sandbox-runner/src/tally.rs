@@ -77,6 +77,8 @@ pub(crate) struct Tally {
     libtest: Option<TestCounts>,
     /// go test -v: top-level test lines; `go_seen` once go test printed anything of its own.
     go: TestCounts,
+    /// go test -v: the lines of the package whose result line has not come yet.
+    go_package: TestCounts,
     go_seen: bool,
     /// The last value of each TAP summary line (`# pass`, `# fail`, ...).
     tap: Option<TestCounts>,
@@ -87,7 +89,7 @@ pub(crate) struct Tally {
     /// The tests the runner named as failing or erroring, in its own words, each once.
     failing: Vec<String>,
     /// go test: the failing top-level tests of the package whose result line has not come
-    /// yet (`FAIL\tPKG` names them as `PKG.Test`).
+    /// yet (`FAIL\tPKG` names them as `PKG.Test`; `ok PKG` drops them).
     go_failing: Vec<String>,
 }
 
@@ -107,6 +109,7 @@ impl Tally {
             unittest: None,
             libtest: None,
             go: TestCounts::default(),
+            go_package: TestCounts::default(),
             go_seen: false,
             tap: None,
             jest: None,
@@ -158,9 +161,7 @@ impl Tally {
             let line = std::mem::take(&mut self.line);
             self.line_done(&line);
         }
-        for name in std::mem::take(&mut self.go_failing) {
-            self.named_failing(&name);
-        }
+        self.go_package_ended(None);
         let counts = self.counts();
         (counts, self.failing)
     }
@@ -241,7 +242,11 @@ impl Tally {
         // function, so its name is an identifier. A line at the margin that names a subtest
         // (`Suite/case`) or a name with spaces comes from a test that runs tests of its own
         // and checks their result (testify's suite tests print their inner suites' expected
-        // failures this way): not a test of the package's.
+        // failures this way): not a test of the package's. Such inner tests can have plain
+        // names too (`--- FAIL: TestSuiteRecoverPanicInBeforeTest`), so a package's lines
+        // count only when its result line comes: `FAIL\tPKG` takes them as they are, `ok
+        // PKG` says no test of the package failed, so its FAIL lines were another test's
+        // output.
         if let Some(rest) = line.strip_prefix("--- ") {
             self.go_seen = true;
             // `NAME (0.00s)`: the name is what comes before the duration.
@@ -250,13 +255,13 @@ impl Tally {
                 !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_')
             };
             if rest.strip_prefix("PASS: ").is_some_and(top_level) {
-                self.go.passed += 1;
+                self.go_package.passed += 1;
             } else if let Some(failed) = rest.strip_prefix("FAIL: ").filter(|r| top_level(r)) {
-                self.go.failed += 1;
+                self.go_package.failed += 1;
                 let name = failed.rsplit_once(" (").map_or(failed, |(n, _)| n);
                 self.go_failing.push(name.to_string());
             } else if rest.strip_prefix("SKIP: ").is_some_and(top_level) {
-                self.go.skipped += 1;
+                self.go_package.skipped += 1;
             }
             return;
         }
@@ -264,9 +269,12 @@ impl Tally {
             .strip_prefix("FAIL\t")
             .and_then(|r| r.split('\t').next())
         {
-            for name in std::mem::take(&mut self.go_failing) {
-                self.named_failing(&format!("{package}.{name}"));
-            }
+            self.go_package_ended(Some(package));
+        } else if line.starts_with("ok  ") || line.starts_with("ok \t") {
+            let mut package = std::mem::take(&mut self.go_package);
+            package.failed = 0;
+            self.go.add(package);
+            self.go_failing.clear();
         }
         if line.starts_with("ok  ")
             || line.starts_with("FAIL\t")
@@ -275,6 +283,18 @@ impl Tally {
             || line.starts_with("=== RUN")
         {
             self.go_seen = true;
+        }
+    }
+
+    /// A package's lines, taken as they are (its result line said FAIL, or none came).
+    fn go_package_ended(&mut self, package: Option<&str>) {
+        let counts = std::mem::take(&mut self.go_package);
+        self.go.add(counts);
+        for name in std::mem::take(&mut self.go_failing) {
+            match package {
+                Some(p) => self.named_failing(&format!("{p}.{name}")),
+                None => self.named_failing(&name),
+            }
         }
     }
 
@@ -649,6 +669,11 @@ mod tests {
         // tests): the inner suite's lines at the margin are not the package's tests.
         let nested = "=== RUN   TestSuiteWithStats\n=== RUN   TestSuiteWithStats/inner/TestPanic\n--- FAIL: TestSuiteWithStats/inner (0.00s)\n    --- FAIL: TestSuiteWithStats/inner/TestPanic (0.00s)\n--- PASS: TestSuiteWithStats (0.00s)\n--- FAIL: signature validation (0.00s)\n--- PASS: TestOther (0.00s)\nPASS\nok  \texample.com/suite\t0.01s\n";
         assert_eq!(tally(Language::Go, nested), c(2, 0, 0, 0));
+        // Its inner tests can have plain names: the package's `ok` says none of them is one
+        // of its tests that failed (testify's TestSuiteRecoverPanicInBeforeTest).
+        let plain = "=== RUN   TestSuiteRecoverPanic\n--- FAIL: TestSuiteRecoverPanicInBeforeTest (0.00s)\n--- PASS: TestSuiteRecoverPanic (0.00s)\nPASS\nok  \texample.com/suite\t0.01s\n--- FAIL: TestReal (0.00s)\nFAIL\nFAIL\texample.com/other\t0.01s\n";
+        assert_eq!(tally(Language::Go, plain), c(1, 1, 0, 0));
+        assert_eq!(failing(Language::Go, plain), ["example.com/other.TestReal"]);
         assert_eq!(
             tally(
                 Language::Go,
