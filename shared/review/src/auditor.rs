@@ -20,6 +20,7 @@
 //!   probe proves a finding only by the same evidence rules; what round two cannot settle is
 //!   written into "what this review could not see". There is no third round.
 
+use crate::step_name::Name;
 use std::collections::BTreeSet;
 use std::path::Path;
 

@@ -167,7 +167,7 @@ async fn patch_requests(
         ));
     }
     let language = language.unwrap_or(Language::Python);
-    let mut suite = crate::test_runs::suite_request(view, view.head, language, trace)
+    let mut suite = crate::suite::suite_request(view, view.head, language, trace)
         .await?
         .with_patch(patch)
         .with_timeout(TEST_TIMEOUT);

@@ -17,6 +17,7 @@
 //!   success. Parts beyond [`MAX_PARTS`] are not read, and the review says so.
 //! - Every prompt carries the change as quoted data, exactly as the one-prompt Planner does.
 
+use crate::step_name::Name;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 

@@ -1,5 +1,6 @@
 //! A commit of the repository under review, seen as a [`proven_lockfile::Tree`].
 
+use crate::step_name::Name;
 use std::io;
 
 use proven_change::{BlobRead, Repo};
@@ -10,20 +11,11 @@ pub struct GitTree<'a> {
 }
 
 /// A side of the change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase")]
 pub enum Side {
     Base,
     Head,
-}
-
-impl Side {
-    /// The side's name in the trace and the report.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Side::Base => "base",
-            Side::Head => "head",
-        }
-    }
 }
 
 impl std::fmt::Display for Side {

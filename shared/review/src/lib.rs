@@ -47,6 +47,7 @@ pub mod skeptic;
 pub mod step;
 pub mod step_name;
 pub mod steps;
+pub(crate) mod suite;
 pub(crate) mod test_runs;
 pub mod trace;
 pub mod wire;

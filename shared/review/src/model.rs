@@ -4,6 +4,7 @@
 //! verdicts and each call's usage are trace lines; a blocked prompt or answer stops the step
 //! by name.
 
+use crate::step_name::Name;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,7 +21,8 @@ use crate::Trace;
 /// (`models.second_reviewer`), the cassettes and the trace's `model_call` lines give it.
 /// (The second reviewer's *step* is [`crate::step_name::StepName::SecondReviewer`], stored
 /// as `second-reviewer`; its model role is `second_reviewer`, as configured and recorded.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
 pub enum Role {
     Generator,
     Skeptic,
@@ -28,19 +30,6 @@ pub enum Role {
     Auditor,
     SecondReviewer,
     Guardrail,
-}
-
-impl Role {
-    /// The role's name as settings, cassettes and traces spell it.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Role::Generator => "generator",
-            Role::Skeptic => "skeptic",
-            Role::Auditor => "auditor",
-            Role::SecondReviewer => "second_reviewer",
-            Role::Guardrail => "guardrail",
-        }
-    }
 }
 
 impl std::fmt::Display for Role {

@@ -6,6 +6,21 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+/// An enum whose variants are stored, traced and reported by name (derived with strum's
+/// `IntoStaticStr` and `EnumString`, spelt as its serde names are): the variant's name, and
+/// the variant a stored name stands for (None: none of them).
+pub trait Name: Copy + Into<&'static str> + std::str::FromStr {
+    fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        name.parse().ok()
+    }
+}
+
+impl<T: Copy + Into<&'static str> + std::str::FromStr> Name for T {}
+
 /// Every step a review can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum StepName {

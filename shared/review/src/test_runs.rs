@@ -13,10 +13,8 @@ use proven_report::{PatchEdit, RunRef, TestRef};
 use proven_sandbox::{Edit, Language, RunKey, RunRecord, RunRequest, SandboxError, Selection};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::outcome::blocking;
 use crate::step::ReviewStep;
 use crate::wire::{ProveJob, ReviewView};
 
@@ -344,56 +342,6 @@ pub(crate) fn passed(record: &RunRecord) -> bool {
     proven_sandbox::proof::evidence_outcome(record) == proven_sandbox::Outcome::Passed
 }
 
-/// How a package's suite that did not pass on a patched tree compares with the same suite
-/// on the base. A suite often fails before any change (a test that needs what the sandbox
-/// has not, a release of a dependency that broke it): a patch is held only to what it
-/// breaks, and only Proven's runs decide it, by name:
-/// - `Ok(pre_existing)`: every test that failed with the patch failed (or errored) on the
-///   base too, and the patch skipped no more tests than the base did;
-/// - `Err(why)`: a test failed with the patch that did not on the base (named), more tests
-///   were skipped, or either run's failures are not known by name (a runner that names
-///   none, fewer names than failures, a run that is no test result): never held.
-pub(crate) fn suite_against_base(
-    patched: &RunRecord,
-    base: &RunRecord,
-) -> Result<Vec<String>, String> {
-    use proven_sandbox::Outcome;
-    let outcome = proven_sandbox::proof::evidence_outcome;
-    if outcome(patched) != Outcome::TestFailed {
-        return Err("with the patch the package's tests gave no test result".into());
-    }
-    if !matches!(outcome(base), Outcome::TestFailed | Outcome::Passed) {
-        return Err("on the base the package's tests gave no test result to compare with".into());
-    }
-    let (Some(with_patch), Some(on_base)) = (patched.failing_named(), base.failing_named()) else {
-        return Err("the failing tests are not known by name to compare with the base's".into());
-    };
-    let new: Vec<&String> = with_patch.iter().filter(|n| !on_base.contains(n)).collect();
-    if !new.is_empty() {
-        let shown: Vec<&str> = new.iter().take(5).map(|n| n.as_str()).collect();
-        let more = new.len().saturating_sub(shown.len());
-        return Err(format!(
-            "{} test(s) fail with the patch that pass on the base: {}{}",
-            new.len(),
-            shown.join(", "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            }
-        ));
-    }
-    let skipped = |r: &RunRecord| r.tests.map_or(0, |t| t.skipped);
-    if skipped(patched) > skipped(base) {
-        return Err(format!(
-            "with the patch {} test(s) are skipped, on the base {}",
-            skipped(patched),
-            skipped(base)
-        ));
-    }
-    Ok(with_patch.to_vec())
-}
-
 /// The job key of a step: stable across redeliveries, and a valid container name.
 pub fn job_key(lease: &Lease) -> String {
     let raw = format!("{}-{}-{}", lease.id.review_id, lease.id.step, lease.id.key);
@@ -411,112 +359,9 @@ pub fn job_key(lease: &Lease) -> String {
     key
 }
 
-/// The run of the package's whole test suite on a tree: the command its project documents
-/// (tox, nox, make, npm), translated to the runner it wraps; the sandbox's convention when
-/// it documents none. The trace says which.
-pub(crate) async fn suite_request(
-    view: &ReviewView<'_>,
-    revision: &str,
-    language: Language,
-    trace: &mut crate::Trace,
-) -> Result<RunRequest, StepError> {
-    let (dir, rev) = (view.repository_dir.to_string(), revision.to_string());
-    let suite = blocking(move || {
-        let repo = proven_change::Repo::open(Path::new(&dir)).ok();
-        let read = |path: &str| -> Option<String> {
-            match repo
-                .as_ref()?
-                .read_blob(&rev, path.as_bytes(), MAX_FILE_BYTES)
-                .ok()?
-            {
-                proven_change::BlobRead::Content(b) => String::from_utf8(b).ok(),
-                _ => None,
-            }
-        };
-        proven_sandbox::suite::documented_suite(language, &read)
-    })
-    .await?;
-    trace.push(
-        "suite",
-        json!({"command": suite.run.command, "from": suite.source}),
-    );
-    let run = suite.run;
-    let mut request = view.run_request(revision, language, run.command);
-    for (k, v) in run.env {
-        request = request.with_env(k, v);
-    }
-    Ok(request)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A suite run's record: `outcome` as the sandbox stores it, the runner's counts and
-    /// the failing tests it named.
-    fn suite(outcome: &str, passed: u64, failed: u64, skipped: u64, failing: &[&str]) -> RunRecord {
-        serde_json::from_value(json!({
-            "run_id": "r", "container": "c", "language": "python", "image": "i",
-            "image_id": "sha256:0",
-            "tree": {"repository": "/r", "revision": "HEAD", "commit": "0", "patch_sha256": null,
-                     "added_files": [], "left_out": []},
-            "dependencies": null, "command": ["pytest"],
-            "limits": {"memory_bytes": 1, "pids": 1, "cpus": 1.0, "scratch_bytes": 1,
-                       "timeout_ms": 1, "output_kill_after_bytes": 1},
-            "started_at": "", "duration_ms": 1, "exit_code": if failed > 0 { 1 } else { 0 },
-            "timed_out": false, "killed": null, "pids_limit_reached": false,
-            "tests": {"passed": passed, "failed": failed, "skipped": skipped, "errors": 0},
-            "failing": failing,
-            "output": {"head": "", "tail": "", "bytes": 0, "sha256": "", "truncated": false},
-            "outcome": if outcome == "environment_error" {
-                json!({"kind": outcome, "reason": "the build failed"})
-            } else {
-                json!({"kind": outcome})
-            },
-        }))
-        .expect("a run record")
-    }
-
-    #[test]
-    fn a_patched_suite_is_held_only_to_what_it_breaks_by_name() {
-        let env = "tests/test_env.py::test_needs_network";
-        let base = suite("test_failed", 9, 1, 0, &[env]);
-        // The same test fails on both: the patch broke nothing.
-        assert_eq!(
-            suite_against_base(&suite("test_failed", 10, 1, 0, &[env]), &base),
-            Ok(vec![env.to_string()])
-        );
-        // A test that passes on the base fails with the patch: named, never held.
-        let broke = suite_against_base(
-            &suite(
-                "test_failed",
-                9,
-                2,
-                0,
-                &[env, "tests/test_sub.py::test_sub"],
-            ),
-            &base,
-        );
-        assert!(
-            broke.as_ref().is_err_and(|e| e.contains(
-                "1 test(s) fail with the patch that pass on the base: tests/test_sub.py::test_sub"
-            )),
-            "{broke:?}"
-        );
-        // Fewer names than failures: not known, never held.
-        let unnamed = suite_against_base(&suite("test_failed", 9, 2, 0, &[env]), &base);
-        assert!(unnamed.is_err_and(|e| e.contains("not known by name")));
-        // A base whose failures are not named cannot vouch for any.
-        let anonymous = suite("test_failed", 9, 1, 0, &[]);
-        assert!(suite_against_base(&suite("test_failed", 10, 1, 0, &[env]), &anonymous).is_err());
-        // Skipping what the base runs is no way around a failure.
-        let skips = suite_against_base(&suite("test_failed", 5, 1, 5, &[env]), &base);
-        assert!(skips.is_err_and(|e| e.contains("skipped")));
-        // A run that is no test result (a build error, a kill) is never compared.
-        let env_error = suite("environment_error", 0, 0, 0, &[]);
-        assert!(suite_against_base(&env_error, &base).is_err());
-        assert!(suite_against_base(&suite("test_failed", 10, 1, 0, &[env]), &env_error).is_err());
-    }
 
     #[test]
     fn a_rust_test_belongs_to_the_workspace_member_of_its_directory() {

@@ -2,6 +2,7 @@
 //! that evidence can prove, each sent down its finding pipeline unless H-MEM holds its
 //! refutation.
 
+use crate::step_name::Name;
 use std::path::Path;
 
 use proven_pipeline::{Lease, Outcome, StepError};

@@ -10,10 +10,8 @@ use super::{Candidate, next_try};
 use crate::Trace;
 use crate::outcome::{outcome, read_input, to_json};
 use crate::step::ReviewStep;
-use crate::test_runs::{
-    TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key, suite_against_base,
-    suite_request, twice,
-};
+use crate::suite::{suite_against_base, suite_request};
+use crate::test_runs::{TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key, twice};
 use crate::wire::FixResult;
 
 /// How much of a failed run's output the next try is told.

@@ -18,6 +18,7 @@
 //!   it counts when its rows show the claim false (the advisory no longer affects that
 //!   version, or it is withdrawn or gone).
 
+use crate::step_name::Name;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::Finding;
 use serde::{Deserialize, Serialize};

@@ -20,7 +20,8 @@ pub mod risk;
 
 /// What became of one risk (shown beside the second reviewer's verdict, and read by the
 /// coverage section for the auditor's probes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
 pub enum RiskOutcome {
     Finding,
     Dropped,
@@ -28,19 +29,6 @@ pub enum RiskOutcome {
     Inconclusive,
     /// H-MEM held its refutation: not raised again.
     Remembered,
-}
-
-impl RiskOutcome {
-    /// The text the report shows.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RiskOutcome::Finding => "finding",
-            RiskOutcome::Dropped => "dropped",
-            RiskOutcome::Unproven => "unproven",
-            RiskOutcome::Inconclusive => "inconclusive",
-            RiskOutcome::Remembered => "remembered",
-        }
-    }
 }
 
 /// A risk for unit tests, with its evidence kind.

@@ -2,6 +2,7 @@
 //! each, beside what the second reviewer (its own Planner, shown only the change) named.
 //! Never merged: the second reviewer's words are not evidence.
 
+use crate::step_name::Name;
 use proven_report::{ReviewerVerdict, ReviewerVerdicts};
 use proven_store::StepRow;
 

@@ -137,6 +137,7 @@ mod tests {
     use super::*;
     use crate::judge::test_risk;
     use crate::rows::test_row;
+    use crate::step_name::Name;
 
     fn done(step: StepName, value: serde_json::Value) -> StepRow {
         test_row(step.as_str(), "r0", "done", Some(value.to_string()))

@@ -1,6 +1,7 @@
 //! The judge step: the review's rows judged by the rules of [`crate::judge`], what a rule
 //! dropped written to H-MEM (the Judge's only IO), and the report sealed.
 
+use crate::step_name::Name;
 use proven_pipeline::{Lease, Outcome, StepError};
 use proven_report::{
     Evidence, Finding, FindingKind, Level, Location, NotSeen, Report, ReportKind, SkepticRef,
@@ -21,6 +22,25 @@ use crate::steps::writer;
 use crate::wire::{
     CollectResult, EvidenceKind, FileResult, IntakeResult, PlanResult, Risk, deps_fingerprint,
 };
+
+/// How a refutation the Skeptic's own query showed is said.
+const BY_QUERY: &str = "refuted by the Skeptic's own query";
+
+/// A refuted finding for [`Judging::drop_refuted`].
+struct Refuted<'a> {
+    /// The pipeline (for a dependency finding: `KEY#FINDING`).
+    key: &'a str,
+    risk: &'a Risk,
+    /// H-MEM's kind, fingerprint and refutation record.
+    memory: (&'a str, &'a str, serde_json::Value),
+    provenance: serde_json::Value,
+    /// The dependency finding refuted, when it is one.
+    finding: Option<&'a str>,
+    /// What showed it, said first.
+    shown_by: &'a str,
+    why: &'a str,
+    runs: Vec<proven_report::RunRef>,
+}
 
 /// What the judge step works on: the review's rows and the scope of its memory, and the
 /// report and trace it writes.
@@ -235,21 +255,19 @@ impl Judging<'_> {
                 refutation,
                 skeptic,
             } => {
-                let id = self
-                    .remember(
-                        key,
-                        risk,
-                        ("test", &fp),
-                        serde_json::json!({"refutation": "flaky", "reason": refutation.reason,
-                                           "skeptic": skeptic.reason, "runs": refutation.runs}),
-                        serde_json::json!({"prover_test": job.test.path}),
-                    )
-                    .await?;
-                let reason = format!(
-                    "refuted: Proven's reruns showed it ({}); remembered as {id}",
-                    refutation.reason
-                );
-                self.dropped(key, risk, &refutation.reason, &id, reason, refutation.runs);
+                let memory = serde_json::json!({"refutation": "flaky", "reason": refutation.reason,
+                                                "skeptic": skeptic.reason, "runs": refutation.runs});
+                self.drop_refuted(Refuted {
+                    key,
+                    risk,
+                    memory: ("test", &fp, memory),
+                    provenance: serde_json::json!({"prover_test": job.test.path}),
+                    finding: None,
+                    shown_by: "refuted: Proven's reruns showed it",
+                    why: &refutation.reason,
+                    runs: refutation.runs,
+                })
+                .await?;
             }
             Verdict::Unproven {
                 claim,
@@ -309,28 +327,19 @@ impl Judging<'_> {
                         }),
                         evidence: "deps".into(),
                     };
-                    let id = self
-                        .remember(
-                            &format!("{key}#{}", f.id),
-                            &risk,
-                            ("deps", &deps_fingerprint(&f)),
-                            serde_json::json!({"reason": v.skeptic.reason, "query": refutation.query}),
-                            serde_json::json!({"finding": f.id}),
-                        )
-                        .await?;
-                    self.trace.push(
-                        "verdict",
-                        serde_json::json!({"finding": f.id, "verdict": "dropped",
-                                           "reason": refutation.reason, "memory_record": id}),
-                    );
-                    self.report.unproven.push(Unproven {
-                        claim: f.title.clone(),
-                        reason: format!(
-                            "refuted by the Skeptic's own query ({}); remembered as {id}",
-                            refutation.reason
-                        ),
+                    let memory =
+                        serde_json::json!({"reason": v.skeptic.reason, "query": refutation.query});
+                    self.drop_refuted(Refuted {
+                        key: &format!("{key}#{}", f.id),
+                        risk: &risk,
+                        memory: ("deps", &deps_fingerprint(&f), memory),
+                        provenance: serde_json::json!({"finding": f.id}),
+                        finding: Some(&f.id),
+                        shown_by: BY_QUERY,
+                        why: &refutation.reason,
                         runs: Vec::new(),
-                    });
+                    })
+                    .await?;
                 }
                 Some(v) => {
                     f.skeptic = Some(skeptic_ref(v.skeptic));
@@ -342,26 +351,25 @@ impl Judging<'_> {
         Ok(kept)
     }
 
-    /// A pipeline dropped (and remembered as `id`): traced, and named as unproven with why.
-    fn dropped(
-        &mut self,
-        key: &str,
-        risk: &Risk,
-        why: &str,
-        id: &str,
-        reason: String,
-        runs: Vec<proven_report::RunRef>,
-    ) {
-        self.trace.push(
-            "verdict",
-            serde_json::json!({"key": key, "verdict": "dropped", "title": risk.title,
-                               "reason": why, "memory_record": id}),
-        );
+    /// A refutation Proven's own runs or rows showed: remembered in H-MEM, traced as
+    /// dropped, and named as unproven with why (and the memory record).
+    async fn drop_refuted(&mut self, r: Refuted<'_>) -> Result<(), StepError> {
+        let (kind, fingerprint, memory) = r.memory;
+        let id = self
+            .remember(r.key, r.risk, (kind, fingerprint), memory, r.provenance)
+            .await?;
+        let mut line = serde_json::json!({"key": r.key, "verdict": "dropped", "title": r.risk.title,
+                                          "reason": r.why, "memory_record": id});
+        if let Some(finding) = r.finding {
+            line["finding"] = finding.into();
+        }
+        self.trace.push("verdict", line);
         self.report.unproven.push(Unproven {
-            claim: risk.claim.clone(),
-            reason,
-            runs,
+            claim: r.risk.claim.clone(),
+            reason: format!("{} ({}); remembered as {id}", r.shown_by, r.why),
+            runs: r.runs,
         });
+        Ok(())
     }
 
     /// A pipeline that proved nothing: traced, and named as unproven with why.
@@ -449,20 +457,19 @@ impl Judging<'_> {
                 refutation,
                 skeptic,
             } => {
-                let id = self
-                    .remember(
-                        key,
-                        risk,
-                        ("query", &fp),
-                        serde_json::json!({"reason": skeptic.reason, "query": refutation.query}),
-                        serde_json::json!({}),
-                    )
-                    .await?;
-                let reason = format!(
-                    "refuted by the Skeptic's own query ({}); remembered as {id}",
-                    refutation.reason
-                );
-                self.dropped(key, risk, &refutation.reason, &id, reason, Vec::new());
+                let memory =
+                    serde_json::json!({"reason": skeptic.reason, "query": refutation.query});
+                self.drop_refuted(Refuted {
+                    key,
+                    risk,
+                    memory: ("query", &fp, memory),
+                    provenance: serde_json::json!({}),
+                    finding: None,
+                    shown_by: BY_QUERY,
+                    why: &refutation.reason,
+                    runs: Vec::new(),
+                })
+                .await?;
                 RiskOutcome::Dropped
             }
             QueryVerdict::Unproven { claim, reason } => {

@@ -22,6 +22,7 @@
 //! only when it names an artifact Proven showed (a run id, the test's path, a changed
 //! file), matched against what was shown, not a keyword.
 
+use crate::step_name::Name;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use serde::{Deserialize, Serialize};
 use serde_json::json;

@@ -8,6 +8,7 @@
 //! - a change that is not wholly one kind is ambiguous and says so;
 //! - the plan line is written before any evidence step runs.
 
+use crate::step_name::Name;
 use proven_lockfile::Format;
 use proven_report::Plan;
 use serde_json::json;
@@ -52,7 +53,8 @@ const SECURITY_SIGNALS: &[&str] = &[
 ];
 
 /// What kind of change a file, or the whole change, is (the plan's `change_kind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase")]
 pub enum ChangeKind {
     Security,
     Dependency,
@@ -65,19 +67,6 @@ pub enum ChangeKind {
 }
 
 impl ChangeKind {
-    /// The name the plan keeps.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ChangeKind::Security => "security",
-            ChangeKind::Dependency => "dependency",
-            ChangeKind::Refactor => "refactor",
-            ChangeKind::Docs => "docs",
-            ChangeKind::Config => "config",
-            ChangeKind::Feature => "feature",
-            ChangeKind::Empty => "empty",
-        }
-    }
-
     /// Verified prose only, or nothing: no model runs for it.
     pub const fn runs_no_model(self) -> bool {
         matches!(self, ChangeKind::Docs | ChangeKind::Empty)
@@ -85,27 +74,11 @@ impl ChangeKind {
 }
 
 /// How deep the review goes: the deep band adds the coverage auditor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase")]
 pub enum Band {
     Deep,
     Light,
-}
-
-impl Band {
-    /// The name the plan keeps.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Band::Deep => "deep",
-            Band::Light => "light",
-        }
-    }
-
-    /// The band a stored plan names (None: neither).
-    pub fn parse(name: &str) -> Option<Band> {
-        [Band::Deep, Band::Light]
-            .into_iter()
-            .find(|b| b.as_str() == name)
-    }
 }
 
 /// One file, the kind of change it is, and the rule that said so.

@@ -1,6 +1,7 @@
 //! The types the review's agent steps pass each other and store (their JSON is what a
 //! stored review holds: field names are its format), and the H-MEM fingerprint.
 
+use crate::step_name::Name;
 use proven_pipeline::{NewStep, StepError};
 use proven_report::{PatchEdit, RunRef, TestRef};
 use proven_sandbox::{Language, Selection};
@@ -33,25 +34,11 @@ pub struct Risk {
 /// How a risk's claim is settled: a test Proven runs, or the advisory rows a query reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "lowercase")]
 pub enum EvidenceKind {
     Test,
     Query,
-}
-
-impl EvidenceKind {
-    /// The name a risk and a stored result keep.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            EvidenceKind::Test => "test",
-            EvidenceKind::Query => "query",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<EvidenceKind> {
-        [EvidenceKind::Test, EvidenceKind::Query]
-            .into_iter()
-            .find(|k| k.as_str() == name)
-    }
 }
 
 impl Risk {
@@ -206,6 +193,8 @@ pub struct SkepticSays {
 /// What a Skeptic's answer stands for once Proven has read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
 pub enum SkepticVerdict {
     /// A refutation Proven checks (from the closed list, or a query it runs).
     Refuted,
@@ -214,30 +203,6 @@ pub enum SkepticVerdict {
     /// A concession naming what it was shown.
     Conceded,
     Unresolved,
-}
-
-impl SkepticVerdict {
-    /// The name a stored result and the report keep.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            SkepticVerdict::Refuted => "refuted",
-            SkepticVerdict::RefutedWithoutEvidence => "refuted_without_evidence",
-            SkepticVerdict::Conceded => "conceded",
-            SkepticVerdict::Unresolved => "unresolved",
-        }
-    }
-
-    /// The verdict a model's answer names (None: none of these).
-    pub fn parse(said: &str) -> Option<SkepticVerdict> {
-        [
-            SkepticVerdict::Refuted,
-            SkepticVerdict::RefutedWithoutEvidence,
-            SkepticVerdict::Conceded,
-            SkepticVerdict::Unresolved,
-        ]
-        .into_iter()
-        .find(|v| v.as_str() == said)
-    }
 }
 
 /// The Planner's result: what it named, and what became of each risk.
@@ -399,6 +364,8 @@ pub(crate) fn test_job() -> ProveJob {
 /// The refutations a Skeptic may pick for a test finding; each is checked by Proven's runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
 pub enum RefutationKind {
     Flaky,
     WrongCause,
@@ -406,26 +373,13 @@ pub enum RefutationKind {
 }
 
 impl RefutationKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RefutationKind::Flaky => "flaky",
-            RefutationKind::WrongCause => "wrong_cause",
-            RefutationKind::Intended => "intended",
-        }
-    }
-
+    /// The refutation a model's words name, however it spells it (`Wrong cause`, `wrong-cause`).
     pub(crate) fn parse(text: &str) -> Option<RefutationKind> {
-        match text
-            .trim()
+        text.trim()
             .to_ascii_lowercase()
             .replace([' ', '-'], "_")
-            .as_str()
-        {
-            "flaky" => Some(RefutationKind::Flaky),
-            "wrong_cause" => Some(RefutationKind::WrongCause),
-            "intended" => Some(RefutationKind::Intended),
-            _ => None,
-        }
+            .parse()
+            .ok()
     }
 }
 
@@ -490,7 +444,8 @@ pub struct SurfaceRow {
 }
 
 /// What became of a surface the coverage auditor named.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
 pub enum SurfaceStatus {
     /// Round one examined it.
     Examined,
@@ -505,36 +460,6 @@ pub enum SurfaceStatus {
     Finding,
     /// Round two's probe ran and proved nothing.
     Probed,
-}
-
-impl SurfaceStatus {
-    /// The name a stored result and the report keep.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            SurfaceStatus::Examined => "examined",
-            SurfaceStatus::Probing => "probing",
-            SurfaceStatus::Remembered => "remembered",
-            SurfaceStatus::Unresolved => "unresolved",
-            SurfaceStatus::Refused => "refused",
-            SurfaceStatus::Finding => "finding",
-            SurfaceStatus::Probed => "probed",
-        }
-    }
-
-    /// The status a stored row names (None: none of these).
-    pub fn parse(name: &str) -> Option<SurfaceStatus> {
-        [
-            SurfaceStatus::Examined,
-            SurfaceStatus::Probing,
-            SurfaceStatus::Remembered,
-            SurfaceStatus::Unresolved,
-            SurfaceStatus::Refused,
-            SurfaceStatus::Finding,
-            SurfaceStatus::Probed,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == name)
-    }
 }
 
 /// What a try came to (the result of both steps).

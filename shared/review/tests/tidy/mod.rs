@@ -138,6 +138,7 @@ const DATA_AND_SERVICES: &[&str] = &[
     "outcome",
     "model",
     "test_runs",
+    "suite",
     "git_tree",
     "bounded",
     // The control steps' logic (intake, scout, the dependency evidence, the writer): what
