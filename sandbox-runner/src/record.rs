@@ -205,7 +205,8 @@ pub(crate) struct Ending {
 const CARGO_TEST_FAILED: &str = "test result: FAILED";
 const CARGO_COULD_NOT_COMPILE: &str = "could not compile";
 const PYTEST_ERROR_COLLECTING: &str = "ERROR collecting";
-const PYTEST_ERROR_AT: &str = "ERROR at ";
+const PYTEST_ERROR_AT_SETUP: &str = "ERROR at setup of ";
+const PYTEST_ERROR_AT_TEARDOWN: &str = "ERROR at teardown of ";
 const NODE_SYNTAX_ERROR: &str = "SyntaxError";
 const NODE_MODULE_NOT_FOUND: &str = "ERR_MODULE_NOT_FOUND";
 const NODE_CANNOT_FIND_MODULE: &str = "Cannot find module";
@@ -230,7 +231,8 @@ pub(crate) fn markers(language: Language) -> &'static [&'static str] {
     match language {
         Language::Python => &[
             PYTEST_ERROR_COLLECTING,
-            PYTEST_ERROR_AT,
+            PYTEST_ERROR_AT_SETUP,
+            PYTEST_ERROR_AT_TEARDOWN,
             ENOSPC,
             ENOSPC_PYTHON,
             ENTRY_FAILED,
@@ -340,7 +342,15 @@ pub(crate) fn classify(language: Language, ending: &Ending) -> Outcome {
         // error; 4 usage error; 5 no tests collected.
         Language::Python => match code {
             1 if saw(PYTEST_ERROR_COLLECTING) => env("pytest could not collect the tests".into()),
-            1 if saw(PYTEST_ERROR_AT) => env("a fixture errored (setup or teardown)".into()),
+            1 if saw(PYTEST_ERROR_AT_SETUP) => {
+                env("a fixture errored in setup: a test did not run".into())
+            }
+            // A teardown that errors after its test failed (tqdm's posttest finds the bar the
+            // failed test left open) does not undo the failure; one after tests that all
+            // passed is no failing test.
+            1 if saw(PYTEST_ERROR_AT_TEARDOWN) && tests.is_none_or(|t| t.failed == 0) => {
+                env("a fixture errored in teardown and no test failed".into())
+            }
             1 => Outcome::TestFailed,
             2 => env("pytest was interrupted: a collection error (exit 2)".into()),
             5 => env("pytest collected no tests (exit 5)".into()),
@@ -467,6 +477,46 @@ mod tests {
         ] {
             assert!(env(classify(language, &end)), "{language} {end:?}");
         }
+    }
+
+    #[test]
+    fn a_setup_error_is_never_a_failure_and_a_teardown_error_does_not_undo_one() {
+        use Language::Python;
+        // The test never ran: its fixture's setup errored.
+        assert!(env(classify(Python, &ending(1, &[PYTEST_ERROR_AT_SETUP]))));
+        let setup_and_failure = Ending {
+            tests: Some(TestCounts {
+                passed: 0,
+                failed: 1,
+                skipped: 0,
+                errors: 1,
+            }),
+            ..ending(1, &[PYTEST_ERROR_AT_SETUP, PYTEST_ERROR_AT_TEARDOWN])
+        };
+        assert!(env(classify(Python, &setup_and_failure)));
+        // tqdm's posttest errors in teardown because the failed test left a bar open: the
+        // test ran and failed.
+        let failed_then_teardown = Ending {
+            tests: Some(TestCounts {
+                passed: 0,
+                failed: 1,
+                skipped: 0,
+                errors: 1,
+            }),
+            ..ending(1, &[PYTEST_ERROR_AT_TEARDOWN])
+        };
+        assert_eq!(classify(Python, &failed_then_teardown), Outcome::TestFailed);
+        // A teardown error after tests that passed is no failing test.
+        let passed_then_teardown = Ending {
+            tests: Some(TestCounts {
+                passed: 1,
+                failed: 0,
+                skipped: 0,
+                errors: 1,
+            }),
+            ..ending(1, &[PYTEST_ERROR_AT_TEARDOWN])
+        };
+        assert!(env(classify(Python, &passed_then_teardown)));
     }
 
     #[test]

@@ -78,14 +78,68 @@ fn pytest_args(args: &[String]) -> Vec<String> {
     out
 }
 
-/// One wrapped command line as the sandbox runs it, when it runs a Python test runner.
-fn python_command(line: &str) -> Option<Vec<String>> {
-    let w = words(line.trim().trim_start_matches('-').trim());
+/// tox's command lines as commands: a line ending in `\\` goes on with the next, a comment
+/// line inside (or between) them is left out, and so is a line for some environments only
+/// (`opt: -O`, `py3*: -bb`): the sandbox is none of them.
+fn joined_commands(lines: &[String]) -> Vec<String> {
+    let factor = |l: &str| {
+        l.split_once(": ").is_some_and(|(f, _)| {
+            !f.is_empty()
+                && f.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-.,!*{}".contains(c))
+        })
+    };
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for raw in lines {
+        let line = raw.trim();
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        let (part, goes_on) = match line.strip_suffix('\\') {
+            Some(p) => (p.trim_end(), true),
+            None => (line, false),
+        };
+        if !factor(part) {
+            if !current.is_empty() {
+                current.push(' ');
+            }
+            current.push_str(part);
+        }
+        if !goes_on && !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// One wrapped command line as the sandbox runs it, when it runs a Python test runner: pytest,
+/// unittest, nose, or the project's own runner module (`python -m tornado.test.runtests`,
+/// when `read` finds that module in the tree), without the interpreter's options.
+fn python_command(line: &str, read: &dyn Fn(&str) -> Option<String>) -> Option<Vec<String>> {
+    let mut w = words(posargs_default(line).trim().trim_start_matches('-').trim());
     let base = ["python3", "-m", "pytest", "-p", "no:cacheprovider"].map(String::from);
-    let rest = |n: usize| w.get(n..).unwrap_or_default().to_vec();
     let python = |s: &str| {
         s == "python" || s == "python3" || s.starts_with("python3.") || s == "{envpython}"
     };
+    // The interpreter's own options (-bb, -Werror, -O, -X dev, -u) are the project's
+    // policy for its own machines, not its tests: left out.
+    if w.first().is_some_and(|f| python(f)) {
+        let mut i = 1;
+        while let Some(a) = w.get(i) {
+            match a.as_str() {
+                "-m" => break,
+                "-W" | "-X" => i += 2,
+                o if o.starts_with('-') && o.len() > 1 => i += 1,
+                _ => break,
+            }
+        }
+        w.drain(1..i.min(w.len()));
+    }
+    let rest = |n: usize| w.get(n..).unwrap_or_default().to_vec();
     let first = w.first()?.as_str();
     let (runner, args) = match first {
         "pytest" | "py.test" => ("pytest", rest(1)),
@@ -107,6 +161,15 @@ fn python_command(line: &str) -> Option<Vec<String>> {
             (Some("-m"), Some("pytest" | "py.test")) => ("pytest", rest(3)),
             (Some("-m"), Some("unittest")) => ("unittest", rest(3)),
             (Some("setup.py"), Some("test")) => ("pytest", Vec::new()),
+            (Some("-m"), Some(module)) if own_module(module, read) => {
+                let mut command = vec!["python3".to_string(), "-m".into(), module.to_string()];
+                command.extend(
+                    rest(3)
+                        .into_iter()
+                        .filter(|a| !a.contains('{') && !a.contains('$')),
+                );
+                return Some(command);
+            }
             _ => return None,
         },
         "nosetests" => ("nose", rest(1)),
@@ -129,11 +192,43 @@ fn python_command(line: &str) -> Option<Vec<String>> {
 
 /// The suite a Python project documents: tox's commands, nox's `session.run`, a Makefile's
 /// `test` target, `setup.py test`; pytest over the tree when it documents none.
+/// tox's `{posargs:DEFAULT}` as tox runs it with no arguments: DEFAULT (`{posargs}`: nothing).
+fn posargs_default(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find("{posargs") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "{posargs".len()..];
+        let Some(close) = after.find('}') else {
+            out.push_str(&rest[at..]);
+            return out;
+        };
+        if let Some(default) = after[..close].strip_prefix(':') {
+            out.push_str(default);
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A module of the tree itself (`a.b.c`: `a/b/c.py` or `a/b/c/__main__.py`), not an
+/// installed tool.
+fn own_module(module: &str, read: &dyn Fn(&str) -> Option<String>) -> bool {
+    let valid = !module.is_empty()
+        && module
+            .split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    let path = module.replace('.', "/");
+    valid
+        && (read(&format!("{path}.py")).is_some() || read(&format!("{path}/__main__.py")).is_some())
+}
+
 fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
     let found = |lines: Vec<String>, source: &str| {
-        lines
+        joined_commands(&lines)
             .iter()
-            .find_map(|l| python_command(l))
+            .find_map(|l| python_command(l, read))
             .map(|command| DocumentedSuite {
                 run: TestRun {
                     command,
@@ -273,6 +368,44 @@ mod tests {
     }
 
     #[test]
+    fn a_tox_command_goes_on_past_a_backslash_and_runs_the_projects_own_runner_module() {
+        // tornadoweb/tornado's tox.ini: one command over many lines, comments between them,
+        // a line for the `opt` environments only; the runner is a module of the tree.
+        let tox = "[testenv]\ncommands =\n         python \\\n         # py3*: -b turns on an extra warning\n         -bb \\\n         \"-Werror\" \\\n         opt: -O \\\n         -m tornado.test.runtests \\\n         # a comment\n         {posargs:}\n";
+        let s = suite(
+            Language::Python,
+            &[("tox.ini", tox), ("tornado/test/runtests.py", "")],
+        );
+        assert_eq!(s.run.command, ["python3", "-m", "tornado.test.runtests"]);
+        // A module the tree does not hold is an installed tool, never run as a suite.
+        let s = suite(Language::Python, &[("tox.ini", tox)]);
+        assert_eq!(s.source, "the default");
+        // httpie's: py.test with its options on the lines after.
+        let s = suite(
+            Language::Python,
+            &[(
+                "tox.ini",
+                "[testenv]\ncommands =\n    # NOTE: the order matters\n    py.test \\\n        --verbose \\\n        --doctest-modules \\\n        {posargs:./httpie ./tests}\n",
+            )],
+        );
+        assert_eq!(
+            s.run.command,
+            [
+                "python3",
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "--verbose",
+                "--doctest-modules",
+                "./httpie",
+                "./tests"
+            ],
+            "tox's default for the positional arguments"
+        );
+    }
+
+    #[test]
     fn an_inline_comment_of_a_tox_command_is_not_an_argument() {
         // youtube-dl's tox.ini
         let s = suite(
@@ -282,7 +415,10 @@ mod tests {
                 "[testenv]\ndeps =\n   nose\ncommands = nosetests --verbose {posargs:test}  # --with-coverage --cover-html\n",
             )],
         );
-        assert_eq!(s.run.command, ["python3", "-m", "nose", "--verbose"]);
+        assert_eq!(
+            s.run.command,
+            ["python3", "-m", "nose", "--verbose", "test"]
+        );
     }
 
     #[test]
@@ -325,7 +461,8 @@ mod tests {
         assert_eq!(s.source, "tox.ini [testenv] commands");
         assert_eq!(
             s.run.command,
-            ["python3", "-m", "pytest", "-p", "no:cacheprovider"]
+            ["python3", "-m", "pytest", "-p", "no:cacheprovider", "tests"],
+            "tox's default positional arguments"
         );
         let s = suite(
             Language::Python,
