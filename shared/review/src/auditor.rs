@@ -265,18 +265,18 @@ pub async fn run(s: &ReviewStep<'_>, _: &Lease) -> Result<Outcome, StepError> {
         let mut row = SurfaceRow {
             surface: surface.clone(),
             probe: probe_claim,
-            status: SurfaceStatus::Unresolved.as_str().into(),
+            status: SurfaceStatus::Unresolved,
             key: None,
             detail: String::new(),
         };
         if i >= MAX_SURFACES {
-            row.status = SurfaceStatus::Refused.as_str().into();
+            row.status = SurfaceStatus::Refused;
             row.detail = format!("more than {MAX_SURFACES} surfaces named");
         } else if surface.is_empty() || surface.len() > 1000 || !in_repository(&surface) {
-            row.status = SurfaceStatus::Refused.as_str().into();
+            row.status = SurfaceStatus::Refused;
             row.detail = "not a file or directory of the repository at the change".into();
         } else if let Some(what) = round_one_covers(&surface, &examined, view.changed) {
-            row.status = SurfaceStatus::Examined.as_str().into();
+            row.status = SurfaceStatus::Examined;
             row.detail = format!("round one examined {what}");
         } else {
             match named.probe {
@@ -322,14 +322,14 @@ async fn round_two(
         evidence: probe.evidence,
     };
     if let Some(memory) = view.remembered(&risk).await? {
-        row.status = SurfaceStatus::Remembered.as_str().into();
+        row.status = SurfaceStatus::Remembered;
         row.detail =
             format!("an earlier review refuted this probe with evidence (memory record {memory})");
         return Ok(None);
     }
     let key = format!("a{probes}");
     let step = risk.first_step(key.clone())?;
-    row.status = SurfaceStatus::Probing.as_str().into();
+    row.status = SurfaceStatus::Probing;
     row.detail = format!("probed in round two ({key})");
     row.key = Some(key.clone());
     if risk.evidence_kind() == Some(EvidenceKind::Query) {

@@ -33,7 +33,6 @@ pub struct SandboxJob {
     pub add_files: Vec<JobFile>,
     #[serde(default)]
     pub patch: Vec<JobEdit>,
-    #[serde(default)]
     pub timeout_secs: Option<u64>,
     /// A plain command (exit 0 passes) rather than a test run (which passes only when its
     /// runner says tests ran and passed).
@@ -41,11 +40,9 @@ pub struct SandboxJob {
     pub plain: bool,
     /// The step to create when the run is recorded (its input is the record); none: the
     /// review goes to the judge.
-    #[serde(default)]
     pub then: Option<String>,
     /// Resolve what the project does not pin as of this instant (the review's own, see
     /// `RunRequest::resolve_before`).
-    #[serde(default)]
     pub resolve_before: Option<String>,
 }
 

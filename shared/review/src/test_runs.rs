@@ -284,7 +284,6 @@ pub(crate) struct RecordedRuns {
 pub(crate) struct RunsDone {
     pub runs: Vec<RunRecord>,
     /// The tree refused a request (a patch that does not apply): the runs stopped there.
-    #[serde(default)]
     pub refused: Option<String>,
 }
 

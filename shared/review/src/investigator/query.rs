@@ -37,7 +37,6 @@ pub struct PackageQuery {
     pub ecosystem: String,
     pub name: String,
     pub version: String,
-    #[serde(default)]
     pub base_version: Option<String>,
 }
 

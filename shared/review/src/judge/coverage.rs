@@ -36,8 +36,8 @@ pub fn coverage(
     };
     let mut surfaces = Vec::new();
     for s in audit.surfaces {
-        let (status, detail) = match (SurfaceStatus::parse(&s.status), &s.key) {
-            (Some(SurfaceStatus::Probing), Some(key)) => {
+        let (status, detail) = match (s.status, &s.key) {
+            (SurfaceStatus::Probing, Some(key)) => {
                 match outcomes.iter().find(|(k, _)| k == key).map(|(_, o)| *o) {
                     Some(RiskOutcome::Finding) => (
                         SurfaceStatus::Finding,
@@ -57,10 +57,9 @@ pub fn coverage(
                     ),
                 }
             }
-            // A surface still probing without a key, or of a status this code does not
-            // know, is unresolved.
-            (Some(status), _) if status != SurfaceStatus::Probing => (status, s.detail.clone()),
-            _ => (SurfaceStatus::Unresolved, s.detail.clone()),
+            // A surface still probing without a key is unresolved.
+            (SurfaceStatus::Probing, None) => (SurfaceStatus::Unresolved, s.detail.clone()),
+            (status, _) => (status, s.detail.clone()),
         };
         if status == SurfaceStatus::Unresolved {
             not_seen.push(NotSeen {

@@ -62,34 +62,41 @@ mod tests {
         test_row(step, key, state, Some(result.to_string()))
     }
 
+    /// One review's fix rows: r0's first try refused by the Fixer, its second handed to the
+    /// sandbox and not proved, its third said proved by the Fixer alone (a model's word)
+    /// while its sandbox run has not ended, and one that failed; r1 proved at its first try.
+    fn rows() -> Vec<StepRow> {
+        [
+            ("fixer", "r0-fix1", "done", false, 1, "refused: a test"),
+            ("fixer", "r0-fix2", "done", false, 2, "sent to the sandbox"),
+            ("sandbox.fix", "r0-fix2", "done", false, 2, "still fails"),
+            ("fixer", "r0-fix3", "done", true, 3, "a model's word"),
+            ("sandbox.fix", "r0-fix3", "running", true, 3, "not ended"),
+            ("fixer", "r0-fix4", "failed", false, 4, "not done"),
+            ("sandbox.fix", "r1-fix1", "done", true, 1, "proved"),
+        ]
+        .map(|(step, key, state, proved, attempt, reason)| {
+            fix(step, key, state, proved, attempt, reason)
+        })
+        .to_vec()
+    }
+
     #[test]
     fn a_fix_is_shown_only_when_the_sandbox_proved_it_for_that_risk() {
-        let rows = [
-            fix("sandbox.fix", "r0-fix1", "done", false, 1, "suite fails"),
-            fix("sandbox.fix", "r1-fix1", "done", true, 1, "proved"),
-            fix("fixer", "r0-fix2", "done", true, 2, "a model's word"),
-            fix("sandbox.fix", "r0-fix2", "running", true, 2, "not ended"),
-        ];
+        let rows = rows();
         assert!(
             proved_fix(&rows, "r0").is_none(),
-            "no proving run of r0's fix"
+            "no proving run of r0's fix ended"
         );
         assert_eq!(proved_fix(&rows, "r1").map(|f| f.attempt), Some(1));
         let mut proved = rows.to_vec();
-        proved.push(fix("sandbox.fix", "r0-fix3", "done", true, 3, "proved"));
-        assert_eq!(proved_fix(&proved, "r0").map(|f| f.attempt), Some(3));
+        proved.push(fix("sandbox.fix", "r0-fix5", "done", true, 5, "proved"));
+        assert_eq!(proved_fix(&proved, "r0").map(|f| f.attempt), Some(5));
     }
 
     #[test]
     fn the_tries_are_said_in_order_without_the_hand_over_to_the_sandbox() {
-        let rows = [
-            fix("sandbox.fix", "r0-fix2", "done", false, 2, "still fails"),
-            fix("fixer", "r0-fix2", "done", false, 2, "sent to the sandbox"),
-            fix("fixer", "r0-fix1", "done", false, 1, "refused: a test"),
-            fix("fixer", "r1-fix1", "done", false, 1, "another risk"),
-            fix("fixer", "r0-fix3", "failed", false, 3, "not done"),
-        ];
-        let said: Vec<(u32, String)> = tries(&rows, "r0")
+        let said: Vec<(u32, String)> = tries(&rows(), "r0")
             .into_iter()
             .map(|t| (t.attempt, t.reason))
             .collect();
@@ -98,7 +105,8 @@ mod tests {
             [
                 (1, "refused: a test".to_string()),
                 (2, "still fails".to_string())
-            ]
+            ],
+            "the handed-over tries by their sandbox rows, ended ones only, r0's only"
         );
     }
 }

@@ -71,7 +71,6 @@ pub struct RefuteJob {
     pub job: ProveJob,
     pub kind: RefutationKind,
     /// wrong_cause: the file restored to the base.
-    #[serde(default)]
     pub file: Option<String>,
 }
 

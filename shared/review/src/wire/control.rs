@@ -29,7 +29,6 @@ pub struct IntakeResult {
     /// [`crate::pipeline::RESOLVE_AS_OF_BASE_AFTER_DAYS`] days, else none (today's releases).
     /// Every run of the review, on either side, is prepared as of it, so both sides share one
     /// environment.
-    #[serde(default)]
     pub resolve_before: Option<i64>,
 }
 

@@ -24,7 +24,6 @@ pub struct Risk {
     pub title: String,
     pub claim: String,
     pub path: String,
-    #[serde(default)]
     pub symbol: Option<String>,
     /// test or query ([`EvidenceKind`]; kept as the model wrote it, so an answer naming
     /// another kind is refused by name rather than unread).
@@ -92,7 +91,6 @@ pub struct ProveJob {
     /// The command Proven built for the selection (never a model's).
     pub command: Vec<String>,
     /// Which tests of the file the command selects.
-    #[serde(default)]
     pub selection: Option<Selection>,
     /// The variables the command runs with (seeds).
     #[serde(default)]
@@ -113,10 +111,8 @@ pub struct SkepticResult {
     pub artifact: Option<String>,
     pub test: Option<TestRef>,
     /// The refutation it picked (flaky, wrong_cause, intended; query for query findings).
-    #[serde(default)]
     pub refutation: Option<String>,
     /// Unresolved: what would settle it.
-    #[serde(default)]
     pub needs: Option<String>,
 }
 
@@ -131,7 +127,6 @@ pub struct FixInput {
     /// Tries allowed.
     pub attempts: u32,
     /// What failed in the last try (only that).
-    #[serde(default)]
     pub failed: Option<String>,
 }
 
@@ -186,7 +181,6 @@ pub struct SkepticSays {
     pub verdict: String,
     #[serde(default)]
     pub reason: String,
-    #[serde(default)]
     pub artifact: Option<String>,
 }
 
@@ -391,7 +385,6 @@ pub struct Refutation {
     pub reason: String,
     pub runs: Vec<RunRef>,
     /// The refutation checked (absent in records of older versions, which are no evidence).
-    #[serde(default)]
     pub kind: Option<RefutationKind>,
 }
 
@@ -435,16 +428,34 @@ pub struct AuditResult {
 pub struct SurfaceRow {
     pub surface: String,
     pub probe: Option<String>,
-    /// A [`SurfaceStatus`]: examined, probing, remembered, unresolved or refused (the judge
-    /// turns `probing` into finding, probed or unresolved).
-    pub status: String,
+    /// Examined, probing, remembered, unresolved or refused (the judge turns `probing` into
+    /// finding, probed or unresolved); a stored name this code does not know reads as
+    /// unresolved.
+    #[serde(deserialize_with = "surface_status")]
+    pub status: SurfaceStatus,
     /// The round-two pipeline of a probed surface.
     pub key: Option<String>,
     pub detail: String,
 }
 
+fn surface_status<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SurfaceStatus, D::Error> {
+    let name = String::deserialize(d)?;
+    Ok(SurfaceStatus::parse(&name).unwrap_or(SurfaceStatus::Unresolved))
+}
+
 /// What became of a surface the coverage auditor named.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum SurfaceStatus {
     /// Round one examined it.
