@@ -49,34 +49,11 @@ const MAX_PROBES: usize = 3;
 /// Files of the repository listed to the auditor.
 const MAX_LISTING: usize = 2000;
 
-/// File names that start a program, a service or a deployment.
-const ENTRY_POINTS: &[&str] = &[
-    "main.rs",
-    "main.go",
-    "main.py",
-    "__main__.py",
-    "app.py",
-    "wsgi.py",
-    "asgi.py",
-    "manage.py",
-    "urls.py",
-    "routes.py",
-    "server.py",
-    "index.js",
-    "server.js",
-    "app.js",
-    "routes.js",
-    "Dockerfile",
-    "Procfile",
-    "Makefile",
-    "docker-compose.yml",
-    "docker-compose.yaml",
-    "package.json",
-    "Cargo.toml",
-    "pyproject.toml",
-    "setup.py",
-    "go.mod",
-];
+/// File names that start a program, a service or a deployment (separated by white space).
+const ENTRY_POINTS: &str = "main.rs main.go main.py __main__.py app.py wsgi.py asgi.py manage.py urls.py \
+    routes.py server.py index.js server.js app.js routes.js Dockerfile Procfile Makefile \
+    docker-compose.yml docker-compose.yaml package.json Cargo.toml pyproject.toml \
+    setup.py go.mod";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct AuditorAnswer {
@@ -199,7 +176,10 @@ fn prompt(view: &ReviewView<'_>, m: &Manifests) -> (String, String) {
     let entry_points: Vec<&String> = m
         .files
         .iter()
-        .filter(|f| ENTRY_POINTS.contains(&name(f).as_str()) || f.starts_with(".github/workflows/"))
+        .filter(|f| {
+            ENTRY_POINTS.split_whitespace().any(|e| e == name(f))
+                || f.starts_with(".github/workflows/")
+        })
         .collect();
     let dependency_files: Vec<&String> = m
         .files

@@ -9,30 +9,15 @@ use crate::wire::ProveJob;
 const MAX_EDITS: usize = 20;
 
 /// Files that decide how tests run or what a package is: a patch that edits one could make
-/// a test "pass" by not running it, so it is refused like a test file.
-const RUNNER_FILES: &[&str] = &[
-    "pytest.ini",
-    "setup.cfg",
-    "tox.ini",
-    "pyproject.toml",
-    "setup.py",
-    "sitecustomize.py",
-    "usercustomize.py",
-    "package.json",
-    "package-lock.json",
-    ".npmrc",
-    "jest.config.js",
-    "Cargo.toml",
-    "Cargo.lock",
-    "build.rs",
-    "go.mod",
-    "go.sum",
-    "Makefile",
-];
+/// a test "pass" by not running it, so it is refused like a test file (names separated by
+/// white space).
+const RUNNER_FILES: &str = "pytest.ini setup.cfg tox.ini pyproject.toml setup.py sitecustomize.py \
+    usercustomize.py package.json package-lock.json .npmrc jest.config.js Cargo.toml \
+    Cargo.lock build.rs go.mod go.sum Makefile";
 
 fn is_runner_file(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
-    RUNNER_FILES.contains(&name)
+    RUNNER_FILES.split_whitespace().any(|r| r == name)
         || name.ends_with(".pth")
         || path.starts_with(".cargo/")
         || path.contains("/.cargo/")

@@ -16,7 +16,7 @@ use crate::step::StepContext;
 use crate::step_name::StepName;
 use crate::steps::deps;
 use crate::wire::{
-    CollectResult, DepsSettings, FileResult, IntakeResult, PlanResult, deps_fingerprint,
+    CollectResult, DepsSettings, FileResult, IntakeResult, PlanResult, Unread, deps_fingerprint,
 };
 
 pub(super) async fn collect(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
@@ -25,7 +25,7 @@ pub(super) async fn collect(cx: &StepContext, lease: &Lease) -> Result<Outcome, 
     let mut result = CollectResult::default();
     let (advisories, _, _) = cx.store.advisory_counts().await.map_err(retryable)?;
     if advisories == 0 {
-        result.failed_services.push(FailedService {
+        result.unread.failed_services.push(FailedService {
                 service: "advisories".into(),
                 message: "the advisory store is empty: run `proven db import PATH` (or `proven db sync`) first".into(),
             });
@@ -41,8 +41,8 @@ pub(super) async fn collect(cx: &StepContext, lease: &Lease) -> Result<Outcome, 
         })
         .await?;
     result.sources = sources;
-    result.input_errors = errors;
-    result.not_seen = not_seen;
+    result.unread.input_errors = errors;
+    result.unread.not_seen = not_seen;
     // One finding pipeline per dependency file, created in this step's transaction; this
     // step's own slot closes (with no file, that may be the last one: the judge).
     let next: Vec<NewStep> = result
@@ -74,8 +74,11 @@ pub(super) async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, Ste
     })
     .await?;
     let mut result = FileResult {
-        input_errors: read.input_errors,
-        not_seen: read.not_seen,
+        unread: Unread {
+            input_errors: read.input_errors,
+            not_seen: read.not_seen,
+            ..Default::default()
+        },
         files: read.files,
         ..Default::default()
     };
@@ -85,7 +88,7 @@ pub(super) async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, Ste
                 .await
                 .map_err(retryable)?;
         result.findings = evaluated.findings;
-        result.not_seen.extend(evaluated.not_seen);
+        result.unread.not_seen.extend(evaluated.not_seen);
     }
     let mut next = Vec::new();
     if plan.agents && !result.findings.is_empty() {

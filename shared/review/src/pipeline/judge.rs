@@ -510,9 +510,7 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
         report.plan = Some(plan.plan);
     }
     if let Ok(collect) = result_of::<CollectResult>(&rows, DEPS_COLLECT) {
-        report.input_errors.extend(collect.input_errors);
-        report.not_seen.extend(collect.not_seen);
-        report.failed_services.extend(collect.failed_services);
+        collect.unread.into_report(&mut report);
     }
     let scope = cx.memory_scope(review_id).await?;
     let mut judging = Judging {
@@ -539,8 +537,7 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
             {
                 let findings = judging.deps_findings(&row.id.key, &r).await?;
                 judging.report.findings.extend(findings);
-                judging.report.input_errors.extend(r.input_errors);
-                judging.report.not_seen.extend(r.not_seen);
+                r.unread.into_report(&mut judging.report);
                 judging.report.dependency_files.extend(r.files);
             }
         } else if let Some(unended) = crate::judge::branches::unended(row) {

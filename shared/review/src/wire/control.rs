@@ -72,19 +72,37 @@ pub struct PlanResult {
     pub agents: bool,
 }
 
+/// What a dependency step could not read (the review is then incomplete), could not see, or
+/// could not reach (a failed service), for the review to say.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct CollectResult {
-    pub sources: Vec<String>,
+#[serde(default)]
+pub struct Unread {
     pub input_errors: Vec<InputError>,
     pub not_seen: Vec<NotSeen>,
     pub failed_services: Vec<FailedService>,
 }
 
+impl Unread {
+    /// Said in the review.
+    pub fn into_report(self, report: &mut proven_report::Report) {
+        report.input_errors.extend(self.input_errors);
+        report.not_seen.extend(self.not_seen);
+        report.failed_services.extend(self.failed_services);
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CollectResult {
+    pub sources: Vec<String>,
+    #[serde(flatten)]
+    pub unread: Unread,
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct FileResult {
     pub findings: Vec<Finding>,
-    pub input_errors: Vec<InputError>,
-    pub not_seen: Vec<NotSeen>,
+    #[serde(flatten)]
+    pub unread: Unread,
     pub files: Vec<DependencyFileSummary>,
     /// Findings H-MEM holds an evidenced refutation of: (finding id, memory record id).
     #[serde(default)]
