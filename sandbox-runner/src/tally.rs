@@ -201,11 +201,13 @@ impl Tally {
             self.pytest = Some(counts);
             return;
         }
-        // pytest's short summary (`FAILED tests/t.py::test_a - reason`, `ERROR tests/t.py`)
-        // and unittest's (`FAIL: test_a (pkg.TestX.test_a)`, `ERROR: …`).
-        // (unittest's own result line, `FAILED (failures=1)`, is no test's name.)
+        // pytest's short summary (`FAILED tests/t.py::test_a - reason`, `ERROR tests/t.py`;
+        // before pytest 3.6 `FAIL tests/t.py::test_a`) and unittest's (`FAIL: test_a
+        // (pkg.TestX.test_a)`, `ERROR: …`). (unittest's own result line, `FAILED
+        // (failures=1)`, is no test's name.)
         if let Some(rest) = line
             .strip_prefix("FAILED ")
+            .or_else(|| line.strip_prefix("FAIL "))
             .or_else(|| line.strip_prefix("ERROR "))
             .filter(|r| !r.starts_with('('))
         {
@@ -547,6 +549,13 @@ mod tests {
                 "tests/t.py::test_b[x-1]",
                 "tests/u.py"
             ]
+        );
+        // pytest 3 (a project resolved as of 2019): `FAIL`, with its parameters' ids.
+        let pytest3 = "=== short test summary info ===\nFAIL tests/t.py::test_c[hg: abort: 404]\n\
+            === 1 failed, 257 passed, 1 warnings in 3.39 seconds ===\n";
+        assert_eq!(
+            failing(Python, pytest3),
+            ["tests/t.py::test_c[hg: abort: 404]"]
         );
         let unittest = "FAIL: test_a (pkg.test_x.TestX.test_a)\n----\nERROR: test_b (pkg.test_x.TestX)\n\
             Ran 3 tests in 0.01s\nFAILED (failures=1, errors=1)\n";

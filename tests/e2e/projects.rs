@@ -309,6 +309,42 @@ async fn a_fix_is_proved_where_the_suite_needs_the_test_requirements() {
     env.cleanup().await;
 }
 
+/// An sdist `NAME-VERSION.tar.gz` on a simple index the test serves from `dir` (its page
+/// names every sdist of the project written so far).
+fn sdist(dir: &std::path::Path, name: &str, version: &str, files: &[(&str, &str)]) {
+    let package = dir.join("packages");
+    std::fs::create_dir_all(&package).expect("mkdir");
+    let file_name = format!("{name}-{version}.tar.gz");
+    let file = std::fs::File::create(package.join(&file_name)).expect("sdist");
+    let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    let info = format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n");
+    let top = format!("{name}-{version}");
+    for (path, body) in files.iter().copied().chain([("PKG-INFO", info.as_str())]) {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(body.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, format!("{top}/{path}"), body.as_bytes())
+            .expect("tar");
+    }
+    tar.into_inner()
+        .and_then(|gz| gz.finish())
+        .expect("sdist written");
+    let simple = dir.join("simple").join(name);
+    std::fs::create_dir_all(&simple).expect("mkdir");
+    let page = simple.join("index.html");
+    let before = std::fs::read_to_string(&page).unwrap_or_default();
+    let links = before
+        .trim_start_matches("<html><body>")
+        .trim_end_matches("</body></html>\n");
+    std::fs::write(
+        &page,
+        format!("<html><body>{links}<a href=\"../../packages/{file_name}\">{file_name}</a></body></html>\n"),
+    )
+    .expect("index");
+}
+
 /// A package index the test serves: one sdist whose build (setup.py) writes a marker file,
 /// reads a secret from its environment, and tries the host's Redis; its package records
 /// what the build saw.
@@ -325,36 +361,82 @@ fn hostile_index(dir: &std::path::Path, marker: &std::path::Path) {
          setup(name='proven-canary', version='1.0', packages=['proven_canary'])\n",
         marker = marker.display().to_string()
     );
-    let package = dir.join("packages");
-    std::fs::create_dir_all(&package).expect("mkdir");
-    let tarball = package.join("proven-canary-1.0.tar.gz");
-    let file = std::fs::File::create(&tarball).expect("sdist");
-    let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
-    let mut tar = tar::Builder::new(gz);
-    for (name, body) in [
-        ("proven-canary-1.0/setup.py", setup.as_str()),
-        (
-            "proven-canary-1.0/PKG-INFO",
-            "Metadata-Version: 2.1\nName: proven-canary\nVersion: 1.0\n",
-        ),
-    ] {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(body.len() as u64);
-        header.set_mode(0o644);
-        header.set_cksum();
-        tar.append_data(&mut header, name, body.as_bytes())
-            .expect("tar");
-    }
-    tar.into_inner()
-        .and_then(|gz| gz.finish())
-        .expect("sdist written");
-    let simple = dir.join("simple/proven-canary");
-    std::fs::create_dir_all(&simple).expect("mkdir");
-    std::fs::write(
-        simple.join("index.html"),
-        "<html><body><a href=\"../../packages/proven-canary-1.0.tar.gz\">proven-canary-1.0.tar.gz</a></body></html>\n",
-    )
-    .expect("index");
+    sdist(dir, "proven-canary", "1.0", &[("setup.py", &setup)]);
+}
+
+/// A requirement whose own requirements name pip (old pypandoc's do) puts that pip into the
+/// environment; every later install would run it. The sandbox's own pip is kept: the
+/// Prover's test, which checks that the environment's pip is not the requirement's, passes
+/// on the base and proves the bug, and the record says what happened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_requirement_that_brings_its_own_pip_never_replaces_the_sandboxs() {
+    let index = tempfile::tempdir().expect("index dir");
+    sdist(
+        index.path(),
+        "pip",
+        "1.0",
+        &[
+            (
+                "setup.py",
+                "from setuptools import setup\nsetup(name='pip', version='1.0', packages=['pip'])\n",
+            ),
+            ("pip/__init__.py", "__version__ = '1.0'\n"),
+            (
+                "pip/__main__.py",
+                "raise SystemExit('the pip of 1.0 cannot install anything')\n",
+            ),
+        ],
+    );
+    sdist(
+        index.path(),
+        "needs-pip",
+        "1.0",
+        &[
+            (
+                "setup.py",
+                "from setuptools import setup\nsetup(name='needs-pip', version='1.0', py_modules=['needs_pip'], install_requires=['pip==1.0'])\n",
+            ),
+            ("needs_pip.py", "OK = True\n"),
+        ],
+    );
+    let server_proc = crate::common::FileServer::start(index.path());
+    let (repo, base) = project(
+        &[("requirements.txt", "needs-pip==1.0\n".into())],
+        "ops.py",
+        "needs_pip",
+    );
+    let server = ScriptedServer::start().await;
+    scripted(
+        &server,
+        "ops.py",
+        "import pip\nfrom ops import add\n\nassert pip.__version__ != '1.0', 'the requirement replaced the sandbox pip'",
+        no_fix(),
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    let registry = format!("index.test=127.0.0.1:{}", server_proc.port);
+    let out = review(
+        &env,
+        &server,
+        &repo,
+        &base,
+        &[
+            ("PROVEN_SANDBOX_PIP_INDEX_URL", "http://index.test/simple"),
+            ("PROVEN_SANDBOX_REGISTRIES", &registry),
+            ("PROVEN_FIX_ATTEMPTS", "0"),
+        ],
+    );
+    let doc = parse(&out);
+    let findings = doc["findings"].as_array().expect("findings");
+    assert_eq!(findings.len(), 1, "{doc:#}\n{}", text(&out).1);
+    assert_eq!(findings[0]["proof_level"], "reproduced");
+    let lines = environment(&doc);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("pip 1.0 came with a requirement; the sandbox's own pip was kept")),
+        "{lines:?}"
+    );
+    env.cleanup().await;
 }
 
 /// Issue 14, must-show 1: a pull request's requirements name an index of its own and

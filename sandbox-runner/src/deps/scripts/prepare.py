@@ -53,9 +53,35 @@ def run(cmd, timeout=CALL_TIMEOUT, cwd=WORK, env=None):
         p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            timeout=timeout, universal_newlines=True, errors="replace",
                            env=dict(os.environ, **env) if env else None)
-        return p.returncode, p.stdout
+        result = p.returncode, p.stdout
     except subprocess.TimeoutExpired as e:
-        return 124, "timed out after %ss: %s" % (timeout, (e.stdout or b"")[-2000:])
+        result = 124, "timed out after %ss: %s" % (timeout, (e.stdout or b"")[-2000:])
+    if cmd[:3] == [PY, "-m", "pip"]:
+        keep_own_pip()
+    return result
+
+
+def keep_own_pip():
+    """A requirement that depends on pip (old pypandoc's install_requires names it) puts the
+    pip of its date into the environment, and every later call would run that pip (no
+    manylinux2010 wheels, the old resolver): it is removed, so the image's own pip, seen
+    through the system site-packages, stays the one that runs."""
+    import glob
+    import shutil
+    found = []
+    for lib in glob.glob(VENV + "/lib/python*/site-packages"):
+        for name in os.listdir(lib):
+            if name == "pip" or (name.startswith("pip-") and name.endswith((".dist-info", ".egg-info"))):
+                found.append(name)
+                shutil.rmtree(os.path.join(lib, name), ignore_errors=True)
+    for script in glob.glob(VENV + "/bin/pip*"):
+        try:
+            os.remove(script)
+        except OSError:
+            pass
+    versions = [n[4:].split(".dist-info")[0].split(".egg-info")[0] for n in found if n.startswith("pip-")]
+    if versions and not any("pip " in n for n in REPORT["notes"]):
+        REPORT["notes"].append("pip %s came with a requirement; the sandbox's own pip was kept" % versions[0])
 
 
 # Requirements that could build or fetch from elsewhere are refused here too (setup.py's
