@@ -1359,12 +1359,9 @@ async fn a_fix_is_shown_only_when_the_same_test_proves_it() {
     env.cleanup().await;
 }
 
-/// A package whose suite already fails on the base (a test that needs what the sandbox has
-/// not): a patch is held to what it breaks, by name. One that breaks nothing is proved and
-/// names the tests that fail on the base too; one that breaks a test passing on the base is
-/// not, naming that test.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fix_is_held_to_what_it_breaks_when_the_suite_already_fails_on_the_base() {
+/// `add` broken by the change, `sub` fine, and a test that fails on both sides (it needs what
+/// the sandbox has not): the package's suite never passes.
+fn suite_fails_on_the_base() -> (TestRepo, String) {
     let repo = TestRepo::new();
     repo.write(
         "calc.py",
@@ -1387,6 +1384,16 @@ async fn a_fix_is_held_to_what_it_breaks_when_the_suite_already_fails_on_the_bas
         "def add(a, b):\n    return a * b\n\n\ndef sub(a, b):\n    return a - b\n",
     );
     repo.commit("change");
+    (repo, base)
+}
+
+/// A package whose suite already fails on the base (a test that needs what the sandbox has
+/// not): a patch is held to what it breaks, by name. One that breaks nothing is proved and
+/// names the tests that fail on the base too; one that breaks a test passing on the base is
+/// not, naming that test.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fix_is_held_to_what_it_breaks_when_the_suite_already_fails_on_the_base() {
+    let (repo, base) = suite_fails_on_the_base();
     let good = json!({"edits": [{"path": "calc.py", "old_text": "return a * b", "new_text": "return a + b"}],
                       "explanation": "add adds, not multiplies"});
     let breaks_sub = json!({"edits": [{"path": "calc.py", "old_text": "return a * b", "new_text": "return a + b"},
@@ -1458,6 +1465,58 @@ async fn a_fix_is_held_to_what_it_breaks_when_the_suite_already_fails_on_the_bas
             );
         }
     }
+    env.cleanup().await;
+}
+
+/// Autofix holds the whole patch to what it breaks too: the package's suite fails with it
+/// only where it fails on the base, so the patch is "fixed automatically", with the base's
+/// suite run among its runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn autofix_is_held_to_what_the_patch_breaks_when_the_suite_already_fails_on_the_base() {
+    let (repo, base) = suite_fails_on_the_base();
+    let env = Env::new(Backend::Sqlite).await;
+    let server = ScriptedServer::start().await;
+    server.on(
+        Some(GENERATOR),
+        "You are the Fixer",
+        vec![Reply::Json(json!({"edits": [{"path": "calc.py", "old_text": "return a * b", "new_text": "return a + b"}],
+                                "explanation": "add adds, not multiplies"}))],
+    );
+    script(
+        &server,
+        "def test_add():\n    assert add(2, 3) == 5\n",
+        CONCEDE(),
+    );
+    let out = agents(&env, &server)
+        .env("PROVEN_AUTOFIX", "on")
+        .args([
+            "review",
+            "--repo",
+            &repo.path().display().to_string(),
+            "--base",
+            &base,
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("run proven review");
+    let doc = parse(&out);
+    let autofix = &doc["autofix"];
+    assert_eq!(
+        autofix["verdict"], "fixed automatically, waiting for a person",
+        "{doc:#}"
+    );
+    let sides: Vec<&str> = autofix["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| r["side"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        sides,
+        ["change+autofix", "change+autofix", "base"],
+        "{autofix:#}"
+    );
     env.cleanup().await;
 }
 

@@ -120,7 +120,30 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
         false,
     )
     .await?;
-    settle(&mut result, &requests, done, &mut trace);
+    // A suite that fails with the whole patch is run on the base too (the Fixer's rule):
+    // what failed there already is not the patch's doing.
+    let base_suite = match done.runs.get(requests.len() - 1) {
+        Some(suite) if !crate::test_runs::passed(suite) && suite.failing_named().is_some() => {
+            let language = fixed.first().map_or(Language::Python, |k| k.job.language);
+            let mut request = crate::suite::suite_request(&view, view.base, language, &mut trace)
+                .await?
+                .with_timeout(TEST_TIMEOUT);
+            for k in &fixed {
+                request = request.with_file(
+                    k.job.test.path.clone(),
+                    k.job.test.code.clone().into_bytes(),
+                );
+            }
+            let base = vec![("suite-base".to_string(), request)];
+            crate::test_runs::run_in_turn(s, lease, ("autofix-base", &cassette_key), base, false)
+                .await?
+                .runs
+                .into_iter()
+                .next()
+        }
+        _ => None,
+    };
+    settle(&mut result, &requests, done, base_suite, &mut trace);
     Ok(outcome(trace, to_json(&result)?, Vec::new(), true))
 }
 
@@ -181,11 +204,13 @@ async fn patch_requests(
     Ok(requests)
 }
 
-/// The verdict from the runs: fixed only when the patch applied and every run passed.
+/// The verdict from the runs: fixed only when the patch applied and every run passed (the
+/// package's suite: or failed only where it fails on the base too, `base_suite`).
 fn settle(
     result: &mut Autofix,
     requests: &[(String, RunRequest)],
     done: crate::test_runs::RunsDone,
+    base_suite: Option<proven_sandbox::RunRecord>,
     trace: &mut Trace,
 ) {
     let records = done.runs;
@@ -195,6 +220,7 @@ fn settle(
     result.runs = records
         .iter()
         .map(|r| run_ref("change+autofix", r))
+        .chain(base_suite.iter().map(|r| run_ref("base", r)))
         .collect::<Vec<RunRef>>();
     for r in &result.runs {
         trace.push("sandbox_run", serde_json::to_value(r).unwrap_or_default());
@@ -202,8 +228,15 @@ fn settle(
     match refused {
         Some(why) => result.open.push(why),
         None => {
+            let suite = requests.len().saturating_sub(1);
             for (i, (name, _)) in requests.iter().enumerate() {
-                let passed = records.get(i).is_some_and(crate::test_runs::passed);
+                let passed = records.get(i).is_some_and(|r| {
+                    crate::test_runs::passed(r)
+                        || (i == suite
+                            && base_suite
+                                .as_ref()
+                                .is_some_and(|b| crate::suite::suite_against_base(r, b).is_ok()))
+                });
                 if !passed {
                     result
                         .open
