@@ -33,6 +33,7 @@ both_backends!(
     malformed_inputs_are_named_and_the_rest_of_the_review_goes_on,
     an_empty_advisory_store_never_gives_a_clean_review,
     the_trace_follows_each_package_to_its_verdict,
+    reviews_keep_what_each_head_depends_on_in_the_world_model,
 );
 
 /// Advisories for the tests: `foo` affected in [0, 1.2.0) and [2.0.0, 2.1.3); `bar`
@@ -438,5 +439,101 @@ async fn the_trace_follows_each_package_to_its_verdict(backend: Backend) {
     let stored: Report =
         serde_json::from_str(stored.result.as_deref().expect("result")).expect("document");
     assert_eq!(stored, report);
+    t.cleanup().await;
+}
+
+/// Each review's head teaches the World Model what the repository depends on, from the head
+/// commit's time: a later review that sees another version closes the older edge, a package
+/// the file no longer holds is closed, and a review of an older commit than the World Model
+/// holds writes nothing (said in the trace).
+async fn reviews_keep_what_each_head_depends_on_in_the_world_model(backend: Backend) {
+    let (t, repo) = seeded(backend).await;
+    let day = 86_400;
+    let t0 = 1_700_000_000;
+    repo.write(
+        "Cargo.lock",
+        cargo_lock(&[("foo", "1.0.0"), ("bar", "0.6.0")]),
+    );
+    let base = repo.commit_at("base", t0);
+    repo.write(
+        "Cargo.lock",
+        cargo_lock(&[("foo", "1.3.0"), ("bar", "0.6.0")]),
+    );
+    let first = repo.commit_at("foo 1.3.0", t0 + day);
+    run(&t.store, &repo, &base, &first).await;
+    let dependents = |name: &'static str| {
+        let store = t.store.clone();
+        async move {
+            store
+                .world_dependents("", "crates.io", name)
+                .await
+                .expect("dependents")
+                .into_iter()
+                .map(|d| (d.package, d.since / 1_000_000))
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        dependents("foo").await,
+        [("package:crates.io:foo@1.3.0".to_string(), t0 + day)]
+    );
+    repo.write("Cargo.lock", cargo_lock(&[("foo", "1.4.0")]));
+    let second = repo.commit_at("foo 1.4.0, bar gone", t0 + 2 * day);
+    run(&t.store, &repo, &first, &second).await;
+    assert_eq!(
+        dependents("foo").await,
+        [("package:crates.io:foo@1.4.0".to_string(), t0 + 2 * day)],
+        "the older version's edge is closed"
+    );
+    assert!(dependents("bar").await.is_empty(), "bar left the lock file");
+    let repository = t
+        .store
+        .world_dependents("", "crates.io", "foo")
+        .await
+        .expect("dependents")[0]
+        .repository
+        .clone();
+    let then: Vec<String> = t
+        .store
+        .world_edges_of(
+            "",
+            &repository,
+            "depends_on",
+            Some((t0 + day + 60) * 1_000_000),
+        )
+        .await
+        .expect("edges then")
+        .into_iter()
+        .map(|e| e.to)
+        .collect();
+    assert_eq!(
+        then,
+        ["package:crates.io:bar@0.6.0", "package:crates.io:foo@1.3.0"],
+        "what the repository depended on after the first review's head"
+    );
+    // A review of a commit older than the World Model holds writes nothing.
+    repo.write("Cargo.lock", cargo_lock(&[("foo", "1.1.0")]));
+    let older = repo.commit_at("an older branch", t0 + day / 2);
+    let report = run(&t.store, &repo, &base, &older).await;
+    assert_eq!(
+        dependents("foo").await,
+        [("package:crates.io:foo@1.4.0".to_string(), t0 + 2 * day)]
+    );
+    let trace: Vec<String> = t
+        .store
+        .trace(report.review_id.as_deref().expect("review id"))
+        .await
+        .expect("trace")
+        .into_iter()
+        .filter(|r| r.kind == "world_model")
+        .map(|r| r.event.to_string())
+        .collect();
+    assert!(
+        trace
+            .iter()
+            .any(|e| e.contains("\"written\":false") && e.contains("EdgeOverlap")),
+        "{trace:?}"
+    );
+    t.store.world_check().await.expect("the rules hold");
     t.cleanup().await;
 }

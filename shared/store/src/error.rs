@@ -19,6 +19,15 @@ pub enum StoreError {
         requested: i64,
         limit: i64,
     },
+    /// A World Model edge would make two edges of one chain valid at the same instant
+    /// (or a stored store already has two such edges): both are named.
+    #[error(
+        "EdgeOverlap: edge {edge} overlaps edge {existing} of the same chain (from, type, context)"
+    )]
+    EdgeOverlap { edge: String, existing: String },
+    /// A World Model edge whose end is not after its start (or cannot be read).
+    #[error("EdgeInterval: edge {edge}: {detail}")]
+    EdgeInterval { edge: String, detail: String },
     /// Stored data that does not read back (a bug or a foreign writer); names the row.
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),

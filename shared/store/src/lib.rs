@@ -22,6 +22,7 @@ mod sql;
 mod tenant;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+mod world;
 
 pub use advisory::{
     AdvisoryImport, AffectedRow, ChangeSet, EpssRow, ImportCounts, KevRow, StoredAdvisory,
@@ -35,6 +36,7 @@ pub use pipeline::{
 pub use request::ReviewRequest;
 pub use review::{NewReview, ReviewRow, ReviewStatus, TraceRow};
 pub use tenant::{ReviewSummary, Tenant, TokenCheck, TokenInfo, token_hash, token_id};
+pub use world::{Dependent, Related, WorldEdge, WorldEntity};
 
 use std::path::Path;
 use std::str::FromStr;
@@ -125,7 +127,10 @@ impl Store {
                 what: "schema migration".into(),
                 message: e.to_string(),
             })?;
-        Ok(Store { pool, dialect })
+        let store = Store { pool, dialect };
+        // A store whose World Model already breaks its rules is refused by name.
+        store.world_check().await?;
+        Ok(store)
     }
 
     /// A transaction that will write. On SQLite it takes the write lock up front

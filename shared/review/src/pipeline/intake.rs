@@ -76,6 +76,7 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs() as i64),
         ),
+        head_committed_at: Some(read.head.committed_at),
         config: read.config.clone(),
         input_errors: read
             .change

@@ -30,6 +30,9 @@ pub struct IntakeResult {
     /// Every run of the review, on either side, is prepared as of it, so both sides share one
     /// environment.
     pub resolve_before: Option<i64>,
+    /// The head commit's time (seconds since the epoch): from when the World Model holds
+    /// what the review read at the head.
+    pub head_committed_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

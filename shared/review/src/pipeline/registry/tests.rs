@@ -82,6 +82,7 @@ async fn review_after_intake(store: &Store, first: &str) {
         config: None,
         input_errors: Vec::new(),
         resolve_before: None,
+        head_committed_at: None,
     };
     let done = Outcome {
         result: to_json(&intake).expect("intake"),
