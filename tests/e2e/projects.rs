@@ -224,40 +224,52 @@ async fn each_way_a_python_project_declares_its_dependencies_is_prepared_and_pro
     env.cleanup().await;
 }
 
-/// A review of an old revision (its base committed in 2016) of a project that pins nothing
-/// prepares the project's requirements as of the base's time, for both sides: six 1.10.0
-/// (uploaded 2015-10-07; 1.11.0 came in 2017), which the Prover's test checks. With today's
-/// six the base would not pass, and nothing would be proved.
+/// A review of an old revision (its base committed in mid-2023) of a project that pins
+/// nothing prepares the project's requirements as of the base's time, for both sides: six
+/// 1.16.0 (1.17.0 came in December 2024), which the Prover's test checks. With today's six
+/// the base would not pass, and nothing would be proved. A base older than the image's
+/// Python (3.11, released 2022-10-24) resolves as of that Python's release, the nearest
+/// state of its requirements that runs there, said in the record.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_review_of_an_old_base_prepares_what_the_project_does_not_pin_as_of_then() {
-    let repo = TestRepo::new();
-    let at = 1_464_739_200; // 2016-06-01T00:00:00Z
-    let code = |op: &str| format!("import six\n\n\ndef add(a, b):\n    return a {op} b\n");
-    repo.write("requirements.txt", "six\n")
-        .write("ops.py", code("+"));
-    let base = repo.commit_at("base", at);
-    repo.write("ops.py", code("-"));
-    repo.commit_at("change: add subtracts", at + 3_600);
     let env = Env::new(Backend::Sqlite).await;
-    let server = ScriptedServer::start().await;
-    scripted(
-        &server,
-        "ops.py",
-        "import six\nfrom ops import add\n\nassert six.__version__ == \"1.10.0\", six.__version__",
-        no_fix(),
-    );
-    let out = review(&env, &server, &repo, &base, &[("PROVEN_FIX_ATTEMPTS", "0")]);
-    let doc = parse(&out);
-    let findings = doc["findings"].as_array().expect("findings");
-    assert_eq!(findings.len(), 1, "{doc:#}\n{}", text(&out).1);
-    assert_eq!(findings[0]["proof_level"], "reproduced");
-    let lines = environment(&doc);
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.contains("versions resolved as of 2016-06-01T00:00:00Z")),
-        "the record says so: {lines:?}"
-    );
+    for (at, said) in [
+        // 2023-06-01T00:00:00Z
+        (
+            1_685_577_600,
+            "versions resolved as of 2023-06-01T00:00:00Z",
+        ),
+        // 2016-06-01T00:00:00Z: older than Python 3.11.
+        (
+            1_464_739_200,
+            "asked for 2016-06-01T00:00:00Z, older than this Python (3.11, released 2022-10-24T00:00:00Z): resolved as of its release",
+        ),
+    ] {
+        let repo = TestRepo::new();
+        let code = |op: &str| format!("import six\n\n\ndef add(a, b):\n    return a {op} b\n");
+        repo.write("requirements.txt", "six\n")
+            .write("ops.py", code("+"));
+        let base = repo.commit_at("base", at);
+        repo.write("ops.py", code("-"));
+        repo.commit_at("change: add subtracts", at + 3_600);
+        let server = ScriptedServer::start().await;
+        scripted(
+            &server,
+            "ops.py",
+            "import six\nfrom ops import add\n\nassert six.__version__ == \"1.16.0\", six.__version__",
+            no_fix(),
+        );
+        let out = review(&env, &server, &repo, &base, &[("PROVEN_FIX_ATTEMPTS", "0")]);
+        let doc = parse(&out);
+        let findings = doc["findings"].as_array().expect("findings");
+        assert_eq!(findings.len(), 1, "{doc:#}\n{}", text(&out).1);
+        assert_eq!(findings[0]["proof_level"], "reproduced");
+        let lines = environment(&doc);
+        assert!(
+            lines.iter().any(|l| l.contains(said)),
+            "the record says so: {lines:?}"
+        );
+    }
     env.cleanup().await;
 }
 

@@ -230,6 +230,21 @@ def runner_beside_pins(pip):
 # PEP 503 page holding only the files uploaded before the date (PEP 700 upload-time), with
 # their hashes and Requires-Python. Files themselves come from the real host.
 RESOLVE_BEFORE = PLAN.get("resolve_before")
+# The day each CPython minor came out. Nothing released before the interpreter that runs it
+# was made for it (mock 1.0.1 of 2012 breaks on 3.6 with "Call constructor takes either 0
+# or 3 positional arguments"), so a project older than the image's Python resolves as of
+# that Python's release instead, the nearest state of its requirements that runs here.
+PYTHON_RELEASED = {
+    (3, 6): "2016-12-23T00:00:00Z", (3, 7): "2018-06-27T00:00:00Z",
+    (3, 8): "2019-10-14T00:00:00Z", (3, 9): "2020-10-05T00:00:00Z",
+    (3, 10): "2021-10-04T00:00:00Z", (3, 11): "2022-10-24T00:00:00Z",
+    (3, 12): "2023-10-02T00:00:00Z", (3, 13): "2024-10-07T00:00:00Z",
+    (3, 14): "2025-10-07T00:00:00Z",
+}
+RESOLVE_ASKED = RESOLVE_BEFORE
+_released = PYTHON_RELEASED.get(tuple(sys.version_info[:2]))
+if RESOLVE_BEFORE and _released and RESOLVE_BEFORE < _released:
+    RESOLVE_BEFORE = _released
 UPSTREAM = (PLAN.get("index_url") or "https://pypi.org/simple/").rstrip("/") + "/"
 
 
@@ -367,6 +382,9 @@ def main():
         index = start_dated_index(RESOLVE_BEFORE)
         pip += ["--index-url", index, "--trusted-host", "127.0.0.1", "--ignore-installed"]
         REPORT["notes"].append("versions resolved as of %s (the releases that existed then)" % RESOLVE_BEFORE)
+        if RESOLVE_BEFORE != RESOLVE_ASKED:
+            REPORT["notes"].append("asked for %s, older than this Python (%d.%d, released %s): resolved as of its release"
+                                   % (RESOLVE_ASKED, sys.version_info[0], sys.version_info[1], RESOLVE_BEFORE))
     elif PLAN.get("index_url"):
         pip += ["--index-url", PLAN["index_url"]]
         # The operator's own index (never the project's): over plain http it is still theirs.
