@@ -497,8 +497,19 @@ async fn worker(
 fn init_logging(config: &Config) {
     let filter = tracing_subscriber::EnvFilter::try_new(&config.log)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // Colour codes only on a terminal, and as PROVEN_COLOR and NO_COLOR say (a WARN line in
+    // a pipe or a log file is plain text).
+    let ansi = match config.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none()
+        }
+    };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr)
         .try_init();
 }
@@ -507,6 +518,11 @@ async fn open_store(config: &Config) -> Result<Store, Exit> {
     let opened = match &config.database_url {
         Some(url) => Store::open_url(url).await,
         None => Store::open_sqlite(&config.sqlite_path()).await,
+    };
+    // The trace is also written to PROVEN_LOG_DIR, as JSON Lines.
+    let opened = match (opened, &config.log_dir) {
+        (Ok(store), Some(dir)) => store.with_trace_log(dir),
+        (other, _) => other,
     };
     opened.map_err(|e| Exit::store(e.to_string()))
 }

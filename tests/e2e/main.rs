@@ -13,4 +13,5 @@ mod sandbox_jobs;
 mod service;
 mod service_limits;
 mod service_schema;
+mod settings;
 mod vectors;

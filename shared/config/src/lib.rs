@@ -81,8 +81,14 @@ pub struct Config {
     pub requeue_after: std::time::Duration,
     /// The model agents run (an endpoint is configured, or `agents = on`).
     pub agents: bool,
-    /// Tries the Fixer gets per proved defect (0: no Fixer).
+    /// Tries the Fixer gets per proved defect (0: no Fixer; `fixes: off` makes it 0).
     pub fix_attempts: u32,
+    /// Proposed fixes are on (`fixes`).
+    pub fixes: bool,
+    /// Scout Intent chooses a plan (`scout_intent`); off: every review in full.
+    pub scout_intent: bool,
+    /// A directory the trace is also written to as JSON Lines (`log_dir`).
+    pub log_dir: Option<PathBuf>,
     /// One whole-change patch of every proved fix, proved as a whole.
     pub autofix: bool,
     pub guardrail: bool,
@@ -255,11 +261,13 @@ impl Layers {
                 continue;
             }
             let Some(setting) = SETTINGS.iter().find(|s| s.env == name) else {
-                let known: Vec<&str> = SETTINGS.iter().map(|s| s.env).collect();
+                let nearest = nearest(&name, SETTINGS.iter().map(|s| s.env));
                 return Err(ConfigError {
                     source_name: name.clone(),
                     key: name,
-                    message: format!("unknown setting (known: {})", known.join(", ")),
+                    message: format!(
+                        "unknown setting; the nearest known is {nearest} (every setting: `proven config reference`)"
+                    ),
                 });
             };
             layers
@@ -305,9 +313,13 @@ impl Layers {
                     .filter(|s| s.repository)
                     .map(|s| s.key)
                     .collect();
+                let nearest = nearest(&key, known.iter().copied());
                 return Err(err(
                     &key,
-                    format!("unknown key (allowed in {origin}: {})", known.join(", ")),
+                    format!(
+                        "unknown key; the nearest known is {nearest} (allowed in {origin}: {})",
+                        known.join(", ")
+                    ),
                 ));
             };
             let from_yaml = (raw, format!("{origin} key {key}"));
@@ -427,6 +439,9 @@ impl Layers {
         let (agents, agents_from) = get("agents")?;
         let (guardrail, _) = get("guardrail")?;
         let (fix_attempts, _) = get("fix_attempts")?;
+        let (fixes, _) = get("fixes")?;
+        let (scout_intent, _) = get("scout_intent")?;
+        let (log_dir, _) = get("log_dir")?;
         let (autofix, _) = get("autofix")?;
         let (model_timeout, _) = get("models.timeout_seconds")?;
         let (step_deadline, _) = get("step_deadline_seconds")?;
@@ -539,7 +554,14 @@ impl Layers {
             lease: std::time::Duration::from_secs(lease.parse().unwrap_or(20)),
             requeue_after: std::time::Duration::from_secs(requeue.parse().unwrap_or(20)),
             agents: agents_on,
-            fix_attempts: fix_attempts.parse().unwrap_or(2),
+            fix_attempts: if fixes == "off" {
+                0
+            } else {
+                fix_attempts.parse().unwrap_or(2)
+            },
+            fixes: fixes != "off",
+            scout_intent: scout_intent != "off",
+            log_dir: (!log_dir.is_empty()).then(|| PathBuf::from(log_dir)),
             autofix: autofix == "on",
             guardrail: guardrail == "on",
             generator,
@@ -603,6 +625,23 @@ impl Layers {
     }
 }
 
+/// The known name nearest to a misspelt one (normalised Levenshtein over lower case).
+fn nearest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> &'a str {
+    let name = name.to_ascii_lowercase();
+    known
+        .map(|k| {
+            (
+                strsim::normalized_levenshtein(&name, &k.to_ascii_lowercase()),
+                k,
+            )
+        })
+        .fold(
+            (f64::MIN, ""),
+            |best, c| if c.0 > best.0 { c } else { best },
+        )
+        .1
+}
+
 fn flatten(
     prefix: &str,
     map: &serde_json::Map<String, serde_json::Value>,
@@ -664,12 +703,53 @@ mod tests {
     }
 
     #[test]
-    fn unknown_environment_settings_are_refused() {
+    fn unknown_settings_are_refused_naming_the_nearest_known() {
         let e = Layers::from_env(env(&[("PROVEN_COLOUR", "never")])).expect_err("typo");
-        assert!(
-            e.to_string()
-                .starts_with("PROVEN_COLOUR: unknown setting (known: ")
+        assert_eq!(
+            e.to_string(),
+            "PROVEN_COLOUR: unknown setting; the nearest known is PROVEN_COLOR (every setting: `proven config reference`)"
         );
+        let e = Layers::default()
+            .with_yaml("fix_attempt: 1\n", "proven.yaml")
+            .expect_err("typo");
+        assert!(
+            e.message.starts_with(
+                "unknown key; the nearest known is fix_attempts (allowed in proven.yaml: "
+            ),
+            "{e}"
+        );
+    }
+
+    /// The seeds' own names: `fixes: off` and `fix_attempts` in proven.yaml, `scout_intent`,
+    /// `PROVEN_LOG_DIR`.
+    #[test]
+    fn the_seeds_setting_names_are_read() {
+        let c = Layers::default()
+            .with_yaml(
+                "fixes: off\nfix_attempts: 3\nscout_intent: off\n",
+                "proven.yaml",
+            )
+            .and_then(|l| l.resolve())
+            .expect("valid");
+        assert_eq!((c.fixes, c.fix_attempts, c.scout_intent), (false, 0, false));
+        let c = Layers::default()
+            .with_yaml("fix_attempts: 3\n", "proven.yaml")
+            .and_then(|l| l.resolve())
+            .expect("valid");
+        assert_eq!((c.fixes, c.fix_attempts, c.scout_intent), (true, 3, true));
+        let c = Layers::from_env(env(&[("PROVEN_LOG_DIR", "/var/log/proven")]))
+            .and_then(|l| l.resolve())
+            .expect("valid");
+        assert_eq!(
+            c.log_dir.as_deref(),
+            Some(std::path::Path::new("/var/log/proven"))
+        );
+        let e = Layers::default()
+            .with_yaml("scout_intent: maybe\n", "proven.yaml")
+            .and_then(|l| l.resolve())
+            .expect_err("a wrong value");
+        assert_eq!(e.source_name, "proven.yaml key scout_intent");
+        assert!(e.message.contains("on, off"), "{e}");
     }
 
     #[test]

@@ -793,11 +793,38 @@ pub static SETTINGS: &[Setting] = &[
               or \"rejected\". Nothing is ever committed.",
     },
     Setting {
+        key: "fixes",
+        env: "PROVEN_FIXES",
+        default: Some("on"),
+        allowed: Allowed::OneOf(&["on", "off"]),
+        repository: true,
+        doc: "off: no fix is proposed (the Fixer does not run; autofix neither).",
+    },
+    Setting {
+        key: "scout_intent",
+        env: "PROVEN_SCOUT_INTENT",
+        default: Some("on"),
+        allowed: Allowed::OneOf(&["on", "off"]),
+        repository: true,
+        doc: "Scout Intent plans each review from its changed files (verified prose runs no model, a \
+              dependency-only change only what it needs). off: no plan is chosen and every review runs in \
+              full; the plan line says \"no plan chosen\".",
+    },
+    Setting {
+        key: "log_dir",
+        env: "PROVEN_LOG_DIR",
+        default: Some(""),
+        allowed: Allowed::FileOrEmpty,
+        repository: false,
+        doc: "A directory the review trace is also written to, as JSON Lines (`trace.jsonl`, one line per \
+              event, appended as each step commits); empty: the store only (`proven trace ID`).",
+    },
+    Setting {
         key: "fix_attempts",
         env: "PROVEN_FIX_ATTEMPTS",
         default: Some("2"),
         allowed: Allowed::OneOf(&["0", "1", "2", "3", "4", "5"]),
-        repository: false,
+        repository: true,
         doc: "Tries the Fixer gets for each defect a test proved; a fix is shown only when the same test and \
               the package's tests pass with it. 0: no Fixer.",
     },

@@ -22,6 +22,7 @@ mod sql;
 mod tenant;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+mod trace_log;
 mod world;
 
 pub use advisory::{
@@ -57,6 +58,8 @@ pub enum Dialect {
 pub struct Store {
     pool: AnyPool,
     dialect: Dialect,
+    /// The trace's copy as JSON Lines (`PROVEN_LOG_DIR`), when set.
+    trace_log: Option<trace_log::TraceLog>,
 }
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -127,7 +130,11 @@ impl Store {
                 what: "schema migration".into(),
                 message: e.to_string(),
             })?;
-        let store = Store { pool, dialect };
+        let store = Store {
+            pool,
+            dialect,
+            trace_log: None,
+        };
         // A store whose World Model already breaks its rules is refused by name.
         store.world_check().await?;
         Ok(store)
@@ -148,6 +155,24 @@ impl Store {
 
     pub fn dialect(&self) -> Dialect {
         self.dialect
+    }
+
+    /// Writes every trace event also to `DIR/trace.jsonl`, once it is stored
+    /// (`PROVEN_LOG_DIR`).
+    pub fn with_trace_log(mut self, dir: &Path) -> Result<Store, StoreError> {
+        self.trace_log = Some(trace_log::TraceLog::new(dir)?);
+        Ok(self)
+    }
+
+    pub(crate) fn log_trace(
+        &self,
+        review_id: &str,
+        run_id: &str,
+        events: &[(String, serde_json::Value)],
+    ) {
+        if let Some(log) = &self.trace_log {
+            log.write(review_id, run_id, events);
+        }
     }
 
     /// Checks that the database answers.

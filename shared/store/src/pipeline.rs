@@ -611,6 +611,7 @@ impl Store {
             .await?;
         }
         tx.commit().await?;
+        self.log_trace(&lease.id.review_id, &outcome.run_id, &outcome.trace);
         Ok(Committed::Done {
             judge_enqueued,
             jobs,

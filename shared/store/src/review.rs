@@ -168,6 +168,7 @@ impl Store {
         let mut tx = self.write_tx().await?;
         insert_trace(&mut tx, review_id, run_id, events).await?;
         tx.commit().await?;
+        self.log_trace(review_id, run_id, events);
         Ok(())
     }
 

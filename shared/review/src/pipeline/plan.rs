@@ -31,6 +31,8 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
             fix_attempts: if agents_on { config.fix_attempts } else { 0 },
             autofix: agents_on && config.autofix,
             second_reviewer: agents_on && second_reviewer,
+            scout_intent: config.scout_intent,
+            fixes: config.fixes,
         },
         &mut trace,
     );
@@ -54,7 +56,7 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
             ..Next::then(StepName::DepsCollect, "evidence")
         });
     }
-    if agents_on && !planned.kind.runs_no_model() {
+    if planned.models {
         next.push(NewStep {
             ..Next::then(StepName::Planner, "model")
         });

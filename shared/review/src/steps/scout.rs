@@ -187,6 +187,10 @@ pub struct PlanOptions {
     pub fix_attempts: u32,
     pub autofix: bool,
     pub second_reviewer: bool,
+    /// Scout Intent chooses the plan (`scout_intent`); off: every review runs in full.
+    pub scout_intent: bool,
+    /// Proposed fixes are on (`fixes`).
+    pub fixes: bool,
 }
 
 /// The plan entry a step belongs to: every step that runs is one of the plan's entries
@@ -216,7 +220,9 @@ pub fn plan(files: &[FileFacts], options: PlanOptions, trace: &mut Trace) -> Pla
     let touches_dependencies = c.signals.iter().any(|s| s.kind == ChangeKind::Dependency);
     let mut runs = vec!["intake".to_string()];
     let mut left_out = Vec::new();
-    let agents = options.agents && !c.kind.runs_no_model();
+    // With scout_intent off no plan lightens the review: verified prose runs the agents too.
+    let no_model = options.scout_intent && c.kind.runs_no_model();
+    let agents = options.agents && !no_model;
     let dependency_evidence = options.dependencies && touches_dependencies;
     if dependency_evidence {
         runs.push("dependency evidence".to_string());
@@ -228,7 +234,7 @@ pub fn plan(files: &[FileFacts], options: PlanOptions, trace: &mut Trace) -> Pla
     } else {
         left_out.push("dependency evidence: no dependency file changed".to_string());
     }
-    if c.kind.runs_no_model() {
+    if no_model {
         if options.agents {
             left_out.push(format!(
                 "model agents: a {} change (verified prose only runs no model)",
@@ -242,6 +248,8 @@ pub fn plan(files: &[FileFacts], options: PlanOptions, trace: &mut Trace) -> Pla
         runs.push("skeptic".to_string());
         if options.fix_attempts > 0 {
             runs.push("fixer".to_string());
+        } else if !options.fixes {
+            left_out.push("fixer: switched off (fixes = off)".to_string());
         } else {
             left_out.push("fixer: switched off (fix_attempts = 0)".to_string());
         }
@@ -270,6 +278,7 @@ pub fn plan(files: &[FileFacts], options: PlanOptions, trace: &mut Trace) -> Pla
     trace.push(
         "plan",
         json!({
+            "plan": if options.scout_intent { "chosen by Scout Intent" } else { "no plan chosen (scout_intent is off): the review runs in full" },
             "change_kind": plan.change_kind,
             "band": plan.band,
             "ambiguous": c.ambiguous,
@@ -282,6 +291,7 @@ pub fn plan(files: &[FileFacts], options: PlanOptions, trace: &mut Trace) -> Pla
         plan,
         kind: c.kind,
         dependency_evidence,
+        models: agents,
     }
 }
 
@@ -292,6 +302,8 @@ pub struct Planned {
     pub kind: ChangeKind,
     /// The dependency evidence runs (it is on, and a dependency file changed).
     pub dependency_evidence: bool,
+    /// The model agents run (they are on, and the plan does not leave them out).
+    pub models: bool,
 }
 
 #[cfg(test)]
@@ -341,6 +353,8 @@ mod tests {
             fix_attempts: 2,
             autofix: false,
             second_reviewer: false,
+            scout_intent: true,
+            fixes: true,
         };
         let plan = plan(&[f("calc.py"), f("Cargo.lock")], options, &mut trace).plan;
         assert!(plan.runs.contains(&"fixer".to_string()), "{plan:?}");
@@ -363,7 +377,38 @@ mod tests {
         assert!(
             off.left_out
                 .iter()
-                .any(|l| l.starts_with("fixer: switched off"))
+                .any(|l| l == "fixer: switched off (fix_attempts = 0)")
+        );
+        let no_fixes = plan_for(PlanOptions {
+            fix_attempts: 0,
+            fixes: false,
+            ..options
+        });
+        assert!(
+            no_fixes
+                .left_out
+                .iter()
+                .any(|l| l == "fixer: switched off (fixes = off)"),
+            "{no_fixes:?}"
+        );
+        // Verified prose runs no model, unless no plan is chosen (scout_intent off).
+        let docs = [f("README.md")];
+        let mut trace = Trace::new("t".to_string());
+        let planned = super::plan(&docs, options, &mut trace);
+        assert!(!planned.models && !planned.plan.runs.contains(&"planner".to_string()));
+        let mut trace = Trace::new("t".to_string());
+        let full = super::plan(
+            &docs,
+            PlanOptions {
+                scout_intent: false,
+                ..options
+            },
+            &mut trace,
+        );
+        assert!(full.models && full.plan.runs.contains(&"planner".to_string()));
+        assert_eq!(
+            trace.lines()[0].1["plan"],
+            "no plan chosen (scout_intent is off): the review runs in full"
         );
         // Every step the pipeline runs belongs to one plan entry.
         for step in [
