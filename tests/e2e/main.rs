@@ -6,6 +6,7 @@ mod chaos;
 mod common;
 mod evidence;
 mod expected;
+mod markovian;
 mod projects;
 mod repository;
 mod review;

@@ -89,6 +89,8 @@ pub struct Config {
     pub scout_intent: bool,
     /// A directory the trace is also written to as JSON Lines (`log_dir`).
     pub log_dir: Option<PathBuf>,
+    /// The Planner's bounded steps (`PROVEN_MARKOVIAN*`).
+    pub markovian: MarkovianSettings,
     /// One whole-change patch of every proved fix, proved as a whole.
     pub autofix: bool,
     pub guardrail: bool,
@@ -105,6 +107,16 @@ pub struct Config {
     /// Bounds on what intake reads (a repository's `proven.yaml` may lower them).
     pub max_blob_bytes: u64,
     pub max_tree_files: usize,
+}
+
+/// The bounded-steps settings (`PROVEN_MARKOVIAN*`), validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarkovianSettings {
+    pub on: bool,
+    pub threshold_tokens: usize,
+    /// `file` or `hunk`.
+    pub step_unit: String,
+    pub carry_tokens: usize,
 }
 
 /// The `repository.*` settings, validated.
@@ -442,6 +454,12 @@ impl Layers {
         let (fixes, _) = get("fixes")?;
         let (scout_intent, _) = get("scout_intent")?;
         let (log_dir, _) = get("log_dir")?;
+        let markovian = MarkovianSettings {
+            on: get("markovian")?.0 == "on",
+            threshold_tokens: get("markovian_threshold")?.0.parse().unwrap_or(8000),
+            step_unit: get("markovian_step_unit")?.0,
+            carry_tokens: get("markovian_carry_tokens")?.0.parse().unwrap_or(800),
+        };
         let (autofix, _) = get("autofix")?;
         let (model_timeout, _) = get("models.timeout_seconds")?;
         let (step_deadline, _) = get("step_deadline_seconds")?;
@@ -562,6 +580,7 @@ impl Layers {
             fixes: fixes != "off",
             scout_intent: scout_intent != "off",
             log_dir: (!log_dir.is_empty()).then(|| PathBuf::from(log_dir)),
+            markovian,
             autofix: autofix == "on",
             guardrail: guardrail == "on",
             generator,

@@ -811,6 +811,42 @@ pub static SETTINGS: &[Setting] = &[
               full; the plan line says \"no plan chosen\".",
     },
     Setting {
+        key: "markovian",
+        env: "PROVEN_MARKOVIAN",
+        default: Some("on"),
+        allowed: Allowed::OneOf(&["on", "off"]),
+        repository: false,
+        doc: "Bounded steps (the Markovian engine): a change whose whole Planner prompt is above \
+              PROVEN_MARKOVIAN_THRESHOLD is read one part a step, with the carried state. off: one prompt \
+              (past one part, the rest of the change is named as not seen).",
+    },
+    Setting {
+        key: "markovian_threshold",
+        env: "PROVEN_MARKOVIAN_THRESHOLD",
+        default: Some("8000"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Estimated tokens (characters / 4) of the whole Planner prompt above which bounded steps run.",
+    },
+    Setting {
+        key: "markovian_step_unit",
+        env: "PROVEN_MARKOVIAN_STEP_UNIT",
+        default: Some("file"),
+        allowed: Allowed::OneOf(&["file", "hunk"]),
+        repository: false,
+        doc: "What one bounded step reads: a file of the change, or a hunk (with its file's header).",
+    },
+    Setting {
+        key: "markovian_carry_tokens",
+        env: "PROVEN_MARKOVIAN_CARRY_TOKENS",
+        default: Some("800"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Estimated tokens the carried state may hold: what is established is cut first (oldest \
+              first), then what is suspected; a claim awaiting evidence is never cut, and when they cannot \
+              all be held whole the review stops by name (CarryFull).",
+    },
+    Setting {
         key: "log_dir",
         env: "PROVEN_LOG_DIR",
         default: Some(""),

@@ -1,136 +1,308 @@
-//! The Planner over a change too large for one prompt, in bounded steps (DESIGN section 3,
-//! step 4; after the Markovian engine of the Meterless project): each step reads one part
-//! of the change and the carried state, never the whole history.
+//! The Planner over a change too large for one prompt, in bounded steps: the Markovian
+//! engine of the Meterless project as the seeds write it (DESIGN section 3, step 4;
+//! seeds/architecture.txt, "Bounded steps"). Each step reads one part of the change (a
+//! file, or a hunk) and the carried state, never the rest of the change.
 //!
 //! ```text
 //! part 1 + carry₀ ─► answer₁ ─► carry₁ ─► part 2 + carry₁ ─► … ─► part n + carryₙ₋₁ ─► risks
 //! ```
 //!
 //! Invariants:
-//! - A part is whole files of the diff, or one file's lines when it alone is too large; a
-//!   part is never more than [`PART_BYTES`], and the changed-file list and the dependency
-//!   evidence beside it are bounded too, so every prompt is.
-//! - The carry is the risks named so far and the questions the Planner left open for later
-//!   parts. A named risk is never cut from it (a claim awaiting evidence is never dropped);
-//!   a carry larger than [`MAX_CARRY_BYTES`] stops the step by name instead.
-//! - A question still open after the last part stops the step by name: never a silent
-//!   success. Parts beyond [`MAX_PARTS`] are not read, and the review says so.
+//! - Bounded steps run only when switched on (`PROVEN_MARKOVIAN`, on by default) and the
+//!   whole Planner prompt is above `PROVEN_MARKOVIAN_THRESHOLD` estimated tokens (characters
+//!   / 4); otherwise the review is exactly the one-prompt review. The trace says per Planner
+//!   run whether bounded steps ran and why not, and each step's part, prompt size and
+//!   carried size.
+//! - The carried state is what is established, what is suspected, and the claims that await
+//!   evidence from a part not read yet. It is bounded by `PROVEN_MARKOVIAN_CARRY_TOKENS`:
+//!   what is established is cut first, oldest first, then what is suspected; an item of
+//!   either is at most [`MAX_ITEM_BYTES`]. A claim that awaits evidence is never cut and
+//!   never shortened: it is carried whole. When the bound cannot hold every awaiting claim
+//!   whole, the review stops before anything is cut ([`BoundedError::CarryFull`]).
+//! - A claim still awaiting evidence after the last step stops the review by name
+//!   ([`BoundedError::OpenClaims`], whose message never holds a claim's text): never a
+//!   silent success. Parts beyond [`MAX_PARTS`] are not read, and the review says so.
 //! - Every prompt carries the change as quoted data, exactly as the one-prompt Planner does.
 
-use crate::step_name::Name;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
 use crate::model::{Agents, Role};
-use crate::wire::Risk;
+use crate::step_name::Name;
+use crate::wire::{Bounds, Risk, StepUnit};
 use proven_pipeline::StepError;
 
-/// The most of the diff one prompt holds.
+/// The most of the diff one part holds: a file (or hunk) larger than this is cut at line
+/// ends, so every prompt stays bounded whatever the unit.
 pub const PART_BYTES: usize = 48 * 1024;
 /// Parts read at most (the rest of a huge change is named as not seen).
-pub const MAX_PARTS: usize = 24;
-/// The carried state's limit.
-pub const MAX_CARRY_BYTES: usize = 16 * 1024;
+pub const MAX_PARTS: usize = 48;
+/// An established or suspected item is cut to this; an awaiting claim never is.
+pub const MAX_ITEM_BYTES: usize = 400;
+
+/// Estimated tokens of a text: characters / 4 (the seeds' estimate).
+pub fn tokens(text: &str) -> usize {
+    text.chars().count().div_ceil(4)
+}
 
 /// The diff cut into parts; `cut` when it had more than [`MAX_PARTS`] parts' worth.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Parts {
-    pub parts: Vec<String>,
+    /// Each part: what it is (a file, or a file's hunk) and its text.
+    pub parts: Vec<(String, String)>,
     pub cut: bool,
 }
 
-/// Cuts a unified diff into parts of at most `part_bytes`: whole files together while they
-/// fit; a file larger than a part alone is cut at line ends (a line longer than a part is
-/// cut at a character boundary). At most `max_parts`.
-pub fn split(diff: &str, part_bytes: usize, max_parts: usize) -> Parts {
-    let mut files: Vec<&str> = Vec::new();
-    let mut start = 0;
-    for (i, _) in diff.match_indices("diff --git ") {
-        if (i == 0 || diff.as_bytes()[i - 1] == b'\n') && i > start {
-            files.push(&diff[start..i]);
-            start = i;
-        }
+/// The diff's files, each with its path (`diff --git a/X b/Y`: Y).
+fn files(diff: &str) -> Vec<(String, &str)> {
+    let mut starts: Vec<usize> = diff
+        .match_indices("diff --git ")
+        .filter(|(i, _)| *i == 0 || diff.as_bytes()[i - 1] == b'\n')
+        .map(|(i, _)| i)
+        .collect();
+    if starts.first() != Some(&0) && !diff.is_empty() {
+        starts.insert(0, 0);
     }
-    if start < diff.len() {
-        files.push(&diff[start..]);
+    starts
+        .iter()
+        .enumerate()
+        .map(|(n, &start)| {
+            let end = starts.get(n + 1).copied().unwrap_or(diff.len());
+            let text = &diff[start..end];
+            let path = text
+                .lines()
+                .next()
+                .and_then(|l| l.rsplit_once(" b/"))
+                .map_or_else(|| "the change".to_string(), |(_, p)| p.to_string());
+            (path, text)
+        })
+        .collect()
+}
+
+/// A text larger than a part, cut at line ends (a line longer than a part at a character
+/// boundary).
+fn pieces(text: &str) -> Vec<String> {
+    if text.len() <= PART_BYTES {
+        return vec![text.to_string()];
     }
-    let mut parts: Vec<String> = Vec::new();
+    let mut out = Vec::new();
     let mut current = String::new();
-    let push = |piece: &str, current: &mut String, parts: &mut Vec<String>| {
-        if !current.is_empty() && current.len() + piece.len() > part_bytes {
-            parts.push(std::mem::take(current));
-        }
-        current.push_str(piece);
-    };
-    for file in files {
-        if file.len() <= part_bytes {
-            push(file, &mut current, &mut parts);
-            continue;
-        }
-        // A file too large for a part starts its own parts.
-        if !current.is_empty() {
-            parts.push(std::mem::take(&mut current));
-        }
-        for line in file.split_inclusive('\n') {
-            let mut rest = line;
-            while rest.len() > part_bytes {
-                let mut at = part_bytes;
-                while !rest.is_char_boundary(at) {
-                    at -= 1;
-                }
-                push(&rest[..at], &mut current, &mut parts);
-                rest = &rest[at..];
+    for line in text.split_inclusive('\n') {
+        let mut rest = line;
+        while !rest.is_empty() {
+            let mut take = rest.len().min(PART_BYTES);
+            while !rest.is_char_boundary(take) {
+                take -= 1;
             }
-            push(rest, &mut current, &mut parts);
+            if current.len() + take > PART_BYTES && !current.is_empty() {
+                out.push(std::mem::take(&mut current));
+            }
+            current.push_str(&rest[..take]);
+            rest = &rest[take..];
         }
     }
     if !current.is_empty() {
-        parts.push(current);
+        out.push(current);
+    }
+    out
+}
+
+/// Cuts a unified diff into parts by `unit`: a file a part, or a hunk a part (each with its
+/// file's header lines). A part larger than [`PART_BYTES`] is cut at line ends. At most
+/// `max_parts`.
+pub fn split(diff: &str, unit: StepUnit, max_parts: usize) -> Parts {
+    let mut parts: Vec<(String, String)> = Vec::new();
+    for (path, text) in files(diff) {
+        let units: Vec<(String, String)> = match unit {
+            StepUnit::File => vec![(path.clone(), text.to_string())],
+            StepUnit::Hunk => {
+                let at: Vec<usize> = text.match_indices("\n@@ ").map(|(i, _)| i + 1).collect();
+                match at.first() {
+                    None => vec![(path.clone(), text.to_string())],
+                    Some(&first) => {
+                        let header = &text[..first];
+                        at.iter()
+                            .enumerate()
+                            .map(|(n, &s)| {
+                                let e = at.get(n + 1).copied().unwrap_or(text.len());
+                                (
+                                    format!("{path} hunk {}", n + 1),
+                                    format!("{header}{}", &text[s..e]),
+                                )
+                            })
+                            .collect()
+                    }
+                }
+            }
+        };
+        for (what, body) in units {
+            let cut = pieces(&body);
+            let n = cut.len();
+            for (i, piece) in cut.into_iter().enumerate() {
+                let label = if n == 1 {
+                    what.clone()
+                } else {
+                    format!("{what} (piece {} of {n})", i + 1)
+                };
+                parts.push((label, piece));
+            }
+        }
     }
     let cut = parts.len() > max_parts;
     parts.truncate(max_parts);
     Parts { parts, cut }
 }
 
-/// What the Planner carries from one part to the next.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Carry {
-    pub risks: Vec<Risk>,
-    pub open: Vec<String>,
+/// A claim that awaits evidence from a part not read yet.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Awaiting {
+    pub claim: String,
+    /// What would settle it (a file, a symbol, a part of the change).
+    #[serde(default)]
+    pub evidence: String,
 }
 
-/// A Planner's answer to one part: the risks it names in that part, and the questions a
-/// later part must settle (they replace the previous ones).
+/// What a step carries to the next.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Carry {
+    #[serde(default)]
+    pub established: Vec<String>,
+    #[serde(default)]
+    pub suspected: Vec<String>,
+    #[serde(default)]
+    pub awaiting: Vec<Awaiting>,
+}
+
+/// The Planner's answer to one part: the risks this part shows (an awaiting claim whose
+/// evidence this part holds becomes one), and the state to carry on (it replaces the
+/// carried one).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct PartAnswer {
     pub risks: Vec<Risk>,
     #[serde(default)]
-    pub open: Vec<String>,
+    pub established: Vec<String>,
+    #[serde(default)]
+    pub suspected: Vec<String>,
+    #[serde(default)]
+    pub awaiting: Vec<Awaiting>,
+}
+
+/// Why a bounded review stopped (the seeds' CarryFullError and OpenClaimsError).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BoundedError {
+    #[error(
+        "CarryFull: the bounded review is incomplete: after step {step} of {steps} the carried state cannot hold every open claim whole ({fit} of {open} fit within {carry_tokens} estimated tokens); run the whole review (PROVEN_MARKOVIAN=off) or raise PROVEN_MARKOVIAN_CARRY_TOKENS"
+    )]
+    CarryFull {
+        step: usize,
+        steps: usize,
+        fit: usize,
+        open: usize,
+        carry_tokens: usize,
+    },
+    #[error(
+        "OpenClaims: the bounded review is incomplete: {open} claim(s) still await evidence after the last of {steps} steps; run the whole review (PROVEN_MARKOVIAN=off)"
+    )]
+    OpenClaims { steps: usize, open: usize },
+}
+
+fn cut_item(text: &str) -> String {
+    if text.len() <= MAX_ITEM_BYTES {
+        return text.to_string();
+    }
+    let mut at = MAX_ITEM_BYTES;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text[..at].to_string()
+}
+
+fn carry_tokens(carry: &Carry) -> usize {
+    tokens(&serde_json::to_string(carry).unwrap_or_default())
+}
+
+/// The next carried state from a step's answer, within `bound` estimated tokens: items cut
+/// to [`MAX_ITEM_BYTES`], then what is established dropped oldest first, then what is
+/// suspected; the awaiting claims are kept whole, or the review stops before any cut.
+/// Returns the state and how many items were dropped.
+pub fn bound_carry(
+    answer: Carry,
+    bound: usize,
+    (step, steps): (usize, usize),
+) -> Result<(Carry, usize), BoundedError> {
+    let awaiting_only = Carry {
+        awaiting: answer.awaiting.clone(),
+        ..Carry::default()
+    };
+    if carry_tokens(&awaiting_only) > bound {
+        // How many of the open claims would fit whole, in order.
+        let mut fit = 0;
+        for i in 1..=answer.awaiting.len() {
+            let some = Carry {
+                awaiting: answer.awaiting[..i].to_vec(),
+                ..Carry::default()
+            };
+            if carry_tokens(&some) > bound {
+                break;
+            }
+            fit = i;
+        }
+        return Err(BoundedError::CarryFull {
+            step,
+            steps,
+            fit,
+            open: answer.awaiting.len(),
+            carry_tokens: bound,
+        });
+    }
+    let mut carry = Carry {
+        established: answer.established.iter().map(|s| cut_item(s)).collect(),
+        suspected: answer.suspected.iter().map(|s| cut_item(s)).collect(),
+        awaiting: answer.awaiting,
+    };
+    let mut dropped = 0;
+    while carry_tokens(&carry) > bound && !carry.established.is_empty() {
+        carry.established.remove(0);
+        dropped += 1;
+    }
+    while carry_tokens(&carry) > bound && !carry.suspected.is_empty() {
+        carry.suspected.remove(0);
+        dropped += 1;
+    }
+    Ok((carry, dropped))
+}
+
+/// The system prompt of a bounded Planner.
+fn system_of(system: &str, n: usize) -> String {
+    format!(
+        "{system}\nThis change is long, so you read it in {n} parts, one at a time. With each part you get \
+         your carried state between <carry> and </carry> (one JSON string): what is established, what is \
+         suspected, and the claims that await evidence from a part you have not read. Answer {{\"risks\": \
+         [the risks this part shows: an awaiting claim whose evidence this part holds becomes a risk here], \
+         \"established\": [...], \"suspected\": [...], \"awaiting\": [{{\"claim\": ..., \"evidence\": what \
+         would settle it}}]}}; the state you answer replaces the carried one. Nothing may await evidence \
+         after the last part."
+    )
 }
 
 /// Asks `role`'s model for the risks of a change given in parts, carrying the state from
-/// part to part. `system` is the one-prompt Planner's instructions; `context` goes with
-/// every part after the change (e.g. the dependency evidence).
+/// part to part under `bounds`. `system` is the one-prompt Planner's instructions; `context`
+/// goes with every part after the change (e.g. the dependency evidence).
 pub async fn plan(
     agents: &Agents,
     role: Role,
     system: &str,
-    changed: &[String],
-    parts: &Parts,
+    (changed, parts): (&[String], &Parts),
     context: &str,
+    bounds: Bounds,
     trace: &mut Trace,
 ) -> Result<Vec<Risk>, StepError> {
     let n = parts.parts.len();
-    let system = format!(
-        "{system}\nThis change is long, so you read it in {n} parts, one at a time. With each part you get \
-         your carried state between <carry> and </carry> (one JSON string): the risks you named so far and \
-         the questions you left open. Answer {{\"risks\": [the risks this part shows, not the ones carried], \
-         \"open\": [questions a later part must settle]}}; your open list replaces the carried one. Nothing \
-         may stay open after the last part."
-    );
+    let system = system_of(system, n);
     let mut carry = Carry::default();
-    for (i, part) in parts.parts.iter().enumerate() {
+    let mut risks = Vec::new();
+    for (i, (what, part)) in parts.parts.iter().enumerate() {
         let user = format!(
             "Changed files: {}\n<carry>{}</carry>\n<change part=\"{}\" of=\"{n}\">{}</change>{context}",
             crate::model::changed_list(changed),
@@ -138,31 +310,46 @@ pub async fn plan(
             i + 1,
             serde_json::to_string(part).unwrap_or_default(),
         );
+        let prompt_tokens = tokens(&system) + tokens(&user);
         let answer: PartAnswer = agents.ask(role, &system, &user, trace).await?;
-        trace.push(
-            "planner_part",
-            json!({"role": role.as_str(), "part": i + 1, "of": n, "bytes": part.len(),
-                   "risks": answer.risks.len(), "open": answer.open}),
-        );
-        carry.risks.extend(answer.risks);
-        carry.open = answer.open;
-        let size = serde_json::to_string(&carry).map_or(usize::MAX, |s| s.len());
-        if size > MAX_CARRY_BYTES {
-            return Err(StepError::Permanent(format!(
-                "{role}: the carried state overflowed after part {} of {n} ({size} bytes, the limit is {} KiB); \
-                 no risk is dropped to fit",
-                i + 1,
-                MAX_CARRY_BYTES / 1024
-            )));
+        risks.extend(answer.risks);
+        let next = Carry {
+            established: answer.established,
+            suspected: answer.suspected,
+            awaiting: answer.awaiting,
+        };
+        match bound_carry(next, bounds.carry_tokens, (i + 1, n)) {
+            Ok((next, dropped)) => {
+                trace.push(
+                    "planner_part",
+                    json!({"role": role.as_str(), "part": i + 1, "of": n, "unit": bounds.unit.as_str(),
+                           "what": what, "prompt_tokens": prompt_tokens,
+                           "carried_tokens": carry_tokens(&next), "dropped": dropped,
+                           "awaiting": next.awaiting.len()}),
+                );
+                carry = next;
+            }
+            Err(e) => return Err(stop(trace, role, e)),
         }
     }
-    if !carry.open.is_empty() {
-        return Err(StepError::Permanent(format!(
-            "{role}: questions still open after the last part of the change: {}",
-            carry.open.join("; ")
-        )));
+    if !carry.awaiting.is_empty() {
+        let e = BoundedError::OpenClaims {
+            steps: n,
+            open: carry.awaiting.len(),
+        };
+        return Err(stop(trace, role, e));
     }
-    Ok(carry.risks)
+    Ok(risks)
+}
+
+/// A stop by name, said on a bounded-steps line of the trace too.
+fn stop(trace: &mut Trace, role: Role, e: BoundedError) -> StepError {
+    let said = e.to_string();
+    trace.push(
+        "bounded_steps",
+        json!({"role": role.as_str(), "stopped": said}),
+    );
+    StepError::Permanent(format!("{role}: {said}"))
 }
 
 #[cfg(test)]
@@ -179,42 +366,129 @@ mod tests {
     }
 
     #[test]
-    fn files_stay_whole_while_they_fit_and_a_large_one_is_cut_at_line_ends() {
-        let (a, b, c) = (file("a", 10, 10), file("b", 10, 10), file("c", 100, 30));
-        let diff = format!("{a}{b}{c}");
-        let parts = split(&diff, 1024, 10);
-        assert!(!parts.cut);
-        assert_eq!(parts.parts.concat(), diff, "nothing lost, nothing repeated");
+    fn a_file_a_part_or_a_hunk_a_part_and_nothing_lost() {
+        let (a, b) = (file("a", 10, 10), file("b", 10, 10));
+        let diff = format!("{a}{b}");
+        let parts = split(&diff, StepUnit::File, 10);
+        assert_eq!(parts.parts.len(), 2);
+        assert_eq!(parts.parts[0], ("a".to_string(), a.clone()));
+        let two_hunks =
+            "diff --git a/c b/c\n--- a/c\n+++ b/c\n@@ -1 +1 @@\n-x\n+y\n@@ -9 +9 @@\n-p\n+q\n";
+        let hunks = split(two_hunks, StepUnit::Hunk, 10);
         assert_eq!(
-            parts.parts[0],
-            format!("{a}{b}"),
-            "small files share a part"
+            hunks.parts,
+            [
+                (
+                    "c hunk 1".to_string(),
+                    "diff --git a/c b/c\n--- a/c\n+++ b/c\n@@ -1 +1 @@\n-x\n+y\n".to_string()
+                ),
+                (
+                    "c hunk 2".to_string(),
+                    "diff --git a/c b/c\n--- a/c\n+++ b/c\n@@ -9 +9 @@\n-p\n+q\n".to_string()
+                )
+            ],
+            "each hunk with its file's header"
         );
-        assert!(parts.parts.iter().all(|p| p.len() <= 1024));
-        assert!(parts.parts[1].starts_with("diff --git a/c"));
+        // A file larger than a part is cut at line ends, never past the part's size.
+        let huge = file("h", 5000, 30);
+        let cut = split(&huge, StepUnit::File, 100);
+        assert!(cut.parts.len() > 1 && cut.parts.iter().all(|(_, p)| p.len() <= PART_BYTES));
+        assert_eq!(
+            cut.parts
+                .iter()
+                .map(|(_, p)| p.as_str())
+                .collect::<String>(),
+            huge
+        );
+        let many: String = (0..20).map(|i| file(&format!("f{i}"), 4, 3)).collect();
+        let capped = split(&many, StepUnit::File, 3);
+        assert_eq!((capped.parts.len(), capped.cut), (3, true));
+    }
+
+    #[test]
+    fn the_carry_cuts_established_oldest_first_then_suspected_and_never_an_awaiting_claim() {
+        let long = "y".repeat(900);
+        let answer = Carry {
+            established: (0..6)
+                .map(|i| format!("e{i} {}", "z".repeat(300)))
+                .collect(),
+            suspected: vec!["s0".into(), "s1".into()],
+            awaiting: vec![Awaiting {
+                claim: long.clone(),
+                evidence: "big_b.py".into(),
+            }],
+        };
+        let (carry, dropped) = bound_carry(answer, 500, (1, 3)).expect("fits");
+        assert_eq!(
+            carry.awaiting[0].claim, long,
+            "carried whole, past the item limit"
+        );
+        assert!(carry.established.len() < 6 && dropped >= 1);
         assert!(
-            parts.parts[1..].iter().all(|p| p.ends_with('\n')),
-            "cut at line ends"
+            carry
+                .established
+                .first()
+                .is_none_or(|e| !e.starts_with("e0")),
+            "the oldest goes first: {:?}",
+            carry.established
+        );
+        assert!(carry_tokens(&carry) <= 500);
+        // Established all gone before a suspected item goes.
+        let answer = Carry {
+            established: vec!["e".repeat(200)],
+            suspected: vec!["s".repeat(390), "t".repeat(390)],
+            awaiting: Vec::new(),
+        };
+        let (carry, _) = bound_carry(answer, 150, (1, 2)).expect("fits");
+        assert!(carry.established.is_empty());
+        assert_eq!(carry.suspected.len(), 1);
+        assert!(carry.suspected[0].starts_with('t'));
+    }
+
+    #[test]
+    fn a_carry_that_cannot_hold_every_awaiting_claim_whole_stops_before_any_cut() {
+        let answer = Carry {
+            established: vec!["kept".into()],
+            suspected: Vec::new(),
+            awaiting: vec![
+                Awaiting {
+                    claim: "a".repeat(100),
+                    evidence: "x".into(),
+                },
+                Awaiting {
+                    claim: "b".repeat(3000),
+                    evidence: "y".into(),
+                },
+            ],
+        };
+        let e = bound_carry(answer, 200, (2, 5)).expect_err("too much awaits");
+        assert_eq!(
+            e,
+            BoundedError::CarryFull {
+                step: 2,
+                steps: 5,
+                fit: 1,
+                open: 2,
+                carry_tokens: 200
+            }
+        );
+        let said = e.to_string();
+        assert!(
+            said.contains("PROVEN_MARKOVIAN=off") && said.contains("PROVEN_MARKOVIAN_CARRY_TOKENS")
+        );
+        assert!(!said.contains("aaaa"), "no claim text");
+        let open = BoundedError::OpenClaims { steps: 3, open: 1 }.to_string();
+        assert_eq!(
+            open,
+            "OpenClaims: the bounded review is incomplete: 1 claim(s) still await evidence after the last of 3 steps; run the whole review (PROVEN_MARKOVIAN=off)"
         );
     }
 
     #[test]
-    fn a_huge_change_is_cut_at_the_part_limit_and_says_so() {
-        let diff: String = (0..20).map(|i| file(&format!("f{i}"), 40, 30)).collect();
-        let parts = split(&diff, 1024, 3);
-        assert_eq!(parts.parts.len(), 3);
-        assert!(parts.cut);
-        let small = split(&file("x", 3, 3), PART_BYTES, MAX_PARTS);
-        assert_eq!((small.parts.len(), small.cut), (1, false));
-        assert_eq!(split("", PART_BYTES, MAX_PARTS).parts.len(), 0);
-    }
-
-    #[test]
-    fn a_line_longer_than_a_part_is_cut_at_a_character_boundary() {
-        let line = format!("+{}\n", "é".repeat(800));
-        let diff = format!("diff --git a/x b/x\n{line}");
-        let parts = split(&diff, 100, 100);
-        assert_eq!(parts.parts.concat(), diff);
-        assert!(parts.parts.iter().all(|p| p.len() <= 100));
+    fn tokens_are_characters_over_four() {
+        assert_eq!(tokens(""), 0);
+        assert_eq!(tokens("abcd"), 1);
+        assert_eq!(tokens("abcde"), 2);
+        assert_eq!(tokens("éééé"), 1, "characters, not bytes");
     }
 }

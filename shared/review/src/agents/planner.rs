@@ -18,8 +18,8 @@ use crate::step::{ReviewStep, StepContext};
 use crate::step_name::StepName;
 use crate::steps::scout::Band;
 use crate::wire::{
-    DependencyEvidence, DependencyNote, EvidenceKind, FileResult, PlanResult, PlannerResult,
-    ReviewView, Risk, SecondReview,
+    Bounds, DependencyEvidence, DependencyNote, EvidenceKind, FileResult, PlanResult,
+    PlannerResult, ReviewView, Risk, SecondReview,
 };
 
 const MAX_RISKS: usize = 8;
@@ -73,53 +73,96 @@ fn evidence_block(evidence: &DependencyEvidence) -> String {
     )
 }
 
-/// The change's diff, cut into the parts a Planner reads (one part for most changes).
-async fn change_parts(view: &ReviewView<'_>) -> Result<crate::bounded::Parts, StepError> {
-    use crate::bounded::{MAX_PARTS, PART_BYTES, split};
+/// The change's diff (bounded: what bounded steps can read at most), and whether it was
+/// longer.
+async fn change_diff(view: &ReviewView<'_>) -> Result<(String, bool), StepError> {
+    use crate::bounded::{MAX_PARTS, PART_BYTES};
     let (dir, base, head) = (
         view.repository_dir.to_string(),
         view.base.to_string(),
         view.head.to_string(),
     );
-    let (diff, cut) = blocking(move || {
+    blocking(move || {
         proven_change::Repo::open(Path::new(&dir))
             .and_then(|r| r.patch_text(&base, &head, MAX_PARTS * PART_BYTES))
             .map_err(|e| e.to_string())
     })
     .await?
-    .map_err(|e| StepError::Permanent(format!("planner: {e}")))?;
-    let mut parts = split(&diff, PART_BYTES, MAX_PARTS);
-    parts.cut |= cut;
-    Ok(parts)
+    .map_err(|e| StepError::Permanent(format!("planner: {e}")))
 }
 
 /// A Planner's risks (`role`: the generator, or the second reviewer), reading the change in
-/// one prompt when it fits and in bounded steps when it does not; true when the change was
-/// longer than the parts it reads.
+/// one prompt, or in bounded steps when they are on and the whole prompt is above their
+/// threshold; true when the change was longer than what was read. The trace says which,
+/// and why.
 async fn ask_planner(
     agents: &Agents,
     role: Role,
     view: &ReviewView<'_>,
-    evidence: Option<&DependencyEvidence>,
+    (evidence, bounds): (Option<&DependencyEvidence>, Bounds),
     trace: &mut Trace,
 ) -> Result<(Vec<Risk>, bool), StepError> {
-    let parts = change_parts(view).await?;
+    use crate::bounded::{MAX_PARTS, PART_BYTES, split, tokens};
+    let (diff, cut) = change_diff(view).await?;
     let system = planner_system(evidence.is_some());
     let context = evidence.map(evidence_block).unwrap_or_default();
-    if parts.parts.len() > 1 {
-        let risks =
-            crate::bounded::plan(agents, role, &system, view.changed, &parts, &context, trace)
-                .await?;
-        return Ok((risks, parts.cut));
+    let whole = |diff: &str| {
+        format!(
+            "Changed files: {}\n<change>{}</change>{context}",
+            changed_list(view.changed),
+            serde_json::to_string(diff).unwrap_or_default()
+        )
+    };
+    let whole_tokens = tokens(&system) + tokens(&whole(&diff));
+    let why_not = if !bounds.on {
+        Some("switched off (PROVEN_MARKOVIAN=off)".to_string())
+    } else if whole_tokens <= bounds.threshold_tokens {
+        Some(format!(
+            "the whole prompt is {whole_tokens} estimated tokens, at or below the threshold of {}",
+            bounds.threshold_tokens
+        ))
+    } else {
+        None
+    };
+    if let Some(why) = why_not {
+        trace.push(
+            "bounded_steps",
+            json!({"role": role.as_str(), "ran": false, "why": why, "prompt_tokens": whole_tokens}),
+        );
+        // One prompt, and a bounded one: past one part, the rest of the change is not seen.
+        let mut end = diff.len().min(PART_BYTES);
+        while !diff.is_char_boundary(end) {
+            end -= 1;
+        }
+        let answer: PlannerAnswer = agents
+            .ask(role, &system, &whole(&diff[..end]), trace)
+            .await?;
+        return Ok((answer.risks, cut || end < diff.len()));
     }
-    let diff = parts.parts.first().map(String::as_str).unwrap_or_default();
-    let user = format!(
-        "Changed files: {}\n<change>{}</change>{context}",
-        changed_list(view.changed),
-        serde_json::to_string(diff).unwrap_or_default()
+    let parts = split(&diff, bounds.unit, MAX_PARTS);
+    trace.push(
+        "bounded_steps",
+        json!({"role": role.as_str(), "ran": true, "prompt_tokens": whole_tokens,
+               "threshold": bounds.threshold_tokens, "unit": bounds.unit.as_str(),
+               "parts": parts.parts.len(), "carry_tokens": bounds.carry_tokens}),
     );
-    let answer: PlannerAnswer = agents.ask(role, &system, &user, trace).await?;
-    Ok((answer.risks, parts.cut))
+    let risks = crate::bounded::plan(
+        agents,
+        role,
+        &system,
+        (view.changed, &parts),
+        &context,
+        bounds,
+        trace,
+    )
+    .await?;
+    Ok((risks, cut || parts.cut))
+}
+
+/// The bounded steps' settings the plan fixed for this review.
+fn bounds(rows: &[StepRow]) -> Bounds {
+    result_of::<PlanResult>(rows, StepName::Plan.as_str())
+        .map_or_else(|_| Bounds::default(), |p| p.markovian)
 }
 
 /// `planner`: the registry's entry. It reads the dependency evidence (waiting for it while
@@ -129,7 +172,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
     let evidence = dependency_evidence(s.cx, lease, s.rows)?;
     let deep = result_of::<PlanResult>(s.rows, StepName::Plan.as_str())
         .is_ok_and(|p| Band::parse(&p.plan.band) == Some(Band::Deep));
-    let mut out = planner(s.agents()?, s.view, &evidence).await?;
+    let mut out = planner(s.agents()?, s.view, &evidence, bounds(s.rows)).await?;
     if deep {
         out.next.push(Next::then(StepName::Auditor, "model"));
     }
@@ -182,7 +225,14 @@ pub(crate) fn dependency_evidence(
 pub async fn run_second(s: &ReviewStep<'_>, _: &Lease) -> Result<Outcome, StepError> {
     let (agents, view) = (s.agents()?, s.view);
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
-    let (risks, _) = ask_planner(agents, Role::SecondReviewer, &view, None, &mut trace).await?;
+    let (risks, _) = ask_planner(
+        agents,
+        Role::SecondReviewer,
+        &view,
+        (None, bounds(s.rows)),
+        &mut trace,
+    )
+    .await?;
     let risks: Vec<Risk> = risks
         .into_iter()
         .take(MAX_RISKS)
@@ -206,6 +256,7 @@ pub async fn planner(
     agents: &Agents,
     view: ReviewView<'_>,
     evidence: &DependencyEvidence,
+    bounds: Bounds,
 ) -> Result<Outcome, StepError> {
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     trace.push(
@@ -214,8 +265,14 @@ pub async fn planner(
                "advisories": evidence.findings.iter().map(|f| format!("{} {} {}", f.advisory, f.package, f.new_version)).collect::<Vec<_>>(),
                "not_finished": evidence.pending}),
     );
-    let (risks, truncated) =
-        ask_planner(agents, Role::Generator, &view, Some(evidence), &mut trace).await?;
+    let (risks, truncated) = ask_planner(
+        agents,
+        Role::Generator,
+        &view,
+        (Some(evidence), bounds),
+        &mut trace,
+    )
+    .await?;
     let mut result = PlannerResult {
         truncated,
         planned_without: evidence.pending.clone(),

@@ -11,9 +11,10 @@ use crate::outcome::Next;
 use crate::outcome::{outcome, to_json};
 use crate::rows::result_of;
 use crate::step::StepContext;
+use crate::step_name::Name;
 use crate::step_name::StepName;
 use crate::steps::scout;
-use crate::wire::{DepsSettings, IntakeResult, PlanResult};
+use crate::wire::{Bounds, DepsSettings, IntakeResult, PlanResult, StepUnit};
 
 pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let rows = cx.rows(&lease.id.review_id).await?;
@@ -47,6 +48,12 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
         fix_attempts: if agents_on { config.fix_attempts } else { 0 },
         autofix: agents_on && config.autofix && config.fix_attempts > 0,
         agents: agents_on,
+        markovian: Bounds {
+            on: config.markovian.on,
+            threshold_tokens: config.markovian.threshold_tokens,
+            unit: StepUnit::parse(&config.markovian.step_unit).unwrap_or_default(),
+            carry_tokens: config.markovian.carry_tokens,
+        },
     };
     // Each branch is a finding pipeline: it hands its slot in the fan-in to its own
     // children, so the judge waits for every branch however they interleave.

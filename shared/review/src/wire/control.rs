@@ -73,6 +73,9 @@ pub struct PlanResult {
     /// The model agents run for this review (the dependency findings face the Skeptic).
     #[serde(default)]
     pub agents: bool,
+    /// The Planner's bounded steps (absent in plans of older versions: the defaults).
+    #[serde(default)]
+    pub markovian: Bounds,
 }
 
 /// What a dependency step could not read (the review is then incomplete), could not see, or
@@ -129,4 +132,51 @@ pub fn deps_fingerprint(f: &Finding) -> String {
         package.as_deref(),
         f.advisory_id(),
     )
+}
+
+/// How a change is cut into bounded steps (`PROVEN_MARKOVIAN_STEP_UNIT`; see
+/// `crate::bounded`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum StepUnit {
+    /// One part a file.
+    #[default]
+    File,
+    /// One part a hunk (with its file's header).
+    Hunk,
+}
+
+/// The bounded-steps engine's settings (`PROVEN_MARKOVIAN*`), fixed for a review at its
+/// plan (see `crate::bounded`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bounds {
+    pub on: bool,
+    /// Estimated tokens of the whole Planner prompt above which it runs in steps.
+    pub threshold_tokens: usize,
+    pub unit: StepUnit,
+    /// Estimated tokens the carried state may hold.
+    pub carry_tokens: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            on: true,
+            threshold_tokens: 8000,
+            unit: StepUnit::File,
+            carry_tokens: 800,
+        }
+    }
 }

@@ -12,7 +12,8 @@ use sha2::{Digest, Sha256};
 mod control;
 
 pub use control::{
-    CollectResult, DepsSettings, FileResult, IntakeResult, PlanResult, Unread, deps_fingerprint,
+    Bounds, CollectResult, DepsSettings, FileResult, IntakeResult, PlanResult, StepUnit, Unread,
+    deps_fingerprint,
 };
 
 use crate::outcome::{Next, to_json};
