@@ -384,7 +384,10 @@ fn advisory(withdrawn: Option<&str>) -> String {
 /// the same query against an advisory that stands refutes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_withdrawn_advisory_refutes_an_advisory_finding() {
-    for withdraw in [true, false] {
+    // The third case: H-MEM's cap (PROVEN_HMEM_MAX_STATE_BYTES) is too small for the
+    // refutation: the finding is still dropped (the rows refuted it), the memory of it is
+    // not written, and the review names the failed service.
+    for (withdraw, cap) in [(true, None), (false, None), (true, Some("64"))] {
         let env = Env::new(Backend::Sqlite).await;
         let files = tempfile::tempdir().expect("tempdir");
         let standing = files.path().join("standing.json");
@@ -421,7 +424,11 @@ async fn a_withdrawn_advisory_refutes_an_advisory_finding() {
                        "query": {"template": "advisory_by_id", "values": {"id": "PYSEC-9999-1"}}}),
             )],
         );
-        let child = crate::agents::agents(&env, &server)
+        let mut command = crate::agents::agents(&env, &server);
+        if let Some(cap) = cap {
+            command.env("PROVEN_HMEM_MAX_STATE_BYTES", cap);
+        }
+        let child = command
             .args([
                 "review",
                 "--repo",
@@ -453,7 +460,15 @@ async fn a_withdrawn_advisory_refutes_an_advisory_finding() {
         let out = child.wait_with_output().expect("review");
         let doc = parse(&out);
         assert_plan_holds(&env, &doc).await;
-        if withdraw {
+        if withdraw && cap.is_some() {
+            assert_eq!(doc["findings"].as_array().map(Vec::len), Some(0), "{doc:#}");
+            let failed = doc["failed_services"].to_string();
+            assert!(
+                failed.contains("\"hmem\"") && failed.contains("PROVEN_HMEM_MAX_STATE_BYTES"),
+                "{failed}"
+            );
+            assert_eq!(out.status.code(), Some(3), "incomplete, by name: {doc:#}");
+        } else if withdraw {
             assert_eq!(out.status.code(), Some(0), "{doc:#}");
             assert_eq!(doc["findings"].as_array().map(Vec::len), Some(0), "{doc:#}");
             let unproven = doc["unproven"].to_string();

@@ -89,6 +89,10 @@ pub struct Config {
     pub scout_intent: bool,
     /// A directory the trace is also written to as JSON Lines (`log_dir`).
     pub log_dir: Option<PathBuf>,
+    /// The most a repository's H-MEM may hold (`PROVEN_HMEM_MAX_STATE_BYTES`).
+    pub hmem_max_state_bytes: u64,
+    /// Leading words of a claim that count in a similarity query (`PROVEN_HMEM_QUERY_TOKENS`).
+    pub hmem_query_tokens: usize,
     /// The Planner's bounded steps (`PROVEN_MARKOVIAN*`).
     pub markovian: MarkovianSettings,
     /// One whole-change patch of every proved fix, proved as a whole.
@@ -454,6 +458,8 @@ impl Layers {
         let (fixes, _) = get("fixes")?;
         let (scout_intent, _) = get("scout_intent")?;
         let (log_dir, _) = get("log_dir")?;
+        let hmem_max_state_bytes = get("hmem_max_state_bytes")?.0.parse().unwrap_or(64 << 20);
+        let hmem_query_tokens = get("hmem_query_tokens")?.0.parse().unwrap_or(8);
         let markovian = MarkovianSettings {
             on: get("markovian")?.0 == "on",
             threshold_tokens: get("markovian_threshold")?.0.parse().unwrap_or(8000),
@@ -580,6 +586,8 @@ impl Layers {
             fixes: fixes != "off",
             scout_intent: scout_intent != "off",
             log_dir: (!log_dir.is_empty()).then(|| PathBuf::from(log_dir)),
+            hmem_max_state_bytes,
+            hmem_query_tokens,
             markovian,
             autofix: autofix == "on",
             guardrail: guardrail == "on",

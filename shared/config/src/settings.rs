@@ -847,6 +847,26 @@ pub static SETTINGS: &[Setting] = &[
               all be held whole the review stops by name (CarryFull).",
     },
     Setting {
+        key: "hmem_max_state_bytes",
+        env: "PROVEN_HMEM_MAX_STATE_BYTES",
+        default: Some("67108864"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "The most a repository's H-MEM (its memory of evidenced refutations, superseded records \
+              included: none is deleted) may hold; a refutation that would pass it is not remembered and \
+              the review names the failed service `hmem` (the finding is still dropped: its runs refuted it).",
+    },
+    Setting {
+        key: "hmem_query_tokens",
+        env: "PROVEN_HMEM_QUERY_TOKENS",
+        default: Some("8"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Leading words of a claim that count when H-MEM looks for similar refutations. Similar \
+              records are only shown in the trace: a finding is silenced by a refutation's fingerprint \
+              alone, never by a score.",
+    },
+    Setting {
         key: "log_dir",
         env: "PROVEN_LOG_DIR",
         default: Some(""),

@@ -19,6 +19,17 @@ pub enum StoreError {
         requested: i64,
         limit: i64,
     },
+    /// A repository's H-MEM would pass its cap (`PROVEN_HMEM_MAX_STATE_BYTES`): the record
+    /// was not written. A memory that outgrows its cap needs another design, not a larger
+    /// number.
+    #[error(
+        "H-MEM of {repository} would hold {bytes} bytes, over its cap of {cap} (PROVEN_HMEM_MAX_STATE_BYTES)"
+    )]
+    MemoryFull {
+        repository: String,
+        bytes: u64,
+        cap: u64,
+    },
     /// A World Model edge would make two edges of one chain valid at the same instant
     /// (or a stored store already has two such edges): both are named.
     #[error(

@@ -24,7 +24,57 @@ pub struct MemoryRecord {
     pub created_at: String,
 }
 
+/// The words of a text that count in a similarity query: lower-case runs of letters and
+/// digits.
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
 impl Store {
+    /// The tenant's repository's current records whose claims share words with `query`'s
+    /// first `query_tokens` words, scored by the share of those words a claim holds (best
+    /// first, at most `limit`). Only ever shown: a score never silences a finding, nor
+    /// revives one a fingerprint silenced (the fingerprint alone decides, see
+    /// [`Store::memory_lookup`]).
+    pub async fn memory_similar(
+        &self,
+        (tenant, repository): (&str, &str),
+        query: &str,
+        query_tokens: usize,
+        limit: usize,
+    ) -> Result<Vec<(String, f64)>, StoreError> {
+        let mut asked: Vec<String> = words(query);
+        asked.truncate(query_tokens);
+        asked.sort();
+        asked.dedup();
+        if asked.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(
+            "SELECT id, claim FROM memory WHERE tenant_id = $1 AND repository = $2 \
+             AND superseded_by IS NULL ORDER BY created_at DESC LIMIT 5000",
+        )
+        .bind(tenant)
+        .bind(repository)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut scored: Vec<(String, f64)> = Vec::new();
+        for r in &rows {
+            let (id, claim): (String, String) = (r.try_get(0)?, r.try_get(1)?);
+            let held = words(&claim);
+            let shared = asked.iter().filter(|w| held.contains(w)).count();
+            if shared > 0 {
+                scored.push((id, shared as f64 / asked.len() as f64));
+            }
+        }
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        scored.truncate(limit);
+        Ok(scored)
+    }
+
     /// The current (not superseded) record for a fingerprint in a tenant's repository.
     pub async fn memory_lookup(
         &self,
@@ -62,9 +112,39 @@ impl Store {
     }
 
     /// Appends a record; the previous current record of the fingerprint is superseded (kept).
-    /// Writing the same record id twice (a replayed judge) changes nothing.
-    pub async fn memory_write(&self, record: &MemoryRecord) -> Result<(), StoreError> {
+    /// Writing the same record id twice (a replayed judge) changes nothing. A repository's
+    /// memory (every record of its tenant and repository, superseded ones included: none is
+    /// ever deleted) holds at most `max_bytes`: a record that would pass it is refused as
+    /// [`StoreError::MemoryFull`], with the size and the cap.
+    pub async fn memory_write(
+        &self,
+        record: &MemoryRecord,
+        max_bytes: u64,
+    ) -> Result<(), StoreError> {
         let mut tx = self.write_tx().await?;
+        let held: i64 = sqlx::query(
+            "SELECT COALESCE(SUM(LENGTH(claim) + LENGTH(refutation) + LENGTH(provenance) + LENGTH(path) \
+             + LENGTH(fingerprint)), 0) FROM memory WHERE tenant_id = $1 AND repository = $2 AND id <> $3",
+        )
+        .bind(record.tenant.as_str())
+        .bind(record.repository.as_str())
+        .bind(record.id.as_str())
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get(0)?;
+        let adding = (record.claim.len()
+            + record.refutation.len()
+            + record.provenance.len()
+            + record.path.len()
+            + record.fingerprint.len()) as u64;
+        let held = held.max(0) as u64;
+        if held + adding > max_bytes {
+            return Err(StoreError::MemoryFull {
+                repository: record.repository.clone(),
+                bytes: held + adding,
+                cap: max_bytes,
+            });
+        }
         let inserted = sqlx::query(
             "INSERT INTO memory (id, repository, fingerprint, kind, path, symbol, claim, refutation, provenance, \
              confidence, created_at, tenant_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \

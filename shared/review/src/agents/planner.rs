@@ -18,7 +18,7 @@ use crate::step::{ReviewStep, StepContext};
 use crate::step_name::StepName;
 use crate::steps::scout::Band;
 use crate::wire::{
-    Bounds, DependencyEvidence, DependencyNote, EvidenceKind, FileResult, PlanResult,
+    Bounds, DependencyEvidence, DependencyNote, EvidenceKind, FileResult, HmemBounds, PlanResult,
     PlannerResult, ReviewView, Risk, SecondReview,
 };
 
@@ -165,6 +165,12 @@ fn bounds(rows: &[StepRow]) -> Bounds {
         .map_or_else(|_| Bounds::default(), |p| p.markovian)
 }
 
+/// H-MEM's bounds the plan fixed for this review.
+fn hmem(rows: &[StepRow]) -> HmemBounds {
+    result_of::<PlanResult>(rows, StepName::Plan.as_str())
+        .map_or_else(|_| HmemBounds::default(), |p| p.hmem)
+}
+
 /// `planner`: the registry's entry. It reads the dependency evidence (waiting for it while
 /// it is unfinished); in the deep band the coverage auditor follows it, shown the
 /// manifests, never the risks.
@@ -172,7 +178,13 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
     let evidence = dependency_evidence(s.cx, lease, s.rows)?;
     let deep = result_of::<PlanResult>(s.rows, StepName::Plan.as_str())
         .is_ok_and(|p| Band::parse(&p.plan.band) == Some(Band::Deep));
-    let mut out = planner(s.agents()?, s.view, &evidence, bounds(s.rows)).await?;
+    let mut out = planner(
+        s.agents()?,
+        s.view,
+        &evidence,
+        (bounds(s.rows), hmem(s.rows)),
+    )
+    .await?;
     if deep {
         out.next.push(Next::then(StepName::Auditor, "model"));
     }
@@ -256,7 +268,7 @@ pub async fn planner(
     agents: &Agents,
     view: ReviewView<'_>,
     evidence: &DependencyEvidence,
-    bounds: Bounds,
+    (bounds, hmem): (Bounds, HmemBounds),
 ) -> Result<Outcome, StepError> {
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     trace.push(
@@ -296,6 +308,17 @@ pub async fn planner(
             );
             result.remembered.push((risk, memory));
             continue;
+        }
+        // Refutations of similar claims are shown, never applied: only a fingerprint
+        // silences a finding.
+        let similar = view.similar(&risk, hmem.query_tokens).await?;
+        if !similar.is_empty() {
+            trace.push(
+                "memory_similar",
+                json!({"title": risk.title, "similar": similar.iter().map(|(id, score)| json!({"record": id, "score": score})).collect::<Vec<_>>(),
+                       "applied": false,
+                       "reason": "a refutation of a similar claim; only a refutation's fingerprint silences a finding"}),
+            );
         }
         let key = format!("r{i}");
         trace.push(

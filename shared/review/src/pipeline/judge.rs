@@ -20,7 +20,8 @@ use crate::rows::{StepState, result_of};
 use crate::step::{MemoryScope, StepContext};
 use crate::steps::writer;
 use crate::wire::{
-    CollectResult, EvidenceKind, FileResult, IntakeResult, PlanResult, Risk, deps_fingerprint,
+    CollectResult, EvidenceKind, FileResult, HmemBounds, IntakeResult, PlanResult, Risk,
+    deps_fingerprint,
 };
 
 /// How a refutation the Skeptic's own query showed is said.
@@ -402,7 +403,7 @@ impl Judging<'_> {
     /// Writes a dropped finding to H-MEM, so the same finding does not come back. The
     /// record's id is derived from the review and pipeline, so a replayed judge writes it once.
     async fn remember(
-        &self,
+        &mut self,
         key: &str,
         risk: &Risk,
         (kind, fingerprint): (&str, &str),
@@ -427,12 +428,28 @@ impl Judging<'_> {
             confidence: 1.0,
             created_at: String::new(),
         };
-        self.cx
-            .store
-            .memory_write(&record)
-            .await
-            .map_err(retryable)?;
-        Ok(id)
+        let bounds = result_of::<PlanResult>(self.rows, PLAN)
+            .map_or_else(|_| HmemBounds::default(), |p| p.hmem);
+        match self.cx.store.memory_write(&record, bounds.max_bytes).await {
+            Ok(()) => Ok(id),
+            Err(e @ proven_store::StoreError::MemoryFull { .. }) => {
+                // The refutation still holds (its runs or rows showed it); only the memory
+                // of it is lost, and the review says so by name.
+                let message = format!("the refutation was not remembered: {e}");
+                self.trace.push(
+                    "memory",
+                    serde_json::json!({"key": key, "written": false, "reason": message}),
+                );
+                self.report
+                    .failed_services
+                    .push(proven_report::FailedService {
+                        service: "hmem".into(),
+                        message: message.clone(),
+                    });
+                Ok(format!("none ({message})"))
+            }
+            Err(e) => Err(retryable(e)),
+        }
     }
 
     /// One query pipeline: its findings kept, dropped (and remembered), or unproven.

@@ -14,7 +14,7 @@ use crate::step::StepContext;
 use crate::step_name::Name;
 use crate::step_name::StepName;
 use crate::steps::scout;
-use crate::wire::{Bounds, DepsSettings, IntakeResult, PlanResult, StepUnit};
+use crate::wire::{Bounds, DepsSettings, HmemBounds, IntakeResult, PlanResult, StepUnit};
 
 pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let rows = cx.rows(&lease.id.review_id).await?;
@@ -53,6 +53,10 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
             threshold_tokens: config.markovian.threshold_tokens,
             unit: StepUnit::parse(&config.markovian.step_unit).unwrap_or_default(),
             carry_tokens: config.markovian.carry_tokens,
+        },
+        hmem: HmemBounds {
+            max_bytes: config.hmem_max_state_bytes,
+            query_tokens: config.hmem_query_tokens,
         },
     };
     // Each branch is a finding pipeline: it hands its slot in the fan-in to its own

@@ -76,6 +76,27 @@ pub struct PlanResult {
     /// The Planner's bounded steps (absent in plans of older versions: the defaults).
     #[serde(default)]
     pub markovian: Bounds,
+    /// H-MEM's bounds for this review.
+    #[serde(default)]
+    pub hmem: HmemBounds,
+}
+
+/// H-MEM's bounds (`PROVEN_HMEM_*`), fixed for a review at its plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HmemBounds {
+    /// The most a repository's memory may hold.
+    pub max_bytes: u64,
+    /// Leading words of a claim that count when similar refutations are looked for.
+    pub query_tokens: usize,
+}
+
+impl Default for HmemBounds {
+    fn default() -> Self {
+        HmemBounds {
+            max_bytes: 64 << 20,
+            query_tokens: 8,
+        }
+    }
 }
 
 /// What a dependency step could not read (the review is then incomplete), could not see, or

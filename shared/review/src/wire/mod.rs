@@ -12,8 +12,8 @@ use sha2::{Digest, Sha256};
 mod control;
 
 pub use control::{
-    Bounds, CollectResult, DepsSettings, FileResult, IntakeResult, PlanResult, StepUnit, Unread,
-    deps_fingerprint,
+    Bounds, CollectResult, DepsSettings, FileResult, HmemBounds, IntakeResult, PlanResult,
+    StepUnit, Unread, deps_fingerprint,
 };
 
 use crate::outcome::{Next, to_json};
@@ -272,6 +272,19 @@ impl ReviewView<'_> {
 
     /// The H-MEM record that holds an evidenced refutation of `risk` in this review's
     /// scope (its id), if any: such a risk is not raised again.
+    /// The refutations of claims like this risk's (its first `query_tokens` words), best
+    /// first: shown, never applied.
+    pub async fn similar(
+        &self,
+        risk: &Risk,
+        query_tokens: usize,
+    ) -> Result<Vec<(String, f64)>, StepError> {
+        self.store
+            .memory_similar((self.tenant, self.repository), &risk.claim, query_tokens, 3)
+            .await
+            .map_err(crate::outcome::retryable)
+    }
+
     pub async fn remembered(&self, risk: &Risk) -> Result<Option<String>, StepError> {
         Ok(self
             .store
