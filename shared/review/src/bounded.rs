@@ -180,12 +180,8 @@ pub struct Carry {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct PartAnswer {
     pub risks: Vec<Risk>,
-    #[serde(default)]
-    pub established: Vec<String>,
-    #[serde(default)]
-    pub suspected: Vec<String>,
-    #[serde(default)]
-    pub awaiting: Vec<Awaiting>,
+    #[serde(flatten)]
+    pub state: Carry,
 }
 
 /// Why a bounded review stopped (the seeds' CarryFullError and OpenClaimsError).
@@ -313,12 +309,7 @@ pub async fn plan(
         let prompt_tokens = tokens(&system) + tokens(&user);
         let answer: PartAnswer = agents.ask(role, &system, &user, trace).await?;
         risks.extend(answer.risks);
-        let next = Carry {
-            established: answer.established,
-            suspected: answer.suspected,
-            awaiting: answer.awaiting,
-        };
-        match bound_carry(next, bounds.carry_tokens, (i + 1, n)) {
+        match bound_carry(answer.state, bounds.carry_tokens, (i + 1, n)) {
             Ok((next, dropped)) => {
                 trace.push(
                     "planner_part",
