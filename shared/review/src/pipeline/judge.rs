@@ -8,9 +8,12 @@ use proven_report::{
     Status, Unproven,
 };
 use proven_store::{ReviewStatus, StepRow};
-use sha2::{Digest, Sha256};
 
 use super::{DEPS_COLLECT, DEPS_FILE, INTAKE, PLAN, PLANNER_WAIT, retryable};
+mod memory;
+
+use memory::{BY_QUERY, Refuted};
+
 use crate::Trace;
 use crate::judge::RiskOutcome;
 use crate::judge::query::{QueryVerdict, judge_query};
@@ -20,28 +23,8 @@ use crate::rows::{StepState, result_of};
 use crate::step::{MemoryScope, StepContext};
 use crate::steps::writer;
 use crate::wire::{
-    CollectResult, EvidenceKind, FileResult, HmemBounds, IntakeResult, PlanResult, Risk,
-    deps_fingerprint,
+    CollectResult, EvidenceKind, FileResult, IntakeResult, PlanResult, Risk, deps_fingerprint,
 };
-
-/// How a refutation the Skeptic's own query showed is said.
-const BY_QUERY: &str = "refuted by the Skeptic's own query";
-
-/// A refuted finding for [`Judging::drop_refuted`].
-struct Refuted<'a> {
-    /// The pipeline (for a dependency finding: `KEY#FINDING`).
-    key: &'a str,
-    risk: &'a Risk,
-    /// H-MEM's kind, fingerprint and refutation record.
-    memory: (&'a str, &'a str, serde_json::Value),
-    provenance: serde_json::Value,
-    /// The dependency finding refuted, when it is one.
-    finding: Option<&'a str>,
-    /// What showed it, said first.
-    shown_by: &'a str,
-    why: &'a str,
-    runs: Vec<proven_report::RunRef>,
-}
 
 /// What the judge step works on: the review's rows and the scope of its memory, and the
 /// report and trace it writes.
@@ -352,27 +335,6 @@ impl Judging<'_> {
         Ok(kept)
     }
 
-    /// A refutation Proven's own runs or rows showed: remembered in H-MEM, traced as
-    /// dropped, and named as unproven with why (and the memory record).
-    async fn drop_refuted(&mut self, r: Refuted<'_>) -> Result<(), StepError> {
-        let (kind, fingerprint, memory) = r.memory;
-        let id = self
-            .remember(r.key, r.risk, (kind, fingerprint), memory, r.provenance)
-            .await?;
-        let mut line = serde_json::json!({"key": r.key, "verdict": "dropped", "title": r.risk.title,
-                                          "reason": r.why, "memory_record": id});
-        if let Some(finding) = r.finding {
-            line["finding"] = finding.into();
-        }
-        self.trace.push("verdict", line);
-        self.report.unproven.push(Unproven {
-            claim: r.risk.claim.clone(),
-            reason: format!("{} ({}); remembered as {id}", r.shown_by, r.why),
-            runs: r.runs,
-        });
-        Ok(())
-    }
-
     /// A pipeline that proved nothing: traced, and named as unproven with why.
     fn unproven(
         &mut self,
@@ -398,58 +360,6 @@ impl Judging<'_> {
             what: claim,
             reason: "inconclusive: its pipeline did not finish before the review's deadline".into(),
         });
-    }
-
-    /// Writes a dropped finding to H-MEM, so the same finding does not come back. The
-    /// record's id is derived from the review and pipeline, so a replayed judge writes it once.
-    async fn remember(
-        &mut self,
-        key: &str,
-        risk: &Risk,
-        (kind, fingerprint): (&str, &str),
-        refutation: serde_json::Value,
-        mut provenance: serde_json::Value,
-    ) -> Result<String, StepError> {
-        let id =
-            hex::encode(&Sha256::digest(format!("{}\n{key}", self.review_id).as_bytes())[..16]);
-        provenance["review_id"] = self.review_id.into();
-        provenance["pipeline"] = key.into();
-        let record = proven_store::MemoryRecord {
-            id: id.clone(),
-            tenant: self.scope.tenant.clone(),
-            repository: self.scope.repository.clone(),
-            fingerprint: fingerprint.to_string(),
-            kind: kind.into(),
-            path: risk.path.clone(),
-            symbol: risk.symbol.clone(),
-            claim: risk.claim.clone(),
-            refutation: refutation.to_string(),
-            provenance: provenance.to_string(),
-            confidence: 1.0,
-            created_at: String::new(),
-        };
-        let bounds = result_of::<PlanResult>(self.rows, PLAN)
-            .map_or_else(|_| HmemBounds::default(), |p| p.hmem);
-        match self.cx.store.memory_write(&record, bounds.max_bytes).await {
-            Ok(()) => Ok(id),
-            Err(e @ proven_store::StoreError::MemoryFull { .. }) => {
-                // The refutation still holds (its runs or rows showed it); only the memory
-                // of it is lost, and the review says so by name.
-                let message = format!("the refutation was not remembered: {e}");
-                self.trace.push(
-                    "memory",
-                    serde_json::json!({"key": key, "written": false, "reason": message}),
-                );
-                self.report
-                    .failed_services
-                    .push(proven_report::FailedService {
-                        service: "hmem".into(),
-                        message: message.clone(),
-                    });
-                Ok(format!("none ({message})"))
-            }
-            Err(e) => Err(retryable(e)),
-        }
     }
 
     /// One query pipeline: its findings kept, dropped (and remembered), or unproven.
