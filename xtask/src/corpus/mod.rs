@@ -362,12 +362,14 @@ fn build_proven(root: &Path) -> Result<PathBuf, String> {
 }
 
 /// The `proven` command with the settings every corpus run shares: no warm pool (one-off
-/// runs on a busy machine), every other setting from the caller's environment (e.g.
+/// runs on a busy machine), the Planner in one prompt (it is scripted: one answer a review,
+/// never a bounded step's state), every other setting from the caller's environment (e.g.
 /// PROVEN_SANDBOX_IMAGES naming the images of other Pythons).
 fn proven_cmd(proven: &Path) -> Command {
     let mut cmd = Command::new(proven);
     cmd.env("NO_COLOR", "1")
-        .env("PROVEN_SANDBOX_POOL_LANGUAGES", "");
+        .env("PROVEN_SANDBOX_POOL_LANGUAGES", "")
+        .env("PROVEN_MARKOVIAN", "off");
     cmd
 }
 
