@@ -1059,7 +1059,10 @@ async fn the_coverage_auditor_names_an_unexamined_caller_and_round_two_proves_it
     let findings = doc["findings"].as_array().expect("findings");
     assert_eq!(findings.len(), 1, "{doc:#}");
     assert_eq!(findings[0]["proof_level"], "reproduced");
-    assert_eq!(findings[0]["title"], "coverage: login_view.py");
+    assert_eq!(
+        findings[0]["title"], "a session two hours old is still valid on the change",
+        "a round-two finding is titled by its probe's claim"
+    );
     assert_eq!(findings[0]["location"]["path"], "login_view.py");
     assert_eq!(findings[0]["skeptic"]["verdict"], "conceded");
 
@@ -1085,13 +1088,22 @@ async fn the_coverage_auditor_names_an_unexamined_caller_and_round_two_proves_it
             ("README.md", "unresolved"),
         ]
     );
-    // What round two could not settle is in "what this review could not see".
+    // What round two could not settle, and what Proven could not probe (a path the
+    // repository does not hold), is in "what this review could not see".
+    let not_seen = doc["not_seen"].as_array().expect("not seen");
+    for surface in ["surface README.md", "surface deploy/prod.yaml"] {
+        assert!(
+            not_seen.iter().any(|n| n["what"] == surface),
+            "{surface}: {doc:#}"
+        );
+    }
     assert!(
-        doc["not_seen"]
-            .as_array()
-            .expect("not seen")
+        not_seen
             .iter()
-            .any(|n| n["what"] == "surface README.md"),
+            .any(|n| n["what"] == "surface deploy/prod.yaml"
+                && n["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with("refused (needs the deployment)"))),
         "{doc:#}"
     );
     // The Planner's own risk proved nothing: unproven, not a finding.
@@ -1112,6 +1124,81 @@ async fn the_coverage_auditor_names_an_unexamined_caller_and_round_two_proves_it
         auditor[0]
     );
     assert!(!auditor[0].contains("tokens-ttl-claim"), "{}", auditor[0]);
+    env.cleanup().await;
+}
+
+/// Round two's probe answered with the very test that proved the Planner's risk: one fact,
+/// one finding (the second is named as a duplicate in the trace), however many pipelines
+/// reached it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_two_probe_proved_by_the_first_findings_test_adds_no_second_finding() {
+    let test = json!({"test_path": "tests/test_session.py",
+        "test_code": "import os, sys\nsys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\nfrom login_view import valid\n\ndef test_old_session_is_refused():\n    assert not valid({\"t\": 0, \"now\": 7200})\n"});
+    let server = ScriptedServer::start().await;
+    server.on(
+        Some(GUARD),
+        "",
+        vec![Reply::Json(json!({"User Safety": "safe"}))],
+    );
+    server.on(
+        Some(GENERATOR),
+        "You are the Planner",
+        vec![Reply::Json(
+            json!({"risks": [{"title": "sessions never expire", "claim": "ttl is scaled by 1000",
+            "path": "auth_tokens.py", "symbol": "expired", "evidence": "test"}]}),
+        )],
+    );
+    server.on(
+        Some(GENERATOR),
+        "You are the Prover",
+        vec![Reply::Json(test)],
+    );
+    server.on(
+        Some(SKEPTIC),
+        "You are the coverage auditor",
+        vec![Reply::Json(json!({"verdict": "incomplete", "uncovered": [
+            {"surface": "login_view.py", "probe": {"evidence": "test",
+                "claim": "a session two hours old is still valid on the change", "path": "login_view.py", "symbol": "valid"}}
+        ]}))],
+    );
+    server.on(
+        Some(SKEPTIC),
+        "You are the Skeptic",
+        vec![Reply::Json(
+            json!({"verdict": "conceded", "reason": "an old session is accepted",
+                                "artifact": "tests/test_session.py fails on the change"}),
+        )],
+    );
+    server.on(
+        Some(GENERATOR),
+        "You are the Fixer",
+        vec![Reply::Json(json!({"edits": [], "explanation": "none"}))],
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    let (repo, base) = session_change();
+    let out = review(&env, &server, &repo, &base, "json");
+    let doc = parse(&out);
+    let findings = doc["findings"].as_array().expect("findings");
+    assert_eq!(findings.len(), 1, "{doc:#}");
+    assert_eq!(findings[0]["title"], "sessions never expire");
+    let statuses: Vec<&str> = doc["coverage"]["surfaces"]
+        .as_array()
+        .expect("surfaces")
+        .iter()
+        .map(|s| s["status"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["finding"],
+        "the probe's surface is covered by that finding"
+    );
+    let trace = text(&env.run(&["trace", doc["review_id"].as_str().expect("id")])).0;
+    assert!(
+        trace
+            .lines()
+            .any(|l| l.contains("\"kind\":\"duplicate\"") && l.contains("proved by the same test")),
+        "{trace}"
+    );
     env.cleanup().await;
 }
 

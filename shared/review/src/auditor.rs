@@ -294,8 +294,18 @@ async fn round_two(
         row.detail = format!("round two's budget of {MAX_PROBES} probes was spent");
         return Ok(None);
     }
+    // Titled by what it claims (the surface is on the coverage row).
+    let mut title = probe.claim.trim().to_string();
+    if title.len() > 300 {
+        let mut at = 297;
+        while !title.is_char_boundary(at) {
+            at -= 1;
+        }
+        title.truncate(at);
+        title.push_str("...");
+    }
     let risk = Risk {
-        title: format!("coverage: {}", row.surface),
+        title,
         claim: probe.claim,
         path: probe.path,
         symbol: probe.symbol,

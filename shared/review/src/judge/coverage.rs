@@ -61,11 +61,14 @@ pub fn coverage(
             (SurfaceStatus::Probing, None) => (SurfaceStatus::Unresolved, s.detail.clone()),
             (status, _) => (status, s.detail.clone()),
         };
-        if status == SurfaceStatus::Unresolved {
+        // What round two could not settle, and what Proven could not probe at all (not a
+        // path of the repository, past the limit), is what this review could not see.
+        if matches!(status, SurfaceStatus::Unresolved | SurfaceStatus::Refused) {
             not_seen.push(NotSeen {
                 what: format!("surface {}", s.surface),
                 reason: format!(
-                    "unresolved (needs {}): {detail}",
+                    "{} (needs {}): {detail}",
+                    status.as_str(),
                     s.probe.as_deref().unwrap_or("a probe that would settle it")
                 ),
             });

@@ -161,6 +161,22 @@ impl Judging<'_> {
                 test: (i == 0).then(|| job.test.clone()),
             })
             .collect();
+        // Proved by the same test as a finding already kept (round two's probe answered with
+        // the first finding's test): one fact, one finding.
+        if let Some(same) = self.report.findings.iter().find(|f| {
+            f.proof_level == Level::Reproduced
+                && f.evidence
+                    .first()
+                    .and_then(|e| e.test.as_ref())
+                    .is_some_and(|t| t.path == job.test.path && t.code == job.test.code)
+        }) {
+            self.trace.push(
+                "duplicate",
+                serde_json::json!({"key": key, "title": risk.title, "same_as": same.id,
+                                   "reason": "proved by the same test with the same failure as a finding already kept"}),
+            );
+            return;
+        }
         self.trace.push(
             "verdict",
             serde_json::json!({"key": key, "verdict": "kept", "title": risk.title}),
