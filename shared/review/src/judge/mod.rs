@@ -5,6 +5,8 @@
 //!
 //! - [`risk::judge_risk`]: a test-evidence pipeline kept, dropped, unproven or inconclusive.
 //! - [`query::judge_query`]: a query-evidence pipeline, likewise.
+//! - [`deps::judge_deps`]: a dependency file's findings, kept unless a query Proven ran
+//!   refuted them.
 //! - [`reviewers::side_by_side`]: both reviewers' verdicts, never merged.
 //! - [`fix::proved_fix`]: a fix only when the sandbox proved it; [`fix::tries`] otherwise.
 //! - [`coverage::coverage`]: the coverage auditor's surfaces, with round two's outcomes.
@@ -13,6 +15,7 @@
 
 pub mod branches;
 pub mod coverage;
+pub mod deps;
 pub mod fix;
 pub mod query;
 pub mod reviewers;

@@ -287,7 +287,7 @@ impl Judging<'_> {
         key: &str,
         file: &FileResult,
     ) -> Result<Vec<Finding>, StepError> {
-        use crate::investigator::{DepsSkeptic, SKEPTIC_DEPS};
+        use crate::judge::deps::DepsVerdict;
         for (finding, record) in &file.remembered {
             self.report.unproven.push(Unproven {
                 claim: finding.clone(),
@@ -297,22 +297,14 @@ impl Judging<'_> {
                 runs: Vec::new(),
             });
         }
-        let said: Option<DepsSkeptic> = crate::rows::step_result(self.rows, SKEPTIC_DEPS, key);
         let mut kept = Vec::new();
-        for mut f in file.findings.clone() {
-            let verdict = said
-                .as_ref()
-                .and_then(|s| s.verdicts.iter().find(|(id, _)| *id == f.id))
-                .map(|(_, v)| v.clone());
+        for verdict in crate::judge::deps::judge_deps(self.rows, key, file) {
             match verdict {
-                Some(v) if v.refutation.as_ref().is_some_and(|r| r.evidenced) => {
-                    let refutation = v.refutation.clone().unwrap_or_else(|| {
-                        crate::investigator::QueryRefutation {
-                            evidenced: true,
-                            reason: String::new(),
-                            query: None,
-                        }
-                    });
+                DepsVerdict::Dropped {
+                    finding: f,
+                    refutation,
+                    skeptic_reason,
+                } => {
                     let risk = Risk {
                         title: f.title.clone(),
                         claim: f.title.clone(),
@@ -328,7 +320,7 @@ impl Judging<'_> {
                         evidence: "deps".into(),
                     };
                     let memory =
-                        serde_json::json!({"reason": v.skeptic.reason, "query": refutation.query});
+                        serde_json::json!({"reason": skeptic_reason, "query": refutation.query});
                     self.drop_refuted(Refuted {
                         key: &format!("{key}#{}", f.id),
                         risk: &risk,
@@ -341,11 +333,13 @@ impl Judging<'_> {
                     })
                     .await?;
                 }
-                Some(v) => {
-                    f.skeptic = Some(skeptic_ref(v.skeptic));
+                DepsVerdict::Keep {
+                    finding: mut f,
+                    skeptic,
+                } => {
+                    f.skeptic = skeptic.map(skeptic_ref);
                     kept.push(f);
                 }
-                None => kept.push(f),
             }
         }
         Ok(kept)
