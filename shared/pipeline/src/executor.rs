@@ -189,15 +189,24 @@ impl<S: Steps> Executor<S> {
         let started = Instant::now();
         let result = self.run_renewing(&lease).await;
         let finishes = matches!(&result, Ok(outcome) if outcome.finish.is_some());
+        // Whether this step's commit wrote jobs that are due now: only then is the pusher
+        // woken (a step that ends its branch writes none, and its wake would cost a drain).
+        let mut wrote_jobs = false;
         let executed = match result {
             Ok(outcome) => match self.store.commit(&lease, &outcome).await? {
-                Committed::Done { judge_enqueued, .. } => Executed::Committed { judge_enqueued },
+                Committed::Done { judge_enqueued, jobs } => {
+                    wrote_jobs = jobs > 0;
+                    Executed::Committed { judge_enqueued }
+                }
                 Committed::Conflict => Executed::Conflict,
             },
             Err(StepError::Permanent(message)) => {
                 tracing::warn!(%message, "step failed");
                 match self.store.fail(&lease, &message).await? {
-                    Committed::Done { .. } => Executed::Failed,
+                    Committed::Done { judge_enqueued, .. } => {
+                        wrote_jobs = judge_enqueued;
+                        Executed::Failed
+                    }
                     Committed::Conflict => Executed::Conflict,
                 }
             }
@@ -248,7 +257,7 @@ impl<S: Steps> Executor<S> {
             }
         };
         tracing::info!(step = %job.step, review = %job.review_id, outcome = ?executed, "step ended");
-        if let Some(wake) = &self.wake {
+        if wrote_jobs && let Some(wake) = &self.wake {
             wake.wake();
         }
         if finishes || job.step == proven_store::JUDGE_STEP {

@@ -26,12 +26,15 @@ pub async fn push_due(store: &Store, queue: &dyn Queue, batch: i64) -> Result<us
         let n = jobs.len();
         let queued: Vec<QueuedJob> = jobs.iter().cloned().map(QueuedJob::from).collect();
         if let Err(e) = queue.push(queued).await {
-            // Taken off the outbox but not delivered: the reconciler re-enqueues them once
-            // their push is stale, so a failed push delays, never loses.
+            // Taken off the outbox (and marked pushed) but not delivered: given back, so the
+            // reconciler's next pass pushes them again. Were even that lost, they would be
+            // pushed again once their push is stale: a failed push delays, never loses.
             tracing::warn!(error = %e, jobs = n, "push failed");
+            if let Err(e) = store.unpushed(&jobs).await {
+                tracing::warn!(error = %e, jobs = n, "the jobs could not be given back");
+            }
             return Err(e.into());
         }
-        store.mark_pushed(&jobs).await?;
         metrics::counter!(m::JOBS_PUSHED_TOTAL).increment(n as u64);
         total += n;
         if (n as i64) < batch {

@@ -11,6 +11,9 @@ use crate::admission::{AdmissionConfig, admit};
 use crate::metrics_names as m;
 use crate::pusher::push_due;
 
+/// The shortest time between two admission runs a review's end asks for.
+const ADMISSION_GAP: Duration = Duration::from_millis(10);
+
 #[derive(Debug, Clone)]
 pub struct ReconcilerConfig {
     /// How often the outbox is drained (the per-hop latency floor when a commit happens
@@ -60,7 +63,11 @@ impl Wake {
         self.0.notify.notify_one();
     }
 
-    fn take_admission(&self) -> bool {
+    /// Whether admission was asked for; the ask stays for later when `now` is not yet.
+    fn take_admission(&self, now: bool) -> bool {
+        if !now {
+            return false;
+        }
         self.0
             .admit
             .swap(false, std::sync::atomic::Ordering::AcqRel)
@@ -81,11 +88,14 @@ pub async fn run(
     let mut push = tokio::time::interval(config.push_every);
     push.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     reconcile.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Reviews that end in quick succession (short reviews under load) ask for one admission
+    // run each: at most one run per ADMISSION_GAP answers them all (the tick runs it anyway).
+    let mut admitted_at = tokio::time::Instant::now();
     loop {
         let admit_now = tokio::select! {
             _ = &mut stop => return,
             _ = push.tick() => true,
-            _ = wake.0.notify.notified() => wake.take_admission(),
+            _ = wake.0.notify.notified() => wake.take_admission(admitted_at.elapsed() >= ADMISSION_GAP),
             _ = reconcile.tick() => {
                 let stale = i64::try_from(config.stale_after.as_micros()).unwrap_or(i64::MAX);
                 match store.requeue_lost(stale).await {
@@ -107,8 +117,11 @@ pub async fn run(
                 true
             }
         };
-        if admit_now && let Err(e) = admit(&store, &config.admission).await {
-            tracing::warn!(error = %e, "admission failed");
+        if admit_now {
+            admitted_at = tokio::time::Instant::now();
+            if let Err(e) = admit(&store, &config.admission).await {
+                tracing::warn!(error = %e, "admission failed");
+            }
         }
         if let Err(e) = push_due(&store, queue.as_ref(), 500).await {
             tracing::warn!(error = %e, "push failed");

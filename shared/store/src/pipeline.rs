@@ -698,63 +698,67 @@ impl Store {
         })
     }
 
-    /// Takes up to `limit` due jobs off the outbox (deleting them), each with its review's
-    /// trace id, in one statement: the caller pushes them to the queue. Concurrent drainers
-    /// never take the same row (Postgres `SKIP LOCKED`).
+    /// Takes up to `limit` due jobs off the outbox to push them, and marks their steps
+    /// pushed in the same statement (Postgres; one transaction on SQLite): the reconciler's
+    /// clock for a job the queue lost starts now, and no mark is ever written while a
+    /// worker claims the step it marks. A push that fails gives the jobs back with
+    /// [`Store::unpushed`].
     pub async fn drain_outbox(&self, limit: i64) -> Result<Vec<Job>, StoreError> {
-        let sql = match self.dialect {
+        let now = now_us();
+        let read = |r: sqlx::any::AnyRow| -> Result<Job, StoreError> {
+            Ok(Job {
+                review_id: r.try_get(0)?,
+                step: r.try_get(1)?,
+                key: r.try_get(2)?,
+                queue: r.try_get(3)?,
+                trace_id: r.try_get(4)?,
+            })
+        };
+        match self.dialect {
             // Asynchronous commit: rows a crashed Postgres forgets it deleted are pushed
             // again, and a job is only a wake-up.
             Dialect::Postgres => {
-                "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE not_before_us <= $1 ORDER BY id \
-                 LIMIT $2 FOR UPDATE SKIP LOCKED) AND set_config('synchronous_commit', 'off', true) IS NOT NULL \
-                 RETURNING review_id, step, key, queue, (SELECT trace_id FROM reviews r WHERE r.id = outbox.review_id)"
+                let rows = sqlx::query(
+                    "WITH d AS (DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE not_before_us <= $1 \
+                     ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED) \
+                     AND set_config('synchronous_commit', 'off', true) IS NOT NULL \
+                     RETURNING review_id, step, key, queue), \
+                     m AS (UPDATE steps s SET pushed_us = $1 FROM d \
+                     WHERE s.review_id = d.review_id AND s.step = d.step AND s.key = d.key) \
+                     SELECT d.review_id, d.step, d.key, d.queue, \
+                     (SELECT trace_id FROM reviews r WHERE r.id = d.review_id) FROM d",
+                )
+                .bind(now)
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?;
+                rows.into_iter().map(read).collect()
             }
             Dialect::Sqlite => {
-                "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE not_before_us <= $1 ORDER BY id \
-                 LIMIT $2) \
-                 RETURNING review_id, step, key, queue, (SELECT trace_id FROM reviews r WHERE r.id = outbox.review_id)"
+                let mut tx = self.write_tx().await?;
+                let rows = sqlx::query(
+                    "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE not_before_us <= $1 ORDER BY id \
+                     LIMIT $2) \
+                     RETURNING review_id, step, key, queue, (SELECT trace_id FROM reviews r WHERE r.id = outbox.review_id)",
+                )
+                .bind(now)
+                .bind(limit)
+                .fetch_all(&mut *tx)
+                .await?;
+                let jobs: Vec<Job> = rows.into_iter().map(read).collect::<Result<_, _>>()?;
+                mark(&mut tx, &jobs, Some(now), self.dialect).await?;
+                tx.commit().await?;
+                Ok(jobs)
             }
-        };
-        let now = now_us();
-        let rows = sqlx::query(sql)
-            .bind(now)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.into_iter()
-            .map(|r| {
-                Ok(Job {
-                    review_id: r.try_get(0)?,
-                    step: r.try_get(1)?,
-                    key: r.try_get(2)?,
-                    queue: r.try_get(3)?,
-                    trace_id: r.try_get(4)?,
-                })
-            })
-            .collect()
+        }
     }
 
-    /// Records that jobs reached the queue (the reconciler's clock for "lost in the queue").
-    pub async fn mark_pushed(&self, jobs: &[Job]) -> Result<(), StoreError> {
-        let now = now_us();
-        for chunk in jobs.chunks(300) {
-            // Asynchronous commit on Postgres: a forgotten mark only makes the reconciler
-            // push the job once more.
-            let sql = format!(
-                "UPDATE steps SET pushed_us = $1 WHERE (review_id, step, key) IN (VALUES {}){}",
-                crate::sql::values_rows_from(2, chunk.len(), 3),
-                async_commit(self.dialect)
-            );
-            let mut q = sqlx::query(trusted(sql)).bind(now);
-            for j in chunk {
-                q = q
-                    .bind(j.review_id.as_str())
-                    .bind(j.step.as_str())
-                    .bind(j.key.as_str());
-            }
-            q.execute(&self.pool).await?;
-        }
+    /// Gives back jobs whose push failed: their steps count as never pushed, so the
+    /// reconciler's next pass pushes them again (without waiting for a stale push).
+    pub async fn unpushed(&self, jobs: &[Job]) -> Result<(), StoreError> {
+        let mut tx = self.write_tx().await?;
+        mark(&mut tx, jobs, None, self.dialect).await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -1137,4 +1141,31 @@ async fn close_branch(
     } else {
         insert_judge(tx, &id.review_id, now).await
     }
+}
+
+/// Sets (or clears) the push time of the jobs' steps.
+async fn mark(
+    tx: &mut Tx<'_>,
+    jobs: &[Job],
+    at: Option<i64>,
+    dialect: Dialect,
+) -> Result<(), StoreError> {
+    for chunk in jobs.chunks(300) {
+        // Asynchronous commit on Postgres: a forgotten mark only makes the reconciler push
+        // the job once more.
+        let sql = format!(
+            "UPDATE steps SET pushed_us = $1 WHERE (review_id, step, key) IN (VALUES {}){}",
+            crate::sql::values_rows_from(2, chunk.len(), 3),
+            async_commit(dialect)
+        );
+        let mut q = sqlx::query(trusted(sql)).bind(at);
+        for j in chunk {
+            q = q
+                .bind(j.review_id.as_str())
+                .bind(j.step.as_str())
+                .bind(j.key.as_str());
+        }
+        q.execute(&mut **tx).await?;
+    }
+    Ok(())
 }

@@ -9,6 +9,7 @@ both_backends!(
     fan_out_then_fan_in_enqueues_the_judge_once,
     a_newer_head_of_the_same_pull_request_cancels_pending_steps,
     the_reconciler_re_enqueues_what_the_queue_lost,
+    a_job_whose_push_failed_is_pushed_again_at_the_next_pass,
     judge_runs_exactly_once_under_concurrent_completion,
     a_review_past_its_deadline_is_judged_with_what_it_has,
     a_started_review_is_never_taken_by_admission,
@@ -255,10 +256,10 @@ async fn a_newer_head_of_the_same_pull_request_cancels_pending_steps(backend: Ba
 async fn the_reconciler_re_enqueues_what_the_queue_lost(backend: Backend) {
     let t = TestStore::new(backend).await;
     admitted(&t.store, "r1", None).await;
-    // The job was taken off the outbox and pushed, then the queue lost it (e.g. FLUSHALL).
+    // The job was taken off the outbox (marked pushed as it was), then the queue lost it
+    // (e.g. FLUSHALL).
     let jobs = t.store.drain_outbox(100).await.expect("drain");
     assert_eq!(jobs.len(), 1);
-    t.store.mark_pushed(&jobs).await.expect("pushed");
     assert_eq!(
         t.store
             .requeue_lost(60_000_000)
@@ -694,5 +695,27 @@ async fn revoked_and_rotated_tokens_stop_authenticating_and_listings_never_show_
     for token in [&first, &second, &bystander] {
         assert!(!printed.contains(token.as_str()));
     }
+    t.cleanup().await;
+}
+
+/// Draining marks a job pushed (its stale clock starts); a push that failed gives it back,
+/// and the reconciler's next pass pushes it again without waiting for the clock.
+async fn a_job_whose_push_failed_is_pushed_again_at_the_next_pass(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    admitted(&t.store, "r1", None).await;
+    let jobs = t.store.drain_outbox(100).await.expect("drain");
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(
+        t.store.requeue_lost(60_000_000).await.expect("fresh"),
+        0,
+        "a job drained a moment ago counts as pushed"
+    );
+    t.store.unpushed(&jobs).await.expect("given back");
+    assert_eq!(
+        t.store.requeue_lost(60_000_000).await.expect("given back"),
+        1,
+        "pushed again at once"
+    );
+    assert_eq!(t.store.drain_outbox(100).await.expect("drain").len(), 1);
     t.cleanup().await;
 }
