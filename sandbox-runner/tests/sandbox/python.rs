@@ -341,7 +341,9 @@ async fn the_locale_the_images_name_exists() {
 
 /// A project that pins nothing, run as of a date (a review of an old revision): its
 /// requirements resolve to the releases that existed then, not today's, and the record
-/// says so. Without the date, today's release is installed.
+/// says so. Without the date, today's release is installed. (The date is after the image's
+/// Python came out, 3.11 on 2022-10-24: an older one resolves as of that release, see
+/// tests/e2e/projects.rs.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unpinned_requirements_resolve_as_of_the_date_asked() {
     let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
@@ -349,8 +351,8 @@ async fn unpinned_requirements_resolve_as_of_the_date_asked() {
     repo.write("requirements.txt", "six\n");
     let commit = repo.commit("unpinned six");
     let version = ["python3", "-c", "import six; print('six', six.__version__)"];
-    // six 1.10.0 was uploaded on 2015-10-07, 1.11.0 on 2017-09-17.
-    let at = time::macros::datetime!(2016-06-01 00:00 UTC);
+    // six 1.16.0 was uploaded on 2021-05-05, 1.17.0 on 2024-12-04.
+    let at = time::macros::datetime!(2023-06-01 00:00 UTC);
     let dated = sandbox
         .run(
             &RunRequest::new(repo.path(), &commit, Language::Python, version)
@@ -361,12 +363,12 @@ async fn unpinned_requirements_resolve_as_of_the_date_asked() {
         .expect("run");
     let out = support::output(&dated);
     assert_eq!(dated.outcome, Outcome::Passed, "{out}");
-    assert!(out.contains("six 1.10.0"), "{out}");
+    assert!(out.contains("six 1.16.0"), "{out}");
     let deps = dated.dependencies.as_ref().expect("prepared");
     assert!(
         deps.notes
             .iter()
-            .any(|n| n.contains("versions resolved as of 2016-06-01T00:00:00Z")),
+            .any(|n| n.contains("versions resolved as of 2023-06-01T00:00:00Z")),
         "{:?}",
         deps.notes
     );
@@ -375,7 +377,7 @@ async fn unpinned_requirements_resolve_as_of_the_date_asked() {
         .await
         .expect("run");
     let out_now = support::output(&now);
-    assert!(!out_now.contains("six 1.10.0"), "{out_now}");
+    assert!(!out_now.contains("six 1.16.0"), "{out_now}");
     assert_ne!(
         now.dependencies.as_ref().expect("prepared").key,
         deps.key,
