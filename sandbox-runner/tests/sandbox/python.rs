@@ -384,3 +384,119 @@ async fn unpinned_requirements_resolve_as_of_the_date_asked() {
         "the date is part of the cache key"
     );
 }
+
+/// A wheel holding one module, `name`, whose `VERSION` is `version`.
+fn wheel(path: &std::path::Path, name: &str, version: &str) {
+    use std::io::Write;
+    let file = std::fs::File::create(path).expect("wheel");
+    let mut zip = zip::ZipWriter::new(file);
+    let options = zip::write::SimpleFileOptions::default();
+    let info = format!("{name}-{version}.dist-info");
+    for (entry, body) in [
+        (format!("{name}.py"), format!("VERSION = '{version}'\n")),
+        (
+            format!("{info}/METADATA"),
+            format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"),
+        ),
+        (
+            format!("{info}/WHEEL"),
+            "Wheel-Version: 1.0\nGenerator: proven-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+                .to_string(),
+        ),
+        (format!("{info}/RECORD"), String::new()),
+    ] {
+        zip.start_file(entry, options).expect("entry");
+        zip.write_all(body.as_bytes()).expect("write");
+    }
+    zip.finish().expect("zip");
+}
+
+#[tokio::test]
+async fn a_project_uploaded_again_after_the_date_is_not_held_to_it() {
+    // PyPI's atomicwrites: every file was uploaded in July 2022 (the project was deleted
+    // and uploaded again), though 1.0 came out in 2016. As of 2019 its dated page was
+    // empty, and pytest of 2019, which requires it, could not install at all. Here a local
+    // index (PEP 691 pages, served through the egress proxy like PyPI) holds `reuploaded`,
+    // all of whose files came after the date, and `dated`, one release before it and one
+    // after.
+    let index = tempfile::tempdir().expect("index");
+    let files = index.path().join("files");
+    std::fs::create_dir_all(&files).expect("files");
+    let page = |name: &str, releases: &[(&str, &str)]| {
+        let dir = index.path().join("simple").join(name);
+        std::fs::create_dir_all(&dir).expect("page");
+        let entries: Vec<serde_json::Value> = releases
+            .iter()
+            .map(|(version, uploaded)| {
+                let filename = format!("{name}-{version}-py3-none-any.whl");
+                wheel(&files.join(&filename), name, version);
+                serde_json::json!({
+                    "filename": filename,
+                    "url": format!("http://pypi.test/files/{filename}"),
+                    "hashes": {},
+                    "upload-time": uploaded,
+                })
+            })
+            .collect();
+        let body =
+            serde_json::json!({"meta": {"api-version": "1.1"}, "name": name, "files": entries});
+        std::fs::write(dir.join("index.html"), body.to_string()).expect("write");
+    };
+    // Dates after the default image's Python came out: an older date is read as its release.
+    page(
+        "reuploaded",
+        &[
+            ("1.0", "2025-03-01T00:00:00Z"),
+            ("1.1", "2025-03-01T00:01:00Z"),
+        ],
+    );
+    page(
+        "dated",
+        &[
+            ("1.0", "2025-01-01T00:00:00Z"),
+            ("2.0", "2025-06-01T00:00:00Z"),
+        ],
+    );
+    let server = support::FileServer::start(index.path());
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.pip_index_url = Some("http://pypi.test/simple/".into());
+        c.registries = server.allow_as("pypi.test");
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write("requirements.txt", "reuploaded\ndated\n");
+    let commit = repo.commit("two requirements");
+    let show = [
+        "python3",
+        "-c",
+        "import reuploaded, dated; print('reuploaded', reuploaded.VERSION, 'dated', dated.VERSION)",
+    ];
+    let at = time::macros::datetime!(2025-02-01 00:00 UTC);
+    let run = sandbox
+        .run(
+            &RunRequest::new(repo.path(), &commit, Language::Python, show)
+                .as_command()
+                .resolved_as_of(at),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    assert_eq!(run.outcome, Outcome::Passed, "{out}");
+    assert!(out.contains("reuploaded 1.1 dated 1.0"), "{out}");
+    let deps = run.dependencies.as_ref().expect("prepared");
+    assert!(
+        deps.notes.iter().any(
+            |n| n.contains("reuploaded: every file on the index was uploaded after 2025-02-01")
+        ),
+        "{:?}",
+        deps.notes
+    );
+    assert!(
+        !deps
+            .notes
+            .iter()
+            .any(|n| n.contains("resolved now instead")),
+        "{:?}",
+        deps.notes
+    );
+}
