@@ -39,7 +39,6 @@ pub mod proxy;
 pub(crate) mod python;
 pub(crate) mod uv_lock;
 
-use std::collections::BTreeSet;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -641,6 +640,26 @@ fn tenant_dir(root: &Path, tenant: &str) -> PathBuf {
     root.join(format!("t-{digest}"))
 }
 
+/// What could not be prepared, one entry per requirement and reason: a requirement several
+/// files (or tox environments) declare is named once, with every place that declares it.
+fn one_entry_per_requirement(entries: Vec<NotPrepared>) -> Vec<NotPrepared> {
+    let mut merged: Vec<NotPrepared> = Vec::with_capacity(entries.len());
+    for entry in entries {
+        match merged
+            .iter_mut()
+            .find(|m| m.what == entry.what && m.reason == entry.reason)
+        {
+            Some(m) => {
+                if !m.source.split("; ").any(|s| s == entry.source) {
+                    m.source = format!("{}; {}", m.source, entry.source);
+                }
+            }
+            None => merged.push(entry),
+        }
+    }
+    merged
+}
+
 fn record_of(
     plan: &Plan,
     key: &str,
@@ -651,8 +670,7 @@ fn record_of(
     let mut not_prepared = plan.refused.clone();
     not_prepared.extend(report.refused);
     not_prepared.extend(report.not_prepared);
-    let mut seen = BTreeSet::new();
-    not_prepared.retain(|n| seen.insert((n.what.clone(), n.source.clone())));
+    let not_prepared = one_entry_per_requirement(not_prepared);
     let mut notes = plan.notes.clone();
     if let Some(version) = &report.python
         && let Some(Err(why)) = python::python_fits(&plan.python_requires, version)
@@ -1061,6 +1079,40 @@ fn make_readable(root: &Path) -> Result<(), SandboxError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_requirement_declared_twice_is_named_once_with_both_places() {
+        let entry = |what: &str, source: &str, reason: &str| NotPrepared {
+            what: what.into(),
+            source: source.into(),
+            reason: reason.into(),
+        };
+        let vcs = "a direct URL or VCS requirement fetches from elsewhere";
+        let merged = one_entry_per_requirement(vec![
+            entry(
+                "git+https://example.org/nbval",
+                "tox.ini [testenv] deps",
+                vcs,
+            ),
+            entry("twine", "requirements-dev.txt", "no wheel"),
+            entry(
+                "git+https://example.org/nbval",
+                "tox.ini [testenv:pypy3] deps",
+                vcs,
+            ),
+            entry(
+                "git+https://example.org/nbval",
+                "tox.ini [testenv] deps",
+                vcs,
+            ),
+        ]);
+        assert_eq!(merged.len(), 2, "{merged:?}");
+        assert_eq!(
+            merged[0].source,
+            "tox.ini [testenv] deps; tox.ini [testenv:pypy3] deps"
+        );
+        assert_eq!(merged[1].what, "twine");
+    }
+
     use super::*;
 
     #[test]
