@@ -465,7 +465,8 @@ fn pytest_summary(line: &str) -> Option<TestCounts> {
 }
 
 /// unittest's result line after `Ran N tests`: `OK`, `OK (skipped=1)`, `FAILED (failures=1,
-/// errors=2, skipped=1, expected failures=1, unexpected successes=1)`.
+/// errors=2, skipped=1, expected failures=1, unexpected successes=1)`; nose's names its
+/// error classes in capitals (`OK (SKIP=2)`, `FAILED (SKIP=1, DEPRECATED=1, errors=1)`).
 fn unittest_result(line: &str, ran: u64) -> Option<TestCounts> {
     let details = if line == "OK" || line == "FAILED" {
         ""
@@ -484,7 +485,7 @@ fn unittest_result(line: &str, ran: u64) -> Option<TestCounts> {
         match key {
             "failures" | "unexpected successes" => counts.failed += n,
             "errors" => counts.errors += n,
-            "skipped" | "expected failures" => counts.skipped += n,
+            "skipped" | "expected failures" | "SKIP" | "DEPRECATED" => counts.skipped += n,
             _ => return None,
         }
         not_passed += n;
@@ -654,6 +655,21 @@ mod tests {
         assert_eq!(
             tally(Python, "Ran 0 tests in 0.000s\n\nOK\n"),
             c(0, 0, 0, 0)
+        );
+        // nose (tqdm's suite of 2019): its error classes in capitals.
+        assert_eq!(
+            tally(
+                Python,
+                "Test pandas ... SKIP\nRan 36 tests in 0.180s\n\nOK (SKIP=2)\n"
+            ),
+            c(34, 0, 2, 0)
+        );
+        assert_eq!(
+            tally(
+                Python,
+                "Ran 9 tests in 0.1s\n\nFAILED (SKIP=1, DEPRECATED=1, errors=1, failures=2)\n"
+            ),
+            c(4, 2, 2, 1)
         );
     }
 
