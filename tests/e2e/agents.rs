@@ -80,18 +80,50 @@ pub(crate) fn review(
     base: &str,
     format: &str,
 ) -> std::process::Output {
-    agents(env, server)
-        .args([
-            "review",
-            "--repo",
-            &repo.path().display().to_string(),
-            "--base",
-            base,
-            "--format",
-            format,
-        ])
-        .output()
-        .expect("run proven review")
+    review_with(&mut agents(env, server), repo, base, format)
+}
+
+/// The guardrail finds every prompt safe.
+pub(crate) fn guard_says_safe(server: &ScriptedServer) {
+    server.on(
+        Some(GUARD),
+        "",
+        vec![Reply::Json(json!({"User Safety": "safe"}))],
+    );
+}
+
+/// Each run's side and outcome, in order.
+pub(crate) fn sides(runs: &serde_json::Value) -> Vec<(&str, &str)> {
+    runs.as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| {
+            (
+                r["side"].as_str().unwrap_or_default(),
+                r["outcome"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// `proven review` of `repo` against `base`, by `cmd` (`agents` with the test's settings).
+pub(crate) fn review_with(
+    cmd: &mut std::process::Command,
+    repo: &TestRepo,
+    base: &str,
+    format: &str,
+) -> std::process::Output {
+    cmd.args([
+        "review",
+        "--repo",
+        &repo.path().display().to_string(),
+        "--base",
+        base,
+        "--format",
+        format,
+    ])
+    .output()
+    .expect("run proven review")
 }
 
 const CONCEDE: fn() -> serde_json::Value = || json!({"verdict": "conceded", "reason": "the change run fails with assert -1 == 5", "artifact": "tests/test_add.py: the change run fails"});
@@ -152,17 +184,7 @@ async fn a_bug_the_change_introduces_is_one_reproduced_finding_in_every_format()
     assert_eq!(patch["edits"][0]["path"], "calc.py", "{f:#}");
     assert_eq!(patch["edits"][0]["new_text"], "return a + b");
     assert_eq!(patch["attempt"], 1);
-    let fix_runs: Vec<(&str, &str)> = patch["runs"]
-        .as_array()
-        .expect("runs")
-        .iter()
-        .map(|r| {
-            (
-                r["side"].as_str().unwrap_or_default(),
-                r["outcome"].as_str().unwrap_or_default(),
-            )
-        })
-        .collect();
+    let fix_runs = sides(&patch["runs"]);
     assert_eq!(
         fix_runs,
         [
@@ -320,11 +342,7 @@ async fn failed_model_services_make_the_review_incomplete_by_name() {
         ),
     ] {
         let server = ScriptedServer::start().await;
-        server.on(
-            Some(GUARD),
-            "",
-            vec![Reply::Json(json!({"User Safety": "safe"}))],
-        );
+        guard_says_safe(&server);
         server.on(Some(GENERATOR), "", vec![reply]);
         let out = review(&env, &server, &repo, &base, "json");
         assert_eq!(out.status.code(), Some(3), "incomplete: {:?}", text(&out));
@@ -425,11 +443,7 @@ async fn the_guardrail_stops_a_step_by_name_and_fails_closed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hostile_test_path_is_refused_by_name() {
     let server = ScriptedServer::start().await;
-    server.on(
-        Some(GUARD),
-        "",
-        vec![Reply::Json(json!({"User Safety": "safe"}))],
-    );
+    guard_says_safe(&server);
     server.on(
         Some(GENERATOR),
         "You are the Planner",
@@ -626,11 +640,7 @@ fn script_investigation(
     queries: serde_json::Value,
     skeptic: serde_json::Value,
 ) {
-    server.on(
-        Some(GUARD),
-        "",
-        vec![Reply::Json(json!({"User Safety": "safe"}))],
-    );
+    guard_says_safe(server);
     server.on(
         Some(GENERATOR),
         "You are the Planner",
@@ -866,11 +876,7 @@ async fn a_second_reviewer_is_shown_beside_the_first_and_never_merged() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_planner_reads_the_dependency_evidence() {
     let server = ScriptedServer::start().await;
-    server.on(
-        Some(GUARD),
-        "",
-        vec![Reply::Json(json!({"User Safety": "safe"}))],
-    );
+    guard_says_safe(&server);
     server.on(
         Some(GENERATOR),
         "You are the Planner",
@@ -972,11 +978,7 @@ const PLANNER_CLAIM: &str = "tokens-ttl-claim: expired() compares against a ttl 
 /// the coverage auditor, shown the manifests and never the Planner's risks, names the caller
 /// nobody examined with a probe; round two proves the probe with the sandbox.
 fn script_audit(server: &ScriptedServer) {
-    server.on(
-        Some(GUARD),
-        "",
-        vec![Reply::Json(json!({"User Safety": "safe"}))],
-    );
+    guard_says_safe(server);
     server.on(
         Some(GENERATOR),
         "You are the Planner",
@@ -1135,11 +1137,7 @@ async fn a_round_two_probe_proved_by_the_first_findings_test_adds_no_second_find
     let test = json!({"test_path": "tests/test_session.py",
         "test_code": "import os, sys\nsys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\nfrom login_view import valid\n\ndef test_old_session_is_refused():\n    assert not valid({\"t\": 0, \"now\": 7200})\n"});
     let server = ScriptedServer::start().await;
-    server.on(
-        Some(GUARD),
-        "",
-        vec![Reply::Json(json!({"User Safety": "safe"}))],
-    );
+    guard_says_safe(&server);
     server.on(
         Some(GENERATOR),
         "You are the Planner",
@@ -1390,17 +1388,7 @@ async fn a_fix_is_held_to_what_it_breaks_when_the_suite_already_fails_on_the_bas
                 json!(["tests/test_env.py::test_needs_network"]),
                 "{f:#}"
             );
-            let sides: Vec<(&str, &str)> = patch["runs"]
-                .as_array()
-                .expect("runs")
-                .iter()
-                .map(|r| {
-                    (
-                        r["side"].as_str().unwrap_or_default(),
-                        r["outcome"].as_str().unwrap_or_default(),
-                    )
-                })
-                .collect();
+            let sides = sides(&patch["runs"]);
             assert_eq!(
                 sides,
                 [
@@ -1453,19 +1441,12 @@ async fn autofix_is_held_to_what_the_patch_breaks_when_the_suite_already_fails_o
         "def test_add():\n    assert add(2, 3) == 5\n",
         CONCEDE(),
     );
-    let out = agents(&env, &server)
-        .env("PROVEN_AUTOFIX", "on")
-        .args([
-            "review",
-            "--repo",
-            &repo.path().display().to_string(),
-            "--base",
-            &base,
-            "--format",
-            "json",
-        ])
-        .output()
-        .expect("run proven review");
+    let out = review_with(
+        agents(&env, &server).env("PROVEN_AUTOFIX", "on"),
+        &repo,
+        &base,
+        "json",
+    );
     let doc = parse(&out);
     let autofix = &doc["autofix"];
     assert_eq!(
@@ -1511,19 +1492,12 @@ async fn autofix_applies_every_proved_fix_at_once_or_rejects_naming_what_stays_o
             "def test_add():\n    assert add(2, 3) == 5\n",
             CONCEDE(),
         );
-        let out = agents(&env, &server)
-            .env("PROVEN_AUTOFIX", "on")
-            .args([
-                "review",
-                "--repo",
-                &repo.path().display().to_string(),
-                "--base",
-                &base,
-                "--format",
-                "json",
-            ])
-            .output()
-            .expect("run proven review");
+        let out = review_with(
+            agents(&env, &server).env("PROVEN_AUTOFIX", "on"),
+            &repo,
+            &base,
+            "json",
+        );
         let doc = parse(&out);
         assert_eq!(out.status.code(), Some(1), "{doc:#}");
         let autofix = &doc["autofix"];
@@ -1534,17 +1508,7 @@ async fn autofix_applies_every_proved_fix_at_once_or_rejects_naming_what_stays_o
         } else {
             assert_eq!(autofix["fixes"], json!(["add subtracts"]));
             assert_eq!(autofix["edits"][0]["new_text"], "return a + b");
-            let runs: Vec<(&str, &str)> = autofix["runs"]
-                .as_array()
-                .expect("runs")
-                .iter()
-                .map(|r| {
-                    (
-                        r["side"].as_str().unwrap_or_default(),
-                        r["outcome"].as_str().unwrap_or_default(),
-                    )
-                })
-                .collect();
+            let runs = sides(&autofix["runs"]);
             assert_eq!(
                 runs,
                 [("change+autofix", "passed"), ("change+autofix", "passed")],

@@ -405,11 +405,7 @@ async fn a_withdrawn_advisory_refutes_an_advisory_finding() {
         repo.commit("change: a widget");
 
         let server = ScriptedServer::start().await;
-        server.on(
-            Some(GUARD),
-            "",
-            vec![Reply::Json(json!({"User Safety": "safe"}))],
-        );
+        crate::agents::guard_says_safe(&server);
         server.on(
             Some(GENERATOR),
             "You are the Planner",

@@ -12,7 +12,7 @@ use proven_models::scripted::{Reply, ScriptedServer};
 use proven_store::testing::Backend;
 use serde_json::{Value, json};
 
-use crate::agents::{GENERATOR, GUARD, agents};
+use crate::agents::{GENERATOR, agents, review_with};
 use crate::common::{Env, json as parse, text};
 
 fn lines(prefix: &str, value: usize) -> String {
@@ -54,31 +54,21 @@ struct Run {
 async fn review(env: &Env, unit: &str, carry_tokens: &str, answers: Vec<Value>) -> Run {
     let (repo, base) = change();
     let server = ScriptedServer::start().await;
-    server.on(
-        Some(GUARD),
-        "",
-        vec![Reply::Json(json!({"User Safety": "safe"}))],
-    );
+    crate::agents::guard_says_safe(&server);
     server.on(
         Some(GENERATOR),
         "You are the Planner",
         answers.into_iter().map(Reply::Json).collect(),
     );
-    let out = agents(env, &server)
-        .env("PROVEN_MARKOVIAN_THRESHOLD", "300")
-        .env("PROVEN_MARKOVIAN_STEP_UNIT", unit)
-        .env("PROVEN_MARKOVIAN_CARRY_TOKENS", carry_tokens)
-        .args([
-            "review",
-            "--repo",
-            &repo.path().display().to_string(),
-            "--base",
-            &base,
-            "--format",
-            "json",
-        ])
-        .output()
-        .expect("review");
+    let out = review_with(
+        agents(env, &server)
+            .env("PROVEN_MARKOVIAN_THRESHOLD", "300")
+            .env("PROVEN_MARKOVIAN_STEP_UNIT", unit)
+            .env("PROVEN_MARKOVIAN_CARRY_TOKENS", carry_tokens),
+        &repo,
+        &base,
+        "json",
+    );
     let doc = parse(&out);
     let prompts = server
         .received()
@@ -329,29 +319,13 @@ async fn below_the_threshold_or_switched_off_one_prompt_reads_the_change() {
     ] {
         let (repo, base) = change();
         let server = ScriptedServer::start().await;
-        server.on(
-            Some(GUARD),
-            "",
-            vec![Reply::Json(json!({"User Safety": "safe"}))],
-        );
+        crate::agents::guard_says_safe(&server);
         server.on(
             Some(GENERATOR),
             "You are the Planner",
             vec![Reply::Json(json!({"risks": []}))],
         );
-        let out = agents(&env, &server)
-            .env(var, value)
-            .args([
-                "review",
-                "--repo",
-                &repo.path().display().to_string(),
-                "--base",
-                &base,
-                "--format",
-                "json",
-            ])
-            .output()
-            .expect("review");
+        let out = review_with(agents(&env, &server).env(var, value), &repo, &base, "json");
         let doc = parse(&out);
         assert_eq!(out.status.code(), Some(0), "{doc:#}");
         let prompts: Vec<String> = server

@@ -71,16 +71,7 @@ fn review(
     for (k, v) in extra {
         cmd.env(k, v);
     }
-    cmd.args([
-        "review",
-        "--repo",
-        &repo.path().display().to_string(),
-        "--base",
-        base,
-    ])
-    .args(["--format", "json"])
-    .output()
-    .expect("run proven review")
+    crate::agents::review_with(&mut cmd, repo, base, "json")
 }
 
 fn no_fix() -> serde_json::Value {

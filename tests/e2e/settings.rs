@@ -115,19 +115,12 @@ async fn the_trace_is_also_written_to_the_log_directory() {
     let server = ScriptedServer::start().await;
     script(&server, ADD_TEST, concede());
     let (repo, base) = buggy_change();
-    let out = crate::agents::agents(&env, &server)
-        .env("PROVEN_LOG_DIR", logs.path())
-        .args([
-            "review",
-            "--repo",
-            &repo.path().display().to_string(),
-            "--base",
-            &base,
-            "--format",
-            "json",
-        ])
-        .output()
-        .expect("review");
+    let out = crate::agents::review_with(
+        crate::agents::agents(&env, &server).env("PROVEN_LOG_DIR", logs.path()),
+        &repo,
+        &base,
+        "json",
+    );
     let doc = parse(&out);
     let id = doc["review_id"].as_str().expect("id");
     let stored: Vec<serde_json::Value> = text(&env.run(&["trace", id]))
