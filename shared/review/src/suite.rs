@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use proven_pipeline::StepError;
-use proven_sandbox::{Language, RunRecord, RunRequest};
+use proven_sandbox::{Language, Outcome, RunRecord, RunRequest};
 use serde_json::json;
 
 use crate::outcome::blocking;
@@ -58,7 +58,7 @@ pub(crate) async fn suite_request(
 ///   more were skipped;
 /// - `Err(why)`: a test failed with the patch that did not on the base (named), fewer
 ///   passed or more were skipped, or a run is not comparable: killed, timed out, no counts,
-///   no test ran, or failures not known by name (a runner that names none, fewer names than
+///   no test ran, an environment error no failing test explains, or failures not known by name (a runner that names none, fewer names than
 ///   failures and errors). Never held then.
 pub(crate) fn suite_against_base(
     patched: &RunRecord,
@@ -69,10 +69,15 @@ pub(crate) fn suite_against_base(
             && !r.timed_out
             && r.tests.is_some_and(|t| t.ran() > 0)
             && r.failing_named().is_some()
+            // A run that is no test result is comparable only when the runner named what
+            // went wrong (nose's ERROR lines): an exit no failing test explains (a part of
+            // the suite that could not start, a full disk) hides what did not run.
+            && (!matches!(r.outcome, Outcome::EnvironmentError { .. })
+                || r.tests.is_some_and(|t| t.failed + t.errors > 0))
     };
     if !comparable(patched) {
         return Err(
-            "with the patch the package's tests gave no result to compare with the base's (none ran, a kill, or failures not named)"
+            "with the patch the package's tests gave no result to compare with the base's (none ran, a kill, an exit no failing test explains, or failures not named)"
                 .into(),
         );
     }
@@ -190,6 +195,10 @@ mod tests {
             suite_against_base(&errored, &errored.clone()),
             Ok(vec!["test_x (pkg.T)".to_string()])
         );
+        // An exit no failing test explains (debug's karma without a browser after its node
+        // tests passed) is no result, though it fails alike on the base.
+        let unexplained = suite("environment_error", 16, 0, 0, &[]);
+        assert!(suite_against_base(&unexplained, &unexplained.clone()).is_err());
         // A run that is no test result (a build error, a kill) is never compared.
         let env_error = suite("environment_error", 0, 0, 0, &[]);
         assert!(suite_against_base(&env_error, &base).is_err());
