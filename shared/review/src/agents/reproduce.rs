@@ -14,7 +14,7 @@ use crate::step_name::StepName;
 use crate::test_runs::{
     RecordedRuns, no_sandbox, recorded, requests, run_ref, runs_key, sandbox_error,
 };
-use crate::wire::{PlanResult, ProveJob, Reproduced, first_try};
+use crate::wire::{PlanResult, ProveJob, Reproduced, RunsShowed, first_try};
 
 /// `sandbox.reproduce`: the registry's entry. Reproduced, the Fixer tries beside the
 /// Skeptic (a fix is shown only for a finding the Judge keeps).
@@ -80,8 +80,7 @@ async fn reproduce(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepErr
     );
     let result = Reproduced {
         reproduced,
-        reason,
-        runs,
+        shown: RunsShowed { reason, runs },
     };
     let next = if reproduced {
         vec![NewStep {

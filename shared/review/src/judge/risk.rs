@@ -81,11 +81,14 @@ pub fn judge_risk(rows: &[StepRow], key: &str, risk: &Risk) -> Verdict {
         };
     };
     if !repro.reproduced {
-        return unproven(format!("the test does not prove it: {}", repro.reason));
+        return unproven(format!(
+            "the test does not prove it: {}",
+            repro.shown.reason
+        ));
     }
     let keep = |skeptic: Option<SkepticResult>| Verdict::Keep {
         job: job.clone(),
-        runs: repro.runs.clone(),
+        runs: repro.shown.runs.clone(),
         skeptic,
     };
     let skeptic = step_result::<SkepticResult>(rows, StepName::Skeptic.as_str(), key);
@@ -110,15 +113,15 @@ pub fn judge_risk(rows: &[StepRow], key: &str, risk: &Risk) -> Verdict {
             },
             Some(RefutationKind::WrongCause | RefutationKind::Intended) => Verdict::Unproven {
                 claim,
-                reason: r.reason,
-                runs: r.runs,
+                reason: r.shown.reason,
+                runs: r.shown.runs,
             },
             // A record of an older version (a Skeptic's own test): no evidence.
             None => {
                 without_evidence("its own test is not evidence against a reproduced run".into())
             }
         },
-        Some(r) => without_evidence(r.reason),
+        Some(r) => without_evidence(r.shown.reason),
         None => match state(StepName::Refute) {
             Some(StepState::Queued | StepState::Running) => Verdict::Inconclusive { claim },
             Some(_) => without_evidence(format!(

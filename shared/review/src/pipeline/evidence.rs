@@ -15,9 +15,7 @@ use crate::rows::result_of;
 use crate::step::StepContext;
 use crate::step_name::StepName;
 use crate::steps::deps;
-use crate::wire::{
-    CollectResult, DepsSettings, FileResult, IntakeResult, PlanResult, Unread, deps_fingerprint,
-};
+use crate::wire::{CollectResult, FileResult, IntakeResult, PlanResult, Unread, deps_fingerprint};
 
 pub(super) async fn collect(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let rows = cx.rows(&lease.id.review_id).await?;
@@ -60,13 +58,9 @@ pub(super) async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, Ste
     let rows = cx.rows(&lease.id.review_id).await?;
     let intake: IntakeResult = result_of(&rows, INTAKE)?;
     let plan: PlanResult = result_of(&rows, PLAN)?;
-    let options = plan
-        .deps
-        .as_ref()
-        .map(DepsSettings::options)
-        .ok_or_else(|| {
-            StepError::Permanent("deps.file: the plan does not run dependency evidence".into())
-        })?;
+    let options = plan.deps.map(deps::DepsOptions::from).ok_or_else(|| {
+        StepError::Permanent("deps.file: the plan does not run dependency evidence".into())
+    })?;
     let path = lease.id.key.clone();
     let opts = options.clone();
     let intake_head = (intake.head.commit.clone(), intake.head_committed_at);

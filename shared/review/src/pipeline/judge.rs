@@ -106,7 +106,7 @@ impl Judging<'_> {
         for (row, repro) in
             crate::rows::done_results::<crate::wire::Reproduced>(self.rows, agents::REPRODUCE)
         {
-            for line in repro.runs.iter().flat_map(|r| r.environment.iter()) {
+            for line in repro.shown.runs.iter().flat_map(|r| r.environment.iter()) {
                 if line.starts_with("not prepared: ") && seen.insert(line.clone()) {
                     self.report.not_seen.push(NotSeen {
                         what: format!("the test environment of {}", row.id.key),
@@ -255,8 +255,8 @@ impl Judging<'_> {
                 refutation,
                 skeptic,
             } => {
-                let memory = serde_json::json!({"refutation": "flaky", "reason": refutation.reason,
-                                                "skeptic": skeptic.reason, "runs": refutation.runs});
+                let memory = serde_json::json!({"refutation": "flaky", "reason": refutation.shown.reason,
+                                                "skeptic": skeptic.reason, "runs": refutation.shown.runs});
                 self.drop_refuted(Refuted {
                     key,
                     risk,
@@ -264,8 +264,8 @@ impl Judging<'_> {
                     provenance: serde_json::json!({"prover_test": job.test.path}),
                     finding: None,
                     shown_by: "refuted: Proven's reruns showed it",
-                    why: &refutation.reason,
-                    runs: refutation.runs,
+                    why: &refutation.shown.reason,
+                    runs: refutation.shown.runs,
                 })
                 .await?;
             }

@@ -77,6 +77,7 @@ pub struct RefuteJob {
 /// Everything the Skeptic was shown that a concession may name.
 fn shown_artifacts(job: &ProveJob, evidence: &Reproduced, changed: &[String]) -> Vec<String> {
     let mut shown: Vec<String> = evidence
+        .shown
         .runs
         .iter()
         .map(|r| r.run_id.clone())
@@ -100,7 +101,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
     let user = serde_json::to_string_pretty(&json!({
         "claim": job.risk.claim, "path": job.risk.path, "symbol": job.risk.symbol,
         "changed_files": view.changed,
-        "evidence": {"test": job.test, "command": job.command, "runs": evidence.runs},
+        "evidence": {"test": job.test, "command": job.command, "runs": evidence.shown.runs},
     }))
     .unwrap_or_default();
     let mut answer: SkepticAnswer = agents.ask(Role::Skeptic, SYSTEM, &user, &mut trace).await?;
@@ -242,13 +243,13 @@ pub async fn run_refute(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, St
         kind: Some(input.kind),
         ..checked
     };
-    for r in &result.runs {
+    for r in &result.shown.runs {
         trace.push("sandbox_run", serde_json::to_value(r).unwrap_or_default());
     }
     trace.push(
         "refutation",
         json!({"key": lease.id.key, "kind": input.kind.as_str(), "evidenced": result.evidenced,
-               "reason": result.reason}),
+               "reason": result.shown.reason}),
     );
     Ok(outcome(trace, to_json(&result)?, Vec::new(), true))
 }

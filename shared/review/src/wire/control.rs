@@ -36,30 +36,6 @@ pub struct IntakeResult {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct DepsSettings {
-    pub informational_ignore: bool,
-    pub dev_dependencies: bool,
-    pub max_file_bytes: u64,
-}
-
-impl DepsSettings {
-    pub fn options(&self) -> deps::DepsOptions {
-        deps::DepsOptions {
-            informational: if self.informational_ignore {
-                Informational::Ignore
-            } else {
-                Informational::Report
-            },
-            dev_dependencies: self.dev_dependencies,
-            limits: proven_lockfile::Limits {
-                max_bytes: self.max_file_bytes,
-                ..Default::default()
-            },
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlanResult {
     pub plan: Plan,
     pub deps: Option<DepsSettings>,
@@ -79,6 +55,32 @@ pub struct PlanResult {
     /// H-MEM's bounds for this review.
     #[serde(default)]
     pub hmem: HmemBounds,
+}
+
+/// The dependency evidence's settings, fixed for a review at its plan (a stored plan's
+/// `deps`; `crate::steps::deps::DepsOptions` is what the step reads of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DepsSettings {
+    pub informational_ignore: bool,
+    pub dev_dependencies: bool,
+    pub max_file_bytes: u64,
+}
+
+impl From<DepsSettings> for deps::DepsOptions {
+    fn from(settings: DepsSettings) -> deps::DepsOptions {
+        deps::DepsOptions {
+            informational: if settings.informational_ignore {
+                Informational::Ignore
+            } else {
+                Informational::Report
+            },
+            dev_dependencies: settings.dev_dependencies,
+            limits: proven_lockfile::Limits {
+                max_bytes: settings.max_file_bytes,
+                ..Default::default()
+            },
+        }
+    }
 }
 
 /// H-MEM's bounds (`PROVEN_HMEM_*`), fixed for a review at its plan.
@@ -157,19 +159,9 @@ pub fn deps_fingerprint(f: &Finding) -> String {
 
 /// How a change is cut into bounded steps (`PROVEN_MARKOVIAN_STEP_UNIT`; see
 /// `crate::bounded`).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::IntoStaticStr, strum::EnumString)]
 #[strum(serialize_all = "lowercase")]
 pub enum StepUnit {
     /// One part a file.

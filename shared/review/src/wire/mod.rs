@@ -3,13 +3,18 @@
 
 use crate::step_name::Name;
 use proven_pipeline::{NewStep, StepError};
-use proven_report::{PatchEdit, RunRef, TestRef};
+use proven_report::{RunRef, TestRef};
 use proven_sandbox::{Language, Selection};
 use proven_store::Store;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+mod audit;
 mod control;
+mod fix;
+
+pub use audit::{AuditResult, SurfaceRow, SurfaceStatus};
+pub use fix::{FixInput, FixResult, first_try};
 
 pub use control::{
     Bounds, CollectResult, DepsSettings, FileResult, HmemBounds, IntakeResult, PlanResult,
@@ -101,6 +106,14 @@ pub struct ProveJob {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Reproduced {
     pub reproduced: bool,
+    #[serde(flatten)]
+    pub shown: RunsShowed,
+}
+
+/// The runs a reproduction or a refutation rests on, and what they showed in words (flattened
+/// into each record: `reason` and `runs` stand beside its verdict in the stored JSON).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunsShowed {
     pub reason: String,
     pub runs: Vec<RunRef>,
 }
@@ -115,64 +128,6 @@ pub struct SkepticResult {
     pub refutation: Option<String>,
     /// Unresolved: what would settle it.
     pub needs: Option<String>,
-}
-
-/// What a Fixer try is given.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FixInput {
-    pub job: ProveJob,
-    /// The risk's pipeline key (`r0`): each try's key is derived from it.
-    pub risk_key: String,
-    /// This try, 1-based.
-    pub attempt: u32,
-    /// Tries allowed.
-    pub attempts: u32,
-    /// What failed in the last try (only that).
-    pub failed: Option<String>,
-}
-
-impl FixInput {
-    /// The pipeline key of a try of the risk `risk_key`.
-    pub fn key(risk_key: &str, attempt: u32) -> String {
-        format!("{risk_key}-fix{attempt}")
-    }
-
-    /// Whether `key` is the key of a try of the risk `risk_key` (the reading of [`Self::key`]).
-    pub fn is_try_of(key: &str, risk_key: &str) -> bool {
-        key.strip_prefix(risk_key)
-            .and_then(|rest| rest.strip_prefix("-fix"))
-            .is_some_and(|n| n.parse::<u32>().is_ok())
-    }
-
-    /// The next try, carrying only what failed in this one (None: tries are spent).
-    pub fn next(&self, failed: String) -> Option<FixInput> {
-        (self.attempt < self.attempts).then(|| FixInput {
-            job: self.job.clone(),
-            risk_key: self.risk_key.clone(),
-            attempt: self.attempt + 1,
-            attempts: self.attempts,
-            failed: Some(failed),
-        })
-    }
-}
-
-/// The first Fixer try of a reproduced risk, when fixes are on.
-pub fn first_try(risk_key: &str, job: &ProveJob, attempts: u32) -> Option<NewStep> {
-    if attempts == 0 {
-        return None;
-    }
-    let input = FixInput {
-        job: job.clone(),
-        risk_key: risk_key.to_string(),
-        attempt: 1,
-        attempts,
-        failed: None,
-    };
-    Some(NewStep {
-        key: FixInput::key(risk_key, 1),
-        input: serde_json::to_string(&input).ok(),
-        ..Next::then(StepName::Fixer, "model")
-    })
 }
 
 /// What every Skeptic answers, in the closed shape it is asked for: its verdict, why, and
@@ -396,8 +351,8 @@ impl RefutationKind {
 pub struct Refutation {
     /// The runs bear the refutation out.
     pub evidenced: bool,
-    pub reason: String,
-    pub runs: Vec<RunRef>,
+    #[serde(flatten)]
+    pub shown: RunsShowed,
     /// The refutation checked (absent in records of older versions, which are no evidence).
     pub kind: Option<RefutationKind>,
 }
@@ -407,8 +362,7 @@ impl Refutation {
     pub fn shown(evidenced: bool, reason: String, runs: Vec<RunRef>) -> Refutation {
         Refutation {
             evidenced,
-            reason,
-            runs,
+            shown: RunsShowed { reason, runs },
             kind: None,
         }
     }
@@ -424,86 +378,6 @@ pub(crate) fn names_a_shown_artifact(artifact: &str, shown: &[String]) -> bool {
                 && boundary(artifact[at + name.len()..].chars().next())
         })
     })
-}
-
-/// The auditor step's result: its verdict, each surface's status after round one, and the
-/// round-two pipelines it started.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct AuditResult {
-    pub verdict: String,
-    pub surfaces: Vec<SurfaceRow>,
-    /// Probes sent to the Prover, by pipeline key.
-    pub probing: Vec<(String, Risk)>,
-    /// Probes sent to the Investigator, by pipeline key.
-    pub investigating: Vec<(String, Risk)>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SurfaceRow {
-    pub surface: String,
-    pub probe: Option<String>,
-    /// Examined, probing, remembered, unresolved or refused (the judge turns `probing` into
-    /// finding, probed or unresolved); a stored name this code does not know reads as
-    /// unresolved.
-    #[serde(deserialize_with = "surface_status")]
-    pub status: SurfaceStatus,
-    /// The round-two pipeline of a probed surface.
-    pub key: Option<String>,
-    pub detail: String,
-}
-
-fn surface_status<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SurfaceStatus, D::Error> {
-    let name = String::deserialize(d)?;
-    Ok(SurfaceStatus::parse(&name).unwrap_or(SurfaceStatus::Unresolved))
-}
-
-/// What became of a surface the coverage auditor named.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum SurfaceStatus {
-    /// Round one examined it.
-    Examined,
-    /// Round two probes it (its pipeline's key is on the row).
-    Probing,
-    /// H-MEM holds an evidenced refutation of its probe.
-    Remembered,
-    Unresolved,
-    /// Not a surface Proven can look at (or past the limit).
-    Refused,
-    /// Round two's probe proved a finding.
-    Finding,
-    /// Round two's probe ran and proved nothing.
-    Probed,
-}
-
-/// What a try came to (the result of both steps).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct FixResult {
-    pub proved: bool,
-    pub attempt: u32,
-    pub reason: String,
-    #[serde(default)]
-    pub edits: Vec<PatchEdit>,
-    #[serde(default)]
-    pub explanation: String,
-    /// The runs on the change with the patch (and the package's tests on the base when
-    /// they did not pass with it).
-    #[serde(default)]
-    pub runs: Vec<RunRef>,
-    /// The package's tests failing with the patch that fail on the base too (by name).
-    #[serde(default)]
-    pub failing_on_base_too: Vec<String>,
 }
 
 #[cfg(test)]
@@ -533,5 +407,21 @@ mod tests {
             fingerprint("test", "calc.py", Some("add"), "add subtracts!"),
             fingerprint("test", "calc.py", Some(" add "), "Add subtracts")
         );
+    }
+
+    #[test]
+    fn reproductions_and_refutations_store_their_reason_and_runs_beside_the_verdict() {
+        // The stored format of earlier versions (reason and runs at the top) still reads, and
+        // is what is written.
+        let stored = r#"{"reproduced":true,"reason":"fails on the change","runs":[]}"#;
+        let read: Reproduced = serde_json::from_str(stored).unwrap();
+        assert!(read.reproduced);
+        assert_eq!(read.shown.reason, "fails on the change");
+        assert_eq!(serde_json::to_string(&read).unwrap(), stored);
+        let stored = r#"{"evidenced":false,"reason":"passes four times","runs":[],"kind":"flaky"}"#;
+        let read: Refutation = serde_json::from_str(stored).unwrap();
+        assert_eq!(read.kind, Some(RefutationKind::Flaky));
+        assert_eq!(read.shown.reason, "passes four times");
+        assert_eq!(serde_json::to_string(&read).unwrap(), stored);
     }
 }

@@ -1,0 +1,87 @@
+//! What a Fixer try is given and what it came to (a stored try's JSON: field names are its
+//! format), and the first try a reproduced risk starts.
+
+use proven_pipeline::NewStep;
+use proven_report::{PatchEdit, RunRef};
+use serde::{Deserialize, Serialize};
+
+use super::ProveJob;
+use crate::outcome::Next;
+use crate::step_name::StepName;
+
+/// What a Fixer try is given.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FixInput {
+    pub job: ProveJob,
+    /// The risk's pipeline key (`r0`): each try's key is derived from it.
+    pub risk_key: String,
+    /// This try, 1-based.
+    pub attempt: u32,
+    /// Tries allowed.
+    pub attempts: u32,
+    /// What failed in the last try (only that).
+    pub failed: Option<String>,
+}
+
+impl FixInput {
+    /// The pipeline key of a try of the risk `risk_key`.
+    pub fn key(risk_key: &str, attempt: u32) -> String {
+        format!("{risk_key}-fix{attempt}")
+    }
+
+    /// Whether `key` is the key of a try of the risk `risk_key` (the reading of [`Self::key`]).
+    pub fn is_try_of(key: &str, risk_key: &str) -> bool {
+        key.strip_prefix(risk_key)
+            .and_then(|rest| rest.strip_prefix("-fix"))
+            .is_some_and(|n| n.parse::<u32>().is_ok())
+    }
+
+    /// The next try, carrying only what failed in this one (None: tries are spent).
+    pub fn next(&self, failed: String) -> Option<FixInput> {
+        (self.attempt < self.attempts).then(|| FixInput {
+            job: self.job.clone(),
+            risk_key: self.risk_key.clone(),
+            attempt: self.attempt + 1,
+            attempts: self.attempts,
+            failed: Some(failed),
+        })
+    }
+}
+
+/// The first Fixer try of a reproduced risk, when fixes are on.
+pub fn first_try(risk_key: &str, job: &ProveJob, attempts: u32) -> Option<NewStep> {
+    if attempts == 0 {
+        return None;
+    }
+    let input = FixInput {
+        job: job.clone(),
+        risk_key: risk_key.to_string(),
+        attempt: 1,
+        attempts,
+        failed: None,
+    };
+    Some(NewStep {
+        key: FixInput::key(risk_key, 1),
+        input: serde_json::to_string(&input).ok(),
+        ..Next::then(StepName::Fixer, "model")
+    })
+}
+
+/// What a try came to (the result of both steps).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct FixResult {
+    pub proved: bool,
+    pub attempt: u32,
+    pub reason: String,
+    #[serde(default)]
+    pub edits: Vec<PatchEdit>,
+    #[serde(default)]
+    pub explanation: String,
+    /// The runs on the change with the patch (and the package's tests on the base when
+    /// they did not pass with it).
+    #[serde(default)]
+    pub runs: Vec<RunRef>,
+    /// The package's tests failing with the patch that fail on the base too (by name).
+    #[serde(default)]
+    pub failing_on_base_too: Vec<String>,
+}
