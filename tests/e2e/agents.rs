@@ -92,6 +92,16 @@ pub(crate) fn guard_says_safe(server: &ScriptedServer) {
     );
 }
 
+/// The coverage auditor (deep band: a security-class change, such as a manifest under the
+/// default path rules) finds every surface covered.
+pub(crate) fn auditor_says_covered(server: &ScriptedServer) {
+    server.on(
+        Some(SKEPTIC),
+        "You are the coverage auditor",
+        vec![Reply::Json(json!({"verdict": "covered", "uncovered": []}))],
+    );
+}
+
 /// Each run's side and outcome, in order.
 pub(crate) fn sides(runs: &serde_json::Value) -> Vec<(&str, &str)> {
     runs.as_array()
@@ -882,6 +892,8 @@ async fn the_planner_reads_the_dependency_evidence() {
         "You are the Planner",
         vec![Reply::Json(json!({"risks": []}))],
     );
+    // A manifest is security under the default path rules: the review is deep.
+    auditor_says_covered(&server);
     // The dependency findings face the Skeptic too; it concedes, naming the lock file.
     server.on(
         Some(SKEPTIC),

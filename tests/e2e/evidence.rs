@@ -406,6 +406,8 @@ async fn a_withdrawn_advisory_refutes_an_advisory_finding() {
 
         let server = ScriptedServer::start().await;
         crate::agents::guard_says_safe(&server);
+        // A manifest is security under the default path rules: the review is deep.
+        crate::agents::auditor_says_covered(&server);
         server.on(
             Some(GENERATOR),
             "You are the Planner",

@@ -11,6 +11,7 @@ mod projects;
 mod repository;
 mod review;
 mod sandbox_jobs;
+mod scout;
 mod service;
 mod service_limits;
 mod service_schema;

@@ -11,7 +11,13 @@
 //! - `docs/configuration.md` is generated from [`SETTINGS`] ([`reference_markdown`]); a
 //!   test fails when it is stale.
 
+mod scout;
 mod settings;
+
+pub use scout::{
+    BUILT_SUFFIXES, Doubled, MANIFESTS, PLAN_KINDS, PathRule, PlanAgents, PlanSpec, PlanTools,
+    ReviewClass, ScoutSettings, parse_path_rules, parse_prose_suffixes,
+};
 
 pub use settings::{
     Allowed, SETTINGS, Setting, list_entries, parse_credential_entry, parse_host_entry, parse_net,
@@ -87,6 +93,8 @@ pub struct Config {
     pub fixes: bool,
     /// Scout Intent chooses a plan (`scout_intent`); off: every review in full.
     pub scout_intent: bool,
+    /// Scout Intent's plans, path rules, prose suffixes and doubled classes.
+    pub scout: ScoutSettings,
     /// A directory the trace is also written to as JSON Lines (`log_dir`).
     pub log_dir: Option<PathBuf>,
     /// The most a repository's H-MEM may hold (`PROVEN_HMEM_MAX_STATE_BYTES`).
@@ -457,6 +465,23 @@ impl Layers {
         let (fix_attempts, _) = get("fix_attempts")?;
         let (fixes, _) = get("fixes")?;
         let (scout_intent, _) = get("scout_intent")?;
+        let mut plans = Vec::new();
+        for (kind, key) in PLAN_KINDS.into_iter().zip(scout::PLAN_KEYS) {
+            let raw = get(key)?.0;
+            plans.push((
+                kind,
+                PlanSpec::parse(&raw).unwrap_or(PlanSpec::full(ReviewClass::Security)),
+            ));
+        }
+        let scout = ScoutSettings {
+            plans,
+            path_rules: scout::parse_path_rules(&get("path_rules")?.0).unwrap_or_default(),
+            prose_suffixes: scout::parse_prose_suffixes(&get("prose_suffixes")?.0)
+                .unwrap_or_default(),
+            second_reviewer_classes: settings::list_entries(&get("second_reviewer_classes")?.0)
+                .filter_map(ReviewClass::parse)
+                .collect(),
+        };
         let (log_dir, _) = get("log_dir")?;
         let hmem_max_state_bytes = get("hmem_max_state_bytes")?.0.parse().unwrap_or(64 << 20);
         let hmem_query_tokens = get("hmem_query_tokens")?.0.parse().unwrap_or(8);
@@ -585,6 +610,7 @@ impl Layers {
             },
             fixes: fixes != "off",
             scout_intent: scout_intent != "off",
+            scout,
             log_dir: (!log_dir.is_empty()).then(|| PathBuf::from(log_dir)),
             hmem_max_state_bytes,
             hmem_query_tokens,

@@ -66,6 +66,12 @@ pub enum Allowed {
     CredentialList,
     /// A file path, or empty.
     FileOrEmpty,
+    /// A plan's five fields: `class=…, agents=…, tools=…, sources=…, doubled=…`.
+    PlanFields,
+    /// Comma-separated `GLOB=CLASS` (or `manifests=CLASS`) entries, or empty.
+    PathRules,
+    /// Comma-separated file suffixes (`.md`), none of a source, script, build or template.
+    ProseSuffixes,
 }
 
 /// One entry of [`Allowed::HostList`]: a host name or address, and a port when one is named.
@@ -286,6 +292,9 @@ impl Allowed {
                 list_entries(raw).try_for_each(|e| parse_credential_entry(e).map(|_| ()))
             }
             Allowed::FileOrEmpty => Ok(()),
+            Allowed::PlanFields => crate::scout::PlanSpec::parse(raw).map(|_| ()),
+            Allowed::PathRules => crate::scout::parse_path_rules(raw).map(|_| ()),
+            Allowed::ProseSuffixes => crate::scout::parse_prose_suffixes(raw).map(|_| ()),
             Allowed::HttpUrlOrEmpty | Allowed::ModelIdOrEmpty if raw.is_empty() => Ok(()),
             Allowed::HttpUrlOrEmpty => Allowed::HttpUrl.check(raw),
             Allowed::ModelIdOrEmpty => Allowed::ModelId.check(raw),
@@ -347,6 +356,16 @@ impl Allowed {
                 "comma-separated host[:port]=user:secret (secrets), or empty".into()
             }
             Allowed::FileOrEmpty => "a file, or empty".into(),
+            Allowed::PlanFields => "class=docs|dependency|standard|security, agents=none|skeptic|all, \
+                                    tools=none|queries|sandbox|all, sources=none|all, doubled=yes|no|class"
+                .into(),
+            Allowed::PathRules => {
+                "comma-separated GLOB=CLASS or manifests=CLASS (CLASS: docs, dependency, standard, security), or empty"
+                    .into()
+            }
+            Allowed::ProseSuffixes => {
+                "comma-separated suffixes such as .md (no source, script, build or template suffix)".into()
+            }
             Allowed::ModelId => "a model id".into(),
             Allowed::LogFilter => {
                 "a tracing filter (off, error, warn, info, debug, trace; per target with =)".into()
@@ -809,6 +828,98 @@ pub static SETTINGS: &[Setting] = &[
         doc: "Scout Intent plans each review from its changed files (verified prose runs no model, a \
               dependency-only change only what it needs). off: no plan is chosen and every review runs in \
               full; the plan line says \"no plan chosen\".",
+    },
+    Setting {
+        key: "plan_docs",
+        env: "PROVEN_PLAN_DOCS",
+        default: Some("class=docs, agents=none, tools=none, sources=none, doubled=class"),
+        allowed: Allowed::PlanFields,
+        repository: true,
+        doc: "Scout Intent's plan for a docs change (verified prose only (every file a prose suffix, no executable bit, no shebang, on both sides)): all five fields. A plan that leaves anything \
+              out is kept only for a change verified as docs or dependency; the path rules' floor and an \
+              ambiguous change run their class in full.",
+    },
+    Setting {
+        key: "plan_dependency",
+        env: "PROVEN_PLAN_DEPENDENCY",
+        default: Some(
+            "class=dependency, agents=skeptic, tools=queries, sources=all, doubled=class",
+        ),
+        allowed: Allowed::PlanFields,
+        repository: true,
+        doc: "Scout Intent's plan for a dependency change (every file a dependency manifest or lock file): all five fields. A plan that leaves anything \
+              out is kept only for a change verified as docs or dependency; the path rules' floor and an \
+              ambiguous change run their class in full.",
+    },
+    Setting {
+        key: "plan_refactor",
+        env: "PROVEN_PLAN_REFACTOR",
+        default: Some("class=standard, agents=all, tools=all, sources=all, doubled=class"),
+        allowed: Allowed::PlanFields,
+        repository: true,
+        doc: "Scout Intent's plan for a refactor change (renames without changes): all five fields. A plan that leaves anything \
+              out is kept only for a change verified as docs or dependency; the path rules' floor and an \
+              ambiguous change run their class in full.",
+    },
+    Setting {
+        key: "plan_feature",
+        env: "PROVEN_PLAN_FEATURE",
+        default: Some("class=standard, agents=all, tools=all, sources=all, doubled=class"),
+        allowed: Allowed::PlanFields,
+        repository: true,
+        doc: "Scout Intent's plan for a feature change (source and other files): all five fields. A plan that leaves anything \
+              out is kept only for a change verified as docs or dependency; the path rules' floor and an \
+              ambiguous change run their class in full.",
+    },
+    Setting {
+        key: "plan_config",
+        env: "PROVEN_PLAN_CONFIG",
+        default: Some("class=standard, agents=all, tools=all, sources=all, doubled=class"),
+        allowed: Allowed::PlanFields,
+        repository: true,
+        doc: "Scout Intent's plan for a config change (configuration files): all five fields. A plan that leaves anything \
+              out is kept only for a change verified as docs or dependency; the path rules' floor and an \
+              ambiguous change run their class in full.",
+    },
+    Setting {
+        key: "plan_security",
+        env: "PROVEN_PLAN_SECURITY",
+        default: Some("class=security, agents=all, tools=all, sources=all, doubled=yes"),
+        allowed: Allowed::PlanFields,
+        repository: true,
+        doc: "Scout Intent's plan for a security change (one file with a security signal (never outvoted)): all five fields. A plan that leaves anything \
+              out is kept only for a change verified as docs or dependency; the path rules' floor and an \
+              ambiguous change run their class in full.",
+    },
+    Setting {
+        key: "path_rules",
+        env: "PROVEN_PATH_RULES",
+        default: Some("manifests=security"),
+        allowed: Allowed::PathRules,
+        repository: true,
+        doc: "The floor class of a change: the highest class a rule gives one of its paths (a glob over \
+              repository paths, `*` within a directory, `**` across; `manifests` is every dependency manifest \
+              and lock file). A plan never runs below it: a lower plan runs the floor's class in full. A \
+              security rule is a Scout signal too. No comma inside a glob.",
+    },
+    Setting {
+        key: "prose_suffixes",
+        env: "PROVEN_PROSE_SUFFIXES",
+        default: Some(".md, .markdown, .rst, .txt, .adoc, .asciidoc"),
+        allowed: Allowed::ProseSuffixes,
+        repository: true,
+        doc: "The suffixes a file may have to be verified prose (with no executable bit and no shebang on \
+              either side); a source, script, build or template suffix is refused by name, and a build \
+              file's name (CMakeLists.txt, Makefile) or a pip requirements or constraints file is never prose.",
+    },
+    Setting {
+        key: "second_reviewer_classes",
+        env: "PROVEN_SECOND_REVIEWER_CLASSES",
+        default: Some("docs, dependency, standard, security"),
+        allowed: Allowed::ListOf(&["docs", "dependency", "standard", "security"]),
+        repository: true,
+        doc: "The classes a connected second reviewer doubles when a plan says doubled=class; security is \
+              always doubled.",
     },
     Setting {
         key: "markovian",

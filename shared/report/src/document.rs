@@ -152,6 +152,10 @@ pub struct RevisionRef {
 pub struct Plan {
     /// The kind of change: dependency, refactor, feature, security, docs, config.
     pub change_kind: String,
+    /// The review class the plan runs in: docs, dependency, standard, security (empty in
+    /// reports of older versions).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub class: String,
     /// light or deep.
     pub band: String,
     /// Evidence sources and agents that run.

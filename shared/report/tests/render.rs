@@ -195,6 +195,7 @@ fn sample() -> Report {
     });
     r.plan = Some(Plan {
         change_kind: "dependency".into(),
+        class: "dependency".into(),
         band: "light".into(),
         runs: vec!["dependency evidence".into()],
         left_out: vec!["model agents: not configured".into()],

@@ -19,7 +19,7 @@ use crate::step_name::StepName;
 use crate::steps::scout::Band;
 use crate::wire::{
     Bounds, DependencyEvidence, DependencyNote, EvidenceKind, FileResult, HmemBounds, PlanResult,
-    PlannerResult, ReviewView, Risk, SecondReview,
+    PlanTools, PlannerResult, ReviewView, Risk, SecondReview,
 };
 
 const MAX_RISKS: usize = 8;
@@ -182,7 +182,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
         s.agents()?,
         s.view,
         &evidence,
-        (bounds(s.rows), hmem(s.rows)),
+        (bounds(s.rows), hmem(s.rows), tools(s.rows)),
     )
     .await?;
     if deep {
@@ -268,7 +268,7 @@ pub async fn planner(
     agents: &Agents,
     view: ReviewView<'_>,
     evidence: &DependencyEvidence,
-    (bounds, hmem): (Bounds, HmemBounds),
+    (bounds, hmem, tools): (Bounds, HmemBounds, PlanTools),
 ) -> Result<Outcome, StepError> {
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     trace.push(
@@ -292,7 +292,7 @@ pub async fn planner(
     };
     let mut next = Vec::new();
     for (i, risk) in risks.into_iter().enumerate() {
-        if let Some(why) = refusal(i, &risk, view.changed) {
+        if let Some(why) = refusal(i, &risk, view.changed, tools) {
             trace.push(
                 "risk_refused",
                 json!({"title": risk.title, "path": risk.path, "reason": why}),
@@ -336,8 +336,14 @@ pub async fn planner(
     Ok(outcome(trace, to_json(&result)?, next, true))
 }
 
+/// The tools the plan lets the agents use.
+fn tools(rows: &[StepRow]) -> PlanTools {
+    result_of::<PlanResult>(rows, StepName::Plan.as_str())
+        .map_or_else(|_| PlanTools::default(), |p| p.tools)
+}
+
 /// Why the `i`th risk a Planner named is not sent on, by name (None: it is).
-fn refusal(i: usize, risk: &Risk, changed: &[String]) -> Option<String> {
+fn refusal(i: usize, risk: &Risk, changed: &[String], tools: PlanTools) -> Option<String> {
     if i >= MAX_RISKS {
         return Some(format!("more than {MAX_RISKS} risks named"));
     }
@@ -347,11 +353,20 @@ fn refusal(i: usize, risk: &Risk, changed: &[String]) -> Option<String> {
     if !changed.iter().any(|c| c == &risk.path) {
         return Some(format!("path {:?} is not a file of the change", risk.path));
     }
-    if risk.evidence_kind().is_none() {
-        return Some(format!(
-            "evidence {:?} is neither \"test\" nor \"query\"",
-            risk.evidence
-        ));
+    match risk.evidence_kind() {
+        None => {
+            return Some(format!(
+                "evidence {:?} is neither \"test\" nor \"query\"",
+                risk.evidence
+            ));
+        }
+        Some(EvidenceKind::Test) if !tools.sandbox => {
+            return Some("a test, but the plan leaves out the sandbox".into());
+        }
+        Some(EvidenceKind::Query) if !tools.queries => {
+            return Some("a query, but the plan leaves out the advisory queries".into());
+        }
+        Some(_) => {}
     }
     None
 }

@@ -35,8 +35,15 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
             scout_intent: config.scout_intent,
             fixes: config.fixes,
         },
+        &config.scout,
         &mut trace,
     );
+    // A fix is proved in the sandbox: a plan without it proposes none.
+    let fix_attempts = if planned.models && planned.tools.sandbox {
+        config.fix_attempts
+    } else {
+        0
+    };
     let run_deps = planned.dependency_evidence;
     let result = PlanResult {
         plan: planned.plan,
@@ -45,9 +52,13 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
             dev_dependencies: config.dev_dependencies,
             max_file_bytes: config.max_lockfile_bytes,
         }),
-        fix_attempts: if agents_on { config.fix_attempts } else { 0 },
-        autofix: agents_on && config.autofix && config.fix_attempts > 0,
-        agents: agents_on,
+        fix_attempts,
+        autofix: config.autofix && fix_attempts > 0,
+        agents: planned.skeptic,
+        tools: crate::wire::PlanTools {
+            sandbox: planned.tools.sandbox,
+            queries: planned.tools.queries,
+        },
         markovian: Bounds {
             on: config.markovian.on,
             threshold_tokens: config.markovian.threshold_tokens,
@@ -76,7 +87,7 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
                 ..Next::then(StepName::Autofix, "sandbox")
             });
         }
-        if second_reviewer {
+        if planned.second_reviewer {
             next.push(NewStep {
                 ..Next::then(StepName::SecondReviewer, "model")
             });

@@ -49,6 +49,9 @@ pub struct PlanResult {
     /// The model agents run for this review (the dependency findings face the Skeptic).
     #[serde(default)]
     pub agents: bool,
+    /// The tools the plan lets the agents use (absent in plans of older versions: both).
+    #[serde(default)]
+    pub tools: PlanTools,
     /// The Planner's bounded steps (absent in plans of older versions: the defaults).
     #[serde(default)]
     pub markovian: Bounds,
@@ -79,6 +82,23 @@ impl From<DepsSettings> for deps::DepsOptions {
                 max_bytes: settings.max_file_bytes,
                 ..Default::default()
             },
+        }
+    }
+}
+
+/// The tools a plan lets the agents use: the Prover's tests in the sandbox, the
+/// Investigator's advisory queries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanTools {
+    pub sandbox: bool,
+    pub queries: bool,
+}
+
+impl Default for PlanTools {
+    fn default() -> Self {
+        PlanTools {
+            sandbox: true,
+            queries: true,
         }
     }
 }

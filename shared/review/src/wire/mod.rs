@@ -18,7 +18,7 @@ pub use fix::{FixInput, FixResult, first_try};
 
 pub use control::{
     Bounds, CollectResult, DepsSettings, FileResult, HmemBounds, IntakeResult, PlanResult,
-    StepUnit, Unread, deps_fingerprint,
+    PlanTools, StepUnit, Unread, deps_fingerprint,
 };
 
 use crate::outcome::{Next, to_json};
@@ -414,14 +414,14 @@ mod tests {
         // The stored format of earlier versions (reason and runs at the top) still reads, and
         // is what is written.
         let stored = r#"{"reproduced":true,"reason":"fails on the change","runs":[]}"#;
-        let read: Reproduced = serde_json::from_str(stored).unwrap();
+        let read: Reproduced = serde_json::from_str(stored).expect("as built");
         assert!(read.reproduced);
         assert_eq!(read.shown.reason, "fails on the change");
-        assert_eq!(serde_json::to_string(&read).unwrap(), stored);
+        assert_eq!(serde_json::to_string(&read).expect("as built"), stored);
         let stored = r#"{"evidenced":false,"reason":"passes four times","runs":[],"kind":"flaky"}"#;
-        let read: Refutation = serde_json::from_str(stored).unwrap();
+        let read: Refutation = serde_json::from_str(stored).expect("as built");
         assert_eq!(read.kind, Some(RefutationKind::Flaky));
         assert_eq!(read.shown.reason, "passes four times");
-        assert_eq!(serde_json::to_string(&read).unwrap(), stored);
+        assert_eq!(serde_json::to_string(&read).expect("as built"), stored);
     }
 }
