@@ -348,3 +348,108 @@ async fn below_the_threshold_or_switched_off_one_prompt_reads_the_change() {
     }
     env.cleanup().await;
 }
+
+/// A change of `n` files, each changed at its start and its end (two hunks a file).
+fn wide_change(n: usize) -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    let file = |i: usize, v: usize| {
+        format!(
+            "{}{}{}",
+            lines(&format!("M{i}_HEAD"), v),
+            "# unchanged\n".repeat(30),
+            lines(&format!("M{i}_TAIL"), v)
+        )
+    };
+    for i in 0..n {
+        repo.write(format!("mod_{i:02}.py"), file(i, 1));
+    }
+    let base = repo.commit("base");
+    for i in 0..n {
+        repo.write(format!("mod_{i:02}.py"), file(i, 2));
+    }
+    repo.commit("change every module");
+    (repo, base)
+}
+
+/// One scenario's Planner calls: (calls, largest call, all calls), each call's prompt plus
+/// answer in estimated tokens (characters / 4, the seeds' estimate).
+async fn planner_tokens(env: &Env, n: usize, mode: &str) -> (usize, usize, usize) {
+    let (repo, base) = wide_change(n);
+    let server = ScriptedServer::start().await;
+    crate::agents::guard_says_safe(&server);
+    let established: Vec<String> = (0..3)
+        .map(|i| format!("module constants are plain integers ({i}); nothing reads them at import"))
+        .collect();
+    let answer = if mode == "whole" {
+        json!({"risks": []})
+    } else {
+        state(&established, &[], json!([]))
+    };
+    let answer_tokens = proven_review::bounded::tokens(&answer.to_string());
+    server.on(
+        Some(GENERATOR),
+        "You are the Planner",
+        vec![Reply::Json(answer)],
+    );
+    let mut cmd = agents(env, &server);
+    match mode {
+        "whole" => cmd.env("PROVEN_MARKOVIAN_THRESHOLD", "1000000000"),
+        unit => cmd
+            .env("PROVEN_MARKOVIAN_THRESHOLD", "300")
+            .env("PROVEN_MARKOVIAN_STEP_UNIT", unit),
+    };
+    let out = review_with(&mut cmd, &repo, &base, "json");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{n} files, {mode}: {:?}",
+        text(&out)
+    );
+    let calls: Vec<usize> = server
+        .received()
+        .iter()
+        .filter(|r| r.model == GENERATOR && r.text().contains("You are the Planner"))
+        .map(|r| proven_review::bounded::tokens(&r.text()) + answer_tokens)
+        .collect();
+    let largest = calls.iter().copied().max().unwrap_or(0);
+    (calls.len(), largest, calls.iter().sum())
+}
+
+/// The seeds' token measurement (ADR-0048 point 4): Planner tokens, prompt plus answer, of
+/// one review per scenario in one prompt, in file steps and in hunk steps, against a
+/// scripted generator: the size of what Proven sends and receives, never a model's
+/// findings. It prints the table docs/benchmarks.md quotes, and holds what the table shows:
+/// the largest step stays about the same however many files the change has, where the one
+/// prompt grows with the change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_measurement_of_bounded_steps() {
+    let env = Env::new(Backend::Sqlite).await;
+    let mut table = String::from(
+        "| files | mode | Planner calls | largest call | all calls |\n|---|---|---|---|---|\n",
+    );
+    let mut measured = std::collections::HashMap::new();
+    for n in [2, 8, 24] {
+        for mode in ["whole", "file", "hunk"] {
+            let (calls, largest, total) = planner_tokens(&env, n, mode).await;
+            table.push_str(&format!(
+                "| {n} | {mode} | {calls} | {largest} | {total} |\n"
+            ));
+            measured.insert((n, mode), (calls, largest, total));
+        }
+    }
+    println!("{table}");
+    let m = |n, mode| measured[&(n, mode)];
+    // One prompt per review in one piece; a step per file, or per hunk (two a file).
+    assert_eq!(
+        (m(24, "whole").0, m(24, "file").0, m(24, "hunk").0),
+        (1, 24, 48)
+    );
+    // The one prompt grows with the change; a step does not (only the list of changed
+    // files it names grows).
+    assert!(m(24, "whole").1 > 8 * m(2, "whole").1 / 2, "{table}");
+    for mode in ["file", "hunk"] {
+        assert!(m(24, mode).1 * 4 < m(2, mode).1 * 5, "{mode}: {table}");
+        assert!(m(24, mode).1 * 5 < m(24, "whole").1, "{mode}: {table}");
+    }
+    env.cleanup().await;
+}
