@@ -542,6 +542,31 @@ pub struct FixRef {
     /// None when no fix is published.
     pub version: Option<String>,
     pub note: String,
+    /// The change that raises the package to `version`, with what re-running the dependency
+    /// evidence on it showed (absent: none could be made, or a report of an older version).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposed: Option<DependencyFix>,
+}
+
+/// A dependency fix: the file's package at the fixed version, proved (or not) by running
+/// the dependency evidence again on the patched file: the advisory no longer matches and no
+/// other advisory of the package does. No test proves it: it is a suggestion, never a
+/// proved defect fix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DependencyFix {
+    /// The version the fix raises the package to (every finding of the package in the file
+    /// left behind).
+    pub version: String,
+    /// The exact edit, where the file's format allows one (a pin that no checksum ties).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edits: Vec<PatchEdit>,
+    /// The command the user runs where the format ties the version to checksums or to a
+    /// resolver (`cargo update -p NAME --precise V`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    pub proved: bool,
+    /// What the re-run showed.
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

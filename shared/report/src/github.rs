@@ -58,6 +58,30 @@ pub fn render_github(report: &Report) -> String {
             comments.push(comment);
         }
     }
+    // A dependency fix the evidence proved, where one edit is the whole fix: a suggestion.
+    for f in &report.findings {
+        let Some(p) = f.fix.as_ref().and_then(|x| x.proposed.as_ref()) else {
+            continue;
+        };
+        if !p.proved || p.command.is_some() {
+            continue;
+        }
+        for e in &p.edits {
+            let Some(span) = &e.lines else { continue };
+            comments.push(json!({
+                "path": e.path,
+                "line": span.end,
+                "side": "RIGHT",
+                "body": format!(
+                    "**Dependency fix for `{}`**: raises it to {}; {}.\n\n{}",
+                    f.title.replace('`', "'"),
+                    p.version,
+                    p.reason.replace('`', "'"),
+                    suggestion(&span.replacement)
+                ),
+            }));
+        }
+    }
     let review = json!({
         "event": "COMMENT",
         "body": body,

@@ -33,7 +33,8 @@ No finding.
 {% endfor %}{% if f.exploited %}| Exploited | {{ f.exploited.cve }} is in CISA KEV{% if f.exploited.date_added %} since {{ f.exploited.date_added }}{% endif %} |
 {% endif %}{% if f.epss %}| EPSS | {{ f.epss.cve }}: probability {{ "%.5f" | format(f.epss.probability) }}, percentile {{ "%.5f" | format(f.epss.percentile) }} |
 {% endif %}| Fix | {% if f.fix.version %}`{{ f.fix.version }}` ({{ f.fix.note }}){% else %}{{ f.fix.note }}{% endif %} |
-
+{% if f.fix.proposed %}| Fix to {{ f.fix.proposed.version }} | {% if f.fix.proposed.command %}run `{{ f.fix.proposed.command }}`{% else %}{% for e in f.fix.proposed.edits %}`{{ e.path }}`: `{{ e.old_text | md }}` → `{{ e.new_text | md }}`{% endfor %}{% endif %} ({% if f.fix.proposed.proved %}proved{% else %}not proved{% endif %}: {{ f.fix.proposed.reason | md }}) |
+{% endif %}
 <details><summary>Evidence</summary>
 
 {% for e in f.evidence %}- {{ e.advisory_id }} affected[{{ e.affected_index }}], matched by {{ e.matched }}:

@@ -279,6 +279,21 @@ fn write_finding(out: &mut String, p: &Paint, f: &Finding) {
                 let _ = writeln!(out, "  fix:       {}", fix.note);
             }
         }
+        if let Some(p) = &fix.proposed {
+            let how = match (&p.command, p.edits.first()) {
+                (Some(c), _) => format!("run `{c}`"),
+                (None, Some(e)) => format!(
+                    "in {} line {}: {} → {}",
+                    e.path,
+                    e.lines.as_ref().map_or(0, |l| l.start),
+                    e.old_text.trim(),
+                    e.new_text.trim()
+                ),
+                (None, None) => "no change could be made".into(),
+            };
+            let said = if p.proved { "proved" } else { "not proved" };
+            let _ = writeln!(out, "  fix to {}: {how} ({said}: {})", p.version, p.reason);
+        }
     }
     for e in &f.evidence {
         if let (Some(id), Some(i), Some(m)) = (&e.advisory_id, e.affected_index, &e.matched) {

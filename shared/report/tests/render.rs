@@ -47,6 +47,7 @@ fn finding(level: Level, kind: FindingKind, name: &str, id: &str, line: Option<u
         fix: Some(FixRef {
             version: Some("1.5.5".into()),
             note: "smallest version outside every affected range".into(),
+            proposed: None,
         }),
         claim: None,
         skeptic: None,

@@ -64,6 +64,7 @@ pub(super) async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, Ste
     let path = lease.id.key.clone();
     let opts = options.clone();
     let intake_head = (intake.head.commit.clone(), intake.head_committed_at);
+    let for_fixes = intake.clone();
     let (read, mut trace) = on_trees(intake, "deps.file", move |sides, trace| {
         deps::read_pair(sides, &path, &opts, trace)
     })
@@ -85,6 +86,15 @@ pub(super) async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, Ste
                 .map_err(retryable)?;
         result.findings = evaluated.findings;
         result.unread.not_seen.extend(evaluated.not_seen);
+        super::depfixes::propose(
+            cx,
+            for_fixes,
+            &pair,
+            &mut result.findings,
+            &options,
+            &mut trace,
+        )
+        .await?;
     }
     let mut next = Vec::new();
     if plan.agents && !result.findings.is_empty() {
@@ -124,7 +134,7 @@ pub(super) async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, Ste
 
 /// Runs `f` over the change's two trees (base, head) on the blocking pool (git2 blocks),
 /// with a trace of its own; a repository that does not open fails `step` by name.
-async fn on_trees<T: Send + 'static>(
+pub(super) async fn on_trees<T: Send + 'static>(
     intake: IntakeResult,
     step: &'static str,
     f: impl FnOnce(&[(Side, GitTree<'_>); 2], &mut Trace) -> T + Send + 'static,

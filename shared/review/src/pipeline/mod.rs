@@ -13,6 +13,7 @@
 //! every step name, the model agents' included, to its `run`. The results the control
 //! steps pass each other are in [`crate::wire`].
 
+mod depfixes;
 mod evidence;
 mod intake;
 mod judge;

@@ -419,14 +419,17 @@ fn fix_for(c: &Candidate<'_>, entries: &[&ParsedRow]) -> FixRef {
                 "smallest version at or above this one outside every affected range of these rows"
                     .into(),
             version: Some(v),
+            proposed: None,
         },
         Ok(Fix::NoFixPublished) => FixRef {
             version: None,
             note: "no fix published".into(),
+            proposed: None,
         },
         Err(e) => FixRef {
             version: None,
             note: format!("fix version could not be computed: {e}"),
+            proposed: None,
         },
     }
 }
