@@ -388,3 +388,47 @@ async fn the_plan_measurement_loses_no_finding() {
     assert!(calls_of(5).contains("planner 1"), "{table}");
     env.cleanup().await;
 }
+
+/// A connected second reviewer doubles the classes `second_reviewer_classes` names, and a
+/// security-class change always, even when the base's proven.yaml names no such class.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_second_reviewer_doubles_its_classes_and_always_security() {
+    const SECOND: &str = "mistralai/second-scout-test";
+    let env = Env::new(Backend::Sqlite).await;
+    for (path, doubled) in [("calc.py", false), ("src/auth_tokens.py", true)] {
+        let repo = TestRepo::new();
+        repo.write("proven.yaml", "second_reviewer_classes: docs\n")
+            .write(path, "X = 1\n");
+        let base = repo.commit("base");
+        repo.write(path, "X = 2\n");
+        repo.commit("change");
+        let server = ScriptedServer::start().await;
+        script_planner(&server, "elsewhere.py");
+        server.on(
+            Some(SECOND),
+            "You are the Planner",
+            vec![Reply::Json(json!({"risks": []}))],
+        );
+        let mut cmd = crate::agents::agents(&env, &server);
+        cmd.env("PROVEN_SECOND_REVIEWER_BASE_URL", &server.base_url)
+            .env("PROVEN_SECOND_REVIEWER_MODEL", SECOND);
+        let doc = parse(&crate::agents::review_with(&mut cmd, &repo, &base, "json"));
+        let asked_second = server
+            .received()
+            .iter()
+            .filter(|r| r.model == SECOND)
+            .count();
+        assert_eq!(asked_second > 0, doubled, "{path}: {doc:#}");
+        let runs = doc["plan"]["runs"].to_string();
+        assert_eq!(runs.contains("second reviewer"), doubled, "{path}: {runs}");
+        if !doubled {
+            assert!(
+                doc["plan"]["left_out"]
+                    .to_string()
+                    .contains("second reviewer: the plan does not double class standard"),
+                "{doc:#}"
+            );
+        }
+    }
+    env.cleanup().await;
+}
