@@ -1,6 +1,7 @@
 //! `proven`: the command line. Glue only: parse arguments, load the one `Config`, open the
 //! store, call the libraries, render, and turn outcomes into the documented exit codes.
 
+mod conformance;
 mod db;
 mod exit;
 mod livecheck;
@@ -77,6 +78,16 @@ enum Command {
     /// Sandbox commands: run one command on one tree in a container; build the images.
     #[command(subcommand)]
     Sandbox(sandbox::SandboxCommand),
+    /// Serve an engine to Meterless's conformance runners: one JSON request a line on
+    /// standard input, one JSON answer a line (scripts/conformance drives it).
+    ConformanceServe {
+        /// The engine: world-model.
+        #[arg(long)]
+        engine: String,
+        /// The directory that holds the engine's state between calls.
+        #[arg(long)]
+        state: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -235,6 +246,9 @@ fn run(cli: Cli) -> Result<u8, Exit> {
     // The sandbox needs Docker, not the store.
     let cli = match cli.command {
         Command::Sandbox(command) => return runtime.block_on(sandbox::run(command, &config)),
+        Command::ConformanceServe { engine, state } => {
+            return runtime.block_on(conformance::serve(&engine, &state));
+        }
         command => Cli { command, ..cli },
     };
     runtime.block_on(async move {
@@ -256,7 +270,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
             Command::Worker { steps } => worker(&store, &layers, &config, steps).await,
             Command::Tenant(command) => tenant(&store, command).await,
             Command::Config(_) | Command::Vectors(_) => Ok(0),
-            Command::Sandbox(_) => Ok(0),
+            Command::Sandbox(_) | Command::ConformanceServe { .. } => Ok(0),
         };
         store.close().await;
         code

@@ -4,6 +4,7 @@
 mod agents;
 mod chaos;
 mod common;
+mod conformance;
 mod depfix;
 mod evidence;
 mod expected;

@@ -24,6 +24,7 @@ mod tenant;
 pub mod testing;
 mod trace_log;
 mod world;
+pub mod world_ids;
 
 pub use advisory::{
     AdvisoryImport, AffectedRow, ChangeSet, EpssRow, ImportCounts, KevRow, StoredAdvisory,
@@ -37,7 +38,7 @@ pub use pipeline::{
 pub use request::ReviewRequest;
 pub use review::{NewReview, ReviewRow, ReviewStatus, TraceRow};
 pub use tenant::{ReviewSummary, Tenant, TokenCheck, TokenInfo, token_hash, token_id};
-pub use world::{Dependent, Related, WorldEdge, WorldEntity};
+pub use world::{Dependent, Related, WorldAudit, WorldEdge, WorldEntity};
 
 use std::path::Path;
 use std::str::FromStr;

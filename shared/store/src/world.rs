@@ -110,15 +110,123 @@ fn stored(r: &sqlx::any::AnyRow) -> Result<StoredEdge, sqlx::Error> {
     })
 }
 
+/// One mutation of the World Model, as its audit holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorldAudit {
+    /// Strictly increasing in the order of the writes.
+    pub seq: i64,
+    pub at_us: i64,
+    /// `entity.create`, `entity.update`, `edge.create`, `edge.close`.
+    pub action: String,
+    /// The entity's or the edge's id.
+    pub subject: String,
+    pub source: String,
+}
+
+/// Appends a mutation to the audit, inside the writing transaction.
+async fn audit(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tenant: &str,
+    action: &str,
+    subject: &str,
+    source: &str,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO world_audit (tenant_id, at_us, action, subject, source) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(tenant)
+    .bind(crate::now_us())
+    .bind(action)
+    .bind(subject)
+    .bind(source)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
 impl Store {
-    /// Records an entity (the first writer's provenance is kept; attributes are updated).
-    pub async fn world_upsert_entity(&self, e: &WorldEntity) -> Result<(), StoreError> {
+    /// The tenant's audit, in order.
+    pub async fn world_audit(&self, tenant: &str) -> Result<Vec<WorldAudit>, StoreError> {
+        sqlx::query(
+            "SELECT seq, at_us, action, subject, source FROM world_audit WHERE tenant_id = $1 ORDER BY seq",
+        )
+        .bind(tenant)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(WorldAudit {
+                seq: r.try_get(0)?,
+                at_us: r.try_get(1)?,
+                action: r.try_get(2)?,
+                subject: r.try_get(3)?,
+                source: r.try_get(4)?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(StoreError::from)
+    }
+
+    /// The tenant's whole World Model in one canonical text: entities and edges, each in id
+    /// order (two stores holding the same facts print the same text; an audit is not part of
+    /// it).
+    pub async fn world_snapshot(&self, tenant: &str) -> Result<String, StoreError> {
+        let entities: Vec<serde_json::Value> = sqlx::query(
+            "SELECT id, kind, name, attrs FROM world_entities WHERE tenant_id = $1 ORDER BY id",
+        )
+        .bind(tenant)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|r| -> Result<serde_json::Value, sqlx::Error> {
+            let attrs: String = r.try_get(3)?;
+            Ok(serde_json::json!({"id": r.try_get::<String, _>(0)?, "kind": r.try_get::<String, _>(1)?,
+                "name": r.try_get::<String, _>(2)?,
+                "attrs": serde_json::from_str::<serde_json::Value>(&attrs).unwrap_or(serde_json::Value::String(attrs))}))
+        })
+        .collect::<Result<_, _>>()?;
+        let edges: Vec<serde_json::Value> = sqlx::query(
+            "SELECT id, from_id, kind, context, to_id, valid_from, valid_to FROM world_edges \
+             WHERE tenant_id = $1 ORDER BY id",
+        )
+        .bind(tenant)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|r| -> Result<serde_json::Value, sqlx::Error> {
+            Ok(serde_json::json!({"id": r.try_get::<String, _>(0)?, "from": r.try_get::<String, _>(1)?,
+                "kind": r.try_get::<String, _>(2)?, "context": r.try_get::<String, _>(3)?,
+                "to": r.try_get::<String, _>(4)?, "valid_from": r.try_get::<i64, _>(5)?,
+                "valid_to": r.try_get::<Option<i64>, _>(6)?}))
+        })
+        .collect::<Result<_, _>>()?;
+        Ok(serde_json::json!({"entities": entities, "edges": edges}).to_string())
+    }
+
+    /// Records an entity (the first writer's provenance is kept; attributes are updated);
+    /// true when it changed the World Model (a new entity, or new attributes), which the
+    /// audit then holds.
+    pub async fn world_upsert_entity(&self, e: &WorldEntity) -> Result<bool, StoreError> {
         if e.source.is_empty() {
             return Err(StoreError::InvalidInput(format!(
                 "entity {}: a write without provenance",
                 e.id
             )));
         }
+        let mut tx = self.write_tx().await?;
+        let before: Option<String> =
+            sqlx::query("SELECT attrs FROM world_entities WHERE tenant_id = $1 AND id = $2")
+                .bind(e.tenant.as_str())
+                .bind(e.id.as_str())
+                .fetch_optional(&mut *tx)
+                .await?
+                .map(|r| r.try_get(0))
+                .transpose()?;
+        let action = match before.as_deref() {
+            Some(attrs) if attrs == e.attrs => return Ok(false),
+            Some(_) => "entity.update",
+            None => "entity.create",
+        };
         sqlx::query(
             "INSERT INTO world_entities (tenant_id, id, kind, name, attrs, source, first_seen) \
              VALUES ($1, $2, $3, $4, $5, $6, $7) \
@@ -131,9 +239,11 @@ impl Store {
         .bind(e.attrs.as_str())
         .bind(e.source.as_str())
         .bind(crate::now_us())
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        Ok(())
+        audit(&mut tx, &e.tenant, action, &e.id, &e.source).await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
     /// Writes an edge under the chain rule (see the module's invariants). A write that two
@@ -250,6 +360,10 @@ impl Store {
         .bind(edge.source.as_str())
         .execute(&mut *tx)
         .await?;
+        if let Some(c) = &closed {
+            audit(&mut tx, &edge.tenant, "edge.close", c, &edge.source).await?;
+        }
+        audit(&mut tx, &edge.tenant, "edge.create", &id, &edge.source).await?;
         tx.commit().await?;
         Ok(Related::Written { id, closed })
     }

@@ -13,6 +13,7 @@ both_backends!(
     a_store_that_already_breaks_the_rules_is_refused_when_it_opens,
     concurrent_writers_never_leave_two_valid_edges_in_a_chain,
     the_repositories_depending_on_a_package_now_are_answered,
+    every_mutation_is_audited_in_order_and_a_rewrite_changes_nothing,
 );
 
 const DAY: i64 = 86_400_000_000;
@@ -342,5 +343,63 @@ async fn the_repositories_depending_on_a_package_now_are_answered(backend: Backe
         .await
         .expect("dependents");
     assert_eq!(now.len(), 1, "{now:?}");
+    t.cleanup().await;
+}
+
+/// Every mutation (an entity created or changed, an edge written, an edge it closed) is in
+/// the audit, in order; writing the same facts again changes nothing, and the snapshot is
+/// the same text.
+async fn every_mutation_is_audited_in_order_and_a_rewrite_changes_nothing(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    let s = &t.store;
+    let team = |attrs: &str| WorldEntity {
+        tenant: "t".into(),
+        id: "team:g:a".into(),
+        kind: "team".into(),
+        name: "a".into(),
+        attrs: attrs.into(),
+        source: "test".into(),
+    };
+    assert!(s.world_upsert_entity(&team("{}")).await.expect("create"));
+    s.world_relate(&plays_for("a", DAY, None)).await.expect("a");
+    let before = s.world_snapshot("t").await.expect("snapshot");
+    assert!(!s.world_upsert_entity(&team("{}")).await.expect("again"));
+    assert_eq!(
+        s.world_relate(&plays_for("a", DAY, None))
+            .await
+            .expect("again"),
+        Related::Unchanged {
+            id: plays_for("a", DAY, None).id()
+        }
+    );
+    assert_eq!(s.world_snapshot("t").await.expect("snapshot"), before);
+    assert!(
+        s.world_upsert_entity(&team("{\"city\":\"x\"}"))
+            .await
+            .expect("update")
+    );
+    s.world_relate(&plays_for("b", 2 * DAY, None))
+        .await
+        .expect("b");
+    assert_ne!(s.world_snapshot("t").await.expect("snapshot"), before);
+    let audit = s.world_audit("t").await.expect("audit");
+    let actions: Vec<&str> = audit.iter().map(|a| a.action.as_str()).collect();
+    assert_eq!(
+        actions,
+        [
+            "entity.create",
+            "edge.create",
+            "entity.update",
+            "edge.close",
+            "edge.create"
+        ]
+    );
+    assert!(audit.windows(2).all(|w| w[0].seq < w[1].seq));
+    assert!(
+        s.world_audit("another tenant")
+            .await
+            .expect("audit")
+            .is_empty()
+    );
     t.cleanup().await;
 }

@@ -1,0 +1,101 @@
+//! `proven conformance-serve`, the protocol Meterless's runners reach Proven's engines by
+//! (scripts/conformance): one JSON request a line, one answer a line, the state kept in the
+//! --state directory from one process to the next.
+
+use std::io::Write;
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+
+/// The answers of one process to `requests`.
+fn serve(state: &std::path::Path, requests: &[Value]) -> Vec<Value> {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_proven"))
+        .args(["conformance-serve", "--engine", "world-model", "--state"])
+        .arg(state)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start");
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        for r in requests {
+            writeln!(stdin, "{r}").expect("write");
+        }
+        writeln!(stdin, "not json").expect("write");
+    }
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+#[test]
+fn the_world_model_answers_line_by_line_and_keeps_its_state_between_processes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let at = |t: &str| json!({"kind": "manual", "at": t});
+    let first = serve(
+        dir.path(),
+        &[
+            json!({"op": "upsertEntity", "args": {"type": "person", "name": "No Source"}}),
+            json!({"op": "upsertEntity", "args": {"type": "team", "externalKey": {"system": "g", "id": "a"},
+                   "source": at("2087-01-01T00:00:00Z")}}),
+            json!({"op": "relate", "args": {"from": "player:g:p1", "type": "plays-for", "to": "team:g:a",
+                   "validFrom": "2087-01-01T00:00:00Z", "source": at("2087-01-01T00:00:00Z")}}),
+            json!({"op": "normalizeName", "args": {"name": "José\u{a0} García"}}),
+            json!({"op": "frobnicate", "args": {}}),
+        ],
+    );
+    assert!(
+        first[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("without provenance")),
+        "{first:?}"
+    );
+    assert_eq!(first[1]["ok"]["id"], "team:g:a");
+    assert!(first[2]["ok"]["id"].is_string());
+    assert_eq!(first[3]["ok"], "jose garcia");
+    assert_eq!(
+        first[4]["error"],
+        "no operation \"frobnicate\" in the world-model engine"
+    );
+    assert!(
+        first[5]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("not JSON"))
+    );
+    // A second process reads what the first wrote: the superseding edge closes the first.
+    let second = serve(
+        dir.path(),
+        &[
+            json!({"op": "relate", "args": {"from": "player:g:p1", "type": "plays-for", "to": "team:g:b",
+                   "validFrom": "2088-03-01T00:00:00Z", "source": at("2088-03-01T00:00:00Z")}}),
+            json!({"op": "neighborsOf", "args": {"id": "player:g:p1", "via": "plays-for"}}),
+            json!({"op": "neighborsOf", "args": {"id": "player:g:p1", "via": "plays-for", "at": "2087-06-01T00:00:00Z"}}),
+            json!({"op": "audit", "args": {}}),
+        ],
+    );
+    assert_eq!(second[1]["ok"], json!([{"id": "team:g:b"}]));
+    assert_eq!(second[2]["ok"], json!([{"id": "team:g:a"}]));
+    let actions: Vec<&str> = second[3]["ok"]
+        .as_array()
+        .expect("audit")
+        .iter()
+        .filter_map(|a| a["action"].as_str())
+        .collect();
+    assert_eq!(
+        actions,
+        ["entity.create", "edge.create", "edge.close", "edge.create"]
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_proven"))
+        .args(["conformance-serve", "--engine", "hmem", "--state"])
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an engine this build does not serve"
+    );
+}
