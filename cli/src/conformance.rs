@@ -5,6 +5,8 @@
 //! directory between calls, so the bridge can start one process per call and wait for it
 //! (the runners call some methods synchronously).
 //!
+//! The Markovian engine is `proven_review::markov` (its run travels with each call).
+//!
 //! The World Model is the store's (`proven_store::world`, SQLite here): its stable ids and
 //! merge bands, entities with provenance, edge chains under the bitemporal rule, the audit,
 //! and the canonical snapshot. Its `ingest` maps an observation onto those writes: the
@@ -23,32 +25,101 @@ use crate::exit::Exit;
 /// Reads requests until standard input ends; an engine this build does not have is refused
 /// by name.
 pub async fn serve(engine: &str, state: &Path) -> Result<u8, Exit> {
-    if engine != "world-model" {
-        return Err(Exit::usage(format!(
-            "--engine {engine:?}: this build serves world-model"
-        )));
-    }
-    std::fs::create_dir_all(state)
-        .map_err(|e| Exit::input(format!("--state {}: {e}", state.display())))?;
-    let store = Store::open_sqlite(&state.join("world.db"))
-        .await
-        .map_err(|e| Exit::store(e.to_string()))?;
+    let store = match engine {
+        "world-model" => {
+            std::fs::create_dir_all(state)
+                .map_err(|e| Exit::input(format!("--state {}: {e}", state.display())))?;
+            Some(
+                Store::open_sqlite(&state.join("world.db"))
+                    .await
+                    .map_err(|e| Exit::store(e.to_string()))?,
+            )
+        }
+        "markovian" => None,
+        other => {
+            return Err(Exit::usage(format!(
+                "--engine {other:?}: this build serves world-model and markovian"
+            )));
+        }
+    };
     for line in std::io::stdin().lock().lines() {
         let line = line.map_err(|e| Exit::input(format!("standard input: {e}")))?;
         if line.trim().is_empty() {
             continue;
         }
         let reply = match serde_json::from_str::<Value>(&line) {
-            Ok(request) => match world(&store, &request["op"], &request["args"]).await {
-                Ok(ok) => json!({"ok": ok}),
-                Err(e) => json!({"error": e}),
-            },
+            Ok(request) => {
+                let (op, args) = (&request["op"], &request["args"]);
+                let answer = match &store {
+                    Some(store) => world(store, op, args).await,
+                    None => markovian(op, args),
+                };
+                match answer {
+                    Ok(ok) => json!({"ok": ok}),
+                    Err(e) => json!({"error": e}),
+                }
+            }
             Err(e) => json!({"error": format!("a request is not JSON: {e}")}),
         };
         println!("{reply}");
     }
-    store.close().await;
+    if let Some(store) = store {
+        store.close().await;
+    }
     Ok(0)
+}
+
+/// The Markovian engine (`proven_review::markov`): a run goes out with each answer and comes
+/// back with the next prompt; nothing is kept between calls.
+fn markovian(op: &Value, args: &Value) -> Result<Value, String> {
+    use proven_review::markov::{ChunkConfig, Run, model_totals, run_efficiency};
+    let config = |v: &Value| -> Result<ChunkConfig, String> {
+        serde_json::from_value(if v.is_null() { json!({}) } else { v.clone() })
+            .map_err(|e| format!("chunkConfig: {e}"))
+    };
+    let run = |v: &Value| -> Result<Run, String> {
+        serde_json::from_value(v.clone()).map_err(|e| format!("run: {e}"))
+    };
+    let to_json = |r: &Run| serde_json::to_value(r).map_err(|e| e.to_string());
+    match op.as_str().ok_or("op is missing")? {
+        "check" => {
+            serde_json::to_value(config(&args["chunkConfig"])?.check()?).map_err(|e| e.to_string())
+        }
+        "start" => to_json(&Run::start(
+            args["goal"].as_str().unwrap_or_default(),
+            config(&args["chunkConfig"])?,
+            args["reflect"].as_bool().unwrap_or(true),
+        )?),
+        "answer" => {
+            let mut r = run(&args["run"])?;
+            r.answer(text(args, "text")?);
+            to_json(&r)
+        }
+        "failed" => {
+            let mut r = run(&args["run"])?;
+            r.failed(args["error"].as_str().unwrap_or("the generator failed"));
+            to_json(&r)
+        }
+        "modelTotals" => {
+            let (naive, markovian, efficiency) =
+                model_totals(args["n"].as_u64().ok_or("n is not a whole number")?);
+            Ok(json!({"naiveTotal": naive, "markovianTotal": markovian, "efficiency": efficiency}))
+        }
+        "runEfficiency" => {
+            let tokens: Vec<u64> = args["chunks"]
+                .as_array()
+                .ok_or("chunks is not a list")?
+                .iter()
+                .map(|c| c["tokens"].as_u64().unwrap_or(0))
+                .collect();
+            serde_json::to_value(run_efficiency(
+                &tokens,
+                config(&args["config"])?.carryover_tokens,
+            ))
+            .map_err(|e| e.to_string())
+        }
+        other => Err(format!("no operation {other:?} in the markovian engine")),
+    }
 }
 
 fn text<'a>(args: &'a Value, key: &str) -> Result<&'a str, String> {

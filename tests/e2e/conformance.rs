@@ -99,3 +99,51 @@ fn the_world_model_answers_line_by_line_and_keeps_its_state_between_processes() 
         "an engine this build does not serve"
     );
 }
+
+#[test]
+fn the_markovian_engine_takes_its_run_back_with_each_answer() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let call = |requests: &[Value]| {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_proven"))
+            .args(["conformance-serve", "--engine", "markovian", "--state"])
+            .arg(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start");
+        {
+            let mut stdin = child.stdin.take().expect("stdin");
+            for r in requests {
+                writeln!(stdin, "{r}").expect("write");
+            }
+        }
+        let out = child.wait_with_output().expect("wait");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
+            .collect::<Vec<_>>()
+    };
+    let first = call(&[
+        json!({"op": "check", "args": {"chunkConfig": {"chunkSize": 128}}}),
+        json!({"op": "modelTotals", "args": {"n": 20}}),
+        json!({"op": "start", "args": {"goal": "g", "chunkConfig": {"chunkSize": 4000, "carryoverTokens": 640}, "reflect": false}}),
+    ]);
+    assert!(
+        first[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("chunkSize = 128 is out of bounds")),
+        "{first:?}"
+    );
+    assert_eq!(first[1]["ok"]["naiveTotal"], 246_000);
+    let run = first[2]["ok"].clone();
+    assert!(
+        run["nextPrompt"]
+            .as_str()
+            .is_some_and(|p| p.contains("Goal: g"))
+    );
+    let done =
+        call(&[json!({"op": "answer", "args": {"run": run, "text": "all of it [TASK_COMPLETE]"}})]);
+    assert_eq!(done[0]["ok"]["status"], "completed");
+    assert_eq!(done[0]["ok"]["output"], "all of it");
+    assert!(done[0]["ok"]["nextPrompt"].is_null());
+}

@@ -37,6 +37,7 @@ pub mod fixer;
 mod git_tree;
 pub mod investigator;
 pub mod judge;
+pub mod markov;
 pub mod model;
 mod outcome;
 pub mod pipeline;
