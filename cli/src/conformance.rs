@@ -35,10 +35,10 @@ pub async fn serve(engine: &str, state: &Path) -> Result<u8, Exit> {
                     .map_err(|e| Exit::store(e.to_string()))?,
             )
         }
-        "markovian" => None,
+        "markovian" | "hmem" => None,
         other => {
             return Err(Exit::usage(format!(
-                "--engine {other:?}: this build serves world-model and markovian"
+                "--engine {other:?}: this build serves world-model, markovian and hmem"
             )));
         }
     };
@@ -50,9 +50,10 @@ pub async fn serve(engine: &str, state: &Path) -> Result<u8, Exit> {
         let reply = match serde_json::from_str::<Value>(&line) {
             Ok(request) => {
                 let (op, args) = (&request["op"], &request["args"]);
-                let answer = match &store {
-                    Some(store) => world(store, op, args).await,
-                    None => markovian(op, args),
+                let answer = match (&store, engine) {
+                    (Some(store), _) => world(store, op, args).await,
+                    (None, "hmem") => hmem(state, op, args),
+                    (None, _) => markovian(op, args),
                 };
                 match answer {
                     Ok(ok) => json!({"ok": ok}),
@@ -67,6 +68,93 @@ pub async fn serve(engine: &str, state: &Path) -> Result<u8, Exit> {
         store.close().await;
     }
     Ok(0)
+}
+
+fn js<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+/// H-MEM's record model (`proven_review::hmem`), its state read from and written back to
+/// `hmem.json` in the state directory around each call.
+fn hmem(state: &Path, op: &Value, args: &Value) -> Result<Value, String> {
+    use proven_review::hmem::{Feedback, Hmem, NewRecord};
+    let file = state.join("hmem.json");
+    let mut h: Hmem = match std::fs::read(&file) {
+        Ok(bytes) => {
+            serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", file.display()))?
+        }
+        Err(_) => Hmem::default(),
+    };
+    let now = args["now"].as_i64().unwrap_or(0);
+    let answer = match op.as_str().ok_or("op is missing")? {
+        "add" => {
+            let r: NewRecord = serde_json::from_value(args["record"].clone())
+                .map_err(|e| format!("record: {e}"))?;
+            js(&h.add(r, now)?)
+        }
+        "feedback" => {
+            let kind: Feedback = text(args, "kind")?
+                .parse()
+                .map_err(|_| "kind: helpful, not_helpful or wrong".to_string())?;
+            js(&h.feedback(text(args, "id")?, kind, now)?)
+        }
+        "get" => js(&h.get(text(args, "id")?).cloned()),
+        "all" => js(&h.records),
+        "supersede" => {
+            h.supersede(text(args, "id")?, text(args, "by")?, now)?;
+            Value::Null
+        }
+        "query" => {
+            let found = h.query(
+                text(args, "query")?,
+                args["threshold"].as_f64().unwrap_or(0.35),
+                args["topN"].as_u64().unwrap_or(5) as usize,
+                now,
+            );
+            json!({"memories": found.iter().map(|(r, s)| json!({"memory": r, "score": s})).collect::<Vec<_>>()})
+        }
+        "sleepPreview" => {
+            let (archive, promote) = h.sleep_preview(now);
+            json!({"toArchive": archive, "toPromote": promote})
+        }
+        "sleepExecute" => {
+            let list = |k: &str| -> Vec<String> {
+                args["preview"][k]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            };
+            let (backup, log) = h.sleep_execute(&list("toArchive"), &list("toPromote"), now);
+            json!({"backupId": backup, "actionLog": log})
+        }
+        "conflictsScan" => json!(
+            h.conflicts()
+                .iter()
+                .map(|(a, b)| json!({"a": a, "b": b}))
+                .collect::<Vec<_>>()
+        ),
+        "autoResolve" => json!(h.auto_resolve(
+            text(&args["conflict"], "a")?,
+            text(&args["conflict"], "b")?,
+            now
+        )?),
+        "history" => {
+            let id = text(args, "id")?;
+            js(&h
+                .ledger
+                .iter()
+                .filter(|l| l.memory_id == id)
+                .collect::<Vec<_>>())
+        }
+        "dream" => js(&h.dream()),
+        "approve" => js(&h.approve(text(args, "id")?, now)?),
+        other => return Err(format!("no operation {other:?} in the hmem engine")),
+    };
+    std::fs::write(&file, serde_json::to_vec(&h).map_err(|e| e.to_string())?)
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    Ok(answer)
 }
 
 /// The Markovian engine (`proven_review::markov`): a run goes out with each answer and comes

@@ -89,7 +89,7 @@ fn the_world_model_answers_line_by_line_and_keeps_its_state_between_processes() 
         ["entity.create", "edge.create", "edge.close", "edge.create"]
     );
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_proven"))
-        .args(["conformance-serve", "--engine", "hmem", "--state"])
+        .args(["conformance-serve", "--engine", "scout-intent", "--state"])
         .arg(dir.path())
         .output()
         .expect("run");
@@ -146,4 +146,47 @@ fn the_markovian_engine_takes_its_run_back_with_each_answer() {
     assert_eq!(done[0]["ok"]["status"], "completed");
     assert_eq!(done[0]["ok"]["output"], "all of it");
     assert!(done[0]["ok"]["nextPrompt"].is_null());
+}
+
+#[test]
+fn hmem_keeps_its_records_between_processes_and_refuses_one_without_a_source() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let call = |requests: &[Value]| {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_proven"))
+            .args(["conformance-serve", "--engine", "hmem", "--state"])
+            .arg(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start");
+        {
+            let mut stdin = child.stdin.take().expect("stdin");
+            for r in requests {
+                writeln!(stdin, "{r}").expect("write");
+            }
+        }
+        let out = child.wait_with_output().expect("wait");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
+            .collect::<Vec<_>>()
+    };
+    let first = call(&[
+        json!({"op": "add", "args": {"record": {"content": "no source", "source": ""}}}),
+        json!({"op": "add", "args": {"record": {"content": "we ship on mondays", "source": "chat", "confidence": 0.7}}}),
+    ]);
+    assert!(
+        first[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("without a source"))
+    );
+    let id = first[1]["ok"]["id"].as_str().expect("an id").to_string();
+    let second = call(&[
+        json!({"op": "feedback", "args": {"id": id, "kind": "wrong"}}),
+        json!({"op": "history", "args": {"id": id}}),
+        json!({"op": "feedback", "args": {"id": id, "kind": "meh"}}),
+    ]);
+    assert!((second[0]["ok"]["confidence"].as_f64().expect("confidence") - 0.5).abs() < 1e-9);
+    assert_eq!(second[1]["ok"][1]["action"], "feedback");
+    assert!(second[2]["error"].is_string());
 }

@@ -35,6 +35,7 @@ pub mod embedded;
 mod error;
 pub mod fixer;
 mod git_tree;
+pub mod hmem;
 pub mod investigator;
 pub mod judge;
 pub mod markov;
