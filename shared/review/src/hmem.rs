@@ -272,9 +272,10 @@ impl Hmem {
     /// nothing references it, and no guardrail protects it (derived or synthesized records,
     /// records that supersede others, records in a conflict, high confidence).
     fn archivable(&self, r: &Record, now: i64) -> bool {
-        let referenced = self.records.iter().any(|o| {
-            o.derived_from.iter().any(|d| *d == r.id) || o.superseded_by.as_deref() == Some(&r.id)
-        });
+        let referenced = self
+            .records
+            .iter()
+            .any(|o| o.derived_from.contains(&r.id) || o.superseded_by.as_deref() == Some(&r.id));
         let derived = !r.derived_from.is_empty() || r.source == "dreaming";
         let conflicted = r.tags.iter().any(|t| t == "review");
         now - r.created_at >= 30 * DAY_MS
@@ -486,7 +487,7 @@ mod tests {
         assert_eq!(order, [fresh.id.clone(), old.id.clone()]);
         // The superseding record is referenced: never archived; the superseded one may be.
         let (archive, _) = h.sleep_preview(40 * DAY_MS);
-        assert_eq!(archive, [old.id.clone()]);
+        assert_eq!(archive, std::slice::from_ref(&old.id));
         let (backup, log) = h.sleep_execute(&archive, &[], 40 * DAY_MS);
         assert!(!backup.is_empty() && log == [format!("archived {}", old.id)]);
         assert!(h.get(&fresh.id).is_some() && h.get(&old.id).is_none());
