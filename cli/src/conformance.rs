@@ -5,7 +5,7 @@
 //! directory between calls, so the bridge can start one process per call and wait for it
 //! (the runners call some methods synchronously).
 //!
-//! The Markovian engine is `proven_review::markov` (its run travels with each call).
+//! The Markovian engine is `proven_engines::markov` (its run travels with each call).
 //!
 //! The World Model is the store's (`proven_store::world`, SQLite here): its stable ids and
 //! merge bands, entities with provenance, edge chains under the bitemporal rule, the audit,
@@ -35,10 +35,10 @@ pub async fn serve(engine: &str, state: &Path) -> Result<u8, Exit> {
                     .map_err(|e| Exit::store(e.to_string()))?,
             )
         }
-        "markovian" | "hmem" => None,
+        "markovian" | "hmem" | "scout-intent" => None,
         other => {
             return Err(Exit::usage(format!(
-                "--engine {other:?}: this build serves world-model, markovian and hmem"
+                "--engine {other:?}: this build serves world-model, markovian, hmem and scout-intent"
             )));
         }
     };
@@ -53,6 +53,7 @@ pub async fn serve(engine: &str, state: &Path) -> Result<u8, Exit> {
                 let answer = match (&store, engine) {
                     (Some(store), _) => world(store, op, args).await,
                     (None, "hmem") => hmem(state, op, args),
+                    (None, "scout-intent") => scout_intent(op, args),
                     (None, _) => markovian(op, args),
                 };
                 match answer {
@@ -70,14 +71,40 @@ pub async fn serve(engine: &str, state: &Path) -> Result<u8, Exit> {
     Ok(0)
 }
 
+/// Scout Intent's Sense stage (`proven_engines::intent`) over the registry file the request
+/// names: `decide` answers in the shape the eval harness reads (an execution contract, the
+/// candidates, the risk, the tool plan and any clarification).
+fn scout_intent(op: &Value, args: &Value) -> Result<Value, String> {
+    use proven_engines::intent::{Registry, decide};
+    if op.as_str() != Some("decide") {
+        return Err(format!("no operation {op} in the scout-intent engine"));
+    }
+    let path = text(args, "intentRegistry")?;
+    let registry: Registry =
+        serde_json::from_slice(&std::fs::read(path).map_err(|e| format!("{path}: {e}"))?)
+            .map_err(|e| format!("{path}: {e}"))?;
+    let registry = registry.check().map_err(|e| format!("{path}: {e}"))?;
+    let d = decide(&registry, text(args, "prompt")?);
+    Ok(json!({
+        "executionContract": d.primary.as_ref().map(|p| json!({
+            "intent": {"primary": {"id": p, "confidence": d.confidence}, "secondary": d.secondary},
+            "band": d.band,
+        })),
+        "candidates": d.candidates,
+        "risk": {"level": d.risk, "evidence": d.injection},
+        "toolPlan": d.tool_plan.iter().map(|c| json!({"capability": c})).collect::<Vec<_>>(),
+        "clarification": d.clarification.map(|why| json!({"trigger": why})),
+    }))
+}
+
 fn js<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
-/// H-MEM's record model (`proven_review::hmem`), its state read from and written back to
+/// H-MEM's record model (`proven_engines::hmem`), its state read from and written back to
 /// `hmem.json` in the state directory around each call.
 fn hmem(state: &Path, op: &Value, args: &Value) -> Result<Value, String> {
-    use proven_review::hmem::{Feedback, Hmem, NewRecord};
+    use proven_engines::hmem::{Feedback, Hmem, NewRecord};
     let file = state.join("hmem.json");
     let mut h: Hmem = match std::fs::read(&file) {
         Ok(bytes) => {
@@ -157,10 +184,10 @@ fn hmem(state: &Path, op: &Value, args: &Value) -> Result<Value, String> {
     Ok(answer)
 }
 
-/// The Markovian engine (`proven_review::markov`): a run goes out with each answer and comes
+/// The Markovian engine (`proven_engines::markov`): a run goes out with each answer and comes
 /// back with the next prompt; nothing is kept between calls.
 fn markovian(op: &Value, args: &Value) -> Result<Value, String> {
-    use proven_review::markov::{ChunkConfig, Run, model_totals, run_efficiency};
+    use proven_engines::markov::{ChunkConfig, Run, model_totals, run_efficiency};
     let config = |v: &Value| -> Result<ChunkConfig, String> {
         serde_json::from_value(if v.is_null() { json!({}) } else { v.clone() })
             .map_err(|e| format!("chunkConfig: {e}"))

@@ -141,10 +141,6 @@ const DATA_AND_SERVICES: &[&str] = &[
     "suite",
     "git_tree",
     "bounded",
-    // The Markovian engine's generic loop (its conformance runner drives it).
-    "markov",
-    // H-MEM's record model (its conformance runner drives it).
-    "hmem",
     // The control steps' logic (intake, scout, the dependency evidence, the writer): what
     // the registry's handlers run, and the Investigator evaluates versions with.
     "steps",

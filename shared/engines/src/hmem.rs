@@ -138,7 +138,8 @@ fn cosine(a: &[String], b: &[String]) -> f64 {
     }
 }
 
-fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
+/// |a ∩ b| / |a ∪ b| (0 for two empty sets).
+pub(crate) fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
     let union = a.union(b).count();
     if union == 0 {
         0.0

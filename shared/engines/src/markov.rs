@@ -1,7 +1,7 @@
 //! The Markovian engine's generic loop, as Meterless's specification writes it (engines/
 //! markovian, AGENTS.md sections 2, 3, 4.3–4.5, 6, 7 and 14): a chunk configuration with its
 //! bounds, the marker protocol, the carryover cascade, the overlap window, the efficiency
-//! model and the reflection pass. The Planner's bounded steps (`crate::bounded`) are the one
+//! model and the reflection pass. The Planner's bounded steps (`proven_review::bounded`) are the one
 //! place Proven runs a model this way; this module is the engine its conformance runner
 //! drives (`proven conformance-serve --engine markovian`), a step at a time, with no IO: the
 //! caller calls the generator and hands each answer back.
@@ -158,11 +158,21 @@ pub struct Run {
     pub status: Status,
     /// The prompt the caller sends the generator next.
     pub next_prompt: Option<String>,
+    #[serde(flatten)]
+    pub made: Made,
+}
+
+/// What a run has made so far (flattened into the run's record).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Made {
     /// The chunks' display content, markers removed (and the reflection's, appended).
     pub output: String,
     /// Every number's source: chars / 4 here, never a provider's count.
     pub token_label: String,
+    /// Against the run's own configuration, once it has ended.
     pub efficiency: Option<Efficiency>,
+    /// Why the generator failed, when the run errored.
     pub error: Option<String>,
 }
 
@@ -224,10 +234,10 @@ impl Run {
             carryover: String::new(),
             status: Status::Running,
             next_prompt: None,
-            output: String::new(),
-            token_label: "estimated".into(),
-            efficiency: None,
-            error: None,
+            made: Made {
+                token_label: "estimated".into(),
+                ..Made::default()
+            },
         };
         run.next_prompt = Some(run.prompt());
         Ok(run)
@@ -261,14 +271,14 @@ impl Run {
         self.status = status;
         self.next_prompt = None;
         let tokens: Vec<u64> = self.chunks.iter().map(|c| c.tokens).collect();
-        self.efficiency = Some(run_efficiency(&tokens, self.chunk_config.carryover_tokens));
+        self.made.efficiency = Some(run_efficiency(&tokens, self.chunk_config.carryover_tokens));
     }
 
     /// Takes the generator's answer to `next_prompt`.
     pub fn answer(&mut self, text: &str) {
         if self.status == Status::Reflecting {
-            self.output.push_str("\n\n");
-            self.output.push_str(read_chunk(text).0.as_str());
+            self.made.output.push_str("\n\n");
+            self.made.output.push_str(read_chunk(text).0.as_str());
             return self.finish(Status::Completed);
         }
         let (display, state, done) = read_chunk(text);
@@ -284,10 +294,10 @@ impl Run {
             carryover: carried,
             content: display.clone(),
         });
-        if !self.output.is_empty() {
-            self.output.push_str("\n\n");
+        if !self.made.output.is_empty() {
+            self.made.output.push_str("\n\n");
         }
-        self.output.push_str(&display);
+        self.made.output.push_str(&display);
         if done {
             if self.reflect {
                 self.status = Status::Reflecting;
@@ -295,7 +305,7 @@ impl Run {
                     "Reflect on the finished work for: {}\nFinal state: {}\nWork:\n{}",
                     self.goal,
                     self.carryover,
-                    self.output.chars().take(16_000).collect::<String>()
+                    self.made.output.chars().take(16_000).collect::<String>()
                 ));
             } else {
                 self.finish(Status::Completed);
@@ -312,7 +322,7 @@ impl Run {
         if self.status == Status::Reflecting {
             self.finish(Status::Completed);
         } else {
-            self.error = Some(why.to_string());
+            self.made.error = Some(why.to_string());
             self.finish(Status::Errored);
         }
     }
@@ -388,7 +398,7 @@ mod tests {
         );
         run.answer("step two [TASK_COMPLETE]");
         assert_eq!((run.status, run.chunks.len()), (Status::Completed, 2));
-        assert_eq!(run.output, "step one\n\nstep two");
+        assert_eq!(run.made.output, "step one\n\nstep two");
         assert_eq!(
             run.chunks[1].carryover,
             "COMPLETED: step one\nREMAINING: two"
@@ -419,7 +429,7 @@ mod tests {
         assert_eq!(run.status, Status::Reflecting);
         run.failed("provider exploded");
         assert_eq!(
-            (run.status, run.error.as_deref()),
+            (run.status, run.made.error.as_deref()),
             (Status::Completed, None)
         );
         let mut errored = Run::start("g", config(640, 0), false).expect("start");
