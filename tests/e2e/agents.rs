@@ -1479,6 +1479,122 @@ async fn autofix_is_held_to_what_the_patch_breaks_when_the_suite_already_fails_o
     env.cleanup().await;
 }
 
+/// `autofix_timeout` in the base's proven.yaml bounds each run of the attempt: a finding's
+/// test that the Fixer's own proof ran in time, run past the bound on the whole patch, is
+/// killed, and the attempt is rejected naming it (a run that did not happen proves nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn autofix_runs_past_autofix_timeout_reject_the_attempt_by_name() {
+    let env = Env::new(Backend::Sqlite).await;
+    let repo = TestRepo::new();
+    repo.write("proven.yaml", "autofix_timeout: 1\n")
+        .write("calc.py", "def add(a, b):\n    return a + b\n");
+    let base = repo.commit("base");
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n");
+    repo.commit("change");
+    let server = ScriptedServer::start().await;
+    script(
+        &server,
+        "import time\n\ndef test_add():\n    time.sleep(3)\n    assert add(2, 3) == 5\n",
+        CONCEDE(),
+    );
+    let out = review_with(
+        agents(&env, &server).env("PROVEN_AUTOFIX", "on"),
+        &repo,
+        &base,
+        "json",
+    );
+    let doc = parse(&out);
+    assert_eq!(doc["findings"][0]["proof_level"], "reproduced", "{doc:#}");
+    assert!(
+        doc["findings"][0]["patch"].is_object(),
+        "the Fixer's proof ran in time: {doc:#}"
+    );
+    let autofix = &doc["autofix"];
+    assert_eq!(autofix["verdict"], "rejected", "{doc:#}");
+    assert!(
+        autofix["open"]
+            .to_string()
+            .contains("ran past autofix_timeout (1 s) and was killed"),
+        "{autofix:#}"
+    );
+    env.cleanup().await;
+}
+
+/// Autofix over a change with a reproduced bug (its fix proved) and an advisory finding:
+/// the patch of proved test fixes leaves the requirements file as it is, so the advisory
+/// still matches and the attempt is rejected, naming it and its dependency fix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn autofix_is_rejected_while_an_advisory_finding_stays_open() {
+    let env = Env::new(Backend::Sqlite).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let advisory = dir.path().join("widget.json");
+    std::fs::write(
+        &advisory,
+        json!({"schema_version": "1.6.0", "id": "PYSEC-9999-31", "modified": "2026-11-01T00:00:00Z",
+               "published": "2026-11-01T00:00:00Z", "summary": "proven-autofix-widget mishandles input",
+               "affected": [{"package": {"ecosystem": "PyPI", "name": "proven-autofix-widget"},
+                             "ranges": [{"type": "ECOSYSTEM", "events": [{"introduced": "0"}, {"fixed": "2.0.0"}]}]}]})
+        .to_string(),
+    )
+    .expect("write");
+    crate::common::import(&env, &[advisory.display().to_string()]);
+    let repo = TestRepo::new();
+    repo.write("calc.py", "def add(a, b):\n    return a + b\n")
+        .write("requirements.txt", "six==1.16.0\n");
+    let base = repo.commit("base");
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n")
+        .write(
+            "requirements.txt",
+            "six==1.16.0\nproven-autofix-widget==1.0.0\n",
+        );
+    repo.commit("change");
+    let server = ScriptedServer::start().await;
+    auditor_says_covered(&server);
+    server.on(
+        Some(SKEPTIC),
+        "The finding says a package version",
+        vec![Reply::Json(
+            json!({"verdict": "conceded", "reason": "the rows show it",
+                                "artifact": "requirements.txt pins proven-autofix-widget 1.0.0"}),
+        )],
+    );
+    script(
+        &server,
+        "def test_add():\n    assert add(2, 3) == 5\n",
+        CONCEDE(),
+    );
+    let out = review_with(
+        agents(&env, &server).env("PROVEN_AUTOFIX", "on"),
+        &repo,
+        &base,
+        "json",
+    );
+    let doc = parse(&out);
+    let levels: Vec<&str> = doc["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["proof_level"].as_str())
+        .collect();
+    assert!(
+        levels.contains(&"reproduced") && levels.contains(&"advisory"),
+        "{doc:#}"
+    );
+    let autofix = &doc["autofix"];
+    assert_eq!(autofix["verdict"], "rejected", "{doc:#}");
+    assert_eq!(autofix["fixes"], json!(["add subtracts"]), "{autofix:#}");
+    let open = autofix["open"].to_string();
+    assert!(
+        open.contains("PYSEC-9999-31") && open.contains("still matches requirements.txt"),
+        "{autofix:#}"
+    );
+    assert!(
+        open.contains("raises it to 2.0.0"),
+        "its dependency fix is named: {autofix:#}"
+    );
+    env.cleanup().await;
+}
+
 /// Autofix: every proved fix at once on a scratch copy, each finding's own test and the
 /// package's tests run on it; a finding without a proved fix rejects it, by name.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

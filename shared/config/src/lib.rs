@@ -105,6 +105,8 @@ pub struct Config {
     pub markovian: MarkovianSettings,
     /// One whole-change patch of every proved fix, proved as a whole.
     pub autofix: bool,
+    /// Seconds each run of the autofix attempt may take (`autofix_timeout`).
+    pub autofix_timeout_secs: u64,
     pub guardrail: bool,
     pub generator: ModelSettings,
     pub skeptic: ModelSettings,
@@ -492,6 +494,7 @@ impl Layers {
             carry_tokens: get("markovian_carry_tokens")?.0.parse().unwrap_or(800),
         };
         let (autofix, _) = get("autofix")?;
+        let autofix_timeout_secs = get("autofix_timeout")?.0.parse().unwrap_or(300);
         let (model_timeout, _) = get("models.timeout_seconds")?;
         let (step_deadline, _) = get("step_deadline_seconds")?;
         let (max_blob_bytes, _) = get("intake.max_blob_bytes")?;
@@ -616,6 +619,7 @@ impl Layers {
             hmem_query_tokens,
             markovian,
             autofix: autofix == "on",
+            autofix_timeout_secs,
             guardrail: guardrail == "on",
             generator,
             skeptic,

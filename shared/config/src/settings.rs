@@ -812,6 +812,16 @@ pub static SETTINGS: &[Setting] = &[
               or \"rejected\". Nothing is ever committed.",
     },
     Setting {
+        key: "autofix_timeout",
+        env: "PROVEN_AUTOFIX_TIMEOUT",
+        default: Some("300"),
+        allowed: Allowed::Limit,
+        repository: true,
+        doc: "Seconds each run of the autofix attempt may take (each fixed finding's own test, the package's \
+              suite); a run past it is killed, did not happen, and the attempt is rejected naming it. \
+              proven.yaml may lower it, never raise it.",
+    },
+    Setting {
         key: "fixes",
         env: "PROVEN_FIXES",
         default: Some("on"),

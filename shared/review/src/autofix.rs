@@ -88,17 +88,21 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let kept = kept(rows);
     let mut result = gathered(&kept);
-    if kept.is_empty() {
+    // Findings of other evidence the patch does not fix: each keeps it from "fixed".
+    let left = left_by_the_patch(rows);
+    if kept.is_empty() && left.is_empty() {
         trace.push("autofix", json!({"verdict": NOTHING}));
         return Ok(outcome(trace, to_json(&result)?, Vec::new(), true));
     }
+    result.open.extend(left);
     if result.fixes.is_empty() {
         result.verdict = REJECTED.into();
         trace.push("autofix", json!({"verdict": REJECTED, "open": result.open}));
         return Ok(outcome(trace, to_json(&result)?, Vec::new(), true));
     }
     let fixed: Vec<&Kept> = kept.iter().filter(|k| k.fix.is_some()).collect();
-    let requests = patch_requests(&view, &fixed, &result.edits, &mut trace).await?;
+    let timeout = run_timeout(rows);
+    let requests = patch_requests(&view, &fixed, &result.edits, timeout, &mut trace).await?;
     let cassette_key = runs_key(&[
         view.head,
         &serde_json::to_string(&result.edits).unwrap_or_default(),
@@ -127,7 +131,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
             let language = fixed.first().map_or(Language::Python, |k| k.job.language);
             let mut request = crate::suite::suite_request(&view, view.base, language, &mut trace)
                 .await?
-                .with_timeout(TEST_TIMEOUT);
+                .with_timeout(timeout);
             for k in &fixed {
                 request = request.with_file(
                     k.job.test.path.clone(),
@@ -143,8 +147,67 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
         }
         _ => None,
     };
-    settle(&mut result, &requests, done, base_suite, &mut trace);
+    settle(
+        &mut result,
+        (&requests, timeout),
+        done,
+        base_suite,
+        &mut trace,
+    );
     Ok(outcome(trace, to_json(&result)?, Vec::new(), true))
+}
+
+/// The kept findings of other evidence than a test, which this patch (made of proved test
+/// fixes) does not fix: a dependency finding (its advisory still matches the file; its
+/// proposed fix is named) and a query finding (its advisory rows still show it).
+fn left_by_the_patch(rows: &[StepRow]) -> Vec<String> {
+    use crate::judge::deps::{DepsVerdict, judge_deps};
+    use crate::judge::query::{QueryVerdict, judge_query};
+    let mut open = Vec::new();
+    for (row, file) in
+        crate::rows::done_results::<crate::wire::FileResult>(rows, StepName::DepsFile.as_str())
+    {
+        for verdict in judge_deps(rows, &row.id.key, &file) {
+            let DepsVerdict::Keep { finding, .. } = verdict else {
+                continue;
+            };
+            let fix = match finding.fix.as_ref().and_then(|f| f.proposed.as_ref()) {
+                Some(p) => match &p.command {
+                    Some(c) => format!("; its fix is to run `{c}`"),
+                    None => format!(
+                        "; its fix raises it to {} in {}",
+                        p.version, finding.location.path
+                    ),
+                },
+                None => String::new(),
+            };
+            open.push(format!(
+                "{}: the advisory still matches {}, which the patch leaves as it is{fix}",
+                finding.title, finding.location.path
+            ));
+        }
+    }
+    if let Some(p) = step_result::<PlannerResult>(rows, StepName::Planner.as_str(), "") {
+        for (key, risk) in &p.investigating {
+            if let QueryVerdict::Keep { findings, .. } = judge_query(rows, key, risk) {
+                open.extend(findings.iter().map(|f| {
+                    format!(
+                        "{}: its advisory rows still show it; the patch does not change them",
+                        f.title
+                    )
+                }));
+            }
+        }
+    }
+    open
+}
+
+/// How long each of the attempt's runs may take (`autofix_timeout`, fixed at the plan).
+fn run_timeout(rows: &[StepRow]) -> Duration {
+    crate::rows::result_of::<crate::wire::PlanResult>(rows, StepName::Plan.as_str())
+        .ok()
+        .and_then(|p| p.autofix_timeout_secs)
+        .map_or(TEST_TIMEOUT, Duration::from_secs)
 }
 
 /// The whole patch of the kept findings' proved fixes; a finding without one is open.
@@ -174,6 +237,7 @@ async fn patch_requests(
     view: &ReviewView<'_>,
     fixed: &[&Kept],
     edits: &[PatchEdit],
+    timeout: Duration,
     trace: &mut Trace,
 ) -> Result<Vec<(String, RunRequest)>, StepError> {
     let patch = crate::test_runs::patch(edits);
@@ -186,14 +250,15 @@ async fn patch_requests(
             k.title.clone(),
             crate::test_runs::requests(view, &k.job, &k.job.test)?
                 .1
-                .with_patch(patch.clone()),
+                .with_patch(patch.clone())
+                .with_timeout(timeout),
         ));
     }
     let language = language.unwrap_or(Language::Python);
     let mut suite = crate::suite::suite_request(view, view.head, language, trace)
         .await?
         .with_patch(patch)
-        .with_timeout(TEST_TIMEOUT);
+        .with_timeout(timeout);
     for k in fixed {
         suite = suite.with_file(
             k.job.test.path.clone(),
@@ -208,7 +273,7 @@ async fn patch_requests(
 /// package's suite: or failed only where it fails on the base too, `base_suite`).
 fn settle(
     result: &mut Autofix,
-    requests: &[(String, RunRequest)],
+    (requests, timeout): (&[(String, RunRequest)], Duration),
     done: crate::test_runs::RunsDone,
     base_suite: Option<proven_sandbox::RunRecord>,
     trace: &mut Trace,
@@ -237,7 +302,13 @@ fn settle(
                                 .as_ref()
                                 .is_some_and(|b| crate::suite::suite_against_base(r, b).is_ok()))
                 });
-                if !passed {
+                if records.get(i).is_some_and(|r| r.timed_out) {
+                    result.open.push(format!(
+                        "{name}: ran past autofix_timeout ({} s) and was killed: a run that did not \
+                         happen proves nothing",
+                        timeout.as_secs()
+                    ));
+                } else if !passed {
                     result
                         .open
                         .push(format!("{name}: does not pass on the whole patch"));

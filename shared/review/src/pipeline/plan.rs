@@ -54,6 +54,7 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
         }),
         fix_attempts,
         autofix: config.autofix && fix_attempts > 0,
+        autofix_timeout_secs: Some(config.autofix_timeout_secs),
         agents: planned.skeptic,
         tools: crate::wire::PlanTools {
             sandbox: planned.tools.sandbox,

@@ -46,6 +46,10 @@ pub struct PlanResult {
     /// Autofix runs for this review.
     #[serde(default)]
     pub autofix: bool,
+    /// Seconds each of the autofix attempt's runs may take (absent in plans of older
+    /// versions: the sandbox's own test timeout).
+    #[serde(default)]
+    pub autofix_timeout_secs: Option<u64>,
     /// The model agents run for this review (the dependency findings face the Skeptic).
     #[serde(default)]
     pub agents: bool,
