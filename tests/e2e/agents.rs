@@ -1636,6 +1636,16 @@ async fn autofix_applies_every_proved_fix_at_once_or_rejects_naming_what_stays_o
         } else {
             assert_eq!(autofix["fixes"], json!(["add subtracts"]));
             assert_eq!(autofix["edits"][0]["new_text"], "return a + b");
+            // The patch as a unified diff against the head, for a comment to publish.
+            let diff = autofix["diff"].as_str().expect("a diff");
+            assert!(
+                diff.starts_with("--- a/calc.py\n+++ b/calc.py\n@@"),
+                "{diff}"
+            );
+            assert!(
+                diff.contains("\n-    return a - b\n+    return a + b\n"),
+                "{diff}"
+            );
             let runs = sides(&autofix["runs"]);
             assert_eq!(
                 runs,

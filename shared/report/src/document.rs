@@ -64,6 +64,36 @@ pub struct Autofix {
     pub open: Vec<String>,
     /// The runs on the change with the whole patch.
     pub runs: Vec<RunRef>,
+    /// The whole patch as a unified diff against the head (what a review comment publishes
+    /// as suggested changes); empty in reports of older versions.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub diff: String,
+}
+
+/// `edits` applied to the files' texts (`(path, text at the head)`), as one unified diff
+/// (`a/PATH`, `b/PATH` headers, three lines of context). An edit whose old text is not in
+/// its file exactly once is left out (the patch rules refuse such a patch before this).
+pub fn unified_diff(files: &[(String, String)], edits: &[PatchEdit]) -> String {
+    let mut out = String::new();
+    for (path, before) in files {
+        let mut after = before.clone();
+        for e in edits.iter().filter(|e| &e.path == path) {
+            if after.matches(e.old_text.as_str()).count() == 1 {
+                after = after.replacen(e.old_text.as_str(), e.new_text.as_str(), 1);
+            }
+        }
+        if after != *before {
+            let diff = similar::TextDiff::from_lines(before.as_str(), after.as_str());
+            out.push_str(
+                &diff
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(&format!("a/{path}"), &format!("b/{path}"))
+                    .to_string(),
+            );
+        }
+    }
+    out
 }
 
 /// The coverage auditor's verdict (deep band): it is shown the change's purpose and the

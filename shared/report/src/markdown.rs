@@ -92,7 +92,11 @@ Every proved fix applied at once to a scratch copy of the change ({{ autofix.edi
 {% for f in autofix.fixes %}- fixes: {{ f | md }}
 {% endfor %}{% for o in autofix.open %}- open: {{ o | md }}
 {% endfor %}{% for r in autofix.runs %}- run: `{{ r.command | join(" ") }}` → {{ r.outcome }}
-{% endfor %}{% endif %}
+{% endfor %}{% if autofix.diff %}
+The patch (an indented block: no line of it can close a fence):
+
+{{ autofix.diff | indent(4, true) }}
+{% endif %}{% endif %}
 {% if coverage %}
 ### Coverage: {{ coverage.verdict }} (the auditor, shown the manifests, never the findings)
 | surface | status | detail | probe |

@@ -260,6 +260,7 @@ fn sample() -> Report {
         fixes: vec!["add subtracts".into()],
         open: vec!["divide <floors>: no proved fix".into()],
         runs: Vec::new(),
+        diff: String::new(),
     });
     r.coverage = Some(Coverage {
         verdict: "incomplete".into(),
@@ -584,4 +585,32 @@ fn a_line_span_covers_whole_lines() {
     );
     assert!(LineSpan::of(text, "zz", "y").is_none());
     assert!(LineSpan::of(text, "", "y").is_none());
+}
+
+#[test]
+fn the_autofix_patch_is_a_unified_diff_of_its_files() {
+    let edit = |path: &str, old: &str, new: &str| PatchEdit {
+        path: path.into(),
+        old_text: old.into(),
+        new_text: new.into(),
+        lines: None,
+    };
+    let files = vec![
+        (
+            "calc.py".to_string(),
+            "def add(a, b):\n    return a - b\n".to_string(),
+        ),
+        ("other.py".to_string(), "x = 1\n".to_string()),
+    ];
+    let diff = proven_report::unified_diff(
+        &files,
+        &[
+            edit("calc.py", "return a - b", "return a + b"),
+            edit("other.py", "y", "z"),
+        ],
+    );
+    assert_eq!(
+        diff,
+        "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
+    );
 }

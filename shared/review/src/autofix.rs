@@ -100,6 +100,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
         trace.push("autofix", json!({"verdict": REJECTED, "open": result.open}));
         return Ok(outcome(trace, to_json(&result)?, Vec::new(), true));
     }
+    result.diff = patch_diff(&view, &result.edits).await?;
     let fixed: Vec<&Kept> = kept.iter().filter(|k| k.fix.is_some()).collect();
     let timeout = run_timeout(rows);
     let requests = patch_requests(&view, &fixed, &result.edits, timeout, &mut trace).await?;
@@ -202,6 +203,25 @@ fn left_by_the_patch(rows: &[StepRow]) -> Vec<String> {
     open
 }
 
+/// The whole patch as a unified diff against the head's files.
+async fn patch_diff(view: &ReviewView<'_>, edits: &[PatchEdit]) -> Result<String, StepError> {
+    let (dir, head) = (view.repository_dir.to_string(), view.head.to_string());
+    let mut paths: Vec<String> = edits.iter().map(|e| e.path.clone()).collect();
+    paths.dedup();
+    let edits = edits.to_vec();
+    crate::outcome::blocking(move || {
+        let repo =
+            proven_change::Repo::open(std::path::Path::new(&dir)).map_err(|e| e.to_string())?;
+        let files = paths
+            .into_iter()
+            .map(|p| crate::git_tree::text_at(&repo, &head, &p, 4 << 20).map(|t| (p, t)))
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok::<_, String>(proven_report::unified_diff(&files, &edits))
+    })
+    .await?
+    .map_err(|e| StepError::Permanent(format!("autofix: {e}")))
+}
+
 /// How long each of the attempt's runs may take (`autofix_timeout`, fixed at the plan).
 fn run_timeout(rows: &[StepRow]) -> Duration {
     crate::rows::result_of::<crate::wire::PlanResult>(rows, StepName::Plan.as_str())
@@ -218,6 +238,7 @@ fn gathered(kept: &[Kept]) -> Autofix {
         fixes: Vec::new(),
         open: Vec::new(),
         runs: Vec::new(),
+        diff: String::new(),
     };
     for k in kept {
         match &k.fix {
