@@ -75,7 +75,7 @@ fn make(
                     .unwrap_or("");
                 let format =
                     proven_lockfile::Format::detect(path).ok_or("not a dependency file")?;
-                let command = depfix::command(format, &dep, &fixed, edited);
+                let command = depfix::command(format, &dep, &fixed, edited)?;
                 let edits = if command.is_none() {
                     depfix::edit(path, &text, &patched, line)
                         .into_iter()

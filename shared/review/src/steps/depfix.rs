@@ -78,7 +78,39 @@ pub fn with_version(text: &str, dep: &Dependency, fixed: &str) -> Option<(String
 
 /// The command that raises `name` to `fixed` where an edit of one line would not install
 /// (None: the edit is the whole fix).
-pub fn command(format: Format, dep: &Dependency, fixed: &str, edited_line: &str) -> Option<String> {
+pub fn command(
+    format: Format,
+    dep: &Dependency,
+    fixed: &str,
+    edited_line: &str,
+) -> Result<Option<String>, String> {
+    // The name and the versions come from the change's own files: a command a reader may
+    // paste carries only characters no shell reads as syntax.
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-/@:+~".contains(c))
+    };
+    for (what, value) in [
+        ("name", dep.name.as_str()),
+        ("version", dep.version.as_str()),
+        ("fixed version", fixed),
+    ] {
+        if !plain(value) {
+            return Err(format!(
+                "the package's {what} {value:?} holds characters a suggested command may not carry"
+            ));
+        }
+    }
+    Ok(command_text(format, dep, fixed, edited_line))
+}
+
+fn command_text(
+    format: Format,
+    dep: &Dependency,
+    fixed: &str,
+    edited_line: &str,
+) -> Option<String> {
     let name = &dep.name;
     let direct = dep.kind == DependencyKind::Direct;
     let fixed_spelled = spelled(&dep.version, fixed);
@@ -225,7 +257,7 @@ mod tests {
         let d = dep("requests", "2.19.0", Some(1));
         assert_eq!(
             command(Format::RequirementsTxt, &d, "2.20.0", "requests==2.19.0"),
-            None
+            Ok(None)
         );
         assert!(
             command(
@@ -234,7 +266,7 @@ mod tests {
                 "2.20.0",
                 "requests==2.19.0 --hash=sha256:1"
             )
-            .is_some_and(|c| c.contains("--upgrade-package 'requests==2.20.0'"))
+            .is_ok_and(|c| c.is_some_and(|c| c.contains("--upgrade-package 'requests==2.20.0'")))
         );
         assert_eq!(
             command(
@@ -242,14 +274,23 @@ mod tests {
                 &dep("smallvec", "0.6.9", None),
                 "0.6.10",
                 ""
-            )
-            .as_deref(),
-            Some("cargo update -p smallvec@0.6.9 --precise 0.6.10")
+            ),
+            Ok(Some(
+                "cargo update -p smallvec@0.6.9 --precise 0.6.10".to_string()
+            ))
         );
         let go = dep("golang.org/x/text", "v0.3.0", None);
         assert_eq!(
-            command(Format::GoMod, &go, "0.3.3", "").as_deref(),
-            Some("go get golang.org/x/text@v0.3.3 && go mod tidy")
+            command(Format::GoMod, &go, "0.3.3", ""),
+            Ok(Some(
+                "go get golang.org/x/text@v0.3.3 && go mod tidy".to_string()
+            ))
+        );
+        // A name or version from the change that a shell would read as syntax gets no command.
+        let hostile = dep("smallvec$(curl evil)", "0.6.9", None);
+        assert!(
+            command(Format::CargoLock, &hostile, "0.6.10", "")
+                .is_err_and(|e| e.contains("characters a suggested command may not carry"))
         );
     }
 }
