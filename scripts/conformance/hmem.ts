@@ -4,12 +4,10 @@
 // of each HMEM's own. A record handed out is a live view: setting its supersededBy (the
 // runner does) is a write to the engine, as it is to a record of the reference's store.
 
-import { spawnSync } from "node:child_process";
+import { serve } from "./serve.ts";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-
-const BIN = process.env.CONFORMANCE_PROVEN ?? "proven";
 
 export class HMEM {
   private state: string;
@@ -43,16 +41,7 @@ export class HMEM {
   }
 
   private call(op: string, args: Record<string, unknown> = {}): any {
-    const run = spawnSync(BIN, ["conformance-serve", "--engine", "hmem", "--state", this.state], {
-      input: JSON.stringify({ op, args: { now: this.clock(), ...args } }) + "\n",
-      encoding: "utf-8",
-    });
-    if (run.status !== 0) {
-      throw new Error(`proven conformance-serve exited ${run.status}: ${run.stderr || run.error}`);
-    }
-    const reply = JSON.parse(run.stdout.trim().split("\n").pop() ?? "{}");
-    if ("error" in reply) throw new Error(reply.error);
-    return reply.ok;
+    return serve("hmem", this.state, op, { now: this.clock(), ...args });
   }
 
   private live(record: any): any {

@@ -3,26 +3,15 @@
 // markovian`, one process per call, waited for; the run travels with each call, and this
 // module only hands the engine's prompts to the runner's generator and its answers back.
 
-import { spawnSync } from "node:child_process";
+import { serve } from "./serve.ts";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-const BIN = process.env.CONFORMANCE_PROVEN ?? "proven";
 const state = fs.mkdtempSync(path.join(os.tmpdir(), "proven-markovian-"));
 
 function call(op: string, args: Record<string, unknown>): any {
-  const run = spawnSync(BIN, ["conformance-serve", "--engine", "markovian", "--state", state], {
-    input: JSON.stringify({ op, args }) + "\n",
-    encoding: "utf-8",
-    maxBuffer: 64 << 20,
-  });
-  if (run.status !== 0) {
-    throw new Error(`proven conformance-serve exited ${run.status}: ${run.stderr || run.error}`);
-  }
-  const reply = JSON.parse(run.stdout.trim().split("\n").pop() ?? "{}");
-  if ("error" in reply) throw new Error(reply.error);
-  return reply.ok;
+  return serve("markovian", state, op, args);
 }
 
 export function modelTotals(n: number) {

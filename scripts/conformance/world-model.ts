@@ -3,24 +3,13 @@
 // one process per call, waited for (the runner calls some methods synchronously); the
 // engine's state lives in a directory of each WorldModel's own.
 
-import { spawnSync } from "node:child_process";
+import { serve } from "./serve.ts";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-const BIN = process.env.CONFORMANCE_PROVEN ?? "proven";
-
 function call(state: string, op: string, args: Record<string, unknown>): any {
-  const run = spawnSync(BIN, ["conformance-serve", "--engine", "world-model", "--state", state], {
-    input: JSON.stringify({ op, args }) + "\n",
-    encoding: "utf-8",
-  });
-  if (run.status !== 0) {
-    throw new Error(`proven conformance-serve exited ${run.status}: ${run.stderr || run.error}`);
-  }
-  const reply = JSON.parse(run.stdout.trim().split("\n").pop() ?? "{}");
-  if ("error" in reply) throw new Error(reply.error);
-  return reply.ok;
+  return serve("world-model", state, op, args);
 }
 
 const stateless = fs.mkdtempSync(path.join(os.tmpdir(), "proven-world-"));
