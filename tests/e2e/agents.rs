@@ -1453,12 +1453,7 @@ async fn autofix_is_held_to_what_the_patch_breaks_when_the_suite_already_fails_o
         "def test_add():\n    assert add(2, 3) == 5\n",
         CONCEDE(),
     );
-    let out = review_with(
-        agents(&env, &server).env("PROVEN_AUTOFIX", "on"),
-        &repo,
-        &base,
-        "json",
-    );
+    let out = autofix_review(&env, &server, &repo, &base);
     let doc = parse(&out);
     let autofix = &doc["autofix"];
     assert_eq!(
@@ -1479,6 +1474,21 @@ async fn autofix_is_held_to_what_the_patch_breaks_when_the_suite_already_fails_o
     env.cleanup().await;
 }
 
+/// A review with autofix on, in JSON.
+fn autofix_review(
+    env: &Env,
+    server: &ScriptedServer,
+    repo: &TestRepo,
+    base: &str,
+) -> std::process::Output {
+    review_with(
+        agents(env, server).env("PROVEN_AUTOFIX", "on"),
+        repo,
+        base,
+        "json",
+    )
+}
+
 /// `autofix_timeout` in the base's proven.yaml bounds each run of the attempt: a finding's
 /// test that the Fixer's own proof ran in time, run past the bound on the whole patch, is
 /// killed, and the attempt is rejected naming it (a run that did not happen proves nothing).
@@ -1497,12 +1507,7 @@ async fn autofix_runs_past_autofix_timeout_reject_the_attempt_by_name() {
         "import time\n\ndef test_add():\n    time.sleep(3)\n    assert add(2, 3) == 5\n",
         CONCEDE(),
     );
-    let out = review_with(
-        agents(&env, &server).env("PROVEN_AUTOFIX", "on"),
-        &repo,
-        &base,
-        "json",
-    );
+    let out = autofix_review(&env, &server, &repo, &base);
     let doc = parse(&out);
     assert_eq!(doc["findings"][0]["proof_level"], "reproduced", "{doc:#}");
     assert!(
@@ -1563,12 +1568,7 @@ async fn autofix_is_rejected_while_an_advisory_finding_stays_open() {
         "def test_add():\n    assert add(2, 3) == 5\n",
         CONCEDE(),
     );
-    let out = review_with(
-        agents(&env, &server).env("PROVEN_AUTOFIX", "on"),
-        &repo,
-        &base,
-        "json",
-    );
+    let out = autofix_review(&env, &server, &repo, &base);
     let doc = parse(&out);
     let levels: Vec<&str> = doc["findings"]
         .as_array()
@@ -1620,12 +1620,7 @@ async fn autofix_applies_every_proved_fix_at_once_or_rejects_naming_what_stays_o
             "def test_add():\n    assert add(2, 3) == 5\n",
             CONCEDE(),
         );
-        let out = review_with(
-            agents(&env, &server).env("PROVEN_AUTOFIX", "on"),
-            &repo,
-            &base,
-            "json",
-        );
+        let out = autofix_review(&env, &server, &repo, &base);
         let doc = parse(&out);
         assert_eq!(out.status.code(), Some(1), "{doc:#}");
         let autofix = &doc["autofix"];

@@ -53,6 +53,15 @@ impl Env {
         self.proven().args(args).output().expect("run proven")
     }
 
+    /// `proven review` of the repository at `repo` against `base`, with `more` arguments
+    /// (`--format json`).
+    pub fn review(&self, repo: &std::path::Path, base: &str, more: &[&str]) -> Output {
+        let repo = repo.display().to_string();
+        let mut args = vec!["review", "--repo", &repo, "--base", base];
+        args.extend_from_slice(more);
+        self.run(&args)
+    }
+
     pub async fn cleanup(self) {
         self.store.cleanup().await;
     }

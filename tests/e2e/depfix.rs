@@ -13,15 +13,7 @@ use crate::common::{Env, data, import, json as parse};
 
 /// The review's findings of `package` (dependency evidence only: no model configured).
 fn findings_of(env: &Env, repo: &TestRepo, base: &str, package: &str) -> Vec<Value> {
-    let out = env.run(&[
-        "review",
-        "--repo",
-        &repo.path().display().to_string(),
-        "--base",
-        base,
-        "--format",
-        "json",
-    ]);
+    let out = env.review(repo.path(), base, &["--format", "json"]);
     let doc = parse(&out);
     doc["findings"]
         .as_array()
@@ -259,16 +251,8 @@ async fn a_pin_gets_its_edit_and_a_fix_another_advisory_affects_is_not_proved() 
             );
         }
         // Every format says it.
-        let text = crate::common::text(&env.run(&[
-            "review",
-            "--repo",
-            &repo.path().display().to_string(),
-            "--base",
-            &base,
-            "--format",
-            "markdown",
-        ]))
-        .0;
+        let text =
+            crate::common::text(&env.review(repo.path(), &base, &["--format", "markdown"])).0;
         assert!(text.contains(&format!("Fix to {fixed}")), "{text}");
     }
     env.cleanup().await;

@@ -152,13 +152,7 @@ async fn a_wrong_plan_field_or_prose_suffix_stops_proven_naming_it() {
         let base = repo.commit("base");
         repo.write("README.md", "# b\n");
         repo.commit("change");
-        let out = env.run(&[
-            "review",
-            "--repo",
-            &repo.path().display().to_string(),
-            "--base",
-            &base,
-        ]);
+        let out = env.review(repo.path(), &base, &[]);
         let (_, stderr) = text(&out);
         assert_eq!(out.status.code(), Some(7), "{yaml}: {stderr}");
         let key = yaml.split(':').next().expect("a key");

@@ -158,13 +158,7 @@ async fn a_misspelt_setting_names_the_nearest_known_and_logs_in_a_pipe_are_plain
     let base = repo.commit("base");
     repo.write("a.py", "x = 2\n");
     repo.commit("change");
-    let out = env.run(&[
-        "review",
-        "--repo",
-        &repo.path().display().to_string(),
-        "--base",
-        &base,
-    ]);
+    let out = env.review(repo.path(), &base, &[]);
     assert_eq!(out.status.code(), Some(7), "{:?}", text(&out));
     assert!(
         text(&out).1.contains("the nearest known is fix_attempts"),
