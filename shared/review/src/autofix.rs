@@ -164,7 +164,21 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
 fn left_by_the_patch(rows: &[StepRow]) -> Vec<String> {
     use crate::judge::deps::{DepsVerdict, judge_deps};
     use crate::judge::query::{QueryVerdict, judge_query};
+    use crate::rows::StepState;
     let mut open = Vec::new();
+    // A dependency file whose evidence did not finish has findings no one knows: the
+    // attempt cannot say they are fixed.
+    for row in rows
+        .iter()
+        .filter(|r| r.id.step == StepName::DepsFile.as_str())
+    {
+        if matches!(StepState::of(row), StepState::Failed | StepState::Dead) {
+            open.push(format!(
+                "{}: its dependency evidence did not finish, so its findings are not known",
+                row.id.key
+            ));
+        }
+    }
     for (row, file) in
         crate::rows::done_results::<crate::wire::FileResult>(rows, StepName::DepsFile.as_str())
     {
@@ -373,5 +387,21 @@ mod tests {
         assert_eq!(unfinished(&rows, AUTOFIX), ["fixer r0-fix1"]);
         let done: Vec<StepRow> = rows.into_iter().filter(|r| r.id.step != "fixer").collect();
         assert!(unfinished(&done, AUTOFIX).is_empty());
+    }
+
+    #[test]
+    fn a_dependency_file_whose_evidence_failed_keeps_the_attempt_open() {
+        let rows = vec![
+            row(StepName::DepsFile.as_str(), "requirements.txt", "failed"),
+            row(StepName::DepsFile.as_str(), "Cargo.lock", "dead"),
+        ];
+        assert_eq!(
+            left_by_the_patch(&rows),
+            [
+                "requirements.txt: its dependency evidence did not finish, so its findings are not known",
+                "Cargo.lock: its dependency evidence did not finish, so its findings are not known"
+            ]
+        );
+        assert!(left_by_the_patch(&[row(StepName::Prover.as_str(), "r0", "failed")]).is_empty());
     }
 }
