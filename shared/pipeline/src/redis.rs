@@ -128,8 +128,8 @@ impl Queue for RedisQueue {
     }
 }
 
-/// Serves `queues` with `concurrency` jobs at a time each (their isolated twins one at a
-/// time), until `stop` resolves; then waits for the steps running to end.
+/// Serves `queues` with `concurrency` jobs at a time each (the isolated twins one job at a
+/// time between them), until `stop` resolves; then waits for the steps running to end.
 pub async fn serve<S: Steps>(
     config: RedisConfig,
     executor: Arc<Executor<S>>,
@@ -139,22 +139,28 @@ pub async fn serve<S: Steps>(
 ) {
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
-    // Each family is served with its isolated twin, one job at a time.
-    let queues: Vec<(String, usize)> = queues
+    // Each family is served with its isolated twin. The twins share one slot: a job tried
+    // before runs with no other job tried before in this worker, whatever its family, so a
+    // poison job that aborts its worker never costs another suspect an attempt (with a slot
+    // per twin, a plan tried before and the poison's retries were claimed together, and the
+    // plan was dead-lettered with them).
+    let isolated = Arc::new(Semaphore::new(1));
+    let slots = concurrency.max(1);
+    let queues: Vec<(String, Arc<Semaphore>, usize)> = queues
         .into_iter()
         .flat_map(|q| {
             [
-                (proven_store::isolated_queue(&q), 1),
-                (q, concurrency.max(1)),
+                (proven_store::isolated_queue(&q), isolated.clone(), 1),
+                (q, Arc::new(Semaphore::new(slots)), slots),
             ]
         })
         .collect();
-    for (queue, slots) in queues {
+    for (queue, free, slots) in queues {
         tasks.spawn(consume(
             config.clone(),
             executor.clone(),
             queue,
-            slots,
+            (free, slots),
             stop_rx.clone(),
         ));
     }
@@ -163,17 +169,17 @@ pub async fn serve<S: Steps>(
     while tasks.join_next().await.is_some() {}
 }
 
-/// One queue's popper: takes as many jobs as it has free slots, each run in its own task
-/// (a popper that ends never cancels a step halfway).
+/// One queue's popper: takes as many jobs as it has free slots (`slots` of `free`, which
+/// the isolated twins share), each run in its own task (a popper that ends never cancels a
+/// step halfway).
 async fn consume<S: Steps>(
     config: RedisConfig,
     executor: Arc<Executor<S>>,
     queue: String,
-    slots: usize,
+    (free, slots): (Arc<Semaphore>, usize),
     mut stop: watch::Receiver<bool>,
 ) {
     let key = config.key(&queue);
-    let free = Arc::new(Semaphore::new(slots));
     let mut conn: Option<MultiplexedConnection> = None;
     let mut requeue: Option<RedisQueue> = None;
     let pause = Duration::from_millis(500);
