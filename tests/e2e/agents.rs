@@ -805,6 +805,17 @@ async fn a_second_reviewer_is_shown_beside_the_first_and_never_merged() {
             {"title": "floats", "claim": "add mishandles floats", "path": "calc.py", "symbol": "add_floats", "evidence": "test"}
         ]}))],
     );
+    // Its own Skeptic: one refutation citing lines that say what it quotes (counted), one
+    // citing nothing (not counted).
+    server.on(
+        Some(SECOND),
+        "You are the Skeptic of Proven's second reviewer",
+        vec![Reply::Json(json!({"verdicts": [
+            {"risk": 0, "verdict": "refuted", "reason": "the subtraction is deliberate",
+             "evidence": {"path": "calc.py", "line_start": 3, "line_end": 3, "quote": "return a - b"}},
+            {"risk": 1, "verdict": "refuted", "reason": "floats are fine", "evidence": null}
+        ]}))],
+    );
     script(
         &server,
         "def test_add():\n    assert add(2, 3) == 5\n",
@@ -838,10 +849,17 @@ async fn a_second_reviewer_is_shown_beside_the_first_and_never_merged() {
     assert_eq!(reviewers[0]["title"], "add subtracts");
     assert_eq!(reviewers[0]["outcome"], "finding");
     assert_eq!(reviewers[0]["first"]["verdict"], "reported");
-    assert_eq!(reviewers[0]["second"]["verdict"], "reported");
     assert_eq!(
-        reviewers[0]["second"]["reason"], "add no longer adds",
-        "its own words"
+        reviewers[0]["second"]["verdict"], "refuted",
+        "its own Skeptic refuted it, and the lines it cited hold"
+    );
+    assert_eq!(
+        reviewers[0]["second"]["reason"], "the subtraction is deliberate (shown by calc.py:3)",
+        "its Skeptic's own words, with the lines Proven checked"
+    );
+    assert_eq!(
+        reviewers[0]["outcome"], "finding",
+        "a second reviewer's refutation never removes a finding"
     );
     assert_eq!(reviewers[1]["title"], "floats");
     assert_eq!(reviewers[1]["outcome"], "not examined");
@@ -858,7 +876,8 @@ async fn a_second_reviewer_is_shown_beside_the_first_and_never_merged() {
     let (md, _) = text(&cmd.args(["--format", "markdown"]).output().expect("review"));
     assert!(
         md.contains(
-            "| floats | `calc.py` | not examined | not reported | reported: add mishandles floats |"
+            "| floats | `calc.py` | not examined | not reported | reported: add mishandles floats \
+             (its Skeptic's refutation did not count: it cited no lines) |"
         ),
         "{md}"
     );

@@ -136,7 +136,8 @@ pub struct ReviewerVerdicts {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReviewerVerdict {
-    /// `reported`, `not reported`, or `no answer` (the reviewer's service failed).
+    /// `reported`, `not reported`, `refuted` (its own Skeptic refuted it, citing lines Proven
+    /// checked), or `no answer` (the reviewer's service failed).
     pub verdict: String,
     /// The reviewer's own words for the risk, when it named it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -2,7 +2,8 @@
 //!
 //! Layers, each importing only from the ones below (`tests/tidy` checks it):
 //! - data: [`step_name`] (every step's name, typed), [`wire`] (what the agent steps store
-//!   and pass each other), [`rows`] (a review's rows read back);
+//!   and pass each other), [`rows`] (a review's rows read back), [`citation`] (a model's
+//!   citation of a file, checked against the file);
 //! - services: [`step`] (the one shape of a step: its context, the review it is handed,
 //!   its handler), `outcome` (a step's outcome and shared errors, `FailureKind`),
 //!   [`model`] (model access with the guardrail, by `Role`), `test_runs` (the test runner
@@ -31,6 +32,7 @@ pub mod agents;
 pub mod auditor;
 pub mod autofix;
 pub mod bounded;
+pub mod citation;
 pub mod embedded;
 mod error;
 pub mod fixer;

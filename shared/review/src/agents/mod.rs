@@ -20,6 +20,7 @@
 pub mod planner;
 pub mod prover;
 pub mod reproduce;
+pub mod second;
 
 use crate::step_name::StepName;
 

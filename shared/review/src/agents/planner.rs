@@ -19,10 +19,10 @@ use crate::step_name::StepName;
 use crate::steps::scout::Band;
 use crate::wire::{
     Bounds, DependencyEvidence, DependencyNote, EvidenceKind, FileResult, HmemBounds, PlanResult,
-    PlanTools, PlannerResult, ReviewView, Risk, SecondReview,
+    PlanTools, PlannerResult, ReviewView, Risk,
 };
 
-const MAX_RISKS: usize = 8;
+pub(super) const MAX_RISKS: usize = 8;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct PlannerAnswer {
@@ -95,7 +95,7 @@ async fn change_diff(view: &ReviewView<'_>) -> Result<(String, bool), StepError>
 /// one prompt, or in bounded steps when they are on and the whole prompt is above their
 /// threshold; true when the change was longer than what was read. The trace says which,
 /// and why.
-async fn ask_planner(
+pub(super) async fn ask_planner(
     agents: &Agents,
     role: Role,
     view: &ReviewView<'_>,
@@ -160,7 +160,7 @@ async fn ask_planner(
 }
 
 /// The bounded steps' settings the plan fixed for this review.
-fn bounds(rows: &[StepRow]) -> Bounds {
+pub(super) fn bounds(rows: &[StepRow]) -> Bounds {
     result_of::<PlanResult>(rows, StepName::Plan.as_str())
         .map_or_else(|_| Bounds::default(), |p| p.markovian)
 }
@@ -231,37 +231,6 @@ pub(crate) fn dependency_evidence(
             .extend(file.findings.iter().filter_map(DependencyNote::of));
     }
     Ok(evidence)
-}
-
-/// `second-reviewer`: its own Planner's risks, shown beside the first's.
-pub async fn run_second(s: &ReviewStep<'_>, _: &Lease) -> Result<Outcome, StepError> {
-    let (agents, view) = (s.agents()?, s.view);
-    let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
-    let (risks, _) = ask_planner(
-        agents,
-        Role::SecondReviewer,
-        &view,
-        (None, bounds(s.rows)),
-        &mut trace,
-    )
-    .await?;
-    let risks: Vec<Risk> = risks
-        .into_iter()
-        .take(MAX_RISKS)
-        .filter(|r| view.changed.iter().any(|c| c == &r.path) && r.title.len() <= 300)
-        .collect();
-    for r in &risks {
-        trace.push(
-            Role::SecondReviewer.as_str(),
-            json!({"title": r.title, "path": r.path, "claim": r.claim}),
-        );
-    }
-    Ok(outcome(
-        trace,
-        to_json(&SecondReview { risks })?,
-        Vec::new(),
-        true,
-    ))
 }
 
 pub async fn planner(

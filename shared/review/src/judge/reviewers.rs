@@ -37,6 +37,33 @@ fn said(verdict: &str, reason: Option<String>) -> ReviewerVerdict {
     }
 }
 
+/// The second reviewer's verdict on its own risk `i`: `refuted` when its Skeptic's
+/// refutation held Proven's check (its reason, and the lines that showed it), else
+/// `reported` in its own words (with why a claimed refutation did not count).
+fn own(second: &SecondReview, i: usize, risk: &Risk) -> ReviewerVerdict {
+    match second.skeptic.iter().find(|v| v.risk == i) {
+        Some(v) if v.refuted => {
+            let shown = v
+                .cited
+                .as_ref()
+                .map(|c| format!(" (shown by {})", c.place()))
+                .unwrap_or_default();
+            said("refuted", Some(format!("{}{shown}", v.reason)))
+        }
+        Some(v) => match &v.not_counted {
+            Some(why) => said(
+                "reported",
+                Some(format!(
+                    "{} (its Skeptic's refutation did not count: {why})",
+                    risk.claim
+                )),
+            ),
+            None => said("reported", Some(risk.claim.clone())),
+        },
+        None => said("reported", Some(risk.claim.clone())),
+    }
+}
+
 /// Both reviewers' verdicts on every risk either named (empty when no second reviewer ran):
 /// the first's risks in order, then the ones only the second named ("not examined").
 pub fn side_by_side(rows: &[StepRow], first: &[(Risk, RiskOutcome)]) -> Vec<ReviewerVerdicts> {
@@ -61,7 +88,9 @@ pub fn side_by_side(rows: &[StepRow], first: &[(Risk, RiskOutcome)]) -> Vec<Revi
             Some(None) => said("not reported", None),
             Some(Some((i, r))) => {
                 matched.insert(i);
-                said("reported", Some(r.claim.clone()))
+                second
+                    .as_ref()
+                    .map_or_else(|| said("no answer", None), |s| own(s, i, r))
             }
         };
         verdicts.push(ReviewerVerdicts {
@@ -81,7 +110,9 @@ pub fn side_by_side(rows: &[StepRow], first: &[(Risk, RiskOutcome)]) -> Vec<Revi
             path: r.path.clone(),
             outcome: "not examined".into(),
             first: said("not reported", None),
-            second: said("reported", Some(r.claim.clone())),
+            second: second
+                .as_ref()
+                .map_or_else(|| said("reported", Some(r.claim.clone())), |s| own(s, i, r)),
         });
     }
     verdicts
@@ -103,7 +134,11 @@ mod tests {
     }
 
     fn second(state: &str, risks: Vec<Risk>) -> StepRow {
-        let result = serde_json::to_string(&SecondReview { risks }).expect("json");
+        let result = serde_json::to_string(&SecondReview {
+            risks,
+            skeptic: Vec::new(),
+        })
+        .expect("json");
         test_row("second-reviewer", "", state, Some(result))
     }
 
@@ -178,6 +213,59 @@ mod tests {
         assert_eq!(
             side_by_side(&rows, &first)[0].second.reason.as_deref(),
             Some("add, in its words")
+        );
+    }
+
+    #[test]
+    fn its_own_skeptic_refutes_only_with_lines_that_held() {
+        use crate::citation::Citation;
+        use crate::wire::SecondVerdict;
+        let first = [
+            (risk("calc.py", Some("add"), "add"), RiskOutcome::Finding),
+            (risk("calc.py", Some("sub"), "sub"), RiskOutcome::Finding),
+        ];
+        let review = SecondReview {
+            risks: vec![
+                risk("calc.py", Some("add"), "add breaks"),
+                risk("calc.py", Some("sub"), "sub breaks"),
+            ],
+            skeptic: vec![
+                SecondVerdict {
+                    risk: 0,
+                    refuted: true,
+                    reason: "the subtraction is intended".into(),
+                    cited: Some(Citation {
+                        path: "calc.py".into(),
+                        line_start: 3,
+                        line_end: 3,
+                        quote: "return a - b".into(),
+                    }),
+                    not_counted: None,
+                },
+                SecondVerdict {
+                    risk: 1,
+                    not_counted: Some("it cited no lines".into()),
+                    ..Default::default()
+                },
+            ],
+        };
+        let rows = [test_row(
+            "second-reviewer",
+            "",
+            "done",
+            Some(serde_json::to_string(&review).expect("json")),
+        )];
+        let v = side_by_side(&rows, &first);
+        assert_eq!(v[0].second.verdict, "refuted");
+        assert_eq!(
+            v[0].second.reason.as_deref(),
+            Some("the subtraction is intended (shown by calc.py:3)")
+        );
+        assert_eq!(v[0].outcome, "finding", "evidence alone decides findings");
+        assert_eq!(v[1].second.verdict, "reported");
+        assert_eq!(
+            v[1].second.reason.as_deref(),
+            Some("sub breaks (its Skeptic's refutation did not count: it cited no lines)")
         );
     }
 

@@ -30,10 +30,7 @@ pub(super) fn builtin() -> HashMap<&'static str, Handler> {
         (StepName::DepsCollect, control(run!(evidence::collect))),
         (StepName::DepsFile, control(run!(evidence::file))),
         (StepName::Planner, agent(run!(agents::planner::run))),
-        (
-            StepName::SecondReviewer,
-            agent(run!(agents::planner::run_second)),
-        ),
+        (StepName::SecondReviewer, agent(run!(agents::second::run))),
         (StepName::Prover, agent(run!(agents::prover::run))),
         (StepName::Reproduce, agent(run!(agents::reproduce::run))),
         (StepName::Skeptic, agent(run!(skeptic::run))),

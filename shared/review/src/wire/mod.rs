@@ -300,6 +300,27 @@ impl DependencyNote {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SecondReview {
     pub risks: Vec<Risk>,
+    /// Its own Skeptic on each of its risks, as Proven checked it (absent in rows written
+    /// before the second reviewer had one).
+    #[serde(default)]
+    pub skeptic: Vec<SecondVerdict>,
+}
+
+/// The second reviewer's Skeptic on one of its own risks (`risk`: its index), as Proven
+/// checked it: `refuted` only when the Skeptic refuted it citing lines of the risk's own
+/// file that exist at the change and say what it quotes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SecondVerdict {
+    pub risk: usize,
+    pub refuted: bool,
+    /// The Skeptic's own reason.
+    pub reason: String,
+    /// The lines it cited, when it cited any.
+    #[serde(default)]
+    pub cited: Option<crate::citation::Citation>,
+    /// Why a refutation it claimed did not count (Proven's check of its citation).
+    #[serde(default)]
+    pub not_counted: Option<String>,
 }
 
 /// A proving job for unit tests: a Python test of calc.py.

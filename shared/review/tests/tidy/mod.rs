@@ -141,6 +141,9 @@ const DATA_AND_SERVICES: &[&str] = &[
     "suite",
     "git_tree",
     "bounded",
+    // A model's citation of a file and Proven's check of it (the second reviewer's
+    // Skeptic and `proven ask`).
+    "citation",
     // The control steps' logic (intake, scout, the dependency evidence, the writer): what
     // the registry's handlers run, and the Investigator evaluates versions with.
     "steps",
