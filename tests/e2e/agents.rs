@@ -56,7 +56,7 @@ pub(crate) fn script(server: &ScriptedServer, prover_test: &str, skeptic: serde_
 }
 
 /// The Fixer's answer that repairs `buggy_change`.
-const ADD_FIX: fn() -> serde_json::Value = || {
+pub(crate) const ADD_FIX: fn() -> serde_json::Value = || {
     json!({"edits": [{"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}],
            "explanation": "add adds again"})
 };
@@ -136,7 +136,7 @@ pub(crate) fn review_with(
     .expect("run proven review")
 }
 
-const CONCEDE: fn() -> serde_json::Value = || json!({"verdict": "conceded", "reason": "the change run fails with assert -1 == 5", "artifact": "tests/test_add.py: the change run fails"});
+pub(crate) const CONCEDE: fn() -> serde_json::Value = || json!({"verdict": "conceded", "reason": "the change run fails with assert -1 == 5", "artifact": "tests/test_add.py: the change run fails"});
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bug_the_change_introduces_is_one_reproduced_finding_in_every_format() {
@@ -1356,7 +1356,7 @@ async fn a_fix_is_shown_only_when_the_same_test_proves_it() {
 
 /// `add` broken by the change, `sub` fine, and a test that fails on both sides (it needs what
 /// the sandbox has not): the package's suite never passes.
-fn suite_fails_on_the_base() -> (TestRepo, String) {
+pub(crate) fn suite_fails_on_the_base() -> (TestRepo, String) {
     let repo = TestRepo::new();
     repo.write(
         "calc.py",
@@ -1447,229 +1447,6 @@ async fn a_fix_is_held_to_what_it_breaks_when_the_suite_already_fails_on_the_bas
             assert!(
                 why.contains("1 test(s) fail with the patch that pass on the base: tests/test_sub.py::test_sub"),
                 "{f:#}"
-            );
-        }
-    }
-    env.cleanup().await;
-}
-
-/// Autofix holds the whole patch to what it breaks too: the package's suite fails with it
-/// only where it fails on the base, so the patch is "fixed automatically", with the base's
-/// suite run among its runs.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn autofix_is_held_to_what_the_patch_breaks_when_the_suite_already_fails_on_the_base() {
-    let (repo, base) = suite_fails_on_the_base();
-    let env = Env::new(Backend::Sqlite).await;
-    let server = ScriptedServer::start().await;
-    server.on(
-        Some(GENERATOR),
-        "You are the Fixer",
-        vec![Reply::Json(json!({"edits": [{"path": "calc.py", "old_text": "return a * b", "new_text": "return a + b"}],
-                                "explanation": "add adds, not multiplies"}))],
-    );
-    script(
-        &server,
-        "def test_add():\n    assert add(2, 3) == 5\n",
-        CONCEDE(),
-    );
-    let out = autofix_review(&env, &server, &repo, &base);
-    let doc = parse(&out);
-    let autofix = &doc["autofix"];
-    assert_eq!(
-        autofix["verdict"], "fixed automatically, waiting for a person",
-        "{doc:#}"
-    );
-    let sides: Vec<&str> = autofix["runs"]
-        .as_array()
-        .expect("runs")
-        .iter()
-        .map(|r| r["side"].as_str().unwrap_or_default())
-        .collect();
-    assert_eq!(
-        sides,
-        ["change+autofix", "change+autofix", "base"],
-        "{autofix:#}"
-    );
-    env.cleanup().await;
-}
-
-/// A review with autofix on, in JSON.
-fn autofix_review(
-    env: &Env,
-    server: &ScriptedServer,
-    repo: &TestRepo,
-    base: &str,
-) -> std::process::Output {
-    review_with(
-        agents(env, server).env("PROVEN_AUTOFIX", "on"),
-        repo,
-        base,
-        "json",
-    )
-}
-
-/// `autofix_timeout` in the base's proven.yaml bounds each run of the attempt: a finding's
-/// test that the Fixer's own proof ran in time, run past the bound on the whole patch, is
-/// killed, and the attempt is rejected naming it (a run that did not happen proves nothing).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn autofix_runs_past_autofix_timeout_reject_the_attempt_by_name() {
-    let env = Env::new(Backend::Sqlite).await;
-    let repo = TestRepo::new();
-    repo.write("proven.yaml", "autofix_timeout: 1\n")
-        .write("calc.py", "def add(a, b):\n    return a + b\n");
-    let base = repo.commit("base");
-    repo.write("calc.py", "def add(a, b):\n    return a - b\n");
-    repo.commit("change");
-    let server = ScriptedServer::start().await;
-    script(
-        &server,
-        "import time\n\ndef test_add():\n    time.sleep(3)\n    assert add(2, 3) == 5\n",
-        CONCEDE(),
-    );
-    let out = autofix_review(&env, &server, &repo, &base);
-    let doc = parse(&out);
-    assert_eq!(doc["findings"][0]["proof_level"], "reproduced", "{doc:#}");
-    assert!(
-        doc["findings"][0]["patch"].is_object(),
-        "the Fixer's proof ran in time: {doc:#}"
-    );
-    let autofix = &doc["autofix"];
-    assert_eq!(autofix["verdict"], "rejected", "{doc:#}");
-    assert!(
-        autofix["open"]
-            .to_string()
-            .contains("ran past autofix_timeout (1 s) and was killed"),
-        "{autofix:#}"
-    );
-    env.cleanup().await;
-}
-
-/// Autofix over a change with a reproduced bug (its fix proved) and an advisory finding:
-/// the patch of proved test fixes leaves the requirements file as it is, so the advisory
-/// still matches and the attempt is rejected, naming it and its dependency fix.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn autofix_is_rejected_while_an_advisory_finding_stays_open() {
-    let env = Env::new(Backend::Sqlite).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let advisory = dir.path().join("widget.json");
-    std::fs::write(
-        &advisory,
-        json!({"schema_version": "1.6.0", "id": "PYSEC-9999-31", "modified": "2026-11-01T00:00:00Z",
-               "published": "2026-11-01T00:00:00Z", "summary": "proven-autofix-widget mishandles input",
-               "affected": [{"package": {"ecosystem": "PyPI", "name": "proven-autofix-widget"},
-                             "ranges": [{"type": "ECOSYSTEM", "events": [{"introduced": "0"}, {"fixed": "2.0.0"}]}]}]})
-        .to_string(),
-    )
-    .expect("write");
-    crate::common::import(&env, &[advisory.display().to_string()]);
-    let repo = TestRepo::new();
-    repo.write("calc.py", "def add(a, b):\n    return a + b\n")
-        .write("requirements.txt", "six==1.16.0\n");
-    let base = repo.commit("base");
-    repo.write("calc.py", "def add(a, b):\n    return a - b\n")
-        .write(
-            "requirements.txt",
-            "six==1.16.0\nproven-autofix-widget==1.0.0\n",
-        );
-    repo.commit("change");
-    let server = ScriptedServer::start().await;
-    auditor_says_covered(&server);
-    server.on(
-        Some(SKEPTIC),
-        "The finding says a package version",
-        vec![Reply::Json(
-            json!({"verdict": "conceded", "reason": "the rows show it",
-                                "artifact": "requirements.txt pins proven-autofix-widget 1.0.0"}),
-        )],
-    );
-    script(
-        &server,
-        "def test_add():\n    assert add(2, 3) == 5\n",
-        CONCEDE(),
-    );
-    let out = autofix_review(&env, &server, &repo, &base);
-    let doc = parse(&out);
-    let levels: Vec<&str> = doc["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .filter_map(|f| f["proof_level"].as_str())
-        .collect();
-    assert!(
-        levels.contains(&"reproduced") && levels.contains(&"advisory"),
-        "{doc:#}"
-    );
-    let autofix = &doc["autofix"];
-    assert_eq!(autofix["verdict"], "rejected", "{doc:#}");
-    assert_eq!(autofix["fixes"], json!(["add subtracts"]), "{autofix:#}");
-    let open = autofix["open"].to_string();
-    assert!(
-        open.contains("PYSEC-9999-31") && open.contains("still matches requirements.txt"),
-        "{autofix:#}"
-    );
-    assert!(
-        open.contains("raises it to 2.0.0"),
-        "its dependency fix is named: {autofix:#}"
-    );
-    env.cleanup().await;
-}
-
-/// Autofix: every proved fix at once on a scratch copy, each finding's own test and the
-/// package's tests run on it; a finding without a proved fix rejects it, by name.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn autofix_applies_every_proved_fix_at_once_or_rejects_naming_what_stays_open() {
-    let env = Env::new(Backend::Sqlite).await;
-    let (repo, base) = buggy_change();
-    let wrong = json!({"edits": [{"path": "calc.py", "old_text": "return a - b", "new_text": "return a * b"}],
-                       "explanation": "multiply"});
-    for (fixer, verdict) in [
-        (None, "fixed automatically, waiting for a person"),
-        (Some(wrong), "rejected"),
-    ] {
-        let server = ScriptedServer::start().await;
-        if let Some(answer) = fixer {
-            server.on(
-                Some(GENERATOR),
-                "You are the Fixer",
-                vec![Reply::Json(answer)],
-            );
-        }
-        script(
-            &server,
-            "def test_add():\n    assert add(2, 3) == 5\n",
-            CONCEDE(),
-        );
-        let out = autofix_review(&env, &server, &repo, &base);
-        let doc = parse(&out);
-        assert_eq!(out.status.code(), Some(1), "{doc:#}");
-        let autofix = &doc["autofix"];
-        assert_eq!(autofix["verdict"], verdict, "{doc:#}");
-        if verdict == "rejected" {
-            assert_eq!(autofix["open"], json!(["add subtracts: no proved fix"]));
-            assert_eq!(autofix["runs"].as_array().map(Vec::len), Some(0));
-        } else {
-            assert_eq!(autofix["fixes"], json!(["add subtracts"]));
-            assert_eq!(autofix["edits"][0]["new_text"], "return a + b");
-            // The patch as a unified diff against the head, for a comment to publish.
-            let diff = autofix["diff"].as_str().expect("a diff");
-            assert!(
-                diff.starts_with("--- a/calc.py\n+++ b/calc.py\n@@"),
-                "{diff}"
-            );
-            assert!(
-                diff.contains("\n-    return a - b\n+    return a + b\n"),
-                "{diff}"
-            );
-            let runs = sides(&autofix["runs"]);
-            assert_eq!(
-                runs,
-                [("change+autofix", "passed"), ("change+autofix", "passed")],
-                "the finding's own test, then the package's tests"
-            );
-            // Nothing is committed: the author's tree and branch are as they were.
-            assert!(
-                std::fs::read_to_string(repo.path().join("calc.py"))
-                    .is_ok_and(|t| t.contains("return a - b"))
             );
         }
     }

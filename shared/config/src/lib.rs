@@ -107,6 +107,9 @@ pub struct Config {
     pub autofix: bool,
     /// Seconds each run of the autofix attempt may take (`autofix_timeout`).
     pub autofix_timeout_secs: u64,
+    /// The model that writes the autofix attempt's one patch (`autofix_generator`; None:
+    /// the generator's own model), served at the generator's endpoint.
+    pub autofix_generator: Option<String>,
     pub guardrail: bool,
     pub generator: ModelSettings,
     pub skeptic: ModelSettings,
@@ -495,6 +498,7 @@ impl Layers {
         };
         let (autofix, _) = get("autofix")?;
         let autofix_timeout_secs = get("autofix_timeout")?.0.parse().unwrap_or(300);
+        let (autofix_generator, _) = get("autofix_generator")?;
         let (model_timeout, _) = get("models.timeout_seconds")?;
         let (step_deadline, _) = get("step_deadline_seconds")?;
         let (max_blob_bytes, _) = get("intake.max_blob_bytes")?;
@@ -620,6 +624,7 @@ impl Layers {
             markovian,
             autofix: autofix == "on",
             autofix_timeout_secs,
+            autofix_generator: (!autofix_generator.is_empty()).then_some(autofix_generator),
             guardrail: guardrail == "on",
             generator,
             skeptic,

@@ -807,9 +807,12 @@ pub static SETTINGS: &[Setting] = &[
         default: Some("off"),
         allowed: Allowed::OneOf(&["off", "on"]),
         repository: true,
-        doc: "on: every proved fix applied at once to a scratch copy of the change, each finding's own test \
-              and the package's tests run on it; the verdict is \"fixed automatically, waiting for a person\" \
-              or \"rejected\". Nothing is ever committed.",
+        doc: "on: after every finding is final, one prompt to the generator (`autofix_generator`) holding \
+              every kept finding a test, a query or an advisory proved; its one patch is applied to a scratch \
+              copy of the change and each finding's own evidence run again on it (tests in the sandbox, \
+              advisory rows for the patched files), then the tests of each language the patch touches; the \
+              verdict is \"fixed automatically, waiting for a person\" or \"rejected\", naming each open \
+              finding. No second attempt, and no per-finding fixes while it is on. Nothing is ever committed.",
     },
     Setting {
         key: "autofix_timeout",
@@ -820,6 +823,16 @@ pub static SETTINGS: &[Setting] = &[
         doc: "Seconds each run of the autofix attempt may take (each fixed finding's own test, the package's \
               suite); a run past it is killed, did not happen, and the attempt is rejected naming it. \
               proven.yaml may lower it, never raise it.",
+    },
+    Setting {
+        key: "autofix_generator",
+        env: "PROVEN_AUTOFIX_GENERATOR",
+        default: Some(""),
+        allowed: Allowed::ModelIdOrEmpty,
+        repository: true,
+        doc: "The model that writes the autofix attempt's one patch, served at the generator's endpoint \
+              with its key; empty: the generator's own model. No model judges the patch: only Proven's runs \
+              and rows do.",
     },
     Setting {
         key: "fixes",

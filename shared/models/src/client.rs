@@ -196,6 +196,14 @@ impl ModelClient {
         self
     }
 
+    /// The same endpoint, key and cassette, asking for another model (the autofix
+    /// attempt's `autofix_generator`).
+    pub fn with_model(&self, model: &str) -> ModelClient {
+        let mut other = self.clone();
+        other.endpoint.model = model.to_string();
+        other
+    }
+
     pub fn endpoint(&self) -> &Endpoint {
         &self.endpoint
     }

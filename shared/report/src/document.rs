@@ -58,9 +58,11 @@ pub struct Autofix {
     pub verdict: String,
     /// The whole-change patch.
     pub edits: Vec<PatchEdit>,
-    /// The findings it fixes (titles).
+    /// The findings it closed (titles): each one's evidence, run again on the patched copy,
+    /// no longer shows it.
     pub fixes: Vec<String>,
-    /// Each finding left open, and why (no proved fix, or its test fails on the patch).
+    /// Each finding left open, and the run or rows that left it open (and what else kept
+    /// the attempt from "fixed": a suite it broke, a run that did not happen).
     pub open: Vec<String>,
     /// The runs on the change with the whole patch.
     pub runs: Vec<RunRef>,

@@ -88,12 +88,12 @@ No finding.
 {% endfor %}{% endif %}
 {% if autofix %}
 ### Autofix: {{ autofix.verdict }}
-Every proved fix applied at once to a scratch copy of the change ({{ autofix.edits | length }} edits); nothing is committed.
-{% for f in autofix.fixes %}- fixes: {{ f | md }}
+One patch for every kept finding ({{ autofix.edits | length }} edits), each finding's evidence run again on a scratch copy of the change; nothing is committed.
+{% for f in autofix.fixes %}- closed: {{ f | md }}
 {% endfor %}{% for o in autofix.open %}- open: {{ o | md }}
 {% endfor %}{% for r in autofix.runs %}- run: `{{ r.command | join(" ") }}` → {{ r.outcome }}
 {% endfor %}{% if autofix.diff %}
-The patch (an indented block: no line of it can close a fence):
+{% if autofix.verdict == "rejected" %}The rejected patch, kept for the record (not a fix){% else %}The patch, as suggested changes{% endif %} (an indented block: no line of it can close a fence):
 
 {{ autofix.diff | indent(4, true) }}
 {% endif %}{% endif %}

@@ -140,15 +140,15 @@ pub fn render_text(report: &Report, color: bool) -> String {
             a.edits.len()
         );
         for f in &a.fixes {
-            let _ = writeln!(out, "  fixes: {f}");
+            let _ = writeln!(out, "  closed: {f}");
         }
         for o in &a.open {
-            let _ = writeln!(out, "  open:  {o}");
+            let _ = writeln!(out, "  open:   {o}");
         }
         for r in &a.runs {
             let _ = writeln!(
                 out,
-                "  run:   {} {} → {}",
+                "  run:    {} {} → {}",
                 r.side,
                 r.command.join(" "),
                 r.outcome

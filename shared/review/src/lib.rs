@@ -8,7 +8,7 @@
 //!   its handler), `outcome` (a step's outcome and shared errors, `FailureKind`),
 //!   [`model`] (model access with the guardrail, by `Role`), `test_runs` (the test runner
 //!   with its one cassette path), [`bounded`], [`steps`] (the control steps' logic: intake,
-//!   scout, the dependency evidence, the writer), `git_tree`;
+//!   scout, the dependency evidence, the writer), `git_tree`, [`patch`] (what a model's patch may be);
 //! - one module per step: [`agents`], [`auditor`], [`autofix`], [`fixer`],
 //!   [`investigator`], [`skeptic`], [`sandbox_job`]; a step names the next by
 //!   [`step_name::StepName`], never by importing it;
@@ -41,6 +41,7 @@ pub mod investigator;
 pub mod judge;
 pub mod model;
 mod outcome;
+pub mod patch;
 pub mod pipeline;
 pub mod rows;
 pub mod sandbox_job;

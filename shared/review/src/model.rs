@@ -134,7 +134,20 @@ impl Agents {
         user: &str,
         trace: &mut Trace,
     ) -> Result<T, StepError> {
-        let client = match role {
+        self.ask_model(role, None, system, user, trace).await
+    }
+
+    /// [`Agents::ask`], with `model` (when given) asked at the role's endpoint instead of
+    /// its configured model.
+    pub(crate) async fn ask_model<T: DeserializeOwned + Serialize>(
+        &self,
+        role: Role,
+        model: Option<&str>,
+        system: &str,
+        user: &str,
+        trace: &mut Trace,
+    ) -> Result<T, StepError> {
+        let configured = match role {
             // The coverage auditor is the Skeptic's twin adversary: the other model family.
             Role::Skeptic | Role::Auditor => &self.skeptic,
             Role::SecondReviewer => self.second.as_ref().ok_or_else(|| {
@@ -142,6 +155,8 @@ impl Agents {
             })?,
             Role::Generator | Role::Guardrail => &self.generator,
         };
+        let other = model.map(|m| configured.with_model(m));
+        let client = other.as_ref().unwrap_or(configured);
         self.guard(role, "prompt", user, trace).await?;
         let request = ChatRequest {
             role: role.as_str(),

@@ -58,8 +58,13 @@ pub enum StepName {
     Fixer,
     #[serde(rename = "sandbox.fix")]
     SandboxFix,
+    /// The one whole-change attempt's model step: one prompt, one patch (ADR-0050).
     #[serde(rename = "autofix")]
     Autofix,
+    /// The attempt's proof: every finding's own evidence run again on the patched copy,
+    /// then the suites of the languages it touches.
+    #[serde(rename = "sandbox.autofix")]
+    AutofixProof,
     #[serde(rename = "sandbox.run")]
     SandboxRun,
     #[serde(rename = "judge")]
@@ -67,7 +72,7 @@ pub enum StepName {
 }
 
 impl StepName {
-    pub const ALL: [StepName; 19] = [
+    pub const ALL: [StepName; 20] = [
         StepName::Intake,
         StepName::Plan,
         StepName::DepsCollect,
@@ -85,6 +90,7 @@ impl StepName {
         StepName::Fixer,
         StepName::SandboxFix,
         StepName::Autofix,
+        StepName::AutofixProof,
         StepName::SandboxRun,
         StepName::Judge,
     ];
@@ -109,6 +115,7 @@ impl StepName {
             StepName::Fixer => "fixer",
             StepName::SandboxFix => "sandbox.fix",
             StepName::Autofix => "autofix",
+            StepName::AutofixProof => "sandbox.autofix",
             StepName::SandboxRun => "sandbox.run",
             StepName::Judge => proven_store::JUDGE_STEP,
         }

@@ -99,23 +99,7 @@ async fn claimed_files(
     let mut paths: Vec<String> = risks.iter().map(|r| r.path.clone()).collect();
     paths.sort();
     paths.dedup();
-    let head = view.head.to_string();
-    view.with_repo("second-reviewer", move |repo| {
-        paths
-            .into_iter()
-            .map(|p| {
-                let text = match repo
-                    .read_blob(&head, p.as_bytes(), 4 << 20)
-                    .map_err(|e| e.to_string())?
-                {
-                    proven_change::BlobRead::Content(b) => String::from_utf8(b).ok(),
-                    _ => None,
-                };
-                Ok((p, text))
-            })
-            .collect()
-    })
-    .await
+    view.texts_at_head("second-reviewer", paths).await
 }
 
 /// A file as its Skeptic reads it: numbered lines, bounded.

@@ -16,8 +16,6 @@
 //!   passes, and so does the package's whole test suite. Anything less is not shown.
 //! - Up to `fix_attempts` tries; each new try carries only what failed in the last one.
 
-use std::path::Path;
-
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::PatchEdit;
 use serde::{Deserialize, Serialize};
@@ -26,28 +24,17 @@ use serde_json::json;
 use crate::Trace;
 use crate::model::Role;
 use crate::outcome::Next;
-use crate::outcome::{blocking, outcome, read_input, to_json};
+use crate::outcome::{outcome, read_input, to_json};
+use crate::patch::{self, PatchAnswer};
 use crate::step::ReviewStep;
 use crate::step_name::StepName;
 use crate::wire::{FixResult, ReviewView};
 
-mod patch;
 mod proof;
 
 pub use proof::run_sandbox_fix;
 
 pub use crate::wire::{FixInput, first_try};
-
-#[derive(Debug, Serialize, Deserialize)]
-pub(super) struct FixerAnswer {
-    pub(super) edits: Vec<PatchEdit>,
-    #[serde(default)]
-    pub(super) explanation: String,
-    /// Anything else the answer carries (a command, a script): never honoured, and the
-    /// reason the patch is refused by name.
-    #[serde(flatten)]
-    pub(super) extra: serde_json::Map<String, serde_json::Value>,
-}
 
 /// A try's candidate, handed to the sandbox.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -68,9 +55,6 @@ pub(super) fn next_try(input: &FixInput, failed: &str) -> Result<Vec<NewStep>, S
     }])
 }
 
-/// The largest file the Fixer edits: its edits are checked against, and located in, the
-/// whole file (psf/black's black.py is 221 KB).
-const MAX_EDITED_FILE_BYTES: u64 = 4 << 20;
 /// The most of a file the Fixer's prompt shows; a larger file is shown as the part around
 /// the claimed symbol, said so.
 const MAX_SHOWN_FILE_BYTES: usize = 128 << 10;
@@ -80,24 +64,7 @@ async fn read_files(
     view: &ReviewView<'_>,
     paths: Vec<String>,
 ) -> Result<Vec<(String, Option<String>)>, StepError> {
-    let (dir, head) = (view.repository_dir.to_string(), view.head.to_string());
-    blocking(move || {
-        let repo = proven_change::Repo::open(Path::new(&dir)).map_err(|e| e.to_string())?;
-        let mut out = Vec::new();
-        for path in paths {
-            let text = match repo
-                .read_blob(&head, path.as_bytes(), MAX_EDITED_FILE_BYTES)
-                .map_err(|e| e.to_string())?
-            {
-                proven_change::BlobRead::Content(b) => String::from_utf8(b).ok(),
-                _ => None,
-            };
-            out.push((path, text));
-        }
-        Ok::<_, String>(out)
-    })
-    .await?
-    .map_err(|e| StepError::Permanent(format!("fixer: {e}")))
+    view.texts_at_head("fixer", paths).await
 }
 
 /// What the Fixer is told to do.
@@ -127,7 +94,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
         &input,
         &shown(&source, job.risk.symbol.as_deref().unwrap_or_default()),
     );
-    let mut answer: FixerAnswer = agents
+    let mut answer: PatchAnswer = agents
         .ask(Role::Generator, SYSTEM, &user, &mut trace)
         .await?;
     // Line spans are Proven's to compute, never a model's to claim.
@@ -135,7 +102,14 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
         e.lines = None;
     }
     // Paths are checked before any is read: only files of the change are ever opened.
-    let mut refused = patch::refusal(&answer, job, view.changed);
+    let tests = [job.test.path.clone()];
+    let scope = patch::Scope {
+        changed: view.changed,
+        tests: &tests,
+        dependency_files: &[],
+        max_edits: patch::MAX_EDITS,
+    };
+    let mut refused = patch::refusal(&answer, scope);
     let mut files = Vec::new();
     if refused.is_none() {
         let mut paths: Vec<String> = answer.edits.iter().map(|e| e.path.clone()).collect();
@@ -168,7 +142,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
     );
     let candidate = Candidate {
         input: input.clone(),
-        edits: located(answer.edits, &files),
+        edits: patch::located(answer.edits, &files),
         explanation: answer.explanation,
     };
     let result = FixResult {
@@ -242,22 +216,6 @@ fn prompt(input: &FixInput, source: &str) -> String {
         ));
     }
     user
-}
-
-/// Each edit with where it lands in the file at the change (what a pull-request suggestion
-/// shows).
-fn located(edits: Vec<PatchEdit>, files: &[(String, Option<String>)]) -> Vec<PatchEdit> {
-    edits
-        .into_iter()
-        .map(|mut e| {
-            e.lines = files
-                .iter()
-                .find(|(p, _)| p == &e.path)
-                .and_then(|(_, t)| t.as_deref())
-                .and_then(|t| proven_report::LineSpan::of(t, &e.old_text, &e.new_text));
-            e
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use proven_pipeline::StepError;
 
 use crate::git_tree::text_at;
+use crate::steps::pin::has_token;
 use crate::wire::ReviewView;
 
 /// The lines the change adds to and removes from one file (1-based line numbers of the
@@ -14,23 +15,6 @@ use crate::wire::ReviewView;
 pub(super) struct Anchors {
     pub(super) added: Vec<(u32, String)>,
     pub(super) removed: Vec<(u32, String)>,
-}
-
-/// `needle` occurs in `line` as a whole token: not inside a longer name or version.
-fn has_token(line: &str, needle: &str) -> bool {
-    let line = line.to_ascii_lowercase();
-    let needle = needle.to_ascii_lowercase();
-    let inside = |c: char| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-';
-    line.match_indices(&needle).any(|(i, _)| {
-        let before = line[..i].chars().next_back();
-        let after = line[i + needle.len()..].chars().next();
-        // A trailing '.' ends a sentence, not a version.
-        let after_inside = after.is_some_and(|c| {
-            let sentence_end = c == '.' && !line[i + needle.len() + 1..].starts_with(inside);
-            inside(c) && !sentence_end
-        });
-        !before.is_some_and(inside) && !after_inside
-    })
 }
 
 impl Anchors {

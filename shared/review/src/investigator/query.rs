@@ -3,8 +3,7 @@
 //! (a line the change adds naming the package and the version) a query finding needs; and
 //! the check of the Skeptic's query refutation.
 
-use proven_domain::{Dependency, DependencyKind, Ecosystem, Origin};
-use proven_lockfile::{DependencyFile, Format};
+use proven_domain::Ecosystem;
 use proven_report::Finding;
 use proven_store::{EpssRow, KevRow, Store, StoreError};
 use serde::{Deserialize, Serialize};
@@ -13,7 +12,7 @@ use std::collections::HashMap;
 
 use super::anchors::Anchors;
 use crate::Trace;
-use crate::steps::deps;
+use crate::steps::pin;
 
 /// The closed list of queries a model may ask for, with their values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -229,45 +228,18 @@ async fn anchored_findings(
     path: &str,
     trace: &mut Trace,
 ) -> Result<Vec<Finding>, StoreError> {
-    let base_dep = asked
+    let base = asked
         .base_version
         .as_deref()
         .and_then(|b| Anchors::find(&anchors.removed, &asked.name, b).map(|l| (b, l)));
-    let dep = |version: &str, line: u32| Dependency {
+    let pin = pin::Pin {
+        path,
         ecosystem: asked.eco(),
-        name: asked.name.clone(),
-        version: version.to_string(),
-        kind: DependencyKind::Direct,
-        origin: Origin::Registry,
-        dev: false,
-        line: Some(line),
+        name: &asked.name,
+        base,
+        head: (&asked.version, line),
     };
-    // `format` is not read by `evaluate`; the file is the one the change touched.
-    let file = |deps: Vec<Dependency>| DependencyFile {
-        path: path.to_string(),
-        format: Format::RequirementsTxt,
-        dependencies: deps,
-        notes: Vec::new(),
-    };
-    let pair = deps::FilePair {
-        path: path.to_string(),
-        base: base_dep.map(|(b, l)| file(vec![dep(b, l)])),
-        head: Some(file(vec![dep(&asked.version, line)])),
-    };
-    let options = deps::DepsOptions {
-        informational: proven_config::Informational::Report,
-        dev_dependencies: true,
-        limits: proven_lockfile::Limits::default(),
-    };
-    let out = deps::evaluate(store, &[pair], &options, trace).await?;
-    Ok(out
-        .findings
-        .into_iter()
-        .map(|mut f| {
-            f.id = f.id.replacen("dependency:", "query:", 1);
-            f
-        })
-        .collect())
+    pin::evaluate_pin(store, pin, trace).await
 }
 
 /// The rows of an advisory record: they describe the advisory, never the change.

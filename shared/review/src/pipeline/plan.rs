@@ -38,8 +38,11 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
         &config.scout,
         &mut trace,
     );
-    // A fix is proved in the sandbox: a plan without it proposes none.
-    let fix_attempts = if planned.models && planned.tools.sandbox {
+    // A fix is proved in the sandbox: a plan without it proposes none. With the autofix
+    // attempt on, no per-finding fix is made (ADR-0050: it is the one attempt).
+    let proves_fixes = planned.models && planned.tools.sandbox && config.fixes;
+    let autofix = proves_fixes && config.autofix;
+    let fix_attempts = if proves_fixes && !autofix {
         config.fix_attempts
     } else {
         0
@@ -53,8 +56,9 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
             max_file_bytes: config.max_lockfile_bytes,
         }),
         fix_attempts,
-        autofix: config.autofix && fix_attempts > 0,
+        autofix,
         autofix_timeout_secs: Some(config.autofix_timeout_secs),
+        autofix_generator: config.autofix_generator.clone(),
         agents: planned.skeptic,
         tools: crate::wire::PlanTools {
             sandbox: planned.tools.sandbox,
@@ -85,7 +89,7 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
         });
         if result.autofix {
             next.push(NewStep {
-                ..Next::then(StepName::Autofix, "sandbox")
+                ..Next::then(StepName::Autofix, "model")
             });
         }
         if planned.second_reviewer {

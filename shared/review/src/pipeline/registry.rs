@@ -48,6 +48,7 @@ pub(super) fn builtin() -> HashMap<&'static str, Handler> {
         (StepName::Fixer, agent(run!(fixer::run))),
         (StepName::SandboxFix, agent(run!(fixer::run_sandbox_fix))),
         (StepName::Autofix, agent(run!(autofix::run))),
+        (StepName::AutofixProof, agent(run!(autofix::run_proof))),
         (StepName::SandboxRun, control(run!(sandbox_job::run_step))),
         (StepName::Judge, control(run!(judge::run))),
     ]

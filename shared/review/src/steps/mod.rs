@@ -4,5 +4,6 @@
 pub mod depfix;
 pub mod deps;
 pub mod intake;
+pub mod pin;
 pub mod scout;
 pub mod writer;

@@ -50,6 +50,9 @@ pub struct PlanResult {
     /// versions: the sandbox's own test timeout).
     #[serde(default)]
     pub autofix_timeout_secs: Option<u64>,
+    /// The model that writes the autofix attempt's patch (None: the generator's).
+    #[serde(default)]
+    pub autofix_generator: Option<String>,
     /// The model agents run for this review (the dependency findings face the Skeptic).
     #[serde(default)]
     pub agents: bool,

@@ -225,6 +225,31 @@ impl ReviewView<'_> {
         .map_err(|e| StepError::Permanent(format!("{step}: {e}")))
     }
 
+    /// Each file's text at the change (None: not there, or not text; at most 4 MiB each).
+    pub async fn texts_at_head(
+        &self,
+        step: &str,
+        paths: Vec<String>,
+    ) -> Result<Vec<(String, Option<String>)>, StepError> {
+        let head = self.head.to_string();
+        self.with_repo(step, move |repo| {
+            paths
+                .into_iter()
+                .map(|p| {
+                    let text = match repo
+                        .read_blob(&head, p.as_bytes(), 4 << 20)
+                        .map_err(|e| e.to_string())?
+                    {
+                        proven_change::BlobRead::Content(b) => String::from_utf8(b).ok(),
+                        _ => None,
+                    };
+                    Ok((p, text))
+                })
+                .collect()
+        })
+        .await
+    }
+
     /// The H-MEM record that holds an evidenced refutation of `risk` in this review's
     /// scope (its id), if any: such a risk is not raised again.
     /// The refutations of claims like this risk's (its first `query_tokens` words), best

@@ -144,6 +144,8 @@ const DATA_AND_SERVICES: &[&str] = &[
     // A model's citation of a file and Proven's check of it (the second reviewer's
     // Skeptic and `proven ask`).
     "citation",
+    // What a model's patch may be (the Fixer's and the autofix attempt's).
+    "patch",
     // The control steps' logic (intake, scout, the dependency evidence, the writer): what
     // the registry's handlers run, and the Investigator evaluates versions with.
     "steps",

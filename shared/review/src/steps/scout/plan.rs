@@ -39,7 +39,7 @@ pub fn plan_entry(step: &str) -> Option<&'static str> {
         StepName::Investigator => "investigator (advisory queries)",
         StepName::Skeptic | StepName::Refute | StepName::SkepticQuery => "skeptic",
         StepName::Fixer | StepName::SandboxFix => "fixer",
-        StepName::Autofix => "autofix",
+        StepName::Autofix | StepName::AutofixProof => "autofix",
         StepName::Auditor => "coverage auditor",
         StepName::SecondReviewer => "second reviewer",
         StepName::SandboxRun => return None,
@@ -185,15 +185,18 @@ fn agent_stages(st: &mut Stages, o: &PlanOptions, spec: &PlanSpec, why: &str, se
         st.leave(format!(
             "fixer: a fix is proved in the sandbox, which the plan leaves out ({why})"
         ));
-    } else if o.fix_attempts > 0 {
-        st.run("fixer");
     } else if !o.fixes {
         st.leave("fixer: switched off (fixes = off)".into());
+    } else if o.autofix {
+        st.leave(
+            "fixer: the autofix attempt makes the one fix of the whole change (autofix = on)"
+                .into(),
+        );
+        st.run("autofix");
+    } else if o.fix_attempts > 0 {
+        st.run("fixer");
     } else {
         st.leave("fixer: switched off (fix_attempts = 0)".into());
-    }
-    if o.autofix && o.fix_attempts > 0 && spec.tools.sandbox {
-        st.run("autofix");
     }
     if spec.class == ReviewClass::Security {
         st.run("coverage auditor");

@@ -300,39 +300,41 @@ fn the_plan_lists_exactly_what_the_options_let_run() {
     let (p, _) = planned(&[f("calc.py"), f("Cargo.lock")], ALL, &scout());
     assert!(runs(&p, "fixer") && runs(&p, "skeptic (dependency findings)"));
     assert!(!runs(&p, "autofix"));
-    let off = planned(
-        &[f("calc.py")],
-        PlanOptions {
-            fix_attempts: 0,
-            ..ALL
-        },
-        &scout(),
-    )
-    .0;
-    assert!(!runs(&off, "fixer"));
-    assert!(
-        off.plan
-            .left_out
-            .iter()
-            .any(|l| l == "fixer: switched off (fix_attempts = 0)")
-    );
-    let no_fixes = planned(
-        &[f("calc.py")],
-        PlanOptions {
-            fix_attempts: 0,
-            fixes: false,
-            ..ALL
-        },
-        &scout(),
-    )
-    .0;
-    assert!(
-        no_fixes
-            .plan
-            .left_out
-            .iter()
-            .any(|l| l == "fixer: switched off (fixes = off)")
-    );
+    // What runs of the Fixer and the autofix attempt, and the line that says why not.
+    let cases = [
+        (
+            PlanOptions {
+                fix_attempts: 0,
+                ..ALL
+            },
+            false,
+            "fixer: switched off (fix_attempts = 0)",
+        ),
+        (
+            PlanOptions {
+                fix_attempts: 0,
+                fixes: false,
+                ..ALL
+            },
+            false,
+            "fixer: switched off (fixes = off)",
+        ),
+        // The autofix attempt is the one fix: no per-finding Fixer beside it.
+        (
+            PlanOptions {
+                autofix: true,
+                ..ALL
+            },
+            true,
+            "fixer: the autofix attempt makes the one fix of the whole change (autofix = on)",
+        ),
+    ];
+    for (options, autofix, line) in cases {
+        let p = planned(&[f("calc.py")], options, &scout()).0;
+        assert!(!runs(&p, "fixer"), "{line}");
+        assert_eq!(runs(&p, "autofix"), autofix, "{line}");
+        assert!(p.plan.left_out.iter().any(|l| l == line), "{line}");
+    }
     // Every step the pipeline runs belongs to one plan entry.
     for step in [
         "intake",
@@ -351,6 +353,7 @@ fn the_plan_lists_exactly_what_the_options_let_run() {
         "fixer",
         "sandbox.fix",
         "autofix",
+        "sandbox.autofix",
         "auditor",
         "second-reviewer",
     ] {
