@@ -1,6 +1,7 @@
 //! `proven`: the command line. Glue only: parse arguments, load the one `Config`, open the
 //! store, call the libraries, render, and turn outcomes into the documented exit codes.
 
+mod ask;
 mod conformance;
 mod db;
 mod exit;
@@ -38,6 +39,9 @@ struct Cli {
 enum Command {
     /// Review a change: the commits between BASE and HEAD of a git repository.
     Review(ReviewArgs),
+    /// Ask a question about a repository: an answer of cited claims, each citation checked
+    /// against the file, attacked by the refuter and the coverage auditor.
+    Ask(ask::AskArgs),
     /// Dependency commands.
     #[command(subcommand)]
     Deps(DepsCommand),
@@ -249,6 +253,8 @@ fn run(cli: Cli) -> Result<u8, Exit> {
         Command::ConformanceServe { engine, state } => {
             return runtime.block_on(conformance::serve(&engine, &state));
         }
+        // The ask reads the repository and asks models; it keeps nothing in the store.
+        Command::Ask(args) => return runtime.block_on(ask::run(&config, args)),
         command => Cli { command, ..cli },
     };
     runtime.block_on(async move {
@@ -270,7 +276,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
             Command::Worker { steps } => worker(&store, &layers, &config, steps).await,
             Command::Tenant(command) => tenant(&store, command).await,
             Command::Config(_) | Command::Vectors(_) => Ok(0),
-            Command::Sandbox(_) | Command::ConformanceServe { .. } => Ok(0),
+            Command::Sandbox(_) | Command::ConformanceServe { .. } | Command::Ask(_) => Ok(0),
         };
         store.close().await;
         code

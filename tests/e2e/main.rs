@@ -2,6 +2,7 @@
 //! repositories, real stores (an embedded SQLite file, and a fresh Postgres database).
 
 mod agents;
+mod ask;
 mod autofix;
 mod chaos;
 mod common;

@@ -78,6 +78,20 @@ impl Citation {
     }
 }
 
+/// A file's text as a model reads it before citing it: each line numbered, at most
+/// `budget` bytes, said so where it stops.
+pub fn numbered(text: &str, budget: usize) -> String {
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate() {
+        if out.len() + line.len() > budget {
+            out.push_str("[the rest of the file is not shown]\n");
+            break;
+        }
+        out.push_str(&format!("{:>5}  {line}\n", i + 1));
+    }
+    out
+}
+
 fn clip(text: &str) -> String {
     const MAX: usize = 160;
     if text.chars().count() <= MAX {

@@ -16,7 +16,8 @@
 //! - the registry and the control steps' handlers: [`pipeline`] ([`pipeline::registry`]
 //!   maps every step name to its `run`, one line each);
 //!   [`embedded::review`] runs them for `proven review`; [`scan::scan_file`] runs
-//!   dependency evidence on one lock file.
+//!   dependency evidence on one lock file; [`ask`] answers `proven ask` (a question, not a
+//!   change: cited claims, the refuter and the coverage auditor).
 //!
 //! Invariants:
 //! - A finding exists only with evidence: here, the advisory rows whose range holds the
@@ -29,6 +30,7 @@
 //!   or an empty advisory store makes the review incomplete, by name.
 
 pub mod agents;
+pub mod ask;
 pub mod auditor;
 pub mod autofix;
 pub mod bounded;

@@ -17,7 +17,7 @@ use serde_json::json;
 
 use super::planner::{MAX_RISKS, ask_planner, bounds};
 use crate::Trace;
-use crate::citation::Citation;
+use crate::citation::{Citation, numbered};
 use crate::model::{Agents, Role, quoted};
 use crate::outcome::{outcome, to_json};
 use crate::step::ReviewStep;
@@ -102,19 +102,6 @@ async fn claimed_files(
     view.texts_at_head("second-reviewer", paths).await
 }
 
-/// A file as its Skeptic reads it: numbered lines, bounded.
-fn numbered(text: &str) -> String {
-    let mut out = String::new();
-    for (i, line) in text.lines().enumerate() {
-        if out.len() + line.len() > MAX_SHOWN_BYTES {
-            out.push_str("[the rest of the file is not shown]\n");
-            break;
-        }
-        out.push_str(&format!("{:>5}  {line}\n", i + 1));
-    }
-    out
-}
-
 /// The second reviewer's own Skeptic on its risks, each verdict checked by Proven.
 async fn own_skeptic(
     agents: &Agents,
@@ -130,7 +117,7 @@ async fn own_skeptic(
         .collect();
     let listed: Vec<serde_json::Value> = files
         .iter()
-        .map(|(p, t)| json!({"path": p, "lines": t.as_deref().map(numbered)}))
+        .map(|(p, t)| json!({"path": p, "lines": t.as_deref().map(|t| numbered(t, MAX_SHOWN_BYTES))}))
         .collect();
     let user = format!(
         "<risks>{}</risks>\n<files>{}</files>",

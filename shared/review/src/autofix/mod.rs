@@ -313,7 +313,7 @@ fn prompt(proved: &[Proved], files: &[(String, Option<String>)]) -> String {
                 "evidence": if matches!(p, Proved::Query { .. }) { "query" } else { "advisory" },
                 "path": affected.path, "ecosystem": affected.ecosystem, "package": affected.package,
                 "version": affected.version, "advisory": affected.advisory, "summary": affected.summary,
-                "fixed_version": affected.fixed, "proven_dependency_fix": affected.proposed}),
+                "fixed_version": affected.fixed, "dependency_fix_proposed": affected.proposed}),
         })
         .collect();
     let needles: Vec<&str> = proved
