@@ -22,6 +22,46 @@ pub struct CreateReview {
     pub deadline_secs: Option<u64>,
 }
 
+/// `POST /v1/questions`: a question about a repository, answered by `proven ask`'s design
+/// (cited claims, each citation checked; the refuter; the coverage auditor).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateQuestion {
+    /// As a review's: on the operator's allow-list, or under `PROVEN_REPO_ROOTS`.
+    pub repository: String,
+    /// The revision the claims cite (default HEAD).
+    #[serde(default)]
+    pub rev: Option<String>,
+    pub question: String,
+}
+
+/// `202` to `POST /v1/questions`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct QuestionAccepted {
+    pub id: String,
+    pub status: String,
+}
+
+/// `GET /v1/questions/{id}`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct QuestionView {
+    pub id: String,
+    pub repository: String,
+    pub rev: String,
+    pub question: String,
+    /// queued, running, done, failed.
+    pub status: String,
+    pub attempts: i64,
+    pub created_at: String,
+    pub updated_at: String,
+    /// The answer document (`proven ask --format json`), when done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<serde_json::Value>,
+    /// Why it failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 /// A whole number of seconds. JSON Schema counts `30.0` as an integer and the document
 /// promises an integer, so it is taken; serde's own `u64` would refuse it.
 fn whole_seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {

@@ -42,6 +42,8 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/reviews/{id}/trace"),
     ("post", "/v1/batches"),
     ("get", "/v1/batches/{id}"),
+    ("post", "/v1/questions"),
+    ("get", "/v1/questions/{id}"),
     ("get", "/v1/openapi.json"),
     ("get", "/healthz"),
     ("get", "/readyz"),
@@ -92,6 +94,8 @@ pub fn router(state: ApiState) -> Router {
         .route("/v1/reviews/{id}/trace", get(routes::get_trace))
         .route("/v1/batches", post(routes::create_batch))
         .route("/v1/batches/{id}", get(routes::get_batch))
+        .route("/v1/questions", post(routes::create_question))
+        .route("/v1/questions/{id}", get(routes::get_question))
         .route("/v1/openapi.json", get(routes::openapi))
         .route("/healthz", get(routes::healthz))
         .route("/readyz", get(routes::readyz))

@@ -194,6 +194,73 @@ pub async fn create_review(
     ))
 }
 
+/// The most characters a question may hold.
+const MAX_QUESTION_CHARS: usize = 4096;
+
+pub async fn create_question(
+    State(state): AppState,
+    AuthTenant(tenant): AuthTenant,
+    body: Result<Json<CreateQuestion>, JsonRejection>,
+) -> Result<(StatusCode, Json<QuestionAccepted>), ApiError> {
+    let Json(body) = body.map_err(|e| rejected("request body", e.body_text()))?;
+    let rev = body.rev.clone().unwrap_or_else(|| "HEAD".into());
+    if rev.trim().is_empty() || rev.chars().count() > 4096 {
+        return Err(ApiError::InvalidRequest(
+            "rev is empty or longer than 4096 characters".into(),
+        ));
+    }
+    no_nul("rev", Some(&rev))?;
+    if body.question.trim().is_empty() {
+        return Err(ApiError::InvalidRequest("question is empty".into()));
+    }
+    if body.question.chars().count() > MAX_QUESTION_CHARS {
+        return Err(ApiError::InvalidRequest(format!(
+            "question is longer than {MAX_QUESTION_CHARS} characters"
+        )));
+    }
+    no_nul("question", Some(&body.question))?;
+    check_repository(&state, &body.repository).await?;
+    let id = state
+        .store
+        .submit_question(&tenant.id, (&body.repository, &rev, &body.question))
+        .await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(QuestionAccepted {
+            id,
+            status: "queued".into(),
+        }),
+    ))
+}
+
+pub async fn get_question(
+    State(state): AppState,
+    AuthTenant(tenant): AuthTenant,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<Json<QuestionView>, ApiError> {
+    let id = path_id(id, "question")?;
+    let q = state
+        .store
+        .question(&tenant.id, &id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("question {id}")))?;
+    Ok(Json(QuestionView {
+        id: q.id,
+        repository: q.repository,
+        rev: q.rev,
+        question: q.question,
+        status: q.status,
+        attempts: q.attempts,
+        created_at: q.created_at,
+        updated_at: q.updated_at,
+        answer: q
+            .answer
+            .as_deref()
+            .and_then(|a| serde_json::from_str(a).ok()),
+        error: q.error,
+    }))
+}
+
 #[derive(Debug, Deserialize)]
 pub struct ListQuery {
     status: Option<String>,

@@ -226,3 +226,108 @@ async fn adversaries_that_would_see_the_same_inputs_degrade_to_one_reviewer_visi
     );
     env.cleanup().await;
 }
+
+/// `POST /v1/questions`: a question is a durable job a worker of the model family answers;
+/// the answer is read back by its own tenant only. A question or a repository that cannot
+/// be asked is refused by name before anything is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn questions_over_http_are_answered_by_a_model_worker_for_their_tenant_only() {
+    let server = ScriptedServer::start().await;
+    guard_says_safe(&server);
+    server.on(
+        Some(GENERATOR),
+        "You answer questions about a repository",
+        vec![Reply::Json(json!({"claims": [
+            {"claim": "the timeout is 30 seconds", "citations": [cite("src/config.py", 1, "TIMEOUT = 30")]}
+        ]}))],
+    );
+    server.on(
+        Some(SKEPTIC),
+        "You are the refuter",
+        vec![Reply::Json(json!({"verdicts": [
+            {"claim": 0, "verdict": "conceded", "artifact": "src/config.py:1", "showed": "TIMEOUT = 30", "reason": ""}
+        ]}))],
+    );
+    server.on(
+        Some(SKEPTIC),
+        "You are the coverage auditor of Proven's answers",
+        vec![Reply::Json(json!({"verdict": "covered", "uncovered": []}))],
+    );
+    let repo = repository();
+    let mut service = crate::service::Service::start(0).await;
+    let url = server.base_url.clone();
+    service.start_worker_serving(
+        &["--steps", "model"],
+        &[
+            ("PROVEN_AGENTS", "on"),
+            ("PROVEN_GENERATOR_BASE_URL", &url),
+            ("PROVEN_SKEPTIC_BASE_URL", &url),
+            ("PROVEN_GUARDRAIL_BASE_URL", &url),
+            ("PROVEN_GENERATOR_MODEL", GENERATOR),
+            ("PROVEN_SKEPTIC_MODEL", SKEPTIC),
+            ("PROVEN_GUARDRAIL_MODEL", crate::agents::GUARD),
+        ],
+    );
+    let (alice, bob) = (service.tenant("alice"), service.tenant("bob"));
+    let client = crate::service::http();
+    let base = service.base_url.clone();
+    let path = repo.path().display().to_string();
+    let post = |body: serde_json::Value| {
+        client
+            .post(format!("{base}/v1/questions"))
+            .bearer_auth(&alice)
+            .json(&body)
+            .send()
+    };
+    let r = post(json!({"repository": path, "question": "  "}))
+        .await
+        .expect("post");
+    assert_eq!(r.status(), 422);
+    let r = post(json!({"repository": "/etc", "question": QUESTION}))
+        .await
+        .expect("post");
+    assert_eq!(r.status(), 422);
+    assert_eq!(
+        r.json::<serde_json::Value>().await.expect("json")["error"]["code"],
+        "repository_refused"
+    );
+    let r = post(json!({"repository": path, "question": QUESTION}))
+        .await
+        .expect("post");
+    assert_eq!(r.status(), 202);
+    let id = r.json::<serde_json::Value>().await.expect("json")["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let get = |token: &str| {
+        client
+            .get(format!("{base}/v1/questions/{id}"))
+            .bearer_auth(token)
+            .send()
+    };
+    let started = std::time::Instant::now();
+    let view = loop {
+        let v: serde_json::Value = get(&alice).await.expect("get").json().await.expect("json");
+        if v["status"] == "done" || v["status"] == "failed" {
+            break v;
+        }
+        assert!(started.elapsed().as_secs() < 60, "never answered: {v:#}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(view["status"], "done", "{view:#}");
+    let answer = &view["answer"];
+    assert_eq!(answer["claims"][0]["status"], "conceded", "{view:#}");
+    assert_eq!(answer["claims"][0]["artifact"], "src/config.py:1");
+    assert_eq!(answer["coverage"]["verdict"], "covered");
+    assert_eq!(
+        answer["repository"],
+        path.as_str(),
+        "the repository as asked"
+    );
+    assert_eq!(
+        get(&bob).await.expect("get").status(),
+        404,
+        "another tenant's"
+    );
+    service.stop().await;
+}

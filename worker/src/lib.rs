@@ -187,6 +187,29 @@ pub async fn run(
         });
         steps = steps.with_sandbox(sandbox);
     }
+    // Questions (POST /v1/questions) are answered by the model family's workers, each
+    // claimed from the store under a lease.
+    if config.agents && options.queues.iter().any(|q| q == "model") {
+        let runner = steps.question_runner();
+        let stop = stopped(stop_rx.clone());
+        tokio::spawn(async move {
+            tokio::pin!(stop);
+            loop {
+                let idle = match runner.answer_one().await {
+                    Ok(true) => Duration::ZERO,
+                    Ok(false) => Duration::from_secs(1),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "questions: the store");
+                        Duration::from_secs(2)
+                    }
+                };
+                tokio::select! {
+                    _ = &mut stop => return,
+                    _ = tokio::time::sleep(idle) => {}
+                }
+            }
+        });
+    }
     let serve = match options.fault {
         Some(fault) => {
             let steps = Arc::new(Faulty {

@@ -23,6 +23,7 @@ use crate::wire::{IntakeResult, ReviewView};
 
 /// What a step may use: the store, the settings, where repositories come from, and the
 /// sandbox and the model agents when this process runs them.
+#[derive(Clone)]
 pub struct StepContext {
     pub store: Store,
     pub layers: Layers,

@@ -16,6 +16,7 @@ mod advisory;
 mod error;
 mod memory;
 mod pipeline;
+mod question;
 mod request;
 mod review;
 mod sql;
@@ -35,6 +36,7 @@ pub use pipeline::{
     Claim, Committed, ISOLATED_SUFFIX, JUDGE_QUEUE, JUDGE_STEP, Job, Lease, NewPipelineReview,
     NewStep, Outcome, PendingReview, Retry, StepId, StepRow, isolated_queue, now_us,
 };
+pub use question::{MAX_QUESTION_ATTEMPTS, QuestionRow};
 pub use request::ReviewRequest;
 pub use review::{NewReview, ReviewRow, ReviewStatus, TraceRow};
 pub use tenant::{ReviewSummary, Tenant, TokenCheck, TokenInfo, token_hash, token_id};

@@ -23,7 +23,12 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
         serde_json::from_str(&text)
             .map_err(|e| StepError::Permanent(format!("intake: the request does not read: {e}")))?
     };
-    let (dir, fetched) = reach(cx, &lease.id.review_id, &request.repository).await?;
+    let tenant = cx
+        .store
+        .review_tenant(&lease.id.review_id)
+        .await
+        .map_err(retryable)?;
+    let (dir, fetched) = reach(cx, tenant.as_deref(), &request.repository).await?;
     let input = intake::IntakeInput {
         repository: dir.clone(),
         base: request.base.clone(),
@@ -105,9 +110,9 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
 /// a name that resolves elsewhere now, is refused here too): a local path as it really
 /// is, or the tenant's mirror fetched from the checked addresses. Returns the directory
 /// and, for a mirror, its trace line (the URL is credential-free by the policy).
-async fn reach(
+pub(super) async fn reach(
     cx: &StepContext,
-    review_id: &str,
+    tenant: Option<&str>,
     repository: &str,
 ) -> Result<(std::path::PathBuf, Option<serde_json::Value>), StepError> {
     use proven_source::{CheckError, Target};
@@ -132,8 +137,7 @@ async fn reach(
             Ok((dir, None))
         }
         Target::Remote(checked) => {
-            let tenant = cx.store.review_tenant(review_id).await.map_err(retryable)?;
-            let dir = cx.sources.mirrors.dir(tenant.as_deref(), &checked.remote);
+            let dir = cx.sources.mirrors.dir(tenant, &checked.remote);
             let fetched = proven_source::mirror(&checked, &dir, &cx.sources.fetch)
                 .await
                 .map_err(|e| {

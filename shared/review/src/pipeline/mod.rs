@@ -18,6 +18,7 @@ mod evidence;
 mod intake;
 mod judge;
 mod plan;
+mod questions;
 pub mod registry;
 
 use std::collections::HashMap;
@@ -62,7 +63,17 @@ pub struct ReviewSteps {
     registry: HashMap<&'static str, Handler>,
 }
 
+pub use questions::QuestionRunner;
+
 impl ReviewSteps {
+    /// What answers questions (`POST /v1/questions`) with this process's store, sources and
+    /// agents.
+    pub fn question_runner(&self) -> QuestionRunner {
+        QuestionRunner {
+            cx: self.cx.clone(),
+        }
+    }
+
     pub fn new(store: Store, layers: Layers, sources: proven_source::Sources) -> ReviewSteps {
         ReviewSteps {
             cx: StepContext {

@@ -17,6 +17,7 @@ macro_rules! both_backends {
 mod advisories;
 mod memory;
 mod pipeline;
+mod questions;
 mod world;
 
 /// A tenant's token is shown once and kept only as its SHA-256: the database file (and its
