@@ -62,6 +62,14 @@ pub struct QuestionView {
     pub error: Option<String>,
 }
 
+/// A field that may be left out but never be `null` (the document says so): absent is
+/// `None` (the default), present is its value, `null` is refused as any wrong type is.
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
 /// A whole number of seconds. JSON Schema counts `30.0` as an integer and the document
 /// promises an integer, so it is taken; serde's own `u64` would refuse it.
 fn whole_seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
@@ -134,7 +142,13 @@ pub struct StepView {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateBatch {
-    pub reviews: Vec<BatchItem>,
+    /// An explicit list of reviews.
+    #[serde(default, deserialize_with = "present")]
+    pub reviews: Option<Vec<BatchItem>>,
+    /// Or a selector: re-review every repository of the tenant whose current dependencies
+    /// the advisory change set `ID` (printed by `proven db sync`) newly affects.
+    #[serde(default, deserialize_with = "present")]
+    pub change_set: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -158,6 +172,22 @@ pub struct BatchView {
     /// Reviews by status.
     pub statuses: std::collections::BTreeMap<String, i64>,
     pub done: bool,
+    /// Each re-review on advisory change once it has ended: its findings compared with the
+    /// earlier review of the same change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rereviews: Vec<RereviewView>,
+}
+
+/// A re-review's findings against the earlier review's (finding ids).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct RereviewView {
+    pub review: String,
+    pub repository: String,
+    pub previous: String,
+    pub status: String,
+    pub new: Vec<String>,
+    pub still: Vec<String>,
+    pub gone: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::routing::{get, post};
 use metrics_exporter_prometheus::PrometheusHandle;
-use proven_store::Store;
+use proven_store::{Store, StoreError};
 
 /// The checked-in OpenAPI document, served at `/v1/openapi.json`.
 pub const OPENAPI: &str = include_str!("../openapi.json");
@@ -50,6 +50,26 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/metrics"),
 ];
 
+/// A repository a change set newly affects, with the change to review again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RereviewTarget {
+    pub repository: String,
+    pub base: String,
+    pub head: String,
+    /// The earlier review of that change.
+    pub previous: String,
+}
+
+/// What an advisory change set newly affects, for one tenant: given by the process that
+/// serves the API (the review crate evaluates the versions; the API never does).
+pub trait Rereviews: Send + Sync {
+    fn affected<'a>(
+        &'a self,
+        tenant: &'a str,
+        change_set: &'a str,
+    ) -> proven_pipeline::BoxFuture<'a, Result<Vec<RereviewTarget>, StoreError>>;
+}
+
 #[derive(Clone)]
 pub struct ApiState {
     pub store: Store,
@@ -60,6 +80,8 @@ pub struct ApiState {
     pub redis_url: Option<String>,
     pub metrics: Option<PrometheusHandle>,
     pub limits: ApiLimits,
+    /// The change-set selector of `POST /v1/batches` (None: refused by name).
+    pub rereviews: Option<Arc<dyn Rereviews>>,
     rate: Arc<limits::TokenRateLimiter>,
 }
 
@@ -78,8 +100,14 @@ impl ApiState {
             redis_url,
             metrics,
             limits,
+            rereviews: None,
             rate,
         }
+    }
+
+    pub fn with_rereviews(mut self, rereviews: Arc<dyn Rereviews>) -> ApiState {
+        self.rereviews = Some(rereviews);
+        self
     }
 }
 

@@ -175,6 +175,7 @@ pub async fn create_review(
         pull_request: body.pull_request,
         deadline_secs: body.deadline_secs,
         trace_id: Some(trace_id.clone()),
+        rereview_of: None,
     };
     let review = pipeline_review(&tenant.id, &request, priority, None)?;
     let superseded = state
@@ -406,11 +407,51 @@ pub async fn create_batch(
     body: Result<Json<CreateBatch>, JsonRejection>,
 ) -> Result<(StatusCode, Json<BatchAccepted>), ApiError> {
     let Json(body) = body.map_err(|e| rejected("request body", e.body_text()))?;
-    if body.reviews.is_empty() {
-        return Err(ApiError::InvalidRequest(
-            "reviews is empty: a batch holds at least one review".into(),
-        ));
+    let (mut reviews, mut previous) = (Vec::new(), Vec::new());
+    match (body.reviews, body.change_set) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::InvalidRequest(
+                "reviews and change_set: a batch is a list of reviews or a selector, not both"
+                    .into(),
+            ));
+        }
+        (None, None) => {
+            return Err(ApiError::InvalidRequest(
+                "a batch needs reviews (a list) or change_set (a selector)".into(),
+            ));
+        }
+        (Some(list), None) => {
+            if list.is_empty() {
+                return Err(ApiError::InvalidRequest(
+                    "reviews is empty: a batch holds at least one review".into(),
+                ));
+            }
+            previous = vec![None; list.len()];
+            reviews = list;
+        }
+        (None, Some(set)) => {
+            if set.trim().is_empty() || set.chars().count() > 4096 {
+                return Err(ApiError::InvalidRequest(
+                    "change_set is empty or longer than 4096 characters".into(),
+                ));
+            }
+            no_nul("change_set", Some(&set))?;
+            let rereviews = state.rereviews.as_ref().ok_or_else(|| {
+                ApiError::InvalidRequest("change_set: this server re-reviews nothing".into())
+            })?;
+            // A change set that newly affects nothing is a batch of no reviews: kept, and
+            // done at once.
+            for t in rereviews.affected(&tenant.id, &set).await? {
+                reviews.push(BatchItem {
+                    repository: t.repository,
+                    base: t.base,
+                    head: t.head,
+                });
+                previous.push(Some(t.previous));
+            }
+        }
     }
+    let body = CreateBatchList { reviews };
     if body.reviews.len() > state.limits.max_batch_reviews {
         return Err(ApiError::BatchTooLarge {
             count: body.reviews.len(),
@@ -430,12 +471,14 @@ pub async fn create_batch(
     let reviews = body
         .reviews
         .into_iter()
-        .map(|item| {
+        .zip(previous)
+        .map(|(item, rereview_of)| {
             let request = ReviewRequest {
                 repository: item.repository,
                 base: item.base,
                 head: item.head,
                 trace_id: Some(uuid::Uuid::now_v7().simple().to_string()),
+                rereview_of,
                 ..Default::default()
             };
             pipeline_review(&tenant.id, &request, 2, Some(batch_id.clone()))
@@ -473,12 +516,75 @@ pub async fn get_batch(
         .iter()
         .map(|s| statuses.get(*s).copied().unwrap_or(0))
         .sum();
+    let rereviews = rereviews_of(&state, &tenant.id, &id).await?;
     Ok(Json(BatchView {
         id,
         total,
         done: open == 0,
         statuses,
+        rereviews,
     }))
+}
+
+/// A batch's reviews, from a list or a selector.
+struct CreateBatchList {
+    reviews: Vec<BatchItem>,
+}
+
+/// The ids of a finished review's findings (None: it has not ended or kept no result).
+async fn finding_ids(state: &ApiState, review: &str) -> Result<Option<Vec<String>>, ApiError> {
+    let row = state.store.review(review).await?;
+    let Some(result) = row.result.as_deref() else {
+        return Ok(None);
+    };
+    let doc: serde_json::Value = serde_json::from_str(result).unwrap_or_default();
+    Ok(Some(
+        doc["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["id"].as_str().map(str::to_string))
+            .collect(),
+    ))
+}
+
+/// Each ended re-review of the batch against the earlier review of the same change.
+async fn rereviews_of(
+    state: &ApiState,
+    tenant: &str,
+    batch: &str,
+) -> Result<Vec<RereviewView>, ApiError> {
+    let mut out = Vec::new();
+    for r in state
+        .store
+        .list_reviews(tenant, None, Some(batch), None, 1000)
+        .await?
+    {
+        let request: Option<ReviewRequest> = state
+            .store
+            .review_request(&r.id)
+            .await?
+            .and_then(|t| serde_json::from_str(&t).ok());
+        let Some(previous) = request.and_then(|q| q.rereview_of) else {
+            continue;
+        };
+        let (Some(now), Some(then)) = (
+            finding_ids(state, &r.id).await?,
+            finding_ids(state, &previous).await?,
+        ) else {
+            continue;
+        };
+        out.push(RereviewView {
+            review: r.id,
+            repository: r.repository,
+            previous,
+            status: r.status,
+            new: now.iter().filter(|f| !then.contains(f)).cloned().collect(),
+            still: now.iter().filter(|f| then.contains(f)).cloned().collect(),
+            gone: then.iter().filter(|f| !now.contains(f)).cloned().collect(),
+        });
+    }
+    Ok(out)
 }
 
 pub async fn openapi() -> Response {

@@ -481,12 +481,43 @@ async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
         Some(config.redis_url.clone()),
         metrics,
         limits,
-    );
+    )
+    .with_rereviews(std::sync::Arc::new(Rereviewer(store.clone())));
     let served = proven_api::serve(state, listener, shutdown_signal()).await;
     let _ = stop_tx.send(true);
     let _ = recon.await;
     served.map_err(|e| Exit::internal(format!("serve: {e}")))?;
     Ok(0)
+}
+
+/// The change-set selector of `POST /v1/batches`: the World Model's dependents whose
+/// versions the change set's advisories affect (`proven_review::rereview`).
+struct Rereviewer(Store);
+
+impl proven_api::Rereviews for Rereviewer {
+    fn affected<'a>(
+        &'a self,
+        tenant: &'a str,
+        change_set: &'a str,
+    ) -> proven_pipeline::BoxFuture<
+        'a,
+        Result<Vec<proven_api::RereviewTarget>, proven_store::StoreError>,
+    > {
+        Box::pin(async move {
+            Ok(
+                proven_review::rereview::affected(&self.0, tenant, change_set)
+                    .await?
+                    .into_iter()
+                    .map(|t| proven_api::RereviewTarget {
+                        repository: t.repository,
+                        base: t.base,
+                        head: t.head,
+                        previous: t.previous,
+                    })
+                    .collect(),
+            )
+        })
+    }
 }
 
 async fn worker(

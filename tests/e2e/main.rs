@@ -13,6 +13,7 @@ mod expected;
 mod markovian;
 mod projects;
 mod repository;
+mod rereview;
 mod review;
 mod sandbox_jobs;
 mod scout;

@@ -66,11 +66,11 @@ async fn service_answers_every_schemathesis_case_as_its_openapi_document_says() 
     let document = Path::new(env!("CARGO_MANIFEST_DIR")).join("../api/openapi.json");
     let scratch = tempfile::tempdir().expect("a directory for Schemathesis's files");
     // A `repository` of the document's shape is not always one the operator allows (a host
-    // off PROVEN_REPO_HOSTS, a path outside PROVEN_REPO_ROOTS): for the two operations that
+    // off PROVEN_REPO_HOSTS, a path outside PROVEN_REPO_ROOTS): for the three operations that
     // take one, 422 (repository_refused, as the document says) answers valid data too.
     std::fs::write(
         scratch.path().join("schemathesis.toml"),
-        "[[operations]]\ninclude-method = \"POST\"\ninclude-path = [\"/v1/reviews\", \"/v1/batches\"]\n\
+        "[[operations]]\ninclude-method = \"POST\"\ninclude-path = [\"/v1/reviews\", \"/v1/batches\", \"/v1/questions\"]\n\
          checks.positive_data_acceptance.expected-statuses = [\"2XX\", \"401\", \"403\", \"404\", \"409\", \"422\", \"429\"]\n",
     )
     .expect("write schemathesis.toml");
@@ -101,7 +101,7 @@ async fn service_answers_every_schemathesis_case_as_its_openapi_document_says() 
     );
     // Every operation of the document was run, and cases were generated for them.
     assert!(
-        stdout.contains("Selected: 10/10") && stdout.contains("Tested: 10"),
+        stdout.contains("Selected: 12/12") && stdout.contains("Tested: 12"),
         "{stdout}"
     );
     assert!(stdout.contains(" generated, "), "{stdout}");

@@ -17,7 +17,8 @@
 //!   maps every step name to its `run`, one line each);
 //!   [`embedded::review`] runs them for `proven review`; [`scan::scan_file`] runs
 //!   dependency evidence on one lock file; [`ask`] answers `proven ask` (a question, not a
-//!   change: cited claims, the refuter and the coverage auditor).
+//!   change: cited claims, the refuter and the coverage auditor); [`rereview`] finds the
+//!   repositories an advisory change set newly affects.
 //!
 //! Invariants:
 //! - A finding exists only with evidence: here, the advisory rows whose range holds the
@@ -45,6 +46,7 @@ pub mod model;
 mod outcome;
 pub mod patch;
 pub mod pipeline;
+pub mod rereview;
 pub mod rows;
 pub mod sandbox_job;
 pub mod scan;

@@ -21,6 +21,10 @@ pub struct ReviewRequest {
     /// The trace id of the request that submitted it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
+    /// A re-review on advisory change: the earlier review of the same change it is compared
+    /// with (its findings new, still there or gone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rereview_of: Option<String>,
 }
 
 #[cfg(test)]

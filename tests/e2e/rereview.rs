@@ -1,0 +1,167 @@
+//! Re-review on advisory change over HTTP: reviews teach the World Model what each
+//! repository depends on; a sync whose change set adds an advisory selects exactly the
+//! repositories whose current version it affects, re-reviewed in a batch at batch priority
+//! and compared with their earlier review; a sync that changes nothing re-reviews nothing.
+
+use std::time::Duration;
+
+use proven_change::testing::TestRepo;
+use serde_json::json;
+
+use crate::common::text;
+use crate::service::{Service, http, proven, wait_done};
+
+/// A Cargo.lock holding `name` at `version` (a registry package).
+fn lock(name: &str, version: &str) -> String {
+    format!(
+        "version = 3\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\ndependencies = [\"{name}\"]\n\n\
+         [[package]]\nname = \"{name}\"\nversion = \"{version}\"\n\
+         source = \"registry+https://github.com/rust-lang/crates.io-index\"\n"
+    )
+}
+
+/// A repository whose reviewed change brings in `name` at `version`.
+fn repository(name: &str, version: &str) -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    repo.write(
+        "Cargo.lock",
+        "version = 3\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\n",
+    );
+    let base = repo.commit("base");
+    repo.write("Cargo.lock", lock(name, version));
+    repo.commit("change: a dependency");
+    (repo, base)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_set_re_reviews_exactly_the_repositories_it_newly_affects() {
+    let service = Service::start(1).await;
+    let alice = service.tenant("alice");
+    let client = http();
+    let base_url = service.base_url.clone();
+    let repos = [
+        repository("proven-rr-alpha", "1.0.0"),
+        repository("proven-rr-beta", "1.0.0"),
+        // The same package as the first, at a version the advisory does not affect.
+        repository("proven-rr-alpha", "2.0.0"),
+    ];
+    for (repo, base) in &repos {
+        let r = client
+            .post(format!("{base_url}/v1/reviews"))
+            .bearer_auth(&alice)
+            .json(&json!({"repository": repo.path().display().to_string(), "base": base, "head": "HEAD"}))
+            .send()
+            .await
+            .expect("post");
+        assert_eq!(r.status(), 202);
+        let id = r.json::<serde_json::Value>().await.expect("json")["id"]
+            .as_str()
+            .expect("id")
+            .to_string();
+        let done = wait_done(&client, &base_url, &alice, &id, Duration::from_secs(60)).await;
+        assert_eq!(done["result"]["findings"], json!([]), "{done:#}");
+    }
+    // An advisory for proven-rr-alpha before 2.0.0, synced as a change set.
+    let osv = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        osv.path().join("RUSTSEC-2099-0001.json"),
+        json!({"schema_version": "1.6.0", "id": "RUSTSEC-2099-0001", "modified": "2026-11-30T00:00:00Z",
+               "published": "2026-11-30T00:00:00Z", "summary": "proven-rr-alpha mishandles input",
+               "affected": [{"package": {"ecosystem": "crates.io", "name": "proven-rr-alpha"},
+                             "ranges": [{"type": "SEMVER", "events": [{"introduced": "0"}, {"fixed": "2.0.0"}]}]}]})
+        .to_string(),
+    )
+    .expect("write");
+    let sync = || {
+        let out = proven(&service.store.url, &service.prefix, service.data_dir.path())
+            .args(["db", "sync", "--json"])
+            .arg(osv.path())
+            .output()
+            .expect("db sync");
+        assert!(out.status.success(), "{:?}", text(&out));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("sync JSON")
+    };
+    let first = sync();
+    assert_eq!(first["new"], json!(["RUSTSEC-2099-0001"]), "{first:#}");
+    let batch = |set: String| {
+        client
+            .post(format!("{base_url}/v1/batches"))
+            .bearer_auth(&alice)
+            .json(&json!({"change_set": set}))
+            .send()
+    };
+    let r = batch(first["id"].as_str().expect("id").to_string())
+        .await
+        .expect("post batch");
+    assert_eq!(r.status(), 202);
+    let accepted: serde_json::Value = r.json().await.expect("json");
+    let reviews = accepted["reviews"].as_array().expect("reviews");
+    assert_eq!(
+        reviews.len(),
+        1,
+        "exactly the affected repository: {accepted:#}"
+    );
+    let review = reviews[0].as_str().expect("id");
+    let done = wait_done(&client, &base_url, &alice, review, Duration::from_secs(60)).await;
+    assert_eq!(
+        done["repository"],
+        repos[0].0.path().display().to_string(),
+        "{done:#}"
+    );
+    assert_eq!(done["priority"], "batch", "{done:#}");
+    let view: serde_json::Value = client
+        .get(format!(
+            "{base_url}/v1/batches/{}",
+            accepted["id"].as_str().expect("batch id")
+        ))
+        .bearer_auth(&alice)
+        .send()
+        .await
+        .expect("get batch")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(view["done"], true, "{view:#}");
+    let rr = &view["rereviews"][0];
+    assert_eq!(
+        rr["new"].as_array().map(Vec::len),
+        Some(1),
+        "one new finding: {view:#}"
+    );
+    assert!(
+        rr["new"][0]
+            .as_str()
+            .is_some_and(|f| f.contains("RUSTSEC-2099-0001")),
+        "{view:#}"
+    );
+    assert_eq!(
+        (rr["still"].clone(), rr["gone"].clone()),
+        (json!([]), json!([]))
+    );
+    // The same sources again: an empty change set re-reviews nothing.
+    let again = sync();
+    assert_eq!(again["new"], json!([]), "{again:#}");
+    let r = batch(again["id"].as_str().expect("id").to_string())
+        .await
+        .expect("post batch");
+    assert_eq!(r.status(), 202);
+    let nothing: serde_json::Value = r.json().await.expect("json");
+    assert_eq!(nothing["reviews"], json!([]), "{nothing:#}");
+    let view: serde_json::Value = client
+        .get(format!(
+            "{base_url}/v1/batches/{}",
+            nothing["id"].as_str().expect("id")
+        ))
+        .bearer_auth(&alice)
+        .send()
+        .await
+        .expect("get batch")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        (view["total"].clone(), view["done"].clone()),
+        (json!(0), json!(true))
+    );
+    service.stop().await;
+}
