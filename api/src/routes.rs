@@ -81,27 +81,8 @@ fn pipeline_review(
     priority: i64,
     batch_id: Option<String>,
 ) -> Result<NewPipelineReview, ApiError> {
-    Ok(NewPipelineReview {
-        id: uuid::Uuid::now_v7().to_string(),
-        tenant_id: Some(tenant_id.to_string()),
-        repository: request.repository.clone(),
-        base_rev: request.base.clone(),
-        head_rev: request.head.clone(),
-        priority,
-        batch_id,
-        pr_key: request.pull_request.clone(),
-        request: serde_json::to_string(request)
-            .map_err(|e| ApiError::InvalidRequest(e.to_string()))?,
-        // Checked against the maximum (at most a day by default), so this never overflows.
-        deadline_us: request.deadline_secs.map(|s| {
-            proven_store::now_us().saturating_add(
-                i64::try_from(s)
-                    .unwrap_or(i64::MAX)
-                    .saturating_mul(1_000_000),
-            )
-        }),
-        trace_id: request.trace_id.clone(),
-    })
+    NewPipelineReview::of_request(tenant_id, request, priority, batch_id)
+        .map_err(|e| ApiError::InvalidRequest(e.to_string()))
 }
 
 fn submitted(count: usize) {
@@ -481,7 +462,12 @@ pub async fn create_batch(
                 rereview_of,
                 ..Default::default()
             };
-            pipeline_review(&tenant.id, &request, 2, Some(batch_id.clone()))
+            pipeline_review(
+                &tenant.id,
+                &request,
+                proven_store::BATCH_PRIORITY,
+                Some(batch_id.clone()),
+            )
         })
         .collect::<Result<Vec<_>, _>>()?;
     // The batch and all its reviews in one transaction, within the tenant's cap.
@@ -531,60 +517,27 @@ struct CreateBatchList {
     reviews: Vec<BatchItem>,
 }
 
-/// The ids of a finished review's findings (None: it has not ended or kept no result).
-async fn finding_ids(state: &ApiState, review: &str) -> Result<Option<Vec<String>>, ApiError> {
-    let row = state.store.review(review).await?;
-    let Some(result) = row.result.as_deref() else {
-        return Ok(None);
-    };
-    let doc: serde_json::Value = serde_json::from_str(result).unwrap_or_default();
-    Ok(Some(
-        doc["findings"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|f| f["id"].as_str().map(str::to_string))
-            .collect(),
-    ))
-}
-
 /// Each ended re-review of the batch against the earlier review of the same change.
 async fn rereviews_of(
     state: &ApiState,
     tenant: &str,
     batch: &str,
 ) -> Result<Vec<RereviewView>, ApiError> {
-    let mut out = Vec::new();
-    for r in state
+    Ok(state
         .store
-        .list_reviews(tenant, None, Some(batch), None, 1000)
+        .batch_rereviews(tenant, batch)
         .await?
-    {
-        let request: Option<ReviewRequest> = state
-            .store
-            .review_request(&r.id)
-            .await?
-            .and_then(|t| serde_json::from_str(&t).ok());
-        let Some(previous) = request.and_then(|q| q.rereview_of) else {
-            continue;
-        };
-        let (Some(now), Some(then)) = (
-            finding_ids(state, &r.id).await?,
-            finding_ids(state, &previous).await?,
-        ) else {
-            continue;
-        };
-        out.push(RereviewView {
-            review: r.id,
+        .into_iter()
+        .map(|r| RereviewView {
+            review: r.review,
             repository: r.repository,
-            previous,
+            previous: r.previous,
             status: r.status,
-            new: now.iter().filter(|f| !then.contains(f)).cloned().collect(),
-            still: now.iter().filter(|f| then.contains(f)).cloned().collect(),
-            gone: then.iter().filter(|f| !now.contains(f)).cloned().collect(),
-        });
-    }
-    Ok(out)
+            new: r.new,
+            still: r.still,
+            gone: r.gone,
+        })
+        .collect())
 }
 
 pub async fn openapi() -> Response {

@@ -148,11 +148,13 @@ async fn import_path(
 /// change set, and what it changed printed: new, modified and withdrawn advisories, CVEs new
 /// in KEV. The change set's id is what `--change-set` selectors name. A schedule is the
 /// operator's cron or Kubernetes CronJob running this command.
+/// `proven db sync SOURCES [--json] [--rereview]`: `rereview` holds the tenants' cap of
+/// unfinished reviews when the change set's re-reviews are to be submitted too.
 pub async fn sync(
     store: &Store,
     data_dir: &Path,
     sources: &[String],
-    json: bool,
+    (json, rereview): (bool, Option<i64>),
 ) -> Result<u8, Exit> {
     let mut local = Vec::with_capacity(sources.len());
     for source in sources {
@@ -190,8 +192,19 @@ pub async fn sync(
         .change_set(&change_set)
         .await
         .map_err(|e| Exit::store(e.to_string()))?;
+    let batches = match rereview {
+        Some(max_queued) => {
+            Some(crate::batch::rereview(store, &change_set, None, max_queued).await?)
+        }
+        None => None,
+    };
     if json {
-        let text = serde_json::to_string_pretty(&set)
+        let mut value = serde_json::to_value(&set)
+            .map_err(|e| Exit::internal(format!("change set as JSON: {e}")))?;
+        if let (Some(b), Some(map)) = (batches, value.as_object_mut()) {
+            map.insert("rereviews".into(), serde_json::json!(b));
+        }
+        let text = serde_json::to_string_pretty(&value)
             .map_err(|e| Exit::internal(format!("change set as JSON: {e}")))?;
         println!("{text}");
     } else {

@@ -2,6 +2,7 @@
 //! store, call the libraries, render, and turn outcomes into the documented exit codes.
 
 mod ask;
+mod batch;
 mod conformance;
 mod db;
 mod exit;
@@ -76,6 +77,10 @@ enum Command {
     /// Tenant commands.
     #[command(subcommand)]
     Tenant(TenantCommand),
+    /// Batch commands: re-review what an advisory change set newly affects; a batch's
+    /// progress and comparison; a tenant's batches.
+    #[command(subcommand)]
+    Batch(batch::BatchCommand),
     /// Version-comparison vectors.
     #[command(subcommand)]
     Vectors(VectorsCommand),
@@ -172,6 +177,10 @@ enum DbCommand {
         /// Print the change set as JSON (its id and the ids of what changed, by kind).
         #[arg(long)]
         json: bool,
+        /// Then re-review, at batch priority, every repository the change set newly affects
+        /// (one batch per tenant; `proven batch show` follows it).
+        #[arg(long)]
+        rereview: bool,
     },
     /// How many advisories, KEV entries and EPSS scores are stored.
     Stats,
@@ -265,8 +274,13 @@ fn run(cli: Cli) -> Result<u8, Exit> {
                 scan(&store, &config, file, output).await
             }
             Command::Db(DbCommand::Import { paths }) => db::import(&store, &paths).await,
-            Command::Db(DbCommand::Sync { sources, json }) => {
-                db::sync(&store, &config.data_dir, &sources, json).await
+            Command::Db(DbCommand::Sync {
+                sources,
+                json,
+                rereview,
+            }) => {
+                let max_queued = rereview.then_some(config.max_queued_reviews);
+                db::sync(&store, &config.data_dir, &sources, (json, max_queued)).await
             }
             Command::Db(DbCommand::Stats) => db::stats(&store).await,
             Command::Trace { review_id } => trace(&store, &review_id).await,
@@ -275,6 +289,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
             Command::Livecheck => livecheck::run(&store, &config).await,
             Command::Worker { steps } => worker(&store, &layers, &config, steps).await,
             Command::Tenant(command) => tenant(&store, command).await,
+            Command::Batch(command) => batch::run(&store, config.max_queued_reviews, command).await,
             Command::Config(_) | Command::Vectors(_) => Ok(0),
             Command::Sandbox(_) | Command::ConformanceServe { .. } | Command::Ask(_) => Ok(0),
         };

@@ -234,6 +234,10 @@ fn kubernetes_manifests_hold_probes_resources_one_image_the_runner_the_autoscale
     assert_eq!(cron["spec"]["concurrencyPolicy"], "Forbid");
     let args = strs(&containers(&cron)[0]["args"]);
     assert_eq!(&args[..2], ["db", "sync"], "{args:?}");
+    assert!(
+        args.iter().any(|a| a == "--rereview"),
+        "each sync re-reviews what it newly affects: {args:?}"
+    );
 }
 
 /// The names of docs/metrics.md's catalogue table.

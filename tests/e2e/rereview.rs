@@ -163,5 +163,53 @@ async fn a_change_set_re_reviews_exactly_the_repositories_it_newly_affects() {
         (view["total"].clone(), view["done"].clone()),
         (json!(0), json!(true))
     );
+
+    // The operator's one command (a cron's): a newer record of the advisory is a modified
+    // change set, and `db sync --rereview` submits its batch for each tenant at once.
+    std::fs::write(
+        osv.path().join("RUSTSEC-2099-0001.json"),
+        json!({"schema_version": "1.6.0", "id": "RUSTSEC-2099-0001", "modified": "2026-12-01T00:00:00Z",
+               "published": "2026-11-30T00:00:00Z", "summary": "proven-rr-alpha mishandles input, worse",
+               "affected": [{"package": {"ecosystem": "crates.io", "name": "proven-rr-alpha"},
+                             "ranges": [{"type": "SEMVER", "events": [{"introduced": "0"}, {"fixed": "2.0.0"}]}]}]})
+        .to_string(),
+    )
+    .expect("write");
+    let cli = |args: &[&str]| {
+        let out = proven(&service.store.url, &service.prefix, service.data_dir.path())
+            .args(args)
+            .output()
+            .expect("proven");
+        assert!(out.status.success(), "{args:?}: {:?}", text(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let dir = osv.path().display().to_string();
+    let synced: serde_json::Value =
+        serde_json::from_str(&cli(&["db", "sync", "--json", "--rereview", &dir])).expect("json");
+    assert_eq!(
+        synced["modified"],
+        json!(["RUSTSEC-2099-0001"]),
+        "{synced:#}"
+    );
+    let mine: Vec<&serde_json::Value> = synced["rereviews"]
+        .as_array()
+        .expect("rereviews")
+        .iter()
+        .filter(|b| b["tenant"] == "alice")
+        .collect();
+    assert_eq!(mine.len(), 1, "{synced:#}");
+    let repositories = mine[0]["repositories"].as_array().expect("repositories");
+    assert_eq!(repositories.len(), 1, "{synced:#}");
+    assert_eq!(
+        repositories[0]["repository"],
+        repos[0].0.path().display().to_string()
+    );
+    let batch_id = mine[0]["batch"].as_str().expect("batch").to_string();
+    let listed = cli(&["batch", "list", "--tenant", "alice"]);
+    assert!(listed.contains(&batch_id), "{listed}");
+    let shown: serde_json::Value =
+        serde_json::from_str(&cli(&["batch", "show", &batch_id, "--tenant", "alice"]))
+            .expect("json");
+    assert_eq!(shown["total"], 1, "{shown:#}");
     service.stop().await;
 }

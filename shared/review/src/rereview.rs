@@ -139,6 +139,43 @@ async fn latest_review(
     }))
 }
 
+/// Submits `tenant`'s re-reviews of change set `id` as one batch at batch priority (within
+/// the tenant's cap of unfinished reviews; a change set that newly affects nothing is a batch
+/// of no reviews). The batch's id and what it re-reviews.
+pub async fn submit(
+    store: &Store,
+    tenant: &str,
+    id: &str,
+    max_unfinished: i64,
+) -> Result<(String, Vec<Target>), StoreError> {
+    let targets = affected(store, tenant, id).await?;
+    let batch = uuid::Uuid::now_v7().to_string();
+    let reviews = targets
+        .iter()
+        .map(|t| {
+            let request = proven_store::ReviewRequest {
+                repository: t.repository.clone(),
+                base: t.base.clone(),
+                head: t.head.clone(),
+                trace_id: Some(uuid::Uuid::now_v7().simple().to_string()),
+                rereview_of: Some(t.previous.clone()),
+                ..Default::default()
+            };
+            proven_store::NewPipelineReview::of_request(
+                tenant,
+                &request,
+                proven_store::BATCH_PRIORITY,
+                Some(batch.clone()),
+            )
+            .map_err(|e| StoreError::InvalidInput(format!("re-review request: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    store
+        .submit_batch(&batch, tenant, &reviews, max_unfinished)
+        .await?;
+    Ok((batch, targets))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,7 @@
 //! - Withdrawn advisories are stored and never matched.
 
 mod advisory;
+mod batch;
 mod error;
 mod memory;
 mod pipeline;
@@ -30,11 +31,13 @@ pub mod world_ids;
 pub use advisory::{
     AdvisoryImport, AffectedRow, ChangeSet, EpssRow, ImportCounts, KevRow, StoredAdvisory,
 };
+pub use batch::{BatchRow, RereviewRow};
 pub use error::StoreError;
 pub use memory::MemoryRecord;
 pub use pipeline::{
-    Claim, Committed, ISOLATED_SUFFIX, JUDGE_QUEUE, JUDGE_STEP, Job, Lease, NewPipelineReview,
-    NewStep, Outcome, PendingReview, Retry, StepId, StepRow, isolated_queue, now_us,
+    BATCH_PRIORITY, Claim, Committed, ISOLATED_SUFFIX, JUDGE_QUEUE, JUDGE_STEP, Job, Lease,
+    NewPipelineReview, NewStep, Outcome, PendingReview, Retry, StepId, StepRow, isolated_queue,
+    now_us,
 };
 pub use question::{MAX_QUESTION_ATTEMPTS, QuestionRow};
 pub use request::ReviewRequest;

@@ -184,6 +184,43 @@ pub struct NewPipelineReview {
     pub trace_id: Option<String>,
 }
 
+/// The priority of a batch's reviews (interactive 0, rerun 1, batch 2: admission takes the
+/// lower first).
+pub const BATCH_PRIORITY: i64 = 2;
+
+impl NewPipelineReview {
+    /// The stored form of `request` by `tenant_id` at `priority`, in `batch_id` if any (a
+    /// new id; the request kept as JSON for the review's intake).
+    pub fn of_request(
+        tenant_id: &str,
+        request: &crate::ReviewRequest,
+        priority: i64,
+        batch_id: Option<String>,
+    ) -> Result<NewPipelineReview, serde_json::Error> {
+        Ok(NewPipelineReview {
+            id: uuid::Uuid::now_v7().to_string(),
+            tenant_id: Some(tenant_id.to_string()),
+            repository: request.repository.clone(),
+            base_rev: request.base.clone(),
+            head_rev: request.head.clone(),
+            priority,
+            batch_id,
+            pr_key: request.pull_request.clone(),
+            request: serde_json::to_string(request)?,
+            // Checked against the maximum (at most a day by default), so this never
+            // overflows.
+            deadline_us: request.deadline_secs.map(|s| {
+                now_us().saturating_add(
+                    i64::try_from(s)
+                        .unwrap_or(i64::MAX)
+                        .saturating_mul(1_000_000),
+                )
+            }),
+            trace_id: request.trace_id.clone(),
+        })
+    }
+}
+
 impl Store {
     /// Records a review waiting for admission. A newer review of the same pull request
     /// (tenant + `pr_key`) supersedes older unfinished ones: their queued steps are
