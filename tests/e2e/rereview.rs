@@ -213,3 +213,126 @@ async fn a_change_set_re_reviews_exactly_the_repositories_it_newly_affects() {
     assert_eq!(shown["total"], 1, "{shown:#}");
     service.stop().await;
 }
+
+/// A re-review batch never holds up a person: with the tenant's reviews admitted one at a
+/// time, an interactive review submitted while the batch runs is done before the batch is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interactive_review_submitted_during_a_re_review_batch_finishes_first() {
+    let service = Service::start(1).await;
+    let out = proven(&service.store.url, &service.prefix, service.data_dir.path())
+        .args(["tenant", "create", "carol", "--max-running", "1"])
+        .output()
+        .expect("tenant create");
+    assert!(out.status.success(), "{:?}", text(&out));
+    let carol = text(&out).0.trim().to_string();
+    let client = http();
+    let base_url = service.base_url.clone();
+    let submit = |repo: &TestRepo, base: &str| {
+        client
+            .post(format!("{base_url}/v1/reviews"))
+            .bearer_auth(&carol)
+            .json(&json!({"repository": repo.path().display().to_string(), "base": base, "head": "HEAD"}))
+            .send()
+    };
+    let id_of = |v: serde_json::Value| v["id"].as_str().expect("id").to_string();
+    let repos: Vec<(TestRepo, String)> = ["1.0.0", "1.1.0", "1.2.0"]
+        .iter()
+        .map(|v| repository("proven-rr-gamma", v))
+        .collect();
+    for (repo, base) in &repos {
+        let id = id_of(
+            submit(repo, base)
+                .await
+                .expect("post")
+                .json()
+                .await
+                .expect("json"),
+        );
+        wait_done(&client, &base_url, &carol, &id, Duration::from_secs(60)).await;
+    }
+    let osv = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        osv.path().join("RUSTSEC-2099-0002.json"),
+        json!({"schema_version": "1.6.0", "id": "RUSTSEC-2099-0002", "modified": "2026-11-30T00:00:00Z",
+               "published": "2026-11-30T00:00:00Z", "summary": "proven-rr-gamma mishandles input",
+               "affected": [{"package": {"ecosystem": "crates.io", "name": "proven-rr-gamma"},
+                             "ranges": [{"type": "SEMVER", "events": [{"introduced": "0"}, {"fixed": "9.0.0"}]}]}]})
+        .to_string(),
+    )
+    .expect("write");
+    let out = proven(&service.store.url, &service.prefix, service.data_dir.path())
+        .args(["db", "sync", "--json"])
+        .arg(osv.path())
+        .output()
+        .expect("db sync");
+    assert!(out.status.success(), "{:?}", text(&out));
+    let set: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let accepted: serde_json::Value = client
+        .post(format!("{base_url}/v1/batches"))
+        .bearer_auth(&carol)
+        .json(&json!({"change_set": set["id"]}))
+        .send()
+        .await
+        .expect("post batch")
+        .json()
+        .await
+        .expect("json");
+    let batch: Vec<String> = accepted["reviews"]
+        .as_array()
+        .expect("reviews")
+        .iter()
+        .filter_map(|r| r.as_str().map(str::to_string))
+        .collect();
+    assert_eq!(batch.len(), 3, "{accepted:#}");
+    let (person, person_base) = repository("proven-rr-delta", "1.0.0");
+    let interactive = id_of(
+        submit(&person, &person_base)
+            .await
+            .expect("post")
+            .json()
+            .await
+            .expect("json"),
+    );
+    // The order in which they end.
+    let mut ended: Vec<String> = Vec::new();
+    let all: Vec<String> = batch.iter().cloned().chain([interactive.clone()]).collect();
+    let started = std::time::Instant::now();
+    while ended.len() < all.len() {
+        let waiting: Vec<String> = all
+            .iter()
+            .filter(|id| !ended.contains(id))
+            .cloned()
+            .collect();
+        for id in &waiting {
+            let v: serde_json::Value = client
+                .get(format!("{base_url}/v1/reviews/{id}"))
+                .bearer_auth(&carol)
+                .send()
+                .await
+                .expect("get")
+                .json()
+                .await
+                .unwrap_or_default();
+            if matches!(
+                v["status"].as_str(),
+                Some("complete" | "incomplete" | "failed")
+            ) {
+                ended.push(id.clone());
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "ended so far: {ended:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let at = ended
+        .iter()
+        .position(|id| id == &interactive)
+        .expect("ended");
+    assert!(
+        at < ended.len() - 1,
+        "the interactive review ended before the batch did: {ended:?} (interactive {interactive})"
+    );
+    service.stop().await;
+}
