@@ -21,14 +21,23 @@ const ENTRY_POINTS: &str = "main.py __main__.py app.py manage.py wsgi.py main.go
 
 /// A file's text at the checkout's commit (None: not there, too large, or not text).
 pub(super) fn text(c: &Checkout, path: &str) -> Option<String> {
-    let repo = proven_change::Repo::open(std::path::Path::new(&c.dir)).ok()?;
-    match repo
-        .read_blob(&c.commit, path.as_bytes(), MAX_FILE_BYTES)
-        .ok()?
-    {
-        proven_change::BlobRead::Content(b) => String::from_utf8(b).ok(),
-        _ => None,
-    }
+    texts(c, &[path]).pop().flatten()
+}
+
+/// Each file's text at the checkout's commit, the repository opened once.
+pub(super) fn texts(c: &Checkout, paths: &[&str]) -> Vec<Option<String>> {
+    let Ok(repo) = proven_change::Repo::open(std::path::Path::new(&c.dir)) else {
+        return vec![None; paths.len()];
+    };
+    paths
+        .iter()
+        .map(
+            |path| match repo.read_blob(&c.commit, path.as_bytes(), MAX_FILE_BYTES) {
+                Ok(proven_change::BlobRead::Content(b)) => String::from_utf8(b).ok(),
+                _ => None,
+            },
+        )
+        .collect()
 }
 
 /// The words of a question that may name a file or a symbol.
@@ -50,13 +59,19 @@ pub(super) fn relevant(c: &Checkout, question: &str, surface: Option<&str>) -> V
         .iter()
         .filter(|f| surface.is_none_or(|s| super::under(f, s)))
         .collect();
-    let mut scored: Vec<(usize, &String, Option<String>)> = candidates
+    // Paths that name the question's words first, so the texts read are the likeliest.
+    let by_path = |f: &str| {
+        let lower = f.to_lowercase();
+        words.iter().filter(|w| lower.contains(w.as_str())).count() * 20
+    };
+    let mut ranked: Vec<&String> = candidates.clone();
+    ranked.sort_by_key(|f| std::cmp::Reverse(by_path(f)));
+    ranked.truncate(MAX_SCORED);
+    let read: Vec<&str> = ranked.iter().map(|f| f.as_str()).collect();
+    let mut scored: Vec<(usize, &String, Option<String>)> = ranked
         .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let lower = f.to_lowercase();
-            let by_path = words.iter().filter(|w| lower.contains(w.as_str())).count() * 20;
-            let text = (i < MAX_SCORED).then(|| text(c, f)).flatten();
+        .zip(texts(c, &read))
+        .map(|(f, text)| {
             let by_text = text.as_deref().map_or(0, |t| {
                 let t = t.to_lowercase();
                 words
@@ -64,7 +79,7 @@ pub(super) fn relevant(c: &Checkout, question: &str, surface: Option<&str>) -> V
                     .map(|w| t.matches(w.as_str()).count().min(10))
                     .sum()
             });
-            (by_path + by_text, *f, text)
+            (by_path(f) + by_text, *f, text)
         })
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));

@@ -195,6 +195,7 @@ const AUDITOR: &str = "You are the coverage auditor of Proven's answers. You are
      string, \"probe\": string}]}. At most 6 surfaces.";
 
 /// The repository at one revision, as the ask reads it.
+#[derive(Debug, Clone)]
 pub struct Checkout {
     pub dir: String,
     pub commit: String,
@@ -317,7 +318,13 @@ async fn generate(
     surface: Option<&str>,
     trace: &mut Trace,
 ) -> Result<Vec<SaidClaim>, StepError> {
-    let shown = files::relevant(checkout, question, surface);
+    // The files are read off the async workers (git2 blocks).
+    let (c, q, sf) = (
+        checkout.clone(),
+        question.to_string(),
+        surface.map(str::to_string),
+    );
+    let shown = crate::outcome::blocking(move || files::relevant(&c, &q, sf.as_deref())).await?;
     let listing = if checkout.cut {
         format!(
             "{} (the first {} files)",
