@@ -394,13 +394,15 @@ fn metrics_recorder() -> Option<metrics_exporter_prometheus::PrometheusHandle> {
     ];
     const USD: &[f64] = &[0.0001, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0];
     const ATTEMPTS: &[f64] = &[1.0, 2.0, 3.0, 4.0, 5.0];
-    PrometheusBuilder::new()
+    let handle = PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS)
         .and_then(|b| b.set_buckets_for_metric(Matcher::Suffix("_usd".into()), USD))
         .and_then(|b| b.set_buckets_for_metric(Matcher::Suffix("_attempts".into()), ATTEMPTS))
         .ok()?
         .install_recorder()
-        .ok()
+        .ok()?;
+    proven_pipeline::metrics_names::register_zeros();
+    Some(handle)
 }
 
 async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {

@@ -51,3 +51,17 @@ pub fn describe() {
         "Dependency preparations by result (hit, prepared, failed)."
     );
 }
+
+/// Exports as 0 the counters of events that may not have happened yet in this runner, and
+/// an empty pool. Call once after installing an exporter.
+pub fn register_zeros() {
+    for name in [
+        KILLS_TOTAL,
+        SWEPT_TOTAL,
+        POOL_TAKES_TOTAL,
+        DEPENDENCIES_TOTAL,
+    ] {
+        metrics::counter!(name).increment(0);
+    }
+    metrics::gauge!(POOL_READY).set(0.0);
+}

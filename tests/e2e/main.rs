@@ -11,6 +11,7 @@ mod depfix;
 mod evidence;
 mod expected;
 mod markovian;
+mod metrics;
 mod projects;
 mod repository;
 mod rereview;

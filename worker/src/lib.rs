@@ -152,6 +152,7 @@ pub async fn run(
             )?)
             .await?,
         );
+        proven_sandbox::metrics::register_zeros();
         match sandbox.sweep().await {
             Ok(n) if n > 0 => tracing::info!(removed = n, "swept containers left by a dead runner"),
             Ok(_) => {}

@@ -486,15 +486,18 @@ impl ModelClient {
     }
 
     fn count(&self, record: &CallRecord) {
-        let role = record.role.clone();
-        metrics::counter!("proven_model_calls_total", "role" => role.clone(), "outcome" => record.outcome.clone()).increment(1);
-        metrics::counter!("proven_model_tokens_total", "role" => role.clone(), "kind" => "prompt")
+        // The model id is the operator's configuration (or a repository's
+        // `autofix_generator`, checked as a model id): a bounded label.
+        let (role, model) = (record.role.clone(), self.endpoint.model.clone());
+        metrics::counter!("proven_model_calls_total", "role" => role.clone(), "model" => model.clone(), "outcome" => record.outcome.clone()).increment(1);
+        metrics::counter!("proven_model_tokens_total", "role" => role.clone(), "model" => model.clone(), "kind" => "prompt")
             .increment(record.usage.prompt_tokens);
-        metrics::counter!("proven_model_tokens_total", "role" => role.clone(), "kind" => "completion")
+        metrics::counter!("proven_model_tokens_total", "role" => role.clone(), "model" => model.clone(), "kind" => "completion")
             .increment(record.usage.completion_tokens);
-        metrics::histogram!("proven_model_call_duration_seconds", "role" => role.clone())
+        metrics::histogram!("proven_model_call_duration_seconds", "role" => role.clone(), "model" => model.clone())
             .record(record.latency_ms as f64 / 1000.0);
         // A histogram, so its `_sum` is the money spent (counters only count integers).
-        metrics::histogram!("proven_model_call_cost_usd", "role" => role).record(record.cost_usd);
+        metrics::histogram!("proven_model_call_cost_usd", "role" => role, "model" => model)
+            .record(record.cost_usd);
     }
 }

@@ -114,6 +114,18 @@ pub async fn run(
                         metrics::gauge!(m::QUEUE_DEPTH, "queue" => queue, "state" => state).set(n as f64);
                     }
                 }
+                if let Ok(oldest) = store.queue_oldest().await {
+                    let now = proven_store::now_us();
+                    for family in crate::QUEUES {
+                        let age = oldest
+                            .iter()
+                            .filter(|(q, _)| q.as_str() == *family || q.strip_suffix(proven_store::ISOLATED_SUFFIX) == Some(family))
+                            .map(|(_, us)| now.saturating_sub(*us))
+                            .max()
+                            .unwrap_or(0);
+                        metrics::gauge!(m::QUEUE_OLDEST_SECONDS, "queue" => *family).set(age as f64 / 1e6);
+                    }
+                }
                 true
             }
         };

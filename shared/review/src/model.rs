@@ -118,6 +118,13 @@ fn model_error(role: Role, e: ModelError) -> StepError {
     }
 }
 
+/// The guardrail's verdict on a role's prompt or answer, counted.
+fn guard_verdict(role: Role, verdict: &'static str) {
+    metrics::counter!(proven_pipeline::metrics_names::GUARDRAIL_VERDICTS_TOTAL,
+        "role" => role.as_str(), "verdict" => verdict)
+    .increment(1);
+}
+
 fn record_calls(trace: &mut Trace, records: &[CallRecord]) {
     for r in records {
         trace.push("model_call", serde_json::to_value(r).unwrap_or_default());
@@ -209,11 +216,13 @@ impl Agents {
                     "guardrail",
                     json!({"role": role.as_str(), "checked": what, "verdict": "unavailable"}),
                 );
+                guard_verdict(role, "unavailable");
                 model_error(Role::Guardrail, e)
             })?;
         record_calls(trace, &records);
         // Fails closed: an answer that names no verdict is not a "safe".
         if verdict.user_safety.is_none() && verdict.response_safety.is_none() {
+            guard_verdict(role, "none given");
             trace.push(
                 "guardrail",
                 json!({"role": role.as_str(), "checked": what, "verdict": "none given"}),
@@ -224,6 +233,7 @@ impl Agents {
         }
         let safe = |v: &Option<String>| v.as_deref().is_none_or(|s| s.eq_ignore_ascii_case("safe"));
         let ok = safe(&verdict.user_safety) && safe(&verdict.response_safety);
+        guard_verdict(role, if ok { "safe" } else { "unsafe" });
         trace.push(
             "guardrail",
             json!({"role": role.as_str(), "checked": what, "verdict": if ok { "safe" } else { "unsafe" }}),

@@ -920,6 +920,21 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Per queue, when its oldest queued step was last queued (microseconds since the
+    /// epoch); a queue with none queued is not listed.
+    pub async fn queue_oldest(&self) -> Result<Vec<(String, i64)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT queue, MIN(updated_us) FROM steps WHERE state = 'queued' GROUP BY queue",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect()
+    }
+}
+
 /// The queue where steps tried before run one at a time per worker. A poison job (one that
 /// kills its worker) would otherwise be re-enqueued with the neighbours it killed, fetched
 /// with them again and kill them again, until they were dead-lettered with it.

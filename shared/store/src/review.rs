@@ -66,6 +66,8 @@ pub struct ReviewRow {
     pub head_commit: Option<String>,
     pub status: ReviewStatus,
     pub result: Option<String>,
+    /// 0 interactive, 1 rerun, 2 batch.
+    pub priority: i64,
 }
 
 /// One stored trace line.
@@ -135,7 +137,7 @@ impl Store {
     pub async fn review(&self, id: &str) -> Result<ReviewRow, StoreError> {
         let r = sqlx::query(
             "SELECT id, created_at, finished_at, repository, base_rev, head_rev, base_commit, head_commit, \
-             status, result FROM reviews WHERE id = $1",
+             status, result, priority FROM reviews WHERE id = $1",
         )
         .bind(id)
         .fetch_optional(&self.pool)
@@ -154,6 +156,7 @@ impl Store {
             status: ReviewStatus::parse(&status)
                 .ok_or_else(|| StoreError::Corrupt(format!("review {id} has status {status:?}")))?,
             result: r.try_get(9)?,
+            priority: r.try_get(10)?,
         })
     }
 

@@ -503,11 +503,31 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
         Status::Incomplete => ReviewStatus::Incomplete,
         Status::Failed => ReviewStatus::Failed,
     };
-    metrics::counter!(proven_pipeline::metrics_names::REVIEWS_TOTAL, "status" => status.as_str())
-        .increment(1);
+    record_metrics(&report, status, &review);
     let mut out = outcome(trace, json.clone(), Vec::new(), false);
     out.finish = Some((status, json));
     Ok(out)
+}
+
+/// What a sealed review adds to the metrics: its status, its findings by proof level and
+/// kind, its unproven claims, and its time from submission.
+fn record_metrics(report: &Report, status: ReviewStatus, review: &proven_store::ReviewRow) {
+    use proven_pipeline::metrics_names as m;
+    metrics::counter!(m::REVIEWS_TOTAL, "status" => status.as_str()).increment(1);
+    for f in &report.findings {
+        metrics::counter!(m::FINDINGS_TOTAL, "proof_level" => f.proof_level.as_str(), "kind" => f.kind.as_str())
+            .increment(1);
+    }
+    metrics::counter!(m::UNPROVEN_TOTAL).increment(report.unproven.len() as u64);
+    let created = time::OffsetDateTime::parse(
+        &review.created_at,
+        &time::format_description::well_known::Rfc3339,
+    );
+    if let Ok(created) = created {
+        let secs = (time::OffsetDateTime::now_utc() - created).as_seconds_f64();
+        metrics::histogram!(m::REVIEW_DURATION_SECONDS, "priority" => m::priority_label(review.priority))
+            .record(secs.max(0.0));
+    }
 }
 
 /// The Skeptic's answer as a finding shows it.

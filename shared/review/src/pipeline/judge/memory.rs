@@ -34,6 +34,8 @@ impl Judging<'_> {
     /// dropped, and named as unproven with why (and the memory record).
     pub(super) async fn drop_refuted(&mut self, r: Refuted<'_>) -> Result<(), StepError> {
         let (kind, fingerprint, memory) = r.memory;
+        metrics::counter!(proven_pipeline::metrics_names::REFUTATIONS_TOTAL, "evidence" => kind.to_string())
+            .increment(1);
         let id = self
             .remember(r.key, r.risk, (kind, fingerprint), memory, r.provenance)
             .await?;
