@@ -21,6 +21,7 @@ pub mod error;
 pub mod limits;
 mod routes;
 pub mod server;
+mod ui;
 
 pub use limits::ApiLimits;
 
@@ -125,6 +126,12 @@ pub fn router(state: ApiState) -> Router {
         .route("/v1/questions", post(routes::create_question))
         .route("/v1/questions/{id}", get(routes::get_question))
         .route("/v1/openapi.json", get(routes::openapi))
+        // Pages for a person (not part of the API's document).
+        .route("/ui", get(ui::reviews))
+        .route("/ui/login", get(ui::login_page).post(ui::login))
+        .route("/ui/logout", post(ui::logout))
+        .route("/ui/reviews/{id}", get(ui::review))
+        .route("/ui/batches", get(ui::batches))
         .route("/healthz", get(routes::healthz))
         .route("/readyz", get(routes::readyz))
         .route("/metrics", get(routes::metrics))

@@ -22,4 +22,5 @@ mod service;
 mod service_limits;
 mod service_schema;
 mod settings;
+mod ui;
 mod vectors;
