@@ -60,6 +60,15 @@ ensure_python_venv() {
         { log "python3 with venv is missing: install the Debian packages 'python3' and 'python3-venv'"; return 1; }
 }
 
+# Debian's Chromium and its ChromeDriver: the /ui test (tests/e2e/ui.rs) drives the pages in
+# headless Chromium through WebDriver and saves screenshots under target/ui-screenshots.
+ensure_chromium() {
+    if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then return 0; fi
+    log "installing Debian's chromium and chromium-driver (the /ui test)"
+    apt_install --no-install-recommends chromium chromium-driver ||
+        { log "Chromium is missing: install the Debian packages 'chromium' and 'chromium-driver'"; return 1; }
+}
+
 # Databases that a crashed test run left behind (tests drop their own on success).
 sweep_test_databases() {
     local url=${PROVEN_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/postgres}

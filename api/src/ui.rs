@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ApiState;
 
-const COOKIE: &str = "proven_ui";
+const COOKIE: &str = "pvn_session";
 /// Reviews a list shows (and the charts count).
 const MAX_LISTED: i64 = 100;
 /// Days the charts span.
@@ -215,7 +215,7 @@ fn chart(days: &[String], series: &[(&str, Vec<f64>)]) -> String {
         .flat_map(|(_, v)| v.iter().copied())
         .fold(0.0_f64, f64::max)
         .max(1e-9);
-    let (w, h, gap) = (24.0, 120.0, 8.0);
+    let (w, h, gap) = (10.0, 120.0, 14.0);
     let per_day = w * series.len() as f64 + gap;
     let mut svg = format!(
         r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img">"#,

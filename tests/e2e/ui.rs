@@ -182,3 +182,246 @@ async fn pages_show_the_tenants_reviews_escaped_and_nothing_of_another_tenant() 
     assert!(!list.contains(&id), "{list}");
     service.stop().await;
 }
+
+/// A WebDriver session of ChromeDriver driving headless Chromium (the W3C protocol over
+/// HTTP: no client crate is needed for the few calls a test makes).
+struct Browser {
+    driver: std::process::Child,
+    url: String,
+    session: String,
+    http: reqwest::Client,
+}
+
+impl Browser {
+    async fn start() -> Browser {
+        for (bin, package) in [
+            ("/usr/bin/chromium", "chromium"),
+            ("/usr/bin/chromedriver", "chromium-driver"),
+        ] {
+            assert!(
+                std::path::Path::new(bin).exists(),
+                "{bin} is missing: install the Debian package '{package}' (scripts/test does)"
+            );
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let driver = std::process::Command::new("/usr/bin/chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start chromedriver");
+        let url = format!("http://127.0.0.1:{port}");
+        let http = reqwest::Client::new();
+        let started = std::time::Instant::now();
+        let session = loop {
+            let r = http
+                .post(format!("{url}/session"))
+                .json(&json!({"capabilities": {"alwaysMatch": {"browserName": "chrome",
+                    "goog:chromeOptions": {"binary": "/usr/bin/chromium",
+                        "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                                 "--window-size=1280,1000"]}}}}))
+                .send()
+                .await;
+            if let Ok(r) = r
+                && let Ok(v) = r.json::<serde_json::Value>().await
+                && let Some(id) = v["value"]["sessionId"].as_str()
+            {
+                break id.to_string();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "no WebDriver session"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        Browser {
+            driver,
+            url,
+            session,
+            http,
+        }
+    }
+
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: serde_json::Value,
+    ) -> serde_json::Value {
+        let url = format!("{}/session/{}{path}", self.url, self.session);
+        let r = self
+            .http
+            .request(method, url)
+            .json(&body)
+            .send()
+            .await
+            .expect("webdriver");
+        let v: serde_json::Value = r.json().await.expect("webdriver json");
+        assert!(v["value"]["error"].is_null(), "{path}: {v:#}");
+        v["value"].clone()
+    }
+
+    async fn go(&self, url: &str) {
+        self.call(reqwest::Method::POST, "/url", json!({"url": url}))
+            .await;
+    }
+
+    /// The elements a CSS selector finds now.
+    async fn all(&self, css: &str) -> Vec<String> {
+        self.call(
+            reqwest::Method::POST,
+            "/elements",
+            json!({"using": "css selector", "value": css}),
+        )
+        .await
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.as_object()?.values().next()?.as_str().map(str::to_string))
+        .collect()
+    }
+
+    async fn text(&self, element: &str) -> String {
+        self.call(
+            reqwest::Method::GET,
+            &format!("/element/{element}/text"),
+            json!({}),
+        )
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+    }
+
+    /// Saves the page as PNG under target/ui-screenshots (the test's artefacts).
+    async fn screenshot(&self, name: &str) -> std::path::PathBuf {
+        use base64::Engine as _;
+        let png = self
+            .call(reqwest::Method::GET, "/screenshot", json!({}))
+            .await;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(png.as_str().unwrap_or_default())
+            .expect("base64 PNG");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ui-screenshots");
+        std::fs::create_dir_all(&dir).expect("screenshot dir");
+        let path = dir.join(format!("{name}.png"));
+        std::fs::write(&path, &bytes).expect("write screenshot");
+        assert!(bytes.starts_with(b"\x89PNG"), "{name}: not a PNG");
+        path
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+/// Must-show 3: the reviews list, a review with a reproduced finding, a batch's progress and
+/// a chart render in headless Chromium; a finding title holding `<script>` is text (no script
+/// element exists); each page is saved as a screenshot under target/ui-screenshots.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pages_render_in_headless_chromium_with_markup_shown_as_text() {
+    use crate::agents::{CONCEDE, GENERATOR, GUARD, SKEPTIC, buggy_change};
+    use proven_models::scripted::{Reply, ScriptedServer};
+    let server = ScriptedServer::start().await;
+    server.on(
+        Some(GENERATOR),
+        "You are the Planner",
+        vec![Reply::Json(json!({"risks": [{"title": HOSTILE, "claim": "add(2, 3) returns -1 on the change instead of 5",
+                                            "path": "calc.py", "symbol": "add", "evidence": "test"}]}))],
+    );
+    crate::agents::script(
+        &server,
+        "def test_add():\n    assert add(2, 3) == 5\n",
+        CONCEDE(),
+    );
+    let url = server.base_url.clone();
+    let env = [
+        ("PROVEN_AGENTS", "on"),
+        ("PROVEN_GENERATOR_BASE_URL", url.as_str()),
+        ("PROVEN_SKEPTIC_BASE_URL", url.as_str()),
+        ("PROVEN_GUARDRAIL_BASE_URL", url.as_str()),
+        ("PROVEN_GENERATOR_MODEL", GENERATOR),
+        ("PROVEN_SKEPTIC_MODEL", SKEPTIC),
+        ("PROVEN_GUARDRAIL_MODEL", GUARD),
+        ("PROVEN_FIX_ATTEMPTS", "0"),
+    ];
+    let mut service = Service::start_with(0, "redis://127.0.0.1:6379", &env).await;
+    service.start_worker_serving(&["--steps", "evidence,control,model,sandbox"], &env);
+    let token = service.tenant("browser");
+    let api = crate::service::http();
+    let base = service.base_url.clone();
+    let (repo, rev) = buggy_change();
+    let created: serde_json::Value = api
+        .post(format!("{base}/v1/batches"))
+        .bearer_auth(&token)
+        .json(&json!({"reviews": [{"repository": repo.path().display().to_string(), "base": rev, "head": "HEAD"}]}))
+        .send()
+        .await
+        .expect("post")
+        .json()
+        .await
+        .expect("json");
+    let id = created["reviews"][0].as_str().expect("review").to_string();
+    let done = wait_done(&api, &base, &token, &id, Duration::from_secs(240)).await;
+    assert_eq!(
+        done["result"]["findings"][0]["proof_level"], "reproduced",
+        "{done:#}"
+    );
+
+    let browser = Browser::start().await;
+    browser.go(&format!("{base}/ui/login")).await;
+    let field = browser.all("#token").await;
+    browser
+        .call(
+            reqwest::Method::POST,
+            &format!("/element/{}/value", field[0]),
+            json!({"text": token}),
+        )
+        .await;
+    let button = browser.all("#login").await;
+    browser
+        .call(
+            reqwest::Method::POST,
+            &format!("/element/{}/click", button[0]),
+            json!({}),
+        )
+        .await;
+    // The reviews list, with its charts.
+    let rows = browser.all("#reviews tr.review").await;
+    assert_eq!(rows.len(), 1, "one review listed");
+    assert!(
+        !browser.all("svg.chart rect.reproduced").await.is_empty(),
+        "the chart drew its bars"
+    );
+    browser.screenshot("reviews").await;
+    // The review: its finding's title is the markup, as text; no script exists on the page.
+    browser.go(&format!("{base}/ui/reviews/{id}")).await;
+    let titles = browser.all(".finding .title").await;
+    assert_eq!(titles.len(), 1);
+    assert_eq!(browser.text(&titles[0]).await, HOSTILE, "shown as text");
+    assert!(browser.all("script").await.is_empty(), "no script element");
+    let levels = browser.all(".finding .level").await;
+    assert_eq!(browser.text(&levels[0]).await, "reproduced");
+    assert!(
+        !browser.all(".finding table.runs tr").await.is_empty(),
+        "its runs"
+    );
+    browser.screenshot("review").await;
+    // The batch's progress.
+    browser.go(&format!("{base}/ui/batches")).await;
+    let ended = browser.all("#batches .ended").await;
+    assert_eq!(browser.text(&ended[0]).await, "1");
+    let shot = browser.screenshot("batches").await;
+    assert!(
+        std::fs::metadata(&shot).is_ok_and(|m| m.len() > 1000),
+        "{shot:?}"
+    );
+    drop(browser);
+    service.stop().await;
+}
