@@ -149,6 +149,9 @@ pub struct CreateBatch {
     /// the advisory change set `ID` (printed by `proven db sync`) newly affects.
     #[serde(default, deserialize_with = "present")]
     pub change_set: Option<String>,
+    /// Or: every change set recorded at or after this instant (RFC 3339).
+    #[serde(default, deserialize_with = "present")]
+    pub advisories_changed_since: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

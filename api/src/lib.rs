@@ -64,11 +64,20 @@ pub struct RereviewTarget {
 /// What an advisory change set newly affects, for one tenant: given by the process that
 /// serves the API (the review crate evaluates the versions; the API never does).
 pub trait Rereviews: Send + Sync {
+    /// `change_set`: one change set's id; `since`: every change set recorded at or after
+    /// this instant (RFC 3339). Exactly one is given.
     fn affected<'a>(
         &'a self,
         tenant: &'a str,
-        change_set: &'a str,
+        selector: RereviewSelector<'a>,
     ) -> proven_pipeline::BoxFuture<'a, Result<Vec<RereviewTarget>, StoreError>>;
+}
+
+/// Which advisory changes a batch re-reviews.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RereviewSelector<'a> {
+    ChangeSet(&'a str),
+    ChangedSince(&'a str),
 }
 
 #[derive(Clone)]

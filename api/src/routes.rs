@@ -389,16 +389,27 @@ pub async fn create_batch(
 ) -> Result<(StatusCode, Json<BatchAccepted>), ApiError> {
     let Json(body) = body.map_err(|e| rejected("request body", e.body_text()))?;
     let (mut reviews, mut previous) = (Vec::new(), Vec::new());
-    match (body.reviews, body.change_set) {
+    let selector = match (&body.change_set, &body.advisories_changed_since) {
         (Some(_), Some(_)) => {
             return Err(ApiError::InvalidRequest(
-                "reviews and change_set: a batch is a list of reviews or a selector, not both"
+                "change_set and advisories_changed_since: one selector at a time".into(),
+            ));
+        }
+        (Some(set), None) => Some(("change_set", set.clone())),
+        (None, Some(since)) => Some(("advisories_changed_since", since.clone())),
+        (None, None) => None,
+    };
+    match (body.reviews, selector) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::InvalidRequest(
+                "reviews and a selector: a batch is a list of reviews or a selector, not both"
                     .into(),
             ));
         }
         (None, None) => {
             return Err(ApiError::InvalidRequest(
-                "a batch needs reviews (a list) or change_set (a selector)".into(),
+                "a batch needs reviews (a list) or a selector (change_set, advisories_changed_since)"
+                    .into(),
             ));
         }
         (Some(list), None) => {
@@ -410,19 +421,33 @@ pub async fn create_batch(
             previous = vec![None; list.len()];
             reviews = list;
         }
-        (None, Some(set)) => {
-            if set.trim().is_empty() || set.chars().count() > 4096 {
-                return Err(ApiError::InvalidRequest(
-                    "change_set is empty or longer than 4096 characters".into(),
-                ));
+        (None, Some((field, value))) => {
+            if value.trim().is_empty() || value.chars().count() > 4096 {
+                return Err(ApiError::InvalidRequest(format!(
+                    "{field} is empty or longer than 4096 characters"
+                )));
             }
-            no_nul("change_set", Some(&set))?;
+            no_nul(field, Some(&value))?;
+            let chosen = if field == "change_set" {
+                crate::RereviewSelector::ChangeSet(&value)
+            } else {
+                time::OffsetDateTime::parse(
+                    value.trim(),
+                    &time::format_description::well_known::Rfc3339,
+                )
+                .map_err(|e| {
+                    ApiError::InvalidRequest(format!(
+                        "advisories_changed_since {value:?} is not an RFC 3339 instant: {e}"
+                    ))
+                })?;
+                crate::RereviewSelector::ChangedSince(value.trim())
+            };
             let rereviews = state.rereviews.as_ref().ok_or_else(|| {
-                ApiError::InvalidRequest("change_set: this server re-reviews nothing".into())
+                ApiError::InvalidRequest(format!("{field}: this server re-reviews nothing"))
             })?;
-            // A change set that newly affects nothing is a batch of no reviews: kept, and
-            // done at once.
-            for t in rereviews.affected(&tenant.id, &set).await? {
+            // Selected changes that newly affect nothing are a batch of no reviews: kept,
+            // and done at once.
+            for t in rereviews.affected(&tenant.id, chosen).await? {
                 reviews.push(BatchItem {
                     repository: t.repository,
                     base: t.base,

@@ -13,8 +13,16 @@ pub enum BatchCommand {
     /// one batch per tenant (all tenants, or --tenant's).
     Create {
         /// The change set's id, as `proven db sync` printed it.
-        #[arg(long, value_name = "ID")]
-        change_set: String,
+        #[arg(
+            long,
+            value_name = "ID",
+            required_unless_present = "since",
+            conflicts_with = "since"
+        )]
+        change_set: Option<String>,
+        /// Or every change set recorded at or after this instant (RFC 3339).
+        #[arg(long, value_name = "INSTANT")]
+        since: Option<String>,
         /// Only this tenant (its name or id).
         #[arg(long)]
         tenant: Option<String>,
@@ -62,20 +70,19 @@ async fn tenants(store: &Store, only: Option<&str>) -> Result<Vec<Tenant>, Exit>
     Ok(found)
 }
 
-/// Submits each tenant's batch of re-reviews for change set `id`, printing one line each
+/// Submits each tenant's batch of re-reviews of the selected change sets, printing one line each
 /// (and returning them as JSON for `db sync --json`).
 pub async fn rereview(
     store: &Store,
-    change_set: &str,
+    selector: &proven_review::rereview::Selector,
     tenant: Option<&str>,
     max_queued: i64,
 ) -> Result<Vec<serde_json::Value>, Exit> {
     let mut out = Vec::new();
     for t in tenants(store, tenant).await? {
-        let (batch, targets) =
-            proven_review::rereview::submit(store, &t.id, change_set, max_queued)
-                .await
-                .map_err(store_exit)?;
+        let (batch, targets) = proven_review::rereview::submit(store, &t.id, selector, max_queued)
+            .await
+            .map_err(store_exit)?;
         eprintln!(
             "proven: tenant {}: batch {batch} re-reviews {} repositories",
             t.name,
@@ -93,8 +100,20 @@ pub async fn rereview(
 
 pub async fn run(store: &Store, max_queued: i64, command: BatchCommand) -> Result<u8, Exit> {
     match command {
-        BatchCommand::Create { change_set, tenant } => {
-            let made = rereview(store, &change_set, tenant.as_deref(), max_queued).await?;
+        BatchCommand::Create {
+            change_set,
+            since,
+            tenant,
+        } => {
+            use proven_review::rereview::Selector;
+            let selector = match (change_set, since) {
+                (Some(id), _) => Selector::ChangeSet(id),
+                (None, Some(t)) => Selector::ChangedSince(t),
+                (None, None) => {
+                    return Err(Exit::usage("batch create: --change-set or --since".into()));
+                }
+            };
+            let made = rereview(store, &selector, tenant.as_deref(), max_queued).await?;
             println!(
                 "{}",
                 serde_json::to_string_pretty(&made).unwrap_or_default()

@@ -194,7 +194,8 @@ pub async fn sync(
         .map_err(|e| Exit::store(e.to_string()))?;
     let batches = match rereview {
         Some(max_queued) => {
-            Some(crate::batch::rereview(store, &change_set, None, max_queued).await?)
+            let selector = proven_review::rereview::Selector::ChangeSet(change_set.clone());
+            Some(crate::batch::rereview(store, &selector, None, max_queued).await?)
         }
         None => None,
     };

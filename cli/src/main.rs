@@ -515,14 +515,19 @@ impl proven_api::Rereviews for Rereviewer {
     fn affected<'a>(
         &'a self,
         tenant: &'a str,
-        change_set: &'a str,
+        selector: proven_api::RereviewSelector<'a>,
     ) -> proven_pipeline::BoxFuture<
         'a,
         Result<Vec<proven_api::RereviewTarget>, proven_store::StoreError>,
     > {
+        use proven_review::rereview::Selector;
+        let selector = match selector {
+            proven_api::RereviewSelector::ChangeSet(id) => Selector::ChangeSet(id.to_string()),
+            proven_api::RereviewSelector::ChangedSince(t) => Selector::ChangedSince(t.to_string()),
+        };
         Box::pin(async move {
             Ok(
-                proven_review::rereview::affected(&self.0, tenant, change_set)
+                proven_review::rereview::selected(&self.0, tenant, &selector)
                     .await?
                     .into_iter()
                     .map(|t| proven_api::RereviewTarget {

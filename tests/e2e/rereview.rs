@@ -138,6 +138,31 @@ async fn a_change_set_re_reviews_exactly_the_repositories_it_newly_affects() {
         (rr["still"].clone(), rr["gone"].clone()),
         (json!([]), json!([]))
     );
+    // The selector by time: every change set since then (the service's first import is one
+    // too) newly affects the same one repository.
+    let since: serde_json::Value = client
+        .post(format!("{base_url}/v1/batches"))
+        .bearer_auth(&alice)
+        .json(&json!({"advisories_changed_since": "2000-01-01T00:00:00Z"}))
+        .send()
+        .await
+        .expect("post")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        since["reviews"].as_array().map(Vec::len),
+        Some(1),
+        "{since:#}"
+    );
+    let r = client
+        .post(format!("{base_url}/v1/batches"))
+        .bearer_auth(&alice)
+        .json(&json!({"advisories_changed_since": "yesterday"}))
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(r.status(), 422, "not an instant");
     // The same sources again: an empty change set re-reviews nothing.
     let again = sync();
     assert_eq!(again["new"], json!([]), "{again:#}");

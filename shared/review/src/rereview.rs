@@ -17,7 +17,7 @@ use proven_store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 
 use crate::Trace;
-use crate::steps::pin::{Pin, evaluate_pin};
+use crate::steps::deps;
 
 /// A repository to review again, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,86 +33,163 @@ pub struct Target {
     pub because: Vec<String>,
 }
 
-/// The packages an advisory record names: (OSV ecosystem, name).
-fn packages(record: &str) -> Vec<(String, String)> {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(record) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(String, String)> = v["affected"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|a| {
-            Some((
-                a["package"]["ecosystem"].as_str()?.to_string(),
-                a["package"]["name"].as_str()?.to_string(),
-            ))
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
 /// The review id an edge's source names (`review ID at COMMIT`).
 fn review_of(source: &str) -> Option<&str> {
     source.strip_prefix("review ")?.split(' ').next()
 }
 
-/// The repositories of `tenant` that change set `id` newly affects, each with its latest
-/// reviewed change.
-pub async fn affected(store: &Store, tenant: &str, id: &str) -> Result<Vec<Target>, StoreError> {
-    let set = store.change_set(id).await?;
-    let mut by_repository: BTreeMap<String, Target> = BTreeMap::new();
-    let mut scratch = Trace::new(String::new());
-    for advisory in set.new.iter().chain(&set.modified) {
-        let Some(stored) = store.advisory(advisory).await? else {
+/// (OSV ecosystem, name, version) of a package entity `package:ECOSYSTEM:NAME@VERSION`.
+fn package_of(entity: &str) -> Option<(&str, &str, &str)> {
+    let rest = entity.strip_prefix("package:")?;
+    let (eco, name_version) = rest.split_once(':')?;
+    let (name, version) = name_version.rsplit_once('@')?;
+    Some((eco, name, version))
+}
+
+/// Change sets one selector may cover at most (hourly syncs of six weeks).
+pub const MAX_CHANGE_SETS: usize = 1000;
+
+/// The repositories of `tenant` whose current dependencies an advisory of `advisories`
+/// affects. The work grows with the tenant's dependencies, never with the advisories: every
+/// open edge of the World Model is evaluated once against the store, as the dependency
+/// evidence would evaluate the file (one query per ecosystem), and a finding counts when
+/// its advisory is one of `advisories`.
+async fn affected_by(
+    store: &Store,
+    tenant: &str,
+    advisories: &std::collections::BTreeSet<String>,
+) -> Result<Vec<Target>, StoreError> {
+    use proven_domain::{Dependency, DependencyKind, Origin};
+    use proven_lockfile::{DependencyFile, Format};
+    if advisories.is_empty() {
+        return Ok(Vec::new());
+    }
+    let edges = store.world_open_dependencies(tenant).await?;
+    // One file a (repository, file) holding every package the edges name there.
+    let mut files: BTreeMap<(String, String), (Vec<Dependency>, String)> = BTreeMap::new();
+    for e in &edges {
+        let Some((eco, name, version)) = package_of(&e.package) else {
             continue;
         };
-        if stored.withdrawn.is_some() {
+        let Some(ecosystem) = Ecosystem::from_osv(eco) else {
+            continue;
+        };
+        let file = e.context.split('#').next().unwrap_or_default().to_string();
+        let entry = files
+            .entry((e.repository.clone(), file))
+            .or_insert_with(|| (Vec::new(), e.source.clone()));
+        entry.0.push(Dependency {
+            ecosystem,
+            name: name.to_string(),
+            version: version.to_string(),
+            kind: DependencyKind::Direct,
+            origin: Origin::Registry,
+            dev: false,
+            line: None,
+        });
+    }
+    let keys: Vec<(String, String)> = files.keys().cloned().collect();
+    let pairs: Vec<deps::FilePair> = files
+        .iter()
+        .map(|((repository, file), (dependencies, _))| deps::FilePair {
+            // The repository travels in the path, so each finding says whose it is.
+            path: format!("{repository}\u{0}{file}"),
+            base: None,
+            head: Some(DependencyFile {
+                path: file.clone(),
+                format: Format::RequirementsTxt,
+                dependencies: dependencies.clone(),
+                notes: Vec::new(),
+            }),
+        })
+        .collect();
+    let options = deps::DepsOptions {
+        informational: proven_config::Informational::Report,
+        dev_dependencies: true,
+        limits: proven_lockfile::Limits::default(),
+    };
+    let mut scratch = Trace::new(String::new());
+    let found = deps::evaluate(store, &pairs, &options, &mut scratch).await?;
+    let mut by_repository: BTreeMap<String, Target> = BTreeMap::new();
+    for f in found.findings {
+        let Some(advisory) = f.advisory.as_ref().map(|a| a.id.clone()) else {
+            continue;
+        };
+        if !advisories.contains(&advisory) {
             continue;
         }
-        for (osv, name) in packages(&stored.record) {
-            let Some(eco) = Ecosystem::from_osv(&osv) else {
-                continue;
-            };
-            let normalized = eco.normalize_name(&name);
-            for d in store
-                .world_dependents(tenant, eco.osv_name(), &normalized)
-                .await?
-            {
-                let Some((_, version)) = d.package.rsplit_once('@') else {
-                    continue;
-                };
-                let file = d.context.split('#').next().unwrap_or_default();
-                let pin = Pin {
-                    path: file,
-                    ecosystem: eco,
-                    name: &name,
-                    base: None,
-                    head: (version, 1),
-                };
-                let hit = evaluate_pin(store, pin, &mut scratch)
-                    .await?
-                    .iter()
-                    .any(|f| f.advisory.as_ref().is_some_and(|a| &a.id == advisory));
-                let Some(seen_by) = review_of(&d.source).filter(|_| hit) else {
-                    continue;
-                };
-                let Some(latest) = latest_review(store, tenant, seen_by).await? else {
-                    continue;
-                };
-                let target = by_repository
-                    .entry(latest.repository.clone())
-                    .or_insert(latest);
-                let why = format!("{advisory}: {name}@{version} ({file})");
-                if !target.because.contains(&why) {
-                    target.because.push(why);
-                }
-            }
+        let Some((repository, file)) = f.location.path.split_once('\u{0}') else {
+            continue;
+        };
+        let Some(source) = keys
+            .iter()
+            .position(|(r, p)| r == repository && p == file)
+            .and_then(|i| files.get(&keys[i]))
+            .map(|(_, source)| source.clone())
+        else {
+            continue;
+        };
+        let Some(seen_by) = review_of(&source) else {
+            continue;
+        };
+        let Some(latest) = latest_review(store, tenant, seen_by).await? else {
+            continue;
+        };
+        let target = by_repository
+            .entry(latest.repository.clone())
+            .or_insert(latest);
+        let package = f
+            .package
+            .as_ref()
+            .map(|p| format!("{}@{}", p.name, p.new_version))
+            .unwrap_or_default();
+        let why = format!("{advisory}: {package} ({file})");
+        if !target.because.contains(&why) {
+            target.because.push(why);
         }
     }
     Ok(by_repository.into_values().collect())
+}
+
+/// The repositories of `tenant` that change set `id` newly affects (its new and modified
+/// advisories), each with its latest reviewed change.
+pub async fn affected(store: &Store, tenant: &str, id: &str) -> Result<Vec<Target>, StoreError> {
+    let set = store.change_set(id).await?;
+    let advisories = set.new.into_iter().chain(set.modified).collect();
+    affected_by(store, tenant, &advisories).await
+}
+
+/// What a batch of re-reviews is of: one change set, or every change set recorded at or
+/// after an instant (RFC 3339).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selector {
+    ChangeSet(String),
+    ChangedSince(String),
+}
+
+/// The repositories of `tenant` that the selected change sets newly affect (each once, with
+/// every advisory that does).
+pub async fn selected(
+    store: &Store,
+    tenant: &str,
+    selector: &Selector,
+) -> Result<Vec<Target>, StoreError> {
+    let sets = match selector {
+        Selector::ChangeSet(id) => vec![id.clone()],
+        Selector::ChangedSince(since) => store.change_sets_since(since).await?,
+    };
+    if sets.len() > MAX_CHANGE_SETS {
+        return Err(StoreError::InvalidInput(format!(
+            "the selector covers {} change sets, more than {MAX_CHANGE_SETS}: name a later instant or one change set",
+            sets.len()
+        )));
+    }
+    let mut advisories = std::collections::BTreeSet::new();
+    for id in sets {
+        let set = store.change_set(&id).await?;
+        advisories.extend(set.new.into_iter().chain(set.modified));
+    }
+    affected_by(store, tenant, &advisories).await
 }
 
 /// The tenant's latest review of the repository the review `seen_by` reviewed.
@@ -139,16 +216,16 @@ async fn latest_review(
     }))
 }
 
-/// Submits `tenant`'s re-reviews of change set `id` as one batch at batch priority (within
+/// Submits `tenant`'s re-reviews of the selected change sets as one batch at batch priority (within
 /// the tenant's cap of unfinished reviews; a change set that newly affects nothing is a batch
 /// of no reviews). The batch's id and what it re-reviews.
 pub async fn submit(
     store: &Store,
     tenant: &str,
-    id: &str,
+    selector: &Selector,
     max_unfinished: i64,
 ) -> Result<(String, Vec<Target>), StoreError> {
-    let targets = affected(store, tenant, id).await?;
+    let targets = selected(store, tenant, selector).await?;
     let batch = uuid::Uuid::now_v7().to_string();
     let reviews = targets
         .iter()
@@ -186,14 +263,16 @@ mod tests {
             {"package": {"ecosystem": "npm", "name": "ms"}},
             {"package": {"ecosystem": "npm", "name": "ms"}},
             {"package": {"ecosystem": "PyPI", "name": "Flask"}}]}"#;
+        let _ = record;
         assert_eq!(
-            packages(record),
-            [
-                ("PyPI".to_string(), "Flask".to_string()),
-                ("npm".to_string(), "ms".to_string())
-            ]
+            package_of("package:crates.io:serde@1.0.1"),
+            Some(("crates.io", "serde", "1.0.1"))
         );
-        assert!(packages("not json").is_empty());
+        assert_eq!(
+            package_of("package:npm:@babel/core@7.0.0"),
+            Some(("npm", "@babel/core", "7.0.0"))
+        );
+        assert_eq!(package_of("repository:x"), None);
         assert_eq!(review_of("review 0193-ab at 1234abcd"), Some("0193-ab"));
         assert_eq!(review_of("an import"), None);
     }

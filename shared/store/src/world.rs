@@ -457,6 +457,32 @@ impl Store {
             .map_err(StoreError::from)
     }
 
+    /// Every open `depends_on` edge of the tenant (what each repository depends on now).
+    pub async fn world_open_dependencies(
+        &self,
+        tenant: &str,
+    ) -> Result<Vec<Dependent>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT from_id, context, to_id, valid_from, source FROM world_edges \
+             WHERE tenant_id = $1 AND kind = 'depends_on' AND valid_to IS NULL ORDER BY from_id, context",
+        )
+        .bind(tenant)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(Dependent {
+                    repository: r.try_get(0)?,
+                    context: r.try_get(1)?,
+                    package: r.try_get(2)?,
+                    since: r.try_get(3)?,
+                    source: r.try_get(4)?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(StoreError::from)
+    }
+
     /// The repositories that depend now (an open `depends_on` edge) on a version of
     /// `ecosystem`'s package `name`: the package entities are `package:ECOSYSTEM:NAME@VERSION`.
     pub async fn world_dependents(
