@@ -183,6 +183,12 @@ async fn every_catalogue_name_is_exported_with_values_that_say_what_ran() {
         ) >= 1.0,
         "{worker}"
     );
+    // The calls are counted by the tenant whose review made them.
+    assert_eq!(
+        sum(&worker, "proven_model_calls_total", &["tenant=\"none\""]),
+        0.0,
+        "every call was a tenant's: {worker}"
+    );
     assert_eq!(
         value(&all, "proven_pipeline_dead_letters_total"),
         Some(0.0),

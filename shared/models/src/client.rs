@@ -489,10 +489,11 @@ impl ModelClient {
         // The model id is the operator's configuration (or a repository's
         // `autofix_generator`, checked as a model id): a bounded label.
         let (role, model) = (record.role.clone(), self.endpoint.model.clone());
-        metrics::counter!("proven_model_calls_total", "role" => role.clone(), "model" => model.clone(), "outcome" => record.outcome.clone()).increment(1);
-        metrics::counter!("proven_model_tokens_total", "role" => role.clone(), "model" => model.clone(), "kind" => "prompt")
+        let tenant = crate::tenant_label();
+        metrics::counter!("proven_model_calls_total", "role" => role.clone(), "model" => model.clone(), "tenant" => tenant.clone(), "outcome" => record.outcome.clone()).increment(1);
+        metrics::counter!("proven_model_tokens_total", "role" => role.clone(), "model" => model.clone(), "tenant" => tenant.clone(), "kind" => "prompt")
             .increment(record.usage.prompt_tokens);
-        metrics::counter!("proven_model_tokens_total", "role" => role.clone(), "model" => model.clone(), "kind" => "completion")
+        metrics::counter!("proven_model_tokens_total", "role" => role.clone(), "model" => model.clone(), "tenant" => tenant.clone(), "kind" => "completion")
             .increment(record.usage.completion_tokens);
         metrics::histogram!("proven_model_call_duration_seconds", "role" => role.clone(), "model" => model.clone())
             .record(record.latency_ms as f64 / 1000.0);

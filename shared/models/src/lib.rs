@@ -21,6 +21,30 @@ pub mod scripted;
 pub use cassette::{Cassette, CassetteError, CassetteMode};
 pub use client::{CallRecord, ChatRequest, Endpoint, ModelClient, ModelError, Usage};
 
+tokio::task_local! {
+    /// The tenant whose review makes the calls of the task (set by the step that runs them).
+    static TENANT: String;
+}
+
+/// Runs `f` with its model calls counted by `tenant` (the tenant's id, or `""` for the
+/// embedded default; the operator creates tenants, so the label is bounded).
+pub async fn with_tenant<F: std::future::Future>(tenant: String, f: F) -> F::Output {
+    TENANT.scope(tenant, f).await
+}
+
+/// The tenant label of the current task's model calls (`none` outside any review).
+pub(crate) fn tenant_label() -> String {
+    TENANT
+        .try_with(|t| {
+            if t.is_empty() {
+                "none".to_string()
+            } else {
+                t.clone()
+            }
+        })
+        .unwrap_or_else(|_| "none".to_string())
+}
+
 /// Installs the TLS crypto provider (ring) once per process. reqwest with rustls panics
 /// when building a client without one; ring avoids aws-lc's slow C build.
 pub fn install_crypto() {

@@ -250,7 +250,9 @@ impl Handler {
                     view: review.view(&cx.store),
                     rows: &review.rows,
                 };
-                run(&step, lease).await
+                // The model calls the step makes are counted by the review's tenant.
+                let tenant = step.view.tenant.to_string();
+                proven_models::with_tenant(tenant, run(&step, lease)).await
             }
         }
     }
