@@ -284,6 +284,19 @@ impl Browser {
         .collect()
     }
 
+    /// The elements `css` finds once there are any (a page after a click or a navigation may
+    /// still be loading): at most 20 s.
+    async fn wait_for(&self, css: &str) -> Vec<String> {
+        let started = std::time::Instant::now();
+        loop {
+            let found = self.all(css).await;
+            if !found.is_empty() || started.elapsed() > Duration::from_secs(20) {
+                return found;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     async fn text(&self, element: &str) -> String {
         self.call(
             reqwest::Method::GET,
@@ -376,7 +389,7 @@ async fn the_pages_render_in_headless_chromium_with_markup_shown_as_text() {
 
     let browser = Browser::start().await;
     browser.go(&format!("{base}/ui/login")).await;
-    let field = browser.all("#token").await;
+    let field = browser.wait_for("#token").await;
     browser
         .call(
             reqwest::Method::POST,
@@ -393,7 +406,7 @@ async fn the_pages_render_in_headless_chromium_with_markup_shown_as_text() {
         )
         .await;
     // The reviews list, with its charts.
-    let rows = browser.all("#reviews tr.review").await;
+    let rows = browser.wait_for("#reviews tr.review").await;
     assert_eq!(rows.len(), 1, "one review listed");
     assert!(
         !browser.all("svg.chart rect.reproduced").await.is_empty(),
@@ -402,7 +415,7 @@ async fn the_pages_render_in_headless_chromium_with_markup_shown_as_text() {
     browser.screenshot("reviews").await;
     // The review: its finding's title is the markup, as text; no script exists on the page.
     browser.go(&format!("{base}/ui/reviews/{id}")).await;
-    let titles = browser.all(".finding .title").await;
+    let titles = browser.wait_for(".finding .title").await;
     assert_eq!(titles.len(), 1);
     assert_eq!(browser.text(&titles[0]).await, HOSTILE, "shown as text");
     assert!(browser.all("script").await.is_empty(), "no script element");
@@ -415,7 +428,7 @@ async fn the_pages_render_in_headless_chromium_with_markup_shown_as_text() {
     browser.screenshot("review").await;
     // The batch's progress.
     browser.go(&format!("{base}/ui/batches")).await;
-    let ended = browser.all("#batches .ended").await;
+    let ended = browser.wait_for("#batches .ended").await;
     assert_eq!(browser.text(&ended[0]).await, "1");
     let shot = browser.screenshot("batches").await;
     assert!(
