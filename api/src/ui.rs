@@ -276,12 +276,11 @@ pub async fn reviews(State(state): State<Arc<ApiState>>, headers: HeaderMap) -> 
         let c = counts(&result);
         let cost: f64 = state
             .store
-            .trace(&r.id)
+            .trace_of_kind(&r.id, "model_call")
             .await
             .map(|lines| {
                 lines
                     .iter()
-                    .filter(|l| l.kind == "model_call")
                     .filter_map(|l| l.event["cost_usd"].as_f64())
                     .sum()
             })

@@ -45,6 +45,34 @@ fn cite(path: &str, line: u32, quote: &str) -> serde_json::Value {
     json!({"path": path, "line_start": line, "line_end": line, "quote": quote})
 }
 
+/// The generator answers prompts holding `contains` with `claims`.
+fn answers(server: &ScriptedServer, contains: &str, claims: serde_json::Value) {
+    server.on(
+        Some(GENERATOR),
+        contains,
+        vec![Reply::Json(json!({ "claims": claims }))],
+    );
+}
+
+/// The refuter, shown a prompt holding `contains`, concedes claim 0 naming `artifact`.
+fn refuter_concedes(server: &ScriptedServer, contains: &str, (artifact, showed): (&str, &str)) {
+    server.on(
+        Some(SKEPTIC),
+        contains,
+        vec![Reply::Json(json!({"verdicts": [
+            {"claim": 0, "verdict": "conceded", "artifact": artifact, "showed": showed, "reason": ""}
+        ]}))],
+    );
+}
+
+fn auditor_answers(server: &ScriptedServer, answer: serde_json::Value) {
+    server.on(
+        Some(SKEPTIC),
+        "You are the coverage auditor of Proven's answers",
+        vec![Reply::Json(answer)],
+    );
+}
+
 /// Must-show 5: a claim with a wrong line citation is refuted by Proven's check, a correct
 /// one conceded naming the artifact (recorded conceded, not validated), one auditor probe
 /// covered in round two, another carried into "what this run could not see". The refuter
@@ -63,36 +91,31 @@ async fn an_answer_is_checked_by_proven_and_attacked_by_both_adversaries() {
             {"claim": "serve sets the socket timeout to TIMEOUT", "citations": [cite("src/server.py", 5, "sock.settimeout(TIMEOUT)")]}
         ]}))],
     );
-    server.on(
-        Some(GENERATOR),
+    answers(
+        &server,
         "You answer questions about a repository",
-        vec![Reply::Json(json!({"claims": [
-            {"claim": "the timeout is 30 seconds", "citations": [cite("src/config.py", 1, "TIMEOUT = 30")]},
-            {"claim": "load reads settings.toml", "citations": [cite("src/config.py", 9, "open('settings.toml')")]}
-        ]}))],
+        json!([
+                {"claim": "the timeout is 30 seconds", "citations": [cite("src/config.py", 1, "TIMEOUT = 30")]},
+                {"claim": "load reads settings.toml", "citations": [cite("src/config.py", 9, "open('settings.toml')")]}
+        ]),
     );
     // The refuter: round two's claim, then round one's (each rule by the claim it is shown).
-    server.on(
-        Some(SKEPTIC),
+    refuter_concedes(
+        &server,
         "serve sets the socket timeout",
-        vec![Reply::Json(json!({"verdicts": [
-            {"claim": 0, "verdict": "conceded", "artifact": "src/server.py:5", "showed": "settimeout(TIMEOUT)", "reason": ""}
-        ]}))],
+        ("src/server.py:5", "settimeout(TIMEOUT)"),
     );
-    server.on(
-        Some(SKEPTIC),
+    refuter_concedes(
+        &server,
         "You are the refuter",
-        vec![Reply::Json(json!({"verdicts": [
-            {"claim": 0, "verdict": "conceded", "artifact": "src/config.py:1", "showed": "TIMEOUT = 30", "reason": ""}
-        ]}))],
+        ("src/config.py:1", "TIMEOUT = 30"),
     );
-    server.on(
-        Some(SKEPTIC),
-        "You are the coverage auditor of Proven's answers",
-        vec![Reply::Json(json!({"verdict": "incomplete", "uncovered": [
+    auditor_answers(
+        &server,
+        json!({"verdict": "incomplete", "uncovered": [
             {"surface": "src/server.py", "probe": PROBE},
             {"surface": "the deploy pipeline's configuration", "probe": "list the deploy manifests and grep them for TIMEOUT"}
-        ]}))],
+        ]}),
     );
     let out = ask(&env, &server, &repo, "json");
     let doc = parse(&out);
@@ -190,19 +213,17 @@ async fn adversaries_that_would_see_the_same_inputs_degrade_to_one_reviewer_visi
     let repo = repository();
     let server = ScriptedServer::start().await;
     guard_says_safe(&server);
-    server.on(
-        Some(GENERATOR),
+    answers(
+        &server,
         "You answer questions about a repository",
-        vec![Reply::Json(json!({"claims": [
-            {"claim": "the server runs on flask 3.0.0", "citations": [cite("requirements.txt", 1, "flask==3.0.0")]}
-        ]}))],
+        json!([
+                {"claim": "the server runs on flask 3.0.0", "citations": [cite("requirements.txt", 1, "flask==3.0.0")]}
+        ]),
     );
-    server.on(
-        Some(SKEPTIC),
+    refuter_concedes(
+        &server,
         "You are the refuter",
-        vec![Reply::Json(json!({"verdicts": [
-            {"claim": 0, "verdict": "conceded", "artifact": "requirements.txt:1", "showed": "flask==3.0.0", "reason": ""}
-        ]}))],
+        ("requirements.txt:1", "flask==3.0.0"),
     );
     let doc = parse(&ask(&env, &server, &repo, "json"));
     assert!(
@@ -234,25 +255,19 @@ async fn adversaries_that_would_see_the_same_inputs_degrade_to_one_reviewer_visi
 async fn questions_over_http_are_answered_by_a_model_worker_for_their_tenant_only() {
     let server = ScriptedServer::start().await;
     guard_says_safe(&server);
-    server.on(
-        Some(GENERATOR),
+    answers(
+        &server,
         "You answer questions about a repository",
-        vec![Reply::Json(json!({"claims": [
-            {"claim": "the timeout is 30 seconds", "citations": [cite("src/config.py", 1, "TIMEOUT = 30")]}
-        ]}))],
+        json!([
+                {"claim": "the timeout is 30 seconds", "citations": [cite("src/config.py", 1, "TIMEOUT = 30")]}
+        ]),
     );
-    server.on(
-        Some(SKEPTIC),
+    refuter_concedes(
+        &server,
         "You are the refuter",
-        vec![Reply::Json(json!({"verdicts": [
-            {"claim": 0, "verdict": "conceded", "artifact": "src/config.py:1", "showed": "TIMEOUT = 30", "reason": ""}
-        ]}))],
+        ("src/config.py:1", "TIMEOUT = 30"),
     );
-    server.on(
-        Some(SKEPTIC),
-        "You are the coverage auditor of Proven's answers",
-        vec![Reply::Json(json!({"verdict": "covered", "uncovered": []}))],
-    );
+    auditor_answers(&server, json!({"verdict": "covered", "uncovered": []}));
     let repo = repository();
     let mut service = crate::service::Service::start(0).await;
     let url = server.base_url.clone();

@@ -260,6 +260,20 @@ async fn two_language_change(env: &Env) -> (TestRepo, String) {
     (repo, base)
 }
 
+/// The coverage auditor finds the change covered and the Skeptic of the dependency findings
+/// concedes, naming the lock file (the manifest makes the change deep, security class).
+fn adversaries_concede_the_lock(server: &ScriptedServer) {
+    auditor_says_covered(server);
+    server.on(
+        Some(SKEPTIC),
+        "The finding says a package version",
+        vec![Reply::Json(
+            json!({"verdict": "conceded", "reason": "the rows show it",
+                   "artifact": "package-lock.json locks ms 2.1.2"}),
+        )],
+    );
+}
+
 /// The patch: add fixed, and ms raised in the lock file and the manifest (versions,
 /// addresses and hashes only); `lock_too: false` leaves the lock file alone.
 fn whole_patch(lock_too: bool) -> serde_json::Value {
@@ -284,15 +298,7 @@ async fn one_prompt_fixes_a_bug_and_an_advisory_or_is_rejected_naming_the_adviso
     let (repo, base) = two_language_change(&env).await;
     for lock_too in [true, false] {
         let server = ScriptedServer::start().await;
-        auditor_says_covered(&server);
-        server.on(
-            Some(SKEPTIC),
-            "The finding says a package version",
-            vec![Reply::Json(
-                json!({"verdict": "conceded", "reason": "the rows show it",
-                                    "artifact": "package-lock.json locks ms 2.1.2"}),
-            )],
-        );
+        adversaries_concede_the_lock(&server);
         server.on(
             Some(GENERATOR),
             ASKED,
@@ -361,15 +367,7 @@ async fn a_patch_that_edits_a_lock_file_beyond_its_versions_is_refused_by_name()
     let env = Env::new(Backend::Sqlite).await;
     let (repo, base) = two_language_change(&env).await;
     let server = ScriptedServer::start().await;
-    auditor_says_covered(&server);
-    server.on(
-        Some(SKEPTIC),
-        "The finding says a package version",
-        vec![Reply::Json(
-            json!({"verdict": "conceded", "reason": "the rows show it",
-                                "artifact": "package-lock.json locks ms 2.1.2"}),
-        )],
-    );
+    adversaries_concede_the_lock(&server);
     server.on(
         Some(GENERATOR),
         ASKED,

@@ -33,6 +33,33 @@ fn repository(name: &str, version: &str) -> (TestRepo, String) {
     (repo, base)
 }
 
+/// Writes an OSV record of `id` for crates.io's `name` before `fixed`, as of `modified`,
+/// into `dir` (what `proven db sync DIR` reads).
+fn write_advisory(dir: &std::path::Path, (id, name, fixed): (&str, &str, &str), modified: &str) {
+    std::fs::write(
+        dir.join(format!("{id}.json")),
+        json!({"schema_version": "1.6.0", "id": id, "modified": modified,
+               "published": "2026-11-30T00:00:00Z", "summary": format!("{name} mishandles input"),
+               "affected": [{"package": {"ecosystem": "crates.io", "name": name},
+                             "ranges": [{"type": "SEMVER", "events": [{"introduced": "0"}, {"fixed": fixed}]}]}]})
+        .to_string(),
+    )
+    .expect("write");
+}
+
+/// GET `url` with `token`, as JSON.
+async fn get_json(client: &reqwest::Client, url: String, token: &str) -> serde_json::Value {
+    client
+        .get(url)
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_change_set_re_reviews_exactly_the_repositories_it_newly_affects() {
     let service = Service::start(1).await;
@@ -63,15 +90,11 @@ async fn a_change_set_re_reviews_exactly_the_repositories_it_newly_affects() {
     }
     // An advisory for proven-rr-alpha before 2.0.0, synced as a change set.
     let osv = tempfile::tempdir().expect("tempdir");
-    std::fs::write(
-        osv.path().join("RUSTSEC-2099-0001.json"),
-        json!({"schema_version": "1.6.0", "id": "RUSTSEC-2099-0001", "modified": "2026-11-30T00:00:00Z",
-               "published": "2026-11-30T00:00:00Z", "summary": "proven-rr-alpha mishandles input",
-               "affected": [{"package": {"ecosystem": "crates.io", "name": "proven-rr-alpha"},
-                             "ranges": [{"type": "SEMVER", "events": [{"introduced": "0"}, {"fixed": "2.0.0"}]}]}]})
-        .to_string(),
-    )
-    .expect("write");
+    write_advisory(
+        osv.path(),
+        ("RUSTSEC-2099-0001", "proven-rr-alpha", "2.0.0"),
+        "2026-11-30T00:00:00Z",
+    );
     let sync = || {
         let out = proven(&service.store.url, &service.prefix, service.data_dir.path())
             .args(["db", "sync", "--json"])
@@ -109,18 +132,15 @@ async fn a_change_set_re_reviews_exactly_the_repositories_it_newly_affects() {
         "{done:#}"
     );
     assert_eq!(done["priority"], "batch", "{done:#}");
-    let view: serde_json::Value = client
-        .get(format!(
+    let view = get_json(
+        &client,
+        format!(
             "{base_url}/v1/batches/{}",
             accepted["id"].as_str().expect("batch id")
-        ))
-        .bearer_auth(&alice)
-        .send()
-        .await
-        .expect("get batch")
-        .json()
-        .await
-        .expect("json");
+        ),
+        &alice,
+    )
+    .await;
     assert_eq!(view["done"], true, "{view:#}");
     let rr = &view["rereviews"][0];
     assert_eq!(
@@ -172,18 +192,15 @@ async fn a_change_set_re_reviews_exactly_the_repositories_it_newly_affects() {
     assert_eq!(r.status(), 202);
     let nothing: serde_json::Value = r.json().await.expect("json");
     assert_eq!(nothing["reviews"], json!([]), "{nothing:#}");
-    let view: serde_json::Value = client
-        .get(format!(
+    let view = get_json(
+        &client,
+        format!(
             "{base_url}/v1/batches/{}",
             nothing["id"].as_str().expect("id")
-        ))
-        .bearer_auth(&alice)
-        .send()
-        .await
-        .expect("get batch")
-        .json()
-        .await
-        .expect("json");
+        ),
+        &alice,
+    )
+    .await;
     assert_eq!(
         (view["total"].clone(), view["done"].clone()),
         (json!(0), json!(true))
@@ -191,15 +208,11 @@ async fn a_change_set_re_reviews_exactly_the_repositories_it_newly_affects() {
 
     // The operator's one command (a cron's): a newer record of the advisory is a modified
     // change set, and `db sync --rereview` submits its batch for each tenant at once.
-    std::fs::write(
-        osv.path().join("RUSTSEC-2099-0001.json"),
-        json!({"schema_version": "1.6.0", "id": "RUSTSEC-2099-0001", "modified": "2026-12-01T00:00:00Z",
-               "published": "2026-11-30T00:00:00Z", "summary": "proven-rr-alpha mishandles input, worse",
-               "affected": [{"package": {"ecosystem": "crates.io", "name": "proven-rr-alpha"},
-                             "ranges": [{"type": "SEMVER", "events": [{"introduced": "0"}, {"fixed": "2.0.0"}]}]}]})
-        .to_string(),
-    )
-    .expect("write");
+    write_advisory(
+        osv.path(),
+        ("RUSTSEC-2099-0001", "proven-rr-alpha", "2.0.0"),
+        "2026-12-01T00:00:00Z",
+    );
     let cli = |args: &[&str]| {
         let out = proven(&service.store.url, &service.prefix, service.data_dir.path())
             .args(args)
@@ -276,15 +289,11 @@ async fn an_interactive_review_submitted_during_a_re_review_batch_finishes_first
         wait_done(&client, &base_url, &carol, &id, Duration::from_secs(60)).await;
     }
     let osv = tempfile::tempdir().expect("tempdir");
-    std::fs::write(
-        osv.path().join("RUSTSEC-2099-0002.json"),
-        json!({"schema_version": "1.6.0", "id": "RUSTSEC-2099-0002", "modified": "2026-11-30T00:00:00Z",
-               "published": "2026-11-30T00:00:00Z", "summary": "proven-rr-gamma mishandles input",
-               "affected": [{"package": {"ecosystem": "crates.io", "name": "proven-rr-gamma"},
-                             "ranges": [{"type": "SEMVER", "events": [{"introduced": "0"}, {"fixed": "9.0.0"}]}]}]})
-        .to_string(),
-    )
-    .expect("write");
+    write_advisory(
+        osv.path(),
+        ("RUSTSEC-2099-0002", "proven-rr-gamma", "9.0.0"),
+        "2026-11-30T00:00:00Z",
+    );
     let out = proven(&service.store.url, &service.prefix, service.data_dir.path())
         .args(["db", "sync", "--json"])
         .arg(osv.path())

@@ -179,10 +179,30 @@ impl Store {
     pub async fn trace(&self, review_id: &str) -> Result<Vec<TraceRow>, StoreError> {
         // A trace of an unknown review is an error, not an empty trace.
         self.review(review_id).await?;
+        self.trace_lines(review_id, None).await
+    }
+
+    /// The review's trace lines of one kind (`model_call`, say), in order: what a page that
+    /// sums one kind reads, without the rest.
+    pub async fn trace_of_kind(
+        &self,
+        review_id: &str,
+        kind: &str,
+    ) -> Result<Vec<TraceRow>, StoreError> {
+        self.trace_lines(review_id, Some(kind)).await
+    }
+
+    async fn trace_lines(
+        &self,
+        review_id: &str,
+        kind: Option<&str>,
+    ) -> Result<Vec<TraceRow>, StoreError> {
         let rows = sqlx::query(
-            "SELECT id, review_id, at, run_id, kind, event FROM trace_events WHERE review_id = $1 ORDER BY id",
+            "SELECT id, review_id, at, run_id, kind, event FROM trace_events WHERE review_id = $1 \
+             AND ($2 IS NULL OR kind = $2) ORDER BY id",
         )
         .bind(review_id)
+        .bind(kind)
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter()

@@ -462,25 +462,7 @@ impl Store {
         &self,
         tenant: &str,
     ) -> Result<Vec<Dependent>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT from_id, context, to_id, valid_from, source FROM world_edges \
-             WHERE tenant_id = $1 AND kind = 'depends_on' AND valid_to IS NULL ORDER BY from_id, context",
-        )
-        .bind(tenant)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(Dependent {
-                    repository: r.try_get(0)?,
-                    context: r.try_get(1)?,
-                    package: r.try_get(2)?,
-                    since: r.try_get(3)?,
-                    source: r.try_get(4)?,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(StoreError::from)
+        self.open_dependents(tenant, "package:").await
     }
 
     /// The repositories that depend now (an open `depends_on` edge) on a version of
@@ -491,7 +473,17 @@ impl Store {
         ecosystem: &str,
         name: &str,
     ) -> Result<Vec<Dependent>, StoreError> {
-        let prefix = format!("package:{ecosystem}:{name}@");
+        self.open_dependents(tenant, &format!("package:{ecosystem}:{name}@"))
+            .await
+    }
+
+    /// The open `depends_on` edges of the tenant to a package entity whose id starts with
+    /// `prefix`.
+    async fn open_dependents(
+        &self,
+        tenant: &str,
+        prefix: &str,
+    ) -> Result<Vec<Dependent>, StoreError> {
         let rows = sqlx::query(
             "SELECT from_id, context, to_id, valid_from, source FROM world_edges \
              WHERE tenant_id = $1 AND kind = 'depends_on' AND valid_to IS NULL \
@@ -499,7 +491,7 @@ impl Store {
         )
         .bind(tenant)
         .bind(prefix.len() as i64)
-        .bind(prefix.as_str())
+        .bind(prefix)
         .fetch_all(&self.pool)
         .await?;
         rows.iter()
