@@ -47,6 +47,12 @@ pub enum ApiError {
     /// A `repository` the operator's policy refuses (or whose host does not resolve).
     #[error("{0}")]
     Repository(proven_source::CheckError),
+    /// A webhook delivery whose signature does not hold (`unsigned` or `bad_signature`).
+    #[error("{1}")]
+    Signature(&'static str, String),
+    /// A webhook delivery that cannot be read.
+    #[error("{0}")]
+    InvalidPayload(String),
     /// The store or queue is down; the cause is logged, not returned.
     #[error("the service is unavailable; retry later")]
     Unavailable(String),
@@ -66,6 +72,8 @@ impl ApiError {
             ApiError::BodyTooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large"),
             ApiError::BodyTimeout { .. } => (StatusCode::REQUEST_TIMEOUT, "body_timeout"),
             ApiError::Repository(_) => (StatusCode::UNPROCESSABLE_ENTITY, "repository_refused"),
+            ApiError::Signature(code, _) => (StatusCode::UNAUTHORIZED, code),
+            ApiError::InvalidPayload(_) => (StatusCode::BAD_REQUEST, "invalid_payload"),
             ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
         }
     }
@@ -108,7 +116,7 @@ impl IntoResponse for ApiError {
             body.error.setting = refusal.setting().map(str::to_string);
         }
         let mut response = (status, Json(body)).into_response();
-        if status == StatusCode::UNAUTHORIZED {
+        if status == StatusCode::UNAUTHORIZED && !matches!(self, ApiError::Signature(..)) {
             response
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));

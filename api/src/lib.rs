@@ -18,6 +18,7 @@
 mod auth;
 pub mod dto;
 pub mod error;
+pub mod github;
 pub mod limits;
 mod routes;
 pub mod server;
@@ -45,6 +46,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/batches/{id}"),
     ("post", "/v1/questions"),
     ("get", "/v1/questions/{id}"),
+    ("post", "/v1/github/webhook"),
     ("get", "/v1/openapi.json"),
     ("get", "/healthz"),
     ("get", "/readyz"),
@@ -92,6 +94,8 @@ pub struct ApiState {
     pub limits: ApiLimits,
     /// The change-set selector of `POST /v1/batches` (None: refused by name).
     pub rereviews: Option<Arc<dyn Rereviews>>,
+    /// Proven as a GitHub App (None: the webhook answers 404).
+    pub github: Option<Arc<github::GitHubHook>>,
     rate: Arc<limits::TokenRateLimiter>,
 }
 
@@ -111,8 +115,14 @@ impl ApiState {
             metrics,
             limits,
             rereviews: None,
+            github: None,
             rate,
         }
+    }
+
+    pub fn with_github(mut self, hook: github::GitHubHook) -> ApiState {
+        self.github = Some(Arc::new(hook));
+        self
     }
 
     pub fn with_rereviews(mut self, rereviews: Arc<dyn Rereviews>) -> ApiState {
@@ -134,6 +144,7 @@ pub fn router(state: ApiState) -> Router {
         .route("/v1/batches/{id}", get(routes::get_batch))
         .route("/v1/questions", post(routes::create_question))
         .route("/v1/questions/{id}", get(routes::get_question))
+        .route("/v1/github/webhook", post(github::webhook))
         .route("/v1/openapi.json", get(routes::openapi))
         // Pages for a person (not part of the API's document).
         .route("/ui", get(ui::reviews))

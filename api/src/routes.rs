@@ -65,7 +65,7 @@ fn check_request(base: &str, head: &str) -> Result<(), ApiError> {
 }
 
 /// The operator's `repository` policy, before anything is stored.
-async fn check_repository(state: &ApiState, repository: &str) -> Result<(), ApiError> {
+pub(crate) async fn check_repository(state: &ApiState, repository: &str) -> Result<(), ApiError> {
     state
         .repositories
         .check(repository)
@@ -75,7 +75,7 @@ async fn check_repository(state: &ApiState, repository: &str) -> Result<(), ApiE
 }
 
 /// The stored form of a request of `tenant_id`.
-fn pipeline_review(
+pub(crate) fn pipeline_review(
     tenant_id: &str,
     request: &ReviewRequest,
     priority: i64,
@@ -85,7 +85,7 @@ fn pipeline_review(
         .map_err(|e| ApiError::InvalidRequest(e.to_string()))
 }
 
-fn submitted(count: usize) {
+pub(crate) fn submitted(count: usize) {
     metrics::counter!(proven_pipeline::metrics_names::REVIEWS_TOTAL, "status" => "submitted")
         .increment(count as u64);
 }
@@ -157,6 +157,7 @@ pub async fn create_review(
         deadline_secs: body.deadline_secs,
         trace_id: Some(trace_id.clone()),
         rereview_of: None,
+        github: None,
     };
     let review = pipeline_review(&tenant.id, &request, priority, None)?;
     let superseded = state

@@ -6,6 +6,7 @@ mod batch;
 mod conformance;
 mod db;
 mod exit;
+mod github;
 mod livecheck;
 mod sandbox;
 
@@ -81,6 +82,10 @@ enum Command {
     /// progress and comparison; a tenant's batches.
     #[command(subcommand)]
     Batch(batch::BatchCommand),
+    /// Proven on GitHub: `action` reviews the pull request of the workflow it runs in and
+    /// posts the review, the check run and SARIF with the workflow's token.
+    #[command(subcommand)]
+    Github(github::GithubCommand),
     /// Version-comparison vectors.
     #[command(subcommand)]
     Vectors(VectorsCommand),
@@ -116,36 +121,36 @@ enum VectorsCommand {
     },
 }
 
-#[derive(Args)]
-struct OutputArgs {
+#[derive(Args, Clone)]
+pub(crate) struct OutputArgs {
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "json", "markdown", "html", "sarif", "github"])]
-    format: String,
+    pub(crate) format: String,
     /// Write the output to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
-    output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
 }
 
 #[derive(Args)]
-struct ReviewArgs {
+pub(crate) struct ReviewArgs {
     /// The git repository.
     #[arg(long, default_value = ".")]
-    repo: PathBuf,
+    pub(crate) repo: PathBuf,
     /// The base revision (branch, tag, SHA or expression such as HEAD~1).
     #[arg(long)]
-    base: String,
+    pub(crate) base: String,
     /// The head revision.
     #[arg(long, default_value = "HEAD")]
-    head: String,
+    pub(crate) head: String,
     /// Sample mode: answer every model call and sandbox run from this cassette, with no
     /// network and no Docker (written by `--record`).
     #[arg(long, value_name = "CASSETTE", conflicts_with = "record")]
-    sample: Option<PathBuf>,
+    pub(crate) sample: Option<PathBuf>,
     /// Record every model answer and sandbox run of this review to a cassette.
     #[arg(long, value_name = "CASSETTE")]
-    record: Option<PathBuf>,
+    pub(crate) record: Option<PathBuf>,
     #[command(flatten)]
-    output: OutputArgs,
+    pub(crate) output: OutputArgs,
 }
 
 #[derive(Subcommand)]
@@ -270,6 +275,9 @@ fn run(cli: Cli) -> Result<u8, Exit> {
         let store = open_store(&config).await?;
         let code = match cli.command {
             Command::Review(args) => review(&store, &layers, &config, args).await,
+            Command::Github(github::GithubCommand::Action(args)) => {
+                github::action(&store, &layers, &config, args).await
+            }
             Command::Deps(DepsCommand::Scan { file, output }) => {
                 scan(&store, &config, file, output).await
             }
@@ -500,6 +508,19 @@ async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
         limits,
     )
     .with_rereviews(std::sync::Arc::new(Rereviewer(store.clone())));
+    let state = match config.github.app_id {
+        Some(_) if config.github.webhook_secret.is_empty() => {
+            return Err(Exit::config_message(
+                "PROVEN_GITHUB_APP_ID is set but PROVEN_GITHUB_WEBHOOK_SECRET is not: the webhook \
+                 cannot check a delivery without it"
+                    .into(),
+            ));
+        }
+        Some(_) => state.with_github(proven_api::github::GitHubHook::new(
+            &config.github.webhook_secret,
+        )),
+        None => state,
+    };
     let served = proven_api::serve(state, listener, shutdown_signal()).await;
     let _ = stop_tx.send(true);
     let _ = recon.await;
@@ -642,7 +663,7 @@ fn emit(report: &Report, config: &Config, output: &OutputArgs) -> Result<(), Exi
 }
 
 /// The documented exit code of a finished review or scan.
-fn result_code(report: &Report) -> u8 {
+pub(crate) fn result_code(report: &Report) -> u8 {
     match report.status {
         Status::Incomplete | Status::Failed => exit::INCOMPLETE,
         Status::Complete if !report.findings.is_empty() => exit::FINDINGS,
@@ -656,6 +677,19 @@ async fn review(
     config: &Config,
     args: ReviewArgs,
 ) -> Result<u8, Exit> {
+    let output = args.output.clone();
+    let report = run_review(store, layers, config, args).await?;
+    emit(&report, config, &output)?;
+    Ok(result_code(&report))
+}
+
+/// The review of `args`, run in this process (the embedded default), as its report.
+pub(crate) async fn run_review(
+    store: &Store,
+    layers: &Layers,
+    config: &Config,
+    args: ReviewArgs,
+) -> Result<Report, Exit> {
     // A local repository is recorded by its absolute path, so the review reads the same
     // repository whichever process runs its steps.
     let repository = std::fs::canonicalize(&args.repo)
@@ -718,8 +752,7 @@ async fn review(
             _ => {}
         }
     }
-    emit(&report, config, &args.output)?;
-    Ok(result_code(&report))
+    Ok(report)
 }
 
 /// The agents when configured, and Docker when the agents will need it and it answers.

@@ -10,6 +10,8 @@ mod conformance;
 mod depfix;
 mod evidence;
 mod expected;
+mod github;
+mod github_standin;
 mod markovian;
 mod metrics;
 mod projects;

@@ -25,6 +25,8 @@ pub enum WorkerError {
     Agents(String),
     #[error("the sandbox queue needs Docker: {0}")]
     Sandbox(#[from] proven_sandbox::SandboxError),
+    #[error("the GitHub App: {0}")]
+    GitHub(String),
     #[error("metrics listener {addr}: {source}")]
     Metrics {
         addr: std::net::SocketAddr,
@@ -73,6 +75,21 @@ impl Steps for Faulty {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         self.inner.judge_dead_lettered(review_id)
     }
+}
+
+/// The GitHub App, when the operator configured one (an id without its key is refused).
+fn app_client(config: &Config) -> Result<Option<Arc<proven_github::AppClient>>, WorkerError> {
+    let Some(id) = config.github.app_id else {
+        return Ok(None);
+    };
+    let key = config.github.private_key.as_deref().ok_or_else(|| {
+        WorkerError::GitHub(
+            "PROVEN_GITHUB_APP_ID is set but PROVEN_GITHUB_PRIVATE_KEY is not".into(),
+        )
+    })?;
+    proven_github::AppClient::new(id, key, &config.github.api_url)
+        .map(|c| Some(Arc::new(c)))
+        .map_err(WorkerError::GitHub)
 }
 
 /// Runs until `shutdown` resolves.
@@ -187,6 +204,41 @@ pub async fn run(
             }
         });
         steps = steps.with_sandbox(sandbox);
+    }
+    // Proven as a GitHub App: intake clones with an installation's token; the control
+    // family's workers publish finished reviews (each publication claimed from the store
+    // under a lease).
+    if let Some(github) = app_client(config)? {
+        steps = steps.with_github(github);
+        if options.queues.iter().any(|q| q == "control") {
+            let publications = steps.publications(
+                proven_github::CheckOptions {
+                    name: config.github.check_name.clone(),
+                    findings: config.github.findings_conclusion.clone(),
+                    advisory_only: config.github.advisory_conclusion.clone(),
+                },
+                config.github.sarif,
+                config.github.publish_lease_secs,
+            );
+            let stop = stopped(stop_rx.clone());
+            tokio::spawn(async move {
+                tokio::pin!(stop);
+                loop {
+                    let idle = match publications.publish_one().await {
+                        Ok(true) => Duration::ZERO,
+                        Ok(false) => Duration::from_millis(250),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "publications: the store");
+                            Duration::from_secs(2)
+                        }
+                    };
+                    tokio::select! {
+                        _ = &mut stop => return,
+                        _ = tokio::time::sleep(idle) => {}
+                    }
+                }
+            });
+        }
     }
     // Questions (POST /v1/questions) are answered by the model family's workers, each
     // claimed from the store under a lease.

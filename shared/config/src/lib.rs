@@ -124,6 +124,36 @@ pub struct Config {
     /// Bounds on what intake reads (a repository's `proven.yaml` may lower them).
     pub max_blob_bytes: u64,
     pub max_tree_files: usize,
+    /// Proven as a GitHub App (`github.*`).
+    pub github: GitHubSettings,
+}
+
+/// The `github.*` settings, validated.
+#[derive(Clone, PartialEq, Eq)]
+pub struct GitHubSettings {
+    /// None: not a GitHub App.
+    pub app_id: Option<u64>,
+    pub private_key: Option<PathBuf>,
+    /// A secret (never printed; see the `Debug` impl).
+    pub webhook_secret: String,
+    pub api_url: String,
+    pub check_name: String,
+    pub findings_conclusion: String,
+    pub advisory_conclusion: String,
+    pub sarif: bool,
+    pub publish_lease_secs: i64,
+}
+
+impl std::fmt::Debug for GitHubSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GitHubSettings")
+            .field("app_id", &self.app_id)
+            .field("private_key", &self.private_key)
+            .field("webhook_secret", &"***")
+            .field("api_url", &self.api_url)
+            .field("check_name", &self.check_name)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The bounded-steps settings (`PROVEN_MARKOVIAN*`), validated.
@@ -504,6 +534,22 @@ impl Layers {
         let (max_blob_bytes, _) = get("intake.max_blob_bytes")?;
         let (max_tree_files, _) = get("intake.max_tree_files")?;
         let repository = self.repository_settings(&get)?;
+        let github = {
+            let text = |k: &'static str| get(k).map(|(v, _)| v);
+            GitHubSettings {
+                app_id: text("github.app_id")?.parse().ok(),
+                private_key: Some(text("github.private_key")?)
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from),
+                webhook_secret: text("github.webhook_secret")?,
+                api_url: text("github.api_url")?,
+                check_name: text("github.check_name")?,
+                findings_conclusion: text("github.findings_conclusion")?,
+                advisory_conclusion: text("github.advisory_conclusion")?,
+                sarif: text("github.sarif")? == "on",
+                publish_lease_secs: text("github.publish_lease_seconds")?.parse().unwrap_or(120),
+            }
+        };
         let sandbox = {
             let text = |k: &'static str| get(k).map(|(v, _)| v);
             let number = |k: &'static str| -> Result<u64, ConfigError> {
@@ -635,6 +681,7 @@ impl Layers {
             repository,
             max_blob_bytes: max_blob_bytes.parse().unwrap_or(64 << 20),
             max_tree_files: max_tree_files.parse().unwrap_or(300_000),
+            github,
         })
     }
 

@@ -19,6 +19,8 @@ pub struct Setting {
 pub enum Allowed {
     OneOf(&'static [&'static str]),
     PositiveInteger,
+    /// A positive integer, or empty (not set).
+    PositiveIntegerOrEmpty,
     /// 0 or more.
     NonNegativeInteger,
     /// A comma-separated list, each entry one of these (or empty).
@@ -162,6 +164,8 @@ impl Allowed {
                 Ok(n) if n > 0 => Ok(()),
                 _ => Err("expected a positive integer".into()),
             },
+            Allowed::PositiveIntegerOrEmpty if raw.is_empty() => Ok(()),
+            Allowed::PositiveIntegerOrEmpty => Allowed::PositiveInteger.check(raw),
             Allowed::NonNegativeInteger => match raw.parse::<u64>() {
                 Ok(_) => Ok(()),
                 _ => Err("expected 0 or a positive integer".into()),
@@ -327,6 +331,7 @@ impl Allowed {
         match self {
             Allowed::OneOf(values) => values.join(", "),
             Allowed::PositiveInteger => "a positive integer".into(),
+            Allowed::PositiveIntegerOrEmpty => "a positive integer, or empty".into(),
             Allowed::NonNegativeInteger => "0 or a positive integer".into(),
             Allowed::ListOf(values) => format!("a comma-separated list of {}", values.join(", ")),
             Allowed::DatabaseUrl => "postgres://…, postgresql://… or sqlite:… URL".into(),
@@ -677,6 +682,84 @@ pub static SETTINGS: &[Setting] = &[
         allowed: Allowed::PositiveInteger,
         repository: false,
         doc: "Most bytes one clone or fetch may receive; a larger pack fails by name.",
+    },
+    Setting {
+        key: "github.app_id",
+        env: "PROVEN_GITHUB_APP_ID",
+        default: Some(""),
+        allowed: Allowed::PositiveIntegerOrEmpty,
+        repository: false,
+        doc: "The GitHub App's id; empty: Proven is not a GitHub App (the webhook answers 404).",
+    },
+    Setting {
+        key: "github.private_key",
+        env: "PROVEN_GITHUB_PRIVATE_KEY",
+        default: Some(""),
+        allowed: Allowed::FileOrEmpty,
+        repository: false,
+        doc: "The GitHub App's private key (the PEM file GitHub hands out): it signs the JWT that \
+              buys each installation's access token.",
+    },
+    Setting {
+        key: "github.webhook_secret",
+        env: "PROVEN_GITHUB_WEBHOOK_SECRET",
+        default: Some(""),
+        allowed: Allowed::Secret,
+        repository: false,
+        doc: "The GitHub App's webhook secret: every delivery's `X-Hub-Signature-256` is checked \
+              against it before anything is read.",
+    },
+    Setting {
+        key: "github.api_url",
+        env: "PROVEN_GITHUB_API_URL",
+        default: Some("https://api.github.com"),
+        allowed: Allowed::HttpUrl,
+        repository: false,
+        doc: "GitHub's REST API (an Enterprise server's is `https://HOST/api/v3`).",
+    },
+    Setting {
+        key: "github.check_name",
+        env: "PROVEN_GITHUB_CHECK_NAME",
+        default: Some("Proven"),
+        allowed: Allowed::Name,
+        repository: false,
+        doc: "The name of the check run each reviewed head gets.",
+    },
+    Setting {
+        key: "github.findings_conclusion",
+        env: "PROVEN_GITHUB_FINDINGS_CONCLUSION",
+        default: Some("failure"),
+        allowed: Allowed::OneOf(&["failure", "neutral", "action_required"]),
+        repository: false,
+        doc: "The check run's conclusion when the review has findings (an incomplete review is \
+              always `action_required`; none is `success`).",
+    },
+    Setting {
+        key: "github.advisory_conclusion",
+        env: "PROVEN_GITHUB_ADVISORY_CONCLUSION",
+        default: Some("failure"),
+        allowed: Allowed::OneOf(&["failure", "neutral", "action_required"]),
+        repository: false,
+        doc: "The check run's conclusion when every finding is an advisory (nothing reproduced \
+              or exploited), e.g. `neutral`.",
+    },
+    Setting {
+        key: "github.sarif",
+        env: "PROVEN_GITHUB_SARIF",
+        default: Some("on"),
+        allowed: Allowed::OneOf(&["on", "off"]),
+        repository: false,
+        doc: "Upload each published review's SARIF to code scanning (skipped, and said, where the \
+              repository does not allow it).",
+    },
+    Setting {
+        key: "github.publish_lease_seconds",
+        env: "PROVEN_GITHUB_PUBLISH_LEASE_SECONDS",
+        default: Some("120"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "How long a worker holds a publication it claimed; one whose worker died is taken \
+              over after it (and resumes: what was posted is found again, never posted twice).",
     },
     Setting {
         key: "intake.max_blob_bytes",

@@ -22,6 +22,11 @@ pub const REVIEW_DURATION_SECONDS: &str = "proven_review_duration_seconds";
 /// The age of the oldest step waiting in each queue family.
 pub const QUEUE_OLDEST_SECONDS: &str = "proven_pipeline_queue_oldest_seconds";
 /// The guardrail's verdicts on prompts and answers.
+/// GitHub webhook deliveries, by event and outcome (accepted, duplicate, ignored,
+/// unsigned, bad_signature, invalid, refused, queue_full, error).
+pub const WEBHOOK_DELIVERIES_TOTAL: &str = "proven_webhook_deliveries_total";
+/// Publications of reviews on GitHub, by how they ended.
+pub const PUBLICATIONS_TOTAL: &str = "proven_github_publications_total";
 pub const GUARDRAIL_VERDICTS_TOTAL: &str = "proven_guardrail_verdicts_total";
 
 /// A priority's label (interactive, rerun, batch).
@@ -46,6 +51,8 @@ pub fn register_zeros() {
         REFUTATIONS_TOTAL,
         UNPROVEN_TOTAL,
         GUARDRAIL_VERDICTS_TOTAL,
+        WEBHOOK_DELIVERIES_TOTAL,
+        PUBLICATIONS_TOTAL,
     ] {
         metrics::counter!(name).increment(0);
     }

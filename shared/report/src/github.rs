@@ -1,12 +1,12 @@
 //! The review as a GitHub pull-request review: the JSON body of `POST /repos/{owner}/{repo}/
 //! pulls/{number}/reviews`. Its `body` is the Markdown rendering; each line of a proved fix
 //! becomes a review comment with a `suggestion` block, which GitHub shows as a change the
-//! author can apply with one click. Posting it is the caller's (Publish is not part of this
-//! crate); nothing here reaches the network.
+//! author can apply with one click. Posting it is `proven-github`'s; nothing here reaches
+//! the network.
 
 use serde_json::{Value, json};
 
-use crate::{Report, render_markdown};
+use crate::{Report, Status};
 
 /// GitHub refuses a review body longer than this.
 const MAX_BODY: usize = 65_000;
@@ -22,8 +22,49 @@ fn suggestion(replacement: &str) -> String {
     format!("{fence}suggestion\n{replacement}\n{fence}")
 }
 
-pub fn render_github(report: &Report) -> String {
-    let mut body = render_markdown(report);
+/// The marker that finds the review of one head commit again (an HTML comment: GitHub
+/// does not show it). Publishing the same head again updates that review in place.
+pub fn review_marker(head_sha: &str) -> String {
+    format!("<!-- proven-review head={head_sha} -->")
+}
+
+/// What did not run, in one line, for an incomplete or failed review (None: complete).
+pub fn what_did_not_run(report: &Report) -> Option<String> {
+    if report.status == Status::Complete {
+        return None;
+    }
+    let mut parts: Vec<String> = report
+        .failed_services
+        .iter()
+        .map(|s| format!("{} ({})", s.service, first_line(&s.message)))
+        .collect();
+    if parts.is_empty() {
+        parts.extend(
+            report
+                .input_errors
+                .iter()
+                .map(|e| format!("{} could not be read", e.path)),
+        );
+    }
+    if parts.is_empty() {
+        parts.extend(report.not_seen.iter().map(|n| n.what.clone()));
+    }
+    if parts.is_empty() {
+        parts.push("not every step of the plan finished".into());
+    }
+    Some(parts.join("; "))
+}
+
+fn first_line(s: &str) -> String {
+    let line = s.lines().next().unwrap_or_default();
+    let mut out: String = line.chars().take(200).collect();
+    if out.len() < line.len() {
+        out.push('…');
+    }
+    out.replace('`', "'")
+}
+
+fn cut(mut body: String) -> String {
     if body.len() > MAX_BODY {
         let mut at = MAX_BODY;
         while !body.is_char_boundary(at) {
@@ -34,6 +75,60 @@ pub fn render_github(report: &Report) -> String {
             "\n\n(cut to GitHub's limit; the whole review is in the JSON and SARIF outputs)\n",
         );
     }
+    body
+}
+
+/// The review as GitHub's `POST .../pulls/{n}/reviews` takes it: `body`, `event` and
+/// `comments`, and with `head_sha` its `commit_id` and the marker. An incomplete review's
+/// first line says what did not run (it never looks clean); findings come first with
+/// their proof level; fixes not proved and unproven claims fold away.
+pub fn github_review(report: &Report, head_sha: Option<&str>) -> Value {
+    let mut body = String::new();
+    if let Some(missing) = what_did_not_run(report) {
+        let what = if report.status == Status::Failed {
+            "Proven could not review this change"
+        } else {
+            "Incomplete review: findings may be missing"
+        };
+        body.push_str(&format!("**{what}. Did not run: {missing}.**\n\n"));
+    }
+    body.push_str(&crate::markdown::markdown(report, true));
+    let not_proved: Vec<&crate::Finding> = report
+        .findings
+        .iter()
+        .filter(|f| f.fix_not_proved.is_some())
+        .collect();
+    if !not_proved.is_empty() {
+        body.push_str(&format!(
+            "\n<details><summary>Fix not proved: {}</summary>\n\n",
+            not_proved.len()
+        ));
+        for f in not_proved {
+            if let Some(n) = &f.fix_not_proved {
+                body.push_str(&format!(
+                    "- {}: fix not proved ({} tries): {}\n",
+                    f.title.replace('`', "'"),
+                    n.attempts,
+                    first_line(&n.reason)
+                ));
+            }
+        }
+        body.push_str("\n</details>\n");
+    }
+    let mut body = cut(body);
+    let mut review = json!({
+        "event": "COMMENT",
+        "comments": comments(report),
+    });
+    if let Some(head) = head_sha {
+        body.push_str(&format!("\n{}\n", review_marker(head)));
+        review["commit_id"] = head.into();
+    }
+    review["body"] = body.into();
+    review
+}
+
+fn comments(report: &Report) -> Vec<Value> {
     let mut comments: Vec<Value> = Vec::new();
     for f in &report.findings {
         let Some(patch) = &f.patch else { continue };
@@ -82,12 +177,11 @@ pub fn render_github(report: &Report) -> String {
             }));
         }
     }
-    let review = json!({
-        "event": "COMMENT",
-        "body": body,
-        "comments": comments,
-    });
-    let mut out = serde_json::to_string_pretty(&review).unwrap_or_default();
+    comments
+}
+
+pub fn render_github(report: &Report) -> String {
+    let mut out = serde_json::to_string_pretty(&github_review(report, None)).unwrap_or_default();
     out.push('\n');
     out
 }

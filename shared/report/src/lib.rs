@@ -18,7 +18,7 @@ mod sarif;
 mod text;
 
 pub use document::*;
-pub use github::render_github;
+pub use github::{github_review, render_github, review_marker, what_did_not_run};
 pub use html::render_html;
 pub use markdown::render_markdown;
 pub use sarif::render_sarif;

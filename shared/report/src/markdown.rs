@@ -76,10 +76,16 @@ No finding.
 </details>
 {% endif %}
 {% endfor %}
-{% if unproven %}
+{% if unproven %}{% if collapse %}
+<details><summary>Unproven (not findings): {{ unproven | length }}</summary>
+
+{% for u in unproven %}- {{ u.claim | md }}: {{ u.reason | md }}
+{% endfor %}
+</details>
+{% else %}
 ### Unproven (not findings)
 {% for u in unproven %}- {{ u.claim | md }}: {{ u.reason | md }}
-{% endfor %}{% endif %}
+{% endfor %}{% endif %}{% endif %}
 {% if reviewers %}
 ### The reviewers, side by side (never merged; evidence decides)
 | risk | file | evidence | first reviewer | second reviewer |
@@ -144,6 +150,12 @@ fn fenced(value: String) -> String {
 }
 
 pub fn render_markdown(report: &Report) -> String {
+    markdown(report, false)
+}
+
+/// The Markdown with unproven claims in a collapsed section (a pull-request comment, where
+/// findings come first and what is not a finding folds away).
+pub(crate) fn markdown(report: &Report, collapse: bool) -> String {
     let mut env = Environment::new();
     env.add_filter("md", md_escape);
     env.add_filter("fenced", fenced);
@@ -154,6 +166,7 @@ pub fn render_markdown(report: &Report) -> String {
         .and_then(|t| {
             let mut ctx = serde_json::to_value(report).unwrap_or_default();
             if let Some(obj) = ctx.as_object_mut() {
+                obj.insert("collapse".into(), collapse.into());
                 obj.insert(
                     "kind".into(),
                     match report.kind {

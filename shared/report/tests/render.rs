@@ -470,10 +470,41 @@ fn a_github_review_carries_proved_fixes_as_suggestions() {
     let review: serde_json::Value =
         serde_json::from_str(&render(&sample(), Format::Github, false)).expect("json");
     assert_eq!(review["event"], "COMMENT");
+    let body = review["body"].as_str().expect("body");
+    // The sample is incomplete: its first line says what did not run, never looking clean.
+    let first = body.lines().next().unwrap_or_default();
     assert!(
-        review["body"]
+        first.starts_with("**Incomplete review")
+            && first.contains("skeptic r1 (skeptic model is unavailable)"),
+        "{first}"
+    );
+    assert!(body.contains("\n## Proven review"), "{body}");
+    assert!(
+        body.contains("<details><summary>Unproven (not findings)"),
+        "unproven claims fold away: {body}"
+    );
+    assert!(
+        body.contains("<details><summary>Fix not proved: 1"),
+        "so do fixes not proved: {body}"
+    );
+    assert!(review.get("commit_id").is_none(), "no head, no marker");
+    let published = proven_report::github_review(&sample(), Some(&"c".repeat(40)));
+    assert_eq!(published["commit_id"], "c".repeat(40));
+    assert!(
+        published["body"].as_str().is_some_and(|b| b
+            .trim_end()
+            .ends_with(&proven_report::review_marker(&"c".repeat(40)))),
+        "the marker that finds it again: {published}"
+    );
+    let mut complete = sample();
+    complete.status = proven_report::Status::Complete;
+    complete.failed_services.clear();
+    let clean = proven_report::github_review(&complete, None);
+    assert!(
+        clean["body"]
             .as_str()
-            .is_some_and(|b| b.starts_with("## Proven review"))
+            .is_some_and(|b| b.starts_with("## Proven review")),
+        "{clean}"
     );
     let comments = review["comments"].as_array().expect("comments");
     assert_eq!(comments.len(), 1, "one suggestion per edit of a proved fix");

@@ -35,6 +35,8 @@ pub struct StepContext {
     pub agents: Option<Arc<Agents>>,
     /// How long the Planner waits for unfinished dependency steps.
     pub planner_wait: Duration,
+    /// The GitHub App (its installations' tokens), when this process is one.
+    pub github: Option<Arc<proven_github::AppClient>>,
 }
 
 impl StepContext {

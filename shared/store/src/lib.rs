@@ -15,6 +15,7 @@
 mod advisory;
 mod batch;
 mod error;
+mod github;
 mod memory;
 mod pipeline;
 mod question;
@@ -33,6 +34,10 @@ pub use advisory::{
 };
 pub use batch::{BatchRow, RereviewRow};
 pub use error::StoreError;
+pub use github::{
+    Delivery, InstallationChange, MAX_PUBLISH_ATTEMPTS, NewPublication, PublicationRow,
+    PublicationState,
+};
 pub use memory::MemoryRecord;
 pub use pipeline::{
     BATCH_PRIORITY, Claim, Committed, ISOLATED_SUFFIX, JUDGE_QUEUE, JUDGE_STEP, Job, Lease,
@@ -40,7 +45,7 @@ pub use pipeline::{
     now_us,
 };
 pub use question::{MAX_QUESTION_ATTEMPTS, QuestionRow};
-pub use request::ReviewRequest;
+pub use request::{GitHubPull, ReviewRequest};
 pub use review::{NewReview, ReviewRow, ReviewStatus, TraceRow};
 pub use tenant::{ReviewSummary, Tenant, TokenCheck, TokenInfo, token_hash, token_id};
 pub use world::{Dependent, Related, WorldAudit, WorldEdge, WorldEntity};

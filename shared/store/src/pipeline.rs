@@ -948,7 +948,7 @@ pub fn isolated_queue(queue: &str) -> String {
 
 pub const ISOLATED_SUFFIX: &str = "-isolated";
 
-async fn insert_review(
+pub(crate) async fn insert_review(
     tx: &mut Tx<'_>,
     r: &NewPipelineReview,
     admitted_with: Option<&NewStep>,
@@ -1019,7 +1019,11 @@ async fn insert_review(
 
 /// Serialises submissions of one tenant, so two of them never both pass its cap. SQLite's
 /// write transaction (`BEGIN IMMEDIATE`) already holds the only write lock.
-async fn lock_tenant(tx: &mut Tx<'_>, dialect: Dialect, tenant_id: &str) -> Result<(), StoreError> {
+pub(crate) async fn lock_tenant(
+    tx: &mut Tx<'_>,
+    dialect: Dialect,
+    tenant_id: &str,
+) -> Result<(), StoreError> {
     if dialect == Dialect::Postgres {
         sqlx::query("SELECT id FROM tenants WHERE id = $1 FOR UPDATE")
             .bind(tenant_id)
@@ -1031,7 +1035,7 @@ async fn lock_tenant(tx: &mut Tx<'_>, dialect: Dialect, tenant_id: &str) -> Resu
 
 /// Fails with [`StoreError::QueueFull`] when the tenant's unfinished reviews, counting the
 /// `requested` ones just inserted in `tx`, pass `limit` (the caller then drops `tx`).
-async fn within_cap(
+pub(crate) async fn within_cap(
     tx: &mut Tx<'_>,
     tenant_id: &str,
     requested: i64,
@@ -1065,7 +1069,7 @@ fn select_step_for_update(dialect: Dialect) -> String {
     )
 }
 
-type Tx<'a> = sqlx::Transaction<'a, sqlx::Any>;
+pub(crate) type Tx<'a> = sqlx::Transaction<'a, sqlx::Any>;
 
 /// A claim's new lease generation: one more than the last, and never less than the claim's
 /// time in µs (`$3`). A claim committed asynchronously and lost with a crashed Postgres can

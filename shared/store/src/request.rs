@@ -25,6 +25,20 @@ pub struct ReviewRequest {
     /// with (its findings new, still there or gone).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rereview_of: Option<String>,
+    /// A pull request of a GitHub App installation: its clone uses the installation's
+    /// token (minted at intake, never stored) and its result is published there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub github: Option<GitHubPull>,
+}
+
+/// Where on GitHub a review came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitHubPull {
+    pub installation_id: u64,
+    /// `owner/name`.
+    pub repository: String,
+    pub pull_number: u64,
+    pub head_sha: String,
 }
 
 #[cfg(test)]

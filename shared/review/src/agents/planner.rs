@@ -393,6 +393,7 @@ mod tests {
             sandbox: None,
             agents: None,
             planner_wait: std::time::Duration::from_secs(2),
+            github: None,
         };
         let started = std::time::Instant::now();
         for waited in 0..12 {

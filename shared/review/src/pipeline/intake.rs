@@ -28,7 +28,11 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
         .review_tenant(&lease.id.review_id)
         .await
         .map_err(retryable)?;
-    let (dir, fetched) = reach(cx, tenant.as_deref(), &request.repository).await?;
+    let token = match &request.github {
+        Some(pull) => Some(installation_token(cx, pull.installation_id).await?),
+        None => None,
+    };
+    let (dir, fetched) = reach(cx, tenant.as_deref(), &request.repository, token.as_ref()).await?;
     let input = intake::IntakeInput {
         repository: dir.clone(),
         base: request.base.clone(),
@@ -106,6 +110,32 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
     ))
 }
 
+/// A GitHub installation's access token for the clone (minted by the App, never stored).
+async fn installation_token(
+    cx: &StepContext,
+    installation: u64,
+) -> Result<secrecy::SecretString, StepError> {
+    use proven_github::GitHubError;
+    let github = cx.github.as_ref().ok_or_else(|| {
+        StepError::Permanent(
+            "intake: a GitHub pull request needs the App's credentials in this worker \
+             (PROVEN_GITHUB_APP_ID, PROVEN_GITHUB_PRIVATE_KEY)"
+                .into(),
+        )
+    })?;
+    github.token(installation).await.map_err(|e| match e {
+        GitHubError::RateLimited { retry_after, .. } => StepError::Retryable {
+            message: format!("intake: {e}"),
+            after: retry_after,
+        },
+        GitHubError::Transient { .. } => StepError::Retryable {
+            message: format!("intake: {e}"),
+            after: std::time::Duration::from_secs(5),
+        },
+        other => StepError::Permanent(format!("intake: {other}")),
+    })
+}
+
 /// The review's repository, checked again by the policy (a request stored before it, or
 /// a name that resolves elsewhere now, is refused here too): a local path as it really
 /// is, or the tenant's mirror fetched from the checked addresses. Returns the directory
@@ -114,6 +144,7 @@ pub(super) async fn reach(
     cx: &StepContext,
     tenant: Option<&str>,
     repository: &str,
+    token: Option<&secrecy::SecretString>,
 ) -> Result<(std::path::PathBuf, Option<serde_json::Value>), StepError> {
     use proven_source::{CheckError, Target};
     let target = cx
@@ -138,7 +169,21 @@ pub(super) async fn reach(
         }
         Target::Remote(checked) => {
             let dir = cx.sources.mirrors.dir(tenant, &checked.remote);
-            let fetched = proven_source::mirror(&checked, &dir, &cx.sources.fetch)
+            let mut fetch = cx.sources.fetch.clone();
+            if let Some(token) = token {
+                use secrecy::ExposeSecret;
+                // GitHub's form for an installation token over https.
+                fetch.credentials.insert(
+                    0,
+                    proven_config::RepoCredential {
+                        host: checked.remote.host.clone(),
+                        port: Some(checked.remote.port),
+                        user: "x-access-token".into(),
+                        secret: token.expose_secret().to_string(),
+                    },
+                );
+            }
+            let fetched = proven_source::mirror(&checked, &dir, &fetch)
                 .await
                 .map_err(|e| {
                     if e.is_transient() {

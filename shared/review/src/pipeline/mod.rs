@@ -18,6 +18,7 @@ mod evidence;
 mod intake;
 mod judge;
 mod plan;
+mod publish;
 mod questions;
 pub mod registry;
 
@@ -63,6 +64,7 @@ pub struct ReviewSteps {
     registry: HashMap<&'static str, Handler>,
 }
 
+pub use publish::Publications;
 pub use questions::QuestionRunner;
 
 impl ReviewSteps {
@@ -71,6 +73,22 @@ impl ReviewSteps {
     pub fn question_runner(&self) -> QuestionRunner {
         QuestionRunner {
             cx: self.cx.clone(),
+        }
+    }
+
+    /// What publishes GitHub reviews with this process's store and App: the check run named
+    /// and concluded as the operator set, SARIF when `sarif`, each claim held `lease_secs`.
+    pub fn publications(
+        &self,
+        options: proven_github::CheckOptions,
+        sarif: bool,
+        lease_secs: i64,
+    ) -> Publications {
+        Publications {
+            cx: self.cx.clone(),
+            options,
+            sarif,
+            lease_secs,
         }
     }
 
@@ -83,6 +101,7 @@ impl ReviewSteps {
                 sandbox: None,
                 agents: None,
                 planner_wait: PLANNER_WAIT,
+                github: None,
             },
             registry: registry::builtin(),
         }
@@ -97,6 +116,13 @@ impl ReviewSteps {
     /// Lets this process run the model agents' steps.
     pub fn with_agents(mut self, agents: Arc<crate::model::Agents>) -> ReviewSteps {
         self.cx.agents = Some(agents);
+        self
+    }
+
+    /// Makes this process the GitHub App: intake clones an installation's pull request with
+    /// its token, and publications can post.
+    pub fn with_github(mut self, github: Arc<proven_github::AppClient>) -> ReviewSteps {
+        self.cx.github = Some(github);
         self
     }
 

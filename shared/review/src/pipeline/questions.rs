@@ -42,7 +42,7 @@ impl QuestionRunner {
 
     async fn answer(&self, q: &QuestionRow) -> Result<String, String> {
         let agents = self.cx.agents().map_err(|e| e.to_string())?;
-        let (dir, _) = super::intake::reach(&self.cx, Some(&q.tenant_id), &q.repository)
+        let (dir, _) = super::intake::reach(&self.cx, Some(&q.tenant_id), &q.repository, None)
             .await
             .map_err(|e| e.to_string().replacen("intake: ", "", 1))?;
         let rev = q.rev.clone();

@@ -1,0 +1,232 @@
+//! `proven github action`: Proven inside a GitHub Actions workflow run on a pull request.
+//! It reads what the runner gives every step (`GITHUB_EVENT_PATH`, `GITHUB_REPOSITORY`,
+//! `GITHUB_API_URL`, `GITHUB_WORKSPACE`, `GITHUB_REF`, and the workflow's `GITHUB_TOKEN`),
+//! reviews the pull request's base and head in this process (the embedded default), and
+//! posts the review, the check run and SARIF through the same code the GitHub App's
+//! publications use (`proven_github::Publisher`). The job fails only as `--fail-on` says.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use proven_config::{Config, Layers};
+use proven_github::{CheckOptions, Client, GitHubError, Publisher, Target};
+use proven_report::{FailedService, Format, Report, ReportKind, Status};
+use proven_store::Store;
+use secrecy::SecretString;
+
+use crate::exit::{self, Exit};
+use crate::{OutputArgs, ReviewArgs};
+
+#[derive(Subcommand)]
+pub(crate) enum GithubCommand {
+    /// In a GitHub Actions workflow on a pull request: review its base and head, post the
+    /// review (proved fixes as suggestions), the check run and SARIF with the workflow's
+    /// token, and fail the job only as `--fail-on` says.
+    Action(ActionArgs),
+}
+
+#[derive(Args)]
+pub(crate) struct ActionArgs {
+    /// When the job fails: `findings` (a finding, or an incomplete review: the review's own
+    /// exit code), `incomplete` (only a review that did not run whole), `never`.
+    #[arg(long, env = "INPUT_FAIL_ON", default_value = "findings", value_parser = ["findings", "incomplete", "never"])]
+    fail_on: String,
+    /// Upload the review's SARIF to code scanning (skipped, and said, where the repository
+    /// does not allow it).
+    #[arg(long, env = "INPUT_SARIF", default_value = "true", value_parser = ["true", "false"])]
+    sarif: String,
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn required(name: &str, why: &str) -> Result<String, Exit> {
+    var(name).ok_or_else(|| Exit::usage(format!("{name} is not set: {why}")))
+}
+
+/// The pull request of the workflow's event: its number, base and head commits.
+fn pull_request(event_path: &str) -> Result<(u64, String, String), Exit> {
+    let text = std::fs::read_to_string(event_path)
+        .map_err(|e| Exit::input(format!("GITHUB_EVENT_PATH {event_path}: {e}")))?;
+    let event: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| Exit::input(format!("GITHUB_EVENT_PATH {event_path}: not JSON ({e})")))?;
+    let pr = &event["pull_request"];
+    let sha = |side: &str| {
+        pr[side]["sha"]
+            .as_str()
+            .filter(|s| s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+            .map(str::to_string)
+    };
+    match (pr["number"].as_u64(), sha("base"), sha("head")) {
+        (Some(n), Some(base), Some(head)) => Ok((n, base, head)),
+        _ => Err(Exit::usage(format!(
+            "the workflow's event ({event_path}) holds no pull request with a number and base \
+             and head commits: the Action runs on `pull_request` events"
+        ))),
+    }
+}
+
+/// A call again after a rate limit (as long as GitHub asks, at most five minutes a wait)
+/// or a transient failure (three times); anything else is the answer.
+async fn patiently<T, F, Fut>(what: &str, call: F) -> Result<T, GitHubError>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<T, GitHubError>>,
+{
+    let mut failures = 0;
+    loop {
+        match call().await {
+            Err(GitHubError::RateLimited { retry_after, .. }) => {
+                let wait = retry_after.min(Duration::from_secs(300));
+                eprintln!(
+                    "proven: {what}: GitHub's rate limit; waiting {} s",
+                    wait.as_secs()
+                );
+                tokio::time::sleep(wait).await;
+            }
+            Err(GitHubError::Transient { .. }) if failures < 3 => {
+                failures += 1;
+                tokio::time::sleep(Duration::from_secs(1 << failures)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+fn github_exit(e: GitHubError) -> Exit {
+    Exit::internal(format!("GitHub: {e}"))
+}
+
+pub(crate) async fn action(
+    store: &Store,
+    layers: &Layers,
+    config: &Config,
+    args: ActionArgs,
+) -> Result<u8, Exit> {
+    let event_path = required("GITHUB_EVENT_PATH", "the Action runs as a workflow step")?;
+    let (number, base, head) = pull_request(&event_path)?;
+    let repo = required("GITHUB_REPOSITORY", "the Action runs as a workflow step")?;
+    let token = SecretString::from(required(
+        "GITHUB_TOKEN",
+        "give the step `env: GITHUB_TOKEN: ${{ github.token }}` (with `pull-requests: write`, \
+         `checks: write` and, for SARIF, `security-events: write`)",
+    )?);
+    let api = var("GITHUB_API_URL").unwrap_or_else(|| "https://api.github.com".into());
+    let client = Client::new(&api).map_err(github_exit)?;
+    let publisher = Publisher {
+        client: &client,
+        token: &token,
+    };
+    let target = Target {
+        repo,
+        pull: number,
+        head_sha: head.clone(),
+        git_ref: var("GITHUB_REF").unwrap_or_else(|| format!("refs/pull/{number}/head")),
+    };
+    let options = CheckOptions {
+        name: config.github.check_name.clone(),
+        findings: config.github.findings_conclusion.clone(),
+        advisory_only: config.github.advisory_conclusion.clone(),
+    };
+    let external = format!("action-{}", var("GITHUB_RUN_ID").unwrap_or_default());
+    let check = patiently("starting the check run", || {
+        publisher.start_check(&target, &options, &external)
+    })
+    .await
+    .map_err(github_exit)?;
+    let review = ReviewArgs {
+        repo: PathBuf::from(var("GITHUB_WORKSPACE").unwrap_or_else(|| ".".into())),
+        base,
+        head,
+        sample: None,
+        record: None,
+        output: OutputArgs {
+            format: "text".into(),
+            output: None,
+        },
+    };
+    let (report, failure) = match crate::run_review(store, layers, config, review).await {
+        Ok(report) => (report, None),
+        Err(e) => {
+            // It is still said on the pull request, never left looking clean.
+            let mut report = Report::new(ReportKind::Review, target.repo.clone());
+            report.status = Status::Failed;
+            report.failed_services.push(FailedService {
+                service: "review".into(),
+                message: e.message.clone(),
+            });
+            (report, Some(e))
+        }
+    };
+    let comment = patiently("posting the review", || {
+        publisher.post_review(&target, &report)
+    })
+    .await
+    .map_err(github_exit)?;
+    patiently("concluding the check run", || {
+        publisher.finish_check(&target, check, &report, &options)
+    })
+    .await
+    .map_err(github_exit)?;
+    let sarif = if args.sarif == "true" {
+        match patiently("uploading SARIF", || {
+            publisher.upload_sarif(&target, &report)
+        })
+        .await
+        {
+            Ok(true) => "uploaded",
+            Ok(false) => {
+                "not allowed by the repository (code scanning off, or no security-events: write)"
+            }
+            Err(e) => return Err(github_exit(e)),
+        }
+    } else {
+        "off"
+    };
+    eprintln!(
+        "proven: posted review {comment} and check run {check} on {}#{number}; SARIF {sarif}",
+        target.repo
+    );
+    step_files(&report, comment);
+    print!("{}", proven_report::render(&report, Format::Text, false));
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let code = crate::result_code(&report);
+    Ok(match args.fail_on.as_str() {
+        "never" => 0,
+        "incomplete" if code == exit::FINDINGS => 0,
+        _ => code,
+    })
+}
+
+/// The step's outputs (`GITHUB_OUTPUT`) and its job summary (`GITHUB_STEP_SUMMARY`).
+fn step_files(report: &Report, comment: u64) {
+    let append = |var_name: &str, text: &str| {
+        if let Some(path) = var(var_name) {
+            let written = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .and_then(|mut f| f.write_all(text.as_bytes()));
+            if let Err(e) = written {
+                eprintln!("proven: {var_name} {path}: {e}");
+            }
+        }
+    };
+    append(
+        "GITHUB_OUTPUT",
+        &format!(
+            "status={}\nfindings={}\nreview-comment={comment}\n",
+            report.status.as_str(),
+            report.findings.len()
+        ),
+    );
+    append(
+        "GITHUB_STEP_SUMMARY",
+        &proven_report::render_markdown(report),
+    );
+}

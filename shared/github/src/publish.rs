@@ -1,0 +1,312 @@
+//! A review published on its pull request: one PR review per reviewed head commit (found
+//! again by its marker and updated in place, never posted twice), a check run per head
+//! (in progress when the review starts, then its conclusion with one annotation per
+//! finding, 50 per request as GitHub takes them), and the SARIF in code scanning when the
+//! installation allows it. Each part is its own call, so the caller can record what is
+//! done between them (a publish that dies halfway resumes, it does not repeat).
+
+use std::io::Write;
+
+use base64::Engine;
+use proven_report::{Level, Report, Status, github_review, review_marker, what_did_not_run};
+use secrecy::SecretString;
+use serde_json::{Value, json};
+
+use crate::client::{Client, GitHubError};
+
+/// Annotations GitHub takes in one create or update of a check run.
+pub const ANNOTATIONS_PER_REQUEST: usize = 50;
+
+/// Where a review is published.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// `owner/name`.
+    pub repo: String,
+    pub pull: u64,
+    pub head_sha: String,
+    /// The ref SARIF is filed under (`refs/pull/N/head`, or the workflow's `GITHUB_REF`).
+    pub git_ref: String,
+}
+
+/// How a review concludes its check run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckOptions {
+    pub name: String,
+    /// With findings (`failure` by default).
+    pub findings: String,
+    /// With advisory findings only (dependency advisories, nothing reproduced).
+    pub advisory_only: String,
+}
+
+impl Default for CheckOptions {
+    fn default() -> CheckOptions {
+        CheckOptions {
+            name: "Proven".into(),
+            findings: "failure".into(),
+            advisory_only: "failure".into(),
+        }
+    }
+}
+
+/// The conclusions a setting may name.
+pub const CONCLUSIONS: [&str; 3] = ["failure", "neutral", "action_required"];
+
+fn now() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// The check run's conclusion: `action_required` when the review is incomplete (it never
+/// passes for one that did not run whole), `success` with no finding, else the options'.
+pub fn conclusion<'a>(report: &Report, options: &'a CheckOptions) -> &'a str {
+    if report.status != Status::Complete {
+        "action_required"
+    } else if report.findings.is_empty() {
+        "success"
+    } else if report
+        .findings
+        .iter()
+        .all(|f| matches!(f.proof_level, Level::Advisory))
+    {
+        &options.advisory_only
+    } else {
+        &options.findings
+    }
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut at = max;
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    format!("{}…", &s[..at])
+}
+
+/// One annotation per finding, on its line.
+pub fn annotations(report: &Report) -> Vec<Value> {
+    report
+        .findings
+        .iter()
+        .map(|f| {
+            let line = f.location.line.unwrap_or(1).max(1);
+            let level = match f.proof_level {
+                Level::Reproduced | Level::Exploited => "failure",
+                Level::Advisory | Level::Tool => "warning",
+            };
+            let detail = f
+                .claim
+                .clone()
+                .or_else(|| f.advisory.as_ref().and_then(|a| a.summary.clone()))
+                .unwrap_or_else(|| f.title.clone());
+            json!({
+                "path": f.location.path,
+                "start_line": line,
+                "end_line": line,
+                "annotation_level": level,
+                "title": clip(&format!("{}: {}", f.proof_level.as_str(), f.title), 255),
+                "message": clip(&detail, 60_000),
+            })
+        })
+        .collect()
+}
+
+fn summary(report: &Report) -> (String, String) {
+    let c = &report.proof_counts;
+    let counts = format!(
+        "reproduced {} · exploited {} · advisory {} · tool {}",
+        c.reproduced, c.exploited, c.advisory, c.tool
+    );
+    match what_did_not_run(report) {
+        Some(missing) => (
+            "Incomplete: findings may be missing".into(),
+            format!("Did not run: {missing}.\n\nFindings by proof level: {counts}"),
+        ),
+        None if report.findings.is_empty() => (
+            "No finding".into(),
+            format!("Findings by proof level: {counts}"),
+        ),
+        None => (
+            format!("{} findings with proof", report.findings.len()),
+            format!("Findings by proof level: {counts}"),
+        ),
+    }
+}
+
+/// The check run's completion, then its remaining annotations: one update per 50.
+pub fn check_updates(report: &Report, options: &CheckOptions) -> Vec<Value> {
+    let (title, summary) = summary(report);
+    let all = annotations(report);
+    let mut chunks: Vec<&[Value]> = all.chunks(ANNOTATIONS_PER_REQUEST).collect();
+    if chunks.is_empty() {
+        chunks.push(&[]);
+    }
+    chunks
+        .into_iter()
+        .enumerate()
+        .map(|(i, chunk)| {
+            let output =
+                json!({"title": title, "summary": clip(&summary, 60_000), "annotations": chunk});
+            if i == 0 {
+                json!({
+                    "status": "completed",
+                    "conclusion": conclusion(report, options),
+                    "completed_at": now(),
+                    "output": output,
+                })
+            } else {
+                json!({"output": output})
+            }
+        })
+        .collect()
+}
+
+/// The calls, with one installation's (or a workflow's) token.
+pub struct Publisher<'a> {
+    pub client: &'a Client,
+    pub token: &'a SecretString,
+}
+
+impl Publisher<'_> {
+    /// The head's check run, in progress.
+    pub async fn start_check(
+        &self,
+        target: &Target,
+        options: &CheckOptions,
+        external_id: &str,
+    ) -> Result<u64, GitHubError> {
+        let run = json!({
+            "name": options.name,
+            "head_sha": target.head_sha,
+            "status": "in_progress",
+            "external_id": external_id,
+            "started_at": now(),
+            "output": {"title": "Reviewing", "summary": "Proven is reviewing this head commit."},
+        });
+        self.client
+            .create_check_run(self.token, &target.repo, &run)
+            .await
+    }
+
+    /// Ends a check run that will not get a review (a newer head superseded it).
+    pub async fn cancel_check(
+        &self,
+        target: &Target,
+        id: u64,
+        why: &str,
+    ) -> Result<(), GitHubError> {
+        let run = json!({
+            "status": "completed",
+            "conclusion": "cancelled",
+            "completed_at": now(),
+            "output": {"title": "Superseded", "summary": why},
+        });
+        self.client
+            .update_check_run(self.token, &target.repo, id, &run)
+            .await
+    }
+
+    /// The head's review: updated in place when one with its marker is there already,
+    /// else posted. A suggestion GitHub cannot place on the diff (422) moves into the body.
+    pub async fn post_review(&self, target: &Target, report: &Report) -> Result<u64, GitHubError> {
+        let review = github_review(report, Some(&target.head_sha));
+        let body = review["body"].as_str().unwrap_or_default().to_string();
+        let marker = review_marker(&target.head_sha);
+        let existing = self
+            .client
+            .reviews(self.token, &target.repo, target.pull)
+            .await?;
+        if let Some(found) = existing.iter().find(|r| r.body.contains(&marker)) {
+            self.client
+                .update_review(self.token, &target.repo, target.pull, found.id, &body)
+                .await?;
+            return Ok(found.id);
+        }
+        match self
+            .client
+            .create_review(self.token, &target.repo, target.pull, &review)
+            .await
+        {
+            Err(GitHubError::Rejected { status: 422, .. })
+                if review["comments"].as_array().is_some_and(|c| !c.is_empty()) =>
+            {
+                let mut flat = review.clone();
+                flat["comments"] = json!([]);
+                flat["body"] = inline_suggestions(&body, &review["comments"], &marker).into();
+                self.client
+                    .create_review(self.token, &target.repo, target.pull, &flat)
+                    .await
+            }
+            other => other,
+        }
+    }
+
+    /// The check run's conclusion and every annotation.
+    pub async fn finish_check(
+        &self,
+        target: &Target,
+        id: u64,
+        report: &Report,
+        options: &CheckOptions,
+    ) -> Result<(), GitHubError> {
+        for update in check_updates(report, options) {
+            self.client
+                .update_check_run(self.token, &target.repo, id, &update)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// The review's SARIF into code scanning. `Ok(false)`: the repository does not allow
+    /// it (code scanning off, or the app lacks the permission), which ends nothing.
+    pub async fn upload_sarif(
+        &self,
+        target: &Target,
+        report: &Report,
+    ) -> Result<bool, GitHubError> {
+        let sarif = proven_report::render_sarif(report);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        let bytes = gz
+            .write_all(sarif.as_bytes())
+            .and_then(|_| gz.finish())
+            .map_err(|e| GitHubError::Transient {
+                what: "compressing the SARIF".into(),
+                message: e.to_string(),
+            })?;
+        let upload = json!({
+            "commit_sha": target.head_sha,
+            "ref": target.git_ref,
+            "sarif": base64::engine::general_purpose::STANDARD.encode(bytes),
+            "tool_name": "Proven",
+        });
+        match self
+            .client
+            .upload_sarif(self.token, &target.repo, &upload)
+            .await
+        {
+            Ok(()) => Ok(true),
+            Err(GitHubError::Gone { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The body with each suggestion GitHub could not place written into it instead.
+fn inline_suggestions(body: &str, comments: &Value, marker: &str) -> String {
+    let mut out = body.replace(marker, "");
+    out = out.trim_end().to_string();
+    out.push_str("\n\n### Proposed fixes GitHub could not place on the diff\n");
+    for c in comments.as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "\n`{}` line {}:\n\n{}\n",
+            c["path"].as_str().unwrap_or_default(),
+            c["line"],
+            c["body"].as_str().unwrap_or_default()
+        ));
+    }
+    out.push_str(&format!("\n{marker}\n"));
+    out
+}

@@ -1,0 +1,450 @@
+//! Proven as a GitHub App: webhook deliveries kept so a redelivery (or the same signed body
+//! under another delivery id) creates nothing, installations and their tenants, and
+//! publications: the durable job that posts a review on its pull request, claimed under a
+//! lease, recording what it posted as it goes.
+
+use sqlx::Row;
+
+use crate::pipeline::{Tx, insert_review, lock_tenant, within_cap};
+use crate::sql::now;
+use crate::{Dialect, NewPipelineReview, Store, StoreError};
+
+/// Failed calls (5xx, network) of one publication at most; a rate limit spends none.
+pub const MAX_PUBLISH_ATTEMPTS: i64 = 5;
+
+/// A webhook delivery as it arrived.
+#[derive(Debug, Clone, Copy)]
+pub struct Delivery<'a> {
+    /// `X-GitHub-Delivery`.
+    pub id: &'a str,
+    /// Hex SHA-256 of the raw body.
+    pub body_sha256: &'a str,
+    /// `X-GitHub-Event` (with the action, where one is read).
+    pub event: &'a str,
+}
+
+/// Where a review is to be published.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewPublication {
+    pub installation_id: i64,
+    pub repository: String,
+    pub pull_number: i64,
+    pub head_sha: String,
+}
+
+/// Where a publication stands (stored by name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PublicationState {
+    Pending,
+    /// Superseded after its check run started: the check run is to be cancelled.
+    Cancelling,
+    Done,
+    Failed,
+    Superseded,
+}
+
+impl PublicationState {
+    pub const ALL: [PublicationState; 5] = [
+        PublicationState::Pending,
+        PublicationState::Cancelling,
+        PublicationState::Done,
+        PublicationState::Failed,
+        PublicationState::Superseded,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PublicationState::Pending => "pending",
+            PublicationState::Cancelling => "cancelling",
+            PublicationState::Done => "done",
+            PublicationState::Failed => "failed",
+            PublicationState::Superseded => "superseded",
+        }
+    }
+
+    fn parse(s: &str) -> Result<PublicationState, StoreError> {
+        PublicationState::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| StoreError::Corrupt(format!("publication state {s:?}")))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicationRow {
+    pub review_id: String,
+    pub tenant_id: String,
+    pub installation_id: i64,
+    pub repository: String,
+    pub pull_number: i64,
+    pub head_sha: String,
+    pub state: PublicationState,
+    pub attempts: i64,
+    pub check_run_id: Option<i64>,
+    pub comment_id: Option<i64>,
+    pub sarif: Option<String>,
+    pub error: Option<String>,
+}
+
+const COLUMNS: &str = "review_id, tenant_id, installation_id, repository, pull_number, head_sha, \
+                       state, attempts, check_run_id, comment_id, sarif, error";
+
+fn row(r: &sqlx::any::AnyRow) -> Result<PublicationRow, StoreError> {
+    Ok(PublicationRow {
+        review_id: r.try_get(0)?,
+        tenant_id: r.try_get(1)?,
+        installation_id: r.try_get(2)?,
+        repository: r.try_get(3)?,
+        pull_number: r.try_get(4)?,
+        head_sha: r.try_get(5)?,
+        state: PublicationState::parse(&r.try_get::<String, _>(6)?)?,
+        attempts: r.try_get(7)?,
+        check_run_id: r.try_get(8)?,
+        comment_id: r.try_get(9)?,
+        sarif: r.try_get(10)?,
+        error: r.try_get(11)?,
+    })
+}
+
+fn epoch() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp()
+}
+
+/// Records the delivery in `tx`; false when it (or its body) was seen before.
+async fn insert_delivery(
+    tx: &mut Tx<'_>,
+    d: &Delivery<'_>,
+    outcome: &str,
+) -> Result<bool, StoreError> {
+    let inserted = sqlx::query(
+        "INSERT INTO github_deliveries (delivery_id, body_sha256, event, outcome, received_at) \
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+    )
+    .bind(d.id)
+    .bind(d.body_sha256)
+    .bind(d.event)
+    .bind(outcome)
+    .bind(now())
+    .execute(&mut **tx)
+    .await?;
+    Ok(inserted.rows_affected() == 1)
+}
+
+/// The installation's tenant (named `github/ACCOUNT`), created with the installation when
+/// missing.
+async fn ensure_installation(
+    tx: &mut Tx<'_>,
+    installation_id: i64,
+    account: &str,
+) -> Result<String, StoreError> {
+    let name = format!("github/{account}");
+    sqlx::query(
+        "INSERT INTO tenants (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
+    )
+    .bind(uuid::Uuid::now_v7().to_string())
+    .bind(&name)
+    .bind(now())
+    .execute(&mut **tx)
+    .await?;
+    let tenant: String = sqlx::query("SELECT id FROM tenants WHERE name = $1")
+        .bind(&name)
+        .fetch_one(&mut **tx)
+        .await?
+        .try_get(0)?;
+    sqlx::query(
+        "INSERT INTO github_installations (installation_id, account, tenant_id, updated_at) \
+         VALUES ($1, $2, $3, $4) ON CONFLICT (installation_id) DO UPDATE SET account = $2, \
+         tenant_id = $3, removed_at = NULL, updated_at = $4",
+    )
+    .bind(installation_id)
+    .bind(account)
+    .bind(&tenant)
+    .bind(now())
+    .execute(&mut **tx)
+    .await?;
+    Ok(tenant)
+}
+
+/// What an installation delivery changed.
+#[derive(Debug, Clone, Default)]
+pub struct InstallationChange<'a> {
+    pub installation_id: i64,
+    pub account: &'a str,
+    /// The app was uninstalled (or suspended).
+    pub removed: bool,
+    pub repositories_added: &'a [String],
+    pub repositories_removed: &'a [String],
+}
+
+impl Store {
+    /// Records a delivery that asks for nothing to run; false when it was seen before.
+    pub async fn record_delivery(
+        &self,
+        d: &Delivery<'_>,
+        outcome: &str,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.write_tx().await?;
+        let new = insert_delivery(&mut tx, d, outcome).await?;
+        tx.commit().await?;
+        Ok(new)
+    }
+
+    /// An `installation` / `installation_repositories` delivery: the installation, its
+    /// tenant and its repositories, with the delivery, in one transaction. None: seen before.
+    pub async fn github_installation(
+        &self,
+        d: &Delivery<'_>,
+        change: &InstallationChange<'_>,
+    ) -> Result<Option<String>, StoreError> {
+        let mut tx = self.write_tx().await?;
+        if !insert_delivery(&mut tx, d, "accepted").await? {
+            return Ok(None);
+        }
+        let tenant = ensure_installation(&mut tx, change.installation_id, change.account).await?;
+        if change.removed {
+            sqlx::query(
+                "UPDATE github_installations SET removed_at = $1 WHERE installation_id = $2",
+            )
+            .bind(now())
+            .bind(change.installation_id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        for name in change.repositories_added {
+            sqlx::query(
+                "INSERT INTO github_repositories (installation_id, full_name, added_at) \
+                 VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            )
+            .bind(change.installation_id)
+            .bind(name)
+            .bind(now())
+            .execute(&mut *tx)
+            .await?;
+        }
+        for name in change.repositories_removed {
+            sqlx::query(
+                "DELETE FROM github_repositories WHERE installation_id = $1 AND full_name = $2",
+            )
+            .bind(change.installation_id)
+            .bind(name)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(Some(tenant))
+    }
+
+    /// The repositories recorded for an installation, by name.
+    pub async fn github_repositories(
+        &self,
+        installation_id: i64,
+    ) -> Result<Vec<String>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT full_name FROM github_repositories WHERE installation_id = $1 ORDER BY full_name",
+        )
+        .bind(installation_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+    }
+
+    /// A delivery that asks for a review: the delivery, the installation's tenant, the
+    /// review (within the tenant's cap; it supersedes the pull request's unfinished older
+    /// reviews, whose publications end or cancel their check run) and its publication, in
+    /// one transaction. None: the delivery was seen before and nothing was created.
+    pub async fn github_review_delivery(
+        &self,
+        d: &Delivery<'_>,
+        (installation_id, account): (i64, &str),
+        review: &NewPipelineReview,
+        publication: &NewPublication,
+        max_unfinished: i64,
+    ) -> Result<Option<Vec<String>>, StoreError> {
+        let mut tx = self.write_tx().await?;
+        if !insert_delivery(&mut tx, d, "accepted").await? {
+            return Ok(None);
+        }
+        let tenant = ensure_installation(&mut tx, installation_id, account).await?;
+        let mut review = review.clone();
+        review.tenant_id = Some(tenant.clone());
+        lock_tenant(&mut tx, self.dialect, &tenant).await?;
+        let superseded = insert_review(&mut tx, &review, None).await?;
+        within_cap(&mut tx, &tenant, 1, max_unfinished).await?;
+        sqlx::query(
+            "INSERT INTO github_publications (review_id, tenant_id, installation_id, repository, \
+             pull_number, head_sha, state, not_before, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7)",
+        )
+        .bind(&review.id)
+        .bind(&tenant)
+        .bind(publication.installation_id)
+        .bind(&publication.repository)
+        .bind(publication.pull_number)
+        .bind(&publication.head_sha)
+        .bind(now())
+        .execute(&mut *tx)
+        .await?;
+        for old in &superseded {
+            sqlx::query(
+                "UPDATE github_publications SET state = CASE WHEN check_run_id IS NULL \
+                 THEN 'superseded' ELSE 'cancelling' END, error = $1, updated_at = $2 \
+                 WHERE review_id = $3 AND state = 'pending'",
+            )
+            .bind(format!(
+                "superseded by {} at {}",
+                review.id, publication.head_sha
+            ))
+            .bind(now())
+            .bind(old)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(Some(superseded))
+    }
+
+    /// The newest publication of a head commit, with its review's request (JSON): what a
+    /// check run's "Re-run" reviews again.
+    pub async fn github_head_publication(
+        &self,
+        repository: &str,
+        head_sha: &str,
+    ) -> Result<Option<(PublicationRow, String)>, StoreError> {
+        let sql = format!(
+            "SELECT {}, r.request FROM github_publications p JOIN reviews r ON r.id = p.review_id \
+             WHERE p.repository = $1 AND p.head_sha = $2 ORDER BY p.created_at DESC LIMIT 1",
+            COLUMNS
+                .split(", ")
+                .map(|c| format!("p.{c}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let found = sqlx::query(crate::sql::trusted(sql))
+            .bind(repository)
+            .bind(head_sha)
+            .fetch_optional(&self.pool)
+            .await?;
+        match found {
+            Some(r) => Ok(Some((row(&r)?, r.try_get(12)?))),
+            None => Ok(None),
+        }
+    }
+
+    pub async fn publication(&self, review_id: &str) -> Result<Option<PublicationRow>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM github_publications WHERE review_id = $1");
+        sqlx::query(crate::sql::trusted(sql))
+            .bind(review_id)
+            .fetch_optional(&self.pool)
+            .await?
+            .as_ref()
+            .map(row)
+            .transpose()
+    }
+
+    /// Claims the oldest publication with work to do for `lease_secs`: a check run to
+    /// start, a finished review to post, or a superseded one's check run to cancel. None:
+    /// nothing to do now.
+    pub async fn claim_publication(
+        &self,
+        lease_secs: i64,
+    ) -> Result<Option<PublicationRow>, StoreError> {
+        let now_s = epoch();
+        let lock = match self.dialect {
+            Dialect::Postgres => " FOR UPDATE OF p SKIP LOCKED",
+            Dialect::Sqlite => "",
+        };
+        let sql = format!(
+            "UPDATE github_publications SET lease_until = $1, updated_at = $2 WHERE review_id = \
+             (SELECT p.review_id FROM github_publications p JOIN reviews r ON r.id = p.review_id \
+              WHERE p.state IN ('pending', 'cancelling') AND p.not_before <= $3 \
+              AND (p.lease_until IS NULL OR p.lease_until < $3) \
+              AND (p.state = 'cancelling' OR p.check_run_id IS NULL \
+                   OR r.status NOT IN ('queued', 'running')) \
+              ORDER BY p.created_at, p.review_id LIMIT 1{lock}) \
+             RETURNING {COLUMNS}"
+        );
+        sqlx::query(crate::sql::trusted(sql))
+            .bind(now_s + lease_secs)
+            .bind(now())
+            .bind(now_s)
+            .fetch_optional(&self.pool)
+            .await?
+            .as_ref()
+            .map(row)
+            .transpose()
+    }
+
+    /// Records what was posted (the check run's id, the PR review's id) at once, before the
+    /// next call: a publish that dies after this resumes from it. A check run started for
+    /// a publication superseded meanwhile is to be cancelled.
+    pub async fn publication_posted(
+        &self,
+        review_id: &str,
+        check_run_id: Option<i64>,
+        comment_id: Option<i64>,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE github_publications SET check_run_id = COALESCE($1, check_run_id), \
+             comment_id = COALESCE($2, comment_id), state = CASE WHEN state = 'superseded' \
+             AND COALESCE($1, check_run_id) IS NOT NULL THEN 'cancelling' ELSE state END, \
+             updated_at = $3 WHERE review_id = $4",
+        )
+        .bind(check_run_id)
+        .bind(comment_id)
+        .bind(now())
+        .bind(review_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Gives the publication back to be claimed after `secs`: a rate limit (no attempt
+    /// spent) or a failed call (`spend`: one attempt; past [`MAX_PUBLISH_ATTEMPTS`] it
+    /// fails with `why`).
+    pub async fn publication_later(
+        &self,
+        review_id: &str,
+        secs: i64,
+        why: &str,
+        spend: bool,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE github_publications SET attempts = attempts + $1, not_before = $2, \
+             lease_until = NULL, error = $3, updated_at = $4, \
+             state = CASE WHEN attempts + $1 >= $5 THEN 'failed' ELSE state END \
+             WHERE review_id = $6",
+        )
+        .bind(i64::from(spend))
+        .bind(epoch() + secs.max(0))
+        .bind(why)
+        .bind(now())
+        .bind(MAX_PUBLISH_ATTEMPTS)
+        .bind(review_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Ends the publication: `done` (with the SARIF outcome), `failed` (why), or
+    /// `superseded` (its check run cancelled).
+    pub async fn publication_end(
+        &self,
+        review_id: &str,
+        state: PublicationState,
+        error: Option<&str>,
+        sarif: Option<&str>,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE github_publications SET state = $1, error = COALESCE($2, error), sarif = $3, \
+             lease_until = NULL, updated_at = $4 WHERE review_id = $5",
+        )
+        .bind(state.as_str())
+        .bind(error)
+        .bind(sarif)
+        .bind(now())
+        .bind(review_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+}
