@@ -319,7 +319,48 @@ async fn a_signed_pull_request_is_reviewed_and_published_once_per_head() {
     }
     assert_eq!(reviews_of(&service, &token).await.len(), 1);
 
-    // Two pushes: the second supersedes the first's pending review; only it is posted.
+    // "Re-run" on the head's check run: reviewed again, and its one review updated in place.
+    let rerun = json!({
+        "action": "rerequested",
+        "installation": {"id": INSTALLATION},
+        "repository": {"full_name": REPO, "owner": {"login": "acme"}},
+        "check_run": {"id": run["id"], "head_sha": head1, "pull_requests": [{"number": 7}]}
+    });
+    let (status, again) = deliver(&service, "check_run", "d-rerun", &rerun, None).await;
+    assert_eq!(status, 202, "{again}");
+    let again = again["review"].as_str().expect("review").to_string();
+    wait_done(
+        &http(),
+        &service.base_url,
+        &token,
+        &again,
+        Duration::from_secs(300),
+    )
+    .await;
+    let started = Instant::now();
+    while hub
+        .standin
+        .check_runs()
+        .iter()
+        .filter(|r| r["head_sha"] == head1.as_str() && r["status"] == "completed")
+        .count()
+        < 2
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the re-run's check run"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(
+        hub.standin.reviews(REPO, 7).len(),
+        1,
+        "the same head's review, updated"
+    );
+
+    // Two pushes: the second supersedes the first's pending review; only it is posted. The
+    // diff GitHub now has does not hold the fixed line: the suggestion moves into the body.
+    hub.standin.set_diff(REPO, 7, &[("calc.py", 5)]);
     let push2 = pull_request_event("synchronize", INSTALLATION, 7, (&base, &heads[1]), &url);
     let push3 = pull_request_event("synchronize", INSTALLATION, 7, (&base, &heads[2]), &url);
     let (_, second) = deliver(&service, "pull_request", "d-push-2", &push2, None).await;
@@ -345,6 +386,18 @@ async fn a_signed_pull_request_is_reviewed_and_published_once_per_head() {
         commits,
         [head1.as_str(), heads[2].as_str()],
         "nothing for the superseded head"
+    );
+    let placed = &posted[1];
+    assert_eq!(
+        placed["comments"],
+        json!([]),
+        "GitHub refused the line (422): {placed:#}"
+    );
+    assert!(
+        placed["body"].as_str().is_some_and(|b| b
+            .contains("Proposed fixes GitHub could not place on the diff")
+            && b.contains("```suggestion\n    return a + b\n```")),
+        "{placed:#}"
     );
     // The superseded head's check run, if it was started, is cancelled, never left running.
     tokio::time::sleep(Duration::from_secs(2)).await;

@@ -139,7 +139,17 @@ fn summary(report: &Report) -> (String, String) {
 /// The check run's completion, then its remaining annotations: one update per 50.
 pub fn check_updates(report: &Report, options: &CheckOptions) -> Vec<Value> {
     let (title, summary) = summary(report);
-    let all = annotations(report);
+    updates(
+        &title,
+        &summary,
+        conclusion(report, options),
+        &annotations(report),
+    )
+}
+
+/// The completion with the first [`ANNOTATIONS_PER_REQUEST`] annotations, then one update
+/// per further chunk (GitHub adds each update's annotations to the run's).
+fn updates(title: &str, summary: &str, conclusion: &str, all: &[Value]) -> Vec<Value> {
     let mut chunks: Vec<&[Value]> = all.chunks(ANNOTATIONS_PER_REQUEST).collect();
     if chunks.is_empty() {
         chunks.push(&[]);
@@ -149,11 +159,11 @@ pub fn check_updates(report: &Report, options: &CheckOptions) -> Vec<Value> {
         .enumerate()
         .map(|(i, chunk)| {
             let output =
-                json!({"title": title, "summary": clip(&summary, 60_000), "annotations": chunk});
+                json!({"title": title, "summary": clip(summary, 60_000), "annotations": chunk});
             if i == 0 {
                 json!({
                     "status": "completed",
-                    "conclusion": conclusion(report, options),
+                    "conclusion": conclusion,
                     "completed_at": now(),
                     "output": output,
                 })
@@ -309,4 +319,46 @@ fn inline_suggestions(body: &str, comments: &Value, marker: &str) -> String {
     }
     out.push_str(&format!("\n{marker}\n"));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn annotations_go_fifty_a_request_and_only_the_first_concludes() {
+        let all: Vec<Value> = (0..120)
+            .map(|i| json!({"path": "a.rs", "start_line": i}))
+            .collect();
+        let sent = updates("t", "s", "failure", &all);
+        let sizes: Vec<usize> = sent
+            .iter()
+            .map(|u| u["output"]["annotations"].as_array().map_or(0, Vec::len))
+            .collect();
+        assert_eq!(sizes, [50, 50, 20]);
+        assert_eq!(sent[0]["conclusion"], "failure");
+        assert!(sent[1..].iter().all(|u| u.get("conclusion").is_none()));
+        let flat: Vec<&Value> = sent
+            .iter()
+            .flat_map(|u| u["output"]["annotations"].as_array().into_iter().flatten())
+            .collect();
+        assert_eq!(flat.len(), 120, "none lost, none repeated");
+        assert_eq!(
+            updates("t", "s", "success", &[]).len(),
+            1,
+            "no finding: one update"
+        );
+    }
+
+    #[test]
+    fn an_incomplete_review_never_concludes_clean() {
+        let mut report = Report::new(proven_report::ReportKind::Review, "r");
+        let options = CheckOptions::default();
+        report.status = Status::Complete;
+        assert_eq!(conclusion(&report, &options), "success");
+        report.status = Status::Incomplete;
+        assert_eq!(conclusion(&report, &options), "action_required");
+        report.status = Status::Failed;
+        assert_eq!(conclusion(&report, &options), "action_required");
+    }
 }

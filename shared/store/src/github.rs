@@ -7,7 +7,7 @@ use sqlx::Row;
 
 use crate::pipeline::{Tx, insert_review, lock_tenant, within_cap};
 use crate::sql::now;
-use crate::{Dialect, NewPipelineReview, Store, StoreError};
+use crate::{NewPipelineReview, Store, StoreError};
 
 /// Failed calls (5xx, network) of one publication at most; a rate limit spends none.
 pub const MAX_PUBLISH_ATTEMPTS: i64 = 5;
@@ -341,32 +341,45 @@ impl Store {
             .transpose()
     }
 
-    /// Claims the oldest publication with work to do for `lease_secs`: a check run to
-    /// start, a finished review to post, or a superseded one's check run to cancel. None:
-    /// nothing to do now.
+    /// Claims a publication with work to do for `lease_secs`: a check run to start, a
+    /// finished review to post, or a superseded one's check run to cancel. Tenants take
+    /// turns (each one's oldest first, then the next tenant's), so one organisation's many
+    /// pull requests never hold another's back. None: nothing to do now (or another worker
+    /// took the one chosen: the update re-checks the lease).
     pub async fn claim_publication(
         &self,
         lease_secs: i64,
     ) -> Result<Option<PublicationRow>, StoreError> {
         let now_s = epoch();
-        let lock = match self.dialect {
-            Dialect::Postgres => " FOR UPDATE OF p SKIP LOCKED",
-            Dialect::Sqlite => "",
+        // Turns are counted over every unfinished publication of the tenant, the ones in
+        // hand included, so a tenant whose first is being worked on waits for the others.
+        let pick = "SELECT w.review_id FROM (SELECT p.review_id, p.created_at, ROW_NUMBER() OVER \
+             (PARTITION BY p.tenant_id ORDER BY p.created_at, p.review_id) AS turn, \
+             CASE WHEN p.not_before <= $1 AND (p.lease_until IS NULL OR p.lease_until < $1) \
+                  AND (p.state = 'cancelling' OR p.check_run_id IS NULL \
+                       OR r.status NOT IN ('queued', 'running')) THEN 1 ELSE 0 END AS ready \
+             FROM github_publications p JOIN reviews r ON r.id = p.review_id \
+             WHERE p.state IN ('pending', 'cancelling')) w \
+             WHERE w.ready = 1 ORDER BY w.turn, w.created_at, w.review_id LIMIT 1";
+        let Some(id) = sqlx::query(pick)
+            .bind(now_s)
+            .fetch_optional(&self.pool)
+            .await?
+            .map(|r| r.try_get::<String, _>(0))
+            .transpose()?
+        else {
+            return Ok(None);
         };
-        let sql = format!(
-            "UPDATE github_publications SET lease_until = $1, updated_at = $2 WHERE review_id = \
-             (SELECT p.review_id FROM github_publications p JOIN reviews r ON r.id = p.review_id \
-              WHERE p.state IN ('pending', 'cancelling') AND p.not_before <= $3 \
-              AND (p.lease_until IS NULL OR p.lease_until < $3) \
-              AND (p.state = 'cancelling' OR p.check_run_id IS NULL \
-                   OR r.status NOT IN ('queued', 'running')) \
-              ORDER BY p.created_at, p.review_id LIMIT 1{lock}) \
-             RETURNING {COLUMNS}"
+        let claim = format!(
+            "UPDATE github_publications SET lease_until = $2, updated_at = $3 \
+             WHERE review_id = $4 AND state IN ('pending', 'cancelling') \
+             AND (lease_until IS NULL OR lease_until < $1) RETURNING {COLUMNS}"
         );
-        sqlx::query(crate::sql::trusted(sql))
+        sqlx::query(crate::sql::trusted(claim))
+            .bind(now_s)
             .bind(now_s + lease_secs)
             .bind(now())
-            .bind(now_s)
+            .bind(&id)
             .fetch_optional(&self.pool)
             .await?
             .as_ref()

@@ -9,7 +9,10 @@ use proven_store::{
     ReviewRequest, ReviewStatus,
 };
 
-both_backends!(deliveries_create_once_and_new_heads_supersede_pending_publications,);
+both_backends!(
+    deliveries_create_once_and_new_heads_supersede_pending_publications,
+    tenants_take_turns_at_publishing,
+);
 
 fn review(head: &str) -> NewPipelineReview {
     let request = ReviewRequest {
@@ -203,5 +206,66 @@ async fn deliveries_create_once_and_new_heads_supersede_pending_publications(bac
         .expect("read")
         .expect("kept");
     assert_eq!(failed.state, PublicationState::Failed);
+    t.cleanup().await;
+}
+
+async fn tenants_take_turns_at_publishing(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    let store = &t.store;
+    let mut n = 0;
+    let mut deliver = |installation: i64, account: &'static str, pull: i64| {
+        n += 1;
+        let id = format!("d-{n}");
+        let sha = format!("sha-{n}");
+        let head = format!("{n:0>40}");
+        async move {
+            let mut r = review(&head);
+            r.pr_key = Some(format!("github:{account}/app#{pull}"));
+            let p = NewPublication {
+                installation_id: installation,
+                repository: format!("{account}/app"),
+                pull_number: pull,
+                head_sha: head.clone(),
+            };
+            let d = Delivery {
+                id: &id,
+                body_sha256: &sha,
+                event: "pull_request",
+            };
+            store
+                .github_review_delivery(&d, (installation, account), &r, &p, 100)
+                .await
+                .expect("deliver")
+                .expect("new");
+            r.id
+        }
+    };
+    // One organisation opens three pull requests, then another opens one.
+    let mut busy = Vec::new();
+    for pull in 1..=3 {
+        busy.push(deliver(42, "acme", pull).await);
+    }
+    let quiet = deliver(77, "globex", 1).await;
+    let first = store
+        .claim_publication(60)
+        .await
+        .expect("claim")
+        .expect("one");
+    let second = store
+        .claim_publication(60)
+        .await
+        .expect("claim")
+        .expect("two");
+    assert_eq!(first.review_id, busy[0]);
+    assert_eq!(
+        second.review_id, quiet,
+        "the other tenant's turn comes second, not fourth"
+    );
+    let third = store
+        .claim_publication(60)
+        .await
+        .expect("claim")
+        .expect("three");
+    assert_eq!(third.review_id, busy[1]);
     t.cleanup().await;
 }
