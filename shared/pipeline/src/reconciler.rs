@@ -14,6 +14,10 @@ use crate::pusher::push_due;
 /// The shortest time between two admission runs a review's end asks for.
 const ADMISSION_GAP: Duration = Duration::from_millis(10);
 
+/// The longest the tick lets the outbox go undrained while drains keep finding nothing (a
+/// retry falls due at most this late; a local commit's jobs never wait for the tick).
+const MAX_DRAIN_GAP: Duration = Duration::from_millis(800);
+
 #[derive(Debug, Clone)]
 pub struct ReconcilerConfig {
     /// How often the outbox is drained (the per-hop latency floor when a commit happens
@@ -49,11 +53,20 @@ pub struct Wake(Arc<WakeInner>);
 struct WakeInner {
     notify: tokio::sync::Notify,
     admit: std::sync::atomic::AtomicBool,
+    push: std::sync::atomic::AtomicBool,
 }
 
 impl Wake {
     pub fn wake(&self) {
+        self.0
+            .push
+            .store(true, std::sync::atomic::Ordering::Release);
         self.0.notify.notify_one();
+    }
+
+    /// Whether a push was asked for (a local commit wrote jobs).
+    fn take_push(&self) -> bool {
+        self.0.push.swap(false, std::sync::atomic::Ordering::AcqRel)
     }
 
     pub fn wake_admission(&self) {
@@ -91,11 +104,26 @@ pub async fn run(
     // Reviews that end in quick succession (short reviews under load) ask for one admission
     // run each: at most one run per ADMISSION_GAP answers them all (the tick runs it anyway).
     let mut admitted_at = tokio::time::Instant::now();
+    // The tick's drains back off while they find nothing (doubling up to MAX_DRAIN_GAP) and
+    // come back to every tick as soon as one finds jobs.
+    let mut drain_gap = config.push_every;
+    let mut drained_at = tokio::time::Instant::now();
     loop {
+        // The outbox is drained on the tick, when a local commit wrote jobs, and when
+        // admission admitted reviews (their first steps' jobs): a wake that only asks for
+        // admission and admits nothing leaves it alone (on a busy store an empty outbox
+        // still costs a scan over the rows drained before vacuum took them).
+        let mut push_now: bool;
         let admit_now = tokio::select! {
             _ = &mut stop => return,
-            _ = push.tick() => true,
-            _ = wake.0.notify.notified() => wake.take_admission(admitted_at.elapsed() >= ADMISSION_GAP),
+            _ = push.tick() => {
+                push_now = drained_at.elapsed() >= drain_gap;
+                true
+            }
+            _ = wake.0.notify.notified() => {
+                push_now = wake.take_push();
+                wake.take_admission(admitted_at.elapsed() >= ADMISSION_GAP)
+            }
             _ = reconcile.tick() => {
                 let stale = i64::try_from(config.stale_after.as_micros()).unwrap_or(i64::MAX);
                 match store.requeue_lost(stale).await {
@@ -126,17 +154,24 @@ pub async fn run(
                         metrics::gauge!(m::QUEUE_OLDEST_SECONDS, "queue" => *family).set(age as f64 / 1e6);
                     }
                 }
+                push_now = true;
                 true
             }
         };
         if admit_now {
             admitted_at = tokio::time::Instant::now();
-            if let Err(e) = admit(&store, &config.admission).await {
-                tracing::warn!(error = %e, "admission failed");
+            match admit(&store, &config.admission).await {
+                Ok(admitted) => push_now |= !admitted.is_empty(),
+                Err(e) => tracing::warn!(error = %e, "admission failed"),
             }
         }
-        if let Err(e) = push_due(&store, queue.as_ref(), 500).await {
-            tracing::warn!(error = %e, "push failed");
+        if push_now {
+            drained_at = tokio::time::Instant::now();
+            match push_due(&store, queue.as_ref(), 500).await {
+                Ok(0) => drain_gap = (drain_gap * 2).min(MAX_DRAIN_GAP.max(config.push_every)),
+                Ok(_) => drain_gap = config.push_every,
+                Err(e) => tracing::warn!(error = %e, "push failed"),
+            }
         }
     }
 }
