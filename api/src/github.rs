@@ -228,7 +228,7 @@ async fn review(
         .await?;
     Ok(match recorded {
         Some(superseded) => {
-            crate::routes::submitted(1);
+            crate::routes::submitted(1, 0);
             answer(
                 "accepted",
                 json!({"review": review.id, "trace_id": trace_id, "superseded": superseded}),

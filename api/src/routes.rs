@@ -85,8 +85,9 @@ pub(crate) fn pipeline_review(
         .map_err(|e| ApiError::InvalidRequest(e.to_string()))
 }
 
-pub(crate) fn submitted(count: usize) {
-    metrics::counter!(proven_pipeline::metrics_names::REVIEWS_TOTAL, "status" => "submitted")
+pub(crate) fn submitted(count: usize, priority: i64) {
+    use proven_pipeline::metrics_names as m;
+    metrics::counter!(m::REVIEWS_TOTAL, "status" => "submitted", "priority" => m::priority_label(priority))
         .increment(count as u64);
 }
 
@@ -164,7 +165,7 @@ pub async fn create_review(
         .store
         .submit_review_within(&review, state.limits.max_queued_reviews)
         .await?;
-    submitted(1);
+    submitted(1, priority);
     let id = review.id;
     Ok((
         StatusCode::ACCEPTED,
@@ -506,7 +507,7 @@ pub async fn create_batch(
             state.limits.max_queued_reviews,
         )
         .await?;
-    submitted(reviews.len());
+    submitted(reviews.len(), reviews.first().map_or(0, |r| r.priority));
     Ok((
         StatusCode::ACCEPTED,
         Json(BatchAccepted {

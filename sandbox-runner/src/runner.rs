@@ -329,16 +329,17 @@ impl Sandbox {
             let _slot = self.slot().await?;
             let started = Instant::now();
             let result = self.run_in_slot(&key, request).await;
-            metrics::histogram!(crate::metrics::RUN_TOTAL_SECONDS)
+            let language = request.language.as_str();
+            metrics::histogram!(crate::metrics::RUN_TOTAL_SECONDS, "language" => language)
                 .record(started.elapsed().as_secs_f64());
             match &result {
                 Ok(record) => {
-                    metrics::counter!(crate::metrics::RUNS_TOTAL, "outcome" => record.outcome.label())
+                    metrics::counter!(crate::metrics::RUNS_TOTAL, "language" => language, "outcome" => record.outcome.label())
                         .increment(1);
                     tracing::info!(outcome = record.outcome.label(), exit_code = ?record.exit_code, duration_ms = record.duration_ms, "sandbox run finished");
                 }
                 Err(e) => {
-                    metrics::counter!(crate::metrics::RUNS_TOTAL, "outcome" => "runner_error")
+                    metrics::counter!(crate::metrics::RUNS_TOTAL, "language" => language, "outcome" => "runner_error")
                         .increment(1);
                     // Logged where it is handled (the caller); here only for tracing.
                     tracing::debug!(error = %e, "sandbox run failed");
@@ -489,7 +490,7 @@ impl Sandbox {
                     execution?
                 }
             };
-            metrics::histogram!(crate::metrics::RUN_DURATION_SECONDS)
+            metrics::histogram!(crate::metrics::RUN_DURATION_SECONDS, "language" => request.language.as_str())
                 .record(execution.duration.as_secs_f64());
             let outcome = classify(
                 request.language,

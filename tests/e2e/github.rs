@@ -410,6 +410,8 @@ async fn a_signed_pull_request_is_reviewed_and_published_once_per_head() {
         assert_eq!(run["conclusion"], "cancelled", "{run:#}");
     }
 
+    // One installation token served every clone and publication of the test (cached).
+    assert_eq!(hub.standin.tokens_issued(), 1);
     // The token went to git and GitHub only: not to the store, a trace or a log.
     assert!(hub.git.requests().iter().any(|l| l.ends_with(" ok")));
     let trace = http()

@@ -155,7 +155,7 @@ async fn every_catalogue_name_is_exported_with_values_that_say_what_ran() {
         sum(
             &worker,
             "proven_sandbox_runs_total",
-            &["outcome=\"passed\""]
+            &["language=\"python\"", "outcome=\"passed\""]
         ) >= 1.0,
         "{worker}"
     );
@@ -163,7 +163,7 @@ async fn every_catalogue_name_is_exported_with_values_that_say_what_ran() {
         sum(
             &worker,
             "proven_sandbox_runs_total",
-            &["outcome=\"test_failed\""]
+            &["language=\"python\"", "outcome=\"test_failed\""]
         ) >= 1.0,
         "{worker}"
     );

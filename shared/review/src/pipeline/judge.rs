@@ -513,7 +513,8 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
 /// kind, its unproven claims, and its time from submission.
 fn record_metrics(report: &Report, status: ReviewStatus, review: &proven_store::ReviewRow) {
     use proven_pipeline::metrics_names as m;
-    metrics::counter!(m::REVIEWS_TOTAL, "status" => status.as_str()).increment(1);
+    metrics::counter!(m::REVIEWS_TOTAL, "status" => status.as_str(), "priority" => m::priority_label(review.priority))
+        .increment(1);
     for f in &report.findings {
         metrics::counter!(m::FINDINGS_TOTAL, "proof_level" => f.proof_level.as_str(), "kind" => f.kind.as_str())
             .increment(1);
