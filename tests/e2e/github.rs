@@ -303,6 +303,11 @@ async fn a_signed_pull_request_is_reviewed_and_published_once_per_head() {
             .is_some_and(|b| b.contains("```suggestion\n    return a + b\n```")),
         "the proved fix as a suggestion on its line: {comments:#?}"
     );
+    // SARIF is the publication's last call, after the check run's conclusion.
+    let started = Instant::now();
+    while hub.standin.sarifs().is_empty() && started.elapsed() < Duration::from_secs(30) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let sarif = hub.standin.sarifs();
     assert_eq!(sarif.len(), 1, "{sarif:#?}");
     assert_eq!(sarif[0]["commit_sha"], head1.as_str());
@@ -410,8 +415,17 @@ async fn a_signed_pull_request_is_reviewed_and_published_once_per_head() {
         assert_eq!(run["conclusion"], "cancelled", "{run:#}");
     }
 
-    // One installation token served every clone and publication of the test (cached).
+    // One installation token served every clone and publication of the test (cached), and
+    // it was asked for this repository alone.
     assert_eq!(hub.standin.tokens_issued(), 1);
+    let asked: Vec<Value> = hub
+        .standin
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/access_tokens"))
+        .map(|r| r.body)
+        .collect();
+    assert_eq!(asked, [json!({"repositories": ["app"]})]);
     // The token went to git and GitHub only: not to the store, a trace or a log.
     assert!(hub.git.requests().iter().any(|l| l.ends_with(" ok")));
     let trace = http()
@@ -511,11 +525,21 @@ async fn a_publish_killed_after_posting_resumes_waits_out_rate_limits_and_ends_w
         ),
         "the restarted worker updated the review in place"
     );
-    let done = store
-        .publication(&review)
-        .await
-        .expect("read")
-        .expect("publication");
+    // Done once its last call (SARIF, after the check run's conclusion) has answered.
+    let started = Instant::now();
+    let done = loop {
+        let p = store
+            .publication(&review)
+            .await
+            .expect("read")
+            .expect("publication");
+        if p.state != proven_store::PublicationState::Pending
+            || started.elapsed() > Duration::from_secs(30)
+        {
+            break p;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     assert_eq!(
         (done.state.as_str(), done.attempts),
         ("done", 0),

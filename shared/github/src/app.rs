@@ -30,7 +30,8 @@ pub struct KeyError(pub String);
 pub struct App {
     pub id: u64,
     key: RsaKeyPair,
-    tokens: Mutex<HashMap<u64, (SecretString, OffsetDateTime)>>,
+    /// By installation and repository: each token reaches one repository only.
+    tokens: Mutex<HashMap<(u64, String), (SecretString, OffsetDateTime)>>,
 }
 
 impl std::fmt::Debug for App {
@@ -82,16 +83,19 @@ impl App {
         Ok(format!("{input}.{}", b64(&sig)))
     }
 
-    /// An access token for `installation`: the cached one while it has more than
-    /// [`TOKEN_MARGIN`] left, else a new one from
-    /// `POST /app/installations/{id}/access_tokens`.
+    /// An access token of `installation` for the one repository `repository` (`owner/name`):
+    /// the cached one while it has more than [`TOKEN_MARGIN`] left, else a new one from
+    /// `POST /app/installations/{id}/access_tokens`, scoped to that repository (a pull
+    /// request's clone and its publishing never hold a token for the organisation's others).
     pub async fn token(
         &self,
         client: &Client,
         installation: u64,
+        repository: &str,
     ) -> Result<SecretString, GitHubError> {
         let now = OffsetDateTime::now_utc();
-        if let Some((token, until)) = self.cached(installation)
+        let key = (installation, repository.to_string());
+        if let Some((token, until)) = self.cached(&key)
             && until - TOKEN_MARGIN > now
         {
             return Ok(token);
@@ -99,23 +103,25 @@ impl App {
         let jwt = self
             .jwt(now.unix_timestamp())
             .map_err(|e| GitHubError::Credentials(e.to_string()))?;
-        let (token, expires_at) = client.installation_token(&jwt, installation).await?;
+        let name = repository.rsplit('/').next().unwrap_or(repository);
+        let (token, expires_at) = client.installation_token(&jwt, installation, name).await?;
         if let Ok(mut map) = self.tokens.lock() {
-            map.insert(installation, (token.clone(), expires_at));
+            map.insert(key, (token.clone(), expires_at));
         }
         Ok(token)
     }
 
-    fn cached(&self, installation: u64) -> Option<(SecretString, OffsetDateTime)> {
+    fn cached(&self, key: &(u64, String)) -> Option<(SecretString, OffsetDateTime)> {
         let map = self.tokens.lock().ok()?;
-        map.get(&installation)
+        map.get(key)
             .map(|(t, at)| (SecretString::from(t.expose_secret().to_string()), *at))
     }
 
-    /// Drops a cached token GitHub refused (401): the next call mints a new one.
+    /// Drops the installation's cached tokens after GitHub refused one (401): the next call
+    /// mints new ones.
     pub fn forget(&self, installation: u64) {
         if let Ok(mut map) = self.tokens.lock() {
-            map.remove(&installation);
+            map.retain(|(i, _), _| *i != installation);
         }
     }
 }

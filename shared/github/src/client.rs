@@ -197,11 +197,13 @@ impl Client {
         format!("Bearer {}", token.expose_secret())
     }
 
-    /// `POST /app/installations/{id}/access_tokens` with the app's JWT.
+    /// `POST /app/installations/{id}/access_tokens` with the app's JWT, for the one
+    /// repository `name` (of the installation's account).
     pub async fn installation_token(
         &self,
         jwt: &str,
         installation: u64,
+        name: &str,
     ) -> Result<(SecretString, OffsetDateTime), GitHubError> {
         let what = format!("the access token of installation {installation}");
         let (_, body) = self
@@ -209,7 +211,7 @@ impl Client {
                 Method::POST,
                 &format!("/app/installations/{installation}/access_tokens"),
                 &format!("Bearer {jwt}"),
-                None,
+                Some(&serde_json::json!({ "repositories": [name] })),
                 &what,
             )
             .await?;

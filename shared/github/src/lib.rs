@@ -42,8 +42,13 @@ impl AppClient {
         Ok(AppClient { app, client })
     }
 
-    /// An access token for the installation (cached until shortly before it expires).
-    pub async fn token(&self, installation: u64) -> Result<secrecy::SecretString, GitHubError> {
-        self.app.token(&self.client, installation).await
+    /// An access token of the installation for one repository (`owner/name`), cached until
+    /// shortly before it expires.
+    pub async fn token(
+        &self,
+        installation: u64,
+        repository: &str,
+    ) -> Result<secrecy::SecretString, GitHubError> {
+        self.app.token(&self.client, installation, repository).await
     }
 }

@@ -29,7 +29,7 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
         .await
         .map_err(retryable)?;
     let token = match &request.github {
-        Some(pull) => Some(installation_token(cx, pull.installation_id).await?),
+        Some(pull) => Some(installation_token(cx, pull).await?),
         None => None,
     };
     let (dir, fetched) = reach(cx, tenant.as_deref(), &request.repository, token.as_ref()).await?;
@@ -113,7 +113,7 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
 /// A GitHub installation's access token for the clone (minted by the App, never stored).
 async fn installation_token(
     cx: &StepContext,
-    installation: u64,
+    pull: &proven_store::GitHubPull,
 ) -> Result<secrecy::SecretString, StepError> {
     use proven_github::GitHubError;
     let github = cx.github.as_ref().ok_or_else(|| {
@@ -123,17 +123,20 @@ async fn installation_token(
                 .into(),
         )
     })?;
-    github.token(installation).await.map_err(|e| match e {
-        GitHubError::RateLimited { retry_after, .. } => StepError::Retryable {
-            message: format!("intake: {e}"),
-            after: retry_after,
-        },
-        GitHubError::Transient { .. } => StepError::Retryable {
-            message: format!("intake: {e}"),
-            after: std::time::Duration::from_secs(5),
-        },
-        other => StepError::Permanent(format!("intake: {other}")),
-    })
+    github
+        .token(pull.installation_id, &pull.repository)
+        .await
+        .map_err(|e| match e {
+            GitHubError::RateLimited { retry_after, .. } => StepError::Retryable {
+                message: format!("intake: {e}"),
+                after: retry_after,
+            },
+            GitHubError::Transient { .. } => StepError::Retryable {
+                message: format!("intake: {e}"),
+                after: std::time::Duration::from_secs(5),
+            },
+            other => StepError::Permanent(format!("intake: {other}")),
+        })
 }
 
 /// The review's repository, checked again by the policy (a request stored before it, or

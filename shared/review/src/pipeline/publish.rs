@@ -108,7 +108,7 @@ impl Publications {
             )
         })?;
         let installation = u64::try_from(p.installation_id).unwrap_or_default();
-        let token = match github.token(installation).await {
+        let token = match github.token(installation, &p.repository).await {
             Err(GitHubError::Transient { what, message }) if message.contains(" 401 ") => {
                 github.app.forget(installation);
                 return Err(GitHubError::Transient { what, message });
