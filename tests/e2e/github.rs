@@ -681,6 +681,10 @@ async fn the_action_posts_the_same_review_and_check_as_the_app() {
         ("GITHUB_STEP_SUMMARY", summary.display().to_string()),
         ("PROVEN_DATA_DIR", data_dir),
     ];
+    // The pull request's author plants Proven's marker in a review of their own: it is not
+    // taken for Proven's (which would leave Proven's unposted, or updating theirs).
+    let planted = format!("LGTM <!-- proven-review head={head} -->");
+    hub.standin.add_review_by(REPO, 11, "mallory", &planted);
     for round in 0..2 {
         let out = run_action_step(repo.path(), &runner_env);
         assert_eq!(
@@ -692,14 +696,19 @@ async fn the_action_posts_the_same_review_and_check_as_the_app() {
         let posted = hub.standin.reviews(REPO, 11);
         assert_eq!(
             posted.len(),
-            1,
-            "round {round}: one review, updated in place: {posted:#?}"
+            2,
+            "round {round}: the planted one and Proven's, updated in place: {posted:#?}"
+        );
+        assert_eq!(
+            posted[0]["body"],
+            planted.as_str(),
+            "the person's review is untouched"
         );
     }
     let run = hub.concluded(&head, Duration::from_secs(5)).await;
     assert_eq!(run["conclusion"], "failure");
     let posted = hub.standin.reviews(REPO, 11);
-    let body = posted[0]["body"].as_str().unwrap_or_default();
+    let body = posted[1]["body"].as_str().unwrap_or_default();
     assert!(body.contains("RUSTSEC") || body.contains("GHSA"), "{body}");
     assert_eq!(hub.standin.sarifs()[0]["ref"], "refs/pull/11/merge");
     let outputs = std::fs::read_to_string(&outputs).expect("GITHUB_OUTPUT");

@@ -89,6 +89,8 @@ struct Held {
 
 struct Review {
     id: u64,
+    /// A person's login, for a review a person wrote (None: the app's own).
+    by: Option<String>,
     body: String,
     commit_id: String,
     event: String,
@@ -248,6 +250,25 @@ impl GitHubStandIn {
     /// Each SARIF upload: {repo, commit_sha, ref, sarif: the decoded SARIF JSON}.
     pub fn sarifs(&self) -> Vec<Value> {
         self.state().sarifs.clone()
+    }
+
+    /// A review a person (`login`) wrote on the pull request, with `body`.
+    pub fn add_review_by(&self, repo: &str, pull: u64, login: &str, body: &str) {
+        let mut st = self.state();
+        st.next_id += 1;
+        let review = Review {
+            id: st.next_id,
+            by: Some(login.to_string()),
+            body: body.to_string(),
+            commit_id: "0".repeat(40),
+            event: "COMMENT".into(),
+            comments: Vec::new(),
+            submitted_at: rfc3339(now()),
+        };
+        st.reviews
+            .entry((repo.to_string(), pull))
+            .or_default()
+            .push(review);
     }
 
     /// The (path, line) pairs on the RIGHT side that are part of the pull request's diff.
@@ -651,8 +672,12 @@ fn review_state(event: &str) -> &'static str {
 }
 
 fn review_json(url: &str, repo: &str, pull: u64, r: &Review) -> Value {
+    let user = match &r.by {
+        Some(login) => json!({"login": login, "id": 2, "type": "User"}),
+        None => json!({"login": "proven[bot]", "id": 1, "type": "Bot"}),
+    };
     json!({"id": r.id, "node_id": format!("PRR_kwStandIn{}", r.id),
-           "user": {"login": "proven[bot]", "id": 1, "type": "Bot"},
+           "user": user,
            "body": r.body, "state": review_state(&r.event), "commit_id": r.commit_id,
            "html_url": format!("https://github.com/{repo}/pull/{pull}#pullrequestreview-{}", r.id),
            "pull_request_url": format!("{url}/repos/{repo}/pulls/{pull}"),
@@ -767,6 +792,7 @@ fn create_review(cx: &mut Cx, segments: &[&str]) -> Reply {
     let submitted_at = rfc3339(now());
     let review = Review {
         id: cx.st.next_id,
+        by: None,
         body,
         commit_id,
         event,
@@ -792,6 +818,10 @@ fn update_review(cx: &mut Cx, segments: &[&str]) -> Reply {
     let Some(review) = reviews.and_then(|rs| rs.iter_mut().find(|r| Some(r.id) == id)) else {
         return Reply::message(404, "Not Found");
     };
+    if review.by.is_some() {
+        // GitHub: only a review's author may edit it.
+        return Reply::message(403, "Resource not accessible by integration");
+    }
     review.body = body.clone();
     Reply::new(200, review_json(&st.url, &repo, pull, review))
 }

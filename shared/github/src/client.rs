@@ -61,6 +61,9 @@ impl GitHubError {
 pub struct ExistingReview {
     pub id: u64,
     pub body: String,
+    /// Written by an app (`user.type` is `Bot`): a person on the pull request cannot write
+    /// one, so a marker a person copies into their own review is never taken for Proven's.
+    pub by_bot: bool,
 }
 
 /// GitHub's REST API at one base URL (`https://api.github.com`, an Enterprise server's
@@ -256,6 +259,7 @@ impl Client {
                 Some(ExistingReview {
                     id: r.get("id")?.as_u64()?,
                     body: r.get("body")?.as_str().unwrap_or_default().to_string(),
+                    by_bot: r.pointer("/user/type").and_then(Value::as_str) == Some("Bot"),
                 })
             }));
             if n < 100 {

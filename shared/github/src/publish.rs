@@ -229,11 +229,22 @@ impl Publisher<'_> {
             .client
             .reviews(self.token, &target.repo, target.pull)
             .await?;
-        if let Some(found) = existing.iter().find(|r| r.body.contains(&marker)) {
-            self.client
+        // Only a review an app wrote is Proven's own (a person may paste the marker into
+        // theirs); one GitHub will not let this token update is left alone and a new one
+        // posted, so no one can silence the review by planting a marker.
+        if let Some(found) = existing
+            .iter()
+            .find(|r| r.by_bot && r.body.contains(&marker))
+        {
+            match self
+                .client
                 .update_review(self.token, &target.repo, target.pull, found.id, &body)
-                .await?;
-            return Ok(found.id);
+                .await
+            {
+                Ok(()) => return Ok(found.id),
+                Err(GitHubError::Gone { .. } | GitHubError::Rejected { .. }) => {}
+                Err(e) => return Err(e),
+            }
         }
         match self
             .client
