@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use crate::agents::{CONCEDE, GENERATOR, GUARD, SKEPTIC, buggy_change, script};
 use crate::common::text;
 use crate::github_standin::{GitHubStandIn, StandInConfig, app_key};
+use crate::repository::pairs;
 use crate::service::{Service, http, repo_with_change, wait_done};
 
 const APP_ID: u64 = 31337;
@@ -104,10 +105,6 @@ impl Hub {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
-}
-
-fn pairs(env: &[(String, String)]) -> Vec<(&str, &str)> {
-    env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }
 
 fn git(repo: &Path, args: &[&str]) -> String {

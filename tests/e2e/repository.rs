@@ -27,7 +27,7 @@ fn loopback(port: u16) -> Vec<(String, String)> {
     ]
 }
 
-fn pairs(env: &[(String, String)]) -> Vec<(&str, &str)> {
+pub(crate) fn pairs(env: &[(String, String)]) -> Vec<(&str, &str)> {
     env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }
 

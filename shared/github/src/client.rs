@@ -157,10 +157,6 @@ impl Client {
         })
     }
 
-    pub fn api_url(&self) -> &str {
-        &self.api
-    }
-
     async fn call(
         &self,
         method: Method,

@@ -48,9 +48,6 @@ impl Default for CheckOptions {
     }
 }
 
-/// The conclusions a setting may name.
-pub const CONCLUSIONS: [&str; 3] = ["failure", "neutral", "action_required"];
-
 fn now() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)

@@ -76,7 +76,12 @@ impl Publications {
                     .publication_later(&p.review_id, secs, &why, false)
                     .await?;
             }
-            Err(e @ (GitHubError::Gone { .. } | GitHubError::Credentials(_))) => {
+            // GitHub refusing the content (422) answers the same the next time: ended by name too.
+            Err(
+                e @ (GitHubError::Gone { .. }
+                | GitHubError::Rejected { .. }
+                | GitHubError::Credentials(_)),
+            ) => {
                 counted("gone");
                 tracing::warn!(review = %p.review_id, error = %e, "publication ended");
                 store
