@@ -12,7 +12,10 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use proven_github::webhook::{self, Event, PullRequest};
-use proven_store::{Delivery, GitHubPull, InstallationChange, NewPublication, ReviewRequest};
+use proven_store::{
+    Delivery, GitHubAccount, GitHubPull, InstallationChange, NewPublication, ReviewDelivery,
+    ReviewRequest,
+};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -127,13 +130,17 @@ async fn handle(
         Event::Installation {
             installation_id,
             account,
+            account_id,
             action,
             added,
             removed,
         } => {
             let change = InstallationChange {
                 installation_id: id(installation_id)?,
-                account: &account,
+                account: GitHubAccount {
+                    id: id(account_id)?,
+                    login: &account,
+                },
                 removed: matches!(action.as_str(), "deleted" | "suspend"),
                 repositories_added: &added,
                 repositories_removed: &removed,
@@ -147,21 +154,20 @@ async fn handle(
         }
         Event::Rerequested {
             installation_id,
-            repository,
-            head_sha,
+            check_run_id,
             ..
         } => match state
             .store
-            .github_head_publication(&repository, &head_sha)
+            .github_check_run_publication(id(installation_id)?, id(check_run_id)?)
             .await?
         {
-            // Only the installation that published it may have it reviewed again.
-            Some((publication, request)) if publication.installation_id == id(installation_id)? => {
+            // Only a check run Proven started, of this installation, is reviewed again.
+            Some((publication, request)) => {
                 let request: ReviewRequest = serde_json::from_str(&request)
                     .map_err(|e| ApiError::Unavailable(format!("a stored request: {e}")))?;
                 rerun(state, delivery, &publication, request).await
             }
-            _ => ignored(state, delivery).await,
+            None => ignored(state, delivery).await,
         },
         Event::PullRequestIgnored { .. } | Event::Ping | Event::Other(_) => {
             ignored(state, delivery).await
@@ -193,6 +199,14 @@ async fn review(
     again: Option<ReviewRequest>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     crate::routes::check_repository(state, &pr.clone_url).await?;
+    // A re-run's installation is known (it published the review): its tenant stays.
+    let account = match again {
+        Some(_) => None,
+        None => Some(GitHubAccount {
+            id: id(pr.owner_id)?,
+            login: &pr.owner,
+        }),
+    };
     let trace_id = uuid::Uuid::now_v7().simple().to_string();
     let request = ReviewRequest {
         repository: pr.clone_url.clone(),
@@ -215,26 +229,30 @@ async fn review(
         repository: pr.repository.clone(),
         pull_number: id(pr.number)?,
         head_sha: pr.head_sha.clone(),
+        head_at: pr.updated_at,
     };
+
     let recorded = state
         .store
         .github_review_delivery(
             delivery,
-            (id(pr.installation_id)?, &pr.owner),
+            (id(pr.installation_id)?, account),
             &review,
             &publication,
             state.limits.max_queued_reviews,
         )
         .await?;
     Ok(match recorded {
-        Some(superseded) => {
+        ReviewDelivery::Accepted { superseded } => {
             crate::routes::submitted(1, 0);
             answer(
                 "accepted",
                 json!({"review": review.id, "trace_id": trace_id, "superseded": superseded}),
             )
         }
-        None => answer("duplicate", json!({})),
+        ReviewDelivery::Duplicate => answer("duplicate", json!({})),
+        // Out of order, or a re-run of an older head: the newer head's review stands.
+        ReviewDelivery::Stale { newer_head } => answer("stale", json!({"newer_head": newer_head})),
     })
 }
 
@@ -247,21 +265,17 @@ async fn rerun(
     let Some(github) = request.github.clone() else {
         return ignored(state, delivery).await;
     };
-    let owner = github
-        .repository
-        .split('/')
-        .next()
-        .unwrap_or_default()
-        .to_string();
     let pr = PullRequest {
         installation_id: github.installation_id,
         repository: github.repository.clone(),
-        owner,
+        owner: String::new(),
+        owner_id: 0,
         clone_url: request.repository.clone(),
         number: github.pull_number,
         base_sha: request.base.clone(),
         head_sha: publication.head_sha.clone(),
         draft: false,
+        updated_at: publication.head_at,
     };
     review(state, delivery, &pr, Some(request)).await
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use proven_config::{Config, Layers};
-use proven_github::{CheckOptions, Client, GitHubError, Publisher, Target};
+use proven_github::{CheckOptions, Client, GitHubError, Publisher, Target, check_updates};
 use proven_report::{FailedService, Format, Report, ReportKind, Status};
 use proven_store::Store;
 use secrecy::SecretString;
@@ -69,23 +69,35 @@ fn pull_request(event_path: &str) -> Result<(u64, String, String), Exit> {
     }
 }
 
-/// A call again after a rate limit (as long as GitHub asks, at most five minutes a wait)
-/// or a transient failure (three times); anything else is the answer.
+/// All the Action waits for GitHub's rate limits, at most: past it the step fails, naming
+/// the limit, rather than holding the runner for hours.
+const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(15 * 60);
+
+/// A call again after a rate limit (as long as GitHub asks, at most five minutes a wait
+/// and [`MAX_RATE_LIMIT_WAIT`] in all) or a transient failure (three times); anything
+/// else is the answer.
 async fn patiently<T, F, Fut>(what: &str, call: F) -> Result<T, GitHubError>
 where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = Result<T, GitHubError>>,
 {
     let mut failures = 0;
+    let mut waited = Duration::ZERO;
     loop {
         match call().await {
-            Err(GitHubError::RateLimited { retry_after, .. }) => {
-                let wait = retry_after.min(Duration::from_secs(300));
+            Err(GitHubError::RateLimited {
+                retry_after,
+                what: w,
+            }) if waited < MAX_RATE_LIMIT_WAIT => {
+                let wait = retry_after
+                    .min(Duration::from_secs(300))
+                    .min(MAX_RATE_LIMIT_WAIT - waited);
                 eprintln!(
-                    "proven: {what}: GitHub's rate limit; waiting {} s",
+                    "proven: {what}: GitHub's rate limit ({w}); waiting {} s",
                     wait.as_secs()
                 );
                 tokio::time::sleep(wait).await;
+                waited += wait;
             }
             Err(GitHubError::Transient { .. }) if failures < 3 => {
                 failures += 1;
@@ -93,6 +105,22 @@ where
             }
             other => return other,
         }
+    }
+}
+
+/// A publishing call the workflow's token may not be allowed (a pull request from a fork
+/// gets a read-only token): refused (403/404), it is skipped with a warning on the job and
+/// the review goes on; any other failure fails the step.
+fn allowed<T>(what: &str, result: Result<T, GitHubError>) -> Result<Option<T>, Exit> {
+    match result {
+        Ok(v) => Ok(Some(v)),
+        Err(e @ GitHubError::Gone { .. }) => {
+            println!(
+                "::warning title=Proven could not publish::{what}: {e} (a pull request from a fork gets a read-only token; the review is in the job summary)"
+            );
+            Ok(None)
+        }
+        Err(e) => Err(github_exit(e)),
     }
 }
 
@@ -124,7 +152,9 @@ pub(crate) async fn action(
         repo,
         pull: number,
         head_sha: head.clone(),
-        git_ref: var("GITHUB_REF").unwrap_or_else(|| format!("refs/pull/{number}/head")),
+        // The review is of the head commit, so its SARIF is filed under the head's ref
+        // (`GITHUB_REF` is the merge ref, whose commit is not the one reviewed).
+        git_ref: format!("refs/pull/{number}/head"),
     };
     let options = CheckOptions {
         name: config.github.check_name.clone(),
@@ -132,11 +162,13 @@ pub(crate) async fn action(
         advisory_only: config.github.advisory_conclusion.clone(),
     };
     let external = format!("action-{}", var("GITHUB_RUN_ID").unwrap_or_default());
-    let check = patiently("starting the check run", || {
-        publisher.start_check(&target, &options, &external)
-    })
-    .await
-    .map_err(github_exit)?;
+    let check = allowed(
+        "starting the check run",
+        patiently("starting the check run", || {
+            publisher.start_check(&target, &options, &external)
+        })
+        .await,
+    )?;
     let review = ReviewArgs {
         repo: PathBuf::from(var("GITHUB_WORKSPACE").unwrap_or_else(|| ".".into())),
         base,
@@ -161,16 +193,24 @@ pub(crate) async fn action(
             (report, Some(e))
         }
     };
-    let comment = patiently("posting the review", || {
-        publisher.post_review(&target, &report)
-    })
-    .await
-    .map_err(github_exit)?;
-    patiently("concluding the check run", || {
-        publisher.finish_check(&target, check, &report, &options)
-    })
-    .await
-    .map_err(github_exit)?;
+    let comment = allowed(
+        "posting the review",
+        patiently("posting the review", || {
+            publisher.post_review(&target, &report)
+        })
+        .await,
+    )?;
+    // The conclusion, then the annotations 50 at a time: each update once (a retry of
+    // one never sends the others again; annotations sent twice show twice).
+    if let Some(check) = check {
+        for update in check_updates(&report, &options) {
+            patiently("concluding the check run", || {
+                publisher.update_check(&target, check, &update)
+            })
+            .await
+            .map_err(github_exit)?;
+        }
+    }
     let sarif = if args.sarif == "true" {
         match patiently("uploading SARIF", || {
             publisher.upload_sarif(&target, &report)
@@ -186,8 +226,14 @@ pub(crate) async fn action(
     } else {
         "off"
     };
+    let said = |what: &str, id: Option<u64>| match id {
+        Some(id) => format!("{what} {id}"),
+        None => format!("no {what} (not allowed)"),
+    };
     eprintln!(
-        "proven: posted review {comment} and check run {check} on {}#{number}; SARIF {sarif}",
+        "proven: {} and {} on {}#{number}; SARIF {sarif}",
+        said("review", comment),
+        said("check run", check),
         target.repo
     );
     step_files(&report, comment);
@@ -204,7 +250,7 @@ pub(crate) async fn action(
 }
 
 /// The step's outputs (`GITHUB_OUTPUT`) and its job summary (`GITHUB_STEP_SUMMARY`).
-fn step_files(report: &Report, comment: u64) {
+fn step_files(report: &Report, comment: Option<u64>) {
     let append = |var_name: &str, text: &str| {
         if let Some(path) = var(var_name) {
             let written = std::fs::OpenOptions::new()
@@ -220,9 +266,10 @@ fn step_files(report: &Report, comment: u64) {
     append(
         "GITHUB_OUTPUT",
         &format!(
-            "status={}\nfindings={}\nreview-comment={comment}\n",
+            "status={}\nfindings={}\nreview-comment={}\n",
             report.status.as_str(),
-            report.findings.len()
+            report.findings.len(),
+            comment.map(|c| c.to_string()).unwrap_or_default()
         ),
     );
     append(

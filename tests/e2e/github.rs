@@ -27,6 +27,8 @@ const GONE: u64 = 43;
 const TOKEN: &str = "ghs_Pr0venInstallati0nT0kenNeverStored";
 const SECRET: &str = "whsec-proven-e2e";
 const REPO: &str = "acme/app";
+/// The organisation's numeric account id: its tenant is `github:ACME_ID`.
+const ACME_ID: u64 = 9_919_000;
 
 /// The App's world: GitHub's stand-in, the https git server that holds `acme/app` (it
 /// takes only the installation's token), and the app's key.
@@ -46,6 +48,7 @@ impl Hub {
             app_public_key: public,
             installations: HashMap::from([(INSTALLATION, TOKEN.into()), (GONE, "ghs_gone".into())]),
             workflow_token: Some("ghs_workflow".into()),
+            read_only_token: Some("ghs_fork".into()),
             token_ttl_secs: 3600,
         })
         .await;
@@ -118,20 +121,42 @@ fn git(repo: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// When GitHub last updated the pull request, for each event made: later for each event
+/// made later, as on GitHub.
+static UPDATED_AT: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(1_796_000_000);
+
 fn pull_request_event(
+    action: &str,
+    installation: u64,
+    number: u64,
+    revisions: (&str, &str),
+    clone_url: &str,
+) -> Value {
+    let at = UPDATED_AT.fetch_add(60, std::sync::atomic::Ordering::SeqCst);
+    pull_request_event_at(action, installation, number, revisions, clone_url, at)
+}
+
+fn pull_request_event_at(
     action: &str,
     installation: u64,
     number: u64,
     (base, head): (&str, &str),
     clone_url: &str,
+    updated_at: i64,
 ) -> Value {
+    let updated_at = time::OffsetDateTime::from_unix_timestamp(updated_at)
+        .expect("a time")
+        .format(&time::format_description::well_known::Rfc3339)
+        .expect("RFC 3339");
     json!({
         "action": action,
         "number": number,
         "installation": {"id": installation, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI="},
         "repository": {"id": 1296269, "full_name": REPO, "name": "app", "private": true,
-                       "clone_url": clone_url, "owner": {"login": "acme", "type": "Organization"}},
+                       "clone_url": clone_url,
+                       "owner": {"login": "acme", "id": ACME_ID, "type": "Organization"}},
         "pull_request": {"number": number, "state": "open", "draft": false,
+                         "updated_at": updated_at,
                          "base": {"ref": "main", "sha": base}, "head": {"ref": "feature", "sha": head}},
         "sender": {"login": "octocat"}
     })
@@ -232,7 +257,7 @@ async fn a_signed_pull_request_is_reviewed_and_published_once_per_head() {
         Service::start_configured(0, "redis://127.0.0.1:6379", &pairs(&env), &[]).await;
     service.start_worker_serving(&["--steps", "evidence,control,model,sandbox"], &[]);
     // The installation's organisation is the tenant (made here first, to read its reviews).
-    let token = service.tenant("github/acme");
+    let token = service.tenant(&format!("github:{ACME_ID}"));
     let url = hub.clone_url();
 
     // Refused before anything is read: unsigned, wrongly signed.
@@ -370,6 +395,26 @@ async fn a_signed_pull_request_is_reviewed_and_published_once_per_head() {
     assert_eq!(status, 202, "{third}");
     assert_eq!(third["superseded"], json!([second["review"]]), "{third}");
     let last = third["review"].as_str().expect("review").to_string();
+    // Older than the newest head: the first head's delivery arriving late (out of order),
+    // and a "Re-run" of the first head's check run. Neither supersedes the newest head.
+    let late = pull_request_event_at("synchronize", INSTALLATION, 7, (&base, &head1), &url, 1);
+    let mut old_rerun = rerun.clone();
+    old_rerun["sender"] = json!({"login": "octocat"});
+    for (event, id, body) in [
+        ("pull_request", "d-late", &late),
+        ("check_run", "d-rerun-old", &old_rerun),
+    ] {
+        let (status, answer) = deliver(&service, event, id, body, None).await;
+        assert_eq!(
+            (
+                status,
+                answer["outcome"].as_str(),
+                answer["newer_head"].as_str()
+            ),
+            (200, Some("stale"), Some(heads[2].as_str())),
+            "{id}: {answer}"
+        );
+    }
     wait_done(
         &http(),
         &service.base_url,
@@ -461,19 +506,36 @@ async fn a_publish_killed_after_posting_resumes_waits_out_rate_limits_and_ends_w
     let mut service =
         Service::start_configured(0, "redis://127.0.0.1:6379", &pairs(&env), &[]).await;
     service.start_worker(&[]);
-    let token = service.tenant("github/acme");
+    let token = service.tenant(&format!("github:{ACME_ID}"));
     let store = proven_store::Store::open_url(&service.store.url)
         .await
         .expect("store");
 
-    // GitHub answers the first call with its secondary rate limit, and the review's post is
-    // held: the worker is killed after GitHub has it and before it is recorded.
+    // GitHub answers the first call with its secondary rate limit. Then the check run's
+    // creation is held: the worker is killed after GitHub made the run and before the store
+    // recorded it. Then the review's post, the same way.
     hub.standin.rate_limit_next(1, 2);
+    let check_hold = hub.standin.hold_check_run_creates();
     let hold = hub.standin.hold_review_posts();
     let event = pull_request_event("opened", INSTALLATION, 8, (&base, &head), &hub.clone_url());
     let (status, accepted) = deliver(&service, "pull_request", "d-8", &event, None).await;
     assert_eq!(status, 202, "{accepted}");
     let review = accepted["review"].as_str().expect("review").to_string();
+    tokio::time::timeout(Duration::from_secs(180), check_hold.posted())
+        .await
+        .expect("the check run was created");
+    service.workers.clear(); // SIGKILL
+    check_hold.release();
+    let publication = store
+        .publication(&review)
+        .await
+        .expect("read")
+        .expect("publication");
+    assert_eq!(
+        publication.check_run_id, None,
+        "killed before recording the check run"
+    );
+    service.start_worker(&[]);
     tokio::time::timeout(Duration::from_secs(180), hold.posted())
         .await
         .expect("the review was posted");
@@ -489,12 +551,24 @@ async fn a_publish_killed_after_posting_resumes_waits_out_rate_limits_and_ends_w
         "killed before recording the post"
     );
     assert_eq!(publication.attempts, 0, "a rate limit spends no attempt");
+    assert!(publication.check_run_id.is_some(), "{publication:?}");
     service.start_worker(&[]);
 
     let run = hub.concluded(&head, Duration::from_secs(60)).await;
     assert_eq!(
         run["conclusion"], "action_required",
         "an incomplete review: {run:#}"
+    );
+    let runs: Vec<Value> = hub
+        .standin
+        .check_runs()
+        .into_iter()
+        .filter(|r| r["head_sha"] == head.as_str())
+        .collect();
+    assert_eq!(
+        runs.len(),
+        1,
+        "the unrecorded check run was found by its external id, not made twice: {runs:#?}"
     );
     let posted = hub.standin.reviews(REPO, 8);
     assert_eq!(
@@ -707,7 +781,9 @@ async fn the_action_posts_the_same_review_and_check_as_the_app() {
     let posted = hub.standin.reviews(REPO, 11);
     let body = posted[1]["body"].as_str().unwrap_or_default();
     assert!(body.contains("RUSTSEC") || body.contains("GHSA"), "{body}");
-    assert_eq!(hub.standin.sarifs()[0]["ref"], "refs/pull/11/merge");
+    // Filed under the head's ref: the commit reviewed is the head, not GITHUB_REF's merge.
+    assert_eq!(hub.standin.sarifs()[0]["ref"], "refs/pull/11/head");
+    assert_eq!(hub.standin.sarifs()[0]["commit_sha"], head.as_str());
     let outputs = std::fs::read_to_string(&outputs).expect("GITHUB_OUTPUT");
     assert!(
         outputs.contains("status=complete") && outputs.contains("findings="),
@@ -724,6 +800,26 @@ async fn the_action_posts_the_same_review_and_check_as_the_app() {
         "{requests:#?}"
     );
     assert_eq!(hub.standin.tokens_issued(), 0);
+
+    // A pull request from a fork: the workflow's token may only read. The review still
+    // runs and fails the job as configured; publishing is skipped with a warning.
+    let (reviews, runs) = (
+        hub.standin.reviews(REPO, 11).len(),
+        hub.standin.check_runs().len(),
+    );
+    std::fs::remove_file(&summary).expect("summary");
+    let mut fork_env = runner_env.to_vec();
+    fork_env.push(("GITHUB_TOKEN", "ghs_fork".into()));
+    let out = run_action_step(repo.path(), &fork_env);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("::warning title=Proven could not publish::starting the check run"),
+        "{stdout}"
+    );
+    assert_eq!(hub.standin.reviews(REPO, 11).len(), reviews);
+    assert_eq!(hub.standin.check_runs().len(), runs);
+    assert!(std::fs::read_to_string(&summary).is_ok_and(|s| s.starts_with("## Proven review")));
     let violations = hub.standin.violations();
     assert!(violations.is_empty(), "{violations:#?}");
 }

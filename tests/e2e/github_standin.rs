@@ -52,6 +52,9 @@ pub struct StandInConfig {
     pub installations: HashMap<u64, String>,
     /// A token accepted as-is (a GitHub Actions workflow's GITHUB_TOKEN), if any.
     pub workflow_token: Option<String>,
+    /// A workflow token that may only read (what a pull request from a fork gets): every
+    /// write answers 403 "Resource not accessible by integration".
+    pub read_only_token: Option<String>,
     /// Lifetime of issued installation tokens, seconds (GitHub: 3600).
     pub token_ttl_secs: i64,
 }
@@ -76,7 +79,8 @@ pub struct Recorded {
     pub status: u16,
 }
 
-/// A withheld review response (see [`GitHubStandIn::hold_review_posts`]).
+/// A withheld response (see [`GitHubStandIn::hold_review_posts`] and
+/// [`GitHubStandIn::hold_check_run_creates`]).
 pub struct Hold {
     posted: watch::Receiver<bool>,
     release: oneshot::Sender<()>,
@@ -115,7 +119,14 @@ struct State {
     diffs: HashMap<(String, u64), HashSet<(String, u64)>>,
     rate_limited: (usize, u64),
     failing: (usize, u16),
-    hold: Option<Held>,
+    holds: Vec<(HoldOn, Held)>,
+}
+
+/// Which request a [`Hold`] withholds the answer of.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum HoldOn {
+    ReviewPost,
+    CheckRunCreate,
 }
 
 /// What a handler answers.
@@ -293,13 +304,23 @@ impl GitHubStandIn {
     /// The next review POST that is stored gets its response withheld until the [`Hold`]
     /// is released or dropped.
     pub fn hold_review_posts(&self) -> Hold {
+        self.hold(HoldOn::ReviewPost)
+    }
+
+    /// The next check run created gets its response withheld (the run exists on GitHub;
+    /// its creator does not know its id yet).
+    pub fn hold_check_run_creates(&self) -> Hold {
+        self.hold(HoldOn::CheckRunCreate)
+    }
+
+    fn hold(&self, on: HoldOn) -> Hold {
         let (posted_tx, posted) = watch::channel(false);
         let (release, release_rx) = oneshot::channel();
         let held = Held {
             posted: posted_tx,
             release: release_rx,
         };
-        self.state().hold = Some(held);
+        self.state().holds.push((on, held));
         Hold { posted, release }
     }
 
@@ -418,12 +439,14 @@ async fn handle(
         };
         check_headers(&mut cx);
         let reply = route(&mut cx);
-        let review_post = method == Method::POST && path.ends_with("/reviews");
-        let held = if review_post && reply.status == 200 {
-            st.hold.take()
-        } else {
-            None
+        let on = match (method == Method::POST, reply.status) {
+            (true, 200) if path.ends_with("/reviews") => Some(HoldOn::ReviewPost),
+            (true, 201) if path.ends_with("/check-runs") => Some(HoldOn::CheckRunCreate),
+            _ => None,
         };
+        let held = on
+            .and_then(|on| st.holds.iter().position(|(h, _)| *h == on))
+            .map(|i| st.holds.remove(i).1);
         let headers = headers.iter().map(|(name, value)| {
             (
                 name.as_str().to_string(),
@@ -475,6 +498,7 @@ fn endpoint(method: &str, segments: &[&str]) -> Option<Handler> {
         ("POST", ["repos", _, _, "pulls", _, "reviews"]) => create_review,
         ("PUT", ["repos", _, _, "pulls", _, "reviews", _]) => update_review,
         ("POST", ["repos", _, _, "check-runs"]) => create_check_run,
+        ("GET", ["repos", _, _, "commits", _, "check-runs"]) => list_check_runs,
         ("PATCH", ["repos", _, _, "check-runs", _]) => update_check_run,
         ("POST", ["repos", _, _, "code-scanning", "sarifs"]) => upload_sarif,
         ("GET", ["repos", _, _, "code-scanning", "sarifs", _]) => sarif_status,
@@ -519,6 +543,10 @@ fn authenticate(cx: &mut Cx) -> Option<Reply> {
     };
     if cx.st.config.workflow_token.as_deref() == Some(token) {
         return None;
+    }
+    if cx.st.config.read_only_token.as_deref() == Some(token) {
+        return (cx.method != "GET")
+            .then(|| Reply::message(403, "Resource not accessible by integration"));
     }
     match cx.st.tokens.get(token) {
         None => {
@@ -950,6 +978,55 @@ fn check_run_json(url: &str, run: &Value) -> Value {
            "html_url": format!("https://github.com/{repo}/runs/{id}")})
 }
 
+/// `GET /repos/{owner}/{repo}/commits/{ref}/check-runs`: `check_name`, `filter`
+/// (`latest` by default: the newest run of each name; `all`), `per_page` (at most 100),
+/// `page`.
+fn list_check_runs(cx: &mut Cx, segments: &[&str]) -> Reply {
+    let repo = format!("{}/{}", segments[1], segments[2]);
+    let sha = segments[4].to_string();
+    let params: HashMap<String, String> = reqwest::Url::parse(&format!("http://q/?{}", cx.query))
+        .map(|u| u.query_pairs().into_owned().collect())
+        .unwrap_or_default();
+    for (k, v) in &params {
+        let fine = match k.as_str() {
+            "check_name" | "app_id" | "status" => true,
+            "filter" => v == "latest" || v == "all",
+            "per_page" => v.parse::<usize>().is_ok_and(|n| (1..=100).contains(&n)),
+            "page" => v.parse::<usize>().is_ok_and(|n| n > 0),
+            _ => false,
+        };
+        if !fine {
+            return cx.invalid(format!("query parameter {k}={v:?}"));
+        }
+    }
+    let per_page: usize = params
+        .get("per_page")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    let page: usize = params.get("page").and_then(|v| v.parse().ok()).unwrap_or(1);
+    let mut runs: Vec<&Value> = cx
+        .st
+        .check_runs
+        .iter()
+        .filter(|r| r["repo"] == *repo && r["head_sha"] == *sha)
+        .filter(|r| params.get("check_name").is_none_or(|n| r["name"] == **n))
+        .collect();
+    if params.get("filter").is_none_or(|f| f == "latest") {
+        let mut seen = HashSet::new();
+        runs.reverse();
+        runs.retain(|r| seen.insert(r["name"].to_string()));
+        runs.reverse();
+    }
+    let total = runs.len();
+    let items: Vec<Value> = runs
+        .into_iter()
+        .skip((page - 1) * per_page)
+        .take(per_page)
+        .map(|r| check_run_json(&cx.st.url, r))
+        .collect();
+    Reply::new(200, json!({"total_count": total, "check_runs": items}))
+}
+
 fn create_check_run(cx: &mut Cx, segments: &[&str]) -> Reply {
     let body = cx.body;
     let fields = object(body).and_then(|o| Ok((o, run_fields(o, true)?)));
@@ -1105,6 +1182,7 @@ mod tests {
             app_public_key: public,
             installations: HashMap::from([(7, "ghs_seven".to_string())]),
             workflow_token: Some("ghs_workflow".into()),
+            read_only_token: Some("ghs_fork".into()),
             token_ttl_secs: 3600,
         })
         .await;
@@ -1338,6 +1416,49 @@ mod tests {
             f.send(f.call(Method::GET, path, &token)).await.0,
             StatusCode::OK
         );
+    }
+
+    #[tokio::test]
+    async fn check_runs_are_listed_by_commit_and_name_and_a_fork_token_only_reads() {
+        let f = fixture().await;
+        let token = f.token().await;
+        let create = |name: &str| json!({"name": name, "head_sha": SHA, "status": "in_progress", "external_id": name});
+        for name in ["Proven", "Proven", "other"] {
+            let request = f
+                .call(Method::POST, "/repos/o/r/check-runs", &token)
+                .json(&create(name));
+            assert_eq!(f.send(request).await.0, StatusCode::CREATED);
+        }
+        let list = |q: &str, auth: &str| {
+            let path = format!("/repos/o/r/commits/{SHA}/check-runs?{q}");
+            f.call(Method::GET, &path, auth)
+        };
+        let (status, all) = f.send(list("check_name=Proven&filter=all", &token)).await;
+        assert_eq!(
+            (status, &all["total_count"]),
+            (StatusCode::OK, &json!(2)),
+            "{all}"
+        );
+        let (_, latest) = f.send(list("check_name=Proven", &token)).await;
+        assert_eq!(latest["total_count"], 1, "latest: one per name");
+        assert_eq!(latest["check_runs"][0]["external_id"], "Proven");
+        let (_, other) = f.send(list("check_name=other&filter=all", &token)).await;
+        assert_eq!(other["total_count"], 1);
+        assert!(f.gh.violations().is_empty(), "{:?}", f.gh.violations());
+        assert_eq!(
+            f.send(list("per_page=500", &token)).await.0,
+            StatusCode::UNPROCESSABLE_ENTITY
+        );
+        assert_eq!(f.gh.violations().len(), 1);
+        // A fork's token reads, and is refused every write as GitHub refuses it.
+        let fork = "Bearer ghs_fork";
+        assert_eq!(f.send(list("filter=all", fork)).await.0, StatusCode::OK);
+        let write = f
+            .call(Method::POST, "/repos/o/r/check-runs", fork)
+            .json(&create("Proven"));
+        let (status, body) = f.send(write).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        assert_eq!(body["message"], "Resource not accessible by integration");
     }
 
     #[tokio::test]

@@ -54,6 +54,12 @@ impl GitHubError {
     pub fn is_gone(&self) -> bool {
         matches!(self, GitHubError::Gone { .. })
     }
+
+    /// GitHub did not take the token (expired early, or revoked): the cached one is to be
+    /// forgotten and a new one minted for the next attempt.
+    pub fn is_unauthorized(&self) -> bool {
+        matches!(self, GitHubError::Transient { message, .. } if message.starts_with("GitHub answered 401"))
+    }
 }
 
 /// A review already on a pull request.
@@ -303,6 +309,50 @@ impl Client {
         )
         .await?;
         Ok(())
+    }
+
+    /// The check runs named `name` on a commit, as (id, external id): how a check run
+    /// created by a publish that died before recording it is found again.
+    pub async fn check_runs_named(
+        &self,
+        token: &SecretString,
+        repo: &str,
+        head_sha: &str,
+        name: &str,
+    ) -> Result<Vec<(u64, Option<String>)>, GitHubError> {
+        let what = format!("the check runs of {repo}@{head_sha}");
+        let name: String = url::form_urlencoded::byte_serialize(name.as_bytes()).collect();
+        let mut out = Vec::new();
+        for page in 1..=10 {
+            let (_, body) = self
+                .call(
+                    Method::GET,
+                    &format!(
+                        "/repos/{repo}/commits/{head_sha}/check-runs?check_name={name}&filter=all&per_page=100&page={page}"
+                    ),
+                    &Self::token(token),
+                    None,
+                    &what,
+                )
+                .await?;
+            let runs = body
+                .get("check_runs")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            out.extend(runs.iter().filter_map(|r| {
+                Some((
+                    r.get("id")?.as_u64()?,
+                    r.get("external_id")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                ))
+            }));
+            if runs.len() < 100 {
+                break;
+            }
+        }
+        Ok(out)
     }
 
     pub async fn create_check_run(

@@ -198,6 +198,55 @@ impl Publisher<'_> {
             .await
     }
 
+    /// The head's check run with this external id, if one was created already (by a
+    /// publish that died before the store recorded it).
+    pub async fn find_check(
+        &self,
+        target: &Target,
+        options: &CheckOptions,
+        external_id: &str,
+    ) -> Result<Option<u64>, GitHubError> {
+        let runs = self
+            .client
+            .check_runs_named(self.token, &target.repo, &target.head_sha, &options.name)
+            .await?;
+        Ok(runs
+            .into_iter()
+            .find(|(_, ext)| ext.as_deref() == Some(external_id))
+            .map(|(id, _)| id))
+    }
+
+    /// One update of a check run (one of [`check_updates`]).
+    pub async fn update_check(
+        &self,
+        target: &Target,
+        id: u64,
+        update: &Value,
+    ) -> Result<(), GitHubError> {
+        self.client
+            .update_check_run(self.token, &target.repo, id, update)
+            .await
+    }
+
+    /// Concludes a check run whose review could not be published (it never stays in
+    /// progress, and never looks clean).
+    pub async fn abandon_check(
+        &self,
+        target: &Target,
+        id: u64,
+        why: &str,
+    ) -> Result<(), GitHubError> {
+        let run = json!({
+            "status": "completed",
+            "conclusion": "action_required",
+            "completed_at": now(),
+            "output": {"title": "Proven could not publish this review", "summary": clip(why, 60_000)},
+        });
+        self.client
+            .update_check_run(self.token, &target.repo, id, &run)
+            .await
+    }
+
     /// Ends a check run that will not get a review (a newer head superseded it).
     pub async fn cancel_check(
         &self,
@@ -312,20 +361,23 @@ impl Publisher<'_> {
     }
 }
 
-/// The body with each suggestion GitHub could not place written into it instead.
+/// The body with each suggestion GitHub could not place written into it instead, cut to
+/// GitHub's limit with the marker kept whole (it is how the review is found again).
 fn inline_suggestions(body: &str, comments: &Value, marker: &str) -> String {
     let mut out = body.replace(marker, "");
     out = out.trim_end().to_string();
     out.push_str("\n\n### Proposed fixes GitHub could not place on the diff\n");
     for c in comments.as_array().into_iter().flatten() {
         out.push_str(&format!(
-            "\n`{}` line {}:\n\n{}\n",
-            c["path"].as_str().unwrap_or_default(),
+            "\n{} line {}:\n\n{}\n",
+            proven_report::code_span(c["path"].as_str().unwrap_or_default()),
             c["line"],
             c["body"].as_str().unwrap_or_default()
         ));
     }
-    out.push_str(&format!("\n{marker}\n"));
+    let marker = format!("\n{marker}\n");
+    let mut out = proven_report::cut_body(out, proven_report::MAX_BODY - marker.len());
+    out.push_str(&marker);
     out
 }
 

@@ -60,13 +60,18 @@ pub struct PullRequest {
     pub installation_id: u64,
     /// `owner/name` of the base repository.
     pub repository: String,
-    /// The organisation or user that owns it (the installation's account).
+    /// The organisation or user that owns it (the installation's account): its login, and
+    /// its numeric id (the tenant's key; a login can change hands).
     pub owner: String,
+    pub owner_id: u64,
     pub clone_url: String,
     pub number: u64,
     pub base_sha: String,
     pub head_sha: String,
     pub draft: bool,
+    /// When GitHub last updated the pull request (seconds since the epoch): orders
+    /// deliveries that arrive out of order.
+    pub updated_at: Option<i64>,
 }
 
 /// What a delivery asks of Proven.
@@ -82,6 +87,7 @@ pub enum Event {
     Installation {
         installation_id: u64,
         account: String,
+        account_id: u64,
         action: String,
         added: Vec<String>,
         removed: Vec<String>,
@@ -90,6 +96,8 @@ pub enum Event {
     Rerequested {
         installation_id: u64,
         repository: String,
+        /// The check run whose "Re-run" was pressed: the publication it belongs to.
+        check_run_id: u64,
         head_sha: String,
         pull_numbers: Vec<u64>,
     },
@@ -113,6 +121,7 @@ struct Id {
 #[derive(Deserialize)]
 struct Account {
     login: String,
+    id: u64,
 }
 
 #[derive(Deserialize)]
@@ -133,6 +142,8 @@ struct PrBody {
     number: u64,
     #[serde(default)]
     draft: bool,
+    #[serde(default)]
+    updated_at: Option<String>,
     base: Sha,
     head: Sha,
 }
@@ -175,6 +186,7 @@ struct Number {
 
 #[derive(Deserialize)]
 struct CheckRunBody {
+    id: u64,
     head_sha: String,
     #[serde(default)]
     pull_requests: Vec<Number>,
@@ -223,10 +235,23 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, EventError> {
                 event: event.into(),
                 message: "repository.clone_url is missing".into(),
             })?;
+            let updated_at = match e.pull_request.updated_at.as_deref() {
+                None => None,
+                Some(at) => Some(
+                    time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339)
+                        .map_err(|err| EventError {
+                            event: event.into(),
+                            message: format!("pull_request.updated_at {at:?}: {err}"),
+                        })?
+                        .unix_timestamp(),
+                ),
+            };
             Ok(Event::Review(PullRequest {
                 installation_id: e.installation.id,
                 repository: e.repository.full_name,
                 owner: e.repository.owner.login,
+                owner_id: e.repository.owner.id,
+                updated_at,
                 clone_url,
                 number: e.pull_request.number,
                 base_sha: sha(event, "pull_request.base.sha", e.pull_request.base.sha)?,
@@ -242,6 +267,7 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, EventError> {
             Ok(Event::Installation {
                 installation_id: e.installation.id,
                 account: e.installation.account.login,
+                account_id: e.installation.account.id,
                 action: e.action,
                 added,
                 removed: names(e.repositories_removed),
@@ -255,6 +281,7 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, EventError> {
             Ok(Event::Rerequested {
                 installation_id: e.installation.id,
                 repository: e.repository.full_name,
+                check_run_id: e.check_run.id,
                 head_sha: sha(event, "check_run.head_sha", e.check_run.head_sha)?,
                 pull_numbers: e.check_run.pull_requests.iter().map(|p| p.number).collect(),
             })
@@ -301,8 +328,8 @@ mod tests {
         serde_json::json!({
             "action": action,
             "installation": {"id": 7},
-            "repository": {"full_name": "acme/app", "clone_url": "https://github.com/acme/app.git", "owner": {"login": "acme"}},
-            "pull_request": {"number": 3, "draft": draft,
+            "repository": {"full_name": "acme/app", "clone_url": "https://github.com/acme/app.git", "owner": {"login": "acme", "id": 9}},
+            "pull_request": {"number": 3, "draft": draft, "updated_at": "2026-12-02T10:00:00Z",
                 "base": {"sha": "a".repeat(40)}, "head": {"sha": "B".repeat(40)}}
         })
         .to_string()
@@ -316,7 +343,8 @@ mod tests {
                 panic!("{action} is reviewed");
             };
             assert_eq!(p.head_sha, "b".repeat(40));
-            assert_eq!((p.installation_id, p.number), (7, 3));
+            assert_eq!((p.installation_id, p.number, p.owner_id), (7, 3, 9));
+            assert_eq!(p.updated_at, Some(1_796_205_600));
         }
         assert!(matches!(
             parse("pull_request", &pr("closed", false)),

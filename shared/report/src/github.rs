@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 
 use crate::{Report, Status};
 
-/// GitHub refuses a review body longer than this.
-const MAX_BODY: usize = 65_000;
+/// GitHub refuses a review body longer than 65,536 characters; this leaves room to spare.
+pub const MAX_BODY: usize = 65_000;
 
 /// A suggestion block whose fence no line of the suggestion can close.
 fn suggestion(replacement: &str) -> String {
@@ -36,18 +36,18 @@ pub fn what_did_not_run(report: &Report) -> Option<String> {
     let mut parts: Vec<String> = report
         .failed_services
         .iter()
-        .map(|s| format!("{} ({})", s.service, first_line(&s.message)))
+        .map(|s| format!("{} ({})", md(&s.service), md(&first_line(&s.message))))
         .collect();
     if parts.is_empty() {
         parts.extend(
             report
                 .input_errors
                 .iter()
-                .map(|e| format!("{} could not be read", e.path)),
+                .map(|e| format!("{} could not be read", md(&e.path))),
         );
     }
     if parts.is_empty() {
-        parts.extend(report.not_seen.iter().map(|n| n.what.clone()));
+        parts.extend(report.not_seen.iter().map(|n| md(&n.what)));
     }
     if parts.is_empty() {
         parts.push("not every step of the plan finished".into());
@@ -61,19 +61,26 @@ fn first_line(s: &str) -> String {
     if out.len() < line.len() {
         out.push('…');
     }
-    out.replace('`', "'")
+    out
 }
 
-fn cut(mut body: String) -> String {
-    if body.len() > MAX_BODY {
-        let mut at = MAX_BODY;
+/// The change's or a model's text, escaped so it cannot open Markdown or HTML structure.
+fn md(s: &str) -> String {
+    crate::markdown::md_escape(s.to_string())
+}
+
+/// The body cut to at most `limit` bytes (a note saying so included), on a character
+/// boundary.
+pub fn cut_body(mut body: String, limit: usize) -> String {
+    const NOTE: &str =
+        "\n\n(cut to GitHub's limit; the whole review is in the JSON and SARIF outputs)\n";
+    if body.len() > limit {
+        let mut at = limit.saturating_sub(NOTE.len());
         while !body.is_char_boundary(at) {
             at -= 1;
         }
         body.truncate(at);
-        body.push_str(
-            "\n\n(cut to GitHub's limit; the whole review is in the JSON and SARIF outputs)\n",
-        );
+        body.push_str(NOTE);
     }
     body
 }
@@ -106,22 +113,24 @@ pub fn github_review(report: &Report, head_sha: Option<&str>) -> Value {
         for f in not_proved {
             if let Some(n) = &f.fix_not_proved {
                 body.push_str(&format!(
-                    "- {}: fix not proved ({} tries): {}\n",
-                    f.title.replace('`', "'"),
+                    "- {}: fix not proved ({} {}): {}\n",
+                    md(&f.title),
                     n.attempts,
-                    first_line(&n.reason)
+                    if n.attempts == 1 { "try" } else { "tries" },
+                    md(&first_line(&n.reason))
                 ));
             }
         }
         body.push_str("\n</details>\n");
     }
-    let mut body = cut(body);
+    let marker = head_sha.map(|h| format!("\n{}\n", review_marker(h)));
+    let mut body = cut_body(body, MAX_BODY - marker.as_ref().map_or(0, String::len));
     let mut review = json!({
         "event": "COMMENT",
         "comments": comments(report),
     });
-    if let Some(head) = head_sha {
-        body.push_str(&format!("\n{}\n", review_marker(head)));
+    if let (Some(head), Some(marker)) = (head_sha, marker) {
+        body.push_str(&marker);
         review["commit_id"] = head.into();
     }
     review["body"] = body.into();
@@ -139,10 +148,10 @@ fn comments(report: &Report) -> Vec<Value> {
                 "line": span.end,
                 "side": "RIGHT",
                 "body": format!(
-                    "**Proposed fix for `{}`** ({}): proved — with it the finding's own test passes, {}.\n\n{}",
+                    "**Proposed fix** for {} (`{}`): proved — with it the finding's own test passes, {}.\n\n{}",
+                    md(&f.title),
                     f.proof_level.as_str(),
-                    f.title.replace('`', "'"),
-                    patch.suite_words().replace('`', "'"),
+                    md(&patch.suite_words()),
                     suggestion(&span.replacement)
                 ),
             });
@@ -168,10 +177,10 @@ fn comments(report: &Report) -> Vec<Value> {
                 "line": span.end,
                 "side": "RIGHT",
                 "body": format!(
-                    "**Dependency fix for `{}`**: raises it to {}; {}.\n\n{}",
-                    f.title.replace('`', "'"),
-                    p.version,
-                    p.reason.replace('`', "'"),
+                    "**Dependency fix** for {}: raises it to {}; {}.\n\n{}",
+                    md(&f.title),
+                    md(&p.version),
+                    md(&p.reason),
                     suggestion(&span.replacement)
                 ),
             }));

@@ -18,9 +18,11 @@ mod sarif;
 mod text;
 
 pub use document::*;
-pub use github::{github_review, render_github, review_marker, what_did_not_run};
+pub use github::{
+    MAX_BODY, cut_body, github_review, render_github, review_marker, what_did_not_run,
+};
 pub use html::render_html;
-pub use markdown::render_markdown;
+pub use markdown::{code_span, render_markdown};
 pub use sarif::render_sarif;
 pub use text::render_text;
 

@@ -5,13 +5,13 @@ use minijinja::Environment;
 
 use crate::Report;
 
-const TEMPLATE: &str = r#"## Proven {{ kind }}{% if review_id %} `{{ review_id }}`{% endif %}: {{ status }}
+const TEMPLATE: &str = r#"## Proven {{ kind }}{% if review_id %} {{ review_id | code }}{% endif %}: {{ status }}
 
-{% if base and head %}Base `{{ base.rev }}` (`{{ base.commit[:12] }}`) → head `{{ head.rev }}` (`{{ head.commit[:12] }}`) of `{{ target }}`.
-{% else %}Target: `{{ target }}`.
+{% if base and head %}Base {{ base.rev | code }} ({{ base.commit[:12] | code }}) → head {{ head.rev | code }} ({{ head.commit[:12] | code }}) of {{ target | code }}.
+{% else %}Target: {{ target | code }}.
 {% endif %}
 {% if plan %}**Plan:** {{ plan.change_kind }} change, {{ plan.band }} band; runs {{ plan.runs | join(", ") if plan.runs else "nothing" }}.
-{% for l in plan.left_out %}- not in plan: {{ l }}
+{% for l in plan.left_out %}- not in plan: {{ l | md }}
 {% endfor %}{% endif %}
 **Findings by proof level:** reproduced {{ proof_counts.reproduced }} · exploited {{ proof_counts.exploited }} · advisory {{ proof_counts.advisory }} · tool {{ proof_counts.tool }}
 {% if not findings %}
@@ -19,45 +19,45 @@ No finding.
 {% endif %}
 {% for f in findings %}
 {% if f.package %}
-### `{{ f.proof_level }}` {{ f.package.name | md }} {{ f.package.new_version | md }} — {{ f.advisory.id }}{% if f.kind != "vulnerability" %} ({{ f.kind }}){% endif %}
+### {{ f.proof_level | code }} {{ f.package.name | md }} {{ f.package.new_version | md }} — {{ f.advisory.id | md }}{% if f.kind != "vulnerability" %} ({{ f.kind }}){% endif %}
 
 {% if f.advisory.summary %}{{ f.advisory.summary | md }}
 
 {% endif %}| | |
 |---|---|
-| Proof | `{{ f.proof_level }}` |
-| Package | {{ f.package.ecosystem }} `{{ f.package.name }}` {% if f.package.old_version %}{{ f.package.old_version | md }} → {% endif %}{{ f.package.new_version | md }} ({{ f.package.dependency }}{% if f.package.dev %}, dev{% endif %}) |
-| Where | `{{ f.location.path }}`{% if f.location.line %} line {{ f.location.line }}{% endif %} |
-| Advisory | {{ f.advisory.id }}{% if f.advisory.aliases %} ({{ f.advisory.aliases | join(", ") }}){% endif %} |
-{% for s in f.advisory.severity %}| Severity | {{ s.type }}{% if s.base_score is not none %} {{ "%.1f" | format(s.base_score) }}{% endif %} `{{ s.score }}` |
-{% endfor %}{% if f.exploited %}| Exploited | {{ f.exploited.cve }} is in CISA KEV{% if f.exploited.date_added %} since {{ f.exploited.date_added }}{% endif %} |
-{% endif %}{% if f.epss %}| EPSS | {{ f.epss.cve }}: probability {{ "%.5f" | format(f.epss.probability) }}, percentile {{ "%.5f" | format(f.epss.percentile) }} |
-{% endif %}| Fix | {% if f.fix.version %}`{{ f.fix.version }}` ({{ f.fix.note }}){% else %}{{ f.fix.note }}{% endif %} |
-{% if f.fix.proposed %}| Fix to {{ f.fix.proposed.version }} | {% if f.fix.proposed.command %}run `{{ f.fix.proposed.command }}`{% else %}{% for e in f.fix.proposed.edits %}`{{ e.path }}`: `{{ e.old_text | md }}` → `{{ e.new_text | md }}`{% endfor %}{% endif %} ({% if f.fix.proposed.proved %}proved{% else %}not proved{% endif %}: {{ f.fix.proposed.reason | md }}) |
+| Proof | {{ f.proof_level | cell }} |
+| Package | {{ f.package.ecosystem }} {{ f.package.name | cell }} {% if f.package.old_version %}{{ f.package.old_version | md }} → {% endif %}{{ f.package.new_version | md }} ({{ f.package.dependency }}{% if f.package.dev %}, dev{% endif %}) |
+| Where | {{ f.location.path | cell }}{% if f.location.line %} line {{ f.location.line }}{% endif %} |
+| Advisory | {{ f.advisory.id | md }}{% if f.advisory.aliases %} ({{ f.advisory.aliases | join(", ") | md }}){% endif %} |
+{% for s in f.advisory.severity %}| Severity | {{ s.type | md }}{% if s.base_score is not none %} {{ "%.1f" | format(s.base_score) }}{% endif %} {{ s.score | cell }} |
+{% endfor %}{% if f.exploited %}| Exploited | {{ f.exploited.cve | md }} is in CISA KEV{% if f.exploited.date_added %} since {{ f.exploited.date_added | md }}{% endif %} |
+{% endif %}{% if f.epss %}| EPSS | {{ f.epss.cve | md }}: probability {{ "%.5f" | format(f.epss.probability) }}, percentile {{ "%.5f" | format(f.epss.percentile) }} |
+{% endif %}| Fix | {% if f.fix.version %}{{ f.fix.version | cell }} ({{ f.fix.note | md }}){% else %}{{ f.fix.note | md }}{% endif %} |
+{% if f.fix.proposed %}| Fix to {{ f.fix.proposed.version | md }} | {% if f.fix.proposed.command %}run {{ f.fix.proposed.command | cell }}{% else %}{% for e in f.fix.proposed.edits %}{{ e.path | cell }}: {{ e.old_text | cell }} → {{ e.new_text | cell }}{% endfor %}{% endif %} ({% if f.fix.proposed.proved %}proved{% else %}not proved{% endif %}: {{ f.fix.proposed.reason | md }}) |
 {% endif %}
 <details><summary>Evidence</summary>
 
-{% for e in f.evidence %}- {{ e.advisory_id }} affected[{{ e.affected_index }}], matched by {{ e.matched }}:
+{% for e in f.evidence %}- {{ e.advisory_id | md }} affected[{{ e.affected_index }}], matched by {{ e.matched | md }}:
   ```json
   {{ e.row | tojson }}
   ```
 {% endfor %}
 </details>
 {% else %}
-### `{{ f.proof_level }}` {{ f.title | md }}
+### {{ f.proof_level | code }} {{ f.title | md }}
 
 {% if f.claim %}{{ f.claim | md }}
 
 {% endif %}| | |
 |---|---|
-| Proof | `{{ f.proof_level }}`: the test fails on the change and passes on the base |
-| Where | `{{ f.location.path }}`{% if f.location.line %} line {{ f.location.line }}{% endif %} |
-{% if f.skeptic %}| Skeptic | {{ f.skeptic.verdict }}{% if f.skeptic.refutation %} ({{ f.skeptic.refutation }}){% endif %}{% if f.skeptic.artifact %} (opened {{ f.skeptic.artifact | md }}){% endif %}: {{ f.skeptic.reason | md }}{% if f.skeptic.needs %}; needs: {{ f.skeptic.needs | md }}{% endif %} |
+| Proof | {{ f.proof_level | cell }}: the test fails on the change and passes on the base |
+| Where | {{ f.location.path | cell }}{% if f.location.line %} line {{ f.location.line }}{% endif %} |
+{% if f.skeptic %}| Skeptic | {{ f.skeptic.verdict }}{% if f.skeptic.refutation %} ({{ f.skeptic.refutation | md }}){% endif %}{% if f.skeptic.artifact %} (opened {{ f.skeptic.artifact | md }}){% endif %}: {{ f.skeptic.reason | md }}{% if f.skeptic.needs %}; needs: {{ f.skeptic.needs | md }}{% endif %} |
 {% endif %}{% if f.fix_not_proved %}| Fix | fix not proved ({{ f.fix_not_proved.attempts }} {% if f.fix_not_proved.attempts == 1 %}try{% else %}tries{% endif %}): {{ f.fix_not_proved.reason | md }} |
 {% endif %}{% if f.patch %}
 **Proposed fix** (proved, try {{ f.patch.attempt }}: with it the test passes, {% if f.patch.failing_on_base_too %}and the package's tests fail only where they fail on the base too ({{ f.patch.failing_on_base_too | length }}: {{ f.patch.failing_on_base_too[:5] | join(", ") | md }}{% if f.patch.failing_on_base_too | length > 5 %}, …{% endif %}){% else %}and so do the package's tests{% endif %}): {{ f.patch.explanation | md }}
 
-{% for e in f.patch.edits %}`{{ e.path }}`:
+{% for e in f.patch.edits %}{{ e.path | code }}:
 
 ```diff
 {% for l in e.old_text | lines %}- {{ l | fenced }}
@@ -66,12 +66,12 @@ No finding.
 {% endfor %}{% endif %}
 <details><summary>Evidence: the test and its runs</summary>
 
-{% for e in f.evidence %}{% if e.test %}`{{ e.test.path }}`:
+{% for e in f.evidence %}{% if e.test %}{{ e.test.path | code }}:
 
 ```
 {{ e.test.code | fenced }}
 ```
-{% endif %}{% if e.run %}- {{ e.run.side }} `{{ e.run.commit[:12] }}`: `{{ e.run.command | join(" ") }}` → {{ e.run.outcome }} (exit {{ e.run.exit_code }}, {{ e.run.duration_ms }} ms, output sha256 `{{ e.run.output_sha256[:16] }}`)
+{% endif %}{% if e.run %}- {{ e.run.side }} {{ e.run.commit[:12] | code }}: {{ e.run.command | join(" ") | code }} → {{ e.run.outcome }} (exit {{ e.run.exit_code }}, {{ e.run.duration_ms }} ms, output sha256 {{ e.run.output_sha256[:16] | code }})
 {% endif %}{% endfor %}
 </details>
 {% endif %}
@@ -90,14 +90,14 @@ No finding.
 ### The reviewers, side by side (never merged; evidence decides)
 | risk | file | evidence | first reviewer | second reviewer |
 |---|---|---|---|---|
-{% for r in reviewers %}| {{ r.title | md }} | `{{ r.path }}` | {{ r.outcome }} | {{ r.first.verdict }} | {{ r.second.verdict }}{% if r.second.reason %}: {{ r.second.reason | md }}{% endif %} |
+{% for r in reviewers %}| {{ r.title | md }} | {{ r.path | cell }} | {{ r.outcome }} | {{ r.first.verdict }} | {{ r.second.verdict }}{% if r.second.reason %}: {{ r.second.reason | md }}{% endif %} |
 {% endfor %}{% endif %}
 {% if autofix %}
 ### Autofix: {{ autofix.verdict }}
 One patch for every kept finding ({{ autofix.edits | length }} edits), each finding's evidence run again on a scratch copy of the change; nothing is committed.
 {% for f in autofix.fixes %}- closed: {{ f | md }}
 {% endfor %}{% for o in autofix.open %}- open: {{ o | md }}
-{% endfor %}{% for r in autofix.runs %}- run: `{{ r.command | join(" ") }}` → {{ r.outcome }}
+{% endfor %}{% for r in autofix.runs %}- run: {{ r.command | join(" ") | code }} → {{ r.outcome }}
 {% endfor %}{% if autofix.diff %}
 {% if autofix.verdict == "rejected" %}The rejected patch, kept for the record (not a fix){% else %}The patch, as suggested changes{% endif %} (an indented block: no line of it can close a fence):
 
@@ -107,15 +107,15 @@ One patch for every kept finding ({{ autofix.edits | length }} edits), each find
 ### Coverage: {{ coverage.verdict }} (the auditor, shown the manifests, never the findings)
 | surface | status | detail | probe |
 |---|---|---|---|
-{% for s in coverage.surfaces %}| `{{ s.surface }}` | {{ s.status }} | {{ s.detail | md }} | {% if s.probe %}{{ s.probe | md }}{% endif %} |
+{% for s in coverage.surfaces %}| {{ s.surface | cell }} | {{ s.status }} | {{ s.detail | md }} | {% if s.probe %}{{ s.probe | md }}{% endif %} |
 {% endfor %}{% endif %}
 {% if failed_services %}
 ### Failed services: this review is incomplete
-{% for s in failed_services %}- **{{ s.service }}**: {{ s.message | md }}
+{% for s in failed_services %}- **{{ s.service | md }}**: {{ s.message | md }}
 {% endfor %}{% endif %}
 {% if input_errors %}
 ### Inputs that could not be read
-{% for e in input_errors %}- `{{ e.path }}`{% if e.line %} line {{ e.line }}{% endif %}{% if e.side %} ({{ e.side }}){% endif %}: {{ e.message | md }}
+{% for e in input_errors %}- {{ e.path | code }}{% if e.line %} line {{ e.line }}{% endif %}{% if e.side %} ({{ e.side }}){% endif %}: {{ e.message | md }}
 {% endfor %}{% endif %}
 {% if not_seen %}
 ### What this review could not see
@@ -123,12 +123,12 @@ One patch for every kept finding ({{ autofix.edits | length }} edits), each find
 {% endfor %}{% endif %}
 {% if left_out %}
 ### Left out of the trees
-{% for l in left_out %}- `{{ l.path }}` ({{ l.reason }})
+{% for l in left_out %}- {{ l.path | code }} ({{ l.reason | md }})
 {% endfor %}{% endif %}"#;
 
 /// Escapes text from advisories and changes so it cannot open Markdown or HTML structure
 /// (a summary is third-party data; a PR comment must show it, not execute it).
-fn md_escape(value: String) -> String {
+pub(crate) fn md_escape(value: String) -> String {
     let mut out = String::with_capacity(value.len());
     for c in value.chars() {
         match c {
@@ -141,6 +141,37 @@ fn md_escape(value: String) -> String {
         }
     }
     out
+}
+
+/// Text as one inline code span that nothing inside can close: the fence is one backtick
+/// longer than the longest run of backticks in it (CommonMark's rule), line breaks become
+/// spaces (a blank line would end the span's paragraph), and a value that starts or ends
+/// with a backtick is padded so the fence stays whole. A path or a command is the change's
+/// text: in a pull-request comment it must show, never open markup.
+pub fn code_span(value: &str) -> String {
+    let one_line = value.replace(['\n', '\r'], " ");
+    let longest = one_line
+        .split(|c| c != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if one_line.is_empty() || one_line.starts_with('`') || one_line.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{one_line}{pad}{fence}")
+}
+
+fn code(value: minijinja::Value) -> String {
+    code_span(&value.to_string())
+}
+
+/// A code span inside a table cell: GitHub splits a row at every `|` before it reads code
+/// spans, so each pipe is escaped (the one escape GitHub honours inside a span in a table).
+fn cell(value: minijinja::Value) -> String {
+    code_span(&value.to_string()).replace('|', "\\|")
 }
 
 /// Text shown inside a ``` fence: a run of three backticks in it would close the fence and
@@ -159,6 +190,8 @@ pub(crate) fn markdown(report: &Report, collapse: bool) -> String {
     let mut env = Environment::new();
     env.add_filter("md", md_escape);
     env.add_filter("fenced", fenced);
+    env.add_filter("code", code);
+    env.add_filter("cell", cell);
     env.set_trim_blocks(false);
     let rendered = env
         .add_template("review.md", TEMPLATE)

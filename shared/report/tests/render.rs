@@ -572,7 +572,22 @@ fn a_fix_held_to_what_it_breaks_says_which_tests_fail_on_the_base_too() {
     proved.failing_on_base_too = vec!["tests/test_env.py::test_needs_network".into()];
     let words = "the package's tests fail only where they fail on the base too (1: tests/test_env.py::test_needs_network)";
     for format in [Format::Text, Format::Markdown, Format::Html, Format::Github] {
-        let out = render(&report, format, false);
+        let mut out = render(&report, format, false);
+        if format == Format::Github {
+            // The review's Markdown: its body and each comment's, as GitHub shows them.
+            let review: serde_json::Value = serde_json::from_str(&out).expect("json");
+            out = std::iter::once(&review["body"])
+                .chain(
+                    review["comments"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|c| &c["body"]),
+                )
+                .filter_map(|v| v.as_str())
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
         let flat = out
             .replace("&#x27;", "'")
             .replace("&#x2f;", "/")
@@ -644,4 +659,135 @@ fn the_autofix_patch_is_a_unified_diff_of_its_files() {
         diff,
         "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
     );
+}
+
+/// Text the change controls: backticks that would close a span, a pipe that would split a
+/// table row, HTML, emphasis and, after a blank line, a heading.
+const HOSTILE: &str = "a`` <img src=x onerror=alert(1)> | **b** ``\n\n# c";
+
+/// A report whose every path, name and message is [`HOSTILE`].
+fn hostile() -> Report {
+    let h = || HOSTILE.to_string();
+    let mut r = sample();
+    r.target = h();
+    if let Some(base) = r.base.as_mut() {
+        base.rev = h();
+    }
+    for f in &mut r.findings {
+        f.title = h();
+        f.location.path = h();
+        if let Some(p) = f.patch.as_mut() {
+            for e in &mut p.edits {
+                e.path = h();
+            }
+        }
+        if let Some(n) = f.fix_not_proved.as_mut() {
+            n.reason = h();
+        }
+        for e in &mut f.evidence {
+            if let Some(t) = e.test.as_mut() {
+                t.path = h();
+            }
+            if let Some(run) = e.run.as_mut() {
+                run.command.push(h());
+            }
+        }
+    }
+    r.left_out[0].path = h();
+    r.input_errors[0].path = h();
+    r.not_seen[0].what = h();
+    r.failed_services[0].service = h();
+    r.failed_services[0].message = h();
+    if let Some(c) = r.coverage.as_mut() {
+        c.surfaces[0].surface = h();
+    }
+    r
+}
+
+/// Reads Markdown as GitHub does (CommonMark, GFM tables) and checks that the hostile text
+/// opened nothing: the only HTML is the template's own, no emphasis or heading came from
+/// it, and it shows whole as code where it is a path. Returns how often it shows as code.
+fn assert_inert(md: &str) -> usize {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let own_html = |h: &str| {
+        let h = h.trim();
+        [
+            "<details>",
+            "</details>",
+            "<summary>",
+            "</summary>",
+            "<!-- proven-review",
+        ]
+        .iter()
+        .any(|own| h.starts_with(own))
+    };
+    let one_line = HOSTILE.replace('\n', " ");
+    let (mut as_code, mut in_strong, mut in_heading) = (0, false, false);
+    for event in Parser::new_ext(md, Options::ENABLE_TABLES) {
+        match event {
+            Event::Html(h) | Event::InlineHtml(h) => {
+                assert!(
+                    own_html(&h),
+                    "the change's text opened HTML `{h}` in:\n{md}"
+                );
+            }
+            Event::Start(Tag::Strong) => in_strong = true,
+            Event::End(TagEnd::Strong) => in_strong = false,
+            Event::Start(Tag::Heading { .. }) => in_heading = true,
+            Event::End(TagEnd::Heading(_)) => in_heading = false,
+            Event::Text(t) => {
+                assert!(!(in_strong && &*t == "b"), "emphasis opened in:\n{md}");
+                assert!(
+                    !(in_heading && t.trim() == "c"),
+                    "a heading opened in:\n{md}"
+                );
+            }
+            Event::Code(c) if c.trim() == one_line => as_code += 1,
+            _ => {}
+        }
+    }
+    as_code
+}
+
+#[test]
+fn the_changes_text_cannot_open_markup_in_a_pull_request_comment() {
+    let report = hostile();
+    let md = render(&report, Format::Markdown, false);
+    // The target, the base, each finding's path (in and out of tables), each edit's and
+    // test's path, the left-out and unreadable inputs and the coverage surface: all code.
+    let shown = assert_inert(&md);
+    assert!(
+        shown >= 12,
+        "the path shows whole as code ({shown} times):\n{md}"
+    );
+    let review = github_review(&report, Some(&"c".repeat(40)));
+    let body = review["body"].as_str().expect("body");
+    assert_inert(body);
+    assert!(
+        body.lines()
+            .next()
+            .is_some_and(|l| l.starts_with("**Incomplete review")),
+        "the first line still says what did not run: {body}"
+    );
+    for comment in review["comments"].as_array().expect("comments") {
+        assert_inert(comment["body"].as_str().expect("comment body"));
+    }
+}
+
+#[test]
+fn a_review_body_is_cut_to_githubs_limit_with_its_marker_whole() {
+    let mut report = sample();
+    report.unproven = (0..2_000)
+        .map(|i| Unproven {
+            claim: format!("claim {i} {}", "é".repeat(40)),
+            reason: "the Prover's test passed on the change".into(),
+            runs: Vec::new(),
+        })
+        .collect();
+    let head = "d".repeat(40);
+    let review = github_review(&report, Some(&head));
+    let body = review["body"].as_str().expect("body");
+    assert!(body.len() <= MAX_BODY, "{} bytes", body.len());
+    assert!(body.contains("cut to GitHub's limit"));
+    assert!(body.trim_end().ends_with(&review_marker(&head)));
 }

@@ -39,6 +39,10 @@ pub enum StoreError {
     /// A World Model edge whose end is not after its start (or cannot be read).
     #[error("EdgeInterval: edge {edge}: {detail}")]
     EdgeInterval { edge: String, detail: String },
+    /// A lease ran out and another worker took the job over: the old holder's write was
+    /// refused and nothing changed (it stops; the new holder goes on).
+    #[error("the lease on {0} was lost: another worker holds it now")]
+    LeaseLost(String),
     /// Stored data that does not read back (a bug or a foreign writer); names the row.
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),

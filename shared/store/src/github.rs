@@ -30,6 +30,29 @@ pub struct NewPublication {
     pub repository: String,
     pub pull_number: i64,
     pub head_sha: String,
+    /// When GitHub last updated the pull request, as the delivery said (seconds since the
+    /// epoch); a re-run carries its publication's.
+    pub head_at: Option<i64>,
+}
+
+/// A GitHub account (an organisation or a user): its numeric id is forever, its login is
+/// not (renamed, and then free for another account to take).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GitHubAccount<'a> {
+    pub id: i64,
+    pub login: &'a str,
+}
+
+/// What a review delivery created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReviewDelivery {
+    /// A review and its publication, superseding these (the pull request's older heads).
+    Accepted { superseded: Vec<String> },
+    /// The delivery (or its body) was seen before: nothing.
+    Duplicate,
+    /// The pull request has a newer head than this delivery's (it arrived out of order, or
+    /// is a re-run of an older head): recorded, nothing created.
+    Stale { newer_head: String },
 }
 
 /// Where a publication stands (stored by name).
@@ -84,10 +107,21 @@ pub struct PublicationRow {
     pub comment_id: Option<i64>,
     pub sarif: Option<String>,
     pub error: Option<String>,
+    /// The claim's fence: every write of the publication names it.
+    pub lease_token: Option<String>,
+    /// How often it was claimed (past one, a check run may exist unrecorded).
+    pub claims: i64,
+    /// The check run's updates GitHub took (the conclusion, then one per 50 annotations).
+    pub check_updates: i64,
+    pub head_at: Option<i64>,
 }
 
 const COLUMNS: &str = "review_id, tenant_id, installation_id, repository, pull_number, head_sha, \
-                       state, attempts, check_run_id, comment_id, sarif, error";
+                       state, attempts, check_run_id, comment_id, sarif, error, lease_token, \
+                       claims, check_updates, head_at";
+
+/// The number of [`COLUMNS`].
+const NCOLUMNS: usize = 16;
 
 fn row(r: &sqlx::any::AnyRow) -> Result<PublicationRow, StoreError> {
     Ok(PublicationRow {
@@ -103,6 +137,10 @@ fn row(r: &sqlx::any::AnyRow) -> Result<PublicationRow, StoreError> {
         comment_id: r.try_get(9)?,
         sarif: r.try_get(10)?,
         error: r.try_get(11)?,
+        lease_token: r.try_get(12)?,
+        claims: r.try_get(13)?,
+        check_updates: r.try_get(14)?,
+        head_at: r.try_get(15)?,
     })
 }
 
@@ -130,34 +168,67 @@ async fn insert_delivery(
     Ok(inserted.rows_affected() == 1)
 }
 
-/// The installation's tenant (named `github/ACCOUNT`), created with the installation when
-/// missing.
+/// The installation's tenant, created with the installation when missing. An installation
+/// keeps the tenant it has; a new installation of an account takes the tenant of its
+/// account's earlier one, else the tenant named `github:ACCOUNT_ID` (made here, or made
+/// beforehand by the operator). Never a login: a login renamed and taken by another account
+/// would hand it this one's reviews.
 async fn ensure_installation(
     tx: &mut Tx<'_>,
     installation_id: i64,
-    account: &str,
+    account: Option<GitHubAccount<'_>>,
 ) -> Result<String, StoreError> {
-    let name = format!("github/{account}");
-    sqlx::query(
-        "INSERT INTO tenants (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
-    )
-    .bind(uuid::Uuid::now_v7().to_string())
-    .bind(&name)
-    .bind(now())
-    .execute(&mut **tx)
-    .await?;
-    let tenant: String = sqlx::query("SELECT id FROM tenants WHERE name = $1")
-        .bind(&name)
-        .fetch_one(&mut **tx)
+    let Some(account) = account else {
+        // A re-run: the installation published the review, so it is known.
+        return sqlx::query(
+            "SELECT tenant_id FROM github_installations WHERE installation_id = $1",
+        )
+        .bind(installation_id)
+        .fetch_optional(&mut **tx)
         .await?
-        .try_get(0)?;
-    sqlx::query(
-        "INSERT INTO github_installations (installation_id, account, tenant_id, updated_at) \
-         VALUES ($1, $2, $3, $4) ON CONFLICT (installation_id) DO UPDATE SET account = $2, \
-         tenant_id = $3, removed_at = NULL, updated_at = $4",
+        .map(|r| r.try_get(0))
+        .transpose()?
+        .ok_or_else(|| StoreError::NotFound(format!("GitHub installation {installation_id}")));
+    };
+    let known: Option<String> = sqlx::query(
+        "SELECT tenant_id FROM github_installations WHERE installation_id = $1 \
+         OR account_id = $2 ORDER BY CASE WHEN installation_id = $1 THEN 0 ELSE 1 END, \
+         updated_at DESC LIMIT 1",
     )
     .bind(installation_id)
-    .bind(account)
+    .bind(account.id)
+    .fetch_optional(&mut **tx)
+    .await?
+    .map(|r| r.try_get(0))
+    .transpose()?;
+    let tenant = match known {
+        Some(tenant) => tenant,
+        None => {
+            let name = format!("github:{}", account.id);
+            sqlx::query(
+                "INSERT INTO tenants (id, name, created_at) VALUES ($1, $2, $3) \
+                 ON CONFLICT (name) DO NOTHING",
+            )
+            .bind(uuid::Uuid::now_v7().to_string())
+            .bind(&name)
+            .bind(now())
+            .execute(&mut **tx)
+            .await?;
+            sqlx::query("SELECT id FROM tenants WHERE name = $1")
+                .bind(&name)
+                .fetch_one(&mut **tx)
+                .await?
+                .try_get(0)?
+        }
+    };
+    sqlx::query(
+        "INSERT INTO github_installations (installation_id, account, account_id, tenant_id, \
+         updated_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (installation_id) DO UPDATE SET \
+         account = $2, account_id = $3, removed_at = NULL, updated_at = $5",
+    )
+    .bind(installation_id)
+    .bind(account.login)
+    .bind(account.id)
     .bind(&tenant)
     .bind(now())
     .execute(&mut **tx)
@@ -166,10 +237,10 @@ async fn ensure_installation(
 }
 
 /// What an installation delivery changed.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct InstallationChange<'a> {
     pub installation_id: i64,
-    pub account: &'a str,
+    pub account: GitHubAccount<'a>,
     /// The app was uninstalled (or suspended).
     pub removed: bool,
     pub repositories_added: &'a [String],
@@ -200,7 +271,8 @@ impl Store {
         if !insert_delivery(&mut tx, d, "accepted").await? {
             return Ok(None);
         }
-        let tenant = ensure_installation(&mut tx, change.installation_id, change.account).await?;
+        let tenant =
+            ensure_installation(&mut tx, change.installation_id, Some(change.account)).await?;
         if change.removed {
             sqlx::query(
                 "UPDATE github_installations SET removed_at = $1 WHERE installation_id = $2",
@@ -251,29 +323,56 @@ impl Store {
     /// A delivery that asks for a review: the delivery, the installation's tenant, the
     /// review (within the tenant's cap; it supersedes the pull request's unfinished older
     /// reviews, whose publications end or cancel their check run) and its publication, in
-    /// one transaction. None: the delivery was seen before and nothing was created.
+    /// one transaction. A delivery older than the pull request's newest head (its `head_at`
+    /// earlier than a publication's of another head) is recorded as stale and creates
+    /// nothing: it cannot supersede what is newer.
     pub async fn github_review_delivery(
         &self,
         d: &Delivery<'_>,
-        (installation_id, account): (i64, &str),
+        (installation_id, account): (i64, Option<GitHubAccount<'_>>),
         review: &NewPipelineReview,
         publication: &NewPublication,
         max_unfinished: i64,
-    ) -> Result<Option<Vec<String>>, StoreError> {
+    ) -> Result<ReviewDelivery, StoreError> {
         let mut tx = self.write_tx().await?;
         if !insert_delivery(&mut tx, d, "accepted").await? {
-            return Ok(None);
+            return Ok(ReviewDelivery::Duplicate);
         }
         let tenant = ensure_installation(&mut tx, installation_id, account).await?;
         let mut review = review.clone();
         review.tenant_id = Some(tenant.clone());
         lock_tenant(&mut tx, self.dialect, &tenant).await?;
+        if let Some(at) = publication.head_at {
+            let newer: Option<String> = sqlx::query(
+                "SELECT head_sha FROM github_publications WHERE repository = $1 \
+                 AND pull_number = $2 AND head_sha <> $3 AND head_at > $4 \
+                 ORDER BY head_at DESC LIMIT 1",
+            )
+            .bind(&publication.repository)
+            .bind(publication.pull_number)
+            .bind(&publication.head_sha)
+            .bind(at)
+            .fetch_optional(&mut *tx)
+            .await?
+            .map(|r| r.try_get(0))
+            .transpose()?;
+            if let Some(newer_head) = newer {
+                sqlx::query(
+                    "UPDATE github_deliveries SET outcome = 'stale' WHERE delivery_id = $1",
+                )
+                .bind(d.id)
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                return Ok(ReviewDelivery::Stale { newer_head });
+            }
+        }
         let superseded = insert_review(&mut tx, &review, None).await?;
         within_cap(&mut tx, &tenant, 1, max_unfinished).await?;
         sqlx::query(
             "INSERT INTO github_publications (review_id, tenant_id, installation_id, repository, \
-             pull_number, head_sha, state, not_before, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7)",
+             pull_number, head_sha, head_at, state, not_before, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, $8, $8)",
         )
         .bind(&review.id)
         .bind(&tenant)
@@ -281,6 +380,7 @@ impl Store {
         .bind(&publication.repository)
         .bind(publication.pull_number)
         .bind(&publication.head_sha)
+        .bind(publication.head_at)
         .bind(now())
         .execute(&mut *tx)
         .await?;
@@ -300,32 +400,33 @@ impl Store {
             .await?;
         }
         tx.commit().await?;
-        Ok(Some(superseded))
+        Ok(ReviewDelivery::Accepted { superseded })
     }
 
-    /// The newest publication of a head commit, with its review's request (JSON): what a
-    /// check run's "Re-run" reviews again.
-    pub async fn github_head_publication(
+    /// The publication whose check run this is (of this installation: no other may have it
+    /// reviewed again), with its review's request (JSON): what the check run's "Re-run"
+    /// reviews again.
+    pub async fn github_check_run_publication(
         &self,
-        repository: &str,
-        head_sha: &str,
+        installation_id: i64,
+        check_run_id: i64,
     ) -> Result<Option<(PublicationRow, String)>, StoreError> {
         let sql = format!(
             "SELECT {}, r.request FROM github_publications p JOIN reviews r ON r.id = p.review_id \
-             WHERE p.repository = $1 AND p.head_sha = $2 ORDER BY p.created_at DESC LIMIT 1",
+             WHERE p.installation_id = $1 AND p.check_run_id = $2 LIMIT 1",
             COLUMNS
                 .split(", ")
-                .map(|c| format!("p.{c}"))
+                .map(|c| format!("p.{}", c.trim()))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
         let found = sqlx::query(crate::sql::trusted(sql))
-            .bind(repository)
-            .bind(head_sha)
+            .bind(installation_id)
+            .bind(check_run_id)
             .fetch_optional(&self.pool)
             .await?;
         match found {
-            Some(r) => Ok(Some((row(&r)?, r.try_get(12)?))),
+            Some(r) => Ok(Some((row(&r)?, r.try_get(NCOLUMNS)?))),
             None => Ok(None),
         }
     }
@@ -371,13 +472,15 @@ impl Store {
             return Ok(None);
         };
         let claim = format!(
-            "UPDATE github_publications SET lease_until = $2, updated_at = $3 \
-             WHERE review_id = $4 AND state IN ('pending', 'cancelling') \
+            "UPDATE github_publications SET lease_until = $2, lease_token = $3, \
+             claims = claims + 1, updated_at = $4 \
+             WHERE review_id = $5 AND state IN ('pending', 'cancelling') \
              AND (lease_until IS NULL OR lease_until < $1) RETURNING {COLUMNS}"
         );
         sqlx::query(crate::sql::trusted(claim))
             .bind(now_s)
             .bind(now_s + lease_secs)
+            .bind(uuid::Uuid::now_v7().to_string())
             .bind(now())
             .bind(&id)
             .fetch_optional(&self.pool)
@@ -387,77 +490,152 @@ impl Store {
             .transpose()
     }
 
+    /// Runs one fenced write of a claimed publication: refused ([`StoreError::LeaseLost`])
+    /// when the claim's token is no longer the publication's (its lease ran out and another
+    /// worker claimed it, or it ended).
+    async fn fenced<'q>(
+        &self,
+        held: &PublicationRow,
+        query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
+    ) -> Result<(), StoreError> {
+        let done = query.execute(&self.pool).await?;
+        if done.rows_affected() == 0 {
+            return Err(lease_lost(held));
+        }
+        Ok(())
+    }
+
+    /// Renews the claim for `lease_secs` more (between GitHub calls, so a slow publish is
+    /// not taken over while it works); [`StoreError::LeaseLost`] when it was taken over.
+    pub async fn publication_hold(
+        &self,
+        held: &PublicationRow,
+        lease_secs: i64,
+    ) -> Result<(), StoreError> {
+        let q = sqlx::query(
+            "UPDATE github_publications SET lease_until = $1 WHERE review_id = $2 \
+             AND lease_token = $3 AND state IN ('pending', 'cancelling')",
+        )
+        .bind(epoch() + lease_secs)
+        .bind(&held.review_id)
+        .bind(&held.lease_token);
+        self.fenced(held, q).await
+    }
+
     /// Records what was posted (the check run's id, the PR review's id) at once, before the
     /// next call: a publish that dies after this resumes from it. A check run started for
     /// a publication superseded meanwhile is to be cancelled.
     pub async fn publication_posted(
         &self,
-        review_id: &str,
+        held: &PublicationRow,
         check_run_id: Option<i64>,
         comment_id: Option<i64>,
     ) -> Result<(), StoreError> {
-        sqlx::query(
+        let q = sqlx::query(
             "UPDATE github_publications SET check_run_id = COALESCE($1, check_run_id), \
              comment_id = COALESCE($2, comment_id), state = CASE WHEN state = 'superseded' \
              AND COALESCE($1, check_run_id) IS NOT NULL THEN 'cancelling' ELSE state END, \
-             updated_at = $3 WHERE review_id = $4",
+             updated_at = $3 WHERE review_id = $4 AND lease_token = $5",
         )
         .bind(check_run_id)
         .bind(comment_id)
         .bind(now())
-        .bind(review_id)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        .bind(&held.review_id)
+        .bind(&held.lease_token);
+        self.fenced(held, q).await
+    }
+
+    /// Records that GitHub took the check run's first `updates` updates (the conclusion,
+    /// then each further 50 annotations): a resumed publish sends only the rest.
+    pub async fn publication_checked(
+        &self,
+        held: &PublicationRow,
+        updates: i64,
+    ) -> Result<(), StoreError> {
+        let q = sqlx::query(
+            "UPDATE github_publications SET check_updates = $1, updated_at = $2 \
+             WHERE review_id = $3 AND lease_token = $4",
+        )
+        .bind(updates)
+        .bind(now())
+        .bind(&held.review_id)
+        .bind(&held.lease_token);
+        self.fenced(held, q).await
     }
 
     /// Gives the publication back to be claimed after `secs`: a rate limit (no attempt
     /// spent) or a failed call (`spend`: one attempt; past [`MAX_PUBLISH_ATTEMPTS`] it
-    /// fails with `why`).
+    /// fails with `why`). The state it is left in.
     pub async fn publication_later(
         &self,
-        review_id: &str,
+        held: &PublicationRow,
         secs: i64,
         why: &str,
         spend: bool,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
+    ) -> Result<PublicationState, StoreError> {
+        let state = sqlx::query(
             "UPDATE github_publications SET attempts = attempts + $1, not_before = $2, \
-             lease_until = NULL, error = $3, updated_at = $4, \
+             lease_until = NULL, lease_token = NULL, error = $3, updated_at = $4, \
              state = CASE WHEN attempts + $1 >= $5 THEN 'failed' ELSE state END \
-             WHERE review_id = $6",
+             WHERE review_id = $6 AND lease_token = $7 RETURNING state",
         )
         .bind(i64::from(spend))
         .bind(epoch() + secs.max(0))
         .bind(why)
         .bind(now())
         .bind(MAX_PUBLISH_ATTEMPTS)
-        .bind(review_id)
+        .bind(&held.review_id)
+        .bind(&held.lease_token)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| lease_lost(held))?;
+        PublicationState::parse(&state.try_get::<String, _>(0)?)
+    }
+
+    /// Holds every unfinished publication of an installation until `secs` from now: GitHub's
+    /// rate limit is the installation's, so none of its publications is claimed only to be
+    /// limited again. Spends no attempt; how many were held.
+    pub async fn installation_later(
+        &self,
+        installation_id: i64,
+        secs: i64,
+    ) -> Result<u64, StoreError> {
+        let until = epoch() + secs.max(0);
+        let done = sqlx::query(
+            "UPDATE github_publications SET not_before = $1 WHERE installation_id = $2 \
+             AND state IN ('pending', 'cancelling') AND not_before < $1",
+        )
+        .bind(until)
+        .bind(installation_id)
         .execute(&self.pool)
         .await?;
-        Ok(())
+        Ok(done.rows_affected())
     }
 
     /// Ends the publication: `done` (with the SARIF outcome), `failed` (why), or
     /// `superseded` (its check run cancelled).
     pub async fn publication_end(
         &self,
-        review_id: &str,
+        held: &PublicationRow,
         state: PublicationState,
         error: Option<&str>,
         sarif: Option<&str>,
     ) -> Result<(), StoreError> {
-        sqlx::query(
+        let q = sqlx::query(
             "UPDATE github_publications SET state = $1, error = COALESCE($2, error), sarif = $3, \
-             lease_until = NULL, updated_at = $4 WHERE review_id = $5",
+             lease_until = NULL, lease_token = NULL, updated_at = $4 \
+             WHERE review_id = $5 AND lease_token = $6",
         )
         .bind(state.as_str())
         .bind(error)
         .bind(sarif)
         .bind(now())
-        .bind(review_id)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        .bind(&held.review_id)
+        .bind(&held.lease_token);
+        self.fenced(held, q).await
     }
+}
+
+fn lease_lost(held: &PublicationRow) -> StoreError {
+    StoreError::LeaseLost(format!("publication of review {}", held.review_id))
 }

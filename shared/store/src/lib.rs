@@ -35,8 +35,8 @@ pub use advisory::{
 pub use batch::{BatchRow, RereviewRow};
 pub use error::StoreError;
 pub use github::{
-    Delivery, InstallationChange, MAX_PUBLISH_ATTEMPTS, NewPublication, PublicationRow,
-    PublicationState,
+    Delivery, GitHubAccount, InstallationChange, MAX_PUBLISH_ATTEMPTS, NewPublication,
+    PublicationRow, PublicationState, ReviewDelivery,
 };
 pub use memory::MemoryRecord;
 pub use pipeline::{

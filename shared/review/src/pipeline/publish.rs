@@ -4,10 +4,13 @@
 //! starts), then, once the review has ended, the PR review (found again by its marker and
 //! updated in place, so a worker killed after posting and before recording leaves one
 //! review, not two), the check run's conclusion and annotations, and SARIF. A rate limit
-//! puts it back for the time GitHub names without spending an attempt; a 5xx spends one;
-//! an app removed from the repository (404/403) ends it by name.
+//! puts it back for the time GitHub names without spending an attempt (and holds the
+//! installation's other publications as long: the limit is the installation's); a 5xx
+//! spends one; an app removed from the repository (404/403) ends it by name. The claim is
+//! fenced (each write names the claim's token) and renewed before each call: a worker
+//! whose lease ran out records nothing over the worker that took the publication over.
 
-use proven_github::{CheckOptions, GitHubError, Publisher, Target};
+use proven_github::{CheckOptions, GitHubError, Publisher, Target, check_updates};
 use proven_report::{FailedService, Report, ReportKind, Status};
 use proven_store::{PublicationRow, PublicationState, ReviewStatus, StoreError};
 
@@ -23,13 +26,32 @@ enum Turn {
     Superseded,
 }
 
+/// Why a turn stopped short.
+enum Stop {
+    GitHub(GitHubError),
+    Store(StoreError),
+}
+
+impl From<GitHubError> for Stop {
+    fn from(e: GitHubError) -> Stop {
+        Stop::GitHub(e)
+    }
+}
+
+impl From<StoreError> for Stop {
+    fn from(e: StoreError) -> Stop {
+        Stop::Store(e)
+    }
+}
+
 /// Publishes finished GitHub reviews for one worker.
 #[derive(Clone)]
 pub struct Publications {
     pub(super) cx: StepContext,
     pub(super) options: CheckOptions,
     pub(super) sarif: bool,
-    /// How long a claim holds before another worker may take the publication over.
+    /// How long a claim holds before another worker may take the publication over; it is
+    /// renewed before each call to GitHub.
     pub(super) lease_secs: i64,
 }
 
@@ -41,71 +63,150 @@ fn counted(outcome: &'static str) {
     .increment(1);
 }
 
+fn target(p: &PublicationRow) -> Target {
+    let pull = u64::try_from(p.pull_number).unwrap_or_default();
+    Target {
+        repo: p.repository.clone(),
+        pull,
+        head_sha: p.head_sha.clone(),
+        git_ref: format!("refs/pull/{pull}/head"),
+    }
+}
+
 impl Publications {
-    /// Claims one publication with work to do and does it; false when none has any.
+    /// Claims one publication with work to do and does it; false when none has any. A
+    /// claim whose lease another worker took over stops at its next write, recording
+    /// nothing (the other worker goes on from what the store holds).
     pub async fn publish_one(&self) -> Result<bool, StoreError> {
-        let store = &self.cx.store;
-        let Some(p) = store.claim_publication(self.lease_secs).await? else {
+        let Some(p) = self.cx.store.claim_publication(self.lease_secs).await? else {
             return Ok(false);
         };
-        match self.turn(&p).await {
+        let turn = self.turn(&p).await;
+        match self.settle(&p, turn).await {
+            Err(StoreError::LeaseLost(what)) => {
+                counted("lease_lost");
+                tracing::warn!(review = %p.review_id, %what, "publication taken over; stopped");
+                Ok(true)
+            }
+            other => other.map(|()| true),
+        }
+    }
+
+    async fn settle(&self, p: &PublicationRow, turn: Result<Turn, Stop>) -> Result<(), StoreError> {
+        let store = &self.cx.store;
+        let e = match turn {
             Ok(Turn::Done(sarif)) => {
                 tracing::info!(review = %p.review_id, repo = %p.repository, pull = p.pull_number, "published");
                 counted("published");
-                store
-                    .publication_end(&p.review_id, PublicationState::Done, None, Some(sarif))
-                    .await?;
+                return store
+                    .publication_end(p, PublicationState::Done, None, Some(sarif))
+                    .await;
             }
             Ok(Turn::Waiting) => {
-                store
-                    .publication_later(&p.review_id, 0, "waiting for the review", false)
-                    .await?;
+                return store
+                    .publication_later(p, 0, "waiting for the review", false)
+                    .await
+                    .map(drop);
             }
             Ok(Turn::Superseded) => {
                 counted("superseded");
-                store
-                    .publication_end(&p.review_id, PublicationState::Superseded, None, None)
-                    .await?;
+                return store
+                    .publication_end(p, PublicationState::Superseded, None, None)
+                    .await;
             }
-            Err(GitHubError::RateLimited { retry_after, .. }) => {
+            Err(Stop::Store(e @ StoreError::LeaseLost(_))) => return Err(e),
+            // The store failing halfway: another attempt, from what it recorded.
+            Err(Stop::Store(e)) => GitHubError::Transient {
+                what: "the store".into(),
+                message: e.to_string(),
+            },
+            Err(Stop::GitHub(e)) => e,
+        };
+        match e {
+            GitHubError::RateLimited { retry_after, .. } => {
                 counted("rate_limited");
                 let secs = i64::try_from(retry_after.as_secs()).unwrap_or(3600);
                 let why = format!("GitHub's rate limit: retrying in {secs} s");
                 tracing::info!(review = %p.review_id, secs, "publication rate-limited");
+                // The limit is the installation's: its other publications wait it out too.
+                store.installation_later(p.installation_id, secs).await?;
                 store
-                    .publication_later(&p.review_id, secs, &why, false)
-                    .await?;
+                    .publication_later(p, secs, &why, false)
+                    .await
+                    .map(drop)
             }
-            // GitHub refusing the content (422) answers the same the next time: ended by name too.
-            Err(
-                e @ (GitHubError::Gone { .. }
-                | GitHubError::Rejected { .. }
-                | GitHubError::Credentials(_)),
-            ) => {
+            // The app cannot reach the repository any more: nothing more can be said there.
+            e @ (GitHubError::Gone { .. } | GitHubError::Credentials(_)) => {
                 counted("gone");
                 tracing::warn!(review = %p.review_id, error = %e, "publication ended");
                 store
-                    .publication_end(
-                        &p.review_id,
-                        PublicationState::Failed,
-                        Some(&e.to_string()),
-                        None,
-                    )
-                    .await?;
+                    .publication_end(p, PublicationState::Failed, Some(&e.to_string()), None)
+                    .await
             }
-            Err(e) => {
+            // GitHub refusing the content (422) answers the same the next time: ended by
+            // name, its check run concluded rather than left in progress.
+            e @ GitHubError::Rejected { .. } => {
+                counted("gone");
+                tracing::warn!(review = %p.review_id, error = %e, "publication ended");
+                let why = e.to_string();
+                self.abandon(p, &why).await;
+                store
+                    .publication_end(p, PublicationState::Failed, Some(&why), None)
+                    .await
+            }
+            e => {
                 counted("retried");
                 tracing::warn!(review = %p.review_id, error = %e, "publication failed; retrying");
+                if e.is_unauthorized()
+                    && let Some(github) = self.cx.github.as_ref()
+                {
+                    github
+                        .app
+                        .forget(u64::try_from(p.installation_id).unwrap_or_default());
+                }
                 let secs = 2_i64.pow(u32::try_from(p.attempts.clamp(0, 8)).unwrap_or(8));
-                store
-                    .publication_later(&p.review_id, secs, &e.to_string(), true)
-                    .await?;
+                let why = e.to_string();
+                let state = store.publication_later(p, secs, &why, true).await?;
+                if state == PublicationState::Failed {
+                    self.abandon(p, &why).await;
+                }
+                Ok(())
             }
         }
-        Ok(true)
     }
 
-    async fn turn(&self, p: &PublicationRow) -> Result<Turn, GitHubError> {
+    /// Concludes the check run of a publication that ends without its review (one call,
+    /// best effort: GitHub may be what failed), so it is never left in progress.
+    async fn abandon(&self, p: &PublicationRow, why: &str) {
+        let Ok(Some(now)) = self.cx.store.publication(&p.review_id).await else {
+            return;
+        };
+        let (Some(check), Some(github)) = (
+            now.check_run_id.and_then(|i| u64::try_from(i).ok()),
+            self.cx.github.as_ref(),
+        ) else {
+            return;
+        };
+        let installation = u64::try_from(p.installation_id).unwrap_or_default();
+        let Ok(token) = github.token(installation, &p.repository).await else {
+            return;
+        };
+        let publisher = Publisher {
+            client: &github.client,
+            token: &token,
+        };
+        let why = format!("The review could not be published: {why}");
+        if let Err(e) = publisher.abandon_check(&target(p), check, &why).await {
+            tracing::warn!(review = %p.review_id, error = %e, "the check run could not be concluded");
+        }
+    }
+
+    /// Renews the claim before a call to GitHub; a claim taken over stops here.
+    async fn hold(&self, p: &PublicationRow) -> Result<(), Stop> {
+        Ok(self.cx.store.publication_hold(p, self.lease_secs).await?)
+    }
+
+    async fn turn(&self, p: &PublicationRow) -> Result<Turn, Stop> {
         let github = self.cx.github.as_ref().ok_or_else(|| {
             GitHubError::Credentials(
                 "this worker is not the GitHub App (PROVEN_GITHUB_APP_ID, PROVEN_GITHUB_PRIVATE_KEY)"
@@ -113,31 +214,17 @@ impl Publications {
             )
         })?;
         let installation = u64::try_from(p.installation_id).unwrap_or_default();
-        let token = match github.token(installation, &p.repository).await {
-            Err(GitHubError::Transient { what, message }) if message.contains(" 401 ") => {
-                github.app.forget(installation);
-                return Err(GitHubError::Transient { what, message });
-            }
-            other => other?,
-        };
+        let token = github.token(installation, &p.repository).await?;
         let publisher = Publisher {
             client: &github.client,
             token: &token,
         };
-        let pull = u64::try_from(p.pull_number).unwrap_or_default();
-        let target = Target {
-            repo: p.repository.clone(),
-            pull,
-            head_sha: p.head_sha.clone(),
-            git_ref: format!("refs/pull/{pull}/head"),
-        };
-        let store_error = |e: StoreError| GitHubError::Transient {
-            what: "the store".into(),
-            message: e.to_string(),
-        };
+        let target = target(p);
+        let store = &self.cx.store;
         if p.state == PublicationState::Cancelling {
             if let Some(id) = p.check_run_id.and_then(|i| u64::try_from(i).ok()) {
                 let why = p.error.clone().unwrap_or_else(|| "superseded".into());
+                self.hold(p).await?;
                 publisher.cancel_check(&target, id, &why).await?;
             }
             return Ok(Turn::Superseded);
@@ -145,26 +232,35 @@ impl Publications {
         let check = match p.check_run_id.and_then(|i| u64::try_from(i).ok()) {
             Some(id) => id,
             None => {
-                let id = publisher
-                    .start_check(&target, &self.options, &p.review_id)
+                self.hold(p).await?;
+                // Claimed before: GitHub may hold a check run the store never recorded
+                // (the worker died between the two), found by its external id.
+                let found = if p.claims > 1 {
+                    publisher
+                        .find_check(&target, &self.options, &p.review_id)
+                        .await?
+                } else {
+                    None
+                };
+                let id = match found {
+                    Some(id) => id,
+                    None => {
+                        publisher
+                            .start_check(&target, &self.options, &p.review_id)
+                            .await?
+                    }
+                };
+                store
+                    .publication_posted(p, i64::try_from(id).ok(), None)
                     .await?;
-                self.cx
-                    .store
-                    .publication_posted(&p.review_id, i64::try_from(id).ok(), None)
-                    .await
-                    .map_err(store_error)?;
                 id
             }
         };
-        let review = self
-            .cx
-            .store
-            .review(&p.review_id)
-            .await
-            .map_err(store_error)?;
+        let review = store.review(&p.review_id).await?;
         match review.status {
             ReviewStatus::Queued | ReviewStatus::Running => return Ok(Turn::Waiting),
             ReviewStatus::Superseded => {
+                self.hold(p).await?;
                 publisher
                     .cancel_check(
                         &target,
@@ -177,18 +273,32 @@ impl Publications {
             _ => {}
         }
         let report = report_of(&review);
-        let comment = publisher.post_review(&target, &report).await?;
-        self.cx
-            .store
-            .publication_posted(&p.review_id, None, i64::try_from(comment).ok())
-            .await
-            .map_err(store_error)?;
-        publisher
-            .finish_check(&target, check, &report, &self.options)
-            .await?;
+        // Posted already (by a turn that died later): the review is not sent again.
+        if p.comment_id.is_none() {
+            self.hold(p).await?;
+            let comment = publisher.post_review(&target, &report).await?;
+            store
+                .publication_posted(p, None, i64::try_from(comment).ok())
+                .await?;
+        }
+        // The conclusion, then the annotations 50 at a time; each recorded as GitHub takes
+        // it, so a resumed turn sends only the rest (annotations sent twice show twice).
+        let done = usize::try_from(p.check_updates).unwrap_or_default();
+        for (i, update) in check_updates(&report, &self.options)
+            .iter()
+            .enumerate()
+            .skip(done)
+        {
+            self.hold(p).await?;
+            publisher.update_check(&target, check, update).await?;
+            store
+                .publication_checked(p, i64::try_from(i + 1).unwrap_or(i64::MAX))
+                .await?;
+        }
         if !self.sarif {
             return Ok(Turn::Done("off"));
         }
+        self.hold(p).await?;
         Ok(Turn::Done(
             if publisher.upload_sarif(&target, &report).await? {
                 "uploaded"
