@@ -206,6 +206,42 @@ impl Publications {
         Ok(self.cx.store.publication_hold(p, self.lease_secs).await?)
     }
 
+    /// The head's check run: the one recorded, else one GitHub holds for this review (made
+    /// by a turn that died before recording it), else a new one; recorded at once.
+    async fn check_run(
+        &self,
+        p: &PublicationRow,
+        publisher: &Publisher<'_>,
+        target: &Target,
+    ) -> Result<u64, Stop> {
+        if let Some(id) = p.check_run_id.and_then(|i| u64::try_from(i).ok()) {
+            return Ok(id);
+        }
+        self.hold(p).await?;
+        // Claimed before: GitHub may hold a check run the store never recorded (the worker
+        // died between the two), found by its external id.
+        let found = if p.claims > 1 {
+            publisher
+                .find_check(target, &self.options, &p.review_id)
+                .await?
+        } else {
+            None
+        };
+        let id = match found {
+            Some(id) => id,
+            None => {
+                publisher
+                    .start_check(target, &self.options, &p.review_id)
+                    .await?
+            }
+        };
+        self.cx
+            .store
+            .publication_posted(p, i64::try_from(id).ok(), None)
+            .await?;
+        Ok(id)
+    }
+
     async fn turn(&self, p: &PublicationRow) -> Result<Turn, Stop> {
         let github = self.cx.github.as_ref().ok_or_else(|| {
             GitHubError::Credentials(
@@ -229,33 +265,7 @@ impl Publications {
             }
             return Ok(Turn::Superseded);
         }
-        let check = match p.check_run_id.and_then(|i| u64::try_from(i).ok()) {
-            Some(id) => id,
-            None => {
-                self.hold(p).await?;
-                // Claimed before: GitHub may hold a check run the store never recorded
-                // (the worker died between the two), found by its external id.
-                let found = if p.claims > 1 {
-                    publisher
-                        .find_check(&target, &self.options, &p.review_id)
-                        .await?
-                } else {
-                    None
-                };
-                let id = match found {
-                    Some(id) => id,
-                    None => {
-                        publisher
-                            .start_check(&target, &self.options, &p.review_id)
-                            .await?
-                    }
-                };
-                store
-                    .publication_posted(p, i64::try_from(id).ok(), None)
-                    .await?;
-                id
-            }
-        };
+        let check = self.check_run(p, &publisher, &target).await?;
         let review = store.review(&p.review_id).await?;
         match review.status {
             ReviewStatus::Queued | ReviewStatus::Running => return Ok(Turn::Waiting),
