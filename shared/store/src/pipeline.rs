@@ -586,6 +586,13 @@ impl Store {
     /// Commits a finished step, fenced by its lease generation: the result, the next steps
     /// with their outbox rows, the fan-in, and the trace, in one transaction.
     pub async fn commit(&self, lease: &Lease, outcome: &Outcome) -> Result<Committed, StoreError> {
+        if self.dialect == Dialect::Postgres
+            && outcome.next.is_empty()
+            && !outcome.closes_pipeline
+            && outcome.trace.is_empty()
+        {
+            return self.commit_leaf(lease, outcome).await;
+        }
         let mut tx = self.write_tx().await?;
         let now = now_us();
         // The fenced write and the review's status in one round trip.
@@ -652,6 +659,47 @@ impl Store {
         Ok(Committed::Done {
             judge_enqueued,
             jobs,
+        })
+    }
+
+    /// [`Store::commit`] of a step that starts nothing and writes no trace (it may end its
+    /// review), on Postgres: the fenced write and the review's end as one statement, so one
+    /// round trip and one transaction (no BEGIN and COMMIT of their own). SQLite has no
+    /// writing CTE; it takes the general path.
+    async fn commit_leaf(&self, lease: &Lease, outcome: &Outcome) -> Result<Committed, StoreError> {
+        let (finishes, status, result) = match &outcome.finish {
+            Some((status, result)) => (1_i64, status.as_str(), result.as_str()),
+            None => (0, "", ""),
+        };
+        // The review is ended only when the fenced write matched (the CTE reads `s`), and
+        // never over a superseded or cancelled one, as in the general path.
+        let row = sqlx::query(
+            "WITH s AS (UPDATE steps SET state = 'done', result = $1, lease_until_us = NULL, \
+             updated_us = $2 WHERE review_id = $3 AND step = $4 AND key = $5 AND lease_gen = $6 \
+             AND state = 'running' RETURNING review_id), \
+             r AS (UPDATE reviews SET status = $7, result = $8, finished_at = $9 \
+             WHERE $10 = 1 AND id IN (SELECT review_id FROM s) \
+             AND status NOT IN ('superseded', 'cancelled') RETURNING id) \
+             SELECT (SELECT COUNT(*) FROM s), (SELECT COUNT(*) FROM r)",
+        )
+        .bind(outcome.result.as_str())
+        .bind(now_us())
+        .bind(lease.id.review_id.as_str())
+        .bind(lease.id.step.as_str())
+        .bind(lease.id.key.as_str())
+        .bind(lease.generation)
+        .bind(status)
+        .bind(result)
+        .bind(crate::sql::now())
+        .bind(finishes)
+        .fetch_one(&self.pool)
+        .await?;
+        if row.try_get::<i64, _>(0)? == 0 {
+            return Ok(Committed::Conflict);
+        }
+        Ok(Committed::Done {
+            judge_enqueued: false,
+            jobs: 0,
         })
     }
 
