@@ -5,6 +5,7 @@ use proven_store::{Claim, Committed, NewPipelineReview, NewStep, Outcome, Retry,
 
 both_backends!(
     a_worker_whose_lease_was_taken_over_cannot_commit,
+    a_step_that_ends_its_review_is_fenced_and_never_ends_a_superseded_one,
     a_step_that_crashes_its_worker_three_times_is_dead_lettered,
     fan_out_then_fan_in_enqueues_the_judge_once,
     a_newer_head_of_the_same_pull_request_cancels_pending_steps,
@@ -717,5 +718,77 @@ async fn a_job_whose_push_failed_is_pushed_again_at_the_next_pass(backend: Backe
         "pushed again at once"
     );
     assert_eq!(t.store.drain_outbox(100).await.expect("drain").len(), 1);
+    t.cleanup().await;
+}
+
+/// A step that starts nothing and ends its review (one statement on Postgres): a lease
+/// taken over cannot commit it, the review ends with its result, and a review superseded
+/// while the step ran stays superseded.
+async fn a_step_that_ends_its_review_is_fenced_and_never_ends_a_superseded_one(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    admitted(&t.store, "r1", None).await;
+    let step = id("r1", "intake", "");
+    let zombie = match t
+        .store
+        .claim(&step, "w1", 0, MAX_ATTEMPTS)
+        .await
+        .expect("claim")
+    {
+        Claim::Run(l) => l,
+        other => panic!("{other:?}"),
+    };
+    let live = run(&t.store, &step, "w2").await;
+    let ends = |result: &str| Outcome {
+        result: "{}".into(),
+        finish: Some((proven_store::ReviewStatus::Complete, result.into())),
+        ..Default::default()
+    };
+    assert_eq!(
+        t.store
+            .commit(&zombie, &ends("\"late\""))
+            .await
+            .expect("commit"),
+        Committed::Conflict
+    );
+    assert_eq!(
+        t.store.review("r1").await.expect("r1").status,
+        proven_store::ReviewStatus::Running,
+        "a refused commit ends nothing"
+    );
+    assert_eq!(
+        t.store
+            .commit(&live, &ends("\"fresh\""))
+            .await
+            .expect("commit"),
+        Committed::Done {
+            judge_enqueued: false,
+            jobs: 0
+        }
+    );
+    let r1 = t.store.review("r1").await.expect("r1");
+    assert_eq!(r1.status, proven_store::ReviewStatus::Complete);
+    assert_eq!(r1.result.as_deref(), Some("\"fresh\""));
+    assert_eq!(
+        t.store
+            .commit(&live, &ends("\"again\""))
+            .await
+            .expect("replay"),
+        Committed::Conflict,
+        "committed once"
+    );
+
+    admitted(&t.store, "old", Some("acme/app#9")).await;
+    let running = run(&t.store, &id("old", "intake", ""), "w1").await;
+    admitted(&t.store, "new", Some("acme/app#9")).await;
+    assert!(matches!(
+        t.store
+            .commit(&running, &ends("\"old\""))
+            .await
+            .expect("commit"),
+        Committed::Done { .. }
+    ));
+    let old = t.store.review("old").await.expect("old");
+    assert_eq!(old.status, proven_store::ReviewStatus::Superseded);
+    assert_eq!(old.result, None);
     t.cleanup().await;
 }
