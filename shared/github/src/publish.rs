@@ -236,14 +236,8 @@ impl Publisher<'_> {
         id: u64,
         why: &str,
     ) -> Result<(), GitHubError> {
-        let run = json!({
-            "status": "completed",
-            "conclusion": "action_required",
-            "completed_at": now(),
-            "output": {"title": "Proven could not publish this review", "summary": clip(why, 60_000)},
-        });
-        self.client
-            .update_check_run(self.token, &target.repo, id, &run)
+        let title = "Proven could not publish this review";
+        self.conclude(target, id, "action_required", title, why)
             .await
     }
 
@@ -254,11 +248,24 @@ impl Publisher<'_> {
         id: u64,
         why: &str,
     ) -> Result<(), GitHubError> {
+        self.conclude(target, id, "cancelled", "Superseded", why)
+            .await
+    }
+
+    /// Completes a check run with `conclusion` and a summary saying why.
+    async fn conclude(
+        &self,
+        target: &Target,
+        id: u64,
+        conclusion: &str,
+        title: &str,
+        why: &str,
+    ) -> Result<(), GitHubError> {
         let run = json!({
             "status": "completed",
-            "conclusion": "cancelled",
+            "conclusion": conclusion,
             "completed_at": now(),
-            "output": {"title": "Superseded", "summary": why},
+            "output": {"title": title, "summary": clip(why, 60_000)},
         });
         self.client
             .update_check_run(self.token, &target.repo, id, &run)
