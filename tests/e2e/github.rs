@@ -626,6 +626,56 @@ async fn a_publish_killed_after_posting_resumes_waits_out_rate_limits_and_ends_w
     .await;
     assert_eq!(view["status"], "incomplete");
 
+    // GitHub refusing the review (422, the same answer every time) ends the publication by
+    // name, and its check run is concluded, never left in progress.
+    let created = hub.standin.hold_check_run_creates();
+    let event = pull_request_event("opened", INSTALLATION, 10, (&base, &head), &hub.clone_url());
+    let (_, accepted) = deliver(&service, "pull_request", "d-10", &event, None).await;
+    let refused = accepted["review"].as_str().expect("review").to_string();
+    tokio::time::timeout(Duration::from_secs(60), created.posted())
+        .await
+        .expect("the check run was created");
+    hub.standin.fail_next(1, 422);
+    created.release();
+    let started = Instant::now();
+    let ended = loop {
+        let p = store
+            .publication(&refused)
+            .await
+            .expect("read")
+            .expect("publication");
+        if p.state != proven_store::PublicationState::Pending {
+            break p;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "{p:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(
+        ended.state,
+        proven_store::PublicationState::Failed,
+        "{ended:?}"
+    );
+    assert!(
+        ended.error.as_deref().is_some_and(|e| e.contains("422")),
+        "{ended:?}"
+    );
+    let check = ended.check_run_id.expect("its check run was recorded");
+    let run = hub
+        .standin
+        .check_runs()
+        .into_iter()
+        .find(|r| r["id"].as_i64() == Some(check))
+        .expect("the check run");
+    assert_eq!(
+        (run["status"].as_str(), run["conclusion"].as_str()),
+        (Some("completed"), Some("action_required")),
+        "{run:#}"
+    );
+    assert_eq!(
+        run["output"]["title"],
+        "Proven could not publish this review"
+    );
+
     // The app removed from an installation: its review cannot clone, and its publication
     // ends by name, without retrying.
     let event = pull_request_event("opened", GONE, 9, (&base, &head), &hub.clone_url());
