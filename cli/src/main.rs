@@ -610,7 +610,7 @@ fn init_logging(config: &Config) {
 
 async fn open_store(config: &Config) -> Result<Store, Exit> {
     let opened = match &config.database_url {
-        Some(url) => Store::open_url(url).await,
+        Some(url) => Store::open_url_with(url, config.database_connections).await,
         None => Store::open_sqlite(&config.sqlite_path()).await,
     };
     // The trace is also written to PROVEN_LOG_DIR, as JSON Lines.

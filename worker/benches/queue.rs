@@ -15,6 +15,8 @@
 //! Needs Postgres (PROVEN_TEST_POSTGRES_URL, and `pgbench` on PATH) and Redis on
 //! 127.0.0.1:6379. Run: `cargo bench -p proven-worker --bench queue` or
 //! `cargo xtask bench queue`. PROVEN_BENCH_JOBS (default 4000) steps per throughput run;
+//! PROVEN_BENCH_CLIENTS (default `1,2,4`) the client counts measured;
+//! PROVEN_BENCH_LATENCY=0 leaves the latency runs out (for profiling one throughput point);
 //! PROVEN_BENCH_DIAG=1 adds where the time goes (statements, transactions and Redis
 //! commands per step, CPU per process, Postgres wait events).
 
@@ -208,6 +210,7 @@ async fn submit_admitted(store: &Store, n: usize) -> Vec<String> {
 
 /// A worker's stack: its own store pool, queue connections, reconciler and executor.
 struct Worker {
+    store: Store,
     stop: tokio::sync::watch::Sender<bool>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -235,6 +238,7 @@ async fn start_worker(
         },
         ..Default::default()
     };
+    let worker_store = store.clone();
     let mut tasks = vec![tokio::spawn(reconciler::run(
         store.clone(),
         queue,
@@ -259,7 +263,11 @@ async fn start_worker(
         SLOTS,
         stopped(rx),
     )));
-    Worker { stop, tasks }
+    Worker {
+        store: worker_store,
+        stop,
+        tasks,
+    }
 }
 
 impl Worker {
@@ -313,6 +321,10 @@ async fn throughput(
         None
     };
     let finishing = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    if diag.is_some() {
+        // For a profiler started from outside (scripts wait for this line).
+        eprintln!("measuring {workers} worker(s)");
+    }
     let started = Instant::now();
     let mut running = Vec::new();
     for w in 0..workers {
@@ -340,6 +352,13 @@ async fn throughput(
     let secs = started.elapsed().as_secs_f64();
     if let Some(d) = diag {
         d.finish(jobs, secs).await;
+        let claims: u64 = running.iter().map(|w| w.store.claim_batches()).sum();
+        let commits: u64 = running.iter().map(|w| w.store.commit_batches()).sum();
+        println!(
+            "  diag: grouped: {jobs} claims in {claims} statements ({:.1} a statement), {jobs} commits in {commits} transactions ({:.1} a transaction)",
+            jobs as f64 / claims.max(1) as f64,
+            jobs as f64 / commits.max(1) as f64
+        );
     }
     // Every review is read back complete (outside the clock).
     wait_all(&t.store, &ids, &ended).await;
@@ -507,7 +526,11 @@ fn main() {
     pgbench_init();
     rt.block_on(async move {
         let mut ratios = Vec::new();
-        for n in [1usize, 2, 4] {
+        let clients: Vec<usize> = std::env::var("PROVEN_BENCH_CLIENTS")
+            .ok()
+            .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+            .unwrap_or_else(|| vec![1, 2, 4]);
+        for &n in &clients {
             // The peer right before and right after, so a change in the machine's load
             // during the run weighs on both sides.
             let before = pgbench(n, 4);
@@ -522,11 +545,15 @@ fn main() {
             );
         }
         println!(
-            "queue ratios at 1, 2, 4 clients: {} (target ≥ 0.70 each: {})",
+            "queue ratios at {} clients: {} (target ≥ 0.70 each: {})",
+            clients.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
             ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(", "),
             if ratios.iter().all(|r| *r >= 0.7) { "met" } else { "NOT met" }
         );
 
+        if std::env::var("PROVEN_BENCH_LATENCY").is_ok_and(|v| v == "0") {
+            return;
+        }
         let (e2e, hop, tx) = embedded_latency(20).await;
         println!(
             "latency, embedded (SQLite, in-process queue): no-op review of 5 hops median {:.1} ms end to end (target ≤ 100 ms), \

@@ -62,6 +62,8 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// Set: use this store; unset: the embedded SQLite file under `data_dir`.
     pub database_url: Option<String>,
+    /// Connections one process keeps to Postgres at most.
+    pub database_connections: u32,
     pub color: ColorChoice,
     pub log: String,
     pub dependencies: bool,
@@ -436,6 +438,7 @@ impl Layers {
         let on = |v: &str| matches!(v, "on" | "true" | "yes" | "1");
         let (data_dir, _) = get("data_dir")?;
         let (database_url, _) = get("database_url")?;
+        let (database_connections, _) = get("database_connections")?;
         let (color, _) = get("color")?;
         let (log, _) = get("log")?;
         let (dependencies, _) = get("dependencies.enabled")?;
@@ -628,6 +631,7 @@ impl Layers {
         Ok(Config {
             data_dir: PathBuf::from(data_dir),
             database_url: Some(database_url).filter(|u| !u.is_empty()),
+            database_connections: database_connections.parse().unwrap_or(u32::MAX),
             color: match color.as_str() {
                 "always" => ColorChoice::Always,
                 "never" => ColorChoice::Never,
@@ -796,6 +800,26 @@ mod tests {
         assert_eq!(c.informational, Informational::Report);
         assert!(c.data_dir.ends_with("proven"));
         assert_eq!(c.database_url, None);
+        assert_eq!(c.database_connections, 4);
+    }
+
+    #[test]
+    fn the_database_connections_are_a_positive_number() {
+        let c = Layers::from_env(env(&[("PROVEN_DATABASE_CONNECTIONS", "12")]))
+            .expect("env")
+            .resolve()
+            .expect("valid");
+        assert_eq!(c.database_connections, 12);
+        let e = Layers::from_env(env(&[("PROVEN_DATABASE_CONNECTIONS", "0")]))
+            .expect("env")
+            .resolve()
+            .expect_err("no connection at all");
+        assert_eq!(e.key, "database_connections");
+        assert!(
+            e.to_string()
+                .starts_with("PROVEN_DATABASE_CONNECTIONS: \"0\""),
+            "{e}"
+        );
     }
 
     #[test]

@@ -417,6 +417,18 @@ pub static SETTINGS: &[Setting] = &[
         doc: "Use this store instead of the embedded SQLite file: Postgres for a shared service.",
     },
     Setting {
+        key: "database_connections",
+        env: "PROVEN_DATABASE_CONNECTIONS",
+        default: Some("4"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Connections one process keeps to Postgres at most (the embedded SQLite store keeps 4). \
+              A worker's steps claim and commit in groups, so a few connections serve all its slots; \
+              more backends than the database has cores mostly contend (docs/benchmarks.md: 4 a \
+              worker moved 1.2-1.4x the steps of 16 on two cores). Keep the fleet's total near a \
+              few times the database's cores.",
+    },
+    Setting {
         key: "color",
         env: "PROVEN_COLOR",
         default: Some("auto"),

@@ -16,6 +16,7 @@ mod advisory;
 mod batch;
 mod error;
 mod github;
+mod group;
 mod memory;
 mod pipeline;
 mod question;
@@ -52,10 +53,16 @@ pub use world::{Dependent, Related, WorldAudit, WorldEdge, WorldEntity};
 
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Executor};
+
+/// The connections one process keeps to Postgres by default (`PROVEN_DATABASE_CONNECTIONS`):
+/// a worker's steps claim and commit in groups (`group.rs`), so a few serve all its slots,
+/// and on a small database server more backends mostly contend (docs/benchmarks.md).
+pub const DEFAULT_CONNECTIONS: u32 = 4;
 
 /// Which SQL dialect the pool speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +78,8 @@ pub struct Store {
     dialect: Dialect,
     /// The trace's copy as JSON Lines (`PROVEN_LOG_DIR`), when set.
     trace_log: Option<trace_log::TraceLog>,
+    /// Steps' writes that arrive together share a transaction (Postgres): `group.rs`.
+    groups: Arc<pipeline::Groups>,
 }
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -89,8 +98,15 @@ impl Store {
         Store::open_url(&url).await
     }
 
-    /// Opens a store by URL (`postgres://…` or `sqlite://…`) and migrates it.
+    /// Opens a store by URL (`postgres://…` or `sqlite://…`) and migrates it, keeping at
+    /// most [`DEFAULT_CONNECTIONS`] connections to Postgres.
     pub async fn open_url(url: &str) -> Result<Store, StoreError> {
+        Store::open_url_with(url, DEFAULT_CONNECTIONS).await
+    }
+
+    /// [`Store::open_url`] keeping at most `connections` connections to Postgres
+    /// (`PROVEN_DATABASE_CONNECTIONS`; SQLite always keeps 4).
+    pub async fn open_url_with(url: &str, connections: u32) -> Result<Store, StoreError> {
         sqlx::any::install_default_drivers();
         let dialect = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             Dialect::Postgres
@@ -120,7 +136,21 @@ impl Store {
                 })
             });
         } else {
-            pool_options = pool_options.max_connections(16);
+            // Every statement Proven sends is prepared once per connection and finds its rows
+            // by key: a generic plan is as good as a custom one, and planning it anew (the
+            // first five runs of each statement on each connection, and every run of one
+            // whose custom plan looks cheaper) was about a fifth of the database's CPU per
+            // pipeline step (docs/benchmarks.md). A session setting of Proven's own
+            // connections, not the server's.
+            pool_options = pool_options
+                .max_connections(connections.max(1))
+                .after_connect(|conn, _| {
+                    Box::pin(async move {
+                        conn.execute("SET plan_cache_mode = force_generic_plan")
+                            .await?;
+                        Ok(())
+                    })
+                });
         }
         let pool =
             pool_options
@@ -145,6 +175,7 @@ impl Store {
             pool,
             dialect,
             trace_log: None,
+            groups: Arc::default(),
         };
         // A store whose World Model already breaks its rules is refused by name.
         store.world_check().await?;

@@ -12,6 +12,7 @@
 
 use sqlx::Row;
 
+use crate::group::{Lane, Waiting};
 use crate::sql::{now, trusted};
 use crate::{Dialect, Store, StoreError};
 
@@ -398,6 +399,33 @@ impl Store {
         max_attempts: i64,
         shared_queue: bool,
     ) -> Result<Claim, StoreError> {
+        let ask = ClaimAsk {
+            id: id.clone(),
+            owner: owner.to_string(),
+            lease_for_us,
+            max_attempts,
+            shared_queue,
+        };
+        if self.dialect != Dialect::Postgres {
+            return self.claim_alone(&ask).await;
+        }
+        // The claims of jobs popped together (a worker takes one per free slot) run as one
+        // statement on Postgres.
+        let store = self.clone();
+        self.groups
+            .claims
+            .join(ask, move |batch| {
+                Box::pin(async move { store.claim_batch(batch).await })
+            })
+            .await
+    }
+
+    /// How many batches this store's claims ran in on Postgres.
+    pub fn claim_batches(&self) -> u64 {
+        self.groups.claims.batches()
+    }
+
+    async fn claim_alone(&self, ask: &ClaimAsk) -> Result<Claim, StoreError> {
         // The usual case in one statement (one round trip, no explicit transaction): a step
         // that is due, never tried (or delivered by its isolated queue), under its attempt
         // limit and of a review still going. The row lock of the UPDATE is the whole claim:
@@ -405,6 +433,13 @@ impl Store {
         // On Postgres the claim commits asynchronously (no WAL flush of its own; the step's
         // result commit flushes it): a claim lost with a crashed Postgres only gives the
         // step back, and generations never repeat (see `NEXT_GENERATION`), so the fence holds.
+        let ClaimAsk {
+            id,
+            owner,
+            lease_for_us,
+            max_attempts,
+            shared_queue,
+        } = ask;
         let now = now_us();
         let row = sqlx::query(trusted(format!(
             "UPDATE steps SET state = 'running', attempts = attempts + 1, lease_gen = {NEXT_GENERATION}, \
@@ -416,14 +451,14 @@ impl Store {
              RETURNING lease_gen, attempts, input, queue, pipeline",
             async_commit(self.dialect)
         )))
-        .bind(owner)
+        .bind(owner.as_str())
         .bind(now + lease_for_us)
         .bind(now)
         .bind(id.review_id.as_str())
         .bind(id.step.as_str())
         .bind(id.key.as_str())
         .bind(max_attempts)
-        .bind(i64::from(shared_queue))
+        .bind(i64::from(*shared_queue))
         .fetch_optional(&self.pool)
         .await?;
         if let Some(row) = row {
@@ -437,6 +472,128 @@ impl Store {
                 owner: owner.to_string(),
             }));
         }
+        self.claim_decided(ask).await
+    }
+
+    /// The claims of a batch. One alone goes as [`Store::claim_alone`]; several are tried
+    /// in one statement (the same conditions as one claim's, each row its own), and each
+    /// that it did not take is decided alone under its row's lock, as one claim's would be.
+    /// A failed statement changed nothing: each claim is then made alone.
+    async fn claim_batch(&self, mut batch: Vec<Waiting<ClaimAsk, Claim>>) {
+        if batch.len() == 1 {
+            let w = batch.pop().expect("one");
+            let r = self.claim_alone(&w.item).await;
+            w.answer(r);
+            return;
+        }
+        // A step asked for twice (a job delivered twice) goes once in the statement; the
+        // other ask is decided after it (it finds the lease just taken: busy).
+        batch.sort_by(|a, b| a.item.id.cmp(&b.item.id));
+        let (once, again): (Vec<_>, Vec<_>) = {
+            let mut seen = std::collections::HashSet::new();
+            batch
+                .into_iter()
+                .partition(|w| seen.insert(w.item.id.clone()))
+        };
+        match self.claim_together(&once).await {
+            Ok(mut leases) => {
+                for w in once {
+                    match leases.remove(&w.item.id) {
+                        Some(lease) => w.answer(Ok(Claim::Run(lease))),
+                        None => {
+                            let r = self.claim_decided(&w.item).await;
+                            w.answer(r);
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, claims = once.len(), "a grouped claim failed; claiming each alone");
+                for w in once {
+                    let r = self.claim_alone(&w.item).await;
+                    w.answer(r);
+                }
+            }
+        }
+        for w in again {
+            let r = self.claim_alone(&w.item).await;
+            w.answer(r);
+        }
+    }
+
+    /// One statement claiming every ask it can (Postgres): the leases it took, by step.
+    async fn claim_together(
+        &self,
+        asks: &[Waiting<ClaimAsk, Claim>],
+    ) -> Result<std::collections::HashMap<StepId, Lease>, StoreError> {
+        let now = now_us();
+        // A VALUES list of bound parameters, not a JSON document: the planner knows its few
+        // rows and probes the primary key for each (a JSON set is taken for 100 rows and
+        // joined by scanning every step).
+        let sql = format!(
+            "UPDATE steps SET state = 'running', attempts = steps.attempts + 1, \
+             lease_gen = CASE WHEN steps.lease_gen + 1 > $1 THEN steps.lease_gen + 1 ELSE $1 END, \
+             lease_owner = j.owner, lease_until_us = j.until_us, updated_us = $1 \
+             FROM (VALUES {}) AS j(review_id, step, key, owner, until_us, max_attempts, shared) \
+             WHERE steps.review_id = j.review_id AND steps.step = j.step AND steps.key = j.key \
+               AND (steps.state = 'queued' OR (steps.state = 'running' \
+                 AND (steps.lease_until_us IS NULL OR steps.lease_until_us <= $1))) \
+               AND steps.not_before_us <= $1 AND steps.attempts < j.max_attempts \
+               AND (j.shared = 0 OR steps.attempts = 0) \
+               AND NOT EXISTS (SELECT 1 FROM reviews r WHERE r.id = steps.review_id \
+                 AND r.status IN ('superseded', 'cancelled')) \
+               AND set_config('synchronous_commit', 'off', true) IS NOT NULL \
+             RETURNING steps.review_id, steps.step, steps.key, steps.lease_gen, steps.attempts, \
+               steps.input, steps.queue, steps.pipeline, steps.lease_owner",
+            crate::sql::values_rows_from(2, asks.len(), 7)
+        );
+        let mut q = sqlx::query(trusted(sql)).bind(now);
+        for w in asks {
+            let a = &w.item;
+            q = q
+                .bind(a.id.review_id.as_str())
+                .bind(a.id.step.as_str())
+                .bind(a.id.key.as_str())
+                .bind(a.owner.as_str())
+                .bind(now.saturating_add(a.lease_for_us))
+                .bind(a.max_attempts)
+                .bind(i64::from(a.shared_queue));
+        }
+        let found = q.fetch_all(&self.pool).await?;
+        let mut leases = std::collections::HashMap::with_capacity(found.len());
+        for row in found {
+            let id = StepId {
+                review_id: row.try_get(0)?,
+                step: row.try_get(1)?,
+                key: row.try_get(2)?,
+            };
+            let lease = Lease {
+                id: id.clone(),
+                generation: row.try_get(3)?,
+                attempt: row.try_get(4)?,
+                input: row.try_get(5)?,
+                queue: row.try_get(6)?,
+                pipeline: row.try_get::<i64, _>(7)? != 0,
+                owner: row.try_get(8)?,
+            };
+            leases.insert(id, lease);
+        }
+        Ok(leases)
+    }
+
+    /// A claim the one-statement path did not take: everything else (finished, busy, not
+    /// due, cancelled, isolated, dead-lettered, missing, or due after all) decided under the
+    /// row's lock.
+    async fn claim_decided(&self, ask: &ClaimAsk) -> Result<Claim, StoreError> {
+        let ClaimAsk {
+            id,
+            owner,
+            lease_for_us,
+            max_attempts,
+            shared_queue,
+        } = ask;
+        let (lease_for_us, max_attempts, shared_queue) =
+            (*lease_for_us, *max_attempts, *shared_queue);
         // Everything else (finished, busy, not due, cancelled, isolated, dead-lettered,
         // missing) is decided under the row's lock.
         let mut tx = self.write_tx().await?;
@@ -584,123 +741,143 @@ impl Store {
     }
 
     /// Commits a finished step, fenced by its lease generation: the result, the next steps
-    /// with their outbox rows, the fan-in, and the trace, in one transaction.
+    /// with their outbox rows, the fan-in, and the trace, in one transaction. On Postgres
+    /// the commits of this process's steps that arrive together share that transaction (one
+    /// WAL flush for all of them; `group.rs`), each still fenced and answered on its own.
     pub async fn commit(&self, lease: &Lease, outcome: &Outcome) -> Result<Committed, StoreError> {
-        if self.dialect == Dialect::Postgres
-            && outcome.next.is_empty()
-            && !outcome.closes_pipeline
-            && outcome.trace.is_empty()
-        {
-            return self.commit_leaf(lease, outcome).await;
+        if self.dialect != Dialect::Postgres {
+            return self.commit_alone(lease, outcome).await;
+        }
+        let store = self.clone();
+        self.groups
+            .commits
+            .join((lease.clone(), outcome.clone()), move |batch| {
+                Box::pin(async move { store.commit_batch(batch).await })
+            })
+            .await
+    }
+
+    /// How many batches this store's step commits ran in on Postgres (each one transaction,
+    /// unless a statement of it failed and its steps were committed again alone).
+    pub fn commit_batches(&self) -> u64 {
+        self.groups.commits.batches()
+    }
+
+    /// One step's commit in a transaction of its own (a step that starts nothing and writes
+    /// no trace, on Postgres, in one statement).
+    async fn commit_alone(
+        &self,
+        lease: &Lease,
+        outcome: &Outcome,
+    ) -> Result<Committed, StoreError> {
+        if self.dialect == Dialect::Postgres && is_leaf(outcome) {
+            return commit_leaf(&self.pool, lease, outcome).await;
         }
         let mut tx = self.write_tx().await?;
-        let now = now_us();
-        // The fenced write and the review's status in one round trip.
-        let done = sqlx::query(
-            "UPDATE steps SET state = 'done', result = $1, lease_until_us = NULL, updated_us = $2 \
-             WHERE review_id = $3 AND step = $4 AND key = $5 AND lease_gen = $6 AND state = 'running' \
-             RETURNING (SELECT status FROM reviews WHERE id = $3)",
-        )
-        .bind(outcome.result.as_str())
-        .bind(now)
-        .bind(lease.id.review_id.as_str())
-        .bind(lease.id.step.as_str())
-        .bind(lease.id.key.as_str())
-        .bind(lease.generation)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some(done) = done else {
-            return Ok(Committed::Conflict);
-        };
-        let status: Option<String> = done.try_get(0)?;
-        let cancelled = !matches!(status.as_deref(), Some("running" | "queued"));
-        let mut jobs = 0;
-        let mut judge_enqueued = false;
-        if !cancelled {
-            let pipelines = outcome.next.iter().filter(|s| s.pipeline).count() as i64;
-            if pipelines > 0 {
-                sqlx::query(
-                    "UPDATE reviews SET open_pipelines = open_pipelines + $1 WHERE id = $2",
-                )
-                .bind(pipelines)
-                .bind(lease.id.review_id.as_str())
-                .execute(&mut *tx)
-                .await?;
-            }
-            jobs += insert_steps(&mut tx, &lease.id.review_id, &outcome.next).await?;
-            if outcome.closes_pipeline {
-                judge_enqueued = fan_in(&mut tx, &lease.id.review_id, now).await?;
-                jobs += usize::from(judge_enqueued);
-            }
-        }
-        if !outcome.trace.is_empty() {
-            crate::review::insert_trace(
-                &mut tx,
-                &lease.id.review_id,
-                &outcome.run_id,
-                &outcome.trace,
-            )
-            .await?;
-        }
-        if let Some((status, result)) = &outcome.finish {
-            sqlx::query(
-                "UPDATE reviews SET status = $1, result = $2, finished_at = $3 WHERE id = $4 \
-                 AND status NOT IN ('superseded', 'cancelled')",
-            )
-            .bind(status.as_str())
-            .bind(result.as_str())
-            .bind(crate::sql::now())
-            .bind(lease.id.review_id.as_str())
-            .execute(&mut *tx)
-            .await?;
+        let committed = commit_in(&mut tx, lease, outcome).await?;
+        if committed == Committed::Conflict {
+            return Ok(committed);
         }
         tx.commit().await?;
         self.log_trace(&lease.id.review_id, &outcome.run_id, &outcome.trace);
-        Ok(Committed::Done {
-            judge_enqueued,
-            jobs,
-        })
+        Ok(committed)
     }
 
-    /// [`Store::commit`] of a step that starts nothing and writes no trace (it may end its
-    /// review), on Postgres: the fenced write and the review's end as one statement, so one
-    /// round trip and one transaction (no BEGIN and COMMIT of their own). SQLite has no
-    /// writing CTE; it takes the general path.
-    async fn commit_leaf(&self, lease: &Lease, outcome: &Outcome) -> Result<Committed, StoreError> {
-        let (finishes, status, result) = match &outcome.finish {
-            Some((status, result)) => (1_i64, status.as_str(), result.as_str()),
-            None => (0, "", ""),
-        };
-        // The review is ended only when the fenced write matched (the CTE reads `s`), and
-        // never over a superseded or cancelled one, as in the general path.
-        let row = sqlx::query(
-            "WITH s AS (UPDATE steps SET state = 'done', result = $1, lease_until_us = NULL, \
-             updated_us = $2 WHERE review_id = $3 AND step = $4 AND key = $5 AND lease_gen = $6 \
-             AND state = 'running' RETURNING review_id), \
-             r AS (UPDATE reviews SET status = $7, result = $8, finished_at = $9 \
-             WHERE $10 = 1 AND id IN (SELECT review_id FROM s) \
-             AND status NOT IN ('superseded', 'cancelled') RETURNING id) \
-             SELECT (SELECT COUNT(*) FROM s), (SELECT COUNT(*) FROM r)",
-        )
-        .bind(outcome.result.as_str())
-        .bind(now_us())
-        .bind(lease.id.review_id.as_str())
-        .bind(lease.id.step.as_str())
-        .bind(lease.id.key.as_str())
-        .bind(lease.generation)
-        .bind(status)
-        .bind(result)
-        .bind(crate::sql::now())
-        .bind(finishes)
-        .fetch_one(&self.pool)
-        .await?;
-        if row.try_get::<i64, _>(0)? == 0 {
-            return Ok(Committed::Conflict);
+    /// Commits the steps of a batch. One alone takes its own transaction; several share
+    /// one, taken in the order of their ids so two batches lock reviews in the same order
+    /// (never a deadlock between them). If a statement fails before COMMIT nothing of the
+    /// batch was written, and each step is committed again alone, so one step's bad write
+    /// (a NUL in its result) fails that step only. A failed COMMIT leaves the outcome
+    /// unknown, as for one step alone: each caller gets the error (its job is put back and
+    /// the store decides when it comes again).
+    async fn commit_batch(&self, mut batch: Vec<Waiting<(Lease, Outcome), Committed>>) {
+        if batch.len() == 1 {
+            let w = batch.pop().expect("one");
+            let r = self.commit_alone(&w.item.0, &w.item.1).await;
+            w.answer(r);
+            return;
         }
-        Ok(Committed::Done {
-            judge_enqueued: false,
-            jobs: 0,
-        })
+        batch.sort_by(|a, b| a.item.0.id.cmp(&b.item.0.id));
+        // Leaves (the usual end of a step) go in one statement; a review named by two of
+        // them (its writes would race inside one statement) sends them one by one.
+        let leaves: Vec<usize> = (0..batch.len())
+            .filter(|i| is_leaf(&batch[*i].item.1))
+            .collect();
+        let one_each = leaves
+            .windows(2)
+            .any(|w| batch[w[0]].item.0.id.review_id == batch[w[1]].item.0.id.review_id);
+        if leaves.len() == batch.len() && !one_each {
+            // Leaves only: the one statement is the whole transaction.
+            let items: Vec<_> = batch.iter().map(|w| (&w.item.0, &w.item.1)).collect();
+            match commit_leaves(&self.pool, &items).await {
+                Ok(done) => {
+                    for (w, c) in batch.into_iter().zip(done) {
+                        w.answer(Ok(c));
+                    }
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, steps = batch.len(), "a grouped commit failed; committing each alone");
+                    for w in batch {
+                        let r = self.commit_alone(&w.item.0, &w.item.1).await;
+                        w.answer(r);
+                    }
+                }
+            }
+            return;
+        }
+        let written = async {
+            let mut tx = self.write_tx().await?;
+            let mut done = vec![Committed::Conflict; batch.len()];
+            if !one_each && leaves.len() > 1 {
+                let items: Vec<_> = leaves
+                    .iter()
+                    .map(|i| (&batch[*i].item.0, &batch[*i].item.1))
+                    .collect();
+                for (i, c) in leaves.iter().zip(commit_leaves(&mut *tx, &items).await?) {
+                    done[*i] = c;
+                }
+            }
+            for (i, w) in batch.iter().enumerate() {
+                let (lease, outcome) = &w.item;
+                if is_leaf(outcome) {
+                    if one_each || leaves.len() == 1 {
+                        done[i] = commit_leaf(&mut *tx, lease, outcome).await?;
+                    }
+                } else {
+                    done[i] = commit_in(&mut tx, lease, outcome).await?;
+                }
+            }
+            Ok::<_, StoreError>((tx, done))
+        }
+        .await;
+        let (tx, done) = match written {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::debug!(error = %e, steps = batch.len(), "a grouped commit failed; committing each alone");
+                for w in batch {
+                    let r = self.commit_alone(&w.item.0, &w.item.1).await;
+                    w.answer(r);
+                }
+                return;
+            }
+        };
+        if let Err(e) = tx.commit().await {
+            let message = e.to_string();
+            for w in batch {
+                w.answer(Err(StoreError::Unavailable {
+                    what: "database".into(),
+                    message: message.clone(),
+                }));
+            }
+            return;
+        }
+        for (w, c) in batch.into_iter().zip(done) {
+            if c != Committed::Conflict {
+                let (lease, outcome) = &w.item;
+                self.log_trace(&lease.id.review_id, &outcome.run_id, &outcome.trace);
+            }
+            w.answer(Ok(c));
+        }
     }
 
     /// Ends a step that failed for good (a permanent error): its branch closes like a
@@ -1104,6 +1281,209 @@ pub(crate) async fn within_cap(
         });
     }
     Ok(())
+}
+
+/// The steps' writes that are grouped (`group.rs`), per store.
+#[derive(Debug, Default)]
+pub(crate) struct Groups {
+    pub(crate) commits: Lane<(Lease, Outcome), Committed>,
+    pub(crate) claims: Lane<ClaimAsk, Claim>,
+}
+
+/// One claim as asked ([`Store::claim_from`]'s arguments).
+#[derive(Debug, Clone)]
+pub(crate) struct ClaimAsk {
+    id: StepId,
+    owner: String,
+    lease_for_us: i64,
+    max_attempts: i64,
+    shared_queue: bool,
+}
+
+/// A step that starts nothing, closes no pipeline and writes no trace: on Postgres its
+/// commit is one statement.
+fn is_leaf(outcome: &Outcome) -> bool {
+    outcome.next.is_empty() && !outcome.closes_pipeline && outcome.trace.is_empty()
+}
+
+/// A step's commit inside `tx`: the fenced write (nothing else when it matches nothing:
+/// [`Committed::Conflict`]), its next steps and outbox rows, the fan-in, the trace and the
+/// review's end.
+async fn commit_in(
+    tx: &mut Tx<'_>,
+    lease: &Lease,
+    outcome: &Outcome,
+) -> Result<Committed, StoreError> {
+    let now = now_us();
+    // The fenced write and the review's status in one round trip.
+    let done = sqlx::query(
+        "UPDATE steps SET state = 'done', result = $1, lease_until_us = NULL, updated_us = $2 \
+         WHERE review_id = $3 AND step = $4 AND key = $5 AND lease_gen = $6 AND state = 'running' \
+         RETURNING (SELECT status FROM reviews WHERE id = $3)",
+    )
+    .bind(outcome.result.as_str())
+    .bind(now)
+    .bind(lease.id.review_id.as_str())
+    .bind(lease.id.step.as_str())
+    .bind(lease.id.key.as_str())
+    .bind(lease.generation)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(done) = done else {
+        return Ok(Committed::Conflict);
+    };
+    let status: Option<String> = done.try_get(0)?;
+    let cancelled = !matches!(status.as_deref(), Some("running" | "queued"));
+    let mut jobs = 0;
+    let mut judge_enqueued = false;
+    if !cancelled {
+        let pipelines = outcome.next.iter().filter(|s| s.pipeline).count() as i64;
+        if pipelines > 0 {
+            sqlx::query("UPDATE reviews SET open_pipelines = open_pipelines + $1 WHERE id = $2")
+                .bind(pipelines)
+                .bind(lease.id.review_id.as_str())
+                .execute(&mut **tx)
+                .await?;
+        }
+        jobs += insert_steps(tx, &lease.id.review_id, &outcome.next).await?;
+        if outcome.closes_pipeline {
+            judge_enqueued = fan_in(tx, &lease.id.review_id, now).await?;
+            jobs += usize::from(judge_enqueued);
+        }
+    }
+    if !outcome.trace.is_empty() {
+        crate::review::insert_trace(tx, &lease.id.review_id, &outcome.run_id, &outcome.trace)
+            .await?;
+    }
+    if let Some((status, result)) = &outcome.finish {
+        sqlx::query(
+            "UPDATE reviews SET status = $1, result = $2, finished_at = $3 WHERE id = $4 \
+             AND status NOT IN ('superseded', 'cancelled')",
+        )
+        .bind(status.as_str())
+        .bind(result.as_str())
+        .bind(crate::sql::now())
+        .bind(lease.id.review_id.as_str())
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(Committed::Done {
+        judge_enqueued,
+        jobs,
+    })
+}
+
+/// The commit of a step that starts nothing and writes no trace (it may end its review),
+/// on Postgres: the fenced write and the review's end as one statement, so one round trip
+/// (and, alone, one transaction with no BEGIN and COMMIT of its own). SQLite has no writing
+/// CTE; it takes [`commit_in`].
+async fn commit_leaf<'e, E>(
+    exec: E,
+    lease: &Lease,
+    outcome: &Outcome,
+) -> Result<Committed, StoreError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    let (finishes, status, result) = match &outcome.finish {
+        Some((status, result)) => (1_i64, status.as_str(), result.as_str()),
+        None => (0, "", ""),
+    };
+    // The review is ended only when the fenced write matched (the CTE reads `s`), and
+    // never over a superseded or cancelled one, as in the general path.
+    let row = sqlx::query(
+        "WITH s AS (UPDATE steps SET state = 'done', result = $1, lease_until_us = NULL, \
+         updated_us = $2 WHERE review_id = $3 AND step = $4 AND key = $5 AND lease_gen = $6 \
+         AND state = 'running' RETURNING review_id), \
+         r AS (UPDATE reviews SET status = $7, result = $8, finished_at = $9 \
+         WHERE $10 = 1 AND id IN (SELECT review_id FROM s) \
+         AND status NOT IN ('superseded', 'cancelled') RETURNING id) \
+         SELECT (SELECT COUNT(*) FROM s), (SELECT COUNT(*) FROM r)",
+    )
+    .bind(outcome.result.as_str())
+    .bind(now_us())
+    .bind(lease.id.review_id.as_str())
+    .bind(lease.id.step.as_str())
+    .bind(lease.id.key.as_str())
+    .bind(lease.generation)
+    .bind(status)
+    .bind(result)
+    .bind(crate::sql::now())
+    .bind(finishes)
+    .fetch_one(exec)
+    .await?;
+    if row.try_get::<i64, _>(0)? == 0 {
+        return Ok(Committed::Conflict);
+    }
+    Ok(Committed::Done {
+        judge_enqueued: false,
+        jobs: 0,
+    })
+}
+
+/// The commits of several leaves (steps that start nothing and write no trace) in one
+/// statement, on Postgres: each fenced by its own lease generation, each review a leaf ends
+/// ended, never over a superseded or cancelled one ([`commit_leaf`] for many; no two of
+/// them of one review). Answers in the order of `items`.
+async fn commit_leaves<'e, E>(
+    exec: E,
+    items: &[(&Lease, &Outcome)],
+) -> Result<Vec<Committed>, StoreError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    let sql = format!(
+        "WITH j(review_id, step, key, gen, result, finishes, status, review_result) AS (VALUES {}), \
+         s AS (UPDATE steps SET state = 'done', result = j.result, lease_until_us = NULL, updated_us = $1 \
+           FROM j WHERE steps.review_id = j.review_id AND steps.step = j.step AND steps.key = j.key \
+           AND steps.lease_gen = j.gen AND steps.state = 'running' \
+           RETURNING steps.review_id, steps.step, steps.key), \
+         r AS (UPDATE reviews SET status = j.status, result = j.review_result, finished_at = $2 \
+           FROM j JOIN s ON s.review_id = j.review_id AND s.step = j.step AND s.key = j.key \
+           WHERE j.finishes = 1 AND reviews.id = j.review_id \
+           AND reviews.status NOT IN ('superseded', 'cancelled') RETURNING reviews.id) \
+         SELECT review_id, step, key FROM s",
+        crate::sql::values_rows_from(3, items.len(), 8)
+    );
+    let mut q = sqlx::query(trusted(sql))
+        .bind(now_us())
+        .bind(crate::sql::now());
+    for (lease, outcome) in items {
+        let (finishes, status, result) = match &outcome.finish {
+            Some((status, result)) => (1_i64, status.as_str(), result.as_str()),
+            None => (0, "", ""),
+        };
+        q = q
+            .bind(lease.id.review_id.as_str())
+            .bind(lease.id.step.as_str())
+            .bind(lease.id.key.as_str())
+            .bind(lease.generation)
+            .bind(outcome.result.as_str())
+            .bind(finishes)
+            .bind(status)
+            .bind(result);
+    }
+    let mut written = std::collections::HashSet::new();
+    for row in q.fetch_all(exec).await? {
+        written.insert(StepId {
+            review_id: row.try_get(0)?,
+            step: row.try_get(1)?,
+            key: row.try_get(2)?,
+        });
+    }
+    Ok(items
+        .iter()
+        .map(|(lease, _)| {
+            if written.contains(&lease.id) {
+                Committed::Done {
+                    judge_enqueued: false,
+                    jobs: 0,
+                }
+            } else {
+                Committed::Conflict
+            }
+        })
+        .collect())
 }
 
 fn select_step_for_update(dialect: Dialect) -> String {

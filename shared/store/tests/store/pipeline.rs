@@ -6,6 +6,10 @@ use proven_store::{Claim, Committed, NewPipelineReview, NewStep, Outcome, Retry,
 both_backends!(
     a_worker_whose_lease_was_taken_over_cannot_commit,
     a_step_that_ends_its_review_is_fenced_and_never_ends_a_superseded_one,
+    steps_that_commit_together_share_a_transaction_each_fenced_on_its_own,
+    a_step_whose_write_fails_fails_alone_among_those_committing_with_it,
+    claims_that_arrive_together_get_each_the_answer_it_would_get_alone,
+    leaves_that_commit_together_are_each_fenced_and_end_only_their_own_review,
     a_step_that_crashes_its_worker_three_times_is_dead_lettered,
     fan_out_then_fan_in_enqueues_the_judge_once,
     a_newer_head_of_the_same_pull_request_cancels_pending_steps,
@@ -788,6 +792,462 @@ async fn a_step_that_ends_its_review_is_fenced_and_never_ends_a_superseded_one(b
         Committed::Done { .. }
     ));
     let old = t.store.review("old").await.expect("old");
+    assert_eq!(old.status, proven_store::ReviewStatus::Superseded);
+    assert_eq!(old.result, None);
+    t.cleanup().await;
+}
+
+/// Claims the intake of `n` admitted reviews named `PREFIX0`..: their leases.
+async fn claimed(store: &Store, prefix: &str, n: usize) -> Vec<proven_store::Lease> {
+    let mut leases = Vec::new();
+    for i in 0..n {
+        let r = format!("{prefix}{i}");
+        admitted(store, &r, None).await;
+        leases.push(run(store, &id(&r, "intake", ""), "w1").await);
+    }
+    leases
+}
+
+/// Commits that arrive together (a worker's slots ending at once) share a transaction on
+/// Postgres, and each is still its own commit: its result, next steps, outbox rows and trace
+/// land; a review it ends ends; a lease taken over among them is refused alone.
+async fn steps_that_commit_together_share_a_transaction_each_fenced_on_its_own(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    let mut leases = claimed(&t.store, "g", 15).await;
+    // g15's first worker is presumed dead (its lease expired at once) and another took the
+    // step over: the first one's commit is a zombie's.
+    admitted(&t.store, "g15", None).await;
+    let step15 = id("g15", "intake", "");
+    let zombie = match t
+        .store
+        .claim(&step15, "w0", 0, MAX_ATTEMPTS)
+        .await
+        .expect("claim")
+    {
+        Claim::Run(l) => l,
+        other => panic!("{other:?}"),
+    };
+    let taken = run(&t.store, &step15, "w2").await;
+    assert!(taken.generation > zombie.generation);
+    leases.push(zombie);
+    let outcome = |i: usize| -> Outcome {
+        if i % 2 == 0 {
+            // Ends its review in one statement (a leaf).
+            Outcome {
+                result: format!("\"leaf {i}\""),
+                finish: Some((proven_store::ReviewStatus::Complete, format!("\"end {i}\""))),
+                ..Default::default()
+            }
+        } else {
+            // Starts a step and writes its trace.
+            Outcome {
+                result: format!("\"step {i}\""),
+                next: vec![NewStep::new("plan", "control")],
+                trace: vec![("note".into(), serde_json::json!({ "i": i }))],
+                run_id: format!("run-{i}"),
+                ..Default::default()
+            }
+        }
+    };
+    let before = t.store.commit_batches();
+    let commits = leases.iter().enumerate().map(|(i, lease)| {
+        let store = t.store.clone();
+        let lease = lease.clone();
+        let outcome = outcome(i);
+        async move { store.commit(&lease, &outcome).await }
+    });
+    let results = futures_util::future::join_all(commits).await;
+    for (i, r) in results.iter().enumerate() {
+        let r = r.as_ref().expect("commit");
+        if i == 15 {
+            assert_eq!(*r, Committed::Conflict, "the zombie's commit is refused");
+        } else if i % 2 == 0 {
+            assert_eq!(
+                *r,
+                Committed::Done {
+                    judge_enqueued: false,
+                    jobs: 0
+                },
+                "g{i}"
+            );
+        } else {
+            assert_eq!(
+                *r,
+                Committed::Done {
+                    judge_enqueued: false,
+                    jobs: 1
+                },
+                "g{i}"
+            );
+        }
+    }
+    if backend == Backend::Postgres {
+        let batches = t.store.commit_batches() - before;
+        assert!(
+            (1..16).contains(&batches),
+            "16 commits arriving together ran in {batches} batches"
+        );
+    }
+    for i in 0..15 {
+        let r = format!("g{i}");
+        let review = t.store.review(&r).await.expect("review");
+        let steps = t.store.steps_of(&r).await.expect("steps");
+        let intake = steps
+            .iter()
+            .find(|s| s.id.step == "intake")
+            .expect("intake");
+        assert_eq!(intake.state, "done", "{r}");
+        if i % 2 == 0 {
+            assert_eq!(
+                intake.result.as_deref(),
+                Some(format!("\"leaf {i}\"").as_str())
+            );
+            assert_eq!(review.status, proven_store::ReviewStatus::Complete, "{r}");
+            assert_eq!(
+                review.result.as_deref(),
+                Some(format!("\"end {i}\"").as_str())
+            );
+        } else {
+            assert_eq!(
+                intake.result.as_deref(),
+                Some(format!("\"step {i}\"").as_str())
+            );
+            assert_eq!(review.status, proven_store::ReviewStatus::Running, "{r}");
+            assert!(
+                steps
+                    .iter()
+                    .any(|s| s.id.step == "plan" && s.state == "queued"),
+                "{r}"
+            );
+            let trace = t.store.trace(&r).await.expect("trace");
+            assert_eq!(trace.len(), 1, "{r}: its trace line");
+        }
+    }
+    // The zombie wrote nothing; the new holder still commits.
+    let g15 = t.store.steps_of("g15").await.expect("steps");
+    assert_eq!(
+        g15.iter()
+            .find(|s| s.id.step == "intake")
+            .expect("intake")
+            .state,
+        "running"
+    );
+    assert!(t.store.trace("g15").await.expect("trace").is_empty());
+    assert!(matches!(
+        t.store.commit(&taken, &outcome(1)).await.expect("commit"),
+        Committed::Done { jobs: 1, .. }
+    ));
+    // One outbox row per started step: 7 from the batch, 1 from g15's holder.
+    let drained = t.store.drain_outbox(100).await.expect("drain");
+    assert_eq!(drained.iter().filter(|j| j.step == "plan").count(), 8);
+    t.cleanup().await;
+}
+
+/// A step whose write the database refuses (a NUL in its result, which Postgres text cannot
+/// hold) among steps committing with it: the others commit, it alone gets the error, and
+/// nothing of it is written.
+async fn a_step_whose_write_fails_fails_alone_among_those_committing_with_it(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    let leases = claimed(&t.store, "f", 8).await;
+    let bad = 3;
+    let commits = leases.iter().enumerate().map(|(i, lease)| {
+        let store = t.store.clone();
+        let lease = lease.clone();
+        let outcome = Outcome {
+            result: if i == bad {
+                "\"nul \u{0} here\"".into()
+            } else {
+                format!("\"ok {i}\"")
+            },
+            next: vec![NewStep::new("plan", "control")],
+            trace: vec![("note".into(), serde_json::json!({ "i": i }))],
+            run_id: format!("run-{i}"),
+            ..Default::default()
+        };
+        async move { store.commit(&lease, &outcome).await }
+    });
+    let results = futures_util::future::join_all(commits).await;
+    for (i, r) in results.iter().enumerate() {
+        let steps = t.store.steps_of(&format!("f{i}")).await.expect("steps");
+        let intake = steps
+            .iter()
+            .find(|s| s.id.step == "intake")
+            .expect("intake");
+        if i == bad && backend == Backend::Postgres {
+            let e = r.as_ref().expect_err("Postgres refuses a NUL in text");
+            assert!(e.to_string().contains("0x00"), "the database's reason: {e}");
+            assert_eq!(intake.state, "running", "nothing of it was written");
+            assert!(!steps.iter().any(|s| s.id.step == "plan"));
+            assert!(
+                t.store
+                    .trace(&format!("f{i}"))
+                    .await
+                    .expect("trace")
+                    .is_empty()
+            );
+        } else {
+            assert!(
+                matches!(r, Ok(Committed::Done { jobs: 1, .. })),
+                "f{i}: {r:?}"
+            );
+            assert_eq!(intake.state, "done", "f{i}");
+            assert!(steps.iter().any(|s| s.id.step == "plan"), "f{i}");
+        }
+    }
+    t.cleanup().await;
+}
+
+/// Claims that arrive together (a worker pops one job per free slot) are made in one
+/// statement on Postgres, and each gets the answer it would get alone: due steps run with a
+/// fresh lease, a step asked for twice runs once (the second ask finds it busy), a held
+/// lease is busy, a finished step finished, a step tried before and delivered by a shared
+/// queue is isolated, a missing step missing, a superseded review's step cancelled.
+async fn claims_that_arrive_together_get_each_the_answer_it_would_get_alone(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    for i in 0..6 {
+        admitted(&t.store, &format!("c{i}"), None).await;
+    }
+    // c1: held by another worker; c2: finished; c3: tried before (its lease expired).
+    let held = run(&t.store, &id("c1", "intake", ""), "other").await;
+    let done = run(&t.store, &id("c2", "intake", ""), "other").await;
+    assert!(matches!(
+        t.store
+            .commit(
+                &done,
+                &Outcome {
+                    result: "1".into(),
+                    ..Default::default()
+                }
+            )
+            .await,
+        Ok(Committed::Done { .. })
+    ));
+    match t
+        .store
+        .claim(&id("c3", "intake", ""), "other", 0, MAX_ATTEMPTS)
+        .await
+    {
+        Ok(Claim::Run(_)) => {}
+        other => panic!("{other:?}"),
+    }
+    // p-old: its review superseded by a newer head.
+    admitted(&t.store, "p-old", Some("acme/app#1")).await;
+    admitted(&t.store, "p-new", Some("acme/app#1")).await;
+    let asks = [
+        (id("c0", "intake", ""), true),
+        (id("c0", "intake", ""), true),
+        (id("c1", "intake", ""), true),
+        (id("c2", "intake", ""), true),
+        (id("c3", "intake", ""), true),
+        (id("c4", "intake", ""), true),
+        (id("c5", "intake", ""), false),
+        (id("nope", "intake", ""), true),
+        (id("p-old", "intake", ""), true),
+    ];
+    let before = t.store.claim_batches();
+    let claims = asks.iter().map(|(step, shared)| {
+        let store = t.store.clone();
+        let step = step.clone();
+        let shared = *shared;
+        async move {
+            store
+                .claim_from(&step, "w1", 60_000_000, MAX_ATTEMPTS, shared)
+                .await
+        }
+    });
+    let got: Vec<Claim> = futures_util::future::join_all(claims)
+        .await
+        .into_iter()
+        .map(|c| c.expect("claim"))
+        .collect();
+    if backend == Backend::Postgres {
+        let batches = t.store.claim_batches() - before;
+        assert!(
+            (1..9).contains(&batches),
+            "9 claims ran in {batches} batches"
+        );
+    }
+    let ran: Vec<_> = got[..2]
+        .iter()
+        .filter(|c| matches!(c, Claim::Run(_)))
+        .collect();
+    assert_eq!(
+        ran.len(),
+        1,
+        "a step asked for twice runs once: {:?}",
+        &got[..2]
+    );
+    assert!(got[..2].contains(&Claim::Busy), "{:?}", &got[..2]);
+    assert_eq!(got[2], Claim::Busy, "held by another worker");
+    assert_eq!(got[3], Claim::Finished);
+    assert_eq!(got[4], Claim::Isolated, "tried before, from a shared queue");
+    let Claim::Run(c4) = &got[5] else {
+        panic!("c4 is due: {:?}", got[5])
+    };
+    let Claim::Run(c5) = &got[6] else {
+        panic!("c5 is due: {:?}", got[6])
+    };
+    assert_eq!(got[7], Claim::Missing);
+    assert_eq!(got[8], Claim::Cancelled, "its review was superseded");
+    // The leases are fresh and fence as any lease does.
+    for lease in [c4, c5] {
+        assert_eq!(lease.owner, "w1");
+        assert_eq!(lease.attempt, 1);
+        assert_eq!(lease.queue, "evidence");
+        assert!(matches!(
+            t.store
+                .commit(
+                    lease,
+                    &Outcome {
+                        result: "2".into(),
+                        ..Default::default()
+                    }
+                )
+                .await,
+            Ok(Committed::Done { .. })
+        ));
+    }
+    let Claim::Run(c0) = ran[0] else {
+        unreachable!()
+    };
+    assert!(c0.generation > 0);
+    // The holder of c1 was not disturbed.
+    assert!(t.store.renew(&held, 1_000_000).await.expect("renew"));
+    t.cleanup().await;
+}
+
+/// Steps that start nothing and write no trace (leaves), committing together: one statement
+/// on Postgres, and still each fenced on its own (a zombie's refused), each review a leaf
+/// ends ended with that leaf's result, a superseded review left superseded, and two leaves
+/// of one review both written.
+async fn leaves_that_commit_together_are_each_fenced_and_end_only_their_own_review(
+    backend: Backend,
+) {
+    let t = TestStore::new(backend).await;
+    let mut leases = claimed(&t.store, "l", 6).await;
+    // l6: a zombie's lease (taken over).
+    admitted(&t.store, "l6", None).await;
+    let step6 = id("l6", "intake", "");
+    let zombie = match t
+        .store
+        .claim(&step6, "w0", 0, MAX_ATTEMPTS)
+        .await
+        .expect("claim")
+    {
+        Claim::Run(l) => l,
+        other => panic!("{other:?}"),
+    };
+    let taken = run(&t.store, &step6, "w2").await;
+    leases.push(zombie);
+    // l0 gets a second step running beside its intake: two leaves of one review.
+    let first = leases[0].clone();
+    assert!(matches!(
+        t.store
+            .commit(
+                &first,
+                &Outcome {
+                    result: "0".into(),
+                    next: vec![
+                        NewStep::new("plan", "control"),
+                        NewStep {
+                            key: "b".into(),
+                            ..NewStep::new("plan", "control")
+                        }
+                    ],
+                    ..Default::default()
+                }
+            )
+            .await,
+        Ok(Committed::Done { jobs: 2, .. })
+    ));
+    leases[0] = run(&t.store, &id("l0", "plan", ""), "w1").await;
+    let second = run(&t.store, &id("l0", "plan", "b"), "w1").await;
+    // p-old: superseded while its step ran.
+    admitted(&t.store, "p-old", Some("acme/app#2")).await;
+    leases.push(run(&t.store, &id("p-old", "intake", ""), "w1").await);
+    admitted(&t.store, "p-new", Some("acme/app#2")).await;
+    let ends = |what: &str| Outcome {
+        result: format!("\"{what}\""),
+        finish: Some((
+            proven_store::ReviewStatus::Complete,
+            format!("\"end {what}\""),
+        )),
+        ..Default::default()
+    };
+    // Round one: leaves of different reviews (the first two of a burst take the two turns
+    // alone; the rest, zombie and superseded review last, go in one statement).
+    let mut round_one: Vec<(proven_store::Lease, Outcome)> = leases[1..]
+        .iter()
+        .map(|l| (l.clone(), ends(&l.id.review_id)))
+        .collect();
+    // Round two: two leaves of l0 (one only writes its result, the other ends the review)
+    // after two others of their own reviews.
+    let mut round_two = Vec::new();
+    for r in ["l7", "l8"] {
+        admitted(&t.store, r, None).await;
+        round_two.push((run(&t.store, &id(r, "intake", ""), "w1").await, ends(r)));
+    }
+    round_two.push((
+        leases[0].clone(),
+        Outcome {
+            result: "\"plan\"".into(),
+            ..Default::default()
+        },
+    ));
+    round_two.push((second, ends("l0")));
+    let done = Committed::Done {
+        judge_enqueued: false,
+        jobs: 0,
+    };
+    for round in [&mut round_one, &mut round_two] {
+        let before = t.store.commit_batches();
+        let commits = round.iter().map(|(lease, outcome)| {
+            let store = t.store.clone();
+            async move { store.commit(lease, outcome).await }
+        });
+        let results = futures_util::future::join_all(commits).await;
+        if backend == Backend::Postgres && round.len() > 4 {
+            let batches = t.store.commit_batches() - before;
+            // Two alone, then the rest of the burst (already waiting) together.
+            assert!(
+                batches < round.len() as u64,
+                "{} leaves ran in {batches} batches",
+                round.len()
+            );
+        }
+        for ((lease, _), r) in round.iter().zip(&results) {
+            let r = r.as_ref().expect("commit");
+            if lease.id.review_id == "l6" {
+                assert_eq!(*r, Committed::Conflict, "the zombie is refused");
+            } else {
+                assert_eq!(*r, done, "{:?}", lease.id);
+            }
+        }
+    }
+    for i in [1, 2, 3, 4, 5, 7, 8] {
+        let r = t.store.review(&format!("l{i}")).await.expect("review");
+        assert_eq!(r.status, proven_store::ReviewStatus::Complete);
+        assert_eq!(r.result.as_deref(), Some(format!("\"end l{i}\"").as_str()));
+    }
+    let l0 = t.store.review("l0").await.expect("l0");
+    assert_eq!(l0.result.as_deref(), Some("\"end l0\""));
+    let steps = t.store.steps_of("l0").await.expect("steps");
+    assert!(
+        steps
+            .iter()
+            .filter(|s| s.id.step == "plan")
+            .all(|s| s.state == "done"),
+        "both leaves of l0 written"
+    );
+    assert_eq!(
+        t.store.review("l6").await.expect("l6").status,
+        proven_store::ReviewStatus::Running
+    );
+    assert!(matches!(
+        t.store.commit(&taken, &ends("l6")).await,
+        Ok(Committed::Done { .. })
+    ));
+    let old = t.store.review("p-old").await.expect("p-old");
     assert_eq!(old.status, proven_store::ReviewStatus::Superseded);
     assert_eq!(old.result, None);
     t.cleanup().await;
