@@ -142,7 +142,7 @@ mod tests {
             async move {
                 lane.join(i, move |batch| {
                     Box::pin(async move {
-                        sizes.lock().unwrap().push(batch.len());
+                        sizes.lock().expect("sizes").push(batch.len());
                         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
                         for w in batch {
                             let v = w.item * 10;
@@ -156,9 +156,13 @@ mod tests {
         // Polled together in one task, as concurrent steps arrive.
         let answers = futures_util::future::join_all(calls).await;
         for (i, a) in answers.into_iter().enumerate() {
-            assert_eq!(a.unwrap(), i as u32 * 10, "each caller gets its own answer");
+            assert_eq!(
+                a.expect("answer"),
+                i as u32 * 10,
+                "each caller gets its own answer"
+            );
         }
-        let sizes = sizes.lock().unwrap().clone();
+        let sizes = sizes.lock().expect("sizes").clone();
         assert_eq!(
             sizes.iter().sum::<usize>(),
             16,
@@ -194,8 +198,8 @@ mod tests {
         let third = tokio::spawn(async move { l3.join(3, slow).await });
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         first.abort();
-        assert_eq!(second.await.unwrap().unwrap(), 3);
-        assert_eq!(third.await.unwrap().unwrap(), 4);
+        assert_eq!(second.await.expect("task").expect("answer"), 3);
+        assert_eq!(third.await.expect("task").expect("answer"), 4);
     }
 
     /// A batch that never answers (it panicked) is an error for each caller, not a hang.
@@ -217,6 +221,6 @@ mod tests {
                 })
             })
             .await;
-        assert_eq!(b.unwrap(), 7);
+        assert_eq!(b.expect("answer"), 7);
     }
 }

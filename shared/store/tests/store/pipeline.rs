@@ -831,7 +831,7 @@ async fn steps_that_commit_together_share_a_transaction_each_fenced_on_its_own(b
     assert!(taken.generation > zombie.generation);
     leases.push(zombie);
     let outcome = |i: usize| -> Outcome {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             // Ends its review in one statement (a leaf).
             Outcome {
                 result: format!("\"leaf {i}\""),
@@ -861,7 +861,7 @@ async fn steps_that_commit_together_share_a_transaction_each_fenced_on_its_own(b
         let r = r.as_ref().expect("commit");
         if i == 15 {
             assert_eq!(*r, Committed::Conflict, "the zombie's commit is refused");
-        } else if i % 2 == 0 {
+        } else if i.is_multiple_of(2) {
             assert_eq!(
                 *r,
                 Committed::Done {
@@ -888,7 +888,7 @@ async fn steps_that_commit_together_share_a_transaction_each_fenced_on_its_own(b
             "16 commits arriving together ran in {batches} batches"
         );
     }
-    for i in 0..15 {
+    for i in 0..15_usize {
         let r = format!("g{i}");
         let review = t.store.review(&r).await.expect("review");
         let steps = t.store.steps_of(&r).await.expect("steps");
@@ -897,7 +897,7 @@ async fn steps_that_commit_together_share_a_transaction_each_fenced_on_its_own(b
             .find(|s| s.id.step == "intake")
             .expect("intake");
         assert_eq!(intake.state, "done", "{r}");
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             assert_eq!(
                 intake.result.as_deref(),
                 Some(format!("\"leaf {i}\"").as_str())
