@@ -462,15 +462,12 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         if let Some(row) = row {
-            return Ok(Claim::Run(Lease {
-                id: id.clone(),
-                generation: row.try_get(0)?,
-                attempt: row.try_get(1)?,
-                input: row.try_get(2)?,
-                queue: row.try_get(3)?,
-                pipeline: row.try_get::<i64, _>(4)? != 0,
-                owner: owner.to_string(),
-            }));
+            return Ok(Claim::Run(lease_of(
+                &row,
+                0,
+                id.clone(),
+                owner.to_string(),
+            )?));
         }
         self.claim_decided(ask).await
     }
@@ -567,15 +564,7 @@ impl Store {
                 step: row.try_get(1)?,
                 key: row.try_get(2)?,
             };
-            let lease = Lease {
-                id: id.clone(),
-                generation: row.try_get(3)?,
-                attempt: row.try_get(4)?,
-                input: row.try_get(5)?,
-                queue: row.try_get(6)?,
-                pipeline: row.try_get::<i64, _>(7)? != 0,
-                owner: row.try_get(8)?,
-            };
+            let lease = lease_of(&row, 3, id.clone(), row.try_get(8)?)?;
             leases.insert(id, lease);
         }
         Ok(leases)
@@ -672,15 +661,7 @@ impl Store {
         .bind(id.key.as_str())
         .fetch_one(&mut *tx)
         .await?;
-        let lease = Lease {
-            id: id.clone(),
-            generation: row.try_get(0)?,
-            attempt: row.try_get(1)?,
-            input: row.try_get(2)?,
-            queue: row.try_get(3)?,
-            pipeline: row.try_get::<i64, _>(4)? != 0,
-            owner: owner.to_string(),
-        };
+        let lease = lease_of(&row, 0, id.clone(), owner.to_string())?;
         tx.commit().await?;
         Ok(Claim::Run(lease))
     }
@@ -1484,6 +1465,25 @@ where
             }
         })
         .collect())
+}
+
+/// A claim's lease from the row its UPDATE returned: `lease_gen, attempts, input, queue,
+/// pipeline` from column `first` on.
+fn lease_of(
+    row: &sqlx::any::AnyRow,
+    first: usize,
+    id: StepId,
+    owner: String,
+) -> Result<Lease, StoreError> {
+    Ok(Lease {
+        id,
+        generation: row.try_get(first)?,
+        attempt: row.try_get(first + 1)?,
+        input: row.try_get(first + 2)?,
+        queue: row.try_get(first + 3)?,
+        pipeline: row.try_get::<i64, _>(first + 4)? != 0,
+        owner,
+    })
 }
 
 fn select_step_for_update(dialect: Dialect) -> String {

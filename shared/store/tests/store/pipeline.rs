@@ -1252,3 +1252,49 @@ async fn leaves_that_commit_together_are_each_fenced_and_end_only_their_own_revi
     assert_eq!(old.result, None);
     t.cleanup().await;
 }
+
+/// A Postgres store keeps at most the connections it was opened with
+/// (`PROVEN_DATABASE_CONNECTIONS`), however many callers it has at once: 32 concurrent claims
+/// and reads through a store of 2 never have more than 2 backends on its database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_store_keeps_at_most_its_connections() {
+    let t = TestStore::new(Backend::Postgres).await;
+    t.store.close().await;
+    let store = Store::open_url_with(&t.url, 2).await.expect("open");
+    let db = t.url.rsplit('/').next().expect("db").to_string();
+    let mut admin = <sqlx::AnyConnection as sqlx::Connection>::connect(
+        &proven_store::testing::postgres_admin_url(),
+    )
+    .await
+    .expect("admin");
+    for i in 0..32 {
+        admitted(&store, &format!("r{i}"), None).await;
+    }
+    let work = (0..32).map(|i| {
+        let store = store.clone();
+        async move {
+            let step = id(&format!("r{i}"), "intake", "");
+            store.claim(&step, "w", 60_000_000, 3).await.expect("claim");
+            store.steps_of(&step.review_id).await.expect("read");
+        }
+    });
+    let watch = async {
+        let mut most = 0i64;
+        for _ in 0..50 {
+            let (n,): (i64,) =
+                sqlx::query_as("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = $1")
+                    .bind(db.as_str())
+                    .fetch_one(&mut admin)
+                    .await
+                    .expect("count");
+            most = most.max(n);
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        most
+    };
+    let (_, most) = tokio::join!(futures_util::future::join_all(work), watch);
+    assert!(most >= 1, "the store's work was seen");
+    assert!(most <= 2, "{most} backends for a store of 2 connections");
+    store.close().await;
+    t.cleanup().await;
+}
