@@ -425,7 +425,7 @@ pub static SETTINGS: &[Setting] = &[
         doc: "Connections one process keeps to Postgres at most (the embedded SQLite store keeps 4). \
               A worker's steps claim and commit in groups, so a few connections serve all its slots; \
               more backends than the database has cores mostly contend (docs/benchmarks.md: 4 a \
-              worker moved 1.2-1.4x the steps of 16 on two cores). Keep the fleet's total near a \
+              worker moved 1.2-1.5x the steps of 16 on two cores). Keep the fleet's total near a \
               few times the database's cores.",
     },
     Setting {

@@ -752,7 +752,8 @@ impl Store {
         outcome: &Outcome,
     ) -> Result<Committed, StoreError> {
         if self.dialect == Dialect::Postgres && is_leaf(outcome) {
-            return commit_leaf(&self.pool, lease, outcome).await;
+            let mut one = commit_leaves(&self.pool, &[(lease, outcome)]).await?;
+            return Ok(one.pop().unwrap_or(Committed::Conflict));
         }
         let mut tx = self.write_tx().await?;
         let committed = commit_in(&mut tx, lease, outcome).await?;
@@ -809,22 +810,24 @@ impl Store {
         let written = async {
             let mut tx = self.write_tx().await?;
             let mut done = vec![Committed::Conflict; batch.len()];
-            if !one_each && leaves.len() > 1 {
-                let items: Vec<_> = leaves
+            // The leaves in one statement, or one each when a review repeats among them.
+            let groups: Vec<&[usize]> = if one_each {
+                leaves.chunks(1).collect()
+            } else {
+                vec![&leaves[..]]
+            };
+            for group in groups.into_iter().filter(|g| !g.is_empty()) {
+                let items: Vec<_> = group
                     .iter()
                     .map(|i| (&batch[*i].item.0, &batch[*i].item.1))
                     .collect();
-                for (i, c) in leaves.iter().zip(commit_leaves(&mut *tx, &items).await?) {
+                for (i, c) in group.iter().zip(commit_leaves(&mut *tx, &items).await?) {
                     done[*i] = c;
                 }
             }
             for (i, w) in batch.iter().enumerate() {
                 let (lease, outcome) = &w.item;
-                if is_leaf(outcome) {
-                    if one_each || leaves.len() == 1 {
-                        done[i] = commit_leaf(&mut *tx, lease, outcome).await?;
-                    }
-                } else {
+                if !is_leaf(outcome) {
                     done[i] = commit_in(&mut tx, lease, outcome).await?;
                 }
             }
@@ -1354,58 +1357,13 @@ async fn commit_in(
     })
 }
 
-/// The commit of a step that starts nothing and writes no trace (it may end its review),
-/// on Postgres: the fenced write and the review's end as one statement, so one round trip
-/// (and, alone, one transaction with no BEGIN and COMMIT of its own). SQLite has no writing
-/// CTE; it takes [`commit_in`].
-async fn commit_leaf<'e, E>(
-    exec: E,
-    lease: &Lease,
-    outcome: &Outcome,
-) -> Result<Committed, StoreError>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Any>,
-{
-    let (finishes, status, result) = match &outcome.finish {
-        Some((status, result)) => (1_i64, status.as_str(), result.as_str()),
-        None => (0, "", ""),
-    };
-    // The review is ended only when the fenced write matched (the CTE reads `s`), and
-    // never over a superseded or cancelled one, as in the general path.
-    let row = sqlx::query(
-        "WITH s AS (UPDATE steps SET state = 'done', result = $1, lease_until_us = NULL, \
-         updated_us = $2 WHERE review_id = $3 AND step = $4 AND key = $5 AND lease_gen = $6 \
-         AND state = 'running' RETURNING review_id), \
-         r AS (UPDATE reviews SET status = $7, result = $8, finished_at = $9 \
-         WHERE $10 = 1 AND id IN (SELECT review_id FROM s) \
-         AND status NOT IN ('superseded', 'cancelled') RETURNING id) \
-         SELECT (SELECT COUNT(*) FROM s), (SELECT COUNT(*) FROM r)",
-    )
-    .bind(outcome.result.as_str())
-    .bind(now_us())
-    .bind(lease.id.review_id.as_str())
-    .bind(lease.id.step.as_str())
-    .bind(lease.id.key.as_str())
-    .bind(lease.generation)
-    .bind(status)
-    .bind(result)
-    .bind(crate::sql::now())
-    .bind(finishes)
-    .fetch_one(exec)
-    .await?;
-    if row.try_get::<i64, _>(0)? == 0 {
-        return Ok(Committed::Conflict);
-    }
-    Ok(Committed::Done {
-        judge_enqueued: false,
-        jobs: 0,
-    })
-}
-
-/// The commits of several leaves (steps that start nothing and write no trace) in one
-/// statement, on Postgres: each fenced by its own lease generation, each review a leaf ends
-/// ended, never over a superseded or cancelled one ([`commit_leaf`] for many; no two of
-/// them of one review). Answers in the order of `items`.
+/// The commits of leaves (steps that start nothing and write no trace; one or several, no
+/// two of one review) in one statement, on Postgres: one round trip (and, outside a
+/// transaction, one transaction with no BEGIN and COMMIT of its own). Each is fenced by its
+/// own lease generation ([`Committed::Conflict`] when it matches nothing); a review a leaf
+/// ends is ended only when that leaf's write matched (the join on `s`), and never over a
+/// superseded or cancelled one, as in [`commit_in`]. SQLite has no writing CTE; it takes
+/// [`commit_in`]. Answers in the order of `items`.
 async fn commit_leaves<'e, E>(
     exec: E,
     items: &[(&Lease, &Outcome)],
