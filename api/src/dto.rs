@@ -17,6 +17,10 @@ pub struct CreateReview {
     /// Identifies the pull request: a newer head supersedes older reviews of it.
     #[serde(default)]
     pub pull_request: Option<String>,
+    /// `merge-base` (default: from the merge base of base and head, as GitHub's "Files
+    /// changed" shows a pull request) or `two-dot` (from base as named).
+    #[serde(default)]
+    pub diff: Option<proven_store::DiffMode>,
     /// Seconds after submission when the review is judged with what it has.
     #[serde(default, deserialize_with = "whole_seconds")]
     pub deadline_secs: Option<u64>,

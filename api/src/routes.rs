@@ -121,6 +121,7 @@ const STATUSES: &[&str] = &[
     "running",
     "complete",
     "incomplete",
+    "partial",
     "failed",
     "superseded",
 ];
@@ -154,6 +155,7 @@ pub async fn create_review(
         repository: body.repository,
         base: body.base,
         head: body.head,
+        diff: body.diff.unwrap_or_default(),
         pull_request: body.pull_request,
         deadline_secs: body.deadline_secs,
         trace_id: Some(trace_id.clone()),

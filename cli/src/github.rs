@@ -173,6 +173,8 @@ pub(crate) async fn action(
         repo: PathBuf::from(var("GITHUB_WORKSPACE").unwrap_or_else(|| ".".into())),
         base,
         head,
+        // GitHub's "Files changed": from the merge base of the pull request's base and head.
+        diff: "merge-base".into(),
         sample: None,
         record: None,
         output: OutputArgs {
@@ -217,10 +219,10 @@ pub(crate) async fn action(
         })
         .await
         {
-            Ok(true) => "uploaded",
-            Ok(false) => {
+            Ok(proven_github::SarifUpload::NotAllowed) => {
                 "not allowed by the repository (code scanning off, or no security-events: write)"
             }
+            Ok(done) => done.as_str(),
             Err(e) => return Err(github_exit(e)),
         }
     } else {

@@ -81,6 +81,38 @@ impl Repo {
         })
     }
 
+    /// The merge base of `base` and `head`: the commit GitHub's "Files changed" compares
+    /// from (`git diff base...head`). `Ok(None)` when the histories share no commit, or when
+    /// a shallow clone cut the common history off (see [`Repo::is_shallow`]).
+    pub fn merge_base(
+        &self,
+        base: &Revision,
+        head: &Revision,
+    ) -> Result<Option<Revision>, ChangeError> {
+        let err = self.git_err();
+        let a = Oid::from_str(&base.commit).map_err(&err)?;
+        let b = Oid::from_str(&head.commit).map_err(&err)?;
+        let oid = match self.repo.merge_base(a, b) {
+            Ok(oid) => oid,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+            Err(e) => return Err(err(e)),
+        };
+        let commit = self.repo.find_commit(oid).map_err(&err)?;
+        Ok(Some(Revision {
+            spec: base.spec.clone(),
+            commit: oid.to_string(),
+            summary: String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default())
+                .into_owned(),
+            committed_at: commit.time().seconds(),
+        }))
+    }
+
+    /// A shallow clone: its history stops at grafted commits, so a merge base older than
+    /// the cut is not there to be found.
+    pub fn is_shallow(&self) -> bool {
+        self.repo.is_shallow()
+    }
+
     /// What differs between two commits. A commit whose tree holds more than
     /// [`Limits::max_tree_files`] entries is refused before anything walks it; a changed blob
     /// over [`Limits::max_blob_bytes`] (by its object header) is left out, never loaded.

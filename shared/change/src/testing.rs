@@ -168,6 +168,25 @@ impl TestRepo {
         self
     }
 
+    /// Makes `name` (an existing branch) the checked-out branch, its tree the working copy:
+    /// the next [`TestRepo::commit`] goes on it.
+    pub fn checkout(&self, name: &str) -> &Self {
+        let refname = format!("refs/heads/{name}");
+        let commit = self
+            .repo
+            .find_reference(&refname)
+            .and_then(|r| r.peel_to_commit())
+            .expect("branch");
+        // Remove what the branch does not hold, then write what it does.
+        let mut opts = git2::build::CheckoutBuilder::new();
+        opts.force().remove_untracked(true);
+        self.repo
+            .checkout_tree(commit.as_object(), Some(&mut opts))
+            .expect("checkout");
+        self.repo.set_head(&refname).expect("set head");
+        self
+    }
+
     pub fn branch(&self, name: &str) -> &Self {
         let head = self
             .repo

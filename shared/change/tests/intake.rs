@@ -324,3 +324,105 @@ fn a_tree_over_the_file_count_limit_is_refused_by_name() {
         6
     );
 }
+
+#[test]
+fn the_merge_base_is_where_the_branch_left_the_base_branch() {
+    // main: m1 (pyyaml 5.3) - m2 (pyyaml 5.4); feature branches at m1 and changes app.py.
+    let t = TestRepo::new();
+    t.write("requirements.txt", "pyyaml==5.3\n")
+        .write("app.py", "x = 1\n");
+    let m1 = t.commit("m1");
+    t.branch("main").branch("feature").checkout("feature");
+    t.write("app.py", "x = 2\n");
+    let f1 = t.commit("feature: app.py");
+    t.checkout("main");
+    t.write("requirements.txt", "pyyaml==5.4\n");
+    let m2 = t.commit("m2: raise pyyaml");
+    let repo = Repo::open(t.path()).expect("open");
+    let main = repo.resolve("main").expect("main");
+    let feature = repo.resolve("feature").expect("feature");
+    assert_eq!(
+        (main.commit.as_str(), feature.commit.as_str()),
+        (m2.as_str(), f1.as_str())
+    );
+    let base = repo
+        .merge_base(&main, &feature)
+        .expect("merge base")
+        .expect("there is one");
+    assert_eq!(base.commit, m1);
+    assert_eq!(
+        base.spec, "main",
+        "the revision keeps the name it was asked by"
+    );
+    // From the merge base only the branch's own file changed; from main's tip the base
+    // branch's later commit shows up as the change's (reversed).
+    let three_dot = repo.diff(&base, &feature, Limits::default()).expect("diff");
+    let paths: Vec<_> = three_dot.files.iter().map(|f| f.path().display()).collect();
+    assert_eq!(paths, ["app.py"]);
+    let two_dot = repo.diff(&main, &feature, Limits::default()).expect("diff");
+    assert_eq!(two_dot.files.len(), 2);
+    // A base that is already an ancestor of the head is its own merge base.
+    let m1_rev = repo.resolve(&m1).expect("m1");
+    assert_eq!(
+        repo.merge_base(&m1_rev, &feature)
+            .expect("mb")
+            .expect("some")
+            .commit,
+        m1
+    );
+    assert!(!repo.is_shallow());
+}
+
+#[test]
+fn unrelated_histories_have_no_merge_base() {
+    let t = TestRepo::new();
+    t.write("a.txt", "one\n");
+    t.commit("root one");
+    t.branch("one");
+    let other = TestRepo::new();
+    other.write("b.txt", "two\n");
+    let two = other.commit("root two");
+    // Bring the unrelated root into the first repository's objects.
+    let status = std::process::Command::new("git")
+        .arg("-C")
+        .arg(t.path())
+        .args(["fetch", "--quiet"])
+        .arg(other.path())
+        .arg(format!("{two}:refs/heads/two"))
+        .status()
+        .expect("git fetch");
+    assert!(status.success());
+    let repo = Repo::open(t.path()).expect("open");
+    let a = repo.resolve("one").expect("one");
+    let b = repo.resolve("two").expect("two");
+    assert_eq!(repo.merge_base(&a, &b).expect("no error"), None);
+}
+
+#[test]
+fn a_shallow_clone_says_it_is_shallow_and_finds_no_merge_base_below_its_cut() {
+    let t = TestRepo::new();
+    t.write("a.txt", "zero\n");
+    t.commit("m0");
+    t.branch("main").branch("feature").checkout("feature");
+    t.write("b.txt", "feature\n");
+    t.commit("f1");
+    t.write("b.txt", "feature 2\n");
+    t.commit("f2");
+    t.checkout("main");
+    t.write("a.txt", "one\n");
+    t.commit("m1");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clone = dir.path().join("clone");
+    let status = std::process::Command::new("git")
+        .args(["clone", "--quiet", "--depth", "1", "--no-single-branch"])
+        .arg(format!("file://{}", t.path().display()))
+        .arg(&clone)
+        .status()
+        .expect("git clone");
+    assert!(status.success());
+    let repo = Repo::open(&clone).expect("open");
+    assert!(repo.is_shallow());
+    let main = repo.resolve("origin/main").expect("main");
+    let feature = repo.resolve("origin/feature").expect("feature");
+    assert_eq!(repo.merge_base(&main, &feature).expect("no error"), None);
+}

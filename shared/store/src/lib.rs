@@ -46,7 +46,7 @@ pub use pipeline::{
     now_us,
 };
 pub use question::{MAX_QUESTION_ATTEMPTS, QuestionRow};
-pub use request::{GitHubPull, ReviewRequest};
+pub use request::{DiffMode, GitHubPull, ReviewRequest};
 pub use review::{NewReview, ReviewRow, ReviewStatus, TraceRow};
 pub use tenant::{ReviewSummary, Tenant, TokenCheck, TokenInfo, token_hash, token_id};
 pub use world::{Dependent, Related, WorldAudit, WorldEdge, WorldEntity};

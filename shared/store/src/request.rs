@@ -12,6 +12,10 @@ pub struct ReviewRequest {
     pub repository: String,
     pub base: String,
     pub head: String,
+    /// How the change is read from `base` (default: from its merge base with `head`, as
+    /// GitHub's "Files changed" shows a pull request).
+    #[serde(default, skip_serializing_if = "DiffMode::is_default")]
+    pub diff: DiffMode,
     /// The pull request this review belongs to (a newer head supersedes older reviews).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_request: Option<String>,
@@ -29,6 +33,41 @@ pub struct ReviewRequest {
     /// token (minted at intake, never stored) and its result is published there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub github: Option<GitHubPull>,
+}
+
+/// Which commit a review compares its head with.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum DiffMode {
+    /// From the merge base of `base` and `head` (`git diff base...head`): what the head's
+    /// branch changed since it left `base`. Changes `base` made after that point are never
+    /// the change's. A base that is an ancestor of the head is its own merge base.
+    #[default]
+    MergeBase,
+    /// From `base` itself (`git diff base head`), whatever the two histories did.
+    TwoDot,
+}
+
+impl DiffMode {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    fn is_default(&self) -> bool {
+        *self == DiffMode::MergeBase
+    }
 }
 
 /// Where on GitHub a review came from.
@@ -60,5 +99,26 @@ mod tests {
         );
         let back: ReviewRequest = serde_json::from_str(&json).expect("reads back");
         assert_eq!(back, request);
+        assert_eq!(
+            back.diff,
+            DiffMode::MergeBase,
+            "a request stored before the field compares from the merge base"
+        );
+    }
+
+    #[test]
+    fn the_diff_mode_is_stored_by_its_name() {
+        let request = ReviewRequest {
+            diff: DiffMode::TwoDot,
+            ..ReviewRequest::default()
+        };
+        let json = serde_json::to_value(&request).expect("serialises");
+        assert_eq!(json["diff"], "two-dot");
+        assert_eq!(
+            "merge-base".parse::<DiffMode>().ok(),
+            Some(DiffMode::MergeBase)
+        );
+        assert_eq!(DiffMode::TwoDot.as_str(), "two-dot");
+        assert!("three-dot".parse::<DiffMode>().is_err());
     }
 }

@@ -37,6 +37,7 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
         repository: dir.clone(),
         base: request.base.clone(),
         head: request.head.clone(),
+        diff: request.diff,
         layers: cx.layers.clone(),
     };
     let read = blocking(move || intake::run(&input))
@@ -55,11 +56,10 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
         base: RevisionRef {
             rev: read.base.spec.clone(),
             commit: read.base.commit.clone(),
+            diff: Some(read.diff.as_str().into()),
+            tip: read.tip.as_ref().map(|t| t.commit.clone()),
         },
-        head: RevisionRef {
-            rev: read.head.spec.clone(),
-            commit: read.head.commit.clone(),
-        },
+        head: RevisionRef::new(read.head.spec.clone(), read.head.commit.clone()),
         facts: read.facts.clone(),
         changed_paths: read
             .change

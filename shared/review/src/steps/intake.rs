@@ -16,6 +16,9 @@ pub struct IntakeInput {
     pub repository: PathBuf,
     pub base: String,
     pub head: String,
+    /// Compare the head with the merge base of `base` and `head` (the default) or with
+    /// `base` as named.
+    pub diff: proven_store::DiffMode,
     /// The process's settings; `proven.yaml` from the base is layered under them and may
     /// lower the intake limits, never raise them.
     pub layers: proven_config::Layers,
@@ -35,7 +38,13 @@ pub struct FileFacts {
 }
 
 pub struct IntakeOutcome {
+    /// The commit the change is read from: the merge base of the named base and the head
+    /// (its `spec` still the name asked for), or the named base itself (two-dot).
     pub base: Revision,
+    /// The commit the base's name resolved to, when the review compares from elsewhere
+    /// (its merge base with the head).
+    pub tip: Option<Revision>,
+    pub diff: proven_store::DiffMode,
     pub head: Revision,
     pub change: Change,
     pub facts: Vec<FileFacts>,
@@ -54,6 +63,8 @@ pub fn run(input: &IntakeInput) -> Result<IntakeOutcome, ReviewError> {
     let head = repo
         .resolve(&input.head)
         .map_err(|e| ReviewError::Input(e.to_string()))?;
+    // The settings come from the base as named (the base branch's own `proven.yaml` today,
+    // never from a fork point the change's author picked).
     let config = read_config(&repo, &base)?;
     // A wrong `proven.yaml` stops the review before any other work.
     let settings = settings(&input.layers, config.as_ref()).map_err(ReviewError::Config)?;
@@ -62,6 +73,7 @@ pub fn run(input: &IntakeInput) -> Result<IntakeOutcome, ReviewError> {
         max_tree_files: settings.max_tree_files,
         ..Limits::default()
     };
+    let (base, tip) = compared_base(&repo, base, &head, input.diff)?;
     let change = repo.diff(&base, &head, limits).map_err(|e| match e {
         proven_change::ChangeError::TreeTooLarge { .. } => ReviewError::Input(format!(
             "{e} (the limit is intake.max_tree_files: PROVEN_MAX_TREE_FILES, which proven.yaml may lower)"
@@ -76,12 +88,58 @@ pub fn run(input: &IntakeInput) -> Result<IntakeOutcome, ReviewError> {
         .collect();
     Ok(IntakeOutcome {
         base,
+        tip,
+        diff: input.diff,
         head,
         change,
         facts,
         config,
         limits,
     })
+}
+
+/// The commit the change is read from, and the named base's own commit when that differs.
+/// From the merge base, a base branch that moved on after the head's branch left it
+/// contributes nothing: only what the head's side did is the change. No merge base (unrelated
+/// histories, or a shallow clone cut above it) stops the review by name; it is never guessed.
+fn compared_base(
+    repo: &Repo,
+    base: Revision,
+    head: &Revision,
+    diff: proven_store::DiffMode,
+) -> Result<(Revision, Option<Revision>), ReviewError> {
+    if diff == proven_store::DiffMode::TwoDot {
+        return Ok((base, None));
+    }
+    match repo
+        .merge_base(&base, head)
+        .map_err(|e| ReviewError::Input(e.to_string()))?
+    {
+        Some(merge_base) if merge_base.commit == base.commit => Ok((base, None)),
+        Some(merge_base) => Ok((merge_base, Some(base))),
+        None => {
+            let why = if repo.is_shallow() {
+                "the repository is a shallow clone whose history stops before their common \
+                 commit: fetch more history (`git fetch --unshallow`, or actions/checkout's \
+                 `fetch-depth: 0`)"
+            } else {
+                "their histories share no commit"
+            };
+            Err(ReviewError::Input(format!(
+                "no merge base of the base {} ({}) and the head {} ({}): {why}; to compare the \
+                 two commits as they are, ask for the two-dot diff (`--diff two-dot`, or \
+                 \"diff\": \"two-dot\" in the request)",
+                base.spec,
+                short(&base.commit),
+                head.spec,
+                short(&head.commit)
+            )))
+        }
+    }
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..12.min(commit.len())]
 }
 
 /// The review's settings: the process's layers with the base's `proven.yaml` (named by
@@ -189,7 +247,9 @@ pub fn trace(outcome: &IntakeOutcome, trace: &mut Trace) {
     trace.push(
         "intake",
         json!({
-            "base": {"rev": outcome.base.spec, "commit": outcome.base.commit},
+            "base": {"rev": outcome.base.spec, "commit": outcome.base.commit,
+                     "diff": outcome.diff.as_str(),
+                     "tip": outcome.tip.as_ref().map(|t| &t.commit)},
             "head": {"rev": outcome.head.spec, "commit": outcome.head.commit},
             "files": outcome.change.files.len(),
             "truncated": outcome.change.truncated,

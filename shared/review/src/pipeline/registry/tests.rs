@@ -60,14 +60,8 @@ async fn review_after_intake(store: &Store, first: &str) {
     start_test_review(store, &start).await;
     let intake = IntakeResult {
         repository_dir: "/repo".into(),
-        base: RevisionRef {
-            rev: "a".into(),
-            commit: "a1".into(),
-        },
-        head: RevisionRef {
-            rev: "b".into(),
-            commit: "b1".into(),
-        },
+        base: RevisionRef::new("a", "a1"),
+        head: RevisionRef::new("b", "b1"),
         facts: vec![crate::steps::intake::FileFacts {
             path: "calc.py".into(),
             old_path: None,
