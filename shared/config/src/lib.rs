@@ -11,8 +11,11 @@
 //! - `docs/configuration.md` is generated from [`SETTINGS`] ([`reference_markdown`]); a
 //!   test fails when it is stale.
 
+mod ignore;
 mod scout;
 mod settings;
+
+pub use ignore::{IgnoreEntry, parse_ignore};
 
 pub use scout::{
     BUILT_SUFFIXES, Doubled, MANIFESTS, PLAN_KINDS, PathRule, PlanAgents, PlanSpec, PlanTools,
@@ -89,6 +92,10 @@ pub struct Config {
     pub requeue_after: std::time::Duration,
     /// The model agents run (an endpoint is configured, or `agents = on`).
     pub agents: bool,
+    /// The operator chose the dependency-only plan (`agents = off`): a review without the
+    /// agents is then complete. Without that choice, agents left out because no model is
+    /// configured make a review that needed them `partial`.
+    pub agents_off: bool,
     /// Tries the Fixer gets per proved defect (0: no Fixer; `fixes: off` makes it 0).
     pub fix_attempts: u32,
     /// Proposed fixes are on (`fixes`).
@@ -97,6 +104,8 @@ pub struct Config {
     pub scout_intent: bool,
     /// Scout Intent's plans, path rules, prose suffixes and doubled classes.
     pub scout: ScoutSettings,
+    /// Advisories the repository accepts (`ignore`).
+    pub ignore: Vec<IgnoreEntry>,
     /// A directory the trace is also written to as JSON Lines (`log_dir`).
     pub log_dir: Option<PathBuf>,
     /// The most a repository's H-MEM may hold (`PROVEN_HMEM_MAX_STATE_BYTES`).
@@ -511,6 +520,7 @@ impl Layers {
                 PlanSpec::parse(&raw).unwrap_or(PlanSpec::full(ReviewClass::Security)),
             ));
         }
+        let ignore = ignore::parse_ignore(&get("ignore")?.0).unwrap_or_default();
         let scout = ScoutSettings {
             plans,
             path_rules: scout::parse_path_rules(&get("path_rules")?.0).unwrap_or_default(),
@@ -660,6 +670,7 @@ impl Layers {
             lease: std::time::Duration::from_secs(lease.parse().unwrap_or(20)),
             requeue_after: std::time::Duration::from_secs(requeue.parse().unwrap_or(20)),
             agents: agents_on,
+            agents_off: agents == "off",
             fix_attempts: if fixes == "off" {
                 0
             } else {
@@ -668,6 +679,7 @@ impl Layers {
             fixes: fixes != "off",
             scout_intent: scout_intent != "off",
             scout,
+            ignore,
             log_dir: (!log_dir.is_empty()).then(|| PathBuf::from(log_dir)),
             hmem_max_state_bytes,
             hmem_query_tokens,

@@ -74,6 +74,9 @@ pub enum Allowed {
     PathRules,
     /// Comma-separated file suffixes (`.md`), none of a source, script, build or template.
     ProseSuffixes,
+    /// A list of accepted advisories (`id`, `reason`, optional `package`, `path`,
+    /// `expires`): a YAML list in `proven.yaml`, the same as JSON in the environment.
+    IgnoreList,
 }
 
 /// One entry of [`Allowed::HostList`]: a host name or address, and a port when one is named.
@@ -299,6 +302,7 @@ impl Allowed {
             Allowed::PlanFields => crate::scout::PlanSpec::parse(raw).map(|_| ()),
             Allowed::PathRules => crate::scout::parse_path_rules(raw).map(|_| ()),
             Allowed::ProseSuffixes => crate::scout::parse_prose_suffixes(raw).map(|_| ()),
+            Allowed::IgnoreList => crate::ignore::parse_ignore(raw).map(|_| ()),
             Allowed::HttpUrlOrEmpty | Allowed::ModelIdOrEmpty if raw.is_empty() => Ok(()),
             Allowed::HttpUrlOrEmpty => Allowed::HttpUrl.check(raw),
             Allowed::ModelIdOrEmpty => Allowed::ModelId.check(raw),
@@ -371,6 +375,9 @@ impl Allowed {
             Allowed::ProseSuffixes => {
                 "comma-separated suffixes such as .md (no source, script, build or template suffix)".into()
             }
+            Allowed::IgnoreList => "a list of entries, each with id (an advisory id or alias) and reason, \
+                                    and optionally package, path and expires (YYYY-MM-DD)"
+                .into(),
             Allowed::ModelId => "a model id".into(),
             Allowed::LogFilter => {
                 "a tracing filter (off, error, warn, info, debug, trace; per target with =)".into()
@@ -1029,6 +1036,18 @@ pub static SETTINGS: &[Setting] = &[
         doc: "The suffixes a file may have to be verified prose (with no executable bit and no shebang on \
               either side); a source, script, build or template suffix is refused by name, and a build \
               file's name (CMakeLists.txt, Makefile) or a pip requirements or constraints file is never prose.",
+    },
+    Setting {
+        key: "ignore",
+        env: "PROVEN_IGNORE",
+        default: Some(""),
+        allowed: Allowed::IgnoreList,
+        repository: true,
+        doc: "Advisories the repository accepts: a list of entries, each with `id` (the advisory's id or an \
+              alias), `reason`, and optionally `package`, `path` and `expires` (YYYY-MM-DD). A finding an \
+              entry matches is shown apart as ignored, with the reason, and never fails a check; an expired \
+              entry ignores nothing and is named, and so is an entry that matches nothing. In the \
+              environment, the same list as JSON.",
     },
     Setting {
         key: "second_reviewer_classes",

@@ -10,6 +10,7 @@
 //! - [`reviewers::side_by_side`]: both reviewers' verdicts, never merged.
 //! - [`fix::proved_fix`]: a fix only when the sandbox proved it; [`fix::tries`] otherwise.
 //! - [`coverage::coverage`]: the coverage auditor's surfaces, with round two's outcomes.
+//! - [`ignore::apply`]: the repository's accepted advisories moved apart, with reasons.
 //! - [`branches`]: what the rows of steps that failed or never ended say (open branches),
 //!   and a package reported twice.
 
@@ -17,6 +18,7 @@ pub mod branches;
 pub mod coverage;
 pub mod deps;
 pub mod fix;
+pub mod ignore;
 pub mod query;
 pub mod reviewers;
 pub mod risk;

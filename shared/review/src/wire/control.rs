@@ -65,6 +65,9 @@ pub struct PlanResult {
     /// H-MEM's bounds for this review.
     #[serde(default)]
     pub hmem: HmemBounds,
+    /// The repository's accepted advisories (`ignore`), fixed for the review at its plan.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore: Vec<IgnoreRule>,
 }
 
 /// The dependency evidence's settings, fixed for a review at its plan (a stored plan's
@@ -217,6 +220,31 @@ impl Default for Bounds {
             threshold_tokens: 8000,
             unit: StepUnit::File,
             carry_tokens: 800,
+        }
+    }
+}
+
+/// One entry, as the plan fixed it for the review (`proven_config::IgnoreEntry`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IgnoreRule {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
+}
+
+impl From<&proven_config::IgnoreEntry> for IgnoreRule {
+    fn from(e: &proven_config::IgnoreEntry) -> IgnoreRule {
+        IgnoreRule {
+            id: e.id.clone(),
+            package: e.package.clone(),
+            path: e.path.clone(),
+            reason: e.reason.clone(),
+            expires: e.expires.clone(),
         }
     }
 }

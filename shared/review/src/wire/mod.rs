@@ -17,8 +17,8 @@ pub use audit::{AuditResult, SurfaceRow, SurfaceStatus};
 pub use fix::{FixInput, FixResult, first_try};
 
 pub use control::{
-    Bounds, CollectResult, DepsSettings, FileResult, HmemBounds, IntakeResult, PlanResult,
-    PlanTools, StepUnit, Unread, deps_fingerprint,
+    Bounds, CollectResult, DepsSettings, FileResult, HmemBounds, IgnoreRule, IntakeResult,
+    PlanResult, PlanTools, StepUnit, Unread, deps_fingerprint,
 };
 
 use crate::outcome::{Next, to_json};
