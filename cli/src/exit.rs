@@ -14,6 +14,10 @@ pub const STORE: u8 = 5;
 pub const INTERNAL: u8 = 6;
 /// A wrong setting (environment, `proven.yaml`, flag).
 pub const CONFIG: u8 = 7;
+/// The review ran its plan, but the plan lacked the model agents the change needed (none
+/// configured, and `agents: off` not chosen): only dependency files were examined, and no
+/// finding was proved there. Never the clean 0.
+pub const PARTIAL: u8 = 8;
 
 pub struct Exit {
     pub code: u8,

@@ -142,6 +142,12 @@ pub(crate) struct ReviewArgs {
     /// The head revision.
     #[arg(long, default_value = "HEAD")]
     pub(crate) head: String,
+    /// Which commit the head is compared with: `merge-base` (default) reads the change from
+    /// the merge base of BASE and HEAD, as GitHub's "Files changed" shows a pull request
+    /// (what BASE did after the head's branch left it is not the change's; the report names
+    /// the commit used); `two-dot` compares with BASE as named.
+    #[arg(long, default_value = "merge-base", value_parser = ["merge-base", "two-dot"])]
+    pub(crate) diff: String,
     /// Sample mode: answer every model call and sandbox run from this cassette, with no
     /// network and no Docker (written by `--record`).
     #[arg(long, value_name = "CASSETTE", conflicts_with = "record")]
@@ -666,7 +672,8 @@ fn emit(report: &Report, config: &Config, output: &OutputArgs) -> Result<(), Exi
 pub(crate) fn result_code(report: &Report) -> u8 {
     match report.status {
         Status::Incomplete | Status::Failed => exit::INCOMPLETE,
-        Status::Complete if !report.findings.is_empty() => exit::FINDINGS,
+        Status::Complete | Status::Partial if !report.findings.is_empty() => exit::FINDINGS,
+        Status::Partial => exit::PARTIAL,
         Status::Complete => 0,
     }
 }
@@ -699,6 +706,10 @@ pub(crate) async fn run_review(
         repository,
         base: args.base.clone(),
         head: args.head.clone(),
+        diff: args
+            .diff
+            .parse()
+            .map_err(|_| Exit::usage(format!("--diff {}: merge-base or two-dot", args.diff)))?,
         ..Default::default()
     };
     let cassette = match (&args.sample, &args.record) {

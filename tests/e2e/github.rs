@@ -873,3 +873,121 @@ async fn the_action_posts_the_same_review_and_check_as_the_app() {
     let violations = hub.standin.violations();
     assert!(violations.is_empty(), "{violations:#?}");
 }
+
+/// The pull request of the scenario (`crate::pull_request::pyyaml_branches`):
+/// GitHub sends `pull_request.base.sha` as `main`'s tip, which moved on after `feature`
+/// left it. The App and the Action review it from the merge base: no finding, the body
+/// names the merge base, and SARIF goes up as a whole analysis.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_and_the_action_review_a_pull_request_from_its_merge_base() {
+    let b = crate::pull_request::pyyaml_branches();
+    let hub = Hub::start(b.repo.path()).await;
+    hub.standin.set_diff(REPO, 21, &[("app.py", 5)]);
+    let mut env = hub.env("120");
+    // The dependency-only plan chosen by the operator: the review is complete, and clean
+    // only because nothing the change did is in an advisory's range.
+    env.push(("PROVEN_AGENTS".into(), "off".into()));
+    let mut service =
+        Service::start_configured(0, "redis://127.0.0.1:6379", &pairs(&env), &[]).await;
+    let out = crate::service::proven(&service.store.url, &service.prefix, service.data_dir.path())
+        .args(["db", "import"])
+        .arg(crate::common::data("advisories/osv-pypi-pypa.jsonl"))
+        .output()
+        .expect("import");
+    assert!(out.status.success(), "{:?}", text(&out));
+    service.start_worker_serving(&["--steps", "evidence,control,model,sandbox"], &[]);
+    let token = service.tenant(&format!("github:{ACME_ID}"));
+    let opened = pull_request_event(
+        "opened",
+        INSTALLATION,
+        21,
+        (&b.main, &b.feature),
+        &hub.clone_url(),
+    );
+    let (status, accepted) = deliver(&service, "pull_request", "d-merge-base", &opened, None).await;
+    assert_eq!(status, 202, "{accepted}");
+    let review = accepted["review"].as_str().expect("review id").to_string();
+    let view = wait_done(
+        &http(),
+        &service.base_url,
+        &token,
+        &review,
+        Duration::from_secs(120),
+    )
+    .await;
+    assert_eq!(view["status"], "complete", "{view:#}");
+    let run = hub.concluded(&b.feature, Duration::from_secs(60)).await;
+    assert_eq!(run["conclusion"], "success", "{run:#}");
+    let posted = hub.standin.reviews(REPO, 21);
+    assert_eq!(posted.len(), 1, "{posted:#?}");
+    let body = posted[0]["body"].as_str().unwrap_or_default();
+    assert!(
+        body.contains(&format!("`{}`", &b.fork_point[..12])) && body.contains("the merge base"),
+        "the body names the merge base: {body}"
+    );
+    assert!(!body.contains("pyyaml"), "{body}");
+    service.stop().await;
+
+    // The Action, on the runner's checkout of the same pull request.
+    let env = crate::common::Env::new(proven_store::testing::Backend::Sqlite).await;
+    crate::common::import(
+        &env,
+        &[crate::common::data("advisories/osv-pypi-pypa.jsonl")
+            .display()
+            .to_string()],
+    );
+    let runner = tempfile::tempdir().expect("runner dir");
+    let event = runner.path().join("event.json");
+    std::fs::write(
+        &event,
+        pull_request_event(
+            "synchronize",
+            INSTALLATION,
+            21,
+            (&b.main, &b.feature),
+            "https://github.com/acme/app.git",
+        )
+        .to_string(),
+    )
+    .expect("event");
+    let outputs = runner.path().join("output");
+    let runner_env = [
+        ("GITHUB_ACTIONS", "true".to_string()),
+        ("GITHUB_EVENT_NAME", "pull_request".into()),
+        ("GITHUB_EVENT_PATH", event.display().to_string()),
+        ("GITHUB_REPOSITORY", REPO.into()),
+        ("GITHUB_API_URL", hub.standin.url.clone()),
+        ("GITHUB_WORKSPACE", b.repo.path().display().to_string()),
+        ("GITHUB_REF", "refs/pull/21/merge".into()),
+        ("GITHUB_SHA", b.feature.clone()),
+        ("GITHUB_RUN_ID", "4343".into()),
+        ("GITHUB_OUTPUT", outputs.display().to_string()),
+        ("PROVEN_DATA_DIR", env.data_dir.path().display().to_string()),
+        ("PROVEN_AGENTS", "off".into()),
+    ];
+    let out = run_action_step(b.repo.path(), &runner_env);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(&format!(
+            "base {} ({}, the merge base; main itself",
+            &b.main,
+            &b.fork_point[..12]
+        )) || stdout.contains(&format!("({}, the merge base", &b.fork_point[..12])),
+        "{stdout}"
+    );
+    let outputs = std::fs::read_to_string(&outputs).expect("GITHUB_OUTPUT");
+    assert!(
+        outputs.contains("status=complete") && outputs.contains("findings=0"),
+        "{outputs}"
+    );
+    let posted = hub.standin.reviews(REPO, 21);
+    let last = posted.last().expect("the Action posted");
+    assert!(
+        !last["body"].as_str().unwrap_or_default().contains("pyyaml"),
+        "{last:#}"
+    );
+    let violations = hub.standin.violations();
+    assert!(violations.is_empty(), "{violations:#?}");
+    env.cleanup().await;
+}

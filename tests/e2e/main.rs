@@ -15,6 +15,7 @@ mod github_standin;
 mod markovian;
 mod metrics;
 mod projects;
+mod pull_request;
 mod repository;
 mod rereview;
 mod review;

@@ -229,7 +229,8 @@ async fn bad_configuration_exits_7_naming_the_key_and_the_values_allowed() {
         "--base",
         &base,
     ]);
-    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    // Not 7: the change's own proven.yaml is never read. Partial (8): no model reviewed it.
+    assert_eq!(out.status.code(), Some(8), "{:?}", text(&out));
     env.cleanup().await;
 }
 

@@ -17,7 +17,7 @@ pub mod webhook;
 
 pub use app::{App, KeyError};
 pub use client::{Client, GitHubError};
-pub use publish::{CheckOptions, Publisher, Target, check_updates};
+pub use publish::{CheckOptions, Publisher, SarifUpload, Target, check_updates};
 pub use webhook::{Event, PullRequest, SignatureError};
 
 /// The App as a worker holds it: its key and the REST client, handing out installation

@@ -57,9 +57,14 @@ fn now() -> String {
 /// The check run's conclusion: `action_required` when the review is incomplete (it never
 /// passes for one that did not run whole), `success` with no finding, else the options'.
 pub fn conclusion<'a>(report: &Report, options: &'a CheckOptions) -> &'a str {
-    if report.status != Status::Complete {
-        "action_required"
-    } else if report.findings.is_empty() {
+    match report.status {
+        Status::Complete => {}
+        // Its plan ran whole but lacked the agents: not a failure, never a pass.
+        Status::Partial if report.findings.is_empty() => return "neutral",
+        Status::Partial => {}
+        Status::Incomplete | Status::Failed => return "action_required",
+    }
+    if report.findings.is_empty() {
         "success"
     } else if report
         .findings
@@ -72,15 +77,9 @@ pub fn conclusion<'a>(report: &Report, options: &'a CheckOptions) -> &'a str {
     }
 }
 
+/// GitHub's limits on a check run's texts are in characters; a cut ends at a word.
 fn clip(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut at = max;
-    while !s.is_char_boundary(at) {
-        at -= 1;
-    }
-    format!("{}…", &s[..at])
+    proven_report::cut_at_word(s, max)
 }
 
 /// One annotation per finding, on its line.
@@ -118,6 +117,10 @@ fn summary(report: &Report) -> (String, String) {
         c.reproduced, c.exploited, c.advisory, c.tool
     );
     match what_did_not_run(report) {
+        Some(missing) if report.status == Status::Partial => (
+            "Partial: the code was not reviewed".into(),
+            format!("Why: {missing}.\n\nFindings by proof level: {counts}"),
+        ),
         Some(missing) => (
             "Incomplete: findings may be missing".into(),
             format!("Did not run: {missing}.\n\nFindings by proof level: {counts}"),
@@ -169,6 +172,27 @@ fn updates(title: &str, summary: &str, conclusion: &str, all: &[Value]) -> Vec<V
             }
         })
         .collect()
+}
+
+/// What became of a review's SARIF.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SarifUpload {
+    Uploaded,
+    /// The repository does not allow it (code scanning off, or no permission); ends nothing.
+    NotAllowed,
+    /// Not uploaded: the review did not run whole, and code scanning would take it for a
+    /// clean analysis.
+    Withheld,
+}
+
+impl SarifUpload {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SarifUpload::Uploaded => "uploaded",
+            SarifUpload::NotAllowed => "not allowed",
+            SarifUpload::Withheld => "withheld (the review did not run whole)",
+        }
+    }
 }
 
 /// The calls, with one installation's (or a workflow's) token.
@@ -334,13 +358,18 @@ impl Publisher<'_> {
         Ok(())
     }
 
-    /// The review's SARIF into code scanning. `Ok(false)`: the repository does not allow
-    /// it (code scanning off, or the app lacks the permission), which ends nothing.
+    /// The review's SARIF into code scanning, only for a review that ran whole: code
+    /// scanning takes an upload for the head's whole analysis and closes the alerts it no
+    /// longer holds, so an incomplete, partial or failed review is withheld (its check run
+    /// and body say why) and earlier alerts stay open.
     pub async fn upload_sarif(
         &self,
         target: &Target,
         report: &Report,
-    ) -> Result<bool, GitHubError> {
+    ) -> Result<SarifUpload, GitHubError> {
+        if !proven_report::sarif_is_complete(report) {
+            return Ok(SarifUpload::Withheld);
+        }
         let sarif = proven_report::render_sarif(report);
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         let bytes = gz
@@ -361,8 +390,8 @@ impl Publisher<'_> {
             .upload_sarif(self.token, &target.repo, &upload)
             .await
         {
-            Ok(()) => Ok(true),
-            Err(GitHubError::Gone { .. }) => Ok(false),
+            Ok(()) => Ok(SarifUpload::Uploaded),
+            Err(GitHubError::Gone { .. }) => Ok(SarifUpload::NotAllowed),
             Err(e) => Err(e),
         }
     }

@@ -48,6 +48,34 @@ pub struct Report {
     /// With `autofix: on`: one patch for every proved finding, and whether it holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autofix: Option<Autofix>,
+    /// Findings an entry of the repository's `ignore` list accepts: shown apart with the
+    /// entry's reason, never counted, never failing a check.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored: Vec<Ignored>,
+    /// Entries of the `ignore` list that ignore nothing: expired, or matching no finding.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore_notes: Vec<IgnoreNote>,
+}
+
+/// A finding the repository accepted, and the entry that accepts it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ignored {
+    pub finding: Finding,
+    /// The entry's id as written (the advisory's id or an alias).
+    pub entry: String,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
+}
+
+/// An `ignore` entry that ignores nothing, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IgnoreNote {
+    pub entry: String,
+    /// `expired` (it ignores nothing from its expiry on; the findings it matched are
+    /// findings again) or `unmatched` (no finding of this review is its advisory).
+    pub status: String,
+    pub detail: String,
 }
 
 /// Autofix: every proved fix applied at once to a scratch copy of the change, each
@@ -160,6 +188,10 @@ pub enum Status {
     Complete,
     /// A service failed or an input could not be read: the result may miss findings.
     Incomplete,
+    /// Everything the plan ran ran, but the plan could not be the one the change needed:
+    /// the model agents were not configured, so only dependency files were examined (the
+    /// plan says why). Never clean: a neutral check, its own exit code.
+    Partial,
     /// The review could not run.
     Failed,
 }
@@ -169,6 +201,7 @@ impl Status {
         match self {
             Status::Complete => "complete",
             Status::Incomplete => "incomplete",
+            Status::Partial => "partial",
             Status::Failed => "failed",
         }
     }
@@ -178,7 +211,29 @@ impl Status {
 pub struct RevisionRef {
     /// As the user wrote it (branch, tag, SHA, expression).
     pub rev: String,
+    /// The commit compared: for the base, the merge base of `rev` and the head unless
+    /// `diff` is `two-dot`.
     pub commit: String,
+    /// For the base: how `commit` was chosen, `merge-base` (what GitHub's "Files changed"
+    /// compares from) or `two-dot` (`rev` itself). Absent for the head and in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// For the base: the commit `rev` itself names, when it is not the merge base (the base
+    /// branch moved on after the head's branch left it; what it did since is not the change's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tip: Option<String>,
+}
+
+impl RevisionRef {
+    /// A revision named as asked, with no word on how it was compared (a head).
+    pub fn new(rev: impl Into<String>, commit: impl Into<String>) -> RevisionRef {
+        RevisionRef {
+            rev: rev.into(),
+            commit: commit.into(),
+            diff: None,
+            tip: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -195,6 +250,10 @@ pub struct Plan {
     pub runs: Vec<String>,
     /// Parts of a full review this plan leaves out, each with the reason.
     pub left_out: Vec<String>,
+    /// Why the review can only be `partial`: its plan wanted the model agents and none was
+    /// configured (the operator did not choose the dependency-only plan with `agents: off`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
 }
 
 /// Counts by level, serialised as `{"reproduced": n, "exploited": n, "advisory": n, "tool": n}`.
@@ -702,6 +761,8 @@ impl Report {
             reviewers: Vec::new(),
             coverage: None,
             autofix: None,
+            ignored: Vec::new(),
+            ignore_notes: Vec::new(),
         }
     }
 
@@ -729,11 +790,66 @@ impl Report {
             && (!self.failed_services.is_empty() || !self.input_errors.is_empty())
         {
             self.status = Status::Incomplete;
+        } else if self.status == Status::Complete
+            && self.plan.as_ref().is_some_and(|p| p.partial.is_some())
+        {
+            self.status = Status::Partial;
         }
+    }
+}
+
+/// `text` cut to at most `max` characters at the end of a word, with an ellipsis when
+/// anything was cut (a word longer than `max` is cut where it must be).
+pub fn cut_at_word(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let room = max.saturating_sub(1);
+    let head: String = text.chars().take(room).collect();
+    let next_is_space = text.chars().nth(room).is_some_and(char::is_whitespace);
+    let kept = if next_is_space {
+        head.as_str()
+    } else {
+        match head.rfind(char::is_whitespace) {
+            Some(at) if at > 0 => &head[..at],
+            _ => head.as_str(),
+        }
+    };
+    format!(
+        "{}…",
+        kept.trim_end_matches(|c: char| c.is_whitespace() || c == ',' || c == ';' || c == ':')
+    )
+}
+
+/// How a package came into the tree, in words: never "unknown dependency", which reads as
+/// if the package were unknown.
+pub fn dependency_words(kind: &str) -> &'static str {
+    match kind {
+        "direct" => "direct dependency",
+        "transitive" => "transitive dependency",
+        _ => "direct or transitive: not known",
     }
 }
 
 /// The CVSS base score of a vector string, when it parses.
 pub fn cvss_base_score(vector: &str) -> Option<f64> {
     vector.parse::<cvss::Cvss>().ok().map(|c| c.score())
+}
+
+#[cfg(test)]
+mod word_tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_ends_at_a_word_with_an_ellipsis() {
+        assert_eq!(cut_at_word("short", 10), "short");
+        assert_eq!(cut_at_word("one two three four", 10), "one two…");
+        assert_eq!(cut_at_word("one two, three", 9), "one two…");
+        assert_eq!(cut_at_word("abcdefghijkl", 5), "abcd…");
+        assert_eq!(cut_at_word("été à Paris", 6), "été à…");
+        assert_eq!(
+            dependency_words("unknown"),
+            "direct or transitive: not known"
+        );
+    }
 }

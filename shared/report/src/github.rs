@@ -30,8 +30,13 @@ pub fn review_marker(head_sha: &str) -> String {
 
 /// What did not run, in one line, for an incomplete or failed review (None: complete).
 pub fn what_did_not_run(report: &Report) -> Option<String> {
-    if report.status == Status::Complete {
-        return None;
+    match report.status {
+        Status::Complete => return None,
+        Status::Partial => {
+            let why = report.plan.as_ref().and_then(|p| p.partial.as_deref());
+            return Some(md(why.unwrap_or("the model agents (none is configured)")));
+        }
+        Status::Incomplete | Status::Failed => {}
     }
     let mut parts: Vec<String> = report
         .failed_services
@@ -56,12 +61,7 @@ pub fn what_did_not_run(report: &Report) -> Option<String> {
 }
 
 fn first_line(s: &str) -> String {
-    let line = s.lines().next().unwrap_or_default();
-    let mut out: String = line.chars().take(200).collect();
-    if out.len() < line.len() {
-        out.push('…');
-    }
-    out
+    crate::cut_at_word(s.lines().next().unwrap_or_default(), 200)
 }
 
 /// The change's or a model's text, escaped so it cannot open Markdown or HTML structure.
@@ -92,12 +92,14 @@ pub fn cut_body(mut body: String, limit: usize) -> String {
 pub fn github_review(report: &Report, head_sha: Option<&str>) -> Value {
     let mut body = String::new();
     if let Some(missing) = what_did_not_run(report) {
-        let what = if report.status == Status::Failed {
-            "Proven could not review this change"
-        } else {
-            "Incomplete review: findings may be missing"
+        let what = match report.status {
+            Status::Failed => "Proven could not review this change. Did not run",
+            Status::Partial => {
+                "Partial review: the code was not reviewed, findings may be missing. Why"
+            }
+            _ => "Incomplete review: findings may be missing. Did not run",
         };
-        body.push_str(&format!("**{what}. Did not run: {missing}.**\n\n"));
+        body.push_str(&format!("**{what}: {missing}.**\n\n"));
     }
     body.push_str(&crate::markdown::markdown(report, true));
     let not_proved: Vec<&crate::Finding> = report
@@ -137,29 +139,56 @@ pub fn github_review(report: &Report, head_sha: Option<&str>) -> Value {
     review
 }
 
+/// One suggested edit and every finding it fixes: findings that share an edit (three
+/// advisories of one pinned package, say) are listed under one suggestion, never posted as
+/// identical suggestions on one line.
+struct Suggested<'a> {
+    path: &'a str,
+    start: u32,
+    end: u32,
+    replacement: &'a str,
+    /// What the edit is (`**Proposed fix**`, `**Dependency fix**`) and why it holds: the
+    /// first finding's words stand for all (an identical edit proved for each).
+    lead: &'static str,
+    why: String,
+    titles: Vec<String>,
+}
+
 fn comments(report: &Report) -> Vec<Value> {
-    let mut comments: Vec<Value> = Vec::new();
+    let mut all: Vec<Suggested<'_>> = Vec::new();
+    fn add<'a>(all: &mut Vec<Suggested<'a>>, s: Suggested<'a>) {
+        match all.iter_mut().find(|o| {
+            (o.path, o.start, o.end, o.replacement) == (s.path, s.start, s.end, s.replacement)
+        }) {
+            Some(o) => {
+                for t in s.titles {
+                    if !o.titles.contains(&t) {
+                        o.titles.push(t);
+                    }
+                }
+            }
+            None => all.push(s),
+        }
+    }
     for f in &report.findings {
         let Some(patch) = &f.patch else { continue };
         for e in &patch.edits {
             let Some(span) = &e.lines else { continue };
-            let mut comment = json!({
-                "path": e.path,
-                "line": span.end,
-                "side": "RIGHT",
-                "body": format!(
-                    "**Proposed fix** for {} (`{}`): proved — with it the finding's own test passes, {}.\n\n{}",
-                    md(&f.title),
-                    f.proof_level.as_str(),
-                    md(&patch.suite_words()),
-                    suggestion(&span.replacement)
-                ),
-            });
-            if span.start < span.end {
-                comment["start_line"] = span.start.into();
-                comment["start_side"] = "RIGHT".into();
-            }
-            comments.push(comment);
+            add(
+                &mut all,
+                Suggested {
+                    path: &e.path,
+                    start: span.start,
+                    end: span.end,
+                    replacement: &span.replacement,
+                    lead: "**Proposed fix**",
+                    why: format!(
+                        "proved — with it the finding's own test passes, {}",
+                        md(&patch.suite_words())
+                    ),
+                    titles: vec![format!("{} (`{}`)", md(&f.title), f.proof_level.as_str())],
+                },
+            );
         }
     }
     // A dependency fix the evidence proved, where one edit is the whole fix: a suggestion.
@@ -172,21 +201,43 @@ fn comments(report: &Report) -> Vec<Value> {
         }
         for e in &p.edits {
             let Some(span) = &e.lines else { continue };
-            comments.push(json!({
-                "path": e.path,
-                "line": span.end,
-                "side": "RIGHT",
-                "body": format!(
-                    "**Dependency fix** for {}: raises it to {}; {}.\n\n{}",
-                    md(&f.title),
-                    md(&p.version),
-                    md(&p.reason),
-                    suggestion(&span.replacement)
-                ),
-            }));
+            add(
+                &mut all,
+                Suggested {
+                    path: &e.path,
+                    start: span.start,
+                    end: span.end,
+                    replacement: &span.replacement,
+                    lead: "**Dependency fix**",
+                    why: format!("raises it to {}; {}", md(&p.version), md(&p.reason)),
+                    titles: vec![md(&f.title)],
+                },
+            );
         }
     }
-    comments
+    all.into_iter()
+        .map(|s| {
+            let what = match s.titles.as_slice() {
+                [one] => one.clone(),
+                many => format!(
+                    "{} findings ({})",
+                    many.len(),
+                    many.join("; ")
+                ),
+            };
+            let mut comment = json!({
+                "path": s.path,
+                "line": s.end,
+                "side": "RIGHT",
+                "body": format!("{} for {what}: {}.\n\n{}", s.lead, s.why, suggestion(s.replacement)),
+            });
+            if s.start < s.end {
+                comment["start_line"] = s.start.into();
+                comment["start_side"] = "RIGHT".into();
+            }
+            comment
+        })
+        .collect()
 }
 
 pub fn render_github(report: &Report) -> String {

@@ -17,7 +17,7 @@ table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:3px 8px;te
 pre{background:#f6f8fa;padding:8px;overflow-x:auto}section{margin:1.5em 0}
 </style></head><body>
 <h1>Proven {{ kind }}: {{ status }}</h1>
-<p>{% if base and head %}Base <code>{{ base.rev }}</code> ({{ base.commit[:12] }}) → head <code>{{ head.rev }}</code> ({{ head.commit[:12] }}) of {% endif %}<code>{{ target }}</code></p>
+<p>{% if base and head %}Base <code>{{ base.rev }}</code> ({{ base.commit[:12] }}{% if base.diff == "two-dot" %}, two-dot: the base as named{% elif base.diff and base.tip %}, the merge base; <code>{{ base.rev }}</code> itself is at {{ base.tip[:12] }}{% elif base.diff %}, the merge base{% endif %}) → head <code>{{ head.rev }}</code> ({{ head.commit[:12] }}) of {% endif %}<code>{{ target }}</code></p>
 {% if plan %}<p><strong>Plan:</strong> {{ plan.change_kind }} change, {{ plan.band }} band; runs {{ plan.runs | join(", ") if plan.runs else "nothing" }}.</p>
 {% if plan.left_out %}<ul>{% for l in plan.left_out %}<li>not in plan: {{ l }}</li>{% endfor %}</ul>{% endif %}{% endif %}
 <p><strong>Findings by proof level:</strong> reproduced {{ proof_counts.reproduced }} · exploited {{ proof_counts.exploited }} · advisory {{ proof_counts.advisory }} · tool {{ proof_counts.tool }}</p>
@@ -27,7 +27,7 @@ pre{background:#f6f8fa;padding:8px;overflow-x:auto}section{margin:1.5em 0}
 <table>
 <tr><th>Where</th><td><code>{{ f.location.path }}</code>{% if f.location.line %} line {{ f.location.line }}{% endif %}</td></tr>
 {% if f.claim %}<tr><th>Claim</th><td>{{ f.claim }}</td></tr>{% endif %}
-{% if f.package %}<tr><th>Package</th><td>{{ f.package.ecosystem }} <code>{{ f.package.name }}</code> {% if f.package.old_version %}{{ f.package.old_version }} → {% endif %}{{ f.package.new_version }} ({{ f.package.dependency }})</td></tr>{% endif %}
+{% if f.package %}<tr><th>Package</th><td>{{ f.package.ecosystem }} <code>{{ f.package.name }}</code> {% if f.package.old_version %}{{ f.package.old_version }} → {% endif %}{{ f.package.new_version }} ({{ f.package.dependency | dependency }})</td></tr>{% endif %}
 {% if f.advisory %}<tr><th>Advisory</th><td>{{ f.advisory.id }}{% if f.advisory.aliases %} ({{ f.advisory.aliases | join(", ") }}){% endif %}{% if f.advisory.summary %}: {{ f.advisory.summary }}{% endif %}</td></tr>{% endif %}
 {% if f.exploited %}<tr><th>Exploited</th><td>{{ f.exploited.cve }} is in CISA KEV</td></tr>{% endif %}
 {% if f.epss %}<tr><th>EPSS</th><td>{{ f.epss.cve }}: {{ "%.5f" | format(f.epss.probability) }} (percentile {{ "%.5f" | format(f.epss.percentile) }})</td></tr>{% endif %}
@@ -43,6 +43,8 @@ pre{background:#f6f8fa;padding:8px;overflow-x:auto}section{margin:1.5em 0}
 {% if e.run %}<p>{{ e.run.side }} <code>{{ e.run.commit[:12] }}</code>: <code>{{ e.run.command | join(" ") }}</code> → {{ e.run.outcome }} (exit {{ e.run.exit_code }}, {{ e.run.duration_ms }} ms, output sha256 <code>{{ e.run.output_sha256[:16] }}</code>)</p>{% endif %}
 {% if e.row %}<details><summary>{{ e.advisory_id }} affected[{{ e.affected_index }}], matched by {{ e.matched }}</summary><pre>{{ e.row | tojson }}</pre></details>{% endif %}{% endfor %}
 </section>{% endfor %}
+{% if ignored %}<h2>Ignored by the repository's ignore list (not counted, never failing)</h2><ul>{% for i in ignored %}<li>{{ i.finding.title }} (<code>{{ i.finding.location.path }}</code>): ignored by <code>{{ i.entry }}</code>{% if i.expires %} until {{ i.expires }}{% endif %}: {{ i.reason }}</li>{% endfor %}</ul>{% endif %}
+{% if ignore_notes %}<h2>Ignore entries that ignore nothing</h2><ul>{% for n in ignore_notes %}<li><code>{{ n.entry }}</code> {{ n.status }}: {{ n.detail }}</li>{% endfor %}</ul>{% endif %}
 {% if unproven %}<h2>Unproven (not findings)</h2><ul>{% for u in unproven %}<li>{{ u.claim }}: {{ u.reason }}</li>{% endfor %}</ul>{% endif %}
 {% if reviewers %}<h2>The reviewers, side by side (never merged; evidence decides)</h2><table><tr><th>Risk</th><th>File</th><th>Evidence</th><th>First reviewer</th><th>Second reviewer</th></tr>{% for r in reviewers %}<tr><td>{{ r.title }}</td><td><code>{{ r.path }}</code></td><td>{{ r.outcome }}</td><td>{{ r.first.verdict }}</td><td>{{ r.second.verdict }}{% if r.second.reason %}: {{ r.second.reason }}{% endif %}</td></tr>{% endfor %}</table>{% endif %}
 {% if autofix %}<h2>Autofix: {{ autofix.verdict }}</h2><p>One patch for every kept finding ({{ autofix.edits | length }} edits), each finding's evidence run again on a scratch copy of the change; nothing is committed.</p><ul>{% for f in autofix.fixes %}<li>closed: {{ f }}</li>{% endfor %}{% for o in autofix.open %}<li>open: {{ o }}</li>{% endfor %}{% for r in autofix.runs %}<li>run: <code>{{ r.command | join(" ") }}</code> → {{ r.outcome }}</li>{% endfor %}</ul>{% endif %}
@@ -57,6 +59,7 @@ pre{background:#f6f8fa;padding:8px;overflow-x:auto}section{margin:1.5em 0}
 pub fn render_html(report: &Report) -> String {
     let mut env = Environment::new();
     env.set_auto_escape_callback(|_| AutoEscape::Html);
+    env.add_filter("dependency", |kind: String| crate::dependency_words(&kind));
     let rendered = env
         .add_template("review.html", TEMPLATE)
         .and_then(|_| env.get_template("review.html"))

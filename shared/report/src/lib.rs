@@ -23,7 +23,7 @@ pub use github::{
 };
 pub use html::render_html;
 pub use markdown::{code_span, render_markdown};
-pub use sarif::render_sarif;
+pub use sarif::{render_sarif, sarif_is_complete};
 pub use text::render_text;
 
 /// Output formats.

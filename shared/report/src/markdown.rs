@@ -7,7 +7,7 @@ use crate::Report;
 
 const TEMPLATE: &str = r#"## Proven {{ kind }}{% if review_id %} {{ review_id | code }}{% endif %}: {{ status }}
 
-{% if base and head %}Base {{ base.rev | code }} ({{ base.commit[:12] | code }}) → head {{ head.rev | code }} ({{ head.commit[:12] | code }}) of {{ target | code }}.
+{% if base and head %}Base {{ base.rev | code }} ({{ base.commit[:12] | code }}{% if base.diff == "two-dot" %}, two-dot: the base as named{% elif base.diff and base.tip %}, the merge base; {{ base.rev | code }} itself is at {{ base.tip[:12] | code }}{% elif base.diff %}, the merge base{% endif %}) → head {{ head.rev | code }} ({{ head.commit[:12] | code }}) of {{ target | code }}.
 {% else %}Target: {{ target | code }}.
 {% endif %}
 {% if plan %}**Plan:** {{ plan.change_kind }} change, {{ plan.band }} band; runs {{ plan.runs | join(", ") if plan.runs else "nothing" }}.
@@ -26,7 +26,7 @@ No finding.
 {% endif %}| | |
 |---|---|
 | Proof | {{ f.proof_level | cell }} |
-| Package | {{ f.package.ecosystem }} {{ f.package.name | cell }} {% if f.package.old_version %}{{ f.package.old_version | md }} → {% endif %}{{ f.package.new_version | md }} ({{ f.package.dependency }}{% if f.package.dev %}, dev{% endif %}) |
+| Package | {{ f.package.ecosystem }} {{ f.package.name | cell }} {% if f.package.old_version %}{{ f.package.old_version | md }} → {% endif %}{{ f.package.new_version | md }} ({{ f.package.dependency | dependency }}{% if f.package.dev %}, dev{% endif %}) |
 | Where | {{ f.location.path | cell }}{% if f.location.line %} line {{ f.location.line }}{% endif %} |
 | Advisory | {{ f.advisory.id | md }}{% if f.advisory.aliases %} ({{ f.advisory.aliases | join(", ") | md }}){% endif %} |
 {% for s in f.advisory.severity %}| Severity | {{ s.type | md }}{% if s.base_score is not none %} {{ "%.1f" | format(s.base_score) }}{% endif %} {{ s.score | cell }} |
@@ -76,6 +76,14 @@ No finding.
 </details>
 {% endif %}
 {% endfor %}
+{% if ignored %}
+### Ignored by the repository's ignore list (not counted, never failing)
+{% for i in ignored %}- {{ i.finding.title | md }} ({{ i.finding.location.path | code }}): ignored by {{ i.entry | code }}{% if i.expires %} until {{ i.expires | md }}{% endif %}: {{ i.reason | md }}
+{% endfor %}{% endif %}
+{% if ignore_notes %}
+### Ignore entries that ignore nothing
+{% for n in ignore_notes %}- {{ n.entry | code }} {{ n.status }}: {{ n.detail | md }}
+{% endfor %}{% endif %}
 {% if unproven %}{% if collapse %}
 <details><summary>Unproven (not findings): {{ unproven | length }}</summary>
 
@@ -137,8 +145,22 @@ pub(crate) fn md_escape(value: String) -> String {
                 out.push(c);
             }
             '\n' | '\r' => out.push(' '),
+            // `@name` would notify a user or a team: a word joiner after the `@` shows the
+            // same text and mentions nobody.
+            '@' => out.push_str("@\u{2060}"),
             _ => out.push(c),
         }
+    }
+    unlink(&out)
+}
+
+/// Text in which GitHub's autolinks (`http://`, `https://`, `www.`, and any other
+/// `scheme://`) make no link: a word joiner after the scheme's colon and after `www`
+/// shows the same characters and links nowhere. Markdown link syntax is escaped apart.
+pub(crate) fn unlink(text: &str) -> String {
+    let mut out = text.replace("://", ":\u{2060}//");
+    for www in ["www.", "WWW.", "Www."] {
+        out = out.replace(www, &format!("{}\u{2060}.", &www[..3]));
     }
     out
 }
@@ -192,6 +214,7 @@ pub(crate) fn markdown(report: &Report, collapse: bool) -> String {
     env.add_filter("fenced", fenced);
     env.add_filter("code", code);
     env.add_filter("cell", cell);
+    env.add_filter("dependency", |kind: String| crate::dependency_words(&kind));
     env.set_trim_blocks(false);
     let rendered = env
         .add_template("review.md", TEMPLATE)

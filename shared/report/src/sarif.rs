@@ -5,12 +5,12 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde_sarif::sarif::{
-    ArtifactLocation, Location, Message, MultiformatMessageString, PhysicalLocation, PropertyBag,
-    Region, ReportingDescriptor, Result as SarifResult, ResultLevel, Run, Sarif, Tool,
-    ToolComponent,
+    ArtifactLocation, Invocation, Location, Message, MultiformatMessageString, Notification,
+    PhysicalLocation, PropertyBag, Region, ReportingDescriptor, Result as SarifResult, ResultLevel,
+    Run, Sarif, Suppression, Tool, ToolComponent,
 };
 
-use crate::{Finding, FindingKind, Report};
+use crate::{Finding, FindingKind, Report, Status};
 
 const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
@@ -224,6 +224,36 @@ fn result(f: &Finding, rule_index: usize) -> SarifResult {
         .build()
 }
 
+/// The run's one invocation: `executionSuccessful` only for a review that ran whole (SARIF
+/// 2.1.0 §3.20.14), with what did not run as error notifications, so that no reader (code
+/// scanning included) takes an incomplete or partial review's few results for a clean
+/// analysis.
+fn invocation(report: &Report) -> Invocation {
+    let complete = report.status == Status::Complete;
+    let builder = Invocation::builder().execution_successful(complete);
+    match crate::what_did_not_run(report) {
+        Some(missing) if !complete => {
+            let text = format!("The review is {}: {missing}", report.status.as_str());
+            builder
+                .tool_execution_notifications(vec![
+                    Notification::builder()
+                        .message(Message::builder().text(text).build())
+                        .level(serde_json::json!("error"))
+                        .build(),
+                ])
+                .build()
+        }
+        _ => builder.build(),
+    }
+}
+
+/// Whether code scanning may take this SARIF as a whole analysis of the head. Only a
+/// complete review's: an upload with fewer results than a whole review would find closes
+/// earlier alerts, so an incomplete, partial or failed review is never uploaded.
+pub fn sarif_is_complete(report: &Report) -> bool {
+    report.status == Status::Complete
+}
+
 pub fn render_sarif(report: &Report) -> String {
     let mut rules: Vec<ReportingDescriptor> = Vec::new();
     let mut rule_index: HashMap<String, usize> = HashMap::new();
@@ -234,6 +264,32 @@ pub fn render_sarif(report: &Report) -> String {
             rules.len() - 1
         });
         results.push(result(f, idx));
+    }
+    // An ignored finding is a result suppressed by the repository (SARIF §3.27.23): code
+    // scanning shows it dismissed, with the entry's reason, never as an open alert.
+    for i in &report.ignored {
+        let f = &i.finding;
+        let idx = *rule_index.entry(rule_id(f)).or_insert_with(|| {
+            rules.push(rule(f));
+            rules.len() - 1
+        });
+        let mut r = result(f, idx);
+        let until = i
+            .expires
+            .as_deref()
+            .map(|d| format!(" (until {d})"))
+            .unwrap_or_default();
+        r.suppressions = Some(vec![
+            Suppression::builder()
+                .kind(serde_json::json!("external"))
+                .status(serde_json::json!("accepted"))
+                .justification(format!(
+                    "proven.yaml ignore entry {}{until}: {}",
+                    i.entry, i.reason
+                ))
+                .build(),
+        ]);
+        results.push(r);
     }
     let mut run_props = BTreeMap::new();
     run_props.insert("status".to_string(), report.status.as_str().into());
@@ -259,6 +315,12 @@ pub fn render_sarif(report: &Report) -> String {
         run_props.insert(
             "unproven".to_string(),
             serde_json::to_value(&report.unproven).unwrap_or_default(),
+        );
+    }
+    if !report.ignore_notes.is_empty() {
+        run_props.insert(
+            "ignore_notes".to_string(),
+            serde_json::to_value(&report.ignore_notes).unwrap_or_default(),
         );
     }
     if !report.not_seen.is_empty() {
@@ -296,6 +358,7 @@ pub fn render_sarif(report: &Report) -> String {
         .build();
     let run = Run::builder()
         .tool(Tool::builder().driver(driver).build())
+        .invocations(vec![invocation(report)])
         .results(results)
         .properties(
             PropertyBag::builder()

@@ -60,9 +60,17 @@ pub fn render_text(report: &Report, color: bool) -> String {
         p.bold(report.status.as_str())
     );
     if let (Some(b), Some(h)) = (&report.base, &report.head) {
+        let how = match (b.diff.as_deref(), &b.tip) {
+            (Some("two-dot"), _) => ", two-dot: the base as named".to_string(),
+            (Some(_), Some(tip)) => {
+                format!(", the merge base; {} itself is at {}", b.rev, short(tip))
+            }
+            (Some(_), None) => ", the merge base".to_string(),
+            (None, _) => String::new(),
+        };
         let _ = writeln!(
             out,
-            "  base {} ({}) -> head {} ({})",
+            "  base {} ({}{how}) -> head {} ({})",
             b.rev,
             short(&b.commit),
             h.rev,
@@ -101,6 +109,32 @@ pub fn render_text(report: &Report, color: bool) -> String {
     for f in &report.findings {
         out.push('\n');
         write_finding(&mut out, &p, f);
+    }
+    if !report.ignored.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            p.bold("Ignored by the repository's ignore list (not counted, never failing):")
+        );
+        for i in &report.ignored {
+            let until = i
+                .expires
+                .as_deref()
+                .map(|d| format!(", until {d}"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  - {} ({}:{}): ignored by {}{until}: {}",
+                i.finding.title,
+                i.finding.location.path,
+                i.finding.location.line.unwrap_or(1),
+                i.entry,
+                i.reason
+            );
+        }
+    }
+    for n in &report.ignore_notes {
+        let _ = writeln!(out, "ignore entry {} {}: {}", n.entry, n.status, n.detail);
     }
     if !report.unproven.is_empty() {
         let _ = writeln!(out, "\n{}", p.bold("Unproven (not findings):"));
@@ -248,8 +282,9 @@ fn write_finding(out: &mut String, p: &Paint, f: &Finding) {
     let dev = if pkg.dev { ", dev" } else { "" };
     let _ = writeln!(
         out,
-        "  where:     {}{line} ({} dependency{dev}{was})",
-        f.location.path, pkg.dependency
+        "  where:     {}{line} ({}{dev}{was})",
+        f.location.path,
+        crate::dependency_words(&pkg.dependency)
     );
     for s in &adv.severity {
         let score = s.base_score.map(|b| format!(" {b:.1}")).unwrap_or_default();

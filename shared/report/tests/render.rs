@@ -186,20 +186,15 @@ fn unfixed_defect() -> Finding {
 fn sample() -> Report {
     let mut r = Report::new(ReportKind::Review, "/repo");
     r.review_id = Some("01TEST".into());
-    r.base = Some(RevisionRef {
-        rev: "main".into(),
-        commit: "a".repeat(40),
-    });
-    r.head = Some(RevisionRef {
-        rev: "HEAD".into(),
-        commit: "b".repeat(40),
-    });
+    r.base = Some(RevisionRef::new("main", "a".repeat(40)));
+    r.head = Some(RevisionRef::new("HEAD", "b".repeat(40)));
     r.plan = Some(Plan {
         change_kind: "dependency".into(),
         class: "dependency".into(),
         band: "light".into(),
         runs: vec!["dependency evidence".into()],
         left_out: vec!["model agents: not configured".into()],
+        partial: None,
     });
     r.findings = vec![
         defect(),
@@ -790,4 +785,114 @@ fn a_review_body_is_cut_to_githubs_limit_with_its_marker_whole() {
     assert!(body.len() <= MAX_BODY, "{} bytes", body.len());
     assert!(body.contains("cut to GitHub's limit"));
     assert!(body.trim_end().ends_with(&review_marker(&head)));
+}
+
+/// Three advisories of one pinned package share one proved edit: one suggestion lists the
+/// three findings, never three identical suggestions on one line.
+#[test]
+fn findings_that_share_a_fix_are_listed_under_one_suggestion() {
+    let mut report = Report::new(ReportKind::Review, "/repo");
+    report.status = Status::Complete;
+    let edit = PatchEdit {
+        path: "requirements.txt".into(),
+        old_text: "flask==0.12\n".into(),
+        new_text: "flask==2.3.3\n".into(),
+        lines: Some(LineSpan {
+            start: 1,
+            end: 1,
+            replacement: "flask==2.3.3".into(),
+        }),
+    };
+    for id in ["PYSEC-2018-66", "PYSEC-2019-179", "PYSEC-2023-62"] {
+        let mut f = finding(
+            Level::Advisory,
+            FindingKind::Vulnerability,
+            "flask",
+            id,
+            Some(1),
+        );
+        f.location.path = "requirements.txt".into();
+        if let Some(fix) = f.fix.as_mut() {
+            fix.proposed = Some(DependencyFix {
+                version: "2.3.3".into(),
+                edits: vec![edit.clone()],
+                command: None,
+                proved: true,
+                reason: "no advisory of the package matches it".into(),
+            });
+        }
+        report.findings.push(f);
+    }
+    report.seal();
+    let review = proven_report::github_review(&report, None);
+    let comments = review["comments"].as_array().expect("comments");
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    let body = comments[0]["body"].as_str().unwrap_or_default();
+    assert!(
+        body.starts_with("**Dependency fix** for 3 findings ("),
+        "{body}"
+    );
+    for id in ["PYSEC-2018-66", "PYSEC-2019-179", "PYSEC-2023-62"] {
+        assert!(body.contains(id), "{id} in {body}");
+    }
+    assert_eq!(body.matches("```suggestion").count(), 1, "{body}");
+}
+
+/// Text from the change (a title, a path, a reason) that names `@user`, `@org/team`, a URL
+/// or a `www.` address: read back as GitHub reads a comment, it mentions nobody and links
+/// nowhere, in the body and in every suggestion.
+#[test]
+fn the_changes_text_mentions_nobody_and_links_nowhere() {
+    use pulldown_cmark::{Event, Options, Parser, Tag};
+    const LOUD: &str = "ping @octocat and @acme/security-team: see https://evil.example/x, \
+                        http://a.example and www.evil.example <https://b.example> [c](https://c.example)";
+    let mut report = sample();
+    for f in &mut report.findings {
+        f.title = LOUD.into();
+        f.claim = Some(LOUD.into());
+        if let Some(n) = f.fix_not_proved.as_mut() {
+            n.reason = LOUD.into();
+        }
+    }
+    report.not_seen[0].what = LOUD.into();
+    report.failed_services[0].message = LOUD.into();
+    let review = github_review(&report, Some(&"c".repeat(40)));
+    let mut texts = vec![review["body"].as_str().expect("body").to_string()];
+    texts.extend(
+        review["comments"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["body"].as_str().map(str::to_string)),
+    );
+    texts.push(render(&report, Format::Markdown, false));
+    let mut seen_title = 0;
+    for md in &texts {
+        for event in Parser::new_ext(md, Options::ENABLE_TABLES) {
+            match event {
+                Event::Start(Tag::Link { dest_url, .. }) => {
+                    panic!("a link to {dest_url} in:\n{md}")
+                }
+                Event::Text(t) => {
+                    assert!(!mentions(&t), "a mention in `{t}`:\n{md}");
+                    for autolink in ["http://", "https://", "www."] {
+                        assert!(!t.contains(autolink), "an autolink in `{t}`:\n{md}");
+                    }
+                    seen_title += usize::from(t.contains("ping @"));
+                }
+                Event::Html(h) | Event::InlineHtml(h) => {
+                    assert!(!h.contains("example"), "HTML from the change `{h}`:\n{md}");
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(seen_title > 0, "the text itself is still shown: {texts:#?}");
+}
+
+/// `@` followed by a letter or digit: how a GitHub mention starts.
+fn mentions(t: &str) -> bool {
+    t.as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'@' && w[1].is_ascii_alphanumeric())
 }

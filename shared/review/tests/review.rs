@@ -238,9 +238,11 @@ async fn a_kev_listed_cve_makes_the_finding_exploited(backend: Backend) {
         bar.exploited.as_ref().map(|k| k.cve.as_str()),
         Some("CVE-2024-0002")
     );
+    // The change lowered bar from 0.6.0, outside the range: the fix is the base's own
+    // version, never the smallest fix (0.5.0) below what the base already had.
     assert_eq!(
         bar.fix.as_ref().expect("fix").version.as_deref(),
-        Some("0.5.0")
+        Some("0.6.0")
     );
     let unmaintained = report
         .findings

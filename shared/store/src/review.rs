@@ -14,6 +14,9 @@ pub enum ReviewStatus {
     Complete,
     /// Some service failed; the result names it. Never reported as clean.
     Incomplete,
+    /// Every part of its plan ran, but the plan lacked what the change needed (no model
+    /// configured): never reported as clean.
+    Partial,
     /// The review could not be done at all (e.g. a revision does not exist).
     Failed,
     /// A newer head of the same pull request replaced it before it finished.
@@ -27,6 +30,7 @@ impl ReviewStatus {
             ReviewStatus::Running => "running",
             ReviewStatus::Complete => "complete",
             ReviewStatus::Incomplete => "incomplete",
+            ReviewStatus::Partial => "partial",
             ReviewStatus::Failed => "failed",
             ReviewStatus::Superseded => "superseded",
         }
@@ -38,6 +42,7 @@ impl ReviewStatus {
             ReviewStatus::Running,
             ReviewStatus::Complete,
             ReviewStatus::Incomplete,
+            ReviewStatus::Partial,
             ReviewStatus::Failed,
             ReviewStatus::Superseded,
         ]

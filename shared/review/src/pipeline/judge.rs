@@ -496,17 +496,37 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
     if broken_review_step && report.plan.is_none() {
         report.status = Status::Failed;
     }
+    if let Ok(plan) = result_of::<PlanResult>(&rows, PLAN) {
+        let findings = std::mem::take(&mut report.findings);
+        let applied = crate::judge::ignore::apply(findings, &plan.ignore, &today());
+        report.findings = applied.kept;
+        for i in &applied.ignored {
+            trace.push(
+                "ignored",
+                serde_json::json!({"finding": i.finding.id, "entry": i.entry, "reason": i.reason}),
+            );
+        }
+        report.ignored = applied.ignored;
+        report.ignore_notes = applied.notes;
+    }
     let report = writer::seal(report, &mut trace);
     let json = to_json(&report)?;
     let status = match report.status {
         Status::Complete => ReviewStatus::Complete,
         Status::Incomplete => ReviewStatus::Incomplete,
+        Status::Partial => ReviewStatus::Partial,
         Status::Failed => ReviewStatus::Failed,
     };
     record_metrics(&report, status, &review);
     let mut out = outcome(trace, json.clone(), Vec::new(), false);
     out.finish = Some((status, json));
     Ok(out)
+}
+
+/// Today (UTC) as `YYYY-MM-DD`, the day `ignore` entries expire against.
+fn today() -> String {
+    let d = time::OffsetDateTime::now_utc().date();
+    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
 }
 
 /// What a sealed review adds to the metrics: its status, its findings by proof level and

@@ -29,6 +29,7 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
         scout::PlanOptions {
             dependencies: config.dependencies,
             agents: agents_on,
+            agents_off: config.agents_off,
             fix_attempts: if agents_on { config.fix_attempts } else { 0 },
             autofix: agents_on && config.autofix,
             second_reviewer: agents_on && second_reviewer,
@@ -74,6 +75,7 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
             max_bytes: config.hmem_max_state_bytes,
             query_tokens: config.hmem_query_tokens,
         },
+        ignore: config.ignore.iter().map(Into::into).collect(),
     };
     // Each branch is a finding pipeline: it hands its slot in the fan-in to its own
     // children, so the judge waits for every branch however they interleave.

@@ -187,6 +187,23 @@ impl Tree for Overlay<'_> {
     }
 }
 
+/// The base's own version of a package the change lowered (the highest the base declared,
+/// above the head's `dep`): a fix never goes below what the base already had.
+pub fn lowered_from<'a>(
+    dep: &Dependency,
+    base: &[&'a Dependency],
+) -> Option<(&'a str, proven_version::Version)> {
+    let head = proven_version::Version::parse(dep.ecosystem, &dep.version).ok()?;
+    base.iter()
+        .filter_map(|d| {
+            proven_version::Version::parse(dep.ecosystem, &d.version)
+                .ok()
+                .map(|v| (d.version.as_str(), v))
+        })
+        .filter(|(_, v)| *v > head)
+        .max_by(|a, b| a.1.cmp(&b.1))
+}
+
 /// The largest of `versions` by `eco`'s own order (None when one does not compare).
 pub fn highest(eco: Ecosystem, versions: &[String]) -> Option<String> {
     let mut best: Option<&String> = None;

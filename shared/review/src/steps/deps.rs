@@ -410,14 +410,38 @@ fn draft(
     }
 }
 
-/// The smallest version that leaves every affected range of the advisory's rows.
+/// The smallest version that leaves every affected range of the advisory's rows, never
+/// below the base's own: where the change lowered the package, the base's version itself
+/// when it leaves every range, else the smallest fix above it.
 fn fix_for(c: &Candidate<'_>, entries: &[&ParsedRow]) -> FixRef {
     let all: Vec<&proven_osv::Affected> = entries.iter().map(|e| &e.affected).collect();
-    match proven_version::smallest_fix(c.dep.ecosystem, &all, &c.dep.version) {
+    let lowered = super::depfix::lowered_from(c.dep, &c.base_versions);
+    if let Some((text, base)) = &lowered
+        && all
+            .iter()
+            .all(|a| proven_version::is_affected_version(a, base).is_ok_and(|x| !x.affected))
+    {
+        let note = format!(
+            "the base's own version: the change lowered it from {text}, which is outside every affected range of these rows"
+        );
+        return FixRef {
+            note,
+            version: Some(text.to_string()),
+            proposed: None,
+        };
+    }
+    let floor = lowered.as_ref().map_or(c.dep.version.as_str(), |(t, _)| t);
+    match proven_version::smallest_fix(c.dep.ecosystem, &all, floor) {
         Ok(Fix::Version(v)) => FixRef {
-            note:
-                "smallest version at or above this one outside every affected range of these rows"
+            note: match &lowered {
+                Some((text, _)) => format!(
+                    "smallest version above the base's own {text} (the change lowered it; \
+                     {text} is itself affected) outside every affected range of these rows"
+                ),
+                None => "smallest version at or above this one outside every affected range \
+                         of these rows"
                     .into(),
+            },
             version: Some(v),
             proposed: None,
         },

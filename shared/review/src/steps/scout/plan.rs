@@ -16,6 +16,9 @@ use crate::steps::intake::FileFacts;
 pub struct PlanOptions {
     pub dependencies: bool,
     pub agents: bool,
+    /// The operator chose the dependency-only plan (`agents: off`); else agents that do not
+    /// run for want of a model make the review partial.
+    pub agents_off: bool,
     /// Fixer tries per proved defect (0: no Fixer).
     pub fix_attempts: u32,
     pub autofix: bool,
@@ -163,6 +166,41 @@ impl Stages {
     }
 }
 
+/// The plan's part when no agent runs for want of them: the operator's dependency-only
+/// choice (`agents = off`), or agents not configured, which makes a review partial when its
+/// plan wanted them and the change holds a file only they examine (a change of dependency
+/// files alone is read whole by the dependency evidence). Returns why it is partial.
+fn no_agents(
+    st: &mut Stages,
+    o: &PlanOptions,
+    spec: &PlanSpec,
+    wanted: PlanAgents,
+    files: &[FileFacts],
+) -> Option<String> {
+    if o.agents_off {
+        st.leave(
+            "model agents (planner, prover, skeptic): switched off (agents = off): the \
+             dependency-only plan, as the operator chose"
+                .into(),
+        );
+        return None;
+    }
+    st.leave(
+        "model agents (planner, prover, skeptic): not configured (set PROVEN_GENERATOR_API_KEY \
+         or PROVEN_GENERATOR_BASE_URL, or choose the dependency-only plan with agents = off); \
+         only dependency evidence can prove findings"
+            .into(),
+    );
+    let unexamined = files.iter().any(|f| !is_manifest(&f.path));
+    (wanted != PlanAgents::None && unexamined).then(|| {
+        format!(
+            "the {} plan runs the model agents and none is configured: only dependency files \
+             were examined, not the code the change touches",
+            spec.class.as_str()
+        )
+    })
+}
+
 /// The model agents' stages of a plan that runs every agent.
 fn agent_stages(st: &mut Stages, o: &PlanOptions, spec: &PlanSpec, why: &str, second: bool) {
     st.run("planner");
@@ -248,13 +286,10 @@ pub fn plan(
         ));
     }
     let second = o.second_reviewer && doubles(&spec, scout);
+    let mut partial = None;
     let (skeptic, models) = match (o.agents, spec.agents) {
-        (false, _) => {
-            st.leave(
-                "model agents (planner, prover, skeptic): not configured (set PROVEN_GENERATOR_API_KEY or \
-                 PROVEN_GENERATOR_BASE_URL); only dependency evidence can prove findings"
-                    .into(),
-            );
+        (false, wanted) => {
+            partial = no_agents(&mut st, &o, &spec, wanted, files);
             (false, false)
         }
         (true, PlanAgents::None) => {
@@ -285,6 +320,7 @@ pub fn plan(
         band: band.as_str().to_string(),
         runs: st.runs,
         left_out: st.left_out,
+        partial,
     };
     write_plan_line(trace, &c, &spec, why, o.scout_intent, &plan);
     Planned {

@@ -43,6 +43,7 @@ fn with(settings: &[(&str, &str)]) -> ScoutSettings {
 const ALL: PlanOptions = PlanOptions {
     dependencies: true,
     agents: true,
+    agents_off: false,
     fix_attempts: 2,
     autofix: false,
     second_reviewer: false,
