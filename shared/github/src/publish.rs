@@ -457,4 +457,45 @@ mod tests {
         report.status = Status::Failed;
         assert_eq!(conclusion(&report, &options), "action_required");
     }
+
+    /// No model for a change that touches code: the check is neutral with why, and its
+    /// title says the code was not reviewed; SARIF is withheld, so code scanning keeps its
+    /// earlier alerts open.
+    #[test]
+    fn a_partial_review_concludes_neutral_says_why_and_withholds_sarif() {
+        let mut report = Report::new(proven_report::ReportKind::Review, "r");
+        report.plan = Some(proven_report::Plan {
+            change_kind: "feature".into(),
+            class: "standard".into(),
+            band: "light".into(),
+            runs: vec!["intake".into()],
+            left_out: Vec::new(),
+            partial: Some("the standard plan runs the model agents and none is configured".into()),
+        });
+        report.seal();
+        assert_eq!(report.status, Status::Partial);
+        let updates = check_updates(&report, &CheckOptions::default());
+        assert_eq!(updates[0]["conclusion"], "neutral");
+        assert_eq!(
+            updates[0]["output"]["title"],
+            "Partial: the code was not reviewed"
+        );
+        assert!(
+            updates[0]["output"]["summary"]
+                .as_str()
+                .is_some_and(|s| s.contains("none is configured")),
+            "{}",
+            updates[0]
+        );
+        assert!(!proven_report::sarif_is_complete(&report));
+        let body = proven_report::github_review(&report, None)["body"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(body.starts_with("**Partial review"), "{body}");
+        report.status = Status::Incomplete;
+        assert!(!proven_report::sarif_is_complete(&report));
+        report.status = Status::Complete;
+        assert!(proven_report::sarif_is_complete(&report));
+    }
 }

@@ -340,6 +340,29 @@ fn sarif_validates_against_the_official_schema() {
     );
     assert_eq!(rules[0]["id"], "proven/defect");
     assert_eq!(run["properties"]["coverage"]["verdict"], "incomplete");
+    // The sample is incomplete: its one invocation says the analysis did not succeed, and
+    // what did not run, so no reader takes its results for a whole analysis.
+    let invocation = &run["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false, "{invocation:#}");
+    let notification = &invocation["toolExecutionNotifications"][0];
+    assert_eq!(notification["level"], "error");
+    assert!(
+        notification["message"]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("The review is incomplete: ") && t.contains("skeptic")),
+        "{notification:#}"
+    );
+    let mut complete = sample();
+    complete.failed_services.clear();
+    complete.input_errors.clear();
+    complete.status = Status::Complete;
+    let sarif: serde_json::Value =
+        serde_json::from_str(&render(&complete, Format::Sarif, false)).expect("sarif");
+    assert_eq!(
+        sarif["runs"][0]["invocations"][0]["executionSuccessful"],
+        true
+    );
+    assert!(sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"].is_null());
     assert_eq!(run["properties"]["autofix"]["verdict"], "rejected");
     assert_eq!(
         run["results"][0]["properties"]["patch"]["edits"][0]["path"],
