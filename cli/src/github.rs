@@ -169,8 +169,16 @@ pub(crate) async fn action(
         })
         .await,
     )?;
+    let workspace = PathBuf::from(var("GITHUB_WORKSPACE").unwrap_or_else(|| ".".into()));
+    let history = tokio::task::spawn_blocking({
+        let (workspace, base, head) = (workspace.clone(), base.clone(), head.clone());
+        move || enough_history(&workspace, &base, &head)
+    })
+    .await
+    .map_err(|e| Exit::internal(format!("fetching history: {e}")))?;
+    eprintln!("proven: {history}");
     let review = ReviewArgs {
-        repo: PathBuf::from(var("GITHUB_WORKSPACE").unwrap_or_else(|| ".".into())),
+        repo: workspace,
         base,
         head,
         // GitHub's "Files changed": from the merge base of the pull request's base and head.
@@ -249,6 +257,67 @@ pub(crate) async fn action(
         "incomplete" if code == exit::FINDINGS => 0,
         _ => code,
     })
+}
+
+/// Makes sure the checkout holds the pull request's base and head commits and their merge
+/// base: a runner's checkout is often shallow (actions/checkout fetches one commit by
+/// default). Fetches the two commits from `origin`, then deepens the history step by step,
+/// then unshallows; says what it did. When nothing helps, the review itself stops by name
+/// (no merge base), never guesses.
+fn enough_history(workspace: &std::path::Path, base: &str, head: &str) -> String {
+    let git = |args: &[&str]| -> bool {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(workspace)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let has = |sha: &str| git(&["cat-file", "-e", &format!("{sha}^{{commit}}")]);
+    let found = || has(base) && has(head) && git(&["merge-base", base, head]);
+    if found() {
+        return "the checkout holds the base, the head and their merge base".into();
+    }
+    let mut did = Vec::new();
+    if !(has(base) && has(head)) {
+        git(&["fetch", "--no-tags", "--quiet", "origin", base, head]);
+        did.push("fetched the base and head commits");
+    }
+    for depth in ["50", "200", "1000"] {
+        if found() {
+            break;
+        }
+        git(&[
+            "fetch",
+            "--no-tags",
+            "--quiet",
+            &format!("--deepen={depth}"),
+            "origin",
+            base,
+            head,
+        ]);
+        did.push("deepened the history");
+    }
+    // A full clone refuses --unshallow: that refusal changes nothing.
+    if !found() && git(&["fetch", "--no-tags", "--quiet", "--unshallow", "origin"]) {
+        did.push("unshallowed it");
+    }
+    did.dedup();
+    if found() {
+        format!(
+            "the checkout lacked history for the merge base: {}",
+            did.join(", ")
+        )
+    } else {
+        format!(
+            "no merge base of {base} and {head} in the checkout after trying ({}): the review \
+             will say so",
+            did.join(", ")
+        )
+    }
 }
 
 /// The step's outputs (`GITHUB_OUTPUT`) and its job summary (`GITHUB_STEP_SUMMARY`).

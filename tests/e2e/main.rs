@@ -1,6 +1,7 @@
 //! The `proven` binary end to end: real advisory data from ../shared/data, real git
 //! repositories, real stores (an embedded SQLite file, and a fresh Postgres database).
 
+mod action;
 mod agents;
 mod ask;
 mod autofix;

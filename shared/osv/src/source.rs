@@ -20,6 +20,8 @@ pub enum OsvSource {
     Kev,
     /// FIRST EPSS scores (CSV).
     Epss,
+    /// FIRST EPSS scores as FIRST publishes them: gzip-compressed CSV (`.csv.gz`).
+    EpssGz,
 }
 
 /// One thing found in a source.
@@ -85,6 +87,9 @@ impl OsvSource {
         }
         if name.ends_with(".zip") {
             return Ok(Some(OsvSource::Zip));
+        }
+        if name.ends_with(".csv.gz") {
+            return Ok(Some(OsvSource::EpssGz));
         }
         if name.ends_with(".csv") {
             let mut head = String::new();
@@ -238,8 +243,16 @@ fn read_file(
                 }),
             }
         }
-        OsvSource::Epss => {
-            let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+        OsvSource::Epss | OsvSource::EpssGz => {
+            let text = if kind == OsvSource::EpssGz {
+                let mut text = String::new();
+                flate2::read::GzDecoder::new(File::open(path).map_err(io_err(path))?)
+                    .read_to_string(&mut text)
+                    .map_err(io_err(path))?;
+                text
+            } else {
+                std::fs::read_to_string(path).map_err(io_err(path))?
+            };
             match read_epss(&text) {
                 Ok(scores) => visit(SourceItem::Epss { origin, scores }),
                 Err(e) => visit(SourceItem::Invalid {
@@ -322,6 +335,24 @@ mod tests {
             matches!(&items[1], SourceItem::Invalid { origin, .. } if origin.ends_with("a.jsonl:2"))
         );
         assert!(matches!(&items[2], SourceItem::Record { record, .. } if record.id == "A-2"));
+    }
+
+    #[test]
+    fn epss_is_read_as_first_publishes_it_gzip_compressed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("epss_scores-current.csv.gz");
+        let mut gz = flate2::write::GzEncoder::new(
+            File::create(&p).expect("create"),
+            flate2::Compression::default(),
+        );
+        gz.write_all(b"#model_version:v2025.03.14,score_date:2026-12-01T00:00:00+0000\ncve,epss,percentile\nCVE-2023-30861,0.01234,0.5\n")
+            .expect("write");
+        gz.finish().expect("finish");
+        let items = collect(&p);
+        assert!(
+            matches!(&items[..], [SourceItem::Epss { scores, .. }] if scores.scores.len() == 1),
+            "{items:?}"
+        );
     }
 
     #[test]
