@@ -991,3 +991,72 @@ async fn the_app_and_the_action_review_a_pull_request_from_its_merge_base() {
     assert!(violations.is_empty(), "{violations:#?}");
     env.cleanup().await;
 }
+
+/// A runner's checkout is shallow (actions/checkout fetches one commit by default): the
+/// Action fetches the base and head and deepens the history until their merge base is
+/// there, then reviews from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_action_deepens_a_shallow_checkout_to_the_merge_base() {
+    let b = crate::pull_request::pyyaml_branches();
+    let hub = Hub::start(b.repo.path()).await;
+    let env = crate::common::Env::new(proven_store::testing::Backend::Sqlite).await;
+    crate::common::import(
+        &env,
+        &[crate::common::data("advisories/osv-pypi-pypa.jsonl")
+            .display()
+            .to_string()],
+    );
+    let runner = tempfile::tempdir().expect("runner dir");
+    let checkout = runner.path().join("checkout");
+    let out = std::process::Command::new("git")
+        .args(["clone", "--quiet", "--depth", "1", "--branch", "feature"])
+        .arg(format!("file://{}", b.repo.path().display()))
+        .arg(&checkout)
+        .output()
+        .expect("git clone");
+    assert!(out.status.success(), "{:?}", text(&out));
+    assert_eq!(
+        git(&checkout, &["rev-parse", "--is-shallow-repository"]),
+        "true"
+    );
+    let event = runner.path().join("event.json");
+    std::fs::write(
+        &event,
+        pull_request_event(
+            "opened",
+            INSTALLATION,
+            23,
+            (&b.main, &b.feature),
+            "https://github.com/acme/app.git",
+        )
+        .to_string(),
+    )
+    .expect("event");
+    let runner_env = [
+        ("GITHUB_EVENT_PATH", event.display().to_string()),
+        ("GITHUB_REPOSITORY", REPO.into()),
+        ("GITHUB_API_URL", hub.standin.url.clone()),
+        ("GITHUB_WORKSPACE", checkout.display().to_string()),
+        ("GITHUB_RUN_ID", "4545".into()),
+        ("PROVEN_DATA_DIR", env.data_dir.path().display().to_string()),
+        ("PROVEN_AGENTS", "off".into()),
+        ("INPUT_SARIF", "false".into()),
+    ];
+    let out = run_action_step(&checkout, &runner_env);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(
+            "the checkout lacked history for the merge base: fetched the base and head commits"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "({}, the merge base; main itself",
+            &b.fork_point[..12]
+        )) || stdout.contains(&format!("({}, the merge base", &b.fork_point[..12])),
+        "{stdout}"
+    );
+    env.cleanup().await;
+}
