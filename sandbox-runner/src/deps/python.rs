@@ -1,9 +1,10 @@
 //! Python: what a project's tests need, read from the files that declare it — requirement
 //! files (with their `-r` and `-c` includes), pyproject.toml (`[project]`, optional
-//! dependencies and dependency groups named for tests or development, poetry, uv, pdm and
-//! hatch), setup.cfg, tox.ini, noxfile.py, Pipfile and the lock files that pin them
-//! (Pipfile.lock, poetry.lock, uv.lock). Nothing here runs any of them: setup.py is
-//! evaluated only inside the preparation container, which has network but no secrets.
+//! dependencies and dependency groups named for tests or development, flit's own metadata,
+//! poetry, uv, pdm, and hatch with its environments' features), setup.cfg, tox.ini,
+//! noxfile.py, Pipfile and the lock files that pin them (Pipfile.lock, poetry.lock,
+//! uv.lock). Nothing here runs any of them: setup.py is evaluated only inside the
+//! preparation container, which has network but no secrets.
 //!
 //! Every requirement line that could build or fetch from somewhere other than the
 //! operator's registries is refused by name (index options, `--trusted-host`,
@@ -656,6 +657,10 @@ fn pyproject(
         .and_then(|h| h.get("envs"))
         .and_then(|e| e.as_table())
     {
+        let optional = doc
+            .get("project")
+            .and_then(|p| p.get("optional-dependencies"))
+            .and_then(|o| o.as_table());
         for (name, env) in envs {
             if name == "default" || is_test_name(name) {
                 for key in ["dependencies", "extra-dependencies"] {
@@ -665,6 +670,58 @@ fn pyproject(
                             specs,
                             &spec,
                             format!("pyproject.toml tool.hatch.envs.{name}"),
+                        );
+                    }
+                }
+                // `features`: extras of the project the environment installs, whatever
+                // their names (`features = ["all"]` in a test environment is what it tests).
+                for feature in strings(env.get("features")) {
+                    plan.extras.push(feature.clone());
+                    for spec in strings(optional.and_then(|o| o.get(&feature))) {
+                        push(
+                            plan,
+                            specs,
+                            &spec,
+                            format!("pyproject.toml tool.hatch.envs.{name} features.{feature}"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // flit's metadata before PEP 621 (`[tool.flit.metadata]`, still built by flit_core 3):
+    // `requires`, `requires-extra` (its `test` and `dev` extras), the older `dev-requires`
+    // and `requires-python`.
+    if let Some(meta) = tool
+        .and_then(|t| t.get("flit"))
+        .and_then(|f| f.get("metadata"))
+        .and_then(|m| m.as_table())
+    {
+        plan.project = true;
+        if let Some(rp) = meta.get("requires-python").and_then(|v| v.as_str()) {
+            plan.python_requires
+                .push((rp.to_string(), "pyproject.toml tool.flit.metadata".into()));
+        }
+        for key in ["requires", "dev-requires"] {
+            for spec in strings(meta.get(key)) {
+                push(
+                    plan,
+                    specs,
+                    &spec,
+                    format!("pyproject.toml tool.flit.metadata {key}"),
+                );
+            }
+        }
+        if let Some(extras) = meta.get("requires-extra").and_then(|e| e.as_table()) {
+            for (name, list) in extras {
+                if is_test_name(name) {
+                    plan.extras.push(name.clone());
+                    for spec in strings(Some(list)) {
+                        push(
+                            plan,
+                            specs,
+                            &spec,
+                            format!("pyproject.toml tool.flit.metadata requires-extra.{name}"),
                         );
                     }
                 }
@@ -1316,6 +1373,133 @@ dependencies = ["pytest-cov"]
                     "pyproject.toml tool.poetry".to_string()
                 )
             ]
+        );
+    }
+
+    /// One project of each build backend's family, as each declares what its tests need:
+    /// every runtime and test requirement is read, nothing of docs-only extras.
+    #[test]
+    fn every_build_backends_dependency_declarations_are_read() {
+        for (family, pyproject, setup_cfg, want, extras) in [
+            (
+                // flit before PEP 621 (2019-era projects): [tool.flit.metadata].
+                "flit legacy",
+                r#"[build-system]
+requires = ["flit_core >=2,<4"]
+build-backend = "flit_core.buildapi"
+[tool.flit.metadata]
+module = "demo"
+requires-python = ">=3.5"
+requires = ["attrs>=19", "six"]
+dev-requires = ["tox"]
+[tool.flit.metadata.requires-extra]
+test = ["pytest>=4", "hypothesis"]
+doc = ["sphinx"]
+"#,
+                "",
+                &["attrs>=19", "six", "tox", "pytest>=4", "hypothesis"][..],
+                &["test"][..],
+            ),
+            (
+                "flit (PEP 621)",
+                r#"[build-system]
+requires = ["flit_core >=3.2,<4"]
+build-backend = "flit_core.buildapi"
+[project]
+name = "demo"
+dependencies = ["attrs"]
+[project.optional-dependencies]
+test = ["pytest"]
+doc = ["sphinx"]
+"#,
+                "",
+                &["attrs", "pytest"][..],
+                &["test"][..],
+            ),
+            (
+                "setuptools setup.cfg",
+                "",
+                "[options]\ninstall_requires =\n    attrs>=19\n    importlib-metadata; python_version < \"3.8\"\ntests_require = mock\n[options.extras_require]\ntest =\n    pytest\ndocs = sphinx\n",
+                &[
+                    "attrs>=19",
+                    "importlib-metadata; python_version < \"3.8\"",
+                    "mock",
+                    "pytest",
+                ][..],
+                &["test"][..],
+            ),
+            (
+                "poetry",
+                r#"[tool.poetry.dependencies]
+python = "^3.7"
+attrs = "^19.3"
+[tool.poetry.dev-dependencies]
+pytest = "^5.2"
+[tool.poetry.group.docs.dependencies]
+sphinx = "*"
+"#,
+                "",
+                &["attrs>=19.3,<20", "pytest>=5.2,<6"][..],
+                &[][..],
+            ),
+            (
+                "pdm",
+                r#"[project]
+name = "demo"
+dependencies = ["attrs"]
+[tool.pdm.dev-dependencies]
+test = ["pytest>=7"]
+lint = ["flake8"]
+"#,
+                "",
+                &["attrs", "flake8", "pytest>=7"][..],
+                &[][..],
+            ),
+            (
+                "hatch",
+                r#"[project]
+name = "demo"
+dependencies = ["attrs"]
+[project.optional-dependencies]
+all = ["numpy"]
+doc = ["sphinx"]
+[tool.hatch.envs.default]
+dependencies = ["pytest"]
+[tool.hatch.envs.test]
+extra-dependencies = ["pytest-cov"]
+features = ["all"]
+[tool.hatch.envs.docs]
+dependencies = ["mkdocs"]
+"#,
+                "",
+                &["attrs", "pytest", "pytest-cov", "numpy"][..],
+                &["all"][..],
+            ),
+        ] {
+            let mut files = Vec::new();
+            if !pyproject.is_empty() {
+                files.push(("pyproject.toml", pyproject));
+            }
+            if !setup_cfg.is_empty() {
+                files.push(("setup.cfg", setup_cfg));
+            }
+            let dir = tree(&files);
+            let plan = read_plan(dir.path());
+            assert_eq!(specs(&plan), want, "{family}: {plan:?}");
+            assert_eq!(plan.extras, extras, "{family}");
+            assert!(plan.project, "{family}: the project is a package");
+        }
+        // flit's own requires-python is the project's word on its Python.
+        let dir = tree(&[(
+            "pyproject.toml",
+            "[tool.flit.metadata]\nmodule = \"demo\"\nrequires-python = \">=3.5\"\n",
+        )]);
+        assert_eq!(
+            read_plan(dir.path()).python_requires,
+            [(
+                ">=3.5".to_string(),
+                "pyproject.toml tool.flit.metadata".to_string()
+            )]
         );
     }
 

@@ -500,3 +500,42 @@ async fn a_project_uploaded_again_after_the_date_is_not_held_to_it() {
         deps.notes
     );
 }
+
+/// A flit project of 2019 declares its dependencies in flit's own metadata
+/// (`[tool.flit.metadata]`: `requires`, `requires-extra.test`), not in PEP 621's
+/// `[project]`: they are prepared, and its test importing one of each passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flit_project_of_the_legacy_metadata_gets_its_dependencies() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "pyproject.toml",
+        format!(
+            "# {marker}\n[build-system]\nrequires = [\"flit_core >=2,<4\"]\nbuild-backend = \"flit_core.buildapi\"\n\n[tool.flit.metadata]\nmodule = \"flitdemo\"\nauthor = \"Demo\"\nrequires = [\"iniconfig\"]\n\n[tool.flit.metadata.requires-extra]\ntest = [\"six\"]\n"
+        ),
+    )
+    .write(
+        "flitdemo.py",
+        "\"\"\"A flit project's module.\"\"\"\n__version__ = '0.1'\nimport iniconfig\n\ndef name():\n    return iniconfig.__name__\n",
+    );
+    let commit = repo.commit("a flit project");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_flitdemo.py"),
+    )
+    .with_file(
+        "test_flitdemo.py",
+        "import six\nfrom flitdemo import name\n\ndef test_name():\n    assert name() == 'iniconfig'\n    assert six.PY3\n",
+    );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    assert!(
+        deps.not_prepared.is_empty(),
+        "the dependencies and the project itself are installed: {:?}",
+        deps.not_prepared
+    );
+}
