@@ -539,3 +539,50 @@ async fn a_flit_project_of_the_legacy_metadata_gets_its_dependencies() {
         deps.not_prepared
     );
 }
+
+/// A project whose own build fails is still tested from its tree, and the record names
+/// the build's reason (what the backend printed last), not pip's `ERROR: Exception:`
+/// of the last way tried (no build isolation, where flit_core is not even installed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_whose_build_fails_is_named_with_the_builds_reason() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    // flit builds only a module with a docstring.
+    repo.write(
+        "pyproject.toml",
+        format!(
+            "# {marker}\n[build-system]\nrequires = [\"flit_core >=2,<4\"]\nbuild-backend = \"flit_core.buildapi\"\n\n[tool.flit.metadata]\nmodule = \"nodoc\"\nauthor = \"Demo\"\nrequires = [\"iniconfig\"]\n"
+        ),
+    )
+    .write("nodoc.py", "__version__ = '0.1'\n\ndef one():\n    return 1\n");
+    let commit = repo.commit("a flit module without a docstring");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_nodoc.py"),
+    )
+    .with_file(
+        "test_nodoc.py",
+        "from nodoc import one\n\ndef test_one():\n    assert one() == 1\n",
+    );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    let project = deps
+        .not_prepared
+        .iter()
+        .find(|n| n.what.contains("the project itself"))
+        .unwrap_or_else(|| panic!("the failed build is named: {:?}", deps.not_prepared));
+    assert!(
+        project.reason.to_lowercase().contains("docstring"),
+        "{}",
+        project.reason
+    );
+    assert!(
+        !project.reason.contains("ERROR: Exception"),
+        "{}",
+        project.reason
+    );
+}
