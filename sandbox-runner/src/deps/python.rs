@@ -334,15 +334,22 @@ pub(crate) fn read_plan(src: &Path) -> PythonPlan {
         plan.inputs.push("Pipfile".into());
         pipfile(&text, &mut plan, &mut specs);
     }
-    // Trove classifiers (`Programming Language :: Python :: 3.8`): the versions a project
-    // says it supports, any one of which will do (read only when nothing stricter says).
-    if plan.python_requires.is_empty() {
-        for name in ["setup.py", "setup.cfg", "pyproject.toml"] {
-            if let Some(text) = read(src, name) {
-                for version in classifier_pythons(&text) {
-                    plan.python_requires
-                        .push((format!("=={version}.*"), format!("{name} classifiers")));
-                }
+    // Trove classifiers (`Programming Language :: Python :: 3.8`) and CI matrices: the
+    // versions a project says it supports, by name, any one of which will do. Read beside
+    // python_requires too: an open `>=3.5` says less than the versions a 2019 project names.
+    for name in ["setup.py", "setup.cfg", "pyproject.toml"] {
+        if let Some(text) = read(src, name) {
+            for version in classifier_pythons(&text) {
+                plan.python_requires
+                    .push((format!("=={version}.*"), format!("{name} classifiers")));
+            }
+        }
+    }
+    for (file, key) in ci_files(src) {
+        if let Some(text) = read(src, &file) {
+            for version in ci_pythons(&text, key) {
+                plan.python_requires
+                    .push((format!("=={version}.*"), format!("{file} {}", key[0])));
             }
         }
     }
@@ -1190,6 +1197,117 @@ fn classifier_pythons(text: &str) -> Vec<String> {
     versions
 }
 
+/// Workflow files read at most (a repository with more generates them).
+const MAX_WORKFLOWS: usize = 50;
+
+/// The CI files that name Pythons, with the keys that hold them: Travis's `python`, and a
+/// GitHub workflow's `python-version` (as setup-python takes it) or its matrix's `python`.
+fn ci_files(src: &Path) -> Vec<(String, &'static [&'static str])> {
+    const TRAVIS: &[&str] = &["python"];
+    const WORKFLOW: &[&str] = &[
+        "python-version",
+        "python-versions",
+        "python_version",
+        "python",
+    ];
+    let mut files = vec![(".travis.yml".to_string(), TRAVIS)];
+    let mut workflows: Vec<String> = std::fs::read_dir(src.join(".github/workflows"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
+        .collect();
+    workflows.sort();
+    workflows.truncate(MAX_WORKFLOWS);
+    files.extend(
+        workflows
+            .into_iter()
+            .map(|n| (format!(".github/workflows/{n}"), WORKFLOW)),
+    );
+    files
+}
+
+/// The `X.Y` Pythons a CI file names under one of `keys`: `key: 3.8`, `key: [3.7, "3.8"]`,
+/// or a block list (`key:` then `- 3.8` lines), also inside list items (`- python: 3.8`).
+/// Read as text: an unquoted `3.10` is the version its author wrote, not YAML's float 3.1.
+/// PyPy, `3.x` and expressions (`${{ matrix.python }}`) name no version and are skipped.
+fn ci_pythons(text: &str, keys: &[&str]) -> Vec<String> {
+    let mut versions: Vec<String> = Vec::new();
+    let mut add = |item: &str| {
+        let item = item.trim().trim_matches(['"', '\'']).trim();
+        let v: String = item
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let rest = &item[v.len()..];
+        let parts: Vec<&str> = v.split('.').collect();
+        if parts.len() >= 2
+            && parts[..2].iter().all(|p| !p.is_empty())
+            && (rest.is_empty() || rest.starts_with('-'))
+        {
+            let minor = format!("{}.{}", parts[0], parts[1]);
+            if !versions.contains(&minor) {
+                versions.push(minor);
+            }
+        }
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, raw) in lines.iter().enumerate() {
+        let line = raw.split(" #").next().unwrap_or_default();
+        let indent = line.len() - line.trim_start().len();
+        let body = line.trim_start();
+        let (indent, body) = match body.strip_prefix("- ") {
+            Some(item) => (
+                indent + 2 + (item.len() - item.trim_start().len()),
+                item.trim_start(),
+            ),
+            None => (indent, body),
+        };
+        let Some((key, value)) = body.split_once(':') else {
+            continue;
+        };
+        if !keys.contains(&key.trim()) {
+            continue;
+        }
+        let value = value.trim();
+        if !value.is_empty() {
+            for item in value
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .split(',')
+            {
+                add(item);
+            }
+            continue;
+        }
+        for next in &lines[i + 1..] {
+            let next = next.split(" #").next().unwrap_or_default();
+            if next.trim().is_empty() {
+                continue;
+            }
+            let next_indent = next.len() - next.trim_start().len();
+            match next.trim_start().strip_prefix('-') {
+                Some(item) if next_indent >= indent => add(item),
+                _ => break,
+            }
+        }
+    }
+    versions
+}
+
+/// Declarations that name the Pythons a project runs on, any one of which will do (tox
+/// envlists, classifiers, CI matrices, `.python-version`, `runtime.txt`), as opposed to
+/// the bounds every Python must meet (`python_requires`, `requires-python`).
+pub(crate) fn names_pythons(source: &str) -> bool {
+    source == "tox.ini envlist"
+        || source.ends_with(" classifiers")
+        || source.starts_with(".travis.yml")
+        || source.starts_with(".github/workflows/")
+        || source == ".python-version"
+        || source == "runtime.txt"
+}
+
 /// The Python versions a plan accepts, as a specifier set (all of them joined), and
 /// whether `version` satisfies every one (None when the project says nothing).
 pub(crate) fn python_fits(
@@ -1199,10 +1317,10 @@ pub(crate) fn python_fits(
     if python_requires.is_empty() {
         return None;
     }
-    // tox envlists and classifiers name several Pythons: any of them will do.
+    // tox envlists, classifiers and CI matrices name several Pythons: any of them will do.
     let (tox, strict): (Vec<_>, Vec<_>) = python_requires
         .iter()
-        .partition(|(_, source)| source == "tox.ini envlist" || source.ends_with(" classifiers"));
+        .partition(|(_, source)| names_pythons(source));
     for (spec, source) in &strict {
         let Ok(set) = proven_version::pypi::SpecifierSet::parse(spec, None) else {
             continue;
@@ -1220,8 +1338,10 @@ pub(crate) fn python_fits(
         let names: Vec<&str> = tox.iter().map(|(s, _)| s.as_str()).collect();
         let from = if tox.iter().any(|(_, s)| s == "tox.ini envlist") {
             "tox.ini envlist tests"
-        } else {
+        } else if tox.iter().all(|(_, s)| s.ends_with(" classifiers")) {
             "the classifiers name"
+        } else {
+            "the project names"
         };
         return Some(Err(format!("{from} Python {}", names.join(" | "))));
     }
@@ -1653,12 +1773,57 @@ dependencies = ["mkdocs"]
                 "the classifiers name Python ==2.7.* | ==3.6.* | ==3.7.*".into()
             ))
         );
-        // A stricter declaration wins: classifiers are not read beside python_requires.
+        // Classifiers are read beside python_requires: the versions a project names say
+        // more than an open lower bound (crate::interpreter chooses among them).
         let dir = tree(&[(
             "setup.py",
             "setup(python_requires='>=3.6', classifiers=['Programming Language :: Python :: 3.6'])\n",
         )]);
-        assert_eq!(read_plan(dir.path()).python_requires.len(), 1);
+        assert_eq!(
+            read_plan(dir.path()).python_requires,
+            [
+                (">=3.6".to_string(), "setup.py".to_string()),
+                ("==3.6.*".to_string(), "setup.py classifiers".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn ci_matrices_name_the_pythons_a_project_runs_on() {
+        let dir = tree(&[
+            (
+                ".travis.yml",
+                "language: python\npython:\n  - \"2.7\"\n  - 3.6\n  - \"3.7-dev\"\n  - pypy3\nmatrix:\n  include:\n    - python: 3.8\n      dist: xenial\n",
+            ),
+            (
+                ".github/workflows/tests.yml",
+                "jobs:\n  test:\n    strategy:\n      matrix:\n        python-version: [3.9, \"3.10\", 'pypy-3.9', 3.x]\n        os: [ubuntu-latest]\n    steps:\n      - uses: actions/setup-python@v4\n        with:\n          python-version: ${{ matrix.python-version }}\n",
+            ),
+            (
+                ".github/workflows/lint.yaml",
+                "jobs:\n  lint:\n    strategy:\n      matrix:\n        python:\n          - '3.11'  # the newest\n        include:\n          - python: \"3.12\"\n    steps:\n      - run: python -m flake8\n",
+            ),
+        ]);
+        let plan = read_plan(dir.path());
+        let named: Vec<(&str, &str)> = plan
+            .python_requires
+            .iter()
+            .map(|(v, s)| (v.as_str(), s.as_str()))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("==2.7.*", ".travis.yml python"),
+                ("==3.6.*", ".travis.yml python"),
+                ("==3.7.*", ".travis.yml python"),
+                ("==3.8.*", ".travis.yml python"),
+                ("==3.11.*", ".github/workflows/lint.yaml python-version"),
+                ("==3.12.*", ".github/workflows/lint.yaml python-version"),
+                ("==3.9.*", ".github/workflows/tests.yml python-version"),
+                ("==3.10.*", ".github/workflows/tests.yml python-version"),
+            ]
+        );
+        assert!(named.iter().all(|(_, s)| names_pythons(s)));
     }
 
     #[test]

@@ -586,3 +586,48 @@ async fn a_project_whose_build_fails_is_named_with_the_builds_reason() {
         project.reason
     );
 }
+
+/// With images of several Pythons, a 2019-style project (an open `python_requires`, the
+/// classifiers naming up to 3.11 here) runs on the newest Python it names, not the newest
+/// image its `>=3.5` allows (3.12, an image that is not even there), and the record names
+/// the interpreter and the declaration that chose it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_record_names_the_python_the_projects_own_declarations_chose() {
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.python_images = vec![
+            ("3.12".into(), "proven-sandbox-python-absent:none".into()),
+            ("3.11".into(), Language::Python.local_image()),
+        ];
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write(
+        "setup.py",
+        "from setuptools import setup\nsetup(name='old', version='1.0', py_modules=['old'], python_requires='>=3.5', classifiers=[\n 'Programming Language :: Python :: 3.8',\n 'Programming Language :: Python :: 3.11',\n])\n",
+    )
+    .write("old.py", "def one():\n    return 1\n");
+    let commit = repo.commit("a project naming its Pythons");
+    let show = [
+        "python3",
+        "-c",
+        "import sys; print('python %d.%d' % sys.version_info[:2])",
+    ];
+    let run = sandbox
+        .run(&RunRequest::new(repo.path(), &commit, Language::Python, show).as_command())
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    assert_eq!(run.outcome, Outcome::Passed, "{out}");
+    assert!(out.contains("python 3.11"), "{out}");
+    assert_eq!(run.image, Language::Python.local_image());
+    let chosen = run
+        .interpreter
+        .as_ref()
+        .expect("the record names the choice");
+    assert_eq!(chosen.version, "3.11");
+    assert!(
+        chosen.because.contains("setup.py classifiers") && chosen.because.contains(">=3.5"),
+        "{}",
+        chosen.because
+    );
+}
