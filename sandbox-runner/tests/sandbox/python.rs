@@ -512,12 +512,12 @@ async fn a_flit_project_of_the_legacy_metadata_gets_its_dependencies() {
     repo.write(
         "pyproject.toml",
         format!(
-            "# {marker}\n[build-system]\nrequires = [\"flit_core >=2,<4\"]\nbuild-backend = \"flit_core.buildapi\"\n\n[tool.flit.metadata]\nmodule = \"flitdemo\"\nauthor = \"Demo\"\nrequires = [\"iniconfig\"]\n\n[tool.flit.metadata.requires-extra]\ntest = [\"six\"]\n"
+            "# {marker}\n[build-system]\nrequires = [\"flit_core >=2,<4\"]\nbuild-backend = \"flit_core.buildapi\"\n\n[tool.flit.metadata]\nmodule = \"flitdemo\"\nauthor = \"Demo\"\nrequires = [\"toolz\"]\n\n[tool.flit.metadata.requires-extra]\ntest = [\"six\"]\n"
         ),
     )
     .write(
         "flitdemo.py",
-        "\"\"\"A flit project's module.\"\"\"\n__version__ = '0.1'\nimport iniconfig\n\ndef name():\n    return iniconfig.__name__\n",
+        "\"\"\"A flit project's module.\"\"\"\n__version__ = '0.1'\nimport toolz\n\ndef name():\n    return toolz.__name__\n",
     );
     let commit = repo.commit("a flit project");
     let request = RunRequest::new(
@@ -528,7 +528,7 @@ async fn a_flit_project_of_the_legacy_metadata_gets_its_dependencies() {
     )
     .with_file(
         "test_flitdemo.py",
-        "import six\nfrom flitdemo import name\n\ndef test_name():\n    assert name() == 'iniconfig'\n    assert six.PY3\n",
+        "import six\nfrom flitdemo import name\n\ndef test_name():\n    assert name() == 'toolz'\n    assert six.PY3\n",
     );
     let run = sandbox.run(&request).await.expect("run");
     assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
@@ -630,4 +630,38 @@ async fn the_record_names_the_python_the_projects_own_declarations_chose() {
         "{}",
         chosen.because
     );
+}
+
+/// `pytest` as the command (as a suite or a `--cmd` names it), for a project that does not
+/// declare pytest: it runs the prepared environment's interpreter, so the test importing a
+/// requirement installed only there passes (the image's own `pytest` launches the image's
+/// interpreter, which does not see the environment).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pytest_on_path_runs_in_the_prepared_environment() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write("requirements.txt", format!("# {marker}\nsix\n"))
+        .write(
+            "app.py",
+            "import six\n\ndef name():\n    return six.__name__\n",
+        );
+    let commit = repo.commit("an app needing six, not declaring pytest");
+    let test = "from app import name\n\ndef test_name():\n    assert name() == 'six'\n";
+    for runner in ["pytest", "py.test"] {
+        let request = RunRequest::new(
+            repo.path(),
+            &commit,
+            Language::Python,
+            [runner, "-q", "-p", "no:cacheprovider", "test_app.py"],
+        )
+        .with_file("test_app.py", test);
+        let run = sandbox.run(&request).await.expect("run");
+        assert_eq!(
+            run.outcome,
+            Outcome::Passed,
+            "{runner}: {}",
+            support::output(&run)
+        );
+    }
 }

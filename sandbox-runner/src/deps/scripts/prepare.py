@@ -211,6 +211,21 @@ def keep_generated_modules(before):
         REPORT["notes"].append("the project's build wrote %s into the tree: kept in the environment" % rel)
 
 
+def runner_on_path_is_the_environments():
+    """`pytest` on PATH runs this environment's interpreter. Where the project does not
+    install pytest itself, the image's own `pytest` (a launcher of the image's interpreter,
+    later on PATH) would run the tests outside this environment, without a requirement
+    installed here: a launcher of the environment's interpreter comes first instead (the
+    image's pytest is still the one it imports, through the system site-packages)."""
+    for name in ("pytest", "py.test"):
+        path = os.path.join(VENV, "bin", name)
+        if os.path.lexists(path):
+            continue
+        with open(path, "w") as f:
+            f.write('#!/bin/sh\nexec %s -m pytest "$@"\n' % PY)
+        os.chmod(path, 0o755)
+
+
 def dated_runner_or_the_images():
     """Resolved as of a date, the project's own pytest is that date's (--ignore-installed):
     where it does not start on this Python (pytest 3 on Python 3.10), it is removed from the
@@ -514,6 +529,7 @@ def main():
     if RESOLVE_BEFORE:
         dated_runner_or_the_images()
     runner_beside_pins(pip)
+    runner_on_path_is_the_environments()
 
     code, out = run([PY, "-m", "pip", "list", "--format", "json", "--disable-pip-version-check"], timeout=120)
     try:
