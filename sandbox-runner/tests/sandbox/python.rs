@@ -665,3 +665,56 @@ async fn pytest_on_path_runs_in_the_prepared_environment() {
         );
     }
 }
+
+/// A unittest suite in the shape of many held-out projects: the test class derives from
+/// the project's own TestCase base in tests/base.py (and is not named `Test…`), and the
+/// change makes the code under test raise, which unittest reports as an ERROR. The class
+/// is a test the file declares, and the exception is the test failing: the bug is
+/// reproduced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_unittest_error_in_a_class_derived_from_the_projects_base_reproduces_the_bug() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write("app.py", "def parse(text):\n    return int(text)\n")
+        .write("tests/__init__.py", "")
+        .write(
+            "tests/base.py",
+            "import unittest\n\n\nclass MyBase(unittest.TestCase):\n    def setUp(self):\n        self.value = '42'\n",
+        );
+    let base = repo.commit("base");
+    repo.write(
+        "app.py",
+        "def parse(text):\n    return int(text.split(',')[1])\n",
+    );
+    let change = repo.commit("change: parse reads the second field");
+    let test = "from app import parse\nfrom tests.base import MyBase\n\n\nclass ParserChecks(MyBase):\n    def test_parse(self):\n        self.assertEqual(parse(self.value), 42)\n";
+    assert!(
+        proven_sandbox::language::declares_test(Language::Python, test, "ParserChecks::test_parse"),
+        "a class derived from the project's TestCase base is a test"
+    );
+    let command = ["python3", "-m", "unittest", "-v", "tests.test_parse"];
+    let on_base = RunRequest::new(repo.path(), &base, Language::Python, command)
+        .with_file("tests/test_parse.py", test);
+    let on_change = on_base.at_revision(&change);
+    let reproduction = sandbox.reproduce(&on_base, &on_change).await.expect("runs");
+    assert_eq!(
+        reproduction.proof,
+        Proof::Reproduced,
+        "{}",
+        reproduction
+            .change
+            .first()
+            .map(support::output)
+            .unwrap_or_default()
+    );
+    let failed = &reproduction.change[0];
+    assert_eq!(failed.tests.map(|t| (t.failed, t.errors)), Some((1, 0)));
+    assert!(
+        failed
+            .failing
+            .iter()
+            .any(|n| n.starts_with("test_parse (tests.test_parse.ParserChecks")),
+        "{:?}",
+        failed.failing
+    );
+}
