@@ -7,7 +7,8 @@
 //! section 3, step 6). Each runner says how many ran, in its own words:
 //! - pytest: the last summary line (`1 failed, 2 passed, 1 skipped in 0.12s`,
 //!   `no tests ran in 0.01s`); unittest: `Ran N tests` and `OK (skipped=1)` /
-//!   `FAILED (failures=1, errors=1)`;
+//!   `FAILED (failures=1, errors=1)`, an error whose traceback starts in the test method
+//!   (an exception out of its body) counted as failed, as pytest counts it;
 //! - libtest (cargo test): every `test result:` line, summed over the test binaries;
 //! - go test -v: the top-level `--- PASS:`, `--- FAIL:`, `--- SKIP:` lines;
 //! - node --test (TAP): the closing `# pass N`, `# fail N`, `# skipped N`, `# todo N`;
