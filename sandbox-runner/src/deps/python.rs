@@ -298,7 +298,16 @@ pub(crate) fn read_plan(src: &Path) -> PythonPlan {
     }
     if let Some(text) = read(src, "setup.cfg") {
         plan.inputs.push("setup.cfg".into());
-        setup_cfg(&text, &mut plan, &mut specs);
+        for file in setup_cfg(&text, &mut plan, &mut specs) {
+            requirement_file_named(
+                src,
+                &file,
+                "setup.cfg",
+                &mut plan,
+                &mut seen_files,
+                &mut specs,
+            );
+        }
     }
     if let Some(text) = read(src, "setup.py") {
         plan.inputs.push("setup.py".into());
@@ -735,7 +744,64 @@ fn pyproject(
             }
         }
     }
-    let _ = (src, seen);
+    // setuptools reading its requirements from files (`[tool.setuptools.dynamic]`
+    // `dependencies = {file = [...]}`, and test-named `optional-dependencies`).
+    if let Some(dynamic) = tool
+        .and_then(|t| t.get("setuptools"))
+        .and_then(|s| s.get("dynamic"))
+    {
+        let mut files = dynamic_files(dynamic.get("dependencies"));
+        if let Some(optional) = dynamic
+            .get("optional-dependencies")
+            .and_then(|o| o.as_table())
+        {
+            for (name, value) in optional {
+                if is_test_name(name) {
+                    plan.extras.push(name.clone());
+                    files.extend(dynamic_files(Some(value)));
+                }
+            }
+        }
+        for file in files {
+            requirement_file_named(
+                src,
+                &file,
+                "pyproject.toml tool.setuptools.dynamic",
+                plan,
+                seen,
+                specs,
+            );
+        }
+    }
+}
+
+/// The files of a `{file = "a.txt"}` or `{file = ["a.txt", "b.txt"]}` value.
+fn dynamic_files(value: Option<&toml::Value>) -> Vec<String> {
+    match value.and_then(|v| v.get("file")) {
+        Some(toml::Value::String(one)) => vec![one.clone()],
+        Some(list) => strings(Some(list)),
+        None => Vec::new(),
+    }
+}
+
+/// A requirement file a declaration names (`file:` in setup.cfg, setuptools' dynamic
+/// metadata), read when it is inside the tree.
+fn requirement_file_named(
+    src: &Path,
+    file: &str,
+    source: &str,
+    plan: &mut PythonPlan,
+    seen: &mut BTreeSet<String>,
+    specs: &mut BTreeSet<String>,
+) {
+    match inside(Path::new(""), file.trim()) {
+        Some(path) => requirement_file(src, &path, 0, plan, seen, specs),
+        None => plan.refused.push(Refused {
+            what: file.to_string(),
+            source: source.to_string(),
+            reason: "a requirement file outside the tree".into(),
+        }),
+    }
 }
 
 /// A poetry constraint as a PEP 440 specifier: `^1.2` → `>=1.2,<2.0`, `~1.2` →
@@ -817,8 +883,11 @@ fn poetry_requirement(name: &str, value: &toml::Value) -> Result<String, String>
     Ok(format!("{name}{extras}{spec}"))
 }
 
-fn setup_cfg(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
+/// Reads setup.cfg's requirements; returns the files its `file:` values name
+/// (`install_requires = file: requirements/base.txt`), which the caller reads.
+fn setup_cfg(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) -> Vec<String> {
     plan.project = true;
+    let mut files = Vec::new();
     let mut section = String::new();
     let mut key = String::new();
     for raw in text.lines() {
@@ -848,21 +917,36 @@ fn setup_cfg(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
             ("options", "python_requires") => {
                 plan.python_requires.push((value, "setup.cfg".into()));
             }
+            ("options", "install_requires") | ("options", "tests_require")
+                if value.starts_with("file:") =>
+            {
+                files.extend(
+                    value["file:".len()..]
+                        .split(',')
+                        .map(|f| f.trim().to_string()),
+                );
+            }
             ("options", "install_requires") | ("options", "tests_require") => {
                 push(plan, specs, &value, format!("setup.cfg [options] {key}"));
             }
             ("options.extras_require", extra) if is_test_name(extra) => {
                 plan.extras.push(extra.to_string());
-                push(
-                    plan,
-                    specs,
-                    &value,
-                    format!("setup.cfg extras_require.{extra}"),
-                );
+                if let Some(named) = value.strip_prefix("file:") {
+                    files.extend(named.split(',').map(|f| f.trim().to_string()));
+                } else {
+                    push(
+                        plan,
+                        specs,
+                        &value,
+                        format!("setup.cfg extras_require.{extra}"),
+                    );
+                }
             }
             _ => {}
         }
     }
+    files.retain(|f| !f.is_empty());
+    files
 }
 
 /// `python_requires=">=3.6"` in a setup.py, read as text (setup.py itself runs only in the
@@ -1621,6 +1705,40 @@ dependencies = ["mkdocs"]
                 "pyproject.toml tool.flit.metadata".to_string()
             )]
         );
+    }
+
+    /// setuptools reads requirements from files its declarations name: setup.cfg's `file:`
+    /// and pyproject's `[tool.setuptools.dynamic]`; those files are read wherever they are
+    /// in the tree (not only the root's requirement files), and none outside it.
+    #[test]
+    fn requirement_files_setuptools_declarations_name_are_read() {
+        let dir = tree(&[
+            (
+                "setup.cfg",
+                "[options]\ninstall_requires = file: deps/base.in\n[options.extras_require]\ntest = file: deps/test.in, ../outside.txt\ndocs = file: deps/docs.in\n",
+            ),
+            ("deps/base.in", "attrs\n"),
+            ("deps/test.in", "pytest\n"),
+            ("deps/docs.in", "sphinx\n"),
+        ]);
+        let plan = read_plan(dir.path());
+        assert_eq!(specs(&plan), ["attrs", "pytest"]);
+        assert_eq!(plan.extras, ["test"]);
+        assert_eq!(plan.refused.len(), 1, "{:?}", plan.refused);
+        assert_eq!(plan.refused[0].what, "../outside.txt");
+        let dir = tree(&[
+            (
+                "pyproject.toml",
+                "[project]\nname = \"demo\"\ndynamic = [\"dependencies\", \"optional-dependencies\"]\n[tool.setuptools.dynamic]\ndependencies = {file = \"ci/runtime.txt\"}\noptional-dependencies.tests = {file = [\"ci/tests.txt\"]}\noptional-dependencies.doc = {file = [\"ci/doc.txt\"]}\n",
+            ),
+            ("ci/runtime.txt", "six\n"),
+            ("ci/tests.txt", "hypothesis\n"),
+            ("ci/doc.txt", "sphinx\n"),
+        ]);
+        let plan = read_plan(dir.path());
+        assert_eq!(specs(&plan), ["six", "hypothesis"]);
+        assert_eq!(plan.extras, ["tests"]);
+        assert!(plan.inputs.contains(&"ci/tests.txt".to_string()));
     }
 
     #[test]
