@@ -288,56 +288,25 @@ impl SandboxConfig {
         Ok(config)
     }
 
-    /// The image a tree runs on: for Python, when the tree declares a Python (requires-python,
-    /// python_requires, tox envlist, classifiers, .python-version) and images of several versions are
-    /// configured, the newest that satisfies it; when none does and it names only Pythons 3
-    /// older than every image (a tox envlist, classifiers), the oldest image; otherwise the
-    /// language's image.
-    pub(crate) fn image_for(&self, language: Language, src: &std::path::Path) -> String {
+    /// The image a tree runs on, and for Python why: when images of several Python versions
+    /// are configured, the one [`crate::interpreter::choose_python`] picks from the tree's
+    /// declarations (the newest Python the project names or allows that an image has);
+    /// otherwise, or when it picks none, the language's image. Node: `engines.node`.
+    pub(crate) fn image_for(
+        &self,
+        language: Language,
+        src: &std::path::Path,
+    ) -> (String, Option<crate::record::InterpreterChoice>) {
         if language == Language::Node {
-            return self.node_image_for(src);
+            return (self.node_image_for(src), None);
         }
         if language != Language::Python || self.python_images.is_empty() {
-            return self.image(language);
+            return (self.image(language), None);
         }
         let declared = crate::deps::python::read_plan(src).python_requires;
-        if declared.is_empty() {
-            return self.image(language);
-        }
-        let mut candidates: Vec<&(String, String)> = self.python_images.iter().collect();
-        candidates.sort_by_key(|(v, _)| {
-            v.split('.')
-                .map(|p| p.parse::<u32>().unwrap_or(0))
-                .collect::<Vec<_>>()
-        });
-        if let Some((_, image)) = candidates.iter().rev().find(|(version, _)| {
-            crate::deps::python::python_fits(&declared, version) == Some(Ok(()))
-        }) {
-            return image.clone();
-        }
-        // None fits. A project that names only Pythons older than every image (a tox envlist
-        // or classifiers of py26..py35): the oldest image is the nearest to them, where the
-        // newest would miss the most that has been removed since (collections.Iterable).
-        let minor = |v: &str| -> Option<(u32, u32)> {
-            let mut parts = v
-                .trim_start_matches("==")
-                .trim_end_matches(".*")
-                .split('.')
-                .map(|p| p.parse::<u32>().ok());
-            Some((parts.next()??, parts.next()??))
-        };
-        let any_of = declared.iter().all(|(spec, source)| {
-            (source == "tox.ini envlist" || source.ends_with(" classifiers"))
-                && spec.starts_with("==")
-        });
-        let newest_declared = declared.iter().filter_map(|(spec, _)| minor(spec)).max();
-        match (any_of, newest_declared, candidates.first()) {
-            (true, Some(newest), Some((oldest, image)))
-                if newest.0 == 3 && minor(oldest).is_some_and(|o| newest < o) =>
-            {
-                image.clone()
-            }
-            _ => self.image(language),
+        match crate::interpreter::choose_python(&declared, &self.python_images) {
+            Some(choice) => (choice.image.clone(), Some(choice)),
+            None => (self.image(language), None),
         }
     }
 
@@ -407,7 +376,8 @@ mod tests {
             }
             dir
         };
-        let pick = |files: &[(&str, &str)]| config.image_for(Language::Python, tree(files).path());
+        let pick =
+            |files: &[(&str, &str)]| config.image_for(Language::Python, tree(files).path()).0;
         assert_eq!(
             pick(&[]),
             Language::Python.local_image(),
@@ -421,6 +391,27 @@ mod tests {
             pick(&[("setup.py", "setup(python_requires='>=3.5')\n")]),
             "py311",
             "the newest that fits"
+        );
+        // A 2019 project: an open python_requires, classifiers that stop at 3.8. The
+        // versions it names win: 3.8, not the newest image its `>=3.5` allows.
+        assert_eq!(
+            pick(&[(
+                "setup.py",
+                "setup(python_requires='>=3.5', classifiers=[\n 'Programming Language :: Python :: 3.5',\n 'Programming Language :: Python :: 3.8',\n])\n"
+            )]),
+            "py38"
+        );
+        let dir = tree(&[(
+            "setup.py",
+            "setup(python_requires='>=3.5', classifiers=['Programming Language :: Python :: 3.8'])\n",
+        )]);
+        let (image, choice) = config.image_for(Language::Python, dir.path());
+        let choice = choice.expect("the record names the choice");
+        assert_eq!((image.as_str(), choice.version.as_str()), ("py38", "3.8"));
+        assert!(
+            choice.because.contains("setup.py classifiers"),
+            "{}",
+            choice.because
         );
         assert_eq!(
             pick(&[("tox.ini", "[tox]\nenvlist = py36, py38\n")]),
@@ -446,7 +437,7 @@ mod tests {
             "none fits: the default (the record names the mismatch)"
         );
         assert_eq!(
-            config.image_for(Language::Rust, tree(&[]).path()),
+            config.image_for(Language::Rust, tree(&[]).path()).0,
             Language::Rust.local_image()
         );
         // Node: engines.node picks the newest configured major it allows.
@@ -459,6 +450,7 @@ mod tests {
         };
         let pick = |package: &str| {
             node.image_for(Language::Node, tree(&[("package.json", package)]).path())
+                .0
         };
         assert_eq!(
             pick(r#"{"engines": {"node": ">=22.12.0"}}"#),

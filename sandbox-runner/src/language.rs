@@ -206,6 +206,7 @@ fn regex_escape(text: &str) -> String {
 pub fn declared_tests(language: Language, source: &str) -> Vec<String> {
     let mut names = Vec::new();
     let mut next_is_test = false;
+    let python_classes = (language == Language::Python).then(|| PythonClasses::read(source));
     for line in source.lines() {
         match language {
             Language::Go => {
@@ -219,25 +220,21 @@ pub fn declared_tests(language: Language, source: &str) -> Vec<String> {
                 }
             }
             Language::Python => {
-                let item = line
-                    .strip_prefix("def ")
-                    .or_else(|| line.strip_prefix("async def "))
-                    .or_else(|| line.strip_prefix("class "));
-                if let Some(rest) = item {
+                if line.starts_with("def ") || line.starts_with("async def ") {
+                    let rest = line.trim_start_matches("async ").trim_start_matches("def ");
                     let name: String = rest
                         .chars()
                         .take_while(|c| c.is_alphanumeric() || *c == '_')
                         .collect();
-                    // A unittest class runs whatever its name (BlackTestCase(unittest.TestCase),
-                    // StaticFileTest(WebTestCase)): pytest collects every TestCase subclass.
-                    let test_case = line.starts_with("class ")
-                        && rest[name.len()..]
-                            .strip_prefix('(')
-                            .and_then(|b| b.split(')').next())
-                            .is_some_and(|bases| bases.contains("TestCase"));
-                    if name.starts_with("test") || name.starts_with("Test") || test_case {
+                    if name.starts_with("test") || name.starts_with("Test") {
                         names.push(name);
                     }
+                } else if line.starts_with("class ")
+                    && let Some(classes) = &python_classes
+                    && let Some(name) = classes.name_at(line)
+                    && classes.is_test(name)
+                {
+                    names.push(name.to_string());
                 }
             }
             Language::Rust => {
@@ -263,6 +260,152 @@ pub fn declared_tests(language: Language, source: &str) -> Vec<String> {
     names
 }
 
+/// A Python test file's top-level classes, their bases and what it imports, to tell which
+/// classes are tests: pytest collects a class named `Test…` and every `unittest.TestCase`
+/// subclass whatever its name, including one derived from a project's own base class
+/// (`class MyBase(unittest.TestCase)` in tests/base.py, `class ParserChecks(MyBase)`).
+struct PythonClasses {
+    /// (name, bases as written, dotted).
+    classes: Vec<(String, Vec<String>)>,
+    /// Names bound by imports, and the module each came from (`from .base import MyBase`:
+    /// `MyBase` → `.base`; `import tests.base`: `tests` → `tests.base`).
+    imported: Vec<(String, String)>,
+}
+
+impl PythonClasses {
+    fn read(source: &str) -> PythonClasses {
+        let lines: Vec<&str> = source.lines().collect();
+        let mut classes = Vec::new();
+        let mut imported = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            if let Some(rest) = line.strip_prefix("class ") {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                // Bases up to the closing parenthesis, over a few lines when they are split.
+                let mut text = rest[name.len()..].to_string();
+                for more in lines.iter().skip(i + 1).take(10) {
+                    if !text.trim_start().starts_with('(') || text.contains(')') {
+                        break;
+                    }
+                    text.push(' ');
+                    text.push_str(more);
+                }
+                let bases = text
+                    .trim_start()
+                    .strip_prefix('(')
+                    .and_then(|b| b.split(')').next())
+                    .map(|b| {
+                        b.split(',')
+                            .map(str::trim)
+                            .filter(|b| !b.is_empty() && !b.contains('='))
+                            .map(str::to_string)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                classes.push((name, bases));
+            } else if let Some(rest) = line.strip_prefix("from ") {
+                let Some((module, names)) = rest.split_once(" import ") else {
+                    continue;
+                };
+                for item in names.trim_matches(['(', ')', ' ', '\\']).split(',') {
+                    let item = item.trim();
+                    let bound = item.rsplit_once(" as ").map_or(item, |(_, a)| a).trim();
+                    let original = item.split(" as ").next().unwrap_or_default().trim();
+                    if !bound.is_empty() {
+                        // `from tests import base`: `base` is the module tests.base.
+                        imported.push((bound.to_string(), format!("{}.{original}", module.trim())));
+                    }
+                }
+            } else if let Some(rest) = line.strip_prefix("import ") {
+                for item in rest.split(',') {
+                    let item = item.trim();
+                    match item.split_once(" as ") {
+                        Some((module, bound)) => {
+                            imported.push((bound.trim().to_string(), module.trim().to_string()))
+                        }
+                        None => {
+                            let top = item.split('.').next().unwrap_or_default();
+                            imported.push((top.to_string(), item.to_string()));
+                        }
+                    }
+                }
+            }
+        }
+        PythonClasses { classes, imported }
+    }
+
+    /// The class a `class …` line declares.
+    fn name_at<'a>(&'a self, line: &str) -> Option<&'a str> {
+        let rest = line.strip_prefix("class ")?;
+        self.classes.iter().map(|(n, _)| n.as_str()).find(|n| {
+            rest.starts_with(n)
+                && !rest[n.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+        })
+    }
+
+    /// A `Test…` class, or a unittest class: one of its bases is a `…TestCase`, a class of
+    /// this file that is one, or a class imported from the project's tests (a relative
+    /// import, or a module under a test package): that base's own file says whether it is
+    /// a TestCase, and a class that is none collects no test, which the run reports as an
+    /// environment error, never as a proof.
+    fn is_test(&self, name: &str) -> bool {
+        name.starts_with("Test") || name.starts_with("test") || self.is_test_case(name, 0)
+    }
+
+    fn is_test_case(&self, name: &str, depth: usize) -> bool {
+        if depth > 10 {
+            return false;
+        }
+        let Some((_, bases)) = self.classes.iter().find(|(n, _)| n == name) else {
+            return false;
+        };
+        bases.iter().any(|base| {
+            let last = base.rsplit('.').next().unwrap_or(base);
+            last.ends_with("TestCase")
+                || (base != name && self.is_test_case(base, depth + 1))
+                || self.imported_from_project_tests(base)
+        })
+    }
+
+    /// Whether a class of this file derives (here, or through classes of this file) from a
+    /// class imported from the project's tests.
+    fn inherits_imported_from_project_tests(&self, name: &str, depth: usize) -> bool {
+        if depth > 10 {
+            return false;
+        }
+        self.classes
+            .iter()
+            .find(|(n, _)| n == name)
+            .is_some_and(|(_, bases)| {
+                bases.iter().any(|base| {
+                    self.imported_from_project_tests(base)
+                        || (base != name
+                            && self.inherits_imported_from_project_tests(base, depth + 1))
+                })
+            })
+    }
+
+    /// Whether `base` (`MyBase`, `base.MyBase`) comes from the project's own tests.
+    fn imported_from_project_tests(&self, base: &str) -> bool {
+        let head = base.split('.').next().unwrap_or(base);
+        self.imported.iter().any(|(bound, module)| {
+            bound == head
+                && (module.starts_with('.')
+                    || module.split('.').any(|part| {
+                        let part = part.to_ascii_lowercase();
+                        part == "test"
+                            || part == "tests"
+                            || part == "testing"
+                            || part.starts_with("test_")
+                            || part.ends_with("_test")
+                            || part.ends_with("_tests")
+                    }))
+        })
+    }
+}
+
 /// Whether `name` (as a selection names it) is a test `source` declares: pytest's
 /// `TestClass::test_method` names its class and a method in it; a node test's name is a
 /// string literal in the file.
@@ -280,13 +423,19 @@ pub fn declares_test(language: Language, source: &str, name: &str) -> bool {
             if !declared_tests(language, source).iter().any(|d| d == first) {
                 return false;
             }
+            // A method the class inherits from a base in another test module (tests/base.py)
+            // is not in this file: a test-named method of such a class is taken as named.
+            let inherits =
+                PythonClasses::read(source).inherits_imported_from_project_tests(first, 0);
             parts.all(|method| {
                 source.lines().any(|l| {
                     let t = l.trim_start();
                     (t.starts_with(&format!("def {method}("))
                         || t.starts_with(&format!("async def {method}(")))
                         && l.len() > t.len()
-                })
+                }) || (inherits
+                    && method.starts_with("test")
+                    && method.chars().all(|c| c.is_alphanumeric() || c == '_'))
             })
         }
         _ => declared_tests(language, source).iter().any(|d| d == name),
@@ -428,6 +577,35 @@ mod tests {
             "StaticFileTest::test_range"
         ));
         assert!(!declares_test(Language::Python, ut, "Helper::test_no"));
+        // A unittest class derived from the project's own TestCase base, whatever its name.
+        let derived = "import unittest\nfrom tests.base import MyBase\nfrom .helpers import Mixin\nfrom . import base\nimport io\n\nclass Local(unittest.TestCase):\n    pass\n\nclass ParserChecks(MyBase):\n    def test_parse(self):\n        pass\n\nclass ViaLocal(Local):\n    pass\n\nclass Split(\n    Mixin,\n    object,\n):\n    pass\n\nclass ViaModule(base.MyBase):\n    pass\n\nclass Stream(io.StringIO):\n    def test_no(self):\n        pass\n";
+        assert_eq!(
+            declared_tests(Language::Python, derived),
+            ["Local", "ParserChecks", "ViaLocal", "Split", "ViaModule"]
+        );
+        assert!(declares_test(
+            Language::Python,
+            derived,
+            "ParserChecks::test_parse"
+        ));
+        // A test the class inherits from tests/base.py.
+        assert!(declares_test(
+            Language::Python,
+            derived,
+            "ParserChecks::test_inherited"
+        ));
+        assert!(!declares_test(
+            Language::Python,
+            derived,
+            "ParserChecks::helper"
+        ));
+        assert!(!declares_test(
+            Language::Python,
+            derived,
+            "Local::test_inherited"
+        ));
+        assert!(!declares_test(Language::Python, derived, "Stream"));
+        assert!(!declares_test(Language::Python, derived, "Stream::test_no"));
         let rs = "#[test]\nfn adds() {}\n\n#[test]\n#[ignore]\nfn later() {}\nfn helper() {}\n";
         assert_eq!(declared_tests(Language::Rust, rs), ["adds", "later"]);
         assert!(declares_test(

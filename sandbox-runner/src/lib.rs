@@ -7,6 +7,7 @@
 //!   fresh directory per run, adding the test files ([`tree`]);
 //! - preparing dependencies before the no-network run, cached by the lock file's hash
 //!   ([`deps`]);
+//! - which Python a tree runs on, from its own declarations (`interpreter`);
 //! - the container of one run: its hardening, limits, timeout, output cap, and removal
 //!   ([`container`]); the sweep of leftovers ([`sweep`]);
 //! - the record of a run and its outcome ([`record`]), and the proof rule over records
@@ -42,6 +43,7 @@ pub mod container;
 pub mod deps;
 pub mod error;
 pub mod images;
+mod interpreter;
 pub mod language;
 pub mod ledger;
 pub mod metrics;
@@ -61,7 +63,9 @@ pub use error::{RequestError, SandboxError};
 pub use language::{Language, Selection, TestRun};
 pub use ledger::{FileLedger, LedgerError, Recorded, RunLedger};
 pub use proof::{NotProved, Proof, Side, prove};
-pub use record::{DependencyRecord, KillReason, NotPrepared, Outcome, RunKind, RunRecord};
+pub use record::{
+    DependencyRecord, InterpreterChoice, KillReason, NotPrepared, Outcome, RunKind, RunRecord,
+};
 pub use runner::{Reproduction, RunKey, RunRequest, Sandbox};
 pub use tally::TestCounts;
 pub use tree::{AddFile, Edit};

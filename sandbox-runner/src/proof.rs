@@ -229,6 +229,7 @@ mod tests {
             pooled: false,
             language: crate::Language::Python,
             image: "i".into(),
+            interpreter: None,
             image_id: "sha256:0".into(),
             tree: crate::tree::TreeRecord {
                 repository: "/r".into(),

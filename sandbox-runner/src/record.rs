@@ -21,6 +21,11 @@ pub struct RunRecord {
     pub language: Language,
     /// The image as configured (a name).
     pub image: String,
+    /// The Python chosen for the tree among the configured images of several versions, and
+    /// the declaration that chose it; None when the language's image ran it (one image, or
+    /// nothing declared that an image meets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpreter: Option<InterpreterChoice>,
     /// The image the container actually ran (`sha256:…`).
     pub image_id: String,
     pub tree: TreeRecord,
@@ -67,6 +72,17 @@ impl RunRecord {
         (named >= counts.failed + counts.errors && self.failing.len() < crate::tally::MAX_NAMED)
             .then_some(self.failing.as_slice())
     }
+}
+
+/// The interpreter a run was given, and why (`image` is the one it names).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InterpreterChoice {
+    /// `X.Y`
+    pub version: String,
+    pub image: String,
+    /// The declaration that chose it, in words (`the newest Python the project names that
+    /// the sandbox has: 3.8 (tox.ini envlist, setup.py classifiers); setup.py >=3.5 allows it`).
+    pub because: String,
 }
 
 /// What a run is for: it decides what "passed" means.

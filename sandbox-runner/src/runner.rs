@@ -386,12 +386,12 @@ impl Sandbox {
         })??;
         let src = materialised.src();
         let result = async {
-            let image = {
+            let (image, interpreter) = {
                 let (owned, src) = (config.clone(), src.clone());
                 let language = request.language;
                 tokio::task::spawn_blocking(move || owned.image_for(language, &src))
                     .await
-                    .unwrap_or_else(|_| config.image(request.language))
+                    .unwrap_or_else(|_| (config.image(request.language), None))
             };
             let prepared = crate::deps::prepare(
                 &self.docker,
@@ -510,6 +510,7 @@ impl Sandbox {
                 pooled,
                 language: request.language,
                 image,
+                interpreter,
                 image_id: execution.image_id,
                 tree: materialised.record.clone(),
                 dependencies: prepared.map(|p| p.record),

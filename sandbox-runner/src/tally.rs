@@ -7,7 +7,8 @@
 //! section 3, step 6). Each runner says how many ran, in its own words:
 //! - pytest: the last summary line (`1 failed, 2 passed, 1 skipped in 0.12s`,
 //!   `no tests ran in 0.01s`); unittest: `Ran N tests` and `OK (skipped=1)` /
-//!   `FAILED (failures=1, errors=1)`;
+//!   `FAILED (failures=1, errors=1)`, an error whose traceback starts in the test method
+//!   (an exception out of its body) counted as failed, as pytest counts it;
 //! - libtest (cargo test): every `test result:` line, summed over the test binaries;
 //! - go test -v: the top-level `--- PASS:`, `--- FAIL:`, `--- SKIP:` lines;
 //! - node --test (TAP): the closing `# pass N`, `# fail N`, `# skipped N`, `# todo N`;
@@ -28,8 +29,10 @@ pub struct TestCounts {
     pub failed: u64,
     /// Skipped, ignored, expected failures, todo: tests that did not run to a verdict.
     pub skipped: u64,
-    /// Errors outside a test's own assertions (pytest's setup, teardown and collection
-    /// errors; unittest's errors).
+    /// Errors outside a test's own body (pytest's setup, teardown and collection errors;
+    /// unittest's errors in setUp, fixtures and imports). An exception a test's own body
+    /// raised (the code under test raising) is a failed test, as pytest counts it: unittest
+    /// reports it as an ERROR, and this reads it as failed ([`Tally`]).
     pub errors: u64,
 }
 
@@ -73,6 +76,12 @@ pub(crate) struct Tally {
     /// unittest: `Ran N tests`, then its result line.
     unittest_ran: Option<u64>,
     unittest: Option<TestCounts>,
+    /// unittest: the method an `ERROR: test_x (...)` names, until its traceback's first
+    /// frame says where the exception came from.
+    unittest_error: Option<String>,
+    /// unittest: errors raised out of the test method's own body (its traceback's first
+    /// frame is the test method): failed tests, not errors of the set-up.
+    unittest_body_errors: u64,
     /// libtest: the sum of every `test result:` line.
     libtest: Option<TestCounts>,
     /// go test -v: top-level test lines; `go_seen` once go test printed anything of its own.
@@ -107,6 +116,8 @@ impl Tally {
             pytest: None,
             unittest_ran: None,
             unittest: None,
+            unittest_error: None,
+            unittest_body_errors: 0,
             libtest: None,
             go: TestCounts::default(),
             go_package: TestCounts::default(),
@@ -215,14 +226,27 @@ impl Tally {
             self.named_failing(name);
             return;
         }
-        if let Some(rest) = line
-            .strip_prefix("FAIL: ")
-            .or_else(|| line.strip_prefix("ERROR: "))
-        {
+        if let Some(rest) = line.strip_prefix("ERROR: ") {
+            self.unittest_error = unittest_error_method(rest);
+            self.named_failing(rest);
+            return;
+        }
+        if let Some(rest) = line.strip_prefix("FAIL: ") {
             self.named_failing(rest);
             return;
         }
         let trimmed = line.trim();
+        // The first frame of an ERROR's traceback: the test method itself (an exception out
+        // of its body, the code under test raising), or setUp and what it called.
+        if let Some(method) = &self.unittest_error
+            && let Some(function) = traceback_frame_function(trimmed)
+        {
+            if function == method {
+                self.unittest_body_errors += 1;
+            }
+            self.unittest_error = None;
+            return;
+        }
         if let Some(n) = trimmed
             .strip_prefix("Ran ")
             .and_then(|r| r.split_once(' '))
@@ -233,9 +257,13 @@ impl Tally {
             return;
         }
         if let Some(ran) = self.unittest_ran
-            && let Some(counts) = unittest_result(trimmed, ran)
+            && let Some(mut counts) = unittest_result(trimmed, ran)
         {
+            let body = self.unittest_body_errors.min(counts.errors);
+            counts.errors -= body;
+            counts.failed += body;
             self.unittest = Some(counts);
+            self.unittest_body_errors = 0;
         }
     }
 
@@ -464,6 +492,27 @@ fn pytest_summary(line: &str) -> Option<TestCounts> {
     Some(counts)
 }
 
+/// The test method an unittest `ERROR:` header names (`test_x (pkg.TestX.test_x)`, before
+/// Python 3.11 `test_x (pkg.TestX)`, with a subTest's `(i=1)` after it); None for a class
+/// or module fixture (`setUpClass (pkg.TestX)`) and for a module that did not import
+/// (`test_x (unittest.loader._FailedTest...)`): those are no test's own failure.
+fn unittest_error_method(header: &str) -> Option<String> {
+    let (method, rest) = header.split_once(" (")?;
+    let fixture = matches!(
+        method,
+        "setUpClass" | "tearDownClass" | "setUpModule" | "tearDownModule"
+    );
+    let identifier = !method.is_empty() && method.chars().all(|c| c.is_alphanumeric() || c == '_');
+    (identifier && !fixture && !rest.starts_with("unittest.loader.")).then(|| method.to_string())
+}
+
+/// The function of a traceback frame line (`File "/work/t.py", line 8, in test_x`).
+fn traceback_frame_function(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("File \"")?;
+    let (_, function) = rest.rsplit_once(", in ")?;
+    Some(function.trim())
+}
+
 /// unittest's result line after `Ran N tests`: `OK`, `OK (skipped=1)`, `FAILED (failures=1,
 /// errors=2, skipped=1, expected failures=1, unexpected successes=1)`; nose's names its
 /// error classes in capitals (`OK (SKIP=2)`, `FAILED (SKIP=1, DEPRECATED=1, errors=1)`).
@@ -670,6 +719,73 @@ mod tests {
                 "Ran 9 tests in 0.1s\n\nFAILED (SKIP=1, DEPRECATED=1, errors=1, failures=2)\n"
             ),
             c(4, 2, 2, 1)
+        );
+    }
+
+    /// unittest reports an exception out of a test's body (the code under test raising) as
+    /// an ERROR: it is that test failing, as pytest counts it. An error in setUp, a class
+    /// or module fixture, or a module that did not import is not a test's failure.
+    #[test]
+    fn an_exception_a_unittest_test_raised_is_a_failed_test() {
+        use Language::Python;
+        let block = |header: &str, frame: &str| {
+            format!(
+                "======================================================================\nERROR: {header}\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"/work/tests/test_x.py\", line 8, in {frame}\n    parse('x')\n  File \"/work/app.py\", line 2, in parse\n    raise ValueError('boom')\nValueError: boom\n\n"
+            )
+        };
+        let out = |blocks: &[String], result: &str| {
+            format!(
+                "{}----------------------------------------------------------------------\nRan 3 tests in 0.001s\n\n{result}\n",
+                blocks.concat()
+            )
+        };
+        // Python 3.11's header, and the one before it.
+        for header in [
+            "test_y (tests.test_x.TestX.test_y)",
+            "test_y (tests.test_x.TestX)",
+        ] {
+            let (counts, failing) = finish(
+                Python,
+                &out(&[block(header, "test_y")], "FAILED (errors=1)"),
+            );
+            assert_eq!(counts, c(2, 1, 0, 0), "{header}");
+            assert_eq!(failing, [header]);
+        }
+        // setUp raised: the test did not run to a verdict.
+        assert_eq!(
+            tally(
+                Python,
+                &out(
+                    &[block("test_y (tests.test_x.TestX.test_y)", "setUp")],
+                    "FAILED (errors=1)"
+                )
+            ),
+            c(2, 0, 0, 1)
+        );
+        // A class fixture, and a module that did not import (whose frame names no test).
+        assert_eq!(
+            tally(
+                Python,
+                &out(
+                    &[
+                        block("setUpClass (tests.test_x.TestX)", "setUpClass"),
+                        block("test_x (unittest.loader._FailedTest.test_x)", "test_x"),
+                    ],
+                    "FAILED (errors=2)"
+                )
+            ),
+            c(1, 0, 0, 2)
+        );
+        // With a failure beside it.
+        assert_eq!(
+            tally(
+                Python,
+                &out(
+                    &[block("test_y (tests.test_x.TestX.test_y)", "test_y")],
+                    "FAILED (failures=1, errors=1)"
+                )
+            ),
+            c(1, 2, 0, 0)
         );
     }
 

@@ -17,7 +17,9 @@
 //!   requirement files, tox/nox deps, Pipfile dev-packages (pinned by a lock file when it
 //!   has one), what setup.py declares (evaluated in the container), and the project itself
 //!   as an editable install pointing at `/work`. A requirement that cannot be had is named,
-//!   and the rest installed.
+//!   and the rest installed. Its `bin/pytest` (first on PATH) runs the environment's own
+//!   interpreter even where the project does not install pytest: the image's `pytest`
+//!   would run outside the environment.
 //! - Node: `npm ci --ignore-scripts` (a lock file resolved in the container when the
 //!   project has none), devDependencies included; a package the registry does not serve is
 //!   dropped by name. `/deps/node_modules`, linked into each run's tree.

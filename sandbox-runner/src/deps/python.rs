@@ -1,9 +1,10 @@
 //! Python: what a project's tests need, read from the files that declare it — requirement
 //! files (with their `-r` and `-c` includes), pyproject.toml (`[project]`, optional
-//! dependencies and dependency groups named for tests or development, poetry, uv, pdm and
-//! hatch), setup.cfg, tox.ini, noxfile.py, Pipfile and the lock files that pin them
-//! (Pipfile.lock, poetry.lock, uv.lock). Nothing here runs any of them: setup.py is
-//! evaluated only inside the preparation container, which has network but no secrets.
+//! dependencies and dependency groups named for tests or development, flit's own metadata,
+//! poetry, uv, pdm, and hatch with its environments' features), setup.cfg, tox.ini,
+//! noxfile.py, Pipfile and the lock files that pin them (Pipfile.lock, poetry.lock,
+//! uv.lock). Nothing here runs any of them: setup.py is evaluated only inside the
+//! preparation container, which has network but no secrets.
 //!
 //! Every requirement line that could build or fetch from somewhere other than the
 //! operator's registries is refused by name (index options, `--trusted-host`,
@@ -297,7 +298,16 @@ pub(crate) fn read_plan(src: &Path) -> PythonPlan {
     }
     if let Some(text) = read(src, "setup.cfg") {
         plan.inputs.push("setup.cfg".into());
-        setup_cfg(&text, &mut plan, &mut specs);
+        for file in setup_cfg(&text, &mut plan, &mut specs) {
+            requirement_file_named(
+                src,
+                &file,
+                "setup.cfg",
+                &mut plan,
+                &mut seen_files,
+                &mut specs,
+            );
+        }
     }
     if let Some(text) = read(src, "setup.py") {
         plan.inputs.push("setup.py".into());
@@ -333,15 +343,22 @@ pub(crate) fn read_plan(src: &Path) -> PythonPlan {
         plan.inputs.push("Pipfile".into());
         pipfile(&text, &mut plan, &mut specs);
     }
-    // Trove classifiers (`Programming Language :: Python :: 3.8`): the versions a project
-    // says it supports, any one of which will do (read only when nothing stricter says).
-    if plan.python_requires.is_empty() {
-        for name in ["setup.py", "setup.cfg", "pyproject.toml"] {
-            if let Some(text) = read(src, name) {
-                for version in classifier_pythons(&text) {
-                    plan.python_requires
-                        .push((format!("=={version}.*"), format!("{name} classifiers")));
-                }
+    // Trove classifiers (`Programming Language :: Python :: 3.8`) and CI matrices: the
+    // versions a project says it supports, by name, any one of which will do. Read beside
+    // python_requires too: an open `>=3.5` says less than the versions a 2019 project names.
+    for name in ["setup.py", "setup.cfg", "pyproject.toml"] {
+        if let Some(text) = read(src, name) {
+            for version in classifier_pythons(&text) {
+                plan.python_requires
+                    .push((format!("=={version}.*"), format!("{name} classifiers")));
+            }
+        }
+    }
+    for (file, key) in ci_files(src) {
+        if let Some(text) = read(src, &file) {
+            for version in ci_pythons(&text, key) {
+                plan.python_requires
+                    .push((format!("=={version}.*"), format!("{file} {}", key[0])));
             }
         }
     }
@@ -656,6 +673,10 @@ fn pyproject(
         .and_then(|h| h.get("envs"))
         .and_then(|e| e.as_table())
     {
+        let optional = doc
+            .get("project")
+            .and_then(|p| p.get("optional-dependencies"))
+            .and_then(|o| o.as_table());
         for (name, env) in envs {
             if name == "default" || is_test_name(name) {
                 for key in ["dependencies", "extra-dependencies"] {
@@ -668,10 +689,119 @@ fn pyproject(
                         );
                     }
                 }
+                // `features`: extras of the project the environment installs, whatever
+                // their names (`features = ["all"]` in a test environment is what it tests).
+                for feature in strings(env.get("features")) {
+                    plan.extras.push(feature.clone());
+                    for spec in strings(optional.and_then(|o| o.get(&feature))) {
+                        push(
+                            plan,
+                            specs,
+                            &spec,
+                            format!("pyproject.toml tool.hatch.envs.{name} features.{feature}"),
+                        );
+                    }
+                }
             }
         }
     }
-    let _ = (src, seen);
+    // flit's metadata before PEP 621 (`[tool.flit.metadata]`, still built by flit_core 3):
+    // `requires`, `requires-extra` (its `test` and `dev` extras), the older `dev-requires`
+    // and `requires-python`.
+    if let Some(meta) = tool
+        .and_then(|t| t.get("flit"))
+        .and_then(|f| f.get("metadata"))
+        .and_then(|m| m.as_table())
+    {
+        plan.project = true;
+        if let Some(rp) = meta.get("requires-python").and_then(|v| v.as_str()) {
+            plan.python_requires
+                .push((rp.to_string(), "pyproject.toml tool.flit.metadata".into()));
+        }
+        for key in ["requires", "dev-requires"] {
+            for spec in strings(meta.get(key)) {
+                push(
+                    plan,
+                    specs,
+                    &spec,
+                    format!("pyproject.toml tool.flit.metadata {key}"),
+                );
+            }
+        }
+        if let Some(extras) = meta.get("requires-extra").and_then(|e| e.as_table()) {
+            for (name, list) in extras {
+                if is_test_name(name) {
+                    plan.extras.push(name.clone());
+                    for spec in strings(Some(list)) {
+                        push(
+                            plan,
+                            specs,
+                            &spec,
+                            format!("pyproject.toml tool.flit.metadata requires-extra.{name}"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // setuptools reading its requirements from files (`[tool.setuptools.dynamic]`
+    // `dependencies = {file = [...]}`, and test-named `optional-dependencies`).
+    if let Some(dynamic) = tool
+        .and_then(|t| t.get("setuptools"))
+        .and_then(|s| s.get("dynamic"))
+    {
+        let mut files = dynamic_files(dynamic.get("dependencies"));
+        if let Some(optional) = dynamic
+            .get("optional-dependencies")
+            .and_then(|o| o.as_table())
+        {
+            for (name, value) in optional {
+                if is_test_name(name) {
+                    plan.extras.push(name.clone());
+                    files.extend(dynamic_files(Some(value)));
+                }
+            }
+        }
+        for file in files {
+            requirement_file_named(
+                src,
+                &file,
+                "pyproject.toml tool.setuptools.dynamic",
+                plan,
+                seen,
+                specs,
+            );
+        }
+    }
+}
+
+/// The files of a `{file = "a.txt"}` or `{file = ["a.txt", "b.txt"]}` value.
+fn dynamic_files(value: Option<&toml::Value>) -> Vec<String> {
+    match value.and_then(|v| v.get("file")) {
+        Some(toml::Value::String(one)) => vec![one.clone()],
+        Some(list) => strings(Some(list)),
+        None => Vec::new(),
+    }
+}
+
+/// A requirement file a declaration names (`file:` in setup.cfg, setuptools' dynamic
+/// metadata), read when it is inside the tree.
+fn requirement_file_named(
+    src: &Path,
+    file: &str,
+    source: &str,
+    plan: &mut PythonPlan,
+    seen: &mut BTreeSet<String>,
+    specs: &mut BTreeSet<String>,
+) {
+    match inside(Path::new(""), file.trim()) {
+        Some(path) => requirement_file(src, &path, 0, plan, seen, specs),
+        None => plan.refused.push(Refused {
+            what: file.to_string(),
+            source: source.to_string(),
+            reason: "a requirement file outside the tree".into(),
+        }),
+    }
 }
 
 /// A poetry constraint as a PEP 440 specifier: `^1.2` → `>=1.2,<2.0`, `~1.2` →
@@ -753,8 +883,11 @@ fn poetry_requirement(name: &str, value: &toml::Value) -> Result<String, String>
     Ok(format!("{name}{extras}{spec}"))
 }
 
-fn setup_cfg(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
+/// Reads setup.cfg's requirements; returns the files its `file:` values name
+/// (`install_requires = file: requirements/base.txt`), which the caller reads.
+fn setup_cfg(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) -> Vec<String> {
     plan.project = true;
+    let mut files = Vec::new();
     let mut section = String::new();
     let mut key = String::new();
     for raw in text.lines() {
@@ -784,21 +917,36 @@ fn setup_cfg(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
             ("options", "python_requires") => {
                 plan.python_requires.push((value, "setup.cfg".into()));
             }
+            ("options", "install_requires") | ("options", "tests_require")
+                if value.starts_with("file:") =>
+            {
+                files.extend(
+                    value["file:".len()..]
+                        .split(',')
+                        .map(|f| f.trim().to_string()),
+                );
+            }
             ("options", "install_requires") | ("options", "tests_require") => {
                 push(plan, specs, &value, format!("setup.cfg [options] {key}"));
             }
             ("options.extras_require", extra) if is_test_name(extra) => {
                 plan.extras.push(extra.to_string());
-                push(
-                    plan,
-                    specs,
-                    &value,
-                    format!("setup.cfg extras_require.{extra}"),
-                );
+                if let Some(named) = value.strip_prefix("file:") {
+                    files.extend(named.split(',').map(|f| f.trim().to_string()));
+                } else {
+                    push(
+                        plan,
+                        specs,
+                        &value,
+                        format!("setup.cfg extras_require.{extra}"),
+                    );
+                }
             }
             _ => {}
         }
     }
+    files.retain(|f| !f.is_empty());
+    files
 }
 
 /// `python_requires=">=3.6"` in a setup.py, read as text (setup.py itself runs only in the
@@ -1133,6 +1281,117 @@ fn classifier_pythons(text: &str) -> Vec<String> {
     versions
 }
 
+/// Workflow files read at most (a repository with more generates them).
+const MAX_WORKFLOWS: usize = 50;
+
+/// The CI files that name Pythons, with the keys that hold them: Travis's `python`, and a
+/// GitHub workflow's `python-version` (as setup-python takes it) or its matrix's `python`.
+fn ci_files(src: &Path) -> Vec<(String, &'static [&'static str])> {
+    const TRAVIS: &[&str] = &["python"];
+    const WORKFLOW: &[&str] = &[
+        "python-version",
+        "python-versions",
+        "python_version",
+        "python",
+    ];
+    let mut files = vec![(".travis.yml".to_string(), TRAVIS)];
+    let mut workflows: Vec<String> = std::fs::read_dir(src.join(".github/workflows"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
+        .collect();
+    workflows.sort();
+    workflows.truncate(MAX_WORKFLOWS);
+    files.extend(
+        workflows
+            .into_iter()
+            .map(|n| (format!(".github/workflows/{n}"), WORKFLOW)),
+    );
+    files
+}
+
+/// The `X.Y` Pythons a CI file names under one of `keys`: `key: 3.8`, `key: [3.7, "3.8"]`,
+/// or a block list (`key:` then `- 3.8` lines), also inside list items (`- python: 3.8`).
+/// Read as text: an unquoted `3.10` is the version its author wrote, not YAML's float 3.1.
+/// PyPy, `3.x` and expressions (`${{ matrix.python }}`) name no version and are skipped.
+fn ci_pythons(text: &str, keys: &[&str]) -> Vec<String> {
+    let mut versions: Vec<String> = Vec::new();
+    let mut add = |item: &str| {
+        let item = item.trim().trim_matches(['"', '\'']).trim();
+        let v: String = item
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let rest = &item[v.len()..];
+        let parts: Vec<&str> = v.split('.').collect();
+        if parts.len() >= 2
+            && parts[..2].iter().all(|p| !p.is_empty())
+            && (rest.is_empty() || rest.starts_with('-'))
+        {
+            let minor = format!("{}.{}", parts[0], parts[1]);
+            if !versions.contains(&minor) {
+                versions.push(minor);
+            }
+        }
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, raw) in lines.iter().enumerate() {
+        let line = raw.split(" #").next().unwrap_or_default();
+        let indent = line.len() - line.trim_start().len();
+        let body = line.trim_start();
+        let (indent, body) = match body.strip_prefix("- ") {
+            Some(item) => (
+                indent + 2 + (item.len() - item.trim_start().len()),
+                item.trim_start(),
+            ),
+            None => (indent, body),
+        };
+        let Some((key, value)) = body.split_once(':') else {
+            continue;
+        };
+        if !keys.contains(&key.trim()) {
+            continue;
+        }
+        let value = value.trim();
+        if !value.is_empty() {
+            for item in value
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .split(',')
+            {
+                add(item);
+            }
+            continue;
+        }
+        for next in &lines[i + 1..] {
+            let next = next.split(" #").next().unwrap_or_default();
+            if next.trim().is_empty() {
+                continue;
+            }
+            let next_indent = next.len() - next.trim_start().len();
+            match next.trim_start().strip_prefix('-') {
+                Some(item) if next_indent >= indent => add(item),
+                _ => break,
+            }
+        }
+    }
+    versions
+}
+
+/// Declarations that name the Pythons a project runs on, any one of which will do (tox
+/// envlists, classifiers, CI matrices, `.python-version`, `runtime.txt`), as opposed to
+/// the bounds every Python must meet (`python_requires`, `requires-python`).
+pub(crate) fn names_pythons(source: &str) -> bool {
+    source == "tox.ini envlist"
+        || source.ends_with(" classifiers")
+        || source.starts_with(".travis.yml")
+        || source.starts_with(".github/workflows/")
+        || source == ".python-version"
+        || source == "runtime.txt"
+}
+
 /// The Python versions a plan accepts, as a specifier set (all of them joined), and
 /// whether `version` satisfies every one (None when the project says nothing).
 pub(crate) fn python_fits(
@@ -1142,10 +1401,10 @@ pub(crate) fn python_fits(
     if python_requires.is_empty() {
         return None;
     }
-    // tox envlists and classifiers name several Pythons: any of them will do.
+    // tox envlists, classifiers and CI matrices name several Pythons: any of them will do.
     let (tox, strict): (Vec<_>, Vec<_>) = python_requires
         .iter()
-        .partition(|(_, source)| source == "tox.ini envlist" || source.ends_with(" classifiers"));
+        .partition(|(_, source)| names_pythons(source));
     for (spec, source) in &strict {
         let Ok(set) = proven_version::pypi::SpecifierSet::parse(spec, None) else {
             continue;
@@ -1163,8 +1422,10 @@ pub(crate) fn python_fits(
         let names: Vec<&str> = tox.iter().map(|(s, _)| s.as_str()).collect();
         let from = if tox.iter().any(|(_, s)| s == "tox.ini envlist") {
             "tox.ini envlist tests"
-        } else {
+        } else if tox.iter().all(|(_, s)| s.ends_with(" classifiers")) {
             "the classifiers name"
+        } else {
+            "the project names"
         };
         return Some(Err(format!("{from} Python {}", names.join(" | "))));
     }
@@ -1319,6 +1580,167 @@ dependencies = ["pytest-cov"]
         );
     }
 
+    /// One project of each build backend's family, as each declares what its tests need:
+    /// every runtime and test requirement is read, nothing of docs-only extras.
+    #[test]
+    fn every_build_backends_dependency_declarations_are_read() {
+        for (family, pyproject, setup_cfg, want, extras) in [
+            (
+                // flit before PEP 621 (2019-era projects): [tool.flit.metadata].
+                "flit legacy",
+                r#"[build-system]
+requires = ["flit_core >=2,<4"]
+build-backend = "flit_core.buildapi"
+[tool.flit.metadata]
+module = "demo"
+requires-python = ">=3.5"
+requires = ["attrs>=19", "six"]
+dev-requires = ["tox"]
+[tool.flit.metadata.requires-extra]
+test = ["pytest>=4", "hypothesis"]
+doc = ["sphinx"]
+"#,
+                "",
+                &["attrs>=19", "six", "tox", "pytest>=4", "hypothesis"][..],
+                &["test"][..],
+            ),
+            (
+                "flit (PEP 621)",
+                r#"[build-system]
+requires = ["flit_core >=3.2,<4"]
+build-backend = "flit_core.buildapi"
+[project]
+name = "demo"
+dependencies = ["attrs"]
+[project.optional-dependencies]
+test = ["pytest"]
+doc = ["sphinx"]
+"#,
+                "",
+                &["attrs", "pytest"][..],
+                &["test"][..],
+            ),
+            (
+                "setuptools setup.cfg",
+                "",
+                "[options]\ninstall_requires =\n    attrs>=19\n    importlib-metadata; python_version < \"3.8\"\ntests_require = mock\n[options.extras_require]\ntest =\n    pytest\ndocs = sphinx\n",
+                &[
+                    "attrs>=19",
+                    "importlib-metadata; python_version < \"3.8\"",
+                    "mock",
+                    "pytest",
+                ][..],
+                &["test"][..],
+            ),
+            (
+                "poetry",
+                r#"[tool.poetry.dependencies]
+python = "^3.7"
+attrs = "^19.3"
+[tool.poetry.dev-dependencies]
+pytest = "^5.2"
+[tool.poetry.group.docs.dependencies]
+sphinx = "*"
+"#,
+                "",
+                &["attrs>=19.3,<20", "pytest>=5.2,<6"][..],
+                &[][..],
+            ),
+            (
+                "pdm",
+                r#"[project]
+name = "demo"
+dependencies = ["attrs"]
+[tool.pdm.dev-dependencies]
+test = ["pytest>=7"]
+lint = ["flake8"]
+"#,
+                "",
+                &["attrs", "flake8", "pytest>=7"][..],
+                &[][..],
+            ),
+            (
+                "hatch",
+                r#"[project]
+name = "demo"
+dependencies = ["attrs"]
+[project.optional-dependencies]
+all = ["numpy"]
+doc = ["sphinx"]
+[tool.hatch.envs.default]
+dependencies = ["pytest"]
+[tool.hatch.envs.test]
+extra-dependencies = ["pytest-cov"]
+features = ["all"]
+[tool.hatch.envs.docs]
+dependencies = ["mkdocs"]
+"#,
+                "",
+                &["attrs", "pytest", "pytest-cov", "numpy"][..],
+                &["all"][..],
+            ),
+        ] {
+            let mut files = Vec::new();
+            if !pyproject.is_empty() {
+                files.push(("pyproject.toml", pyproject));
+            }
+            if !setup_cfg.is_empty() {
+                files.push(("setup.cfg", setup_cfg));
+            }
+            let dir = tree(&files);
+            let plan = read_plan(dir.path());
+            assert_eq!(specs(&plan), want, "{family}: {plan:?}");
+            assert_eq!(plan.extras, extras, "{family}");
+            assert!(plan.project, "{family}: the project is a package");
+        }
+        // flit's own requires-python is the project's word on its Python.
+        let dir = tree(&[(
+            "pyproject.toml",
+            "[tool.flit.metadata]\nmodule = \"demo\"\nrequires-python = \">=3.5\"\n",
+        )]);
+        assert_eq!(
+            read_plan(dir.path()).python_requires,
+            [(
+                ">=3.5".to_string(),
+                "pyproject.toml tool.flit.metadata".to_string()
+            )]
+        );
+    }
+
+    /// setuptools reads requirements from files its declarations name: setup.cfg's `file:`
+    /// and pyproject's `[tool.setuptools.dynamic]`; those files are read wherever they are
+    /// in the tree (not only the root's requirement files), and none outside it.
+    #[test]
+    fn requirement_files_setuptools_declarations_name_are_read() {
+        let dir = tree(&[
+            (
+                "setup.cfg",
+                "[options]\ninstall_requires = file: deps/base.in\n[options.extras_require]\ntest = file: deps/test.in, ../outside.txt\ndocs = file: deps/docs.in\n",
+            ),
+            ("deps/base.in", "attrs\n"),
+            ("deps/test.in", "pytest\n"),
+            ("deps/docs.in", "sphinx\n"),
+        ]);
+        let plan = read_plan(dir.path());
+        assert_eq!(specs(&plan), ["attrs", "pytest"]);
+        assert_eq!(plan.extras, ["test"]);
+        assert_eq!(plan.refused.len(), 1, "{:?}", plan.refused);
+        assert_eq!(plan.refused[0].what, "../outside.txt");
+        let dir = tree(&[
+            (
+                "pyproject.toml",
+                "[project]\nname = \"demo\"\ndynamic = [\"dependencies\", \"optional-dependencies\"]\n[tool.setuptools.dynamic]\ndependencies = {file = \"ci/runtime.txt\"}\noptional-dependencies.tests = {file = [\"ci/tests.txt\"]}\noptional-dependencies.doc = {file = [\"ci/doc.txt\"]}\n",
+            ),
+            ("ci/runtime.txt", "six\n"),
+            ("ci/tests.txt", "hypothesis\n"),
+            ("ci/doc.txt", "sphinx\n"),
+        ]);
+        let plan = read_plan(dir.path());
+        assert_eq!(specs(&plan), ["six", "hypothesis"]);
+        assert_eq!(plan.extras, ["tests"]);
+        assert!(plan.inputs.contains(&"ci/tests.txt".to_string()));
+    }
+
     #[test]
     fn setup_cfg_tox_nox_and_pipfile_are_read() {
         let dir = tree(&[
@@ -1469,12 +1891,57 @@ dependencies = ["pytest-cov"]
                 "the classifiers name Python ==2.7.* | ==3.6.* | ==3.7.*".into()
             ))
         );
-        // A stricter declaration wins: classifiers are not read beside python_requires.
+        // Classifiers are read beside python_requires: the versions a project names say
+        // more than an open lower bound (crate::interpreter chooses among them).
         let dir = tree(&[(
             "setup.py",
             "setup(python_requires='>=3.6', classifiers=['Programming Language :: Python :: 3.6'])\n",
         )]);
-        assert_eq!(read_plan(dir.path()).python_requires.len(), 1);
+        assert_eq!(
+            read_plan(dir.path()).python_requires,
+            [
+                (">=3.6".to_string(), "setup.py".to_string()),
+                ("==3.6.*".to_string(), "setup.py classifiers".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn ci_matrices_name_the_pythons_a_project_runs_on() {
+        let dir = tree(&[
+            (
+                ".travis.yml",
+                "language: python\npython:\n  - \"2.7\"\n  - 3.6\n  - \"3.7-dev\"\n  - pypy3\nmatrix:\n  include:\n    - python: 3.8\n      dist: xenial\n",
+            ),
+            (
+                ".github/workflows/tests.yml",
+                "jobs:\n  test:\n    strategy:\n      matrix:\n        python-version: [3.9, \"3.10\", 'pypy-3.9', 3.x]\n        os: [ubuntu-latest]\n    steps:\n      - uses: actions/setup-python@v4\n        with:\n          python-version: ${{ matrix.python-version }}\n",
+            ),
+            (
+                ".github/workflows/lint.yaml",
+                "jobs:\n  lint:\n    strategy:\n      matrix:\n        python:\n          - '3.11'  # the newest\n        include:\n          - python: \"3.12\"\n    steps:\n      - run: python -m flake8\n",
+            ),
+        ]);
+        let plan = read_plan(dir.path());
+        let named: Vec<(&str, &str)> = plan
+            .python_requires
+            .iter()
+            .map(|(v, s)| (v.as_str(), s.as_str()))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("==2.7.*", ".travis.yml python"),
+                ("==3.6.*", ".travis.yml python"),
+                ("==3.7.*", ".travis.yml python"),
+                ("==3.8.*", ".travis.yml python"),
+                ("==3.11.*", ".github/workflows/lint.yaml python-version"),
+                ("==3.12.*", ".github/workflows/lint.yaml python-version"),
+                ("==3.9.*", ".github/workflows/tests.yml python-version"),
+                ("==3.10.*", ".github/workflows/tests.yml python-version"),
+            ]
+        );
+        assert!(named.iter().all(|(_, s)| names_pythons(s)));
     }
 
     #[test]

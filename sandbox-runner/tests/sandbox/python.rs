@@ -500,3 +500,221 @@ async fn a_project_uploaded_again_after_the_date_is_not_held_to_it() {
         deps.notes
     );
 }
+
+/// A flit project of 2019 declares its dependencies in flit's own metadata
+/// (`[tool.flit.metadata]`: `requires`, `requires-extra.test`), not in PEP 621's
+/// `[project]`: they are prepared, and its test importing one of each passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flit_project_of_the_legacy_metadata_gets_its_dependencies() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "pyproject.toml",
+        format!(
+            "# {marker}\n[build-system]\nrequires = [\"flit_core >=2,<4\"]\nbuild-backend = \"flit_core.buildapi\"\n\n[tool.flit.metadata]\nmodule = \"flitdemo\"\nauthor = \"Demo\"\nrequires = [\"toolz\"]\n\n[tool.flit.metadata.requires-extra]\ntest = [\"six\"]\n"
+        ),
+    )
+    .write(
+        "flitdemo.py",
+        "\"\"\"A flit project's module.\"\"\"\n__version__ = '0.1'\nimport toolz\n\ndef name():\n    return toolz.__name__\n",
+    );
+    let commit = repo.commit("a flit project");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_flitdemo.py"),
+    )
+    .with_file(
+        "test_flitdemo.py",
+        "import six\nfrom flitdemo import name\n\ndef test_name():\n    assert name() == 'toolz'\n    assert six.PY3\n",
+    );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    assert!(
+        deps.not_prepared.is_empty(),
+        "the dependencies and the project itself are installed: {:?}",
+        deps.not_prepared
+    );
+}
+
+/// A project whose own build fails is still tested from its tree, and the record names
+/// the build's reason (what the backend printed last), not pip's `ERROR: Exception:`
+/// of the last way tried (no build isolation, where flit_core is not even installed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_whose_build_fails_is_named_with_the_builds_reason() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    // flit builds only a module with a docstring.
+    repo.write(
+        "pyproject.toml",
+        format!(
+            "# {marker}\n[build-system]\nrequires = [\"flit_core >=2,<4\"]\nbuild-backend = \"flit_core.buildapi\"\n\n[tool.flit.metadata]\nmodule = \"nodoc\"\nauthor = \"Demo\"\nrequires = [\"iniconfig\"]\n"
+        ),
+    )
+    .write("nodoc.py", "__version__ = '0.1'\n\ndef one():\n    return 1\n");
+    let commit = repo.commit("a flit module without a docstring");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_nodoc.py"),
+    )
+    .with_file(
+        "test_nodoc.py",
+        "from nodoc import one\n\ndef test_one():\n    assert one() == 1\n",
+    );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    let project = deps
+        .not_prepared
+        .iter()
+        .find(|n| n.what.contains("the project itself"))
+        .unwrap_or_else(|| panic!("the failed build is named: {:?}", deps.not_prepared));
+    assert!(
+        project.reason.to_lowercase().contains("docstring"),
+        "{}",
+        project.reason
+    );
+    assert!(
+        !project.reason.contains("ERROR: Exception"),
+        "{}",
+        project.reason
+    );
+}
+
+/// With images of several Pythons, a 2019-style project (an open `python_requires`, the
+/// classifiers naming up to 3.11 here) runs on the newest Python it names, not the newest
+/// image its `>=3.5` allows (3.12, an image that is not even there), and the record names
+/// the interpreter and the declaration that chose it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_record_names_the_python_the_projects_own_declarations_chose() {
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.python_images = vec![
+            ("3.12".into(), "proven-sandbox-python-absent:none".into()),
+            ("3.11".into(), Language::Python.local_image()),
+        ];
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write(
+        "setup.py",
+        "from setuptools import setup\nsetup(name='old', version='1.0', py_modules=['old'], python_requires='>=3.5', classifiers=[\n 'Programming Language :: Python :: 3.8',\n 'Programming Language :: Python :: 3.11',\n])\n",
+    )
+    .write("old.py", "def one():\n    return 1\n");
+    let commit = repo.commit("a project naming its Pythons");
+    let show = [
+        "python3",
+        "-c",
+        "import sys; print('python %d.%d' % sys.version_info[:2])",
+    ];
+    let run = sandbox
+        .run(&RunRequest::new(repo.path(), &commit, Language::Python, show).as_command())
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    assert_eq!(run.outcome, Outcome::Passed, "{out}");
+    assert!(out.contains("python 3.11"), "{out}");
+    assert_eq!(run.image, Language::Python.local_image());
+    let chosen = run
+        .interpreter
+        .as_ref()
+        .expect("the record names the choice");
+    assert_eq!(chosen.version, "3.11");
+    assert!(
+        chosen.because.contains("setup.py classifiers") && chosen.because.contains(">=3.5"),
+        "{}",
+        chosen.because
+    );
+}
+
+/// `pytest` as the command (as a suite or a `--cmd` names it), for a project that does not
+/// declare pytest: it runs the prepared environment's interpreter, so the test importing a
+/// requirement installed only there passes (the image's own `pytest` launches the image's
+/// interpreter, which does not see the environment).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pytest_on_path_runs_in_the_prepared_environment() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write("requirements.txt", format!("# {marker}\nsix\n"))
+        .write(
+            "app.py",
+            "import six\n\ndef name():\n    return six.__name__\n",
+        );
+    let commit = repo.commit("an app needing six, not declaring pytest");
+    let test = "from app import name\n\ndef test_name():\n    assert name() == 'six'\n";
+    for runner in ["pytest", "py.test"] {
+        let request = RunRequest::new(
+            repo.path(),
+            &commit,
+            Language::Python,
+            [runner, "-q", "-p", "no:cacheprovider", "test_app.py"],
+        )
+        .with_file("test_app.py", test);
+        let run = sandbox.run(&request).await.expect("run");
+        assert_eq!(
+            run.outcome,
+            Outcome::Passed,
+            "{runner}: {}",
+            support::output(&run)
+        );
+    }
+}
+
+/// A unittest suite in the shape of many held-out projects: the test class derives from
+/// the project's own TestCase base in tests/base.py (and is not named `Test…`), and the
+/// change makes the code under test raise, which unittest reports as an ERROR. The class
+/// is a test the file declares, and the exception is the test failing: the bug is
+/// reproduced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_unittest_error_in_a_class_derived_from_the_projects_base_reproduces_the_bug() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write("app.py", "def parse(text):\n    return int(text)\n")
+        .write("tests/__init__.py", "")
+        .write(
+            "tests/base.py",
+            "import unittest\n\n\nclass MyBase(unittest.TestCase):\n    def setUp(self):\n        self.value = '42'\n",
+        );
+    let base = repo.commit("base");
+    repo.write(
+        "app.py",
+        "def parse(text):\n    return int(text.split(',')[1])\n",
+    );
+    let change = repo.commit("change: parse reads the second field");
+    let test = "from app import parse\nfrom tests.base import MyBase\n\n\nclass ParserChecks(MyBase):\n    def test_parse(self):\n        self.assertEqual(parse(self.value), 42)\n";
+    assert!(
+        proven_sandbox::language::declares_test(Language::Python, test, "ParserChecks::test_parse"),
+        "a class derived from the project's TestCase base is a test"
+    );
+    let command = ["python3", "-m", "unittest", "-v", "tests.test_parse"];
+    let on_base = RunRequest::new(repo.path(), &base, Language::Python, command)
+        .with_file("tests/test_parse.py", test);
+    let on_change = on_base.at_revision(&change);
+    let reproduction = sandbox.reproduce(&on_base, &on_change).await.expect("runs");
+    assert_eq!(
+        reproduction.proof,
+        Proof::Reproduced,
+        "{}",
+        reproduction
+            .change
+            .first()
+            .map(support::output)
+            .unwrap_or_default()
+    );
+    let failed = &reproduction.change[0];
+    assert_eq!(failed.tests.map(|t| (t.failed, t.errors)), Some((1, 0)));
+    assert!(
+        failed
+            .failing
+            .iter()
+            .any(|n| n.starts_with("test_parse (tests.test_parse.ParserChecks")),
+        "{:?}",
+        failed.failing
+    );
+}

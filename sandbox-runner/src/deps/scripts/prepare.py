@@ -42,10 +42,40 @@ def tail(text, lines=6):
     return "\n".join(out[-lines:])
 
 
+# pip's lines that say where a reason is, never what it is (matched inside a line: pip's box
+# drawing is not ASCII, and a Python without a UTF-8 locale reads it as replacement marks).
+NOISE = ("ERROR: Exception:", "Traceback (most recent call last)", "subprocess-exited-with-error",
+         "This error originates from a subprocess", "See above for output", "exit code:",
+         "lines of output]", "[end of output]", "hint:", "[notice]", "WARNING:", "DEPRECATION:")
+
+
+def meaningful(line):
+    l = line.strip()
+    return (bool(l) and not any(n in l for n in NOISE) and not l.startswith("File \"")
+            and l.strip("^~ ") != "")
+
+
 def why(text):
-    """pip's own reason: its last ERROR lines, else the output's end."""
-    errors = [l.strip() for l in text.splitlines() if l.strip().startswith("ERROR:")]
-    return " ".join(errors[-2:]) if errors else tail(text, 2)
+    """pip's own reason, from the last meaningful lines of its output: what a failed build
+    printed last (inside pip's `[N lines of output] ... [end of output]` box) after pip's
+    headline, the exception of pip's own traceback (after `ERROR: Exception:`), else its
+    last ERROR lines, else the output's last lines. Never a bare "ERROR: Exception:"."""
+    lines = text.splitlines()
+    box_end = [i for i, l in enumerate(lines) if l.strip() == "[end of output]"]
+    if box_end:
+        before = lines[:box_end[-1]]
+        said = [l.strip() for l in before if meaningful(l)]
+        headline = [l.strip().lstrip("\u00d7\ufffd ") for l in before if "did not run successfully" in l]
+        return " ".join(headline[-1:] + said[-1:])
+    crash = [i for i, l in enumerate(lines) if l.strip() == "ERROR: Exception:"]
+    if crash:
+        after = [l.strip() for l in lines[crash[-1] + 1:] if meaningful(l)]
+        if after:
+            return "pip failed: " + after[-1]
+    errors = [l.strip() for l in lines if l.strip().startswith("ERROR:") and meaningful(l)]
+    if errors:
+        return " ".join(errors[-2:])
+    return " ".join([l.strip() for l in lines if meaningful(l)][-2:]) or tail(text, 2)
 
 
 def run(cmd, timeout=CALL_TIMEOUT, cwd=WORK, env=None):
@@ -179,6 +209,21 @@ def keep_generated_modules(before):
         for directory in site:
             shutil.copyfile(os.path.join(WORK, rel), os.path.join(directory, parts[0]))
         REPORT["notes"].append("the project's build wrote %s into the tree: kept in the environment" % rel)
+
+
+def runner_on_path_is_the_environments():
+    """`pytest` on PATH runs this environment's interpreter. Where the project does not
+    install pytest itself, the image's own `pytest` (a launcher of the image's interpreter,
+    later on PATH) would run the tests outside this environment, without a requirement
+    installed here: a launcher of the environment's interpreter comes first instead (the
+    image's pytest is still the one it imports, through the system site-packages)."""
+    for name in ("pytest", "py.test"):
+        path = os.path.join(VENV, "bin", name)
+        if os.path.lexists(path):
+            continue
+        with open(path, "w") as f:
+            f.write('#!/bin/sh\nexec %s -m pytest "$@"\n' % PY)
+        os.chmod(path, 0o755)
 
 
 def dated_runner_or_the_images():
@@ -455,11 +500,17 @@ def main():
         # versioneer-like plugins) is given, or the build fails for want of it.
         scm = {} if os.environ.get("SETUPTOOLS_SCM_PRETEND_VERSION") else {"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0"}
         # An editable install: the project's code stays where each run's tree is (/work).
-        code, out = run(pip + ["--no-deps", "-e", target, "--config-settings", "editable_mode=compat"], env=scm)
-        if code != 0:
-            code, out = run(pip + ["--no-deps", "-e", target], env=scm)
-        if code != 0:
-            code, out = run(pip + ["--no-deps", "--no-build-isolation", "-e", target], env=scm)
+        # Each way tried has its own reason: the first way's (the project's own build) is
+        # the one that names what is wrong; a later way's (no build isolation, where the
+        # backend may not even be installed) is said after it when it differs.
+        reasons = []
+        for how in (["--config-settings", "editable_mode=compat"], [], ["--no-build-isolation"]):
+            code, out = run(pip + ["--no-deps"] + how + ["-e", target], env=scm)
+            if code == 0:
+                break
+            reason = why(out)
+            if reason and reason not in reasons:
+                reasons.append(reason)
         if code == 0:
             REPORT["project"] = {"installed": True, "how": "editable install of /work"}
             keep_generated_modules(before)
@@ -470,13 +521,15 @@ def main():
             for p in site:
                 with open(os.path.join(VENV, "lib", p, "site-packages", "proven-project.pth"), "w") as f:
                     f.write(root + "\n")
-            REPORT["project"] = {"installed": False, "how": "on the path as %s" % root, "error": why(out)}
+            reason = "; then ".join(reasons[:3]) or why(out)
+            REPORT["project"] = {"installed": False, "how": "on the path as %s" % root, "error": reason}
             REPORT["not_prepared"].append({"what": "the project itself (as an installed package)",
-                                           "source": "its build", "reason": why(out)})
+                                           "source": "its build", "reason": reason})
 
     if RESOLVE_BEFORE:
         dated_runner_or_the_images()
     runner_beside_pins(pip)
+    runner_on_path_is_the_environments()
 
     code, out = run([PY, "-m", "pip", "list", "--format", "json", "--disable-pip-version-check"], timeout=120)
     try:

@@ -1,0 +1,294 @@
+//! Which Python a tree runs on: the newest the project says it supports that the sandbox
+//! has an image of. A pure function of the project's declarations (as `deps::python`
+//! reads them: bounds such as `python_requires`, and the versions it names in classifiers,
+//! tox envlists, CI matrices, `.python-version`, `runtime.txt`) and the configured images;
+//! the run record carries its answer and the declaration that decided it.
+
+use crate::record::InterpreterChoice;
+
+/// `X.Y` as numbers; None for anything else (`3`, `pypy3`).
+fn minor(version: &str) -> Option<(u32, u32)> {
+    let mut parts = version.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// The version an `==X.Y.*` a named declaration was read into stands for.
+fn named_minor(spec: &str) -> Option<(u32, u32)> {
+    minor(spec.strip_prefix("==")?.trim_end_matches(".*"))
+}
+
+fn show((major, minor): (u32, u32)) -> String {
+    format!("{major}.{minor}")
+}
+
+/// The image a Python tree runs on, and why; None when the project declares nothing, or
+/// nothing any image can meet (the language's default image runs it then, and the
+/// dependency record names the mismatch).
+///
+/// - When the project names versions (classifiers, tox envlist, CI matrices,
+///   `.python-version`, `runtime.txt`), the newest named version the sandbox has an image of
+///   that its bounds (`python_requires`) allow: the named versions win over an open-ended
+///   `>=3.5`, which says nothing of what the project ran on.
+/// - When it names versions no image has: the newest image below the newest it names (the
+///   nearest to it), or, when it names only Pythons 3 older than every image, the oldest
+///   image (it misses the least of what has been removed since, `collections.Iterable`).
+///   A project naming only Python 2 has no image near it.
+/// - When it names none, the newest image its bounds allow.
+pub(crate) fn choose_python(
+    declared: &[(String, String)],
+    images: &[(String, String)],
+) -> Option<InterpreterChoice> {
+    let mut images: Vec<((u32, u32), &String)> = images
+        .iter()
+        .filter_map(|(version, image)| Some((minor(version)?, image)))
+        .collect();
+    images.sort();
+    let (named, bounds): (Vec<_>, Vec<_>) = declared
+        .iter()
+        .partition(|(_, source)| crate::deps::python::names_pythons(source));
+    let bounds: Vec<(&String, proven_version::pypi::SpecifierSet)> = bounds
+        .into_iter()
+        .filter_map(|(spec, source)| {
+            Some((
+                source,
+                proven_version::pypi::SpecifierSet::parse(spec, None).ok()?,
+            ))
+        })
+        .collect();
+    let allowed = |v: (u32, u32)| {
+        bounds
+            .iter()
+            .all(|(_, set)| set.contains(&show(v), Some(true), None))
+    };
+    let bounds_said = || {
+        let said: Vec<String> = declared
+            .iter()
+            .filter(|(_, source)| !crate::deps::python::names_pythons(source))
+            .map(|(spec, source)| format!("{source} {spec}"))
+            .collect();
+        if said.is_empty() {
+            String::new()
+        } else {
+            format!("; {} allows it", said.join(", "))
+        }
+    };
+    let choice = |v: (u32, u32), image: &String, because: String| InterpreterChoice {
+        version: show(v),
+        image: image.clone(),
+        because,
+    };
+    let mut names: Vec<((u32, u32), &String)> = named
+        .iter()
+        .filter_map(|(spec, source)| Some((named_minor(spec)?, source)))
+        .collect();
+    // By version, each version's sources in the order they were read.
+    names.sort_by_key(|(v, _)| *v);
+    if !names.is_empty() {
+        if let Some((v, image)) = images
+            .iter()
+            .rev()
+            .find(|(v, _)| allowed(*v) && names.iter().any(|(n, _)| n == v))
+        {
+            let mut sources: Vec<&str> = Vec::new();
+            for (_, source) in names.iter().filter(|(n, _)| n == v) {
+                if !sources.contains(&source.as_str()) {
+                    sources.push(source);
+                }
+            }
+            return Some(choice(
+                *v,
+                image,
+                format!(
+                    "the newest Python the project names that the sandbox has: {} ({}){}",
+                    show(*v),
+                    sources.join(", "),
+                    bounds_said()
+                ),
+            ));
+        }
+        let newest_named = names.last().map(|(v, _)| *v)?;
+        let newest_source = names.last().map(|(_, s)| s.as_str()).unwrap_or_default();
+        if let Some((v, image)) = images
+            .iter()
+            .rev()
+            .find(|(v, _)| allowed(*v) && *v <= newest_named)
+        {
+            return Some(choice(
+                *v,
+                image,
+                format!(
+                    "the project names Python up to {} ({newest_source}), which the sandbox has no image of: the newest image below it{}",
+                    show(newest_named),
+                    bounds_said()
+                ),
+            ));
+        }
+        let oldest = images.iter().find(|(v, _)| allowed(*v));
+        return match oldest {
+            Some((v, image)) if newest_named.0 == 3 && newest_named < *v => Some(choice(
+                *v,
+                image,
+                format!(
+                    "the project names only Pythons older than every image (up to {}, {newest_source}): the oldest image, the nearest to them",
+                    show(newest_named)
+                ),
+            )),
+            _ => None,
+        };
+    }
+    if bounds.is_empty() {
+        return None;
+    }
+    images
+        .iter()
+        .rev()
+        .find(|(v, _)| allowed(*v))
+        .map(|(v, image)| {
+            let said: Vec<String> = declared
+                .iter()
+                .map(|(spec, source)| format!("{source} {spec}"))
+                .collect();
+            choice(
+                *v,
+                image,
+                format!(
+                    "the newest Python the sandbox has that the project allows: {} ({})",
+                    show(*v),
+                    said.join(", ")
+                ),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn declared(items: &[(&str, &str)]) -> Vec<(String, String)> {
+        items
+            .iter()
+            .map(|(spec, source)| (spec.to_string(), source.to_string()))
+            .collect()
+    }
+
+    const IMAGES: &[(&str, &str)] = &[("3.11", "py311"), ("3.8", "py38"), ("3.7", "py37")];
+
+    fn images() -> Vec<(String, String)> {
+        declared(IMAGES)
+    }
+
+    fn pick(items: &[(&str, &str)]) -> Option<(String, String)> {
+        choose_python(&declared(items), &images()).map(|c| (c.image, c.because))
+    }
+
+    #[test]
+    fn the_newest_python_a_2019_project_names_wins_over_its_open_python_requires() {
+        // A 2019 project: python_requires='>=3.5', classifiers 3.5 to 3.8, tox py35..py38.
+        let project = [
+            (">=3.5", "setup.py"),
+            ("==3.5.*", "tox.ini envlist"),
+            ("==3.6.*", "tox.ini envlist"),
+            ("==3.7.*", "tox.ini envlist"),
+            ("==3.8.*", "tox.ini envlist"),
+            ("==3.5.*", "setup.py classifiers"),
+            ("==3.8.*", "setup.py classifiers"),
+        ];
+        let choice = choose_python(&declared(&project), &images()).expect("a choice");
+        assert_eq!(choice.version, "3.8");
+        assert_eq!(choice.image, "py38");
+        assert_eq!(
+            choice.because,
+            "the newest Python the project names that the sandbox has: 3.8 (tox.ini envlist, setup.py classifiers); setup.py >=3.5 allows it"
+        );
+        // Named only by the classifiers, or only by a CI matrix: the same.
+        assert_eq!(
+            pick(&[(">=3.5", "setup.py"), ("==3.8.*", "setup.py classifiers")])
+                .map(|c| c.0)
+                .as_deref(),
+            Some("py38")
+        );
+        assert_eq!(
+            pick(&[
+                ("==3.6.*", ".github/workflows/ci.yml python-version"),
+                ("==3.7.*", ".github/workflows/ci.yml python-version"),
+            ])
+            .map(|c| c.0)
+            .as_deref(),
+            Some("py37")
+        );
+    }
+
+    #[test]
+    fn bounds_alone_choose_the_newest_image_they_allow() {
+        assert_eq!(
+            pick(&[(">=3.5", "setup.py")]),
+            Some((
+                "py311".to_string(),
+                "the newest Python the sandbox has that the project allows: 3.11 (setup.py >=3.5)"
+                    .to_string()
+            ))
+        );
+        // An upper bound in python_requires.
+        assert_eq!(
+            pick(&[(">=3.6, <3.8", "setup.cfg")])
+                .map(|c| c.0)
+                .as_deref(),
+            Some("py37")
+        );
+        // A bound beats a named version it excludes.
+        assert_eq!(
+            pick(&[
+                ("<3.8", "setup.cfg"),
+                ("==3.8.*", "setup.py classifiers"),
+                ("==3.7.*", "setup.py classifiers")
+            ])
+            .map(|c| c.0)
+            .as_deref(),
+            Some("py37")
+        );
+        assert_eq!(pick(&[(">=3.12", "pyproject.toml")]), None, "none fits");
+        assert_eq!(pick(&[]), None, "nothing declared");
+        assert_eq!(
+            pick(&[("not a specifier", "setup.py")]),
+            None,
+            "a bound that does not parse bounds nothing, and chooses nothing"
+        );
+    }
+
+    #[test]
+    fn named_versions_no_image_has_choose_the_nearest_image() {
+        // Newer than some images: the newest image below the newest named.
+        let (image, because) = pick(&[
+            ("==3.9.*", "tox.ini envlist"),
+            ("==3.10.*", "tox.ini envlist"),
+        ])
+        .expect("a choice");
+        assert_eq!(image, "py38");
+        assert!(
+            because.contains("up to 3.10 (tox.ini envlist)"),
+            "{because}"
+        );
+        // Older than every image: the oldest.
+        assert_eq!(
+            pick(&[
+                ("==3.4.*", "tox.ini envlist"),
+                ("==2.7.*", "tox.ini envlist")
+            ])
+            .map(|c| c.0)
+            .as_deref(),
+            Some("py37")
+        );
+        // Python 2 only: none is near.
+        assert_eq!(pick(&[("==2.7.*", "tox.ini envlist")]), None);
+        // Images named by something that is not `X.Y` are not chosen.
+        assert_eq!(
+            choose_python(
+                &declared(&[("==3.8.*", "setup.py classifiers")]),
+                &declared(&[("3", "py3"), ("pypy", "pypy")])
+            ),
+            None
+        );
+    }
+}
