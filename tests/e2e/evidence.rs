@@ -210,33 +210,97 @@ async fn a_flaky_refutation_is_checked_by_reruns_with_other_seeds() {
         "def test_add():\n    assert list({{{literal}}}) == {at_zero:?}\n    assert add(2, 3) == 5\n"
     );
     let server = ScriptedServer::start().await;
-    script(&server, &seed_bound, flaky);
+    script(&server, &seed_bound, flaky.clone());
     let env = Env::new(Backend::Sqlite).await;
     let doc = parse(&review(&env, &server, &repo, &base, "json"));
     assert_eq!(doc["findings"].as_array().map(Vec::len), Some(0), "{doc:#}");
     let unproven = doc["unproven"].to_string();
-    assert!(unproven.contains("flaky"), "{unproven}");
+    assert!(
+        unproven.contains("the test is flaky") && unproven.contains("not the claim, is remembered"),
+        "the first review drops the flaky test's finding and says why: {unproven}"
+    );
     assert_plan_holds(&env, &doc).await;
-    let record = remembered(&env, &repo)
+    // The test is remembered, not the claim.
+    assert!(
+        remembered(&env, &repo).await.is_none(),
+        "a flaky test never silences its claim"
+    );
+    let record = remembered_test(&env, &repo, &doc)
         .await
-        .expect("an evidenced refutation is remembered");
+        .expect("the flaky test is remembered");
+    assert_eq!(record.kind, proven_review::wire::FLAKY_TEST, "{record:?}");
     assert!(record.refutation.contains("runs"), "{record:?}");
-    let provers = provers_asked(&server);
-    let second = parse(&review(&env, &server, &repo, &base, "json"));
-    assert_eq!(second["findings"].as_array().map(Vec::len), Some(0));
+
+    // 2b. The same claim again, the Prover writing the same flaky test and a Skeptic that
+    //     concedes this time: the claim is raised again (not silenced), and that test, which
+    //     reproduces under the proof's seed, is still never evidence again.
+    let server = ScriptedServer::start().await;
+    script(&server, &seed_bound, crate::agents::CONCEDE());
+    let again = parse(&review(&env, &server, &repo, &base, "json"));
     assert_eq!(
         provers_asked(&server),
-        provers,
-        "the remembered risk is not proved again"
+        1,
+        "the claim is raised and a test written again"
     );
-    let trace = text(&env.run(&["trace", second["review_id"].as_str().expect("id")])).0;
+    assert_eq!(
+        again["findings"].as_array().map(Vec::len),
+        Some(0),
+        "{again:#}"
+    );
     assert!(
-        trace
-            .lines()
-            .any(|l| l.contains("\"kind\":\"memory\"") && l.contains(&record.id)),
-        "the memory hit names its record: {trace}"
+        again["unproven"]
+            .to_string()
+            .contains("never evidence again"),
+        "{:#}",
+        again["unproven"]
+    );
+
+    // 2c. A deterministic test for the same claim: the bug is reproduced, as on a later
+    //     commit that reintroduces it.
+    let server = ScriptedServer::start().await;
+    script(
+        &server,
+        "def test_add():\n    assert add(2, 3) == 5\n",
+        crate::agents::CONCEDE(),
+    );
+    let fixed = parse(&review(&env, &server, &repo, &base, "json"));
+    assert_eq!(
+        fixed["findings"][0]["proof_level"], "reproduced",
+        "a deterministic test of the same claim proves it: {fixed:#}"
     );
     env.cleanup().await;
+}
+
+/// The flaky test the first review's Prover wrote, as H-MEM remembers it (by its file's
+/// path and text, read back from the review's trace).
+async fn remembered_test(
+    env: &Env,
+    repo: &TestRepo,
+    doc: &serde_json::Value,
+) -> Option<proven_store::MemoryRecord> {
+    let store = proven_store::Store::open_sqlite(&env.data_dir.path().join("proven.db"))
+        .await
+        .expect("open the review's store");
+    let review_id = doc["review_id"].as_str().expect("id");
+    let steps = store.steps_of(review_id).await.expect("steps");
+    let job: proven_review::wire::ProveJob = steps
+        .iter()
+        .filter(|s| s.id.step == "prover")
+        .find_map(|s| {
+            s.result
+                .as_deref()
+                .and_then(|r| serde_json::from_str(r).ok())
+        })
+        .expect("the Prover's job");
+    let identity = proven_review::pipeline::memory_identity(&repo.path().display().to_string());
+    store
+        .memory_lookup(
+            "",
+            &identity,
+            &proven_review::wire::test_fingerprint(&job.test),
+        )
+        .await
+        .expect("memory lookup")
 }
 
 /// `wrong_cause` and `intended` each turn a finding into unproven with the run that showed

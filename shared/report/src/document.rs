@@ -55,6 +55,25 @@ pub struct Report {
     /// Entries of the `ignore` list that ignore nothing: expired, or matching no finding.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ignore_notes: Vec<IgnoreNote>,
+    /// Claims not raised again because H-MEM holds an evidenced refutation of each: what
+    /// refuted it, when, and on what evidence (never only in the trace).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suppressed: Vec<Suppressed>,
+}
+
+/// A claim H-MEM silenced, with the refutation it rests on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Suppressed {
+    pub claim: String,
+    pub path: String,
+    /// The H-MEM record.
+    pub record: String,
+    /// The review whose runs or rows refuted it.
+    pub refuted_by: String,
+    /// When it was refuted.
+    pub on: String,
+    /// What showed the refutation, in words.
+    pub evidence: String,
 }
 
 /// A finding the repository accepted, and the entry that accepts it.
@@ -763,6 +782,7 @@ impl Report {
             autofix: None,
             ignored: Vec::new(),
             ignore_notes: Vec::new(),
+            suppressed: Vec::new(),
         }
     }
 

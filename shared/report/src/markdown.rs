@@ -84,6 +84,10 @@ No finding.
 ### Ignore entries that ignore nothing
 {% for n in ignore_notes %}- {{ n.entry | code }} {{ n.status }}: {{ n.detail | md }}
 {% endfor %}{% endif %}
+{% if suppressed %}
+### Not raised again (an evidenced refutation in memory)
+{% for m in suppressed %}- {{ m.claim | md }} ({{ m.path | code }}): refuted by review {{ m.refuted_by | code }} on {{ m.on | md }}, evidence: {{ m.evidence | md }} (record {{ m.record | code }})
+{% endfor %}{% endif %}
 {% if unproven %}{% if collapse %}
 <details><summary>Unproven (not findings): {{ unproven | length }}</summary>
 

@@ -317,6 +317,12 @@ pub fn render_sarif(report: &Report) -> String {
             serde_json::to_value(&report.unproven).unwrap_or_default(),
         );
     }
+    if !report.suppressed.is_empty() {
+        run_props.insert(
+            "suppressed".to_string(),
+            serde_json::to_value(&report.suppressed).unwrap_or_default(),
+        );
+    }
     if !report.ignore_notes.is_empty() {
         run_props.insert(
             "ignore_notes".to_string(),

@@ -136,6 +136,20 @@ pub fn render_text(report: &Report, color: bool) -> String {
     for n in &report.ignore_notes {
         let _ = writeln!(out, "ignore entry {} {}: {}", n.entry, n.status, n.detail);
     }
+    if !report.suppressed.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            p.bold("Not raised again (an evidenced refutation in memory):")
+        );
+        for m in &report.suppressed {
+            let _ = writeln!(
+                out,
+                "  - {} ({}): refuted by review {} on {}, evidence: {} (record {})",
+                m.claim, m.path, m.refuted_by, m.on, m.evidence, m.record
+            );
+        }
+    }
     if !report.unproven.is_empty() {
         let _ = writeln!(out, "\n{}", p.bold("Unproven (not findings):"));
         for u in &report.unproven {

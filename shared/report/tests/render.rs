@@ -919,3 +919,47 @@ fn mentions(t: &str) -> bool {
         .windows(2)
         .any(|w| w[0] == b'@' && w[1].is_ascii_alphanumeric())
 }
+
+/// A claim H-MEM did not raise again is listed, with the refutation it rests on, in every
+/// format: never only in the trace.
+#[test]
+fn a_suppressed_claim_is_listed_with_its_refutation_in_every_format() {
+    let mut report = sample();
+    report.suppressed.push(Suppressed {
+        claim: "parse_date drops the time zone".into(),
+        path: "dates.py".into(),
+        record: "8844497a0957".into(),
+        refuted_by: "01REVIEW".into(),
+        on: "2026-12-01T10:00:00Z".into(),
+        evidence: "the advisory PYSEC-9999-1 is withdrawn".into(),
+    });
+    let text = render(&report, Format::Text, false);
+    assert!(
+        text.contains("Not raised again")
+            && text.contains("parse_date drops the time zone (dates.py): refuted by review 01REVIEW on 2026-12-01T10:00:00Z, evidence: the advisory PYSEC-9999-1 is withdrawn"),
+        "{text}"
+    );
+    for format in [Format::Markdown, Format::Html] {
+        let out = render(&report, format, false);
+        assert!(
+            out.contains("Not raised again")
+                && out.contains("01REVIEW")
+                && out.contains("8844497a0957"),
+            "{out}"
+        );
+    }
+    let sarif: serde_json::Value =
+        serde_json::from_str(&render(&report, Format::Sarif, false)).expect("sarif");
+    assert_eq!(
+        sarif["runs"][0]["properties"]["suppressed"][0]["record"],
+        "8844497a0957"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&render(&report, Format::Json, false)).expect("json");
+    assert_eq!(json["suppressed"][0]["refuted_by"], "01REVIEW");
+    let body = github_review(&report, None)["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(body.contains("Not raised again"), "{body}");
+}

@@ -50,8 +50,9 @@ impl Judging<'_> {
         else {
             return Ok(first);
         };
-        for (risk, _) in &planner.remembered {
+        for (risk, record) in &planner.remembered {
             first.push((risk.clone(), RiskOutcome::Remembered));
+            self.suppressed(risk, record).await?;
         }
         if planner.truncated {
             self.report.not_seen.push(NotSeen {
@@ -240,6 +241,67 @@ impl Judging<'_> {
         (patch, fix_not_proved)
     }
 
+    /// A claim the Planner did not raise again, listed with the refutation it rests on.
+    async fn suppressed(&mut self, risk: &Risk, record: &str) -> Result<(), StepError> {
+        let memory = self
+            .cx
+            .store
+            .memory_lookup(
+                &self.scope.tenant,
+                &self.scope.repository,
+                &risk.fingerprint(),
+            )
+            .await
+            .map_err(retryable)?;
+        let (refuted_by, on, evidence) = match memory {
+            Some(m) => {
+                let field = |json: &str, key: &str| {
+                    serde_json::from_str::<serde_json::Value>(json)
+                        .ok()
+                        .and_then(|v| v[key].as_str().map(str::to_string))
+                        .unwrap_or_default()
+                };
+                (
+                    field(&m.provenance, "review_id"),
+                    m.created_at.clone(),
+                    field(&m.refutation, "reason"),
+                )
+            }
+            None => Default::default(),
+        };
+        self.report.suppressed.push(proven_report::Suppressed {
+            claim: risk.claim.clone(),
+            path: risk.path.clone(),
+            record: record.to_string(),
+            refuted_by,
+            on,
+            evidence,
+        });
+        Ok(())
+    }
+
+    /// Why a test may not be evidence: H-MEM holds that an earlier review's reruns showed
+    /// this very test (path and text) flaky.
+    async fn remembered_flaky(&self, test_fp: &str) -> Result<Option<String>, StepError> {
+        let record = self
+            .cx
+            .store
+            .memory_lookup(&self.scope.tenant, &self.scope.repository, test_fp)
+            .await
+            .map_err(retryable)?;
+        Ok(record.map(|m| {
+            let review = serde_json::from_str::<serde_json::Value>(&m.provenance)
+                .ok()
+                .and_then(|p| p["review_id"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            format!(
+                "the test is flaky: review {review}'s reruns showed it on {} (H-MEM record {}); \
+                 it is never evidence again, and another test may still prove the claim",
+                m.created_at, m.id
+            )
+        }))
+    }
+
     /// One test-evidence pipeline (a Planner's risk or an auditor's probe) judged: kept,
     /// dropped and remembered, unproven or inconclusive. Returns what became of it.
     async fn test_risk(&mut self, key: &str, risk: &Risk) -> Result<RiskOutcome, StepError> {
@@ -248,6 +310,12 @@ impl Judging<'_> {
         let said = verdict.outcome();
         match verdict {
             Verdict::Keep { job, runs, skeptic } => {
+                // A test an earlier review's reruns showed flaky is never evidence again.
+                let test_fp = crate::wire::test_fingerprint(&job.test);
+                if let Some(flaky) = self.remembered_flaky(&test_fp).await? {
+                    self.unproven(key, risk.claim.clone(), flaky, runs);
+                    return Ok(RiskOutcome::Unproven);
+                }
                 self.keep_test_finding(key, risk, &fp, &job, runs, skeptic);
             }
             Verdict::Dropped {
@@ -255,15 +323,19 @@ impl Judging<'_> {
                 refutation,
                 skeptic,
             } => {
+                // The reruns showed the *test* flaky: that test is remembered (never evidence
+                // again), the claim is not (another test may still prove it).
                 let memory = serde_json::json!({"refutation": "flaky", "reason": refutation.shown.reason,
-                                                "skeptic": skeptic.reason, "runs": refutation.shown.runs});
+                                                "skeptic": skeptic.reason, "runs": refutation.shown.runs,
+                                                "test": job.test.path});
+                let test_fp = crate::wire::test_fingerprint(&job.test);
                 self.drop_refuted(Refuted {
                     key,
                     risk,
-                    memory: ("test", &fp, memory),
+                    memory: (crate::wire::FLAKY_TEST, &test_fp, memory),
                     provenance: serde_json::json!({"prover_test": job.test.path}),
                     finding: None,
-                    shown_by: "refuted: Proven's reruns showed it",
+                    shown_by: "the test is flaky: Proven's reruns showed it; the test, not the claim, is remembered",
                     why: &refutation.shown.reason,
                     runs: refutation.shown.runs,
                 })

@@ -190,6 +190,25 @@ pub fn fingerprint(kind: &str, path: &str, symbol: Option<&str>, claim: &str) ->
     ))
 }
 
+/// H-MEM's kind for a test Proven's reruns showed flaky: the test is remembered, never the
+/// claim it was written for.
+pub const FLAKY_TEST: &str = "flaky_test";
+
+/// The fingerprint of one test (its file's path and exact text): what a `flaky` refutation
+/// marks, so that test is never evidence again while another test of the same claim still is.
+pub fn test_fingerprint(test: &proven_report::TestRef) -> String {
+    hex::encode(Sha256::digest(
+        format!("{FLAKY_TEST}\n{}\n{}", test.path, test.code).as_bytes(),
+    ))
+}
+
+/// A record whose refutation is `flaky`: it tells of the test that was rerun, not of the claim.
+pub fn refutes_a_test(memory: &proven_store::MemoryRecord) -> bool {
+    memory.kind == FLAKY_TEST
+        || serde_json::from_str::<serde_json::Value>(&memory.refutation)
+            .is_ok_and(|r| r["refutation"] == "flaky")
+}
+
 /// What the agents need from the review: where the repository is and which commits.
 #[derive(Clone, Copy)]
 pub struct ReviewView<'a> {
@@ -265,12 +284,16 @@ impl ReviewView<'_> {
             .map_err(crate::outcome::retryable)
     }
 
+    /// The record of an evidenced refutation of this very claim, when H-MEM holds one. A
+    /// record that says a *test* was flaky (written against the claim by earlier versions)
+    /// never silences the claim: the test was at fault, not the claim.
     pub async fn remembered(&self, risk: &Risk) -> Result<Option<String>, StepError> {
         Ok(self
             .store
             .memory_lookup(self.tenant, self.repository, &risk.fingerprint())
             .await
             .map_err(crate::outcome::retryable)?
+            .filter(|memory| !refutes_a_test(memory))
             .map(|memory| memory.id))
     }
 }
