@@ -235,8 +235,10 @@ fn hosts(text: &str) -> BTreeSet<String> {
     let mut rest = text;
     while let Some(at) = rest.find("://") {
         let scheme_start = rest[..at]
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || "+.-".contains(c)))
-            .map_or(0, |i| i + 1);
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !(c.is_ascii_alphanumeric() || "+.-".contains(c)))
+            .map_or(0, |(i, c)| i + c.len_utf8());
         let after = &rest[at + 3..];
         let end = after
             .find(|c: char| c == '/' || c == '"' || c == '\'' || c.is_whitespace())

@@ -227,3 +227,14 @@ fn a_lock_file_may_raise_a_named_package_but_not_move_its_address() {
 fn a_file_that_is_no_dependency_file_is_not_judged_here() {
     assert_eq!(change_refusal("calc.py", "a", "b", &[]), None);
 }
+
+#[test]
+fn text_around_an_address_of_any_script_is_read_without_panicking() {
+    assert_eq!(
+        hosts("é://x ünï+https://évil.example/a \"ftp://h\""),
+        ["+https://évil.example", "://x", "ftp://h"]
+            .map(String::from)
+            .into_iter()
+            .collect()
+    );
+}
