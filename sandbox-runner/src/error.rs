@@ -54,6 +54,14 @@ pub enum SandboxError {
         #[source]
         source: std::io::Error,
     },
+    /// A file a container wrote is refused (a link, not a regular file, over its cap): the
+    /// same preparation makes it again, so only the runner's own disk failing is retried.
+    #[error("the {language} preparation's output is refused: {source}")]
+    Written {
+        language: Language,
+        #[source]
+        source: crate::written::WrittenFileError,
+    },
     /// The run finished but its record could not be stored once.
     #[error(transparent)]
     Ledger(#[from] crate::LedgerError),
@@ -62,10 +70,11 @@ pub enum SandboxError {
 impl SandboxError {
     /// Whether running the same request again may succeed.
     pub fn is_retryable(&self) -> bool {
-        !matches!(
-            self,
-            SandboxError::Request(_) | SandboxError::InvalidConfig { .. }
-        )
+        match self {
+            SandboxError::Request(_) | SandboxError::InvalidConfig { .. } => false,
+            SandboxError::Written { source, .. } => source.is_retryable(),
+            _ => true,
+        }
     }
 
     pub(crate) fn io(

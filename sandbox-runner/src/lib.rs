@@ -57,6 +57,7 @@ pub mod sweep;
 pub mod tally;
 mod tox;
 pub mod tree;
+pub mod written;
 
 pub use config::{Forwarder, Limits, OutputLimits, SandboxConfig};
 pub use error::{RequestError, SandboxError};

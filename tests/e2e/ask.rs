@@ -205,6 +205,51 @@ async fn an_answer_is_checked_by_proven_and_attacked_by_both_adversaries() {
     env.cleanup().await;
 }
 
+/// A quote of a fragment (`load(`) shows nothing: Proven's check refutes the claim. A
+/// concession naming other lines of the cited file (line 999 for a citation of line 1) names
+/// nothing the refuter was shown: the claim is refuted by default, never conceded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fragment_quote_and_a_concession_naming_other_lines_count_for_nothing() {
+    let env = Env::new(Backend::Sqlite).await;
+    let repo = repository();
+    let server = ScriptedServer::start().await;
+    guard_says_safe(&server);
+    answers(
+        &server,
+        "You answer questions about a repository",
+        json!([
+                {"claim": "the timeout is 30 seconds", "citations": [cite("src/config.py", 1, "TIMEOUT = 30")]},
+                {"claim": "load returns the settings", "citations": [cite("src/config.py", 4, "load(")]}
+        ]),
+    );
+    refuter_concedes(
+        &server,
+        "You are the refuter",
+        ("src/config.py:999", "TIMEOUT = 30"),
+    );
+    auditor_answers(&server, json!({"verdict": "covered", "uncovered": []}));
+    let doc = parse(&ask(&env, &server, &repo, "json"));
+    let claims = doc["claims"].as_array().expect("claims");
+    assert_eq!(claims.len(), 2, "{doc:#}");
+    assert_eq!(claims[0]["status"], "refuted", "{doc:#}");
+    assert!(
+        claims[0]["reason"].as_str().is_some_and(|r| r
+            .contains("conceded without naming an artifact it was given")
+            && r.contains("src/config.py:999")),
+        "{doc:#}"
+    );
+    assert!(claims[0]["artifact"].is_null(), "{doc:#}");
+    assert_eq!(claims[1]["status"], "refuted", "{doc:#}");
+    assert_eq!(claims[1]["by"], "proven");
+    assert!(
+        claims[1]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("neither whole lines of the range nor 12 characters")),
+        "{doc:#}"
+    );
+    env.cleanup().await;
+}
+
 /// When every claim cites only the manifests the auditor would read, the adversaries
 /// cannot be given different inputs: one reviewer runs and the answer says it degraded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

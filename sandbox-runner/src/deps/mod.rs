@@ -51,6 +51,7 @@ use sha2::{Digest, Sha256};
 
 use crate::container::{self, ContainerSpec, Mount};
 use crate::record::{DependencyRecord, NotPrepared};
+use crate::written::{self, WrittenFileError};
 use crate::{Language, RequestError, SandboxConfig, SandboxError};
 
 /// Where a prepared entry is mounted: in the preparation (read-write) and in every test
@@ -69,6 +70,8 @@ const PROXY_PORT: u16 = 3128;
 const SIZE_POLL: Duration = Duration::from_secs(2);
 /// Manifests a Node or Rust preparation copies at most.
 const MAX_MANIFESTS: usize = 500;
+/// The largest `report.json` the runner reads (a long list of installed packages fits).
+const REPORT_MAX_BYTES: u64 = 4 << 20;
 
 /// A ready cache entry for one run.
 #[derive(Debug)]
@@ -710,11 +713,35 @@ fn record_of(
     }
 }
 
-fn read_report(dir: &Path) -> Report {
-    fs::read(dir.join("report.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default()
+/// The report a preparation wrote of itself in `dir` (its output directory, written by the
+/// container): never through a link, a regular file within [`REPORT_MAX_BYTES`], or the
+/// preparation is refused by name. None written is an empty report; one that is not the
+/// report's JSON says so in a note.
+fn read_report(language: Language, dir: &Path) -> Result<Report, SandboxError> {
+    let bytes = match written::read_written(&dir.join("report.json"), REPORT_MAX_BYTES) {
+        Ok(bytes) => bytes,
+        Err(WrittenFileError::Missing { .. }) => return Ok(Report::default()),
+        Err(source) => return Err(SandboxError::Written { language, source }),
+    };
+    Ok(serde_json::from_slice(&bytes).unwrap_or_else(|e| Report {
+        notes: vec![format!("report.json is not a preparation report: {e}")],
+        ..Report::default()
+    }))
+}
+
+/// A cache entry ready in `dir` (its marker a regular file, not a link a preparation
+/// planted), with its record; None when there is none.
+fn cached(
+    plan: &Plan,
+    language: Language,
+    key: &str,
+    dir: &Path,
+) -> Result<Option<DependencyRecord>, SandboxError> {
+    if !written::is_regular_file(&dir.join(COMPLETE)) {
+        return Ok(None);
+    }
+    let report = read_report(language, dir)?;
+    Ok(Some(record_of(plan, key, report, false, None)))
 }
 
 /// Makes sure the tree at `src` has its dependencies prepared for `tenant`; `None` when
@@ -761,9 +788,8 @@ pub(crate) async fn prepare(
     let root = tenant_dir(&config.cache_dir.join("deps"), tenant);
     let dir = root.join(format!("{}-{key}", language.as_str()));
     let env = plan.run_env.clone();
-    if dir.join(COMPLETE).exists() {
+    if let Some(record) = cached(&plan, language, &key, &dir)? {
         metrics::counter!(crate::metrics::DEPENDENCIES_TOTAL, "result" => "hit").increment(1);
-        let record = record_of(&plan, &key, read_report(&dir), false, None);
         return Ok(Some(Prepared { dir, env, record }));
     }
     fs::create_dir_all(&root).map_err(SandboxError::io("create", &root))?;
@@ -780,8 +806,8 @@ pub(crate) async fn prepare(
     let outcome = match result {
         Ok(egress) => {
             let out = staging.join("out");
-            let report = read_report(&out);
-            publish(&out, &dir).map(|()| (report, egress))
+            read_report(language, &out)
+                .and_then(|report| publish(&out, &dir).map(|()| (report, egress)))
         }
         Err(e) => Err(e),
     };
@@ -1039,10 +1065,22 @@ async fn prepare_into(
 /// fine (the winner's entry has the same key, so the same contents).
 fn publish(out: &Path, dir: &Path) -> Result<(), SandboxError> {
     make_readable(out)?;
-    fs::write(out.join(COMPLETE), b"").map_err(SandboxError::io("write", out.join(COMPLETE)))?;
+    // The marker is the runner's own: whatever the preparation left at its name (a link to
+    // a host file, which a write would follow) is removed, and the marker made anew.
+    let marker = out.join(COMPLETE);
+    match fs::remove_file(&marker) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(SandboxError::io("remove", &marker)(e)),
+    }
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&marker)
+        .map_err(SandboxError::io("write", &marker))?;
     match fs::rename(out, dir) {
         Ok(()) => Ok(()),
-        Err(_) if dir.join(COMPLETE).exists() => Ok(()),
+        Err(_) if written::is_regular_file(&dir.join(COMPLETE)) => Ok(()),
         Err(e) => Err(SandboxError::Io {
             action: "move a prepared dependency directory to",
             path: dir.to_path_buf(),
@@ -1161,6 +1199,92 @@ mod tests {
                 record.notes
             );
         }
+    }
+
+    /// A host file a preparation's output links to: its marker must never reach a record.
+    fn host_secret(dir: &Path) -> PathBuf {
+        let secret = dir.join("host-secret");
+        fs::write(&secret, "SECRET-MARKER-31").expect("write");
+        secret
+    }
+
+    #[test]
+    fn a_cache_entry_whose_report_links_to_a_host_file_is_refused_by_name() {
+        let host = tempfile::tempdir().expect("tempdir");
+        let secret = host_secret(host.path());
+        let entry = tempfile::tempdir().expect("tempdir");
+        fs::write(entry.path().join(COMPLETE), b"").expect("write");
+        for target in [secret.as_path(), Path::new("/dev/zero")] {
+            let report = entry.path().join("report.json");
+            let _ = fs::remove_file(&report);
+            std::os::unix::fs::symlink(target, &report).expect("symlink");
+            let err = cached(&Plan::default(), Language::Python, "k", entry.path())
+                .expect_err("a linked report is refused");
+            let text = err.to_string();
+            assert_eq!(
+                text,
+                "the python preparation's output is refused: report.json is a symlink: never followed"
+            );
+            assert!(!text.contains("SECRET-MARKER-31"));
+            assert!(!err.is_retryable(), "the same entry refuses again");
+        }
+    }
+
+    #[test]
+    fn a_report_the_preparation_wrote_is_read_within_its_cap() {
+        let out = tempfile::tempdir().expect("tempdir");
+        assert_eq!(
+            read_report(Language::Node, out.path()).expect("none").notes,
+            Vec::<String>::new(),
+            "no report: an empty one"
+        );
+        fs::write(
+            out.path().join("report.json"),
+            r#"{"notes": ["from the report"], "installed": ["a"]}"#,
+        )
+        .expect("write");
+        let report = read_report(Language::Node, out.path()).expect("report");
+        assert_eq!(report.notes, vec!["from the report".to_string()]);
+        let big = vec![b' '; REPORT_MAX_BYTES as usize + 1];
+        fs::write(out.path().join("report.json"), big).expect("write");
+        let err = read_report(Language::Node, out.path()).expect_err("over the cap");
+        assert!(
+            err.to_string()
+                .ends_with("report.json is over 4194304 bytes"),
+            "{err}"
+        );
+        fs::remove_file(out.path().join("report.json")).expect("remove");
+        fs::create_dir(out.path().join("report.json")).expect("mkdir");
+        let err = read_report(Language::Node, out.path()).expect_err("a directory");
+        assert!(
+            err.to_string()
+                .ends_with("report.json is not a regular file"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_marker_the_preparation_linked_to_a_host_file_is_neither_followed_nor_trusted() {
+        let host = tempfile::tempdir().expect("tempdir");
+        let secret = host_secret(host.path());
+        let staging = tempfile::tempdir().expect("tempdir");
+        let out = staging.path().join("out");
+        fs::create_dir(&out).expect("mkdir");
+        std::os::unix::fs::symlink(&secret, out.join(COMPLETE)).expect("symlink");
+        // A linked marker does not make an entry ready.
+        assert!(
+            cached(&Plan::default(), Language::Go, "k", &out)
+                .expect("no entry")
+                .is_none()
+        );
+        let dir = staging.path().join("entry");
+        publish(&out, &dir).expect("publish");
+        assert_eq!(
+            fs::read_to_string(&secret).expect("read"),
+            "SECRET-MARKER-31",
+            "the host file is untouched"
+        );
+        assert!(written::is_regular_file(&dir.join(COMPLETE)));
     }
 
     #[test]

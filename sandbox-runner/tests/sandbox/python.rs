@@ -194,6 +194,45 @@ async fn python_dependencies_are_prepared_from_the_lock_file_and_cached() {
     std::fs::remove_dir_all(&entries[0]).expect("remove the test's cache entry");
 }
 
+/// A preparation runs the tree's setup.py, which can leave `/deps/report.json` a symlink
+/// (here to a file beside it, which the preparation's own report then goes through): the
+/// host never follows it, and the run fails naming it instead of reading what it points
+/// at.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_the_preparation_left_as_a_symlink_is_never_followed() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "setup.py",
+        format!(
+            "# {marker}\nimport os\ntry:\n    os.symlink('report.real.json', '/deps/report.json')\nexcept OSError:\n    pass\nfrom setuptools import setup\nsetup(name='linkdemo', py_modules=['linkdemo'])\n"
+        ),
+    )
+    .write("linkdemo.py", "def one():\n    return 1\n");
+    let commit = repo.commit("a setup.py that links the report");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_link.py"),
+    )
+    .with_file(
+        "test_link.py",
+        "from linkdemo import one\n\ndef test_one():\n    assert one() == 1\n",
+    );
+    let err = sandbox
+        .run(&request)
+        .await
+        .expect_err("a linked report is refused");
+    assert!(
+        err.to_string()
+            .ends_with("report.json is a symlink: never followed"),
+        "{err}"
+    );
+    assert!(!err.is_retryable(), "{err}");
+}
+
 /// The directories two levels under `root` (tenant, entry).
 fn walk(root: &std::path::Path) -> Vec<std::path::PathBuf> {
     std::fs::read_dir(root)

@@ -20,6 +20,10 @@ pub struct Citation {
 /// The most lines one citation may span (a citation of a whole file shows nothing).
 pub const MAX_CITED_LINES: u32 = 80;
 
+/// The fewest characters other than white space a quote holds unless it is whole lines of
+/// the cited range: a fragment such as `open(` is in almost any file, so it shows nothing.
+pub const MIN_QUOTE_CHARS: usize = 12;
+
 /// Runs of white space as one space, trimmed: a quote reflowed by a model still matches.
 fn folded(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -74,8 +78,23 @@ impl Citation {
                 clip(&cited)
             ));
         }
+        let range = &lines[self.line_start as usize - 1..self.line_end as usize];
+        let shown = quote.chars().filter(|c| !c.is_whitespace()).count();
+        if shown < MIN_QUOTE_CHARS && !whole_lines(range, &quote) {
+            return Err(format!(
+                "{place}: the quote {:?} is neither whole lines of the range nor {MIN_QUOTE_CHARS} \
+                 characters, so it shows nothing in particular",
+                clip(&self.quote)
+            ));
+        }
         Ok(())
     }
+}
+
+/// Whether the (folded) quote is some run of whole lines of `range`, folded the same way.
+fn whole_lines(range: &[&str], quote: &str) -> bool {
+    (0..range.len())
+        .any(|i| (i + 1..=range.len()).any(|j| folded(&range[i..j].join("\n")) == quote))
 }
 
 /// A file's text as a model reads it before citing it: each line numbered, at most
@@ -136,6 +155,33 @@ mod tests {
         assert!(why(cite("gone.py", 1, 1, "x"), None).contains("not at the revision"));
         assert!(why(cite("calc.py", 1, 500, "def"), Some(CALC)).contains("more than 80 lines"));
         assert_eq!(cite("a.py", 2, 2, "").place(), "a.py:2");
+    }
+
+    #[test]
+    fn a_short_quote_counts_only_as_whole_lines_of_the_range() {
+        let text = "with open(path) as f:\n    data = f.read()\n}\n";
+        let why = |c: Citation| c.check(Some(text)).expect_err("refused");
+        let short = why(cite("io.py", 1, 2, "open("));
+        assert!(
+            short.contains("neither whole lines of the range nor 12 characters"),
+            "{short}"
+        );
+        assert!(why(cite("io.py", 1, 1, "as f:")).contains("neither whole lines"));
+        assert_eq!(
+            cite("io.py", 3, 3, "}").check(Some(text)),
+            Ok(()),
+            "a whole line"
+        );
+        assert_eq!(
+            cite("io.py", 1, 2, "open(path) as").check(Some(text)),
+            Ok(()),
+            "12 characters besides white space"
+        );
+        assert_eq!(
+            cite("io.py", 2, 3, "data = f.read() }").check(Some(text)),
+            Ok(()),
+            "whole lines across the range"
+        );
         assert_eq!(cite("a.py", 2, 5, "").place(), "a.py:2-5");
     }
 }

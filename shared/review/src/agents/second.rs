@@ -248,6 +248,21 @@ mod tests {
         );
         assert_eq!(v[3].not_counted.as_deref(), Some("it cited no lines"));
         assert_eq!(v[4].not_counted, None, "a concession is not a refutation");
+        let fragment = settle(
+            &risks[..1],
+            &files,
+            SkepticAnswer {
+                verdicts: vec![said(0, "refuted", Some(("calc.py", 1, "add(")))],
+            },
+        );
+        assert!(!fragment[0].refuted, "a fragment of a line shows nothing");
+        assert!(
+            fragment[0]
+                .not_counted
+                .as_deref()
+                .unwrap_or_default()
+                .contains("neither whole lines of the range nor 12 characters")
+        );
         let unanswered = settle(&risks[..1], &files, SkepticAnswer { verdicts: vec![] });
         assert!(!unanswered[0].refuted);
         assert!(unanswered[0].not_counted.is_some());

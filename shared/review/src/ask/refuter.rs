@@ -86,18 +86,22 @@ pub(super) async fn refute(
     }
 }
 
-/// The citation of `claim` the refuter named as the artifact it opened (`PATH` or
-/// `PATH:LINES` of one of its citations), as the citation's place.
+/// The citation of `claim` the refuter named as the artifact it opened, as the citation's
+/// place: its own path and line range exactly (`PATH:A-B`, or `PATH:A` for one line). A
+/// path alone, or other lines of the same file, name nothing the refuter was shown.
 fn named(claim: &ClaimRecord, artifact: &str) -> Option<String> {
-    let artifact = artifact.trim();
+    let (path, lines) = artifact.trim().rsplit_once(':')?;
+    let (a, b) = match lines.split_once('-') {
+        Some((a, b)) => (a.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?),
+        None => {
+            let line = lines.trim().parse::<u32>().ok()?;
+            (line, line)
+        }
+    };
     claim
         .citations
         .iter()
-        .find(|c| {
-            artifact == c.place()
-                || artifact == c.path
-                || artifact.starts_with(&format!("{}:", c.path))
-        })
+        .find(|c| c.path == path && c.line_start == a && c.line_end == b)
         .map(Citation::place)
 }
 
@@ -130,9 +134,33 @@ mod tests {
     fn a_concession_counts_only_naming_one_of_the_claims_citations() {
         let c = record(&[("src/a.py", 3)]);
         assert_eq!(named(&c, "src/a.py:3-4").as_deref(), Some("src/a.py:3-4"));
-        assert_eq!(named(&c, "src/a.py").as_deref(), Some("src/a.py:3-4"));
-        assert_eq!(named(&c, " src/a.py:3 ").as_deref(), Some("src/a.py:3-4"));
+        assert_eq!(named(&c, " src/a.py:3-4 ").as_deref(), Some("src/a.py:3-4"));
         assert_eq!(named(&c, "src/b.py:3"), None);
         assert_eq!(named(&c, "it looks right"), None);
+    }
+
+    #[test]
+    fn a_concession_names_the_claims_own_lines_exactly() {
+        let c = record(&[("src/a.py", 19)]);
+        assert_eq!(
+            named(&c, "src/a.py:19-20").as_deref(),
+            Some("src/a.py:19-20")
+        );
+        assert_eq!(named(&c, "src/a.py:999"), None, "other lines of the file");
+        assert_eq!(named(&c, "src/a.py:999-1000"), None);
+        assert_eq!(named(&c, "src/a.py:19"), None, "part of the range");
+        assert_eq!(named(&c, "src/a.py"), None, "the path alone");
+        assert_eq!(named(&c, "src/a.py:19-20x"), None);
+        let one = ClaimRecord {
+            citations: vec![Citation {
+                path: "src/b.py".into(),
+                line_start: 7,
+                line_end: 7,
+                quote: "q".into(),
+            }],
+            ..record(&[])
+        };
+        assert_eq!(named(&one, "src/b.py:7").as_deref(), Some("src/b.py:7"));
+        assert_eq!(named(&one, "src/b.py:7-7").as_deref(), Some("src/b.py:7"));
     }
 }

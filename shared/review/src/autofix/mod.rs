@@ -231,7 +231,26 @@ async fn refusal(
         return Ok(Some(why));
     }
     let files = read_files(view, edited_paths(&answer.edits)).await?;
-    Ok(patch::text_refusal(answer, &files))
+    Ok(text_refusal(proved, answer, &files))
+}
+
+/// The patch against its files' texts: a dependency file may only have the version of a
+/// package an advisory or query finding names raised.
+fn text_refusal(
+    proved: &[Proved],
+    answer: &PatchAnswer,
+    files: &[(String, Option<String>)],
+) -> Option<String> {
+    let named: Vec<String> = proved
+        .iter()
+        .filter_map(|p| match p {
+            Proved::Advisory { affected, .. } | Proved::Query { affected, .. } => {
+                Some(affected.package.clone())
+            }
+            Proved::Test { .. } => None,
+        })
+        .collect();
+    patch::text_refusal(answer, files, &named)
 }
 
 fn edited_paths(edits: &[PatchEdit]) -> Vec<String> {
@@ -381,6 +400,56 @@ mod tests {
             row(proven_store::JUDGE_STEP, "", "queued"),
         ];
         assert_eq!(unfinished(&rows, AUTOFIX), ["skeptic.deps Cargo.lock"]);
+    }
+
+    #[test]
+    fn the_attempt_may_raise_the_package_its_advisory_names_and_add_none() {
+        let proved = vec![Proved::Advisory {
+            title: "urllib3 1.26.4 is affected".into(),
+            affected: gather::Affected {
+                path: "requirements.txt".into(),
+                ecosystem: "PyPI".into(),
+                package: "urllib3".into(),
+                version: "1.26.4".into(),
+                advisory: "GHSA-q2q7-5pp4-w6pg".into(),
+                summary: String::new(),
+                fixed: Some("1.26.5".into()),
+                proposed: None,
+            },
+        }];
+        let changed = ["requirements.txt".to_string()];
+        let before = "requests==2.25.1\nurllib3==1.26.4\n";
+        let files = vec![("requirements.txt".to_string(), Some(before.to_string()))];
+        let answer = |old: &str, new: &str| PatchAnswer {
+            edits: vec![PatchEdit {
+                path: "requirements.txt".into(),
+                old_text: old.into(),
+                new_text: new.into(),
+                lines: None,
+            }],
+            explanation: String::new(),
+            extra: serde_json::Map::new(),
+        };
+        let scope = patch::Scope {
+            changed: &changed,
+            tests: &[],
+            dependency_files: &dependency_files(&proved),
+            max_edits: MAX_EDITS,
+        };
+        let raise = answer("urllib3==1.26.4", "urllib3==1.26.5");
+        assert_eq!(patch::refusal(&raise, scope), None);
+        assert_eq!(text_refusal(&proved, &raise, &files), None);
+        let adds = answer("urllib3==1.26.4\n", "urllib3==1.26.5\nidna==3.7\n");
+        assert_eq!(patch::refusal(&adds, scope), None, "paths alone allow it");
+        assert_eq!(
+            text_refusal(&proved, &adds, &files).as_deref(),
+            Some("requirements.txt adds idna, a package no finding names")
+        );
+        let other = answer("requests==2.25.1", "requests==2.31.0");
+        assert_eq!(
+            text_refusal(&proved, &other, &files).as_deref(),
+            Some("requirements.txt changes the version of requests, a package no finding names")
+        );
     }
 
     #[test]

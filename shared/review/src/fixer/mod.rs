@@ -116,7 +116,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
         paths.sort();
         paths.dedup();
         files = read_files(&view, paths).await?;
-        refused = patch::text_refusal(&answer, &files);
+        refused = text_refusal(&answer, &files);
     }
     if let Some(why) = refused {
         trace.push(
@@ -218,10 +218,74 @@ fn prompt(input: &FixInput, source: &str) -> String {
     user
 }
 
+/// The Fixer's patch against its files' texts. A test finding names no package, so a
+/// dependency file's packages stay as they are: not one added, none of their versions moved.
+fn text_refusal(answer: &PatchAnswer, files: &[(String, Option<String>)]) -> Option<String> {
+    patch::text_refusal(answer, files, &[])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::wire::ProveJob;
+
+    #[test]
+    fn a_fixer_patch_moves_no_package_of_a_requirements_file() {
+        let changed = ["calc.py".to_string(), "requirements.txt".to_string()];
+        let files = vec![
+            ("calc.py".to_string(), Some("return a - b\n".to_string())),
+            (
+                "requirements.txt".to_string(),
+                Some("requests==2.31.0\n".to_string()),
+            ),
+        ];
+        let answer = |path: &str, old: &str, new: &str| PatchAnswer {
+            edits: vec![
+                PatchEdit {
+                    path: "calc.py".into(),
+                    old_text: "return a - b".into(),
+                    new_text: "return a + b".into(),
+                    lines: None,
+                },
+                PatchEdit {
+                    path: path.into(),
+                    old_text: old.into(),
+                    new_text: new.into(),
+                    lines: None,
+                },
+            ],
+            explanation: String::new(),
+            extra: serde_json::Map::new(),
+        };
+        let scope = patch::Scope {
+            changed: &changed,
+            tests: &[],
+            dependency_files: &[],
+            max_edits: patch::MAX_EDITS,
+        };
+        let adds = answer(
+            "requirements.txt",
+            "requests==2.31.0\n",
+            "requests==2.31.0\nurllib3==2.2.2\n",
+        );
+        assert_eq!(
+            patch::refusal(&adds, scope),
+            None,
+            "its paths are the change's"
+        );
+        assert_eq!(
+            text_refusal(&adds, &files).as_deref(),
+            Some("requirements.txt adds urllib3, a package no finding names")
+        );
+        let raises = answer("requirements.txt", "requests==2.31.0", "requests==2.32.3");
+        assert_eq!(
+            text_refusal(&raises, &files).as_deref(),
+            Some("requirements.txt changes the version of requests, a package no finding names")
+        );
+        let mut code_only = answer("calc.py", "return a - b", "return a + b");
+        code_only.edits.truncate(1);
+        assert_eq!(text_refusal(&code_only, &files), None);
+    }
 
     fn job() -> ProveJob {
         crate::wire::test_job()

@@ -2,8 +2,14 @@
 //! change's own files, never of a test or of a file that decides how tests run, each old
 //! text in its file exactly once, and nothing but edits. Refused by name otherwise. The one
 //! exception: a dependency file a kept finding names may have its versions (and what
-//! follows them: hashes, addresses) edited, and nothing else.
+//! follows them: hashes, addresses) edited, and nothing else. Every dependency file an
+//! edit touches (requirements files included, which decide no test run but what is
+//! installed) is read on both sides and may only raise the version of a package a kept
+//! finding names ([`dependencies`]).
 
+pub mod dependencies;
+
+use proven_lockfile::Format;
 use proven_report::PatchEdit;
 use serde::{Deserialize, Serialize};
 
@@ -99,7 +105,10 @@ pub fn refusal(answer: &PatchAnswer, scope: Scope<'_>) -> Option<String> {
                     e.path
                 ));
             }
-            if let Err(why) = versions_only(&e.old_text, &e.new_text) {
+            // A dependency file's versions are judged once its texts are read.
+            if Format::detect(&e.path).is_none()
+                && let Err(why) = versions_only(&e.old_text, &e.new_text)
+            {
                 return Some(format!(
                     "the patch edits {:?} beyond its versions ({why}): only a version a finding \
                      names may change there",
@@ -165,8 +174,52 @@ pub fn versions_only(old: &str, new: &str) -> Result<(), String> {
 }
 
 /// Why a patch is refused once its files are read: each old text must be in its file
-/// exactly once (`files`: each edited file's text at the change).
-pub fn text_refusal(answer: &PatchAnswer, files: &[(String, Option<String>)]) -> Option<String> {
+/// exactly once (`files`: each edited file's text at the change), and a dependency file
+/// may only have the version of a package in `named` (the packages the kept findings
+/// name) raised.
+pub fn text_refusal(
+    answer: &PatchAnswer,
+    files: &[(String, Option<String>)],
+    named: &[String],
+) -> Option<String> {
+    occurrence_refusal(answer, files).or_else(|| dependency_refusal(answer, files, named))
+}
+
+/// Each dependency file the patch edits, patched, against the rule of [`dependencies`];
+/// then each of its edits must change versions only (what the readers cannot see: a
+/// comment, a script).
+fn dependency_refusal(
+    answer: &PatchAnswer,
+    files: &[(String, Option<String>)],
+    named: &[String],
+) -> Option<String> {
+    for (path, text) in files {
+        let Some(before) = text.as_deref() else {
+            continue;
+        };
+        let edits: Vec<&PatchEdit> = answer.edits.iter().filter(|e| &e.path == path).collect();
+        if edits.is_empty() || Format::detect(path).is_none() {
+            continue;
+        }
+        let after = edits.iter().fold(before.to_string(), |t, e| {
+            t.replacen(&e.old_text, &e.new_text, 1)
+        });
+        if let Some(why) = dependencies::change_refusal(path, before, &after, named) {
+            return Some(why);
+        }
+        for e in edits {
+            if let Err(why) = versions_only(&e.old_text, &e.new_text) {
+                return Some(format!(
+                    "the patch edits {path:?} beyond its versions ({why}): only a version a \
+                     finding names may change there"
+                ));
+            }
+        }
+    }
+    None
+}
+
+fn occurrence_refusal(answer: &PatchAnswer, files: &[(String, Option<String>)]) -> Option<String> {
     for e in &answer.edits {
         let text = files
             .iter()
@@ -248,7 +301,7 @@ mod tests {
         };
         let refused = |a: &PatchAnswer| {
             refusal(a, scope)
-                .or_else(|| text_refusal(a, &files))
+                .or_else(|| text_refusal(a, &files, &[]))
                 .unwrap_or_default()
         };
         let cases = [
@@ -316,11 +369,20 @@ mod tests {
         };
         let lock_old = "\"node_modules/ms\": {\n  \"version\": \"2.1.2\",\n  \"resolved\": \"https://registry.npmjs.org/ms/-/ms-2.1.2.tgz\",\n  \"integrity\": \"sha512-sGkPx+VjMtmA6MX27oA4FBFELFCZZ4S4XqeGOXCv68tT+jb3vk/RyaKWP0PTKyWtmLSM0b+adUTEvbs1PEaH2w==\"\n}";
         let lock_new = "\"node_modules/ms\": {\n  \"version\": \"2.1.3\",\n  \"resolved\": \"https://registry.npmjs.org/ms/-/ms-2.1.3.tgz\",\n  \"integrity\": \"sha512-6FlzubTLZG3J2a/NVCAleEhjzq5oxgHyaCU9yYXvcLsvoVaHJq/s5xXI6/XXP6tz7R9xAOtHnSO/tXtF3WRTlA==\"\n}";
-        assert_eq!(
-            refusal(&edit("package-lock.json", lock_old, lock_new), scope),
-            None
+        let lock = format!(
+            "{{\n\"lockfileVersion\": 3,\n\"scripts\": {{\"test\": \"jest\"}},\n\"packages\": {{\n\"\": {{\"name\": \"app\"}},\n{lock_old}\n}}\n}}\n"
         );
-        let why = |a: PatchAnswer| refusal(&a, scope).unwrap_or_default();
+        let files = vec![
+            ("package-lock.json".to_string(), Some(lock)),
+            ("package.json".to_string(), Some("{}".to_string())),
+        ];
+        let named = ["ms".to_string()];
+        let why = |a: PatchAnswer| {
+            refusal(&a, scope)
+                .or_else(|| text_refusal(&a, &files, &named))
+                .unwrap_or_default()
+        };
+        assert_eq!(why(edit("package-lock.json", lock_old, lock_new)), "");
         assert!(
             why(edit(
                 "package-lock.json",
