@@ -10,6 +10,7 @@ use proven_report::{
 use proven_store::{ReviewStatus, StepRow};
 
 use super::{DEPS_COLLECT, DEPS_FILE, INTAKE, PLAN, PLANNER_WAIT, retryable};
+mod ignored;
 mod memory;
 
 use memory::{BY_QUERY, Refuted};
@@ -239,67 +240,6 @@ impl Judging<'_> {
             });
         }
         (patch, fix_not_proved)
-    }
-
-    /// A claim the Planner did not raise again, listed with the refutation it rests on.
-    async fn suppressed(&mut self, risk: &Risk, record: &str) -> Result<(), StepError> {
-        let memory = self
-            .cx
-            .store
-            .memory_lookup(
-                &self.scope.tenant,
-                &self.scope.repository,
-                &risk.fingerprint(),
-            )
-            .await
-            .map_err(retryable)?;
-        let (refuted_by, on, evidence) = match memory {
-            Some(m) => {
-                let field = |json: &str, key: &str| {
-                    serde_json::from_str::<serde_json::Value>(json)
-                        .ok()
-                        .and_then(|v| v[key].as_str().map(str::to_string))
-                        .unwrap_or_default()
-                };
-                (
-                    field(&m.provenance, "review_id"),
-                    m.created_at.clone(),
-                    field(&m.refutation, "reason"),
-                )
-            }
-            None => Default::default(),
-        };
-        self.report.suppressed.push(proven_report::Suppressed {
-            claim: risk.claim.clone(),
-            path: risk.path.clone(),
-            record: record.to_string(),
-            refuted_by,
-            on,
-            evidence,
-        });
-        Ok(())
-    }
-
-    /// Why a test may not be evidence: H-MEM holds that an earlier review's reruns showed
-    /// this very test (path and text) flaky.
-    async fn remembered_flaky(&self, test_fp: &str) -> Result<Option<String>, StepError> {
-        let record = self
-            .cx
-            .store
-            .memory_lookup(&self.scope.tenant, &self.scope.repository, test_fp)
-            .await
-            .map_err(retryable)?;
-        Ok(record.map(|m| {
-            let review = serde_json::from_str::<serde_json::Value>(&m.provenance)
-                .ok()
-                .and_then(|p| p["review_id"].as_str().map(str::to_string))
-                .unwrap_or_default();
-            format!(
-                "the test is flaky: review {review}'s reruns showed it on {} (H-MEM record {}); \
-                 it is never evidence again, and another test may still prove the claim",
-                m.created_at, m.id
-            )
-        }))
     }
 
     /// One test-evidence pipeline (a Planner's risk or an auditor's probe) judged: kept,
@@ -568,19 +508,7 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
     if broken_review_step && report.plan.is_none() {
         report.status = Status::Failed;
     }
-    if let Ok(plan) = result_of::<PlanResult>(&rows, PLAN) {
-        let findings = std::mem::take(&mut report.findings);
-        let applied = crate::judge::ignore::apply(findings, &plan.ignore, &today());
-        report.findings = applied.kept;
-        for i in &applied.ignored {
-            trace.push(
-                "ignored",
-                serde_json::json!({"finding": i.finding.id, "entry": i.entry, "reason": i.reason}),
-            );
-        }
-        report.ignored = applied.ignored;
-        report.ignore_notes = applied.notes;
-    }
+    ignored::apply(&rows, &mut report, &mut trace);
     let report = writer::seal(report, &mut trace);
     let json = to_json(&report)?;
     let status = match report.status {
@@ -593,12 +521,6 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
     let mut out = outcome(trace, json.clone(), Vec::new(), false);
     out.finish = Some((status, json));
     Ok(out)
-}
-
-/// Today (UTC) as `YYYY-MM-DD`, the day `ignore` entries expire against.
-fn today() -> String {
-    let d = time::OffsetDateTime::now_utc().date();
-    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
 }
 
 /// What a sealed review adds to the metrics: its status, its findings by proof level and

@@ -187,6 +187,59 @@ impl Tree for Overlay<'_> {
     }
 }
 
+/// The smallest version that leaves every affected range of the advisory's rows, never
+/// below the base's own: where the change lowered the package, the base's version itself
+/// when it leaves every range, else the smallest fix above it.
+pub fn fix_ref(
+    dep: &Dependency,
+    base_versions: &[&Dependency],
+    all: &[&proven_osv::Affected],
+) -> proven_report::FixRef {
+    use proven_report::FixRef;
+    use proven_version::Fix;
+    let lowered = lowered_from(dep, base_versions);
+    if let Some((text, base)) = &lowered
+        && all
+            .iter()
+            .all(|a| proven_version::is_affected_version(a, base).is_ok_and(|x| !x.affected))
+    {
+        let note = format!(
+            "the base's own version: the change lowered it from {text}, which is outside every affected range of these rows"
+        );
+        return FixRef {
+            note,
+            version: Some(text.to_string()),
+            proposed: None,
+        };
+    }
+    let floor = lowered.as_ref().map_or(dep.version.as_str(), |(t, _)| t);
+    match proven_version::smallest_fix(dep.ecosystem, all, floor) {
+        Ok(Fix::Version(v)) => FixRef {
+            note: match &lowered {
+                Some((text, _)) => format!(
+                    "smallest version above the base's own {text} (the change lowered it; \
+                     {text} is itself affected) outside every affected range of these rows"
+                ),
+                None => "smallest version at or above this one outside every affected range \
+                         of these rows"
+                    .into(),
+            },
+            version: Some(v),
+            proposed: None,
+        },
+        Ok(Fix::NoFixPublished) => FixRef {
+            version: None,
+            note: "no fix published".into(),
+            proposed: None,
+        },
+        Err(e) => FixRef {
+            version: None,
+            note: format!("fix version could not be computed: {e}"),
+            proposed: None,
+        },
+    }
+}
+
 /// The base's own version of a package the change lowered (the highest the base declared,
 /// above the head's `dep`): a fix never goes below what the base already had.
 pub fn lowered_from<'a>(

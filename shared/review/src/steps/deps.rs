@@ -21,7 +21,6 @@ use proven_report::{
     InputError, KevRef, Level, Location, NotSeen, PackageChange, SeverityRef, cvss_base_score,
 };
 use proven_store::{AffectedRow, Store, StoreError};
-use proven_version::Fix;
 use serde_json::json;
 
 use crate::Trace;
@@ -410,52 +409,10 @@ fn draft(
     }
 }
 
-/// The smallest version that leaves every affected range of the advisory's rows, never
-/// below the base's own: where the change lowered the package, the base's version itself
-/// when it leaves every range, else the smallest fix above it.
+/// The fix of a candidate's finding from its advisory's rows ([`super::depfix::fix_ref`]).
 fn fix_for(c: &Candidate<'_>, entries: &[&ParsedRow]) -> FixRef {
     let all: Vec<&proven_osv::Affected> = entries.iter().map(|e| &e.affected).collect();
-    let lowered = super::depfix::lowered_from(c.dep, &c.base_versions);
-    if let Some((text, base)) = &lowered
-        && all
-            .iter()
-            .all(|a| proven_version::is_affected_version(a, base).is_ok_and(|x| !x.affected))
-    {
-        let note = format!(
-            "the base's own version: the change lowered it from {text}, which is outside every affected range of these rows"
-        );
-        return FixRef {
-            note,
-            version: Some(text.to_string()),
-            proposed: None,
-        };
-    }
-    let floor = lowered.as_ref().map_or(c.dep.version.as_str(), |(t, _)| t);
-    match proven_version::smallest_fix(c.dep.ecosystem, &all, floor) {
-        Ok(Fix::Version(v)) => FixRef {
-            note: match &lowered {
-                Some((text, _)) => format!(
-                    "smallest version above the base's own {text} (the change lowered it; \
-                     {text} is itself affected) outside every affected range of these rows"
-                ),
-                None => "smallest version at or above this one outside every affected range \
-                         of these rows"
-                    .into(),
-            },
-            version: Some(v),
-            proposed: None,
-        },
-        Ok(Fix::NoFixPublished) => FixRef {
-            version: None,
-            note: "no fix published".into(),
-            proposed: None,
-        },
-        Err(e) => FixRef {
-            version: None,
-            note: format!("fix version could not be computed: {e}"),
-            proposed: None,
-        },
-    }
+    super::depfix::fix_ref(c.dep, &c.base_versions, &all)
 }
 
 /// The advisory as a finding names it (from its first affecting row).

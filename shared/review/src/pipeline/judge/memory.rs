@@ -104,4 +104,68 @@ impl Judging<'_> {
             Err(e) => Err(retryable(e)),
         }
     }
+
+    /// A claim the Planner did not raise again, listed with the refutation it rests on.
+    pub(super) async fn suppressed(&mut self, risk: &Risk, record: &str) -> Result<(), StepError> {
+        let memory = self
+            .cx
+            .store
+            .memory_lookup(
+                &self.scope.tenant,
+                &self.scope.repository,
+                &risk.fingerprint(),
+            )
+            .await
+            .map_err(retryable)?;
+        let (refuted_by, on, evidence) = match memory {
+            Some(m) => {
+                let field = |json: &str, key: &str| {
+                    serde_json::from_str::<serde_json::Value>(json)
+                        .ok()
+                        .and_then(|v| v[key].as_str().map(str::to_string))
+                        .unwrap_or_default()
+                };
+                (
+                    field(&m.provenance, "review_id"),
+                    m.created_at.clone(),
+                    field(&m.refutation, "reason"),
+                )
+            }
+            None => Default::default(),
+        };
+        self.report.suppressed.push(proven_report::Suppressed {
+            claim: risk.claim.clone(),
+            path: risk.path.clone(),
+            record: record.to_string(),
+            refuted_by,
+            on,
+            evidence,
+        });
+        Ok(())
+    }
+
+    /// Why a test may not be evidence: H-MEM holds that an earlier review's reruns showed
+    /// this very test (path and text) flaky.
+    pub(super) async fn remembered_flaky(
+        &self,
+        test_fp: &str,
+    ) -> Result<Option<String>, StepError> {
+        let record = self
+            .cx
+            .store
+            .memory_lookup(&self.scope.tenant, &self.scope.repository, test_fp)
+            .await
+            .map_err(retryable)?;
+        Ok(record.map(|m| {
+            let review = serde_json::from_str::<serde_json::Value>(&m.provenance)
+                .ok()
+                .and_then(|p| p["review_id"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            format!(
+                "the test is flaky: review {review}'s reruns showed it on {} (H-MEM record {}); \
+                 it is never evidence again, and another test may still prove the claim",
+                m.created_at, m.id
+            )
+        }))
+    }
 }
