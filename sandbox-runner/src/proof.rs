@@ -238,6 +238,7 @@ mod tests {
                 patch_sha256: None,
                 added_files: Vec::new(),
                 left_out: Vec::new(),
+                missing: Vec::new(),
             },
             dependencies: None,
             command: vec!["pytest".into()],
