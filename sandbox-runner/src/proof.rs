@@ -230,6 +230,7 @@ mod tests {
             language: crate::Language::Python,
             image: "i".into(),
             interpreter: None,
+            setup: Vec::new(),
             image_id: "sha256:0".into(),
             tree: crate::tree::TreeRecord {
                 repository: "/r".into(),

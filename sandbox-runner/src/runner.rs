@@ -406,11 +406,23 @@ impl Sandbox {
             .await?;
             let timeout = request.timeout.unwrap_or(config.default_timeout);
             let deps_env = prepared.as_ref().map(|p| p.env.clone()).unwrap_or_default();
-            let run_env: Vec<String> = request
+            let mut run_env: Vec<String> = request
                 .env
                 .iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
+            let mut setup = Vec::new();
+            if request.language == Language::Go
+                && crate::language::go_before_modules(&src)
+                && !request.env.iter().any(|(k, _)| k == "GO111MODULE")
+            {
+                // As the project's CI ran it: module mode finds no main module here.
+                run_env.push("GO111MODULE=off".into());
+                setup.push(
+                    "no go.mod: a Go package from before modules, run in GOPATH mode (GO111MODULE=off)"
+                        .into(),
+                );
+            }
             let pool_key = crate::pool::PoolKey {
                 image: image.clone(),
                 language: request.language,
@@ -511,6 +523,7 @@ impl Sandbox {
                 language: request.language,
                 image,
                 interpreter,
+                setup,
                 image_id: execution.image_id,
                 tree: materialised.record.clone(),
                 dependencies: prepared.map(|p| p.record),

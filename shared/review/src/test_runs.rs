@@ -137,6 +137,7 @@ pub(crate) fn run_ref(side: &str, r: &RunRecord) -> RunRef {
             .missing
             .iter()
             .map(|path| format!("not in the object store, left out of the tree: {path}"))
+            .chain(r.setup.iter().cloned())
             .chain(r.dependencies.iter().flat_map(|d| {
                 d.not_prepared
                     .iter()
@@ -365,12 +366,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_run_names_the_files_missing_from_the_object_store_in_its_environment() {
+    fn a_run_names_missing_files_and_its_setup_in_its_environment() {
         let record: RunRecord = serde_json::from_value(serde_json::json!({
             "run_id": "r", "container": "c", "language": "python", "image": "i",
             "image_id": "sha256:0",
             "tree": {"repository": "/r", "revision": "HEAD", "commit": "0", "patch_sha256": null,
                      "added_files": [], "left_out": [], "missing": ["data/huge.bin"]},
+            "setup": ["no go.mod: run in GOPATH mode"],
             "dependencies": null, "command": ["pytest"],
             "limits": {"memory_bytes": 1, "pids": 1, "cpus": 1.0, "scratch_bytes": 1,
                        "timeout_ms": 1, "output_kill_after_bytes": 1},
@@ -384,7 +386,10 @@ mod tests {
         .expect("a run record");
         assert_eq!(
             run_ref("base", &record).environment,
-            vec!["not in the object store, left out of the tree: data/huge.bin".to_string()]
+            vec![
+                "not in the object store, left out of the tree: data/huge.bin".to_string(),
+                "no go.mod: run in GOPATH mode".to_string()
+            ]
         );
     }
 
