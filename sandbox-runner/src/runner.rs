@@ -361,7 +361,8 @@ impl Sandbox {
         let (repository, revision) = (request.repository.clone(), request.revision.clone());
         let (patch, add_files) = (request.patch.clone(), request.add_files.clone());
         let max_bytes = config.max_tree_bytes;
-        let scratch_bytes = config.limits.scratch_bytes.max(0) as u64;
+        let limits = config.limits_for(request.language);
+        let scratch_bytes = limits.scratch_bytes.max(0) as u64;
         let owner_tag = self.runner.tag();
         // git2 and file writes block: off the async workers.
         let materialised = tokio::task::spawn_blocking(move || {
@@ -489,7 +490,7 @@ impl Sandbox {
                             .map(|p| container::Mount::read_only(&p.dir, crate::deps::MOUNT))
                             .into_iter()
                             .collect(),
-                        limits: config.limits,
+                        limits,
                         user: config.user,
                         timeout,
                         output: config.output,
@@ -529,10 +530,10 @@ impl Sandbox {
                 dependencies: prepared.map(|p| p.record),
                 command: request.command.clone(),
                 limits: AppliedLimits {
-                    memory_bytes: config.limits.memory_bytes,
-                    pids: config.limits.pids,
-                    cpus: config.limits.cpus,
-                    scratch_bytes: config.limits.scratch_bytes,
+                    memory_bytes: limits.memory_bytes,
+                    pids: limits.pids,
+                    cpus: limits.cpus,
+                    scratch_bytes: limits.scratch_bytes,
                     timeout_ms: timeout.as_millis() as u64,
                     output_kill_after_bytes: config.output.kill_after_bytes,
                 },
