@@ -71,6 +71,10 @@ pub struct SandboxConfig {
     pub pool_languages: Vec<Language>,
     /// A materialised tree larger than this is refused (default 1 GiB).
     pub max_tree_bytes: u64,
+    /// Scratch space by language, in place of `limits.scratch_bytes` (default: Rust 4 GiB,
+    /// since its tests compile into `/work/target` and a suite that compiles other crates
+    /// outgrows 512 MiB; see [`SandboxConfig::limits_for`]).
+    pub scratch_by_language: Vec<(Language, i64)>,
     /// The uid and gid the code under test runs as (default 10001, the images' `sandbox`).
     pub user: (u32, u32),
 }
@@ -183,12 +187,31 @@ impl Default for SandboxConfig {
             pool_keys: 8,
             pool_languages: Language::ALL.to_vec(),
             max_tree_bytes: 1 << 30,
+            scratch_by_language: vec![(Language::Rust, 4 << 30)],
             user: (10001, 10001),
         }
     }
 }
 
 impl SandboxConfig {
+    /// The limits of a run of `language`: its own scratch space where one is set, bounded
+    /// like any other, with the memory limit grown by what it adds over the default scratch
+    /// (a tmpfs's pages are the container's memory: a full scratch space must end in ENOSPC,
+    /// an environment failure that names itself, not in an out-of-memory kill).
+    pub fn limits_for(&self, language: Language) -> Limits {
+        let mut limits = self.limits;
+        if let Some((_, scratch)) = self
+            .scratch_by_language
+            .iter()
+            .find(|(l, _)| *l == language)
+        {
+            let grown = scratch.saturating_sub(limits.scratch_bytes).max(0);
+            limits.memory_bytes = limits.memory_bytes.saturating_add(grown);
+            limits.scratch_bytes = *scratch;
+        }
+        limits
+    }
+
     /// Refuses settings Docker would refuse mid-run, or that would make every run fail.
     pub fn validate(&self) -> Result<(), SandboxError> {
         let invalid = |setting, message: &str| {
@@ -213,6 +236,9 @@ impl SandboxConfig {
         }
         if limits.scratch_bytes < 1 << 20 || limits.tmp_bytes < 1 << 20 {
             return invalid("limits.scratch_bytes/tmp_bytes", "at least 1 MiB each");
+        }
+        if self.scratch_by_language.iter().any(|(_, s)| *s < 1 << 20) {
+            return invalid("scratch_by_language", "at least 1 MiB each");
         }
         if self.default_timeout.is_zero() {
             return invalid("default_timeout", "more than zero");
@@ -254,6 +280,10 @@ impl SandboxConfig {
             ..SandboxConfig::default()
         };
         config.limits.scratch_bytes = i64::try_from(s.scratch_bytes).unwrap_or(i64::MAX);
+        config.scratch_by_language = vec![(
+            Language::Rust,
+            i64::try_from(s.rust_scratch_bytes).unwrap_or(i64::MAX),
+        )];
         config.limits.memory_bytes = i64::try_from(s.memory_bytes).unwrap_or(i64::MAX);
         config.registries =
             crate::deps::proxy::AllowList::parse(&s.registries).map_err(|message| {
@@ -481,6 +511,7 @@ mod tests {
             goproxy: "https://proxy.golang.org".into(),
             gosumdb: "off".into(),
             scratch_bytes: 1 << 28,
+            rust_scratch_bytes: 3 << 30,
             memory_bytes: 1 << 30,
             concurrency: 2,
             prepare_timeout: Duration::from_secs(60),
@@ -501,8 +532,51 @@ mod tests {
             [("22".to_string(), "my-node22".to_string())]
         );
         assert_eq!(from.limits.scratch_bytes, 1 << 28);
+        assert_eq!(from.limits_for(Language::Rust).scratch_bytes, 3 << 30);
+        assert_eq!(from.limits_for(Language::Go).scratch_bytes, 1 << 28);
         assert!(from.registries.allows("pypi.org", 443));
         assert!(!from.registries.allows("registry.npmjs.org", 443));
+    }
+
+    #[test]
+    fn a_rust_run_gets_scratch_for_its_compile_tests_and_the_memory_it_takes() {
+        let config = SandboxConfig::default();
+        let rust = config.limits_for(Language::Rust);
+        // Rust tests compile into /work/target: a suite that compiles other crates needs GiBs.
+        assert_eq!(rust.scratch_bytes, 4 << 30);
+        // The scratch is a tmpfs, so memory: it grows by what the scratch adds.
+        assert_eq!(
+            rust.memory_bytes,
+            config.limits.memory_bytes + (4 << 30) - config.limits.scratch_bytes
+        );
+        assert_eq!(
+            (rust.pids, rust.tmp_bytes),
+            (config.limits.pids, config.limits.tmp_bytes)
+        );
+        for language in [Language::Python, Language::Node, Language::Go] {
+            assert_eq!(config.limits_for(language), config.limits, "{language}");
+        }
+        // A language's scratch smaller than the default never shrinks its memory.
+        let small = SandboxConfig {
+            scratch_by_language: vec![(Language::Go, 1 << 20)],
+            ..SandboxConfig::default()
+        };
+        let go = small.limits_for(Language::Go);
+        assert_eq!(
+            (go.scratch_bytes, go.memory_bytes),
+            (1 << 20, small.limits.memory_bytes)
+        );
+        let zero = SandboxConfig {
+            scratch_by_language: vec![(Language::Rust, 0)],
+            ..SandboxConfig::default()
+        };
+        assert!(matches!(
+            zero.validate(),
+            Err(SandboxError::InvalidConfig {
+                setting: "scratch_by_language",
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -442,6 +442,14 @@ pub fn declares_test(language: Language, source: &str, name: &str) -> bool {
     }
 }
 
+/// Whether a Go tree is from before modules: no `go.mod` at its root (a file, never
+/// followed through a link). Module mode finds no main module there, so its tests run in
+/// GOPATH mode, as the project's CI ran them; a tree with a go.mod (or a link named so)
+/// runs in module mode.
+pub(crate) fn go_before_modules(src: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(src.join("go.mod")).is_err()
+}
+
 /// Whether a repository path names a test file (in any language). A Fixer's patch may not
 /// touch one: a patch that edits the proving test proves nothing.
 pub fn is_test_path(path: &str) -> bool {
@@ -472,6 +480,15 @@ pub fn is_test_path(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_go_tree_without_go_mod_is_from_before_modules() {
+        let dir = tempfile::tempdir().expect("dir");
+        std::fs::write(dir.path().join("calc.go"), "package calc\n").expect("write");
+        assert!(go_before_modules(dir.path()));
+        std::fs::write(dir.path().join("go.mod"), "module calc\n").expect("write");
+        assert!(!go_before_modules(dir.path()));
+    }
 
     #[test]
     fn test_paths_are_recognised_in_every_language() {

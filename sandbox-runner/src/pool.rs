@@ -252,7 +252,7 @@ impl Pool {
                 .map(|d| Mount::read_only(d, crate::deps::MOUNT))
                 .into_iter()
                 .collect(),
-            limits: self.config.limits,
+            limits: self.config.limits_for(key.language),
             user: self.config.user,
             timeout: MAX_IDLE + self.config.max_run_timeout(),
             output: self.config.output,

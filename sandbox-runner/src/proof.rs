@@ -230,6 +230,7 @@ mod tests {
             language: crate::Language::Python,
             image: "i".into(),
             interpreter: None,
+            setup: Vec::new(),
             image_id: "sha256:0".into(),
             tree: crate::tree::TreeRecord {
                 repository: "/r".into(),
@@ -238,6 +239,7 @@ mod tests {
                 patch_sha256: None,
                 added_files: Vec::new(),
                 left_out: Vec::new(),
+                missing: Vec::new(),
             },
             dependencies: None,
             command: vec!["pytest".into()],

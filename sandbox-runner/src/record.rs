@@ -26,6 +26,10 @@ pub struct RunRecord {
     /// nothing declared that an image meets).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interpreter: Option<InterpreterChoice>,
+    /// How the run was set up beyond its image's defaults, and why (a Go package from
+    /// before modules runs in GOPATH mode).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<String>,
     /// The image the container actually ran (`sha256:…`).
     pub image_id: String,
     pub tree: TreeRecord,

@@ -361,7 +361,8 @@ impl Sandbox {
         let (repository, revision) = (request.repository.clone(), request.revision.clone());
         let (patch, add_files) = (request.patch.clone(), request.add_files.clone());
         let max_bytes = config.max_tree_bytes;
-        let scratch_bytes = config.limits.scratch_bytes.max(0) as u64;
+        let limits = config.limits_for(request.language);
+        let scratch_bytes = limits.scratch_bytes.max(0) as u64;
         let owner_tag = self.runner.tag();
         // git2 and file writes block: off the async workers.
         let materialised = tokio::task::spawn_blocking(move || {
@@ -406,11 +407,23 @@ impl Sandbox {
             .await?;
             let timeout = request.timeout.unwrap_or(config.default_timeout);
             let deps_env = prepared.as_ref().map(|p| p.env.clone()).unwrap_or_default();
-            let run_env: Vec<String> = request
+            let mut run_env: Vec<String> = request
                 .env
                 .iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
+            let mut setup = Vec::new();
+            if request.language == Language::Go
+                && crate::language::go_before_modules(&src)
+                && !request.env.iter().any(|(k, _)| k == "GO111MODULE")
+            {
+                // As the project's CI ran it: module mode finds no main module here.
+                run_env.push("GO111MODULE=off".into());
+                setup.push(
+                    "no go.mod: a Go package from before modules, run in GOPATH mode (GO111MODULE=off)"
+                        .into(),
+                );
+            }
             let pool_key = crate::pool::PoolKey {
                 image: image.clone(),
                 language: request.language,
@@ -477,7 +490,7 @@ impl Sandbox {
                             .map(|p| container::Mount::read_only(&p.dir, crate::deps::MOUNT))
                             .into_iter()
                             .collect(),
-                        limits: config.limits,
+                        limits,
                         user: config.user,
                         timeout,
                         output: config.output,
@@ -511,15 +524,16 @@ impl Sandbox {
                 language: request.language,
                 image,
                 interpreter,
+                setup,
                 image_id: execution.image_id,
                 tree: materialised.record.clone(),
                 dependencies: prepared.map(|p| p.record),
                 command: request.command.clone(),
                 limits: AppliedLimits {
-                    memory_bytes: config.limits.memory_bytes,
-                    pids: config.limits.pids,
-                    cpus: config.limits.cpus,
-                    scratch_bytes: config.limits.scratch_bytes,
+                    memory_bytes: limits.memory_bytes,
+                    pids: limits.pids,
+                    cpus: limits.cpus,
+                    scratch_bytes: limits.scratch_bytes,
                     timeout_ms: timeout.as_millis() as u64,
                     output_kill_after_bytes: config.output.kill_after_bytes,
                 },

@@ -45,6 +45,11 @@ pub struct TreeRecord {
     pub added_files: Vec<FileDigest>,
     /// Tree entries not materialised: submodules, and symlinks whose target leaves the tree.
     pub left_out: Vec<String>,
+    /// Files and directories whose objects are not in the object store (a partial clone,
+    /// a mirror without its largest files): left out by name and the run goes on, since
+    /// its tests may never read them (a test that does fails on its own, and this names why).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,6 +141,7 @@ pub(crate) fn materialise(
         repo: &repo,
         odb: &odb,
         left_out: Vec::new(),
+        missing: Vec::new(),
         bytes: 0,
         scratch: 0,
         max_bytes: spec.max_bytes,
@@ -155,6 +161,7 @@ pub(crate) fn materialise(
         .into());
     }
     let left_out = writer.left_out;
+    let missing = writer.missing;
 
     for edit in spec.patch {
         apply_edit(&src, edit)?;
@@ -183,6 +190,7 @@ pub(crate) fn materialise(
             patch_sha256: (!spec.patch.is_empty()).then(|| patch_digest(spec.patch)),
             added_files,
             left_out,
+            missing,
         },
     })
 }
@@ -204,6 +212,8 @@ struct TreeWriter<'r> {
     repo: &'r Repository,
     odb: &'r git2::Odb<'r>,
     left_out: Vec<String>,
+    /// Entries whose object is absent from the store.
+    missing: Vec<String>,
     bytes: u64,
     /// What the files take on a tmpfs (whole pages).
     scratch: u64,
@@ -214,6 +224,15 @@ struct TreeWriter<'r> {
 impl TreeWriter<'_> {
     fn write_tree(&mut self, id: Oid, dir: &Path, prefix: &str) -> Result<(), SandboxError> {
         let tree = self.repo.find_tree(id).map_err(git_error)?;
+        self.write_entries(&tree, dir, prefix)
+    }
+
+    fn write_entries(
+        &mut self,
+        tree: &git2::Tree<'_>,
+        dir: &Path,
+        prefix: &str,
+    ) -> Result<(), SandboxError> {
         for entry in tree.iter() {
             let name = entry.name_bytes();
             let shown = format!("{prefix}{}", String::from_utf8_lossy(name));
@@ -231,13 +250,20 @@ impl TreeWriter<'_> {
             let path = dir.join(std::ffi::OsStr::from_bytes(name));
             match (entry.kind(), entry.filemode()) {
                 (Some(ObjectType::Tree), _) => {
+                    let Some(subtree) = self.present(self.repo.find_tree(entry.id()), &shown)?
+                    else {
+                        continue;
+                    };
                     make_dir(&path)?;
-                    self.write_tree(entry.id(), &path, &format!("{shown}/"))?;
+                    self.write_entries(&subtree, &path, &format!("{shown}/"))?;
                 }
                 (Some(ObjectType::Blob), mode) if mode == 0o100644 || mode == 0o100755 => {
                     // The size from the object's header, before its content is loaded: a
                     // huge blob is refused without being read into memory.
-                    let (size, _) = self.odb.read_header(entry.id()).map_err(git_error)?;
+                    let Some((size, _)) = self.present(self.odb.read_header(entry.id()), &shown)?
+                    else {
+                        continue;
+                    };
                     self.bytes += size as u64;
                     self.scratch += pages(size as u64);
                     if self.bytes > self.max_bytes {
@@ -252,12 +278,16 @@ impl TreeWriter<'_> {
                         }
                         .into());
                     }
-                    let blob = self.repo.find_blob(entry.id()).map_err(git_error)?;
+                    let Some(blob) = self.present(self.repo.find_blob(entry.id()), &shown)? else {
+                        continue;
+                    };
                     let mode = if mode == 0o100755 { 0o755 } else { 0o644 };
                     write_file(&path, blob.content(), mode)?;
                 }
                 (Some(ObjectType::Blob), 0o120000) => {
-                    let blob = self.repo.find_blob(entry.id()).map_err(git_error)?;
+                    let Some(blob) = self.present(self.repo.find_blob(entry.id()), &shown)? else {
+                        continue;
+                    };
                     match link_inside(prefix, blob.content()) {
                         Some(target) => std::os::unix::fs::symlink(&target, &path)
                             .map_err(SandboxError::io("link", &path))?,
@@ -269,6 +299,25 @@ impl TreeWriter<'_> {
             }
         }
         Ok(())
+    }
+}
+
+impl TreeWriter<'_> {
+    /// The object read, or `None` (its entry named in `missing`) when the store does not
+    /// hold it; any other failure to read the store is the run's error.
+    fn present<T>(
+        &mut self,
+        read: Result<T, git2::Error>,
+        shown: &str,
+    ) -> Result<Option<T>, SandboxError> {
+        match read {
+            Ok(object) => Ok(Some(object)),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => {
+                self.missing.push(shown.to_string());
+                Ok(None)
+            }
+            Err(e) => Err(git_error(e)),
+        }
     }
 }
 

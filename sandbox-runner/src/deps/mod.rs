@@ -692,7 +692,12 @@ fn record_of(
             ));
         }
     }
-    notes.extend(report.notes);
+    // The plan and the preparation may say the same thing (no lock file): once is enough.
+    for note in report.notes {
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
     if let Some(log) = egress
         && !log.refused.is_empty()
     {

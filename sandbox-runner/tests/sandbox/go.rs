@@ -190,3 +190,58 @@ async fn go_modules_are_downloaded_before_the_offline_run() {
         .count();
     assert!(prepared <= 1, "{prepared} preparations");
 }
+
+/// A Go package from before modules (no go.mod): module mode finds no main module, so it
+/// "did not build"; run in GOPATH mode, as its CI ran it, its passing test passes and its
+/// failing test fails by name, and the record says how it was run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_go_package_from_before_modules_runs_in_gopath_mode() {
+    let sandbox = support::sandbox(&[Language::Go], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write("durations.go", LIB_OK).write(
+        "durations_test.go",
+        format!("{TEST}\nfunc TestMinutes(t *testing.T) {{\n\tif Seconds(60000) != 6 {{\n\t\tt.Fatal(\"Seconds(60000) is not 6\")\n\t}}\n}}\n"),
+    );
+    let commit = repo.commit("a package from 2017");
+    let record = sandbox
+        .run(&RunRequest::new(
+            repo.path(),
+            &commit,
+            Language::Go,
+            go_test(),
+        ))
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::TestFailed, "{out}");
+    let tests = record.tests.expect("go test's counts");
+    assert_eq!((tests.passed, tests.failed), (1, 1), "{out}");
+    assert!(
+        record.failing.iter().any(|f| f.ends_with("TestMinutes")),
+        "{:?}",
+        record.failing
+    );
+    assert!(
+        record.setup.iter().any(|s| s.contains("GO111MODULE=off")),
+        "{:?}",
+        record.setup
+    );
+    assert_container_gone(&sandbox, &record).await;
+
+    // A module runs in module mode, as before.
+    let (module, base, _) = project();
+    let record = sandbox
+        .run(
+            &RunRequest::new(module.path(), base, Language::Go, go_test())
+                .with_file("durations_test.go", TEST),
+        )
+        .await
+        .expect("run");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+    assert!(record.setup.is_empty(), "{:?}", record.setup);
+}

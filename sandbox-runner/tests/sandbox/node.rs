@@ -214,3 +214,50 @@ async fn a_project_asking_for_a_newer_node_runs_on_that_node() {
         );
     }
 }
+
+/// One development dependency the registry does not serve (E404) is named in the record
+/// while the rest is installed and the tests run: a missing dev tool never blocks them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dev_dependency_the_registry_does_not_serve_is_named_and_the_rest_installed() {
+    const ABSENT: &str = "proven-sandbox-test-no-such-package-5d1e0c7a";
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        format!(
+            r#"{{"name":"timeouts","version":"1.0.0","private":true,"dependencies":{{"ms":"2.1.3"}},"devDependencies":{{"{ABSENT}":"^1.0.0"}}}}
+"#
+        ),
+    )
+    .write("lib.js", LIB_OK);
+    let commit = repo.commit("a dev dependency nobody serves");
+    let record = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                commit,
+                Language::Node,
+                node_test("test/seconds.test.js"),
+            )
+            .with_file("test/seconds.test.js", TEST),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}");
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    assert_eq!(
+        deps.not_prepared
+            .iter()
+            .map(|n| n.what.as_str())
+            .collect::<Vec<_>>(),
+        [ABSENT],
+        "{deps:?}"
+    );
+    assert!(deps.not_prepared[0].reason.contains("E404"), "{deps:?}");
+    assert_eq!(deps.installed, 1, "ms is installed: {deps:?}");
+    let mut notes = deps.notes.clone();
+    notes.dedup();
+    assert_eq!(notes, deps.notes, "each note once");
+    assert_container_gone(&sandbox, &record).await;
+}

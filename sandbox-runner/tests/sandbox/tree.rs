@@ -163,3 +163,63 @@ async fn a_patch_is_refused_by_name() {
         Outcome::Passed
     );
 }
+
+/// A partial clone, or a mirror without its largest files: objects the tree names are not
+/// in the store. The tests never read them, so the run goes on without them, and the record
+/// names each one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_missing_from_the_store_are_left_out_by_name_and_the_tests_run() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write("calc.py", support::PYTHON_CLAMP_OK)
+        .write(
+            "test_calc.py",
+            "from calc import clamp\n\ndef test_clamp():\n    assert clamp(5, 0, 3) == 3\n",
+        )
+        .write(
+            "data/huge.bin",
+            "the largest file, absent from the mirror\n",
+        )
+        .write("data/small.txt", "kept\n")
+        .write("docs/index.md", "a directory whose tree object is absent\n");
+    let commit = repo.commit("tree");
+    let git = git2::Repository::open(repo.path()).expect("open");
+    let tree = git
+        .revparse_single(&commit)
+        .and_then(|o| o.peel_to_tree())
+        .expect("tree");
+    for path in ["data/huge.bin", "docs"] {
+        let id = tree
+            .get_path(std::path::Path::new(path))
+            .expect("entry")
+            .id()
+            .to_string();
+        let loose = repo
+            .path()
+            .join(".git/objects")
+            .join(&id[..2])
+            .join(&id[2..]);
+        std::fs::remove_file(&loose).expect("remove the loose object");
+    }
+    let record = sandbox
+        .run(&RunRequest::new(
+            repo.path(),
+            &commit,
+            Language::Python,
+            support::pytest("test_calc.py"),
+        ))
+        .await
+        .expect("the run goes on without the missing objects");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}");
+    assert_eq!(
+        record.tree.missing,
+        vec!["data/huge.bin".to_string(), "docs".to_string()]
+    );
+    assert!(
+        record.tree.left_out.is_empty(),
+        "{:?}",
+        record.tree.left_out
+    );
+    assert_container_gone(&sandbox, &record).await;
+}

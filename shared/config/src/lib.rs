@@ -246,6 +246,8 @@ pub struct SandboxSettings {
     pub goproxy: String,
     pub gosumdb: String,
     pub scratch_bytes: u64,
+    /// Scratch space of a Rust run (its tests compile into it).
+    pub rust_scratch_bytes: u64,
     pub memory_bytes: u64,
     pub concurrency: usize,
     /// Warm containers kept ready per key (0: none).
@@ -582,6 +584,7 @@ impl Layers {
                 goproxy: text("sandbox.goproxy")?,
                 gosumdb: text("sandbox.gosumdb")?,
                 scratch_bytes: number("sandbox.scratch_bytes")?,
+                rust_scratch_bytes: number("sandbox.rust_scratch_bytes")?,
                 memory_bytes: number("sandbox.memory_bytes")?,
                 concurrency: usize::try_from(number("sandbox.concurrency")?).unwrap_or(usize::MAX),
                 pool_size: usize::try_from(number("sandbox.pool_size")?).unwrap_or(usize::MAX),

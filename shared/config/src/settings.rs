@@ -1257,6 +1257,17 @@ pub static SETTINGS: &[Setting] = &[
               before any run.",
     },
     Setting {
+        key: "sandbox.rust_scratch_bytes",
+        env: "PROVEN_SANDBOX_RUST_SCRATCH_BYTES",
+        default: Some("4294967296"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Size of a Rust run's scratch space, in place of `sandbox.scratch_bytes`: its tests \
+              compile into it, and a suite that compiles other crates (trybuild, compile tests) \
+              outgrows the default. Its memory limit grows by as much over \
+              `sandbox.scratch_bytes`, since the scratch space is memory.",
+    },
+    Setting {
         key: "sandbox.memory_bytes",
         env: "PROVEN_SANDBOX_MEMORY_BYTES",
         default: Some("1073741824"),

@@ -713,8 +713,9 @@ pub struct TestRef {
 pub struct Unproven {
     pub claim: String,
     pub reason: String,
-    /// The runs that showed it (a Skeptic's refutation that Proven's runs bore out: the
-    /// claim names the wrong cause, or the change's own tests show it intended).
+    /// The runs that showed it: a test that ran and did not reproduce the claim, or a
+    /// Skeptic's refutation that Proven's runs bore out (the claim names the wrong cause,
+    /// or the change's own tests show it intended). None when no test ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<RunRef>,
 }

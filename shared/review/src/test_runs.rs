@@ -133,14 +133,17 @@ pub(crate) fn run_ref(side: &str, r: &RunRecord) -> RunRef {
             errors: t.errors,
         }),
         environment: r
-            .dependencies
+            .tree
+            .missing
             .iter()
-            .flat_map(|d| {
+            .map(|path| format!("not in the object store, left out of the tree: {path}"))
+            .chain(r.setup.iter().cloned())
+            .chain(r.dependencies.iter().flat_map(|d| {
                 d.not_prepared
                     .iter()
                     .map(|n| format!("not prepared: {} ({}): {}", n.what, n.source, n.reason))
                     .chain(d.notes.iter().cloned())
-            })
+            }))
             .collect(),
         side: side.into(),
         commit: r.tree.commit.clone(),
@@ -361,6 +364,34 @@ pub fn job_key(lease: &Lease) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_names_missing_files_and_its_setup_in_its_environment() {
+        let record: RunRecord = serde_json::from_value(serde_json::json!({
+            "run_id": "r", "container": "c", "language": "python", "image": "i",
+            "image_id": "sha256:0",
+            "tree": {"repository": "/r", "revision": "HEAD", "commit": "0", "patch_sha256": null,
+                     "added_files": [], "left_out": [], "missing": ["data/huge.bin"]},
+            "setup": ["no go.mod: run in GOPATH mode"],
+            "dependencies": null, "command": ["pytest"],
+            "limits": {"memory_bytes": 1, "pids": 1, "cpus": 1.0, "scratch_bytes": 1,
+                       "timeout_ms": 1, "output_kill_after_bytes": 1},
+            "started_at": "", "duration_ms": 1, "exit_code": 0,
+            "timed_out": false, "killed": null, "pids_limit_reached": false,
+            "tests": {"passed": 1, "failed": 0, "skipped": 0, "errors": 0},
+            "failing": [],
+            "output": {"head": "", "tail": "", "bytes": 0, "sha256": "", "truncated": false},
+            "outcome": {"kind": "passed"},
+        }))
+        .expect("a run record");
+        assert_eq!(
+            run_ref("base", &record).environment,
+            vec![
+                "not in the object store, left out of the tree: data/huge.bin".to_string(),
+                "no go.mod: run in GOPATH mode".to_string()
+            ]
+        );
+    }
 
     #[test]
     fn a_rust_test_belongs_to_the_workspace_member_of_its_directory() {

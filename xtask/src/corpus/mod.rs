@@ -818,28 +818,94 @@ fn review_case(
         }
     }
     if let Some(c) = &control {
-        let reproduced = find(&format!("{} control", bug.id()))
-            .is_some_and(|f| f["proof_level"] == "reproduced");
-        if !reproduced {
-            r.false_proof = Some(false);
-        } else {
-            // Reproduced: a false proof only when the control, run alone, passes on both
-            // sides (otherwise it does test what the change broke).
-            let command = pytest(file, std::slice::from_ref(c));
-            let base = sandbox_run(proven, &case.dir, &case.base, &command)?;
-            let change = sandbox_run(proven, &case.dir, &case.change, &command)?;
-            let both_pass = base.code == Some(0) && change.code == Some(0);
-            r.false_proof = Some(both_pass);
-            if !both_pass {
-                r.causes.push(format!(
+        match control_seen(&doc, &format!("{} control", bug.id())) {
+            ControlSeen::NeverRan { why } => {
+                // Not a control: it cannot be a false proof, so it is not counted as one run.
+                r.causes.push(format!("control {c} never ran: {why}"));
+            }
+            ControlSeen::NotReproduced => r.false_proof = Some(false),
+            ControlSeen::Reproduced => {
+                // Reproduced: a false proof only when the control, run alone, passes on both
+                // sides (otherwise it does test what the change broke).
+                let command = pytest(file, std::slice::from_ref(c));
+                let base = sandbox_run(proven, &case.dir, &case.base, &command)?;
+                let change = sandbox_run(proven, &case.dir, &case.change, &command)?;
+                let both_pass = base.code == Some(0) && change.code == Some(0);
+                r.false_proof = Some(both_pass);
+                if !both_pass {
+                    r.causes.push(format!(
                     "control {c} is not unrelated: alone it gives {} on the base, {} on the change",
                     base.outcome(),
                     change.outcome()
                 ));
+                }
             }
         }
     }
     Ok(())
+}
+
+/// What the review made of the control.
+#[derive(Debug, PartialEq, Eq)]
+enum ControlSeen {
+    /// Its test never ran on both sides to a result (the Prover's test refused, the
+    /// sandbox failing, or only environment errors): no control at all.
+    NeverRan { why: String },
+    /// It ran and proved nothing: the control held.
+    NotReproduced,
+    /// A finding: a false proof unless the control, run alone, fails on a side.
+    Reproduced,
+}
+
+/// The control of `doc` (the review's JSON report): the finding titled `title`, else the
+/// unproven entry of the control's claim, read by the runs it carries. A run happened when
+/// the test ran to a result (passed, or a test failed); an environment error ran nothing.
+fn control_seen(doc: &Value, title: &str) -> ControlSeen {
+    let empty = Vec::new();
+    let finding = doc["findings"]
+        .as_array()
+        .unwrap_or(&empty)
+        .iter()
+        .find(|f| f["title"] == title);
+    let (runs, why): (Vec<&Value>, String) = match finding {
+        Some(f) if f["proof_level"] == "reproduced" => return ControlSeen::Reproduced,
+        Some(f) => (
+            f["evidence"]
+                .as_array()
+                .unwrap_or(&empty)
+                .iter()
+                .map(|e| &e["run"])
+                .collect(),
+            format!("its finding is {}", f["proof_level"]),
+        ),
+        None => match doc["unproven"]
+            .as_array()
+            .unwrap_or(&empty)
+            .iter()
+            .find(|u| {
+                u["claim"]
+                    .as_str()
+                    .is_some_and(|c| c.contains(CONTROL_CLAIM))
+            }) {
+            Some(u) => (
+                u["runs"].as_array().unwrap_or(&empty).iter().collect(),
+                u["reason"].as_str().unwrap_or("no reason").to_string(),
+            ),
+            None => (Vec::new(), "the review names no control".into()),
+        },
+    };
+    let ran = |side: &str| {
+        runs.iter().any(|r| {
+            r["side"] == side && (r["outcome"] == "passed" || r["outcome"] == "test_failed")
+        })
+    };
+    if ran("base") && ran("change") {
+        ControlSeen::NotReproduced
+    } else {
+        ControlSeen::NeverRan {
+            why: why.chars().take(300).collect(),
+        }
+    }
 }
 
 fn tempfile_dir(case: &Path) -> Result<PathBuf, String> {
@@ -991,6 +1057,96 @@ fn report(results: &[CaseResult], revision: &str, started: &str, args: &[String]
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run(side: &str, outcome: &str) -> Value {
+        json!({"side": side, "outcome": outcome})
+    }
+
+    fn unproven(reason: &str, runs: &[Value]) -> Value {
+        json!({"findings": [], "unproven": [{
+            "claim": format!("{CONTROL_CLAIM}: the change breaks what test_b tests"),
+            "reason": reason, "runs": runs}]})
+    }
+
+    #[test]
+    fn a_control_counts_as_run_only_when_its_test_ran_on_both_sides() {
+        let title = "bug-1 control";
+        // The Prover's control test refused: no run, no control.
+        assert_eq!(
+            control_seen(
+                &unproven("the test selects no test its file declares", &[]),
+                title
+            ),
+            ControlSeen::NeverRan {
+                why: "the test selects no test its file declares".into()
+            }
+        );
+        // Environment errors ran nothing; one side alone is not a control either.
+        for runs in [
+            vec![
+                run("base", "environment_error: the build failed"),
+                run("change", "environment_error: the build failed"),
+            ],
+            vec![run("base", "passed")],
+        ] {
+            assert!(matches!(
+                control_seen(&unproven("the test does not prove it", &runs), title),
+                ControlSeen::NeverRan { .. }
+            ));
+        }
+        assert_eq!(
+            control_seen(
+                &unproven(
+                    "the test does not prove it: passes on both",
+                    &[run("base", "passed"), run("change", "passed")]
+                ),
+                title
+            ),
+            ControlSeen::NotReproduced
+        );
+        assert!(matches!(
+            control_seen(&json!({"findings": [], "unproven": []}), title),
+            ControlSeen::NeverRan { .. }
+        ));
+        assert_eq!(
+            control_seen(
+                &json!({"findings": [{"title": title, "proof_level": "reproduced"}]}),
+                title
+            ),
+            ControlSeen::Reproduced
+        );
+    }
+
+    #[test]
+    fn the_report_counts_only_the_controls_that_ran() {
+        let case = |id: &str, false_proof: Option<bool>| CaseResult {
+            id: id.into(),
+            project: "p".into(),
+            fidelity: true,
+            reproduced: Some(true),
+            false_proof,
+            ..CaseResult::default()
+        };
+        let table = report(
+            &[
+                case("p-1", Some(false)),
+                case("p-2", None),
+                case("p-3", None),
+            ],
+            "r",
+            "t",
+            &[],
+        );
+        let total = table
+            .lines()
+            .find(|l| l.starts_with("| **total**"))
+            .expect("a total row");
+        assert_eq!(
+            total.split('|').nth(6).map(str::trim),
+            Some("0 (1)"),
+            "{total}"
+        );
+    }
 
     #[test]
     fn a_large_test_file_is_run_from_a_small_subclass() {

@@ -99,5 +99,18 @@ if (!done) {
   process.exit(3);
 }
 const modules = path.join(work, 'node_modules');
+// What was installed, by name (top-level packages, scoped ones as @scope/name): with what
+// was dropped, the record says how much of the project's environment there is.
+report.installed = [];
+if (fs.existsSync(modules)) {
+  for (const name of fs.readdirSync(modules)) {
+    if (name.startsWith('.')) continue;
+    if (name.startsWith('@')) {
+      for (const inner of fs.readdirSync(path.join(modules, name))) report.installed.push(name + '/' + inner);
+    } else {
+      report.installed.push(name);
+    }
+  }
+}
 fs.renameSync(fs.existsSync(modules) ? modules : fs.mkdirSync(modules) || modules, path.join(out, 'node_modules'));
 fs.writeFileSync(path.join(out, 'report.json'), JSON.stringify(report, null, 1));

@@ -81,10 +81,13 @@ pub fn judge_risk(rows: &[StepRow], key: &str, risk: &Risk) -> Verdict {
         };
     };
     if !repro.reproduced {
-        return unproven(format!(
-            "the test does not prove it: {}",
-            repro.shown.reason
-        ));
+        // With the runs that showed it: a reader (and the corpus, counting the controls
+        // that ran) tells a test that ran and proved nothing from one that never ran.
+        return Verdict::Unproven {
+            claim,
+            reason: format!("the test does not prove it: {}", repro.shown.reason),
+            runs: repro.shown.runs,
+        };
     }
     let keep = |skeptic: Option<SkepticResult>| Verdict::Keep {
         job: job.clone(),
@@ -213,6 +216,22 @@ mod tests {
                 .expect("reason")
                 .starts_with("the test does not prove it")
         );
+        // A test that ran and proved nothing keeps its runs; one that never ran has none.
+        let run = json!({"side": "base", "commit": "0", "image": "i", "command": ["pytest"],
+                         "exit_code": 0, "outcome": "passed", "duration_ms": 1,
+                         "output_tail": "", "output_sha256": ""});
+        let ran = done(
+            StepName::Reproduce,
+            json!({"reproduced": false, "reason": "passes on both", "runs": [run]}),
+        );
+        let runs = |rows: &[StepRow]| match judge_risk(rows, "r0", &test_risk("test")) {
+            Verdict::Unproven { runs, .. } => runs.len(),
+            other => panic!("unproven expected, not {:?}", other.outcome()),
+        };
+        assert_eq!(runs(&[done(StepName::Prover, job()), ran]), 1);
+        let mut refused = test_row("prover", "r0", "failed", None);
+        refused.error = Some("the test selects no test its file declares".into());
+        assert_eq!(runs(&[refused]), 0);
         let waiting = test_row("sandbox.reproduce", "r0", "queued", None);
         assert_eq!(
             said(&[done(StepName::Prover, job()), waiting]).0,
