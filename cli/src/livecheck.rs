@@ -62,6 +62,18 @@ async fn model(role: &'static str, m: &proven_config::ModelSettings) -> Check {
     }
 }
 
+/// An address as it may be printed: a password in it never is (`***` stands for it).
+fn shown(address: &str) -> String {
+    match url::Url::parse(address) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        Ok(_) => address.to_string(),
+        Err(_) => "(an address that does not parse)".into(),
+    }
+}
+
 pub async fn run(store: &Store, config: &Config) -> Result<u8, Exit> {
     let mut checks = Vec::new();
     checks.push(match store.ping().await {
@@ -87,22 +99,24 @@ pub async fn run(store: &Store, config: &Config) -> Result<u8, Exit> {
             .await
             .map_err(|e| e.to_string())
     };
+    let redis_at = shown(&config.redis_url);
     checks.push(
         match tokio::time::timeout(Duration::from_secs(3), redis).await {
             Ok(Ok(_)) => Check {
-                service: format!("queue (Redis at {})", config.redis_url),
+                service: format!("queue (Redis at {redis_at})"),
                 ok: true,
                 detail: "answers".into(),
             },
             Ok(Err(e)) => Check {
-                service: format!("queue (Redis at {})", config.redis_url),
+                service: format!("queue (Redis at {redis_at})"),
                 ok: false,
                 detail: format!(
-                    "{e} (needed by `proven serve` and `proven worker`, not by `proven review`)"
+                    "{} (needed by `proven serve` and `proven worker`, not by `proven review`)",
+                    e.replace(&config.redis_url, &redis_at)
                 ),
             },
             Err(_) => Check {
-                service: format!("queue (Redis at {})", config.redis_url),
+                service: format!("queue (Redis at {redis_at})"),
                 ok: false,
                 detail: "no answer in 3 s".into(),
             },

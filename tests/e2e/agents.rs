@@ -518,6 +518,24 @@ async fn livecheck_names_what_is_missing() {
             "{stdout}"
         );
     }
+    // A password in an address is never printed.
+    let out = agents(&env, &server)
+        .env(
+            "PROVEN_REDIS_URL",
+            "redis://:S3cretRedisPassw0rd@127.0.0.1:1",
+        )
+        .arg("livecheck")
+        .output()
+        .expect("livecheck");
+    let (stdout, stderr) = text(&out);
+    assert!(
+        !stdout.contains("S3cretRedisPassw0rd") && !stderr.contains("S3cretRedisPassw0rd"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("queue (Redis at redis://:***@127.0.0.1:1)"),
+        "{stdout}"
+    );
     // With the models down, each is named.
     let down = ScriptedServer::start().await;
     down.on(None, "", vec![Reply::Status(503)]);
