@@ -19,6 +19,18 @@ pub const CONFIG: u8 = 7;
 /// finding was proved there. Never the clean 0.
 pub const PARTIAL: u8 = 8;
 
+/// The table as `--help` shows it (the README holds the same one).
+pub const HELP: &str = "Exit codes:
+  0  the review (or scan) ran in full and found nothing
+  1  it has findings (ran in full, or partial)
+  2  command-line usage error
+  3  incomplete: a service failed or an input could not be read
+  4  an input does not exist or cannot be read (repository, revision, file, review id)
+  5  the store cannot be reached
+  6  anything else stopped the command
+  7  a wrong setting: the message names the key and the values allowed
+  8  partial and no finding: code changed, no model configured, agents: off not chosen";
+
 pub struct Exit {
     pub code: u8,
     pub message: String,
@@ -62,5 +74,35 @@ impl Exit {
             code: INTERNAL,
             message,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every code of the table is in `--help`, with the meaning the README gives it.
+    #[test]
+    fn help_lists_every_exit_code() {
+        for (code, words) in [
+            (0, "found nothing"),
+            (super::FINDINGS, "has findings"),
+            (super::USAGE, "usage"),
+            (super::INCOMPLETE, "incomplete"),
+            (super::INPUT, "does not exist"),
+            (super::STORE, "store"),
+            (super::INTERNAL, "anything else"),
+            (super::CONFIG, "wrong setting"),
+            (super::PARTIAL, "partial"),
+        ] {
+            let line = super::HELP
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{code} ")))
+                .unwrap_or_else(|| panic!("exit code {code} is not in --help"));
+            assert!(line.contains(words), "{line}");
+        }
+        let readme = include_str!("../../README.md");
+        assert!(
+            readme.contains("| 8 | partial and no finding"),
+            "the README's table"
+        );
     }
 }

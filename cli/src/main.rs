@@ -27,7 +27,8 @@ use crate::exit::Exit;
 #[command(
     name = "proven",
     version,
-    about = "A code reviewer that reports only what it can prove."
+    about = "A code reviewer that reports only what it can prove.",
+    after_help = exit::HELP
 )]
 struct Cli {
     /// Colour in text output (overrides PROVEN_COLOR).
@@ -40,6 +41,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Review a change: the commits between BASE and HEAD of a git repository.
+    #[command(after_help = exit::HELP)]
     Review(ReviewArgs),
     /// Ask a question about a repository: an answer of cited claims, each citation checked
     /// against the file, attacked by the refuter and the coverage auditor.
