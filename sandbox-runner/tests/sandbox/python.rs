@@ -327,6 +327,54 @@ async fn a_project_versioned_by_setuptools_scm_is_installed_without_git_metadata
     );
 }
 
+/// A project with C code (an sdist that compiles an extension, as old psutil, lxml or
+/// Twisted do): the image carries a C compiler and CPython's headers, so the preparation
+/// builds the extension and the project's test imports it. Without them every such project
+/// failed at import on both sides and proved nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_with_a_c_extension_is_built_and_its_tests_run() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "setup.py",
+        format!(
+            "# {marker}\nfrom setuptools import Extension, setup\n\
+             setup(name='cdemo', version='1.0', ext_modules=[Extension('cdemo', ['cdemo.c'])])\n"
+        ),
+    )
+    .write(
+        "cdemo.c",
+        "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n#include <string.h>\n\
+         static PyObject *twice(PyObject *self, PyObject *args) {\n\
+             long n; if (!PyArg_ParseTuple(args, \"l\", &n)) return NULL;\n\
+             return PyLong_FromLong(2 * n);\n}\n\
+         static PyMethodDef methods[] = {{\"twice\", twice, METH_VARARGS, \"2n\"}, {NULL, NULL, 0, NULL}};\n\
+         static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, \"cdemo\", NULL, -1, methods};\n\
+         PyMODINIT_FUNC PyInit_cdemo(void) { return PyModule_Create(&module); }\n",
+    );
+    let commit = repo.commit("a project with a C extension");
+    let request = RunRequest::new(repo.path(), &commit, Language::Python, pytest("test_c.py"))
+        .with_file(
+            "test_c.py",
+            "import cdemo\n\ndef test_twice():\n    assert cdemo.twice(21) == 42\n",
+        );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(
+        run.outcome,
+        Outcome::Passed,
+        "{}\n{:#?}",
+        support::output(&run),
+        run.dependencies
+    );
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    assert!(
+        deps.not_prepared.is_empty(),
+        "the project and its extension are built: {:?}",
+        deps.not_prepared
+    );
+}
+
 /// Suites run a pager (pallets/click's `echo_via_pager` tests run `less` with its output
 /// sent to a file): the images carry `less`, so such a test runs as the project expects.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

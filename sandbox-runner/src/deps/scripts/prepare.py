@@ -198,13 +198,15 @@ def tree_files(root):
 def keep_generated_modules(before):
     """A build that writes a module into the tree (setuptools_scm's write_to, e.g. black's
     _black_version.py) wrote it into this copy only: each run gets a fresh copy of the tree.
-    A new top-level module (at the root, or under src/) is kept in the environment."""
+    A new top-level module (at the root, or under src/) is kept in the environment: Python
+    source, or an extension module the build compiled in place (an editable install builds a
+    C extension into the tree, `name.cpython-311-x86_64-linux-gnu.so`)."""
     site = [os.path.join(VENV, "lib", p, "site-packages") for p in os.listdir(VENV + "/lib") if p.startswith("python")]
     for rel in sorted(tree_files(WORK) - before):
         parts = rel.split(os.sep)
         if parts[0] == "src" and len(parts) == 2:
             parts = parts[1:]
-        if len(parts) != 1 or not parts[0].endswith(".py"):
+        if len(parts) != 1 or not parts[0].endswith((".py", ".so")):
             continue
         for directory in site:
             shutil.copyfile(os.path.join(WORK, rel), os.path.join(directory, parts[0]))
