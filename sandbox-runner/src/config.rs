@@ -33,9 +33,12 @@ pub struct SandboxConfig {
     /// Where trees are materialised, one fresh directory per run (default
     /// `$TMPDIR/proven-sandbox/work`).
     pub work_dir: PathBuf,
-    /// Where prepared dependencies are cached by lock-file hash (default
-    /// `$TMPDIR/proven-sandbox/cache`).
+    /// Where prepared layers are cached, per tenant and repository (default
+    /// `$TMPDIR/proven-sandbox/cache`; the settings put it under the data directory).
     pub cache_dir: PathBuf,
+    /// Size cap of the cache: past it, the least recently used layers no run holds go
+    /// (default 20 GiB).
+    pub cache_max_bytes: u64,
     /// How long one dependency preparation may take (default 15 minutes).
     pub prepare_timeout: Duration,
     /// The limits of a preparation container (default 2 GiB memory, 1024 pids, 2 GiB of
@@ -166,6 +169,7 @@ impl Default for SandboxConfig {
             output: OutputLimits::default(),
             work_dir: root.join("work"),
             cache_dir: root.join("cache"),
+            cache_max_bytes: 20 << 30,
             prepare_timeout: Duration::from_secs(900),
             prepare_limits: Limits {
                 memory_bytes: 2 << 30,
@@ -277,6 +281,8 @@ impl SandboxConfig {
                 .collect::<Result<_, _>>()?,
             prepare_timeout: s.prepare_timeout,
             prepare_max_bytes: s.prepare_max_bytes,
+            cache_dir: s.cache_dir.clone(),
+            cache_max_bytes: s.cache_max_bytes,
             ..SandboxConfig::default()
         };
         config.limits.scratch_bytes = i64::try_from(s.scratch_bytes).unwrap_or(i64::MAX);
@@ -518,8 +524,16 @@ mod tests {
             prepare_max_bytes: 1 << 30,
             pool_size: 3,
             pool_languages: vec!["go".into()],
+            cache_dir: "/data/proven/sandbox-cache".into(),
+            cache_max_bytes: 5 << 30,
         };
         let from = SandboxConfig::from_settings(&settings).expect("valid");
+        assert_eq!(
+            from.cache_dir,
+            std::path::Path::new("/data/proven/sandbox-cache"),
+            "the cache lives where the settings say (under the data directory by default), never a shared temporary directory"
+        );
+        assert_eq!(from.cache_max_bytes, 5 << 30);
         assert_eq!(from.pool_size, 3);
         assert_eq!(from.pool_languages, [Language::Go]);
         assert_eq!(

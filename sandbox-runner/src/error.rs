@@ -62,6 +62,10 @@ pub enum SandboxError {
         #[source]
         source: crate::written::WrittenFileError,
     },
+    /// A prepared layer no longer matches the digest it was sealed with (altered on the
+    /// runner's disk): it was removed, so running again prepares it anew.
+    #[error("the prepared layer {} was altered on disk: {message}", layer.display())]
+    CacheAltered { layer: PathBuf, message: String },
     /// The run finished but its record could not be stored once.
     #[error(transparent)]
     Ledger(#[from] crate::LedgerError),

@@ -47,6 +47,23 @@ pub fn describe() {
         "Sandbox runs by the container they ran in (warm from the pool, or cold)."
     );
     describe_counter!(
+        crate::deps::layer::CACHE_LOOKUPS_TOTAL,
+        "Prepared-layer cache lookups by result (hit, miss)."
+    );
+    describe_counter!(
+        crate::deps::layer::CACHE_EVICTIONS_TOTAL,
+        "Prepared layers removed to keep the cache under its size cap (least recently used first)."
+    );
+    describe_counter!(
+        crate::deps::layer::CACHE_ALTERED_TOTAL,
+        "Prepared layers found altered on disk (removed; the run failed by name)."
+    );
+    describe_gauge!(
+        crate::deps::layer::CACHE_BYTES,
+        Unit::Bytes,
+        "Bytes the prepared layers of this runner's cache take on disk."
+    );
+    describe_counter!(
         DEPENDENCIES_TOTAL,
         "Dependency preparations by result (hit, prepared, failed)."
     );
@@ -60,6 +77,9 @@ pub fn register_zeros() {
         SWEPT_TOTAL,
         POOL_TAKES_TOTAL,
         DEPENDENCIES_TOTAL,
+        crate::deps::layer::CACHE_LOOKUPS_TOTAL,
+        crate::deps::layer::CACHE_EVICTIONS_TOTAL,
+        crate::deps::layer::CACHE_ALTERED_TOTAL,
     ] {
         metrics::counter!(name).increment(0);
     }

@@ -124,6 +124,10 @@ pub struct DependencyRecord {
     /// Packages installed.
     #[serde(default)]
     pub installed: usize,
+    /// Python: the key of the project layer (the project itself, installed for this tree
+    /// alone over the cached environment), when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_layer: Option<String>,
 }
 
 /// A dependency the preparation did not install.

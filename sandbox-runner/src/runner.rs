@@ -108,6 +108,9 @@ pub struct RunRequest {
     /// `YYYY-MM-DDTHH:MM:SSZ`): the releases that existed then, not today's. A review sets
     /// one instant for all its runs (from its base), so both sides share one environment.
     pub resolve_before: Option<String>,
+    /// The repository's identity (`owner/name`, normalised) for the cache of prepared
+    /// layers, which is per tenant and repository (`None`: the repository's path).
+    pub scope: Option<String>,
 }
 
 impl RunRequest {
@@ -130,10 +133,17 @@ impl RunRequest {
             env: Vec::new(),
             tenant: None,
             resolve_before: None,
+            scope: None,
         }
     }
 
     /// The run is for `tenant` (its dependencies come from that tenant's cache).
+    /// Prepared layers of this run are the repository's (`owner/name`) own.
+    pub fn for_repository(mut self, repository: impl Into<String>) -> Self {
+        self.scope = Some(repository.into());
+        self
+    }
+
     pub fn for_tenant(mut self, tenant: impl Into<String>) -> Self {
         self.tenant = Some(tenant.into());
         self
@@ -394,14 +404,22 @@ impl Sandbox {
                     .await
                     .unwrap_or_else(|_| (config.image(request.language), None))
             };
-            let prepared = crate::deps::prepare(
-                &self.docker,
+            let repository = request.repository.to_string_lossy();
+            let site = crate::deps::Site {
+                docker: &self.docker,
                 config,
-                &self.runner,
-                request.tenant.as_deref().unwrap_or(""),
-                request.language,
-                &image,
+                runner: &self.runner,
+                scope: crate::deps::Scope {
+                    tenant: request.tenant.as_deref().unwrap_or(""),
+                    repository: request.scope.as_deref().unwrap_or(&repository),
+                },
+                language: request.language,
+                image: &image,
+            };
+            let prepared = crate::deps::prepare(
+                &site,
                 &src,
+                &materialised.record,
                 request.resolve_before.as_deref(),
             )
             .await?;

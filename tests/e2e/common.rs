@@ -37,6 +37,12 @@ impl Env {
             }
         }
         cmd.env("NO_COLOR", "1");
+        // The tests share one cache of prepared layers (a user's lives in the data
+        // directory, which is each test's own).
+        cmd.env(
+            "PROVEN_SANDBOX_CACHE_DIR",
+            std::env::temp_dir().join("proven-sandbox/cache"),
+        );
         match self.backend {
             Backend::Sqlite => {
                 // The binary opens its own file under the data directory.

@@ -35,6 +35,8 @@ async fn start_job(
     let rev = repo.commit("base");
     let job = SandboxJob {
         resolve_before: None,
+        tenant: None,
+        scope: None,
         repository: repo.path().display().to_string(),
         revision: rev,
         language: "python".into(),

@@ -37,8 +37,10 @@
 //! and renamed into place, so a reader never sees half of one.
 
 pub mod forward;
+pub mod layer;
 pub mod proxy;
 pub(crate) mod python;
+mod skeleton;
 pub(crate) mod uv_lock;
 
 use std::fs;
@@ -61,8 +63,15 @@ const COMPLETE: &str = ".complete";
 /// Prefix of the directories a preparation works in before its result is renamed.
 pub(crate) const STAGING_PREFIX: &str = ".staging-";
 /// The version of the preparation itself: a change to what it does makes new entries.
-const VERSION: &str = "proven-sandbox dependencies v3";
+const VERSION: &str = "proven-sandbox dependencies v4";
 const PYTHON_SCRIPT: &str = include_str!("scripts/prepare.py");
+const INSPECT_SETUP_SCRIPT: &str = include_str!("scripts/inspect-setup.py");
+/// Where the project layer is made (its preparation's output, writable there).
+const PROJECT_MOUNT: &str = "/proj";
+/// Where a run finds the project layer: in its tree, copied there by the runner.
+const PROJECT_IN_TREE: &str = ".proven-project";
+/// The marker before what the inspection container printed of setup.py.
+const SETUP_MARKER: &str = "@@proven-setup@@";
 const NODE_SCRIPT: &str = include_str!("scripts/prepare-node.js");
 /// The forwarder's port inside the preparation container.
 const PROXY_PORT: u16 = 3128;
@@ -80,6 +89,16 @@ pub(crate) struct Prepared {
     /// Variables the run needs to find the dependencies.
     pub env: Vec<String>,
     pub record: DependencyRecord,
+    /// The run's hold on the layer it mounts (eviction leaves it alone meanwhile).
+    pub _held: layer::InUse,
+}
+
+/// Who prepared layers are for: one tenant's one repository. A layer is never shared
+/// across them, whatever its key.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Scope<'a> {
+    pub tenant: &'a str,
+    pub repository: &'a str,
 }
 
 /// What a preparation container runs, and what decided it.
@@ -105,6 +124,13 @@ pub(crate) struct Plan {
     pub node_engines: Option<String>,
     /// Python: unpinned requirements resolved as of this instant (part of the cache key).
     pub resolve_before: Option<String>,
+    /// Python: setup.py declares requirements, read in an inspection container first.
+    pub inspect_setup_py: bool,
+    /// Python: the project itself is a package, installed per tree into a project layer.
+    pub project: bool,
+    /// Rust: the preparation builds from a skeleton of the manifests (with stub targets),
+    /// never the tree. (Python's sees its declaration files alone, always.)
+    pub skeleton: bool,
 }
 
 /// What a preparation script wrote of itself (`/deps/report.json`).
@@ -225,11 +251,14 @@ fn plan_python(config: &SandboxConfig, src: &Path, resolve_before: Option<&str>)
         });
     }
     plan.resolve_before = resolve_before.map(str::to_string);
+    // No code of the tree runs in this preparation (its layer is shared by every tree with
+    // the same declarations): setup.py is read in an inspection container before it, the
+    // project itself installed per tree after it.
+    plan.inspect_setup_py = declared.setup_py;
+    plan.project = declared.project;
     let json = serde_json::json!({
         "requirements": declared.requirements,
         "constraints": declared.constraints,
-        "project": declared.project,
-        "setup_py": declared.setup_py,
         "extras": declared.extras,
         "test_names": ["test", "tests", "testing", "dev", "develop", "development", "devel", "check", "ci"],
         "index_url": config.pip_index_url,
@@ -442,6 +471,7 @@ fn plan_rust(src: &Path) -> Result<Option<Plan>, SandboxError> {
                 .into(),
         ),
     }
+    plan.skeleton = true;
     plan.command = vec!["sh".into(), "-c".into(), rust_script(&members)];
     plan.env = vec![
         "CARGO_NET_OFFLINE=false".into(),
@@ -626,6 +656,7 @@ pub(crate) fn cache_key(
     part(VERSION.as_bytes());
     // What the preparation runs is part of what it made.
     part(PYTHON_SCRIPT.as_bytes());
+    part(INSPECT_SETUP_SCRIPT.as_bytes());
     part(NODE_SCRIPT.as_bytes());
     part(language.as_str().as_bytes());
     part(image.as_bytes());
@@ -639,10 +670,15 @@ pub(crate) fn cache_key(
     hex::encode(&hasher.finalize()[..16])
 }
 
-/// The directory of a tenant's cache entries (a digest: tenant names are not paths).
-fn tenant_dir(root: &Path, tenant: &str) -> PathBuf {
-    let digest = hex::encode(&Sha256::digest(format!("tenant\0{tenant}").as_bytes())[..8]);
-    root.join(format!("t-{digest}"))
+/// The directory of one tenant's and one repository's layers (a digest: neither is a
+/// path).
+fn scope_dir(root: &Path, scope: Scope<'_>) -> PathBuf {
+    let digest = hex::encode(
+        &Sha256::digest(
+            format!("tenant\0{}\0repository\0{}", scope.tenant, scope.repository).as_bytes(),
+        )[..12],
+    );
+    root.join(format!("s-{digest}"))
 }
 
 /// What could not be prepared, one entry per requirement and reason: a requirement several
@@ -715,6 +751,7 @@ fn record_of(
         not_prepared,
         notes,
         installed: report.installed.len(),
+        project_layer: None,
     }
 }
 
@@ -734,49 +771,90 @@ fn read_report(language: Language, dir: &Path) -> Result<Report, SandboxError> {
     }))
 }
 
-/// A cache entry ready in `dir` (its marker a regular file, not a link a preparation
-/// planted), with its record; None when there is none.
+/// A layer ready in `dir`, checked against its seal and held for the run; None when there
+/// is none (or one not yet sealed: prepared again, the publish settles which stays).
+fn lookup(dir: &Path) -> Result<Option<layer::InUse>, SandboxError> {
+    if !written::is_regular_file(&dir.join(COMPLETE)) || !layer::is_sealed(dir) {
+        return Ok(None);
+    }
+    let held = layer::hold(dir)?;
+    if !dir.exists() {
+        // Evicted between the look and the hold.
+        return Ok(None);
+    }
+    layer::verify(dir)?;
+    Ok(Some(held))
+}
+
+/// The record of a layer found in the cache.
 fn cached(
     plan: &Plan,
     language: Language,
     key: &str,
     dir: &Path,
-) -> Result<Option<DependencyRecord>, SandboxError> {
-    if !written::is_regular_file(&dir.join(COMPLETE)) {
-        return Ok(None);
-    }
-    let report = read_report(language, dir)?;
-    Ok(Some(record_of(plan, key, report, false, None)))
-}
-
-/// Makes sure the tree at `src` has its dependencies prepared for `tenant`; `None` when
-/// it declares nothing to prepare.
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn prepare(
-    docker: &bollard::Docker,
-    config: &SandboxConfig,
-    runner: &crate::sweep::RunnerIdentity,
-    tenant: &str,
-    language: Language,
-    image: &str,
-    src: &Path,
-    resolve_before: Option<&str>,
-) -> Result<Option<Prepared>, SandboxError> {
-    let src_owned = src.to_path_buf();
-    let config_owned = config.clone();
-    let before = resolve_before.map(str::to_string);
-    let planned = tokio::task::spawn_blocking(move || {
-        plan(&config_owned, language, &src_owned, before.as_deref())
-    })
-    .await
-    .map_err(|e| SandboxError::Io {
-        action: "read the dependency files of",
-        path: src.to_path_buf(),
-        source: std::io::Error::other(e),
-    })??;
-    let Some(plan) = planned else {
+) -> Result<Option<(DependencyRecord, layer::InUse)>, SandboxError> {
+    let Some(held) = lookup(dir)? else {
         return Ok(None);
     };
+    let report = read_report(language, dir)?;
+    Ok(Some((record_of(plan, key, report, false, None), held)))
+}
+
+async fn blocking<T: Send + 'static>(
+    what: &'static str,
+    path: &Path,
+    f: impl FnOnce() -> Result<T, SandboxError> + Send + 'static,
+) -> Result<T, SandboxError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| SandboxError::Io {
+            action: what,
+            path: path.to_path_buf(),
+            source: std::io::Error::other(e),
+        })?
+}
+
+/// What a preparation needs beside its plan: where it happens and for whom.
+pub(crate) struct Site<'a> {
+    pub docker: &'a bollard::Docker,
+    pub config: &'a SandboxConfig,
+    pub runner: &'a crate::sweep::RunnerIdentity,
+    pub scope: Scope<'a>,
+    pub language: Language,
+    pub image: &'a str,
+}
+
+/// Makes sure the tree at `src` has its dependencies prepared; `None` when it declares
+/// nothing to prepare. The cached layer is made from the declarations alone; a Python
+/// project's own package goes into a project layer made for `tree` alone, copied into
+/// `src` for the run.
+pub(crate) async fn prepare(
+    site: &Site<'_>,
+    src: &Path,
+    tree: &crate::tree::TreeRecord,
+    resolve_before: Option<&str>,
+) -> Result<Option<Prepared>, SandboxError> {
+    let Site {
+        config,
+        scope,
+        language,
+        image,
+        ..
+    } = *site;
+    let planned = {
+        let (src, config) = (src.to_path_buf(), config.clone());
+        let before = resolve_before.map(str::to_string);
+        blocking("read the dependency files of", &src.clone(), move || {
+            plan(&config, language, &src, before.as_deref())
+        })
+        .await?
+    };
+    let Some(mut plan) = planned else {
+        return Ok(None);
+    };
+    if plan.inspect_setup_py {
+        inspect_setup_py(site, src, &mut plan).await?;
+    }
     // Where packages come from is part of the key too.
     let mut sources = config.registries.names();
     sources.extend(
@@ -790,29 +868,130 @@ pub(crate) async fn prepare(
         sources.push(format!("resolved as of {at}"));
     }
     let key = cache_key(language, image, &sources, &plan.inputs);
-    let root = tenant_dir(&config.cache_dir.join("deps"), tenant);
+    let deps_root = config.cache_dir.join("deps");
+    let root = scope_dir(&deps_root, scope);
     let dir = root.join(format!("{}-{key}", language.as_str()));
     let env = plan.run_env.clone();
-    if let Some(record) = cached(&plan, language, &key, &dir)? {
-        metrics::counter!(crate::metrics::DEPENDENCIES_TOTAL, "result" => "hit").increment(1);
-        return Ok(Some(Prepared { dir, env, record }));
+    let found = {
+        let (plan_dir, key) = (dir.clone(), key.clone());
+        let planned = Plan {
+            inputs: plan.inputs.clone(),
+            notes: plan.notes.clone(),
+            refused: plan.refused.clone(),
+            python_requires: plan.python_requires.clone(),
+            node_engines: plan.node_engines.clone(),
+            ..Plan::default()
+        };
+        blocking("read the prepared layer", &dir, move || {
+            cached(&planned, language, &key, &plan_dir)
+        })
+        .await?
+    };
+    let (mut record, held) = match found {
+        Some(hit) => {
+            metrics::counter!(layer::CACHE_LOOKUPS_TOTAL, "result" => "hit").increment(1);
+            metrics::counter!(crate::metrics::DEPENDENCIES_TOTAL, "result" => "hit").increment(1);
+            hit
+        }
+        None => {
+            metrics::counter!(layer::CACHE_LOOKUPS_TOTAL, "result" => "miss").increment(1);
+            let skeleton = if plan.skeleton || language == Language::Python {
+                let dir = tempfile::Builder::new()
+                    .prefix(".skeleton-")
+                    .tempdir_in({
+                        fs::create_dir_all(&root).map_err(SandboxError::io("create", &root))?;
+                        &root
+                    })
+                    .map_err(SandboxError::io("create", &root))?;
+                let skeleton_src = dir.path().join("src");
+                skeleton::write(src, &plan.inputs, &skeleton_src, plan.skeleton)?;
+                Some(dir)
+            } else {
+                None
+            };
+            let built_from = skeleton
+                .as_ref()
+                .map(|d| d.path().join("src"))
+                .unwrap_or_else(|| src.to_path_buf());
+            let stage = Stage {
+                out_target: MOUNT,
+                mounts: Vec::new(),
+            };
+            let made = make_layer(site, &built_from, &plan, &stage, &root, &dir).await;
+            drop(skeleton);
+            match made {
+                Ok((report, egress, held)) => {
+                    metrics::counter!(crate::metrics::DEPENDENCIES_TOTAL, "result" => "prepared")
+                        .increment(1);
+                    (record_of(&plan, &key, report, true, Some(&egress)), held)
+                }
+                Err(e) => {
+                    metrics::counter!(crate::metrics::DEPENDENCIES_TOTAL, "result" => "failed")
+                        .increment(1);
+                    return Err(e);
+                }
+            }
+        }
+    };
+    if plan.project {
+        project_layer(site, src, tree, &plan, &key, &root, &dir, &mut record).await?;
     }
-    fs::create_dir_all(&root).map_err(SandboxError::io("create", &root))?;
+    // Every use may have grown the cache (a new layer): back under its cap.
+    {
+        let (root, cap) = (deps_root.clone(), config.cache_max_bytes);
+        blocking("evict prepared layers from", &deps_root, move || {
+            layer::evict(&root, cap);
+            Ok(())
+        })
+        .await?;
+    }
+    Ok(Some(Prepared {
+        dir,
+        env,
+        record,
+        _held: held,
+    }))
+}
+
+/// Where a preparation's output is mounted, and what else it sees.
+struct Stage {
+    out_target: &'static str,
+    mounts: Vec<Mount>,
+}
+
+/// Prepares a layer into a staging directory and publishes it as `dir` (sealed, frozen),
+/// held for the caller's run.
+async fn make_layer(
+    site: &Site<'_>,
+    src: &Path,
+    plan: &Plan,
+    stage: &Stage,
+    root: &Path,
+    dir: &Path,
+) -> Result<(Report, proxy::EgressLog, layer::InUse), SandboxError> {
+    fs::create_dir_all(root).map_err(SandboxError::io("create", root))?;
     // Named after the runner, so a sweep removes it if the runner dies mid-preparation.
     let staging = root.join(format!(
         "{STAGING_PREFIX}{}-{}",
-        runner.tag(),
+        site.runner.tag(),
         uuid::Uuid::now_v7().simple()
     ));
-    let result = prepare_into(
-        docker, config, runner, language, image, src, &plan, &staging,
-    )
-    .await;
+    let result = prepare_into(site, src, plan, stage, &staging).await;
+    let language = site.language;
     let outcome = match result {
         Ok(egress) => {
-            let out = staging.join("out");
-            read_report(language, &out)
-                .and_then(|report| publish(&out, &dir).map(|()| (report, egress)))
+            let (out, dir) = (staging.join("out"), dir.to_path_buf());
+            blocking("publish the prepared layer", &dir.clone(), move || {
+                let report = read_report(language, &out)?;
+                publish(&out, &dir)?;
+                let held = lookup(&dir)?.ok_or_else(|| SandboxError::Io {
+                    action: "find the layer just published at",
+                    path: dir.clone(),
+                    source: std::io::Error::from(std::io::ErrorKind::NotFound),
+                })?;
+                Ok((report, egress, held))
+            })
+            .await
         }
         Err(e) => Err(e),
     };
@@ -821,19 +1000,216 @@ pub(crate) async fn prepare(
         move || remove_tree(&staging)
     })
     .await;
-    match outcome {
-        Ok((report, egress)) => {
-            metrics::counter!(crate::metrics::DEPENDENCIES_TOTAL, "result" => "prepared")
-                .increment(1);
-            let record = record_of(&plan, &key, report, true, Some(&egress));
-            Ok(Some(Prepared { dir, env, record }))
+    outcome
+}
+
+/// Reads what setup.py declares in an inspection container of its own: the tree's code
+/// runs there with no network and nothing a later run reads; what it printed is data, and
+/// part of the cached layer's key.
+async fn inspect_setup_py(
+    site: &Site<'_>,
+    src: &Path,
+    plan: &mut Plan,
+) -> Result<(), SandboxError> {
+    let key = format!("inspect-{}", uuid::Uuid::now_v7().simple());
+    let spec = ContainerSpec {
+        name: container::container_name(&key),
+        key: key.clone(),
+        runner: site.runner.label(),
+        language: site.language,
+        image: site.image.to_string(),
+        command: vec!["python3".into(), "-c".into(), INSPECT_SETUP_SCRIPT.into()],
+        env: Vec::new(),
+        src,
+        mounts: Vec::new(),
+        limits: site.config.prepare_limits,
+        user: site.config.user,
+        timeout: site.config.prepare_timeout.min(Duration::from_secs(300)),
+        output: site.config.output,
+    };
+    let execution = container::execute(site.docker, spec).await?;
+    let output = format!("{}{}", execution.output.head, execution.output.tail);
+    let (declared, report) = read_inspection(&output);
+    let bytes = serde_json::to_vec(&declared).unwrap_or_default();
+    plan.inputs.push(("setup.py (as evaluated)".into(), bytes));
+    if let Some((_, json)) = plan.files.iter_mut().find(|(n, _)| n == "plan.json")
+        && let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(json)
+    {
+        value["setup_declared"] = declared;
+        value["setup_report"] = report;
+        *json = plan_json(&value);
+    }
+    Ok(())
+}
+
+/// What the inspection printed after its marker, and what the record says of it.
+fn read_inspection(output: &str) -> (serde_json::Value, serde_json::Value) {
+    let tail = |text: &str| {
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines[lines.len().saturating_sub(6)..].join("\n")
+    };
+    let Some(at) = output.rfind(SETUP_MARKER) else {
+        return (
+            serde_json::json!({}),
+            serde_json::json!({"evaluated": false, "error": tail(output)}),
+        );
+    };
+    let line = output[at + SETUP_MARKER.len()..]
+        .lines()
+        .next()
+        .unwrap_or("");
+    match serde_json::from_str::<serde_json::Value>(line.trim()) {
+        Ok(found) if found.is_object() => {
+            let report = serde_json::json!({
+                "evaluated": true,
+                "name": found["name"],
+                "python_requires": found["python_requires"],
+            });
+            (found, report)
         }
-        Err(e) => {
-            metrics::counter!(crate::metrics::DEPENDENCIES_TOTAL, "result" => "failed")
-                .increment(1);
-            Err(e)
+        Ok(_) | Err(_) => (
+            serde_json::json!({}),
+            serde_json::json!({"evaluated": false, "error": "its output did not read"}),
+        ),
+    }
+}
+
+/// The project layer of one tree: key, the environment's key and the tree's identity (its
+/// commit, its patch, the files the run adds — removed before the build, so the layer is
+/// the commit's and the patch's alone).
+fn project_key(deps_key: &str, tree: &crate::tree::TreeRecord) -> String {
+    let mut hasher = Sha256::new();
+    for part in [
+        "project layer v1",
+        deps_key,
+        &tree.commit,
+        tree.patch_sha256.as_deref().unwrap_or(""),
+    ] {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    for added in &tree.added_files {
+        hasher.update((added.path.len() as u64).to_le_bytes());
+        hasher.update(added.path.as_bytes());
+    }
+    hex::encode(&hasher.finalize()[..16])
+}
+
+/// Python: the project itself, as an editable install made for this tree over the cached
+/// environment (mounted read-only), copied into the run's tree as `.proven-project`
+/// (the environment's hook makes it a site directory). Its notes join the record.
+#[allow(clippy::too_many_arguments)]
+async fn project_layer(
+    site: &Site<'_>,
+    src: &Path,
+    tree: &crate::tree::TreeRecord,
+    deps_plan: &Plan,
+    deps_key: &str,
+    root: &Path,
+    deps_dir: &Path,
+    record: &mut DependencyRecord,
+) -> Result<(), SandboxError> {
+    let key = project_key(deps_key, tree);
+    let dir = root.join(format!("python-project-{key}"));
+    let found = {
+        let dir = dir.clone();
+        blocking("read the project layer", &dir.clone(), move || lookup(&dir)).await?
+    };
+    let (report, held) = match found {
+        Some(held) => {
+            let language = site.language;
+            let report = {
+                let dir = dir.clone();
+                blocking("read the project layer", &dir.clone(), move || {
+                    read_report(language, &dir)
+                })
+                .await?
+            };
+            (report, held)
+        }
+        None => {
+            let mut plan = Plan {
+                inputs: deps_plan.inputs.clone(),
+                ..Plan::default()
+            };
+            let mut json: serde_json::Value = deps_plan
+                .files
+                .iter()
+                .find(|(n, _)| n == "plan.json")
+                .and_then(|(_, b)| serde_json::from_slice(b).ok())
+                .unwrap_or_else(|| serde_json::json!({}));
+            json["stage"] = "project".into();
+            json["requirements"] = serde_json::json!([]);
+            json["remove"] = tree
+                .added_files
+                .iter()
+                .map(|f| f.path.clone())
+                .collect::<Vec<_>>()
+                .into();
+            plan.files = vec![
+                ("plan.json".into(), plan_json(&json)),
+                ("prepare.py".into(), PYTHON_SCRIPT.as_bytes().to_vec()),
+            ];
+            plan.command = deps_plan.command.clone();
+            plan.env = deps_plan.env.clone();
+            let stage = Stage {
+                out_target: PROJECT_MOUNT,
+                mounts: vec![Mount::read_only(deps_dir, MOUNT)],
+            };
+            let (report, _, held) = make_layer(site, src, &plan, &stage, root, &dir).await?;
+            (report, held)
+        }
+    };
+    // Into the run's tree: the layer stays immutable, the run's copy is its own.
+    let (from, into) = (dir.clone(), src.join(PROJECT_IN_TREE));
+    blocking("copy the project layer into", &into.clone(), move || {
+        copy_tree(&from, &into)
+    })
+    .await?;
+    drop(held);
+    for note in report.notes {
+        if !record.notes.contains(&note) {
+            record.notes.push(note);
         }
     }
+    let mut not_prepared = std::mem::take(&mut record.not_prepared);
+    not_prepared.extend(report.not_prepared);
+    record.not_prepared = one_entry_per_requirement(not_prepared);
+    record.project_layer = Some(key);
+    Ok(())
+}
+
+/// Copies a layer (files, directories, links as links) into a run's tree, leaving out the
+/// runner's own marker and the preparation's report.
+fn copy_tree(from: &Path, into: &Path) -> Result<(), SandboxError> {
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let dir = into.join(&rel);
+        fs::create_dir_all(&dir).map_err(SandboxError::io("create", &dir))?;
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755))
+            .map_err(SandboxError::io("set permissions of", &dir))?;
+        for entry in fs::read_dir(from.join(&rel)).map_err(SandboxError::io("list", from))? {
+            let entry = entry.map_err(SandboxError::io("list", from))?;
+            let name = entry.file_name();
+            if rel.as_os_str().is_empty() && (name == COMPLETE || name == "report.json") {
+                continue;
+            }
+            let (path, target) = (entry.path(), into.join(&rel).join(&name));
+            let kind = entry
+                .file_type()
+                .map_err(SandboxError::io("inspect", &path))?;
+            if kind.is_dir() {
+                stack.push(rel.join(&name));
+            } else if kind.is_symlink() {
+                let link = fs::read_link(&path).map_err(SandboxError::io("read", &path))?;
+                std::os::unix::fs::symlink(link, &target)
+                    .map_err(SandboxError::io("write", &target))?;
+            } else if kind.is_file() {
+                fs::copy(&path, &target).map_err(SandboxError::io("write", &target))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Removes a directory the container's user may have made unwritable to its owner.
@@ -874,17 +1250,21 @@ fn disk_bytes(path: &Path) -> u64 {
     total
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn prepare_into(
-    docker: &bollard::Docker,
-    config: &SandboxConfig,
-    runner: &crate::sweep::RunnerIdentity,
-    language: Language,
-    image: &str,
+    site: &Site<'_>,
     src: &Path,
     plan: &Plan,
+    stage: &Stage,
     staging: &Path,
 ) -> Result<proxy::EgressLog, SandboxError> {
+    let Site {
+        docker,
+        config,
+        runner,
+        language,
+        image,
+        ..
+    } = *site;
     let lock_file = plan
         .inputs
         .iter()
@@ -911,12 +1291,7 @@ async fn prepare_into(
         .tempdir()
         .map_err(SandboxError::io("create", std::env::temp_dir()))?;
     let sock = sock_dir.path().to_path_buf();
-    for (dir, mode) in [(&out, 0o777), (&prep, 0o755), (&sock, 0o777)] {
-        fs::create_dir_all(dir).map_err(SandboxError::io("create", dir))?;
-        // The container's user is not the runner's.
-        fs::set_permissions(dir, fs::Permissions::from_mode(mode))
-            .map_err(SandboxError::io("set permissions of", dir))?;
-    }
+    fs::create_dir_all(staging).map_err(SandboxError::io("create", staging))?;
     fs::set_permissions(staging, fs::Permissions::from_mode(0o755))
         .map_err(SandboxError::io("set permissions of", staging))?;
     // The preparation writes files the runner must later move and remove: it runs as the
@@ -931,6 +1306,20 @@ async fn prepare_into(
             (meta.uid(), meta.gid())
         }
     };
+    // The output and the socket's directory belong to the preparation's user alone
+    // (0700): no other local user reads what it writes or reaches its proxy.
+    for (dir, mode, owned) in [
+        (&out, 0o700, true),
+        (&prep, 0o755, false),
+        (&sock, 0o700, true),
+    ] {
+        fs::create_dir_all(dir).map_err(SandboxError::io("create", dir))?;
+        if owned {
+            own(dir, user)?;
+        }
+        fs::set_permissions(dir, fs::Permissions::from_mode(mode))
+            .map_err(SandboxError::io("set permissions of", dir))?;
+    }
     // The mount points of the socket's directory and the forwarder, inside /prep (which is
     // read-only in the container: they must exist before it is mounted).
     for dir in [prep.join("sock"), prep.join("bin")] {
@@ -984,7 +1373,7 @@ async fn prepare_into(
         mounts: vec![
             Mount {
                 host: out.clone(),
-                target: MOUNT.into(),
+                target: stage.out_target.into(),
                 writable: true,
             },
             Mount::read_only(&prep, "/prep"),
@@ -994,7 +1383,10 @@ async fn prepare_into(
                 writable: true,
             },
             Mount::read_only(&forwarder.path, "/prep/bin/forward"),
-        ],
+        ]
+        .into_iter()
+        .chain(stage.mounts.iter().cloned())
+        .collect(),
         limits: config.prepare_limits,
         user,
         timeout: config.prepare_timeout,
@@ -1066,13 +1458,28 @@ async fn prepare_into(
     Ok(log)
 }
 
-/// Renames a complete staging output into place; losing the race to another runner is
-/// fine (the winner's entry has the same key, so the same contents).
+/// Gives a directory to the preparation's user (when the runner is root: otherwise they
+/// are the same user already).
+fn own(dir: &Path, (uid, gid): (u32, u32)) -> Result<(), SandboxError> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::metadata(dir).map_err(SandboxError::io("inspect", dir))?;
+    if meta.uid() == uid {
+        return Ok(());
+    }
+    std::os::unix::fs::chown(dir, Some(uid), Some(gid))
+        .map_err(SandboxError::io("give to the preparation's user", dir))
+}
+
+/// Publishes a complete staging output as the layer `dir`: frozen (read-only), its marker
+/// the runner's own, hashed before it takes its name and sealed right after. Losing the
+/// race to another runner is fine (its layer has the same key); a layer left unsealed by
+/// a runner that died between the two is replaced.
 fn publish(out: &Path, dir: &Path) -> Result<(), SandboxError> {
-    make_readable(out)?;
     // The marker is the runner's own: whatever the preparation left at its name (a link to
     // a host file, which a write would follow) is removed, and the marker made anew.
     let marker = out.join(COMPLETE);
+    fs::set_permissions(out, fs::Permissions::from_mode(0o755))
+        .map_err(SandboxError::io("set permissions of", out))?;
     match fs::remove_file(&marker) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -1083,39 +1490,19 @@ fn publish(out: &Path, dir: &Path) -> Result<(), SandboxError> {
         .create_new(true)
         .open(&marker)
         .map_err(SandboxError::io("write", &marker))?;
-    match fs::rename(out, dir) {
-        Ok(()) => Ok(()),
-        Err(_) if written::is_regular_file(&dir.join(COMPLETE)) => Ok(()),
-        Err(e) => Err(SandboxError::Io {
-            action: "move a prepared dependency directory to",
-            path: dir.to_path_buf(),
-            source: e,
-        }),
-    }
-}
-
-/// Makes a prepared tree readable by every run's user, and no longer writable by the
-/// preparation's (an entry is immutable once published).
-fn make_readable(root: &Path) -> Result<(), SandboxError> {
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(path) = stack.pop() {
-        let meta = fs::symlink_metadata(&path).map_err(SandboxError::io("inspect", &path))?;
-        if meta.file_type().is_symlink() {
-            continue;
-        }
-        let mode = meta.permissions().mode();
-        let wanted = if meta.is_dir() || mode & 0o100 != 0 {
-            (mode | 0o555) & !0o022
-        } else {
-            (mode | 0o444) & !0o022
-        };
-        if wanted != mode {
-            fs::set_permissions(&path, fs::Permissions::from_mode(wanted))
-                .map_err(SandboxError::io("set permissions of", &path))?;
-        }
-        if meta.is_dir() {
-            for entry in fs::read_dir(&path).map_err(SandboxError::io("list", &path))? {
-                stack.push(entry.map_err(SandboxError::io("list", &path))?.path());
+    layer::freeze(out)?;
+    let sealed = layer::hash(out).map_err(SandboxError::io("hash the prepared layer", out))?;
+    for attempt in 0..2 {
+        match fs::rename(out, dir) {
+            Ok(()) => return layer::write_seal(dir, &sealed),
+            Err(_) if layer::is_sealed(dir) => return Ok(()),
+            Err(_) if attempt == 0 && layer::abandoned(dir) => layer::remove_layer(dir),
+            Err(e) => {
+                return Err(SandboxError::Io {
+                    action: "move a prepared layer to",
+                    path: dir.to_path_buf(),
+                    source: e,
+                });
             }
         }
     }
@@ -1223,6 +1610,8 @@ mod tests {
             let report = entry.path().join("report.json");
             let _ = fs::remove_file(&report);
             std::os::unix::fs::symlink(target, &report).expect("symlink");
+            // Sealed as it is (the link was there when the layer was published).
+            layer::seal(entry.path()).expect("seal");
             let err = cached(&Plan::default(), Language::Python, "k", entry.path())
                 .expect_err("a linked report is refused");
             let text = err.to_string();
@@ -1293,12 +1682,19 @@ mod tests {
     }
 
     #[test]
-    fn tenants_have_caches_of_their_own() {
+    fn tenants_and_repositories_have_caches_of_their_own() {
         let root = Path::new("/cache/deps");
-        assert_ne!(tenant_dir(root, "acme"), tenant_dir(root, "globex"));
-        assert_eq!(tenant_dir(root, "acme"), tenant_dir(root, "acme"));
+        let scope = |tenant, repository| scope_dir(root, Scope { tenant, repository });
+        assert_ne!(scope("acme", "acme/app"), scope("globex", "acme/app"));
+        assert_ne!(scope("acme", "acme/app"), scope("acme", "acme/fork"));
+        assert_eq!(scope("acme", "acme/app"), scope("acme", "acme/app"));
+        assert_ne!(
+            scope("a\0repository\0b", ""),
+            scope("a", "b"),
+            "parts never run together"
+        );
         assert!(
-            tenant_dir(root, "../../etc").starts_with(root),
+            scope("../../etc", "../x").starts_with(root),
             "a digest, never a path"
         );
     }

@@ -8,6 +8,7 @@ mod counts;
 mod crash;
 mod go;
 mod node;
+mod poison;
 mod pool;
 mod python;
 mod rust;

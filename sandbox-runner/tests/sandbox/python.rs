@@ -194,10 +194,10 @@ async fn python_dependencies_are_prepared_from_the_lock_file_and_cached() {
     std::fs::remove_dir_all(&entries[0]).expect("remove the test's cache entry");
 }
 
-/// A preparation runs the tree's setup.py, which can leave `/deps/report.json` a symlink
-/// (here to a file beside it, which the preparation's own report then goes through): the
-/// host never follows it, and the run fails naming it instead of reading what it points
-/// at.
+/// The project layer's preparation runs the tree's setup.py, which can leave
+/// `/proj/report.json` a symlink (here to a file beside it, which the preparation's own
+/// report then goes through): the host never follows it, and the run fails naming it
+/// instead of reading what it points at. (`/deps` is read-only there.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_report_the_preparation_left_as_a_symlink_is_never_followed() {
     let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
@@ -206,7 +206,7 @@ async fn a_report_the_preparation_left_as_a_symlink_is_never_followed() {
     repo.write(
         "setup.py",
         format!(
-            "# {marker}\nimport os\ntry:\n    os.symlink('report.real.json', '/deps/report.json')\nexcept OSError:\n    pass\nfrom setuptools import setup\nsetup(name='linkdemo', py_modules=['linkdemo'])\n"
+            "# {marker}\nimport os\nfor d in ('/deps', '/proj'):\n    try:\n        os.symlink('report.real.json', d + '/report.json')\n    except OSError:\n        pass\nfrom setuptools import setup\nsetup(name='linkdemo', py_modules=['linkdemo'])\n"
         ),
     )
     .write("linkdemo.py", "def one():\n    return 1\n");

@@ -256,6 +256,10 @@ pub struct SandboxSettings {
     pub pool_languages: Vec<String>,
     pub prepare_timeout: std::time::Duration,
     pub prepare_max_bytes: u64,
+    /// Where prepared layers are cached (`sandbox.cache_dir`, else under the data
+    /// directory).
+    pub cache_dir: std::path::PathBuf,
+    pub cache_max_bytes: u64,
 }
 
 /// What `proven serve` allows one connection, request and token.
@@ -595,6 +599,11 @@ impl Layers {
                     "sandbox.prepare_timeout_seconds",
                 )?),
                 prepare_max_bytes: number("sandbox.prepare_max_bytes")?,
+                cache_dir: match text("sandbox.cache_dir")? {
+                    dir if dir.is_empty() => PathBuf::from(&data_dir).join("sandbox-cache"),
+                    dir => PathBuf::from(dir),
+                },
+                cache_max_bytes: number("sandbox.cache_max_bytes")?,
             }
         };
         let default_url = settings::setting("models.generator.base_url").default_value();
@@ -816,6 +825,18 @@ mod tests {
         assert!(c.data_dir.ends_with("proven"));
         assert_eq!(c.database_url, None);
         assert_eq!(c.database_connections, 4);
+        // The sandbox's cache is the data directory's, never a temporary directory every
+        // process on the host shares.
+        assert_eq!(c.sandbox.cache_dir, c.data_dir.join("sandbox-cache"));
+        assert_eq!(c.sandbox.cache_max_bytes, 20 << 30);
+        let moved = Layers::from_env(env(&[("PROVEN_DATA_DIR", "/srv/proven")]))
+            .expect("env")
+            .resolve()
+            .expect("valid");
+        assert_eq!(
+            moved.sandbox.cache_dir,
+            std::path::Path::new("/srv/proven/sandbox-cache")
+        );
     }
 
     #[test]

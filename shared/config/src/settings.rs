@@ -28,6 +28,8 @@ pub enum Allowed {
     /// A `postgres://`, `postgresql://` or `sqlite:` URL, or empty.
     DatabaseUrl,
     Path,
+    /// A directory path, or empty (the default place).
+    PathOrEmpty,
     /// A `tracing` filter such as `warn` or `proven=debug`.
     LogFilter,
     /// A `redis://` or `rediss://` URL.
@@ -198,6 +200,7 @@ impl Allowed {
                     Ok(())
                 }
             }
+            Allowed::PathOrEmpty => Ok(()),
             Allowed::RedisUrl => {
                 if raw.starts_with("redis://") || raw.starts_with("rediss://") {
                     Ok(())
@@ -340,6 +343,7 @@ impl Allowed {
             Allowed::ListOf(values) => format!("a comma-separated list of {}", values.join(", ")),
             Allowed::DatabaseUrl => "postgres://…, postgresql://… or sqlite:… URL".into(),
             Allowed::Path => "a directory".into(),
+            Allowed::PathOrEmpty => "a directory, or empty".into(),
             Allowed::RedisUrl => "redis://… or rediss://… URL".into(),
             Allowed::Name => "letters, digits, -, _, :".into(),
             Allowed::SocketAddr => "host:port".into(),
@@ -1317,6 +1321,22 @@ pub static SETTINGS: &[Setting] = &[
         allowed: Allowed::PositiveInteger,
         repository: false,
         doc: "A dependency preparation that writes more than this is killed, by name.",
+    },
+    Setting {
+        key: "sandbox.cache_dir",
+        env: "PROVEN_SANDBOX_CACHE_DIR",
+        default: Some(""),
+        allowed: Allowed::PathOrEmpty,
+        repository: false,
+        doc: "Where prepared dependency layers are kept (per tenant and repository, sealed by digest); unset: `sandbox-cache` in the data directory. Processes that share it share its layers.",
+    },
+    Setting {
+        key: "sandbox.cache_max_bytes",
+        env: "PROVEN_SANDBOX_CACHE_MAX_BYTES",
+        default: Some("21474836480"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Size cap of the prepared-layer cache: past it, the least recently used layers no run holds are removed.",
     },
 ];
 

@@ -44,6 +44,12 @@ pub struct SandboxJob {
     /// Resolve what the project does not pin as of this instant (the review's own, see
     /// `RunRequest::resolve_before`).
     pub resolve_before: Option<String>,
+    /// The tenant and the repository's identity (`owner/name`) the run is for: its
+    /// prepared layers are theirs alone.
+    #[serde(default)]
+    pub tenant: Option<String>,
+    #[serde(default)]
+    pub scope: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,6 +104,8 @@ impl SandboxJob {
             .collect();
         request.timeout = self.timeout_secs.map(Duration::from_secs);
         request.resolve_before = self.resolve_before.clone();
+        request.tenant = self.tenant.clone();
+        request.scope = self.scope.clone();
         Ok(request)
     }
 }

@@ -189,7 +189,8 @@ impl ReviewView<'_> {
     ) -> proven_sandbox::RunRequest {
         let request =
             proven_sandbox::RunRequest::new(self.repository_dir, revision, language, command)
-                .for_tenant(self.tenant);
+                .for_tenant(self.tenant)
+                .for_repository(self.repository);
         match self
             .resolve_before
             .and_then(|at| time::OffsetDateTime::from_unix_timestamp(at).ok())

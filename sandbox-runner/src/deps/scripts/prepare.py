@@ -2,16 +2,18 @@
 #
 # Runs as the sandbox user with no secrets and no host configuration; the only way out is
 # the runner's egress proxy (the operator's registries). The project's tree is a copy in
-# /work; the result goes to /deps (mounted at the same path in the test runs):
-#   /deps/venv         a virtual environment over the image's Python (its system
-#                      site-packages, pytest among them, stay visible), holding every
-#                      requirement that could be had, and the project itself as an
-#                      editable install pointing at /work, where each run's tree is
-#   /deps/report.json  what was installed, what could not be and why
+# /work. Two stages, so that no code of the tree runs where a cached layer is made:
+# - the environment (cached by the declarations): /deps/venv, a virtual environment over
+#   the image's Python (its system site-packages, pytest among them, stay visible) holding
+#   every requirement that could be had, and a hook that adds the project layer of the
+#   run's own tree; /deps/report.json, what was installed, what could not be and why;
+# - the project layer (plan "stage": "project", made per tree, the environment mounted
+#   read-only): the project itself as an editable install into /proj, pointing at /work,
+#   where each run's tree is; /proj/report.json.
 #
 # The plan (/prep/plan.json) comes from Proven, which read the project's declaration files
-# without running them and refused what fetches or builds from elsewhere. setup.py is run
-# here (its setup() call captured, never executed for real) to read what it declares.
+# without running them and refused what fetches or builds from elsewhere; what setup.py
+# declares was read in an inspection container of its own (inspect-setup.py).
 import json
 import os
 import re
@@ -132,57 +134,6 @@ def refused(spec):
     return None
 
 
-def capture_setup_py():
-    code = r'''
-import json, os, sys
-captured = {}
-def setup(**kw):
-    captured.update(kw)
-try:
-    import setuptools
-    setuptools.setup = setup
-except Exception:
-    pass
-try:
-    import distutils.core
-    distutils.core.setup = setup
-except Exception:
-    pass
-sys.argv = ["setup.py", "egg_info"]
-sys.path.insert(0, os.getcwd())
-g = {"__name__": "__main__", "__file__": os.path.abspath("setup.py")}
-exec(compile(open("setup.py", "rb").read(), "setup.py", "exec"), g)
-def norm(v):
-    if v is None:
-        return None
-    if isinstance(v, str):
-        return [l.strip() for l in v.splitlines() if l.strip() and not l.strip().startswith("#")]
-    if isinstance(v, dict):
-        return {str(k): norm(x) for k, x in v.items()}
-    try:
-        return [str(x) for x in v]
-    except TypeError:
-        return str(v)
-out = {k: norm(captured.get(k)) for k in ("install_requires", "tests_require", "extras_require", "setup_requires")}
-out["python_requires"] = captured.get("python_requires") and str(captured.get("python_requires"))
-out["name"] = captured.get("name") and str(captured.get("name"))
-print("\n@@proven-setup@@" + json.dumps(out))
-'''
-    code_, out = run([PY, "-c", code], timeout=300)
-    marker = out.rfind("@@proven-setup@@")
-    if marker < 0:
-        REPORT["setup_py"] = {"evaluated": False, "error": tail(out)}
-        return {}
-    try:
-        found = json.loads(out[marker + len("@@proven-setup@@"):].strip().splitlines()[0])
-    except Exception as e:
-        REPORT["setup_py"] = {"evaluated": False, "error": "its output did not read: %s" % e}
-        return {}
-    REPORT["setup_py"] = {"evaluated": True, "name": found.get("name"),
-                          "python_requires": found.get("python_requires")}
-    return found
-
-
 SKIPPED_DIRS = {".git", "__pycache__", "build", "dist", ".eggs", ".tox", "node_modules"}
 
 
@@ -195,13 +146,13 @@ def tree_files(root):
     return found
 
 
-def keep_generated_modules(before):
+def keep_generated_modules(before, site):
     """A build that writes a module into the tree (setuptools_scm's write_to, e.g. black's
     _black_version.py) wrote it into this copy only: each run gets a fresh copy of the tree.
     A new top-level module (at the root, or under src/) is kept in the environment: Python
     source, or an extension module the build compiled in place (an editable install builds a
-    C extension into the tree, `name.cpython-311-x86_64-linux-gnu.so`)."""
-    site = [os.path.join(VENV, "lib", p, "site-packages") for p in os.listdir(VENV + "/lib") if p.startswith("python")]
+    C extension into the tree, `name.cpython-311-x86_64-linux-gnu.so`): into the project
+    layer's `site` directories."""
     for rel in sorted(tree_files(WORK) - before):
         parts = rel.split(os.sep)
         if parts[0] == "src" and len(parts) == 2:
@@ -387,12 +338,93 @@ def unavailable(out, wanted):
     return None
 
 
+PROJECT = "/proj"
+# Where a run finds the project layer: the runner copies it into the tree's copy.
+PROJECT_IN_RUN = "/work/.proven-project"
+
+
+def project_layer_hook():
+    """The cached layer never holds the project itself (building it runs the tree's code).
+    It holds this hook instead, which the environment's interpreter reads at start: the
+    project layer of the run's own tree (made for that tree alone, see install_project),
+    where the runner put it, is a site directory of the environment."""
+    line = ("import os, sys, site; d = %r %% sys.version_info[:2]; os.path.isdir(d) and site.addsitedir(d)\n"
+            % (PROJECT_IN_RUN + "/lib/python%d.%d/site-packages"))
+    for p in os.listdir(VENV + "/lib"):
+        if p.startswith("python"):
+            with open(os.path.join(VENV, "lib", p, "site-packages", "zz-proven-project-layer.pth"), "w") as f:
+                f.write(line)
+
+
+def declares_build_system():
+    try:
+        with open(os.path.join(WORK, "pyproject.toml"), errors="replace") as f:
+            return any(line.strip().startswith("[build-system]") for line in f)
+    except OSError:
+        return False
+
+
+def install_project(pip):
+    """The project layer, for one tree: the project itself as an editable install into
+    /proj (a prefix the runner copies into the run's tree as .proven-project), over the
+    cached environment mounted read-only at /deps. Files the run adds to the tree (a test
+    under proof) are removed first: the layer is made from the commit and the patch alone,
+    which are its key."""
+    for rel in PLAN.get("remove", []):
+        path = os.path.join(WORK, rel)
+        if os.path.isfile(path) or os.path.islink(path):
+            os.remove(path)
+    site = os.path.join(PROJECT, "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
+    os.makedirs(site, exist_ok=True)
+    before = tree_files(WORK)
+    # The tree is a copy without git metadata: a version read from git (setuptools_scm,
+    # versioneer-like plugins) is given, or the build fails for want of it. A legacy
+    # `setup.py develop` wants its prefix's site directory on the path.
+    env = {"PYTHONPATH": site}
+    if not os.environ.get("SETUPTOOLS_SCM_PRETEND_VERSION"):
+        env["SETUPTOOLS_SCM_PRETEND_VERSION"] = "0.0.0"
+    into = ["--no-deps", "--ignore-installed", "--prefix", PROJECT]
+    # An editable install: the project's code stays where each run's tree is (/work).
+    # Each way tried has its own reason: the first way's (the project's own build) is
+    # the one that names what is wrong; a later way's (no build isolation, where the
+    # backend may not even be installed) is said after it when it differs.
+    # A project with no build-system table builds with setuptools either way: the image's,
+    # without fetching one into an isolated build environment first (made per tree, this
+    # layer's time is every review's).
+    ways = [["--config-settings", "editable_mode=compat"], [], ["--no-build-isolation"]]
+    if not declares_build_system():
+        ways.insert(0, ["--no-build-isolation", "--config-settings", "editable_mode=compat"])
+    reasons = []
+    for how in ways:
+        code, out = run(pip + into + how + ["-e", WORK], env=env)
+        if code == 0:
+            break
+        reason = why(out)
+        if reason and reason not in reasons:
+            reasons.append(reason)
+    if code == 0:
+        REPORT["project"] = {"installed": True, "how": "editable install of /work"}
+        keep_generated_modules(before, [site])
+    else:
+        # The project's own build failed: its code is still importable from where it is.
+        root = WORK + "/src" if os.path.isdir(WORK + "/src") and not os.path.exists(WORK + "/src/__init__.py") else WORK
+        with open(os.path.join(site, "proven-project.pth"), "w") as f:
+            f.write(root + "\n")
+        reason = "; then ".join(reasons[:3]) or why(out)
+        REPORT["project"] = {"installed": False, "how": "on the path as %s" % root, "error": reason}
+        REPORT["not_prepared"].append({"what": "the project itself (as an installed package)",
+                                       "source": "its build", "reason": reason})
+    with open(PROJECT + "/report.json", "w") as f:
+        json.dump(REPORT, f, indent=1)
+
+
 def main():
-    os.makedirs(DEPS, exist_ok=True)
-    code, out = run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", VENV], timeout=120)
-    if code != 0:
-        print("the virtual environment could not be made: " + tail(out), file=sys.stderr)
-        sys.exit(3)
+    if PLAN.get("stage") != "project":
+        os.makedirs(DEPS, exist_ok=True)
+        code, out = run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", VENV], timeout=120)
+        if code != 0:
+            print("the virtual environment could not be made: " + tail(out), file=sys.stderr)
+            sys.exit(3)
     wanted = []
     seen = set()
 
@@ -409,8 +441,12 @@ def main():
 
     for r in PLAN.get("requirements", []):
         want(r["spec"], r["source"])
-    if PLAN.get("setup_py") and os.path.exists(os.path.join(WORK, "setup.py")):
-        found = capture_setup_py()
+    # What setup.py declares, read in an inspection container of its own (never here: no
+    # code of the tree runs where the cached layer is made).
+    found = PLAN.get("setup_declared") or {}
+    if PLAN.get("setup_report"):
+        REPORT["setup_py"] = PLAN["setup_report"]
+    if found:
         for key in ("install_requires", "tests_require"):
             for spec in found.get(key) or []:
                 want(spec, "setup.py " + key)
@@ -452,6 +488,10 @@ def main():
         with open("/tmp/proven-constraints.txt", "w") as f:
             f.write("\n".join(c["spec"] for c in PLAN["constraints"]) + "\n")
         pip += ["-c", "/tmp/proven-constraints.txt"]
+
+    if PLAN.get("stage") == "project":
+        install_project(pip)
+        return
 
     if wanted:
         # Together first. A requirement pip names as not served (no release for this
@@ -495,38 +535,7 @@ def main():
                 if code != 0:
                     REPORT["not_prepared"].append({"what": spec, "source": source, "reason": why(out)})
 
-    if PLAN.get("project"):
-        target = WORK
-        before = tree_files(WORK)
-        # The tree is a copy without git metadata: a version read from git (setuptools_scm,
-        # versioneer-like plugins) is given, or the build fails for want of it.
-        scm = {} if os.environ.get("SETUPTOOLS_SCM_PRETEND_VERSION") else {"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0"}
-        # An editable install: the project's code stays where each run's tree is (/work).
-        # Each way tried has its own reason: the first way's (the project's own build) is
-        # the one that names what is wrong; a later way's (no build isolation, where the
-        # backend may not even be installed) is said after it when it differs.
-        reasons = []
-        for how in (["--config-settings", "editable_mode=compat"], [], ["--no-build-isolation"]):
-            code, out = run(pip + ["--no-deps"] + how + ["-e", target], env=scm)
-            if code == 0:
-                break
-            reason = why(out)
-            if reason and reason not in reasons:
-                reasons.append(reason)
-        if code == 0:
-            REPORT["project"] = {"installed": True, "how": "editable install of /work"}
-            keep_generated_modules(before)
-        else:
-            # The project's own build failed: its code is still importable from where it is.
-            root = WORK + "/src" if os.path.isdir(WORK + "/src") and not os.path.exists(WORK + "/src/__init__.py") else WORK
-            site = [p for p in os.listdir(VENV + "/lib") if p.startswith("python")]
-            for p in site:
-                with open(os.path.join(VENV, "lib", p, "site-packages", "proven-project.pth"), "w") as f:
-                    f.write(root + "\n")
-            reason = "; then ".join(reasons[:3]) or why(out)
-            REPORT["project"] = {"installed": False, "how": "on the path as %s" % root, "error": reason}
-            REPORT["not_prepared"].append({"what": "the project itself (as an installed package)",
-                                           "source": "its build", "reason": reason})
+    project_layer_hook()
 
     if RESOLVE_BEFORE:
         dated_runner_or_the_images()
