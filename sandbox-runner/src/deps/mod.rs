@@ -1622,6 +1622,15 @@ mod tests {
             assert!(!text.contains("SECRET-MARKER-31"));
             assert!(!err.is_retryable(), "the same entry refuses again");
         }
+        // Nothing was read through the link to /dev/zero: this test's process (nextest runs
+        // each test in its own) peaked far under 100 MB.
+        let status = fs::read_to_string("/proc/self/status").expect("status");
+        let peak_kb: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmHWM");
+        assert!(peak_kb < 100 * 1024, "peak memory {peak_kb} kB");
     }
 
     #[test]
