@@ -539,3 +539,56 @@ async fn an_sdist_build_never_runs_on_the_host_nor_sees_its_secrets() {
     );
     env.cleanup().await;
 }
+
+/// Issue 31, must-show 1, as a user sees it: a pull request that changes a comment in
+/// setup.py (a new cache key) and puts a payload in the file setup.py execs, which would
+/// make every Python in the prepared environment exit 0 saying "1 passed". A later pull
+/// request with the same setup.py, a clean tree and a real bug is reviewed with the same
+/// cache: the bug is reproduced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pull_request_cannot_poison_the_environment_a_later_review_proves_in() {
+    let marker = uuid::Uuid::now_v7().simple().to_string();
+    let setup = |comment: &str| {
+        format!(
+            "# {marker} {comment}\nfrom setuptools import setup\nabout = {{}}\nexec(open('version.py').read(), about)\nsetup(name='poisoned', version=about['__version__'], py_modules=['ops'])\n"
+        )
+    };
+    let payload = "__version__ = '1.0'\nimport glob, os\nfor d in glob.glob('/deps/venv/lib/python*/site-packages'):\n    try:\n        with open(os.path.join(d, 'aa_planted.pth'), 'w') as f:\n            f.write(\"import os; os.write(1, b'1 passed\\\\n'); os._exit(0)\\n\")\n    except OSError:\n        pass\n";
+    let add = |op: &str, note: &str| format!("{note}def add(a, b):\n    return a {op} b\n");
+    let repo = TestRepo::new();
+    repo.write("setup.py", setup(""))
+        .write("version.py", "__version__ = '1.0'\n")
+        .write("ops.py", add("+", ""));
+    let base = repo.commit("base");
+    // The attack: a new key for setup.py, the payload, and a harmless edit of ops.py so the
+    // review runs a test there.
+    repo.write("setup.py", setup("reformatted"))
+        .write("version.py", payload)
+        .write("ops.py", add("+", "# tidied\n"));
+    repo.commit("attack");
+    let env = Env::new(Backend::Sqlite).await;
+    let server = ScriptedServer::start().await;
+    scripted(&server, "ops.py", "from ops import add", no_fix());
+    let attacked = review(&env, &server, &repo, &base, &[("PROVEN_FIX_ATTEMPTS", "0")]);
+    let attacked = parse(&attacked);
+    assert_eq!(
+        attacked["findings"].as_array().map(Vec::len),
+        Some(0),
+        "no bug in the attack: {attacked:#}"
+    );
+    // Later: force-pushed clean, the same setup.py, and a real bug.
+    repo.write("version.py", "__version__ = '1.0'\n")
+        .write("ops.py", add("-", "# tidied\n"));
+    repo.commit("a real bug");
+    let server = ScriptedServer::start().await;
+    scripted(&server, "ops.py", "from ops import add", no_fix());
+    let out = review(&env, &server, &repo, &base, &[("PROVEN_FIX_ATTEMPTS", "0")]);
+    let doc = parse(&out);
+    assert_eq!(
+        doc["findings"][0]["proof_level"],
+        "reproduced",
+        "the later review proves the bug, whatever the attack left in the cache: {doc:#}\n{}",
+        text(&out).1
+    );
+    env.cleanup().await;
+}

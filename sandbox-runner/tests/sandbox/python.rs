@@ -474,6 +474,11 @@ async fn unpinned_requirements_resolve_as_of_the_date_asked() {
 
 /// A wheel holding one module, `name`, whose `VERSION` is `version`.
 fn wheel(path: &std::path::Path, name: &str, version: &str) {
+    wheel_requiring(path, name, version, &[]);
+}
+
+/// A wheel of one module, `name`, whose `VERSION` is `version`, requiring `requires`.
+fn wheel_requiring(path: &std::path::Path, name: &str, version: &str, requires: &[&str]) {
     use std::io::Write;
     let file = std::fs::File::create(path).expect("wheel");
     let mut zip = zip::ZipWriter::new(file);
@@ -483,7 +488,13 @@ fn wheel(path: &std::path::Path, name: &str, version: &str) {
         (format!("{name}.py"), format!("VERSION = '{version}'\n")),
         (
             format!("{info}/METADATA"),
-            format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"),
+            format!(
+                "Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{}",
+                requires
+                    .iter()
+                    .map(|r| format!("Requires-Dist: {r}\n"))
+                    .collect::<String>()
+            ),
         ),
         (
             format!("{info}/WHEEL"),
@@ -803,5 +814,69 @@ async fn a_unittest_error_in_a_class_derived_from_the_projects_base_reproduces_t
             .any(|n| n.starts_with("test_parse (tests.test_parse.ParserChecks")),
         "{:?}",
         failed.failing
+    );
+}
+
+/// A requirement that depends on the project itself (a plugin of it) brings the project's
+/// own release from the index: the tree's code is the one the tests import, as when the
+/// project was installed into the environment over it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_of_the_project_a_requirement_brings_never_shadows_the_tree() {
+    let index = tempfile::tempdir().expect("index");
+    let files = index.path().join("files");
+    std::fs::create_dir_all(&files).expect("files");
+    let marker = support::unique();
+    for (name, version, requires) in [
+        ("selfdep", "9.9", &[][..]),
+        ("selfdepplugin", "1.0", &["selfdep"][..]),
+    ] {
+        let filename = format!("{name}-{version}-py3-none-any.whl");
+        wheel_requiring(&files.join(&filename), name, version, requires);
+        let dir = index.path().join("simple").join(name.replace('_', "-"));
+        std::fs::create_dir_all(&dir).expect("page");
+        // A PEP 503 page (pip reads the operator's index directly here).
+        let body = format!(
+            "<!DOCTYPE html><html><body><a href=\"http://pypi.test/files/{filename}\">{filename}</a></body></html>"
+        );
+        std::fs::write(dir.join("index.html"), body).expect("write");
+    }
+    let server = support::FileServer::start(index.path());
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.pip_index_url = Some("http://pypi.test/simple/".into());
+        c.registries = server.allow_as("pypi.test");
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write(
+        "setup.py",
+        format!("# {marker}\nfrom setuptools import setup\nsetup(name='selfdep', version='0.1', py_modules=['selfdep'])\n"),
+    )
+    .write("requirements-dev.txt", "selfdepplugin\n")
+    .write("selfdep.py", "VERSION = 'the tree'\n");
+    let commit = repo.commit("a project a plugin of which it tests with");
+    let show = [
+        "python3",
+        "-c",
+        "import selfdep, selfdepplugin; print('imports', selfdep.VERSION)",
+    ];
+    let run = sandbox
+        .run(&RunRequest::new(repo.path(), &commit, Language::Python, show).as_command())
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    assert_eq!(
+        run.outcome,
+        Outcome::Passed,
+        "{out}\n{:#?}",
+        run.dependencies
+    );
+    assert!(out.contains("imports the tree"), "{out}");
+    let deps = run.dependencies.as_ref().expect("prepared");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("selfdep 9.9 came with a requirement: removed")),
+        "{:?}",
+        deps.notes
     );
 }

@@ -343,6 +343,61 @@ PROJECT = "/proj"
 PROJECT_IN_RUN = "/work/.proven-project"
 
 
+def own_names():
+    """The names the project publishes itself under, from its declarations (never by
+    running them): setup.py's as the inspection read it, pyproject's [project] or poetry
+    name, setup.cfg's [metadata] name."""
+    names = set()
+    found = PLAN.get("setup_declared") or {}
+    if found.get("name"):
+        names.add(found["name"])
+    try:
+        with open(os.path.join(WORK, "pyproject.toml"), errors="replace") as f:
+            section = None
+            for line in f:
+                head = re.match(r"^\s*\[([^\]]+)\]\s*$", line)
+                if head:
+                    section = head.group(1).strip()
+                    continue
+                m = re.match(r"""^\s*(name|dist-name)\s*=\s*["']([^"']+)["']""", line)
+                if m and section in ("project", "tool.poetry", "tool.flit.metadata"):
+                    names.add(m.group(2))
+    except OSError:
+        pass
+    try:
+        import configparser
+        cfg = configparser.ConfigParser(interpolation=None)
+        cfg.read(os.path.join(WORK, "setup.cfg"))
+        if cfg.has_option("metadata", "name"):
+            names.add(cfg.get("metadata", "name"))
+    except Exception:
+        pass
+    return {re.sub(r"[-_.]+", "-", n).lower() for n in names if n.strip()}
+
+
+def drop_own_release():
+    """A requirement that depends on the project itself (a plugin of it, a framework built
+    on it) brings the project's own release from the index. The tree's code is the one
+    under test: the release is removed here, and the project layer (the tree, editable)
+    takes its place at run time, as an editable install into this environment replaced it
+    before."""
+    own = own_names()
+    if not own:
+        return
+    # --local: the environment's own packages, never the image's it only sees.
+    code, out = run([PY, "-m", "pip", "list", "--local", "--format", "json", "--disable-pip-version-check"], timeout=120)
+    try:
+        listed = json.loads(out.strip().splitlines()[-1])
+    except Exception:
+        return
+    for p in listed:
+        if re.sub(r"[-_.]+", "-", p["name"]).lower() in own:
+            code, out = run([PY, "-m", "pip", "uninstall", "-y", "--disable-pip-version-check", p["name"]], timeout=120)
+            if code == 0:
+                REPORT["notes"].append("%s %s came with a requirement: removed, the tree's own code is the one under test"
+                                       % (p["name"], p["version"]))
+
+
 def project_layer_hook():
     """The cached layer never holds the project itself (building it runs the tree's code).
     It holds this hook instead, which the environment's interpreter reads at start: the
@@ -535,6 +590,7 @@ def main():
                 if code != 0:
                     REPORT["not_prepared"].append({"what": spec, "source": source, "reason": why(out)})
 
+    drop_own_release()
     project_layer_hook()
 
     if RESOLVE_BEFORE:
