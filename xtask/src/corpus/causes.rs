@@ -26,7 +26,7 @@ pub struct Miss {
 }
 
 /// The case's miss, or None when nothing missed (or its review has not run yet).
-pub fn miss_of(r: &CaseResult) -> Option<Miss> {
+pub(super) fn miss_of(r: &CaseResult) -> Option<Miss> {
     let text_of = |prefix: &str| -> String {
         r.causes
             .iter()
@@ -193,7 +193,7 @@ fn only_python2_declared(text: &str) -> bool {
 
 /// The report's section: the misses by cause, the world's apart from Proven's, and the
 /// share of Proven's causes among every case.
-pub fn section(results: &[CaseResult]) -> String {
+pub(super) fn section(results: &[CaseResult]) -> String {
     let mut s = String::new();
     let misses: Vec<(&CaseResult, Miss)> = results
         .iter()

@@ -28,7 +28,7 @@
 mod bugsinpy;
 mod bugsjs;
 mod case;
-mod causes;
+pub mod causes;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
