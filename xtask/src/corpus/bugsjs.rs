@@ -405,6 +405,16 @@ impl JsBug {
         }
     }
 
+    /// The first `it(…)` title of a test file that is none of the bug's tests.
+    fn control_title(&self, source: &str) -> Option<String> {
+        declared_titles(source).into_iter().find(|t| {
+            !self
+                .names
+                .iter()
+                .any(|n| n == t || n.ends_with(&format!(" {t}")))
+        })
+    }
+
     /// A node:test file beside the bug's first test file that runs `command` (the
     /// project's mocha) from the tree's root and passes when it does.
     fn prover_test(&self, tag: &str, command: &str) -> Result<ProverTest, String> {
@@ -428,9 +438,13 @@ impl JsBug {
             vec![".."; up].join("/")
         });
         let title = format!("BugsJS {} {tag}", self.id());
+        // The project's mocha may load every file of the test directory, this one too: loaded
+        // by the mocha it starts (PROVEN_BUGSJS_INNER set), it declares nothing, so it never
+        // runs itself again.
         let code = format!(
             "'use strict';\n\
              // BugsJS {id}: the bug's own tests, run by the project's mocha as the dataset runs them.\n\
+             if (!process.env.PROVEN_BUGSJS_INNER) {{\n\
              const test = require('node:test');\n\
              const assert = require('node:assert');\n\
              const path = require('node:path');\n\
@@ -438,11 +452,14 @@ impl JsBug {
              \n\
              test({title}, () => {{\n  \
                const root = path.resolve(__dirname, {root});\n  \
-               const run = spawnSync('sh', ['-c', {command}], {{ cwd: root, encoding: 'utf8', timeout: 240000 }});\n  \
+               const env = Object.assign({{}}, process.env, {{ PROVEN_BUGSJS_INNER: '1' }});\n  \
+               delete env.NODE_TEST_CONTEXT;\n  \
+               const run = spawnSync('sh', ['-c', {command}], {{ cwd: root, env, encoding: 'utf8', timeout: 240000 }});\n  \
                const output = (run.stdout || '') + (run.stderr || '');\n  \
                assert.strictEqual(run.status, 0, output.slice(-4000));\n  \
                assert.ok(/[1-9]\\d* passing/.test(output), 'no test of the selection ran:\\n' + output.slice(-4000));\n\
-             }});\n",
+             }});\n\
+             }}\n",
             id = self.id(),
             title = js(&title),
             command = js(command),
@@ -542,13 +559,7 @@ impl Case for JsBug {
             let Ok(source) = std::fs::read_to_string(case.dir.join(file)) else {
                 continue;
             };
-            let title = declared_titles(&source).into_iter().find(|t| {
-                !self
-                    .names
-                    .iter()
-                    .any(|n| n == t || n.ends_with(&format!(" {t}")))
-            });
-            if let Some(title) = title {
+            if let Some(title) = self.control_title(&source) {
                 let grep = format!("{}$", regex_escape(&title));
                 let command = mocha_command(&self.command, Some(&grep), &[]);
                 return Ok(Some(Control {
@@ -664,6 +675,73 @@ mod tests {
         assert_eq!(
             declared_titles(src),
             ["should default", "should only include"]
+        );
+    }
+
+    fn express_1() -> JsBug {
+        let bug = JsBug {
+            project: "Express".into(),
+            number: 1,
+            github_url: PROJECTS[2].1.into(),
+            command: "node_modules/.bin/_mocha --require test/support/env --reporter json test/ test/acceptance/".into(),
+            node: String::new(),
+            pre_command: String::new(),
+            names: vec!["OPTIONS should only include each method once".into()],
+            test_files: OnceLock::new(),
+        };
+        let _ = bug.test_files.set(vec!["test/app.options.js".into()]);
+        bug
+    }
+
+    /// The Prover's test sits where the project's mocha loads every file (`test/`): loaded
+    /// by the mocha it starts, it must declare nothing, or it runs itself without end (the
+    /// trial on Express hit the sandbox's pids limit so).
+    #[test]
+    fn the_provers_test_runs_the_projects_mocha_and_never_itself() {
+        let bug = express_1();
+        let t = bug
+            .prover_test("bug", &bug.command_of(bug.grep().as_deref()))
+            .expect("a test");
+        assert_eq!(t.path, "test/proven-bug-express-1.test.js");
+        assert_eq!(t.tests, ["BugsJS Express-1 bug"]);
+        assert!(t.code.contains("\"BugsJS Express-1 bug\""), "{}", t.code);
+        assert!(
+            t.code
+                .contains("--grep '^(?:OPTIONS should only include each method once)$'"),
+            "{}",
+            t.code
+        );
+        assert!(
+            t.code.contains("path.resolve(__dirname, \"..\")"),
+            "{}",
+            t.code
+        );
+        // Where Node is at hand: the file parses, and loaded from inside declares nothing.
+        let dir = std::env::temp_dir().join(format!("bugsjs-prover-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let file = dir.join("t.test.js");
+        std::fs::write(&file, &t.code).expect("write");
+        if let Ok(out) = std::process::Command::new("node")
+            .env("PROVEN_BUGSJS_INNER", "1")
+            .arg(&file)
+            .output()
+        {
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                out.stdout.is_empty(),
+                "{}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        let control = bug.control_title("  it('should default to the routes defined', f)\n  it('should only include each method once', g)\n");
+        assert_eq!(
+            control.as_deref(),
+            Some("should default to the routes defined")
         );
     }
 
