@@ -173,7 +173,7 @@ fn short(text: &str, max: usize) -> String {
 }
 
 /// A table cell: one line, no pipes, no terminal colour sequences or control characters.
-fn cell(text: &str) -> String {
+pub(crate) fn cell(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {

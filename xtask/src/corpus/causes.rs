@@ -221,7 +221,7 @@ pub(super) fn section(results: &[CaseResult]) -> String {
                 s,
                 "| {} | {stage} | {} | {} | {} |",
                 if *world { "the world" } else { "Proven" },
-                class.replace('|', "\\|").replace('\n', " "),
+                crate::suites::cell(class),
                 ids.len(),
                 ids.join(", ")
             );

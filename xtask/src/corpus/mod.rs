@@ -1102,7 +1102,7 @@ fn report(
             yn(r.fix_proved),
             yn(r.false_proof),
             r.seconds,
-            r.causes.join("; ").replace('|', "\\|").replace('\n', " ")
+            crate::suites::cell(&r.causes.join("; "))
         );
     }
     s
@@ -1200,6 +1200,29 @@ mod tests {
             total.split('|').nth(6).map(str::trim),
             Some("0 (1)"),
             "{total}"
+        );
+    }
+
+    #[test]
+    fn a_cause_is_one_table_cell_without_colours() {
+        let r = CaseResult {
+            id: "Express-1".into(),
+            project: "Express".into(),
+            fidelity: true,
+            reproduced: Some(true),
+            fix_proved: Some(false),
+            causes: vec!["fix: \u{1b}[32m  GET /\u{1b}[0m\n  a|b".into()],
+            ..CaseResult::default()
+        };
+        let table = report("BugsJS", &[r], "r", "t", &[]);
+        let row = table
+            .lines()
+            .find(|l| l.starts_with("| Express-1 |"))
+            .expect("the case's row");
+        assert!(row.ends_with("| fix:   GET /   a\\|b |"), "{row}");
+        assert!(
+            table.contains("Proven's causes: 1 of 1 cases (100.0%)."),
+            "{table}"
         );
     }
 }
