@@ -297,6 +297,8 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     };
     let proven = match &o.proven {
         Some(p) => p.clone(),
+        // Nothing runs: no binary is needed.
+        None if o.report_only => PathBuf::from("proven"),
         None => build_proven(root)?,
     };
     let mut projects: Vec<&str> = cases.iter().map(|c| c.project()).collect();
