@@ -236,32 +236,49 @@ fn inner_results(zip_bytes: &[u8], name: &str) -> Option<String> {
     Some(text)
 }
 
-/// The full titles of mocha's JSON `failures`; a file that does not parse (a coverage
-/// reporter's output around it) is read by its `"fullTitle"` lines between `"failures"`
-/// and `"passes"`.
+/// The full titles of mocha's JSON `failures`. The report may sit among what the tests
+/// printed (log lines before it, a coverage reporter's output after it): it is the first
+/// object that parses and has `failures`; where none does, it is read by the `"fullTitle"`
+/// lines of its `"failures": [` array.
 fn failures(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    if let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) {
+    let mut push = |t: &str| {
+        if !out.iter().any(|o| o == t) {
+            out.push(t.to_string());
+        }
+    };
+    // The first object (of the first few that open with a key) that parses and has
+    // `failures`: mocha's report.
+    let report = text
+        .match_indices('{')
+        .map(|(i, _)| i)
+        .filter(|&i| text[i + 1..].trim_start().starts_with('"'))
+        .take(50)
+        .find_map(|i| {
+            serde_json::Deserializer::from_str(&text[i..])
+                .into_iter::<serde_json::Value>()
+                .next()
+                .and_then(Result::ok)
+                .filter(|doc| doc.get("failures").is_some_and(|f| f.is_array()))
+        });
+    if let Some(doc) = report {
         for f in doc["failures"].as_array().into_iter().flatten() {
-            if let Some(t) = f["fullTitle"].as_str()
-                && !out.iter().any(|o| o == t)
-            {
-                out.push(t.to_string());
+            if let Some(t) = f["fullTitle"].as_str() {
+                push(t);
             }
         }
         return out;
     }
-    let Some(start) = text.find("\"failures\"") else {
+    let Some(at) = text.find("\"failures\": [") else {
         return out;
     };
-    let section = &text[start..];
-    let section = &section[..section.find("\"passes\"").unwrap_or(section.len())];
+    let section = &text[at..];
+    let section = &section[..section.find("\"passes\": [").unwrap_or(section.len())];
     for line in section.lines() {
         if let Some(rest) = line.trim().strip_prefix("\"fullTitle\": ")
             && let Ok(t) = serde_json::from_str::<String>(rest.trim_end_matches(','))
-            && !out.contains(&t)
         {
-            out.push(t);
+            push(&t);
         }
     }
     out
@@ -541,6 +558,15 @@ impl Case for JsBug {
     }
 
     fn bug_command(&self, _case: &CaseRepo) -> Result<Vec<String>, String> {
+        if self.names.is_empty() && self.test_files().is_empty() {
+            // Pencilblue-4: its results show the same failures with and without the fix's
+            // tests, and Bug-N-test changes no test file: nothing says which test is the bug's.
+            return Err(format!(
+                "{}: the dataset names no test of the bug (no new failure in its results, no test file in Bug-{}-test)",
+                self.id(),
+                self.number
+            ));
+        }
         let grep = self.grep();
         Ok(vec![
             "sh".into(),
@@ -644,8 +670,14 @@ mod tests {
             bug_tests(&z),
             ["OPTIONS should only include each method once"]
         );
-        // A report mixed with a coverage reporter's output is read by its lines.
-        let bad = "coverage {\n\"stats\": {},\n\"failures\": [\n {\n  \"title\": \"x\",\n  \"fullTitle\": \"a b x\",\n }\n],\n\"passes\": [\n {\n  \"fullTitle\": \"a b y\",\n }\n]}";
+        // What the tests printed before the report (Bower: tag names; Pencilblue: log
+        // lines with braces) and a coverage reporter's output after it.
+        let report = "{\n  \"stats\": {\"failures\": 1, \"passes\": 1},\n  \"tests\": [{\"fullTitle\": \"a b x\"}, {\"fullTitle\": \"a b y\"}],\n  \"failures\": [{\"fullTitle\": \"a b x\"}],\n  \"passes\": [{\"fullTitle\": \"a b y\"}]\n}";
+        let mixed = format!("v0.0.1\nlog {{x}} Completed\n{report}\ncoverage {{ \"lines\": 1 }}\n");
+        assert_eq!(failures(&mixed), ["a b x"]);
+        // A report that does not parse at all is read by its failures array's lines, never
+        // by the tests array (every test's title) before it.
+        let bad = "{\n\"stats\": {\n\"failures\": 1,\n},\n\"tests\": [\n {\n  \"fullTitle\": \"a b y\",\n }\n],\n\"failures\": [\n {\n  \"title\": \"x\",\n  \"fullTitle\": \"a b x\",\n }\n],\n\"passes\": [\n {\n  \"fullTitle\": \"a b y\",\n }\n]}";
         assert_eq!(failures(bad), ["a b x"]);
         assert!(bug_tests(b"not a zip").is_empty());
     }
