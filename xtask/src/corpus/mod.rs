@@ -1227,4 +1227,48 @@ mod tests {
             "{table}"
         );
     }
+
+    #[test]
+    fn both_corpora_take_the_same_flags() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let o = parse(&args(&[
+            "bugsjs",
+            "--bugsjs",
+            "/d",
+            "--repos",
+            "/r",
+            "--project",
+            "express",
+            "--limit",
+            "2",
+            "--jobs",
+            "2",
+            "--resume",
+            "--out",
+            "x.md",
+        ]))
+        .expect("parses");
+        assert_eq!(o.corpus, Corpus::BugsJs);
+        assert_eq!(
+            (o.projects.as_slice(), o.limit, o.jobs, o.resume),
+            (&["express".to_string()][..], Some(2), 2, true)
+        );
+        let o = parse(&args(&[
+            "bugsinpy",
+            "--bugsinpy",
+            "/d",
+            "--repos",
+            "/r",
+            "--report-only",
+        ]))
+        .expect("parses");
+        assert_eq!(
+            (o.corpus, o.limit, o.resume, o.report_only),
+            (Corpus::BugsInPy, None, true, true)
+        );
+        // Each corpus its own dataset flag; both need --repos.
+        assert!(parse(&args(&["bugsjs", "--bugsinpy", "/d", "--repos", "/r"])).is_err());
+        assert!(parse(&args(&["bugsinpy", "--bugsinpy", "/d"])).is_err());
+        assert!(parse(&args(&["defects4j"])).is_err());
+    }
 }
