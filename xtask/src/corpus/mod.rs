@@ -811,7 +811,7 @@ fn review_case(
                 .unwrap_or_default()
         )
     })?;
-    let _ = std::fs::write(case.dir.with_extension("review.json"), &out.stdout);
+    let _ = std::fs::write(beside(&case.dir, "review.json"), &out.stdout);
     let findings = doc["findings"].as_array().cloned().unwrap_or_default();
     let find = |title: &str| findings.iter().find(|f| f["title"] == title).cloned();
     match find(&format!("{id} regresses")) {
@@ -952,8 +952,15 @@ fn control_seen(doc: &Value, title: &str) -> ControlSeen {
     }
 }
 
+/// `DIR.suffix` beside a case's directory (its name may hold a dot: `Hessian.js-1`).
+fn beside(case: &Path, suffix: &str) -> PathBuf {
+    let mut name = case.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{suffix}"));
+    case.with_file_name(name)
+}
+
 fn tempfile_dir(case: &Path) -> Result<PathBuf, String> {
-    let dir = case.with_extension("data");
+    let dir = beside(case, "data");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
     Ok(dir)
@@ -1270,5 +1277,17 @@ mod tests {
         assert!(parse(&args(&["bugsjs", "--bugsinpy", "/d", "--repos", "/r"])).is_err());
         assert!(parse(&args(&["bugsinpy", "--bugsinpy", "/d"])).is_err());
         assert!(parse(&args(&["defects4j"])).is_err());
+    }
+
+    #[test]
+    fn a_cases_files_sit_beside_it_whatever_its_name() {
+        assert_eq!(
+            beside(Path::new("/w/Hessian.js-1"), "review.json"),
+            Path::new("/w/Hessian.js-1.review.json")
+        );
+        assert_eq!(
+            beside(Path::new("/w/black-1"), "data"),
+            Path::new("/w/black-1.data")
+        );
     }
 }
