@@ -721,7 +721,7 @@ fn review_case(
     let id = c.id();
     let bug_test = c.bug_test(case)?;
     let control = c.control(case)?;
-    let path = case.reverted[0].0.clone();
+    let path = risk_path(c.language(), case);
     let server = runtime.block_on(ScriptedServer::start());
     server.on(
         Some(GUARD),
@@ -887,6 +887,23 @@ fn review_case(
         }
     }
     Ok(())
+}
+
+/// The file the risks are about: the first reverted file of the case's language (Proven
+/// chooses the Prover's language by it), else the first reverted file.
+fn risk_path(language: &str, case: &CaseRepo) -> String {
+    let extensions: &[&str] = match language {
+        "python" => &[".py"],
+        "node" => &[".js", ".mjs", ".cjs"],
+        _ => &[],
+    };
+    case.reverted
+        .iter()
+        .map(|(p, _, _)| p)
+        .find(|p| extensions.iter().any(|e| p.ends_with(e)))
+        .or_else(|| case.reverted.first().map(|(p, _, _)| p))
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// What the review made of the control.
@@ -1289,5 +1306,20 @@ mod tests {
             beside(Path::new("/w/black-1"), "data"),
             Path::new("/w/black-1.data")
         );
+    }
+
+    #[test]
+    fn the_risks_are_about_a_file_of_the_cases_language() {
+        let case = CaseRepo {
+            dir: PathBuf::from("/w/Express-1"),
+            base: "b".into(),
+            change: "c".into(),
+            reverted: vec![
+                ("History.md".into(), String::new(), String::new()),
+                ("lib/router/index.js".into(), String::new(), String::new()),
+            ],
+        };
+        assert_eq!(risk_path("node", &case), "lib/router/index.js");
+        assert_eq!(risk_path("python", &case), "History.md");
     }
 }
