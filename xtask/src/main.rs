@@ -10,8 +10,10 @@
 //!                              a static Go module proxy built from the modules' git
 //!                              repositories, each zip checked against go.sum (gomirror.rs)
 //! cargo xtask corpus bugsinpy --bugsinpy PATH --repos DIR [--project NAME…] [--limit N] [--out FILE]
-//!                              Proven on real bugs of BugsInPy: sandbox fidelity, reproduced,
-//!                              fix proved, false proofs, causes (see corpus/mod.rs)
+//! cargo xtask corpus bugsjs --bugsjs PATH --repos DIR [--project NAME…] [--limit N] [--out FILE]
+//!                              Proven on real bugs of BugsInPy or BugsJS: sandbox fidelity,
+//!                              reproduced, fix proved, false proofs, every miss by cause
+//!                              (the world's or Proven's) (see corpus/mod.rs)
 //! ```
 //!
 //! The test suite is not here: `scripts/test` is the one command (CI runs exactly it).

@@ -1,11 +1,64 @@
-//! Reading BugsInPy (soarsmu/BugsInPy) and building one case from it: a small git
-//! repository whose base is the fixed commit's tree and whose change reverts the fix (the
-//! buggy commit's version of every non-test file the fix touches; the test files stay the
-//! fixed version, so the bug's own test exists on both sides).
+//! Reading BugsInPy (soarsmu/BugsInPy) and its cases: the fixed commit's tree as the base,
+//! the buggy commit's version of every non-test file bug_patch.txt touches as the change
+//! (the test files stay the fixed version, so the bug's own test exists on both sides);
+//! the bug's tests are run_test.sh's, as pytest node ids; the fix is bug_patch.txt.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use super::case::{self, CaseRepo, CaseSpec, Edit, git};
+use super::{Case, Control, ProverTest};
+
+/// BugsInPy's 17 projects: the default selection is the first [`LIMIT`] bugs by number of
+/// each (PySnooper has 3, cookiecutter 4, httpie 5, sanic 5: 121 cases), fixed here before
+/// any run.
+pub const PROJECTS: [&str; 17] = [
+    "PySnooper",
+    "ansible",
+    "black",
+    "cookiecutter",
+    "fastapi",
+    "httpie",
+    "keras",
+    "luigi",
+    "matplotlib",
+    "pandas",
+    "sanic",
+    "scrapy",
+    "spacy",
+    "thefuck",
+    "tornado",
+    "tqdm",
+    "youtube-dl",
+];
+
+/// Bugs per project in the default selection.
+pub const LIMIT: usize = 8;
+
+/// The cases: the first `limit` bugs by number of each project (`projects`, or every one
+/// of [`PROJECTS`]), in rounds.
+pub fn selection(data: &Dataset, projects: &[String], limit: usize) -> Result<Vec<Bug>, String> {
+    let projects: Vec<String> = if projects.is_empty() {
+        PROJECTS.iter().map(|p| p.to_string()).collect()
+    } else {
+        projects.to_vec()
+    };
+    let mut per_project = Vec::new();
+    for p in &projects {
+        let numbers = data.bugs(p);
+        if numbers.is_empty() {
+            return Err(format!("BugsInPy has no bugs of project {p:?}"));
+        }
+        let bugs = numbers
+            .into_iter()
+            .take(limit)
+            .map(|n| data.bug(p, n))
+            .collect::<Result<Vec<Bug>, String>>()?;
+        per_project.push(bugs);
+    }
+    Ok(super::in_rounds(per_project))
+}
 
 /// A checkout or a bare git directory of BugsInPy.
 pub struct Dataset {
@@ -72,12 +125,6 @@ impl Dataset {
                 })
                 .unwrap_or_default()
         }
-    }
-
-    pub fn projects(&self) -> Vec<String> {
-        let mut p = self.list("projects");
-        p.sort();
-        p
     }
 
     /// The project's bug numbers, ascending.
@@ -226,6 +273,97 @@ fn unittest_selection(word: &str) -> Option<(String, String)> {
     Some((file, parts[class_at..].join("::")))
 }
 
+impl Case for Bug {
+    fn id(&self) -> String {
+        Bug::id(self)
+    }
+
+    fn project(&self) -> &str {
+        &self.project
+    }
+
+    fn toolchain(&self) -> String {
+        self.python_version.clone()
+    }
+
+    fn language(&self) -> &'static str {
+        "python"
+    }
+
+    /// bug.info's python_version 2.x: the bug needs Python 2, which no sandbox image has.
+    fn world(&self) -> Option<String> {
+        self.python_version.starts_with('2').then(|| {
+            format!(
+                "needs Python 2 (bug.info: python_version {})",
+                self.python_version
+            )
+        })
+    }
+
+    fn build(&self, repos: &Path, dir: &Path) -> Result<CaseRepo, String> {
+        let upstream = case::upstream(repos, &self.github_url, &self.fixed, &Bug::id(self))?;
+        let spec = CaseSpec {
+            id: Bug::id(self),
+            fixed: self.fixed.clone(),
+            buggy: self.buggy.clone(),
+            dated: self.fixed.clone(),
+            files: patch_files(&self.patch)
+                .into_iter()
+                .filter(|p| !is_test_path(p, &self.test_files))
+                .collect(),
+        };
+        case::build_case(&upstream, &spec, dir)
+    }
+
+    fn bug_command(&self, _case: &CaseRepo) -> Result<Vec<String>, String> {
+        let (file, names) = self.test_file();
+        Ok(pytest(file, &names))
+    }
+
+    fn bug_test(&self, case: &CaseRepo) -> Result<ProverTest, String> {
+        let (file, names) = self.test_file();
+        let source = std::fs::read_to_string(case.dir.join(file))
+            .map_err(|e| format!("read {file}: {e}"))?;
+        Ok(ProverTest {
+            path: proving_path(file, "bug"),
+            code: prover_test(&case.dir, file, &source, &names),
+            tests: names,
+        })
+    }
+
+    fn control(&self, case: &CaseRepo) -> Result<Option<Control>, String> {
+        let (file, names) = self.test_file();
+        let source = std::fs::read_to_string(case.dir.join(file))
+            .map_err(|e| format!("read {file}: {e}"))?;
+        let control = declared_node_names(&source).into_iter().find(|n| {
+            !names.iter().any(|b| {
+                n == b || n.starts_with(&format!("{b}::")) || b.starts_with(&format!("{n}::"))
+            })
+        });
+        Ok(control.map(|c| Control {
+            test: ProverTest {
+                path: proving_path(file, "control"),
+                code: prover_test(&case.dir, file, &source, std::slice::from_ref(&c)),
+                tests: vec![c.clone()],
+            },
+            command: pytest(file, std::slice::from_ref(&c)),
+            name: c,
+        }))
+    }
+
+    fn fix(&self, case: &CaseRepo) -> Vec<Edit> {
+        case::fix_edits(&self.patch, &case.reverted)
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "BugsInPy {} (its test {} fails on the change)",
+            Bug::id(self),
+            self.test_file().1.join(", ")
+        )
+    }
+}
+
 /// The files a unified diff touches, as (path before, path after).
 pub fn patch_files(patch: &str) -> Vec<String> {
     let mut files = Vec::new();
@@ -259,335 +397,93 @@ pub fn is_test_path(path: &str, test_files: &[String]) -> bool {
         || name.ends_with("_test.py")
 }
 
-/// One edit as the Fixer answers it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Edit {
-    pub path: String,
-    pub old_text: String,
-    pub new_text: String,
+fn pytest(file: &str, names: &[String]) -> Vec<String> {
+    let mut c: Vec<String> = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        .map(String::from)
+        .to_vec();
+    c.extend(names.iter().map(|n| format!("{file}::{n}")));
+    c
 }
 
-/// The fix as Fixer edits on the change's files: one edit per hunk of bug_patch.txt
-/// (context and removed lines become context and added lines), checked by applying them to
-/// the change's text; a file whose hunks do not give exactly the fixed text (or whose old
-/// text is not unique) gets one edit of its whole text.
-pub fn fix_edits(
-    patch: &str,
-    files: &[(String, String, String)], // (path, change text, base text)
-) -> Vec<Edit> {
-    let hunks = hunks(patch);
-    let mut edits = Vec::new();
-    for (path, change, base) in files {
-        let mine: Vec<&(String, String)> = hunks
-            .iter()
-            .filter(|(p, _)| p == path)
-            .map(|(_, h)| h)
-            .collect();
-        let mut text = change.clone();
-        let mut ok = !mine.is_empty();
-        for (old, new) in &mine {
-            if old.is_empty() || text.matches(old.as_str()).count() != 1 {
-                ok = false;
-                break;
-            }
-            text = text.replacen(old.as_str(), new, 1);
-        }
-        if ok && &text == base {
-            edits.extend(mine.iter().map(|(old, new)| Edit {
-                path: path.clone(),
-                old_text: old.clone(),
-                new_text: new.clone(),
-            }));
-        } else {
-            edits.push(Edit {
-                path: path.clone(),
-                old_text: change.clone(),
-                new_text: base.clone(),
-            });
-        }
-    }
-    edits
-}
-
-/// The hunks of a unified diff as (path, (old text, new text)).
-fn hunks(patch: &str) -> Vec<(String, (String, String))> {
-    let mut out: Vec<(String, (String, String))> = Vec::new();
-    let mut path = String::new();
-    let mut current: Option<(String, String)> = None;
-    let mut last_sign = ' ';
-    let flush = |cur: &mut Option<(String, String)>, out: &mut Vec<_>, path: &str| {
-        if let Some(h) = cur.take() {
-            out.push((path.to_string(), h));
-        }
-    };
-    for line in patch.split_inclusive('\n') {
-        if line.starts_with("diff --git ") {
-            flush(&mut current, &mut out, &path);
-            path.clear();
-            continue;
-        }
-        if let Some(p) = line.strip_prefix("+++ ") {
-            let p = p.trim_end();
-            path = p.strip_prefix("b/").unwrap_or(p).to_string();
-            continue;
-        }
-        if line.starts_with("--- ") && current.is_none() {
-            continue;
-        }
-        if line.starts_with("@@") {
-            flush(&mut current, &mut out, &path);
-            current = Some((String::new(), String::new()));
-            continue;
-        }
-        let Some((old, new)) = current.as_mut() else {
-            continue;
-        };
-        if line.starts_with('\\') {
-            // "\ No newline at end of file": the previous line has no newline.
-            let strip = |s: &mut String| {
-                if s.ends_with('\n') {
-                    s.pop();
-                }
-            };
-            match last_sign {
-                '-' => strip(old),
-                '+' => strip(new),
-                _ => {
-                    strip(old);
-                    strip(new);
-                }
-            }
-            continue;
-        }
-        let (sign, rest) = line.split_at(line.len().min(1));
-        let rest = if line.is_empty() { "\n" } else { rest };
-        match sign {
-            " " | "\n" => {
-                let r = if sign == "\n" { "\n" } else { rest };
-                old.push_str(r);
-                new.push_str(r);
-                last_sign = ' ';
-            }
-            "-" => {
-                old.push_str(rest);
-                last_sign = '-';
-            }
-            "+" => {
-                new.push_str(rest);
-                last_sign = '+';
-            }
-            _ => {}
-        }
-    }
-    flush(&mut current, &mut out, &path);
-    out
-}
-
-/// A case repository on disk: base and change commits.
-pub struct CaseRepo {
-    pub dir: PathBuf,
-    pub base: String,
-    pub change: String,
-    /// The non-test files the change reverts: (path, change text, base text).
-    pub reverted: Vec<(String, String, String)>,
-}
-
-/// The upstream git directory holding the bug's fixed commit, under `repos`: first
-/// `OWNER+NAME/repo` from the project's GitHub address, then any `*/repo` (or `*`) that
-/// has the commit (a renamed repository: jakubroztocil/httpie is httpie/cli).
-pub fn upstream(repos: &Path, bug: &Bug) -> Result<PathBuf, String> {
-    let mut candidates = Vec::new();
-    let url = bug.github_url.trim_end_matches('/');
-    let mut parts = url.rsplit('/');
-    if let (Some(name), Some(owner)) = (parts.next(), parts.next()) {
-        candidates.push(repos.join(format!("{owner}+{name}")).join("repo"));
-    }
-    if let Ok(entries) = std::fs::read_dir(repos) {
-        let mut all: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-        all.sort();
-        for p in all {
-            candidates.push(p.join("repo"));
-            candidates.push(p);
-        }
-    }
-    for c in candidates {
-        if c.is_dir()
-            && git(
-                &c,
-                &["cat-file", "-e", &format!("{}^{{commit}}", bug.fixed)],
-            )
-            .is_ok()
-        {
-            return Ok(c);
-        }
-    }
-    Err(format!(
-        "no git directory under {} has {}'s fixed commit {} (fetch {})",
-        repos.display(),
-        bug.id(),
-        bug.fixed,
-        bug.github_url
-    ))
-}
-
-/// Builds the case under `dir` (replacing what is there).
-pub fn build_case(upstream: &Path, bug: &Bug, dir: &Path) -> Result<CaseRepo, String> {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| format!("remove {}: {e}", dir.display()))?;
-    }
-    std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
-    // The fixed commit's tree, written out by git archive.
-    let archive = Command::new("git")
-        .arg("--git-dir")
-        .arg(upstream)
-        .args(["archive", "--format=tar", &bug.fixed])
-        .output()
-        .map_err(|e| format!("git archive: {e}"))?;
-    if !archive.status.success() {
-        return Err(format!(
-            "git archive {}: {}",
-            bug.fixed,
-            String::from_utf8_lossy(&archive.stderr)
-        ));
-    }
-    let mut tar = Command::new("tar")
-        .args(["-x", "-C"])
-        .arg(dir)
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("tar: {e}"))?;
-    if let Some(mut stdin) = tar.stdin.take() {
-        use std::io::Write;
-        stdin
-            .write_all(&archive.stdout)
-            .map_err(|e| format!("tar: {e}"))?;
-    }
-    let status = tar.wait().map_err(|e| format!("tar: {e}"))?;
-    if !status.success() {
-        return Err(format!("tar -x of {} failed", bug.fixed));
-    }
-    // Both commits carry the fixed commit's time, as a change made right after it would: a
-    // review of the case resolves what the project does not pin as of then.
-    let fixed_at = Command::new("git")
-        .arg("--git-dir")
-        .arg(upstream)
-        .args(["show", "-s", "--format=%cI", &bug.fixed])
-        .output()
-        .map_err(|e| format!("git show {}: {e}", bug.fixed))?;
-    let fixed_at = String::from_utf8_lossy(&fixed_at.stdout).trim().to_string();
-    if fixed_at.is_empty() {
-        return Err(format!(
-            "{}: the fixed commit's time could not be read",
-            bug.id()
-        ));
-    }
-    let work = |args: &[&str]| -> Result<String, String> {
-        let out = Command::new("git")
-            .env("GIT_AUTHOR_DATE", &fixed_at)
-            .env("GIT_COMMITTER_DATE", &fixed_at)
-            .arg("-C")
-            .arg(dir)
-            .args([
-                "-c",
-                "user.name=proven-corpus",
-                "-c",
-                "user.email=corpus@proven.invalid",
-                "-c",
-                "commit.gpgsign=false",
-                "-c",
-                "core.autocrlf=false",
-            ])
-            .args(args)
-            .output()
-            .map_err(|e| format!("git {}: {e}", args.join(" ")))?;
-        if out.status.success() {
-            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-        } else {
-            Err(format!(
-                "git {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr)
-            ))
-        }
-    };
-    work(&["init", "-q", "-b", "main"])?;
-    work(&["add", "-A", "-f"])?;
-    work(&[
-        "commit",
-        "-q",
-        "--no-verify",
-        "-m",
-        &format!("base: {} at the fixed commit {}", bug.id(), bug.fixed),
-    ])?;
-    let base = work(&["rev-parse", "HEAD"])?.trim().to_string();
-    let mut reverted = Vec::new();
-    for path in patch_files(&bug.patch) {
-        if is_test_path(&path, &bug.test_files) {
-            continue;
-        }
-        let fixed = show(upstream, &bug.fixed, &path);
-        let buggy = show(upstream, &bug.buggy, &path);
-        let target = dir.join(&path);
-        match &buggy {
-            Some(text) => {
-                if let Some(parent) = target.parent() {
-                    std::fs::create_dir_all(parent)
-                        .map_err(|e| format!("create {}: {e}", parent.display()))?;
-                }
-                std::fs::write(&target, text)
-                    .map_err(|e| format!("write {}: {e}", target.display()))?;
-            }
-            None => {
-                let _ = std::fs::remove_file(&target);
-            }
-        }
-        if fixed != buggy {
-            reverted.push((path, buggy.unwrap_or_default(), fixed.unwrap_or_default()));
-        }
-    }
-    if reverted.is_empty() {
-        return Err(format!(
-            "{}: the fix touches no file outside the tests",
-            bug.id()
-        ));
-    }
-    work(&["add", "-A", "-f"])?;
-    work(&[
-        "commit",
-        "-q",
-        "--no-verify",
-        "-m",
-        &format!(
-            "change: {} reverts its fix (the buggy commit {}'s files)",
-            bug.id(),
-            bug.buggy
-        ),
-    ])?;
-    let change = work(&["rev-parse", "HEAD"])?.trim().to_string();
-    Ok(CaseRepo {
-        dir: dir.to_path_buf(),
-        base,
-        change,
-        reverted,
-    })
-}
-
-fn show(git_dir: &Path, rev: &str, path: &str) -> Option<String> {
-    git(git_dir, &["show", &format!("{rev}:{path}")]).ok()
-}
-
-fn git(git_dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = Command::new("git")
-        .arg("--git-dir")
-        .arg(git_dir)
-        .args(args)
-        .output()
-        .map_err(|e| format!("git: {e}"))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+/// The proving test's path: beside the bug's test file (its conftest and package apply),
+/// named like a new Python test.
+fn proving_path(file: &str, tag: &str) -> String {
+    let (dir, name) = file.rsplit_once('/').unwrap_or(("", file));
+    let name = format!("test_proven_{tag}_{name}");
+    if dir.is_empty() {
+        name
     } else {
-        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        format!("{dir}/{name}")
     }
+}
+
+/// The largest test a Prover may write (Proven refuses larger ones).
+const MAX_TEST_BYTES: usize = 64 * 1024;
+
+/// The Prover's test: the bug's test file as it is; when that is larger than a Prover's
+/// test may be and the selected tests are methods of unittest-style classes, a small file
+/// beside it that subclasses each class and runs the selected methods of the original.
+fn prover_test(case: &Path, file: &str, source: &str, names: &[String]) -> String {
+    if source.len() <= MAX_TEST_BYTES {
+        return source.to_string();
+    }
+    let (dir, name) = file.rsplit_once('/').unwrap_or(("", file));
+    let stem = name.trim_end_matches(".py");
+    let package = !dir.is_empty() && case.join(dir).join("__init__.py").exists();
+    let module = if package {
+        format!(".{stem}")
+    } else {
+        stem.to_string()
+    };
+    let mut classes: Vec<(String, Vec<String>)> = Vec::new();
+    for n in names {
+        let mut parts = n.split("::");
+        let class = parts.next().unwrap_or_default().to_string();
+        if !class.starts_with(|c: char| c.is_ascii_uppercase()) {
+            // A function test: the whole file (Proven says it is too large).
+            return source.to_string();
+        }
+        let method = parts.next().map(str::to_string);
+        match classes.iter_mut().find(|(c, _)| *c == class) {
+            Some((_, methods)) => methods.extend(method),
+            None => classes.push((class, method.into_iter().collect())),
+        }
+    }
+    let mut code = format!(
+        "# The bug's own tests, run from the original file ({file} is larger than a Prover's test may be).
+"
+    );
+    for (i, (class, _)) in classes.iter().enumerate() {
+        let _ = writeln!(
+            code,
+            "from {module} import {class} as _ProvenOriginalTestCase{i}"
+        );
+    }
+    for (i, (class, methods)) in classes.iter().enumerate() {
+        let _ = write!(
+            code,
+            "
+
+class {class}(_ProvenOriginalTestCase{i}):
+"
+        );
+        if methods.is_empty() {
+            code.push_str(
+                "    pass
+",
+            );
+        }
+        for m in methods {
+            let _ = write!(
+                code,
+                "    def {m}(self, *args, **kwargs):
+        return super().{m}(*args, **kwargs)
+
+"
+            );
+        }
+    }
+    code
 }
 
 /// The tests a Python test file declares as pytest node names: top-level `test*`
@@ -683,27 +579,6 @@ mod tests {
     }
 
     #[test]
-    fn hunks_become_edits_that_give_the_fixed_text() {
-        let patch = "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@\n a = 1\n-b = 2\n+b = 3\n c = 4\n";
-        let change = "a = 1\nb = 2\nc = 4\n".to_string();
-        let base = "a = 1\nb = 3\nc = 4\n".to_string();
-        let edits = fix_edits(patch, &[("m.py".into(), change.clone(), base.clone())]);
-        assert_eq!(
-            edits,
-            [Edit {
-                path: "m.py".into(),
-                old_text: "a = 1\nb = 2\nc = 4\n".into(),
-                new_text: "a = 1\nb = 3\nc = 4\n".into()
-            }]
-        );
-        // A patch that does not give the fixed text: the whole file is the edit.
-        let other = "a = 1\nb = 9\nc = 4\n".to_string();
-        let edits = fix_edits(patch, &[("m.py".into(), change.clone(), other.clone())]);
-        assert_eq!(edits[0].old_text, change);
-        assert_eq!(edits[0].new_text, other);
-    }
-
-    #[test]
     fn declared_tests_are_node_names() {
         let src = "import x\n\ndef test_a():\n    pass\n\nclass TestK(object):\n    def test_m(self):\n        def test_inner():\n            pass\n    def helper(self):\n        pass\n\ndef helper():\n    pass\n";
         assert_eq!(declared_node_names(src), ["test_a", "TestK::test_m"]);
@@ -717,5 +592,127 @@ mod tests {
         assert!(is_test_path("tqdm/tests/tests_tqdm.py", &[]));
         assert!(!is_test_path("tqdm/_tqdm.py", &[]));
         assert!(!is_test_path("black.py", &listed));
+    }
+
+    #[test]
+    fn a_large_test_file_is_run_from_a_small_subclass() {
+        let dir = std::env::temp_dir().join(format!("corpus-prover-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("tests")).expect("mkdir");
+        std::fs::write(dir.join("tests/__init__.py"), "").expect("write");
+        let big = format!(
+            "import unittest\n{}\nclass K(unittest.TestCase):\n    def test_a(self):\n        pass\n",
+            "#\n".repeat(40_000)
+        );
+        let small = prover_test(&dir, "tests/test_k.py", &big, &["K::test_a".to_string()]);
+        assert!(
+            small.contains("from .test_k import K as _ProvenOriginalTestCase0"),
+            "{small}"
+        );
+        assert!(small.contains("class K(_ProvenOriginalTestCase0):\n    def test_a(self, *args, **kwargs):\n        return super().test_a(*args, **kwargs)"), "{small}");
+        assert_eq!(
+            prover_test(&dir, "tests/test_k.py", "x = 1\n", &[]),
+            "x = 1\n"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A tiny layout of BugsInPy with its projects' bug counts: the default selection is at
+    /// least 120 bugs of at least 15 projects, in rounds; --project and --limit cut it.
+    #[test]
+    fn the_default_selection_is_at_least_120_bugs_of_15_projects() {
+        let dir = std::env::temp_dir().join(format!("bugsinpy-layout-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let counts = [
+            ("PySnooper", 3),
+            ("ansible", 18),
+            ("black", 23),
+            ("cookiecutter", 4),
+            ("fastapi", 16),
+            ("httpie", 5),
+            ("keras", 45),
+            ("luigi", 33),
+            ("matplotlib", 30),
+            ("pandas", 170),
+            ("sanic", 5),
+            ("scrapy", 40),
+            ("spacy", 10),
+            ("thefuck", 32),
+            ("tornado", 16),
+            ("tqdm", 9),
+            ("youtube-dl", 43),
+        ];
+        assert_eq!(counts.map(|c| c.0), PROJECTS);
+        for (p, n) in counts {
+            let project = dir.join("projects").join(p);
+            std::fs::create_dir_all(&project).expect("mkdir");
+            std::fs::write(
+                project.join("project.info"),
+                format!("github_url=\"https://github.com/o/{p}\"\n"),
+            )
+            .expect("write");
+            // Directory order is not number order: 10 before 2.
+            for i in (1..=n).rev() {
+                let bug = project.join("bugs").join(i.to_string());
+                std::fs::create_dir_all(&bug).expect("mkdir");
+                std::fs::write(
+                    bug.join("bug.info"),
+                    "python_version=\"3.7.0\"\nbuggy_commit_id=\"a\"\nfixed_commit_id=\"b\"\ntest_file=\"tests/test_a.py\"\n",
+                )
+                .expect("write");
+                std::fs::write(bug.join("run_test.sh"), "pytest tests/test_a.py::test_a\n")
+                    .expect("write");
+                std::fs::write(bug.join("bug_patch.txt"), "").expect("write");
+            }
+        }
+        // A non-bug entry BugsInPy has (pandas/bugs/info.xlsx) is not a bug.
+        std::fs::write(dir.join("projects/pandas/bugs/info.xlsx"), "").expect("write");
+        let data = Dataset::open(&dir).expect("opens");
+        let cases = selection(&data, &[], LIMIT).expect("selects");
+        assert!(cases.len() >= 120, "{}", cases.len());
+        assert_eq!(cases.len(), 121);
+        let mut projects: Vec<&str> = cases.iter().map(|c| c.project.as_str()).collect();
+        projects.sort_unstable();
+        projects.dedup();
+        assert!(projects.len() >= 15);
+        assert_eq!(projects.len(), 17);
+        // In rounds, the first 8 by number.
+        assert!(cases[..17].iter().all(|c| c.number == 1));
+        let keras: Vec<u32> = cases
+            .iter()
+            .filter(|c| c.project == "keras")
+            .map(|c| c.number)
+            .collect();
+        assert_eq!(keras, [1, 2, 3, 4, 5, 6, 7, 8]);
+        let two = selection(&data, &["black".into(), "tqdm".into()], 2).expect("selects");
+        assert_eq!(
+            two.iter().map(Bug::id).collect::<Vec<_>>(),
+            ["black-1", "tqdm-1", "black-2", "tqdm-2"]
+        );
+        assert!(selection(&data, &["nope".into()], 2).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_python_2_bug_needs_python_2_from_its_bug_info() {
+        let bug = Bug {
+            project: "p".into(),
+            number: 1,
+            github_url: String::new(),
+            python_version: "2.7.16".into(),
+            buggy: "a".into(),
+            fixed: "b".into(),
+            test_files: Vec::new(),
+            selections: vec![("t.py".into(), "test_a".into())],
+            patch: String::new(),
+        };
+        assert_eq!(
+            Case::world(&bug).as_deref(),
+            Some("needs Python 2 (bug.info: python_version 2.7.16)")
+        );
+        let three = Bug {
+            python_version: "3.8.3".into(),
+            ..bug
+        };
+        assert_eq!(Case::world(&three), None);
     }
 }

@@ -1,27 +1,34 @@
-//! `cargo xtask corpus bugsinpy`: Proven measured on real bugs (issue 16's corpus).
+//! `cargo xtask corpus bugsinpy|bugsjs`: Proven measured on real bugs (issues 16 and 30).
 //!
-//! Cases: for each project (all of BugsInPy's, or those named with `--project`), its first
-//! `--limit` bugs by number (default 8) — a rule fixed before any case ran, never chosen by
-//! outcome — run in rounds (every project's first bug, then every second one, ...). Each case is a git repository this harness makes: base = the fixed commit's
-//! tree, change = one commit reverting the fix (see [`bugsinpy::build_case`]).
+//! Cases: the selection is fixed here, before any run, never chosen by outcome: for each
+//! project of the corpus's list ([`bugsinpy::PROJECTS`], [`bugsjs::PROJECTS`]; or those
+//! named with `--project`), its first `--limit` bugs by number (BugsInPy 8, BugsJS 5), run
+//! in rounds (every project's first bug, then every second one, ...), so a run stopped
+//! early has measured every project alike. Each case is a git repository this harness
+//! makes ([`case::build_case`]): base = the fixed version's tree, change = one commit
+//! bringing back the buggy version of the non-test files the fix touches.
 //!
 //! For each case, driven as a user would, through the `proven` binary:
-//! 1. fidelity: `proven sandbox run` of the bug's own tests (selected by name, as a
-//!    Prover's test is run) on the base and on the change: it must pass, then fail;
+//! 1. fidelity: `proven sandbox run` of the bug's own tests (selected by name) on the base
+//!    and on the change: they must pass, then fail;
 //! 2. only where fidelity holds: one `proven review` of the change, every model behind the
 //!    scripted OpenAI-compatible server of proven-models (started in this process): the
-//!    Planner names two risks; the Prover answers the first with the bug's own test file
-//!    (at a new path beside it, the bug's tests selected) and the second with a test of
-//!    another function of the same file (the control); the Skeptic concedes; the Fixer
-//!    answers with bug_patch.txt's edits. Reproduced: the first finding is `reproduced`;
-//!    fix proved: it carries a proved patch (its test and the package's suite pass); a
-//!    false proof: the control comes out `reproduced` although, run alone by the sandbox,
-//!    it passes on both sides.
+//!    Planner names two risks; the Prover answers the first with the bug's own tests (a
+//!    new test file beside them that runs them) and the second with another test of the
+//!    same file (the control); the Skeptic concedes; the Fixer answers with the fix's
+//!    edits. Reproduced: the first finding is `reproduced`; fix proved: it carries a proved
+//!    patch (its test and the package's suite pass); a false proof: the control comes out
+//!    `reproduced` although, run alone by the sandbox, it passes on both sides.
 //!
 //! Every miss gets a cause read from the run records (the sandbox's outcome, what could not
-//! be prepared, a Python version the images lack) or the review's own words.
+//! be prepared, a Python version the images lack) or the review's own words, and each
+//! cause is of the world (the network, Python 2, a GPU or a browser, a release the registry
+//! no longer serves) or Proven's ([`causes`]).
 
 mod bugsinpy;
+mod bugsjs;
+mod case;
+pub mod causes;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -31,7 +38,7 @@ use std::time::Instant;
 use proven_models::scripted::{Reply, ScriptedServer};
 use serde_json::{Value, json};
 
-use bugsinpy::{Bug, CaseRepo, Dataset};
+use case::{CaseRepo, Edit};
 
 const GENERATOR: &str = "corpus/generator";
 const SKEPTIC: &str = "corpus/skeptic";
@@ -41,11 +48,75 @@ const CONTROL_CLAIM: &str = "corpus-control-claim";
 /// Seconds a sandbox run of the bug's tests may take.
 const RUN_TIMEOUT: u64 = 300;
 
+/// One case of a corpus, as the harness runs it.
+pub trait Case: Send + Sync {
+    /// `black-1`, `Express-3`.
+    fn id(&self) -> String;
+    fn project(&self) -> &str;
+    /// What the dataset says of the toolchain (BugsInPy's bug.info python_version,
+    /// BugsJS's Node version).
+    fn toolchain(&self) -> String;
+    /// The sandbox's language (`proven sandbox run --lang`).
+    fn language(&self) -> &'static str;
+    /// A cause of the world the dataset's own data shows, read before any run (a bug whose
+    /// Python is 2.x needs Python 2).
+    fn world(&self) -> Option<String>;
+    /// Builds the case repository under `dir` from the upstream under `repos`.
+    fn build(&self, repos: &Path, dir: &Path) -> Result<CaseRepo, String>;
+    /// The command that runs the bug's own tests (fidelity).
+    fn bug_command(&self, case: &CaseRepo) -> Result<Vec<String>, String>;
+    /// The Prover's test of the bug.
+    fn bug_test(&self, case: &CaseRepo) -> Result<ProverTest, String>;
+    /// Another test of the bug's test file, as the Prover's control test, and the command
+    /// that runs it alone in the case's tree.
+    fn control(&self, case: &CaseRepo) -> Result<Option<Control>, String>;
+    /// The fix as the Fixer's edits.
+    fn fix(&self, case: &CaseRepo) -> Vec<Edit>;
+    /// The bug in words, for the claim ("BugsInPy black-1 (its test x fails on the change)").
+    fn describe(&self) -> String;
+}
+
+/// A test as the scripted Prover answers it.
+pub struct ProverTest {
+    pub path: String,
+    pub code: String,
+    /// The tests of the file that show the claim.
+    pub tests: Vec<String>,
+}
+
+/// A control: a test of the bug's file that is not the bug's.
+pub struct Control {
+    /// Its name in the file.
+    pub name: String,
+    pub test: ProverTest,
+    /// The command that runs it alone in the case's tree.
+    pub command: Vec<String>,
+}
+
+/// Which corpus a run measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Corpus {
+    BugsInPy,
+    BugsJs,
+}
+
+impl Corpus {
+    fn title(self) -> &'static str {
+        match self {
+            Corpus::BugsInPy => "BugsInPy",
+            Corpus::BugsJs => "BugsJS",
+        }
+    }
+}
+
 struct Options {
-    bugsinpy: PathBuf,
+    corpus: Corpus,
+    /// The dataset: BugsInPy's checkout or git directory (--bugsinpy), BugsJS's
+    /// bug-dataset (--bugsjs).
+    dataset: PathBuf,
     repos: PathBuf,
     projects: Vec<String>,
-    limit: usize,
+    limit: Option<usize>,
     out: Option<PathBuf>,
     work: PathBuf,
     proven: Option<PathBuf>,
@@ -62,13 +133,19 @@ struct Options {
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
+    let corpus = match args.first().map(String::as_str) {
+        Some("bugsinpy") => Corpus::BugsInPy,
+        Some("bugsjs") => Corpus::BugsJs,
+        _ => return Err(format!("which corpus? {}", usage())),
+    };
     let mut o = Options {
-        bugsinpy: PathBuf::new(),
+        corpus,
+        dataset: PathBuf::new(),
         repos: PathBuf::new(),
         projects: Vec::new(),
-        limit: 8,
+        limit: None,
         out: None,
-        work: std::env::temp_dir().join("proven-corpus"),
+        work: std::env::temp_dir().join(format!("proven-corpus-{}", args[0])),
         proven: None,
         jobs: 1,
         resume: false,
@@ -76,8 +153,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         fidelity_only: false,
         review_only: false,
     };
-    let mut it = args.iter();
-    let mut seen_source = false;
+    let mut it = args[1..].iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| {
             it.next()
@@ -85,17 +161,18 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 .ok_or_else(|| format!("{name} needs a value"))
         };
         match a.as_str() {
-            "bugsinpy" if !seen_source => seen_source = true,
-            "--bugsinpy" => o.bugsinpy = value(a)?.into(),
+            "--bugsinpy" if corpus == Corpus::BugsInPy => o.dataset = value(a)?.into(),
+            "--bugsjs" if corpus == Corpus::BugsJs => o.dataset = value(a)?.into(),
             "--repos" => o.repos = value(a)?.into(),
             "--project" => o.projects.push(value(a)?),
             "--limit" => {
                 let v = value(a)?;
-                o.limit = v
-                    .parse()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| format!("--limit {v:?}: expected a positive number"))?;
+                o.limit = Some(
+                    v.parse()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| format!("--limit {v:?}: expected a positive number"))?,
+                );
             }
             "--out" => o.out = Some(value(a)?.into()),
             "--work" => o.work = value(a)?.into(),
@@ -121,27 +198,32 @@ fn parse(args: &[String]) -> Result<Options, String> {
             other => return Err(format!("unknown argument {other:?}; {}", usage())),
         }
     }
-    if !seen_source {
-        return Err(format!("which corpus? {}", usage()));
-    }
-    if o.bugsinpy.as_os_str().is_empty() || o.repos.as_os_str().is_empty() {
-        return Err(format!("--bugsinpy and --repos are required; {}", usage()));
+    if o.dataset.as_os_str().is_empty() || o.repos.as_os_str().is_empty() {
+        let flag = match corpus {
+            Corpus::BugsInPy => "--bugsinpy",
+            Corpus::BugsJs => "--bugsjs",
+        };
+        return Err(format!("{flag} and --repos are required; {}", usage()));
     }
     Ok(o)
 }
 
 pub fn usage() -> String {
-    "cargo xtask corpus bugsinpy --bugsinpy PATH --repos DIR [--project NAME…] [--limit N] \
-     [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] [--resume] [--report-only] [--fidelity-only] [--review-only]"
+    "cargo xtask corpus bugsinpy --bugsinpy PATH | bugsjs --bugsjs PATH, then --repos DIR \
+     [--project NAME…] [--limit N] [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] \
+     [--resume] [--report-only] [--fidelity-only] [--review-only]"
         .into()
 }
 
 /// What became of one case.
 #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 struct CaseResult {
     id: String,
     project: String,
-    python: String,
+    /// What the dataset says of the toolchain (bug.info's python, BugsJS's Node).
+    #[serde(alias = "python")]
+    toolchain: String,
     fidelity: bool,
     reproduced: Option<bool>,
     fix_proved: Option<bool>,
@@ -151,41 +233,83 @@ struct CaseResult {
     causes: Vec<String>,
     /// The environment-failure cause class, when a sandbox run proved nothing.
     env_cause: Option<String>,
+    /// A cause of the world the dataset's data shows (read before the run).
+    world: Option<String>,
     seconds: f64,
+}
+
+/// The cases in rounds: each project's first case, then each one's second, ...: a run
+/// stopped early has measured every project alike.
+fn in_rounds<T>(per_project: Vec<Vec<T>>) -> Vec<T> {
+    let mut rounds: Vec<(usize, usize, T)> = Vec::new();
+    for (pi, cases) in per_project.into_iter().enumerate() {
+        for (round, c) in cases.into_iter().enumerate() {
+            rounds.push((round, pi, c));
+        }
+    }
+    rounds.sort_by_key(|(round, pi, _)| (*round, *pi));
+    rounds.into_iter().map(|(_, _, c)| c).collect()
 }
 
 pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     let o = parse(args)?;
-    let data = Dataset::open(&o.bugsinpy)?;
+    let (cases, revision, rule): (Vec<Box<dyn Case>>, String, String) = match o.corpus {
+        Corpus::BugsInPy => {
+            let data = bugsinpy::Dataset::open(&o.dataset)?;
+            let limit = o.limit.unwrap_or(bugsinpy::LIMIT);
+            let bugs = bugsinpy::selection(&data, &o.projects, limit)?;
+            let rule = format!(
+                "the first {limit} bugs by number of each of {} projects",
+                if o.projects.is_empty() {
+                    bugsinpy::PROJECTS.len()
+                } else {
+                    o.projects.len()
+                }
+            );
+            (
+                bugs.into_iter()
+                    .map(|b| Box::new(b) as Box<dyn Case>)
+                    .collect(),
+                data.revision(),
+                rule,
+            )
+        }
+        Corpus::BugsJs => {
+            let data = bugsjs::Dataset::open(&o.dataset)?;
+            let limit = o.limit.unwrap_or(bugsjs::LIMIT);
+            let bugs = bugsjs::selection(&data, &o.projects, limit)?;
+            let rule = format!(
+                "the first {limit} bugs by number of each of {} projects",
+                if o.projects.is_empty() {
+                    bugsjs::PROJECTS.len()
+                } else {
+                    o.projects.len()
+                }
+            );
+            (
+                bugs.into_iter()
+                    .map(|b| Box::new(b) as Box<dyn Case>)
+                    .collect(),
+                data.revision(),
+                rule,
+            )
+        }
+    };
     let proven = match &o.proven {
         Some(p) => p.clone(),
+        // Nothing runs: no binary is needed.
+        None if o.report_only => PathBuf::from("proven"),
         None => build_proven(root)?,
     };
-    let projects = if o.projects.is_empty() {
-        data.projects()
-    } else {
-        o.projects.clone()
-    };
-    // In rounds: each project's first bug, then each one's second, ...: a run stopped
-    // early has measured every project alike.
-    let mut rounds: Vec<(usize, usize, Bug)> = Vec::new();
-    for (pi, p) in projects.iter().enumerate() {
-        let bugs = data.bugs(p);
-        if bugs.is_empty() {
-            return Err(format!("BugsInPy has no bugs of project {p:?}"));
-        }
-        for (round, n) in bugs.into_iter().take(o.limit).enumerate() {
-            rounds.push((round, pi, data.bug(p, n)?));
-        }
-    }
-    rounds.sort_by_key(|(round, pi, _)| (*round, *pi));
-    let cases: Vec<Bug> = rounds.into_iter().map(|(_, _, b)| b).collect();
+    let mut projects: Vec<&str> = cases.iter().map(|c| c.project()).collect();
+    projects.sort_unstable();
+    projects.dedup();
+    let title = o.corpus.title();
     let started = chrono_now();
     eprintln!(
-        "corpus: {} cases of {} projects (the first {} bugs by number of each)",
+        "corpus: {title}: {} cases of {} projects ({rule})",
         cases.len(),
         projects.len(),
-        o.limit
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -203,7 +327,7 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let r: CaseResult = serde_json::from_str(line)
                 .map_err(|e| format!("{}: a line does not read: {e}", file.display()))?;
-            if let Some(i) = cases.iter().position(|b| b.id() == r.id) {
+            if let Some(i) = cases.iter().position(|c| c.id() == r.id) {
                 earlier.retain(|(j, _)| *j != i);
                 earlier.push((i, r));
             }
@@ -238,17 +362,22 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     earlier.retain(|(i, _)| skip.contains(i));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let done: std::sync::Mutex<Vec<(usize, CaseResult)>> = std::sync::Mutex::new(earlier);
-    let revision = data.revision();
     std::thread::scope(|scope| {
         for _ in 0..o.jobs {
             scope.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    let Some(bug) = cases.get(i) else { break };
+                    let Some(case) = cases.get(i) else { break };
                     if skip.contains(&i) {
                         continue;
                     }
-                    let r = one_case(&runtime, &proven, &o, bug, pending.get(&i).cloned());
+                    let r = one_case(
+                        &runtime,
+                        &proven,
+                        &o,
+                        case.as_ref(),
+                        pending.get(&i).cloned(),
+                    );
                     if let Ok(mut done) = done.lock() {
                         if let Some(file) = &results_file
                             && let Ok(line) = serde_json::to_string(&r)
@@ -266,7 +395,10 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
                         if let Some(out) = &o.out {
                             let so_far: Vec<CaseResult> =
                                 done.iter().map(|(_, r)| r.clone()).collect();
-                            let _ = std::fs::write(out, report(&so_far, &revision, &started, args));
+                            let _ = std::fs::write(
+                                out,
+                                report(title, &so_far, &revision, &started, args),
+                            );
                         }
                     }
                 }
@@ -282,11 +414,11 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     // Cases of the list that no run finished are named, never counted.
     let not_run: Vec<String> = cases
         .iter()
-        .map(Bug::id)
+        .map(|c| c.id())
         .filter(|id| !results.iter().any(|r| &r.id == id))
         .collect();
-    results.retain(|r| cases.iter().any(|b| b.id() == r.id));
-    let mut text = report(&results, &revision, &started, args);
+    results.retain(|r| cases.iter().any(|c| c.id() == r.id));
+    let mut text = report(title, &results, &revision, &started, args);
     if !not_run.is_empty() {
         let _ = writeln!(
             text,
@@ -305,20 +437,21 @@ fn one_case(
     runtime: &tokio::runtime::Runtime,
     proven: &Path,
     o: &Options,
-    bug: &Bug,
+    c: &dyn Case,
     earlier: Option<CaseResult>,
 ) -> CaseResult {
     {
         let t = Instant::now();
         let resumed = earlier.is_some();
         let mut r = earlier.unwrap_or_else(|| CaseResult {
-            id: bug.id(),
-            project: bug.project.clone(),
-            python: bug.python_version.clone(),
+            id: c.id(),
+            project: c.project().to_string(),
+            toolchain: c.toolchain(),
+            world: c.world(),
             ..CaseResult::default()
         });
         let before = if resumed { r.seconds } else { 0.0 };
-        if let Err(e) = run_case(runtime, proven, o, bug, &mut r, resumed) {
+        if let Err(e) = run_case(runtime, proven, o, c, &mut r, resumed) {
             r.causes.push(format!("harness: {e}"));
             r.env_cause.get_or_insert_with(|| "case not built".into());
         }
@@ -397,11 +530,17 @@ impl Run {
     }
 }
 
-fn sandbox_run(proven: &Path, repo: &Path, rev: &str, command: &[String]) -> Result<Run, String> {
+fn sandbox_run(
+    proven: &Path,
+    lang: &str,
+    repo: &Path,
+    rev: &str,
+    command: &[String],
+) -> Result<Run, String> {
     let out = proven_cmd(proven)
         .args(["sandbox", "run", "--repo"])
         .arg(repo)
-        .args(["--rev", rev, "--lang", "python", "--timeout"])
+        .args(["--rev", rev, "--lang", lang, "--timeout"])
         .arg(RUN_TIMEOUT.to_string())
         // As a review does: what the project does not pin, resolved as of its base's time
         // (both case commits carry the fixed commit's time).
@@ -418,38 +557,29 @@ fn sandbox_run(proven: &Path, repo: &Path, rev: &str, command: &[String]) -> Res
     })
 }
 
-fn pytest(file: &str, names: &[String]) -> Vec<String> {
-    let mut c: Vec<String> = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-        .map(String::from)
-        .to_vec();
-    c.extend(names.iter().map(|n| format!("{file}::{n}")));
-    c
-}
-
 fn run_case(
     runtime: &tokio::runtime::Runtime,
     proven: &Path,
     o: &Options,
-    bug: &Bug,
+    c: &dyn Case,
     r: &mut CaseResult,
     resumed: bool,
 ) -> Result<(), String> {
-    let upstream = bugsinpy::upstream(&o.repos, bug)?;
-    let case = bugsinpy::build_case(&upstream, bug, &o.work.join(bug.id()))?;
+    let case = c.build(&o.repos, &o.work.join(c.id()))?;
     if resumed {
         // A case whose fidelity a fidelity-only run measured: its review now.
-        return review_case(runtime, proven, bug, &case, r);
+        return review_case(runtime, proven, c, &case, r);
     }
-    let (file, names) = bug.test_file();
-    let command = pytest(file, &names);
-    let base = sandbox_run(proven, &case.dir, &case.base, &command)?;
+    let command = c.bug_command(&case)?;
+    let lang = c.language();
+    let base = sandbox_run(proven, lang, &case.dir, &case.base, &command)?;
     if base.code != Some(0) {
         let why = cause(&base);
         r.causes.push(format!("fidelity: base {}", why.1));
         r.env_cause = Some(why.0);
         return Ok(());
     }
-    let change = sandbox_run(proven, &case.dir, &case.change, &command)?;
+    let change = sandbox_run(proven, lang, &case.dir, &case.change, &command)?;
     if change.code != Some(1) {
         let why = cause(&change);
         r.causes.push(format!("fidelity: change {}", why.1));
@@ -460,7 +590,7 @@ fn run_case(
     if o.fidelity_only {
         return Ok(());
     }
-    review_case(runtime, proven, bug, &case, r)
+    review_case(runtime, proven, c, &case, r)
 }
 
 /// (cause class, the cause in words) of a run that did not end as expected.
@@ -581,105 +711,17 @@ fn module_not_found(output: &str) -> Option<String> {
     )
 }
 
-/// The proving test's path: beside the bug's test file (its conftest and package apply),
-/// named like a new Python test.
-fn proving_path(file: &str, tag: &str) -> String {
-    let (dir, name) = file.rsplit_once('/').unwrap_or(("", file));
-    let name = format!("test_proven_{tag}_{name}");
-    if dir.is_empty() {
-        name
-    } else {
-        format!("{dir}/{name}")
-    }
-}
-
-/// The largest test a Prover may write (Proven refuses larger ones).
-const MAX_TEST_BYTES: usize = 64 * 1024;
-
-/// The Prover's test: the bug's test file as it is; when that is larger than a Prover's
-/// test may be and the selected tests are methods of unittest-style classes, a small file
-/// beside it that subclasses each class and runs the selected methods of the original.
-fn prover_test(case: &Path, file: &str, source: &str, names: &[String]) -> String {
-    if source.len() <= MAX_TEST_BYTES {
-        return source.to_string();
-    }
-    let (dir, name) = file.rsplit_once('/').unwrap_or(("", file));
-    let stem = name.trim_end_matches(".py");
-    let package = !dir.is_empty() && case.join(dir).join("__init__.py").exists();
-    let module = if package {
-        format!(".{stem}")
-    } else {
-        stem.to_string()
-    };
-    let mut classes: Vec<(String, Vec<String>)> = Vec::new();
-    for n in names {
-        let mut parts = n.split("::");
-        let class = parts.next().unwrap_or_default().to_string();
-        if !class.starts_with(|c: char| c.is_ascii_uppercase()) {
-            // A function test: the whole file (Proven says it is too large).
-            return source.to_string();
-        }
-        let method = parts.next().map(str::to_string);
-        match classes.iter_mut().find(|(c, _)| *c == class) {
-            Some((_, methods)) => methods.extend(method),
-            None => classes.push((class, method.into_iter().collect())),
-        }
-    }
-    let mut code = format!(
-        "# The bug's own tests, run from the original file ({file} is larger than a Prover's test may be).
-"
-    );
-    for (i, (class, _)) in classes.iter().enumerate() {
-        let _ = writeln!(
-            code,
-            "from {module} import {class} as _ProvenOriginalTestCase{i}"
-        );
-    }
-    for (i, (class, methods)) in classes.iter().enumerate() {
-        let _ = write!(
-            code,
-            "
-
-class {class}(_ProvenOriginalTestCase{i}):
-"
-        );
-        if methods.is_empty() {
-            code.push_str(
-                "    pass
-",
-            );
-        }
-        for m in methods {
-            let _ = write!(
-                code,
-                "    def {m}(self, *args, **kwargs):
-        return super().{m}(*args, **kwargs)
-
-"
-            );
-        }
-    }
-    code
-}
-
 fn review_case(
     runtime: &tokio::runtime::Runtime,
     proven: &Path,
-    bug: &Bug,
+    c: &dyn Case,
     case: &CaseRepo,
     r: &mut CaseResult,
 ) -> Result<(), String> {
-    let (file, names) = bug.test_file();
-    let source =
-        std::fs::read_to_string(case.dir.join(file)).map_err(|e| format!("read {file}: {e}"))?;
-    let control = bugsinpy::declared_node_names(&source)
-        .into_iter()
-        .find(|n| {
-            !names.iter().any(|b| {
-                n == b || n.starts_with(&format!("{b}::")) || b.starts_with(&format!("{n}::"))
-            })
-        });
-    let path = case.reverted[0].0.clone();
+    let id = c.id();
+    let bug_test = c.bug_test(case)?;
+    let control = c.control(case)?;
+    let path = risk_path(c.language(), case);
     let server = runtime.block_on(ScriptedServer::start());
     server.on(
         Some(GUARD),
@@ -689,13 +731,13 @@ fn review_case(
         )],
     );
     let mut risks = vec![json!({
-        "title": format!("{} regresses", bug.id()),
-        "claim": format!("{BUG_CLAIM}: the change brings back BugsInPy {} (its test {} fails on the change)", bug.id(), names.join(", ")),
+        "title": format!("{id} regresses"),
+        "claim": format!("{BUG_CLAIM}: the change brings back {}", c.describe()),
         "path": path, "evidence": "test"})];
-    if let Some(c) = &control {
+    if let Some(k) = &control {
         risks.push(json!({
-            "title": format!("{} control", bug.id()),
-            "claim": format!("{CONTROL_CLAIM}: the change breaks what {c} tests"),
+            "title": format!("{id} control"),
+            "claim": format!("{CONTROL_CLAIM}: the change breaks what {} tests", k.name),
             "path": path, "evidence": "test"}));
     }
     server.on(
@@ -703,7 +745,8 @@ fn review_case(
         "You are the Planner",
         vec![Reply::Json(json!({ "risks": risks }))],
     );
-    let edits: Vec<Value> = bugsinpy::fix_edits(&bug.patch, &case.reverted)
+    let edits: Vec<Value> = c
+        .fix(case)
         .into_iter()
         .map(|e| json!({"path": e.path, "old_text": e.old_text, "new_text": e.new_text}))
         .collect();
@@ -711,26 +754,26 @@ fn review_case(
         Some(GENERATOR),
         "You are the Fixer",
         vec![Reply::Json(
-            json!({"edits": edits, "explanation": format!("the fix of BugsInPy {}", bug.id())}),
+            json!({"edits": edits, "explanation": format!("the fix of {}", c.describe())}),
         )],
     );
     server.on(
         Some(GENERATOR),
         BUG_CLAIM,
         vec![Reply::Json(json!({
-            "test_path": proving_path(file, "bug"),
-            "test_code": prover_test(&case.dir, file, &source, &names),
-            "tests": names,
+            "test_path": bug_test.path,
+            "test_code": bug_test.code,
+            "tests": bug_test.tests,
         }))],
     );
-    if let Some(c) = &control {
+    if let Some(k) = &control {
         server.on(
             Some(GENERATOR),
             CONTROL_CLAIM,
             vec![Reply::Json(json!({
-                "test_path": proving_path(file, "control"),
-                "test_code": prover_test(&case.dir, file, &source, std::slice::from_ref(c)),
-                "tests": [c],
+                "test_path": k.test.path,
+                "test_code": k.test.code,
+                "tests": k.test.tests,
             }))],
         );
     }
@@ -768,10 +811,10 @@ fn review_case(
                 .unwrap_or_default()
         )
     })?;
-    let _ = std::fs::write(case.dir.with_extension("review.json"), &out.stdout);
+    let _ = std::fs::write(beside(&case.dir, "review.json"), &out.stdout);
     let findings = doc["findings"].as_array().cloned().unwrap_or_default();
     let find = |title: &str| findings.iter().find(|f| f["title"] == title).cloned();
-    match find(&format!("{} regresses", bug.id())) {
+    match find(&format!("{id} regresses")) {
         Some(f) if f["proof_level"] == "reproduced" => {
             r.reproduced = Some(true);
             if f["patch"].is_object() {
@@ -784,7 +827,7 @@ fn review_case(
                     .received()
                     .iter()
                     .map(|q| q.text())
-                    .filter(|t| t.contains("You are the Fixer") && t.contains(&bug.id()))
+                    .filter(|t| t.contains("You are the Fixer") && t.contains(&id))
                     .find_map(|t| {
                         t.split_once("Your last patch did not hold: ")
                             .map(|(_, why)| why.chars().take(300).collect::<String>())
@@ -817,8 +860,10 @@ fn review_case(
                 .push(format!("reproduce: no finding ({})", unproven_words(&doc)));
         }
     }
-    if let Some(c) = &control {
-        match control_seen(&doc, &format!("{} control", bug.id())) {
+    if let Some(k) = &control {
+        let lang = c.language();
+        let c = &k.name;
+        match control_seen(&doc, &format!("{id} control")) {
             ControlSeen::NeverRan { why } => {
                 // Not a control: it cannot be a false proof, so it is not counted as one run.
                 r.causes.push(format!("control {c} never ran: {why}"));
@@ -827,9 +872,8 @@ fn review_case(
             ControlSeen::Reproduced => {
                 // Reproduced: a false proof only when the control, run alone, passes on both
                 // sides (otherwise it does test what the change broke).
-                let command = pytest(file, std::slice::from_ref(c));
-                let base = sandbox_run(proven, &case.dir, &case.base, &command)?;
-                let change = sandbox_run(proven, &case.dir, &case.change, &command)?;
+                let base = sandbox_run(proven, lang, &case.dir, &case.base, &k.command)?;
+                let change = sandbox_run(proven, lang, &case.dir, &case.change, &k.command)?;
                 let both_pass = base.code == Some(0) && change.code == Some(0);
                 r.false_proof = Some(both_pass);
                 if !both_pass {
@@ -843,6 +887,23 @@ fn review_case(
         }
     }
     Ok(())
+}
+
+/// The file the risks are about: the first reverted file of the case's language (Proven
+/// chooses the Prover's language by it), else the first reverted file.
+fn risk_path(language: &str, case: &CaseRepo) -> String {
+    let extensions: &[&str] = match language {
+        "python" => &[".py"],
+        "node" => &[".js", ".mjs", ".cjs"],
+        _ => &[],
+    };
+    case.reverted
+        .iter()
+        .map(|(p, _, _)| p)
+        .find(|p| extensions.iter().any(|e| p.ends_with(e)))
+        .or_else(|| case.reverted.first().map(|(p, _, _)| p))
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// What the review made of the control.
@@ -908,8 +969,15 @@ fn control_seen(doc: &Value, title: &str) -> ControlSeen {
     }
 }
 
+/// `DIR.suffix` beside a case's directory (its name may hold a dot: `Hessian.js-1`).
+fn beside(case: &Path, suffix: &str) -> PathBuf {
+    let mut name = case.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{suffix}"));
+    case.with_file_name(name)
+}
+
 fn tempfile_dir(case: &Path) -> Result<PathBuf, String> {
-    let dir = case.with_extension("data");
+    let dir = beside(case, "data");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
     Ok(dir)
@@ -959,13 +1027,24 @@ fn pct(n: usize, d: usize) -> String {
     }
 }
 
-fn report(results: &[CaseResult], revision: &str, started: &str, args: &[String]) -> String {
+fn report(
+    title: &str,
+    results: &[CaseResult],
+    revision: &str,
+    started: &str,
+    args: &[String],
+) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "# BugsInPy corpus: Proven on real bugs\n");
+    let _ = writeln!(s, "# {title} corpus: Proven on real bugs\n");
     let _ = writeln!(
         s,
-        "BugsInPy commit `{revision}`; run started {started}; command: `cargo xtask corpus {}`.\n",
-        args.join(" ")
+        "{title} commit `{revision}`; run started {started}; command: `cargo xtask corpus {}`; machine: {} cores, load average (1 min) {}.\n",
+        args.join(" "),
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|t| t.split_whitespace().next().map(str::to_string))
+            .unwrap_or_else(|| "?".into())
     );
     let _ = writeln!(
         s,
@@ -1026,10 +1105,11 @@ fn report(results: &[CaseResult], revision: &str, started: &str, args: &[String]
     }
     let all: Vec<&CaseResult> = results.iter().collect();
     row(&mut s, "**total**", &all);
+    s.push_str(&causes::section(results));
     let _ = writeln!(s, "\n## Every case\n");
     let _ = writeln!(
         s,
-        "| case | bug.info python | fidelity | reproduced | fix proved | false proof | s | cause of each miss |"
+        "| case | the dataset's toolchain | fidelity | reproduced | fix proved | false proof | s | cause of each miss |"
     );
     let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
     let yn = |v: Option<bool>| match v {
@@ -1042,13 +1122,13 @@ fn report(results: &[CaseResult], revision: &str, started: &str, args: &[String]
             s,
             "| {} | {} | {} | {} | {} | {} | {:.0} | {} |",
             r.id,
-            r.python,
+            r.toolchain,
             if r.fidelity { "yes" } else { "no" },
             yn(r.reproduced),
             yn(r.fix_proved),
             yn(r.false_proof),
             r.seconds,
-            r.causes.join("; ").replace('|', "\\|").replace('\n', " ")
+            crate::suites::cell(&r.causes.join("; "))
         );
     }
     s
@@ -1128,6 +1208,7 @@ mod tests {
             ..CaseResult::default()
         };
         let table = report(
+            "BugsInPy",
             &[
                 case("p-1", Some(false)),
                 case("p-2", None),
@@ -1149,24 +1230,96 @@ mod tests {
     }
 
     #[test]
-    fn a_large_test_file_is_run_from_a_small_subclass() {
-        let dir = std::env::temp_dir().join(format!("corpus-prover-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("tests")).expect("mkdir");
-        std::fs::write(dir.join("tests/__init__.py"), "").expect("write");
-        let big = format!(
-            "import unittest\n{}\nclass K(unittest.TestCase):\n    def test_a(self):\n        pass\n",
-            "#\n".repeat(40_000)
-        );
-        let small = prover_test(&dir, "tests/test_k.py", &big, &["K::test_a".to_string()]);
+    fn a_cause_is_one_table_cell_without_colours() {
+        let r = CaseResult {
+            id: "Express-1".into(),
+            project: "Express".into(),
+            fidelity: true,
+            reproduced: Some(true),
+            fix_proved: Some(false),
+            causes: vec!["fix: \u{1b}[32m  GET /\u{1b}[0m\n  a|b".into()],
+            ..CaseResult::default()
+        };
+        let table = report("BugsJS", &[r], "r", "t", &[]);
+        let row = table
+            .lines()
+            .find(|l| l.starts_with("| Express-1 |"))
+            .expect("the case's row");
+        assert!(row.ends_with("| fix:   GET /   a\\|b |"), "{row}");
         assert!(
-            small.contains("from .test_k import K as _ProvenOriginalTestCase0"),
-            "{small}"
+            table.contains("Proven's causes: 1 of 1 cases (100.0%)."),
+            "{table}"
         );
-        assert!(small.contains("class K(_ProvenOriginalTestCase0):\n    def test_a(self, *args, **kwargs):\n        return super().test_a(*args, **kwargs)"), "{small}");
+    }
+
+    #[test]
+    fn both_corpora_take_the_same_flags() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let o = parse(&args(&[
+            "bugsjs",
+            "--bugsjs",
+            "/d",
+            "--repos",
+            "/r",
+            "--project",
+            "express",
+            "--limit",
+            "2",
+            "--jobs",
+            "2",
+            "--resume",
+            "--out",
+            "x.md",
+        ]))
+        .expect("parses");
+        assert_eq!(o.corpus, Corpus::BugsJs);
         assert_eq!(
-            prover_test(&dir, "tests/test_k.py", "x = 1\n", &[]),
-            "x = 1\n"
+            (o.projects.as_slice(), o.limit, o.jobs, o.resume),
+            (&["express".to_string()][..], Some(2), 2, true)
         );
-        let _ = std::fs::remove_dir_all(&dir);
+        let o = parse(&args(&[
+            "bugsinpy",
+            "--bugsinpy",
+            "/d",
+            "--repos",
+            "/r",
+            "--report-only",
+        ]))
+        .expect("parses");
+        assert_eq!(
+            (o.corpus, o.limit, o.resume, o.report_only),
+            (Corpus::BugsInPy, None, true, true)
+        );
+        // Each corpus its own dataset flag; both need --repos.
+        assert!(parse(&args(&["bugsjs", "--bugsinpy", "/d", "--repos", "/r"])).is_err());
+        assert!(parse(&args(&["bugsinpy", "--bugsinpy", "/d"])).is_err());
+        assert!(parse(&args(&["defects4j"])).is_err());
+    }
+
+    #[test]
+    fn a_cases_files_sit_beside_it_whatever_its_name() {
+        assert_eq!(
+            beside(Path::new("/w/Hessian.js-1"), "review.json"),
+            Path::new("/w/Hessian.js-1.review.json")
+        );
+        assert_eq!(
+            beside(Path::new("/w/black-1"), "data"),
+            Path::new("/w/black-1.data")
+        );
+    }
+
+    #[test]
+    fn the_risks_are_about_a_file_of_the_cases_language() {
+        let case = CaseRepo {
+            dir: PathBuf::from("/w/Express-1"),
+            base: "b".into(),
+            change: "c".into(),
+            reverted: vec![
+                ("History.md".into(), String::new(), String::new()),
+                ("lib/router/index.js".into(), String::new(), String::new()),
+            ],
+        };
+        assert_eq!(risk_path("node", &case), "lib/router/index.js");
+        assert_eq!(risk_path("python", &case), "History.md");
     }
 }

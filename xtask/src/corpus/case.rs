@@ -1,0 +1,366 @@
+//! What every corpus shares about a case: a small git repository whose base is the fixed
+//! version's tree and whose change is one commit bringing back the buggy version of the
+//! non-test files the fix touches (the tests stay the fixed version's, so the bug's own
+//! tests exist on both sides), and the fix as the Fixer's edits.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What a case is built from, in the upstream repository.
+pub struct CaseSpec {
+    /// The case's name (`black-1`, `Express-3`).
+    pub id: String,
+    /// The revision whose tree is the base (the fixed version, with the bug's tests).
+    pub fixed: String,
+    /// The revision the change takes `files` from (the buggy version).
+    pub buggy: String,
+    /// The revision whose commit time both commits carry (the upstream fix's): a review of
+    /// the case resolves what the project does not pin as of then.
+    pub dated: String,
+    /// The non-test files the change brings back to the buggy version.
+    pub files: Vec<String>,
+}
+
+/// A case repository on disk: base and change commits.
+pub struct CaseRepo {
+    pub dir: PathBuf,
+    pub base: String,
+    pub change: String,
+    /// The non-test files the change reverts: (path, change text, base text).
+    pub reverted: Vec<(String, String, String)>,
+}
+
+/// The upstream git directory holding `rev`, under `repos` (as the fetch tool leaves
+/// them: `OWNER+NAME/repo`, `OWNER+NAME/repo/.git` or `OWNER+NAME`): first the one named
+/// by the project's GitHub address, then any that has the commit (a renamed repository:
+/// jakubroztocil/httpie is httpie/cli).
+pub fn upstream(repos: &Path, github_url: &str, rev: &str, id: &str) -> Result<PathBuf, String> {
+    let mut dirs = Vec::new();
+    let url = github_url.trim_end_matches('/').trim_end_matches(".git");
+    let mut parts = url.rsplit('/');
+    if let (Some(name), Some(owner)) = (parts.next(), parts.next()) {
+        dirs.push(repos.join(format!("{owner}+{name}")));
+    }
+    if let Ok(entries) = std::fs::read_dir(repos) {
+        let mut all: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+        all.sort();
+        dirs.extend(all);
+    }
+    for d in dirs {
+        for c in [d.join("repo"), d.join("repo").join(".git"), d.clone()] {
+            if c.is_dir() && git(&c, &["cat-file", "-e", &format!("{rev}^{{commit}}")]).is_ok() {
+                return Ok(c);
+            }
+        }
+    }
+    Err(format!(
+        "no git directory under {} has {id}'s revision {rev} (fetch {github_url})",
+        repos.display(),
+    ))
+}
+
+/// One edit as the Fixer answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub path: String,
+    pub old_text: String,
+    pub new_text: String,
+}
+
+/// The fix as Fixer edits on the change's files: one edit per hunk of bug_patch.txt
+/// (context and removed lines become context and added lines), checked by applying them to
+/// the change's text; a file whose hunks do not give exactly the fixed text (or whose old
+/// text is not unique) gets one edit of its whole text.
+pub fn fix_edits(
+    patch: &str,
+    files: &[(String, String, String)], // (path, change text, base text)
+) -> Vec<Edit> {
+    let hunks = hunks(patch);
+    let mut edits = Vec::new();
+    for (path, change, base) in files {
+        let mine: Vec<&(String, String)> = hunks
+            .iter()
+            .filter(|(p, _)| p == path)
+            .map(|(_, h)| h)
+            .collect();
+        let mut text = change.clone();
+        let mut ok = !mine.is_empty();
+        for (old, new) in &mine {
+            if old.is_empty() || text.matches(old.as_str()).count() != 1 {
+                ok = false;
+                break;
+            }
+            text = text.replacen(old.as_str(), new, 1);
+        }
+        if ok && &text == base {
+            edits.extend(mine.iter().map(|(old, new)| Edit {
+                path: path.clone(),
+                old_text: old.clone(),
+                new_text: new.clone(),
+            }));
+        } else {
+            edits.push(Edit {
+                path: path.clone(),
+                old_text: change.clone(),
+                new_text: base.clone(),
+            });
+        }
+    }
+    edits
+}
+
+/// The hunks of a unified diff as (path, (old text, new text)).
+fn hunks(patch: &str) -> Vec<(String, (String, String))> {
+    let mut out: Vec<(String, (String, String))> = Vec::new();
+    let mut path = String::new();
+    let mut current: Option<(String, String)> = None;
+    let mut last_sign = ' ';
+    let flush = |cur: &mut Option<(String, String)>, out: &mut Vec<_>, path: &str| {
+        if let Some(h) = cur.take() {
+            out.push((path.to_string(), h));
+        }
+    };
+    for line in patch.split_inclusive('\n') {
+        if line.starts_with("diff --git ") {
+            flush(&mut current, &mut out, &path);
+            path.clear();
+            continue;
+        }
+        if let Some(p) = line.strip_prefix("+++ ") {
+            let p = p.trim_end();
+            path = p.strip_prefix("b/").unwrap_or(p).to_string();
+            continue;
+        }
+        if line.starts_with("--- ") && current.is_none() {
+            continue;
+        }
+        if line.starts_with("@@") {
+            flush(&mut current, &mut out, &path);
+            current = Some((String::new(), String::new()));
+            continue;
+        }
+        let Some((old, new)) = current.as_mut() else {
+            continue;
+        };
+        if line.starts_with('\\') {
+            // "\ No newline at end of file": the previous line has no newline.
+            let strip = |s: &mut String| {
+                if s.ends_with('\n') {
+                    s.pop();
+                }
+            };
+            match last_sign {
+                '-' => strip(old),
+                '+' => strip(new),
+                _ => {
+                    strip(old);
+                    strip(new);
+                }
+            }
+            continue;
+        }
+        let (sign, rest) = line.split_at(line.len().min(1));
+        let rest = if line.is_empty() { "\n" } else { rest };
+        match sign {
+            " " | "\n" => {
+                let r = if sign == "\n" { "\n" } else { rest };
+                old.push_str(r);
+                new.push_str(r);
+                last_sign = ' ';
+            }
+            "-" => {
+                old.push_str(rest);
+                last_sign = '-';
+            }
+            "+" => {
+                new.push_str(rest);
+                last_sign = '+';
+            }
+            _ => {}
+        }
+    }
+    flush(&mut current, &mut out, &path);
+    out
+}
+
+/// Builds the case under `dir` (replacing what is there).
+pub fn build_case(upstream: &Path, spec: &CaseSpec, dir: &Path) -> Result<CaseRepo, String> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| format!("remove {}: {e}", dir.display()))?;
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
+    // The fixed commit's tree, written out by git archive.
+    let archive = Command::new("git")
+        .arg("--git-dir")
+        .arg(upstream)
+        .args(["archive", "--format=tar", &spec.fixed])
+        .output()
+        .map_err(|e| format!("git archive: {e}"))?;
+    if !archive.status.success() {
+        return Err(format!(
+            "git archive {}: {}",
+            spec.fixed,
+            String::from_utf8_lossy(&archive.stderr)
+        ));
+    }
+    let mut tar = Command::new("tar")
+        .args(["-x", "-C"])
+        .arg(dir)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("tar: {e}"))?;
+    if let Some(mut stdin) = tar.stdin.take() {
+        use std::io::Write;
+        stdin
+            .write_all(&archive.stdout)
+            .map_err(|e| format!("tar: {e}"))?;
+    }
+    let status = tar.wait().map_err(|e| format!("tar: {e}"))?;
+    if !status.success() {
+        return Err(format!("tar -x of {} failed", spec.fixed));
+    }
+    // Both commits carry the fixed commit's time, as a change made right after it would: a
+    // review of the case resolves what the project does not pin as of then.
+    let fixed_at = Command::new("git")
+        .arg("--git-dir")
+        .arg(upstream)
+        .args(["show", "-s", "--format=%cI", &spec.dated])
+        .output()
+        .map_err(|e| format!("git show {}: {e}", spec.dated))?;
+    let fixed_at = String::from_utf8_lossy(&fixed_at.stdout).trim().to_string();
+    if fixed_at.is_empty() {
+        return Err(format!(
+            "{}: the fixed commit's time could not be read",
+            spec.id
+        ));
+    }
+    let work = |args: &[&str]| -> Result<String, String> {
+        let out = Command::new("git")
+            .env("GIT_AUTHOR_DATE", &fixed_at)
+            .env("GIT_COMMITTER_DATE", &fixed_at)
+            .arg("-C")
+            .arg(dir)
+            .args([
+                "-c",
+                "user.name=proven-corpus",
+                "-c",
+                "user.email=corpus@proven.invalid",
+                "-c",
+                "commit.gpgsign=false",
+                "-c",
+                "core.autocrlf=false",
+            ])
+            .args(args)
+            .output()
+            .map_err(|e| format!("git {}: {e}", args.join(" ")))?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(format!(
+                "git {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    };
+    work(&["init", "-q", "-b", "main"])?;
+    work(&["add", "-A", "-f"])?;
+    work(&[
+        "commit",
+        "-q",
+        "--no-verify",
+        "-m",
+        &format!("base: {} at the fixed version {}", spec.id, spec.fixed),
+    ])?;
+    let base = work(&["rev-parse", "HEAD"])?.trim().to_string();
+    let mut reverted = Vec::new();
+    for path in spec.files.iter().cloned() {
+        let fixed = show(upstream, &spec.fixed, &path);
+        let buggy = show(upstream, &spec.buggy, &path);
+        let target = dir.join(&path);
+        match &buggy {
+            Some(text) => {
+                if let Some(parent) = target.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| format!("create {}: {e}", parent.display()))?;
+                }
+                std::fs::write(&target, text)
+                    .map_err(|e| format!("write {}: {e}", target.display()))?;
+            }
+            None => {
+                let _ = std::fs::remove_file(&target);
+            }
+        }
+        if fixed != buggy {
+            reverted.push((path, buggy.unwrap_or_default(), fixed.unwrap_or_default()));
+        }
+    }
+    if reverted.is_empty() {
+        return Err(format!(
+            "{}: the fix touches no file outside the tests",
+            spec.id
+        ));
+    }
+    work(&["add", "-A", "-f"])?;
+    work(&[
+        "commit",
+        "-q",
+        "--no-verify",
+        "-m",
+        &format!(
+            "change: {} reverts its fix (the buggy commit {}'s files)",
+            spec.id, spec.buggy
+        ),
+    ])?;
+    let change = work(&["rev-parse", "HEAD"])?.trim().to_string();
+    Ok(CaseRepo {
+        dir: dir.to_path_buf(),
+        base,
+        change,
+        reverted,
+    })
+}
+
+pub fn show(git_dir: &Path, rev: &str, path: &str) -> Option<String> {
+    git(git_dir, &["show", &format!("{rev}:{path}")]).ok()
+}
+
+pub fn git(git_dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("git")
+        .arg("--git-dir")
+        .arg(git_dir)
+        .args(args)
+        .output()
+        .map_err(|e| format!("git: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hunks_become_edits_that_give_the_fixed_text() {
+        let patch = "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@\n a = 1\n-b = 2\n+b = 3\n c = 4\n";
+        let change = "a = 1\nb = 2\nc = 4\n".to_string();
+        let base = "a = 1\nb = 3\nc = 4\n".to_string();
+        let edits = fix_edits(patch, &[("m.py".into(), change.clone(), base.clone())]);
+        assert_eq!(
+            edits,
+            [Edit {
+                path: "m.py".into(),
+                old_text: "a = 1\nb = 2\nc = 4\n".into(),
+                new_text: "a = 1\nb = 3\nc = 4\n".into()
+            }]
+        );
+        // A patch that does not give the fixed text: the whole file is the edit.
+        let other = "a = 1\nb = 9\nc = 4\n".to_string();
+        let edits = fix_edits(patch, &[("m.py".into(), change.clone(), other.clone())]);
+        assert_eq!(edits[0].old_text, change);
+        assert_eq!(edits[0].new_text, other);
+    }
+}

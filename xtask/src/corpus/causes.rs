@@ -1,0 +1,415 @@
+//! Every miss of a case by cause, and whose cause it is: the world's (what no reviewer of
+//! the project could have had in a sandbox: the network, Python 2, a GPU or a browser, a
+//! release the registry no longer serves) or Proven's (everything else, the harness's own
+//! failures included: a cause is Proven's unless the data or the run's own words show the
+//! world's).
+//!
+//! The world's causes are read from data, never decided by hand: the dataset's metadata
+//! (BugsInPy's bug.info python_version 2.x), the project's own declarations as the run
+//! record names them (Trove classifiers that name only Python 2), and the words the run
+//! printed (a name that does not resolve, a CUDA device, a browser that does not start, a
+//! pinned release the index does not serve).
+
+use std::fmt::Write as _;
+
+use super::CaseResult;
+
+/// One case's miss: the first stage that missed and its cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Miss {
+    /// `fidelity`, `reproduce`, `fix`, `false proof`, `harness`.
+    pub stage: &'static str,
+    /// The cause, in a few words (the row of the table of causes).
+    pub class: String,
+    /// A cause of the world (else Proven's).
+    pub world: bool,
+}
+
+/// The case's miss, or None when nothing missed (or its review has not run yet).
+pub(super) fn miss_of(r: &CaseResult) -> Option<Miss> {
+    let text_of = |prefix: &str| -> String {
+        r.causes
+            .iter()
+            .filter(|c| c.starts_with(prefix))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let (stage, text, class) = if let Some(h) = r.causes.iter().find(|c| c.starts_with("harness:"))
+    {
+        (
+            "harness",
+            h.clone(),
+            "the harness could not run the case".to_string(),
+        )
+    } else if !r.fidelity {
+        (
+            "fidelity",
+            text_of("fidelity:"),
+            r.env_cause
+                .clone()
+                .unwrap_or_else(|| "no cause recorded".into()),
+        )
+    } else if r.reproduced == Some(false) {
+        let t = text_of("reproduce:");
+        let class = if t.contains("no finding") {
+            "no finding".to_string()
+        } else {
+            "the finding is not reproduced".to_string()
+        };
+        ("reproduce", t, class)
+    } else if r.fix_proved == Some(false) {
+        let t = text_of("fix:");
+        let class = fix_class(&t);
+        ("fix", t, class)
+    } else if r.false_proof == Some(true) {
+        (
+            "false proof",
+            String::new(),
+            "a control came out reproduced".into(),
+        )
+    } else {
+        return None;
+    };
+    if stage != "harness"
+        && let Some(world) = world_cause(r.world.as_deref(), &text)
+    {
+        return Some(Miss {
+            stage,
+            class: world,
+            world: true,
+        });
+    }
+    Some(Miss {
+        stage,
+        class,
+        world: false,
+    })
+}
+
+/// A fix miss in a few words: the suite's state, or the reason's head.
+fn fix_class(text: &str) -> String {
+    let t = text.trim_start_matches("fix: ");
+    if t.contains("killed at the timeout") {
+        "the package's suite was killed at the timeout".into()
+    } else if t.contains("collection error") {
+        "the package's suite does not collect".into()
+    } else if t.contains("printed no summary") {
+        "the package's suite printed no summary".into()
+    } else if t.contains("do not pass") {
+        "with the patch the package's tests do not pass".into()
+    } else {
+        t.split([':', '('])
+            .next()
+            .unwrap_or(t)
+            .trim()
+            .chars()
+            .take(80)
+            .collect()
+    }
+}
+
+/// The world's cause that `data` (the dataset's) or `text` (the miss's words) shows.
+pub fn world_cause(data: Option<&str>, text: &str) -> Option<String> {
+    if let Some(d) = data {
+        return Some(d.to_string());
+    }
+    let lower = text.to_lowercase();
+    let any = |words: &[&str]| words.iter().any(|w| lower.contains(&w.to_lowercase()));
+    if any(&[
+        "temporary failure in name resolution",
+        "name or service not known",
+        "nodename nor servname",
+        "getaddrinfo enotfound",
+        "getaddrinfo eai_again",
+        "network is unreachable",
+        "no address associated with hostname",
+    ]) {
+        return Some("needs the network".into());
+    }
+    if only_python2_declared(text) {
+        return Some("needs Python 2 (the project declares only Python 2)".into());
+    }
+    if any(&[
+        "no cuda-capable device",
+        "cuda driver",
+        "cudnn",
+        "libcuda",
+        "cuda_error",
+    ]) {
+        return Some("needs a GPU".into());
+    }
+    if any(&[
+        "chromedriver",
+        "geckodriver",
+        "cannot start chrome",
+        "cannot start firefox",
+        "no usable sandbox",
+        "phantomjs",
+        "cannot open display",
+        "selenium",
+    ]) {
+        return Some("needs a browser".into());
+    }
+    if deleted_release(&lower) {
+        return Some("a release the registry no longer serves".into());
+    }
+    None
+}
+
+/// pip: "No matching distribution found for NAME==VERSION" (an exact pin the index does not
+/// serve: a release deleted from PyPI); npm: `E404` / `404 Not Found` for a package.
+fn deleted_release(lower: &str) -> bool {
+    if let Some(at) = lower.find("no matching distribution found for ") {
+        let rest = &lower[at + "no matching distribution found for ".len()..];
+        let requirement: String = rest
+            .chars()
+            .take_while(|c| !c.is_whitespace() && *c != ')' && *c != ';')
+            .collect();
+        if requirement.contains("==") && !requirement.contains('*') {
+            return true;
+        }
+    }
+    lower.contains("npm err! 404") || lower.contains("npm error 404") || lower.contains("e404")
+}
+
+/// The run record's note on the classifiers (`the classifiers name Python ==2.6.* |
+/// ==2.7.*`) names only Python 2 versions.
+fn only_python2_declared(text: &str) -> bool {
+    let Some(at) = text.find("classifiers name Python ") else {
+        return false;
+    };
+    let rest = &text[at + "classifiers name Python ".len()..];
+    let versions: Vec<&str> = rest
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .split(['|', ',', ' '])
+        .map(|v| v.trim().trim_start_matches(['=', '>', '<', '~', '!']))
+        .filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    !versions.is_empty() && versions.iter().all(|v| v.starts_with('2'))
+}
+
+/// The report's section: the misses by cause, the world's apart from Proven's, and the
+/// share of Proven's causes among every case.
+pub(super) fn section(results: &[CaseResult]) -> String {
+    let mut s = String::new();
+    let misses: Vec<(&CaseResult, Miss)> = results
+        .iter()
+        .filter_map(|r| miss_of(r).map(|m| (r, m)))
+        .collect();
+    let _ = writeln!(s, "\n## The misses, by cause\n");
+    if misses.is_empty() {
+        let _ = writeln!(s, "No case missed.");
+    } else {
+        let _ = writeln!(s, "| whose | stage | cause | cases | which |");
+        let _ = writeln!(s, "|---|---|---|---|---|");
+        let mut rows: Vec<(bool, &str, String, Vec<String>)> = Vec::new();
+        for (r, m) in &misses {
+            match rows
+                .iter_mut()
+                .find(|(w, st, c, _)| *w == m.world && *st == m.stage && *c == m.class)
+            {
+                Some(row) => row.3.push(r.id.clone()),
+                None => rows.push((m.world, m.stage, m.class.clone(), vec![r.id.clone()])),
+            }
+        }
+        rows.sort_by(|a, b| (a.0, b.3.len()).cmp(&(b.0, a.3.len())));
+        for (world, stage, class, ids) in &rows {
+            let _ = writeln!(
+                s,
+                "| {} | {stage} | {} | {} | {} |",
+                if *world { "the world" } else { "Proven" },
+                crate::suites::cell(class),
+                ids.len(),
+                ids.join(", ")
+            );
+        }
+    }
+    let n = results.len();
+    let world = misses.iter().filter(|(_, m)| m.world).count();
+    let proven = misses.len() - world;
+    let pct = |k: usize| {
+        if n == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.1}%", 100.0 * k as f64 / n as f64)
+        }
+    };
+    let _ = writeln!(
+        s,
+        "\nCauses of the world: {world} of {n} cases ({}).\n\nProven's causes: {proven} of {n} cases ({}).",
+        pct(world),
+        pct(proven)
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(fidelity: bool, causes: &[&str], env: Option<&str>) -> CaseResult {
+        CaseResult {
+            id: "p-1".into(),
+            project: "p".into(),
+            fidelity,
+            causes: causes.iter().map(|c| c.to_string()).collect(),
+            env_cause: env.map(str::to_string),
+            ..CaseResult::default()
+        }
+    }
+
+    #[test]
+    fn misses_are_the_worlds_only_when_the_data_or_the_run_shows_it() {
+        // The network, read from the run's words.
+        let m = miss_of(&case(
+            false,
+            &["fidelity: base environment_error; E   urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>"],
+            Some("collection error"),
+        ))
+        .expect("a miss");
+        assert_eq!(
+            (m.stage, m.class.as_str(), m.world),
+            ("fidelity", "needs the network", true)
+        );
+        // Python 2 from bug.info, whatever the run said.
+        let mut r = case(
+            false,
+            &["fidelity: base environment_error; SyntaxError"],
+            Some("python version"),
+        );
+        r.world = Some("needs Python 2 (bug.info: python_version 2.7.16)".into());
+        assert!(miss_of(&r).expect("a miss").world);
+        // Classifiers that name only Python 2; one that names a 3.x too is an image Proven lacks.
+        assert!(
+            miss_of(&case(
+                false,
+                &["fidelity: base environment_error; the classifiers name Python ==2.6.* | ==2.7.*; the sandbox's image has Python 3.6.15"],
+                Some("import error")
+            ))
+            .expect("a miss")
+            .world
+        );
+        let httpie = miss_of(&case(
+            false,
+            &["fidelity: base environment_error; E   ImportError: cannot import name 'is_py26'; the classifiers name Python ==2.6.* | ==2.7.* | ==3.1.* | ==3.2.*; the sandbox's image has Python 3.6.15"],
+            Some("import error"),
+        ))
+        .expect("a miss");
+        assert_eq!(
+            (httpie.class.as_str(), httpie.world),
+            ("import error", false)
+        );
+        // A GPU, a browser, a deleted release.
+        for (words, class) in [
+            (
+                "RuntimeError: no CUDA-capable device is detected",
+                "needs a GPU",
+            ),
+            ("ERROR [launcher]: Cannot start Chrome", "needs a browser"),
+            (
+                "not prepared: tensorflow (ERROR: No matching distribution found for tensorflow==1.3.0rc1)",
+                "a release the registry no longer serves",
+            ),
+            (
+                "npm ERR! 404 Not Found: left-pad@0.0.9",
+                "a release the registry no longer serves",
+            ),
+        ] {
+            let m = miss_of(&case(
+                false,
+                &[&format!("fidelity: base {words}")],
+                Some("x"),
+            ))
+            .expect("a miss");
+            assert_eq!((m.class.as_str(), m.world), (class, true), "{words}");
+        }
+        // A requirement that merely does not resolve is Proven's (no exact pin).
+        assert!(
+            !miss_of(&case(
+                false,
+                &["fidelity: base not prepared: foo (No matching distribution found for foo>=2)"],
+                Some("import error")
+            ))
+            .expect("a miss")
+            .world
+        );
+        // The change passing, a harness failure: Proven's.
+        let m = miss_of(&case(
+            false,
+            &["fidelity: change passed"],
+            Some("test passed on the change"),
+        ))
+        .expect("a miss");
+        assert_eq!(
+            (m.class.as_str(), m.world),
+            ("test passed on the change", false)
+        );
+        let m = miss_of(&case(
+            false,
+            &["harness: no git directory has it (needs the network)"],
+            Some("case not built"),
+        ))
+        .expect("a miss");
+        assert_eq!((m.stage, m.world), ("harness", false));
+    }
+
+    #[test]
+    fn later_stages_and_the_share_of_provens_causes() {
+        let mut fix = case(
+            true,
+            &[
+                "fix: with the patch the package's tests do not pass (with the patch 0 test(s) pass, on the base 0): environment_error: pytest was interrupted: a collection error (exit 2): raise URLError: Temporary failure in name resolution",
+            ],
+            None,
+        );
+        fix.reproduced = Some(true);
+        fix.fix_proved = Some(false);
+        let m = miss_of(&fix).expect("a miss");
+        assert_eq!((m.stage, m.world), ("fix", true));
+        let mut hang = case(
+            true,
+            &[
+                "fix: with the patch the package's tests do not pass: environment_error: killed at the timeout",
+            ],
+            None,
+        );
+        hang.id = "p-2".into();
+        hang.reproduced = Some(true);
+        hang.fix_proved = Some(false);
+        let m = miss_of(&hang).expect("a miss");
+        assert_eq!(
+            (m.stage, m.class.as_str(), m.world),
+            (
+                "fix",
+                "the package's suite was killed at the timeout",
+                false
+            )
+        );
+        let mut good = case(true, &[], None);
+        good.id = "p-3".into();
+        good.reproduced = Some(true);
+        good.fix_proved = Some(true);
+        good.false_proof = Some(false);
+        assert_eq!(miss_of(&good), None);
+        // Faithful but not reviewed yet: no miss.
+        let mut pending = case(true, &[], None);
+        pending.id = "p-4".into();
+        assert_eq!(miss_of(&pending), None);
+        let text = section(&[fix, hang, good, pending]);
+        assert!(
+            text.contains("Causes of the world: 1 of 4 cases (25.0%)."),
+            "{text}"
+        );
+        assert!(
+            text.contains("Proven's causes: 1 of 4 cases (25.0%)."),
+            "{text}"
+        );
+        assert!(
+            text.contains("| the world | fix | needs the network | 1 | p-1 |"),
+            "{text}"
+        );
+    }
+}
