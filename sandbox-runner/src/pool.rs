@@ -49,6 +49,9 @@ pub(crate) struct Warm {
     born: Instant,
     /// Removes the container should the run holding it be dropped (its caller gave up).
     removal: container::Removal,
+    /// The prepared layer it mounts, held while it lives: eviction never removes a layer
+    /// under an idle warm container.
+    _layer: Option<crate::deps::layer::InUse>,
 }
 
 pub(crate) struct Pool {
@@ -257,8 +260,13 @@ impl Pool {
             timeout: MAX_IDLE + self.config.max_run_timeout(),
             output: self.config.output,
         };
+        let layer = match key.deps.as_deref() {
+            Some(d) => Some(crate::deps::layer::hold(d)?),
+            None => None,
+        };
         let id = container::launch(&self.docker, &spec).await?;
         Ok(Warm {
+            _layer: layer,
             removal: container::Removal::new(&self.docker, &name),
             name,
             id,
