@@ -42,6 +42,7 @@ pub mod config;
 pub mod container;
 pub mod deps;
 pub mod error;
+mod gopath;
 pub mod images;
 mod interpreter;
 pub mod language;

@@ -413,6 +413,7 @@ impl Sandbox {
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
             let mut setup = Vec::new();
+            let mut command = request.command.clone();
             if request.language == Language::Go
                 && crate::language::go_before_modules(&src)
                 && !request.env.iter().any(|(k, _)| k == "GO111MODULE")
@@ -423,6 +424,22 @@ impl Sandbox {
                     "no go.mod: a Go package from before modules, run in GOPATH mode (GO111MODULE=off)"
                         .into(),
                 );
+                // Its packages import one another by its import path: run from there.
+                let (from, repository) = (src.clone(), request.repository.clone());
+                let found = tokio::task::spawn_blocking(move || {
+                    let origin = crate::gopath::origin(&repository);
+                    crate::gopath::import_path(&from, origin.as_deref())
+                })
+                .await
+                .ok()
+                .flatten();
+                if let Some(path) = found {
+                    command = crate::gopath::wrap(&command, &path);
+                    setup.push(format!(
+                        "laid out at $GOPATH/src/{} (its import path, from {})",
+                        path.path, path.from
+                    ));
+                }
             }
             let pool_key = crate::pool::PoolKey {
                 image: image.clone(),
@@ -460,7 +477,7 @@ impl Sandbox {
                             container::exec_run(
                                 &self.docker,
                                 &warm,
-                                &request.command,
+                                &command,
                                 &run_env,
                                 config.user,
                                 timeout,
@@ -482,7 +499,7 @@ impl Sandbox {
                         runner: self.runner.label(),
                         language: request.language,
                         image: image.clone(),
-                        command: request.command.clone(),
+                        command: command.clone(),
                         env: deps_env.into_iter().chain(run_env).collect(),
                         src: &src,
                         mounts: prepared
