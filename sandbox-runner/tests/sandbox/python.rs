@@ -805,3 +805,89 @@ async fn a_unittest_error_in_a_class_derived_from_the_projects_base_reproduces_t
         failed.failing
     );
 }
+
+/// Class 6 of issue 30: a project whose tox runs `coverage run test/runtests.py`, its own
+/// script that puts its code on the path and hands its arguments to pytest, with a variable
+/// of tox's `setenv` the tests read. Plain pytest over the tree cannot collect it; run as
+/// tox runs it, its suite runs (one test passes, the other fails by name), and one test
+/// is selected within it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suite_run_by_the_projects_own_runner_script_runs_and_selects_one_test() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write(
+        "tox.ini",
+        "[testenv]\ndeps = coverage\nsetenv =\n    CALC_CONFIG = {toxinidir}/test/calc.cfg\ncommands =\n    python -m coverage erase\n    python -m coverage run test/runtests.py {posargs:}\n    python -m coverage report\n",
+    )
+    .write("lib/calc.py", "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n")
+    .write("test/calc.cfg", "scale = 1\n")
+    .write(
+        "test/runtests.py",
+        "import os\nimport sys\n\nsys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))\nimport pytest\n\nif __name__ == '__main__':\n    sys.exit(pytest.main(sys.argv[1:]))\n",
+    )
+    .write(
+        "test/calc_test.py",
+        "import os\n\nimport calc\n\n\ndef scale():\n    with open(os.environ['CALC_CONFIG']) as f:\n        return int(f.read().split('=')[1])\n\n\nclass TestCalc:\n    def test_add(self):\n        assert calc.add(2, 1) == 3 * scale()\n\n    def test_sub(self):\n        assert calc.sub(2, 1) == 1 * scale()\n",
+    );
+    let commit = repo.commit("a project run by its own script");
+    let files =
+        |path: &str| -> Option<String> { std::fs::read_to_string(repo.path().join(path)).ok() };
+    let suite = proven_sandbox::suite::documented_suite(Language::Python, &files);
+    assert_eq!(suite.run.command, ["python3", "test/runtests.py"]);
+    let request = |run: proven_sandbox::TestRun| {
+        let mut request = RunRequest::new(repo.path(), &commit, Language::Python, run.command);
+        for (k, v) in run.env {
+            request = request.with_env(k, v);
+        }
+        request
+    };
+    let whole = sandbox.run(&request(suite.run.clone())).await.expect("run");
+    let out = support::output(&whole);
+    assert_eq!(whole.outcome, Outcome::TestFailed, "{out}");
+    assert_eq!(
+        whole.tests.map(|t| (t.passed, t.failed)),
+        Some((1, 1)),
+        "{out}"
+    );
+    assert!(
+        whole
+            .failing
+            .iter()
+            .any(|f| f.ends_with("TestCalc::test_sub")),
+        "{:?}",
+        whole.failing
+    );
+    let select = |name: &str| {
+        suite.select(
+            Language::Python,
+            &proven_sandbox::Selection {
+                path: "test/calc_test.py".into(),
+                names: vec![name.into()],
+                package: None,
+            },
+            0,
+        )
+    };
+    let passing = sandbox
+        .run(&request(select("TestCalc::test_add")))
+        .await
+        .expect("run");
+    let out = support::output(&passing);
+    assert_eq!(passing.outcome, Outcome::Passed, "{out}");
+    assert_eq!(
+        passing.tests.map(|t| (t.passed, t.failed)),
+        Some((1, 0)),
+        "{out}"
+    );
+    let failing = sandbox
+        .run(&request(select("TestCalc::test_sub")))
+        .await
+        .expect("run");
+    let out = support::output(&failing);
+    assert_eq!(failing.outcome, Outcome::TestFailed, "{out}");
+    assert_eq!(
+        failing.tests.map(|t| (t.passed, t.failed)),
+        Some((0, 1)),
+        "{out}"
+    );
+}
