@@ -474,7 +474,16 @@ async fn unpinned_requirements_resolve_as_of_the_date_asked() {
 
 /// A wheel holding one module, `name`, whose `VERSION` is `version`.
 fn wheel(path: &std::path::Path, name: &str, version: &str) {
+    wheel_requiring(path, name, version, &[]);
+}
+
+/// A wheel holding one module, `name`, whose `VERSION` is `version`, requiring `requires`.
+fn wheel_requiring(path: &std::path::Path, name: &str, version: &str, requires: &[&str]) {
     use std::io::Write;
+    let requires: String = requires
+        .iter()
+        .map(|r| format!("Requires-Dist: {r}\n"))
+        .collect();
     let file = std::fs::File::create(path).expect("wheel");
     let mut zip = zip::ZipWriter::new(file);
     let options = zip::write::SimpleFileOptions::default();
@@ -483,7 +492,7 @@ fn wheel(path: &std::path::Path, name: &str, version: &str) {
         (format!("{name}.py"), format!("VERSION = '{version}'\n")),
         (
             format!("{info}/METADATA"),
-            format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"),
+            format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{requires}"),
         ),
         (
             format!("{info}/WHEEL"),
@@ -890,4 +899,90 @@ async fn a_suite_run_by_the_projects_own_runner_script_runs_and_selects_one_test
         Some((0, 1)),
         "{out}"
     );
+}
+
+/// Class 3 of issue 30: a requirement none of whose releases of the date installs (here:
+/// `app` 1.0 and 1.5 need a package the index does not serve) used to be installed as of
+/// today on its own, beside the date's versions of its dependencies (`lib` 1.0, which its
+/// loose `lib>=1.0` accepts, though it was made with `lib` 2.0: today's Twisted with an
+/// attrs of 2019). It is resolved as of the nearest later instant it installs at (`app`
+/// 2.0, not today's 3.0), together with its dependencies as of then (`lib` 2.0), and the
+/// record names both.
+#[tokio::test]
+async fn a_requirement_resolved_after_the_date_brings_its_dependencies_of_then() {
+    let index = tempfile::tempdir().expect("index");
+    let files = index.path().join("files");
+    std::fs::create_dir_all(&files).expect("files");
+    let page = |name: &str, releases: &[(&str, &str, &[&str])]| {
+        let dir = index.path().join("simple").join(name);
+        std::fs::create_dir_all(&dir).expect("page");
+        let entries: Vec<serde_json::Value> = releases
+            .iter()
+            .map(|(version, uploaded, requires)| {
+                let filename = format!("{name}-{version}-py3-none-any.whl");
+                wheel_requiring(&files.join(&filename), name, version, requires);
+                serde_json::json!({
+                    "filename": filename,
+                    "url": format!("http://pypi.test/files/{filename}"),
+                    "hashes": {},
+                    "upload-time": uploaded,
+                })
+            })
+            .collect();
+        let body =
+            serde_json::json!({"meta": {"api-version": "1.1"}, "name": name, "files": entries});
+        std::fs::write(dir.join("index.html"), body.to_string()).expect("write");
+    };
+    page(
+        "lib",
+        &[
+            ("1.0", "2025-01-01T00:00:00Z", &[]),
+            ("2.0", "2025-05-01T00:00:00Z", &[]),
+        ],
+    );
+    page(
+        "app",
+        &[
+            ("1.0", "2025-01-01T00:00:00Z", &["unserved-helper"]),
+            ("1.5", "2025-03-01T00:00:00Z", &["unserved-helper"]),
+            ("2.0", "2025-06-01T00:00:00Z", &["lib>=1.0"]),
+            ("3.0", "2025-09-01T00:00:00Z", &["lib>=1.0"]),
+        ],
+    );
+    let server = support::FileServer::start(index.path());
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.pip_index_url = Some("http://pypi.test/simple/".into());
+        c.registries = server.allow_as("pypi.test");
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write("requirements.txt", "lib\napp\n");
+    let commit = repo.commit("two requirements");
+    let show = [
+        "python3",
+        "-c",
+        "import app, lib; print('app', app.VERSION, 'lib', lib.VERSION)",
+    ];
+    let at = time::macros::datetime!(2025-02-01 00:00 UTC);
+    let run = sandbox
+        .run(
+            &RunRequest::new(repo.path(), &commit, Language::Python, show)
+                .as_command()
+                .resolved_as_of(at),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    assert_eq!(run.outcome, Outcome::Passed, "{out}");
+    let deps = run.dependencies.as_ref().expect("prepared");
+    assert!(out.contains("app 2.0 lib 2.0"), "{out}\n{:?}", deps.notes);
+    assert!(
+        deps.notes.iter().any(|n| n
+            .starts_with("app: as of 2025-02-01T00:00:00Z it did not install")
+            && n.contains("resolved as of 2025-06-01T00:00:00Z instead: app==2.0")
+            && n.contains("lib 1.0 -> 2.0")),
+        "{:?}",
+        deps.notes
+    );
+    assert!(deps.not_prepared.is_empty(), "{:?}", deps.not_prepared);
 }
