@@ -405,6 +405,15 @@ impl Sandbox {
                 request.resolve_before.as_deref(),
             )
             .await?;
+            let test_tools = match &prepared {
+                Some(p) => {
+                    let (dir, language) = (p.dir.clone(), request.language);
+                    tokio::task::spawn_blocking(move || crate::tools::prepared(language, &dir))
+                        .await
+                        .unwrap_or_default()
+                }
+                None => Vec::new(),
+            };
             let timeout = request.timeout.unwrap_or(config.default_timeout);
             let deps_env = prepared.as_ref().map(|p| p.env.clone()).unwrap_or_default();
             let mut run_env: Vec<String> = request
@@ -542,6 +551,7 @@ impl Sandbox {
                 image,
                 interpreter,
                 setup,
+                test_tools,
                 image_id: execution.image_id,
                 tree: materialised.record.clone(),
                 dependencies: prepared.map(|p| p.record),

@@ -726,6 +726,20 @@ async fn the_record_names_the_python_the_projects_own_declarations_chose() {
         "{}",
         chosen.because
     );
+    // And the versions of the test tools the run had: the interpreter the environment was
+    // made with, then the runner (here the image's pytest, seen through the environment).
+    assert!(
+        run.test_tools
+            .first()
+            .is_some_and(|t| t.starts_with("Python 3.11.")),
+        "{:?}",
+        run.test_tools
+    );
+    assert!(
+        run.test_tools.iter().any(|t| t.starts_with("pytest ")),
+        "{:?}",
+        run.test_tools
+    );
 }
 
 /// `pytest` as the command (as a suite or a `--cmd` names it), for a project that does not
