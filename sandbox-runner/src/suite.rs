@@ -401,10 +401,7 @@ fn python_command(
             } else if target.ends_with("nosetests") {
                 (PythonRunner::Nose, rest(i + 1))
             } else {
-                let script = target.trim_start_matches("./").to_string();
-                let text = own_test_script(&script, read)?;
-                let head = vec!["python3".to_string(), script];
-                return Some(own_runner(head, rest(i + 1), script_runner(&text)));
+                return script_command(target, rest(i + 1), read);
             }
         }
         p if python(p) => match (w.get(1).map(String::as_str), w.get(2).map(String::as_str)) {
@@ -420,17 +417,39 @@ fn python_command(
                 return Some(own_runner(head, rest(3), runner));
             }
             (Some(script), _) if !script.starts_with('-') => {
-                let script = script.trim_start_matches("./").to_string();
-                let text = own_test_script(&script, read)?;
-                let head = vec!["python3".to_string(), script];
-                return Some(own_runner(head, rest(2), script_runner(&text)));
+                return script_command(script, rest(2), read);
             }
             _ => return None,
         },
         "nosetests" => (PythonRunner::Nose, rest(1)),
+        // Twisted's runner: dotted names, as unittest's.
+        "trial" => {
+            let head = ["python3", "-m", "twisted.trial"]
+                .map(String::from)
+                .to_vec();
+            return Some(own_runner(head, rest(1), PythonRunner::Unittest));
+        }
         _ => return None,
     };
     Some(runner_command(runner, args))
+}
+
+/// A script of the tree run with `args`: the project's own test runner script, or Django's
+/// `manage.py test` (its arguments are test labels, `app.tests.Class.test`).
+fn script_command(
+    script: &str,
+    args: Vec<String>,
+    read: &dyn Fn(&str) -> Option<String>,
+) -> Option<(Vec<String>, Selector)> {
+    let script = script.trim_start_matches("./").to_string();
+    if script == "manage.py" && args.first().is_some_and(|a| a == "test") {
+        read("manage.py")?;
+        let head = ["python3", "manage.py", "test"].map(String::from).to_vec();
+        return Some(own_runner(head, args[1..].to_vec(), PythonRunner::Unittest));
+    }
+    let text = own_test_script(&script, read)?;
+    let head = vec!["python3".to_string(), script];
+    Some(own_runner(head, args, script_runner(&text)))
 }
 
 /// A standard runner's command and selector for its arguments.
@@ -859,6 +878,54 @@ mod tests {
         assert_eq!(
             run.command,
             ["python3", "runtests.py", "tests.test_a.ATest.test_y"]
+        );
+        // Django's manage.py and Twisted's trial take dotted names too.
+        let s = suite(
+            Language::Python,
+            &[
+                (
+                    "tox.ini",
+                    "[testenv]\ncommands = coverage run manage.py test --noinput {posargs}\n",
+                ),
+                ("manage.py", "import django\n"),
+            ],
+        );
+        assert_eq!(s.run.command, ["python3", "manage.py", "test", "--noinput"]);
+        let run = s.select(Language::Python, &one(&["T::test_z"], "app/tests.py"), 0);
+        assert_eq!(
+            run.command,
+            [
+                "python3",
+                "manage.py",
+                "test",
+                "--noinput",
+                "app.tests.T.test_z"
+            ]
+        );
+        let s = suite(
+            Language::Python,
+            &[(
+                "tox.ini",
+                "[testenv]\ncommands = trial --reporter=text {posargs:mypkg}\n",
+            )],
+        );
+        assert_eq!(
+            s.run.command,
+            ["python3", "-m", "twisted.trial", "--reporter=text", "mypkg"]
+        );
+        let run = s.select(
+            Language::Python,
+            &one(&["T::test_z"], "mypkg/test/test_a.py"),
+            0,
+        );
+        assert_eq!(
+            run.command,
+            [
+                "python3",
+                "-m",
+                "twisted.trial",
+                "mypkg.test.test_a.T.test_z"
+            ]
         );
         // A script the tree does not hold is none of its suite.
         let s = suite(
