@@ -927,20 +927,24 @@ async fn a_requirement_resolved_after_the_date_brings_its_dependencies_of_then()
     let index = tempfile::tempdir().expect("index");
     let files = index.path().join("files");
     std::fs::create_dir_all(&files).expect("files");
-    let page = |name: &str, releases: &[(&str, &str, &[&str])]| {
+    let page = |name: &str, releases: &[(&str, &str, &[&str], &str)]| {
         let dir = index.path().join("simple").join(name);
         std::fs::create_dir_all(&dir).expect("page");
         let entries: Vec<serde_json::Value> = releases
             .iter()
-            .map(|(version, uploaded, requires)| {
+            .map(|(version, uploaded, requires, requires_python)| {
                 let filename = format!("{name}-{version}-py3-none-any.whl");
                 wheel_requiring(&files.join(&filename), name, version, requires);
-                serde_json::json!({
+                let mut file = serde_json::json!({
                     "filename": filename,
                     "url": format!("http://pypi.test/files/{filename}"),
                     "hashes": {},
                     "upload-time": uploaded,
-                })
+                });
+                if !requires_python.is_empty() {
+                    file["requires-python"] = (*requires_python).into();
+                }
+                file
             })
             .collect();
         let body =
@@ -950,17 +954,25 @@ async fn a_requirement_resolved_after_the_date_brings_its_dependencies_of_then()
     page(
         "lib",
         &[
-            ("1.0", "2025-01-01T00:00:00Z", &[]),
-            ("2.0", "2025-05-01T00:00:00Z", &[]),
+            ("1.0", "2025-01-01T00:00:00Z", &[], ""),
+            ("2.0", "2025-05-01T00:00:00Z", &[], ""),
         ],
     );
     page(
         "app",
         &[
-            ("1.0", "2025-01-01T00:00:00Z", &["unserved-helper"]),
-            ("1.5", "2025-03-01T00:00:00Z", &["unserved-helper"]),
-            ("2.0", "2025-06-01T00:00:00Z", &["lib>=1.0"]),
-            ("3.0", "2025-09-01T00:00:00Z", &["lib>=1.0"]),
+            ("1.0", "2025-01-01T00:00:00Z", &["unserved-helper"], ""),
+            ("1.5", "2025-03-01T00:00:00Z", &["unserved-helper"], ""),
+            ("2.0", "2025-06-01T00:00:00Z", &["lib>=1.0"], ""),
+            ("3.0", "2025-09-01T00:00:00Z", &["lib>=1.0"], ""),
+        ],
+    );
+    // As of the date only for Pythons before this one: not served then, served later.
+    page(
+        "oldpy",
+        &[
+            ("1.0", "2025-01-01T00:00:00Z", &[], "<3.10"),
+            ("1.1", "2025-04-01T00:00:00Z", &["lib>=1.0"], ""),
         ],
     );
     let server = support::FileServer::start(index.path());
@@ -970,12 +982,12 @@ async fn a_requirement_resolved_after_the_date_brings_its_dependencies_of_then()
     })
     .await;
     let repo = proven_change::testing::TestRepo::new();
-    repo.write("requirements.txt", "lib\napp\n");
+    repo.write("requirements.txt", "lib\napp\noldpy\n");
     let commit = repo.commit("two requirements");
     let show = [
         "python3",
         "-c",
-        "import app, lib; print('app', app.VERSION, 'lib', lib.VERSION)",
+        "import app, lib, oldpy; print('app', app.VERSION, 'lib', lib.VERSION, 'oldpy', oldpy.VERSION)",
     ];
     let at = time::macros::datetime!(2025-02-01 00:00 UTC);
     let run = sandbox
@@ -989,12 +1001,23 @@ async fn a_requirement_resolved_after_the_date_brings_its_dependencies_of_then()
     let out = support::output(&run);
     assert_eq!(run.outcome, Outcome::Passed, "{out}");
     let deps = run.dependencies.as_ref().expect("prepared");
-    assert!(out.contains("app 2.0 lib 2.0"), "{out}\n{:?}", deps.notes);
+    assert!(
+        out.contains("app 2.0 lib 2.0 oldpy 1.1"),
+        "{out}\n{:?}",
+        deps.notes
+    );
     assert!(
         deps.notes.iter().any(|n| n
             .starts_with("app: as of 2025-02-01T00:00:00Z it did not install")
             && n.contains("resolved as of 2025-06-01T00:00:00Z instead: app==2.0")
             && n.contains("lib 1.0 -> 2.0")),
+        "{:?}",
+        deps.notes
+    );
+    assert!(
+        deps.notes.iter().any(|n| n
+            .starts_with("oldpy: as of 2025-02-01T00:00:00Z it did not install")
+            && n.contains("resolved as of 2025-04-01T00:00:00Z instead: oldpy==1.1")),
         "{:?}",
         deps.notes
     );

@@ -546,6 +546,9 @@ def main():
             f.write("\n".join(c["spec"] for c in PLAN["constraints"]) + "\n")
         pip += ["-c", "/tmp/proven-constraints.txt"]
 
+    # Requirements nothing of the date installs, tried after the others as of a later
+    # instant (nearest_that_installs): (spec, source, pip's reason as of the date).
+    later = []
     if wanted:
         # Together first. A requirement pip names as not served (no release for this
         # Python, a private package) is dropped by name and the rest tried together again,
@@ -559,7 +562,12 @@ def main():
                 break
             spec, source = missing
             wanted.remove(missing)
-            REPORT["not_prepared"].append({"what": spec, "source": source, "reason": why(out)})
+            if RESOLVE_BEFORE:
+                # As of the date no release of it is served for this Python (all of them
+                # for Pythons before it): perhaps a later one is.
+                later.append((spec, source, why(out)))
+            else:
+                REPORT["not_prepared"].append({"what": spec, "source": source, "reason": why(out)})
             if not wanted:
                 code = 0
                 break
@@ -569,7 +577,6 @@ def main():
             # Together they do not resolve: each on its own, so one that cannot be had never
             # blocks the others.
             REPORT["notes"].append("the requirements did not resolve together: " + why(out))
-            later = []
             for spec, source in wanted:
                 code, out = run(pip + [spec])
                 if code != 0:
@@ -585,9 +592,9 @@ def main():
                     later.append((spec, source, why(out)))
                 elif code != 0:
                     REPORT["not_prepared"].append({"what": spec, "source": source, "reason": why(out)})
-            for spec, source, reason in later:
-                if not nearest_that_installs(spec, pip, pip_now, reason):
-                    REPORT["not_prepared"].append({"what": spec, "source": source, "reason": reason})
+    for spec, source, reason in later:
+        if not nearest_that_installs(spec, pip, pip_now, reason):
+            REPORT["not_prepared"].append({"what": spec, "source": source, "reason": reason})
 
     if PLAN.get("project"):
         target = WORK
