@@ -250,6 +250,7 @@ const COVERAGE_VALUED: &[&str] = &[
 /// its default, `{posargs:D}` its default.
 fn substituted(line: &str) -> String {
     let mut line = posargs_default(line)
+        .replace("{/}", "/")
         .replace("{toxinidir}/", "")
         .replace("{toxinidir}", ".")
         .replace("{envbindir}/", "")
@@ -661,7 +662,9 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
         )
     {
         // The variables tox sets for the commands (a configuration file the tests read).
-        let setenv = joined_commands(&tox.values("testenv", "setenv"));
+        let mut setenv = tox.values("testenv", "setenv");
+        setenv.extend(tox.values("testenv", "set_env"));
+        let setenv = joined_commands(&setenv);
         for (k, v) in tox_setenv(&setenv) {
             s.run.env.retain(|(have, _)| *have != k);
             s.run.env.push((k, v));
@@ -810,7 +813,7 @@ mod tests {
         // luigi's tox.ini: coverage around its own test/runtests.py (which hands its
         // arguments to pytest.main), tox's variables the tests read, a line for some
         // environments only.
-        let tox = "[testenv]\nsetenv =\n  LC_ALL = en_US.utf-8\n  cdh: HADOOP_DISTRO=cdh\n  LUIGI_CONFIG_PATH={toxinidir}/test/testconfig/luigi.cfg\n  TMP_THING={envtmpdir}/x\ncommands =\n  python --version\n  python -m coverage erase\n  python -m coverage run test/runtests.py -m '{env:NOSE_ATTR:}' --durations=10 {posargs:}\n  python -m coverage combine\n";
+        let tox = "[testenv]\nset_env = PYTHONPATH = {toxinidir}{/}src\nsetenv =\n  LC_ALL = en_US.utf-8\n  cdh: HADOOP_DISTRO=cdh\n  LUIGI_CONFIG_PATH={toxinidir}/test/testconfig/luigi.cfg\n  TMP_THING={envtmpdir}/x\ncommands =\n  python --version\n  python -m coverage erase\n  python -m coverage run test/runtests.py -m '{env:NOSE_ATTR:}' --durations=10 {posargs:}\n  python -m coverage combine\n";
         let runtests = "import sys\nimport pytest\nif __name__ == '__main__':\n    sys.exit(pytest.main(sys.argv[1:]))\n";
         let s = suite(
             Language::Python,
@@ -833,6 +836,11 @@ mod tests {
             Some("/work/test/testconfig/luigi.cfg")
         );
         assert_eq!(env("LC_ALL").as_deref(), Some("en_US.utf-8"));
+        assert_eq!(
+            env("PYTHONPATH").as_deref(),
+            Some("/work/src"),
+            "tox 4's set_env"
+        );
         assert_eq!(
             env("HADOOP_DISTRO"),
             None,
