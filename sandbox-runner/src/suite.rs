@@ -268,14 +268,30 @@ fn substituted(line: &str) -> String {
 
 /// What a script of the tree hands its arguments to: pytest, nose, else unittest (a
 /// project's own runner: `unittest.main`, a `TextTestRunner`, Django's labels).
-fn script_runner(text: &str) -> PythonRunner {
-    if text.contains("pytest") {
+///
+/// None when it hands its runner no arguments of the command line (a script that runs a
+/// fixed list): no single test can be selected within it.
+fn script_runner(text: &str) -> Option<PythonRunner> {
+    let forwards = [
+        "argv",
+        "parse_args",
+        "pytest.main()",
+        "nose.main()",
+        "nose.run()",
+        "unittest.main(",
+    ]
+    .iter()
+    .any(|f| text.contains(f));
+    if !forwards {
+        return None;
+    }
+    Some(if text.contains("pytest") {
         PythonRunner::Pytest
     } else if text.contains("nose") {
         PythonRunner::Nose
     } else {
         PythonRunner::Unittest
-    }
+    })
 }
 
 /// A script of the tree that runs tests (`runtests.py`, `test/runtests.py`,
@@ -297,8 +313,14 @@ fn own_test_script(path: &str, read: &dyn Fn(&str) -> Option<String>) -> Option<
 fn own_runner(
     head: Vec<String>,
     args: Vec<String>,
-    runner: PythonRunner,
-) -> (Vec<String>, Selector) {
+    runner: Option<PythonRunner>,
+) -> (Vec<String>, Option<Selector>) {
+    let Some(runner) = runner else {
+        let args = args
+            .into_iter()
+            .filter(|a| !a.contains('{') && !a.contains('$'));
+        return (head.into_iter().chain(args).collect(), None);
+    };
     let args: Vec<String> = args
         .into_iter()
         .filter(|a| !a.contains('{') && !a.contains('$'))
@@ -318,7 +340,7 @@ fn own_runner(
             .collect(),
     };
     let prefix = head.into_iter().chain(options).collect();
-    (command, Selector { prefix, runner })
+    (command, Some(Selector { prefix, runner }))
 }
 
 /// One wrapped command line as the sandbox runs it, when it runs a Python test runner:
@@ -329,7 +351,7 @@ fn own_runner(
 fn python_command(
     line: &str,
     read: &dyn Fn(&str) -> Option<String>,
-) -> Option<(Vec<String>, Selector)> {
+) -> Option<(Vec<String>, Option<Selector>)> {
     let mut w = words(substituted(line).trim().trim_start_matches('-').trim());
     // A wrapper that runs the rest in the project's environment (`poetry run pytest`),
     // and variables set for the command (`PYTHONPATH=. pytest`): the rest.
@@ -410,7 +432,8 @@ fn python_command(
             (Some("-m"), Some("unittest")) => (PythonRunner::Unittest, rest(3)),
             (Some("-m"), Some("nose")) => (PythonRunner::Nose, rest(3)),
             (Some("setup.py"), Some("test" | "pytest" | "nosetests")) => {
-                return Some(setup_py_test(w[2].as_str(), read));
+                let (command, selector) = setup_py_test(w[2].as_str(), read);
+                return Some((command, Some(selector)));
             }
             (Some("-m"), Some(module)) if own_module(module, read) => {
                 let head = ["python3", "-m", module].map(String::from).to_vec();
@@ -428,11 +451,12 @@ fn python_command(
             let head = ["python3", "-m", "twisted.trial"]
                 .map(String::from)
                 .to_vec();
-            return Some(own_runner(head, rest(1), PythonRunner::Unittest));
+            return Some(own_runner(head, rest(1), Some(PythonRunner::Unittest)));
         }
         _ => return None,
     };
-    Some(runner_command(runner, args))
+    let (command, selector) = runner_command(runner, args);
+    Some((command, Some(selector)))
 }
 
 /// A script of the tree run with `args`: the project's own test runner script, or Django's
@@ -441,12 +465,16 @@ fn script_command(
     script: &str,
     args: Vec<String>,
     read: &dyn Fn(&str) -> Option<String>,
-) -> Option<(Vec<String>, Selector)> {
+) -> Option<(Vec<String>, Option<Selector>)> {
     let script = script.trim_start_matches("./").to_string();
     if script == "manage.py" && args.first().is_some_and(|a| a == "test") {
         read("manage.py")?;
         let head = ["python3", "manage.py", "test"].map(String::from).to_vec();
-        return Some(own_runner(head, args[1..].to_vec(), PythonRunner::Unittest));
+        return Some(own_runner(
+            head,
+            args[1..].to_vec(),
+            Some(PythonRunner::Unittest),
+        ));
     }
     let text = own_test_script(&script, read)?;
     let head = vec!["python3".to_string(), script];
@@ -652,7 +680,7 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
                     env: default_env(Language::Python),
                 },
                 source: source.to_string(),
-                selector: Some(selector),
+                selector,
             })
     };
     if let Some(tox) = crate::tox::Tox::find(read)
@@ -934,6 +962,24 @@ mod tests {
                 "twisted.trial",
                 "mypkg.test.test_a.T.test_z"
             ]
+        );
+        // A script that runs a fixed list is the suite, but selects no single test: the
+        // sandbox's own command does.
+        let s = suite(
+            Language::Python,
+            &[
+                ("tox.ini", "[testenv]\ncommands = python tests/run_all.py\n"),
+                (
+                    "tests/run_all.py",
+                    "import pytest\npytest.main(['tests', '-x'])\n",
+                ),
+            ],
+        );
+        assert_eq!(s.run.command, ["python3", "tests/run_all.py"]);
+        let selection = one(&["test_q"], "tests/test_q.py");
+        assert_eq!(
+            s.select(Language::Python, &selection, 0),
+            Language::Python.test_run(&selection, 0)
         );
         // A script the tree does not hold is none of its suite.
         let s = suite(
