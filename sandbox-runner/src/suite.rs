@@ -275,6 +275,8 @@ fn script_runner(text: &str) -> Option<PythonRunner> {
     let forwards = [
         "argv",
         "parse_args",
+        "parse_command_line",
+        "testing.main(",
         "pytest.main()",
         "nose.main()",
         "nose.run()",
