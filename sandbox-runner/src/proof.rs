@@ -231,6 +231,7 @@ mod tests {
             image: "i".into(),
             interpreter: None,
             setup: Vec::new(),
+            test_tools: Vec::new(),
             image_id: "sha256:0".into(),
             tree: crate::tree::TreeRecord {
                 repository: "/r".into(),

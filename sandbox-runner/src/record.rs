@@ -30,6 +30,12 @@ pub struct RunRecord {
     /// before modules runs in GOPATH mode).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub setup: Vec<String>,
+    /// The versions of the test tools the run had, read from its prepared environment: the
+    /// interpreter it was made with first (`Python 3.8.18`), then the runners and their
+    /// plugins (`pytest 4.6.11`, `pytest-cov 2.8.1`; `mocha 6.2.3`). Empty when nothing was
+    /// prepared (the image's own tools ran).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub test_tools: Vec<String>,
     /// The image the container actually ran (`sha256:…`).
     pub image_id: String,
     pub tree: TreeRecord,

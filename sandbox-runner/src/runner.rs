@@ -423,6 +423,15 @@ impl Sandbox {
                 request.resolve_before.as_deref(),
             )
             .await?;
+            let test_tools = match &prepared {
+                Some(p) => {
+                    let (dir, language) = (p.dir.clone(), request.language);
+                    tokio::task::spawn_blocking(move || crate::tools::prepared(language, &dir))
+                        .await
+                        .unwrap_or_default()
+                }
+                None => Vec::new(),
+            };
             let timeout = request.timeout.unwrap_or(config.default_timeout);
             let deps_env = prepared.as_ref().map(|p| p.env.clone()).unwrap_or_default();
             let mut run_env: Vec<String> = request
@@ -431,6 +440,7 @@ impl Sandbox {
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
             let mut setup = Vec::new();
+            let mut command = request.command.clone();
             if request.language == Language::Go
                 && crate::language::go_before_modules(&src)
                 && !request.env.iter().any(|(k, _)| k == "GO111MODULE")
@@ -441,6 +451,22 @@ impl Sandbox {
                     "no go.mod: a Go package from before modules, run in GOPATH mode (GO111MODULE=off)"
                         .into(),
                 );
+                // Its packages import one another by its import path: run from there.
+                let (from, repository) = (src.clone(), request.repository.clone());
+                let found = tokio::task::spawn_blocking(move || {
+                    let origin = crate::gopath::origin(&repository);
+                    crate::gopath::import_path(&from, origin.as_deref())
+                })
+                .await
+                .ok()
+                .flatten();
+                if let Some(path) = found {
+                    command = crate::gopath::wrap(&command, &path);
+                    setup.push(format!(
+                        "laid out at $GOPATH/src/{} (its import path, from {})",
+                        path.path, path.from
+                    ));
+                }
             }
             let pool_key = crate::pool::PoolKey {
                 image: image.clone(),
@@ -478,7 +504,7 @@ impl Sandbox {
                             container::exec_run(
                                 &self.docker,
                                 &warm,
-                                &request.command,
+                                &command,
                                 &run_env,
                                 config.user,
                                 timeout,
@@ -500,7 +526,7 @@ impl Sandbox {
                         runner: self.runner.label(),
                         language: request.language,
                         image: image.clone(),
-                        command: request.command.clone(),
+                        command: command.clone(),
                         env: deps_env.into_iter().chain(run_env).collect(),
                         src: &src,
                         mounts: prepared
@@ -543,6 +569,7 @@ impl Sandbox {
                 image,
                 interpreter,
                 setup,
+                test_tools,
                 image_id: execution.image_id,
                 tree: materialised.record.clone(),
                 dependencies: prepared.map(|p| p.record),

@@ -4,7 +4,7 @@
 //! network. What the wrapper would install was prepared already ([`crate::deps`]).
 
 use crate::Language;
-use crate::language::TestRun;
+use crate::language::{Selection, TestRun};
 
 /// A project's suite, and where its command came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,6 +12,49 @@ pub struct DocumentedSuite {
     pub run: TestRun,
     /// `tox.ini [testenv] commands`, `package.json scripts.test`, ... or `the default`.
     pub source: String,
+    /// Python: how one test is selected within this suite (its runner, its options, its
+    /// variables); none where the language's own command selects it.
+    pub selector: Option<Selector>,
+}
+
+impl DocumentedSuite {
+    /// The run of the selected tests within this suite, as its runner names them (pytest
+    /// `path::Class::test`, unittest `module.Class.test`, nose `path:Class.test`), with the
+    /// suite's own options and variables (tox's `setenv`); the language's command where
+    /// the suite says nothing of selection.
+    pub fn select(&self, language: Language, selection: &Selection, seed: u64) -> TestRun {
+        let mut run = language.test_run(selection, seed);
+        let Some(selector) = &self.selector else {
+            return run;
+        };
+        let path = selection.path.trim_start_matches("./");
+        let mut command = selector.prefix.clone();
+        let module = path.strip_suffix(".py").unwrap_or(path).replace('/', ".");
+        let names: Vec<String> = if selection.names.is_empty() {
+            vec![match selector.runner {
+                PythonRunner::Unittest => module.clone(),
+                _ => path.to_string(),
+            }]
+        } else {
+            selection
+                .names
+                .iter()
+                .map(|n| match selector.runner {
+                    PythonRunner::Pytest => format!("{path}::{n}"),
+                    PythonRunner::Unittest => format!("{module}.{}", n.replace("::", ".")),
+                    PythonRunner::Nose => format!("{path}:{}", n.replace("::", ".")),
+                })
+                .collect()
+        };
+        command.extend(names);
+        run.command = command;
+        for (k, v) in &self.run.env {
+            if !run.env.iter().any(|(have, _)| have == k) {
+                run.env.push((k.clone(), v.clone()));
+            }
+        }
+        run
+    }
 }
 
 /// Options of a wrapped pytest that need what the sandbox does not run (plugins for
@@ -116,15 +159,219 @@ fn joined_commands(lines: &[String]) -> Vec<String> {
     out
 }
 
-/// One wrapped command line as the sandbox runs it, when it runs a Python test runner: pytest,
-/// unittest, nose, or the project's own runner module (`python -m tornado.test.runtests`,
-/// when `read` finds that module in the tree), without the interpreter's options.
-fn python_command(line: &str, read: &dyn Fn(&str) -> Option<String>) -> Option<Vec<String>> {
-    let mut w = words(posargs_default(line).trim().trim_start_matches('-').trim());
-    let base = ["python3", "-m", "pytest", "-p", "no:cacheprovider"].map(String::from);
-    let python = |s: &str| {
-        s == "python" || s == "python3" || s.starts_with("python3.") || s == "{envpython}"
+/// The runner a Python suite's command drives, which says how one test is named to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PythonRunner {
+    /// pytest, or a script of the project that hands its arguments to `pytest.main`:
+    /// `path::Class::test`.
+    Pytest,
+    /// unittest, or the project's own runner script or module: `module.Class.test`.
+    Unittest,
+    /// nose: `path:Class.test`.
+    Nose,
+}
+
+/// How one test is selected within a documented suite: the suite's command without what
+/// selects its own tests (paths, `-k`, `-m`), then the test named as its runner names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selector {
+    pub prefix: Vec<String>,
+    pub runner: PythonRunner,
+}
+
+/// pytest's options that take their value as the next word.
+const PYTEST_VALUED: &[&str] = &[
+    "-k",
+    "-m",
+    "-p",
+    "-o",
+    "-W",
+    "-c",
+    "-r",
+    "--rootdir",
+    "--ignore",
+    "--ignore-glob",
+    "--deselect",
+    "--tb",
+    "--durations",
+    "--durations-min",
+    "--timeout",
+    "--maxfail",
+    "--confcutdir",
+    "--log-level",
+    "--import-mode",
+    "--override-ini",
+    "--pyargs",
+];
+
+/// The options of a pytest command line, without its positional paths and its own
+/// selection (`-k`, `-m`): what a run of one test of the suite keeps.
+fn pytest_options(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        if !a.starts_with('-') {
+            continue;
+        }
+        let name = a.split('=').next().unwrap_or_default();
+        let takes_next = PYTEST_VALUED.contains(&a.as_str()) && name != "--pyargs";
+        let value = takes_next.then(|| args.get(i).cloned()).flatten();
+        if takes_next {
+            i += 1;
+        }
+        if matches!(
+            name,
+            "-k" | "-m" | "--deselect" | "--lf" | "--last-failed" | "--pyargs"
+        ) || a.starts_with("-k")
+            || (a.starts_with("-m") && a.len() > 2 && !a.starts_with("--"))
+        {
+            continue;
+        }
+        out.push(a.clone());
+        out.extend(value);
+    }
+    out
+}
+
+/// coverage's `run` options that take their value as the next word.
+const COVERAGE_VALUED: &[&str] = &[
+    "--source",
+    "--rcfile",
+    "--omit",
+    "--include",
+    "--concurrency",
+    "--context",
+    "--data-file",
+];
+
+/// tox's substitutions as tox makes them with nothing set: `{toxinidir}` the tree (the
+/// working directory), `{envpython}`/`{envbindir}/x` the environment's own, `{env:X:D}`
+/// its default, `{posargs:D}` its default.
+fn substituted(line: &str) -> String {
+    let mut line = posargs_default(line)
+        .replace("{/}", "/")
+        .replace("{toxinidir}/", "")
+        .replace("{toxinidir}", ".")
+        .replace("{envbindir}/", "")
+        .replace("{envpython}", "python");
+    while let Some(at) = line.find("{env:") {
+        let Some(close) = line[at..].find('}').map(|c| at + c) else {
+            break;
+        };
+        let inner = &line[at + "{env:".len()..close];
+        let default = inner.split_once(':').map_or("", |(_, d)| d).to_string();
+        line.replace_range(at..=close, &default);
+    }
+    line
+}
+
+/// What a script of the tree hands its arguments to: pytest, nose, else unittest (a
+/// project's own runner: `unittest.main`, a `TextTestRunner`, Django's labels).
+///
+/// None when it hands its runner no arguments of the command line (a script that runs a
+/// fixed list): no single test can be selected within it.
+fn script_runner(text: &str) -> Option<PythonRunner> {
+    let forwards = [
+        "argv",
+        "parse_args",
+        "parse_command_line",
+        "testing.main(",
+        "pytest.main()",
+        "nose.main()",
+        "nose.run()",
+        "unittest.main(",
+    ]
+    .iter()
+    .any(|f| text.contains(f));
+    if !forwards {
+        return None;
+    }
+    Some(if text.contains("pytest") {
+        PythonRunner::Pytest
+    } else if text.contains("nose") {
+        PythonRunner::Nose
+    } else {
+        PythonRunner::Unittest
+    })
+}
+
+/// A script of the tree that runs tests (`runtests.py`, `test/runtests.py`,
+/// `tests/run.py`): its path says test, it is no `setup.py`, and the tree holds it.
+fn own_test_script(path: &str, read: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let path = path.trim_start_matches("./");
+    let valid = path.ends_with(".py")
+        && !path.split('/').any(|p| p == "..")
+        && path != "setup.py"
+        && path.to_ascii_lowercase().contains("test");
+    if !valid {
+        return None;
+    }
+    read(path)
+}
+
+/// The suite's command and how one of its tests is selected, for a command that runs the
+/// project's own script or module with `args`.
+fn own_runner(
+    head: Vec<String>,
+    args: Vec<String>,
+    runner: Option<PythonRunner>,
+) -> (Vec<String>, Option<Selector>) {
+    let Some(runner) = runner else {
+        let args = args
+            .into_iter()
+            .filter(|a| !a.contains('{') && !a.contains('$'));
+        return (head.into_iter().chain(args).collect(), None);
     };
+    let args: Vec<String> = args
+        .into_iter()
+        .filter(|a| !a.contains('{') && !a.contains('$'))
+        .collect();
+    let kept = match runner {
+        PythonRunner::Pytest => pytest_args(&args),
+        _ => args.clone(),
+    };
+    let command: Vec<String> = head.iter().cloned().chain(kept.iter().cloned()).collect();
+    let options = match runner {
+        PythonRunner::Pytest => pytest_options(&kept),
+        // A unittest-style runner's arguments are test names, its options flags.
+        _ => kept
+            .iter()
+            .filter(|a| a.starts_with('-') && !a.contains('='))
+            .cloned()
+            .collect(),
+    };
+    let prefix = head.into_iter().chain(options).collect();
+    (command, Some(Selector { prefix, runner }))
+}
+
+/// One wrapped command line as the sandbox runs it, when it runs a Python test runner:
+/// pytest, unittest, nose (`coverage run` around any of them), `setup.py test` (the runner
+/// its setup.py or setup.cfg names), or the project's own runner (`python -m
+/// tornado.test.runtests`, `coverage run test/runtests.py`, when `read` finds it in the
+/// tree), without the interpreter's options, with tox's substitutions made.
+fn python_command(
+    line: &str,
+    read: &dyn Fn(&str) -> Option<String>,
+) -> Option<(Vec<String>, Option<Selector>)> {
+    let mut w = words(substituted(line).trim().trim_start_matches('-').trim());
+    // A wrapper that runs the rest in the project's environment (`poetry run pytest`),
+    // and variables set for the command (`PYTHONPATH=. pytest`): the rest.
+    while let Some(first) = w.first() {
+        if matches!(
+            first.as_str(),
+            "poetry" | "pipenv" | "hatch" | "pdm" | "uv" | "rye"
+        ) && w.get(1).is_some_and(|s| s == "run")
+        {
+            w.drain(..2);
+        } else if first.contains('=') && !first.starts_with('-') {
+            w.remove(0);
+        } else {
+            break;
+        }
+    }
+    let python =
+        |s: &str| s == "python" || s == "python3" || s.starts_with("python3.") || s == "pypy3";
     // The interpreter's own options (-bb, -Werror, -O, -X dev, -u) are the project's
     // policy for its own machines, not its tests: left out.
     if w.first().is_some_and(|f| python(f)) {
@@ -138,56 +385,256 @@ fn python_command(line: &str, read: &dyn Fn(&str) -> Option<String>) -> Option<V
             }
         }
         w.drain(1..i.min(w.len()));
+        // `python -m coverage run ...` is `coverage run ...`.
+        if w.get(1).is_some_and(|s| s == "-m") && w.get(2).is_some_and(|s| s == "coverage") {
+            w.drain(..2);
+        }
     }
     let rest = |n: usize| w.get(n..).unwrap_or_default().to_vec();
     let first = w.first()?.as_str();
     let (runner, args) = match first {
-        "pytest" | "py.test" => ("pytest", rest(1)),
+        "pytest" | "py.test" => (PythonRunner::Pytest, rest(1)),
         "coverage" if w.get(1).is_some_and(|s| s == "run") => {
-            // coverage run [-m] pytest ARGS / coverage run -m unittest ARGS
-            let at = w
-                .iter()
-                .position(|s| s == "pytest" || s == "unittest" || s == "py.test")?;
-            (
-                if w[at] == "unittest" {
-                    "unittest"
+            // coverage run [OPTIONS] (-m MODULE | SCRIPT) ARGS
+            let mut i = 2;
+            while let Some(a) = w.get(i) {
+                if a == "-m" || !a.starts_with('-') {
+                    break;
+                }
+                i += if COVERAGE_VALUED.contains(&a.as_str()) {
+                    2
                 } else {
-                    "pytest"
-                },
-                rest(at + 1),
-            )
+                    1
+                };
+            }
+            let target = w.get(i)?;
+            if target == "-m" {
+                match w.get(i + 1).map(String::as_str)? {
+                    "pytest" | "py.test" => (PythonRunner::Pytest, rest(i + 2)),
+                    "unittest" => (PythonRunner::Unittest, rest(i + 2)),
+                    "nose" => (PythonRunner::Nose, rest(i + 2)),
+                    module if own_module(module, read) => {
+                        let head = ["python3", "-m", module].map(String::from).to_vec();
+                        let runner = script_runner(&module_text(module, read).unwrap_or_default());
+                        return Some(own_runner(head, rest(i + 2), runner));
+                    }
+                    _ => return None,
+                }
+            } else if target.ends_with("pytest") || target.ends_with("py.test") {
+                // `coverage run $(which pytest)`-like: the pytest script itself.
+                (PythonRunner::Pytest, rest(i + 1))
+            } else if target.ends_with("nosetests") {
+                (PythonRunner::Nose, rest(i + 1))
+            } else {
+                return script_command(target, rest(i + 1), read);
+            }
         }
         p if python(p) => match (w.get(1).map(String::as_str), w.get(2).map(String::as_str)) {
-            (Some("-m"), Some("pytest" | "py.test")) => ("pytest", rest(3)),
-            (Some("-m"), Some("unittest")) => ("unittest", rest(3)),
-            (Some("setup.py"), Some("test")) => ("pytest", Vec::new()),
+            (Some("-m"), Some("pytest" | "py.test")) => (PythonRunner::Pytest, rest(3)),
+            (Some("-m"), Some("unittest")) => (PythonRunner::Unittest, rest(3)),
+            (Some("-m"), Some("nose")) => (PythonRunner::Nose, rest(3)),
+            (Some("setup.py"), Some("test" | "pytest" | "nosetests")) => {
+                let (command, selector) = setup_py_test(w[2].as_str(), read);
+                return Some((command, Some(selector)));
+            }
             (Some("-m"), Some(module)) if own_module(module, read) => {
-                let mut command = vec!["python3".to_string(), "-m".into(), module.to_string()];
-                command.extend(
-                    rest(3)
-                        .into_iter()
-                        .filter(|a| !a.contains('{') && !a.contains('$')),
-                );
-                return Some(command);
+                let head = ["python3", "-m", module].map(String::from).to_vec();
+                let runner = script_runner(&module_text(module, read).unwrap_or_default());
+                return Some(own_runner(head, rest(3), runner));
+            }
+            (Some(script), _) if !script.starts_with('-') => {
+                return script_command(script, rest(2), read);
             }
             _ => return None,
         },
-        "nosetests" => ("nose", rest(1)),
+        "nosetests" => (PythonRunner::Nose, rest(1)),
+        // Twisted's runner: dotted names, as unittest's.
+        "trial" => {
+            let head = ["python3", "-m", "twisted.trial"]
+                .map(String::from)
+                .to_vec();
+            return Some(own_runner(head, rest(1), Some(PythonRunner::Unittest)));
+        }
         _ => return None,
     };
-    Some(match runner {
-        "pytest" => base.into_iter().chain(pytest_args(&args)).collect(),
-        "unittest" => ["python3", "-m", "unittest"]
-            .map(String::from)
-            .into_iter()
-            .chain(args.into_iter().filter(|a| !a.contains('{')))
-            .collect(),
-        _ => ["python3", "-m", "nose"]
-            .map(String::from)
-            .into_iter()
-            .chain(args.into_iter().filter(|a| !a.contains('{')))
-            .collect(),
-    })
+    let (command, selector) = runner_command(runner, args);
+    Some((command, Some(selector)))
+}
+
+/// A script of the tree run with `args`: the project's own test runner script, or Django's
+/// `manage.py test` (its arguments are test labels, `app.tests.Class.test`).
+fn script_command(
+    script: &str,
+    args: Vec<String>,
+    read: &dyn Fn(&str) -> Option<String>,
+) -> Option<(Vec<String>, Option<Selector>)> {
+    let script = script.trim_start_matches("./").to_string();
+    if script == "manage.py" && args.first().is_some_and(|a| a == "test") {
+        read("manage.py")?;
+        let head = ["python3", "manage.py", "test"].map(String::from).to_vec();
+        return Some(own_runner(
+            head,
+            args[1..].to_vec(),
+            Some(PythonRunner::Unittest),
+        ));
+    }
+    let text = own_test_script(&script, read)?;
+    let head = vec!["python3".to_string(), script];
+    Some(own_runner(head, args, script_runner(&text)))
+}
+
+/// A standard runner's command and selector for its arguments.
+fn runner_command(runner: PythonRunner, args: Vec<String>) -> (Vec<String>, Selector) {
+    let base = ["python3", "-m", "pytest", "-p", "no:cacheprovider"].map(String::from);
+    match runner {
+        PythonRunner::Pytest => {
+            let args = pytest_args(&args);
+            let prefix = base.iter().cloned().chain(pytest_options(&args)).collect();
+            (
+                base.into_iter().chain(args).collect(),
+                Selector { prefix, runner },
+            )
+        }
+        PythonRunner::Unittest => {
+            let head = ["python3", "-m", "unittest"].map(String::from).to_vec();
+            let args: Vec<String> = args.into_iter().filter(|a| !a.contains('{')).collect();
+            // `discover` and its options select the suite's tests: one test is named instead.
+            let prefix = head
+                .iter()
+                .cloned()
+                .chain(
+                    args.iter()
+                        .take_while(|a| a.as_str() != "discover")
+                        .filter(|a| a.starts_with('-') && a.len() == 2 && *a != "-k")
+                        .cloned(),
+                )
+                .collect();
+            (
+                head.into_iter().chain(args).collect(),
+                Selector { prefix, runner },
+            )
+        }
+        PythonRunner::Nose => {
+            let head = ["python3", "-m", "nose"].map(String::from).to_vec();
+            let args: Vec<String> = args.into_iter().filter(|a| !a.contains('{')).collect();
+            let prefix = head
+                .iter()
+                .cloned()
+                .chain(
+                    args.iter()
+                        .filter(|a| {
+                            a.starts_with('-')
+                                && !a.contains('=')
+                                && !matches!(a.as_str(), "-a" | "-A" | "--attr" | "-m" | "-w")
+                        })
+                        .cloned(),
+                )
+                .collect();
+            (
+                head.into_iter().chain(args).collect(),
+                Selector { prefix, runner },
+            )
+        }
+    }
+}
+
+/// `python setup.py test`: the runner its setup.py or setup.cfg names (pytest-runner's
+/// `[aliases] test = pytest`, a `PyTest` command, nose's collector, else setuptools'
+/// `test_suite`, run by unittest), pytest when it names none.
+fn setup_py_test(command: &str, read: &dyn Fn(&str) -> Option<String>) -> (Vec<String>, Selector) {
+    let setup = read("setup.py").unwrap_or_default();
+    let cfg = read("setup.cfg").unwrap_or_default();
+    let alias = cfg
+        .lines()
+        .skip_while(|l| l.trim() != "[aliases]")
+        .skip(1)
+        .take_while(|l| !l.trim_start().starts_with('['))
+        .find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == "test").then(|| v.trim().to_string())
+        });
+    let nose = command == "nosetests"
+        || alias.as_deref().is_some_and(|a| a.contains("nose"))
+        || setup.contains("nose.collector");
+    if nose {
+        return runner_command(PythonRunner::Nose, Vec::new());
+    }
+    let pytest = command == "pytest"
+        || alias.as_deref().is_some_and(|a| a.contains("pytest"))
+        || setup.contains("pytest");
+    let suite = test_suite(&setup).or_else(|| {
+        cfg.lines()
+            .find_map(|l| l.split_once('=').filter(|(k, _)| k.trim() == "test_suite"))
+            .map(|(_, v)| v.trim().to_string())
+    });
+    match suite {
+        Some(suite) if !pytest => {
+            let dir = suite.replace('.', "/");
+            let args = if read(&format!("{dir}/__init__.py")).is_some() {
+                ["discover", "-s", &dir, "-t", "."]
+                    .map(String::from)
+                    .to_vec()
+            } else {
+                vec![suite]
+            };
+            runner_command(PythonRunner::Unittest, args)
+        }
+        _ => runner_command(PythonRunner::Pytest, Vec::new()),
+    }
+}
+
+/// setup.py's `test_suite='tests'` (a dotted name).
+fn test_suite(setup: &str) -> Option<String> {
+    let at = setup.find("test_suite")?;
+    let rest = setup[at + "test_suite".len()..]
+        .trim_start()
+        .strip_prefix('=')?;
+    let rest = rest.trim_start();
+    let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let name = rest[1..].split(quote).next()?;
+    (!name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+    .then(|| name.to_string())
+}
+
+/// The text of a module of the tree.
+fn module_text(module: &str, read: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let path = module.replace('.', "/");
+    read(&format!("{path}.py")).or_else(|| read(&format!("{path}/__main__.py")))
+}
+
+/// tox's `setenv` as the suite's variables: `{toxinidir}` is the tree (`/work`), a line for
+/// some environments only (`cdh: HADOOP_DISTRO=cdh`) is left out, and so is a value that
+/// needs what tox would make (`{envtmpdir}`), a variable the sandbox sets itself, and one
+/// that would point the run elsewhere (a path of the host's).
+fn tox_setenv(lines: &[String]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for line in lines {
+        let Some((name, value)) = line.split_once('=') else {
+            continue;
+        };
+        let name = name.trim();
+        let valid = !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !name.starts_with(|c: char| c.is_ascii_digit());
+        if !valid
+            || matches!(
+                name,
+                "PATH" | "HOME" | "PYTHONHASHSEED" | "PROVEN_TEST_SEED" | "VIRTUAL_ENV"
+            )
+        {
+            continue;
+        }
+        let value = substituted(&value.trim().replace("{toxinidir}", "/work"))
+            .replace("{toxworkdir}", "/tmp/tox");
+        if value.contains('{') || value.contains('$') {
+            continue;
+        }
+        out.push((name.to_string(), value));
+    }
+    out
 }
 
 /// The suite a Python project documents: tox's commands, nox's `session.run`, a Makefile's
@@ -229,20 +676,32 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
         joined_commands(&lines)
             .iter()
             .find_map(|l| python_command(l, read))
-            .map(|command| DocumentedSuite {
+            .map(|(command, selector)| DocumentedSuite {
                 run: TestRun {
                     command,
                     env: default_env(Language::Python),
                 },
                 source: source.to_string(),
+                selector,
             })
     };
     if let Some(tox) = crate::tox::Tox::find(read)
-        && let Some(s) = found(
+        && let Some(mut s) = found(
             tox.values("testenv", "commands"),
             &format!("{} [testenv] commands", tox.source),
         )
     {
+        // The variables tox sets for the commands (a configuration file the tests read).
+        let mut setenv = tox.values("testenv", "setenv");
+        setenv.extend(tox.values("testenv", "set_env"));
+        let setenv = joined_commands(&setenv);
+        for (k, v) in tox_setenv(&setenv) {
+            s.run.env.retain(|(have, _)| *have != k);
+            s.run.env.push((k, v));
+        }
+        if !setenv.is_empty() {
+            s.source.push_str(", setenv");
+        }
         return s;
     }
     if let Some(text) = read("noxfile.py") {
@@ -271,6 +730,7 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
     DocumentedSuite {
         run: Language::Python.suite_run(),
         source: "the default".into(),
+        selector: None,
     }
 }
 
@@ -329,11 +789,13 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
                     env: default_env(Language::Node),
                 },
                 source: source.into(),
+                selector: None,
             }
         }
         None => DocumentedSuite {
             run: Language::Node.suite_run(),
             source: "the default".into(),
+            selector: None,
         },
     }
 }
@@ -349,6 +811,7 @@ pub fn documented_suite(
         Language::Rust | Language::Go => DocumentedSuite {
             run: language.suite_run(),
             source: "the default".into(),
+            selector: None,
         },
     }
 }
@@ -365,6 +828,338 @@ mod tests {
         documented_suite(language, &|p| {
             files.iter().find(|(n, _)| n == p).map(|(_, t)| t.clone())
         })
+    }
+
+    fn one(names: &[&str], path: &str) -> Selection {
+        Selection {
+            path: path.into(),
+            names: names.iter().map(|n| n.to_string()).collect(),
+            package: None,
+        }
+    }
+
+    #[test]
+    fn coverage_run_of_the_projects_runner_script_is_its_suite_and_selects_within_it() {
+        // luigi's tox.ini: coverage around its own test/runtests.py (which hands its
+        // arguments to pytest.main), tox's variables the tests read, a line for some
+        // environments only.
+        let tox = "[testenv]\nset_env = PYTHONPATH = {toxinidir}{/}src\nsetenv =\n  LC_ALL = en_US.utf-8\n  cdh: HADOOP_DISTRO=cdh\n  LUIGI_CONFIG_PATH={toxinidir}/test/testconfig/luigi.cfg\n  TMP_THING={envtmpdir}/x\ncommands =\n  python --version\n  python -m coverage erase\n  python -m coverage run test/runtests.py -m '{env:NOSE_ATTR:}' --durations=10 {posargs:}\n  python -m coverage combine\n";
+        let runtests = "import sys\nimport pytest\nif __name__ == '__main__':\n    sys.exit(pytest.main(sys.argv[1:]))\n";
+        let s = suite(
+            Language::Python,
+            &[("tox.ini", tox), ("test/runtests.py", runtests)],
+        );
+        assert_eq!(s.source, "tox.ini [testenv] commands, setenv");
+        assert_eq!(
+            s.run.command,
+            ["python3", "test/runtests.py", "-m", "", "--durations=10"]
+        );
+        let env = |k: &str| {
+            s.run
+                .env
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(
+            env("LUIGI_CONFIG_PATH").as_deref(),
+            Some("/work/test/testconfig/luigi.cfg")
+        );
+        assert_eq!(env("LC_ALL").as_deref(), Some("en_US.utf-8"));
+        assert_eq!(
+            env("PYTHONPATH").as_deref(),
+            Some("/work/src"),
+            "tox 4's set_env"
+        );
+        assert_eq!(
+            env("HADOOP_DISTRO"),
+            None,
+            "a line for the cdh environments"
+        );
+        assert_eq!(env("TMP_THING"), None, "what tox would make");
+        let run = s.select(
+            Language::Python,
+            &one(&["FooTest::test_x"], "test/foo_test.py"),
+            0,
+        );
+        assert_eq!(
+            run.command,
+            [
+                "python3",
+                "test/runtests.py",
+                "--durations=10",
+                "test/foo_test.py::FooTest::test_x"
+            ]
+        );
+        assert!(run.env.iter().any(|(k, _)| k == "LUIGI_CONFIG_PATH"));
+        assert!(run.env.iter().any(|(k, _)| k == "PYTHONHASHSEED"));
+        // A runner script of unittest's kind names a test by its module.
+        let s = suite(
+            Language::Python,
+            &[
+                (
+                    "tox.ini",
+                    "[testenv]\ncommands = coverage run --branch --source pkg runtests.py {posargs}\n",
+                ),
+                (
+                    "runtests.py",
+                    "import unittest\nunittest.main(module=None)\n",
+                ),
+            ],
+        );
+        assert_eq!(s.run.command, ["python3", "runtests.py"]);
+        let run = s.select(
+            Language::Python,
+            &one(&["ATest::test_y"], "tests/test_a.py"),
+            0,
+        );
+        assert_eq!(
+            run.command,
+            ["python3", "runtests.py", "tests.test_a.ATest.test_y"]
+        );
+        // Django's manage.py and Twisted's trial take dotted names too.
+        let s = suite(
+            Language::Python,
+            &[
+                (
+                    "tox.ini",
+                    "[testenv]\ncommands = coverage run manage.py test --noinput {posargs}\n",
+                ),
+                ("manage.py", "import django\n"),
+            ],
+        );
+        assert_eq!(s.run.command, ["python3", "manage.py", "test", "--noinput"]);
+        let run = s.select(Language::Python, &one(&["T::test_z"], "app/tests.py"), 0);
+        assert_eq!(
+            run.command,
+            [
+                "python3",
+                "manage.py",
+                "test",
+                "--noinput",
+                "app.tests.T.test_z"
+            ]
+        );
+        let s = suite(
+            Language::Python,
+            &[(
+                "tox.ini",
+                "[testenv]\ncommands = trial --reporter=text {posargs:mypkg}\n",
+            )],
+        );
+        assert_eq!(
+            s.run.command,
+            ["python3", "-m", "twisted.trial", "--reporter=text", "mypkg"]
+        );
+        let run = s.select(
+            Language::Python,
+            &one(&["T::test_z"], "mypkg/test/test_a.py"),
+            0,
+        );
+        assert_eq!(
+            run.command,
+            [
+                "python3",
+                "-m",
+                "twisted.trial",
+                "mypkg.test.test_a.T.test_z"
+            ]
+        );
+        // A script that runs a fixed list is the suite, but selects no single test: the
+        // sandbox's own command does.
+        let s = suite(
+            Language::Python,
+            &[
+                ("tox.ini", "[testenv]\ncommands = python tests/run_all.py\n"),
+                (
+                    "tests/run_all.py",
+                    "import pytest\npytest.main(['tests', '-x'])\n",
+                ),
+            ],
+        );
+        assert_eq!(s.run.command, ["python3", "tests/run_all.py"]);
+        let selection = one(&["test_q"], "tests/test_q.py");
+        assert_eq!(
+            s.select(Language::Python, &selection, 0),
+            Language::Python.test_run(&selection, 0)
+        );
+        // A script the tree does not hold is none of its suite.
+        let s = suite(
+            Language::Python,
+            &[("tox.ini", "[testenv]\ncommands = python runtests.py\n")],
+        );
+        assert_eq!(s.source, "the default");
+        // Nor is a script that runs no tests.
+        let s = suite(
+            Language::Python,
+            &[
+                ("tox.ini", "[testenv]\ncommands = python build.py\n"),
+                ("build.py", ""),
+            ],
+        );
+        assert_eq!(s.source, "the default");
+    }
+
+    #[test]
+    fn each_wrapped_runner_selects_one_test_as_it_names_tests() {
+        let cases: &[(&str, &[&str], &[&str])] = &[
+            (
+                "python -m coverage run --source=pkg -m pytest tests -k 'not slow' -x",
+                &[
+                    "python3",
+                    "-m",
+                    "pytest",
+                    "-p",
+                    "no:cacheprovider",
+                    "tests",
+                    "-k",
+                    "not slow",
+                    "-x",
+                ],
+                &[
+                    "python3",
+                    "-m",
+                    "pytest",
+                    "-p",
+                    "no:cacheprovider",
+                    "-x",
+                    "tests/test_a.py::A::test_x",
+                ],
+            ),
+            (
+                "coverage run -m unittest discover -s tests -v",
+                &["python3", "-m", "unittest", "discover", "-s", "tests", "-v"],
+                &["python3", "-m", "unittest", "tests.test_a.A.test_x"],
+            ),
+            (
+                "{envbindir}/py.test --tb=short {posargs:tests}",
+                &[
+                    "python3",
+                    "-m",
+                    "pytest",
+                    "-p",
+                    "no:cacheprovider",
+                    "--tb=short",
+                    "tests",
+                ],
+                &[
+                    "python3",
+                    "-m",
+                    "pytest",
+                    "-p",
+                    "no:cacheprovider",
+                    "--tb=short",
+                    "tests/test_a.py::A::test_x",
+                ],
+            ),
+            (
+                "nosetests -v --with-doctest -a '!slow' {posargs:tests}",
+                &[
+                    "python3",
+                    "-m",
+                    "nose",
+                    "-v",
+                    "--with-doctest",
+                    "-a",
+                    "!slow",
+                    "tests",
+                ],
+                &[
+                    "python3",
+                    "-m",
+                    "nose",
+                    "-v",
+                    "--with-doctest",
+                    "tests/test_a.py:A.test_x",
+                ],
+            ),
+            (
+                "{envpython} -m coverage run -p -m nose tests",
+                &["python3", "-m", "nose", "tests"],
+                &["python3", "-m", "nose", "tests/test_a.py:A.test_x"],
+            ),
+            (
+                "poetry run pytest tests/",
+                &[
+                    "python3",
+                    "-m",
+                    "pytest",
+                    "-p",
+                    "no:cacheprovider",
+                    "tests/",
+                ],
+                &[
+                    "python3",
+                    "-m",
+                    "pytest",
+                    "-p",
+                    "no:cacheprovider",
+                    "tests/test_a.py::A::test_x",
+                ],
+            ),
+        ];
+        for (line, command, selected) in cases {
+            let s = suite(
+                Language::Python,
+                &[("tox.ini", &format!("[testenv]\ncommands = {line}\n"))],
+            );
+            assert_eq!(s.run.command, *command, "{line}");
+            let run = s.select(Language::Python, &one(&["A::test_x"], "tests/test_a.py"), 0);
+            assert_eq!(run.command, *selected, "{line}");
+        }
+    }
+
+    #[test]
+    fn setup_py_test_runs_the_runner_its_setup_names() {
+        let tox = ("tox.ini", "[testenv]\ncommands = python setup.py test\n");
+        // setuptools' test_suite: unittest over that package.
+        let s = suite(
+            Language::Python,
+            &[
+                tox,
+                (
+                    "setup.py",
+                    "from setuptools import setup\nsetup(name='x', test_suite = 'tests')\n",
+                ),
+                ("tests/__init__.py", ""),
+            ],
+        );
+        assert_eq!(
+            s.run.command,
+            [
+                "python3", "-m", "unittest", "discover", "-s", "tests", "-t", "."
+            ]
+        );
+        let run = s.select(Language::Python, &one(&["T::test_x"], "tests/test_a.py"), 0);
+        assert_eq!(
+            run.command,
+            ["python3", "-m", "unittest", "tests.test_a.T.test_x"]
+        );
+        // pytest-runner's alias.
+        let s = suite(
+            Language::Python,
+            &[
+                tox,
+                (
+                    "setup.py",
+                    "from setuptools import setup\nsetup(name='x', test_suite='tests')\n",
+                ),
+                ("setup.cfg", "[aliases]\ntest = pytest\n"),
+            ],
+        );
+        assert_eq!(
+            s.run.command,
+            ["python3", "-m", "pytest", "-p", "no:cacheprovider"]
+        );
+        // nose's collector.
+        let s = suite(
+            Language::Python,
+            &[
+                tox,
+                ("setup.py", "setup(name='x', test_suite='nose.collector')\n"),
+            ],
+        );
+        assert_eq!(s.run.command, ["python3", "-m", "nose"]);
     }
 
     #[test]

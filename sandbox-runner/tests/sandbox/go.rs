@@ -245,3 +245,56 @@ async fn a_go_package_from_before_modules_runs_in_gopath_mode() {
     );
     assert!(record.setup.is_empty(), "{:?}", record.setup);
 }
+
+/// A package from before modules whose packages import one another by its own import path
+/// (`github.com/someone/durations/units`), as GOPATH mode resolves it only under
+/// `$GOPATH/src/<path>`: laid out there (the path read from its own imports), its passing
+/// test passes and its failing test fails by name; the record says where and why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_go_package_from_before_modules_importing_its_own_packages_builds() {
+    let sandbox = support::sandbox(&[Language::Go], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "units/units.go",
+        "package units\n\n// PerSecond is how many milliseconds a second holds.\nconst PerSecond = 1000\n",
+    )
+    .write(
+        "durations.go",
+        "package durations\n\nimport \"github.com/someone/durations/units\"\n\n// Seconds converts milliseconds to whole seconds.\nfunc Seconds(ms int) int {\n\treturn ms / units.PerSecond\n}\n",
+    )
+    .write(
+        "durations_test.go",
+        format!("{TEST}\nfunc TestMinutes(t *testing.T) {{\n\tif Seconds(60000) != 6 {{\n\t\tt.Fatal(\"Seconds(60000) is not 6\")\n\t}}\n}}\n"),
+    );
+    let commit = repo.commit("a package of 2016 with a subpackage");
+    let record = sandbox
+        .run(&RunRequest::new(
+            repo.path(),
+            &commit,
+            Language::Go,
+            go_test(),
+        ))
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::TestFailed, "{out}");
+    let tests = record.tests.expect("go test's counts");
+    assert_eq!((tests.passed, tests.failed), (1, 1), "{out}");
+    assert!(
+        record.failing.iter().any(|f| f.ends_with("TestMinutes")),
+        "{:?}",
+        record.failing
+    );
+    assert!(
+        record.setup.iter().any(|s| s
+            .contains("$GOPATH/src/github.com/someone/durations (its import path, from the imports of its own packages)")),
+        "{:?}",
+        record.setup
+    );
+    assert_eq!(
+        record.command,
+        go_test(),
+        "the record keeps the command asked for"
+    );
+    assert_container_gone(&sandbox, &record).await;
+}

@@ -477,9 +477,13 @@ fn wheel(path: &std::path::Path, name: &str, version: &str) {
     wheel_requiring(path, name, version, &[]);
 }
 
-/// A wheel of one module, `name`, whose `VERSION` is `version`, requiring `requires`.
+/// A wheel holding one module, `name`, whose `VERSION` is `version`, requiring `requires`.
 fn wheel_requiring(path: &std::path::Path, name: &str, version: &str, requires: &[&str]) {
     use std::io::Write;
+    let requires: String = requires
+        .iter()
+        .map(|r| format!("Requires-Dist: {r}\n"))
+        .collect();
     let file = std::fs::File::create(path).expect("wheel");
     let mut zip = zip::ZipWriter::new(file);
     let options = zip::write::SimpleFileOptions::default();
@@ -488,13 +492,7 @@ fn wheel_requiring(path: &std::path::Path, name: &str, version: &str, requires: 
         (format!("{name}.py"), format!("VERSION = '{version}'\n")),
         (
             format!("{info}/METADATA"),
-            format!(
-                "Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{}",
-                requires
-                    .iter()
-                    .map(|r| format!("Requires-Dist: {r}\n"))
-                    .collect::<String>()
-            ),
+            format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{requires}"),
         ),
         (
             format!("{info}/WHEEL"),
@@ -728,6 +726,20 @@ async fn the_record_names_the_python_the_projects_own_declarations_chose() {
         "{}",
         chosen.because
     );
+    // And the versions of the test tools the run had: the interpreter the environment was
+    // made with, then the runner (here the image's pytest, seen through the environment).
+    assert!(
+        run.test_tools
+            .first()
+            .is_some_and(|t| t.starts_with("Python 3.11.")),
+        "{:?}",
+        run.test_tools
+    );
+    assert!(
+        run.test_tools.iter().any(|t| t.starts_with("pytest ")),
+        "{:?}",
+        run.test_tools
+    );
 }
 
 /// `pytest` as the command (as a suite or a `--cmd` names it), for a project that does not
@@ -879,4 +891,199 @@ async fn a_release_of_the_project_a_requirement_brings_never_shadows_the_tree() 
         "{:?}",
         deps.notes
     );
+}
+
+/// Class 6 of issue 30: a project whose tox runs `coverage run test/runtests.py`, its own
+/// script that puts its code on the path and hands its arguments to pytest, with a variable
+/// of tox's `setenv` the tests read. Plain pytest over the tree cannot collect it; run as
+/// tox runs it, its suite runs (one test passes, the other fails by name), and one test
+/// is selected within it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suite_run_by_the_projects_own_runner_script_runs_and_selects_one_test() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write(
+        "tox.ini",
+        "[testenv]\ndeps = coverage\nsetenv =\n    CALC_CONFIG = {toxinidir}/test/calc.cfg\ncommands =\n    python -m coverage erase\n    python -m coverage run test/runtests.py {posargs:}\n    python -m coverage report\n",
+    )
+    .write("lib/calc.py", "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n")
+    .write("test/calc.cfg", "scale = 1\n")
+    .write(
+        "test/runtests.py",
+        "import os\nimport sys\n\nsys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))\nimport pytest\n\nif __name__ == '__main__':\n    sys.exit(pytest.main(sys.argv[1:]))\n",
+    )
+    .write(
+        "test/calc_test.py",
+        "import os\n\nimport calc\n\n\ndef scale():\n    with open(os.environ['CALC_CONFIG']) as f:\n        return int(f.read().split('=')[1])\n\n\nclass TestCalc:\n    def test_add(self):\n        assert calc.add(2, 1) == 3 * scale()\n\n    def test_sub(self):\n        assert calc.sub(2, 1) == 1 * scale()\n",
+    );
+    let commit = repo.commit("a project run by its own script");
+    let files =
+        |path: &str| -> Option<String> { std::fs::read_to_string(repo.path().join(path)).ok() };
+    let suite = proven_sandbox::suite::documented_suite(Language::Python, &files);
+    assert_eq!(suite.run.command, ["python3", "test/runtests.py"]);
+    let request = |run: proven_sandbox::TestRun| {
+        let mut request = RunRequest::new(repo.path(), &commit, Language::Python, run.command);
+        for (k, v) in run.env {
+            request = request.with_env(k, v);
+        }
+        request
+    };
+    let whole = sandbox.run(&request(suite.run.clone())).await.expect("run");
+    let out = support::output(&whole);
+    assert_eq!(whole.outcome, Outcome::TestFailed, "{out}");
+    assert_eq!(
+        whole.tests.map(|t| (t.passed, t.failed)),
+        Some((1, 1)),
+        "{out}"
+    );
+    assert!(
+        whole
+            .failing
+            .iter()
+            .any(|f| f.ends_with("TestCalc::test_sub")),
+        "{:?}",
+        whole.failing
+    );
+    let select = |name: &str| {
+        suite.select(
+            Language::Python,
+            &proven_sandbox::Selection {
+                path: "test/calc_test.py".into(),
+                names: vec![name.into()],
+                package: None,
+            },
+            0,
+        )
+    };
+    let passing = sandbox
+        .run(&request(select("TestCalc::test_add")))
+        .await
+        .expect("run");
+    let out = support::output(&passing);
+    assert_eq!(passing.outcome, Outcome::Passed, "{out}");
+    assert_eq!(
+        passing.tests.map(|t| (t.passed, t.failed)),
+        Some((1, 0)),
+        "{out}"
+    );
+    let failing = sandbox
+        .run(&request(select("TestCalc::test_sub")))
+        .await
+        .expect("run");
+    let out = support::output(&failing);
+    assert_eq!(failing.outcome, Outcome::TestFailed, "{out}");
+    assert_eq!(
+        failing.tests.map(|t| (t.passed, t.failed)),
+        Some((0, 1)),
+        "{out}"
+    );
+}
+
+/// Class 3 of issue 30: a requirement none of whose releases of the date installs (here:
+/// `app` 1.0 and 1.5 need a package the index does not serve) used to be installed as of
+/// today on its own, beside the date's versions of its dependencies (`lib` 1.0, which its
+/// loose `lib>=1.0` accepts, though it was made with `lib` 2.0: today's Twisted with an
+/// attrs of 2019). It is resolved as of the nearest later instant it installs at (`app`
+/// 2.0, not today's 3.0), together with its dependencies as of then (`lib` 2.0), and the
+/// record names both.
+#[tokio::test]
+async fn a_requirement_resolved_after_the_date_brings_its_dependencies_of_then() {
+    let index = tempfile::tempdir().expect("index");
+    let files = index.path().join("files");
+    std::fs::create_dir_all(&files).expect("files");
+    let page = |name: &str, releases: &[(&str, &str, &[&str], &str)]| {
+        let dir = index.path().join("simple").join(name);
+        std::fs::create_dir_all(&dir).expect("page");
+        let entries: Vec<serde_json::Value> = releases
+            .iter()
+            .map(|(version, uploaded, requires, requires_python)| {
+                let filename = format!("{name}-{version}-py3-none-any.whl");
+                wheel_requiring(&files.join(&filename), name, version, requires);
+                let mut file = serde_json::json!({
+                    "filename": filename,
+                    "url": format!("http://pypi.test/files/{filename}"),
+                    "hashes": {},
+                    "upload-time": uploaded,
+                });
+                if !requires_python.is_empty() {
+                    file["requires-python"] = (*requires_python).into();
+                }
+                file
+            })
+            .collect();
+        let body =
+            serde_json::json!({"meta": {"api-version": "1.1"}, "name": name, "files": entries});
+        std::fs::write(dir.join("index.html"), body.to_string()).expect("write");
+    };
+    page(
+        "lib",
+        &[
+            ("1.0", "2025-01-01T00:00:00Z", &[], ""),
+            ("2.0", "2025-05-01T00:00:00Z", &[], ""),
+        ],
+    );
+    page(
+        "app",
+        &[
+            ("1.0", "2025-01-01T00:00:00Z", &["unserved-helper"], ""),
+            ("1.5", "2025-03-01T00:00:00Z", &["unserved-helper"], ""),
+            ("2.0", "2025-06-01T00:00:00Z", &["lib>=1.0"], ""),
+            ("3.0", "2025-09-01T00:00:00Z", &["lib>=1.0"], ""),
+        ],
+    );
+    // As of the date only for Pythons before this one: not served then, served later.
+    page(
+        "oldpy",
+        &[
+            ("1.0", "2025-01-01T00:00:00Z", &[], "<3.10"),
+            ("1.1", "2025-04-01T00:00:00Z", &["lib>=1.0"], ""),
+        ],
+    );
+    let server = support::FileServer::start(index.path());
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.pip_index_url = Some("http://pypi.test/simple/".into());
+        c.registries = server.allow_as("pypi.test");
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write("requirements.txt", "lib\napp\noldpy\n");
+    let commit = repo.commit("two requirements");
+    let show = [
+        "python3",
+        "-c",
+        "import app, lib, oldpy; print('app', app.VERSION, 'lib', lib.VERSION, 'oldpy', oldpy.VERSION)",
+    ];
+    let at = time::macros::datetime!(2025-02-01 00:00 UTC);
+    let run = sandbox
+        .run(
+            &RunRequest::new(repo.path(), &commit, Language::Python, show)
+                .as_command()
+                .resolved_as_of(at),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    assert_eq!(run.outcome, Outcome::Passed, "{out}");
+    let deps = run.dependencies.as_ref().expect("prepared");
+    assert!(
+        out.contains("app 2.0 lib 2.0 oldpy 1.1"),
+        "{out}\n{:?}",
+        deps.notes
+    );
+    assert!(
+        deps.notes.iter().any(|n| n
+            .starts_with("app: as of 2025-02-01T00:00:00Z it did not install")
+            && n.contains("resolved as of 2025-06-01T00:00:00Z instead: app==2.0")
+            && n.contains("lib 1.0 -> 2.0")),
+        "{:?}",
+        deps.notes
+    );
+    assert!(
+        deps.notes.iter().any(|n| n
+            .starts_with("oldpy: as of 2025-02-01T00:00:00Z it did not install")
+            && n.contains("resolved as of 2025-04-01T00:00:00Z instead: oldpy==1.1")),
+        "{:?}",
+        deps.notes
+    );
+    assert!(deps.not_prepared.is_empty(), "{:?}", deps.not_prepared);
 }

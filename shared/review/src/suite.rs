@@ -5,24 +5,23 @@
 use std::path::Path;
 
 use proven_pipeline::StepError;
-use proven_sandbox::{Language, Outcome, RunRecord, RunRequest};
+use proven_sandbox::suite::{DocumentedSuite, PythonRunner};
+use proven_sandbox::{Language, Outcome, RunRecord, RunRequest, Selection, TestRun};
 use serde_json::json;
 
 use crate::outcome::blocking;
 use crate::test_runs::MAX_FILE_BYTES;
 use crate::wire::ReviewView;
 
-/// The run of the package's whole test suite on a tree: the command its project documents
-/// (tox, nox, make, npm), translated to the runner it wraps; the sandbox's convention when
-/// it documents none. The trace says which.
-pub(crate) async fn suite_request(
+/// The suite a tree's project documents at `revision` (tox, nox, make, npm), translated to
+/// the runner it wraps; the sandbox's convention when it documents none.
+pub(crate) async fn documented(
     view: &ReviewView<'_>,
     revision: &str,
     language: Language,
-    trace: &mut crate::Trace,
-) -> Result<RunRequest, StepError> {
+) -> Result<DocumentedSuite, StepError> {
     let (dir, rev) = (view.repository_dir.to_string(), revision.to_string());
-    let suite = blocking(move || {
+    blocking(move || {
         let repo = proven_change::Repo::open(Path::new(&dir)).ok();
         let read = |path: &str| -> Option<String> {
             match repo
@@ -36,7 +35,36 @@ pub(crate) async fn suite_request(
         };
         proven_sandbox::suite::documented_suite(language, &read)
     })
-    .await?;
+    .await
+}
+
+/// The run of a Prover's test within the project's documented suite: its runner script,
+/// options and variables (tox's `setenv`), where that suite runs pytest, which runs the
+/// pytest-style test the Prover writes; the sandbox's pytest command otherwise (a unittest
+/// runner would find no test in a plain test function).
+pub(crate) fn proving_run(
+    suite: &DocumentedSuite,
+    language: Language,
+    selection: &Selection,
+) -> TestRun {
+    match &suite.selector {
+        Some(selector) if selector.runner == PythonRunner::Pytest => {
+            suite.select(language, selection, 0)
+        }
+        _ => language.test_run(selection, 0),
+    }
+}
+
+/// The run of the package's whole test suite on a tree: the command its project documents
+/// (tox, nox, make, npm), translated to the runner it wraps; the sandbox's convention when
+/// it documents none. The trace says which.
+pub(crate) async fn suite_request(
+    view: &ReviewView<'_>,
+    revision: &str,
+    language: Language,
+    trace: &mut crate::Trace,
+) -> Result<RunRequest, StepError> {
+    let suite = documented(view, revision, language).await?;
     trace.push(
         "suite",
         json!({"command": suite.run.command, "from": suite.source}),
@@ -122,6 +150,54 @@ pub(crate) fn suite_against_base(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Prover's test runs within the project's suite where that suite runs pytest (luigi's
+    /// `coverage run test/runtests.py`, with tox's variables), and by the sandbox's pytest
+    /// where it runs unittest (a plain test function is no unittest test).
+    #[test]
+    fn a_provers_test_runs_within_a_suite_that_runs_pytest() {
+        let files = |tox: &'static str| {
+            move |path: &str| match path {
+                "tox.ini" => Some(tox.to_string()),
+                "test/runtests.py" => {
+                    Some("import pytest, sys\nsys.exit(pytest.main(sys.argv[1:]))\n".into())
+                }
+                _ => None,
+            }
+        };
+        let selection = Selection {
+            path: "test/test_claim.py".into(),
+            names: vec!["test_claim".into()],
+            package: None,
+        };
+        let suite = proven_sandbox::suite::documented_suite(
+            Language::Python,
+            &files(
+                "[testenv]\nsetenv = CONF={toxinidir}/test/conf.cfg\ncommands = coverage run test/runtests.py {posargs}\n",
+            ),
+        );
+        let run = proving_run(&suite, Language::Python, &selection);
+        assert_eq!(
+            run.command,
+            [
+                "python3",
+                "test/runtests.py",
+                "test/test_claim.py::test_claim"
+            ]
+        );
+        assert!(
+            run.env
+                .contains(&("CONF".to_string(), "/work/test/conf.cfg".to_string()))
+        );
+        let suite = proven_sandbox::suite::documented_suite(
+            Language::Python,
+            &files("[testenv]\ncommands = python -m unittest discover\n"),
+        );
+        assert_eq!(
+            proving_run(&suite, Language::Python, &selection),
+            Language::Python.test_run(&selection, 0)
+        );
+    }
 
     /// A suite run's record: `outcome` as the sandbox stores it, the runner's counts and
     /// the failing tests it named.

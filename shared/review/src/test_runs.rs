@@ -137,6 +137,15 @@ pub(crate) fn run_ref(side: &str, r: &RunRecord) -> RunRef {
             .missing
             .iter()
             .map(|path| format!("not in the object store, left out of the tree: {path}"))
+            .chain(
+                r.interpreter
+                    .iter()
+                    .map(|i| format!("{} {} ({}): {}", r.language, i.version, i.image, i.because)),
+            )
+            .chain(
+                (!r.test_tools.is_empty())
+                    .then(|| format!("test tools: {}", r.test_tools.join(", "))),
+            )
             .chain(r.setup.iter().cloned())
             .chain(r.dependencies.iter().flat_map(|d| {
                 d.not_prepared
@@ -367,13 +376,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_run_names_missing_files_and_its_setup_in_its_environment() {
+    fn a_run_names_missing_files_its_interpreter_test_tools_and_setup_in_its_environment() {
         let record: RunRecord = serde_json::from_value(serde_json::json!({
             "run_id": "r", "container": "c", "language": "python", "image": "i",
             "image_id": "sha256:0",
             "tree": {"repository": "/r", "revision": "HEAD", "commit": "0", "patch_sha256": null,
                      "added_files": [], "left_out": [], "missing": ["data/huge.bin"]},
             "setup": ["no go.mod: run in GOPATH mode"],
+            "interpreter": {"version": "3.8", "image": "proven-sandbox-python3.8:local",
+                            "because": "the newest Python the project names (tox.ini envlist)"},
+            "test_tools": ["Python 3.8.18", "pytest 4.6.11"],
             "dependencies": null, "command": ["pytest"],
             "limits": {"memory_bytes": 1, "pids": 1, "cpus": 1.0, "scratch_bytes": 1,
                        "timeout_ms": 1, "output_kill_after_bytes": 1},
@@ -389,6 +401,8 @@ mod tests {
             run_ref("base", &record).environment,
             vec![
                 "not in the object store, left out of the tree: data/huge.bin".to_string(),
+                "python 3.8 (proven-sandbox-python3.8:local): the newest Python the project names (tox.ini envlist)".to_string(),
+                "test tools: Python 3.8.18, pytest 4.6.11".to_string(),
                 "no go.mod: run in GOPATH mode".to_string()
             ]
         );

@@ -246,10 +246,40 @@ if RESOLVE_BEFORE and _released and RESOLVE_BEFORE < _released:
 UPSTREAM = (PLAN.get("index_url") or "https://pypi.org/simple/").rstrip("/") + "/"
 
 
+# Project pages read from the real index (PEP 691 JSON), by normalised name: each is read
+# once, whatever dates it is served as of.
+PAGES = {}
+
+
+def upstream_page(name):
+    """A project's page on the real index: (the page, None), or (None, an HTTP status)."""
+    import time
+    import urllib.request
+    if name in PAGES:
+        return PAGES[name], None
+    request = urllib.request.Request(UPSTREAM + name + "/", headers={
+        "Accept": "application/vnd.pypi.simple.v1+json"})
+    for attempt in range(4):
+        try:
+            with urllib.request.urlopen(request, timeout=120) as r:
+                PAGES[name] = json.loads(r.read().decode("utf-8"))
+                return PAGES[name], None
+        except Exception as e:
+            code = getattr(e, "code", None)
+            if isinstance(code, int) and 400 <= code < 500:
+                return None, code
+            # A connection that failed on the way (the proxy, the network): again.
+            time.sleep(1 + attempt)
+    return None, 502
+
+
 def start_dated_index(before):
+    """The dated index, on the loopback: `/simple/NAME/` as of `before`, and
+    `/at/INSTANT/simple/NAME/` as of a later instant (a requirement that does not install
+    as of the date is resolved, with its dependencies, as of the nearest instant it does).
+    Returns the address of `/simple/`."""
     import html
     import threading
-    import urllib.request
     from http.server import BaseHTTPRequestHandler, HTTPServer
 
     class Index(BaseHTTPRequestHandler):
@@ -258,29 +288,21 @@ def start_dated_index(before):
 
         def do_GET(self):
             parts = [p for p in self.path.split("?")[0].split("/") if p]
+            as_of = before
+            if len(parts) == 4 and parts[0] == "at":
+                as_of = parts[1]
+                parts = parts[2:]
             if len(parts) != 2 or parts[0] != "simple":
                 self.send_error(404)
                 return
             name = parts[1]
-            request = urllib.request.Request(UPSTREAM + name + "/", headers={
-                "Accept": "application/vnd.pypi.simple.v1+json"})
-            page = None
-            for attempt in range(4):
-                try:
-                    with urllib.request.urlopen(request, timeout=120) as r:
-                        page = json.loads(r.read().decode("utf-8"))
-                    break
-                except Exception as e:
-                    code = getattr(e, "code", None)
-                    if isinstance(code, int) and 400 <= code < 500:
-                        self.send_error(code)
-                        return
-                    # A connection that failed on the way (the proxy, the network): again.
-                    import time
-                    time.sleep(1 + attempt)
+            page, status = upstream_page(name)
             if page is None:
-                self.send_error(502)
+                self.send_error(status)
                 return
+            self.serve(name, page, as_of)
+
+        def serve(self, name, page, before):
             files = page.get("files", [])
             dated = [f for f in files if f.get("upload-time") and f["upload-time"][:19] <= before[:19]]
             if files and not dated:
@@ -472,6 +494,75 @@ def install_project(pip):
     with open(PROJECT + "/report.json", "w") as f:
         json.dump(REPORT, f, indent=1)
 
+# The dated index's address, when resolving as of a date.
+INDEX = None
+# Later instants tried for a requirement nothing of the date installs, at most.
+MAX_LATER = 4
+
+
+def later_instants(spec, before):
+    """The instants a requirement's files were uploaded after `before`, oldest first: at
+    most MAX_LATER of them, spread over its later history, the first always among them."""
+    page, _ = upstream_page(req_name(spec))
+    if not page:
+        return []
+    times = sorted({f["upload-time"][:19] + "Z" for f in page.get("files", [])
+                    if f.get("upload-time") and f["upload-time"][:19] > before[:19] and not f.get("yanked")})
+    if len(times) <= MAX_LATER:
+        return times
+    step = (len(times) - 1) / float(MAX_LATER - 1)
+    return sorted({times[int(round(i * step))] for i in range(MAX_LATER)})
+
+
+def environment_versions():
+    """name (normalised) -> (name, version) of what the environment holds, its own
+    packages and the image's it sees."""
+    site = [os.path.join(VENV, "lib", p, "site-packages") for p in os.listdir(VENV + "/lib") if p.startswith("python")]
+    code, out = run([PY, "-m", "pip", "list", "--format", "freeze", "--disable-pip-version-check"]
+                    + sum([["--path", p] for p in site], []), timeout=120)
+    found = {}
+    for line in out.splitlines() if code == 0 else []:
+        if "==" in line:
+            name, version = line.strip().split("==", 1)
+            found[req_name(name)] = (name, version)
+    return found
+
+
+def nearest_that_installs(spec, pip, pip_now, reason):
+    """A requirement nothing of the date installs here (an sdist that needs what this Python
+    lacks, a release with no files for it), resolved as of the nearest later instant it
+    installs at, together with its dependencies as of that instant (pip upgrades what it
+    needs, eagerly): never today's release beside the date's dependencies (today's Twisted
+    with an attrs of 2019). Today's, with today's dependencies, when no later instant of its
+    own uploads installs. Said in the notes, with every version it changed."""
+    before = environment_versions()
+    closure = ["--upgrade", "--upgrade-strategy", "eager"]
+    dated = [a for a in pip if a != "--ignore-installed"]
+    attempts = [(instant, [at_index(instant) if a == INDEX else a for a in dated])
+                for instant in later_instants(spec, RESOLVE_BEFORE)]
+    attempts.append(("now", pip_now))
+    for instant, command in attempts:
+        code, out = run(command + closure + [spec])
+        if code != 0:
+            continue
+        after = environment_versions()
+        name = req_name(spec)
+        got = after.get(name, (spec, "?"))
+        changed = ["%s %s -> %s" % (after[n][0], before[n][1] if n in before else "none", after[n][1])
+                   for n in sorted(after) if n != name and before.get(n, (None, None))[1] != after[n][1]]
+        when = "resolved now instead" if instant == "now" else "resolved as of %s instead" % instant
+        REPORT["notes"].append("%s: as of %s it did not install (%s); %s: %s==%s, with its dependencies of then%s"
+                               % (spec, RESOLVE_BEFORE, reason, when, got[0], got[1],
+                                  " (%s)" % ", ".join(changed) if changed else " (none changed)"))
+        return True
+    return False
+
+
+def at_index(instant):
+    """The dated index's address as of a later instant."""
+    return INDEX.replace("/simple/", "/at/%s/simple/" % instant)
+
+
 
 def main():
     if PLAN.get("stage") != "project":
@@ -525,7 +616,8 @@ def main():
         # through the proxy. --ignore-installed: the image's own pytest is today's; the
         # project's requirements (pytest among them) are installed as of the date.
         os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
-        index = start_dated_index(RESOLVE_BEFORE)
+        global INDEX
+        index = INDEX = start_dated_index(RESOLVE_BEFORE)
         pip += ["--index-url", index, "--trusted-host", "127.0.0.1", "--ignore-installed"]
         REPORT["notes"].append("versions resolved as of %s (the releases that existed then)" % RESOLVE_BEFORE)
         if RESOLVE_BEFORE != RESOLVE_ASKED:
@@ -548,6 +640,9 @@ def main():
         install_project(pip)
         return
 
+    # Requirements nothing of the date installs, tried after the others as of a later
+    # instant (nearest_that_installs): (spec, source, pip's reason as of the date).
+    later = []
     if wanted:
         # Together first. A requirement pip names as not served (no release for this
         # Python, a private package) is dropped by name and the rest tried together again,
@@ -561,7 +656,12 @@ def main():
                 break
             spec, source = missing
             wanted.remove(missing)
-            REPORT["not_prepared"].append({"what": spec, "source": source, "reason": why(out)})
+            if RESOLVE_BEFORE:
+                # As of the date no release of it is served for this Python (all of them
+                # for Pythons before it): perhaps a later one is.
+                later.append((spec, source, why(out)))
+            else:
+                REPORT["not_prepared"].append({"what": spec, "source": source, "reason": why(out)})
             if not wanted:
                 code = 0
                 break
@@ -573,13 +673,6 @@ def main():
             REPORT["notes"].append("the requirements did not resolve together: " + why(out))
             for spec, source in wanted:
                 code, out = run(pip + [spec])
-                if code != 0 and RESOLVE_BEFORE:
-                    # Nothing of that date installs here (an sdist that needs a compiler, a
-                    # release with no files for this Python): today's release, said so.
-                    code, again = run(pip_now + [spec])
-                    if code == 0:
-                        REPORT["notes"].append("%s: as of %s it did not install (%s); resolved now instead"
-                                               % (spec, RESOLVE_BEFORE, why(out)))
                 if code != 0:
                     # An sdist whose build needs what the index does not serve (setuptools from
                     # an operator's mirror), or an old setup.py newer setuptools breaks: built
@@ -587,8 +680,15 @@ def main():
                     code, again = run(pip + ["--no-build-isolation", spec])
                     if code == 0:
                         REPORT["notes"].append("%s built without build isolation" % spec)
-                if code != 0:
+                if code != 0 and RESOLVE_BEFORE:
+                    # Nothing of that date installs here: resolved later, after the others,
+                    # so none of them installs its date's dependencies over its own.
+                    later.append((spec, source, why(out)))
+                elif code != 0:
                     REPORT["not_prepared"].append({"what": spec, "source": source, "reason": why(out)})
+    for spec, source, reason in later:
+        if not nearest_that_installs(spec, pip, pip_now, reason):
+            REPORT["not_prepared"].append({"what": spec, "source": source, "reason": reason})
 
     drop_own_release()
     project_layer_hook()

@@ -115,7 +115,10 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
             )
         })
         .map_err(|why| refused(why, &mut trace))?;
-    let run = language.test_run(&selection, 0);
+    // Within the project's own suite (its runner script, options and variables), where it
+    // runs pytest.
+    let suite = crate::suite::documented(&view, view.head, language).await?;
+    let run = crate::suite::proving_run(&suite, language, &selection);
     let job = ProveJob {
         risk,
         language,

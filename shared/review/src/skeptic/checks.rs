@@ -40,6 +40,19 @@ pub(super) fn seeded(
 ) -> Result<RunRequest, StepError> {
     let language = job.language;
     let (command, env) = match &job.selection {
+        // The Prover's own command (within the project's suite), with this seed: Python's
+        // seeds are variables only.
+        Some(_) if language == Language::Python && !job.command.is_empty() => {
+            let mut env: Vec<(String, String)> = job
+                .env
+                .iter()
+                .filter(|(k, _)| k != "PROVEN_TEST_SEED" && k != "PYTHONHASHSEED")
+                .cloned()
+                .collect();
+            env.push(("PROVEN_TEST_SEED".into(), seed.to_string()));
+            env.push(("PYTHONHASHSEED".into(), seed.to_string()));
+            (job.command.clone(), env)
+        }
         Some(selection) => {
             let run = language.test_run(selection, seed);
             (run.command, run.env)
@@ -304,10 +317,11 @@ pub(super) async fn intended(
 ) -> Result<Refutation, StepError> {
     let view = &s.view;
     let texts = changed_tests(view, job, language).await?;
+    let suite = crate::suite::documented(view, view.head, language).await?;
     let mut requests = Vec::new();
     let mut checked = Vec::new();
     for (i, (path, text)) in texts.iter().enumerate() {
-        if let Some([base, change]) = intended_runs(view, job, language, path, text) {
+        if let Some([base, change]) = intended_runs(view, job, language, &suite, path, text) {
             requests.push((format!("intended-{i}-base"), base));
             requests.push((format!("intended-{i}-change"), change));
             checked.push(path.clone());
@@ -373,6 +387,7 @@ fn intended_runs(
     view: &ReviewView<'_>,
     job: &ProveJob,
     language: Language,
+    suite: &proven_sandbox::suite::DocumentedSuite,
     path: &str,
     text: &str,
 ) -> Option<[RunRequest; 2]> {
@@ -391,7 +406,9 @@ fn intended_runs(
         Language::Rust => job.selection.as_ref().and_then(|s| s.package.clone()),
         _ => None,
     };
-    let run = language.test_run(
+    // A test of the project's own, run within its suite as its runner names it.
+    let run = suite.select(
+        language,
         &Selection {
             path: path.to_string(),
             names,
