@@ -505,6 +505,9 @@ async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
         body_timeout: config.http.body_timeout,
         header_timeout: config.http.header_timeout,
         max_connections: config.http.max_connections,
+        max_connections_per_address: config.http.max_connections_per_address,
+        max_queued_questions: config.max_queued_questions,
+        unverified_body_bytes: config.http.unverified_body_bytes,
         rate_per_second: config.http.rate_per_second,
         rate_burst: config.http.rate_burst,
     };

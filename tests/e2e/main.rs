@@ -24,6 +24,7 @@ mod sandbox_jobs;
 mod scout;
 mod service;
 mod service_limits;
+mod service_exposure;
 mod service_schema;
 mod settings;
 mod ui;
