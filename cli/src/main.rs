@@ -438,7 +438,8 @@ async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
         Exit::config(proven_config::ConfigError {
             source_name: "PROVEN_REDIS_URL".into(),
             key: "redis_url".into(),
-            message: format!("{:?} does not parse: {e}", config.redis_url),
+            // Never the URL itself: one that does not parse may still hold a password.
+            message: format!("the address does not parse: {e}"),
         })
     })?;
     let redis_config = proven_pipeline::redis::RedisConfig::new(
