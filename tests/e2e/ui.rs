@@ -188,6 +188,7 @@ async fn a_ui_session_is_an_opaque_secure_cookie_that_logout_and_revocation_end(
     let service = Service::start_api_with(&[]).await;
     let url = service.base_url.clone();
     let token = service.tenant("alice");
+    proven_models::install_crypto();
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
