@@ -137,7 +137,7 @@ async fn a_thousand_half_open_connections_from_one_address_leave_healthz_fast_fo
     tokio::time::sleep(Duration::from_millis(500)).await;
     let server: std::net::SocketAddr = addr.parse().expect("the server's address");
     let mut took = Vec::new();
-    for _ in 0..5 {
+    for _ in 0..10 {
         // Another client: another loopback address.
         let socket = TcpSocket::new_v4().expect("socket");
         socket
@@ -154,11 +154,12 @@ async fn a_thousand_half_open_connections_from_one_address_leave_healthz_fast_fo
     }
     took.sort();
     eprintln!("healthz beside 1,024 half-open connections: {took:?}");
+    // Every probe: without the per-address limit most are still served at once (the
+    // half-open connections wait in the backlog) and one waits out the header timeout.
     assert!(
-        took[took.len() / 2] < Duration::from_millis(100),
-        "another client's /healthz took {took:?} (median over 100 ms)"
+        took.iter().all(|t| *t < Duration::from_millis(100)),
+        "another client's /healthz took {took:?} (each must answer in under 100 ms)"
     );
-    assert!(took.iter().all(|t| *t < Duration::from_secs(1)), "{took:?}");
     drop(held);
     service.stop().await;
 }
