@@ -32,6 +32,11 @@ pub enum ApiError {
         limit: i64,
     },
     #[error(
+        "the tenant has {unfinished} unanswered questions and one more would pass its cap of {limit} \
+         (PROVEN_MAX_QUEUED_QUESTIONS); retry when some have been answered"
+    )]
+    QuestionsFull { unfinished: i64, limit: i64 },
+    #[error(
         "too many requests with this token: {per_second} per second, bursts of {burst} \
          (PROVEN_HTTP_RATE_PER_SECOND, PROVEN_HTTP_RATE_BURST); retry after {retry_after_secs} s"
     )]
@@ -42,6 +47,10 @@ pub enum ApiError {
     },
     #[error("the request body is larger than {limit} bytes (PROVEN_HTTP_MAX_BODY_BYTES)")]
     BodyTooLarge { limit: usize },
+    #[error(
+        "a request without a bearer token may carry at most {limit} bytes of body; this one is larger"
+    )]
+    OpenBodyTooLarge { limit: usize },
     #[error("the request body did not arrive within {secs} s (PROVEN_HTTP_BODY_TIMEOUT_SECONDS)")]
     BodyTimeout { secs: u64 },
     /// A `repository` the operator's policy refuses (or whose host does not resolve).
@@ -67,9 +76,13 @@ impl ApiError {
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             ApiError::InvalidRequest(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_request"),
             ApiError::BatchTooLarge { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "batch_too_large"),
-            ApiError::QueueFull { .. } => (StatusCode::TOO_MANY_REQUESTS, "queue_full"),
+            ApiError::QueueFull { .. } | ApiError::QuestionsFull { .. } => {
+                (StatusCode::TOO_MANY_REQUESTS, "queue_full")
+            }
             ApiError::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
-            ApiError::BodyTooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large"),
+            ApiError::BodyTooLarge { .. } | ApiError::OpenBodyTooLarge { .. } => {
+                (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large")
+            }
             ApiError::BodyTimeout { .. } => (StatusCode::REQUEST_TIMEOUT, "body_timeout"),
             ApiError::Repository(_) => (StatusCode::UNPROCESSABLE_ENTITY, "repository_refused"),
             ApiError::Signature(code, _) => (StatusCode::UNAUTHORIZED, code),
@@ -93,6 +106,9 @@ impl From<proven_store::StoreError> for ApiError {
                 requested,
                 limit,
             },
+            proven_store::StoreError::QuestionsFull { unfinished, limit } => {
+                ApiError::QuestionsFull { unfinished, limit }
+            }
             other => ApiError::Unavailable(other.to_string()),
         }
     }

@@ -1,5 +1,7 @@
 //! `POST /v1/github/webhook`: Proven as a GitHub App. The signature is checked in constant
-//! time before anything of the body is read; each delivery is kept by its id and by its
+//! time as the body streams in (a missing or malformed one before a byte is read), within
+//! a server-wide budget of unverified bytes, and nothing of the body is used before it
+//! holds; each delivery is kept by its id and by its
 //! body's hash, so a redelivery (or the same signed body replayed under a new id) creates
 //! nothing. A pull request's new head becomes a review of the installation's tenant (its
 //! organisation), superseding the pending review of the old head, with a publication that
@@ -8,7 +10,6 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use proven_github::webhook::{self, Event, PullRequest};
@@ -77,22 +78,33 @@ fn answer(outcome: &str, extra: Value) -> (StatusCode, Json<Value>) {
 
 pub async fn webhook(
     State(state): AppState,
-    headers: HeaderMap,
-    body: Bytes,
+    request: axum::extract::Request,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let Some(hook) = state.github.clone() else {
         return Err(ApiError::NotFound(
             "the GitHub webhook (PROVEN_GITHUB_APP_ID is not set)".into(),
         ));
     };
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
     let event = header(&headers, "x-github-event")
         .unwrap_or_default()
         .to_string();
     let label = event_label(&event);
-    if let Err(e) = webhook::verify(&hook.secret, &body, header(&headers, "x-hub-signature-256")) {
+    // The signature header is checked before a byte of the body is read, and the body
+    // against it as it streams, within the budget for unverified bodies.
+    let refused = |e: webhook::SignatureError| {
         counted(label, e.outcome());
-        return Err(ApiError::Signature(e.outcome(), e.to_string()));
-    }
+        ApiError::Signature(e.outcome(), e.to_string())
+    };
+    let mut verifier =
+        webhook::Verifier::new(&hook.secret, header(&headers, "x-hub-signature-256"))
+            .map_err(refused)?;
+    let (body, room) =
+        crate::limits::read_unverified(&state, &headers, body, |chunk| verifier.update(chunk))
+            .await?;
+    verifier.finish().map_err(refused)?;
+    drop(room);
     let delivery_id = header(&headers, "x-github-delivery")
         .filter(|d| !d.is_empty() && d.len() <= 100 && d.bytes().all(|b| b.is_ascii_graphic()))
         .ok_or_else(|| {

@@ -12,8 +12,12 @@
 //!   internal causes are logged, not returned.
 //! - `openapi.json` documents exactly the routes of [`ROUTES`] (a test holds them together).
 //! - No client can hold the API: headers must arrive within a timeout, bodies are capped
-//!   and must arrive within a deadline, connections are bounded, each token has a request
-//!   rate, and each tenant a cap on unfinished reviews ([`limits`], [`server`]).
+//!   and must arrive within a deadline, connections are bounded (in all and per client
+//!   address), each token has a request rate, and each tenant a cap on unfinished reviews
+//!   and on unanswered questions ([`limits`], [`server`]).
+//! - No body is read before its sender is known: an authenticated route checks the bearer
+//!   token from the headers first; the webhook checks its signature as the body streams,
+//!   within a server-wide budget of unverified bytes; anything else may send a few KiB.
 
 mod auth;
 pub mod dto;
@@ -97,6 +101,8 @@ pub struct ApiState {
     /// Proven as a GitHub App (None: the webhook answers 404).
     pub github: Option<Arc<github::GitHubHook>>,
     rate: Arc<limits::TokenRateLimiter>,
+    /// Room for webhook bodies whose signatures are not checked yet (permits are bytes).
+    unverified: Arc<tokio::sync::Semaphore>,
 }
 
 impl ApiState {
@@ -108,6 +114,7 @@ impl ApiState {
         limits: ApiLimits,
     ) -> ApiState {
         let rate = limits::token_rate_limiter(&limits);
+        let unverified = limits::unverified_budget(&limits);
         ApiState {
             store,
             repositories,
@@ -117,6 +124,7 @@ impl ApiState {
             rereviews: None,
             github: None,
             rate,
+            unverified,
         }
     }
 
@@ -156,7 +164,9 @@ pub fn router(state: ApiState) -> Router {
         .route("/readyz", get(routes::readyz))
         .route("/metrics", get(routes::metrics))
         // Bodies are capped and read within a deadline by `limits::read_body`, before any
-        // extractor: axum's own cap would answer through the JSON extractor's rejection.
+        // extractor (axum's own cap would answer through the JSON extractor's rejection),
+        // and only once the request may send one: the token first, the webhook's signature
+        // as its body streams.
         .layer(axum::extract::DefaultBodyLimit::disable())
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -175,6 +185,7 @@ pub async fn serve(
     let limits = server::ConnectionLimits {
         header_timeout: state.limits.header_timeout,
         max_connections: state.limits.max_connections,
+        max_per_address: state.limits.max_connections_per_address,
     };
     server::serve(
         router(state),

@@ -208,7 +208,11 @@ pub async fn create_question(
     check_repository(&state, &body.repository).await?;
     let id = state
         .store
-        .submit_question(&tenant.id, (&body.repository, &rev, &body.question))
+        .submit_question(
+            &tenant.id,
+            (&body.repository, &rev, &body.question),
+            Some(state.limits.max_queued_questions),
+        )
         .await?;
     Ok((
         StatusCode::ACCEPTED,

@@ -1,11 +1,17 @@
-//! The accept loop: HTTP/1.1 over hyper with a header read timeout and a connection limit.
+//! The accept loop: HTTP/1.1 over hyper with a header read timeout, a connection limit and
+//! a limit per client address.
 //!
 //! Not `axum::serve`: it gives hyper no timer, so hyper's header read timeout never runs and
 //! a client trickling its headers holds its connection forever; nor does it bound
 //! connections. This is the same loop with both (hyper's own timeout, a semaphore of
-//! connections as mini-redis bounds its own) and hyper-util's graceful shutdown.
+//! connections as mini-redis bounds its own) and hyper-util's graceful shutdown. One
+//! address may hold at most `max_per_address` connections: a further one is closed as soon
+//! as it is accepted, before it takes one of the shared slots, so a client opening a
+//! thousand connections and sending half their headers leaves the others' slots free.
 //! HTTP/2 is not served: the API's clients are HTTP/1.1 (a proxy in front may speak h2).
 
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,6 +30,48 @@ pub struct ConnectionLimits {
     pub header_timeout: Duration,
     /// Connections served at once; more wait in the kernel's listen backlog.
     pub max_connections: usize,
+    /// Connections one client address may hold at once; more are closed when accepted.
+    pub max_per_address: usize,
+}
+
+/// Open connections per client address.
+#[derive(Default)]
+struct Addresses {
+    open: std::sync::Mutex<HashMap<IpAddr, usize>>,
+}
+
+/// One connection's place in its address's count, given back when dropped.
+struct AddressSlot {
+    ip: IpAddr,
+    table: Arc<Addresses>,
+}
+
+impl Addresses {
+    /// A slot for one more connection from `ip`, or None when it holds `max` already.
+    fn take(table: &Arc<Addresses>, ip: IpAddr, max: usize) -> Option<AddressSlot> {
+        let mut open = table.open.lock().unwrap_or_else(|e| e.into_inner());
+        let n = open.entry(ip).or_insert(0);
+        if *n >= max {
+            return None;
+        }
+        *n += 1;
+        Some(AddressSlot {
+            ip,
+            table: table.clone(),
+        })
+    }
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let mut open = self.table.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = open.get_mut(&self.ip) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then lets requests in flight
@@ -37,6 +85,7 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let graceful = GracefulShutdown::new();
+    let addresses = Arc::new(Addresses::default());
     tokio::pin!(shutdown);
     loop {
         let permit = tokio::select! {
@@ -46,7 +95,7 @@ pub async fn serve(
             },
             _ = &mut shutdown => break,
         };
-        let (stream, _peer) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
                 Err(e) => {
@@ -57,6 +106,14 @@ pub async fn serve(
                 }
             },
             _ = &mut shutdown => break,
+        };
+        let Some(slot) = Addresses::take(&addresses, peer.ip(), limits.max_per_address.max(1))
+        else {
+            // Closed at once (the shared slot goes back with `permit`): the client holds
+            // its own connections, never anyone else's.
+            tracing::debug!(peer = %peer.ip(), "connection refused: the address holds its limit");
+            drop(stream);
+            continue;
         };
         let _ = stream.set_nodelay(true);
         let service = TowerToHyperService::new(router.clone());
@@ -70,6 +127,7 @@ pub async fn serve(
             if let Err(e) = watched.await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
+            drop(slot);
             drop(permit);
         });
     }
@@ -81,4 +139,35 @@ pub async fn serve(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_holds_at_most_its_limit_and_a_closed_connection_gives_its_place_back() {
+        let table = Arc::new(Addresses::default());
+        let (one, two): (IpAddr, IpAddr) = (
+            "10.0.0.1".parse().expect("ip"),
+            "10.0.0.2".parse().expect("ip"),
+        );
+        let held: Vec<AddressSlot> = (0..3)
+            .map(|_| Addresses::take(&table, one, 3).expect("within the limit"))
+            .collect();
+        assert!(
+            Addresses::take(&table, one, 3).is_none(),
+            "a fourth is refused"
+        );
+        assert!(
+            Addresses::take(&table, two, 3).is_some(),
+            "another address is not held back"
+        );
+        drop(held);
+        assert!(Addresses::take(&table, one, 3).is_some());
+        assert!(
+            table.open.lock().expect("lock").is_empty(),
+            "no entry is left for addresses with no connection"
+        );
+    }
 }

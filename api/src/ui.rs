@@ -6,8 +6,15 @@
 //!
 //! Invariants:
 //! - A page is the tenant's only: the login form takes an API token, checked as the API
-//!   checks one, and keeps it in an HttpOnly, SameSite=Strict cookie scoped to `/ui`; every
-//!   page checks it again (a revoked token is logged out) and spends the token's rate.
+//!   checks one, and opens a session in the store; the cookie holds the session's opaque
+//!   random id (never the token), HttpOnly, Secure, SameSite=Strict, scoped to `/ui`, for
+//!   [`SESSION_SECS`]. Every page checks the session again (expired, logged out, or its
+//!   token revoked: back to the login page) and spends its token's rate. Logout deletes
+//!   the session, so a copied cookie is dead once its owner logs out.
+//! - Strict, not Lax: every page is reached from another `/ui` page or typed in, so no
+//!   cross-site navigation needs the cookie, and a form posted from elsewhere (logout
+//!   included) never carries it. Secure: browsers keep it over plain HTTP only for
+//!   loopback addresses, so the pages are served over HTTPS (a proxy in front) anywhere else.
 //! - Every value a page shows is escaped (a finding titled `<script>` is text); the pages
 //!   are served with a Content-Security-Policy that allows no script at all.
 
@@ -25,6 +32,8 @@ use serde::{Deserialize, Serialize};
 use crate::ApiState;
 
 const COOKIE: &str = "pvn_session";
+/// How long a `/ui` session lives (12 hours): a working day, then log in again.
+pub const SESSION_SECS: i64 = 12 * 60 * 60;
 /// Reviews a list shows (and the charts count).
 const MAX_LISTED: i64 = 100;
 /// Days the charts span.
@@ -126,12 +135,12 @@ fn cookie_token(headers: &HeaderMap) -> Option<String> {
         .filter(|t| !t.is_empty())
 }
 
-/// The tenant of the page's cookie, its token's rate spent; else the login page.
+/// The tenant of the page's session, its token's rate spent; else the login page.
 async fn tenant(state: &ApiState, headers: &HeaderMap) -> Result<Tenant, Response> {
-    let Some(token) = cookie_token(headers) else {
+    let Some(session) = cookie_token(headers) else {
         return Err(to_login());
     };
-    match state.store.check_token(&token).await {
+    match state.store.check_session(&session).await {
         Ok(TokenCheck::Valid { tenant, token_id }) => {
             crate::limits::check_rate(state, &token_id).map_err(IntoResponse::into_response)?;
             Ok(tenant)
@@ -152,20 +161,24 @@ pub struct LoginForm {
 
 pub async fn login(State(state): State<Arc<ApiState>>, Form(form): Form<LoginForm>) -> Response {
     let token = form.token.trim().to_string();
-    let valid = !token.is_empty()
-        && !token.contains([';', ',', ' ', '\0'])
-        && matches!(
-            state.store.check_token(&token).await,
-            Ok(TokenCheck::Valid { .. })
-        );
-    if !valid {
-        return page(
-            StatusCode::UNAUTHORIZED,
-            "login.html",
-            context! { error => "That token is not a live API token." },
-        );
-    }
-    let cookie = format!("{COOKIE}={token}; Path=/ui; HttpOnly; SameSite=Strict");
+    let opened = match token.is_empty() || token.contains(['\0']) {
+        true => Ok(None),
+        false => state.store.open_session(&token, SESSION_SECS).await,
+    };
+    let session = match opened {
+        Ok(Some(session)) => session,
+        Ok(None) => {
+            return page(
+                StatusCode::UNAUTHORIZED,
+                "login.html",
+                context! { error => "That token is not a live API token." },
+            );
+        }
+        Err(e) => return crate::error::ApiError::from(e).into_response(),
+    };
+    let cookie = format!(
+        "{COOKIE}={session}; Path=/ui; HttpOnly; Secure; SameSite=Strict; Max-Age={SESSION_SECS}"
+    );
     (
         StatusCode::SEE_OTHER,
         [
@@ -176,8 +189,14 @@ pub async fn login(State(state): State<Arc<ApiState>>, Form(form): Form<LoginFor
         .into_response()
 }
 
-pub async fn logout() -> Response {
-    let cookie = format!("{COOKIE}=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0");
+/// Ends the session in the store (a copy of the cookie is dead too) and clears the cookie.
+pub async fn logout(State(state): State<Arc<ApiState>>, headers: HeaderMap) -> Response {
+    if let Some(session) = cookie_token(&headers)
+        && let Err(e) = state.store.close_session(&session).await
+    {
+        return crate::error::ApiError::from(e).into_response();
+    }
+    let cookie = format!("{COOKIE}=; Path=/ui; HttpOnly; Secure; SameSite=Strict; Max-Age=0");
     (
         StatusCode::SEE_OTHER,
         [

@@ -438,7 +438,8 @@ async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
         Exit::config(proven_config::ConfigError {
             source_name: "PROVEN_REDIS_URL".into(),
             key: "redis_url".into(),
-            message: format!("{:?} does not parse: {e}", config.redis_url),
+            // Never the URL itself: one that does not parse may still hold a password.
+            message: format!("the address does not parse: {e}"),
         })
     })?;
     let redis_config = proven_pipeline::redis::RedisConfig::new(
@@ -505,6 +506,9 @@ async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
         body_timeout: config.http.body_timeout,
         header_timeout: config.http.header_timeout,
         max_connections: config.http.max_connections,
+        max_connections_per_address: config.http.max_connections_per_address,
+        max_queued_questions: config.max_queued_questions,
+        unverified_body_bytes: config.http.unverified_body_bytes,
         rate_per_second: config.http.rate_per_second,
         rate_burst: config.http.rate_burst,
     };

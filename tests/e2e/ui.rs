@@ -183,6 +183,86 @@ async fn pages_show_the_tenants_reviews_escaped_and_nothing_of_another_tenant() 
     service.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ui_session_is_an_opaque_secure_cookie_that_logout_and_revocation_end() {
+    let service = Service::start_api_with(&[]).await;
+    let url = service.base_url.clone();
+    let token = service.tenant("alice");
+    proven_models::install_crypto();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let login = || async {
+        let r = client
+            .post(format!("{url}/ui/login"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form_token(&token))
+            .send()
+            .await
+            .expect("login");
+        assert_eq!(r.status(), 303);
+        r.headers()["set-cookie"]
+            .to_str()
+            .expect("cookie")
+            .to_string()
+    };
+    let set = login().await;
+    let attributes: Vec<&str> = set.split(';').map(str::trim).collect();
+    for wanted in ["HttpOnly", "Secure", "SameSite=Strict", "Path=/ui"] {
+        assert!(attributes.contains(&wanted), "{wanted} in {set}");
+    }
+    let pair = attributes[0].to_string();
+    let session = pair
+        .strip_prefix("pvn_session=")
+        .expect("the session cookie");
+    assert!(
+        session.len() >= 64 && !session.contains(&token) && !token.contains(session),
+        "an opaque id, not the token: {set}"
+    );
+    let page = |cookie: String| {
+        let client = client.clone();
+        let url = url.clone();
+        async move {
+            client
+                .get(format!("{url}/ui"))
+                .header("cookie", cookie)
+                .send()
+                .await
+                .expect("get")
+                .status()
+        }
+    };
+    assert_eq!(page(pair.clone()).await, 200, "the session opens the pages");
+    // The token itself in the cookie is no session.
+    assert_eq!(page(format!("pvn_session={token}")).await, 303);
+    // Two sessions; logging out of one ends it (a copy of its cookie too), not the other.
+    let other = login().await.split(';').next().expect("pair").to_string();
+    let out = client
+        .post(format!("{url}/ui/logout"))
+        .header("cookie", pair.clone())
+        .send()
+        .await
+        .expect("logout");
+    assert_eq!(out.status(), 303);
+    assert!(
+        out.headers()["set-cookie"]
+            .to_str()
+            .is_ok_and(|c| c.contains("Max-Age=0")),
+        "the cookie is cleared"
+    );
+    assert_eq!(page(pair).await, 303, "a logged-out session is dead");
+    assert_eq!(page(other.clone()).await, 200);
+    // Revoking the token ends its sessions.
+    let revoked = proven(&service.store.url, &service.prefix, service.data_dir.path())
+        .args(["tenant", "revoke", "alice"])
+        .output()
+        .expect("revoke");
+    assert!(revoked.status.success(), "{:?}", text(&revoked));
+    assert_eq!(page(other).await, 303);
+    service.stop().await;
+}
+
 /// A WebDriver session of ChromeDriver driving headless Chromium (the W3C protocol over
 /// HTTP: no client crate is needed for the few calls a test makes).
 struct Browser {

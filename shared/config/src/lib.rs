@@ -81,6 +81,8 @@ pub struct Config {
     pub max_running_reviews: i64,
     /// A tenant's cap on unfinished reviews.
     pub max_queued_reviews: i64,
+    /// A tenant's cap on unanswered questions.
+    pub max_queued_questions: i64,
     /// Reviews one batch request may hold.
     pub max_batch_reviews: usize,
     /// The largest `deadline_secs` a request may ask for.
@@ -269,6 +271,10 @@ pub struct HttpSettings {
     pub body_timeout: std::time::Duration,
     pub max_body_bytes: usize,
     pub max_connections: usize,
+    /// Connections one client address may hold at once.
+    pub max_connections_per_address: usize,
+    /// Webhook body bytes held at once before their signatures are checked.
+    pub unverified_body_bytes: usize,
     pub rate_per_second: std::num::NonZeroU32,
     pub rate_burst: std::num::NonZeroU32,
 }
@@ -473,6 +479,9 @@ impl Layers {
         let (body_timeout, _) = get("http.body_timeout_seconds")?;
         let (max_body, _) = get("http.max_body_bytes")?;
         let (max_connections, _) = get("http.max_connections")?;
+        let (per_address, _) = get("http.max_connections_per_address")?;
+        let (unverified, _) = get("http.unverified_body_bytes")?;
+        let (max_questions, _) = get("max_queued_questions")?;
         let (rate, _) = get("http.rate_per_second")?;
         let (burst, _) = get("http.rate_burst")?;
         let (lease, _) = get("lease_seconds")?;
@@ -643,6 +652,8 @@ impl Layers {
             body_timeout: secs(&body_timeout),
             max_body_bytes: usize::try_from(count(&max_body)).unwrap_or(usize::MAX),
             max_connections: usize::try_from(count(&max_connections)).unwrap_or(usize::MAX),
+            max_connections_per_address: usize::try_from(count(&per_address)).unwrap_or(usize::MAX),
+            unverified_body_bytes: usize::try_from(count(&unverified)).unwrap_or(usize::MAX),
             rate_per_second: nonzero(&rate),
             rate_burst: nonzero(&burst),
         };
@@ -675,6 +686,7 @@ impl Layers {
             worker_concurrency: concurrency.parse().unwrap_or(8),
             max_running_reviews: max_running.parse().unwrap_or(64),
             max_queued_reviews: i64::try_from(count(&max_queued)).unwrap_or(i64::MAX),
+            max_queued_questions: i64::try_from(count(&max_questions)).unwrap_or(i64::MAX),
             max_batch_reviews: usize::try_from(count(&max_batch)).unwrap_or(usize::MAX),
             max_deadline_seconds: count(&max_deadline),
             http,

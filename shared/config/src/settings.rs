@@ -513,6 +513,15 @@ pub static SETTINGS: &[Setting] = &[
               it is refused with HTTP 429 (code queue_full) and nothing of it is recorded.",
     },
     Setting {
+        key: "max_queued_questions",
+        env: "PROVEN_MAX_QUEUED_QUESTIONS",
+        default: Some("100"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Unanswered (queued or running) questions one tenant may have; one more is refused with HTTP \
+              429 (code queue_full) and not recorded. Workers claim questions with tenants taking turns.",
+    },
+    Setting {
         key: "max_batch_reviews",
         env: "PROVEN_MAX_BATCH_REVIEWS",
         default: Some("500"),
@@ -562,6 +571,28 @@ pub static SETTINGS: &[Setting] = &[
         allowed: Allowed::PositiveInteger,
         repository: false,
         doc: "Connections `proven serve` holds open at once; further ones wait in the listen backlog.",
+    },
+    Setting {
+        key: "http.max_connections_per_address",
+        env: "PROVEN_HTTP_MAX_CONNECTIONS_PER_ADDRESS",
+        default: Some("64"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Connections one client address may hold open at once; a further one is closed as soon as it \
+              is accepted, so one client holding half-sent requests never takes the connections others \
+              need. Behind a reverse proxy every client has the proxy's address: raise it to \
+              `http.max_connections` there.",
+    },
+    Setting {
+        key: "http.unverified_body_bytes",
+        env: "PROVEN_HTTP_UNVERIFIED_BODY_BYTES",
+        default: Some("16777216"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Bytes of GitHub webhook bodies `proven serve` holds at once, across all connections, before \
+              their signature is checked (each body is checked as it streams in, under \
+              `http.max_body_bytes`); a delivery waits for room within `http.body_timeout_seconds`. Bounds \
+              what unauthenticated senders can make the server hold.",
     },
     Setting {
         key: "http.rate_per_second",

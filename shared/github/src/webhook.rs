@@ -30,20 +30,45 @@ impl SignatureError {
 /// Checks `X-Hub-Signature-256` (`sha256=` + hex HMAC-SHA256 of the raw body under the
 /// webhook secret), compared in constant time (`Mac::verify_slice`).
 pub fn verify(secret: &[u8], body: &[u8], header: Option<&str>) -> Result<(), SignatureError> {
-    let header = header.ok_or(SignatureError::Unsigned)?;
-    let hex_sig = header
-        .trim()
-        .strip_prefix("sha256=")
-        .ok_or(SignatureError::Malformed)?;
-    let expected = hex::decode(hex_sig).map_err(|_| SignatureError::Malformed)?;
-    if expected.len() != 32 {
-        return Err(SignatureError::Malformed);
+    let mut verifier = Verifier::new(secret, header)?;
+    verifier.update(body);
+    verifier.finish()
+}
+
+/// The signature check as the body streams in: the header is read (and a missing or
+/// malformed one refused) before a byte of the body is, each chunk goes into the HMAC as it
+/// arrives, and [`Verifier::finish`] compares in constant time. The server never has to
+/// hold an unverified body whole to check it.
+pub struct Verifier {
+    mac: hmac::Hmac<Sha256>,
+    expected: Vec<u8>,
+}
+
+impl Verifier {
+    pub fn new(secret: &[u8], header: Option<&str>) -> Result<Verifier, SignatureError> {
+        let header = header.ok_or(SignatureError::Unsigned)?;
+        let hex_sig = header
+            .trim()
+            .strip_prefix("sha256=")
+            .ok_or(SignatureError::Malformed)?;
+        let expected = hex::decode(hex_sig).map_err(|_| SignatureError::Malformed)?;
+        if expected.len() != 32 {
+            return Err(SignatureError::Malformed);
+        }
+        let mac =
+            hmac::Hmac::<Sha256>::new_from_slice(secret).map_err(|_| SignatureError::Mismatch)?;
+        Ok(Verifier { mac, expected })
     }
-    let mut mac =
-        hmac::Hmac::<Sha256>::new_from_slice(secret).map_err(|_| SignatureError::Mismatch)?;
-    mac.update(body);
-    mac.verify_slice(&expected)
-        .map_err(|_| SignatureError::Mismatch)
+
+    pub fn update(&mut self, chunk: &[u8]) {
+        self.mac.update(chunk);
+    }
+
+    pub fn finish(self) -> Result<(), SignatureError> {
+        self.mac
+            .verify_slice(&self.expected)
+            .map_err(|_| SignatureError::Mismatch)
+    }
 }
 
 /// The signature header GitHub would send for `body` (for tests and the Action's own
@@ -293,6 +318,28 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, EventError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_streaming_check_equals_the_whole_one_and_refuses_a_bad_header_before_any_byte() {
+        let body = br#"{"zen":"Design for failure."}"#;
+        let good = sign(b"s3cret", body);
+        let mut v = Verifier::new(b"s3cret", Some(&good)).expect("a well-formed header");
+        for chunk in body.chunks(5) {
+            v.update(chunk);
+        }
+        assert_eq!(v.finish(), Ok(()));
+        let mut v = Verifier::new(b"s3cret", Some(&good)).expect("a well-formed header");
+        v.update(&body[..body.len() - 1]);
+        assert_eq!(v.finish(), Err(SignatureError::Mismatch));
+        assert_eq!(
+            Verifier::new(b"s3cret", None).err(),
+            Some(SignatureError::Unsigned)
+        );
+        assert_eq!(
+            Verifier::new(b"s3cret", Some("sha1=00")).err(),
+            Some(SignatureError::Malformed)
+        );
+    }
 
     #[test]
     fn only_the_secrets_signature_of_these_exact_bytes_passes() {

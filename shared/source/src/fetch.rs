@@ -238,7 +238,7 @@ pub async fn mirror(
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_ALLOW_PROTOCOL", remote.scheme.as_str())
         .env("GIT_PROTOCOL_FROM_USER", "0");
-    let config = git_config(checked, settings, proxy.addr);
+    let config = git_config(checked, settings, (proxy.addr, &proxy.secret));
     cmd.env("GIT_CONFIG_COUNT", config.len().to_string());
     for (i, (key, value)) in config.iter().enumerate() {
         cmd.env(format!("GIT_CONFIG_KEY_{i}"), key)
@@ -325,7 +325,9 @@ pub async fn mirror(
             Some(Cut::WrongTarget(asked)) => FetchError::WrongTarget { authority, asked },
             None => FetchError::Git {
                 url: remote.url(),
-                message: settings.redact(&git_message(&stderr, &url, &remote.url())),
+                message: settings
+                    .redact(&git_message(&stderr, &url, &remote.url()))
+                    .replace(proxy.secret.as_str(), "***"),
             },
         };
         return Err(cleanup(error));
@@ -418,7 +420,7 @@ fn git_url(remote: &Remote, proxy: SocketAddr) -> String {
 fn git_config(
     checked: &Checked,
     settings: &FetchSettings,
-    proxy: SocketAddr,
+    (proxy, secret): (SocketAddr, &str),
 ) -> Vec<(String, String)> {
     let remote = &checked.remote;
     let mut config: Vec<(String, String)> = [
@@ -441,7 +443,12 @@ fn git_config(
     .map(|(k, v)| (k.to_string(), v))
     .collect();
     if remote.scheme == Scheme::Https {
-        config.push(("http.proxy".into(), format!("http://{proxy}")));
+        // The proxy's secret in the proxy URL (the environment, never argv), sent at once.
+        config.push((
+            "http.proxy".into(),
+            format!("http://{}:{secret}@{proxy}", crate::proxy::PROXY_USER),
+        ));
+        config.push(("http.proxyAuthMethod".into(), "basic".into()));
         if checked.private
             && let Some(ca) = &settings.ca_file
         {
@@ -558,14 +565,15 @@ mod tests {
             vec!["10.0.0.5:8443".parse().expect("addr")],
             true,
         );
-        let config = git_config(&checked, &settings(), proxy);
+        let config = git_config(&checked, &settings(), (proxy, "s3cret"));
         let get = |k: &str| {
             config
                 .iter()
                 .find(|(key, _)| key == k)
                 .map(|(_, v)| v.as_str())
         };
-        assert_eq!(get("http.proxy"), Some("http://127.0.0.1:5000"));
+        assert_eq!(get("http.proxy"), Some("http://git:s3cret@127.0.0.1:5000"));
+        assert_eq!(get("http.proxyAuthMethod"), Some("basic"));
         assert_eq!(get("http.followRedirects"), Some("false"));
         assert_eq!(get("http.sslCAInfo"), Some("/etc/proven/ca.pem"));
         let header = get("http.https://git.internal:8443/.extraHeader").expect("header");
@@ -579,7 +587,7 @@ mod tests {
             vec!["140.82.112.3:443".parse().expect("addr")],
             false,
         );
-        let config = git_config(&other, &settings(), proxy);
+        let config = git_config(&other, &settings(), (proxy, "s3cret"));
         assert!(
             config
                 .iter()

@@ -19,6 +19,12 @@ pub enum StoreError {
         requested: i64,
         limit: i64,
     },
+    /// A tenant's cap on unanswered (queued or running) questions would be passed;
+    /// retrying once some are answered may succeed. Nothing was recorded.
+    #[error(
+        "the tenant has {unfinished} unanswered questions; one more would pass its cap of {limit}"
+    )]
+    QuestionsFull { unfinished: i64, limit: i64 },
     /// A repository's H-MEM would pass its cap (`PROVEN_HMEM_MAX_STATE_BYTES`): the record
     /// was not written. A memory that outgrows its cap needs another design, not a larger
     /// number.

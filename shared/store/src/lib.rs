@@ -22,6 +22,7 @@ mod pipeline;
 mod question;
 mod request;
 mod review;
+mod session;
 mod sql;
 mod tenant;
 #[cfg(any(test, feature = "testing"))]

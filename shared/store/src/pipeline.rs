@@ -1250,13 +1250,7 @@ pub(crate) async fn within_cap(
     requested: i64,
     limit: i64,
 ) -> Result<(), StoreError> {
-    let unfinished: i64 = sqlx::query(
-        "SELECT COUNT(*) FROM reviews WHERE tenant_id = $1 AND status IN ('queued', 'running')",
-    )
-    .bind(tenant_id)
-    .fetch_one(&mut **tx)
-    .await?
-    .try_get(0)?;
+    let unfinished = unfinished(tx, Unfinished::Reviews, tenant_id).await?;
     if unfinished > limit {
         return Err(StoreError::QueueFull {
             unfinished: unfinished - requested,
@@ -1265,6 +1259,35 @@ pub(crate) async fn within_cap(
         });
     }
     Ok(())
+}
+
+/// What a tenant's cap counts: its reviews or its questions not yet ended.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Unfinished {
+    Reviews,
+    Questions,
+}
+
+/// The tenant's unfinished (queued or running) reviews or questions, as `tx` sees them
+/// (the ones it just inserted included).
+pub(crate) async fn unfinished(
+    tx: &mut Tx<'_>,
+    what: Unfinished,
+    tenant_id: &str,
+) -> Result<i64, StoreError> {
+    let sql = match what {
+        Unfinished::Reviews => {
+            "SELECT COUNT(*) FROM reviews WHERE tenant_id = $1 AND status IN ('queued', 'running')"
+        }
+        Unfinished::Questions => {
+            "SELECT COUNT(*) FROM questions WHERE tenant_id = $1 AND status IN ('queued', 'running')"
+        }
+    };
+    Ok(sqlx::query(sql)
+        .bind(tenant_id)
+        .fetch_one(&mut **tx)
+        .await?
+        .try_get(0)?)
 }
 
 /// The steps' writes that are grouped (`group.rs`), per store.

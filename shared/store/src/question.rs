@@ -1,12 +1,14 @@
-//! Questions (`POST /v1/questions`): each a durable job of its own in the store, claimed by
-//! a worker under a lease (a question whose worker died is claimed again when the lease
+//! Questions (`POST /v1/questions`): each a durable job of its own in the store, within its
+//! tenant's cap on unanswered questions, claimed by a worker under a lease with tenants
+//! taking turns (a question whose worker died is claimed again when the lease
 //! ends, at most [`MAX_QUESTION_ATTEMPTS`] times), its answer or error kept with it. A
 //! tenant only ever reads its own.
 
 use sqlx::Row;
 
+use crate::pipeline::{Unfinished, lock_tenant, unfinished};
 use crate::sql::now;
-use crate::{Dialect, Store, StoreError};
+use crate::{Store, StoreError};
 
 /// Claims of one question at most: past them it fails, naming why.
 pub const MAX_QUESTION_ATTEMPTS: i64 = 3;
@@ -50,14 +52,21 @@ fn epoch() -> i64 {
 }
 
 impl Store {
-    /// Records a question, queued; its id.
+    /// Records a question, queued; its id. With `max_unfinished`, within the tenant's cap
+    /// on unanswered (queued or running) questions: when one more would pass it, nothing is
+    /// recorded and the answer is [`StoreError::QuestionsFull`]. Counting and inserting are
+    /// one transaction with the tenant's row locked (on Postgres; SQLite has one writer),
+    /// as a review's cap is kept, so concurrent submissions never pass it.
     pub async fn submit_question(
         &self,
         tenant_id: &str,
         (repository, rev, question): (&str, &str, &str),
+        max_unfinished: Option<i64>,
     ) -> Result<String, StoreError> {
         let id = uuid::Uuid::now_v7().to_string();
         let at = now();
+        let mut tx = self.write_tx().await?;
+        lock_tenant(&mut tx, self.dialect, tenant_id).await?;
         sqlx::query(
             "INSERT INTO questions (id, tenant_id, repository, rev, question, status, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, 'queued', $6, $6)",
@@ -68,8 +77,18 @@ impl Store {
         .bind(rev)
         .bind(question)
         .bind(&at)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
+        if let Some(limit) = max_unfinished {
+            let open = unfinished(&mut tx, Unfinished::Questions, tenant_id).await?;
+            if open > limit {
+                return Err(StoreError::QuestionsFull {
+                    unfinished: open - 1,
+                    limit,
+                });
+            }
+        }
+        tx.commit().await?;
         Ok(id)
     }
 
@@ -90,9 +109,11 @@ impl Store {
             .transpose()
     }
 
-    /// Claims the oldest question waiting (queued, or running past its lease) for
-    /// `lease_secs`; one claimed [`MAX_QUESTION_ATTEMPTS`] times already fails instead,
-    /// named. None: nothing waits.
+    /// Claims a question waiting (queued, or running past its lease) for `lease_secs`, with
+    /// tenants taking turns as publications do: each tenant's oldest first, then the next
+    /// tenant's, turns counted over every unanswered question of the tenant (the ones in
+    /// hand included), so one tenant's many questions never hold another's back. One claimed
+    /// [`MAX_QUESTION_ATTEMPTS`] times already fails instead, named. None: nothing waits.
     pub async fn claim_question(&self, lease_secs: i64) -> Result<Option<QuestionRow>, StoreError> {
         let now_s = epoch();
         let gave_up = sqlx::query(
@@ -113,25 +134,41 @@ impl Store {
                 "questions failed after their last attempt"
             );
         }
-        let lock = match self.dialect {
-            Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
-            Dialect::Sqlite => "",
-        };
-        let sql = format!(
+        // A window function cannot lock rows: the pick reads, and the claim's update checks
+        // the question still waits (another worker may have taken it: pick again).
+        let pick = "SELECT w.id FROM (SELECT q.id, q.created_at, ROW_NUMBER() OVER \
+             (PARTITION BY q.tenant_id ORDER BY q.created_at, q.id) AS turn, \
+             CASE WHEN q.status = 'queued' OR q.lease_until < $1 THEN 1 ELSE 0 END AS ready \
+             FROM questions q WHERE q.status IN ('queued', 'running')) w \
+             WHERE w.ready = 1 ORDER BY w.turn, w.created_at, w.id LIMIT 1";
+        let claim = format!(
             "UPDATE questions SET status = 'running', attempts = attempts + 1, lease_until = $1, \
-             updated_at = $2 WHERE id = (SELECT id FROM questions WHERE status = 'queued' \
-             OR (status = 'running' AND lease_until < $3) ORDER BY created_at, id LIMIT 1{lock}) \
-             RETURNING {COLUMNS}"
+             updated_at = $2 WHERE id = $3 AND (status = 'queued' \
+             OR (status = 'running' AND lease_until < $4)) RETURNING {COLUMNS}"
         );
-        sqlx::query(crate::sql::trusted(sql))
-            .bind(now_s + lease_secs)
-            .bind(now())
-            .bind(now_s)
-            .fetch_optional(&self.pool)
-            .await?
-            .as_ref()
-            .map(row)
-            .transpose()
+        for _ in 0..8 {
+            let Some(id) = sqlx::query(pick)
+                .bind(now_s)
+                .fetch_optional(&self.pool)
+                .await?
+                .map(|r| r.try_get::<String, _>(0))
+                .transpose()?
+            else {
+                return Ok(None);
+            };
+            let claimed = sqlx::query(crate::sql::trusted(claim.clone()))
+                .bind(now_s + lease_secs)
+                .bind(now())
+                .bind(&id)
+                .bind(now_s)
+                .fetch_optional(&self.pool)
+                .await?;
+            if let Some(r) = claimed {
+                return row(&r).map(Some);
+            }
+        }
+        // Others keep taking what this one picks: nothing for it now.
+        Ok(None)
     }
 
     /// Keeps the question's answer (`Ok`, the document) or why it failed (`Err`).

@@ -19,6 +19,7 @@ mod github;
 mod memory;
 mod pipeline;
 mod questions;
+mod sessions;
 mod world;
 
 /// A tenant's token is shown once and kept only as its SHA-256: the database file (and its
