@@ -255,6 +255,13 @@ impl Sandbox {
             .map_err(|e| unavailable(e.to_string()))?;
         let slots = config.max_concurrent_runs;
         metrics::gauge!(crate::metrics::SLOTS).set(slots as f64);
+        // The cache as this runner finds it: measured (and brought under its cap) now, so
+        // its size is exported from the start, not after the first preparation.
+        {
+            let (root, cap) = (config.cache_dir.join("deps"), config.cache_max_bytes);
+            let _ =
+                tokio::task::spawn_blocking(move || crate::deps::layer::evict(&root, cap)).await;
+        }
         let runner = RunnerIdentity::current();
         let pool = (config.pool_size > 0).then(|| {
             crate::pool::Pool::new(docker.clone(), config.clone(), runner.label(), runner.tag())
