@@ -557,9 +557,7 @@ impl Layers {
         let (generator_mode, _) = get("models.generator.mode")?;
         if generator_mode == "nvidia" {
             match self.values.get("models.generator.base_url") {
-                Some((url, from))
-                    if url.trim_end_matches('/') != settings::NVIDIA_API =>
-                {
+                Some((url, from)) if url.trim_end_matches('/') != settings::NVIDIA_API => {
                     return Err(ConfigError {
                         source_name: from.clone(),
                         key: "models.generator.base_url".into(),
@@ -876,14 +874,18 @@ fn flatten(
             // A YAML list of plain values is the comma-separated list a list setting reads
             // from the environment (`prose_suffixes: [".md", ".txt"]`); a list of mappings
             // (`ignore`) is kept as JSON for its own reader.
-            serde_json::Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
+            serde_json::Value::Array(items)
+                if items.iter().all(|i| !i.is_object() && !i.is_array()) =>
+            {
                 let mut entries = Vec::new();
                 for item in items {
                     let entry = scalar(item);
                     if entry.contains(',') {
                         return Err((
                             key,
-                            format!("the list entry {entry:?} holds a comma, which separates entries"),
+                            format!(
+                                "the list entry {entry:?} holds a comma, which separates entries"
+                            ),
                         ));
                     }
                     entries.push(entry);
@@ -1205,7 +1207,12 @@ mod tests {
             .expect("valid");
         assert_eq!(layers.warnings().len(), 1, "{:?}", layers.warnings());
         let warning = &layers.warnings()[0];
-        for needle in ["intake.max_tree_files", "900000", "300000", "PROVEN_MAX_TREE_FILES"] {
+        for needle in [
+            "intake.max_tree_files",
+            "900000",
+            "300000",
+            "PROVEN_MAX_TREE_FILES",
+        ] {
             assert!(warning.contains(needle), "{needle} in {warning}");
         }
         assert_eq!(layers.resolve().expect("valid").max_tree_files, 300_000);
@@ -1215,7 +1222,8 @@ mod tests {
             .expect_err("an operator's limit");
         assert_eq!(e.key, "max_running_reviews");
         assert!(
-            e.message.contains("operator's setting") && e.message.contains("PROVEN_MAX_RUNNING_REVIEWS"),
+            e.message.contains("operator's setting")
+                && e.message.contains("PROVEN_MAX_RUNNING_REVIEWS"),
             "{e}"
         );
     }
@@ -1224,7 +1232,10 @@ mod tests {
     fn the_design_documents_setting_names_are_read() {
         let c = Layers::from_env(env(&[
             ("PROVEN_SECOND_REVIEWER_KEY", "sk-second"),
-            ("PROVEN_SECOND_REVIEWER_BASE_URL", "https://second.example/v1"),
+            (
+                "PROVEN_SECOND_REVIEWER_BASE_URL",
+                "https://second.example/v1",
+            ),
             ("PROVEN_SECOND_REVIEWER_MODEL", "org/model"),
             ("PROVEN_GENERATOR_MODE", "nvidia"),
         ]))
@@ -1277,8 +1288,8 @@ mod tests {
         assert_eq!(e.source_name, "PROVEN_SKEPTIC_API_KEY_FILE");
         assert!(e.message.contains("/nonexistent/proven/key"), "{e}");
         // Only a secret is read from a file.
-        let e = Layers::from_env(env(&[("PROVEN_LOG_FILE", path.as_str())]))
-            .expect_err("not a secret");
+        let e =
+            Layers::from_env(env(&[("PROVEN_LOG_FILE", path.as_str())])).expect_err("not a secret");
         assert!(e.message.starts_with("unknown setting"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }

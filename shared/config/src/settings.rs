@@ -411,8 +411,10 @@ const ON_OFF: &[&str] = &["on", "off"];
 
 /// Other names a setting is read under from the environment (the design documents' own):
 /// (alias, the setting's `env`). Setting both to different values is refused.
-pub static ALIASES: &[(&str, &str)] =
-    &[("PROVEN_SECOND_REVIEWER_KEY", "PROVEN_SECOND_REVIEWER_API_KEY")];
+pub static ALIASES: &[(&str, &str)] = &[(
+    "PROVEN_SECOND_REVIEWER_KEY",
+    "PROVEN_SECOND_REVIEWER_API_KEY",
+)];
 
 /// NVIDIA's hosted OpenAI-compatible API (`PROVEN_GENERATOR_MODE=nvidia`).
 pub const NVIDIA_API: &str = "https://integrate.api.nvidia.com/v1";
