@@ -69,6 +69,13 @@ ensure_chromium() {
         { log "Chromium is missing: install the Debian packages 'chromium' and 'chromium-driver'"; return 1; }
 }
 
+# kubectl's own kustomize builds deploy/k8s for cli/tests/deploy.rs (offline, no cluster).
+ensure_kubectl() {
+    command -v kubectl >/dev/null && return 0
+    apt_install kubectl || true
+    command -v kubectl >/dev/null || { log "kubectl is missing (the deploy tests build deploy/k8s with it): install kubectl"; return 1; }
+}
+
 # Drops the test databases (`proven_t_<UUIDv7>`) that a crashed run left: only those no
 # session is connected to and whose name's timestamp (a UUIDv7 starts with its creation time in
 # milliseconds) is older than PROVEN_TEST_DB_STALE_HOURS (default 6). Another run's databases
