@@ -923,3 +923,87 @@ fn scripts_review_shows_the_build_progress() {
         );
     }
 }
+
+/// On containerd nodes (no Docker socket), `deploy/k8s-containerd` gives the sandbox-runner a
+/// Docker engine of its own in its pod: nothing of the node is mounted, the engine is ready
+/// before the runner starts, the runner reaches it by PROVEN_SANDBOX_DOCKER_HOST, both see
+/// the run directory at one path, the images are pulled first, and the isolation it gives
+/// is written down.
+#[test]
+fn on_containerd_nodes_the_sandbox_runner_brings_its_own_engine() {
+    let docs = kustomize("deploy/k8s-containerd");
+    let runner = docs
+        .iter()
+        .find(|d| d["kind"] == "Deployment" && d["metadata"]["name"] == "proven-sandbox-runner")
+        .expect("the sandbox-runner");
+    let spec = &runner["spec"]["template"]["spec"];
+    assert!(
+        spec["nodeSelector"].is_null(),
+        "any node: {}",
+        spec["nodeSelector"]
+    );
+    let volumes = spec["volumes"].as_array().expect("volumes");
+    assert!(
+        volumes.iter().all(|v| v["hostPath"].is_null()),
+        "nothing of the node is mounted: {volumes:?}"
+    );
+    let inits = spec["initContainers"].as_array().expect("init containers");
+    let engine = inits
+        .iter()
+        .find(|c| c["restartPolicy"] == "Always")
+        .expect("the engine as a native sidecar");
+    assert!(
+        engine["startupProbe"].is_object(),
+        "ready before the runner starts"
+    );
+    let runner_c = &spec["containers"][0];
+    let env = |c: &Value, name: &str| {
+        c["env"]
+            .as_array()
+            .and_then(|e| e.iter().find(|v| v["name"] == name))
+            .and_then(|v| v["value"].as_str())
+            .map(str::to_string)
+    };
+    let host = env(runner_c, "PROVEN_SANDBOX_DOCKER_HOST").expect("the runner names the engine");
+    let socket_dir = host
+        .trim_start_matches("unix://")
+        .rsplit_once('/')
+        .expect("a socket path")
+        .0
+        .to_string();
+    let tmpdir = env(runner_c, "TMPDIR").expect("TMPDIR");
+    let mounts = |c: &Value| -> BTreeSet<(String, String)> {
+        c["volumeMounts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|m| {
+                (
+                    m["name"].as_str().unwrap_or_default().to_string(),
+                    m["mountPath"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect()
+    };
+    let (engine_mounts, runner_mounts) = (mounts(engine), mounts(runner_c));
+    for path in [&socket_dir, &tmpdir] {
+        let shared = engine_mounts
+            .iter()
+            .any(|(n, p)| p == path && runner_mounts.contains(&(n.clone(), p.clone())));
+        assert!(shared, "{path} is one volume in the engine and the runner");
+    }
+    let pull = inits
+        .iter()
+        .find(|c| c["restartPolicy"].is_null())
+        .expect("an init container that pulls the images");
+    let script = strs(&pull["command"]).join(" ");
+    assert!(
+        script.contains("PROVEN_SANDBOX_IMAGES") && script.contains("docker pull"),
+        "{script}"
+    );
+    let notes = read("deploy/k8s-containerd/kustomization.yaml");
+    assert!(
+        notes.contains("Isolation:") && notes.contains("privileged"),
+        "the isolation it gives is documented"
+    );
+}
