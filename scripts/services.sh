@@ -69,9 +69,29 @@ ensure_chromium() {
         { log "Chromium is missing: install the Debian packages 'chromium' and 'chromium-driver'"; return 1; }
 }
 
-# Databases that a crashed test run left behind (tests drop their own on success).
+# kubectl's own kustomize builds deploy/k8s for cli/tests/deploy.rs (offline, no cluster).
+ensure_kubectl() {
+    command -v kubectl >/dev/null && return 0
+    apt_install kubectl || true
+    # Debian does not package kubectl: when it cannot be had, the suite still runs and the
+    # deploy tests that build with it fail naming it (one test, not the whole run).
+    command -v kubectl >/dev/null || log "kubectl is missing: the deploy tests that build deploy/k8s will fail naming it (install kubectl)"
+    return 0
+}
+
+# Drops the test databases (`proven_t_<UUIDv7>`) that a crashed run left: only those no
+# session is connected to and whose name's timestamp (a UUIDv7 starts with its creation time in
+# milliseconds) is older than PROVEN_TEST_DB_STALE_HOURS (default 6). Another run's databases
+# on the same Postgres, in use or freshly made, are never touched (and never forced).
 sweep_test_databases() {
     local url=${PROVEN_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/postgres}
-    psql -q -At "$url" -c "SELECT datname FROM pg_database WHERE datname LIKE 'proven\_t\_%'" 2>/dev/null |
-        while read -r db; do psql -q "$url" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true; done
+    local hours=${PROVEN_TEST_DB_STALE_HOURS:-6}
+    psql -q -At "$url" -v hours="$hours" 2>/dev/null <<'SQL' |
+SELECT d.datname FROM pg_database d
+ WHERE d.datname ~ '^proven_t_[0-9a-f]{32}$'
+   AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)
+   AND to_timestamp(('x' || lpad(substr(d.datname, 10, 12), 16, '0'))::bit(64)::bigint / 1000.0)
+       < now() - make_interval(hours => :hours)
+SQL
+        while read -r db; do psql -q "$url" -c "DROP DATABASE IF EXISTS \"$db\"" >/dev/null 2>&1 || true; done
 }

@@ -74,18 +74,27 @@ fn shown(address: &str) -> String {
     }
 }
 
-pub async fn run(store: &Store, config: &Config) -> Result<u8, Exit> {
+/// Checks every service and prints the table whatever is down: a store that cannot be
+/// opened is a row of the table (`opened`), not the end of the command.
+pub async fn run(opened: Result<Store, Exit>, config: &Config) -> Result<u8, Exit> {
     let mut checks = Vec::new();
-    checks.push(match store.ping().await {
-        Ok(()) => Check {
-            service: "store".into(),
-            ok: true,
-            detail: format!("{:?} answers", store.dialect()),
+    checks.push(match opened {
+        Ok(store) => match store.ping().await {
+            Ok(()) => Check {
+                service: "store".into(),
+                ok: true,
+                detail: format!("{:?} answers", store.dialect()),
+            },
+            Err(e) => Check {
+                service: "store".into(),
+                ok: false,
+                detail: e.to_string(),
+            },
         },
         Err(e) => Check {
             service: "store".into(),
             ok: false,
-            detail: e.to_string(),
+            detail: e.message,
         },
     });
     let redis = async {

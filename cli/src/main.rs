@@ -8,6 +8,7 @@ mod db;
 mod exit;
 mod github;
 mod livecheck;
+mod reviews;
 mod sandbox;
 
 use std::io::{IsTerminal, Write};
@@ -52,6 +53,9 @@ enum Command {
     /// Advisory database commands.
     #[command(subcommand)]
     Db(DbCommand),
+    /// List the reviews `proven review` kept in this store (id, status, date, base..head,
+    /// repository), newest first.
+    Reviews(reviews::ReviewsArgs),
     /// Print a stored review's trace as JSON Lines.
     Trace {
         /// The review id printed by `proven review`.
@@ -264,7 +268,14 @@ fn run(cli: Cli) -> Result<u8, Exit> {
         layers = layers.with_flag("color", color.clone(), "--color");
     }
     let config = layers.resolve().map_err(Exit::config)?;
-    init_logging(&config);
+    // A review run in this process reports its own failure (the exit message, the report):
+    // the executor's WARN for the same failed step would print it a second time. A worker's
+    // log keeps it (there nobody else reports it).
+    let in_process = matches!(
+        cli.command,
+        Command::Review(_) | Command::Github(_) | Command::Deps(_)
+    );
+    init_logging(&config, in_process);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -279,6 +290,11 @@ fn run(cli: Cli) -> Result<u8, Exit> {
         Command::Ask(args) => return runtime.block_on(ask::run(&config, args)),
         command => Cli { command, ..cli },
     };
+    // The livecheck reports a store it cannot open as one row of its table.
+    if let Command::Livecheck = cli.command {
+        return runtime
+            .block_on(async { livecheck::run(open_store(&config).await, &config).await });
+    }
     runtime.block_on(async move {
         let store = open_store(&config).await?;
         let code = match cli.command {
@@ -299,10 +315,12 @@ fn run(cli: Cli) -> Result<u8, Exit> {
                 db::sync(&store, &config.data_dir, &sources, (json, max_queued)).await
             }
             Command::Db(DbCommand::Stats) => db::stats(&store).await,
+            Command::Reviews(args) => reviews::run(&store, args).await,
             Command::Trace { review_id } => trace(&store, &review_id).await,
             Command::Show { review_id, output } => show(&store, &config, &review_id, &output).await,
             Command::Serve => serve(&store, &config).await,
-            Command::Livecheck => livecheck::run(&store, &config).await,
+            // Answered above, before the store is opened.
+            Command::Livecheck => Ok(0),
             Command::Worker { steps } => worker(&store, &layers, &config, steps).await,
             Command::Tenant(command) => tenant(&store, command).await,
             Command::Batch(command) => batch::run(&store, config.max_queued_reviews, command).await,
@@ -600,8 +618,12 @@ async fn worker(
     Ok(0)
 }
 
-fn init_logging(config: &Config) {
-    let filter = tracing_subscriber::EnvFilter::try_new(&config.log)
+fn init_logging(config: &Config, in_process: bool) {
+    let mut directives = config.log.clone();
+    if in_process && !directives.contains("proven_pipeline::") {
+        directives.push_str(",proven_pipeline::executor=error");
+    }
+    let filter = tracing_subscriber::EnvFilter::try_new(&directives)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     // Colour codes only on a terminal, and as PROVEN_COLOR and NO_COLOR say (a WARN line in
     // a pipe or a log file is plain text).
@@ -656,7 +678,16 @@ fn emit(report: &Report, config: &Config, output: &OutputArgs) -> Result<(), Exi
     let text = proven_report::render(report, format, use_color(config, output));
     match &output.output {
         Some(path) => std::fs::write(path, text)
-            .map_err(|e| Exit::input(format!("write {}: {e}", path.display())))
+            .map_err(|e| {
+                // The review is kept whatever happens to its rendering: say how to have it
+                // again, so a wrong path never costs the review.
+                let again = report
+                    .review_id
+                    .as_deref()
+                    .map(|id| format!(" (review {id} is kept: `proven show {id} --output PATH` writes it again)"))
+                    .unwrap_or_default();
+                Exit::input(format!("write {}: {e}{again}", path.display()))
+            })
             .map(|_| {
                 eprintln!(
                     "proven: wrote {} ({} findings, {})",
@@ -692,6 +723,10 @@ async fn review(
 ) -> Result<u8, Exit> {
     let output = args.output.clone();
     let report = run_review(store, layers, config, args).await?;
+    // The review's id before anything is written: a failed write never loses it.
+    if let (Some(id), Some(_)) = (&report.review_id, &output.output) {
+        eprintln!("proven: review {id}");
+    }
     emit(&report, config, &output)?;
     Ok(result_code(&report))
 }

@@ -15,6 +15,7 @@ mod github;
 mod github_standin;
 mod markovian;
 mod metrics;
+mod operating;
 mod projects;
 mod pull_request;
 mod repository;

@@ -177,17 +177,18 @@ async fn a_misspelt_setting_names_the_nearest_known_and_logs_in_a_pipe_are_plain
             .1
             .contains("the nearest known is PROVEN_FIX_ATTEMPTS")
     );
-    // Debug logging into a pipe, with no NO_COLOR to say so: plain text.
+    // Trace logging (the database driver's statements) into a pipe, with no NO_COLOR to say
+    // so: plain text.
     let out = env
         .proven()
         .env_remove("NO_COLOR")
-        .env("PROVEN_LOG", "debug")
+        .env("PROVEN_LOG", "trace")
         .args(["db", "stats"])
         .output()
         .expect("run");
     let (_, stderr) = text(&out);
     assert!(
-        stderr.contains("DEBUG") || stderr.contains("INFO"),
+        stderr.contains("TRACE") || stderr.contains("DEBUG") || stderr.contains("INFO"),
         "{stderr}"
     );
     assert!(

@@ -328,6 +328,9 @@ impl Config {
 #[derive(Debug, Clone, Default)]
 pub struct Layers {
     values: BTreeMap<&'static str, (String, String)>,
+    /// What a layer asked for and did not get (a repository raising a limit), each naming
+    /// its key: said to whoever runs the review, never silently dropped.
+    warnings: Vec<String>,
 }
 
 impl Layers {
@@ -342,7 +345,31 @@ impl Layers {
             {
                 continue;
             }
-            let Some(setting) = SETTINGS.iter().find(|s| s.env == name) else {
+            // A secret may come from a file (`PROVEN_GENERATOR_API_KEY_FILE=/run/secrets/…`,
+            // as Compose and Kubernetes mount secrets): its content, less the final newline.
+            let from_file = name.strip_suffix("_FILE").and_then(|base| {
+                SETTINGS
+                    .iter()
+                    .find(|s| s.env == base && s.allowed.is_secret())
+            });
+            let value = match from_file {
+                Some(setting) => std::fs::read_to_string(&value)
+                    .map(|text| text.trim_end_matches(['\n', '\r']).to_string())
+                    .map_err(|e| ConfigError {
+                        source_name: name.clone(),
+                        key: setting.key.to_string(),
+                        message: format!("cannot read the secret's file {value:?}: {e}"),
+                    })?,
+                None => value,
+            };
+            let canonical = match from_file {
+                Some(setting) => setting.env,
+                None => settings::ALIASES
+                    .iter()
+                    .find(|(alias, _)| *alias == name)
+                    .map_or(name.as_str(), |(_, env)| env),
+            };
+            let Some(setting) = SETTINGS.iter().find(|s| s.env == canonical) else {
                 let nearest = nearest(&name, SETTINGS.iter().map(|s| s.env));
                 return Err(ConfigError {
                     source_name: name.clone(),
@@ -352,9 +379,18 @@ impl Layers {
                     ),
                 });
             };
-            layers
-                .values
-                .insert(setting.key, (value, setting.env.to_string()));
+            if let Some((earlier, from)) = layers.values.get(setting.key)
+                && *earlier != value
+            {
+                return Err(ConfigError {
+                    source_name: name.clone(),
+                    key: setting.key.to_string(),
+                    message: format!(
+                        "{name} and {from} name the same setting with different values: set one"
+                    ),
+                });
+            }
+            layers.values.insert(setting.key, (value, name));
         }
         Ok(layers)
     }
@@ -379,7 +415,9 @@ impl Layers {
         let mut flat = Vec::new();
         match value {
             serde_json::Value::Null => {}
-            serde_json::Value::Object(map) => flatten("", &map, &mut flat),
+            serde_json::Value::Object(map) => {
+                flatten("", &map, &mut flat).map_err(|(key, message)| err(&key, message))?
+            }
             _ => {
                 return Err(ConfigError {
                     source_name: origin.to_string(),
@@ -389,6 +427,15 @@ impl Layers {
             }
         }
         for (key, raw) in flat {
+            if let Some(operator) = SETTINGS.iter().find(|s| s.key == key && !s.repository) {
+                return Err(err(
+                    &key,
+                    format!(
+                        "is the operator's setting ({}), not a repository's: {origin} may not set it",
+                        operator.env
+                    ),
+                ));
+            }
             let Some(setting) = SETTINGS.iter().find(|s| s.key == key && s.repository) else {
                 let known: Vec<&str> = SETTINGS
                     .iter()
@@ -419,12 +466,28 @@ impl Layers {
                 };
                 if lower {
                     self.values.insert(setting.key, from_yaml);
+                } else if from_yaml.0 != ceiling {
+                    let warning = format!(
+                        "{origin} key {key}: {} would raise the limit {ceiling} ({}); a repository \
+                         may only lower a limit, so {ceiling} applies",
+                        from_yaml.0, setting.env
+                    );
+                    // Said where the review runs (the terminal, the worker's log): the
+                    // repository's author asked for something they did not get.
+                    tracing::warn!("{warning}");
+                    self.warnings.push(warning);
                 }
                 continue;
             }
             self.values.entry(setting.key).or_insert(from_yaml);
         }
         Ok(self)
+    }
+
+    /// What the layers asked for and did not get, each naming its key (a repository's
+    /// `proven.yaml` raising a limit): for the caller to say, as a warning.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Sets a value from a command-line flag (highest layer).
@@ -499,7 +562,23 @@ impl Layers {
                 api_key: get(key("api_key"))?.0,
             })
         };
-        let generator = model("generator")?;
+        let mut generator = model("generator")?;
+        let (generator_mode, _) = get("models.generator.mode")?;
+        if generator_mode == "nvidia" {
+            match self.values.get("models.generator.base_url") {
+                Some((url, from)) if url.trim_end_matches('/') != settings::NVIDIA_API => {
+                    return Err(ConfigError {
+                        source_name: from.clone(),
+                        key: "models.generator.base_url".into(),
+                        message: format!(
+                            "is {url:?} while PROVEN_GENERATOR_MODE=nvidia asks for NVIDIA's hosted API ({}): set one",
+                            settings::NVIDIA_API
+                        ),
+                    });
+                }
+                _ => generator.base_url = settings::NVIDIA_API.to_string(),
+            }
+        }
         let skeptic = model("skeptic")?;
         let guardrail_model = model("guardrail")?;
         let second = model("second_reviewer")?;
@@ -795,7 +874,7 @@ fn flatten(
     prefix: &str,
     map: &serde_json::Map<String, serde_json::Value>,
     out: &mut Vec<(String, String)>,
-) {
+) -> Result<(), (String, String)> {
     for (k, v) in map {
         let key = if prefix.is_empty() {
             k.clone()
@@ -803,14 +882,41 @@ fn flatten(
             format!("{prefix}.{k}")
         };
         match v {
-            serde_json::Value::Object(inner) => flatten(&key, inner, out),
-            serde_json::Value::String(s) => out.push((key, s.clone())),
-            serde_json::Value::Bool(b) => {
-                out.push((key, if *b { "on".into() } else { "off".into() }))
+            serde_json::Value::Object(inner) => flatten(&key, inner, out)?,
+            // A YAML list of plain values is the comma-separated list a list setting reads
+            // from the environment (`prose_suffixes: [".md", ".txt"]`); a list of mappings
+            // (`ignore`) is kept as JSON for its own reader.
+            serde_json::Value::Array(items)
+                if items.iter().all(|i| !i.is_object() && !i.is_array()) =>
+            {
+                let mut entries = Vec::new();
+                for item in items {
+                    let entry = scalar(item);
+                    if entry.contains(',') {
+                        return Err((
+                            key,
+                            format!(
+                                "the list entry {entry:?} holds a comma, which separates entries"
+                            ),
+                        ));
+                    }
+                    entries.push(entry);
+                }
+                out.push((key, entries.join(", ")));
             }
-            serde_json::Value::Null => out.push((key, String::new())),
-            other => out.push((key, other.to_string())),
+            other => out.push((key, scalar(other))),
         }
+    }
+    Ok(())
+}
+
+/// A YAML value as the text a setting reads.
+fn scalar(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Bool(b) => if *b { "on" } else { "off" }.into(),
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
     }
 }
 
@@ -960,7 +1066,7 @@ mod tests {
         let e = Layers::default()
             .with_yaml("database_url: postgres://x\n", "proven.yaml")
             .expect_err("not a repo key");
-        assert!(e.message.starts_with("unknown key"), "{e}");
+        assert!(e.message.contains("operator's setting"), "{e}");
         let e = Layers::default()
             .with_yaml("[1, 2]", "proven.yaml")
             .expect_err("not a map");
@@ -1098,7 +1204,128 @@ mod tests {
         let e = Layers::default()
             .with_yaml("repository:\n  hosts: evil.example\n", "proven.yaml")
             .expect_err("an operator's setting");
-        assert!(e.message.starts_with("unknown key"), "{e}");
+        assert!(e.message.contains("operator's setting"), "{e}");
+    }
+
+    #[test]
+    fn a_raised_limit_is_a_warning_naming_its_key_and_an_operator_limit_is_refused_by_name() {
+        let layers = Layers::from_env(env(&[]))
+            .and_then(|l| {
+                l.with_yaml(
+                    "intake:\n  max_blob_bytes: 1000\n  max_tree_files: 900000\n",
+                    "proven.yaml",
+                )
+            })
+            .expect("valid");
+        assert_eq!(layers.warnings().len(), 1, "{:?}", layers.warnings());
+        let warning = &layers.warnings()[0];
+        for needle in [
+            "intake.max_tree_files",
+            "900000",
+            "300000",
+            "PROVEN_MAX_TREE_FILES",
+        ] {
+            assert!(warning.contains(needle), "{needle} in {warning}");
+        }
+        assert_eq!(layers.resolve().expect("valid").max_tree_files, 300_000);
+        // An operator's limit the repository may not touch at all: refused, naming it.
+        let e = Layers::default()
+            .with_yaml("max_running_reviews: 1000\n", "proven.yaml")
+            .expect_err("an operator's limit");
+        assert_eq!(e.key, "max_running_reviews");
+        assert!(
+            e.message.contains("operator's setting")
+                && e.message.contains("PROVEN_MAX_RUNNING_REVIEWS"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_design_documents_setting_names_are_read() {
+        let c = Layers::from_env(env(&[
+            ("PROVEN_SECOND_REVIEWER_KEY", "sk-second"),
+            (
+                "PROVEN_SECOND_REVIEWER_BASE_URL",
+                "https://second.example/v1",
+            ),
+            ("PROVEN_SECOND_REVIEWER_MODEL", "org/model"),
+            ("PROVEN_GENERATOR_MODE", "nvidia"),
+        ]))
+        .and_then(|l| l.resolve())
+        .expect("the seeds' names are settings");
+        assert_eq!(
+            c.second_reviewer.expect("a second reviewer").api_key,
+            "sk-second"
+        );
+        assert_eq!(c.generator.base_url, settings::NVIDIA_API);
+        let e = Layers::from_env(env(&[
+            ("PROVEN_SECOND_REVIEWER_KEY", "a"),
+            ("PROVEN_SECOND_REVIEWER_API_KEY", "b"),
+        ]))
+        .expect_err("two values for one setting");
+        assert!(e.message.contains("PROVEN_SECOND_REVIEWER_API_KEY"), "{e}");
+        assert!(
+            !e.message.contains("\"a\"") && !e.message.contains("\"b\""),
+            "no secret shown: {e}"
+        );
+        let e = Layers::from_env(env(&[
+            ("PROVEN_GENERATOR_MODE", "nvidia"),
+            ("PROVEN_GENERATOR_BASE_URL", "https://elsewhere.example/v1"),
+        ]))
+        .and_then(|l| l.resolve())
+        .expect_err("a mode and a different URL");
+        assert_eq!(e.source_name, "PROVEN_GENERATOR_BASE_URL");
+        let e = Layers::from_env(env(&[("PROVEN_GENERATOR_MODE", "nightly")]))
+            .and_then(|l| l.resolve())
+            .expect_err("not a mode");
+        assert!(e.message.contains("nvidia"), "{e}");
+    }
+
+    #[test]
+    fn a_secret_is_read_from_the_file_its_file_variable_names() {
+        let dir = std::env::temp_dir().join(format!("proven-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("generator-api-key");
+        std::fs::write(&file, "sk-from-file\n").expect("write");
+        let path = file.display().to_string();
+        let c = Layers::from_env(env(&[("PROVEN_GENERATOR_API_KEY_FILE", path.as_str())]))
+            .and_then(|l| l.resolve())
+            .expect("a key from a file");
+        assert_eq!(c.generator.api_key, "sk-from-file");
+        let e = Layers::from_env(env(&[(
+            "PROVEN_SKEPTIC_API_KEY_FILE",
+            "/nonexistent/proven/key",
+        )]))
+        .expect_err("a missing file");
+        assert_eq!(e.source_name, "PROVEN_SKEPTIC_API_KEY_FILE");
+        assert!(e.message.contains("/nonexistent/proven/key"), "{e}");
+        // Only a secret is read from a file.
+        let e =
+            Layers::from_env(env(&[("PROVEN_LOG_FILE", path.as_str())])).expect_err("not a secret");
+        assert!(e.message.starts_with("unknown setting"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_yaml_list_is_accepted_where_a_list_setting_is() {
+        let c = Layers::default()
+            .with_yaml("prose_suffixes: [\".md\", \".txt\"]\n", "proven.yaml")
+            .and_then(|l| l.resolve())
+            .expect("a YAML list of suffixes");
+        let c2 = Layers::default()
+            .with_yaml("prose_suffixes: .md, .txt\n", "proven.yaml")
+            .and_then(|l| l.resolve())
+            .expect("the same as text");
+        assert_eq!(c.scout, c2.scout);
+        let e = Layers::default()
+            .with_yaml("prose_suffixes:\n  - .md\n  - .py\n", "proven.yaml")
+            .and_then(|l| l.resolve())
+            .expect_err("a source suffix");
+        assert!(e.message.contains("\".py\""), "the entry is named: {e}");
+        let e = Layers::default()
+            .with_yaml("prose_suffixes: [\".md,.py\"]\n", "proven.yaml")
+            .expect_err("a comma inside an entry");
+        assert_eq!(e.key, "prose_suffixes");
     }
 
     #[test]

@@ -409,6 +409,16 @@ impl Allowed {
 
 const ON_OFF: &[&str] = &["on", "off"];
 
+/// Other names a setting is read under from the environment (the design documents' own):
+/// (alias, the setting's `env`). Setting both to different values is refused.
+pub static ALIASES: &[(&str, &str)] = &[(
+    "PROVEN_SECOND_REVIEWER_KEY",
+    "PROVEN_SECOND_REVIEWER_API_KEY",
+)];
+
+/// NVIDIA's hosted OpenAI-compatible API (`PROVEN_GENERATOR_MODE=nvidia`).
+pub const NVIDIA_API: &str = "https://integrate.api.nvidia.com/v1";
+
 pub static SETTINGS: &[Setting] = &[
     Setting {
         key: "data_dir",
@@ -927,7 +937,18 @@ pub static SETTINGS: &[Setting] = &[
         default: Some(""),
         allowed: Allowed::Secret,
         repository: false,
-        doc: "API key of the second reviewer (a secret: never printed).",
+        doc: "API key of the second reviewer (a secret: never printed). Also read as \
+              PROVEN_SECOND_REVIEWER_KEY, the name the design documents use.",
+    },
+    Setting {
+        key: "models.generator.mode",
+        env: "PROVEN_GENERATOR_MODE",
+        default: Some(""),
+        allowed: Allowed::OneOf(&["", "nvidia"]),
+        repository: false,
+        doc: "Where the generator is reached, as the design documents name it: `nvidia` is NVIDIA's \
+              hosted API (https://integrate.api.nvidia.com/v1; a different PROVEN_GENERATOR_BASE_URL \
+              beside it is refused by name); empty: PROVEN_GENERATOR_BASE_URL alone decides.",
     },
     Setting {
         key: "agents",
@@ -1414,7 +1435,15 @@ pub fn reference_markdown() -> String {
          Layers, lowest first: defaults < `proven.yaml` (read from the **base** revision: a change never \
          chooses its own review) < `PROVEN_*` environment < command-line flags. A wrong value stops Proven \
          before any work with exit code 7, naming the key and the values allowed. Unknown `PROVEN_*` \
-         variables and unknown `proven.yaml` keys are errors too.\n\n\
+         variables and unknown `proven.yaml` keys are errors too; a `proven.yaml` that sets an operator's \
+         setting (shown as — below) is refused naming it, and one that would raise a limit is warned \
+         about by key (the operator's limit applies). A list setting may be a YAML list in `proven.yaml` \
+         (`prose_suffixes: [\".md\", \".txt\"]`) or comma-separated text.\n\n\
+         A secret (an API key, the webhook secret, repository credentials) may instead be read from a \
+         file: `NAME_FILE=/run/secrets/…` (its content less the final newline), as Compose and \
+         Kubernetes mount secrets. The design documents' names are read too: \
+         `PROVEN_SECOND_REVIEWER_KEY` for `PROVEN_SECOND_REVIEWER_API_KEY` (both set differently: \
+         refused).\n\n\
          | Key (`proven.yaml`) | Environment | Default | Allowed | Meaning |\n|---|---|---|---|---|\n",
     );
     for st in SETTINGS {

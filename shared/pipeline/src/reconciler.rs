@@ -137,10 +137,13 @@ pub async fn run(
                 if let Err(e) = store.judge_overdue().await {
                     tracing::warn!(error = %e, "overdue check failed");
                 }
-                if let Ok(depth) = store.pipeline_depth().await {
-                    for (queue, state, n) in depth {
-                        metrics::gauge!(m::QUEUE_DEPTH, "queue" => queue, "state" => state).set(n as f64);
+                match store.pipeline_depth().await {
+                    Ok(depth) => {
+                        for (queue, state, n) in depth_series(depth) {
+                            metrics::gauge!(m::QUEUE_DEPTH, "queue" => queue, "state" => state).set(n as f64);
+                        }
                     }
+                    Err(e) => tracing::warn!(error = %e, "queue depth count failed"),
                 }
                 if let Ok(oldest) = store.queue_oldest().await {
                     let now = proven_store::now_us();
@@ -173,5 +176,52 @@ pub async fn run(
                 Err(e) => tracing::warn!(error = %e, "push failed"),
             }
         }
+    }
+}
+
+/// The states a queue's depth counts: what waits and what runs.
+pub const DEPTH_STATES: &[&str] = &["queued", "running"];
+
+/// Every series of the queue-depth gauge from the store's count: each queue of
+/// [`crate::ALL_QUEUES`] (and any other the store names) in each of [`DEPTH_STATES`], 0 where
+/// the count lists none. A gauge keeps the last value it was set to: a queue that empties
+/// must be set to 0, not left out, or it would go on exporting its last depth.
+pub fn depth_series(counted: Vec<(String, String, i64)>) -> Vec<(String, String, i64)> {
+    let mut series: std::collections::BTreeMap<(String, String), i64> = crate::ALL_QUEUES
+        .iter()
+        .flat_map(|q| {
+            DEPTH_STATES
+                .iter()
+                .map(move |s| ((q.to_string(), s.to_string()), 0))
+        })
+        .collect();
+    for (queue, state, n) in counted {
+        if !DEPTH_STATES.contains(&state.as_str()) {
+            continue;
+        }
+        *series.entry((queue, state)).or_default() += n;
+    }
+    series.into_iter().map(|((q, s), n)| (q, s, n)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_emptied_queue_is_exported_as_zero_not_left_at_its_last_depth() {
+        let busy = depth_series(vec![("evidence".into(), "queued".into(), 3)]);
+        assert!(busy.contains(&("evidence".into(), "queued".into(), 3)));
+        // The store lists nothing once the queue is drained: every series still comes out, at 0.
+        let drained = depth_series(Vec::new());
+        assert_eq!(drained.len(), crate::ALL_QUEUES.len() * DEPTH_STATES.len());
+        assert!(drained.contains(&("evidence".into(), "queued".into(), 0)));
+        assert!(drained.iter().all(|(_, _, n)| *n == 0), "{drained:?}");
+        // A finished state is no depth.
+        let done = depth_series(vec![("model".into(), "done".into(), 40)]);
+        assert!(
+            done.iter().all(|(_, s, n)| s != "done" && *n == 0),
+            "{done:?}"
+        );
     }
 }

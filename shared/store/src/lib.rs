@@ -58,7 +58,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, Executor};
+use sqlx::{AnyPool, ConnectOptions, Executor};
 
 /// The connections one process keeps to Postgres by default (`PROVEN_DATABASE_CONNECTIONS`):
 /// a worker's steps claim and commit in groups (`group.rs`), so a few serve all its slots,
@@ -119,9 +119,16 @@ impl Store {
                 redact_url(url)
             )));
         };
-        let options = AnyConnectOptions::from_str(url).map_err(|e| {
-            StoreError::InvalidInput(format!("database URL {:?}: {e}", redact_url(url)))
-        })?;
+        let options = AnyConnectOptions::from_str(url)
+            .map_err(|e| {
+                StoreError::InvalidInput(format!("database URL {:?}: {e}", redact_url(url)))
+            })?
+            // sqlx logs a statement slower than a second at WARN, with its whole text: on a
+            // loaded machine `proven db import` printed an 8,000-parameter INSERT on the
+            // terminal. A slow statement is not an operator's to act on: debug (the trace and
+            // PROVEN_LOG=sqlx=debug still show it), every statement at trace.
+            .log_statements(log::LevelFilter::Trace)
+            .log_slow_statements(log::LevelFilter::Debug, Duration::from_secs(1));
         let mut pool_options = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10));
         if dialect == Dialect::Sqlite {
             // One writer at a time is SQLite's rule; WAL lets readers go on meanwhile, and

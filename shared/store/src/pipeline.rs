@@ -1118,11 +1118,17 @@ impl Store {
         Ok(r.try_get(0)?)
     }
 
-    /// How many jobs wait in the outbox, and how many steps are in each state (metrics).
+    /// Per queue, how many steps are queued and how many running (metrics); a queue and
+    /// state with none is not listed.
     pub async fn pipeline_depth(&self) -> Result<Vec<(String, String, i64)>, StoreError> {
-        let rows = sqlx::query("SELECT queue, state, COUNT(*) FROM steps GROUP BY queue, state")
-            .fetch_all(&self.pool)
-            .await?;
+        // Only the live states: the queue's depth is what waits or runs now. The finished
+        // states grow with history (and counting them scanned the whole table each tick).
+        let rows = sqlx::query(
+            "SELECT queue, state, COUNT(*) FROM steps WHERE state IN ('queued', 'running') \
+             GROUP BY queue, state",
+        )
+        .fetch_all(&self.pool)
+        .await?;
         rows.into_iter()
             .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
             .collect()

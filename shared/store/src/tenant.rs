@@ -272,6 +272,18 @@ impl Store {
         rows.iter().map(summary).collect()
     }
 
+    /// The reviews of no tenant (`proven review`'s, run in this process), newest first.
+    pub async fn local_reviews(&self, limit: i64) -> Result<Vec<ReviewSummary>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, status, created_at, finished_at, repository, base_rev, head_rev, priority, batch_id, created_us \
+             FROM reviews WHERE tenant_id IS NULL ORDER BY created_us DESC, id DESC LIMIT $1",
+        )
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(summary).collect()
+    }
+
     /// One of a tenant's reviews (`None` when it is not the tenant's).
     pub async fn review_summary(
         &self,
