@@ -492,6 +492,14 @@ async fn the_pages_render_in_headless_chromium_with_markup_shown_as_text() {
         !browser.all("svg.chart rect.reproduced").await.is_empty(),
         "the chart drew its bars"
     );
+    assert!(
+        !browser.all("svg.chart line.axis").await.is_empty()
+            && !browser.all("svg.chart text.x-label").await.is_empty()
+            && !browser.all("svg.chart text.y-label").await.is_empty(),
+        "the charts have axes and labels"
+    );
+    let period = browser.all("#period-reviews").await;
+    assert_eq!(browser.text(&period[0]).await, "1", "the period's reviews");
     browser.screenshot("reviews").await;
     // The review: its finding's title is the markup, as text; no script exists on the page.
     browser.go(&format!("{base}/ui/reviews/{id}")).await;
@@ -504,6 +512,15 @@ async fn the_pages_render_in_headless_chromium_with_markup_shown_as_text() {
     assert!(
         !browser.all(".finding table.runs tr").await.is_empty(),
         "its runs"
+    );
+    let images = browser.all(".finding table.runs .image").await;
+    assert!(
+        !images.is_empty() && !browser.text(&images[0]).await.is_empty(),
+        "each run names its image"
+    );
+    assert!(
+        browser.all("#no-finding").await.is_empty() && browser.all("#outcome").await.is_empty(),
+        "a complete review with a finding"
     );
     browser.screenshot("review").await;
     // The batch's progress.
