@@ -492,6 +492,14 @@ async fn the_pages_render_in_headless_chromium_with_markup_shown_as_text() {
         !browser.all("svg.chart rect.reproduced").await.is_empty(),
         "the chart drew its bars"
     );
+    assert!(
+        !browser.all("svg.chart line.axis").await.is_empty()
+            && !browser.all("svg.chart text.x-label").await.is_empty()
+            && !browser.all("svg.chart text.y-label").await.is_empty(),
+        "the charts have axes and labels"
+    );
+    let period = browser.all("#period-reviews").await;
+    assert_eq!(browser.text(&period[0]).await, "1", "the period's reviews");
     browser.screenshot("reviews").await;
     // The review: its finding's title is the markup, as text; no script exists on the page.
     browser.go(&format!("{base}/ui/reviews/{id}")).await;
@@ -505,6 +513,15 @@ async fn the_pages_render_in_headless_chromium_with_markup_shown_as_text() {
         !browser.all(".finding table.runs tr").await.is_empty(),
         "its runs"
     );
+    let images = browser.all(".finding table.runs .image").await;
+    assert!(
+        !images.is_empty() && !browser.text(&images[0]).await.is_empty(),
+        "each run names its image"
+    );
+    assert!(
+        browser.all("#no-finding").await.is_empty() && browser.all("#outcome").await.is_empty(),
+        "a complete review with a finding"
+    );
     browser.screenshot("review").await;
     // The batch's progress.
     browser.go(&format!("{base}/ui/batches")).await;
@@ -516,5 +533,192 @@ async fn the_pages_render_in_headless_chromium_with_markup_shown_as_text() {
         "{shot:?}"
     );
     drop(browser);
+    service.stop().await;
+}
+
+/// Logs in with `token` and answers the session cookie's `name=value`.
+async fn ui_login(client: &reqwest::Client, url: &str, token: &str) -> String {
+    let r = client
+        .post(format!("{url}/ui/login"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form_token(token))
+        .send()
+        .await
+        .expect("login");
+    assert_eq!(r.status(), 303);
+    let cookie = r.headers()["set-cookie"].to_str().expect("cookie");
+    cookie.split(';').next().expect("pair").to_string()
+}
+
+/// A run as the report holds it.
+fn run(side: &str, outcome: &str, exit: i64) -> serde_json::Value {
+    json!({"run_id": format!("run-{side}"), "side": side, "commit": "0123456789abcdef0123",
+        "image": "proven-sandbox-python:local", "command": ["pytest", "-q", "tests/test_proven_parse.py"],
+        "exit_code": exit, "outcome": outcome, "duration_ms": 812, "output_tail": format!("1 {outcome} in 0.4s"),
+        "output_sha256": "ab".repeat(32),
+        "environment": ["requests: resolved to 2.32.3 (not pinned in requirements.txt)"]})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_review_page_shows_the_reports_evidence_a_failure_its_cause_and_the_charts_every_review()
+ {
+    let service = Service::start(0).await;
+    let token = service.tenant("carol");
+    let store = &service.store.store;
+    let tenant = store
+        .tenant_for_token(&token)
+        .await
+        .expect("store")
+        .expect("tenant");
+    let submit = |n: usize| proven_store::NewPipelineReview {
+        id: uuid::Uuid::now_v7().to_string(),
+        tenant_id: Some(tenant.id.clone()),
+        repository: format!("https://example.test/repo{n}.git"),
+        base_rev: "a".into(),
+        head_rev: "b".into(),
+        priority: 2,
+        batch_id: None,
+        pr_key: None,
+        request: json!({"repository": "https://example.test/repo.git", "base": "a", "head": "b"})
+            .to_string(),
+        deadline_us: None,
+        trace_id: None,
+    };
+    let empty = |status: &str| {
+        json!({"schema_version": 1, "kind": "review", "status": status, "target": "https://example.test/repo.git",
+            "proof_counts": {"reproduced": 0, "exploited": 0, "advisory": 0, "tool": 0}, "findings": [],
+            "unproven": [], "failed_services": [], "not_seen": [], "left_out": [], "input_errors": [],
+            "dependency_files": []})
+    };
+    // 150 reviews: more than the list shows (100); the charts count every one.
+    let mut ids = Vec::new();
+    for n in 0..150 {
+        let r = submit(n);
+        store.submit_review(&r).await.expect("submit");
+        ids.push(r.id);
+    }
+    // The first: a reproduced defect and an advisory finding, as the report holds them.
+    let mut rich = empty("complete");
+    rich["proof_counts"] = json!({"reproduced": 1, "exploited": 0, "advisory": 1, "tool": 0});
+    rich["findings"] = json!([
+        {"id": "f1", "proof_level": "reproduced", "kind": "defect", "title": "parse() drops the last field",
+         "location": {"path": "app/parse.py", "line": 12}, "claim": "parse of two fields returns one since the change",
+         "patch": {"edits": [{"path": "app/parse.py", "old_text": "[:-1]", "new_text": ""}],
+                   "explanation": "keep every field", "attempt": 1, "runs": [run("change", "passed", 0)]},
+         "evidence": [{"kind": "test_run", "run": run("base", "passed", 0)},
+                      {"kind": "test_run", "run": run("change", "test_failed", 1)}]},
+        {"id": "f2", "proof_level": "advisory", "kind": "vulnerability", "title": "requests 2.0.0 is vulnerable",
+         "package": {"ecosystem": "PyPI", "name": "requests", "old_version": null, "new_version": "2.0.0",
+                     "dependency": "direct", "dev": false},
+         "location": {"path": "requirements.txt", "line": 3},
+         "advisory": {"id": "GHSA-aaaa-bbbb-cccc", "aliases": ["CVE-2099-1234"], "summary": "Session leaks the proxy password",
+                      "severity": [{"type": "CVSS_V3", "score": "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:N/A:N", "base_score": 7.5}]},
+         "exploited": {"cve": "CVE-2099-1234", "date_added": "2099-01-02"},
+         "epss": {"cve": "CVE-2099-1234", "probability": 0.91234, "percentile": 0.99876},
+         "fix": {"version": "2.31.0", "note": "the smallest version outside every affected range",
+                 "proposed": {"version": "2.31.0", "edits": [{"path": "requirements.txt", "old_text": "requests==2.0.0",
+                              "new_text": "requests==2.31.0"}], "proved": true, "reason": "no advisory matches requests 2.31.0"}},
+         "evidence": [{"kind": "advisory_row", "advisory_id": "GHSA-aaaa-bbbb-cccc", "affected_index": 0,
+                       "matched": "range 0 (ECOSYSTEM)", "row": {"package": {"ecosystem": "PyPI", "name": "requests"}}}]}]);
+    let report: proven_report::Report = serde_json::from_value(rich.clone()).expect("a report");
+    store
+        .finish_review(
+            &ids[0],
+            proven_store::ReviewStatus::Complete,
+            &serde_json::to_string(&report).expect("json"),
+        )
+        .await
+        .expect("finish");
+    // The second: failed, its cause in the report's failed services.
+    let mut failed = empty("failed");
+    failed["failed_services"] = json!([{"service": "judge",
+        "message": "dead-lettered: the judge crashed its worker every time"}]);
+    store
+        .finish_review(
+            &ids[1],
+            proven_store::ReviewStatus::Failed,
+            &failed.to_string(),
+        )
+        .await
+        .expect("finish");
+    // The rest: one advisory finding each.
+    let mut one = empty("complete");
+    one["proof_counts"]["advisory"] = 1.into();
+    for id in &ids[2..] {
+        store
+            .finish_review(id, proven_store::ReviewStatus::Complete, &one.to_string())
+            .await
+            .expect("finish");
+    }
+
+    // Installs the TLS provider the clients share.
+    let _ = crate::service::http();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let url = service.base_url.clone();
+    let cookie = ui_login(&client, &url, &token).await;
+    let get = |path: String| {
+        let (client, url, cookie) = (client.clone(), url.clone(), cookie.clone());
+        async move {
+            let r = client
+                .get(format!("{url}{path}"))
+                .header("cookie", cookie)
+                .send()
+                .await
+                .expect("get");
+            assert_eq!(r.status(), 200, "{path}");
+            r.text().await.expect("html")
+        }
+    };
+    let list = get("/ui".into()).await;
+    assert!(
+        list.contains("<span id=\"period-reviews\">150</span> reviews in the last 14 days"),
+        "every review of the period is counted: {list}"
+    );
+    assert_eq!(
+        list.matches("<tr class=\"review\">").count(),
+        100,
+        "the table lists the newest 100"
+    );
+    // The reviews chart's top is 150 and the findings chart's 149 (advisory) + 1.
+    assert!(
+        list.contains("<title>") && list.contains(": 150</title>"),
+        "{list}"
+    );
+    assert!(list.contains("advisory: 149</title>"), "{list}");
+    assert!(list.contains(">day (UTC)</text>") && list.contains("class=\"axis\""));
+
+    let page = get(format!("/ui/reviews/{}", ids[0])).await;
+    for shown in [
+        "parse() drops the last field",
+        "parse of two fields returns one since the change",
+        "class=\"level reproduced\"",
+        "keep every field",
+        "pytest -q tests&#x2f;test_proven_parse.py",
+        "proven-sandbox-python:local",
+        "test_failed (exit 1, 812 ms)",
+        "requests: resolved to 2.32.3 (not pinned in requirements.txt)",
+        "Session leaks the proxy password",
+        "CVSS_V3 <b>7.5</b>",
+        "CVE-2099-1234: probability 0.91234, percentile 0.99876",
+        "CVE-2099-1234 is in CISA KEV",
+        "<code>2.31.0</code>",
+        "requests==2.31.0",
+        "<b class=\"proved\">proved</b>",
+        "Matched row: GHSA-aaaa-bbbb-cccc affected[0], matched by range 0 (ECOSYSTEM)",
+    ] {
+        assert!(page.contains(shown), "the page lacks {shown:?}:\n{page}");
+    }
+    let page = get(format!("/ui/reviews/{}", ids[1])).await;
+    assert!(!page.contains("No finding."), "{page}");
+    assert!(
+        page.contains("This review failed")
+            && page.contains(
+                "The judge service failed: dead-lettered: the judge crashed its worker every time"
+            ),
+        "the failure and its cause in words: {page}"
+    );
     service.stop().await;
 }

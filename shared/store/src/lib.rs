@@ -49,7 +49,7 @@ pub use pipeline::{
 pub use question::{MAX_QUESTION_ATTEMPTS, QuestionRow};
 pub use request::{DiffMode, GitHubPull, ReviewRequest};
 pub use review::{NewReview, ReviewRow, ReviewStatus, TraceRow};
-pub use tenant::{ReviewSummary, Tenant, TokenCheck, TokenInfo, token_hash, token_id};
+pub use tenant::{DayTotals, ReviewSummary, Tenant, TokenCheck, TokenInfo, token_hash, token_id};
 pub use world::{Dependent, Related, WorldAudit, WorldEdge, WorldEntity};
 
 use std::path::Path;

@@ -4,7 +4,7 @@ use sha2::{Digest, Sha256};
 use sqlx::Row;
 
 use crate::sql::now;
-use crate::{Store, StoreError};
+use crate::{Dialect, Store, StoreError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tenant {
@@ -26,6 +26,21 @@ pub struct ReviewSummary {
     pub priority: i64,
     pub batch_id: Option<String>,
     pub created_us: i64,
+}
+
+/// A tenant's reviews of one day (UTC, by creation), summed in SQL over every review of
+/// that day: how many, their findings by proof level (from each result's `proof_counts`),
+/// and their model cost (the `model_call` trace lines' `cost_usd`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DayTotals {
+    /// `YYYY-MM-DD`.
+    pub day: String,
+    pub reviews: i64,
+    pub reproduced: i64,
+    pub exploited: i64,
+    pub advisory: i64,
+    pub tool: i64,
+    pub cost_usd: f64,
 }
 
 /// One API token as an operator sees it: never the token, only its id and dates.
@@ -270,6 +285,66 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(summary).collect()
+    }
+
+    /// A tenant's reviews created on `since` (`YYYY-MM-DD`, UTC) or later, summed by day in
+    /// one aggregate over the store (every review of the period, however many), oldest
+    /// day first; days without a review are absent.
+    pub async fn daily_totals(
+        &self,
+        tenant_id: &str,
+        since: &str,
+    ) -> Result<Vec<DayTotals>, StoreError> {
+        let (level, cost) = match self.dialect {
+            Dialect::Postgres => (
+                "CAST(r.result AS jsonb)->'proof_counts'->>'{}'",
+                "CAST(CAST(t.event AS jsonb)->>'cost_usd' AS DOUBLE PRECISION)",
+            ),
+            Dialect::Sqlite => (
+                "json_extract(r.result, '$.proof_counts.{}')",
+                "json_extract(t.event, '$.cost_usd')",
+            ),
+        };
+        let (int, real) = match self.dialect {
+            Dialect::Postgres => ("BIGINT", "DOUBLE PRECISION"),
+            Dialect::Sqlite => ("INTEGER", "REAL"),
+        };
+        let sum_level = |name: &str| {
+            format!(
+                "CAST(COALESCE(SUM(CAST({} AS {int})), 0) AS {int})",
+                level.replace("{}", name)
+            )
+        };
+        let sql = format!(
+            "SELECT substr(r.created_at, 1, 10) AS day, CAST(COUNT(*) AS {int}), {}, {}, {}, {}, \
+             CAST(COALESCE(SUM((SELECT SUM({cost}) FROM trace_events t \
+             WHERE t.review_id = r.id AND t.kind = 'model_call')), 0) AS {real}) \
+             FROM reviews r WHERE r.tenant_id = $1 AND r.created_at >= $2 \
+             GROUP BY substr(r.created_at, 1, 10) ORDER BY day",
+            sum_level("reproduced"),
+            sum_level("exploited"),
+            sum_level("advisory"),
+            sum_level("tool"),
+        );
+        // Built from the fixed fragments above only; the values are bound.
+        let rows = sqlx::query(crate::sql::trusted(sql))
+            .bind(tenant_id)
+            .bind(since)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(DayTotals {
+                    day: row.try_get(0)?,
+                    reviews: row.try_get(1)?,
+                    reproduced: row.try_get(2)?,
+                    exploited: row.try_get(3)?,
+                    advisory: row.try_get(4)?,
+                    tool: row.try_get(5)?,
+                    cost_usd: row.try_get(6)?,
+                })
+            })
+            .collect()
     }
 
     /// The reviews of no tenant (`proven review`'s, run in this process), newest first.

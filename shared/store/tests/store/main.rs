@@ -15,6 +15,7 @@ macro_rules! both_backends {
 }
 
 mod advisories;
+mod daily;
 mod github;
 mod memory;
 mod pipeline;
