@@ -46,9 +46,27 @@ struct AddressSlot {
     table: Arc<Addresses>,
 }
 
+/// The client an address counts for: an IPv4 address (an IPv4-mapped IPv6 one included)
+/// is itself; an IPv6 address is its /64, since one subscriber is given a whole /64 and
+/// could otherwise open its connections from as many addresses as it likes.
+fn client(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let bits = u128::from(v6) & !((1u128 << 64) - 1);
+                IpAddr::V6(std::net::Ipv6Addr::from(bits))
+            }
+        },
+    }
+}
+
 impl Addresses {
-    /// A slot for one more connection from `ip`, or None when it holds `max` already.
+    /// A slot for one more connection from `ip` (counted by [`client`]), or None when it
+    /// holds `max` already.
     fn take(table: &Arc<Addresses>, ip: IpAddr, max: usize) -> Option<AddressSlot> {
+        let ip = client(ip);
         let mut open = table.open.lock().unwrap_or_else(|e| e.into_inner());
         let n = open.entry(ip).or_insert(0);
         if *n >= max {
@@ -169,5 +187,28 @@ mod tests {
             table.open.lock().expect("lock").is_empty(),
             "no entry is left for addresses with no connection"
         );
+    }
+
+    #[test]
+    fn an_ipv6_client_is_counted_by_its_64_and_a_mapped_ipv4_as_itself() {
+        let table = Arc::new(Addresses::default());
+        let ip = |s: &str| -> IpAddr { s.parse().expect("ip") };
+        let held: Vec<AddressSlot> = ["2001:db8:1:2::1", "2001:db8:1:2::ffff"]
+            .iter()
+            .map(|a| Addresses::take(&table, ip(a), 2).expect("within the limit"))
+            .collect();
+        assert!(
+            Addresses::take(&table, ip("2001:db8:1:2:abcd::9"), 2).is_none(),
+            "another address of the same /64 is the same client"
+        );
+        assert!(Addresses::take(&table, ip("2001:db8:1:3::1"), 2).is_some());
+        let v4: Vec<AddressSlot> = (0..2)
+            .map(|_| Addresses::take(&table, ip("192.0.2.7"), 2).expect("v4"))
+            .collect();
+        assert!(
+            Addresses::take(&table, ip("::ffff:192.0.2.7"), 2).is_none(),
+            "an IPv4-mapped address is that IPv4 client"
+        );
+        drop((held, v4));
     }
 }

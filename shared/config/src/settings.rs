@@ -588,7 +588,7 @@ pub static SETTINGS: &[Setting] = &[
         default: Some("64"),
         allowed: Allowed::PositiveInteger,
         repository: false,
-        doc: "Connections one client address may hold open at once; a further one is closed as soon as it \
+        doc: "Connections one client address (an IPv6 client: its /64) may hold open at once; a further one is closed as soon as it \
               is accepted, so one client holding half-sent requests never takes the connections others \
               need. Behind a reverse proxy every client has the proxy's address: raise it to \
               `http.max_connections` there.",
