@@ -1182,6 +1182,15 @@ async fn project_layer(
 /// Copies a layer (files, directories, links as links) into a run's tree, leaving out the
 /// runner's own marker and the preparation's report.
 fn copy_tree(from: &Path, into: &Path) -> Result<(), SandboxError> {
+    // Whatever the tree itself holds at that name (a directory of its own, a link) goes
+    // first: the run sees the layer made for it, nothing merged into it or through a link.
+    match fs::symlink_metadata(into) {
+        Ok(meta) if meta.is_dir() => {
+            fs::remove_dir_all(into).map_err(SandboxError::io("remove", into))?
+        }
+        Ok(_) => fs::remove_file(into).map_err(SandboxError::io("remove", into))?,
+        Err(_) => {}
+    }
     let mut stack = vec![PathBuf::new()];
     while let Some(rel) = stack.pop() {
         let dir = into.join(&rel);
@@ -1688,6 +1697,44 @@ mod tests {
             "the host file is untouched"
         );
         assert!(written::is_regular_file(&dir.join(COMPLETE)));
+    }
+
+    #[test]
+    fn the_project_layer_replaces_what_the_tree_held_at_its_name_never_through_a_link() {
+        let layer = tempfile::tempdir().expect("tempdir");
+        fs::create_dir_all(layer.path().join("lib/site")).expect("mkdir");
+        fs::write(layer.path().join("lib/site/proj.pth"), "/work\n").expect("write");
+        fs::write(layer.path().join(COMPLETE), "").expect("write");
+        let tree = tempfile::tempdir().expect("tempdir");
+        let elsewhere = tree.path().join("elsewhere");
+        fs::create_dir_all(&elsewhere).expect("mkdir");
+        // The tree links the name to another of its directories.
+        std::os::unix::fs::symlink(&elsewhere, tree.path().join(PROJECT_IN_TREE)).expect("link");
+        copy_tree(layer.path(), &tree.path().join(PROJECT_IN_TREE)).expect("copy");
+        let into = tree.path().join(PROJECT_IN_TREE);
+        assert!(
+            !fs::symlink_metadata(&into)
+                .expect("meta")
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            fs::read_to_string(into.join("lib/site/proj.pth")).expect("read"),
+            "/work\n"
+        );
+        assert!(
+            !into.join(COMPLETE).exists(),
+            "the runner's marker stays out"
+        );
+        assert_eq!(
+            fs::read_dir(&elsewhere).expect("list").count(),
+            0,
+            "nothing went through the link"
+        );
+        // A directory the tree holds there is replaced, not merged into.
+        fs::write(into.join("planted.pth"), "import os").expect("write");
+        copy_tree(layer.path(), &into).expect("copy");
+        assert!(!into.join("planted.pth").exists());
     }
 
     #[test]

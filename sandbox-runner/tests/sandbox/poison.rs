@@ -28,6 +28,30 @@ fn output(record: &RunRecord) -> String {
     support::output(record)
 }
 
+/// The attack's run made a new layer; the later run reused it (the same key, not prepared
+/// again) and still failed its test, printing `failure`.
+fn assert_the_bug_is_reproduced_in_the_attacks_layer(
+    attacked: &RunRecord,
+    reviewed: &RunRecord,
+    failure: &str,
+) {
+    let first = attacked.dependencies.as_ref().expect("prepared");
+    assert!(first.prepared_now, "the attack's key is new");
+    let reused = reviewed.dependencies.as_ref().expect("prepared");
+    assert_eq!(
+        reused.key, first.key,
+        "the later review reuses the attack's layer"
+    );
+    assert!(!reused.prepared_now);
+    assert_eq!(
+        reviewed.outcome,
+        Outcome::TestFailed,
+        "the bug is reproduced, whatever the attack left: {}",
+        output(reviewed)
+    );
+    assert!(output(reviewed).contains(failure), "{}", output(reviewed));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pull_request_cannot_poison_the_python_environment_of_a_later_review() {
     let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
@@ -59,25 +83,11 @@ async fn a_pull_request_cannot_poison_the_python_environment_of_a_later_review()
     let on_base = sandbox.run(&request(&base)).await.expect("run");
     assert_eq!(on_base.outcome, Outcome::Passed, "{}", output(&on_base));
     let attacked = sandbox.run(&request(&attack)).await.expect("run");
-    let first = attacked.dependencies.as_ref().expect("prepared");
-    assert!(first.prepared_now, "the attack's key is new");
     let reviewed = sandbox.run(&request(&later)).await.expect("run");
-    let reused = reviewed.dependencies.as_ref().expect("prepared");
-    assert_eq!(
-        reused.key, first.key,
-        "the later review reuses the attack's layer"
-    );
-    assert!(!reused.prepared_now);
-    assert_eq!(
-        reviewed.outcome,
-        Outcome::TestFailed,
-        "the bug is reproduced, whatever the attack left: {}",
-        output(&reviewed)
-    );
-    assert!(
-        output(&reviewed).contains("assert 0 == 4"),
-        "{}",
-        output(&reviewed)
+    assert_the_bug_is_reproduced_in_the_attacks_layer(&attacked, &reviewed, "assert 0 == 4");
+    let (first, reused) = (
+        attacked.dependencies.as_ref().expect("prepared"),
+        reviewed.dependencies.as_ref().expect("prepared"),
     );
     // The project layer is per tree: the attack's own never reaches another tree.
     assert_ne!(reused.project_layer, first.project_layer);
@@ -132,24 +142,6 @@ async fn a_build_script_cannot_poison_the_rust_layer_of_a_later_review() {
             .for_repository("acme/forged")
     };
     let attacked = sandbox.run(&request(&attack)).await.expect("run");
-    let first = attacked.dependencies.as_ref().expect("prepared");
-    assert!(first.prepared_now, "the attack's key is new");
     let reviewed = sandbox.run(&request(&later)).await.expect("run");
-    let reused = reviewed.dependencies.as_ref().expect("prepared");
-    assert_eq!(
-        reused.key, first.key,
-        "the later review reuses the attack's layer"
-    );
-    assert!(!reused.prepared_now);
-    assert_eq!(
-        reviewed.outcome,
-        Outcome::TestFailed,
-        "the bug is reproduced, whatever the attack's build script did: {}",
-        output(&reviewed)
-    );
-    assert!(
-        output(&reviewed).contains("left: 7"),
-        "{}",
-        output(&reviewed)
-    );
+    assert_the_bug_is_reproduced_in_the_attacks_layer(&attacked, &reviewed, "left: 7");
 }
