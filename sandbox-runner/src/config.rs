@@ -325,7 +325,7 @@ impl SandboxConfig {
     }
 
     /// The image a tree runs on, and for Python why: when images of several Python versions
-    /// are configured, the one [`crate::interpreter::choose_python`] picks from the tree's
+    /// are configured, the one [`proven_sandbox_plan::interpreter::choose_python`] picks from the tree's
     /// declarations (the newest Python the project names or allows that an image has);
     /// otherwise, or when it picks none, the language's image. Node: `engines.node`.
     pub(crate) fn image_for(
@@ -339,8 +339,8 @@ impl SandboxConfig {
         if language != Language::Python || self.python_images.is_empty() {
             return (self.image(language), None);
         }
-        let declared = crate::deps::python::read_plan(src).python_requires;
-        match crate::interpreter::choose_python(&declared, &self.python_images) {
+        let declared = proven_sandbox_plan::python::read_plan(src).python_requires;
+        match proven_sandbox_plan::interpreter::choose_python(&declared, &self.python_images) {
             Some(choice) => (choice.image.clone(), Some(choice)),
             None => (self.image(language), None),
         }
@@ -354,7 +354,7 @@ impl SandboxConfig {
         if self.node_images.is_empty() {
             return self.image(Language::Node);
         }
-        let Some(range) = crate::deps::node_engines(src) else {
+        let Some(range) = proven_sandbox_plan::deps::node_engines(src) else {
             return self.image(Language::Node);
         };
         let mut candidates: Vec<(u32, &String)> = self
@@ -375,6 +375,19 @@ impl SandboxConfig {
             })
             .map(|(_, image)| (*image).clone())
             .unwrap_or_else(|| self.image(Language::Node))
+    }
+
+    /// What a dependency plan needs of this configuration: where a preparation may fetch
+    /// from, and how long a call may take.
+    pub fn plan_settings(&self) -> proven_sandbox_plan::deps::PlanSettings<'_> {
+        proven_sandbox_plan::deps::PlanSettings {
+            registries: &self.registries,
+            pip_index_url: self.pip_index_url.as_deref(),
+            npm_registry: self.npm_registry.as_deref(),
+            goproxy: &self.goproxy,
+            gosumdb: &self.gosumdb,
+            prepare_timeout: self.prepare_timeout,
+        }
     }
 
     /// The longest run a warm container waits for: a run asking for more starts cold.

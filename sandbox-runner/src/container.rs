@@ -18,9 +18,9 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use tokio::sync::watch;
 
-use crate::output::Capture;
 use crate::record::{KillReason, OutputRecord};
 use crate::{Language, Limits, OutputLimits, SandboxError};
+use proven_sandbox_plan::output::Capture;
 
 /// Every sandbox container carries this label (value "1"): the sweep looks for it.
 pub const LABEL: &str = "proven.sandbox";
@@ -578,19 +578,26 @@ async fn finish(
     })
 }
 
+/// A started container a run's command is executed in (a warm one of the pool).
+pub(crate) struct Started<'a> {
+    pub name: &'a str,
+    pub id: &'a str,
+    pub language: Language,
+}
+
 /// Runs the run's command in a started (pooled) container as an exec: the entry script,
 /// then the command, as the run's user, in /work, with the run's variables. The container
 /// is the run's alone; its limits, its network (none) and its mounts are the container's.
 pub(crate) async fn exec_run(
     docker: &Docker,
-    warm: &crate::pool::Warm,
+    started_container: Started<'_>,
     command: &[String],
     env: &[String],
     user: (u32, u32),
     timeout: Duration,
     limits: OutputLimits,
 ) -> Result<Execution, SandboxError> {
-    let name = warm.name.as_str();
+    let name = started_container.name;
     let mut cmd = vec![ENTRY.to_string()];
     cmd.extend(command.iter().cloned());
     let mut all_env = vec!["HOME=/tmp".to_string()];
@@ -630,8 +637,8 @@ pub(crate) async fn exec_run(
     };
     let watched = Watched {
         name,
-        id: &warm.id,
-        language: warm.language,
+        id: started_container.id,
+        language: started_container.language,
         timeout,
         output: limits,
         started,

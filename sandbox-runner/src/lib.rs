@@ -2,16 +2,16 @@
 //! containers (through bollard) with no network and no secrets, and every run leaves a
 //! record a reader can run again (DESIGN.md section 6).
 //!
-//! What this crate owns:
+//! What this crate owns (the Docker half; what a tree needs and what a run's output says
+//! are `proven-sandbox-plan`'s, re-exported here: [`language`], [`suite`], [`tally`],
+//! [`record`], [`proof`], [`written`]):
 //! - materialising a tree (base, change, or change plus a patch) from git objects into a
 //!   fresh directory per run, adding the test files ([`tree`]);
-//! - preparing dependencies before the no-network run, cached by the lock file's hash
-//!   ([`deps`]);
-//! - which Python a tree runs on, from its own declarations (`interpreter`);
+//! - preparing dependencies before the no-network run, in a preparation container, into
+//!   layers cached on disk by the plan's key ([`deps`]);
 //! - the container of one run: its hardening, limits, timeout, output cap, and removal
-//!   ([`container`]); the sweep of leftovers ([`sweep`]);
-//! - the record of a run and its outcome ([`record`]), and the proof rule over records
-//!   ([`proof`]); recording a job's result once ([`ledger`]);
+//!   ([`container`]); the warm pool (`pool`); the sweep of leftovers ([`sweep`]);
+//! - the run itself (`runner`), recording a job's result once ([`ledger`]);
 //! - the `proven sandbox` commands ([`command`]) and the local image build ([`images`]).
 //!
 //! Invariants:
@@ -42,33 +42,24 @@ pub mod config;
 pub mod container;
 pub mod deps;
 pub mod error;
-mod gopath;
 pub mod images;
-mod interpreter;
-pub mod language;
 pub mod ledger;
 pub mod metrics;
-mod output;
 mod pool;
-pub mod proof;
-pub mod record;
 mod runner;
-pub mod suite;
 pub mod sweep;
-pub mod tally;
-mod tools;
-mod tox;
 pub mod tree;
-pub mod written;
+
+// The pure half (planning a run, reading its output), re-exported under the paths callers
+// have always used.
+pub use proven_sandbox_plan::{language, proof, record, suite, tally, written};
 
 pub use config::{Forwarder, Limits, OutputLimits, SandboxConfig};
-pub use error::{RequestError, SandboxError};
-pub use language::{Language, Selection, TestRun};
+pub use error::SandboxError;
 pub use ledger::{FileLedger, LedgerError, Recorded, RunLedger};
-pub use proof::{NotProved, Proof, Side, prove};
-pub use record::{
-    DependencyRecord, InterpreterChoice, KillReason, NotPrepared, Outcome, RunKind, RunRecord,
+pub use proven_sandbox_plan::{
+    AddFile, DependencyRecord, Edit, InterpreterChoice, KillReason, Language, NotPrepared,
+    NotProved, Outcome, Proof, RequestError, RunKey, RunKind, RunRecord, Selection, Side,
+    TestCounts, TestRun, prove,
 };
-pub use runner::{Reproduction, RunKey, RunRequest, Sandbox};
-pub use tally::TestCounts;
-pub use tree::{AddFile, Edit};
+pub use runner::{Reproduction, RunRequest, Sandbox};

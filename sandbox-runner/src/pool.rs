@@ -252,7 +252,7 @@ impl Pool {
             mounts: key
                 .deps
                 .as_deref()
-                .map(|d| Mount::read_only(d, crate::deps::MOUNT))
+                .map(|d| Mount::read_only(d, proven_sandbox_plan::deps::MOUNT))
                 .into_iter()
                 .collect(),
             limits: self.config.limits_for(key.language),

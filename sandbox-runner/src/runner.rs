@@ -2,7 +2,7 @@
 //! tree, dependencies, container, record — plus the job-level wrappers (record once,
 //! reproduce a finding) and the sweep.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -18,65 +18,12 @@ use crate::record::{AppliedLimits, Ending, RunKind, classify};
 use crate::sweep::RunnerIdentity;
 use crate::tree::{self, TreeSpec};
 use crate::{
-    AddFile, Edit, Language, Outcome, Proof, Recorded, RequestError, RunLedger, RunRecord,
+    AddFile, Edit, Language, Outcome, Proof, Recorded, RequestError, RunKey, RunLedger, RunRecord,
     SandboxConfig, SandboxError,
 };
 
 /// Seconds bollard waits for a response's headers (streams then run as long as needed).
 const DOCKER_REQUEST_TIMEOUT_SECS: u64 = 120;
-
-/// The key of a run: a job id, or a fresh id. It names the container
-/// (`proven-sbx-<key>`), so a restarted runner finds the container of the job it was
-/// running, and it keys the ledger.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct RunKey(String);
-
-impl RunKey {
-    /// A key from a job id: 1-100 characters of `A-Z a-z 0-9 . _ -` (Docker's name rules,
-    /// and safe as a file name).
-    pub fn new(key: impl Into<String>) -> Result<RunKey, RequestError> {
-        let key = key.into();
-        let valid = !key.is_empty()
-            && key.len() <= 100
-            && key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-            && key.starts_with(|c: char| c.is_ascii_alphanumeric());
-        if valid {
-            Ok(RunKey(key))
-        } else {
-            Err(RequestError::InvalidKey { key })
-        }
-    }
-
-    /// A fresh key for a run that belongs to no job.
-    pub fn random() -> RunKey {
-        RunKey(uuid::Uuid::now_v7().simple().to_string())
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// A key for one of several runs of a job (`JOB-base-1`).
-    pub fn derive(&self, suffix: &str) -> Result<RunKey, RequestError> {
-        RunKey::new(format!("{}-{suffix}", self.0))
-    }
-}
-
-impl TryFrom<String> for RunKey {
-    type Error = RequestError;
-    fn try_from(value: String) -> Result<Self, Self::Error> {
-        RunKey::new(value)
-    }
-}
-
-impl From<RunKey> for String {
-    fn from(key: RunKey) -> String {
-        key.0
-    }
-}
 
 /// One command on one tree.
 #[derive(Debug, Clone)]
@@ -368,11 +315,9 @@ impl Sandbox {
         .await
     }
 
-    async fn run_in_slot(
-        &self,
-        key: &RunKey,
-        request: &RunRequest,
-    ) -> Result<RunRecord, SandboxError> {
+    /// The request's tree, written from git objects into a fresh directory (off the async
+    /// workers: git2 and file writes block).
+    async fn materialise(&self, request: &RunRequest) -> Result<tree::Materialised, SandboxError> {
         let config = &self.config;
         let work_dir = config.work_dir.clone();
         let (repository, revision) = (request.repository.clone(), request.revision.clone());
@@ -381,8 +326,7 @@ impl Sandbox {
         let limits = config.limits_for(request.language);
         let scratch_bytes = limits.scratch_bytes.max(0) as u64;
         let owner_tag = self.runner.tag();
-        // git2 and file writes block: off the async workers.
-        let materialised = tokio::task::spawn_blocking(move || {
+        tokio::task::spawn_blocking(move || {
             tree::materialise(
                 &work_dir,
                 &owner_tag,
@@ -401,7 +345,110 @@ impl Sandbox {
             action: "materialise the tree in",
             path: config.work_dir.clone(),
             source: std::io::Error::other(e),
-        })??;
+        })?
+    }
+
+    /// Runs the command: in a warm container of the pool when one is ready for it (the tree
+    /// moves in, the command runs as its one exec, the container goes), else in a container
+    /// of its own; whether it was a warm one.
+    async fn launch(
+        &self,
+        launch: Launch<'_>,
+    ) -> Result<(container::Execution, bool), SandboxError> {
+        let config = &self.config;
+        let pool_key = crate::pool::PoolKey {
+            image: launch.image.to_string(),
+            language: launch.language,
+            deps: launch.deps_dir.map(Path::to_path_buf),
+            env: launch.deps_env.clone(),
+        };
+        let warm = match &self.pool {
+            Some(pool) if launch.timeout <= config.max_run_timeout() => {
+                pool.take(&pool_key, launch.name).await
+            }
+            _ => None,
+        };
+        let pooled = warm.is_some();
+        if self.pool.is_some() {
+            metrics::counter!(crate::metrics::POOL_TAKES_TOTAL, "result" => if pooled { "warm" } else { "cold" })
+            .increment(1);
+        }
+        let execution = match warm {
+            // A warm container: the tree moves in, the command runs as its one exec,
+            // and the container goes.
+            Some(warm) => {
+                let (from, into) = (launch.src.to_path_buf(), warm.dir.path().to_path_buf());
+                let moved =
+                    tokio::task::spawn_blocking(move || crate::pool::move_tree(&from, &into))
+                        .await
+                        .map_err(|e| SandboxError::Io {
+                            action: "move the tree into",
+                            path: warm.dir.path().to_path_buf(),
+                            source: std::io::Error::other(e),
+                        });
+                let execution = match moved {
+                    Ok(Ok(())) => {
+                        container::exec_run(
+                            &self.docker,
+                            container::Started {
+                                name: &warm.name,
+                                id: &warm.id,
+                                language: warm.language,
+                            },
+                            &launch.command,
+                            &launch.run_env,
+                            config.user,
+                            launch.timeout,
+                            config.output,
+                        )
+                        .await
+                    }
+                    Ok(Err(e)) | Err(e) => Err(e),
+                };
+                if let Some(pool) = &self.pool {
+                    pool.retire(warm, pool_key.clone());
+                }
+                execution?
+            }
+            None => {
+                let spec = ContainerSpec {
+                    name: launch.name.to_string(),
+                    key: launch.key.as_str().to_string(),
+                    runner: self.runner.label(),
+                    language: launch.language,
+                    image: launch.image.to_string(),
+                    command: launch.command,
+                    env: launch.deps_env.into_iter().chain(launch.run_env).collect(),
+                    src: launch.src,
+                    mounts: launch
+                        .deps_dir
+                        .map(|d| container::Mount::read_only(d, crate::deps::MOUNT))
+                        .into_iter()
+                        .collect(),
+                    limits: launch.limits,
+                    user: config.user,
+                    timeout: launch.timeout,
+                    output: config.output,
+                };
+                let execution = container::execute(&self.docker, spec).await;
+                // The next run of this key (the other side, the second run) finds one warm.
+                if let Some(pool) = &self.pool {
+                    pool.refill(pool_key.clone());
+                }
+                execution?
+            }
+        };
+        Ok((execution, pooled))
+    }
+
+    async fn run_in_slot(
+        &self,
+        key: &RunKey,
+        request: &RunRequest,
+    ) -> Result<RunRecord, SandboxError> {
+        let config = &self.config;
+        let limits = config.limits_for(request.language);
+        let materialised = self.materialise(request).await?;
         let src = materialised.src();
         let result = async {
             let (image, interpreter) = {
@@ -433,7 +480,7 @@ impl Sandbox {
             let test_tools = match &prepared {
                 Some(p) => {
                     let (dir, language) = (p.dir.clone(), request.language);
-                    tokio::task::spawn_blocking(move || crate::tools::prepared(language, &dir))
+                    tokio::task::spawn_blocking(move || proven_sandbox_plan::tools::prepared(language, &dir))
                         .await
                         .unwrap_or_default()
                 }
@@ -448,112 +495,25 @@ impl Sandbox {
                 .collect();
             let mut setup = Vec::new();
             let mut command = request.command.clone();
-            if request.language == Language::Go
-                && crate::language::go_before_modules(&src)
-                && !request.env.iter().any(|(k, _)| k == "GO111MODULE")
-            {
-                // As the project's CI ran it: module mode finds no main module here.
-                run_env.push("GO111MODULE=off".into());
-                setup.push(
-                    "no go.mod: a Go package from before modules, run in GOPATH mode (GO111MODULE=off)"
-                        .into(),
-                );
-                // Its packages import one another by its import path: run from there.
-                let (from, repository) = (src.clone(), request.repository.clone());
-                let found = tokio::task::spawn_blocking(move || {
-                    let origin = crate::gopath::origin(&repository);
-                    crate::gopath::import_path(&from, origin.as_deref())
-                })
-                .await
-                .ok()
-                .flatten();
-                if let Some(path) = found {
-                    command = crate::gopath::wrap(&command, &path);
-                    setup.push(format!(
-                        "laid out at $GOPATH/src/{} (its import path, from {})",
-                        path.path, path.from
-                    ));
-                }
+            if request.language == Language::Go {
+                before_modules(request, &src, &mut run_env, &mut setup, &mut command).await;
             }
-            let pool_key = crate::pool::PoolKey {
-                image: image.clone(),
-                language: request.language,
-                deps: prepared.as_ref().map(|p| p.dir.clone()),
-                env: deps_env.clone(),
-            };
             let name = container::container_name(key.as_str());
-            let warm = match &self.pool {
-                Some(pool) if timeout <= config.max_run_timeout() => {
-                    pool.take(&pool_key, &name).await
-                }
-                _ => None,
-            };
-            let pooled = warm.is_some();
-            if self.pool.is_some() {
-                metrics::counter!(crate::metrics::POOL_TAKES_TOTAL, "result" => if pooled { "warm" } else { "cold" })
-                    .increment(1);
-            }
-            let execution = match warm {
-                // A warm container: the tree moves in, the command runs as its one exec,
-                // and the container goes.
-                Some(warm) => {
-                    let (from, into) = (src.clone(), warm.dir.path().to_path_buf());
-                    let moved =
-                        tokio::task::spawn_blocking(move || crate::pool::move_tree(&from, &into))
-                            .await
-                            .map_err(|e| SandboxError::Io {
-                                action: "move the tree into",
-                                path: warm.dir.path().to_path_buf(),
-                                source: std::io::Error::other(e),
-                            });
-                    let execution = match moved {
-                        Ok(Ok(())) => {
-                            container::exec_run(
-                                &self.docker,
-                                &warm,
-                                &command,
-                                &run_env,
-                                config.user,
-                                timeout,
-                                config.output,
-                            )
-                            .await
-                        }
-                        Ok(Err(e)) | Err(e) => Err(e),
-                    };
-                    if let Some(pool) = &self.pool {
-                        pool.retire(warm, pool_key.clone());
-                    }
-                    execution?
-                }
-                None => {
-                    let spec = ContainerSpec {
-                        name: name.clone(),
-                        key: key.as_str().to_string(),
-                        runner: self.runner.label(),
-                        language: request.language,
-                        image: image.clone(),
-                        command: command.clone(),
-                        env: deps_env.into_iter().chain(run_env).collect(),
-                        src: &src,
-                        mounts: prepared
-                            .as_ref()
-                            .map(|p| container::Mount::read_only(&p.dir, crate::deps::MOUNT))
-                            .into_iter()
-                            .collect(),
-                        limits,
-                        user: config.user,
-                        timeout,
-                        output: config.output,
-                    };
-                    let execution = container::execute(&self.docker, spec).await;
-                    // The next run of this key (the other side, the second run) finds one warm.
-                    if let Some(pool) = &self.pool {
-                        pool.refill(pool_key.clone());
-                    }
-                    execution?
-                }
-            };
+            let (execution, pooled) = self
+                .launch(Launch {
+                    key,
+                    name: &name,
+                    language: request.language,
+                    image: &image,
+                    command,
+                    run_env,
+                    deps_env,
+                    src: &src,
+                    deps_dir: prepared.as_ref().map(|p| p.dir.as_path()),
+                    limits,
+                    timeout,
+                })
+                .await?;
             metrics::histogram!(crate::metrics::RUN_DURATION_SECONDS, "language" => request.language.as_str())
                 .record(execution.duration.as_secs_f64());
             let outcome = classify(
@@ -731,21 +691,55 @@ impl Drop for SlotGuard {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// What a run's container is started with.
+struct Launch<'a> {
+    key: &'a RunKey,
+    name: &'a str,
+    language: Language,
+    image: &'a str,
+    command: Vec<String>,
+    run_env: Vec<String>,
+    deps_env: Vec<String>,
+    src: &'a Path,
+    /// The prepared dependencies, mounted read-only.
+    deps_dir: Option<&'a Path>,
+    limits: crate::Limits,
+    timeout: Duration,
+}
 
-    #[test]
-    fn run_keys_follow_docker_name_rules() {
-        assert!(RunKey::new("job-42.attempt_1").is_ok());
-        for bad in ["", "-x", "a/b", "a b", "ä", &"x".repeat(101)] {
-            assert!(RunKey::new(bad).is_err(), "{bad:?}");
-        }
-        let key = RunKey::random();
-        assert!(RunKey::new(key.as_str()).is_ok());
-        assert_eq!(
-            RunKey::new("job").and_then(|k| k.derive("base-1")).ok(),
-            RunKey::new("job-base-1").ok()
-        );
+/// Go: a package from before modules (no go.mod) runs as its CI ran it, in GOPATH mode and
+/// from its import path under `$GOPATH/src`; both said in the record's setup.
+async fn before_modules(
+    request: &RunRequest,
+    src: &Path,
+    run_env: &mut Vec<String>,
+    setup: &mut Vec<String>,
+    command: &mut Vec<String>,
+) {
+    if !proven_sandbox_plan::language::go_before_modules(src)
+        || request.env.iter().any(|(k, _)| k == "GO111MODULE")
+    {
+        return;
+    }
+    // As the project's CI ran it: module mode finds no main module here.
+    run_env.push("GO111MODULE=off".into());
+    setup.push(
+        "no go.mod: a Go package from before modules, run in GOPATH mode (GO111MODULE=off)".into(),
+    );
+    // Its packages import one another by its import path: run from there.
+    let (from, repository) = (src.to_path_buf(), request.repository.clone());
+    let found = tokio::task::spawn_blocking(move || {
+        let origin = crate::tree::origin(&repository);
+        proven_sandbox_plan::gopath::import_path(&from, origin.as_deref())
+    })
+    .await
+    .ok()
+    .flatten();
+    if let Some(path) = found {
+        *command = proven_sandbox_plan::gopath::wrap(command, &path);
+        setup.push(format!(
+            "laid out at $GOPATH/src/{} (its import path, from {})",
+            path.path, path.from
+        ));
     }
 }

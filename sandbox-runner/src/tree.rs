@@ -9,55 +9,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use git2::{ObjectType, Oid, Repository};
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::language::is_test_path;
+use proven_sandbox_plan::language::is_test_path;
+pub use proven_sandbox_plan::tree::{AddFile, Edit, FileDigest, TreeRecord, patch_digest};
+
 use crate::{RequestError, SandboxError};
-
-/// One edit of a patch: in `path`, the text `old_text` (present exactly once) becomes
-/// `new_text`. A patch is data, never a command.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Edit {
-    pub path: String,
-    pub old_text: String,
-    pub new_text: String,
-}
-
-/// A file added to the tree before the run (the Prover's test).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AddFile {
-    /// Where, relative to the tree's root.
-    pub path: String,
-    pub contents: Vec<u8>,
-}
-
-/// What a reader needs to rebuild the tree of a run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TreeRecord {
-    pub repository: String,
-    /// The revision as requested.
-    pub revision: String,
-    /// The commit it resolved to.
-    pub commit: String,
-    /// SHA-256 of the patch's edits (see [`patch_digest`]), when there was a patch.
-    pub patch_sha256: Option<String>,
-    pub added_files: Vec<FileDigest>,
-    /// Tree entries not materialised: submodules, and symlinks whose target leaves the tree.
-    pub left_out: Vec<String>,
-    /// Files and directories whose objects are not in the object store (a partial clone,
-    /// a mirror without its largest files): left out by name and the run goes on, since
-    /// its tests may never read them (a test that does fails on its own, and this names why).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub missing: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileDigest {
-    pub path: String,
-    pub bytes: u64,
-    pub sha256: String,
-}
 
 /// A tree on disk: `dir/src` holds the files; the directory is deleted on drop.
 pub(crate) struct Materialised {
@@ -195,17 +152,12 @@ pub(crate) fn materialise(
     })
 }
 
-/// SHA-256 over the edits in order (path, old text, new text, each length-prefixed), so
-/// a reader can check that a record's patch is the one they hold.
-pub fn patch_digest(patch: &[Edit]) -> String {
-    let mut hasher = Sha256::new();
-    for edit in patch {
-        for part in [&edit.path, &edit.old_text, &edit.new_text] {
-            hasher.update((part.len() as u64).to_le_bytes());
-            hasher.update(part.as_bytes());
-        }
-    }
-    hex::encode(hasher.finalize())
+/// The repository's `origin` URL, when it has one: what says a Go tree's import path
+/// when the tree itself does not ([`proven_sandbox_plan::gopath::import_path`]).
+pub(crate) fn origin(repository: &Path) -> Option<String> {
+    let repo = git2::Repository::open(repository).ok()?;
+    let remote = repo.find_remote("origin").ok()?;
+    remote.url().ok().map(str::to_string)
 }
 
 struct TreeWriter<'r> {

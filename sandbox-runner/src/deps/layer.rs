@@ -165,6 +165,25 @@ pub(crate) fn hash(dir: &Path) -> std::io::Result<Hashed> {
 }
 
 /// Seals a layer in place (hashes it now).
+/// Removes a directory the container's user may have made unwritable to its owner.
+pub(crate) fn remove_tree(path: &Path) {
+    if fs::remove_dir_all(path).is_ok() {
+        return;
+    }
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        if let Ok(meta) = fs::symlink_metadata(&p)
+            && meta.is_dir()
+        {
+            let _ = fs::set_permissions(&p, fs::Permissions::from_mode(0o755));
+            for entry in fs::read_dir(&p).into_iter().flatten().flatten() {
+                stack.push(entry.path());
+            }
+        }
+    }
+    let _ = fs::remove_dir_all(path);
+}
+
 #[cfg(test)]
 pub(crate) fn seal(dir: &Path) -> Result<u64, SandboxError> {
     let hashed = hash(dir).map_err(SandboxError::io("hash the prepared layer", dir))?;
@@ -282,7 +301,7 @@ pub(crate) fn remove_layer(dir: &Path) {
     // Renamed first: a reader never sees half a layer under its name.
     let doomed = side(dir, &format!(".removing-{}", uuid::Uuid::now_v7().simple()));
     if fs::rename(dir, &doomed).is_ok() {
-        super::remove_tree(&doomed);
+        remove_tree(&doomed);
     }
     for suffix in [DIGEST_SUFFIX, USED_SUFFIX] {
         let _ = fs::remove_file(side(dir, suffix));

@@ -25,6 +25,7 @@ mod gemfile;
 mod gomod;
 mod gradle;
 mod npm;
+pub mod pins;
 mod pipfile;
 mod pnpm;
 mod poetry;

@@ -11,6 +11,7 @@ use proven_domain::{Dependency, DependencyKind, Ecosystem, Origin};
 use crate::Ctx;
 use crate::collect::Deps;
 use crate::error::ReadError;
+use crate::pins::{Elsewhere, Pin, Pins};
 use crate::text::{JsonLines, LineIndex, Seg, Shape, TomlShape, parse_json, parse_toml};
 
 pub(crate) fn read(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, ReadError> {
@@ -116,6 +117,38 @@ fn sibling_pipfile(ctx: &mut Ctx<'_>) -> Option<HashMap<String, bool>> {
             None
         }
     }
+}
+
+/// Pipfile.lock for a project's tests: every package of both sections, at its version.
+pub fn lock_pins(text: &str) -> Pins {
+    let mut pins = Pins::default();
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) else {
+        return pins;
+    };
+    for section in ["default", "develop"] {
+        if let Some(packages) = doc[section].as_object() {
+            for (name, entry) in packages {
+                let source = format!("Pipfile.lock {section}");
+                if entry.get("git").is_some()
+                    || entry.get("path").is_some()
+                    || entry.get("file").is_some()
+                {
+                    pins.elsewhere.push(Elsewhere {
+                        what: name.clone(),
+                        source,
+                        reason: "a git, path or file dependency fetches from elsewhere".into(),
+                    });
+                    continue;
+                }
+                let spec = match entry["version"].as_str() {
+                    Some(v) => format!("{name}{v}"),
+                    None => name.clone(),
+                };
+                pins.pinned.push(Pin { spec, source });
+            }
+        }
+    }
+    pins
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use proven_domain::{Dependency, DependencyKind, Ecosystem, Origin};
 use crate::Ctx;
 use crate::collect::Deps;
 use crate::error::{ReadError, ReadErrorKind};
+use crate::pins::{Elsewhere, Pin, Pins};
 use crate::requirements::parse_requirement;
 use crate::text::{LineIndex, TomlDoc, TomlShape, TomlValue, parse_toml, toml_str, toml_table};
 
@@ -280,6 +281,63 @@ pub(crate) fn read_pyproject(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Depend
         ));
     }
     Ok(deps.into_vec())
+}
+
+/// poetry.lock: every `[[package]]` with a registry source, pinned.
+pub fn lock_pins(text: &str, file: &str) -> Pins {
+    let mut pins = Pins::default();
+    let Ok(doc) = text.parse::<toml::Table>() else {
+        return pins;
+    };
+    for package in doc
+        .get("package")
+        .and_then(|p| p.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let (Some(name), Some(version)) = (
+            package.get("name").and_then(|n| n.as_str()),
+            package.get("version").and_then(|v| v.as_str()),
+        ) else {
+            continue;
+        };
+        let source = package.get("source");
+        // uv: the project itself is `source = { editable = "." }` / `{ virtual = "." }`.
+        if let Some(s) = source.and_then(|s| s.as_table()) {
+            if s.contains_key("editable") || s.contains_key("virtual") {
+                pins.project = true;
+                continue;
+            }
+            if s.contains_key("git")
+                || s.contains_key("path")
+                || s.contains_key("directory")
+                || s.contains_key("url")
+            {
+                pins.elsewhere.push(Elsewhere {
+                    what: name.to_string(),
+                    source: file.into(),
+                    reason: "a git, path or URL package fetches from elsewhere".into(),
+                });
+                continue;
+            }
+            // poetry: `[package.source] type = "git" | "directory" | "file" | "url"`
+            if let Some(kind) = s.get("type").and_then(|t| t.as_str())
+                && kind != "legacy"
+            {
+                pins.elsewhere.push(Elsewhere {
+                    what: name.to_string(),
+                    source: file.into(),
+                    reason: format!("a {kind} package fetches from elsewhere"),
+                });
+                continue;
+            }
+        }
+        pins.pinned.push(Pin {
+            spec: format!("{name}=={version}"),
+            source: file.into(),
+        });
+    }
+    pins
 }
 
 #[cfg(test)]

@@ -218,7 +218,7 @@ impl Outcome {
 
 /// How a container ended, as the runner saw it.
 #[derive(Debug, Clone)]
-pub(crate) struct Ending {
+pub struct Ending {
     pub exit_code: Option<i64>,
     pub killed: Option<KillReason>,
     pub pids_limit_reached: bool,
@@ -254,10 +254,10 @@ const GO_NEEDS_NEWER: &str = "requires go >=";
 const GO_NOTE_NEEDS: &str = "note: module requires Go";
 const RUST_NEEDS_NEWER: &str = "cannot be built because it requires rustc";
 /// Printed by proven-entry when it cannot copy the tree or the dependencies' settings.
-pub(crate) const ENTRY_FAILED: &str = "proven-entry: cannot set the run up";
+pub const ENTRY_FAILED: &str = "proven-entry: cannot set the run up";
 
 /// The strings a language's classification looks for in the output.
-pub(crate) fn markers(language: Language) -> &'static [&'static str] {
+pub fn markers(language: Language) -> &'static [&'static str] {
     match language {
         Language::Python => &[
             PYTEST_ERROR_COLLECTING,
@@ -299,41 +299,12 @@ pub(crate) fn markers(language: Language) -> &'static [&'static str] {
 /// The outcome of a run from how it ended, by the conventions of the language's test
 /// runner. Conservative: when in doubt a failure is an environment error, because a false
 /// `TestFailed` on the change would be a false proof.
-pub(crate) fn classify(language: Language, ending: &Ending) -> Outcome {
+pub fn classify(language: Language, ending: &Ending) -> Outcome {
     let env = |reason: String| Outcome::EnvironmentError { reason };
-    if let Some(killed) = ending.killed {
-        return env(match killed {
-            KillReason::Timeout => "killed at the timeout".into(),
-            KillReason::OutOfMemory => "killed at the memory limit".into(),
-            KillReason::OutputLimit => "killed at the output limit".into(),
-        });
-    }
-    if ending.pids_limit_reached {
-        return env("reached the pids limit".into());
+    if let Some(outcome) = ended_before_the_tests(language, ending) {
+        return outcome;
     }
     let saw = |marker: &str| ending.markers.contains(&marker);
-    // Whatever the exit code: a run that could not write (a full scratch space), that the
-    // entry script could not set up, or whose output was not read to its end says nothing
-    // about the code.
-    if saw(ENTRY_FAILED) {
-        return env("the run could not be set up (the tree or the dependencies did not fit the scratch space)".into());
-    }
-    if saw(ENOSPC) || saw(ENOSPC_PYTHON) || (language == Language::Node && saw(ENOSPC_NODE)) {
-        return env("the scratch space is full (ENOSPC)".into());
-    }
-    if ending.stream_broken {
-        return env("the output stream broke: the runner's whole output was not read".into());
-    }
-    if saw(RUST_NEEDS_NEWER) {
-        return env(
-            "the project needs a newer Rust than the sandbox's image has (rust-version)".into(),
-        );
-    }
-    if ending.exit_code != Some(0) && (saw(GO_NEEDS_NEWER) || saw(GO_NOTE_NEEDS)) {
-        return env(
-            "the module needs a newer Go than the sandbox's image has (its go directive)".into(),
-        );
-    }
     let Some(code) = ending.exit_code else {
         return env("Docker reported no exit code".into());
     };
@@ -367,7 +338,62 @@ pub(crate) fn classify(language: Language, ending: &Ending) -> Outcome {
         )),
         (other, _) => other,
     };
-    reported_failure(match language {
+    reported_failure(by_exit_code(language, code, tests, &saw))
+}
+
+/// What ends a run before its tests say anything, whatever its exit code: a kill, a
+/// limit, a run that could not be set up or write, a broken output stream, a toolchain
+/// older than the project needs. None when the run got as far as its tests.
+fn ended_before_the_tests(language: Language, ending: &Ending) -> Option<Outcome> {
+    let env = |reason: String| Outcome::EnvironmentError { reason };
+    if let Some(killed) = ending.killed {
+        return Some(env(match killed {
+            KillReason::Timeout => "killed at the timeout".into(),
+            KillReason::OutOfMemory => "killed at the memory limit".into(),
+            KillReason::OutputLimit => "killed at the output limit".into(),
+        }));
+    }
+    if ending.pids_limit_reached {
+        return Some(env("reached the pids limit".into()));
+    }
+    let saw = |marker: &str| ending.markers.contains(&marker);
+    // Whatever the exit code: a run that could not write (a full scratch space), that the
+    // entry script could not set up, or whose output was not read to its end says nothing
+    // about the code.
+    if saw(ENTRY_FAILED) {
+        return Some(env("the run could not be set up (the tree or the dependencies did not fit the scratch space)".into()));
+    }
+    if saw(ENOSPC) || saw(ENOSPC_PYTHON) || (language == Language::Node && saw(ENOSPC_NODE)) {
+        return Some(env("the scratch space is full (ENOSPC)".into()));
+    }
+    if ending.stream_broken {
+        return Some(env(
+            "the output stream broke: the runner's whole output was not read".into(),
+        ));
+    }
+    if saw(RUST_NEEDS_NEWER) {
+        return Some(env(
+            "the project needs a newer Rust than the sandbox's image has (rust-version)".into(),
+        ));
+    }
+    if ending.exit_code != Some(0) && (saw(GO_NEEDS_NEWER) || saw(GO_NOTE_NEEDS)) {
+        return Some(env(
+            "the module needs a newer Go than the sandbox's image has (its go directive)".into(),
+        ));
+    }
+    None
+}
+
+/// What a non-zero exit means by the conventions of the language's test runner (before
+/// the runner's own summary is checked).
+fn by_exit_code(
+    language: Language,
+    code: i64,
+    tests: Option<TestCounts>,
+    saw: &dyn Fn(&str) -> bool,
+) -> Outcome {
+    let env = |reason: String| Outcome::EnvironmentError { reason };
+    match language {
         // pytest: 1 = tests failed; 2 = interrupted (collection errors); 3 internal
         // error; 4 usage error; 5 no tests collected.
         Language::Python => match code {
@@ -433,7 +459,7 @@ pub(crate) fn classify(language: Language, ending: &Ending) -> Outcome {
                 env(format!("exit {code} without a failing go test"))
             }
         }
-    })
+    }
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ fn show((major, minor): (u32, u32)) -> String {
 ///   image (it misses the least of what has been removed since, `collections.Iterable`).
 ///   A project naming only Python 2 has no image near it.
 /// - When it names none, the newest image its bounds allow.
-pub(crate) fn choose_python(
+pub fn choose_python(
     declared: &[(String, String)],
     images: &[(String, String)],
 ) -> Option<InterpreterChoice> {
@@ -47,7 +47,7 @@ pub(crate) fn choose_python(
     images.sort();
     let (named, bounds): (Vec<_>, Vec<_>) = declared
         .iter()
-        .partition(|(_, source)| crate::deps::python::names_pythons(source));
+        .partition(|(_, source)| crate::python::names_pythons(source));
     let bounds: Vec<(&String, proven_version::pypi::SpecifierSet)> = bounds
         .into_iter()
         .filter_map(|(spec, source)| {
@@ -57,27 +57,10 @@ pub(crate) fn choose_python(
             ))
         })
         .collect();
-    let allowed = |v: (u32, u32)| {
-        bounds
-            .iter()
-            .all(|(_, set)| set.contains(&show(v), Some(true), None))
-    };
-    let bounds_said = || {
-        let said: Vec<String> = declared
-            .iter()
-            .filter(|(_, source)| !crate::deps::python::names_pythons(source))
-            .map(|(spec, source)| format!("{source} {spec}"))
-            .collect();
-        if said.is_empty() {
-            String::new()
-        } else {
-            format!("; {} allows it", said.join(", "))
-        }
-    };
-    let choice = |v: (u32, u32), image: &String, because: String| InterpreterChoice {
-        version: show(v),
-        image: image.clone(),
-        because,
+    let candidates = Candidates {
+        declared,
+        images,
+        bounds,
     };
     let mut names: Vec<((u32, u32), &String)> = named
         .iter()
@@ -86,10 +69,52 @@ pub(crate) fn choose_python(
     // By version, each version's sources in the order they were read.
     names.sort_by_key(|(v, _)| *v);
     if !names.is_empty() {
-        if let Some((v, image)) = images
+        return candidates.nearest_named(&names);
+    }
+    if candidates.bounds.is_empty() {
+        return None;
+    }
+    candidates.newest_allowed()
+}
+
+/// The images to choose among, and what the project's bounds allow.
+struct Candidates<'a> {
+    declared: &'a [(String, String)],
+    /// By version, oldest first.
+    images: Vec<((u32, u32), &'a String)>,
+    bounds: Vec<(&'a String, proven_version::pypi::SpecifierSet)>,
+}
+
+impl Candidates<'_> {
+    fn allowed(&self, v: (u32, u32)) -> bool {
+        self.bounds
+            .iter()
+            .all(|(_, set)| set.contains(&show(v), Some(true), None))
+    }
+
+    fn bounds_said(&self) -> String {
+        let said: Vec<String> = self
+            .declared
+            .iter()
+            .filter(|(_, source)| !crate::python::names_pythons(source))
+            .map(|(spec, source)| format!("{source} {spec}"))
+            .collect();
+        if said.is_empty() {
+            String::new()
+        } else {
+            format!("; {} allows it", said.join(", "))
+        }
+    }
+
+    /// The project names versions (`names`, by version): the newest named one an image has
+    /// and the bounds allow, else the nearest image below the newest named, else (names
+    /// only of Pythons 3 older than every image) the oldest image.
+    fn nearest_named(&self, names: &[((u32, u32), &String)]) -> Option<InterpreterChoice> {
+        if let Some((v, image)) = self
+            .images
             .iter()
             .rev()
-            .find(|(v, _)| allowed(*v) && names.iter().any(|(n, _)| n == v))
+            .find(|(v, _)| self.allowed(*v) && names.iter().any(|(n, _)| n == v))
         {
             let mut sources: Vec<&str> = Vec::new();
             for (_, source) in names.iter().filter(|(n, _)| n == v) {
@@ -104,16 +129,17 @@ pub(crate) fn choose_python(
                     "the newest Python the project names that the sandbox has: {} ({}){}",
                     show(*v),
                     sources.join(", "),
-                    bounds_said()
+                    self.bounds_said()
                 ),
             ));
         }
         let newest_named = names.last().map(|(v, _)| *v)?;
         let newest_source = names.last().map(|(_, s)| s.as_str()).unwrap_or_default();
-        if let Some((v, image)) = images
+        if let Some((v, image)) = self
+            .images
             .iter()
             .rev()
-            .find(|(v, _)| allowed(*v) && *v <= newest_named)
+            .find(|(v, _)| self.allowed(*v) && *v <= newest_named)
         {
             return Some(choice(
                 *v,
@@ -121,12 +147,12 @@ pub(crate) fn choose_python(
                 format!(
                     "the project names Python up to {} ({newest_source}), which the sandbox has no image of: the newest image below it{}",
                     show(newest_named),
-                    bounds_said()
+                    self.bounds_said()
                 ),
             ));
         }
-        let oldest = images.iter().find(|(v, _)| allowed(*v));
-        return match oldest {
+        let oldest = self.images.iter().find(|(v, _)| self.allowed(*v));
+        match oldest {
             Some((v, image)) if newest_named.0 == 3 && newest_named < *v => Some(choice(
                 *v,
                 image,
@@ -136,30 +162,40 @@ pub(crate) fn choose_python(
                 ),
             )),
             _ => None,
-        };
+        }
     }
-    if bounds.is_empty() {
-        return None;
+
+    /// The project names no version: the newest image its bounds allow.
+    fn newest_allowed(&self) -> Option<InterpreterChoice> {
+        self.images
+            .iter()
+            .rev()
+            .find(|(v, _)| self.allowed(*v))
+            .map(|(v, image)| {
+                let said: Vec<String> = self
+                    .declared
+                    .iter()
+                    .map(|(spec, source)| format!("{source} {spec}"))
+                    .collect();
+                choice(
+                    *v,
+                    image,
+                    format!(
+                        "the newest Python the sandbox has that the project allows: {} ({})",
+                        show(*v),
+                        said.join(", ")
+                    ),
+                )
+            })
     }
-    images
-        .iter()
-        .rev()
-        .find(|(v, _)| allowed(*v))
-        .map(|(v, image)| {
-            let said: Vec<String> = declared
-                .iter()
-                .map(|(spec, source)| format!("{source} {spec}"))
-                .collect();
-            choice(
-                *v,
-                image,
-                format!(
-                    "the newest Python the sandbox has that the project allows: {} ({})",
-                    show(*v),
-                    said.join(", ")
-                ),
-            )
-        })
+}
+
+fn choice(v: (u32, u32), image: &str, because: String) -> InterpreterChoice {
+    InterpreterChoice {
+        version: show(v),
+        image: image.to_string(),
+        because,
+    }
 }
 
 #[cfg(test)]

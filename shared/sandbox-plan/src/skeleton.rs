@@ -20,7 +20,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::SandboxError;
+use crate::FileError;
 
 const MAIN: &str = "fn main() {}\n";
 
@@ -29,13 +29,13 @@ const MAIN: &str = "fn main() {}\n";
 /// each Cargo package. Without stubs (Python), the declaration files alone: the
 /// preparation reads its plan, never the tree, and a requirement cannot name a file of the
 /// tree it would build (an archive's name, a directory) that is not one of them.
-pub(crate) fn write(
+pub fn write(
     src: &Path,
     manifests: &[(String, Vec<u8>)],
     dest: &Path,
     stubs_too: bool,
-) -> Result<(), SandboxError> {
-    fs::create_dir_all(dest).map_err(SandboxError::io("create", dest))?;
+) -> Result<(), FileError> {
+    fs::create_dir_all(dest).map_err(FileError::io("create", dest))?;
     for (rel, bytes) in manifests {
         let relative = Path::new(rel);
         if relative.is_absolute()
@@ -49,9 +49,9 @@ pub(crate) fn write(
         }
         let path = dest.join(rel);
         if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(SandboxError::io("create", parent))?;
+            fs::create_dir_all(parent).map_err(FileError::io("create", parent))?;
         }
-        fs::write(&path, bytes).map_err(SandboxError::io("write", &path))?;
+        fs::write(&path, bytes).map_err(FileError::io("write", &path))?;
         if !stubs_too || !rel.ends_with("Cargo.toml") {
             continue;
         }
@@ -65,10 +65,10 @@ pub(crate) fn write(
                 continue;
             }
             if let Some(parent) = path.parent() {
-                fs::create_dir_all(parent).map_err(SandboxError::io("create", parent))?;
+                fs::create_dir_all(parent).map_err(FileError::io("create", parent))?;
             }
             if !path.exists() {
-                fs::write(&path, contents).map_err(SandboxError::io("write", &path))?;
+                fs::write(&path, contents).map_err(FileError::io("write", &path))?;
             }
         }
     }

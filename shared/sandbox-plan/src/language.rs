@@ -446,7 +446,7 @@ pub fn declares_test(language: Language, source: &str, name: &str) -> bool {
 /// followed through a link). Module mode finds no main module there, so its tests run in
 /// GOPATH mode, as the project's CI ran them; a tree with a go.mod (or a link named so)
 /// runs in module mode.
-pub(crate) fn go_before_modules(src: &std::path::Path) -> bool {
+pub fn go_before_modules(src: &std::path::Path) -> bool {
     std::fs::symlink_metadata(src.join("go.mod")).is_err()
 }
 

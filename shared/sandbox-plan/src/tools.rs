@@ -38,7 +38,7 @@ const NODE_TOOLS: &[&str] = &[
 ];
 
 /// The test tools of a prepared environment, in words, the interpreter first.
-pub(crate) fn prepared(language: Language, dir: &Path) -> Vec<String> {
+pub fn prepared(language: Language, dir: &Path) -> Vec<String> {
     match language {
         Language::Python => python(dir),
         Language::Node => node(dir),

@@ -345,15 +345,15 @@ fn own_runner(
     (command, Some(Selector { prefix, runner }))
 }
 
-/// One wrapped command line as the sandbox runs it, when it runs a Python test runner:
-/// pytest, unittest, nose (`coverage run` around any of them), `setup.py test` (the runner
-/// its setup.py or setup.cfg names), or the project's own runner (`python -m
-/// tornado.test.runtests`, `coverage run test/runtests.py`, when `read` finds it in the
-/// tree), without the interpreter's options, with tox's substitutions made.
-fn python_command(
-    line: &str,
-    read: &dyn Fn(&str) -> Option<String>,
-) -> Option<(Vec<String>, Option<Selector>)> {
+/// A Python interpreter's name.
+fn is_interpreter(s: &str) -> bool {
+    s == "python" || s == "python3" || s.starts_with("python3.") || s == "pypy3"
+}
+
+/// The words of a command line from the runner on: a wrapper that runs the rest in the
+/// project's environment, variables set for the command and the interpreter's own
+/// options left out.
+fn runner_words(line: &str) -> Vec<String> {
     let mut w = words(substituted(line).trim().trim_start_matches('-').trim());
     // A wrapper that runs the rest in the project's environment (`poetry run pytest`),
     // and variables set for the command (`PYTHONPATH=. pytest`): the rest.
@@ -370,11 +370,9 @@ fn python_command(
             break;
         }
     }
-    let python =
-        |s: &str| s == "python" || s == "python3" || s.starts_with("python3.") || s == "pypy3";
     // The interpreter's own options (-bb, -Werror, -O, -X dev, -u) are the project's
     // policy for its own machines, not its tests: left out.
-    if w.first().is_some_and(|f| python(f)) {
+    if w.first().is_some_and(|f| is_interpreter(f)) {
         let mut i = 1;
         while let Some(a) = w.get(i) {
             match a.as_str() {
@@ -390,6 +388,19 @@ fn python_command(
             w.drain(..2);
         }
     }
+    w
+}
+
+/// One wrapped command line as the sandbox runs it, when it runs a Python test runner:
+/// pytest, unittest, nose (`coverage run` around any of them), `setup.py test` (the runner
+/// its setup.py or setup.cfg names), or the project's own runner (`python -m
+/// tornado.test.runtests`, `coverage run test/runtests.py`, when `read` finds it in the
+/// tree), without the interpreter's options, with tox's substitutions made.
+fn python_command(
+    line: &str,
+    read: &dyn Fn(&str) -> Option<String>,
+) -> Option<(Vec<String>, Option<Selector>)> {
+    let w = runner_words(line);
     let rest = |n: usize| w.get(n..).unwrap_or_default().to_vec();
     let first = w.first()?.as_str();
     let (runner, args) = match first {
@@ -429,24 +440,26 @@ fn python_command(
                 return script_command(target, rest(i + 1), read);
             }
         }
-        p if python(p) => match (w.get(1).map(String::as_str), w.get(2).map(String::as_str)) {
-            (Some("-m"), Some("pytest" | "py.test")) => (PythonRunner::Pytest, rest(3)),
-            (Some("-m"), Some("unittest")) => (PythonRunner::Unittest, rest(3)),
-            (Some("-m"), Some("nose")) => (PythonRunner::Nose, rest(3)),
-            (Some("setup.py"), Some("test" | "pytest" | "nosetests")) => {
-                let (command, selector) = setup_py_test(w[2].as_str(), read);
-                return Some((command, Some(selector)));
+        p if is_interpreter(p) => {
+            match (w.get(1).map(String::as_str), w.get(2).map(String::as_str)) {
+                (Some("-m"), Some("pytest" | "py.test")) => (PythonRunner::Pytest, rest(3)),
+                (Some("-m"), Some("unittest")) => (PythonRunner::Unittest, rest(3)),
+                (Some("-m"), Some("nose")) => (PythonRunner::Nose, rest(3)),
+                (Some("setup.py"), Some("test" | "pytest" | "nosetests")) => {
+                    let (command, selector) = setup_py_test(w[2].as_str(), read);
+                    return Some((command, Some(selector)));
+                }
+                (Some("-m"), Some(module)) if own_module(module, read) => {
+                    let head = ["python3", "-m", module].map(String::from).to_vec();
+                    let runner = script_runner(&module_text(module, read).unwrap_or_default());
+                    return Some(own_runner(head, rest(3), runner));
+                }
+                (Some(script), _) if !script.starts_with('-') => {
+                    return script_command(script, rest(2), read);
+                }
+                _ => return None,
             }
-            (Some("-m"), Some(module)) if own_module(module, read) => {
-                let head = ["python3", "-m", module].map(String::from).to_vec();
-                let runner = script_runner(&module_text(module, read).unwrap_or_default());
-                return Some(own_runner(head, rest(3), runner));
-            }
-            (Some(script), _) if !script.starts_with('-') => {
-                return script_command(script, rest(2), read);
-            }
-            _ => return None,
-        },
+        }
         "nosetests" => (PythonRunner::Nose, rest(1)),
         // Twisted's runner: dotted names, as unittest's.
         "trial" => {

@@ -374,42 +374,11 @@ impl Tally {
             return;
         }
         if let Some(rest) = trimmed.strip_prefix("Tests:") {
-            // jest: `Tests:       1 failed, 1 skipped, 2 passed, 4 total`
-            let mut counts = TestCounts::default();
-            for part in rest.split(',') {
-                let mut words = part.split_whitespace();
-                let (Some(n), Some(word)) = (words.next(), words.next()) else {
-                    continue;
-                };
-                let Ok(n) = n.parse::<u64>() else { continue };
-                match word {
-                    "passed" => counts.passed += n,
-                    "failed" => counts.failed += n,
-                    "skipped" | "todo" | "pending" => counts.skipped += n,
-                    _ => {}
-                }
-            }
-            self.jest = Some(counts);
+            self.jest = Some(jest_summary(rest));
             return;
         }
         if let Some(rest) = trimmed.strip_prefix("Tests ") {
-            // vitest: `Tests  1 failed | 2 passed | 1 skipped (4)`
-            let mut counts = TestCounts::default();
-            let body = rest.split('(').next().unwrap_or_default();
-            for part in body.split('|') {
-                let mut words = part.split_whitespace();
-                let (Some(n), Some(word)) = (words.next(), words.next()) else {
-                    continue;
-                };
-                let Ok(n) = n.parse::<u64>() else { continue };
-                match word {
-                    "passed" => counts.passed += n,
-                    "failed" => counts.failed += n,
-                    "skipped" | "todo" => counts.skipped += n,
-                    _ => {}
-                }
-            }
-            self.jest = Some(counts);
+            self.jest = Some(vitest_summary(rest));
             return;
         }
         // mocha: `  3 passing (10ms)`, `  1 failing`, `  2 pending`
@@ -563,6 +532,45 @@ fn libtest_summary(line: &str) -> Option<TestCounts> {
         }
     }
     Some(counts)
+}
+
+/// jest: `Tests:       1 failed, 1 skipped, 2 passed, 4 total` (after `Tests:`).
+fn jest_summary(rest: &str) -> TestCounts {
+    let mut counts = TestCounts::default();
+    for part in rest.split(',') {
+        let mut words = part.split_whitespace();
+        let (Some(n), Some(word)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let Ok(n) = n.parse::<u64>() else { continue };
+        match word {
+            "passed" => counts.passed += n,
+            "failed" => counts.failed += n,
+            "skipped" | "todo" | "pending" => counts.skipped += n,
+            _ => {}
+        }
+    }
+    counts
+}
+
+/// vitest: `Tests  1 failed | 2 passed | 1 skipped (4)` (after `Tests `).
+fn vitest_summary(rest: &str) -> TestCounts {
+    let mut counts = TestCounts::default();
+    let body = rest.split('(').next().unwrap_or_default();
+    for part in body.split('|') {
+        let mut words = part.split_whitespace();
+        let (Some(n), Some(word)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let Ok(n) = n.parse::<u64>() else { continue };
+        match word {
+            "passed" => counts.passed += n,
+            "failed" => counts.failed += n,
+            "skipped" | "todo" => counts.skipped += n,
+            _ => {}
+        }
+    }
+    counts
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 use std::collections::BTreeSet;
 use std::path::{Component, Path};
 
+use proven_lockfile::pins::{Pins, is_test_name};
 use serde::{Deserialize, Serialize};
 
 /// Files larger than this are not dependency declarations (and are not read).
@@ -23,19 +24,6 @@ const MAX_FILE: u64 = 1 << 20;
 const MAX_INCLUDE_DEPTH: usize = 5;
 /// Requirements kept at most (a declaration longer than this is cut, by name).
 const MAX_REQUIREMENTS: usize = 2000;
-
-/// Extras and groups that name what tests need.
-const TEST_NAMES: &[&str] = &[
-    "test",
-    "tests",
-    "testing",
-    "dev",
-    "develop",
-    "development",
-    "devel",
-    "check",
-    "ci",
-];
 
 /// One requirement, and where it was declared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -240,56 +228,13 @@ fn classify_line(line: &str) -> Line {
 }
 
 /// Collects a project's declarations; `src` is the tree's root.
-pub(crate) fn read_plan(src: &Path) -> PythonPlan {
+pub fn read_plan(src: &Path) -> PythonPlan {
     let mut plan = PythonPlan::default();
     let mut seen_files = BTreeSet::new();
     let mut specs = BTreeSet::new();
     // Lock files first: what they pin is what runs.
-    if let Some(text) = read(src, "Pipfile.lock") {
-        plan.inputs.push("Pipfile.lock".into());
-        plan.pinned_by = Some("Pipfile.lock".into());
-        pipfile_lock(&text, &mut plan, &mut specs);
-    } else if let Some(text) = read(src, "poetry.lock") {
-        plan.inputs.push("poetry.lock".into());
-        plan.pinned_by = Some("poetry.lock".into());
-        toml_lock(&text, "poetry.lock", &mut plan, &mut specs);
-    } else if let Some(text) = read(src, "uv.lock") {
-        plan.inputs.push("uv.lock".into());
-        plan.pinned_by = Some("uv.lock".into());
-        if !super::uv_lock::read(&text, &mut plan, &mut specs) {
-            plan.pinned_by = None;
-            plan.refused.push(Refused {
-                what: "uv.lock".into(),
-                source: "uv.lock".into(),
-                reason: "does not parse as TOML: versions resolved now, not pinned".into(),
-            });
-        }
-    }
-    // Requirement files at the root and under requirements/.
-    let mut files: Vec<String> = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(src) {
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let lower = name.to_ascii_lowercase();
-            if (lower.contains("requirement") || lower.starts_with("reqs"))
-                && (lower.ends_with(".txt") || lower.ends_with(".pip"))
-            {
-                files.push(name);
-            }
-        }
-    }
-    for dir in ["requirements", "reqs", "requirements.d"] {
-        if let Ok(entries) = std::fs::read_dir(src.join(dir)) {
-            for e in entries.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if name.ends_with(".txt") {
-                    files.push(format!("{dir}/{name}"));
-                }
-            }
-        }
-    }
-    files.sort();
-    for file in files {
+    lock_files(src, &mut plan, &mut specs);
+    for file in requirement_files(src) {
         requirement_file(src, &file, 0, &mut plan, &mut seen_files, &mut specs);
     }
     if let Some(text) = read(src, "pyproject.toml") {
@@ -343,6 +288,82 @@ pub(crate) fn read_plan(src: &Path) -> PythonPlan {
         plan.inputs.push("Pipfile".into());
         pipfile(&text, &mut plan, &mut specs);
     }
+    declared_pythons(src, &mut plan);
+    plan.extras.sort();
+    plan.extras.dedup();
+    if plan.requirements.len() > MAX_REQUIREMENTS {
+        let cut = plan.requirements.len() - MAX_REQUIREMENTS;
+        plan.requirements.truncate(MAX_REQUIREMENTS);
+        plan.refused.push(Refused {
+            what: format!("{cut} more requirements"),
+            source: "the project's declarations".into(),
+            reason: format!("more than {MAX_REQUIREMENTS} requirements"),
+        });
+    }
+    plan
+}
+
+/// The one lock file that pins the versions, in order of precedence.
+fn lock_files(src: &Path, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
+    if let Some(text) = read(src, "Pipfile.lock") {
+        plan.inputs.push("Pipfile.lock".into());
+        plan.pinned_by = Some("Pipfile.lock".into());
+        take_pins(proven_lockfile::pins::pipfile_lock(&text), plan, specs);
+    } else if let Some(text) = read(src, "poetry.lock") {
+        plan.inputs.push("poetry.lock".into());
+        plan.pinned_by = Some("poetry.lock".into());
+        take_pins(
+            proven_lockfile::pins::poetry_lock(&text, "poetry.lock"),
+            plan,
+            specs,
+        );
+    } else if let Some(text) = read(src, "uv.lock") {
+        plan.inputs.push("uv.lock".into());
+        plan.pinned_by = Some("uv.lock".into());
+        if let Some(pins) = proven_lockfile::pins::uv_lock(&text) {
+            take_pins(pins, plan, specs);
+        } else {
+            plan.pinned_by = None;
+            plan.refused.push(Refused {
+                what: "uv.lock".into(),
+                source: "uv.lock".into(),
+                reason: "does not parse as TOML: versions resolved now, not pinned".into(),
+            });
+        }
+    }
+}
+
+/// Requirement files at the root and under requirements/, in order.
+fn requirement_files(src: &Path) -> Vec<String> {
+    let mut files: Vec<String> = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(src) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let lower = name.to_ascii_lowercase();
+            if (lower.contains("requirement") || lower.starts_with("reqs"))
+                && (lower.ends_with(".txt") || lower.ends_with(".pip"))
+            {
+                files.push(name);
+            }
+        }
+    }
+    for dir in ["requirements", "reqs", "requirements.d"] {
+        if let Ok(entries) = std::fs::read_dir(src.join(dir)) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.ends_with(".txt") {
+                    files.push(format!("{dir}/{name}"));
+                }
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The versions a project says it supports, by name, any one of which will do: Trove
+/// classifiers, CI matrices, `.python-version` and `runtime.txt`.
+fn declared_pythons(src: &Path, plan: &mut PythonPlan) {
     // Trove classifiers (`Programming Language :: Python :: 3.8`) and CI matrices: the
     // versions a project says it supports, by name, any one of which will do. Read beside
     // python_requires too: an open `>=3.5` says less than the versions a 2019 project names.
@@ -374,26 +395,27 @@ pub(crate) fn read_plan(src: &Path) -> PythonPlan {
             }
         }
     }
-    plan.extras.sort();
-    plan.extras.dedup();
-    if plan.requirements.len() > MAX_REQUIREMENTS {
-        let cut = plan.requirements.len() - MAX_REQUIREMENTS;
-        plan.requirements.truncate(MAX_REQUIREMENTS);
-        plan.refused.push(Refused {
-            what: format!("{cut} more requirements"),
-            source: "the project's declarations".into(),
-            reason: format!("more than {MAX_REQUIREMENTS} requirements"),
-        });
-    }
-    plan
 }
 
-pub(crate) fn push(
-    plan: &mut PythonPlan,
-    specs: &mut BTreeSet<String>,
-    spec: &str,
-    source: String,
-) {
+/// What a lock file pins joins the plan: each pin a requirement, each package from
+/// elsewhere refused by name.
+fn take_pins(pins: Pins, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
+    if pins.project {
+        plan.project = true;
+    }
+    for pin in pins.pinned {
+        push(plan, specs, &pin.spec, pin.source);
+    }
+    for e in pins.elsewhere {
+        plan.refused.push(Refused {
+            what: e.what,
+            source: e.source,
+            reason: e.reason,
+        });
+    }
+}
+
+fn push(plan: &mut PythonPlan, specs: &mut BTreeSet<String>, spec: &str, source: String) {
     let spec = spec.trim();
     if spec.is_empty() {
         return;
@@ -511,14 +533,6 @@ fn strings(value: Option<&toml::Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-pub(crate) fn is_test_name(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    TEST_NAMES.contains(&n.as_str())
-        || n.starts_with("test")
-        || n.ends_with("-test")
-        || n.ends_with("_test")
-}
-
 fn pyproject(
     src: &Path,
     text: &str,
@@ -534,6 +548,21 @@ fn pyproject(
         });
         return;
     };
+    pep621_project(&doc, plan, specs);
+    if doc.get("build-system").is_some() {
+        plan.project = true;
+    }
+    dependency_groups(&doc, plan, specs);
+    let tool = doc.get("tool").and_then(|t| t.as_table());
+    poetry_tool(tool, plan, specs);
+    dev_dependency_tools(tool, plan, specs);
+    hatch_envs(&doc, tool, plan, specs);
+    flit_metadata(tool, plan, specs);
+    setuptools_dynamic(src, tool, plan, seen, specs);
+}
+
+/// PEP 621 `[project]`: its Python, its dependencies and its test-named extras.
+fn pep621_project(doc: &toml::Table, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
     if let Some(project) = doc.get("project").and_then(|p| p.as_table()) {
         plan.project = true;
         if let Some(rp) = project.get("requires-python").and_then(|v| v.as_str()) {
@@ -567,9 +596,10 @@ fn pyproject(
             }
         }
     }
-    if doc.get("build-system").is_some() {
-        plan.project = true;
-    }
+}
+
+/// PEP 735 dependency groups named for tests (with the groups they include).
+fn dependency_groups(doc: &toml::Table, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
     // PEP 735 dependency groups (with include-group).
     if let Some(groups) = doc.get("dependency-groups").and_then(|g| g.as_table()) {
         let mut wanted: Vec<String> = groups.keys().filter(|k| is_test_name(k)).cloned().collect();
@@ -597,7 +627,10 @@ fn pyproject(
             }
         }
     }
-    let tool = doc.get("tool").and_then(|t| t.as_table());
+}
+
+/// `[tool.poetry]`: its Python, dependencies, dev-dependencies and test-like groups.
+fn poetry_tool(tool: Option<&toml::Table>, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
     if let Some(poetry) = tool
         .and_then(|t| t.get("poetry"))
         .and_then(|p| p.as_table())
@@ -640,6 +673,14 @@ fn pyproject(
             }
         }
     }
+}
+
+/// The dev-dependencies of uv, rye and pdm.
+fn dev_dependency_tools(
+    tool: Option<&toml::Table>,
+    plan: &mut PythonPlan,
+    specs: &mut BTreeSet<String>,
+) {
     for (tool_name, key) in [("uv", "dev-dependencies"), ("rye", "dev-dependencies")] {
         if let Some(list) = tool.and_then(|t| t.get(tool_name)).and_then(|u| u.get(key)) {
             for spec in strings(Some(list)) {
@@ -668,6 +709,15 @@ fn pyproject(
             }
         }
     }
+}
+
+/// hatch's default and test-named environments, with the features they install.
+fn hatch_envs(
+    doc: &toml::Table,
+    tool: Option<&toml::Table>,
+    plan: &mut PythonPlan,
+    specs: &mut BTreeSet<String>,
+) {
     if let Some(envs) = tool
         .and_then(|t| t.get("hatch"))
         .and_then(|h| h.get("envs"))
@@ -705,6 +755,9 @@ fn pyproject(
             }
         }
     }
+}
+
+fn flit_metadata(tool: Option<&toml::Table>, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
     // flit's metadata before PEP 621 (`[tool.flit.metadata]`, still built by flit_core 3):
     // `requires`, `requires-extra` (its `test` and `dev` extras), the older `dev-requires`
     // and `requires-python`.
@@ -744,6 +797,15 @@ fn pyproject(
             }
         }
     }
+}
+
+fn setuptools_dynamic(
+    src: &Path,
+    tool: Option<&toml::Table>,
+    plan: &mut PythonPlan,
+    seen: &mut BTreeSet<String>,
+    specs: &mut BTreeSet<String>,
+) {
     // setuptools reading its requirements from files (`[tool.setuptools.dynamic]`
     // `dependencies = {file = [...]}`, and test-named `optional-dependencies`).
     if let Some(dynamic) = tool
@@ -1138,87 +1200,6 @@ fn pipfile(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
     }
 }
 
-fn pipfile_lock(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
-    let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) else {
-        return;
-    };
-    for section in ["default", "develop"] {
-        if let Some(packages) = doc[section].as_object() {
-            for (name, entry) in packages {
-                let source = format!("Pipfile.lock {section}");
-                if entry.get("git").is_some()
-                    || entry.get("path").is_some()
-                    || entry.get("file").is_some()
-                {
-                    plan.refused.push(Refused {
-                        what: name.clone(),
-                        source,
-                        reason: "a git, path or file dependency fetches from elsewhere".into(),
-                    });
-                    continue;
-                }
-                let spec = match entry["version"].as_str() {
-                    Some(v) => format!("{name}{v}"),
-                    None => name.clone(),
-                };
-                push(plan, specs, &spec, source);
-            }
-        }
-    }
-}
-
-/// poetry.lock: every `[[package]]` with a registry source, pinned.
-fn toml_lock(text: &str, file: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
-    let Ok(doc) = text.parse::<toml::Table>() else {
-        return;
-    };
-    for package in doc
-        .get("package")
-        .and_then(|p| p.as_array())
-        .into_iter()
-        .flatten()
-    {
-        let (Some(name), Some(version)) = (
-            package.get("name").and_then(|n| n.as_str()),
-            package.get("version").and_then(|v| v.as_str()),
-        ) else {
-            continue;
-        };
-        let source = package.get("source");
-        // uv: the project itself is `source = { editable = "." }` / `{ virtual = "." }`.
-        if let Some(s) = source.and_then(|s| s.as_table()) {
-            if s.contains_key("editable") || s.contains_key("virtual") {
-                plan.project = true;
-                continue;
-            }
-            if s.contains_key("git")
-                || s.contains_key("path")
-                || s.contains_key("directory")
-                || s.contains_key("url")
-            {
-                plan.refused.push(Refused {
-                    what: name.to_string(),
-                    source: file.into(),
-                    reason: "a git, path or URL package fetches from elsewhere".into(),
-                });
-                continue;
-            }
-            // poetry: `[package.source] type = "git" | "directory" | "file" | "url"`
-            if let Some(kind) = s.get("type").and_then(|t| t.as_str())
-                && kind != "legacy"
-            {
-                plan.refused.push(Refused {
-                    what: name.to_string(),
-                    source: file.into(),
-                    reason: format!("a {kind} package fetches from elsewhere"),
-                });
-                continue;
-            }
-        }
-        push(plan, specs, &format!("{name}=={version}"), file.into());
-    }
-}
-
 /// The environments of a tox envlist: comma- or space-separated (and over lines), with
 /// `{a,b}` factor groups expanded (`py{27,36}-django{22,30}` is four environments).
 fn tox_envs(value: &str) -> Vec<String> {
@@ -1394,7 +1375,7 @@ pub(crate) fn names_pythons(source: &str) -> bool {
 
 /// The Python versions a plan accepts, as a specifier set (all of them joined), and
 /// whether `version` satisfies every one (None when the project says nothing).
-pub(crate) fn python_fits(
+pub fn python_fits(
     python_requires: &[(String, String)],
     version: &str,
 ) -> Option<Result<(), String>> {

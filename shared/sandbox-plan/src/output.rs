@@ -8,7 +8,7 @@ use crate::Language;
 use crate::record::OutputRecord;
 use crate::tally::{Tally, TestCounts};
 
-pub(crate) struct Capture {
+pub struct Capture {
     head: Vec<u8>,
     head_cap: usize,
     tail: Vec<u8>,
@@ -24,7 +24,7 @@ pub(crate) struct Capture {
 }
 
 /// What the whole output showed, beyond the bytes kept.
-pub(crate) struct Seen {
+pub struct Seen {
     pub markers: Vec<&'static str>,
     pub tests: Option<TestCounts>,
     /// The tests the runner named as failing or erroring (see [`Tally::finish`]).

@@ -19,7 +19,7 @@ const MAX_HEAD_BYTES: usize = 16 * 1024;
 
 /// The import path of a tree's root, and what said it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ImportPath {
+pub struct ImportPath {
     pub path: String,
     pub from: String,
 }
@@ -133,7 +133,7 @@ fn from_origin(url: &str) -> Option<String> {
 }
 
 /// The import path of a tree's root, if the tree or its origin says it.
-pub(crate) fn import_path(src: &Path, origin: Option<&str>) -> Option<ImportPath> {
+pub fn import_path(src: &Path, origin: Option<&str>) -> Option<ImportPath> {
     let files = go_files(src);
     // An import comment: the directory's path minus the directory.
     for (dir, text) in &files {
@@ -208,7 +208,7 @@ fn valid_path(path: &str) -> bool {
 
 /// The command run from `$GOPATH/src/<path>`, a link to the run's tree (the working
 /// directory): the go tool reads the import path of `.` from there.
-pub(crate) fn wrap(command: &[String], path: &ImportPath) -> Vec<String> {
+pub fn wrap(command: &[String], path: &ImportPath) -> Vec<String> {
     let script = "d=\"${GOPATH:-/tmp/go}/src/$0\" && mkdir -p \"$(dirname \"$d\")\" && ln -sfn \"$PWD\" \"$d\" && cd \"$d\" && exec \"$@\"";
     let mut out = vec![
         "sh".to_string(),
@@ -218,13 +218,6 @@ pub(crate) fn wrap(command: &[String], path: &ImportPath) -> Vec<String> {
     ];
     out.extend(command.iter().cloned());
     out
-}
-
-/// The repository's `origin` URL, when it has one.
-pub(crate) fn origin(repository: &Path) -> Option<String> {
-    let repo = git2::Repository::open(repository).ok()?;
-    let remote = repo.find_remote("origin").ok()?;
-    remote.url().ok().map(str::to_string)
 }
 
 #[cfg(test)]

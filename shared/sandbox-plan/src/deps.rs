@@ -1,0 +1,950 @@
+//! What a tree's dependencies need prepared, read from its declaration files alone
+//! (never its code): the preparation's command, files and environment for each language,
+//! what is refused by name before anything runs, the cache key, and the record a
+//! preparation's own report makes.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::record::{DependencyRecord, NotPrepared};
+use crate::registries::AllowList;
+use crate::tree::TreeRecord;
+use crate::{Language, RequestError, python};
+
+pub const MOUNT: &str = "/deps";
+/// The version of the preparation itself: a change to what it does makes new entries.
+const VERSION: &str = "proven-sandbox dependencies v4";
+const PYTHON_SCRIPT: &str = include_str!("scripts/prepare.py");
+/// What the inspection container runs to read what setup.py declares.
+pub const INSPECT_SETUP_SCRIPT: &str = include_str!("scripts/inspect-setup.py");
+/// The marker before what the inspection container printed of setup.py.
+const SETUP_MARKER: &str = "@@proven-setup@@";
+const NODE_SCRIPT: &str = include_str!("scripts/prepare-node.js");
+/// Manifests a Node or Rust preparation copies at most.
+const MAX_MANIFESTS: usize = 500;
+
+/// Where a preparation may fetch from and how long a call may take, as the operator
+/// configured them.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanSettings<'a> {
+    pub registries: &'a AllowList,
+    pub pip_index_url: Option<&'a str>,
+    pub npm_registry: Option<&'a str>,
+    pub goproxy: &'a str,
+    pub gosumdb: &'a str,
+    pub prepare_timeout: Duration,
+}
+
+/// What a preparation container runs, and what decided it.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// The files whose contents decide the preparation (the cache key), with contents.
+    pub inputs: Vec<(String, Vec<u8>)>,
+    /// The command inside the container (after the forwarder).
+    pub command: Vec<String>,
+    /// Its environment (on top of the image's and the proxy's).
+    pub env: Vec<String>,
+    /// Files written to /prep (the plan, a script).
+    pub files: Vec<(String, Vec<u8>)>,
+    /// Refused before anything ran.
+    pub refused: Vec<NotPrepared>,
+    /// The project asks for a language version the image does not have.
+    pub notes: Vec<String>,
+    /// The variables a test run needs to find what was prepared.
+    pub run_env: Vec<String>,
+    /// Python: what the project says of the Python it needs (specifier, where).
+    pub python_requires: Vec<(String, String)>,
+    /// Node: package.json `engines.node`, the Node the project says it needs.
+    pub node_engines: Option<String>,
+    /// Python: unpinned requirements resolved as of this instant (part of the cache key).
+    pub resolve_before: Option<String>,
+    /// Python: setup.py declares requirements, read in an inspection container first.
+    pub inspect_setup_py: bool,
+    /// Python: the project itself is a package, installed per tree into a project layer.
+    pub project: bool,
+    /// Rust: the preparation builds from a skeleton of the manifests (with stub targets),
+    /// never the tree. (Python's sees its declaration files alone, always.)
+    pub skeleton: bool,
+}
+
+impl Plan {
+    /// Python: the plan of a tree's project layer, made over the environment `self`
+    /// prepared: the project alone, with the files the run adds removed before the build.
+    pub fn project_plan(&self, tree: &TreeRecord) -> Plan {
+        let mut plan = Plan {
+            inputs: self.inputs.clone(),
+            ..Plan::default()
+        };
+        let mut json: serde_json::Value = self
+            .files
+            .iter()
+            .find(|(n, _)| n == "plan.json")
+            .and_then(|(_, b)| serde_json::from_slice(b).ok())
+            .unwrap_or_else(|| serde_json::json!({}));
+        json["stage"] = "project".into();
+        json["requirements"] = serde_json::json!([]);
+        json["remove"] = tree
+            .added_files
+            .iter()
+            .map(|f| f.path.clone())
+            .collect::<Vec<_>>()
+            .into();
+        plan.files = vec![
+            ("plan.json".into(), plan_json(&json)),
+            ("prepare.py".into(), PYTHON_SCRIPT.as_bytes().to_vec()),
+        ];
+        plan.command = self.command.clone();
+        plan.env = self.env.clone();
+        plan
+    }
+
+    /// Python: what the inspection container printed of setup.py (`output`) joins the plan:
+    /// as an input (part of the key) and in the preparation's plan file.
+    pub fn add_setup_inspection(&mut self, output: &str) {
+        let (declared, report) = read_inspection(output);
+        let bytes = serde_json::to_vec(&declared).unwrap_or_default();
+        self.inputs.push(("setup.py (as evaluated)".into(), bytes));
+        if let Some((_, json)) = self.files.iter_mut().find(|(n, _)| n == "plan.json")
+            && let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(json)
+        {
+            value["setup_declared"] = declared;
+            value["setup_report"] = report;
+            *json = plan_json(&value);
+        }
+    }
+}
+
+/// What the inspection printed after its marker, and what the record says of it.
+fn read_inspection(output: &str) -> (serde_json::Value, serde_json::Value) {
+    let tail = |text: &str| {
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines[lines.len().saturating_sub(6)..].join("\n")
+    };
+    let Some(at) = output.rfind(SETUP_MARKER) else {
+        return (
+            serde_json::json!({}),
+            serde_json::json!({"evaluated": false, "error": tail(output)}),
+        );
+    };
+    let line = output[at + SETUP_MARKER.len()..]
+        .lines()
+        .next()
+        .unwrap_or("");
+    match serde_json::from_str::<serde_json::Value>(line.trim()) {
+        Ok(found) if found.is_object() => {
+            let report = serde_json::json!({
+                "evaluated": true,
+                "name": found["name"],
+                "python_requires": found["python_requires"],
+            });
+            (found, report)
+        }
+        Ok(_) | Err(_) => (
+            serde_json::json!({}),
+            serde_json::json!({"evaluated": false, "error": "its output did not read"}),
+        ),
+    }
+}
+
+/// What a preparation script wrote of itself (`/deps/report.json`).
+#[derive(Debug, Default, Deserialize)]
+pub struct Report {
+    /// The interpreter's version (Python).
+    #[serde(default)]
+    python: Option<String>,
+    /// Node's version (`v20.20.2`).
+    #[serde(default)]
+    node: Option<String>,
+    #[serde(default)]
+    resolved: bool,
+    #[serde(default)]
+    not_prepared: Vec<NotPrepared>,
+    #[serde(default)]
+    refused: Vec<NotPrepared>,
+    #[serde(default)]
+    notes: Vec<String>,
+    #[serde(default)]
+    installed: Vec<String>,
+}
+
+impl Report {
+    /// What the preparation noted of itself.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Adds what a project layer's preparation reported to the record of its environment.
+    pub fn add_to(self, record: &mut DependencyRecord) {
+        for note in self.notes {
+            if !record.notes.contains(&note) {
+                record.notes.push(note);
+            }
+        }
+        let mut not_prepared = std::mem::take(&mut record.not_prepared);
+        not_prepared.extend(self.not_prepared);
+        record.not_prepared = one_entry_per_requirement(not_prepared);
+    }
+
+    /// The report from what the preparation wrote; bytes that are not the report's JSON
+    /// make an empty report that says so in a note.
+    pub fn from_json(bytes: &[u8]) -> Report {
+        serde_json::from_slice(bytes).unwrap_or_else(|e| Report {
+            notes: vec![format!("report.json is not a preparation report: {e}")],
+            ..Report::default()
+        })
+    }
+}
+
+fn read_small(src: &Path, rel: &str) -> Option<Vec<u8>> {
+    let path = src.join(rel);
+    let meta = fs::symlink_metadata(&path).ok()?;
+    (meta.is_file() && meta.len() <= 4 << 20)
+        .then(|| fs::read(&path).ok())
+        .flatten()
+}
+
+/// Files named `name` in the tree (not under node_modules, target, .git, vendor), up to a
+/// bound, relative.
+fn find_named(src: &Path, names: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let Ok(entries) = fs::read_dir(src.join(&rel)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = rel.join(&name);
+            if kind.is_dir() {
+                if !matches!(
+                    name.as_str(),
+                    "node_modules" | "target" | ".git" | "vendor" | "testdata" | "fixtures"
+                ) && !name.starts_with('.')
+                {
+                    stack.push(path);
+                }
+            } else if kind.is_file() && names.contains(&name.as_str()) {
+                out.push(path.to_string_lossy().into_owned());
+                if out.len() >= MAX_MANIFESTS {
+                    return out;
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn plan_json(value: &serde_json::Value) -> Vec<u8> {
+    serde_json::to_vec_pretty(value).unwrap_or_default()
+}
+
+/// The preparation a tree needs, or None when it declares nothing to prepare.
+pub fn plan(
+    config: &PlanSettings<'_>,
+    language: Language,
+    src: &Path,
+    resolve_before: Option<&str>,
+) -> Result<Option<Plan>, RequestError> {
+    match language {
+        Language::Python => Ok(plan_python(config, src, resolve_before)),
+        Language::Node => plan_node(config, src),
+        Language::Rust => plan_rust(src),
+        Language::Go => Ok(plan_go(config, src)),
+    }
+}
+
+fn plan_python(
+    config: &PlanSettings<'_>,
+    src: &Path,
+    resolve_before: Option<&str>,
+) -> Option<Plan> {
+    let declared = python::read_plan(src);
+    if declared.requirements.is_empty() && !declared.project && !declared.setup_py {
+        return None;
+    }
+    let mut plan = Plan {
+        refused: declared
+            .refused
+            .iter()
+            .map(|r| NotPrepared {
+                what: r.what.clone(),
+                source: r.source.clone(),
+                reason: r.reason.clone(),
+            })
+            .collect(),
+        ..Plan::default()
+    };
+    for f in &declared.inputs {
+        if let Some(bytes) = read_small(src, f) {
+            plan.inputs.push((f.clone(), bytes));
+        }
+    }
+    // Requirements no lock file pins: resolved as of the review's instant when it gives one
+    // (part of the cache key then), else now.
+    let resolve_before = resolve_before.filter(|_| declared.pinned_by.is_none());
+    if declared.pinned_by.is_none() && !declared.requirements.is_empty() {
+        plan.notes.push(match resolve_before {
+            Some(at) => format!(
+                "no lock file pins the Python requirements: versions resolved as of {at}, not pinned by the project"
+            ),
+            None => "no lock file pins the Python requirements: versions resolved now, not pinned by the project"
+                .into(),
+        });
+    }
+    plan.resolve_before = resolve_before.map(str::to_string);
+    // No code of the tree runs in this preparation (its layer is shared by every tree with
+    // the same declarations): setup.py is read in an inspection container before it, the
+    // project itself installed per tree after it.
+    plan.inspect_setup_py = declared.setup_py;
+    plan.project = declared.project;
+    let json = serde_json::json!({
+        "requirements": declared.requirements,
+        "constraints": declared.constraints,
+        "extras": declared.extras,
+        "test_names": ["test", "tests", "testing", "dev", "develop", "development", "devel", "check", "ci"],
+        "index_url": config.pip_index_url,
+        "resolve_before": resolve_before,
+        "call_timeout": config.prepare_timeout.as_secs(),
+    });
+    plan.files.push(("plan.json".into(), plan_json(&json)));
+    plan.files
+        .push(("prepare.py".into(), PYTHON_SCRIPT.as_bytes().to_vec()));
+    plan.command = vec![
+        "python3".into(),
+        "/prep/prepare.py".into(),
+        "/prep/plan.json".into(),
+    ];
+    plan.env.push("PIP_NO_CACHE_DIR=0".into());
+    plan.env.push("PIP_CACHE_DIR=/tmp/pip-cache".into());
+    plan.run_env = vec![format!("VIRTUAL_ENV={MOUNT}/venv")];
+    // The Python the image runs is decided by the image; a project that says it needs
+    // another is named in the record (checked against the version the preparation ran).
+    plan.python_requires = declared.python_requires.clone();
+    Some(plan)
+}
+
+/// Whether a package.json dependency value fetches from outside the registry.
+fn npm_outside_registry(value: &str) -> Option<&'static str> {
+    let v = value.trim();
+    if v.starts_with("git")
+        || v.contains("://")
+        || v.starts_with("github:")
+        || v.starts_with("gitlab:")
+        || v.starts_with("bitbucket:")
+    {
+        return Some("a git or URL dependency fetches from elsewhere");
+    }
+    if v.starts_with("file:") || v.starts_with("link:") || v.starts_with('.') || v.starts_with('/')
+    {
+        return Some("a file or link dependency builds code outside the registry");
+    }
+    // `user/repo` is GitHub shorthand.
+    if v.contains('/') && !v.starts_with("npm:") && !v.starts_with('@') {
+        return Some("a GitHub shorthand fetches from elsewhere");
+    }
+    None
+}
+
+fn plan_node(config: &PlanSettings<'_>, src: &Path) -> Result<Option<Plan>, RequestError> {
+    let Some(manifest) = read_small(src, "package.json") else {
+        return Ok(None);
+    };
+    let package: serde_json::Value =
+        serde_json::from_slice(&manifest).map_err(|e| RequestError::UnsupportedDependency {
+            file: "package.json".into(),
+            line: e.line(),
+            reason: format!("does not parse as JSON: {e}"),
+        })?;
+    let mut plan = Plan {
+        node_engines: package["engines"]["node"]
+            .as_str()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
+        ..Plan::default()
+    };
+    for field in ["dependencies", "devDependencies", "optionalDependencies"] {
+        for (name, value) in package[field].as_object().into_iter().flatten() {
+            if let Some(reason) = value.as_str().and_then(npm_outside_registry) {
+                plan.refused.push(NotPrepared {
+                    what: name.clone(),
+                    source: format!("package.json {field}"),
+                    reason: reason.into(),
+                });
+            }
+        }
+    }
+    let mut files = find_named(src, &["package.json"]);
+    for lock in ["package-lock.json", "npm-shrinkwrap.json"] {
+        if let Some(bytes) = read_small(src, lock) {
+            // A `resolved` URL off the registry allow-list is refused by name.
+            plan.refused
+                .extend(resolved_elsewhere(lock, &bytes, config.registries));
+            files.push(lock.into());
+        }
+    }
+    files.sort();
+    files.dedup();
+    for f in &files {
+        if let Some(bytes) = read_small(src, f) {
+            plan.inputs.push((f.clone(), bytes));
+        }
+    }
+    if !files
+        .iter()
+        .any(|f| f == "package-lock.json" || f == "npm-shrinkwrap.json")
+    {
+        let other = ["yarn.lock", "pnpm-lock.yaml"]
+            .into_iter()
+            .find(|f| src.join(f).is_file());
+        plan.notes.push(match other {
+            Some(f) => format!("{f} is not read by npm: versions resolved now from package.json, not pinned by the project"),
+            None => "no package-lock.json: versions resolved now, not pinned by the project".into(),
+        });
+    }
+    let refused: Vec<serde_json::Value> = plan
+        .refused
+        .iter()
+        .map(|r| serde_json::json!({"what": r.what, "source": r.source, "reason": r.reason}))
+        .collect();
+    let json = serde_json::json!({
+        "files": files,
+        "refused": refused,
+        "call_timeout": config.prepare_timeout.as_secs(),
+    });
+    plan.files.push(("plan.json".into(), plan_json(&json)));
+    plan.files
+        .push(("prepare-node.js".into(), NODE_SCRIPT.as_bytes().to_vec()));
+    plan.command = vec![
+        "node".into(),
+        "/prep/prepare-node.js".into(),
+        "/prep/plan.json".into(),
+    ];
+    if let Some(registry) = config.npm_registry {
+        plan.env.push(format!("npm_config_registry={registry}"));
+    }
+    Ok(Some(plan))
+}
+
+/// The packages of an npm lock file whose `resolved` URL is not on the registry
+/// allow-list, by name.
+fn resolved_elsewhere(lock: &str, bytes: &[u8], registries: &AllowList) -> Vec<NotPrepared> {
+    let mut refused = Vec::new();
+    let Ok(lock_json) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+        return refused;
+    };
+    for (key, entry) in lock_json["packages"].as_object().into_iter().flatten() {
+        if let Some(url) = entry["resolved"].as_str() {
+            let host = url
+                .split("://")
+                .nth(1)
+                .and_then(|r| r.split('/').next())
+                .unwrap_or_default();
+            let (h, port) = match host.rsplit_once(':') {
+                Some((h, p)) => (h, p.parse().unwrap_or(443)),
+                None => (host, if url.starts_with("http://") { 80 } else { 443 }),
+            };
+            if !url.starts_with("http") || !registries.allows(h, port) {
+                let name = key.rsplit("node_modules/").next().unwrap_or(key);
+                refused.push(NotPrepared {
+                    what: name.to_string(),
+                    source: lock.into(),
+                    reason: format!("resolved from {url}, not one of the operator's registries"),
+                });
+            }
+        }
+    }
+    refused
+}
+
+/// package.json's `engines.node`, the Node a tree says it needs (None when it says none).
+pub fn node_engines(src: &Path) -> Option<String> {
+    let manifest = read_small(src, "package.json")?;
+    let package: serde_json::Value = serde_json::from_slice(&manifest).ok()?;
+    package["engines"]["node"]
+        .as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+fn plan_rust(src: &Path) -> Result<Option<Plan>, RequestError> {
+    if !src.join("Cargo.toml").is_file() {
+        return Ok(None);
+    }
+    let manifests = find_named(src, &["Cargo.toml"]);
+    let mut plan = Plan::default();
+    let mut members = Vec::new();
+    for m in &manifests {
+        let Some(bytes) = read_small(src, m) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if let Ok(doc) = text.parse::<toml::Table>() {
+            let dir = Path::new(m).parent().unwrap_or(Path::new(""));
+            check_cargo_dependencies(&doc, m, dir)?;
+            // The project's own packages, by the names cargo accepts (they go into a shell
+            // line): the preparation cleans their artifacts out.
+            if let Some(name) = doc
+                .get("package")
+                .and_then(|p| p.get("name"))
+                .and_then(|n| n.as_str())
+                && !name.is_empty()
+                && name.len() <= 64
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            {
+                members.push(name.to_string());
+            }
+        }
+        plan.inputs.push((m.clone(), bytes));
+    }
+    match read_small(src, "Cargo.lock") {
+        Some(lock) => {
+            if let Some(line) = String::from_utf8_lossy(&lock)
+                .lines()
+                .position(|l| l.trim_start().starts_with("source = \"git+"))
+            {
+                return Err(RequestError::UnsupportedDependency {
+                    file: "Cargo.lock".into(),
+                    line: line + 1,
+                    reason: "a git dependency fetches from elsewhere: it cannot be prepared".into(),
+                });
+            }
+            plan.inputs.push(("Cargo.lock".into(), lock));
+        }
+        None => plan.notes.push(
+            "no Cargo.lock: versions resolved now (cargo generate-lockfile), not pinned by the project"
+                .into(),
+        ),
+    }
+    plan.skeleton = true;
+    plan.command = vec!["sh".into(), "-c".into(), rust_script(&members)];
+    plan.env = vec![
+        "CARGO_NET_OFFLINE=false".into(),
+        "CARGO_HOME=/tmp/cargo-home".into(),
+        "CARGO_REGISTRIES_CRATES_IO_PROTOCOL=sparse".into(),
+    ];
+    plan.env
+        .extend(RUST_BUILD_ENV.iter().map(|v| v.to_string()));
+    // The runs build as the preparation did, so what it compiled is fresh for them.
+    plan.run_env = RUST_BUILD_ENV.iter().map(|v| v.to_string()).collect();
+    Ok(Some(plan))
+}
+
+/// How the preparation and every run build Rust: the same settings, or the compiled
+/// dependencies would not be fresh for the runs. Line tables only (a panic still names its
+/// line) and no incremental state: the compiled dependencies take a fraction of the space,
+/// in the cache and in each run's scratch.
+const RUST_BUILD_ENV: &[&str] = &[
+    "CARGO_PROFILE_DEV_DEBUG=line-tables-only",
+    "CARGO_PROFILE_TEST_DEBUG=line-tables-only",
+    "CARGO_INCREMENTAL=0",
+];
+
+/// The Rust preparation: a lock file (generated when the project has none), the vendored
+/// sources, then the project's tests built once (`cargo test --no-run`, offline, from the
+/// vendored sources) into `/deps/target`, so that each run copies the compiled
+/// dependencies instead of compiling them again (a proof is four runs or more; syn alone
+/// is minutes on one CPU). The project's own packages are cleaned out of it: a run always
+/// compiles the tree it is given, never one the preparation saw. A build that fails (the
+/// tree does not compile) keeps what it compiled and is a note, not a failure.
+fn rust_script(members: &[String]) -> String {
+    let clean: String = members.iter().map(|m| format!(" -p {m}")).collect();
+    format!(
+        "set -e\n\
+         if [ -f Cargo.lock ]; then resolved=false; \
+         else cargo generate-lockfile 2>&1; resolved=true; fi\n\
+         cargo vendor --locked {MOUNT}/vendor > {MOUNT}/cargo-config.toml\n\
+         printf '\\n[net]\\noffline = true\\n' >> {MOUNT}/cargo-config.toml\n\
+         mkdir -p \"$CARGO_HOME\" && cp {MOUNT}/cargo-config.toml \"$CARGO_HOME/config.toml\"\n\
+         if CARGO_TARGET_DIR={MOUNT}/target cargo test --no-run --offline > {MOUNT}/build.log 2>&1; then \
+           note='the tests were built in the preparation: runs reuse its compiled dependencies'; \
+         else note='the tests did not build in the preparation (build.log): runs compile what it could not'; fi\n\
+         {clean_line}\
+         printf '{{\"resolved\": %s, \"notes\": [\"%s\"]}}' \"$resolved\" \"$note\" > {MOUNT}/report.json\n",
+        clean_line = if clean.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "CARGO_TARGET_DIR={MOUNT}/target cargo clean --offline{clean} > /dev/null 2>&1 || true\n"
+            )
+        },
+    )
+}
+
+/// Refuses cargo dependencies from git, or from a path outside the tree, by name.
+fn check_cargo_dependencies(
+    doc: &toml::Table,
+    manifest: &str,
+    dir: &Path,
+) -> Result<(), RequestError> {
+    let mut tables: Vec<&toml::Table> = Vec::new();
+    for key in ["dependencies", "dev-dependencies", "build-dependencies"] {
+        if let Some(t) = doc.get(key).and_then(|t| t.as_table()) {
+            tables.push(t);
+        }
+    }
+    if let Some(ws) = doc
+        .get("workspace")
+        .and_then(|w| w.get("dependencies"))
+        .and_then(|d| d.as_table())
+    {
+        tables.push(ws);
+    }
+    for targets in doc.get("target").and_then(|t| t.as_table()).into_iter() {
+        for (_, target) in targets {
+            for key in ["dependencies", "dev-dependencies", "build-dependencies"] {
+                if let Some(t) = target.get(key).and_then(|t| t.as_table()) {
+                    tables.push(t);
+                }
+            }
+        }
+    }
+    for table in tables {
+        for (name, spec) in table {
+            let refuse = |reason: &str| RequestError::UnsupportedDependency {
+                file: manifest.to_string(),
+                line: 0,
+                reason: format!("dependency {name}: {reason}"),
+            };
+            if spec.get("git").is_some() {
+                return Err(refuse(
+                    "a git dependency fetches from elsewhere: it cannot be prepared",
+                ));
+            }
+            if let Some(path) = spec.get("path").and_then(|p| p.as_str()) {
+                let mut depth: i64 = dir.components().count() as i64;
+                for c in Path::new(path).components() {
+                    match c {
+                        std::path::Component::ParentDir => depth -= 1,
+                        std::path::Component::Normal(_) => depth += 1,
+                        std::path::Component::RootDir | std::path::Component::Prefix(_) => {
+                            depth = -1;
+                            break;
+                        }
+                        std::path::Component::CurDir => {}
+                    }
+                    if depth < 0 {
+                        break;
+                    }
+                }
+                if depth < 0 {
+                    return Err(refuse(
+                        "a path dependency outside the tree cannot be prepared",
+                    ));
+                }
+            }
+            if let Some(registry) = spec.get("registry").and_then(|r| r.as_str()) {
+                return Err(refuse(&format!(
+                    "registry {registry:?} is not crates.io: it cannot be prepared"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn plan_go(config: &PlanSettings<'_>, src: &Path) -> Option<Plan> {
+    let go_mod = read_small(src, "go.mod")?;
+    // Vendored modules need nothing; a module without requirements neither.
+    if src.join("vendor/modules.txt").is_file() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&go_mod);
+    if !text.lines().any(|l| l.trim_start().starts_with("require")) {
+        return None;
+    }
+    let mut plan = Plan::default();
+    plan.inputs.push(("go.mod".into(), go_mod.clone()));
+    match read_small(src, "go.sum") {
+        Some(sum) => plan.inputs.push(("go.sum".into(), sum)),
+        None => plan
+            .notes
+            .push("no go.sum: module versions resolved now, not pinned by the project".into()),
+    }
+    plan.command = vec![
+        "sh".into(),
+        "-c".into(),
+        format!("set -e\ngo mod download 2>&1\necho '{{}}' > {MOUNT}/report.json\n"),
+    ];
+    plan.env = vec![
+        format!("GOMODCACHE={MOUNT}/gomodcache"),
+        "GOFLAGS=-mod=mod -modcacherw".into(),
+        format!("GOPROXY={}", config.goproxy),
+        format!("GOSUMDB={}", config.gosumdb),
+        "GOPATH=/tmp/go".into(),
+        "GOCACHE=/tmp/go-build".into(),
+    ];
+    plan.run_env = vec![
+        format!("GOMODCACHE={MOUNT}/gomodcache"),
+        "GOFLAGS=-mod=mod".into(),
+        "GOSUMDB=off".into(),
+    ];
+    Some(plan)
+}
+
+/// The cache key: the preparation's version, the language, the image, the registries and
+/// every file that decided it.
+pub fn cache_key(
+    language: Language,
+    image: &str,
+    registries: &[String],
+    inputs: &[(String, Vec<u8>)],
+) -> String {
+    let mut hasher = Sha256::new();
+    let mut part = |bytes: &[u8]| {
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    };
+    part(VERSION.as_bytes());
+    // What the preparation runs is part of what it made.
+    part(PYTHON_SCRIPT.as_bytes());
+    part(INSPECT_SETUP_SCRIPT.as_bytes());
+    part(NODE_SCRIPT.as_bytes());
+    part(language.as_str().as_bytes());
+    part(image.as_bytes());
+    for r in registries {
+        part(r.as_bytes());
+    }
+    for (name, bytes) in inputs {
+        part(name.as_bytes());
+        part(bytes);
+    }
+    hex::encode(&hasher.finalize()[..16])
+}
+
+/// What could not be prepared, one entry per requirement and reason: a requirement several
+/// files (or tox environments) declare is named once, with every place that declares it.
+fn one_entry_per_requirement(entries: Vec<NotPrepared>) -> Vec<NotPrepared> {
+    let mut merged: Vec<NotPrepared> = Vec::with_capacity(entries.len());
+    for entry in entries {
+        match merged
+            .iter_mut()
+            .find(|m| m.what == entry.what && m.reason == entry.reason)
+        {
+            Some(m) => {
+                if !m.source.split("; ").any(|s| s == entry.source) {
+                    m.source = format!("{}; {}", m.source, entry.source);
+                }
+            }
+            None => merged.push(entry),
+        }
+    }
+    merged
+}
+
+pub fn record_of(
+    plan: &Plan,
+    key: &str,
+    report: Report,
+    prepared_now: bool,
+    egress_refused: Option<&BTreeSet<String>>,
+) -> DependencyRecord {
+    let mut not_prepared = plan.refused.clone();
+    not_prepared.extend(report.refused);
+    not_prepared.extend(report.not_prepared);
+    let not_prepared = one_entry_per_requirement(not_prepared);
+    let mut notes = plan.notes.clone();
+    if let Some(version) = &report.python
+        && let Some(Err(why)) = python::python_fits(&plan.python_requires, version)
+    {
+        notes.push(format!(
+            "{why}; the sandbox's image has Python {version} (images for other versions are a setting)"
+        ));
+    }
+    if let (Some(range), Some(version)) = (&plan.node_engines, &report.node) {
+        let version = version.trim_start_matches('v');
+        if proven_version::satisfies(proven_version::Ecosystem::Npm, range, version) == Ok(false) {
+            notes.push(format!(
+                "package.json engines asks for Node {range}; the sandbox's image has Node {version}"
+            ));
+        }
+    }
+    // The plan and the preparation may say the same thing (no lock file): once is enough.
+    for note in report.notes {
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    if let Some(refused) = egress_refused
+        && !refused.is_empty()
+    {
+        notes.push(format!(
+            "refused on the way out (not an allowed registry): {}",
+            refused.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let resolved = report.resolved || plan.notes.iter().any(|n| n.contains("not pinned"));
+    DependencyRecord {
+        lock_files: plan.inputs.iter().map(|(n, _)| n.clone()).collect(),
+        key: key.to_string(),
+        prepared_now,
+        resolved,
+        not_prepared,
+        notes,
+        installed: report.installed.len(),
+        project_layer: None,
+    }
+}
+
+/// The project layer of one tree: key, the environment's key and the tree's identity (its
+/// commit, its patch, the files the run adds — removed before the build, so the layer is
+/// the commit's and the patch's alone).
+pub fn project_key(deps_key: &str, tree: &TreeRecord) -> String {
+    let mut hasher = Sha256::new();
+    for part in [
+        "project layer v1",
+        deps_key,
+        &tree.commit,
+        tree.patch_sha256.as_deref().unwrap_or(""),
+    ] {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    for added in &tree.added_files {
+        hasher.update((added.path.len() as u64).to_le_bytes());
+        hasher.update(added.path.as_bytes());
+    }
+    hex::encode(&hasher.finalize()[..16])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_requirement_declared_twice_is_named_once_with_both_places() {
+        let entry = |what: &str, source: &str, reason: &str| NotPrepared {
+            what: what.into(),
+            source: source.into(),
+            reason: reason.into(),
+        };
+        let vcs = "a direct URL or VCS requirement fetches from elsewhere";
+        let merged = one_entry_per_requirement(vec![
+            entry(
+                "git+https://example.org/nbval",
+                "tox.ini [testenv] deps",
+                vcs,
+            ),
+            entry("twine", "requirements-dev.txt", "no wheel"),
+            entry(
+                "git+https://example.org/nbval",
+                "tox.ini [testenv:pypy3] deps",
+                vcs,
+            ),
+            entry(
+                "git+https://example.org/nbval",
+                "tox.ini [testenv] deps",
+                vcs,
+            ),
+        ]);
+        assert_eq!(merged.len(), 2, "{merged:?}");
+        assert_eq!(
+            merged[0].source,
+            "tox.ini [testenv] deps; tox.ini [testenv:pypy3] deps"
+        );
+        assert_eq!(merged[1].what, "twine");
+    }
+
+    #[test]
+    fn the_cache_key_follows_the_inputs_the_image_and_the_registries() {
+        let inputs = vec![("Cargo.lock".to_string(), b"a".to_vec())];
+        let other = vec![("Cargo.lock".to_string(), b"b".to_vec())];
+        let regs = vec!["crates.io".to_string()];
+        let key = cache_key(Language::Rust, "img", &regs, &inputs);
+        assert_eq!(key, cache_key(Language::Rust, "img", &regs, &inputs));
+        assert_ne!(key, cache_key(Language::Rust, "img", &regs, &other));
+        assert_ne!(key, cache_key(Language::Rust, "img2", &regs, &inputs));
+        assert_ne!(key, cache_key(Language::Node, "img", &regs, &inputs));
+        assert_ne!(
+            key,
+            cache_key(Language::Rust, "img", &["evil.example".into()], &inputs)
+        );
+    }
+
+    #[test]
+    fn a_node_the_project_does_not_accept_is_named() {
+        let plan = |engines: &str| Plan {
+            node_engines: Some(engines.to_string()),
+            ..Plan::default()
+        };
+        let report = || Report {
+            node: Some("v20.20.2".into()),
+            ..Report::default()
+        };
+        // tj/commander.js asks for Node 22.12 or newer.
+        let record = record_of(&plan(">=22.12.0"), "k", report(), true, None);
+        assert!(
+            record
+                .notes
+                .iter()
+                .any(|n| n == "package.json engines asks for Node >=22.12.0; the sandbox's image has Node 20.20.2"),
+            "{:?}",
+            record.notes
+        );
+        for fits in [">= 18", "^20.19.0 || ^22.12.0 || >=23", ">=6.0"] {
+            let record = record_of(&plan(fits), "k", report(), true, None);
+            assert!(
+                !record.notes.iter().any(|n| n.contains("engines")),
+                "{fits}: {:?}",
+                record.notes
+            );
+        }
+    }
+
+    #[test]
+    fn npm_dependencies_from_outside_the_registry_are_named() {
+        for (v, outside) in [
+            ("^1.2.3", false),
+            ("npm:other@1", false),
+            ("latest", false),
+            ("git+https://x/y.git", true),
+            ("github:user/repo", true),
+            ("user/repo", true),
+            ("file:../local", true),
+            ("https://x/y.tgz", true),
+            ("link:./pkg", true),
+        ] {
+            assert_eq!(npm_outside_registry(v).is_some(), outside, "{v}");
+        }
+    }
+
+    #[test]
+    fn cargo_git_and_outside_path_dependencies_are_refused() {
+        let doc: toml::Table =
+            "[dependencies]\nserde = \"1\"\ninner = { path = \"crates/inner\" }\n"
+                .parse()
+                .expect("toml");
+        assert!(check_cargo_dependencies(&doc, "Cargo.toml", Path::new("")).is_ok());
+        for bad in [
+            "[dependencies]\nx = { git = \"https://github.com/x/x\" }\n",
+            "[dev-dependencies]\nx = { path = \"../../outside\" }\n",
+            "[workspace.dependencies]\nx = { path = \"/abs\" }\n",
+            "[dependencies]\nx = { version = \"1\", registry = \"corp\" }\n",
+            "[target.'cfg(unix)'.dependencies]\nx = { git = \"https://x\" }\n",
+        ] {
+            let doc: toml::Table = bad.parse().expect("toml");
+            assert!(
+                check_cargo_dependencies(&doc, "Cargo.toml", Path::new("")).is_err(),
+                "{bad}"
+            );
+        }
+        let member: toml::Table = "[dependencies]\nsib = { path = \"../sib\" }\n"
+            .parse()
+            .expect("toml");
+        assert!(
+            check_cargo_dependencies(&member, "crates/a/Cargo.toml", Path::new("crates/a")).is_ok()
+        );
+    }
+}
