@@ -465,21 +465,7 @@ async fn pump(
                 }
             },
             status = next_wait(&mut wait), if exit.is_none() && !ends_with_output => {
-                exit = Some(match status {
-                    Some(Ok(response)) => response.status_code,
-                    // bollard reports a non-zero exit as an error carrying the code.
-                    Some(Err(DockerError::DockerContainerWaitError { code, .. })) => code,
-                    // The container may still run: the run cannot be judged (the caller
-                    // removes the container and may retry).
-                    Some(Err(e)) => return Err(docker_error("wait for", name)(e)),
-                    None => {
-                        return Err(SandboxError::Docker {
-                            action: "wait for",
-                            container: name.to_string(),
-                            message: "the wait ended without a status".into(),
-                        });
-                    }
-                });
+                exit = Some(exit_code(status, name)?);
                 let now = tokio::time::Instant::now();
                 exited_at = Some(now);
                 give_up_at = Some(now + DRAIN_AFTER_EXIT);
@@ -514,6 +500,26 @@ async fn pump(
         stream_broken,
         pids_limit_reached,
     })
+}
+
+/// The exit code a container's wait reported.
+fn exit_code(
+    status: Option<Result<bollard::models::ContainerWaitResponse, DockerError>>,
+    name: &str,
+) -> Result<i64, SandboxError> {
+    match status {
+        Some(Ok(response)) => Ok(response.status_code),
+        // bollard reports a non-zero exit as an error carrying the code.
+        Some(Err(DockerError::DockerContainerWaitError { code, .. })) => Ok(code),
+        // The container may still run: the run cannot be judged (the caller
+        // removes the container and may retry).
+        Some(Err(e)) => Err(docker_error("wait for", name)(e)),
+        None => Err(SandboxError::Docker {
+            action: "wait for",
+            container: name.to_string(),
+            message: "the wait ended without a status".into(),
+        }),
+    }
 }
 
 async fn next_wait(

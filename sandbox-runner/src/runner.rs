@@ -441,6 +441,30 @@ impl Sandbox {
         Ok((execution, pooled))
     }
 
+    /// The tree's dependencies, prepared for its tenant and repository on `image` (None when
+    /// it declares nothing to prepare).
+    async fn prepare_dependencies(
+        &self,
+        request: &RunRequest,
+        image: &str,
+        src: &Path,
+        tree: &tree::TreeRecord,
+    ) -> Result<Option<crate::deps::Prepared>, SandboxError> {
+        let repository = request.repository.to_string_lossy();
+        let site = crate::deps::Site {
+            docker: &self.docker,
+            config: &self.config,
+            runner: &self.runner,
+            scope: crate::deps::Scope {
+                tenant: request.tenant.as_deref().unwrap_or(""),
+                repository: request.scope.as_deref().unwrap_or(&repository),
+            },
+            language: request.language,
+            image,
+        };
+        crate::deps::prepare(&site, src, tree, request.resolve_before.as_deref()).await
+    }
+
     async fn run_in_slot(
         &self,
         key: &RunKey,
@@ -458,34 +482,10 @@ impl Sandbox {
                     .await
                     .unwrap_or_else(|_| (config.image(request.language), None))
             };
-            let repository = request.repository.to_string_lossy();
-            let site = crate::deps::Site {
-                docker: &self.docker,
-                config,
-                runner: &self.runner,
-                scope: crate::deps::Scope {
-                    tenant: request.tenant.as_deref().unwrap_or(""),
-                    repository: request.scope.as_deref().unwrap_or(&repository),
-                },
-                language: request.language,
-                image: &image,
-            };
-            let prepared = crate::deps::prepare(
-                &site,
-                &src,
-                &materialised.record,
-                request.resolve_before.as_deref(),
-            )
-            .await?;
-            let test_tools = match &prepared {
-                Some(p) => {
-                    let (dir, language) = (p.dir.clone(), request.language);
-                    tokio::task::spawn_blocking(move || proven_sandbox_plan::tools::prepared(language, &dir))
-                        .await
-                        .unwrap_or_default()
-                }
-                None => Vec::new(),
-            };
+            let prepared = self
+                .prepare_dependencies(request, &image, &src, &materialised.record)
+                .await?;
+            let test_tools = test_tools(prepared.as_ref(), request.language).await;
             let timeout = request.timeout.unwrap_or(config.default_timeout);
             let deps_env = prepared.as_ref().map(|p| p.env.clone()).unwrap_or_default();
             let mut run_env: Vec<String> = request
@@ -689,6 +689,18 @@ impl Drop for SlotGuard {
         let busy = self.busy.fetch_sub(1, Ordering::SeqCst).saturating_sub(1);
         metrics::gauge!(crate::metrics::SLOTS_BUSY).set(busy as f64);
     }
+}
+
+/// The versions of the test tools a prepared environment holds (none when nothing was
+/// prepared).
+async fn test_tools(prepared: Option<&crate::deps::Prepared>, language: Language) -> Vec<String> {
+    let Some(p) = prepared else {
+        return Vec::new();
+    };
+    let dir = p.dir.clone();
+    tokio::task::spawn_blocking(move || proven_sandbox_plan::tools::prepared(language, &dir))
+        .await
+        .unwrap_or_default()
 }
 
 /// What a run's container is started with.

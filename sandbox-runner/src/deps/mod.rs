@@ -207,19 +207,7 @@ pub(crate) async fn prepare(
     if plan.inspect_setup_py {
         inspect_setup_py(site, src, &mut plan).await?;
     }
-    // Where packages come from is part of the key too.
-    let mut sources = config.registries.names();
-    sources.extend(
-        [&config.pip_index_url, &config.npm_registry]
-            .into_iter()
-            .flatten()
-            .cloned(),
-    );
-    sources.push(config.goproxy.clone());
-    if let Some(at) = &plan.resolve_before {
-        sources.push(format!("resolved as of {at}"));
-    }
-    let key = cache_key(language, image, &sources, &plan.inputs);
+    let key = cache_key(language, image, &key_sources(config, &plan), &plan.inputs);
     let deps_root = config.cache_dir.join("deps");
     let root = scope_dir(&deps_root, scope);
     let dir = root.join(format!("{}-{key}", language.as_str()));
@@ -247,45 +235,14 @@ pub(crate) async fn prepare(
         }
         None => {
             metrics::counter!(layer::CACHE_LOOKUPS_TOTAL, "result" => "miss").increment(1);
-            let skeleton = if plan.skeleton || language == Language::Python {
-                let dir = tempfile::Builder::new()
-                    .prefix(".skeleton-")
-                    .tempdir_in({
-                        fs::create_dir_all(&root).map_err(SandboxError::io("create", &root))?;
-                        &root
-                    })
-                    .map_err(SandboxError::io("create", &root))?;
-                let skeleton_src = dir.path().join("src");
-                skeleton::write(src, &plan.inputs, &skeleton_src, plan.skeleton)?;
-                Some(dir)
-            } else {
-                None
-            };
-            let built_from = skeleton
-                .as_ref()
-                .map(|d| d.path().join("src"))
-                .unwrap_or_else(|| src.to_path_buf());
-            let stage = Stage {
-                out_target: MOUNT,
-                mounts: Vec::new(),
-            };
-            let made = make_layer(site, &built_from, &plan, &stage, &root, &dir).await;
-            drop(skeleton);
-            match made {
-                Ok((report, egress, held)) => {
-                    metrics::counter!(crate::metrics::DEPENDENCIES_TOTAL, "result" => "prepared")
-                        .increment(1);
-                    (
-                        record_of(&plan, &key, report, true, Some(&egress.refused)),
-                        held,
-                    )
-                }
-                Err(e) => {
-                    metrics::counter!(crate::metrics::DEPENDENCIES_TOTAL, "result" => "failed")
-                        .increment(1);
-                    return Err(e);
-                }
-            }
+            let made = prepare_layer(site, src, &plan, &root, &dir).await;
+            let outcome = if made.is_ok() { "prepared" } else { "failed" };
+            metrics::counter!(crate::metrics::DEPENDENCIES_TOTAL, "result" => outcome).increment(1);
+            let (report, egress, held) = made?;
+            (
+                record_of(&plan, &key, report, true, Some(&egress.refused)),
+                held,
+            )
         }
     };
     if plan.project {
@@ -306,6 +263,60 @@ pub(crate) async fn prepare(
         record,
         _held: held,
     }))
+}
+
+/// Where packages come from, part of a layer's key: the registries, the indexes, the Go
+/// proxy, and the instant unpinned requirements resolve as of.
+fn key_sources(config: &SandboxConfig, plan: &Plan) -> Vec<String> {
+    let mut sources = config.registries.names();
+    sources.extend(
+        [&config.pip_index_url, &config.npm_registry]
+            .into_iter()
+            .flatten()
+            .cloned(),
+    );
+    sources.push(config.goproxy.clone());
+    if let Some(at) = &plan.resolve_before {
+        sources.push(format!("resolved as of {at}"));
+    }
+    sources
+}
+
+/// Makes the layer `dir` of a plan the cache lacks, from the tree's declarations alone (a
+/// skeleton of them, for Rust and Python), and holds it for the run.
+async fn prepare_layer(
+    site: &Site<'_>,
+    src: &Path,
+    plan: &Plan,
+    root: &Path,
+    dir: &Path,
+) -> Result<(Report, proxy::EgressLog, layer::InUse), SandboxError> {
+    let language = site.language;
+    let skeleton = if plan.skeleton || language == Language::Python {
+        let dir = tempfile::Builder::new()
+            .prefix(".skeleton-")
+            .tempdir_in({
+                fs::create_dir_all(root).map_err(SandboxError::io("create", root))?;
+                root
+            })
+            .map_err(SandboxError::io("create", root))?;
+        let skeleton_src = dir.path().join("src");
+        skeleton::write(src, &plan.inputs, &skeleton_src, plan.skeleton)?;
+        Some(dir)
+    } else {
+        None
+    };
+    let built_from = skeleton
+        .as_ref()
+        .map(|d| d.path().join("src"))
+        .unwrap_or_else(|| src.to_path_buf());
+    let stage = Stage {
+        out_target: MOUNT,
+        mounts: Vec::new(),
+    };
+    let made = make_layer(site, &built_from, plan, &stage, root, dir).await;
+    drop(skeleton);
+    made
 }
 
 /// Where a preparation's output is mounted, and what else it sees.
@@ -503,38 +514,23 @@ fn disk_bytes(path: &Path) -> u64 {
     total
 }
 
-async fn prepare_into(
-    site: &Site<'_>,
-    src: &Path,
-    plan: &Plan,
-    stage: &Stage,
+/// The directories of one preparation: its output, what it reads (/prep, with the plan's
+/// files and the mount points of the forwarder and the socket) and the proxy's socket.
+struct StagingDirs {
+    out: PathBuf,
+    prep: PathBuf,
+    /// Removed with the preparation.
+    sock_dir: tempfile::TempDir,
+    sock: PathBuf,
+    /// The user the preparation runs as.
+    user: (u32, u32),
+}
+
+fn staging_dirs(
+    config: &SandboxConfig,
     staging: &Path,
-) -> Result<proxy::EgressLog, SandboxError> {
-    let Site {
-        docker,
-        config,
-        runner,
-        language,
-        image,
-        ..
-    } = *site;
-    let lock_file = plan
-        .inputs
-        .iter()
-        .map(|(n, _)| n.as_str())
-        .take(8)
-        .collect::<Vec<_>>()
-        .join(", ");
-    let failed = |message: String| SandboxError::Dependencies {
-        language,
-        lock_file: lock_file.clone(),
-        message,
-    };
-    let Some(forwarder) = &config.forwarder else {
-        return Err(failed(
-            "no forwarder is configured (SandboxConfig.forwarder): a preparation container has no other way to the registries".into(),
-        ));
-    };
+    plan: &Plan,
+) -> Result<StagingDirs, SandboxError> {
     let out = staging.join("out");
     let prep = staging.join("prep");
     // A Unix socket's path must be short (108 bytes): its directory is a fresh one in the
@@ -586,13 +582,18 @@ async fn prepare_into(
         fs::set_permissions(&path, fs::Permissions::from_mode(0o644))
             .map_err(SandboxError::io("set permissions of", &path))?;
     }
-    let egress = proxy::EgressProxy::start(
-        &sock,
-        config.registries.clone(),
-        config.prepare_max_egress_bytes,
-    )
-    .await
-    .map_err(SandboxError::io("start the egress proxy in", &sock))?;
+    Ok(StagingDirs {
+        out,
+        prep,
+        sock_dir,
+        sock,
+        user,
+    })
+}
+
+/// The preparation's environment and command: its traffic through the forwarder to the
+/// runner's egress proxy, then the plan's command.
+fn through_the_proxy(forwarder: &crate::Forwarder, plan: &Plan) -> (Vec<String>, Vec<String>) {
     let proxy_url = format!("http://127.0.0.1:{PROXY_PORT}");
     let mut env: Vec<String> = ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"]
         .iter()
@@ -612,6 +613,126 @@ async fn prepare_into(
         "--".into(),
     ]);
     command.extend(plan.command.iter().cloned());
+    (env, command)
+}
+
+/// Watches the size of a preparation's output: past `cap` bytes its container is removed
+/// and the task ends true; sending on the returned channel ends it false.
+fn watch_size(
+    docker: &bollard::Docker,
+    name: &str,
+    out: &Path,
+    cap: u64,
+) -> (
+    tokio::sync::watch::Sender<bool>,
+    tokio::task::JoinHandle<bool>,
+) {
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let watched = out.to_path_buf();
+    let killer = docker.clone();
+    let kill_name = name.to_string();
+    let watch = tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(SIZE_POLL) => {}
+                _ = stopped.changed() => return false,
+            }
+            let dir = watched.clone();
+            let used = tokio::task::spawn_blocking(move || disk_bytes(&dir))
+                .await
+                .unwrap_or(0);
+            if used > cap {
+                let _ = container::remove(&killer, &kill_name).await;
+                return true;
+            }
+        }
+    });
+    (stop, watch)
+}
+
+/// Why a preparation that ran failed (killed, or a non-zero exit), with the last lines it
+/// printed and what the proxy refused; None when it succeeded.
+fn failure(execution: &container::Execution, log: &proxy::EgressLog) -> Option<String> {
+    let output = format!("{}{}", execution.output.head, execution.output.tail);
+    let tail: String = output
+        .lines()
+        .rev()
+        .take(15)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect::<Vec<_>>()
+        .join("\n");
+    let refused = if log.refused.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (refused on the way out: {})",
+            log.refused.iter().cloned().collect::<Vec<_>>().join(", ")
+        )
+    };
+    if let Some(killed) = execution.killed {
+        return Some(format!(
+            "the preparation was killed ({}){refused}: {tail}",
+            killed.as_str()
+        ));
+    }
+    if execution.exit_code != Some(0) {
+        return Some(format!(
+            "the preparation exited {:?}{refused}: {tail}",
+            execution.exit_code
+        ));
+    }
+    None
+}
+
+async fn prepare_into(
+    site: &Site<'_>,
+    src: &Path,
+    plan: &Plan,
+    stage: &Stage,
+    staging: &Path,
+) -> Result<proxy::EgressLog, SandboxError> {
+    let Site {
+        docker,
+        config,
+        runner,
+        language,
+        image,
+        ..
+    } = *site;
+    let lock_file = plan
+        .inputs
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .take(8)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let failed = |message: String| SandboxError::Dependencies {
+        language,
+        lock_file: lock_file.clone(),
+        message,
+    };
+    let Some(forwarder) = &config.forwarder else {
+        return Err(failed(
+            "no forwarder is configured (SandboxConfig.forwarder): a preparation container has no other way to the registries".into(),
+        ));
+    };
+    let StagingDirs {
+        out,
+        prep,
+        sock_dir: _sock_dir,
+        sock,
+        user,
+    } = staging_dirs(config, staging, plan)?;
+    let egress = proxy::EgressProxy::start(
+        &sock,
+        config.registries.clone(),
+        config.prepare_max_egress_bytes,
+    )
+    .await
+    .map_err(SandboxError::io("start the egress proxy in", &sock))?;
+    let (env, command) = through_the_proxy(forwarder, plan);
     let key = format!("prep-{}", uuid::Uuid::now_v7().simple());
     let name = container::container_name(&key);
     let spec = ContainerSpec {
@@ -646,27 +767,7 @@ async fn prepare_into(
         output: config.output,
     };
     // The output's size is watched: past the cap, the container is killed.
-    let (stop, mut stopped) = tokio::sync::watch::channel(false);
-    let watched = out.clone();
-    let cap = config.prepare_max_bytes;
-    let killer = docker.clone();
-    let kill_name = name.clone();
-    let watch = tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                _ = tokio::time::sleep(SIZE_POLL) => {}
-                _ = stopped.changed() => return false,
-            }
-            let dir = watched.clone();
-            let used = tokio::task::spawn_blocking(move || disk_bytes(&dir))
-                .await
-                .unwrap_or(0);
-            if used > cap {
-                let _ = container::remove(&killer, &kill_name).await;
-                return true;
-            }
-        }
-    });
+    let (stop, watch) = watch_size(docker, &name, &out, config.prepare_max_bytes);
     let execution = container::execute(docker, spec).await;
     let _ = stop.send(true);
     let over_cap = watch.await.unwrap_or(false);
@@ -678,35 +779,8 @@ async fn prepare_into(
         )));
     }
     let execution = execution?;
-    let output = format!("{}{}", execution.output.head, execution.output.tail);
-    let tail: String = output
-        .lines()
-        .rev()
-        .take(15)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect::<Vec<_>>()
-        .join("\n");
-    let refused = if log.refused.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " (refused on the way out: {})",
-            log.refused.iter().cloned().collect::<Vec<_>>().join(", ")
-        )
-    };
-    if let Some(killed) = execution.killed {
-        return Err(failed(format!(
-            "the preparation was killed ({}){refused}: {tail}",
-            killed.as_str()
-        )));
-    }
-    if execution.exit_code != Some(0) {
-        return Err(failed(format!(
-            "the preparation exited {:?}{refused}: {tail}",
-            execution.exit_code
-        )));
+    if let Some(message) = failure(&execution, &log) {
+        return Err(failed(message));
     }
     Ok(log)
 }

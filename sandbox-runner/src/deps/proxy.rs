@@ -164,6 +164,26 @@ async fn read_head(stream: &mut UnixStream) -> Option<(String, Vec<u8>)> {
     }
 }
 
+/// The request as the origin expects it: origin-form, one request per connection, without
+/// the proxy's own headers.
+fn origin_form<'a>(method: &str, path: &str, headers: impl Iterator<Item = &'a str>) -> String {
+    let mut out = format!("{method} {path} HTTP/1.1\r\n");
+    for line in headers.filter(|l| !l.is_empty()) {
+        let name = line
+            .split(':')
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        if name == "proxy-connection" || name == "connection" || name == "proxy-authorization" {
+            continue;
+        }
+        out.push_str(line);
+        out.push_str("\r\n");
+    }
+    out.push_str("connection: close\r\n\r\n");
+    out
+}
+
 async fn serve(mut client: UnixStream, shared: Arc<Shared>) {
     let Ok(Some((head, early))) = tokio::time::timeout(HEAD_TIMEOUT, read_head(&mut client)).await
     else {
@@ -194,22 +214,7 @@ async fn serve(mut client: UnixStream, shared: Arc<Shared>) {
             respond(&mut client, "400 Bad Request", "not an absolute URL\n").await;
             return;
         };
-        // The request as the origin expects it: origin-form, one request per connection.
-        let mut out = format!("{method} {path} HTTP/1.1\r\n");
-        for line in lines.filter(|l| !l.is_empty()) {
-            let name = line
-                .split(':')
-                .next()
-                .unwrap_or_default()
-                .to_ascii_lowercase();
-            if name == "proxy-connection" || name == "connection" || name == "proxy-authorization" {
-                continue;
-            }
-            out.push_str(line);
-            out.push_str("\r\n");
-        }
-        out.push_str("connection: close\r\n\r\n");
-        (h, p, Some(out))
+        (h, p, Some(origin_form(method, path, lines)))
     } else {
         note(&shared, false, format!("{method} {target}"));
         respond(
