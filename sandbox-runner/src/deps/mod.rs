@@ -36,6 +36,7 @@
 //! organisation's preparation is never another's), made complete in a staging directory
 //! and renamed into place, so a reader never sees half of one.
 
+mod ci_install;
 pub mod forward;
 pub mod layer;
 pub mod proxy;
