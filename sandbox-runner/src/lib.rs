@@ -56,6 +56,7 @@ mod runner;
 pub mod suite;
 pub mod sweep;
 pub mod tally;
+mod toolchain;
 mod tools;
 mod tox;
 pub mod tree;

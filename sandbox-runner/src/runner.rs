@@ -439,6 +439,27 @@ impl Sandbox {
                 }
                 None => Vec::new(),
             };
+            // Every record names its toolchain and what chose it (issue 30, must-show 5).
+            let toolchain = crate::toolchain::versions(&site, &src).await;
+            let several = match request.language {
+                Language::Python => !config.python_images.is_empty(),
+                Language::Node => !config.node_images.is_empty(),
+                Language::Rust | Language::Go => false,
+            };
+            let interpreter = interpreter.or_else(|| {
+                Some(crate::toolchain::choice(
+                    request.language,
+                    &src,
+                    &image,
+                    &toolchain,
+                    several,
+                ))
+            });
+            let test_tools = if test_tools.is_empty() {
+                toolchain
+            } else {
+                test_tools
+            };
             let timeout = request.timeout.unwrap_or(config.default_timeout);
             let deps_env = prepared.as_ref().map(|p| p.env.clone()).unwrap_or_default();
             let mut run_env: Vec<String> = request
