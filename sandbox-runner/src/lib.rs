@@ -48,6 +48,7 @@ pub mod metrics;
 mod pool;
 mod runner;
 pub mod sweep;
+mod toolchain;
 pub mod tree;
 
 // The pure half (planning a run, reading its output), re-exported under the paths callers

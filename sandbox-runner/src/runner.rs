@@ -441,28 +441,59 @@ impl Sandbox {
         Ok((execution, pooled))
     }
 
-    /// The tree's dependencies, prepared for its tenant and repository on `image` (None when
-    /// it declares nothing to prepare).
-    async fn prepare_dependencies(
-        &self,
-        request: &RunRequest,
-        image: &str,
-        src: &Path,
-        tree: &tree::TreeRecord,
-    ) -> Result<Option<crate::deps::Prepared>, SandboxError> {
-        let repository = request.repository.to_string_lossy();
-        let site = crate::deps::Site {
+    /// Where a run's dependencies are prepared and its toolchain asked: for its tenant and
+    /// repository, on `image`.
+    fn site<'a>(
+        &'a self,
+        request: &'a RunRequest,
+        image: &'a str,
+        repository: &'a str,
+    ) -> crate::deps::Site<'a> {
+        crate::deps::Site {
             docker: &self.docker,
             config: &self.config,
             runner: &self.runner,
             scope: crate::deps::Scope {
                 tenant: request.tenant.as_deref().unwrap_or(""),
-                repository: request.scope.as_deref().unwrap_or(&repository),
+                repository: request.scope.as_deref().unwrap_or(repository),
             },
             language: request.language,
             image,
+        }
+    }
+
+    /// The interpreter or toolchain a run names and what chose it (the Python chosen among
+    /// several images, else the image's own toolchain with what the project declares of
+    /// it), and its test tools (the toolchain's versions when nothing prepared named any).
+    async fn named_toolchain(
+        &self,
+        site: &crate::deps::Site<'_>,
+        src: &Path,
+        interpreter: Option<crate::InterpreterChoice>,
+        test_tools: Vec<String>,
+    ) -> (Option<crate::InterpreterChoice>, Vec<String>) {
+        let config = &self.config;
+        let toolchain = crate::toolchain::versions(site, src).await;
+        let several = match site.language {
+            Language::Python => !config.python_images.is_empty(),
+            Language::Node => !config.node_images.is_empty(),
+            Language::Rust | Language::Go => false,
         };
-        crate::deps::prepare(&site, src, tree, request.resolve_before.as_deref()).await
+        let interpreter = interpreter.or_else(|| {
+            Some(crate::toolchain::choice(
+                site.language,
+                src,
+                site.image,
+                &toolchain,
+                several,
+            ))
+        });
+        let test_tools = if test_tools.is_empty() {
+            toolchain
+        } else {
+            test_tools
+        };
+        (interpreter, test_tools)
     }
 
     async fn run_in_slot(
@@ -482,10 +513,20 @@ impl Sandbox {
                     .await
                     .unwrap_or_else(|_| (config.image(request.language), None))
             };
-            let prepared = self
-                .prepare_dependencies(request, &image, &src, &materialised.record)
-                .await?;
+            let repository = request.repository.to_string_lossy();
+            let site = self.site(request, &image, &repository);
+            let prepared = crate::deps::prepare(
+                &site,
+                &src,
+                &materialised.record,
+                request.resolve_before.as_deref(),
+            )
+            .await?;
             let test_tools = test_tools(prepared.as_ref(), request.language).await;
+            // Every record names its toolchain and what chose it (issue 30, must-show 5).
+            let (interpreter, test_tools) = self
+                .named_toolchain(&site, &src, interpreter, test_tools)
+                .await;
             let timeout = request.timeout.unwrap_or(config.default_timeout);
             let deps_env = prepared.as_ref().map(|p| p.env.clone()).unwrap_or_default();
             let mut run_env: Vec<String> = request
@@ -516,18 +557,7 @@ impl Sandbox {
                 .await?;
             metrics::histogram!(crate::metrics::RUN_DURATION_SECONDS, "language" => request.language.as_str())
                 .record(execution.duration.as_secs_f64());
-            let outcome = classify(
-                request.language,
-                &Ending {
-                    exit_code: execution.exit_code,
-                    killed: execution.killed,
-                    pids_limit_reached: execution.pids_limit_reached,
-                    markers: execution.markers.clone(),
-                    tests: execution.tests,
-                    kind: request.kind,
-                    stream_broken: execution.stream_broken,
-                },
-            );
+            let outcome = outcome_of(request, &execution);
             Ok::<_, SandboxError>(RunRecord {
                 run_id: key.as_str().to_string(),
                 container: name,
@@ -689,6 +719,22 @@ impl Drop for SlotGuard {
         let busy = self.busy.fetch_sub(1, Ordering::SeqCst).saturating_sub(1);
         metrics::gauge!(crate::metrics::SLOTS_BUSY).set(busy as f64);
     }
+}
+
+/// The run's outcome, from how its container ended and what its output showed.
+fn outcome_of(request: &RunRequest, execution: &container::Execution) -> Outcome {
+    classify(
+        request.language,
+        &Ending {
+            exit_code: execution.exit_code,
+            killed: execution.killed,
+            pids_limit_reached: execution.pids_limit_reached,
+            markers: execution.markers.clone(),
+            tests: execution.tests,
+            kind: request.kind,
+            stream_broken: execution.stream_broken,
+        },
+    )
 }
 
 /// The versions of the test tools a prepared environment holds (none when nothing was

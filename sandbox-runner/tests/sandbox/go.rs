@@ -47,6 +47,18 @@ async fn go_test_reproduces_a_bug_offline() {
     assert!(support::output(&reproduction.change[0]).contains("Seconds(2000) = 20, want 2"));
     // Standard library only: no go.sum, nothing to prepare.
     assert!(reproduction.base[0].dependencies.is_none());
+    // Nothing prepared, and still the record names the toolchain and the go.mod line.
+    let record = &reproduction.base[0];
+    let choice = record.interpreter.as_ref().expect("the toolchain chosen");
+    assert!(choice.because.contains("(go.mod)"), "{choice:?}");
+    assert!(
+        record
+            .test_tools
+            .iter()
+            .any(|t| t.starts_with("go version go1.")),
+        "{:?}",
+        record.test_tools
+    );
     for record in reproduction.base.iter().chain(&reproduction.change) {
         assert_container_gone(&sandbox, record).await;
     }

@@ -1087,3 +1087,57 @@ async fn a_requirement_resolved_after_the_date_brings_its_dependencies_of_then()
     );
     assert!(deps.not_prepared.is_empty(), "{:?}", deps.not_prepared);
 }
+
+/// A project that declares its tests' dependencies only in its CI (Keras installed its
+/// TensorFlow backend in `.travis.yml`, nowhere else): what every job installs is prepared,
+/// the special case's branch (`then`) and a guarded command are not, and the record names
+/// the CI file as the requirement's source.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dependency_only_the_projects_ci_installs_is_prepared() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        ".travis.yml",
+        format!(
+            "# {marker}\nlanguage: python\ninstall:\n  - if [[ \"$MODE\" == \"NIGHTLY\" ]]; then\n    pip install proven-never-published-nightly --progress-bar off;\n    else\n    pip install six==1.16.0 --progress-bar off;\n    fi\n  - '[[ $TRAVIS_PYTHON_VERSION == 2.7 ]] && pip install proven-never-published-py2'\nscript:\n  - pytest\n"
+        ),
+    )
+    .write(
+        "setup.py",
+        "from setuptools import setup\nsetup(name='cidemo', version='0.1', py_modules=['cidemo'])\n",
+    )
+    .write(
+        "cidemo.py",
+        "import six\n\ndef name():\n    return six.__name__\n",
+    );
+    let commit = repo.commit("a project whose backend only CI installs");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_cidemo.py"),
+    )
+    .with_file(
+        "test_cidemo.py",
+        "import six\nfrom cidemo import name\n\ndef test_name():\n    assert name() == 'six'\n    assert six.__version__ == '1.16.0'\n",
+    );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    let text = format!("{deps:?}");
+    assert!(
+        !text.contains("proven-never-published"),
+        "the special cases' installs are not taken: {text}"
+    );
+    assert!(
+        deps.not_prepared.is_empty(),
+        "everything taken is installed: {:?}",
+        deps.not_prepared
+    );
+    assert!(
+        deps.lock_files.iter().any(|f| f == ".travis.yml"),
+        "the CI file is named among what declared the dependencies: {:?}",
+        deps.lock_files
+    );
+}

@@ -96,6 +96,18 @@ async fn cargo_test_with_vendored_dependencies_reproduces_a_bug() {
         assert!(out.contains("Compiling labels v0.1.0"), "{out}");
     }
     assert!(support::output(&reproduction.change[0]).contains("test result: FAILED"));
+    // Every record names the toolchain, in its own words, and what chose it.
+    for record in reproduction.base.iter().chain(&reproduction.change) {
+        let choice = record.interpreter.as_ref().expect("the toolchain chosen");
+        assert!(choice.version.starts_with("1."), "{choice:?}");
+        assert!(choice.because.contains("declares no version"), "{choice:?}");
+        assert!(
+            record.test_tools.iter().any(|t| t.starts_with("rustc 1."))
+                && record.test_tools.iter().any(|t| t.starts_with("cargo 1.")),
+            "{:?}",
+            record.test_tools
+        );
+    }
     for record in reproduction.base.iter().chain(&reproduction.change) {
         assert_container_gone(&sandbox, record).await;
     }

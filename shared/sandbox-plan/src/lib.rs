@@ -29,6 +29,7 @@
 //! - `reproduced` needs every run of the base to pass and every run of the change to fail,
 //!   with at least two runs a side ([`proof::prove`]).
 
+pub mod ci_install;
 pub mod deps;
 pub mod error;
 pub mod gopath;

@@ -288,6 +288,14 @@ pub fn read_plan(src: &Path) -> PythonPlan {
         plan.inputs.push("Pipfile".into());
         pipfile(&text, &mut plan, &mut specs);
     }
+    // What the project's CI installs in every job beside its declarations (a backend its
+    // tests import, the extras it tests with): after the declarations, which win a repeat.
+    let other_ci = ["appveyor.yml", ".appveyor.yml", "azure-pipelines.yml"].map(String::from);
+    for file in ci_files(src).into_iter().map(|(f, _)| f).chain(other_ci) {
+        if let Some(text) = read(src, &file) {
+            ci_installs(src, &file, &text, &mut plan, &mut seen_files, &mut specs);
+        }
+    }
     declared_pythons(src, &mut plan);
     plan.extras.sort();
     plan.extras.dedup();
@@ -518,6 +526,41 @@ fn requirement_file(
                     }),
                 }
             }
+        }
+    }
+}
+
+/// Reads `file`'s CI installs ([`crate::ci_install`]) by a requirements file's rules: a
+/// `-r` names a file of the tree, anything else is a line of its own.
+fn ci_installs(
+    src: &Path,
+    file: &str,
+    text: &str,
+    plan: &mut PythonPlan,
+    seen: &mut BTreeSet<String>,
+    specs: &mut BTreeSet<String>,
+) {
+    let lines = crate::ci_install::lines(file, text);
+    if lines.is_empty() {
+        return;
+    }
+    if !plan.inputs.iter().any(|i| i == file) {
+        plan.inputs.push(file.to_string());
+    }
+    let source = format!("{file} install");
+    for line in lines {
+        match classify_line(&line) {
+            Line::Include(target) => match inside(Path::new(""), &target) {
+                Some(path) => requirement_file(src, &path, 1, plan, seen, specs),
+                None => plan.refused.push(Refused {
+                    what: line.clone(),
+                    source: source.clone(),
+                    reason: "an include outside the tree".into(),
+                }),
+            },
+            // A CI's constraints file pins its own jobs' resolution; the date does here.
+            Line::Constraints(_) => {}
+            _ => push(plan, specs, &line, source.clone()),
         }
     }
 }

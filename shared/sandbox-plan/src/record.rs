@@ -21,9 +21,10 @@ pub struct RunRecord {
     pub language: Language,
     /// The image as configured (a name).
     pub image: String,
-    /// The Python chosen for the tree among the configured images of several versions, and
-    /// the declaration that chose it; None when the language's image ran it (one image, or
-    /// nothing declared that an image meets).
+    /// The interpreter or toolchain the run had and the declaration that chose it: the
+    /// Python chosen among the configured images of several versions, or else the image's
+    /// own toolchain with what the project declares of it (the runner's `toolchain`). None only
+    /// in records written before every run named it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interpreter: Option<InterpreterChoice>,
     /// How the run was set up beyond its image's defaults, and why (a Go package from

@@ -130,11 +130,29 @@ impl Tox {
                 .collect()
         }
         fn env(table: &toml::Table) -> Vec<(String, Vec<String>)> {
-            ["deps", "commands", "extras", "dependency_groups"]
-                .into_iter()
-                .map(|k| (k.to_string(), lines(table.get(k))))
-                .filter(|(_, l)| !l.is_empty())
-                .collect()
+            let mut keys: Vec<(String, Vec<String>)> = [
+                "deps",
+                "commands",
+                "extras",
+                "dependency_groups",
+                "change_dir",
+            ]
+            .into_iter()
+            .map(|k| (k.to_string(), lines(table.get(k))))
+            .filter(|(_, l)| !l.is_empty())
+            .collect();
+            // tox 4's `set_env` is a table (`set_env = { CALC_CONFIG = "x" }`); the ini
+            // form's lines are `NAME=value`.
+            if let Some(vars) = table.get("set_env").and_then(|v| v.as_table()) {
+                let set: Vec<String> = vars
+                    .iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| format!("{k}={v}")))
+                    .collect();
+                if !set.is_empty() {
+                    keys.push(("set_env".to_string(), set));
+                }
+            }
+            keys
         }
         let mut sections = BTreeMap::new();
         let envs: Vec<String> = lines(doc.get("env_list"))
@@ -226,6 +244,22 @@ impl Tox {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// tox 4's TOML form: `set_env` is a table, read as the ini form's `NAME=value` lines,
+    /// for the base environment and a named one alike.
+    #[test]
+    fn tox4_toml_set_env_is_read_as_lines() {
+        let doc: toml::Table = "env_list = [\"3.12\"]\n[env_run_base]\ncommands = [[\"pytest\", \"tests\"]]\nset_env = { CALC_CONFIG = \"tests/calc.cfg\", MODE = \"1\" }\n[env.lint]\nset_env = { LINT = \"yes\" }\n"
+            .parse()
+            .expect("toml");
+        let tox = Tox::native(&doc, "tox.toml");
+        assert_eq!(
+            tox.values("testenv", "set_env"),
+            ["CALC_CONFIG=tests/calc.cfg", "MODE=1"]
+        );
+        assert_eq!(tox.values("testenv:lint", "set_env"), ["LINT=yes"]);
+        assert_eq!(tox.values("testenv", "commands"), ["pytest tests"]);
+    }
 
     /// tqdm's pyproject.toml keeps its tox configuration as `legacy_tox_ini`, its test deps
     /// in `[core] deps`, substituted into `[testenv] deps`.

@@ -41,6 +41,10 @@ pub const PROJECTS: [(&str, &str); 10] = [
     ("Shields", "https://github.com/BugsJS/shields"),
 ];
 
+/// The cases earlier sessions studied (the trial's three): the rest is the held-out
+/// measure, reported apart ([`super::Case::studied`]).
+pub const STUDIED: &[&str] = &["Express-1", "Express-2", "Hessian.js-1"];
+
 /// Bugs per project in the default selection.
 pub const LIMIT: usize = 5;
 
@@ -610,6 +614,10 @@ impl Case for JsBug {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let patch = git(&case.dir.join(".git"), &args).unwrap_or_default();
         case::fix_edits(&patch, &case.reverted)
+    }
+
+    fn studied(&self) -> bool {
+        STUDIED.contains(&self.id().as_str())
     }
 
     fn describe(&self) -> String {

@@ -1,0 +1,522 @@
+//! What a project's own CI installs beside its declarations: the `pip install` commands of
+//! its Travis `install` steps, its GitHub workflows' test jobs, AppVeyor's `install` and
+//! Azure Pipelines' steps. Many projects of the last ten years declare their test
+//! dependencies nowhere else (Keras installed its TensorFlow backend in `.travis.yml` only),
+//! so a sandbox that reads only the declarations prepares an environment their tests cannot
+//! import in.
+//!
+//! Only what every CI job installs is taken: a command inside an `if`'s condition or `then`
+//! branch, after `&&` behind a test (`[[ $X == 2.7 ]] && pip install …`), after `||`, in a
+//! matrix entry of its own or a workflow step with an `if:`, depends on the job; the `else`
+//! branch is what runs when no special case holds, so it is taken. Each command yields
+//! requirement-file lines (`numpy`, `tensorflow==1.13.1`, `-e .[tests]`, `-r file`), read by
+//! the same rules as a requirements file's lines.
+//!
+//! The shell is read as words, not run: no crate parses the subset of POSIX shell that CI
+//! files hold into commands with their `if` nesting (shell-words and shlex split one command
+//! line only), and what is needed here is that nesting.
+
+use serde_json::Value;
+
+/// Tools CI installs to build, upload or report, never imported by the tests.
+const NOT_FOR_TESTS: &[&str] = &[
+    "pip",
+    "setuptools",
+    "wheel",
+    "virtualenv",
+    "tox",
+    "twine",
+    "codecov",
+    "coveralls",
+    "python-coveralls",
+    "pre-commit",
+];
+
+/// pip's options that take the next word as their value.
+const OPTION_VALUES: &[&str] = &[
+    "--progress-bar",
+    "--only-binary",
+    "--no-binary",
+    "--prefix",
+    "-t",
+    "--target",
+    "--root",
+    "--src",
+    "--platform",
+    "--python-version",
+    "--implementation",
+    "--abi",
+    "--cache-dir",
+    "--log",
+    "--timeout",
+    "--retries",
+    "--proxy",
+    "--upgrade-strategy",
+    "--trusted-host",
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-f",
+    "--find-links",
+];
+
+/// The YAML of a CI file allowed to grow this large is read; a larger one is not a CI file
+/// a project writes by hand.
+const MAX_BYTES: usize = 512 * 1024;
+
+/// The requirement lines `file`'s CI installs in every job, in order, without repeats.
+pub(crate) fn lines(file: &str, text: &str) -> Vec<String> {
+    if text.len() > MAX_BYTES {
+        return Vec::new();
+    }
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = 64;
+    budget.max_aliases = 100;
+    budget.max_anchors = 100;
+    budget.max_documents = 1;
+    let options = serde_saphyr::options! { budget: Some(budget) };
+    let Ok(doc) = serde_saphyr::from_str_with_options::<Value>(text, options) else {
+        return Vec::new();
+    };
+    let name = file.rsplit('/').next().unwrap_or(file);
+    let scripts = if file.starts_with(".github/workflows/") {
+        workflow_scripts(&doc)
+    } else if name == ".travis.yml" {
+        ["before_install", "install"]
+            .iter()
+            .flat_map(|k| strings(doc.get(k)))
+            .collect()
+    } else if name == "appveyor.yml" || name == ".appveyor.yml" {
+        appveyor_scripts(&doc)
+    } else if name.starts_with("azure-pipelines") {
+        azure_scripts(&doc)
+    } else {
+        Vec::new()
+    };
+    let mut out: Vec<String> = Vec::new();
+    for script in scripts {
+        for line in pip_installs(&script) {
+            if !out.contains(&line) {
+                out.push(line);
+            }
+        }
+    }
+    out
+}
+
+/// A step's or a key's commands: a string, or a list of strings.
+fn strings(value: Option<&Value>) -> Vec<String> {
+    match value {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|i| i.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The `run` steps, without an `if:`, of the jobs that run tests (a job of linters or docs
+/// installs what no test imports).
+fn workflow_scripts(doc: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(jobs) = doc.get("jobs").and_then(Value::as_object) else {
+        return out;
+    };
+    for job in jobs.values() {
+        if job.get("if").is_some() {
+            continue;
+        }
+        let runs: Vec<String> = job
+            .get("steps")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|step| step.get("if").is_none())
+            .filter_map(|step| step.get("run").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        if runs.iter().any(|r| runs_tests(r)) {
+            out.extend(runs);
+        }
+    }
+    out
+}
+
+fn runs_tests(script: &str) -> bool {
+    [
+        "pytest",
+        "py.test",
+        "nosetests",
+        "unittest",
+        "tox",
+        "runtests",
+        "test",
+    ]
+    .iter()
+    .any(|w| script.contains(w))
+}
+
+fn appveyor_scripts(doc: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for item in doc
+        .get("install")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        match item {
+            Value::String(s) => out.push(s.clone()),
+            Value::Object(o) => out.extend(
+                ["cmd", "ps", "sh"]
+                    .iter()
+                    .filter_map(|k| o.get(*k).and_then(Value::as_str).map(str::to_string)),
+            ),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn azure_scripts(doc: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![doc];
+    // Steps nest under stages and jobs, or sit at the top: every step list is read.
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(o) => {
+                if o.get("condition").is_some() {
+                    continue;
+                }
+                for k in ["script", "bash"] {
+                    if let Some(s) = o.get(k).and_then(Value::as_str) {
+                        out.push(s.to_string());
+                    }
+                }
+                stack.extend(o.values());
+            }
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// One `if` being read: whether the words are in its `else` branch.
+#[derive(Clone, Copy)]
+struct If {
+    in_else: bool,
+}
+
+/// The requirement lines of the `pip install` commands `script` runs unconditionally.
+fn pip_installs(script: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut ifs: Vec<If> = Vec::new();
+    // Whether the command being read runs only when the one before it did or failed.
+    let mut guarded = false;
+    let commands = commands(script);
+    for (i, (command, before)) in commands.iter().enumerate() {
+        let words: Vec<&str> = command.iter().map(String::as_str).collect();
+        // The command before `&&` is its guard.
+        let guard = i.checked_sub(1).map(|j| &commands[j].0[..]).unwrap_or(&[]);
+        guarded = match before {
+            Sep::And => guarded || is_test(guard),
+            Sep::Or => true,
+            Sep::Start => false,
+        };
+        let mut words = &words[..];
+        // Keywords open and close branches; what follows them is a command.
+        loop {
+            match words.first().copied() {
+                Some("if") => {
+                    ifs.push(If { in_else: false });
+                    words = &words[1..];
+                }
+                Some("then" | "elif") => {
+                    if let Some(top) = ifs.last_mut() {
+                        top.in_else = false;
+                    }
+                    words = &words[1..];
+                }
+                Some("else") => {
+                    if let Some(top) = ifs.last_mut() {
+                        top.in_else = true;
+                    }
+                    words = &words[1..];
+                }
+                Some("fi") => {
+                    ifs.pop();
+                    words = &words[1..];
+                }
+                Some("do" | "done" | "{" | "}" | "travis_retry" | "sudo" | "time" | "-H") => {
+                    words = &words[1..];
+                }
+                Some(w) if is_assignment(w) => words = &words[1..],
+                _ => break,
+            }
+        }
+        let conditional = guarded || ifs.iter().any(|i| !i.in_else);
+        if conditional {
+            continue;
+        }
+        if let Some(args) = pip_install_args(words) {
+            out.extend(requirement_lines(args));
+        }
+    }
+    out
+}
+
+/// `[[ … ]]`, `[ … ]` or `test …`: a command that only decides.
+fn is_test(words: &[String]) -> bool {
+    matches!(words.first().map(String::as_str), Some("[[" | "[" | "test"))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Sep {
+    Start,
+    And,
+    Or,
+}
+
+/// The script's simple commands, as words, each with what joined it to the one before.
+fn commands(script: &str) -> Vec<(Vec<String>, Sep)> {
+    let mut out: Vec<(Vec<String>, Sep)> = Vec::new();
+    let mut words: Vec<String> = Vec::new();
+    let mut sep = Sep::Start;
+    let mut word = String::new();
+    let mut quote: Option<char> = None;
+    let mut chars = script.chars().peekable();
+    // Ends the command being read; an empty one (a blank line after `&&`) keeps what joined
+    // it, so `a &&` + newline + `b` still guards `b`.
+    fn end(
+        word: &mut String,
+        words: &mut Vec<String>,
+        out: &mut Vec<(Vec<String>, Sep)>,
+        sep: &mut Sep,
+        next: Sep,
+    ) {
+        flush_word(word, words);
+        if words.is_empty() {
+            if next != Sep::Start {
+                *sep = next;
+            }
+            return;
+        }
+        out.push((std::mem::take(words), *sep));
+        *sep = next;
+    }
+    fn flush_word(word: &mut String, words: &mut Vec<String>) {
+        if !word.is_empty() {
+            words.push(std::mem::take(word));
+        }
+    }
+    while let Some(c) = chars.next() {
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            } else {
+                word.push(c);
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => quote = Some(c),
+            '#' if word.is_empty() => {
+                // A comment runs to the end of the line.
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        break;
+                    }
+                }
+                end(&mut word, &mut words, &mut out, &mut sep, Sep::Start);
+            }
+            '\\' if chars.peek() == Some(&'\n') => {
+                chars.next();
+            }
+            ' ' | '\t' => flush_word(&mut word, &mut words),
+            ';' | '\n' => end(&mut word, &mut words, &mut out, &mut sep, Sep::Start),
+            '&' | '|' => {
+                let double = chars.peek() == Some(&c);
+                if double {
+                    chars.next();
+                }
+                let next = match (c, double) {
+                    ('&', true) => Sep::And,
+                    ('|', true) => Sep::Or,
+                    // A pipe or a background job: the next command runs regardless.
+                    _ => Sep::Start,
+                };
+                end(&mut word, &mut words, &mut out, &mut sep, next);
+            }
+            _ => word.push(c),
+        }
+    }
+    end(&mut word, &mut words, &mut out, &mut sep, Sep::Start);
+    out
+}
+
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && !name.starts_with('-')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// The arguments after `pip install` (`pip`, `pip3`, `pip3.8`, `python -m pip`, `python3.7 -m
+/// pip`), if `words` is such a command.
+fn pip_install_args<'a>(words: &'a [&'a str]) -> Option<&'a [&'a str]> {
+    let is_pip = |w: &str| {
+        let name = w.rsplit('/').next().unwrap_or(w);
+        name == "pip"
+            || name
+                .strip_prefix("pip")
+                .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    };
+    let is_python = |w: &str| {
+        let name = w.rsplit('/').next().unwrap_or(w);
+        name.strip_prefix("python")
+            .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    };
+    let rest = match words {
+        [p, rest @ ..] if is_pip(p) => rest,
+        [py, "-m", p, rest @ ..] if is_python(py) && is_pip(p) => rest,
+        _ => return None,
+    };
+    match rest {
+        ["install", args @ ..] => Some(args),
+        _ => None,
+    }
+}
+
+/// `pip install`'s arguments as requirement-file lines.
+fn requirement_lines(args: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut it = args.iter();
+    while let Some(&a) = it.next() {
+        if a.contains('$') || a.contains('`') {
+            // A variable names what the job chose: nothing every job installs.
+            continue;
+        }
+        match a {
+            "-r" | "--requirement" | "-e" | "--editable" | "-c" | "--constraint" => {
+                if let Some(v) = it.next()
+                    && !v.contains('$')
+                {
+                    out.push(format!("{a} {v}"));
+                }
+            }
+            o if OPTION_VALUES.contains(&o) => {
+                it.next();
+            }
+            o if o.starts_with('-') => {
+                if let Some(v) = ["-r", "-e", "-c"].iter().find_map(|p| {
+                    o.strip_prefix(p)
+                        .filter(|v| !v.is_empty() && !v.starts_with('-'))
+                }) {
+                    out.push(format!("{} {v}", &o[..2]));
+                }
+            }
+            spec => {
+                let name: String = spec
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                    .collect();
+                let name = name.to_ascii_lowercase().replace('_', "-");
+                if !NOT_FOR_TESTS.contains(&name.as_str()) {
+                    out.push(spec.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_else_branch_and_unconditional_installs_are_taken() {
+        let travis = r#"
+language: python
+matrix:
+  include:
+    - python: 3.6
+      env: MODE=TF2
+install:
+  - if [[ "$TRAVIS_PYTHON_VERSION" == "2.7" ]]; then
+      wget https://example.org/miniconda.sh -O miniconda.sh;
+    else
+      wget https://example.org/miniconda3.sh -O miniconda.sh;
+    fi
+  - travis_retry pip install --only-binary=numpy,scipy numpy nose "h5py<3" --progress-bar off
+  - pip install -e .[tests] --progress-bar off
+  - if [[ "$MODE" == "TF2" ]]; then
+    pip install tf-nightly-2.0-preview --progress-bar off;
+    else
+    pip install tensorflow==1.13.1 --progress-bar off;
+    fi
+  - '[[ "$TRAVIS_PYTHON_VERSION" == "2.7" ]] && pip install mock'
+  - pip install --upgrade pip setuptools wheel codecov
+  - pip install $EXTRA || true
+  - python -m pip install -r requirements/test.txt
+script:
+  - pip install never-taken
+  - pytest
+"#;
+        assert_eq!(
+            lines(".travis.yml", travis),
+            [
+                "numpy",
+                "nose",
+                "h5py<3",
+                "-e .[tests]",
+                "tensorflow==1.13.1",
+                "-r requirements/test.txt"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_workflow_gives_the_installs_of_its_test_jobs_only() {
+        let workflow = r#"
+on: [push]
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - run: pip install flake8
+      - run: flake8 .
+  tests:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v2
+      - name: deps
+        run: |
+          python -m pip install --upgrade pip
+          pip install attrs==19.3.0 \
+            "hypothesis>=4"
+      - if: matrix.os == 'windows-latest'
+        run: pip install pywin32
+      - run: python -m pytest
+"#;
+        assert_eq!(
+            lines(".github/workflows/ci.yml", workflow),
+            ["attrs==19.3.0", "hypothesis>=4"]
+        );
+    }
+
+    #[test]
+    fn appveyor_and_azure_steps_are_read() {
+        let appveyor = "install:\n  - cmd: pip install pytest-xdist\n  - \"%PYTHON%\\\\python.exe -m pip install wheel\"\n";
+        assert_eq!(lines("appveyor.yml", appveyor), ["pytest-xdist"]);
+        let azure = "jobs:\n- job: t\n  steps:\n  - script: pip install lxml\n  - script: pip install pywin32\n    condition: eq(variables.os, 'win')\n";
+        assert_eq!(lines("azure-pipelines.yml", azure), ["lxml"]);
+    }
+
+    #[test]
+    fn what_is_not_yaml_gives_nothing() {
+        assert!(lines(".travis.yml", "install: [unclosed").is_empty());
+        assert!(lines(".travis.yml", "").is_empty());
+    }
+}
