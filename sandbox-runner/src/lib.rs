@@ -11,7 +11,8 @@
 //!   layers cached on disk by the plan's key ([`deps`]);
 //! - the container of one run: its hardening, limits, timeout, output cap, and removal
 //!   ([`container`]); the warm pool (`pool`); the sweep of leftovers ([`sweep`]);
-//! - the run itself (`runner`), recording a job's result once ([`ledger`]);
+//! - the run itself (`runner`), the toolchain an image has, asked of it (`toolchain`);
+//!   recording a job's result once ([`ledger`]);
 //! - the `proven sandbox` commands ([`command`]) and the local image build ([`images`]).
 //!
 //! Invariants:

@@ -7,6 +7,10 @@
 //! compare versions or query advisories: the version and OSV crates do that with what this
 //! crate returns.
 //!
+//! For a project's tests it also says what a Python lock file pins, with the markers that
+//! say when each package applies ([`pins`]): the sandbox's dependency preparation installs
+//! that, and reads no lock file of its own.
+//!
 //! Input is untrusted (design, section 5): every reader refuses oversized, binary, non-UTF-8,
 //! malformed, wrongly shaped and too deeply nested files with a [`ReadError`] that names the
 //! file and, where the format has lines, the line. No reader panics on any input.

@@ -7,8 +7,9 @@
 //!   package's whole suite as its project documents it, and one test selected within it
 //!   ([`suite`]), with tox's configuration wherever it is kept ([`tox`]);
 //! - which Python a tree runs on, from its own declarations ([`interpreter`]), and the
-//!   Python declarations themselves ([`python`]); a Go tree from before modules and its
-//!   import path ([`gopath`]);
+//!   Python declarations themselves ([`python`], with what its CI installs,
+//!   [`ci_install`]; the lock files it pins by are read by `proven_lockfile::pins`); a Go
+//!   tree from before modules and its import path ([`gopath`]);
 //! - what a tree's dependencies need prepared, read from its declaration files alone, the
 //!   cache key of a prepared layer and the record of a preparation ([`deps`]), the skeleton
 //!   a Rust preparation builds from ([`skeleton`]), and the registries a preparation may

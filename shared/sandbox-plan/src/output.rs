@@ -27,7 +27,7 @@ pub struct Capture {
 pub struct Seen {
     pub markers: Vec<&'static str>,
     pub tests: Option<TestCounts>,
-    /// The tests the runner named as failing or erroring (see [`Tally::finish`]).
+    /// The tests the runner named as failing or erroring (see `Tally::finish`).
     pub failing: Vec<String>,
 }
 

@@ -32,7 +32,7 @@ pub struct TestCounts {
     /// Errors outside a test's own body (pytest's setup, teardown and collection errors;
     /// unittest's errors in setUp, fixtures and imports). An exception a test's own body
     /// raised (the code under test raising) is a failed test, as pytest counts it: unittest
-    /// reports it as an ERROR, and this reads it as failed ([`Tally`]).
+    /// reports it as an ERROR, and this reads it as failed (`Tally`).
     pub errors: u64,
 }
 
