@@ -69,6 +69,14 @@ ensure_chromium() {
         { log "Chromium is missing: install the Debian packages 'chromium' and 'chromium-driver'"; return 1; }
 }
 
+# The README's service commands (tests/e2e/readme.rs runs them) send the review with curl
+# and read its answers with jq.
+ensure_curl_jq() {
+    command -v curl >/dev/null && command -v jq >/dev/null && return 0
+    apt_install --no-install-recommends curl jq ||
+        { log "curl and jq are missing: install the Debian packages 'curl' and 'jq'"; return 1; }
+}
+
 # kubectl's own kustomize builds deploy/k8s for cli/tests/deploy.rs (offline, no cluster).
 ensure_kubectl() {
     command -v kubectl >/dev/null && return 0

@@ -50,7 +50,7 @@ const LAYOUT: &str = r#"<!doctype html><html lang="en"><head><meta charset="utf-
 .level{font:600 .85em monospace;padding:1px 6px;border-radius:4px;color:#fff}span.reproduced,.key.reproduced{background:#b00}span.exploited,.key.exploited{background:#e60}span.advisory,.key.advisory{background:#36c}span.tool,.key.tool{background:#777}
 .key{display:inline-block;width:.8em;height:.8em;margin-left:.8em}.finding{border-top:1px solid #ddd;margin:1.5rem 0}.facts th{width:9rem;background:#f6f8fa}
 pre{background:#f6f8fa;padding:.5rem;overflow-x:auto;max-height:20rem}#outcome{padding:.5rem 1rem;border-radius:4px}#outcome.failed{background:#fde8e8;border:1px solid #b00}#outcome.partial,#outcome.pending{background:#fff8e1;border:1px solid #e6a700}
-.runs{font-size:.9em;margin:.5rem 0}.runs ul{margin:0;padding-left:1rem}</style></head>
+.runs{font-size:.9em;margin:.5rem 0}.runs pre{white-space:pre-wrap;overflow-wrap:anywhere}.runs ul{margin:0;padding-left:1rem}</style></head>
 <body><nav>{% if tenant %}<a href="/ui">Reviews</a><a href="/ui/batches">Batches</a><span>tenant {{ tenant }}</span> <form method="post" action="/ui/logout" style="display:inline"><button>Log out</button></form>{% endif %}</nav>
 {% block body %}{% endblock %}</body></html>"#;
 
@@ -68,7 +68,7 @@ const REVIEWS: &str = r#"{% extends "layout.html" %}{% block title %}Proven: rev
 {% else %}<tr><td colspan="9">No review yet.</td></tr>{% endfor %}</table>{% endblock %}"#;
 
 const REVIEW: &str = r#"{% extends "layout.html" %}{% block title %}Proven: review {{ id }}{% endblock %}{% block body %}{% from "runs.html" import run_table %}<h1>Review {{ id }}</h1>
-<p>Status <span id="status" class="state-{{ status }}">{{ status }}</span>: <code>{{ repository }}</code> {{ base }}..{{ head }}{% if r.base and r.head %} (<code>{{ r.base.commit[:12] }}</code> → <code>{{ r.head.commit[:12] }}</code>){% endif %}</p>
+<p>Status <span id="status" class="state-{{ status }}">{{ status }}</span>: <code>{{ repository }}</code> {{ base }}..{{ head }}{% if r.base and r.head %} (<code>{{ r.base.commit[:12] }}</code>{% if r.base.diff == "two-dot" %}, two-dot: the base as named{% elif r.base.diff and r.base.tip %}, the merge base; <code>{{ r.base.rev }}</code> itself is at <code>{{ r.base.tip[:12] }}</code>{% elif r.base.diff %}, the merge base{% endif %} → <code>{{ r.head.commit[:12] }}</code>){% endif %}</p>
 {% if status == "queued" or status == "running" %}<p id="outcome" class="pending">This review has not finished yet.</p>
 {% elif failed %}<div id="outcome" class="failed"><p><strong>This review {% if status == "failed" or r.status == "failed" %}failed{% else %}is incomplete{% endif %}{% if r.findings %}: the findings below may not be all of them{% else %}: it shows no finding because it could not look, not because there is none{% endif %}.</strong></p>
 {% if causes %}<ul class="causes">{% for c in causes %}<li>{{ c }}</li>{% endfor %}</ul>{% else %}<p class="causes">Its cause was not recorded in the report; the trace below has what the review did.</p>{% endif %}</div>
@@ -104,7 +104,7 @@ const REVIEW: &str = r#"{% extends "layout.html" %}{% block title %}Proven: revi
 {% if r.unproven %}<h2>Unproven (not findings)</h2><ul id="unproven">{% for u in r.unproven %}<li>{{ u.claim }}: {{ u.reason }}{% if u.runs %}{{ run_table(u.runs) }}{% endif %}</li>{% endfor %}</ul>{% endif %}
 {% if r.ignored %}<h2>Ignored by the repository's ignore list (not counted, never failing)</h2><ul>{% for i in r.ignored %}<li>{{ i.finding.title }} (<code>{{ i.finding.location.path }}</code>): ignored by <code>{{ i.entry }}</code>{% if i.expires %} until {{ i.expires }}{% endif %}: {{ i.reason }}</li>{% endfor %}</ul>{% endif %}
 {% if r.ignore_notes %}<h2>Ignore entries that ignore nothing</h2><ul>{% for n in r.ignore_notes %}<li><code>{{ n.entry }}</code> {{ n.status }}: {{ n.detail }}</li>{% endfor %}</ul>{% endif %}
-{% if r.suppressed %}<h2>Not raised again (an evidenced refutation in memory)</h2><ul>{% for m in r.suppressed %}<li>{{ m.claim }} (<code>{{ m.path }}</code>): refuted by review <code>{{ m.refuted_by }}</code> on {{ m.on }}, evidence: {{ m.evidence }}</li>{% endfor %}</ul>{% endif %}
+{% if r.suppressed %}<h2>Not raised again (an evidenced refutation in memory)</h2><ul>{% for m in r.suppressed %}<li>{{ m.claim }} (<code>{{ m.path }}</code>): refuted by review <code>{{ m.refuted_by }}</code> on {{ m.on }}, evidence: {{ m.evidence }} (record <code>{{ m.record }}</code>)</li>{% endfor %}</ul>{% endif %}
 {% if r.reviewers %}<h2>The reviewers, side by side (never merged; evidence decides)</h2><table><tr><th>Risk</th><th>File</th><th>Evidence</th><th>First reviewer</th><th>Second reviewer</th></tr>{% for v in r.reviewers %}<tr><td>{{ v.title }}</td><td><code>{{ v.path }}</code></td><td>{{ v.outcome }}</td><td>{{ v.first.verdict }}</td><td>{{ v.second.verdict }}{% if v.second.reason %}: {{ v.second.reason }}{% endif %}</td></tr>{% endfor %}</table>{% endif %}
 {% if r.autofix %}<h2>Autofix: {{ r.autofix.verdict }}</h2><ul>{% for x in r.autofix.fixes %}<li>closed: {{ x }}</li>{% endfor %}{% for o in r.autofix.open %}<li>open: {{ o }}</li>{% endfor %}</ul>{% if r.autofix.runs %}{{ run_table(r.autofix.runs) }}{% endif %}{% endif %}
 {% if r.coverage %}<h2>Coverage: {{ r.coverage.verdict }}</h2><table><tr><th>Surface</th><th>Status</th><th>Detail</th><th>Probe</th></tr>{% for c in r.coverage.surfaces %}<tr><td><code>{{ c.surface }}</code></td><td>{{ c.status }}</td><td>{{ c.detail }}</td><td>{% if c.probe %}{{ c.probe }}{% endif %}</td></tr>{% endfor %}</table>{% endif %}
@@ -312,9 +312,13 @@ fn chart(days: &[String], series: &[(&str, Vec<f64>)], unit: Unit, y_title: &str
         .iter()
         .flat_map(|(_, v)| v.iter().copied())
         .fold(0.0_f64, f64::max);
-    // A top the axis can name: a whole count (at least 1), or a cent above the most.
+    // A top the axis can name: an even count (at least 2, so the middle line is a whole
+    // count too, drawn where that count is), or a cent above the most.
     let top = match unit {
-        Unit::Count => top.ceil().max(1.0),
+        Unit::Count => {
+            let top = top.ceil().max(2.0);
+            top + top % 2.0
+        }
         Unit::Usd => (top * 100.0).ceil().max(1.0) / 100.0,
     };
     let (w, h, gap) = (10.0, 120.0, 14.0);
@@ -819,16 +823,40 @@ mod tests {
             // The newest day is always labelled.
             assert!(svg.contains(">12-14</text>"), "{svg}");
         }
-        let svg = chart(
-            &days,
-            &[("advisory", vec![3.0; 14])],
-            Unit::Count,
-            "findings",
-        );
-        assert!(
-            svg.contains(">3</text>") && svg.contains(">0</text>"),
-            "{svg}"
-        );
+        // Each count the axis names is drawn at that count's height: a bar of 2 reaches the
+        // line labelled 2 (an odd most, 5, gives 0, 3 and 6, never a "3" at 2.5).
+        for most in [1.0, 3.0, 5.0] {
+            let svg = chart(
+                &days,
+                &[("advisory", vec![2.0, most])],
+                Unit::Count,
+                "findings",
+            );
+            let labels: Vec<(f64, f64)> = svg
+                .split("<text class=\"y-label\"")
+                .skip(1)
+                .map(|t| {
+                    let value = t[t.find('>').expect("text") + 1..t.find("</text>").expect("end")]
+                        .parse::<f64>()
+                        .expect("a whole count");
+                    (value, attr(t, "y") - 3.0)
+                })
+                .collect();
+            let (zero, top) = (labels[0], labels[2]);
+            assert!(top.0 >= most && zero.0 == 0.0, "{labels:?}");
+            for (value, y) in &labels {
+                let expected = zero.1 - (zero.1 - top.1) * value / top.0;
+                assert!(
+                    (y - expected).abs() < 0.1,
+                    "{value} drawn at {y}: {labels:?}"
+                );
+            }
+            let bar = svg.split("<rect ").nth(1).expect("a bar");
+            assert!(
+                (attr(bar, "height") - (zero.1 - top.1) * 2.0 / top.0).abs() < 0.1,
+                "{svg}"
+            );
+        }
         let svg = chart(&days, &[("cost", vec![0.257; 14])], Unit::Usd, "USD");
         assert!(
             svg.contains(">$0.26</text>") && svg.contains(">$0.00</text>"),

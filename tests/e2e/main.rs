@@ -18,6 +18,7 @@ mod metrics;
 mod operating;
 mod projects;
 mod pull_request;
+mod readme;
 mod repository;
 mod rereview;
 mod review;

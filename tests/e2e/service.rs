@@ -213,17 +213,22 @@ impl Service {
         drop(workers);
         drop(api);
         store.cleanup().await;
-        if let Ok(client) = redis::Client::open(redis_url.as_str())
-            && let Ok(mut conn) = client.get_multiplexed_async_connection().await
-        {
-            let keys: Vec<String> = redis::cmd("KEYS")
-                .arg(format!("{prefix}:*"))
-                .query_async(&mut conn)
-                .await
-                .unwrap_or_default();
-            if !keys.is_empty() {
-                let _: Result<(), _> = redis::cmd("DEL").arg(keys).query_async(&mut conn).await;
-            }
+        delete_keys(&redis_url, &prefix).await;
+    }
+}
+
+/// Deletes a test's Redis keys (those under its queue prefix).
+pub async fn delete_keys(redis_url: &str, prefix: &str) {
+    if let Ok(client) = redis::Client::open(redis_url)
+        && let Ok(mut conn) = client.get_multiplexed_async_connection().await
+    {
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("{prefix}:*"))
+            .query_async(&mut conn)
+            .await
+            .unwrap_or_default();
+        if !keys.is_empty() {
+            let _: Result<(), _> = redis::cmd("DEL").arg(keys).query_async(&mut conn).await;
         }
     }
 }

@@ -154,7 +154,10 @@ pub async fn run(
         options.layers.clone(),
         proven_source::Sources::service(config),
     );
-    if config.agents && options.queues.iter().any(|q| q == "model") {
+    // Every worker with the models configured holds them, whatever its families: the
+    // `plan` step (not of the model family) plans the agents only when they are there, so a
+    // worker of `evidence,control` without them planned every review of code as partial.
+    if config.agents {
         let agents =
             proven_review::model::Agents::from_config(config).map_err(WorkerError::Agents)?;
         steps = steps.with_agents(Arc::new(agents));

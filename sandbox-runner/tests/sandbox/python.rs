@@ -375,6 +375,59 @@ async fn a_project_with_a_c_extension_is_built_and_its_tests_run() {
     );
 }
 
+/// A project with a C++ extension (spaCy's and thinc's Cython modules compile as C++):
+/// the images carry g++ and libstdc++'s headers beside gcc, so it builds as the C one does.
+/// Without them gcc stopped at `cannot execute 'cc1plus'` and every test failed at import.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_with_a_cpp_extension_is_built_and_its_tests_run() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "setup.py",
+        format!(
+            "# {marker}\nfrom setuptools import Extension, setup\n\
+             setup(name='cppdemo', version='1.0', ext_modules=[Extension('cppdemo', ['cppdemo.cpp'], language='c++')])\n"
+        ),
+    )
+    .write(
+        "cppdemo.cpp",
+        "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n#include <numeric>\n#include <vector>\n\
+         static PyObject *twice(PyObject *self, PyObject *args) {\n\
+             long n; if (!PyArg_ParseTuple(args, \"l\", &n)) return NULL;\n\
+             std::vector<long> v{n, n};\n\
+             return PyLong_FromLong(std::accumulate(v.begin(), v.end(), 0L));\n}\n\
+         static PyMethodDef methods[] = {{\"twice\", twice, METH_VARARGS, \"2n\"}, {NULL, NULL, 0, NULL}};\n\
+         static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, \"cppdemo\", NULL, -1, methods};\n\
+         PyMODINIT_FUNC PyInit_cppdemo(void) { return PyModule_Create(&module); }\n",
+    );
+    let commit = repo.commit("a project with a C++ extension");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_cpp.py"),
+    )
+    .with_file(
+        "test_cpp.py",
+        "import cppdemo\n\ndef test_twice():\n    assert cppdemo.twice(21) == 42\n",
+    );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(
+        run.outcome,
+        Outcome::Passed,
+        "{}\n{:#?}",
+        support::output(&run),
+        run.dependencies
+    );
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    assert!(
+        deps.not_prepared.is_empty(),
+        "the project and its extension are built: {:?}",
+        deps.not_prepared
+    );
+}
+
 /// Suites run a pager (pallets/click's `echo_via_pager` tests run `less` with its output
 /// sent to a file): the images carry `less`, so such a test runs as the project expects.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
