@@ -20,7 +20,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use proven_change::testing::TestRepo;
-use proven_sandbox::{Language, Outcome, RunRequest, Sandbox, SandboxConfig};
+use proven_sandbox::{Language, Limits, Outcome, RunRequest, Sandbox, SandboxConfig};
 
 const RUNS: usize = 50;
 const WARMUP: usize = 2;
@@ -76,25 +76,9 @@ fn docker(args: &[&str]) {
     assert!(status.success(), "docker {args:?} failed");
 }
 
-fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let sandbox = match runtime.block_on(Sandbox::connect(SandboxConfig::default())) {
-        Ok(sandbox) => sandbox,
-        Err(e) => {
-            eprintln!("the benchmark needs Docker: {e}");
-            std::process::exit(1);
-        }
-    };
-    let image = sandbox.config().image(Language::Python);
-    let repo = TestRepo::new();
-    repo.write("README.md", "benchmark tree\n");
-    let commit = repo.commit("tree");
-    let tree = tempfile::tempdir().expect("tree directory");
-    let mount = format!("{}:/src:ro", tree.path().display());
-    let limits = sandbox.config().limits;
+/// `docker run --rm` with the sandbox's own flags (no network, read-only root, the limits,
+/// the entry script): what a cold run costs Docker alone.
+fn measure_hardened(image: &str, limits: &Limits, mount: &str) -> Duration {
     let memory = limits.memory_bytes.to_string();
     let pids = limits.pids.to_string();
     let cpus = limits.cpus.to_string();
@@ -107,15 +91,7 @@ fn main() {
         limits.tmp_bytes
     );
 
-    println!("per-run overhead, `true` in {image}, median of {RUNS}\n");
-    let bare = measure("bare process (/bin/true)", || {
-        let status = Command::new("/bin/true").status().expect("true");
-        assert!(status.success());
-    });
-    let plain = measure("docker run --rm", || {
-        docker(&["run", "--rm", &image, "true"])
-    });
-    let hardened = measure("docker run --rm, sandbox flags", || {
+    measure("docker run --rm, sandbox flags", || {
         docker(&[
             "run",
             "--rm",
@@ -144,12 +120,16 @@ fn main() {
             "--log-driver",
             "none",
             "-v",
-            &mount,
-            &image,
+            mount,
+            image,
             "/usr/local/bin/proven-entry",
             "true",
         ])
-    });
+    })
+}
+
+/// `docker exec` into a started container: the floor of a pooled run.
+fn measure_exec(image: &str) -> Duration {
     let warm = format!("proven-sbx-bench-warm-{}", std::process::id());
     docker(&[
         "run",
@@ -162,7 +142,7 @@ fn main() {
         "none",
         "--read-only",
         "--init",
-        &image,
+        image,
         "sleep",
         "infinity",
     ]);
@@ -170,6 +150,37 @@ fn main() {
         docker(&["exec", &warm, "true"])
     });
     docker(&["rm", "-f", &warm]);
+    exec
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let sandbox = match runtime.block_on(Sandbox::connect(SandboxConfig::default())) {
+        Ok(sandbox) => sandbox,
+        Err(e) => {
+            eprintln!("the benchmark needs Docker: {e}");
+            std::process::exit(1);
+        }
+    };
+    let image = sandbox.config().image(Language::Python);
+    let repo = TestRepo::new();
+    repo.write("README.md", "benchmark tree\n");
+    let commit = repo.commit("tree");
+    let tree = tempfile::tempdir().expect("tree directory");
+    let mount = format!("{}:/src:ro", tree.path().display());
+    println!("per-run overhead, `true` in {image}, median of {RUNS}\n");
+    let bare = measure("bare process (/bin/true)", || {
+        let status = Command::new("/bin/true").status().expect("true");
+        assert!(status.success());
+    });
+    let plain = measure("docker run --rm", || {
+        docker(&["run", "--rm", &image, "true"])
+    });
+    let hardened = measure_hardened(&image, &sandbox.config().limits, &mount);
+    let exec = measure_exec(&image);
 
     let request = RunRequest::new(repo.path(), &commit, Language::Python, ["true"]).as_command();
     let cold_sandbox = runtime
