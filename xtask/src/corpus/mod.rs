@@ -316,7 +316,8 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
         .collect();
     // Cases whose upstream is not here (pandas' and matplotlib's are larger than the fetch
     // tool brings) are named, never run or counted.
-    let (cases, unavailable): (Vec<Box<dyn Case>>, Vec<Box<dyn Case>>) = cases
+    type Cases = Vec<Box<dyn Case>>;
+    let (cases, unavailable): (Cases, Cases) = cases
         .into_iter()
         .partition(|c| o.report_only || c.available(&o.repos).is_ok());
     if !unavailable.is_empty() {
