@@ -1194,3 +1194,42 @@ async fn a_dependency_only_the_projects_ci_installs_is_prepared() {
         deps.lock_files
     );
 }
+
+/// A project whose C extension does not compile is named with the compiler's own
+/// diagnosis (the missing header), not only setuptools' last line (`command 'gcc' failed`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_extension_build_is_named_with_the_compilers_diagnosis() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "setup.py",
+        format!(
+            "# {marker}\nfrom setuptools import Extension, setup\n\
+             setup(name='brokenc', version='1.0', ext_modules=[Extension('brokenc', ['brokenc.c'])])\n"
+        ),
+    )
+    .write(
+        "brokenc.c",
+        "#include <Python.h>\n#include <proven_no_such_header.h>\n",
+    )
+    .write("helper.py", "def one():\n    return 1\n");
+    let commit = repo.commit("a project whose extension does not compile");
+    let request = RunRequest::new(repo.path(), &commit, Language::Python, pytest("test_h.py"))
+        .with_file(
+            "test_h.py",
+            "from helper import one\n\ndef test_one():\n    assert one() == 1\n",
+        );
+    let run = sandbox.run(&request).await.expect("run");
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    let project = deps
+        .not_prepared
+        .iter()
+        .find(|n| n.what.contains("the project itself"))
+        .unwrap_or_else(|| panic!("the failed build is named: {:?}", deps.not_prepared));
+    assert!(
+        project.reason.contains("proven_no_such_header.h"),
+        "{}",
+        project.reason
+    );
+}

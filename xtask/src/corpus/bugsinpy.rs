@@ -431,6 +431,10 @@ impl Case for Bug {
         case::fix_edits(&self.patch, &case.reverted)
     }
 
+    fn available(&self, repos: &Path) -> Result<(), String> {
+        case::upstream(repos, &self.github_url, &self.fixed, &Bug::id(self)).map(|_| ())
+    }
+
     fn studied(&self) -> bool {
         STUDIED.contains(&Bug::id(self).as_str())
     }

@@ -616,6 +616,10 @@ impl Case for JsBug {
         case::fix_edits(&patch, &case.reverted)
     }
 
+    fn available(&self, repos: &Path) -> Result<(), String> {
+        case::upstream(repos, &self.github_url, &self.tag("full"), &self.id()).map(|_| ())
+    }
+
     fn studied(&self) -> bool {
         STUDIED.contains(&self.id().as_str())
     }

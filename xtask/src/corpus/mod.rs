@@ -63,6 +63,9 @@ pub trait Case: Send + Sync {
     fn world(&self) -> Option<String>;
     /// Builds the case repository under `dir` from the upstream under `repos`.
     fn build(&self, repos: &Path, dir: &Path) -> Result<CaseRepo, String>;
+    /// Whether the case's upstream repository (with its revision) is under `repos`: a case
+    /// whose upstream could not be fetched is named apart, never counted as a miss.
+    fn available(&self, repos: &Path) -> Result<(), String>;
     /// The command that runs the bug's own tests (fidelity).
     fn bug_command(&self, case: &CaseRepo) -> Result<Vec<String>, String>;
     /// The Prover's test of the bug.
@@ -311,6 +314,24 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
         .into_iter()
         .filter(|c| !(o.measured_only && c.studied()))
         .collect();
+    // Cases whose upstream is not here (pandas' and matplotlib's are larger than the fetch
+    // tool brings) are named, never run or counted.
+    type Cases = Vec<Box<dyn Case>>;
+    let (cases, unavailable): (Cases, Cases) = cases
+        .into_iter()
+        .partition(|c| o.report_only || c.available(&o.repos).is_ok());
+    if !unavailable.is_empty() {
+        eprintln!(
+            "corpus: {} cases whose upstream is not under {} are not run: {}",
+            unavailable.len(),
+            o.repos.display(),
+            unavailable
+                .iter()
+                .map(|c| c.id())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     let proven = match &o.proven {
         Some(p) => p.clone(),
         // Nothing runs: no binary is needed.
@@ -444,6 +465,17 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
             text,
             "\nNot run (the run was stopped before them; not counted above): {}.",
             not_run.join(", ")
+        );
+    }
+    if !unavailable.is_empty() {
+        let _ = writeln!(
+            text,
+            "\nNot run (their upstream repository is not under --repos: the fetch tool did not bring it; not counted above): {}.",
+            unavailable
+                .iter()
+                .map(|c| c.id())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     print!("{text}");

@@ -51,6 +51,12 @@ NOISE = ("ERROR: Exception:", "Traceback (most recent call last)", "subprocess-e
          "lines of output]", "[end of output]", "hint:", "[notice]", "WARNING:", "DEPRECATION:")
 
 
+# A C or C++ compiler's error line: `x.c:3:10: fatal error: y.h: No such file or directory`,
+# `gcc: fatal error: cannot execute 'cc1plus'`, `x.cpp:9:5: error: 'f' was not declared`.
+# (setuptools' own `error: command 'gcc' failed` starts its line: it is no diagnosis.)
+COMPILER_ERROR = re.compile(r": (fatal error|error): ")
+
+
 def meaningful(line):
     l = line.strip()
     return (bool(l) and not any(n in l for n in NOISE) and not l.startswith("File \"")
@@ -68,7 +74,10 @@ def why(text):
         before = lines[:box_end[-1]]
         said = [l.strip() for l in before if meaningful(l)]
         headline = [l.strip().lstrip("\u00d7\ufffd ") for l in before if "did not run successfully" in l]
-        return " ".join(headline[-1:] + said[-1:])
+        # A compiler's first diagnosis says what the build's last line ("command 'gcc'
+        # failed") does not: a missing header, a missing C++ compiler, an API the Python lacks.
+        compiler = [l for l in said if COMPILER_ERROR.search(l)]
+        return " ".join(headline[-1:] + compiler[:1] + [l for l in said[-1:] if l not in compiler[:1]])
     crash = [i for i, l in enumerate(lines) if l.strip() == "ERROR: Exception:"]
     if crash:
         after = [l.strip() for l in lines[crash[-1] + 1:] if meaningful(l)]
