@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use proven_pipeline::redis::{RedisConfig, RedisQueue};
 use proven_pipeline::{
-    BoxFuture, Executed, Executor, Lease, NewStep, Outcome, Queue, QueuedJob, StepError, Steps,
+    BoxFuture, Executed, Executor, Lease, NewStep, Outcome, Queue, StepError, Steps,
 };
 use proven_store::testing::{Backend, TestStore};
 use proven_store::{NewPipelineReview, ReviewStatus, Store, StoreError};
@@ -102,10 +102,7 @@ async fn a_worker_takes_no_more_jobs_than_it_has_free_slots_and_runs_them_all() 
     let ids = admitted(&t.store, 3).await;
     let jobs = t.store.drain_outbox(10).await.expect("drain");
     assert_eq!(jobs.len(), 3);
-    queue
-        .push(jobs.into_iter().map(QueuedJob::from).collect())
-        .await
-        .expect("push");
+    queue.push(jobs).await.expect("push");
     assert_eq!(
         redis_len(&config, "evidence").await,
         3,
