@@ -5,20 +5,7 @@ use proven_pipeline::admission::{AdmissionConfig, admit};
 use proven_store::testing::{Backend, TestStore};
 use proven_store::{NewPipelineReview, Store};
 
-macro_rules! both_backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-              async fn $name() { super::$name(proven_store::testing::Backend::Sqlite).await })*
-        }
-        mod postgres {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-              async fn $name() { super::$name(proven_store::testing::Backend::Postgres).await })*
-        }
-    };
-}
-
-both_backends!(
+proven_store::both_backends!(
     two_thousand_queued_reviews_of_one_tenant_never_hide_another_tenants_review,
     with_one_free_slot_left_the_other_tenant_still_gets_its_turn,
 );

@@ -89,3 +89,21 @@ impl TestStore {
         }
     }
 }
+
+/// Runs each named test body (an `async fn(Backend)` in the calling module) twice: once on
+/// a temporary SQLite file, once on a fresh Postgres database. Expands to the modules
+/// `sqlite` and `postgres`, one `#[tokio::test]` per body in each; the caller depends on
+/// tokio.
+#[macro_export]
+macro_rules! both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+              async fn $name() { super::$name($crate::testing::Backend::Sqlite).await })*
+        }
+        mod postgres {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+              async fn $name() { super::$name($crate::testing::Backend::Postgres).await })*
+        }
+    };
+}

@@ -3,7 +3,7 @@
 use proven_store::testing::{Backend, TestStore};
 use proven_store::{Claim, Committed, NewPipelineReview, NewStep, Outcome, Retry, StepId, Store};
 
-both_backends!(
+proven_store::both_backends!(
     a_worker_whose_lease_was_taken_over_cannot_commit,
     a_step_that_ends_its_review_is_fenced_and_never_ends_a_superseded_one,
     steps_that_commit_together_share_a_transaction_each_fenced_on_its_own,
