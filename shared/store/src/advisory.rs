@@ -195,54 +195,59 @@ impl Store {
 
     /// KEV rows for the given CVE ids (one query).
     pub async fn kev_for(&self, cves: &[String]) -> Result<HashMap<String, KevRow>, StoreError> {
-        if cves.is_empty() {
-            return Ok(HashMap::new());
-        }
-        let sql = format!(
-            "SELECT cve, vendor, product, name, date_added, ransomware FROM kev WHERE cve IN ({})",
-            list(1, cves.len())
-        );
-        let mut q = sqlx::query(trusted(sql));
-        for c in cves {
-            q = q.bind(c.as_str());
-        }
-        let mut out = HashMap::new();
-        for r in q.fetch_all(&self.pool).await? {
-            let row = KevRow {
-                cve: r.try_get(0)?,
-                vendor: r.try_get(1)?,
-                product: r.try_get(2)?,
-                name: r.try_get(3)?,
-                date_added: r.try_get(4)?,
-                ransomware: r.try_get(5)?,
-            };
-            out.insert(row.cve.clone(), row);
-        }
-        Ok(out)
+        self.by_cve(
+            "SELECT cve, vendor, product, name, date_added, ransomware FROM kev",
+            cves,
+            |r| {
+                Ok(KevRow {
+                    cve: r.try_get(0)?,
+                    vendor: r.try_get(1)?,
+                    product: r.try_get(2)?,
+                    name: r.try_get(3)?,
+                    date_added: r.try_get(4)?,
+                    ransomware: r.try_get(5)?,
+                })
+            },
+        )
+        .await
     }
 
     /// EPSS rows for the given CVE ids (one query).
     pub async fn epss_for(&self, cves: &[String]) -> Result<HashMap<String, EpssRow>, StoreError> {
+        self.by_cve(
+            "SELECT cve, probability, percentile, score_date FROM epss",
+            cves,
+            |r| {
+                Ok(EpssRow {
+                    cve: r.try_get(0)?,
+                    probability: r.try_get(1)?,
+                    percentile: r.try_get(2)?,
+                    score_date: r.try_get(3)?,
+                })
+            },
+        )
+        .await
+    }
+
+    /// The rows of `select` (a statement with no `WHERE`, whose first column is `cve`) for
+    /// the given CVE ids, by CVE id, in one query.
+    async fn by_cve<T>(
+        &self,
+        select: &'static str,
+        cves: &[String],
+        read: impl Fn(&sqlx::any::AnyRow) -> Result<T, StoreError>,
+    ) -> Result<HashMap<String, T>, StoreError> {
         if cves.is_empty() {
             return Ok(HashMap::new());
         }
-        let sql = format!(
-            "SELECT cve, probability, percentile, score_date FROM epss WHERE cve IN ({})",
-            list(1, cves.len())
-        );
+        let sql = format!("{select} WHERE cve IN ({})", list(1, cves.len()));
         let mut q = sqlx::query(trusted(sql));
         for c in cves {
             q = q.bind(c.as_str());
         }
         let mut out = HashMap::new();
         for r in q.fetch_all(&self.pool).await? {
-            let row = EpssRow {
-                cve: r.try_get(0)?,
-                probability: r.try_get(1)?,
-                percentile: r.try_get(2)?,
-                score_date: r.try_get(3)?,
-            };
-            out.insert(row.cve.clone(), row);
+            out.insert(r.try_get(0)?, read(&r)?);
         }
         Ok(out)
     }

@@ -6,7 +6,7 @@
 use sqlx::Row;
 
 use crate::pipeline::{Tx, insert_review, lock_tenant, within_cap};
-use crate::sql::now;
+use crate::sql::{epoch, now};
 use crate::{NewPipelineReview, Store, StoreError};
 
 /// Failed calls (5xx, network) of one publication at most; a rate limit spends none.
@@ -142,10 +142,6 @@ fn row(r: &sqlx::any::AnyRow) -> Result<PublicationRow, StoreError> {
         check_updates: r.try_get(14)?,
         head_at: r.try_get(15)?,
     })
-}
-
-fn epoch() -> i64 {
-    time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
 /// Records the delivery in `tx`; false when it (or its body) was seen before.

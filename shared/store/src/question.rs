@@ -7,7 +7,7 @@
 use sqlx::Row;
 
 use crate::pipeline::{Unfinished, lock_tenant, unfinished};
-use crate::sql::now;
+use crate::sql::{epoch, now};
 use crate::{Store, StoreError};
 
 /// Claims of one question at most: past them it fails, naming why.
@@ -45,10 +45,6 @@ fn row(r: &sqlx::any::AnyRow) -> Result<QuestionRow, StoreError> {
         created_at: r.try_get(9)?,
         updated_at: r.try_get(10)?,
     })
-}
-
-fn epoch() -> i64 {
-    time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
 impl Store {

@@ -111,6 +111,26 @@ async fn insert_token(
     ))
 }
 
+/// What a row of `t.id, t.name, t.max_running_reviews, k.id, k.revoked_at` (tenant and API
+/// token), or none, says of the token (or session) it was found by.
+pub(crate) fn token_check(row: Option<sqlx::any::AnyRow>) -> Result<TokenCheck, StoreError> {
+    let Some(r) = row else {
+        return Ok(TokenCheck::Unknown);
+    };
+    let revoked_at: Option<String> = r.try_get(4)?;
+    if revoked_at.is_some() {
+        return Ok(TokenCheck::Revoked);
+    }
+    Ok(TokenCheck::Valid {
+        tenant: Tenant {
+            id: r.try_get(0)?,
+            name: r.try_get(1)?,
+            max_running_reviews: r.try_get(2)?,
+        },
+        token_id: r.try_get(3)?,
+    })
+}
+
 impl Store {
     /// Creates a tenant and returns it with a new API token (shown once; only its hash is kept).
     pub async fn create_tenant(
@@ -167,21 +187,7 @@ impl Store {
         .bind(token_hash(token))
         .fetch_optional(&self.pool)
         .await?;
-        let Some(r) = row else {
-            return Ok(TokenCheck::Unknown);
-        };
-        let revoked_at: Option<String> = r.try_get(4)?;
-        if revoked_at.is_some() {
-            return Ok(TokenCheck::Revoked);
-        }
-        Ok(TokenCheck::Valid {
-            tenant: Tenant {
-                id: r.try_get(0)?,
-                name: r.try_get(1)?,
-                max_running_reviews: r.try_get(2)?,
-            },
-            token_id: r.try_get(3)?,
-        })
+        token_check(row)
     }
 
     /// Every tenant (by name) with its tokens, oldest first. Tokens are listed by id: the
