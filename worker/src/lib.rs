@@ -92,6 +92,68 @@ fn app_client(config: &Config) -> Result<Option<Arc<proven_github::AppClient>>, 
         .map_err(WorkerError::GitHub)
 }
 
+/// Resolves once `rx` has seen the stop signal.
+async fn stopped(mut rx: tokio::sync::watch::Receiver<bool>) {
+    let _ = rx.wait_for(|s| *s).await;
+}
+
+/// Calls `once` until `stop` resolves: again at once when it did some work, after `idle`
+/// when there was none, after two seconds when the store failed (logged, naming `what`).
+async fn poll<F, Fut>(
+    what: &'static str,
+    idle: Duration,
+    stop: impl std::future::Future<Output = ()>,
+    mut once: F,
+) where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<bool, StoreError>>,
+{
+    tokio::pin!(stop);
+    loop {
+        let pause = match once().await {
+            Ok(true) => Duration::ZERO,
+            Ok(false) => idle,
+            Err(e) => {
+                tracing::warn!(error = %e, "{what}: the store");
+                Duration::from_secs(2)
+            }
+        };
+        tokio::select! {
+            _ = &mut stop => return,
+            _ = tokio::time::sleep(pause) => {}
+        }
+    }
+}
+
+/// What the executor serving the queues needs besides its steps.
+struct Serving {
+    store: Store,
+    redis: RedisConfig,
+    queues: Vec<String>,
+    owner: String,
+    wake: Wake,
+    stop: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Serving {
+    /// Serves the queues with `steps` (each job claimed, run and committed by one
+    /// executor) until the stop signal.
+    fn spawn<S: Steps>(self, steps: S, config: &Config) -> tokio::task::JoinHandle<()> {
+        let executor = Arc::new(
+            Executor::new(self.store, Arc::new(steps), self.owner, config.lease)
+                .with_step_deadline(config.step_deadline)
+                .with_wake(self.wake),
+        );
+        tokio::spawn(proven_pipeline::redis::serve(
+            self.redis,
+            executor,
+            self.queues,
+            config.worker_concurrency,
+            stopped(self.stop),
+        ))
+    }
+}
+
 /// Runs until `shutdown` resolves.
 pub async fn run(
     store: Store,
@@ -113,9 +175,6 @@ pub async fn run(
     );
     let wake = Wake::default();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
-        let _ = rx.wait_for(|s| *s).await;
-    };
 
     if let (Some(addr), Some(handle)) = (config.metrics_listen, options.metrics.clone()) {
         let listener = tokio::net::TcpListener::bind(addr)
@@ -222,21 +281,10 @@ pub async fn run(
             );
             let stop = stopped(stop_rx.clone());
             tokio::spawn(async move {
-                tokio::pin!(stop);
-                loop {
-                    let idle = match publications.publish_one().await {
-                        Ok(true) => Duration::ZERO,
-                        Ok(false) => Duration::from_millis(250),
-                        Err(e) => {
-                            tracing::warn!(error = %e, "publications: the store");
-                            Duration::from_secs(2)
-                        }
-                    };
-                    tokio::select! {
-                        _ = &mut stop => return,
-                        _ = tokio::time::sleep(idle) => {}
-                    }
-                }
+                poll("publications", Duration::from_millis(250), stop, || {
+                    publications.publish_one()
+                })
+                .await
             });
         }
     }
@@ -246,57 +294,30 @@ pub async fn run(
         let runner = steps.question_runner();
         let stop = stopped(stop_rx.clone());
         tokio::spawn(async move {
-            tokio::pin!(stop);
-            loop {
-                let idle = match runner.answer_one().await {
-                    Ok(true) => Duration::ZERO,
-                    Ok(false) => Duration::from_secs(1),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "questions: the store");
-                        Duration::from_secs(2)
-                    }
-                };
-                tokio::select! {
-                    _ = &mut stop => return,
-                    _ = tokio::time::sleep(idle) => {}
-                }
-            }
+            poll("questions", Duration::from_secs(1), stop, || {
+                runner.answer_one()
+            })
+            .await
         });
     }
+    let serving = Serving {
+        store: store.clone(),
+        redis,
+        queues: options.queues,
+        owner,
+        wake,
+        stop: stop_rx.clone(),
+    };
     let serve = match options.fault {
-        Some(fault) => {
-            let steps = Arc::new(Faulty {
+        Some(fault) => serving.spawn(
+            Faulty {
                 inner: steps,
                 fault,
                 store: store.clone(),
-            });
-            let executor = Arc::new(
-                Executor::new(store.clone(), steps, owner, config.lease)
-                    .with_step_deadline(config.step_deadline)
-                    .with_wake(wake),
-            );
-            tokio::spawn(proven_pipeline::redis::serve(
-                redis,
-                executor,
-                options.queues,
-                config.worker_concurrency,
-                stopped(stop_rx.clone()),
-            ))
-        }
-        None => {
-            let executor = Arc::new(
-                Executor::new(store.clone(), Arc::new(steps), owner, config.lease)
-                    .with_step_deadline(config.step_deadline)
-                    .with_wake(wake),
-            );
-            tokio::spawn(proven_pipeline::redis::serve(
-                redis,
-                executor,
-                options.queues,
-                config.worker_concurrency,
-                stopped(stop_rx.clone()),
-            ))
-        }
+            },
+            config,
+        ),
+        None => serving.spawn(steps, config),
     };
     tracing::info!("worker started");
     shutdown.await;
