@@ -155,6 +155,29 @@ pub fn parse_credential_entry(
     Ok((host, port, user.to_string(), secret.to_string()))
 }
 
+/// Ok when `raw` starts with one of `schemes`; otherwise "expected {expected}".
+fn url_of(raw: &str, schemes: &[&str], expected: &str) -> Result<(), String> {
+    if schemes.iter().any(|s| raw.starts_with(s)) {
+        Ok(())
+    } else {
+        Err(format!("expected {expected}"))
+    }
+}
+
+/// Ok when `raw` is not empty and every byte is an ASCII letter, a digit or one of
+/// `extra`; otherwise "expected {expected}".
+fn word_of(raw: &str, extra: &[u8], expected: &str) -> Result<(), String> {
+    if !raw.is_empty()
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || extra.contains(&b))
+    {
+        Ok(())
+    } else {
+        Err(format!("expected {expected}"))
+    }
+}
+
 /// The non-empty entries of a comma-separated list.
 pub fn list_entries(raw: &str) -> impl Iterator<Item = &str> {
     raw.split(',').map(str::trim).filter(|e| !e.is_empty())
@@ -201,24 +224,12 @@ impl Allowed {
                 }
             }
             Allowed::PathOrEmpty => Ok(()),
-            Allowed::RedisUrl => {
-                if raw.starts_with("redis://") || raw.starts_with("rediss://") {
-                    Ok(())
-                } else {
-                    Err("expected a redis:// or rediss:// URL".into())
-                }
-            }
-            Allowed::Name => {
-                if !raw.is_empty()
-                    && raw
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"-_:".contains(&b))
-                {
-                    Ok(())
-                } else {
-                    Err("expected letters, digits, -, _ or :".into())
-                }
-            }
+            Allowed::RedisUrl => url_of(
+                raw,
+                &["redis://", "rediss://"],
+                "a redis:// or rediss:// URL",
+            ),
+            Allowed::Name => word_of(raw, b"-_:", "letters, digits, -, _ or :"),
             Allowed::SocketAddr => match raw.parse::<std::net::SocketAddr>() {
                 Ok(_) => Ok(()),
                 Err(_) => Err("expected host:port, e.g. 127.0.0.1:8080".into()),
@@ -228,13 +239,7 @@ impl Allowed {
                 Err(_) if raw.is_empty() => Ok(()),
                 Err(_) => Err("expected host:port, e.g. 127.0.0.1:9464, or empty".into()),
             },
-            Allowed::HttpUrl => {
-                if raw.starts_with("http://") || raw.starts_with("https://") {
-                    Ok(())
-                } else {
-                    Err("expected an http:// or https:// URL".into())
-                }
-            }
+            Allowed::HttpUrl => url_of(raw, &["http://", "https://"], "an http:// or https:// URL"),
             Allowed::Secret => Ok(()),
             Allowed::Limit => Allowed::PositiveInteger.check(raw),
             Allowed::HostList => {
@@ -310,15 +315,7 @@ impl Allowed {
             Allowed::HttpUrlOrEmpty => Allowed::HttpUrl.check(raw),
             Allowed::ModelIdOrEmpty => Allowed::ModelId.check(raw),
             Allowed::ModelId => {
-                if !raw.is_empty()
-                    && raw
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"-_:./".contains(&b))
-                {
-                    Ok(())
-                } else {
-                    Err("expected a model id (letters, digits, -, _, :, ., /)".into())
-                }
+                word_of(raw, b"-_:./", "a model id (letters, digits, -, _, :, ., /)")
             }
             Allowed::LogFilter => {
                 let ok = raw.split(',').all(|part| {
