@@ -88,7 +88,7 @@ pub struct AffectedRow {
     pub published: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct KevRow {
     pub cve: String,
     pub vendor: Option<String>,
@@ -98,7 +98,7 @@ pub struct KevRow {
     pub ransomware: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct EpssRow {
     pub cve: String,
     pub probability: f64,
@@ -106,7 +106,7 @@ pub struct EpssRow {
     pub score_date: Option<String>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct StoredAdvisory {
     pub id: String,
     pub modified: Option<String>,
@@ -172,22 +172,22 @@ impl Store {
             .await?;
         rows.into_iter()
             .map(|r| {
-                let advisory_id: String = r.try_get(0)?;
-                let aliases: String = r.try_get(6)?;
+                let advisory_id: String = r.try_get("advisory_id")?;
+                let aliases: String = r.try_get("aliases")?;
                 let aliases = serde_json::from_str(&aliases)
                     .map_err(|e| StoreError::Corrupt(format!("aliases of {advisory_id}: {e}")))?;
                 Ok(AffectedRow {
                     advisory_id,
-                    idx: r.try_get(1)?,
-                    ecosystem: r.try_get(2)?,
-                    name: r.try_get(3)?,
-                    normalized_name: r.try_get(4)?,
-                    affected_json: r.try_get(5)?,
+                    idx: r.try_get("idx")?,
+                    ecosystem: r.try_get("ecosystem")?,
+                    name: r.try_get("name")?,
+                    normalized_name: r.try_get("normalized_name")?,
+                    affected_json: r.try_get("affected")?,
                     aliases,
-                    summary: r.try_get(7)?,
-                    severity_json: r.try_get(8)?,
-                    modified: r.try_get(9)?,
-                    published: r.try_get(10)?,
+                    summary: r.try_get("summary")?,
+                    severity_json: r.try_get("severity")?,
+                    modified: r.try_get("modified")?,
+                    published: r.try_get("published")?,
                 })
             })
             .collect()
@@ -198,16 +198,6 @@ impl Store {
         self.by_cve(
             "SELECT cve, vendor, product, name, date_added, ransomware FROM kev",
             cves,
-            |r| {
-                Ok(KevRow {
-                    cve: r.try_get(0)?,
-                    vendor: r.try_get(1)?,
-                    product: r.try_get(2)?,
-                    name: r.try_get(3)?,
-                    date_added: r.try_get(4)?,
-                    ransomware: r.try_get(5)?,
-                })
-            },
         )
         .await
     }
@@ -217,14 +207,6 @@ impl Store {
         self.by_cve(
             "SELECT cve, probability, percentile, score_date FROM epss",
             cves,
-            |r| {
-                Ok(EpssRow {
-                    cve: r.try_get(0)?,
-                    probability: r.try_get(1)?,
-                    percentile: r.try_get(2)?,
-                    score_date: r.try_get(3)?,
-                })
-            },
         )
         .await
     }
@@ -235,8 +217,10 @@ impl Store {
         &self,
         select: &'static str,
         cves: &[String],
-        read: impl Fn(&sqlx::any::AnyRow) -> Result<T, StoreError>,
-    ) -> Result<HashMap<String, T>, StoreError> {
+    ) -> Result<HashMap<String, T>, StoreError>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow>,
+    {
         if cves.is_empty() {
             return Ok(HashMap::new());
         }
@@ -247,38 +231,33 @@ impl Store {
         }
         let mut out = HashMap::new();
         for r in q.fetch_all(&self.pool).await? {
-            out.insert(r.try_get(0)?, read(&r)?);
+            out.insert(r.try_get("cve")?, T::from_row(&r)?);
         }
         Ok(out)
     }
 
     pub async fn advisory(&self, id: &str) -> Result<Option<StoredAdvisory>, StoreError> {
-        let row = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT id, modified, withdrawn, origin, record FROM advisories WHERE id = $1",
         )
         .bind(id)
         .fetch_optional(&self.pool)
-        .await?;
-        row.map(|r| {
-            Ok(StoredAdvisory {
-                id: r.try_get(0)?,
-                modified: r.try_get(1)?,
-                withdrawn: r.try_get(2)?,
-                origin: r.try_get(3)?,
-                record: r.try_get(4)?,
-            })
-        })
-        .transpose()
+        .await?)
     }
 
     /// How many advisories, KEV entries and EPSS scores are stored.
     pub async fn advisory_counts(&self) -> Result<(i64, i64, i64), StoreError> {
         let r = sqlx::query(
-            "SELECT (SELECT COUNT(*) FROM advisories), (SELECT COUNT(*) FROM kev), (SELECT COUNT(*) FROM epss)",
+            "SELECT (SELECT COUNT(*) FROM advisories) AS advisories, (SELECT COUNT(*) FROM kev) AS kev, \
+             (SELECT COUNT(*) FROM epss) AS epss",
         )
         .fetch_one(&self.pool)
         .await?;
-        Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))
+        Ok((
+            r.try_get("advisories")?,
+            r.try_get("kev")?,
+            r.try_get("epss")?,
+        ))
     }
 }
 
@@ -366,16 +345,12 @@ impl AdvisoryImport<'_> {
                 "SELECT cve FROM kev WHERE cve IN ({})",
                 list(1, chunk.len())
             );
-            let mut q = sqlx::query(trusted(sql));
+            let mut q = sqlx::query_scalar(trusted(sql));
             for e in chunk {
                 q = q.bind(e.cve_id.trim().to_string());
             }
-            let known: std::collections::HashSet<String> = q
-                .fetch_all(&mut *tx)
-                .await?
-                .iter()
-                .map(|r| r.try_get::<String, _>(0))
-                .collect::<Result<_, _>>()?;
+            let known: std::collections::HashSet<String> =
+                q.fetch_all(&mut *tx).await?.into_iter().collect();
             let fresh: Vec<String> = chunk
                 .iter()
                 .map(|e| e.cve_id.trim().to_string())
@@ -487,10 +462,14 @@ impl AdvisoryImport<'_> {
         }
         let mut stored: HashMap<String, (Option<i64>, String, bool)> = HashMap::new();
         for r in q.fetch_all(&mut *tx).await? {
-            let withdrawn: Option<String> = r.try_get(3)?;
+            let withdrawn: Option<String> = r.try_get("withdrawn")?;
             stored.insert(
-                r.try_get(0)?,
-                (r.try_get(1)?, r.try_get(2)?, withdrawn.is_some()),
+                r.try_get("id")?,
+                (
+                    r.try_get("modified_us")?,
+                    r.try_get("digest")?,
+                    withdrawn.is_some(),
+                ),
             );
         }
         let mut write = Vec::new();
@@ -720,9 +699,9 @@ impl Store {
             ..Default::default()
         };
         for r in rows {
-            let changed: String = r.try_get(0)?;
-            let kind: String = r.try_get(1)?;
-            let at: String = r.try_get(2)?;
+            let changed: String = r.try_get("id")?;
+            let kind: String = r.try_get("kind")?;
+            let at: String = r.try_get("at")?;
             if set.at.is_empty() || at < set.at {
                 set.at = at;
             }
@@ -752,7 +731,10 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         rows.iter()
-            .map(|r| r.try_get::<String, _>(0).map_err(StoreError::from))
+            .map(|r| {
+                r.try_get::<String, _>("change_set")
+                    .map_err(StoreError::from)
+            })
             .collect()
     }
 }

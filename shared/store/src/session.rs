@@ -3,8 +3,8 @@
 //! session ends when it expires, when that token is revoked, or at logout (deleted), and
 //! its id says nothing of the token.
 
-use crate::sql::{epoch, now};
-use crate::tenant::{token_check, token_hash};
+use crate::sql::{epoch, now, trusted};
+use crate::tenant::{TOKEN_COLUMNS, token_check, token_hash};
 use crate::{Store, StoreError, TokenCheck};
 
 impl Store {
@@ -43,11 +43,11 @@ impl Store {
     /// The session `id`'s tenant and token id, when the session is open, unexpired and its
     /// token live ([`TokenCheck::Unknown`] otherwise; `Revoked` when its token was).
     pub async fn check_session(&self, id: &str) -> Result<TokenCheck, StoreError> {
-        let row = sqlx::query(
-            "SELECT t.id, t.name, t.max_running_reviews, k.id, k.revoked_at FROM ui_sessions s \
+        let row = sqlx::query(trusted(format!(
+            "SELECT {TOKEN_COLUMNS} FROM ui_sessions s \
              JOIN api_tokens k ON k.token_sha256 = s.token_sha256 \
-             JOIN tenants t ON t.id = k.tenant_id WHERE s.id_sha256 = $1 AND s.expires_at > $2",
-        )
+             JOIN tenants t ON t.id = k.tenant_id WHERE s.id_sha256 = $1 AND s.expires_at > $2"
+        )))
         .bind(token_hash(id))
         .bind(epoch())
         .fetch_optional(&self.pool)

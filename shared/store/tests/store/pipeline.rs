@@ -21,6 +21,7 @@ proven_store::both_backends!(
     a_rate_limit_spends_no_attempt_and_a_wait_no_deferral,
     a_tenant_over_its_cap_on_unfinished_reviews_is_refused_and_nothing_is_recorded,
     revoked_and_rotated_tokens_stop_authenticating_and_listings_never_show_a_token,
+    the_gauges_and_step_lookups_read_each_value_into_its_own_place,
 );
 
 const MAX_ATTEMPTS: i64 = 3;
@@ -515,6 +516,59 @@ async fn a_rate_limit_spends_no_attempt_and_a_wait_no_deferral(backend: Backend)
             .expect("retry");
     }
     assert_eq!(state().await, (1, 11));
+    t.cleanup().await;
+}
+
+/// The reads behind the gauges (depth per queue and state, the oldest queued step, running
+/// reviews per tenant against its limit) and the lookups of a step and a review: each value
+/// lands in its own place, on both backends.
+async fn the_gauges_and_step_lookups_read_each_value_into_its_own_place(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    let s = &t.store;
+    let (tenant, _) = s.create_tenant("acme", 3).await.expect("tenant");
+    s.submit_review(&tenant_review("mine", &tenant.id, None))
+        .await
+        .expect("submit");
+    assert!(
+        s.admit_review("mine", &NewStep::new("intake", "evidence"))
+            .await
+            .expect("admit")
+    );
+    admitted(s, "local", None).await;
+    run(s, &id("local", "intake", ""), "w1").await;
+
+    let mut depth = s.pipeline_depth().await.expect("depth");
+    depth.sort();
+    assert_eq!(
+        depth,
+        vec![
+            ("evidence".to_string(), "queued".to_string(), 1),
+            ("evidence".to_string(), "running".to_string(), 1),
+        ]
+    );
+    let oldest = s.queue_oldest().await.expect("oldest");
+    assert_eq!(oldest.len(), 1, "{oldest:?}");
+    assert_eq!(oldest[0].0, "evidence");
+    assert!(oldest[0].1 > 0, "a time in µs: {oldest:?}");
+    assert_eq!(
+        s.running_by_tenant().await.expect("running"),
+        vec![(tenant.id.clone(), 1, 3)],
+        "(tenant, running, limit)"
+    );
+    assert!(
+        s.tried_before(&id("local", "intake", ""))
+            .await
+            .expect("tried")
+    );
+    assert!(
+        !s.tried_before(&id("mine", "intake", ""))
+            .await
+            .expect("tried")
+    );
+    assert_eq!(
+        s.review_request("mine").await.expect("request").as_deref(),
+        Some("{}")
+    );
     t.cleanup().await;
 }
 
