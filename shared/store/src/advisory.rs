@@ -424,54 +424,9 @@ impl AdvisoryImport<'_> {
         if self.pending.is_empty() {
             return Ok(());
         }
-        // The same id twice in one batch: keep the one the replacement rule prefers.
-        let mut batch: Vec<Pending> = Vec::with_capacity(self.pending.len());
-        let mut index: HashMap<String, usize> = HashMap::new();
-        for p in std::mem::take(&mut self.pending) {
-            match index.get(&p.id) {
-                None => {
-                    index.insert(p.id.clone(), batch.len());
-                    batch.push(p);
-                }
-                Some(&j) => {
-                    if replaces(
-                        p.modified_us,
-                        &p.digest,
-                        batch[j].modified_us,
-                        &batch[j].digest,
-                    ) {
-                        batch[j] = p;
-                        self.counts.older_kept += 1;
-                    } else if p.digest == batch[j].digest {
-                        self.counts.unchanged += 1;
-                    } else {
-                        self.counts.older_kept += 1;
-                    }
-                }
-            }
-        }
-
+        let batch = self.one_per_id();
         let mut tx = self.store.write_tx().await?;
-        let sql = format!(
-            "SELECT id, modified_us, digest, withdrawn FROM advisories WHERE id IN ({})",
-            list(1, batch.len())
-        );
-        let mut q = sqlx::query(trusted(sql));
-        for p in &batch {
-            q = q.bind(p.id.as_str());
-        }
-        let mut stored: HashMap<String, (Option<i64>, String, bool)> = HashMap::new();
-        for r in q.fetch_all(&mut *tx).await? {
-            let withdrawn: Option<String> = r.try_get("withdrawn")?;
-            stored.insert(
-                r.try_get("id")?,
-                (
-                    r.try_get("modified_us")?,
-                    r.try_get("digest")?,
-                    withdrawn.is_some(),
-                ),
-            );
-        }
+        let stored = stored_versions(&mut tx, &batch).await?;
         let mut write = Vec::new();
         let mut replaced = Vec::new();
         let mut changes: Vec<(String, &'static str)> = Vec::new();
@@ -511,74 +466,44 @@ impl AdvisoryImport<'_> {
         )
         .await?;
         for chunk in replaced.chunks(BATCH) {
-            let sql = format!(
-                "DELETE FROM advisories WHERE id IN ({})",
-                list(1, chunk.len())
-            );
-            let mut q = sqlx::query(trusted(sql));
-            for id in chunk {
-                q = q.bind(id.as_str());
-            }
-            q.execute(&mut *tx).await?;
+            delete_where_in(&mut tx, "advisories", "id", chunk).await?;
             // Explicitly too: foreign-key cascades are off on some SQLite connections.
-            let sql = format!(
-                "DELETE FROM affected_packages WHERE advisory_id IN ({})",
-                list(1, chunk.len())
-            );
-            let mut q = sqlx::query(trusted(sql));
-            for id in chunk {
-                q = q.bind(id.as_str());
-            }
-            q.execute(&mut *tx).await?;
+            delete_where_in(&mut tx, "affected_packages", "advisory_id", chunk).await?;
         }
-        for chunk in write.chunks(BATCH / 4) {
-            let sql = format!(
-                "INSERT INTO advisories (id, modified, modified_us, published, withdrawn, summary, aliases, \
-                 severity, digest, origin, record) VALUES {}",
-                values_rows(chunk.len(), 11)
-            );
-            let mut q = sqlx::query(trusted(sql));
-            for p in chunk {
-                q = q
-                    .bind(p.id.as_str())
-                    .bind(p.modified.as_deref())
-                    .bind(p.modified_us)
-                    .bind(p.published.as_deref())
-                    .bind(p.withdrawn.as_deref())
-                    .bind(p.summary.as_deref())
-                    .bind(p.aliases.as_str())
-                    .bind(p.severity.as_str())
-                    .bind(p.digest.as_str())
-                    .bind(p.origin.as_str())
-                    .bind(p.raw.as_str());
-            }
-            q.execute(&mut *tx).await?;
-        }
-        let rows: Vec<(&Pending, usize, &PendingAffected)> = write
-            .iter()
-            .flat_map(|p| p.affected.iter().enumerate().map(move |(i, a)| (p, i, a)))
-            .collect();
-        for chunk in rows.chunks(BATCH) {
-            let sql = format!(
-                "INSERT INTO affected_packages (advisory_id, idx, ecosystem, name, normalized_name, withdrawn, \
-                 affected) VALUES {}",
-                values_rows(chunk.len(), 7)
-            );
-            let mut q = sqlx::query(trusted(sql));
-            for (p, i, a) in chunk {
-                q = q
-                    .bind(p.id.as_str())
-                    .bind(*i as i64)
-                    .bind(a.ecosystem.as_str())
-                    .bind(a.name.as_str())
-                    .bind(a.normalized_name.as_str())
-                    .bind(p.withdrawn.is_some())
-                    .bind(a.json.as_str());
-            }
-            q.execute(&mut *tx).await?;
-        }
+        insert_advisories(&mut tx, &write).await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    /// Takes what is pending, one record per id: of the same id twice in one batch, the one
+    /// the replacement rule prefers (the other counted as unchanged or older).
+    fn one_per_id(&mut self) -> Vec<Pending> {
+        let mut batch: Vec<Pending> = Vec::with_capacity(self.pending.len());
+        let mut index: HashMap<String, usize> = HashMap::new();
+        for p in std::mem::take(&mut self.pending) {
+            match index.get(&p.id) {
+                None => {
+                    index.insert(p.id.clone(), batch.len());
+                    batch.push(p);
+                }
+                Some(&j) => {
+                    if replaces(
+                        p.modified_us,
+                        &p.digest,
+                        batch[j].modified_us,
+                        &batch[j].digest,
+                    ) {
+                        batch[j] = p;
+                        self.counts.older_kept += 1;
+                    } else if p.digest == batch[j].digest {
+                        self.counts.unchanged += 1;
+                    } else {
+                        self.counts.older_kept += 1;
+                    }
+                }
+            }
+        }
+        batch
     }
 
     /// Writes what is pending and records the run in `imports`.
@@ -608,6 +533,109 @@ fn change_time() -> String {
     time::OffsetDateTime::now_utc()
         .format(&format)
         .unwrap_or_else(|_| now())
+}
+
+/// What the store holds of the batch's advisories, by id: `modified` (µs), the content's
+/// digest, and whether it is withdrawn.
+async fn stored_versions(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    batch: &[Pending],
+) -> Result<HashMap<String, (Option<i64>, String, bool)>, StoreError> {
+    let sql = format!(
+        "SELECT id, modified_us, digest, withdrawn FROM advisories WHERE id IN ({})",
+        list(1, batch.len())
+    );
+    let mut q = sqlx::query(trusted(sql));
+    for p in batch {
+        q = q.bind(p.id.as_str());
+    }
+    let mut stored = HashMap::new();
+    for r in q.fetch_all(&mut **tx).await? {
+        let withdrawn: Option<String> = r.try_get("withdrawn")?;
+        stored.insert(
+            r.try_get("id")?,
+            (
+                r.try_get("modified_us")?,
+                r.try_get("digest")?,
+                withdrawn.is_some(),
+            ),
+        );
+    }
+    Ok(stored)
+}
+
+/// Deletes the rows of `table` whose `column` is one of `ids` (`table` and `column` are
+/// this crate's own names).
+async fn delete_where_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    table: &'static str,
+    column: &'static str,
+    ids: &[String],
+) -> Result<(), StoreError> {
+    let sql = format!(
+        "DELETE FROM {table} WHERE {column} IN ({})",
+        list(1, ids.len())
+    );
+    let mut q = sqlx::query(trusted(sql));
+    for id in ids {
+        q = q.bind(id.as_str());
+    }
+    q.execute(&mut **tx).await?;
+    Ok(())
+}
+
+/// Inserts the advisories and their affected[] rows.
+async fn insert_advisories(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    write: &[Pending],
+) -> Result<(), StoreError> {
+    for chunk in write.chunks(BATCH / 4) {
+        let sql = format!(
+            "INSERT INTO advisories (id, modified, modified_us, published, withdrawn, summary, aliases, \
+             severity, digest, origin, record) VALUES {}",
+            values_rows(chunk.len(), 11)
+        );
+        let mut q = sqlx::query(trusted(sql));
+        for p in chunk {
+            q = q
+                .bind(p.id.as_str())
+                .bind(p.modified.as_deref())
+                .bind(p.modified_us)
+                .bind(p.published.as_deref())
+                .bind(p.withdrawn.as_deref())
+                .bind(p.summary.as_deref())
+                .bind(p.aliases.as_str())
+                .bind(p.severity.as_str())
+                .bind(p.digest.as_str())
+                .bind(p.origin.as_str())
+                .bind(p.raw.as_str());
+        }
+        q.execute(&mut **tx).await?;
+    }
+    let rows: Vec<(&Pending, usize, &PendingAffected)> = write
+        .iter()
+        .flat_map(|p| p.affected.iter().enumerate().map(move |(i, a)| (p, i, a)))
+        .collect();
+    for chunk in rows.chunks(BATCH) {
+        let sql = format!(
+            "INSERT INTO affected_packages (advisory_id, idx, ecosystem, name, normalized_name, withdrawn, \
+             affected) VALUES {}",
+            values_rows(chunk.len(), 7)
+        );
+        let mut q = sqlx::query(trusted(sql));
+        for (p, i, a) in chunk {
+            q = q
+                .bind(p.id.as_str())
+                .bind(*i as i64)
+                .bind(a.ecosystem.as_str())
+                .bind(a.name.as_str())
+                .bind(a.normalized_name.as_str())
+                .bind(p.withdrawn.is_some())
+                .bind(a.json.as_str());
+        }
+        q.execute(&mut **tx).await?;
+    }
+    Ok(())
 }
 
 /// Writes change rows of a change set (a kind and id seen twice in one set is one row).
