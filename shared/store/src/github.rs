@@ -447,11 +447,7 @@ impl Store {
              FROM github_publications p JOIN reviews r ON r.id = p.review_id \
              WHERE p.state IN ('pending', 'cancelling')) w \
              WHERE w.ready = 1 ORDER BY w.turn, w.created_at, w.review_id LIMIT 1";
-        let picked: Option<String> = sqlx::query_scalar(pick)
-            .bind(now_s)
-            .fetch_optional(&self.pool)
-            .await?;
-        let Some(id) = picked else {
+        let Some(id) = self.next_in_turn(pick, now_s).await? else {
             return Ok(None);
         };
         let claim = format!(

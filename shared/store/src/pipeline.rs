@@ -429,13 +429,7 @@ impl Store {
         // On Postgres the claim commits asynchronously (no WAL flush of its own; the step's
         // result commit flushes it): a claim lost with a crashed Postgres only gives the
         // step back, and generations never repeat (see `NEXT_GENERATION`), so the fence holds.
-        let ClaimAsk {
-            id,
-            owner,
-            lease_for_us,
-            max_attempts,
-            shared_queue,
-        } = ask;
+        let (id, owner) = (&ask.id, &ask.owner);
         let now = now_us();
         let row = sqlx::query(trusted(format!(
             "UPDATE steps SET state = 'running', attempts = attempts + 1, lease_gen = {NEXT_GENERATION}, \
@@ -448,13 +442,13 @@ impl Store {
             async_commit(self.dialect)
         )))
         .bind(owner.as_str())
-        .bind(now + lease_for_us)
+        .bind(now + ask.lease_for_us)
         .bind(now)
         .bind(id.review_id.as_str())
         .bind(id.step.as_str())
         .bind(id.key.as_str())
-        .bind(max_attempts)
-        .bind(i64::from(*shared_queue))
+        .bind(ask.max_attempts)
+        .bind(i64::from(ask.shared_queue))
         .fetch_optional(&self.pool)
         .await?;
         if let Some(row) = row {

@@ -122,11 +122,7 @@ impl Store {
              OR (status = 'running' AND lease_until < $4)) RETURNING {COLUMNS}"
         );
         for _ in 0..8 {
-            let picked: Option<String> = sqlx::query_scalar(pick)
-                .bind(now_s)
-                .fetch_optional(&self.pool)
-                .await?;
-            let Some(id) = picked else {
+            let Some(id) = self.next_in_turn(pick, now_s).await? else {
                 return Ok(None);
             };
             let claimed: Option<QuestionRow> = sqlx::query_as(crate::sql::trusted(claim.clone()))
