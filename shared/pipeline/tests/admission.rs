@@ -12,17 +12,9 @@ proven_store::both_backends!(
 
 fn review(id: &str, tenant: &str, priority: i64) -> NewPipelineReview {
     NewPipelineReview {
-        id: id.into(),
         tenant_id: Some(tenant.into()),
-        repository: "/repo".into(),
-        base_rev: "a".into(),
-        head_rev: "b".into(),
         priority,
-        batch_id: None,
-        pr_key: None,
-        request: "{}".into(),
-        deadline_us: None,
-        trace_id: None,
+        ..proven_store::testing::pipeline_review(id)
     }
 }
 

@@ -14,19 +14,7 @@ use proven_store::{NewPipelineReview, ReviewStatus, Store, StoreError};
 const REDIS: &str = "redis://127.0.0.1:6379";
 
 fn review(id: &str) -> NewPipelineReview {
-    NewPipelineReview {
-        id: id.into(),
-        tenant_id: None,
-        repository: "/repo".into(),
-        base_rev: "a".into(),
-        head_rev: "b".into(),
-        priority: 0,
-        batch_id: None,
-        pr_key: None,
-        request: "{}".into(),
-        deadline_us: None,
-        trace_id: None,
-    }
+    proven_store::testing::pipeline_review(id)
 }
 
 /// Steps that end their review at once, or (`gate`) only once the gate lets them.

@@ -1,6 +1,6 @@
 //! The pipeline's invariants in the store: fenced commits, attempts, fan-in, supersede.
 
-use proven_store::testing::{Backend, TestStore};
+use proven_store::testing::{Backend, TestStore, pipeline_review};
 use proven_store::{Claim, Committed, NewPipelineReview, NewStep, Outcome, Retry, StepId, Store};
 
 proven_store::both_backends!(
@@ -29,17 +29,8 @@ const MAX_ATTEMPTS: i64 = 3;
 async fn admitted(store: &Store, id: &str, pr: Option<&str>) -> Vec<String> {
     let superseded = store
         .submit_review(&NewPipelineReview {
-            id: id.into(),
-            tenant_id: None,
-            repository: "/repo".into(),
-            base_rev: "a".into(),
-            head_rev: "b".into(),
-            priority: 0,
-            batch_id: None,
             pr_key: pr.map(str::to_string),
-            request: "{}".into(),
-            deadline_us: None,
-            trace_id: None,
+            ..pipeline_review(id)
         })
         .await
         .expect("submit");
@@ -363,17 +354,8 @@ async fn a_review_past_its_deadline_is_judged_with_what_it_has(backend: Backend)
     let t = TestStore::new(backend).await;
     t.store
         .submit_review(&NewPipelineReview {
-            id: "late".into(),
-            tenant_id: None,
-            repository: "/repo".into(),
-            base_rev: "a".into(),
-            head_rev: "b".into(),
-            priority: 0,
-            batch_id: None,
-            pr_key: None,
-            request: "{}".into(),
             deadline_us: Some(proven_store::now_us() - 1),
-            trace_id: None,
+            ..pipeline_review("late")
         })
         .await
         .expect("submit");
@@ -435,22 +417,7 @@ async fn a_started_review_is_never_taken_by_admission(backend: Backend) {
         ..NewStep::new("sandbox.run", "sandbox")
     };
     t.store
-        .start_review(
-            &NewPipelineReview {
-                id: "mine".into(),
-                tenant_id: None,
-                repository: "/repo".into(),
-                base_rev: "a".into(),
-                head_rev: "b".into(),
-                priority: 0,
-                batch_id: None,
-                pr_key: None,
-                request: "{}".into(),
-                deadline_us: None,
-                trace_id: None,
-            },
-            &first,
-        )
+        .start_review(&pipeline_review("mine"), &first)
         .await
         .expect("start");
     // Running at once: an admission loop on the same store neither sees nor admits it.
@@ -574,17 +541,9 @@ async fn the_gauges_and_step_lookups_read_each_value_into_its_own_place(backend:
 
 fn tenant_review(id: &str, tenant: &str, pr: Option<&str>) -> NewPipelineReview {
     NewPipelineReview {
-        id: id.into(),
         tenant_id: Some(tenant.into()),
-        repository: "/repo".into(),
-        base_rev: "a".into(),
-        head_rev: "b".into(),
-        priority: 0,
-        batch_id: None,
         pr_key: pr.map(str::to_string),
-        request: "{}".into(),
-        deadline_us: None,
-        trace_id: None,
+        ..pipeline_review(id)
     }
 }
 
