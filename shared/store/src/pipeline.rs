@@ -669,15 +669,24 @@ impl Store {
 
     /// Whether a step was claimed before (so a delivery from a shared queue should be isolated).
     pub async fn tried_before(&self, id: &StepId) -> Result<bool, StoreError> {
-        let attempts: Option<i64> = sqlx::query_scalar(
-            "SELECT attempts FROM steps WHERE review_id = $1 AND step = $2 AND key = $3",
-        )
+        let attempts = self.step_count(id, "attempts").await?;
+        Ok(attempts.is_some_and(|a| a > 0))
+    }
+
+    /// One of a step's counters (`attempts`, `deferrals`); None: no such step.
+    async fn step_count(
+        &self,
+        id: &StepId,
+        counter: &'static str,
+    ) -> Result<Option<i64>, StoreError> {
+        Ok(sqlx::query_scalar(trusted(format!(
+            "SELECT {counter} FROM steps WHERE review_id = $1 AND step = $2 AND key = $3"
+        )))
         .bind(id.review_id.as_str())
         .bind(id.step.as_str())
         .bind(id.key.as_str())
         .fetch_optional(&self.pool)
-        .await?;
-        Ok(attempts.is_some_and(|a| a > 0))
+        .await?)
     }
 
     /// Extends a lease still held; false when it was taken over.
@@ -905,15 +914,7 @@ impl Store {
 
     /// How many times a step was deferred by rate limits.
     pub async fn deferrals(&self, id: &StepId) -> Result<i64, StoreError> {
-        let deferrals: Option<i64> = sqlx::query_scalar(
-            "SELECT deferrals FROM steps WHERE review_id = $1 AND step = $2 AND key = $3",
-        )
-        .bind(id.review_id.as_str())
-        .bind(id.step.as_str())
-        .bind(id.key.as_str())
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(deferrals.unwrap_or(0))
+        Ok(self.step_count(id, "deferrals").await?.unwrap_or(0))
     }
 
     /// Takes up to `limit` due jobs off the outbox to push them, and marks their steps
