@@ -20,7 +20,7 @@
 //!   probe proves a finding only by the same evidence rules; what round two cannot settle is
 //!   written into "what this review could not see". There is no third round.
 
-use crate::step_name::Name;
+use crate::core::step_name::Name;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -30,11 +30,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
+use crate::core::step_name::StepName;
 use crate::model::{Role, quoted};
 use crate::outcome::{blocking, outcome, to_json};
 use crate::rows::{StepState, step_result};
 use crate::step::ReviewStep;
-use crate::step_name::StepName;
 use crate::test_runs::language_of;
 use crate::wire::{
     AuditResult, EvidenceKind, PlannerResult, ReviewView, Risk, SurfaceRow, SurfaceStatus,

@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
+use crate::core::step_name::Name;
 use crate::model::{Agents, Role};
-use crate::step_name::Name;
 use crate::wire::{Bounds, Risk, StepUnit};
 use proven_pipeline::StepError;
 

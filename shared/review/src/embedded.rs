@@ -12,7 +12,8 @@ use proven_report::Report;
 use proven_store::{NewPipelineReview, NewStep, ReviewStatus, Store};
 
 use crate::ReviewError;
-use crate::pipeline::{INTAKE, ReviewRequest};
+use crate::core::step_name::INTAKE;
+use crate::pipeline::ReviewRequest;
 
 /// Steps run at once per queue in the embedded default.
 const CONCURRENCY: usize = 4;

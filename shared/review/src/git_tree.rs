@@ -1,6 +1,6 @@
 //! A commit of the repository under review, seen as a [`proven_lockfile::Tree`].
 
-use crate::step_name::Name;
+use crate::core::step_name::Name;
 use std::io;
 
 use proven_change::{BlobRead, Repo};

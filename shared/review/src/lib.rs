@@ -1,7 +1,7 @@
 //! The review: its steps and the embedded runner that runs them in one process.
 //!
 //! Layers, each importing only from the ones below (`tests/tidy` checks it):
-//! - data: [`step_name`] (every step's name, typed), [`wire`] (what the agent steps store
+//! - data: [`core`] (every step's name, typed, in [`core::step_name`], and the settings a review fixes for all its steps), [`wire`] (what the agent steps store
 //!   and pass each other), [`rows`] (a review's rows read back), [`citation`] (a model's
 //!   citation of a file, checked against the file);
 //! - services: [`step`] (the one shape of a step: its context, the review it is handed,
@@ -36,6 +36,7 @@ pub mod auditor;
 pub mod autofix;
 pub mod bounded;
 pub mod citation;
+pub mod core;
 pub mod embedded;
 mod error;
 pub mod fixer;
@@ -52,7 +53,6 @@ pub mod sandbox_job;
 pub mod scan;
 pub mod skeptic;
 pub mod step;
-pub mod step_name;
 pub mod steps;
 pub(crate) mod suite;
 pub(crate) mod test_runs;

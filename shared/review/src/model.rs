@@ -4,7 +4,7 @@
 //! verdicts and each call's usage are trace lines; a blocked prompt or answer stops the step
 //! by name.
 
-use crate::step_name::Name;
+use crate::core::step_name::Name;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ use crate::Trace;
 
 /// Who a model call speaks for: which client answers it, and the name the settings
 /// (`models.second_reviewer`), the cassettes and the trace's `model_call` lines give it.
-/// (The second reviewer's *step* is [`crate::step_name::StepName::SecondReviewer`], stored
+/// (The second reviewer's *step* is [`crate::core::step_name::StepName::SecondReviewer`], stored
 /// as `second-reviewer`; its model role is `second_reviewer`, as configured and recorded.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
 #[strum(serialize_all = "snake_case")]

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::Trace;
-use crate::step_name::StepName;
+use crate::core::step_name::StepName;
 
 /// A step's outcome: its result, the steps it creates, whether it closes its pipeline's
 /// slot in the review's fan-in, and its trace.

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::step::StepContext;
 pub use crate::test_runs::job_key;
 
-pub const SANDBOX_RUN: &str = crate::step_name::StepName::SandboxRun.as_str();
+pub const SANDBOX_RUN: &str = crate::core::step_name::StepName::SandboxRun.as_str();
 pub const SANDBOX_QUEUE: &str = "sandbox";
 
 /// The input of a `sandbox.run` step (its wire type between steps).

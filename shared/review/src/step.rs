@@ -1,6 +1,6 @@
 //! The one shape every step has: an async `run(cx, lease)` over the services this process
 //! holds ([`StepContext`]), returning the step's outcome. The registry
-//! (`pipeline/registry.rs`) maps each [`StepName`](crate::step_name::StepName) to one
+//! (`pipeline/registry.rs`) maps each [`StepName`](crate::core::step_name::StepName) to one
 //! [`Handler`]; a step module exposes its `run` and imports neither another step nor the
 //! registry.
 
@@ -15,10 +15,10 @@ use proven_sandbox::Sandbox;
 use proven_store::{StepRow, Store};
 use serde::de::DeserializeOwned;
 
+use crate::core::step_name::StepName;
 use crate::model::Agents;
 use crate::outcome::retryable;
 use crate::rows::{result_of, step_result};
-use crate::step_name::StepName;
 use crate::wire::{IntakeResult, ReviewView};
 
 /// What a step may use: the store, the settings, where repositories come from, and the
@@ -60,9 +60,17 @@ impl StepContext {
     /// Where H-MEM records of a review live.
     pub async fn memory_scope(&self, review_id: &str) -> Result<MemoryScope, StepError> {
         let review = self.store.review(review_id).await.map_err(retryable)?;
+        self.memory_scope_of(&review).await
+    }
+
+    /// Where H-MEM records of a review already read live (only its tenant is read).
+    pub async fn memory_scope_of(
+        &self,
+        review: &proven_store::ReviewRow,
+    ) -> Result<MemoryScope, StepError> {
         let tenant = self
             .store
-            .review_tenant(review_id)
+            .review_tenant(&review.id)
             .await
             .map_err(retryable)?
             .unwrap_or_default();

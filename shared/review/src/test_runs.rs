@@ -123,6 +123,28 @@ pub(crate) fn rust_member(
     }
 }
 
+/// A dependency a run's environment could not prepare, as its runs show it.
+fn not_prepared_line(what: &str, source: &str, reason: &str) -> String {
+    format!("not prepared: {what} ({source}): {reason}")
+}
+
+/// The dependencies `runs`' environments could not prepare, in the words their runs show,
+/// each once (the Judge names them in what the review could not see).
+pub(crate) fn not_prepared<'a>(runs: impl IntoIterator<Item = &'a RunRecord>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in runs
+        .into_iter()
+        .flat_map(|r| r.dependencies.iter())
+        .flat_map(|d| d.not_prepared.iter())
+        .map(|n| not_prepared_line(&n.what, &n.source, &n.reason))
+    {
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
 pub(crate) fn run_ref(side: &str, r: &RunRecord) -> RunRef {
     RunRef {
         run_id: r.run_id.clone(),
@@ -150,7 +172,7 @@ pub(crate) fn run_ref(side: &str, r: &RunRecord) -> RunRef {
             .chain(r.dependencies.iter().flat_map(|d| {
                 d.not_prepared
                     .iter()
-                    .map(|n| format!("not prepared: {} ({}): {}", n.what, n.source, n.reason))
+                    .map(|n| not_prepared_line(&n.what, &n.source, &n.reason))
                     .chain(d.notes.iter().cloned())
             }))
             .collect(),
@@ -405,6 +427,47 @@ mod tests {
                 "test tools: Python 3.8.18, pytest 4.6.11".to_string(),
                 "no go.mod: run in GOPATH mode".to_string()
             ]
+        );
+    }
+
+    #[test]
+    fn what_a_run_could_not_prepare_is_typed_apart_from_its_environment_lines() {
+        let with = |deps: serde_json::Value| -> RunRecord {
+            let mut record = serde_json::json!({
+                "run_id": "r", "container": "c", "language": "python", "image": "i",
+                "image_id": "sha256:0",
+                "tree": {"repository": "/r", "revision": "HEAD", "commit": "0",
+                         "patch_sha256": null, "added_files": [], "left_out": [], "missing": []},
+                "setup": ["not prepared: looks like one, but is a setup line"],
+                "dependencies": deps, "command": ["pytest"],
+                "limits": {"memory_bytes": 1, "pids": 1, "cpus": 1.0, "scratch_bytes": 1,
+                           "timeout_ms": 1, "output_kill_after_bytes": 1},
+                "started_at": "", "duration_ms": 1, "exit_code": 0,
+                "timed_out": false, "killed": null, "pids_limit_reached": false,
+                "tests": null, "failing": [],
+                "output": {"head": "", "tail": "", "bytes": 0, "sha256": "", "truncated": false},
+                "outcome": {"kind": "passed"},
+            });
+            record["test_tools"] = serde_json::json!([]);
+            serde_json::from_value(record).expect("a run record")
+        };
+        let lacking = serde_json::json!({"lock_files": [], "key": "k", "prepared_now": true,
+            "not_prepared": [{"what": "foo==2", "source": "requirements.txt:1",
+                              "reason": "no matching distribution"}],
+            "notes": ["resolved, not pinned"]});
+        let runs = [
+            with(lacking.clone()),
+            with(lacking),
+            with(serde_json::Value::Null),
+        ];
+        let line = "not prepared: foo==2 (requirements.txt:1): no matching distribution";
+        // Each once across the runs, and only what the preparation lacked: neither a note
+        // nor a setup line that reads like one.
+        assert_eq!(not_prepared(&runs), [line]);
+        assert!(
+            run_ref("base", &runs[0])
+                .environment
+                .contains(&line.to_string())
         );
     }
 

@@ -22,7 +22,7 @@ pub mod prover;
 pub mod reproduce;
 pub mod second;
 
-use crate::step_name::StepName;
+use crate::core::step_name::StepName;
 
 pub const PLANNER: &str = StepName::Planner.as_str();
 pub const REPRODUCE: &str = StepName::Reproduce.as_str();

@@ -2,7 +2,7 @@
 //! that evidence can prove, each sent down its finding pipeline unless H-MEM holds its
 //! refutation.
 
-use crate::step_name::Name;
+use crate::core::step_name::Name;
 use std::path::Path;
 
 use proven_pipeline::{Lease, Outcome, StepError};
@@ -11,11 +11,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
+use crate::core::step_name::StepName;
 use crate::model::{Agents, Role, changed_list, quoted};
 use crate::outcome::{Next, blocking, outcome, to_json};
 use crate::rows::result_of;
 use crate::step::{ReviewStep, StepContext};
-use crate::step_name::StepName;
 use crate::steps::scout::Band;
 use crate::wire::{
     Bounds, DependencyEvidence, DependencyNote, EvidenceKind, FileResult, HmemBounds, PlanResult,

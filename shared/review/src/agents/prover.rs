@@ -10,11 +10,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
+use crate::core::step_name::StepName;
 use crate::git_tree::text_at;
 use crate::model::Role;
 use crate::outcome::{Next, outcome, read_input, to_json};
 use crate::step::ReviewStep;
-use crate::step_name::StepName;
 use crate::test_runs::{MAX_FILE_BYTES, language_of, rust_member, selection_for};
 use crate::wire::{ProveJob, ReviewView, Risk};
 

@@ -7,10 +7,10 @@ use proven_sandbox::{Proof, RunKey};
 use serde_json::json;
 
 use crate::Trace;
+use crate::core::step_name::StepName;
 use crate::outcome::{Next, outcome, read_input, to_json};
 use crate::rows::result_of;
 use crate::step::ReviewStep;
-use crate::step_name::StepName;
 use crate::test_runs::{
     RecordedRuns, no_sandbox, recorded, requests, run_ref, runs_key, sandbox_error,
 };
@@ -81,6 +81,7 @@ async fn reproduce(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepErr
     let result = Reproduced {
         reproduced,
         shown: RunsShowed { reason, runs },
+        not_prepared: crate::test_runs::not_prepared(done.base.iter().chain(&done.change)),
     };
     let next = if reproduced {
         vec![NewStep {

@@ -18,10 +18,10 @@ use serde_json::json;
 use super::planner::{MAX_RISKS, ask_planner, bounds};
 use crate::Trace;
 use crate::citation::{Citation, numbered};
+use crate::core::step_name::Name;
 use crate::model::{Agents, Role, quoted};
 use crate::outcome::{outcome, to_json};
 use crate::step::ReviewStep;
-use crate::step_name::Name;
 use crate::wire::{ReviewView, Risk, SecondReview, SecondVerdict};
 
 /// The most of one claimed file its Skeptic is shown.

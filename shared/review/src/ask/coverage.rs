@@ -5,10 +5,13 @@
 
 use proven_pipeline::StepError;
 
-use super::{
-    AUDITOR, Answer, AuditorAnswer, Checkout, ClaimRecord, ClaimStatus, CoverageRecord,
-    MAX_SURFACES, NotSeenRow, SurfaceRecord, files, generate, refuter, settle_citations, short,
+use super::answer::{
+    AUDITOR, Answer, AuditorAnswer, ClaimRecord, ClaimStatus, CoverageRecord, MAX_SURFACES,
+    NotSeenRow, SurfaceRecord,
 };
+use super::claims::{generate, settle_citations, short};
+use super::files::{self, Checkout};
+use super::refuter;
 use crate::Trace;
 use crate::model::{Agents, Role, quoted};
 

@@ -4,9 +4,8 @@
 
 use serde_json::json;
 
-use super::{
-    Answer, Checkout, ClaimRecord, ClaimStatus, NotSeenRow, REFUTER, RefuterAnswer, files,
-};
+use super::answer::{Answer, ClaimRecord, ClaimStatus, NotSeenRow, REFUTER, RefuterAnswer};
+use super::files::{self, Checkout};
 use crate::Trace;
 use crate::citation::Citation;
 use crate::model::{Agents, Role, quoted};

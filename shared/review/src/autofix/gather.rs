@@ -7,11 +7,11 @@ use proven_report::Finding;
 use proven_store::StepRow;
 use serde::{Deserialize, Serialize};
 
+use crate::core::step_name::StepName;
 use crate::judge::deps::{DepsVerdict, judge_deps};
 use crate::judge::query::{QueryVerdict, judge_query};
 use crate::judge::risk::{Verdict, judge_risk};
 use crate::rows::{StepState, done_results, step_result};
-use crate::step_name::StepName;
 use crate::wire::{AuditResult, FileResult, PlannerResult, ProveJob};
 
 /// A package a row of advisories proves affected, where the change names it.

@@ -26,47 +26,33 @@ use std::time::Duration;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::{Autofix, PatchEdit};
 use proven_store::StepRow;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
+use crate::core::step_name::StepName;
 use crate::model::{Role, quoted};
 use crate::outcome::{Next, outcome, to_json};
 use crate::patch::{self, PatchAnswer};
 use crate::rows::step_result;
 use crate::step::ReviewStep;
-use crate::step_name::StepName;
 use crate::wire::{PlanResult, ReviewView};
 
+mod attempt;
 pub mod gather;
 mod proof;
 mod recheck;
 
+pub use attempt::{Attempt, FIXED, NOTHING, REJECTED, SENT};
 pub use gather::Proved;
 pub use proof::run_proof;
 
 pub const AUTOFIX: &str = StepName::Autofix.as_str();
-
-pub const FIXED: &str = "fixed automatically, waiting for a person";
-pub const REJECTED: &str = "rejected";
-pub const NOTHING: &str = "nothing to fix";
-/// The attempt's verdict while its runs are under way.
-pub const SENT: &str = "sent to the sandbox";
 
 /// Edits the one patch may hold.
 const MAX_EDITS: usize = 40;
 /// The most of a file the prompt shows whole; a larger one is shown around what the
 /// findings name.
 const MAX_SHOWN_BYTES: usize = 64 << 10;
-
-/// What `sandbox.autofix` is handed: the patch and the findings it must close.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Attempt {
-    pub edits: Vec<PatchEdit>,
-    pub explanation: String,
-    pub proved: Vec<Proved>,
-    pub diff: String,
-}
 
 /// The steps that have not ended, other than the attempt's and the judge.
 fn unfinished(rows: &[StepRow], me: &str) -> Vec<String> {

@@ -13,13 +13,13 @@ use proven_report::{Autofix, RunRef};
 use proven_sandbox::{Language, RunRecord, RunRequest};
 use serde_json::json;
 
+use super::attempt::{Attempt, FIXED, REJECTED};
 use super::gather::Proved;
-use super::{Attempt, FIXED, REJECTED};
 use crate::Trace;
+use crate::core::step_name::StepName;
 use crate::outcome::{outcome, read_input, to_json};
 use crate::rows::result_of;
 use crate::step::ReviewStep;
-use crate::step_name::StepName;
 use crate::test_runs::{TEST_TIMEOUT, passed, run_ref, runs_key};
 use crate::wire::{PlanResult, ReviewView};
 

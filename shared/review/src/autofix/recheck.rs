@@ -15,9 +15,9 @@ use proven_store::StepRow;
 
 use super::gather::{Affected, Proved};
 use crate::Trace;
+use crate::core::step_name::StepName;
 use crate::git_tree::GitTree;
 use crate::rows::step_result;
-use crate::step_name::StepName;
 use crate::steps::deps::{self, DepsOptions, FilePair};
 use crate::steps::pin::{Pin, evaluate_pin, has_token};
 use crate::wire::{PlanResult, ReviewView};

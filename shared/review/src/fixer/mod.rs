@@ -17,43 +17,25 @@
 //! - Up to `fix_attempts` tries; each new try carries only what failed in the last one.
 
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
-use proven_report::PatchEdit;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
+use crate::core::step_name::StepName;
 use crate::model::Role;
 use crate::outcome::Next;
 use crate::outcome::{outcome, read_input, to_json};
 use crate::patch::{self, PatchAnswer};
 use crate::step::ReviewStep;
-use crate::step_name::StepName;
 use crate::wire::{FixResult, ReviewView};
 
+mod candidate;
 mod proof;
 
+pub use candidate::Candidate;
+use candidate::next_try;
 pub use proof::run_sandbox_fix;
 
 pub use crate::wire::{FixInput, first_try};
-
-/// A try's candidate, handed to the sandbox.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Candidate {
-    pub input: FixInput,
-    pub edits: Vec<PatchEdit>,
-    pub explanation: String,
-}
-
-pub(super) fn next_try(input: &FixInput, failed: &str) -> Result<Vec<NewStep>, StepError> {
-    let Some(next) = input.next(failed.to_string()) else {
-        return Ok(Vec::new());
-    };
-    Ok(vec![NewStep {
-        key: FixInput::key(&input.risk_key, next.attempt),
-        input: Some(to_json(&next)?),
-        ..Next::then(StepName::Fixer, "model")
-    }])
-}
 
 /// The most of a file the Fixer's prompt shows; a larger file is shown as the part around
 /// the claimed symbol, said so.
@@ -241,13 +223,13 @@ mod tests {
         ];
         let answer = |path: &str, old: &str, new: &str| PatchAnswer {
             edits: vec![
-                PatchEdit {
+                proven_report::PatchEdit {
                     path: "calc.py".into(),
                     old_text: "return a - b".into(),
                     new_text: "return a + b".into(),
                     lines: None,
                 },
-                PatchEdit {
+                proven_report::PatchEdit {
                     path: path.into(),
                     old_text: old.into(),
                     new_text: new.into(),

@@ -6,7 +6,7 @@ use proven_report::RunRef;
 use proven_sandbox::RunRecord;
 use serde_json::json;
 
-use super::{Candidate, next_try};
+use super::candidate::{Candidate, next_try};
 use crate::Trace;
 use crate::outcome::{outcome, read_input, to_json};
 use crate::step::ReviewStep;

@@ -18,19 +18,19 @@
 //!   it counts when its rows show the claim false (the advisory no longer affects that
 //!   version, or it is withdrawn or gone).
 
-use crate::step_name::Name;
+use crate::core::step_name::Name;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::Finding;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::Trace;
+use crate::core::step_name::StepName;
 use crate::model::{Agents, Role};
 use crate::outcome::Next;
 use crate::outcome::retryable;
 use crate::outcome::{outcome, read_input, to_json};
 use crate::step::ReviewStep;
-use crate::step_name::StepName;
 use crate::wire::{FileResult, ReviewView, Risk, SkepticResult, SkepticSays, SkepticVerdict};
 
 mod anchors;

@@ -7,9 +7,9 @@ use std::collections::HashSet;
 use proven_report::{FailedService, Finding, NotSeen};
 use proven_store::StepRow;
 
+use crate::core::step_name::StepName;
 use crate::outcome::FailureKind;
 use crate::rows::{StepState, display_name};
-use crate::step_name::StepName;
 
 /// What one failed or unended row adds to the report.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,7 @@
 //! The coverage section: the auditor's surfaces, each probed one with what its round-two
 //! pipeline proved, and what stays unresolved named in "what this review could not see".
 
-use crate::step_name::Name;
+use crate::core::step_name::Name;
 use proven_report::{CoverageSurface, NotSeen};
 use proven_store::StepRow;
 

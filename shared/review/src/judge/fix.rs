@@ -3,8 +3,8 @@
 
 use proven_store::StepRow;
 
+use crate::core::step_name::StepName;
 use crate::rows::StepState;
-use crate::step_name::StepName;
 use crate::wire::{FixInput, FixResult};
 
 /// The proved fix of the risk `risk_key`, if one of its tries proved one.

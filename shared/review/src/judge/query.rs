@@ -3,9 +3,9 @@
 use proven_report::Finding;
 use proven_store::StepRow;
 
+use crate::core::step_name::StepName;
 use crate::investigator::{InvestigatorResult, QueryRefutation, SkepticQueryResult};
 use crate::rows::{StepState, find, state, step_result};
-use crate::step_name::StepName;
 use crate::wire::{Risk, SkepticResult};
 
 /// What the Judge concludes about one query pipeline (plain code, no model).

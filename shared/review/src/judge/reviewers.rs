@@ -2,13 +2,13 @@
 //! each, beside what the second reviewer (its own Planner, shown only the change) named.
 //! Never merged: the second reviewer's words are not evidence.
 
-use crate::step_name::Name;
+use crate::core::step_name::Name;
 use proven_report::{ReviewerVerdict, ReviewerVerdicts};
 use proven_store::StepRow;
 
+use crate::core::step_name::StepName;
 use crate::judge::RiskOutcome;
 use crate::rows::{StepState, find};
-use crate::step_name::StepName;
 use crate::wire::{Risk, SecondReview, fingerprint};
 
 /// Whether two reviewers' risks name the same thing: the same file, and the same symbol

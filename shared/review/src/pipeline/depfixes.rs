@@ -10,9 +10,9 @@ use proven_pipeline::StepError;
 use proven_report::{DependencyFix, Finding, PatchEdit};
 use serde_json::json;
 
-use super::retryable;
 use crate::Trace;
 use crate::git_tree::Side;
+use crate::outcome::retryable;
 use crate::step::StepContext;
 use crate::steps::{depfix, deps};
 use crate::wire::IntakeResult;
@@ -115,7 +115,7 @@ pub(super) async fn propose(
         return Ok(());
     }
     let (path, opts) = (pair.path.clone(), options.clone());
-    let (targets, _) = super::evidence::on_trees(intake, "deps.file", move |sides, _| {
+    let (targets, _) = super::trees::on_trees(intake, "deps.file", move |sides, _| {
         let head = sides.iter().find(|(s, _)| *s == Side::Head).map(|(_, t)| t);
         head.map(|t| make(t, &path, wanted, &opts))
             .unwrap_or_default()

@@ -1,19 +1,18 @@
 //! The dependency evidence steps: `deps.collect` finds the dependency files the change
 //! touches and starts one finding pipeline for each; `deps.file` evaluates one.
 
-use std::path::Path;
-
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::FailedService;
 
-use super::{INTAKE, PLAN, retryable};
+use super::trees::on_trees;
 use crate::Trace;
-use crate::git_tree::{GitTree, Side};
+use crate::core::step_name::StepName;
+use crate::core::step_name::{INTAKE, PLAN};
 use crate::outcome::Next;
-use crate::outcome::{blocking, outcome, to_json};
+use crate::outcome::retryable;
+use crate::outcome::{outcome, to_json};
 use crate::rows::result_of;
 use crate::step::StepContext;
-use crate::step_name::StepName;
 use crate::steps::deps;
 use crate::wire::{CollectResult, FileResult, IntakeResult, PlanResult, Unread, deps_fingerprint};
 
@@ -130,26 +129,6 @@ pub(super) async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, Ste
         }
     }
     Ok(outcome(trace, to_json(&result)?, next, true))
-}
-
-/// Runs `f` over the change's two trees (base, head) on the blocking pool (git2 blocks),
-/// with a trace of its own; a repository that does not open fails `step` by name.
-pub(super) async fn on_trees<T: Send + 'static>(
-    intake: IntakeResult,
-    step: &'static str,
-    f: impl FnOnce(&[(Side, GitTree<'_>); 2], &mut Trace) -> T + Send + 'static,
-) -> Result<(T, Trace), StepError> {
-    let run_id = uuid::Uuid::now_v7().to_string();
-    blocking(move || {
-        let mut trace = Trace::new(run_id);
-        let repo = proven_change::Repo::open(Path::new(&intake.repository_dir))
-            .map_err(|e| e.to_string())?;
-        let sides = GitTree::sides(&repo, &intake.base.commit, &intake.head.commit);
-        let out = f(&sides, &mut trace);
-        Ok::<_, String>((out, trace))
-    })
-    .await?
-    .map_err(|e| StepError::Permanent(format!("{step}: {e}")))
 }
 
 /// The World Model learns what the head depends on through this file: "repository R

@@ -4,9 +4,13 @@
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::{InputError, LeftOutEntry, RevisionRef};
 
-use super::{PLAN, ReviewRequest, retryable};
+use proven_store::ReviewRequest;
+
 use crate::Trace;
+use crate::core::review::resolve_before;
+use crate::core::step_name::PLAN;
 use crate::outcome::FailureKind;
+use crate::outcome::retryable;
 use crate::outcome::{blocking, outcome, to_json};
 use crate::step::StepContext;
 use crate::steps::intake;
@@ -79,7 +83,7 @@ pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, Step
             })
             .collect(),
         truncated: read.change.truncated,
-        resolve_before: super::resolve_before(
+        resolve_before: resolve_before(
             read.base.committed_at,
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)

@@ -21,6 +21,7 @@ mod plan;
 mod publish;
 mod questions;
 pub mod registry;
+mod trees;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -30,29 +31,9 @@ use proven_pipeline::{BoxFuture, Lease, Outcome, StepError, Steps};
 use proven_report::{FailedService, Report, ReportKind, Status};
 use proven_store::{ReviewStatus, Store, StoreError};
 
-pub(crate) use crate::outcome::retryable;
+use crate::core::review::PLANNER_WAIT;
+use crate::core::step_name::JUDGE;
 use crate::step::{Handler, StepContext};
-use crate::step_name::StepName;
-
-pub const INTAKE: &str = StepName::Intake.as_str();
-pub const PLAN: &str = StepName::Plan.as_str();
-pub const DEPS_COLLECT: &str = StepName::DepsCollect.as_str();
-pub const DEPS_FILE: &str = StepName::DepsFile.as_str();
-pub const JUDGE: &str = StepName::Judge.as_str();
-/// How long (from its creation) the Planner waits for unfinished dependency steps before it
-/// plans without their findings. Waiting spends neither an attempt nor a rate-limit deferral.
-/// A review whose base is older than this many days prepares what its project does not pin
-/// as of the base's commit time (the releases its code was written against), for both
-/// sides; a younger base takes today's releases (and the cached preparation of its
-/// declarations).
-pub const RESOLVE_AS_OF_BASE_AFTER_DAYS: i64 = 30;
-
-/// The instant a review resolves unpinned requirements as of, from its base's commit time.
-pub fn resolve_before(base_committed_at: i64, now: i64) -> Option<i64> {
-    (now - base_committed_at > RESOLVE_AS_OF_BASE_AFTER_DAYS * 86_400).then_some(base_committed_at)
-}
-
-pub const PLANNER_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 pub use crate::step::memory_identity;
 pub use proven_store::ReviewRequest;
@@ -133,6 +114,25 @@ impl ReviewSteps {
     }
 }
 
+impl ReviewSteps {
+    /// Registers one more step under `name` (a step this process brings, or a test's).
+    pub fn with_step(mut self, name: &'static str, handler: Handler) -> ReviewSteps {
+        self.registry.insert(name, handler);
+        self
+    }
+
+    /// Runs the step the lease names, by the registry.
+    async fn dispatch(&self, lease: &Lease) -> Result<Outcome, StepError> {
+        match self.registry.get(lease.id.step.as_str()) {
+            Some(handler) => handler.call(&self.cx, lease).await,
+            None => Err(StepError::Permanent(format!(
+                "unknown step {:?}",
+                lease.id.step
+            ))),
+        }
+    }
+}
+
 impl Steps for ReviewSteps {
     fn run<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<Outcome, StepError>> {
         Box::pin(self.dispatch(lease))
@@ -164,27 +164,4 @@ impl Steps for ReviewSteps {
 /// Shared handle for executors.
 pub fn steps(store: Store, layers: Layers, sources: proven_source::Sources) -> Arc<ReviewSteps> {
     Arc::new(ReviewSteps::new(store, layers, sources))
-}
-
-#[cfg(test)]
-mod resolve_tests {
-    use super::resolve_before;
-
-    #[test]
-    fn a_review_of_an_old_base_resolves_as_of_the_base() {
-        let day = 86_400;
-        let now = 1_800_000_000;
-        assert_eq!(resolve_before(now - 400 * day, now), Some(now - 400 * day));
-        assert_eq!(resolve_before(now - 31 * day, now), Some(now - 31 * day));
-        assert_eq!(
-            resolve_before(now - 29 * day, now),
-            None,
-            "a young base: today's"
-        );
-        assert_eq!(
-            resolve_before(now + day, now),
-            None,
-            "a base dated ahead: today's"
-        );
-    }
 }

@@ -1,24 +1,22 @@
 //! The registry: every step the review runs, by name, and its `run`. The only place a step
 //! is wired in: adding a step is its own module (a `pub async fn run(cx, lease)`) and one
 //! line of `builtin` (or, for a process that brings its own, one
-//! [`ReviewSteps::with_step`]). Every step has the one shape of [`crate::step`]; a step
+//! [`super::ReviewSteps::with_step`]). Every step has the one shape of [`crate::step`]; a step
 //! names the step after it by its typed name, never by importing it.
 
 use std::collections::HashMap;
 
-use proven_pipeline::{Lease, Outcome, StepError};
-
-use super::{ReviewSteps, evidence, intake, judge, plan};
+use super::{evidence, intake, judge, plan};
 use crate::agents;
 use crate::auditor;
 use crate::autofix;
+use crate::core::step_name::StepName;
 use crate::fixer;
 use crate::investigator;
 use crate::run;
 use crate::sandbox_job;
 use crate::skeptic;
 use crate::step::Handler;
-use crate::step_name::StepName;
 
 /// Every built-in step: one line each. The model agents' steps (and the sandbox steps they
 /// start) keep their trace when they fail; the control steps do not.
@@ -55,25 +53,6 @@ pub(super) fn builtin() -> HashMap<&'static str, Handler> {
     .into_iter()
     .map(|(name, handler)| (name.as_str(), handler))
     .collect()
-}
-
-impl ReviewSteps {
-    /// Registers one more step under `name` (a step this process brings, or a test's).
-    pub fn with_step(mut self, name: &'static str, handler: Handler) -> ReviewSteps {
-        self.registry.insert(name, handler);
-        self
-    }
-
-    /// Runs the step the lease names, by the registry.
-    pub(super) async fn dispatch(&self, lease: &Lease) -> Result<Outcome, StepError> {
-        match self.registry.get(lease.id.step.as_str()) {
-            Some(handler) => handler.call(&self.cx, lease).await,
-            None => Err(StepError::Permanent(format!(
-                "unknown step {:?}",
-                lease.id.step
-            ))),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,8 @@ use proven_sandbox::language::{declared_tests, is_test_path};
 use proven_sandbox::proof::evidence_outcome;
 use proven_sandbox::{Edit, Language, RunRecord, RunRequest, Selection};
 
-use super::FLAKY_RERUNS;
+/// How many more runs per side, with other seeds, a flaky refutation takes.
+pub const FLAKY_RERUNS: u64 = 3;
 use crate::outcome::blocking;
 use crate::step::ReviewStep;
 use crate::test_runs::{MAX_FILE_BYTES, TEST_TIMEOUT, language_of, run_ref, runs_key};

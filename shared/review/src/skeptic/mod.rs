@@ -22,17 +22,17 @@
 //! only when it names an artifact Proven showed (a run id, the test's path, a changed
 //! file), matched against what was shown, not a keyword.
 
-use crate::step_name::Name;
+use crate::core::step_name::Name;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::Trace;
+use crate::core::step_name::StepName;
 use crate::model::Role;
 use crate::outcome::Next;
 use crate::outcome::{outcome, read_input, to_json};
 use crate::step::ReviewStep;
-use crate::step_name::StepName;
 use crate::wire::{
     ProveJob, Refutation, RefutationKind, Reproduced, SkepticResult, SkepticSays, SkepticVerdict,
     names_a_shown_artifact,
@@ -41,9 +41,9 @@ use crate::wire::{
 /// Reruns per side when the Skeptic says `flaky`, each with its own seed.
 mod checks;
 
+pub use checks::FLAKY_RERUNS;
 use checks::{flaky, intended, wrong_cause};
 
-pub const FLAKY_RERUNS: u64 = 3;
 /// Why the Skeptic cannot run when its finding's reproduction left no result.
 const NO_REPRODUCTION: &str = "skeptic: the reproduction has no result";
 /// The Skeptic's answer, in the closed shape it is asked for.

@@ -10,7 +10,7 @@
 //! - outside every range → a trace line, never a finding;
 //! - not comparable under the ecosystem's rules → "could not see", never a finding.
 
-use crate::step_name::Name;
+use crate::core::step_name::Name;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use proven_config::Informational;

@@ -5,9 +5,9 @@ use proven_pipeline::NewStep;
 use proven_report::{PatchEdit, RunRef};
 use serde::{Deserialize, Serialize};
 
-use super::ProveJob;
+use super::risk::ProveJob;
+use crate::core::step_name::StepName;
 use crate::outcome::Next;
-use crate::step_name::StepName;
 
 /// What a Fixer try is given.
 #[derive(Debug, Clone, Serialize, Deserialize)]

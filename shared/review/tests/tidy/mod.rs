@@ -128,7 +128,8 @@ const STEP_MODULES: &[&str] = &[
 ];
 const REGISTRY_MODULES: &[&str] = &["pipeline", "embedded", "scan"];
 const DATA_AND_SERVICES: &[&str] = &[
-    "step_name",
+    // What every step shares: the steps' names, the settings a review fixes for all steps.
+    "core",
     // The one shape of a step (its context and handler) that the registry maps names to.
     "step",
     "wire",

@@ -4,8 +4,8 @@
 use proven_report::Report;
 use proven_store::StepRow;
 
-use super::PLAN;
 use crate::Trace;
+use crate::core::step_name::PLAN;
 use crate::rows::result_of;
 use crate::wire::PlanResult;
 

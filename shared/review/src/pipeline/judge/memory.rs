@@ -5,7 +5,8 @@ use proven_pipeline::StepError;
 use proven_report::Unproven;
 use sha2::{Digest, Sha256};
 
-use super::{Judging, PLAN};
+use super::assembly::Judging;
+use crate::core::step_name::PLAN;
 use crate::outcome::retryable;
 use crate::rows::result_of;
 use crate::wire::{HmemBounds, PlanResult, Risk};

@@ -2,7 +2,7 @@
 //! runs through the real dispatch, an agent's shape included.
 
 use proven_config::Layers;
-use proven_pipeline::{NewStep, Steps};
+use proven_pipeline::{Lease, NewStep, Outcome, StepError, Steps};
 use proven_report::RevisionRef;
 use proven_store::testing::{Backend, TestStore};
 use proven_store::{StepId, Store};
@@ -10,6 +10,7 @@ use proven_store::{StepId, Store};
 use super::*;
 use crate::Trace;
 use crate::outcome::{Next, outcome, to_json};
+use crate::pipeline::ReviewSteps;
 use crate::rows::{claimed, start_test_review, step_result};
 use crate::step::ReviewStep;
 use crate::wire::IntakeResult;

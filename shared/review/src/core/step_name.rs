@@ -146,6 +146,13 @@ impl PartialEq<StepName> for str {
     }
 }
 
+/// The control steps' names as the store keeps them, for reading their rows.
+pub const INTAKE: &str = StepName::Intake.as_str();
+pub const PLAN: &str = StepName::Plan.as_str();
+pub const DEPS_COLLECT: &str = StepName::DepsCollect.as_str();
+pub const DEPS_FILE: &str = StepName::DepsFile.as_str();
+pub const JUDGE: &str = StepName::Judge.as_str();
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,50 +1,27 @@
-//! The judge step: the review's rows judged by the rules of [`crate::judge`], what a rule
-//! dropped written to H-MEM (the Judge's only IO), and the report sealed.
+//! The judge step's verdicts: each pipeline (a Planner's risk, an auditor's probe, a query,
+//! a dependency file) judged by the pure rule of its evidence ([`crate::judge`]), and what
+//! the rule said written into the report (kept, dropped and remembered, unproven,
+//! inconclusive).
 
-use crate::step_name::Name;
-use proven_pipeline::{Lease, Outcome, StepError};
+use proven_pipeline::StepError;
 use proven_report::{
-    Evidence, Finding, FindingKind, Level, Location, NotSeen, Report, ReportKind, SkepticRef,
-    Status, Unproven,
+    Evidence, Finding, FindingKind, Level, Location, NotSeen, SkepticRef, Unproven,
 };
-use proven_store::{ReviewStatus, StepRow};
 
-use super::{DEPS_COLLECT, DEPS_FILE, INTAKE, PLAN, PLANNER_WAIT, retryable};
-mod ignored;
-mod memory;
-
-use memory::{BY_QUERY, Refuted};
-
-use crate::Trace;
+use super::assembly::Judging;
+use super::memory::{BY_QUERY, Refuted};
+use crate::core::review::PLANNER_WAIT;
+use crate::core::step_name::Name;
 use crate::judge::RiskOutcome;
 use crate::judge::query::{QueryVerdict, judge_query};
 use crate::judge::risk::{Verdict, judge_risk};
-use crate::outcome::{outcome, to_json};
-use crate::rows::{StepState, result_of};
-use crate::step::{MemoryScope, StepContext};
-use crate::steps::writer;
-use crate::wire::{
-    CollectResult, EvidenceKind, FileResult, IntakeResult, PlanResult, Risk, deps_fingerprint,
-};
-
-/// What the judge step works on: the review's rows and the scope of its memory, and the
-/// report and trace it writes.
-struct Judging<'a> {
-    cx: &'a StepContext,
-    review_id: &'a str,
-    scope: &'a MemoryScope,
-    rows: &'a [StepRow],
-    report: Report,
-    trace: Trace,
-    /// The ids of the findings query pipelines proved (a package the dependency evidence
-    /// reports too is dropped from them).
-    from_queries: std::collections::HashSet<String>,
-}
+use crate::rows::result_of;
+use crate::wire::{EvidenceKind, FileResult, Risk, deps_fingerprint};
 
 impl Judging<'_> {
     /// The agents' part of the verdict: each risk pipeline kept, dropped (and remembered),
     /// unproven or inconclusive, by evidence only.
-    async fn agents(&mut self) -> Result<Vec<(Risk, RiskOutcome)>, StepError> {
+    pub(super) async fn agents(&mut self) -> Result<Vec<(Risk, RiskOutcome)>, StepError> {
         use crate::agents;
         let mut first = Vec::new();
         let Ok(planner) = result_of::<crate::wire::PlannerResult>(self.rows, agents::PLANNER)
@@ -104,19 +81,9 @@ impl Judging<'_> {
         self.report.coverage =
             crate::judge::coverage::coverage(self.rows, &probed, &mut self.report.not_seen);
         // What the test environments lacked: named once each, in what the review could not see.
-        let mut seen = std::collections::BTreeSet::new();
-        for (row, repro) in
-            crate::rows::done_results::<crate::wire::Reproduced>(self.rows, agents::REPRODUCE)
-        {
-            for line in repro.shown.runs.iter().flat_map(|r| r.environment.iter()) {
-                if line.starts_with("not prepared: ") && seen.insert(line.clone()) {
-                    self.report.not_seen.push(NotSeen {
-                        what: format!("the test environment of {}", row.id.key),
-                        reason: line.clone(),
-                    });
-                }
-            }
-        }
+        self.report
+            .not_seen
+            .extend(super::assembly::environments_not_seen(self.rows));
         self.report.autofix = crate::autofix::verdict(self.rows);
         Ok(first)
     }
@@ -294,7 +261,7 @@ impl Judging<'_> {
     /// A dependency file's findings, judged: each the Skeptic refuted with self.rows of its own
     /// query is dropped and remembered; the others are kept with what the Skeptic said.
     /// Findings H-MEM already held are named as unproven.
-    async fn deps_findings(
+    pub(super) async fn deps_findings(
         &mut self,
         key: &str,
         file: &FileResult,
@@ -430,118 +397,6 @@ impl Judging<'_> {
                 RiskOutcome::Inconclusive
             }
         })
-    }
-}
-
-pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
-    let review_id = &lease.id.review_id;
-    let rows = cx.rows(review_id).await?;
-    let review = cx.store.review(review_id).await.map_err(retryable)?;
-    let mut report = Report::new(ReportKind::Review, review.repository.clone());
-    report.review_id = Some(review_id.clone());
-    let trace = Trace::new(uuid::Uuid::now_v7().to_string());
-    if let Ok(intake) = result_of::<IntakeResult>(&rows, INTAKE) {
-        report.base = Some(intake.base);
-        report.head = Some(intake.head);
-        report.left_out = intake.left_out;
-        report.input_errors.extend(intake.input_errors);
-        if intake.truncated {
-            report.not_seen.push(NotSeen {
-                what: "files beyond the intake limit".into(),
-                reason: format!(
-                    "the change has more than {} files",
-                    proven_change::Limits::default().max_files
-                ),
-            });
-        }
-    }
-    if let Ok(plan) = result_of::<PlanResult>(&rows, PLAN) {
-        report.plan = Some(plan.plan);
-    }
-    if let Ok(collect) = result_of::<CollectResult>(&rows, DEPS_COLLECT) {
-        collect.unread.into_report(&mut report);
-    }
-    let scope = cx.memory_scope(review_id).await?;
-    let mut judging = Judging {
-        cx,
-        review_id,
-        scope: &scope,
-        rows: &rows,
-        report,
-        trace,
-        from_queries: Default::default(),
-    };
-    let first = judging.agents().await?;
-    judging
-        .report
-        .reviewers
-        .extend(crate::judge::reviewers::side_by_side(&rows, &first));
-    let mut broken_review_step = false;
-    for row in &rows {
-        if row.id.step == DEPS_FILE && StepState::of(row) == StepState::Done {
-            if let Some(r) = row
-                .result
-                .as_deref()
-                .and_then(|t| serde_json::from_str::<FileResult>(t).ok())
-            {
-                let findings = judging.deps_findings(&row.id.key, &r).await?;
-                judging.report.findings.extend(findings);
-                r.unread.into_report(&mut judging.report);
-                judging.report.dependency_files.extend(r.files);
-            }
-        } else if let Some(unended) = crate::judge::branches::unended(row) {
-            judging.report.not_seen.extend(unended.not_seen);
-            judging.report.failed_services.push(unended.failed);
-            broken_review_step |= unended.breaks_review;
-        }
-    }
-    let Judging {
-        mut report,
-        mut trace,
-        from_queries,
-        ..
-    } = judging;
-    // A package the dependency evidence already reported is not reported twice.
-    for id in crate::judge::branches::drop_repeated_packages(&mut report.findings, &from_queries) {
-        trace.push("duplicate", serde_json::json!({"finding": id, "reason": "the dependency evidence reports the same package, version and advisory"}));
-    }
-    if broken_review_step && report.plan.is_none() {
-        report.status = Status::Failed;
-    }
-    ignored::apply(&rows, &mut report, &mut trace);
-    let report = writer::seal(report, &mut trace);
-    let json = to_json(&report)?;
-    let status = match report.status {
-        Status::Complete => ReviewStatus::Complete,
-        Status::Incomplete => ReviewStatus::Incomplete,
-        Status::Partial => ReviewStatus::Partial,
-        Status::Failed => ReviewStatus::Failed,
-    };
-    record_metrics(&report, status, &review);
-    let mut out = outcome(trace, json.clone(), Vec::new(), false);
-    out.finish = Some((status, json));
-    Ok(out)
-}
-
-/// What a sealed review adds to the metrics: its status, its findings by proof level and
-/// kind, its unproven claims, and its time from submission.
-fn record_metrics(report: &Report, status: ReviewStatus, review: &proven_store::ReviewRow) {
-    use proven_pipeline::metrics_names as m;
-    metrics::counter!(m::REVIEWS_TOTAL, "status" => status.as_str(), "priority" => m::priority_label(review.priority))
-        .increment(1);
-    for f in &report.findings {
-        metrics::counter!(m::FINDINGS_TOTAL, "proof_level" => f.proof_level.as_str(), "kind" => f.kind.as_str())
-            .increment(1);
-    }
-    metrics::counter!(m::UNPROVEN_TOTAL).increment(report.unproven.len() as u64);
-    let created = time::OffsetDateTime::parse(
-        &review.created_at,
-        &time::format_description::well_known::Rfc3339,
-    );
-    if let Ok(created) = created {
-        let secs = (time::OffsetDateTime::now_utc() - created).as_seconds_f64();
-        metrics::histogram!(m::REVIEW_DURATION_SECONDS, "priority" => m::priority_label(review.priority))
-            .record(secs.max(0.0));
     }
 }
 
