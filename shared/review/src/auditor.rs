@@ -29,13 +29,13 @@ use proven_store::StepRow;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::Trace;
+use crate::core::model::{Role, quoted};
+use crate::core::outcome::{blocking, outcome, to_json};
+use crate::core::rows::{StepState, step_result};
+use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
-use crate::model::{Role, quoted};
-use crate::outcome::{blocking, outcome, to_json};
-use crate::rows::{StepState, step_result};
-use crate::step::ReviewStep;
-use crate::test_runs::language_of;
+use crate::core::test_runs::language_of;
+use crate::core::trace::Trace;
 use crate::wire::{
     AuditResult, EvidenceKind, PlannerResult, ReviewView, Risk, SurfaceRow, SurfaceStatus,
 };

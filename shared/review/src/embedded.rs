@@ -22,7 +22,7 @@ const CONCURRENCY: usize = 4;
 #[derive(Default)]
 pub struct Services {
     /// The model agents, when configured.
-    pub agents: Option<Arc<crate::model::Agents>>,
+    pub agents: Option<Arc<crate::core::model::Agents>>,
     /// Docker, when a socket answers; without it, tests cannot run and the review says so.
     pub sandbox: Option<Arc<proven_sandbox::Sandbox>>,
 }

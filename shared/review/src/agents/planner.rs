@@ -10,12 +10,12 @@ use proven_store::StepRow;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::Trace;
+use crate::core::model::{Agents, Role, changed_list, quoted};
+use crate::core::outcome::{Next, blocking, outcome, to_json};
+use crate::core::rows::result_of;
+use crate::core::step::{ReviewStep, StepContext};
 use crate::core::step_name::StepName;
-use crate::model::{Agents, Role, changed_list, quoted};
-use crate::outcome::{Next, blocking, outcome, to_json};
-use crate::rows::result_of;
-use crate::step::{ReviewStep, StepContext};
+use crate::core::trace::Trace;
 use crate::steps::scout::Band;
 use crate::wire::{
     Bounds, DependencyEvidence, DependencyNote, EvidenceKind, FileResult, HmemBounds, PlanResult,
@@ -200,7 +200,7 @@ pub(crate) fn dependency_evidence(
     lease: &Lease,
     rows: &[StepRow],
 ) -> Result<DependencyEvidence, StepError> {
-    let pending = crate::rows::unfinished(rows, |r| {
+    let pending = crate::core::rows::unfinished(rows, |r| {
         r.id.step == StepName::DepsCollect || r.id.step == StepName::DepsFile
     });
     let waited_us = rows
@@ -225,7 +225,9 @@ pub(crate) fn dependency_evidence(
         pending,
         ..Default::default()
     };
-    for (_, file) in crate::rows::done_results::<FileResult>(rows, StepName::DepsFile.as_str()) {
+    for (_, file) in
+        crate::core::rows::done_results::<FileResult>(rows, StepName::DepsFile.as_str())
+    {
         evidence
             .findings
             .extend(file.findings.iter().filter_map(DependencyNote::of));
@@ -348,7 +350,7 @@ mod tests {
     use proven_store::testing::{Backend, TestStore};
 
     use super::*;
-    use crate::rows::{claimed, start_test_review};
+    use crate::core::rows::{claimed, start_test_review};
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_planner_waits_for_the_dependency_evidence_then_plans_without_it() {

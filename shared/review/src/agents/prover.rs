@@ -9,13 +9,13 @@ use proven_sandbox::{Language, Selection};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::Trace;
+use crate::core::git_tree::text_at;
+use crate::core::model::Role;
+use crate::core::outcome::{Next, outcome, read_input, to_json};
+use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
-use crate::git_tree::text_at;
-use crate::model::Role;
-use crate::outcome::{Next, outcome, read_input, to_json};
-use crate::step::ReviewStep;
-use crate::test_runs::{MAX_FILE_BYTES, language_of, rust_member, selection_for};
+use crate::core::test_runs::{MAX_FILE_BYTES, language_of, rust_member, selection_for};
+use crate::core::trace::Trace;
 use crate::wire::{ProveJob, ReviewView, Risk};
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -117,8 +117,8 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
         .map_err(|why| refused(why, &mut trace))?;
     // Within the project's own suite (its runner script, options and variables), where it
     // runs pytest.
-    let suite = crate::suite::documented(&view, view.head, language).await?;
-    let run = crate::suite::proving_run(&suite, language, &selection);
+    let suite = crate::core::suite::documented(&view, view.head, language).await?;
+    let run = crate::core::suite::proving_run(&suite, language, &selection);
     let job = ProveJob {
         risk,
         language,

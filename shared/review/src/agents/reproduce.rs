@@ -6,14 +6,14 @@ use proven_report::RunRef;
 use proven_sandbox::{Proof, RunKey};
 use serde_json::json;
 
-use crate::Trace;
+use crate::core::outcome::{Next, outcome, read_input, to_json};
+use crate::core::rows::result_of;
+use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
-use crate::outcome::{Next, outcome, read_input, to_json};
-use crate::rows::result_of;
-use crate::step::ReviewStep;
-use crate::test_runs::{
+use crate::core::test_runs::{
     RecordedRuns, no_sandbox, recorded, requests, run_ref, runs_key, sandbox_error,
 };
+use crate::core::trace::Trace;
 use crate::wire::{PlanResult, ProveJob, Reproduced, RunsShowed, first_try};
 
 /// `sandbox.reproduce`: the registry's entry. Reproduced, the Fixer tries beside the
@@ -45,7 +45,7 @@ async fn reproduce(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepErr
     ]);
     let done: RecordedRuns = recorded(cassette, ("reproduce", &cassette_key), async {
         let sandbox = sandbox.ok_or_else(no_sandbox)?;
-        let key = RunKey::new(crate::test_runs::job_key(lease))
+        let key = RunKey::new(crate::core::test_runs::job_key(lease))
             .map_err(|e| StepError::Permanent(e.to_string()))?;
         let done = sandbox
             .reproduce(&base.with_key(key), &change)
@@ -81,7 +81,7 @@ async fn reproduce(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepErr
     let result = Reproduced {
         reproduced,
         shown: RunsShowed { reason, runs },
-        not_prepared: crate::test_runs::not_prepared(done.base.iter().chain(&done.change)),
+        not_prepared: crate::core::test_runs::not_prepared(done.base.iter().chain(&done.change)),
     };
     let next = if reproduced {
         vec![NewStep {

@@ -16,12 +16,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::planner::{MAX_RISKS, ask_planner, bounds};
-use crate::Trace;
-use crate::citation::{Citation, numbered};
+use crate::core::citation::{Citation, numbered};
+use crate::core::model::{Agents, Role, quoted};
+use crate::core::outcome::{outcome, to_json};
+use crate::core::step::ReviewStep;
 use crate::core::step_name::Name;
-use crate::model::{Agents, Role, quoted};
-use crate::outcome::{outcome, to_json};
-use crate::step::ReviewStep;
+use crate::core::trace::Trace;
 use crate::wire::{ReviewView, Risk, SecondReview, SecondVerdict};
 
 /// The most of one claimed file its Skeptic is shown.

@@ -6,8 +6,8 @@ use serde_json::json;
 
 use super::answer::{ClaimRecord, ClaimStatus, GENERATOR, GeneratorAnswer, MAX_CLAIMS, SaidClaim};
 use super::files::{self, Checkout, under};
-use crate::Trace;
-use crate::model::{Agents, Role, quoted};
+use crate::core::model::{Agents, Role, quoted};
+use crate::core::trace::Trace;
 
 /// A claim as Proven's check leaves it: the first citation that does not hold refutes it.
 fn checked(c: &Checkout, said: &SaidClaim) -> Result<(), String> {
@@ -35,7 +35,8 @@ pub(super) async fn generate(
         question.to_string(),
         surface.map(str::to_string),
     );
-    let shown = crate::outcome::blocking(move || files::relevant(&c, &q, sf.as_deref())).await?;
+    let shown =
+        crate::core::outcome::blocking(move || files::relevant(&c, &q, sf.as_deref())).await?;
     let listing = if checkout.cut {
         format!(
             "{} (the first {} files)",

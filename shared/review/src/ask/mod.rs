@@ -26,8 +26,8 @@ use std::collections::BTreeSet;
 
 use proven_pipeline::StepError;
 
-use crate::Trace;
-use crate::model::Agents;
+use crate::core::model::Agents;
+use crate::core::trace::Trace;
 
 mod answer;
 mod claims;

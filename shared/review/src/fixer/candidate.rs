@@ -4,8 +4,8 @@ use proven_pipeline::{NewStep, StepError};
 use proven_report::PatchEdit;
 use serde::{Deserialize, Serialize};
 
+use crate::core::outcome::{Next, to_json};
 use crate::core::step_name::StepName;
-use crate::outcome::{Next, to_json};
 use crate::wire::FixInput;
 
 /// A try's candidate, handed to the sandbox.

@@ -19,13 +19,13 @@
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use serde_json::json;
 
-use crate::Trace;
+use crate::core::model::Role;
+use crate::core::outcome::Next;
+use crate::core::outcome::{outcome, read_input, to_json};
+use crate::core::patch::{self, PatchAnswer};
+use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
-use crate::model::Role;
-use crate::outcome::Next;
-use crate::outcome::{outcome, read_input, to_json};
-use crate::patch::{self, PatchAnswer};
-use crate::step::ReviewStep;
+use crate::core::trace::Trace;
 use crate::wire::{FixResult, ReviewView};
 
 mod candidate;

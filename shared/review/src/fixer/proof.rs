@@ -7,11 +7,13 @@ use proven_sandbox::RunRecord;
 use serde_json::json;
 
 use super::candidate::{Candidate, next_try};
-use crate::Trace;
-use crate::outcome::{outcome, read_input, to_json};
-use crate::step::ReviewStep;
-use crate::suite::{suite_against_base, suite_request};
-use crate::test_runs::{TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key, twice};
+use crate::core::outcome::{outcome, read_input, to_json};
+use crate::core::step::ReviewStep;
+use crate::core::suite::{suite_against_base, suite_request};
+use crate::core::test_runs::{
+    TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key, twice,
+};
+use crate::core::trace::Trace;
 use crate::wire::FixResult;
 
 /// How much of a failed run's output the next try is told.
@@ -27,7 +29,7 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
     let input = &candidate.input;
     let job = &input.job;
     let language = job.language;
-    let edits = crate::test_runs::patch(&candidate.edits);
+    let edits = crate::core::test_runs::patch(&candidate.edits);
     let (_, change) = requests(&view, job, &job.test)?;
     let proving = change.clone().with_patch(edits.clone());
     let suite = suite_request(&view, view.head, language, &mut trace)

@@ -6,8 +6,8 @@ use proven_report::{CoverageSurface, NotSeen};
 use proven_store::StepRow;
 
 use crate::auditor::AUDITOR;
+use crate::core::rows::{StepState, find, step_result};
 use crate::judge::RiskOutcome;
-use crate::rows::{StepState, find, step_result};
 use crate::wire::{AuditResult, SurfaceStatus};
 
 /// The judge's view of the auditor: the coverage section, with each probed surface's
@@ -91,7 +91,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::rows::test_row;
+    use crate::core::rows::test_row;
 
     fn audit(state: &str) -> StepRow {
         let result = json!({"verdict": "incomplete", "probing": [], "investigating": [],

@@ -3,8 +3,8 @@
 
 use proven_store::StepRow;
 
+use crate::core::rows::StepState;
 use crate::core::step_name::StepName;
-use crate::rows::StepState;
 use crate::wire::{FixInput, FixResult};
 
 /// The proved fix of the risk `risk_key`, if one of its tries proved one.
@@ -48,7 +48,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::rows::test_row;
+    use crate::core::rows::test_row;
 
     fn fix(
         step: &str,

@@ -6,13 +6,13 @@ use proven_report::{InputError, LeftOutEntry, RevisionRef};
 
 use proven_store::ReviewRequest;
 
-use crate::Trace;
+use crate::core::outcome::FailureKind;
+use crate::core::outcome::retryable;
+use crate::core::outcome::{blocking, outcome, to_json};
 use crate::core::review::resolve_before;
+use crate::core::step::StepContext;
 use crate::core::step_name::PLAN;
-use crate::outcome::FailureKind;
-use crate::outcome::retryable;
-use crate::outcome::{blocking, outcome, to_json};
-use crate::step::StepContext;
+use crate::core::trace::Trace;
 use crate::steps::intake;
 use crate::wire::IntakeResult;
 

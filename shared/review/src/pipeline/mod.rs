@@ -13,15 +13,12 @@
 //! every step name, the model agents' included, to its `run`. The results the control
 //! steps pass each other are in [`crate::wire`].
 
-mod depfixes;
-mod evidence;
 mod intake;
 mod judge;
 mod plan;
 mod publish;
 mod questions;
 pub mod registry;
-mod trees;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,10 +29,10 @@ use proven_report::{FailedService, Report, ReportKind, Status};
 use proven_store::{ReviewStatus, Store, StoreError};
 
 use crate::core::review::PLANNER_WAIT;
+use crate::core::step::{Handler, StepContext};
 use crate::core::step_name::JUDGE;
-use crate::step::{Handler, StepContext};
 
-pub use crate::step::memory_identity;
+pub use crate::core::step::memory_identity;
 pub use proven_store::ReviewRequest;
 
 /// The review's step handlers: the services every step may use, and every step this
@@ -95,7 +92,7 @@ impl ReviewSteps {
     }
 
     /// Lets this process run the model agents' steps.
-    pub fn with_agents(mut self, agents: Arc<crate::model::Agents>) -> ReviewSteps {
+    pub fn with_agents(mut self, agents: Arc<crate::core::model::Agents>) -> ReviewSteps {
         self.cx.agents = Some(agents);
         self
     }

@@ -4,15 +4,15 @@
 use proven_config::Informational;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 
-use crate::Trace;
+use crate::core::outcome::FailureKind;
+use crate::core::outcome::Next;
+use crate::core::outcome::{outcome, to_json};
+use crate::core::rows::result_of;
+use crate::core::step::StepContext;
 use crate::core::step_name::Name;
 use crate::core::step_name::StepName;
 use crate::core::step_name::{INTAKE, JUDGE};
-use crate::outcome::FailureKind;
-use crate::outcome::Next;
-use crate::outcome::{outcome, to_json};
-use crate::rows::result_of;
-use crate::step::StepContext;
+use crate::core::trace::Trace;
 use crate::steps::scout;
 use crate::wire::{Bounds, DepsSettings, HmemBounds, IntakeResult, PlanResult, StepUnit};
 

@@ -8,10 +8,10 @@ use std::path::Path;
 
 use proven_store::{QuestionRow, StoreError};
 
-use crate::Trace;
 use crate::ask::{self, Checkout};
-use crate::outcome::blocking;
-use crate::step::StepContext;
+use crate::core::outcome::blocking;
+use crate::core::step::StepContext;
+use crate::core::trace::Trace;
 
 /// How long a claim holds before another worker may take the question.
 const LEASE_SECS: i64 = 600;

@@ -1,22 +1,23 @@
 //! The registry: every step the review runs, by name, and its `run`. The only place a step
 //! is wired in: adding a step is its own module (a `pub async fn run(cx, lease)`) and one
 //! line of `builtin` (or, for a process that brings its own, one
-//! [`super::ReviewSteps::with_step`]). Every step has the one shape of [`crate::step`]; a step
+//! [`super::ReviewSteps::with_step`]). Every step has the one shape of [`crate::core::step`]; a step
 //! names the step after it by its typed name, never by importing it.
 
 use std::collections::HashMap;
 
-use super::{evidence, intake, judge, plan};
+use super::{intake, judge, plan};
 use crate::agents;
 use crate::auditor;
 use crate::autofix;
+use crate::core::step::Handler;
 use crate::core::step_name::StepName;
 use crate::fixer;
+use crate::flows::deps::{self, evidence};
 use crate::investigator;
 use crate::run;
 use crate::sandbox_job;
 use crate::skeptic;
-use crate::step::Handler;
 
 /// Every built-in step: one line each. The model agents' steps (and the sandbox steps they
 /// start) keep their trace when they fail; the control steps do not.
@@ -38,10 +39,7 @@ pub(super) fn builtin() -> HashMap<&'static str, Handler> {
             StepName::SkepticQuery,
             agent(run!(investigator::run_skeptic_query)),
         ),
-        (
-            StepName::SkepticDeps,
-            agent(run!(investigator::run_skeptic_deps)),
-        ),
+        (StepName::SkepticDeps, agent(run!(deps::skeptic::run))),
         (StepName::Auditor, agent(run!(auditor::run))),
         (StepName::Fixer, agent(run!(fixer::run))),
         (StepName::SandboxFix, agent(run!(fixer::run_sandbox_fix))),

@@ -13,9 +13,9 @@ use proven_sandbox::{Edit, Language, RunRecord, RunRequest, Selection};
 
 /// How many more runs per side, with other seeds, a flaky refutation takes.
 pub const FLAKY_RERUNS: u64 = 3;
-use crate::outcome::blocking;
-use crate::step::ReviewStep;
-use crate::test_runs::{MAX_FILE_BYTES, TEST_TIMEOUT, language_of, run_ref, runs_key};
+use crate::core::outcome::blocking;
+use crate::core::step::ReviewStep;
+use crate::core::test_runs::{MAX_FILE_BYTES, TEST_TIMEOUT, language_of, run_ref, runs_key};
 use crate::wire::{ProveJob, Refutation, ReviewView};
 
 /// Tests of the change that an `intended` check runs at most.
@@ -100,7 +100,8 @@ pub(super) async fn flaky(
         &job.test.code,
         "flaky",
     ]);
-    let done = crate::test_runs::run_in_turn(s, lease, ("refute", &key), requests, false).await?;
+    let done =
+        crate::core::test_runs::run_in_turn(s, lease, ("refute", &key), requests, false).await?;
     let sides: Vec<(bool, &RunRecord)> = done
         .runs
         .iter()
@@ -183,8 +184,9 @@ pub(super) async fn wrong_cause(
         "wrong_cause",
         file,
     ]);
-    let requests = crate::test_runs::twice("restored", restored).to_vec();
-    let done = crate::test_runs::run_in_turn(s, lease, ("refute", &key), requests, false).await?;
+    let requests = crate::core::test_runs::twice("restored", restored).to_vec();
+    let done =
+        crate::core::test_runs::run_in_turn(s, lease, ("refute", &key), requests, false).await?;
     let side = format!("change with {file} restored to the base");
     let runs: Vec<RunRef> = done.runs.iter().map(|r| run_ref(&side, r)).collect();
     let outcomes: Vec<_> = done.runs.iter().map(outcome_of).collect();
@@ -318,7 +320,7 @@ pub(super) async fn intended(
 ) -> Result<Refutation, StepError> {
     let view = &s.view;
     let texts = changed_tests(view, job, language).await?;
-    let suite = crate::suite::documented(view, view.head, language).await?;
+    let suite = crate::core::suite::documented(view, view.head, language).await?;
     let mut requests = Vec::new();
     let mut checked = Vec::new();
     for (i, (path, text)) in texts.iter().enumerate() {
@@ -346,7 +348,8 @@ pub(super) async fn intended(
         &checked.join("\n"),
         "intended",
     ]);
-    let done = crate::test_runs::run_in_turn(s, lease, ("refute", &key), requests, false).await?;
+    let done =
+        crate::core::test_runs::run_in_turn(s, lease, ("refute", &key), requests, false).await?;
     Ok(intended_shown(job, &checked, &done.runs))
 }
 

@@ -27,12 +27,12 @@ use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::Trace;
+use crate::core::model::Role;
+use crate::core::outcome::Next;
+use crate::core::outcome::{outcome, read_input, to_json};
+use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
-use crate::model::Role;
-use crate::outcome::Next;
-use crate::outcome::{outcome, read_input, to_json};
-use crate::step::ReviewStep;
+use crate::core::trace::Trace;
 use crate::wire::{
     ProveJob, Refutation, RefutationKind, Reproduced, SkepticResult, SkepticSays, SkepticVerdict,
     names_a_shown_artifact,

@@ -23,8 +23,8 @@ use proven_report::{
 use proven_store::{AffectedRow, Store, StoreError};
 use serde_json::json;
 
-use crate::Trace;
-use crate::git_tree::{GitTree, Side};
+use crate::core::git_tree::{GitTree, Side};
+use crate::core::trace::Trace;
 
 #[derive(Debug, Clone)]
 pub struct DepsOptions {

@@ -6,8 +6,8 @@ use proven_report::{PatchEdit, RunRef};
 use serde::{Deserialize, Serialize};
 
 use super::risk::ProveJob;
+use crate::core::outcome::Next;
 use crate::core::step_name::StepName;
-use crate::outcome::Next;
 
 /// What a Fixer try is given.
 #[derive(Debug, Clone, Serialize, Deserialize)]

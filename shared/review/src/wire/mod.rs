@@ -142,7 +142,7 @@ impl ReviewView<'_> {
         f: impl FnOnce(&proven_change::Repo) -> Result<T, String> + Send + 'static,
     ) -> Result<T, StepError> {
         let dir = self.repository_dir.to_string();
-        crate::outcome::blocking(move || {
+        crate::core::outcome::blocking(move || {
             let repo =
                 proven_change::Repo::open(std::path::Path::new(&dir)).map_err(|e| e.to_string())?;
             f(&repo)
@@ -188,7 +188,7 @@ impl ReviewView<'_> {
         self.store
             .memory_similar((self.tenant, self.repository), &risk.claim, query_tokens, 3)
             .await
-            .map_err(crate::outcome::retryable)
+            .map_err(crate::core::outcome::retryable)
     }
 
     /// The record of an evidenced refutation of this very claim, when H-MEM holds one. A
@@ -199,7 +199,7 @@ impl ReviewView<'_> {
             .store
             .memory_lookup(self.tenant, self.repository, &risk.fingerprint())
             .await
-            .map_err(crate::outcome::retryable)?
+            .map_err(crate::core::outcome::retryable)?
             .filter(|memory| !refutes_a_test(memory))
             .map(|memory| memory.id))
     }
@@ -272,7 +272,7 @@ pub struct SecondVerdict {
     pub reason: String,
     /// The lines it cited, when it cited any.
     #[serde(default)]
-    pub cited: Option<crate::citation::Citation>,
+    pub cited: Option<crate::core::citation::Citation>,
     /// Why a refutation it claimed did not count (Proven's check of its citation).
     #[serde(default)]
     pub not_counted: Option<String>,

@@ -7,8 +7,8 @@ use proven_sandbox::{Language, Selection};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::core::outcome::{Next, to_json};
 use crate::core::step_name::{Name, StepName};
-use crate::outcome::{Next, to_json};
 
 /// A risk the Planner named (the wire shape between the agents).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

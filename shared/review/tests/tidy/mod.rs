@@ -133,25 +133,11 @@ const STEP_MODULES: &[&str] = &[
 ];
 const REGISTRY_MODULES: &[&str] = &["pipeline", "embedded", "scan"];
 const DATA_AND_SERVICES: &[&str] = &[
-    // The crate root's re-exports (`crate::Trace`, `crate::ReviewError`).
-    "lib",
-    // The one shape of a step (its context and handler) that the registry maps names to.
-    "step",
-    "wire",
-    "error",
-    "trace",
-    "rows",
-    "outcome",
-    "model",
-    "test_runs",
-    "suite",
-    "git_tree",
+    // The crate root's re-exports (`crate::ReviewError`; `Trace` and `model` for the binaries).
+    "lib", "error",
+    // What the steps store and pass each other, until each flow holds its own `wire.rs`.
+    "wire", // The Planner's bounded steps.
     "bounded",
-    // A model's citation of a file and Proven's check of it (the second reviewer's
-    // Skeptic and `proven ask`).
-    "citation",
-    // What a model's patch may be (the Fixer's and the autofix attempt's).
-    "patch",
     // The control steps' logic (intake, scout, the dependency evidence, the writer): what
     // the registry's handlers run, and the Investigator evaluates versions with.
     "steps",

@@ -7,10 +7,10 @@ use std::collections::HashSet;
 use proven_report::{NotSeen, Report, ReportKind, Status};
 use proven_store::{ReviewRow, ReviewStatus, StepRow};
 
-use crate::Trace;
+use crate::core::rows::result_of;
+use crate::core::step::{MemoryScope, StepContext};
 use crate::core::step_name::{DEPS_COLLECT, INTAKE, PLAN};
-use crate::rows::result_of;
-use crate::step::{MemoryScope, StepContext};
+use crate::core::trace::Trace;
 use crate::steps::writer;
 use crate::wire::{CollectResult, IntakeResult, PlanResult, Reproduced};
 
@@ -62,7 +62,9 @@ pub(super) fn opening(review: &ReviewRow, rows: &[StepRow]) -> Report {
 pub(super) fn environments_not_seen(rows: &[StepRow]) -> Vec<NotSeen> {
     let mut seen = std::collections::BTreeSet::new();
     let mut out = Vec::new();
-    for (row, repro) in crate::rows::done_results::<Reproduced>(rows, crate::agents::REPRODUCE) {
+    for (row, repro) in
+        crate::core::rows::done_results::<Reproduced>(rows, crate::agents::REPRODUCE)
+    {
         for line in repro.not_prepared {
             if seen.insert(line.clone()) {
                 out.push(NotSeen {

@@ -4,9 +4,9 @@
 use proven_report::Report;
 use proven_store::StepRow;
 
-use crate::Trace;
+use crate::core::rows::result_of;
 use crate::core::step_name::PLAN;
-use crate::rows::result_of;
+use crate::core::trace::Trace;
 use crate::wire::PlanResult;
 
 /// Moves the findings the plan's `ignore` entries accept apart, with their notes.

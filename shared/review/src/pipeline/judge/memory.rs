@@ -6,9 +6,9 @@ use proven_report::Unproven;
 use sha2::{Digest, Sha256};
 
 use super::assembly::Judging;
+use crate::core::outcome::retryable;
+use crate::core::rows::result_of;
 use crate::core::step_name::PLAN;
-use crate::outcome::retryable;
-use crate::rows::result_of;
 use crate::wire::{HmemBounds, PlanResult, Risk};
 
 /// How a refutation the Skeptic's own query showed is said.

@@ -15,11 +15,11 @@ mod verdicts;
 
 use assembly::Judging;
 
-use crate::Trace;
+use crate::core::outcome::{outcome, retryable, to_json};
+use crate::core::rows::StepState;
+use crate::core::step::StepContext;
 use crate::core::step_name::DEPS_FILE;
-use crate::outcome::{outcome, retryable, to_json};
-use crate::rows::StepState;
-use crate::step::StepContext;
+use crate::core::trace::Trace;
 use crate::wire::FileResult;
 
 pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {

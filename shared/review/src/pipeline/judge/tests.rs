@@ -8,9 +8,9 @@ use proven_store::{ReviewRow, ReviewStatus, StepRow};
 use serde_json::json;
 
 use super::assembly::{closing, environments_not_seen, opening};
-use crate::Trace;
+use crate::core::rows::test_row;
 use crate::core::step_name::{DEPS_COLLECT, StepName};
-use crate::rows::test_row;
+use crate::core::trace::Trace;
 
 fn review() -> ReviewRow {
     ReviewRow {

@@ -11,11 +11,11 @@ use proven_report::{
 use super::assembly::Judging;
 use super::memory::{BY_QUERY, Refuted};
 use crate::core::review::PLANNER_WAIT;
+use crate::core::rows::result_of;
 use crate::core::step_name::Name;
 use crate::judge::RiskOutcome;
 use crate::judge::query::{QueryVerdict, judge_query};
 use crate::judge::risk::{Verdict, judge_risk};
-use crate::rows::result_of;
 use crate::wire::{EvidenceKind, FileResult, Risk, deps_fingerprint};
 
 impl Judging<'_> {
@@ -69,7 +69,7 @@ impl Judging<'_> {
         }
         // Round two: the coverage auditor's probes, judged by the same rules as any risk.
         let mut probed = Vec::new();
-        if let Some(audit) = crate::rows::step_result::<crate::wire::AuditResult>(
+        if let Some(audit) = crate::core::rows::step_result::<crate::wire::AuditResult>(
             self.rows,
             crate::auditor::AUDITOR,
             "",

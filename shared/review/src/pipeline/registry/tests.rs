@@ -8,11 +8,11 @@ use proven_store::testing::{Backend, TestStore};
 use proven_store::{StepId, Store};
 
 use super::*;
-use crate::Trace;
-use crate::outcome::{Next, outcome, to_json};
+use crate::core::outcome::{Next, outcome, to_json};
+use crate::core::rows::{claimed, start_test_review, step_result};
+use crate::core::step::ReviewStep;
+use crate::core::trace::Trace;
 use crate::pipeline::ReviewSteps;
-use crate::rows::{claimed, start_test_review, step_result};
-use crate::step::ReviewStep;
 use crate::wire::IntakeResult;
 
 const ECHO: &str = "test.echo";
@@ -45,7 +45,7 @@ async fn after(s: &ReviewStep<'_>, _: &Lease) -> Result<Outcome, StepError> {
 
 /// A model call that fails: an agent step's trace is kept all the same.
 async fn broken(_: &ReviewStep<'_>, _: &Lease) -> Result<Outcome, StepError> {
-    crate::trace::Trace::new("broken").push("model_call", serde_json::json!({"tokens": 7}));
+    crate::core::trace::Trace::new("broken").push("model_call", serde_json::json!({"tokens": 7}));
     Err(StepError::Permanent("the model answered nothing".into()))
 }
 

@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::Trace;
+use crate::core::trace::Trace;
 
 /// Who a model call speaks for: which client answers it, and the name the settings
 /// (`models.second_reviewer`), the cassettes and the trace's `model_call` lines give it.

@@ -9,8 +9,8 @@ use proven_sandbox::suite::{DocumentedSuite, PythonRunner};
 use proven_sandbox::{Language, Outcome, RunRecord, RunRequest, Selection, TestRun};
 use serde_json::json;
 
-use crate::outcome::blocking;
-use crate::test_runs::MAX_FILE_BYTES;
+use crate::core::outcome::blocking;
+use crate::core::test_runs::MAX_FILE_BYTES;
 use crate::wire::ReviewView;
 
 /// The suite a tree's project documents at `revision` (tox, nox, make, npm), translated to
@@ -62,7 +62,7 @@ pub(crate) async fn suite_request(
     view: &ReviewView<'_>,
     revision: &str,
     language: Language,
-    trace: &mut crate::Trace,
+    trace: &mut crate::core::trace::Trace,
 ) -> Result<RunRequest, StepError> {
     let suite = documented(view, revision, language).await?;
     trace.push(

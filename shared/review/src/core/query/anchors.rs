@@ -5,20 +5,20 @@ use std::collections::HashSet;
 
 use proven_pipeline::StepError;
 
-use crate::git_tree::text_at;
+use crate::core::git_tree::text_at;
 use crate::steps::pin::has_token;
 use crate::wire::ReviewView;
 
 /// The lines the change adds to and removes from one file (1-based line numbers of the
 /// side they are on).
 #[derive(Debug, Default)]
-pub(super) struct Anchors {
-    pub(super) added: Vec<(u32, String)>,
-    pub(super) removed: Vec<(u32, String)>,
+pub(crate) struct Anchors {
+    pub(crate) added: Vec<(u32, String)>,
+    pub(crate) removed: Vec<(u32, String)>,
 }
 
 impl Anchors {
-    pub(super) fn of(base: &str, head: &str) -> Anchors {
+    pub(crate) fn of(base: &str, head: &str) -> Anchors {
         let base_lines: HashSet<&str> = base.lines().map(str::trim).collect();
         let head_lines: HashSet<&str> = head.lines().map(str::trim).collect();
         let number = |text: &str, other: &HashSet<&str>| {
@@ -34,7 +34,7 @@ impl Anchors {
         }
     }
 
-    pub(super) fn find(lines: &[(u32, String)], name: &str, version: &str) -> Option<u32> {
+    pub(crate) fn find(lines: &[(u32, String)], name: &str, version: &str) -> Option<u32> {
         lines
             .iter()
             .find(|(_, l)| has_token(l, name) && has_token(l, version))
@@ -43,7 +43,7 @@ impl Anchors {
 }
 
 /// The lines the change adds to and removes from `path`.
-pub(super) async fn read(view: &ReviewView<'_>, path: &str) -> Result<Anchors, StepError> {
+pub(crate) async fn read(view: &ReviewView<'_>, path: &str) -> Result<Anchors, StepError> {
     let (base, head) = read_sides(view, path).await?;
     Ok(Anchors::of(&base, &head))
 }
@@ -56,7 +56,7 @@ async fn read_sides(view: &ReviewView<'_>, path: &str) -> Result<(String, String
         path.to_string(),
     );
     view.with_repo("investigator", move |repo| {
-        let max = crate::test_runs::MAX_FILE_BYTES * 8;
+        let max = crate::core::test_runs::MAX_FILE_BYTES * 8;
         Ok((
             text_at(repo, &base, &path, max)?,
             text_at(repo, &head, &path, max)?,

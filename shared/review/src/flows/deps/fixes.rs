@@ -10,10 +10,10 @@ use proven_pipeline::StepError;
 use proven_report::{DependencyFix, Finding, PatchEdit};
 use serde_json::json;
 
-use crate::Trace;
-use crate::git_tree::Side;
-use crate::outcome::retryable;
-use crate::step::StepContext;
+use crate::core::git_tree::Side;
+use crate::core::outcome::retryable;
+use crate::core::step::StepContext;
+use crate::core::trace::Trace;
 use crate::steps::{depfix, deps};
 use crate::wire::IntakeResult;
 

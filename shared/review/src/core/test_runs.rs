@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::step::ReviewStep;
+use crate::core::step::ReviewStep;
 use crate::wire::{ProveJob, ReviewView};
 
 pub(crate) const MAX_FILE_BYTES: u64 = 32 * 1024;

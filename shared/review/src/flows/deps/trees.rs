@@ -3,9 +3,9 @@
 
 use proven_pipeline::StepError;
 
-use crate::Trace;
-use crate::git_tree::{GitTree, Side};
-use crate::outcome::blocking;
+use crate::core::git_tree::{GitTree, Side};
+use crate::core::outcome::blocking;
+use crate::core::trace::Trace;
 use crate::wire::IntakeResult;
 
 /// Runs `f` over the change's two trees (base, head) on the blocking pool (git2 blocks),

@@ -7,8 +7,8 @@ use proven_store::StoreError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::Trace;
 use crate::core::step_name::StepName;
+use crate::core::trace::Trace;
 
 /// A step's outcome: its result, the steps it creates, whether it closes its pipeline's
 /// slot in the review's fan-in, and its trace.

@@ -5,18 +5,18 @@ use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::FailedService;
 
 use super::trees::on_trees;
-use crate::Trace;
+use crate::core::outcome::Next;
+use crate::core::outcome::retryable;
+use crate::core::outcome::{outcome, to_json};
+use crate::core::rows::result_of;
+use crate::core::step::StepContext;
 use crate::core::step_name::StepName;
 use crate::core::step_name::{INTAKE, PLAN};
-use crate::outcome::Next;
-use crate::outcome::retryable;
-use crate::outcome::{outcome, to_json};
-use crate::rows::result_of;
-use crate::step::StepContext;
+use crate::core::trace::Trace;
 use crate::steps::deps;
 use crate::wire::{CollectResult, FileResult, IntakeResult, PlanResult, Unread, deps_fingerprint};
 
-pub(super) async fn collect(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+pub async fn collect(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let rows = cx.rows(&lease.id.review_id).await?;
     let intake: IntakeResult = result_of(&rows, INTAKE)?;
     let mut result = CollectResult::default();
@@ -53,7 +53,7 @@ pub(super) async fn collect(cx: &StepContext, lease: &Lease) -> Result<Outcome, 
     Ok(outcome(trace, to_json(&result)?, next, true))
 }
 
-pub(super) async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+pub async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let rows = cx.rows(&lease.id.review_id).await?;
     let intake: IntakeResult = result_of(&rows, INTAKE)?;
     let plan: PlanResult = result_of(&rows, PLAN)?;
@@ -85,7 +85,7 @@ pub(super) async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, Ste
                 .map_err(retryable)?;
         result.findings = evaluated.findings;
         result.unread.not_seen.extend(evaluated.not_seen);
-        super::depfixes::propose(
+        super::fixes::propose(
             cx,
             for_fixes,
             &pair,

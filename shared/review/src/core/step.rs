@@ -15,10 +15,10 @@ use proven_sandbox::Sandbox;
 use proven_store::{StepRow, Store};
 use serde::de::DeserializeOwned;
 
+use crate::core::model::Agents;
+use crate::core::outcome::retryable;
+use crate::core::rows::{result_of, step_result};
 use crate::core::step_name::StepName;
-use crate::model::Agents;
-use crate::outcome::retryable;
-use crate::rows::{result_of, step_result};
 use crate::wire::{IntakeResult, ReviewView};
 
 /// What a step may use: the store, the settings, where repositories come from, and the
@@ -228,7 +228,7 @@ impl Handler {
         if !self.keeps_failed_trace {
             return self.runs(cx, lease).await;
         }
-        let (result, mut lines) = crate::trace::capture(self.runs(cx, lease)).await;
+        let (result, mut lines) = crate::core::trace::capture(self.runs(cx, lease)).await;
         match &result {
             Err(StepError::Waiting { .. }) | Ok(_) => {}
             Err(e) => {

@@ -10,9 +10,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-use super::anchors::Anchors;
-use crate::Trace;
+use crate::core::trace::Trace;
 use crate::steps::pin;
+use anchors::Anchors;
+
+pub mod anchors;
+pub mod skeptic;
 
 /// The closed list of queries a model may ask for, with their values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,7 +50,7 @@ impl PackageQuery {
     }
 }
 
-pub(super) const TEMPLATES: &str = "advisories_by_package {ecosystem, name, version, base_version or null}, \
+pub(crate) const TEMPLATES: &str = "advisories_by_package {ecosystem, name, version, base_version or null}, \
      advisory_by_id {id}, kev_by_cve {cve}, epss_by_cve {cve}";
 
 fn plain(what: &str, value: &str, max: usize) -> Result<(), String> {
@@ -139,7 +142,7 @@ pub struct QueryRefutation {
 }
 
 /// Runs one checked query with the store's parameterised SQL.
-pub(super) async fn run_query(
+pub(crate) async fn run_query(
     store: &Store,
     query: &Query,
     anchors: &Anchors,
@@ -289,7 +292,7 @@ fn clip(text: &str, max: usize) -> String {
     }
 }
 
-pub(super) fn read_query(value: Value) -> Result<Query, String> {
+pub(crate) fn read_query(value: Value) -> Result<Query, String> {
     let query: Query = serde_json::from_value(value.clone()).map_err(|e| {
         format!(
             "query {} is not one of the templates ({TEMPLATES}): {e}",
@@ -301,7 +304,7 @@ pub(super) fn read_query(value: Value) -> Result<Query, String> {
 }
 
 /// Whether the Skeptic's own query shows the claim false.
-pub(super) async fn judge_refutation(
+pub(crate) async fn judge_refutation(
     store: &Store,
     query: &Query,
     findings: &[Finding],
