@@ -7,9 +7,9 @@
 //! - data and services not yet in `core`: [`wire`] (what the steps store and pass each
 //!   other), [`bounded`] (the Planner's bounded steps), [`steps`] (the control steps'
 //!   logic: intake, scout, the dependency evidence, the writer);
-//! - the evidence flows, one folder each: [`flows::deps`] (the dependency evidence);
+//! - the evidence flows, one folder each: [`flows::deps`] (the dependency evidence), [`flows::query`] (evidence by query);
 //! - one module per step (until each moves into its flow): [`agents`], [`auditor`], [`autofix`], [`fixer`],
-//!   [`investigator`], [`skeptic`], [`sandbox_job`]; a step names the next by
+//!   [`skeptic`], [`sandbox_job`]; a step names the next by
 //!   [`core::step_name::StepName`], never by importing it;
 //! - the Judge: [`judge`], pure functions over a review's rows;
 //! - the registry and the control steps' handlers: [`pipeline`] ([`pipeline::registry`]
@@ -39,7 +39,6 @@ pub mod embedded;
 mod error;
 pub mod fixer;
 pub mod flows;
-pub mod investigator;
 pub mod judge;
 pub mod pipeline;
 pub mod rereview;

@@ -3,3 +3,4 @@
 //! it never imports another flow, the registry or control (`tests/tidy` checks it).
 
 pub mod deps;
+pub mod query;

@@ -14,7 +14,7 @@ use crate::core::step::Handler;
 use crate::core::step_name::StepName;
 use crate::fixer;
 use crate::flows::deps::{self, evidence};
-use crate::investigator;
+use crate::flows::query;
 use crate::run;
 use crate::sandbox_job;
 use crate::skeptic;
@@ -34,11 +34,11 @@ pub(super) fn builtin() -> HashMap<&'static str, Handler> {
         (StepName::Reproduce, agent(run!(agents::reproduce::run))),
         (StepName::Skeptic, agent(run!(skeptic::run))),
         (StepName::Refute, agent(run!(skeptic::run_refute))),
-        (StepName::Investigator, agent(run!(investigator::run))),
         (
-            StepName::SkepticQuery,
-            agent(run!(investigator::run_skeptic_query)),
+            StepName::Investigator,
+            agent(run!(query::investigator::run)),
         ),
+        (StepName::SkepticQuery, agent(run!(query::skeptic::run))),
         (StepName::SkepticDeps, agent(run!(deps::skeptic::run))),
         (StepName::Auditor, agent(run!(auditor::run))),
         (StepName::Fixer, agent(run!(fixer::run))),
