@@ -12,7 +12,8 @@
 //!   [`skeptic`], [`sandbox_job`]; a step names the next by
 //!   [`core::step_name::StepName`], never by importing it;
 //! - the Judge: [`judge`], pure functions over a review's rows;
-//! - the registry and the control steps' handlers: [`pipeline`] ([`pipeline::registry`]
+//! - the control steps: [`control`] (intake, the plan, the judge step);
+//! - the registry: [`pipeline`] ([`pipeline::registry`]
 //!   maps every step name to its `run`, one line each);
 //!   [`embedded::review`] runs them for `proven review`; [`scan::scan_file`] runs
 //!   dependency evidence on one lock file; [`ask`] answers `proven ask` (a question, not a
@@ -34,6 +35,7 @@ pub mod ask;
 pub mod auditor;
 pub mod autofix;
 pub mod bounded;
+pub mod control;
 pub mod core;
 pub mod embedded;
 mod error;

@@ -7,15 +7,11 @@
 //!                                 └─(none)──────────────────────────────────────────────────┴─► judge
 //! ```
 //!
-//! One file a part: intake and the repository it reaches (`intake`), the plan (`plan`), the
-//! dependency evidence (`evidence`) and the judge step (`judge`: the rules are pure
-//! functions in [`crate::judge`]; this part writes H-MEM and the report); [`registry`] maps
-//! every step name, the model agents' included, to its `run`. The results the control
-//! steps pass each other are in [`crate::wire`].
+//! The control steps are [`crate::control`] (intake, the plan, the judge step), the
+//! dependency evidence [`crate::flows::deps`]; [`registry`] maps every step name, the model
+//! agents' included, to its `run`. The results the control steps pass each other are in
+//! [`crate::wire`].
 
-mod intake;
-mod judge;
-mod plan;
 mod publish;
 mod questions;
 pub mod registry;

@@ -6,10 +6,10 @@
 
 use std::collections::HashMap;
 
-use super::{intake, judge, plan};
 use crate::agents;
 use crate::auditor;
 use crate::autofix;
+use crate::control::{intake, judge, plan};
 use crate::core::step::Handler;
 use crate::core::step_name::StepName;
 use crate::fixer;

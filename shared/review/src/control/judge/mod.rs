@@ -22,7 +22,7 @@ use crate::core::step_name::DEPS_FILE;
 use crate::core::trace::Trace;
 use crate::wire::FileResult;
 
-pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let review_id = &lease.id.review_id;
     let rows = cx.rows(review_id).await?;
     let review = cx.store.review(review_id).await.map_err(retryable)?;

@@ -16,7 +16,7 @@ use crate::core::trace::Trace;
 use crate::steps::intake;
 use crate::wire::IntakeResult;
 
-pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let request: ReviewRequest = {
         let text = cx
             .store
@@ -147,7 +147,7 @@ async fn installation_token(
 /// a name that resolves elsewhere now, is refused here too): a local path as it really
 /// is, or the tenant's mirror fetched from the checked addresses. Returns the directory
 /// and, for a mirror, its trace line (the URL is credential-free by the policy).
-pub(super) async fn reach(
+pub(crate) async fn reach(
     cx: &StepContext,
     tenant: Option<&str>,
     repository: &str,

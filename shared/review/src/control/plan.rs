@@ -16,7 +16,7 @@ use crate::core::trace::Trace;
 use crate::steps::scout;
 use crate::wire::{Bounds, DepsSettings, HmemBounds, IntakeResult, PlanResult, StepUnit};
 
-pub(super) async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
+pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let rows = cx.rows(&lease.id.review_id).await?;
     let intake: IntakeResult = result_of(&rows, INTAKE)?;
     let config = crate::steps::intake::settings(&cx.layers, intake.config.as_ref())
