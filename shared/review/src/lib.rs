@@ -7,18 +7,20 @@
 //! - data and services not yet in `core`: [`wire`] (what the steps store and pass each
 //!   other), [`bounded`] (the Planner's bounded steps), [`steps`] (the control steps'
 //!   logic: intake, scout, the dependency evidence, the writer);
-//! - the evidence flows, one folder each: [`flows::deps`] (the dependency evidence), [`flows::query`] (evidence by query);
-//! - one module per step (until each moves into its flow): [`agents`], [`auditor`], [`autofix`], [`fixer`],
-//!   [`skeptic`], [`sandbox_job`]; a step names the next by
+//! - the evidence flows, one folder each, importing `core/` (and the data above) only,
+//!   never another flow, control or the registry: [`flows::deps`] (the dependency
+//!   evidence and its Skeptic), [`flows::query`] (evidence by query and its Skeptic);
+//! - one module per step, until each moves into its flow: [`agents`], [`auditor`],
+//!   [`autofix`], [`fixer`], [`skeptic`], [`sandbox_job`]; a step names the next by
 //!   [`core::step_name::StepName`], never by importing it;
 //! - the Judge: [`judge`], pure functions over a review's rows;
-//! - the control steps: [`control`] (intake, the plan, the judge step);
-//! - the registry: [`pipeline`] ([`pipeline::registry`]
-//!   maps every step name to its `run`, one line each);
-//!   [`embedded::review`] runs them for `proven review`; [`scan::scan_file`] runs
-//!   dependency evidence on one lock file; [`ask`] answers `proven ask` (a question, not a
-//!   change: cited claims, the refuter and the coverage auditor); [`rereview`] finds the
-//!   repositories an advisory change set newly affects.
+//! - the control steps: [`control`] (intake, the plan, the judge step's assembly and its
+//!   H-MEM writes);
+//! - the registry: [`pipeline`] ([`pipeline::registry`] maps every step name to its
+//!   `run`, one line each); [`embedded::review`] runs them for `proven review`;
+//!   [`scan::scan_file`] runs dependency evidence on one lock file; [`ask`] answers
+//!   `proven ask` (a question, not a change: cited claims, the refuter and the coverage
+//!   auditor); [`rereview`] finds the repositories an advisory change set newly affects.
 //!
 //! Invariants:
 //! - A finding exists only with evidence: here, the advisory rows whose range holds the
