@@ -9,10 +9,11 @@ use proven_pipeline::memory::MemoryQueue;
 use proven_pipeline::reconciler::{self, ReconcilerConfig, Wake};
 use proven_pipeline::{Executor, Queue};
 use proven_report::Report;
-use proven_store::{NewPipelineReview, NewStep, ReviewStatus, Store};
+use proven_store::{NewPipelineReview, ReviewStatus, Store};
 
 use crate::ReviewError;
-use crate::core::step_name::INTAKE;
+use crate::core::outcome::Next;
+use crate::core::step_name::StepName;
 use crate::pipeline::ReviewRequest;
 
 /// Steps run at once per queue in the embedded default.
@@ -60,7 +61,7 @@ pub async fn review(
                     .map(|s| proven_store::now_us() + (s as i64) * 1_000_000),
                 trace_id: request.trace_id.clone(),
             },
-            &NewStep::new(INTAKE, "evidence"),
+            &Next::first(StepName::Intake),
         )
         .await?;
 

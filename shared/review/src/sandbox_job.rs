@@ -15,11 +15,13 @@ use proven_sandbox::{
 use proven_store::Store;
 use serde::{Deserialize, Serialize};
 
+use crate::core::outcome::Next;
 use crate::core::step::StepContext;
+use crate::core::step_name::StepName;
 pub use crate::core::test_runs::job_key;
 
 pub const SANDBOX_RUN: &str = crate::core::step_name::StepName::SandboxRun.as_str();
-pub const SANDBOX_QUEUE: &str = "sandbox";
+pub const SANDBOX_QUEUE: &str = crate::core::step_name::StepName::SandboxRun.queue();
 
 /// The input of a `sandbox.run` step (its wire type between steps).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,7 +72,7 @@ impl SandboxJob {
         Ok(NewStep {
             key: key.to_string(),
             input: Some(serde_json::to_string(self)?),
-            ..NewStep::new(SANDBOX_RUN, SANDBOX_QUEUE)
+            ..Next::first(StepName::SandboxRun)
         })
     }
 

@@ -186,7 +186,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
     )
     .await?;
     if deep {
-        out.next.push(Next::then(StepName::Auditor, "model"));
+        out.next.push(Next::then(StepName::Auditor));
     }
     Ok(out)
 }
@@ -359,7 +359,7 @@ mod tests {
         start_test_review(
             store,
             &NewStep {
-                ..Next::then(StepName::DepsCollect, "evidence")
+                ..Next::then(StepName::DepsCollect)
             },
         )
         .await;
@@ -368,10 +368,10 @@ mod tests {
         let next = vec![
             NewStep {
                 key: "Cargo.lock".into(),
-                ..Next::then(StepName::DepsFile, "evidence")
+                ..Next::then(StepName::DepsFile)
             },
             NewStep {
-                ..Next::then(StepName::Planner, "model")
+                ..Next::then(StepName::Planner)
             },
         ];
         store

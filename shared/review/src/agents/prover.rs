@@ -138,7 +138,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
     let next = vec![NewStep {
         key: lease.id.key.clone(),
         input: Some(to_json(&job)?),
-        ..Next::then(StepName::Reproduce, "sandbox")
+        ..Next::then(StepName::Reproduce)
     }];
     Ok(outcome(trace, to_json(&job)?, next, true))
 }

@@ -87,7 +87,7 @@ async fn reproduce(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepErr
         vec![NewStep {
             key: lease.id.key.clone(),
             input: lease.input.clone(),
-            ..Next::then(StepName::Skeptic, "model")
+            ..Next::then(StepName::Skeptic)
         }]
     } else {
         Vec::new()

@@ -173,7 +173,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
     let next = vec![NewStep {
         key: lease.id.key.clone(),
         input: Some(to_json(&attempt)?),
-        ..Next::then(StepName::AutofixProof, "sandbox")
+        ..Next::then(StepName::AutofixProof)
     }];
     Ok(outcome(trace, to_json(&result)?, next, true))
 }

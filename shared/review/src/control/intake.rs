@@ -1,17 +1,18 @@
 //! The intake step: the request read back, its repository reached (checked by the policy
 //! again), the change read from git.
 
-use proven_pipeline::{Lease, NewStep, Outcome, StepError};
+use proven_pipeline::{Lease, Outcome, StepError};
 use proven_report::{InputError, LeftOutEntry, RevisionRef};
 
 use proven_store::ReviewRequest;
 
 use crate::core::outcome::FailureKind;
+use crate::core::outcome::Next;
 use crate::core::outcome::retryable;
 use crate::core::outcome::{blocking, outcome, to_json};
 use crate::core::review::resolve_before;
 use crate::core::step::StepContext;
-use crate::core::step_name::PLAN;
+use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
 use crate::steps::intake;
 use crate::wire::IntakeResult;
@@ -109,7 +110,7 @@ pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> 
     Ok(outcome(
         trace,
         to_json(&result)?,
-        vec![NewStep::new(PLAN, "control")],
+        vec![Next::first(StepName::Plan)],
         false,
     ))
 }

@@ -9,9 +9,9 @@ use crate::core::outcome::Next;
 use crate::core::outcome::{outcome, to_json};
 use crate::core::rows::result_of;
 use crate::core::step::StepContext;
+use crate::core::step_name::INTAKE;
 use crate::core::step_name::Name;
 use crate::core::step_name::StepName;
-use crate::core::step_name::{INTAKE, JUDGE};
 use crate::core::trace::Trace;
 use crate::steps::scout;
 use crate::wire::{Bounds, DepsSettings, HmemBounds, IntakeResult, PlanResult, StepUnit};
@@ -82,26 +82,26 @@ pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> 
     let mut next = Vec::new();
     if run_deps {
         next.push(NewStep {
-            ..Next::then(StepName::DepsCollect, "evidence")
+            ..Next::then(StepName::DepsCollect)
         });
     }
     if planned.models {
         next.push(NewStep {
-            ..Next::then(StepName::Planner, "model")
+            ..Next::then(StepName::Planner)
         });
         if result.autofix {
             next.push(NewStep {
-                ..Next::then(StepName::Autofix, "model")
+                ..Next::then(StepName::Autofix)
             });
         }
         if planned.second_reviewer {
             next.push(NewStep {
-                ..Next::then(StepName::SecondReviewer, "model")
+                ..Next::then(StepName::SecondReviewer)
             });
         }
     }
     if next.is_empty() {
-        next.push(NewStep::new(JUDGE, "control"));
+        next.push(Next::first(StepName::Judge));
     }
     Ok(outcome(trace, to_json(&result)?, next, false))
 }

@@ -30,11 +30,17 @@ pub struct Next;
 impl Next {
     /// A step of a finding pipeline: its branch counts in the review's fan-in until a step
     /// of it closes its slot (the flag is set here, never by the caller).
-    pub fn then(step: StepName, queue: &str) -> NewStep {
+    pub fn then(step: StepName) -> NewStep {
         NewStep {
             pipeline: true,
-            ..NewStep::new(step.as_str(), queue)
+            ..Next::first(step)
         }
+    }
+
+    /// A step outside any finding pipeline (a control step, or a review's first), on the
+    /// queue its name runs on.
+    pub fn first(step: StepName) -> NewStep {
+        NewStep::new(step.as_str(), step.queue())
     }
 }
 

@@ -95,6 +95,32 @@ impl StepName {
         StepName::Judge,
     ];
 
+    /// The queue a step of this name runs on, derived from the name alone: the model
+    /// agents on `model`, what runs in the sandbox on `sandbox`, the dependency evidence (and
+    /// intake, which reaches the repository) on `evidence`, the plan and the judge on
+    /// `control` (the store's own `JUDGE_QUEUE`).
+    pub const fn queue(self) -> &'static str {
+        match self {
+            StepName::Intake | StepName::DepsCollect | StepName::DepsFile => "evidence",
+            StepName::Plan | StepName::Judge => "control",
+            StepName::Reproduce
+            | StepName::Refute
+            | StepName::SandboxFix
+            | StepName::AutofixProof
+            | StepName::SandboxRun => "sandbox",
+            StepName::Planner
+            | StepName::SecondReviewer
+            | StepName::Prover
+            | StepName::Skeptic
+            | StepName::Investigator
+            | StepName::SkepticQuery
+            | StepName::SkepticDeps
+            | StepName::Auditor
+            | StepName::Fixer
+            | StepName::Autofix => "model",
+        }
+    }
+
     /// The name the store keeps.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -174,6 +200,8 @@ mod tests {
             "no two steps share a name"
         );
         assert_eq!(StepName::parse("second_reviewer"), None);
+        // The judge a dead-lettered review gets from the store runs where every other judge does.
+        assert_eq!(StepName::Judge.queue(), proven_store::JUDGE_QUEUE);
         assert_eq!("judge".to_string(), StepName::Judge);
     }
 }

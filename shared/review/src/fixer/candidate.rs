@@ -23,6 +23,6 @@ pub(super) fn next_try(input: &FixInput, failed: &str) -> Result<Vec<NewStep>, S
     Ok(vec![NewStep {
         key: FixInput::key(&input.risk_key, next.attempt),
         input: Some(to_json(&next)?),
-        ..Next::then(StepName::Fixer, "model")
+        ..Next::then(StepName::Fixer)
     }])
 }

@@ -136,7 +136,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
     let next = vec![NewStep {
         key: lease.id.key.clone(),
         input: Some(to_json(&candidate)?),
-        ..Next::then(StepName::SandboxFix, "sandbox")
+        ..Next::then(StepName::SandboxFix)
     }];
     Ok(outcome(trace, to_json(&result)?, next, true))
 }

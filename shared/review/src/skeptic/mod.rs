@@ -169,7 +169,7 @@ fn judged(
                     kind,
                     file,
                 })?),
-                ..Next::then(StepName::Refute, "sandbox")
+                ..Next::then(StepName::Refute)
             });
             SkepticVerdict::Refuted
         }

@@ -63,7 +63,7 @@ pub fn first_try(risk_key: &str, job: &ProveJob, attempts: u32) -> Option<NewSte
     Some(NewStep {
         key: FixInput::key(risk_key, 1),
         input: serde_json::to_string(&input).ok(),
-        ..Next::then(StepName::Fixer, "model")
+        ..Next::then(StepName::Fixer)
     })
 }
 

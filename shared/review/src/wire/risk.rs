@@ -68,7 +68,7 @@ impl Risk {
         Ok(NewStep {
             key,
             input: Some(to_json(self)?),
-            ..Next::then(step, "model")
+            ..Next::then(step)
         })
     }
 }

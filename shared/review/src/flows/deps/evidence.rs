@@ -47,7 +47,7 @@ pub async fn collect(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepErr
         .iter()
         .map(|path| NewStep {
             key: path.clone(),
-            ..Next::then(StepName::DepsFile, "evidence")
+            ..Next::then(StepName::DepsFile)
         })
         .collect();
     Ok(outcome(trace, to_json(&result)?, next, true))
@@ -124,7 +124,7 @@ pub async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError>
         if !result.findings.is_empty() {
             next.push(NewStep {
                 key: lease.id.key.clone(),
-                ..Next::then(StepName::SkepticDeps, "model")
+                ..Next::then(StepName::SkepticDeps)
             });
         }
     }

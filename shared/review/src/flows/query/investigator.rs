@@ -119,7 +119,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
         vec![NewStep {
             key: lease.id.key.clone(),
             input: lease.input.clone(),
-            ..Next::then(StepName::SkepticQuery, "model")
+            ..Next::then(StepName::SkepticQuery)
         }]
     };
     Ok(outcome(trace, to_json(&result)?, next, true))

@@ -34,7 +34,7 @@ async fn echo(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
 /// Its successor: reads what `echo` recorded and closes the pipeline.
 async fn after(s: &ReviewStep<'_>, _: &Lease) -> Result<Outcome, StepError> {
     let echoed: String = step_result(s.rows, ECHO, "k1").unwrap_or_default();
-    let next = vec![Next::then(StepName::Judge, proven_store::JUDGE_QUEUE)];
+    let next = vec![Next::then(StepName::Judge)];
     Ok(outcome(
         Trace::new("after"),
         to_json(&format!("after {echoed}"))?,
