@@ -26,7 +26,7 @@ use proven_store::{ReviewStatus, Store, StoreError};
 
 use crate::core::review::PLANNER_WAIT;
 use crate::core::step::{Handler, StepContext};
-use crate::core::step_name::JUDGE;
+use crate::core::step_name::{JUDGE, StepName};
 
 pub use crate::core::step::memory_identity;
 pub use proven_store::ReviewRequest;
@@ -35,7 +35,9 @@ pub use proven_store::ReviewRequest;
 /// process runs, by name ([`registry`]).
 pub struct ReviewSteps {
     cx: StepContext,
-    registry: HashMap<&'static str, Handler>,
+    registry: HashMap<StepName, Handler>,
+    /// Steps this process brings beside the built-in ones (a test's), by their stored name.
+    extra: HashMap<&'static str, Handler>,
 }
 
 pub use publish::Publications;
@@ -78,6 +80,7 @@ impl ReviewSteps {
                 github: None,
             },
             registry: registry::builtin(),
+            extra: HashMap::new(),
         }
     }
 
@@ -110,13 +113,20 @@ impl ReviewSteps {
 impl ReviewSteps {
     /// Registers one more step under `name` (a step this process brings, or a test's).
     pub fn with_step(mut self, name: &'static str, handler: Handler) -> ReviewSteps {
-        self.registry.insert(name, handler);
+        match StepName::parse(name) {
+            Some(step) => self.registry.insert(step, handler),
+            None => self.extra.insert(name, handler),
+        };
         self
     }
 
     /// Runs the step the lease names, by the registry.
     async fn dispatch(&self, lease: &Lease) -> Result<Outcome, StepError> {
-        match self.registry.get(lease.id.step.as_str()) {
+        let handler = match StepName::parse(&lease.id.step) {
+            Some(step) => self.registry.get(&step),
+            None => self.extra.get(lease.id.step.as_str()),
+        };
+        match handler {
             Some(handler) => handler.call(&self.cx, lease).await,
             None => Err(StepError::Permanent(format!(
                 "unknown step {:?}",

@@ -21,7 +21,7 @@ use crate::skeptic;
 
 /// Every built-in step: one line each. The model agents' steps (and the sandbox steps they
 /// start) keep their trace when they fail; the control steps do not.
-pub(super) fn builtin() -> HashMap<&'static str, Handler> {
+pub(super) fn builtin() -> HashMap<StepName, Handler> {
     let (control, agent) = (Handler::control, Handler::agent);
     [
         (StepName::Intake, control(run!(intake::run))),
@@ -49,7 +49,6 @@ pub(super) fn builtin() -> HashMap<&'static str, Handler> {
         (StepName::Judge, control(run!(judge::run))),
     ]
     .into_iter()
-    .map(|(name, handler)| (name.as_str(), handler))
     .collect()
 }
 
