@@ -9,9 +9,10 @@
 //!   logic: intake, scout, the dependency evidence, the writer);
 //! - the evidence flows, one folder each, importing `core/` (and the data above) only,
 //!   never another flow, control or the registry: [`flows::deps`] (the dependency
-//!   evidence and its Skeptic), [`flows::query`] (evidence by query and its Skeptic);
-//! - one module per step, until each moves into its flow: [`agents`], [`auditor`],
-//!   [`autofix`], [`fixer`], [`skeptic`], [`sandbox_job`]; a step names the next by
+//!   evidence and its Skeptic), [`flows::query`] (evidence by query and its Skeptic), [`flows::fix`] (the Fixer,
+//!   its sandbox proof and the rule of a proved fix), [`flows::audit`] (the coverage auditor);
+//! - one module per step, until each moves into its flow: [`agents`], [`autofix`],
+//!   [`skeptic`], [`sandbox_job`]; a step names the next by
 //!   [`core::step_name::StepName`], never by importing it;
 //! - the Judge: [`judge`], pure functions over a review's rows;
 //! - the control steps: [`control`] (intake, the plan, the judge step's assembly and its
@@ -34,14 +35,12 @@
 
 pub mod agents;
 pub mod ask;
-pub mod auditor;
 pub mod autofix;
 pub mod bounded;
 pub mod control;
 pub mod core;
 pub mod embedded;
 mod error;
-pub mod fixer;
 pub mod flows;
 pub mod judge;
 pub mod pipeline;

@@ -2,5 +2,7 @@
 //! hand on, and its pure rule. A flow names the step after it by [`crate::core::step_name::StepName`];
 //! it never imports another flow, the registry or control (`tests/tidy` checks it).
 
+pub mod audit;
 pub mod deps;
+pub mod fix;
 pub mod query;

@@ -5,8 +5,8 @@ use crate::core::step_name::Name;
 use proven_report::{CoverageSurface, NotSeen};
 use proven_store::StepRow;
 
-use crate::auditor::AUDITOR;
 use crate::core::rows::{StepState, find, step_result};
+use crate::flows::audit::AUDITOR;
 use crate::judge::RiskOutcome;
 use crate::wire::{AuditResult, SurfaceStatus};
 

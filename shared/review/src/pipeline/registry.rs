@@ -7,14 +7,12 @@
 use std::collections::HashMap;
 
 use crate::agents;
-use crate::auditor;
 use crate::autofix;
 use crate::control::{intake, judge, plan};
 use crate::core::step::Handler;
 use crate::core::step_name::StepName;
-use crate::fixer;
 use crate::flows::deps::{self, evidence};
-use crate::flows::query;
+use crate::flows::{audit, fix, query};
 use crate::run;
 use crate::sandbox_job;
 use crate::skeptic;
@@ -40,9 +38,9 @@ pub(super) fn builtin() -> HashMap<StepName, Handler> {
         ),
         (StepName::SkepticQuery, agent(run!(query::skeptic::run))),
         (StepName::SkepticDeps, agent(run!(deps::skeptic::run))),
-        (StepName::Auditor, agent(run!(auditor::run))),
-        (StepName::Fixer, agent(run!(fixer::run))),
-        (StepName::SandboxFix, agent(run!(fixer::run_sandbox_fix))),
+        (StepName::Auditor, agent(run!(audit::run))),
+        (StepName::Fixer, agent(run!(fix::run))),
+        (StepName::SandboxFix, agent(run!(fix::run_sandbox_fix))),
         (StepName::Autofix, agent(run!(autofix::run))),
         (StepName::AutofixProof, agent(run!(autofix::run_proof))),
         (StepName::SandboxRun, control(run!(sandbox_job::run_step))),

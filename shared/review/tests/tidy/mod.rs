@@ -122,14 +122,7 @@ fn the_api_links_neither_docker_nor_git_nor_the_model_client() {
 /// services sit below both. Once a folder `flows/NAME/` exists, each flow imports `core/`
 /// only (and the data and service modules not yet moved into it), never another flow, the
 /// registry or `control/`.
-const STEP_MODULES: &[&str] = &[
-    "agents",
-    "auditor",
-    "autofix",
-    "fixer",
-    "skeptic",
-    "sandbox_job",
-];
+const STEP_MODULES: &[&str] = &["agents", "autofix", "skeptic", "sandbox_job"];
 const REGISTRY_MODULES: &[&str] = &["pipeline", "embedded", "scan"];
 const DATA_AND_SERVICES: &[&str] = &[
     // The crate root's re-exports (`crate::ReviewError`; `Trace` and `model` for the binaries).

@@ -71,7 +71,7 @@ impl Judging<'_> {
         let mut probed = Vec::new();
         if let Some(audit) = crate::core::rows::step_result::<crate::wire::AuditResult>(
             self.rows,
-            crate::auditor::AUDITOR,
+            crate::flows::audit::AUDITOR,
             "",
         ) {
             for (key, _, said) in self.pipelines(&audit.probing, &audit.investigating).await? {
@@ -183,7 +183,7 @@ impl Judging<'_> {
         Option<proven_report::FixNotProved>,
     ) {
         let patch =
-            crate::judge::fix::proved_fix(self.rows, key).map(|f| proven_report::PatchRef {
+            crate::flows::fix::judge::proved_fix(self.rows, key).map(|f| proven_report::PatchRef {
                 edits: f.edits,
                 explanation: f.explanation,
                 attempt: f.attempt,
@@ -192,7 +192,7 @@ impl Judging<'_> {
             });
         let mut fix_not_proved = None;
         if patch.is_none() {
-            let tries = crate::judge::fix::tries(self.rows, key);
+            let tries = crate::flows::fix::judge::tries(self.rows, key);
             for t in &tries {
                 self.trace.push(
                     "fix_not_shown",

@@ -29,6 +29,7 @@ use crate::core::trace::Trace;
 use crate::wire::{FixResult, ReviewView};
 
 mod candidate;
+pub mod judge;
 mod proof;
 
 pub use candidate::Candidate;
