@@ -10,9 +10,10 @@
 //! - the evidence flows, one folder each, importing `core/` (and the data above) only,
 //!   never another flow, control or the registry: [`flows::deps`] (the dependency
 //!   evidence and its Skeptic), [`flows::query`] (evidence by query and its Skeptic), [`flows::fix`] (the Fixer,
-//!   its sandbox proof and the rule of a proved fix), [`flows::audit`] (the coverage auditor);
-//! - one module per step, until each moves into its flow: [`agents`], [`autofix`],
-//!   [`skeptic`], [`sandbox_job`]; a step names the next by
+//!   its sandbox proof and the rule of a proved fix), [`flows::audit`] (the coverage auditor), [`flows::plan`] (the
+//!   Planner and the second reviewer), [`flows::test`] (the Prover, the reproduction and
+//!   the Skeptic with its refutations);
+//! - one module per step, until each moves into its flow: [`autofix`], [`sandbox_job`]; a step names the next by
 //!   [`core::step_name::StepName`], never by importing it;
 //! - the Judge: [`judge`], pure functions over a review's rows;
 //! - the control steps: [`control`] (intake, the plan, the judge step's assembly and its
@@ -33,7 +34,6 @@
 //! - Nothing is reported clean when part of the review did not run: an unreadable input
 //!   or an empty advisory store makes the review incomplete, by name.
 
-pub mod agents;
 pub mod ask;
 pub mod autofix;
 pub mod bounded;
@@ -47,7 +47,6 @@ pub mod pipeline;
 pub mod rereview;
 pub mod sandbox_job;
 pub mod scan;
-pub mod skeptic;
 pub mod steps;
 pub mod wire;
 

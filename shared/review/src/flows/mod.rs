@@ -5,4 +5,6 @@
 pub mod audit;
 pub mod deps;
 pub mod fix;
+pub mod plan;
 pub mod query;
+pub mod test;

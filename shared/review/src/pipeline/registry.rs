@@ -6,16 +6,15 @@
 
 use std::collections::HashMap;
 
-use crate::agents;
 use crate::autofix;
 use crate::control::{intake, judge, plan};
 use crate::core::step::Handler;
 use crate::core::step_name::StepName;
+use crate::flows;
 use crate::flows::deps::{self, evidence};
-use crate::flows::{audit, fix, query};
+use crate::flows::{audit, fix, query, test};
 use crate::run;
 use crate::sandbox_job;
-use crate::skeptic;
 
 /// Every built-in step: one line each. The model agents' steps (and the sandbox steps they
 /// start) keep their trace when they fail; the control steps do not.
@@ -26,12 +25,15 @@ pub(super) fn builtin() -> HashMap<StepName, Handler> {
         (StepName::Plan, control(run!(plan::run))),
         (StepName::DepsCollect, control(run!(evidence::collect))),
         (StepName::DepsFile, control(run!(evidence::file))),
-        (StepName::Planner, agent(run!(agents::planner::run))),
-        (StepName::SecondReviewer, agent(run!(agents::second::run))),
-        (StepName::Prover, agent(run!(agents::prover::run))),
-        (StepName::Reproduce, agent(run!(agents::reproduce::run))),
-        (StepName::Skeptic, agent(run!(skeptic::run))),
-        (StepName::Refute, agent(run!(skeptic::run_refute))),
+        (StepName::Planner, agent(run!(flows::plan::planner::run))),
+        (
+            StepName::SecondReviewer,
+            agent(run!(flows::plan::second::run)),
+        ),
+        (StepName::Prover, agent(run!(test::prover::run))),
+        (StepName::Reproduce, agent(run!(test::reproduce::run))),
+        (StepName::Skeptic, agent(run!(test::skeptic::run))),
+        (StepName::Refute, agent(run!(test::skeptic::run_refute))),
         (
             StepName::Investigator,
             agent(run!(query::investigator::run)),

@@ -63,7 +63,7 @@ pub(super) fn environments_not_seen(rows: &[StepRow]) -> Vec<NotSeen> {
     let mut seen = std::collections::BTreeSet::new();
     let mut out = Vec::new();
     for (row, repro) in
-        crate::core::rows::done_results::<Reproduced>(rows, crate::agents::REPRODUCE)
+        crate::core::rows::done_results::<Reproduced>(rows, crate::flows::test::REPRODUCE)
     {
         for line in repro.not_prepared {
             if seen.insert(line.clone()) {

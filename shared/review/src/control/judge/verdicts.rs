@@ -22,9 +22,9 @@ impl Judging<'_> {
     /// The agents' part of the verdict: each risk pipeline kept, dropped (and remembered),
     /// unproven or inconclusive, by evidence only.
     pub(super) async fn agents(&mut self) -> Result<Vec<(Risk, RiskOutcome)>, StepError> {
-        use crate::agents;
         let mut first = Vec::new();
-        let Ok(planner) = result_of::<crate::wire::PlannerResult>(self.rows, agents::PLANNER)
+        let Ok(planner) =
+            result_of::<crate::wire::PlannerResult>(self.rows, crate::flows::plan::PLANNER)
         else {
             return Ok(first);
         };

@@ -1,4 +1,4 @@
-//! The model agents as pipeline steps: the Planner names risks, the Prover writes a test
+//! The test evidence flow (the Planner's risks are [`crate::flows::plan`]): the Prover writes a test
 //! for each, the sandbox reproduces it (passes on the base, fails on the change), the
 //! Skeptic — another model family, shown the claim and its evidence only — tries to refute
 //! it, and a refutation counts only when its own test shows it. The Judge (plain code, in
@@ -17,12 +17,10 @@
 //!   lines; a blocked prompt or answer stops the step by name.
 //! - A risk whose fingerprint H-MEM holds is not raised again; the trace names the record.
 
-pub mod planner;
 pub mod prover;
 pub mod reproduce;
-pub mod second;
+pub mod skeptic;
 
 use crate::core::step_name::StepName;
 
-pub const PLANNER: &str = StepName::Planner.as_str();
 pub const REPRODUCE: &str = StepName::Reproduce.as_str();
