@@ -390,13 +390,14 @@ pub async fn get_trace(
     Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response())
 }
 
-pub async fn create_batch(
-    State(state): AppState,
-    AuthTenant(tenant): AuthTenant,
-    body: Result<Json<CreateBatch>, JsonRejection>,
-) -> Result<(StatusCode, Json<BatchAccepted>), ApiError> {
-    let Json(body) = body.map_err(|e| rejected("request body", e.body_text()))?;
-    let (mut reviews, mut previous) = (Vec::new(), Vec::new());
+/// What a batch request asks to review: its list of reviews, or the re-reviews its
+/// selector (`change_set` or `advisories_changed_since`) picks, each with the review it
+/// re-reviews. Exactly one of the two is allowed.
+async fn batch_items(
+    state: &ApiState,
+    tenant_id: &str,
+    body: CreateBatch,
+) -> Result<(Vec<BatchItem>, Vec<Option<String>>), ApiError> {
     let selector = match (&body.change_set, &body.advisories_changed_since) {
         (Some(_), Some(_)) => {
             return Err(ApiError::InvalidRequest(
@@ -408,63 +409,74 @@ pub async fn create_batch(
         (None, None) => None,
     };
     match (body.reviews, selector) {
-        (Some(_), Some(_)) => {
-            return Err(ApiError::InvalidRequest(
-                "reviews and a selector: a batch is a list of reviews or a selector, not both"
-                    .into(),
-            ));
-        }
-        (None, None) => {
-            return Err(ApiError::InvalidRequest(
-                "a batch needs reviews (a list) or a selector (change_set, advisories_changed_since)"
-                    .into(),
-            ));
-        }
+        (Some(_), Some(_)) => Err(ApiError::InvalidRequest(
+            "reviews and a selector: a batch is a list of reviews or a selector, not both".into(),
+        )),
+        (None, None) => Err(ApiError::InvalidRequest(
+            "a batch needs reviews (a list) or a selector (change_set, advisories_changed_since)"
+                .into(),
+        )),
         (Some(list), None) => {
             if list.is_empty() {
                 return Err(ApiError::InvalidRequest(
                     "reviews is empty: a batch holds at least one review".into(),
                 ));
             }
-            previous = vec![None; list.len()];
-            reviews = list;
+            let previous = vec![None; list.len()];
+            Ok((list, previous))
         }
-        (None, Some((field, value))) => {
-            if value.trim().is_empty() || value.chars().count() > 4096 {
-                return Err(ApiError::InvalidRequest(format!(
-                    "{field} is empty or longer than 4096 characters"
-                )));
-            }
-            no_nul(field, Some(&value))?;
-            let chosen = if field == "change_set" {
-                crate::RereviewSelector::ChangeSet(&value)
-            } else {
-                time::OffsetDateTime::parse(
-                    value.trim(),
-                    &time::format_description::well_known::Rfc3339,
-                )
-                .map_err(|e| {
-                    ApiError::InvalidRequest(format!(
-                        "advisories_changed_since {value:?} is not an RFC 3339 instant: {e}"
-                    ))
-                })?;
-                crate::RereviewSelector::ChangedSince(value.trim())
-            };
-            let rereviews = state.rereviews.as_ref().ok_or_else(|| {
-                ApiError::InvalidRequest(format!("{field}: this server re-reviews nothing"))
-            })?;
-            // Selected changes that newly affect nothing are a batch of no reviews: kept,
-            // and done at once.
-            for t in rereviews.affected(&tenant.id, chosen).await? {
-                reviews.push(BatchItem {
-                    repository: t.repository,
-                    base: t.base,
-                    head: t.head,
-                });
-                previous.push(Some(t.previous));
-            }
-        }
+        (None, Some((field, value))) => selected_rereviews(state, tenant_id, field, &value).await,
     }
+}
+
+/// The re-reviews a batch's selector `field` = `value` picks, each with the review it
+/// re-reviews. Selected changes that newly affect nothing are a batch of no reviews: kept,
+/// and done at once.
+async fn selected_rereviews(
+    state: &ApiState,
+    tenant_id: &str,
+    field: &'static str,
+    value: &str,
+) -> Result<(Vec<BatchItem>, Vec<Option<String>>), ApiError> {
+    if value.trim().is_empty() || value.chars().count() > 4096 {
+        return Err(ApiError::InvalidRequest(format!(
+            "{field} is empty or longer than 4096 characters"
+        )));
+    }
+    no_nul(field, Some(value))?;
+    let chosen = if field == "change_set" {
+        crate::RereviewSelector::ChangeSet(value)
+    } else {
+        time::OffsetDateTime::parse(value.trim(), &time::format_description::well_known::Rfc3339)
+            .map_err(|e| {
+            ApiError::InvalidRequest(format!(
+                "advisories_changed_since {value:?} is not an RFC 3339 instant: {e}"
+            ))
+        })?;
+        crate::RereviewSelector::ChangedSince(value.trim())
+    };
+    let rereviews = state.rereviews.as_ref().ok_or_else(|| {
+        ApiError::InvalidRequest(format!("{field}: this server re-reviews nothing"))
+    })?;
+    let (mut reviews, mut previous) = (Vec::new(), Vec::new());
+    for t in rereviews.affected(tenant_id, chosen).await? {
+        reviews.push(BatchItem {
+            repository: t.repository,
+            base: t.base,
+            head: t.head,
+        });
+        previous.push(Some(t.previous));
+    }
+    Ok((reviews, previous))
+}
+
+pub async fn create_batch(
+    State(state): AppState,
+    AuthTenant(tenant): AuthTenant,
+    body: Result<Json<CreateBatch>, JsonRejection>,
+) -> Result<(StatusCode, Json<BatchAccepted>), ApiError> {
+    let Json(body) = body.map_err(|e| rejected("request body", e.body_text()))?;
+    let (reviews, previous) = batch_items(&state, &tenant.id, body).await?;
     let body = CreateBatchList { reviews };
     if body.reviews.len() > state.limits.max_batch_reviews {
         return Err(ApiError::BatchTooLarge {

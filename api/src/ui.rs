@@ -122,19 +122,21 @@ const BATCHES: &str = r#"{% extends "layout.html" %}{% block title %}Proven: bat
 {% for b in batches %}<tr class="batch"><td>{{ b.id }}</td><td>{{ b.created_at }}</td><td>{{ b.total }}</td><td><progress max="{{ b.total }}" value="{{ b.ended }}"></progress> <span class="ended">{{ b.ended }}</span>/{{ b.total }}</td><td>{% for s, n in b.statuses|items %}{{ s }} {{ n }} {% endfor %}</td></tr>
 {% else %}<tr><td colspan="5">No batch yet.</td></tr>{% endfor %}</table>{% endblock %}"#;
 
+/// Every template by name: `.html` names turn HTML auto-escaping on for every value.
+const TEMPLATES: &[(&str, &str)] = &[
+    ("layout.html", LAYOUT),
+    ("login.html", LOGIN),
+    ("reviews.html", REVIEWS),
+    ("review.html", REVIEW),
+    ("runs.html", RUNS),
+    ("batches.html", BATCHES),
+];
+
 fn templates() -> &'static Environment<'static> {
     static ENV: OnceLock<Environment<'static>> = OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = Environment::new();
-        // `.html` names turn HTML auto-escaping on for every value.
-        for (name, text) in [
-            ("layout.html", LAYOUT),
-            ("login.html", LOGIN),
-            ("reviews.html", REVIEWS),
-            ("review.html", REVIEW),
-            ("runs.html", RUNS),
-            ("batches.html", BATCHES),
-        ] {
+        for &(name, text) in TEMPLATES {
             if let Err(e) = env.add_template(name, text) {
                 tracing::error!(template = name, error = %e, "ui template");
             }
@@ -598,14 +600,7 @@ mod tests {
     #[test]
     fn every_template_compiles() {
         let mut env = Environment::new();
-        for (name, text) in [
-            ("layout.html", LAYOUT),
-            ("login.html", LOGIN),
-            ("reviews.html", REVIEWS),
-            ("review.html", REVIEW),
-            ("runs.html", RUNS),
-            ("batches.html", BATCHES),
-        ] {
+        for &(name, text) in TEMPLATES {
             if let Err(e) = env.add_template(name, text) {
                 panic!("{name}: {e:#}");
             }

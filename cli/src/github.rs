@@ -177,31 +177,10 @@ pub(crate) async fn action(
     .await
     .map_err(|e| Exit::internal(format!("fetching history: {e}")))?;
     eprintln!("proven: {history}");
-    let review = ReviewArgs {
-        repo: workspace,
-        base,
-        head,
-        // GitHub's "Files changed": from the merge base of the pull request's base and head.
-        diff: "merge-base".into(),
-        sample: None,
-        record: None,
-        output: OutputArgs {
-            format: "text".into(),
-            output: None,
-        },
-    };
+    let review = pull_request_review(workspace, base, head);
     let (report, failure) = match crate::run_review(store, layers, config, review).await {
         Ok(report) => (report, None),
-        Err(e) => {
-            // It is still said on the pull request, never left looking clean.
-            let mut report = Report::new(ReportKind::Review, target.repo.clone());
-            report.status = Status::Failed;
-            report.failed_services.push(FailedService {
-                service: "review".into(),
-                message: e.message.clone(),
-            });
-            (report, Some(e))
-        }
+        Err(e) => (failed_report(&target.repo, &e.message), Some(e)),
     };
     let comment = allowed(
         "posting the review",
@@ -210,29 +189,11 @@ pub(crate) async fn action(
         })
         .await,
     )?;
-    // The conclusion, then the annotations 50 at a time: each update once (a retry of
-    // one never sends the others again; annotations sent twice show twice).
     if let Some(check) = check {
-        for update in check_updates(&report, &options) {
-            patiently("concluding the check run", || {
-                publisher.update_check(&target, check, &update)
-            })
-            .await
-            .map_err(github_exit)?;
-        }
+        conclude_check(&publisher, &target, &options, check, &report).await?;
     }
     let sarif = if args.sarif == "true" {
-        match patiently("uploading SARIF", || {
-            publisher.upload_sarif(&target, &report)
-        })
-        .await
-        {
-            Ok(proven_github::SarifUpload::NotAllowed) => {
-                "not allowed by the repository (code scanning off, or no security-events: write)"
-            }
-            Ok(done) => done.as_str(),
-            Err(e) => return Err(github_exit(e)),
-        }
+        upload_sarif(&publisher, &target, &report).await?
     } else {
         "off"
     };
@@ -257,6 +218,69 @@ pub(crate) async fn action(
         "incomplete" if code == exit::FINDINGS => 0,
         _ => code,
     })
+}
+
+/// The review of the checkout's pull request, as GitHub's "Files changed" shows it: from
+/// the merge base of its base and head.
+fn pull_request_review(workspace: PathBuf, base: String, head: String) -> ReviewArgs {
+    ReviewArgs {
+        repo: workspace,
+        base,
+        head,
+        diff: "merge-base".into(),
+        sample: None,
+        record: None,
+        output: OutputArgs {
+            format: "text".into(),
+            output: None,
+        },
+    }
+}
+
+/// The report of a review that failed: still said on the pull request, never left
+/// looking clean.
+fn failed_report(repo: &str, message: &str) -> Report {
+    let mut report = Report::new(ReportKind::Review, repo.to_string());
+    report.status = Status::Failed;
+    report.failed_services.push(FailedService {
+        service: "review".into(),
+        message: message.to_string(),
+    });
+    report
+}
+
+/// Concludes the check run: the conclusion, then the annotations 50 at a time, each update
+/// once (a retry of one never sends the others again; annotations sent twice show twice).
+async fn conclude_check(
+    publisher: &Publisher<'_>,
+    target: &Target,
+    options: &CheckOptions,
+    check: u64,
+    report: &Report,
+) -> Result<(), Exit> {
+    for update in check_updates(report, options) {
+        patiently("concluding the check run", || {
+            publisher.update_check(target, check, &update)
+        })
+        .await
+        .map_err(github_exit)?;
+    }
+    Ok(())
+}
+
+/// Uploads the report as SARIF; what came of it, for the log.
+async fn upload_sarif(
+    publisher: &Publisher<'_>,
+    target: &Target,
+    report: &Report,
+) -> Result<&'static str, Exit> {
+    match patiently("uploading SARIF", || publisher.upload_sarif(target, report)).await {
+        Ok(proven_github::SarifUpload::NotAllowed) => {
+            Ok("not allowed by the repository (code scanning off, or no security-events: write)")
+        }
+        Ok(done) => Ok(done.as_str()),
+        Err(e) => Err(github_exit(e)),
+    }
 }
 
 /// Makes sure the checkout holds the pull request's base and head commits and their merge

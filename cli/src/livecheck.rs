@@ -74,11 +74,9 @@ fn shown(address: &str) -> String {
     }
 }
 
-/// Checks every service and prints the table whatever is down: a store that cannot be
-/// opened is a row of the table (`opened`), not the end of the command.
-pub async fn run(opened: Result<Store, Exit>, config: &Config) -> Result<u8, Exit> {
-    let mut checks = Vec::new();
-    checks.push(match opened {
+/// The store: whether it opened and answers.
+async fn store(opened: Result<Store, Exit>) -> Check {
+    match opened {
         Ok(store) => match store.ping().await {
             Ok(()) => Check {
                 service: "store".into(),
@@ -96,7 +94,12 @@ pub async fn run(opened: Result<Store, Exit>, config: &Config) -> Result<u8, Exi
             ok: false,
             detail: e.message,
         },
-    });
+    }
+}
+
+/// The queue: whether Redis answers a PING within 3 s (its address shown without a
+/// password).
+async fn queue(config: &Config) -> Check {
     let redis = async {
         let client = redis::Client::open(config.redis_url.as_str()).map_err(|e| e.to_string())?;
         let mut conn = client
@@ -109,58 +112,69 @@ pub async fn run(opened: Result<Store, Exit>, config: &Config) -> Result<u8, Exi
             .map_err(|e| e.to_string())
     };
     let redis_at = shown(&config.redis_url);
-    checks.push(
-        match tokio::time::timeout(Duration::from_secs(3), redis).await {
-            Ok(Ok(_)) => Check {
-                service: format!("queue (Redis at {redis_at})"),
-                ok: true,
-                detail: "answers".into(),
-            },
-            Ok(Err(e)) => Check {
-                service: format!("queue (Redis at {redis_at})"),
-                ok: false,
-                detail: format!(
-                    "{} (needed by `proven serve` and `proven worker`, not by `proven review`)",
-                    e.replace(&config.redis_url, &redis_at)
-                ),
-            },
-            Err(_) => Check {
-                service: format!("queue (Redis at {redis_at})"),
-                ok: false,
-                detail: "no answer in 3 s".into(),
-            },
+    match tokio::time::timeout(Duration::from_secs(3), redis).await {
+        Ok(Ok(_)) => Check {
+            service: format!("queue (Redis at {redis_at})"),
+            ok: true,
+            detail: "answers".into(),
         },
-    );
+        Ok(Err(e)) => Check {
+            service: format!("queue (Redis at {redis_at})"),
+            ok: false,
+            detail: format!(
+                "{} (needed by `proven serve` and `proven worker`, not by `proven review`)",
+                e.replace(&config.redis_url, &redis_at)
+            ),
+        },
+        Err(_) => Check {
+            service: format!("queue (Redis at {redis_at})"),
+            ok: false,
+            detail: "no answer in 3 s".into(),
+        },
+    }
+}
+
+/// The sandbox: whether Docker answers, then each language's image (a missing one fails
+/// every test of that language).
+async fn sandbox(config: &Config) -> Vec<Check> {
     let sandbox_config =
         proven_sandbox::SandboxConfig::from_settings(&config.sandbox).unwrap_or_default();
-    match proven_sandbox::Sandbox::connect(sandbox_config).await {
-        Ok(sandbox) => {
-            checks.push(Check {
+    let sandbox = match proven_sandbox::Sandbox::connect(sandbox_config).await {
+        Ok(sandbox) => sandbox,
+        Err(e) => {
+            return vec![Check {
                 service: "sandbox (Docker)".into(),
-                ok: true,
-                detail: "the engine answers".into(),
-            });
-            // Each language's image: a missing one fails every test of that language.
-            for language in proven_sandbox::Language::ALL {
-                let image = sandbox.config().image(language);
-                let found = sandbox.docker().inspect_image(&image).await.is_ok();
-                checks.push(Check {
-                    service: format!("sandbox image ({language})"),
-                    ok: found,
-                    detail: if found {
-                        image
-                    } else {
-                        format!("{image} is missing (run `proven sandbox images {language}`)")
-                    },
-                });
-            }
+                ok: false,
+                detail: format!("{e} (install docker.io and run `proven sandbox images`)"),
+            }];
         }
-        Err(e) => checks.push(Check {
-            service: "sandbox (Docker)".into(),
-            ok: false,
-            detail: format!("{e} (install docker.io and run `proven sandbox images`)"),
-        }),
+    };
+    let mut checks = vec![Check {
+        service: "sandbox (Docker)".into(),
+        ok: true,
+        detail: "the engine answers".into(),
+    }];
+    for language in proven_sandbox::Language::ALL {
+        let image = sandbox.config().image(language);
+        let found = sandbox.docker().inspect_image(&image).await.is_ok();
+        checks.push(Check {
+            service: format!("sandbox image ({language})"),
+            ok: found,
+            detail: if found {
+                image
+            } else {
+                format!("{image} is missing (run `proven sandbox images {language}`)")
+            },
+        });
     }
+    checks
+}
+
+/// Checks every service and prints the table whatever is down: a store that cannot be
+/// opened is a row of the table (`opened`), not the end of the command.
+pub async fn run(opened: Result<Store, Exit>, config: &Config) -> Result<u8, Exit> {
+    let mut checks = vec![store(opened).await, queue(config).await];
+    checks.extend(sandbox(config).await);
     if config.agents {
         checks.push(model("generator", &config.generator).await);
         checks.push(model("skeptic", &config.skeptic).await);

@@ -439,6 +439,74 @@ fn metrics_recorder() -> Option<metrics_exporter_prometheus::PrometheusHandle> {
     Some(handle)
 }
 
+/// The API server's limits, from the configuration.
+fn api_limits(config: &Config) -> proven_api::ApiLimits {
+    proven_api::ApiLimits {
+        max_queued_reviews: config.max_queued_reviews,
+        max_batch_reviews: config.max_batch_reviews,
+        max_deadline_secs: config.max_deadline_seconds,
+        max_body_bytes: config.http.max_body_bytes,
+        body_timeout: config.http.body_timeout,
+        header_timeout: config.http.header_timeout,
+        max_connections: config.http.max_connections,
+        max_connections_per_address: config.http.max_connections_per_address,
+        max_queued_questions: config.max_queued_questions,
+        unverified_body_bytes: config.http.unverified_body_bytes,
+        rate_per_second: config.http.rate_per_second,
+        rate_burst: config.http.rate_burst,
+    }
+}
+
+/// The API process's reconciler, once Redis answers (connecting again with a growing pause
+/// meanwhile, said once), until `stop` says stop. A stop never waits for a connection
+/// attempt to give up.
+async fn reconcile(
+    store: Store,
+    redis_config: proven_pipeline::redis::RedisConfig,
+    recon_config: proven_pipeline::reconciler::ReconcilerConfig,
+    stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+    let mut delay = std::time::Duration::from_millis(500);
+    let mut failed = false;
+    let queue = loop {
+        let attempt = tokio::select! {
+            attempt = proven_pipeline::redis::RedisQueue::connect(&redis_config) => attempt,
+            _ = stopped(stop.clone()) => return,
+        };
+        match attempt {
+            Ok(queue) => break queue,
+            Err(e) => {
+                if !failed {
+                    eprintln!(
+                        "proven: queue redis is unavailable: {e}; serving anyway (reviews wait in the store) and retrying"
+                    );
+                    failed = true;
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(delay) => {}
+                    _ = stopped(stop.clone()) => return,
+                }
+                delay = (delay * 2).min(std::time::Duration::from_secs(5));
+            }
+        }
+    };
+    if failed {
+        eprintln!("proven: queue redis answers");
+    }
+    let queue: std::sync::Arc<dyn proven_pipeline::Queue> = std::sync::Arc::new(queue);
+    proven_pipeline::reconciler::run(
+        store,
+        queue,
+        recon_config,
+        proven_pipeline::reconciler::Wake::default(),
+        stopped(stop),
+    )
+    .await;
+}
+
 async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
     let metrics = metrics_recorder();
     let listener = tokio::net::TcpListener::bind(config.listen)
@@ -473,69 +541,18 @@ async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
         ..Default::default()
     };
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let recon_store = store.clone();
-    let recon = tokio::spawn(async move {
-        let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
-            let _ = rx.wait_for(|s| *s).await;
-        };
-        let mut delay = std::time::Duration::from_millis(500);
-        let mut failed = false;
-        let queue = loop {
-            // A stop never waits for a connection attempt to give up.
-            let attempt = tokio::select! {
-                attempt = proven_pipeline::redis::RedisQueue::connect(&redis_config) => attempt,
-                _ = stopped(stop_rx.clone()) => return,
-            };
-            match attempt {
-                Ok(queue) => break queue,
-                Err(e) => {
-                    if !failed {
-                        eprintln!(
-                            "proven: queue redis is unavailable: {e}; serving anyway (reviews wait in the store) and retrying"
-                        );
-                        failed = true;
-                    }
-                    tokio::select! {
-                        _ = tokio::time::sleep(delay) => {}
-                        _ = stopped(stop_rx.clone()) => return,
-                    }
-                    delay = (delay * 2).min(std::time::Duration::from_secs(5));
-                }
-            }
-        };
-        if failed {
-            eprintln!("proven: queue redis answers");
-        }
-        let queue: std::sync::Arc<dyn proven_pipeline::Queue> = std::sync::Arc::new(queue);
-        proven_pipeline::reconciler::run(
-            recon_store,
-            queue,
-            recon_config,
-            proven_pipeline::reconciler::Wake::default(),
-            stopped(stop_rx),
-        )
-        .await;
-    });
-    let limits = proven_api::ApiLimits {
-        max_queued_reviews: config.max_queued_reviews,
-        max_batch_reviews: config.max_batch_reviews,
-        max_deadline_secs: config.max_deadline_seconds,
-        max_body_bytes: config.http.max_body_bytes,
-        body_timeout: config.http.body_timeout,
-        header_timeout: config.http.header_timeout,
-        max_connections: config.http.max_connections,
-        max_connections_per_address: config.http.max_connections_per_address,
-        max_queued_questions: config.max_queued_questions,
-        unverified_body_bytes: config.http.unverified_body_bytes,
-        rate_per_second: config.http.rate_per_second,
-        rate_burst: config.http.rate_burst,
-    };
+    let recon = tokio::spawn(reconcile(
+        store.clone(),
+        redis_config,
+        recon_config,
+        stop_rx,
+    ));
     let state = proven_api::ApiState::new(
         store.clone(),
         std::sync::Arc::new(proven_source::RepoPolicy::service(config)),
         Some(config.redis_url.clone()),
         metrics,
-        limits,
+        api_limits(config),
     )
     .with_rereviews(std::sync::Arc::new(Rereviewer(store.clone())));
     let state = match config.github.app_id {

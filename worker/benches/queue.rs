@@ -179,17 +179,8 @@ fn pgbench(clients: usize, secs: u64) -> f64 {
 
 fn review(id: &str) -> NewPipelineReview {
     NewPipelineReview {
-        id: id.to_string(),
-        tenant_id: None,
         repository: "bench".into(),
-        base_rev: "a".into(),
-        head_rev: "b".into(),
-        priority: 0,
-        batch_id: None,
-        pr_key: None,
-        request: "{}".into(),
-        deadline_us: None,
-        trace_id: None,
+        ..proven_store::testing::pipeline_review(id)
     }
 }
 

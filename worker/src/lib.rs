@@ -92,6 +92,180 @@ fn app_client(config: &Config) -> Result<Option<Arc<proven_github::AppClient>>, 
         .map_err(WorkerError::GitHub)
 }
 
+/// Resolves once `rx` has seen the stop signal.
+async fn stopped(mut rx: tokio::sync::watch::Receiver<bool>) {
+    let _ = rx.wait_for(|s| *s).await;
+}
+
+/// Calls `once` until `stop` resolves: again at once when it did some work, after `idle`
+/// when there was none, after two seconds when the store failed (logged, naming `what`).
+async fn poll<F, Fut>(
+    what: &'static str,
+    idle: Duration,
+    stop: impl std::future::Future<Output = ()>,
+    mut once: F,
+) where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<bool, StoreError>>,
+{
+    tokio::pin!(stop);
+    loop {
+        let pause = match once().await {
+            Ok(true) => Duration::ZERO,
+            Ok(false) => idle,
+            Err(e) => {
+                tracing::warn!(error = %e, "{what}: the store");
+                Duration::from_secs(2)
+            }
+        };
+        tokio::select! {
+            _ = &mut stop => return,
+            _ = tokio::time::sleep(pause) => {}
+        }
+    }
+}
+
+/// What the executor serving the queues needs besides its steps.
+struct Serving {
+    store: Store,
+    redis: RedisConfig,
+    queues: Vec<String>,
+    owner: String,
+    wake: Wake,
+    stop: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Serving {
+    /// Serves the queues with `steps` (each job claimed, run and committed by one
+    /// executor) until the stop signal.
+    fn spawn<S: Steps>(self, steps: S, config: &Config) -> tokio::task::JoinHandle<()> {
+        let executor = Arc::new(
+            Executor::new(self.store, Arc::new(steps), self.owner, config.lease)
+                .with_step_deadline(config.step_deadline)
+                .with_wake(self.wake),
+        );
+        tokio::spawn(proven_pipeline::redis::serve(
+            self.redis,
+            executor,
+            self.queues,
+            config.worker_concurrency,
+            stopped(self.stop),
+        ))
+    }
+}
+
+/// Serves `/metrics` on `addr` until `stop` resolves.
+async fn serve_metrics(
+    addr: std::net::SocketAddr,
+    handle: PrometheusHandle,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), WorkerError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| WorkerError::Metrics { addr, source })?;
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || async move { handle.render() }),
+    );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(stop)
+            .await;
+    });
+    Ok(())
+}
+
+/// The reconciler beside the queues (outbox pusher, admission, re-enqueue of lost jobs,
+/// overdue judging), until `stop` resolves.
+fn spawn_reconciler(
+    store: Store,
+    queue: Arc<dyn Queue>,
+    config: &Config,
+    wake: Wake,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    let recon_config = ReconcilerConfig {
+        stale_after: config.requeue_after,
+        admission: AdmissionConfig {
+            max_running: config.max_running_reviews,
+            ..AdmissionConfig::default()
+        },
+        ..ReconcilerConfig::default()
+    };
+    tokio::spawn(reconciler::run(store, queue, recon_config, wake, stop))
+}
+
+/// The sandbox-runner pool: Docker, a sweep of the containers a killed runner left (now,
+/// then every minute until `stop` resolves), and warm containers for each image.
+async fn start_sandbox(
+    config: &Config,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<Arc<proven_sandbox::Sandbox>, WorkerError> {
+    let sandbox = Arc::new(
+        proven_sandbox::Sandbox::connect(proven_sandbox::SandboxConfig::from_settings(
+            &config.sandbox,
+        )?)
+        .await?,
+    );
+    proven_sandbox::metrics::register_zeros();
+    match sandbox.sweep().await {
+        Ok(n) if n > 0 => tracing::info!(removed = n, "swept containers left by a dead runner"),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "sweep failed"),
+    }
+    // Warm containers for each image, so the first runs start warm too (a language
+    // whose image is missing is only logged: its runs will name the image).
+    for language in sandbox.config().pool_languages.clone() {
+        let warming = sandbox.clone();
+        tokio::spawn(async move {
+            if let Err(e) = warming.prewarm(language).await {
+                tracing::warn!(%language, error = %e, "could not warm the pool");
+            }
+        });
+    }
+    let sweeper = sandbox.clone();
+    tokio::spawn(async move {
+        tokio::pin!(stop);
+        let mut tick = tokio::time::interval(Duration::from_secs(60));
+        tick.tick().await;
+        loop {
+            tokio::select! {
+                _ = &mut stop => return,
+                _ = tick.tick() => {
+                    if let Err(e) = sweeper.sweep().await {
+                        tracing::warn!(error = %e, "sweep failed");
+                    }
+                }
+            }
+        }
+    });
+    Ok(sandbox)
+}
+
+/// Publishes finished reviews to GitHub (check runs, comments), one claimed publication at
+/// a time, until `stop` resolves.
+fn spawn_publications(
+    steps: &ReviewSteps,
+    config: &Config,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    let publications = steps.publications(
+        proven_github::CheckOptions {
+            name: config.github.check_name.clone(),
+            findings: config.github.findings_conclusion.clone(),
+            advisory_only: config.github.advisory_conclusion.clone(),
+        },
+        config.github.sarif,
+        config.github.publish_lease_secs,
+    );
+    tokio::spawn(async move {
+        poll("publications", Duration::from_millis(250), stop, || {
+            publications.publish_one()
+        })
+        .await
+    });
+}
+
 /// Runs until `shutdown` resolves.
 pub async fn run(
     store: Store,
@@ -113,42 +287,18 @@ pub async fn run(
     );
     let wake = Wake::default();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
-        let _ = rx.wait_for(|s| *s).await;
-    };
-
     if let (Some(addr), Some(handle)) = (config.metrics_listen, options.metrics.clone()) {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|source| WorkerError::Metrics { addr, source })?;
-        let app = axum::Router::new().route(
-            "/metrics",
-            axum::routing::get(move || async move { handle.render() }),
-        );
-        let stop = stopped(stop_rx.clone());
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(stop)
-                .await;
-        });
+        serve_metrics(addr, handle, stopped(stop_rx.clone())).await?;
     }
-
-    let recon_config = ReconcilerConfig {
-        stale_after: config.requeue_after,
-        admission: AdmissionConfig {
-            max_running: config.max_running_reviews,
-            ..AdmissionConfig::default()
-        },
-        ..ReconcilerConfig::default()
-    };
-    let recon = tokio::spawn(reconciler::run(
+    let recon = spawn_reconciler(
         store.clone(),
         queue,
-        recon_config,
+        config,
         wake.clone(),
         stopped(stop_rx.clone()),
-    ));
+    );
 
+    let serves = |family: &str| options.queues.iter().any(|q| q == family);
     let mut steps = ReviewSteps::new(
         store.clone(),
         options.layers.clone(),
@@ -163,49 +313,9 @@ pub async fn run(
         steps = steps.with_agents(Arc::new(agents));
     }
     let mut pool_owner = None;
-    if options.queues.iter().any(|q| q == "sandbox") {
-        // The sandbox-runner pool: Docker, and a sweep of containers a killed runner left
-        // (at start, then every minute).
-        let sandbox = Arc::new(
-            proven_sandbox::Sandbox::connect(proven_sandbox::SandboxConfig::from_settings(
-                &config.sandbox,
-            )?)
-            .await?,
-        );
-        proven_sandbox::metrics::register_zeros();
-        match sandbox.sweep().await {
-            Ok(n) if n > 0 => tracing::info!(removed = n, "swept containers left by a dead runner"),
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "sweep failed"),
-        }
-        // Warm containers for each image, so the first runs start warm too (a language
-        // whose image is missing is only logged: its runs will name the image).
-        for language in sandbox.config().pool_languages.clone() {
-            let warming = sandbox.clone();
-            tokio::spawn(async move {
-                if let Err(e) = warming.prewarm(language).await {
-                    tracing::warn!(%language, error = %e, "could not warm the pool");
-                }
-            });
-        }
+    if serves("sandbox") {
+        let sandbox = start_sandbox(config, stopped(stop_rx.clone())).await?;
         pool_owner = Some(sandbox.clone());
-        let sweeper = sandbox.clone();
-        let stop = stopped(stop_rx.clone());
-        tokio::spawn(async move {
-            tokio::pin!(stop);
-            let mut tick = tokio::time::interval(Duration::from_secs(60));
-            tick.tick().await;
-            loop {
-                tokio::select! {
-                    _ = &mut stop => return,
-                    _ = tick.tick() => {
-                        if let Err(e) = sweeper.sweep().await {
-                            tracing::warn!(error = %e, "sweep failed");
-                        }
-                    }
-                }
-            }
-        });
         steps = steps.with_sandbox(sandbox);
     }
     // Proven as a GitHub App: intake clones with an installation's token; the control
@@ -213,93 +323,40 @@ pub async fn run(
     // under a lease).
     if let Some(github) = app_client(config)? {
         steps = steps.with_github(github);
-        if options.queues.iter().any(|q| q == "control") {
-            let publications = steps.publications(
-                proven_github::CheckOptions {
-                    name: config.github.check_name.clone(),
-                    findings: config.github.findings_conclusion.clone(),
-                    advisory_only: config.github.advisory_conclusion.clone(),
-                },
-                config.github.sarif,
-                config.github.publish_lease_secs,
-            );
-            let stop = stopped(stop_rx.clone());
-            tokio::spawn(async move {
-                tokio::pin!(stop);
-                loop {
-                    let idle = match publications.publish_one().await {
-                        Ok(true) => Duration::ZERO,
-                        Ok(false) => Duration::from_millis(250),
-                        Err(e) => {
-                            tracing::warn!(error = %e, "publications: the store");
-                            Duration::from_secs(2)
-                        }
-                    };
-                    tokio::select! {
-                        _ = &mut stop => return,
-                        _ = tokio::time::sleep(idle) => {}
-                    }
-                }
-            });
+        if serves("control") {
+            spawn_publications(&steps, config, stopped(stop_rx.clone()));
         }
     }
     // Questions (POST /v1/questions) are answered by the model family's workers, each
     // claimed from the store under a lease.
-    if config.agents && options.queues.iter().any(|q| q == "model") {
+    if config.agents && serves("model") {
         let runner = steps.question_runner();
         let stop = stopped(stop_rx.clone());
         tokio::spawn(async move {
-            tokio::pin!(stop);
-            loop {
-                let idle = match runner.answer_one().await {
-                    Ok(true) => Duration::ZERO,
-                    Ok(false) => Duration::from_secs(1),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "questions: the store");
-                        Duration::from_secs(2)
-                    }
-                };
-                tokio::select! {
-                    _ = &mut stop => return,
-                    _ = tokio::time::sleep(idle) => {}
-                }
-            }
+            poll("questions", Duration::from_secs(1), stop, || {
+                runner.answer_one()
+            })
+            .await
         });
     }
+    let serving = Serving {
+        store: store.clone(),
+        redis,
+        queues: options.queues,
+        owner,
+        wake,
+        stop: stop_rx.clone(),
+    };
     let serve = match options.fault {
-        Some(fault) => {
-            let steps = Arc::new(Faulty {
+        Some(fault) => serving.spawn(
+            Faulty {
                 inner: steps,
                 fault,
                 store: store.clone(),
-            });
-            let executor = Arc::new(
-                Executor::new(store.clone(), steps, owner, config.lease)
-                    .with_step_deadline(config.step_deadline)
-                    .with_wake(wake),
-            );
-            tokio::spawn(proven_pipeline::redis::serve(
-                redis,
-                executor,
-                options.queues,
-                config.worker_concurrency,
-                stopped(stop_rx.clone()),
-            ))
-        }
-        None => {
-            let executor = Arc::new(
-                Executor::new(store.clone(), Arc::new(steps), owner, config.lease)
-                    .with_step_deadline(config.step_deadline)
-                    .with_wake(wake),
-            );
-            tokio::spawn(proven_pipeline::redis::serve(
-                redis,
-                executor,
-                options.queues,
-                config.worker_concurrency,
-                stopped(stop_rx.clone()),
-            ))
-        }
+            },
+            config,
+        ),
+        None => serving.spawn(steps, config),
     };
     tracing::info!("worker started");
     shutdown.await;

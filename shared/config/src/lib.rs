@@ -496,246 +496,91 @@ impl Layers {
         self
     }
 
-    /// Validates every setting into a [`Config`].
+    /// The raw value of `key` (its layer's, or the default) once its `Allowed` rule accepts
+    /// it; the error names where the value came from (never a secret's value).
+    fn checked(&self, key: &'static str) -> Result<String, ConfigError> {
+        let setting = settings::setting(key);
+        let (raw, origin) = match self.values.get(key) {
+            Some((v, o)) => (v.clone(), o.clone()),
+            None => (setting.default_value(), "default".to_string()),
+        };
+        setting.allowed.check(&raw).map_err(|message| ConfigError {
+            source_name: if origin == "default" {
+                key.to_string()
+            } else {
+                origin.clone()
+            },
+            key: key.to_string(),
+            message: if setting.allowed.is_secret() {
+                format!("the value (hidden: it holds secrets) is not allowed: {message}")
+            } else {
+                format!("{raw:?} is not allowed: {message}")
+            },
+        })?;
+        Ok(raw)
+    }
+
+    /// Validates every setting into a [`Config`]. Settings are checked in a fixed order;
+    /// the first one refused is the error.
     pub fn resolve(&self) -> Result<Config, ConfigError> {
-        let get = |key: &'static str| -> Result<(String, String), ConfigError> {
-            let setting = settings::setting(key);
-            let (raw, origin) = match self.values.get(key) {
-                Some((v, o)) => (v.clone(), o.clone()),
-                None => (setting.default_value(), "default".to_string()),
-            };
-            setting.allowed.check(&raw).map_err(|message| ConfigError {
-                source_name: if origin == "default" {
-                    key.to_string()
-                } else {
-                    origin.clone()
-                },
-                key: key.to_string(),
-                message: if setting.allowed.is_secret() {
-                    format!("the value (hidden: it holds secrets) is not allowed: {message}")
-                } else {
-                    format!("{raw:?} is not allowed: {message}")
-                },
-            })?;
-            Ok((raw, origin))
-        };
+        let get = |key: &'static str| self.checked(key);
         let on = |v: &str| matches!(v, "on" | "true" | "yes" | "1");
-        let (data_dir, _) = get("data_dir")?;
-        let (database_url, _) = get("database_url")?;
-        let (database_connections, _) = get("database_connections")?;
-        let (color, _) = get("color")?;
-        let (log, _) = get("log")?;
-        let (dependencies, _) = get("dependencies.enabled")?;
-        let (max_bytes, _) = get("dependencies.max_file_bytes")?;
-        let (informational, _) = get("dependencies.informational")?;
-        let (dev, _) = get("dependencies.dev")?;
-        let (redis_url, _) = get("redis_url")?;
-        let (queue_prefix, _) = get("queue_prefix")?;
-        let (listen, _) = get("listen")?;
-        let (metrics_listen, _) = get("metrics_listen")?;
-        let (concurrency, _) = get("worker_concurrency")?;
-        let (max_running, _) = get("max_running_reviews")?;
-        let (max_queued, _) = get("max_queued_reviews")?;
-        let (max_batch, _) = get("max_batch_reviews")?;
-        let (max_deadline, _) = get("max_deadline_seconds")?;
-        let (header_timeout, _) = get("http.header_timeout_seconds")?;
-        let (body_timeout, _) = get("http.body_timeout_seconds")?;
-        let (max_body, _) = get("http.max_body_bytes")?;
-        let (max_connections, _) = get("http.max_connections")?;
-        let (per_address, _) = get("http.max_connections_per_address")?;
-        let (unverified, _) = get("http.unverified_body_bytes")?;
-        let (max_questions, _) = get("max_queued_questions")?;
-        let (rate, _) = get("http.rate_per_second")?;
-        let (burst, _) = get("http.rate_burst")?;
-        let (lease, _) = get("lease_seconds")?;
-        let (requeue, _) = get("requeue_seconds")?;
-        let model = |role: &'static str| -> Result<ModelSettings, ConfigError> {
-            let key = |k: &str| -> &'static str {
-                SETTINGS
-                    .iter()
-                    .find(|s| s.key == format!("models.{role}.{k}"))
-                    .map_or("", |s| s.key)
-            };
-            Ok(ModelSettings {
-                base_url: get(key("base_url"))?.0,
-                model: get(key("model"))?.0,
-                api_key: get(key("api_key"))?.0,
-            })
-        };
-        let mut generator = model("generator")?;
-        let (generator_mode, _) = get("models.generator.mode")?;
-        if generator_mode == "nvidia" {
-            match self.values.get("models.generator.base_url") {
-                Some((url, from)) if url.trim_end_matches('/') != settings::NVIDIA_API => {
-                    return Err(ConfigError {
-                        source_name: from.clone(),
-                        key: "models.generator.base_url".into(),
-                        message: format!(
-                            "is {url:?} while PROVEN_GENERATOR_MODE=nvidia asks for NVIDIA's hosted API ({}): set one",
-                            settings::NVIDIA_API
-                        ),
-                    });
-                }
-                _ => generator.base_url = settings::NVIDIA_API.to_string(),
-            }
-        }
-        let skeptic = model("skeptic")?;
-        let guardrail_model = model("guardrail")?;
-        let second = model("second_reviewer")?;
-        let second_reviewer = match (second.base_url.is_empty(), second.model.is_empty()) {
-            (true, true) if second.api_key.is_empty() => None,
-            (false, false) => Some(second),
-            (base_missing, _) => {
-                let (missing, set) = if base_missing {
-                    ("models.second_reviewer.base_url", "its model or key")
-                } else {
-                    ("models.second_reviewer.model", "its base URL")
-                };
-                return Err(ConfigError {
-                    source_name: settings::setting(missing).env.to_string(),
-                    key: missing.into(),
-                    message: format!(
-                        "is empty while {set} is set; allowed: {} (or leave all three empty for one reviewer)",
-                        settings::setting(missing).allowed.describe()
-                    ),
-                });
-            }
-        };
-        let (agents, agents_from) = get("agents")?;
-        let (guardrail, _) = get("guardrail")?;
-        let (fix_attempts, _) = get("fix_attempts")?;
-        let (fixes, _) = get("fixes")?;
-        let (scout_intent, _) = get("scout_intent")?;
-        let mut plans = Vec::new();
-        for (kind, key) in PLAN_KINDS.into_iter().zip(scout::PLAN_KEYS) {
-            let raw = get(key)?.0;
-            plans.push((
-                kind,
-                PlanSpec::parse(&raw).unwrap_or(PlanSpec::full(ReviewClass::Security)),
-            ));
-        }
-        let ignore = ignore::parse_ignore(&get("ignore")?.0).unwrap_or_default();
-        let scout = ScoutSettings {
-            plans,
-            path_rules: scout::parse_path_rules(&get("path_rules")?.0).unwrap_or_default(),
-            prose_suffixes: scout::parse_prose_suffixes(&get("prose_suffixes")?.0)
-                .unwrap_or_default(),
-            second_reviewer_classes: settings::list_entries(&get("second_reviewer_classes")?.0)
-                .filter_map(ReviewClass::parse)
-                .collect(),
-        };
-        let (log_dir, _) = get("log_dir")?;
-        let hmem_max_state_bytes = get("hmem_max_state_bytes")?.0.parse().unwrap_or(64 << 20);
-        let hmem_query_tokens = get("hmem_query_tokens")?.0.parse().unwrap_or(8);
+        let data_dir = get("data_dir")?;
+        let database_url = get("database_url")?;
+        let database_connections = get("database_connections")?;
+        let color = get("color")?;
+        let log = get("log")?;
+        let dependencies = get("dependencies.enabled")?;
+        let max_bytes = get("dependencies.max_file_bytes")?;
+        let informational = get("dependencies.informational")?;
+        let dev = get("dependencies.dev")?;
+        let redis_url = get("redis_url")?;
+        let queue_prefix = get("queue_prefix")?;
+        let listen = get("listen")?;
+        let metrics_listen = get("metrics_listen")?;
+        let concurrency = get("worker_concurrency")?;
+        let max_running = get("max_running_reviews")?;
+        let max_queued = get("max_queued_reviews")?;
+        let max_batch = get("max_batch_reviews")?;
+        let max_deadline = get("max_deadline_seconds")?;
+        let max_questions = get("max_queued_questions")?;
+        let http = self.http_settings()?;
+        let lease = get("lease_seconds")?;
+        let requeue = get("requeue_seconds")?;
+        let generator = self.generator()?;
+        let skeptic = self.model("skeptic")?;
+        let guardrail_model = self.model("guardrail")?;
+        let second_reviewer = self.second_reviewer()?;
+        let agents = get("agents")?;
+        let guardrail = get("guardrail")?;
+        let fix_attempts = get("fix_attempts")?;
+        let fixes = get("fixes")?;
+        let scout_intent = get("scout_intent")?;
+        let ignore = ignore::parse_ignore(&get("ignore")?).unwrap_or_default();
+        let scout = self.scout_settings()?;
+        let log_dir = get("log_dir")?;
+        let hmem_max_state_bytes = get("hmem_max_state_bytes")?.parse().unwrap_or(64 << 20);
+        let hmem_query_tokens = get("hmem_query_tokens")?.parse().unwrap_or(8);
         let markovian = MarkovianSettings {
-            on: get("markovian")?.0 == "on",
-            threshold_tokens: get("markovian_threshold")?.0.parse().unwrap_or(8000),
-            step_unit: get("markovian_step_unit")?.0,
-            carry_tokens: get("markovian_carry_tokens")?.0.parse().unwrap_or(800),
+            on: get("markovian")? == "on",
+            threshold_tokens: get("markovian_threshold")?.parse().unwrap_or(8000),
+            step_unit: get("markovian_step_unit")?,
+            carry_tokens: get("markovian_carry_tokens")?.parse().unwrap_or(800),
         };
-        let (autofix, _) = get("autofix")?;
-        let autofix_timeout_secs = get("autofix_timeout")?.0.parse().unwrap_or(300);
-        let (autofix_generator, _) = get("autofix_generator")?;
-        let (model_timeout, _) = get("models.timeout_seconds")?;
-        let (step_deadline, _) = get("step_deadline_seconds")?;
-        let (max_blob_bytes, _) = get("intake.max_blob_bytes")?;
-        let (max_tree_files, _) = get("intake.max_tree_files")?;
-        let repository = self.repository_settings(&get)?;
-        let github = {
-            let text = |k: &'static str| get(k).map(|(v, _)| v);
-            GitHubSettings {
-                app_id: text("github.app_id")?.parse().ok(),
-                private_key: Some(text("github.private_key")?)
-                    .filter(|v| !v.is_empty())
-                    .map(PathBuf::from),
-                webhook_secret: text("github.webhook_secret")?,
-                api_url: text("github.api_url")?,
-                check_name: text("github.check_name")?,
-                findings_conclusion: text("github.findings_conclusion")?,
-                advisory_conclusion: text("github.advisory_conclusion")?,
-                sarif: text("github.sarif")? == "on",
-                publish_lease_secs: text("github.publish_lease_seconds")?.parse().unwrap_or(120),
-            }
-        };
-        let sandbox = {
-            let text = |k: &'static str| get(k).map(|(v, _)| v);
-            let number = |k: &'static str| -> Result<u64, ConfigError> {
-                Ok(text(k)?.parse::<u64>().unwrap_or(u64::MAX))
-            };
-            SandboxSettings {
-                docker_host: text("sandbox.docker_host")?,
-                images: settings::list_entries(&text("sandbox.images")?)
-                    .filter_map(|e| e.split_once('='))
-                    .map(|(l, i)| (l.to_string(), i.to_string()))
-                    .collect(),
-                registries: settings::list_entries(&text("sandbox.registries")?)
-                    .map(str::to_string)
-                    .collect(),
-                pip_index_url: Some(text("sandbox.pip_index_url")?).filter(|u| !u.is_empty()),
-                npm_registry: Some(text("sandbox.npm_registry")?).filter(|u| !u.is_empty()),
-                goproxy: text("sandbox.goproxy")?,
-                gosumdb: text("sandbox.gosumdb")?,
-                scratch_bytes: number("sandbox.scratch_bytes")?,
-                rust_scratch_bytes: number("sandbox.rust_scratch_bytes")?,
-                memory_bytes: number("sandbox.memory_bytes")?,
-                concurrency: usize::try_from(number("sandbox.concurrency")?).unwrap_or(usize::MAX),
-                pool_size: usize::try_from(number("sandbox.pool_size")?).unwrap_or(usize::MAX),
-                pool_languages: settings::list_entries(&text("sandbox.pool_languages")?)
-                    .map(str::to_string)
-                    .collect(),
-                prepare_timeout: std::time::Duration::from_secs(number(
-                    "sandbox.prepare_timeout_seconds",
-                )?),
-                prepare_max_bytes: number("sandbox.prepare_max_bytes")?,
-                cache_dir: match text("sandbox.cache_dir")? {
-                    dir if dir.is_empty() => PathBuf::from(&data_dir).join("sandbox-cache"),
-                    dir => PathBuf::from(dir),
-                },
-                cache_max_bytes: number("sandbox.cache_max_bytes")?,
-            }
-        };
-        let default_url = settings::setting("models.generator.base_url").default_value();
-        let agents_on = match agents.as_str() {
-            "on" => true,
-            "off" => false,
-            _ => !generator.api_key.is_empty() || generator.base_url != default_url,
-        };
-        let _ = agents_from;
-        // A Skeptic shares the blind spots of its own family: refuse it before any work.
-        if agents_on && model_family(&generator.model) == model_family(&skeptic.model) {
-            let source = self.values.get("models.skeptic.model").map_or_else(
-                || "PROVEN_SKEPTIC_MODEL".to_string(),
-                |(_, origin)| origin.clone(),
-            );
-            return Err(ConfigError {
-                source_name: source,
-                key: "models.skeptic.model".into(),
-                message: format!(
-                    "{:?} is of the generator's model family ({:?}, from {:?}); allowed: a model of any other family",
-                    skeptic.model,
-                    model_family(&generator.model),
-                    generator.model
-                ),
-            });
-        }
+        let autofix = get("autofix")?;
+        let autofix_timeout_secs = get("autofix_timeout")?.parse().unwrap_or(300);
+        let autofix_generator = get("autofix_generator")?;
+        let model_timeout = get("models.timeout_seconds")?;
+        let step_deadline = get("step_deadline_seconds")?;
+        let max_blob_bytes = get("intake.max_blob_bytes")?;
+        let max_tree_files = get("intake.max_tree_files")?;
+        let repository = self.repository_settings()?;
+        let github = self.github_settings()?;
+        let sandbox = self.sandbox_settings(&data_dir)?;
+        let agents_on = self.agents_on(&agents, &generator, &skeptic)?;
         // Each value was checked by its `Allowed` rule above; the fallbacks are unreachable
         // (a count past the type's range saturates).
         let count = |s: &str| s.parse::<u64>().unwrap_or(1).max(1);
-        let secs = |s: &str| std::time::Duration::from_secs(count(s));
-        let nonzero = |s: &str| {
-            std::num::NonZeroU32::new(u32::try_from(count(s)).unwrap_or(u32::MAX))
-                .unwrap_or(std::num::NonZeroU32::MIN)
-        };
-        let http = HttpSettings {
-            header_timeout: secs(&header_timeout),
-            body_timeout: secs(&body_timeout),
-            max_body_bytes: usize::try_from(count(&max_body)).unwrap_or(usize::MAX),
-            max_connections: usize::try_from(count(&max_connections)).unwrap_or(usize::MAX),
-            max_connections_per_address: usize::try_from(count(&per_address)).unwrap_or(usize::MAX),
-            unverified_body_bytes: usize::try_from(count(&unverified)).unwrap_or(usize::MAX),
-            rate_per_second: nonzero(&rate),
-            rate_burst: nonzero(&burst),
-        };
         let addr = |s: &str| {
             s.parse()
                 .unwrap_or(std::net::SocketAddr::from(([127, 0, 0, 1], 8080)))
@@ -804,26 +649,230 @@ impl Layers {
         })
     }
 
+    /// The `http.*` limits of the API server. Each value was checked by its `Allowed` rule;
+    /// the fallbacks are unreachable (a count past the type's range saturates).
+    fn http_settings(&self) -> Result<HttpSettings, ConfigError> {
+        let count = |key: &'static str| -> Result<u64, ConfigError> {
+            Ok(self.checked(key)?.parse::<u64>().unwrap_or(1).max(1))
+        };
+        let size = |key: &'static str| -> Result<usize, ConfigError> {
+            Ok(usize::try_from(count(key)?).unwrap_or(usize::MAX))
+        };
+        let secs = |key: &'static str| -> Result<std::time::Duration, ConfigError> {
+            Ok(std::time::Duration::from_secs(count(key)?))
+        };
+        let nonzero = |key: &'static str| -> Result<std::num::NonZeroU32, ConfigError> {
+            Ok(
+                std::num::NonZeroU32::new(u32::try_from(count(key)?).unwrap_or(u32::MAX))
+                    .unwrap_or(std::num::NonZeroU32::MIN),
+            )
+        };
+        Ok(HttpSettings {
+            header_timeout: secs("http.header_timeout_seconds")?,
+            body_timeout: secs("http.body_timeout_seconds")?,
+            max_body_bytes: size("http.max_body_bytes")?,
+            max_connections: size("http.max_connections")?,
+            max_connections_per_address: size("http.max_connections_per_address")?,
+            unverified_body_bytes: size("http.unverified_body_bytes")?,
+            rate_per_second: nonzero("http.rate_per_second")?,
+            rate_burst: nonzero("http.rate_burst")?,
+        })
+    }
+
+    /// The model endpoint of `role` (`models.ROLE.*`).
+    fn model(&self, role: &'static str) -> Result<ModelSettings, ConfigError> {
+        let key = |k: &str| -> &'static str {
+            SETTINGS
+                .iter()
+                .find(|s| s.key == format!("models.{role}.{k}"))
+                .map_or("", |s| s.key)
+        };
+        Ok(ModelSettings {
+            base_url: self.checked(key("base_url"))?,
+            model: self.checked(key("model"))?,
+            api_key: self.checked(key("api_key"))?,
+        })
+    }
+
+    /// The generator's endpoint: in `nvidia` mode NVIDIA's hosted API, which a base URL set
+    /// to anything else contradicts.
+    fn generator(&self) -> Result<ModelSettings, ConfigError> {
+        let mut generator = self.model("generator")?;
+        if self.checked("models.generator.mode")? == "nvidia" {
+            match self.values.get("models.generator.base_url") {
+                Some((url, from)) if url.trim_end_matches('/') != settings::NVIDIA_API => {
+                    return Err(ConfigError {
+                        source_name: from.clone(),
+                        key: "models.generator.base_url".into(),
+                        message: format!(
+                            "is {url:?} while PROVEN_GENERATOR_MODE=nvidia asks for NVIDIA's hosted API ({}): set one",
+                            settings::NVIDIA_API
+                        ),
+                    });
+                }
+                _ => generator.base_url = settings::NVIDIA_API.to_string(),
+            }
+        }
+        Ok(generator)
+    }
+
+    /// The second reviewer, when its base URL and model are both set (all three empty: none;
+    /// one without the other is refused, naming the one missing).
+    fn second_reviewer(&self) -> Result<Option<ModelSettings>, ConfigError> {
+        let second = self.model("second_reviewer")?;
+        match (second.base_url.is_empty(), second.model.is_empty()) {
+            (true, true) if second.api_key.is_empty() => Ok(None),
+            (false, false) => Ok(Some(second)),
+            (base_missing, _) => {
+                let (missing, set) = if base_missing {
+                    ("models.second_reviewer.base_url", "its model or key")
+                } else {
+                    ("models.second_reviewer.model", "its base URL")
+                };
+                Err(ConfigError {
+                    source_name: settings::setting(missing).env.to_string(),
+                    key: missing.into(),
+                    message: format!(
+                        "is empty while {set} is set; allowed: {} (or leave all three empty for one reviewer)",
+                        settings::setting(missing).allowed.describe()
+                    ),
+                })
+            }
+        }
+    }
+
+    /// Whether the model agents run (`agents`: on, off, or auto: on once an endpoint is
+    /// configured). With them on, a Skeptic of the generator's model family is refused: it
+    /// shares the generator's blind spots.
+    fn agents_on(
+        &self,
+        agents: &str,
+        generator: &ModelSettings,
+        skeptic: &ModelSettings,
+    ) -> Result<bool, ConfigError> {
+        let default_url = settings::setting("models.generator.base_url").default_value();
+        let agents_on = match agents {
+            "on" => true,
+            "off" => false,
+            _ => !generator.api_key.is_empty() || generator.base_url != default_url,
+        };
+        if agents_on && model_family(&generator.model) == model_family(&skeptic.model) {
+            let source = self.values.get("models.skeptic.model").map_or_else(
+                || "PROVEN_SKEPTIC_MODEL".to_string(),
+                |(_, origin)| origin.clone(),
+            );
+            return Err(ConfigError {
+                source_name: source,
+                key: "models.skeptic.model".into(),
+                message: format!(
+                    "{:?} is of the generator's model family ({:?}, from {:?}); allowed: a model of any other family",
+                    skeptic.model,
+                    model_family(&generator.model),
+                    generator.model
+                ),
+            });
+        }
+        Ok(agents_on)
+    }
+
+    /// Scout's plans per change class, its path rules, prose suffixes and the classes a
+    /// second reviewer sees. Each value was checked by its `Allowed` rule, so the parses
+    /// cannot fail.
+    fn scout_settings(&self) -> Result<ScoutSettings, ConfigError> {
+        let mut plans = Vec::new();
+        for (kind, key) in PLAN_KINDS.into_iter().zip(scout::PLAN_KEYS) {
+            let raw = self.checked(key)?;
+            plans.push((
+                kind,
+                PlanSpec::parse(&raw).unwrap_or(PlanSpec::full(ReviewClass::Security)),
+            ));
+        }
+        Ok(ScoutSettings {
+            plans,
+            path_rules: scout::parse_path_rules(&self.checked("path_rules")?).unwrap_or_default(),
+            prose_suffixes: scout::parse_prose_suffixes(&self.checked("prose_suffixes")?)
+                .unwrap_or_default(),
+            second_reviewer_classes: settings::list_entries(
+                &self.checked("second_reviewer_classes")?,
+            )
+            .filter_map(ReviewClass::parse)
+            .collect(),
+        })
+    }
+
+    /// The GitHub App's settings (`github.*`).
+    fn github_settings(&self) -> Result<GitHubSettings, ConfigError> {
+        let text = |k: &'static str| self.checked(k);
+        Ok(GitHubSettings {
+            app_id: text("github.app_id")?.parse().ok(),
+            private_key: Some(text("github.private_key")?)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+            webhook_secret: text("github.webhook_secret")?,
+            api_url: text("github.api_url")?,
+            check_name: text("github.check_name")?,
+            findings_conclusion: text("github.findings_conclusion")?,
+            advisory_conclusion: text("github.advisory_conclusion")?,
+            sarif: text("github.sarif")? == "on",
+            publish_lease_secs: text("github.publish_lease_seconds")?.parse().unwrap_or(120),
+        })
+    }
+
+    /// The sandbox's settings (`sandbox.*`); its cache lives under `data_dir` unless set.
+    fn sandbox_settings(&self, data_dir: &str) -> Result<SandboxSettings, ConfigError> {
+        let text = |k: &'static str| self.checked(k);
+        let number = |k: &'static str| -> Result<u64, ConfigError> {
+            Ok(text(k)?.parse::<u64>().unwrap_or(u64::MAX))
+        };
+        Ok(SandboxSettings {
+            docker_host: text("sandbox.docker_host")?,
+            images: settings::list_entries(&text("sandbox.images")?)
+                .filter_map(|e| e.split_once('='))
+                .map(|(l, i)| (l.to_string(), i.to_string()))
+                .collect(),
+            registries: settings::list_entries(&text("sandbox.registries")?)
+                .map(str::to_string)
+                .collect(),
+            pip_index_url: Some(text("sandbox.pip_index_url")?).filter(|u| !u.is_empty()),
+            npm_registry: Some(text("sandbox.npm_registry")?).filter(|u| !u.is_empty()),
+            goproxy: text("sandbox.goproxy")?,
+            gosumdb: text("sandbox.gosumdb")?,
+            scratch_bytes: number("sandbox.scratch_bytes")?,
+            rust_scratch_bytes: number("sandbox.rust_scratch_bytes")?,
+            memory_bytes: number("sandbox.memory_bytes")?,
+            concurrency: usize::try_from(number("sandbox.concurrency")?).unwrap_or(usize::MAX),
+            pool_size: usize::try_from(number("sandbox.pool_size")?).unwrap_or(usize::MAX),
+            pool_languages: settings::list_entries(&text("sandbox.pool_languages")?)
+                .map(str::to_string)
+                .collect(),
+            prepare_timeout: std::time::Duration::from_secs(number(
+                "sandbox.prepare_timeout_seconds",
+            )?),
+            prepare_max_bytes: number("sandbox.prepare_max_bytes")?,
+            cache_dir: match text("sandbox.cache_dir")? {
+                dir if dir.is_empty() => PathBuf::from(data_dir).join("sandbox-cache"),
+                dir => PathBuf::from(dir),
+            },
+            cache_max_bytes: number("sandbox.cache_max_bytes")?,
+        })
+    }
+
     /// The `repository.*` settings; each raw value was checked by its `Allowed` rule, so
     /// the parses below cannot fail (their fallbacks are unreachable).
-    fn repository_settings(
-        &self,
-        get: &dyn Fn(&'static str) -> Result<(String, String), ConfigError>,
-    ) -> Result<RepositorySettings, ConfigError> {
+    fn repository_settings(&self) -> Result<RepositorySettings, ConfigError> {
+        let get = |key: &'static str| self.checked(key);
         let seconds = |key: &'static str| -> Result<std::time::Duration, ConfigError> {
             Ok(std::time::Duration::from_secs(
-                get(key)?.0.parse().unwrap_or(60),
+                get(key)?.parse().unwrap_or(60),
             ))
         };
         let file = |key: &'static str| -> Result<Option<PathBuf>, ConfigError> {
-            Ok(Some(get(key)?.0)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from))
+            Ok(Some(get(key)?).filter(|v| !v.is_empty()).map(PathBuf::from))
         };
-        let hosts = get("repository.hosts")?.0;
-        let roots = get("repository.roots")?.0;
-        let nets = get("repository.private_nets")?.0;
-        let credentials = get("repository.credentials")?.0;
+        let hosts = get("repository.hosts")?;
+        let roots = get("repository.roots")?;
+        let nets = get("repository.private_nets")?;
+        let credentials = get("repository.credentials")?;
         Ok(RepositorySettings {
             hosts: list_entries(&hosts)
                 .filter_map(|e| parse_host_entry(e).ok())
@@ -846,7 +895,6 @@ impl Layers {
             read_timeout: seconds("repository.read_timeout_seconds")?,
             fetch_timeout: seconds("repository.fetch_timeout_seconds")?,
             max_fetch_bytes: get("repository.max_fetch_bytes")?
-                .0
                 .parse()
                 .unwrap_or(u64::MAX),
         })

@@ -155,6 +155,88 @@ pub fn parse_credential_entry(
     Ok((host, port, user.to_string(), secret.to_string()))
 }
 
+/// A `tracing` filter ([`Allowed::LogFilter`]): comma-separated levels, each alone or
+/// after `target=`.
+fn check_log_filter(raw: &str) -> Result<(), String> {
+    let ok = raw.split(',').all(|part| {
+        let level = part.rsplit('=').next().unwrap_or(part);
+        matches!(level, "off" | "error" | "warn" | "info" | "debug" | "trace")
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err("expected a filter like warn or proven=debug,info".into())
+    }
+}
+
+/// One entry of [`Allowed::RegistryList`]: `host`, `host:port`, `*.domain`, or
+/// `name[:port]=address:port`.
+fn check_registry_entry(e: &str) -> Result<(), String> {
+    let (name, to) = match e.split_once('=') {
+        Some((n, t)) => (n, Some(t)),
+        None => (e, None),
+    };
+    let host_ok = |h: &str| {
+        !h.is_empty()
+            && h.chars()
+                .all(|c| c.is_ascii_alphanumeric() || ".-:*[]".contains(c))
+    };
+    if !host_ok(name) || to.is_some_and(|t| !host_ok(t) || !t.contains(':')) {
+        Err(format!(
+            "{e:?} is not host, host:port, *.domain or name=address:port"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// One entry of [`Allowed::ImageList`]: `LANGUAGE=image`, `pythonX.Y=image` or
+/// `nodeNN=image`.
+fn check_image_entry(e: &str) -> Result<(), String> {
+    let Some((lang, image)) = e.split_once('=') else {
+        return Err(format!("{e:?} is not LANGUAGE=image"));
+    };
+    let version = lang.strip_prefix("python").unwrap_or_default();
+    let node_major = lang.strip_prefix("node").unwrap_or_default();
+    let lang_ok = matches!(lang, "python" | "rust" | "node" | "go")
+        || (!version.is_empty()
+            && version.split('.').count() == 2
+            && version.split('.').all(|p| p.parse::<u32>().is_ok()))
+        || (!node_major.is_empty() && node_major.parse::<u32>().is_ok());
+    if !lang_ok {
+        Err(format!(
+            "{lang:?} is not python, rust, node, go, pythonX.Y or nodeNN"
+        ))
+    } else if image.is_empty() || image.contains(char::is_whitespace) {
+        Err(format!("{image:?} is not an image name"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Ok when `raw` starts with one of `schemes`; otherwise "expected {expected}".
+fn url_of(raw: &str, schemes: &[&str], expected: &str) -> Result<(), String> {
+    if schemes.iter().any(|s| raw.starts_with(s)) {
+        Ok(())
+    } else {
+        Err(format!("expected {expected}"))
+    }
+}
+
+/// Ok when `raw` is not empty and every byte is an ASCII letter, a digit or one of
+/// `extra`; otherwise "expected {expected}".
+fn word_of(raw: &str, extra: &[u8], expected: &str) -> Result<(), String> {
+    if !raw.is_empty()
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || extra.contains(&b))
+    {
+        Ok(())
+    } else {
+        Err(format!("expected {expected}"))
+    }
+}
+
 /// The non-empty entries of a comma-separated list.
 pub fn list_entries(raw: &str) -> impl Iterator<Item = &str> {
     raw.split(',').map(str::trim).filter(|e| !e.is_empty())
@@ -201,24 +283,12 @@ impl Allowed {
                 }
             }
             Allowed::PathOrEmpty => Ok(()),
-            Allowed::RedisUrl => {
-                if raw.starts_with("redis://") || raw.starts_with("rediss://") {
-                    Ok(())
-                } else {
-                    Err("expected a redis:// or rediss:// URL".into())
-                }
-            }
-            Allowed::Name => {
-                if !raw.is_empty()
-                    && raw
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"-_:".contains(&b))
-                {
-                    Ok(())
-                } else {
-                    Err("expected letters, digits, -, _ or :".into())
-                }
-            }
+            Allowed::RedisUrl => url_of(
+                raw,
+                &["redis://", "rediss://"],
+                "a redis:// or rediss:// URL",
+            ),
+            Allowed::Name => word_of(raw, b"-_:", "letters, digits, -, _ or :"),
             Allowed::SocketAddr => match raw.parse::<std::net::SocketAddr>() {
                 Ok(_) => Ok(()),
                 Err(_) => Err("expected host:port, e.g. 127.0.0.1:8080".into()),
@@ -228,57 +298,14 @@ impl Allowed {
                 Err(_) if raw.is_empty() => Ok(()),
                 Err(_) => Err("expected host:port, e.g. 127.0.0.1:9464, or empty".into()),
             },
-            Allowed::HttpUrl => {
-                if raw.starts_with("http://") || raw.starts_with("https://") {
-                    Ok(())
-                } else {
-                    Err("expected an http:// or https:// URL".into())
-                }
-            }
+            Allowed::HttpUrl => url_of(raw, &["http://", "https://"], "an http:// or https:// URL"),
             Allowed::Secret => Ok(()),
             Allowed::Limit => Allowed::PositiveInteger.check(raw),
             Allowed::HostList => {
                 list_entries(raw).try_for_each(|e| parse_host_entry(e).map(|_| ()))
             }
-            Allowed::RegistryList => list_entries(raw).try_for_each(|e| {
-                let (name, to) = match e.split_once('=') {
-                    Some((n, t)) => (n, Some(t)),
-                    None => (e, None),
-                };
-                let host_ok = |h: &str| {
-                    !h.is_empty()
-                        && h.chars()
-                            .all(|c| c.is_ascii_alphanumeric() || ".-:*[]".contains(c))
-                };
-                if !host_ok(name) || to.is_some_and(|t| !host_ok(t) || !t.contains(':')) {
-                    Err(format!(
-                        "{e:?} is not host, host:port, *.domain or name=address:port"
-                    ))
-                } else {
-                    Ok(())
-                }
-            }),
-            Allowed::ImageList => list_entries(raw).try_for_each(|e| {
-                let Some((lang, image)) = e.split_once('=') else {
-                    return Err(format!("{e:?} is not LANGUAGE=image"));
-                };
-                let version = lang.strip_prefix("python").unwrap_or_default();
-                let node_major = lang.strip_prefix("node").unwrap_or_default();
-                let lang_ok = matches!(lang, "python" | "rust" | "node" | "go")
-                    || (!version.is_empty()
-                        && version.split('.').count() == 2
-                        && version.split('.').all(|p| p.parse::<u32>().is_ok()))
-                    || (!node_major.is_empty() && node_major.parse::<u32>().is_ok());
-                if !lang_ok {
-                    Err(format!(
-                        "{lang:?} is not python, rust, node, go, pythonX.Y or nodeNN"
-                    ))
-                } else if image.is_empty() || image.contains(char::is_whitespace) {
-                    Err(format!("{image:?} is not an image name"))
-                } else {
-                    Ok(())
-                }
-            }),
+            Allowed::RegistryList => list_entries(raw).try_for_each(check_registry_entry),
+            Allowed::ImageList => list_entries(raw).try_for_each(check_image_entry),
             Allowed::Token => {
                 if !raw.is_empty() && !raw.chars().any(|c| c.is_whitespace() || c.is_control()) {
                     Ok(())
@@ -310,27 +337,9 @@ impl Allowed {
             Allowed::HttpUrlOrEmpty => Allowed::HttpUrl.check(raw),
             Allowed::ModelIdOrEmpty => Allowed::ModelId.check(raw),
             Allowed::ModelId => {
-                if !raw.is_empty()
-                    && raw
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"-_:./".contains(&b))
-                {
-                    Ok(())
-                } else {
-                    Err("expected a model id (letters, digits, -, _, :, ., /)".into())
-                }
+                word_of(raw, b"-_:./", "a model id (letters, digits, -, _, :, ., /)")
             }
-            Allowed::LogFilter => {
-                let ok = raw.split(',').all(|part| {
-                    let level = part.rsplit('=').next().unwrap_or(part);
-                    matches!(level, "off" | "error" | "warn" | "info" | "debug" | "trace")
-                });
-                if ok {
-                    Ok(())
-                } else {
-                    Err("expected a filter like warn or proven=debug,info".into())
-                }
-            }
+            Allowed::LogFilter => check_log_filter(raw),
         }
     }
 

@@ -151,24 +151,68 @@ impl<S: Steps> Executor<S> {
     }
 
     pub async fn execute(&self, job: &Job) -> Result<Executed, ExecError> {
+        let lease = match self.claim(job).await? {
+            Ok(lease) => lease,
+            Err(executed) => return Ok(executed),
+        };
+        let span = tracing::info_span!(
+            "job",
+            step = %job.step,
+            key = %job.key,
+            review = %job.review_id,
+            attempt = lease.attempt
+        );
+        async move {
+            tracing::info!(owner = %self.owner, generation = lease.generation, "claimed");
+            metrics::histogram!(m::STEP_ATTEMPTS, "step" => step_label(&job.step))
+                .record(lease.attempt as f64);
+            let started = Instant::now();
+            let result = self.run_renewing(&lease).await;
+            let finishes = matches!(&result, Ok(outcome) if outcome.finish.is_some());
+            let (executed, wrote_jobs) = self.record(&lease, result).await?;
+            tracing::info!(step = %job.step, review = %job.review_id, outcome = ?executed, "step ended");
+            if wrote_jobs && let Some(wake) = &self.wake {
+                wake.wake();
+            }
+            if finishes || job.step == proven_store::JUDGE_STEP {
+                self.review_may_have_ended();
+            }
+            let label = executed.outcome_label();
+            metrics::counter!(m::STEPS_TOTAL, "step" => step_label(&job.step), "outcome" => label)
+                .increment(1);
+            metrics::histogram!(
+                m::STEP_DURATION_SECONDS,
+                "step" => step_label(&job.step),
+                "outcome" => label
+            )
+            .record(started.elapsed().as_secs_f64());
+            Ok(executed)
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Claims the job's step: its lease, or what became of the job instead (finished,
+    /// busy, sent to its isolated queue, dead-lettered…).
+    async fn claim(&self, job: &Job) -> Result<Result<Lease, Executed>, ExecError> {
         let lease_us = i64::try_from(self.lease_for.as_micros()).unwrap_or(i64::MAX);
         let shared = !job.queue.ends_with(proven_store::ISOLATED_SUFFIX);
         let claim = self
             .store
             .claim_from(&job.id(), &self.owner, lease_us, MAX_ATTEMPTS, shared)
             .await?;
-        let lease = match claim {
-            Claim::Run(lease) => lease,
-            Claim::Finished => return Ok(Executed::Finished),
-            Claim::Busy => return Ok(Executed::Busy),
-            Claim::Cancelled => return Ok(Executed::Cancelled),
-            Claim::Missing => return Ok(Executed::Missing),
-            Claim::NotYet => return Ok(Executed::NotYet),
+        Ok(Err(match claim {
+            Claim::Run(lease) => return Ok(Ok(lease)),
+            Claim::Finished => Executed::Finished,
+            Claim::Busy => Executed::Busy,
+            Claim::Cancelled => Executed::Cancelled,
+            Claim::Missing => Executed::Missing,
+            Claim::NotYet => Executed::NotYet,
             Claim::Isolated => {
                 if let Some(wake) = &self.wake {
                     wake.wake();
                 }
-                return Ok(Executed::Isolated);
+                Executed::Isolated
             }
             Claim::DeadLettered { attempts } => {
                 tracing::warn!(step = %job.step, key = %job.key, review = %job.review_id, attempts, "dead-lettered");
@@ -178,100 +222,82 @@ impl<S: Steps> Executor<S> {
                     self.steps.judge_dead_lettered(&job.review_id).await?;
                     self.review_may_have_ended();
                 }
-                return Ok(Executed::DeadLettered);
+                Executed::DeadLettered
             }
-        };
-        let span = tracing::info_span!("job", step = %job.step, key = %job.key, review = %job.review_id, attempt = lease.attempt);
-        async move {
-        tracing::info!(owner = %self.owner, generation = lease.generation, "claimed");
-        metrics::histogram!(m::STEP_ATTEMPTS, "step" => step_label(&job.step))
-            .record(lease.attempt as f64);
-        let started = Instant::now();
-        let result = self.run_renewing(&lease).await;
-        let finishes = matches!(&result, Ok(outcome) if outcome.finish.is_some());
-        // Whether this step's commit wrote jobs that are due now: only then is the pusher
-        // woken (a step that ends its branch writes none, and its wake would cost a drain).
-        let mut wrote_jobs = false;
-        let executed = match result {
-            Ok(outcome) => match self.store.commit(&lease, &outcome).await? {
-                Committed::Done { judge_enqueued, jobs } => {
-                    wrote_jobs = jobs > 0;
-                    Executed::Committed { judge_enqueued }
-                }
-                Committed::Conflict => Executed::Conflict,
+        }))
+    }
+
+    /// Records what the handler returned, fenced by the lease: the commit, the failure, or
+    /// the retry it asks for. Also whether the commit wrote jobs that are due now: only
+    /// then is the pusher woken (a step that ends its branch writes none, and its wake
+    /// would cost a drain).
+    async fn record(
+        &self,
+        lease: &Lease,
+        result: Result<Outcome, StepError>,
+    ) -> Result<(Executed, bool), ExecError> {
+        Ok(match result {
+            Ok(outcome) => match self.store.commit(lease, &outcome).await? {
+                Committed::Done {
+                    judge_enqueued,
+                    jobs,
+                } => (Executed::Committed { judge_enqueued }, jobs > 0),
+                Committed::Conflict => (Executed::Conflict, false),
             },
             Err(StepError::Permanent(message)) => {
                 tracing::warn!(%message, "step failed");
-                match self.store.fail(&lease, &message).await? {
-                    Committed::Done { judge_enqueued, .. } => {
-                        wrote_jobs = judge_enqueued;
-                        Executed::Failed
-                    }
-                    Committed::Conflict => Executed::Conflict,
+                match self.store.fail(lease, &message).await? {
+                    Committed::Done { judge_enqueued, .. } => (Executed::Failed, judge_enqueued),
+                    Committed::Conflict => (Executed::Conflict, false),
                 }
             }
-            Err(StepError::Retryable { message, after }) => {
-                let delay = i64::try_from(after.as_micros()).unwrap_or(i64::MAX);
-                if self
-                    .store
-                    .retry_later(&lease, delay, Retry::Attempt, &message)
-                    .await?
-                {
-                    Executed::RetryScheduled
-                } else {
-                    Executed::Conflict
-                }
-            }
-                        Err(StepError::RateLimited { message, .. })
+            Err(StepError::Retryable { message, after }) => (
+                self.retry(lease, after, Retry::Attempt, &message).await?,
+                false,
+            ),
+            Err(StepError::RateLimited { message, .. })
                 if self.store.deferrals(&lease.id).await? >= crate::MAX_DEFERRALS =>
             {
-                let message = format!("{message}: still refused after {} deferrals", crate::MAX_DEFERRALS);
-                match self.store.fail(&lease, &message).await? {
-                    Committed::Done { .. } => Executed::Failed,
-                    Committed::Conflict => Executed::Conflict,
+                let message = format!(
+                    "{message}: still refused after {} deferrals",
+                    crate::MAX_DEFERRALS
+                );
+                match self.store.fail(lease, &message).await? {
+                    Committed::Done { .. } => (Executed::Failed, false),
+                    Committed::Conflict => (Executed::Conflict, false),
                 }
             }
-            Err(StepError::RateLimited { message, after }) => {
-                let delay = i64::try_from(after.as_micros()).unwrap_or(i64::MAX);
-                if self
-                    .store
-                    .retry_later(&lease, delay, Retry::Deferral, &message)
-                    .await?
-                {
-                    Executed::RetryScheduled
-                } else {
-                    Executed::Conflict
-                }
-            }
-            Err(StepError::Waiting { message, after }) => {
-                let delay = i64::try_from(after.as_micros()).unwrap_or(i64::MAX);
-                if self
-                    .store
-                    .retry_later(&lease, delay, Retry::Wait, &message)
-                    .await?
-                {
-                    Executed::RetryScheduled
-                } else {
-                    Executed::Conflict
-                }
-            }
-        };
-        tracing::info!(step = %job.step, review = %job.review_id, outcome = ?executed, "step ended");
-        if wrote_jobs && let Some(wake) = &self.wake {
-            wake.wake();
-        }
-        if finishes || job.step == proven_store::JUDGE_STEP {
-            self.review_may_have_ended();
-        }
-        let label = executed.outcome_label();
-        metrics::counter!(m::STEPS_TOTAL, "step" => step_label(&job.step), "outcome" => label)
-            .increment(1);
-        metrics::histogram!(m::STEP_DURATION_SECONDS, "step" => step_label(&job.step), "outcome" => label)
-            .record(started.elapsed().as_secs_f64());
-        Ok(executed)
-        }
-        .instrument(span)
-        .await
+            Err(StepError::RateLimited { message, after }) => (
+                self.retry(lease, after, Retry::Deferral, &message).await?,
+                false,
+            ),
+            Err(StepError::Waiting { message, after }) => (
+                self.retry(lease, after, Retry::Wait, &message).await?,
+                false,
+            ),
+        })
+    }
+
+    /// Gives the step back to its queue after `after`, spending what `spends` says.
+    async fn retry(
+        &self,
+        lease: &Lease,
+        after: Duration,
+        spends: Retry,
+        message: &str,
+    ) -> Result<Executed, ExecError> {
+        let delay = i64::try_from(after.as_micros()).unwrap_or(i64::MAX);
+        Ok(
+            if self
+                .store
+                .retry_later(lease, delay, spends, message)
+                .await?
+            {
+                Executed::RetryScheduled
+            } else {
+                Executed::Conflict
+            },
+        )
     }
 
     /// Runs the handler while renewing the lease, so a long step is not presumed dead, but

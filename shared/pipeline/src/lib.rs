@@ -30,6 +30,8 @@ pub use executor::{ExecError, Executed, Executor, STEP_DEADLINE, StepError, Step
 use std::future::Future;
 use std::pin::Pin;
 
+// What travels on the queue is the store's `Job`: the step to wake, and the trace id of
+// the request that started the review (so the job's span joins the request's trace).
 pub use proven_store::{Job, Lease, NewStep, Outcome};
 
 /// A step claimed this many times without finishing is dead-lettered.
@@ -55,42 +57,6 @@ pub const ALL_QUEUES: &[&str] = &[
     "sandbox-isolated",
 ];
 
-/// What travels on the queue: the step to wake, and the trace id of the request that
-/// started the review (so the job's span joins the request's trace).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct QueuedJob {
-    pub review_id: String,
-    pub step: String,
-    pub key: String,
-    pub queue: String,
-    #[serde(default)]
-    pub trace_id: Option<String>,
-}
-
-impl QueuedJob {
-    pub fn job(&self) -> Job {
-        Job {
-            review_id: self.review_id.clone(),
-            step: self.step.clone(),
-            key: self.key.clone(),
-            queue: self.queue.clone(),
-            trace_id: self.trace_id.clone(),
-        }
-    }
-}
-
-impl From<Job> for QueuedJob {
-    fn from(j: Job) -> Self {
-        QueuedJob {
-            review_id: j.review_id,
-            step: j.step,
-            key: j.key,
-            queue: j.queue,
-            trace_id: j.trace_id,
-        }
-    }
-}
-
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 #[derive(Debug, thiserror::Error)]
@@ -103,5 +69,5 @@ pub enum QueueError {
 
 /// Where jobs are delivered.
 pub trait Queue: Send + Sync + 'static {
-    fn push<'a>(&'a self, jobs: Vec<QueuedJob>) -> BoxFuture<'a, Result<(), QueueError>>;
+    fn push<'a>(&'a self, jobs: Vec<Job>) -> BoxFuture<'a, Result<(), QueueError>>;
 }

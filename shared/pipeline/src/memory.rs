@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use tokio::sync::{Mutex, mpsc};
 
-use crate::{BoxFuture, Executor, Queue, QueueError, QueuedJob, Steps};
+use crate::{BoxFuture, Executor, Job, Queue, QueueError, Steps};
 
 pub struct MemoryQueue {
-    senders: HashMap<&'static str, mpsc::UnboundedSender<QueuedJob>>,
-    receivers: Mutex<HashMap<&'static str, mpsc::UnboundedReceiver<QueuedJob>>>,
+    senders: HashMap<&'static str, mpsc::UnboundedSender<Job>>,
+    receivers: Mutex<HashMap<&'static str, mpsc::UnboundedReceiver<Job>>>,
 }
 
 impl MemoryQueue {
@@ -51,7 +51,7 @@ impl MemoryQueue {
                     loop {
                         let job = { rx.lock().await.recv().await };
                         let Some(job) = job else { break };
-                        if let Err(e) = executor.execute(&job.job()).await {
+                        if let Err(e) = executor.execute(&job).await {
                             // The store will be asked again by the reconciler; nothing is lost.
                             tracing::warn!(queue, error = %e, "job not executed");
                         }
@@ -71,7 +71,7 @@ impl Default for MemoryQueue {
 }
 
 impl Queue for MemoryQueue {
-    fn push<'a>(&'a self, jobs: Vec<QueuedJob>) -> BoxFuture<'a, Result<(), QueueError>> {
+    fn push<'a>(&'a self, jobs: Vec<Job>) -> BoxFuture<'a, Result<(), QueueError>> {
         Box::pin(async move {
             for job in jobs {
                 let tx = self

@@ -4,8 +4,8 @@
 
 use proven_store::Store;
 
+use crate::Queue;
 use crate::metrics_names as m;
-use crate::{Queue, QueuedJob};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PushError {
@@ -24,8 +24,7 @@ pub async fn push_due(store: &Store, queue: &dyn Queue, batch: i64) -> Result<us
             return Ok(total);
         }
         let n = jobs.len();
-        let queued: Vec<QueuedJob> = jobs.iter().cloned().map(QueuedJob::from).collect();
-        if let Err(e) = queue.push(queued).await {
+        if let Err(e) = queue.push(jobs.clone()).await {
             // Taken off the outbox (and marked pushed) but not delivered: given back, so the
             // reconciler's next pass pushes them again. Were even that lost, they would be
             // pushed again once their push is stale: a failed push delays, never loses.

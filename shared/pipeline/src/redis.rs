@@ -25,7 +25,7 @@ use redis::aio::{ConnectionManager, MultiplexedConnection};
 use tokio::sync::{Semaphore, watch};
 use tracing::Instrument;
 
-use crate::{BoxFuture, Executor, Queue, QueueError, QueuedJob, Steps};
+use crate::{BoxFuture, Executor, Job, Queue, QueueError, Steps};
 
 /// How the Redis queues are named and waited on.
 #[derive(Debug, Clone)]
@@ -99,7 +99,7 @@ impl RedisQueue {
 }
 
 impl Queue for RedisQueue {
-    fn push<'a>(&'a self, jobs: Vec<QueuedJob>) -> BoxFuture<'a, Result<(), QueueError>> {
+    fn push<'a>(&'a self, jobs: Vec<Job>) -> BoxFuture<'a, Result<(), QueueError>> {
         Box::pin(async move {
             if jobs.is_empty() {
                 return Ok(());
@@ -233,7 +233,7 @@ async fn consume<S: Steps>(
         };
         for item in items {
             let Some(permit) = permits.pop() else { break };
-            let job: QueuedJob = match serde_json::from_str(&item) {
+            let job: Job = match serde_json::from_str(&item) {
                 Ok(job) => job,
                 Err(e) => {
                     // Not ours (or from an older release): the store's reconciler pushes the
@@ -252,7 +252,7 @@ async fn consume<S: Steps>(
             tokio::spawn(
                 async move {
                     let _slot = permit;
-                    if let Err(e) = executor.execute(&job.job()).await {
+                    if let Err(e) = executor.execute(&job).await {
                         // Only the store failing gets here, before or after the step: the
                         // store is the truth, so the job goes back after a pause (and if
                         // that fails too, the reconciler pushes it again).

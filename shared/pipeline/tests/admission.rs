@@ -5,37 +5,16 @@ use proven_pipeline::admission::{AdmissionConfig, admit};
 use proven_store::testing::{Backend, TestStore};
 use proven_store::{NewPipelineReview, Store};
 
-macro_rules! both_backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-              async fn $name() { super::$name(proven_store::testing::Backend::Sqlite).await })*
-        }
-        mod postgres {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-              async fn $name() { super::$name(proven_store::testing::Backend::Postgres).await })*
-        }
-    };
-}
-
-both_backends!(
+proven_store::both_backends!(
     two_thousand_queued_reviews_of_one_tenant_never_hide_another_tenants_review,
     with_one_free_slot_left_the_other_tenant_still_gets_its_turn,
 );
 
 fn review(id: &str, tenant: &str, priority: i64) -> NewPipelineReview {
     NewPipelineReview {
-        id: id.into(),
         tenant_id: Some(tenant.into()),
-        repository: "/repo".into(),
-        base_rev: "a".into(),
-        head_rev: "b".into(),
         priority,
-        batch_id: None,
-        pr_key: None,
-        request: "{}".into(),
-        deadline_us: None,
-        trace_id: None,
+        ..proven_store::testing::pipeline_review(id)
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use proven_pipeline::redis::{RedisConfig, RedisQueue};
 use proven_pipeline::{
-    BoxFuture, Executed, Executor, Lease, NewStep, Outcome, Queue, QueuedJob, StepError, Steps,
+    BoxFuture, Executed, Executor, Lease, NewStep, Outcome, Queue, StepError, Steps,
 };
 use proven_store::testing::{Backend, TestStore};
 use proven_store::{NewPipelineReview, ReviewStatus, Store, StoreError};
@@ -14,19 +14,7 @@ use proven_store::{NewPipelineReview, ReviewStatus, Store, StoreError};
 const REDIS: &str = "redis://127.0.0.1:6379";
 
 fn review(id: &str) -> NewPipelineReview {
-    NewPipelineReview {
-        id: id.into(),
-        tenant_id: None,
-        repository: "/repo".into(),
-        base_rev: "a".into(),
-        head_rev: "b".into(),
-        priority: 0,
-        batch_id: None,
-        pr_key: None,
-        request: "{}".into(),
-        deadline_us: None,
-        trace_id: None,
-    }
+    proven_store::testing::pipeline_review(id)
 }
 
 /// Steps that end their review at once, or (`gate`) only once the gate lets them.
@@ -102,10 +90,7 @@ async fn a_worker_takes_no_more_jobs_than_it_has_free_slots_and_runs_them_all() 
     let ids = admitted(&t.store, 3).await;
     let jobs = t.store.drain_outbox(10).await.expect("drain");
     assert_eq!(jobs.len(), 3);
-    queue
-        .push(jobs.into_iter().map(QueuedJob::from).collect())
-        .await
-        .expect("push");
+    queue.push(jobs).await.expect("push");
     assert_eq!(
         redis_len(&config, "evidence").await,
         3,

@@ -27,9 +27,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::Trace;
-use crate::model::{Agents, Role};
-use crate::step_name::Name;
+use crate::core::model::{Agents, Role};
+use crate::core::step_name::Name;
+use crate::core::trace::Trace;
 use crate::wire::{Bounds, Risk, StepUnit};
 use proven_pipeline::StepError;
 
@@ -301,8 +301,8 @@ pub async fn plan(
     for (i, (what, part)) in parts.parts.iter().enumerate() {
         let user = format!(
             "Changed files: {}\n<carry>{}</carry>\n<change part=\"{}\" of=\"{n}\">{}</change>{context}",
-            crate::model::changed_list(changed),
-            crate::model::quoted(&carry),
+            crate::core::model::changed_list(changed),
+            crate::core::model::quoted(&carry),
             i + 1,
             serde_json::to_string(part).unwrap_or_default(),
         );

@@ -9,10 +9,12 @@ use proven_pipeline::memory::MemoryQueue;
 use proven_pipeline::reconciler::{self, ReconcilerConfig, Wake};
 use proven_pipeline::{Executor, Queue};
 use proven_report::Report;
-use proven_store::{NewPipelineReview, NewStep, ReviewStatus, Store};
+use proven_store::{NewPipelineReview, ReviewStatus, Store};
 
 use crate::ReviewError;
-use crate::pipeline::{INTAKE, ReviewRequest};
+use crate::core::outcome::Next;
+use crate::core::step_name::StepName;
+use crate::pipeline::ReviewRequest;
 
 /// Steps run at once per queue in the embedded default.
 const CONCURRENCY: usize = 4;
@@ -21,7 +23,7 @@ const CONCURRENCY: usize = 4;
 #[derive(Default)]
 pub struct Services {
     /// The model agents, when configured.
-    pub agents: Option<Arc<crate::model::Agents>>,
+    pub agents: Option<Arc<crate::core::model::Agents>>,
     /// Docker, when a socket answers; without it, tests cannot run and the review says so.
     pub sandbox: Option<Arc<proven_sandbox::Sandbox>>,
 }
@@ -59,7 +61,7 @@ pub async fn review(
                     .map(|s| proven_store::now_us() + (s as i64) * 1_000_000),
                 trace_id: request.trace_id.clone(),
             },
-            &NewStep::new(INTAKE, "evidence"),
+            &Next::first(StepName::Intake),
         )
         .await?;
 

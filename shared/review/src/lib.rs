@@ -1,24 +1,28 @@
 //! The review: its steps and the embedded runner that runs them in one process.
 //!
-//! Layers, each importing only from the ones below (`tests/tidy` checks it):
-//! - data: [`step_name`] (every step's name, typed), [`wire`] (what the agent steps store
-//!   and pass each other), [`rows`] (a review's rows read back), [`citation`] (a model's
-//!   citation of a file, checked against the file);
-//! - services: [`step`] (the one shape of a step: its context, the review it is handed,
-//!   its handler), `outcome` (a step's outcome and shared errors, `FailureKind`),
-//!   [`model`] (model access with the guardrail, by `Role`), `test_runs` (the test runner
-//!   with its one cassette path), [`bounded`], [`steps`] (the control steps' logic: intake,
-//!   scout, the dependency evidence, the writer), `git_tree`, [`patch`] (what a model's patch may be);
-//! - one module per step: [`agents`], [`auditor`], [`autofix`], [`fixer`],
-//!   [`investigator`], [`skeptic`], [`sandbox_job`]; a step names the next by
-//!   [`step_name::StepName`], never by importing it;
+//! Layers, each importing only from the ones below (`tests/tidy` checks it, file by file):
+//! - [`core`]: what every step shares (step names, the step shape, outcomes, rows, the
+//!   trace, model calls, test runs and suites, git trees, citations, patches, the
+//!   review-wide settings);
+//! - data and services not yet in `core`: [`wire`] (what the steps store and pass each
+//!   other), [`bounded`] (the Planner's bounded steps), [`steps`] (the control steps'
+//!   logic: intake, scout, the dependency evidence, the writer);
+//! - the evidence flows, one folder each, importing `core/` (and the data above) only,
+//!   never another flow, control or the registry: [`flows::deps`] (the dependency
+//!   evidence and its Skeptic), [`flows::query`] (evidence by query and its Skeptic), [`flows::fix`] (the Fixer,
+//!   its sandbox proof and the rule of a proved fix), [`flows::audit`] (the coverage auditor), [`flows::plan`] (the
+//!   Planner and the second reviewer), [`flows::test`] (the Prover, the reproduction and
+//!   the Skeptic with its refutations);
+//! - one module per step, until each moves into its flow: [`autofix`], [`sandbox_job`]; a step names the next by
+//!   [`core::step_name::StepName`], never by importing it;
 //! - the Judge: [`judge`], pure functions over a review's rows;
-//! - the registry and the control steps' handlers: [`pipeline`] ([`pipeline::registry`]
-//!   maps every step name to its `run`, one line each);
-//!   [`embedded::review`] runs them for `proven review`; [`scan::scan_file`] runs
-//!   dependency evidence on one lock file; [`ask`] answers `proven ask` (a question, not a
-//!   change: cited claims, the refuter and the coverage auditor); [`rereview`] finds the
-//!   repositories an advisory change set newly affects.
+//! - the control steps: [`control`] (intake, the plan, the judge step's assembly and its
+//!   H-MEM writes);
+//! - the registry: [`pipeline`] ([`pipeline::registry`] maps every step name to its
+//!   `run`, one line each); [`embedded::review`] runs them for `proven review`;
+//!   [`scan::scan_file`] runs dependency evidence on one lock file; [`ask`] answers
+//!   `proven ask` (a question, not a change: cited claims, the refuter and the coverage
+//!   auditor); [`rereview`] finds the repositories an advisory change set newly affects.
 //!
 //! Invariants:
 //! - A finding exists only with evidence: here, the advisory rows whose range holds the
@@ -30,34 +34,23 @@
 //! - Nothing is reported clean when part of the review did not run: an unreadable input
 //!   or an empty advisory store makes the review incomplete, by name.
 
-pub mod agents;
 pub mod ask;
-pub mod auditor;
 pub mod autofix;
 pub mod bounded;
-pub mod citation;
+pub mod control;
+pub mod core;
 pub mod embedded;
 mod error;
-pub mod fixer;
-mod git_tree;
-pub mod investigator;
+pub mod flows;
 pub mod judge;
-pub mod model;
-mod outcome;
-pub mod patch;
 pub mod pipeline;
 pub mod rereview;
-pub mod rows;
 pub mod sandbox_job;
 pub mod scan;
-pub mod skeptic;
-pub mod step;
-pub mod step_name;
 pub mod steps;
-pub(crate) mod suite;
-pub(crate) mod test_runs;
-pub mod trace;
 pub mod wire;
 
+/// The model agents, as the binaries configure them (`proven_review::model::Agents`).
+pub use crate::core::model;
+pub use crate::core::trace::Trace;
 pub use error::ReviewError;
-pub use trace::Trace;

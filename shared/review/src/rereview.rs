@@ -16,7 +16,7 @@ use proven_domain::Ecosystem;
 use proven_store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 
-use crate::Trace;
+use crate::core::trace::Trace;
 use crate::steps::deps;
 
 /// A repository to review again, and why.

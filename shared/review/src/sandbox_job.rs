@@ -15,11 +15,13 @@ use proven_sandbox::{
 use proven_store::Store;
 use serde::{Deserialize, Serialize};
 
-use crate::step::StepContext;
-pub use crate::test_runs::job_key;
+use crate::core::outcome::Next;
+use crate::core::step::StepContext;
+use crate::core::step_name::StepName;
+pub use crate::core::test_runs::job_key;
 
-pub const SANDBOX_RUN: &str = crate::step_name::StepName::SandboxRun.as_str();
-pub const SANDBOX_QUEUE: &str = "sandbox";
+pub const SANDBOX_RUN: &str = crate::core::step_name::StepName::SandboxRun.as_str();
+pub const SANDBOX_QUEUE: &str = crate::core::step_name::StepName::SandboxRun.queue();
 
 /// The input of a `sandbox.run` step (its wire type between steps).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,7 +72,7 @@ impl SandboxJob {
         Ok(NewStep {
             key: key.to_string(),
             input: Some(serde_json::to_string(self)?),
-            ..NewStep::new(SANDBOX_RUN, SANDBOX_QUEUE)
+            ..Next::first(StepName::SandboxRun)
         })
     }
 
@@ -184,13 +186,13 @@ pub async fn run(
     let recorded = sandbox
         .run_job(&key, &request, &ledger)
         .await
-        .map_err(crate::test_runs::sandbox_error)?;
+        .map_err(crate::core::test_runs::sandbox_error)?;
     let (record, first) = match recorded {
         Recorded::First(r) => (r, true),
         Recorded::Already(r) => (r, false),
     };
     let result = serde_json::to_string(&record).map_err(|e| StepError::Permanent(e.to_string()))?;
-    let mut trace = crate::Trace::new(uuid::Uuid::now_v7().to_string());
+    let mut trace = crate::core::trace::Trace::new(uuid::Uuid::now_v7().to_string());
     trace.push(
         "sandbox_run",
         serde_json::json!({"job": key.as_str(), "recorded_now": first, "image": record.image,

@@ -10,8 +10,9 @@ use proven_report::{
 };
 use proven_store::Store;
 
+use crate::ReviewError;
+use crate::core::trace::Trace;
 use crate::steps::deps::{self, DepsOptions, FilePair};
-use crate::{ReviewError, Trace};
 
 /// Scans `file`. Siblings in the same directory (a manifest beside its lock file) are read
 /// too, to tell direct from transitive dependencies.

@@ -12,20 +12,7 @@ use proven_store::ReviewRequest;
 use proven_store::Store;
 use proven_store::testing::{Backend, TestStore};
 
-macro_rules! both_backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-              async fn $name() { super::$name(proven_store::testing::Backend::Sqlite).await })*
-        }
-        mod postgres {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-              async fn $name() { super::$name(proven_store::testing::Backend::Postgres).await })*
-        }
-    };
-}
-
-both_backends!(
+proven_store::both_backends!(
     raising_a_package_into_a_range_is_one_finding_with_the_fix,
     lowering_out_of_the_range_or_leaving_it_alone_gives_none,
     the_base_own_vulnerable_packages_are_not_brought_in_by_the_change,

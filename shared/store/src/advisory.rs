@@ -88,7 +88,7 @@ pub struct AffectedRow {
     pub published: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct KevRow {
     pub cve: String,
     pub vendor: Option<String>,
@@ -98,7 +98,7 @@ pub struct KevRow {
     pub ransomware: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct EpssRow {
     pub cve: String,
     pub probability: f64,
@@ -106,7 +106,7 @@ pub struct EpssRow {
     pub score_date: Option<String>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct StoredAdvisory {
     pub id: String,
     pub modified: Option<String>,
@@ -172,22 +172,22 @@ impl Store {
             .await?;
         rows.into_iter()
             .map(|r| {
-                let advisory_id: String = r.try_get(0)?;
-                let aliases: String = r.try_get(6)?;
+                let advisory_id: String = r.try_get("advisory_id")?;
+                let aliases: String = r.try_get("aliases")?;
                 let aliases = serde_json::from_str(&aliases)
                     .map_err(|e| StoreError::Corrupt(format!("aliases of {advisory_id}: {e}")))?;
                 Ok(AffectedRow {
                     advisory_id,
-                    idx: r.try_get(1)?,
-                    ecosystem: r.try_get(2)?,
-                    name: r.try_get(3)?,
-                    normalized_name: r.try_get(4)?,
-                    affected_json: r.try_get(5)?,
+                    idx: r.try_get("idx")?,
+                    ecosystem: r.try_get("ecosystem")?,
+                    name: r.try_get("name")?,
+                    normalized_name: r.try_get("normalized_name")?,
+                    affected_json: r.try_get("affected")?,
                     aliases,
-                    summary: r.try_get(7)?,
-                    severity_json: r.try_get(8)?,
-                    modified: r.try_get(9)?,
-                    published: r.try_get(10)?,
+                    summary: r.try_get("summary")?,
+                    severity_json: r.try_get("severity")?,
+                    modified: r.try_get("modified")?,
+                    published: r.try_get("published")?,
                 })
             })
             .collect()
@@ -195,85 +195,69 @@ impl Store {
 
     /// KEV rows for the given CVE ids (one query).
     pub async fn kev_for(&self, cves: &[String]) -> Result<HashMap<String, KevRow>, StoreError> {
-        if cves.is_empty() {
-            return Ok(HashMap::new());
-        }
-        let sql = format!(
-            "SELECT cve, vendor, product, name, date_added, ransomware FROM kev WHERE cve IN ({})",
-            list(1, cves.len())
-        );
-        let mut q = sqlx::query(trusted(sql));
-        for c in cves {
-            q = q.bind(c.as_str());
-        }
-        let mut out = HashMap::new();
-        for r in q.fetch_all(&self.pool).await? {
-            let row = KevRow {
-                cve: r.try_get(0)?,
-                vendor: r.try_get(1)?,
-                product: r.try_get(2)?,
-                name: r.try_get(3)?,
-                date_added: r.try_get(4)?,
-                ransomware: r.try_get(5)?,
-            };
-            out.insert(row.cve.clone(), row);
-        }
-        Ok(out)
+        self.by_cve(
+            "SELECT cve, vendor, product, name, date_added, ransomware FROM kev",
+            cves,
+        )
+        .await
     }
 
     /// EPSS rows for the given CVE ids (one query).
     pub async fn epss_for(&self, cves: &[String]) -> Result<HashMap<String, EpssRow>, StoreError> {
+        self.by_cve(
+            "SELECT cve, probability, percentile, score_date FROM epss",
+            cves,
+        )
+        .await
+    }
+
+    /// The rows of `select` (a statement with no `WHERE`, whose first column is `cve`) for
+    /// the given CVE ids, by CVE id, in one query.
+    async fn by_cve<T>(
+        &self,
+        select: &'static str,
+        cves: &[String],
+    ) -> Result<HashMap<String, T>, StoreError>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow>,
+    {
         if cves.is_empty() {
             return Ok(HashMap::new());
         }
-        let sql = format!(
-            "SELECT cve, probability, percentile, score_date FROM epss WHERE cve IN ({})",
-            list(1, cves.len())
-        );
+        let sql = format!("{select} WHERE cve IN ({})", list(1, cves.len()));
         let mut q = sqlx::query(trusted(sql));
         for c in cves {
             q = q.bind(c.as_str());
         }
         let mut out = HashMap::new();
         for r in q.fetch_all(&self.pool).await? {
-            let row = EpssRow {
-                cve: r.try_get(0)?,
-                probability: r.try_get(1)?,
-                percentile: r.try_get(2)?,
-                score_date: r.try_get(3)?,
-            };
-            out.insert(row.cve.clone(), row);
+            out.insert(r.try_get("cve")?, T::from_row(&r)?);
         }
         Ok(out)
     }
 
     pub async fn advisory(&self, id: &str) -> Result<Option<StoredAdvisory>, StoreError> {
-        let row = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT id, modified, withdrawn, origin, record FROM advisories WHERE id = $1",
         )
         .bind(id)
         .fetch_optional(&self.pool)
-        .await?;
-        row.map(|r| {
-            Ok(StoredAdvisory {
-                id: r.try_get(0)?,
-                modified: r.try_get(1)?,
-                withdrawn: r.try_get(2)?,
-                origin: r.try_get(3)?,
-                record: r.try_get(4)?,
-            })
-        })
-        .transpose()
+        .await?)
     }
 
     /// How many advisories, KEV entries and EPSS scores are stored.
     pub async fn advisory_counts(&self) -> Result<(i64, i64, i64), StoreError> {
         let r = sqlx::query(
-            "SELECT (SELECT COUNT(*) FROM advisories), (SELECT COUNT(*) FROM kev), (SELECT COUNT(*) FROM epss)",
+            "SELECT (SELECT COUNT(*) FROM advisories) AS advisories, (SELECT COUNT(*) FROM kev) AS kev, \
+             (SELECT COUNT(*) FROM epss) AS epss",
         )
         .fetch_one(&self.pool)
         .await?;
-        Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))
+        Ok((
+            r.try_get("advisories")?,
+            r.try_get("kev")?,
+            r.try_get("epss")?,
+        ))
     }
 }
 
@@ -361,16 +345,12 @@ impl AdvisoryImport<'_> {
                 "SELECT cve FROM kev WHERE cve IN ({})",
                 list(1, chunk.len())
             );
-            let mut q = sqlx::query(trusted(sql));
+            let mut q = sqlx::query_scalar(trusted(sql));
             for e in chunk {
                 q = q.bind(e.cve_id.trim().to_string());
             }
-            let known: std::collections::HashSet<String> = q
-                .fetch_all(&mut *tx)
-                .await?
-                .iter()
-                .map(|r| r.try_get::<String, _>(0))
-                .collect::<Result<_, _>>()?;
+            let known: std::collections::HashSet<String> =
+                q.fetch_all(&mut *tx).await?.into_iter().collect();
             let fresh: Vec<String> = chunk
                 .iter()
                 .map(|e| e.cve_id.trim().to_string())
@@ -444,50 +424,9 @@ impl AdvisoryImport<'_> {
         if self.pending.is_empty() {
             return Ok(());
         }
-        // The same id twice in one batch: keep the one the replacement rule prefers.
-        let mut batch: Vec<Pending> = Vec::with_capacity(self.pending.len());
-        let mut index: HashMap<String, usize> = HashMap::new();
-        for p in std::mem::take(&mut self.pending) {
-            match index.get(&p.id) {
-                None => {
-                    index.insert(p.id.clone(), batch.len());
-                    batch.push(p);
-                }
-                Some(&j) => {
-                    if replaces(
-                        p.modified_us,
-                        &p.digest,
-                        batch[j].modified_us,
-                        &batch[j].digest,
-                    ) {
-                        batch[j] = p;
-                        self.counts.older_kept += 1;
-                    } else if p.digest == batch[j].digest {
-                        self.counts.unchanged += 1;
-                    } else {
-                        self.counts.older_kept += 1;
-                    }
-                }
-            }
-        }
-
+        let batch = self.one_per_id();
         let mut tx = self.store.write_tx().await?;
-        let sql = format!(
-            "SELECT id, modified_us, digest, withdrawn FROM advisories WHERE id IN ({})",
-            list(1, batch.len())
-        );
-        let mut q = sqlx::query(trusted(sql));
-        for p in &batch {
-            q = q.bind(p.id.as_str());
-        }
-        let mut stored: HashMap<String, (Option<i64>, String, bool)> = HashMap::new();
-        for r in q.fetch_all(&mut *tx).await? {
-            let withdrawn: Option<String> = r.try_get(3)?;
-            stored.insert(
-                r.try_get(0)?,
-                (r.try_get(1)?, r.try_get(2)?, withdrawn.is_some()),
-            );
-        }
+        let stored = stored_versions(&mut tx, &batch).await?;
         let mut write = Vec::new();
         let mut replaced = Vec::new();
         let mut changes: Vec<(String, &'static str)> = Vec::new();
@@ -527,74 +466,44 @@ impl AdvisoryImport<'_> {
         )
         .await?;
         for chunk in replaced.chunks(BATCH) {
-            let sql = format!(
-                "DELETE FROM advisories WHERE id IN ({})",
-                list(1, chunk.len())
-            );
-            let mut q = sqlx::query(trusted(sql));
-            for id in chunk {
-                q = q.bind(id.as_str());
-            }
-            q.execute(&mut *tx).await?;
+            delete_where_in(&mut tx, "advisories", "id", chunk).await?;
             // Explicitly too: foreign-key cascades are off on some SQLite connections.
-            let sql = format!(
-                "DELETE FROM affected_packages WHERE advisory_id IN ({})",
-                list(1, chunk.len())
-            );
-            let mut q = sqlx::query(trusted(sql));
-            for id in chunk {
-                q = q.bind(id.as_str());
-            }
-            q.execute(&mut *tx).await?;
+            delete_where_in(&mut tx, "affected_packages", "advisory_id", chunk).await?;
         }
-        for chunk in write.chunks(BATCH / 4) {
-            let sql = format!(
-                "INSERT INTO advisories (id, modified, modified_us, published, withdrawn, summary, aliases, \
-                 severity, digest, origin, record) VALUES {}",
-                values_rows(chunk.len(), 11)
-            );
-            let mut q = sqlx::query(trusted(sql));
-            for p in chunk {
-                q = q
-                    .bind(p.id.as_str())
-                    .bind(p.modified.as_deref())
-                    .bind(p.modified_us)
-                    .bind(p.published.as_deref())
-                    .bind(p.withdrawn.as_deref())
-                    .bind(p.summary.as_deref())
-                    .bind(p.aliases.as_str())
-                    .bind(p.severity.as_str())
-                    .bind(p.digest.as_str())
-                    .bind(p.origin.as_str())
-                    .bind(p.raw.as_str());
-            }
-            q.execute(&mut *tx).await?;
-        }
-        let rows: Vec<(&Pending, usize, &PendingAffected)> = write
-            .iter()
-            .flat_map(|p| p.affected.iter().enumerate().map(move |(i, a)| (p, i, a)))
-            .collect();
-        for chunk in rows.chunks(BATCH) {
-            let sql = format!(
-                "INSERT INTO affected_packages (advisory_id, idx, ecosystem, name, normalized_name, withdrawn, \
-                 affected) VALUES {}",
-                values_rows(chunk.len(), 7)
-            );
-            let mut q = sqlx::query(trusted(sql));
-            for (p, i, a) in chunk {
-                q = q
-                    .bind(p.id.as_str())
-                    .bind(*i as i64)
-                    .bind(a.ecosystem.as_str())
-                    .bind(a.name.as_str())
-                    .bind(a.normalized_name.as_str())
-                    .bind(p.withdrawn.is_some())
-                    .bind(a.json.as_str());
-            }
-            q.execute(&mut *tx).await?;
-        }
+        insert_advisories(&mut tx, &write).await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    /// Takes what is pending, one record per id: of the same id twice in one batch, the one
+    /// the replacement rule prefers (the other counted as unchanged or older).
+    fn one_per_id(&mut self) -> Vec<Pending> {
+        let mut batch: Vec<Pending> = Vec::with_capacity(self.pending.len());
+        let mut index: HashMap<String, usize> = HashMap::new();
+        for p in std::mem::take(&mut self.pending) {
+            match index.get(&p.id) {
+                None => {
+                    index.insert(p.id.clone(), batch.len());
+                    batch.push(p);
+                }
+                Some(&j) => {
+                    if replaces(
+                        p.modified_us,
+                        &p.digest,
+                        batch[j].modified_us,
+                        &batch[j].digest,
+                    ) {
+                        batch[j] = p;
+                        self.counts.older_kept += 1;
+                    } else if p.digest == batch[j].digest {
+                        self.counts.unchanged += 1;
+                    } else {
+                        self.counts.older_kept += 1;
+                    }
+                }
+            }
+        }
+        batch
     }
 
     /// Writes what is pending and records the run in `imports`.
@@ -624,6 +533,109 @@ fn change_time() -> String {
     time::OffsetDateTime::now_utc()
         .format(&format)
         .unwrap_or_else(|_| now())
+}
+
+/// What the store holds of the batch's advisories, by id: `modified` (µs), the content's
+/// digest, and whether it is withdrawn.
+async fn stored_versions(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    batch: &[Pending],
+) -> Result<HashMap<String, (Option<i64>, String, bool)>, StoreError> {
+    let sql = format!(
+        "SELECT id, modified_us, digest, withdrawn FROM advisories WHERE id IN ({})",
+        list(1, batch.len())
+    );
+    let mut q = sqlx::query(trusted(sql));
+    for p in batch {
+        q = q.bind(p.id.as_str());
+    }
+    let mut stored = HashMap::new();
+    for r in q.fetch_all(&mut **tx).await? {
+        let withdrawn: Option<String> = r.try_get("withdrawn")?;
+        stored.insert(
+            r.try_get("id")?,
+            (
+                r.try_get("modified_us")?,
+                r.try_get("digest")?,
+                withdrawn.is_some(),
+            ),
+        );
+    }
+    Ok(stored)
+}
+
+/// Deletes the rows of `table` whose `column` is one of `ids` (`table` and `column` are
+/// this crate's own names).
+async fn delete_where_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    table: &'static str,
+    column: &'static str,
+    ids: &[String],
+) -> Result<(), StoreError> {
+    let sql = format!(
+        "DELETE FROM {table} WHERE {column} IN ({})",
+        list(1, ids.len())
+    );
+    let mut q = sqlx::query(trusted(sql));
+    for id in ids {
+        q = q.bind(id.as_str());
+    }
+    q.execute(&mut **tx).await?;
+    Ok(())
+}
+
+/// Inserts the advisories and their affected[] rows.
+async fn insert_advisories(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    write: &[Pending],
+) -> Result<(), StoreError> {
+    for chunk in write.chunks(BATCH / 4) {
+        let sql = format!(
+            "INSERT INTO advisories (id, modified, modified_us, published, withdrawn, summary, aliases, \
+             severity, digest, origin, record) VALUES {}",
+            values_rows(chunk.len(), 11)
+        );
+        let mut q = sqlx::query(trusted(sql));
+        for p in chunk {
+            q = q
+                .bind(p.id.as_str())
+                .bind(p.modified.as_deref())
+                .bind(p.modified_us)
+                .bind(p.published.as_deref())
+                .bind(p.withdrawn.as_deref())
+                .bind(p.summary.as_deref())
+                .bind(p.aliases.as_str())
+                .bind(p.severity.as_str())
+                .bind(p.digest.as_str())
+                .bind(p.origin.as_str())
+                .bind(p.raw.as_str());
+        }
+        q.execute(&mut **tx).await?;
+    }
+    let rows: Vec<(&Pending, usize, &PendingAffected)> = write
+        .iter()
+        .flat_map(|p| p.affected.iter().enumerate().map(move |(i, a)| (p, i, a)))
+        .collect();
+    for chunk in rows.chunks(BATCH) {
+        let sql = format!(
+            "INSERT INTO affected_packages (advisory_id, idx, ecosystem, name, normalized_name, withdrawn, \
+             affected) VALUES {}",
+            values_rows(chunk.len(), 7)
+        );
+        let mut q = sqlx::query(trusted(sql));
+        for (p, i, a) in chunk {
+            q = q
+                .bind(p.id.as_str())
+                .bind(*i as i64)
+                .bind(a.ecosystem.as_str())
+                .bind(a.name.as_str())
+                .bind(a.normalized_name.as_str())
+                .bind(p.withdrawn.is_some())
+                .bind(a.json.as_str());
+        }
+        q.execute(&mut **tx).await?;
+    }
+    Ok(())
 }
 
 /// Writes change rows of a change set (a kind and id seen twice in one set is one row).
@@ -715,9 +727,9 @@ impl Store {
             ..Default::default()
         };
         for r in rows {
-            let changed: String = r.try_get(0)?;
-            let kind: String = r.try_get(1)?;
-            let at: String = r.try_get(2)?;
+            let changed: String = r.try_get("id")?;
+            let kind: String = r.try_get("kind")?;
+            let at: String = r.try_get("at")?;
             if set.at.is_empty() || at < set.at {
                 set.at = at;
             }
@@ -747,7 +759,10 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         rows.iter()
-            .map(|r| r.try_get::<String, _>(0).map_err(StoreError::from))
+            .map(|r| {
+                r.try_get::<String, _>("change_set")
+                    .map_err(StoreError::from)
+            })
             .collect()
     }
 }

@@ -1,8 +1,6 @@
 //! A batch's re-reviews on advisory change, each compared with the review before, and a
 //! tenant's batches (`GET /v1/batches/{id}`, `proven batch show|list`).
 
-use sqlx::Row;
-
 use crate::{ReviewRequest, Store, StoreError};
 
 /// A re-review's findings against the earlier review's (finding ids).
@@ -18,7 +16,7 @@ pub struct RereviewRow {
 }
 
 /// One of a tenant's batches.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct BatchRow {
     pub id: String,
     pub created_at: String,
@@ -83,22 +81,13 @@ impl Store {
 
     /// The tenant's batches, newest first (at most `limit`).
     pub async fn batches(&self, tenant_id: &str, limit: i64) -> Result<Vec<BatchRow>, StoreError> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT id, created_at, total FROM batches WHERE tenant_id = $1 \
              ORDER BY created_at DESC, id DESC LIMIT $2",
         )
         .bind(tenant_id)
         .bind(limit)
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(BatchRow {
-                    id: r.try_get(0)?,
-                    created_at: r.try_get(1)?,
-                    total: r.try_get(2)?,
-                })
-            })
-            .collect()
+        .await?)
     }
 }

@@ -6,7 +6,7 @@
 use sqlx::Row;
 
 use crate::pipeline::{Tx, insert_review, lock_tenant, within_cap};
-use crate::sql::now;
+use crate::sql::{epoch, now};
 use crate::{NewPipelineReview, Store, StoreError};
 
 /// Failed calls (5xx, network) of one publication at most; a rate limit spends none.
@@ -120,32 +120,25 @@ const COLUMNS: &str = "review_id, tenant_id, installation_id, repository, pull_n
                        state, attempts, check_run_id, comment_id, sarif, error, lease_token, \
                        claims, check_updates, head_at";
 
-/// The number of [`COLUMNS`].
-const NCOLUMNS: usize = 16;
-
 fn row(r: &sqlx::any::AnyRow) -> Result<PublicationRow, StoreError> {
     Ok(PublicationRow {
-        review_id: r.try_get(0)?,
-        tenant_id: r.try_get(1)?,
-        installation_id: r.try_get(2)?,
-        repository: r.try_get(3)?,
-        pull_number: r.try_get(4)?,
-        head_sha: r.try_get(5)?,
-        state: PublicationState::parse(&r.try_get::<String, _>(6)?)?,
-        attempts: r.try_get(7)?,
-        check_run_id: r.try_get(8)?,
-        comment_id: r.try_get(9)?,
-        sarif: r.try_get(10)?,
-        error: r.try_get(11)?,
-        lease_token: r.try_get(12)?,
-        claims: r.try_get(13)?,
-        check_updates: r.try_get(14)?,
-        head_at: r.try_get(15)?,
+        review_id: r.try_get("review_id")?,
+        tenant_id: r.try_get("tenant_id")?,
+        installation_id: r.try_get("installation_id")?,
+        repository: r.try_get("repository")?,
+        pull_number: r.try_get("pull_number")?,
+        head_sha: r.try_get("head_sha")?,
+        state: PublicationState::parse(&r.try_get::<String, _>("state")?)?,
+        attempts: r.try_get("attempts")?,
+        check_run_id: r.try_get("check_run_id")?,
+        comment_id: r.try_get("comment_id")?,
+        sarif: r.try_get("sarif")?,
+        error: r.try_get("error")?,
+        lease_token: r.try_get("lease_token")?,
+        claims: r.try_get("claims")?,
+        check_updates: r.try_get("check_updates")?,
+        head_at: r.try_get("head_at")?,
     })
-}
-
-fn epoch() -> i64 {
-    time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
 /// Records the delivery in `tx`; false when it (or its body) was seen before.
@@ -180,17 +173,15 @@ async fn ensure_installation(
 ) -> Result<String, StoreError> {
     let Some(account) = account else {
         // A re-run: the installation published the review, so it is known.
-        return sqlx::query(
+        return sqlx::query_scalar(
             "SELECT tenant_id FROM github_installations WHERE installation_id = $1",
         )
         .bind(installation_id)
         .fetch_optional(&mut **tx)
         .await?
-        .map(|r| r.try_get(0))
-        .transpose()?
         .ok_or_else(|| StoreError::NotFound(format!("GitHub installation {installation_id}")));
     };
-    let known: Option<String> = sqlx::query(
+    let known: Option<String> = sqlx::query_scalar(
         "SELECT tenant_id FROM github_installations WHERE installation_id = $1 \
          OR account_id = $2 ORDER BY CASE WHEN installation_id = $1 THEN 0 ELSE 1 END, \
          updated_at DESC LIMIT 1",
@@ -198,9 +189,7 @@ async fn ensure_installation(
     .bind(installation_id)
     .bind(account.id)
     .fetch_optional(&mut **tx)
-    .await?
-    .map(|r| r.try_get(0))
-    .transpose()?;
+    .await?;
     let tenant = match known {
         Some(tenant) => tenant,
         None => {
@@ -214,11 +203,10 @@ async fn ensure_installation(
             .bind(now())
             .execute(&mut **tx)
             .await?;
-            sqlx::query("SELECT id FROM tenants WHERE name = $1")
+            sqlx::query_scalar("SELECT id FROM tenants WHERE name = $1")
                 .bind(&name)
                 .fetch_one(&mut **tx)
                 .await?
-                .try_get(0)?
         }
     };
     sqlx::query(
@@ -311,13 +299,12 @@ impl Store {
         &self,
         installation_id: i64,
     ) -> Result<Vec<String>, StoreError> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_scalar(
             "SELECT full_name FROM github_repositories WHERE installation_id = $1 ORDER BY full_name",
         )
         .bind(installation_id)
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+        .await?)
     }
 
     /// A delivery that asks for a review: the delivery, the installation's tenant, the
@@ -343,7 +330,7 @@ impl Store {
         review.tenant_id = Some(tenant.clone());
         lock_tenant(&mut tx, self.dialect, &tenant).await?;
         if let Some(at) = publication.head_at {
-            let newer: Option<String> = sqlx::query(
+            let newer: Option<String> = sqlx::query_scalar(
                 "SELECT head_sha FROM github_publications WHERE repository = $1 \
                  AND pull_number = $2 AND head_sha <> $3 AND head_at > $4 \
                  ORDER BY head_at DESC LIMIT 1",
@@ -353,9 +340,7 @@ impl Store {
             .bind(&publication.head_sha)
             .bind(at)
             .fetch_optional(&mut *tx)
-            .await?
-            .map(|r| r.try_get(0))
-            .transpose()?;
+            .await?;
             if let Some(newer_head) = newer {
                 sqlx::query(
                     "UPDATE github_deliveries SET outcome = 'stale' WHERE delivery_id = $1",
@@ -426,7 +411,7 @@ impl Store {
             .fetch_optional(&self.pool)
             .await?;
         match found {
-            Some(r) => Ok(Some((row(&r)?, r.try_get(NCOLUMNS)?))),
+            Some(r) => Ok(Some((row(&r)?, r.try_get("request")?))),
             None => Ok(None),
         }
     }
@@ -462,13 +447,7 @@ impl Store {
              FROM github_publications p JOIN reviews r ON r.id = p.review_id \
              WHERE p.state IN ('pending', 'cancelling')) w \
              WHERE w.ready = 1 ORDER BY w.turn, w.created_at, w.review_id LIMIT 1";
-        let Some(id) = sqlx::query(pick)
-            .bind(now_s)
-            .fetch_optional(&self.pool)
-            .await?
-            .map(|r| r.try_get::<String, _>(0))
-            .transpose()?
-        else {
+        let Some(id) = self.next_in_turn(pick, now_s).await? else {
             return Ok(None);
         };
         let claim = format!(
@@ -573,7 +552,7 @@ impl Store {
         why: &str,
         spend: bool,
     ) -> Result<PublicationState, StoreError> {
-        let state = sqlx::query(
+        let state: String = sqlx::query_scalar(
             "UPDATE github_publications SET attempts = attempts + $1, not_before = $2, \
              lease_until = NULL, lease_token = NULL, error = $3, updated_at = $4, \
              state = CASE WHEN attempts + $1 >= $5 THEN 'failed' ELSE state END \
@@ -589,7 +568,7 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?
         .ok_or_else(|| lease_lost(held))?;
-        PublicationState::parse(&state.try_get::<String, _>(0)?)
+        PublicationState::parse(&state)
     }
 
     /// Holds every unfinished publication of an installation until `secs` from now: GitHub's

@@ -207,6 +207,19 @@ impl Store {
         self.dialect
     }
 
+    /// The id a turn-taking `pick` (publications', questions': one statement whose `$1` is
+    /// now in seconds) chooses next; None when nothing waits.
+    pub(crate) async fn next_in_turn(
+        &self,
+        pick: &'static str,
+        now_s: i64,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar(pick)
+            .bind(now_s)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
     /// Writes every trace event also to `DIR/trace.jsonl`, once it is stored
     /// (`PROVEN_LOG_DIR`).
     pub fn with_trace_log(mut self, dir: &Path) -> Result<Store, StoreError> {

@@ -5,11 +5,12 @@ use sqlx::Row;
 use crate::sql::now;
 use crate::{Store, StoreError};
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct MemoryRecord {
     pub id: String,
     /// The tenant whose review proved the refutation ('' for reviews of no tenant: the
     /// embedded default). A lookup sees only its own tenant's records.
+    #[sqlx(rename = "tenant_id")]
     pub tenant: String,
     /// The repository's normalised identity (`proven_domain::repository_identity`).
     pub repository: String,
@@ -63,7 +64,7 @@ impl Store {
         .await?;
         let mut scored: Vec<(String, f64)> = Vec::new();
         for r in &rows {
-            let (id, claim): (String, String) = (r.try_get(0)?, r.try_get(1)?);
+            let (id, claim): (String, String) = (r.try_get("id")?, r.try_get("claim")?);
             let held = words(&claim);
             let shared = asked.iter().filter(|w| held.contains(w)).count();
             if shared > 0 {
@@ -82,7 +83,7 @@ impl Store {
         repository: &str,
         fingerprint: &str,
     ) -> Result<Option<MemoryRecord>, StoreError> {
-        let row = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT id, repository, fingerprint, kind, path, symbol, claim, refutation, provenance, confidence, created_at, tenant_id \
              FROM memory WHERE tenant_id = $1 AND repository = $2 AND fingerprint = $3 AND superseded_by IS NULL \
              ORDER BY created_at DESC LIMIT 1",
@@ -91,24 +92,7 @@ impl Store {
         .bind(repository)
         .bind(fingerprint)
         .fetch_optional(&self.pool)
-        .await?;
-        row.map(|r| {
-            Ok(MemoryRecord {
-                id: r.try_get(0)?,
-                tenant: r.try_get(11)?,
-                repository: r.try_get(1)?,
-                fingerprint: r.try_get(2)?,
-                kind: r.try_get(3)?,
-                path: r.try_get(4)?,
-                symbol: r.try_get(5)?,
-                claim: r.try_get(6)?,
-                refutation: r.try_get(7)?,
-                provenance: r.try_get(8)?,
-                confidence: r.try_get(9)?,
-                created_at: r.try_get(10)?,
-            })
-        })
-        .transpose()
+        .await?)
     }
 
     /// Appends a record; the previous current record of the fingerprint is superseded (kept).
@@ -122,7 +106,7 @@ impl Store {
         max_bytes: u64,
     ) -> Result<(), StoreError> {
         let mut tx = self.write_tx().await?;
-        let held: i64 = sqlx::query(
+        let held: i64 = sqlx::query_scalar(
             "SELECT COALESCE(SUM(LENGTH(claim) + LENGTH(refutation) + LENGTH(provenance) + LENGTH(path) \
              + LENGTH(fingerprint)), 0) FROM memory WHERE tenant_id = $1 AND repository = $2 AND id <> $3",
         )
@@ -130,8 +114,7 @@ impl Store {
         .bind(record.repository.as_str())
         .bind(record.id.as_str())
         .fetch_one(&mut *tx)
-        .await?
-        .try_get(0)?;
+        .await?;
         let adding = (record.claim.len()
             + record.refutation.len()
             + record.provenance.len()

@@ -35,7 +35,7 @@ pub struct StepId {
 }
 
 /// A job on a queue: which step to wake up. Everything else is in the store.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, sqlx::FromRow)]
 pub struct Job {
     pub review_id: String,
     pub step: String,
@@ -162,7 +162,7 @@ pub enum Retry {
 }
 
 /// A review waiting for admission.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct PendingReview {
     pub id: String,
     pub tenant_id: Option<String>,
@@ -305,7 +305,7 @@ impl Store {
     pub async fn pending_reviews(&self, per_tenant: i64) -> Result<Vec<PendingReview>, StoreError> {
         // ROW_NUMBER() OVER (PARTITION BY …) is standard SQL that SQLite (3.25+) and
         // Postgres both run; NULL tenants form one partition in both.
-        let rows = sqlx::query(
+        let rows = sqlx::query_as(
             "SELECT w.id, w.tenant_id, w.priority, w.created_us FROM ( \
                SELECT r.id, r.tenant_id, r.priority, r.created_us, \
                       ROW_NUMBER() OVER (PARTITION BY r.tenant_id ORDER BY r.priority, r.created_us, r.id) AS rn \
@@ -317,16 +317,7 @@ impl Store {
         .bind(per_tenant)
         .fetch_all(&self.pool)
         .await?;
-        rows.into_iter()
-            .map(|r| {
-                Ok(PendingReview {
-                    id: r.try_get(0)?,
-                    tenant_id: r.try_get(1)?,
-                    priority: r.try_get(2)?,
-                    created_us: r.try_get(3)?,
-                })
-            })
-            .collect()
+        Ok(rows)
     }
 
     /// Running (admitted, unfinished) reviews per tenant, and each tenant's limit.
@@ -334,24 +325,29 @@ impl Store {
         let rows = sqlx::query(
             "SELECT t.id, t.max_running_reviews, \
                     (SELECT COUNT(*) FROM reviews r WHERE r.tenant_id = t.id AND r.admitted_us IS NOT NULL \
-                      AND r.status = 'running') \
+                      AND r.status = 'running') AS running \
              FROM tenants t",
         )
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter()
-            .map(|r| Ok((r.try_get(0)?, r.try_get(2)?, r.try_get(1)?)))
+            .map(|r| {
+                Ok((
+                    r.try_get("id")?,
+                    r.try_get("running")?,
+                    r.try_get("max_running_reviews")?,
+                ))
+            })
             .collect()
     }
 
     /// Reviews admitted and not finished, across all tenants.
     pub async fn running_reviews(&self) -> Result<i64, StoreError> {
-        let r = sqlx::query(
+        Ok(sqlx::query_scalar(
             "SELECT COUNT(*) FROM reviews WHERE status = 'running' AND admitted_us IS NOT NULL",
         )
         .fetch_one(&self.pool)
-        .await?;
-        Ok(r.try_get(0)?)
+        .await?)
     }
 
     /// Admits one review: marks it running and creates its first step with its job, in one
@@ -433,13 +429,7 @@ impl Store {
         // On Postgres the claim commits asynchronously (no WAL flush of its own; the step's
         // result commit flushes it): a claim lost with a crashed Postgres only gives the
         // step back, and generations never repeat (see `NEXT_GENERATION`), so the fence holds.
-        let ClaimAsk {
-            id,
-            owner,
-            lease_for_us,
-            max_attempts,
-            shared_queue,
-        } = ask;
+        let (id, owner) = (&ask.id, &ask.owner);
         let now = now_us();
         let row = sqlx::query(trusted(format!(
             "UPDATE steps SET state = 'running', attempts = attempts + 1, lease_gen = {NEXT_GENERATION}, \
@@ -452,22 +442,17 @@ impl Store {
             async_commit(self.dialect)
         )))
         .bind(owner.as_str())
-        .bind(now + lease_for_us)
+        .bind(now + ask.lease_for_us)
         .bind(now)
         .bind(id.review_id.as_str())
         .bind(id.step.as_str())
         .bind(id.key.as_str())
-        .bind(max_attempts)
-        .bind(i64::from(*shared_queue))
+        .bind(ask.max_attempts)
+        .bind(i64::from(ask.shared_queue))
         .fetch_optional(&self.pool)
         .await?;
         if let Some(row) = row {
-            return Ok(Claim::Run(lease_of(
-                &row,
-                0,
-                id.clone(),
-                owner.to_string(),
-            )?));
+            return Ok(Claim::Run(lease_of(&row, id.clone(), owner.to_string())?));
         }
         self.claim_decided(ask).await
     }
@@ -559,12 +544,8 @@ impl Store {
         let found = q.fetch_all(&self.pool).await?;
         let mut leases = std::collections::HashMap::with_capacity(found.len());
         for row in found {
-            let id = StepId {
-                review_id: row.try_get(0)?,
-                step: row.try_get(1)?,
-                key: row.try_get(2)?,
-            };
-            let lease = lease_of(&row, 3, id.clone(), row.try_get(8)?)?;
+            let id = step_id(&row)?;
+            let lease = lease_of(&row, id.clone(), row.try_get("lease_owner")?)?;
             leases.insert(id, lease);
         }
         Ok(leases)
@@ -595,10 +576,10 @@ impl Store {
         let Some(row) = row else {
             return Ok(Claim::Missing);
         };
-        let state: String = row.try_get(0)?;
-        let attempts: i64 = row.try_get(1)?;
-        let lease_until: Option<i64> = row.try_get(3)?;
-        let not_before: i64 = row.try_get(4)?;
+        let state: String = row.try_get("state")?;
+        let attempts: i64 = row.try_get("attempts")?;
+        let lease_until: Option<i64> = row.try_get("lease_until_us")?;
+        let not_before: i64 = row.try_get("not_before_us")?;
         let now = now_us();
         match state.as_str() {
             "done" | "failed" | "dead" => return Ok(Claim::Finished),
@@ -610,17 +591,15 @@ impl Store {
             return Ok(Claim::NotYet);
         }
         if shared_queue && attempts > 0 {
-            let queue: String = row.try_get(7)?;
+            let queue: String = row.try_get("queue")?;
             push_outbox(&mut tx, id, &isolated_queue(&queue), now).await?;
             tx.commit().await?;
             return Ok(Claim::Isolated);
         }
-        let status: Option<String> = sqlx::query("SELECT status FROM reviews WHERE id = $1")
+        let status: Option<String> = sqlx::query_scalar("SELECT status FROM reviews WHERE id = $1")
             .bind(id.review_id.as_str())
             .fetch_optional(&mut *tx)
-            .await?
-            .map(|r| r.try_get(0))
-            .transpose()?;
+            .await?;
         if matches!(status.as_deref(), Some("superseded" | "cancelled")) {
             sqlx::query("UPDATE steps SET state = 'cancelled', updated_us = $1 WHERE review_id = $2 AND step = $3 AND key = $4")
                 .bind(now)
@@ -633,8 +612,8 @@ impl Store {
             return Ok(Claim::Cancelled);
         }
         if attempts >= max_attempts {
-            let last_error: Option<String> = row.try_get(5)?;
-            let last_owner: Option<String> = row.try_get(6)?;
+            let last_error: Option<String> = row.try_get("error")?;
+            let last_owner: Option<String> = row.try_get("lease_owner")?;
             let message = format!(
                 "claimed {attempts} times without finishing (its worker crashed or timed out each time; \
                  last owner {}, last error: {})",
@@ -661,7 +640,7 @@ impl Store {
         .bind(id.key.as_str())
         .fetch_one(&mut *tx)
         .await?;
-        let lease = lease_of(&row, 0, id.clone(), owner.to_string())?;
+        let lease = lease_of(&row, id.clone(), owner.to_string())?;
         tx.commit().await?;
         Ok(Claim::Run(lease))
     }
@@ -672,7 +651,7 @@ impl Store {
     pub async fn isolate(&self, id: &StepId) -> Result<bool, StoreError> {
         let mut tx = self.write_tx().await?;
         let now = now_us();
-        let row = sqlx::query(
+        let queue: Option<String> = sqlx::query_scalar(
             "SELECT queue FROM steps WHERE review_id = $1 AND step = $2 AND key = $3 AND attempts > 0 \
              AND (state = 'queued' OR (state = 'running' AND lease_until_us < $4))",
         )
@@ -682,8 +661,7 @@ impl Store {
         .bind(now)
         .fetch_optional(&mut *tx)
         .await?;
-        let Some(row) = row else { return Ok(false) };
-        let queue: String = row.try_get(0)?;
+        let Some(queue) = queue else { return Ok(false) };
         push_outbox(&mut tx, id, &isolated_queue(&queue), now).await?;
         tx.commit().await?;
         Ok(true)
@@ -691,18 +669,24 @@ impl Store {
 
     /// Whether a step was claimed before (so a delivery from a shared queue should be isolated).
     pub async fn tried_before(&self, id: &StepId) -> Result<bool, StoreError> {
-        let row = sqlx::query(
-            "SELECT attempts FROM steps WHERE review_id = $1 AND step = $2 AND key = $3",
-        )
+        let attempts = self.step_count(id, "attempts").await?;
+        Ok(attempts.is_some_and(|a| a > 0))
+    }
+
+    /// One of a step's counters (`attempts`, `deferrals`); None: no such step.
+    async fn step_count(
+        &self,
+        id: &StepId,
+        counter: &'static str,
+    ) -> Result<Option<i64>, StoreError> {
+        Ok(sqlx::query_scalar(trusted(format!(
+            "SELECT {counter} FROM steps WHERE review_id = $1 AND step = $2 AND key = $3"
+        )))
         .bind(id.review_id.as_str())
         .bind(id.step.as_str())
         .bind(id.key.as_str())
         .fetch_optional(&self.pool)
-        .await?;
-        Ok(match row {
-            Some(r) => r.try_get::<i64, _>(0)? > 0,
-            None => false,
-        })
+        .await?)
     }
 
     /// Extends a lease still held; false when it was taken over.
@@ -930,18 +914,7 @@ impl Store {
 
     /// How many times a step was deferred by rate limits.
     pub async fn deferrals(&self, id: &StepId) -> Result<i64, StoreError> {
-        let row = sqlx::query(
-            "SELECT deferrals FROM steps WHERE review_id = $1 AND step = $2 AND key = $3",
-        )
-        .bind(id.review_id.as_str())
-        .bind(id.step.as_str())
-        .bind(id.key.as_str())
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(match row {
-            Some(r) => r.try_get(0)?,
-            None => 0,
-        })
+        Ok(self.step_count(id, "deferrals").await?.unwrap_or(0))
     }
 
     /// Takes up to `limit` due jobs off the outbox to push them, and marks their steps
@@ -951,20 +924,11 @@ impl Store {
     /// [`Store::unpushed`].
     pub async fn drain_outbox(&self, limit: i64) -> Result<Vec<Job>, StoreError> {
         let now = now_us();
-        let read = |r: sqlx::any::AnyRow| -> Result<Job, StoreError> {
-            Ok(Job {
-                review_id: r.try_get(0)?,
-                step: r.try_get(1)?,
-                key: r.try_get(2)?,
-                queue: r.try_get(3)?,
-                trace_id: r.try_get(4)?,
-            })
-        };
         match self.dialect {
             // Asynchronous commit: rows a crashed Postgres forgets it deleted are pushed
             // again, and a job is only a wake-up.
             Dialect::Postgres => {
-                let rows = sqlx::query(
+                let jobs = sqlx::query_as(
                     "WITH d AS (DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE not_before_us <= $1 \
                      ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED) \
                      AND set_config('synchronous_commit', 'off', true) IS NOT NULL \
@@ -972,26 +936,26 @@ impl Store {
                      m AS (UPDATE steps s SET pushed_us = $1 FROM d \
                      WHERE s.review_id = d.review_id AND s.step = d.step AND s.key = d.key) \
                      SELECT d.review_id, d.step, d.key, d.queue, \
-                     (SELECT trace_id FROM reviews r WHERE r.id = d.review_id) FROM d",
+                     (SELECT trace_id FROM reviews r WHERE r.id = d.review_id) AS trace_id FROM d",
                 )
                 .bind(now)
                 .bind(limit)
                 .fetch_all(&self.pool)
                 .await?;
-                rows.into_iter().map(read).collect()
+                Ok(jobs)
             }
             Dialect::Sqlite => {
                 let mut tx = self.write_tx().await?;
-                let rows = sqlx::query(
+                let jobs: Vec<Job> = sqlx::query_as(
                     "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE not_before_us <= $1 ORDER BY id \
                      LIMIT $2) \
-                     RETURNING review_id, step, key, queue, (SELECT trace_id FROM reviews r WHERE r.id = outbox.review_id)",
+                     RETURNING review_id, step, key, queue, \
+                     (SELECT trace_id FROM reviews r WHERE r.id = outbox.review_id) AS trace_id",
                 )
                 .bind(now)
                 .bind(limit)
                 .fetch_all(&mut *tx)
                 .await?;
-                let jobs: Vec<Job> = rows.into_iter().map(read).collect::<Result<_, _>>()?;
                 mark(&mut tx, &jobs, Some(now), self.dialect).await?;
                 tx.commit().await?;
                 Ok(jobs)
@@ -1027,13 +991,9 @@ impl Store {
         .await?;
         let mut n = 0;
         for r in rows {
-            let id = StepId {
-                review_id: r.try_get(0)?,
-                step: r.try_get(1)?,
-                key: r.try_get(2)?,
-            };
-            let queue: String = r.try_get(3)?;
-            let attempts: i64 = r.try_get(4)?;
+            let id = step_id(&r)?;
+            let queue: String = r.try_get("queue")?;
+            let attempts: i64 = r.try_get("attempts")?;
             // A step that was claimed before and did not finish may have killed its worker:
             // it is retried alone (see `isolated_queue`).
             let queue = if attempts > 0 {
@@ -1061,7 +1021,7 @@ impl Store {
     pub async fn judge_overdue(&self) -> Result<u64, StoreError> {
         let now = now_us();
         let mut tx = self.write_tx().await?;
-        let rows = sqlx::query(
+        let ids: Vec<String> = sqlx::query_scalar(
             "SELECT id FROM reviews r WHERE status = 'running' AND deadline_us IS NOT NULL AND deadline_us < $1 \
              AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.review_id = r.id AND s.step = 'judge') LIMIT 100",
         )
@@ -1069,8 +1029,7 @@ impl Store {
         .fetch_all(&mut *tx)
         .await?;
         let mut n = 0;
-        for r in rows {
-            let id: String = r.try_get(0)?;
+        for id in ids {
             if insert_judge(&mut tx, &id, now).await? {
                 n += 1;
             }
@@ -1090,19 +1049,15 @@ impl Store {
         rows.into_iter()
             .map(|r| {
                 Ok(StepRow {
-                    id: StepId {
-                        review_id: r.try_get(0)?,
-                        step: r.try_get(1)?,
-                        key: r.try_get(2)?,
-                    },
-                    queue: r.try_get(3)?,
-                    state: r.try_get(4)?,
-                    attempts: r.try_get(5)?,
-                    lease_gen: r.try_get(6)?,
-                    pipeline: r.try_get::<i64, _>(7)? != 0,
-                    result: r.try_get(8)?,
-                    error: r.try_get(9)?,
-                    created_us: r.try_get(10)?,
+                    id: step_id(&r)?,
+                    queue: r.try_get("queue")?,
+                    state: r.try_get("state")?,
+                    attempts: r.try_get("attempts")?,
+                    lease_gen: r.try_get("lease_gen")?,
+                    pipeline: r.try_get::<i64, _>("pipeline")? != 0,
+                    result: r.try_get("result")?,
+                    error: r.try_get("error")?,
+                    created_us: r.try_get("created_us")?,
                 })
             })
             .collect()
@@ -1110,12 +1065,12 @@ impl Store {
 
     /// The review's request as submitted (JSON).
     pub async fn review_request(&self, review_id: &str) -> Result<Option<String>, StoreError> {
-        let r = sqlx::query("SELECT request FROM reviews WHERE id = $1")
-            .bind(review_id)
-            .fetch_optional(&self.pool)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("review {review_id}")))?;
-        Ok(r.try_get(0)?)
+        let request: Option<Option<String>> =
+            sqlx::query_scalar("SELECT request FROM reviews WHERE id = $1")
+                .bind(review_id)
+                .fetch_optional(&self.pool)
+                .await?;
+        request.ok_or_else(|| StoreError::NotFound(format!("review {review_id}")))
     }
 
     /// Per queue, how many steps are queued and how many running (metrics); a queue and
@@ -1124,13 +1079,19 @@ impl Store {
         // Only the live states: the queue's depth is what waits or runs now. The finished
         // states grow with history (and counting them scanned the whole table each tick).
         let rows = sqlx::query(
-            "SELECT queue, state, COUNT(*) FROM steps WHERE state IN ('queued', 'running') \
+            "SELECT queue, state, COUNT(*) AS steps FROM steps WHERE state IN ('queued', 'running') \
              GROUP BY queue, state",
         )
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter()
-            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+            .map(|r| {
+                Ok((
+                    r.try_get("queue")?,
+                    r.try_get("state")?,
+                    r.try_get("steps")?,
+                ))
+            })
             .collect()
     }
 }
@@ -1140,12 +1101,12 @@ impl Store {
     /// epoch); a queue with none queued is not listed.
     pub async fn queue_oldest(&self) -> Result<Vec<(String, i64)>, StoreError> {
         let rows = sqlx::query(
-            "SELECT queue, MIN(updated_us) FROM steps WHERE state = 'queued' GROUP BY queue",
+            "SELECT queue, MIN(updated_us) AS oldest_us FROM steps WHERE state = 'queued' GROUP BY queue",
         )
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter()
-            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .map(|r| Ok((r.try_get("queue")?, r.try_get("oldest_us")?)))
             .collect()
     }
 }
@@ -1200,7 +1161,7 @@ pub(crate) async fn insert_review(
     }
     let mut superseded = Vec::new();
     if let Some(pr) = &r.pr_key {
-        let rows = sqlx::query(
+        let older: Vec<String> = sqlx::query_scalar(
             "SELECT id FROM reviews WHERE pr_key = $1 AND id <> $2 AND superseded_by IS NULL \
              AND status IN ('queued', 'running') AND COALESCE(tenant_id, '') = COALESCE($3, '')",
         )
@@ -1209,8 +1170,7 @@ pub(crate) async fn insert_review(
         .bind(r.tenant_id.as_deref())
         .fetch_all(&mut **tx)
         .await?;
-        for row in rows {
-            let old: String = row.try_get(0)?;
+        for old in older {
             sqlx::query("UPDATE reviews SET superseded_by = $1, status = 'superseded', finished_at = $2 WHERE id = $3")
                 .bind(r.id.as_str())
                 .bind(now_text.as_str())
@@ -1289,11 +1249,10 @@ pub(crate) async fn unfinished(
             "SELECT COUNT(*) FROM questions WHERE tenant_id = $1 AND status IN ('queued', 'running')"
         }
     };
-    Ok(sqlx::query(sql)
+    Ok(sqlx::query_scalar(sql)
         .bind(tenant_id)
         .fetch_one(&mut **tx)
-        .await?
-        .try_get(0)?)
+        .await?)
 }
 
 /// The steps' writes that are grouped (`group.rs`), per store.
@@ -1332,7 +1291,7 @@ async fn commit_in(
     let done = sqlx::query(
         "UPDATE steps SET state = 'done', result = $1, lease_until_us = NULL, updated_us = $2 \
          WHERE review_id = $3 AND step = $4 AND key = $5 AND lease_gen = $6 AND state = 'running' \
-         RETURNING (SELECT status FROM reviews WHERE id = $3)",
+         RETURNING (SELECT status FROM reviews WHERE id = $3) AS status",
     )
     .bind(outcome.result.as_str())
     .bind(now)
@@ -1345,7 +1304,7 @@ async fn commit_in(
     let Some(done) = done else {
         return Ok(Committed::Conflict);
     };
-    let status: Option<String> = done.try_get(0)?;
+    let status: Option<String> = done.try_get("status")?;
     let cancelled = !matches!(status.as_deref(), Some("running" | "queued"));
     let mut jobs = 0;
     let mut judge_enqueued = false;
@@ -1433,11 +1392,7 @@ where
     }
     let mut written = std::collections::HashSet::new();
     for row in q.fetch_all(exec).await? {
-        written.insert(StepId {
-            review_id: row.try_get(0)?,
-            step: row.try_get(1)?,
-            key: row.try_get(2)?,
-        });
+        written.insert(step_id(&row)?);
     }
     Ok(items
         .iter()
@@ -1454,22 +1409,26 @@ where
         .collect())
 }
 
-/// A claim's lease from the row its UPDATE returned: `lease_gen, attempts, input, queue,
-/// pipeline` from column `first` on.
-fn lease_of(
-    row: &sqlx::any::AnyRow,
-    first: usize,
-    id: StepId,
-    owner: String,
-) -> Result<Lease, StoreError> {
+/// A claim's lease from the row its UPDATE returned (`lease_gen, attempts, input, queue,
+/// pipeline`).
+fn lease_of(row: &sqlx::any::AnyRow, id: StepId, owner: String) -> Result<Lease, StoreError> {
     Ok(Lease {
         id,
-        generation: row.try_get(first)?,
-        attempt: row.try_get(first + 1)?,
-        input: row.try_get(first + 2)?,
-        queue: row.try_get(first + 3)?,
-        pipeline: row.try_get::<i64, _>(first + 4)? != 0,
+        generation: row.try_get("lease_gen")?,
+        attempt: row.try_get("attempts")?,
+        input: row.try_get("input")?,
+        queue: row.try_get("queue")?,
+        pipeline: row.try_get::<i64, _>("pipeline")? != 0,
         owner,
+    })
+}
+
+/// The step a row names (`review_id, step, key`).
+fn step_id(row: &sqlx::any::AnyRow) -> Result<StepId, StoreError> {
+    Ok(StepId {
+        review_id: row.try_get("review_id")?,
+        step: row.try_get("step")?,
+        key: row.try_get("key")?,
     })
 }
 
@@ -1564,15 +1523,13 @@ async fn insert_judge(tx: &mut Tx<'_>, review_id: &str, _now: i64) -> Result<boo
 
 /// One finding pipeline ended: the guarded decrement, and the judge when it was the last.
 async fn fan_in(tx: &mut Tx<'_>, review_id: &str, now: i64) -> Result<bool, StoreError> {
-    let left: i64 = sqlx::query(
+    let left: i64 = sqlx::query_scalar(
         "UPDATE reviews SET open_pipelines = open_pipelines - 1 WHERE id = $1 AND open_pipelines > 0 \
          RETURNING open_pipelines",
     )
     .bind(review_id)
     .fetch_optional(&mut **tx)
     .await?
-    .map(|r| r.try_get(0))
-    .transpose()?
     .unwrap_or(-1);
     if left == 0 {
         insert_judge(tx, review_id, now).await
@@ -1591,7 +1548,7 @@ async fn close_branch(
     message: &str,
     now: i64,
 ) -> Result<bool, StoreError> {
-    let pipeline: i64 = sqlx::query(
+    let pipeline: i64 = sqlx::query_scalar(
         "UPDATE steps SET state = $1, error = $2, lease_until_us = NULL, updated_us = $3 \
          WHERE review_id = $4 AND step = $5 AND key = $6 RETURNING pipeline",
     )
@@ -1602,8 +1559,7 @@ async fn close_branch(
     .bind(id.step.as_str())
     .bind(id.key.as_str())
     .fetch_one(&mut **tx)
-    .await?
-    .try_get(0)?;
+    .await?;
     if id.step == JUDGE_STEP {
         return Ok(false);
     }

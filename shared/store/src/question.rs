@@ -4,16 +4,14 @@
 //! ends, at most [`MAX_QUESTION_ATTEMPTS`] times), its answer or error kept with it. A
 //! tenant only ever reads its own.
 
-use sqlx::Row;
-
 use crate::pipeline::{Unfinished, lock_tenant, unfinished};
-use crate::sql::now;
+use crate::sql::{epoch, now};
 use crate::{Store, StoreError};
 
 /// Claims of one question at most: past them it fails, naming why.
 pub const MAX_QUESTION_ATTEMPTS: i64 = 3;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct QuestionRow {
     pub id: String,
     pub tenant_id: String,
@@ -30,26 +28,6 @@ pub struct QuestionRow {
 }
 
 const COLUMNS: &str = "id, tenant_id, repository, rev, question, status, attempts, answer, error, created_at, updated_at";
-
-fn row(r: &sqlx::any::AnyRow) -> Result<QuestionRow, StoreError> {
-    Ok(QuestionRow {
-        id: r.try_get(0)?,
-        tenant_id: r.try_get(1)?,
-        repository: r.try_get(2)?,
-        rev: r.try_get(3)?,
-        question: r.try_get(4)?,
-        status: r.try_get(5)?,
-        attempts: r.try_get(6)?,
-        answer: r.try_get(7)?,
-        error: r.try_get(8)?,
-        created_at: r.try_get(9)?,
-        updated_at: r.try_get(10)?,
-    })
-}
-
-fn epoch() -> i64 {
-    time::OffsetDateTime::now_utc().unix_timestamp()
-}
 
 impl Store {
     /// Records a question, queued; its id. With `max_unfinished`, within the tenant's cap
@@ -99,14 +77,11 @@ impl Store {
         id: &str,
     ) -> Result<Option<QuestionRow>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM questions WHERE id = $1 AND tenant_id = $2");
-        sqlx::query(crate::sql::trusted(sql))
+        Ok(sqlx::query_as(crate::sql::trusted(sql))
             .bind(id)
             .bind(tenant_id)
             .fetch_optional(&self.pool)
-            .await?
-            .as_ref()
-            .map(row)
-            .transpose()
+            .await?)
     }
 
     /// Claims a question waiting (queued, or running past its lease) for `lease_secs`, with
@@ -147,24 +122,18 @@ impl Store {
              OR (status = 'running' AND lease_until < $4)) RETURNING {COLUMNS}"
         );
         for _ in 0..8 {
-            let Some(id) = sqlx::query(pick)
-                .bind(now_s)
-                .fetch_optional(&self.pool)
-                .await?
-                .map(|r| r.try_get::<String, _>(0))
-                .transpose()?
-            else {
+            let Some(id) = self.next_in_turn(pick, now_s).await? else {
                 return Ok(None);
             };
-            let claimed = sqlx::query(crate::sql::trusted(claim.clone()))
+            let claimed: Option<QuestionRow> = sqlx::query_as(crate::sql::trusted(claim.clone()))
                 .bind(now_s + lease_secs)
                 .bind(now())
                 .bind(&id)
                 .bind(now_s)
                 .fetch_optional(&self.pool)
                 .await?;
-            if let Some(r) = claimed {
-                return row(&r).map(Some);
+            if claimed.is_some() {
+                return Ok(claimed);
             }
         }
         // Others keep taking what this one picks: nothing for it now.

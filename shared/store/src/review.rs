@@ -148,20 +148,20 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("review {id}")))?;
-        let status: String = r.try_get(8)?;
+        let status: String = r.try_get("status")?;
         Ok(ReviewRow {
-            id: r.try_get(0)?,
-            created_at: r.try_get(1)?,
-            finished_at: r.try_get(2)?,
-            repository: r.try_get(3)?,
-            base_rev: r.try_get(4)?,
-            head_rev: r.try_get(5)?,
-            base_commit: r.try_get(6)?,
-            head_commit: r.try_get(7)?,
+            id: r.try_get("id")?,
+            created_at: r.try_get("created_at")?,
+            finished_at: r.try_get("finished_at")?,
+            repository: r.try_get("repository")?,
+            base_rev: r.try_get("base_rev")?,
+            head_rev: r.try_get("head_rev")?,
+            base_commit: r.try_get("base_commit")?,
+            head_commit: r.try_get("head_commit")?,
             status: ReviewStatus::parse(&status)
                 .ok_or_else(|| StoreError::Corrupt(format!("review {id} has status {status:?}")))?,
-            result: r.try_get(9)?,
-            priority: r.try_get(10)?,
+            result: r.try_get("result")?,
+            priority: r.try_get("priority")?,
         })
     }
 
@@ -212,14 +212,14 @@ impl Store {
         .await?;
         rows.into_iter()
             .map(|r| {
-                let seq: i64 = r.try_get(0)?;
-                let event: String = r.try_get(5)?;
+                let seq: i64 = r.try_get("id")?;
+                let event: String = r.try_get("event")?;
                 Ok(TraceRow {
                     seq,
-                    review_id: r.try_get(1)?,
-                    at: r.try_get(2)?,
-                    run_id: r.try_get(3)?,
-                    kind: r.try_get(4)?,
+                    review_id: r.try_get("review_id")?,
+                    at: r.try_get("at")?,
+                    run_id: r.try_get("run_id")?,
+                    kind: r.try_get("kind")?,
                     event: serde_json::from_str(&event)
                         .map_err(|e| StoreError::Corrupt(format!("trace line {seq}: {e}")))?,
                 })
@@ -258,12 +258,12 @@ pub(crate) async fn insert_trace(
 impl Store {
     /// A sandbox job's record, if it has one.
     pub async fn sandbox_record(&self, job_key: &str) -> Result<Option<String>, StoreError> {
-        let row = sqlx::query("SELECT record FROM sandbox_runs WHERE job_key = $1")
-            .bind(job_key)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(|r| r.try_get(0).map_err(StoreError::from))
-            .transpose()
+        Ok(
+            sqlx::query_scalar("SELECT record FROM sandbox_runs WHERE job_key = $1")
+                .bind(job_key)
+                .fetch_optional(&self.pool)
+                .await?,
+        )
     }
 
     /// Stores a sandbox job's record unless it has one; returns whether this call stored it

@@ -3,15 +3,9 @@
 //! session ends when it expires, when that token is revoked, or at logout (deleted), and
 //! its id says nothing of the token.
 
-use sqlx::Row;
-
-use crate::sql::now;
-use crate::tenant::token_hash;
-use crate::{Store, StoreError, Tenant, TokenCheck};
-
-fn epoch() -> i64 {
-    time::OffsetDateTime::now_utc().unix_timestamp()
-}
+use crate::sql::{epoch, now, trusted};
+use crate::tenant::{TOKEN_COLUMNS, token_check, token_hash};
+use crate::{Store, StoreError, TokenCheck};
 
 impl Store {
     /// Opens a session for a live `token` for `ttl_secs`; its id (shown once: only its hash
@@ -49,29 +43,16 @@ impl Store {
     /// The session `id`'s tenant and token id, when the session is open, unexpired and its
     /// token live ([`TokenCheck::Unknown`] otherwise; `Revoked` when its token was).
     pub async fn check_session(&self, id: &str) -> Result<TokenCheck, StoreError> {
-        let row = sqlx::query(
-            "SELECT t.id, t.name, t.max_running_reviews, k.id, k.revoked_at FROM ui_sessions s \
+        let row = sqlx::query(trusted(format!(
+            "SELECT {TOKEN_COLUMNS} FROM ui_sessions s \
              JOIN api_tokens k ON k.token_sha256 = s.token_sha256 \
-             JOIN tenants t ON t.id = k.tenant_id WHERE s.id_sha256 = $1 AND s.expires_at > $2",
-        )
+             JOIN tenants t ON t.id = k.tenant_id WHERE s.id_sha256 = $1 AND s.expires_at > $2"
+        )))
         .bind(token_hash(id))
         .bind(epoch())
         .fetch_optional(&self.pool)
         .await?;
-        let Some(r) = row else {
-            return Ok(TokenCheck::Unknown);
-        };
-        if r.try_get::<Option<String>, _>(4)?.is_some() {
-            return Ok(TokenCheck::Revoked);
-        }
-        Ok(TokenCheck::Valid {
-            tenant: Tenant {
-                id: r.try_get(0)?,
-                name: r.try_get(1)?,
-                max_running_reviews: r.try_get(2)?,
-            },
-            token_id: r.try_get(3)?,
-        })
+        token_check(row)
     }
 
     /// Ends the session `id` (logout); ending one that is not open does nothing.

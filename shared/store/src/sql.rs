@@ -7,21 +7,7 @@ use std::fmt::Write;
 
 /// `($1, $2, $3), ($4, $5, $6)` for `rows` rows of `cols` columns.
 pub fn values_rows(rows: usize, cols: usize) -> String {
-    let mut s = String::with_capacity(rows * cols * 5);
-    for r in 0..rows {
-        if r > 0 {
-            s.push_str(", ");
-        }
-        s.push('(');
-        for c in 0..cols {
-            if c > 0 {
-                s.push_str(", ");
-            }
-            let _ = write!(s, "${}", r * cols + c + 1);
-        }
-        s.push(')');
-    }
-    s
+    values_rows_from(1, rows, cols)
 }
 
 /// Like [`values_rows`], numbering from `$first`.
@@ -51,6 +37,12 @@ pub fn list(from: usize, count: usize) -> String {
         .join(", ")
 }
 
+/// Seconds since the epoch (the columns that expire: sessions, publications' leases,
+/// questions' leases).
+pub fn epoch() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp()
+}
+
 pub fn now() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
@@ -70,6 +62,7 @@ mod tests {
     #[test]
     fn numbers_placeholders_row_major() {
         assert_eq!(values_rows(2, 2), "($1, $2), ($3, $4)");
+        assert_eq!(values_rows_from(3, 1, 2), "($3, $4)");
         assert_eq!(list(3, 2), "$3, $4");
     }
 }

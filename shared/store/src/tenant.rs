@@ -1,12 +1,12 @@
 //! Tenants, their API tokens (stored hashed), and what a tenant may see.
 
 use sha2::{Digest, Sha256};
-use sqlx::Row;
+use sqlx::{FromRow, Row};
 
-use crate::sql::now;
+use crate::sql::{now, trusted};
 use crate::{Dialect, Store, StoreError};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Tenant {
     pub id: String,
     pub name: String,
@@ -14,7 +14,7 @@ pub struct Tenant {
 }
 
 /// One line of a tenant's review list.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ReviewSummary {
     pub id: String,
     pub status: String,
@@ -31,7 +31,7 @@ pub struct ReviewSummary {
 /// A tenant's reviews of one day (UTC, by creation), summed in SQL over every review of
 /// that day: how many, their findings by proof level (from each result's `proof_counts`),
 /// and their model cost (the `model_call` trace lines' `cost_usd`).
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, sqlx::FromRow)]
 pub struct DayTotals {
     /// `YYYY-MM-DD`.
     pub day: String,
@@ -44,7 +44,7 @@ pub struct DayTotals {
 }
 
 /// One API token as an operator sees it: never the token, only its id and dates.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct TokenInfo {
     /// `tok_` and the first 16 hex digits of the token's hash.
     pub id: String,
@@ -111,6 +111,25 @@ async fn insert_token(
     ))
 }
 
+/// The columns [`token_check`] reads: the tenant `t` and its API token `k`.
+pub(crate) const TOKEN_COLUMNS: &str =
+    "t.id, t.name, t.max_running_reviews, k.id AS token_id, k.revoked_at";
+
+/// What a row of [`TOKEN_COLUMNS`], or none, says of the token (or session) it was found by.
+pub(crate) fn token_check(row: Option<sqlx::any::AnyRow>) -> Result<TokenCheck, StoreError> {
+    let Some(r) = row else {
+        return Ok(TokenCheck::Unknown);
+    };
+    let revoked_at: Option<String> = r.try_get("revoked_at")?;
+    if revoked_at.is_some() {
+        return Ok(TokenCheck::Revoked);
+    }
+    Ok(TokenCheck::Valid {
+        tenant: Tenant::from_row(&r)?,
+        token_id: r.try_get("token_id")?,
+    })
+}
+
 impl Store {
     /// Creates a tenant and returns it with a new API token (shown once; only its hash is kept).
     pub async fn create_tenant(
@@ -160,35 +179,21 @@ impl Store {
 
     /// What a presented bearer token is: a live token of a tenant, a revoked one, or unknown.
     pub async fn check_token(&self, token: &str) -> Result<TokenCheck, StoreError> {
-        let row = sqlx::query(
-            "SELECT t.id, t.name, t.max_running_reviews, k.id, k.revoked_at FROM api_tokens k \
-             JOIN tenants t ON t.id = k.tenant_id WHERE k.token_sha256 = $1",
-        )
+        let row = sqlx::query(trusted(format!(
+            "SELECT {TOKEN_COLUMNS} FROM api_tokens k \
+             JOIN tenants t ON t.id = k.tenant_id WHERE k.token_sha256 = $1"
+        )))
         .bind(token_hash(token))
         .fetch_optional(&self.pool)
         .await?;
-        let Some(r) = row else {
-            return Ok(TokenCheck::Unknown);
-        };
-        let revoked_at: Option<String> = r.try_get(4)?;
-        if revoked_at.is_some() {
-            return Ok(TokenCheck::Revoked);
-        }
-        Ok(TokenCheck::Valid {
-            tenant: Tenant {
-                id: r.try_get(0)?,
-                name: r.try_get(1)?,
-                max_running_reviews: r.try_get(2)?,
-            },
-            token_id: r.try_get(3)?,
-        })
+        token_check(row)
     }
 
     /// Every tenant (by name) with its tokens, oldest first. Tokens are listed by id: the
     /// store holds only their hashes.
     pub async fn list_tenants(&self) -> Result<Vec<(Tenant, Vec<TokenInfo>)>, StoreError> {
-        let tenants =
-            sqlx::query("SELECT id, name, max_running_reviews FROM tenants ORDER BY name")
+        let tenants: Vec<Tenant> =
+            sqlx::query_as("SELECT id, name, max_running_reviews FROM tenants ORDER BY name")
                 .fetch_all(&self.pool)
                 .await?;
         let tokens = sqlx::query(
@@ -197,21 +202,12 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         let mut out = Vec::with_capacity(tenants.len());
-        for t in tenants {
-            let tenant = Tenant {
-                id: t.try_get(0)?,
-                name: t.try_get(1)?,
-                max_running_reviews: t.try_get(2)?,
-            };
+        for tenant in tenants {
             let mut mine = Vec::new();
             for k in &tokens {
-                let owner: String = k.try_get(0)?;
+                let owner: String = k.try_get("tenant_id")?;
                 if owner == tenant.id {
-                    mine.push(TokenInfo {
-                        id: k.try_get(1)?,
-                        created_at: k.try_get(2)?,
-                        revoked_at: k.try_get(3)?,
-                    });
+                    mine.push(TokenInfo::from_row(k)?);
                 }
             }
             out.push((tenant, mine));
@@ -255,12 +251,12 @@ impl Store {
 
     /// The tenant owning a review (`None` for reviews from the command line).
     pub async fn review_tenant(&self, review_id: &str) -> Result<Option<String>, StoreError> {
-        let row = sqlx::query("SELECT tenant_id FROM reviews WHERE id = $1")
-            .bind(review_id)
-            .fetch_optional(&self.pool)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("review {review_id}")))?;
-        Ok(row.try_get(0)?)
+        let tenant: Option<Option<String>> =
+            sqlx::query_scalar("SELECT tenant_id FROM reviews WHERE id = $1")
+                .bind(review_id)
+                .fetch_optional(&self.pool)
+                .await?;
+        tenant.ok_or_else(|| StoreError::NotFound(format!("review {review_id}")))
     }
 
     /// A tenant's reviews, newest first, optionally by status, before a cursor (`created_us`).
@@ -272,7 +268,7 @@ impl Store {
         before_us: Option<i64>,
         limit: i64,
     ) -> Result<Vec<ReviewSummary>, StoreError> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT id, status, created_at, finished_at, repository, base_rev, head_rev, priority, batch_id, created_us \
              FROM reviews WHERE tenant_id = $1 AND ($2 IS NULL OR status = $2) AND ($3 IS NULL OR batch_id = $3) \
              AND ($4 IS NULL OR created_us < $4) ORDER BY created_us DESC, id DESC LIMIT $5",
@@ -283,8 +279,7 @@ impl Store {
         .bind(before_us)
         .bind(limit)
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(summary).collect()
+        .await?)
     }
 
     /// A tenant's reviews created on `since` (`YYYY-MM-DD`, UTC) or later, summed by day in
@@ -316,9 +311,10 @@ impl Store {
             )
         };
         let sql = format!(
-            "SELECT substr(r.created_at, 1, 10) AS day, CAST(COUNT(*) AS {int}), {}, {}, {}, {}, \
+            "SELECT substr(r.created_at, 1, 10) AS day, CAST(COUNT(*) AS {int}) AS reviews, \
+             {} AS reproduced, {} AS exploited, {} AS advisory, {} AS tool, \
              CAST(COALESCE(SUM((SELECT SUM({cost}) FROM trace_events t \
-             WHERE t.review_id = r.id AND t.kind = 'model_call')), 0) AS {real}) \
+             WHERE t.review_id = r.id AND t.kind = 'model_call')), 0) AS {real}) AS cost_usd \
              FROM reviews r WHERE r.tenant_id = $1 AND r.created_at >= $2 \
              GROUP BY substr(r.created_at, 1, 10) ORDER BY day",
             sum_level("reproduced"),
@@ -327,36 +323,22 @@ impl Store {
             sum_level("tool"),
         );
         // Built from the fixed fragments above only; the values are bound.
-        let rows = sqlx::query(crate::sql::trusted(sql))
+        Ok(sqlx::query_as(crate::sql::trusted(sql))
             .bind(tenant_id)
             .bind(since)
             .fetch_all(&self.pool)
-            .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(DayTotals {
-                    day: row.try_get(0)?,
-                    reviews: row.try_get(1)?,
-                    reproduced: row.try_get(2)?,
-                    exploited: row.try_get(3)?,
-                    advisory: row.try_get(4)?,
-                    tool: row.try_get(5)?,
-                    cost_usd: row.try_get(6)?,
-                })
-            })
-            .collect()
+            .await?)
     }
 
     /// The reviews of no tenant (`proven review`'s, run in this process), newest first.
     pub async fn local_reviews(&self, limit: i64) -> Result<Vec<ReviewSummary>, StoreError> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT id, status, created_at, finished_at, repository, base_rev, head_rev, priority, batch_id, created_us \
              FROM reviews WHERE tenant_id IS NULL ORDER BY created_us DESC, id DESC LIMIT $1",
         )
         .bind(limit)
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(summary).collect()
+        .await?)
     }
 
     /// One of a tenant's reviews (`None` when it is not the tenant's).
@@ -365,15 +347,14 @@ impl Store {
         tenant_id: &str,
         review_id: &str,
     ) -> Result<Option<ReviewSummary>, StoreError> {
-        let row = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT id, status, created_at, finished_at, repository, base_rev, head_rev, priority, batch_id, created_us \
              FROM reviews WHERE tenant_id = $1 AND id = $2",
         )
         .bind(tenant_id)
         .bind(review_id)
         .fetch_optional(&self.pool)
-        .await?;
-        row.as_ref().map(summary).transpose()
+        .await?)
     }
 
     /// A batch of `tenant_id`: its size and its reviews' counts by status.
@@ -382,51 +363,34 @@ impl Store {
         id: &str,
         tenant_id: &str,
     ) -> Result<(i64, Vec<(String, i64)>), StoreError> {
-        let total: i64 = sqlx::query("SELECT total FROM batches WHERE id = $1 AND tenant_id = $2")
-            .bind(id)
-            .bind(tenant_id)
-            .fetch_optional(&self.pool)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("batch {id}")))?
-            .try_get(0)?;
-        let rows = sqlx::query("SELECT status, COUNT(*) FROM reviews WHERE batch_id = $1 GROUP BY status ORDER BY status")
+        let total: i64 =
+            sqlx::query_scalar("SELECT total FROM batches WHERE id = $1 AND tenant_id = $2")
+                .bind(id)
+                .bind(tenant_id)
+                .fetch_optional(&self.pool)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(format!("batch {id}")))?;
+        let rows = sqlx::query("SELECT status, COUNT(*) AS reviews FROM reviews WHERE batch_id = $1 GROUP BY status ORDER BY status")
             .bind(id)
             .fetch_all(&self.pool)
             .await?;
         let counts = rows
             .into_iter()
-            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .map(|r| Ok((r.try_get("status")?, r.try_get("reviews")?)))
             .collect::<Result<_, StoreError>>()?;
         Ok((total, counts))
     }
-}
-
-fn summary(r: &sqlx::any::AnyRow) -> Result<ReviewSummary, StoreError> {
-    Ok(ReviewSummary {
-        id: r.try_get(0)?,
-        status: r.try_get(1)?,
-        created_at: r.try_get(2)?,
-        finished_at: r.try_get(3)?,
-        repository: r.try_get(4)?,
-        base_rev: r.try_get(5)?,
-        head_rev: r.try_get(6)?,
-        priority: r.try_get(7)?,
-        batch_id: r.try_get(8)?,
-        created_us: r.try_get(9)?,
-    })
 }
 
 async fn tenant_id_by_name(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
     tenant: &str,
 ) -> Result<String, StoreError> {
-    sqlx::query("SELECT id FROM tenants WHERE name = $1 OR id = $1")
+    sqlx::query_scalar("SELECT id FROM tenants WHERE name = $1 OR id = $1")
         .bind(tenant)
         .fetch_optional(&mut **tx)
         .await?
-        .ok_or_else(|| StoreError::NotFound(format!("tenant {tenant}")))?
-        .try_get(0)
-        .map_err(StoreError::from)
+        .ok_or_else(|| StoreError::NotFound(format!("tenant {tenant}")))
 }
 
 async fn revoke(
@@ -434,17 +398,13 @@ async fn revoke(
     tenant_id: &str,
     token_id: Option<&str>,
 ) -> Result<Vec<String>, StoreError> {
-    let rows = sqlx::query(
+    let ids: Vec<String> = sqlx::query_scalar(
         "SELECT id FROM api_tokens WHERE tenant_id = $1 AND revoked_at IS NULL AND ($2 IS NULL OR id = $2)",
     )
     .bind(tenant_id)
     .bind(token_id)
     .fetch_all(&mut **tx)
     .await?;
-    let ids = rows
-        .iter()
-        .map(|r| r.try_get(0))
-        .collect::<Result<Vec<String>, _>>()?;
     let at = now();
     for id in &ids {
         sqlx::query("UPDATE api_tokens SET revoked_at = $1 WHERE id = $2")

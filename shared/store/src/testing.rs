@@ -6,7 +6,26 @@
 //! `scripts/test` before the suite starts. A Postgres that cannot be reached fails the
 //! test with a message naming what to start: tests never skip quietly.
 
-use crate::Store;
+use crate::{NewPipelineReview, Store};
+
+/// A review of `/repo` from `a` to `b`, of no tenant, at priority 0, with an empty request:
+/// what a test submits when the review's content does not matter (override fields with
+/// `NewPipelineReview { priority: 2, ..pipeline_review("r1") }`).
+pub fn pipeline_review(id: &str) -> NewPipelineReview {
+    NewPipelineReview {
+        id: id.into(),
+        tenant_id: None,
+        repository: "/repo".into(),
+        base_rev: "a".into(),
+        head_rev: "b".into(),
+        priority: 0,
+        batch_id: None,
+        pr_key: None,
+        request: "{}".into(),
+        deadline_us: None,
+        trace_id: None,
+    }
+}
 
 /// Which backend a test runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,4 +107,22 @@ impl TestStore {
             .await;
         }
     }
+}
+
+/// Runs each named test body (an `async fn(Backend)` in the calling module) twice: once on
+/// a temporary SQLite file, once on a fresh Postgres database. Expands to the modules
+/// `sqlite` and `postgres`, one `#[tokio::test]` per body in each; the caller depends on
+/// tokio.
+#[macro_export]
+macro_rules! both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+              async fn $name() { super::$name($crate::testing::Backend::Sqlite).await })*
+        }
+        mod postgres {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+              async fn $name() { super::$name($crate::testing::Backend::Postgres).await })*
+        }
+    };
 }

@@ -79,16 +79,17 @@ pub enum Related {
     Unchanged { id: String },
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 struct StoredEdge {
     id: String,
+    #[sqlx(rename = "to_id")]
     to: String,
     valid_from: i64,
     valid_to: Option<i64>,
 }
 
 /// An open `depends_on` edge: a repository's dependency as last seen.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Dependent {
     pub repository: String,
     /// The lock file (and package) the dependency was read from.
@@ -101,17 +102,8 @@ pub struct Dependent {
 
 const EDGE_COLUMNS: &str = "id, to_id, valid_from, valid_to";
 
-fn stored(r: &sqlx::any::AnyRow) -> Result<StoredEdge, sqlx::Error> {
-    Ok(StoredEdge {
-        id: r.try_get(0)?,
-        to: r.try_get(1)?,
-        valid_from: r.try_get(2)?,
-        valid_to: r.try_get(3)?,
-    })
-}
-
 /// One mutation of the World Model, as its audit holds it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct WorldAudit {
     /// Strictly increasing in the order of the writes.
     pub seq: i64,
@@ -147,24 +139,12 @@ async fn audit(
 impl Store {
     /// The tenant's audit, in order.
     pub async fn world_audit(&self, tenant: &str) -> Result<Vec<WorldAudit>, StoreError> {
-        sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT seq, at_us, action, subject, source FROM world_audit WHERE tenant_id = $1 ORDER BY seq",
         )
         .bind(tenant)
         .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(|r| {
-            Ok(WorldAudit {
-                seq: r.try_get(0)?,
-                at_us: r.try_get(1)?,
-                action: r.try_get(2)?,
-                subject: r.try_get(3)?,
-                source: r.try_get(4)?,
-            })
-        })
-        .collect::<Result<_, sqlx::Error>>()
-        .map_err(StoreError::from)
+        .await?)
     }
 
     /// The tenant's whole World Model in one canonical text: entities and edges, each in id
@@ -179,9 +159,9 @@ impl Store {
         .await?
         .iter()
         .map(|r| -> Result<serde_json::Value, sqlx::Error> {
-            let attrs: String = r.try_get(3)?;
-            Ok(serde_json::json!({"id": r.try_get::<String, _>(0)?, "kind": r.try_get::<String, _>(1)?,
-                "name": r.try_get::<String, _>(2)?,
+            let attrs: String = r.try_get("attrs")?;
+            Ok(serde_json::json!({"id": r.try_get::<String, _>("id")?, "kind": r.try_get::<String, _>("kind")?,
+                "name": r.try_get::<String, _>("name")?,
                 "attrs": serde_json::from_str::<serde_json::Value>(&attrs).unwrap_or(serde_json::Value::String(attrs))}))
         })
         .collect::<Result<_, _>>()?;
@@ -194,10 +174,10 @@ impl Store {
         .await?
         .iter()
         .map(|r| -> Result<serde_json::Value, sqlx::Error> {
-            Ok(serde_json::json!({"id": r.try_get::<String, _>(0)?, "from": r.try_get::<String, _>(1)?,
-                "kind": r.try_get::<String, _>(2)?, "context": r.try_get::<String, _>(3)?,
-                "to": r.try_get::<String, _>(4)?, "valid_from": r.try_get::<i64, _>(5)?,
-                "valid_to": r.try_get::<Option<i64>, _>(6)?}))
+            Ok(serde_json::json!({"id": r.try_get::<String, _>("id")?, "from": r.try_get::<String, _>("from_id")?,
+                "kind": r.try_get::<String, _>("kind")?, "context": r.try_get::<String, _>("context")?,
+                "to": r.try_get::<String, _>("to_id")?, "valid_from": r.try_get::<i64, _>("valid_from")?,
+                "valid_to": r.try_get::<Option<i64>, _>("valid_to")?}))
         })
         .collect::<Result<_, _>>()?;
         Ok(serde_json::json!({"entities": entities, "edges": edges}).to_string())
@@ -215,13 +195,11 @@ impl Store {
         }
         let mut tx = self.write_tx().await?;
         let before: Option<String> =
-            sqlx::query("SELECT attrs FROM world_entities WHERE tenant_id = $1 AND id = $2")
+            sqlx::query_scalar("SELECT attrs FROM world_entities WHERE tenant_id = $1 AND id = $2")
                 .bind(e.tenant.as_str())
                 .bind(e.id.as_str())
                 .fetch_optional(&mut *tx)
-                .await?
-                .map(|r| r.try_get(0))
-                .transpose()?;
+                .await?;
         let action = match before.as_deref() {
             Some(attrs) if attrs == e.attrs => return Ok(false),
             Some(_) => "entity.update",
@@ -292,7 +270,7 @@ impl Store {
             Dialect::Postgres => " FOR UPDATE",
             Dialect::Sqlite => "",
         };
-        let chain: Vec<StoredEdge> = sqlx::query(crate::sql::trusted(format!(
+        let chain: Vec<StoredEdge> = sqlx::query_as(crate::sql::trusted(format!(
             "SELECT {EDGE_COLUMNS} FROM world_edges \
              WHERE tenant_id = $1 AND from_id = $2 AND kind = $3 AND context = $4 \
              ORDER BY valid_from{lock}"
@@ -302,10 +280,7 @@ impl Store {
         .bind(edge.kind.as_str())
         .bind(edge.context.as_str())
         .fetch_all(&mut *tx)
-        .await?
-        .iter()
-        .map(stored)
-        .collect::<Result<_, _>>()?;
+        .await?;
         if chain.iter().any(|e| e.id == id) {
             return Ok(Related::Unchanged { id });
         }
@@ -388,7 +363,13 @@ impl Store {
         .fetch_all(&self.pool)
         .await?
         .iter()
-        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+        .map(|r| {
+            Ok((
+                r.try_get("id")?,
+                r.try_get("context")?,
+                r.try_get("valid_from")?,
+            ))
+        })
         .collect::<Result<_, sqlx::Error>>()?;
         let mut closed = 0;
         for (id, context, since) in open {
@@ -444,13 +425,13 @@ impl Store {
             .map(|r| {
                 Ok(WorldEdge {
                     tenant: tenant.to_string(),
-                    from: r.try_get(0)?,
-                    kind: r.try_get(1)?,
-                    context: r.try_get(2)?,
-                    to: r.try_get(3)?,
-                    valid_from: r.try_get(4)?,
-                    valid_to: r.try_get(5)?,
-                    source: r.try_get(6)?,
+                    from: r.try_get("from_id")?,
+                    kind: r.try_get("kind")?,
+                    context: r.try_get("context")?,
+                    to: r.try_get("to_id")?,
+                    valid_from: r.try_get("valid_from")?,
+                    valid_to: r.try_get("valid_to")?,
+                    source: r.try_get("source")?,
                 })
             })
             .collect::<Result<_, sqlx::Error>>()
@@ -484,28 +465,16 @@ impl Store {
         tenant: &str,
         prefix: &str,
     ) -> Result<Vec<Dependent>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT from_id, context, to_id, valid_from, source FROM world_edges \
-             WHERE tenant_id = $1 AND kind = 'depends_on' AND valid_to IS NULL \
+        Ok(sqlx::query_as(
+            "SELECT from_id AS repository, context, to_id AS package, valid_from AS since, source \
+             FROM world_edges WHERE tenant_id = $1 AND kind = 'depends_on' AND valid_to IS NULL \
              AND substr(to_id, 1, CAST($2 AS INTEGER)) = $3 ORDER BY from_id, context",
         )
         .bind(tenant)
         .bind(prefix.len() as i64)
         .bind(prefix)
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(Dependent {
-                    repository: r.try_get(0)?,
-                    context: r.try_get(1)?,
-                    package: r.try_get(2)?,
-                    since: r.try_get(3)?,
-                    source: r.try_get(4)?,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(StoreError::from)
+        .await?)
     }
 
     /// Refuses a store whose edges break the World Model's rules: an edge whose end is not
@@ -519,14 +488,18 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?
         {
-            let (id, from, to): (String, i64, i64) = (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
+            let (id, from, to): (String, i64, i64) = (
+                r.try_get("id")?,
+                r.try_get("valid_from")?,
+                r.try_get("valid_to")?,
+            );
             return Err(StoreError::EdgeInterval {
                 edge: id,
                 detail: format!("its end {to} is not after its start {from}"),
             });
         }
         if let Some(r) = sqlx::query(
-            "SELECT a.id, b.id FROM world_edges a JOIN world_edges b \
+            "SELECT a.id AS edge, b.id AS existing FROM world_edges a JOIN world_edges b \
              ON a.tenant_id = b.tenant_id AND a.from_id = b.from_id AND a.kind = b.kind \
              AND a.context = b.context AND a.id < b.id \
              AND a.valid_from < COALESCE(b.valid_to, 9223372036854775807) \
@@ -536,8 +509,8 @@ impl Store {
         .await?
         {
             return Err(StoreError::EdgeOverlap {
-                edge: r.try_get(0)?,
-                existing: r.try_get(1)?,
+                edge: r.try_get("edge")?,
+                existing: r.try_get("existing")?,
             });
         }
         Ok(())

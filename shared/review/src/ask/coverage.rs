@@ -5,12 +5,15 @@
 
 use proven_pipeline::StepError;
 
-use super::{
-    AUDITOR, Answer, AuditorAnswer, Checkout, ClaimRecord, ClaimStatus, CoverageRecord,
-    MAX_SURFACES, NotSeenRow, SurfaceRecord, files, generate, refuter, settle_citations, short,
+use super::answer::{
+    AUDITOR, Answer, AuditorAnswer, ClaimRecord, ClaimStatus, CoverageRecord, MAX_SURFACES,
+    NotSeenRow, SurfaceRecord,
 };
-use crate::Trace;
-use crate::model::{Agents, Role, quoted};
+use super::claims::{generate, settle_citations, short};
+use super::files::{self, Checkout};
+use super::refuter;
+use crate::core::model::{Agents, Role, quoted};
+use crate::core::trace::Trace;
 
 /// The coverage auditor: the question and the manifests only.
 pub(super) async fn audit(

@@ -2,10 +2,11 @@
 //! to its question (numbered); the refuter, only the lines a claim cites; the auditor, the
 //! manifests (dependency files and entry points), never the answer.
 
+use std::path::Path;
+
 use serde_json::{Value, json};
 
-use super::Checkout;
-use crate::citation::{Citation, numbered};
+use crate::core::citation::{Citation, numbered};
 
 /// Files a listing names at most.
 pub(super) const MAX_LISTING: usize = 5000;
@@ -57,7 +58,7 @@ pub(super) fn relevant(c: &Checkout, question: &str, surface: Option<&str>) -> V
     let candidates: Vec<&String> = c
         .files
         .iter()
-        .filter(|f| surface.is_none_or(|s| super::under(f, s)))
+        .filter(|f| surface.is_none_or(|s| under(f, s)))
         .collect();
     // Paths that name the question's words first, so the texts read are the likeliest.
     let by_path = |f: &str| {
@@ -140,4 +141,62 @@ pub(super) fn manifest_texts(c: &Checkout, manifests: &[String]) -> Vec<Value> {
             json!({"path": m, "text": t})
         })
         .collect()
+}
+
+/// The repository at one revision, as the ask reads it.
+#[derive(Debug, Clone)]
+pub struct Checkout {
+    pub dir: String,
+    pub commit: String,
+    pub files: Vec<String>,
+    pub cut: bool,
+}
+
+impl Checkout {
+    pub fn open(dir: &Path, rev: &str) -> Result<Checkout, String> {
+        let repo = proven_change::Repo::open(dir).map_err(|e| e.to_string())?;
+        let commit = repo.resolve(rev).map_err(|e| e.to_string())?.commit;
+        let (files, cut) = repo
+            .list_files(&commit, MAX_LISTING)
+            .map_err(|e| e.to_string())?;
+        Ok(Checkout {
+            dir: dir.display().to_string(),
+            commit,
+            files,
+            cut,
+        })
+    }
+
+    /// Whether `surface` is a path of the checkout: a file, or a directory holding one.
+    pub(super) fn holds(&self, surface: &str) -> bool {
+        let s = surface.trim_end_matches('/');
+        !s.is_empty()
+            && self
+                .files
+                .iter()
+                .any(|f| f == s || f.strip_prefix(s).is_some_and(|r| r.starts_with('/')))
+    }
+}
+
+pub(super) fn under(path: &str, surface: &str) -> bool {
+    let s = surface.trim_end_matches('/');
+    path == s || path.strip_prefix(s).is_some_and(|r| r.starts_with('/'))
+}
+
+#[cfg(test)]
+mod checkout_tests {
+    use super::*;
+
+    #[test]
+    fn a_surface_is_a_file_or_a_directory_of_the_checkout() {
+        let c = Checkout {
+            dir: "r".into(),
+            commit: "abc".into(),
+            files: vec!["src/app.py".into(), "deploy/ci.yml".into()],
+            cut: false,
+        };
+        assert!(c.holds("src") && c.holds("src/") && c.holds("deploy/ci.yml"));
+        assert!(!c.holds("sr") && !c.holds("the deploy pipeline") && !c.holds(""));
+        assert!(under("src/app.py", "src/") && !under("srcx/app.py", "src"));
+    }
 }

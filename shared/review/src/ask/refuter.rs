@@ -4,12 +4,11 @@
 
 use serde_json::json;
 
-use super::{
-    Answer, Checkout, ClaimRecord, ClaimStatus, NotSeenRow, REFUTER, RefuterAnswer, files,
-};
-use crate::Trace;
-use crate::citation::Citation;
-use crate::model::{Agents, Role, quoted};
+use super::answer::{Answer, ClaimRecord, ClaimStatus, NotSeenRow, REFUTER, RefuterAnswer};
+use super::files::{self, Checkout};
+use crate::core::citation::Citation;
+use crate::core::model::{Agents, Role, quoted};
+use crate::core::trace::Trace;
 
 /// The refuter on every claim Proven's check left standing: claims and cited lines only.
 pub(super) async fn refute(

@@ -7,11 +7,11 @@ use proven_report::Finding;
 use proven_store::StepRow;
 use serde::{Deserialize, Serialize};
 
+use crate::core::rows::{StepState, done_results, step_result};
+use crate::core::step_name::StepName;
 use crate::judge::deps::{DepsVerdict, judge_deps};
 use crate::judge::query::{QueryVerdict, judge_query};
 use crate::judge::risk::{Verdict, judge_risk};
-use crate::rows::{StepState, done_results, step_result};
-use crate::step_name::StepName;
 use crate::wire::{AuditResult, FileResult, PlannerResult, ProveJob};
 
 /// A package a row of advisories proves affected, where the change names it.
@@ -195,8 +195,9 @@ mod tests {
 
     #[test]
     fn a_dependency_file_whose_evidence_failed_is_unknown() {
-        let row =
-            |step: &str, key: &str, state: &str| crate::rows::test_row(step, key, state, None);
+        let row = |step: &str, key: &str, state: &str| {
+            crate::core::rows::test_row(step, key, state, None)
+        };
         let rows = vec![
             row(StepName::DepsFile.as_str(), "requirements.txt", "failed"),
             row(StepName::DepsFile.as_str(), "Cargo.lock", "dead"),

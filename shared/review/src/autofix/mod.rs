@@ -9,7 +9,7 @@
 //! - After every finding is final, one prompt to the generator (`autofix_generator`) holds
 //!   every kept finding a test, a query or an advisory proved, with its evidence, as
 //!   escaped data. Its answer is one patch: edits only, refused by the same rules as any
-//!   patch ([`crate::patch`]); a dependency file a kept finding names may have its versions
+//!   patch ([`crate::core::patch`]); a dependency file a kept finding names may have its versions
 //!   raised, nothing else of it.
 //! - The patch is applied to scratch copies of the change only; `sandbox.autofix` runs each
 //!   finding's own evidence again (its test in the sandbox; the advisory rows of the patched
@@ -26,32 +26,27 @@ use std::time::Duration;
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::{Autofix, PatchEdit};
 use proven_store::StepRow;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::Trace;
-use crate::model::{Role, quoted};
-use crate::outcome::{Next, outcome, to_json};
-use crate::patch::{self, PatchAnswer};
-use crate::rows::step_result;
-use crate::step::ReviewStep;
-use crate::step_name::StepName;
+use crate::core::model::{Role, quoted};
+use crate::core::outcome::{Next, outcome, to_json};
+use crate::core::patch::{self, PatchAnswer};
+use crate::core::rows::step_result;
+use crate::core::step::ReviewStep;
+use crate::core::step_name::StepName;
+use crate::core::trace::Trace;
 use crate::wire::{PlanResult, ReviewView};
 
+mod attempt;
 pub mod gather;
 mod proof;
 mod recheck;
 
+pub use attempt::{Attempt, FIXED, NOTHING, REJECTED, SENT};
 pub use gather::Proved;
 pub use proof::run_proof;
 
 pub const AUTOFIX: &str = StepName::Autofix.as_str();
-
-pub const FIXED: &str = "fixed automatically, waiting for a person";
-pub const REJECTED: &str = "rejected";
-pub const NOTHING: &str = "nothing to fix";
-/// The attempt's verdict while its runs are under way.
-pub const SENT: &str = "sent to the sandbox";
 
 /// Edits the one patch may hold.
 const MAX_EDITS: usize = 40;
@@ -59,18 +54,9 @@ const MAX_EDITS: usize = 40;
 /// findings name.
 const MAX_SHOWN_BYTES: usize = 64 << 10;
 
-/// What `sandbox.autofix` is handed: the patch and the findings it must close.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Attempt {
-    pub edits: Vec<PatchEdit>,
-    pub explanation: String,
-    pub proved: Vec<Proved>,
-    pub diff: String,
-}
-
 /// The steps that have not ended, other than the attempt's and the judge.
 fn unfinished(rows: &[StepRow], me: &str) -> Vec<String> {
-    crate::rows::unfinished(rows, |r| {
+    crate::core::rows::unfinished(rows, |r| {
         r.id.step != me && r.id.step != StepName::AutofixProof && r.id.step != StepName::Judge
     })
 }
@@ -187,7 +173,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
     let next = vec![NewStep {
         key: lease.id.key.clone(),
         input: Some(to_json(&attempt)?),
-        ..Next::then(StepName::AutofixProof, "sandbox")
+        ..Next::then(StepName::AutofixProof)
     }];
     Ok(outcome(trace, to_json(&result)?, next, true))
 }
@@ -359,7 +345,7 @@ fn prompt(proved: &[Proved], files: &[(String, Option<String>)]) -> String {
 /// proof's when it ran; the model step's otherwise. An attempt whose runs did not finish
 /// is rejected, naming it: a run that did not happen proves nothing.
 pub fn verdict(rows: &[StepRow]) -> Option<Autofix> {
-    use crate::rows::{StepState, find};
+    use crate::core::rows::{StepState, find};
     let mut first = step_result::<Autofix>(rows, AUTOFIX, "")?;
     let Some(row) = find(rows, StepName::AutofixProof.as_str(), "") else {
         return Some(first);
@@ -386,7 +372,7 @@ mod tests {
     use super::*;
 
     fn row(step: &str, key: &str, state: &str) -> StepRow {
-        crate::rows::test_row(step, key, state, None)
+        crate::core::rows::test_row(step, key, state, None)
     }
 
     #[test]
@@ -476,7 +462,7 @@ mod tests {
         let mut proof = row(StepName::AutofixProof.as_str(), "", "dead");
         proof.error = Some("sandbox: no Docker engine".into());
         let rows = vec![
-            crate::rows::test_row(AUTOFIX, "", "done", serde_json::to_string(&sent).ok()),
+            crate::core::rows::test_row(AUTOFIX, "", "done", serde_json::to_string(&sent).ok()),
             proof,
         ];
         let v = verdict(&rows).expect("a verdict");

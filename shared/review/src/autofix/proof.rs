@@ -13,14 +13,14 @@ use proven_report::{Autofix, RunRef};
 use proven_sandbox::{Language, RunRecord, RunRequest};
 use serde_json::json;
 
+use super::attempt::{Attempt, FIXED, REJECTED};
 use super::gather::Proved;
-use super::{Attempt, FIXED, REJECTED};
-use crate::Trace;
-use crate::outcome::{outcome, read_input, to_json};
-use crate::rows::result_of;
-use crate::step::ReviewStep;
-use crate::step_name::StepName;
-use crate::test_runs::{TEST_TIMEOUT, passed, run_ref, runs_key};
+use crate::core::outcome::{outcome, read_input, to_json};
+use crate::core::rows::result_of;
+use crate::core::step::ReviewStep;
+use crate::core::step_name::StepName;
+use crate::core::test_runs::{TEST_TIMEOUT, passed, run_ref, runs_key};
+use crate::core::trace::Trace;
 use crate::wire::{PlanResult, ReviewView};
 
 /// What a patched file's tests run in: a language the sandbox runs, or one it does not
@@ -58,7 +58,7 @@ fn touched(path: &str) -> Option<Touched> {
         .and_then(|e| e.to_str())
         .unwrap_or_default();
     by_name
-        .or_else(|| crate::test_runs::language_of(path).map(Touched::Runs))
+        .or_else(|| crate::core::test_runs::language_of(path).map(Touched::Runs))
         .or(match ext {
             "ts" | "tsx" | "jsx" => Some(Touched::Runs(Language::Node)),
             "php" => Some(Touched::NotRun("PHP")),
@@ -83,13 +83,13 @@ async fn requests(
     timeout: Duration,
     trace: &mut Trace,
 ) -> Result<Vec<(String, RunRequest)>, StepError> {
-    let patch = crate::test_runs::patch(&attempt.edits);
+    let patch = crate::core::test_runs::patch(&attempt.edits);
     let mut out = Vec::new();
     for p in &attempt.proved {
         if let Proved::Test { title, job } = p {
             out.push((
                 title.clone(),
-                crate::test_runs::requests(view, job, &job.test)?
+                crate::core::test_runs::requests(view, job, &job.test)?
                     .1
                     .with_patch(patch.clone())
                     .with_timeout(timeout),
@@ -120,7 +120,7 @@ async fn suite(
     language: Language,
     trace: &mut Trace,
 ) -> Result<RunRequest, StepError> {
-    let mut request = crate::suite::suite_request(view, revision, language, trace).await?;
+    let mut request = crate::core::suite::suite_request(view, revision, language, trace).await?;
     for p in &attempt.proved {
         if let Proved::Test { job, .. } = p
             && job.language == language
@@ -172,7 +172,7 @@ pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, Ste
         view.head,
         &serde_json::to_string(&attempt).unwrap_or_default(),
     ]);
-    let done = crate::test_runs::run_in_turn(
+    let done = crate::core::test_runs::run_in_turn(
         s,
         lease,
         ("autofix", &key),
@@ -239,7 +239,7 @@ impl BaseSuites {
         lease: &Lease,
         (attempt, key): (&Attempt, &str),
         (languages, first_suite): (&[Language], usize),
-        done: &crate::test_runs::RunsDone,
+        done: &crate::core::test_runs::RunsDone,
         timeout: Duration,
         trace: &mut Trace,
     ) -> Result<BaseSuites, StepError> {
@@ -260,7 +260,7 @@ impl BaseSuites {
         let runs = if requests.is_empty() {
             Vec::new()
         } else {
-            crate::test_runs::run_in_turn(s, lease, ("autofix-base", key), requests, false)
+            crate::core::test_runs::run_in_turn(s, lease, ("autofix-base", key), requests, false)
                 .await?
                 .runs
         };
@@ -290,7 +290,7 @@ impl Runs {
     fn settle<'a>(
         &self,
         result: &mut Autofix,
-        done: &crate::test_runs::RunsDone,
+        done: &crate::core::test_runs::RunsDone,
         base_of: &dyn Fn(usize) -> Option<&'a RunRecord>,
     ) {
         if let Some(why) = &done.refused {
@@ -326,7 +326,7 @@ impl Runs {
                 ));
                 continue;
             }
-            match base_of(i).map(|b| crate::suite::suite_against_base(r, b)) {
+            match base_of(i).map(|b| crate::core::suite::suite_against_base(r, b)) {
                 Some(Ok(_)) => {}
                 Some(Err(why)) => result.open.push(format!(
                     "{name}: broken by the patch (run {}): {why}",

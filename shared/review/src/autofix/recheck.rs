@@ -14,10 +14,10 @@ use proven_report::{Finding, PatchEdit};
 use proven_store::StepRow;
 
 use super::gather::{Affected, Proved};
-use crate::Trace;
-use crate::git_tree::GitTree;
-use crate::rows::step_result;
-use crate::step_name::StepName;
+use crate::core::git_tree::GitTree;
+use crate::core::rows::step_result;
+use crate::core::step_name::StepName;
+use crate::core::trace::Trace;
 use crate::steps::deps::{self, DepsOptions, FilePair};
 use crate::steps::pin::{Pin, evaluate_pin, has_token};
 use crate::wire::{PlanResult, ReviewView};
@@ -175,10 +175,10 @@ pub(super) async fn advisories(
     let mut scratch = Trace::new(String::new());
     let before = deps::evaluate(view.store, &again.head, &options, &mut scratch)
         .await
-        .map_err(crate::outcome::retryable)?;
+        .map_err(crate::core::outcome::retryable)?;
     let after = deps::evaluate(view.store, &again.patched, &options, &mut scratch)
         .await
-        .map_err(crate::outcome::retryable)?;
+        .map_err(crate::core::outcome::retryable)?;
     let had: BTreeSet<_> = before.findings.iter().filter_map(key).collect();
     let has: BTreeMap<_, &Finding> = after
         .findings
@@ -293,7 +293,7 @@ async fn query(
             };
             let found = evaluate_pin(view.store, pin, &mut scratch)
                 .await
-                .map_err(crate::outcome::retryable)?;
+                .map_err(crate::core::outcome::retryable)?;
             if let Some(f) = found.first() {
                 out.open.push(format!(
                     "{title}: {} names {} {v} with the patch (line {line}), which {} affects",

@@ -7,9 +7,9 @@ use std::collections::HashSet;
 use proven_report::{FailedService, Finding, NotSeen};
 use proven_store::StepRow;
 
-use crate::outcome::FailureKind;
-use crate::rows::{StepState, display_name};
-use crate::step_name::StepName;
+use crate::core::outcome::FailureKind;
+use crate::core::rows::{StepState, display_name};
+use crate::core::step_name::StepName;
 
 /// What one failed or unended row adds to the report.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,7 +104,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::rows::test_row;
+    use crate::core::rows::test_row;
 
     #[test]
     fn a_failed_step_is_a_failed_service_by_its_name() {

@@ -1,13 +1,13 @@
 //! The coverage section: the auditor's surfaces, each probed one with what its round-two
 //! pipeline proved, and what stays unresolved named in "what this review could not see".
 
-use crate::step_name::Name;
+use crate::core::step_name::Name;
 use proven_report::{CoverageSurface, NotSeen};
 use proven_store::StepRow;
 
-use crate::auditor::AUDITOR;
+use crate::core::rows::{StepState, find, step_result};
+use crate::flows::audit::AUDITOR;
 use crate::judge::RiskOutcome;
-use crate::rows::{StepState, find, step_result};
 use crate::wire::{AuditResult, SurfaceStatus};
 
 /// The judge's view of the auditor: the coverage section, with each probed surface's
@@ -91,7 +91,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::rows::test_row;
+    use crate::core::rows::test_row;
 
     fn audit(state: &str) -> StepRow {
         let result = json!({"verdict": "incomplete", "probing": [], "investigating": [],

@@ -5,7 +5,8 @@
 use proven_report::Finding;
 use proven_store::StepRow;
 
-use crate::investigator::{DepsSkeptic, QueryRefutation, SKEPTIC_DEPS};
+use crate::core::query::QueryRefutation;
+use crate::flows::deps::skeptic::{DepsSkeptic, SKEPTIC_DEPS};
 use crate::wire::{FileResult, SkepticResult};
 
 /// What becomes of one dependency finding.
@@ -26,7 +27,7 @@ pub enum DepsVerdict {
 
 /// The verdict on each finding of the dependency file of pipeline `key`.
 pub fn judge_deps(rows: &[StepRow], key: &str, file: &FileResult) -> Vec<DepsVerdict> {
-    let said: Option<DepsSkeptic> = crate::rows::step_result(rows, SKEPTIC_DEPS, key);
+    let said: Option<DepsSkeptic> = crate::core::rows::step_result(rows, SKEPTIC_DEPS, key);
     file.findings
         .iter()
         .cloned()
@@ -61,7 +62,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::rows::test_row;
+    use crate::core::rows::test_row;
 
     fn finding(id: &str) -> serde_json::Value {
         json!({"id": id, "proof_level": "advisory", "kind": "vulnerability", "title": id,

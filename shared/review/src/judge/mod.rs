@@ -17,7 +17,6 @@
 pub mod branches;
 pub mod coverage;
 pub mod deps;
-pub mod fix;
 pub mod ignore;
 pub mod query;
 pub mod reviewers;

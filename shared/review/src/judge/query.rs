@@ -3,9 +3,11 @@
 use proven_report::Finding;
 use proven_store::StepRow;
 
-use crate::investigator::{InvestigatorResult, QueryRefutation, SkepticQueryResult};
-use crate::rows::{StepState, find, state, step_result};
-use crate::step_name::StepName;
+use crate::core::query::QueryRefutation;
+use crate::core::query::skeptic::SkepticQueryResult;
+use crate::core::rows::{StepState, find, state, step_result};
+use crate::core::step_name::StepName;
+use crate::flows::query::wire::InvestigatorResult;
 use crate::wire::{Risk, SkepticResult};
 
 /// What the Judge concludes about one query pipeline (plain code, no model).
@@ -87,9 +89,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::investigator::{INVESTIGATOR, SKEPTIC_QUERY};
-    use crate::outcome::to_json;
-    use crate::rows::test_row;
+    use crate::core::outcome::to_json;
+    use crate::core::rows::test_row;
+    use crate::flows::query::wire::{INVESTIGATOR, SKEPTIC_QUERY};
     use crate::wire::SkepticVerdict;
 
     fn row(step: &str, state: &str, result: Option<String>) -> StepRow {

@@ -2,13 +2,13 @@
 //! each, beside what the second reviewer (its own Planner, shown only the change) named.
 //! Never merged: the second reviewer's words are not evidence.
 
-use crate::step_name::Name;
+use crate::core::step_name::Name;
 use proven_report::{ReviewerVerdict, ReviewerVerdicts};
 use proven_store::StepRow;
 
+use crate::core::rows::{StepState, find};
+use crate::core::step_name::StepName;
 use crate::judge::RiskOutcome;
-use crate::rows::{StepState, find};
-use crate::step_name::StepName;
 use crate::wire::{Risk, SecondReview, fingerprint};
 
 /// Whether two reviewers' risks name the same thing: the same file, and the same symbol
@@ -121,7 +121,7 @@ pub fn side_by_side(rows: &[StepRow], first: &[(Risk, RiskOutcome)]) -> Vec<Revi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rows::test_row;
+    use crate::core::rows::test_row;
 
     fn risk(path: &str, symbol: Option<&str>, claim: &str) -> Risk {
         Risk {
@@ -218,7 +218,7 @@ mod tests {
 
     #[test]
     fn its_own_skeptic_refutes_only_with_lines_that_held() {
-        use crate::citation::Citation;
+        use crate::core::citation::Citation;
         use crate::wire::SecondVerdict;
         let first = [
             (risk("calc.py", Some("add"), "add"), RiskOutcome::Finding),

@@ -4,9 +4,9 @@
 use proven_report::RunRef;
 use proven_store::StepRow;
 
+use crate::core::rows::{StepState, find, state, step_result};
+use crate::core::step_name::StepName;
 use crate::judge::RiskOutcome;
-use crate::rows::{StepState, find, state, step_result};
-use crate::step_name::StepName;
 use crate::wire::{
     ProveJob, Refutation, RefutationKind, Reproduced, Risk, SkepticResult, SkepticVerdict,
 };
@@ -141,9 +141,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::core::rows::test_row;
+    use crate::core::step_name::Name;
     use crate::judge::test_risk;
-    use crate::rows::test_row;
-    use crate::step_name::Name;
 
     fn done(step: StepName, value: serde_json::Value) -> StepRow {
         test_row(step.as_str(), "r0", "done", Some(value.to_string()))

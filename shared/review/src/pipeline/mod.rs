@@ -7,17 +7,11 @@
 //!                                 └─(none)──────────────────────────────────────────────────┴─► judge
 //! ```
 //!
-//! One file a part: intake and the repository it reaches (`intake`), the plan (`plan`), the
-//! dependency evidence (`evidence`) and the judge step (`judge`: the rules are pure
-//! functions in [`crate::judge`]; this part writes H-MEM and the report); [`registry`] maps
-//! every step name, the model agents' included, to its `run`. The results the control
-//! steps pass each other are in [`crate::wire`].
+//! The control steps are [`crate::control`] (intake, the plan, the judge step), the
+//! dependency evidence [`crate::flows::deps`]; [`registry`] maps every step name, the model
+//! agents' included, to its `run`. The results the control steps pass each other are in
+//! [`crate::wire`].
 
-mod depfixes;
-mod evidence;
-mod intake;
-mod judge;
-mod plan;
 mod publish;
 mod questions;
 pub mod registry;
@@ -30,38 +24,20 @@ use proven_pipeline::{BoxFuture, Lease, Outcome, StepError, Steps};
 use proven_report::{FailedService, Report, ReportKind, Status};
 use proven_store::{ReviewStatus, Store, StoreError};
 
-pub(crate) use crate::outcome::retryable;
-use crate::step::{Handler, StepContext};
-use crate::step_name::StepName;
+use crate::core::review::PLANNER_WAIT;
+use crate::core::step::{Handler, StepContext};
+use crate::core::step_name::{JUDGE, StepName};
 
-pub const INTAKE: &str = StepName::Intake.as_str();
-pub const PLAN: &str = StepName::Plan.as_str();
-pub const DEPS_COLLECT: &str = StepName::DepsCollect.as_str();
-pub const DEPS_FILE: &str = StepName::DepsFile.as_str();
-pub const JUDGE: &str = StepName::Judge.as_str();
-/// How long (from its creation) the Planner waits for unfinished dependency steps before it
-/// plans without their findings. Waiting spends neither an attempt nor a rate-limit deferral.
-/// A review whose base is older than this many days prepares what its project does not pin
-/// as of the base's commit time (the releases its code was written against), for both
-/// sides; a younger base takes today's releases (and the cached preparation of its
-/// declarations).
-pub const RESOLVE_AS_OF_BASE_AFTER_DAYS: i64 = 30;
-
-/// The instant a review resolves unpinned requirements as of, from its base's commit time.
-pub fn resolve_before(base_committed_at: i64, now: i64) -> Option<i64> {
-    (now - base_committed_at > RESOLVE_AS_OF_BASE_AFTER_DAYS * 86_400).then_some(base_committed_at)
-}
-
-pub const PLANNER_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
-
-pub use crate::step::memory_identity;
+pub use crate::core::step::memory_identity;
 pub use proven_store::ReviewRequest;
 
 /// The review's step handlers: the services every step may use, and every step this
 /// process runs, by name ([`registry`]).
 pub struct ReviewSteps {
     cx: StepContext,
-    registry: HashMap<&'static str, Handler>,
+    registry: HashMap<StepName, Handler>,
+    /// Steps this process brings beside the built-in ones (a test's), by their stored name.
+    extra: HashMap<&'static str, Handler>,
 }
 
 pub use publish::Publications;
@@ -104,6 +80,7 @@ impl ReviewSteps {
                 github: None,
             },
             registry: registry::builtin(),
+            extra: HashMap::new(),
         }
     }
 
@@ -114,7 +91,7 @@ impl ReviewSteps {
     }
 
     /// Lets this process run the model agents' steps.
-    pub fn with_agents(mut self, agents: Arc<crate::model::Agents>) -> ReviewSteps {
+    pub fn with_agents(mut self, agents: Arc<crate::core::model::Agents>) -> ReviewSteps {
         self.cx.agents = Some(agents);
         self
     }
@@ -130,6 +107,32 @@ impl ReviewSteps {
     pub fn with_sandbox(mut self, sandbox: Arc<proven_sandbox::Sandbox>) -> ReviewSteps {
         self.cx.sandbox = Some(sandbox);
         self
+    }
+}
+
+impl ReviewSteps {
+    /// Registers one more step under `name` (a step this process brings, or a test's).
+    pub fn with_step(mut self, name: &'static str, handler: Handler) -> ReviewSteps {
+        match StepName::parse(name) {
+            Some(step) => self.registry.insert(step, handler),
+            None => self.extra.insert(name, handler),
+        };
+        self
+    }
+
+    /// Runs the step the lease names, by the registry.
+    async fn dispatch(&self, lease: &Lease) -> Result<Outcome, StepError> {
+        let handler = match StepName::parse(&lease.id.step) {
+            Some(step) => self.registry.get(&step),
+            None => self.extra.get(lease.id.step.as_str()),
+        };
+        match handler {
+            Some(handler) => handler.call(&self.cx, lease).await,
+            None => Err(StepError::Permanent(format!(
+                "unknown step {:?}",
+                lease.id.step
+            ))),
+        }
     }
 }
 
@@ -164,27 +167,4 @@ impl Steps for ReviewSteps {
 /// Shared handle for executors.
 pub fn steps(store: Store, layers: Layers, sources: proven_source::Sources) -> Arc<ReviewSteps> {
     Arc::new(ReviewSteps::new(store, layers, sources))
-}
-
-#[cfg(test)]
-mod resolve_tests {
-    use super::resolve_before;
-
-    #[test]
-    fn a_review_of_an_old_base_resolves_as_of_the_base() {
-        let day = 86_400;
-        let now = 1_800_000_000;
-        assert_eq!(resolve_before(now - 400 * day, now), Some(now - 400 * day));
-        assert_eq!(resolve_before(now - 31 * day, now), Some(now - 31 * day));
-        assert_eq!(
-            resolve_before(now - 29 * day, now),
-            None,
-            "a young base: today's"
-        );
-        assert_eq!(
-            resolve_before(now + day, now),
-            None,
-            "a base dated ahead: today's"
-        );
-    }
 }

@@ -14,7 +14,7 @@ use proven_github::{CheckOptions, GitHubError, Publisher, Target, check_updates}
 use proven_report::{FailedService, Report, ReportKind, Status};
 use proven_store::{PublicationRow, PublicationState, ReviewStatus, StoreError};
 
-use crate::step::StepContext;
+use crate::core::step::StepContext;
 
 /// What a publication's turn ended in.
 enum Turn {

@@ -8,10 +8,10 @@ use std::path::Path;
 
 use proven_store::{QuestionRow, StoreError};
 
-use crate::Trace;
 use crate::ask::{self, Checkout};
-use crate::outcome::blocking;
-use crate::step::StepContext;
+use crate::core::outcome::blocking;
+use crate::core::step::StepContext;
+use crate::core::trace::Trace;
 
 /// How long a claim holds before another worker may take the question.
 const LEASE_SECS: i64 = 600;
@@ -42,9 +42,10 @@ impl QuestionRunner {
 
     async fn answer(&self, q: &QuestionRow) -> Result<String, String> {
         let agents = self.cx.agents().map_err(|e| e.to_string())?;
-        let (dir, _) = super::intake::reach(&self.cx, Some(&q.tenant_id), &q.repository, None)
-            .await
-            .map_err(|e| e.to_string().replacen("intake: ", "", 1))?;
+        let (dir, _) =
+            crate::control::intake::reach(&self.cx, Some(&q.tenant_id), &q.repository, None)
+                .await
+                .map_err(|e| e.to_string().replacen("intake: ", "", 1))?;
         let rev = q.rev.clone();
         let checkout = blocking(move || Checkout::open(Path::new(&dir), &rev))
             .await

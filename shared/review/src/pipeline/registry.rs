@@ -1,79 +1,55 @@
 //! The registry: every step the review runs, by name, and its `run`. The only place a step
 //! is wired in: adding a step is its own module (a `pub async fn run(cx, lease)`) and one
 //! line of `builtin` (or, for a process that brings its own, one
-//! [`ReviewSteps::with_step`]). Every step has the one shape of [`crate::step`]; a step
+//! [`super::ReviewSteps::with_step`]). Every step has the one shape of [`crate::core::step`]; a step
 //! names the step after it by its typed name, never by importing it.
 
 use std::collections::HashMap;
 
-use proven_pipeline::{Lease, Outcome, StepError};
-
-use super::{ReviewSteps, evidence, intake, judge, plan};
-use crate::agents;
-use crate::auditor;
 use crate::autofix;
-use crate::fixer;
-use crate::investigator;
+use crate::control::{intake, judge, plan};
+use crate::core::step::Handler;
+use crate::core::step_name::StepName;
+use crate::flows;
+use crate::flows::deps::{self, evidence};
+use crate::flows::{audit, fix, query, test};
 use crate::run;
 use crate::sandbox_job;
-use crate::skeptic;
-use crate::step::Handler;
-use crate::step_name::StepName;
 
 /// Every built-in step: one line each. The model agents' steps (and the sandbox steps they
 /// start) keep their trace when they fail; the control steps do not.
-pub(super) fn builtin() -> HashMap<&'static str, Handler> {
+pub(super) fn builtin() -> HashMap<StepName, Handler> {
     let (control, agent) = (Handler::control, Handler::agent);
     [
         (StepName::Intake, control(run!(intake::run))),
         (StepName::Plan, control(run!(plan::run))),
         (StepName::DepsCollect, control(run!(evidence::collect))),
         (StepName::DepsFile, control(run!(evidence::file))),
-        (StepName::Planner, agent(run!(agents::planner::run))),
-        (StepName::SecondReviewer, agent(run!(agents::second::run))),
-        (StepName::Prover, agent(run!(agents::prover::run))),
-        (StepName::Reproduce, agent(run!(agents::reproduce::run))),
-        (StepName::Skeptic, agent(run!(skeptic::run))),
-        (StepName::Refute, agent(run!(skeptic::run_refute))),
-        (StepName::Investigator, agent(run!(investigator::run))),
+        (StepName::Planner, agent(run!(flows::plan::planner::run))),
         (
-            StepName::SkepticQuery,
-            agent(run!(investigator::run_skeptic_query)),
+            StepName::SecondReviewer,
+            agent(run!(flows::plan::second::run)),
         ),
+        (StepName::Prover, agent(run!(test::prover::run))),
+        (StepName::Reproduce, agent(run!(test::reproduce::run))),
+        (StepName::Skeptic, agent(run!(test::skeptic::run))),
+        (StepName::Refute, agent(run!(test::skeptic::run_refute))),
         (
-            StepName::SkepticDeps,
-            agent(run!(investigator::run_skeptic_deps)),
+            StepName::Investigator,
+            agent(run!(query::investigator::run)),
         ),
-        (StepName::Auditor, agent(run!(auditor::run))),
-        (StepName::Fixer, agent(run!(fixer::run))),
-        (StepName::SandboxFix, agent(run!(fixer::run_sandbox_fix))),
+        (StepName::SkepticQuery, agent(run!(query::skeptic::run))),
+        (StepName::SkepticDeps, agent(run!(deps::skeptic::run))),
+        (StepName::Auditor, agent(run!(audit::run))),
+        (StepName::Fixer, agent(run!(fix::run))),
+        (StepName::SandboxFix, agent(run!(fix::run_sandbox_fix))),
         (StepName::Autofix, agent(run!(autofix::run))),
         (StepName::AutofixProof, agent(run!(autofix::run_proof))),
         (StepName::SandboxRun, control(run!(sandbox_job::run_step))),
         (StepName::Judge, control(run!(judge::run))),
     ]
     .into_iter()
-    .map(|(name, handler)| (name.as_str(), handler))
     .collect()
-}
-
-impl ReviewSteps {
-    /// Registers one more step under `name` (a step this process brings, or a test's).
-    pub fn with_step(mut self, name: &'static str, handler: Handler) -> ReviewSteps {
-        self.registry.insert(name, handler);
-        self
-    }
-
-    /// Runs the step the lease names, by the registry.
-    pub(super) async fn dispatch(&self, lease: &Lease) -> Result<Outcome, StepError> {
-        match self.registry.get(lease.id.step.as_str()) {
-            Some(handler) => handler.call(&self.cx, lease).await,
-            None => Err(StepError::Permanent(format!(
-                "unknown step {:?}",
-                lease.id.step
-            ))),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! - outside every range → a trace line, never a finding;
 //! - not comparable under the ecosystem's rules → "could not see", never a finding.
 
-use crate::step_name::Name;
+use crate::core::step_name::Name;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use proven_config::Informational;
@@ -23,8 +23,8 @@ use proven_report::{
 use proven_store::{AffectedRow, Store, StoreError};
 use serde_json::json;
 
-use crate::Trace;
-use crate::git_tree::{GitTree, Side};
+use crate::core::git_tree::{GitTree, Side};
+use crate::core::trace::Trace;
 
 #[derive(Debug, Clone)]
 pub struct DepsOptions {

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use proven_change::{BlobRead, Change, Limits, Repo, Revision};
 use serde_json::json;
 
-use crate::{ReviewError, Trace};
+use crate::ReviewError;
+use crate::core::trace::Trace;
 
 /// Largest `proven.yaml` read.
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;

@@ -10,7 +10,7 @@ use proven_report::Finding;
 use proven_store::{Store, StoreError};
 
 use super::deps::{DepsOptions, FilePair, evaluate};
-use crate::Trace;
+use crate::core::trace::Trace;
 
 /// One package at one version, named on a line of a file that is not a dependency file
 /// the readers know (a Dockerfile, a script): what the store's advisories make of it, as

@@ -2,7 +2,7 @@
 
 use proven_report::{Report, ReportKind};
 
-pub fn seal(mut report: Report, trace: &mut crate::Trace) -> Report {
+pub fn seal(mut report: Report, trace: &mut crate::core::trace::Trace) -> Report {
     report.seal();
     debug_assert_eq!(
         report.kind == ReportKind::Review,

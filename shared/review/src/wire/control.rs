@@ -26,7 +26,7 @@ pub struct IntakeResult {
     pub input_errors: Vec<InputError>,
     /// The review's one instant for resolving what a project does not pin (seconds since
     /// the epoch): the base's commit time when the base is older than
-    /// [`crate::pipeline::RESOLVE_AS_OF_BASE_AFTER_DAYS`] days, else none (today's releases).
+    /// [`crate::core::review::RESOLVE_AS_OF_BASE_AFTER_DAYS`] days, else none (today's releases).
     /// Every run of the review, on either side, is prepared as of it, so both sides share one
     /// environment.
     pub resolve_before: Option<i64>,
@@ -179,7 +179,7 @@ pub fn deps_fingerprint(f: &Finding) -> String {
             p.new_version
         )
     });
-    crate::wire::fingerprint(
+    super::risk::fingerprint(
         "deps",
         &f.location.path,
         package.as_deref(),

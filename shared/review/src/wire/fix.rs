@@ -5,9 +5,9 @@ use proven_pipeline::NewStep;
 use proven_report::{PatchEdit, RunRef};
 use serde::{Deserialize, Serialize};
 
-use super::ProveJob;
-use crate::outcome::Next;
-use crate::step_name::StepName;
+use super::risk::ProveJob;
+use crate::core::outcome::Next;
+use crate::core::step_name::StepName;
 
 /// What a Fixer try is given.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -63,7 +63,7 @@ pub fn first_try(risk_key: &str, job: &ProveJob, attempts: u32) -> Option<NewSte
     Some(NewStep {
         key: FixInput::key(risk_key, 1),
         input: serde_json::to_string(&input).ok(),
-        ..Next::then(StepName::Fixer, "model")
+        ..Next::then(StepName::Fixer)
     })
 }
 

@@ -1,10 +1,8 @@
 //! The types the review's agent steps pass each other and store (their JSON is what a
 //! stored review holds: field names are its format), and the H-MEM fingerprint.
 
-use crate::step_name::Name;
-use proven_pipeline::{NewStep, StepError};
+use proven_pipeline::StepError;
 use proven_report::{RunRef, TestRef};
-use proven_sandbox::{Language, Selection};
 use proven_store::Store;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -12,102 +10,27 @@ use sha2::{Digest, Sha256};
 mod audit;
 mod control;
 mod fix;
+mod risk;
 
 pub use audit::{AuditResult, SurfaceRow, SurfaceStatus};
 pub use fix::{FixInput, FixResult, first_try};
+pub use risk::{EvidenceKind, ProveJob, Risk, fingerprint};
 
 pub use control::{
     Bounds, CollectResult, DepsSettings, FileResult, HmemBounds, IgnoreRule, IntakeResult,
     PlanResult, PlanTools, StepUnit, Unread, deps_fingerprint,
 };
 
-use crate::outcome::{Next, to_json};
-use crate::step_name::StepName;
-
-/// A risk the Planner named (the wire shape between the agents).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Risk {
-    pub title: String,
-    pub claim: String,
-    pub path: String,
-    pub symbol: Option<String>,
-    /// test or query ([`EvidenceKind`]; kept as the model wrote it, so an answer naming
-    /// another kind is refused by name rather than unread).
-    pub evidence: String,
-}
-
-/// How a risk's claim is settled: a test Proven runs, or the advisory rows a query reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[derive(strum::IntoStaticStr, strum::EnumString)]
-#[strum(serialize_all = "lowercase")]
-pub enum EvidenceKind {
-    Test,
-    Query,
-}
-
-impl Risk {
-    /// The kind of evidence it names (None: neither, refused by name).
-    pub fn evidence_kind(&self) -> Option<EvidenceKind> {
-        EvidenceKind::parse(&self.evidence)
-    }
-
-    /// Its H-MEM fingerprint.
-    pub fn fingerprint(&self) -> String {
-        fingerprint(
-            &self.evidence,
-            &self.path,
-            self.symbol.as_deref(),
-            &self.claim,
-        )
-    }
-
-    /// Its H-MEM fingerprint as a finding of `kind` (the judge's, whatever the risk named).
-    pub fn fingerprint_as(&self, kind: EvidenceKind) -> String {
-        fingerprint(
-            kind.as_str(),
-            &self.path,
-            self.symbol.as_deref(),
-            &self.claim,
-        )
-    }
-
-    /// The first step of its finding pipeline under `key`: the Investigator for a query,
-    /// the Prover for a test.
-    pub fn first_step(&self, key: String) -> Result<NewStep, StepError> {
-        let step = match self.evidence_kind() {
-            Some(EvidenceKind::Query) => StepName::Investigator,
-            _ => StepName::Prover,
-        };
-        Ok(NewStep {
-            key,
-            input: Some(to_json(self)?),
-            ..Next::then(step, "model")
-        })
-    }
-}
-
-/// What a risk pipeline's steps carry forward.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ProveJob {
-    pub risk: Risk,
-    /// The language of its test (stored by its lowercase name).
-    pub language: Language,
-    pub test: TestRef,
-    /// The command Proven built for the selection (never a model's).
-    pub command: Vec<String>,
-    /// Which tests of the file the command selects.
-    pub selection: Option<Selection>,
-    /// The variables the command runs with (seeds).
-    #[serde(default)]
-    pub env: Vec<(String, String)>,
-}
-
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Reproduced {
     pub reproduced: bool,
     #[serde(flatten)]
     pub shown: RunsShowed,
+    /// The dependencies the runs' environments could not prepare, as the runs show them
+    /// (`not prepared: WHAT (WHERE): WHY`), each once: the Judge names them in what the
+    /// review could not see without reading the runs' words.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_prepared: Vec<String>,
 }
 
 /// The runs a reproduction or a refutation rests on, and what they showed in words (flattened
@@ -174,22 +97,6 @@ pub struct PlannerResult {
     pub planned_without: Vec<String>,
 }
 
-/// H-MEM fingerprint: kind, path, the symbol when one is named, and the normalised claim.
-pub fn fingerprint(kind: &str, path: &str, symbol: Option<&str>, claim: &str) -> String {
-    // The claim is always part of it: a refuted claim about a function must never silence a
-    // different claim about the same function. Wording noise (case, punctuation) is not.
-    let symbol = symbol.map(str::trim).unwrap_or_default();
-    let claim = claim
-        .to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
-    hex::encode(Sha256::digest(
-        format!("{kind}\n{path}\n{symbol}\n{claim}").as_bytes(),
-    ))
-}
-
 /// H-MEM's kind for a test Proven's reruns showed flaky: the test is remembered, never the
 /// claim it was written for.
 pub const FLAKY_TEST: &str = "flaky_test";
@@ -235,7 +142,7 @@ impl ReviewView<'_> {
         f: impl FnOnce(&proven_change::Repo) -> Result<T, String> + Send + 'static,
     ) -> Result<T, StepError> {
         let dir = self.repository_dir.to_string();
-        crate::outcome::blocking(move || {
+        crate::core::outcome::blocking(move || {
             let repo =
                 proven_change::Repo::open(std::path::Path::new(&dir)).map_err(|e| e.to_string())?;
             f(&repo)
@@ -281,7 +188,7 @@ impl ReviewView<'_> {
         self.store
             .memory_similar((self.tenant, self.repository), &risk.claim, query_tokens, 3)
             .await
-            .map_err(crate::outcome::retryable)
+            .map_err(crate::core::outcome::retryable)
     }
 
     /// The record of an evidenced refutation of this very claim, when H-MEM holds one. A
@@ -292,7 +199,7 @@ impl ReviewView<'_> {
             .store
             .memory_lookup(self.tenant, self.repository, &risk.fingerprint())
             .await
-            .map_err(crate::outcome::retryable)?
+            .map_err(crate::core::outcome::retryable)?
             .filter(|memory| !refutes_a_test(memory))
             .map(|memory| memory.id))
     }
@@ -365,7 +272,7 @@ pub struct SecondVerdict {
     pub reason: String,
     /// The lines it cited, when it cited any.
     #[serde(default)]
-    pub cited: Option<crate::citation::Citation>,
+    pub cited: Option<crate::core::citation::Citation>,
     /// Why a refutation it claimed did not count (Proven's check of its citation).
     #[serde(default)]
     pub not_counted: Option<String>,
@@ -382,7 +289,7 @@ pub(crate) fn test_job() -> ProveJob {
             symbol: None,
             evidence: "test".into(),
         },
-        language: Language::Python,
+        language: proven_sandbox::Language::Python,
         test: TestRef {
             path: "tests/test_add.py".into(),
             code: String::new(),

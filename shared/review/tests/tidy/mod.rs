@@ -1,6 +1,8 @@
 //! Tidy checks, kept as ordinary tests (the way rust-analyzer keeps `xtask/src/tidy.rs`):
 //! they read the crate graph and this crate's sources and fail when a boundary is crossed.
 
+mod graph;
+
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -115,41 +117,128 @@ fn the_api_links_neither_docker_nor_git_nor_the_model_client() {
     assert!(worker.contains("bollard") && worker.contains("proven-review"));
 }
 
-/// The review crate's modules: a step module holds one step (or one agent's steps); the
-/// registry wires them. Data and services sit below both.
-const STEP_MODULES: &[&str] = &[
-    "agents",
-    "auditor",
-    "autofix",
-    "fixer",
-    "investigator",
-    "skeptic",
-    "sandbox_job",
-];
+/// The review crate's modules by folder (a file's layer is its first path component): a
+/// step module holds one step (or one agent's steps); the registry wires them. Data and
+/// services sit below both. Once a folder `flows/NAME/` exists, each flow imports `core/`
+/// only (and the data and service modules not yet moved into it), never another flow, the
+/// registry or `control/`.
+const STEP_MODULES: &[&str] = &["agents", "autofix", "skeptic", "sandbox_job"];
 const REGISTRY_MODULES: &[&str] = &["pipeline", "embedded", "scan"];
 const DATA_AND_SERVICES: &[&str] = &[
-    "step_name",
-    // The one shape of a step (its context and handler) that the registry maps names to.
-    "step",
-    "wire",
-    "error",
-    "trace",
-    "rows",
-    "outcome",
-    "model",
-    "test_runs",
-    "suite",
-    "git_tree",
+    // The crate root's re-exports (`crate::ReviewError`; `Trace` and `model` for the binaries).
+    "lib", "error",
+    // What the steps store and pass each other, until each flow holds its own `wire.rs`.
+    "wire", // The Planner's bounded steps.
     "bounded",
-    // A model's citation of a file and Proven's check of it (the second reviewer's
-    // Skeptic and `proven ask`).
-    "citation",
-    // What a model's patch may be (the Fixer's and the autofix attempt's).
-    "patch",
     // The control steps' logic (intake, scout, the dependency evidence, the writer): what
     // the registry's handlers run, and the Investigator evaluates versions with.
     "steps",
 ];
+
+/// A file's layer, by its folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Layer {
+    /// `core/`: what every flow shares.
+    Core,
+    /// `flows/NAME/`: one evidence flow's steps, wire and rule.
+    Flow(String),
+    /// `control/`: intake, plan, the judge step's assembly, memory.
+    Control,
+    Step(String),
+    Registry,
+    Data,
+    /// Not yet placed in a layer (the Judge's rules, `ask`, re-review).
+    Unplaced,
+}
+
+fn layer(file: &str) -> Layer {
+    let mut parts = file.split('/');
+    let top = parts.next().unwrap_or(file).trim_end_matches(".rs");
+    match top {
+        "core" => Layer::Core,
+        "control" => Layer::Control,
+        "flows" => Layer::Flow(parts.next().unwrap_or("").trim_end_matches(".rs").into()),
+        t if STEP_MODULES.contains(&t) => Layer::Step(t.into()),
+        t if REGISTRY_MODULES.contains(&t) => Layer::Registry,
+        t if DATA_AND_SERVICES.contains(&t) => Layer::Data,
+        _ => Layer::Unplaced,
+    }
+}
+
+/// Why `from` may not import `to`, if it may not.
+fn crossing(from: &str, to: &str) -> Option<&'static str> {
+    let (a, b) = (layer(from), layer(to));
+    match (&a, &b) {
+        (Layer::Flow(f), Layer::Flow(g)) if f != g => Some("a flow imports another flow"),
+        (Layer::Flow(_), Layer::Registry) => Some("a flow imports the registry"),
+        (Layer::Flow(_), Layer::Control) => Some("a flow imports control"),
+        (Layer::Flow(_), Layer::Step(_) | Layer::Unplaced) => {
+            Some("a flow imports a module outside core")
+        }
+        (Layer::Core | Layer::Data, Layer::Core | Layer::Data) => None,
+        (Layer::Core | Layer::Data, _) => Some("data or a service imports a layer above it"),
+        (Layer::Step(s), Layer::Step(t)) if s != t => Some("a step imports another step"),
+        (Layer::Step(_), Layer::Registry | Layer::Control | Layer::Flow(_)) => {
+            Some("a step imports the registry, control or a flow")
+        }
+        (Layer::Control, Layer::Registry) => Some("control imports the registry"),
+        _ => None,
+    }
+}
+
+/// The crate's sources, without its test code.
+fn production(sources: &[(String, String)]) -> Vec<(String, String)> {
+    let tests = graph::test_files(sources);
+    sources
+        .iter()
+        .filter(|(f, _)| !tests.contains(f))
+        .cloned()
+        .collect()
+}
+
+/// Each import that crosses a layer, as `from -> to (why)`.
+fn crossings(graph: &graph::Graph) -> Vec<String> {
+    let mut out = Vec::new();
+    for (from, named) in graph {
+        for to in named {
+            if let Some(why) = crossing(from, to) {
+                out.push(format!("{from} -> {to} ({why})"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_review_crate_has_no_import_cycle() {
+    let graph = graph::graph(&sources());
+    let cycles = graph::cycles(&graph);
+    assert!(
+        cycles.is_empty(),
+        "shared/review imports in a circle (file by file, `super::` included): {:#?}",
+        cycles.iter().map(|c| c.join(" -> ")).collect::<Vec<_>>()
+    );
+    // The check sees the imports: the registry does name the steps.
+    assert!(
+        graph["pipeline/registry.rs"]
+            .iter()
+            .any(|f| f.starts_with("flows/test/"))
+    );
+}
+
+#[test]
+fn a_step_module_imports_no_other_step_and_not_the_registry() {
+    let graph = graph::graph(&production(&sources()));
+    let crossed = crossings(&graph);
+    assert!(
+        crossed.is_empty(),
+        "a step names the next step by StepName and reaches others through the data and \
+         service modules only; a flow imports core only: {crossed:#?}"
+    );
+    // The check sees the flows: the dependency evidence's steps name core's step shape.
+    assert!(graph["flows/deps/evidence.rs"].contains("core/step.rs"));
+    assert_eq!(layer("flows/deps/evidence.rs"), Layer::Flow("deps".into()));
+}
 
 /// Every file at most 600 lines, every function at most 100 (issue 9: none is longer).
 const MAX_FILE_LINES: usize = 600;
@@ -180,105 +269,6 @@ fn sources() -> Vec<(String, String)> {
     }
     out.sort();
     out
-}
-
-/// The top-level module a file belongs to (`pipeline/judge.rs` → `pipeline`).
-fn module_of(file: &str) -> String {
-    let first = file.split('/').next().unwrap_or(file);
-    first.trim_end_matches(".rs").to_string()
-}
-
-/// The modules each module names (`crate::x`), comments left out.
-fn imports() -> HashMap<String, BTreeSet<String>> {
-    let mut graph: HashMap<String, BTreeSet<String>> = HashMap::new();
-    for (file, text) in sources() {
-        let module = module_of(&file);
-        if module == "lib" {
-            continue;
-        }
-        let named = graph.entry(module.clone()).or_default();
-        for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
-            for (at, _) in line.match_indices("crate::") {
-                let rest = &line[at + "crate::".len()..];
-                let name: String = rest
-                    .chars()
-                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
-                    .collect();
-                if !name.is_empty() && name != module {
-                    named.insert(name);
-                }
-            }
-        }
-    }
-    graph
-}
-
-#[test]
-fn the_review_crate_has_no_import_cycle() {
-    let graph = imports();
-    // Depth-first, with the path so far: a module met again on its own path closes a cycle.
-    fn visit(
-        graph: &HashMap<String, BTreeSet<String>>,
-        module: &str,
-        path: &mut Vec<String>,
-        done: &mut BTreeSet<String>,
-    ) -> Option<Vec<String>> {
-        if let Some(at) = path.iter().position(|m| m == module) {
-            let mut cycle = path[at..].to_vec();
-            cycle.push(module.to_string());
-            return Some(cycle);
-        }
-        if !done.insert(module.to_string()) {
-            return None;
-        }
-        path.push(module.to_string());
-        for next in graph.get(module).into_iter().flatten() {
-            if let Some(cycle) = visit(graph, next, path, done) {
-                return Some(cycle);
-            }
-        }
-        path.pop();
-        None
-    }
-    let mut done = BTreeSet::new();
-    let mut modules: Vec<&String> = graph.keys().collect();
-    modules.sort();
-    for module in modules {
-        let mut path = Vec::new();
-        if let Some(cycle) = visit(&graph, module, &mut path, &mut done) {
-            panic!("shared/review imports in a circle: {}", cycle.join(" -> "));
-        }
-    }
-    // The check sees the imports: the registry does name the steps.
-    assert!(graph["pipeline"].contains("agents"));
-}
-
-#[test]
-fn a_step_module_imports_no_other_step_and_not_the_registry() {
-    let graph = imports();
-    let mut crossed = Vec::new();
-    for step in STEP_MODULES {
-        for named in graph.get(*step).into_iter().flatten() {
-            if named != step
-                && (STEP_MODULES.contains(&named.as_str())
-                    || REGISTRY_MODULES.contains(&named.as_str()))
-            {
-                crossed.push(format!("{step} -> {named}"));
-            }
-        }
-    }
-    for below in DATA_AND_SERVICES {
-        for named in graph.get(*below).into_iter().flatten() {
-            if !DATA_AND_SERVICES.contains(&named.as_str()) {
-                crossed.push(format!("{below} (data or service) -> {named}"));
-            }
-        }
-    }
-    assert!(
-        crossed.is_empty(),
-        "a step names the next step by StepName and reaches others through the data and \
-         service modules only: {crossed:?}"
-    );
 }
 
 /// Each function's length in lines (from `fn` to its closing brace, as rustfmt lays it out).
@@ -367,32 +357,63 @@ const DISPLAY_TEXT_BRANCHES: &[&str] = &[
     "starts_with(\"dependency",
 ];
 
-#[test]
-fn no_control_flow_on_display_text() {
+/// The calls and comparisons that branch on a literal.
+const LITERAL_TESTS: &[&str] = &[
+    ".starts_with(\"",
+    ".ends_with(\"",
+    ".contains(\"",
+    ".strip_prefix(\"",
+    ".strip_suffix(\"",
+    "== \"",
+    "!= \"",
+];
+
+/// Whether a literal is prose a reader is shown (two words, or a label ending in `: `),
+/// not a token of a format (`.rs`, `--hash`, `://`).
+fn is_prose(literal: &str) -> bool {
+    let words = literal
+        .split(' ')
+        .filter(|w| w.chars().any(|c| c.is_alphabetic()))
+        .count();
+    words >= 2 || (literal.ends_with(": ") && literal.chars().any(|c| c.is_alphabetic()))
+}
+
+/// Each branch on display text in one file's code (its test code left out), as
+/// `file:line: code`.
+fn display_text_branches(file: &str, text: &str) -> Vec<String> {
+    let code = graph::code_only(text, true);
+    // Tests may compare what they read with what they expect.
+    let code = code.split("#[cfg(test)]").next().unwrap_or_default();
     let mut found = Vec::new();
-    for (file, text) in sources() {
-        // Tests may compare what they read with what they expect.
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for (n, line) in code.lines().enumerate() {
-            if line.trim_start().starts_with("//") {
-                continue;
-            }
-            for shape in DISPLAY_TEXT_BRANCHES {
-                if line.contains(shape) {
-                    found.push(format!("{file}:{}: {}", n + 1, line.trim()));
-                }
-            }
+    for (n, line) in code.lines().enumerate() {
+        let shaped = DISPLAY_TEXT_BRANCHES.iter().any(|s| line.contains(s));
+        let prose = LITERAL_TESTS.iter().any(|test| {
+            line.match_indices(test).any(|(at, _)| {
+                let literal = &line[at + test.len()..];
+                literal
+                    .find('"')
+                    .is_some_and(|end| is_prose(&literal[..end]))
+            })
+        });
+        if shaped || prose {
+            found.push(format!("{file}:{}: {}", n + 1, line.trim()));
         }
     }
+    found
+}
+
+#[test]
+fn no_control_flow_on_display_text() {
+    let found: Vec<String> = production(&sources())
+        .iter()
+        .flat_map(|(file, text)| display_text_branches(file, text))
+        .collect();
     assert!(
         found.is_empty(),
         "branch on a typed value (StepName, StepState, SkepticVerdict, EvidenceKind, \
          SurfaceStatus, FailureKind, ChangeKind, Band), not on its text: {found:#?}"
     );
-    // The check sees code: a comparison of a verdict with a literal is one of its shapes.
-    assert!(
-        DISPLAY_TEXT_BRANCHES
-            .iter()
-            .any(|s| "if s.verdict == \"refuted\"".contains(s))
-    );
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,7 +5,7 @@ use proven_osv::{EpssScore, EpssScores, KevCatalog, Record};
 use proven_store::testing::{Backend, TestStore};
 use proven_store::{NewReview, ReviewStatus, StoreError};
 
-both_backends!(
+proven_store::both_backends!(
     import_is_idempotent_and_newest_record_wins,
     withdrawn_advisories_are_stored_but_never_matched,
     one_query_matches_many_names_by_normalised_name,

@@ -3,7 +3,7 @@
 use proven_store::testing::{Backend, TestStore};
 use proven_store::{NewPipelineReview, ReviewStatus};
 
-both_backends!(daily_totals_sum_every_review_of_the_period_by_day,);
+proven_store::both_backends!(daily_totals_sum_every_review_of_the_period_by_day,);
 
 async fn daily_totals_sum_every_review_of_the_period_by_day(backend: Backend) {
     let t = TestStore::new(backend).await;

@@ -9,7 +9,7 @@ use proven_store::{
     PublicationState, ReviewDelivery, ReviewRequest, ReviewStatus, StoreError,
 };
 
-both_backends!(
+proven_store::both_backends!(
     deliveries_create_once_and_new_heads_supersede_pending_publications,
     tenants_take_turns_at_publishing,
     a_lease_taken_over_refuses_every_write_of_its_old_holder,

@@ -4,7 +4,7 @@
 use proven_store::MemoryRecord;
 use proven_store::testing::{Backend, TestStore};
 
-both_backends!(
+proven_store::both_backends!(
     memory_is_per_tenant_and_repository,
     a_repositorys_memory_holds_at_most_its_cap,
     similar_claims_are_found_by_their_leading_words_only,

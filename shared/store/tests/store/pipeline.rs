@@ -1,9 +1,9 @@
 //! The pipeline's invariants in the store: fenced commits, attempts, fan-in, supersede.
 
-use proven_store::testing::{Backend, TestStore};
+use proven_store::testing::{Backend, TestStore, pipeline_review};
 use proven_store::{Claim, Committed, NewPipelineReview, NewStep, Outcome, Retry, StepId, Store};
 
-both_backends!(
+proven_store::both_backends!(
     a_worker_whose_lease_was_taken_over_cannot_commit,
     a_step_that_ends_its_review_is_fenced_and_never_ends_a_superseded_one,
     steps_that_commit_together_share_a_transaction_each_fenced_on_its_own,
@@ -21,6 +21,7 @@ both_backends!(
     a_rate_limit_spends_no_attempt_and_a_wait_no_deferral,
     a_tenant_over_its_cap_on_unfinished_reviews_is_refused_and_nothing_is_recorded,
     revoked_and_rotated_tokens_stop_authenticating_and_listings_never_show_a_token,
+    the_gauges_and_step_lookups_read_each_value_into_its_own_place,
 );
 
 const MAX_ATTEMPTS: i64 = 3;
@@ -28,17 +29,8 @@ const MAX_ATTEMPTS: i64 = 3;
 async fn admitted(store: &Store, id: &str, pr: Option<&str>) -> Vec<String> {
     let superseded = store
         .submit_review(&NewPipelineReview {
-            id: id.into(),
-            tenant_id: None,
-            repository: "/repo".into(),
-            base_rev: "a".into(),
-            head_rev: "b".into(),
-            priority: 0,
-            batch_id: None,
             pr_key: pr.map(str::to_string),
-            request: "{}".into(),
-            deadline_us: None,
-            trace_id: None,
+            ..pipeline_review(id)
         })
         .await
         .expect("submit");
@@ -362,17 +354,8 @@ async fn a_review_past_its_deadline_is_judged_with_what_it_has(backend: Backend)
     let t = TestStore::new(backend).await;
     t.store
         .submit_review(&NewPipelineReview {
-            id: "late".into(),
-            tenant_id: None,
-            repository: "/repo".into(),
-            base_rev: "a".into(),
-            head_rev: "b".into(),
-            priority: 0,
-            batch_id: None,
-            pr_key: None,
-            request: "{}".into(),
             deadline_us: Some(proven_store::now_us() - 1),
-            trace_id: None,
+            ..pipeline_review("late")
         })
         .await
         .expect("submit");
@@ -434,22 +417,7 @@ async fn a_started_review_is_never_taken_by_admission(backend: Backend) {
         ..NewStep::new("sandbox.run", "sandbox")
     };
     t.store
-        .start_review(
-            &NewPipelineReview {
-                id: "mine".into(),
-                tenant_id: None,
-                repository: "/repo".into(),
-                base_rev: "a".into(),
-                head_rev: "b".into(),
-                priority: 0,
-                batch_id: None,
-                pr_key: None,
-                request: "{}".into(),
-                deadline_us: None,
-                trace_id: None,
-            },
-            &first,
-        )
+        .start_review(&pipeline_review("mine"), &first)
         .await
         .expect("start");
     // Running at once: an admission loop on the same store neither sees nor admits it.
@@ -518,19 +486,64 @@ async fn a_rate_limit_spends_no_attempt_and_a_wait_no_deferral(backend: Backend)
     t.cleanup().await;
 }
 
+/// The reads behind the gauges (depth per queue and state, the oldest queued step, running
+/// reviews per tenant against its limit) and the lookups of a step and a review: each value
+/// lands in its own place, on both backends.
+async fn the_gauges_and_step_lookups_read_each_value_into_its_own_place(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    let s = &t.store;
+    let (tenant, _) = s.create_tenant("acme", 3).await.expect("tenant");
+    s.submit_review(&tenant_review("mine", &tenant.id, None))
+        .await
+        .expect("submit");
+    assert!(
+        s.admit_review("mine", &NewStep::new("intake", "evidence"))
+            .await
+            .expect("admit")
+    );
+    admitted(s, "local", None).await;
+    run(s, &id("local", "intake", ""), "w1").await;
+
+    let mut depth = s.pipeline_depth().await.expect("depth");
+    depth.sort();
+    assert_eq!(
+        depth,
+        vec![
+            ("evidence".to_string(), "queued".to_string(), 1),
+            ("evidence".to_string(), "running".to_string(), 1),
+        ]
+    );
+    let oldest = s.queue_oldest().await.expect("oldest");
+    assert_eq!(oldest.len(), 1, "{oldest:?}");
+    assert_eq!(oldest[0].0, "evidence");
+    assert!(oldest[0].1 > 0, "a time in µs: {oldest:?}");
+    assert_eq!(
+        s.running_by_tenant().await.expect("running"),
+        vec![(tenant.id.clone(), 1, 3)],
+        "(tenant, running, limit)"
+    );
+    assert!(
+        s.tried_before(&id("local", "intake", ""))
+            .await
+            .expect("tried")
+    );
+    assert!(
+        !s.tried_before(&id("mine", "intake", ""))
+            .await
+            .expect("tried")
+    );
+    assert_eq!(
+        s.review_request("mine").await.expect("request").as_deref(),
+        Some("{}")
+    );
+    t.cleanup().await;
+}
+
 fn tenant_review(id: &str, tenant: &str, pr: Option<&str>) -> NewPipelineReview {
     NewPipelineReview {
-        id: id.into(),
         tenant_id: Some(tenant.into()),
-        repository: "/repo".into(),
-        base_rev: "a".into(),
-        head_rev: "b".into(),
-        priority: 0,
-        batch_id: None,
         pr_key: pr.map(str::to_string),
-        request: "{}".into(),
-        deadline_us: None,
-        trace_id: None,
+        ..pipeline_review(id)
     }
 }
 

@@ -4,7 +4,7 @@
 use proven_store::MAX_QUESTION_ATTEMPTS;
 use proven_store::testing::{Backend, TestStore};
 
-both_backends!(
+proven_store::both_backends!(
     a_question_is_claimed_once_answered_and_seen_only_by_its_tenant,
     a_tenant_over_its_question_cap_is_refused_and_nothing_is_recorded,
     two_tenants_questions_are_claimed_in_turn_not_oldest_first,

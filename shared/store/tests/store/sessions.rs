@@ -4,7 +4,7 @@
 use proven_store::TokenCheck;
 use proven_store::testing::{Backend, TestStore};
 
-both_backends!(a_session_is_an_opaque_id_ended_by_logout_expiry_and_revocation,);
+proven_store::both_backends!(a_session_is_an_opaque_id_ended_by_logout_expiry_and_revocation,);
 
 async fn a_session_is_an_opaque_id_ended_by_logout_expiry_and_revocation(backend: Backend) {
     let t = TestStore::new(backend).await;

@@ -7,7 +7,7 @@
 use proven_store::testing::{Backend, TestStore};
 use proven_store::{Dialect, Related, Store, StoreError, WorldEdge, WorldEntity};
 
-both_backends!(
+proven_store::both_backends!(
     a_new_open_edge_closes_the_chains_open_edge_and_points_in_time_see_each,
     overlapping_or_inverted_edges_are_refused_by_name_on_write,
     a_store_that_already_breaks_the_rules_is_refused_when_it_opens,

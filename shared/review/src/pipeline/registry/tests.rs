@@ -2,16 +2,17 @@
 //! runs through the real dispatch, an agent's shape included.
 
 use proven_config::Layers;
-use proven_pipeline::{NewStep, Steps};
+use proven_pipeline::{Lease, NewStep, Outcome, StepError, Steps};
 use proven_report::RevisionRef;
 use proven_store::testing::{Backend, TestStore};
 use proven_store::{StepId, Store};
 
 use super::*;
-use crate::Trace;
-use crate::outcome::{Next, outcome, to_json};
-use crate::rows::{claimed, start_test_review, step_result};
-use crate::step::ReviewStep;
+use crate::core::outcome::{Next, outcome, to_json};
+use crate::core::rows::{claimed, start_test_review, step_result};
+use crate::core::step::ReviewStep;
+use crate::core::trace::Trace;
+use crate::pipeline::ReviewSteps;
 use crate::wire::IntakeResult;
 
 const ECHO: &str = "test.echo";
@@ -33,7 +34,7 @@ async fn echo(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
 /// Its successor: reads what `echo` recorded and closes the pipeline.
 async fn after(s: &ReviewStep<'_>, _: &Lease) -> Result<Outcome, StepError> {
     let echoed: String = step_result(s.rows, ECHO, "k1").unwrap_or_default();
-    let next = vec![Next::then(StepName::Judge, proven_store::JUDGE_QUEUE)];
+    let next = vec![Next::then(StepName::Judge)];
     Ok(outcome(
         Trace::new("after"),
         to_json(&format!("after {echoed}"))?,
@@ -44,7 +45,7 @@ async fn after(s: &ReviewStep<'_>, _: &Lease) -> Result<Outcome, StepError> {
 
 /// A model call that fails: an agent step's trace is kept all the same.
 async fn broken(_: &ReviewStep<'_>, _: &Lease) -> Result<Outcome, StepError> {
-    crate::trace::Trace::new("broken").push("model_call", serde_json::json!({"tokens": 7}));
+    crate::core::trace::Trace::new("broken").push("model_call", serde_json::json!({"tokens": 7}));
     Err(StepError::Permanent("the model answered nothing".into()))
 }
 
@@ -160,9 +161,6 @@ fn every_step_name_is_registered_once() {
     let registry = builtin();
     assert_eq!(registry.len(), StepName::ALL.len());
     for step in StepName::ALL {
-        assert!(
-            registry.contains_key(step.as_str()),
-            "{step} is not registered"
-        );
+        assert!(registry.contains_key(&step), "{step} is not registered");
     }
 }

@@ -5,10 +5,10 @@ use proven_config::{Doubled, PlanAgents, PlanSpec, PlanTools, ReviewClass, Scout
 use proven_report::Plan;
 use serde_json::json;
 
-use super::{Band, ChangeKind, Classification, classify, is_manifest};
-use crate::Trace;
-use crate::step_name::Name;
-use crate::step_name::StepName;
+use super::classify::{Band, ChangeKind, Classification, classify, is_manifest};
+use crate::core::step_name::Name;
+use crate::core::step_name::StepName;
+use crate::core::trace::Trace;
 use crate::steps::intake::FileFacts;
 
 /// What the review's configuration lets run, beside the change itself.

@@ -2,7 +2,8 @@ use proven_config::{PlanSpec, ReviewClass, ScoutSettings};
 
 use super::plan::choose;
 use super::*;
-use crate::Trace;
+use crate::core::trace::Trace;
+use crate::steps::intake::FileFacts;
 
 fn f(path: &str) -> FileFacts {
     FileFacts {
