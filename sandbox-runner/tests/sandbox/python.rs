@@ -1233,3 +1233,42 @@ async fn a_failed_extension_build_is_named_with_the_compilers_diagnosis() {
         project.reason
     );
 }
+
+/// A setup.py that passes its requirements.txt's lines to install_requires, comments and
+/// all (ansible's did): setuptools reads a comment as nothing, and so does the
+/// preparation; the requirement beside them is installed and no comment is named as
+/// refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn comments_in_a_setup_pys_requirement_lines_are_not_requirements() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "requirements.txt",
+        format!("# {marker}\n# Note: the loosest set possible.\nsix  # any six\n"),
+    )
+    .write(
+        "setup.py",
+        "from setuptools import setup\n\
+         setup(name='commentdemo', version='0.1', py_modules=['commentdemo'],\n\
+               install_requires=open('requirements.txt').read().splitlines())\n",
+    )
+    .write(
+        "commentdemo.py",
+        "import six\n\ndef name():\n    return six.__name__\n",
+    );
+    let commit = repo.commit("a setup.py reading its requirements file whole");
+    let request = RunRequest::new(repo.path(), &commit, Language::Python, pytest("test_c.py"))
+        .with_file(
+            "test_c.py",
+            "from commentdemo import name\n\ndef test_name():\n    assert name() == 'six'\n",
+        );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    assert!(
+        deps.not_prepared.iter().all(|n| !n.what.contains('#')),
+        "no comment is named as a requirement: {:?}",
+        deps.not_prepared
+    );
+}

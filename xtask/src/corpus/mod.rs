@@ -319,7 +319,7 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     type Cases = Vec<Box<dyn Case>>;
     let (cases, unavailable): (Cases, Cases) = cases
         .into_iter()
-        .partition(|c| o.report_only || c.available(&o.repos).is_ok());
+        .partition(|c| c.available(&o.repos).is_ok());
     if !unavailable.is_empty() {
         eprintln!(
             "corpus: {} cases whose upstream is not under {} are not run: {}",

@@ -584,7 +584,9 @@ def main():
     seen = set()
 
     def want(spec, source):
-        spec = spec.strip()
+        # A comment is no requirement, as setuptools reads install_requires: a setup.py
+        # passing its requirements.txt's lines (comments and all) declares what is left.
+        spec = re.sub(r"(^|\s)#.*$", "", spec).strip()
         if not spec or spec.lower() in seen:
             return
         seen.add(spec.lower())
