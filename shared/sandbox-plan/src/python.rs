@@ -365,8 +365,66 @@ fn requirement_files(src: &Path) -> Vec<String> {
             }
         }
     }
+    files.extend(nested_test_requirements(src));
     files.sort();
+    files.dedup();
     files
+}
+
+/// Directories at most this deep are searched for nested test requirement files.
+const NESTED_DEPTH: usize = 6;
+/// At most this many nested test requirement files are read.
+const MAX_NESTED: usize = 12;
+/// Directories never searched: what is not the project's own test set-up.
+const NOT_SEARCHED: &[&str] = &[
+    ".git",
+    ".tox",
+    ".venv",
+    "venv",
+    "node_modules",
+    "docs",
+    "doc",
+    "integration",
+    "site-packages",
+];
+
+/// The test requirement files a project keeps below its root in a `requirements` folder of
+/// its test tooling (ansible's `test/lib/ansible_test/_data/requirements/units.txt`, which
+/// names pytest-mock: its tests' `mocker` fixture): a file of such a folder whose name
+/// says units or tests. Read in a bounded walk that follows no link.
+fn nested_test_requirements(src: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut dirs: Vec<(std::path::PathBuf, String, usize)> =
+        vec![(src.to_path_buf(), String::new(), 0)];
+    while let Some((dir, rel, depth)) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Ok(kind) = e.file_type() else { continue };
+            let path = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            if kind.is_dir() && depth < NESTED_DEPTH && !NOT_SEARCHED.contains(&name.as_str()) {
+                dirs.push((e.path(), path, depth + 1));
+            } else if kind.is_file()
+                && depth >= 2
+                && rel.rsplit('/').next() == Some("requirements")
+                && name.ends_with(".txt")
+            {
+                let stem = name.trim_end_matches(".txt").to_ascii_lowercase();
+                if ["unit", "test"].iter().any(|w| stem.contains(w)) && found.len() < MAX_NESTED {
+                    found.push(path);
+                }
+            }
+        }
+    }
+    found
 }
 
 /// The versions a project says it supports, by name, any one of which will do: Trove
@@ -1728,6 +1786,38 @@ dependencies = ["mkdocs"]
                 ">=3.5".to_string(),
                 "pyproject.toml tool.flit.metadata".to_string()
             )]
+        );
+    }
+
+    /// A test requirement file kept deep in the project's test tooling (ansible's
+    /// `test/lib/ansible_test/_data/requirements/units.txt`) is read; the folder's other
+    /// files (an integration's cloud requirements) and a docs folder's are not.
+    #[test]
+    fn a_nested_test_requirements_folder_is_read() {
+        let dir = tree(&[
+            (
+                "setup.py",
+                "from setuptools import setup\nsetup(name='a')\n",
+            ),
+            (
+                "test/lib/tool/_data/requirements/units.txt",
+                "pytest-mock\n",
+            ),
+            (
+                "test/lib/tool/_data/requirements/integration.cloud.aws.txt",
+                "boto3\n",
+            ),
+            ("docs/requirements/test.txt", "sphinx-testing\n"),
+        ]);
+        let plan = read_plan(dir.path());
+        let specs: Vec<&str> = plan.requirements.iter().map(|r| r.spec.as_str()).collect();
+        assert_eq!(specs, ["pytest-mock"], "{:?}", plan.requirements);
+        assert!(
+            plan.inputs
+                .iter()
+                .any(|i| i == "test/lib/tool/_data/requirements/units.txt"),
+            "{:?}",
+            plan.inputs
         );
     }
 
