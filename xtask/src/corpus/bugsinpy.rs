@@ -36,7 +36,8 @@ pub const PROJECTS: [&str; 17] = [
 
 /// The cases earlier sessions studied (issue 16's 52 cases of 8 projects, and the cases
 /// run while issue 30's families were fixed): the rest of the selection is the held-out
-/// measure, reported apart ([`super::Case::studied`]).
+/// measure, reported apart ([`super::Case::studied`]). A case joins the list when a
+/// session reads its miss to fix its family; a measure taken before stays as it was.
 pub const STUDIED: &[&str] = &[
     "PySnooper-1",
     "PySnooper-2",
@@ -96,6 +97,11 @@ pub const STUDIED: &[&str] = &[
     "scrapy-1",
     "keras-1",
     "spacy-1",
+    // Studied on 2026-12-03 after their held-out measure (docs/corpus keeps it): ansible-3
+    // (a fixture of a plugin named only in the test tooling's requirements), sanic-2 (a
+    // test that does nothing with the optional accelerator installed).
+    "ansible-3",
+    "sanic-2",
 ];
 
 /// Bugs per project in the default selection.

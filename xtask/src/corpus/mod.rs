@@ -247,8 +247,8 @@ struct CaseResult {
     env_cause: Option<String>,
     /// A cause of the world the dataset's data shows (read before the run).
     world: Option<String>,
-    /// An earlier session studied this case ([`Case::studied`]); set from the case list
-    /// at every run, never trusted from the results file.
+    /// An earlier session had studied this case ([`Case::studied`]) when it was measured:
+    /// a case studied after its measure keeps that measure as a held-out one.
     studied: bool,
     seconds: f64,
 }
@@ -310,9 +310,20 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
             )
         }
     };
+    // A case studied after its held-out measure keeps that measure in a resumed table.
+    let measured_before: Vec<String> = match (&o.out, o.resume) {
+        (Some(out), true) => std::fs::read_to_string(out.with_extension("jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<CaseResult>(l).ok())
+            .filter(|r| !r.studied)
+            .map(|r| r.id)
+            .collect(),
+        _ => Vec::new(),
+    };
     let cases: Vec<Box<dyn Case>> = cases
         .into_iter()
-        .filter(|c| !(o.measured_only && c.studied()))
+        .filter(|c| !(o.measured_only && c.studied() && !measured_before.contains(&c.id())))
         .collect();
     // Cases whose upstream is not here (pandas' and matplotlib's are larger than the fetch
     // tool brings) are named, never run or counted.
@@ -365,10 +376,6 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
             let r: CaseResult = serde_json::from_str(line)
                 .map_err(|e| format!("{}: a line does not read: {e}", file.display()))?;
             if let Some(i) = cases.iter().position(|c| c.id() == r.id) {
-                let r = CaseResult {
-                    studied: cases[i].studied(),
-                    ..r
-                };
                 earlier.retain(|(j, _)| *j != i);
                 earlier.push((i, r));
             }
