@@ -473,7 +473,7 @@ impl Sandbox {
         test_tools: Vec<String>,
     ) -> (Option<crate::InterpreterChoice>, Vec<String>) {
         let config = &self.config;
-        let toolchain = crate::toolchain::versions(site, src).await;
+        let toolchain = crate::toolchain::versions(site).await;
         let several = match site.language {
             Language::Python => !config.python_images.is_empty(),
             Language::Node => !config.node_images.is_empty(),

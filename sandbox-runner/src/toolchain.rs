@@ -6,7 +6,7 @@
 //! asked for another one.
 //!
 //! The versions are the image's own words (`rustc --version`), asked once per image id in a
-//! container of their own (no network, nothing mounted but the tree) and remembered for the
+//! container of their own (no network, an empty directory in place of the tree) and remembered for the
 //! process.
 
 use std::collections::HashMap;
@@ -42,7 +42,7 @@ fn asked() -> &'static Mutex<HashMap<String, Vec<String>>> {
 /// The toolchain lines of `image` (`rustc 1.95.0 (59807616e 2026-04-14)`, `go1.26.1
 /// linux/amd64`): empty when the image could not say (the run goes on; the record names
 /// the image and the declarations all the same).
-pub(crate) async fn versions(site: &crate::deps::Site<'_>, src: &Path) -> Vec<String> {
+pub(crate) async fn versions(site: &crate::deps::Site<'_>) -> Vec<String> {
     let Ok(inspected) = site.docker.inspect_image(site.image).await else {
         return Vec::new();
     };
@@ -50,7 +50,7 @@ pub(crate) async fn versions(site: &crate::deps::Site<'_>, src: &Path) -> Vec<St
     if let Some(known) = asked().lock().ok().and_then(|m| m.get(&id).cloned()) {
         return known;
     }
-    let lines = ask(site.docker, site, src).await;
+    let lines = ask(site.docker, site).await;
     if !lines.is_empty()
         && let Ok(mut m) = asked().lock()
     {
@@ -59,7 +59,13 @@ pub(crate) async fn versions(site: &crate::deps::Site<'_>, src: &Path) -> Vec<St
     lines
 }
 
-async fn ask(docker: &Docker, site: &crate::deps::Site<'_>, src: &Path) -> Vec<String> {
+/// Asks in an empty directory, never the tree: what is remembered per image serves every
+/// tree, so no tree's file (a `pytest.py`, a `conftest.py`, a `.npmrc`) may shape the answer.
+async fn ask(docker: &Docker, site: &crate::deps::Site<'_>) -> Vec<String> {
+    let Ok(empty) = tempfile::tempdir() else {
+        return Vec::new();
+    };
+    let src = empty.path();
     let key = format!("toolchain-{}", uuid::Uuid::now_v7().simple());
     let spec = ContainerSpec {
         name: container::container_name(&key),
