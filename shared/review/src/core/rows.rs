@@ -121,19 +121,7 @@ pub(crate) async fn start_test_review(
     store: &proven_store::Store,
     first: &proven_pipeline::NewStep,
 ) {
-    let review = proven_store::NewPipelineReview {
-        id: "r".into(),
-        tenant_id: None,
-        repository: "/repo".into(),
-        base_rev: "a".into(),
-        head_rev: "b".into(),
-        priority: 0,
-        batch_id: None,
-        pr_key: None,
-        request: "{}".into(),
-        deadline_us: None,
-        trace_id: None,
-    };
+    let review = proven_store::testing::pipeline_review("r");
     store.start_review(&review, first).await.expect("start");
 }
 
