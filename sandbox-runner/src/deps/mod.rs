@@ -210,7 +210,7 @@ pub(crate) async fn prepare(
     let key = cache_key(language, image, &key_sources(config, &plan), &plan.inputs);
     let deps_root = config.cache_dir.join("deps");
     let root = scope_dir(&deps_root, scope);
-    let dir = root.join(format!("{}-{key}", language.as_str()));
+    let mut dir = root.join(format!("{}-{key}", language.as_str()));
     let env = plan.run_env.clone();
     let found = {
         let (plan_dir, key) = (dir.clone(), key.clone());
@@ -238,7 +238,8 @@ pub(crate) async fn prepare(
             let made = prepare_layer(site, src, &plan, &root, &dir).await;
             let outcome = if made.is_ok() { "prepared" } else { "failed" };
             metrics::counter!(crate::metrics::DEPENDENCIES_TOTAL, "result" => outcome).increment(1);
-            let (report, egress, held) = made?;
+            let (report, egress, held, made_at) = made?;
+            dir = made_at;
             (
                 record_of(&plan, &key, report, true, Some(&egress.refused)),
                 held,
@@ -290,7 +291,7 @@ async fn prepare_layer(
     plan: &Plan,
     root: &Path,
     dir: &Path,
-) -> Result<(Report, proxy::EgressLog, layer::InUse), SandboxError> {
+) -> Result<Made, SandboxError> {
     let language = site.language;
     let skeleton = if plan.skeleton || language == Language::Python {
         let dir = tempfile::Builder::new()
@@ -325,8 +326,24 @@ struct Stage {
     mounts: Vec<Mount>,
 }
 
+/// A layer made for one run: what the preparation reported, what the proxy saw, the hold
+/// on it, and where it was published.
+type Made = (Report, proxy::EgressLog, layer::InUse, PathBuf);
+
+/// Where a preparation that stopped short (its time ran out) publishes its layer: beside
+/// the key's own name, so that no later lookup finds it (the next run prepares again) and
+/// eviction still reclaims it.
+fn uncached(dir: &Path) -> PathBuf {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    dir.with_file_name(format!(
+        "{name}-incomplete-{}",
+        uuid::Uuid::now_v7().simple()
+    ))
+}
+
 /// Prepares a layer into a staging directory and publishes it as `dir` (sealed, frozen),
-/// held for the caller's run.
+/// held for the caller's run; a preparation that stopped short is published under a name
+/// no lookup finds ([`uncached`]).
 async fn make_layer(
     site: &Site<'_>,
     src: &Path,
@@ -334,7 +351,7 @@ async fn make_layer(
     stage: &Stage,
     root: &Path,
     dir: &Path,
-) -> Result<(Report, proxy::EgressLog, layer::InUse), SandboxError> {
+) -> Result<Made, SandboxError> {
     fs::create_dir_all(root).map_err(SandboxError::io("create", root))?;
     // Named after the runner, so a sweep removes it if the runner dies mid-preparation.
     let staging = root.join(format!(
@@ -349,13 +366,17 @@ async fn make_layer(
             let (out, dir) = (staging.join("out"), dir.to_path_buf());
             blocking("publish the prepared layer", &dir.clone(), move || {
                 let report = read_report(language, &out)?;
+                let dir = match report.incomplete() {
+                    Some(_) => uncached(&dir),
+                    None => dir,
+                };
                 publish(&out, &dir)?;
                 let held = lookup(&dir)?.ok_or_else(|| SandboxError::Io {
                     action: "find the layer just published at",
                     path: dir.clone(),
                     source: std::io::Error::from(std::io::ErrorKind::NotFound),
                 })?;
-                Ok((report, egress, held))
+                Ok((report, egress, held, dir))
             })
             .await
         }
@@ -414,7 +435,7 @@ async fn project_layer(
     record: &mut DependencyRecord,
 ) -> Result<(), SandboxError> {
     let key = project_key(deps_key, tree);
-    let dir = root.join(format!("python-project-{key}"));
+    let mut dir = root.join(format!("python-project-{key}"));
     let found = {
         let dir = dir.clone();
         blocking("read the project layer", &dir.clone(), move || lookup(&dir)).await?
@@ -437,7 +458,9 @@ async fn project_layer(
                 out_target: PROJECT_MOUNT,
                 mounts: vec![Mount::read_only(deps_dir, MOUNT)],
             };
-            let (report, _, held) = make_layer(site, src, &plan, &stage, root, &dir).await?;
+            let (report, _, held, made_at) =
+                make_layer(site, src, &plan, &stage, root, &dir).await?;
+            dir = made_at;
             (report, held)
         }
     };

@@ -1272,3 +1272,90 @@ async fn comments_in_a_setup_pys_requirement_lines_are_not_requirements() {
         deps.not_prepared
     );
 }
+
+/// A preparation whose time runs out (a build that hangs: on a loaded machine, an sdist
+/// compiling for minutes) keeps what it installed in time and names what it did not reach,
+/// instead of being killed with nothing: the tests run with the rest, the record says why,
+/// and the environment is never cached (the next run prepares it again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preparation_out_of_time_keeps_what_it_installed_and_names_the_rest() {
+    use std::io::Write;
+    let index = tempfile::tempdir().expect("index");
+    let files = index.path().join("files");
+    std::fs::create_dir_all(&files).expect("files");
+    let marker = support::unique();
+    // A wheel that installs at once, and an sdist whose build never ends.
+    let quick = "quickdep-1.0-py3-none-any.whl";
+    wheel(&files.join(quick), "quickdep", "1.0");
+    let slow = "slowdep-1.0.zip";
+    {
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(files.join(slow)).expect("sdist"));
+        let options = zip::write::SimpleFileOptions::default();
+        for (entry, body) in [
+            (
+                "slowdep-1.0/PKG-INFO",
+                "Metadata-Version: 2.1\nName: slowdep\nVersion: 1.0\n",
+            ),
+            (
+                "slowdep-1.0/setup.py",
+                "import time\ntime.sleep(3600)\nfrom setuptools import setup\nsetup(name='slowdep', version='1.0')\n",
+            ),
+        ] {
+            zip.start_file(entry, options).expect("entry");
+            zip.write_all(body.as_bytes()).expect("write");
+        }
+        zip.finish().expect("zip");
+    }
+    for (name, filename) in [("quickdep", quick), ("slowdep", slow)] {
+        let dir = index.path().join("simple").join(name);
+        std::fs::create_dir_all(&dir).expect("page");
+        let body = format!(
+            "<!DOCTYPE html><html><body><a href=\"http://pypi.test/files/{filename}\">{filename}</a></body></html>"
+        );
+        std::fs::write(dir.join("index.html"), body).expect("write");
+    }
+    let server = support::FileServer::start(index.path());
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.pip_index_url = Some("http://pypi.test/simple/".into());
+        c.registries = server.allow_as("pypi.test");
+        c.prepare_timeout = std::time::Duration::from_secs(60);
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write(
+        "requirements.txt",
+        format!("# {marker}\nslowdep\nquickdep\n"),
+    )
+    .write("app.py", "import quickdep\nVERSION = quickdep.VERSION\n");
+    let commit = repo.commit("a project with a build that hangs");
+    let show = ["python3", "-c", "import app; print('imports', app.VERSION)"];
+    let request = || RunRequest::new(repo.path(), &commit, Language::Python, show).as_command();
+    let run = sandbox.run(&request()).await.expect("run");
+    let out = support::output(&run);
+    assert_eq!(
+        run.outcome,
+        Outcome::Passed,
+        "{out}\n{:#?}",
+        run.dependencies
+    );
+    assert!(out.contains("imports 1.0"), "{out}");
+    let deps = run.dependencies.as_ref().expect("prepared");
+    let slowdep = deps
+        .not_prepared
+        .iter()
+        .find(|n| n.what == "slowdep")
+        .unwrap_or_else(|| panic!("slowdep is named: {deps:#?}"));
+    assert!(slowdep.reason.contains("ran out"), "{slowdep:?}");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("time (60 s") && n.contains("prepared again by the next")),
+        "{:?}",
+        deps.notes
+    );
+    // Never cached: the next run prepares again (and keeps the same key).
+    let again = sandbox.run(&request()).await.expect("run");
+    let second = again.dependencies.as_ref().expect("prepared");
+    assert!(second.prepared_now, "{second:#?}");
+    assert_eq!(second.key, deps.key);
+}

@@ -1373,7 +1373,7 @@ pub static SETTINGS: &[Setting] = &[
         default: Some("900"),
         allowed: Allowed::PositiveInteger,
         repository: false,
-        doc: "Longest run of one dependency preparation.",
+        doc: "Longest run of one dependency preparation. A Python preparation bounds each install by its share of what is left, names what the time did not reach, and keeps the rest for its run (such an environment is never cached).",
     },
     Setting {
         key: "sandbox.prepare_max_bytes",

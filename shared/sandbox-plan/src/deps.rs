@@ -170,9 +170,26 @@ pub struct Report {
     notes: Vec<String>,
     #[serde(default)]
     installed: Vec<String>,
+    /// Why the preparation stopped short (its time ran out): what it did not reach is
+    /// named in `not_prepared`, and the environment is never cached.
+    #[serde(default)]
+    incomplete: Option<String>,
+}
+
+/// The note a record carries when its preparation stopped short.
+fn incomplete_note(why: &str) -> String {
+    format!(
+        "{why}: the environment holds what was installed in time, is used for this run only, and is prepared again by the next"
+    )
 }
 
 impl Report {
+    /// Why the preparation stopped short of what was asked (its time ran out), if it did:
+    /// such an environment serves its run and is never cached.
+    pub fn incomplete(&self) -> Option<&str> {
+        self.incomplete.as_deref()
+    }
+
     /// What the preparation noted of itself.
     pub fn notes(&self) -> &[String] {
         &self.notes
@@ -180,7 +197,8 @@ impl Report {
 
     /// Adds what a project layer's preparation reported to the record of its environment.
     pub fn add_to(self, record: &mut DependencyRecord) {
-        for note in self.notes {
+        let stopped = self.incomplete.as_deref().map(incomplete_note);
+        for note in self.notes.into_iter().chain(stopped) {
             if !record.notes.contains(&note) {
                 record.notes.push(note);
             }
@@ -772,7 +790,8 @@ pub fn record_of(
         }
     }
     // The plan and the preparation may say the same thing (no lock file): once is enough.
-    for note in report.notes {
+    let stopped = report.incomplete.as_deref().map(incomplete_note);
+    for note in report.notes.into_iter().chain(stopped) {
         if !notes.contains(&note) {
             notes.push(note);
         }

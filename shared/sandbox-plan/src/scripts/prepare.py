@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 PLAN = json.load(open(sys.argv[1]))
 DEPS = "/deps"
@@ -36,7 +37,16 @@ REPORT = {
     "setup_py": None,
 }
 TEST_NAMES = set(PLAN.get("test_names", []))
-CALL_TIMEOUT = PLAN.get("call_timeout", 900)
+# The whole preparation's time: the runner kills the container when it is over, and a
+# killed preparation leaves nothing (no report, no layer). So every install is bounded by
+# what is left of it, a RESERVE is kept for what follows the installs (the list of what is
+# installed, compiling, the report), and a requirement the time did not reach is named,
+# never lost with the rest: the environment holds what could be installed in time, and is
+# marked incomplete (used for its run, never cached: the next run prepares it again).
+BUDGET = PLAN.get("call_timeout", 900)
+RESERVE = min(120, max(20, BUDGET // 8))
+START = time.monotonic()
+OUT_OF_TIME = "the preparation's time (%d s, sandbox.prepare_timeout_seconds) ran out" % BUDGET
 
 
 def tail(text, lines=6):
@@ -67,8 +77,12 @@ def why(text):
     """pip's own reason, from the last meaningful lines of its output: what a failed build
     printed last (inside pip's `[N lines of output] ... [end of output]` box) after pip's
     headline, the exception of pip's own traceback (after `ERROR: Exception:`), else its
-    last ERROR lines, else the output's last lines. Never a bare "ERROR: Exception:"."""
+    last ERROR lines, else the output's last lines. Never a bare "ERROR: Exception:".
+    A call the preparation's time cut short (or never reached) says so."""
     lines = text.splitlines()
+    timed = [l.strip() for l in lines if OUT_OF_TIME in l]
+    if timed:
+        return timed[-1]
     box_end = [i for i, l in enumerate(lines) if l.strip() == "[end of output]"]
     if box_end:
         before = lines[:box_end[-1]]
@@ -89,14 +103,33 @@ def why(text):
     return " ".join([l.strip() for l in lines if meaningful(l)][-2:]) or tail(text, 2)
 
 
-def run(cmd, timeout=CALL_TIMEOUT, cwd=WORK, env=None):
+def left():
+    """Seconds left for installs: the budget less the time spent and the reserve."""
+    return BUDGET - RESERVE - (time.monotonic() - START)
+
+
+def run(cmd, timeout=None, cwd=WORK, env=None, share=1.0, within=None):
+    """Runs a command, its output merged. An install (no `timeout`) gets `share` of the time
+    left before the reserve, so that one build that hangs cannot take the time of every
+    requirement after it; a bounded step (`timeout` given: a list, a version check) may use
+    the reserve. `within` bounds an install in seconds instead of a share. A command the
+    time does not reach is not run: 124, with the reason."""
+    if timeout is None:
+        timeout = left() * share if within is None else min(within, left())
+    else:
+        timeout = min(timeout, left() + RESERVE)
+    if timeout < 1:
+        REPORT["incomplete"] = OUT_OF_TIME
+        return 124, "not tried: " + OUT_OF_TIME
     try:
         p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            timeout=timeout, universal_newlines=True, errors="replace",
                            env=dict(os.environ, **env) if env else None)
         result = p.returncode, p.stdout
     except subprocess.TimeoutExpired as e:
-        result = 124, "timed out after %ss: %s" % (timeout, (e.stdout or b"")[-2000:])
+        REPORT["incomplete"] = OUT_OF_TIME
+        said = e.stdout.decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        result = 124, "%s\ntimed out after %d s, its share of what was left: %s" % (said[-2000:], timeout, OUT_OF_TIME)
     if cmd[:3] == [PY, "-m", "pip"]:
         keep_own_pip()
     return result
@@ -262,7 +295,6 @@ PAGES = {}
 
 def upstream_page(name):
     """A project's page on the real index: (the page, None), or (None, an HTTP status)."""
-    import time
     import urllib.request
     if name in PAGES:
         return PAGES[name], None
@@ -270,7 +302,9 @@ def upstream_page(name):
         "Accept": "application/vnd.pypi.simple.v1+json"})
     for attempt in range(4):
         try:
-            with urllib.request.urlopen(request, timeout=120) as r:
+            if left() < 1:
+                break
+            with urllib.request.urlopen(request, timeout=max(1, min(120, left()))) as r:
                 PAGES[name] = json.loads(r.read().decode("utf-8"))
                 return PAGES[name], None
         except Exception as e:
@@ -537,21 +571,26 @@ def environment_versions():
     return found
 
 
-def nearest_that_installs(spec, pip, pip_now, reason):
+def nearest_that_installs(spec, pip, pip_now, reason, share=1.0):
     """A requirement nothing of the date installs here (an sdist that needs what this Python
     lacks, a release with no files for it), resolved as of the nearest later instant it
     installs at, together with its dependencies as of that instant (pip upgrades what it
     needs, eagerly): never today's release beside the date's dependencies (today's Twisted
     with an attrs of 2019). Today's, with today's dependencies, when no later instant of its
     own uploads installs. Said in the notes, with every version it changed."""
+    if OUT_OF_TIME in reason or left() * share < 1:
+        return False
     before = environment_versions()
     closure = ["--upgrade", "--upgrade-strategy", "eager"]
     dated = [a for a in pip if a != "--ignore-installed"]
     attempts = [(instant, [at_index(instant) if a == INDEX else a for a in dated])
                 for instant in later_instants(spec, RESOLVE_BEFORE)]
     attempts.append(("now", pip_now))
-    for instant, command in attempts:
-        code, out = run(command + closure + [spec])
+    # This requirement's share of what is left, split among its attempts.
+    ends = time.monotonic() + left() * share
+    for n, (instant, command) in enumerate(attempts):
+        code, out = run(command + closure + [spec],
+                        within=max(0.0, ends - time.monotonic()) / (len(attempts) - n))
         if code != 0:
             continue
         after = environment_versions()
@@ -661,7 +700,9 @@ def main():
         for _attempt in range(MAX_DROPPED + 1):
             with open("/tmp/proven-requirements.txt", "w") as f:
                 f.write("\n".join(spec for spec, _ in wanted) + "\n")
-            code, out = run(pip + ["-r", "/tmp/proven-requirements.txt"])
+            # A third of the time is kept for the requirements one by one, should one of
+            # them hang the others' build together.
+            code, out = run(pip + ["-r", "/tmp/proven-requirements.txt"], share=2.0 / 3)
             missing = unavailable(out, wanted) if code != 0 else None
             if missing is None:
                 break
@@ -682,13 +723,15 @@ def main():
             # Together they do not resolve: each on its own, so one that cannot be had never
             # blocks the others.
             REPORT["notes"].append("the requirements did not resolve together: " + why(out))
-            for spec, source in wanted:
-                code, out = run(pip + [spec])
-                if code != 0:
+            for i, (spec, source) in enumerate(wanted):
+                # Each its share of what is left: one that hangs never starves the rest.
+                share = 1.0 / (len(wanted) - i)
+                code, out = run(pip + [spec], share=share)
+                if code != 0 and OUT_OF_TIME not in out:
                     # An sdist whose build needs what the index does not serve (setuptools from
                     # an operator's mirror), or an old setup.py newer setuptools breaks: built
                     # again with the image's own setuptools and wheel.
-                    code, again = run(pip + ["--no-build-isolation", spec])
+                    code, again = run(pip + ["--no-build-isolation", spec], share=share)
                     if code == 0:
                         REPORT["notes"].append("%s built without build isolation" % spec)
                 if code != 0 and RESOLVE_BEFORE:
@@ -697,8 +740,8 @@ def main():
                     later.append((spec, source, why(out)))
                 elif code != 0:
                     REPORT["not_prepared"].append({"what": spec, "source": source, "reason": why(out)})
-    for spec, source, reason in later:
-        if not nearest_that_installs(spec, pip, pip_now, reason):
+    for i, (spec, source, reason) in enumerate(later):
+        if not nearest_that_installs(spec, pip, pip_now, reason, share=1.0 / (len(later) - i)):
             REPORT["not_prepared"].append({"what": spec, "source": source, "reason": reason})
 
     drop_own_release()
