@@ -68,6 +68,9 @@ pub(crate) const STAGING_PREFIX: &str = ".staging-";
 const PROJECT_MOUNT: &str = "/proj";
 /// Where a run finds the project layer: in its tree, copied there by the runner.
 const PROJECT_IN_TREE: &str = ".proven-project";
+/// Where a project layer keeps what the project's build wrote inside its packages, at its
+/// path in the tree (prepare.py's `BUILT_IN_TREE`).
+const BUILT_IN_TREE: &str = "built-in-tree";
 /// The forwarder's port inside the preparation container.
 const PROXY_PORT: u16 = 3128;
 /// How often a preparation's output size is measured.
@@ -465,19 +468,79 @@ async fn project_layer(
         }
     };
     // Into the run's tree: the layer stays immutable, the run's copy is its own.
-    let (from, into) = (dir.clone(), src.join(PROJECT_IN_TREE));
-    blocking("copy the project layer into", &into.clone(), move || {
-        copy_tree(&from, &into)
-    })
+    let (from, tree_root) = (dir.clone(), src.to_path_buf());
+    let left_out = blocking(
+        "copy the project layer into",
+        &src.join(PROJECT_IN_TREE),
+        move || {
+            copy_tree(&from, &tree_root.join(PROJECT_IN_TREE))?;
+            overlay_built(&from.join(BUILT_IN_TREE), &tree_root)
+        },
+    )
     .await?;
+    if !left_out.is_empty() {
+        record.notes.push(format!(
+            "what the project's build wrote at {} was left out: the tree has no directory there (a link or a file)",
+            left_out.join(", ")
+        ));
+    }
     drop(held);
     report.add_to(record);
     record.project_layer = Some(key);
     Ok(())
 }
 
+/// Puts what the project's own build wrote inside its packages (an extension compiled in
+/// place, `pkg/_ext.cpython-38-x86_64-linux-gnu.so`; a generated `pkg/_version.py`) at its
+/// place in the run's tree, where the package is imported from, as the build left it in
+/// its own copy. Regular files only, and never through a link of the tree: a file whose
+/// directory in the tree is not a real directory is left out (returned by path), a link
+/// or file at the file's own place is replaced.
+fn overlay_built(from: &Path, tree: &Path) -> Result<Vec<String>, SandboxError> {
+    let mut left_out = Vec::new();
+    if !fs::symlink_metadata(from).is_ok_and(|m| m.is_dir()) {
+        return Ok(left_out);
+    }
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        for entry in fs::read_dir(from.join(&rel)).map_err(SandboxError::io("list", from))? {
+            let entry = entry.map_err(SandboxError::io("list", from))?;
+            let (path, rel) = (entry.path(), rel.join(entry.file_name()));
+            let target = tree.join(&rel);
+            let kind = entry
+                .file_type()
+                .map_err(SandboxError::io("inspect", &path))?;
+            let there = fs::symlink_metadata(&target).ok();
+            if kind.is_dir() {
+                match there {
+                    Some(meta) if meta.is_dir() => stack.push(rel),
+                    Some(_) => left_out.push(rel.to_string_lossy().into_owned()),
+                    None => {
+                        fs::create_dir(&target).map_err(SandboxError::io("create", &target))?;
+                        stack.push(rel);
+                    }
+                }
+            } else if kind.is_file() {
+                match there {
+                    Some(meta) if meta.is_dir() => {
+                        left_out.push(rel.to_string_lossy().into_owned());
+                        continue;
+                    }
+                    Some(_) => {
+                        fs::remove_file(&target).map_err(SandboxError::io("remove", &target))?
+                    }
+                    None => {}
+                }
+                fs::copy(&path, &target).map_err(SandboxError::io("write", &target))?;
+            }
+        }
+    }
+    Ok(left_out)
+}
+
 /// Copies a layer (files, directories, links as links) into a run's tree, leaving out the
-/// runner's own marker and the preparation's report.
+/// runner's own marker, the preparation's report and what goes into the tree itself
+/// ([`overlay_built`]).
 fn copy_tree(from: &Path, into: &Path) -> Result<(), SandboxError> {
     // Whatever the tree itself holds at that name (a directory of its own, a link) goes
     // first: the run sees the layer made for it, nothing merged into it or through a link.
@@ -497,7 +560,9 @@ fn copy_tree(from: &Path, into: &Path) -> Result<(), SandboxError> {
         for entry in fs::read_dir(from.join(&rel)).map_err(SandboxError::io("list", from))? {
             let entry = entry.map_err(SandboxError::io("list", from))?;
             let name = entry.file_name();
-            if rel.as_os_str().is_empty() && (name == COMPLETE || name == "report.json") {
+            if rel.as_os_str().is_empty()
+                && (name == COMPLETE || name == "report.json" || name == BUILT_IN_TREE)
+            {
                 continue;
             }
             let (path, target) = (entry.path(), into.join(&rel).join(&name));
@@ -960,6 +1025,45 @@ mod tests {
             "the host file is untouched"
         );
         assert!(written::is_regular_file(&dir.join(COMPLETE)));
+    }
+
+    #[test]
+    fn modules_built_inside_packages_go_to_their_place_in_the_tree_never_through_a_link() {
+        let built = tempfile::tempdir().expect("tempdir");
+        for rel in ["pkg/_libs/fast.so", "linked/_ext.so", "pkg/_version.py"] {
+            let path = built.path().join(rel);
+            fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            fs::write(&path, rel).expect("write");
+        }
+        let tree = tempfile::tempdir().expect("tempdir");
+        fs::create_dir_all(tree.path().join("pkg")).expect("mkdir");
+        fs::write(tree.path().join("pkg/__init__.py"), "").expect("write");
+        // The tree links a package's name out of itself, and a file's own place to a host file.
+        let outside = tempfile::tempdir().expect("tempdir");
+        std::os::unix::fs::symlink(outside.path(), tree.path().join("linked")).expect("link");
+        let secret = outside.path().join("secret");
+        fs::write(&secret, "host").expect("write");
+        std::os::unix::fs::symlink(&secret, tree.path().join("pkg/_version.py")).expect("link");
+        let left_out = overlay_built(built.path(), tree.path()).expect("overlay");
+        assert_eq!(left_out, vec!["linked".to_string()]);
+        assert_eq!(
+            fs::read_to_string(tree.path().join("pkg/_libs/fast.so")).expect("read"),
+            "pkg/_libs/fast.so"
+        );
+        assert_eq!(fs::read_dir(outside.path()).expect("list").count(), 1);
+        assert_eq!(fs::read_to_string(&secret).expect("read"), "host");
+        let version = tree.path().join("pkg/_version.py");
+        assert!(fs::symlink_metadata(&version).expect("meta").is_file());
+        assert_eq!(
+            fs::read_to_string(version).expect("read"),
+            "pkg/_version.py"
+        );
+        // A layer with nothing built inside packages changes nothing.
+        assert!(
+            overlay_built(&built.path().join("none"), tree.path())
+                .expect("overlay")
+                .is_empty()
+        );
     }
 
     #[test]

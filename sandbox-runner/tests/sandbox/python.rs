@@ -375,6 +375,64 @@ async fn a_project_with_a_c_extension_is_built_and_its_tests_run() {
     );
 }
 
+/// A project whose extension lives inside its package (pandas' `pandas/_libs`, spaCy's and
+/// matplotlib's modules): the editable install compiles it in place, inside the package of
+/// the preparation's copy of the tree; each run's own tree gets it at that place, where the
+/// package is imported from. Without it, every test failed at import (`No module named
+/// 'cpkg._speed'`) on both sides, and such a project proved nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_with_an_extension_inside_its_package_is_built_and_its_tests_run() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "setup.py",
+        format!(
+            "# {marker}\nfrom setuptools import Extension, setup\n\
+             setup(name='cpkg', version='1.0', packages=['cpkg'],\n\
+             ext_modules=[Extension('cpkg._speed', ['cpkg/_speed.c'])])\n"
+        ),
+    )
+    .write("cpkg/__init__.py", "from cpkg._speed import twice\n")
+    .write(
+        "cpkg/_speed.c",
+        "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n\
+         static PyObject *twice(PyObject *self, PyObject *args) {\n\
+             long n; if (!PyArg_ParseTuple(args, \"l\", &n)) return NULL;\n\
+             return PyLong_FromLong(2 * n);\n}\n\
+         static PyMethodDef methods[] = {{\"twice\", twice, METH_VARARGS, \"2n\"}, {NULL, NULL, 0, NULL}};\n\
+         static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, \"_speed\", NULL, -1, methods};\n\
+         PyMODINIT_FUNC PyInit__speed(void) { return PyModule_Create(&module); }\n",
+    );
+    let commit = repo.commit("a package with a C extension inside it");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_pkg.py"),
+    )
+    .with_file(
+        "test_pkg.py",
+        "import cpkg\n\ndef test_twice():\n    assert cpkg.twice(21) == 42\n",
+    );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(
+        run.outcome,
+        Outcome::Passed,
+        "{}\n{:#?}",
+        support::output(&run),
+        run.dependencies
+    );
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("cpkg/_speed.") && n.contains("put in each run's tree")),
+        "{:?}",
+        deps.notes
+    );
+}
+
 /// A project with a C++ extension (spaCy's and thinc's Cython modules compile as C++):
 /// the images carry g++ and libstdc++'s headers beside gcc, so it builds as the C one does.
 /// Without them gcc stopped at `cannot execute 'cc1plus'` and every test failed at import.

@@ -188,22 +188,38 @@ def tree_files(root):
     return found
 
 
+# Where the project layer keeps what the build wrote inside the tree's packages, at its
+# path in the tree; the runner puts each file at that place in the run's copy of the tree.
+BUILT_IN_TREE = "built-in-tree"
+
+
 def keep_generated_modules(before, site):
     """A build that writes a module into the tree (setuptools_scm's write_to, e.g. black's
     _black_version.py) wrote it into this copy only: each run gets a fresh copy of the tree.
     A new top-level module (at the root, or under src/) is kept in the environment: Python
     source, or an extension module the build compiled in place (an editable install builds a
     C extension into the tree, `name.cpython-311-x86_64-linux-gnu.so`): into the project
-    layer's `site` directories."""
+    layer's `site` directories. One inside a package (pandas' `pandas/_libs/lib.cpython-38-
+    x86_64-linux-gnu.so`, spaCy's Cython modules, a `pkg/_version.py`) must be where its
+    package is imported from, the run's tree: kept under BUILT_IN_TREE at its path there."""
+    nested = []
     for rel in sorted(tree_files(WORK) - before):
         parts = rel.split(os.sep)
-        if parts[0] == "src" and len(parts) == 2:
-            parts = parts[1:]
-        if len(parts) != 1 or not parts[0].endswith((".py", ".so")):
+        if not parts[-1].endswith((".py", ".so")):
             continue
-        for directory in site:
-            shutil.copyfile(os.path.join(WORK, rel), os.path.join(directory, parts[0]))
-        REPORT["notes"].append("the project's build wrote %s into the tree: kept in the environment" % rel)
+        top = parts[1:] if parts[0] == "src" and len(parts) == 2 else parts
+        if len(top) == 1:
+            for directory in site:
+                shutil.copyfile(os.path.join(WORK, rel), os.path.join(directory, top[0]))
+            REPORT["notes"].append("the project's build wrote %s into the tree: kept in the environment" % rel)
+            continue
+        into = os.path.join(PROJECT, BUILT_IN_TREE, rel)
+        os.makedirs(os.path.dirname(into), exist_ok=True)
+        shutil.copyfile(os.path.join(WORK, rel), into)
+        nested.append(rel)
+    if nested:
+        REPORT["notes"].append("the project's build wrote %d modules inside its packages (%s%s): put in each run's tree"
+                               % (len(nested), ", ".join(nested[:3]), ", ..." if len(nested) > 3 else ""))
 
 
 def runner_on_path_is_the_environments():
