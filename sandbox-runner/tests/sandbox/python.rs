@@ -375,6 +375,58 @@ async fn a_project_with_a_c_extension_is_built_and_its_tests_run() {
     );
 }
 
+/// A project whose packages live in a folder of their own (`package_dir={'': 'lib'}`, as
+/// ansible's) and whose build backend is its date's setuptools (46, no PEP 660 hook): pip
+/// falls back to a legacy `develop` into the layer's prefix, which leaves an egg-link and no
+/// easy-install.pth, so nothing put `lib/` on the path and every test failed at import
+/// (`No module named 'ansible'`). The egg-link's folder is put on the path, as
+/// easy-install.pth would have.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_installed_by_a_legacy_develop_into_a_folder_of_its_own_is_importable() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "pyproject.toml",
+        "[build-system]\nrequires = [\"setuptools==46.1.3\", \"wheel\"]\nbuild-backend = \"setuptools.build_meta\"\n",
+    )
+    .write(
+        "setup.py",
+        format!(
+            "# {marker}\nfrom setuptools import setup\n\
+             setup(name='liblayout', version='1.0', package_dir={{'': 'lib'}}, packages=['liblayout'])\n"
+        ),
+    )
+    .write("lib/liblayout/__init__.py", "ANSWER = 42\n");
+    let commit = repo.commit("a project whose packages live in lib/");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_lib.py"),
+    )
+    .with_file(
+        "test_lib.py",
+        "import liblayout\n\ndef test_answer():\n    assert liblayout.ANSWER == 42\n",
+    );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(
+        run.outcome,
+        Outcome::Passed,
+        "{}\n{:#?}",
+        support::output(&run),
+        run.dependencies
+    );
+    let deps = run.dependencies.as_ref().expect("prepared");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("/work/lib") && n.contains("egg-link")),
+        "{:?}",
+        deps.notes
+    );
+}
+
 /// A project whose extension lives inside its package (pandas' `pandas/_libs`, spaCy's and
 /// matplotlib's modules): the editable install compiles it in place, inside the package of
 /// the preparation's copy of the tree; each run's own tree gets it at that place, where the

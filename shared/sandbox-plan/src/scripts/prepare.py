@@ -500,6 +500,33 @@ def declares_build_system():
         return False
 
 
+def egg_links_on_path(site):
+    """A legacy `setup.py develop` (what pip falls back to when the build backend is a
+    setuptools older than 64, no PEP 660 hook: a project pinning its date's setuptools)
+    into a prefix writes the egg-link but no easy-install.pth line, so the project's code
+    (its `lib/` or `src/` folder, where package_dir puts it) is on no path and every test
+    fails at import. Each egg-link's folder is put on the path, as easy-install.pth would."""
+    listed = set()
+    links = []
+    for name in sorted(os.listdir(site)):
+        path = os.path.join(site, name)
+        try:
+            with open(path, errors="replace") as f:
+                lines = [l.strip() for l in f]
+        except OSError:
+            continue
+        if name.endswith(".pth"):
+            listed.update(lines)
+        elif name.endswith(".egg-link") and lines and lines[0]:
+            links.append(lines[0])
+    missing = [l for l in links if l not in listed]
+    if missing:
+        with open(os.path.join(site, "proven-egg-links.pth"), "w") as f:
+            f.write("\n".join(missing) + "\n")
+        REPORT["notes"].append("the project's develop install left %s off the path (an egg-link without easy-install.pth): put on it"
+                               % ", ".join(missing))
+
+
 def install_project(pip):
     """The project layer, for one tree: the project itself as an editable install into
     /proj (a prefix the runner copies into the run's tree as .proven-project), over the
@@ -541,6 +568,7 @@ def install_project(pip):
     if code == 0:
         REPORT["project"] = {"installed": True, "how": "editable install of /work"}
         keep_generated_modules(before, [site])
+        egg_links_on_path(site)
     else:
         # The project's own build failed: its code is still importable from where it is.
         root = WORK + "/src" if os.path.isdir(WORK + "/src") and not os.path.exists(WORK + "/src/__init__.py") else WORK
