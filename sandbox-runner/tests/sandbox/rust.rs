@@ -147,3 +147,35 @@ async fn a_change_that_does_not_compile_proves_nothing() {
         }
     ));
 }
+
+/// Class 9 of issue 30: a crate whose tests write much into its target directory (as one
+/// whose tests compile other crates: trybuild, a compile-test suite) ran out of scratch
+/// space (ENOSPC) under the runs' default 512 MiB. A Rust run's scratch is its language's
+/// own (`sandbox.rust_scratch_bytes`, 4 GiB by default, its memory grown by as much): the
+/// same tree passes there, and fails by name at the runs' default.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crate_whose_tests_fill_its_target_directory_has_the_scratch_rust_needs() {
+    const WRITES: &str = "use std::io::Write;\n#[test]\nfn compiles_much() {\n    let path = concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/target/big.bin\");\n    let mut file = std::fs::File::create(path).expect(\"create\");\n    let chunk = vec![7u8; 1 << 20];\n    for _ in 0..700 {\n        file.write_all(&chunk).expect(\"write\");\n    }\n}\n";
+    let repo = TestRepo::new();
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"bigtarget\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .write("src/lib.rs", "pub fn one() -> u8 {\n    1\n}\n");
+    let commit = repo.commit("a crate whose tests write 700 MiB into target");
+    let request = || {
+        RunRequest::new(repo.path(), &commit, Language::Rust, cargo_test())
+            .with_file("tests/proof.rs", WRITES)
+    };
+    let sandbox = support::sandbox(&[Language::Rust], |_| {}).await;
+    let run = sandbox.run(&request()).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    assert_eq!(run.limits.scratch_bytes, 4 << 30);
+    // At the runs' default scratch space, the same tests fill it: no failing test, by name.
+    let small = support::sandbox(&[Language::Rust], |c| c.scratch_by_language.clear()).await;
+    let run = small.run(&request()).await.expect("run");
+    match &run.outcome {
+        Outcome::EnvironmentError { reason } => assert!(reason.contains("ENOSPC"), "{reason}"),
+        other => panic!("{other:?}: {}", support::output(&run)),
+    }
+}
