@@ -104,10 +104,12 @@ pub const STUDIED: &[&str] = &[
     "sanic-2",
     // Studied on 2026-12-04 after their held-out measure: scrapy-2 and spacy-2 (a
     // preparation killed at its time limit with nothing kept), ansible-4 (a legacy develop
-    // install leaving an egg-link and no easy-install.pth).
+    // install leaving an egg-link and no easy-install.pth); sanic-4 (a pinned release deleted
+    // from PyPI that pip named in the words the cause reader did not know).
     "scrapy-2",
     "spacy-2",
     "ansible-4",
+    "sanic-4",
 ];
 
 /// Bugs per project in the default selection.

@@ -157,12 +157,19 @@ pub fn world_cause(data: Option<&str>, text: &str) -> Option<String> {
     None
 }
 
-/// pip: "No matching distribution found for NAME==VERSION" (an exact pin the index does not
-/// serve: a release deleted from PyPI); npm: `E404` / `404 Not Found` for a package.
+/// pip: "No matching distribution found for NAME==VERSION", or the line it prints before it,
+/// "Could not find a version that satisfies the requirement NAME==VERSION" (an exact pin
+/// the index does not serve: a release deleted from PyPI); npm: `E404` / `404 Not Found`
+/// for a package.
 fn deleted_release(lower: &str) -> bool {
-    if let Some(at) = lower.find("no matching distribution found for ") {
-        let rest = &lower[at + "no matching distribution found for ".len()..];
-        let requirement: String = rest
+    for words in [
+        "no matching distribution found for ",
+        "could not find a version that satisfies the requirement ",
+    ] {
+        let Some(at) = lower.find(words) else {
+            continue;
+        };
+        let requirement: String = lower[at + words.len()..]
             .chars()
             .take_while(|c| !c.is_whitespace() && *c != ')' && *c != ';')
             .collect();
@@ -315,6 +322,10 @@ mod tests {
             ),
             (
                 "npm ERR! 404 Not Found: left-pad@0.0.9",
+                "a release the registry no longer serves",
+            ),
+            (
+                "not prepared: requests-async==0.5.0 (ERROR: Could not find a version that satisfies the requirement requests-async==0.5.0)",
                 "a release the registry no longer serves",
             ),
         ] {
