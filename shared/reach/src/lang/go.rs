@@ -1,0 +1,171 @@
+//! Go: an import of the vulnerable package path, then selectors through the import's local
+//! name (`pkg.Func`, `pkg.Type.Method`), or a method of the vulnerable name called on any
+//! receiver in a file that imports the package (the receiver's type is not resolved).
+
+use tree_sitter::Node;
+
+use super::{FileText, Found, call_or_reference, each_node, is_callee};
+use crate::symbols::VulnerableImport;
+use crate::verdict::SiteKind;
+
+/// How a file names one vulnerable import.
+struct Binding<'v> {
+    import: &'v VulnerableImport,
+    /// The identifier the file uses for the package; `None` for `_` and `.` imports.
+    local: Option<String>,
+    dot: bool,
+}
+
+pub(crate) fn find(file: &FileText<'_>, imports: &[VulnerableImport]) -> Found {
+    let mut found = Found::default();
+    let mut bindings = Vec::new();
+    each_node(file.tree.root_node(), |node| {
+        if node.kind() != "import_spec" {
+            return;
+        }
+        let Some(path) = node.child_by_field_name("path") else {
+            return;
+        };
+        let path = file.text_of(path).trim_matches(|c| c == '"' || c == '`');
+        let Some(import) = imports.iter().find(|i| i.path == path) else {
+            return;
+        };
+        let name = node.child_by_field_name("name").map(|n| file.text_of(n));
+        let site = file.site(node, SiteKind::Import, &import.path);
+        if import.symbols.is_empty() {
+            // The Go database lists no symbols when every symbol of the package is affected.
+            found.reaching.push(site.clone());
+        }
+        found.imports.push(site);
+        bindings.push(Binding {
+            import,
+            local: match name {
+                Some("_") | Some(".") => None,
+                Some(name) => Some(name.to_string()),
+                None => Some(package_name(path).to_string()),
+            },
+            dot: name == Some("."),
+        });
+    });
+    if bindings.iter().all(|b| b.import.symbols.is_empty()) {
+        return found;
+    }
+    each_node(file.tree.root_node(), |node| match node.kind() {
+        "selector_expression" => selector(file, node, &bindings, &mut found),
+        "identifier" => dot_imported(file, node, &bindings, &mut found),
+        _ => {}
+    });
+    found
+}
+
+/// The package name a path is imported as when the spec gives none: its last element, less
+/// a major-version suffix (`/v2`, gopkg.in's `.v2`). A package declaring another name is
+/// missed, which leaves its calls unfound, never invented.
+fn package_name(path: &str) -> &str {
+    let mut parts = path.rsplit('/');
+    let mut last = parts.next().unwrap_or(path);
+    if is_major(last) {
+        last = parts.next().unwrap_or(last);
+    }
+    match last.rsplit_once(".v") {
+        Some((name, major)) if major.chars().all(|c| c.is_ascii_digit()) => name,
+        _ => last,
+    }
+}
+
+fn is_major(element: &str) -> bool {
+    element
+        .strip_prefix('v')
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
+fn selector(file: &FileText<'_>, node: Node<'_>, bindings: &[Binding<'_>], found: &mut Found) {
+    let (Some(operand), Some(field)) = (
+        node.child_by_field_name("operand"),
+        node.child_by_field_name("field"),
+    ) else {
+        return;
+    };
+    let field = file.text_of(field);
+    for binding in bindings {
+        let local = binding.local.as_deref();
+        if local.is_none() && !binding.dot {
+            continue; // `import _ "path"`: nothing can be named through it.
+        }
+        for symbol in &binding.import.symbols {
+            let segments = &symbol.segments;
+            let hit = match segments.as_slice() {
+                // pkg.Func
+                [function] => {
+                    operand.kind() == "identifier"
+                        && Some(file.text_of(operand)) == local
+                        && field == function
+                }
+                // pkg.Type.Method (a method expression), else value.Method(…) by name.
+                [type_name, method] if field == method => {
+                    if is_qualified(file, operand, local, type_name) {
+                        true
+                    } else if is_callee(node) && symbol.is_method() {
+                        found
+                            .reaching
+                            .push(file.site(node, SiteKind::MethodByName, &symbol.name));
+                        false
+                    } else {
+                        false
+                    }
+                }
+                _ => false,
+            };
+            if hit {
+                let kind = call_or_reference(node);
+                found.reaching.push(file.site(node, kind, &symbol.name));
+            }
+        }
+    }
+}
+
+/// `operand` is `local.type_name` (or `type_name` itself under a dot import).
+fn is_qualified(file: &FileText<'_>, operand: Node<'_>, local: Option<&str>, name: &str) -> bool {
+    match operand.kind() {
+        "selector_expression" => {
+            let inner = operand.child_by_field_name("operand");
+            let field = operand.child_by_field_name("field");
+            inner.is_some_and(|i| Some(file.text_of(i)) == local)
+                && field.is_some_and(|f| file.text_of(f) == name)
+        }
+        "identifier" | "type_identifier" => local.is_none() && file.text_of(operand) == name,
+        _ => false,
+    }
+}
+
+/// Under `import . "path"`, a function symbol is called by its bare name.
+fn dot_imported(file: &FileText<'_>, node: Node<'_>, bindings: &[Binding<'_>], found: &mut Found) {
+    if node
+        .parent()
+        .is_some_and(|p| p.kind() == "selector_expression")
+    {
+        return;
+    }
+    let name = file.text_of(node);
+    for binding in bindings.iter().filter(|b| b.dot) {
+        for symbol in &binding.import.symbols {
+            if symbol.segments.len() == 1 && symbol.segments[0] == name {
+                let kind = call_or_reference(node);
+                found.reaching.push(file.site(node, kind, &symbol.name));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::package_name;
+
+    #[test]
+    fn package_name_drops_major_version_suffixes() {
+        assert_eq!(package_name("github.com/gin-gonic/gin"), "gin");
+        assert_eq!(package_name("github.com/go-chi/chi/v5"), "chi");
+        assert_eq!(package_name("gopkg.in/yaml.v2"), "yaml");
+        assert_eq!(package_name("net/http"), "http");
+    }
+}
