@@ -272,3 +272,31 @@ fn a_change_without_files_of_the_language_is_unknown() {
         }
     );
 }
+
+#[test]
+fn go_an_import_path_without_symbols_reaches_by_its_import() {
+    // GO-2023-2102's shape: the whole package is affected.
+    let json = r#"{"id":"GO-2023-2102","affected":[{"package":{"name":"golang.org/x/net","ecosystem":"Go"},
+      "ecosystem_specific":{"imports":[{"path":"golang.org/x/net/http2"}]}}]}"#;
+    let vulnerable = from_osv_json(json).expect("parses").remove(0);
+    let using = "package srv\n\nimport (\n\t\"net/http\"\n\t\"golang.org/x/net/http2\"\n)\n\n\
+                 func Up(s *http.Server) { http2.ConfigureServer(s, nil) }\n";
+    let verdict = assess(&vulnerable, &[SourceFile::new("srv.go", using)]);
+    assert!(matches!(
+        verdict,
+        Verdict::Reachable {
+            basis: Basis::Imports,
+            ..
+        }
+    ));
+    assert_eq!(sites(&verdict)[0].1, 5);
+    let other = "package srv\n\nimport \"golang.org/x/net/html\"\n\nvar _ = html.Parse\n";
+    let verdict = assess(&vulnerable, &[SourceFile::new("srv.go", other)]);
+    assert!(matches!(
+        verdict,
+        Verdict::NotReached {
+            basis: Basis::Imports,
+            ..
+        }
+    ));
+}

@@ -82,6 +82,14 @@ pub fn from_osv_json(json: &str) -> Result<Vec<Vulnerable>, SymbolsError> {
         .collect())
 }
 
+/// Reads one `affected[]` entry as the store keeps it (`affected_packages.affected`,
+/// `AffectedRow::affected_json`). `None` for an entry without a package of a known
+/// ecosystem.
+pub fn from_osv_affected_json(affected: &str) -> Result<Option<Vulnerable>, SymbolsError> {
+    let affected: Value = serde_json::from_str(affected)?;
+    Ok(osv_affected(&affected))
+}
+
 fn osv_affected(affected: &Value) -> Option<Vulnerable> {
     let package = affected.get("package")?;
     let ecosystem = Ecosystem::from_osv(package.get("ecosystem")?.as_str()?)?;

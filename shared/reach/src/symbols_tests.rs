@@ -132,3 +132,18 @@ fn rustsec_markdown_without_front_matter_is_an_error() {
         Err(SymbolsError::NoFrontMatter)
     ));
 }
+
+#[test]
+fn one_stored_affected_entry_reads_like_the_record() {
+    // affected_packages.affected keeps one entry, ecosystem_specific included.
+    let entry = r#"{"package":{"ecosystem":"Go","name":"golang.org/x/net"},
+      "ranges":[{"type":"SEMVER","events":[{"introduced":"0"},{"fixed":"0.17.0"}]}],
+      "ecosystem_specific":{"imports":[{"path":"golang.org/x/net/http2"}]}}"#;
+    let v = from_osv_affected_json(entry)
+        .expect("parses")
+        .expect("a Go package");
+    assert_eq!(v.imports[0].path, "golang.org/x/net/http2");
+    assert!(v.imports[0].symbols.is_empty());
+    let npm = r#"{"package":{"ecosystem":"Hackage","name":"aeson"}}"#;
+    assert_eq!(from_osv_affected_json(npm).expect("parses"), None);
+}
