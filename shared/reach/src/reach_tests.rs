@@ -300,3 +300,80 @@ fn go_an_import_path_without_symbols_reaches_by_its_import() {
         }
     ));
 }
+
+#[test]
+fn methods_of_vulnerable_types_are_found_by_name_only_in_files_that_import_the_package() {
+    let rust = "use lz4_flex::frame::FrameDecoder;\n\
+                fn a(d: &mut FrameDecoder<&[u8]>) { let _ = d.read_frame(); }\n";
+    let rust_other =
+        "struct D;\nimpl D { fn read_frame(&self) {} }\nfn a(d: D) { d.read_frame(); }\n";
+    let verdict = assess(
+        &lz4(),
+        &[
+            SourceFile::new("a.rs", rust),
+            SourceFile::new("b.rs", rust_other),
+        ],
+    );
+    let found = sites(&verdict);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].0.as_str(), found[0].2),
+        ("a.rs", SiteKind::MethodByName)
+    );
+
+    let loader = Vulnerable {
+        ecosystem: Ecosystem::PyPI,
+        package: "PyYAML".into(),
+        imports: vec![VulnerableImport {
+            path: "yaml".into(),
+            symbols: vec![Symbol::new(
+                "yaml.Loader.construct_object",
+                vec!["Loader".into(), "construct_object".into()],
+            )],
+        }],
+    };
+    let python = "import yaml\n\ndef f(loader):\n    return loader.construct_object(None)\n";
+    let python_other = "def f(loader):\n    return loader.construct_object(None)\n";
+    let verdict = assess(
+        &loader,
+        &[
+            SourceFile::new("a.py", python),
+            SourceFile::new("b.py", python_other),
+        ],
+    );
+    let found = sites(&verdict);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].0.as_str(), found[0].1, found[0].2),
+        ("a.py", 4, SiteKind::MethodByName)
+    );
+}
+
+#[test]
+fn python_module_calls_and_star_imports_resolve_to_the_vulnerable_symbol() {
+    let attribute = "import yaml\nyaml.load(open('x'))\n";
+    let star = "from yaml import *\nload(open('x'))\n";
+    for (name, src) in [("attribute.py", attribute), ("star.py", star)] {
+        let verdict = assess(&pyyaml(), &[SourceFile::new(name, src)]);
+        assert_eq!(
+            sites(&verdict),
+            [(name.to_string(), 2, SiteKind::Call, "yaml.load".into())]
+        );
+    }
+}
+
+#[test]
+fn verdicts_serialise_to_their_stored_names() {
+    let unknown = Verdict::Unknown {
+        why: UnknownWhy::NoSymbols,
+    };
+    assert_eq!(
+        serde_json::to_value(&unknown).expect("serialises"),
+        serde_json::json!({"verdict": "unknown", "why": {"reason": "no_symbols"}})
+    );
+    let verdict = assess(&pyyaml(), &[SourceFile::new("a.py", "import json\n")]);
+    let value = serde_json::to_value(&verdict).expect("serialises");
+    assert_eq!(value["verdict"], verdict.name());
+    assert_eq!(value["basis"], "symbols");
+    assert_eq!(value["searched"]["files"], serde_json::json!(["a.py"]));
+}

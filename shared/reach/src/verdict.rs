@@ -83,7 +83,7 @@ pub struct Searched {
 
 /// Why no verdict could be given.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "why", rename_all = "snake_case")]
+#[serde(tag = "reason", rename_all = "snake_case")]
 pub enum UnknownWhy {
     /// The advisory names no vulnerable symbol, and an import alone does not decide for
     /// this ecosystem.
