@@ -61,6 +61,7 @@ pub fn assess(vulnerable: &Vulnerable, files: &[SourceFile]) -> Verdict {
     };
     let mut sites = Vec::new();
     let mut broken = Vec::new();
+    let mut unresolved = Vec::new();
     for file in files.iter().filter(|f| language.owns(&f.path)) {
         searched.files.push(file.path.clone());
         let Some(tree) = parser.parse(&file.text, None) else {
@@ -76,6 +77,9 @@ pub fn assess(vulnerable: &Vulnerable, files: &[SourceFile]) -> Verdict {
             tree,
         };
         let found = language.find(&text, imports);
+        if !found.unresolved.is_empty() {
+            unresolved.push(file.path.clone());
+        }
         sites.extend(found.reaching);
         searched.imports.extend(found.imports);
     }
@@ -88,6 +92,10 @@ pub fn assess(vulnerable: &Vulnerable, files: &[SourceFile]) -> Verdict {
     } else if !broken.is_empty() {
         Verdict::Unknown {
             why: UnknownWhy::ParseErrors { files: broken },
+        }
+    } else if !unresolved.is_empty() {
+        Verdict::Unknown {
+            why: UnknownWhy::ImportNameUnresolved { files: unresolved },
         }
     } else {
         Verdict::NotReached { basis, searched }

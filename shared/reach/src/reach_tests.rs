@@ -377,3 +377,30 @@ fn verdicts_serialise_to_their_stored_names() {
     assert_eq!(value["basis"], "symbols");
     assert_eq!(value["searched"]["files"], serde_json::json!(["a.py"]));
 }
+
+#[test]
+fn go_an_unnamed_import_is_named_by_what_the_file_qualifies_with() {
+    let sqlite = Vulnerable {
+        ecosystem: Ecosystem::Go,
+        package: "github.com/mattn/go-sqlite3".into(),
+        imports: vec![VulnerableImport {
+            path: "github.com/mattn/go-sqlite3".into(),
+            symbols: vec![Symbol::new("Open", vec!["Open".into()])],
+        }],
+    };
+    let declared =
+        "package db\n\nimport \"github.com/mattn/go-sqlite3\"\n\nfunc f() { sqlite3.Open() }\n";
+    let verdict = assess(&sqlite, &[SourceFile::new("db.go", declared)]);
+    assert_eq!(sites(&verdict)[0].1, 5);
+    // The package declares a name no guess matches: the search proves nothing.
+    let odd = "package db\n\nimport \"github.com/mattn/go-sqlite3\"\n\nfunc f() { lite.Open() }\n";
+    let verdict = assess(&sqlite, &[SourceFile::new("db.go", odd)]);
+    assert_eq!(
+        verdict,
+        Verdict::Unknown {
+            why: UnknownWhy::ImportNameUnresolved {
+                files: vec!["db.go".into()]
+            }
+        }
+    );
+}

@@ -94,4 +94,8 @@ pub enum UnknownWhy {
     NoSourceFiles,
     /// Nothing was found, but these files did not parse cleanly, so a site may be hidden.
     ParseErrors { files: Vec<String> },
+    /// Nothing was found, but these files import an affected package under a name the
+    /// parser cannot tell (a Go package whose declared name is not its path's), so a site
+    /// may be hidden.
+    ImportNameUnresolved { files: Vec<String> },
 }

@@ -11,8 +11,11 @@ use crate::verdict::SiteKind;
 /// How a file names one vulnerable import.
 struct Binding<'v> {
     import: &'v VulnerableImport,
-    /// The identifier the file uses for the package; `None` for `_` and `.` imports.
+    /// The identifier the file uses for the package; `None` for `_` and `.` imports, and
+    /// for an unnamed import none of whose guessed names the file qualifies with.
     local: Option<String>,
+    /// For an import without a name: the names its package may declare.
+    guesses: Vec<String>,
     dot: bool,
 }
 
@@ -42,7 +45,12 @@ pub(crate) fn find(file: &FileText<'_>, imports: &[VulnerableImport]) -> Found {
             local: match name {
                 Some("_") | Some(".") => None,
                 Some(name) => Some(name.to_string()),
-                None => Some(package_name(path).to_string()),
+                // Settled below, from the names the file qualifies with.
+                None => None,
+            },
+            guesses: match name {
+                None => package_names(path),
+                Some(_) => Vec::new(),
             },
             dot: name == Some("."),
         });
@@ -50,6 +58,7 @@ pub(crate) fn find(file: &FileText<'_>, imports: &[VulnerableImport]) -> Found {
     if bindings.iter().all(|b| b.import.symbols.is_empty()) {
         return found;
     }
+    settle_names(file, &mut bindings, &mut found);
     each_node(file.tree.root_node(), |node| match node.kind() {
         "selector_expression" => selector(file, node, &bindings, &mut found),
         "identifier" => dot_imported(file, node, &bindings, &mut found),
@@ -58,9 +67,57 @@ pub(crate) fn find(file: &FileText<'_>, imports: &[VulnerableImport]) -> Found {
     found
 }
 
-/// The package name a path is imported as when the spec gives none: its last element, less
-/// a major-version suffix (`/v2`, gopkg.in's `.v2`). A package declaring another name is
-/// missed, which leaves its calls unfound, never invented.
+/// An unnamed import is named by its package clause, which the file does not show: the
+/// first guess the file qualifies something with (`x.F`, `x.T`) is taken. Go refuses an
+/// unused import, so an import none of whose guesses is used has a name this crate cannot
+/// tell: the file is marked, and an empty search over it is no proof.
+fn settle_names(file: &FileText<'_>, bindings: &mut [Binding<'_>], found: &mut Found) {
+    let mut qualifiers = std::collections::HashSet::new();
+    each_node(file.tree.root_node(), |node| {
+        let qualifier = match node.kind() {
+            "selector_expression" => node.child_by_field_name("operand"),
+            "qualified_type" => node.child_by_field_name("package"),
+            _ => None,
+        };
+        if let Some(q) = qualifier.filter(|q| q.kind() != "selector_expression") {
+            qualifiers.insert(file.text_of(q));
+        }
+    });
+    for binding in bindings.iter_mut().filter(|b| !b.guesses.is_empty()) {
+        binding.local = binding
+            .guesses
+            .iter()
+            .find(|g| qualifiers.contains(g.as_str()))
+            .cloned();
+        if binding.local.is_none() && !binding.import.symbols.is_empty() {
+            found.unresolved.push(binding.import.path.clone());
+        }
+    }
+}
+
+/// The names a package imported without one may declare: the path's last element less a
+/// major-version suffix, and that element without the usual `go-`, `go.`, `-go`, `.go`
+/// decorations (`go-sqlite3` declares `sqlite3`, `nats.go` declares `nats`).
+fn package_names(path: &str) -> Vec<String> {
+    let base = package_name(path);
+    let mut names = vec![base.to_string()];
+    let mut bare = base;
+    for prefix in ["go-", "go."] {
+        bare = bare.strip_prefix(prefix).unwrap_or(bare);
+    }
+    for suffix in ["-go", ".go", "_go"] {
+        bare = bare.strip_suffix(suffix).unwrap_or(bare);
+    }
+    for name in [bare.to_string(), bare.replace(['-', '.'], "")] {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// The last element of an import path, less a major-version suffix (`/v2`, gopkg.in's
+/// `.v2`).
 fn package_name(path: &str) -> &str {
     let mut parts = path.rsplit('/');
     let mut last = parts.next().unwrap_or(path);
@@ -159,7 +216,7 @@ fn dot_imported(file: &FileText<'_>, node: Node<'_>, bindings: &[Binding<'_>], f
 
 #[cfg(test)]
 mod tests {
-    use super::package_name;
+    use super::{package_name, package_names};
 
     #[test]
     fn package_name_drops_major_version_suffixes() {
@@ -167,5 +224,18 @@ mod tests {
         assert_eq!(package_name("github.com/go-chi/chi/v5"), "chi");
         assert_eq!(package_name("gopkg.in/yaml.v2"), "yaml");
         assert_eq!(package_name("net/http"), "http");
+    }
+
+    #[test]
+    fn package_names_drop_go_decorations() {
+        assert_eq!(
+            package_names("github.com/mattn/go-sqlite3"),
+            ["go-sqlite3", "sqlite3"]
+        );
+        assert_eq!(
+            package_names("github.com/nats-io/nats.go"),
+            ["nats.go", "nats"]
+        );
+        assert_eq!(package_names("github.com/gin-gonic/gin"), ["gin"]);
     }
 }

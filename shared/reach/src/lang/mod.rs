@@ -95,6 +95,9 @@ pub(crate) struct Found {
     pub(crate) reaching: Vec<Site>,
     /// Imports of the affected packages.
     pub(crate) imports: Vec<Site>,
+    /// Affected imports whose local name could not be told (Go): nothing found through
+    /// them proves nothing.
+    pub(crate) unresolved: Vec<String>,
 }
 
 /// Calls `visit` on every node under `root`, `root` included, in document order.
