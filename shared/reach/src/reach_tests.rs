@@ -404,3 +404,19 @@ fn go_an_unnamed_import_is_named_by_what_the_file_qualifies_with() {
         }
     );
 }
+
+#[test]
+fn go_a_package_function_of_a_method_name_and_dot_imports() {
+    // `gin.Render(…)` is a package function, not the method Context.Render.
+    let function =
+        "package web\n\nimport \"github.com/gin-gonic/gin\"\n\nfunc f() { gin.Render() }\n";
+    let verdict = assess(&gin(), &[SourceFile::new("f.go", function)]);
+    assert_eq!(searched(&verdict).imports.len(), 1);
+    // Under a dot import the vulnerable function is called by its bare name.
+    let dot = "package web\n\nimport . \"github.com/gin-gonic/gin\"\n\nvar h = LoggerWithConfig(LoggerConfig{})\n";
+    let verdict = assess(&gin(), &[SourceFile::new("d.go", dot)]);
+    assert_eq!(
+        sites(&verdict),
+        [("d.go".into(), 5, SiteKind::Call, "LoggerWithConfig".into())]
+    );
+}

@@ -146,35 +146,29 @@ fn selector(file: &FileText<'_>, node: Node<'_>, bindings: &[Binding<'_>], found
     let field = file.text_of(field);
     for binding in bindings {
         let local = binding.local.as_deref();
-        if local.is_none() && !binding.dot {
+        let blank = local.is_none() && !binding.dot && binding.guesses.is_empty();
+        if blank {
             continue; // `import _ "path"`: nothing can be named through it.
         }
+        let through_package =
+            operand.kind() == "identifier" && Some(file.text_of(operand)) == local;
         for symbol in &binding.import.symbols {
-            let segments = &symbol.segments;
-            let hit = match segments.as_slice() {
+            let kind = match symbol.segments.as_slice() {
                 // pkg.Func
-                [function] => {
-                    operand.kind() == "identifier"
-                        && Some(file.text_of(operand)) == local
-                        && field == function
-                }
+                [function] if through_package && field == function => Some(call_or_reference(node)),
                 // pkg.Type.Method (a method expression), else value.Method(…) by name.
                 [type_name, method] if field == method => {
-                    if is_qualified(file, operand, local, type_name) {
-                        true
-                    } else if is_callee(node) && symbol.is_method() {
-                        found
-                            .reaching
-                            .push(file.site(node, SiteKind::MethodByName, &symbol.name));
-                        false
+                    if is_qualified(file, operand, binding, type_name) {
+                        Some(call_or_reference(node))
+                    } else if is_callee(node) && symbol.is_method() && !through_package {
+                        Some(SiteKind::MethodByName)
                     } else {
-                        false
+                        None
                     }
                 }
-                _ => false,
+                _ => None,
             };
-            if hit {
-                let kind = call_or_reference(node);
+            if let Some(kind) = kind {
                 found.reaching.push(file.site(node, kind, &symbol.name));
             }
         }
@@ -182,15 +176,17 @@ fn selector(file: &FileText<'_>, node: Node<'_>, bindings: &[Binding<'_>], found
 }
 
 /// `operand` is `local.type_name` (or `type_name` itself under a dot import).
-fn is_qualified(file: &FileText<'_>, operand: Node<'_>, local: Option<&str>, name: &str) -> bool {
+fn is_qualified(file: &FileText<'_>, operand: Node<'_>, binding: &Binding<'_>, name: &str) -> bool {
+    let local = binding.local.as_deref();
     match operand.kind() {
         "selector_expression" => {
             let inner = operand.child_by_field_name("operand");
             let field = operand.child_by_field_name("field");
-            inner.is_some_and(|i| Some(file.text_of(i)) == local)
+            local.is_some()
+                && inner.is_some_and(|i| Some(file.text_of(i)) == local)
                 && field.is_some_and(|f| file.text_of(f) == name)
         }
-        "identifier" | "type_identifier" => local.is_none() && file.text_of(operand) == name,
+        "identifier" | "type_identifier" => binding.dot && file.text_of(operand) == name,
         _ => false,
     }
 }
