@@ -169,8 +169,17 @@ fn scores(registry: &Registry, prompt: &str) -> Vec<Candidate> {
             }
         })
         .collect();
-    route(&mut out, &Routing::SPEC);
+    rank(&mut out);
     out
+}
+
+/// Best first, a tie in the order of ids.
+fn rank(candidates: &mut [Candidate]) {
+    candidates.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.intent.cmp(&b.intent))
+    });
 }
 
 /// The canonical bands.
@@ -229,11 +238,7 @@ pub struct Routed {
 
 /// Ranks `candidates` best first (a tie in the order of ids) and routes them by `routing`.
 pub fn route(candidates: &mut [Candidate], routing: &Routing) -> Routed {
-    candidates.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.intent.cmp(&b.intent))
-    });
+    rank(candidates);
     let top = candidates.first().map_or(0.0, |c| c.score);
     let ambiguous = candidates.iter().filter(|c| c.score > 0.0).count() > 1;
     let never_outvoted = routing
@@ -270,7 +275,7 @@ fn secondary(registry: &Registry, prompt: &str, primary: &str) -> Vec<String> {
 }
 
 pub fn decide(registry: &Registry, prompt: &str) -> Decision {
-    let candidates = scores(registry, prompt);
+    let mut candidates = scores(registry, prompt);
     if let Some(kind) = injection(prompt) {
         return Decision {
             candidates,
@@ -284,12 +289,11 @@ pub fn decide(registry: &Registry, prompt: &str) -> Decision {
             clarification: None,
         };
     }
-    let mut ranked = candidates.clone();
     let Routed {
         primary,
         confidence,
         ..
-    } = route(&mut ranked, &Routing::SPEC);
+    } = route(&mut candidates, &Routing::SPEC);
     let top = confidence;
     let second = candidates.get(1).map_or(0.0, |c| c.score);
     let intent = registry.intents.iter().find(|i| i.id == primary);
@@ -400,5 +404,34 @@ mod tests {
         );
         assert_eq!(d.secondary, ["calendar.create"], "{d:?}");
         assert!(d.tool_plan.contains(&"calendar.create".to_string()));
+    }
+
+    #[test]
+    fn a_routing_may_keep_one_intent_never_outvoted_and_send_ambiguity_elsewhere() {
+        let c = |intent: &str, score: f64| Candidate {
+            intent: intent.into(),
+            score,
+        };
+        let scout = Routing {
+            never_outvoted: Some("security"),
+            ambiguous: Some("feature"),
+            floor: 0.0,
+            fallback: "empty",
+        };
+        let mut mixed = vec![c("docs", 0.75), c("security", 0.25)];
+        let routed = route(&mut mixed, &scout);
+        assert_eq!(
+            (routed.primary.as_str(), routed.confidence, routed.ambiguous),
+            ("security", 0.75, true)
+        );
+        assert_eq!(route(&mut mixed, &Routing::SPEC).primary, "docs");
+        let mut two = vec![c("config", 0.5), c("docs", 0.5)];
+        assert_eq!(route(&mut two, &scout).primary, "feature");
+        assert_eq!(route(&mut two, &Routing::SPEC).primary, "config");
+        assert_eq!(route(&mut [], &scout).primary, "empty");
+        assert_eq!(
+            route(&mut [c("docs", 0.3)], &Routing::SPEC).primary,
+            GENERAL
+        );
     }
 }
