@@ -5,7 +5,11 @@
 //! directory between calls, so the bridge can start one process per call and wait for it
 //! (the runners call some methods synchronously).
 //!
-//! The Markovian engine is `proven_engines::markov` (its run travels with each call).
+//! The Markovian, H-MEM and Scout Intent engines are `proven_engines`' (their JSON operations
+//! are `proven_engines::serve`; the Markovian run travels with each call). Reviews run the
+//! same engines (the Planner's bounded steps, the memory of refutations, Scout), and
+//! `proven_engines::conformance` holds cases that follow these runners and run with the
+//! project's tests.
 //!
 //! The World Model is the store's (`proven_store::world`, SQLite here): its stable ids and
 //! merge bands, entities with provenance, edge chains under the bitemporal rule, the audit,
@@ -54,7 +58,7 @@ pub async fn serve(engine: &str, state: &Path) -> Result<u8, Exit> {
                     (Some(store), _) => world(store, op, args).await,
                     (None, "hmem") => hmem(state, op, args),
                     (None, "scout-intent") => scout_intent(op, args),
-                    (None, _) => markovian(op, args),
+                    (None, _) => proven_engines::serve::markovian(op, args),
                 };
                 match answer {
                     Ok(ok) => json!({"ok": ok}),
@@ -71,40 +75,22 @@ pub async fn serve(engine: &str, state: &Path) -> Result<u8, Exit> {
     Ok(0)
 }
 
-/// Scout Intent's Sense stage (`proven_engines::intent`) over the registry file the request
-/// names: `decide` answers in the shape the eval harness reads (an execution contract, the
-/// candidates, the risk, the tool plan and any clarification).
+/// Scout Intent's Sense stage (`proven_engines::serve::scout_intent`) over the registry file
+/// the request names.
 fn scout_intent(op: &Value, args: &Value) -> Result<Value, String> {
-    use proven_engines::intent::{Registry, decide};
-    if op.as_str() != Some("decide") {
-        return Err(format!("no operation {op} in the scout-intent engine"));
-    }
+    use proven_engines::intent::Registry;
     let path = text(args, "intentRegistry")?;
     let registry: Registry =
         serde_json::from_slice(&std::fs::read(path).map_err(|e| format!("{path}: {e}"))?)
             .map_err(|e| format!("{path}: {e}"))?;
     let registry = registry.check().map_err(|e| format!("{path}: {e}"))?;
-    let d = decide(&registry, text(args, "prompt")?);
-    Ok(json!({
-        "executionContract": d.primary.as_ref().map(|p| json!({
-            "intent": {"primary": {"id": p, "confidence": d.confidence}, "secondary": d.secondary},
-            "band": d.band,
-        })),
-        "candidates": d.candidates,
-        "risk": {"level": d.risk, "evidence": d.injection},
-        "toolPlan": d.tool_plan.iter().map(|c| json!({"capability": c})).collect::<Vec<_>>(),
-        "clarification": d.clarification.map(|why| json!({"trigger": why})),
-    }))
+    proven_engines::serve::scout_intent(&registry, op, args)
 }
 
-fn js<T: serde::Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
-/// H-MEM's record model (`proven_engines::hmem`), its state read from and written back to
-/// `hmem.json` in the state directory around each call.
+/// H-MEM's record model (`proven_engines::serve::hmem`), its state read from and written back
+/// to `hmem.json` in the state directory around each call.
 fn hmem(state: &Path, op: &Value, args: &Value) -> Result<Value, String> {
-    use proven_engines::hmem::{Feedback, Hmem, NewRecord};
+    use proven_engines::hmem::Hmem;
     let file = state.join("hmem.json");
     let mut h: Hmem = match std::fs::read(&file) {
         Ok(bytes) => {
@@ -112,129 +98,10 @@ fn hmem(state: &Path, op: &Value, args: &Value) -> Result<Value, String> {
         }
         Err(_) => Hmem::default(),
     };
-    let now = args["now"].as_i64().unwrap_or(0);
-    let answer = match op.as_str().ok_or("op is missing")? {
-        "add" => {
-            let r: NewRecord = serde_json::from_value(args["record"].clone())
-                .map_err(|e| format!("record: {e}"))?;
-            js(&h.add(r, now)?)
-        }
-        "feedback" => {
-            let kind: Feedback = text(args, "kind")?
-                .parse()
-                .map_err(|_| "kind: helpful, not_helpful or wrong".to_string())?;
-            js(&h.feedback(text(args, "id")?, kind, now)?)
-        }
-        "get" => js(&h.get(text(args, "id")?).cloned()),
-        "all" => js(&h.records),
-        "supersede" => {
-            h.supersede(text(args, "id")?, text(args, "by")?, now)?;
-            Value::Null
-        }
-        "query" => {
-            let found = h.query(
-                text(args, "query")?,
-                args["threshold"].as_f64().unwrap_or(0.35),
-                args["topN"].as_u64().unwrap_or(5) as usize,
-                now,
-            );
-            json!({"memories": found.iter().map(|(r, s)| json!({"memory": r, "score": s})).collect::<Vec<_>>()})
-        }
-        "sleepPreview" => {
-            let (archive, promote) = h.sleep_preview(now);
-            json!({"toArchive": archive, "toPromote": promote})
-        }
-        "sleepExecute" => {
-            let list = |k: &str| -> Vec<String> {
-                args["preview"][k]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|v| v.as_str().map(String::from))
-                    .collect()
-            };
-            let (backup, log) = h.sleep_execute(&list("toArchive"), &list("toPromote"), now);
-            json!({"backupId": backup, "actionLog": log})
-        }
-        "conflictsScan" => json!(
-            h.conflicts()
-                .iter()
-                .map(|(a, b)| json!({"a": a, "b": b}))
-                .collect::<Vec<_>>()
-        ),
-        "autoResolve" => json!(h.auto_resolve(
-            text(&args["conflict"], "a")?,
-            text(&args["conflict"], "b")?,
-            now
-        )?),
-        "history" => {
-            let id = text(args, "id")?;
-            js(&h
-                .ledger
-                .iter()
-                .filter(|l| l.memory_id == id)
-                .collect::<Vec<_>>())
-        }
-        "dream" => js(&h.dream()),
-        "approve" => js(&h.approve(text(args, "id")?, now)?),
-        other => return Err(format!("no operation {other:?} in the hmem engine")),
-    };
+    let answer = proven_engines::serve::hmem(&mut h, op, args)?;
     std::fs::write(&file, serde_json::to_vec(&h).map_err(|e| e.to_string())?)
         .map_err(|e| format!("{}: {e}", file.display()))?;
     Ok(answer)
-}
-
-/// The Markovian engine (`proven_engines::markov`): a run goes out with each answer and comes
-/// back with the next prompt; nothing is kept between calls.
-fn markovian(op: &Value, args: &Value) -> Result<Value, String> {
-    use proven_engines::markov::{ChunkConfig, Run, model_totals, run_efficiency};
-    let config = |v: &Value| -> Result<ChunkConfig, String> {
-        serde_json::from_value(if v.is_null() { json!({}) } else { v.clone() })
-            .map_err(|e| format!("chunkConfig: {e}"))
-    };
-    let run = |v: &Value| -> Result<Run, String> {
-        serde_json::from_value(v.clone()).map_err(|e| format!("run: {e}"))
-    };
-    let to_json = |r: &Run| serde_json::to_value(r).map_err(|e| e.to_string());
-    match op.as_str().ok_or("op is missing")? {
-        "check" => {
-            serde_json::to_value(config(&args["chunkConfig"])?.check()?).map_err(|e| e.to_string())
-        }
-        "start" => to_json(&Run::start(
-            args["goal"].as_str().unwrap_or_default(),
-            config(&args["chunkConfig"])?,
-            args["reflect"].as_bool().unwrap_or(true),
-        )?),
-        "answer" => {
-            let mut r = run(&args["run"])?;
-            r.answer(text(args, "text")?);
-            to_json(&r)
-        }
-        "failed" => {
-            let mut r = run(&args["run"])?;
-            r.failed(args["error"].as_str().unwrap_or("the generator failed"));
-            to_json(&r)
-        }
-        "modelTotals" => {
-            let (naive, markovian, efficiency) =
-                model_totals(args["n"].as_u64().ok_or("n is not a whole number")?);
-            Ok(json!({"naiveTotal": naive, "markovianTotal": markovian, "efficiency": efficiency}))
-        }
-        "runEfficiency" => {
-            let tokens: Vec<u64> = args["chunks"]
-                .as_array()
-                .ok_or("chunks is not a list")?
-                .iter()
-                .map(|c| c["tokens"].as_u64().unwrap_or(0))
-                .collect();
-            serde_json::to_value(run_efficiency(
-                &tokens,
-                config(&args["config"])?.carryover_tokens,
-            ))
-            .map_err(|e| e.to_string())
-        }
-        other => Err(format!("no operation {other:?} in the markovian engine")),
-    }
 }
 
 fn text<'a>(args: &'a Value, key: &str) -> Result<&'a str, String> {

@@ -2,10 +2,14 @@
 //! AGENTS.md section 4: Stage 1's deterministic scan over the whole registry, the canonical
 //! confidence bands, multi-intent, the four clarification triggers, and the injection check
 //! before any plan): the engine Meterless's eval harness drives (`proven conformance-serve
-//! --engine scout-intent`). Proven's own Scout (`proven_review::steps::scout`) classifies a change
-//! from its files with the same bands and the same rule that a risky answer is never a
-//! guess; this module routes a prompt over an intent registry. No model: Stage 2 (an
-//! embedding rescorer) is optional in the spec and absent here, so Stage 1's result stands.
+//! --engine scout-intent`). No model: Stage 2 (an embedding rescorer) is optional in the spec
+//! and absent here, so Stage 1's result stands.
+//!
+//! Reviews run it too: Proven's Scout (`proven_review::steps::scout`) scores each kind of
+//! change by the share of the change's files it holds, and routes those candidates through
+//! [`route`] and [`band`], under its own [`Routing`] ([`Routing`]'s fields say where it
+//! differs from the spec's: a security signal is never outvoted, and a change of more than
+//! one kind routes to the class that runs in full).
 
 use std::collections::BTreeSet;
 
@@ -165,21 +169,91 @@ fn scores(registry: &Registry, prompt: &str) -> Vec<Candidate> {
             }
         })
         .collect();
-    out.sort_by(|a, b| {
+    rank(&mut out);
+    out
+}
+
+/// Best first, a tie in the order of ids.
+fn rank(candidates: &mut [Candidate]) {
+    candidates.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
             .then_with(|| a.intent.cmp(&b.intent))
     });
-    out
 }
 
 /// The canonical bands.
 pub fn band(confidence: f64) -> &'static str {
+    #[cfg(any(test, feature = "mutation"))]
+    let medium = if crate::mutation::on(crate::mutation::Rule::IntentBands) {
+        0.40
+    } else {
+        0.55
+    };
+    #[cfg(not(any(test, feature = "mutation")))]
+    let medium = 0.55;
     match confidence {
         c if c >= 0.80 => "high",
-        c if c >= 0.55 => "medium",
+        c if c >= medium => "medium",
         c if c >= 0.40 => "low",
         _ => "reject",
+    }
+}
+
+/// How the primary intent is chosen from the scored candidates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Routing<'a> {
+    /// An intent that any positive score makes primary, whatever else scores (the spec has
+    /// none; Proven's Scout: security is never outvoted).
+    pub never_outvoted: Option<&'a str>,
+    /// Where a prompt that more than one intent scores on routes (the spec: None, the best;
+    /// Proven's Scout: a change of more than one kind is never planned as a confident
+    /// lighter class).
+    pub ambiguous: Option<&'a str>,
+    /// The least score the best candidate must reach; below it (or with no candidate), the
+    /// `fallback`.
+    pub floor: f64,
+    pub fallback: &'a str,
+}
+
+impl Routing<'static> {
+    /// The spec's routing: the best candidate from the Low floor, else [`GENERAL`].
+    pub const SPEC: Routing<'static> = Routing {
+        never_outvoted: None,
+        ambiguous: None,
+        floor: 0.40,
+        fallback: GENERAL,
+    };
+}
+
+/// A routing's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Routed {
+    pub primary: String,
+    /// The best candidate's score (0 with none).
+    pub confidence: f64,
+    /// More than one intent scored above 0.
+    pub ambiguous: bool,
+}
+
+/// Ranks `candidates` best first (a tie in the order of ids) and routes them by `routing`.
+pub fn route(candidates: &mut [Candidate], routing: &Routing) -> Routed {
+    rank(candidates);
+    let top = candidates.first().map_or(0.0, |c| c.score);
+    let ambiguous = candidates.iter().filter(|c| c.score > 0.0).count() > 1;
+    let never_outvoted = routing
+        .never_outvoted
+        .filter(|id| candidates.iter().any(|c| c.intent == *id && c.score > 0.0));
+    let primary = match (never_outvoted, routing.ambiguous, candidates.first()) {
+        (Some(id), _, _) => id.to_string(),
+        (None, Some(id), _) if ambiguous => id.to_string(),
+        (None, _, Some(c)) if c.score >= routing.floor => c.intent.clone(),
+        _ => routing.fallback.to_string(),
+    };
+    Routed {
+        primary,
+        confidence: top,
+        ambiguous,
     }
 }
 
@@ -201,7 +275,7 @@ fn secondary(registry: &Registry, prompt: &str, primary: &str) -> Vec<String> {
 }
 
 pub fn decide(registry: &Registry, prompt: &str) -> Decision {
-    let candidates = scores(registry, prompt);
+    let mut candidates = scores(registry, prompt);
     if let Some(kind) = injection(prompt) {
         return Decision {
             candidates,
@@ -215,12 +289,13 @@ pub fn decide(registry: &Registry, prompt: &str) -> Decision {
             clarification: None,
         };
     }
-    let top = candidates.first().map_or(0.0, |c| c.score);
+    let Routed {
+        primary,
+        confidence,
+        ..
+    } = route(&mut candidates, &Routing::SPEC);
+    let top = confidence;
     let second = candidates.get(1).map_or(0.0, |c| c.score);
-    let (primary, confidence) = match candidates.first() {
-        Some(c) if c.score >= 0.40 => (c.intent.clone(), c.score),
-        _ => (GENERAL.to_string(), top),
-    };
     let intent = registry.intents.iter().find(|i| i.id == primary);
     let risk = intent
         .and_then(|i| i.risk_class.clone())
@@ -329,5 +404,34 @@ mod tests {
         );
         assert_eq!(d.secondary, ["calendar.create"], "{d:?}");
         assert!(d.tool_plan.contains(&"calendar.create".to_string()));
+    }
+
+    #[test]
+    fn a_routing_may_keep_one_intent_never_outvoted_and_send_ambiguity_elsewhere() {
+        let c = |intent: &str, score: f64| Candidate {
+            intent: intent.into(),
+            score,
+        };
+        let scout = Routing {
+            never_outvoted: Some("security"),
+            ambiguous: Some("feature"),
+            floor: 0.0,
+            fallback: "empty",
+        };
+        let mut mixed = vec![c("docs", 0.75), c("security", 0.25)];
+        let routed = route(&mut mixed, &scout);
+        assert_eq!(
+            (routed.primary.as_str(), routed.confidence, routed.ambiguous),
+            ("security", 0.75, true)
+        );
+        assert_eq!(route(&mut mixed, &Routing::SPEC).primary, "docs");
+        let mut two = vec![c("config", 0.5), c("docs", 0.5)];
+        assert_eq!(route(&mut two, &scout).primary, "feature");
+        assert_eq!(route(&mut two, &Routing::SPEC).primary, "config");
+        assert_eq!(route(&mut [], &scout).primary, "empty");
+        assert_eq!(
+            route(&mut [c("docs", 0.3)], &Routing::SPEC).primary,
+            GENERAL
+        );
     }
 }

@@ -1,7 +1,11 @@
 //! The Planner over a change too large for one prompt, in bounded steps: the Markovian
 //! engine of the Meterless project as the seeds write it (DESIGN section 3, step 4;
 //! seeds/architecture.txt, "Bounded steps"). Each step reads one part of the change (a
-//! file, or a hunk) and the carried state, never the rest of the change.
+//! file, or a hunk) and the carried state, never the rest of the change. The engine is
+//! `proven_engines::markov`, the one its conformance runner drives: its token estimate, and
+//! its pinned carryover ([`proven_engines::markov::pinned`]: the carried state, its bound
+//! within the engine's budget rule, and the two stops by name). This module cuts the change
+//! into parts, asks the model and traces each step.
 //!
 //! ```text
 //! part 1 + carry₀ ─► answer₁ ─► carry₁ ─► part 2 + carry₁ ─► … ─► part n + carryₙ₋₁ ─► risks
@@ -27,6 +31,12 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+/// The carried state, its bound and the stops by name are the Markovian engine's (Proven's
+/// pinned carryover, [`proven_engines::markov::pinned`]).
+pub use proven_engines::markov::pinned::{
+    Awaiting, BoundedError, Carry, MAX_ITEM_BYTES, bound_carry, carry_tokens,
+};
+
 use crate::core::model::{Agents, Role};
 use crate::core::step_name::Name;
 use crate::core::trace::Trace;
@@ -38,12 +48,9 @@ use proven_pipeline::StepError;
 pub const PART_BYTES: usize = 48 * 1024;
 /// Parts read at most (the rest of a huge change is named as not seen).
 pub const MAX_PARTS: usize = 48;
-/// An established or suspected item is cut to this; an awaiting claim never is.
-pub const MAX_ITEM_BYTES: usize = 400;
-
-/// Estimated tokens of a text: characters / 4 (the seeds' estimate).
+/// Estimated tokens of a text: characters / 4 (the Markovian engine's estimate).
 pub fn tokens(text: &str) -> usize {
-    text.chars().count().div_ceil(4)
+    proven_engines::markov::tokens(text) as usize
 }
 
 /// The diff cut into parts; `cut` when it had more than [`MAX_PARTS`] parts' worth.
@@ -154,26 +161,6 @@ pub fn split(diff: &str, unit: StepUnit, max_parts: usize) -> Parts {
     Parts { parts, cut }
 }
 
-/// A claim that awaits evidence from a part not read yet.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Awaiting {
-    pub claim: String,
-    /// What would settle it (a file, a symbol, a part of the change).
-    #[serde(default)]
-    pub evidence: String,
-}
-
-/// What a step carries to the next.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Carry {
-    #[serde(default)]
-    pub established: Vec<String>,
-    #[serde(default)]
-    pub suspected: Vec<String>,
-    #[serde(default)]
-    pub awaiting: Vec<Awaiting>,
-}
-
 /// The Planner's answer to one part: the risks this part shows (an awaiting claim whose
 /// evidence this part holds becomes one), and the state to carry on (it replaces the
 /// carried one).
@@ -182,91 +169,6 @@ pub struct PartAnswer {
     pub risks: Vec<Risk>,
     #[serde(flatten)]
     pub state: Carry,
-}
-
-/// Why a bounded review stopped (the seeds' CarryFullError and OpenClaimsError).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BoundedError {
-    #[error(
-        "CarryFull: the bounded review is incomplete: after step {step} of {steps} the carried state cannot hold every open claim whole ({fit} of {open} fit within {carry_tokens} estimated tokens); run the whole review (PROVEN_MARKOVIAN=off) or raise PROVEN_MARKOVIAN_CARRY_TOKENS"
-    )]
-    CarryFull {
-        step: usize,
-        steps: usize,
-        fit: usize,
-        open: usize,
-        carry_tokens: usize,
-    },
-    #[error(
-        "OpenClaims: the bounded review is incomplete: {open} claim(s) still await evidence after the last of {steps} steps; run the whole review (PROVEN_MARKOVIAN=off)"
-    )]
-    OpenClaims { steps: usize, open: usize },
-}
-
-fn cut_item(text: &str) -> String {
-    if text.len() <= MAX_ITEM_BYTES {
-        return text.to_string();
-    }
-    let mut at = MAX_ITEM_BYTES;
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    text[..at].to_string()
-}
-
-fn carry_tokens(carry: &Carry) -> usize {
-    tokens(&serde_json::to_string(carry).unwrap_or_default())
-}
-
-/// The next carried state from a step's answer, within `bound` estimated tokens: items cut
-/// to [`MAX_ITEM_BYTES`], then what is established dropped oldest first, then what is
-/// suspected; the awaiting claims are kept whole, or the review stops before any cut.
-/// Returns the state and how many items were dropped.
-pub fn bound_carry(
-    answer: Carry,
-    bound: usize,
-    (step, steps): (usize, usize),
-) -> Result<(Carry, usize), BoundedError> {
-    let awaiting_only = Carry {
-        awaiting: answer.awaiting.clone(),
-        ..Carry::default()
-    };
-    if carry_tokens(&awaiting_only) > bound {
-        // How many of the open claims would fit whole, in order.
-        let mut fit = 0;
-        for i in 1..=answer.awaiting.len() {
-            let some = Carry {
-                awaiting: answer.awaiting[..i].to_vec(),
-                ..Carry::default()
-            };
-            if carry_tokens(&some) > bound {
-                break;
-            }
-            fit = i;
-        }
-        return Err(BoundedError::CarryFull {
-            step,
-            steps,
-            fit,
-            open: answer.awaiting.len(),
-            carry_tokens: bound,
-        });
-    }
-    let mut carry = Carry {
-        established: answer.established.iter().map(|s| cut_item(s)).collect(),
-        suspected: answer.suspected.iter().map(|s| cut_item(s)).collect(),
-        awaiting: answer.awaiting,
-    };
-    let mut dropped = 0;
-    while carry_tokens(&carry) > bound && !carry.established.is_empty() {
-        carry.established.remove(0);
-        dropped += 1;
-    }
-    while carry_tokens(&carry) > bound && !carry.suspected.is_empty() {
-        carry.suspected.remove(0);
-        dropped += 1;
-    }
-    Ok((carry, dropped))
 }
 
 /// The system prompt of a bounded Planner.
@@ -323,14 +225,10 @@ pub async fn plan(
             Err(e) => return Err(stop(trace, role, e)),
         }
     }
-    if !carry.awaiting.is_empty() {
-        let e = BoundedError::OpenClaims {
-            steps: n,
-            open: carry.awaiting.len(),
-        };
-        return Err(stop(trace, role, e));
+    match proven_engines::markov::pinned::end(&carry, n) {
+        Ok(()) => Ok(risks),
+        Err(e) => Err(stop(trace, role, e)),
     }
-    Ok(risks)
 }
 
 /// A stop by name, said on a bounded-steps line of the trace too.

@@ -1,7 +1,9 @@
 //! Reviews of real git repositories built by the test, against real stores: every test body
 //! runs on SQLite and on a fresh Postgres database. `tidy` holds the checks of the crate
-//! graph and of this crate's layers.
+//! graph and of this crate's layers; `engines` shows that a broken engine rule fails both its
+//! conformance cases and the review code that runs the engine.
 
+mod engines;
 mod tidy;
 
 use proven_change::testing::TestRepo;

@@ -1,5 +1,6 @@
 //! H-MEM: the memory of what reviews refuted.
 
+use proven_engines::hmem::{Hmem, Record, Retrieval, retrieval::leading_words};
 use sqlx::Row;
 
 use crate::sql::now;
@@ -25,21 +26,13 @@ pub struct MemoryRecord {
     pub created_at: String,
 }
 
-/// The words of a text that count in a similarity query: lower-case runs of letters and
-/// digits.
-fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
 impl Store {
     /// The tenant's repository's current records whose claims share words with `query`'s
     /// first `query_tokens` words, scored by the share of those words a claim holds (best
-    /// first, at most `limit`). Only ever shown: a score never silences a finding, nor
-    /// revives one a fingerprint silenced (the fingerprint alone decides, see
-    /// [`Store::memory_lookup`]).
+    /// first, at most `limit`): H-MEM's retrieval (`proven_engines::hmem`) under
+    /// [`Retrieval::refutations`], which scores, leaves superseded records out, ranks and
+    /// bounds. Only ever shown: a score never silences a finding, nor revives one a
+    /// fingerprint silenced (the fingerprint alone decides, see [`Store::memory_lookup`]).
     pub async fn memory_similar(
         &self,
         (tenant, repository): (&str, &str),
@@ -47,33 +40,40 @@ impl Store {
         query_tokens: usize,
         limit: usize,
     ) -> Result<Vec<(String, f64)>, StoreError> {
-        let mut asked: Vec<String> = words(query);
-        asked.truncate(query_tokens);
-        asked.sort();
-        asked.dedup();
-        if asked.is_empty() {
+        if leading_words(query, query_tokens).is_empty() {
             return Ok(Vec::new());
         }
+        // The current records first, so the window holds them all before any superseded one.
         let rows = sqlx::query(
-            "SELECT id, claim FROM memory WHERE tenant_id = $1 AND repository = $2 \
-             AND superseded_by IS NULL ORDER BY created_at DESC LIMIT 5000",
+            "SELECT id, claim, confidence, superseded_by FROM memory WHERE tenant_id = $1 AND repository = $2 \
+             ORDER BY (superseded_by IS NULL) DESC, created_at DESC LIMIT 5000",
         )
         .bind(tenant)
         .bind(repository)
         .fetch_all(&self.pool)
         .await?;
-        let mut scored: Vec<(String, f64)> = Vec::new();
+        let mut memory = Hmem::default();
         for r in &rows {
-            let (id, claim): (String, String) = (r.try_get("id")?, r.try_get("claim")?);
-            let held = words(&claim);
-            let shared = asked.iter().filter(|w| held.contains(w)).count();
-            if shared > 0 {
-                scored.push((id, shared as f64 / asked.len() as f64));
-            }
+            memory.records.push(Record {
+                id: r.try_get("id")?,
+                content: r.try_get("claim")?,
+                source: "judge".into(),
+                confidence: r.try_get("confidence")?,
+                layer: "long_term".into(),
+                kind: Default::default(),
+                tags: Vec::new(),
+                access_count: 0,
+                created_at: 0,
+                last_accessed: 0,
+                superseded_by: r.try_get("superseded_by")?,
+                derived_from: Vec::new(),
+            });
         }
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        scored.truncate(limit);
-        Ok(scored)
+        Ok(memory
+            .query_with(query, &Retrieval::refutations(query_tokens, limit), 0)
+            .into_iter()
+            .map(|(r, score)| (r.id, score))
+            .collect())
     }
 
     /// The current (not superseded) record for a fingerprint in a tenant's repository.

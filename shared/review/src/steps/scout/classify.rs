@@ -1,7 +1,11 @@
 //! Scout's classifier: each file's kind and signals, the floor the path rules set, and the
-//! change's class with its confidence.
+//! change's class with its confidence. The class is Scout Intent's routing
+//! (`proven_engines::intent`, the engine its eval harness drives): each kind of change is a
+//! candidate scored by the share of the change's files it holds, routed under [`ROUTING`],
+//! and the confidence is banded by the engine's canonical bands.
 
 use proven_config::{ReviewClass, ScoutSettings};
+use proven_engines::intent::{Candidate, Routing, band, route};
 use proven_lockfile::Format;
 
 use crate::steps::intake::FileFacts;
@@ -93,14 +97,9 @@ pub struct Classification {
 }
 
 impl Classification {
-    /// Scout's confidence band (Meterless's canonical bands).
+    /// Scout's confidence band (Scout Intent's canonical bands).
     pub fn confidence_band(&self) -> &'static str {
-        match self.confidence {
-            c if c >= 0.80 => "high",
-            c if c >= 0.55 => "medium",
-            c if c >= 0.40 => "low",
-            _ => "reject",
-        }
+        band(self.confidence)
     }
 }
 
@@ -171,6 +170,17 @@ fn floor(files: &[FileFacts], scout: &ScoutSettings) -> Option<Floor> {
         .max_by_key(|f| f.class)
 }
 
+/// Scout's routing, where it differs from the spec's (`Routing::SPEC`): one security signal
+/// makes the whole change security (never outvoted); a change that is not wholly one kind is
+/// never planned as a confident lighter class (it routes to feature, which runs its rules'
+/// class in full); every kind a file holds counts (no floor); no file changed is `empty`.
+pub const ROUTING: Routing<'static> = Routing {
+    never_outvoted: Some("security"),
+    ambiguous: Some("feature"),
+    floor: 0.0,
+    fallback: "empty",
+};
+
 pub fn classify(files: &[FileFacts], scout: &ScoutSettings) -> Classification {
     let mut signals = Vec::with_capacity(files.len());
     let mut kinds: Vec<(ChangeKind, usize)> = Vec::new();
@@ -186,23 +196,22 @@ pub fn classify(files: &[FileFacts], scout: &ScoutSettings) -> Classification {
             None => kinds.push((kind, 1)),
         }
     }
-    let largest = kinds.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    let mut candidates: Vec<Candidate> = kinds
+        .iter()
+        .map(|(k, n)| Candidate {
+            intent: <&str>::from(*k).to_string(),
+            score: *n as f64 / files.len() as f64,
+        })
+        .collect();
+    let routed = route(&mut candidates, &ROUTING);
+    // The routed intent is one of the candidates' stored names or the fallback's.
+    let kind = routed.primary.parse().unwrap_or(ChangeKind::Feature);
     let confidence = if files.is_empty() {
         1.0
     } else {
-        largest as f64 / files.len() as f64
+        routed.confidence
     };
-    let ambiguous = kinds.len() > 1;
-    let kind = if kinds.iter().any(|(k, _)| *k == ChangeKind::Security) {
-        ChangeKind::Security
-    } else if kinds.is_empty() {
-        ChangeKind::Empty
-    } else if !ambiguous {
-        kinds[0].0
-    } else {
-        // Not wholly one kind: never planned as a confident lighter class.
-        ChangeKind::Feature
-    };
+    let ambiguous = routed.ambiguous;
     Classification {
         kind,
         ambiguous,

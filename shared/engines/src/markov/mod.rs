@@ -1,10 +1,17 @@
 //! The Markovian engine's generic loop, as Meterless's specification writes it (engines/
 //! markovian, AGENTS.md sections 2, 3, 4.3–4.5, 6, 7 and 14): a chunk configuration with its
 //! bounds, the marker protocol, the carryover cascade, the overlap window, the efficiency
-//! model and the reflection pass. The Planner's bounded steps (`proven_review::bounded`) are the one
-//! place Proven runs a model this way; this module is the engine its conformance runner
-//! drives (`proven conformance-serve --engine markovian`), a step at a time, with no IO: the
-//! caller calls the generator and hands each answer back.
+//! model and the reflection pass. It is the engine its conformance runner drives (`proven
+//! conformance-serve --engine markovian`), a step at a time, with no IO: the caller calls the
+//! generator and hands each answer back.
+//!
+//! Reviews run it too: the Planner's bounded steps (`proven_review::bounded`) count tokens
+//! with [`tokens`], hold their carried state to its budget with [`within_budget`] (the rule
+//! the carryover cascade uses), and carry and end their steps by [`pinned`]: the carryover
+//! of a structured state whose claims awaiting evidence are pinned (Proven's rule, ADR-0048,
+//! where the spec's cascade would cut a text to its tail).
+
+pub mod pinned;
 
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +33,16 @@ const FINAL_MARKERS: [&str; 4] = ["[TASK_COMPLETE]", "@@@FINAL@@@", "[FINAL]", "
 /// Estimated tokens: characters / 4, rounded up.
 pub fn tokens(text: &str) -> u64 {
     (text.chars().count() as u64).div_ceil(4)
+}
+
+/// Whether `text` fits a carryover budget of `budget_tokens` estimated tokens: the bound the
+/// cascade holds a carried state to, and the bounded review its carried state.
+pub fn within_budget(text: &str, budget_tokens: u64) -> bool {
+    #[cfg(any(test, feature = "mutation"))]
+    if crate::mutation::on(crate::mutation::Rule::MarkovCarryBudget) {
+        return true;
+    }
+    tokens(text) <= budget_tokens
 }
 
 /// A field left out takes the spec's default value.
@@ -204,7 +221,7 @@ pub fn carryover(state: Option<&str>, display: &str, budget_tokens: u64) -> Stri
     let budget_chars = (budget_tokens * 4) as usize;
     if let Some(s) = state
         && s.chars().count() >= MIN_STATE_CHARS
-        && s.chars().count() <= budget_chars
+        && within_budget(s, budget_tokens)
     {
         return s.to_string();
     }

@@ -2,9 +2,12 @@
 //! record, feedback deltas, retrieval ranking, the sleep cycle's guardrails, conflict
 //! resolution, the trust ledger and dreaming), as a pure engine over a serialisable state:
 //! the machine its conformance runner drives (`proven conformance-serve --engine hmem`).
-//! Proven's own memory of evidenced refutations (the store's `memory` table, written by the
-//! Judge) keeps the rules that matter for a review on top of this model: a refutation record
-//! is never archived, and a score never hides or revives one (only a fingerprint does).
+//!
+//! Reviews run it too: Proven's memory of evidenced refutations is kept by the store (its
+//! `memory` table, written by the Judge, matched by fingerprint first: DESIGN section 8), and
+//! the refutations like a claim that a review retrieves are scored, ranked and bounded by
+//! [`retrieval`] under Proven's configuration ([`Retrieval::refutations`]). A refutation
+//! record is never archived, and a score never hides or revives one (only a fingerprint does).
 //!
 //! There is no embedding model here: the ranking's semantic term is the cosine of the two
 //! texts' word counts, which keeps every rule the runner checks (order is embedding-free).
@@ -12,6 +15,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
+
+pub mod retrieval;
+pub use retrieval::{Retrieval, Scoring, Superseded, rank};
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -256,17 +262,10 @@ impl Hmem {
         raw.clamp(0.0, 1.0) * r.confidence
     }
 
-    /// Records scoring at least `threshold`, best first, at most `top_n`.
+    /// Records scoring at least `threshold`, best first, at most `top_n` (the spec's
+    /// retrieval).
     pub fn query(&self, query: &str, threshold: f64, top_n: usize, now: i64) -> Vec<(Record, f64)> {
-        let mut scored: Vec<(Record, f64)> = self
-            .records
-            .iter()
-            .map(|r| (r.clone(), self.score(r, query, now)))
-            .filter(|(_, s)| *s >= threshold)
-            .collect();
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.id.cmp(&b.0.id)));
-        scored.truncate(top_n);
-        scored
+        self.query_with(query, &Retrieval::spec(threshold, top_n), now)
     }
 
     /// Whether the sleep cycle may archive `r`: 30 days old or more, accessed at most twice,
