@@ -165,6 +165,45 @@ fn repository_of(module: &str) -> Option<(String, String)> {
         ["go.yaml.in", "yaml", ..] => Some(("yaml/go-yaml".into(), join(2))),
         ["go.mongodb.org", "mongo-driver", ..] => Some(("mongodb/mongo-go-driver".into(), join(2))),
         ["go.uber.org", name, ..] => Some((format!("uber-go/{name}"), join(2))),
+        ["google.golang.org", "api", ..] => {
+            Some(("googleapis/google-api-go-client".into(), join(2)))
+        }
+        ["google.golang.org", "genproto", ..] => Some(("googleapis/go-genproto".into(), join(2))),
+        ["google.golang.org", "appengine", ..] => Some(("golang/appengine".into(), join(2))),
+        ["cloud.google.com", "go", ..] => Some(("googleapis/google-cloud-go".into(), join(2))),
+        ["go.opentelemetry.io", "otel", ..] => {
+            Some(("open-telemetry/opentelemetry-go".into(), join(2)))
+        }
+        ["go.opentelemetry.io", "contrib", ..] => {
+            Some(("open-telemetry/opentelemetry-go-contrib".into(), join(2)))
+        }
+        ["go.opentelemetry.io", "auto", ..] => Some((
+            "open-telemetry/opentelemetry-go-instrumentation".into(),
+            join(2),
+        )),
+        ["go.opentelemetry.io", "proto", "otlp", ..] => {
+            Some(("open-telemetry/opentelemetry-proto-go".into(), join(2)))
+        }
+        ["go.opencensus.io", ..] => Some(("census-instrumentation/opencensus-go".into(), join(1))),
+        ["k8s.io", name, ..] => Some((format!("kubernetes/{name}"), join(2))),
+        ["sigs.k8s.io", name, ..] => Some((format!("kubernetes-sigs/{name}"), join(2))),
+        ["gonum.org", "v1", name, ..] => Some((format!("gonum/{name}"), join(3))),
+        ["rsc.io", name, ..] => Some((format!("rsc/{name}"), join(2))),
+        ["honnef.co", "go", "tools", ..] => Some(("dominikh/go-tools".into(), join(3))),
+        ["gocloud.dev", ..] => Some(("google/go-cloud".into(), join(1))),
+        ["cel.dev", "expr", ..] => Some(("google/cel-spec".into(), join(2))),
+        ["gvisor.dev", "gvisor", ..] => Some(("google/gvisor".into(), join(2))),
+        ["golang.zx2c4.com", "wireguard", ..] => Some(("WireGuard/wireguard-go".into(), join(2))),
+        ["golang.zx2c4.com", "wintun", ..] => Some(("WireGuard/wintun-go".into(), join(2))),
+        ["howett.net", "plist", ..] => Some(("DHowett/go-plist".into(), join(2))),
+        ["software.sslmate.com", "src", "go-pkcs12", ..] => {
+            Some(("SSLMate/go-pkcs12".into(), join(3)))
+        }
+        ["gorgonia.org", name, ..] => Some((format!("gorgonia/{name}"), join(2))),
+        ["go4.org", "unsafe", "assume-no-moving-gc", ..] => {
+            Some(("go4org/unsafe-assume-no-moving-gc".into(), join(3)))
+        }
+        ["nullprogram.com", "x", "optparse", ..] => Some(("skeeto/optparse-go".into(), join(3))),
         ["gopkg.in", user, pkg] if pkg.contains(".v") => {
             let name = pkg.split(".v").next().unwrap_or(pkg);
             Some((format!("{user}/{name}"), String::new()))
@@ -246,7 +285,7 @@ fn make(repos: &Path, module: &str, version: &str, hashes: &Wanted) -> Result<Ma
         candidates.push(join(&prefix, m));
     }
     candidates.push(prefix.clone());
-    let files = tree_files(&repo, &tree)?;
+    let files = tree_files(&repo, &tree, hashes.zip.is_none())?;
     let code_dir = candidates
         .iter()
         .find(|d| {
@@ -256,9 +295,12 @@ fn make(repos: &Path, module: &str, version: &str, hashes: &Wanted) -> Result<Ma
         })
         .cloned()
         .unwrap_or(prefix.clone());
+    // A go.mod naming another path of the same major version is served as written, as
+    // the go command serves it (a fork used by `replace`: fatedier/yamux's go.mod says
+    // hashicorp/yamux, and go.sum hashes that file).
     let go_mod = files
         .get(&join(&code_dir, "go.mod"))
-        .filter(|b| declares(b, module))
+        .filter(|b| declares(b, module) || declares_same_major(b, module))
         .cloned();
     let mod_file = match &go_mod {
         Some(b) => b.clone(),
@@ -314,16 +356,39 @@ fn declares(go_mod: &[u8], module: &str) -> bool {
     })
 }
 
+/// Whether a go.mod declares a module path (any) with the same major-version suffix as
+/// `module`'s (none, or the same `/vN`): the only check the go command makes of a go.mod's
+/// path when it makes a module from a repository.
+fn declares_same_major(go_mod: &[u8], module: &str) -> bool {
+    let major = |path: &str| {
+        path.rsplit_once('/')
+            .map(|(_, last)| last.to_string())
+            .filter(|last| is_major(last))
+    };
+    String::from_utf8_lossy(go_mod).lines().any(|l| {
+        l.trim()
+            .strip_prefix("module ")
+            .map(|rest| rest.trim().trim_matches('"'))
+            .is_some_and(|declared| !declared.is_empty() && major(declared) == major(module))
+    })
+}
+
 /// Every regular file of the tree, by path (symlinks and submodules are left out, as the
-/// go command leaves them out of a module zip).
+/// go command leaves them out of a module zip); only the go.mod files when no zip is
+/// wanted (a version go.sum names by its go.mod alone needs no other blob, and a
+/// snapshot may lack a large one).
 fn tree_files(
     repo: &git2::Repository,
     tree: &git2::Tree<'_>,
+    go_mods_only: bool,
 ) -> Result<BTreeMap<String, Vec<u8>>, String> {
     let mut files = BTreeMap::new();
     let mut failed = None;
     tree.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
-        if entry.kind() == Some(git2::ObjectType::Blob) && entry.filemode() != 0o120000 {
+        if entry.kind() == Some(git2::ObjectType::Blob)
+            && entry.filemode() != 0o120000
+            && (!go_mods_only || entry.name() == Ok("go.mod"))
+        {
             let path = format!("{root}{}", entry.name().unwrap_or_default());
             match repo.find_blob(entry.id()) {
                 Ok(blob) => {
@@ -477,7 +542,32 @@ mod tests {
         assert_eq!(r("gopkg.in/check.v1").as_deref(), Some("go-check/check:"));
         assert_eq!(r("go.yaml.in/yaml/v3").as_deref(), Some("yaml/go-yaml:v3"));
         assert_eq!(r("golang.org/x/sys").as_deref(), Some("golang/sys:"));
+        assert_eq!(
+            r("cloud.google.com/go/storage").as_deref(),
+            Some("googleapis/google-cloud-go:storage")
+        );
+        assert_eq!(
+            r("go.opentelemetry.io/otel/sdk/metric").as_deref(),
+            Some("open-telemetry/opentelemetry-go:sdk/metric")
+        );
+        assert_eq!(
+            r("k8s.io/client-go").as_deref(),
+            Some("kubernetes/client-go:")
+        );
+        assert_eq!(r("gonum.org/v1/gonum").as_deref(), Some("gonum/gonum:"));
+        assert_eq!(r("rsc.io/quote/v3").as_deref(), Some("rsc/quote:v3"));
         assert_eq!(r("example.com/unknown"), None);
+    }
+
+    #[test]
+    fn a_forks_go_mod_is_served_when_its_major_version_matches() {
+        let yamux = b"module github.com/hashicorp/yamux\n\ngo 1.23\n";
+        assert!(declares_same_major(yamux, "github.com/fatedier/yamux"));
+        assert!(!declares_same_major(yamux, "github.com/fatedier/yamux/v2"));
+        let v2 = b"module github.com/a/b/v2\n";
+        assert!(declares_same_major(v2, "github.com/c/b/v2"));
+        assert!(!declares_same_major(v2, "github.com/c/b"));
+        assert!(!declares_same_major(b"go 1.21\n", "github.com/c/b"));
     }
 
     #[test]

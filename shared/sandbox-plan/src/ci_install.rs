@@ -58,6 +58,9 @@ const OPTION_VALUES: &[&str] = &[
     "--extra-index-url",
     "-f",
     "--find-links",
+    // pip 25.1's dependency group of pyproject.toml (`--group tests`): no requirement
+    // named `tests`; the project's test groups are read from pyproject.toml itself.
+    "--group",
 ];
 
 /// The YAML of a CI file allowed to grow this large is read; a larger one is not a CI file
@@ -512,6 +515,17 @@ jobs:
         assert_eq!(lines("appveyor.yml", appveyor), ["pytest-xdist"]);
         let azure = "jobs:\n- job: t\n  steps:\n  - script: pip install lxml\n  - script: pip install pywin32\n    condition: eq(variables.os, 'win')\n";
         assert_eq!(lines("azure-pipelines.yml", azure), ["lxml"]);
+    }
+
+    #[test]
+    fn a_dependency_group_is_no_requirement() {
+        // fastapi's test-redistribute.yml.
+        let workflow =
+            "jobs:\n  t:\n    steps:\n      - run: pip install --group tests --editable .[all]\n";
+        assert_eq!(
+            lines(".github/workflows/test-redistribute.yml", workflow),
+            ["--editable .[all]"]
+        );
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub mod ci_install;
 pub mod deps;
 pub mod error;
 pub mod gopath;
+pub mod hatch;
 pub mod interpreter;
 pub mod key;
 pub mod language;

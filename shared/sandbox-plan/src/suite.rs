@@ -735,6 +735,11 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             return s;
         }
     }
+    if let Some((lines, source)) = crate::hatch::test_run(read)
+        && let Some(s) = found(lines, source)
+    {
+        return s;
+    }
     if let Some(text) = read("Makefile")
         && let Some(s) = found(make_target(&text, "test"), "Makefile test")
     {
