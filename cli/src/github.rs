@@ -160,6 +160,7 @@ pub(crate) async fn action(
         name: config.github.check_name.clone(),
         findings: config.github.findings_conclusion.clone(),
         advisory_only: config.github.advisory_conclusion.clone(),
+        not_reached: config.github.not_reached_conclusion.clone(),
     };
     let external = format!("action-{}", var("GITHUB_RUN_ID").unwrap_or_default());
     let check = allowed(

@@ -254,6 +254,7 @@ fn spawn_publications(
             name: config.github.check_name.clone(),
             findings: config.github.findings_conclusion.clone(),
             advisory_only: config.github.advisory_conclusion.clone(),
+            not_reached: config.github.not_reached_conclusion.clone(),
         },
         config.github.sarif,
         config.github.publish_lease_secs,

@@ -153,6 +153,8 @@ pub struct GitHubSettings {
     pub check_name: String,
     pub findings_conclusion: String,
     pub advisory_conclusion: String,
+    /// With advisory findings whose code does not reach what the advisory names.
+    pub not_reached_conclusion: String,
     pub sarif: bool,
     pub publish_lease_secs: i64,
 }
@@ -813,6 +815,7 @@ impl Layers {
             check_name: text("github.check_name")?,
             findings_conclusion: text("github.findings_conclusion")?,
             advisory_conclusion: text("github.advisory_conclusion")?,
+            not_reached_conclusion: text("github.not_reached_conclusion")?,
             sarif: text("github.sarif")? == "on",
             publish_lease_secs: text("github.publish_lease_seconds")?.parse().unwrap_or(120),
         })

@@ -817,6 +817,16 @@ pub static SETTINGS: &[Setting] = &[
               or exploited), e.g. `neutral`.",
     },
     Setting {
+        key: "github.not_reached_conclusion",
+        env: "PROVEN_GITHUB_NOT_REACHED_CONCLUSION",
+        default: Some("failure"),
+        allowed: Allowed::OneOf(&["failure", "neutral", "action_required"]),
+        repository: false,
+        doc: "The check run's conclusion when every finding is an advisory whose vulnerable code \
+              the head does not reach (reachability `not reached`); `neutral` keeps such findings \
+              from failing the check. They are still shown, with what was searched.",
+    },
+    Setting {
         key: "github.sarif",
         env: "PROVEN_GITHUB_SARIF",
         default: Some("on"),

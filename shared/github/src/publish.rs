@@ -8,7 +8,9 @@
 use std::io::Write;
 
 use base64::Engine;
-use proven_report::{Level, Report, Status, github_review, review_marker, what_did_not_run};
+use proven_report::{
+    Level, ReachVerdict, Report, Status, github_review, review_marker, what_did_not_run,
+};
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
@@ -36,6 +38,8 @@ pub struct CheckOptions {
     pub findings: String,
     /// With advisory findings only (dependency advisories, nothing reproduced).
     pub advisory_only: String,
+    /// With advisory findings only, none of whose vulnerable code the head reaches.
+    pub not_reached: String,
 }
 
 impl Default for CheckOptions {
@@ -44,6 +48,7 @@ impl Default for CheckOptions {
             name: "Proven".into(),
             findings: "failure".into(),
             advisory_only: "failure".into(),
+            not_reached: "failure".into(),
         }
     }
 }
@@ -64,10 +69,20 @@ pub fn conclusion<'a>(report: &Report, options: &'a CheckOptions) -> &'a str {
         Status::Partial => {}
         Status::Incomplete | Status::Failed => return "action_required",
     }
+    // An advisory finding whose vulnerable code the head does not reach weighs only as
+    // much as `not_reached` says (an exploited one keeps its weight).
+    let not_reached = |f: &&proven_report::Finding| {
+        matches!(f.proof_level, Level::Advisory)
+            && f.reachability
+                .as_ref()
+                .is_some_and(|r| r.verdict == ReachVerdict::NotReached)
+    };
+    let weighed: Vec<_> = report.findings.iter().filter(|f| !not_reached(f)).collect();
     if report.findings.is_empty() {
         "success"
-    } else if report
-        .findings
+    } else if weighed.is_empty() {
+        &options.not_reached
+    } else if weighed
         .iter()
         .all(|f| matches!(f.proof_level, Level::Advisory))
     {
@@ -93,11 +108,14 @@ pub fn annotations(report: &Report) -> Vec<Value> {
                 Level::Reproduced | Level::Exploited => "failure",
                 Level::Advisory | Level::Tool => "warning",
             };
-            let detail = f
+            let mut detail = f
                 .claim
                 .clone()
                 .or_else(|| f.advisory.as_ref().and_then(|a| a.summary.clone()))
                 .unwrap_or_else(|| f.title.clone());
+            if let Some(r) = &f.reachability {
+                detail.push_str(&format!("\nReachability: {}", r.summary()));
+            }
             json!({
                 "path": f.location.path,
                 "start_line": line,
@@ -497,5 +515,52 @@ mod tests {
         assert!(!proven_report::sarif_is_complete(&report));
         report.status = Status::Complete;
         assert!(proven_report::sarif_is_complete(&report));
+    }
+
+    fn dependency(level: &str, verdict: Option<&str>) -> proven_report::Finding {
+        let mut f = json!({"id": format!("dep:{level}:{verdict:?}"), "proof_level": level,
+            "kind": "vulnerability", "title": "foo 1.1.0 is affected by TEST-1",
+            "location": {"path": "Cargo.lock"}, "evidence": []});
+        if let Some(v) = verdict {
+            f["reachability"] = json!({"verdict": v, "files_searched": 3, "sites_total": 0});
+        }
+        serde_json::from_value(f).expect("finding")
+    }
+
+    /// Advisory findings whose vulnerable code the head does not reach conclude as the
+    /// `not_reached` setting says; one reachable, unknown or exploited finding keeps the
+    /// check's usual conclusion.
+    #[test]
+    fn not_reached_advisories_conclude_as_their_setting_says() {
+        let options = CheckOptions {
+            not_reached: "neutral".into(),
+            ..CheckOptions::default()
+        };
+        let mut report = Report::new(proven_report::ReportKind::Review, "r");
+        report.status = Status::Complete;
+        report.findings = vec![dependency("advisory", Some("not_reached"))];
+        assert_eq!(conclusion(&report, &options), "neutral");
+        assert_eq!(conclusion(&report, &CheckOptions::default()), "failure");
+        for other in [
+            dependency("advisory", Some("reachable")),
+            dependency("advisory", Some("unknown")),
+            dependency("advisory", None),
+            dependency("exploited", Some("not_reached")),
+        ] {
+            report.findings = vec![dependency("advisory", Some("not_reached")), other];
+            assert_eq!(
+                conclusion(&report, &options),
+                "failure",
+                "{:?}",
+                report.findings[1].id
+            );
+        }
+        // Every annotation says the verdict.
+        report.findings = vec![dependency("advisory", Some("not_reached"))];
+        let message = annotations(&report)[0]["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        assert!(message.contains("Reachability: not reached"), "{message}");
     }
 }

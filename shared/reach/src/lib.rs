@@ -13,6 +13,6 @@ mod reach;
 pub mod symbols;
 mod verdict;
 
-pub use reach::{SourceFile, assess};
+pub use reach::{SourceFile, assess, is_source_of};
 pub use symbols::{Symbol, Vulnerable, VulnerableImport};
 pub use verdict::{Basis, Searched, Site, SiteKind, UnknownWhy, Verdict};

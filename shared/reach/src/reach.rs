@@ -20,6 +20,13 @@ impl SourceFile {
     }
 }
 
+/// Whether `path` is a source file of the language `ecosystem`'s packages are used from
+/// (`.go`, `.rs`, `.py`/`.pyi`): what a caller reads for [`assess`]. False for an ecosystem
+/// with no parser here.
+pub fn is_source_of(ecosystem: proven_domain::Ecosystem, path: &str) -> bool {
+    Language::for_ecosystem(ecosystem).is_some_and(|l| l.owns(path))
+}
+
 /// Whether `files` (a tree's sources, or the files a change touches) reach what the
 /// advisory names for `vulnerable`. Files of other languages are skipped.
 pub fn assess(vulnerable: &Vulnerable, files: &[SourceFile]) -> Verdict {

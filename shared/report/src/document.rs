@@ -1,6 +1,7 @@
 //! The result document. These types are the published JSON format (version
 //! [`SCHEMA_VERSION`]); field names and meanings change only with a version bump.
 
+use crate::reachability::Reachability;
 use proven_domain::{ProofCounts, ProofLevel};
 use serde::{Deserialize, Serialize};
 
@@ -404,6 +405,10 @@ pub struct Finding {
     /// A fix that was tried and not proved: never shown as a patch, always said, with why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix_not_proved: Option<FixNotProved>,
+    /// Whether the code reaches what the advisory names (dependency findings only):
+    /// evidence beside the rows, never a proof level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reachability: Option<Reachability>,
     /// The rows or runs that prove it.
     pub evidence: Vec<Evidence>,
 }

@@ -32,6 +32,7 @@ pre{background:#f6f8fa;padding:8px;overflow-x:auto}section{margin:1.5em 0}
 {% if f.exploited %}<tr><th>Exploited</th><td>{{ f.exploited.cve }} is in CISA KEV</td></tr>{% endif %}
 {% if f.epss %}<tr><th>EPSS</th><td>{{ f.epss.cve }}: {{ "%.5f" | format(f.epss.probability) }} (percentile {{ "%.5f" | format(f.epss.percentile) }})</td></tr>{% endif %}
 {% if f.fix %}<tr><th>Fix</th><td>{% if f.fix.version %}<code>{{ f.fix.version }}</code> ({{ f.fix.note }}){% else %}{{ f.fix.note }}{% endif %}</td></tr>{% endif %}
+{% if f.reachability %}<tr><th>Reachability</th><td>{{ f.reachability | reach }}{% for s in f.reachability.sites %}<p><code>{{ s.path }}</code> line {{ s.line }}{% if s.in_change %} (in the change){% endif %}: <code>{{ s.text }}</code></p>{% endfor %}</td></tr>{% endif %}
 {% if f.fix and f.fix.proposed %}<tr><th>Fix to {{ f.fix.proposed.version }}</th><td>{% if f.fix.proposed.command %}run <code>{{ f.fix.proposed.command }}</code>{% else %}{% for e in f.fix.proposed.edits %}<p><code>{{ e.path }}</code></p><pre class="diff">- {{ e.old_text }}
 + {{ e.new_text }}</pre>{% endfor %}{% endif %} ({% if f.fix.proposed.proved %}proved{% else %}not proved{% endif %}: {{ f.fix.proposed.reason }})</td></tr>{% endif %}
 {% if f.skeptic %}<tr><th>Skeptic</th><td>{{ f.skeptic.verdict }}{% if f.skeptic.refutation %} ({{ f.skeptic.refutation }}){% endif %}{% if f.skeptic.artifact %} (opened {{ f.skeptic.artifact }}){% endif %}: {{ f.skeptic.reason }}{% if f.skeptic.needs %}; needs: {{ f.skeptic.needs }}{% endif %}</td></tr>{% endif %}
@@ -61,6 +62,7 @@ pub fn render_html(report: &Report) -> String {
     let mut env = Environment::new();
     env.set_auto_escape_callback(|_| AutoEscape::Html);
     env.add_filter("dependency", |kind: String| crate::dependency_words(&kind));
+    env.add_filter("reach", crate::reachability::summary_filter);
     let rendered = env
         .add_template("review.html", TEMPLATE)
         .and_then(|_| env.get_template("review.html"))

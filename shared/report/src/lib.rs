@@ -14,6 +14,7 @@ mod document;
 mod github;
 mod html;
 mod markdown;
+mod reachability;
 mod sarif;
 mod text;
 
@@ -23,6 +24,7 @@ pub use github::{
 };
 pub use html::render_html;
 pub use markdown::{code_span, render_markdown};
+pub use reachability::{MAX_REACH_SITES, ReachSite, ReachVerdict, Reachability};
 pub use sarif::{render_sarif, sarif_is_complete};
 pub use text::render_text;
 

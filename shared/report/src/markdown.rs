@@ -34,7 +34,9 @@ No finding.
 {% endif %}{% if f.epss %}| EPSS | {{ f.epss.cve | md }}: probability {{ "%.5f" | format(f.epss.probability) }}, percentile {{ "%.5f" | format(f.epss.percentile) }} |
 {% endif %}| Fix | {% if f.fix.version %}{{ f.fix.version | cell }} ({{ f.fix.note | md }}){% else %}{{ f.fix.note | md }}{% endif %} |
 {% if f.fix.proposed %}| Fix to {{ f.fix.proposed.version | md }} | {% if f.fix.proposed.command %}run {{ f.fix.proposed.command | cell }}{% else %}{% for e in f.fix.proposed.edits %}{{ e.path | cell }}: {{ e.old_text | cell }} → {{ e.new_text | cell }}{% endfor %}{% endif %} ({% if f.fix.proposed.proved %}proved{% else %}not proved{% endif %}: {{ f.fix.proposed.reason | md }}) |
-{% endif %}
+{% endif %}{% if f.reachability %}| Reachability | {{ f.reachability | reach | cell }} |
+{% for s in f.reachability.sites %}| Reaches | {{ s.path | cell }} line {{ s.line }}{% if s.in_change %} (in the change){% endif %}: {{ s.text | cell }} |
+{% endfor %}{% endif %}
 <details><summary>Evidence</summary>
 
 {% for e in f.evidence %}- {{ e.advisory_id | md }} affected[{{ e.affected_index }}], matched by {{ e.matched | md }}:
@@ -219,6 +221,7 @@ pub(crate) fn markdown(report: &Report, collapse: bool) -> String {
     env.add_filter("code", code);
     env.add_filter("cell", cell);
     env.add_filter("dependency", |kind: String| crate::dependency_words(&kind));
+    env.add_filter("reach", crate::reachability::summary_filter);
     env.set_trim_blocks(false);
     let rendered = env
         .add_template("review.md", TEMPLATE)

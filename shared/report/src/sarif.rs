@@ -122,22 +122,28 @@ fn result(f: &Finding, rule_index: usize) -> SarifResult {
         _ => ResultLevel::Warning,
     };
     let text = match (&f.package, &f.advisory) {
-        (Some(p), Some(a)) => format!(
-            "[{}] {} {} ({}) is affected by {}{}. {}",
-            f.proof_level.as_str(),
-            p.name,
-            p.new_version,
-            p.ecosystem,
-            a.id,
-            a.summary
-                .as_deref()
-                .map(|s| format!(": {s}"))
-                .unwrap_or_default(),
-            match f.fix.as_ref().and_then(|x| x.version.as_ref()) {
-                Some(v) => format!("Fixed in {v}."),
-                None => format!("{}.", fix_text(f)),
-            }
-        ),
+        (Some(p), Some(a)) => {
+            format!(
+                "[{}] {} {} ({}) is affected by {}{}. {}",
+                f.proof_level.as_str(),
+                p.name,
+                p.new_version,
+                p.ecosystem,
+                a.id,
+                a.summary
+                    .as_deref()
+                    .map(|s| format!(": {s}"))
+                    .unwrap_or_default(),
+                match f.fix.as_ref().and_then(|x| x.version.as_ref()) {
+                    Some(v) => format!("Fixed in {v}."),
+                    None => format!("{}.", fix_text(f)),
+                },
+            ) + &f
+                .reachability
+                .as_ref()
+                .map(|r| format!(" Reachability: {}.", r.summary()))
+                .unwrap_or_default()
+        }
         _ => format!(
             "[{}] {}{}",
             f.proof_level.as_str(),
@@ -148,23 +154,22 @@ fn result(f: &Finding, rule_index: usize) -> SarifResult {
                 .unwrap_or_default()
         ),
     };
-    let location = Location::builder()
-        .physical_location(
-            PhysicalLocation::builder()
-                .artifact_location(
-                    ArtifactLocation::builder()
-                        .uri(f.location.path.clone())
-                        .uri_base_id("%SRCROOT%")
-                        .build(),
-                )
-                .region(
-                    Region::builder()
-                        .start_line(i64::from(f.location.line.unwrap_or(1).max(1)))
-                        .build(),
-                )
-                .build(),
-        )
-        .build();
+    let location = source_location(&f.location.path, f.location.line.unwrap_or(1), None);
+    // Where the code reaches what the advisory names, as related locations.
+    let related: Vec<Location> = f
+        .reachability
+        .iter()
+        .flat_map(|r| &r.sites)
+        .enumerate()
+        .map(|(i, site)| {
+            let text = format!("reaches {} ({})", site.symbol, site.kind.replace('_', " "));
+            source_location(
+                &site.path,
+                u32::try_from(site.line).unwrap_or(u32::MAX),
+                Some((i as i64, text)),
+            )
+        })
+        .collect();
     let mut fingerprints = BTreeMap::new();
     fingerprints.insert("provenFinding/v1".to_string(), f.id.clone());
     let mut props = BTreeMap::new();
@@ -200,6 +205,12 @@ fn result(f: &Finding, rule_index: usize) -> SarifResult {
             serde_json::to_value(k).unwrap_or_default(),
         );
     }
+    if let Some(r) = &f.reachability {
+        props.insert(
+            "reachability".to_string(),
+            serde_json::to_value(r).unwrap_or_default(),
+        );
+    }
     if let Some(e) = &f.epss {
         props.insert(
             "epss".to_string(),
@@ -213,15 +224,41 @@ fn result(f: &Finding, rule_index: usize) -> SarifResult {
             serde_json::to_value(runs).unwrap_or_default(),
         );
     }
-    SarifResult::builder()
+    let builder = SarifResult::builder()
         .rule_id(rule_id(f))
         .rule_index(rule_index as i64)
         .level(level)
         .message(Message::builder().text(text).build())
         .locations(vec![location])
         .partial_fingerprints(fingerprints)
-        .properties(PropertyBag::builder().additional_properties(props).build())
-        .build()
+        .properties(PropertyBag::builder().additional_properties(props).build());
+    if related.is_empty() {
+        builder.build()
+    } else {
+        builder.related_locations(related).build()
+    }
+}
+
+/// A file and line of the repository (`%SRCROOT%`), with an id and a message for a related
+/// location.
+fn source_location(path: &str, line: u32, related: Option<(i64, String)>) -> Location {
+    let physical = PhysicalLocation::builder()
+        .artifact_location(
+            ArtifactLocation::builder()
+                .uri(path.to_string())
+                .uri_base_id("%SRCROOT%")
+                .build(),
+        )
+        .region(Region::builder().start_line(i64::from(line.max(1))).build())
+        .build();
+    match related {
+        Some((id, text)) => Location::builder()
+            .physical_location(physical)
+            .id(id)
+            .message(Message::builder().text(text).build())
+            .build(),
+        None => Location::builder().physical_location(physical).build(),
+    }
 }
 
 /// The run's one invocation: `executionSuccessful` only for a review that ran whole (SARIF

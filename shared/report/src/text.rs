@@ -344,6 +344,23 @@ fn write_finding(out: &mut String, p: &Paint, f: &Finding) {
             let _ = writeln!(out, "  fix to {}: {how} ({said}: {})", p.version, p.reason);
         }
     }
+    if let Some(r) = &f.reachability {
+        let _ = writeln!(out, "  reach:     {}", r.summary());
+        for site in &r.sites {
+            let change = if site.in_change {
+                " (in the change)"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "             {}:{}{change}: {}",
+                site.path,
+                site.line,
+                p.dim(&site.text)
+            );
+        }
+    }
     for e in &f.evidence {
         if let (Some(id), Some(i), Some(m)) = (&e.advisory_id, e.affected_index, &e.matched) {
             let _ = writeln!(out, "  evidence:  {id} affected[{i}] matched by {m}");

@@ -53,6 +53,7 @@ fn finding(level: Level, kind: FindingKind, name: &str, id: &str, line: Option<u
         skeptic: None,
         patch: None,
         fix_not_proved: None,
+        reachability: None,
         evidence: vec![Evidence {
             kind: "advisory_row".into(),
             advisory_id: Some(id.into()),
@@ -117,6 +118,7 @@ fn defect() -> Finding {
             needs: None,
         }),
         fix_not_proved: None,
+        reachability: None,
         patch: Some(PatchRef {
             edits: vec![PatchEdit {
                 path: "calc.py".into(),

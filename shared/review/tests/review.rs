@@ -4,6 +4,7 @@
 //! conformance cases and the review code that runs the engine.
 
 mod engines;
+mod reachability;
 mod tidy;
 
 use proven_change::testing::TestRepo;

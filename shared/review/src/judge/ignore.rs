@@ -160,6 +160,7 @@ mod tests {
             skeptic: None,
             patch: None,
             fix_not_proved: None,
+            reachability: None,
             evidence: Vec::new(),
         }
     }

@@ -404,6 +404,7 @@ fn draft(
             skeptic: None,
             patch: None,
             fix_not_proved: None,
+            reachability: None,
             evidence,
         },
     }

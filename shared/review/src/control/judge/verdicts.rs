@@ -169,6 +169,7 @@ impl Judging<'_> {
             skeptic: skeptic.map(skeptic_ref),
             patch,
             fix_not_proved,
+            reachability: None,
             evidence,
         });
     }

@@ -2,7 +2,7 @@
 //! touches and starts one finding pipeline for each; `deps.file` evaluates one.
 
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
-use proven_report::FailedService;
+use proven_report::{FailedService, Finding};
 
 use super::trees::on_trees;
 use crate::core::outcome::Next;
@@ -64,6 +64,7 @@ pub async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError>
     let opts = options.clone();
     let intake_head = (intake.head.commit.clone(), intake.head_committed_at);
     let for_fixes = intake.clone();
+    let for_reach = intake.clone();
     let (read, mut trace) = on_trees(intake, "deps.file", move |sides, trace| {
         deps::read_pair(sides, &path, &opts, trace)
     })
@@ -85,6 +86,7 @@ pub async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError>
                 .map_err(retryable)?;
         result.findings = evaluated.findings;
         result.unread.not_seen.extend(evaluated.not_seen);
+        result.findings = with_reachability(for_reach, result.findings, &mut trace).await?;
         super::fixes::propose(
             cx,
             for_fixes,
@@ -129,6 +131,29 @@ pub async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError>
         }
     }
     Ok(outcome(trace, to_json(&result)?, next, true))
+}
+
+/// The findings, each given whether the head's code reaches what its advisory names
+/// ([`super::reach`]), its trace lines added to `trace`.
+async fn with_reachability(
+    intake: IntakeResult,
+    findings: Vec<Finding>,
+    trace: &mut Trace,
+) -> Result<Vec<Finding>, StepError> {
+    if findings.is_empty() {
+        return Ok(findings);
+    }
+    let (findings, lines) = on_trees(intake, "deps.file", move |sides, trace| {
+        let mut findings = findings;
+        let [(_, base), (_, head)] = sides;
+        super::reach::assess_all(head.repo, (base.commit, head.commit), &mut findings, trace);
+        findings
+    })
+    .await?;
+    for (kind, line) in lines.into_lines() {
+        trace.push(&kind, line);
+    }
+    Ok(findings)
 }
 
 /// The World Model learns what the head depends on through this file: "repository R

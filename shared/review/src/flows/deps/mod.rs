@@ -8,5 +8,6 @@
 
 pub mod evidence;
 mod fixes;
+mod reach;
 pub mod skeptic;
 mod trees;
