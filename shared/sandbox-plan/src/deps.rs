@@ -578,7 +578,6 @@ const RUST_BUILD_ENV: &[&str] = &[
 /// compiles the tree it is given, never one the preparation saw. A build that fails (the
 /// tree does not compile) keeps what it compiled and is a note, not a failure.
 fn rust_script(members: &[String]) -> String {
-    let clean: String = members.iter().map(|m| format!(" -p {m}")).collect();
     format!(
         "set -e\n\
          if [ -f Cargo.lock ]; then resolved=false; \
@@ -589,15 +588,42 @@ fn rust_script(members: &[String]) -> String {
          if CARGO_TARGET_DIR={MOUNT}/target cargo test --no-run --offline > {MOUNT}/build.log 2>&1; then \
            note='the tests were built in the preparation: runs reuse its compiled dependencies'; \
          else note='the tests did not build in the preparation (build.log): runs compile what it could not'; fi\n\
-         {clean_line}\
+         {clean}\
          printf '{{\"resolved\": %s, \"notes\": [\"%s\"]}}' \"$resolved\" \"$note\" > {MOUNT}/report.json\n",
-        clean_line = if clean.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "CARGO_TARGET_DIR={MOUNT}/target cargo clean --offline{clean} > /dev/null 2>&1 || true\n"
-            )
-        },
+        clean = clean_members(members),
+    )
+}
+
+/// The shell lines that take the project's own packages (`members`: every package of the
+/// tree, by name) out of `/deps/target`: whatever was compiled from the skeleton's stubs
+/// (libraries, binaries, tests, benches, examples, procedural macros, build scripts and
+/// their output) must never be reused by a run. A run's tree is materialised before the
+/// preparation, so its files are older than the stub's outputs and cargo's mtime check
+/// would find those fresh: serde_json compiled with the stub build script's (empty)
+/// output, without the `cfg` its real one prints.
+///
+/// `cargo clean -p A -p B` cleans nothing when one name is no package of the workspace (a
+/// package of the tree outside it: serde_json's fuzz/, log's test_max_level_features/), so
+/// the names are cleaned one by one when all at once fails. Then, whatever is left, every
+/// fingerprint and build-script directory of those names (`NAME-HASH`, the hash without a
+/// hyphen) is removed: a unit without its fingerprint is compiled, and a build script run,
+/// again.
+fn clean_members(members: &[String]) -> String {
+    if members.is_empty() {
+        return String::new();
+    }
+    let names = members.join(" ");
+    let all: String = members.iter().map(|m| format!(" -p {m}")).collect();
+    format!(
+        "export CARGO_TARGET_DIR={MOUNT}/target\n\
+         if ! cargo clean --offline{all} > /dev/null 2>&1; then \
+           for p in {names}; do cargo clean --offline -p \"$p\" > /dev/null 2>&1 || true; done; fi\n\
+         for d in {MOUNT}/target/*/.fingerprint/* {MOUNT}/target/*/build/* \
+           {MOUNT}/target/*/*/.fingerprint/* {MOUNT}/target/*/*/build/*; do \
+           base=${{d##*/}}; \
+           for p in {names}; do case \"$base\" in \"$p\"-*) case \"${{base#\"$p\"-}}\" in \
+             *-*) ;; *) rm -rf \"$d\" ;; esac ;; esac; done; \
+         done\n"
     )
 }
 
@@ -730,6 +756,9 @@ pub fn cache_key(
     part(PYTHON_SCRIPT.as_bytes());
     part(INSPECT_SETUP_SCRIPT.as_bytes());
     part(NODE_SCRIPT.as_bytes());
+    // The Rust script with a stand-in package: a fixed script is never served what the
+    // previous one made.
+    part(rust_script(&["package".into()]).as_bytes());
     part(language.as_str().as_bytes());
     part(image.as_bytes());
     for r in registries {
