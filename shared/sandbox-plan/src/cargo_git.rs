@@ -102,20 +102,25 @@ fn is_feature(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+' | '.'))
 }
 
-/// Adds the features one manifest asks of its git dependencies, by package name: a git
-/// dependency's `features`, and `[features]` entries `dep/feature` or `dep?/feature`.
-pub fn asked_features(doc: &toml::Table, into: &mut BTreeMap<String, BTreeSet<String>>) {
+/// Adds the features one manifest asks of the git packages (`git`, by name): a dependency
+/// on one by name (its own `git`, or `workspace = true` naming the workspace's) with its
+/// `features`, and `[features]` entries `dep/feature` or `dep?/feature`.
+pub fn asked_features(
+    doc: &toml::Table,
+    git: &BTreeSet<String>,
+    into: &mut BTreeMap<String, BTreeSet<String>>,
+) {
     let mut keys: BTreeMap<String, String> = BTreeMap::new();
     for table in dependency_tables(doc) {
         for (key, spec) in table {
-            if spec.get("git").is_none() {
-                continue;
-            }
             let name = spec
                 .get("package")
                 .and_then(|p| p.as_str())
                 .unwrap_or(key)
                 .to_string();
+            if !git.contains(&name) {
+                continue;
+            }
             let asked = into.entry(name.clone()).or_default();
             for f in spec
                 .get("features")
@@ -254,12 +259,12 @@ mod tests {
 
     #[test]
     fn the_features_a_tree_asks_of_a_git_dependency_are_the_stand_ins() {
-        let doc: toml::Table = "[dependencies]\nc = { package = \"clip\", git = \"https://x/clip\", features = [\"x11\"] }\nitoa = { version = \"1\", features = [\"no\"] }\n[features]\nwayland = [\"c?/wayland\", \"itoa/std\"]\n"
+        let doc: toml::Table = "[dependencies]\nc = { package = \"clip\", git = \"https://x/clip\", features = [\"x11\"] }\nitoa = { version = \"1\", features = [\"no\"] }\n[dev-dependencies]\nclip = { workspace = true, features = [\"dev\"] }\n[features]\nwayland = [\"c?/wayland\", \"itoa/std\"]\n"
             .parse()
             .expect("toml");
         let mut asked = BTreeMap::new();
-        asked_features(&doc, &mut asked);
-        let want: BTreeSet<String> = ["wayland".to_string(), "x11".to_string()].into();
+        asked_features(&doc, &BTreeSet::from(["clip".to_string()]), &mut asked);
+        let want: BTreeSet<String> = ["dev", "wayland", "x11"].map(String::from).into();
         assert_eq!(asked, BTreeMap::from([("clip".to_string(), want)]));
     }
 }

@@ -513,6 +513,7 @@ fn plan_rust(src: &Path) -> Result<Option<Plan>, RequestError> {
         })?,
         None => Vec::new(),
     };
+    let git_names: BTreeSet<String> = git.iter().map(|c| c.name.clone()).collect();
     let mut members = Vec::new();
     let mut features = std::collections::BTreeMap::new();
     for m in &manifests {
@@ -523,7 +524,7 @@ fn plan_rust(src: &Path) -> Result<Option<Plan>, RequestError> {
         if let Ok(doc) = text.parse::<toml::Table>() {
             let dir = Path::new(m).parent().unwrap_or(Path::new(""));
             check_cargo_dependencies(&doc, m, dir, lock.is_some())?;
-            cargo_git::asked_features(&doc, &mut features);
+            cargo_git::asked_features(&doc, &git_names, &mut features);
             // The project's own packages, by the names cargo accepts (they go into a shell
             // line): the preparation cleans their artifacts out.
             if let Some(name) = doc
