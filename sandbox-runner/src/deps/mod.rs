@@ -30,7 +30,9 @@
 //! - Go: `go mod download` into `/deps/gomodcache` (test-only modules included).
 //!
 //! Refused by name before anything runs: index options and direct URLs in requirement
-//! files, git, URL and outside-the-tree path dependencies of cargo and npm.
+//! files, git, URL and outside-the-tree path dependencies of cargo and npm. (A Cargo.lock's
+//! git packages are named as not prepared, and stood in for by a package that does not
+//! compile: the rest is prepared, and only the members needing them fail.)
 //!
 //! A cache entry is a directory `TENANT/LANG-KEY` under `cache_dir/deps` (per tenant: one
 //! organisation's preparation is never another's), made complete in a staging directory

@@ -561,6 +561,30 @@ async fn a_test_that_runs_the_pager_less_finds_it() {
     );
 }
 
+/// P5 of docs/suites-at-head.md: suites run `git` (fastapi's translation test runs `git
+/// init` in a temporary directory, bat's diff tests `git diff`): the images carry it, so
+/// such a test runs as on a developer's machine instead of failing on a missing command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_that_runs_git_in_a_temporary_directory_finds_it() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let project = python_project();
+    let test = "import subprocess\n\ndef test_a_repository_in_a_temporary_directory(tmp_path):\n    git = lambda *a: subprocess.run(['git', '-c', 'user.name=t', '-c', 'user.email=t@example.com', *a], cwd=tmp_path, check=True, capture_output=True, text=True).stdout\n    git('init')\n    (tmp_path / 'f.txt').write_text('one\\n')\n    git('add', 'f.txt')\n    git('commit', '-m', 'first')\n    (tmp_path / 'f.txt').write_text('two\\n')\n    assert '+two' in git('diff')\n    assert 'first' in git('log', '--oneline')\n";
+    let request = RunRequest::new(
+        project.repo.path(),
+        &project.base,
+        Language::Python,
+        pytest("tests/test_git.py"),
+    )
+    .with_file("tests/test_git.py", test);
+    let record = sandbox.run(&request).await.expect("run");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+}
+
 /// The images' LANG names C.UTF-8, and the locale is there: `setlocale` succeeds, so an old
 /// Python (3.6 has no UTF-8 mode) reads a project's files as UTF-8, as on a developer's
 /// machine, not as ASCII.

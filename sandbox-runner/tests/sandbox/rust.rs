@@ -179,3 +179,181 @@ async fn a_crate_whose_tests_fill_its_target_directory_has_the_scratch_rust_need
         other => panic!("{other:?}: {}", support::output(&run)),
     }
 }
+
+/// P9 of docs/suites-at-head.md: the preparation builds a skeleton (stub targets, `fn
+/// main() {}` for build scripts) and cleans the project's packages out of what it compiled.
+/// A package of the tree outside the workspace (serde_json's fuzz/) made that clean fail as
+/// a whole, and the run, whose tree is older than the preparation's outputs, found the
+/// stubs fresh: the build script's empty output (no `cfg`), the empty procedural macro.
+/// Here a workspace whose build script sets the `cfg` its library needs, and whose
+/// procedural macro member writes the answer, beside a fuzz package of its own workspace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_compiled_from_the_skeletons_stubs_reaches_the_run() {
+    let repo = TestRepo::new();
+    for (path, text) in WORKSPACE {
+        repo.write(path, text);
+    }
+    let commit = repo.commit("a build script's cfg, a procedural macro and a fuzz package");
+    let command: Vec<String> = ["cargo", "test", "--offline", "-p", "app", "--test", "proof"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    let request = RunRequest::new(repo.path(), &commit, Language::Rust, command);
+    let sandbox = support::sandbox(&[Language::Rust], |_| {}).await;
+    let run = sandbox.run(&request).await.expect("run");
+    let out = support::output(&run);
+    let deps = run.dependencies.as_ref().expect("prepared");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("the tests were built in the preparation")),
+        "the stubs were compiled in the preparation: {:?}",
+        deps.notes
+    );
+    assert_eq!(run.outcome, Outcome::Passed, "{out}");
+    assert!(out.contains("test the_answer_is_known ... ok"), "{out}");
+}
+
+const WORKSPACE: &[(&str, &str)] = &[
+    (
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"app\", \"derive\"]\nresolver = \"2\"\n",
+    ),
+    (
+        "Cargo.lock",
+        "version = 4\n\n[[package]]\nname = \"answer-macro\"\nversion = \"0.1.0\"\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\ndependencies = [\n \"answer-macro\",\n]\n",
+    ),
+    (
+        "app/Cargo.toml",
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nanswer-macro = { path = \"../derive\" }\n",
+    ),
+    (
+        "app/build.rs",
+        "fn main() {\n    println!(\"cargo:rustc-check-cfg=cfg(answer_known)\");\n    println!(\"cargo:rustc-cfg=answer_known\");\n}\n",
+    ),
+    (
+        "app/src/lib.rs",
+        "#[cfg(answer_known)]\npub fn answer() -> u32 {\n    answer_macro::answer!()\n}\n",
+    ),
+    (
+        "app/tests/proof.rs",
+        "#[test]\nfn the_answer_is_known() {\n    assert_eq!(app::answer(), 42);\n}\n",
+    ),
+    (
+        "derive/Cargo.toml",
+        "[package]\nname = \"answer-macro\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[lib]\nproc-macro = true\n",
+    ),
+    (
+        "derive/src/lib.rs",
+        "use proc_macro::TokenStream;\n\n#[proc_macro]\npub fn answer(_: TokenStream) -> TokenStream {\n    \"42\".parse().expect(\"a literal\")\n}\n",
+    ),
+    (
+        "fuzz/Cargo.toml",
+        "[package]\nname = \"app-fuzz\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n[dependencies]\napp = { path = \"../app\" }\n\n[workspace]\nmembers = [\".\"]\n",
+    ),
+    ("fuzz/src/lib.rs", ""),
+];
+
+/// P3 of docs/suites-at-head.md: a Cargo.lock with one package from git (the preparation
+/// reaches the registries only) refused the whole preparation, and no test of the
+/// workspace ran (alacritty: x11-clipboard, needed by one member). Now the git package is
+/// named as not prepared and a stand-in that does not compile takes its place: the member
+/// that does not need it runs its tests, the one that does fails naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_git_package_fails_only_the_members_that_need_it() {
+    let repo = TestRepo::new();
+    for (path, text) in GIT_WORKSPACE {
+        repo.write(path, text);
+    }
+    let commit = repo.commit("one member needs a crate from git, the other crates.io's");
+    let test = |member: &str| -> Vec<String> {
+        [
+            "cargo",
+            "test",
+            "--offline",
+            "-p",
+            member,
+            "--test",
+            "proof",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect()
+    };
+    let sandbox = support::sandbox(&[Language::Rust], |_| {}).await;
+    let plain = sandbox
+        .run(&RunRequest::new(
+            repo.path(),
+            &commit,
+            Language::Rust,
+            test("plain"),
+        ))
+        .await
+        .expect("run");
+    let out = support::output(&plain);
+    assert_eq!(plain.outcome, Outcome::Passed, "{out}");
+    let deps = plain.dependencies.as_ref().expect("prepared");
+    let named: Vec<_> = deps.not_prepared.iter().map(|n| n.what.as_str()).collect();
+    assert_eq!(named, ["clip 0.3.1"], "{:?}", deps.not_prepared);
+    assert!(
+        deps.not_prepared[0]
+            .reason
+            .contains("https://git.invalid/owner/clip"),
+        "{:?}",
+        deps.not_prepared
+    );
+    let uses = sandbox
+        .run(&RunRequest::new(
+            repo.path(),
+            &commit,
+            Language::Rust,
+            test("uses"),
+        ))
+        .await
+        .expect("run");
+    let out = support::output(&uses);
+    assert!(
+        matches!(uses.outcome, Outcome::EnvironmentError { .. }),
+        "{:?}: {out}",
+        uses.outcome
+    );
+    assert!(
+        out.contains("clip 0.3.1 comes from git (https://git.invalid/owner/clip)"),
+        "{out}"
+    );
+}
+
+const GIT_WORKSPACE: &[(&str, &str)] = &[
+    (
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"uses\", \"plain\"]\nresolver = \"2\"\n",
+    ),
+    (
+        "Cargo.lock",
+        "version = 4\n\n[[package]]\nname = \"clip\"\nversion = \"0.3.1\"\nsource = \"git+https://git.invalid/owner/clip?rev=0123456789abcdef0123456789abcdef01234567#0123456789abcdef0123456789abcdef01234567\"\ndependencies = [\n \"itoa\",\n]\n\n[[package]]\nname = \"itoa\"\nversion = \"1.0.19\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\nchecksum = \"3bd1574e617a9a6c1f8f8181bd7e841e1f20e4277607ef28945765188d6284d4\"\n\n[[package]]\nname = \"plain\"\nversion = \"0.1.0\"\ndependencies = [\n \"itoa\",\n]\n\n[[package]]\nname = \"uses\"\nversion = \"0.1.0\"\ndependencies = [\n \"clip\",\n]\n",
+    ),
+    (
+        "uses/Cargo.toml",
+        "[package]\nname = \"uses\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nclip = { git = \"https://git.invalid/owner/clip\", rev = \"0123456789abcdef0123456789abcdef01234567\", features = [\"x11\"] }\n",
+    ),
+    (
+        "uses/src/lib.rs",
+        "pub fn paste() -> String {\n    clip::paste()\n}\n",
+    ),
+    (
+        "uses/tests/proof.rs",
+        "#[test]\nfn pastes() {\n    assert_eq!(uses::paste(), \"\");\n}\n",
+    ),
+    (
+        "plain/Cargo.toml",
+        "[package]\nname = \"plain\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nitoa = \"=1.0.19\"\n",
+    ),
+    (
+        "plain/src/lib.rs",
+        "pub fn label(n: u32) -> String {\n    itoa::Buffer::new().format(n).to_string()\n}\n",
+    ),
+    (
+        "plain/tests/proof.rs",
+        "#[test]\nfn labels() {\n    assert_eq!(plain::label(7), \"7\");\n}\n",
+    ),
+];

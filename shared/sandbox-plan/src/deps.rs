@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use crate::record::{DependencyRecord, NotPrepared};
 use crate::registries::AllowList;
 use crate::tree::TreeRecord;
-use crate::{Language, RequestError, python};
+use crate::{Language, RequestError, cargo_git, python};
 
 pub const MOUNT: &str = "/deps";
 /// The version of the preparation itself: a change to what it does makes new entries.
@@ -501,7 +501,21 @@ fn plan_rust(src: &Path) -> Result<Option<Plan>, RequestError> {
     }
     let manifests = find_named(src, &["Cargo.toml"]);
     let mut plan = Plan::default();
+    let lock = read_small(src, "Cargo.lock");
+    // Git packages of the lock file: named, and stood in for (cargo_git).
+    let git = match &lock {
+        Some(lock) => cargo_git::locked(&String::from_utf8_lossy(lock)).map_err(|line| {
+            RequestError::UnsupportedDependency {
+                file: "Cargo.lock".into(),
+                line,
+                reason: "a git dependency fetches from elsewhere: it cannot be prepared".into(),
+            }
+        })?,
+        None => Vec::new(),
+    };
+    let git_names: BTreeSet<String> = git.iter().map(|c| c.name.clone()).collect();
     let mut members = Vec::new();
+    let mut features = std::collections::BTreeMap::new();
     for m in &manifests {
         let Some(bytes) = read_small(src, m) else {
             continue;
@@ -509,7 +523,8 @@ fn plan_rust(src: &Path) -> Result<Option<Plan>, RequestError> {
         let text = String::from_utf8_lossy(&bytes).into_owned();
         if let Ok(doc) = text.parse::<toml::Table>() {
             let dir = Path::new(m).parent().unwrap_or(Path::new(""));
-            check_cargo_dependencies(&doc, m, dir)?;
+            check_cargo_dependencies(&doc, m, dir, lock.is_some())?;
+            cargo_git::asked_features(&doc, &git_names, &mut features);
             // The project's own packages, by the names cargo accepts (they go into a shell
             // line): the preparation cleans their artifacts out.
             if let Some(name) = doc
@@ -527,27 +542,31 @@ fn plan_rust(src: &Path) -> Result<Option<Plan>, RequestError> {
         }
         plan.inputs.push((m.clone(), bytes));
     }
-    match read_small(src, "Cargo.lock") {
-        Some(lock) => {
-            if let Some(line) = String::from_utf8_lossy(&lock)
-                .lines()
-                .position(|l| l.trim_start().starts_with("source = \"git+"))
-            {
-                return Err(RequestError::UnsupportedDependency {
-                    file: "Cargo.lock".into(),
-                    line: line + 1,
-                    reason: "a git dependency fetches from elsewhere: it cannot be prepared".into(),
-                });
-            }
-            plan.inputs.push(("Cargo.lock".into(), lock));
-        }
+    match lock {
+        Some(lock) => plan.inputs.push(("Cargo.lock".into(), lock)),
         None => plan.notes.push(
             "no Cargo.lock: versions resolved now (cargo generate-lockfile), not pinned by the project"
                 .into(),
         ),
     }
+    for c in &git {
+        plan.refused.push(NotPrepared {
+            what: format!("{} {}", c.name, c.version),
+            source: format!("Cargo.lock, line {}", c.line),
+            reason: format!(
+                "from git ({}): the preparation reaches the registries only; a stand-in that \
+                 does not compile takes its place, so only what needs it fails",
+                c.url
+            ),
+        });
+    }
+    let stand_ins = if git.is_empty() {
+        String::new()
+    } else {
+        cargo_git::stand_ins_script(&git, &features)
+    };
     plan.skeleton = true;
-    plan.command = vec!["sh".into(), "-c".into(), rust_script(&members)];
+    plan.command = vec!["sh".into(), "-c".into(), rust_script(&members, &stand_ins)];
     plan.env = vec![
         "CARGO_NET_OFFLINE=false".into(),
         "CARGO_HOME=/tmp/cargo-home".into(),
@@ -577,58 +596,80 @@ const RUST_BUILD_ENV: &[&str] = &[
 /// is minutes on one CPU). The project's own packages are cleaned out of it: a run always
 /// compiles the tree it is given, never one the preparation saw. A build that fails (the
 /// tree does not compile) keeps what it compiled and is a note, not a failure.
-fn rust_script(members: &[String]) -> String {
-    let clean: String = members.iter().map(|m| format!(" -p {m}")).collect();
+///
+/// With git packages (`stand_ins`, the lines of [`cargo_git::stand_ins_script`]), their
+/// stand-ins are written and patched in first, and the lock file is vendored without
+/// `--locked`: cargo moves the git packages to their stand-ins and keeps every other pin.
+fn rust_script(members: &[String], stand_ins: &str) -> String {
+    let (locked, patch) = if stand_ins.is_empty() {
+        (" --locked", String::new())
+    } else {
+        (
+            "",
+            format!("cat {MOUNT}/git-patch.toml >> {MOUNT}/cargo-config.toml\n"),
+        )
+    };
     format!(
         "set -e\n\
          if [ -f Cargo.lock ]; then resolved=false; \
          else cargo generate-lockfile 2>&1; resolved=true; fi\n\
-         cargo vendor --locked {MOUNT}/vendor > {MOUNT}/cargo-config.toml\n\
+         {stand_ins}\
+         cargo vendor{locked} {MOUNT}/vendor > {MOUNT}/cargo-config.toml\n\
+         {patch}\
          printf '\\n[net]\\noffline = true\\n' >> {MOUNT}/cargo-config.toml\n\
          mkdir -p \"$CARGO_HOME\" && cp {MOUNT}/cargo-config.toml \"$CARGO_HOME/config.toml\"\n\
          if CARGO_TARGET_DIR={MOUNT}/target cargo test --no-run --offline > {MOUNT}/build.log 2>&1; then \
            note='the tests were built in the preparation: runs reuse its compiled dependencies'; \
          else note='the tests did not build in the preparation (build.log): runs compile what it could not'; fi\n\
-         {clean_line}\
+         {clean}\
          printf '{{\"resolved\": %s, \"notes\": [\"%s\"]}}' \"$resolved\" \"$note\" > {MOUNT}/report.json\n",
-        clean_line = if clean.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "CARGO_TARGET_DIR={MOUNT}/target cargo clean --offline{clean} > /dev/null 2>&1 || true\n"
-            )
-        },
+        clean = clean_members(members),
     )
 }
 
-/// Refuses cargo dependencies from git, or from a path outside the tree, by name.
+/// The shell lines that take the project's own packages (`members`: every package of the
+/// tree, by name) out of `/deps/target`: whatever was compiled from the skeleton's stubs
+/// (libraries, binaries, tests, benches, examples, procedural macros, build scripts and
+/// their output) must never be reused by a run. A run's tree is materialised before the
+/// preparation, so its files are older than the stub's outputs and cargo's mtime check
+/// would find those fresh: serde_json compiled with the stub build script's (empty)
+/// output, without the `cfg` its real one prints.
+///
+/// `cargo clean -p A -p B` cleans nothing when one name is no package of the workspace (a
+/// package of the tree outside it: serde_json's fuzz/, log's test_max_level_features/), so
+/// the names are cleaned one by one when all at once fails. Then, whatever is left, every
+/// fingerprint and build-script directory of those names (`NAME-HASH`, the hash without a
+/// hyphen) is removed: a unit without its fingerprint is compiled, and a build script run,
+/// again.
+fn clean_members(members: &[String]) -> String {
+    if members.is_empty() {
+        return String::new();
+    }
+    let names = members.join(" ");
+    let all: String = members.iter().map(|m| format!(" -p {m}")).collect();
+    format!(
+        "export CARGO_TARGET_DIR={MOUNT}/target\n\
+         if ! cargo clean --offline{all} > /dev/null 2>&1; then \
+           for p in {names}; do cargo clean --offline -p \"$p\" > /dev/null 2>&1 || true; done; fi\n\
+         for d in {MOUNT}/target/*/.fingerprint/* {MOUNT}/target/*/build/* \
+           {MOUNT}/target/*/*/.fingerprint/* {MOUNT}/target/*/*/build/*; do \
+           base=${{d##*/}}; \
+           for p in {names}; do case \"$base\" in \"$p\"-*) case \"${{base#\"$p\"-}}\" in \
+             *-*) ;; *) rm -rf \"$d\" ;; esac ;; esac; done; \
+         done\n"
+    )
+}
+
+/// Refuses cargo dependencies from a path outside the tree or another registry, by name,
+/// and from git when there is no Cargo.lock (`locked`): with one, its git packages are
+/// stood in for ([`cargo_git`]).
 fn check_cargo_dependencies(
     doc: &toml::Table,
     manifest: &str,
     dir: &Path,
+    locked: bool,
 ) -> Result<(), RequestError> {
-    let mut tables: Vec<&toml::Table> = Vec::new();
-    for key in ["dependencies", "dev-dependencies", "build-dependencies"] {
-        if let Some(t) = doc.get(key).and_then(|t| t.as_table()) {
-            tables.push(t);
-        }
-    }
-    if let Some(ws) = doc
-        .get("workspace")
-        .and_then(|w| w.get("dependencies"))
-        .and_then(|d| d.as_table())
-    {
-        tables.push(ws);
-    }
-    for targets in doc.get("target").and_then(|t| t.as_table()).into_iter() {
-        for (_, target) in targets {
-            for key in ["dependencies", "dev-dependencies", "build-dependencies"] {
-                if let Some(t) = target.get(key).and_then(|t| t.as_table()) {
-                    tables.push(t);
-                }
-            }
-        }
-    }
+    let tables = cargo_git::dependency_tables(doc);
     for table in tables {
         for (name, spec) in table {
             let refuse = |reason: &str| RequestError::UnsupportedDependency {
@@ -636,7 +677,7 @@ fn check_cargo_dependencies(
                 line: 0,
                 reason: format!("dependency {name}: {reason}"),
             };
-            if spec.get("git").is_some() {
+            if spec.get("git").is_some() && !locked {
                 return Err(refuse(
                     "a git dependency fetches from elsewhere: it cannot be prepared",
                 ));
@@ -730,6 +771,9 @@ pub fn cache_key(
     part(PYTHON_SCRIPT.as_bytes());
     part(INSPECT_SETUP_SCRIPT.as_bytes());
     part(NODE_SCRIPT.as_bytes());
+    // The Rust script with a stand-in package: a fixed script is never served what the
+    // previous one made.
+    part(rust_script(&["package".into()], "").as_bytes());
     part(language.as_str().as_bytes());
     part(image.as_bytes());
     for r in registries {
@@ -945,7 +989,7 @@ mod tests {
             "[dependencies]\nserde = \"1\"\ninner = { path = \"crates/inner\" }\n"
                 .parse()
                 .expect("toml");
-        assert!(check_cargo_dependencies(&doc, "Cargo.toml", Path::new("")).is_ok());
+        assert!(check_cargo_dependencies(&doc, "Cargo.toml", Path::new(""), false).is_ok());
         for bad in [
             "[dependencies]\nx = { git = \"https://github.com/x/x\" }\n",
             "[dev-dependencies]\nx = { path = \"../../outside\" }\n",
@@ -955,7 +999,7 @@ mod tests {
         ] {
             let doc: toml::Table = bad.parse().expect("toml");
             assert!(
-                check_cargo_dependencies(&doc, "Cargo.toml", Path::new("")).is_err(),
+                check_cargo_dependencies(&doc, "Cargo.toml", Path::new(""), false).is_err(),
                 "{bad}"
             );
         }
@@ -963,7 +1007,14 @@ mod tests {
             .parse()
             .expect("toml");
         assert!(
-            check_cargo_dependencies(&member, "crates/a/Cargo.toml", Path::new("crates/a")).is_ok()
+            check_cargo_dependencies(&member, "crates/a/Cargo.toml", Path::new("crates/a"), false)
+                .is_ok()
         );
+        // With a Cargo.lock, a git dependency is stood in for (cargo_git), not refused.
+        let git: toml::Table = "[dependencies]\nx = { git = \"https://github.com/x/x\" }\n"
+            .parse()
+            .expect("toml");
+        assert!(check_cargo_dependencies(&git, "Cargo.toml", Path::new(""), true).is_ok());
+        assert!(check_cargo_dependencies(&git, "Cargo.toml", Path::new(""), false).is_err());
     }
 }

@@ -12,8 +12,8 @@
 //!   tree from before modules and its import path ([`gopath`]);
 //! - what a tree's dependencies need prepared, read from its declaration files alone, the
 //!   cache key of a prepared layer and the record of a preparation ([`deps`]), the skeleton
-//!   a Rust preparation builds from ([`skeleton`]), and the registries a preparation may
-//!   reach ([`registries`]);
+//!   a Rust preparation builds from ([`skeleton`]), the stand-ins of a Cargo.lock's git
+//!   packages ([`cargo_git`]), and the registries a preparation may reach ([`registries`]);
 //! - the run's key ([`key`]), the tree as data ([`tree`]), the record of a run and the rule
 //!   that turns how it ended into its outcome ([`record`]), the test runner's own summary
 //!   ([`tally`]), the captured output ([`output`]), the proof rule ([`proof`]);
@@ -30,6 +30,7 @@
 //! - `reproduced` needs every run of the base to pass and every run of the change to fail,
 //!   with at least two runs a side ([`proof::prove`]).
 
+pub mod cargo_git;
 pub mod ci_install;
 pub mod deps;
 pub mod error;

@@ -1,0 +1,270 @@
+//! Cargo packages from git (P3 of docs/suites-at-head.md). The preparation reaches the
+//! registries only, so a package a Cargo.lock takes from a git repository cannot be had;
+//! refusing the whole preparation for it left every test of the workspace unrun (tauri,
+//! alacritty: one git crate deep in one member's dependencies). Instead, as a Python VCS
+//! requirement is dropped and named: each git package is named as not prepared, and a
+//! **stand-in** takes its place, a package of the same name and version (with the features
+//! the tree's manifests ask of it) whose library is a `compile_error!` naming it. Cargo's
+//! `[patch]` for the git URL (in the preparation's and the runs' cargo configuration) points
+//! at the stand-in, so the workspace resolves, everything else is vendored and compiled, the
+//! members that do not need the git package run their tests, and those that do fail to
+//! compile, saying why.
+//!
+//! What goes into the script (names, versions, URLs, features) is checked against the
+//! characters each may hold: a lock file whose git package does not fit is refused, as
+//! before.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::deps::MOUNT;
+
+/// A package a Cargo.lock takes from git.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitCrate {
+    pub name: String,
+    pub version: String,
+    /// The repository's URL as the dependency names it (the lock's source, without `git+`,
+    /// the query and the commit).
+    pub url: String,
+    /// Its `source = ` line in Cargo.lock (1-based).
+    pub line: usize,
+}
+
+/// The git packages of a Cargo.lock, in order; `Err(line)` names the first one no stand-in
+/// can be made for (a name, version or URL outside the characters the script carries).
+pub fn locked(lock: &str) -> Result<Vec<GitCrate>, usize> {
+    let mut out = Vec::new();
+    let (mut name, mut version) = (None::<String>, None::<String>);
+    for (i, line) in lock.lines().enumerate() {
+        let line = line.trim();
+        if line == "[[package]]" {
+            (name, version) = (None, None);
+        } else if let Some(v) = value(line, "name") {
+            name = Some(v);
+        } else if let Some(v) = value(line, "version") {
+            version = Some(v);
+        } else if let Some(source) = value(line, "source")
+            && let Some(rest) = source.strip_prefix("git+")
+        {
+            let url = rest.split(['?', '#']).next().unwrap_or("").to_string();
+            match (&name, &version) {
+                (Some(n), Some(v)) if is_name(n) && is_version(v) && is_url(&url) => {
+                    out.push(GitCrate {
+                        name: n.clone(),
+                        version: v.clone(),
+                        url,
+                        line: i + 1,
+                    })
+                }
+                _ => return Err(i + 1),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `key = "value"` of a lock file's line.
+fn value(line: &str, key: &str) -> Option<String> {
+    let rest = line
+        .strip_prefix(key)?
+        .trim_start()
+        .strip_prefix('=')?
+        .trim();
+    Some(rest.strip_prefix('"')?.strip_suffix('"')?.to_string())
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+fn is_version(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-'))
+}
+
+fn is_url(s: &str) -> bool {
+    (s.starts_with("https://") || s.starts_with("http://") || s.starts_with("ssh://"))
+        && s.len() <= 300
+        && s.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, ':' | '/' | '.' | '_' | '~' | '%' | '-' | '@')
+        })
+}
+
+fn is_feature(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+' | '.'))
+}
+
+/// Adds the features one manifest asks of the git packages (`git`, by name): a dependency
+/// on one by name (its own `git`, or `workspace = true` naming the workspace's) with its
+/// `features`, and `[features]` entries `dep/feature` or `dep?/feature`.
+pub fn asked_features(
+    doc: &toml::Table,
+    git: &BTreeSet<String>,
+    into: &mut BTreeMap<String, BTreeSet<String>>,
+) {
+    let mut keys: BTreeMap<String, String> = BTreeMap::new();
+    for table in dependency_tables(doc) {
+        for (key, spec) in table {
+            let name = spec
+                .get("package")
+                .and_then(|p| p.as_str())
+                .unwrap_or(key)
+                .to_string();
+            if !git.contains(&name) {
+                continue;
+            }
+            let asked = into.entry(name.clone()).or_default();
+            for f in spec
+                .get("features")
+                .and_then(|f| f.as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.as_str())
+            {
+                asked.insert(f.to_string());
+            }
+            keys.insert(key.clone(), name);
+        }
+    }
+    for values in doc
+        .get("features")
+        .and_then(|f| f.as_table())
+        .into_iter()
+        .flat_map(|t| t.values())
+        .filter_map(|v| v.as_array())
+    {
+        for entry in values.iter().filter_map(|v| v.as_str()) {
+            if let Some((dep, feature)) = entry.split_once('/')
+                && let Some(name) = keys.get(dep.trim_end_matches('?'))
+            {
+                into.entry(name.clone())
+                    .or_default()
+                    .insert(feature.to_string());
+            }
+        }
+    }
+}
+
+/// Every dependency table of a manifest: the package's, the workspace's and each target's.
+pub fn dependency_tables(doc: &toml::Table) -> Vec<&toml::Table> {
+    const KINDS: [&str; 3] = ["dependencies", "dev-dependencies", "build-dependencies"];
+    let mut tables: Vec<&toml::Table> = KINDS
+        .iter()
+        .filter_map(|k| doc.get(*k).and_then(|t| t.as_table()))
+        .collect();
+    if let Some(ws) = doc
+        .get("workspace")
+        .and_then(|w| w.get("dependencies"))
+        .and_then(|d| d.as_table())
+    {
+        tables.push(ws);
+    }
+    for (_, target) in doc
+        .get("target")
+        .and_then(|t| t.as_table())
+        .into_iter()
+        .flatten()
+    {
+        tables.extend(
+            KINDS
+                .iter()
+                .filter_map(|k| target.get(*k).and_then(|t| t.as_table())),
+        );
+    }
+    tables
+}
+
+/// The shell lines that write each stand-in under `/deps/git-crates` and its `[patch]`
+/// into `$CARGO_HOME/config.toml` (before `cargo vendor`) and `/deps/git-patch.toml` (which
+/// the runs' configuration ends with).
+pub fn stand_ins_script(
+    crates: &[GitCrate],
+    features: &BTreeMap<String, BTreeSet<String>>,
+) -> String {
+    let mut script = String::new();
+    let mut patches: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (i, c) in crates.iter().enumerate() {
+        let dir = format!("{MOUNT}/git-crates/{i}-{}", c.name);
+        let mut manifest = format!(
+            "'[package]' 'name = \"{}\"' 'version = \"{}\"' 'edition = \"2015\"' '' '[features]'",
+            c.name, c.version
+        );
+        for f in features
+            .get(&c.name)
+            .into_iter()
+            .flatten()
+            .filter(|f| is_feature(f))
+        {
+            manifest.push_str(&format!(" '\"{f}\" = []'"));
+        }
+        script.push_str(&format!(
+            "mkdir -p {dir}/src\n\
+             printf '%s\\n' {manifest} > {dir}/Cargo.toml\n\
+             printf '%s\\n' 'compile_error!(\"{name} {version} comes from git ({url}): it could not be prepared (the preparation reaches the registries only)\");' > {dir}/src/lib.rs\n",
+            name = c.name,
+            version = c.version,
+            url = c.url,
+        ));
+        patches
+            .entry(&c.url)
+            .or_default()
+            .push(format!("{} = {{ path = \"{dir}\" }}", c.name));
+    }
+    for (url, lines) in patches {
+        script.push_str(&format!(
+            "printf '%s\\n' '' '[patch.\"{url}\"]' {} >> {MOUNT}/git-patch.toml\n",
+            lines
+                .iter()
+                .map(|l| format!("'{l}'"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+    }
+    script.push_str(&format!(
+        "mkdir -p \"$CARGO_HOME\" && cp {MOUNT}/git-patch.toml \"$CARGO_HOME/config.toml\"\n"
+    ));
+    script
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOCK: &str = "version = 4\n\n[[package]]\nname = \"clip\"\nversion = \"0.3.1\"\nsource = \"git+https://github.com/o/clip.git?rev=abc#0123\"\n\n[[package]]\nname = \"itoa\"\nversion = \"1.0.19\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n";
+
+    #[test]
+    fn a_locks_git_packages_are_named_with_their_repository() {
+        let found = locked(LOCK).expect("git packages");
+        assert_eq!(
+            found,
+            [GitCrate {
+                name: "clip".into(),
+                version: "0.3.1".into(),
+                url: "https://github.com/o/clip.git".into(),
+                line: 6,
+            }]
+        );
+        // A URL the script cannot carry is refused at its line.
+        let odd = LOCK.replace("https://github.com/o/clip.git", "https://x/a'b");
+        assert_eq!(locked(&odd), Err(6));
+    }
+
+    #[test]
+    fn the_features_a_tree_asks_of_a_git_dependency_are_the_stand_ins() {
+        let doc: toml::Table = "[dependencies]\nc = { package = \"clip\", git = \"https://x/clip\", features = [\"x11\"] }\nitoa = { version = \"1\", features = [\"no\"] }\n[dev-dependencies]\nclip = { workspace = true, features = [\"dev\"] }\n[features]\nwayland = [\"c?/wayland\", \"itoa/std\"]\n"
+            .parse()
+            .expect("toml");
+        let mut asked = BTreeMap::new();
+        asked_features(&doc, &BTreeSet::from(["clip".to_string()]), &mut asked);
+        let want: BTreeSet<String> = ["dev", "wayland", "x11"].map(String::from).into();
+        assert_eq!(asked, BTreeMap::from([("clip".to_string(), want)]));
+    }
+}
