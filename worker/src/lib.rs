@@ -330,7 +330,7 @@ pub async fn run(
     // Questions (POST /v1/questions) are answered by the model family's workers, each
     // claimed from the store under a lease.
     if config.agents && serves("model") {
-        let runner = steps.question_runner();
+        let runner = proven_ask::QuestionRunner::new(&steps);
         let stop = stopped(stop_rx.clone());
         tokio::spawn(async move {
             poll("questions", Duration::from_secs(1), stop, || {

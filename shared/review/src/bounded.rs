@@ -40,7 +40,7 @@ pub use proven_engines::markov::pinned::{
 use crate::core::model::{Agents, Role};
 use crate::core::step_name::Name;
 use crate::core::trace::Trace;
-use crate::wire::{Bounds, Risk, StepUnit};
+use crate::core::wire::{Bounds, Risk, StepUnit};
 use proven_pipeline::StepError;
 
 /// The most of the diff one part holds: a file (or hunk) larger than this is cut at line

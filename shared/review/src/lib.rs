@@ -20,9 +20,7 @@
 //!   H-MEM writes);
 //! - the registry: [`pipeline`] ([`pipeline::registry`] maps every step name to its
 //!   `run`, one line each); [`embedded::review`] runs them for `proven review`;
-//!   [`scan::scan_file`] runs dependency evidence on one lock file; [`ask`] answers
-//!   `proven ask` (a question, not a change: cited claims, the refuter and the coverage
-//!   auditor); [`rereview`] finds the repositories an advisory change set newly affects.
+//!   [`scan::scan_file`] runs dependency evidence on one lock file; [`rereview`] finds the repositories an advisory change set newly affects.
 //!
 //! Invariants:
 //! - A finding exists only with evidence: here, the advisory rows whose range holds the
@@ -34,7 +32,6 @@
 //! - Nothing is reported clean when part of the review did not run: an unreadable input
 //!   or an empty advisory store makes the review incomplete, by name.
 
-pub mod ask;
 pub mod autofix;
 pub mod bounded;
 pub mod control;
@@ -42,13 +39,11 @@ pub mod core;
 pub mod embedded;
 mod error;
 pub mod flows;
-pub mod judge;
 pub mod pipeline;
 pub mod rereview;
 pub mod sandbox_job;
 pub mod scan;
 pub mod steps;
-pub mod wire;
 
 /// The model agents, as the binaries configure them (`proven_review::model::Agents`).
 pub use crate::core::model;

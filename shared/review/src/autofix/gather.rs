@@ -1,18 +1,16 @@
 //! What the attempt fixes: every finding the Judge will keep whose evidence is a test, a
-//! query or an advisory (the Judge's own rules decide which), with what its evidence needs
-//! to be run again; and what keeps the attempt from "fixed" before any prompt (a
+//! query or an advisory (the Judge's own rules decide which: the registry hands autofix
+//! [`crate::control::judge::kept`], which applies them), with what its evidence needs to be
+//! run again; and what keeps the attempt from "fixed" before any prompt (a
 //! dependency file whose evidence did not finish: its findings are not known).
 
 use proven_report::Finding;
 use proven_store::StepRow;
 use serde::{Deserialize, Serialize};
 
-use crate::core::rows::{StepState, done_results, step_result};
+use crate::core::rows::StepState;
 use crate::core::step_name::StepName;
-use crate::judge::deps::{DepsVerdict, judge_deps};
-use crate::judge::query::{QueryVerdict, judge_query};
-use crate::judge::risk::{Verdict, judge_risk};
-use crate::wire::{AuditResult, FileResult, PlannerResult, ProveJob};
+use crate::core::wire::ProveJob;
 
 /// A package a row of advisories proves affected, where the change names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,7 +62,9 @@ impl Proved {
     }
 }
 
-fn affected(finding: &Finding) -> Option<Affected> {
+/// What a kept finding with advisory rows names of its package (None for a finding
+/// without a package or an advisory).
+pub fn affected(finding: &Finding) -> Option<Affected> {
     let package = finding.package.as_ref()?;
     let advisory = finding.advisory.as_ref()?;
     let fix = finding.fix.as_ref();
@@ -93,51 +93,6 @@ fn affected(finding: &Finding) -> Option<Affected> {
         fixed: fix.and_then(|f| f.version.clone()),
         proposed,
     })
-}
-
-/// Every kept finding of every evidence, in the order the review found them: test
-/// findings, then query findings, then dependency findings.
-pub fn kept(rows: &[StepRow]) -> Vec<Proved> {
-    let mut out = Vec::new();
-    let planner = step_result::<PlannerResult>(rows, StepName::Planner.as_str(), "");
-    let mut risks = Vec::new();
-    if let Some(p) = &planner {
-        risks.extend(p.proving.iter().cloned());
-    }
-    if let Some(a) = step_result::<AuditResult>(rows, StepName::Auditor.as_str(), "") {
-        risks.extend(a.probing);
-    }
-    for (key, risk) in &risks {
-        if let Verdict::Keep { job, .. } = judge_risk(rows, key, risk) {
-            out.push(Proved::Test {
-                title: risk.title.clone(),
-                job,
-            });
-        }
-    }
-    for (key, risk) in planner.iter().flat_map(|p| p.investigating.iter()) {
-        if let QueryVerdict::Keep { findings, .. } = judge_query(rows, key, risk) {
-            out.extend(findings.iter().filter_map(|f| {
-                Some(Proved::Query {
-                    title: f.title.clone(),
-                    affected: affected(f)?,
-                })
-            }));
-        }
-    }
-    for (row, file) in done_results::<FileResult>(rows, StepName::DepsFile.as_str()) {
-        for verdict in judge_deps(rows, &row.id.key, &file) {
-            if let DepsVerdict::Keep { finding, .. } = verdict
-                && let Some(a) = affected(&finding)
-            {
-                out.push(Proved::Advisory {
-                    title: finding.title.clone(),
-                    affected: a,
-                });
-            }
-        }
-    }
-    out
 }
 
 /// Dependency files whose evidence did not finish: their findings are not known, so the

@@ -35,7 +35,7 @@ use crate::core::rows::step_result;
 use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
-use crate::wire::{PlanResult, ReviewView};
+use crate::core::wire::{PlanResult, ReviewView};
 
 mod attempt;
 pub mod gather;
@@ -75,9 +75,13 @@ const SYSTEM: &str = "You are the autofix generator of Proven, a code reviewer t
      Answer only a JSON object: {\"edits\": [{\"path\": string, \"old_text\": string, \"new_text\": string}], \
      \"explanation\": string}.";
 
+/// What the Judge will keep of a review's rows, as the attempt must close it (the judge
+/// step's rules, which the registry hands in: [`crate::control::judge::kept`]).
+pub type Kept = fn(&[StepRow]) -> Vec<Proved>;
+
 /// The attempt's model step: waits for the rest of the review, asks for the one patch,
 /// refuses it by name or hands it to `sandbox.autofix`.
-pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+pub async fn run(s: &ReviewStep<'_>, lease: &Lease, kept: Kept) -> Result<Outcome, StepError> {
     let (view, rows) = (s.view, s.rows);
     let pending = unfinished(rows, AUTOFIX);
     if !pending.is_empty() {
@@ -90,7 +94,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
         });
     }
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
-    let proved = gather::kept(rows);
+    let proved = kept(rows);
     let mut result = Autofix {
         verdict: NOTHING.into(),
         edits: Vec::new(),

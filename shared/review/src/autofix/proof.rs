@@ -21,7 +21,7 @@ use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
 use crate::core::test_runs::{TEST_TIMEOUT, passed, run_ref, runs_key};
 use crate::core::trace::Trace;
-use crate::wire::{PlanResult, ReviewView};
+use crate::core::wire::{PlanResult, ReviewView};
 
 /// What a patched file's tests run in: a language the sandbox runs, or one it does not
 /// (its tests cannot run, so the patch's breakage there cannot be known).

@@ -18,9 +18,9 @@ use crate::core::git_tree::GitTree;
 use crate::core::rows::step_result;
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
+use crate::core::wire::{PlanResult, ReviewView};
 use crate::steps::deps::{self, DepsOptions, FilePair};
 use crate::steps::pin::{Pin, evaluate_pin, has_token};
-use crate::wire::{PlanResult, ReviewView};
 
 /// What the re-run showed: each finding still open and why, each closed (by title) and
 /// how.

@@ -14,8 +14,8 @@ use crate::core::review::resolve_before;
 use crate::core::step::StepContext;
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
+use crate::core::wire::IntakeResult;
 use crate::steps::intake;
-use crate::wire::IntakeResult;
 
 pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let request: ReviewRequest = {
@@ -148,7 +148,7 @@ async fn installation_token(
 /// a name that resolves elsewhere now, is refused here too): a local path as it really
 /// is, or the tenant's mirror fetched from the checked addresses. Returns the directory
 /// and, for a mirror, its trace line (the URL is credential-free by the policy).
-pub(crate) async fn reach(
+pub async fn reach(
     cx: &StepContext,
     tenant: Option<&str>,
     repository: &str,

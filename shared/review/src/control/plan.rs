@@ -13,8 +13,8 @@ use crate::core::step_name::INTAKE;
 use crate::core::step_name::Name;
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
+use crate::core::wire::{Bounds, DepsSettings, HmemBounds, IntakeResult, PlanResult, StepUnit};
 use crate::steps::scout;
-use crate::wire::{Bounds, DepsSettings, HmemBounds, IntakeResult, PlanResult, StepUnit};
 
 pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let rows = cx.rows(&lease.id.review_id).await?;
@@ -61,7 +61,7 @@ pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> 
         autofix_timeout_secs: Some(config.autofix_timeout_secs),
         autofix_generator: config.autofix_generator.clone(),
         agents: planned.skeptic,
-        tools: crate::wire::PlanTools {
+        tools: crate::core::wire::PlanTools {
             sandbox: planned.tools.sandbox,
             queries: planned.tools.queries,
         },

@@ -11,7 +11,7 @@
 pub mod citation;
 pub(crate) mod git_tree;
 pub mod model;
-pub(crate) mod outcome;
+pub mod outcome;
 pub mod patch;
 pub mod query;
 pub mod review;
@@ -21,3 +21,4 @@ pub mod step_name;
 pub(crate) mod suite;
 pub(crate) mod test_runs;
 pub mod trace;
+pub mod wire;

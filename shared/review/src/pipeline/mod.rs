@@ -10,10 +10,9 @@
 //! The control steps are [`crate::control`] (intake, the plan, the judge step), the
 //! dependency evidence [`crate::flows::deps`]; [`registry`] maps every step name, the model
 //! agents' included, to its `run`. The results the control steps pass each other are in
-//! [`crate::wire`].
+//! [`crate::core::wire`].
 
 mod publish;
-mod questions;
 pub mod registry;
 
 use std::collections::HashMap;
@@ -41,15 +40,11 @@ pub struct ReviewSteps {
 }
 
 pub use publish::Publications;
-pub use questions::QuestionRunner;
 
 impl ReviewSteps {
-    /// What answers questions (`POST /v1/questions`) with this process's store, sources and
-    /// agents.
-    pub fn question_runner(&self) -> QuestionRunner {
-        QuestionRunner {
-            cx: self.cx.clone(),
-        }
+    /// The services this process's steps use (what `proven-ask` answers questions with).
+    pub fn context(&self) -> &StepContext {
+        &self.cx
     }
 
     /// What publishes GitHub reviews with this process's store and App: the check run named

@@ -43,7 +43,10 @@ pub(super) fn builtin() -> HashMap<StepName, Handler> {
         (StepName::Auditor, agent(run!(audit::run))),
         (StepName::Fixer, agent(run!(fix::run))),
         (StepName::SandboxFix, agent(run!(fix::run_sandbox_fix))),
-        (StepName::Autofix, agent(run!(autofix::run))),
+        (
+            StepName::Autofix,
+            agent(|s, lease| Box::pin(autofix::run(s, lease, judge::kept))),
+        ),
         (StepName::AutofixProof, agent(run!(autofix::run_proof))),
         (StepName::SandboxRun, control(run!(sandbox_job::run_step))),
         (StepName::Judge, control(run!(judge::run))),

@@ -128,7 +128,7 @@ const DATA_AND_SERVICES: &[&str] = &[
     // The crate root's re-exports (`crate::ReviewError`; `Trace` and `model` for the binaries).
     "lib", "error",
     // What the steps store and pass each other, until each flow holds its own `wire.rs`.
-    "wire", // The Planner's bounded steps.
+    // The Planner's bounded steps.
     "bounded",
     // The control steps' logic (intake, scout, the dependency evidence, the writer): what
     // the registry's handlers run, and the Investigator evaluates versions with.

@@ -14,8 +14,8 @@ use crate::core::git_tree::Side;
 use crate::core::outcome::retryable;
 use crate::core::step::StepContext;
 use crate::core::trace::Trace;
+use crate::core::wire::IntakeResult;
 use crate::steps::{depfix, deps};
-use crate::wire::IntakeResult;
 
 /// A package to raise, and what the patched file gave.
 struct Target {

@@ -8,5 +8,6 @@
 
 pub mod evidence;
 mod fixes;
+pub mod judge;
 pub mod skeptic;
 mod trees;

@@ -4,8 +4,10 @@
 //! Every prompt and answer passes the guardrail; a risk whose fingerprint H-MEM holds is not
 //! raised again.
 
+pub mod judge;
 pub mod planner;
 pub mod second;
+pub mod wire;
 
 use crate::core::step_name::StepName;
 

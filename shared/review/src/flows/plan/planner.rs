@@ -16,11 +16,12 @@ use crate::core::rows::result_of;
 use crate::core::step::{ReviewStep, StepContext};
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
-use crate::steps::scout::Band;
-use crate::wire::{
-    Bounds, DependencyEvidence, DependencyNote, EvidenceKind, FileResult, HmemBounds, PlanResult,
-    PlanTools, PlannerResult, ReviewView, Risk,
+use crate::core::wire::{
+    Bounds, EvidenceKind, FileResult, HmemBounds, PlanResult, PlanTools, PlannerResult, ReviewView,
+    Risk,
 };
+use crate::flows::plan::wire::{DependencyEvidence, DependencyNote};
+use crate::steps::scout::Band;
 
 pub(super) const MAX_RISKS: usize = 8;
 

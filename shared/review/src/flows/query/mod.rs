@@ -19,5 +19,6 @@
 //!   version, or it is withdrawn or gone).
 
 pub mod investigator;
+pub mod judge;
 pub mod skeptic;
 pub mod wire;

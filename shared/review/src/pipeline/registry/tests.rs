@@ -12,8 +12,8 @@ use crate::core::outcome::{Next, outcome, to_json};
 use crate::core::rows::{claimed, start_test_review, step_result};
 use crate::core::step::ReviewStep;
 use crate::core::trace::Trace;
+use crate::core::wire::IntakeResult;
 use crate::pipeline::ReviewSteps;
-use crate::wire::IntakeResult;
 
 const ECHO: &str = "test.echo";
 const AFTER: &str = "test.after";

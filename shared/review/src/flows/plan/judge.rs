@@ -8,8 +8,9 @@ use proven_store::StepRow;
 
 use crate::core::rows::{StepState, find};
 use crate::core::step_name::StepName;
-use crate::judge::RiskOutcome;
-use crate::wire::{Risk, SecondReview, fingerprint};
+use crate::core::wire::RiskOutcome;
+use crate::core::wire::{Risk, fingerprint};
+use crate::flows::plan::wire::SecondReview;
 
 /// Whether two reviewers' risks name the same thing: the same file, and the same symbol
 /// or the same normalised claim.
@@ -219,7 +220,7 @@ mod tests {
     #[test]
     fn its_own_skeptic_refutes_only_with_lines_that_held() {
         use crate::core::citation::Citation;
-        use crate::wire::SecondVerdict;
+        use crate::flows::plan::wire::SecondVerdict;
         let first = [
             (risk("calc.py", Some("add"), "add"), RiskOutcome::Finding),
             (risk("calc.py", Some("sub"), "sub"), RiskOutcome::Finding),

@@ -6,9 +6,9 @@ use proven_report::{CoverageSurface, NotSeen};
 use proven_store::StepRow;
 
 use crate::core::rows::{StepState, find, step_result};
+use crate::core::wire::RiskOutcome;
 use crate::flows::audit::AUDITOR;
-use crate::judge::RiskOutcome;
-use crate::wire::{AuditResult, SurfaceStatus};
+use crate::flows::audit::wire::{AuditResult, SurfaceStatus};
 
 /// The judge's view of the auditor: the coverage section, with each probed surface's
 /// outcome from its round-two pipeline (`outcomes` by key), and what stays unresolved

@@ -2,17 +2,15 @@
 //! stored review holds: field names are its format), and the H-MEM fingerprint.
 
 use proven_pipeline::StepError;
-use proven_report::{RunRef, TestRef};
+use proven_report::TestRef;
 use proven_store::Store;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-mod audit;
 mod control;
 mod fix;
 mod risk;
 
-pub use audit::{AuditResult, SurfaceRow, SurfaceStatus};
 pub use fix::{FixInput, FixResult, first_try};
 pub use risk::{EvidenceKind, ProveJob, Risk, fingerprint};
 
@@ -20,26 +18,6 @@ pub use control::{
     Bounds, CollectResult, DepsSettings, FileResult, HmemBounds, IgnoreRule, IntakeResult,
     PlanResult, PlanTools, StepUnit, Unread, deps_fingerprint,
 };
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Reproduced {
-    pub reproduced: bool,
-    #[serde(flatten)]
-    pub shown: RunsShowed,
-    /// The dependencies the runs' environments could not prepare, as the runs show them
-    /// (`not prepared: WHAT (WHERE): WHY`), each once: the Judge names them in what the
-    /// review could not see without reading the runs' words.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_prepared: Vec<String>,
-}
-
-/// The runs a reproduction or a refutation rests on, and what they showed in words (flattened
-/// into each record: `reason` and `runs` stand beside its verdict in the stored JSON).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct RunsShowed {
-    pub reason: String,
-    pub runs: Vec<RunRef>,
-}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SkepticResult {
@@ -205,77 +183,29 @@ impl ReviewView<'_> {
     }
 }
 
-/// The dependency evidence the Planner reads: what the lock files already proved before it
-/// ran, and the dependency steps it stopped waiting for.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct DependencyEvidence {
-    pub findings: Vec<DependencyNote>,
-    /// Dependency steps still unfinished when the Planner went on without them.
-    pub pending: Vec<String>,
+/// What became of one risk (shown beside the second reviewer's verdict, and read by the
+/// coverage section for the auditor's probes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
+pub enum RiskOutcome {
+    Finding,
+    Dropped,
+    Unproven,
+    Inconclusive,
+    /// H-MEM held its refutation: not raised again.
+    Remembered,
 }
 
-/// One dependency finding, in short, as the Planner reads it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DependencyNote {
-    pub proof_level: String,
-    pub path: String,
-    pub ecosystem: String,
-    pub package: String,
-    pub old_version: Option<String>,
-    pub new_version: String,
-    pub advisory: String,
-    pub aliases: Vec<String>,
-    pub summary: Option<String>,
-    /// The smallest fixed version, when one is published.
-    pub fixed: Option<String>,
-}
-
-impl DependencyNote {
-    /// The note of a dependency finding (None for a finding of another kind).
-    pub fn of(finding: &proven_report::Finding) -> Option<DependencyNote> {
-        let package = finding.package.as_ref()?;
-        let advisory = finding.advisory.as_ref()?;
-        Some(DependencyNote {
-            proof_level: finding.proof_level.as_str().to_string(),
-            path: finding.location.path.clone(),
-            ecosystem: package.ecosystem.clone(),
-            package: package.name.clone(),
-            old_version: package.old_version.clone(),
-            new_version: package.new_version.clone(),
-            advisory: advisory.id.clone(),
-            aliases: advisory.aliases.clone(),
-            summary: advisory.summary.clone(),
-            fixed: finding.fix.as_ref().and_then(|f| f.version.clone()),
-        })
+/// A risk for unit tests, with its evidence kind.
+#[cfg(test)]
+pub(crate) fn test_risk(evidence: &str) -> crate::core::wire::Risk {
+    crate::core::wire::Risk {
+        title: "t".into(),
+        claim: "c".into(),
+        path: "calc.py".into(),
+        symbol: None,
+        evidence: evidence.into(),
     }
-}
-
-/// The second reviewer's risks: its own Planner, shown only the change (never the first
-/// reviewer's words).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct SecondReview {
-    pub risks: Vec<Risk>,
-    /// Its own Skeptic on each of its risks, as Proven checked it (absent in rows written
-    /// before the second reviewer had one).
-    #[serde(default)]
-    pub skeptic: Vec<SecondVerdict>,
-}
-
-/// The second reviewer's Skeptic on one of its own risks (`risk`: its index), as Proven
-/// checked it: `refuted` only when the Skeptic refuted it citing lines of the risk's own
-/// file that exist at the change and say what it quotes.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct SecondVerdict {
-    pub risk: usize,
-    pub refuted: bool,
-    /// The Skeptic's own reason.
-    pub reason: String,
-    /// The lines it cited, when it cited any.
-    #[serde(default)]
-    pub cited: Option<crate::core::citation::Citation>,
-    /// Why a refutation it claimed did not count (Proven's check of its citation).
-    #[serde(default)]
-    pub not_counted: Option<String>,
 }
 
 /// A proving job for unit tests: a Python test of calc.py.
@@ -297,50 +227,6 @@ pub(crate) fn test_job() -> ProveJob {
         command: Vec::new(),
         selection: None,
         env: Vec::new(),
-    }
-}
-
-/// The refutations a Skeptic may pick for a test finding; each is checked by Proven's runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[derive(strum::IntoStaticStr, strum::EnumString)]
-#[strum(serialize_all = "snake_case")]
-pub enum RefutationKind {
-    Flaky,
-    WrongCause,
-    Intended,
-}
-
-impl RefutationKind {
-    /// The refutation a model's words name, however it spells it (`Wrong cause`, `wrong-cause`).
-    pub(crate) fn parse(text: &str) -> Option<RefutationKind> {
-        text.trim()
-            .to_ascii_lowercase()
-            .replace([' ', '-'], "_")
-            .parse()
-            .ok()
-    }
-}
-
-/// What Proven's own runs showed of a refutation.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Refutation {
-    /// The runs bear the refutation out.
-    pub evidenced: bool,
-    #[serde(flatten)]
-    pub shown: RunsShowed,
-    /// The refutation checked (absent in records of older versions, which are no evidence).
-    pub kind: Option<RefutationKind>,
-}
-
-impl Refutation {
-    /// What Proven's runs showed of a refutation (the step that checked it sets its kind).
-    pub fn shown(evidenced: bool, reason: String, runs: Vec<RunRef>) -> Refutation {
-        Refutation {
-            evidenced,
-            shown: RunsShowed { reason, runs },
-            kind: None,
-        }
     }
 }
 
@@ -383,21 +269,5 @@ mod tests {
             fingerprint("test", "calc.py", Some("add"), "add subtracts!"),
             fingerprint("test", "calc.py", Some(" add "), "Add subtracts")
         );
-    }
-
-    #[test]
-    fn reproductions_and_refutations_store_their_reason_and_runs_beside_the_verdict() {
-        // The stored format of earlier versions (reason and runs at the top) still reads, and
-        // is what is written.
-        let stored = r#"{"reproduced":true,"reason":"fails on the change","runs":[]}"#;
-        let read: Reproduced = serde_json::from_str(stored).expect("as built");
-        assert!(read.reproduced);
-        assert_eq!(read.shown.reason, "fails on the change");
-        assert_eq!(serde_json::to_string(&read).expect("as built"), stored);
-        let stored = r#"{"evidenced":false,"reason":"passes four times","runs":[],"kind":"flaky"}"#;
-        let read: Refutation = serde_json::from_str(stored).expect("as built");
-        assert_eq!(read.kind, Some(RefutationKind::Flaky));
-        assert_eq!(read.shown.reason, "passes four times");
-        assert_eq!(serde_json::to_string(&read).expect("as built"), stored);
     }
 }

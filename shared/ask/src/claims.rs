@@ -6,8 +6,8 @@ use serde_json::json;
 
 use super::answer::{ClaimRecord, ClaimStatus, GENERATOR, GeneratorAnswer, MAX_CLAIMS, SaidClaim};
 use super::files::{self, Checkout, under};
-use crate::core::model::{Agents, Role, quoted};
-use crate::core::trace::Trace;
+use proven_review::core::model::{Agents, Role, quoted};
+use proven_review::core::trace::Trace;
 
 /// A claim as Proven's check leaves it: the first citation that does not hold refutes it.
 fn checked(c: &Checkout, said: &SaidClaim) -> Result<(), String> {
@@ -36,7 +36,8 @@ pub(super) async fn generate(
         surface.map(str::to_string),
     );
     let shown =
-        crate::core::outcome::blocking(move || files::relevant(&c, &q, sf.as_deref())).await?;
+        proven_review::core::outcome::blocking(move || files::relevant(&c, &q, sf.as_deref()))
+            .await?;
     let listing = if checkout.cut {
         format!(
             "{} (the first {} files)",

@@ -26,15 +26,18 @@ use std::collections::BTreeSet;
 
 use proven_pipeline::StepError;
 
-use crate::core::model::Agents;
-use crate::core::trace::Trace;
+use proven_review::core::model::Agents;
+use proven_review::core::trace::Trace;
 
 mod answer;
 mod claims;
 mod coverage;
 mod files;
+mod questions;
 mod refuter;
 pub mod render;
+
+pub use questions::QuestionRunner;
 
 pub use answer::{Answer, ClaimRecord, ClaimStatus, CoverageRecord, NotSeenRow, SurfaceRecord};
 use claims::{generate, settle_citations};

@@ -6,10 +6,9 @@ use proven_store::StepRow;
 
 use crate::core::rows::{StepState, find, state, step_result};
 use crate::core::step_name::StepName;
-use crate::judge::RiskOutcome;
-use crate::wire::{
-    ProveJob, Refutation, RefutationKind, Reproduced, Risk, SkepticResult, SkepticVerdict,
-};
+use crate::core::wire::RiskOutcome;
+use crate::core::wire::{ProveJob, Risk, SkepticResult, SkepticVerdict};
+use crate::flows::test::wire::{Refutation, RefutationKind, Reproduced};
 
 /// What the Judge concludes about one risk pipeline (plain code, no model).
 #[derive(Debug)]
@@ -143,14 +142,14 @@ mod tests {
     use super::*;
     use crate::core::rows::test_row;
     use crate::core::step_name::Name;
-    use crate::judge::test_risk;
+    use crate::core::wire::test_risk;
 
     fn done(step: StepName, value: serde_json::Value) -> StepRow {
         test_row(step.as_str(), "r0", "done", Some(value.to_string()))
     }
 
     fn job() -> serde_json::Value {
-        serde_json::to_value(crate::wire::test_job()).expect("job")
+        serde_json::to_value(crate::core::wire::test_job()).expect("job")
     }
 
     fn reproduced(yes: bool) -> StepRow {

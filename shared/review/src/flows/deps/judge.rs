@@ -6,8 +6,8 @@ use proven_report::Finding;
 use proven_store::StepRow;
 
 use crate::core::query::QueryRefutation;
+use crate::core::wire::{FileResult, SkepticResult};
 use crate::flows::deps::skeptic::{DepsSkeptic, SKEPTIC_DEPS};
-use crate::wire::{FileResult, SkepticResult};
 
 /// What becomes of one dependency finding.
 #[derive(Debug, Clone)]

@@ -6,9 +6,9 @@ use serde_json::json;
 
 use super::answer::{Answer, ClaimRecord, ClaimStatus, NotSeenRow, REFUTER, RefuterAnswer};
 use super::files::{self, Checkout};
-use crate::core::citation::Citation;
-use crate::core::model::{Agents, Role, quoted};
-use crate::core::trace::Trace;
+use proven_review::core::citation::Citation;
+use proven_review::core::model::{Agents, Role, quoted};
+use proven_review::core::trace::Trace;
 
 /// The refuter on every claim Proven's check left standing: claims and cited lines only.
 pub(super) async fn refute(

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::citation::Citation;
+use proven_review::core::citation::Citation;
 
 /// Claims one answer may hold.
 pub(super) const MAX_CLAIMS: usize = 12;

@@ -7,8 +7,8 @@ use crate::core::query::QueryRefutation;
 use crate::core::query::skeptic::SkepticQueryResult;
 use crate::core::rows::{StepState, find, state, step_result};
 use crate::core::step_name::StepName;
+use crate::core::wire::{Risk, SkepticResult};
 use crate::flows::query::wire::InvestigatorResult;
-use crate::wire::{Risk, SkepticResult};
 
 /// What the Judge concludes about one query pipeline (plain code, no model).
 pub enum QueryVerdict {
@@ -91,8 +91,8 @@ mod tests {
     use super::*;
     use crate::core::outcome::to_json;
     use crate::core::rows::test_row;
+    use crate::core::wire::SkepticVerdict;
     use crate::flows::query::wire::{INVESTIGATOR, SKEPTIC_QUERY};
-    use crate::wire::SkepticVerdict;
 
     fn row(step: &str, state: &str, result: Option<String>) -> StepRow {
         test_row(step, "r0", state, result)

@@ -6,7 +6,7 @@
 
 use proven_report::{Finding, IgnoreNote, Ignored};
 
-pub use crate::wire::IgnoreRule;
+pub use crate::core::wire::IgnoreRule;
 
 impl IgnoreRule {
     /// Expired on `today` (`YYYY-MM-DD`): from its expiry day on, it ignores nothing.

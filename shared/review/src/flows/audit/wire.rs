@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::risk::Risk;
 use crate::core::step_name::Name;
+use crate::core::wire::Risk;
 
 /// The auditor step's result: its verdict, each surface's status after round one, and the
 /// round-two pipelines it started.

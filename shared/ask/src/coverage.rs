@@ -12,8 +12,8 @@ use super::answer::{
 use super::claims::{generate, settle_citations, short};
 use super::files::{self, Checkout};
 use super::refuter;
-use crate::core::model::{Agents, Role, quoted};
-use crate::core::trace::Trace;
+use proven_review::core::model::{Agents, Role, quoted};
+use proven_review::core::trace::Trace;
 
 /// The coverage auditor: the question and the manifests only.
 pub(super) async fn audit(

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::core::citation::{Citation, numbered};
+use proven_review::core::citation::{Citation, numbered};
 
 /// Files a listing names at most.
 pub(super) const MAX_LISTING: usize = 5000;

@@ -8,10 +8,10 @@ use std::path::Path;
 
 use proven_store::{QuestionRow, StoreError};
 
-use crate::ask::{self, Checkout};
-use crate::core::outcome::blocking;
-use crate::core::step::StepContext;
-use crate::core::trace::Trace;
+use crate::Checkout;
+use proven_review::core::outcome::blocking;
+use proven_review::core::step::StepContext;
+use proven_review::core::trace::Trace;
 
 /// How long a claim holds before another worker may take the question.
 const LEASE_SECS: i64 = 600;
@@ -19,10 +19,18 @@ const LEASE_SECS: i64 = 600;
 /// Answers questions for one worker.
 #[derive(Clone)]
 pub struct QuestionRunner {
-    pub(super) cx: StepContext,
+    cx: StepContext,
 }
 
 impl QuestionRunner {
+    /// Answers questions with the store, sources and agents of `steps` (this process's
+    /// review steps: intake reaches a question's repository as it reaches a review's).
+    pub fn new(steps: &proven_review::pipeline::ReviewSteps) -> QuestionRunner {
+        QuestionRunner {
+            cx: steps.context().clone(),
+        }
+    }
+
     /// Claims and answers the oldest waiting question; false when none waits.
     pub async fn answer_one(&self) -> Result<bool, StoreError> {
         let Some(q) = self.cx.store.claim_question(LEASE_SECS).await? else {
@@ -42,16 +50,20 @@ impl QuestionRunner {
 
     async fn answer(&self, q: &QuestionRow) -> Result<String, String> {
         let agents = self.cx.agents().map_err(|e| e.to_string())?;
-        let (dir, _) =
-            crate::control::intake::reach(&self.cx, Some(&q.tenant_id), &q.repository, None)
-                .await
-                .map_err(|e| e.to_string().replacen("intake: ", "", 1))?;
+        let (dir, _) = proven_review::control::intake::reach(
+            &self.cx,
+            Some(&q.tenant_id),
+            &q.repository,
+            None,
+        )
+        .await
+        .map_err(|e| e.to_string().replacen("intake: ", "", 1))?;
         let rev = q.rev.clone();
         let checkout = blocking(move || Checkout::open(Path::new(&dir), &rev))
             .await
             .map_err(|e| e.to_string())??;
         let mut trace = Trace::new(q.id.clone());
-        let mut answer = ask::ask(agents, &checkout, (&q.question, &q.rev), &mut trace)
+        let mut answer = crate::ask(agents, &checkout, (&q.question, &q.rev), &mut trace)
             .await
             .map_err(|e| e.to_string())?;
         // The caller named the repository; the mirror's directory is this worker's own.
