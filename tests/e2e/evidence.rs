@@ -53,7 +53,7 @@ pub(crate) async fn assert_plan_holds(env: &Env, doc: &serde_json::Value) {
     let steps = store.steps_of(review_id).await.expect("steps");
     assert!(!steps.is_empty());
     for step in steps {
-        let entry = proven_review::steps::scout::plan_entry(&step.id.step)
+        let entry = proven_review::flows::plan::scout::plan_entry(&step.id.step)
             .unwrap_or_else(|| panic!("step {} has no plan entry", step.id.step));
         assert!(
             runs.contains(&entry),

@@ -11,7 +11,7 @@
 //!   first); the refutations like a claim are scored, ranked and bounded by
 //!   [`hmem::retrieval`] (`proven_store`'s `memory_similar`).
 //! - [`intent`]: Scout Intent's Sense stage over an intent registry (engines/scout-intent).
-//!   Proven's change classifier (`proven_review::steps::scout`) routes its kinds of change
+//!   Proven's change classifier (`proven_review::flows::plan::scout`) routes its kinds of change
 //!   through [`intent::route`] and [`intent::band`].
 //!
 //! Where Proven's rule differs from the spec's, the engine takes it as configuration

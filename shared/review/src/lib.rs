@@ -32,7 +32,6 @@
 //! - Nothing is reported clean when part of the review did not run: an unreadable input
 //!   or an empty advisory store makes the review incomplete, by name.
 
-pub mod autofix;
 pub mod bounded;
 pub mod control;
 pub mod core;
@@ -41,9 +40,7 @@ mod error;
 pub mod flows;
 pub mod pipeline;
 pub mod rereview;
-pub mod sandbox_job;
 pub mod scan;
-pub mod steps;
 
 /// The model agents, as the binaries configure them (`proven_review::model::Agents`).
 pub use crate::core::model;

@@ -6,3 +6,4 @@
 pub mod intake;
 pub mod judge;
 pub mod plan;
+pub mod sandbox_job;

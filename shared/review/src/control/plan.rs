@@ -14,12 +14,12 @@ use crate::core::step_name::Name;
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
 use crate::core::wire::{Bounds, DepsSettings, HmemBounds, IntakeResult, PlanResult, StepUnit};
-use crate::steps::scout;
+use crate::flows::plan::scout;
 
 pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let rows = cx.rows(&lease.id.review_id).await?;
     let intake: IntakeResult = result_of(&rows, INTAKE)?;
-    let config = crate::steps::intake::settings(&cx.layers, intake.config.as_ref())
+    let config = crate::control::intake::read::settings(&cx.layers, intake.config.as_ref())
         .map_err(|e| FailureKind::Configuration.error(e))?;
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let agents_on = cx.agents.is_some() && config.agents;

@@ -9,10 +9,13 @@
 //! (`tests/tidy` checks it).
 
 pub mod citation;
+pub mod depfix;
+pub mod deps;
 pub(crate) mod git_tree;
 pub mod model;
 pub mod outcome;
 pub mod patch;
+pub mod pin;
 pub mod query;
 pub mod review;
 pub mod rows;

@@ -6,15 +6,15 @@
 
 use std::collections::HashMap;
 
-use crate::autofix;
+use crate::control::sandbox_job;
 use crate::control::{intake, judge, plan};
 use crate::core::step::Handler;
 use crate::core::step_name::StepName;
 use crate::flows;
+use crate::flows::autofix;
 use crate::flows::deps::{self, evidence};
 use crate::flows::{audit, fix, query, test};
 use crate::run;
-use crate::sandbox_job;
 
 /// Every built-in step: one line each. The model agents' steps (and the sandbox steps they
 /// start) keep their trace when they fail; the control steps do not.

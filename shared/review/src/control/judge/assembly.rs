@@ -7,13 +7,13 @@ use std::collections::HashSet;
 use proven_report::{NotSeen, Report, ReportKind, Status};
 use proven_store::{ReviewRow, ReviewStatus, StepRow};
 
+use super::writer;
 use crate::core::rows::result_of;
 use crate::core::step::{MemoryScope, StepContext};
 use crate::core::step_name::{DEPS_COLLECT, INTAKE, PLAN};
 use crate::core::trace::Trace;
 use crate::core::wire::{CollectResult, IntakeResult, PlanResult};
 use crate::flows::test::wire::Reproduced;
-use crate::steps::writer;
 
 /// What the judge step works on: the review's rows and the scope of its memory, and the
 /// report and trace it writes.

@@ -4,11 +4,11 @@
 
 use proven_store::StepRow;
 
-use crate::autofix::gather::{Proved, affected};
 use crate::core::rows::{done_results, step_result};
 use crate::core::step_name::StepName;
 use crate::core::wire::{FileResult, PlannerResult};
 use crate::flows::audit::wire::AuditResult;
+use crate::flows::autofix::gather::{Proved, affected};
 use crate::flows::deps::judge::{DepsVerdict, judge_deps};
 use crate::flows::query::judge::{QueryVerdict, judge_query};
 use crate::flows::test::judge::{Verdict, judge_risk};

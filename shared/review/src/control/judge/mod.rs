@@ -15,6 +15,7 @@ mod memory;
 #[cfg(test)]
 mod tests;
 mod verdicts;
+mod writer;
 
 use assembly::Judging;
 pub use kept::kept;

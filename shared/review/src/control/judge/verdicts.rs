@@ -84,7 +84,7 @@ impl Judging<'_> {
         self.report
             .not_seen
             .extend(super::assembly::environments_not_seen(self.rows));
-        self.report.autofix = crate::autofix::verdict(self.rows);
+        self.report.autofix = crate::flows::autofix::verdict(self.rows);
         Ok(first)
     }
 

@@ -8,14 +8,27 @@ use proven_report::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::steps::{deps, intake};
+use crate::core::deps;
+
+/// What the later steps need to know about one changed file.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct FileFacts {
+    pub path: String,
+    pub old_path: Option<String>,
+    pub executable: bool,
+    /// Starts with `#!` on either side (None: could not be read to tell).
+    pub shebang: Option<bool>,
+    /// A pure move: renamed with no line changed.
+    pub pure_rename: bool,
+    pub binary: bool,
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IntakeResult {
     pub repository_dir: String,
     pub base: RevisionRef,
     pub head: RevisionRef,
-    pub facts: Vec<intake::FileFacts>,
+    pub facts: Vec<FileFacts>,
     /// Every path the change touches, old and new, hex-encoded (paths are bytes).
     pub changed_paths: Vec<String>,
     pub left_out: Vec<LeftOutEntry>,
@@ -71,7 +84,7 @@ pub struct PlanResult {
 }
 
 /// The dependency evidence's settings, fixed for a review at its plan (a stored plan's
-/// `deps`; `crate::steps::deps::DepsOptions` is what the step reads of them).
+/// `deps`; `crate::core::deps::DepsOptions` is what the step reads of them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DepsSettings {
     pub informational_ignore: bool,

@@ -15,8 +15,8 @@ pub use fix::{FixInput, FixResult, first_try};
 pub use risk::{EvidenceKind, ProveJob, Risk, fingerprint};
 
 pub use control::{
-    Bounds, CollectResult, DepsSettings, FileResult, HmemBounds, IgnoreRule, IntakeResult,
-    PlanResult, PlanTools, StepUnit, Unread, deps_fingerprint,
+    Bounds, CollectResult, DepsSettings, FileFacts, FileResult, HmemBounds, IgnoreRule,
+    IntakeResult, PlanResult, PlanTools, StepUnit, Unread, deps_fingerprint,
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -5,6 +5,7 @@ use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::FailedService;
 
 use super::trees::on_trees;
+use crate::core::deps;
 use crate::core::outcome::Next;
 use crate::core::outcome::retryable;
 use crate::core::outcome::{outcome, to_json};
@@ -16,7 +17,6 @@ use crate::core::trace::Trace;
 use crate::core::wire::{
     CollectResult, FileResult, IntakeResult, PlanResult, Unread, deps_fingerprint,
 };
-use crate::steps::deps;
 
 pub async fn collect(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let rows = cx.rows(&lease.id.review_id).await?;

@@ -6,6 +6,7 @@
 
 pub mod judge;
 pub mod planner;
+pub mod scout;
 pub mod second;
 pub mod wire;
 

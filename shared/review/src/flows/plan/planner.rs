@@ -20,8 +20,8 @@ use crate::core::wire::{
     Bounds, EvidenceKind, FileResult, HmemBounds, PlanResult, PlanTools, PlannerResult, ReviewView,
     Risk,
 };
+use crate::flows::plan::scout::Band;
 use crate::flows::plan::wire::{DependencyEvidence, DependencyNote};
-use crate::steps::scout::Band;
 
 pub(super) const MAX_RISKS: usize = 8;
 

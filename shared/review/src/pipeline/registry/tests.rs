@@ -63,7 +63,7 @@ async fn review_after_intake(store: &Store, first: &str) {
         repository_dir: "/repo".into(),
         base: RevisionRef::new("a", "a1"),
         head: RevisionRef::new("b", "b1"),
-        facts: vec![crate::steps::intake::FileFacts {
+        facts: vec![crate::core::wire::FileFacts {
             path: "calc.py".into(),
             old_path: None,
             executable: false,

@@ -9,7 +9,7 @@ use super::classify::{Band, ChangeKind, Classification, classify, is_manifest};
 use crate::core::step_name::Name;
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
-use crate::steps::intake::FileFacts;
+use crate::core::wire::FileFacts;
 
 /// What the review's configuration lets run, beside the change itself.
 #[derive(Debug, Clone, Copy, Default)]

@@ -3,7 +3,7 @@ use proven_config::{PlanSpec, ReviewClass, ScoutSettings};
 use super::plan::choose;
 use super::*;
 use crate::core::trace::Trace;
-use crate::steps::intake::FileFacts;
+use crate::core::wire::FileFacts;
 
 fn f(path: &str) -> FileFacts {
     FileFacts {

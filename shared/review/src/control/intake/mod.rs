@@ -15,7 +15,9 @@ use crate::core::step::StepContext;
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
 use crate::core::wire::IntakeResult;
-use crate::steps::intake;
+pub mod read;
+
+use read as intake;
 
 pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let request: ReviewRequest = {

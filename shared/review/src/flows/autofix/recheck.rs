@@ -14,13 +14,13 @@ use proven_report::{Finding, PatchEdit};
 use proven_store::StepRow;
 
 use super::gather::{Affected, Proved};
+use crate::core::deps::{self, DepsOptions, FilePair};
 use crate::core::git_tree::GitTree;
+use crate::core::pin::{Pin, evaluate_pin, has_token};
 use crate::core::rows::step_result;
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
 use crate::core::wire::{PlanResult, ReviewView};
-use crate::steps::deps::{self, DepsOptions, FilePair};
-use crate::steps::pin::{Pin, evaluate_pin, has_token};
 
 /// What the re-run showed: each finding still open and why, each closed (by title) and
 /// how.

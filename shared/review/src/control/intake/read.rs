@@ -1,4 +1,4 @@
-//! Intake: resolve base and head, read what changed, and read `proven.yaml` from the base.
+//! What intake reads of the repository: resolve base and head, read what changed, and read `proven.yaml` from the base.
 
 use std::path::PathBuf;
 
@@ -7,6 +7,7 @@ use serde_json::json;
 
 use crate::ReviewError;
 use crate::core::trace::Trace;
+use crate::core::wire::FileFacts;
 
 /// Largest `proven.yaml` read.
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
@@ -23,19 +24,6 @@ pub struct IntakeInput {
     /// The process's settings; `proven.yaml` from the base is layered under them and may
     /// lower the intake limits, never raise them.
     pub layers: proven_config::Layers,
-}
-
-/// What the later steps need to know about one changed file.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct FileFacts {
-    pub path: String,
-    pub old_path: Option<String>,
-    pub executable: bool,
-    /// Starts with `#!` on either side (None: could not be read to tell).
-    pub shebang: Option<bool>,
-    /// A pure move: renamed with no line changed.
-    pub pure_rename: bool,
-    pub binary: bool,
 }
 
 pub struct IntakeOutcome {

@@ -8,7 +8,7 @@ use proven_config::{ReviewClass, ScoutSettings};
 use proven_engines::intent::{Candidate, Routing, band, route};
 use proven_lockfile::Format;
 
-use crate::steps::intake::FileFacts;
+use crate::core::wire::FileFacts;
 
 const CONFIG_SUFFIXES: &[&str] = &[
     ".yml",
