@@ -20,7 +20,7 @@
 //!   H-MEM writes);
 //! - the registry: [`pipeline`] ([`pipeline::registry`] maps every step name to its
 //!   `run`, one line each); [`embedded::review`] runs them for `proven review`;
-//!   [`scan::scan_file`] runs dependency evidence on one lock file; [`rereview`] finds the repositories an advisory change set newly affects.
+//!   [`scan::scan_file`] runs dependency evidence on one lock file;
 //!
 //! Invariants:
 //! - A finding exists only with evidence: here, the advisory rows whose range holds the
@@ -39,7 +39,6 @@ pub mod embedded;
 mod error;
 pub mod flows;
 pub mod pipeline;
-pub mod rereview;
 pub mod scan;
 
 /// The model agents, as the binaries configure them (`proven_review::model::Agents`).

@@ -12,7 +12,6 @@
 //! agents' included, to its `run`. The results the control steps pass each other are in
 //! [`crate::core::wire`].
 
-mod publish;
 pub mod registry;
 
 use std::collections::HashMap;
@@ -39,28 +38,10 @@ pub struct ReviewSteps {
     extra: HashMap<&'static str, Handler>,
 }
 
-pub use publish::Publications;
-
 impl ReviewSteps {
     /// The services this process's steps use (what `proven-ask` answers questions with).
     pub fn context(&self) -> &StepContext {
         &self.cx
-    }
-
-    /// What publishes GitHub reviews with this process's store and App: the check run named
-    /// and concluded as the operator set, SARIF when `sarif`, each claim held `lease_secs`.
-    pub fn publications(
-        &self,
-        options: proven_github::CheckOptions,
-        sarif: bool,
-        lease_secs: i64,
-    ) -> Publications {
-        Publications {
-            cx: self.cx.clone(),
-            options,
-            sarif,
-            lease_secs,
-        }
     }
 
     pub fn new(store: Store, layers: Layers, sources: proven_source::Sources) -> ReviewSteps {

@@ -16,8 +16,8 @@ use proven_domain::Ecosystem;
 use proven_store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 
-use crate::core::deps;
-use crate::core::trace::Trace;
+use proven_review::core::deps;
+use proven_review::core::trace::Trace;
 
 /// A repository to review again, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

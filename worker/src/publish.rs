@@ -14,7 +14,10 @@ use proven_github::{CheckOptions, GitHubError, Publisher, Target, check_updates}
 use proven_report::{FailedService, Report, ReportKind, Status};
 use proven_store::{PublicationRow, PublicationState, ReviewStatus, StoreError};
 
-use crate::core::step::StepContext;
+use std::sync::Arc;
+
+use proven_github::AppClient;
+use proven_store::Store;
 
 /// What a publication's turn ended in.
 enum Turn {
@@ -47,12 +50,34 @@ impl From<StoreError> for Stop {
 /// Publishes finished GitHub reviews for one worker.
 #[derive(Clone)]
 pub struct Publications {
-    pub(super) cx: StepContext,
-    pub(super) options: CheckOptions,
-    pub(super) sarif: bool,
+    store: Store,
+    /// The GitHub App, when this worker is one.
+    github: Option<Arc<AppClient>>,
+    options: CheckOptions,
+    sarif: bool,
     /// How long a claim holds before another worker may take the publication over; it is
     /// renewed before each call to GitHub.
-    pub(super) lease_secs: i64,
+    lease_secs: i64,
+}
+
+impl Publications {
+    /// Publishes with the store and App of `steps`: the check run named and concluded as
+    /// the operator set, SARIF when `sarif`, each claim held `lease_secs`.
+    pub fn new(
+        steps: &proven_review::pipeline::ReviewSteps,
+        options: CheckOptions,
+        sarif: bool,
+        lease_secs: i64,
+    ) -> Publications {
+        let cx = steps.context();
+        Publications {
+            store: cx.store.clone(),
+            github: cx.github.clone(),
+            options,
+            sarif,
+            lease_secs,
+        }
+    }
 }
 
 fn counted(outcome: &'static str) {
@@ -78,7 +103,7 @@ impl Publications {
     /// claim whose lease another worker took over stops at its next write, recording
     /// nothing (the other worker goes on from what the store holds).
     pub async fn publish_one(&self) -> Result<bool, StoreError> {
-        let Some(p) = self.cx.store.claim_publication(self.lease_secs).await? else {
+        let Some(p) = self.store.claim_publication(self.lease_secs).await? else {
             return Ok(false);
         };
         let turn = self.turn(&p).await;
@@ -93,7 +118,7 @@ impl Publications {
     }
 
     async fn settle(&self, p: &PublicationRow, turn: Result<Turn, Stop>) -> Result<(), StoreError> {
-        let store = &self.cx.store;
+        let store = &self.store;
         let e = match turn {
             Ok(Turn::Done(sarif)) => {
                 tracing::info!(review = %p.review_id, repo = %p.repository, pull = p.pull_number, "published");
@@ -158,7 +183,7 @@ impl Publications {
                 counted("retried");
                 tracing::warn!(review = %p.review_id, error = %e, "publication failed; retrying");
                 if e.is_unauthorized()
-                    && let Some(github) = self.cx.github.as_ref()
+                    && let Some(github) = self.github.as_ref()
                 {
                     github
                         .app
@@ -178,12 +203,12 @@ impl Publications {
     /// Concludes the check run of a publication that ends without its review (one call,
     /// best effort: GitHub may be what failed), so it is never left in progress.
     async fn abandon(&self, p: &PublicationRow, why: &str) {
-        let Ok(Some(now)) = self.cx.store.publication(&p.review_id).await else {
+        let Ok(Some(now)) = self.store.publication(&p.review_id).await else {
             return;
         };
         let (Some(check), Some(github)) = (
             now.check_run_id.and_then(|i| u64::try_from(i).ok()),
-            self.cx.github.as_ref(),
+            self.github.as_ref(),
         ) else {
             return;
         };
@@ -203,7 +228,7 @@ impl Publications {
 
     /// Renews the claim before a call to GitHub; a claim taken over stops here.
     async fn hold(&self, p: &PublicationRow) -> Result<(), Stop> {
-        Ok(self.cx.store.publication_hold(p, self.lease_secs).await?)
+        Ok(self.store.publication_hold(p, self.lease_secs).await?)
     }
 
     /// The head's check run: the one recorded, else one GitHub holds for this review (made
@@ -235,15 +260,14 @@ impl Publications {
                     .await?
             }
         };
-        self.cx
-            .store
+        self.store
             .publication_posted(p, i64::try_from(id).ok(), None)
             .await?;
         Ok(id)
     }
 
     async fn turn(&self, p: &PublicationRow) -> Result<Turn, Stop> {
-        let github = self.cx.github.as_ref().ok_or_else(|| {
+        let github = self.github.as_ref().ok_or_else(|| {
             GitHubError::Credentials(
                 "this worker is not the GitHub App (PROVEN_GITHUB_APP_ID, PROVEN_GITHUB_PRIVATE_KEY)"
                     .into(),
@@ -256,7 +280,7 @@ impl Publications {
             token: &token,
         };
         let target = target(p);
-        let store = &self.cx.store;
+        let store = &self.store;
         if p.state == PublicationState::Cancelling {
             if let Some(id) = p.check_run_id.and_then(|i| u64::try_from(i).ok()) {
                 let why = p.error.clone().unwrap_or_else(|| "superseded".into());
