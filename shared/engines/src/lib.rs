@@ -4,7 +4,7 @@
 //!
 //! Reviews run these engines; there is no second implementation of any of them:
 //! - [`markov`]: the Markovian engine's generic loop (engines/markovian). The Planner's
-//!   bounded steps (`proven_review::bounded`) count tokens, bound their carried state and end
+//!   bounded steps (`proven_review::core::bounded`) count tokens, bound their carried state and end
 //!   their runs with it ([`markov::pinned`] is Proven's carryover of a structured state).
 //! - [`hmem`]: H-MEM's record model (engines/hmem). Proven's memory of evidenced refutations
 //!   is kept by the store (its `memory` table, written by the Judge, matched by fingerprint

@@ -8,9 +8,11 @@
 //! module, the Judge and the registry import from here; nothing here imports them
 //! (`tests/tidy` checks it).
 
+pub mod bounded;
 pub mod citation;
 pub mod depfix;
 pub mod deps;
+pub mod error;
 pub(crate) mod git_tree;
 pub mod model;
 pub mod outcome;

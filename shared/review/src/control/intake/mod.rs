@@ -50,7 +50,7 @@ pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> 
     let read = blocking(move || intake::run(&input))
         .await?
         .map_err(|e| match e {
-            crate::ReviewError::Config(c) => FailureKind::Configuration.error(c),
+            crate::core::error::ReviewError::Config(c) => FailureKind::Configuration.error(c),
             other => StepError::Permanent(format!("intake: {other}")),
         })?;
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());

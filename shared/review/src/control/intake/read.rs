@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use proven_change::{BlobRead, Change, Limits, Repo, Revision};
 use serde_json::json;
 
-use crate::ReviewError;
+use crate::core::error::ReviewError;
 use crate::core::trace::Trace;
 use crate::core::wire::FileFacts;
 

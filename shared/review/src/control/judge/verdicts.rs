@@ -37,8 +37,8 @@ impl Judging<'_> {
                 what: "the end of a large change".into(),
                 reason: format!(
                     "the Planner read the first {} parts of {} KiB of the diff",
-                    crate::bounded::MAX_PARTS,
-                    crate::bounded::PART_BYTES / 1024
+                    crate::core::bounded::MAX_PARTS,
+                    crate::core::bounded::PART_BYTES / 1024
                 ),
             });
         }

@@ -201,7 +201,7 @@ pub fn deps_fingerprint(f: &Finding) -> String {
 }
 
 /// How a change is cut into bounded steps (`PROVEN_MARKOVIAN_STEP_UNIT`; see
-/// `crate::bounded`).
+/// `crate::core::bounded`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[derive(strum::IntoStaticStr, strum::EnumString)]
@@ -215,7 +215,7 @@ pub enum StepUnit {
 }
 
 /// The bounded-steps engine's settings (`PROVEN_MARKOVIAN*`), fixed for a review at its
-/// plan (see `crate::bounded`).
+/// plan (see `crate::core::bounded`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Bounds {
     pub on: bool,

@@ -77,7 +77,7 @@ fn evidence_block(evidence: &DependencyEvidence) -> String {
 /// The change's diff (bounded: what bounded steps can read at most), and whether it was
 /// longer.
 async fn change_diff(view: &ReviewView<'_>) -> Result<(String, bool), StepError> {
-    use crate::bounded::{MAX_PARTS, PART_BYTES};
+    use crate::core::bounded::{MAX_PARTS, PART_BYTES};
     let (dir, base, head) = (
         view.repository_dir.to_string(),
         view.base.to_string(),
@@ -103,7 +103,7 @@ pub(super) async fn ask_planner(
     (evidence, bounds): (Option<&DependencyEvidence>, Bounds),
     trace: &mut Trace,
 ) -> Result<(Vec<Risk>, bool), StepError> {
-    use crate::bounded::{MAX_PARTS, PART_BYTES, split, tokens};
+    use crate::core::bounded::{MAX_PARTS, PART_BYTES, split, tokens};
     let (diff, cut) = change_diff(view).await?;
     let system = planner_system(evidence.is_some());
     let context = evidence.map(evidence_block).unwrap_or_default();
@@ -147,7 +147,7 @@ pub(super) async fn ask_planner(
                "threshold": bounds.threshold_tokens, "unit": bounds.unit.as_str(),
                "parts": parts.parts.len(), "carry_tokens": bounds.carry_tokens}),
     );
-    let risks = crate::bounded::plan(
+    let risks = crate::core::bounded::plan(
         agents,
         role,
         &system,
