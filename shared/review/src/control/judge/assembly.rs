@@ -12,7 +12,8 @@ use crate::core::rows::result_of;
 use crate::core::step::{MemoryScope, StepContext};
 use crate::core::step_name::{DEPS_COLLECT, INTAKE, PLAN};
 use crate::core::trace::Trace;
-use crate::core::wire::{CollectResult, IntakeResult, PlanResult};
+use crate::core::wire::{IntakeResult, PlanResult};
+use crate::flows::deps::wire::CollectResult;
 use crate::flows::test::wire::Reproduced;
 
 /// What the judge step works on: the review's rows and the scope of its memory, and the

@@ -1,5 +1,6 @@
-//! The judge step: the review's rows judged by the rules of [`crate::judge`], what a rule
-//! dropped written to H-MEM (the Judge's only IO), and the report sealed. The review's row
+//! The judge step: the review's rows judged by each flow's pure rule (`flows/NAME/judge.rs`;
+//! here, the rules over the whole review: [`branches`], [`ignore`]), what a rule dropped
+//! written to H-MEM (the Judge's only IO), and the report sealed. The review's row
 //! is read once; the report is opened, judged and closed by [`assembly`] and [`verdicts`].
 
 use proven_pipeline::{Lease, Outcome, StepError};

@@ -1,5 +1,5 @@
 //! The judge step's verdicts: each pipeline (a Planner's risk, an auditor's probe, a query,
-//! a dependency file) judged by the pure rule of its evidence ([`crate::judge`]), and what
+//! a dependency file) judged by the pure rule of its evidence (its flow's `judge.rs`), and what
 //! the rule said written into the report (kept, dropped and remembered, unproven,
 //! inconclusive).
 
@@ -14,7 +14,8 @@ use crate::core::review::PLANNER_WAIT;
 use crate::core::rows::result_of;
 use crate::core::step_name::Name;
 use crate::core::wire::RiskOutcome;
-use crate::core::wire::{EvidenceKind, FileResult, Risk, deps_fingerprint};
+use crate::core::wire::{EvidenceKind, FileResult, Risk};
+use crate::flows::deps::wire::deps_fingerprint;
 use crate::flows::query::judge::{QueryVerdict, judge_query};
 use crate::flows::test::judge::{Verdict, judge_risk};
 

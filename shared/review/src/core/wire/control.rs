@@ -164,13 +164,6 @@ impl Unread {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct CollectResult {
-    pub sources: Vec<String>,
-    #[serde(flatten)]
-    pub unread: Unread,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct FileResult {
     pub findings: Vec<Finding>,
     #[serde(flatten)]
@@ -179,25 +172,6 @@ pub struct FileResult {
     /// Findings H-MEM holds an evidenced refutation of: (finding id, memory record id).
     #[serde(default)]
     pub remembered: Vec<(String, String)>,
-}
-
-/// The H-MEM fingerprint of a dependency finding: the lock file, the package at its
-/// version, and the advisory.
-pub fn deps_fingerprint(f: &Finding) -> String {
-    let package = f.package.as_ref().map(|p| {
-        format!(
-            "{}:{}@{}",
-            p.ecosystem,
-            p.name.to_lowercase(),
-            p.new_version
-        )
-    });
-    super::risk::fingerprint(
-        "deps",
-        &f.location.path,
-        package.as_deref(),
-        f.advisory_id(),
-    )
 }
 
 /// How a change is cut into bounded steps (`PROVEN_MARKOVIAN_STEP_UNIT`; see

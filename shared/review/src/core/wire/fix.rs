@@ -1,8 +1,8 @@
-//! What a Fixer try is given and what it came to (a stored try's JSON: field names are its
-//! format), and the first try a reproduced risk starts.
+//! What a Fixer try is given (a stored try's JSON: field names are its format), and the
+//! first try a reproduced risk starts: the test flow's hand-off to the fix flow (what a try
+//! came to is the fix flow's own, `flows/fix/wire.rs`).
 
 use proven_pipeline::NewStep;
-use proven_report::{PatchEdit, RunRef};
 use serde::{Deserialize, Serialize};
 
 use super::risk::ProveJob;
@@ -67,21 +67,4 @@ pub fn first_try(risk_key: &str, job: &ProveJob, attempts: u32) -> Option<NewSte
     })
 }
 
-/// What a try came to (the result of both steps).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct FixResult {
-    pub proved: bool,
-    pub attempt: u32,
-    pub reason: String,
-    #[serde(default)]
-    pub edits: Vec<PatchEdit>,
-    #[serde(default)]
-    pub explanation: String,
-    /// The runs on the change with the patch (and the package's tests on the base when
-    /// they did not pass with it).
-    #[serde(default)]
-    pub runs: Vec<RunRef>,
-    /// The package's tests failing with the patch that fail on the base too (by name).
-    #[serde(default)]
-    pub failing_on_base_too: Vec<String>,
-}
+//END

@@ -1,5 +1,7 @@
-//! The types the review's agent steps pass each other and store (their JSON is what a
-//! stored review holds: field names are its format), and the H-MEM fingerprint.
+//! The types more than one flow (or core itself) reads of what the review's steps store and
+//! pass each other (their JSON is what a stored review holds: field names are its format),
+//! and the H-MEM fingerprint. What one flow alone stores and hands on is in its own
+//! `wire.rs` (`flows/NAME/wire.rs`).
 
 use proven_pipeline::StepError;
 use proven_report::TestRef;
@@ -11,12 +13,12 @@ mod control;
 mod fix;
 mod risk;
 
-pub use fix::{FixInput, FixResult, first_try};
+pub use fix::{FixInput, first_try};
 pub use risk::{EvidenceKind, ProveJob, Risk, fingerprint};
 
 pub use control::{
-    Bounds, CollectResult, DepsSettings, FileFacts, FileResult, HmemBounds, IgnoreRule,
-    IntakeResult, PlanResult, PlanTools, StepUnit, Unread, deps_fingerprint,
+    Bounds, DepsSettings, FileFacts, FileResult, HmemBounds, IgnoreRule, IntakeResult, PlanResult,
+    PlanTools, StepUnit, Unread,
 };
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

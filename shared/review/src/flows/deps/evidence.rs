@@ -14,9 +14,8 @@ use crate::core::step::StepContext;
 use crate::core::step_name::StepName;
 use crate::core::step_name::{INTAKE, PLAN};
 use crate::core::trace::Trace;
-use crate::core::wire::{
-    CollectResult, FileResult, IntakeResult, PlanResult, Unread, deps_fingerprint,
-};
+use crate::core::wire::{FileResult, IntakeResult, PlanResult, Unread};
+use crate::flows::deps::wire::{CollectResult, deps_fingerprint};
 
 pub async fn collect(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let rows = cx.rows(&lease.id.review_id).await?;

@@ -11,3 +11,4 @@ mod fixes;
 pub mod judge;
 pub mod skeptic;
 mod trees;
+pub mod wire;

@@ -26,11 +26,13 @@ use crate::core::patch::{self, PatchAnswer};
 use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
-use crate::core::wire::{FixResult, ReviewView};
+use crate::core::wire::ReviewView;
+use crate::flows::fix::wire::FixResult;
 
 mod candidate;
 pub mod judge;
 mod proof;
+pub mod wire;
 
 pub use candidate::Candidate;
 use candidate::next_try;
