@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use proven_config::Informational;
 use proven_lockfile::{FsTree, Limits, Tree};
 use proven_review::Trace;
-use proven_review::steps::deps::{DepsOptions, FilePair, evaluate};
+use proven_review::core::deps::{DepsOptions, FilePair, evaluate};
 
 fn data(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

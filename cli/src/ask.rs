@@ -1,13 +1,13 @@
 //! `proven ask QUESTION --repo PATH [--rev REV]`: a question about a repository answered
 //! with cited claims, attacked by the refuter and the coverage auditor
-//! (`proven_review::ask`).
+//! (`proven_ask`).
 
 use std::io::Write;
 use std::path::PathBuf;
 
+use proven_ask::{self as ask, Checkout, ClaimStatus};
 use proven_config::Config;
 use proven_review::Trace;
-use proven_review::ask::{self, Checkout, ClaimStatus};
 
 use crate::exit::{self, Exit};
 

@@ -74,13 +74,13 @@ async fn tenants(store: &Store, only: Option<&str>) -> Result<Vec<Tenant>, Exit>
 /// (and returning them as JSON for `db sync --json`).
 pub async fn rereview(
     store: &Store,
-    selector: &proven_review::rereview::Selector,
+    selector: &proven_worker::rereview::Selector,
     tenant: Option<&str>,
     max_queued: i64,
 ) -> Result<Vec<serde_json::Value>, Exit> {
     let mut out = Vec::new();
     for t in tenants(store, tenant).await? {
-        let (batch, targets) = proven_review::rereview::submit(store, &t.id, selector, max_queued)
+        let (batch, targets) = proven_worker::rereview::submit(store, &t.id, selector, max_queued)
             .await
             .map_err(store_exit)?;
         eprintln!(
@@ -105,7 +105,7 @@ pub async fn run(store: &Store, max_queued: i64, command: BatchCommand) -> Resul
             since,
             tenant,
         } => {
-            use proven_review::rereview::Selector;
+            use proven_worker::rereview::Selector;
             let selector = match (change_set, since) {
                 (Some(id), _) => Selector::ChangeSet(id),
                 (None, Some(t)) => Selector::ChangedSince(t),

@@ -194,7 +194,7 @@ pub async fn sync(
         .map_err(|e| Exit::store(e.to_string()))?;
     let batches = match rereview {
         Some(max_queued) => {
-            let selector = proven_review::rereview::Selector::ChangeSet(change_set.clone());
+            let selector = proven_worker::rereview::Selector::ChangeSet(change_set.clone());
             Some(crate::batch::rereview(store, &selector, None, max_queued).await?)
         }
         None => None,

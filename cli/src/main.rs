@@ -576,7 +576,7 @@ async fn serve(store: &Store, config: &Config) -> Result<u8, Exit> {
 }
 
 /// The change-set selector of `POST /v1/batches`: the World Model's dependents whose
-/// versions the change set's advisories affect (`proven_review::rereview`).
+/// versions the change set's advisories affect (`proven_worker::rereview`).
 struct Rereviewer(Store);
 
 impl proven_api::Rereviews for Rereviewer {
@@ -588,14 +588,14 @@ impl proven_api::Rereviews for Rereviewer {
         'a,
         Result<Vec<proven_api::RereviewTarget>, proven_store::StoreError>,
     > {
-        use proven_review::rereview::Selector;
+        use proven_worker::rereview::Selector;
         let selector = match selector {
             proven_api::RereviewSelector::ChangeSet(id) => Selector::ChangeSet(id.to_string()),
             proven_api::RereviewSelector::ChangedSince(t) => Selector::ChangedSince(t.to_string()),
         };
         Box::pin(async move {
             Ok(
-                proven_review::rereview::selected(&self.0, tenant, &selector)
+                proven_worker::rereview::selected(&self.0, tenant, &selector)
                     .await?
                     .into_iter()
                     .map(|t| proven_api::RereviewTarget {

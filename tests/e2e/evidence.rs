@@ -24,7 +24,7 @@ async fn remembered(env: &Env, repo: &TestRepo) -> Option<proven_store::MemoryRe
             .await
             .expect("open the review's store"),
     };
-    let fingerprint = proven_review::wire::fingerprint("test", "calc.py", Some("add"), CLAIM);
+    let fingerprint = proven_review::core::wire::fingerprint("test", "calc.py", Some("add"), CLAIM);
     let identity = proven_review::pipeline::memory_identity(&repo.path().display().to_string());
     store
         .memory_lookup("", &identity, &fingerprint)
@@ -53,7 +53,7 @@ pub(crate) async fn assert_plan_holds(env: &Env, doc: &serde_json::Value) {
     let steps = store.steps_of(review_id).await.expect("steps");
     assert!(!steps.is_empty());
     for step in steps {
-        let entry = proven_review::steps::scout::plan_entry(&step.id.step)
+        let entry = proven_review::flows::plan::scout::plan_entry(&step.id.step)
             .unwrap_or_else(|| panic!("step {} has no plan entry", step.id.step));
         assert!(
             runs.contains(&entry),
@@ -228,7 +228,11 @@ async fn a_flaky_refutation_is_checked_by_reruns_with_other_seeds() {
     let record = remembered_test(&env, &repo, &doc)
         .await
         .expect("the flaky test is remembered");
-    assert_eq!(record.kind, proven_review::wire::FLAKY_TEST, "{record:?}");
+    assert_eq!(
+        record.kind,
+        proven_review::core::wire::FLAKY_TEST,
+        "{record:?}"
+    );
     assert!(record.refutation.contains("runs"), "{record:?}");
 
     // 2b. The same claim again, the Prover writing the same flaky test and a Skeptic that
@@ -283,7 +287,7 @@ async fn remembered_test(
         .expect("open the review's store");
     let review_id = doc["review_id"].as_str().expect("id");
     let steps = store.steps_of(review_id).await.expect("steps");
-    let job: proven_review::wire::ProveJob = steps
+    let job: proven_review::core::wire::ProveJob = steps
         .iter()
         .filter(|s| s.id.step == "prover")
         .find_map(|s| {
@@ -297,7 +301,7 @@ async fn remembered_test(
         .memory_lookup(
             "",
             &identity,
-            &proven_review::wire::test_fingerprint(&job.test),
+            &proven_review::core::wire::test_fingerprint(&job.test),
         )
         .await
         .expect("memory lookup")

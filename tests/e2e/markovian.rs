@@ -385,7 +385,7 @@ async fn planner_tokens(env: &Env, n: usize, mode: &str) -> (usize, usize, usize
     } else {
         state(&established, &[], json!([]))
     };
-    let answer_tokens = proven_review::bounded::tokens(&answer.to_string());
+    let answer_tokens = proven_review::core::bounded::tokens(&answer.to_string());
     server.on(
         Some(GENERATOR),
         "You are the Planner",
@@ -409,7 +409,7 @@ async fn planner_tokens(env: &Env, n: usize, mode: &str) -> (usize, usize, usize
         .received()
         .iter()
         .filter(|r| r.model == GENERATOR && r.text().contains("You are the Planner"))
-        .map(|r| proven_review::bounded::tokens(&r.text()) + answer_tokens)
+        .map(|r| proven_review::core::bounded::tokens(&r.text()) + answer_tokens)
         .collect();
     let largest = calls.iter().copied().max().unwrap_or(0);
     (calls.len(), largest, calls.iter().sum())

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use bollard::query_parameters::InspectContainerOptions;
 use proven_change::testing::TestRepo;
-use proven_review::sandbox_job::{JobFile, SandboxJob, job_key};
+use proven_review::control::sandbox_job::{JobFile, SandboxJob, job_key};
 use proven_store::{NewPipelineReview, StepId};
 
 use crate::service::Service;

@@ -3,6 +3,9 @@
 //! (outbox pusher, admission, re-enqueue of lost jobs, overdue judging). Any number of
 //! workers run against the same store and Redis; they share nothing else.
 
+mod publish;
+pub mod rereview;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -249,7 +252,8 @@ fn spawn_publications(
     config: &Config,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
-    let publications = steps.publications(
+    let publications = publish::Publications::new(
+        steps,
         proven_github::CheckOptions {
             name: config.github.check_name.clone(),
             findings: config.github.findings_conclusion.clone(),
@@ -331,7 +335,7 @@ pub async fn run(
     // Questions (POST /v1/questions) are answered by the model family's workers, each
     // claimed from the store under a lease.
     if config.agents && serves("model") {
-        let runner = steps.question_runner();
+        let runner = proven_ask::QuestionRunner::new(&steps);
         let stop = stopped(stop_rx.clone());
         tokio::spawn(async move {
             poll("questions", Duration::from_secs(1), stop, || {

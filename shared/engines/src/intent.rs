@@ -5,7 +5,7 @@
 //! --engine scout-intent`). No model: Stage 2 (an embedding rescorer) is optional in the spec
 //! and absent here, so Stage 1's result stands.
 //!
-//! Reviews run it too: Proven's Scout (`proven_review::steps::scout`) scores each kind of
+//! Reviews run it too: Proven's Scout (`proven_review::flows::plan::scout`) scores each kind of
 //! change by the share of the change's files it holds, and routes those candidates through
 //! [`route`] and [`band`], under its own [`Routing`] ([`Routing`]'s fields say where it
 //! differs from the spec's: a security signal is never outvoted, and a change of more than

@@ -1,28 +1,22 @@
 //! The review: its steps and the embedded runner that runs them in one process.
 //!
-//! Layers, each importing only from the ones below (`tests/tidy` checks it, file by file):
-//! - [`core`]: what every step shares (step names, the step shape, outcomes, rows, the
-//!   trace, model calls, test runs and suites, git trees, citations, patches, the
-//!   review-wide settings);
-//! - data and services not yet in `core`: [`wire`] (what the steps store and pass each
-//!   other), [`bounded`] (the Planner's bounded steps), [`steps`] (the control steps'
-//!   logic: intake, scout, the dependency evidence, the writer);
-//! - the evidence flows, one folder each, importing `core/` (and the data above) only,
-//!   never another flow, control or the registry: [`flows::deps`] (the dependency
-//!   evidence and its Skeptic), [`flows::query`] (evidence by query and its Skeptic), [`flows::fix`] (the Fixer,
-//!   its sandbox proof and the rule of a proved fix), [`flows::audit`] (the coverage auditor), [`flows::plan`] (the
-//!   Planner and the second reviewer), [`flows::test`] (the Prover, the reproduction and
-//!   the Skeptic with its refutations);
-//! - one module per step, until each moves into its flow: [`autofix`], [`sandbox_job`]; a step names the next by
-//!   [`core::step_name::StepName`], never by importing it;
-//! - the Judge: [`judge`], pure functions over a review's rows;
-//! - the control steps: [`control`] (intake, the plan, the judge step's assembly and its
-//!   H-MEM writes);
+//! Layers by folder, each importing only from the ones below (`tests/tidy` checks it, file
+//! by file, `super::` paths included):
+//! - [`core`]: what every flow shares (step names with their queues, the step shape,
+//!   outcomes, rows, the trace, model calls, test runs and suites, git trees, citations,
+//!   patches, the advisory evaluation, the Planner's bounded steps, the wire types more
+//!   than one flow reads); it imports nothing above it;
+//! - [`flows`], one folder per evidence flow ([`flows::plan`], [`flows::test`],
+//!   [`flows::query`], [`flows::deps`], [`flows::fix`], [`flows::autofix`],
+//!   [`flows::audit`]): its steps' `run`s, a `wire.rs` for what it stores and hands on,
+//!   a `judge.rs` with its pure rule; a flow imports `core/` only, never another flow,
+//!   control or the registry, and names the step after it by
+//!   [`core::step_name::StepName`];
+//! - [`control`]: intake, the plan, `sandbox.run`, the judge step (its assembly from the
+//!   flows' rules, its H-MEM writes, the writer);
 //! - the registry: [`pipeline`] ([`pipeline::registry`] maps every step name to its
 //!   `run`, one line each); [`embedded::review`] runs them for `proven review`;
-//!   [`scan::scan_file`] runs dependency evidence on one lock file; [`ask`] answers
-//!   `proven ask` (a question, not a change: cited claims, the refuter and the coverage
-//!   auditor); [`rereview`] finds the repositories an advisory change set newly affects.
+//!   [`scan::scan_file`] runs dependency evidence on one lock file.
 //!
 //! Invariants:
 //! - A finding exists only with evidence: here, the advisory rows whose range holds the
@@ -34,23 +28,14 @@
 //! - Nothing is reported clean when part of the review did not run: an unreadable input
 //!   or an empty advisory store makes the review incomplete, by name.
 
-pub mod ask;
-pub mod autofix;
-pub mod bounded;
 pub mod control;
 pub mod core;
 pub mod embedded;
-mod error;
 pub mod flows;
-pub mod judge;
 pub mod pipeline;
-pub mod rereview;
-pub mod sandbox_job;
 pub mod scan;
-pub mod steps;
-pub mod wire;
 
+pub use crate::core::error::ReviewError;
 /// The model agents, as the binaries configure them (`proven_review::model::Agents`).
 pub use crate::core::model;
 pub use crate::core::trace::Trace;
-pub use error::ReviewError;

@@ -11,8 +11,8 @@ use proven_report::{
 use proven_store::Store;
 
 use crate::ReviewError;
+use crate::core::deps::{self, DepsOptions, FilePair};
 use crate::core::trace::Trace;
-use crate::steps::deps::{self, DepsOptions, FilePair};
 
 /// Scans `file`. Siblings in the same directory (a manifest beside its lock file) are read
 /// too, to tell direct from transitive dependencies.

@@ -5,7 +5,7 @@
 //! conformance-serve --engine markovian`), a step at a time, with no IO: the caller calls the
 //! generator and hands each answer back.
 //!
-//! Reviews run it too: the Planner's bounded steps (`proven_review::bounded`) count tokens
+//! Reviews run it too: the Planner's bounded steps (`proven_review::core::bounded`) count tokens
 //! with [`tokens`], hold their carried state to its budget with [`within_budget`] (the rule
 //! the carryover cascade uses), and carry and end their steps by [`pinned`]: the carryover
 //! of a structured state whose claims awaiting evidence are pinned (Proven's rule, ADR-0048,

@@ -13,13 +13,13 @@ use crate::core::step_name::INTAKE;
 use crate::core::step_name::Name;
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
-use crate::steps::scout;
-use crate::wire::{Bounds, DepsSettings, HmemBounds, IntakeResult, PlanResult, StepUnit};
+use crate::core::wire::{Bounds, DepsSettings, HmemBounds, IntakeResult, PlanResult, StepUnit};
+use crate::flows::plan::scout;
 
 pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let rows = cx.rows(&lease.id.review_id).await?;
     let intake: IntakeResult = result_of(&rows, INTAKE)?;
-    let config = crate::steps::intake::settings(&cx.layers, intake.config.as_ref())
+    let config = crate::control::intake::read::settings(&cx.layers, intake.config.as_ref())
         .map_err(|e| FailureKind::Configuration.error(e))?;
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
     let agents_on = cx.agents.is_some() && config.agents;
@@ -61,7 +61,7 @@ pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> 
         autofix_timeout_secs: Some(config.autofix_timeout_secs),
         autofix_generator: config.autofix_generator.clone(),
         agents: planned.skeptic,
-        tools: crate::wire::PlanTools {
+        tools: crate::core::wire::PlanTools {
             sandbox: planned.tools.sandbox,
             queries: planned.tools.queries,
         },

@@ -8,11 +8,16 @@
 //! module, the Judge and the registry import from here; nothing here imports them
 //! (`tests/tidy` checks it).
 
+pub mod bounded;
 pub mod citation;
+pub mod depfix;
+pub mod deps;
+pub mod error;
 pub(crate) mod git_tree;
 pub mod model;
-pub(crate) mod outcome;
+pub mod outcome;
 pub mod patch;
+pub mod pin;
 pub mod query;
 pub mod review;
 pub mod rows;
@@ -21,3 +26,4 @@ pub mod step_name;
 pub(crate) mod suite;
 pub(crate) mod test_runs;
 pub mod trace;
+pub mod wire;

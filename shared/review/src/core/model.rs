@@ -134,7 +134,7 @@ fn record_calls(trace: &mut Trace, records: &[CallRecord]) {
 impl Agents {
     /// One guarded call: the guardrail checks the prompt, the model answers in `T`'s shape,
     /// the guardrail checks the answer. Every call and verdict is a trace line.
-    pub(crate) async fn ask<T: DeserializeOwned + Serialize>(
+    pub async fn ask<T: DeserializeOwned + Serialize>(
         &self,
         role: Role,
         system: &str,
@@ -253,7 +253,7 @@ const MAX_LISTED_FILES: usize = 1000;
 
 /// A value as one JSON string holding its JSON: data in a prompt that can never close the
 /// tag around it.
-pub(crate) fn quoted<T: Serialize + ?Sized>(value: &T) -> String {
+pub fn quoted<T: Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(&serde_json::to_string(value).unwrap_or_default()).unwrap_or_default()
 }
 

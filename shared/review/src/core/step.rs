@@ -19,7 +19,7 @@ use crate::core::model::Agents;
 use crate::core::outcome::retryable;
 use crate::core::rows::{result_of, step_result};
 use crate::core::step_name::StepName;
-use crate::wire::{IntakeResult, ReviewView};
+use crate::core::wire::{IntakeResult, ReviewView};
 
 /// What a step may use: the store, the settings, where repositories come from, and the
 /// sandbox and the model agents when this process runs them.

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use crate::core::outcome::blocking;
 use crate::core::test_runs::MAX_FILE_BYTES;
-use crate::wire::ReviewView;
+use crate::core::wire::ReviewView;
 
 /// The suite a tree's project documents at `revision` (tox, nox, make, npm), translated to
 /// the runner it wraps; the sandbox's convention when it documents none.

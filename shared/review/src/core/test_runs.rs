@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::core::step::ReviewStep;
-use crate::wire::{ProveJob, ReviewView};
+use crate::core::wire::{ProveJob, ReviewView};
 
 pub(crate) const MAX_FILE_BYTES: u64 = 32 * 1024;
 

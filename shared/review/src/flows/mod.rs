@@ -3,6 +3,7 @@
 //! it never imports another flow, the registry or control (`tests/tidy` checks it).
 
 pub mod audit;
+pub mod autofix;
 pub mod deps;
 pub mod fix;
 pub mod plan;

@@ -10,10 +10,8 @@
 //! The control steps are [`crate::control`] (intake, the plan, the judge step), the
 //! dependency evidence [`crate::flows::deps`]; [`registry`] maps every step name, the model
 //! agents' included, to its `run`. The results the control steps pass each other are in
-//! [`crate::wire`].
+//! [`crate::core::wire`].
 
-mod publish;
-mod questions;
 pub mod registry;
 
 use std::collections::HashMap;
@@ -40,32 +38,10 @@ pub struct ReviewSteps {
     extra: HashMap<&'static str, Handler>,
 }
 
-pub use publish::Publications;
-pub use questions::QuestionRunner;
-
 impl ReviewSteps {
-    /// What answers questions (`POST /v1/questions`) with this process's store, sources and
-    /// agents.
-    pub fn question_runner(&self) -> QuestionRunner {
-        QuestionRunner {
-            cx: self.cx.clone(),
-        }
-    }
-
-    /// What publishes GitHub reviews with this process's store and App: the check run named
-    /// and concluded as the operator set, SARIF when `sarif`, each claim held `lease_secs`.
-    pub fn publications(
-        &self,
-        options: proven_github::CheckOptions,
-        sarif: bool,
-        lease_secs: i64,
-    ) -> Publications {
-        Publications {
-            cx: self.cx.clone(),
-            options,
-            sarif,
-            lease_secs,
-        }
+    /// The services this process's steps use (what `proven-ask` answers questions with).
+    pub fn context(&self) -> &StepContext {
+        &self.cx
     }
 
     pub fn new(store: Store, layers: Layers, sources: proven_source::Sources) -> ReviewSteps {

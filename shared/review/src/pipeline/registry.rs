@@ -6,15 +6,15 @@
 
 use std::collections::HashMap;
 
-use crate::autofix;
+use crate::control::sandbox_job;
 use crate::control::{intake, judge, plan};
 use crate::core::step::Handler;
 use crate::core::step_name::StepName;
 use crate::flows;
+use crate::flows::autofix;
 use crate::flows::deps::{self, evidence};
 use crate::flows::{audit, fix, query, test};
 use crate::run;
-use crate::sandbox_job;
 
 /// Every built-in step: one line each. The model agents' steps (and the sandbox steps they
 /// start) keep their trace when they fail; the control steps do not.
@@ -43,7 +43,10 @@ pub(super) fn builtin() -> HashMap<StepName, Handler> {
         (StepName::Auditor, agent(run!(audit::run))),
         (StepName::Fixer, agent(run!(fix::run))),
         (StepName::SandboxFix, agent(run!(fix::run_sandbox_fix))),
-        (StepName::Autofix, agent(run!(autofix::run))),
+        (
+            StepName::Autofix,
+            agent(|s, lease| Box::pin(autofix::run(s, lease, judge::kept))),
+        ),
         (StepName::AutofixProof, agent(run!(autofix::run_proof))),
         (StepName::SandboxRun, control(run!(sandbox_job::run_step))),
         (StepName::Judge, control(run!(judge::run))),

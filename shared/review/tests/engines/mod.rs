@@ -9,9 +9,9 @@ use proven_config::ScoutSettings;
 use proven_engines::conformance;
 use proven_engines::mutation::{Rule, breaking};
 use proven_review::Trace;
-use proven_review::bounded::{Awaiting, BoundedError, Carry, bound_carry, carry_tokens};
-use proven_review::steps::intake::FileFacts;
-use proven_review::steps::scout::{PlanOptions, plan};
+use proven_review::core::bounded::{Awaiting, BoundedError, Carry, bound_carry, carry_tokens};
+use proven_review::core::wire::FileFacts;
+use proven_review::flows::plan::scout::{PlanOptions, plan};
 use proven_store::MemoryRecord;
 use proven_store::testing::{Backend, TestStore};
 

@@ -117,23 +117,12 @@ fn the_api_links_neither_docker_nor_git_nor_the_model_client() {
     assert!(worker.contains("bollard") && worker.contains("proven-review"));
 }
 
-/// The review crate's modules by folder (a file's layer is its first path component): a
-/// step module holds one step (or one agent's steps); the registry wires them. Data and
-/// services sit below both. Once a folder `flows/NAME/` exists, each flow imports `core/`
-/// only (and the data and service modules not yet moved into it), never another flow, the
-/// registry or `control/`.
-const STEP_MODULES: &[&str] = &["agents", "autofix", "skeptic", "sandbox_job"];
+/// The review crate's layers, by folder (a file's layer is its first path component, and
+/// for a flow its second): `core/` below everything, one folder per evidence flow under
+/// `flows/`, `control/` above the flows, the registry on top. Only the registry's modules
+/// are named; every other file is placed by its folder, and a file in no layer's folder
+/// fails [`every_file_sits_in_a_layer`].
 const REGISTRY_MODULES: &[&str] = &["pipeline", "embedded", "scan"];
-const DATA_AND_SERVICES: &[&str] = &[
-    // The crate root's re-exports (`crate::ReviewError`; `Trace` and `model` for the binaries).
-    "lib", "error",
-    // What the steps store and pass each other, until each flow holds its own `wire.rs`.
-    "wire", // The Planner's bounded steps.
-    "bounded",
-    // The control steps' logic (intake, scout, the dependency evidence, the writer): what
-    // the registry's handlers run, and the Investigator evaluates versions with.
-    "steps",
-];
 
 /// A file's layer, by its folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,10 +133,11 @@ enum Layer {
     Flow(String),
     /// `control/`: intake, plan, the judge step's assembly, memory.
     Control,
-    Step(String),
+    /// The registry and the runners over it.
     Registry,
-    Data,
-    /// Not yet placed in a layer (the Judge's rules, `ask`, re-review).
+    /// `lib.rs`: the crate's modules and re-exports.
+    Root,
+    /// In no layer's folder.
     Unplaced,
 }
 
@@ -155,12 +145,15 @@ fn layer(file: &str) -> Layer {
     let mut parts = file.split('/');
     let top = parts.next().unwrap_or(file).trim_end_matches(".rs");
     match top {
+        "lib" => Layer::Root,
         "core" => Layer::Core,
         "control" => Layer::Control,
-        "flows" => Layer::Flow(parts.next().unwrap_or("").trim_end_matches(".rs").into()),
-        t if STEP_MODULES.contains(&t) => Layer::Step(t.into()),
+        "flows" => match parts.next() {
+            // `flows/mod.rs` only declares the flows.
+            Some("mod.rs") | None => Layer::Root,
+            Some(flow) => Layer::Flow(flow.trim_end_matches(".rs").into()),
+        },
         t if REGISTRY_MODULES.contains(&t) => Layer::Registry,
-        t if DATA_AND_SERVICES.contains(&t) => Layer::Data,
         _ => Layer::Unplaced,
     }
 }
@@ -169,19 +162,16 @@ fn layer(file: &str) -> Layer {
 fn crossing(from: &str, to: &str) -> Option<&'static str> {
     let (a, b) = (layer(from), layer(to));
     match (&a, &b) {
+        (Layer::Unplaced, _) | (_, Layer::Unplaced) => Some("a file outside every layer"),
+        (Layer::Core, Layer::Core) => None,
+        (Layer::Core, _) => Some("core imports a layer above it"),
         (Layer::Flow(f), Layer::Flow(g)) if f != g => Some("a flow imports another flow"),
         (Layer::Flow(_), Layer::Registry) => Some("a flow imports the registry"),
         (Layer::Flow(_), Layer::Control) => Some("a flow imports control"),
-        (Layer::Flow(_), Layer::Step(_) | Layer::Unplaced) => {
-            Some("a flow imports a module outside core")
+        (Layer::Flow(_), Layer::Root) => Some("a flow imports a module outside core"),
+        (Layer::Control, Layer::Registry | Layer::Root) => {
+            Some("control imports the registry or the crate root")
         }
-        (Layer::Core | Layer::Data, Layer::Core | Layer::Data) => None,
-        (Layer::Core | Layer::Data, _) => Some("data or a service imports a layer above it"),
-        (Layer::Step(s), Layer::Step(t)) if s != t => Some("a step imports another step"),
-        (Layer::Step(_), Layer::Registry | Layer::Control | Layer::Flow(_)) => {
-            Some("a step imports the registry, control or a flow")
-        }
-        (Layer::Control, Layer::Registry) => Some("control imports the registry"),
         _ => None,
     }
 }
@@ -226,14 +216,32 @@ fn the_review_crate_has_no_import_cycle() {
     );
 }
 
+/// The files of `sources` in no layer's folder.
+fn unplaced(sources: &[(String, String)]) -> Vec<String> {
+    sources
+        .iter()
+        .map(|(f, _)| f.clone())
+        .filter(|f| layer(f) == Layer::Unplaced)
+        .collect()
+}
+
 #[test]
-fn a_step_module_imports_no_other_step_and_not_the_registry() {
+fn every_file_sits_in_a_layer() {
+    let outside = unplaced(&sources());
+    assert!(
+        outside.is_empty(),
+        "put each file in core/, flows/NAME/, control/ or the registry: {outside:#?}"
+    );
+}
+
+#[test]
+fn each_layer_imports_only_the_layers_below_it() {
     let graph = graph::graph(&production(&sources()));
     let crossed = crossings(&graph);
     assert!(
         crossed.is_empty(),
-        "a step names the next step by StepName and reaches others through the data and \
-         service modules only; a flow imports core only: {crossed:#?}"
+        "a flow names the next step by StepName and imports core only; core imports \
+         nothing above it; control never imports the registry: {crossed:#?}"
     );
     // The check sees the flows: the dependency evidence's steps name core's step shape.
     assert!(graph["flows/deps/evidence.rs"].contains("core/step.rs"));

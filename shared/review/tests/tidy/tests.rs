@@ -1,7 +1,7 @@
 //! The tidy checks' own tests: small planted trees, each crossing one rule, are caught.
 
 use super::graph::{code_only, cycles, graph, test_files};
-use super::{crossings, display_text_branches};
+use super::{crossings, display_text_branches, unplaced};
 
 fn tree(files: &[(&str, &str)]) -> Vec<(String, String)> {
     files
@@ -108,6 +108,42 @@ fn a_planted_cross_flow_import_is_caught() {
             "flows/deps/mod.rs -> flows/query/wire.rs (a flow imports another flow)",
         ]
     );
+}
+
+#[test]
+fn a_flow_reaching_past_core_and_a_file_outside_the_layers_are_caught() {
+    // A flow reaches the registry through `super::super`, another flow through `super`, and
+    // a top-level module that sits in no layer; core reaches up into a flow.
+    let planted = tree(&[
+        (
+            "lib.rs",
+            "pub mod bounded;\npub mod core;\npub mod flows;\npub mod pipeline;\n",
+        ),
+        ("bounded.rs", "pub fn steps() {}\n"),
+        ("core/mod.rs", "pub mod trace;\n"),
+        (
+            "core/trace.rs",
+            "pub fn t() { crate::flows::deps::run() }\n",
+        ),
+        ("flows/mod.rs", "pub mod autofix;\npub mod deps;\n"),
+        ("flows/autofix/mod.rs", "use super::deps::run;\n"),
+        (
+            "flows/deps/mod.rs",
+            "use crate::bounded::steps;\nuse super::super::pipeline::go;\npub fn run() {}\n",
+        ),
+        ("pipeline/mod.rs", "pub fn go() {}\n"),
+    ]);
+    let crossed = crossings(&graph(&planted));
+    assert_eq!(
+        crossed,
+        [
+            "core/trace.rs -> flows/deps/mod.rs (core imports a layer above it)",
+            "flows/autofix/mod.rs -> flows/deps/mod.rs (a flow imports another flow)",
+            "flows/deps/mod.rs -> bounded.rs (a file outside every layer)",
+            "flows/deps/mod.rs -> pipeline/mod.rs (a flow imports the registry)",
+        ]
+    );
+    assert_eq!(unplaced(&planted), ["bounded.rs"]);
 }
 
 #[test]

@@ -7,12 +7,14 @@ use std::collections::HashSet;
 use proven_report::{NotSeen, Report, ReportKind, Status};
 use proven_store::{ReviewRow, ReviewStatus, StepRow};
 
+use super::writer;
 use crate::core::rows::result_of;
 use crate::core::step::{MemoryScope, StepContext};
 use crate::core::step_name::{DEPS_COLLECT, INTAKE, PLAN};
 use crate::core::trace::Trace;
-use crate::steps::writer;
-use crate::wire::{CollectResult, IntakeResult, PlanResult, Reproduced};
+use crate::core::wire::{IntakeResult, PlanResult};
+use crate::flows::deps::wire::CollectResult;
+use crate::flows::test::wire::Reproduced;
 
 /// What the judge step works on: the review's rows and the scope of its memory, and the
 /// report and trace it writes.
@@ -88,7 +90,9 @@ pub(super) fn closing(
     broken_review_step: bool,
 ) -> (Report, ReviewStatus) {
     // A package the dependency evidence already reported is not reported twice.
-    for id in crate::judge::branches::drop_repeated_packages(&mut report.findings, from_queries) {
+    for id in
+        crate::control::judge::branches::drop_repeated_packages(&mut report.findings, from_queries)
+    {
         trace.push("duplicate", serde_json::json!({"finding": id, "reason": "the dependency evidence reports the same package, version and advisory"}));
     }
     if broken_review_step && report.plan.is_none() {

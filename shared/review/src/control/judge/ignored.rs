@@ -1,5 +1,5 @@
 //! The repository's `ignore` list, fixed at the plan, applied to the judged findings
-//! ([`crate::judge::ignore::apply`]) before the report is sealed.
+//! ([`crate::control::judge::ignore::apply`]) before the report is sealed.
 
 use proven_report::Report;
 use proven_store::StepRow;
@@ -7,7 +7,7 @@ use proven_store::StepRow;
 use crate::core::rows::result_of;
 use crate::core::step_name::PLAN;
 use crate::core::trace::Trace;
-use crate::wire::PlanResult;
+use crate::core::wire::PlanResult;
 
 /// Moves the findings the plan's `ignore` entries accept apart, with their notes.
 pub(super) fn apply(rows: &[StepRow], report: &mut Report, trace: &mut Trace) {
@@ -15,7 +15,7 @@ pub(super) fn apply(rows: &[StepRow], report: &mut Report, trace: &mut Trace) {
         return;
     };
     let findings = std::mem::take(&mut report.findings);
-    let applied = crate::judge::ignore::apply(findings, &plan.ignore, &today());
+    let applied = crate::control::judge::ignore::apply(findings, &plan.ignore, &today());
     report.findings = applied.kept;
     for i in &applied.ignored {
         trace.push(

@@ -9,7 +9,7 @@ use super::assembly::Judging;
 use crate::core::outcome::retryable;
 use crate::core::rows::result_of;
 use crate::core::step_name::PLAN;
-use crate::wire::{HmemBounds, PlanResult, Risk};
+use crate::core::wire::{HmemBounds, PlanResult, Risk};
 
 /// How a refutation the Skeptic's own query showed is said.
 pub(super) const BY_QUERY: &str = "refuted by the Skeptic's own query";

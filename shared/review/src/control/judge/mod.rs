@@ -1,5 +1,6 @@
-//! The judge step: the review's rows judged by the rules of [`crate::judge`], what a rule
-//! dropped written to H-MEM (the Judge's only IO), and the report sealed. The review's row
+//! The judge step: the review's rows judged by each flow's pure rule (`flows/NAME/judge.rs`;
+//! here, the rules over the whole review: [`branches`], [`ignore`]), what a rule dropped
+//! written to H-MEM (the Judge's only IO), and the report sealed. The review's row
 //! is read once; the report is opened, judged and closed by [`assembly`] and [`verdicts`].
 
 use proven_pipeline::{Lease, Outcome, StepError};
@@ -7,20 +8,25 @@ use proven_report::Report;
 use proven_store::ReviewStatus;
 
 mod assembly;
+pub mod branches;
+pub mod ignore;
 mod ignored;
+mod kept;
 mod memory;
 #[cfg(test)]
 mod tests;
 mod verdicts;
+mod writer;
 
 use assembly::Judging;
+pub use kept::kept;
 
 use crate::core::outcome::{outcome, retryable, to_json};
 use crate::core::rows::StepState;
 use crate::core::step::StepContext;
 use crate::core::step_name::DEPS_FILE;
 use crate::core::trace::Trace;
-use crate::wire::FileResult;
+use crate::core::wire::FileResult;
 
 pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let review_id = &lease.id.review_id;
@@ -40,7 +46,7 @@ pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> 
     judging
         .report
         .reviewers
-        .extend(crate::judge::reviewers::side_by_side(&rows, &first));
+        .extend(crate::flows::plan::judge::side_by_side(&rows, &first));
     let mut broken_review_step = false;
     for row in &rows {
         if row.id.step == DEPS_FILE && StepState::of(row) == StepState::Done {
@@ -54,7 +60,7 @@ pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> 
                 r.unread.into_report(&mut judging.report);
                 judging.report.dependency_files.extend(r.files);
             }
-        } else if let Some(unended) = crate::judge::branches::unended(row) {
+        } else if let Some(unended) = crate::control::judge::branches::unended(row) {
             judging.report.not_seen.extend(unended.not_seen);
             judging.report.failed_services.push(unended.failed);
             broken_review_step |= unended.breaks_review;

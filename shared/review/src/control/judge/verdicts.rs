@@ -1,5 +1,5 @@
 //! The judge step's verdicts: each pipeline (a Planner's risk, an auditor's probe, a query,
-//! a dependency file) judged by the pure rule of its evidence ([`crate::judge`]), and what
+//! a dependency file) judged by the pure rule of its evidence (its flow's `judge.rs`), and what
 //! the rule said written into the report (kept, dropped and remembered, unproven,
 //! inconclusive).
 
@@ -13,10 +13,11 @@ use super::memory::{BY_QUERY, Refuted};
 use crate::core::review::PLANNER_WAIT;
 use crate::core::rows::result_of;
 use crate::core::step_name::Name;
-use crate::judge::RiskOutcome;
-use crate::judge::query::{QueryVerdict, judge_query};
-use crate::judge::risk::{Verdict, judge_risk};
-use crate::wire::{EvidenceKind, FileResult, Risk, deps_fingerprint};
+use crate::core::wire::RiskOutcome;
+use crate::core::wire::{EvidenceKind, FileResult, Risk};
+use crate::flows::deps::wire::deps_fingerprint;
+use crate::flows::query::judge::{QueryVerdict, judge_query};
+use crate::flows::test::judge::{Verdict, judge_risk};
 
 impl Judging<'_> {
     /// The agents' part of the verdict: each risk pipeline kept, dropped (and remembered),
@@ -24,7 +25,7 @@ impl Judging<'_> {
     pub(super) async fn agents(&mut self) -> Result<Vec<(Risk, RiskOutcome)>, StepError> {
         let mut first = Vec::new();
         let Ok(planner) =
-            result_of::<crate::wire::PlannerResult>(self.rows, crate::flows::plan::PLANNER)
+            result_of::<crate::core::wire::PlannerResult>(self.rows, crate::flows::plan::PLANNER)
         else {
             return Ok(first);
         };
@@ -37,8 +38,8 @@ impl Judging<'_> {
                 what: "the end of a large change".into(),
                 reason: format!(
                     "the Planner read the first {} parts of {} KiB of the diff",
-                    crate::bounded::MAX_PARTS,
-                    crate::bounded::PART_BYTES / 1024
+                    crate::core::bounded::MAX_PARTS,
+                    crate::core::bounded::PART_BYTES / 1024
                 ),
             });
         }
@@ -69,7 +70,7 @@ impl Judging<'_> {
         }
         // Round two: the coverage auditor's probes, judged by the same rules as any risk.
         let mut probed = Vec::new();
-        if let Some(audit) = crate::core::rows::step_result::<crate::wire::AuditResult>(
+        if let Some(audit) = crate::core::rows::step_result::<crate::flows::audit::wire::AuditResult>(
             self.rows,
             crate::flows::audit::AUDITOR,
             "",
@@ -79,12 +80,12 @@ impl Judging<'_> {
             }
         }
         self.report.coverage =
-            crate::judge::coverage::coverage(self.rows, &probed, &mut self.report.not_seen);
+            crate::flows::audit::judge::coverage(self.rows, &probed, &mut self.report.not_seen);
         // What the test environments lacked: named once each, in what the review could not see.
         self.report
             .not_seen
             .extend(super::assembly::environments_not_seen(self.rows));
-        self.report.autofix = crate::autofix::verdict(self.rows);
+        self.report.autofix = crate::flows::autofix::verdict(self.rows);
         Ok(first)
     }
 
@@ -113,9 +114,9 @@ impl Judging<'_> {
         key: &str,
         risk: &Risk,
         fp: &str,
-        job: &crate::wire::ProveJob,
+        job: &crate::core::wire::ProveJob,
         runs: Vec<proven_report::RunRef>,
-        skeptic: Option<crate::wire::SkepticResult>,
+        skeptic: Option<crate::core::wire::SkepticResult>,
     ) {
         let evidence = runs
             .into_iter()
@@ -219,7 +220,7 @@ impl Judging<'_> {
         match verdict {
             Verdict::Keep { job, runs, skeptic } => {
                 // A test an earlier review's reruns showed flaky is never evidence again.
-                let test_fp = crate::wire::test_fingerprint(&job.test);
+                let test_fp = crate::core::wire::test_fingerprint(&job.test);
                 if let Some(flaky) = self.remembered_flaky(&test_fp).await? {
                     self.unproven(key, risk.claim.clone(), flaky, runs);
                     return Ok(RiskOutcome::Unproven);
@@ -236,11 +237,11 @@ impl Judging<'_> {
                 let memory = serde_json::json!({"refutation": "flaky", "reason": refutation.shown.reason,
                                                 "skeptic": skeptic.reason, "runs": refutation.shown.runs,
                                                 "test": job.test.path});
-                let test_fp = crate::wire::test_fingerprint(&job.test);
+                let test_fp = crate::core::wire::test_fingerprint(&job.test);
                 self.drop_refuted(Refuted {
                     key,
                     risk,
-                    memory: (crate::wire::FLAKY_TEST, &test_fp, memory),
+                    memory: (crate::core::wire::FLAKY_TEST, &test_fp, memory),
                     provenance: serde_json::json!({"prover_test": job.test.path}),
                     finding: None,
                     shown_by: "the test is flaky: Proven's reruns showed it; the test, not the claim, is remembered",
@@ -267,7 +268,7 @@ impl Judging<'_> {
         key: &str,
         file: &FileResult,
     ) -> Result<Vec<Finding>, StepError> {
-        use crate::judge::deps::DepsVerdict;
+        use crate::flows::deps::judge::DepsVerdict;
         for (finding, record) in &file.remembered {
             self.report.unproven.push(Unproven {
                 claim: finding.clone(),
@@ -278,7 +279,7 @@ impl Judging<'_> {
             });
         }
         let mut kept = Vec::new();
-        for verdict in crate::judge::deps::judge_deps(self.rows, key, file) {
+        for verdict in crate::flows::deps::judge::judge_deps(self.rows, key, file) {
             match verdict {
                 DepsVerdict::Dropped {
                     finding: f,
@@ -402,7 +403,7 @@ impl Judging<'_> {
 }
 
 /// The Skeptic's answer as a finding shows it.
-fn skeptic_ref(s: crate::wire::SkepticResult) -> SkepticRef {
+fn skeptic_ref(s: crate::core::wire::SkepticResult) -> SkepticRef {
     SkepticRef {
         verdict: s.verdict.as_str().to_string(),
         reason: s.reason,

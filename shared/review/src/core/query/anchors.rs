@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use proven_pipeline::StepError;
 
 use crate::core::git_tree::text_at;
-use crate::steps::pin::has_token;
-use crate::wire::ReviewView;
+use crate::core::pin::has_token;
+use crate::core::wire::ReviewView;
 
 /// The lines the change adds to and removes from one file (1-based line numbers of the
 /// side they are on).

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
+use crate::core::pin;
 use crate::core::trace::Trace;
-use crate::steps::pin;
 use anchors::Anchors;
 
 pub mod anchors;

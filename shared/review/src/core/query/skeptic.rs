@@ -12,7 +12,7 @@ use super::{QueryRefutation, judge_refutation, read_query};
 use crate::core::outcome::retryable;
 use crate::core::step_name::Name;
 use crate::core::trace::Trace;
-use crate::wire::{ReviewView, SkepticResult, SkepticSays, SkepticVerdict};
+use crate::core::wire::{ReviewView, SkepticResult, SkepticSays, SkepticVerdict};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SkepticQueryResult {

@@ -36,9 +36,11 @@ use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
 use crate::core::test_runs::language_of;
 use crate::core::trace::Trace;
-use crate::wire::{
-    AuditResult, EvidenceKind, PlannerResult, ReviewView, Risk, SurfaceRow, SurfaceStatus,
-};
+use crate::core::wire::{EvidenceKind, PlannerResult, ReviewView, Risk};
+use wire::{AuditResult, SurfaceRow, SurfaceStatus};
+
+pub mod judge;
+pub mod wire;
 
 pub const AUDITOR: &str = StepName::Auditor.as_str();
 

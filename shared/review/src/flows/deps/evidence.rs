@@ -5,6 +5,7 @@ use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_report::{FailedService, Finding};
 
 use super::trees::on_trees;
+use crate::core::deps;
 use crate::core::outcome::Next;
 use crate::core::outcome::retryable;
 use crate::core::outcome::{outcome, to_json};
@@ -13,8 +14,8 @@ use crate::core::step::StepContext;
 use crate::core::step_name::StepName;
 use crate::core::step_name::{INTAKE, PLAN};
 use crate::core::trace::Trace;
-use crate::steps::deps;
-use crate::wire::{CollectResult, FileResult, IntakeResult, PlanResult, Unread, deps_fingerprint};
+use crate::core::wire::{FileResult, IntakeResult, PlanResult, Unread};
+use crate::flows::deps::wire::{CollectResult, deps_fingerprint};
 
 pub async fn collect(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> {
     let rows = cx.rows(&lease.id.review_id).await?;

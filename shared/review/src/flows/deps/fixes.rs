@@ -1,6 +1,6 @@
 //! `deps.file`'s dependency fixes: each package the file's findings name, raised to the
 //! version that leaves all of them, proved by evaluating the patched file again
-//! (`crate::steps::depfix` holds the edits and commands).
+//! (`crate::core::depfix` holds the edits and commands).
 
 use std::collections::BTreeMap;
 
@@ -14,8 +14,8 @@ use crate::core::git_tree::Side;
 use crate::core::outcome::retryable;
 use crate::core::step::StepContext;
 use crate::core::trace::Trace;
-use crate::steps::{depfix, deps};
-use crate::wire::IntakeResult;
+use crate::core::wire::IntakeResult;
+use crate::core::{depfix, deps};
 
 /// A package to raise, and what the patched file gave.
 struct Target {

@@ -17,7 +17,7 @@ use crate::core::query::skeptic::{
 use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
-use crate::wire::{FileResult, ReviewView, SkepticVerdict};
+use crate::core::wire::{FileResult, ReviewView, SkepticVerdict};
 
 /// The Skeptic of a dependency file's findings (advisory evidence faces it too).
 pub const SKEPTIC_DEPS: &str = StepName::SkepticDeps.as_str();
@@ -112,7 +112,7 @@ async fn deps_verdict(
         path,
         conceded: artifact
             .as_deref()
-            .is_some_and(|a| crate::wire::names_a_shown_artifact(a, &shown)),
+            .is_some_and(|a| crate::core::wire::names_a_shown_artifact(a, &shown)),
     };
     let (verdict, refutation) = match settle(
         view,

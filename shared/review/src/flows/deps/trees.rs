@@ -6,7 +6,7 @@ use proven_pipeline::StepError;
 use crate::core::git_tree::{GitTree, Side};
 use crate::core::outcome::blocking;
 use crate::core::trace::Trace;
-use crate::wire::IntakeResult;
+use crate::core::wire::IntakeResult;
 
 /// Runs `f` over the change's two trees (base, head) on the blocking pool (git2 blocks),
 /// with a trace of its own; a repository that does not open fails `step` by name.

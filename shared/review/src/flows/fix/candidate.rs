@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::outcome::{Next, to_json};
 use crate::core::step_name::StepName;
-use crate::wire::FixInput;
+use crate::core::wire::FixInput;
 
 /// A try's candidate, handed to the sandbox.
 #[derive(Debug, Clone, Serialize, Deserialize)]

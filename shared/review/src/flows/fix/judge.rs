@@ -5,7 +5,8 @@ use proven_store::StepRow;
 
 use crate::core::rows::StepState;
 use crate::core::step_name::StepName;
-use crate::wire::{FixInput, FixResult};
+use crate::core::wire::FixInput;
+use crate::flows::fix::wire::FixResult;
 
 /// The proved fix of the risk `risk_key`, if one of its tries proved one.
 pub fn proved_fix(rows: &[StepRow], risk_key: &str) -> Option<FixResult> {

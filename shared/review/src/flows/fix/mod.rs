@@ -26,17 +26,19 @@ use crate::core::patch::{self, PatchAnswer};
 use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
-use crate::wire::{FixResult, ReviewView};
+use crate::core::wire::ReviewView;
+use crate::flows::fix::wire::FixResult;
 
 mod candidate;
 pub mod judge;
 mod proof;
+pub mod wire;
 
 pub use candidate::Candidate;
 use candidate::next_try;
 pub use proof::run_sandbox_fix;
 
-pub use crate::wire::{FixInput, first_try};
+pub use crate::core::wire::{FixInput, first_try};
 
 /// The most of a file the Fixer's prompt shows; a larger file is shown as the part around
 /// the claimed symbol, said so.
@@ -210,7 +212,7 @@ fn text_refusal(answer: &PatchAnswer, files: &[(String, Option<String>)]) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::ProveJob;
+    use crate::core::wire::ProveJob;
 
     #[test]
     fn a_fixer_patch_moves_no_package_of_a_requirements_file() {
@@ -271,7 +273,7 @@ mod tests {
     }
 
     fn job() -> ProveJob {
-        crate::wire::test_job()
+        crate::core::wire::test_job()
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::core::test_runs::{
     TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key, twice,
 };
 use crate::core::trace::Trace;
-use crate::wire::FixResult;
+use crate::flows::fix::wire::FixResult;
 
 /// How much of a failed run's output the next try is told.
 const FAILURE_TAIL: usize = 2000;

@@ -16,11 +16,12 @@ use crate::core::rows::result_of;
 use crate::core::step::{ReviewStep, StepContext};
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
-use crate::steps::scout::Band;
-use crate::wire::{
-    Bounds, DependencyEvidence, DependencyNote, EvidenceKind, FileResult, HmemBounds, PlanResult,
-    PlanTools, PlannerResult, ReviewView, Risk,
+use crate::core::wire::{
+    Bounds, EvidenceKind, FileResult, HmemBounds, PlanResult, PlanTools, PlannerResult, ReviewView,
+    Risk,
 };
+use crate::flows::plan::scout::Band;
+use crate::flows::plan::wire::{DependencyEvidence, DependencyNote};
 
 pub(super) const MAX_RISKS: usize = 8;
 
@@ -76,7 +77,7 @@ fn evidence_block(evidence: &DependencyEvidence) -> String {
 /// The change's diff (bounded: what bounded steps can read at most), and whether it was
 /// longer.
 async fn change_diff(view: &ReviewView<'_>) -> Result<(String, bool), StepError> {
-    use crate::bounded::{MAX_PARTS, PART_BYTES};
+    use crate::core::bounded::{MAX_PARTS, PART_BYTES};
     let (dir, base, head) = (
         view.repository_dir.to_string(),
         view.base.to_string(),
@@ -102,7 +103,7 @@ pub(super) async fn ask_planner(
     (evidence, bounds): (Option<&DependencyEvidence>, Bounds),
     trace: &mut Trace,
 ) -> Result<(Vec<Risk>, bool), StepError> {
-    use crate::bounded::{MAX_PARTS, PART_BYTES, split, tokens};
+    use crate::core::bounded::{MAX_PARTS, PART_BYTES, split, tokens};
     let (diff, cut) = change_diff(view).await?;
     let system = planner_system(evidence.is_some());
     let context = evidence.map(evidence_block).unwrap_or_default();
@@ -146,7 +147,7 @@ pub(super) async fn ask_planner(
                "threshold": bounds.threshold_tokens, "unit": bounds.unit.as_str(),
                "parts": parts.parts.len(), "carry_tokens": bounds.carry_tokens}),
     );
-    let risks = crate::bounded::plan(
+    let risks = crate::core::bounded::plan(
         agents,
         role,
         &system,

@@ -22,7 +22,8 @@ use crate::core::outcome::{outcome, to_json};
 use crate::core::step::ReviewStep;
 use crate::core::step_name::Name;
 use crate::core::trace::Trace;
-use crate::wire::{ReviewView, Risk, SecondReview, SecondVerdict};
+use crate::core::wire::{ReviewView, Risk};
+use crate::flows::plan::wire::{SecondReview, SecondVerdict};
 
 /// The most of one claimed file its Skeptic is shown.
 const MAX_SHOWN_BYTES: usize = 64 << 10;

@@ -20,7 +20,7 @@ use crate::core::outcome::{outcome, read_input, to_json};
 use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
-use crate::wire::Risk;
+use crate::core::wire::Risk;
 
 use super::wire::InvestigatorResult;
 use crate::core::query::{TEMPLATES, anchors, read_query, run_query};

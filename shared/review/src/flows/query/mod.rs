@@ -11,7 +11,7 @@
 //! - A query proves a finding only about what the change brings in: the package and the
 //!   version must both appear on a line the change adds to the risk's file (the anchor).
 //!   The version is then evaluated with the ecosystem's own rules, exactly as the dependency
-//!   evidence does (`steps::deps::evaluate`), so the finding is `advisory` or `exploited`.
+//!   evidence does (`core::deps::evaluate`), so the finding is `advisory` or `exploited`.
 //! - Advisory-by-id, KEV and EPSS rows describe an advisory, not the change: alone they are
 //!   never a finding; they are shown as the rows the Investigator read.
 //! - The Skeptic may refute a query finding only with a query of its own that Proven runs;
@@ -19,5 +19,6 @@
 //!   version, or it is withdrawn or gone).
 
 pub mod investigator;
+pub mod judge;
 pub mod skeptic;
 pub mod wire;

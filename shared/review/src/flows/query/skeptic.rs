@@ -14,7 +14,7 @@ use crate::core::query::skeptic::{
 use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
-use crate::wire::{Risk, SkepticVerdict};
+use crate::core::wire::{Risk, SkepticVerdict};
 
 /// Why the Skeptic of a query finding cannot run when the investigation left no result.
 const NO_INVESTIGATION: &str = "skeptic: the investigation has no result";

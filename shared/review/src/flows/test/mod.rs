@@ -17,9 +17,11 @@
 //!   lines; a blocked prompt or answer stops the step by name.
 //! - A risk whose fingerprint H-MEM holds is not raised again; the trace names the record.
 
+pub mod judge;
 pub mod prover;
 pub mod reproduce;
 pub mod skeptic;
+pub mod wire;
 
 use crate::core::step_name::StepName;
 

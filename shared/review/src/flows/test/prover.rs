@@ -16,7 +16,7 @@ use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
 use crate::core::test_runs::{MAX_FILE_BYTES, language_of, rust_member, selection_for};
 use crate::core::trace::Trace;
-use crate::wire::{ProveJob, ReviewView, Risk};
+use crate::core::wire::{ProveJob, ReviewView, Risk};
 
 #[derive(Debug, Serialize, Deserialize)]
 struct ProverAnswer {

@@ -14,7 +14,8 @@ use crate::core::test_runs::{
     RecordedRuns, no_sandbox, recorded, requests, run_ref, runs_key, sandbox_error,
 };
 use crate::core::trace::Trace;
-use crate::wire::{PlanResult, ProveJob, Reproduced, RunsShowed, first_try};
+use crate::core::wire::{PlanResult, ProveJob, first_try};
+use crate::flows::test::wire::{Reproduced, RunsShowed};
 
 /// `sandbox.reproduce`: the registry's entry. Reproduced, the Fixer tries beside the
 /// Skeptic (a fix is shown only for a finding the Judge keeps).

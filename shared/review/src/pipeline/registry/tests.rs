@@ -12,8 +12,8 @@ use crate::core::outcome::{Next, outcome, to_json};
 use crate::core::rows::{claimed, start_test_review, step_result};
 use crate::core::step::ReviewStep;
 use crate::core::trace::Trace;
+use crate::core::wire::IntakeResult;
 use crate::pipeline::ReviewSteps;
-use crate::wire::IntakeResult;
 
 const ECHO: &str = "test.echo";
 const AFTER: &str = "test.after";
@@ -63,7 +63,7 @@ async fn review_after_intake(store: &Store, first: &str) {
         repository_dir: "/repo".into(),
         base: RevisionRef::new("a", "a1"),
         head: RevisionRef::new("b", "b1"),
-        facts: vec![crate::steps::intake::FileFacts {
+        facts: vec![crate::core::wire::FileFacts {
             path: "calc.py".into(),
             old_path: None,
             executable: false,

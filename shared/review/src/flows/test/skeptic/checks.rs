@@ -16,7 +16,8 @@ pub const FLAKY_RERUNS: u64 = 3;
 use crate::core::outcome::blocking;
 use crate::core::step::ReviewStep;
 use crate::core::test_runs::{MAX_FILE_BYTES, TEST_TIMEOUT, language_of, run_ref, runs_key};
-use crate::wire::{ProveJob, Refutation, ReviewView};
+use crate::core::wire::{ProveJob, ReviewView};
+use crate::flows::test::wire::Refutation;
 
 /// Tests of the change that an `intended` check runs at most.
 const MAX_INTENDED_TESTS: usize = 5;
@@ -479,7 +480,7 @@ mod tests {
 
     #[test]
     fn a_test_exercises_the_claimed_module_or_symbol() {
-        let mut job = crate::wire::test_job();
+        let mut job = crate::core::wire::test_job();
         job.risk.path = "pkg/calc.py".into();
         assert!(exercises(
             Language::Python,

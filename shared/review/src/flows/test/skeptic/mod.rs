@@ -33,10 +33,10 @@ use crate::core::outcome::{outcome, read_input, to_json};
 use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
-use crate::wire::{
-    ProveJob, Refutation, RefutationKind, Reproduced, SkepticResult, SkepticSays, SkepticVerdict,
-    names_a_shown_artifact,
+use crate::core::wire::{
+    ProveJob, SkepticResult, SkepticSays, SkepticVerdict, names_a_shown_artifact,
 };
+use crate::flows::test::wire::{Refutation, RefutationKind, Reproduced};
 
 /// Reruns per side when the Skeptic says `flaky`, each with its own seed.
 mod checks;

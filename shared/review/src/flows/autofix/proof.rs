@@ -1,0 +1,368 @@
+//! `sandbox.autofix`: the attempt's patch proved on scratch copies of the change, by
+//! Proven's runs and rows only. Each test finding's own test must pass with the patch;
+//! each advisory and query finding's rows must no longer match ([`super::recheck`]); then
+//! the tests of every language a patched file belongs to must hold (a suite that fails
+//! with the patch is held only to what it breaks, by name, against the same suite on the
+//! base). Each run is bounded by `autofix_timeout`.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use proven_pipeline::{Lease, Outcome, StepError};
+use proven_report::{Autofix, RunRef};
+use proven_sandbox::{Language, RunRecord, RunRequest};
+use serde_json::json;
+
+use super::attempt::{Attempt, FIXED, REJECTED};
+use super::gather::Proved;
+use crate::core::outcome::{outcome, read_input, to_json};
+use crate::core::rows::result_of;
+use crate::core::step::ReviewStep;
+use crate::core::step_name::StepName;
+use crate::core::test_runs::{TEST_TIMEOUT, passed, run_ref, runs_key};
+use crate::core::trace::Trace;
+use crate::core::wire::{PlanResult, ReviewView};
+
+/// What a patched file's tests run in: a language the sandbox runs, or one it does not
+/// (its tests cannot run, so the patch's breakage there cannot be known).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Touched {
+    Runs(Language),
+    NotRun(&'static str),
+}
+
+/// The language a file belongs to (None: a file of no language's package: prose, a
+/// Dockerfile).
+fn touched(path: &str) -> Option<Touched> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let by_name = match name {
+        "package.json"
+        | "package-lock.json"
+        | "npm-shrinkwrap.json"
+        | "yarn.lock"
+        | "pnpm-lock.yaml" => Some(Touched::Runs(Language::Node)),
+        "Cargo.toml" | "Cargo.lock" => Some(Touched::Runs(Language::Rust)),
+        "go.mod" | "go.sum" => Some(Touched::Runs(Language::Go)),
+        "pyproject.toml" | "poetry.lock" | "uv.lock" | "Pipfile" | "Pipfile.lock" | "setup.py"
+        | "setup.cfg" => Some(Touched::Runs(Language::Python)),
+        "composer.json" | "composer.lock" => Some(Touched::NotRun("PHP")),
+        "Gemfile" | "Gemfile.lock" => Some(Touched::NotRun("Ruby")),
+        "pom.xml" => Some(Touched::NotRun("Java")),
+        _ if name.starts_with("requirements") && name.ends_with(".txt") => {
+            Some(Touched::Runs(Language::Python))
+        }
+        _ => None,
+    };
+    let ext = std::path::Path::new(name)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
+    by_name
+        .or_else(|| crate::core::test_runs::language_of(path).map(Touched::Runs))
+        .or(match ext {
+            "ts" | "tsx" | "jsx" => Some(Touched::Runs(Language::Node)),
+            "php" => Some(Touched::NotRun("PHP")),
+            "rb" => Some(Touched::NotRun("Ruby")),
+            "java" | "kt" => Some(Touched::NotRun("Java")),
+            _ => None,
+        })
+}
+
+/// How long each run may take (`autofix_timeout`, fixed at the plan).
+fn run_timeout(plan: Option<&PlanResult>) -> Duration {
+    plan.and_then(|p| p.autofix_timeout_secs)
+        .map_or(TEST_TIMEOUT, Duration::from_secs)
+}
+
+/// The runs, each named: each test finding's own test, then each touched language's
+/// suite with every proving test of that language in it.
+async fn requests(
+    view: &ReviewView<'_>,
+    attempt: &Attempt,
+    languages: &[Language],
+    timeout: Duration,
+    trace: &mut Trace,
+) -> Result<Vec<(String, RunRequest)>, StepError> {
+    let patch = crate::core::test_runs::patch(&attempt.edits);
+    let mut out = Vec::new();
+    for p in &attempt.proved {
+        if let Proved::Test { title, job } = p {
+            out.push((
+                title.clone(),
+                crate::core::test_runs::requests(view, job, &job.test)?
+                    .1
+                    .with_patch(patch.clone())
+                    .with_timeout(timeout),
+            ));
+        }
+    }
+    for language in languages {
+        out.push((
+            suite_name(*language),
+            suite(view, view.head, attempt, *language, trace)
+                .await?
+                .with_patch(patch.clone())
+                .with_timeout(timeout),
+        ));
+    }
+    Ok(out)
+}
+
+fn suite_name(language: Language) -> String {
+    format!("the {language} tests")
+}
+
+/// A language's suite on `revision`, with the proving tests of that language added.
+async fn suite(
+    view: &ReviewView<'_>,
+    revision: &str,
+    attempt: &Attempt,
+    language: Language,
+    trace: &mut Trace,
+) -> Result<RunRequest, StepError> {
+    let mut request = crate::core::suite::suite_request(view, revision, language, trace).await?;
+    for p in &attempt.proved {
+        if let Proved::Test { job, .. } = p
+            && job.language == language
+        {
+            request = request.with_file(job.test.path.clone(), job.test.code.clone().into_bytes());
+        }
+    }
+    Ok(request)
+}
+
+/// The step: every finding's evidence again on the patched copy, then the suites.
+pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
+    let view = s.view;
+    let attempt: Attempt = read_input(lease, "autofix attempt")?;
+    let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
+    let plan = result_of::<PlanResult>(s.rows, StepName::Plan.as_str()).ok();
+    let timeout = run_timeout(plan.as_ref());
+    let mut result = Autofix {
+        verdict: REJECTED.into(),
+        edits: attempt.edits.clone(),
+        fixes: Vec::new(),
+        open: Vec::new(),
+        runs: Vec::new(),
+        diff: attempt.diff.clone(),
+    };
+    let touches: BTreeSet<Touched> = attempt
+        .edits
+        .iter()
+        .filter_map(|e| touched(&e.path))
+        .collect();
+    let mut languages = Vec::new();
+    for t in touches {
+        match t {
+            Touched::Runs(l) => languages.push(l),
+            Touched::NotRun(what) => result.open.push(format!(
+                "the patch touches {what} files, whose tests the sandbox does not run: what it \
+                 breaks there cannot be known"
+            )),
+        }
+    }
+    let rechecked =
+        super::recheck::advisories(&view, s.rows, &attempt.edits, &attempt.proved).await?;
+    result.open.extend(rechecked.open);
+    result
+        .fixes
+        .extend(rechecked.closed.iter().map(|(t, _)| t.clone()));
+    let requests = requests(&view, &attempt, &languages, timeout, &mut trace).await?;
+    let key = runs_key(&[
+        view.head,
+        &serde_json::to_string(&attempt).unwrap_or_default(),
+    ]);
+    let done = crate::core::test_runs::run_in_turn(
+        s,
+        lease,
+        ("autofix", &key),
+        requests
+            .iter()
+            .enumerate()
+            .map(|(i, (_, r))| (format!("run-{i}"), r.clone()))
+            .collect(),
+        false,
+    )
+    .await?;
+    let first_suite = requests.len() - languages.len();
+    let base = BaseSuites::run(
+        s,
+        lease,
+        (&attempt, &key),
+        (&languages, first_suite),
+        &done,
+        timeout,
+        &mut trace,
+    )
+    .await?;
+    let base_of = |i: usize| base.of(i);
+    let verdicts = Runs {
+        names: requests.iter().map(|(n, _)| n.clone()).collect(),
+        first_suite,
+        timeout,
+    };
+    verdicts.settle(&mut result, &done, &base_of);
+    result.runs = done
+        .runs
+        .iter()
+        .map(|r| run_ref("change+autofix", r))
+        .chain(base.runs.iter().map(|r| run_ref("base", r)))
+        .collect::<Vec<RunRef>>();
+    for r in &result.runs {
+        trace.push("sandbox_run", serde_json::to_value(r).unwrap_or_default());
+    }
+    result.verdict = if result.open.is_empty() {
+        FIXED
+    } else {
+        REJECTED
+    }
+    .into();
+    trace.push(
+        "autofix",
+        json!({"verdict": result.verdict, "fixes": result.fixes, "open": result.open,
+               "closed": rechecked.closed}),
+    );
+    Ok(outcome(trace, to_json(&result)?, Vec::new(), true))
+}
+
+/// The suites that failed with the patch, run on the base too (the Fixer's rule): what
+/// failed there already is not the patch's doing.
+struct BaseSuites {
+    /// The index of each base run's suite among the attempt's runs.
+    at: Vec<usize>,
+    runs: Vec<RunRecord>,
+}
+
+impl BaseSuites {
+    async fn run(
+        s: &ReviewStep<'_>,
+        lease: &Lease,
+        (attempt, key): (&Attempt, &str),
+        (languages, first_suite): (&[Language], usize),
+        done: &crate::core::test_runs::RunsDone,
+        timeout: Duration,
+        trace: &mut Trace,
+    ) -> Result<BaseSuites, StepError> {
+        let mut at = Vec::new();
+        let mut requests = Vec::new();
+        for (i, language) in languages.iter().enumerate() {
+            if let Some(r) = done.runs.get(first_suite + i)
+                && !passed(r)
+                && r.failing_named().is_some()
+            {
+                let request = suite(&s.view, s.view.base, attempt, *language, trace)
+                    .await?
+                    .with_timeout(timeout);
+                at.push(first_suite + i);
+                requests.push((format!("suite-base-{language}"), request));
+            }
+        }
+        let runs = if requests.is_empty() {
+            Vec::new()
+        } else {
+            crate::core::test_runs::run_in_turn(s, lease, ("autofix-base", key), requests, false)
+                .await?
+                .runs
+        };
+        Ok(BaseSuites { at, runs })
+    }
+
+    /// The base's run of the suite at index `i` of the attempt's runs.
+    fn of(&self, i: usize) -> Option<&RunRecord> {
+        self.at
+            .iter()
+            .position(|at| *at == i)
+            .and_then(|k| self.runs.get(k))
+    }
+}
+
+/// The named runs of an attempt and how each is held.
+struct Runs {
+    names: Vec<String>,
+    first_suite: usize,
+    timeout: Duration,
+}
+
+impl Runs {
+    /// Each run that did not hold, named: a test finding's test that did not pass, a suite
+    /// that failed beyond what fails on the base, a run killed at `autofix_timeout`, a run
+    /// that never happened.
+    fn settle<'a>(
+        &self,
+        result: &mut Autofix,
+        done: &crate::core::test_runs::RunsDone,
+        base_of: &dyn Fn(usize) -> Option<&'a RunRecord>,
+    ) {
+        if let Some(why) = &done.refused {
+            result
+                .open
+                .push(format!("the patch does not apply to the change: {why}"));
+        }
+        for (i, name) in self.names.iter().enumerate() {
+            let Some(r) = done.runs.get(i) else {
+                if done.refused.is_none() {
+                    result.open.push(format!("{name}: did not run"));
+                }
+                continue;
+            };
+            if r.timed_out {
+                result.open.push(format!(
+                    "{name}: ran past autofix_timeout ({} s) and was killed: a run that did not \
+                     happen proves nothing",
+                    self.timeout.as_secs()
+                ));
+                continue;
+            }
+            if passed(r) {
+                if i < self.first_suite {
+                    result.fixes.push(name.clone());
+                }
+                continue;
+            }
+            if i < self.first_suite {
+                result.open.push(format!(
+                    "{name}: its test does not pass with the patch (run {})",
+                    r.run_id
+                ));
+                continue;
+            }
+            match base_of(i).map(|b| crate::core::suite::suite_against_base(r, b)) {
+                Some(Ok(_)) => {}
+                Some(Err(why)) => result.open.push(format!(
+                    "{name}: broken by the patch (run {}): {why}",
+                    r.run_id
+                )),
+                None => result.open.push(format!(
+                    "{name}: do not pass with the patch (run {}), and no failure is named to hold \
+                     against the base",
+                    r.run_id
+                )),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_patched_file_belongs_to_its_language() {
+        let t = |p: &str| touched(p);
+        assert_eq!(t("calc.py"), Some(Touched::Runs(Language::Python)));
+        assert_eq!(
+            t("web/package-lock.json"),
+            Some(Touched::Runs(Language::Node))
+        );
+        assert_eq!(t("Cargo.lock"), Some(Touched::Runs(Language::Rust)));
+        assert_eq!(t("go.sum"), Some(Touched::Runs(Language::Go)));
+        assert_eq!(
+            t("requirements-dev.txt"),
+            Some(Touched::Runs(Language::Python))
+        );
+        assert_eq!(t("composer.lock"), Some(Touched::NotRun("PHP")));
+        assert_eq!(t("src/app.ts"), Some(Touched::Runs(Language::Node)));
+        assert_eq!(t("Dockerfile"), None);
+        assert_eq!(t("README.md"), None);
+    }
+}

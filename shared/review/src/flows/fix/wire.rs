@@ -1,0 +1,23 @@
+//! What the fix flow stores: what each try came to (the result of both its steps).
+
+use proven_report::{PatchEdit, RunRef};
+use serde::{Deserialize, Serialize};
+
+/// What a try came to (the result of both steps).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct FixResult {
+    pub proved: bool,
+    pub attempt: u32,
+    pub reason: String,
+    #[serde(default)]
+    pub edits: Vec<PatchEdit>,
+    #[serde(default)]
+    pub explanation: String,
+    /// The runs on the change with the patch (and the package's tests on the base when
+    /// they did not pass with it).
+    #[serde(default)]
+    pub runs: Vec<RunRef>,
+    /// The package's tests failing with the patch that fail on the base too (by name).
+    #[serde(default)]
+    pub failing_on_base_too: Vec<String>,
+}
