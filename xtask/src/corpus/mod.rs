@@ -266,9 +266,12 @@ fn in_rounds<T>(per_project: Vec<Vec<T>>) -> Vec<T> {
     rounds.into_iter().map(|(_, _, c)| c).collect()
 }
 
-pub fn run(args: &[String], root: &Path) -> Result<(), String> {
-    let o = parse(args)?;
-    let (cases, revision, rule): (Vec<Box<dyn Case>>, String, String) = match o.corpus {
+type Cases = Vec<Box<dyn Case>>;
+
+/// The corpus's cases as the options select them, the dataset's revision and the rule that
+/// selected them.
+fn select_cases(o: &Options) -> Result<(Cases, String, String), String> {
+    Ok(match o.corpus {
         Corpus::BugsInPy => {
             let data = bugsinpy::Dataset::open(&o.dataset)?;
             let limit = o.limit.unwrap_or(bugsinpy::LIMIT);
@@ -309,9 +312,13 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
                 rule,
             )
         }
-    };
-    // A case studied after its held-out measure keeps that measure in a resumed table.
-    let measured_before: Vec<String> = match (&o.out, o.resume) {
+    })
+}
+
+/// A case studied after its held-out measure keeps that measure in a resumed table: the
+/// cases the results file holds unstudied.
+fn measured_before(o: &Options) -> Vec<String> {
+    match (&o.out, o.resume) {
         (Some(out), true) => std::fs::read_to_string(out.with_extension("jsonl"))
             .unwrap_or_default()
             .lines()
@@ -320,14 +327,169 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
             .map(|r| r.id)
             .collect(),
         _ => Vec::new(),
-    };
+    }
+}
+
+/// The results a previous run left in the results file (`--resume`), by case; without
+/// `--resume` the file is removed.
+fn earlier_results(
+    o: &Options,
+    results_file: Option<&Path>,
+    cases: &[Box<dyn Case>],
+) -> Result<Vec<(usize, CaseResult)>, String> {
+    let mut earlier: Vec<(usize, CaseResult)> = Vec::new();
+    if o.resume
+        && let Some(file) = results_file
+    {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let r: CaseResult = serde_json::from_str(line)
+                .map_err(|e| format!("{}: a line does not read: {e}", file.display()))?;
+            if let Some(i) = cases.iter().position(|c| c.id() == r.id) {
+                earlier.retain(|(j, _)| *j != i);
+                earlier.push((i, r));
+            }
+        }
+    } else if let Some(file) = results_file {
+        let _ = std::fs::remove_file(file);
+    }
+    Ok(earlier)
+}
+
+/// The cases not to run: all with --report-only; with --review-only all but those a
+/// fidelity-only run left to review; else those finished before.
+fn skipped(o: &Options, cases: usize, earlier: &[(usize, CaseResult)]) -> Vec<usize> {
+    if o.report_only {
+        (0..cases).collect()
+    } else if o.review_only {
+        // Only the reviews a fidelity-only run left (it may still be running beside).
+        (0..cases)
+            .filter(|i| {
+                !earlier
+                    .iter()
+                    .any(|(j, r)| j == i && r.fidelity && r.reproduced.is_none())
+            })
+            .collect()
+    } else {
+        earlier
+            .iter()
+            .filter(|(_, r)| o.fidelity_only || !(r.fidelity && r.reproduced.is_none()))
+            .map(|(i, _)| *i)
+            .collect()
+    }
+}
+
+/// The table of the cases' results, with the cases no run finished and those whose
+/// upstream is not here named below it, never counted.
+fn final_table(
+    table: &Table<'_>,
+    cases: &[Box<dyn Case>],
+    unavailable: &[Box<dyn Case>],
+    mut results: Vec<CaseResult>,
+) -> String {
+    // Cases of the list that no run finished are named, never counted.
+    let not_run: Vec<String> = cases
+        .iter()
+        .map(|c| c.id())
+        .filter(|id| !results.iter().any(|r| &r.id == id))
+        .collect();
+    results.retain(|r| cases.iter().any(|c| c.id() == r.id));
+    let mut text = report(
+        table.title,
+        &results,
+        table.revision,
+        table.started,
+        table.args,
+    );
+    if !not_run.is_empty() {
+        let _ = writeln!(
+            text,
+            "\nNot run (the run was stopped before them; not counted above): {}.",
+            not_run.join(", ")
+        );
+    }
+    if !unavailable.is_empty() {
+        let _ = writeln!(
+            text,
+            "\nNot run (their upstream repository is not under --repos: the fetch tool did not bring it; not counted above): {}.",
+            ids(unavailable)
+        );
+    }
+    text
+}
+
+/// The runtime the cases' reviews run on (one worker thread: each case's review is a
+/// process of its own).
+fn case_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))
+}
+
+/// The cases' ids, comma-separated.
+fn ids(cases: &[Box<dyn Case>]) -> String {
+    cases.iter().map(|c| c.id()).collect::<Vec<_>>().join(", ")
+}
+
+/// What heads a table of results.
+struct Table<'a> {
+    title: &'a str,
+    revision: &'a str,
+    started: &'a str,
+    args: &'a [String],
+}
+
+/// A finished case: one JSON line appended to the results file, and the table so far
+/// written, so a long run can be read while it goes on.
+fn record_case(
+    done: &mut Vec<(usize, CaseResult)>,
+    i: usize,
+    r: CaseResult,
+    results_file: Option<&Path>,
+    out: Option<&Path>,
+    table: &Table<'_>,
+) {
+    if let Some(file) = results_file
+        && let Ok(line) = serde_json::to_string(&r)
+    {
+        use std::io::Write as _;
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file)
+            .and_then(|mut f| writeln!(f, "{line}"));
+    }
+    done.push((i, r));
+    done.sort_by_key(|(i, _)| *i);
+    // The table so far, so a long run can be read while it goes on.
+    if let Some(out) = out {
+        let so_far: Vec<CaseResult> = done.iter().map(|(_, r)| r.clone()).collect();
+        let _ = std::fs::write(
+            out,
+            report(
+                table.title,
+                &so_far,
+                table.revision,
+                table.started,
+                table.args,
+            ),
+        );
+    }
+}
+
+pub fn run(args: &[String], root: &Path) -> Result<(), String> {
+    let o = parse(args)?;
+    let (cases, revision, rule) = select_cases(&o)?;
+    // A case studied after its held-out measure keeps that measure in a resumed table.
+    let measured_before = measured_before(&o);
     let cases: Vec<Box<dyn Case>> = cases
         .into_iter()
         .filter(|c| !(o.measured_only && c.studied() && !measured_before.contains(&c.id())))
         .collect();
     // Cases whose upstream is not here (pandas' and matplotlib's are larger than the fetch
     // tool brings) are named, never run or counted.
-    type Cases = Vec<Box<dyn Case>>;
     let (cases, unavailable): (Cases, Cases) = cases
         .into_iter()
         .partition(|c| c.available(&o.repos).is_ok());
@@ -336,11 +498,7 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
             "corpus: {} cases whose upstream is not under {} are not run: {}",
             unavailable.len(),
             o.repos.display(),
-            unavailable
-                .iter()
-                .map(|c| c.id())
-                .collect::<Vec<_>>()
-                .join(", ")
+            ids(&unavailable)
         );
     }
     let proven = match &o.proven {
@@ -354,54 +512,24 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     projects.dedup();
     let title = o.corpus.title();
     let started = chrono_now();
+    let table = Table {
+        title,
+        revision: &revision,
+        started: &started,
+        args,
+    };
     eprintln!(
         "corpus: {title}: {} cases of {} projects ({rule})",
         cases.len(),
         projects.len(),
     );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("tokio runtime: {e}"))?;
+    let runtime = case_runtime()?;
     // Each finished case is one JSON line of FILE.jsonl beside --out; --resume keeps the
     // cases a previous run finished there and runs the others.
     let results_file = o.out.as_ref().map(|p| p.with_extension("jsonl"));
-    let mut earlier: Vec<(usize, CaseResult)> = Vec::new();
-    if o.resume
-        && let Some(file) = &results_file
-    {
-        let text = std::fs::read_to_string(file).unwrap_or_default();
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let r: CaseResult = serde_json::from_str(line)
-                .map_err(|e| format!("{}: a line does not read: {e}", file.display()))?;
-            if let Some(i) = cases.iter().position(|c| c.id() == r.id) {
-                earlier.retain(|(j, _)| *j != i);
-                earlier.push((i, r));
-            }
-        }
-    } else if let Some(file) = &results_file {
-        let _ = std::fs::remove_file(file);
-    }
+    let mut earlier = earlier_results(&o, results_file.as_deref(), &cases)?;
     // --report-only: no case runs; the table is the results file's.
-    let skip: Vec<usize> = if o.report_only {
-        (0..cases.len()).collect()
-    } else if o.review_only {
-        // Only the reviews a fidelity-only run left (it may still be running beside).
-        (0..cases.len())
-            .filter(|i| {
-                !earlier
-                    .iter()
-                    .any(|(j, r)| j == i && r.fidelity && r.reproduced.is_none())
-            })
-            .collect()
-    } else {
-        earlier
-            .iter()
-            .filter(|(_, r)| o.fidelity_only || !(r.fidelity && r.reproduced.is_none()))
-            .map(|(i, _)| *i)
-            .collect()
-    };
+    let skip = skipped(&o, cases.len(), &earlier);
     let pending: std::collections::BTreeMap<usize, CaseResult> = earlier
         .iter()
         .filter(|(i, _)| !skip.contains(i))
@@ -427,64 +555,20 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
                         pending.get(&i).cloned(),
                     );
                     if let Ok(mut done) = done.lock() {
-                        if let Some(file) = &results_file
-                            && let Ok(line) = serde_json::to_string(&r)
-                        {
-                            use std::io::Write as _;
-                            let _ = std::fs::OpenOptions::new()
-                                .create(true)
-                                .append(true)
-                                .open(file)
-                                .and_then(|mut f| writeln!(f, "{line}"));
-                        }
-                        done.push((i, r));
-                        done.sort_by_key(|(i, _)| *i);
-                        // The table so far, so a long run can be read while it goes on.
-                        if let Some(out) = &o.out {
-                            let so_far: Vec<CaseResult> =
-                                done.iter().map(|(_, r)| r.clone()).collect();
-                            let _ = std::fs::write(
-                                out,
-                                report(title, &so_far, &revision, &started, args),
-                            );
-                        }
+                        let (file, out) = (results_file.as_deref(), o.out.as_deref());
+                        record_case(&mut done, i, r, file, out, &table);
                     }
                 }
             });
         }
     });
-    let mut results: Vec<CaseResult> = done
+    let results: Vec<CaseResult> = done
         .into_inner()
         .map_err(|_| "a case thread panicked".to_string())?
         .into_iter()
         .map(|(_, r)| r)
         .collect();
-    // Cases of the list that no run finished are named, never counted.
-    let not_run: Vec<String> = cases
-        .iter()
-        .map(|c| c.id())
-        .filter(|id| !results.iter().any(|r| &r.id == id))
-        .collect();
-    results.retain(|r| cases.iter().any(|c| c.id() == r.id));
-    let mut text = report(title, &results, &revision, &started, args);
-    if !not_run.is_empty() {
-        let _ = writeln!(
-            text,
-            "\nNot run (the run was stopped before them; not counted above): {}.",
-            not_run.join(", ")
-        );
-    }
-    if !unavailable.is_empty() {
-        let _ = writeln!(
-            text,
-            "\nNot run (their upstream repository is not under --repos: the fetch tool did not bring it; not counted above): {}.",
-            unavailable
-                .iter()
-                .map(|c| c.id())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
+    let text = final_table(&table, &cases, &unavailable, results);
     print!("{text}");
     if let Some(out) = &o.out {
         std::fs::write(out, &text).map_err(|e| format!("write {}: {e}", out.display()))?;
