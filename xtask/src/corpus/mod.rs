@@ -738,6 +738,47 @@ fn run_case(
 }
 
 /// (cause class, the cause in words) of a run that did not end as expected.
+/// What the run's dependency preparation did not prepare, each with its reason cut short.
+fn not_prepared(deps: &Value) -> Vec<String> {
+    deps["not_prepared"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|n| {
+                    format!(
+                        "{} ({})",
+                        n["what"].as_str().unwrap_or_default(),
+                        n["reason"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .chars()
+                            .take(80)
+                            .collect::<String>()
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The run output's telling error line: pytest's `E   ...Error`, else any error line.
+fn error_line(output: &str) -> String {
+    output
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("E  ") && l.contains("Error"))
+        .or_else(|| {
+            output.lines().rev().find(|l| {
+                l.starts_with("E ")
+                    || l.contains("Error:")
+                    || l.contains("ERROR")
+                    || l.contains("error:")
+            })
+        })
+        .map(|l| l.trim().chars().take(160).collect::<String>())
+        .unwrap_or_default()
+}
+
 fn cause(run: &Run) -> (String, String) {
     let rec = &run.record;
     if rec.is_null() {
@@ -756,25 +797,7 @@ fn cause(run: &Run) -> (String, String) {
         .unwrap_or_default()
         .to_string();
     let deps = &rec["dependencies"];
-    let not_prepared: Vec<String> = deps["not_prepared"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|n| {
-                    format!(
-                        "{} ({})",
-                        n["what"].as_str().unwrap_or_default(),
-                        n["reason"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .chars()
-                            .take(80)
-                            .collect::<String>()
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let not_prepared = not_prepared(deps);
     let notes: Vec<String> = deps["notes"]
         .as_array()
         .map(|a| {
@@ -788,20 +811,7 @@ fn cause(run: &Run) -> (String, String) {
         rec["output"]["head"].as_str().unwrap_or_default(),
         rec["output"]["tail"].as_str().unwrap_or_default()
     );
-    let error_line = output
-        .lines()
-        .rev()
-        .find(|l| l.starts_with("E  ") && l.contains("Error"))
-        .or_else(|| {
-            output.lines().rev().find(|l| {
-                l.starts_with("E ")
-                    || l.contains("Error:")
-                    || l.contains("ERROR")
-                    || l.contains("error:")
-            })
-        })
-        .map(|l| l.trim().chars().take(160).collect::<String>())
-        .unwrap_or_default();
+    let error_line = error_line(&output);
     let python_note = notes
         .iter()
         .find(|n| n.to_lowercase().contains("python"))
