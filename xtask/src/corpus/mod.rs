@@ -865,18 +865,17 @@ fn module_not_found(output: &str) -> Option<String> {
     )
 }
 
-fn review_case(
-    runtime: &tokio::runtime::Runtime,
-    proven: &Path,
+/// The scripted models' answers for a case: a safe guard, the Planner's risks (the bug's
+/// and the control's), the Fixer's edits, the Prover's tests and a conceding Skeptic.
+fn script_models(
+    server: &ScriptedServer,
     c: &dyn Case,
     case: &CaseRepo,
-    r: &mut CaseResult,
-) -> Result<(), String> {
+    bug_test: &ProverTest,
+    control: Option<&Control>,
+    path: &str,
+) {
     let id = c.id();
-    let bug_test = c.bug_test(case)?;
-    let control = c.control(case)?;
-    let path = risk_path(c.language(), case);
-    let server = runtime.block_on(ScriptedServer::start());
     server.on(
         Some(GUARD),
         "",
@@ -888,7 +887,7 @@ fn review_case(
         "title": format!("{id} regresses"),
         "claim": format!("{BUG_CLAIM}: the change brings back {}", c.describe()),
         "path": path, "evidence": "test"})];
-    if let Some(k) = &control {
+    if let Some(k) = control {
         risks.push(json!({
             "title": format!("{id} control"),
             "claim": format!("{CONTROL_CLAIM}: the change breaks what {} tests", k.name),
@@ -920,7 +919,7 @@ fn review_case(
             "tests": bug_test.tests,
         }))],
     );
-    if let Some(k) = &control {
+    if let Some(k) = control {
         server.on(
             Some(GENERATOR),
             CONTROL_CLAIM,
@@ -938,6 +937,11 @@ fn review_case(
             "reason": "the change run fails where the base run passes",
             "artifact": "the bug's own test"}))],
     );
+}
+
+/// Runs `proven review` of the case against the scripted models; its report is kept beside
+/// the case.
+fn run_review(proven: &Path, case: &CaseRepo, server: &ScriptedServer) -> Result<Value, String> {
     let data_dir = tempfile_dir(&case.dir)?;
     let mut cmd = proven_cmd(proven);
     for role in ["GENERATOR", "SKEPTIC", "GUARDRAIL"] {
@@ -966,6 +970,60 @@ fn review_case(
         )
     })?;
     let _ = std::fs::write(beside(&case.dir, "review.json"), &out.stdout);
+    Ok(doc)
+}
+
+/// Whether the control's finding is a false proof: reproduced while the control, run
+/// alone, passes on both sides.
+fn judge_control(
+    proven: &Path,
+    lang: &str,
+    case: &CaseRepo,
+    k: &Control,
+    doc: &Value,
+    id: &str,
+    r: &mut CaseResult,
+) -> Result<(), String> {
+    let c = &k.name;
+    match control_seen(doc, &format!("{id} control")) {
+        ControlSeen::NeverRan { why } => {
+            // Not a control: it cannot be a false proof, so it is not counted as one run.
+            r.causes.push(format!("control {c} never ran: {why}"));
+        }
+        ControlSeen::NotReproduced => r.false_proof = Some(false),
+        ControlSeen::Reproduced => {
+            // Reproduced: a false proof only when the control, run alone, passes on both
+            // sides (otherwise it does test what the change broke).
+            let base = sandbox_run(proven, lang, &case.dir, &case.base, &k.command)?;
+            let change = sandbox_run(proven, lang, &case.dir, &case.change, &k.command)?;
+            let both_pass = base.code == Some(0) && change.code == Some(0);
+            r.false_proof = Some(both_pass);
+            if !both_pass {
+                r.causes.push(format!(
+                    "control {c} is not unrelated: alone it gives {} on the base, {} on the change",
+                    base.outcome(),
+                    change.outcome()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn review_case(
+    runtime: &tokio::runtime::Runtime,
+    proven: &Path,
+    c: &dyn Case,
+    case: &CaseRepo,
+    r: &mut CaseResult,
+) -> Result<(), String> {
+    let id = c.id();
+    let bug_test = c.bug_test(case)?;
+    let control = c.control(case)?;
+    let path = risk_path(c.language(), case);
+    let server = runtime.block_on(ScriptedServer::start());
+    script_models(&server, c, case, &bug_test, control.as_ref(), &path);
+    let doc = run_review(proven, case, &server)?;
     let findings = doc["findings"].as_array().cloned().unwrap_or_default();
     let find = |title: &str| findings.iter().find(|f| f["title"] == title).cloned();
     match find(&format!("{id} regresses")) {
@@ -1015,30 +1073,7 @@ fn review_case(
         }
     }
     if let Some(k) = &control {
-        let lang = c.language();
-        let c = &k.name;
-        match control_seen(&doc, &format!("{id} control")) {
-            ControlSeen::NeverRan { why } => {
-                // Not a control: it cannot be a false proof, so it is not counted as one run.
-                r.causes.push(format!("control {c} never ran: {why}"));
-            }
-            ControlSeen::NotReproduced => r.false_proof = Some(false),
-            ControlSeen::Reproduced => {
-                // Reproduced: a false proof only when the control, run alone, passes on both
-                // sides (otherwise it does test what the change broke).
-                let base = sandbox_run(proven, lang, &case.dir, &case.base, &k.command)?;
-                let change = sandbox_run(proven, lang, &case.dir, &case.change, &k.command)?;
-                let both_pass = base.code == Some(0) && change.code == Some(0);
-                r.false_proof = Some(both_pass);
-                if !both_pass {
-                    r.causes.push(format!(
-                    "control {c} is not unrelated: alone it gives {} on the base, {} on the change",
-                    base.outcome(),
-                    change.outcome()
-                ));
-                }
-            }
-        }
+        judge_control(proven, c.language(), case, k, &doc, &id, r)?;
     }
     Ok(())
 }
