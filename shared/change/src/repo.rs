@@ -113,6 +113,16 @@ impl Repo {
         self.repo.is_shallow()
     }
 
+    /// The tree of the commit named by its hex id.
+    fn commit_tree(&self, commit: &str) -> Result<git2::Tree<'_>, ChangeError> {
+        let err = self.git_err();
+        let oid = Oid::from_str(commit).map_err(&err)?;
+        self.repo
+            .find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(&err)
+    }
+
     /// What differs between two commits. A commit whose tree holds more than
     /// [`Limits::max_tree_files`] entries is refused before anything walks it; a changed blob
     /// over [`Limits::max_blob_bytes`] (by its object header) is left out, never loaded.
@@ -123,15 +133,8 @@ impl Repo {
         limits: Limits,
     ) -> Result<Change, ChangeError> {
         let err = self.git_err();
-        let tree_of = |rev: &Revision| -> Result<git2::Tree<'_>, ChangeError> {
-            let oid = Oid::from_str(&rev.commit).map_err(&err)?;
-            self.repo
-                .find_commit(oid)
-                .and_then(|c| c.tree())
-                .map_err(&err)
-        };
-        let base_tree = tree_of(base)?;
-        let head_tree = tree_of(head)?;
+        let base_tree = self.commit_tree(&base.commit)?;
+        let head_tree = self.commit_tree(&head.commit)?;
         self.check_tree_size(&base_tree, &base.commit, limits.max_tree_files)?;
         self.check_tree_size(&head_tree, &head.commit, limits.max_tree_files)?;
         let mut opts = DiffOptions::new();
@@ -279,13 +282,7 @@ impl Repo {
         path: &[u8],
         max_bytes: u64,
     ) -> Result<BlobRead, ChangeError> {
-        let err = self.git_err();
-        let oid = Oid::from_str(commit).map_err(&err)?;
-        let tree = self
-            .repo
-            .find_commit(oid)
-            .and_then(|c| c.tree())
-            .map_err(&err)?;
+        let tree = self.commit_tree(commit)?;
         let Ok(path_str) = std::str::from_utf8(path) else {
             // git2's tree lookup takes a `Path`; on Unix any bytes are a valid path.
             return self.read_entry(
@@ -453,12 +450,7 @@ impl Repo {
         limit: usize,
     ) -> Result<(Vec<String>, bool), ChangeError> {
         let err = self.git_err();
-        let oid = Oid::from_str(commit).map_err(&err)?;
-        let tree = self
-            .repo
-            .find_commit(oid)
-            .and_then(|c| c.tree())
-            .map_err(&err)?;
+        let tree = self.commit_tree(commit)?;
         let mut files = Vec::new();
         let mut cut = false;
         tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
