@@ -276,43 +276,41 @@ fn select_cases(o: &Options) -> Result<(Cases, String, String), String> {
             let data = bugsinpy::Dataset::open(&o.dataset)?;
             let limit = o.limit.unwrap_or(bugsinpy::LIMIT);
             let bugs = bugsinpy::selection(&data, &o.projects, limit)?;
-            let rule = format!(
-                "the first {limit} bugs by number of each of {} projects",
-                if o.projects.is_empty() {
-                    bugsinpy::PROJECTS.len()
-                } else {
-                    o.projects.len()
-                }
-            );
-            (
-                bugs.into_iter()
-                    .map(|b| Box::new(b) as Box<dyn Case>)
-                    .collect(),
-                data.revision(),
-                rule,
-            )
+            selected(o, bugs, limit, bugsinpy::PROJECTS.len(), data.revision())
         }
         Corpus::BugsJs => {
             let data = bugsjs::Dataset::open(&o.dataset)?;
             let limit = o.limit.unwrap_or(bugsjs::LIMIT);
             let bugs = bugsjs::selection(&data, &o.projects, limit)?;
-            let rule = format!(
-                "the first {limit} bugs by number of each of {} projects",
-                if o.projects.is_empty() {
-                    bugsjs::PROJECTS.len()
-                } else {
-                    o.projects.len()
-                }
-            );
-            (
-                bugs.into_iter()
-                    .map(|b| Box::new(b) as Box<dyn Case>)
-                    .collect(),
-                data.revision(),
-                rule,
-            )
+            selected(o, bugs, limit, bugsjs::PROJECTS.len(), data.revision())
         }
     })
+}
+
+/// A corpus's selected bugs as cases, with the dataset's revision and the selection's rule
+/// (`projects` is how many the corpus has, when the options name none).
+fn selected<C: Case + 'static>(
+    o: &Options,
+    bugs: Vec<C>,
+    limit: usize,
+    projects: usize,
+    revision: String,
+) -> (Cases, String, String) {
+    let rule = format!(
+        "the first {limit} bugs by number of each of {} projects",
+        if o.projects.is_empty() {
+            projects
+        } else {
+            o.projects.len()
+        }
+    );
+    (
+        bugs.into_iter()
+            .map(|b| Box::new(b) as Box<dyn Case>)
+            .collect(),
+        revision,
+        rule,
+    )
 }
 
 /// A case studied after its held-out measure keeps that measure in a resumed table: the
