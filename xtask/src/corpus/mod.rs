@@ -1214,6 +1214,44 @@ fn pct(n: usize, d: usize) -> String {
     }
 }
 
+/// One row of the summary table: a group of cases' fidelity, reproductions, fixes, false
+/// proofs, fidelity misses by cause and seconds per case.
+fn summary_row(s: &mut String, name: &str, rs: &[&CaseResult]) {
+    let n = rs.len();
+    let fid = rs.iter().filter(|r| r.fidelity).count();
+    let rep = rs.iter().filter(|r| r.reproduced == Some(true)).count();
+    // Faithful cases whose review ran (a stopped run leaves some unreviewed).
+    let reviewed = rs.iter().filter(|r| r.reproduced.is_some()).count();
+    let fix = rs.iter().filter(|r| r.fix_proved == Some(true)).count();
+    let controls = rs.iter().filter(|r| r.false_proof.is_some()).count();
+    let fp = rs.iter().filter(|r| r.false_proof == Some(true)).count();
+    let mut causes: Vec<(String, usize)> = Vec::new();
+    for c in rs.iter().filter_map(|r| r.env_cause.clone()) {
+        match causes.iter_mut().find(|(k, _)| *k == c) {
+            Some((_, n)) => *n += 1,
+            None => causes.push((c, 1)),
+        }
+    }
+    let causes = causes
+        .iter()
+        .map(|(k, n)| format!("{k} ×{n}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let secs = rs.iter().map(|r| r.seconds).sum::<f64>() / n.max(1) as f64;
+    let _ = writeln!(
+        s,
+        "| {name} | {n} | {fid}/{n} ({}) | {rep}/{reviewed} ({}) | {fix}/{reviewed} ({}) | {fp} ({controls}) | {} | {secs:.0} |",
+        pct(fid, n),
+        pct(rep, reviewed),
+        pct(fix, reviewed),
+        if causes.is_empty() {
+            "-".into()
+        } else {
+            causes
+        }
+    );
+}
+
 fn report(
     title: &str,
     results: &[CaseResult],
@@ -1251,52 +1289,17 @@ fn report(
     let results = &sorted[..];
     let mut projects: Vec<&str> = results.iter().map(|r| r.project.as_str()).collect();
     projects.dedup();
-    let row = |s: &mut String, name: &str, rs: &[&CaseResult]| {
-        let n = rs.len();
-        let fid = rs.iter().filter(|r| r.fidelity).count();
-        let rep = rs.iter().filter(|r| r.reproduced == Some(true)).count();
-        // Faithful cases whose review ran (a stopped run leaves some unreviewed).
-        let reviewed = rs.iter().filter(|r| r.reproduced.is_some()).count();
-        let fix = rs.iter().filter(|r| r.fix_proved == Some(true)).count();
-        let controls = rs.iter().filter(|r| r.false_proof.is_some()).count();
-        let fp = rs.iter().filter(|r| r.false_proof == Some(true)).count();
-        let mut causes: Vec<(String, usize)> = Vec::new();
-        for c in rs.iter().filter_map(|r| r.env_cause.clone()) {
-            match causes.iter_mut().find(|(k, _)| *k == c) {
-                Some((_, n)) => *n += 1,
-                None => causes.push((c, 1)),
-            }
-        }
-        let causes = causes
-            .iter()
-            .map(|(k, n)| format!("{k} ×{n}"))
-            .collect::<Vec<_>>()
-            .join("; ");
-        let secs = rs.iter().map(|r| r.seconds).sum::<f64>() / n.max(1) as f64;
-        let _ = writeln!(
-            s,
-            "| {name} | {n} | {fid}/{n} ({}) | {rep}/{reviewed} ({}) | {fix}/{reviewed} ({}) | {fp} ({controls}) | {} | {secs:.0} |",
-            pct(fid, n),
-            pct(rep, reviewed),
-            pct(fix, reviewed),
-            if causes.is_empty() {
-                "-".into()
-            } else {
-                causes
-            }
-        );
-    };
     for p in &projects {
         let rs: Vec<&CaseResult> = results.iter().filter(|r| r.project == *p).collect();
-        row(&mut s, p, &rs);
+        summary_row(&mut s, p, &rs);
     }
     // The held-out measure first: the cases no session studied.
     let measured: Vec<&CaseResult> = results.iter().filter(|r| !r.studied).collect();
     let studied: Vec<&CaseResult> = results.iter().filter(|r| r.studied).collect();
-    row(&mut s, "**measured only** (never studied)", &measured);
-    row(&mut s, "studied in earlier sessions", &studied);
+    summary_row(&mut s, "**measured only** (never studied)", &measured);
+    summary_row(&mut s, "studied in earlier sessions", &studied);
     let all: Vec<&CaseResult> = results.iter().collect();
-    row(&mut s, "**total**", &all);
+    summary_row(&mut s, "**total**", &all);
     s.push_str(&causes::section(results));
     let _ = writeln!(s, "\n## Every case\n");
     let _ = writeln!(
