@@ -496,6 +496,20 @@ impl Sandbox {
         (interpreter, test_tools)
     }
 
+    /// The image a tree runs in and the interpreter it chose, read from the tree on a
+    /// blocking thread (the language's default image if that thread fails).
+    async fn image_for(
+        &self,
+        language: Language,
+        src: &Path,
+    ) -> (String, Option<crate::record::InterpreterChoice>) {
+        let config = &self.config;
+        let (owned, src) = (config.clone(), src.to_path_buf());
+        tokio::task::spawn_blocking(move || owned.image_for(language, &src))
+            .await
+            .unwrap_or_else(|_| (config.image(language), None))
+    }
+
     async fn run_in_slot(
         &self,
         key: &RunKey,
@@ -506,13 +520,7 @@ impl Sandbox {
         let materialised = self.materialise(request).await?;
         let src = materialised.src();
         let result = async {
-            let (image, interpreter) = {
-                let (owned, src) = (config.clone(), src.clone());
-                let language = request.language;
-                tokio::task::spawn_blocking(move || owned.image_for(language, &src))
-                    .await
-                    .unwrap_or_else(|_| (config.image(request.language), None))
-            };
+            let (image, interpreter) = self.image_for(request.language, &src).await;
             let repository = request.repository.to_string_lossy();
             let site = self.site(request, &image, &repository);
             let prepared = crate::deps::prepare(
@@ -571,14 +579,7 @@ impl Sandbox {
                 tree: materialised.record.clone(),
                 dependencies: prepared.map(|p| p.record),
                 command: request.command.clone(),
-                limits: AppliedLimits {
-                    memory_bytes: limits.memory_bytes,
-                    pids: limits.pids,
-                    cpus: limits.cpus,
-                    scratch_bytes: limits.scratch_bytes,
-                    timeout_ms: timeout.as_millis() as u64,
-                    output_kill_after_bytes: config.output.kill_after_bytes,
-                },
+                limits: applied_limits(&limits, timeout, config.output.kill_after_bytes),
                 started_at: execution.started_at,
                 duration_ms: execution.duration.as_millis() as u64,
                 exit_code: execution.exit_code,
@@ -722,6 +723,22 @@ impl Drop for SlotGuard {
 }
 
 /// The run's outcome, from how its container ended and what its output showed.
+/// The limits a run's record names: the language's, its timeout and the output cap.
+fn applied_limits(
+    limits: &crate::config::Limits,
+    timeout: Duration,
+    output_kill_after_bytes: u64,
+) -> AppliedLimits {
+    AppliedLimits {
+        memory_bytes: limits.memory_bytes,
+        pids: limits.pids,
+        cpus: limits.cpus,
+        scratch_bytes: limits.scratch_bytes,
+        timeout_ms: timeout.as_millis() as u64,
+        output_kill_after_bytes,
+    }
+}
+
 fn outcome_of(request: &RunRequest, execution: &container::Execution) -> Outcome {
     classify(
         request.language,

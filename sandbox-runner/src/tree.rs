@@ -53,24 +53,7 @@ pub(crate) fn materialise(
     spec: &TreeSpec<'_>,
 ) -> Result<Materialised, SandboxError> {
     // Checked before anything is written: a wrong request costs no disk.
-    for edit in spec.patch {
-        let rel = safe_relative(&edit.path)?;
-        if is_test_path(&edit.path) {
-            return Err(RequestError::PatchTouchesTestFile {
-                path: edit.path.clone(),
-            }
-            .into());
-        }
-        if edit.old_text.is_empty() {
-            return Err(RequestError::EmptyOldText {
-                path: rel.display().to_string(),
-            }
-            .into());
-        }
-    }
-    for file in spec.add_files {
-        safe_relative(&file.path)?;
-    }
+    check_request(spec)?;
 
     fs::create_dir_all(work_dir).map_err(SandboxError::io("create", work_dir))?;
     let dir = tempfile::Builder::new()
@@ -123,20 +106,7 @@ pub(crate) fn materialise(
     for edit in spec.patch {
         apply_edit(&src, edit)?;
     }
-    let mut added_files = Vec::new();
-    for file in spec.add_files {
-        let rel = safe_relative(&file.path)?;
-        let path = src.join(&rel);
-        if let Some(parent) = path.parent() {
-            make_dirs(&src, parent)?;
-        }
-        write_file(&path, &file.contents, 0o644)?;
-        added_files.push(FileDigest {
-            path: file.path.clone(),
-            bytes: file.contents.len() as u64,
-            sha256: hex::encode(Sha256::digest(&file.contents)),
-        });
-    }
+    let added_files = write_added_files(&src, spec.add_files)?;
 
     Ok(Materialised {
         dir,
@@ -150,6 +120,49 @@ pub(crate) fn materialise(
             missing,
         },
     })
+}
+
+/// Refuses a request whose patch touches a test file, has an empty old text, or whose
+/// paths leave the tree.
+fn check_request(spec: &TreeSpec<'_>) -> Result<(), SandboxError> {
+    for edit in spec.patch {
+        let rel = safe_relative(&edit.path)?;
+        if is_test_path(&edit.path) {
+            return Err(RequestError::PatchTouchesTestFile {
+                path: edit.path.clone(),
+            }
+            .into());
+        }
+        if edit.old_text.is_empty() {
+            return Err(RequestError::EmptyOldText {
+                path: rel.display().to_string(),
+            }
+            .into());
+        }
+    }
+    for file in spec.add_files {
+        safe_relative(&file.path)?;
+    }
+    Ok(())
+}
+
+/// Writes the request's added files into `src`, each with its digest for the run's record.
+fn write_added_files(src: &Path, add_files: &[AddFile]) -> Result<Vec<FileDigest>, SandboxError> {
+    let mut added_files = Vec::new();
+    for file in add_files {
+        let rel = safe_relative(&file.path)?;
+        let path = src.join(&rel);
+        if let Some(parent) = path.parent() {
+            make_dirs(src, parent)?;
+        }
+        write_file(&path, &file.contents, 0o644)?;
+        added_files.push(FileDigest {
+            path: file.path.clone(),
+            bytes: file.contents.len() as u64,
+            sha256: hex::encode(Sha256::digest(&file.contents)),
+        });
+    }
+    Ok(added_files)
 }
 
 /// The repository's `origin` URL, when it has one: what says a Go tree's import path

@@ -271,38 +271,15 @@ fn spawn_publications(
     });
 }
 
-/// Runs until `shutdown` resolves.
-pub async fn run(
-    store: Store,
+/// The review steps this worker runs, with what its families need: the models, the
+/// sandbox (whose pool the caller drains at the end) and GitHub; the control family's
+/// workers publish finished reviews and the model family's answer questions.
+async fn review_steps(
+    store: &Store,
     config: &Config,
-    options: WorkerOptions,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> Result<(), WorkerError> {
-    for q in &options.queues {
-        if !proven_pipeline::QUEUES.contains(&q.as_str()) {
-            return Err(WorkerError::UnknownFamily(q.clone()));
-        }
-    }
-    let redis = RedisConfig::new(config.redis_url.clone(), config.queue_prefix.clone());
-    let queue: Arc<dyn Queue> = Arc::new(RedisQueue::connect(&redis).await?);
-    let owner = format!(
-        "worker-{}-{}",
-        std::process::id(),
-        uuid::Uuid::now_v7().simple()
-    );
-    let wake = Wake::default();
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    if let (Some(addr), Some(handle)) = (config.metrics_listen, options.metrics.clone()) {
-        serve_metrics(addr, handle, stopped(stop_rx.clone())).await?;
-    }
-    let recon = spawn_reconciler(
-        store.clone(),
-        queue,
-        config,
-        wake.clone(),
-        stopped(stop_rx.clone()),
-    );
-
+    options: &WorkerOptions,
+    stop_rx: &tokio::sync::watch::Receiver<bool>,
+) -> Result<(ReviewSteps, Option<Arc<proven_sandbox::Sandbox>>), WorkerError> {
     let serves = |family: &str| options.queues.iter().any(|q| q == family);
     let mut steps = ReviewSteps::new(
         store.clone(),
@@ -344,6 +321,42 @@ pub async fn run(
             .await
         });
     }
+    Ok((steps, pool_owner))
+}
+
+/// Runs until `shutdown` resolves.
+pub async fn run(
+    store: Store,
+    config: &Config,
+    options: WorkerOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), WorkerError> {
+    for q in &options.queues {
+        if !proven_pipeline::QUEUES.contains(&q.as_str()) {
+            return Err(WorkerError::UnknownFamily(q.clone()));
+        }
+    }
+    let redis = RedisConfig::new(config.redis_url.clone(), config.queue_prefix.clone());
+    let queue: Arc<dyn Queue> = Arc::new(RedisQueue::connect(&redis).await?);
+    let owner = format!(
+        "worker-{}-{}",
+        std::process::id(),
+        uuid::Uuid::now_v7().simple()
+    );
+    let wake = Wake::default();
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    if let (Some(addr), Some(handle)) = (config.metrics_listen, options.metrics.clone()) {
+        serve_metrics(addr, handle, stopped(stop_rx.clone())).await?;
+    }
+    let recon = spawn_reconciler(
+        store.clone(),
+        queue,
+        config,
+        wake.clone(),
+        stopped(stop_rx.clone()),
+    );
+
+    let (steps, pool_owner) = review_steps(&store, config, &options, &stop_rx).await?;
     let serving = Serving {
         store: store.clone(),
         redis,

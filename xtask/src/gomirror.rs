@@ -231,35 +231,38 @@ fn is_pseudo(version: &str) -> bool {
             .is_some_and(|t| t.len() == 14 && t.bytes().all(|b| b.is_ascii_digit()))
 }
 
-fn make(repos: &Path, module: &str, version: &str, hashes: &Wanted) -> Result<Made, String> {
-    let (repo_name, rel) =
-        repository_of(module).ok_or("no repository known for this module path")?;
+/// The fetched repository of `repo_name` under `repos` (bare, or with its `repo` folder).
+fn open_repository(repos: &Path, repo_name: &str) -> Result<git2::Repository, String> {
     let dir = repos.join(repo_name.replace('/', "+"));
     let git_dir = if dir.join("repo").exists() {
         dir.join("repo")
     } else {
         dir
     };
-    let repo = git2::Repository::open_bare(&git_dir)
+    git2::Repository::open_bare(&git_dir)
         .or_else(|_| git2::Repository::open(&git_dir))
         .map_err(|_| {
             format!(
                 "repository {repo_name} not fetched into {}",
                 git_dir.display()
             )
-        })?;
-    // The major-version suffix: /vN of the module path (gopkg.in's .vN is its own).
-    let (prefix, major) = match rel.rsplit_once('/') {
-        Some((p, m)) if is_major(m) => (p.to_string(), Some(m.to_string())),
-        None if is_major(&rel) => (String::new(), Some(rel.clone())),
-        _ => (rel.clone(), None),
-    };
+        })
+}
+
+/// The commit a module version names: a pseudo-version's hash, else the tag (under the
+/// module's folder prefix).
+fn version_commit<'r>(
+    repo: &'r git2::Repository,
+    repo_name: &str,
+    prefix: &str,
+    version: &str,
+) -> Result<git2::Commit<'r>, String> {
     let bare = version.trim_end_matches("+incompatible");
-    let commit = if is_pseudo(version) {
+    if is_pseudo(version) {
         let hash = &bare[bare.len() - 12..];
         repo.revparse_single(hash)
             .and_then(|o| o.peel_to_commit())
-            .map_err(|_| format!("commit {hash} not in the fetched {repo_name}"))?
+            .map_err(|_| format!("commit {hash} not in the fetched {repo_name}"))
     } else {
         let tag = if prefix.is_empty() {
             bare.to_string()
@@ -268,8 +271,21 @@ fn make(repos: &Path, module: &str, version: &str, hashes: &Wanted) -> Result<Ma
         };
         repo.revparse_single(&format!("refs/tags/{tag}"))
             .and_then(|o| o.peel_to_commit())
-            .map_err(|_| format!("tag {tag} not in the fetched {repo_name}"))?
+            .map_err(|_| format!("tag {tag} not in the fetched {repo_name}"))
+    }
+}
+
+fn make(repos: &Path, module: &str, version: &str, hashes: &Wanted) -> Result<Made, String> {
+    let (repo_name, rel) =
+        repository_of(module).ok_or("no repository known for this module path")?;
+    let repo = open_repository(repos, &repo_name)?;
+    // The major-version suffix: /vN of the module path (gopkg.in's .vN is its own).
+    let (prefix, major) = match rel.rsplit_once('/') {
+        Some((p, m)) if is_major(m) => (p.to_string(), Some(m.to_string())),
+        None if is_major(&rel) => (String::new(), Some(rel.clone())),
+        _ => (rel.clone(), None),
     };
+    let commit = version_commit(&repo, &repo_name, &prefix, version)?;
     let tree = commit.tree().map_err(|e| e.to_string())?;
     // The module's directory: the major-version directory when it holds this module's
     // go.mod, else the prefix (a major branch).

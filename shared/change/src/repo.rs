@@ -113,6 +113,16 @@ impl Repo {
         self.repo.is_shallow()
     }
 
+    /// The tree of the commit named by its hex id.
+    fn commit_tree(&self, commit: &str) -> Result<git2::Tree<'_>, ChangeError> {
+        let err = self.git_err();
+        let oid = Oid::from_str(commit).map_err(&err)?;
+        self.repo
+            .find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(&err)
+    }
+
     /// What differs between two commits. A commit whose tree holds more than
     /// [`Limits::max_tree_files`] entries is refused before anything walks it; a changed blob
     /// over [`Limits::max_blob_bytes`] (by its object header) is left out, never loaded.
@@ -123,15 +133,8 @@ impl Repo {
         limits: Limits,
     ) -> Result<Change, ChangeError> {
         let err = self.git_err();
-        let tree_of = |rev: &Revision| -> Result<git2::Tree<'_>, ChangeError> {
-            let oid = Oid::from_str(&rev.commit).map_err(&err)?;
-            self.repo
-                .find_commit(oid)
-                .and_then(|c| c.tree())
-                .map_err(&err)
-        };
-        let base_tree = tree_of(base)?;
-        let head_tree = tree_of(head)?;
+        let base_tree = self.commit_tree(&base.commit)?;
+        let head_tree = self.commit_tree(&head.commit)?;
         self.check_tree_size(&base_tree, &base.commit, limits.max_tree_files)?;
         self.check_tree_size(&head_tree, &head.commit, limits.max_tree_files)?;
         let mut opts = DiffOptions::new();
@@ -145,24 +148,7 @@ impl Repo {
             .repo
             .diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut opts))
             .map_err(&err)?;
-        // Sizes from the object headers, before anything loads a blob.
-        let odb = self.repo.odb().map_err(&err)?;
-        let mut oversized: std::collections::HashMap<Oid, u64> = Default::default();
-        for delta in diff.deltas() {
-            for file in [delta.old_file(), delta.new_file()] {
-                let blob = matches!(
-                    file.mode(),
-                    git2::FileMode::Blob | git2::FileMode::BlobExecutable
-                );
-                if !blob || file.id().is_zero() || oversized.contains_key(&file.id()) {
-                    continue;
-                }
-                let (size, _) = odb.read_header(file.id()).map_err(&err)?;
-                if size as u64 > limits.max_blob_bytes {
-                    oversized.insert(file.id(), size as u64);
-                }
-            }
-        }
+        let oversized = self.oversized_blobs(&diff, limits.max_blob_bytes)?;
         // Rename detection loads the blobs it compares: with an oversized blob in the change
         // it compares object ids only (exact renames are still found).
         let mut find = DiffFindOptions::new();
@@ -185,20 +171,8 @@ impl Repo {
             };
             let old_path = delta.old_file().path_bytes().map(RepoPath::from_bytes);
             let new_path = delta.new_file().path_bytes().map(RepoPath::from_bytes);
-            let special = [old_mode, new_mode].into_iter().find_map(|m| match m {
-                Mode::Symlink => Some(LeftOutReason::Symlink),
-                Mode::Submodule => Some(LeftOutReason::Submodule),
-                _ => None,
-            });
-            let too_large = match (
-                oversized.get(&delta.old_file().id()),
-                oversized.get(&delta.new_file().id()),
-            ) {
-                (_, Some(&size)) => Some(LeftOutReason::TooLarge { size, head: true }),
-                (Some(&size), None) => Some(LeftOutReason::TooLarge { size, head: false }),
-                (None, None) => None,
-            };
-            if let Some(reason) = special.or(too_large) {
+            let reason = left_out_reason(&delta, old_mode, new_mode, &oversized);
+            if let Some(reason) = reason {
                 let path = new_path
                     .or(old_path)
                     .unwrap_or_else(|| RepoPath::from_bytes(b""));
@@ -209,14 +183,7 @@ impl Repo {
                 truncated = true;
                 continue;
             }
-            let status = match delta.status() {
-                Delta::Added => FileStatus::Added,
-                Delta::Deleted => FileStatus::Deleted,
-                Delta::Renamed => FileStatus::Renamed,
-                Delta::Copied => FileStatus::Copied,
-                Delta::Typechange => FileStatus::TypeChanged,
-                _ => FileStatus::Modified,
-            };
+            let status = file_status(delta.status());
             let mut file = ChangedFile {
                 status,
                 old_path: if status == FileStatus::Added {
@@ -236,24 +203,7 @@ impl Repo {
                 additions: 0,
                 deletions: 0,
             };
-            // The patch loads both blobs; binary detection is only final after that.
-            match git2::Patch::from_diff(&diff, i).map_err(&err)? {
-                Some(patch) if !patch.delta().flags().is_binary() => {
-                    let (_, additions, deletions) = patch.line_stats().map_err(&err)?;
-                    file.additions = additions;
-                    file.deletions = deletions;
-                    for h in 0..patch.num_hunks().min(limits.max_hunks_per_file) {
-                        let (hunk, _) = patch.hunk(h).map_err(&err)?;
-                        file.hunks.push(Hunk {
-                            old_start: hunk.old_start(),
-                            old_lines: hunk.old_lines(),
-                            new_start: hunk.new_start(),
-                            new_lines: hunk.new_lines(),
-                        });
-                    }
-                }
-                _ => file.binary = true,
-            }
+            self.read_patch(&diff, i, &mut file, limits.max_hunks_per_file)?;
             files.push(file);
         }
 
@@ -266,6 +216,64 @@ impl Repo {
         })
     }
 
+    /// The changed blobs over `max_blob_bytes`, by their object headers (sizes read before
+    /// anything loads a blob).
+    fn oversized_blobs(
+        &self,
+        diff: &git2::Diff<'_>,
+        max_blob_bytes: u64,
+    ) -> Result<std::collections::HashMap<Oid, u64>, ChangeError> {
+        let err = self.git_err();
+        let odb = self.repo.odb().map_err(&err)?;
+        let mut oversized: std::collections::HashMap<Oid, u64> = Default::default();
+        for delta in diff.deltas() {
+            for file in [delta.old_file(), delta.new_file()] {
+                let blob = matches!(
+                    file.mode(),
+                    git2::FileMode::Blob | git2::FileMode::BlobExecutable
+                );
+                if !blob || file.id().is_zero() || oversized.contains_key(&file.id()) {
+                    continue;
+                }
+                let (size, _) = odb.read_header(file.id()).map_err(&err)?;
+                if size as u64 > max_blob_bytes {
+                    oversized.insert(file.id(), size as u64);
+                }
+            }
+        }
+        Ok(oversized)
+    }
+
+    /// The `i`th delta's patch: its line counts and first `max_hunks` hunks, or binary.
+    fn read_patch(
+        &self,
+        diff: &git2::Diff<'_>,
+        i: usize,
+        file: &mut ChangedFile,
+        max_hunks: usize,
+    ) -> Result<(), ChangeError> {
+        let err = self.git_err();
+        // The patch loads both blobs; binary detection is only final after that.
+        match git2::Patch::from_diff(diff, i).map_err(&err)? {
+            Some(patch) if !patch.delta().flags().is_binary() => {
+                let (_, additions, deletions) = patch.line_stats().map_err(&err)?;
+                file.additions = additions;
+                file.deletions = deletions;
+                for h in 0..patch.num_hunks().min(max_hunks) {
+                    let (hunk, _) = patch.hunk(h).map_err(&err)?;
+                    file.hunks.push(Hunk {
+                        old_start: hunk.old_start(),
+                        old_lines: hunk.old_lines(),
+                        new_start: hunk.new_start(),
+                        new_lines: hunk.new_lines(),
+                    });
+                }
+            }
+            _ => file.binary = true,
+        }
+        Ok(())
+    }
+
     /// Reads `path` as it is in `commit`, refusing symlinks, submodules and blobs larger
     /// than `max_bytes` (decided from the object header, before reading the content).
     pub fn read_blob(
@@ -274,13 +282,7 @@ impl Repo {
         path: &[u8],
         max_bytes: u64,
     ) -> Result<BlobRead, ChangeError> {
-        let err = self.git_err();
-        let oid = Oid::from_str(commit).map_err(&err)?;
-        let tree = self
-            .repo
-            .find_commit(oid)
-            .and_then(|c| c.tree())
-            .map_err(&err)?;
+        let tree = self.commit_tree(commit)?;
         let Ok(path_str) = std::str::from_utf8(path) else {
             // git2's tree lookup takes a `Path`; on Unix any bytes are a valid path.
             return self.read_entry(
@@ -448,12 +450,7 @@ impl Repo {
         limit: usize,
     ) -> Result<(Vec<String>, bool), ChangeError> {
         let err = self.git_err();
-        let oid = Oid::from_str(commit).map_err(&err)?;
-        let tree = self
-            .repo
-            .find_commit(oid)
-            .and_then(|c| c.tree())
-            .map_err(&err)?;
+        let tree = self.commit_tree(commit)?;
         let mut files = Vec::new();
         let mut cut = false;
         tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
@@ -498,5 +495,39 @@ impl Repo {
             );
         }
         Ok(subjects)
+    }
+}
+
+/// Why a delta is left out: a symlink or submodule on either side, or a blob too large.
+fn left_out_reason(
+    delta: &git2::DiffDelta<'_>,
+    old_mode: Mode,
+    new_mode: Mode,
+    oversized: &std::collections::HashMap<Oid, u64>,
+) -> Option<LeftOutReason> {
+    let special = [old_mode, new_mode].into_iter().find_map(|m| match m {
+        Mode::Symlink => Some(LeftOutReason::Symlink),
+        Mode::Submodule => Some(LeftOutReason::Submodule),
+        _ => None,
+    });
+    let too_large = match (
+        oversized.get(&delta.old_file().id()),
+        oversized.get(&delta.new_file().id()),
+    ) {
+        (_, Some(&size)) => Some(LeftOutReason::TooLarge { size, head: true }),
+        (Some(&size), None) => Some(LeftOutReason::TooLarge { size, head: false }),
+        (None, None) => None,
+    };
+    special.or(too_large)
+}
+
+fn file_status(delta: Delta) -> FileStatus {
+    match delta {
+        Delta::Added => FileStatus::Added,
+        Delta::Deleted => FileStatus::Deleted,
+        Delta::Renamed => FileStatus::Renamed,
+        Delta::Copied => FileStatus::Copied,
+        Delta::Typechange => FileStatus::TypeChanged,
+        _ => FileStatus::Modified,
     }
 }

@@ -526,26 +526,17 @@ impl Layers {
     /// the first one refused is the error.
     pub fn resolve(&self) -> Result<Config, ConfigError> {
         let get = |key: &'static str| self.checked(key);
-        let on = |v: &str| matches!(v, "on" | "true" | "yes" | "1");
         let data_dir = get("data_dir")?;
         let database_url = get("database_url")?;
         let database_connections = get("database_connections")?;
         let color = get("color")?;
         let log = get("log")?;
-        let dependencies = get("dependencies.enabled")?;
-        let max_bytes = get("dependencies.max_file_bytes")?;
-        let informational = get("dependencies.informational")?;
-        let dev = get("dependencies.dev")?;
+        let dependencies = self.dependency_settings()?;
         let redis_url = get("redis_url")?;
         let queue_prefix = get("queue_prefix")?;
         let listen = get("listen")?;
         let metrics_listen = get("metrics_listen")?;
-        let concurrency = get("worker_concurrency")?;
-        let max_running = get("max_running_reviews")?;
-        let max_queued = get("max_queued_reviews")?;
-        let max_batch = get("max_batch_reviews")?;
-        let max_deadline = get("max_deadline_seconds")?;
-        let max_questions = get("max_queued_questions")?;
+        let admission = self.admission_limits()?;
         let http = self.http_settings()?;
         let lease = get("lease_seconds")?;
         let requeue = get("requeue_seconds")?;
@@ -563,12 +554,7 @@ impl Layers {
         let log_dir = get("log_dir")?;
         let hmem_max_state_bytes = get("hmem_max_state_bytes")?.parse().unwrap_or(64 << 20);
         let hmem_query_tokens = get("hmem_query_tokens")?.parse().unwrap_or(8);
-        let markovian = MarkovianSettings {
-            on: get("markovian")? == "on",
-            threshold_tokens: get("markovian_threshold")?.parse().unwrap_or(8000),
-            step_unit: get("markovian_step_unit")?,
-            carry_tokens: get("markovian_carry_tokens")?.parse().unwrap_or(800),
-        };
+        let markovian = self.markovian_settings()?;
         let autofix = get("autofix")?;
         let autofix_timeout_secs = get("autofix_timeout")?.parse().unwrap_or(300);
         let autofix_generator = get("autofix_generator")?;
@@ -580,41 +566,27 @@ impl Layers {
         let github = self.github_settings()?;
         let sandbox = self.sandbox_settings(&data_dir)?;
         let agents_on = self.agents_on(&agents, &generator, &skeptic)?;
-        // Each value was checked by its `Allowed` rule above; the fallbacks are unreachable
-        // (a count past the type's range saturates).
-        let count = |s: &str| s.parse::<u64>().unwrap_or(1).max(1);
-        let addr = |s: &str| {
-            s.parse()
-                .unwrap_or(std::net::SocketAddr::from(([127, 0, 0, 1], 8080)))
-        };
+        // Each value was checked by its `Allowed` rule above; the fallbacks are unreachable.
         Ok(Config {
             data_dir: PathBuf::from(data_dir),
             database_url: Some(database_url).filter(|u| !u.is_empty()),
             database_connections: database_connections.parse().unwrap_or(u32::MAX),
-            color: match color.as_str() {
-                "always" => ColorChoice::Always,
-                "never" => ColorChoice::Never,
-                _ => ColorChoice::Auto,
-            },
+            color: color_choice(&color),
             log,
-            dependencies: on(&dependencies),
-            max_lockfile_bytes: max_bytes.parse().unwrap_or(u64::MAX),
-            informational: if informational == "ignore" {
-                Informational::Ignore
-            } else {
-                Informational::Report
-            },
-            dev_dependencies: dev == "report",
+            dependencies: dependencies.enabled,
+            max_lockfile_bytes: dependencies.max_lockfile_bytes,
+            informational: dependencies.informational,
+            dev_dependencies: dependencies.dev,
             redis_url,
             queue_prefix,
-            listen: addr(&listen),
-            metrics_listen: (!metrics_listen.is_empty()).then(|| addr(&metrics_listen)),
-            worker_concurrency: concurrency.parse().unwrap_or(8),
-            max_running_reviews: max_running.parse().unwrap_or(64),
-            max_queued_reviews: i64::try_from(count(&max_queued)).unwrap_or(i64::MAX),
-            max_queued_questions: i64::try_from(count(&max_questions)).unwrap_or(i64::MAX),
-            max_batch_reviews: usize::try_from(count(&max_batch)).unwrap_or(usize::MAX),
-            max_deadline_seconds: count(&max_deadline),
+            listen: socket_addr(&listen),
+            metrics_listen: (!metrics_listen.is_empty()).then(|| socket_addr(&metrics_listen)),
+            worker_concurrency: admission.worker_concurrency,
+            max_running_reviews: admission.max_running_reviews,
+            max_queued_reviews: admission.max_queued_reviews,
+            max_queued_questions: admission.max_queued_questions,
+            max_batch_reviews: admission.max_batch_reviews,
+            max_deadline_seconds: admission.max_deadline_seconds,
             http,
             sandbox,
             lease: std::time::Duration::from_secs(lease.parse().unwrap_or(20)),
@@ -648,6 +620,59 @@ impl Layers {
             max_blob_bytes: max_blob_bytes.parse().unwrap_or(64 << 20),
             max_tree_files: max_tree_files.parse().unwrap_or(300_000),
             github,
+        })
+    }
+
+    /// The `dependencies.*` settings.
+    fn dependency_settings(&self) -> Result<DependencySettings, ConfigError> {
+        let enabled = self.checked("dependencies.enabled")?;
+        let max_bytes = self.checked("dependencies.max_file_bytes")?;
+        let informational = self.checked("dependencies.informational")?;
+        let dev = self.checked("dependencies.dev")?;
+        Ok(DependencySettings {
+            enabled: matches!(enabled.as_str(), "on" | "true" | "yes" | "1"),
+            // Checked by its `Allowed` rule; the fallback is unreachable.
+            max_lockfile_bytes: max_bytes.parse().unwrap_or(u64::MAX),
+            informational: if informational == "ignore" {
+                Informational::Ignore
+            } else {
+                Informational::Report
+            },
+            dev: dev == "report",
+        })
+    }
+
+    /// The worker's concurrency and the admission caps. Each value was checked by its
+    /// `Allowed` rule; the fallbacks are unreachable (a count past the type's range saturates).
+    fn admission_limits(&self) -> Result<AdmissionLimits, ConfigError> {
+        let get = |key: &'static str| self.checked(key);
+        let concurrency = get("worker_concurrency")?;
+        let max_running = get("max_running_reviews")?;
+        let max_queued = get("max_queued_reviews")?;
+        let max_batch = get("max_batch_reviews")?;
+        let max_deadline = get("max_deadline_seconds")?;
+        let max_questions = get("max_queued_questions")?;
+        let count = |s: &str| s.parse::<u64>().unwrap_or(1).max(1);
+        Ok(AdmissionLimits {
+            worker_concurrency: concurrency.parse().unwrap_or(8),
+            max_running_reviews: max_running.parse().unwrap_or(64),
+            max_queued_reviews: i64::try_from(count(&max_queued)).unwrap_or(i64::MAX),
+            max_queued_questions: i64::try_from(count(&max_questions)).unwrap_or(i64::MAX),
+            max_batch_reviews: usize::try_from(count(&max_batch)).unwrap_or(usize::MAX),
+            max_deadline_seconds: count(&max_deadline),
+        })
+    }
+
+    /// The Markovian thinking settings (the fallbacks are unreachable: each was checked).
+    fn markovian_settings(&self) -> Result<MarkovianSettings, ConfigError> {
+        Ok(MarkovianSettings {
+            on: self.checked("markovian")? == "on",
+            threshold_tokens: self.checked("markovian_threshold")?.parse().unwrap_or(8000),
+            step_unit: self.checked("markovian_step_unit")?,
+            carry_tokens: self
+                .checked("markovian_carry_tokens")?
+                .parse()
+                .unwrap_or(800),
         })
     }
 
@@ -968,6 +993,38 @@ fn scalar(value: &serde_json::Value) -> String {
         serde_json::Value::Bool(b) => if *b { "on" } else { "off" }.into(),
         serde_json::Value::Null => String::new(),
         other => other.to_string(),
+    }
+}
+
+/// The `dependencies.*` settings, validated (fields of [`Config`]).
+struct DependencySettings {
+    enabled: bool,
+    max_lockfile_bytes: u64,
+    informational: Informational,
+    dev: bool,
+}
+
+/// The worker's concurrency and the admission caps, validated (fields of [`Config`]).
+struct AdmissionLimits {
+    worker_concurrency: usize,
+    max_running_reviews: i64,
+    max_queued_reviews: i64,
+    max_queued_questions: i64,
+    max_batch_reviews: usize,
+    max_deadline_seconds: u64,
+}
+
+/// A listen address (checked by its `Allowed` rule: the fallback is unreachable).
+fn socket_addr(s: &str) -> std::net::SocketAddr {
+    s.parse()
+        .unwrap_or(std::net::SocketAddr::from(([127, 0, 0, 1], 8080)))
+}
+
+fn color_choice(color: &str) -> ColorChoice {
+    match color {
+        "always" => ColorChoice::Always,
+        "never" => ColorChoice::Never,
+        _ => ColorChoice::Auto,
     }
 }
 

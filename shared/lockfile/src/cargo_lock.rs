@@ -34,99 +34,17 @@ pub(crate) fn read_lock(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>
         path: ctx.path,
         index: &index,
     };
-    let mut packages = Vec::new();
-    // Very old v1 lock files hold the root crate in `[root]` rather than in `[[package]]`.
-    if let Some(root) = sh.table(&doc, "root")? {
-        packages.push(lock_package(&sh, root, "root")?);
-    }
-    if let Some(list) = sh.array(&doc, "package")? {
-        for (i, item) in list.iter().enumerate() {
-            let where_ = format!("package[{i}]");
-            let table = toml_table(item.get_ref()).ok_or_else(|| {
-                ReadError::shape(ctx.path, Some(sh.line_of(item)), &where_, "a table")
-            })?;
-            packages.push(lock_package(&sh, table, &where_)?);
-        }
-    }
-
-    // Resolve each dependency reference ("name", "name version" or, in v1,
-    // "name version (source)") to a package.
-    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, p) in packages.iter().enumerate() {
-        by_name.entry(p.name.as_str()).or_default().push(i);
-    }
-    let resolve = |reference: &str| -> Option<usize> {
-        let mut parts = reference.split_whitespace();
-        let name = parts.next()?;
-        let version = parts.next();
-        let source = parts
-            .next()
-            .map(|s| s.trim_start_matches('(').trim_end_matches(')'));
-        let candidates = by_name.get(name)?;
-        candidates.iter().copied().find(|&i| {
-            packages.get(i).is_some_and(|p| {
-                version.is_none_or(|v| p.version == v)
-                    && source.is_none_or(|s| p.source.as_deref() == Some(s))
-            })
-        })
-    };
-    let edges: Vec<Vec<(usize, String)>> = packages
-        .iter()
-        .map(|p| {
-            p.deps
-                .iter()
-                .filter_map(|d| resolve(d).map(|i| (i, d.clone())))
-                .collect()
-        })
-        .collect();
-
+    let packages = lock_packages(&sh, &doc)?;
+    let edges = resolve_edges(&packages);
     let roots: Vec<usize> = (0..packages.len())
         .filter(|&i| packages.get(i).is_some_and(|p| p.source.is_none()))
         .collect();
     let manifests = workspace_manifests(ctx);
-
-    // Edges from a workspace crate to its dev-dependencies are cut and their targets become
-    // development roots; every other edge is a production edge.
-    let mut prod_edges: Vec<Vec<usize>> = vec![Vec::new(); packages.len()];
-    let mut dev_roots = Vec::new();
-    let mut direct = vec![false; packages.len()];
-    for (from, targets) in edges.iter().enumerate() {
-        let is_root = roots.contains(&from);
-        let manifest = packages
-            .get(from)
-            .filter(|_| is_root)
-            .and_then(|p| manifests.get(&p.name));
-        for (to, _) in targets {
-            let to_name = packages.get(*to).map(|p| p.name.as_str()).unwrap_or("");
-            if is_root && let Some(flag) = direct.get_mut(*to) {
-                *flag = true;
-            }
-            let dev_edge = manifest.is_some_and(|m| m.is_dev_only(to_name));
-            if dev_edge {
-                dev_roots.push(*to);
-            } else if let Some(list) = prod_edges.get_mut(from) {
-                list.push(*to);
-            }
-        }
-    }
-    let dev = dev_only(&prod_edges, &roots, &dev_roots);
-
+    let (dev, direct) = dev_and_direct(&packages, &edges, &roots, &manifests);
     let mut other_registries: BTreeSet<String> = BTreeSet::new();
     let mut deps = Deps::default();
     for (i, p) in packages.into_iter().enumerate() {
-        let origin = match p.source.as_deref() {
-            None => Origin::Path,
-            Some(s) if s.starts_with("git+") => Origin::Git {
-                url: s.trim_start_matches("git+").to_string(),
-            },
-            Some(s) if s.starts_with("path+") => Origin::Path,
-            Some(s) => {
-                if s != CRATES_IO_INDEX && s != CRATES_IO_SPARSE {
-                    other_registries.insert(s.to_string());
-                }
-                Origin::Registry
-            }
-        };
+        let origin = origin(p.source.as_deref(), &mut other_registries);
         let kind = if roots.is_empty() {
             DependencyKind::Unknown
         } else if roots.contains(&i) || direct.get(i).copied().unwrap_or(false) {
@@ -151,6 +69,102 @@ pub(crate) fn read_lock(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>
         ));
     }
     Ok(deps.into_vec())
+}
+
+fn lock_packages(sh: &TomlShape<'_>, doc: &TomlDoc<'_>) -> Result<Vec<LockPackage>, ReadError> {
+    let mut packages = Vec::new();
+    // Very old v1 lock files hold the root crate in `[root]` rather than in `[[package]]`.
+    if let Some(root) = sh.table(doc, "root")? {
+        packages.push(lock_package(sh, root, "root")?);
+    }
+    if let Some(list) = sh.array(doc, "package")? {
+        for (i, item) in list.iter().enumerate() {
+            let where_ = format!("package[{i}]");
+            let table = toml_table(item.get_ref()).ok_or_else(|| {
+                ReadError::shape(sh.path, Some(sh.line_of(item)), &where_, "a table")
+            })?;
+            packages.push(lock_package(sh, table, &where_)?);
+        }
+    }
+    Ok(packages)
+}
+
+/// Each package's dependency references ("name", "name version" or, in v1,
+/// "name version (source)") resolved to packages.
+fn resolve_edges(packages: &[LockPackage]) -> Vec<Vec<usize>> {
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, p) in packages.iter().enumerate() {
+        by_name.entry(p.name.as_str()).or_default().push(i);
+    }
+    let resolve = |reference: &str| -> Option<usize> {
+        let mut parts = reference.split_whitespace();
+        let name = parts.next()?;
+        let version = parts.next();
+        let source = parts
+            .next()
+            .map(|s| s.trim_start_matches('(').trim_end_matches(')'));
+        let candidates = by_name.get(name)?;
+        candidates.iter().copied().find(|&i| {
+            packages.get(i).is_some_and(|p| {
+                version.is_none_or(|v| p.version == v)
+                    && source.is_none_or(|s| p.source.as_deref() == Some(s))
+            })
+        })
+    };
+    packages
+        .iter()
+        .map(|p| p.deps.iter().filter_map(|d| resolve(d)).collect())
+        .collect()
+}
+
+/// Which packages are development-only and which the workspace's crates name directly.
+/// Edges from a workspace crate to its dev-dependencies are cut and their targets become
+/// development roots; every other edge is a production edge.
+fn dev_and_direct(
+    packages: &[LockPackage],
+    edges: &[Vec<usize>],
+    roots: &[usize],
+    manifests: &HashMap<String, Manifest>,
+) -> (Vec<bool>, Vec<bool>) {
+    let mut prod_edges: Vec<Vec<usize>> = vec![Vec::new(); packages.len()];
+    let mut dev_roots = Vec::new();
+    let mut direct = vec![false; packages.len()];
+    for (from, targets) in edges.iter().enumerate() {
+        let is_root = roots.contains(&from);
+        let manifest = packages
+            .get(from)
+            .filter(|_| is_root)
+            .and_then(|p| manifests.get(&p.name));
+        for &to in targets {
+            let to_name = packages.get(to).map(|p| p.name.as_str()).unwrap_or("");
+            if is_root && let Some(flag) = direct.get_mut(to) {
+                *flag = true;
+            }
+            if manifest.is_some_and(|m| m.is_dev_only(to_name)) {
+                dev_roots.push(to);
+            } else if let Some(list) = prod_edges.get_mut(from) {
+                list.push(to);
+            }
+        }
+    }
+    (dev_only(&prod_edges, roots, &dev_roots), direct)
+}
+
+/// A lock package's origin by its `source`; a registry other than crates.io is remembered.
+fn origin(source: Option<&str>, other_registries: &mut BTreeSet<String>) -> Origin {
+    match source {
+        None => Origin::Path,
+        Some(s) if s.starts_with("git+") => Origin::Git {
+            url: s.trim_start_matches("git+").to_string(),
+        },
+        Some(s) if s.starts_with("path+") => Origin::Path,
+        Some(s) => {
+            if s != CRATES_IO_INDEX && s != CRATES_IO_SPARSE {
+                other_registries.insert(s.to_string());
+            }
+            Origin::Registry
+        }
+    }
 }
 
 fn lock_package(
@@ -436,210 +450,4 @@ fn is_exact_semver(v: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{Limits, MemTree, read};
-
-    fn get<'a>(deps: &'a [Dependency], name: &str, version: &str) -> &'a Dependency {
-        deps.iter()
-            .find(|d| d.name == name && d.version == version)
-            .unwrap_or_else(|| panic!("{name} {version} not found in {deps:#?}"))
-    }
-
-    const V3: &str = r#"# This file is automatically @generated by Cargo.
-version = 3
-
-[[package]]
-name = "app"
-version = "0.1.0"
-dependencies = [
- "serde",
- "rand 0.8.5",
- "local",
- "mygit",
- "tempfile",
-]
-
-[[package]]
-name = "local"
-version = "0.2.0"
-
-[[package]]
-name = "mygit"
-version = "1.0.0"
-source = "git+https://github.com/x/mygit?branch=main#0123abcd"
-
-[[package]]
-name = "rand"
-version = "0.7.3"
-source = "registry+https://github.com/rust-lang/crates.io-index"
-
-[[package]]
-name = "rand"
-version = "0.8.5"
-source = "registry+https://github.com/rust-lang/crates.io-index"
-dependencies = [
- "rand 0.7.3",
-]
-
-[[package]]
-name = "serde"
-version = "1.0.200"
-source = "registry+https://github.com/rust-lang/crates.io-index"
-
-[[package]]
-name = "tempfile"
-version = "3.10.0"
-source = "registry+https://github.com/rust-lang/crates.io-index"
-dependencies = [
- "fastrand",
-]
-
-[[package]]
-name = "fastrand"
-version = "2.0.0"
-source = "registry+https://github.com/rust-lang/crates.io-index"
-"#;
-
-    const MANIFEST: &str = r#"
-[package]
-name = "app"
-version = "0.1.0"
-
-[dependencies]
-serde = "1"
-local = { path = "local" }
-mygit = { git = "https://github.com/x/mygit" }
-
-[target.'cfg(unix)'.dependencies]
-rand = "0.8"
-
-[dev-dependencies]
-tempfile = "=3.10.0"
-"#;
-
-    #[test]
-    fn v3_origins_kinds_dev_and_lines() {
-        let mut tree = MemTree::with("Cargo.lock", V3);
-        tree.insert("Cargo.toml", MANIFEST);
-        let file = read(&tree, "Cargo.lock", &Limits::default()).unwrap();
-        let d = &file.dependencies;
-        assert_eq!(d.len(), 8);
-        let app = get(d, "app", "0.1.0");
-        assert_eq!(
-            (app.origin.clone(), app.kind),
-            (Origin::Path, DependencyKind::Direct)
-        );
-        assert_eq!(get(d, "local", "0.2.0").origin, Origin::Path);
-        assert_eq!(
-            get(d, "mygit", "1.0.0").origin,
-            Origin::Git {
-                url: "https://github.com/x/mygit?branch=main#0123abcd".into()
-            }
-        );
-        let serde = get(d, "serde", "1.0.200");
-        assert_eq!(
-            (serde.kind, serde.dev, serde.line),
-            (DependencyKind::Direct, false, Some(38))
-        );
-        assert_eq!(get(d, "rand", "0.8.5").kind, DependencyKind::Direct);
-        let old = get(d, "rand", "0.7.3");
-        assert_eq!((old.kind, old.dev), (DependencyKind::Transitive, false));
-        let tf = get(d, "tempfile", "3.10.0");
-        assert_eq!((tf.kind, tf.dev), (DependencyKind::Direct, true));
-        // Reached only through a dev-dependency: development-only too.
-        let fr = get(d, "fastrand", "2.0.0");
-        assert_eq!((fr.kind, fr.dev), (DependencyKind::Transitive, true));
-    }
-
-    #[test]
-    fn without_manifest_nothing_is_dev() {
-        let tree = MemTree::with("Cargo.lock", V3);
-        let file = read(&tree, "Cargo.lock", &Limits::default()).unwrap();
-        assert!(file.dependencies.iter().all(|d| !d.dev));
-        assert_eq!(
-            get(&file.dependencies, "tempfile", "3.10.0").kind,
-            DependencyKind::Direct
-        );
-    }
-
-    #[test]
-    fn v1_with_metadata_and_root() {
-        let lock = r#"[root]
-name = "old"
-version = "0.1.0"
-dependencies = [
- "libc 0.2.40 (registry+https://github.com/rust-lang/crates.io-index)",
-]
-
-[[package]]
-name = "libc"
-version = "0.2.40"
-source = "registry+https://github.com/rust-lang/crates.io-index"
-
-[metadata]
-"checksum libc 0.2.40 (registry+https://github.com/rust-lang/crates.io-index)" = "abc"
-"#;
-        let tree = MemTree::with("Cargo.lock", lock);
-        let file = read(&tree, "Cargo.lock", &Limits::default()).unwrap();
-        let libc = get(&file.dependencies, "libc", "0.2.40");
-        assert_eq!(
-            (libc.kind, libc.line, libc.origin.clone()),
-            (DependencyKind::Direct, Some(9), Origin::Registry)
-        );
-        assert_eq!(get(&file.dependencies, "old", "0.1.0").origin, Origin::Path);
-    }
-
-    #[test]
-    fn other_registries_are_noted() {
-        let lock = "version = 4\n[[package]]\nname = \"x\"\nversion = \"1.0.0\"\nsource = \"sparse+https://my.example/index/\"\n";
-        let tree = MemTree::with("Cargo.lock", lock);
-        let file = read(&tree, "Cargo.lock", &Limits::default()).unwrap();
-        assert_eq!(file.dependencies[0].origin, Origin::Registry);
-        assert_eq!(file.dependencies[0].kind, DependencyKind::Unknown);
-        assert!(
-            file.notes.iter().any(|n| n.contains("my.example")),
-            "{:?}",
-            file.notes
-        );
-    }
-
-    #[test]
-    fn wrong_shapes_name_the_key() {
-        let tree = MemTree::with("Cargo.lock", "package = \"x\"\n");
-        let err = read(&tree, "Cargo.lock", &Limits::default()).unwrap_err();
-        assert_eq!(err.kind, ReadErrorKind::Shape);
-        assert!(err.to_string().contains("`package`"), "{err}");
-        let tree = MemTree::with("Cargo.lock", "[[package]]\nversion = \"1\"\n");
-        let err = read(&tree, "Cargo.lock", &Limits::default()).unwrap_err();
-        assert!(
-            err.to_string().contains("package[0]") && err.to_string().contains("name"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn bad_toml_is_a_syntax_error_with_a_line() {
-        let tree = MemTree::with("Cargo.lock", "[[package]]\nname = \"x\"\nversion = 1.0.0\n");
-        let err = read(&tree, "Cargo.lock", &Limits::default()).unwrap_err();
-        assert_eq!((err.kind, err.line), (ReadErrorKind::Syntax, Some(3)));
-        assert!(err.to_string().starts_with("Cargo.lock line 3: "), "{err}");
-    }
-
-    #[test]
-    fn manifest_alone_gives_exact_pins_only() {
-        let tree = MemTree::with("Cargo.toml", MANIFEST);
-        let file = read(&tree, "Cargo.toml", &Limits::default()).unwrap();
-        assert_eq!(file.dependencies.len(), 1);
-        let tf = &file.dependencies[0];
-        assert_eq!(
-            (tf.name.as_str(), tf.version.as_str(), tf.dev, tf.line),
-            ("tempfile", "3.10.0", true, Some(15))
-        );
-        assert!(
-            file.notes.iter().any(|n| n.contains("2 dependencies")),
-            "{:?}",
-            file.notes
-        );
-    }
-}
+mod tests;

@@ -47,140 +47,24 @@ fn name_version(body: &str) -> (String, Option<String>, Option<String>) {
 }
 
 pub(crate) fn read_lock(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, ReadError> {
-    let path = ctx.path;
-    let mut specs: Vec<Spec> = Vec::new();
-    let mut direct: Vec<String> = Vec::new();
-    let mut has_dependencies = false;
-    let mut section = String::new();
-    let mut remote = String::new();
-    let mut revision = String::new();
-    let mut in_specs = false;
-    let mut platforms: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
-    let mut other_remotes: HashSet<String> = HashSet::new();
-    for (i, raw) in text.lines().enumerate() {
-        let n = i + 1;
-        let line = raw.trim_end();
-        if line.trim().is_empty() {
-            continue;
-        }
-        let indent = line.len() - line.trim_start().len();
-        let body = line.trim_start();
-        if indent == 0 {
-            section = body.to_string();
-            remote.clear();
-            revision.clear();
-            in_specs = false;
-            has_dependencies |= section == "DEPENDENCIES";
-            continue;
-        }
-        let source_section = matches!(section.as_str(), "GEM" | "GIT" | "PATH");
-        match (section.as_str(), indent) {
-            (_, 2) if source_section => {
-                in_specs = body == "specs:";
-                if let Some(r) = body.strip_prefix("remote:") {
-                    remote = r.trim().to_string();
-                    if section == "GEM" && !remote.trim_end_matches('/').ends_with("rubygems.org") {
-                        other_remotes.insert(remote.clone());
-                    }
-                } else if let Some(r) = body.strip_prefix("revision:") {
-                    revision = r.trim().to_string();
-                }
-            }
-            (_, 4) if source_section && in_specs => {
-                let (name, version, platform) = name_version(body);
-                let Some(version) = version else {
-                    return Err(ReadError::new(
-                        path,
-                        Some(to_u32(n)),
-                        ReadErrorKind::Syntax,
-                        format!("a spec should be `name (version)`, got `{body}`"),
-                    ));
-                };
-                if let Some(p) = platform {
-                    platforms
-                        .entry((name.clone(), version.clone()))
-                        .or_default()
-                        .push(format!("{p} (line {n})"));
-                }
-                let origin = match section.as_str() {
-                    "GIT" => Origin::Git {
-                        url: if revision.is_empty() {
-                            remote.clone()
-                        } else {
-                            format!("{remote}#{revision}")
-                        },
-                    },
-                    "PATH" => Origin::Path,
-                    _ => Origin::Registry,
-                };
-                specs.push(Spec {
-                    name,
-                    version,
-                    origin,
-                    line: to_u32(n),
-                    deps: Vec::new(),
-                });
-            }
-            (_, 6) if source_section && in_specs => {
-                if let Some(s) = specs.last_mut() {
-                    s.deps.push(name_version(body).0);
-                }
-            }
-            ("DEPENDENCIES", 2) => direct.push(name_version(body).0),
-            _ => {}
-        }
-    }
-    for ((name, version), list) in platforms {
+    let lock = Lock::parse(ctx.path, text)?;
+    for ((name, version), list) in &lock.platforms {
         ctx.note(format!(
             "{name} {version} is locked for platforms {}: the platform was dropped from the version",
             list.join(", ")
         ));
     }
-    for r in other_remotes {
+    for r in &lock.other_remotes {
         ctx.note(format!(
             "gems from `{r}` are not from rubygems.org: an advisory for a RubyGems gem of the same \
              name may not apply to them"
         ));
     }
-
-    // Graph by name (a lock holds one version of each gem; platform variants share it).
-    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, s) in specs.iter().enumerate() {
-        by_name.entry(s.name.as_str()).or_default().push(i);
-    }
-    let edges: Vec<Vec<usize>> = specs
-        .iter()
-        .map(|s| {
-            s.deps
-                .iter()
-                .flat_map(|d| by_name.get(d.as_str()).cloned().unwrap_or_default())
-                .collect()
-        })
-        .collect();
-    let groups = sibling_gemfile(ctx);
-    let mut prod_roots = Vec::new();
-    let mut dev_roots = Vec::new();
-    for name in &direct {
-        let targets = by_name.get(name.as_str()).cloned().unwrap_or_default();
-        let dev = groups
-            .as_ref()
-            .is_some_and(|g| g.get(name).copied().unwrap_or(false));
-        if dev {
-            dev_roots.extend(targets)
-        } else {
-            prod_roots.extend(targets)
-        }
-    }
-    let dev = if groups.is_some() {
-        dev_only(&edges, &prod_roots, &dev_roots)
-    } else {
-        vec![false; specs.len()]
-    };
-    let direct: HashSet<String> = direct.into_iter().collect();
-
+    let dev = lock.dev_only(sibling_gemfile(ctx).as_ref());
+    let direct: HashSet<String> = lock.direct.into_iter().collect();
     let mut deps = Deps::default();
-    for (i, s) in specs.into_iter().enumerate() {
-        let kind = if !has_dependencies {
+    for (i, s) in lock.specs.into_iter().enumerate() {
+        let kind = if !lock.has_dependencies {
             DependencyKind::Unknown
         } else if direct.contains(&s.name) {
             DependencyKind::Direct
@@ -198,6 +82,163 @@ pub(crate) fn read_lock(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>
         });
     }
     Ok(deps.into_vec())
+}
+
+/// What a Gemfile.lock says, as written.
+#[derive(Default)]
+struct Lock {
+    specs: Vec<Spec>,
+    /// The DEPENDENCIES section's names.
+    direct: Vec<String>,
+    has_dependencies: bool,
+    platforms: BTreeMap<(String, String), Vec<String>>,
+    other_remotes: HashSet<String>,
+}
+
+/// Where the reader is in a Gemfile.lock: its section and that section's source.
+#[derive(Default)]
+struct Place {
+    section: String,
+    remote: String,
+    revision: String,
+    in_specs: bool,
+}
+
+impl Place {
+    fn origin(&self) -> Origin {
+        match self.section.as_str() {
+            "GIT" => Origin::Git {
+                url: if self.revision.is_empty() {
+                    self.remote.clone()
+                } else {
+                    format!("{}#{}", self.remote, self.revision)
+                },
+            },
+            "PATH" => Origin::Path,
+            _ => Origin::Registry,
+        }
+    }
+}
+
+impl Lock {
+    fn parse(path: &str, text: &str) -> Result<Lock, ReadError> {
+        let mut lock = Lock::default();
+        let mut place = Place::default();
+        for (i, raw) in text.lines().enumerate() {
+            let n = i + 1;
+            let line = raw.trim_end();
+            if line.trim().is_empty() {
+                continue;
+            }
+            let indent = line.len() - line.trim_start().len();
+            let body = line.trim_start();
+            if indent == 0 {
+                place = Place {
+                    section: body.to_string(),
+                    ..Place::default()
+                };
+                lock.has_dependencies |= place.section == "DEPENDENCIES";
+                continue;
+            }
+            let source_section = matches!(place.section.as_str(), "GEM" | "GIT" | "PATH");
+            match (place.section.as_str(), indent) {
+                (_, 2) if source_section => lock.source_line(&mut place, body),
+                (_, 4) if source_section && place.in_specs => {
+                    lock.spec_line(path, &place, body, n)?
+                }
+                (_, 6) if source_section && place.in_specs => {
+                    if let Some(s) = lock.specs.last_mut() {
+                        s.deps.push(name_version(body).0);
+                    }
+                }
+                ("DEPENDENCIES", 2) => lock.direct.push(name_version(body).0),
+                _ => {}
+            }
+        }
+        Ok(lock)
+    }
+
+    /// A source section's `remote:`, `revision:` or `specs:` line.
+    fn source_line(&mut self, place: &mut Place, body: &str) {
+        place.in_specs = body == "specs:";
+        if let Some(r) = body.strip_prefix("remote:") {
+            place.remote = r.trim().to_string();
+            if place.section == "GEM"
+                && !place.remote.trim_end_matches('/').ends_with("rubygems.org")
+            {
+                self.other_remotes.insert(place.remote.clone());
+            }
+        } else if let Some(r) = body.strip_prefix("revision:") {
+            place.revision = r.trim().to_string();
+        }
+    }
+
+    /// A `name (version)` spec at line `n`.
+    fn spec_line(
+        &mut self,
+        path: &str,
+        place: &Place,
+        body: &str,
+        n: usize,
+    ) -> Result<(), ReadError> {
+        let (name, version, platform) = name_version(body);
+        let Some(version) = version else {
+            return Err(ReadError::new(
+                path,
+                Some(to_u32(n)),
+                ReadErrorKind::Syntax,
+                format!("a spec should be `name (version)`, got `{body}`"),
+            ));
+        };
+        if let Some(p) = platform {
+            self.platforms
+                .entry((name.clone(), version.clone()))
+                .or_default()
+                .push(format!("{p} (line {n})"));
+        }
+        self.specs.push(Spec {
+            name,
+            version,
+            origin: place.origin(),
+            line: to_u32(n),
+            deps: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Each spec's development-only status, from the Gemfile's groups carried through the
+    /// graph; all shipped when there is no Gemfile.
+    fn dev_only(&self, groups: Option<&HashMap<String, bool>>) -> Vec<bool> {
+        let Some(groups) = groups else {
+            return vec![false; self.specs.len()];
+        };
+        // Graph by name (a lock holds one version of each gem; platform variants share it).
+        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, s) in self.specs.iter().enumerate() {
+            by_name.entry(s.name.as_str()).or_default().push(i);
+        }
+        let edges: Vec<Vec<usize>> = self
+            .specs
+            .iter()
+            .map(|s| {
+                s.deps
+                    .iter()
+                    .flat_map(|d| by_name.get(d.as_str()).cloned().unwrap_or_default())
+                    .collect()
+            })
+            .collect();
+        let mut prod_roots = Vec::new();
+        let mut dev_roots = Vec::new();
+        for name in &self.direct {
+            let targets = by_name.get(name.as_str()).cloned().unwrap_or_default();
+            if groups.get(name).copied().unwrap_or(false) {
+                dev_roots.extend(targets)
+            } else {
+                prod_roots.extend(targets)
+            }
+        }
+        dev_only(&edges, &prod_roots, &dev_roots)
+    }
 }
 
 /// One `gem` line of a Gemfile.

@@ -208,103 +208,113 @@ fn before_1_17(go: Option<&str>) -> bool {
 pub(crate) fn read_mod(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, ReadError> {
     let m = parse(ctx.path, text)?;
     let mut deps = Deps::default();
-    let mut required: HashSet<String> = HashSet::new();
     for r in &m.requires {
-        required.insert(r.path.clone());
-        let replacement = m
-            .replaces
-            .iter()
-            .find(|p| p.old == r.path && p.old_version.as_deref() == Some(r.version.as_str()))
-            .or_else(|| {
-                m.replaces
-                    .iter()
-                    .find(|p| p.old == r.path && p.old_version.is_none())
-            });
-        let kind = if r.indirect {
-            DependencyKind::Transitive
-        } else {
-            DependencyKind::Direct
-        };
-        let (name, version, origin) = match replacement {
-            Some(p) if is_local_path(&p.new) => {
-                ctx.note(format!(
-                    "line {}: `{} {}` is replaced by the local folder `{}` (line {})",
-                    r.line, r.path, r.version, p.new, p.line
-                ));
-                (r.path.clone(), r.version.clone(), Origin::Path)
-            }
-            Some(p) => {
-                let version = p.new_version.clone().unwrap_or_else(|| r.version.clone());
-                ctx.note(format!(
-                    "line {}: `{} {}` is replaced by `{} {}` (line {})",
-                    r.line, r.path, r.version, p.new, version, p.line
-                ));
-                (p.new.clone(), version, Origin::Registry)
-            }
-            None => (r.path.clone(), r.version.clone(), Origin::Registry),
-        };
-        deps.push(Dependency {
-            ecosystem: Ecosystem::Go,
-            name,
-            version,
-            kind,
-            origin,
-            dev: false,
-            line: Some(r.line),
-        });
+        deps.push(required(ctx, &m, r));
     }
     if before_1_17(m.go.as_deref())
         && let Some((sum_path, sum_text)) = ctx.sibling("go.sum")
     {
-        let sums = parse_sum(&sum_text);
-        let mut seen_versions: HashSet<(String, String)> = HashSet::new();
-        let mut highest: BTreeMap<String, String> = BTreeMap::new();
-        for (module, version, content, _) in &sums {
-            seen_versions.insert((module.clone(), version.clone()));
-            if *content {
-                let e = highest
-                    .entry(module.clone())
-                    .or_insert_with(|| version.clone());
-                if compare_versions(version, e) == Ordering::Greater {
-                    *e = version.clone();
-                }
-            }
-        }
-        for r in &m.requires {
-            let replaced_locally = m
-                .replaces
-                .iter()
-                .any(|p| p.old == r.path && is_local_path(&p.new));
-            if !replaced_locally && !seen_versions.contains(&(r.path.clone(), r.version.clone())) {
-                ctx.note(format!(
-                    "line {}: `{} {}` has no entry in {sum_path}",
-                    r.line, r.path, r.version
-                ));
-            }
-        }
-        let mut added = 0usize;
-        for (module, version) in highest {
-            if required.contains(&module) || m.module.as_deref() == Some(module.as_str()) {
-                continue;
-            }
-            added += 1;
-            deps.push(Dependency {
-                ecosystem: Ecosystem::Go,
-                name: module,
-                version,
-                kind: DependencyKind::Transitive,
-                origin: Origin::Registry,
-                dev: false,
-                line: None,
-            });
-        }
-        ctx.note(format!(
-            "go {}: before Go 1.17 go.mod may omit indirect modules; {added} modules were added \
-             from {sum_path} at the highest version with a content hash there",
-            m.go.as_deref().unwrap_or("directive absent")
-        ));
+        from_go_sum(ctx, &m, &sum_path, &sum_text, &mut deps);
     }
     Ok(deps.into_vec())
+}
+
+/// A `require` line as a dependency, with its `replace` applied (and noted).
+fn required(ctx: &mut Ctx<'_>, m: &GoMod, r: &Require) -> Dependency {
+    let replacement = m
+        .replaces
+        .iter()
+        .find(|p| p.old == r.path && p.old_version.as_deref() == Some(r.version.as_str()))
+        .or_else(|| {
+            m.replaces
+                .iter()
+                .find(|p| p.old == r.path && p.old_version.is_none())
+        });
+    let kind = if r.indirect {
+        DependencyKind::Transitive
+    } else {
+        DependencyKind::Direct
+    };
+    let (name, version, origin) = match replacement {
+        Some(p) if is_local_path(&p.new) => {
+            ctx.note(format!(
+                "line {}: `{} {}` is replaced by the local folder `{}` (line {})",
+                r.line, r.path, r.version, p.new, p.line
+            ));
+            (r.path.clone(), r.version.clone(), Origin::Path)
+        }
+        Some(p) => {
+            let version = p.new_version.clone().unwrap_or_else(|| r.version.clone());
+            ctx.note(format!(
+                "line {}: `{} {}` is replaced by `{} {}` (line {})",
+                r.line, r.path, r.version, p.new, version, p.line
+            ));
+            (p.new.clone(), version, Origin::Registry)
+        }
+        None => (r.path.clone(), r.version.clone(), Origin::Registry),
+    };
+    Dependency {
+        ecosystem: Ecosystem::Go,
+        name,
+        version,
+        kind,
+        origin,
+        dev: false,
+        line: Some(r.line),
+    }
+}
+
+/// Before Go 1.17 go.mod may omit indirect modules: each module go.sum hashes the content
+/// of is added at its highest such version; requirements go.sum lacks are noted.
+fn from_go_sum(ctx: &mut Ctx<'_>, m: &GoMod, sum_path: &str, sum_text: &str, deps: &mut Deps) {
+    let sums = parse_sum(sum_text);
+    let mut seen_versions: HashSet<(String, String)> = HashSet::new();
+    let mut highest: BTreeMap<String, String> = BTreeMap::new();
+    for (module, version, content, _) in &sums {
+        seen_versions.insert((module.clone(), version.clone()));
+        if *content {
+            let e = highest
+                .entry(module.clone())
+                .or_insert_with(|| version.clone());
+            if compare_versions(version, e) == Ordering::Greater {
+                *e = version.clone();
+            }
+        }
+    }
+    for r in &m.requires {
+        let replaced_locally = m
+            .replaces
+            .iter()
+            .any(|p| p.old == r.path && is_local_path(&p.new));
+        if !replaced_locally && !seen_versions.contains(&(r.path.clone(), r.version.clone())) {
+            ctx.note(format!(
+                "line {}: `{} {}` has no entry in {sum_path}",
+                r.line, r.path, r.version
+            ));
+        }
+    }
+    let required: HashSet<&str> = m.requires.iter().map(|r| r.path.as_str()).collect();
+    let mut added = 0usize;
+    for (module, version) in highest {
+        if required.contains(module.as_str()) || m.module.as_deref() == Some(module.as_str()) {
+            continue;
+        }
+        added += 1;
+        deps.push(Dependency {
+            ecosystem: Ecosystem::Go,
+            name: module,
+            version,
+            kind: DependencyKind::Transitive,
+            origin: Origin::Registry,
+            dev: false,
+            line: None,
+        });
+    }
+    ctx.note(format!(
+        "go {}: before Go 1.17 go.mod may omit indirect modules; {added} modules were added \
+         from {sum_path} at the highest version with a content hash there",
+        m.go.as_deref().unwrap_or("directive absent")
+    ));
 }
 
 /// go.sum lines: (module, version, whether it is a content hash rather than a go.mod hash,

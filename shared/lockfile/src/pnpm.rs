@@ -25,11 +25,28 @@ pub(crate) fn read(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, Rea
     let value = parse_yaml(path, text, ctx.limits)?;
     let sh = Shape { path };
     sh.root_object(&value)?;
+    let major = lockfile_major(&sh, &value)?;
+    let mut graph = Graph::default();
     let lines = section_key_lines(text, "packages:");
+    graph.read_packages(&sh, sh.object(&value, "packages", None)?, &lines, major)?;
+    graph.read_snapshots(&sh, sh.object(&value, "snapshots", None)?, major)?;
+    let edges = graph.edges();
+    let roots = graph.roots(&sh, &value, major)?;
+    if !graph.skipped.is_empty() {
+        ctx.note(format!(
+            "entries whose name and version could not be told were skipped: {}",
+            graph.skipped.join(", ")
+        ));
+    }
+    Ok(graph.dependencies(&edges, &roots))
+}
+
+/// The lock file's major version; a file that does not say is v9 if it has `snapshots`.
+fn lockfile_major(sh: &Shape<'_>, value: &Value) -> Result<u32, ReadError> {
     let version_text = sh
-        .string(&value, "lockfileVersion", None)?
+        .string(value, "lockfileVersion", None)?
         .unwrap_or_default();
-    let major: u32 = version_text
+    Ok(version_text
         .trim_matches(['\'', '"'])
         .split('.')
         .next()
@@ -38,186 +55,244 @@ pub(crate) fn read(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, Rea
             9
         } else {
             6
-        });
+        }))
+}
 
-    let packages = sh.object(&value, "packages", None)?;
-    let snapshots = sh.object(&value, "snapshots", None)?;
+struct Node {
+    origin: Origin,
+    line: Option<u32>,
+    dev_field: Option<bool>,
+}
 
-    // Nodes: one per (name, version), in file order.
-    let mut ids: Vec<Id> = Vec::new();
-    let mut index: HashMap<Id, usize> = HashMap::new();
-    struct Node {
-        origin: Origin,
-        line: Option<u32>,
-        dev_field: Option<bool>,
-    }
-    let mut nodes: Vec<Node> = Vec::new();
-    let mut raw_edges: Vec<(usize, Id)> = Vec::new();
-    // Package keys as written (without a leading `/`): a reference may be a whole key, e.g. a
-    // git dependency `github.com/x/y/0123abc` whose name and version are fields of the entry.
-    let mut by_key: HashMap<String, Id> = HashMap::new();
-    let mut skipped = Vec::new();
-    let empty = Map::new();
-    for (key, entry) in packages.unwrap_or(&empty) {
-        let line = lines.get(key.as_str()).copied();
-        if !entry.is_object() {
-            return Err(ReadError::shape(
-                path,
-                line,
-                &format!("packages.{key}"),
-                "a mapping",
-            ));
+/// The packages as nodes, one per (name, version) in file order, and the references between
+/// them as read (resolved to nodes by [`Graph::edges`]).
+#[derive(Default)]
+struct Graph {
+    ids: Vec<Id>,
+    index: HashMap<Id, usize>,
+    nodes: Vec<Node>,
+    raw_edges: Vec<(usize, Id)>,
+    /// Package keys as written (without a leading `/`): a reference may be a whole key, e.g.
+    /// a git dependency `github.com/x/y/0123abc` whose name and version are fields of the entry.
+    by_key: HashMap<String, Id>,
+    skipped: Vec<String>,
+}
+
+/// The importers' direct dependencies, by node.
+struct Roots {
+    prod: Vec<usize>,
+    dev: Vec<usize>,
+    /// Whether any project lists its dependencies at all.
+    any_listed: bool,
+}
+
+impl Graph {
+    fn read_packages(
+        &mut self,
+        sh: &Shape<'_>,
+        packages: Option<&Map<String, Value>>,
+        lines: &HashMap<String, u32>,
+        major: u32,
+    ) -> Result<(), ReadError> {
+        for (key, entry) in packages.into_iter().flatten() {
+            let line = lines.get(key.as_str()).copied();
+            if !entry.is_object() {
+                return Err(ReadError::shape(
+                    sh.path,
+                    line,
+                    &format!("packages.{key}"),
+                    "a mapping",
+                ));
+            }
+            let origin = origin_of(key, entry);
+            let parsed = parse_key(key, major);
+            let name = sh
+                .string(entry, "name", line)?
+                .or_else(|| parsed.as_ref().map(|p| p.0.clone()));
+            let version = sh
+                .string(entry, "version", line)?
+                .or_else(|| parsed.as_ref().map(|p| p.1.clone()))
+                .or_else(|| match &origin {
+                    Origin::Git { url } => url.rsplit(['/', '#']).next().map(str::to_string),
+                    _ => None,
+                });
+            let (Some(name), Some(version)) = (name, version) else {
+                self.skipped.push(key.clone());
+                continue;
+            };
+            let n = self.node(key, (name, version), origin, line);
+            if let (Some(node), Some(dev)) = (
+                self.nodes.get_mut(n),
+                entry.get("dev").and_then(Value::as_bool),
+            ) {
+                // A version installed as dev in one peer variant and not in another ships.
+                node.dev_field = Some(node.dev_field.unwrap_or(true) && dev);
+            }
+            collect_edges(sh, entry, line, major, n, &mut self.raw_edges)?;
         }
-        let own_name = sh.string(entry, "name", line)?;
-        let own_version = sh.string(entry, "version", line)?;
-        let origin = origin_of(key, entry);
-        let parsed = parse_key(key, major);
-        let name = own_name.or_else(|| parsed.as_ref().map(|p| p.0.clone()));
-        let version = own_version
-            .or_else(|| parsed.as_ref().map(|p| p.1.clone()))
-            .or_else(|| match &origin {
-                Origin::Git { url } => url.rsplit(['/', '#']).next().map(str::to_string),
-                _ => None,
-            });
-        let (Some(name), Some(version)) = (name, version) else {
-            skipped.push(key.clone());
-            continue;
-        };
-        let id = (name, version);
-        by_key.insert(key.trim_start_matches('/').to_string(), id.clone());
-        let n = *index.entry(id.clone()).or_insert_with(|| {
-            ids.push(id.clone());
-            nodes.push(Node {
-                origin: origin.clone(),
+        Ok(())
+    }
+
+    /// The node of `id`, added at its first package key.
+    fn node(&mut self, key: &str, id: Id, origin: Origin, line: Option<u32>) -> usize {
+        self.by_key
+            .insert(key.trim_start_matches('/').to_string(), id.clone());
+        *self.index.entry(id.clone()).or_insert_with(|| {
+            self.ids.push(id);
+            self.nodes.push(Node {
+                origin,
                 line,
                 dev_field: None,
             });
-            nodes.len() - 1
-        });
-        if let (Some(node), Some(dev)) =
-            (nodes.get_mut(n), entry.get("dev").and_then(Value::as_bool))
-        {
-            // A version installed as dev in one peer variant and not in another ships.
-            node.dev_field = Some(node.dev_field.unwrap_or(true) && dev);
-        }
-        collect_edges(&sh, entry, line, major, n, &mut raw_edges)?;
-    }
-    // v9: the graph lives in `snapshots`, keyed like packages but with peer suffixes.
-    for (key, entry) in snapshots.unwrap_or(&empty) {
-        if !entry.is_object() {
-            return Err(ReadError::shape(
-                path,
-                None,
-                &format!("snapshots.{key}"),
-                "a mapping",
-            ));
-        }
-        if let Some(id) = parse_key(key, major)
-            && let Some(&n) = index.get(&id)
-        {
-            collect_edges(&sh, entry, None, major, n, &mut raw_edges)?;
-        }
-    }
-    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); ids.len()];
-    let find = |id: &Id| -> Option<usize> {
-        // `id.1` holds the raw reference when `resolve_ref` could not parse it.
-        index.get(id).copied().or_else(|| {
-            by_key
-                .get(id.1.as_str())
-                .and_then(|k| index.get(k).copied())
+            self.nodes.len() - 1
         })
-    };
-    for (from, to) in raw_edges {
-        if let (Some(t), Some(list)) = (find(&to), edges.get_mut(from)) {
-            list.push(t);
-        }
     }
 
-    // Importers (workspace projects) or, in older single-project files, the top level.
-    let mut projects: Vec<&Value> = Vec::new();
-    if let Some(importers) = sh.object(&value, "importers", None)? {
-        projects.extend(importers.values());
-    } else {
-        projects.push(&value);
+    /// v9: the graph lives in `snapshots`, keyed like packages but with peer suffixes.
+    fn read_snapshots(
+        &mut self,
+        sh: &Shape<'_>,
+        snapshots: Option<&Map<String, Value>>,
+        major: u32,
+    ) -> Result<(), ReadError> {
+        for (key, entry) in snapshots.into_iter().flatten() {
+            if !entry.is_object() {
+                return Err(ReadError::shape(
+                    sh.path,
+                    None,
+                    &format!("snapshots.{key}"),
+                    "a mapping",
+                ));
+            }
+            if let Some(id) = parse_key(key, major)
+                && let Some(&n) = self.index.get(&id)
+            {
+                collect_edges(sh, entry, None, major, n, &mut self.raw_edges)?;
+            }
+        }
+        Ok(())
     }
-    let mut prod_roots = Vec::new();
-    let mut dev_roots = Vec::new();
-    let mut any_listed = false;
-    for project in projects {
-        for (section, dev) in [
-            ("dependencies", false),
-            ("optionalDependencies", false),
-            ("devDependencies", true),
-        ] {
-            let Some(list) = sh.object(project, section, None)? else {
-                continue;
-            };
-            any_listed = true;
-            for (name, spec) in list {
-                // v6/v9: `{specifier, version}`; v5: the version itself.
-                let reference = match spec {
-                    Value::Object(_) => sh.string(spec, "version", None)?.unwrap_or_default(),
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
+
+    fn find(&self, id: &Id) -> Option<usize> {
+        // `id.1` holds the raw reference when `resolve_ref` could not parse it.
+        self.index.get(id).copied().or_else(|| {
+            self.by_key
+                .get(id.1.as_str())
+                .and_then(|k| self.index.get(k).copied())
+        })
+    }
+
+    /// Each node's successors: the references that name a node.
+    fn edges(&self) -> Vec<Vec<usize>> {
+        let mut edges: Vec<Vec<usize>> = vec![Vec::new(); self.ids.len()];
+        for (from, to) in &self.raw_edges {
+            if let (Some(t), Some(list)) = (self.find(to), edges.get_mut(*from)) {
+                list.push(t);
+            }
+        }
+        edges
+    }
+
+    /// Importers (workspace projects) or, in older single-project files, the top level.
+    fn roots(&self, sh: &Shape<'_>, value: &Value, major: u32) -> Result<Roots, ReadError> {
+        let mut projects: Vec<&Value> = Vec::new();
+        if let Some(importers) = sh.object(value, "importers", None)? {
+            projects.extend(importers.values());
+        } else {
+            projects.push(value);
+        }
+        let mut roots = Roots {
+            prod: Vec::new(),
+            dev: Vec::new(),
+            any_listed: false,
+        };
+        for project in projects {
+            for (section, dev) in [
+                ("dependencies", false),
+                ("optionalDependencies", false),
+                ("devDependencies", true),
+            ] {
+                let Some(list) = sh.object(project, section, None)? else {
+                    continue;
                 };
-                let raw = reference.trim().trim_start_matches('/');
-                let n = by_key
-                    .get(raw)
-                    .and_then(|id| index.get(id).copied())
-                    .or_else(|| resolve_ref(name, &reference, major).and_then(|id| find(&id)));
-                if let Some(n) = n {
-                    if dev {
-                        dev_roots.push(n)
-                    } else {
-                        prod_roots.push(n)
+                roots.any_listed = true;
+                for (name, spec) in list {
+                    if let Some(n) = self.root(sh, name, spec, major)? {
+                        if dev {
+                            roots.dev.push(n)
+                        } else {
+                            roots.prod.push(n)
+                        }
                     }
                 }
             }
         }
+        Ok(roots)
     }
-    let graph_dev = dev_only(&edges, &prod_roots, &dev_roots);
-    let mut direct = vec![false; ids.len()];
-    for &r in prod_roots.iter().chain(dev_roots.iter()) {
-        if let Some(d) = direct.get_mut(r) {
-            *d = true;
-        }
-    }
-    let reached = reach(&edges, prod_roots.iter().chain(dev_roots.iter()).copied());
-    let has_dev_fields = nodes.iter().any(|n| n.dev_field.is_some());
 
-    let mut deps = Deps::default();
-    for (i, ((name, version), node)) in ids.into_iter().zip(nodes).enumerate() {
-        let kind = if !any_listed {
-            DependencyKind::Unknown
-        } else if direct.get(i).copied().unwrap_or(false) {
-            DependencyKind::Direct
-        } else if reached.get(i).copied().unwrap_or(false) {
-            DependencyKind::Transitive
-        } else {
-            DependencyKind::Unknown
+    /// The node an importer's dependency `name: spec` installs.
+    fn root(
+        &self,
+        sh: &Shape<'_>,
+        name: &str,
+        spec: &Value,
+        major: u32,
+    ) -> Result<Option<usize>, ReadError> {
+        // v6/v9: `{specifier, version}`; v5: the version itself.
+        let reference = match spec {
+            Value::Object(_) => sh.string(spec, "version", None)?.unwrap_or_default(),
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
         };
-        let dev = if has_dev_fields {
-            node.dev_field.unwrap_or(false)
-        } else {
-            graph_dev.get(i).copied().unwrap_or(false)
-        };
-        deps.push(Dependency {
-            ecosystem: Ecosystem::Npm,
-            name,
-            version,
-            kind,
-            origin: node.origin,
-            dev,
-            line: node.line,
-        });
+        let raw = reference.trim().trim_start_matches('/');
+        Ok(self
+            .by_key
+            .get(raw)
+            .and_then(|id| self.index.get(id).copied())
+            .or_else(|| resolve_ref(name, &reference, major).and_then(|id| self.find(&id))))
     }
-    if !skipped.is_empty() {
-        ctx.note(format!(
-            "entries whose name and version could not be told were skipped: {}",
-            skipped.join(", ")
-        ));
+
+    /// The nodes as dependencies: kinds from the roots, development-only from the `dev`
+    /// fields where the file has them (v5/v6), else from the graph.
+    fn dependencies(self, edges: &[Vec<usize>], roots: &Roots) -> Vec<Dependency> {
+        let graph_dev = dev_only(edges, &roots.prod, &roots.dev);
+        let all_roots = || roots.prod.iter().chain(roots.dev.iter()).copied();
+        let mut direct = vec![false; self.ids.len()];
+        for r in all_roots() {
+            if let Some(d) = direct.get_mut(r) {
+                *d = true;
+            }
+        }
+        let reached = reach(edges, all_roots());
+        let has_dev_fields = self.nodes.iter().any(|n| n.dev_field.is_some());
+        let mut deps = Deps::default();
+        for (i, ((name, version), node)) in self.ids.into_iter().zip(self.nodes).enumerate() {
+            let kind = if !roots.any_listed {
+                DependencyKind::Unknown
+            } else if direct.get(i).copied().unwrap_or(false) {
+                DependencyKind::Direct
+            } else if reached.get(i).copied().unwrap_or(false) {
+                DependencyKind::Transitive
+            } else {
+                DependencyKind::Unknown
+            };
+            let dev = if has_dev_fields {
+                node.dev_field.unwrap_or(false)
+            } else {
+                graph_dev.get(i).copied().unwrap_or(false)
+            };
+            deps.push(Dependency {
+                ecosystem: Ecosystem::Npm,
+                name,
+                version,
+                kind,
+                origin: node.origin,
+                dev,
+                line: node.line,
+            });
+        }
+        deps.into_vec()
     }
-    Ok(deps.into_vec())
 }
 
 fn collect_edges(
@@ -351,267 +426,4 @@ fn section_key_lines(text: &str, header: &str) -> HashMap<String, u32> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{Limits, MemTree, ReadErrorKind, read};
-
-    fn get<'a>(deps: &'a [Dependency], name: &str, version: &str) -> &'a Dependency {
-        deps.iter()
-            .find(|d| d.name == name && d.version == version)
-            .unwrap_or_else(|| panic!("{name} {version} not found in {deps:#?}"))
-    }
-
-    #[test]
-    fn keys_per_version() {
-        assert_eq!(
-            parse_key("/@babel/core/7.1.0_react@17.0.0", 5),
-            Some(("@babel/core".into(), "7.1.0".into()))
-        );
-        assert_eq!(
-            parse_key("/lodash/4.17.21", 5),
-            Some(("lodash".into(), "4.17.21".into()))
-        );
-        assert_eq!(
-            parse_key("/@a/b@1.0.0(react@18.0.0)(x@1.0.0)", 6),
-            Some(("@a/b".into(), "1.0.0".into()))
-        );
-        assert_eq!(
-            parse_key("lodash@4.17.21", 9),
-            Some(("lodash".into(), "4.17.21".into()))
-        );
-        assert_eq!(
-            resolve_ref("str", "/string-width/4.2.3", 5),
-            Some(("string-width".into(), "4.2.3".into()))
-        );
-        assert_eq!(
-            resolve_ref("str", "string-width@4.2.3", 9),
-            Some(("string-width".into(), "4.2.3".into()))
-        );
-        assert_eq!(
-            resolve_ref("a", "1.0.0(react@18.0.0)", 9),
-            Some(("a".into(), "1.0.0".into()))
-        );
-        assert_eq!(resolve_ref("a", "link:../a", 9), None);
-    }
-
-    const V5: &str = r#"lockfileVersion: 5.4
-
-specifiers:
-  lodash: ^4.17.0
-  jest: ^29.0.0
-
-dependencies:
-  lodash: 4.17.21
-  repo: github.com/x/repo/0123abc
-
-devDependencies:
-  jest: 29.7.0_@types+node@20.0.0
-
-packages:
-
-  /lodash/4.17.21:
-    resolution: {integrity: sha512-abc}
-    dev: false
-
-  /jest/29.7.0_@types+node@20.0.0:
-    resolution: {integrity: sha512-def}
-    dependencies:
-      '@jest/core': 29.7.0
-    dev: true
-
-  /@jest/core/29.7.0:
-    resolution: {integrity: sha512-ghi}
-    dev: true
-
-  github.com/x/repo/0123abc:
-    resolution: {tarball: https://codeload.github.com/x/repo/tar.gz/0123abc}
-    name: repo
-    version: 1.0.0
-    dev: false
-"#;
-
-    #[test]
-    fn v5_keys_dev_and_lines() {
-        let tree = MemTree::with("pnpm-lock.yaml", V5);
-        let file = read(&tree, "pnpm-lock.yaml", &Limits::default()).unwrap();
-        let d = &file.dependencies;
-        assert_eq!(d.len(), 4);
-        let l = get(d, "lodash", "4.17.21");
-        assert_eq!(
-            (l.kind, l.dev, l.line),
-            (DependencyKind::Direct, false, Some(16))
-        );
-        let j = get(d, "jest", "29.7.0");
-        assert_eq!((j.kind, j.dev), (DependencyKind::Direct, true));
-        let c = get(d, "@jest/core", "29.7.0");
-        assert_eq!((c.kind, c.dev), (DependencyKind::Transitive, true));
-        let repo = get(d, "repo", "1.0.0");
-        assert!(matches!(repo.origin, Origin::Git { .. }));
-        assert_eq!(repo.kind, DependencyKind::Direct);
-    }
-
-    const V6: &str = r#"lockfileVersion: '6.0'
-
-importers:
-  .:
-    dependencies:
-      react-dom:
-        specifier: ^18.0.0
-        version: 18.2.0(react@18.2.0)
-      react:
-        specifier: ^18.0.0
-        version: 18.2.0
-
-packages:
-
-  /react-dom@18.2.0(react@18.2.0):
-    resolution: {integrity: sha512-a}
-    peerDependencies:
-      react: ^18.2.0
-    dependencies:
-      loose-envify: 1.4.0
-      react: 18.2.0
-    dev: false
-
-  /react@18.2.0:
-    resolution: {integrity: sha512-b}
-    dependencies:
-      loose-envify: 1.4.0
-    dev: false
-
-  /loose-envify@1.4.0:
-    resolution: {integrity: sha512-c}
-    dev: false
-"#;
-
-    #[test]
-    fn v6_peers_and_importers() {
-        let tree = MemTree::with("pnpm-lock.yaml", V6);
-        let file = read(&tree, "pnpm-lock.yaml", &Limits::default()).unwrap();
-        let d = &file.dependencies;
-        assert_eq!(d.len(), 3);
-        assert_eq!(get(d, "react-dom", "18.2.0").kind, DependencyKind::Direct);
-        assert_eq!(get(d, "react-dom", "18.2.0").line, Some(15));
-        assert_eq!(
-            get(d, "loose-envify", "1.4.0").kind,
-            DependencyKind::Transitive
-        );
-    }
-
-    const V9: &str = r#"lockfileVersion: '9.0'
-
-settings:
-  autoInstallPeers: true
-
-importers:
-
-  .:
-    dependencies:
-      str:
-        specifier: npm:string-width@^4
-        version: string-width@4.2.3
-    devDependencies:
-      typescript:
-        specifier: ^5.0.0
-        version: 5.4.5
-      vitest:
-        specifier: ^1.0.0
-        version: 1.6.0(@types/node@20.0.0)
-
-  packages/a:
-    dependencies:
-      local:
-        specifier: link:../local
-        version: link:../local
-
-packages:
-
-  string-width@4.2.3:
-    resolution: {integrity: sha512-a}
-    engines: {node: '>=8'}
-
-  typescript@5.4.5:
-    resolution: {integrity: sha512-b}
-
-  vitest@1.6.0:
-    resolution: {integrity: sha512-c}
-
-  tinypool@0.8.4:
-    resolution: {integrity: sha512-d}
-
-  '@types/node@20.0.0':
-    resolution: {integrity: sha512-e}
-
-snapshots:
-
-  string-width@4.2.3: {}
-
-  typescript@5.4.5: {}
-
-  vitest@1.6.0(@types/node@20.0.0):
-    dependencies:
-      tinypool: 0.8.4
-      '@types/node': 20.0.0
-
-  tinypool@0.8.4: {}
-
-  '@types/node@20.0.0': {}
-"#;
-
-    #[test]
-    fn v9_snapshots_graph_dev_and_aliases() {
-        let tree = MemTree::with("pnpm-lock.yaml", V9);
-        let file = read(&tree, "pnpm-lock.yaml", &Limits::default()).unwrap();
-        let d = &file.dependencies;
-        assert_eq!(d.len(), 5);
-        let s = get(d, "string-width", "4.2.3");
-        assert_eq!(
-            (s.kind, s.dev, s.line),
-            (DependencyKind::Direct, false, Some(29))
-        );
-        let t = get(d, "tinypool", "0.8.4");
-        assert_eq!((t.kind, t.dev), (DependencyKind::Transitive, true));
-        assert_eq!(get(d, "@types/node", "20.0.0").line, Some(42));
-    }
-
-    #[test]
-    fn yaml_bomb_is_refused_by_budget() {
-        let mut bomb = String::from(
-            "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
-        );
-        let mut prev = 'a';
-        for c in 'b'..='j' {
-            bomb.push_str(&format!("{c}: &{c} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"));
-            prev = c;
-        }
-        let tree = MemTree::with("pnpm-lock.yaml", bomb);
-        let err = read(&tree, "pnpm-lock.yaml", &Limits::default()).unwrap_err();
-        assert!(
-            matches!(err.kind, ReadErrorKind::Budget | ReadErrorKind::TooDeep),
-            "{err:?}"
-        );
-        assert!(err.to_string().starts_with("pnpm-lock.yaml"), "{err}");
-    }
-
-    #[test]
-    fn deep_yaml_is_refused() {
-        let deep = format!("a: {}{}\n", "[".repeat(5000), "]".repeat(5000));
-        let tree = MemTree::with("pnpm-lock.yaml", deep);
-        let err = read(&tree, "pnpm-lock.yaml", &Limits::default()).unwrap_err();
-        assert!(
-            matches!(
-                err.kind,
-                ReadErrorKind::TooDeep | ReadErrorKind::Budget | ReadErrorKind::Syntax
-            ),
-            "{err:?}"
-        );
-    }
-
-    #[test]
-    fn wrong_shape_names_the_key() {
-        let tree = MemTree::with("pnpm-lock.yaml", "lockfileVersion: '9.0'\npackages: nope\n");
-        let err = read(&tree, "pnpm-lock.yaml", &Limits::default()).unwrap_err();
-        assert_eq!(err.kind, ReadErrorKind::Shape);
-        assert!(err.message.contains("`packages`"), "{err}");
-    }
-}
+mod tests;

@@ -190,43 +190,68 @@ struct Pending {
 
 pub(crate) fn read(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, ReadError> {
     let top = ctx.path.to_string();
-    let mut seen: HashSet<String> = HashSet::from([top.clone()]);
-    let mut queue: Vec<(String, String)> = vec![(top.clone(), text.to_string())];
-    let mut pins: Vec<Pending> = Vec::new();
-    let mut unpinned: BTreeMap<String, String> = BTreeMap::new();
-    let mut pinned_names: HashSet<String> = HashSet::new();
-    let mut included = 0usize;
-    let mut from_other_files: BTreeMap<String, usize> = BTreeMap::new();
-    while let Some((path, body)) = queue.pop() {
-        let is_top = path == top;
-        let here = |line: usize| {
-            if is_top {
-                format!("line {line}")
-            } else {
-                format!("{path} line {line}")
-            }
+    let mut reader = Reader {
+        seen: HashSet::from([top.clone()]),
+        queue: vec![(top.clone(), text.to_string())],
+        top,
+        ..Reader::default()
+    };
+    while let Some((path, body)) = reader.queue.pop() {
+        reader.read_file(ctx, &path, &body)?;
+    }
+    Ok(reader.finish(ctx))
+}
+
+/// The files read and to read, and what they pin, as the includes are followed.
+#[derive(Default)]
+struct Reader {
+    top: String,
+    seen: HashSet<String>,
+    queue: Vec<(String, String)>,
+    pins: Vec<Pending>,
+    unpinned: BTreeMap<String, String>,
+    pinned_names: HashSet<String>,
+    included: usize,
+    from_other_files: BTreeMap<String, usize>,
+}
+
+/// One file being read: where its lines are, for notes.
+struct File<'a> {
+    path: &'a str,
+    is_top: bool,
+}
+
+impl File<'_> {
+    fn at(&self, line: usize) -> String {
+        if self.is_top {
+            format!("line {line}")
+        } else {
+            format!("{} line {line}", self.path)
+        }
+    }
+}
+
+fn via_names(via: &str) -> impl Iterator<Item = String> + '_ {
+    via.split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+impl Reader {
+    fn read_file(&mut self, ctx: &mut Ctx<'_>, path: &str, body: &str) -> Result<(), ReadError> {
+        let file = File {
+            path,
+            is_top: path == self.top,
         };
         let mut last_pin: Option<usize> = None;
-        let lines = logical_lines(&body);
+        let lines = logical_lines(body);
         let file_annotated = lines
             .iter()
             .any(|l| l.comment.as_deref().is_some_and(|c| c.starts_with("via")));
         for l in lines {
             if l.content.is_empty() {
-                // pip-compile annotations under a requirement: `# via` then `#   name` lines.
-                if let (Some(c), Some(i)) = (l.comment.as_deref(), last_pin)
-                    && let Some(p) = pins.get_mut(i)
-                {
-                    if let Some(v) = c.strip_prefix("via") {
-                        p.annotated = true;
-                        p.via.extend(
-                            v.split(',')
-                                .map(|s| s.trim().to_string())
-                                .filter(|s| !s.is_empty()),
-                        );
-                    } else if p.annotated && !c.is_empty() {
-                        p.via.push(c.trim().to_string());
-                    }
+                if let (Some(c), Some(i)) = (l.comment.as_deref(), last_pin) {
+                    self.annotate(c, i);
                 } else if l.comment.is_none() {
                     last_pin = None;
                 }
@@ -234,141 +259,179 @@ pub(crate) fn read(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, Rea
             }
             last_pin = None;
             if l.content.starts_with('-') {
-                let (option, value) = split_option(&l.content);
-                match option {
-                    "-r" | "--requirement" | "-c" | "--constraint" => {
-                        if value.contains("://") {
-                            ctx.note(format!(
-                                "{}: `{}` is a URL and was not fetched",
-                                here(l.line),
-                                l.content
-                            ));
-                            continue;
-                        }
-                        let Some(target) = join(dir_of(&path), value) else {
-                            ctx.note(format!("{}: `{value}` is outside the tree", here(l.line)));
-                            continue;
-                        };
-                        if !seen.insert(target.clone()) {
-                            continue;
-                        }
-                        if included >= ctx.limits.max_included_files {
-                            ctx.note(format!(
-                                "{}: `{value}` not read: more than {} included files",
-                                here(l.line),
-                                ctx.limits.max_included_files
-                            ));
-                            continue;
-                        }
-                        included += 1;
-                        match load(ctx.tree, &target, ctx.limits)? {
-                            Some(t) => queue.push((target, t)),
-                            None => ctx.note(format!(
-                                "{}: included file `{target}` is not in the tree",
-                                here(l.line)
-                            )),
-                        }
-                    }
-                    "-e" | "--editable" => ctx.note(format!(
-                        "{}: editable requirement `{value}` is not a registry package",
-                        here(l.line)
-                    )),
-                    _ => {}
-                }
+                self.option(ctx, &file, &l)?;
                 continue;
             }
-            let Some(req) = parse_requirement(&l.content) else {
-                ctx.note(format!(
-                    "{}: `{}` is a URL or a path, not a registry package",
-                    here(l.line),
-                    l.content
-                ));
-                continue;
-            };
-            let key = Ecosystem::PyPI.normalize_name(&req.name);
-            if let Some(url) = &req.url {
-                ctx.note(format!(
-                    "{}: `{}` comes from `{url}`, not from the registry",
-                    here(l.line),
-                    req.name
-                ));
-                continue;
+            if self.requirement(ctx, &file, &l, file_annotated) {
+                last_pin = Some(self.pins.len() - 1);
             }
-            let Some(version) = req.version.clone() else {
-                unpinned.entry(key).or_insert_with(|| {
-                    format!(
-                        "{}: requirement `{}` is not pinned: no exact version",
-                        here(l.line),
+        }
+        Ok(())
+    }
+
+    /// pip-compile annotations under a requirement: `# via` then `#   name` lines.
+    fn annotate(&mut self, comment: &str, pin: usize) {
+        let Some(p) = self.pins.get_mut(pin) else {
+            return;
+        };
+        if let Some(v) = comment.strip_prefix("via") {
+            p.annotated = true;
+            p.via.extend(via_names(v));
+        } else if p.annotated && !comment.is_empty() {
+            p.via.push(comment.trim().to_string());
+        }
+    }
+
+    /// A `-r`/`-c` include is queued (once, within the limit); `-e` is noted.
+    fn option(&mut self, ctx: &mut Ctx<'_>, file: &File<'_>, l: &Logical) -> Result<(), ReadError> {
+        let (option, value) = split_option(&l.content);
+        match option {
+            "-r" | "--requirement" | "-c" | "--constraint" => {
+                if value.contains("://") {
+                    ctx.note(format!(
+                        "{}: `{}` is a URL and was not fetched",
+                        file.at(l.line),
                         l.content
-                    )
-                });
-                continue;
-            };
-            if let Some(marker) = &req.marker {
-                ctx.note(format!(
-                    "{}: `{}=={version}` applies only when `{marker}`",
-                    here(l.line),
-                    req.name
-                ));
+                    ));
+                    return Ok(());
+                }
+                let Some(target) = join(dir_of(file.path), value) else {
+                    ctx.note(format!(
+                        "{}: `{value}` is outside the tree",
+                        file.at(l.line)
+                    ));
+                    return Ok(());
+                };
+                if !self.seen.insert(target.clone()) {
+                    return Ok(());
+                }
+                if self.included >= ctx.limits.max_included_files {
+                    ctx.note(format!(
+                        "{}: `{value}` not read: more than {} included files",
+                        file.at(l.line),
+                        ctx.limits.max_included_files
+                    ));
+                    return Ok(());
+                }
+                self.included += 1;
+                match load(ctx.tree, &target, ctx.limits)? {
+                    Some(t) => self.queue.push((target, t)),
+                    None => ctx.note(format!(
+                        "{}: included file `{target}` is not in the tree",
+                        file.at(l.line)
+                    )),
+                }
             }
-            if !is_top {
-                *from_other_files.entry(path.clone()).or_default() += 1;
+            "-e" | "--editable" => ctx.note(format!(
+                "{}: editable requirement `{value}` is not a registry package",
+                file.at(l.line)
+            )),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A requirement line: a pin is kept (true), anything else is noted.
+    fn requirement(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        file: &File<'_>,
+        l: &Logical,
+        file_annotated: bool,
+    ) -> bool {
+        let Some(req) = parse_requirement(&l.content) else {
+            ctx.note(format!(
+                "{}: `{}` is a URL or a path, not a registry package",
+                file.at(l.line),
+                l.content
+            ));
+            return false;
+        };
+        let key = Ecosystem::PyPI.normalize_name(&req.name);
+        if let Some(url) = &req.url {
+            ctx.note(format!(
+                "{}: `{}` comes from `{url}`, not from the registry",
+                file.at(l.line),
+                req.name
+            ));
+            return false;
+        }
+        let Some(version) = req.version.clone() else {
+            self.unpinned.entry(key).or_insert_with(|| {
+                format!(
+                    "{}: requirement `{}` is not pinned: no exact version",
+                    file.at(l.line),
+                    l.content
+                )
+            });
+            return false;
+        };
+        if let Some(marker) = &req.marker {
+            ctx.note(format!(
+                "{}: `{}=={version}` applies only when `{marker}`",
+                file.at(l.line),
+                req.name
+            ));
+        }
+        if !file.is_top {
+            *self
+                .from_other_files
+                .entry(file.path.to_string())
+                .or_default() += 1;
+        }
+        self.pinned_names.insert(key);
+        let mut p = Pending {
+            dep: Dependency {
+                ecosystem: Ecosystem::PyPI,
+                name: req.name.clone(),
+                version,
+                kind: DependencyKind::Unknown,
+                origin: Origin::Registry,
+                dev: false,
+                line: file.is_top.then(|| to_u32(l.line)),
+            },
+            via: Vec::new(),
+            annotated: file_annotated,
+        };
+        if let Some(v) = l.comment.as_deref().and_then(|c| c.strip_prefix("via")) {
+            p.via.extend(via_names(v));
+        }
+        self.pins.push(p);
+        true
+    }
+
+    /// The notes on what other files pinned and what was never pinned; the pins as
+    /// dependencies, direct or transitive by their annotations.
+    fn finish(self, ctx: &mut Ctx<'_>) -> Vec<Dependency> {
+        for (file, n) in self.from_other_files {
+            ctx.note(format!(
+                "{n} pinned requirements come from `{file}` (no line given here)"
+            ));
+        }
+        for (name, note) in self.unpinned {
+            if !self.pinned_names.contains(&name) {
+                ctx.note(note);
             }
-            pinned_names.insert(key);
-            let mut p = Pending {
-                dep: Dependency {
-                    ecosystem: Ecosystem::PyPI,
-                    name: req.name.clone(),
-                    version,
-                    kind: DependencyKind::Unknown,
-                    origin: Origin::Registry,
-                    dev: false,
-                    line: is_top.then(|| to_u32(l.line)),
-                },
-                via: Vec::new(),
-                annotated: file_annotated,
-            };
-            if let Some(c) = l.comment.as_deref()
-                && let Some(v) = c.strip_prefix("via")
-            {
-                p.via.extend(
-                    v.split(',')
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty()),
-                );
+        }
+        let mut deps = Deps::default();
+        for mut p in self.pins {
+            if p.annotated {
+                // `via -r requirements.in` (or no annotation at all in an annotated file): the
+                // person asked for it. Only other packages: it came along.
+                let asked = p.via.is_empty()
+                    || p.via
+                        .iter()
+                        .any(|v| v.starts_with("-r") || v.starts_with("-c"));
+                p.dep.kind = if asked {
+                    DependencyKind::Direct
+                } else {
+                    DependencyKind::Transitive
+                };
             }
-            pins.push(p);
-            last_pin = Some(pins.len() - 1);
+            deps.push(p.dep);
         }
+        deps.into_vec()
     }
-    for (file, n) in from_other_files {
-        ctx.note(format!(
-            "{n} pinned requirements come from `{file}` (no line given here)"
-        ));
-    }
-    for (name, note) in unpinned {
-        if !pinned_names.contains(&name) {
-            ctx.note(note);
-        }
-    }
-    let mut deps = Deps::default();
-    for mut p in pins {
-        if p.annotated {
-            // `via -r requirements.in` (or no annotation at all in an annotated file): the
-            // person asked for it. Only other packages: it came along.
-            let asked = p.via.is_empty()
-                || p.via
-                    .iter()
-                    .any(|v| v.starts_with("-r") || v.starts_with("-c"));
-            p.dep.kind = if asked {
-                DependencyKind::Direct
-            } else {
-                DependencyKind::Transitive
-            };
-        }
-        deps.push(p.dep);
-    }
-    Ok(deps.into_vec())
 }
 
 #[cfg(test)]

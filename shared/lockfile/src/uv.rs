@@ -15,7 +15,9 @@ use crate::collect::{Deps, dev_only, reach};
 use crate::error::{ReadError, ReadErrorKind};
 use crate::pins::{Elsewhere, Pin, Pins};
 use crate::poetry::sibling_pyproject;
-use crate::text::{LineIndex, TomlDoc, TomlShape, TomlValue, parse_toml, toml_str, toml_table};
+use crate::text::{
+    LineIndex, Spanned, TomlDoc, TomlShape, TomlValue, parse_toml, toml_str, toml_table,
+};
 
 const PYPI_SIMPLE: &str = "https://pypi.org/simple";
 
@@ -41,48 +43,7 @@ pub(crate) fn read(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, Rea
     let mut other_indexes = BTreeSet::new();
     if let Some(list) = sh.array(&doc, "package")? {
         for (i, item) in list.iter().enumerate() {
-            let where_ = format!("package[{i}]");
-            let t = toml_table(item.get_ref()).ok_or_else(|| {
-                ReadError::shape(ctx.path, Some(sh.line_of(item)), &where_, "a table")
-            })?;
-            let name = sh.string(t, "name")?.ok_or_else(|| {
-                ReadError::new(
-                    ctx.path,
-                    Some(sh.line_of(item)),
-                    ReadErrorKind::Shape,
-                    format!("`{where_}` has no `name`"),
-                )
-            })?;
-            let (origin, member) = match sh.table(t, "source")? {
-                None => (Origin::Registry, false),
-                Some(source) => source_origin(&sh, source, &mut other_indexes)?,
-            };
-            let mut prod = refs(&sh, t, "dependencies", &where_)?;
-            let mut dev = Vec::new();
-            for key in ["optional-dependencies", "dev-dependencies"] {
-                if let Some(groups) = sh.table(t, key)? {
-                    for (group, v) in groups.iter() {
-                        if let TomlValue::Array(a) = v.get_ref() {
-                            let list =
-                                array_refs(&sh, a, &format!("{where_}.{key}.{}", group.get_ref()))?;
-                            if key == "dev-dependencies" {
-                                dev.extend(list);
-                            } else {
-                                prod.extend(list);
-                            }
-                        }
-                    }
-                }
-            }
-            pkgs.push(Pkg {
-                name: name.to_string(),
-                version: sh.string(t, "version")?.map(str::to_string),
-                origin,
-                member,
-                line: sh.key_line(t, "name"),
-                prod,
-                dev,
-            });
+            pkgs.push(package(&sh, item, i, &mut other_indexes)?);
         }
     }
     for url in other_indexes {
@@ -91,9 +52,86 @@ pub(crate) fn read(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, Rea
              same name may not apply to them"
         ));
     }
+    let (edges, mut roots) = graph(&pkgs);
+    let has_members = pkgs.iter().any(|p| p.member);
+    // Without members in the lock, the pyproject.toml beside it says what is direct.
+    let pyproject = if has_members {
+        None
+    } else {
+        sibling_pyproject(ctx).map(|m| m.direct())
+    };
+    if let Some(direct) = &pyproject {
+        for (i, p) in pkgs.iter().enumerate() {
+            match direct.get(&Ecosystem::PyPI.normalize_name(&p.name)) {
+                Some(true) => roots.dev.push(i),
+                Some(false) => roots.prod.push(i),
+                None => {}
+            }
+        }
+    }
+    let know = has_members || pyproject.is_some();
+    Ok(dependencies(ctx, pkgs, &edges, &roots, know))
+}
 
-    // Resolve references by name, and by version where the lock gives one (a package resolved
-    // at several versions for different markers).
+/// The `i`th `[[package]]` table.
+fn package(
+    sh: &TomlShape<'_>,
+    item: &Spanned<TomlValue<'_>>,
+    i: usize,
+    other_indexes: &mut BTreeSet<String>,
+) -> Result<Pkg, ReadError> {
+    let where_ = format!("package[{i}]");
+    let t = toml_table(item.get_ref())
+        .ok_or_else(|| ReadError::shape(sh.path, Some(sh.line_of(item)), &where_, "a table"))?;
+    let name = sh.string(t, "name")?.ok_or_else(|| {
+        ReadError::new(
+            sh.path,
+            Some(sh.line_of(item)),
+            ReadErrorKind::Shape,
+            format!("`{where_}` has no `name`"),
+        )
+    })?;
+    let (origin, member) = match sh.table(t, "source")? {
+        None => (Origin::Registry, false),
+        Some(source) => source_origin(sh, source, other_indexes)?,
+    };
+    let mut prod = refs(sh, t, "dependencies", &where_)?;
+    let mut dev = Vec::new();
+    for key in ["optional-dependencies", "dev-dependencies"] {
+        if let Some(groups) = sh.table(t, key)? {
+            for (group, v) in groups.iter() {
+                if let TomlValue::Array(a) = v.get_ref() {
+                    let list = array_refs(sh, a, &format!("{where_}.{key}.{}", group.get_ref()))?;
+                    if key == "dev-dependencies" {
+                        dev.extend(list);
+                    } else {
+                        prod.extend(list);
+                    }
+                }
+            }
+        }
+    }
+    Ok(Pkg {
+        name: name.to_string(),
+        version: sh.string(t, "version")?.map(str::to_string),
+        origin,
+        member,
+        line: sh.key_line(t, "name"),
+        prod,
+        dev,
+    })
+}
+
+/// The direct dependencies, by package.
+struct Roots {
+    prod: Vec<usize>,
+    dev: Vec<usize>,
+}
+
+/// The graph of `dependencies` and the members' direct dependencies. References resolve by
+/// name, and by version where the lock gives one (a package resolved at several versions for
+/// different markers).
+fn graph(pkgs: &[Pkg]) -> (Vec<Vec<usize>>, Roots) {
     let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
     for (i, p) in pkgs.iter().enumerate() {
         by_name
@@ -117,38 +155,34 @@ pub(crate) fn read(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, Rea
             .collect()
     };
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); pkgs.len()];
-    let mut prod_roots = Vec::new();
-    let mut dev_roots = Vec::new();
+    let mut roots = Roots {
+        prod: Vec::new(),
+        dev: Vec::new(),
+    };
     for (i, p) in pkgs.iter().enumerate() {
         let targets: Vec<usize> = p.prod.iter().flat_map(&resolve).collect();
         if p.member {
-            prod_roots.extend(targets.iter().copied());
-            dev_roots.extend(p.dev.iter().flat_map(&resolve));
+            roots.prod.extend(targets.iter().copied());
+            roots.dev.extend(p.dev.iter().flat_map(&resolve));
         }
         if let Some(e) = edges.get_mut(i) {
             e.extend(targets);
         }
     }
-    let has_members = pkgs.iter().any(|p| p.member);
-    // Without members in the lock, the pyproject.toml beside it says what is direct.
-    let pyproject = if has_members {
-        None
-    } else {
-        sibling_pyproject(ctx).map(|m| m.direct())
-    };
-    if let Some(direct) = &pyproject {
-        for (i, p) in pkgs.iter().enumerate() {
-            match direct.get(&Ecosystem::PyPI.normalize_name(&p.name)) {
-                Some(true) => dev_roots.push(i),
-                Some(false) => prod_roots.push(i),
-                None => {}
-            }
-        }
-    }
-    let dev = dev_only(&edges, &prod_roots, &dev_roots);
-    let reached = reach(&edges, prod_roots.iter().chain(dev_roots.iter()).copied());
-    let know = has_members || pyproject.is_some();
+    (edges, roots)
+}
 
+/// The packages with a version as dependencies; `know` says whether anything told what is
+/// direct (members or a pyproject.toml).
+fn dependencies(
+    ctx: &mut Ctx<'_>,
+    pkgs: Vec<Pkg>,
+    edges: &[Vec<usize>],
+    roots: &Roots,
+    know: bool,
+) -> Vec<Dependency> {
+    let dev = dev_only(edges, &roots.prod, &roots.dev);
+    let reached = reach(edges, roots.prod.iter().chain(roots.dev.iter()).copied());
     let mut deps = Deps::default();
     let mut no_version = Vec::new();
     for (i, p) in pkgs.into_iter().enumerate() {
@@ -159,7 +193,7 @@ pub(crate) fn read(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, Rea
             }
             continue;
         };
-        let kind = if p.member || prod_roots.contains(&i) || dev_roots.contains(&i) {
+        let kind = if p.member || roots.prod.contains(&i) || roots.dev.contains(&i) {
             DependencyKind::Direct
         } else if !know {
             DependencyKind::Unknown
@@ -188,7 +222,7 @@ pub(crate) fn read(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, Rea
             no_version.join(", ")
         ));
     }
-    Ok(deps.into_vec())
+    deps.into_vec()
 }
 
 fn source_origin(
@@ -494,301 +528,7 @@ pub fn test_pins(text: &str) -> Option<Pins> {
 }
 
 #[cfg(test)]
-mod test_pins_tests {
-    use super::*;
-
-    fn specs(text: &str) -> Vec<String> {
-        let pins = test_pins(text).expect("parses");
-        assert!(pins.project);
-        pins.pinned.into_iter().map(|p| p.spec).collect()
-    }
-
-    /// The shape of python-attrs/attrs' uv.lock: a docs group with one pin per Python, a
-    /// lint group, a test group reaching pytest and pytest-xdist[psutil].
-    const ATTRS_LIKE: &str = r#"
-version = 1
-requires-python = ">=3.10"
-
-[[package]]
-name = "attrs"
-source = { editable = "." }
-
-[package.dev-dependencies]
-docs = [
-    { name = "sphinx", version = "8.1.3", source = { registry = "https://pypi.org/simple" }, marker = "python_full_version < '3.11'" },
-    { name = "sphinx", version = "9.1.0", source = { registry = "https://pypi.org/simple" }, marker = "python_full_version >= '3.12'" },
-]
-lint = [{ name = "ruff" }]
-tests = [
-    { name = "cloudpickle", marker = "platform_python_implementation == 'CPython'" },
-    { name = "pytest" },
-    { name = "pytest-xdist", extra = ["psutil"] },
-]
-
-[[package]]
-name = "cloudpickle"
-version = "3.1.2"
-source = { registry = "https://pypi.org/simple" }
-
-[[package]]
-name = "exceptiongroup"
-version = "1.3.0"
-source = { registry = "https://pypi.org/simple" }
-
-[[package]]
-name = "pytest"
-version = "9.0.1"
-source = { registry = "https://pypi.org/simple" }
-dependencies = [
-    { name = "exceptiongroup", marker = "python_full_version < '3.11'" },
-    { name = "pluggy" },
-    { name = "tomli", version = "2.0.1", marker = "python_full_version < '3.11'" },
-]
-
-[[package]]
-name = "pluggy"
-version = "1.6.0"
-source = { registry = "https://pypi.org/simple" }
-
-[[package]]
-name = "tomli"
-version = "2.0.1"
-source = { registry = "https://pypi.org/simple" }
-resolution-markers = ["python_full_version < '3.11'"]
-
-[[package]]
-name = "tomli"
-version = "2.3.0"
-source = { registry = "https://pypi.org/simple" }
-resolution-markers = ["python_full_version >= '3.11'"]
-
-[[package]]
-name = "pytest-xdist"
-version = "3.8.0"
-source = { registry = "https://pypi.org/simple" }
-dependencies = [{ name = "execnet" }]
-
-[package.optional-dependencies]
-psutil = [{ name = "psutil" }]
-setproctitle = [{ name = "setproctitle" }]
-
-[[package]]
-name = "execnet"
-version = "2.1.1"
-source = { registry = "https://pypi.org/simple" }
-
-[[package]]
-name = "psutil"
-version = "7.0.0"
-source = { registry = "https://pypi.org/simple" }
-
-[[package]]
-name = "setproctitle"
-version = "1.3.6"
-source = { registry = "https://pypi.org/simple" }
-
-[[package]]
-name = "ruff"
-version = "0.16.0"
-source = { registry = "https://pypi.org/simple" }
-
-[[package]]
-name = "sphinx"
-version = "8.1.3"
-source = { registry = "https://pypi.org/simple" }
-resolution-markers = ["python_full_version < '3.11'"]
-
-[[package]]
-name = "sphinx"
-version = "9.1.0"
-source = { registry = "https://pypi.org/simple" }
-resolution-markers = ["python_full_version >= '3.12'"]
-"#;
-
-    #[test]
-    fn only_what_the_tests_reach_is_taken_with_the_markers_that_say_when() {
-        let got = specs(ATTRS_LIKE);
-        assert_eq!(
-            got,
-            [
-                "cloudpickle==3.1.2 ; platform_python_implementation == 'CPython'",
-                "exceptiongroup==1.3.0 ; python_full_version < '3.11'",
-                "pytest==9.0.1",
-                "pluggy==1.6.0",
-                // the edge names one version of the fork: only that one is reached.
-                "tomli==2.0.1 ; python_full_version < '3.11'",
-                "pytest-xdist==3.8.0",
-                "execnet==2.1.1",
-                // the extra the test group asks of pytest-xdist; not its other extras.
-                "psutil==7.0.0",
-            ]
-        );
-        // docs and lint groups are not the tests': neither sphinx pin, nor ruff.
-        assert!(
-            !got.iter()
-                .any(|s| s.starts_with("sphinx") || s.starts_with("ruff"))
-        );
-    }
-
-    #[test]
-    fn a_fork_reached_by_name_keeps_every_pin_each_for_its_python() {
-        let got = specs(
-            r#"
-[[package]]
-name = "mine"
-source = { virtual = "." }
-dependencies = [{ name = "tomli" }]
-
-[[package]]
-name = "tomli"
-version = "2.0.1"
-source = { registry = "https://pypi.org/simple" }
-resolution-markers = ["python_full_version < '3.11'", "python_full_version == '3.11.*'"]
-
-[[package]]
-name = "tomli"
-version = "2.3.0"
-source = { registry = "https://pypi.org/simple" }
-resolution-markers = ["python_full_version >= '3.12'"]
-"#,
-        );
-        assert_eq!(
-            got,
-            [
-                "tomli==2.0.1 ; (python_full_version < '3.11') or (python_full_version == '3.11.*')",
-                "tomli==2.3.0 ; python_full_version >= '3.12'",
-            ]
-        );
-    }
-
-    #[test]
-    fn a_package_from_elsewhere_is_refused_by_name() {
-        let pins = test_pins(
-            r#"
-[[package]]
-name = "mine"
-source = { editable = "." }
-dependencies = [{ name = "theirs" }]
-
-[[package]]
-name = "theirs"
-version = "1.0"
-source = { git = "https://example.com/theirs?rev=1#abc" }
-"#,
-        )
-        .expect("parses");
-        assert!(pins.pinned.is_empty());
-        assert_eq!(pins.elsewhere[0].what, "theirs");
-    }
-}
+mod test_pins_tests;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{Limits, MemTree, read};
-
-    fn get<'a>(deps: &'a [Dependency], name: &str, version: &str) -> &'a Dependency {
-        deps.iter()
-            .find(|d| d.name == name && d.version == version)
-            .unwrap_or_else(|| panic!("{name} {version} not found in {deps:#?}"))
-    }
-
-    const LOCK: &str = r#"version = 1
-requires-python = ">=3.10"
-
-[[package]]
-name = "app"
-version = "0.1.0"
-source = { editable = "." }
-dependencies = [
-    { name = "numpy", version = "2.2.6", source = { registry = "https://pypi.org/simple" }, marker = "python_full_version < '3.11'" },
-    { name = "requests" },
-]
-
-[package.optional-dependencies]
-fast = [
-    { name = "orjson" },
-]
-
-[package.dev-dependencies]
-dev = [
-    { name = "pytest" },
-]
-
-[[package]]
-name = "numpy"
-version = "2.2.6"
-source = { registry = "https://pypi.org/simple" }
-
-[[package]]
-name = "numpy"
-version = "2.4.0"
-source = { registry = "https://pypi.org/simple" }
-
-[[package]]
-name = "requests"
-version = "2.32.3"
-source = { registry = "https://pypi.org/simple" }
-dependencies = [
-    { name = "idna" },
-]
-
-[[package]]
-name = "idna"
-version = "3.7"
-source = { registry = "https://pypi.org/simple" }
-
-[[package]]
-name = "orjson"
-version = "3.10.0"
-source = { registry = "https://pypi.org/simple" }
-
-[[package]]
-name = "pytest"
-version = "8.2.0"
-source = { registry = "https://pypi.org/simple" }
-dependencies = [
-    { name = "pluggy" },
-]
-
-[[package]]
-name = "pluggy"
-version = "1.5.0"
-source = { registry = "https://pypi.org/simple" }
-
-[[package]]
-name = "mygit"
-version = "0.3.0"
-source = { git = "https://github.com/x/mygit?rev=v0.3#abc" }
-"#;
-
-    #[test]
-    fn members_sources_direct_and_dev() {
-        let tree = MemTree::with("uv.lock", LOCK);
-        let file = read(&tree, "uv.lock", &Limits::default()).unwrap();
-        let d = &file.dependencies;
-        assert_eq!(d.len(), 9);
-        let app = get(d, "app", "0.1.0");
-        assert_eq!(
-            (app.origin.clone(), app.kind),
-            (Origin::Path, DependencyKind::Direct)
-        );
-        let np = get(d, "numpy", "2.2.6");
-        assert_eq!((np.kind, np.line), (DependencyKind::Direct, Some(24)));
-        assert_eq!(get(d, "numpy", "2.4.0").kind, DependencyKind::Unknown);
-        assert_eq!(get(d, "requests", "2.32.3").kind, DependencyKind::Direct);
-        assert_eq!(get(d, "idna", "3.7").kind, DependencyKind::Transitive);
-        assert_eq!(get(d, "orjson", "3.10.0").kind, DependencyKind::Direct);
-        let pytest = get(d, "pytest", "8.2.0");
-        assert_eq!((pytest.kind, pytest.dev), (DependencyKind::Direct, true));
-        let pluggy = get(d, "pluggy", "1.5.0");
-        assert_eq!(
-            (pluggy.kind, pluggy.dev),
-            (DependencyKind::Transitive, true)
-        );
-        assert!(matches!(
-            get(d, "mygit", "0.3.0").origin,
-            Origin::Git { .. }
-        ));
-    }
-}
+mod tests;

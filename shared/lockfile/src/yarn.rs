@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use proven_domain::{Dependency, DependencyKind, Ecosystem, Origin};
+use serde_json::Value;
 
 use crate::Ctx;
 use crate::collect::{Deps, dev_only, reach};
@@ -198,7 +199,42 @@ fn read_berry(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, ReadErro
     let value = parse_yaml(path, text, ctx.limits)?;
     let sh = Shape { path };
     let root = sh.root_object(&value)?;
-    // Lines of top-level keys, by their unquoted text.
+    let key_lines = top_key_lines(text);
+    let mut berry = Berry::default();
+    for (key, entry) in root {
+        if key == "__metadata" {
+            continue;
+        }
+        berry.add(&sh, key, entry, key_lines.get(key).copied())?;
+    }
+    berry.settle_patches(ctx);
+    if !berry.exec_or_unknown.is_empty() {
+        ctx.note(format!(
+            "entries built by a script were skipped: {}",
+            berry.exec_or_unknown.join(", ")
+        ));
+    }
+    let manifest = npm::sibling_manifest(ctx);
+    Ok(resolve(
+        ctx,
+        berry.entries,
+        manifest.as_ref(),
+        |name, range| {
+            // Berry writes the default protocol into descriptors: `a@^1` is keyed `a@npm:^1`.
+            let has_protocol = range.split_once(':').is_some_and(|(p, _)| {
+                !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric())
+            });
+            if has_protocol {
+                vec![format!("{name}@{range}")]
+            } else {
+                vec![format!("{name}@npm:{range}"), format!("{name}@{range}")]
+            }
+        },
+    ))
+}
+
+/// Lines of top-level keys, by their unquoted text.
+fn top_key_lines(text: &str) -> HashMap<String, u32> {
     let mut key_lines: HashMap<String, u32> = HashMap::new();
     for (i, l) in text.lines().enumerate() {
         if !l.starts_with([' ', '#', '\t'])
@@ -207,17 +243,29 @@ fn read_berry(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, ReadErro
             key_lines.insert(key, to_u32(i + 1));
         }
     }
-    let mut entries = Vec::new();
-    let mut npm_resolutions: HashSet<String> = HashSet::new();
-    let mut patches: Vec<(usize, String)> = Vec::new();
-    let mut exec_or_unknown = Vec::new();
-    for (key, entry) in root {
-        if key == "__metadata" {
-            continue;
-        }
-        let line = key_lines.get(key).copied();
+    key_lines
+}
+
+/// A berry lock's entries as read, with what their resolutions' protocols say.
+#[derive(Default)]
+struct Berry {
+    entries: Vec<Entry>,
+    npm_resolutions: HashSet<String>,
+    /// Patched entries by index, with their `patch:` reference.
+    patches: Vec<(usize, String)>,
+    exec_or_unknown: Vec<String>,
+}
+
+impl Berry {
+    fn add(
+        &mut self,
+        sh: &Shape<'_>,
+        key: &str,
+        entry: &Value,
+        line: Option<u32>,
+    ) -> Result<(), ReadError> {
         if !entry.is_object() {
-            return Err(ReadError::shape(path, line, key, "a mapping"));
+            return Err(ReadError::shape(sh.path, line, key, "a mapping"));
         }
         let resolution = sh.string(entry, "resolution", line)?.unwrap_or_default();
         let version = sh.string(entry, "version", line)?;
@@ -234,7 +282,7 @@ fn read_berry(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, ReadErro
         }
         let Some((name, reference)) = split_descriptor(&resolution) else {
             return Err(ReadError::shape(
-                path,
+                sh.path,
                 line,
                 &format!("{key}.resolution"),
                 "`name@protocol:reference`",
@@ -243,7 +291,7 @@ fn read_berry(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, ReadErro
         let mut e = Entry {
             descriptors: key.split(", ").map(str::to_string).collect(),
             name: name.to_string(),
-            version: version.clone(),
+            version,
             origin: Origin::Registry,
             deps,
             line,
@@ -252,19 +300,20 @@ fn read_berry(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, ReadErro
         };
         if let Some(v) = reference.strip_prefix("npm:") {
             e.version = Some(v.to_string());
-            npm_resolutions.insert(resolution.clone());
+            self.npm_resolutions.insert(resolution.clone());
         } else if reference.starts_with("workspace:") {
             e.workspace = true;
             e.origin = Origin::Path;
         } else if reference.starts_with("patch:") {
-            patches.push((entries.len(), reference.to_string()));
+            self.patches
+                .push((self.entries.len(), reference.to_string()));
         } else if ["link:", "portal:", "file:"]
             .iter()
             .any(|p| reference.starts_with(p))
         {
             e.origin = Origin::Path;
         } else if reference.starts_with("exec:") {
-            exec_or_unknown.push(key.clone());
+            self.exec_or_unknown.push(key.to_string());
             e.skip = true;
         } else {
             // git (`https://github.com/x/y.git#commit=...`, `git+ssh:`, `github:`) or a tarball URL.
@@ -272,47 +321,33 @@ fn read_berry(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, ReadErro
                 url: reference.to_string(),
             };
         }
-        entries.push(e);
+        self.entries.push(e);
+        Ok(())
     }
-    // A patched package is also listed unpatched; report it once. A patch of a package not
-    // listed otherwise is reported as that package.
-    for (i, reference) in patches {
-        let inner = reference
-            .strip_prefix("patch:")
-            .and_then(|r| r.split('#').next())
-            .map(percent_decode)
-            .unwrap_or_default();
-        if let Some(e) = entries.get_mut(i) {
-            if npm_resolutions.contains(&inner) {
-                e.skip = true;
-            } else {
-                ctx.notes.push(format!(
-                    "{} {} is patched (`{}`)",
-                    e.name,
-                    e.version.as_deref().unwrap_or("?"),
-                    inner
-                ));
+
+    /// A patched package is also listed unpatched; report it once. A patch of a package not
+    /// listed otherwise is reported as that package.
+    fn settle_patches(&mut self, ctx: &mut Ctx<'_>) {
+        for (i, reference) in &self.patches {
+            let inner = reference
+                .strip_prefix("patch:")
+                .and_then(|r| r.split('#').next())
+                .map(percent_decode)
+                .unwrap_or_default();
+            if let Some(e) = self.entries.get_mut(*i) {
+                if self.npm_resolutions.contains(&inner) {
+                    e.skip = true;
+                } else {
+                    ctx.notes.push(format!(
+                        "{} {} is patched (`{}`)",
+                        e.name,
+                        e.version.as_deref().unwrap_or("?"),
+                        inner
+                    ));
+                }
             }
         }
     }
-    if !exec_or_unknown.is_empty() {
-        ctx.note(format!(
-            "entries built by a script were skipped: {}",
-            exec_or_unknown.join(", ")
-        ));
-    }
-    let manifest = npm::sibling_manifest(ctx);
-    Ok(resolve(ctx, entries, manifest.as_ref(), |name, range| {
-        // Berry writes the default protocol into descriptors: `a@^1` is keyed `a@npm:^1`.
-        let has_protocol = range
-            .split_once(':')
-            .is_some_and(|(p, _)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric()));
-        if has_protocol {
-            vec![format!("{name}@{range}")]
-        } else {
-            vec![format!("{name}@npm:{range}"), format!("{name}@{range}")]
-        }
-    }))
 }
 
 fn percent_decode(s: &str) -> String {
@@ -427,166 +462,4 @@ fn resolve(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{Limits, MemTree, read};
-
-    fn get<'a>(deps: &'a [Dependency], name: &str, version: &str) -> &'a Dependency {
-        deps.iter()
-            .find(|d| d.name == name && d.version == version)
-            .unwrap_or_else(|| panic!("{name} {version} not found in {deps:#?}"))
-    }
-
-    const CLASSIC: &str = r#"# THIS IS AN AUTOGENERATED FILE. DO NOT EDIT THIS FILE DIRECTLY.
-# yarn lockfile v1
-
-
-"@babel/code-frame@^7.0.0", "@babel/code-frame@^7.10.4":
-  version "7.12.13"
-  resolved "https://registry.yarnpkg.com/@babel/code-frame/-/code-frame-7.12.13.tgz#abc"
-  dependencies:
-    "@babel/highlight" "^7.12.13"
-
-"@babel/highlight@^7.12.13":
-  version "7.13.10"
-  resolved "https://registry.yarnpkg.com/@babel/highlight/-/highlight-7.13.10.tgz#def"
-
-left-pad@1.3.0, left-pad@^1.0.0:
-  version "1.3.0"
-
-str@npm:string-width@^4.2.0:
-  version "4.2.3"
-
-mygit@git+https://github.com/x/mygit.git:
-  version "0.1.0"
-  resolved "git+https://github.com/x/mygit.git#0123abc"
-"#;
-
-    #[test]
-    fn classic_multi_keys_scopes_aliases_and_git() {
-        let mut tree = MemTree::with("yarn.lock", CLASSIC);
-        let file = read(&tree, "yarn.lock", &Limits::default()).unwrap();
-        let d = &file.dependencies;
-        assert_eq!(d.len(), 5);
-        let cf = get(d, "@babel/code-frame", "7.12.13");
-        assert_eq!((cf.line, cf.kind), (Some(5), DependencyKind::Unknown));
-        assert_eq!(get(d, "left-pad", "1.3.0").line, Some(15));
-        assert_eq!(get(d, "string-width", "4.2.3").line, Some(18));
-        assert!(matches!(
-            get(d, "mygit", "0.1.0").origin,
-            Origin::Git { .. }
-        ));
-
-        tree.insert(
-            "package.json",
-            r#"{"dependencies": {"left-pad": "^1.0.0"}, "devDependencies": {"@babel/code-frame": "^7.10.4"}}"#,
-        );
-        let file = read(&tree, "yarn.lock", &Limits::default()).unwrap();
-        let d = &file.dependencies;
-        let cf = get(d, "@babel/code-frame", "7.12.13");
-        assert_eq!((cf.kind, cf.dev), (DependencyKind::Direct, true));
-        let hl = get(d, "@babel/highlight", "7.13.10");
-        assert_eq!((hl.kind, hl.dev), (DependencyKind::Transitive, true));
-        let lp = get(d, "left-pad", "1.3.0");
-        assert_eq!((lp.kind, lp.dev), (DependencyKind::Direct, false));
-        assert_eq!(
-            get(d, "string-width", "4.2.3").kind,
-            DependencyKind::Unknown
-        );
-    }
-
-    const BERRY: &str = r#"# This file is generated by running "yarn install" inside your project.
-# Manual changes might be lost - proceed with caution!
-
-__metadata:
-  version: 6
-  cacheKey: 8
-
-"app@workspace:.":
-  version: 0.0.0-use.local
-  resolution: "app@workspace:."
-  dependencies:
-    left-pad: ^1.3.0
-    str: "npm:string-width@^4"
-    resolve: "patch:resolve@^1.20.0#~builtin<compat/resolve>"
-  languageName: unknown
-  linkType: soft
-
-"left-pad@npm:^1.3.0":
-  version: 1.3.0
-  resolution: "left-pad@npm:1.3.0"
-  checksum: abc
-  languageName: node
-  linkType: hard
-
-"str@npm:string-width@^4":
-  version: 4.2.3
-  resolution: "string-width@npm:4.2.3"
-  languageName: node
-  linkType: hard
-
-"resolve@npm:^1.20.0":
-  version: 1.22.1
-  resolution: "resolve@npm:1.22.1"
-  languageName: node
-  linkType: hard
-
-"resolve@patch:resolve@^1.20.0#~builtin<compat/resolve>":
-  version: 1.22.1
-  resolution: "resolve@patch:resolve@npm%3A1.22.1#~builtin<compat/resolve>::version=1.22.1&hash=07638b"
-  languageName: node
-  linkType: hard
-
-"only-patched@patch:only-patched@npm%3A2.0.0#./fix.patch::locator=app%40workspace%3A.":
-  version: 2.0.0
-  resolution: "only-patched@patch:only-patched@npm%3A2.0.0#./fix.patch::version=2.0.0&hash=1"
-  languageName: node
-  linkType: hard
-"#;
-
-    #[test]
-    fn berry_resolutions_workspaces_patches_aliases() {
-        let tree = MemTree::with("yarn.lock", BERRY);
-        let file = read(&tree, "yarn.lock", &Limits::default()).unwrap();
-        let d = &file.dependencies;
-        let names: Vec<_> = d
-            .iter()
-            .map(|x| format!("{}@{}", x.name, x.version))
-            .collect();
-        assert_eq!(
-            names,
-            vec![
-                "left-pad@1.3.0",
-                "string-width@4.2.3",
-                "resolve@1.22.1",
-                "only-patched@2.0.0"
-            ]
-        );
-        let lp = get(d, "left-pad", "1.3.0");
-        assert_eq!((lp.kind, lp.line), (DependencyKind::Direct, Some(18)));
-        assert_eq!(get(d, "string-width", "4.2.3").kind, DependencyKind::Direct);
-        assert!(
-            file.notes.iter().any(|n| n.contains("only-patched")),
-            "{:?}",
-            file.notes
-        );
-    }
-
-    #[test]
-    fn berry_wrong_shape_and_bad_yaml() {
-        let tree = MemTree::with("yarn.lock", "__metadata:\n  version: 6\n\"a@npm:1\": 3\n");
-        let err = read(&tree, "yarn.lock", &Limits::default()).unwrap_err();
-        assert_eq!((err.kind, err.line), (ReadErrorKind::Shape, Some(3)));
-        let tree = MemTree::with("yarn.lock", "__metadata:\n  version: 6\n\"a@npm:1\": [\n");
-        let err = read(&tree, "yarn.lock", &Limits::default()).unwrap_err();
-        assert_eq!(err.kind, ReadErrorKind::Syntax);
-        assert!(err.to_string().starts_with("yarn.lock"), "{err}");
-    }
-
-    #[test]
-    fn classic_garbage_is_a_syntax_error_with_line() {
-        let tree = MemTree::with("yarn.lock", "# yarn lockfile v1\n\nnot a header\n");
-        let err = read(&tree, "yarn.lock", &Limits::default()).unwrap_err();
-        assert_eq!((err.kind, err.line), (ReadErrorKind::Syntax, Some(3)));
-    }
-}
+mod tests;

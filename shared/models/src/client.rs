@@ -292,16 +292,9 @@ impl ModelClient {
         }
     }
 
-    async fn chat_http(
-        &self,
-        req: &ChatRequest,
-        extra: &[(&str, String)],
-    ) -> Result<(String, CallRecord), ModelError> {
-        let started = Instant::now();
-        let url = format!(
-            "{}/chat/completions",
-            self.endpoint.base_url.trim_end_matches('/')
-        );
+    /// The chat completion request: the system and user messages, any further turns, no
+    /// sampling temperature, and the token cap and JSON mode when asked.
+    fn chat_body(&self, req: &ChatRequest, extra: &[(&str, String)]) -> serde_json::Value {
         let mut messages = vec![
             json!({"role": "system", "content": req.system}),
             json!({"role": "user", "content": req.user}),
@@ -317,6 +310,65 @@ impl ModelClient {
         if req.json {
             body["response_format"] = json!({"type": "json_object"});
         }
+        body
+    }
+
+    /// A successful response read as the answer's text, its usage and cost recorded.
+    async fn answer(
+        &self,
+        req: &ChatRequest,
+        started: Instant,
+        attempt: u32,
+        response: reqwest::Response,
+    ) -> Result<(String, CallRecord), ModelError> {
+        let role = req.role.to_string();
+        let parsed: Result<Completion, _> = response.json().await;
+        let mut record = self.record(req, started, attempt, "ok");
+        let completion = match parsed {
+            Ok(c) => c,
+            Err(e) => {
+                record.outcome = "bad_answer".into();
+                self.count(&record);
+                return Err(ModelError::BadAnswer {
+                    role,
+                    message: format!("not a chat completion: {e}"),
+                    records: vec![record],
+                });
+            }
+        };
+        record.model = completion.model.clone();
+        record.usage = completion.usage.unwrap_or_default();
+        record.cost_usd = (record.usage.prompt_tokens as f64 * self.endpoint.prompt_cost_per_mtok
+            + record.usage.completion_tokens as f64 * self.endpoint.completion_cost_per_mtok)
+            / 1_000_000.0;
+        self.count(&record);
+        let Some(text) = completion
+            .choices
+            .into_iter()
+            .next()
+            .and_then(|c| c.message.content)
+        else {
+            record.outcome = "bad_answer".into();
+            return Err(ModelError::BadAnswer {
+                role,
+                message: "the answer has no content".into(),
+                records: vec![record],
+            });
+        };
+        Ok((text, record))
+    }
+
+    async fn chat_http(
+        &self,
+        req: &ChatRequest,
+        extra: &[(&str, String)],
+    ) -> Result<(String, CallRecord), ModelError> {
+        let started = Instant::now();
+        let url = format!(
+            "{}/chat/completions",
+            self.endpoint.base_url.trim_end_matches('/')
+        );
+        let body = self.chat_body(req, extra);
         let role = req.role.to_string();
         let mut attempt = 0u32;
         loop {
@@ -396,41 +448,7 @@ impl ModelClient {
                     record,
                 });
             }
-            let parsed: Result<Completion, _> = response.json().await;
-            let mut record = self.record(req, started, attempt, "ok");
-            let completion = match parsed {
-                Ok(c) => c,
-                Err(e) => {
-                    record.outcome = "bad_answer".into();
-                    self.count(&record);
-                    return Err(ModelError::BadAnswer {
-                        role,
-                        message: format!("not a chat completion: {e}"),
-                        records: vec![record],
-                    });
-                }
-            };
-            record.model = completion.model.clone();
-            record.usage = completion.usage.unwrap_or_default();
-            record.cost_usd = (record.usage.prompt_tokens as f64
-                * self.endpoint.prompt_cost_per_mtok
-                + record.usage.completion_tokens as f64 * self.endpoint.completion_cost_per_mtok)
-                / 1_000_000.0;
-            self.count(&record);
-            let Some(text) = completion
-                .choices
-                .into_iter()
-                .next()
-                .and_then(|c| c.message.content)
-            else {
-                record.outcome = "bad_answer".into();
-                return Err(ModelError::BadAnswer {
-                    role,
-                    message: "the answer has no content".into(),
-                    records: vec![record],
-                });
-            };
-            return Ok((text, record));
+            return self.answer(req, started, attempt, response).await;
         }
     }
 

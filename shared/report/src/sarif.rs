@@ -116,12 +116,9 @@ fn rule(f: &Finding) -> ReportingDescriptor {
     }
 }
 
-fn result(f: &Finding, rule_index: usize) -> SarifResult {
-    let level = match f.kind {
-        FindingKind::Vulnerability | FindingKind::Defect => ResultLevel::Error,
-        _ => ResultLevel::Warning,
-    };
-    let text = match (&f.package, &f.advisory) {
+/// A result's message: the package, advisory and fix, or the defect's title and claim.
+fn result_text(f: &Finding) -> String {
+    match (&f.package, &f.advisory) {
         (Some(p), Some(a)) => {
             format!(
                 "[{}] {} {} ({}) is affected by {}{}. {}",
@@ -153,25 +150,11 @@ fn result(f: &Finding, rule_index: usize) -> SarifResult {
                 .map(|c| format!(": {c}"))
                 .unwrap_or_default()
         ),
-    };
-    let location = source_location(&f.location.path, f.location.line.unwrap_or(1), None);
-    // Where the code reaches what the advisory names, as related locations.
-    let related: Vec<Location> = f
-        .reachability
-        .iter()
-        .flat_map(|r| &r.sites)
-        .enumerate()
-        .map(|(i, site)| {
-            let text = format!("reaches {} ({})", site.symbol, site.kind.replace('_', " "));
-            source_location(
-                &site.path,
-                u32::try_from(site.line).unwrap_or(u32::MAX),
-                Some((i as i64, text)),
-            )
-        })
-        .collect();
-    let mut fingerprints = BTreeMap::new();
-    fingerprints.insert("provenFinding/v1".to_string(), f.id.clone());
+    }
+}
+
+/// A result's properties: its proof level and kind, and whatever evidence it carries.
+fn result_properties(f: &Finding) -> BTreeMap<String, serde_json::Value> {
     let mut props = BTreeMap::new();
     props.insert("proof_level".to_string(), f.proof_level.as_str().into());
     props.insert("kind".to_string(), f.kind.as_str().into());
@@ -224,6 +207,19 @@ fn result(f: &Finding, rule_index: usize) -> SarifResult {
             serde_json::to_value(runs).unwrap_or_default(),
         );
     }
+    props
+}
+
+fn result(f: &Finding, rule_index: usize) -> SarifResult {
+    let level = match f.kind {
+        FindingKind::Vulnerability | FindingKind::Defect => ResultLevel::Error,
+        _ => ResultLevel::Warning,
+    };
+    let text = result_text(f);
+    let location = source_location(&f.location.path, f.location.line.unwrap_or(1), None);
+    let mut fingerprints = BTreeMap::new();
+    fingerprints.insert("provenFinding/v1".to_string(), f.id.clone());
+    let props = result_properties(f);
     let builder = SarifResult::builder()
         .rule_id(rule_id(f))
         .rule_index(rule_index as i64)
@@ -232,11 +228,29 @@ fn result(f: &Finding, rule_index: usize) -> SarifResult {
         .locations(vec![location])
         .partial_fingerprints(fingerprints)
         .properties(PropertyBag::builder().additional_properties(props).build());
+    let related = reach_locations(f);
     if related.is_empty() {
         builder.build()
     } else {
         builder.related_locations(related).build()
     }
+}
+
+/// Where the code reaches what the advisory names, as related locations.
+fn reach_locations(f: &Finding) -> Vec<Location> {
+    f.reachability
+        .iter()
+        .flat_map(|r| &r.sites)
+        .enumerate()
+        .map(|(i, site)| {
+            let text = format!("reaches {} ({})", site.symbol, site.kind.replace('_', " "));
+            source_location(
+                &site.path,
+                u32::try_from(site.line).unwrap_or(u32::MAX),
+                Some((i as i64, text)),
+            )
+        })
+        .collect()
 }
 
 /// A file and line of the repository (`%SRCROOT%`), with an id and a message for a related
@@ -291,6 +305,72 @@ pub fn sarif_is_complete(report: &Report) -> bool {
     report.status == Status::Complete
 }
 
+/// The run's properties: the review's status and counts, and what SARIF has no place for
+/// (not results: SARIF results are findings), each only when there is any.
+fn run_properties(report: &Report) -> BTreeMap<String, serde_json::Value> {
+    let mut props = BTreeMap::new();
+    props.insert("status".to_string(), report.status.as_str().into());
+    props.insert(
+        "proof_counts".to_string(),
+        serde_json::to_value(report.proof_counts).unwrap_or_default(),
+    );
+    if let Some(id) = &report.review_id {
+        props.insert("review_id".to_string(), id.clone().into());
+    }
+    let mut put = |key: &str, present: bool, value: serde_json::Result<serde_json::Value>| {
+        if present {
+            props.insert(key.to_string(), value.unwrap_or_default());
+        }
+    };
+    put(
+        "failed_services",
+        !report.failed_services.is_empty(),
+        serde_json::to_value(&report.failed_services),
+    );
+    put(
+        "input_errors",
+        !report.input_errors.is_empty(),
+        serde_json::to_value(&report.input_errors),
+    );
+    // The claims neither side proved and what the review could not see.
+    put(
+        "unproven",
+        !report.unproven.is_empty(),
+        serde_json::to_value(&report.unproven),
+    );
+    put(
+        "suppressed",
+        !report.suppressed.is_empty(),
+        serde_json::to_value(&report.suppressed),
+    );
+    put(
+        "ignore_notes",
+        !report.ignore_notes.is_empty(),
+        serde_json::to_value(&report.ignore_notes),
+    );
+    put(
+        "not_seen",
+        !report.not_seen.is_empty(),
+        serde_json::to_value(&report.not_seen),
+    );
+    put(
+        "reviewers",
+        !report.reviewers.is_empty(),
+        serde_json::to_value(&report.reviewers),
+    );
+    put(
+        "autofix",
+        report.autofix.is_some(),
+        serde_json::to_value(&report.autofix),
+    );
+    put(
+        "coverage",
+        report.coverage.is_some(),
+        serde_json::to_value(&report.coverage),
+    );
+    props
+}
+
 pub fn render_sarif(report: &Report) -> String {
     let mut rules: Vec<ReportingDescriptor> = Vec::new();
     let mut rule_index: HashMap<String, usize> = HashMap::new();
@@ -328,71 +408,7 @@ pub fn render_sarif(report: &Report) -> String {
         ]);
         results.push(r);
     }
-    let mut run_props = BTreeMap::new();
-    run_props.insert("status".to_string(), report.status.as_str().into());
-    run_props.insert(
-        "proof_counts".to_string(),
-        serde_json::to_value(report.proof_counts).unwrap_or_default(),
-    );
-    if !report.failed_services.is_empty() {
-        run_props.insert(
-            "failed_services".to_string(),
-            serde_json::to_value(&report.failed_services).unwrap_or_default(),
-        );
-    }
-    if !report.input_errors.is_empty() {
-        run_props.insert(
-            "input_errors".to_string(),
-            serde_json::to_value(&report.input_errors).unwrap_or_default(),
-        );
-    }
-    // Not results (SARIF results are findings): the claims neither side proved and what
-    // the review could not see ride along in the run's properties.
-    if !report.unproven.is_empty() {
-        run_props.insert(
-            "unproven".to_string(),
-            serde_json::to_value(&report.unproven).unwrap_or_default(),
-        );
-    }
-    if !report.suppressed.is_empty() {
-        run_props.insert(
-            "suppressed".to_string(),
-            serde_json::to_value(&report.suppressed).unwrap_or_default(),
-        );
-    }
-    if !report.ignore_notes.is_empty() {
-        run_props.insert(
-            "ignore_notes".to_string(),
-            serde_json::to_value(&report.ignore_notes).unwrap_or_default(),
-        );
-    }
-    if !report.not_seen.is_empty() {
-        run_props.insert(
-            "not_seen".to_string(),
-            serde_json::to_value(&report.not_seen).unwrap_or_default(),
-        );
-    }
-    if let Some(id) = &report.review_id {
-        run_props.insert("review_id".to_string(), id.clone().into());
-    }
-    if !report.reviewers.is_empty() {
-        run_props.insert(
-            "reviewers".to_string(),
-            serde_json::to_value(&report.reviewers).unwrap_or_default(),
-        );
-    }
-    if let Some(autofix) = &report.autofix {
-        run_props.insert(
-            "autofix".to_string(),
-            serde_json::to_value(autofix).unwrap_or_default(),
-        );
-    }
-    if let Some(coverage) = &report.coverage {
-        run_props.insert(
-            "coverage".to_string(),
-            serde_json::to_value(coverage).unwrap_or_default(),
-        );
-    }
+    let run_props = run_properties(report);
     let driver = ToolComponent::builder()
         .name("Proven")
         .version(env!("CARGO_PKG_VERSION"))

@@ -42,6 +42,18 @@ fn short(commit: &str) -> &str {
 pub fn render_text(report: &Report, color: bool) -> String {
     let p = Paint { on: color };
     let mut out = String::new();
+    write_header(&mut out, &p, report);
+    write_findings(&mut out, &p, report);
+    write_set_aside(&mut out, &p, report);
+    write_reviewers(&mut out, &p, report);
+    write_autofix(&mut out, &p, report);
+    write_coverage(&mut out, &p, report);
+    write_gaps(&mut out, &p, report);
+    out
+}
+
+/// The title line, the trees compared and the plan.
+fn write_header(out: &mut String, p: &Paint, report: &Report) {
     let what = match report.kind {
         ReportKind::Review => "review",
         ReportKind::Scan => "scan",
@@ -93,6 +105,10 @@ pub fn render_text(report: &Report, color: bool) -> String {
             let _ = writeln!(out, "  {}", p.dim(&format!("not in plan: {l}")));
         }
     }
+}
+
+/// The findings by proof level, each in full.
+fn write_findings(out: &mut String, p: &Paint, report: &Report) {
     let c = &report.proof_counts;
     let _ = writeln!(
         out,
@@ -108,8 +124,12 @@ pub fn render_text(report: &Report, color: bool) -> String {
     }
     for f in &report.findings {
         out.push('\n');
-        write_finding(&mut out, &p, f);
+        write_finding(out, p, f);
     }
+}
+
+/// What was ignored, not raised again or left unproven.
+fn write_set_aside(out: &mut String, p: &Paint, report: &Report) {
     if !report.ignored.is_empty() {
         let _ = writeln!(
             out,
@@ -156,6 +176,10 @@ pub fn render_text(report: &Report, color: bool) -> String {
             let _ = writeln!(out, "  - {}: {}", u.claim, u.reason);
         }
     }
+}
+
+/// The two reviewers side by side.
+fn write_reviewers(out: &mut String, p: &Paint, report: &Report) {
     if !report.reviewers.is_empty() {
         let _ = writeln!(
             out,
@@ -179,6 +203,10 @@ pub fn render_text(report: &Report, color: bool) -> String {
             );
         }
     }
+}
+
+/// The autofix's verdict, fixes and runs.
+fn write_autofix(out: &mut String, p: &Paint, report: &Report) {
     if let Some(a) = &report.autofix {
         let _ = writeln!(
             out,
@@ -203,6 +231,10 @@ pub fn render_text(report: &Report, color: bool) -> String {
             );
         }
     }
+}
+
+/// The coverage auditor's verdict by surface.
+fn write_coverage(out: &mut String, p: &Paint, report: &Report) {
     if let Some(c) = &report.coverage {
         let _ = writeln!(
             out,
@@ -224,6 +256,10 @@ pub fn render_text(report: &Report, color: bool) -> String {
             );
         }
     }
+}
+
+/// What made the review incomplete: failed services, unreadable inputs, what was not seen or left out.
+fn write_gaps(out: &mut String, p: &Paint, report: &Report) {
     if !report.failed_services.is_empty() {
         let _ = writeln!(
             out,
@@ -258,7 +294,6 @@ pub fn render_text(report: &Report, color: bool) -> String {
             let _ = writeln!(out, "  - {} ({})", l.path, l.reason);
         }
     }
-    out
 }
 
 fn write_finding(out: &mut String, p: &Paint, f: &Finding) {

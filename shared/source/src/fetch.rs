@@ -184,18 +184,7 @@ pub async fn mirror(
     };
     let parent = dir.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
-    let mode = match remote.scheme {
-        Scheme::Https => Mode::Connect {
-            authority: connect_authority(remote),
-        },
-        Scheme::Ssh => Mode::Raw,
-    };
-    let limits = Limits {
-        connect_timeout: settings.connect_timeout,
-        read_timeout: settings.read_timeout,
-        max_bytes: settings.max_bytes,
-    };
-    let proxy = Proxy::start(checked.addrs.clone(), mode, limits)
+    let proxy = start_proxy(checked, settings)
         .await
         .map_err(|e| io(parent, e))?;
     // A private, empty HOME: nothing of the worker's (git or ssh configuration, .netrc,
@@ -218,36 +207,9 @@ pub async fn mirror(
     let existing = dir.join("HEAD").exists();
     // A first clone goes next to its final place and is renamed, so a half-done clone is
     // never used.
-    let clone_to = parent.join(format!(
-        ".{}.{}.{}",
-        dir.file_name().and_then(|n| n.to_str()).unwrap_or("repo"),
-        std::process::id(),
-        uuid_like()
-    ));
+    let clone_to = clone_place(parent, dir);
     let url = git_url(remote, proxy.addr);
-    let mut cmd = tokio::process::Command::new("git");
-    cmd.env_clear()
-        .env(
-            "PATH",
-            std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
-        )
-        .env("HOME", home.path())
-        .env("LC_ALL", "C")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_ALLOW_PROTOCOL", remote.scheme.as_str())
-        .env("GIT_PROTOCOL_FROM_USER", "0");
-    let config = git_config(checked, settings, (proxy.addr, &proxy.secret));
-    cmd.env("GIT_CONFIG_COUNT", config.len().to_string());
-    for (i, (key, value)) in config.iter().enumerate() {
-        cmd.env(format!("GIT_CONFIG_KEY_{i}"), key)
-            .env(format!("GIT_CONFIG_VALUE_{i}"), value);
-    }
-    if remote.scheme == Scheme::Ssh {
-        cmd.env("GIT_SSH_VARIANT", "ssh")
-            .env("GIT_SSH_COMMAND", ssh_command(remote, settings));
-    }
+    let mut cmd = git_command(checked, settings, &proxy, home.path());
     if existing {
         cmd.arg("-C")
             .arg(dir)
@@ -259,32 +221,11 @@ pub async fn mirror(
             .arg(&url)
             .arg(&clone_to);
     }
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        // Dropping this future (its step stopped) takes git with it.
-        .kill_on_drop(true);
     let mut child = cmd.spawn().map_err(|e| FetchError::Git {
         url: remote.url(),
         message: format!("cannot run git: {e}"),
     })?;
-    let mut stderr = child.stderr.take();
-    let stderr_tail = tokio::spawn(async move {
-        let mut text = Vec::new();
-        if let Some(s) = stderr.as_mut() {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = s.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                text.extend_from_slice(&buf[..n]);
-                if text.len() > 64 * 1024 {
-                    text.drain(..text.len() - 64 * 1024);
-                }
-            }
-        }
-        String::from_utf8_lossy(&text).into_owned()
-    });
+    let stderr_tail = stderr_tail(child.stderr.take());
     let authority = remote.authority();
     let cleanup = |e: FetchError| {
         let _ = std::fs::remove_dir_all(&clone_to);
@@ -307,29 +248,7 @@ pub async fn mirror(
     let stderr = stderr_tail.await.unwrap_or_default();
     let cut = proxy.cut();
     if cut == Some(Cut::TooLarge) || !status.success() {
-        let error = match cut {
-            Some(Cut::TooLarge) => FetchError::TooLarge {
-                authority,
-                max_bytes: settings.max_bytes,
-            },
-            Some(Cut::ReadTimeout) => FetchError::ReadTimeout {
-                authority,
-                secs: settings.read_timeout.as_secs(),
-            },
-            Some(Cut::ConnectTimeout) => FetchError::ConnectTimeout {
-                authority,
-                addrs: addr_list(&checked.addrs),
-                secs: settings.connect_timeout.as_secs(),
-            },
-            Some(Cut::Unreachable(message)) => FetchError::Unreachable { authority, message },
-            Some(Cut::WrongTarget(asked)) => FetchError::WrongTarget { authority, asked },
-            None => FetchError::Git {
-                url: remote.url(),
-                message: settings
-                    .redact(&git_message(&stderr, &url, &remote.url()))
-                    .replace(proxy.secret.as_str(), "***"),
-            },
-        };
+        let error = failure(cut, checked, settings, &proxy.secret, &url, &stderr);
         return Err(cleanup(error));
     }
     let fetched = |dir: &Path| Fetched {
@@ -350,6 +269,133 @@ pub async fn mirror(
         }
         Err(e) => Err(cleanup(io(dir, e))),
     }
+}
+
+/// Where a first clone is made before it is renamed to `dir`: beside it, named for this
+/// process and a random part.
+fn clone_place(parent: &Path, dir: &Path) -> PathBuf {
+    parent.join(format!(
+        ".{}.{}.{}",
+        dir.file_name().and_then(|n| n.to_str()).unwrap_or("repo"),
+        std::process::id(),
+        uuid_like()
+    ))
+}
+
+/// The proxy git goes through: CONNECT for https, raw for ssh, to the checked addresses
+/// only, within the fetch's limits.
+async fn start_proxy(checked: &Checked, settings: &FetchSettings) -> std::io::Result<Proxy> {
+    let remote = &checked.remote;
+    let mode = match remote.scheme {
+        Scheme::Https => Mode::Connect {
+            authority: connect_authority(remote),
+        },
+        Scheme::Ssh => Mode::Raw,
+    };
+    let limits = Limits {
+        connect_timeout: settings.connect_timeout,
+        read_timeout: settings.read_timeout,
+        max_bytes: settings.max_bytes,
+    };
+    Proxy::start(checked.addrs.clone(), mode, limits).await
+}
+
+/// What stopped git: the proxy's cut (too large, a timeout, an unreachable or wrong
+/// target) or, without one, git's own message with the URL and secrets redacted.
+fn failure(
+    cut: Option<Cut>,
+    checked: &Checked,
+    settings: &FetchSettings,
+    secret: &str,
+    url: &str,
+    stderr: &str,
+) -> FetchError {
+    let remote = &checked.remote;
+    let authority = remote.authority();
+    match cut {
+        Some(Cut::TooLarge) => FetchError::TooLarge {
+            authority,
+            max_bytes: settings.max_bytes,
+        },
+        Some(Cut::ReadTimeout) => FetchError::ReadTimeout {
+            authority,
+            secs: settings.read_timeout.as_secs(),
+        },
+        Some(Cut::ConnectTimeout) => FetchError::ConnectTimeout {
+            authority,
+            addrs: addr_list(&checked.addrs),
+            secs: settings.connect_timeout.as_secs(),
+        },
+        Some(Cut::Unreachable(message)) => FetchError::Unreachable { authority, message },
+        Some(Cut::WrongTarget(asked)) => FetchError::WrongTarget { authority, asked },
+        None => FetchError::Git {
+            url: remote.url(),
+            message: settings
+                .redact(&git_message(stderr, url, &remote.url()))
+                .replace(secret, "***"),
+        },
+    }
+}
+
+/// git with nothing of the worker's environment: a private HOME, no system or global
+/// configuration, only the remote's protocol, the proxy and its secret through
+/// `GIT_CONFIG_*`; its stderr piped, and killed when dropped.
+fn git_command(
+    checked: &Checked,
+    settings: &FetchSettings,
+    proxy: &Proxy,
+    home: &Path,
+) -> tokio::process::Command {
+    let remote = &checked.remote;
+    let mut cmd = tokio::process::Command::new("git");
+    cmd.env_clear()
+        .env(
+            "PATH",
+            std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
+        )
+        .env("HOME", home)
+        .env("LC_ALL", "C")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_ALLOW_PROTOCOL", remote.scheme.as_str())
+        .env("GIT_PROTOCOL_FROM_USER", "0");
+    let config = git_config(checked, settings, (proxy.addr, &proxy.secret));
+    cmd.env("GIT_CONFIG_COUNT", config.len().to_string());
+    for (i, (key, value)) in config.iter().enumerate() {
+        cmd.env(format!("GIT_CONFIG_KEY_{i}"), key)
+            .env(format!("GIT_CONFIG_VALUE_{i}"), value);
+    }
+    if remote.scheme == Scheme::Ssh {
+        cmd.env("GIT_SSH_VARIANT", "ssh")
+            .env("GIT_SSH_COMMAND", ssh_command(remote, settings));
+    }
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        // Dropping this future (its step stopped) takes git with it.
+        .kill_on_drop(true);
+    cmd
+}
+
+/// The last 64 KiB of git's stderr, read as it runs.
+fn stderr_tail(mut stderr: Option<tokio::process::ChildStderr>) -> tokio::task::JoinHandle<String> {
+    tokio::spawn(async move {
+        let mut text = Vec::new();
+        if let Some(s) = stderr.as_mut() {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = s.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                text.extend_from_slice(&buf[..n]);
+                if text.len() > 64 * 1024 {
+                    text.drain(..text.len() - 64 * 1024);
+                }
+            }
+        }
+        String::from_utf8_lossy(&text).into_owned()
+    })
 }
 
 /// Takes the mirror's lock file (`<mirror>.lock`), waiting at most `wait`; `Err(None)` when

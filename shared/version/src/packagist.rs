@@ -785,110 +785,16 @@ fn parse_constraint(input: &str) -> Result<Vec<ConstraintSet>, String> {
         return Ok(vec![ConstraintSet::Everything]);
     }
     if let Some(m) = RE.tilde.captures(&constraint) {
-        if constraint.starts_with("~>") {
-            return Err(err(
-                "the operator ~> does not exist; ~ was probably meant".into()
-            ));
-        }
-        let mut position = if set(&m, 4).is_some() {
-            4
-        } else if set(&m, 3).is_some() {
-            3
-        } else if set(&m, 2).is_some() {
-            2
-        } else {
-            1
-        };
-        if !php_empty(&m, 8) {
-            position += 1;
-        }
-        let suffix = if php_empty(&m, 5) && php_empty(&m, 7) && php_empty(&m, 8) {
-            "-dev"
-        } else {
-            ""
-        };
-        let low = normalize(&format!("{}{suffix}", &constraint[1..])).map_err(err)?;
-        let high_position = position.max(2) - 1;
-        let high = manipulate(
-            [group(&m, 1), group(&m, 2), group(&m, 3), group(&m, 4)],
-            high_position,
-            true,
-        )
-        .ok_or_else(|| err("its upper bound is out of range".into()))?;
-        return Ok(vec![
-            ConstraintSet::One(Constraint::new(Op::Ge, low)),
-            ConstraintSet::One(Constraint::new(Op::Lt, format!("{high}-dev"))),
-        ]);
+        return tilde_range(&constraint, &m, &err);
     }
     if let Some(m) = RE.caret.captures(&constraint) {
-        let position = if group(&m, 1) != "0" || set(&m, 2).is_none() {
-            1
-        } else if group(&m, 2) != "0" || set(&m, 3).is_none() {
-            2
-        } else {
-            3
-        };
-        let suffix = if php_empty(&m, 5) && php_empty(&m, 7) && php_empty(&m, 8) {
-            "-dev"
-        } else {
-            ""
-        };
-        let low = normalize(&format!("{}{suffix}", &constraint[1..])).map_err(err)?;
-        let high = manipulate(
-            [group(&m, 1), group(&m, 2), group(&m, 3), group(&m, 4)],
-            position,
-            true,
-        )
-        .ok_or_else(|| err("its upper bound is out of range".into()))?;
-        return Ok(vec![
-            ConstraintSet::One(Constraint::new(Op::Ge, low)),
-            ConstraintSet::One(Constraint::new(Op::Lt, format!("{high}-dev"))),
-        ]);
+        return caret_range(&constraint, &m, &err);
     }
     if let Some(m) = RE.x_range.captures(&constraint) {
-        let position = if set(&m, 3).is_some() {
-            3
-        } else if set(&m, 2).is_some() {
-            2
-        } else {
-            1
-        };
-        let parts = [group(&m, 1), group(&m, 2), group(&m, 3), ""];
-        let low =
-            manipulate(parts, position, false).ok_or_else(|| err("out of range".into()))? + "-dev";
-        let high =
-            manipulate(parts, position, true).ok_or_else(|| err("out of range".into()))? + "-dev";
-        if low == "0.0.0.0-dev" {
-            return Ok(vec![ConstraintSet::One(Constraint::new(Op::Lt, high))]);
-        }
-        return Ok(vec![
-            ConstraintSet::One(Constraint::new(Op::Ge, low)),
-            ConstraintSet::One(Constraint::new(Op::Lt, high)),
-        ]);
+        return wildcard_range(&m, &err);
     }
     if let Some(m) = RE.hyphen.captures(&constraint) {
-        let low_suffix = if php_empty(&m, 6) && php_empty(&m, 8) && php_empty(&m, 9) {
-            "-dev"
-        } else {
-            ""
-        };
-        let low = normalize(group(&m, 1)).map_err(err)?;
-        let lower = Constraint::new(Op::Ge, format!("{low}{low_suffix}"));
-        let empty = |i: usize| matches!(m.get(i).map(|x| x.as_str()), None | Some(""));
-        let upper = if (!empty(12) && !empty(13))
-            || !php_empty(&m, 15)
-            || !php_empty(&m, 17)
-            || !php_empty(&m, 18)
-        {
-            Constraint::new(Op::Le, normalize(group(&m, 10)).map_err(err)?)
-        } else {
-            normalize(group(&m, 10)).map_err(err)?;
-            let parts = [group(&m, 11), group(&m, 12), group(&m, 13), group(&m, 14)];
-            let high = manipulate(parts, if empty(12) { 1 } else { 2 }, true)
-                .ok_or_else(|| err("its upper bound is out of range".into()))?;
-            Constraint::new(Op::Lt, format!("{high}-dev"))
-        };
-        return Ok(vec![ConstraintSet::One(lower), ConstraintSet::One(upper)]);
+        return hyphen_range(&m, &err);
     }
     if let Some(m) = RE.basic.captures(&constraint) {
         let op_text = group(&m, 1);
@@ -920,6 +826,134 @@ fn parse_constraint(input: &str) -> Result<Vec<ConstraintSet>, String> {
     Err(err(
         "it is not a version or a constraint Composer knows".into()
     ))
+}
+
+/// `~1.2.3`: at least 1.2.3, below the next version of the one before the last part given.
+fn tilde_range(
+    constraint: &str,
+    m: &Captures<'_>,
+    err: &dyn Fn(String) -> String,
+) -> Result<Vec<ConstraintSet>, String> {
+    if constraint.starts_with("~>") {
+        return Err(err(
+            "the operator ~> does not exist; ~ was probably meant".into()
+        ));
+    }
+    let mut position = if set(m, 4).is_some() {
+        4
+    } else if set(m, 3).is_some() {
+        3
+    } else if set(m, 2).is_some() {
+        2
+    } else {
+        1
+    };
+    if !php_empty(m, 8) {
+        position += 1;
+    }
+    let suffix = if php_empty(m, 5) && php_empty(m, 7) && php_empty(m, 8) {
+        "-dev"
+    } else {
+        ""
+    };
+    let low = normalize(&format!("{}{suffix}", &constraint[1..])).map_err(err)?;
+    let high_position = position.max(2) - 1;
+    let high = manipulate(
+        [group(m, 1), group(m, 2), group(m, 3), group(m, 4)],
+        high_position,
+        true,
+    )
+    .ok_or_else(|| err("its upper bound is out of range".into()))?;
+    Ok(vec![
+        ConstraintSet::One(Constraint::new(Op::Ge, low)),
+        ConstraintSet::One(Constraint::new(Op::Lt, format!("{high}-dev"))),
+    ])
+}
+
+/// `^1.2.3`: at least 1.2.3, below the next version of the first non-zero part.
+fn caret_range(
+    constraint: &str,
+    m: &Captures<'_>,
+    err: &dyn Fn(String) -> String,
+) -> Result<Vec<ConstraintSet>, String> {
+    let position = if group(m, 1) != "0" || set(m, 2).is_none() {
+        1
+    } else if group(m, 2) != "0" || set(m, 3).is_none() {
+        2
+    } else {
+        3
+    };
+    let suffix = if php_empty(m, 5) && php_empty(m, 7) && php_empty(m, 8) {
+        "-dev"
+    } else {
+        ""
+    };
+    let low = normalize(&format!("{}{suffix}", &constraint[1..])).map_err(err)?;
+    let high = manipulate(
+        [group(m, 1), group(m, 2), group(m, 3), group(m, 4)],
+        position,
+        true,
+    )
+    .ok_or_else(|| err("its upper bound is out of range".into()))?;
+    Ok(vec![
+        ConstraintSet::One(Constraint::new(Op::Ge, low)),
+        ConstraintSet::One(Constraint::new(Op::Lt, format!("{high}-dev"))),
+    ])
+}
+
+/// `1.2.*` (or `1.2.x`): the wildcard's range.
+fn wildcard_range(
+    m: &Captures<'_>,
+    err: &dyn Fn(String) -> String,
+) -> Result<Vec<ConstraintSet>, String> {
+    let position = if set(m, 3).is_some() {
+        3
+    } else if set(m, 2).is_some() {
+        2
+    } else {
+        1
+    };
+    let parts = [group(m, 1), group(m, 2), group(m, 3), ""];
+    let low =
+        manipulate(parts, position, false).ok_or_else(|| err("out of range".into()))? + "-dev";
+    let high =
+        manipulate(parts, position, true).ok_or_else(|| err("out of range".into()))? + "-dev";
+    if low == "0.0.0.0-dev" {
+        return Ok(vec![ConstraintSet::One(Constraint::new(Op::Lt, high))]);
+    }
+    Ok(vec![
+        ConstraintSet::One(Constraint::new(Op::Ge, low)),
+        ConstraintSet::One(Constraint::new(Op::Lt, high)),
+    ])
+}
+
+/// `1.0 - 2.0`: an inclusive range, whose partial upper bound admits that whole version.
+fn hyphen_range(
+    m: &Captures<'_>,
+    err: &dyn Fn(String) -> String,
+) -> Result<Vec<ConstraintSet>, String> {
+    let low_suffix = if php_empty(m, 6) && php_empty(m, 8) && php_empty(m, 9) {
+        "-dev"
+    } else {
+        ""
+    };
+    let low = normalize(group(m, 1)).map_err(err)?;
+    let lower = Constraint::new(Op::Ge, format!("{low}{low_suffix}"));
+    let empty = |i: usize| matches!(m.get(i).map(|x| x.as_str()), None | Some(""));
+    let upper = if (!empty(12) && !empty(13))
+        || !php_empty(m, 15)
+        || !php_empty(m, 17)
+        || !php_empty(m, 18)
+    {
+        Constraint::new(Op::Le, normalize(group(m, 10)).map_err(err)?)
+    } else {
+        normalize(group(m, 10)).map_err(err)?;
+        let parts = [group(m, 11), group(m, 12), group(m, 13), group(m, 14)];
+        let high = manipulate(parts, if empty(12) { 1 } else { 2 }, true)
+            .ok_or_else(|| err("its upper bound is out of range".into()))?;
+        Constraint::new(Op::Lt, format!("{high}-dev"))
+    };
+    Ok(vec![ConstraintSet::One(lower), ConstraintSet::One(upper)])
 }
 
 /// The normalised bound Composer compares against for `>=X` and `<X`: unless `X` names a

@@ -108,6 +108,29 @@ fn starts_with_ci(b: &[u8], i: usize, word: &str) -> bool {
     b.len() >= i + w.len() && b[i..i + w.len()].eq_ignore_ascii_case(w)
 }
 
+/// `[._-]? word [._-]? N?` at `i`, for the first of `spellings` whose word is there (any
+/// letter case): its value, the number (0 when none is written) and where it ends.
+fn spelled_number<T: Copy>(
+    b: &[u8],
+    i: usize,
+    spellings: &[(&str, T)],
+) -> Result<Option<(T, u64, usize)>, String> {
+    let mut j = i;
+    if j < b.len() && is_sep(b[j]) {
+        j += 1;
+    }
+    let Some((word, value)) = spellings.iter().find(|(w, _)| starts_with_ci(b, j, w)) else {
+        return Ok(None);
+    };
+    j += word.len();
+    if j < b.len() && is_sep(b[j]) {
+        j += 1;
+    }
+    let e = digits_end(b, j);
+    let n = if e > j { parse_u64(&b[j..e])? } else { 0 };
+    Ok(Some((*value, n, e)))
+}
+
 impl PyVersion {
     /// Parses a version the way `packaging.version.Version(s)` does: surrounding
     /// whitespace, a leading `v`, any letter case and the alternative spellings of PEP 440
@@ -144,22 +167,9 @@ impl PyVersion {
         }
         // Pre-release: [._-]? (alpha|a|beta|b|preview|pre|c|rc) [._-]? N?
         let mut pre = None;
-        {
-            let mut j = i;
-            if j < b.len() && is_sep(b[j]) {
-                j += 1;
-            }
-            if let Some((word, kind)) = PRE_SPELLINGS.iter().find(|(w, _)| starts_with_ci(b, j, w))
-            {
-                j += word.len();
-                if j < b.len() && is_sep(b[j]) {
-                    j += 1;
-                }
-                let e = digits_end(b, j);
-                let n = if e > j { parse_u64(&b[j..e])? } else { 0 };
-                pre = Some((*kind, n));
-                i = e;
-            }
+        if let Some((kind, n, e)) = spelled_number(b, i, &PRE_SPELLINGS)? {
+            pre = Some((kind, n));
+            i = e;
         }
         // Post-release: -N | [._-]? (post|rev|r) [._-]? N?
         let mut post = None;
@@ -167,40 +177,17 @@ impl PyVersion {
             let e = digits_end(b, i + 1);
             post = Some(parse_u64(&b[i + 1..e])?);
             i = e;
-        } else {
-            let mut j = i;
-            if j < b.len() && is_sep(b[j]) {
-                j += 1;
-            }
-            if let Some(word) = ["post", "rev", "r"]
-                .iter()
-                .find(|w| starts_with_ci(b, j, w))
-            {
-                j += word.len();
-                if j < b.len() && is_sep(b[j]) {
-                    j += 1;
-                }
-                let e = digits_end(b, j);
-                post = Some(if e > j { parse_u64(&b[j..e])? } else { 0 });
-                i = e;
-            }
+        } else if let Some(((), n, e)) =
+            spelled_number(b, i, &[("post", ()), ("rev", ()), ("r", ())])?
+        {
+            post = Some(n);
+            i = e;
         }
         // Development release: [._-]? dev [._-]? N?
         let mut dev = None;
-        {
-            let mut j = i;
-            if j < b.len() && is_sep(b[j]) {
-                j += 1;
-            }
-            if starts_with_ci(b, j, "dev") {
-                j += 3;
-                if j < b.len() && is_sep(b[j]) {
-                    j += 1;
-                }
-                let e = digits_end(b, j);
-                dev = Some(if e > j { parse_u64(&b[j..e])? } else { 0 });
-                i = e;
-            }
+        if let Some(((), n, e)) = spelled_number(b, i, &[("dev", ())])? {
+            dev = Some(n);
+            i = e;
         }
         // Local version: +[a-z0-9]+([._-][a-z0-9]+)*
         let mut local = None;

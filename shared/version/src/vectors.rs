@@ -720,6 +720,41 @@ fn npm_options(row: &Value) -> npm::Options {
     }
 }
 
+/// node-semver's `valid`: whether the version parses, and to which parts where the row
+/// says.
+fn npm_valid(row: &Value, version: &str, loose: bool) -> Outcome {
+    if row
+        .get("input_type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t != "string")
+    {
+        Outcome::NotUnderstood(
+            "the input is a JavaScript object, not a string; a string API cannot receive it".into(),
+        )
+    } else {
+        let parsed = npm::NpmVersion::parse(version, loose);
+        match (row.get("parsed"), &parsed) {
+            (Some(p), Ok(v)) if p.is_object() => {
+                let got = json!({
+                    "major": v.major, "minor": v.minor, "patch": v.patch,
+                    "prerelease": v.prerelease.iter().map(|i| match i {
+                        npm::Ident::Num(n) => json!(n), npm::Ident::Str(s) => json!(s) }).collect::<Vec<_>>(),
+                    "build": v.build,
+                });
+                if &got == p {
+                    boolean(row, "expect", Ok(true))
+                } else {
+                    Outcome::Differ {
+                        expected: p.to_string(),
+                        got: got.to_string(),
+                    }
+                }
+            }
+            _ => boolean(row, "expect", Ok(parsed.is_ok())),
+        }
+    }
+}
+
 fn npm_row(row: &Value, kind: &str) -> Vec<Check> {
     let o = npm_options(row);
     let version = text_field(row, "version").unwrap_or("");
@@ -735,36 +770,7 @@ fn npm_row(row: &Value, kind: &str) -> Vec<Check> {
             Some(_) => version_cmp(Ecosystem::Npm, row),
             None => Outcome::NotUnderstood("the row has no `a`/`b`".into()),
         },
-        "valid" => {
-            if row
-                .get("input_type")
-                .and_then(Value::as_str)
-                .is_some_and(|t| t != "string")
-            {
-                Outcome::NotUnderstood("the input is a JavaScript object, not a string; a string API cannot receive it".into())
-            } else {
-                let parsed = npm::NpmVersion::parse(version, o.loose);
-                match (row.get("parsed"), &parsed) {
-                    (Some(p), Ok(v)) if p.is_object() => {
-                        let got = json!({
-                            "major": v.major, "minor": v.minor, "patch": v.patch,
-                            "prerelease": v.prerelease.iter().map(|i| match i {
-                                npm::Ident::Num(n) => json!(n), npm::Ident::Str(s) => json!(s) }).collect::<Vec<_>>(),
-                            "build": v.build,
-                        });
-                        if &got == p {
-                            boolean(row, "expect", Ok(true))
-                        } else {
-                            Outcome::Differ {
-                                expected: p.to_string(),
-                                got: got.to_string(),
-                            }
-                        }
-                    }
-                    _ => boolean(row, "expect", Ok(parsed.is_ok())),
-                }
-            }
-        }
+        "valid" => npm_valid(row, version, o.loose),
         "range" => {
             let mut checks = vec![Check {
                 kind: kind.into(),
@@ -1109,6 +1115,49 @@ fn composer_sort(input: &[&str], descending: bool) -> Result<Vec<String>, String
     Ok(items.into_iter().map(|(_, v)| v.to_string()).collect())
 }
 
+/// Composer's parsed constraint text, against `[min max]` (or the bare text) the row expects.
+fn packagist_range_parse(row: &Value, range: &str) -> Outcome {
+    let got = packagist::parse_constraints(range).map(|c| c.to_string());
+    match row.get("expect") {
+        Some(Value::Object(m)) => {
+            let max = m.get("max").and_then(Value::as_str).unwrap_or("");
+            let want = match m.get("min").and_then(Value::as_str) {
+                Some(min) => format!("[{min} {max}]"),
+                None => max.to_string(),
+            };
+            match got {
+                Ok(g) => same(&Value::String(want.clone()), want, g),
+                Err(e) => Outcome::Differ {
+                    expected: want,
+                    got: format!("error: {e}"),
+                },
+            }
+        }
+        _ => string_result(row, got),
+    }
+}
+
+/// Whether two single constraints (`op version`) intersect.
+fn packagist_constraint_intersects(row: &Value) -> Outcome {
+    let parse = |s: &str| -> Result<packagist::Constraint, String> {
+        let (op, v) = s
+            .split_once(' ')
+            .ok_or_else(|| format!("{s:?} is not `op version`"))?;
+        Ok(packagist::Constraint::new(
+            packagist::Op::parse(op).ok_or_else(|| format!("unknown operator {op:?}"))?,
+            v,
+        ))
+    };
+    match ab(row) {
+        Some((a, b)) => boolean(
+            row,
+            "expect",
+            parse(a).and_then(|x| parse(b).map(|y| x.match_specific(&y, false))),
+        ),
+        None => Outcome::NotUnderstood("the row has no `a`/`b`".into()),
+    }
+}
+
 fn packagist_row(row: &Value, kind: &str) -> Vec<Check> {
     let version = text_field(row, "version").unwrap_or("");
     let range = text_field(row, "range").unwrap_or("");
@@ -1127,45 +1176,8 @@ fn packagist_row(row: &Value, kind: &str) -> Vec<Check> {
             "expect",
             Ok(packagist::parse_constraints(range).is_ok()),
         ),
-        "range_parse" => {
-            let got = packagist::parse_constraints(range).map(|c| c.to_string());
-            match row.get("expect") {
-                Some(Value::Object(m)) => {
-                    let max = m.get("max").and_then(Value::as_str).unwrap_or("");
-                    let want = match m.get("min").and_then(Value::as_str) {
-                        Some(min) => format!("[{min} {max}]"),
-                        None => max.to_string(),
-                    };
-                    match got {
-                        Ok(g) => same(&Value::String(want.clone()), want, g),
-                        Err(e) => Outcome::Differ {
-                            expected: want,
-                            got: format!("error: {e}"),
-                        },
-                    }
-                }
-                _ => string_result(row, got),
-            }
-        }
-        "constraint_intersects" => {
-            let parse = |s: &str| -> Result<packagist::Constraint, String> {
-                let (op, v) = s
-                    .split_once(' ')
-                    .ok_or_else(|| format!("{s:?} is not `op version`"))?;
-                Ok(packagist::Constraint::new(
-                    packagist::Op::parse(op).ok_or_else(|| format!("unknown operator {op:?}"))?,
-                    v,
-                ))
-            };
-            match ab(row) {
-                Some((a, b)) => boolean(
-                    row,
-                    "expect",
-                    parse(a).and_then(|x| parse(b).map(|y| x.match_specific(&y, false))),
-                ),
-                None => Outcome::NotUnderstood("the row has no `a`/`b`".into()),
-            }
-        }
+        "range_parse" => packagist_range_parse(row, range),
+        "constraint_intersects" => packagist_constraint_intersects(row),
         "filter" => {
             let input = string_list(row.get("input"));
             let got = (|| {

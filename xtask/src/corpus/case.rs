@@ -183,23 +183,18 @@ fn hunks(patch: &str) -> Vec<(String, (String, String))> {
     out
 }
 
-/// Builds the case under `dir` (replacing what is there).
-pub fn build_case(upstream: &Path, spec: &CaseSpec, dir: &Path) -> Result<CaseRepo, String> {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| format!("remove {}: {e}", dir.display()))?;
-    }
-    std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
-    // The fixed commit's tree, written out by git archive.
+/// Writes the tree of `fixed` into `dir` (git archive piped into tar).
+fn extract_tree(upstream: &Path, fixed: &str, dir: &Path) -> Result<(), String> {
     let archive = Command::new("git")
         .arg("--git-dir")
         .arg(upstream)
-        .args(["archive", "--format=tar", &spec.fixed])
+        .args(["archive", "--format=tar", fixed])
         .output()
         .map_err(|e| format!("git archive: {e}"))?;
     if !archive.status.success() {
         return Err(format!(
             "git archive {}: {}",
-            spec.fixed,
+            fixed,
             String::from_utf8_lossy(&archive.stderr)
         ));
     }
@@ -217,8 +212,51 @@ pub fn build_case(upstream: &Path, spec: &CaseSpec, dir: &Path) -> Result<CaseRe
     }
     let status = tar.wait().map_err(|e| format!("tar: {e}"))?;
     if !status.success() {
-        return Err(format!("tar -x of {} failed", spec.fixed));
+        return Err(format!("tar -x of {} failed", fixed));
     }
+    Ok(())
+}
+
+/// Writes each of the fix's files as the buggy commit has it (removing it where that
+/// commit has none): the files the fix changed, each with its buggy and fixed text.
+fn revert_files(
+    upstream: &Path,
+    spec: &CaseSpec,
+    dir: &Path,
+) -> Result<Vec<(String, String, String)>, String> {
+    let mut reverted = Vec::new();
+    for path in spec.files.iter().cloned() {
+        let fixed = show(upstream, &spec.fixed, &path);
+        let buggy = show(upstream, &spec.buggy, &path);
+        let target = dir.join(&path);
+        match &buggy {
+            Some(text) => {
+                if let Some(parent) = target.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| format!("create {}: {e}", parent.display()))?;
+                }
+                std::fs::write(&target, text)
+                    .map_err(|e| format!("write {}: {e}", target.display()))?;
+            }
+            None => {
+                let _ = std::fs::remove_file(&target);
+            }
+        }
+        if fixed != buggy {
+            reverted.push((path, buggy.unwrap_or_default(), fixed.unwrap_or_default()));
+        }
+    }
+    Ok(reverted)
+}
+
+/// Builds the case under `dir` (replacing what is there).
+pub fn build_case(upstream: &Path, spec: &CaseSpec, dir: &Path) -> Result<CaseRepo, String> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| format!("remove {}: {e}", dir.display()))?;
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
+    // The fixed commit's tree, written out by git archive.
+    extract_tree(upstream, &spec.fixed, dir)?;
     // Both commits carry the fixed commit's time, as a change made right after it would: a
     // review of the case resolves what the project does not pin as of then.
     let fixed_at = Command::new("git")
@@ -273,28 +311,7 @@ pub fn build_case(upstream: &Path, spec: &CaseSpec, dir: &Path) -> Result<CaseRe
         &format!("base: {} at the fixed version {}", spec.id, spec.fixed),
     ])?;
     let base = work(&["rev-parse", "HEAD"])?.trim().to_string();
-    let mut reverted = Vec::new();
-    for path in spec.files.iter().cloned() {
-        let fixed = show(upstream, &spec.fixed, &path);
-        let buggy = show(upstream, &spec.buggy, &path);
-        let target = dir.join(&path);
-        match &buggy {
-            Some(text) => {
-                if let Some(parent) = target.parent() {
-                    std::fs::create_dir_all(parent)
-                        .map_err(|e| format!("create {}: {e}", parent.display()))?;
-                }
-                std::fs::write(&target, text)
-                    .map_err(|e| format!("write {}: {e}", target.display()))?;
-            }
-            None => {
-                let _ = std::fs::remove_file(&target);
-            }
-        }
-        if fixed != buggy {
-            reverted.push((path, buggy.unwrap_or_default(), fixed.unwrap_or_default()));
-        }
-    }
+    let reverted = revert_files(upstream, spec, dir)?;
     if reverted.is_empty() {
         return Err(format!(
             "{}: the fix touches no file outside the tests",

@@ -266,52 +266,57 @@ fn in_rounds<T>(per_project: Vec<Vec<T>>) -> Vec<T> {
     rounds.into_iter().map(|(_, _, c)| c).collect()
 }
 
-pub fn run(args: &[String], root: &Path) -> Result<(), String> {
-    let o = parse(args)?;
-    let (cases, revision, rule): (Vec<Box<dyn Case>>, String, String) = match o.corpus {
+type Cases = Vec<Box<dyn Case>>;
+
+/// The corpus's cases as the options select them, the dataset's revision and the rule that
+/// selected them.
+fn select_cases(o: &Options) -> Result<(Cases, String, String), String> {
+    Ok(match o.corpus {
         Corpus::BugsInPy => {
             let data = bugsinpy::Dataset::open(&o.dataset)?;
             let limit = o.limit.unwrap_or(bugsinpy::LIMIT);
             let bugs = bugsinpy::selection(&data, &o.projects, limit)?;
-            let rule = format!(
-                "the first {limit} bugs by number of each of {} projects",
-                if o.projects.is_empty() {
-                    bugsinpy::PROJECTS.len()
-                } else {
-                    o.projects.len()
-                }
-            );
-            (
-                bugs.into_iter()
-                    .map(|b| Box::new(b) as Box<dyn Case>)
-                    .collect(),
-                data.revision(),
-                rule,
-            )
+            selected(o, bugs, limit, bugsinpy::PROJECTS.len(), data.revision())
         }
         Corpus::BugsJs => {
             let data = bugsjs::Dataset::open(&o.dataset)?;
             let limit = o.limit.unwrap_or(bugsjs::LIMIT);
             let bugs = bugsjs::selection(&data, &o.projects, limit)?;
-            let rule = format!(
-                "the first {limit} bugs by number of each of {} projects",
-                if o.projects.is_empty() {
-                    bugsjs::PROJECTS.len()
-                } else {
-                    o.projects.len()
-                }
-            );
-            (
-                bugs.into_iter()
-                    .map(|b| Box::new(b) as Box<dyn Case>)
-                    .collect(),
-                data.revision(),
-                rule,
-            )
+            selected(o, bugs, limit, bugsjs::PROJECTS.len(), data.revision())
         }
-    };
-    // A case studied after its held-out measure keeps that measure in a resumed table.
-    let measured_before: Vec<String> = match (&o.out, o.resume) {
+    })
+}
+
+/// A corpus's selected bugs as cases, with the dataset's revision and the selection's rule
+/// (`projects` is how many the corpus has, when the options name none).
+fn selected<C: Case + 'static>(
+    o: &Options,
+    bugs: Vec<C>,
+    limit: usize,
+    projects: usize,
+    revision: String,
+) -> (Cases, String, String) {
+    let rule = format!(
+        "the first {limit} bugs by number of each of {} projects",
+        if o.projects.is_empty() {
+            projects
+        } else {
+            o.projects.len()
+        }
+    );
+    (
+        bugs.into_iter()
+            .map(|b| Box::new(b) as Box<dyn Case>)
+            .collect(),
+        revision,
+        rule,
+    )
+}
+
+/// A case studied after its held-out measure keeps that measure in a resumed table: the
+/// cases the results file holds unstudied.
+fn measured_before(o: &Options) -> Vec<String> {
+    match (&o.out, o.resume) {
         (Some(out), true) => std::fs::read_to_string(out.with_extension("jsonl"))
             .unwrap_or_default()
             .lines()
@@ -320,14 +325,169 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
             .map(|r| r.id)
             .collect(),
         _ => Vec::new(),
-    };
+    }
+}
+
+/// The results a previous run left in the results file (`--resume`), by case; without
+/// `--resume` the file is removed.
+fn earlier_results(
+    o: &Options,
+    results_file: Option<&Path>,
+    cases: &[Box<dyn Case>],
+) -> Result<Vec<(usize, CaseResult)>, String> {
+    let mut earlier: Vec<(usize, CaseResult)> = Vec::new();
+    if o.resume
+        && let Some(file) = results_file
+    {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let r: CaseResult = serde_json::from_str(line)
+                .map_err(|e| format!("{}: a line does not read: {e}", file.display()))?;
+            if let Some(i) = cases.iter().position(|c| c.id() == r.id) {
+                earlier.retain(|(j, _)| *j != i);
+                earlier.push((i, r));
+            }
+        }
+    } else if let Some(file) = results_file {
+        let _ = std::fs::remove_file(file);
+    }
+    Ok(earlier)
+}
+
+/// The cases not to run: all with --report-only; with --review-only all but those a
+/// fidelity-only run left to review; else those finished before.
+fn skipped(o: &Options, cases: usize, earlier: &[(usize, CaseResult)]) -> Vec<usize> {
+    if o.report_only {
+        (0..cases).collect()
+    } else if o.review_only {
+        // Only the reviews a fidelity-only run left (it may still be running beside).
+        (0..cases)
+            .filter(|i| {
+                !earlier
+                    .iter()
+                    .any(|(j, r)| j == i && r.fidelity && r.reproduced.is_none())
+            })
+            .collect()
+    } else {
+        earlier
+            .iter()
+            .filter(|(_, r)| o.fidelity_only || !(r.fidelity && r.reproduced.is_none()))
+            .map(|(i, _)| *i)
+            .collect()
+    }
+}
+
+/// The table of the cases' results, with the cases no run finished and those whose
+/// upstream is not here named below it, never counted.
+fn final_table(
+    table: &Table<'_>,
+    cases: &[Box<dyn Case>],
+    unavailable: &[Box<dyn Case>],
+    mut results: Vec<CaseResult>,
+) -> String {
+    // Cases of the list that no run finished are named, never counted.
+    let not_run: Vec<String> = cases
+        .iter()
+        .map(|c| c.id())
+        .filter(|id| !results.iter().any(|r| &r.id == id))
+        .collect();
+    results.retain(|r| cases.iter().any(|c| c.id() == r.id));
+    let mut text = report(
+        table.title,
+        &results,
+        table.revision,
+        table.started,
+        table.args,
+    );
+    if !not_run.is_empty() {
+        let _ = writeln!(
+            text,
+            "\nNot run (the run was stopped before them; not counted above): {}.",
+            not_run.join(", ")
+        );
+    }
+    if !unavailable.is_empty() {
+        let _ = writeln!(
+            text,
+            "\nNot run (their upstream repository is not under --repos: the fetch tool did not bring it; not counted above): {}.",
+            ids(unavailable)
+        );
+    }
+    text
+}
+
+/// The runtime the cases' reviews run on (one worker thread: each case's review is a
+/// process of its own).
+fn case_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))
+}
+
+/// The cases' ids, comma-separated.
+fn ids(cases: &[Box<dyn Case>]) -> String {
+    cases.iter().map(|c| c.id()).collect::<Vec<_>>().join(", ")
+}
+
+/// What heads a table of results.
+struct Table<'a> {
+    title: &'a str,
+    revision: &'a str,
+    started: &'a str,
+    args: &'a [String],
+}
+
+/// A finished case: one JSON line appended to the results file, and the table so far
+/// written, so a long run can be read while it goes on.
+fn record_case(
+    done: &mut Vec<(usize, CaseResult)>,
+    i: usize,
+    r: CaseResult,
+    results_file: Option<&Path>,
+    out: Option<&Path>,
+    table: &Table<'_>,
+) {
+    if let Some(file) = results_file
+        && let Ok(line) = serde_json::to_string(&r)
+    {
+        use std::io::Write as _;
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file)
+            .and_then(|mut f| writeln!(f, "{line}"));
+    }
+    done.push((i, r));
+    done.sort_by_key(|(i, _)| *i);
+    // The table so far, so a long run can be read while it goes on.
+    if let Some(out) = out {
+        let so_far: Vec<CaseResult> = done.iter().map(|(_, r)| r.clone()).collect();
+        let _ = std::fs::write(
+            out,
+            report(
+                table.title,
+                &so_far,
+                table.revision,
+                table.started,
+                table.args,
+            ),
+        );
+    }
+}
+
+pub fn run(args: &[String], root: &Path) -> Result<(), String> {
+    let o = parse(args)?;
+    let (cases, revision, rule) = select_cases(&o)?;
+    // A case studied after its held-out measure keeps that measure in a resumed table.
+    let measured_before = measured_before(&o);
     let cases: Vec<Box<dyn Case>> = cases
         .into_iter()
         .filter(|c| !(o.measured_only && c.studied() && !measured_before.contains(&c.id())))
         .collect();
     // Cases whose upstream is not here (pandas' and matplotlib's are larger than the fetch
     // tool brings) are named, never run or counted.
-    type Cases = Vec<Box<dyn Case>>;
     let (cases, unavailable): (Cases, Cases) = cases
         .into_iter()
         .partition(|c| c.available(&o.repos).is_ok());
@@ -336,11 +496,7 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
             "corpus: {} cases whose upstream is not under {} are not run: {}",
             unavailable.len(),
             o.repos.display(),
-            unavailable
-                .iter()
-                .map(|c| c.id())
-                .collect::<Vec<_>>()
-                .join(", ")
+            ids(&unavailable)
         );
     }
     let proven = match &o.proven {
@@ -354,54 +510,24 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     projects.dedup();
     let title = o.corpus.title();
     let started = chrono_now();
+    let table = Table {
+        title,
+        revision: &revision,
+        started: &started,
+        args,
+    };
     eprintln!(
         "corpus: {title}: {} cases of {} projects ({rule})",
         cases.len(),
         projects.len(),
     );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("tokio runtime: {e}"))?;
+    let runtime = case_runtime()?;
     // Each finished case is one JSON line of FILE.jsonl beside --out; --resume keeps the
     // cases a previous run finished there and runs the others.
     let results_file = o.out.as_ref().map(|p| p.with_extension("jsonl"));
-    let mut earlier: Vec<(usize, CaseResult)> = Vec::new();
-    if o.resume
-        && let Some(file) = &results_file
-    {
-        let text = std::fs::read_to_string(file).unwrap_or_default();
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let r: CaseResult = serde_json::from_str(line)
-                .map_err(|e| format!("{}: a line does not read: {e}", file.display()))?;
-            if let Some(i) = cases.iter().position(|c| c.id() == r.id) {
-                earlier.retain(|(j, _)| *j != i);
-                earlier.push((i, r));
-            }
-        }
-    } else if let Some(file) = &results_file {
-        let _ = std::fs::remove_file(file);
-    }
+    let mut earlier = earlier_results(&o, results_file.as_deref(), &cases)?;
     // --report-only: no case runs; the table is the results file's.
-    let skip: Vec<usize> = if o.report_only {
-        (0..cases.len()).collect()
-    } else if o.review_only {
-        // Only the reviews a fidelity-only run left (it may still be running beside).
-        (0..cases.len())
-            .filter(|i| {
-                !earlier
-                    .iter()
-                    .any(|(j, r)| j == i && r.fidelity && r.reproduced.is_none())
-            })
-            .collect()
-    } else {
-        earlier
-            .iter()
-            .filter(|(_, r)| o.fidelity_only || !(r.fidelity && r.reproduced.is_none()))
-            .map(|(i, _)| *i)
-            .collect()
-    };
+    let skip = skipped(&o, cases.len(), &earlier);
     let pending: std::collections::BTreeMap<usize, CaseResult> = earlier
         .iter()
         .filter(|(i, _)| !skip.contains(i))
@@ -427,64 +553,20 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
                         pending.get(&i).cloned(),
                     );
                     if let Ok(mut done) = done.lock() {
-                        if let Some(file) = &results_file
-                            && let Ok(line) = serde_json::to_string(&r)
-                        {
-                            use std::io::Write as _;
-                            let _ = std::fs::OpenOptions::new()
-                                .create(true)
-                                .append(true)
-                                .open(file)
-                                .and_then(|mut f| writeln!(f, "{line}"));
-                        }
-                        done.push((i, r));
-                        done.sort_by_key(|(i, _)| *i);
-                        // The table so far, so a long run can be read while it goes on.
-                        if let Some(out) = &o.out {
-                            let so_far: Vec<CaseResult> =
-                                done.iter().map(|(_, r)| r.clone()).collect();
-                            let _ = std::fs::write(
-                                out,
-                                report(title, &so_far, &revision, &started, args),
-                            );
-                        }
+                        let (file, out) = (results_file.as_deref(), o.out.as_deref());
+                        record_case(&mut done, i, r, file, out, &table);
                     }
                 }
             });
         }
     });
-    let mut results: Vec<CaseResult> = done
+    let results: Vec<CaseResult> = done
         .into_inner()
         .map_err(|_| "a case thread panicked".to_string())?
         .into_iter()
         .map(|(_, r)| r)
         .collect();
-    // Cases of the list that no run finished are named, never counted.
-    let not_run: Vec<String> = cases
-        .iter()
-        .map(|c| c.id())
-        .filter(|id| !results.iter().any(|r| &r.id == id))
-        .collect();
-    results.retain(|r| cases.iter().any(|c| c.id() == r.id));
-    let mut text = report(title, &results, &revision, &started, args);
-    if !not_run.is_empty() {
-        let _ = writeln!(
-            text,
-            "\nNot run (the run was stopped before them; not counted above): {}.",
-            not_run.join(", ")
-        );
-    }
-    if !unavailable.is_empty() {
-        let _ = writeln!(
-            text,
-            "\nNot run (their upstream repository is not under --repos: the fetch tool did not bring it; not counted above): {}.",
-            unavailable
-                .iter()
-                .map(|c| c.id())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
+    let text = final_table(&table, &cases, &unavailable, results);
     print!("{text}");
     if let Some(out) = &o.out {
         std::fs::write(out, &text).map_err(|e| format!("write {}: {e}", out.display()))?;
@@ -654,6 +736,47 @@ fn run_case(
 }
 
 /// (cause class, the cause in words) of a run that did not end as expected.
+/// What the run's dependency preparation did not prepare, each with its reason cut short.
+fn not_prepared(deps: &Value) -> Vec<String> {
+    deps["not_prepared"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|n| {
+                    format!(
+                        "{} ({})",
+                        n["what"].as_str().unwrap_or_default(),
+                        n["reason"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .chars()
+                            .take(80)
+                            .collect::<String>()
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The run output's telling error line: pytest's `E   ...Error`, else any error line.
+fn error_line(output: &str) -> String {
+    output
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("E  ") && l.contains("Error"))
+        .or_else(|| {
+            output.lines().rev().find(|l| {
+                l.starts_with("E ")
+                    || l.contains("Error:")
+                    || l.contains("ERROR")
+                    || l.contains("error:")
+            })
+        })
+        .map(|l| l.trim().chars().take(160).collect::<String>())
+        .unwrap_or_default()
+}
+
 fn cause(run: &Run) -> (String, String) {
     let rec = &run.record;
     if rec.is_null() {
@@ -672,25 +795,7 @@ fn cause(run: &Run) -> (String, String) {
         .unwrap_or_default()
         .to_string();
     let deps = &rec["dependencies"];
-    let not_prepared: Vec<String> = deps["not_prepared"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|n| {
-                    format!(
-                        "{} ({})",
-                        n["what"].as_str().unwrap_or_default(),
-                        n["reason"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .chars()
-                            .take(80)
-                            .collect::<String>()
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let not_prepared = not_prepared(deps);
     let notes: Vec<String> = deps["notes"]
         .as_array()
         .map(|a| {
@@ -704,20 +809,7 @@ fn cause(run: &Run) -> (String, String) {
         rec["output"]["head"].as_str().unwrap_or_default(),
         rec["output"]["tail"].as_str().unwrap_or_default()
     );
-    let error_line = output
-        .lines()
-        .rev()
-        .find(|l| l.starts_with("E  ") && l.contains("Error"))
-        .or_else(|| {
-            output.lines().rev().find(|l| {
-                l.starts_with("E ")
-                    || l.contains("Error:")
-                    || l.contains("ERROR")
-                    || l.contains("error:")
-            })
-        })
-        .map(|l| l.trim().chars().take(160).collect::<String>())
-        .unwrap_or_default();
+    let error_line = error_line(&output);
     let python_note = notes
         .iter()
         .find(|n| n.to_lowercase().contains("python"))
@@ -771,18 +863,17 @@ fn module_not_found(output: &str) -> Option<String> {
     )
 }
 
-fn review_case(
-    runtime: &tokio::runtime::Runtime,
-    proven: &Path,
+/// The scripted models' answers for a case: a safe guard, the Planner's risks (the bug's
+/// and the control's), the Fixer's edits, the Prover's tests and a conceding Skeptic.
+fn script_models(
+    server: &ScriptedServer,
     c: &dyn Case,
     case: &CaseRepo,
-    r: &mut CaseResult,
-) -> Result<(), String> {
+    bug_test: &ProverTest,
+    control: Option<&Control>,
+    path: &str,
+) {
     let id = c.id();
-    let bug_test = c.bug_test(case)?;
-    let control = c.control(case)?;
-    let path = risk_path(c.language(), case);
-    let server = runtime.block_on(ScriptedServer::start());
     server.on(
         Some(GUARD),
         "",
@@ -794,7 +885,7 @@ fn review_case(
         "title": format!("{id} regresses"),
         "claim": format!("{BUG_CLAIM}: the change brings back {}", c.describe()),
         "path": path, "evidence": "test"})];
-    if let Some(k) = &control {
+    if let Some(k) = control {
         risks.push(json!({
             "title": format!("{id} control"),
             "claim": format!("{CONTROL_CLAIM}: the change breaks what {} tests", k.name),
@@ -826,7 +917,7 @@ fn review_case(
             "tests": bug_test.tests,
         }))],
     );
-    if let Some(k) = &control {
+    if let Some(k) = control {
         server.on(
             Some(GENERATOR),
             CONTROL_CLAIM,
@@ -844,6 +935,11 @@ fn review_case(
             "reason": "the change run fails where the base run passes",
             "artifact": "the bug's own test"}))],
     );
+}
+
+/// Runs `proven review` of the case against the scripted models; its report is kept beside
+/// the case.
+fn run_review(proven: &Path, case: &CaseRepo, server: &ScriptedServer) -> Result<Value, String> {
     let data_dir = tempfile_dir(&case.dir)?;
     let mut cmd = proven_cmd(proven);
     for role in ["GENERATOR", "SKEPTIC", "GUARDRAIL"] {
@@ -872,6 +968,60 @@ fn review_case(
         )
     })?;
     let _ = std::fs::write(beside(&case.dir, "review.json"), &out.stdout);
+    Ok(doc)
+}
+
+/// Whether the control's finding is a false proof: reproduced while the control, run
+/// alone, passes on both sides.
+fn judge_control(
+    proven: &Path,
+    lang: &str,
+    case: &CaseRepo,
+    k: &Control,
+    doc: &Value,
+    id: &str,
+    r: &mut CaseResult,
+) -> Result<(), String> {
+    let c = &k.name;
+    match control_seen(doc, &format!("{id} control")) {
+        ControlSeen::NeverRan { why } => {
+            // Not a control: it cannot be a false proof, so it is not counted as one run.
+            r.causes.push(format!("control {c} never ran: {why}"));
+        }
+        ControlSeen::NotReproduced => r.false_proof = Some(false),
+        ControlSeen::Reproduced => {
+            // Reproduced: a false proof only when the control, run alone, passes on both
+            // sides (otherwise it does test what the change broke).
+            let base = sandbox_run(proven, lang, &case.dir, &case.base, &k.command)?;
+            let change = sandbox_run(proven, lang, &case.dir, &case.change, &k.command)?;
+            let both_pass = base.code == Some(0) && change.code == Some(0);
+            r.false_proof = Some(both_pass);
+            if !both_pass {
+                r.causes.push(format!(
+                    "control {c} is not unrelated: alone it gives {} on the base, {} on the change",
+                    base.outcome(),
+                    change.outcome()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn review_case(
+    runtime: &tokio::runtime::Runtime,
+    proven: &Path,
+    c: &dyn Case,
+    case: &CaseRepo,
+    r: &mut CaseResult,
+) -> Result<(), String> {
+    let id = c.id();
+    let bug_test = c.bug_test(case)?;
+    let control = c.control(case)?;
+    let path = risk_path(c.language(), case);
+    let server = runtime.block_on(ScriptedServer::start());
+    script_models(&server, c, case, &bug_test, control.as_ref(), &path);
+    let doc = run_review(proven, case, &server)?;
     let findings = doc["findings"].as_array().cloned().unwrap_or_default();
     let find = |title: &str| findings.iter().find(|f| f["title"] == title).cloned();
     match find(&format!("{id} regresses")) {
@@ -921,30 +1071,7 @@ fn review_case(
         }
     }
     if let Some(k) = &control {
-        let lang = c.language();
-        let c = &k.name;
-        match control_seen(&doc, &format!("{id} control")) {
-            ControlSeen::NeverRan { why } => {
-                // Not a control: it cannot be a false proof, so it is not counted as one run.
-                r.causes.push(format!("control {c} never ran: {why}"));
-            }
-            ControlSeen::NotReproduced => r.false_proof = Some(false),
-            ControlSeen::Reproduced => {
-                // Reproduced: a false proof only when the control, run alone, passes on both
-                // sides (otherwise it does test what the change broke).
-                let base = sandbox_run(proven, lang, &case.dir, &case.base, &k.command)?;
-                let change = sandbox_run(proven, lang, &case.dir, &case.change, &k.command)?;
-                let both_pass = base.code == Some(0) && change.code == Some(0);
-                r.false_proof = Some(both_pass);
-                if !both_pass {
-                    r.causes.push(format!(
-                    "control {c} is not unrelated: alone it gives {} on the base, {} on the change",
-                    base.outcome(),
-                    change.outcome()
-                ));
-                }
-            }
-        }
+        judge_control(proven, c.language(), case, k, &doc, &id, r)?;
     }
     Ok(())
 }
@@ -1087,6 +1214,44 @@ fn pct(n: usize, d: usize) -> String {
     }
 }
 
+/// One row of the summary table: a group of cases' fidelity, reproductions, fixes, false
+/// proofs, fidelity misses by cause and seconds per case.
+fn summary_row(s: &mut String, name: &str, rs: &[&CaseResult]) {
+    let n = rs.len();
+    let fid = rs.iter().filter(|r| r.fidelity).count();
+    let rep = rs.iter().filter(|r| r.reproduced == Some(true)).count();
+    // Faithful cases whose review ran (a stopped run leaves some unreviewed).
+    let reviewed = rs.iter().filter(|r| r.reproduced.is_some()).count();
+    let fix = rs.iter().filter(|r| r.fix_proved == Some(true)).count();
+    let controls = rs.iter().filter(|r| r.false_proof.is_some()).count();
+    let fp = rs.iter().filter(|r| r.false_proof == Some(true)).count();
+    let mut causes: Vec<(String, usize)> = Vec::new();
+    for c in rs.iter().filter_map(|r| r.env_cause.clone()) {
+        match causes.iter_mut().find(|(k, _)| *k == c) {
+            Some((_, n)) => *n += 1,
+            None => causes.push((c, 1)),
+        }
+    }
+    let causes = causes
+        .iter()
+        .map(|(k, n)| format!("{k} ×{n}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let secs = rs.iter().map(|r| r.seconds).sum::<f64>() / n.max(1) as f64;
+    let _ = writeln!(
+        s,
+        "| {name} | {n} | {fid}/{n} ({}) | {rep}/{reviewed} ({}) | {fix}/{reviewed} ({}) | {fp} ({controls}) | {} | {secs:.0} |",
+        pct(fid, n),
+        pct(rep, reviewed),
+        pct(fix, reviewed),
+        if causes.is_empty() {
+            "-".into()
+        } else {
+            causes
+        }
+    );
+}
+
 fn report(
     title: &str,
     results: &[CaseResult],
@@ -1124,52 +1289,17 @@ fn report(
     let results = &sorted[..];
     let mut projects: Vec<&str> = results.iter().map(|r| r.project.as_str()).collect();
     projects.dedup();
-    let row = |s: &mut String, name: &str, rs: &[&CaseResult]| {
-        let n = rs.len();
-        let fid = rs.iter().filter(|r| r.fidelity).count();
-        let rep = rs.iter().filter(|r| r.reproduced == Some(true)).count();
-        // Faithful cases whose review ran (a stopped run leaves some unreviewed).
-        let reviewed = rs.iter().filter(|r| r.reproduced.is_some()).count();
-        let fix = rs.iter().filter(|r| r.fix_proved == Some(true)).count();
-        let controls = rs.iter().filter(|r| r.false_proof.is_some()).count();
-        let fp = rs.iter().filter(|r| r.false_proof == Some(true)).count();
-        let mut causes: Vec<(String, usize)> = Vec::new();
-        for c in rs.iter().filter_map(|r| r.env_cause.clone()) {
-            match causes.iter_mut().find(|(k, _)| *k == c) {
-                Some((_, n)) => *n += 1,
-                None => causes.push((c, 1)),
-            }
-        }
-        let causes = causes
-            .iter()
-            .map(|(k, n)| format!("{k} ×{n}"))
-            .collect::<Vec<_>>()
-            .join("; ");
-        let secs = rs.iter().map(|r| r.seconds).sum::<f64>() / n.max(1) as f64;
-        let _ = writeln!(
-            s,
-            "| {name} | {n} | {fid}/{n} ({}) | {rep}/{reviewed} ({}) | {fix}/{reviewed} ({}) | {fp} ({controls}) | {} | {secs:.0} |",
-            pct(fid, n),
-            pct(rep, reviewed),
-            pct(fix, reviewed),
-            if causes.is_empty() {
-                "-".into()
-            } else {
-                causes
-            }
-        );
-    };
     for p in &projects {
         let rs: Vec<&CaseResult> = results.iter().filter(|r| r.project == *p).collect();
-        row(&mut s, p, &rs);
+        summary_row(&mut s, p, &rs);
     }
     // The held-out measure first: the cases no session studied.
     let measured: Vec<&CaseResult> = results.iter().filter(|r| !r.studied).collect();
     let studied: Vec<&CaseResult> = results.iter().filter(|r| r.studied).collect();
-    row(&mut s, "**measured only** (never studied)", &measured);
-    row(&mut s, "studied in earlier sessions", &studied);
+    summary_row(&mut s, "**measured only** (never studied)", &measured);
+    summary_row(&mut s, "studied in earlier sessions", &studied);
     let all: Vec<&CaseResult> = results.iter().collect();
-    row(&mut s, "**total**", &all);
+    summary_row(&mut s, "**total**", &all);
     s.push_str(&causes::section(results));
     let _ = writeln!(s, "\n## Every case\n");
     let _ = writeln!(
