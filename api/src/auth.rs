@@ -11,11 +11,11 @@ use std::sync::Arc;
 use axum::extract::FromRequestParts;
 use axum::http::HeaderMap;
 use axum::http::request::Parts;
+use governor::clock::Clock;
 use proven_store::{Tenant, TokenCheck};
 
 use crate::ApiState;
 use crate::error::ApiError;
-use crate::limits::check_rate;
 
 #[derive(Debug, Clone)]
 pub struct AuthTenant(pub Tenant);
@@ -55,5 +55,22 @@ impl FromRequestParts<Arc<ApiState>> for AuthTenant {
             return Ok(done.clone());
         }
         authenticate(state, &parts.headers).await
+    }
+}
+
+/// Spends one request of `token_id`'s rate, or says how long to wait (whole seconds,
+/// rounded up, as `Retry-After` carries them).
+pub fn check_rate(state: &ApiState, token_id: &str) -> Result<(), ApiError> {
+    match state.rate.check_key(&token_id.to_string()) {
+        Ok(()) => Ok(()),
+        Err(not_until) => {
+            let wait = not_until.wait_time_from(state.rate.clock().now());
+            let retry_after_secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+            Err(ApiError::RateLimited {
+                retry_after_secs: retry_after_secs.max(1),
+                per_second: state.limits.rate_per_second.get(),
+                burst: state.limits.rate_burst.get(),
+            })
+        }
     }
 }

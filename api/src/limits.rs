@@ -10,7 +10,6 @@ use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use governor::clock::Clock;
 use http_body_util::BodyExt;
 
 use crate::ApiState;
@@ -52,23 +51,6 @@ pub type TokenRateLimiter = governor::DefaultKeyedRateLimiter<String>;
 pub fn token_rate_limiter(limits: &ApiLimits) -> Arc<TokenRateLimiter> {
     let quota = governor::Quota::per_second(limits.rate_per_second).allow_burst(limits.rate_burst);
     Arc::new(governor::RateLimiter::keyed(quota))
-}
-
-/// Spends one request of `token_id`'s rate, or says how long to wait (whole seconds,
-/// rounded up, as `Retry-After` carries them).
-pub fn check_rate(state: &ApiState, token_id: &str) -> Result<(), ApiError> {
-    match state.rate.check_key(&token_id.to_string()) {
-        Ok(()) => Ok(()),
-        Err(not_until) => {
-            let wait = not_until.wait_time_from(state.rate.clock().now());
-            let retry_after_secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-            Err(ApiError::RateLimited {
-                retry_after_secs: retry_after_secs.max(1),
-                per_second: state.limits.rate_per_second.get(),
-                burst: state.limits.rate_burst.get(),
-            })
-        }
-    }
 }
 
 /// The most body a request without a bearer token may carry (the `/ui` login form, a

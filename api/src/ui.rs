@@ -197,7 +197,7 @@ async fn tenant(state: &ApiState, headers: &HeaderMap) -> Result<Tenant, Respons
     };
     match state.store.check_session(&session).await {
         Ok(TokenCheck::Valid { tenant, token_id }) => {
-            crate::limits::check_rate(state, &token_id).map_err(IntoResponse::into_response)?;
+            crate::auth::check_rate(state, &token_id).map_err(IntoResponse::into_response)?;
             Ok(tenant)
         }
         Ok(_) => Err(to_login()),

@@ -20,6 +20,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+use crate::corpus::causes::cell;
 use std::time::{Duration, Instant};
 
 use proven_sandbox::{
@@ -168,31 +170,6 @@ fn short(text: &str, max: usize) -> String {
     let mut out: String = text.chars().take(max).collect();
     if text.chars().count() > max {
         out.push('…');
-    }
-    out
-}
-
-/// A table cell: one line, no pipes, no terminal colour sequences or control characters.
-pub(crate) fn cell(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => {
-                if chars.peek() == Some(&'[') {
-                    chars.next();
-                    for c in chars.by_ref() {
-                        if c.is_ascii_alphabetic() {
-                            break;
-                        }
-                    }
-                }
-            }
-            '|' => out.push_str("\\|"),
-            '\n' | '\t' => out.push(' '),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
     }
     out
 }

@@ -11,6 +11,7 @@
 //! - `docs/configuration.md` is generated from [`SETTINGS`] ([`reference_markdown`]); a
 //!   test fails when it is stale.
 
+mod entries;
 mod ignore;
 mod scout;
 mod settings;

@@ -6,7 +6,7 @@
 
 use globset::{GlobBuilder, GlobMatcher};
 
-use crate::settings::list_entries;
+use crate::entries::list_entries;
 
 /// A review class, lowest first: a plan never runs below the floor the path rules set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -237,10 +237,7 @@ fn word_of(raw: &str, extra: &[u8], expected: &str) -> Result<(), String> {
     }
 }
 
-/// The non-empty entries of a comma-separated list.
-pub fn list_entries(raw: &str) -> impl Iterator<Item = &str> {
-    raw.split(',').map(str::trim).filter(|e| !e.is_empty())
-}
+pub use crate::entries::list_entries;
 
 impl Allowed {
     pub fn check(&self, raw: &str) -> Result<(), String> {

@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::deps::MOUNT;
+use crate::mount::MOUNT;
 
 /// A package a Cargo.lock takes from git.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,7 +16,8 @@ use crate::registries::AllowList;
 use crate::tree::TreeRecord;
 use crate::{Language, RequestError, cargo_git, python};
 
-pub const MOUNT: &str = "/deps";
+pub use crate::mount::MOUNT;
+
 /// The version of the preparation itself: a change to what it does makes new entries.
 const VERSION: &str = "proven-sandbox dependencies v4";
 const PYTHON_SCRIPT: &str = include_str!("scripts/prepare.py");

@@ -39,6 +39,7 @@ pub mod hatch;
 pub mod interpreter;
 pub mod key;
 pub mod language;
+pub mod mount;
 pub mod output;
 pub mod proof;
 pub mod python;

@@ -228,7 +228,7 @@ pub(super) fn section(results: &[CaseResult]) -> String {
                 s,
                 "| {} | {stage} | {} | {} | {} |",
                 if *world { "the world" } else { "Proven" },
-                crate::suites::cell(class),
+                cell(class),
                 ids.len(),
                 ids.join(", ")
             );
@@ -251,6 +251,31 @@ pub(super) fn section(results: &[CaseResult]) -> String {
         pct(proven)
     );
     s
+}
+
+/// A table cell: one line, no pipes, no terminal colour sequences or control characters.
+pub(crate) fn cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    for c in chars.by_ref() {
+                        if c.is_ascii_alphabetic() {
+                            break;
+                        }
+                    }
+                }
+            }
+            '|' => out.push_str("\\|"),
+            '\n' | '\t' => out.push(' '),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1324,7 +1324,7 @@ fn report(
             yn(r.fix_proved),
             yn(r.false_proof),
             r.seconds,
-            crate::suites::cell(&r.causes.join("; "))
+            crate::corpus::causes::cell(&r.causes.join("; "))
         );
     }
     s

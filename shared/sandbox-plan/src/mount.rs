@@ -1,0 +1,3 @@
+//! Where the prepared dependencies are mounted in a container.
+
+pub const MOUNT: &str = "/deps";
