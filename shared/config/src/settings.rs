@@ -821,7 +821,9 @@ pub static SETTINGS: &[Setting] = &[
         repository: false,
         doc: "The check run's conclusion when every finding is an advisory whose vulnerable code \
               the head does not reach (reachability `not reached`); `neutral` keeps such findings \
-              from failing the check. They are still shown, with what was searched.",
+              from failing the check. They are still shown, with what was searched. The verdict \
+              reads the head's own code, which the change controls: a call made by reflection \
+              or a computed import is not seen, so keep `failure` where changes are untrusted.",
     },
     Setting {
         key: "github.sarif",
