@@ -171,7 +171,8 @@ impl World {
         let mut written = 0;
         for edge in &edges {
             match relate(store, edge).await? {
-                Some(_) => written += 1,
+                Some(Related::Written { .. }) => written += 1,
+                Some(Related::Unchanged { .. }) => {}
                 None => {
                     trace.push(
                         "world_model",
