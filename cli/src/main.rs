@@ -10,6 +10,7 @@ mod github;
 mod livecheck;
 mod reviews;
 mod sandbox;
+mod world;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -56,6 +57,9 @@ enum Command {
     /// List the reviews `proven review` kept in this store (id, status, date, base..head,
     /// repository), newest first.
     Reviews(reviews::ReviewsArgs),
+    /// What the World Model holds of a repository: its files, their packages, the
+    /// advisories affecting those and the findings, each edge with its validity interval.
+    World(world::WorldArgs),
     /// Print a stored review's trace as JSON Lines.
     Trace {
         /// The review id printed by `proven review`.
@@ -316,6 +320,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
             }
             Command::Db(DbCommand::Stats) => db::stats(&store).await,
             Command::Reviews(args) => reviews::run(&store, args).await,
+            Command::World(args) => world::run(&store, args).await,
             Command::Trace { review_id } => trace(&store, &review_id).await,
             Command::Show { review_id, output } => show(&store, &config, &review_id, &output).await,
             Command::Serve => serve(&store, &config).await,

@@ -6,6 +6,7 @@
 mod engines;
 mod reachability;
 mod tidy;
+mod world;
 
 use proven_change::testing::TestRepo;
 use proven_config::Layers;
@@ -523,7 +524,7 @@ async fn reviews_keep_what_each_head_depends_on_in_the_world_model(backend: Back
     assert!(
         trace
             .iter()
-            .any(|e| e.contains("\"written\":false") && e.contains("EdgeOverlap")),
+            .any(|e| e.contains("\"written\":false") && e.contains("older commit")),
         "{trace:?}"
     );
     t.store.world_check().await.expect("the rules hold");

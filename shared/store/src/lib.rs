@@ -29,6 +29,7 @@ mod tenant;
 pub mod testing;
 mod trace_log;
 mod world;
+pub mod world_graph;
 pub mod world_ids;
 
 pub use advisory::{

@@ -115,6 +115,9 @@ pub struct ReadPair {
     pub input_errors: Vec<InputError>,
     pub not_seen: Vec<NotSeen>,
     pub files: Vec<DependencyFileSummary>,
+    /// The head has no file at the path (the change deletes it): what the World Model
+    /// holds from it is closed.
+    pub deleted: bool,
 }
 
 /// Reads `path` on both sides. Blocking (git2).
@@ -131,8 +134,13 @@ pub fn read_pair(
         head: None,
     };
     for (side, tree) in sides {
-        if !matches!(tree.size(path), Ok(Some(_))) {
-            continue;
+        match tree.size(path) {
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                out.deleted |= matches!(side, Side::Head);
+                continue;
+            }
+            Err(_) => continue,
         }
         match proven_lockfile::read(tree, path, &options.limits) {
             Ok(file) => {

@@ -9,6 +9,7 @@ mod pipeline;
 mod questions;
 mod sessions;
 mod world;
+mod world_graph;
 
 /// A tenant's token is shown once and kept only as its SHA-256: the database file (and its
 /// write-ahead log) holds the hash, never the token.

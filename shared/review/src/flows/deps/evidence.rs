@@ -79,8 +79,15 @@ pub async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError>
         files: read.files,
         ..Default::default()
     };
+    let world = super::world::files(
+        cx,
+        lease,
+        &intake_head,
+        (&lease.id.key, read.pair.as_ref(), read.deleted),
+        &mut trace,
+    )
+    .await?;
     if let Some(pair) = read.pair {
-        world_dependencies(cx, lease, &intake_head, &pair, &mut trace).await?;
         let evaluated =
             deps::evaluate(&cx.store, std::slice::from_ref(&pair), &options, &mut trace)
                 .await
@@ -103,6 +110,7 @@ pub async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError>
         // A finding H-MEM holds an evidenced refutation of does not come back.
         let scope = cx.memory_scope(&lease.id.review_id).await?;
         let mut kept = Vec::new();
+        let mut refuted = Vec::new();
         for f in std::mem::take(&mut result.findings) {
             let memory = cx
                 .store
@@ -118,11 +126,15 @@ pub async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError>
                                                "reason": "an earlier review refuted this finding with evidence; it is not raised again"}),
                         );
                     result.remembered.push((f.id.clone(), m.id));
+                    refuted.push(f);
                 }
                 None => kept.push(f),
             }
         }
         result.findings = kept;
+        if let Some(world) = &world {
+            world.refuted(cx, &refuted, &result.remembered).await?;
+        }
         // Every dependency finding faces the Skeptic too (query kind).
         if !result.findings.is_empty() {
             next.push(NewStep {
@@ -130,6 +142,9 @@ pub async fn file(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError>
                 ..Next::then(StepName::SkepticDeps)
             });
         }
+    }
+    if let Some(world) = &world {
+        world.findings(cx, &result.findings, &mut trace).await?;
     }
     Ok(outcome(trace, to_json(&result)?, next, true))
 }
@@ -155,132 +170,4 @@ async fn with_reachability(
         trace.push(&kind, line);
     }
     Ok(findings)
-}
-
-/// The World Model learns what the head depends on through this file: "repository R
-/// depends on package P at version V (context: the file and the package) from commit C",
-/// one edge chain per package of the file; a version the chain held before is closed at
-/// C's time, and so is a package the file no longer holds. A review of a commit older than
-/// what the World Model already holds writes nothing (the trace says so).
-async fn world_dependencies(
-    cx: &StepContext,
-    lease: &Lease,
-    (commit, committed_at): &(String, Option<i64>),
-    pair: &deps::FilePair,
-    trace: &mut Trace,
-) -> Result<(), StepError> {
-    let (Some(head), Some(at)) = (&pair.head, committed_at) else {
-        return Ok(());
-    };
-    let scope = cx.memory_scope(&lease.id.review_id).await?;
-    let repository = format!("repository:{}", scope.repository);
-    let source = format!("review {} at {commit}", lease.id.review_id);
-    let at = at.saturating_mul(1_000_000);
-    let store = &cx.store;
-    let now: std::collections::BTreeMap<String, String> = store
-        .world_edges_of(&scope.tenant, &repository, DEPENDS_ON, None)
-        .await
-        .map_err(retryable)?
-        .into_iter()
-        .map(|e| (e.context, e.to))
-        .collect();
-    let mut seen: Vec<String> = Vec::new();
-    let mut written = 0;
-    for (context, package, name) in dependency_edges(&pair.path, head) {
-        seen.push(context.clone());
-        if now.get(&context) == Some(&package) {
-            continue;
-        }
-        store
-            .world_upsert_entity(&proven_store::WorldEntity {
-                tenant: scope.tenant.clone(),
-                id: package.clone(),
-                kind: "package".into(),
-                name,
-                attrs: "{}".into(),
-                source: source.clone(),
-            })
-            .await
-            .map_err(retryable)?;
-        let edge = proven_store::WorldEdge {
-            tenant: scope.tenant.clone(),
-            from: repository.clone(),
-            kind: DEPENDS_ON.into(),
-            context,
-            to: package,
-            valid_from: at,
-            valid_to: None,
-            source: source.clone(),
-        };
-        match store.world_relate(&edge).await {
-            Ok(_) => written += 1,
-            Err(e @ proven_store::StoreError::EdgeOverlap { .. }) => {
-                trace.push(
-                    "world_model",
-                    serde_json::json!({"file": pair.path, "written": false, "reason": format!("{e}: the World Model holds a later commit of this repository")}),
-                );
-                return Ok(());
-            }
-            Err(e) => return Err(retryable(e)),
-        }
-    }
-    let closed = store
-        .world_close_absent(
-            (&scope.tenant, &repository, DEPENDS_ON),
-            &format!("{}#", pair.path),
-            &seen,
-            at,
-        )
-        .await
-        .map_err(retryable)?;
-    trace.push(
-        "world_model",
-        serde_json::json!({"file": pair.path, "packages": seen.len(), "written": written, "closed": closed}),
-    );
-    Ok(())
-}
-
-const DEPENDS_ON: &str = "depends_on";
-
-/// The file's registry packages as (context, package entity, name): the context is the file and the
-/// package (`Cargo.lock#crates.io:serde`), and a second version of one package in the same
-/// file gets a chain of its own (`…#2`), in version order.
-fn dependency_edges(
-    path: &str,
-    file: &proven_lockfile::DependencyFile,
-) -> Vec<(String, String, String)> {
-    let mut by_name: std::collections::BTreeMap<(String, String), Vec<String>> =
-        std::collections::BTreeMap::new();
-    // Packages of a registry only: a path or git dependency (the project's own crate
-    // included) is no package version an advisory names.
-    for d in file
-        .dependencies
-        .iter()
-        .filter(|d| d.origin == proven_domain::Origin::Registry)
-    {
-        let name = d.ecosystem.normalize_name(&d.name);
-        let versions = by_name
-            .entry((d.ecosystem.osv_name().to_string(), name))
-            .or_default();
-        if !versions.contains(&d.version) {
-            versions.push(d.version.clone());
-        }
-    }
-    let mut out = Vec::new();
-    for ((ecosystem, name), mut versions) in by_name {
-        versions.sort();
-        for (i, version) in versions.iter().enumerate() {
-            let slot = if i == 0 {
-                String::new()
-            } else {
-                format!("#{}", i + 1)
-            };
-            out.push((
-                format!("{path}#{ecosystem}:{name}{slot}"),
-                format!("package:{ecosystem}:{name}@{version}"),
-                name.clone(),
-            ));
-        }
-    }
-    out
 }

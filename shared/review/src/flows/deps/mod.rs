@@ -13,3 +13,4 @@ mod reach;
 pub mod skeptic;
 mod trees;
 pub mod wire;
+mod world;
