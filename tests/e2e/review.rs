@@ -56,6 +56,30 @@ async fn review_in_every_format(backend: Backend) {
     assert_eq!(doc["status"], "complete");
     let review_id = doc["review_id"].as_str().expect("review id").to_string();
 
+    // What the review saw is kept in the World Model, and `proven world` reads it back.
+    let out = env.run(&["world", &repo_path, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    let (edges, _) = text(&out);
+    let kinds: std::collections::BTreeSet<String> = edges
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("one edge a line"))
+        .filter_map(|e| e["kind"].as_str().map(str::to_string))
+        .collect();
+    for kind in [
+        "contains",
+        "depends_on",
+        "declares",
+        "affected_by",
+        "has_finding",
+        "about",
+    ] {
+        assert!(kinds.contains(kind), "no {kind} edge in {edges}");
+    }
+    assert!(
+        edges.contains("regex@1.5.4") && edges.contains("RUSTSEC-2022-0013"),
+        "{edges}"
+    );
+
     let out = env.run(&[
         "review", "--repo", &repo_path, "--base", &base, "--format", "sarif",
     ]);
