@@ -18,6 +18,9 @@ pub const CONFIG: u8 = 7;
 /// configured, and `agents: off` not chosen): only dependency files were examined, and no
 /// finding was proved there. Never the clean 0.
 pub const PARTIAL: u8 = 8;
+/// `proven replay`: a run or an advisory finding replayed does not hold (the output names
+/// which, and why).
+pub const NOT_HELD: u8 = 9;
 
 /// The table as `--help` shows it (the README holds the same one).
 pub const HELP: &str = "Exit codes:
@@ -29,7 +32,8 @@ pub const HELP: &str = "Exit codes:
   5  the store cannot be reached
   6  anything else stopped the command
   7  a wrong setting: the message names the key and the values allowed
-  8  partial and no finding: code changed, no model configured, agents: off not chosen";
+  8  partial and no finding: code changed, no model configured, agents: off not chosen
+  9  replay: some evidence does not hold when run again (the output names it and why)";
 
 pub struct Exit {
     pub code: u8,
@@ -92,6 +96,7 @@ mod tests {
             (super::INTERNAL, "anything else"),
             (super::CONFIG, "wrong setting"),
             (super::PARTIAL, "partial"),
+            (super::NOT_HELD, "does not hold"),
         ] {
             let line = super::HELP
                 .lines()
@@ -101,7 +106,8 @@ mod tests {
         }
         let readme = include_str!("../../README.md");
         assert!(
-            readme.contains("| 8 | partial and no finding"),
+            readme.contains("| 8 | partial and no finding")
+                && readme.contains("| 9 | `proven replay`: some evidence does not hold"),
             "the README's table"
         );
     }

@@ -8,6 +8,7 @@ mod db;
 mod exit;
 mod github;
 mod livecheck;
+mod replay;
 mod reviews;
 mod sandbox;
 mod world;
@@ -72,6 +73,10 @@ enum Command {
         #[command(flatten)]
         output: OutputArgs,
     },
+    /// Run a finding's evidence again from its record (a stored review, or a JSON report as
+    /// a file): each run's commit, image, test and command in the sandbox, each advisory
+    /// finding against the store's rows now; say per run whether it holds (exit 9 if not).
+    Replay(replay::ReplayArgs),
     /// Configuration commands.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -323,6 +328,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
             Command::World(args) => world::run(&store, args).await,
             Command::Trace { review_id } => trace(&store, &review_id).await,
             Command::Show { review_id, output } => show(&store, &config, &review_id, &output).await,
+            Command::Replay(args) => replay::run(&store, &config, args).await,
             Command::Serve => serve(&store, &config).await,
             // Answered above, before the store is opened.
             Command::Livecheck => Ok(0),
@@ -337,7 +343,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
     })
 }
 
-fn store_exit(e: proven_store::StoreError) -> Exit {
+pub(crate) fn store_exit(e: proven_store::StoreError) -> Exit {
     match e {
         proven_store::StoreError::InvalidInput(m) => Exit::input(m),
         proven_store::StoreError::NotFound(what) => Exit::input(format!("{what} not found")),

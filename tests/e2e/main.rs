@@ -19,6 +19,7 @@ mod operating;
 mod projects;
 mod pull_request;
 mod readme;
+mod replay;
 mod repository;
 mod rereview;
 mod review;

@@ -555,6 +555,10 @@ pub struct RunRef {
     pub side: String,
     pub commit: String,
     pub image: String,
+    /// The image the container actually ran (`sha256:…`), which `proven replay` requires
+    /// again; empty in reports written before runs carried it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub image_id: String,
     pub command: Vec<String>,
     pub exit_code: Option<i64>,
     /// passed, test_failed, environment_error.

@@ -39,6 +39,7 @@ pre{background:#f6f8fa;padding:8px;overflow-x:auto}section{margin:1.5em 0}
 {% if f.fix_not_proved %}<tr><th>Fix</th><td>fix not proved ({{ f.fix_not_proved.attempts }} {% if f.fix_not_proved.attempts == 1 %}try{% else %}tries{% endif %}): {{ f.fix_not_proved.reason }}</td></tr>{% endif %}
 {% if f.patch %}<tr><th>Proposed fix</th><td>proved (try {{ f.patch.attempt }}): with it the test passes, {% if f.patch.failing_on_base_too %}and the package's tests fail only where they fail on the base too ({{ f.patch.failing_on_base_too | length }}: {{ f.patch.failing_on_base_too[:5] | join(", ") }}{% if f.patch.failing_on_base_too | length > 5 %}, …{% endif %}){% else %}and so do the package's tests{% endif %}: {{ f.patch.explanation }}{% for e in f.patch.edits %}<p><code>{{ e.path }}</code></p><pre class="diff">- {{ e.old_text }}
 + {{ e.new_text }}</pre>{% endfor %}</td></tr>{% endif %}
+<tr><th>Replay</th><td><code>{{ f.id | replay(review_id) }}</code></td></tr>
 </table>
 {% for e in f.evidence %}{% if e.test %}<p>Test <code>{{ e.test.path }}</code>:</p><pre>{{ e.test.code }}</pre>{% endif %}
 {% if e.run %}<p>{{ e.run.side }} <code>{{ e.run.commit[:12] }}</code>: <code>{{ e.run.command | join(" ") }}</code> → {{ e.run.outcome }} (exit {{ e.run.exit_code }}, {{ e.run.duration_ms }} ms, output sha256 <code>{{ e.run.output_sha256[:16] }}</code>)</p>{% endif %}
@@ -63,6 +64,7 @@ pub fn render_html(report: &Report) -> String {
     env.set_auto_escape_callback(|_| AutoEscape::Html);
     env.add_filter("dependency", |kind: String| crate::dependency_words(&kind));
     env.add_filter("reach", crate::reachability::summary_filter);
+    env.add_filter("replay", crate::markdown::replay_filter);
     let rendered = env
         .add_template("review.html", TEMPLATE)
         .and_then(|_| env.get_template("review.html"))

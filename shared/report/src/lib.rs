@@ -28,6 +28,29 @@ pub use reachability::{MAX_REACH_SITES, ReachSite, ReachVerdict, Reachability};
 pub use sarif::{render_sarif, sarif_is_complete};
 pub use text::render_text;
 
+/// The command that runs a finding's evidence again (`proven replay`): by the review's id,
+/// or, for a report with none (a scan), by the report's JSON file. The finding's id is
+/// quoted for a POSIX shell when it holds anything but plain characters.
+pub fn replay_command(review_id: Option<&str>, finding_id: &str) -> String {
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || ":._/-@+=,".contains(c))
+    };
+    let quote = |s: &str| {
+        if plain(s) {
+            s.to_string()
+        } else {
+            format!("'{}'", s.replace('\'', "'\\''"))
+        }
+    };
+    format!(
+        "proven replay {} {}",
+        review_id.map_or_else(|| "REPORT.json".to_string(), quote),
+        quote(finding_id)
+    )
+}
+
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

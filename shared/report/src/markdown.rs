@@ -36,7 +36,8 @@ No finding.
 {% if f.fix.proposed %}| Fix to {{ f.fix.proposed.version | md }} | {% if f.fix.proposed.command %}run {{ f.fix.proposed.command | cell }}{% else %}{% for e in f.fix.proposed.edits %}{{ e.path | cell }}: {{ e.old_text | cell }} → {{ e.new_text | cell }}{% endfor %}{% endif %} ({% if f.fix.proposed.proved %}proved{% else %}not proved{% endif %}: {{ f.fix.proposed.reason | md }}) |
 {% endif %}{% if f.reachability %}| Reachability | {{ f.reachability | reach | cell }} |
 {% for s in f.reachability.sites %}| Reaches | {{ s.path | cell }} line {{ s.line }}{% if s.in_change %} (in the change){% endif %}: {{ s.text | cell }} |
-{% endfor %}{% endif %}
+{% endfor %}{% endif %}| Replay | {{ f.id | replay(review_id) | cell }} |
+
 <details><summary>Evidence</summary>
 
 {% for e in f.evidence %}- {{ e.advisory_id | md }} affected[{{ e.affected_index }}], matched by {{ e.matched | md }}:
@@ -55,7 +56,8 @@ No finding.
 | Proof | {{ f.proof_level | cell }}: the test fails on the change and passes on the base |
 | Where | {{ f.location.path | cell }}{% if f.location.line %} line {{ f.location.line }}{% endif %} |
 {% if f.skeptic %}| Skeptic | {{ f.skeptic.verdict }}{% if f.skeptic.refutation %} ({{ f.skeptic.refutation | md }}){% endif %}{% if f.skeptic.artifact %} (opened {{ f.skeptic.artifact | md }}){% endif %}: {{ f.skeptic.reason | md }}{% if f.skeptic.needs %}; needs: {{ f.skeptic.needs | md }}{% endif %} |
-{% endif %}{% if f.fix_not_proved %}| Fix | fix not proved ({{ f.fix_not_proved.attempts }} {% if f.fix_not_proved.attempts == 1 %}try{% else %}tries{% endif %}): {{ f.fix_not_proved.reason | md }} |
+{% endif %}| Replay | {{ f.id | replay(review_id) | cell }} |
+{% if f.fix_not_proved %}| Fix | fix not proved ({{ f.fix_not_proved.attempts }} {% if f.fix_not_proved.attempts == 1 %}try{% else %}tries{% endif %}): {{ f.fix_not_proved.reason | md }} |
 {% endif %}{% if f.patch %}
 **Proposed fix** (proved, try {{ f.patch.attempt }}: with it the test passes, {% if f.patch.failing_on_base_too %}and the package's tests fail only where they fail on the base too ({{ f.patch.failing_on_base_too | length }}: {{ f.patch.failing_on_base_too[:5] | join(", ") | md }}{% if f.patch.failing_on_base_too | length > 5 %}, …{% endif %}){% else %}and so do the package's tests{% endif %}): {{ f.patch.explanation | md }}
 
@@ -208,6 +210,11 @@ fn fenced(value: String) -> String {
     value.replace("```", "`\u{200b}``")
 }
 
+/// `{{ f.id | replay(review_id) }}`: the finding's `proven replay` command.
+pub(crate) fn replay_filter(finding_id: String, review_id: Option<String>) -> String {
+    crate::replay_command(review_id.as_deref(), &finding_id)
+}
+
 pub fn render_markdown(report: &Report) -> String {
     markdown(report, false)
 }
@@ -222,6 +229,7 @@ pub(crate) fn markdown(report: &Report, collapse: bool) -> String {
     env.add_filter("cell", cell);
     env.add_filter("dependency", |kind: String| crate::dependency_words(&kind));
     env.add_filter("reach", crate::reachability::summary_filter);
+    env.add_filter("replay", replay_filter);
     env.set_trim_blocks(false);
     let rendered = env
         .add_template("review.md", TEMPLATE)

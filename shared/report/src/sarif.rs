@@ -210,7 +210,8 @@ fn result_properties(f: &Finding) -> BTreeMap<String, serde_json::Value> {
     props
 }
 
-fn result(f: &Finding, rule_index: usize) -> SarifResult {
+/// `review_id`: the report's, for the replay command in the properties.
+fn result(f: &Finding, rule_index: usize, review_id: Option<&str>) -> SarifResult {
     let level = match f.kind {
         FindingKind::Vulnerability | FindingKind::Defect => ResultLevel::Error,
         _ => ResultLevel::Warning,
@@ -219,7 +220,11 @@ fn result(f: &Finding, rule_index: usize) -> SarifResult {
     let location = source_location(&f.location.path, f.location.line.unwrap_or(1), None);
     let mut fingerprints = BTreeMap::new();
     fingerprints.insert("provenFinding/v1".to_string(), f.id.clone());
-    let props = result_properties(f);
+    let mut props = result_properties(f);
+    props.insert(
+        "replay".to_string(),
+        crate::replay_command(review_id, &f.id).into(),
+    );
     let builder = SarifResult::builder()
         .rule_id(rule_id(f))
         .rule_index(rule_index as i64)
@@ -380,7 +385,7 @@ pub fn render_sarif(report: &Report) -> String {
             rules.push(rule(f));
             rules.len() - 1
         });
-        results.push(result(f, idx));
+        results.push(result(f, idx, report.review_id.as_deref()));
     }
     // An ignored finding is a result suppressed by the repository (SARIF §3.27.23): code
     // scanning shows it dismissed, with the entry's reason, never as an open alert.
@@ -390,7 +395,7 @@ pub fn render_sarif(report: &Report) -> String {
             rules.push(rule(f));
             rules.len() - 1
         });
-        let mut r = result(f, idx);
+        let mut r = result(f, idx, report.review_id.as_deref());
         let until = i
             .expires
             .as_deref()

@@ -125,6 +125,8 @@ fn write_findings(out: &mut String, p: &Paint, report: &Report) {
     for f in &report.findings {
         out.push('\n');
         write_finding(out, p, f);
+        let replay = crate::replay_command(report.review_id.as_deref(), &f.id);
+        let _ = writeln!(out, "  replay:    {}", p.dim(&replay));
     }
 }
 

@@ -82,6 +82,7 @@ fn defect() -> Finding {
             "b".repeat(40)
         },
         image: "proven-sandbox-python:local".into(),
+        image_id: String::new(),
         command: vec![
             "python3".into(),
             "-m".into(),
@@ -964,4 +965,49 @@ fn a_suppressed_claim_is_listed_with_its_refutation_in_every_format() {
         .unwrap_or_default()
         .to_string();
     assert!(body.contains("Not raised again"), "{body}");
+}
+
+#[test]
+fn every_format_shows_the_replay_command_under_each_finding() {
+    let report = sample();
+    let commands: Vec<String> = report
+        .findings
+        .iter()
+        .map(|f| proven_report::replay_command(Some("01TEST"), &f.id))
+        .collect();
+    assert!(commands.len() >= 2, "{commands:?}");
+    assert!(
+        commands
+            .iter()
+            .all(|c| c.starts_with("proven replay 01TEST "))
+    );
+    let body = github_review(&report, None)["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    for (name, out) in [
+        ("text", render(&report, Format::Text, false)),
+        ("markdown", render(&report, Format::Markdown, false)),
+        ("html", render(&report, Format::Html, false)),
+        ("github", body),
+    ] {
+        for c in &commands {
+            assert!(out.contains(c.as_str()), "{name} lacks {c}:\n{out}");
+        }
+    }
+    let sarif: serde_json::Value =
+        serde_json::from_str(&render(&report, Format::Sarif, false)).expect("sarif");
+    let replays: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|r| r["properties"]["replay"].as_str())
+        .collect();
+    for c in &commands {
+        assert!(replays.contains(&c.as_str()), "{replays:?}");
+    }
+    let mut scan = report.clone();
+    scan.review_id = None;
+    let text = render(&scan, Format::Text, false);
+    assert!(text.contains("proven replay REPORT.json "), "{text}");
 }

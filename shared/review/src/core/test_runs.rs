@@ -179,6 +179,7 @@ pub(crate) fn run_ref(side: &str, r: &RunRecord) -> RunRef {
         side: side.into(),
         commit: r.tree.commit.clone(),
         image: r.image.clone(),
+        image_id: r.image_id.clone(),
         command: r.command.clone(),
         exit_code: r.exit_code,
         // As evidence: a record whose counts do not bear its outcome out says so.
