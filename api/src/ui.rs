@@ -94,6 +94,8 @@ const REVIEW: &str = r#"{% extends "layout.html" %}{% block title %}Proven: revi
 + {{ e.new_text }}</pre>{% endfor %}</td></tr>{% endif %}
 {% if f.fix_not_proved %}<tr><th>Proposed fix</th><td class="proposed-fix"><b class="proved">not proved</b> ({{ f.fix_not_proved.attempts }} {% if f.fix_not_proved.attempts == 1 %}try{% else %}tries{% endif %}): {{ f.fix_not_proved.reason }}</td></tr>{% endif %}
 {% if f.skeptic %}<tr><th>Skeptic</th><td class="skeptic">{{ f.skeptic.verdict }}{% if f.skeptic.refutation %} ({{ f.skeptic.refutation }}){% endif %}{% if f.skeptic.artifact %} (opened {{ f.skeptic.artifact }}){% endif %}: {{ f.skeptic.reason }}{% if f.skeptic.needs %}; needs: {{ f.skeptic.needs }}{% endif %}</td></tr>{% endif %}
+{% if f.reachability %}<tr><th>Reachability</th><td class="reachability">{{ f.reachability | reach }}{% for s in f.reachability.sites %}<p><code>{{ s.path }}</code> line {{ s.line }}{% if s.in_change %} (in the change){% endif %}: <code>{{ s.text }}</code></p>{% endfor %}</td></tr>{% endif %}
+<tr><th>Replay</th><td class="replay"><code>{{ f.id | replay(r.review_id) }}</code></td></tr>
 </table>
 {% for e in f.evidence %}{% if e.test %}<p>Test <code>{{ e.test.path }}</code>:</p><pre class="test">{{ e.test.code }}</pre>{% endif %}
 {% if e.row %}<details class="row" open><summary>Matched row: {{ e.advisory_id }} affected[{{ e.affected_index }}], matched by {{ e.matched }}</summary><pre>{{ e.row | tojson }}</pre></details>{% endif %}{% endfor %}
@@ -141,6 +143,18 @@ fn templates() -> &'static Environment<'static> {
                 tracing::error!(template = name, error = %e, "ui template");
             }
         }
+        // The report's own words for a finding's reachability and replay command.
+        env.add_filter("replay", |id: String, review: Option<String>| {
+            proven_report::replay_command(review.as_deref(), &id)
+        });
+        env.add_filter("reach", |value: minijinja::Value| {
+            serde_json::to_value(&value)
+                .and_then(serde_json::from_value::<proven_report::Reachability>)
+                .map(|r| r.summary())
+                .map_err(|e| {
+                    minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
+                })
+        });
         env
     })
 }
