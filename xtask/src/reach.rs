@@ -68,16 +68,26 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     import.env("PROVEN_DATA_DIR", &data).args(["db", "import"]);
     import.args(&sources);
     check(import, "proven db import")?;
-    let mut rows = Vec::new();
+    let (mut rows, mut failed) = (Vec::new(), Vec::new());
     for (eco, repo, lock) in REPOS {
         let git = o.repos.join(repo.replace('/', "+")).join("repo");
-        let counts =
-            review_repo(&proven, &data, &o.work, &git, lock).map_err(|e| format!("{repo}: {e}"))?;
-        eprintln!("{repo}: {counts:?}");
-        rows.push((*eco, *repo, *lock, counts));
+        match review_repo(&proven, &data, &o.work, &git, lock) {
+            Ok(counts) => {
+                eprintln!("{repo}: {counts:?}");
+                rows.push((*eco, *repo, *lock, counts));
+            }
+            // Listed under the table, never dropped silently.
+            Err(e) => failed.push(format!("{repo}: {e}")),
+        }
     }
-    let command = format!("cargo xtask {}", args.join(" "));
-    let doc = document(&rows, &sources, &command);
+    let command = format!("cargo xtask reach {}", args.join(" "));
+    let mut doc = document(&rows, &sources, &command);
+    if !failed.is_empty() {
+        doc.push_str("\nNot reviewed:\n\n");
+        for f in &failed {
+            let _ = writeln!(doc, "- {f}");
+        }
+    }
     match &o.out {
         Some(out) => std::fs::write(out, &doc).map_err(|e| format!("{}: {e}", out.display())),
         None => {
