@@ -78,23 +78,7 @@ async fn import_path(
         })
     });
     while let Some(item) = rx.recv().await {
-        let stored = match item {
-            SourceItem::Record {
-                origin,
-                record,
-                raw,
-            } => run.add_record(&origin, &record, &raw).await,
-            SourceItem::Kev { catalog, .. } => run.add_kev(&catalog).await,
-            SourceItem::Epss { scores, .. } => run.add_epss(&scores).await,
-            SourceItem::Invalid { origin, message } => {
-                run.invalid(&origin, &message);
-                Ok(())
-            }
-            SourceItem::Skipped { .. } => {
-                run.skipped_file();
-                Ok(())
-            }
-        };
+        let stored = run.add_item(item).await;
         stored.map_err(|e| Exit::store(format!("import {source}: {e}")))?;
         if let Some(bar) = progress {
             let c = run.counts();
@@ -121,7 +105,8 @@ async fn import_path(
         progress,
         format!(
             "imported {source}: {} records read (inserted {}, updated {}, unchanged {}, older kept {}, withdrawn {}, \
-             invalid {}), {} KEV entries ({} new), {} EPSS scores, {} files skipped in {:.1} s",
+             invalid {}), {} KEV entries ({} new), {} EPSS scores, {} advisories' vulnerable functions, \
+             {} files skipped in {:.1} s",
             c.records_read,
             c.inserted,
             c.updated,
@@ -132,6 +117,7 @@ async fn import_path(
             c.kev_entries,
             c.kev_new,
             c.epss_scores,
+            c.functions,
             c.skipped_files,
             started.elapsed().as_secs_f64()
         ),
@@ -144,7 +130,9 @@ async fn import_path(
 
 /// `proven db sync SOURCE…`: every source (a directory or file as `db import` reads them:
 /// OSV exports in the per-ecosystem `ECOSYSTEM/all.zip` layout, JSON/JSONL directories, KEV
-/// JSON, EPSS CSV; or an `http(s)://` URL of one such file, downloaded first) read as one
+/// JSON, EPSS CSV, RustSec's advisory database (its `.tar.gz` or a directory of
+/// `crates/*/RUSTSEC-*.md`: the vulnerable functions, kept beside the records and counted in
+/// no change set); or an `http(s)://` URL of one such file, downloaded first) read as one
 /// change set, and what it changed printed: new, modified and withdrawn advisories, CVEs new
 /// in KEV. The change set's id is what `--change-set` selectors name. A schedule is the
 /// operator's cron or Kubernetes CronJob running this command.

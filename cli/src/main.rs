@@ -187,7 +187,9 @@ enum DepsCommand {
 #[derive(Subcommand)]
 enum DbCommand {
     /// Import advisories: OSV JSON, JSON Lines, directories or zip exports; CISA KEV JSON;
-    /// FIRST EPSS CSV. Idempotent: a record is replaced only by a newer one.
+    /// FIRST EPSS CSV; RustSec's advisory database (`.tar.gz` or directory) for the
+    /// vulnerable functions reachability reads. Idempotent: a record is replaced only by a
+    /// newer one.
     Import {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
@@ -195,7 +197,8 @@ enum DbCommand {
     /// Read advisory sources as one change set and print what changed (new, modified and
     /// withdrawn advisories, CVEs new in KEV). A source is a directory or file as `import`
     /// reads them (OSV `ECOSYSTEM/all.zip` exports, JSON/JSONL directories, KEV JSON, EPSS
-    /// CSV), or an http(s):// URL of one such file where the network allows. Run it from
+    /// CSV, RustSec's advisory database), or an http(s):// URL of one such file where the
+    /// network allows. Run it from
     /// cron or a Kubernetes CronJob for a schedule.
     Sync {
         #[arg(required = true, value_name = "SOURCE")]

@@ -14,12 +14,16 @@
 //!                              Proven on real bugs of BugsInPy or BugsJS: sandbox fidelity,
 //!                              reproduced, fix proved, false proofs, every miss by cause
 //!                              (the world's or Proven's) (see corpus/mod.rs)
+//! cargo xtask reach --repos DIR [--govulndb PATH] [--out FILE]
+//!                              reachability verdicts of dependency findings over fixed
+//!                              real repositories' lock files (see reach.rs)
 //! ```
 //!
 //! The test suite is not here: `scripts/test` is the one command (CI runs exactly it).
 
 mod corpus;
 mod gomirror;
+mod reach;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
         Some("suites") => suites::run(&args[1..]),
         Some("corpus") => corpus::run(&args[1..], &root()),
         Some("gomirror") => gomirror::run(&args[1..]),
+        Some("reach") => reach::run(&args[1..], &root()),
         _ => Err(usage()),
     };
     match result {

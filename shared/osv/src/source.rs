@@ -22,6 +22,10 @@ pub enum OsvSource {
     Epss,
     /// FIRST EPSS scores as FIRST publishes them: gzip-compressed CSV (`.csv.gz`).
     EpssGz,
+    /// One RustSec advisory file (`RUSTSEC-*.md`): its vulnerable functions.
+    RustsecAdvisory,
+    /// RustSec's advisory database as a `.tar.gz` (its `crates/*/RUSTSEC-*.md` files).
+    RustsecTarball,
 }
 
 /// One thing found in a source.
@@ -41,6 +45,12 @@ pub enum SourceItem {
     Epss {
         origin: String,
         scores: EpssScores,
+    },
+    /// The vulnerable functions a RustSec advisory names (from RustSec's own database):
+    /// an enrichment of the OSV record of the same id, not a record.
+    Functions {
+        origin: String,
+        functions: crate::RustsecFunctions,
     },
     /// A record or file that could not be read; the walk goes on.
     Invalid {
@@ -62,7 +72,7 @@ pub enum SourceError {
         source: std::io::Error,
     },
     #[error(
-        "{path}: not an advisory source (expected a directory, .json, .jsonl, .zip, KEV .json or EPSS .csv)"
+        "{path}: not an advisory source (expected a directory, .json, .jsonl, .zip, KEV .json, EPSS .csv or RustSec's .tar.gz)"
     )]
     Unrecognised { path: PathBuf },
 }
@@ -84,6 +94,12 @@ impl OsvSource {
             .to_ascii_lowercase();
         if name.ends_with(".jsonl") {
             return Ok(Some(OsvSource::Jsonl));
+        }
+        if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
+            return Ok(Some(OsvSource::RustsecTarball));
+        }
+        if name.starts_with("rustsec-") && name.ends_with(".md") {
+            return Ok(Some(OsvSource::RustsecAdvisory));
         }
         if name.ends_with(".zip") {
             return Ok(Some(OsvSource::Zip));
@@ -233,6 +249,21 @@ fn read_file(
                 }
             }
         }
+        OsvSource::RustsecAdvisory => {
+            let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+            visit_rustsec(origin, Ok(text), visit);
+        }
+        OsvSource::RustsecTarball => {
+            let read = crate::rustsec::read_tarball(path, &mut |origin, text| {
+                visit_rustsec(origin, text, visit)
+            });
+            if let Err(e) = read {
+                visit(SourceItem::Invalid {
+                    origin,
+                    message: format!("not a readable RustSec advisory database: {e}"),
+                });
+            }
+        }
         OsvSource::Kev => {
             let bytes = std::fs::read(path).map_err(io_err(path))?;
             match read_kev(&bytes) {
@@ -263,6 +294,15 @@ fn read_file(
         }
     }
     Ok(())
+}
+
+/// One RustSec advisory file: its functions, nothing for an advisory that names none.
+fn visit_rustsec(origin: String, text: Result<String, String>, visit: &mut dyn FnMut(SourceItem)) {
+    match text.and_then(|t| crate::read_rustsec_advisory(&t)) {
+        Ok(Some(functions)) => visit(SourceItem::Functions { origin, functions }),
+        Ok(None) => {}
+        Err(message) => visit(SourceItem::Invalid { origin, message }),
+    }
 }
 
 fn read_json_text(origin: String, text: String, visit: &mut dyn FnMut(SourceItem)) {
@@ -387,6 +427,70 @@ mod tests {
             items
                 .iter()
                 .any(|i| matches!(i, SourceItem::Skipped { .. }))
+        );
+    }
+
+    const ADVISORY: &str = "```toml\n[advisory]\nid = \"RUSTSEC-2021-0003\"\npackage = \"smallvec\"\n\n[affected]\nfunctions = { \"smallvec::SmallVec::insert_many\" = [\"< 1.6.1\"] }\n```\n# Overflow\n";
+
+    fn functions_of(items: &[SourceItem]) -> Vec<(String, Vec<String>)> {
+        items
+            .iter()
+            .filter_map(|i| match i {
+                SourceItem::Functions { functions, .. } => {
+                    Some((functions.id.clone(), functions.functions.clone()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rustsecs_database_gives_its_functions_from_its_tarball_or_its_directory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("advisory-db");
+        std::fs::create_dir_all(db.join("crates/smallvec")).expect("mkdir");
+        std::fs::write(db.join("crates/smallvec/RUSTSEC-2021-0003.md"), ADVISORY).expect("write");
+        std::fs::write(db.join("README.md"), "# RustSec").expect("write");
+        let want = vec![(
+            "RUSTSEC-2021-0003".to_string(),
+            vec!["smallvec::SmallVec::insert_many".to_string()],
+        )];
+        assert_eq!(functions_of(&collect(&db)), want);
+
+        let tarball = dir.path().join("rustsec-advisory-db.tar.gz");
+        let gz = flate2::write::GzEncoder::new(
+            File::create(&tarball).expect("create"),
+            flate2::Compression::default(),
+        );
+        let mut tar = tar::Builder::new(gz);
+        tar.append_dir_all("advisory-db", &db).expect("append");
+        tar.into_inner().expect("tar").finish().expect("gz");
+        let items = collect(&tarball);
+        assert_eq!(functions_of(&items), want, "{items:?}");
+        assert!(
+            matches!(&items[0], SourceItem::Functions { origin, .. } if origin.ends_with("!advisory-db/crates/smallvec/RUSTSEC-2021-0003.md"))
+        );
+    }
+
+    /// The Go vulnerability database's OSV export (`data/osv/GO-*.json`) is a JSON
+    /// directory; the symbols in `ecosystem_specific` are part of the record read.
+    #[test]
+    fn the_go_vulnerability_databases_export_keeps_its_symbols() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            dir.path().join("GO-2021-0001.json"),
+            r#"{"id":"GO-2021-0001","affected":[{"package":{"ecosystem":"Go","name":"example.com/m"},
+               "ecosystem_specific":{"imports":[{"path":"example.com/m/p","symbols":["Parse"]}]}}]}"#,
+        )
+        .expect("write");
+        let items = collect(dir.path());
+        let [SourceItem::Record { record, .. }] = &items[..] else {
+            panic!("{items:?}")
+        };
+        let kept = serde_json::to_value(&record.affected[0]).expect("json");
+        assert_eq!(
+            kept["ecosystem_specific"]["imports"][0]["symbols"][0],
+            "Parse"
         );
     }
 }

@@ -10,6 +10,9 @@ use sqlx::Row;
 use crate::sql::{list, now, trusted, values_rows};
 use crate::{Dialect, Store, StoreError};
 
+#[path = "advisory_import.rs"]
+mod import;
+
 /// Records are written in batches of this many; each batch costs one lookup and a few
 /// multi-row inserts, well under both backends' bound-parameter limits.
 const BATCH: usize = 400;
@@ -30,6 +33,9 @@ pub struct ImportCounts {
     pub kev_new: u64,
     pub epss_scores: u64,
     pub skipped_files: u64,
+    /// RustSec advisories whose vulnerable functions were read (from RustSec's own
+    /// database; kept beside the records, see `advisory_functions`).
+    pub functions: u64,
 }
 
 /// One import run. Feed it records, KEV catalogues and EPSS scores; call [`finish`].
@@ -160,8 +166,10 @@ impl Store {
         };
         let sql = format!(
             "SELECT ap.advisory_id, ap.idx, ap.ecosystem, ap.name, ap.normalized_name, ap.affected, \
-                    a.aliases, a.summary, a.severity, a.modified, a.published \
+                    a.aliases, a.summary, a.severity, a.modified, a.published, af.functions \
              FROM affected_packages ap JOIN advisories a ON a.id = ap.advisory_id \
+             LEFT JOIN advisory_functions af ON af.advisory_id = ap.advisory_id \
+                  AND af.ecosystem = ap.ecosystem AND af.normalized_name = ap.normalized_name \
              WHERE ap.ecosystem = $1 AND NOT ap.withdrawn AND ap.normalized_name {names_in} \
              ORDER BY ap.advisory_id, ap.idx"
         );
@@ -176,13 +184,16 @@ impl Store {
                 let aliases: String = r.try_get("aliases")?;
                 let aliases = serde_json::from_str(&aliases)
                     .map_err(|e| StoreError::Corrupt(format!("aliases of {advisory_id}: {e}")))?;
+                let functions: Option<String> = r.try_get("functions")?;
+                let affected_json =
+                    import::with_functions(r.try_get("affected")?, functions.as_deref());
                 Ok(AffectedRow {
                     advisory_id,
                     idx: r.try_get("idx")?,
                     ecosystem: r.try_get("ecosystem")?,
                     name: r.try_get("name")?,
                     normalized_name: r.try_get("normalized_name")?,
-                    affected_json: r.try_get("affected")?,
+                    affected_json,
                     aliases,
                     summary: r.try_get("summary")?,
                     severity_json: r.try_get("severity")?,

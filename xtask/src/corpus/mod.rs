@@ -612,7 +612,7 @@ fn one_case(
     }
 }
 
-fn chrono_now() -> String {
+pub(crate) fn chrono_now() -> String {
     Command::new("date")
         .args(["-u", "+%Y-%m-%d %H:%M UTC"])
         .output()
@@ -620,7 +620,7 @@ fn chrono_now() -> String {
         .unwrap_or_default()
 }
 
-fn build_proven(root: &Path) -> Result<PathBuf, String> {
+pub(crate) fn build_proven(root: &Path) -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(&cargo)
         .args(["build", "-q", "-p", "proven-cli", "--bin", "proven"])

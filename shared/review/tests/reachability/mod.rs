@@ -8,6 +8,8 @@ use proven_report::{Format, ReachVerdict, Report, render};
 use proven_store::Store;
 use proven_store::testing::{Backend, TestStore};
 
+mod kit;
+
 /// Advisories whose affected entries name vulnerable symbols as the Go vulnerability
 /// database (`imports[].symbols`) and RustSec's OSV export (`affects.functions`) publish
 /// them; `TEST-PY` names `yaml.load` the same way; `TEST-NOFN` names no function.
