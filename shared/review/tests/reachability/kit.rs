@@ -38,10 +38,10 @@ async fn review_smallvec(store: &Store) -> proven_report::Report {
         )
     };
     let repo = TestRepo::new();
-    repo.write("Cargo.lock", &lock("1.6.1"));
+    repo.write("Cargo.lock", lock("1.6.1"));
     repo.write("src/main.rs", "fn main() {}\n");
     let base = repo.commit("base");
-    repo.write("Cargo.lock", &lock("1.6.0"));
+    repo.write("Cargo.lock", lock("1.6.0"));
     repo.write(
         "src/main.rs",
         "use smallvec::SmallVec;\n\nfn main() {\n    let mut v: SmallVec<[u8; 4]> = SmallVec::new();\n    v.insert_many(0, vec![1, 2]);\n}\n",
