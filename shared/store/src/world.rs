@@ -422,18 +422,7 @@ impl Store {
             .await?,
         };
         rows.iter()
-            .map(|r| {
-                Ok(WorldEdge {
-                    tenant: tenant.to_string(),
-                    from: r.try_get("from_id")?,
-                    kind: r.try_get("kind")?,
-                    context: r.try_get("context")?,
-                    to: r.try_get("to_id")?,
-                    valid_from: r.try_get("valid_from")?,
-                    valid_to: r.try_get("valid_to")?,
-                    source: r.try_get("source")?,
-                })
-            })
+            .map(|r| crate::world_graph::edge_of(tenant, r))
             .collect::<Result<_, sqlx::Error>>()
             .map_err(StoreError::from)
     }

@@ -53,7 +53,8 @@ pub fn memory_id(id: &str) -> String {
     format!("memory:{id}")
 }
 
-fn edge_of(tenant: &str, r: &sqlx::any::AnyRow) -> Result<WorldEdge, sqlx::Error> {
+/// One `world_edges` row, read by column name.
+pub(crate) fn edge_of(tenant: &str, r: &sqlx::any::AnyRow) -> Result<WorldEdge, sqlx::Error> {
     Ok(WorldEdge {
         tenant: tenant.to_string(),
         from: r.try_get("from_id")?,
