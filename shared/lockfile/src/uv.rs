@@ -13,7 +13,7 @@ use proven_domain::{Dependency, DependencyKind, Ecosystem, Origin};
 use crate::Ctx;
 use crate::collect::{Deps, dev_only, reach};
 use crate::error::{ReadError, ReadErrorKind};
-use crate::pins::{Elsewhere, Pin, Pins};
+use crate::pins::{Elsewhere, Pin, Pins, Wanted, normalise_name};
 use crate::poetry::sibling_pyproject;
 use crate::text::{
     LineIndex, Spanned, TomlDoc, TomlShape, TomlValue, parse_toml, toml_str, toml_table,
@@ -331,10 +331,6 @@ struct LockedEdge<'a> {
     extras: Vec<&'a str>,
 }
 
-fn normalise(name: &str) -> String {
-    name.to_ascii_lowercase().replace(['_', '.'], "-")
-}
-
 fn edges(list: Option<&toml::Value>) -> Vec<LockedEdge<'_>> {
     list.and_then(|v| v.as_array())
         .into_iter()
@@ -342,7 +338,7 @@ fn edges(list: Option<&toml::Value>) -> Vec<LockedEdge<'_>> {
         .filter_map(|e| {
             let t = e.as_table()?;
             Some(LockedEdge {
-                name: normalise(t.get("name")?.as_str()?),
+                name: normalise_name(t.get("name")?.as_str()?),
                 version: t.get("version").and_then(|v| v.as_str()),
                 marker: t.get("marker").and_then(|v| v.as_str()),
                 extras: t
@@ -362,7 +358,7 @@ fn edges(list: Option<&toml::Value>) -> Vec<LockedEdge<'_>> {
 fn out_edges<'a>(
     package: &LockedPackage<'a>,
     extras: &BTreeSet<&str>,
-    root: bool,
+    root: Option<&Wanted>,
 ) -> Vec<LockedEdge<'a>> {
     let mut out = edges(package.table.get("dependencies"));
     if let Some(optional) = package
@@ -371,19 +367,19 @@ fn out_edges<'a>(
         .and_then(|o| o.as_table())
     {
         for (extra, list) in optional {
-            if extras.contains(extra.as_str()) || (root && crate::pins::is_test_name(extra)) {
+            if extras.contains(extra.as_str()) || root.is_some_and(|w| w.extra(extra)) {
                 out.extend(edges(Some(list)));
             }
         }
     }
-    if root
+    if let Some(wanted) = root
         && let Some(groups) = package
             .table
             .get("dev-dependencies")
             .and_then(|g| g.as_table())
     {
         for (group, list) in groups {
-            if crate::pins::is_test_name(group) {
+            if wanted.group(group) {
                 out.extend(edges(Some(list)));
             }
         }
@@ -430,9 +426,10 @@ fn marker_of(package: &LockedPackage<'_>, via: &[Option<String>]) -> String {
     }
 }
 
-/// What a project's tests need from a uv.lock, pinned; None when it does not parse as
-/// TOML (nothing is taken then).
-pub fn test_pins(text: &str) -> Option<Pins> {
+/// What a project's tests need from a uv.lock, pinned: the project's dependencies, and those
+/// of the extras and groups `wanted` names; None when it does not parse as TOML (nothing is
+/// taken then).
+pub fn test_pins(text: &str, wanted: &Wanted) -> Option<Pins> {
     let mut pins = Pins::default();
     let Ok(doc) = text.parse::<toml::Table>() else {
         return None;
@@ -453,7 +450,7 @@ pub fn test_pins(text: &str) -> Option<Pins> {
         .collect();
     let mut by_name: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, p) in packages.iter().enumerate() {
-        by_name.entry(normalise(p.name)).or_default().push(i);
+        by_name.entry(normalise_name(p.name)).or_default().push(i);
     }
     fn source<'a>(p: &LockedPackage<'a>) -> Option<&'a toml::Table> {
         p.table.get("source").and_then(|s| s.as_table())
@@ -481,7 +478,7 @@ pub fn test_pins(text: &str) -> Option<Pins> {
             continue;
         }
         let package = &packages[i];
-        for edge in out_edges(package, &extras, is_root(package)) {
+        for edge in out_edges(package, &extras, is_root(package).then_some(wanted)) {
             let Some(targets) = by_name.get(&edge.name) else {
                 continue;
             };

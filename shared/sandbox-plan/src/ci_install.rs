@@ -16,6 +16,7 @@
 //! files hold into commands with their `if` nesting (shell-words and shlex split one command
 //! line only), and what is needed here is that nesting.
 
+use proven_lockfile::pins::{Wanted, normalise_name};
 use serde_json::Value;
 
 /// Tools CI installs to build, upload or report, never imported by the tests.
@@ -67,8 +68,45 @@ const OPTION_VALUES: &[&str] = &[
 /// a project writes by hand.
 const MAX_BYTES: usize = 512 * 1024;
 
+/// What a CI file installs in every job: requirement lines, and the project's extras and
+/// dependency groups its installers name (`uv sync --extra all --group tests`, `uv run
+/// --all-extras`, `poetry install --with docs -E all`, `pip install --group tests`).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct CiInstalls {
+    /// Requirement-file lines, in order, without repeats.
+    pub lines: Vec<String>,
+    pub wanted: Wanted,
+}
+
+/// What `file`'s CI installs in every job.
+pub(crate) fn read(file: &str, text: &str) -> CiInstalls {
+    let mut out = CiInstalls::default();
+    for script in scripts(file, text) {
+        for words in unconditional_commands(&script) {
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            if let Some(args) = pip_install_args(&words) {
+                for line in requirement_lines(args) {
+                    if !out.lines.contains(&line) {
+                        out.lines.push(line);
+                    }
+                }
+                out.wanted.extend(pip_groups(args));
+            } else if let Some(wanted) = project_installer(&words) {
+                out.wanted.extend(wanted);
+            }
+        }
+    }
+    out
+}
+
 /// The requirement lines `file`'s CI installs in every job, in order, without repeats.
-pub(crate) fn lines(file: &str, text: &str) -> Vec<String> {
+#[cfg(test)]
+fn lines(file: &str, text: &str) -> Vec<String> {
+    read(file, text).lines
+}
+
+/// The shell scripts of `file`'s jobs that every test job runs.
+fn scripts(file: &str, text: &str) -> Vec<String> {
     if text.len() > MAX_BYTES {
         return Vec::new();
     }
@@ -82,7 +120,7 @@ pub(crate) fn lines(file: &str, text: &str) -> Vec<String> {
         return Vec::new();
     };
     let name = file.rsplit('/').next().unwrap_or(file);
-    let scripts = if file.starts_with(".github/workflows/") {
+    if file.starts_with(".github/workflows/") {
         workflow_scripts(&doc)
     } else if name == ".travis.yml" {
         ["before_install", "install"]
@@ -95,16 +133,7 @@ pub(crate) fn lines(file: &str, text: &str) -> Vec<String> {
         azure_scripts(&doc)
     } else {
         Vec::new()
-    };
-    let mut out: Vec<String> = Vec::new();
-    for script in scripts {
-        for line in pip_installs(&script) {
-            if !out.contains(&line) {
-                out.push(line);
-            }
-        }
     }
-    out
 }
 
 /// A step's or a key's commands: a string, or a list of strings.
@@ -210,8 +239,9 @@ struct If {
     in_else: bool,
 }
 
-/// The requirement lines of the `pip install` commands `script` runs unconditionally.
-fn pip_installs(script: &str) -> Vec<String> {
+/// The commands `script` runs unconditionally, as words, without the keywords and
+/// assignments before them.
+fn unconditional_commands(script: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let mut ifs: Vec<If> = Vec::new();
     // Whether the command being read runs only when the one before it did or failed.
@@ -261,9 +291,7 @@ fn pip_installs(script: &str) -> Vec<String> {
         if conditional {
             continue;
         }
-        if let Some(args) = pip_install_args(words) {
-            out.extend(requirement_lines(args));
-        }
+        out.push(words.iter().map(|w| w.to_string()).collect());
     }
     out
 }
@@ -365,8 +393,8 @@ fn is_assignment(word: &str) -> bool {
     })
 }
 
-/// The arguments after `pip install` (`pip`, `pip3`, `pip3.8`, `python -m pip`, `python3.7 -m
-/// pip`), if `words` is such a command.
+/// The arguments after `pip install` (`pip`, `pip3`, `pip3.8`, `uv pip`, `python -m pip`,
+/// `python3.7 -m pip`), if `words` is such a command.
 fn pip_install_args<'a>(words: &'a [&'a str]) -> Option<&'a [&'a str]> {
     let is_pip = |w: &str| {
         let name = w.rsplit('/').next().unwrap_or(w);
@@ -382,6 +410,7 @@ fn pip_install_args<'a>(words: &'a [&'a str]) -> Option<&'a [&'a str]> {
     };
     let rest = match words {
         [p, rest @ ..] if is_pip(p) => rest,
+        ["uv", "pip", rest @ ..] => rest,
         [py, "-m", p, rest @ ..] if is_python(py) && is_pip(p) => rest,
         _ => return None,
     };
@@ -389,6 +418,117 @@ fn pip_install_args<'a>(words: &'a [&'a str]) -> Option<&'a [&'a str]> {
         ["install", args @ ..] => Some(args),
         _ => None,
     }
+}
+
+/// The dependency groups `pip install --group NAME` (pip 25.1, PEP 735) asks for.
+fn pip_groups(args: &[&str]) -> Wanted {
+    let mut wanted = Wanted::default();
+    let mut it = args.iter();
+    while let Some(&a) = it.next() {
+        let value = match a.strip_prefix("--group=") {
+            Some(v) => Some(v),
+            None if a == "--group" => it.next().copied(),
+            None => None,
+        };
+        // `--group path/to/pyproject.toml:name` names another project's group.
+        if let Some(v) = value.filter(|v| !v.contains('$') && !v.contains(':')) {
+            wanted.groups.insert(normalise_name(v));
+        }
+    }
+    wanted
+}
+
+/// The extras and groups a project installer's command asks for: `uv sync`, `uv run`
+/// (before the command it runs), `poetry install`, `pdm install`; None for any other
+/// command.
+fn project_installer(words: &[&str]) -> Option<Wanted> {
+    let options: &[&str] = match words {
+        ["uv", "sync", rest @ ..] | ["poetry" | "pdm", "install" | "sync", rest @ ..] => rest,
+        // `uv run [OPTIONS] COMMAND…`: the options end at the command.
+        ["uv", "run", rest @ ..] => {
+            let end = run_options_end(rest);
+            &rest[..end]
+        }
+        _ => return None,
+    };
+    let pdm = words[0] == "pdm";
+    let mut wanted = Wanted::default();
+    let mut it = options.iter().peekable();
+    while let Some(&a) = it.next() {
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
+            _ => (a, None),
+        };
+        let mut value = || inline.or_else(|| it.next().copied());
+        match flag {
+            "--all-extras" => wanted.all_extras = true,
+            "--all-groups" => wanted.all_groups = true,
+            "--extra" | "--extras" | "-E" => {
+                // poetry takes `--extras "a b"` and `-E a,b` as one word.
+                for name in value().unwrap_or_default().split([' ', ',']) {
+                    insert(&mut wanted.extras, name);
+                }
+            }
+            // uv's `--with PKG` adds a package to the run, no group.
+            "--with" | "--only" if words[0] != "poetry" => {
+                value();
+            }
+            "--group" | "--only-group" | "--with" | "--only" | "-G" | "--dev-group" => {
+                for name in value().unwrap_or_default().split(',') {
+                    if pdm && name == ":all" {
+                        wanted.all_groups = true;
+                        wanted.all_extras = true;
+                    } else if pdm {
+                        // pdm's `-G` names an optional-dependencies group or a dev one.
+                        insert(&mut wanted.extras, name);
+                        insert(&mut wanted.groups, name);
+                    } else {
+                        insert(&mut wanted.groups, name);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(wanted)
+}
+
+fn insert(set: &mut std::collections::BTreeSet<String>, name: &str) {
+    let name = name.trim();
+    if !name.is_empty() && !name.contains('$') && !name.starts_with('-') {
+        set.insert(normalise_name(name));
+    }
+}
+
+/// Where `uv run`'s own options end: the first word that is neither an option nor an
+/// option's value.
+fn run_options_end(rest: &[&str]) -> usize {
+    const TAKES_VALUE: &[&str] = &[
+        "--extra",
+        "--group",
+        "--only-group",
+        "--no-group",
+        "--with",
+        "--python",
+        "-p",
+        "--package",
+        "--directory",
+        "--project",
+        "--env-file",
+        "--index",
+        "--index-url",
+        "--default-index",
+        "--extra-index-url",
+    ];
+    let mut i = 0;
+    while i < rest.len() {
+        let w = rest[i];
+        if !w.starts_with('-') {
+            return i;
+        }
+        i += if TAKES_VALUE.contains(&w) { 2 } else { 1 };
+    }
+    rest.len()
 }
 
 /// `pip install`'s arguments as requirement-file lines.
@@ -515,6 +655,33 @@ jobs:
         assert_eq!(lines("appveyor.yml", appveyor), ["pytest-xdist"]);
         let azure = "jobs:\n- job: t\n  steps:\n  - script: pip install lxml\n  - script: pip install pywin32\n    condition: eq(variables.os, 'win')\n";
         assert_eq!(lines("azure-pipelines.yml", azure), ["lxml"]);
+    }
+
+    #[test]
+    fn the_extras_and_groups_project_installers_ask_for_are_read() {
+        // fastapi's test.yml (uv), with a conditional install that every job does not run.
+        let workflow = "jobs:\n  test:\n    steps:\n      - run: uv sync --no-dev --group tests --extra all\n      - run: uv pip install \"anyio[trio]\"\n      - run: uv run --extra=standard --with coverage bash scripts/test.sh\n      - if: matrix.pydantic-v1\n        run: uv sync --extra pydantic-v1\n";
+        let read = read(".github/workflows/test.yml", workflow);
+        assert_eq!(read.lines, ["anyio[trio]"]);
+        assert_eq!(
+            read.wanted.extras.iter().collect::<Vec<_>>(),
+            ["all", "standard"]
+        );
+        assert_eq!(read.wanted.groups.iter().collect::<Vec<_>>(), ["tests"]);
+        assert!(!read.wanted.all_extras);
+        // poetry's `--with a,b` and `-E "x y"`, uv's `--all-extras`, pip's `--group`.
+        let travis = "install:\n  - poetry install --with Docs,lint -E \"Speed extra\"\n  - uv sync --all-extras\n  - pip install --group=type_check -e .\n";
+        let read = super::read(".travis.yml", travis);
+        assert_eq!(
+            read.wanted.groups.iter().collect::<Vec<_>>(),
+            ["docs", "lint", "type-check"]
+        );
+        assert_eq!(
+            read.wanted.extras.iter().collect::<Vec<_>>(),
+            ["extra", "speed"]
+        );
+        assert!(read.wanted.all_extras);
+        assert_eq!(read.lines, ["-e ."]);
     }
 
     #[test]

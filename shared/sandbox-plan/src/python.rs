@@ -15,7 +15,7 @@
 use std::collections::BTreeSet;
 use std::path::{Component, Path};
 
-use proven_lockfile::pins::{Pins, is_test_name};
+use proven_lockfile::pins::{Pins, Wanted};
 use serde::{Deserialize, Serialize};
 
 /// Files larger than this are not dependency declarations (and are not read).
@@ -61,6 +61,11 @@ pub struct PythonPlan {
     pub pinned_by: Option<String>,
     /// The files read (their contents decide the preparation: the cache key).
     pub inputs: Vec<String>,
+    /// The extras and dependency groups the tests run with: test-named ones, and those the
+    /// project's CI asks for in every test job ([`crate::ci_install`]). Read here only: what
+    /// they bring is in `requirements` and `extras`.
+    #[serde(skip)]
+    pub wanted: Wanted,
 }
 
 fn read(src: &Path, rel: &str) -> Option<String> {
@@ -232,6 +237,11 @@ pub fn read_plan(src: &Path) -> PythonPlan {
     let mut plan = PythonPlan::default();
     let mut seen_files = BTreeSet::new();
     let mut specs = BTreeSet::new();
+    // What CI installs decides which extras and groups a lock file's pins are taken from.
+    let ci = ci_reads(src);
+    for (_, installs) in &ci {
+        plan.wanted.extend(installs.wanted.clone());
+    }
     // Lock files first: what they pin is what runs.
     lock_files(src, &mut plan, &mut specs);
     for file in requirement_files(src) {
@@ -290,11 +300,14 @@ pub fn read_plan(src: &Path) -> PythonPlan {
     }
     // What the project's CI installs in every job beside its declarations (a backend its
     // tests import, the extras it tests with): after the declarations, which win a repeat.
-    let other_ci = ["appveyor.yml", ".appveyor.yml", "azure-pipelines.yml"].map(String::from);
-    for file in ci_files(src).into_iter().map(|(f, _)| f).chain(other_ci) {
-        if let Some(text) = read(src, &file) {
-            ci_installs(src, &file, &text, &mut plan, &mut seen_files, &mut specs);
-        }
+    for (file, installs) in ci {
+        ci_installs(src, &file, installs, &mut plan, &mut seen_files, &mut specs);
+    }
+    if plan.project {
+        // An extra CI names is installed with the project even where no manifest read here
+        // declares it (setup.py's extras_require is read by pip itself).
+        let extras = plan.wanted.extras.iter().cloned().collect::<Vec<_>>();
+        plan.extras.extend(extras);
     }
     declared_pythons(src, &mut plan);
     plan.extras.sort();
@@ -328,7 +341,7 @@ fn lock_files(src: &Path, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
     } else if let Some(text) = read(src, "uv.lock") {
         plan.inputs.push("uv.lock".into());
         plan.pinned_by = Some("uv.lock".into());
-        if let Some(pins) = proven_lockfile::pins::uv_lock(&text) {
+        if let Some(pins) = proven_lockfile::pins::uv_lock(&text, &plan.wanted) {
             take_pins(pins, plan, specs);
         } else {
             plan.pinned_by = None;
@@ -588,18 +601,33 @@ fn requirement_file(
     }
 }
 
+/// Every CI file's installs, by file.
+fn ci_reads(src: &Path) -> Vec<(String, crate::ci_install::CiInstalls)> {
+    let other_ci = ["appveyor.yml", ".appveyor.yml", "azure-pipelines.yml"].map(String::from);
+    ci_files(src)
+        .into_iter()
+        .map(|(f, _)| f)
+        .chain(other_ci)
+        .filter_map(|file| {
+            let text = read(src, &file)?;
+            let installs = crate::ci_install::read(&file, &text);
+            Some((file, installs))
+        })
+        .collect()
+}
+
 /// Reads `file`'s CI installs ([`crate::ci_install`]) by a requirements file's rules: a
 /// `-r` names a file of the tree, anything else is a line of its own.
 fn ci_installs(
     src: &Path,
     file: &str,
-    text: &str,
+    installs: crate::ci_install::CiInstalls,
     plan: &mut PythonPlan,
     seen: &mut BTreeSet<String>,
     specs: &mut BTreeSet<String>,
 ) {
-    let lines = crate::ci_install::lines(file, text);
-    if lines.is_empty() {
+    let lines = installs.lines;
+    if lines.is_empty() && installs.wanted == Wanted::default() {
         return;
     }
     if !plan.inputs.iter().any(|i| i == file) {
@@ -683,7 +711,7 @@ fn pep621_project(doc: &toml::Table, plan: &mut PythonPlan, specs: &mut BTreeSet
             .and_then(|o| o.as_table())
         {
             for (name, list) in optional {
-                if is_test_name(name) {
+                if plan.wanted.extra(name) {
                     plan.extras.push(name.clone());
                     for spec in strings(Some(list)) {
                         push(
@@ -703,7 +731,11 @@ fn pep621_project(doc: &toml::Table, plan: &mut PythonPlan, specs: &mut BTreeSet
 fn dependency_groups(doc: &toml::Table, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
     // PEP 735 dependency groups (with include-group).
     if let Some(groups) = doc.get("dependency-groups").and_then(|g| g.as_table()) {
-        let mut wanted: Vec<String> = groups.keys().filter(|k| is_test_name(k)).cloned().collect();
+        let mut wanted: Vec<String> = groups
+            .keys()
+            .filter(|k| plan.wanted.group(k))
+            .cloned()
+            .collect();
         let mut done = BTreeSet::new();
         while let Some(name) = wanted.pop() {
             if !done.insert(name.clone()) {
@@ -747,7 +779,7 @@ fn poetry_tool(tool: Option<&toml::Table>, plan: &mut PythonPlan, specs: &mut BT
         if let Some(groups) = poetry.get("group").and_then(|g| g.as_table()) {
             for (name, group) in groups {
                 if let Some(d) = group.get("dependencies").and_then(|d| d.as_table())
-                    && (is_test_name(name) || name == "lint" || name == "typing")
+                    && (plan.wanted.group(name) || name == "lint" || name == "typing")
                 {
                     tables.push((format!("group.{name}"), d));
                 }
@@ -829,7 +861,7 @@ fn hatch_envs(
             .and_then(|p| p.get("optional-dependencies"))
             .and_then(|o| o.as_table());
         for (name, env) in envs {
-            if name == "default" || is_test_name(name) {
+            if name == "default" || proven_lockfile::pins::is_test_name(name) {
                 for key in ["dependencies", "extra-dependencies"] {
                     for spec in strings(env.get(key)) {
                         push(
@@ -884,7 +916,7 @@ fn flit_metadata(tool: Option<&toml::Table>, plan: &mut PythonPlan, specs: &mut 
         }
         if let Some(extras) = meta.get("requires-extra").and_then(|e| e.as_table()) {
             for (name, list) in extras {
-                if is_test_name(name) {
+                if plan.wanted.extra(name) {
                     plan.extras.push(name.clone());
                     for spec in strings(Some(list)) {
                         push(
@@ -919,7 +951,7 @@ fn setuptools_dynamic(
             .and_then(|o| o.as_table())
         {
             for (name, value) in optional {
-                if is_test_name(name) {
+                if plan.wanted.extra(name) {
                     plan.extras.push(name.clone());
                     files.extend(dynamic_files(Some(value)));
                 }
@@ -1092,7 +1124,7 @@ fn setup_cfg(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) ->
             ("options", "install_requires") | ("options", "tests_require") => {
                 push(plan, specs, &value, format!("setup.cfg [options] {key}"));
             }
-            ("options.extras_require", extra) if is_test_name(extra) => {
+            ("options.extras_require", extra) if plan.wanted.extra(extra) => {
                 plan.extras.push(extra.to_string());
                 if let Some(named) = value.strip_prefix("file:") {
                     files.extend(named.split(',').map(|f| f.trim().to_string()));
@@ -1561,6 +1593,40 @@ mod tests {
             classify_line(".[test, dev]"),
             Line::Project(vec!["test".into(), "dev".into()])
         );
+    }
+
+    /// fastapi's family: the tests need an extra with no test name (`all`), which only the
+    /// CI's `uv sync --extra all` names; with a uv.lock its pins are taken, without one the
+    /// extra's requirements are.
+    #[test]
+    fn the_extras_and_groups_ci_asks_for_are_prepared() {
+        let workflow = ".github/workflows/test.yml";
+        let ci = "jobs:\n  test:\n    steps:\n      - run: uv sync --group lint --extra all\n      - run: uv run pytest\n";
+        let pyproject = "[project]\nname = \"app\"\ndependencies = [\"core\"]\n[project.optional-dependencies]\nall = [\"uvicorn>=0.30\"]\ndocs = [\"mkdocs\"]\n[dependency-groups]\nlint = [\"ruff\"]\n[build-system]\nrequires = [\"hatchling\"]\n";
+        let lock = "version = 1\n[[package]]\nname = \"app\"\nsource = { editable = \".\" }\ndependencies = [{ name = \"core\" }]\n[package.optional-dependencies]\nall = [{ name = \"uvicorn\" }]\n[package.dev-dependencies]\nlint = [{ name = \"ruff\" }]\n[[package]]\nname = \"core\"\nversion = \"1.0\"\n[[package]]\nname = \"uvicorn\"\nversion = \"0.30.0\"\n[[package]]\nname = \"ruff\"\nversion = \"0.5.0\"\n";
+        let locked = tree(&[
+            (workflow, ci),
+            ("pyproject.toml", pyproject),
+            ("uv.lock", lock),
+        ]);
+        let plan = read_plan(locked.path());
+        assert_eq!(plan.pinned_by.as_deref(), Some("uv.lock"));
+        let got = specs(&plan);
+        for pinned in ["core==1.0", "ruff==0.5.0", "uvicorn==0.30.0"] {
+            assert!(got.contains(&pinned), "{pinned} not in {got:?}");
+        }
+        assert!(!got.iter().any(|s| s.starts_with("mkdocs")), "{got:?}");
+        assert!(plan.extras.iter().any(|e| e == "all"), "{:?}", plan.extras);
+        assert!(
+            plan.inputs.iter().any(|i| i == workflow),
+            "{:?}",
+            plan.inputs
+        );
+        let open = tree(&[(workflow, ci), ("pyproject.toml", pyproject)]);
+        let plan = read_plan(open.path());
+        let mut got = specs(&plan);
+        got.sort();
+        assert_eq!(got, ["core", "ruff", "uvicorn>=0.30"]);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 use super::*;
 
 fn specs(text: &str) -> Vec<String> {
-    let pins = test_pins(text).expect("parses");
+    let pins = test_pins(text, &Wanted::default()).expect("parses");
     assert!(pins.project);
     pins.pinned.into_iter().map(|p| p.spec).collect()
 }
@@ -178,8 +178,96 @@ name = "theirs"
 version = "1.0"
 source = { git = "https://example.com/theirs?rev=1#abc" }
 "#,
+        &Wanted::default(),
     )
     .expect("parses");
     assert!(pins.pinned.is_empty());
     assert_eq!(pins.elsewhere[0].what, "theirs");
+}
+
+/// fastapi's shape: CI runs `uv sync --group tests --extra all`; `all` is no test name, so
+/// only what CI asks for brings its packages, and a group CI names (`lint`) likewise.
+const CI_ASKS: &str = r#"
+version = 1
+
+[[package]]
+name = "app"
+source = { editable = "." }
+dependencies = [{ name = "core" }]
+
+[package.optional-dependencies]
+all = [{ name = "uvicorn" }]
+docs = [{ name = "mkdocs" }]
+
+[package.dev-dependencies]
+lint = [{ name = "ruff" }]
+tests = [{ name = "pytest" }]
+
+[[package]]
+name = "core"
+version = "1.0"
+source = { registry = "https://pypi.org/simple" }
+
+[[package]]
+name = "uvicorn"
+version = "0.30.0"
+source = { registry = "https://pypi.org/simple" }
+
+[[package]]
+name = "mkdocs"
+version = "1.6.0"
+source = { registry = "https://pypi.org/simple" }
+
+[[package]]
+name = "ruff"
+version = "0.5.0"
+source = { registry = "https://pypi.org/simple" }
+
+[[package]]
+name = "pytest"
+version = "8.0.0"
+source = { registry = "https://pypi.org/simple" }
+"#;
+
+fn names(wanted: &Wanted) -> Vec<String> {
+    let mut out: Vec<String> = test_pins(CI_ASKS, wanted)
+        .expect("parses")
+        .pinned
+        .into_iter()
+        .map(|p| p.spec)
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn the_extras_and_groups_ci_asks_for_are_pinned_beside_the_test_named_ones() {
+    assert_eq!(names(&Wanted::default()), ["core==1.0", "pytest==8.0.0"]);
+    let mut wanted = Wanted::default();
+    wanted.extras.insert("all".into());
+    wanted.groups.insert("lint".into());
+    assert_eq!(
+        names(&wanted),
+        [
+            "core==1.0",
+            "pytest==8.0.0",
+            "ruff==0.5.0",
+            "uvicorn==0.30.0"
+        ]
+    );
+    let every = Wanted {
+        all_extras: true,
+        all_groups: true,
+        ..Wanted::default()
+    };
+    assert_eq!(
+        names(&every),
+        [
+            "core==1.0",
+            "mkdocs==1.6.0",
+            "pytest==8.0.0",
+            "ruff==0.5.0",
+            "uvicorn==0.30.0"
+        ]
+    );
 }
