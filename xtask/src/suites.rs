@@ -1,4 +1,4 @@
-//! `cargo xtask suites --repos DIR [--only NAME…] [--out FILE] [--records DIR]`: each real
+//! `cargo xtask suites --repos DIR [--study] [--only NAME…] [--out FILE] [--records DIR]`: each real
 //! repository's own test suite at its head, run in the sandbox exactly as a review's
 //! "package suite" step runs it (the command the project documents, translated by
 //! `proven_sandbox::suite::documented_suite`; its dependencies prepared by the sandbox;
@@ -75,6 +75,22 @@ pub const REPOSITORIES: &[(&str, Language)] = &[
     ("junegunn/fzf", Language::Go),
 ];
 
+/// Repositories studied to find families of failure (`--study`): popular projects outside
+/// [`REPOSITORIES`], run to learn from, never counted in the measure. A family found here
+/// is fixed with a small repository of its own in a test, never by tuning to these.
+pub const STUDY: &[(&str, Language)] = &[
+    ("pallets/jinja", Language::Python),
+    ("encode/httpx", Language::Python),
+    ("Textualize/rich", Language::Python),
+    ("marshmallow-code/marshmallow", Language::Python),
+    ("pypa/packaging", Language::Python),
+    ("koajs/koa", Language::Node),
+    ("chalk/chalk", Language::Node),
+    ("rust-lang/regex", Language::Rust),
+    ("tokio-rs/bytes", Language::Rust),
+    ("chronotope/chrono", Language::Rust),
+];
+
 /// The timeout of a review's suite run (proven-review's `TEST_TIMEOUT`).
 const SUITE_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -83,6 +99,14 @@ struct Options {
     only: Vec<String>,
     out: Option<PathBuf>,
     records: Option<PathBuf>,
+    /// Run [`STUDY`] instead of the measured list.
+    study: bool,
+}
+
+impl Options {
+    fn list(&self) -> &'static [(&'static str, Language)] {
+        if self.study { STUDY } else { REPOSITORIES }
+    }
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -91,6 +115,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         only: Vec::new(),
         out: None,
         records: None,
+        study: false,
     };
     let mut repos = None;
     let mut it = args.iter();
@@ -105,6 +130,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--repos" => repos = Some(PathBuf::from(value("--repos")?)),
             "--out" => options.out = Some(PathBuf::from(value("--out")?)),
             "--records" => options.records = Some(PathBuf::from(value("--records")?)),
+            "--study" => options.study = true,
             "--only" => {
                 options.only.push(value("--only")?);
                 in_only = true;
@@ -120,11 +146,12 @@ fn parse(args: &[String]) -> Result<Options, String> {
     }
     options.repos = repos.ok_or_else(|| format!("suites: --repos DIR is required; {USAGE}"))?;
     for name in &options.only {
-        if !REPOSITORIES
+        if !options
+            .list()
             .iter()
             .any(|(r, _)| matches_name(r, name.as_str()))
         {
-            let known: Vec<&str> = REPOSITORIES.iter().map(|r| r.0).collect();
+            let known: Vec<&str> = options.list().iter().map(|r| r.0).collect();
             return Err(format!(
                 "suites: --only {name:?} names none of the repositories: {}",
                 known.join(", ")
@@ -135,7 +162,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
 }
 
 const USAGE: &str =
-    "usage: cargo xtask suites --repos DIR [--only NAME…] [--out FILE] [--records DIR]";
+    "usage: cargo xtask suites --repos DIR [--study] [--only NAME…] [--out FILE] [--records DIR]";
 
 /// `owner/name`, `owner+name` or `name`.
 fn matches_name(repository: &str, name: &str) -> bool {
@@ -357,7 +384,7 @@ async fn run_all(options: &Options, config: SandboxConfig) -> Result<Vec<Row>, S
         std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
     }
     let mut rows = Vec::new();
-    for (repository, language) in REPOSITORIES {
+    for (repository, language) in options.list() {
         let (repository, language) = (*repository, *language);
         if !options.only.is_empty() && !options.only.iter().any(|n| matches_name(repository, n)) {
             continue;
@@ -576,6 +603,13 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), REPOSITORIES.len(), "a repository listed twice");
+        // What is studied is never measured.
+        for (studied, _) in STUDY {
+            assert!(
+                !names.contains(studied),
+                "{studied} is studied and measured"
+            );
+        }
     }
 
     #[test]
