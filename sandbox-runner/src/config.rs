@@ -26,6 +26,10 @@ pub struct SandboxConfig {
     /// whose package.json `engines.node` the default image does not satisfy runs on the
     /// newest of these whose major it allows.
     pub node_images: Vec<(String, String)>,
+    /// Images of other Rust and Go toolchains, `(X.Y, image)` (`rust1.96=...`, `go1.27=...`):
+    /// a tree pinning one, or needing a newer one than the default image has, runs on the one
+    /// [`proven_sandbox_plan::toolchain::choose`] picks.
+    pub toolchain_images: BTreeMap<Language, Vec<(String, String)>>,
     pub limits: Limits,
     /// Timeout of a run whose request names none (default 120 s).
     pub default_timeout: Duration,
@@ -164,6 +168,7 @@ impl Default for SandboxConfig {
                 .collect(),
             python_images: Vec::new(),
             node_images: Vec::new(),
+            toolchain_images: BTreeMap::new(),
             limits: Limits::default(),
             default_timeout: Duration::from_secs(120),
             output: OutputLimits::default(),
@@ -306,6 +311,20 @@ impl SandboxConfig {
                 config.node_images.push((major.to_string(), image.clone()));
                 continue;
             }
+            let toolchain = [("rust", Language::Rust), ("go", Language::Go)]
+                .into_iter()
+                .find_map(|(prefix, language)| {
+                    let v = key.strip_prefix(prefix)?;
+                    proven_sandbox_plan::toolchain::version(v).map(|_| (language, v))
+                });
+            if let Some((language, version)) = toolchain {
+                config
+                    .toolchain_images
+                    .entry(language)
+                    .or_default()
+                    .push((version.to_string(), image.clone()));
+                continue;
+            }
             match key.strip_prefix("python").filter(|v| !v.is_empty()) {
                 Some(version) => config
                     .python_images
@@ -335,6 +354,17 @@ impl SandboxConfig {
     ) -> (String, Option<crate::record::InterpreterChoice>) {
         if language == Language::Node {
             return (self.node_image_for(src), None);
+        }
+        if let Some(images) = self.toolchain_images.get(&language) {
+            use proven_sandbox_plan::toolchain::{choose, go_wants, rust_wants};
+            let (name, wants) = match language {
+                Language::Rust => ("Rust", rust_wants(src)),
+                _ => ("Go", go_wants(src)),
+            };
+            return match choose(name, &wants, images) {
+                Some(choice) => (choice.image.clone(), Some(choice)),
+                None => (self.image(language), None),
+            };
         }
         if language != Language::Python || self.python_images.is_empty() {
             return (self.image(language), None);
@@ -407,6 +437,38 @@ impl SandboxConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rust_or_go_tree_runs_on_the_toolchain_image_its_declarations_choose() {
+        let config = SandboxConfig {
+            toolchain_images: BTreeMap::from([
+                (Language::Rust, vec![("1.96".into(), "rust196".into())]),
+                (Language::Go, vec![("1.27".into(), "go127".into())]),
+            ]),
+            ..SandboxConfig::default()
+        };
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pick = |language| config.image_for(language, dir.path());
+        assert_eq!(pick(Language::Rust), (Language::Rust.local_image(), None));
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            "[package]\nname = \"a\"\nversion = \"0.1.0\"\nrust-version = \"1.96\"\n",
+        )
+        .expect("write");
+        std::fs::write(dir.path().join("go.mod"), "module m\n\ngo 1.27.0\n").expect("write");
+        let (image, choice) = pick(Language::Rust);
+        assert_eq!(image, "rust196");
+        assert!(
+            choice
+                .expect("named")
+                .because
+                .contains("rust-version 1.96 (Cargo.toml)"),
+            "the record names the declaration"
+        );
+        assert_eq!(pick(Language::Go).0, "go127");
+        // Python trees never take a toolchain image.
+        assert_eq!(pick(Language::Python).0, Language::Python.local_image());
+    }
 
     #[test]
     fn a_python_tree_runs_on_the_newest_image_its_declared_python_allows() {
@@ -523,6 +585,8 @@ mod tests {
                 ("python3.7".into(), "py37".into()),
                 ("node".into(), "my-node".into()),
                 ("node22".into(), "my-node22".into()),
+                ("rust1.96".into(), "my-rust196".into()),
+                ("go1.27.1".into(), "my-go127".into()),
             ],
             registries: vec!["pypi.org".into()],
             pip_index_url: None,
@@ -558,6 +622,15 @@ mod tests {
             from.node_images,
             [("22".to_string(), "my-node22".to_string())]
         );
+        assert_eq!(
+            from.toolchain_images[&Language::Rust],
+            [("1.96".to_string(), "my-rust196".to_string())]
+        );
+        assert_eq!(
+            from.toolchain_images[&Language::Go],
+            [("1.27.1".to_string(), "my-go127".to_string())]
+        );
+        assert_eq!(from.image(Language::Rust), Language::Rust.local_image());
         assert_eq!(from.limits.scratch_bytes, 1 << 28);
         assert_eq!(from.limits_for(Language::Rust).scratch_bytes, 3 << 30);
         assert_eq!(from.limits_for(Language::Go).scratch_bytes, 1 << 28);

@@ -477,7 +477,7 @@ impl Sandbox {
         let several = match site.language {
             Language::Python => !config.python_images.is_empty(),
             Language::Node => !config.node_images.is_empty(),
-            Language::Rust | Language::Go => false,
+            Language::Rust | Language::Go => config.toolchain_images.contains_key(&site.language),
         };
         let interpreter = interpreter.or_else(|| {
             Some(crate::toolchain::choice(

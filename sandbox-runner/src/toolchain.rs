@@ -146,7 +146,7 @@ fn read(src: &Path, rel: &str) -> Option<String> {
 /// images of several versions of the language are configured).
 fn because(language: Language, src: &Path, several: bool) -> String {
     let declared = match language {
-        Language::Rust => rust_declared(src),
+        Language::Rust => declared(proven_sandbox_plan::toolchain::rust_wants(src)),
         Language::Go => go_declared(src),
         Language::Node => read(src, "package.json")
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
@@ -172,64 +172,17 @@ fn because(language: Language, src: &Path, several: bool) -> String {
     }
 }
 
-fn rust_declared(src: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(text) = read(src, "rust-toolchain.toml") {
-        let channel = text.parse::<toml::Table>().ok().and_then(|t| {
-            t.get("toolchain")?
-                .get("channel")?
-                .as_str()
-                .map(str::to_string)
-        });
-        if let Some(channel) = channel {
-            out.push(format!("channel {channel} (rust-toolchain.toml)"));
-        }
-    } else if let Some(text) = read(src, "rust-toolchain") {
-        let first = text.lines().next().unwrap_or_default().trim().to_string();
-        // The legacy file is a channel name, or TOML of the same shape.
-        let channel = text
-            .parse::<toml::Table>()
-            .ok()
-            .and_then(|t| {
-                t.get("toolchain")?
-                    .get("channel")?
-                    .as_str()
-                    .map(str::to_string)
-            })
-            .unwrap_or(first);
-        if !channel.is_empty() {
-            out.push(format!("channel {channel} (rust-toolchain)"));
-        }
-    }
-    if let Some(manifest) = read(src, "Cargo.toml").and_then(|t| t.parse::<toml::Table>().ok()) {
-        let version = manifest
-            .get("package")
-            .and_then(|p| p.get("rust-version"))
-            .or_else(|| {
-                manifest
-                    .get("workspace")?
-                    .get("package")?
-                    .get("rust-version")
-            })
-            .and_then(|v| v.as_str());
-        if let Some(v) = version {
-            out.push(format!("rust-version {v} (Cargo.toml)"));
-        }
-    }
-    out
+/// What a Rust or Go tree declares of its toolchain, in words ([`proven_sandbox_plan::toolchain`]
+/// reads it, and chooses among toolchain images by it).
+fn declared(wants: Vec<proven_sandbox_plan::toolchain::Wants>) -> Vec<String> {
+    wants.iter().map(|w| w.source().to_string()).collect()
 }
 
 fn go_declared(src: &Path) -> Vec<String> {
-    let Some(text) = read(src, "go.mod") else {
+    if read(src, "go.mod").is_none() {
         return vec!["no go.mod (a package from before modules)".into()];
-    };
-    text.lines()
-        .map(str::trim)
-        .filter_map(|l| {
-            let (key, value) = l.split_once(char::is_whitespace)?;
-            matches!(key, "go" | "toolchain").then(|| format!("{key} {} (go.mod)", value.trim()))
-        })
-        .collect()
+    }
+    declared(proven_sandbox_plan::toolchain::go_wants(src))
 }
 
 #[cfg(test)]

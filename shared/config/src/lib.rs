@@ -243,7 +243,7 @@ impl std::fmt::Debug for RepositorySettings {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxSettings {
     pub docker_host: String,
-    /// `(language, pythonX.Y or nodeNN, image)`.
+    /// `(language, pythonX.Y, nodeNN, rustX.Y or goX.Y, image)`.
     pub images: Vec<(String, String)>,
     pub registries: Vec<String>,
     pub pip_index_url: Option<String>,
@@ -1096,6 +1096,24 @@ mod tests {
             e.to_string(),
             "PROVEN_COLOR: \"blue\" is not allowed: expected one of auto, always, never"
         );
+    }
+
+    #[test]
+    fn toolchain_images_are_accepted_and_a_malformed_version_is_refused_by_name() {
+        let images = "rust1.96=r196,go1.27.1=g127,python3.8=p38,node22=n22";
+        let settings = Layers::from_env(env(&[("PROVEN_SANDBOX_IMAGES", images)]))
+            .expect("env")
+            .resolve()
+            .expect("valid");
+        assert_eq!(settings.sandbox.images.len(), 4);
+        for bad in ["rust1=r", "go1.x=g", "rustc1.96=r"] {
+            let e = Layers::from_env(env(&[("PROVEN_SANDBOX_IMAGES", bad)]))
+                .expect("env")
+                .resolve()
+                .expect_err(bad);
+            assert_eq!(e.key, "sandbox.images", "{bad}");
+            assert!(e.to_string().contains("rustX.Y or goX.Y"), "{e}");
+        }
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub enum Allowed {
     /// Comma-separated registries a preparation may reach: `host`, `host:port`, `*.domain`,
     /// or `name[:port]=address:port`.
     RegistryList,
-    /// Comma-separated `LANGUAGE=image`, `pythonX.Y=image` or `nodeNN=image`.
+    /// Comma-separated `LANGUAGE=image`, `pythonX.Y=image`, `nodeNN=image`, `rustX.Y=image` or `goX.Y=image`.
     ImageList,
     /// A word without whitespace or control characters (e.g. `sum.golang.org`, `off`).
     Token,
@@ -190,22 +190,27 @@ fn check_registry_entry(e: &str) -> Result<(), String> {
     }
 }
 
-/// One entry of [`Allowed::ImageList`]: `LANGUAGE=image`, `pythonX.Y=image` or
-/// `nodeNN=image`.
+/// One entry of [`Allowed::ImageList`]: `LANGUAGE=image`, `pythonX.Y=image`,
+/// `nodeNN=image`, `rustX.Y[.Z]=image` or `goX.Y[.Z]=image`.
 fn check_image_entry(e: &str) -> Result<(), String> {
     let Some((lang, image)) = e.split_once('=') else {
         return Err(format!("{e:?} is not LANGUAGE=image"));
     };
-    let version = lang.strip_prefix("python").unwrap_or_default();
-    let node_major = lang.strip_prefix("node").unwrap_or_default();
+    let numbers = |v: &str, parts: std::ops::RangeInclusive<usize>| {
+        parts.contains(&v.split('.').count()) && v.split('.').all(|p| p.parse::<u32>().is_ok())
+    };
+    let versioned = |prefix: &str, parts| {
+        lang.strip_prefix(prefix)
+            .is_some_and(|v| !v.is_empty() && numbers(v, parts))
+    };
     let lang_ok = matches!(lang, "python" | "rust" | "node" | "go")
-        || (!version.is_empty()
-            && version.split('.').count() == 2
-            && version.split('.').all(|p| p.parse::<u32>().is_ok()))
-        || (!node_major.is_empty() && node_major.parse::<u32>().is_ok());
+        || versioned("python", 2..=2)
+        || versioned("node", 1..=1)
+        || versioned("rust", 2..=3)
+        || versioned("go", 2..=3);
     if !lang_ok {
         Err(format!(
-            "{lang:?} is not python, rust, node, go, pythonX.Y or nodeNN"
+            "{lang:?} is not python, rust, node, go, pythonX.Y, nodeNN, rustX.Y or goX.Y"
         ))
     } else if image.is_empty() || image.contains(char::is_whitespace) {
         Err(format!("{image:?} is not an image name"))
@@ -366,7 +371,7 @@ impl Allowed {
                 "comma-separated host, host:port, *.domain or name=address:port".into()
             }
             Allowed::ImageList => {
-                "comma-separated python|rust|node|go|pythonX.Y|nodeNN=image, or empty".into()
+                "comma-separated python|rust|node|go|pythonX.Y|nodeNN|rustX.Y|goX.Y=image, or empty".into()
             }
             Allowed::Token => "a word without spaces".into(),
             Allowed::PathList => "comma-separated absolute directories, or empty".into(),
@@ -1274,7 +1279,10 @@ pub static SETTINGS: &[Setting] = &[
               `python=IMAGE,rust=IMAGE,...`; `pythonX.Y=IMAGE` adds an image of that Python, chosen for \
               a project whose declared Python (requires-python, python_requires, tox envlist, classifiers, \
               .python-version) the default image's does not satisfy; `nodeNN=IMAGE` adds an image of that \
-              Node major, chosen for a project whose package.json `engines.node` allows it (the newest such).",
+              Node major, chosen for a project whose package.json `engines.node` allows it (the newest such); \
+              `rustX.Y=IMAGE` and `goX.Y=IMAGE` add images of those toolchains, chosen for a project that pins \
+              one (rust-toolchain's channel, go.mod's `toolchain`: that version, else the nearest newer) or \
+              needs a newer one than the default has (Cargo.toml's `rust-version`, go.mod's `go`: the newest that meets it).",
     },
     Setting {
         key: "sandbox.registries",

@@ -48,6 +48,7 @@ pub mod registries;
 pub mod skeleton;
 pub mod suite;
 pub mod tally;
+pub mod toolchain;
 pub mod tools;
 pub mod tox;
 pub mod tree;
