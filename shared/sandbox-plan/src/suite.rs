@@ -752,14 +752,16 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
     }
 }
 
-/// The recipe lines of a Makefile target.
+/// The recipe lines of a Makefile target, its variables expanded ([`make_expand`]).
 fn make_target(text: &str, target: &str) -> Vec<String> {
+    let vars = make_variables(text);
     let mut lines = Vec::new();
     let mut inside = false;
     for raw in text.lines() {
         if raw.starts_with('\t') {
             if inside {
-                lines.push(raw.trim().trim_start_matches('@').to_string());
+                let line = raw.trim().trim_start_matches(['@', '-']);
+                lines.push(make_expand(line, &vars, 0));
             }
             continue;
         }
@@ -768,6 +770,72 @@ fn make_target(text: &str, target: &str) -> Vec<String> {
         });
     }
     lines
+}
+
+/// A Makefile's simple variable definitions (`NAME = v`, `NAME ?= v`, `NAME := v`, `NAME
+/// ::= v`), the first of each name (a later `?=` does not override; conditionals are not
+/// read).
+fn make_variables(text: &str) -> Vec<(String, String)> {
+    let mut vars: Vec<(String, String)> = Vec::new();
+    for raw in text.lines() {
+        if raw.starts_with('\t') {
+            continue;
+        }
+        let line = raw.strip_prefix("export ").unwrap_or(raw).trim();
+        let Some(at) = line.find('=') else {
+            continue;
+        };
+        let name = line[..at].trim_end_matches([':', '?', '+']).trim();
+        let valid = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if valid && !vars.iter().any(|(n, _)| n == name) {
+            vars.push((name.to_string(), line[at + 1..].trim().to_string()));
+        }
+    }
+    vars
+}
+
+/// A recipe line with `$(NAME)` and `${NAME}` replaced by the Makefile's definitions, as
+/// make runs it with no variable given on its command line. A variable naming the Python
+/// interpreter that the Makefile does not define (`$(PYTHON)`, commonly given by the caller
+/// or the environment) stands for `python`; other undefined ones, and make's functions
+/// (`$(shell …)`), stay as written, so no command is guessed from them.
+fn make_expand(line: &str, vars: &[(String, String)], depth: usize) -> String {
+    const PYTHONS: &[&str] = &["PYTHON", "PY", "PYTHON3", "PYTHON_BIN", "PYTHON_EXE"];
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let close = match after.chars().next() {
+            Some('(') => ')',
+            Some('{') => '}',
+            _ => {
+                out.push('$');
+                rest = after;
+                continue;
+            }
+        };
+        let Some(end) = after.find(close) else {
+            out.push_str(&rest[at..]);
+            return out;
+        };
+        let name = &after[1..end];
+        let value = vars
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .or_else(|| PYTHONS.contains(&name).then_some("python"));
+        match value {
+            Some(v) if depth < 8 => out.push_str(&make_expand(v, vars, depth + 1)),
+            _ => out.push_str(&rest[at..at + 2 + end]),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn default_env(language: Language) -> Vec<(String, String)> {
@@ -1347,6 +1415,34 @@ mod tests {
         );
         assert_eq!(s.run.command, ["python3", "-m", "nose", "-v", "tests"]);
         assert_eq!(suite(Language::Python, &[]).source, "the default");
+        // yt-dlp's family: the interpreter and the runner named by make variables.
+        let s = suite(
+            Language::Python,
+            &[(
+                "Makefile",
+                "PYTEST ?= $(PYTHON) -m pytest\nTESTS := test/unit\n\ntest:\n\t-$(PYTEST) -Werror ${TESTS}\n",
+            )],
+        );
+        assert_eq!(s.source, "Makefile test");
+        assert_eq!(
+            &s.run.command[..3],
+            ["python3", "-m", "pytest"],
+            "{:?}",
+            s.run.command
+        );
+        assert!(
+            s.run
+                .command
+                .ends_with(&["-Werror".into(), "test/unit".into()]),
+            "{:?}",
+            s.run.command
+        );
+        // A variable it cannot know is never guessed: the default suite runs.
+        let s = suite(
+            Language::Python,
+            &[("Makefile", "test:\n\t$(RUNNER) tests\n")],
+        );
+        assert_eq!(s.source, "the default");
     }
 
     #[test]
