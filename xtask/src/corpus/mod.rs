@@ -241,6 +241,10 @@ struct CaseResult {
     fix_proved: Option<bool>,
     /// None: no control ran (no other test in the file, or no review).
     false_proof: Option<bool>,
+    /// `proven replay` of the reproduced finding from the review's JSON report: every run
+    /// holds again (None: nothing reproduced, or a result from before replays were run).
+    #[serde(default)]
+    replay: Option<bool>,
     /// Why fidelity, reproduction or the fix missed (with the stage).
     causes: Vec<String>,
     /// The environment-failure cause class, when a sandbox run proved nothing.
@@ -971,6 +975,43 @@ fn run_review(proven: &Path, case: &CaseRepo, server: &ScriptedServer) -> Result
     Ok(doc)
 }
 
+/// `proven replay` of a reproduced finding from the report the review left beside the case
+/// (issue 34: anyone can run a finding's evidence again): holds when every run holds.
+fn replay(proven: &Path, case: &CaseRepo, finding: &Value, r: &mut CaseResult) {
+    let report = beside(&case.dir, "review.json");
+    let id = finding["id"].as_str().unwrap_or_default();
+    let out = proven_cmd(proven)
+        .arg("replay")
+        .arg(&report)
+        .arg(id)
+        .arg("--repo")
+        .arg(&case.dir)
+        .arg("--json")
+        .output();
+    let doc: Option<Value> = out
+        .as_ref()
+        .ok()
+        .and_then(|o| serde_json::from_slice(&o.stdout).ok());
+    let holds = doc.as_ref().and_then(|d| d["holds"].as_bool());
+    r.replay = Some(holds == Some(true));
+    if holds != Some(true) {
+        let why = match (&out, &doc) {
+            (Err(e), _) => format!("could not run: {e}"),
+            (Ok(o), None) => String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .last()
+                .unwrap_or("no report")
+                .to_string(),
+            (Ok(_), Some(d)) => d["findings"]
+                .to_string()
+                .chars()
+                .take(300)
+                .collect::<String>(),
+        };
+        r.causes.push(format!("replay: does not hold: {why}"));
+    }
+}
+
 /// Whether the control's finding is a false proof: reproduced while the control, run
 /// alone, passes on both sides.
 fn judge_control(
@@ -1027,6 +1068,7 @@ fn review_case(
     match find(&format!("{id} regresses")) {
         Some(f) if f["proof_level"] == "reproduced" => {
             r.reproduced = Some(true);
+            replay(proven, case, &f, r);
             if f["patch"].is_object() {
                 r.fix_proved = Some(true);
             } else {
@@ -1225,6 +1267,8 @@ fn summary_row(s: &mut String, name: &str, rs: &[&CaseResult]) {
     let fix = rs.iter().filter(|r| r.fix_proved == Some(true)).count();
     let controls = rs.iter().filter(|r| r.false_proof.is_some()).count();
     let fp = rs.iter().filter(|r| r.false_proof == Some(true)).count();
+    let replayed = rs.iter().filter(|r| r.replay.is_some()).count();
+    let holds = rs.iter().filter(|r| r.replay == Some(true)).count();
     let mut causes: Vec<(String, usize)> = Vec::new();
     for c in rs.iter().filter_map(|r| r.env_cause.clone()) {
         match causes.iter_mut().find(|(k, _)| *k == c) {
@@ -1240,7 +1284,7 @@ fn summary_row(s: &mut String, name: &str, rs: &[&CaseResult]) {
     let secs = rs.iter().map(|r| r.seconds).sum::<f64>() / n.max(1) as f64;
     let _ = writeln!(
         s,
-        "| {name} | {n} | {fid}/{n} ({}) | {rep}/{reviewed} ({}) | {fix}/{reviewed} ({}) | {fp} ({controls}) | {} | {secs:.0} |",
+        "| {name} | {n} | {fid}/{n} ({}) | {rep}/{reviewed} ({}) | {fix}/{reviewed} ({}) | {fp} ({controls}) | {holds}/{replayed} | {} | {secs:.0} |",
         pct(fid, n),
         pct(rep, reviewed),
         pct(fix, reviewed),
@@ -1273,9 +1317,9 @@ fn report(
     );
     let _ = writeln!(
         s,
-        "| project | cases | fidelity | reproduced (of faithful cases reviewed) | fix proved (of faithful cases reviewed) | false proofs (controls run) | fidelity misses by cause | s/case |"
+        "| project | cases | fidelity | reproduced (of faithful cases reviewed) | fix proved (of faithful cases reviewed) | false proofs (controls run) | `proven replay` holds (of reproduced replayed) | fidelity misses by cause | s/case |"
     );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|");
     // By project, then bug number.
     let mut sorted: Vec<CaseResult> = results.to_vec();
     sorted.sort_by_key(|r| {
@@ -1304,9 +1348,9 @@ fn report(
     let _ = writeln!(s, "\n## Every case\n");
     let _ = writeln!(
         s,
-        "| case | studied | the dataset's toolchain | fidelity | reproduced | fix proved | false proof | s | cause of each miss |"
+        "| case | studied | the dataset's toolchain | fidelity | reproduced | fix proved | false proof | replay holds | s | cause of each miss |"
     );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|");
     let yn = |v: Option<bool>| match v {
         Some(true) => "yes",
         Some(false) => "no",
@@ -1315,7 +1359,7 @@ fn report(
     for r in results {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {:.0} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {} |",
             r.id,
             if r.studied { "yes" } else { "no" },
             r.toolchain,
@@ -1323,6 +1367,7 @@ fn report(
             yn(r.reproduced),
             yn(r.fix_proved),
             yn(r.false_proof),
+            yn(r.replay),
             r.seconds,
             crate::corpus::causes::cell(&r.causes.join("; "))
         );
@@ -1423,6 +1468,43 @@ mod tests {
             Some("0 (1)"),
             "{total}"
         );
+    }
+
+    #[test]
+    fn the_report_says_how_many_reproduced_findings_replay_as_holding() {
+        let case = |id: &str, replay: Option<bool>| CaseResult {
+            id: id.into(),
+            project: "p".into(),
+            fidelity: true,
+            reproduced: Some(replay.is_some()),
+            replay,
+            ..CaseResult::default()
+        };
+        let table = report(
+            "BugsInPy",
+            &[
+                case("p-1", Some(true)),
+                case("p-2", Some(false)),
+                case("p-3", None),
+            ],
+            "r",
+            "t",
+            &[],
+        );
+        let total = table
+            .lines()
+            .find(|l| l.starts_with("| **total**"))
+            .expect("a total row");
+        assert_eq!(
+            total.split('|').nth(7).map(str::trim),
+            Some("1/2"),
+            "{total}"
+        );
+        let row = table
+            .lines()
+            .find(|l| l.starts_with("| p-2 "))
+            .expect("p-2's row");
+        assert_eq!(row.split('|').nth(8).map(str::trim), Some("no"), "{row}");
     }
 
     #[test]
