@@ -114,11 +114,16 @@ ensure_newer_go() {
 ensure_sandbox_images() {
     ensure_go
     # Debian packages the images carry that a minimal host may lack.
-    if ! dpkg-query -W -f='${Status}' less 2>/dev/null | grep -q 'ok installed'; then
-        docker_log "installing Debian's less (the sandbox images carry it)"
-        docker_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-            --no-install-recommends less >/dev/null ||
-            { docker_log "less is missing: install the Debian package 'less'"; return 1; }
+    local p missing=()
+    for p in less make patch procps hostname file git; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        docker_log "installing Debian's ${missing[*]} (the sandbox images carry them)"
+        { docker_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null &&
+            docker_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+                --no-install-recommends "${missing[@]}" >/dev/null; } ||
+            { docker_log "missing: install the Debian packages ${missing[*]}"; return 1; }
     fi
     # The four languages, and Node 22 (a project whose engines ask for it runs there when
     # PROVEN_SANDBOX_IMAGES names it; the sandbox tests use it).

@@ -7,7 +7,7 @@ RUN cp -a "$(rustc --print sysroot)" /opt/rust \
 
 FROM debian:bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends gcc g++ libc6-dev less git \
+ && apt-get install -y --no-install-recommends gcc g++ libc6-dev less git make patch procps hostname file mawk \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd -g 10001 sandbox \
  && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \

@@ -585,6 +585,30 @@ async fn a_test_that_runs_git_in_a_temporary_directory_finds_it() {
     );
 }
 
+/// Suites run the commands of a developer's machine in subprocesses (rich's `which python`
+/// and `head`, a server's test reading `ps`, a recipe run with `make`, `awk` in a helper
+/// script): every image carries them, so such a test does not fail on a missing command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_that_runs_the_usual_shell_commands_finds_them() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let project = python_project();
+    let test = "import subprocess\n\ndef run(*a, **k):\n    return subprocess.run(list(a), check=True, capture_output=True, text=True, **k).stdout\n\ndef test_the_usual_commands(tmp_path):\n    assert run('which', 'python3').strip().endswith('python3')\n    assert run('awk', '{print $2}', input='a b\\n') == 'b\\n'\n    assert 'PID' in run('ps')\n    (tmp_path / 'Makefile').write_text('all:\\n\\t@echo made\\n')\n    assert run('make', '-C', str(tmp_path)).strip().endswith('made')\n    (tmp_path / 'a.txt').write_text('one\\n')\n    (tmp_path / 'p.diff').write_text('--- a.txt\\n+++ a.txt\\n@@ -1 +1 @@\\n-one\\n+two\\n')\n    run('patch', '-i', 'p.diff', 'a.txt', cwd=tmp_path)\n    assert (tmp_path / 'a.txt').read_text() == 'two\\n'\n    assert run('hostname')\n    assert 'text' in run('file', str(tmp_path / 'a.txt'))\n";
+    let request = RunRequest::new(
+        project.repo.path(),
+        &project.base,
+        Language::Python,
+        pytest("tests/test_commands.py"),
+    )
+    .with_file("tests/test_commands.py", test);
+    let record = sandbox.run(&request).await.expect("run");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+}
+
 /// The images' LANG names C.UTF-8, and the locale is there: `setlocale` succeeds, so an old
 /// Python (3.6 has no UTF-8 mode) reads a project's files as UTF-8, as on a developer's
 /// machine, not as ASCII.
