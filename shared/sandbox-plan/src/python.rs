@@ -242,6 +242,7 @@ pub fn read_plan(src: &Path) -> PythonPlan {
     for (_, installs) in &ci {
         plan.wanted.extend(installs.wanted.clone());
     }
+    plan.wanted.extend(runner_groups(src));
     // Lock files first: what they pin is what runs.
     lock_files(src, &mut plan, &mut specs);
     for file in requirement_files(src) {
@@ -1196,17 +1197,7 @@ fn tox_config(
             }
         }
     }
-    let testenvs: Vec<String> = tox
-        .section_names()
-        .filter(|s| {
-            *s == "testenv"
-                || s.starts_with("testenv:py")
-                || *s == "testenv:test"
-                || *s == "testenv:tests"
-        })
-        .map(String::from)
-        .collect();
-    for section in testenvs {
+    for section in tox_testenvs(tox) {
         for line in tox.values(&section, "deps") {
             let line = line.replace("{toxinidir}/", "").replace("{toxinidir}", ".");
             // A factor-conditional line (`py37: mock`) applies to that factor only: a
@@ -1252,6 +1243,88 @@ fn tox_config(
     }
 }
 
+/// The sections of tox's test environments.
+fn tox_testenvs(tox: &crate::tox::Tox) -> Vec<String> {
+    tox.section_names()
+        .filter(|s| {
+            *s == "testenv"
+                || s.starts_with("testenv:py")
+                || *s == "testenv:test"
+                || *s == "testenv:tests"
+        })
+        .map(String::from)
+        .collect()
+}
+
+/// The dependency groups a project's test runner installs: tox's `dependency_groups` (tox
+/// 4.22) and nox's `nox.project.dependency_groups(PYPROJECT, "test")`, read before the
+/// manifests so that a group of any name is prepared.
+fn runner_groups(src: &Path) -> Wanted {
+    let mut wanted = Wanted::default();
+    let mut group = |name: &str| {
+        let name = name.trim();
+        if !name.is_empty() && !name.contains(['{', '$']) {
+            wanted
+                .groups
+                .insert(proven_lockfile::pins::normalise_name(name));
+        }
+    };
+    if let Some(tox) = crate::tox::Tox::find(&|name| read(src, name)) {
+        for section in tox_testenvs(&tox) {
+            for line in tox.values(&section, "dependency_groups") {
+                line.split([',', ' ']).for_each(&mut group);
+            }
+        }
+    }
+    if let Some(text) = read(src, "noxfile.py") {
+        for (at, _) in text.match_indices("dependency_groups(") {
+            let args = call_args(&text[at + "dependency_groups(".len()..]);
+            // The first argument is the pyproject's path or its parsed table.
+            for name in args.iter().skip(1).filter_map(|a| string_literal(a)) {
+                group(name);
+            }
+        }
+    }
+    wanted
+}
+
+/// A call's arguments, as written, from just after its `(`: split on the commas outside
+/// brackets and strings, up to the `)` that closes it.
+fn call_args(body: &str) -> Vec<&str> {
+    let mut args = Vec::new();
+    let (mut depth, mut quote, mut start) = (0usize, None::<char>, 0usize);
+    for (i, c) in body.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') if depth > 0 => depth -= 1,
+            (None, ')') => {
+                args.push(body[start..i].trim());
+                break;
+            }
+            (None, ',') if depth == 0 => {
+                args.push(body[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    args.retain(|a| !a.is_empty());
+    args
+}
+
+/// The text of a Python string literal written whole (`"pytest>=7"`, `'-e.'`); None for
+/// any other expression (a name, a starred list, a call), which is never a requirement.
+fn string_literal(arg: &str) -> Option<&str> {
+    let arg = arg.trim();
+    ['"', '\''].into_iter().find_map(|q| {
+        let inner = arg.strip_prefix(q)?.strip_suffix(q)?;
+        (!inner.contains(q)).then_some(inner)
+    })
+}
+
 fn noxfile(
     src: &Path,
     text: &str,
@@ -1263,11 +1336,10 @@ fn noxfile(
     // `session.install(".[test]")`: string literals only, read, never run.
     for (at, _) in text.match_indices("session.install(") {
         let body = &text[at + "session.install(".len()..];
-        let Some(end) = body.find(')') else { continue };
-        let args: Vec<String> = body[..end]
-            .split(',')
-            .map(|a| a.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
-            .filter(|a| !a.is_empty() && !a.contains('*') && !a.contains('='))
+        let args: Vec<String> = call_args(body)
+            .into_iter()
+            .filter_map(string_literal)
+            .map(str::to_string)
             .collect();
         let mut args = args.into_iter().peekable();
         while let Some(arg) = args.next() {
@@ -1627,6 +1699,33 @@ mod tests {
         let mut got = specs(&plan);
         got.sort();
         assert_eq!(got, ["core", "ruff", "uvicorn>=0.30"]);
+    }
+
+    /// packaging's noxfile: `session.install(*HYPOTHESIS, *nox.project.dependency_groups(
+    /// PYPROJECT, "test"))` was read as a requirement named `test`; the groups a runner
+    /// installs are prepared whatever their names, and only string literals are requirements.
+    #[test]
+    fn the_groups_nox_and_tox_install_are_prepared_and_only_literals_are_requirements() {
+        let noxfile = "import nox\nPYPROJECT = nox.project.load_toml('pyproject.toml')\n\n@nox.session\ndef tests(session):\n    session.install(\n        *BINARY_ONLY, *nox.project.dependency_groups(PYPROJECT, \"cov\"), \"pytest>=7, <9\"\n    )\n    session.install(\"-e.\", env=ENV)\n";
+        let pyproject = "[project]\nname = \"p\"\n[dependency-groups]\ncov = [\"coverage[toml]\"]\nlint = [\"ruff\"]\ndocs = [\"sphinx\"]\n";
+        let tox = "[testenv]\ndependency_groups = lint\ncommands = pytest\n";
+        let dir = tree(&[
+            ("noxfile.py", noxfile),
+            ("pyproject.toml", pyproject),
+            ("tox.ini", tox),
+        ]);
+        let plan = read_plan(dir.path());
+        let got = specs(&plan);
+        for wanted in ["coverage[toml]", "ruff", "pytest>=7, <9"] {
+            assert!(got.contains(&wanted), "{wanted} not in {got:?}");
+        }
+        assert!(!got.iter().any(|s| s.contains("sphinx")), "{got:?}");
+        assert!(
+            plan.refused.is_empty(),
+            "nothing that is no requirement is read as one: {:?}",
+            plan.refused
+        );
+        assert!(plan.project);
     }
 
     #[test]
