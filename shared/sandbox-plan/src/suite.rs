@@ -843,7 +843,8 @@ fn default_env(language: Language) -> Vec<(String, String)> {
 }
 
 /// The npm `test` script, run by the shell inside the sandbox (node_modules/.bin is on the
-/// path there); npm's placeholder script is no suite. A `pretest` script runs first, as
+/// path there); npm's placeholder script is no suite. The project's `prepare` script runs
+/// first, as `npm ci` runs it after installing; a `pretest` script next, as
 /// `npm test` runs it (a build the tests load, such as a TypeScript compile); `posttest`
 /// runs after the tests have reported (a linter) and decides nothing about them: not run.
 fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
@@ -860,21 +861,38 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
     let test = script("test").filter(|s| !s.contains("no test specified"));
     match test {
         Some(test) => {
-            let (command, source) = match script("pretest") {
-                Some(pretest) => (
-                    // Each in a shell of its own, as npm runs them; the tests only after a
-                    // pretest that succeeded.
-                    format!("( {pretest} ) && ( {test} )"),
-                    "package.json scripts.pretest, scripts.test",
-                ),
-                None => (test, "package.json scripts.test"),
+            // `prepare` is what `npm ci` runs after installing, in the project's CI before
+            // its tests (koa's builds the `dist/koa.mjs` its ESM test imports); the
+            // preparation never runs a package's scripts, so the run does.
+            let steps: Vec<(&str, String)> = ["prepare", "pretest"]
+                .into_iter()
+                .filter_map(|name| script(name).map(|s| (name, s)))
+                .chain([("test", test)])
+                .collect();
+            let command = match &steps[..] {
+                [(_, only)] => only.clone(),
+                // Each in a shell of its own, as npm runs them; each only after the one
+                // before it succeeded.
+                _ => steps
+                    .iter()
+                    .map(|(_, s)| format!("( {s} )"))
+                    .collect::<Vec<_>>()
+                    .join(" && "),
             };
+            let source = format!(
+                "package.json {}",
+                steps
+                    .iter()
+                    .map(|(name, _)| format!("scripts.{name}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
             DocumentedSuite {
                 run: TestRun {
                     command: vec!["sh".into(), "-c".into(), command],
                     env: default_env(Language::Node),
                 },
-                source: source.into(),
+                source,
                 selector: None,
             }
         }
@@ -1469,6 +1487,19 @@ mod tests {
             "pretest runs first, as npm test runs it; posttest (a linter) does not"
         );
         assert_eq!(s.source, "package.json scripts.pretest, scripts.test");
+        // koa: `prepare` builds what an ESM test imports; `npm ci` ran it before the tests.
+        let s = suite(
+            Language::Node,
+            &[(
+                "package.json",
+                r#"{"scripts": {"build": "gen-esm-wrapper . ./dist/koa.mjs", "prepare": "npm run build", "test": "node --test"}}"#,
+            )],
+        );
+        assert_eq!(
+            s.run.command,
+            ["sh", "-c", "( npm run build ) && ( node --test )"]
+        );
+        assert_eq!(s.source, "package.json scripts.prepare, scripts.test");
         let s = suite(
             Language::Node,
             &[(
