@@ -178,8 +178,7 @@ pub fn manifest(path: &str, text: &str) -> Result<Pipfile, ReadError> {
                 {
                     Wants::Elsewhere
                 }
-                TomlValue::Table(t) => match t.get("version").and_then(|v| toml_str(v.get_ref()))
-                {
+                TomlValue::Table(t) => match t.get("version").and_then(|v| toml_str(v.get_ref())) {
                     Some("*") | None => Wants::Registry(String::new()),
                     Some(v) => Wants::Registry(v.to_string()),
                 },

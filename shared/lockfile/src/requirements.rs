@@ -593,7 +593,8 @@ pytest>=7 \\
 .[test]
 ";
         let read = lines(text);
-        let kinds: Vec<(usize, LineKind)> = read.iter().map(|l| (l.number, l.kind.clone())).collect();
+        let kinds: Vec<(usize, LineKind)> =
+            read.iter().map(|l| (l.number, l.kind.clone())).collect();
         let option = |name: &str, value: &str| LineKind::Option {
             name: name.into(),
             value: value.into(),
@@ -604,7 +605,10 @@ pytest>=7 \\
                 (1, LineKind::Blank),
                 (2, req("flask==2.0.1")),
                 (5, req("Django[argon2]==3.2.4")),
-                (6, req("importlib-metadata==4.0.0 ; python_version < \"3.8\"")),
+                (
+                    6,
+                    req("importlib-metadata==4.0.0 ; python_version < \"3.8\"")
+                ),
                 (7, req("requests==2.31.0")),
                 (8, LineKind::Blank),
                 (9, LineKind::Include("base.txt".into())),
@@ -634,7 +638,10 @@ pytest>=7 \\
             other => panic!("{other:?}"),
         };
         let flask = parsed(1).unwrap();
-        assert_eq!((flask.name.as_str(), flask.version.as_deref()), ("flask", Some("2.0.1")));
+        assert_eq!(
+            (flask.name.as_str(), flask.version.as_deref()),
+            ("flask", Some("2.0.1"))
+        );
         assert_eq!(
             parsed(3).unwrap().marker.as_deref(),
             Some("python_version < \"3.8\"")
@@ -647,7 +654,10 @@ pytest>=7 \\
         assert_eq!(parsed(19), None, "the project itself has no name");
         assert_eq!(parsed(18).unwrap().specifier, ">=7");
         // One line on its own reads the same as in a file.
-        assert_eq!(classify("  -r base.txt "), LineKind::Include("base.txt".into()));
+        assert_eq!(
+            classify("  -r base.txt "),
+            LineKind::Include("base.txt".into())
+        );
         assert_eq!(classify("six==1.16.0 \\"), req("six==1.16.0"));
         assert_eq!(classify(""), LineKind::Blank);
     }

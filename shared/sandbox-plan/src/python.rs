@@ -1233,7 +1233,11 @@ fn pipfile(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
             .push((format!("=={v}.*"), "Pipfile".into()));
     }
     for package in pipfile.packages {
-        let section = if package.dev { "dev-packages" } else { "packages" };
+        let section = if package.dev {
+            "dev-packages"
+        } else {
+            "packages"
+        };
         let source = format!("Pipfile [{section}]");
         match package.wants {
             Wants::Registry(version) => {
