@@ -30,11 +30,11 @@ mod gomod;
 mod gradle;
 mod npm;
 pub mod pins;
-mod pipfile;
+pub mod pipfile;
 mod pnpm;
 mod poetry;
 mod pom;
-mod requirements;
+pub mod requirements;
 mod uv;
 mod yarn;
 

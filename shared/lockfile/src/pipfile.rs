@@ -3,6 +3,9 @@
 //! A package only in `develop` is development-only. Git (`git` + `ref`), path (`path`) and
 //! file/URL (`file`) entries are not registry packages. Direct means listed in the Pipfile
 //! beside the lock (`[packages]`, `[dev-packages]`); without it the lock does not tell.
+//!
+//! [`manifest`] is the one reader of a Pipfile: the lock's direct marks and the sandbox's
+//! preparation both take it from there.
 
 use std::collections::HashMap;
 
@@ -12,7 +15,10 @@ use crate::Ctx;
 use crate::collect::Deps;
 use crate::error::ReadError;
 use crate::pins::{Elsewhere, Pin, Pins};
-use crate::text::{JsonLines, LineIndex, Seg, Shape, TomlShape, parse_json, parse_toml};
+use crate::text::{
+    JsonLines, LineIndex, Seg, Shape, TomlShape, TomlValue, parse_json, parse_toml, toml_str,
+    toml_table,
+};
 
 pub(crate) fn read(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, ReadError> {
     let path = ctx.path;
@@ -91,32 +97,102 @@ pub(crate) fn read(ctx: &mut Ctx<'_>, text: &str) -> Result<Vec<Dependency>, Rea
 /// The Pipfile beside the lock: normalised names it lists → listed only in dev-packages.
 fn sibling_pipfile(ctx: &mut Ctx<'_>) -> Option<HashMap<String, bool>> {
     let (path, text) = ctx.sibling("Pipfile")?;
-    let index = LineIndex::new(&text);
-    let parsed = parse_toml(&path, &text, &index).and_then(|doc| {
-        let sh = TomlShape {
-            path: &path,
-            index: &index,
-        };
-        let mut out: HashMap<String, bool> = HashMap::new();
-        for (section, dev) in [("packages", false), ("dev-packages", true)] {
-            if let Some(t) = sh.table(&doc, section)? {
-                for (name, _) in t.iter() {
-                    let e = out
-                        .entry(Ecosystem::PyPI.normalize_name(name.get_ref()))
-                        .or_insert(true);
-                    *e = *e && dev;
-                }
+    match manifest(&path, &text) {
+        Ok(pipfile) => {
+            let mut out: HashMap<String, bool> = HashMap::new();
+            for p in pipfile.packages {
+                let e = out
+                    .entry(Ecosystem::PyPI.normalize_name(&p.name))
+                    .or_insert(true);
+                *e = *e && p.dev;
             }
+            Some(out)
         }
-        Ok(out)
-    });
-    match parsed {
-        Ok(m) => Some(m),
         Err(e) => {
             ctx.note(format!("{e} (so direct marks are not applied)"));
             None
         }
     }
+}
+
+/// What a Pipfile declares: the packages of `[packages]` and `[dev-packages]`, and the
+/// Python of `[requires]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pipfile {
+    /// `[requires] python_version` (`"3.9"`).
+    pub python_version: Option<String>,
+    /// `[packages]` first, then `[dev-packages]`, each in the order the TOML table keeps.
+    pub packages: Vec<Package>,
+}
+
+/// One package a Pipfile names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Package {
+    pub name: String,
+    /// Listed in `[dev-packages]`.
+    pub dev: bool,
+    pub wants: Wants,
+    /// The line its key is on.
+    pub line: Option<u32>,
+}
+
+/// Where a Pipfile package comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wants {
+    /// The registry, with the version specifier as written (`>=6`); empty for any (`*`).
+    Registry(String),
+    /// A git repository, a path or a file/URL (`{git = ...}`, `{path = ...}`, `{file = ...}`).
+    Elsewhere,
+    /// A value that is neither a version nor a table.
+    Unreadable,
+}
+
+/// Reads a Pipfile; a file that is not TOML, or whose package sections are not tables, is an
+/// error naming the line.
+pub fn manifest(path: &str, text: &str) -> Result<Pipfile, ReadError> {
+    let index = LineIndex::new(text);
+    let doc = parse_toml(path, text, &index)?;
+    let sh = TomlShape {
+        path,
+        index: &index,
+    };
+    let mut out = Pipfile {
+        python_version: doc
+            .get("requires")
+            .and_then(|r| toml_table(r.get_ref()))
+            .and_then(|r| r.get("python_version"))
+            .and_then(|v| toml_str(v.get_ref()))
+            .map(str::to_string),
+        packages: Vec::new(),
+    };
+    for (section, dev) in [("packages", false), ("dev-packages", true)] {
+        let Some(table) = sh.table(&doc, section)? else {
+            continue;
+        };
+        for (name, value) in table.iter() {
+            let wants = match value.get_ref() {
+                TomlValue::String(v) if v.as_ref() == "*" => Wants::Registry(String::new()),
+                TomlValue::String(v) => Wants::Registry(v.to_string()),
+                TomlValue::Table(t)
+                    if ["git", "path", "file"].iter().any(|k| t.contains_key(*k)) =>
+                {
+                    Wants::Elsewhere
+                }
+                TomlValue::Table(t) => match t.get("version").and_then(|v| toml_str(v.get_ref())) {
+                    Some("*") | None => Wants::Registry(String::new()),
+                    Some(v) => Wants::Registry(v.to_string()),
+                },
+                _ => Wants::Unreadable,
+            };
+            out.packages.push(Package {
+                name: name.get_ref().to_string(),
+                dev,
+                wants,
+                line: Some(sh.line_of(name)),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Pipfile.lock for a project's tests: every package of both sections, at its version.
@@ -200,6 +276,41 @@ mod tests {
         );
         assert!(matches!(d[2].origin, Origin::Git { .. }));
         assert!(file.notes.iter().any(|n| n.contains("mylib")));
+    }
+
+    /// The Pipfile as both its readers take it: the lock's direct marks (names and
+    /// sections) and the sandbox's preparation (specifiers, sources elsewhere, the Python).
+    #[test]
+    fn a_pipfile_is_read_once_for_every_user() {
+        let text = "[[source]]\nurl = \"https://pypi.org/simple\"\n[packages]\nrequests = \"*\"\nDjango = \">=4,<5\"\nhttpx = {version = \"==0.27\", extras = [\"http2\"]}\nanyver = {extras = [\"x\"]}\nmine = {path = \".\", editable = true}\ngitpkg = {git = \"https://x/g.git\", ref = \"v1\"}\nodd = 3\n[dev-packages]\npytest = \">=6\"\nrequests = \"*\"\n[requires]\npython_version = \"3.9\"\n";
+        let pipfile = manifest("Pipfile", text).unwrap();
+        assert_eq!(pipfile.python_version.as_deref(), Some("3.9"));
+        let mut got: Vec<(&str, bool, &Wants, Option<u32>)> = pipfile
+            .packages
+            .iter()
+            .map(|p| (p.name.as_str(), p.dev, &p.wants, p.line))
+            .collect();
+        got.sort_by_key(|g| (g.1, g.3));
+        let any = Wants::Registry(String::new());
+        let spec = |s: &str| Wants::Registry(s.into());
+        assert_eq!(
+            got,
+            [
+                ("requests", false, &any, Some(4)),
+                ("Django", false, &spec(">=4,<5"), Some(5)),
+                ("httpx", false, &spec("==0.27"), Some(6)),
+                ("anyver", false, &any, Some(7)),
+                ("mine", false, &Wants::Elsewhere, Some(8)),
+                ("gitpkg", false, &Wants::Elsewhere, Some(9)),
+                ("odd", false, &Wants::Unreadable, Some(10)),
+                ("pytest", true, &spec(">=6"), Some(12)),
+                ("requests", true, &any, Some(13)),
+            ]
+        );
+        let err = manifest("Pipfile", "[packages\n").unwrap_err();
+        assert_eq!(err.kind, ReadErrorKind::Syntax);
+        let err = manifest("Pipfile", "packages = 3\n").unwrap_err();
+        assert_eq!((err.kind, err.line), (ReadErrorKind::Shape, Some(1)));
     }
 
     #[test]

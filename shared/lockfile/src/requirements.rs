@@ -7,6 +7,10 @@
 //! included files carry no line (their line would be in another file); a note names the file.
 //! pip-compile's `# via` annotations tell direct from transitive: a requirement annotated only
 //! with other packages is transitive; one with no annotation or `via -r ...` is direct.
+//!
+//! [`lines`] is the one reader of the format's lines ([`Line`], [`LineKind`]): this crate's
+//! dependency scan and the sandbox's preparation (which decides what to install and what to
+//! refuse) both read requirement files through it.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -18,27 +22,25 @@ use crate::error::ReadError;
 use crate::text::{load, to_u32};
 use crate::tree::{dir_of, join};
 
-/// A requirement line as pip reads it, after joining continuations and dropping comments.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Requirement {
-    pub(crate) name: String,
+/// A requirement as PEP 508 writes it, with pip's per-requirement options cut off.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Requirement {
+    pub name: String,
     /// The exact version, when a `==`/`===` pin gives one.
-    pub(crate) version: Option<String>,
+    pub version: Option<String>,
     /// The specifier text as written (`>=2,<3`), for notes.
-    pub(crate) specifier: String,
-    pub(crate) marker: Option<String>,
+    pub specifier: String,
+    /// The environment marker after `;`, when there is one.
+    pub marker: Option<String>,
     /// `name @ url`: a direct reference, not the registry's package.
-    pub(crate) url: Option<String>,
+    pub url: Option<String>,
 }
 
 /// Parses one requirement (PEP 508 with pip's per-requirement options); `None` when the line
 /// is not `name ...` (a bare URL or path).
 pub(crate) fn parse_requirement(line: &str) -> Option<Requirement> {
     // Per-requirement options (`--hash=...`, `--config-settings ...`) start at ` --`.
-    let mut spec = line;
-    if let Some(i) = find_option(spec) {
-        spec = spec.get(..i).unwrap_or(spec);
-    }
+    let spec = without_options(line);
     let (spec, marker) = match spec.split_once(';') {
         Some((s, m)) => (
             s.trim(),
@@ -105,55 +107,119 @@ pub(crate) fn parse_requirement(line: &str) -> Option<Requirement> {
     })
 }
 
-/// The start of pip's per-requirement options: `--` after whitespace.
-fn find_option(s: &str) -> Option<usize> {
+/// The text before pip's per-requirement options (`--hash=...`): `--` after whitespace.
+fn without_options(s: &str) -> &str {
     let b = s.as_bytes();
-    (1..b.len()).find(|&i| {
+    let at = (1..b.len()).find(|&i| {
         b.get(i) == Some(&b'-')
             && b.get(i + 1) == Some(&b'-')
             && b.get(i - 1).is_some_and(|c| c.is_ascii_whitespace())
-    })
+    });
+    at.and_then(|i| s.get(..i)).unwrap_or(s)
 }
 
-/// A logical line: its first physical line, its content without the comment, its comment.
-struct Logical {
-    line: usize,
-    content: String,
-    comment: Option<String>,
+/// One logical line of a requirements file, as pip reads it: `\` continuations joined,
+/// the comment (`#` at the start or after whitespace) split off.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// Its first physical line (from 1).
+    pub number: usize,
+    /// What it says, without the comment, trimmed.
+    pub content: String,
+    pub comment: Option<String>,
+    pub kind: LineKind,
 }
 
-/// Joins `\` continuations and splits off comments (`#` at the start or after whitespace).
-fn logical_lines(text: &str) -> Vec<Logical> {
+/// What a requirements line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineKind {
+    /// Nothing (a blank line or only a comment).
+    Blank,
+    /// `-r FILE`, `--requirement FILE`: another requirements file.
+    Include(String),
+    /// `-c FILE`, `--constraint FILE`: a constraints file.
+    Constraint(String),
+    /// `-e TARGET`, `--editable TARGET`.
+    Editable(String),
+    /// Any other option line (`--index-url URL`, `--pre`), its name as written (`-i`,
+    /// `--index-url`) and its value.
+    Option { name: String, value: String },
+    /// A requirement: `spec` is the line without pip's per-requirement options (`--hash`),
+    /// its environment marker kept; `parsed` is None when it does not start with a name (a
+    /// URL, a VCS reference, a path or an archive).
+    Requirement {
+        spec: String,
+        parsed: Option<Requirement>,
+    },
+}
+
+/// What one line says (`content`: already without its comment and continuations).
+pub fn classify(content: &str) -> LineKind {
+    let content = content.trim();
+    if content.is_empty() {
+        return LineKind::Blank;
+    }
+    if content.starts_with('-') {
+        let (name, value) = split_option(content);
+        let value = value.to_string();
+        return match name {
+            "-r" | "--requirement" => LineKind::Include(value),
+            "-c" | "--constraint" => LineKind::Constraint(value),
+            "-e" | "--editable" => LineKind::Editable(value),
+            _ => LineKind::Option {
+                name: name.to_string(),
+                value,
+            },
+        };
+    }
+    let spec = without_options(content)
+        .trim()
+        .trim_end_matches('\\')
+        .trim()
+        .to_string();
+    LineKind::Requirement {
+        parsed: parse_requirement(&spec),
+        spec,
+    }
+}
+
+/// The logical lines of a requirements file, blank ones included (their comments carry
+/// pip-compile's `# via` annotations).
+pub fn lines(text: &str) -> Vec<Line> {
     let mut out = Vec::new();
     let mut pending: Option<(usize, String)> = None;
+    let mut push = |number: usize, joined: &str| {
+        let (content, comment) = split_comment(joined);
+        out.push(Line {
+            number,
+            content: content.trim().to_string(),
+            comment,
+            kind: classify(content),
+        });
+    };
     for (i, raw) in text.lines().enumerate() {
         let raw = raw.trim_end_matches('\r');
+        // A comment line never continues, and ends a continued line (as pip reads it).
+        let is_comment = raw.trim_start().starts_with('#');
         let (start, mut joined) = match pending.take() {
             Some((start, mut acc)) => {
+                if is_comment {
+                    acc.push(' ');
+                }
                 acc.push_str(raw);
                 (start, acc)
             }
             None => (i + 1, raw.to_string()),
         };
-        if joined.ends_with('\\') {
+        if !is_comment && joined.ends_with('\\') {
             joined.pop();
             pending = Some((start, joined));
             continue;
         }
-        let (content, comment) = split_comment(&joined);
-        out.push(Logical {
-            line: start,
-            content: content.trim().to_string(),
-            comment,
-        });
+        push(start, &joined);
     }
     if let Some((start, joined)) = pending {
-        let (content, comment) = split_comment(&joined);
-        out.push(Logical {
-            line: start,
-            content: content.trim().to_string(),
-            comment,
-        });
+        push(start, &joined);
     }
     out
 }
@@ -244,26 +310,36 @@ impl Reader {
             is_top: path == self.top,
         };
         let mut last_pin: Option<usize> = None;
-        let lines = logical_lines(body);
+        let lines = lines(body);
         let file_annotated = lines
             .iter()
             .any(|l| l.comment.as_deref().is_some_and(|c| c.starts_with("via")));
-        for l in lines {
-            if l.content.is_empty() {
-                if let (Some(c), Some(i)) = (l.comment.as_deref(), last_pin) {
-                    self.annotate(c, i);
-                } else if l.comment.is_none() {
-                    last_pin = None;
+        for l in &lines {
+            match &l.kind {
+                LineKind::Blank => {
+                    if let (Some(c), Some(i)) = (l.comment.as_deref(), last_pin) {
+                        self.annotate(c, i);
+                    } else if l.comment.is_none() {
+                        last_pin = None;
+                    }
                 }
-                continue;
-            }
-            last_pin = None;
-            if l.content.starts_with('-') {
-                self.option(ctx, &file, &l)?;
-                continue;
-            }
-            if self.requirement(ctx, &file, &l, file_annotated) {
-                last_pin = Some(self.pins.len() - 1);
+                LineKind::Requirement { parsed, .. } => {
+                    last_pin = self
+                        .requirement(ctx, &file, l, parsed.as_ref(), file_annotated)
+                        .then(|| self.pins.len() - 1);
+                }
+                LineKind::Include(value) | LineKind::Constraint(value) => {
+                    last_pin = None;
+                    self.include(ctx, &file, l, value)?;
+                }
+                LineKind::Editable(value) => {
+                    last_pin = None;
+                    ctx.note(format!(
+                        "{}: editable requirement `{value}` is not a registry package",
+                        file.at(l.number)
+                    ));
+                }
+                LineKind::Option { .. } => last_pin = None,
             }
         }
         Ok(())
@@ -282,51 +358,47 @@ impl Reader {
         }
     }
 
-    /// A `-r`/`-c` include is queued (once, within the limit); `-e` is noted.
-    fn option(&mut self, ctx: &mut Ctx<'_>, file: &File<'_>, l: &Logical) -> Result<(), ReadError> {
-        let (option, value) = split_option(&l.content);
-        match option {
-            "-r" | "--requirement" | "-c" | "--constraint" => {
-                if value.contains("://") {
-                    ctx.note(format!(
-                        "{}: `{}` is a URL and was not fetched",
-                        file.at(l.line),
-                        l.content
-                    ));
-                    return Ok(());
-                }
-                let Some(target) = join(dir_of(file.path), value) else {
-                    ctx.note(format!(
-                        "{}: `{value}` is outside the tree",
-                        file.at(l.line)
-                    ));
-                    return Ok(());
-                };
-                if !self.seen.insert(target.clone()) {
-                    return Ok(());
-                }
-                if self.included >= ctx.limits.max_included_files {
-                    ctx.note(format!(
-                        "{}: `{value}` not read: more than {} included files",
-                        file.at(l.line),
-                        ctx.limits.max_included_files
-                    ));
-                    return Ok(());
-                }
-                self.included += 1;
-                match load(ctx.tree, &target, ctx.limits)? {
-                    Some(t) => self.queue.push((target, t)),
-                    None => ctx.note(format!(
-                        "{}: included file `{target}` is not in the tree",
-                        file.at(l.line)
-                    )),
-                }
-            }
-            "-e" | "--editable" => ctx.note(format!(
-                "{}: editable requirement `{value}` is not a registry package",
-                file.at(l.line)
+    /// A `-r`/`-c` include is queued (once, within the limit).
+    fn include(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        file: &File<'_>,
+        l: &Line,
+        value: &str,
+    ) -> Result<(), ReadError> {
+        if value.contains("://") {
+            ctx.note(format!(
+                "{}: `{}` is a URL and was not fetched",
+                file.at(l.number),
+                l.content
+            ));
+            return Ok(());
+        }
+        let Some(target) = join(dir_of(file.path), value) else {
+            ctx.note(format!(
+                "{}: `{value}` is outside the tree",
+                file.at(l.number)
+            ));
+            return Ok(());
+        };
+        if !self.seen.insert(target.clone()) {
+            return Ok(());
+        }
+        if self.included >= ctx.limits.max_included_files {
+            ctx.note(format!(
+                "{}: `{value}` not read: more than {} included files",
+                file.at(l.number),
+                ctx.limits.max_included_files
+            ));
+            return Ok(());
+        }
+        self.included += 1;
+        match load(ctx.tree, &target, ctx.limits)? {
+            Some(t) => self.queue.push((target, t)),
+            None => ctx.note(format!(
+                "{}: included file `{target}` is not in the tree",
+                file.at(l.number)
             )),
-            _ => {}
         }
         Ok(())
     }
@@ -336,13 +408,14 @@ impl Reader {
         &mut self,
         ctx: &mut Ctx<'_>,
         file: &File<'_>,
-        l: &Logical,
+        l: &Line,
+        parsed: Option<&Requirement>,
         file_annotated: bool,
     ) -> bool {
-        let Some(req) = parse_requirement(&l.content) else {
+        let Some(req) = parsed else {
             ctx.note(format!(
                 "{}: `{}` is a URL or a path, not a registry package",
-                file.at(l.line),
+                file.at(l.number),
                 l.content
             ));
             return false;
@@ -351,7 +424,7 @@ impl Reader {
         if let Some(url) = &req.url {
             ctx.note(format!(
                 "{}: `{}` comes from `{url}`, not from the registry",
-                file.at(l.line),
+                file.at(l.number),
                 req.name
             ));
             return false;
@@ -360,7 +433,7 @@ impl Reader {
             self.unpinned.entry(key).or_insert_with(|| {
                 format!(
                     "{}: requirement `{}` is not pinned: no exact version",
-                    file.at(l.line),
+                    file.at(l.number),
                     l.content
                 )
             });
@@ -369,7 +442,7 @@ impl Reader {
         if let Some(marker) = &req.marker {
             ctx.note(format!(
                 "{}: `{}=={version}` applies only when `{marker}`",
-                file.at(l.line),
+                file.at(l.number),
                 req.name
             ));
         }
@@ -388,7 +461,7 @@ impl Reader {
                 kind: DependencyKind::Unknown,
                 origin: Origin::Registry,
                 dev: false,
-                line: file.is_top.then(|| to_u32(l.line)),
+                line: file.is_top.then(|| to_u32(l.number)),
             },
             via: Vec::new(),
             annotated: file_annotated,
@@ -481,6 +554,112 @@ mod tests {
         );
         assert_eq!(parse_requirement("./local/dir"), None);
         assert_eq!(parse_requirement("https://x.example/a.whl"), None);
+    }
+
+    fn req(spec: &str) -> LineKind {
+        LineKind::Requirement {
+            spec: spec.to_string(),
+            parsed: parse_requirement(spec),
+        }
+    }
+
+    /// The lines both the dependency scan and the sandbox's preparation read: comments,
+    /// continuations, options with their values, per-requirement hashes, markers, and line
+    /// numbers of a joined line's first physical line.
+    #[test]
+    fn requirement_lines_are_read_once_for_every_user() {
+        let text = "# top comment
+flask==2.0.1 \\
+    --hash=sha256:aaa \\
+    --hash=sha256:bbb
+Django[argon2]==3.2.4  # pinned
+importlib-metadata==4.0.0 ; python_version < \"3.8\"
+requests==2.31.0 --hash=sha256:abc
+    # via -r requirements.in
+-r base.txt
+-rglued.txt
+--requirement=long.txt
+-c constraints.txt
+--constraint=constraints/c.txt
+-e ./local
+-e .
+git+https://github.com/x/y.git#egg=y
+pkg @ https://x.example/pkg.whl
+--index-url https://pypi.example/simple
+-i https://pypi.example/simple
+--pre
+pytest>=7 \\
+# a comment line ends a continued line
+.[test]
+";
+        let read = lines(text);
+        let kinds: Vec<(usize, LineKind)> =
+            read.iter().map(|l| (l.number, l.kind.clone())).collect();
+        let option = |name: &str, value: &str| LineKind::Option {
+            name: name.into(),
+            value: value.into(),
+        };
+        assert_eq!(
+            kinds,
+            [
+                (1, LineKind::Blank),
+                (2, req("flask==2.0.1")),
+                (5, req("Django[argon2]==3.2.4")),
+                (
+                    6,
+                    req("importlib-metadata==4.0.0 ; python_version < \"3.8\"")
+                ),
+                (7, req("requests==2.31.0")),
+                (8, LineKind::Blank),
+                (9, LineKind::Include("base.txt".into())),
+                (10, LineKind::Include("glued.txt".into())),
+                (11, LineKind::Include("long.txt".into())),
+                (12, LineKind::Constraint("constraints.txt".into())),
+                (13, LineKind::Constraint("constraints/c.txt".into())),
+                (14, LineKind::Editable("./local".into())),
+                (15, LineKind::Editable(".".into())),
+                (16, req("git+https://github.com/x/y.git#egg=y")),
+                (17, req("pkg @ https://x.example/pkg.whl")),
+                (18, option("--index-url", "https://pypi.example/simple")),
+                (19, option("-i", "https://pypi.example/simple")),
+                (20, option("--pre", "")),
+                (21, req("pytest>=7")),
+                (23, req(".[test]")),
+            ]
+        );
+        // Comments: a whole line, after whitespace; never a URL's fragment.
+        assert_eq!(read[0].comment.as_deref(), Some("top comment"));
+        assert_eq!(read[2].comment.as_deref(), Some("pinned"));
+        assert_eq!(read[5].comment.as_deref(), Some("via -r requirements.in"));
+        assert_eq!(read[13].comment, None);
+        // What each requirement is: a pin, its marker, a direct reference, or no name.
+        let parsed = |i: usize| match &read[i].kind {
+            LineKind::Requirement { parsed, .. } => parsed.clone(),
+            other => panic!("{other:?}"),
+        };
+        let flask = parsed(1).unwrap();
+        assert_eq!(
+            (flask.name.as_str(), flask.version.as_deref()),
+            ("flask", Some("2.0.1"))
+        );
+        assert_eq!(
+            parsed(3).unwrap().marker.as_deref(),
+            Some("python_version < \"3.8\"")
+        );
+        assert_eq!(
+            parsed(14).unwrap().url.as_deref(),
+            Some("https://x.example/pkg.whl")
+        );
+        assert_eq!(parsed(13), None, "a VCS reference has no name");
+        assert_eq!(parsed(19), None, "the project itself has no name");
+        assert_eq!(parsed(18).unwrap().specifier, ">=7");
+        // One line on its own reads the same as in a file.
+        assert_eq!(
+            classify("  -r base.txt "),
+            LineKind::Include("base.txt".into())
+        );
+        assert_eq!(classify("six==1.16.0 \\"), req("six==1.16.0"));
+        assert_eq!(classify(""), LineKind::Blank);
     }
 
     const MAIN: &str = "# top comment

@@ -16,6 +16,8 @@ use std::collections::BTreeSet;
 use std::path::{Component, Path};
 
 use proven_lockfile::pins::{Pins, Wanted};
+use proven_lockfile::pipfile::Wants;
+use proven_lockfile::requirements::{self, LineKind};
 use serde::{Deserialize, Serialize};
 
 /// Files larger than this are not dependency declarations (and are not read).
@@ -108,16 +110,6 @@ enum Line {
     Refused(String),
 }
 
-fn strip_comment(raw: &str) -> &str {
-    if raw.trim_start().starts_with('#') {
-        return "";
-    }
-    match raw.find(" #") {
-        Some(at) => &raw[..at],
-        None => raw,
-    }
-}
-
 /// The extras of `.[a,b]`, if the text names the project's own directory.
 fn project_extras(text: &str) -> Option<Vec<String>> {
     let t = text.trim().trim_start_matches("./");
@@ -140,26 +132,20 @@ fn project_extras(text: &str) -> Option<Vec<String>> {
     )
 }
 
+/// What one line (of a requirements file, or a requirement declared elsewhere) asks for,
+/// as [`proven_lockfile::requirements`] reads it.
 fn classify_line(line: &str) -> Line {
-    let line = line.trim();
-    if line.is_empty() {
-        return Line::Nothing;
-    }
-    // `-rfile.txt`: a short option glued to its value.
-    let glued = ["-r", "-c", "-e", "-i", "-f"].into_iter().find(|o| {
-        line.starts_with(o) && line.len() > 2 && !line[2..].starts_with([' ', '=', '\t'])
-    });
-    let (option, value) = match (glued, line.split_once([' ', '=', '\t'])) {
-        (Some(o), _) => (o, line[2..].trim()),
-        (None, Some((o, v))) if o.starts_with('-') => (o, v.trim()),
-        _ if line.starts_with('-') => (line, ""),
-        _ => ("", line),
-    };
-    match option {
-        "-r" | "--requirement" => return Line::Include(value.to_string()),
-        "-c" | "--constraint" => return Line::Constraints(value.to_string()),
-        "-e" | "--editable" => {
-            return match project_extras(value) {
+    classify(requirements::classify(line))
+}
+
+/// Which of a requirement line's kinds preparation follows, and why it refuses the others.
+fn classify(kind: LineKind) -> Line {
+    let spec = match kind {
+        LineKind::Blank => return Line::Nothing,
+        LineKind::Include(value) => return Line::Include(value),
+        LineKind::Constraint(value) => return Line::Constraints(value),
+        LineKind::Editable(value) => {
+            return match project_extras(&value) {
                 Some(extras) => Line::Project(extras),
                 None => Line::Refused(
                     "an editable install of anything but the project itself builds code from elsewhere"
@@ -167,42 +153,10 @@ fn classify_line(line: &str) -> Line {
                 ),
             };
         }
-        "-i" | "--index-url" | "--extra-index-url" => {
-            return Line::Refused(
-                "an index named by the project: packages come only from the operator's registries"
-                    .into(),
-            );
-        }
-        "--trusted-host" => {
-            return Line::Refused("--trusted-host turns certificate checks off".into());
-        }
-        "-f" | "--find-links" => {
-            return Line::Refused(
-                "--find-links fetches from places the operator did not allow".into(),
-            );
-        }
-        "--no-binary" => {
-            return Line::Refused(
-                "--no-binary builds from source chosen by the project; wheels and sdists come from the registry"
-                    .into(),
-            );
-        }
-        "--no-index" | "--pre" | "--prefer-binary" | "--only-binary" | "--use-feature"
-        | "--require-hashes" => return Line::Nothing,
-        "" => {}
-        other => {
-            return Line::Refused(format!("the pip option {other} is not followed"));
-        }
-    }
-    // A requirement: strip per-requirement options (--hash=...).
-    let spec = value
-        .split(" --")
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .trim_end_matches('\\')
-        .trim();
-    if let Some(extras) = project_extras(spec) {
+        LineKind::Option { name, .. } => return option(&name),
+        LineKind::Requirement { spec, .. } => spec,
+    };
+    if let Some(extras) = project_extras(&spec) {
         return Line::Project(extras);
     }
     if spec.contains("://")
@@ -229,7 +183,28 @@ fn classify_line(line: &str) -> Line {
     if !name_ok {
         return Line::Refused("not a requirement".into());
     }
-    Line::Requirement(spec.to_string())
+    Line::Requirement(spec)
+}
+
+/// An option line of a requirements file: followed when harmless, refused by name otherwise.
+fn option(name: &str) -> Line {
+    match name {
+        "-i" | "--index-url" | "--extra-index-url" => Line::Refused(
+            "an index named by the project: packages come only from the operator's registries"
+                .into(),
+        ),
+        "--trusted-host" => Line::Refused("--trusted-host turns certificate checks off".into()),
+        "-f" | "--find-links" => {
+            Line::Refused("--find-links fetches from places the operator did not allow".into())
+        }
+        "--no-binary" => Line::Refused(
+            "--no-binary builds from source chosen by the project; wheels and sdists come from the registry"
+                .into(),
+        ),
+        "--no-index" | "--pre" | "--prefer-binary" | "--only-binary" | "--use-feature"
+        | "--require-hashes" => Line::Nothing,
+        other => Line::Refused(format!("the pip option {other} is not followed")),
+    }
 }
 
 /// Collects a project's declarations; `src` is the tree's root.
@@ -540,23 +515,9 @@ fn requirement_file(
     };
     plan.inputs.push(rel.to_string());
     let dir = Path::new(rel).parent().unwrap_or(Path::new(""));
-    // Continuation lines (a trailing backslash) join the next line.
-    let mut joined = String::new();
-    let mut start = 0;
-    for (i, raw) in text.lines().enumerate() {
-        if joined.is_empty() {
-            start = i + 1;
-        }
-        let content = strip_comment(raw);
-        if let Some(head) = content.trim_end().strip_suffix('\\') {
-            joined.push_str(head);
-            joined.push(' ');
-            continue;
-        }
-        joined.push_str(content);
-        let line = std::mem::take(&mut joined);
-        let source = format!("{rel}:{start}");
-        match classify_line(&line) {
+    for l in requirements::lines(&text) {
+        let source = format!("{rel}:{}", l.number);
+        match classify(l.kind) {
             Line::Nothing => {}
             Line::Requirement(spec) => {
                 if specs.insert(spec.to_ascii_lowercase()) {
@@ -568,35 +529,42 @@ fn requirement_file(
                 plan.extras.extend(extras);
             }
             Line::Refused(reason) => plan.refused.push(Refused {
-                what: line.trim().to_string(),
+                what: l.content,
                 source,
                 reason,
             }),
-            Line::Include(target) | Line::Constraints(target) => {
-                let constraints = matches!(classify_line(&line), Line::Constraints(_));
-                match inside(dir, &target) {
-                    Some(path) if constraints => {
-                        if let Some(text) = read(src, &path)
-                            && seen.insert(path.clone())
-                        {
-                            plan.inputs.push(path.clone());
-                            for (j, l) in text.lines().enumerate() {
-                                if let Line::Requirement(spec) = classify_line(strip_comment(l)) {
-                                    plan.constraints.push(Requirement {
-                                        spec,
-                                        source: format!("{path}:{}", j + 1),
-                                    });
-                                }
-                            }
-                        }
-                    }
-                    Some(path) => requirement_file(src, &path, depth + 1, plan, seen, specs),
-                    None => plan.refused.push(Refused {
-                        what: line.trim().to_string(),
-                        source,
-                        reason: "an include outside the tree".into(),
-                    }),
-                }
+            Line::Include(target) => match inside(dir, &target) {
+                Some(path) => requirement_file(src, &path, depth + 1, plan, seen, specs),
+                None => plan.refused.push(Refused {
+                    what: l.content,
+                    source,
+                    reason: "an include outside the tree".into(),
+                }),
+            },
+            Line::Constraints(target) => match inside(dir, &target) {
+                Some(path) => constraints_file(src, &path, plan, seen),
+                None => plan.refused.push(Refused {
+                    what: l.content,
+                    source,
+                    reason: "an include outside the tree".into(),
+                }),
+            },
+        }
+    }
+}
+
+/// A `-c` constraints file's requirements (read once).
+fn constraints_file(src: &Path, path: &str, plan: &mut PythonPlan, seen: &mut BTreeSet<String>) {
+    if let Some(text) = read(src, path)
+        && seen.insert(path.to_string())
+    {
+        plan.inputs.push(path.to_string());
+        for l in requirements::lines(&text) {
+            if let Line::Requirement(spec) = classify(l.kind) {
+                plan.constraints.push(Requirement {
+                    spec,
+                    source: format!("{path}:{}", l.number),
+                });
             }
         }
     }
@@ -1359,48 +1327,32 @@ fn noxfile(
     }
 }
 
+/// A Pipfile's packages and Python, as [`proven_lockfile::pipfile::manifest`] reads it.
 fn pipfile(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
-    let Ok(doc) = text.parse::<toml::Table>() else {
+    let Ok(pipfile) = proven_lockfile::pipfile::manifest("Pipfile", text) else {
         return;
     };
-    if let Some(v) = doc
-        .get("requires")
-        .and_then(|r| r.get("python_version"))
-        .and_then(|v| v.as_str())
-    {
+    if let Some(v) = pipfile.python_version {
         plan.python_requires
             .push((format!("=={v}.*"), "Pipfile".into()));
     }
-    for section in ["packages", "dev-packages"] {
-        for (name, value) in doc
-            .get(section)
-            .and_then(|s| s.as_table())
-            .into_iter()
-            .flatten()
-        {
-            let source = format!("Pipfile [{section}]");
-            let spec = match value {
-                toml::Value::String(v) if v == "*" => name.clone(),
-                toml::Value::String(v) => format!("{name}{v}"),
-                toml::Value::Table(t)
-                    if t.contains_key("git")
-                        || t.contains_key("path")
-                        || t.contains_key("file") =>
-                {
-                    plan.refused.push(Refused {
-                        what: name.clone(),
-                        source,
-                        reason: "a git, path or file dependency fetches from elsewhere".into(),
-                    });
-                    continue;
-                }
-                toml::Value::Table(t) => match t.get("version").and_then(|v| v.as_str()) {
-                    Some("*") | None => name.clone(),
-                    Some(v) => format!("{name}{v}"),
-                },
-                _ => continue,
-            };
-            push(plan, specs, &spec, source);
+    for package in pipfile.packages {
+        let section = if package.dev {
+            "dev-packages"
+        } else {
+            "packages"
+        };
+        let source = format!("Pipfile [{section}]");
+        match package.wants {
+            Wants::Registry(version) => {
+                push(plan, specs, &format!("{}{version}", package.name), source);
+            }
+            Wants::Elsewhere => plan.refused.push(Refused {
+                what: package.name,
+                source,
+                reason: "a git, path or file dependency fetches from elsewhere".into(),
+            }),
+            Wants::Unreadable => {}
         }
     }
 }

@@ -4,12 +4,14 @@
 use proven_store::WorldEdge;
 use proven_store::testing::{Backend, TestStore};
 use proven_store::world_graph::{
-    AFFECTED_BY, CONTAINS, DECLARES, advisory_id, file_id, package_id, repository_id,
+    ABOUT, AFFECTED_BY, CONTAINS, DECLARES, HAS_FINDING, REFUTED_BY, advisory_id, file_id,
+    finding_id, memory_id, package_id, repository_id,
 };
 
 proven_store::both_backends!(
     the_graph_reaches_files_packages_and_advisories_at_each_instant,
     closing_a_chain_ends_it_at_that_time_and_moves_the_latest_instant,
+    a_findings_refutation_is_kept_read_back_and_replaced_at_each_instant,
 );
 
 const DAY: i64 = 86_400_000_000;
@@ -131,6 +133,67 @@ async fn closing_a_chain_ends_it_at_that_time_and_moves_the_latest_instant(backe
             .await
             .expect("graph")
             .is_empty()
+    );
+    s.world_check().await.expect("the rules hold");
+    t.cleanup().await;
+}
+
+/// A finding H-MEM remembers a refutation of is **refuted_by** its memory record: the edge is
+/// read back from the finding and reached in the repository's graph; a later record of the
+/// same finding replaces the first from its own instant, and the earlier instant still
+/// sees the first.
+async fn a_findings_refutation_is_kept_read_back_and_replaced_at_each_instant(backend: Backend) {
+    let t = TestStore::new(backend).await;
+    let s = &t.store;
+    let (repo, file) = (repository_id("acme/app"), file_id("acme/app", "Cargo.lock"));
+    let finding = finding_id("acme/app", "F1");
+    let (first, second) = (memory_id("M1"), memory_id("M2"));
+    for e in [
+        edge(&repo, CONTAINS, "Cargo.lock", &file, DAY),
+        edge(&file, HAS_FINDING, "F1", &finding, DAY),
+        edge(&finding, ABOUT, "file", &file, DAY),
+        edge(&finding, REFUTED_BY, "memory", &first, DAY),
+        edge(&finding, REFUTED_BY, "memory", &second, 3 * DAY),
+    ] {
+        s.world_relate(&e).await.expect("relate");
+    }
+    let refutations = |at: Option<i64>| async move {
+        s.world_edges_from("t", &finding_id("acme/app", "F1"), at)
+            .await
+            .expect("edges")
+            .into_iter()
+            .filter(|e| e.kind == REFUTED_BY)
+            .map(|e| (e.context, e.to, e.valid_from, e.valid_to))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        refutations(Some(2 * DAY)).await,
+        [("memory".to_string(), first.clone(), DAY, Some(3 * DAY))]
+    );
+    assert_eq!(
+        refutations(None).await,
+        [("memory".to_string(), second.clone(), 3 * DAY, None)]
+    );
+    let graph = |at: Option<i64>| async move {
+        let edges = s.world_graph("t", "acme/app", at).await.expect("graph");
+        edges
+            .into_iter()
+            .map(|e| (e.from, e.kind, e.to))
+            .collect::<Vec<_>>()
+    };
+    let then = graph(Some(2 * DAY)).await;
+    assert!(
+        then.contains(&(finding.clone(), REFUTED_BY.to_string(), first.clone())),
+        "{then:?}"
+    );
+    let now = graph(None).await;
+    assert!(
+        now.contains(&(finding.clone(), REFUTED_BY.to_string(), second.clone())),
+        "{now:?}"
+    );
+    assert!(
+        !now.iter().any(|(_, _, to)| *to == first),
+        "the first record no longer refutes it now: {now:?}"
     );
     s.world_check().await.expect("the rules hold");
     t.cleanup().await;
