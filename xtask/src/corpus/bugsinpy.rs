@@ -115,9 +115,18 @@ pub const STUDIED: &[&str] = &[
 /// Bugs per project in the default selection.
 pub const LIMIT: usize = 10;
 
+/// The second held-out measure (2026-12-04), fixed before it ran: bugs 11 to 14 of each
+/// project (`--from 11 --limit 4`), none of them ever studied, a project's upstream fetched.
+pub const SECOND_HELD_OUT: (u32, usize) = (11, 4);
+
 /// The cases: the first `limit` bugs by number of each project (`projects`, or every one
-/// of [`PROJECTS`]), in rounds.
-pub fn selection(data: &Dataset, projects: &[String], limit: usize) -> Result<Vec<Bug>, String> {
+/// of [`PROJECTS`]) from bug number `from` on, in rounds.
+pub fn selection(
+    data: &Dataset,
+    projects: &[String],
+    from: u32,
+    limit: usize,
+) -> Result<Vec<Bug>, String> {
     let projects: Vec<String> = if projects.is_empty() {
         PROJECTS.iter().map(|p| p.to_string()).collect()
     } else {
@@ -131,6 +140,7 @@ pub fn selection(data: &Dataset, projects: &[String], limit: usize) -> Result<Ve
         }
         let bugs = numbers
             .into_iter()
+            .filter(|n| *n >= from)
             .take(limit)
             .map(|n| data.bug(p, n))
             .collect::<Result<Vec<Bug>, String>>()?;
@@ -765,7 +775,7 @@ mod tests {
         // A non-bug entry BugsInPy has (pandas/bugs/info.xlsx) is not a bug.
         std::fs::write(dir.join("projects/pandas/bugs/info.xlsx"), "").expect("write");
         let data = Dataset::open(&dir).expect("opens");
-        let cases = selection(&data, &[], LIMIT).expect("selects");
+        let cases = selection(&data, &[], 1, LIMIT).expect("selects");
         assert!(cases.len() >= 120, "{}", cases.len());
         assert_eq!(cases.len(), 146);
         let without_the_largest = cases
@@ -786,12 +796,25 @@ mod tests {
             .map(|c| c.number)
             .collect();
         assert_eq!(keras, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-        let two = selection(&data, &["black".into(), "tqdm".into()], 2).expect("selects");
+        let two = selection(&data, &["black".into(), "tqdm".into()], 1, 2).expect("selects");
         assert_eq!(
             two.iter().map(Bug::id).collect::<Vec<_>>(),
             ["black-1", "tqdm-1", "black-2", "tqdm-2"]
         );
-        assert!(selection(&data, &["nope".into()], 2).is_err());
+        assert!(selection(&data, &["nope".into()], 1, 2).is_err());
+        // The second held-out measure: bugs 11 to 14, none studied; a project with fewer
+        // bugs gives what it has (tqdm: none).
+        let (from, limit) = SECOND_HELD_OUT;
+        let held = selection(&data, &[], from, limit).expect("selects");
+        let keras: Vec<u32> = held
+            .iter()
+            .filter(|c| c.project == "keras")
+            .map(|c| c.number)
+            .collect();
+        assert_eq!(keras, [11, 12, 13, 14]);
+        assert!(!held.iter().any(|c| c.project == "tqdm" || c.project == "sanic"));
+        assert!(held.iter().all(|c| !c.studied()), "never studied");
+        assert_eq!(held.len(), 4 * 11, "11 projects have 14 bugs or more");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

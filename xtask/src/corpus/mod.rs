@@ -125,6 +125,8 @@ struct Options {
     repos: PathBuf,
     projects: Vec<String>,
     limit: Option<usize>,
+    /// BugsInPy: the bugs from this number on (`--from`).
+    from: u32,
     out: Option<PathBuf>,
     work: PathBuf,
     proven: Option<PathBuf>,
@@ -154,6 +156,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         repos: PathBuf::new(),
         projects: Vec::new(),
         limit: None,
+        from: 1,
         out: None,
         work: std::env::temp_dir().join(format!("proven-corpus-{}", args[0])),
         proven: None,
@@ -184,6 +187,14 @@ fn parse(args: &[String]) -> Result<Options, String> {
                         .filter(|n| *n > 0)
                         .ok_or_else(|| format!("--limit {v:?}: expected a positive number"))?,
                 );
+            }
+            "--from" if corpus == Corpus::BugsInPy => {
+                let v = value(a)?;
+                o.from = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("--from {v:?}: expected a positive bug number"))?;
             }
             "--out" => o.out = Some(value(a)?.into()),
             "--work" => o.work = value(a)?.into(),
@@ -222,7 +233,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
 
 pub fn usage() -> String {
     "cargo xtask corpus bugsinpy --bugsinpy PATH | bugsjs --bugsjs PATH, then --repos DIR \
-     [--project NAME…] [--limit N] [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] \
+     [--project NAME…] [--from N] [--limit N] [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] \
      [--resume] [--report-only] [--fidelity-only] [--review-only] [--measured-only]"
         .into()
 }
@@ -275,7 +286,7 @@ fn select_cases(o: &Options) -> Result<(Cases, String, String), String> {
         Corpus::BugsInPy => {
             let data = bugsinpy::Dataset::open(&o.dataset)?;
             let limit = o.limit.unwrap_or(bugsinpy::LIMIT);
-            let bugs = bugsinpy::selection(&data, &o.projects, limit)?;
+            let bugs = bugsinpy::selection(&data, &o.projects, o.from, limit)?;
             selected(o, bugs, limit, bugsinpy::PROJECTS.len(), data.revision())
         }
         Corpus::BugsJs => {
@@ -297,7 +308,12 @@ fn selected<C: Case + 'static>(
     revision: String,
 ) -> (Cases, String, String) {
     let rule = format!(
-        "the first {limit} bugs by number of each of {} projects",
+        "the first {limit} bugs by number{} of each of {} projects",
+        if o.from > 1 {
+            format!(" from bug {}", o.from)
+        } else {
+            String::new()
+        },
         if o.projects.is_empty() {
             projects
         } else {
