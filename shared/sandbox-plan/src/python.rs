@@ -61,7 +61,16 @@ pub struct PythonPlan {
     pub pinned_by: Option<String>,
     /// The files read (their contents decide the preparation: the cache key).
     pub inputs: Vec<String>,
+    /// Extras the project declares under names not of tests (`all`, `d`, `yaml`): their
+    /// requirements, taken only when something installs that extra (a CI's `.[all]`, tox's
+    /// `extras =`, `flit install`, which installs every extra).
+    #[serde(skip)]
+    other_extras: Vec<(String, Vec<Requirement>)>,
 }
+
+/// What `.[*]` stands for: every extra the project declares (`flit install`,
+/// `poetry install --all-extras`).
+pub const ALL_EXTRAS: &str = "*";
 
 fn read(src: &Path, rel: &str) -> Option<String> {
     let path = src.join(rel);
@@ -297,6 +306,7 @@ pub fn read_plan(src: &Path) -> PythonPlan {
         }
     }
     declared_pythons(src, &mut plan);
+    named_extras(&mut plan, &mut specs);
     plan.extras.sort();
     plan.extras.dedup();
     if plan.requirements.len() > MAX_REQUIREMENTS {
@@ -309,6 +319,39 @@ pub fn read_plan(src: &Path) -> PythonPlan {
         });
     }
     plan
+}
+
+/// Keeps an extra declared under a name not of tests: its requirements wait until
+/// something installs that extra ([`named_extras`]).
+fn other_extra(plan: &mut PythonPlan, name: &str, specs: Vec<String>, source: &str) {
+    let list = specs
+        .into_iter()
+        .map(|spec| Requirement {
+            spec,
+            source: source.to_string(),
+        })
+        .collect();
+    plan.other_extras.push((name.to_string(), list));
+}
+
+/// The requirements of the extras something installs (a CI's `pip install -e .[all]`,
+/// tox's `extras = yaml`, `flit install`, which installs every extra: [`ALL_EXTRAS`])
+/// that no test-like name brought already: what the project's CI had, the tests have.
+fn named_extras(plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
+    let all = plan.extras.iter().any(|e| e == ALL_EXTRAS);
+    let wanted: Vec<Requirement> = std::mem::take(&mut plan.other_extras)
+        .into_iter()
+        .filter(|(name, _)| {
+            all || plan
+                .extras
+                .iter()
+                .any(|e| e.eq_ignore_ascii_case(name))
+        })
+        .flat_map(|(_, list)| list)
+        .collect();
+    for r in wanted {
+        push(plan, specs, &r.spec, r.source);
+    }
 }
 
 /// The one lock file that pins the versions, in order of precedence.
@@ -683,16 +726,14 @@ fn pep621_project(doc: &toml::Table, plan: &mut PythonPlan, specs: &mut BTreeSet
             .and_then(|o| o.as_table())
         {
             for (name, list) in optional {
-                if is_test_name(name) {
-                    plan.extras.push(name.clone());
-                    for spec in strings(Some(list)) {
-                        push(
-                            plan,
-                            specs,
-                            &spec,
-                            format!("pyproject.toml optional-dependencies.{name}"),
-                        );
-                    }
+                let source = format!("pyproject.toml optional-dependencies.{name}");
+                if !is_test_name(name) {
+                    other_extra(plan, name, strings(Some(list)), &source);
+                    continue;
+                }
+                plan.extras.push(name.clone());
+                for spec in strings(Some(list)) {
+                    push(plan, specs, &spec, source.clone());
                 }
             }
         }
@@ -884,16 +925,14 @@ fn flit_metadata(tool: Option<&toml::Table>, plan: &mut PythonPlan, specs: &mut 
         }
         if let Some(extras) = meta.get("requires-extra").and_then(|e| e.as_table()) {
             for (name, list) in extras {
-                if is_test_name(name) {
-                    plan.extras.push(name.clone());
-                    for spec in strings(Some(list)) {
-                        push(
-                            plan,
-                            specs,
-                            &spec,
-                            format!("pyproject.toml tool.flit.metadata requires-extra.{name}"),
-                        );
-                    }
+                let source = format!("pyproject.toml tool.flit.metadata requires-extra.{name}");
+                if !is_test_name(name) {
+                    other_extra(plan, name, strings(Some(list)), &source);
+                    continue;
+                }
+                plan.extras.push(name.clone());
+                for spec in strings(Some(list)) {
+                    push(plan, specs, &spec, source.clone());
                 }
             }
         }
@@ -1104,6 +1143,14 @@ fn setup_cfg(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) ->
                         format!("setup.cfg extras_require.{extra}"),
                     );
                 }
+            }
+            ("options.extras_require", extra) if !value.starts_with("file:") => {
+                other_extra(
+                    plan,
+                    extra,
+                    vec![value.clone()],
+                    &format!("setup.cfg extras_require.{extra}"),
+                );
             }
             _ => {}
         }
@@ -2074,6 +2121,40 @@ dependencies = ["mkdocs"]
         assert_eq!(plan.pinned_by.as_deref(), Some("poetry.lock"));
         assert_eq!(specs(&plan)[0], "six==1.16.0");
         assert_eq!(plan.refused[0].what, "mine");
+    }
+
+    /// An extra named for no test (`all`, `d`) is prepared when something installs it: a
+    /// CI's `flit install` (every extra), its `pip install -e .[d]`, tox's `extras =`; an
+    /// extra nothing installs (docs) is not.
+    #[test]
+    fn the_extras_a_projects_ci_or_tox_installs_are_prepared_whatever_their_names() {
+        let flit = "[tool.flit.metadata]\nmodule = \"demo\"\nrequires = [\"starlette\"]\n[tool.flit.metadata.requires-extra]\ntest = [\"pytest\"]\nall = [\"python-multipart\"]\ndoc = [\"mkdocs\"]\n";
+        let dir = tree(&[
+            ("pyproject.toml", flit),
+            (".travis.yml", "install:\n  - flit install --symlink\n"),
+        ]);
+        let plan = read_plan(dir.path());
+        assert_eq!(
+            specs(&plan),
+            ["starlette", "pytest", "python-multipart", "mkdocs"],
+            "flit install: every extra"
+        );
+        let dir = tree(&[("pyproject.toml", flit)]);
+        assert_eq!(specs(&read_plan(dir.path())), ["starlette", "pytest"]);
+        let pep621 = "[project]\nname = \"demo\"\ndependencies = []\n[project.optional-dependencies]\nd = [\"aiohttp\"]\ndocs = [\"sphinx\"]\n";
+        let dir = tree(&[
+            ("pyproject.toml", pep621),
+            (".travis.yml", "install:\n  - pip install -e '.[d]'\n"),
+        ]);
+        assert_eq!(specs(&read_plan(dir.path())), ["aiohttp"]);
+        let dir = tree(&[
+            (
+                "setup.cfg",
+                "[metadata]\nname = demo\n[options.extras_require]\nyaml =\n    pyyaml\ndocs = sphinx\n",
+            ),
+            ("tox.ini", "[tox]\nenvlist = py38\n[testenv]\nextras = yaml\ncommands = pytest\n"),
+        ]);
+        assert_eq!(specs(&read_plan(dir.path())), ["pyyaml"]);
     }
 
     #[test]

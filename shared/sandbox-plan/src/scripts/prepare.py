@@ -690,9 +690,12 @@ def main():
         for key in ("install_requires", "tests_require"):
             for spec in found.get(key) or []:
                 want(spec, "setup.py " + key)
+        # Its test extras, and those something installs (a CI's `.[d]`, tox's `extras =`,
+        # `flit install`: every extra, "*").
+        named = {e.lower() for e in PLAN.get("extras", [])}
         for extra, specs in (found.get("extras_require") or {}).items():
             name = extra.split(":")[0].strip().lower()
-            if name in TEST_NAMES or name.startswith("test"):
+            if name in TEST_NAMES or name.startswith("test") or name in named or "*" in named:
                 for spec in specs or []:
                     marker = extra.split(":", 1)[1] if ":" in extra else ""
                     want(spec + (" ; " + marker if marker and ";" not in spec else ""), "setup.py extras_require." + extra)
