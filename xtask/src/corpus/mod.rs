@@ -202,6 +202,14 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--resume" => o.resume = true,
             "--fidelity-only" => o.fidelity_only = true,
             "--measured-only" => o.measured_only = true,
+            // The second held-out selection, fixed in code before it ran.
+            "--second-held-out" if corpus == Corpus::BugsInPy => {
+                (o.from, o.limit) = (
+                    bugsinpy::SECOND_HELD_OUT.0,
+                    Some(bugsinpy::SECOND_HELD_OUT.1),
+                );
+                o.measured_only = true;
+            }
             "--review-only" => {
                 o.resume = true;
                 o.review_only = true;
@@ -234,7 +242,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
 pub fn usage() -> String {
     "cargo xtask corpus bugsinpy --bugsinpy PATH | bugsjs --bugsjs PATH, then --repos DIR \
      [--project NAME…] [--from N] [--limit N] [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] \
-     [--resume] [--report-only] [--fidelity-only] [--review-only] [--measured-only]"
+     [--resume] [--report-only] [--fidelity-only] [--review-only] [--measured-only] \
+     [--second-held-out (BugsInPy: --from 11 --limit 4 --measured-only)]"
         .into()
 }
 
@@ -1540,6 +1549,18 @@ mod tests {
             (o.corpus, o.limit, o.resume, o.report_only),
             (Corpus::BugsInPy, None, true, true)
         );
+        // The second held-out selection: bugs 11 to 14, the never-studied ones.
+        let o = parse(&args(&[
+            "bugsinpy",
+            "--bugsinpy",
+            "/d",
+            "--repos",
+            "/r",
+            "--second-held-out",
+        ]))
+        .expect("parses");
+        assert_eq!((o.from, o.limit, o.measured_only), (11, Some(4), true));
+        assert!(parse(&args(&["bugsjs", "--bugsjs", "/d", "--repos", "/r", "--from", "3"])).is_err());
         // Each corpus its own dataset flag; both need --repos.
         assert!(parse(&args(&["bugsjs", "--bugsinpy", "/d", "--repos", "/r"])).is_err());
         assert!(parse(&args(&["bugsinpy", "--bugsinpy", "/d"])).is_err());
