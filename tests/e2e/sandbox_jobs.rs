@@ -45,8 +45,6 @@ async fn start_job(
             "-m",
             "pytest",
             "-q",
-            "-p",
-            "no:cacheprovider",
             "tests/test_slow.py",
         ]
         .into_iter()
@@ -344,7 +342,7 @@ fn proven_sandbox_run_adds_files_applies_patches_and_says_the_outcome() {
             .arg(format!("{}=tests/test_add.py", test.display()))
             .args([
                 "--cmd",
-                "python3 -m pytest -q -p no:cacheprovider tests/test_add.py",
+                "python3 -m pytest -q tests/test_add.py",
             ])
             .args(extra)
             .output()
@@ -361,7 +359,7 @@ fn proven_sandbox_run_adds_files_applies_patches_and_says_the_outcome() {
         serde_json::json!([
             "sh",
             "-c",
-            "python3 -m pytest -q -p no:cacheprovider tests/test_add.py"
+            "python3 -m pytest -q tests/test_add.py"
         ])
     );
     let patch = dir.path().join("fix.json");

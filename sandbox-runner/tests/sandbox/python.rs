@@ -950,7 +950,7 @@ async fn pytest_on_path_runs_in_the_prepared_environment() {
             repo.path(),
             &commit,
             Language::Python,
-            [runner, "-q", "-p", "no:cacheprovider", "test_app.py"],
+            [runner, "-q", "test_app.py"],
         )
         .with_file("test_app.py", test);
         let run = sandbox.run(&request).await.expect("run");
@@ -1585,4 +1585,35 @@ async fn a_setup_py_of_its_date_is_built_with_the_setuptools_of_then_beside_a_lo
         "{:?}",
         deps.notes
     );
+}
+
+/// The command Proven runs for a test keeps pytest's cache provider: a plugin or a
+/// conftest that reads `config.cache` (pytest-randomly, pytest-pylint, pytest 3.10.0's own
+/// stepwise plugin, sanic's suite of 2018) dies at configure without it, exit 1 and no
+/// summary. Its cache goes to the run's scratch copy of the tree.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_that_reads_pytests_cache_runs_under_provens_own_test_command() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "conftest.py",
+        format!("# {marker}\ndef pytest_configure(config):\n    config.cache.set('demo/seen', 1)\n"),
+    )
+    .write("calc.py", "def one():\n    return 1\n");
+    let commit = repo.commit("a conftest that keeps a value in pytest's cache");
+    let run = Language::Python.test_run(
+        &proven_sandbox::Selection {
+            path: "test_calc.py".into(),
+            ..proven_sandbox::Selection::default()
+        },
+        0,
+    );
+    let request = RunRequest::new(repo.path(), &commit, Language::Python, run.command)
+        .with_file(
+            "test_calc.py",
+            "from calc import one\n\ndef test_one(pytestconfig):\n    assert one() == 1\n    assert pytestconfig.cache.get('demo/seen', None) == 1\n",
+        );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
 }

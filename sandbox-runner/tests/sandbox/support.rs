@@ -160,8 +160,6 @@ pub fn pytest(file: &str) -> Vec<String> {
         "-m",
         "pytest",
         "-q",
-        "-p",
-        "no:cacheprovider",
         file,
     ]
     .into_iter()

@@ -98,7 +98,7 @@ mod tests {
         assert_eq!(s.source, "hatch.toml [envs.hatch-test.scripts] run");
         assert_eq!(
             &s.run.command[3..],
-            ["-p", "no:cacheprovider", "-x", "tests"]
+            ["-x", "tests"]
         );
     }
 }

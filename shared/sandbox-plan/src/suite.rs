@@ -498,7 +498,7 @@ fn script_command(
 
 /// A standard runner's command and selector for its arguments.
 fn runner_command(runner: PythonRunner, args: Vec<String>) -> (Vec<String>, Selector) {
-    let base = ["python3", "-m", "pytest", "-p", "no:cacheprovider"].map(String::from);
+    let base = ["python3", "-m", "pytest"].map(String::from);
     match runner {
         PythonRunner::Pytest => {
             let args = pytest_args(&args);
@@ -1027,8 +1027,6 @@ mod tests {
                     "python3",
                     "-m",
                     "pytest",
-                    "-p",
-                    "no:cacheprovider",
                     "tests",
                     "-k",
                     "not slow",
@@ -1038,8 +1036,6 @@ mod tests {
                     "python3",
                     "-m",
                     "pytest",
-                    "-p",
-                    "no:cacheprovider",
                     "-x",
                     "tests/test_a.py::A::test_x",
                 ],
@@ -1055,8 +1051,6 @@ mod tests {
                     "python3",
                     "-m",
                     "pytest",
-                    "-p",
-                    "no:cacheprovider",
                     "--tb=short",
                     "tests",
                 ],
@@ -1064,8 +1058,6 @@ mod tests {
                     "python3",
                     "-m",
                     "pytest",
-                    "-p",
-                    "no:cacheprovider",
                     "--tb=short",
                     "tests/test_a.py::A::test_x",
                 ],
@@ -1102,16 +1094,12 @@ mod tests {
                     "python3",
                     "-m",
                     "pytest",
-                    "-p",
-                    "no:cacheprovider",
                     "tests/",
                 ],
                 &[
                     "python3",
                     "-m",
                     "pytest",
-                    "-p",
-                    "no:cacheprovider",
                     "tests/test_a.py::A::test_x",
                 ],
             ),
@@ -1167,7 +1155,7 @@ mod tests {
         );
         assert_eq!(
             s.run.command,
-            ["python3", "-m", "pytest", "-p", "no:cacheprovider"]
+            ["python3", "-m", "pytest"]
         );
         // nose's collector.
         let s = suite(
@@ -1207,8 +1195,6 @@ mod tests {
                 "python3",
                 "-m",
                 "pytest",
-                "-p",
-                "no:cacheprovider",
                 "--verbose",
                 "--doctest-modules",
                 "./httpie",
@@ -1254,8 +1240,6 @@ mod tests {
                 "python3",
                 "-m",
                 "pytest",
-                "-p",
-                "no:cacheprovider",
                 "-k",
                 "not perf"
             ]
@@ -1274,7 +1258,7 @@ mod tests {
         assert_eq!(s.source, "tox.ini [testenv] commands");
         assert_eq!(
             s.run.command,
-            ["python3", "-m", "pytest", "-p", "no:cacheprovider", "tests"],
+            ["python3", "-m", "pytest", "tests"],
             "tox's default positional arguments"
         );
         let s = suite(
@@ -1301,8 +1285,6 @@ mod tests {
                 "python3",
                 "-m",
                 "pytest",
-                "-p",
-                "no:cacheprovider",
                 "tests",
                 "-k",
                 "not slow"
@@ -1315,7 +1297,7 @@ mod tests {
                 "[testenv]\ncommands = coverage run -m pytest tests\n",
             )],
         );
-        assert_eq!(&s.run.command[5..], ["tests"]);
+        assert_eq!(&s.run.command[3..], ["tests"]);
     }
 
     #[test]
@@ -1328,7 +1310,7 @@ mod tests {
             )],
         );
         assert_eq!(s.source, "noxfile.py session.run");
-        assert_eq!(&s.run.command[5..], ["tests/unit"]);
+        assert_eq!(&s.run.command[3..], ["tests/unit"]);
         let s = suite(
             Language::Python,
             &[(
@@ -1339,7 +1321,7 @@ mod tests {
         assert_eq!(s.source, "Makefile test");
         assert_eq!(
             s.run.command,
-            ["python3", "-m", "pytest", "-p", "no:cacheprovider"]
+            ["python3", "-m", "pytest"]
         );
         let s = suite(
             Language::Python,

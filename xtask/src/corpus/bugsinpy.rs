@@ -506,7 +506,7 @@ pub fn is_test_path(path: &str, test_files: &[String]) -> bool {
 }
 
 fn pytest(file: &str, names: &[String]) -> Vec<String> {
-    let mut c: Vec<String> = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    let mut c: Vec<String> = ["python3", "-m", "pytest", "-q"]
         .map(String::from)
         .to_vec();
     c.extend(names.iter().map(|n| format!("{file}::{n}")));
