@@ -1532,10 +1532,17 @@ async fn the_extras_a_projects_ci_installs_are_prepared_whatever_their_names() {
         )
         .with_file(
             "test_forms.py",
-            format!("from {module} import forms\n\ndef test_forms():\n    assert forms() == 'six'\n"),
+            format!(
+                "from {module} import forms\n\ndef test_forms():\n    assert forms() == 'six'\n"
+            ),
         );
         let run = sandbox.run(&request).await.expect("run");
-        assert_eq!(run.outcome, Outcome::Passed, "{module}: {}", support::output(&run));
+        assert_eq!(
+            run.outcome,
+            Outcome::Passed,
+            "{module}: {}",
+            support::output(&run)
+        );
         let deps = run.dependencies.as_ref().expect("prepared dependencies");
         assert!(
             format!("{deps:?}").contains("proven-never-published-docs") == (module == "flitall"),
@@ -1598,7 +1605,9 @@ async fn a_plugin_that_reads_pytests_cache_runs_under_provens_own_test_command()
     let marker = support::unique();
     repo.write(
         "conftest.py",
-        format!("# {marker}\ndef pytest_configure(config):\n    config.cache.set('demo/seen', 1)\n"),
+        format!(
+            "# {marker}\ndef pytest_configure(config):\n    config.cache.set('demo/seen', 1)\n"
+        ),
     )
     .write("calc.py", "def one():\n    return 1\n");
     let commit = repo.commit("a conftest that keeps a value in pytest's cache");

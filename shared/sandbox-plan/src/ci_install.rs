@@ -590,12 +590,7 @@ jobs:
         let travis = "install:\n  - pip install flit\n  - flit install --symlink\n  - python -m flit install --deps=production --extras yaml,http\n  - flit install --deps develop\n  - flit install --deps none\n";
         assert_eq!(
             lines(".travis.yml", travis),
-            [
-                "-e .[*]",
-                "-e .[yaml,http]",
-                "-e .[test,doc,dev]",
-                "-e ."
-            ]
+            ["-e .[*]", "-e .[yaml,http]", "-e .[test,doc,dev]", "-e ."]
         );
     }
 

@@ -341,12 +341,7 @@ fn named_extras(plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
     let all = plan.extras.iter().any(|e| e == ALL_EXTRAS);
     let wanted: Vec<Requirement> = std::mem::take(&mut plan.other_extras)
         .into_iter()
-        .filter(|(name, _)| {
-            all || plan
-                .extras
-                .iter()
-                .any(|e| e.eq_ignore_ascii_case(name))
-        })
+        .filter(|(name, _)| all || plan.extras.iter().any(|e| e.eq_ignore_ascii_case(name)))
         .flat_map(|(_, list)| list)
         .collect();
     for r in wanted {
@@ -2173,7 +2168,10 @@ dependencies = ["mkdocs"]
                 "setup.cfg",
                 "[metadata]\nname = demo\n[options.extras_require]\nyaml =\n    pyyaml\ndocs = sphinx\n",
             ),
-            ("tox.ini", "[tox]\nenvlist = py38\n[testenv]\nextras = yaml\ncommands = pytest\n"),
+            (
+                "tox.ini",
+                "[tox]\nenvlist = py38\n[testenv]\nextras = yaml\ncommands = pytest\n",
+            ),
         ]);
         assert_eq!(specs(&read_plan(dir.path())), ["pyyaml"]);
     }

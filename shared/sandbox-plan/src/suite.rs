@@ -1023,15 +1023,7 @@ mod tests {
         let cases: &[(&str, &[&str], &[&str])] = &[
             (
                 "python -m coverage run --source=pkg -m pytest tests -k 'not slow' -x",
-                &[
-                    "python3",
-                    "-m",
-                    "pytest",
-                    "tests",
-                    "-k",
-                    "not slow",
-                    "-x",
-                ],
+                &["python3", "-m", "pytest", "tests", "-k", "not slow", "-x"],
                 &[
                     "python3",
                     "-m",
@@ -1047,13 +1039,7 @@ mod tests {
             ),
             (
                 "{envbindir}/py.test --tb=short {posargs:tests}",
-                &[
-                    "python3",
-                    "-m",
-                    "pytest",
-                    "--tb=short",
-                    "tests",
-                ],
+                &["python3", "-m", "pytest", "--tb=short", "tests"],
                 &[
                     "python3",
                     "-m",
@@ -1090,18 +1076,8 @@ mod tests {
             ),
             (
                 "poetry run pytest tests/",
-                &[
-                    "python3",
-                    "-m",
-                    "pytest",
-                    "tests/",
-                ],
-                &[
-                    "python3",
-                    "-m",
-                    "pytest",
-                    "tests/test_a.py::A::test_x",
-                ],
+                &["python3", "-m", "pytest", "tests/"],
+                &["python3", "-m", "pytest", "tests/test_a.py::A::test_x"],
             ),
         ];
         for (line, command, selected) in cases {
@@ -1153,10 +1129,7 @@ mod tests {
                 ("setup.cfg", "[aliases]\ntest = pytest\n"),
             ],
         );
-        assert_eq!(
-            s.run.command,
-            ["python3", "-m", "pytest"]
-        );
+        assert_eq!(s.run.command, ["python3", "-m", "pytest"]);
         // nose's collector.
         let s = suite(
             Language::Python,
@@ -1234,16 +1207,7 @@ mod tests {
             s.source,
             "pyproject.toml [tool.tox] legacy_tox_ini [testenv] commands"
         );
-        assert_eq!(
-            s.run.command,
-            [
-                "python3",
-                "-m",
-                "pytest",
-                "-k",
-                "not perf"
-            ]
-        );
+        assert_eq!(s.run.command, ["python3", "-m", "pytest", "-k", "not perf"]);
     }
 
     #[test]
@@ -1281,14 +1245,7 @@ mod tests {
         );
         assert_eq!(
             s.run.command,
-            [
-                "python3",
-                "-m",
-                "pytest",
-                "tests",
-                "-k",
-                "not slow"
-            ]
+            ["python3", "-m", "pytest", "tests", "-k", "not slow"]
         );
         let s = suite(
             Language::Python,
@@ -1319,10 +1276,7 @@ mod tests {
             )],
         );
         assert_eq!(s.source, "Makefile test");
-        assert_eq!(
-            s.run.command,
-            ["python3", "-m", "pytest"]
-        );
+        assert_eq!(s.run.command, ["python3", "-m", "pytest"]);
         let s = suite(
             Language::Python,
             &[("Makefile", "test:\n\tnosetests -v tests\n")],

@@ -506,9 +506,7 @@ pub fn is_test_path(path: &str, test_files: &[String]) -> bool {
 }
 
 fn pytest(file: &str, names: &[String]) -> Vec<String> {
-    let mut c: Vec<String> = ["python3", "-m", "pytest", "-q"]
-        .map(String::from)
-        .to_vec();
+    let mut c: Vec<String> = ["python3", "-m", "pytest", "-q"].map(String::from).to_vec();
     c.extend(names.iter().map(|n| format!("{file}::{n}")));
     c
 }
@@ -812,7 +810,11 @@ mod tests {
             .map(|c| c.number)
             .collect();
         assert_eq!(keras, [11, 12, 13, 14]);
-        assert!(!held.iter().any(|c| c.project == "tqdm" || c.project == "sanic"));
+        assert!(
+            !held
+                .iter()
+                .any(|c| c.project == "tqdm" || c.project == "sanic")
+        );
         assert!(held.iter().all(|c| !c.studied()), "never studied");
         assert_eq!(held.len(), 4 * 11, "11 projects have 14 bugs or more");
         let _ = std::fs::remove_dir_all(&dir);

@@ -1560,7 +1560,12 @@ mod tests {
         ]))
         .expect("parses");
         assert_eq!((o.from, o.limit, o.measured_only), (11, Some(4), true));
-        assert!(parse(&args(&["bugsjs", "--bugsjs", "/d", "--repos", "/r", "--from", "3"])).is_err());
+        assert!(
+            parse(&args(&[
+                "bugsjs", "--bugsjs", "/d", "--repos", "/r", "--from", "3"
+            ]))
+            .is_err()
+        );
         // Each corpus its own dataset flag; both need --repos.
         assert!(parse(&args(&["bugsjs", "--bugsinpy", "/d", "--repos", "/r"])).is_err());
         assert!(parse(&args(&["bugsinpy", "--bugsinpy", "/d"])).is_err());
