@@ -110,6 +110,15 @@ pub const STUDIED: &[&str] = &[
     "spacy-2",
     "ansible-4",
     "sanic-4",
+    // Studied on 2026-12-04 (afternoon) after their held-out measure: black-9 and black-10
+    // (a CI's allowed-to-fail 3.8-dev chose the interpreter; a Pipfile.lock's sdists built
+    // with today's setuptools), fastapi-6 (`flit install`'s extras), sanic-5 (pytest's cache
+    // provider disabled), scrapy-4 (Twisted's sdist of 2018 built with today's setuptools).
+    "black-9",
+    "black-10",
+    "fastapi-6",
+    "sanic-5",
+    "scrapy-4",
 ];
 
 /// Bugs per project in the default selection.
