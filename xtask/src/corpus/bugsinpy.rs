@@ -350,6 +350,10 @@ pub fn selections(script: &str) -> Vec<(String, String)> {
                 }
             } else if let Some((file, name)) = w.split_once("::") {
                 out.push((file.to_string(), name.to_string()));
+            } else if w.ends_with(".py") {
+                // A whole file (ansible-12's `pytest test/units/plugins/lookup/test_env.py`):
+                // every test of it, an empty name.
+                out.push((w.to_string(), String::new()));
             }
         }
     }
@@ -442,6 +446,10 @@ impl Case for Bug {
 
     fn control(&self, case: &CaseRepo) -> Result<Option<Control>, String> {
         let (file, names) = self.test_file();
+        if names.iter().any(String::is_empty) {
+            // The whole file is the bug's: no other test of it is a control.
+            return Ok(None);
+        }
         let source = std::fs::read_to_string(case.dir.join(file))
             .map_err(|e| format!("read {file}: {e}"))?;
         let control = declared_node_names(&source).into_iter().find(|n| {
@@ -516,7 +524,13 @@ pub fn is_test_path(path: &str, test_files: &[String]) -> bool {
 
 fn pytest(file: &str, names: &[String]) -> Vec<String> {
     let mut c: Vec<String> = ["python3", "-m", "pytest", "-q"].map(String::from).to_vec();
-    c.extend(names.iter().map(|n| format!("{file}::{n}")));
+    c.extend(names.iter().map(|n| {
+        if n.is_empty() {
+            file.to_string()
+        } else {
+            format!("{file}::{n}")
+        }
+    }));
     c
 }
 
@@ -841,6 +855,25 @@ mod tests {
         );
         // Alone, a name is kept (the run then says what it found).
         assert_eq!(selections("pytest tests/test_a.py::check_a").len(), 1);
+        // A whole file selects every test of it (ansible-12).
+        let whole = selections("pytest test/units/plugins/lookup/test_env.py");
+        assert_eq!(
+            whole,
+            [(
+                "test/units/plugins/lookup/test_env.py".to_string(),
+                String::new()
+            )]
+        );
+        assert_eq!(
+            pytest(&whole[0].0, &[whole[0].1.clone()]),
+            [
+                "python3",
+                "-m",
+                "pytest",
+                "-q",
+                "test/units/plugins/lookup/test_env.py"
+            ]
+        );
     }
 
     #[test]
