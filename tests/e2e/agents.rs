@@ -206,7 +206,7 @@ async fn a_bug_the_change_introduces_is_one_reproduced_finding_in_every_format()
     );
     assert_eq!(
         patch["runs"][2]["command"],
-        json!(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]),
+        json!(["python3", "-m", "pytest", "-q"]),
         "the package's whole suite"
     );
     // Nothing is written to the author's files.

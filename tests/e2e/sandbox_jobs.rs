@@ -40,18 +40,10 @@ async fn start_job(
         repository: repo.path().display().to_string(),
         revision: rev,
         language: "python".into(),
-        command: [
-            "python3",
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "tests/test_slow.py",
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect(),
+        command: ["python3", "-m", "pytest", "-q", "tests/test_slow.py"]
+            .into_iter()
+            .map(String::from)
+            .collect(),
         add_files: vec![JobFile {
             path: "tests/test_slow.py".into(),
             contents: format!(
@@ -342,10 +334,7 @@ fn proven_sandbox_run_adds_files_applies_patches_and_says_the_outcome() {
             .arg(repo.path())
             .args(["--rev", "HEAD", "--lang", "python", "--add-file"])
             .arg(format!("{}=tests/test_add.py", test.display()))
-            .args([
-                "--cmd",
-                "python3 -m pytest -q -p no:cacheprovider tests/test_add.py",
-            ])
+            .args(["--cmd", "python3 -m pytest -q tests/test_add.py"])
             .args(extra)
             .output()
             .expect("run proven sandbox run");
@@ -358,11 +347,7 @@ fn proven_sandbox_run_adds_files_applies_patches_and_says_the_outcome() {
     assert_eq!(record["outcome"]["kind"], "test_failed");
     assert_eq!(
         record["command"],
-        serde_json::json!([
-            "sh",
-            "-c",
-            "python3 -m pytest -q -p no:cacheprovider tests/test_add.py"
-        ])
+        serde_json::json!(["sh", "-c", "python3 -m pytest -q tests/test_add.py"])
     );
     let patch = dir.path().join("fix.json");
     std::fs::write(

@@ -974,7 +974,7 @@ async fn pytest_on_path_runs_in_the_prepared_environment() {
             repo.path(),
             &commit,
             Language::Python,
-            [runner, "-q", "-p", "no:cacheprovider", "test_app.py"],
+            [runner, "-q", "test_app.py"],
         )
         .with_file("test_app.py", test);
         let run = sandbox.run(&request).await.expect("run");
@@ -1516,4 +1516,137 @@ async fn a_preparation_out_of_time_keeps_what_it_installed_and_names_the_rest() 
     let second = again.dependencies.as_ref().expect("prepared");
     assert!(second.prepared_now, "{second:#?}");
     assert_eq!(second.key, deps.key);
+}
+
+/// The extras a project's CI installs are prepared whatever their names: `flit install`
+/// installs every extra a flit project declares (fastapi's `all` held the python-multipart
+/// its form tests need), `pip install -e .[d]` a setup.py's `d` extra. An extra nothing
+/// installs (docs) is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_extras_a_projects_ci_installs_are_prepared_whatever_their_names() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let marker = support::unique();
+    let flit = proven_change::testing::TestRepo::new();
+    flit.write(
+        "pyproject.toml",
+        format!(
+            "# {marker}\n[build-system]\nrequires = [\"flit_core >=2,<4\"]\nbuild-backend = \"flit_core.buildapi\"\n\n[tool.flit.metadata]\nmodule = \"flitall\"\nauthor = \"Demo\"\n\n[tool.flit.metadata.requires-extra]\nall = [\"six\"]\ndoc = [\"proven-never-published-docs\"]\n"
+        ),
+    )
+    .write(".travis.yml", "language: python\ninstall:\n  - pip install flit\n  - flit install --symlink\nscript:\n  - pytest\n")
+    .write(
+        "flitall.py",
+        "\"\"\"A flit project whose forms need an extra.\"\"\"\n__version__ = '0.1'\n\ndef forms():\n    import six\n    return six.__name__\n",
+    );
+    let setup = proven_change::testing::TestRepo::new();
+    setup
+        .write(
+            "setup.py",
+            format!("# {marker}\nfrom setuptools import setup\nsetup(name='withd', version='0.1', py_modules=['withd'], extras_require={{'d': ['six'], 'docs': ['proven-never-published-docs']}})\n"),
+        )
+        .write(".travis.yml", "language: python\ninstall:\n  - pip install -e '.[d]'\nscript:\n  - pytest\n")
+        .write("withd.py", "def forms():\n    import six\n    return six.__name__\n");
+    for (repo, module) in [(&flit, "flitall"), (&setup, "withd")] {
+        let commit = repo.commit("a project whose CI installs an extra");
+        let request = RunRequest::new(
+            repo.path(),
+            &commit,
+            Language::Python,
+            pytest("test_forms.py"),
+        )
+        .with_file(
+            "test_forms.py",
+            format!(
+                "from {module} import forms\n\ndef test_forms():\n    assert forms() == 'six'\n"
+            ),
+        );
+        let run = sandbox.run(&request).await.expect("run");
+        assert_eq!(
+            run.outcome,
+            Outcome::Passed,
+            "{module}: {}",
+            support::output(&run)
+        );
+        let deps = run.dependencies.as_ref().expect("prepared dependencies");
+        assert!(
+            format!("{deps:?}").contains("proven-never-published-docs") == (module == "flitall"),
+            "{module}: flit install takes every extra, .[d] only d: {deps:?}"
+        );
+    }
+}
+
+/// A setup.py of its date builds with the setuptools of that date, a lock file or not: the
+/// image's setuptools of today has lost what it imports (`setuptools.extern`, gone in 71;
+/// markupsafe 1.0's `Feature`, gone in 46), and a project pinned by its Pipfile.lock got
+/// today's setuptools for every sdist and for itself. Resolved as of 2021, the project is
+/// installed (its metadata is there) and its pin kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_setup_py_of_its_date_is_built_with_the_setuptools_of_then_beside_a_lock_file() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "setup.py",
+        format!("# {marker}\nfrom setuptools import setup\nfrom setuptools.extern import packaging  # the setuptools of 2021\n\nsetup(name='datedbuild', version='0.1', py_modules=['datedbuild'], install_requires=['six'])\n"),
+    )
+    .write(
+        "Pipfile.lock",
+        "{\"_meta\": {\"requires\": {}}, \"default\": {\"six\": {\"version\": \"==1.16.0\"}}, \"develop\": {}}\n",
+    )
+    .write("datedbuild.py", "import six\n\ndef name():\n    return six.__name__\n");
+    let commit = repo.commit("a setup.py of 2021, pinned by its lock");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_datedbuild.py"),
+    )
+    .with_file(
+        "test_datedbuild.py",
+        "import importlib.metadata\nimport six\nfrom datedbuild import name\n\ndef test_installed():\n    assert name() == 'six'\n    assert six.__version__ == '1.16.0'\n    assert importlib.metadata.version('datedbuild') == '0.1'\n",
+    )
+    .resolved_as_of(time::macros::datetime!(2021-06-01 00:00 UTC));
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("sdists are built with the setuptools and wheel of")),
+        "{:?}",
+        deps.notes
+    );
+}
+
+/// The command Proven runs for a test keeps pytest's cache provider: a plugin or a
+/// conftest that reads `config.cache` (pytest-randomly, pytest-pylint, pytest 3.10.0's own
+/// stepwise plugin, sanic's suite of 2018) dies at configure without it, exit 1 and no
+/// summary. Its cache goes to the run's scratch copy of the tree.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_that_reads_pytests_cache_runs_under_provens_own_test_command() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "conftest.py",
+        format!(
+            "# {marker}\ndef pytest_configure(config):\n    config.cache.set('demo/seen', 1)\n"
+        ),
+    )
+    .write("calc.py", "def one():\n    return 1\n");
+    let commit = repo.commit("a conftest that keeps a value in pytest's cache");
+    let run = Language::Python.test_run(
+        &proven_sandbox::Selection {
+            path: "test_calc.py".into(),
+            ..proven_sandbox::Selection::default()
+        },
+        0,
+    );
+    let request = RunRequest::new(repo.path(), &commit, Language::Python, run.command)
+        .with_file(
+            "test_calc.py",
+            "from calc import one\n\ndef test_one(pytestconfig):\n    assert one() == 1\n    assert pytestconfig.cache.get('demo/seen', None) == 1\n",
+        );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
 }

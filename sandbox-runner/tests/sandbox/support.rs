@@ -155,18 +155,10 @@ pub fn python_project() -> PythonProject {
 }
 
 pub fn pytest(file: &str) -> Vec<String> {
-    [
-        "python3",
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        file,
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect()
+    ["python3", "-m", "pytest", "-q", file]
+        .into_iter()
+        .map(String::from)
+        .collect()
 }
 
 /// A static file server on loopback (Python's http.server): a stand-in registry a

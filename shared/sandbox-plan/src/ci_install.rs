@@ -31,6 +31,8 @@ const NOT_FOR_TESTS: &[&str] = &[
     "coveralls",
     "python-coveralls",
     "pre-commit",
+    "flit",
+    "poetry",
 ];
 
 /// pip's options that take the next word as their value.
@@ -91,6 +93,10 @@ pub(crate) fn read(file: &str, text: &str) -> CiInstalls {
                     }
                 }
                 out.wanted.extend(pip_groups(args));
+            } else if let Some(line) = flit_install(&words) {
+                if !out.lines.contains(&line) {
+                    out.lines.push(line);
+                }
             } else if let Some(wanted) = project_installer(&words) {
                 out.wanted.extend(wanted);
             }
@@ -532,6 +538,56 @@ fn run_options_end(rest: &[&str]) -> usize {
 }
 
 /// `pip install`'s arguments as requirement-file lines.
+/// `flit install`: the project itself with the extras flit installs beside its
+/// requirements: every one by default (`--deps all`), `--deps develop` its test, doc and dev
+/// extras, `production` and `none` only those `--extras` names (as `.[*]`, `.[a,b]`).
+fn flit_install(words: &[&str]) -> Option<String> {
+    let name = words.first()?.rsplit('/').next()?;
+    let rest = match words {
+        [_, "install", rest @ ..] if name == "flit" => rest,
+        [py, "-m", "flit", "install", rest @ ..]
+            if py.rsplit('/').next()?.starts_with("python") =>
+        {
+            rest
+        }
+        _ => return None,
+    };
+    let mut deps = "all";
+    let mut extras: Vec<&str> = Vec::new();
+    let mut it = rest.iter();
+    while let Some(&a) = it.next() {
+        let (option, value) = match a.split_once('=') {
+            Some((o, v)) => (o, Some(v)),
+            None => (a, None),
+        };
+        let value = match option {
+            "--deps" | "--extras" => value.or_else(|| it.next().copied()),
+            _ => continue,
+        };
+        match (option, value) {
+            ("--deps", Some(v)) => deps = v,
+            ("--extras", Some(v)) => extras.extend(v.split(',').filter(|e| !e.is_empty())),
+            _ => {}
+        }
+    }
+    if deps.contains('$') || extras.iter().any(|e| e.contains('$')) {
+        return None;
+    }
+    match deps {
+        "all" => extras = vec![crate::python::ALL_EXTRAS],
+        "develop" => extras.extend(["test", "doc", "dev"]),
+        _ => {}
+    }
+    if extras.contains(&"all") {
+        extras = vec![crate::python::ALL_EXTRAS];
+    }
+    Some(if extras.is_empty() {
+        "-e .".to_string()
+    } else {
+        format!("-e .[{}]", extras.join(","))
+    })
+}
+
 fn requirement_lines(args: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     let mut it = args.iter();
@@ -692,6 +748,18 @@ jobs:
         assert_eq!(
             lines(".github/workflows/test-redistribute.yml", workflow),
             ["--editable .[all]"]
+        );
+    }
+
+    /// `flit install` installs the project with every extra it declares unless told
+    /// otherwise (fastapi's CI: `flit install --symlink`, its `all` extra holding the
+    /// python-multipart its form tests need).
+    #[test]
+    fn flit_install_names_the_extras_it_installs() {
+        let travis = "install:\n  - pip install flit\n  - flit install --symlink\n  - python -m flit install --deps=production --extras yaml,http\n  - flit install --deps develop\n  - flit install --deps none\n";
+        assert_eq!(
+            lines(".travis.yml", travis),
+            ["-e .[*]", "-e .[yaml,http]", "-e .[test,doc,dev]", "-e ."]
         );
     }
 

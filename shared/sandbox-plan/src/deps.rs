@@ -308,8 +308,14 @@ fn plan_python(
         }
     }
     // Requirements no lock file pins: resolved as of the review's instant when it gives one
-    // (part of the cache key then), else now.
-    let resolve_before = resolve_before.filter(|_| declared.pinned_by.is_none());
+    // (part of the cache key then), else now. A lock file's pins are its own, but what it
+    // leaves to the installer is of its date too: the setuptools its sdists are built with
+    // (today's has lost what a setup.py of 2019 imports: `Feature`, the old `packaging`).
+    if let (Some(lock), Some(at)) = (&declared.pinned_by, resolve_before) {
+        plan.notes.push(format!(
+            "{lock} pins the versions; the tools its sdists are built with, and what it does not pin, are as of {at}"
+        ));
+    }
     if declared.pinned_by.is_none() && !declared.requirements.is_empty() {
         plan.notes.push(match resolve_before {
             Some(at) => format!(

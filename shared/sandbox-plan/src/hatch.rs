@@ -96,9 +96,6 @@ mod tests {
             "[envs.hatch-test.scripts]\nrun = [\"pytest{env:HATCH_TEST_ARGS: -x} tests {args}\"]\n",
         )]);
         assert_eq!(s.source, "hatch.toml [envs.hatch-test.scripts] run");
-        assert_eq!(
-            &s.run.command[3..],
-            ["-p", "no:cacheprovider", "-x", "tests"]
-        );
+        assert_eq!(&s.run.command[3..], ["-x", "tests"]);
     }
 }

@@ -102,7 +102,7 @@ impl Language {
         let command = match self {
             Language::Python => {
                 env.push(("PYTHONHASHSEED".into(), seed.to_string()));
-                let mut c = words(&["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]);
+                let mut c = words(&["python3", "-m", "pytest", "-q"]);
                 if selection.names.is_empty() {
                     c.push(selection.path.clone());
                 } else {
@@ -169,7 +169,7 @@ impl Language {
     /// other tests pass").
     pub fn suite_run(self) -> TestRun {
         let words: &[&str] = match self {
-            Language::Python => &["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            Language::Python => &["python3", "-m", "pytest", "-q"],
             Language::Rust => &["cargo", "test", "--offline"],
             Language::Node => &["node", "--test", "--test-reporter=tap"],
             Language::Go => &["go", "test", "-count=1", "-v", "./..."],
@@ -532,7 +532,7 @@ mod tests {
             0,
         );
         assert_eq!(
-            &py.command[6..],
+            &py.command[4..],
             ["tests/test_a.py::test_x", "tests/test_a.py::TestK::test_y"]
         );
         assert!(py.env.contains(&("PYTHONHASHSEED".into(), "0".into())));

@@ -68,7 +68,16 @@ pub struct PythonPlan {
     /// they bring is in `requirements` and `extras`.
     #[serde(skip)]
     pub wanted: Wanted,
+    /// Extras the project declares under names not of tests (`all`, `d`, `yaml`): their
+    /// requirements, taken only when something installs that extra (a CI's `.[all]`, tox's
+    /// `extras =`, `flit install`, which installs every extra).
+    #[serde(skip)]
+    other_extras: Vec<(String, Vec<Requirement>)>,
 }
+
+/// What `.[*]` stands for: every extra the project declares (`flit install`,
+/// `poetry install --all-extras`).
+pub const ALL_EXTRAS: &str = "*";
 
 fn read(src: &Path, rel: &str) -> Option<String> {
     let path = src.join(rel);
@@ -286,6 +295,7 @@ pub fn read_plan(src: &Path) -> PythonPlan {
         plan.extras.extend(extras);
     }
     declared_pythons(src, &mut plan);
+    named_extras(&mut plan, &mut specs);
     plan.extras.sort();
     plan.extras.dedup();
     if plan.requirements.len() > MAX_REQUIREMENTS {
@@ -298,6 +308,34 @@ pub fn read_plan(src: &Path) -> PythonPlan {
         });
     }
     plan
+}
+
+/// Keeps an extra declared under a name not of tests: its requirements wait until
+/// something installs that extra ([`named_extras`]).
+fn other_extra(plan: &mut PythonPlan, name: &str, specs: Vec<String>, source: &str) {
+    let list = specs
+        .into_iter()
+        .map(|spec| Requirement {
+            spec,
+            source: source.to_string(),
+        })
+        .collect();
+    plan.other_extras.push((name.to_string(), list));
+}
+
+/// The requirements of the extras something installs (a CI's `pip install -e .[all]`,
+/// tox's `extras = yaml`, `flit install`, which installs every extra: [`ALL_EXTRAS`])
+/// that no test-like name brought already: what the project's CI had, the tests have.
+fn named_extras(plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
+    let all = plan.extras.iter().any(|e| e == ALL_EXTRAS);
+    let wanted: Vec<Requirement> = std::mem::take(&mut plan.other_extras)
+        .into_iter()
+        .filter(|(name, _)| all || plan.extras.iter().any(|e| e.eq_ignore_ascii_case(name)))
+        .flat_map(|(_, list)| list)
+        .collect();
+    for r in wanted {
+        push(plan, specs, &r.spec, r.source);
+    }
 }
 
 /// The one lock file that pins the versions, in order of precedence.
@@ -680,16 +718,14 @@ fn pep621_project(doc: &toml::Table, plan: &mut PythonPlan, specs: &mut BTreeSet
             .and_then(|o| o.as_table())
         {
             for (name, list) in optional {
-                if plan.wanted.extra(name) {
-                    plan.extras.push(name.clone());
-                    for spec in strings(Some(list)) {
-                        push(
-                            plan,
-                            specs,
-                            &spec,
-                            format!("pyproject.toml optional-dependencies.{name}"),
-                        );
-                    }
+                let source = format!("pyproject.toml optional-dependencies.{name}");
+                if !plan.wanted.extra(name) {
+                    other_extra(plan, name, strings(Some(list)), &source);
+                    continue;
+                }
+                plan.extras.push(name.clone());
+                for spec in strings(Some(list)) {
+                    push(plan, specs, &spec, source.clone());
                 }
             }
         }
@@ -885,16 +921,14 @@ fn flit_metadata(tool: Option<&toml::Table>, plan: &mut PythonPlan, specs: &mut 
         }
         if let Some(extras) = meta.get("requires-extra").and_then(|e| e.as_table()) {
             for (name, list) in extras {
-                if plan.wanted.extra(name) {
-                    plan.extras.push(name.clone());
-                    for spec in strings(Some(list)) {
-                        push(
-                            plan,
-                            specs,
-                            &spec,
-                            format!("pyproject.toml tool.flit.metadata requires-extra.{name}"),
-                        );
-                    }
+                let source = format!("pyproject.toml tool.flit.metadata requires-extra.{name}");
+                if !plan.wanted.extra(name) {
+                    other_extra(plan, name, strings(Some(list)), &source);
+                    continue;
+                }
+                plan.extras.push(name.clone());
+                for spec in strings(Some(list)) {
+                    push(plan, specs, &spec, source.clone());
                 }
             }
         }
@@ -1105,6 +1139,14 @@ fn setup_cfg(text: &str, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) ->
                         format!("setup.cfg extras_require.{extra}"),
                     );
                 }
+            }
+            ("options.extras_require", extra) if !value.starts_with("file:") => {
+                other_extra(
+                    plan,
+                    extra,
+                    vec![value.clone()],
+                    &format!("setup.cfg extras_require.{extra}"),
+                );
             }
             _ => {}
         }
@@ -1454,9 +1496,14 @@ fn ci_files(src: &Path) -> Vec<(String, &'static [&'static str])> {
 /// or a block list (`key:` then `- 3.8` lines), also inside list items (`- python: 3.8`).
 /// Read as text: an unquoted `3.10` is the version its author wrote, not YAML's float 3.1.
 /// PyPy, `3.x` and expressions (`${{ matrix.python }}`) name no version and are skipped.
+/// So is a Python under development (`3.8-dev`, `3.12.0-beta.4`, `nightly`) and every
+/// version a job allowed to fail names (Travis' `allow_failures`): the project tried it
+/// ahead of its support (black's `3.8-dev` of 2019, "aiohttp currently has a bug
+/// affecting 3.8"), it never said it ran there.
 fn ci_pythons(text: &str, keys: &[&str]) -> Vec<String> {
     let mut versions: Vec<String> = Vec::new();
-    let mut add = |item: &str| {
+    let mut allowed_to_fail: Vec<String> = Vec::new();
+    let mut add = |item: &str, failing: bool| {
         let item = item.trim().trim_matches(['"', '\'']).trim();
         let v: String = item
             .chars()
@@ -1464,20 +1511,36 @@ fn ci_pythons(text: &str, keys: &[&str]) -> Vec<String> {
             .collect();
         let rest = &item[v.len()..];
         let parts: Vec<&str> = v.split('.').collect();
-        if parts.len() >= 2
-            && parts[..2].iter().all(|p| !p.is_empty())
-            && (rest.is_empty() || rest.starts_with('-'))
-        {
+        if parts.len() >= 2 && parts[..2].iter().all(|p| !p.is_empty()) && rest.is_empty() {
             let minor = format!("{}.{}", parts[0], parts[1]);
-            if !versions.contains(&minor) {
-                versions.push(minor);
+            let list = if failing {
+                &mut allowed_to_fail
+            } else {
+                &mut versions
+            };
+            if !list.contains(&minor) {
+                list.push(minor);
             }
         }
     };
     let lines: Vec<&str> = text.lines().collect();
+    // The indentation of the `allow_failures:` block being read, if one is.
+    let mut failures: Option<usize> = None;
     for (i, raw) in lines.iter().enumerate() {
         let line = raw.split(" #").next().unwrap_or_default();
         let indent = line.len() - line.trim_start().len();
+        if line.trim().is_empty() {
+            continue;
+        }
+        if failures.is_some_and(|at| indent <= at) {
+            failures = None;
+        }
+        if line.trim_start().trim_end() == "allow_failures:" {
+            failures = Some(indent);
+            continue;
+        }
+        let failing = failures.is_some();
+        let mut add = |item: &str| add(item, failing);
         let body = line.trim_start();
         let (indent, body) = match body.strip_prefix("- ") {
             Some(item) => (
@@ -1515,6 +1578,7 @@ fn ci_pythons(text: &str, keys: &[&str]) -> Vec<String> {
             }
         }
     }
+    versions.retain(|v| !allowed_to_fail.contains(v));
     versions
 }
 
@@ -2142,7 +2206,7 @@ dependencies = ["mkdocs"]
         let dir = tree(&[
             (
                 ".travis.yml",
-                "language: python\npython:\n  - \"2.7\"\n  - 3.6\n  - \"3.7-dev\"\n  - pypy3\nmatrix:\n  include:\n    - python: 3.8\n      dist: xenial\n",
+                "language: python\npython:\n  - \"2.7\"\n  - 3.6\n  - \"3.9-dev\"\n  - pypy3\nmatrix:\n  include:\n    - python: 3.8\n      dist: xenial\n    - python: 3.7\n    - python: \"nightly\"\n  allow_failures:\n    - python: 3.7\n\ninstall: pip install .\n",
             ),
             (
                 ".github/workflows/tests.yml",
@@ -2164,7 +2228,6 @@ dependencies = ["mkdocs"]
             [
                 ("==2.7.*", ".travis.yml python"),
                 ("==3.6.*", ".travis.yml python"),
-                ("==3.7.*", ".travis.yml python"),
                 ("==3.8.*", ".travis.yml python"),
                 ("==3.11.*", ".github/workflows/lint.yaml python-version"),
                 ("==3.12.*", ".github/workflows/lint.yaml python-version"),
@@ -2191,6 +2254,43 @@ dependencies = ["mkdocs"]
         assert_eq!(plan.pinned_by.as_deref(), Some("poetry.lock"));
         assert_eq!(specs(&plan)[0], "six==1.16.0");
         assert_eq!(plan.refused[0].what, "mine");
+    }
+
+    /// An extra named for no test (`all`, `d`) is prepared when something installs it: a
+    /// CI's `flit install` (every extra), its `pip install -e .[d]`, tox's `extras =`; an
+    /// extra nothing installs (docs) is not.
+    #[test]
+    fn the_extras_a_projects_ci_or_tox_installs_are_prepared_whatever_their_names() {
+        let flit = "[tool.flit.metadata]\nmodule = \"demo\"\nrequires = [\"starlette\"]\n[tool.flit.metadata.requires-extra]\ntest = [\"pytest\"]\nall = [\"python-multipart\"]\ndoc = [\"mkdocs\"]\n";
+        let dir = tree(&[
+            ("pyproject.toml", flit),
+            (".travis.yml", "install:\n  - flit install --symlink\n"),
+        ]);
+        let plan = read_plan(dir.path());
+        assert_eq!(
+            specs(&plan),
+            ["starlette", "pytest", "python-multipart", "mkdocs"],
+            "flit install: every extra"
+        );
+        let dir = tree(&[("pyproject.toml", flit)]);
+        assert_eq!(specs(&read_plan(dir.path())), ["starlette", "pytest"]);
+        let pep621 = "[project]\nname = \"demo\"\ndependencies = []\n[project.optional-dependencies]\nd = [\"aiohttp\"]\ndocs = [\"sphinx\"]\n";
+        let dir = tree(&[
+            ("pyproject.toml", pep621),
+            (".travis.yml", "install:\n  - pip install -e '.[d]'\n"),
+        ]);
+        assert_eq!(specs(&read_plan(dir.path())), ["aiohttp"]);
+        let dir = tree(&[
+            (
+                "setup.cfg",
+                "[metadata]\nname = demo\n[options.extras_require]\nyaml =\n    pyyaml\ndocs = sphinx\n",
+            ),
+            (
+                "tox.ini",
+                "[tox]\nenvlist = py38\n[testenv]\nextras = yaml\ncommands = pytest\n",
+            ),
+        ]);
+        assert_eq!(specs(&read_plan(dir.path())), ["pyyaml"]);
     }
 
     #[test]

@@ -498,7 +498,7 @@ fn script_command(
 
 /// A standard runner's command and selector for its arguments.
 fn runner_command(runner: PythonRunner, args: Vec<String>) -> (Vec<String>, Selector) {
-    let base = ["python3", "-m", "pytest", "-p", "no:cacheprovider"].map(String::from);
+    let base = ["python3", "-m", "pytest"].map(String::from);
     match runner {
         PythonRunner::Pytest => {
             let args = pytest_args(&args);
@@ -1109,23 +1109,11 @@ mod tests {
         let cases: &[(&str, &[&str], &[&str])] = &[
             (
                 "python -m coverage run --source=pkg -m pytest tests -k 'not slow' -x",
+                &["python3", "-m", "pytest", "tests", "-k", "not slow", "-x"],
                 &[
                     "python3",
                     "-m",
                     "pytest",
-                    "-p",
-                    "no:cacheprovider",
-                    "tests",
-                    "-k",
-                    "not slow",
-                    "-x",
-                ],
-                &[
-                    "python3",
-                    "-m",
-                    "pytest",
-                    "-p",
-                    "no:cacheprovider",
                     "-x",
                     "tests/test_a.py::A::test_x",
                 ],
@@ -1137,21 +1125,11 @@ mod tests {
             ),
             (
                 "{envbindir}/py.test --tb=short {posargs:tests}",
+                &["python3", "-m", "pytest", "--tb=short", "tests"],
                 &[
                     "python3",
                     "-m",
                     "pytest",
-                    "-p",
-                    "no:cacheprovider",
-                    "--tb=short",
-                    "tests",
-                ],
-                &[
-                    "python3",
-                    "-m",
-                    "pytest",
-                    "-p",
-                    "no:cacheprovider",
                     "--tb=short",
                     "tests/test_a.py::A::test_x",
                 ],
@@ -1184,22 +1162,8 @@ mod tests {
             ),
             (
                 "poetry run pytest tests/",
-                &[
-                    "python3",
-                    "-m",
-                    "pytest",
-                    "-p",
-                    "no:cacheprovider",
-                    "tests/",
-                ],
-                &[
-                    "python3",
-                    "-m",
-                    "pytest",
-                    "-p",
-                    "no:cacheprovider",
-                    "tests/test_a.py::A::test_x",
-                ],
+                &["python3", "-m", "pytest", "tests/"],
+                &["python3", "-m", "pytest", "tests/test_a.py::A::test_x"],
             ),
         ];
         for (line, command, selected) in cases {
@@ -1251,10 +1215,7 @@ mod tests {
                 ("setup.cfg", "[aliases]\ntest = pytest\n"),
             ],
         );
-        assert_eq!(
-            s.run.command,
-            ["python3", "-m", "pytest", "-p", "no:cacheprovider"]
-        );
+        assert_eq!(s.run.command, ["python3", "-m", "pytest"]);
         // nose's collector.
         let s = suite(
             Language::Python,
@@ -1293,8 +1254,6 @@ mod tests {
                 "python3",
                 "-m",
                 "pytest",
-                "-p",
-                "no:cacheprovider",
                 "--verbose",
                 "--doctest-modules",
                 "./httpie",
@@ -1334,18 +1293,7 @@ mod tests {
             s.source,
             "pyproject.toml [tool.tox] legacy_tox_ini [testenv] commands"
         );
-        assert_eq!(
-            s.run.command,
-            [
-                "python3",
-                "-m",
-                "pytest",
-                "-p",
-                "no:cacheprovider",
-                "-k",
-                "not perf"
-            ]
-        );
+        assert_eq!(s.run.command, ["python3", "-m", "pytest", "-k", "not perf"]);
     }
 
     #[test]
@@ -1360,7 +1308,7 @@ mod tests {
         assert_eq!(s.source, "tox.ini [testenv] commands");
         assert_eq!(
             s.run.command,
-            ["python3", "-m", "pytest", "-p", "no:cacheprovider", "tests"],
+            ["python3", "-m", "pytest", "tests"],
             "tox's default positional arguments"
         );
         let s = suite(
@@ -1383,16 +1331,7 @@ mod tests {
         );
         assert_eq!(
             s.run.command,
-            [
-                "python3",
-                "-m",
-                "pytest",
-                "-p",
-                "no:cacheprovider",
-                "tests",
-                "-k",
-                "not slow"
-            ]
+            ["python3", "-m", "pytest", "tests", "-k", "not slow"]
         );
         let s = suite(
             Language::Python,
@@ -1401,7 +1340,7 @@ mod tests {
                 "[testenv]\ncommands = coverage run -m pytest tests\n",
             )],
         );
-        assert_eq!(&s.run.command[5..], ["tests"]);
+        assert_eq!(&s.run.command[3..], ["tests"]);
     }
 
     #[test]
@@ -1414,7 +1353,7 @@ mod tests {
             )],
         );
         assert_eq!(s.source, "noxfile.py session.run");
-        assert_eq!(&s.run.command[5..], ["tests/unit"]);
+        assert_eq!(&s.run.command[3..], ["tests/unit"]);
         let s = suite(
             Language::Python,
             &[(
@@ -1423,10 +1362,7 @@ mod tests {
             )],
         );
         assert_eq!(s.source, "Makefile test");
-        assert_eq!(
-            s.run.command,
-            ["python3", "-m", "pytest", "-p", "no:cacheprovider"]
-        );
+        assert_eq!(s.run.command, ["python3", "-m", "pytest"]);
         let s = suite(
             Language::Python,
             &[("Makefile", "test:\n\tnosetests -v tests\n")],

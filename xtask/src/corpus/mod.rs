@@ -125,6 +125,8 @@ struct Options {
     repos: PathBuf,
     projects: Vec<String>,
     limit: Option<usize>,
+    /// BugsInPy: the bugs from this number on (`--from`).
+    from: u32,
     out: Option<PathBuf>,
     work: PathBuf,
     proven: Option<PathBuf>,
@@ -154,6 +156,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         repos: PathBuf::new(),
         projects: Vec::new(),
         limit: None,
+        from: 1,
         out: None,
         work: std::env::temp_dir().join(format!("proven-corpus-{}", args[0])),
         proven: None,
@@ -185,12 +188,28 @@ fn parse(args: &[String]) -> Result<Options, String> {
                         .ok_or_else(|| format!("--limit {v:?}: expected a positive number"))?,
                 );
             }
+            "--from" if corpus == Corpus::BugsInPy => {
+                let v = value(a)?;
+                o.from = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("--from {v:?}: expected a positive bug number"))?;
+            }
             "--out" => o.out = Some(value(a)?.into()),
             "--work" => o.work = value(a)?.into(),
             "--proven" => o.proven = Some(value(a)?.into()),
             "--resume" => o.resume = true,
             "--fidelity-only" => o.fidelity_only = true,
             "--measured-only" => o.measured_only = true,
+            // The second held-out selection, fixed in code before it ran.
+            "--second-held-out" if corpus == Corpus::BugsInPy => {
+                (o.from, o.limit) = (
+                    bugsinpy::SECOND_HELD_OUT.0,
+                    Some(bugsinpy::SECOND_HELD_OUT.1),
+                );
+                o.measured_only = true;
+            }
             "--review-only" => {
                 o.resume = true;
                 o.review_only = true;
@@ -222,8 +241,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
 
 pub fn usage() -> String {
     "cargo xtask corpus bugsinpy --bugsinpy PATH | bugsjs --bugsjs PATH, then --repos DIR \
-     [--project NAME…] [--limit N] [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] \
-     [--resume] [--report-only] [--fidelity-only] [--review-only] [--measured-only]"
+     [--project NAME…] [--from N] [--limit N] [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] \
+     [--resume] [--report-only] [--fidelity-only] [--review-only] [--measured-only] \
+     [--second-held-out (BugsInPy: --from 11 --limit 4 --measured-only)]"
         .into()
 }
 
@@ -279,7 +299,7 @@ fn select_cases(o: &Options) -> Result<(Cases, String, String), String> {
         Corpus::BugsInPy => {
             let data = bugsinpy::Dataset::open(&o.dataset)?;
             let limit = o.limit.unwrap_or(bugsinpy::LIMIT);
-            let bugs = bugsinpy::selection(&data, &o.projects, limit)?;
+            let bugs = bugsinpy::selection(&data, &o.projects, o.from, limit)?;
             selected(o, bugs, limit, bugsinpy::PROJECTS.len(), data.revision())
         }
         Corpus::BugsJs => {
@@ -301,7 +321,12 @@ fn selected<C: Case + 'static>(
     revision: String,
 ) -> (Cases, String, String) {
     let rule = format!(
-        "the first {limit} bugs by number of each of {} projects",
+        "the first {limit} bugs by number{} of each of {} projects",
+        if o.from > 1 {
+            format!(" from bug {}", o.from)
+        } else {
+            String::new()
+        },
         if o.projects.is_empty() {
             projects
         } else {
@@ -1605,6 +1630,23 @@ mod tests {
         assert_eq!(
             (o.corpus, o.limit, o.resume, o.report_only),
             (Corpus::BugsInPy, None, true, true)
+        );
+        // The second held-out selection: bugs 11 to 14, the never-studied ones.
+        let o = parse(&args(&[
+            "bugsinpy",
+            "--bugsinpy",
+            "/d",
+            "--repos",
+            "/r",
+            "--second-held-out",
+        ]))
+        .expect("parses");
+        assert_eq!((o.from, o.limit, o.measured_only), (11, Some(4), true));
+        assert!(
+            parse(&args(&[
+                "bugsjs", "--bugsjs", "/d", "--repos", "/r", "--from", "3"
+            ]))
+            .is_err()
         );
         // Each corpus its own dataset flag; both need --repos.
         assert!(parse(&args(&["bugsjs", "--bugsinpy", "/d", "--repos", "/r"])).is_err());

@@ -650,6 +650,24 @@ def nearest_that_installs(spec, pip, pip_now, reason, share=1.0):
     return False
 
 
+def build_tools_of_the_date(pip):
+    """An sdist without a pyproject.toml is built by the setuptools the environment sees
+    (pip's legacy `setup.py egg_info`, and every `--no-build-isolation` build): the image's,
+    of today, which has lost what a setup.py of the date imports (markupsafe 1.0's
+    `Feature`, gone in setuptools 46; the `packaging` API of its day). setuptools and wheel
+    of the date are put into the environment first (a requirement naming its own replaces
+    them); an isolated build gets them from the dated index already."""
+    code, out = run(pip + ["setuptools", "wheel"], within=180)
+    if code != 0:
+        REPORT["notes"].append("the setuptools of %s could not be installed (%s): sdists are built with the image's"
+                               % (RESOLVE_BEFORE[:10], why(out)))
+        return
+    versions = environment_versions()
+    REPORT["notes"].append("sdists are built with the setuptools and wheel of %s (setuptools %s, wheel %s)"
+                           % (RESOLVE_BEFORE[:10], versions.get("setuptools", ("", "?"))[1],
+                              versions.get("wheel", ("", "?"))[1]))
+
+
 def at_index(instant):
     """The dated index's address as of a later instant."""
     return INDEX.replace("/simple/", "/at/%s/simple/" % instant)
@@ -690,9 +708,12 @@ def main():
         for key in ("install_requires", "tests_require"):
             for spec in found.get(key) or []:
                 want(spec, "setup.py " + key)
+        # Its test extras, and those something installs (a CI's `.[d]`, tox's `extras =`,
+        # `flit install`: every extra, "*").
+        named = {e.lower() for e in PLAN.get("extras", [])}
         for extra, specs in (found.get("extras_require") or {}).items():
             name = extra.split(":")[0].strip().lower()
-            if name in TEST_NAMES or name.startswith("test"):
+            if name in TEST_NAMES or name.startswith("test") or name in named or "*" in named:
                 for spec in specs or []:
                     marker = extra.split(":", 1)[1] if ":" in extra else ""
                     want(spec + (" ; " + marker if marker and ";" not in spec else ""), "setup.py extras_require." + extra)
@@ -729,6 +750,9 @@ def main():
         with open("/tmp/proven-constraints.txt", "w") as f:
             f.write("\n".join(c["spec"] for c in PLAN["constraints"]) + "\n")
         pip += ["-c", "/tmp/proven-constraints.txt"]
+
+    if RESOLVE_BEFORE and PLAN.get("stage") != "project":
+        build_tools_of_the_date(pip)
 
     if PLAN.get("stage") == "project":
         install_project(pip)
