@@ -11,15 +11,15 @@ use std::time::Duration;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::record::{DependencyRecord, NotPrepared};
+use crate::record::{DependencyRecord, NotPrepared, PackageManager};
 use crate::registries::AllowList;
 use crate::tree::TreeRecord;
-use crate::{Language, RequestError, cargo_git, python};
+use crate::{Language, RequestError, cargo_git, node_pm, python};
 
 pub use crate::mount::MOUNT;
 
 /// The version of the preparation itself: a change to what it does makes new entries.
-const VERSION: &str = "proven-sandbox dependencies v4";
+const VERSION: &str = "proven-sandbox dependencies v5";
 const PYTHON_SCRIPT: &str = include_str!("scripts/prepare.py");
 /// What the inspection container runs to read what setup.py declares.
 pub const INSPECT_SETUP_SCRIPT: &str = include_str!("scripts/inspect-setup.py");
@@ -161,6 +161,9 @@ pub struct Report {
     /// Node's version (`v20.20.2`).
     #[serde(default)]
     node: Option<String>,
+    /// Node: the package manager that installed, its version and what chose it.
+    #[serde(default)]
+    package_manager: Option<PackageManager>,
     #[serde(default)]
     resolved: bool,
     #[serde(default)]
@@ -275,7 +278,7 @@ pub fn plan(
 ) -> Result<Option<Plan>, RequestError> {
     match language {
         Language::Python => Ok(plan_python(config, src, resolve_before)),
-        Language::Node => plan_node(config, src),
+        Language::Node => plan_node(config, src, resolve_before),
         Language::Rust => plan_rust(src),
         Language::Go => Ok(plan_go(config, src)),
     }
@@ -354,6 +357,10 @@ fn plan_python(
 /// Whether a package.json dependency value fetches from outside the registry.
 fn npm_outside_registry(value: &str) -> Option<&'static str> {
     let v = value.trim();
+    // pnpm's and yarn's own protocols: a package of the workspace, a catalog's range.
+    if v.starts_with("workspace:") || v.starts_with("catalog:") {
+        return None;
+    }
     if v.starts_with("git")
         || v.contains("://")
         || v.starts_with("github:")
@@ -373,7 +380,11 @@ fn npm_outside_registry(value: &str) -> Option<&'static str> {
     None
 }
 
-fn plan_node(config: &PlanSettings<'_>, src: &Path) -> Result<Option<Plan>, RequestError> {
+fn plan_node(
+    config: &PlanSettings<'_>,
+    src: &Path,
+    resolve_before: Option<&str>,
+) -> Result<Option<Plan>, RequestError> {
     let Some(manifest) = read_small(src, "package.json") else {
         return Ok(None);
     };
@@ -402,14 +413,25 @@ fn plan_node(config: &PlanSettings<'_>, src: &Path) -> Result<Option<Plan>, Requ
             }
         }
     }
+    let text = |f: &str| read_small(src, f).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let choice = node_pm::choose(&text);
     let mut files = find_named(src, &["package.json"]);
-    for lock in ["package-lock.json", "npm-shrinkwrap.json"] {
-        if let Some(bytes) = read_small(src, lock) {
-            // A `resolved` URL off the registry allow-list is refused by name.
-            plan.refused
-                .extend(resolved_elsewhere(lock, &bytes, config.registries));
-            files.push(lock.into());
+    if choice.manager == node_pm::Manager::Npm {
+        for lock in ["package-lock.json", "npm-shrinkwrap.json"] {
+            if let Some(bytes) = read_small(src, lock) {
+                // A `resolved` URL off the registry allow-list is refused by name.
+                plan.refused
+                    .extend(resolved_elsewhere(lock, &bytes, config.registries));
+                files.push(lock.into());
+            }
         }
+    } else if src.join(choice.manager.lock_file()).is_file() {
+        files.push(choice.manager.lock_file().into());
+    }
+    // pnpm's workspace (its packages, its `catalog:` ranges) decides the install too.
+    let workspace = text("pnpm-workspace.yaml").and_then(|t| node_pm::workspace(&t));
+    if src.join("pnpm-workspace.yaml").is_file() {
+        files.push("pnpm-workspace.yaml".into());
     }
     files.sort();
     files.dedup();
@@ -418,16 +440,25 @@ fn plan_node(config: &PlanSettings<'_>, src: &Path) -> Result<Option<Plan>, Requ
             plan.inputs.push((f.clone(), bytes));
         }
     }
-    if !files
-        .iter()
-        .any(|f| f == "package-lock.json" || f == "npm-shrinkwrap.json")
-    {
-        let other = ["yarn.lock", "pnpm-lock.yaml"]
+    let lock = match choice.manager {
+        node_pm::Manager::Npm => ["package-lock.json", "npm-shrinkwrap.json"]
+            .into_iter()
+            .find(|f| files.iter().any(|x| x == f)),
+        other => Some(other.lock_file()).filter(|f| files.iter().any(|x| x == f)),
+    };
+    if lock.is_none() {
+        let other = ["yarn.lock", "pnpm-lock.yaml", "package-lock.json"]
             .into_iter()
             .find(|f| src.join(f).is_file());
         plan.notes.push(match other {
-            Some(f) => format!("{f} is not read by npm: versions resolved now from package.json, not pinned by the project"),
-            None => "no package-lock.json: versions resolved now, not pinned by the project".into(),
+            Some(f) => format!(
+                "{f} is not read by {}: versions resolved now from package.json, not pinned by the project",
+                choice.manager.as_str()
+            ),
+            None => format!(
+                "no {}: versions resolved now, not pinned by the project",
+                choice.manager.lock_file()
+            ),
         });
     }
     let refused: Vec<serde_json::Value> = plan
@@ -435,10 +466,23 @@ fn plan_node(config: &PlanSettings<'_>, src: &Path) -> Result<Option<Plan>, Requ
         .iter()
         .map(|r| serde_json::json!({"what": r.what, "source": r.source, "reason": r.reason}))
         .collect();
+    // A manager whose version the project does not declare (`pnpm@9`): its newest release
+    // as of the review's instant, when it gives one (part of the cache key then).
+    let before = resolve_before.filter(|_| {
+        choice
+            .install
+            .as_deref()
+            .and_then(|i| i.rsplit_once('@'))
+            .is_some_and(|(_, v)| !v.contains('.'))
+    });
+    plan.resolve_before = before.map(str::to_string);
     let json = serde_json::json!({
         "files": files,
         "refused": refused,
         "call_timeout": config.prepare_timeout.as_secs(),
+        "manager": choice,
+        "catalogs": workspace.map(|w| w.catalogs).unwrap_or_default(),
+        "before": before,
     });
     plan.files.push(("plan.json".into(), plan_json(&json)));
     plan.files
@@ -483,6 +527,54 @@ fn resolved_elsewhere(lock: &str, bytes: &[u8], registries: &AllowList) -> Vec<N
         }
     }
     refused
+}
+
+/// Node: the workspace packages a prepared layer (`dir`) holds a node_modules of, by their
+/// folder in the tree (`packages/app`), the root's left out (proven-entry links it). Read
+/// without following a link, to a bounded depth and count; a folder whose name is not
+/// plain (only letters, digits, `._@+-`) is left out.
+pub fn node_workspace_modules(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![(PathBuf::new(), 0usize)];
+    while let Some((rel, depth)) = stack.pop() {
+        let Ok(entries) = fs::read_dir(dir.join(&rel)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) || name.starts_with('.') {
+                continue;
+            }
+            let plain = name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | '+' | '-'));
+            if name == "node_modules" {
+                if depth > 0 {
+                    found.push(rel.to_string_lossy().into_owned());
+                }
+            } else if plain && depth < 8 && found.len() < MAX_MANIFESTS {
+                stack.push((rel.join(&name), depth + 1));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// A run's command with the workspace packages' node_modules of the layer (`modules`, from
+/// [`node_workspace_modules`]) linked at their places in the tree first: each package
+/// finds its own dependencies (pnpm's, and any a package keeps apart from the root's).
+pub fn with_node_links(modules: &[String], command: &[String]) -> Vec<String> {
+    let mut script = String::new();
+    for m in modules {
+        script.push_str(&format!(
+            "if [ -d '{m}' ] && [ ! -e '{m}/node_modules' ]; then ln -s '{MOUNT}/{m}/node_modules' '{m}/node_modules'; fi\n"
+        ));
+    }
+    script.push_str("exec \"$@\"\n");
+    let mut out = vec!["sh".to_string(), "-c".into(), script, "sh".into()];
+    out.extend(command.iter().cloned());
+    out
 }
 
 /// package.json's `engines.node`, the Node a tree says it needs (None when it says none).
@@ -859,6 +951,7 @@ pub fn record_of(
         notes,
         installed: report.installed.len(),
         project_layer: None,
+        package_manager: report.package_manager,
     }
 }
 
