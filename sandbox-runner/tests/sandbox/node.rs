@@ -278,7 +278,11 @@ catalogs:
 
 importers:
 
-  .: {}
+  .:
+    devDependencies:
+      left-pad:
+        specifier: 'catalog:'
+        version: 1.1.3
 
   packages/app:
     dependencies:
@@ -320,7 +324,8 @@ fn pinned_test(util: bool) -> String {
 /// Issue 30 (family P2, vuejs/core): a pnpm workspace, its manager declared in package.json
 /// (`packageManager`), a member depending on another by `workspace:*` and on a registry
 /// package by `catalog:` (pnpm-workspace.yaml's range), is prepared with pnpm at that
-/// version from its pnpm-lock.yaml's pins (npm stops at `EUNSUPPORTEDPROTOCOL "catalog:"`),
+/// version from its pnpm-lock.yaml's pins (npm stops at `EUNSUPPORTEDPROTOCOL "catalog:"`,
+/// on the root's `catalog:` range as on vue's),
 /// and the record names the manager, its version and the declaration that chose it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pnpm_workspace_with_catalog_ranges_is_prepared_with_pnpm_from_its_lock_file() {
@@ -328,7 +333,7 @@ async fn a_pnpm_workspace_with_catalog_ranges_is_prepared_with_pnpm_from_its_loc
     let repo = TestRepo::new();
     repo.write(
         "package.json",
-        r#"{"name":"pn-root","version":"1.0.0","private":true,"packageManager":"pnpm@9.15.0"}
+        r#"{"name":"pn-root","version":"1.0.0","private":true,"packageManager":"pnpm@9.15.0","devDependencies":{"left-pad":"catalog:"}}
 "#,
     )
     .write(
