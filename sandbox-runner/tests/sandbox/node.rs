@@ -436,3 +436,113 @@ async fn a_yarn_project_is_prepared_with_yarn_from_its_lock_files_pins() {
     assert_eq!(deps.lock_files, ["package.json", "yarn.lock"]);
     assert_container_gone(&sandbox, &record).await;
 }
+
+/// A pnpm workspace (as in the test above, without its lock file) whose files ask for
+/// `manager`, with a development dependency `absent` in the root when given.
+fn pnpm_workspace(manager: &str, absent: Option<&str>) -> (TestRepo, String) {
+    let dev = absent
+        .map(|a| format!(r#","devDependencies":{{"{a}":"^1.0.0"}}"#))
+        .unwrap_or_default();
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        format!(
+            r#"{{"name":"pn-root","version":"1.0.0","private":true,"packageManager":"{manager}"{dev}}}
+"#
+        ),
+    )
+    .write(
+        "pnpm-workspace.yaml",
+        "packages:\n  - 'packages/*'\ncatalog:\n  left-pad: ~1.1.0\n",
+    )
+    .write(
+        "packages/util/package.json",
+        r#"{"name":"@pn/util","version":"1.0.0","main":"index.js"}
+"#,
+    )
+    .write("packages/util/index.js", "exports.twice = (s) => s + s;\n")
+    .write(
+        "packages/app/package.json",
+        r#"{"name":"@pn/app","version":"1.0.0","private":true,"dependencies":{"@pn/util":"workspace:*","left-pad":"catalog:"}}
+"#,
+    );
+    let commit = repo.commit("a pnpm workspace");
+    (repo, commit)
+}
+
+/// Where pnpm itself cannot be installed (the registry has no such version), npm prepares
+/// the workspace after its `catalog:` ranges are translated (`~1.1.0`: left-pad 1.1.3) and
+/// its `workspace:` ranges made npm workspaces, instead of stopping; the record says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pnpm_workspace_whose_pnpm_cannot_be_installed_is_prepared_by_npm_translated() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let (repo, commit) = pnpm_workspace("pnpm@99.0.0", None);
+    let record = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                commit,
+                Language::Node,
+                node_test("packages/app/test/pad.test.js"),
+            )
+            .with_file("packages/app/test/pad.test.js", pinned_test(true)),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{record:?}");
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    let manager = deps.package_manager.as_ref().expect("the manager is named");
+    assert_eq!(manager.name, "npm", "{deps:?}");
+    assert!(
+        manager
+            .because
+            .contains("pnpm@99.0.0 could not be installed"),
+        "{deps:?}"
+    );
+    assert!(deps.resolved, "{deps:?}");
+    assert!(
+        deps.notes.iter().any(|n| n.contains("catalog: and workspace: ranges translated")),
+        "{deps:?}"
+    );
+    assert_container_gone(&sandbox, &record).await;
+}
+
+/// Partial preparation with pnpm: a development dependency the registry does not serve is
+/// named in the record, the rest installed (the workspace, the catalog's package).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pnpm_names_a_dependency_the_registry_does_not_serve_and_installs_the_rest() {
+    const ABSENT: &str = "@proven-sandbox-test/no-such-package-5d1e0c7a";
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let (repo, commit) = pnpm_workspace("pnpm@9.15.0", Some(ABSENT));
+    let record = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                commit,
+                Language::Node,
+                node_test("packages/app/test/pad.test.js"),
+            )
+            .with_file("packages/app/test/pad.test.js", pinned_test(true)),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{record:?}");
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    assert_eq!(
+        deps.package_manager.as_ref().map(|m| m.name.as_str()),
+        Some("pnpm"),
+        "{deps:?}"
+    );
+    assert_eq!(
+        deps.not_prepared
+            .iter()
+            .map(|n| (n.what.as_str(), n.source.as_str()))
+            .collect::<Vec<_>>(),
+        [(ABSENT, "package.json")],
+        "{deps:?}"
+    );
+    assert!(deps.not_prepared[0].reason.contains("E404"), "{deps:?}");
+    assert_container_gone(&sandbox, &record).await;
+}

@@ -55,11 +55,13 @@ function tail(text, n) {
 
 // The package a 404 names: npm's `404 Not Found - GET https://registry.npmjs.org/@scope%2fname`,
 // pnpm's `ERR_PNPM_FETCH_404 … GET https://…/name: Not Found - 404`, yarn's
-// `"https://…/name: Not found"`, berry's `YN0035: … name@npm:…: Package not found`.
+// `"https://…/name: Not found"` and `Couldn't find package "name" on the "npm" registry`, berry's `YN0035: … name@npm:…: Package not found`.
 function missing(text) {
   const m = /404[^\n]*GET \S+?\/((?:@[^\s/:]+(?:\/|%2[fF]))?[^\s/@:]+)(?::?\s|$|\/-\/)/.exec(text)
     || /'((?:@[^@'\s]+\/)?[^@'\s]+)@[^']*' is not in (?:this|the npm) registry/.exec(text)
     || /"https?:\/\/[^"\s]+?\/((?:@[^\s/"]+(?:\/|%2[fF]))?[^\s/"@]+): Not found"/i.exec(text)
+    || /Couldn't find package "((?:@[^"\s/]+\/)?[^"\s@]+)" on the "npm" registry/.exec(text)
+    || /^((?:@[^\s/]+\/)?[^\s@]+) is not in the npm registry/m.exec(text)
     || /YN0035[^\n]*?((?:@[^\s/@]+\/)?[^\s/@]+)@npm:[^\n]*(?:not found|404)/i.exec(text);
   return m ? decodeURIComponent(m[1]) : null;
 }
@@ -72,9 +74,9 @@ function writeJson(f, value) {
   fs.writeFileSync(path.join(work, f), JSON.stringify(value, null, 2));
 }
 
-// Drops `name` from every manifest that declares it; whether one did.
+// Drops `name` from every manifest that declares it; those that did (none: '').
 function drop(name) {
-  let found = false;
+  const found = [];
   for (const f of manifests) {
     const pkg = readJson(f);
     let here = false;
@@ -84,14 +86,16 @@ function drop(name) {
         here = true;
       }
     }
-    if (here) writeJson(f, pkg);
-    found = found || here;
+    if (here) {
+      writeJson(f, pkg);
+      found.push(f);
+    }
   }
-  return found;
+  return found.join('; ');
 }
 
 function notServed(name, where) {
-  report.not_prepared.push({ what: name, source: where || 'package.json', reason: 'the registry does not serve it (E404)' });
+  report.not_prepared.push({ what: name, source: where, reason: 'the registry does not serve it (E404)' });
 }
 
 // pnpm's protocols, for npm: `catalog:` and `catalog:NAME` become the catalog's range (from
@@ -150,8 +154,9 @@ function installWithNpm() {
       const r = npm(['install', '--package-lock-only']);
       if (r.code !== 0) {
         const name = missing(r.text);
-        if (name && drop(name)) {
-          notServed(name);
+        const where = name && drop(name);
+        if (where) {
+          notServed(name, where);
           continue;
         }
         fail('npm could not resolve the dependencies: ' + tail(r.text));
@@ -160,8 +165,9 @@ function installWithNpm() {
     const r = npm(['ci']);
     if (r.code === 0) return;
     const name = missing(r.text);
-    if (name && drop(name)) {
-      notServed(name);
+    const where = name && drop(name);
+    if (where) {
+      notServed(name, where);
       for (const f of ['package-lock.json', 'npm-shrinkwrap.json']) fs.rmSync(path.join(work, f), { force: true });
       report.resolved = true;
       continue;
@@ -257,8 +263,9 @@ function installWithManager() {
     const r = run(name, managerArgs(frozen), managerEnv());
     if (r.code === 0) return;
     const gone = missing(r.text);
-    if (gone && drop(gone)) {
-      notServed(gone);
+    const where = gone && drop(gone);
+    if (where) {
+      notServed(gone, where);
       frozen = false;
       report.resolved = true;
       continue;
