@@ -1060,6 +1060,127 @@ mod tests {
         }
     }
 
+    fn node_plan(files: &[(&str, &str)], before: Option<&str>) -> (Plan, serde_json::Value) {
+        let dir = tempfile::tempdir().expect("dir");
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            fs::write(path, text).expect("write");
+        }
+        let registries = AllowList::defaults();
+        let settings = PlanSettings {
+            registries: &registries,
+            pip_index_url: None,
+            npm_registry: None,
+            goproxy: "https://proxy.golang.org",
+            gosumdb: "sum.golang.org",
+            prepare_timeout: Duration::from_secs(60),
+        };
+        let plan = plan_node(&settings, dir.path(), before)
+            .expect("plans")
+            .expect("a plan");
+        let json = plan
+            .files
+            .iter()
+            .find(|(n, _)| n == "plan.json")
+            .and_then(|(_, b)| serde_json::from_slice(b).ok())
+            .expect("plan.json");
+        (plan, json)
+    }
+
+    #[test]
+    fn a_pnpm_workspace_is_planned_with_pnpm_its_lock_file_and_its_catalogs() {
+        let (plan, json) = node_plan(
+            &[
+                (
+                    "package.json",
+                    r#"{"packageManager": "pnpm@9.15.0", "devDependencies": {"@babel/parser": "catalog:"}}"#,
+                ),
+                ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n"),
+                (
+                    "pnpm-workspace.yaml",
+                    "packages:\n  - 'packages/*'\ncatalog:\n  '@babel/parser': ^7.28.0\n",
+                ),
+                (
+                    "packages/a/package.json",
+                    r#"{"dependencies": {"b": "workspace:*", "c": "workspace:packages/c"}}"#,
+                ),
+                ("package-lock.json", "{}"),
+            ],
+            Some("2025-01-01T00:00:00Z"),
+        );
+        assert!(plan.refused.is_empty(), "{:?}", plan.refused);
+        let inputs: Vec<&str> = plan.inputs.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            inputs,
+            [
+                "package.json",
+                "packages/a/package.json",
+                "pnpm-lock.yaml",
+                "pnpm-workspace.yaml"
+            ],
+            "pnpm's lock file, not npm's"
+        );
+        assert!(plan.notes.is_empty(), "{:?}", plan.notes);
+        assert_eq!(json["manager"]["manager"], "pnpm");
+        assert_eq!(json["manager"]["install"], "pnpm@9.15.0");
+        assert_eq!(json["catalogs"]["default"]["@babel/parser"], "^7.28.0");
+        // The declared version is installed as declared, whatever the date.
+        assert_eq!(json["before"], serde_json::Value::Null);
+        assert_eq!(plan.resolve_before, None);
+    }
+
+    #[test]
+    fn an_undeclared_managers_version_is_the_newest_of_its_major_as_of_the_date() {
+        let classic = "# yarn lockfile v1\n\n\nleft-pad@^1.1.0:\n  version \"1.1.3\"\n";
+        let (plan, json) = node_plan(
+            &[("package.json", "{}"), ("yarn.lock", classic)],
+            Some("2021-06-01T00:00:00Z"),
+        );
+        assert_eq!(json["manager"]["install"], "yarn@1");
+        assert_eq!(json["before"], "2021-06-01T00:00:00Z");
+        assert_eq!(plan.resolve_before.as_deref(), Some("2021-06-01T00:00:00Z"));
+        assert!(plan.notes.is_empty(), "yarn.lock pins: {:?}", plan.notes);
+        // Without a lock file of its manager, the versions are said to be resolved now.
+        let (plan, _) = node_plan(
+            &[("package.json", r#"{"packageManager": "pnpm@8.15.9"}"#)],
+            None,
+        );
+        assert_eq!(
+            plan.notes,
+            ["no pnpm-lock.yaml: versions resolved now, not pinned by the project"]
+        );
+    }
+
+    #[test]
+    fn the_workspace_packages_node_modules_are_found_and_linked_before_the_command() {
+        let dir = tempfile::tempdir().expect("dir");
+        for d in [
+            "node_modules/.pnpm/a@1/node_modules/a",
+            "packages/app/node_modules/left-pad",
+            "packages/app/node_modules/x/node_modules",
+            "packages/core/src",
+            "tools/gen/node_modules",
+            "odd name/node_modules",
+        ] {
+            fs::create_dir_all(dir.path().join(d)).expect("mkdir");
+        }
+        let outside = tempfile::tempdir().expect("outside");
+        fs::create_dir_all(outside.path().join("node_modules")).expect("mkdir");
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).expect("link");
+        let found = node_workspace_modules(dir.path());
+        assert_eq!(found, ["packages/app", "tools/gen"], "never through a link");
+        let command = with_node_links(&found, &["node".into(), "--test".into()]);
+        assert_eq!(command[..2], ["sh", "-c"]);
+        assert_eq!(
+            command[2],
+            "if [ -d 'packages/app' ] && [ ! -e 'packages/app/node_modules' ]; then ln -s '/deps/packages/app/node_modules' 'packages/app/node_modules'; fi\n\
+             if [ -d 'tools/gen' ] && [ ! -e 'tools/gen/node_modules' ]; then ln -s '/deps/tools/gen/node_modules' 'tools/gen/node_modules'; fi\n\
+             exec \"$@\"\n"
+        );
+        assert_eq!(command[3..], ["sh", "node", "--test"]);
+    }
+
     #[test]
     fn npm_dependencies_from_outside_the_registry_are_named() {
         for (v, outside) in [
@@ -1072,6 +1193,10 @@ mod tests {
             ("file:../local", true),
             ("https://x/y.tgz", true),
             ("link:./pkg", true),
+            ("workspace:*", false),
+            ("workspace:packages/c", false),
+            ("catalog:", false),
+            ("catalog:vue3", false),
         ] {
             assert_eq!(npm_outside_registry(v).is_some(), outside, "{v}");
         }
