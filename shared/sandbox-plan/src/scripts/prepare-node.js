@@ -29,7 +29,7 @@ const registry = process.env.npm_config_registry || '';
 const choice = plan.manager || { manager: 'npm', install: null, because: 'the image' };
 const report = {
   node: process.version, resolved: false, not_prepared: [], refused: plan.refused || [], notes: [],
-  package_manager: { name: choice.manager, version: null, because: choice.because },
+  package_manager: { name: choice.manager === 'yarn_berry' ? 'yarn' : choice.manager, version: null, because: choice.because },
 };
 const FIELDS = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies'];
 const manifests = plan.files.filter((f) => path.basename(f) === 'package.json');
@@ -204,7 +204,8 @@ function managerEnv() {
     YARN_ENABLE_GLOBAL_CACHE: 'false', YARN_CACHE_FOLDER: '/tmp/yarn-cache', YARN_IGNORE_PATH: '1',
     YARN_ENABLE_PROGRESS_BARS: 'false', YARN_ENABLE_COLORS: 'false',
   };
-  if (registry) env.YARN_NPM_REGISTRY_SERVER = registry;
+  // Berry's own default is registry.yarnpkg.com (the same packages, not an allowed host).
+  env.YARN_NPM_REGISTRY_SERVER = (registry || 'https://registry.npmjs.org').replace(/\/$/, '');
   if (process.env.HTTPS_PROXY) {
     env.YARN_HTTPS_PROXY = process.env.HTTPS_PROXY;
     env.YARN_HTTP_PROXY = process.env.HTTPS_PROXY;
