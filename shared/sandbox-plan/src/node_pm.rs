@@ -72,6 +72,10 @@ pub struct Choice {
     pub install: Option<String>,
     /// The declaration that chose it, in words.
     pub because: String,
+    /// What is installed when `install` does not run on the image's Node (pnpm 11 needs
+    /// Node 22): the major its lock file's format belongs to, else the manager's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
 }
 
 /// The manager `files` (a tree's files by path, small ones only) asks for.
@@ -112,10 +116,16 @@ pub fn choose(files: &dyn Fn(&str) -> Option<String>) -> Choice {
                 } else {
                     format!("package.json packageManager \"{field}\"")
                 };
+                let fallback = install.as_ref().and_then(|i| {
+                    let major = lock_major(manager, files).unwrap_or(manager.default_major());
+                    let spec = format!("{}@{major}", manager.package());
+                    (&spec != i).then_some(spec)
+                });
                 return Choice {
                     manager,
                     install,
                     because,
+                    fallback,
                 };
             }
         }
@@ -134,6 +144,7 @@ pub fn choose(files: &dyn Fn(&str) -> Option<String>) -> Choice {
                 "{ignored}pnpm-lock.yaml (lockfileVersion {}: pnpm {major})",
                 version.as_deref().unwrap_or("unread")
             ),
+            fallback: None,
         };
     }
     if let Some(lock) = files("yarn.lock") {
@@ -150,12 +161,14 @@ pub fn choose(files: &dyn Fn(&str) -> Option<String>) -> Choice {
                         .map(|m| format!(", __metadata version {m}"))
                         .unwrap_or_default()
                 ),
+                fallback: None,
             };
         }
         return Choice {
             manager: Manager::Yarn,
             install: Some("yarn@1".into()),
             because: format!("{ignored}yarn.lock (a yarn 1 lock file)"),
+            fallback: None,
         };
     }
     let because = if files("package-lock.json").is_some() {
@@ -169,6 +182,17 @@ pub fn choose(files: &dyn Fn(&str) -> Option<String>) -> Choice {
         manager: Manager::Npm,
         install: None,
         because: format!("{ignored}{because}"),
+        fallback: None,
+    }
+}
+
+/// The major of `manager` that writes the tree's lock file, as its format says.
+fn lock_major(manager: Manager, files: &dyn Fn(&str) -> Option<String>) -> Option<&'static str> {
+    match manager {
+        Manager::Pnpm => pnpm_major(&lock_version(&files("pnpm-lock.yaml")?)?),
+        Manager::YarnBerry => berry_major(berry_metadata(&files("yarn.lock")?)?),
+        Manager::Yarn => Some("1"),
+        Manager::Npm => None,
     }
 }
 
@@ -296,6 +320,13 @@ mod tests {
         ]);
         assert_eq!(c.manager, Manager::Yarn);
         assert_eq!(c.install.as_deref(), Some("yarn@1.22.22"));
+        // pnpm 11 needs Node 22: where it cannot run, the major of its lock file's format.
+        let c = choice(&[
+            ("package.json", r#"{"packageManager": "pnpm@11.19.0"}"#),
+            ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n"),
+        ]);
+        assert_eq!(c.install.as_deref(), Some("pnpm@11.19.0"));
+        assert_eq!(c.fallback.as_deref(), Some("pnpm@9"));
         let c = choice(&[("package.json", r#"{"packageManager": "yarn@4.5.0"}"#)]);
         assert_eq!(c.manager, Manager::YarnBerry);
         assert_eq!(c.install.as_deref(), Some("@yarnpkg/cli-dist@4.5.0"));

@@ -183,14 +183,15 @@ function fail(message) {
 }
 
 // The manager itself, from the registry (the operator's, through the egress), into /tmp:
-// its version, or null with why not.
-function installManager() {
-  const args = ['install', '-g', '--prefix', tools, choice.install, '--no-audit', '--no-fund', '--loglevel=error'];
-  if (plan.before) args.push('--before=' + plan.before);
+// `spec` (`pnpm@9.15.0`), its version once it runs on this Node, or null with why not.
+function installManager(spec) {
+  fs.rmSync(tools, { recursive: true, force: true });
+  const args = ['install', '-g', '--prefix', tools, spec, '--no-audit', '--no-fund', '--loglevel=error'];
+  if (plan.before && !/@\d+\./.test(spec)) args.push('--before=' + plan.before);
   const r = run('npm', args);
   if (r.code !== 0) return { version: null, why: tail(r.text, 3) };
   const v = run(bin(), ['--version'], managerEnv());
-  return v.code === 0 ? { version: v.text.trim().split('\n').pop() } : { version: null, why: tail(v.text, 3) };
+  return v.code === 0 ? { version: v.text.trim().split('\n').pop() } : { version: null, runs: false, why: tail(v.text, 3) };
 }
 
 function bin() {
@@ -370,7 +371,16 @@ if (choice.manager === 'npm') {
   }
   installWithNpm();
 } else {
-  const got = installManager();
+  let got = installManager(choice.install);
+  // Installed but not running on this Node (pnpm 11 needs Node 22): the major of the lock
+  // file's format, which reads the same pins. (A registry that refuses the manager: npm.)
+  if (got.runs === false && choice.fallback) {
+    const why = (got.why || '').replace(/\n/g, ' ');
+    got = installManager(choice.fallback);
+    if (got.version) {
+      report.package_manager.because += '; ' + choice.install + ' does not run on Node ' + process.version + ' (' + why + '): ' + choice.fallback + ', the major of its lock file';
+    }
+  }
   if (got.version) {
     report.package_manager.version = got.version;
     installWithManager();
