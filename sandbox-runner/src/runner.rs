@@ -787,9 +787,9 @@ struct Launch<'a> {
     timeout: Duration,
 }
 
-/// Node: the workspace packages' own node_modules the preparation made (pnpm's, and any a
-/// package keeps apart from the root's) linked at their places in the tree before the
-/// command; said in the record's setup.
+/// Node: writable node_modules folders of links to the prepared packages, at the root and
+/// at each workspace package that has its own (pnpm's), before the command; said in the
+/// record's setup.
 async fn workspace_modules(dir: &Path, setup: &mut Vec<String>, command: &mut Vec<String>) {
     let dir = dir.to_path_buf();
     let modules = tokio::task::spawn_blocking(move || {
@@ -797,14 +797,17 @@ async fn workspace_modules(dir: &Path, setup: &mut Vec<String>, command: &mut Ve
     })
     .await
     .unwrap_or_default();
-    if modules.is_empty() {
-        return;
-    }
     *command = proven_sandbox_plan::deps::with_node_links(&modules, command);
-    setup.push(format!(
-        "the workspace packages' node_modules linked from the preparation: {}",
-        modules.join(", ")
-    ));
+    setup.push(
+        "node_modules: a writable folder of links to the prepared packages (tools write beside them)"
+            .into(),
+    );
+    if !modules.is_empty() {
+        setup.push(format!(
+            "the workspace packages' node_modules linked from the preparation: {}",
+            modules.join(", ")
+        ));
+    }
 }
 
 /// Go: a package from before modules (no go.mod) runs as its CI ran it, in GOPATH mode and

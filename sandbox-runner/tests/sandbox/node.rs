@@ -306,7 +306,8 @@ snapshots:
 "#;
 
 /// A test that loads left-pad and asserts the version the lock file pins (1.1.3), with a
-/// workspace package when `util` is given.
+/// workspace package when `util` is given; it writes beside the packages, as vite does
+/// (`node_modules/.vite-temp`), which a read-only node_modules refuses.
 fn pinned_test(util: bool) -> String {
     let (load, padded) = if util {
         (
@@ -317,7 +318,7 @@ fn pinned_test(util: bool) -> String {
         ("", "leftPad('aa', 4)")
     };
     format!(
-        "const test = require('node:test');\nconst assert = require('node:assert');\nconst leftPad = require('left-pad');\n{load}\ntest('the pinned left-pad', () => {{\n  assert.strictEqual(require('left-pad/package.json').version, '1.1.3');\n  assert.strictEqual({padded}, '  aa');\n}});\n"
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst leftPad = require('left-pad');\n{load}\ntest('the pinned left-pad', () => {{\n  require('fs').mkdirSync('node_modules/.vite-temp', {{ recursive: true }});\n  assert.strictEqual(require('left-pad/package.json').version, '1.1.3');\n  assert.strictEqual({padded}, '  aa');\n}});\n"
     )
 }
 
@@ -502,7 +503,9 @@ async fn a_pnpm_workspace_whose_pnpm_cannot_be_installed_is_prepared_by_npm_tran
     );
     assert!(deps.resolved, "{deps:?}");
     assert!(
-        deps.notes.iter().any(|n| n.contains("catalog: and workspace: ranges translated")),
+        deps.notes
+            .iter()
+            .any(|n| n.contains("catalog: and workspace: ranges translated")),
         "{deps:?}"
     );
     assert_container_gone(&sandbox, &record).await;

@@ -561,15 +561,25 @@ pub fn node_workspace_modules(dir: &Path) -> Vec<String> {
     found
 }
 
-/// A run's command with the workspace packages' node_modules of the layer (`modules`, from
-/// [`node_workspace_modules`]) linked at their places in the tree first: each package
-/// finds its own dependencies (pnpm's, and any a package keeps apart from the root's).
+/// A run's command with writable node_modules folders first: the root's (proven-entry
+/// links it whole to the read-only layer) and each workspace package's (`modules`, from
+/// [`node_workspace_modules`]) become folders of links to the prepared packages, so each
+/// package finds its own dependencies (pnpm's) and tools may write beside them (vite's
+/// `node_modules/.vite-temp`, babel's `.cache`). A node_modules the tree has of its own
+/// is left alone.
 pub fn with_node_links(modules: &[String], command: &[String]) -> Vec<String> {
-    let mut script = String::new();
+    let mut script = String::from(
+        "m() { d=\"/deps/$1node_modules\"; t=\"$1node_modules\"\n\
+         [ -d \"$d\" ] || return 0\n\
+         [ -z \"$1\" ] || [ -d \"$1\" ] || return 0\n\
+         if [ -L \"$t\" ] && [ \"$(readlink \"$t\")\" = \"$d\" ]; then rm -f \"$t\"; fi\n\
+         if [ -e \"$t\" ] || [ -L \"$t\" ]; then return 0; fi\n\
+         mkdir \"$t\" && find \"$d\" -mindepth 1 -maxdepth 1 -exec ln -s -t \"$t\" {} + || true\n\
+         }\n\
+         m ''\n",
+    );
     for m in modules {
-        script.push_str(&format!(
-            "if [ -d '{m}' ] && [ ! -e '{m}/node_modules' ]; then ln -s '{MOUNT}/{m}/node_modules' '{m}/node_modules'; fi\n"
-        ));
+        script.push_str(&format!("m '{m}/'\n"));
     }
     script.push_str("exec \"$@\"\n");
     let mut out = vec!["sh".to_string(), "-c".into(), script, "sh".into()];
@@ -1172,11 +1182,10 @@ mod tests {
         assert_eq!(found, ["packages/app", "tools/gen"], "never through a link");
         let command = with_node_links(&found, &["node".into(), "--test".into()]);
         assert_eq!(command[..2], ["sh", "-c"]);
-        assert_eq!(
-            command[2],
-            "if [ -d 'packages/app' ] && [ ! -e 'packages/app/node_modules' ]; then ln -s '/deps/packages/app/node_modules' 'packages/app/node_modules'; fi\n\
-             if [ -d 'tools/gen' ] && [ ! -e 'tools/gen/node_modules' ]; then ln -s '/deps/tools/gen/node_modules' 'tools/gen/node_modules'; fi\n\
-             exec \"$@\"\n"
+        assert!(
+            command[2].ends_with("\nm ''\nm 'packages/app/'\nm 'tools/gen/'\nexec \"$@\"\n"),
+            "{}",
+            command[2]
         );
         assert_eq!(command[3..], ["sh", "node", "--test"]);
     }
