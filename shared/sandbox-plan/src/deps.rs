@@ -415,52 +415,9 @@ fn plan_node(
     }
     let text = |f: &str| read_small(src, f).map(|b| String::from_utf8_lossy(&b).into_owned());
     let choice = node_pm::choose(&text);
-    let mut files = find_named(src, &["package.json"]);
-    if choice.manager == node_pm::Manager::Npm {
-        for lock in ["package-lock.json", "npm-shrinkwrap.json"] {
-            if let Some(bytes) = read_small(src, lock) {
-                // A `resolved` URL off the registry allow-list is refused by name.
-                plan.refused
-                    .extend(resolved_elsewhere(lock, &bytes, config.registries));
-                files.push(lock.into());
-            }
-        }
-    } else if src.join(choice.manager.lock_file()).is_file() {
-        files.push(choice.manager.lock_file().into());
-    }
+    let files = node_files(config, src, &choice, &mut plan);
     // pnpm's workspace (its packages, its `catalog:` ranges) decides the install too.
     let workspace = text("pnpm-workspace.yaml").and_then(|t| node_pm::workspace(&t));
-    if src.join("pnpm-workspace.yaml").is_file() {
-        files.push("pnpm-workspace.yaml".into());
-    }
-    files.sort();
-    files.dedup();
-    for f in &files {
-        if let Some(bytes) = read_small(src, f) {
-            plan.inputs.push((f.clone(), bytes));
-        }
-    }
-    let lock = match choice.manager {
-        node_pm::Manager::Npm => ["package-lock.json", "npm-shrinkwrap.json"]
-            .into_iter()
-            .find(|f| files.iter().any(|x| x == f)),
-        other => Some(other.lock_file()).filter(|f| files.iter().any(|x| x == f)),
-    };
-    if lock.is_none() {
-        let other = ["yarn.lock", "pnpm-lock.yaml", "package-lock.json"]
-            .into_iter()
-            .find(|f| src.join(f).is_file());
-        plan.notes.push(match other {
-            Some(f) => format!(
-                "{f} is not read by {}: versions resolved now from package.json, not pinned by the project",
-                choice.manager.as_str()
-            ),
-            None => format!(
-                "no {}: versions resolved now, not pinned by the project",
-                choice.manager.lock_file()
-            ),
-        });
-    }
     let refused: Vec<serde_json::Value> = plan
         .refused
         .iter()
@@ -496,6 +453,63 @@ fn plan_node(
         plan.env.push(format!("npm_config_registry={registry}"));
     }
     Ok(Some(plan))
+}
+
+/// The files a Node preparation copies (every package.json, the chosen manager's lock file,
+/// pnpm-workspace.yaml), added to the plan's inputs; an npm lock file's packages from off
+/// the registries refused; a note when no lock file of the manager pins the versions.
+fn node_files(
+    config: &PlanSettings<'_>,
+    src: &Path,
+    choice: &node_pm::Choice,
+    plan: &mut Plan,
+) -> Vec<String> {
+    let mut files = find_named(src, &["package.json"]);
+    if choice.manager == node_pm::Manager::Npm {
+        for lock in ["package-lock.json", "npm-shrinkwrap.json"] {
+            if let Some(bytes) = read_small(src, lock) {
+                // A `resolved` URL off the registry allow-list is refused by name.
+                plan.refused
+                    .extend(resolved_elsewhere(lock, &bytes, config.registries));
+                files.push(lock.into());
+            }
+        }
+    } else if src.join(choice.manager.lock_file()).is_file() {
+        files.push(choice.manager.lock_file().into());
+    }
+    // pnpm's workspace (its packages, its `catalog:` ranges) decides the install too.
+    if src.join("pnpm-workspace.yaml").is_file() {
+        files.push("pnpm-workspace.yaml".into());
+    }
+    files.sort();
+    files.dedup();
+    for f in &files {
+        if let Some(bytes) = read_small(src, f) {
+            plan.inputs.push((f.clone(), bytes));
+        }
+    }
+    let lock = match choice.manager {
+        node_pm::Manager::Npm => ["package-lock.json", "npm-shrinkwrap.json"]
+            .into_iter()
+            .find(|f| files.iter().any(|x| x == f)),
+        other => Some(other.lock_file()).filter(|f| files.iter().any(|x| x == f)),
+    };
+    if lock.is_none() {
+        let other = ["yarn.lock", "pnpm-lock.yaml", "package-lock.json"]
+            .into_iter()
+            .find(|f| src.join(f).is_file());
+        plan.notes.push(match other {
+            Some(f) => format!(
+                "{f} is not read by {}: versions resolved now from package.json, not pinned by the project",
+                choice.manager.as_str()
+            ),
+            None => format!(
+                "no {}: versions resolved now, not pinned by the project",
+                choice.manager.lock_file()
+            ),
+        });
+    }
+    files
 }
 
 /// The packages of an npm lock file whose `resolved` URL is not on the registry
