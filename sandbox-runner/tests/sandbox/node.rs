@@ -589,3 +589,43 @@ async fn a_yarn_berry_project_is_prepared_with_its_yarn_from_its_lock_files_pins
     assert!(!deps.resolved, "the lock file's pins: {deps:?}");
     assert_container_gone(&sandbox, &record).await;
 }
+
+/// A declared pnpm that does not run on the image's Node (pnpm 11 needs Node 22.13; vue
+/// declares it) is replaced by the major the lock file's format belongs to (none here:
+/// pnpm 9), named in the record, rather than by npm.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declared_pnpm_that_does_not_run_on_the_images_node_gives_way_to_its_lock_files_major() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let (repo, commit) = pnpm_workspace("pnpm@11.19.0", None);
+    let record = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                commit,
+                Language::Node,
+                node_test("packages/app/test/pad.test.js"),
+            )
+            .with_file("packages/app/test/pad.test.js", pinned_test(true)),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{record:?}");
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    let manager = deps.package_manager.as_ref().expect("the manager is named");
+    assert_eq!(manager.name, "pnpm", "{deps:?}");
+    assert!(
+        manager
+            .version
+            .as_deref()
+            .is_some_and(|v| v.starts_with("9.")),
+        "{deps:?}"
+    );
+    assert!(
+        manager
+            .because
+            .contains("pnpm@11.19.0 does not run on Node v20"),
+        "{deps:?}"
+    );
+    assert_container_gone(&sandbox, &record).await;
+}
