@@ -547,6 +547,11 @@ impl Sandbox {
             if request.language == Language::Go {
                 before_modules(request, &src, &mut run_env, &mut setup, &mut command).await;
             }
+            if request.language == Language::Node
+                && let Some(p) = &prepared
+            {
+                workspace_modules(&p.dir, &mut setup, &mut command).await;
+            }
             let name = container::container_name(key.as_str());
             let (execution, pooled) = self
                 .launch(Launch {
@@ -780,6 +785,29 @@ struct Launch<'a> {
     deps_dir: Option<&'a Path>,
     limits: crate::Limits,
     timeout: Duration,
+}
+
+/// Node: writable node_modules folders of links to the prepared packages, at the root and
+/// at each workspace package that has its own (pnpm's), before the command; said in the
+/// record's setup.
+async fn workspace_modules(dir: &Path, setup: &mut Vec<String>, command: &mut Vec<String>) {
+    let dir = dir.to_path_buf();
+    let modules = tokio::task::spawn_blocking(move || {
+        proven_sandbox_plan::deps::node_workspace_modules(&dir)
+    })
+    .await
+    .unwrap_or_default();
+    *command = proven_sandbox_plan::deps::with_node_links(&modules, command);
+    setup.push(
+        "node_modules: a writable folder of links to the prepared packages (tools write beside them)"
+            .into(),
+    );
+    if !modules.is_empty() {
+        setup.push(format!(
+            "the workspace packages' node_modules linked from the preparation: {}",
+            modules.join(", ")
+        ));
+    }
 }
 
 /// Go: a package from before modules (no go.mod) runs as its CI ran it, in GOPATH mode and

@@ -20,9 +20,13 @@
 //!   and the rest installed. Its `bin/pytest` (first on PATH) runs the environment's own
 //!   interpreter even where the project does not install pytest: the image's `pytest`
 //!   would run outside the environment.
-//! - Node: `npm ci --ignore-scripts` (a lock file resolved in the container when the
-//!   project has none), devDependencies included; a package the registry does not serve is
-//!   dropped by name. `/deps/node_modules`, linked into each run's tree.
+//! - Node: with the package manager the project's CI uses (package.json `packageManager`,
+//!   else its lock file: npm, pnpm, yarn 1, yarn berry), itself installed from the
+//!   registry at that version; the lock file's pins first (`npm ci`, `--frozen-lockfile`,
+//!   `--immutable`), scripts off, devDependencies included; a package the registry does not
+//!   serve is dropped by name; pnpm that cannot be installed: npm, with `catalog:` and
+//!   `workspace:` ranges translated. `/deps/node_modules`, linked into each run's tree, and
+//!   each workspace package's `/deps/PKG/node_modules`, linked at its place by the run.
 //! - Rust: `cargo generate-lockfile` when the project has no Cargo.lock, then `cargo
 //!   vendor` (dev-dependencies included): `/deps/vendor` and its source replacement; then
 //!   the tests built once into `/deps/target`, the project's own packages cleaned out, so

@@ -261,3 +261,371 @@ async fn a_dev_dependency_the_registry_does_not_serve_is_named_and_the_rest_inst
     assert_eq!(notes, deps.notes, "each note once");
     assert_container_gone(&sandbox, &record).await;
 }
+
+/// pnpm's lock file, as `pnpm@9.15.0 install --lockfile-only` wrote it for the workspace
+/// below (left-pad pinned at 1.1.3, below what the catalog's `^1.1.0` allows today).
+const PNPM_LOCK: &str = r#"lockfileVersion: '9.0'
+
+settings:
+  autoInstallPeers: true
+  excludeLinksFromLockfile: false
+
+catalogs:
+  default:
+    left-pad:
+      specifier: ^1.1.0
+      version: 1.1.3
+
+importers:
+
+  .:
+    devDependencies:
+      left-pad:
+        specifier: 'catalog:'
+        version: 1.1.3
+
+  packages/app:
+    dependencies:
+      '@pn/util':
+        specifier: workspace:*
+        version: link:../util
+      left-pad:
+        specifier: 'catalog:'
+        version: 1.1.3
+
+  packages/util: {}
+
+packages:
+
+  left-pad@1.1.3:
+    resolution: {integrity: sha512-m3z9QHpSXmd2H8Z5jnSXbGONPty4dFQfH1QpGgivzrEzICgsi50j9S+aGc77EaLoHpbw0BzP5+k1pp2UajTRuw==}
+
+snapshots:
+
+  left-pad@1.1.3: {}
+"#;
+
+/// A test that loads left-pad and asserts the version the lock file pins (1.1.3), with a
+/// workspace package when `util` is given; it writes beside the packages, as vite does
+/// (`node_modules/.vite-temp`), which a read-only node_modules refuses.
+fn pinned_test(util: bool) -> String {
+    let (load, padded) = if util {
+        (
+            "const { twice } = require('@pn/util');\n",
+            "leftPad(twice('a'), 4)",
+        )
+    } else {
+        ("", "leftPad('aa', 4)")
+    };
+    format!(
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst leftPad = require('left-pad');\n{load}\ntest('the pinned left-pad', () => {{\n  require('fs').mkdirSync('node_modules/.vite-temp', {{ recursive: true }});\n  assert.strictEqual(require('left-pad/package.json').version, '1.1.3');\n  assert.strictEqual({padded}, '  aa');\n}});\n"
+    )
+}
+
+/// Issue 30 (family P2, vuejs/core): a pnpm workspace, its manager declared in package.json
+/// (`packageManager`), a member depending on another by `workspace:*` and on a registry
+/// package by `catalog:` (pnpm-workspace.yaml's range), is prepared with pnpm at that
+/// version from its pnpm-lock.yaml's pins (npm stops at `EUNSUPPORTEDPROTOCOL "catalog:"`,
+/// on the root's `catalog:` range as on vue's),
+/// and the record names the manager, its version and the declaration that chose it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pnpm_workspace_with_catalog_ranges_is_prepared_with_pnpm_from_its_lock_file() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"pn-root","version":"1.0.0","private":true,"packageManager":"pnpm@9.15.0","devDependencies":{"left-pad":"catalog:"}}
+"#,
+    )
+    .write(
+        "pnpm-workspace.yaml",
+        "packages:\n  - 'packages/*'\ncatalog:\n  left-pad: ^1.1.0\n",
+    )
+    .write("pnpm-lock.yaml", PNPM_LOCK)
+    .write(
+        "packages/util/package.json",
+        r#"{"name":"@pn/util","version":"1.0.0","main":"index.js"}
+"#,
+    )
+    .write(
+        "packages/util/index.js",
+        "exports.twice = (s) => s + s;\n",
+    )
+    .write(
+        "packages/app/package.json",
+        r#"{"name":"@pn/app","version":"1.0.0","private":true,"dependencies":{"@pn/util":"workspace:*","left-pad":"catalog:"}}
+"#,
+    );
+    let commit = repo.commit("a pnpm workspace");
+    let record = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                commit,
+                Language::Node,
+                node_test("packages/app/test/pad.test.js"),
+            )
+            .with_file("packages/app/test/pad.test.js", pinned_test(true)),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{record:?}");
+    assert_eq!(record.tests.map(|t| t.passed), Some(1), "{out}");
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    let manager = deps.package_manager.as_ref().expect("the manager is named");
+    assert_eq!(manager.name, "pnpm", "{deps:?}");
+    assert_eq!(manager.version.as_deref(), Some("9.15.0"), "{deps:?}");
+    assert_eq!(
+        manager.because, "package.json packageManager \"pnpm@9.15.0\"",
+        "{deps:?}"
+    );
+    assert!(!deps.resolved, "the lock file's pins: {deps:?}");
+    assert!(deps.not_prepared.is_empty(), "{deps:?}");
+    assert!(
+        record.setup.iter().any(|s| s.ends_with(": packages/app")),
+        "{:?}",
+        record.setup
+    );
+    assert_container_gone(&sandbox, &record).await;
+}
+
+/// Issue 30 (family P2): a yarn 1 project (yarn.lock, no packageManager) is prepared with
+/// yarn from its lock file's pins, left-pad 1.1.3 where package.json's `^1.1.0` would get
+/// 1.3.0 today; yarn.lock's registry.yarnpkg.com URLs are fetched from the npm registry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_yarn_project_is_prepared_with_yarn_from_its_lock_files_pins() {
+    const YARN_LOCK: &str = "# THIS IS AN AUTOGENERATED FILE. DO NOT EDIT THIS FILE DIRECTLY.\n# yarn lockfile v1\n\n\nleft-pad@^1.1.0:\n  version \"1.1.3\"\n  resolved \"https://registry.yarnpkg.com/left-pad/-/left-pad-1.1.3.tgz#612f61c033f3a9e08e939f1caebeea41b6f3199a\"\n  integrity sha512-m3z9QHpSXmd2H8Z5jnSXbGONPty4dFQfH1QpGgivzrEzICgsi50j9S+aGc77EaLoHpbw0BzP5+k1pp2UajTRuw==\n";
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"yc","version":"1.0.0","private":true,"dependencies":{"left-pad":"^1.1.0"}}
+"#,
+    )
+    .write("yarn.lock", YARN_LOCK);
+    let commit = repo.commit("a yarn 1 project");
+    let record = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                commit,
+                Language::Node,
+                node_test("test/pad.test.js"),
+            )
+            .with_file("test/pad.test.js", pinned_test(false)),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{record:?}");
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    let manager = deps.package_manager.as_ref().expect("the manager is named");
+    assert_eq!(manager.name, "yarn", "{deps:?}");
+    assert!(
+        manager
+            .version
+            .as_deref()
+            .is_some_and(|v| v.starts_with("1.")),
+        "{deps:?}"
+    );
+    assert_eq!(
+        manager.because, "yarn.lock (a yarn 1 lock file)",
+        "{deps:?}"
+    );
+    assert!(!deps.resolved, "the lock file's pins: {deps:?}");
+    assert_eq!(deps.lock_files, ["package.json", "yarn.lock"]);
+    assert_container_gone(&sandbox, &record).await;
+}
+
+/// A pnpm workspace (as in the test above, without its lock file) whose files ask for
+/// `manager`, with a development dependency `absent` in the root when given.
+fn pnpm_workspace(manager: &str, absent: Option<&str>) -> (TestRepo, String) {
+    let dev = absent
+        .map(|a| format!(r#","devDependencies":{{"{a}":"^1.0.0"}}"#))
+        .unwrap_or_default();
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        format!(
+            r#"{{"name":"pn-root","version":"1.0.0","private":true,"packageManager":"{manager}"{dev}}}
+"#
+        ),
+    )
+    .write(
+        "pnpm-workspace.yaml",
+        "packages:\n  - 'packages/*'\ncatalog:\n  left-pad: ~1.1.0\n",
+    )
+    .write(
+        "packages/util/package.json",
+        r#"{"name":"@pn/util","version":"1.0.0","main":"index.js"}
+"#,
+    )
+    .write("packages/util/index.js", "exports.twice = (s) => s + s;\n")
+    .write(
+        "packages/app/package.json",
+        r#"{"name":"@pn/app","version":"1.0.0","private":true,"dependencies":{"@pn/util":"workspace:*","left-pad":"catalog:"}}
+"#,
+    );
+    let commit = repo.commit("a pnpm workspace");
+    (repo, commit)
+}
+
+/// Where pnpm itself cannot be installed (the registry has no such version), npm prepares
+/// the workspace after its `catalog:` ranges are translated (`~1.1.0`: left-pad 1.1.3) and
+/// its `workspace:` ranges made npm workspaces, instead of stopping; the record says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pnpm_workspace_whose_pnpm_cannot_be_installed_is_prepared_by_npm_translated() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let (repo, commit) = pnpm_workspace("pnpm@99.0.0", None);
+    let record = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                commit,
+                Language::Node,
+                node_test("packages/app/test/pad.test.js"),
+            )
+            .with_file("packages/app/test/pad.test.js", pinned_test(true)),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{record:?}");
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    let manager = deps.package_manager.as_ref().expect("the manager is named");
+    assert_eq!(manager.name, "npm", "{deps:?}");
+    assert!(
+        manager
+            .because
+            .contains("pnpm@99.0.0 could not be installed"),
+        "{deps:?}"
+    );
+    assert!(deps.resolved, "{deps:?}");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("catalog: and workspace: ranges translated")),
+        "{deps:?}"
+    );
+    assert_container_gone(&sandbox, &record).await;
+}
+
+/// Partial preparation with pnpm: a development dependency the registry does not serve is
+/// named in the record, the rest installed (the workspace, the catalog's package).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pnpm_names_a_dependency_the_registry_does_not_serve_and_installs_the_rest() {
+    const ABSENT: &str = "@proven-sandbox-test/no-such-package-5d1e0c7a";
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let (repo, commit) = pnpm_workspace("pnpm@9.15.0", Some(ABSENT));
+    let record = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                commit,
+                Language::Node,
+                node_test("packages/app/test/pad.test.js"),
+            )
+            .with_file("packages/app/test/pad.test.js", pinned_test(true)),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{record:?}");
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    assert_eq!(
+        deps.package_manager.as_ref().map(|m| m.name.as_str()),
+        Some("pnpm"),
+        "{deps:?}"
+    );
+    assert_eq!(
+        deps.not_prepared
+            .iter()
+            .map(|n| (n.what.as_str(), n.source.as_str()))
+            .collect::<Vec<_>>(),
+        [(ABSENT, "package.json")],
+        "{deps:?}"
+    );
+    assert!(deps.not_prepared[0].reason.contains("E404"), "{deps:?}");
+    assert_container_gone(&sandbox, &record).await;
+}
+
+/// A yarn berry project (`packageManager: yarn@4.5.0`, a berry yarn.lock pinning left-pad
+/// 1.1.3 below `^1.1.0`'s newest) is prepared with that yarn, node_modules linker (Plug'n'Play
+/// would leave no node_modules), from the lock file's pins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_yarn_berry_project_is_prepared_with_its_yarn_from_its_lock_files_pins() {
+    const BERRY_LOCK: &str = "# This file is generated by running \"yarn install\" inside your project.\n# Manual changes might be lost - proceed with caution!\n\n__metadata:\n  version: 8\n  cacheKey: 10c0\n\n\"left-pad@npm:^1.1.0\":\n  version: 1.1.3\n  resolution: \"left-pad@npm:1.1.3\"\n  checksum: 10c0/e0d6444c4ef94ee18e1f518b3e82f9b415cbfc12f1d16509cf09a8c67e508a9d0a1acdbfca1576cd758deaef22c2090f35c57dde98fd74fa7a7c11c51099691d\n  languageName: node\n  linkType: hard\n\n\"yb@workspace:.\":\n  version: 0.0.0-use.local\n  resolution: \"yb@workspace:.\"\n  dependencies:\n    left-pad: \"npm:^1.1.0\"\n  languageName: unknown\n  linkType: soft\n";
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"yb","version":"1.0.0","private":true,"packageManager":"yarn@4.5.0","dependencies":{"left-pad":"^1.1.0"}}
+"#,
+    )
+    .write("yarn.lock", BERRY_LOCK);
+    let commit = repo.commit("a yarn 4 project");
+    let record = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                commit,
+                Language::Node,
+                node_test("test/pad.test.js"),
+            )
+            .with_file("test/pad.test.js", pinned_test(false)),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{record:?}");
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    let manager = deps.package_manager.as_ref().expect("the manager is named");
+    assert_eq!(
+        (manager.name.as_str(), manager.version.as_deref()),
+        ("yarn", Some("4.5.0")),
+        "{deps:?}"
+    );
+    assert!(!deps.resolved, "the lock file's pins: {deps:?}");
+    assert_container_gone(&sandbox, &record).await;
+}
+
+/// A declared pnpm that does not run on the image's Node (pnpm 11 needs Node 22.13; vue
+/// declares it) is replaced by the major the lock file's format belongs to (none here:
+/// pnpm 9), named in the record, rather than by npm.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declared_pnpm_that_does_not_run_on_the_images_node_gives_way_to_its_lock_files_major() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let (repo, commit) = pnpm_workspace("pnpm@11.19.0", None);
+    let record = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                commit,
+                Language::Node,
+                node_test("packages/app/test/pad.test.js"),
+            )
+            .with_file("packages/app/test/pad.test.js", pinned_test(true)),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{record:?}");
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    let manager = deps.package_manager.as_ref().expect("the manager is named");
+    assert_eq!(manager.name, "pnpm", "{deps:?}");
+    assert!(
+        manager
+            .version
+            .as_deref()
+            .is_some_and(|v| v.starts_with("9.")),
+        "{deps:?}"
+    );
+    assert!(
+        manager
+            .because
+            .contains("pnpm@11.19.0 does not run on Node v20"),
+        "{deps:?}"
+    );
+    assert_container_gone(&sandbox, &record).await;
+}

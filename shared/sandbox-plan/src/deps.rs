@@ -11,15 +11,15 @@ use std::time::Duration;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::record::{DependencyRecord, NotPrepared};
+use crate::record::{DependencyRecord, NotPrepared, PackageManager};
 use crate::registries::AllowList;
 use crate::tree::TreeRecord;
-use crate::{Language, RequestError, cargo_git, python};
+use crate::{Language, RequestError, cargo_git, node_pm, python};
 
 pub use crate::mount::MOUNT;
 
 /// The version of the preparation itself: a change to what it does makes new entries.
-const VERSION: &str = "proven-sandbox dependencies v4";
+const VERSION: &str = "proven-sandbox dependencies v5";
 const PYTHON_SCRIPT: &str = include_str!("scripts/prepare.py");
 /// What the inspection container runs to read what setup.py declares.
 pub const INSPECT_SETUP_SCRIPT: &str = include_str!("scripts/inspect-setup.py");
@@ -161,6 +161,9 @@ pub struct Report {
     /// Node's version (`v20.20.2`).
     #[serde(default)]
     node: Option<String>,
+    /// Node: the package manager that installed, its version and what chose it.
+    #[serde(default)]
+    package_manager: Option<PackageManager>,
     #[serde(default)]
     resolved: bool,
     #[serde(default)]
@@ -275,7 +278,7 @@ pub fn plan(
 ) -> Result<Option<Plan>, RequestError> {
     match language {
         Language::Python => Ok(plan_python(config, src, resolve_before)),
-        Language::Node => plan_node(config, src),
+        Language::Node => plan_node(config, src, resolve_before),
         Language::Rust => plan_rust(src),
         Language::Go => Ok(plan_go(config, src)),
     }
@@ -360,6 +363,10 @@ fn plan_python(
 /// Whether a package.json dependency value fetches from outside the registry.
 fn npm_outside_registry(value: &str) -> Option<&'static str> {
     let v = value.trim();
+    // pnpm's and yarn's own protocols: a package of the workspace, a catalog's range.
+    if v.starts_with("workspace:") || v.starts_with("catalog:") {
+        return None;
+    }
     if v.starts_with("git")
         || v.contains("://")
         || v.starts_with("github:")
@@ -379,7 +386,11 @@ fn npm_outside_registry(value: &str) -> Option<&'static str> {
     None
 }
 
-fn plan_node(config: &PlanSettings<'_>, src: &Path) -> Result<Option<Plan>, RequestError> {
+fn plan_node(
+    config: &PlanSettings<'_>,
+    src: &Path,
+    resolve_before: Option<&str>,
+) -> Result<Option<Plan>, RequestError> {
     let Some(manifest) = read_small(src, "package.json") else {
         return Ok(None);
     };
@@ -408,43 +419,33 @@ fn plan_node(config: &PlanSettings<'_>, src: &Path) -> Result<Option<Plan>, Requ
             }
         }
     }
-    let mut files = find_named(src, &["package.json"]);
-    for lock in ["package-lock.json", "npm-shrinkwrap.json"] {
-        if let Some(bytes) = read_small(src, lock) {
-            // A `resolved` URL off the registry allow-list is refused by name.
-            plan.refused
-                .extend(resolved_elsewhere(lock, &bytes, config.registries));
-            files.push(lock.into());
-        }
-    }
-    files.sort();
-    files.dedup();
-    for f in &files {
-        if let Some(bytes) = read_small(src, f) {
-            plan.inputs.push((f.clone(), bytes));
-        }
-    }
-    if !files
-        .iter()
-        .any(|f| f == "package-lock.json" || f == "npm-shrinkwrap.json")
-    {
-        let other = ["yarn.lock", "pnpm-lock.yaml"]
-            .into_iter()
-            .find(|f| src.join(f).is_file());
-        plan.notes.push(match other {
-            Some(f) => format!("{f} is not read by npm: versions resolved now from package.json, not pinned by the project"),
-            None => "no package-lock.json: versions resolved now, not pinned by the project".into(),
-        });
-    }
+    let text = |f: &str| read_small(src, f).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let choice = node_pm::choose(&text);
+    let files = node_files(config, src, &choice, &mut plan);
+    // pnpm's workspace (its packages, its `catalog:` ranges) decides the install too.
+    let workspace = text("pnpm-workspace.yaml").and_then(|t| node_pm::workspace(&t));
     let refused: Vec<serde_json::Value> = plan
         .refused
         .iter()
         .map(|r| serde_json::json!({"what": r.what, "source": r.source, "reason": r.reason}))
         .collect();
+    // A manager whose version the project does not declare (`pnpm@9`): its newest release
+    // as of the review's instant, when it gives one (part of the cache key then).
+    let before = resolve_before.filter(|_| {
+        choice
+            .install
+            .as_deref()
+            .and_then(|i| i.rsplit_once('@'))
+            .is_some_and(|(_, v)| !v.contains('.'))
+    });
+    plan.resolve_before = before.map(str::to_string);
     let json = serde_json::json!({
         "files": files,
         "refused": refused,
         "call_timeout": config.prepare_timeout.as_secs(),
+        "manager": choice,
+        "catalogs": workspace.map(|w| w.catalogs).unwrap_or_default(),
+        "before": before,
     });
     plan.files.push(("plan.json".into(), plan_json(&json)));
     plan.files
@@ -458,6 +459,63 @@ fn plan_node(config: &PlanSettings<'_>, src: &Path) -> Result<Option<Plan>, Requ
         plan.env.push(format!("npm_config_registry={registry}"));
     }
     Ok(Some(plan))
+}
+
+/// The files a Node preparation copies (every package.json, the chosen manager's lock file,
+/// pnpm-workspace.yaml), added to the plan's inputs; an npm lock file's packages from off
+/// the registries refused; a note when no lock file of the manager pins the versions.
+fn node_files(
+    config: &PlanSettings<'_>,
+    src: &Path,
+    choice: &node_pm::Choice,
+    plan: &mut Plan,
+) -> Vec<String> {
+    let mut files = find_named(src, &["package.json"]);
+    if choice.manager == node_pm::Manager::Npm {
+        for lock in ["package-lock.json", "npm-shrinkwrap.json"] {
+            if let Some(bytes) = read_small(src, lock) {
+                // A `resolved` URL off the registry allow-list is refused by name.
+                plan.refused
+                    .extend(resolved_elsewhere(lock, &bytes, config.registries));
+                files.push(lock.into());
+            }
+        }
+    } else if src.join(choice.manager.lock_file()).is_file() {
+        files.push(choice.manager.lock_file().into());
+    }
+    // pnpm's workspace (its packages, its `catalog:` ranges) decides the install too.
+    if src.join("pnpm-workspace.yaml").is_file() {
+        files.push("pnpm-workspace.yaml".into());
+    }
+    files.sort();
+    files.dedup();
+    for f in &files {
+        if let Some(bytes) = read_small(src, f) {
+            plan.inputs.push((f.clone(), bytes));
+        }
+    }
+    let lock = match choice.manager {
+        node_pm::Manager::Npm => ["package-lock.json", "npm-shrinkwrap.json"]
+            .into_iter()
+            .find(|f| files.iter().any(|x| x == f)),
+        other => Some(other.lock_file()).filter(|f| files.iter().any(|x| x == f)),
+    };
+    if lock.is_none() {
+        let other = ["yarn.lock", "pnpm-lock.yaml", "package-lock.json"]
+            .into_iter()
+            .find(|f| src.join(f).is_file());
+        plan.notes.push(match other {
+            Some(f) => format!(
+                "{f} is not read by {}: versions resolved now from package.json, not pinned by the project",
+                choice.manager.as_str()
+            ),
+            None => format!(
+                "no {}: versions resolved now, not pinned by the project",
+                choice.manager.lock_file()
+            ),
+        });
+    }
+    files
 }
 
 /// The packages of an npm lock file whose `resolved` URL is not on the registry
@@ -489,6 +547,64 @@ fn resolved_elsewhere(lock: &str, bytes: &[u8], registries: &AllowList) -> Vec<N
         }
     }
     refused
+}
+
+/// Node: the workspace packages a prepared layer (`dir`) holds a node_modules of, by their
+/// folder in the tree (`packages/app`), the root's left out (proven-entry links it). Read
+/// without following a link, to a bounded depth and count; a folder whose name is not
+/// plain (only letters, digits, `._@+-`) is left out.
+pub fn node_workspace_modules(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![(PathBuf::new(), 0usize)];
+    while let Some((rel, depth)) = stack.pop() {
+        let Ok(entries) = fs::read_dir(dir.join(&rel)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) || name.starts_with('.') {
+                continue;
+            }
+            let plain = name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | '+' | '-'));
+            if name == "node_modules" {
+                if depth > 0 {
+                    found.push(rel.to_string_lossy().into_owned());
+                }
+            } else if plain && depth < 8 && found.len() < MAX_MANIFESTS {
+                stack.push((rel.join(&name), depth + 1));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// A run's command with writable node_modules folders first: the root's (proven-entry
+/// links it whole to the read-only layer) and each workspace package's (`modules`, from
+/// [`node_workspace_modules`]) become folders of links to the prepared packages, so each
+/// package finds its own dependencies (pnpm's) and tools may write beside them (vite's
+/// `node_modules/.vite-temp`, babel's `.cache`). A node_modules the tree has of its own
+/// is left alone.
+pub fn with_node_links(modules: &[String], command: &[String]) -> Vec<String> {
+    let mut script = String::from(
+        "m() { d=\"/deps/$1node_modules\"; t=\"$1node_modules\"\n\
+         [ -d \"$d\" ] || return 0\n\
+         [ -z \"$1\" ] || [ -d \"$1\" ] || return 0\n\
+         if [ -L \"$t\" ] && [ \"$(readlink \"$t\")\" = \"$d\" ]; then rm -f \"$t\"; fi\n\
+         if [ -e \"$t\" ] || [ -L \"$t\" ]; then return 0; fi\n\
+         mkdir \"$t\" && find \"$d\" -mindepth 1 -maxdepth 1 -exec ln -s -t \"$t\" {} + || true\n\
+         }\n\
+         m ''\n",
+    );
+    for m in modules {
+        script.push_str(&format!("m '{m}/'\n"));
+    }
+    script.push_str("exec \"$@\"\n");
+    let mut out = vec!["sh".to_string(), "-c".into(), script, "sh".into()];
+    out.extend(command.iter().cloned());
+    out
 }
 
 /// package.json's `engines.node`, the Node a tree says it needs (None when it says none).
@@ -865,6 +981,7 @@ pub fn record_of(
         notes,
         installed: report.installed.len(),
         project_layer: None,
+        package_manager: report.package_manager,
     }
 }
 
@@ -973,6 +1090,126 @@ mod tests {
         }
     }
 
+    fn node_plan(files: &[(&str, &str)], before: Option<&str>) -> (Plan, serde_json::Value) {
+        let dir = tempfile::tempdir().expect("dir");
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            fs::write(path, text).expect("write");
+        }
+        let registries = AllowList::defaults();
+        let settings = PlanSettings {
+            registries: &registries,
+            pip_index_url: None,
+            npm_registry: None,
+            goproxy: "https://proxy.golang.org",
+            gosumdb: "sum.golang.org",
+            prepare_timeout: Duration::from_secs(60),
+        };
+        let plan = plan_node(&settings, dir.path(), before)
+            .expect("plans")
+            .expect("a plan");
+        let json = plan
+            .files
+            .iter()
+            .find(|(n, _)| n == "plan.json")
+            .and_then(|(_, b)| serde_json::from_slice(b).ok())
+            .expect("plan.json");
+        (plan, json)
+    }
+
+    #[test]
+    fn a_pnpm_workspace_is_planned_with_pnpm_its_lock_file_and_its_catalogs() {
+        let (plan, json) = node_plan(
+            &[
+                (
+                    "package.json",
+                    r#"{"packageManager": "pnpm@9.15.0", "devDependencies": {"@babel/parser": "catalog:"}}"#,
+                ),
+                ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n"),
+                (
+                    "pnpm-workspace.yaml",
+                    "packages:\n  - 'packages/*'\ncatalog:\n  '@babel/parser': ^7.28.0\n",
+                ),
+                (
+                    "packages/a/package.json",
+                    r#"{"dependencies": {"b": "workspace:*", "c": "workspace:packages/c"}}"#,
+                ),
+                ("package-lock.json", "{}"),
+            ],
+            Some("2025-01-01T00:00:00Z"),
+        );
+        assert!(plan.refused.is_empty(), "{:?}", plan.refused);
+        let inputs: Vec<&str> = plan.inputs.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            inputs,
+            [
+                "package.json",
+                "packages/a/package.json",
+                "pnpm-lock.yaml",
+                "pnpm-workspace.yaml"
+            ],
+            "pnpm's lock file, not npm's"
+        );
+        assert!(plan.notes.is_empty(), "{:?}", plan.notes);
+        assert_eq!(json["manager"]["manager"], "pnpm");
+        assert_eq!(json["manager"]["install"], "pnpm@9.15.0");
+        assert_eq!(json["catalogs"]["default"]["@babel/parser"], "^7.28.0");
+        // The declared version is installed as declared, whatever the date.
+        assert_eq!(json["before"], serde_json::Value::Null);
+        assert_eq!(plan.resolve_before, None);
+    }
+
+    #[test]
+    fn an_undeclared_managers_version_is_the_newest_of_its_major_as_of_the_date() {
+        let classic = "# yarn lockfile v1\n\n\nleft-pad@^1.1.0:\n  version \"1.1.3\"\n";
+        let (plan, json) = node_plan(
+            &[("package.json", "{}"), ("yarn.lock", classic)],
+            Some("2021-06-01T00:00:00Z"),
+        );
+        assert_eq!(json["manager"]["install"], "yarn@1");
+        assert_eq!(json["before"], "2021-06-01T00:00:00Z");
+        assert_eq!(plan.resolve_before.as_deref(), Some("2021-06-01T00:00:00Z"));
+        assert!(plan.notes.is_empty(), "yarn.lock pins: {:?}", plan.notes);
+        // Without a lock file of its manager, the versions are said to be resolved now.
+        let (plan, _) = node_plan(
+            &[("package.json", r#"{"packageManager": "pnpm@8.15.9"}"#)],
+            None,
+        );
+        assert_eq!(
+            plan.notes,
+            ["no pnpm-lock.yaml: versions resolved now, not pinned by the project"]
+        );
+    }
+
+    #[test]
+    fn the_workspace_packages_node_modules_are_found_and_linked_before_the_command() {
+        let dir = tempfile::tempdir().expect("dir");
+        for d in [
+            "node_modules/.pnpm/a@1/node_modules/a",
+            "packages/app/node_modules/left-pad",
+            "packages/app/node_modules/x/node_modules",
+            "packages/core/src",
+            "tools/gen/node_modules",
+            "odd name/node_modules",
+        ] {
+            fs::create_dir_all(dir.path().join(d)).expect("mkdir");
+        }
+        let outside = tempfile::tempdir().expect("outside");
+        fs::create_dir_all(outside.path().join("node_modules")).expect("mkdir");
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).expect("link");
+        let found = node_workspace_modules(dir.path());
+        assert_eq!(found, ["packages/app", "tools/gen"], "never through a link");
+        let command = with_node_links(&found, &["node".into(), "--test".into()]);
+        assert_eq!(command[..2], ["sh", "-c"]);
+        assert!(
+            command[2].ends_with("\nm ''\nm 'packages/app/'\nm 'tools/gen/'\nexec \"$@\"\n"),
+            "{}",
+            command[2]
+        );
+        assert_eq!(command[3..], ["sh", "node", "--test"]);
+    }
+
     #[test]
     fn npm_dependencies_from_outside_the_registry_are_named() {
         for (v, outside) in [
@@ -985,6 +1222,10 @@ mod tests {
             ("file:../local", true),
             ("https://x/y.tgz", true),
             ("link:./pkg", true),
+            ("workspace:*", false),
+            ("workspace:packages/c", false),
+            ("catalog:", false),
+            ("catalog:vue3", false),
         ] {
             assert_eq!(npm_outside_registry(v).is_some(), outside, "{v}");
         }

@@ -40,6 +40,7 @@ pub mod interpreter;
 pub mod key;
 pub mod language;
 pub mod mount;
+pub mod node_pm;
 pub mod output;
 pub mod proof;
 pub mod python;
@@ -59,7 +60,8 @@ pub use key::RunKey;
 pub use language::{Language, Selection, TestRun};
 pub use proof::{NotProved, Proof, Side, prove};
 pub use record::{
-    DependencyRecord, InterpreterChoice, KillReason, NotPrepared, Outcome, RunKind, RunRecord,
+    DependencyRecord, InterpreterChoice, KillReason, NotPrepared, Outcome, PackageManager, RunKind,
+    RunRecord,
 };
 pub use tally::TestCounts;
 pub use tree::{AddFile, Edit};

@@ -135,6 +135,23 @@ pub struct DependencyRecord {
     /// alone over the cached environment), when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_layer: Option<String>,
+    /// Node: the package manager that installed (npm, pnpm, yarn, yarn-berry), its version
+    /// and the declaration that chose it (package.json `packageManager`, the lock file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package_manager: Option<PackageManager>,
+}
+
+/// The package manager a Node preparation installed with, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageManager {
+    /// `npm`, `pnpm`, `yarn` (1), `yarn_berry`.
+    pub name: String,
+    /// Its version (`9.15.0`); None when it did not say.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// The declaration that chose it, in words (`package.json packageManager
+    /// "pnpm@9.15.0"`, `yarn.lock (a yarn 1 lock file)`).
+    pub because: String,
 }
 
 /// A dependency the preparation did not install.

@@ -93,6 +93,11 @@ pub(crate) struct Tally {
     tap: Option<TestCounts>,
     jest: Option<TestCounts>,
     mocha: Option<TestCounts>,
+    /// mocha's list of failures after its `N failing` line: the number the next one has
+    /// (`  3) suite`), 0 outside the list; and the title read so far of one whose title
+    /// spans lines (its suites, then the test, the last ending with `:`).
+    mocha_next: u64,
+    mocha_title: Option<Vec<String>>,
     /// TAP without a summary (node-tap's own `tap` reporter): the top-level test points.
     tap_points: Option<TestCounts>,
     /// The tests the runner named as failing or erroring, in its own words, one a line.
@@ -125,6 +130,8 @@ impl Tally {
             tap: None,
             jest: None,
             mocha: None,
+            mocha_next: 0,
+            mocha_title: None,
             tap_points: None,
             failing: Vec::new(),
             go_failing: Vec::new(),
@@ -165,7 +172,8 @@ impl Tally {
     /// The counts, when the runner printed a summary this reads, and the tests it named as
     /// failing or erroring (pytest's `FAILED`/`ERROR` lines, unittest's `FAIL:`/`ERROR:`,
     /// libtest's `test NAME ... FAILED`, go's top-level `--- FAIL:` by package, TAP's
-    /// top-level `not ok`; none for mocha and jest). The names are complete only when there
+    /// top-level `not ok`, mocha's list after `N failing` as `suite … test`; none for jest).
+    /// The names are complete only when there
     /// are as many as the counts' failed and errored tests.
     pub fn finish(mut self) -> (Option<TestCounts>, Vec<String>) {
         if !self.line.is_empty() {
@@ -329,6 +337,9 @@ impl Tally {
     }
 
     fn node(&mut self, line: &str) {
+        if self.mocha_next > 0 && self.mocha_failure(line) {
+            return;
+        }
         // A top-level TAP test point (`ok 3 - test/x.js # time=12ms`, `not ok 4 - y`,
         // `ok 5 - z # SKIP`): read when the producer prints no `# pass` summary (node-tap,
         // whose points are the test files it ran).
@@ -398,7 +409,47 @@ impl Tally {
                 1 => mocha.failed = n,
                 _ => mocha.skipped = n,
             }
+            if slot == 1 {
+                // The list of failures follows, numbered from 1.
+                self.mocha_next = 1;
+                self.mocha_title = None;
+            }
         }
+    }
+
+    /// A line of mocha's list of failures (every reporter prints it after `N failing`):
+    /// `  1) suite` then `       nested suite` … `         test title:`, or `  2) title:`
+    /// on one line; the test named as mocha's full title does (the parts joined by spaces).
+    /// Only the number expected next opens one, at mocha's two-space indent: an error's
+    /// message or stack in between is never read as a name. Whether the line was its.
+    fn mocha_failure(&mut self, line: &str) -> bool {
+        let trimmed = line.trim();
+        if let Some(parts) = &mut self.mocha_title {
+            let last = trimmed.strip_suffix(':');
+            if !trimmed.is_empty() {
+                parts.push(last.unwrap_or(trimmed).to_string());
+            }
+            if last.is_some() || trimmed.is_empty() || parts.len() >= 32 {
+                let name = parts.join(" ");
+                self.mocha_title = None;
+                self.named_failing(&name);
+            }
+            return true;
+        }
+        let number = format!("{}) ", self.mocha_next);
+        let Some(rest) = line
+            .strip_prefix("  ")
+            .filter(|r| !r.starts_with(' '))
+            .and_then(|r| r.strip_prefix(number.as_str()))
+        else {
+            return false;
+        };
+        self.mocha_next += 1;
+        match rest.trim_end().strip_suffix(':') {
+            Some(title) => self.named_failing(title),
+            None => self.mocha_title = Some(vec![rest.trim().to_string()]),
+        }
+        true
     }
 }
 
@@ -835,6 +886,32 @@ mod tests {
             tally(Language::Go, "# example.com/m\n./a.go:3: syntax error\n"),
             None
         );
+    }
+
+    /// mocha 10.8.2's own output (src/testdata, from a run of four failures: a top-level
+    /// test, a test in a suite, one in a nested suite, a suite's `before all` hook), by
+    /// the spec reporter plain and coloured, and by the dot reporter.
+    #[test]
+    fn mochas_failures_are_named_by_their_full_titles() {
+        let names = [
+            "top level fails",
+            "supports fetch with nodejs should handle 404",
+            "supports fetch with nodejs nested throws an error",
+            "other \"before all\" hook for \"never\"",
+        ];
+        for output in [
+            include_str!("testdata/mocha-spec.txt"),
+            include_str!("testdata/mocha-spec-colour.txt"),
+            include_str!("testdata/mocha-dot.txt"),
+        ] {
+            let (counts, failing) = finish(Language::Node, output);
+            assert_eq!(counts, c(1, 4, 1, 0));
+            assert_eq!(failing, names);
+        }
+        // The progress lines before the summary (`  2) should handle 404`) name nothing,
+        // and a number out of order (a message's `  1) …`) is no failure of the list.
+        let out = "  1) a\n\n  0 passing\n  1 failing\n\n  1) suite\n       test:\n     Error: x\n  1) not a test:\n";
+        assert_eq!(failing(Language::Node, out), ["suite test"]);
     }
 
     #[test]

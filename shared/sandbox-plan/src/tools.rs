@@ -74,11 +74,39 @@ fn python(dir: &Path) -> Vec<String> {
     out
 }
 
+/// The folder of package `name` in the layer's node_modules: itself, or where its link
+/// points within node_modules (pnpm links `mocha` to `.pnpm/mocha@10.8.2/node_modules/mocha`);
+/// None for a link out of node_modules (absolute, or through `..`).
+fn node_package(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+    let modules = dir.join("node_modules");
+    let at = modules.join(name);
+    let meta = std::fs::symlink_metadata(&at).ok()?;
+    if !meta.file_type().is_symlink() {
+        return Some(at);
+    }
+    let target = std::fs::read_link(&at).ok()?;
+    // A scoped package's link starts from node_modules/@scope.
+    let base = if name.contains('/') {
+        at.parent()?
+    } else {
+        &modules
+    };
+    let mut inside = base.strip_prefix(&modules).ok()?.components().count();
+    for c in target.components() {
+        match c {
+            std::path::Component::Normal(_) => inside += 1,
+            std::path::Component::ParentDir if inside > 0 => inside -= 1,
+            _ => return None,
+        }
+    }
+    Some(base.join(target))
+}
+
 fn node(dir: &Path) -> Vec<String> {
     NODE_TOOLS
         .iter()
         .filter_map(|name| {
-            let manifest = dir.join("node_modules").join(name).join("package.json");
+            let manifest = node_package(dir, name)?.join("package.json");
             let bytes = crate::written::read_written(&manifest, MAX_BYTES).ok()?;
             let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
             Some(format!("{name} {}", value["version"].as_str()?))
@@ -121,10 +149,29 @@ mod tests {
         )
         .expect("write");
         let jest = dir.path().join("node_modules/jest");
+        // pnpm: a link into node_modules/.pnpm is read; one out of node_modules is not.
+        let pnpm = dir
+            .path()
+            .join("node_modules/.pnpm/vitest@2.1.8/node_modules/vitest");
+        std::fs::create_dir_all(&pnpm).expect("mkdir");
+        std::fs::write(pnpm.join("package.json"), r#"{"version": "2.1.8"}"#).expect("write");
+        std::os::unix::fs::symlink(
+            ".pnpm/vitest@2.1.8/node_modules/vitest",
+            dir.path().join("node_modules/vitest"),
+        )
+        .expect("link");
+        let out = dir.path().join("elsewhere-pkg");
+        std::fs::create_dir_all(&out).expect("mkdir");
+        std::fs::write(out.join("package.json"), r#"{"version": "6.0.0"}"#).expect("write");
+        std::os::unix::fs::symlink("../elsewhere-pkg", dir.path().join("node_modules/ava"))
+            .expect("link");
         std::fs::create_dir_all(&jest).expect("dirs");
         let elsewhere = dir.path().join("elsewhere.json");
         std::fs::write(&elsewhere, r#"{"version": "9.9.9"}"#).expect("write");
         std::os::unix::fs::symlink(&elsewhere, jest.join("package.json")).expect("link");
-        assert_eq!(prepared(Language::Node, dir.path()), ["mocha 6.2.3"]);
+        assert_eq!(
+            prepared(Language::Node, dir.path()),
+            ["mocha 6.2.3", "vitest 2.1.8"]
+        );
     }
 }

@@ -1,56 +1,361 @@
 // Proven: prepares a Node project's test environment inside a preparation container.
 //
 // Runs as the sandbox user with no secrets and no host configuration; the only way out is
-// the runner's egress proxy (the operator's registries). The project's manifests are
-// copied into /deps/work; `npm ci --ignore-scripts` (install scripts never run) fills
-// /deps/work/node_modules, which moves to /deps/node_modules (linked into each run's tree).
-// A package the registry does not serve (E404) is dropped, named, and the rest installed:
-// one missing dev tool never blocks the tests. Without a lock file, npm resolves one here,
-// and the record says the versions were resolved, not pinned by the project.
+// the runner's egress proxy (the operator's registries). The project's manifests and lock
+// file are copied into /deps at their places in the tree, and installed there with the
+// package manager its CI uses (the plan's `manager`, chosen from package.json's
+// `packageManager` or the lock file: npm, pnpm, yarn 1 or yarn berry), itself installed
+// from the registry like a dev tool into /tmp. Install scripts never run. The lock file's
+// pins are kept (`npm ci`, `pnpm install --frozen-lockfile`, `yarn install
+// --frozen-lockfile` / `--immutable`); only when that fails is the install done without
+// it, and the record says so. So /deps/node_modules (linked at /work/node_modules) and each
+// workspace package's /deps/PKG/node_modules (linked at /work/PKG/node_modules by the run)
+// keep the layout the manager made: pnpm's links into node_modules/.pnpm are relative and
+// stay within /deps; a link to a workspace package's own folder is made to point at the
+// tree (/work/PKG), where the run has it.
+// A package the registry does not serve (a 404) is dropped, named, and the rest installed:
+// one missing dev tool never blocks the tests. Where the manager itself cannot be
+// installed, npm prepares the project after pnpm's `catalog:` and `workspace:` ranges are
+// translated (the catalog's range; the local package, as an npm workspace).
 'use strict';
 const fs = require('fs');
 const path = require('path');
 const { spawnSync } = require('child_process');
 
 const plan = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
-const out = '/deps';
-const work = '/deps/work';
-const report = { node: process.version, resolved: false, not_prepared: [], refused: plan.refused || [], notes: [] };
+const work = '/deps';
+const tools = '/tmp/proven-pm';
+const registry = process.env.npm_config_registry || '';
+const choice = plan.manager || { manager: 'npm', install: null, because: 'the image' };
+const report = {
+  node: process.version, resolved: false, not_prepared: [], refused: plan.refused || [], notes: [],
+  package_manager: { name: choice.manager === 'yarn_berry' ? 'yarn' : choice.manager, version: null, because: choice.because },
+};
+const FIELDS = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies'];
+const manifests = plan.files.filter((f) => path.basename(f) === 'package.json');
+
+function run(cmd, args, env) {
+  const r = spawnSync(cmd, args, {
+    cwd: work, encoding: 'utf8', timeout: (plan.call_timeout || 900) * 1000,
+    env: Object.assign({}, process.env, {
+      npm_config_cache: '/tmp/npm-cache', npm_config_update_notifier: 'false',
+      PATH: tools + '/bin:' + process.env.PATH,
+    }, env || {}),
+  });
+  return { code: r.status === null ? 124 : r.status, text: (r.stdout || '') + (r.stderr || '') + (r.error ? String(r.error) : '') };
+}
 
 function npm(args) {
-  const r = spawnSync('npm', args.concat(['--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error']), {
-    cwd: work, encoding: 'utf8', timeout: (plan.call_timeout || 900) * 1000,
-    env: Object.assign({}, process.env, { npm_config_cache: '/tmp/npm-cache', npm_config_update_notifier: 'false' }),
-  });
-  return { code: r.status === null ? 124 : r.status, text: (r.stdout || '') + (r.stderr || '') };
+  return run('npm', args.concat(['--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error']));
 }
 
 function tail(text, n) {
   return text.trim().split('\n').filter((l) => l.trim()).slice(-(n || 6)).join('\n');
 }
 
-// The package a 404 names: `404 Not Found - GET https://registry.npmjs.org/@scope%2fname`
+// The package a 404 names: npm's `404 Not Found - GET https://registry.npmjs.org/@scope%2fname`,
+// pnpm's `ERR_PNPM_FETCH_404 … GET https://…/name: Not Found - 404`, yarn's
+// `"https://…/name: Not found"` and `Couldn't find package "name" on the "npm" registry`, berry's `YN0035: … name@npm:…: Package not found`.
 function missing(text) {
-  const m = /404[^\n]*GET \S+\/((?:@[^\s/]+(?:\/|%2[fF]))?[^\s/@]+)(?:\s|$|\/-\/)/.exec(text)
-    || /'((?:@[^@'\s]+\/)?[^@'\s]+)@[^']*' is not in (?:this|the npm) registry/.exec(text);
+  const m = /404[^\n]*GET \S+?\/((?:@[^\s/:]+(?:\/|%2[fF]))?[^\s/@:]+)(?::?\s|$|\/-\/)/.exec(text)
+    || /'((?:@[^@'\s]+\/)?[^@'\s]+)@[^']*' is not in (?:this|the npm) registry/.exec(text)
+    || /"https?:\/\/[^"\s]+?\/((?:@[^\s/"]+(?:\/|%2[fF]))?[^\s/"@]+): Not found"/i.exec(text)
+    || /Couldn't find package "((?:@[^"\s/]+\/)?[^"\s@]+)" on the "npm" registry/.exec(text)
+    || /^((?:@[^\s/]+\/)?[^\s@]+) is not in the npm registry/m.exec(text)
+    || /YN0035[^\n]*?((?:@[^\s/@]+\/)?[^\s/@]+)@npm:[^\n]*(?:not found|404)/i.exec(text);
   return m ? decodeURIComponent(m[1]) : null;
 }
 
+function readJson(f) {
+  return JSON.parse(fs.readFileSync(path.join(work, f), 'utf8'));
+}
+
+function writeJson(f, value) {
+  fs.writeFileSync(path.join(work, f), JSON.stringify(value, null, 2));
+}
+
+// Drops `name` from every manifest that declares it; those that did (none: '').
 function drop(name) {
-  const manifest = path.join(work, 'package.json');
-  const pkg = JSON.parse(fs.readFileSync(manifest, 'utf8'));
-  let found = false;
-  for (const field of ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies']) {
-    if (pkg[field] && Object.prototype.hasOwnProperty.call(pkg[field], name)) {
-      delete pkg[field][name];
-      found = true;
+  const found = [];
+  for (const f of manifests) {
+    const pkg = readJson(f);
+    let here = false;
+    for (const field of FIELDS) {
+      if (pkg[field] && Object.prototype.hasOwnProperty.call(pkg[field], name)) {
+        delete pkg[field][name];
+        here = true;
+      }
+    }
+    if (here) {
+      writeJson(f, pkg);
+      found.push(f);
     }
   }
-  fs.writeFileSync(manifest, JSON.stringify(pkg, null, 2));
+  return found.join('; ');
+}
+
+function notServed(name, where) {
+  report.not_prepared.push({ what: name, source: where, reason: 'the registry does not serve it (E404)' });
+}
+
+// pnpm's protocols, for npm: `catalog:` and `catalog:NAME` become the catalog's range (from
+// pnpm-workspace.yaml), `workspace:…` the local package (the workspace's packages become npm
+// workspaces of the root). A catalog entry that is not there is dropped by name.
+function translate() {
+  const catalogs = plan.catalogs || {};
+  let changed = false;
+  for (const f of manifests) {
+    const pkg = readJson(f);
+    for (const field of FIELDS) {
+      for (const [name, value] of Object.entries(pkg[field] || {})) {
+        if (typeof value !== 'string') continue;
+        if (value.startsWith('catalog:')) {
+          const which = value.slice('catalog:'.length).trim() || 'default';
+          const range = (catalogs[which] || {})[name];
+          if (range) {
+            pkg[field][name] = range;
+          } else {
+            delete pkg[field][name];
+            report.not_prepared.push({ what: name, source: f + ' ' + field, reason: 'pnpm-workspace.yaml has no range for it in catalog ' + which });
+          }
+          changed = true;
+        } else if (value.startsWith('workspace:')) {
+          pkg[field][name] = '*';
+          changed = true;
+        }
+      }
+    }
+    writeJson(f, pkg);
+  }
+  const members = manifests.filter((f) => f !== 'package.json').map((f) => path.dirname(f));
+  if (members.length > 0) {
+    const root = readJson('package.json');
+    if (!root.workspaces) {
+      root.workspaces = members;
+      writeJson('package.json', root);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+// npm: `npm ci` from the lock file; resolved here first when there is none (or it was made
+// stale by what was dropped).
+function installWithNpm() {
+  const locked = fs.existsSync(path.join(work, 'package-lock.json')) || fs.existsSync(path.join(work, 'npm-shrinkwrap.json'));
+  if (!locked || report.refused.length > 0 || report.resolved) {
+    for (const f of ['package-lock.json', 'npm-shrinkwrap.json']) fs.rmSync(path.join(work, f), { force: true });
+    if (locked) report.notes.push('the lock file was resolved again without the refused dependencies');
+    else if (!report.resolved) report.notes.push('no package-lock.json: versions resolved now, not pinned by the project');
+    report.resolved = true;
+  }
+  for (let attempt = 0; attempt < 8; attempt++) {
+    if (report.resolved) {
+      const r = npm(['install', '--package-lock-only']);
+      if (r.code !== 0) {
+        const name = missing(r.text);
+        const where = name && drop(name);
+        if (where) {
+          notServed(name, where);
+          continue;
+        }
+        fail('npm could not resolve the dependencies: ' + tail(r.text));
+      }
+    }
+    const r = npm(['ci']);
+    if (r.code === 0) return;
+    const name = missing(r.text);
+    const where = name && drop(name);
+    if (where) {
+      notServed(name, where);
+      for (const f of ['package-lock.json', 'npm-shrinkwrap.json']) fs.rmSync(path.join(work, f), { force: true });
+      report.resolved = true;
+      continue;
+    }
+    fail('npm ci failed: ' + tail(r.text));
+  }
+  fail('npm could not install the dependencies after dropping ' + report.not_prepared.length + ' packages');
+}
+
+function fail(message) {
+  console.error(message);
+  process.exit(3);
+}
+
+// The manager itself, from the registry (the operator's, through the egress), into /tmp:
+// `spec` (`pnpm@9.15.0`), its version once it runs on this Node, or null with why not.
+function installManager(spec) {
+  fs.rmSync(tools, { recursive: true, force: true });
+  const args = ['install', '-g', '--prefix', tools, spec, '--no-audit', '--no-fund', '--loglevel=error'];
+  if (plan.before && !/@\d+\./.test(spec)) args.push('--before=' + plan.before);
+  const r = run('npm', args);
+  if (r.code !== 0) return { version: null, why: tail(r.text, 3) };
+  const v = run(bin(), ['--version'], managerEnv());
+  return v.code === 0 ? { version: v.text.trim().split('\n').pop() } : { version: null, runs: false, why: tail(v.text, 3) };
+}
+
+function bin() {
+  return choice.manager === 'pnpm' ? 'pnpm' : 'yarn';
+}
+
+function managerEnv() {
+  if (choice.manager !== 'yarn_berry') return {};
+  const env = {
+    YARN_NODE_LINKER: 'node-modules', YARN_ENABLE_SCRIPTS: 'false', YARN_ENABLE_TELEMETRY: '0',
+    YARN_ENABLE_GLOBAL_CACHE: 'false', YARN_CACHE_FOLDER: '/tmp/yarn-cache', YARN_IGNORE_PATH: '1',
+    YARN_ENABLE_PROGRESS_BARS: 'false', YARN_ENABLE_COLORS: 'false',
+  };
+  // Berry's own default is registry.yarnpkg.com (the same packages, not an allowed host).
+  env.YARN_NPM_REGISTRY_SERVER = (registry || 'https://registry.npmjs.org').replace(/\/$/, '');
+  if (process.env.HTTPS_PROXY) {
+    env.YARN_HTTPS_PROXY = process.env.HTTPS_PROXY;
+    env.YARN_HTTP_PROXY = process.env.HTTPS_PROXY;
+  }
+  return env;
+}
+
+// The manager's install command, with the lock file's pins (`frozen`) or without.
+function managerArgs(frozen) {
+  if (choice.manager === 'pnpm') {
+    const args = ['install', frozen ? '--frozen-lockfile' : '--no-frozen-lockfile', '--ignore-scripts',
+      '--reporter=append-only', '--store-dir=/tmp/pnpm-store', '--config.package-import-method=copy',
+      '--config.confirm-modules-purge=false', '--config.manage-package-manager-versions=false',
+      '--config.package-manager-strict=false', '--config.engine-strict=false'];
+    if (registry) args.push('--registry=' + registry);
+    return args;
+  }
+  if (choice.manager === 'yarn') {
+    const args = ['install', '--ignore-scripts', '--non-interactive', '--no-progress', '--ignore-engines',
+      '--production=false', '--cache-folder', '/tmp/yarn-cache'];
+    if (frozen) args.push('--frozen-lockfile');
+    if (registry) args.push('--registry', registry);
+    return args;
+  }
+  return ['install', frozen ? '--immutable' : '--no-immutable'];
+}
+
+// yarn 1 fetches what yarn.lock's `resolved` URLs name: those of npm's own registry (under
+// either of its names) are fetched from the operator's registry, the same packages checked
+// by the same integrity.
+function yarnLockToRegistry() {
+  const lock = path.join(work, 'yarn.lock');
+  if (!fs.existsSync(lock)) return;
+  const to = (registry || 'https://registry.npmjs.org/').replace(/\/?$/, '/');
+  const text = fs.readFileSync(lock, 'utf8');
+  const moved = text.replace(/https?:\/\/registry\.(?:yarnpkg\.com|npmjs\.org)\//g, to);
+  if (moved !== text) {
+    fs.writeFileSync(lock, moved);
+    report.notes.push('yarn.lock: packages of registry.yarnpkg.com and registry.npmjs.org fetched from ' + to + ' (same integrity)');
+  }
+}
+
+function installWithManager() {
+  const lock = path.join(work, choice.manager === 'pnpm' ? 'pnpm-lock.yaml' : 'yarn.lock');
+  let frozen = fs.existsSync(lock) && report.refused.length === 0;
+  if (!fs.existsSync(lock)) {
+    report.resolved = true;
+    report.notes.push('no ' + path.basename(lock) + ': versions resolved now, not pinned by the project');
+  } else if (!frozen) {
+    report.resolved = true;
+    report.notes.push(path.basename(lock) + ' was resolved again without the refused dependencies');
+  }
+  if (choice.manager === 'yarn') yarnLockToRegistry();
+  const name = choice.manager === 'pnpm' ? 'pnpm' : 'yarn';
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const r = run(name, managerArgs(frozen), managerEnv());
+    if (r.code === 0) return;
+    const gone = missing(r.text);
+    const where = gone && drop(gone);
+    if (where) {
+      notServed(gone, where);
+      frozen = false;
+      report.resolved = true;
+      continue;
+    }
+    if (frozen) {
+      frozen = false;
+      report.resolved = true;
+      report.notes.push(name + ' install with the lock file frozen failed (' + tail(r.text, 2).replace(/\n/g, ' ') + '): installed without --' + (choice.manager === 'yarn_berry' ? 'immutable' : 'frozen-lockfile') + ', the lock file\'s pins kept where they still hold');
+      continue;
+    }
+    fail(name + ' install failed: ' + tail(r.text));
+  }
+  fail(name + ' could not install the dependencies after dropping ' + report.not_prepared.length + ' packages');
+}
+
+// Every node_modules the install made (the root's and the workspace packages'), relative.
+function modulesDirs() {
+  const found = [];
+  const walk = (rel, depth) => {
+    let entries;
+    try {
+      entries = fs.readdirSync(path.join(work, rel), { withFileTypes: true });
+    } catch (e) {
+      return;
+    }
+    for (const e of entries) {
+      if (!e.isDirectory()) continue;
+      const sub = rel ? rel + '/' + e.name : e.name;
+      if (e.name === 'node_modules') found.push(sub);
+      else if (depth < 8 && !e.name.startsWith('.')) walk(sub, depth + 1);
+    }
+  };
+  walk('', 0);
   return found;
 }
 
-fs.mkdirSync(work, { recursive: true });
+// A link to a workspace package's folder (made by every manager for `workspace:` and npm
+// workspaces) points at /deps/PKG, which holds its manifest alone: pointed at the tree.
+function linkToTree(link) {
+  let target;
+  try {
+    target = path.resolve(path.dirname(link), fs.readlinkSync(link));
+  } catch (e) {
+    return;
+  }
+  const rel = path.relative(work, target);
+  if (rel.startsWith('..') || path.isAbsolute(rel) || rel.split(path.sep).includes('node_modules')) return;
+  fs.unlinkSync(link);
+  fs.symlinkSync(path.join('/work', rel), link);
+}
+
+function linksToTree(dir) {
+  const visit = (d, depth) => {
+    let entries;
+    try {
+      entries = fs.readdirSync(d, { withFileTypes: true });
+    } catch (e) {
+      return;
+    }
+    for (const e of entries) {
+      const p = path.join(d, e.name);
+      if (e.isSymbolicLink()) linkToTree(p);
+      else if (e.isDirectory() && depth === 0 && e.name.startsWith('@')) visit(p, 1);
+      else if (e.isDirectory() && depth === 0 && e.name === '.pnpm') {
+        for (const inner of fs.readdirSync(p)) visit(path.join(p, inner, 'node_modules'), 0);
+      }
+    }
+  };
+  visit(path.join(work, dir), 0);
+}
+
+// What was installed at the top of the root's node_modules, by name (scoped ones as
+// @scope/name): with what was dropped, the record says how much of the environment there is.
+function installed() {
+  const modules = path.join(work, 'node_modules');
+  const names = [];
+  if (!fs.existsSync(modules)) return names;
+  for (const name of fs.readdirSync(modules)) {
+    if (name.startsWith('.')) continue;
+    if (name.startsWith('@')) {
+      for (const inner of fs.readdirSync(path.join(modules, name))) names.push(name + '/' + inner);
+    } else {
+      names.push(name);
+    }
+  }
+  return names;
+}
+
 for (const f of plan.files) {
   const to = path.join(work, f);
   fs.mkdirSync(path.dirname(to), { recursive: true });
@@ -58,59 +363,40 @@ for (const f of plan.files) {
 }
 // Dependencies Proven refused (git, URLs, files): dropped before anything is fetched.
 for (const r of report.refused) drop(r.what);
-const locked = fs.existsSync(path.join(work, 'package-lock.json')) || fs.existsSync(path.join(work, 'npm-shrinkwrap.json'));
-if (!locked || report.refused.length > 0) {
-  for (const f of ['package-lock.json', 'npm-shrinkwrap.json']) fs.rmSync(path.join(work, f), { force: true });
-  report.resolved = true;
-  report.notes.push(locked ? 'the lock file was resolved again without the refused dependencies'
-    : 'no package-lock.json: versions resolved now, not pinned by the project');
-}
-let done = false;
-for (let attempt = 0; attempt < 8 && !done; attempt++) {
-  if (report.resolved) {
-    const r = npm(['install', '--package-lock-only']);
-    if (r.code !== 0) {
-      const name = missing(r.text);
-      if (name && drop(name)) {
-        report.not_prepared.push({ what: name, source: 'package.json', reason: 'the registry does not serve it (E404)' });
-        continue;
-      }
-      console.error('npm could not resolve the dependencies: ' + tail(r.text));
-      process.exit(3);
-    }
-  }
-  const r = npm(['ci']);
-  if (r.code === 0) {
-    done = true;
-    break;
-  }
-  const name = missing(r.text);
-  if (name && drop(name)) {
-    report.not_prepared.push({ what: name, source: 'package.json', reason: 'the registry does not serve it (E404)' });
-    for (const f of ['package-lock.json', 'npm-shrinkwrap.json']) fs.rmSync(path.join(work, f), { force: true });
+if (choice.manager === 'npm') {
+  report.package_manager.version = run('npm', ['--version']).text.trim();
+  if (translate()) {
     report.resolved = true;
-    continue;
+    report.notes.push('pnpm\'s catalog: and workspace: ranges translated for npm (the catalog\'s range; the local package as an npm workspace)');
   }
-  console.error('npm ci failed: ' + tail(r.text));
-  process.exit(3);
-}
-if (!done) {
-  console.error('npm could not install the dependencies after dropping ' + report.not_prepared.length + ' packages');
-  process.exit(3);
-}
-const modules = path.join(work, 'node_modules');
-// What was installed, by name (top-level packages, scoped ones as @scope/name): with what
-// was dropped, the record says how much of the project's environment there is.
-report.installed = [];
-if (fs.existsSync(modules)) {
-  for (const name of fs.readdirSync(modules)) {
-    if (name.startsWith('.')) continue;
-    if (name.startsWith('@')) {
-      for (const inner of fs.readdirSync(path.join(modules, name))) report.installed.push(name + '/' + inner);
-    } else {
-      report.installed.push(name);
+  installWithNpm();
+} else {
+  let got = installManager(choice.install);
+  // Installed but not running on this Node (pnpm 11 needs Node 22): the major of the lock
+  // file's format, which reads the same pins. (A registry that refuses the manager: npm.)
+  if (got.runs === false && choice.fallback) {
+    const why = (got.why || '').replace(/\n/g, ' ');
+    got = installManager(choice.fallback);
+    if (got.version) {
+      report.package_manager.because += '; ' + choice.install + ' does not run on Node ' + process.version + ' (' + why + '): ' + choice.fallback + ', the major of its lock file';
     }
   }
+  if (got.version) {
+    report.package_manager.version = got.version;
+    installWithManager();
+  } else {
+    report.package_manager = { name: 'npm', version: run('npm', ['--version']).text.trim(), because: choice.because + '; ' + choice.install + ' could not be installed (' + (got.why || '').replace(/\n/g, ' ') + '): npm instead' };
+    for (const f of ['pnpm-lock.yaml', 'yarn.lock']) fs.rmSync(path.join(work, f), { force: true });
+    report.resolved = true;
+    report.notes.push(choice.install + ' could not be installed: npm prepared the project, versions resolved now' + (translate() ? ' (pnpm\'s catalog: and workspace: ranges translated)' : ''));
+    installWithNpm();
+  }
 }
-fs.renameSync(fs.existsSync(modules) ? modules : fs.mkdirSync(modules) || modules, path.join(out, 'node_modules'));
-fs.writeFileSync(path.join(out, 'report.json'), JSON.stringify(report, null, 1));
+const dirs = modulesDirs();
+for (const d of dirs) linksToTree(d);
+if (!dirs.includes('node_modules')) fs.mkdirSync(path.join(work, 'node_modules'));
+report.installed = installed();
+report.workspace_modules = dirs.filter((d) => d !== 'node_modules').map((d) => path.dirname(d));
+// The manifests were copied for the install only: the run reads the tree's own.
+for (const f of plan.files) fs.rmSync(path.join(work, f), { force: true });
+fs.writeFileSync(path.join(work, 'report.json'), JSON.stringify(report, null, 1));

@@ -1,0 +1,405 @@
+//! Which package manager a Node project's CI installs with, read from what the project says
+//! of itself (issue 30): package.json's `packageManager` first (`pnpm@9.15.0`,
+//! `yarn@1.22.22`, `yarn@4.5.0`), else the lock file it keeps (pnpm-lock.yaml: pnpm;
+//! yarn.lock: yarn, classic unless it is a berry lock file; package-lock.json or none: npm).
+//! A manager whose version the project does not declare is installed at the newest release
+//! of the major its lock file's format belongs to (as of the base's date, when the run has
+//! one). Also what pnpm-workspace.yaml says (its `catalog:` ranges), for the preparation
+//! that has to translate them for npm.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The package managers the preparation knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Manager {
+    Npm,
+    Pnpm,
+    /// Yarn 1 (classic).
+    Yarn,
+    /// Yarn 2 and newer (berry), published on npm as `@yarnpkg/cli-dist`.
+    YarnBerry,
+}
+
+impl Manager {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Manager::Npm => "npm",
+            Manager::Pnpm => "pnpm",
+            Manager::Yarn => "yarn",
+            Manager::YarnBerry => "yarn",
+        }
+    }
+
+    /// The npm package the manager is installed from.
+    fn package(self) -> &'static str {
+        match self {
+            Manager::Npm => "npm",
+            Manager::Pnpm => "pnpm",
+            Manager::Yarn => "yarn",
+            Manager::YarnBerry => "@yarnpkg/cli-dist",
+        }
+    }
+
+    /// The major installed when nothing says which.
+    fn default_major(self) -> &'static str {
+        match self {
+            Manager::Npm => "10",
+            Manager::Pnpm => "9",
+            Manager::Yarn => "1",
+            Manager::YarnBerry => "4",
+        }
+    }
+
+    /// Its lock file.
+    pub fn lock_file(self) -> &'static str {
+        match self {
+            Manager::Npm => "package-lock.json",
+            Manager::Pnpm => "pnpm-lock.yaml",
+            Manager::Yarn | Manager::YarnBerry => "yarn.lock",
+        }
+    }
+}
+
+/// The manager a project is prepared with, and the declaration that chose it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Choice {
+    pub manager: Manager,
+    /// What is installed from the registry (`pnpm@9.15.0`, `yarn@1`); None: the image's
+    /// own npm.
+    pub install: Option<String>,
+    /// The declaration that chose it, in words.
+    pub because: String,
+    /// What is installed when `install` does not run on the image's Node (pnpm 11 needs
+    /// Node 22): the major its lock file's format belongs to, else the manager's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+}
+
+/// The manager `files` (a tree's files by path, small ones only) asks for.
+pub fn choose(files: &dyn Fn(&str) -> Option<String>) -> Choice {
+    let declared = files("package.json")
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|p| {
+            p["packageManager"]
+                .as_str()
+                .map(str::trim)
+                .map(str::to_string)
+        })
+        .filter(|s| !s.is_empty());
+    let mut ignored = None;
+    if let Some(field) = &declared {
+        // `pnpm@9.15.0+sha512.…`: the hash is corepack's, the version is what matters.
+        let spec = field.split('+').next().unwrap_or(field);
+        if let Some((name, version)) = spec.rsplit_once('@').filter(|(n, _)| !n.is_empty()) {
+            let major: Option<u64> = version.split('.').next().and_then(|m| m.parse().ok());
+            let manager = match (name, major) {
+                ("pnpm", _) => Some(Manager::Pnpm),
+                ("yarn", Some(1) | Some(0)) => Some(Manager::Yarn),
+                ("yarn", Some(_)) => Some(Manager::YarnBerry),
+                ("npm", _) => Some(Manager::Npm),
+                _ => None,
+            };
+            if let Some(manager) = manager {
+                // A version that is not a registry's is never passed on: the major's newest.
+                let version = if valid_version(version) {
+                    version
+                } else {
+                    manager.default_major()
+                };
+                let install =
+                    (manager != Manager::Npm).then(|| format!("{}@{version}", manager.package()));
+                let because = if manager == Manager::Npm {
+                    format!("package.json packageManager \"{field}\" (the image's npm prepares it)")
+                } else {
+                    format!("package.json packageManager \"{field}\"")
+                };
+                let fallback = install.as_ref().and_then(|i| {
+                    let major = lock_major(manager, files).unwrap_or(manager.default_major());
+                    let spec = format!("{}@{major}", manager.package());
+                    (&spec != i).then_some(spec)
+                });
+                return Choice {
+                    manager,
+                    install,
+                    because,
+                    fallback,
+                };
+            }
+        }
+        ignored = Some(format!(
+            "package.json packageManager \"{field}\" is no manager the sandbox installs; "
+        ));
+    }
+    let ignored = ignored.unwrap_or_default();
+    if let Some(lock) = files("pnpm-lock.yaml") {
+        let version = lock_version(&lock);
+        let major = version.as_deref().and_then(pnpm_major).unwrap_or("9");
+        return Choice {
+            manager: Manager::Pnpm,
+            install: Some(format!("pnpm@{major}")),
+            because: format!(
+                "{ignored}pnpm-lock.yaml (lockfileVersion {}: pnpm {major})",
+                version.as_deref().unwrap_or("unread")
+            ),
+            fallback: None,
+        };
+    }
+    if let Some(lock) = files("yarn.lock") {
+        let berry_rc = files(".yarnrc.yml").is_some();
+        let metadata = berry_metadata(&lock);
+        if metadata.is_some() || (berry_rc && !lock.contains("# yarn lockfile v1")) {
+            let major = metadata.and_then(berry_major).unwrap_or("4");
+            return Choice {
+                manager: Manager::YarnBerry,
+                install: Some(format!("@yarnpkg/cli-dist@{major}")),
+                because: format!(
+                    "{ignored}yarn.lock (a berry lock file{}: yarn {major})",
+                    metadata
+                        .map(|m| format!(", __metadata version {m}"))
+                        .unwrap_or_default()
+                ),
+                fallback: None,
+            };
+        }
+        return Choice {
+            manager: Manager::Yarn,
+            install: Some("yarn@1".into()),
+            because: format!("{ignored}yarn.lock (a yarn 1 lock file)"),
+            fallback: None,
+        };
+    }
+    let because = if files("package-lock.json").is_some() {
+        "package-lock.json".to_string()
+    } else if files("npm-shrinkwrap.json").is_some() {
+        "npm-shrinkwrap.json".to_string()
+    } else {
+        "no packageManager and no lock file of another manager: npm".to_string()
+    };
+    Choice {
+        manager: Manager::Npm,
+        install: None,
+        because: format!("{ignored}{because}"),
+        fallback: None,
+    }
+}
+
+/// The major of `manager` that writes the tree's lock file, as its format says.
+fn lock_major(manager: Manager, files: &dyn Fn(&str) -> Option<String>) -> Option<&'static str> {
+    match manager {
+        Manager::Pnpm => pnpm_major(&lock_version(&files("pnpm-lock.yaml")?)?),
+        Manager::YarnBerry => berry_major(berry_metadata(&files("yarn.lock")?)?),
+        Manager::Yarn => Some("1"),
+        Manager::Npm => None,
+    }
+}
+
+/// A version as a registry names one (`9.15.0`, `4.0.0-rc.1`): nothing the shell or npm
+/// would read as anything else.
+fn valid_version(v: &str) -> bool {
+    !v.is_empty()
+        && v.len() <= 64
+        && v.starts_with(|c: char| c.is_ascii_digit())
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'))
+}
+
+/// pnpm-lock.yaml's `lockfileVersion` (`9.0`, `5.4`), read from its first lines.
+fn lock_version(lock: &str) -> Option<String> {
+    lock.lines().take(5).find_map(|l| {
+        let v = l.strip_prefix("lockfileVersion:")?;
+        Some(v.trim().trim_matches(['\'', '"']).to_string())
+    })
+}
+
+/// The pnpm major that writes a lock file of this version.
+fn pnpm_major(version: &str) -> Option<&'static str> {
+    Some(match version {
+        "9.0" => "9",
+        "6.0" | "6.1" => "8",
+        "5.4" => "7",
+        "5.3" => "6",
+        "5.2" | "5.1" | "5" => "5",
+        _ => return None,
+    })
+}
+
+/// A berry yarn.lock's `__metadata` `version` (a number), None for a classic one.
+fn berry_metadata(lock: &str) -> Option<&str> {
+    let at = lock.find("__metadata:")?;
+    lock[at..].lines().skip(1).take(4).find_map(|l| {
+        let v = l.trim().strip_prefix("version:")?;
+        Some(v.trim().trim_matches(['\'', '"']))
+    })
+}
+
+/// The yarn major that writes a berry lock file of this `__metadata` version.
+fn berry_major(version: &str) -> Option<&'static str> {
+    Some(match version {
+        "4" => "2",
+        "5" | "6" => "3",
+        "8" => "4",
+        _ => return None,
+    })
+}
+
+/// What pnpm-workspace.yaml says: the workspace's package globs and its catalogs (the
+/// default one under `default`).
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+pub struct Workspace {
+    pub packages: Vec<String>,
+    pub catalogs: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+#[derive(Deserialize)]
+struct WorkspaceFile {
+    #[serde(default)]
+    packages: Vec<String>,
+    #[serde(default)]
+    catalog: BTreeMap<String, String>,
+    #[serde(default)]
+    catalogs: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// pnpm-workspace.yaml read (None when it does not parse).
+pub fn workspace(text: &str) -> Option<Workspace> {
+    if text.len() > 512 * 1024 {
+        return None;
+    }
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = 16;
+    budget.max_aliases = 100;
+    budget.max_anchors = 100;
+    budget.max_documents = 1;
+    let options = serde_saphyr::options! { budget: Some(budget) };
+    let file: WorkspaceFile = serde_saphyr::from_str_with_options(text, options).ok()?;
+    let mut catalogs = file.catalogs;
+    if !file.catalog.is_empty() {
+        catalogs
+            .entry("default".into())
+            .or_default()
+            .extend(file.catalog);
+    }
+    Some(Workspace {
+        packages: file.packages,
+        catalogs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn choice(files: &[(&str, &str)]) -> Choice {
+        choose(&|p: &str| {
+            files
+                .iter()
+                .find(|(n, _)| *n == p)
+                .map(|(_, t)| t.to_string())
+        })
+    }
+
+    #[test]
+    fn the_package_manager_field_chooses_the_manager_and_its_version() {
+        let c = choice(&[(
+            "package.json",
+            r#"{"packageManager": "pnpm@9.15.0+sha512.76e2379760a4328ec4415815bcd6628dee727af3779aaa4c914e3944156c4299921a89f976381ee107d41f12cfa4b66681ca9c718f0668fa0831ed4c6d8ba56c"}"#,
+        )]);
+        assert_eq!(c.manager, Manager::Pnpm);
+        assert_eq!(c.install.as_deref(), Some("pnpm@9.15.0"));
+        assert!(
+            c.because
+                .starts_with("package.json packageManager \"pnpm@9.15.0+sha512.")
+        );
+        // The field wins over a lock file of another manager.
+        let c = choice(&[
+            ("package.json", r#"{"packageManager": "yarn@1.22.22"}"#),
+            ("package-lock.json", "{}"),
+        ]);
+        assert_eq!(c.manager, Manager::Yarn);
+        assert_eq!(c.install.as_deref(), Some("yarn@1.22.22"));
+        // pnpm 11 needs Node 22: where it cannot run, the major of its lock file's format.
+        let c = choice(&[
+            ("package.json", r#"{"packageManager": "pnpm@11.19.0"}"#),
+            ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n"),
+        ]);
+        assert_eq!(c.install.as_deref(), Some("pnpm@11.19.0"));
+        assert_eq!(c.fallback.as_deref(), Some("pnpm@9"));
+        let c = choice(&[("package.json", r#"{"packageManager": "yarn@4.5.0"}"#)]);
+        assert_eq!(c.manager, Manager::YarnBerry);
+        assert_eq!(c.install.as_deref(), Some("@yarnpkg/cli-dist@4.5.0"));
+        let c = choice(&[("package.json", r#"{"packageManager": "npm@10.9.0"}"#)]);
+        assert_eq!((c.manager, c.install), (Manager::Npm, None));
+    }
+
+    #[test]
+    fn without_the_field_the_lock_file_chooses_and_its_format_the_major() {
+        let pkg = ("package.json", r#"{"name": "x"}"#);
+        let c = choice(&[
+            pkg,
+            ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n\nsettings:\n"),
+        ]);
+        assert_eq!(c.manager, Manager::Pnpm);
+        assert_eq!(c.install.as_deref(), Some("pnpm@9"));
+        assert_eq!(c.because, "pnpm-lock.yaml (lockfileVersion 9.0: pnpm 9)");
+        let c = choice(&[pkg, ("pnpm-lock.yaml", "lockfileVersion: 5.4\n")]);
+        assert_eq!(c.install.as_deref(), Some("pnpm@7"));
+        let classic = "# THIS IS AN AUTOGENERATED FILE. DO NOT EDIT THIS FILE DIRECTLY.\n# yarn lockfile v1\n\n\nis-number@^7.0.0:\n  version \"7.0.0\"\n";
+        let c = choice(&[pkg, ("yarn.lock", classic)]);
+        assert_eq!(
+            (c.manager, c.install.as_deref()),
+            (Manager::Yarn, Some("yarn@1"))
+        );
+        let berry = "# This file is generated by running \"yarn install\" inside your project.\n\n__metadata:\n  version: 8\n  cacheKey: 10c0\n";
+        let c = choice(&[pkg, ("yarn.lock", berry)]);
+        assert_eq!(c.manager, Manager::YarnBerry);
+        assert_eq!(c.install.as_deref(), Some("@yarnpkg/cli-dist@4"));
+        assert!(c.because.contains("__metadata version 8"), "{}", c.because);
+        let c = choice(&[pkg, ("package-lock.json", "{}"), ("yarn.lock", classic)]);
+        assert_eq!(
+            c.manager,
+            Manager::Yarn,
+            "yarn.lock comes before package-lock.json"
+        );
+        let c = choice(&[pkg, ("package-lock.json", "{}")]);
+        assert_eq!(
+            (c.manager, c.because.as_str()),
+            (Manager::Npm, "package-lock.json")
+        );
+        let c = choice(&[pkg]);
+        assert_eq!(c.manager, Manager::Npm);
+    }
+
+    #[test]
+    fn a_manager_the_sandbox_does_not_install_is_named_and_the_lock_file_chooses() {
+        let c = choice(&[
+            ("package.json", r#"{"packageManager": "bun@1.1.0"}"#),
+            ("pnpm-lock.yaml", "lockfileVersion: '6.0'\n"),
+        ]);
+        assert_eq!(c.manager, Manager::Pnpm);
+        assert_eq!(c.install.as_deref(), Some("pnpm@8"));
+        assert!(
+            c.because
+                .starts_with("package.json packageManager \"bun@1.1.0\" is no manager")
+        );
+        // A version that is not a registry's is never passed on.
+        let c = choice(&[("package.json", r#"{"packageManager": "pnpm@9; rm -rf /"}"#)]);
+        assert_eq!(c.manager, Manager::Pnpm);
+        assert_eq!(c.install.as_deref(), Some("pnpm@9"));
+    }
+
+    #[test]
+    fn pnpm_workspace_catalogs_are_read() {
+        let ws = workspace(
+            "packages:\n  - 'packages/*'\n  - '!**/test/**'\ncatalog:\n  '@babel/parser': ^7.28.0\n  is-number: ^7.0.0\ncatalogs:\n  legacy:\n    is-number: ^6.0.0\n",
+        )
+        .expect("parses");
+        assert_eq!(ws.packages, ["packages/*", "!**/test/**"]);
+        assert_eq!(ws.catalogs["default"]["is-number"], "^7.0.0");
+        assert_eq!(ws.catalogs["default"]["@babel/parser"], "^7.28.0");
+        assert_eq!(ws.catalogs["legacy"]["is-number"], "^6.0.0");
+        assert_eq!(workspace("packages: [a\n"), None);
+    }
+}
