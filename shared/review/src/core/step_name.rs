@@ -67,12 +67,15 @@ pub enum StepName {
     AutofixProof,
     #[serde(rename = "sandbox.run")]
     SandboxRun,
+    /// One analyzer of the tool evidence on the base and on the change.
+    #[serde(rename = "sandbox.tool")]
+    Tool,
     #[serde(rename = "judge")]
     Judge,
 }
 
 impl StepName {
-    pub const ALL: [StepName; 20] = [
+    pub const ALL: [StepName; 21] = [
         StepName::Intake,
         StepName::Plan,
         StepName::DepsCollect,
@@ -92,6 +95,7 @@ impl StepName {
         StepName::Autofix,
         StepName::AutofixProof,
         StepName::SandboxRun,
+        StepName::Tool,
         StepName::Judge,
     ];
 
@@ -107,7 +111,8 @@ impl StepName {
             | StepName::Refute
             | StepName::SandboxFix
             | StepName::AutofixProof
-            | StepName::SandboxRun => "sandbox",
+            | StepName::SandboxRun
+            | StepName::Tool => "sandbox",
             StepName::Planner
             | StepName::SecondReviewer
             | StepName::Prover
@@ -143,6 +148,7 @@ impl StepName {
             StepName::Autofix => "autofix",
             StepName::AutofixProof => "sandbox.autofix",
             StepName::SandboxRun => "sandbox.run",
+            StepName::Tool => "sandbox.tool",
             StepName::Judge => proven_store::JUDGE_STEP,
         }
     }

@@ -66,6 +66,15 @@ pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> 
             broken_review_step |= unended.breaks_review;
         }
     }
+    // The tool evidence: each analyzer's runs judged by its flow's rule.
+    for (_, result) in crate::core::rows::done_results::<crate::flows::tool::wire::ToolResult>(
+        &rows,
+        crate::flows::tool::TOOL,
+    ) {
+        let verdict = crate::flows::tool::judge::judge_tool(&result);
+        judging.report.findings.extend(verdict.findings);
+        judging.report.not_seen.extend(verdict.not_seen);
+    }
     let Judging {
         report,
         mut trace,
