@@ -201,11 +201,11 @@ fn result_properties(f: &Finding) -> BTreeMap<String, serde_json::Value> {
         );
     }
     // A tool finding: the analyzer, its version and code, and the diagnostic on the change.
-    let tools = f.evidence.iter().filter_map(|e| e.tool.as_ref());
+    let mut tools = f.evidence.iter().filter_map(|e| e.tool.as_ref());
     if let Some(t) = tools
         .clone()
         .find(|t| t.diagnostic.is_some())
-        .or(tools.last())
+        .or_else(|| tools.next_back())
     {
         props.insert(
             "tool".to_string(),

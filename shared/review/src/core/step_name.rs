@@ -70,12 +70,15 @@ pub enum StepName {
     /// One analyzer of the tool evidence on the base and on the change.
     #[serde(rename = "sandbox.tool")]
     Tool,
+    /// The Skeptic of one analyzer's tool findings.
+    #[serde(rename = "skeptic.tool")]
+    SkepticTool,
     #[serde(rename = "judge")]
     Judge,
 }
 
 impl StepName {
-    pub const ALL: [StepName; 21] = [
+    pub const ALL: [StepName; 22] = [
         StepName::Intake,
         StepName::Plan,
         StepName::DepsCollect,
@@ -96,6 +99,7 @@ impl StepName {
         StepName::AutofixProof,
         StepName::SandboxRun,
         StepName::Tool,
+        StepName::SkepticTool,
         StepName::Judge,
     ];
 
@@ -120,6 +124,7 @@ impl StepName {
             | StepName::Investigator
             | StepName::SkepticQuery
             | StepName::SkepticDeps
+            | StepName::SkepticTool
             | StepName::Auditor
             | StepName::Fixer
             | StepName::Autofix => "model",
@@ -149,6 +154,7 @@ impl StepName {
             StepName::AutofixProof => "sandbox.autofix",
             StepName::SandboxRun => "sandbox.run",
             StepName::Tool => "sandbox.tool",
+            StepName::SkepticTool => "skeptic.tool",
             StepName::Judge => proven_store::JUDGE_STEP,
         }
     }

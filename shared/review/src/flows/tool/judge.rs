@@ -6,16 +6,23 @@
 
 use std::collections::HashSet;
 
-use proven_report::{Evidence, Finding, FindingKind, Level, Location, NotSeen, ToolRef};
+use proven_report::{
+    Evidence, Finding, FindingKind, Level, Location, NotSeen, SkepticRef, ToolRef, Unproven,
+};
+use proven_sandbox::analyzer::Analyzer;
 use sha2::{Digest, Sha256};
 
-use super::wire::{Seen, ToolResult};
+use super::wire::{Seen, SkepticToolResult, ToolRefutation, ToolResult, ToolSays};
+use crate::core::step_name::Name;
+use crate::core::wire::{SkepticResult, SkepticVerdict, names_a_shown_artifact};
 
 /// What the rule makes of one analyzer's runs.
 #[derive(Debug, Default)]
 pub struct ToolVerdict {
     pub findings: Vec<Finding>,
     pub not_seen: Vec<NotSeen>,
+    /// Findings the Skeptic refuted with the analyzer's own suppression on their line.
+    pub unproven: Vec<Unproven>,
 }
 
 /// The lines `head` adds to `base` (1-based, on `head`): inserted or replaced lines of a
@@ -99,8 +106,9 @@ fn unproved(r: &ToolResult) -> Option<String> {
     }
 }
 
-/// The rule over one `sandbox.tool` result.
-pub fn judge_tool(r: &ToolResult) -> ToolVerdict {
+/// The rule over one `sandbox.tool` result and, when it ran, its Skeptic's settled word: a
+/// refutation Proven showed makes the finding unproven; any other word is shown with it.
+pub fn judge_tool(r: &ToolResult, skeptic: Option<&SkepticToolResult>) -> ToolVerdict {
     let mut verdict = ToolVerdict::default();
     if let Some(reason) = unproved(r) {
         verdict.not_seen.push(NotSeen {
@@ -109,10 +117,28 @@ pub fn judge_tool(r: &ToolResult) -> ToolVerdict {
         });
         return verdict;
     }
-    verdict.findings = new_diagnostics(r)
-        .into_iter()
-        .map(|s| finding(r, s))
-        .collect();
+    for s in new_diagnostics(r) {
+        let mut f = finding(r, s);
+        let said = skeptic
+            .and_then(|k| k.verdicts.iter().find(|(id, _)| *id == f.id))
+            .map(|(_, v)| v);
+        match said {
+            Some(v) if v.verdict == SkepticVerdict::Refuted => verdict.unproven.push(Unproven {
+                claim: f.title.clone(),
+                reason: format!(
+                    "refuted by the Skeptic ({}), shown by Proven: {}",
+                    v.refutation.as_deref().unwrap_or_default(),
+                    v.reason
+                ),
+                runs: f.evidence.iter().filter_map(|e| e.run.clone()).collect(),
+            }),
+            Some(v) => {
+                f.skeptic = Some(skeptic_ref(v));
+                verdict.findings.push(f);
+            }
+            None => verdict.findings.push(f),
+        }
+    }
     verdict
 }
 
@@ -120,10 +146,6 @@ pub fn judge_tool(r: &ToolResult) -> ToolVerdict {
 fn finding(r: &ToolResult, s: &Seen) -> Finding {
     let d = &s.diagnostic;
     let version = r.change.version.clone().unwrap_or_default();
-    let (path, code, message, text) = key(s);
-    let id = hex::encode(Sha256::digest(
-        format!("{}\n{path}\n{code}\n{message}\n{text}", r.analyzer.name()).as_bytes(),
-    ));
     let diagnostic = match d.column {
         Some(col) => format!("{}:{}:{col}: {}", d.path, d.line, d.message),
         None => format!("{}:{}: {}", d.path, d.line, d.message),
@@ -147,7 +169,7 @@ fn finding(r: &ToolResult, s: &Seen) -> Finding {
         })
         .collect();
     Finding {
-        id: format!("tool:{}:{}", d.path, &id[..16]),
+        id: finding_id(r, s),
         proof_level: Level::Tool,
         kind: FindingKind::Defect,
         title: format!("{}: {}", r.analyzer.words(), d.message),
@@ -171,6 +193,119 @@ fn finding(r: &ToolResult, s: &Seen) -> Finding {
         fix_not_proved: None,
         reachability: None,
         evidence,
+    }
+}
+
+/// A finding's id: the analyzer, the file, and the diagnostic's identity across sides.
+pub fn finding_id(r: &ToolResult, s: &Seen) -> String {
+    let (path, code, message, text) = key(s);
+    let id = hex::encode(Sha256::digest(
+        format!("{}\n{path}\n{code}\n{message}\n{text}", r.analyzer.name()).as_bytes(),
+    ));
+    format!("tool:{path}:{}", &id[..16])
+}
+
+/// The analyzer's own suppression of a diagnostic on its line, as its users write it (the
+/// comment), if the line carries one: `# noqa` (bare, or naming a pyflakes `F` code) as
+/// flake8 reads it around pyflakes; `//nolint` (bare, or naming `govet`) as golangci-lint
+/// reads it around vet. None for clippy: it applies `#[allow]` and `#[expect]` itself, so a
+/// lint it reported is not suppressed.
+pub fn suppression(analyzer: Analyzer, line: &str) -> Option<String> {
+    let (at, marker) = match analyzer {
+        Analyzer::Pyflakes => (line.find('#')?, "noqa"),
+        Analyzer::GoVet => (line.find("//")?, "nolint"),
+        Analyzer::Clippy => return None,
+    };
+    let comment = line[at..].trim_start_matches(['#', '/']).trim_start();
+    let rest = comment.get(..marker.len())?;
+    if !rest.eq_ignore_ascii_case(marker) {
+        return None;
+    }
+    let after = &comment[marker.len()..];
+    let names = match after.strip_prefix(':') {
+        None if after.is_empty() || after.starts_with(char::is_whitespace) => {
+            return Some(line[at..].trim().to_string());
+        }
+        None => return None,
+        Some(names) => names,
+    };
+    let applies = names
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|n| !n.is_empty())
+        .take_while(|n| !n.starts_with("//"))
+        .any(|n| match analyzer {
+            Analyzer::Pyflakes => n.starts_with(['F', 'f']),
+            _ => n == "govet" || n == "all",
+        });
+    applies.then(|| line[at..].trim().to_string())
+}
+
+/// What Proven makes of the Skeptic's word on one finding: a refutation from the closed list
+/// holds only when the finding's line carries the analyzer's own suppression of it; a
+/// concession must name a run it was shown (`runs`).
+pub fn settle(
+    analyzer: Analyzer,
+    seen: &Seen,
+    says: Option<&ToolSays>,
+    runs: &[String],
+) -> SkepticResult {
+    let mut out = SkepticResult {
+        verdict: SkepticVerdict::Unresolved,
+        reason: "the Skeptic said nothing of it".into(),
+        artifact: None,
+        test: None,
+        refutation: None,
+        needs: None,
+    };
+    let Some(says) = says else {
+        return out;
+    };
+    out.reason = says.said.reason.clone();
+    out.artifact = says.said.artifact.clone().filter(|a| !a.trim().is_empty());
+    out.refutation = says.refutation.map(|r| r.as_str().to_string());
+    out.verdict = match (SkepticVerdict::parse(&says.said.verdict), says.refutation) {
+        (
+            Some(SkepticVerdict::Refuted),
+            Some(ToolRefutation::Intended | ToolRefutation::FalsePositive),
+        ) => match suppression(analyzer, &seen.text) {
+            Some(mark) => {
+                out.reason = format!(
+                    "{}; its line carries the analyzer's own suppression: {mark}",
+                    out.reason
+                );
+                SkepticVerdict::Refuted
+            }
+            None => {
+                out.reason = format!(
+                    "{} (not shown: its line carries no suppression of it)",
+                    out.reason
+                );
+                SkepticVerdict::RefutedWithoutEvidence
+            }
+        },
+        (Some(SkepticVerdict::Refuted | SkepticVerdict::RefutedWithoutEvidence), _) => {
+            SkepticVerdict::RefutedWithoutEvidence
+        }
+        (Some(SkepticVerdict::Conceded), _)
+            if out
+                .artifact
+                .as_deref()
+                .is_some_and(|a| names_a_shown_artifact(a, runs)) =>
+        {
+            SkepticVerdict::Conceded
+        }
+        _ => SkepticVerdict::Unresolved,
+    };
+    out
+}
+
+fn skeptic_ref(s: &SkepticResult) -> SkepticRef {
+    SkepticRef {
+        verdict: <&str>::from(s.verdict).to_string(),
+        reason: s.reason.clone(),
+        artifact: s.artifact.clone(),
+        refutation: s.refutation.clone(),
+        needs: s.needs.clone(),
     }
 }
 
@@ -222,7 +357,7 @@ mod tests {
             vec![seen("a.py", 1, "'os' imported but unused", "import os")],
             &[1],
         );
-        let v = judge_tool(&r);
+        let v = judge_tool(&r, None);
         assert_eq!(v.findings.len(), 1, "{v:?}");
         let f = &v.findings[0];
         assert_eq!(f.proof_level, Level::Tool);
@@ -240,11 +375,18 @@ mod tests {
     fn the_same_diagnostic_on_the_base_gives_none_wherever_its_line_moved() {
         let base = vec![seen("a.py", 3, "undefined name 'x'", "return x")];
         let change = vec![seen("a.py", 9, "undefined name 'x'", "return x")];
-        assert!(judge_tool(&result(base, change, &[9])).findings.is_empty());
+        assert!(
+            judge_tool(&result(base, change, &[9]), None)
+                .findings
+                .is_empty()
+        );
         // The same message on another line's text is another diagnostic.
         let base = vec![seen("a.py", 3, "undefined name 'x'", "return x")];
         let change = vec![seen("a.py", 9, "undefined name 'x'", "print(x)")];
-        assert_eq!(judge_tool(&result(base, change, &[9])).findings.len(), 1);
+        assert_eq!(
+            judge_tool(&result(base, change, &[9]), None).findings.len(),
+            1
+        );
         // A line number the message quotes does not make it another.
         let base = vec![seen(
             "a.py",
@@ -258,14 +400,18 @@ mod tests {
             "redefinition of unused 'x' from line 2",
             "x = 2",
         )];
-        assert!(judge_tool(&result(base, change, &[5])).findings.is_empty());
+        assert!(
+            judge_tool(&result(base, change, &[5]), None)
+                .findings
+                .is_empty()
+        );
     }
 
     #[test]
     fn a_diagnostic_on_a_line_the_change_does_not_add_gives_none() {
         let change = vec![seen("a.py", 2, "'os' imported but unused", "import os")];
         assert!(
-            judge_tool(&result(Vec::new(), change, &[1, 3]))
+            judge_tool(&result(Vec::new(), change, &[1, 3]), None)
                 .findings
                 .is_empty()
         );
@@ -276,15 +422,15 @@ mod tests {
         let change = vec![seen("a.py", 1, "'os' imported but unused", "import os")];
         let mut r = result(Vec::new(), change.clone(), &[1]);
         r.base.unfinished = Some("pyflakes did not finish".into());
-        let v = judge_tool(&r);
+        let v = judge_tool(&r, None);
         assert!(v.findings.is_empty());
         assert!(v.not_seen[0].reason.contains("the base's run"), "{v:?}");
         let mut r = result(Vec::new(), change, &[1]);
         r.change.version = Some("pyflakes 3.3.0".into());
-        let v = judge_tool(&r);
+        let v = judge_tool(&r, None);
         assert!(v.findings.is_empty());
         assert!(v.not_seen[0].reason.contains("different versions"), "{v:?}");
-        let v = judge_tool(&ToolResult::not_run(Analyzer::GoVet, "no sandbox"));
+        let v = judge_tool(&ToolResult::not_run(Analyzer::GoVet, "no sandbox"), None);
         assert_eq!(v.not_seen[0].what, "tool evidence (go vet)");
     }
 
@@ -295,5 +441,108 @@ mod tests {
         assert_eq!(added_lines(base, head), [2, 4]);
         assert_eq!(added_lines("", "x\n"), [1]);
         assert!(added_lines(base, base).is_empty());
+    }
+
+    #[test]
+    fn a_refutation_holds_only_with_the_analyzers_own_suppression_on_the_line() {
+        assert_eq!(
+            suppression(Analyzer::Pyflakes, "import os  # noqa").as_deref(),
+            Some("# noqa")
+        );
+        assert!(suppression(Analyzer::Pyflakes, "import os  # noqa: F401").is_some());
+        assert!(suppression(Analyzer::Pyflakes, "import os  # noqa: E501").is_none());
+        assert!(suppression(Analyzer::Pyflakes, "import os  # noqa-ish").is_none());
+        assert!(suppression(Analyzer::Pyflakes, "import os").is_none());
+        assert!(suppression(Analyzer::GoVet, "fmt.Printf(\"%d\", s) //nolint:govet").is_some());
+        assert!(suppression(Analyzer::GoVet, "fmt.Printf(\"%d\", s) //nolint:errcheck").is_none());
+        assert!(suppression(Analyzer::GoVet, "fmt.Printf(\"%d\", s) // nolint").is_some());
+        assert!(
+            suppression(
+                Analyzer::Clippy,
+                "return 7; // #[allow(clippy::needless_return)]"
+            )
+            .is_none()
+        );
+
+        let says = |refutation| ToolSays {
+            finding: "x".into(),
+            said: crate::core::wire::SkepticSays {
+                verdict: "refuted".into(),
+                reason: "it is meant".into(),
+                artifact: None,
+            },
+            refutation,
+        };
+        let suppressed = seen("a.py", 1, "'os' imported but unused", "import os  # noqa");
+        let plain = seen("a.py", 1, "'os' imported but unused", "import os");
+        let fp = says(Some(ToolRefutation::FalsePositive));
+        let v = settle(Analyzer::Pyflakes, &suppressed, Some(&fp), &[]);
+        assert_eq!(v.verdict, SkepticVerdict::Refuted);
+        assert!(v.reason.contains("# noqa"), "{v:?}");
+        let v = settle(
+            Analyzer::Pyflakes,
+            &plain,
+            Some(&says(Some(ToolRefutation::Intended))),
+            &[],
+        );
+        assert_eq!(v.verdict, SkepticVerdict::RefutedWithoutEvidence);
+        let v = settle(
+            Analyzer::Pyflakes,
+            &suppressed,
+            Some(&says(Some(ToolRefutation::Other))),
+            &[],
+        );
+        assert_eq!(v.verdict, SkepticVerdict::RefutedWithoutEvidence);
+        // A concession counts only naming a run it was shown.
+        let mut c = says(None);
+        c.said.verdict = "conceded".into();
+        c.said.artifact = Some("run r-change".into());
+        let shown = ["r-change".to_string()];
+        assert_eq!(
+            settle(Analyzer::Pyflakes, &plain, Some(&c), &shown).verdict,
+            SkepticVerdict::Conceded
+        );
+        let other = ["r-base".to_string()];
+        assert_eq!(
+            settle(Analyzer::Pyflakes, &plain, Some(&c), &other).verdict,
+            SkepticVerdict::Unresolved
+        );
+        assert_eq!(
+            settle(Analyzer::Pyflakes, &plain, None, &shown).verdict,
+            SkepticVerdict::Unresolved
+        );
+    }
+
+    #[test]
+    fn a_shown_refutation_makes_the_finding_unproven_and_any_other_word_is_shown_with_it() {
+        let change = vec![seen(
+            "a.py",
+            1,
+            "'os' imported but unused",
+            "import os  # noqa",
+        )];
+        let r = result(Vec::new(), change, &[1]);
+        let id = judge_tool(&r, None).findings[0].id.clone();
+        let refuted = SkepticResult {
+            verdict: SkepticVerdict::Refuted,
+            reason: "shown".into(),
+            artifact: None,
+            test: None,
+            refutation: Some("false_positive".into()),
+            needs: None,
+        };
+        let both = |v: SkepticResult| SkepticToolResult {
+            verdicts: vec![(id.clone(), v)],
+        };
+        let v = judge_tool(&r, Some(&both(refuted.clone())));
+        assert!(v.findings.is_empty());
+        assert!(v.unproven[0].reason.contains("false_positive"), "{v:?}");
+        let word = SkepticResult {
+            verdict: SkepticVerdict::RefutedWithoutEvidence,
+            ..refuted
+        };
+        let v = judge_tool(&r, Some(&both(word)));
+        let shown = v.findings[0].skeptic.as_ref().map(|s| s.verdict.as_str());
+        assert_eq!(shown, Some("refuted_without_evidence"));
     }
 }

@@ -6,18 +6,21 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use proven_models::CassetteMode;
-use proven_pipeline::{Lease, Outcome, StepError};
+use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use proven_sandbox::RunRecord;
 use proven_sandbox::analyzer::Analyzer;
 use serde_json::json;
 
-use super::judge::added_lines;
+use super::judge::{added_lines, judge_tool};
 use super::wire::{Seen, ToolJob, ToolResult, ToolSide};
 use crate::core::git_tree::text_at;
-use crate::core::outcome::{outcome, read_input, to_json};
+use crate::core::outcome::{Next, outcome, read_input, to_json};
+use crate::core::rows::result_of;
 use crate::core::step::ReviewStep;
+use crate::core::step_name::StepName;
 use crate::core::test_runs::{run_in_turn, run_ref, runs_key};
 use crate::core::trace::Trace;
+use crate::core::wire::PlanResult;
 
 /// How long one analyzer run may take (clippy builds the workspace).
 pub const TOOL_TIMEOUT: Duration = Duration::from_secs(600);
@@ -25,7 +28,7 @@ pub const TOOL_TIMEOUT: Duration = Duration::from_secs(600);
 /// The largest file whose lines are read back (bytes).
 const MAX_FILE_BYTES: u64 = 4 << 20;
 
-/// `sandbox.tool`: the registry's entry. It ends its pipeline.
+/// `sandbox.tool`: the registry's entry. It ends its pipeline, or hands it to the Skeptic.
 pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
     let job: ToolJob = read_input(lease, "tool job")?;
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
@@ -46,7 +49,17 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
             json!({"analyzer": job.analyzer.name(), "why": why}),
         );
     }
-    Ok(outcome(trace, to_json(&result)?, Vec::new(), true))
+    // The Skeptic, when the plan runs it, on an analyzer with findings.
+    let skeptic = result_of::<PlanResult>(s.rows, StepName::Plan.as_str()).is_ok_and(|p| p.agents);
+    let next = if skeptic && !judge_tool(&result, None).findings.is_empty() {
+        vec![NewStep {
+            key: lease.id.key.clone(),
+            ..Next::then(StepName::SkepticTool)
+        }]
+    } else {
+        Vec::new()
+    };
+    Ok(outcome(trace, to_json(&result)?, next, true))
 }
 
 async fn analyse(

@@ -7,6 +7,8 @@ use proven_report::RunRef;
 use proven_sandbox::analyzer::{Analyzer, Diagnostic};
 use serde::{Deserialize, Serialize};
 
+use crate::core::wire::{SkepticResult, SkepticSays};
+
 /// The input of a `sandbox.tool` step: one analyzer, and the files of its language the
 /// change adds or modifies.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,4 +63,49 @@ impl ToolResult {
             not_run: Some(why.into()),
         }
     }
+}
+
+/// The refutations a Skeptic of tool findings may pick (anything else it names is `other`,
+/// never evidence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolRefutation {
+    Intended,
+    FalsePositive,
+    #[serde(other)]
+    Other,
+}
+
+impl ToolRefutation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolRefutation::Intended => "intended",
+            ToolRefutation::FalsePositive => "false_positive",
+            ToolRefutation::Other => "other",
+        }
+    }
+}
+
+/// The Skeptic's word on one tool finding (by its id), in its closed shape.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ToolSays {
+    pub finding: String,
+    #[serde(flatten)]
+    pub said: SkepticSays,
+    #[serde(default)]
+    pub refutation: Option<ToolRefutation>,
+}
+
+/// The Skeptic's answer on an analyzer's findings.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct SkepticToolAnswer {
+    #[serde(default)]
+    pub verdicts: Vec<ToolSays>,
+}
+
+/// The `skeptic.tool` step's result: each finding's id and the Skeptic's word as Proven
+/// settled it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SkepticToolResult {
+    pub verdicts: Vec<(String, SkepticResult)>,
 }

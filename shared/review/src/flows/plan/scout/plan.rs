@@ -51,6 +51,7 @@ pub fn plan_entry(step: &str) -> Option<&'static str> {
         StepName::Auditor => "coverage auditor",
         StepName::SecondReviewer => "second reviewer",
         StepName::Tool => "tool evidence",
+        StepName::SkepticTool => "skeptic (tool findings)",
         StepName::SandboxRun => return None,
     })
 }
@@ -321,6 +322,9 @@ pub fn plan(
             .insert(2, "skeptic (dependency findings)".to_string());
     }
     let analyzers = tool_stage(&mut st, files, &o, &spec, why);
+    if !analyzers.is_empty() && skeptic {
+        st.run("skeptic (tool findings)");
+    }
     let plan = Plan {
         change_kind: c.kind.as_str().to_string(),
         class: spec.class.as_str().to_string(),
