@@ -98,7 +98,8 @@ const REVIEW: &str = r#"{% extends "layout.html" %}{% block title %}Proven: revi
 <tr><th>Replay</th><td class="replay"><code>{{ f.id | replay(r.review_id) }}</code></td></tr>
 </table>
 {% for e in f.evidence %}{% if e.test %}<p>Test <code>{{ e.test.path }}</code>:</p><pre class="test">{{ e.test.code }}</pre>{% endif %}
-{% if e.row %}<details class="row" open><summary>Matched row: {{ e.advisory_id }} affected[{{ e.affected_index }}], matched by {{ e.matched }}</summary><pre>{{ e.row | tojson }}</pre></details>{% endif %}{% endfor %}
+{% if e.row %}<details class="row" open><summary>Matched row: {{ e.advisory_id }} affected[{{ e.affected_index }}], matched by {{ e.matched }}</summary><pre>{{ e.row | tojson }}</pre></details>{% endif %}
+{% if e.tool %}<p class="tool">run <code>{{ e.run.run_id }}</code>: {{ e.tool.analyzer }} ({{ e.tool.version }}) {% if e.tool.diagnostic %}reports <code>{{ e.tool.diagnostic }}</code>{% else %}does not report it{% endif %} [{{ e.tool.code }}]</p>{% endif %}{% endfor %}
 {% set runs = f.evidence | selectattr("run") | map(attribute="run") | list %}{% if runs %}{{ run_table(runs) }}{% endif %}
 {% if f.patch and f.patch.runs %}<p>Runs with the proposed fix:</p>{{ run_table(f.patch.runs) }}{% endif %}
 {% if f.fix_not_proved and f.fix_not_proved.runs %}<p>Runs of the last try:</p>{{ run_table(f.fix_not_proved.runs) }}{% endif %}

@@ -6,10 +6,11 @@
 # suites run a pager and git); the runner adds a read-only root filesystem, tmpfs /work
 # and /tmp, no network, and the limits.
 FROM python:3.11.7-slim-bookworm
+# pyflakes is the tool evidence's Python analyzer, pinned (a `tool` finding names its version).
 # gcc, g++ and the C library's headers: an sdist with C or C++ code builds in the
 # preparation (the image's CPython carries its own headers).
 RUN apt-get update && apt-get install -y --no-install-recommends less git make patch procps hostname file mawk gcc g++ libc6-dev && rm -rf /var/lib/apt/lists/* \
- && python -m pip install --no-cache-dir --only-binary=:all: pytest==8.3.5 pip==25.1.1 setuptools==75.8.0 wheel==0.45.1 \
+ && python -m pip install --no-cache-dir --only-binary=:all: pytest==8.3.5 pyflakes==3.2.0 pip==25.1.1 setuptools==75.8.0 wheel==0.45.1 \
  && groupadd -g 10001 sandbox \
  && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \
  && mkdir -p /src /work /deps /prep \

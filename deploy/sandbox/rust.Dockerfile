@@ -1,8 +1,10 @@
 # The Rust sandbox image, for production (see python.Dockerfile for the shared contract).
 # The toolchain is copied out of rustup's layout to /opt/rust, as the local build does:
 # no rustup proxy, which would want to write its settings on a read-only filesystem.
+# clippy (cargo-clippy, clippy-driver) is the tool evidence's Rust analyzer.
 FROM rust:1.95-slim-bookworm AS toolchain
-RUN cp -a "$(rustc --print sysroot)" /opt/rust \
+RUN rustup component add clippy \
+ && cp -a "$(rustc --print sysroot)" /opt/rust \
  && rm -rf /opt/rust/share /opt/rust/lib/rustlib/src
 
 FROM debian:bookworm-slim

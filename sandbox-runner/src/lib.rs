@@ -54,7 +54,7 @@ pub mod tree;
 
 // The pure half (planning a run, reading its output), re-exported under the paths callers
 // have always used.
-pub use proven_sandbox_plan::{language, proof, record, suite, tally, written};
+pub use proven_sandbox_plan::{analyzer, language, proof, record, suite, tally, written};
 
 pub use config::{Forwarder, Limits, OutputLimits, SandboxConfig};
 pub use error::SandboxError;

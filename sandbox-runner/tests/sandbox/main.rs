@@ -13,4 +13,5 @@ mod pool;
 mod python;
 mod rust;
 mod support;
+mod tool;
 mod tree;

@@ -105,6 +105,9 @@ pub struct Config {
     pub fixes: bool,
     /// Scout Intent chooses a plan (`scout_intent`); off: every review in full.
     pub scout_intent: bool,
+    /// The tool evidence's analyzers that run, by name (`tool_analyzers`: pyflakes, go-vet,
+    /// clippy), each for the change's files of its language.
+    pub tool_analyzers: Vec<String>,
     /// Scout Intent's plans, path rules, prose suffixes and doubled classes.
     pub scout: ScoutSettings,
     /// Advisories the repository accepts (`ignore`).
@@ -550,6 +553,9 @@ impl Layers {
         let fix_attempts = get("fix_attempts")?;
         let fixes = get("fixes")?;
         let scout_intent = get("scout_intent")?;
+        let tool_analyzers = settings::list_entries(&get("tool_analyzers")?)
+            .map(String::from)
+            .collect();
         let ignore = ignore::parse_ignore(&get("ignore")?).unwrap_or_default();
         let scout = self.scout_settings()?;
         let log_dir = get("log_dir")?;
@@ -601,6 +607,7 @@ impl Layers {
             },
             fixes: fixes != "off",
             scout_intent: scout_intent != "off",
+            tool_analyzers,
             scout,
             ignore,
             log_dir: (!log_dir.is_empty()).then(|| PathBuf::from(log_dir)),

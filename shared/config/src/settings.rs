@@ -1129,6 +1129,17 @@ pub static SETTINGS: &[Setting] = &[
               environment, the same list as JSON.",
     },
     Setting {
+        key: "tool_analyzers",
+        env: "PROVEN_TOOL_ANALYZERS",
+        default: Some("pyflakes, go-vet, clippy"),
+        allowed: Allowed::ListOf(&["pyflakes", "go-vet", "clippy"]),
+        repository: true,
+        doc: "The analyzers of the tool evidence, each run in the sandbox on the base and on the change \
+              when the change adds or modifies a file of its language: pyflakes (Python), go-vet (Go), \
+              clippy (Rust). A diagnostic on a line the change adds that the same analyzer at the same \
+              version does not report on the base is a `tool` finding. Empty: none.",
+    },
+    Setting {
         key: "second_reviewer_classes",
         env: "PROVEN_SECOND_REVIEWER_CLASSES",
         default: Some("docs, dependency, standard, security"),

@@ -691,7 +691,8 @@ pub struct DependencyFix {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
-    /// `advisory_row` (a dependency finding) or `test_run` (a defect).
+    /// `advisory_row` (a dependency finding), `test_run` (a defect) or `tool_run` (an
+    /// analyzer's run, on the base or on the change, of a `tool` finding).
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub advisory_id: Option<String>,
@@ -710,6 +711,41 @@ pub struct Evidence {
     /// The proving test itself, on the first run of a defect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test: Option<TestRef>,
+    /// The analyzer a `tool_run` ran, its version and what it said of the finding's line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<ToolRef>,
+}
+
+/// An analyzer's run as a `tool` finding's evidence: the same analyzer at the same version
+/// on both sides; on the change it reports the diagnostic, on the base it does not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolRef {
+    /// pyflakes, go vet, clippy.
+    pub analyzer: String,
+    /// The analyzer's own `--version` answer, asked in the run's container.
+    pub version: String,
+    /// The analyzer's code for the diagnostic (clippy's lint, else the analyzer's name).
+    pub code: String,
+    /// The diagnostic as this run reported it (`path:line:col: message`); None: this run
+    /// (the base's) does not report it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostic: Option<String>,
+}
+
+impl ToolRef {
+    /// What the run said of the finding, in words every rendering shares.
+    pub fn words(&self) -> String {
+        match &self.diagnostic {
+            Some(d) => format!(
+                "{} ({}) reports {d} [{}]",
+                self.analyzer, self.version, self.code
+            ),
+            None => format!(
+                "{} ({}) does not report it [{}]",
+                self.analyzer, self.version, self.code
+            ),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

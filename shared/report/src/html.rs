@@ -43,6 +43,7 @@ pre{background:#f6f8fa;padding:8px;overflow-x:auto}section{margin:1.5em 0}
 </table>
 {% for e in f.evidence %}{% if e.test %}<p>Test <code>{{ e.test.path }}</code>:</p><pre>{{ e.test.code }}</pre>{% endif %}
 {% if e.run %}<p>{{ e.run.side }} <code>{{ e.run.commit[:12] }}</code>: <code>{{ e.run.command | join(" ") }}</code> → {{ e.run.outcome }} (exit {{ e.run.exit_code }}, {{ e.run.duration_ms }} ms, output sha256 <code>{{ e.run.output_sha256[:16] }}</code>)</p>{% endif %}
+{% if e.tool %}<p class="tool">run <code>{{ e.run.run_id }}</code>: {{ e.tool.analyzer }} ({{ e.tool.version }}) {% if e.tool.diagnostic %}reports <code>{{ e.tool.diagnostic }}</code>{% else %}does not report it{% endif %} [{{ e.tool.code }}]</p>{% endif %}
 {% if e.row %}<details><summary>{{ e.advisory_id }} affected[{{ e.affected_index }}], matched by {{ e.matched }}</summary><pre>{{ e.row | tojson }}</pre></details>{% endif %}{% endfor %}
 </section>{% endfor %}
 {% if ignored %}<h2>Ignored by the repository's ignore list (not counted, never failing)</h2><ul>{% for i in ignored %}<li>{{ i.finding.title }} (<code>{{ i.finding.location.path }}</code>): ignored by <code>{{ i.entry }}</code>{% if i.expires %} until {{ i.expires }}{% endif %}: {{ i.reason }}</li>{% endfor %}</ul>{% endif %}

@@ -53,7 +53,7 @@ No finding.
 
 {% endif %}| | |
 |---|---|
-| Proof | {{ f.proof_level | cell }}: the test fails on the change and passes on the base |
+| Proof | {% if f.proof_level == "tool" %}{{ f.proof_level | cell }}: the analyzer reports it on a line the change adds and not on the base, at the same version{% else %}{{ f.proof_level | cell }}: the test fails on the change and passes on the base{% endif %} |
 | Where | {{ f.location.path | cell }}{% if f.location.line %} line {{ f.location.line }}{% endif %} |
 {% if f.skeptic %}| Skeptic | {{ f.skeptic.verdict }}{% if f.skeptic.refutation %} ({{ f.skeptic.refutation | md }}){% endif %}{% if f.skeptic.artifact %} (opened {{ f.skeptic.artifact | md }}){% endif %}: {{ f.skeptic.reason | md }}{% if f.skeptic.needs %}; needs: {{ f.skeptic.needs | md }}{% endif %} |
 {% endif %}| Replay | {{ f.id | replay(review_id) | cell }} |
@@ -68,7 +68,7 @@ No finding.
 {% endfor %}{% for l in e.new_text | lines %}+ {{ l | fenced }}
 {% endfor %}```
 {% endfor %}{% endif %}
-<details><summary>Evidence: the test and its runs</summary>
+<details><summary>Evidence: {% if f.proof_level == "tool" %}the analyzer's runs{% else %}the test and its runs{% endif %}</summary>
 
 {% for e in f.evidence %}{% if e.test %}{{ e.test.path | code }}:
 
@@ -76,7 +76,8 @@ No finding.
 {{ e.test.code | fenced }}
 ```
 {% endif %}{% if e.run %}- {{ e.run.side }} {{ e.run.commit[:12] | code }}: {{ e.run.command | join(" ") | code }} → {{ e.run.outcome }} (exit {{ e.run.exit_code }}, {{ e.run.duration_ms }} ms, output sha256 {{ e.run.output_sha256[:16] | code }})
-{% endif %}{% endfor %}
+{% if e.tool %}  - run {{ e.run.run_id | code }}: {{ e.tool.analyzer }} ({{ e.tool.version | md }}) {% if e.tool.diagnostic %}reports {{ e.tool.diagnostic | code }}{% else %}does not report it{% endif %} [{{ e.tool.code | code }}]
+{% endif %}{% endif %}{% endfor %}
 </details>
 {% endif %}
 {% endfor %}

@@ -200,6 +200,18 @@ fn result_properties(f: &Finding) -> BTreeMap<String, serde_json::Value> {
             serde_json::to_value(e).unwrap_or_default(),
         );
     }
+    // A tool finding: the analyzer, its version and code, and the diagnostic on the change.
+    let mut tools = f.evidence.iter().filter_map(|e| e.tool.as_ref());
+    if let Some(t) = tools
+        .clone()
+        .find(|t| t.diagnostic.is_some())
+        .or_else(|| tools.next_back())
+    {
+        props.insert(
+            "tool".to_string(),
+            serde_json::to_value(t).unwrap_or_default(),
+        );
+    }
     let runs: Vec<&crate::RunRef> = f.evidence.iter().filter_map(|e| e.run.as_ref()).collect();
     if !runs.is_empty() {
         props.insert(

@@ -450,6 +450,9 @@ fn write_defect(out: &mut String, p: &Paint, f: &Finding) {
                 &r.output_sha256[..12.min(r.output_sha256.len())]
             );
         }
+        if let Some(t) = &e.tool {
+            let _ = writeln!(out, "  tool:      {}", t.words());
+        }
     }
     if let Some(s) = &f.skeptic {
         let artifact = s

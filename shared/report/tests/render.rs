@@ -65,6 +65,7 @@ fn finding(level: Level, kind: FindingKind, name: &str, id: &str, line: Option<u
             ),
             run: None,
             test: None,
+            tool: None,
         }],
     }
 }
@@ -148,6 +149,7 @@ fn defect() -> Finding {
                     path: "tests/test_add.py".into(),
                     code: "def test_add():\n    assert add(2, 3) == 5\n".into(),
                 }),
+                tool: None,
             },
             Evidence {
                 kind: "test_run".into(),
@@ -157,6 +159,7 @@ fn defect() -> Finding {
                 row: None,
                 run: Some(run("change", "test_failed", 1)),
                 test: None,
+                tool: None,
             },
         ],
     }
@@ -1010,4 +1013,85 @@ fn every_format_shows_the_replay_command_under_each_finding() {
     scan.review_id = None;
     let text = render(&scan, Format::Text, false);
     assert!(text.contains("proven replay REPORT.json "), "{text}");
+}
+
+/// A `tool` finding: clippy reports it on the change and not on the base, at one version.
+fn tool_finding() -> Finding {
+    let mut f = defect();
+    f.id = "tool:src/lib.rs:0123456789abcdef".into();
+    f.proof_level = Level::Tool;
+    f.title = "clippy: unneeded `return` statement".into();
+    f.claim = Some("clippy reports it on a line the change adds: return 42;".into());
+    f.location = Location {
+        path: "src/lib.rs".into(),
+        line: Some(2),
+    };
+    f.patch = None;
+    let tool = |diagnostic: Option<&str>| ToolRef {
+        analyzer: "clippy".into(),
+        version: "clippy 0.1.95 (59807616e1 2026-04-14)".into(),
+        code: "clippy::needless_return".into(),
+        diagnostic: diagnostic.map(Into::into),
+    };
+    for (e, id) in f
+        .evidence
+        .iter_mut()
+        .zip(["tool-base-run", "tool-change-run"])
+    {
+        e.kind = "tool_run".into();
+        e.test = None;
+        if let Some(r) = e.run.as_mut() {
+            r.run_id = id.into();
+        }
+        e.tool = Some(tool(
+            (id == "tool-change-run").then_some("src/lib.rs:2:5: unneeded `return` statement"),
+        ));
+    }
+    f
+}
+
+#[test]
+fn a_tool_finding_shows_its_analyzer_version_diagnostic_and_both_runs_in_every_format() {
+    let mut report = sample();
+    report.findings = vec![tool_finding()];
+    report.seal();
+    assert_eq!(report.proof_counts.tool, 1);
+    let body = github_review(&report, None)["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    for (name, out) in [
+        ("text", render(&report, Format::Text, false)),
+        ("markdown", render(&report, Format::Markdown, false)),
+        ("html", render(&report, Format::Html, false)),
+        ("sarif", render(&report, Format::Sarif, false)),
+        ("json", render(&report, Format::Json, false)),
+    ] {
+        for words in [
+            "clippy 0.1.95 (59807616e1 2026-04-14)",
+            "unneeded `return` statement",
+            "clippy::needless_return",
+            "tool-base-run",
+            "tool-change-run",
+        ] {
+            let shown = out.contains(words)
+                || out.contains(&words.replace('`', "\\`"))
+                || out.contains(&words.replace('`', "&#96;"));
+            assert!(shown, "{name} does not show {words:?}:\n{out}");
+        }
+    }
+    assert!(body.contains("clippy: unneeded"), "{body}");
+    let md = render(&report, Format::Markdown, false);
+    assert!(
+        md.contains("the analyzer reports it on a line the change adds"),
+        "{md}"
+    );
+    let sarif: serde_json::Value =
+        serde_json::from_str(&render(&report, Format::Sarif, false)).expect("sarif");
+    let result = &sarif["runs"][0]["results"][0];
+    assert_eq!(result["properties"]["proof_level"], "tool");
+    assert_eq!(
+        result["properties"]["tool"]["code"], "clippy::needless_return",
+        "{result:#}"
+    );
 }

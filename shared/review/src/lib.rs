@@ -8,7 +8,7 @@
 //!   than one flow reads); it imports nothing above it;
 //! - [`flows`], one folder per evidence flow ([`flows::plan`], [`flows::test`],
 //!   [`flows::query`], [`flows::deps`], [`flows::fix`], [`flows::autofix`],
-//!   [`flows::audit`]): its steps' `run`s, a `wire.rs` for what it stores and hands on,
+//!   [`flows::audit`], [`flows::tool`]): its steps' `run`s, a `wire.rs` for what it stores and hands on,
 //!   a `judge.rs` with its pure rule; a flow imports `core/` only, never another flow,
 //!   control or the registry, and names the step after it by
 //!   [`core::step_name::StepName`];

@@ -6,6 +6,7 @@
 mod engines;
 mod reachability;
 mod tidy;
+mod tool;
 mod world;
 
 use proven_change::testing::TestRepo;

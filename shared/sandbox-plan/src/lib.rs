@@ -17,6 +17,8 @@
 //! - the run's key ([`key`]), the tree as data ([`tree`]), the record of a run and the rule
 //!   that turns how it ended into its outcome ([`record`]), the test runner's own summary
 //!   ([`tally`]), the captured output ([`output`]), the proof rule ([`proof`]);
+//! - the tool evidence's analyzers (pyflakes, go vet, clippy): their commands, versions and
+//!   diagnostics ([`analyzer`]);
 //! - reading a file a container wrote ([`written`]) and the test tools a prepared
 //!   environment holds ([`tools`]).
 //!
@@ -30,6 +32,7 @@
 //! - `reproduced` needs every run of the base to pass and every run of the change to fail,
 //!   with at least two runs a side ([`proof::prove`]).
 
+pub mod analyzer;
 pub mod cargo_git;
 pub mod ci_install;
 pub mod deps;

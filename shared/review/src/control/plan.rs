@@ -35,6 +35,8 @@ pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> 
             second_reviewer: agents_on && second_reviewer,
             scout_intent: config.scout_intent,
             fixes: config.fixes,
+            analyzers: proven_sandbox::analyzer::Analyzer::ALL
+                .map(|a| config.tool_analyzers.iter().any(|n| n == a.name())),
         },
         &config.scout,
         &mut trace,
@@ -100,8 +102,30 @@ pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> 
             });
         }
     }
+    next.extend(tool_steps(&planned.analyzers)?);
     if next.is_empty() {
         next.push(Next::first(StepName::Judge));
     }
     Ok(outcome(trace, to_json(&result)?, next, false))
+}
+
+/// The tool evidence: one pipeline per analyzer, keyed by its name, with the change's
+/// files of its language.
+fn tool_steps(
+    analyzers: &[(proven_sandbox::analyzer::Analyzer, Vec<String>)],
+) -> Result<Vec<NewStep>, StepError> {
+    analyzers
+        .iter()
+        .map(|(analyzer, paths)| {
+            let job = crate::flows::tool::wire::ToolJob {
+                analyzer: *analyzer,
+                paths: paths.clone(),
+            };
+            Ok(NewStep {
+                key: analyzer.name().to_string(),
+                input: Some(to_json(&job)?),
+                ..Next::then(StepName::Tool)
+            })
+        })
+        .collect()
 }

@@ -360,6 +360,7 @@ fn draft(
             row: serde_json::from_str(&e.row.affected_json).ok(),
             run: None,
             test: None,
+            tool: None,
         })
         .collect();
     let cves: Vec<String> = std::iter::once(first.advisory_id.as_str())

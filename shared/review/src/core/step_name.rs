@@ -67,12 +67,18 @@ pub enum StepName {
     AutofixProof,
     #[serde(rename = "sandbox.run")]
     SandboxRun,
+    /// One analyzer of the tool evidence on the base and on the change.
+    #[serde(rename = "sandbox.tool")]
+    Tool,
+    /// The Skeptic of one analyzer's tool findings.
+    #[serde(rename = "skeptic.tool")]
+    SkepticTool,
     #[serde(rename = "judge")]
     Judge,
 }
 
 impl StepName {
-    pub const ALL: [StepName; 20] = [
+    pub const ALL: [StepName; 22] = [
         StepName::Intake,
         StepName::Plan,
         StepName::DepsCollect,
@@ -92,6 +98,8 @@ impl StepName {
         StepName::Autofix,
         StepName::AutofixProof,
         StepName::SandboxRun,
+        StepName::Tool,
+        StepName::SkepticTool,
         StepName::Judge,
     ];
 
@@ -107,7 +115,8 @@ impl StepName {
             | StepName::Refute
             | StepName::SandboxFix
             | StepName::AutofixProof
-            | StepName::SandboxRun => "sandbox",
+            | StepName::SandboxRun
+            | StepName::Tool => "sandbox",
             StepName::Planner
             | StepName::SecondReviewer
             | StepName::Prover
@@ -115,6 +124,7 @@ impl StepName {
             | StepName::Investigator
             | StepName::SkepticQuery
             | StepName::SkepticDeps
+            | StepName::SkepticTool
             | StepName::Auditor
             | StepName::Fixer
             | StepName::Autofix => "model",
@@ -143,6 +153,8 @@ impl StepName {
             StepName::Autofix => "autofix",
             StepName::AutofixProof => "sandbox.autofix",
             StepName::SandboxRun => "sandbox.run",
+            StepName::Tool => "sandbox.tool",
+            StepName::SkepticTool => "skeptic.tool",
             StepName::Judge => proven_store::JUDGE_STEP,
         }
     }

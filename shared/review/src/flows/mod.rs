@@ -9,3 +9,4 @@ pub mod fix;
 pub mod plan;
 pub mod query;
 pub mod test;
+pub mod tool;

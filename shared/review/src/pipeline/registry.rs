@@ -49,6 +49,11 @@ pub(super) fn builtin() -> HashMap<StepName, Handler> {
         ),
         (StepName::AutofixProof, agent(run!(autofix::run_proof))),
         (StepName::SandboxRun, control(run!(sandbox_job::run_step))),
+        (StepName::Tool, agent(run!(flows::tool::run::run))),
+        (
+            StepName::SkepticTool,
+            agent(run!(flows::tool::skeptic::run)),
+        ),
         (StepName::Judge, control(run!(judge::run))),
     ]
     .into_iter()

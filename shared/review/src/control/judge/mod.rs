@@ -66,6 +66,21 @@ pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> 
             broken_review_step |= unended.breaks_review;
         }
     }
+    // The tool evidence: each analyzer's runs judged by its flow's rule.
+    for (row, result) in crate::core::rows::done_results::<crate::flows::tool::wire::ToolResult>(
+        &rows,
+        crate::flows::tool::TOOL,
+    ) {
+        let skeptic = crate::core::rows::step_result::<crate::flows::tool::wire::SkepticToolResult>(
+            &rows,
+            crate::flows::tool::SKEPTIC_TOOL,
+            &row.id.key,
+        );
+        let verdict = crate::flows::tool::judge::judge_tool(&result, skeptic.as_ref());
+        judging.report.findings.extend(verdict.findings);
+        judging.report.not_seen.extend(verdict.not_seen);
+        judging.report.unproven.extend(verdict.unproven);
+    }
     let Judging {
         report,
         mut trace,

@@ -129,6 +129,7 @@ impl Judging<'_> {
                 row: None,
                 run: Some(run),
                 test: (i == 0).then(|| job.test.clone()),
+                tool: None,
             })
             .collect();
         // Proved by the same test as a finding already kept (round two's probe answered with

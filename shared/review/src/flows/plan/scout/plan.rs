@@ -6,6 +6,8 @@ use proven_report::Plan;
 use serde_json::json;
 
 use super::classify::{Band, ChangeKind, Classification, classify, is_manifest};
+use proven_sandbox::analyzer::Analyzer;
+
 use crate::core::step_name::Name;
 use crate::core::step_name::StepName;
 use crate::core::trace::Trace;
@@ -28,6 +30,9 @@ pub struct PlanOptions {
     pub scout_intent: bool,
     /// Proposed fixes are on (`fixes`).
     pub fixes: bool,
+    /// The tool evidence's analyzers the settings name (`tool_analyzers`), by
+    /// [`Analyzer::ALL`]'s order.
+    pub analyzers: [bool; 3],
 }
 
 /// The plan entry a step belongs to: every step that runs is one of the plan's entries
@@ -45,6 +50,8 @@ pub fn plan_entry(step: &str) -> Option<&'static str> {
         StepName::Autofix | StepName::AutofixProof => "autofix",
         StepName::Auditor => "coverage auditor",
         StepName::SecondReviewer => "second reviewer",
+        StepName::Tool => "tool evidence",
+        StepName::SkepticTool => "skeptic (tool findings)",
         StepName::SandboxRun => return None,
     })
 }
@@ -314,6 +321,10 @@ pub fn plan(
         st.runs
             .insert(2, "skeptic (dependency findings)".to_string());
     }
+    let analyzers = tool_stage(&mut st, files, &o, &spec, why);
+    if !analyzers.is_empty() && skeptic {
+        st.run("skeptic (tool findings)");
+    }
     let plan = Plan {
         change_kind: c.kind.as_str().to_string(),
         class: spec.class.as_str().to_string(),
@@ -322,7 +333,7 @@ pub fn plan(
         left_out: st.left_out,
         partial,
     };
-    write_plan_line(trace, &c, &spec, why, o.scout_intent, &plan);
+    write_plan_line(trace, &c, &spec, why, o.scout_intent, &plan, &analyzers);
     Planned {
         plan,
         kind: c.kind,
@@ -331,7 +342,50 @@ pub fn plan(
         models,
         second_reviewer: models && second,
         tools: spec.tools,
+        analyzers,
     }
+}
+
+/// The tool evidence's stage: each analyzer the settings name whose language the change
+/// touches, when the plan keeps the sandbox; what it leaves out, with why.
+fn tool_stage(
+    st: &mut Stages,
+    files: &[FileFacts],
+    o: &PlanOptions,
+    spec: &PlanSpec,
+    why: &str,
+) -> Vec<(Analyzer, Vec<String>)> {
+    let mut chosen = Vec::new();
+    for (analyzer, on) in Analyzer::ALL.into_iter().zip(o.analyzers) {
+        let paths: Vec<String> = files
+            .iter()
+            .filter(|f| {
+                !f.binary
+                    && crate::core::test_runs::language_of(&f.path) == Some(analyzer.language())
+            })
+            .map(|f| f.path.clone())
+            .collect();
+        if paths.is_empty() {
+            continue;
+        }
+        if !on {
+            st.leave(format!(
+                "tool evidence ({}): switched off (tool_analyzers)",
+                analyzer.words()
+            ));
+        } else if !spec.tools.sandbox {
+            st.leave(format!(
+                "tool evidence ({}): the plan leaves out the sandbox ({why})",
+                analyzer.words()
+            ));
+        } else {
+            chosen.push((analyzer, paths));
+        }
+    }
+    if !chosen.is_empty() {
+        st.run("tool evidence");
+    }
+    chosen
 }
 
 fn write_plan_line(
@@ -341,6 +395,7 @@ fn write_plan_line(
     decided_by: &str,
     scout_intent: bool,
     plan: &Plan,
+    analyzers: &[(Analyzer, Vec<String>)],
 ) {
     let mut signals: Vec<serde_json::Value> = c
         .signals
@@ -367,6 +422,7 @@ fn write_plan_line(
             "ambiguous": c.ambiguous,
             "signals": signals,
             "runs": plan.runs,
+            "analyzers": analyzers.iter().map(|(a, _)| a.words()).collect::<Vec<_>>(),
             "left_out": plan.left_out,
         }),
     );
@@ -390,4 +446,7 @@ pub struct Planned {
     pub second_reviewer: bool,
     /// The tools the agents may use.
     pub tools: PlanTools,
+    /// The tool evidence's analyzers that run, each with the change's files of its
+    /// language.
+    pub analyzers: Vec<(Analyzer, Vec<String>)>,
 }

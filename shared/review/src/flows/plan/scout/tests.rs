@@ -50,6 +50,7 @@ const ALL: PlanOptions = PlanOptions {
     second_reviewer: false,
     scout_intent: true,
     fixes: true,
+    analyzers: [false; 3],
 };
 
 fn planned(files: &[FileFacts], options: PlanOptions, s: &ScoutSettings) -> (Planned, Trace) {
@@ -361,4 +362,38 @@ fn the_plan_lists_exactly_what_the_options_let_run() {
     ] {
         assert!(plan_entry(step).is_some(), "{step} has no plan entry");
     }
+}
+
+#[test]
+fn the_plan_line_names_the_analyzers_of_the_languages_the_change_touches() {
+    let files = [f("app/util.py"), f("src/lib.rs"), f("README.md")];
+    let on = PlanOptions {
+        analyzers: [true, true, false],
+        ..ALL
+    };
+    let (p, trace) = planned(&files, on, &scout());
+    assert!(runs(&p, "tool evidence"), "{:?}", p.plan.runs);
+    let chosen: Vec<_> = p
+        .analyzers
+        .iter()
+        .map(|(a, paths)| (a.name(), paths.clone()))
+        .collect();
+    assert_eq!(chosen, [("pyflakes", vec!["app/util.py".to_string()])]);
+    let line = trace
+        .into_lines()
+        .into_iter()
+        .find(|(kind, _)| kind == "plan")
+        .expect("the plan line");
+    assert_eq!(line.1["analyzers"], serde_json::json!(["pyflakes"]));
+    assert!(
+        p.plan
+            .left_out
+            .iter()
+            .any(|l| l == "tool evidence (clippy): switched off (tool_analyzers)"),
+        "{:?}",
+        p.plan.left_out
+    );
+    // None of the change's languages has one on: no tool evidence.
+    let (p, _) = planned(&[f("README.md"), f("src/lib.rs")], on, &scout());
+    assert!(!runs(&p, "tool evidence") && p.analyzers.is_empty());
 }

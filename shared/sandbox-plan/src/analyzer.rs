@@ -1,0 +1,283 @@
+//! The tool evidence's analyzers: deterministic checkers run in the sandbox like tests, on
+//! the base and on the change, each pinned by the image (pyflakes by `scripts/sandbox-images`
+//! and `deploy/sandbox/python.Dockerfile`, `go vet` with the Go toolchain, clippy with the
+//! Rust toolchain), and what their output says: the analyzer's version, asked in the same
+//! container, and its diagnostics, read from its machine-readable output (clippy's JSON
+//! messages, `file:line:col: message` lines of pyflakes and go vet).
+//!
+//! A run's command prints two marker lines around the analyzer: its version first
+//! ([`VERSION_MARKER`]) and its exit code last ([`EXIT_MARKER`]); a run without the exit
+//! marker did not finish (killed, cut off) and shows nothing.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Language;
+
+/// The line a run prints first: the analyzer's own `--version` answer.
+pub const VERSION_MARKER: &str = "proven-tool-version: ";
+/// The line a run prints last: the analyzer's exit code.
+pub const EXIT_MARKER: &str = "proven-tool-exit: ";
+
+/// An analyzer of the tool evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Analyzer {
+    Pyflakes,
+    GoVet,
+    Clippy,
+}
+
+impl Analyzer {
+    pub const ALL: [Analyzer; 3] = [Analyzer::Pyflakes, Analyzer::GoVet, Analyzer::Clippy];
+
+    /// Its name in settings and step keys.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Analyzer::Pyflakes => "pyflakes",
+            Analyzer::GoVet => "go-vet",
+            Analyzer::Clippy => "clippy",
+        }
+    }
+
+    /// Its name as its users write it (the plan line, the report).
+    pub const fn words(self) -> &'static str {
+        match self {
+            Analyzer::Pyflakes => "pyflakes",
+            Analyzer::GoVet => "go vet",
+            Analyzer::Clippy => "clippy",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Analyzer> {
+        Analyzer::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    pub const fn language(self) -> Language {
+        match self {
+            Analyzer::Pyflakes => Language::Python,
+            Analyzer::GoVet => Language::Go,
+            Analyzer::Clippy => Language::Rust,
+        }
+    }
+
+    /// The command run in the tree (`paths`: the files of its language the change adds or
+    /// modifies; pyflakes reads those alone, go vet and clippy build the whole module or
+    /// workspace, as a package is their unit). None: nothing to analyse.
+    pub fn command(self, paths: &[String]) -> Option<Vec<String>> {
+        let script = match self {
+            Analyzer::Pyflakes if paths.is_empty() => return None,
+            // Every path is an argument of its own ("$@"), never part of the script.
+            Analyzer::Pyflakes => format!(
+                "echo \"{VERSION_MARKER}pyflakes $(pyflakes --version 2>&1)\"; pyflakes \"$@\" 2>&1; echo \"{EXIT_MARKER}$?\""
+            ),
+            Analyzer::GoVet => format!(
+                "echo \"{VERSION_MARKER}$(go version 2>&1)\"; go vet ./... 2>&1; echo \"{EXIT_MARKER}$?\""
+            ),
+            // The JSON messages only (the build's artifacts would fill the output).
+            Analyzer::Clippy => format!(
+                "echo \"{VERSION_MARKER}$(cargo clippy --version 2>&1)\"; \
+                 cargo clippy --all-targets --message-format=json >/tmp/proven-clippy.json 2>/tmp/proven-clippy.err; \
+                 code=$?; grep '\"reason\":\"compiler-message\"' /tmp/proven-clippy.json; \
+                 [ \"$code\" = 0 ] || tail -n 20 /tmp/proven-clippy.err; echo \"{EXIT_MARKER}$code\""
+            ),
+        };
+        let mut command = vec!["sh".to_string(), "-c".to_string(), script, "tool".into()];
+        if self == Analyzer::Pyflakes {
+            command.extend(paths.iter().cloned());
+        }
+        Some(command)
+    }
+
+    /// What a run's output says: the version, the diagnostics, and whether it finished
+    /// analysing (clippy: only when the build succeeded; a tree that does not build was not
+    /// analysed).
+    pub fn read(self, output: &str) -> Analysis {
+        let mut analysis = Analysis::default();
+        for line in output.lines() {
+            if let Some(v) = line.strip_prefix(VERSION_MARKER) {
+                analysis.version = Some(v.trim().to_string());
+            } else if let Some(code) = line.strip_prefix(EXIT_MARKER) {
+                analysis.exit_code = code.trim().parse().ok();
+            } else if let Some(d) = match self {
+                Analyzer::Clippy => clippy_line(line),
+                Analyzer::Pyflakes | Analyzer::GoVet => text_line(self, line),
+            } {
+                analysis.diagnostics.push(d);
+            }
+        }
+        analysis
+    }
+}
+
+/// One diagnostic: where, the analyzer's code for it (clippy's lint, else the analyzer's
+/// name), and its text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// Relative to the tree's root, without `./`.
+    pub path: String,
+    pub line: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+    pub code: String,
+    pub message: String,
+}
+
+/// What one analyzer run said.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// The analyzer's `--version` answer in that container.
+    pub version: Option<String>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// The analyzer's exit code (None: the run ended before it was printed).
+    pub exit_code: Option<i64>,
+}
+
+impl Analysis {
+    /// Why the run shows nothing, if it does not: no version, no end, or (clippy) a build
+    /// that failed.
+    pub fn unfinished(&self, analyzer: Analyzer) -> Option<String> {
+        if self.version.is_none() {
+            return Some(format!("{} printed no version", analyzer.words()));
+        }
+        match (analyzer, self.exit_code) {
+            (_, None) => Some(format!("{} did not finish", analyzer.words())),
+            (Analyzer::Clippy, Some(code)) if code != 0 => Some(format!(
+                "the tree does not build: cargo clippy exited with {code}"
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// `path:line:col: message` (pyflakes, go vet; go vet's `vet: ` prefix taken off).
+fn text_line(analyzer: Analyzer, line: &str) -> Option<Diagnostic> {
+    let line = line.strip_prefix("vet: ").unwrap_or(line);
+    let mut parts = line.splitn(4, ':');
+    let path = parts.next()?.trim();
+    let number: u32 = parts.next()?.trim().parse().ok()?;
+    let third = parts.next()?;
+    let (column, message) = match third.trim().parse::<u32>() {
+        Ok(col) => (Some(col), parts.next()?.trim()),
+        // pyflakes before 2.2 names no column: `path:line: message`.
+        Err(_) => (
+            None,
+            line.splitn(3, ':')
+                .nth(2)
+                .map(str::trim)
+                .unwrap_or_default(),
+        ),
+    };
+    let ext = match analyzer {
+        Analyzer::Pyflakes => ".py",
+        _ => ".go",
+    };
+    if path.is_empty() || !path.ends_with(ext) || message.is_empty() {
+        return None;
+    }
+    Some(Diagnostic {
+        path: path.trim_start_matches("./").to_string(),
+        line: number,
+        column,
+        code: analyzer.name().to_string(),
+        message: message.to_string(),
+    })
+}
+
+/// One of cargo's `compiler-message` JSON lines: a warning or an error with a primary span
+/// in the tree (a dependency's, with an absolute path, is not the change's).
+fn clippy_line(line: &str) -> Option<Diagnostic> {
+    if !line.starts_with('{') {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    if v["reason"] != "compiler-message" {
+        return None;
+    }
+    let m = &v["message"];
+    if !matches!(m["level"].as_str(), Some("warning" | "error")) {
+        return None;
+    }
+    let span = m["spans"]
+        .as_array()?
+        .iter()
+        .find(|s| s["is_primary"] == true)?;
+    let path = span["file_name"].as_str()?;
+    if path.starts_with('/') {
+        return None;
+    }
+    Some(Diagnostic {
+        path: path.trim_start_matches("./").to_string(),
+        line: u32::try_from(span["line_start"].as_u64()?).ok()?,
+        column: span["column_start"]
+            .as_u64()
+            .and_then(|c| u32::try_from(c).ok()),
+        code: m["code"]["code"]
+            .as_str()
+            .unwrap_or(m["level"].as_str().unwrap_or("clippy"))
+            .to_string(),
+        message: m["message"].as_str()?.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pyflakes_lines_the_version_and_the_end_are_read() {
+        let out = "proven-tool-version: pyflakes 3.2.0 Python 3.11.7 on Linux\n\
+                   app/util.py:1:1: 'os' imported but unused\n\
+                   app/util.py:5:12: undefined name 'undefined_thing'\n\
+                   missing.py: No such file or directory\n\
+                   proven-tool-exit: 1\n";
+        let a = Analyzer::Pyflakes.read(out);
+        assert_eq!(
+            a.version.as_deref(),
+            Some("pyflakes 3.2.0 Python 3.11.7 on Linux")
+        );
+        assert_eq!(a.exit_code, Some(1));
+        assert_eq!(a.unfinished(Analyzer::Pyflakes), None);
+        assert_eq!(a.diagnostics.len(), 2, "{a:?}");
+        assert_eq!(a.diagnostics[1].path, "app/util.py");
+        assert_eq!(
+            (a.diagnostics[1].line, a.diagnostics[1].column),
+            (5, Some(12))
+        );
+        assert_eq!(a.diagnostics[1].message, "undefined name 'undefined_thing'");
+    }
+
+    #[test]
+    fn go_vet_lines_lose_their_dot_slash_and_a_cut_run_is_unfinished() {
+        let out = "proven-tool-version: go version go1.26.0 linux/amd64\n# example.com/app\n\
+                   ./main.go:7:2: fmt.Printf format %d has arg name of wrong type string\n";
+        let a = Analyzer::GoVet.read(out);
+        assert_eq!(a.diagnostics[0].path, "main.go");
+        assert_eq!(a.diagnostics[0].code, "go-vet");
+        assert!(a.unfinished(Analyzer::GoVet).is_some());
+    }
+
+    #[test]
+    fn clippy_messages_in_the_tree_are_read_and_a_failed_build_shows_nothing() {
+        let msg = r#"{"reason":"compiler-message","message":{"code":{"code":"clippy::needless_return"},"level":"warning","message":"unneeded `return` statement","spans":[{"file_name":"src/lib.rs","line_start":3,"column_start":5,"is_primary":true}]}}"#;
+        let dep = r#"{"reason":"compiler-message","message":{"code":null,"level":"warning","message":"x","spans":[{"file_name":"/deps/vendor/a/src/lib.rs","line_start":1,"column_start":1,"is_primary":true}]}}"#;
+        let out = format!(
+            "proven-tool-version: clippy 0.1.95 (59807616e1 2026-04-14)\n{msg}\n{dep}\nproven-tool-exit: 0\n"
+        );
+        let a = Analyzer::Clippy.read(&out);
+        assert_eq!(a.diagnostics.len(), 1);
+        assert_eq!(a.diagnostics[0].code, "clippy::needless_return");
+        assert_eq!(a.unfinished(Analyzer::Clippy), None);
+        let failed = Analyzer::Clippy.read(&out.replace("exit: 0", "exit: 101"));
+        assert!(failed.unfinished(Analyzer::Clippy).is_some());
+    }
+
+    #[test]
+    fn pyflakes_with_no_file_runs_nothing_and_paths_are_arguments() {
+        assert_eq!(Analyzer::Pyflakes.command(&[]), None);
+        let c = Analyzer::Pyflakes
+            .command(&["a b.py".to_string()])
+            .expect("a command");
+        assert_eq!(c.last().map(String::as_str), Some("a b.py"));
+        assert!(!c[2].contains("a b.py"));
+    }
+}
