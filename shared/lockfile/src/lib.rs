@@ -34,6 +34,7 @@ pub mod pipfile;
 mod pnpm;
 mod poetry;
 mod pom;
+pub mod pyproject;
 pub mod requirements;
 mod uv;
 mod yarn;
