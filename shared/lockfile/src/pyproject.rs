@@ -156,16 +156,7 @@ impl<'a> Reader<'a> {
     /// something else.
     fn specs(&mut self, t: &TomlDoc<'_>, key: &str) -> Vec<Spec> {
         match self.sh.array(t, key) {
-            Ok(Some(list)) => list
-                .iter()
-                .filter_map(|item| {
-                    toml_str(item.get_ref()).map(|s| Spec {
-                        text: s.to_string(),
-                        line: self.sh.line_of(item),
-                    })
-                })
-                .collect(),
-            Ok(None) => Vec::new(),
+            Ok(list) => list.map(|l| self.array(l)).unwrap_or_default(),
             Err(e) => {
                 self.problems.push(e);
                 Vec::new()
@@ -176,17 +167,21 @@ impl<'a> Reader<'a> {
     /// The strings of an array value, leniently (no problem for another shape).
     fn strings(&self, v: Option<&TomlValue<'_>>) -> Vec<Spec> {
         match v {
-            Some(TomlValue::Array(list)) => list
-                .iter()
-                .filter_map(|item| {
-                    toml_str(item.get_ref()).map(|s| Spec {
-                        text: s.to_string(),
-                        line: self.sh.line_of(item),
-                    })
-                })
-                .collect(),
+            Some(TomlValue::Array(list)) => self.array(list),
             _ => Vec::new(),
         }
+    }
+
+    /// An array's strings, each with its line.
+    fn array(&self, list: &toml::de::DeArray<'_>) -> Vec<Spec> {
+        list.iter()
+            .filter_map(|item| {
+                toml_str(item.get_ref()).map(|s| Spec {
+                    text: s.to_string(),
+                    line: self.sh.line_of(item),
+                })
+            })
+            .collect()
     }
 
     /// Each key of a table, with the strings of its array (none for another value).
