@@ -2,7 +2,7 @@
 //! `[dependency-groups]`, Poetry's `[tool.poetry]`, the dev-dependencies of uv, rye and pdm,
 //! hatch's environments, flit's `[tool.flit.metadata]` and setuptools' dynamic metadata.
 //! [`manifest`] keeps what each declares, with its line; the dependency scan
-//! ([`crate::poetry`]) takes names and exact pins from it, the sandbox's preparation what a
+//! (`poetry.rs`) takes names and exact pins from it, the sandbox's preparation what a
 //! project's tests need.
 //!
 //! Only TOML syntax fails the read. A section of the wrong shape (`[project] dependencies =

@@ -6,6 +6,10 @@
 //! uv.lock). Nothing here runs any of them: setup.py is evaluated only inside the
 //! preparation container, which has network but no secrets.
 //!
+//! Requirement files, pyproject.toml, Pipfile and the lock files are read by
+//! `proven_lockfile` (one reader per format, shared with the dependency scan); this module
+//! decides what of it a test environment installs and what it refuses.
+//!
 //! Every requirement line that could build or fetch from somewhere other than the
 //! operator's registries is refused by name (index options, `--trusted-host`,
 //! `--find-links`, `--no-binary`, editable installs of anything but the project itself,
