@@ -10,6 +10,8 @@
 //! For a project's tests it also says what a Python lock file pins, with the markers that
 //! say when each package applies ([`pins`]): the sandbox's dependency preparation installs
 //! that, and reads no lock file of its own.
+//! It reads Python manifests for it too, one typed reader per format shared with the scan:
+//! [`requirements::lines`], [`pyproject::manifest`], [`pipfile::manifest`].
 //!
 //! Input is untrusted (design, section 5): every reader refuses oversized, binary, non-UTF-8,
 //! malformed, wrongly shaped and too deeply nested files with a [`ReadError`] that names the
@@ -34,6 +36,7 @@ pub mod pipfile;
 mod pnpm;
 mod poetry;
 mod pom;
+pub mod pyproject;
 pub mod requirements;
 mod uv;
 mod yarn;

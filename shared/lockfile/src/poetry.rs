@@ -15,8 +15,9 @@ use crate::Ctx;
 use crate::collect::Deps;
 use crate::error::{ReadError, ReadErrorKind};
 use crate::pins::{Elsewhere, Pin, Pins};
+use crate::pyproject::{GroupItem, PoetryWants, Spec};
 use crate::requirements::parse_requirement;
-use crate::text::{LineIndex, TomlDoc, TomlShape, TomlValue, parse_toml, toml_str, toml_table};
+use crate::text::{LineIndex, TomlShape, parse_toml, toml_str, toml_table};
 
 /// One dependency a pyproject.toml declares.
 pub(crate) struct Declared {
@@ -47,97 +48,65 @@ impl PyManifest {
 }
 
 pub(crate) fn parse_pyproject(path: &str, text: &str) -> Result<PyManifest, ReadError> {
-    let index = LineIndex::new(text);
-    let doc = parse_toml(path, text, &index)?;
-    let sh = TomlShape {
-        path,
-        index: &index,
-    };
+    let p = crate::pyproject::manifest(path, text)?;
+    if let Some(e) = p.problems.into_iter().next() {
+        return Err(e);
+    }
     let mut m = PyManifest::default();
-    if let Some(project) = sh.table(&doc, "project")? {
-        if let Some(list) = sh.array(project, "dependencies")? {
-            pep508_list(&sh, list, false, &mut m);
-        }
-        if let Some(extras) = sh.table(project, "optional-dependencies")? {
-            for (_, v) in extras.iter() {
-                if let TomlValue::Array(list) = v.get_ref() {
-                    pep508_list(&sh, list, false, &mut m);
-                }
-            }
+    if let Some(project) = &p.project {
+        pep508_list(&project.dependencies, false, &mut m);
+        for extra in &project.optional {
+            pep508_list(&extra.items, false, &mut m);
         }
     }
-    if let Some(groups) = sh.table(&doc, "dependency-groups")? {
-        for (_, v) in groups.iter() {
-            if let TomlValue::Array(list) = v.get_ref() {
-                pep508_list(&sh, list, true, &mut m);
-            }
-        }
+    for group in &p.dependency_groups {
+        // PEP 735 `{include-group = "x"}` entries name groups, not packages.
+        let specs: Vec<Spec> = group
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                GroupItem::Spec(s) => Some(s.clone()),
+                GroupItem::Include(_) => None,
+            })
+            .collect();
+        pep508_list(&specs, true, &mut m);
     }
-    if let Some(tool) = sh.table(&doc, "tool")? {
-        if let Some(uv) = sh.table(tool, "uv")?
-            && let Some(list) = sh.array(uv, "dev-dependencies")?
-        {
-            pep508_list(&sh, list, true, &mut m);
-        }
-        if let Some(poetry) = sh.table(tool, "poetry")? {
-            if let Some(t) = sh.table(poetry, "dependencies")? {
-                poetry_table(&sh, t, false, &mut m);
+    pep508_list(&p.uv_dev, true, &mut m);
+    for table in p.poetry.iter().flat_map(|p| &p.tables) {
+        let dev = match &table.group {
+            Some(group) => group != "main",
+            None => table.label == "dev-dependencies",
+        };
+        for d in &table.dependencies {
+            if d.name == "python" {
+                continue;
             }
-            if let Some(t) = sh.table(poetry, "dev-dependencies")? {
-                poetry_table(&sh, t, true, &mut m);
-            }
-            if let Some(groups) = sh.table(poetry, "group")? {
-                for (name, g) in groups.iter() {
-                    if let Some(t) = toml_table(g.get_ref()).and_then(|g| g.get("dependencies"))
-                        && let Some(t) = toml_table(t.get_ref())
-                    {
-                        poetry_table(&sh, t, name.get_ref() != "main", &mut m);
-                    }
-                }
-            }
+            let constraint = match &d.wants {
+                PoetryWants::Version(c) => Some(c.as_str()),
+                PoetryWants::Table { version, .. } => version.as_deref(),
+                _ => None,
+            };
+            m.declared.push(Declared {
+                name: d.name.clone(),
+                exact: constraint.and_then(poetry_exact),
+                dev,
+                line: d.line,
+            });
         }
     }
     Ok(m)
 }
 
-fn pep508_list(sh: &TomlShape<'_>, list: &toml::de::DeArray<'_>, dev: bool, m: &mut PyManifest) {
+fn pep508_list(list: &[Spec], dev: bool, m: &mut PyManifest) {
     for item in list {
-        // PEP 735 `{include-group = "x"}` entries name groups, not packages.
-        if let Some(s) = toml_str(item.get_ref())
-            && let Some(req) = parse_requirement(s)
-        {
+        if let Some(req) = parse_requirement(&item.text) {
             m.declared.push(Declared {
                 exact: req.version.filter(|_| req.url.is_none()),
                 name: req.name,
                 dev,
-                line: sh.line_of(item),
+                line: item.line,
             });
         }
-    }
-}
-
-fn poetry_table(sh: &TomlShape<'_>, t: &TomlDoc<'_>, dev: bool, m: &mut PyManifest) {
-    for (name, v) in t.iter() {
-        if name.get_ref() == "python" {
-            continue;
-        }
-        let constraint = match v.get_ref() {
-            TomlValue::String(s) => Some(s.to_string()),
-            TomlValue::Table(t)
-                if !t.contains_key("git") && !t.contains_key("path") && !t.contains_key("url") =>
-            {
-                t.get("version")
-                    .and_then(|v| toml_str(v.get_ref()))
-                    .map(str::to_string)
-            }
-            _ => None,
-        };
-        m.declared.push(Declared {
-            name: name.get_ref().to_string(),
-            exact: constraint.as_deref().and_then(poetry_exact),
-            dev,
-            line: sh.line_of(name),
-        });
     }
 }
 

@@ -107,6 +107,17 @@ async fn lock_change(
 
 async fn run(store: &Store, repo: &TestRepo, base: &str, head: &str) -> Report {
     let layers = Layers::from_env(Vec::<(String, String)>::new()).expect("layers");
+    run_with(store, repo, (base, head), &layers, Default::default()).await
+}
+
+/// A review of `base..head` with these settings and services.
+async fn run_with(
+    store: &Store,
+    repo: &TestRepo,
+    (base, head): (&str, &str),
+    layers: &Layers,
+    services: proven_review::embedded::Services,
+) -> Report {
     let request = ReviewRequest {
         repository: repo.path().display().to_string(),
         base: base.into(),
@@ -115,10 +126,10 @@ async fn run(store: &Store, repo: &TestRepo, base: &str, head: &str) -> Report {
     };
     review(
         store,
-        &layers,
+        layers,
         request,
         proven_source::Sources::cli(&layers.resolve().expect("settings")),
-        Default::default(),
+        services,
     )
     .await
     .expect("review runs")

@@ -6,6 +6,10 @@
 //! uv.lock). Nothing here runs any of them: setup.py is evaluated only inside the
 //! preparation container, which has network but no secrets.
 //!
+//! Requirement files, pyproject.toml, Pipfile and the lock files are read by
+//! `proven_lockfile` (one reader per format, shared with the dependency scan); this module
+//! decides what of it a test environment installs and what it refuses.
+//!
 //! Every requirement line that could build or fetch from somewhere other than the
 //! operator's registries is refused by name (index options, `--trusted-host`,
 //! `--find-links`, `--no-binary`, editable installs of anything but the project itself,
@@ -17,6 +21,7 @@ use std::path::{Component, Path};
 
 use proven_lockfile::pins::{Pins, Wanted};
 use proven_lockfile::pipfile::Wants;
+use proven_lockfile::pyproject::{self, GroupItem, PoetryWants};
 use proven_lockfile::requirements::{self, LineKind};
 use serde::{Deserialize, Serialize};
 
@@ -658,17 +663,19 @@ fn ci_installs(
     }
 }
 
-fn strings(value: Option<&toml::Value>) -> Vec<String> {
-    value
-        .and_then(|v| v.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| x.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+/// Each requirement of a list joins the plan, from `source`.
+fn push_all(
+    plan: &mut PythonPlan,
+    specs: &mut BTreeSet<String>,
+    list: &[pyproject::Spec],
+    source: &str,
+) {
+    for spec in list {
+        push(plan, specs, &spec.text, source.to_string());
+    }
 }
 
+/// pyproject.toml, as [`proven_lockfile::pyproject::manifest`] reads it.
 fn pyproject(
     src: &Path,
     text: &str,
@@ -676,7 +683,7 @@ fn pyproject(
     seen: &mut BTreeSet<String>,
     specs: &mut BTreeSet<String>,
 ) {
-    let Ok(doc) = text.parse::<toml::Table>() else {
+    let Ok(doc) = pyproject::manifest("pyproject.toml", text) else {
         plan.refused.push(Refused {
             what: "pyproject.toml".into(),
             source: "pyproject.toml".into(),
@@ -684,130 +691,119 @@ fn pyproject(
         });
         return;
     };
-    pep621_project(&doc, plan, specs);
-    if doc.get("build-system").is_some() {
+    pep621_project(doc.project.as_ref(), plan, specs);
+    if doc.build_system {
         plan.project = true;
     }
-    dependency_groups(&doc, plan, specs);
-    let tool = doc.get("tool").and_then(|t| t.as_table());
-    poetry_tool(tool, plan, specs);
-    dev_dependency_tools(tool, plan, specs);
-    hatch_envs(&doc, tool, plan, specs);
-    flit_metadata(tool, plan, specs);
-    setuptools_dynamic(src, tool, plan, seen, specs);
+    dependency_groups(&doc.dependency_groups, plan, specs);
+    poetry_tool(doc.poetry.as_ref(), plan, specs);
+    dev_dependency_tools(&doc, plan, specs);
+    hatch_envs(&doc, plan, specs);
+    flit_metadata(doc.flit.as_ref(), plan, specs);
+    setuptools_dynamic(src, doc.setuptools_dynamic.as_ref(), plan, seen, specs);
 }
 
 /// PEP 621 `[project]`: its Python, its dependencies and its test-named extras.
-fn pep621_project(doc: &toml::Table, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
-    if let Some(project) = doc.get("project").and_then(|p| p.as_table()) {
-        plan.project = true;
-        if let Some(rp) = project.get("requires-python").and_then(|v| v.as_str()) {
-            plan.python_requires
-                .push((rp.to_string(), "pyproject.toml".into()));
+fn pep621_project(
+    project: Option<&pyproject::Project>,
+    plan: &mut PythonPlan,
+    specs: &mut BTreeSet<String>,
+) {
+    let Some(project) = project else {
+        return;
+    };
+    plan.project = true;
+    if let Some(rp) = &project.requires_python {
+        plan.python_requires
+            .push((rp.clone(), "pyproject.toml".into()));
+    }
+    push_all(
+        plan,
+        specs,
+        &project.dependencies,
+        "pyproject.toml [project] dependencies",
+    );
+    for extra in &project.optional {
+        let source = format!("pyproject.toml optional-dependencies.{}", extra.name);
+        if !plan.wanted.extra(&extra.name) {
+            let items = extra.items.iter().map(|s| s.text.clone()).collect();
+            other_extra(plan, &extra.name, items, &source);
+            continue;
         }
-        for spec in strings(project.get("dependencies")) {
-            push(
-                plan,
-                specs,
-                &spec,
-                "pyproject.toml [project] dependencies".into(),
-            );
-        }
-        if let Some(optional) = project
-            .get("optional-dependencies")
-            .and_then(|o| o.as_table())
-        {
-            for (name, list) in optional {
-                let source = format!("pyproject.toml optional-dependencies.{name}");
-                if !plan.wanted.extra(name) {
-                    other_extra(plan, name, strings(Some(list)), &source);
-                    continue;
-                }
-                plan.extras.push(name.clone());
-                for spec in strings(Some(list)) {
-                    push(plan, specs, &spec, source.clone());
-                }
-            }
-        }
+        plan.extras.push(extra.name.clone());
+        push_all(plan, specs, &extra.items, &source);
     }
 }
 
 /// PEP 735 dependency groups named for tests (with the groups they include).
-fn dependency_groups(doc: &toml::Table, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
-    // PEP 735 dependency groups (with include-group).
-    if let Some(groups) = doc.get("dependency-groups").and_then(|g| g.as_table()) {
-        let mut wanted: Vec<String> = groups
-            .keys()
-            .filter(|k| plan.wanted.group(k))
-            .cloned()
-            .collect();
-        let mut done = BTreeSet::new();
-        while let Some(name) = wanted.pop() {
-            if !done.insert(name.clone()) {
-                continue;
-            }
-            for item in groups
-                .get(&name)
-                .and_then(|g| g.as_array())
-                .into_iter()
-                .flatten()
-            {
-                if let Some(spec) = item.as_str() {
-                    push(
-                        plan,
-                        specs,
-                        spec,
-                        format!("pyproject.toml dependency-groups.{name}"),
-                    );
-                } else if let Some(inc) = item.get("include-group").and_then(|i| i.as_str()) {
-                    wanted.push(inc.to_string());
-                }
+fn dependency_groups(
+    groups: &[pyproject::Named<GroupItem>],
+    plan: &mut PythonPlan,
+    specs: &mut BTreeSet<String>,
+) {
+    let mut wanted: Vec<String> = groups
+        .iter()
+        .map(|g| g.name.clone())
+        .filter(|k| plan.wanted.group(k))
+        .collect();
+    let mut done = BTreeSet::new();
+    while let Some(name) = wanted.pop() {
+        if !done.insert(name.clone()) {
+            continue;
+        }
+        let items = groups
+            .iter()
+            .filter(|g| g.name == name)
+            .flat_map(|g| &g.items);
+        for item in items {
+            match item {
+                GroupItem::Spec(spec) => push(
+                    plan,
+                    specs,
+                    &spec.text,
+                    format!("pyproject.toml dependency-groups.{name}"),
+                ),
+                GroupItem::Include(group) => wanted.push(group.clone()),
             }
         }
     }
 }
 
 /// `[tool.poetry]`: its Python, dependencies, dev-dependencies and test-like groups.
-fn poetry_tool(tool: Option<&toml::Table>, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
-    if let Some(poetry) = tool
-        .and_then(|t| t.get("poetry"))
-        .and_then(|p| p.as_table())
-    {
-        plan.project = true;
-        let mut tables: Vec<(String, &toml::Table)> = Vec::new();
-        if let Some(d) = poetry.get("dependencies").and_then(|d| d.as_table()) {
-            tables.push(("dependencies".into(), d));
-        }
-        if let Some(d) = poetry.get("dev-dependencies").and_then(|d| d.as_table()) {
-            tables.push(("dev-dependencies".into(), d));
-        }
-        if let Some(groups) = poetry.get("group").and_then(|g| g.as_table()) {
-            for (name, group) in groups {
-                if let Some(d) = group.get("dependencies").and_then(|d| d.as_table())
-                    && (plan.wanted.group(name) || name == "lint" || name == "typing")
+fn poetry_tool(
+    poetry: Option<&pyproject::Poetry>,
+    plan: &mut PythonPlan,
+    specs: &mut BTreeSet<String>,
+) {
+    let Some(poetry) = poetry else {
+        return;
+    };
+    plan.project = true;
+    let wanted = plan.wanted.clone();
+    let tables = poetry.tables.iter().filter(|t| match &t.group {
+        Some(name) => wanted.group(name) || name == "lint" || name == "typing",
+        None => true,
+    });
+    for table in tables {
+        for dependency in &table.dependencies {
+            let name = &dependency.name;
+            if name == "python" {
+                if let PoetryWants::Version(v) = &dependency.wants
+                    && let Some(v) = poetry_spec(v)
                 {
-                    tables.push((format!("group.{name}"), d));
+                    plan.python_requires
+                        .push((v, "pyproject.toml tool.poetry".into()));
                 }
+                continue;
             }
-        }
-        for (label, table) in tables {
-            for (name, value) in table {
-                if name == "python" {
-                    if let Some(v) = value.as_str().and_then(poetry_spec) {
-                        plan.python_requires
-                            .push((v, "pyproject.toml tool.poetry".into()));
-                    }
-                    continue;
-                }
-                let source = format!("pyproject.toml tool.poetry.{label}");
-                match poetry_requirement(name, value) {
-                    Ok(spec) => push(plan, specs, &spec, source),
-                    Err(reason) => plan.refused.push(Refused {
-                        what: name.clone(),
-                        source,
-                        reason,
-                    }),
-                }
+            let source = format!("pyproject.toml tool.poetry.{}", table.label);
+            match poetry_requirement(name, &dependency.wants) {
+                Ok(spec) => push(plan, specs, &spec, source),
+                Err(reason) => plan.refused.push(Refused {
+                    what: name.clone(),
+                    source,
+                    reason,
+                }),
             }
         }
     }
@@ -815,170 +811,115 @@ fn poetry_tool(tool: Option<&toml::Table>, plan: &mut PythonPlan, specs: &mut BT
 
 /// The dev-dependencies of uv, rye and pdm.
 fn dev_dependency_tools(
-    tool: Option<&toml::Table>,
+    doc: &pyproject::Pyproject,
     plan: &mut PythonPlan,
     specs: &mut BTreeSet<String>,
 ) {
-    for (tool_name, key) in [("uv", "dev-dependencies"), ("rye", "dev-dependencies")] {
-        if let Some(list) = tool.and_then(|t| t.get(tool_name)).and_then(|u| u.get(key)) {
-            for spec in strings(Some(list)) {
-                push(
-                    plan,
-                    specs,
-                    &spec,
-                    format!("pyproject.toml tool.{tool_name}.{key}"),
-                );
-            }
-        }
+    for (tool_name, list) in [("uv", &doc.uv_dev), ("rye", &doc.rye_dev)] {
+        let source = format!("pyproject.toml tool.{tool_name}.dev-dependencies");
+        push_all(plan, specs, list, &source);
     }
-    if let Some(pdm) = tool
-        .and_then(|t| t.get("pdm"))
-        .and_then(|p| p.get("dev-dependencies"))
-        .and_then(|d| d.as_table())
-    {
-        for (name, list) in pdm {
-            for spec in strings(Some(list)) {
-                push(
-                    plan,
-                    specs,
-                    &spec,
-                    format!("pyproject.toml tool.pdm.dev-dependencies.{name}"),
-                );
-            }
-        }
+    for group in &doc.pdm_dev {
+        let source = format!("pyproject.toml tool.pdm.dev-dependencies.{}", group.name);
+        push_all(plan, specs, &group.items, &source);
     }
 }
 
 /// hatch's default and test-named environments, with the features they install.
-fn hatch_envs(
-    doc: &toml::Table,
-    tool: Option<&toml::Table>,
+fn hatch_envs(doc: &pyproject::Pyproject, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
+    let optional = doc.project.as_ref().map(|p| &p.optional);
+    for env in &doc.hatch_envs {
+        let name = &env.name;
+        if name != "default" && !proven_lockfile::pins::is_test_name(name) {
+            continue;
+        }
+        let source = format!("pyproject.toml tool.hatch.envs.{name}");
+        push_all(plan, specs, &env.dependencies, &source);
+        push_all(plan, specs, &env.extra_dependencies, &source);
+        // `features`: extras of the project the environment installs, whatever their
+        // names (`features = ["all"]` in a test environment is what it tests).
+        for feature in &env.features {
+            plan.extras.push(feature.clone());
+            let source = format!("pyproject.toml tool.hatch.envs.{name} features.{feature}");
+            for extra in optional
+                .into_iter()
+                .flatten()
+                .filter(|e| e.name == *feature)
+            {
+                push_all(plan, specs, &extra.items, &source);
+            }
+        }
+    }
+}
+
+/// flit's metadata before PEP 621 (`[tool.flit.metadata]`, still built by flit_core 3):
+/// `requires`, `requires-extra` (its `test` and `dev` extras), the older `dev-requires` and
+/// `requires-python`.
+fn flit_metadata(
+    meta: Option<&pyproject::Flit>,
     plan: &mut PythonPlan,
     specs: &mut BTreeSet<String>,
 ) {
-    if let Some(envs) = tool
-        .and_then(|t| t.get("hatch"))
-        .and_then(|h| h.get("envs"))
-        .and_then(|e| e.as_table())
-    {
-        let optional = doc
-            .get("project")
-            .and_then(|p| p.get("optional-dependencies"))
-            .and_then(|o| o.as_table());
-        for (name, env) in envs {
-            if name == "default" || proven_lockfile::pins::is_test_name(name) {
-                for key in ["dependencies", "extra-dependencies"] {
-                    for spec in strings(env.get(key)) {
-                        push(
-                            plan,
-                            specs,
-                            &spec,
-                            format!("pyproject.toml tool.hatch.envs.{name}"),
-                        );
-                    }
-                }
-                // `features`: extras of the project the environment installs, whatever
-                // their names (`features = ["all"]` in a test environment is what it tests).
-                for feature in strings(env.get("features")) {
-                    plan.extras.push(feature.clone());
-                    for spec in strings(optional.and_then(|o| o.get(&feature))) {
-                        push(
-                            plan,
-                            specs,
-                            &spec,
-                            format!("pyproject.toml tool.hatch.envs.{name} features.{feature}"),
-                        );
-                    }
-                }
-            }
+    let Some(meta) = meta else {
+        return;
+    };
+    plan.project = true;
+    if let Some(rp) = &meta.requires_python {
+        plan.python_requires
+            .push((rp.clone(), "pyproject.toml tool.flit.metadata".into()));
+    }
+    for (key, list) in [
+        ("requires", &meta.requires),
+        ("dev-requires", &meta.dev_requires),
+    ] {
+        let source = format!("pyproject.toml tool.flit.metadata {key}");
+        push_all(plan, specs, list, &source);
+    }
+    for extra in &meta.requires_extra {
+        let source = format!(
+            "pyproject.toml tool.flit.metadata requires-extra.{}",
+            extra.name
+        );
+        if !plan.wanted.extra(&extra.name) {
+            let items = extra.items.iter().map(|s| s.text.clone()).collect();
+            other_extra(plan, &extra.name, items, &source);
+            continue;
         }
+        plan.extras.push(extra.name.clone());
+        push_all(plan, specs, &extra.items, &source);
     }
 }
 
-fn flit_metadata(tool: Option<&toml::Table>, plan: &mut PythonPlan, specs: &mut BTreeSet<String>) {
-    // flit's metadata before PEP 621 (`[tool.flit.metadata]`, still built by flit_core 3):
-    // `requires`, `requires-extra` (its `test` and `dev` extras), the older `dev-requires`
-    // and `requires-python`.
-    if let Some(meta) = tool
-        .and_then(|t| t.get("flit"))
-        .and_then(|f| f.get("metadata"))
-        .and_then(|m| m.as_table())
-    {
-        plan.project = true;
-        if let Some(rp) = meta.get("requires-python").and_then(|v| v.as_str()) {
-            plan.python_requires
-                .push((rp.to_string(), "pyproject.toml tool.flit.metadata".into()));
-        }
-        for key in ["requires", "dev-requires"] {
-            for spec in strings(meta.get(key)) {
-                push(
-                    plan,
-                    specs,
-                    &spec,
-                    format!("pyproject.toml tool.flit.metadata {key}"),
-                );
-            }
-        }
-        if let Some(extras) = meta.get("requires-extra").and_then(|e| e.as_table()) {
-            for (name, list) in extras {
-                let source = format!("pyproject.toml tool.flit.metadata requires-extra.{name}");
-                if !plan.wanted.extra(name) {
-                    other_extra(plan, name, strings(Some(list)), &source);
-                    continue;
-                }
-                plan.extras.push(name.clone());
-                for spec in strings(Some(list)) {
-                    push(plan, specs, &spec, source.clone());
-                }
-            }
-        }
-    }
-}
-
+/// setuptools reading its requirements from files (`[tool.setuptools.dynamic]`
+/// `dependencies = {file = [...]}`, and test-named `optional-dependencies`).
 fn setuptools_dynamic(
     src: &Path,
-    tool: Option<&toml::Table>,
+    dynamic: Option<&pyproject::Dynamic>,
     plan: &mut PythonPlan,
     seen: &mut BTreeSet<String>,
     specs: &mut BTreeSet<String>,
 ) {
-    // setuptools reading its requirements from files (`[tool.setuptools.dynamic]`
-    // `dependencies = {file = [...]}`, and test-named `optional-dependencies`).
-    if let Some(dynamic) = tool
-        .and_then(|t| t.get("setuptools"))
-        .and_then(|s| s.get("dynamic"))
+    let Some(dynamic) = dynamic else {
+        return;
+    };
+    let mut files = dynamic.dependencies.clone();
+    for extra in dynamic
+        .optional
+        .iter()
+        .filter(|e| plan.wanted.extra(&e.name))
     {
-        let mut files = dynamic_files(dynamic.get("dependencies"));
-        if let Some(optional) = dynamic
-            .get("optional-dependencies")
-            .and_then(|o| o.as_table())
-        {
-            for (name, value) in optional {
-                if plan.wanted.extra(name) {
-                    plan.extras.push(name.clone());
-                    files.extend(dynamic_files(Some(value)));
-                }
-            }
-        }
-        for file in files {
-            requirement_file_named(
-                src,
-                &file,
-                "pyproject.toml tool.setuptools.dynamic",
-                plan,
-                seen,
-                specs,
-            );
-        }
+        plan.extras.push(extra.name.clone());
+        files.extend(extra.items.iter().cloned());
     }
-}
-
-/// The files of a `{file = "a.txt"}` or `{file = ["a.txt", "b.txt"]}` value.
-fn dynamic_files(value: Option<&toml::Value>) -> Vec<String> {
-    match value.and_then(|v| v.get("file")) {
-        Some(toml::Value::String(one)) => vec![one.clone()],
-        Some(list) => strings(Some(list)),
-        None => Vec::new(),
+    for file in files {
+        requirement_file_named(
+            src,
+            &file,
+            "pyproject.toml tool.setuptools.dynamic",
+            plan,
+            seen,
+            specs,
+        );
     }
 }
 
@@ -1046,30 +987,25 @@ fn poetry_spec(constraint: &str) -> Option<String> {
     Some(joined.join(","))
 }
 
-fn poetry_requirement(name: &str, value: &toml::Value) -> Result<String, String> {
-    let (version, extras) = match value {
-        toml::Value::String(v) => (v.clone(), Vec::new()),
-        toml::Value::Table(t) => {
-            if t.contains_key("git") || t.contains_key("url") {
-                return Err("a git or URL dependency fetches from elsewhere".into());
-            }
-            if t.contains_key("path") {
-                return Err("a path dependency builds code outside the registry".into());
-            }
-            (
-                t.get("version")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("*")
-                    .to_string(),
-                strings(t.get("extras")),
-            )
+fn poetry_requirement(name: &str, wants: &PoetryWants) -> Result<String, String> {
+    let (version, extras) = match wants {
+        PoetryWants::Version(v) => (v.clone(), Vec::new()),
+        PoetryWants::GitOrUrl => {
+            return Err("a git or URL dependency fetches from elsewhere".into());
         }
+        PoetryWants::Path => {
+            return Err("a path dependency builds code outside the registry".into());
+        }
+        PoetryWants::Table { version, extras } => (
+            version.clone().unwrap_or_else(|| "*".to_string()),
+            extras.clone(),
+        ),
         // A list of constraints for several Pythons: the first one.
-        toml::Value::Array(a) => match a.first() {
+        PoetryWants::Several(list) => match list.first() {
             Some(first) => return poetry_requirement(name, first),
             None => return Err("an empty constraint list".into()),
         },
-        _ => return Err("not a poetry constraint".into()),
+        PoetryWants::Unreadable => return Err("not a poetry constraint".into()),
     };
     let spec =
         poetry_spec(&version).ok_or_else(|| format!("constraint {version:?} does not read"))?;

@@ -6,18 +6,18 @@
 
 use proven_config::Layers;
 use proven_models::scripted::{Reply, ScriptedServer};
-use proven_review::embedded::{Services, review};
+use proven_review::embedded::Services;
 use proven_review::flows::deps::wire::deps_fingerprint;
 use proven_review::model::Agents;
+use proven_store::MemoryRecord;
 use proven_store::testing::Backend;
 use proven_store::world_graph::{
     ABOUT, AFFECTED_BY, CONTAINS, DECLARES, HAS_FINDING, REFUTED_BY, advisory_id, file_id,
     memory_id, package_id, repository_id,
 };
-use proven_store::{MemoryRecord, ReviewRequest};
 use serde_json::json;
 
-use super::{cargo_lock, run, seeded};
+use super::{cargo_lock, run, run_with, seeded};
 
 proven_store::both_backends!(
     a_lock_file_is_kept_from_repository_to_advisory_and_closed_when_deleted,
@@ -58,26 +58,24 @@ async fn run_with_agents(
         vars.push((format!("PROVEN_{role}_MODEL"), model.to_string()));
     }
     let layers = Layers::from_env(vars).expect("layers");
-    let config = layers.resolve().expect("settings");
-    let agents = Agents::from_config(&config).expect("agents");
-    let request = ReviewRequest {
-        repository: repo.path().display().to_string(),
-        base: base.into(),
-        head: head.into(),
-        ..Default::default()
+    let agents = Agents::from_config(&layers.resolve().expect("settings")).expect("agents");
+    let services = Services {
+        agents: Some(std::sync::Arc::new(agents)),
+        sandbox: None,
     };
-    review(
-        store,
-        &layers,
-        request,
-        proven_source::Sources::cli(&config),
-        Services {
-            agents: Some(std::sync::Arc::new(agents)),
-            sandbox: None,
-        },
-    )
-    .await
-    .expect("review runs")
+    run_with(store, repo, (base, head), &layers, services).await
+}
+
+/// The repository's name in the World Model (its entity's id without `repository:`).
+async fn world_name(store: &proven_store::Store) -> String {
+    store
+        .world_open_dependencies("")
+        .await
+        .expect("dependencies")[0]
+        .repository
+        .strip_prefix("repository:")
+        .expect("a repository entity")
+        .to_string()
 }
 
 /// The first review finds foo 1.0.0 (TEST-FOO); H-MEM then holds an evidenced refutation of
@@ -124,15 +122,7 @@ async fn a_remembered_refutation_is_kept_as_the_findings_refuted_by_edge(backend
         "a remembered refutation is not raised again: {:?}",
         again.findings
     );
-    let name = t
-        .store
-        .world_open_dependencies("")
-        .await
-        .expect("dependencies")[0]
-        .repository
-        .strip_prefix("repository:")
-        .expect("a repository entity")
-        .to_string();
+    let name = world_name(&t.store).await;
     let entity = format!("finding:{name}:{}", finding.id);
     let refuted: Vec<(String, String, i64)> = t
         .store
@@ -171,15 +161,7 @@ async fn a_lock_file_is_kept_from_repository_to_advisory_and_closed_when_deleted
         .iter()
         .find(|f| f.advisory.as_ref().is_some_and(|a| a.id == "TEST-FOO"))
         .expect("the finding of foo 1.0.0");
-    let name = t
-        .store
-        .world_open_dependencies("")
-        .await
-        .expect("dependencies")[0]
-        .repository
-        .strip_prefix("repository:")
-        .expect("a repository entity")
-        .to_string();
+    let name = world_name(&t.store).await;
     let (file, vulnerable) = (
         file_id(&name, "Cargo.lock"),
         package_id("crates.io", "foo", "1.0.0"),
