@@ -290,11 +290,14 @@ pub(crate) async fn execute(
         .create_container(Some(options.clone()), body.clone())
         .await
     {
-        // Another attempt created it between the removal and now: remove, retry once.
+        // Another attempt created it between the removal and now, or another runner's
+        // sweep is still removing the predecessor: remove, wait until the name is free,
+        // retry once.
         Err(DockerError::DockerResponseServerError {
             status_code: 409, ..
         }) => {
             remove(docker, &name).await?;
+            wait_gone(docker, &name, NAME_FREED_WITHIN).await;
             docker.create_container(Some(options), body).await
         }
         other => other,
@@ -705,6 +708,23 @@ async fn kill(docker: &Docker, name: &str) -> Result<(), SandboxError> {
             ..
         }) => Ok(()),
         Err(e) => Err(docker_error("kill", name)(e)),
+    }
+}
+
+/// How long a removal another process has begun may take before the name is free.
+const NAME_FREED_WITHIN: Duration = Duration::from_secs(30);
+
+/// Waits until no container has `name` (a removal in progress elsewhere, which answers
+/// 409 to a second one), for at most `within`.
+async fn wait_gone(docker: &Docker, name: &str, within: Duration) {
+    let started = Instant::now();
+    while started.elapsed() < within {
+        match docker.inspect_container(name, None).await {
+            Err(DockerError::DockerResponseServerError {
+                status_code: 404, ..
+            }) => return,
+            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
     }
 }
 
