@@ -723,8 +723,24 @@ fn pep621_project(
         &project.dependencies,
         "pyproject.toml [project] dependencies",
     );
-    for extra in &project.optional {
-        let source = format!("pyproject.toml optional-dependencies.{}", extra.name);
+    declared_extras(
+        plan,
+        specs,
+        &project.optional,
+        "pyproject.toml optional-dependencies",
+    );
+}
+
+/// A manifest's extras: those the tests run with ([`Wanted::extra`]) are prepared now, the
+/// others wait until something installs them ([`other_extra`]).
+fn declared_extras(
+    plan: &mut PythonPlan,
+    specs: &mut BTreeSet<String>,
+    extras: &[pyproject::Named<pyproject::Spec>],
+    section: &str,
+) {
+    for extra in extras {
+        let source = format!("{section}.{}", extra.name);
         if !plan.wanted.extra(&extra.name) {
             let items = extra.items.iter().map(|s| s.text.clone()).collect();
             other_extra(plan, &extra.name, items, &source);
@@ -875,19 +891,12 @@ fn flit_metadata(
         let source = format!("pyproject.toml tool.flit.metadata {key}");
         push_all(plan, specs, list, &source);
     }
-    for extra in &meta.requires_extra {
-        let source = format!(
-            "pyproject.toml tool.flit.metadata requires-extra.{}",
-            extra.name
-        );
-        if !plan.wanted.extra(&extra.name) {
-            let items = extra.items.iter().map(|s| s.text.clone()).collect();
-            other_extra(plan, &extra.name, items, &source);
-            continue;
-        }
-        plan.extras.push(extra.name.clone());
-        push_all(plan, specs, &extra.items, &source);
-    }
+    declared_extras(
+        plan,
+        specs,
+        &meta.requires_extra,
+        "pyproject.toml tool.flit.metadata requires-extra",
+    );
 }
 
 /// setuptools reading its requirements from files (`[tool.setuptools.dynamic]`
