@@ -346,14 +346,16 @@ impl SandboxConfig {
     /// The image a tree runs on, and for Python why: when images of several Python versions
     /// are configured, the one [`proven_sandbox_plan::interpreter::choose_python`] picks from the tree's
     /// declarations (the newest Python the project names or allows that an image has);
-    /// otherwise, or when it picks none, the language's image. Node: `engines.node`.
+    /// otherwise, or when it picks none, the language's image. Node: its version files, CI
+    /// matrix and engines, and the base's date (`before`).
     pub(crate) fn image_for(
         &self,
         language: Language,
         src: &std::path::Path,
+        before: Option<&str>,
     ) -> (String, Option<crate::record::InterpreterChoice>) {
         if language == Language::Node {
-            return (self.node_image_for(src), None);
+            return self.node_image_for(src, before);
         }
         if let Some(images) = self.toolchain_images.get(&language) {
             use proven_sandbox_plan::toolchain::{choose, go_wants, rust_wants};
@@ -376,35 +378,22 @@ impl SandboxConfig {
         }
     }
 
-    /// The image a Node tree runs on: the default, unless its package.json `engines.node`
-    /// names a range and Node images of other majors are configured; then the newest
-    /// configured major the range allows (a major `NN` stands for its newest release,
-    /// `NN.999.999`), or the default when none does (the record names the mismatch).
-    fn node_image_for(&self, src: &std::path::Path) -> String {
+    /// The image a Node tree runs on and why: among the configured Node images, the one
+    /// [`proven_sandbox_plan::node_version::choose_node`] picks from the tree's version
+    /// files, CI matrix and engines and the base's date; else the default.
+    fn node_image_for(
+        &self,
+        src: &std::path::Path,
+        before: Option<&str>,
+    ) -> (String, Option<crate::record::InterpreterChoice>) {
+        use proven_sandbox_plan::node_version::{choose_node, node_wants};
         if self.node_images.is_empty() {
-            return self.image(Language::Node);
+            return (self.image(Language::Node), None);
         }
-        let Some(range) = proven_sandbox_plan::deps::node_engines(src) else {
-            return self.image(Language::Node);
-        };
-        let mut candidates: Vec<(u32, &String)> = self
-            .node_images
-            .iter()
-            .filter_map(|(major, image)| Some((major.parse().ok()?, image)))
-            .collect();
-        candidates.sort();
-        candidates
-            .iter()
-            .rev()
-            .find(|(major, _)| {
-                proven_version::satisfies(
-                    proven_version::Ecosystem::Npm,
-                    &range,
-                    &format!("{major}.999.999"),
-                ) == Ok(true)
-            })
-            .map(|(_, image)| (*image).clone())
-            .unwrap_or_else(|| self.image(Language::Node))
+        match choose_node(&node_wants(src), &self.node_images, before) {
+            Some(choice) => (choice.image.clone(), Some(choice)),
+            None => (self.image(Language::Node), None),
+        }
     }
 
     /// What a dependency plan needs of this configuration: where a preparation may fetch
@@ -448,7 +437,7 @@ mod tests {
             ..SandboxConfig::default()
         };
         let dir = tempfile::tempdir().expect("tempdir");
-        let pick = |language| config.image_for(language, dir.path());
+        let pick = |language| config.image_for(language, dir.path(), None);
         assert_eq!(pick(Language::Rust), (Language::Rust.local_image(), None));
         std::fs::write(
             dir.path().join("Cargo.toml"),
@@ -487,8 +476,11 @@ mod tests {
             }
             dir
         };
-        let pick =
-            |files: &[(&str, &str)]| config.image_for(Language::Python, tree(files).path()).0;
+        let pick = |files: &[(&str, &str)]| {
+            config
+                .image_for(Language::Python, tree(files).path(), None)
+                .0
+        };
         assert_eq!(
             pick(&[]),
             Language::Python.local_image(),
@@ -516,7 +508,7 @@ mod tests {
             "setup.py",
             "setup(python_requires='>=3.5', classifiers=['Programming Language :: Python :: 3.8'])\n",
         )]);
-        let (image, choice) = config.image_for(Language::Python, dir.path());
+        let (image, choice) = config.image_for(Language::Python, dir.path(), None);
         let choice = choice.expect("the record names the choice");
         assert_eq!((image.as_str(), choice.version.as_str()), ("py38", "3.8"));
         assert!(
@@ -548,7 +540,7 @@ mod tests {
             "none fits: the default (the record names the mismatch)"
         );
         assert_eq!(
-            config.image_for(Language::Rust, tree(&[]).path()).0,
+            config.image_for(Language::Rust, tree(&[]).path(), None).0,
             Language::Rust.local_image()
         );
         // Node: engines.node picks the newest configured major it allows.
@@ -560,8 +552,12 @@ mod tests {
             ..SandboxConfig::default()
         };
         let pick = |package: &str| {
-            node.image_for(Language::Node, tree(&[("package.json", package)]).path())
-                .0
+            node.image_for(
+                Language::Node,
+                tree(&[("package.json", package)]).path(),
+                None,
+            )
+            .0
         };
         assert_eq!(
             pick(r#"{"engines": {"node": ">=22.12.0"}}"#),

@@ -502,10 +502,12 @@ impl Sandbox {
         &self,
         language: Language,
         src: &Path,
+        before: Option<&str>,
     ) -> (String, Option<crate::record::InterpreterChoice>) {
         let config = &self.config;
         let (owned, src) = (config.clone(), src.to_path_buf());
-        tokio::task::spawn_blocking(move || owned.image_for(language, &src))
+        let before = before.map(str::to_string);
+        tokio::task::spawn_blocking(move || owned.image_for(language, &src, before.as_deref()))
             .await
             .unwrap_or_else(|_| (config.image(language), None))
     }
@@ -520,7 +522,9 @@ impl Sandbox {
         let materialised = self.materialise(request).await?;
         let src = materialised.src();
         let result = async {
-            let (image, interpreter) = self.image_for(request.language, &src).await;
+            let (image, interpreter) = self
+                .image_for(request.language, &src, request.resolve_before.as_deref())
+                .await;
             let repository = request.repository.to_string_lossy();
             let site = self.site(request, &image, &repository);
             let prepared = crate::deps::prepare(

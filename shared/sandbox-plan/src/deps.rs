@@ -430,13 +430,20 @@ fn plan_node(
         .map(|r| serde_json::json!({"what": r.what, "source": r.source, "reason": r.reason}))
         .collect();
     // A manager whose version the project does not declare (`pnpm@9`): its newest release
-    // as of the review's instant, when it gives one (part of the cache key then).
+    // as of the review's instant, when it gives one; and npm with no lock file of its own
+    // resolves the project's ranges as of that instant, the releases its code was written
+    // against (part of the cache key then).
+    let unpinned_npm = choice.install.is_none()
+        && !["package-lock.json", "npm-shrinkwrap.json"]
+            .iter()
+            .any(|f| src.join(f).is_file());
     let before = resolve_before.filter(|_| {
-        choice
-            .install
-            .as_deref()
-            .and_then(|i| i.rsplit_once('@'))
-            .is_some_and(|(_, v)| !v.contains('.'))
+        unpinned_npm
+            || choice
+                .install
+                .as_deref()
+                .and_then(|i| i.rsplit_once('@'))
+                .is_some_and(|(_, v)| !v.contains('.'))
     });
     plan.resolve_before = before.map(str::to_string);
     let json = serde_json::json!({
@@ -1158,6 +1165,21 @@ mod tests {
         // The declared version is installed as declared, whatever the date.
         assert_eq!(json["before"], serde_json::Value::Null);
         assert_eq!(plan.resolve_before, None);
+    }
+
+    #[test]
+    fn npm_without_a_lock_file_resolves_as_of_the_date_and_a_lock_file_keeps_its_pins() {
+        let package = r#"{"devDependencies": {"mocha": "^3.0.0"}}"#;
+        let (plan, json) = node_plan(&[("package.json", package)], Some("2017-06-01T00:00:00Z"));
+        assert_eq!(json["before"], "2017-06-01T00:00:00Z");
+        assert_eq!(plan.resolve_before.as_deref(), Some("2017-06-01T00:00:00Z"));
+        let lock = r#"{"lockfileVersion": 1, "dependencies": {}}"#;
+        let (plan, json) = node_plan(
+            &[("package.json", package), ("package-lock.json", lock)],
+            Some("2017-06-01T00:00:00Z"),
+        );
+        assert_eq!(json["before"], serde_json::Value::Null);
+        assert_eq!(plan.resolve_before, None, "the lock file pins: no date in the key");
     }
 
     #[test]

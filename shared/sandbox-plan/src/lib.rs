@@ -35,6 +35,7 @@
 pub mod analyzer;
 pub mod cargo_git;
 pub mod ci_install;
+pub mod ci_matrix;
 pub mod deps;
 pub mod error;
 pub mod gopath;
@@ -44,6 +45,7 @@ pub mod key;
 pub mod language;
 pub mod mount;
 pub mod node_pm;
+pub mod node_version;
 pub mod output;
 pub mod proof;
 pub mod python;

@@ -1406,9 +1406,6 @@ fn classifier_pythons(text: &str) -> Vec<String> {
     versions
 }
 
-/// Workflow files read at most (a repository with more generates them).
-const MAX_WORKFLOWS: usize = 50;
-
 /// The CI files that name Pythons, with the keys that hold them: Travis's `python`, and a
 /// GitHub workflow's `python-version` (as setup-python takes it) or its matrix's `python`.
 fn ci_files(src: &Path) -> Vec<(String, &'static [&'static str])> {
@@ -1420,36 +1417,22 @@ fn ci_files(src: &Path) -> Vec<(String, &'static [&'static str])> {
         "python",
     ];
     let mut files = vec![(".travis.yml".to_string(), TRAVIS)];
-    let mut workflows: Vec<String> = std::fs::read_dir(src.join(".github/workflows"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
-        .collect();
-    workflows.sort();
-    workflows.truncate(MAX_WORKFLOWS);
     files.extend(
-        workflows
+        crate::ci_matrix::workflows(src)
             .into_iter()
-            .map(|n| (format!(".github/workflows/{n}"), WORKFLOW)),
+            .map(|n| (n, WORKFLOW)),
     );
     files
 }
 
-/// The `X.Y` Pythons a CI file names under one of `keys`: `key: 3.8`, `key: [3.7, "3.8"]`,
-/// or a block list (`key:` then `- 3.8` lines), also inside list items (`- python: 3.8`).
-/// Read as text: an unquoted `3.10` is the version its author wrote, not YAML's float 3.1.
-/// PyPy, `3.x` and expressions (`${{ matrix.python }}`) name no version and are skipped.
-/// So is a Python under development (`3.8-dev`, `3.12.0-beta.4`, `nightly`) and every
-/// version a job allowed to fail names (Travis' `allow_failures`): the project tried it
-/// ahead of its support (black's `3.8-dev` of 2019, "aiohttp currently has a bug
-/// affecting 3.8"), it never said it ran there.
+/// The `X.Y` Pythons a CI file names under one of `keys` (read by
+/// [`crate::ci_matrix::items`]): PyPy, `3.x` and expressions (`${{ matrix.python }}`) name
+/// no version and are skipped. So is a Python under development (`3.8-dev`,
+/// `3.12.0-beta.4`, `nightly`): the project tried it ahead of its support (black's `3.8-dev`
+/// of 2019), it never said it ran there.
 fn ci_pythons(text: &str, keys: &[&str]) -> Vec<String> {
     let mut versions: Vec<String> = Vec::new();
-    let mut allowed_to_fail: Vec<String> = Vec::new();
-    let mut add = |item: &str, failing: bool| {
-        let item = item.trim().trim_matches(['"', '\'']).trim();
+    for item in crate::ci_matrix::items(text, keys) {
         let v: String = item
             .chars()
             .take_while(|c| c.is_ascii_digit() || *c == '.')
@@ -1458,72 +1441,11 @@ fn ci_pythons(text: &str, keys: &[&str]) -> Vec<String> {
         let parts: Vec<&str> = v.split('.').collect();
         if parts.len() >= 2 && parts[..2].iter().all(|p| !p.is_empty()) && rest.is_empty() {
             let minor = format!("{}.{}", parts[0], parts[1]);
-            let list = if failing {
-                &mut allowed_to_fail
-            } else {
-                &mut versions
-            };
-            if !list.contains(&minor) {
-                list.push(minor);
-            }
-        }
-    };
-    let lines: Vec<&str> = text.lines().collect();
-    // The indentation of the `allow_failures:` block being read, if one is.
-    let mut failures: Option<usize> = None;
-    for (i, raw) in lines.iter().enumerate() {
-        let line = raw.split(" #").next().unwrap_or_default();
-        let indent = line.len() - line.trim_start().len();
-        if line.trim().is_empty() {
-            continue;
-        }
-        if failures.is_some_and(|at| indent <= at) {
-            failures = None;
-        }
-        if line.trim_start().trim_end() == "allow_failures:" {
-            failures = Some(indent);
-            continue;
-        }
-        let failing = failures.is_some();
-        let mut add = |item: &str| add(item, failing);
-        let body = line.trim_start();
-        let (indent, body) = match body.strip_prefix("- ") {
-            Some(item) => (
-                indent + 2 + (item.len() - item.trim_start().len()),
-                item.trim_start(),
-            ),
-            None => (indent, body),
-        };
-        let Some((key, value)) = body.split_once(':') else {
-            continue;
-        };
-        if !keys.contains(&key.trim()) {
-            continue;
-        }
-        let value = value.trim();
-        if !value.is_empty() {
-            for item in value
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .split(',')
-            {
-                add(item);
-            }
-            continue;
-        }
-        for next in &lines[i + 1..] {
-            let next = next.split(" #").next().unwrap_or_default();
-            if next.trim().is_empty() {
-                continue;
-            }
-            let next_indent = next.len() - next.trim_start().len();
-            match next.trim_start().strip_prefix('-') {
-                Some(item) if next_indent >= indent => add(item),
-                _ => break,
+            if !versions.contains(&minor) {
+                versions.push(minor);
             }
         }
     }
-    versions.retain(|v| !allowed_to_fail.contains(v));
     versions
 }
 

@@ -20,7 +20,11 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { spawnSync } = require('child_process');
+const spawnSync = require('child_process').spawnSync;
+
+// This script runs on the image's own Node, down to Node 4 (a 2015 project's): so it uses
+// only what Node 4 has (no destructuring, Object.entries, fs.rmSync, recursive mkdirSync,
+// copyFileSync, readdirSync's withFileTypes or Array.prototype.includes).
 
 const plan = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const work = '/deps';
@@ -66,6 +70,28 @@ function missing(text) {
   return m ? decodeURIComponent(m[1]) : null;
 }
 
+function removeFile(p) {
+  try {
+    fs.unlinkSync(p);
+  } catch (e) {
+    // Not there: nothing to remove.
+  }
+}
+
+function makeDirs(dir) {
+  if (fs.existsSync(dir)) return;
+  makeDirs(path.dirname(dir));
+  fs.mkdirSync(dir);
+}
+
+// A directory's entries as readdirSync's withFileTypes gives them (Node 10.10 and newer).
+function entriesOf(dir) {
+  return fs.readdirSync(dir).map((name) => {
+    const stat = fs.lstatSync(path.join(dir, name));
+    return { name: name, isDirectory: () => stat.isDirectory(), isSymbolicLink: () => stat.isSymbolicLink() };
+  });
+}
+
 function readJson(f) {
   return JSON.parse(fs.readFileSync(path.join(work, f), 'utf8'));
 }
@@ -107,7 +133,9 @@ function translate() {
   for (const f of manifests) {
     const pkg = readJson(f);
     for (const field of FIELDS) {
-      for (const [name, value] of Object.entries(pkg[field] || {})) {
+      const deps = pkg[field] || {};
+      for (const name of Object.keys(deps)) {
+        const value = deps[name];
         if (typeof value !== 'string') continue;
         if (value.startsWith('catalog:')) {
           const which = value.slice('catalog:'.length).trim() || 'default';
@@ -144,14 +172,28 @@ function translate() {
 function installWithNpm() {
   const locked = fs.existsSync(path.join(work, 'package-lock.json')) || fs.existsSync(path.join(work, 'npm-shrinkwrap.json'));
   if (!locked || report.refused.length > 0 || report.resolved) {
-    for (const f of ['package-lock.json', 'npm-shrinkwrap.json']) fs.rmSync(path.join(work, f), { force: true });
+    for (const f of ['package-lock.json', 'npm-shrinkwrap.json']) removeFile(path.join(work, f));
     if (locked) report.notes.push('the lock file was resolved again without the refused dependencies');
-    else if (!report.resolved) report.notes.push('no package-lock.json: versions resolved now, not pinned by the project');
+    else if (!report.resolved) report.notes.push('no package-lock.json: versions resolved ' + (plan.before ? 'as of ' + plan.before : 'now') + ', not pinned by the project');
     report.resolved = true;
   }
+  let before = plan.before;
   for (let attempt = 0; attempt < 8; attempt++) {
     if (report.resolved) {
-      const r = npm(['install', '--package-lock-only']);
+      // As of the base's date when the review gives one (npm 6 and newer: npm 5 has no
+      // --before), the releases the project's code was written against.
+      const args = ['install', '--package-lock-only'];
+      if (before) args.push('--before=' + before);
+      const r = npm(args);
+      // A registry whose publish times do not reach back to the date (a mirror stamps
+      // what it copied with its own day) has no release "before" it: resolved now, said so.
+      if (r.code !== 0 && before && /Enjoy By date|ETARGET|notarget/.test(r.text)) {
+        const why = (/No matching version found for \S+/.exec(r.text) || [tail(r.text, 1)])[0];
+        report.notes = report.notes.map((n) => n.replace('resolved as of ' + before, 'resolved now'));
+        report.notes.push('versions could not be resolved as of ' + before + ' (' + why + ' before it: the registry\'s publish times do not reach back to that date): resolved now');
+        before = null;
+        continue;
+      }
       if (r.code !== 0) {
         const name = missing(r.text);
         const where = name && drop(name);
@@ -168,7 +210,7 @@ function installWithNpm() {
     const where = name && drop(name);
     if (where) {
       notServed(name, where);
-      for (const f of ['package-lock.json', 'npm-shrinkwrap.json']) fs.rmSync(path.join(work, f), { force: true });
+      for (const f of ['package-lock.json', 'npm-shrinkwrap.json']) removeFile(path.join(work, f));
       report.resolved = true;
       continue;
     }
@@ -185,7 +227,7 @@ function fail(message) {
 // The manager itself, from the registry (the operator's, through the egress), into /tmp:
 // `spec` (`pnpm@9.15.0`), its version once it runs on this Node, or null with why not.
 function installManager(spec) {
-  fs.rmSync(tools, { recursive: true, force: true });
+  spawnSync('rm', ['-rf', tools]);
   const args = ['install', '-g', '--prefix', tools, spec, '--no-audit', '--no-fund', '--loglevel=error'];
   if (plan.before && !/@\d+\./.test(spec)) args.push('--before=' + plan.before);
   const r = run('npm', args);
@@ -289,7 +331,7 @@ function modulesDirs() {
   const walk = (rel, depth) => {
     let entries;
     try {
-      entries = fs.readdirSync(path.join(work, rel), { withFileTypes: true });
+      entries = entriesOf(path.join(work, rel));
     } catch (e) {
       return;
     }
@@ -314,7 +356,7 @@ function linkToTree(link) {
     return;
   }
   const rel = path.relative(work, target);
-  if (rel.startsWith('..') || path.isAbsolute(rel) || rel.split(path.sep).includes('node_modules')) return;
+  if (rel.startsWith('..') || path.isAbsolute(rel) || rel.split(path.sep).indexOf('node_modules') >= 0) return;
   fs.unlinkSync(link);
   fs.symlinkSync(path.join('/work', rel), link);
 }
@@ -323,7 +365,7 @@ function linksToTree(dir) {
   const visit = (d, depth) => {
     let entries;
     try {
-      entries = fs.readdirSync(d, { withFileTypes: true });
+      entries = entriesOf(d);
     } catch (e) {
       return;
     }
@@ -358,8 +400,8 @@ function installed() {
 
 for (const f of plan.files) {
   const to = path.join(work, f);
-  fs.mkdirSync(path.dirname(to), { recursive: true });
-  fs.copyFileSync(path.join('/src', f), to);
+  makeDirs(path.dirname(to));
+  fs.writeFileSync(to, fs.readFileSync(path.join('/src', f)));
 }
 // Dependencies Proven refused (git, URLs, files): dropped before anything is fetched.
 for (const r of report.refused) drop(r.what);
@@ -386,7 +428,7 @@ if (choice.manager === 'npm') {
     installWithManager();
   } else {
     report.package_manager = { name: 'npm', version: run('npm', ['--version']).text.trim(), because: choice.because + '; ' + choice.install + ' could not be installed (' + (got.why || '').replace(/\n/g, ' ') + '): npm instead' };
-    for (const f of ['pnpm-lock.yaml', 'yarn.lock']) fs.rmSync(path.join(work, f), { force: true });
+    for (const f of ['pnpm-lock.yaml', 'yarn.lock']) removeFile(path.join(work, f));
     report.resolved = true;
     report.notes.push(choice.install + ' could not be installed: npm prepared the project, versions resolved now' + (translate() ? ' (pnpm\'s catalog: and workspace: ranges translated)' : ''));
     installWithNpm();
@@ -394,9 +436,9 @@ if (choice.manager === 'npm') {
 }
 const dirs = modulesDirs();
 for (const d of dirs) linksToTree(d);
-if (!dirs.includes('node_modules')) fs.mkdirSync(path.join(work, 'node_modules'));
+if (dirs.indexOf('node_modules') < 0) fs.mkdirSync(path.join(work, 'node_modules'));
 report.installed = installed();
 report.workspace_modules = dirs.filter((d) => d !== 'node_modules').map((d) => path.dirname(d));
 // The manifests were copied for the install only: the run reads the tree's own.
-for (const f of plan.files) fs.rmSync(path.join(work, f), { force: true });
+for (const f of plan.files) removeFile(path.join(work, f));
 fs.writeFileSync(path.join(work, 'report.json'), JSON.stringify(report, null, 1));
