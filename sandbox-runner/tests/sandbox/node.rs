@@ -629,3 +629,67 @@ async fn a_declared_pnpm_that_does_not_run_on_the_images_node_gives_way_to_its_l
     );
     assert_container_gone(&sandbox, &record).await;
 }
+
+/// Must-show 5 of issue 30, for Node: a project of 2017 (Travis tests Node 6 and 8, engines
+/// `>=6`, no lock file, mocha 3) runs on the newest Node its CI tested that the sandbox has,
+/// prepared by that Node's own npm, and the record names the choice and the declaration —
+/// not on the newest image, where the tests of its era break (BugsJS' bower on Node 22:
+/// `ReferenceError: primordials is not defined`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_of_2017_runs_on_the_node_its_ci_tested_with_that_nodes_npm() {
+    const NODE8: &str = "proven-sandbox-node8:local";
+    const NODE22: &str = "proven-sandbox-node22:local";
+    let sandbox = support::sandbox(&[Language::Node], |config| {
+        config.node_images = vec![("8".into(), NODE8.into()), ("22".into(), NODE22.into())];
+    })
+    .await;
+    for (image, name) in [(NODE8, "node8"), (NODE22, "node22")] {
+        if sandbox.docker().inspect_image(image).await.is_err() {
+            proven_sandbox::images::build_local_named(&[name])
+                .await
+                .expect("the Node image builds");
+        }
+    }
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name": "of-2017", "version": "1.0.0", "engines": {"node": ">=6"}, "scripts": {"test": "mocha"}, "devDependencies": {"mocha": "^3.5.0"}}"#,
+    )
+    .write(".travis.yml", "language: node_js\nnode_js:\n  - '6'\n  - '8'\n")
+    .write(
+        "test/version.js",
+        "var assert = require('assert');\ndescribe('the Node of its era', function () {\n  it('is the one its CI tested', function () {\n    assert.strictEqual(process.versions.node.split('.')[0], '8');\n  });\n});\n",
+    );
+    let commit = repo.commit("a project of 2017");
+    let mut request = RunRequest::new(
+        repo.path(),
+        commit,
+        Language::Node,
+        vec!["npm".to_string(), "test".to_string()],
+    );
+    request.resolve_before = Some("2017-09-01T00:00:00Z".into());
+    let record = sandbox.run(&request).await.expect("run");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+    let choice = record.interpreter.as_ref().expect("the Node chosen");
+    assert_eq!(
+        (choice.version.as_str(), choice.image.as_str()),
+        ("8", NODE8)
+    );
+    assert!(
+        choice.because.contains(".travis.yml node_js"),
+        "{}",
+        choice.because
+    );
+    let deps = record.dependencies.as_ref().expect("prepared");
+    let npm = deps.package_manager.as_ref().expect("the manager named");
+    assert!(
+        npm.version.as_deref().is_some_and(|v| v.starts_with("6.")),
+        "Node 8's npm is npm 6: {npm:?}"
+    );
+    assert!(deps.installed > 0, "{deps:?}");
+}
