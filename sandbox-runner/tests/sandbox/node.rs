@@ -634,7 +634,9 @@ async fn a_declared_pnpm_that_does_not_run_on_the_images_node_gives_way_to_its_l
 /// `>=6`, no lock file, mocha 3) runs on the newest Node its CI tested that the sandbox has,
 /// prepared by that Node's own npm, and the record names the choice and the declaration —
 /// not on the newest image, where the tests of its era break (BugsJS' bower on Node 22:
-/// `ReferenceError: primordials is not defined`).
+/// `ReferenceError: primordials is not defined`). A release resolved now that does not run
+/// on that Node (its engines exclude it) gives way to the newest its dependents allow that
+/// does (bower's request 2.36 and today's tough-cookie: `SyntaxError: Unexpected token =`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_project_of_2017_runs_on_the_node_its_ci_tested_with_that_nodes_npm() {
     const NODE8: &str = "proven-sandbox-node8:local";
@@ -653,12 +655,12 @@ async fn a_project_of_2017_runs_on_the_node_its_ci_tested_with_that_nodes_npm() 
     let repo = TestRepo::new();
     repo.write(
         "package.json",
-        r#"{"name": "of-2017", "version": "1.0.0", "engines": {"node": ">=6"}, "scripts": {"test": "mocha"}, "devDependencies": {"mocha": "^3.5.0"}}"#,
+        r#"{"name": "of-2017", "version": "1.0.0", "engines": {"node": ">=6"}, "scripts": {"test": "mocha"}, "dependencies": {"request": "~2.36.0"}, "devDependencies": {"mocha": "^3.5.0"}}"#,
     )
     .write(".travis.yml", "language: node_js\nnode_js:\n  - '6'\n  - '8'\n")
     .write(
         "test/version.js",
-        "var assert = require('assert');\ndescribe('the Node of its era', function () {\n  it('is the one its CI tested', function () {\n    assert.strictEqual(process.versions.node.split('.')[0], '8');\n  });\n});\n",
+        "var assert = require('assert');\ndescribe('the Node of its era', function () {\n  it('is the one its CI tested', function () {\n    assert.strictEqual(process.versions.node.split('.')[0], '8');\n  });\n  it('has releases that run on it', function () {\n    assert.strictEqual(require('tough-cookie/package.json').version.split('.')[0], '4');\n    require('tough-cookie');\n  });\n});\n",
     );
     let commit = repo.commit("a project of 2017");
     let mut request = RunRequest::new(
@@ -692,4 +694,13 @@ async fn a_project_of_2017_runs_on_the_node_its_ci_tested_with_that_nodes_npm() 
         "Node 8's npm is npm 6: {npm:?}"
     );
     assert!(deps.installed > 0, "{deps:?}");
+    // request 2.36's open `"tough-cookie": ">=0.12.0"` resolves today to a release that
+    // needs Node 16; the newest the range allows that runs on Node 8 takes its place.
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("tough-cookie 4.1.4") && n.contains("engines >=16")),
+        "{:?}",
+        deps.notes
+    );
 }

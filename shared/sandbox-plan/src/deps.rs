@@ -446,6 +446,16 @@ fn plan_node(
                 .is_some_and(|(_, v)| !v.contains('.'))
     });
     plan.resolve_before = before.map(str::to_string);
+    if let (true, Some(at)) = (unpinned_npm, before) {
+        // The script says the same (one note in the record), and when the registry has no
+        // release that old, that it resolved now instead.
+        let now = "no package-lock.json: versions resolved now, not pinned by the project";
+        for note in plan.notes.iter_mut().filter(|n| *n == now) {
+            *note = format!(
+                "no package-lock.json: versions resolved as of {at}, not pinned by the project"
+            );
+        }
+    }
     let json = serde_json::json!({
         "files": files,
         "refused": refused,
@@ -1173,6 +1183,12 @@ mod tests {
         let (plan, json) = node_plan(&[("package.json", package)], Some("2017-06-01T00:00:00Z"));
         assert_eq!(json["before"], "2017-06-01T00:00:00Z");
         assert_eq!(plan.resolve_before.as_deref(), Some("2017-06-01T00:00:00Z"));
+        assert_eq!(
+            plan.notes,
+            [
+                "no package-lock.json: versions resolved as of 2017-06-01T00:00:00Z, not pinned by the project"
+            ]
+        );
         let lock = r#"{"lockfileVersion": 1, "dependencies": {}}"#;
         let (plan, json) = node_plan(
             &[("package.json", package), ("package-lock.json", lock)],

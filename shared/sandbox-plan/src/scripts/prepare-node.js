@@ -46,7 +46,7 @@ function run(cmd, args, env) {
       PATH: tools + '/bin:' + process.env.PATH,
     }, env || {}),
   });
-  return { code: r.status === null ? 124 : r.status, text: (r.stdout || '') + (r.stderr || '') + (r.error ? String(r.error) : '') };
+  return { code: r.status === null ? 124 : r.status, out: r.stdout || '', text: (r.stdout || '') + (r.stderr || '') + (r.error ? String(r.error) : '') };
 }
 
 function npm(args) {
@@ -189,7 +189,6 @@ function installWithNpm() {
       // what it copied with its own day) has no release "before" it: resolved now, said so.
       if (r.code !== 0 && before && /Enjoy By date|ETARGET|notarget/.test(r.text)) {
         const why = (/No matching version found for \S+/.exec(r.text) || [tail(r.text, 1)])[0];
-        report.notes = report.notes.map((n) => n.replace('resolved as of ' + before, 'resolved now'));
         report.notes.push('versions could not be resolved as of ' + before + ' (' + why + ' before it: the registry\'s publish times do not reach back to that date): resolved now');
         before = null;
         continue;
@@ -217,6 +216,105 @@ function installWithNpm() {
     fail('npm ci failed: ' + tail(r.text));
   }
   fail('npm could not install the dependencies after dropping ' + report.not_prepared.length + ' packages');
+}
+
+// npm's own semver (every npm bundles it), or null.
+function npmSemver() {
+  try {
+    const cli = fs.realpathSync(run('sh', ['-c', 'command -v npm']).out.trim());
+    return require(path.join(path.dirname(cli), '..', 'node_modules', 'semver'));
+  } catch (e) {
+    return null;
+  }
+}
+
+// Every package.json the install placed (nested node_modules too), with its directory.
+function installedManifests() {
+  const found = [];
+  const visit = (modules, depth) => {
+    let names;
+    try {
+      names = fs.readdirSync(modules);
+    } catch (e) {
+      return;
+    }
+    for (const name of names) {
+      if (name.startsWith('.')) continue;
+      const dirs = name.startsWith('@') ? fs.readdirSync(path.join(modules, name)).map((n) => path.join(name, n)) : [name];
+      for (const d of dirs) {
+        const dir = path.join(modules, d);
+        try {
+          found.push({ dir: dir, pkg: JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) });
+        } catch (e) {
+          continue;
+        }
+        if (depth < 12) visit(path.join(dir, 'node_modules'), depth + 1);
+      }
+    }
+  };
+  visit(path.join(work, 'node_modules'), 0);
+  return found;
+}
+
+// Releases resolved now whose engines.node this Node does not meet (a 2014 project's open
+// `"tough-cookie": ">=0.12.0"` resolves to a release of today that needs Node 16) give way to
+// the newest release every dependent's range allows that runs here: pinned at the top of the
+// project, where npm hoists it and each dependent finds it, and installed again. Resolving
+// as of the base's date does this where the registry's publish times reach back; this is
+// for where they do not (or npm has no --before). At most 3 rounds.
+function releasesForThisNode() {
+  const semver = npmSemver();
+  if (!semver) return;
+  for (let round = 0; round < 3; round++) {
+    const installed = installedManifests();
+    const ranges = {};
+    const want = (deps) => Object.keys(deps || {}).forEach((n) => {
+      const r = deps[n];
+      if (typeof r === 'string' && semver.validRange(r)) (ranges[n] = ranges[n] || []).push(r);
+    });
+    for (const f of manifests) {
+      const pkg = readJson(f);
+      want(pkg.dependencies);
+      want(pkg.devDependencies);
+      want(pkg.optionalDependencies);
+    }
+    for (const i of installed) {
+      want(i.pkg.dependencies);
+      want(i.pkg.optionalDependencies);
+    }
+    const misfits = {};
+    for (const i of installed) {
+      const e = i.pkg.engines && i.pkg.engines.node;
+      if (typeof e === 'string' && semver.validRange(e) && !semver.satisfies(process.version, e) && i.pkg.name) misfits[i.pkg.name] = i.pkg.version + ' (engines ' + e + ')';
+    }
+    const root = readJson('package.json');
+    root.dependencies = root.dependencies || {};
+    const pinned = [];
+    for (const name of Object.keys(misfits).slice(0, 30)) {
+      const asked = ranges[name] || ['*'];
+      const r = run('npm', ['view', name + '@' + asked[0], 'version', 'engines', '--json', '--loglevel=error']);
+      let list;
+      try {
+        list = JSON.parse(r.out);
+      } catch (e) {
+        continue;
+      }
+      list = (Array.isArray(list) ? list : [list]).filter((v) => v && typeof v.version === 'string'
+        && asked.every((rg) => semver.satisfies(v.version, rg))
+        && !(v.engines && typeof v.engines.node === 'string' && semver.validRange(v.engines.node) && !semver.satisfies(process.version, v.engines.node)));
+      list.sort((a, b) => semver.rcompare(a.version, b.version));
+      if (list.length === 0 || root.dependencies[name] === list[0].version) continue;
+      root.dependencies[name] = list[0].version;
+      pinned.push(name + ' ' + list[0].version + ' for ' + misfits[name]);
+    }
+    if (pinned.length === 0) return;
+    writeJson('package.json', root);
+    report.notes.push('releases that do not run on Node ' + process.version + ' replaced by the newest the ranges allow that do: ' + pinned.join('; '));
+    removeFile(path.join(work, 'package-lock.json'));
+    let r = npm(['install', '--package-lock-only']);
+    if (r.code === 0) r = npm(['ci']);
+    if (r.code !== 0) fail('npm ci failed after replacing releases that do not run on Node ' + process.version + ': ' + tail(r.text));
+  }
 }
 
 function fail(message) {
@@ -412,6 +510,7 @@ if (choice.manager === 'npm') {
     report.notes.push('pnpm\'s catalog: and workspace: ranges translated for npm (the catalog\'s range; the local package as an npm workspace)');
   }
   installWithNpm();
+  if (report.resolved) releasesForThisNode();
 } else {
   let got = installManager(choice.install);
   // Installed but not running on this Node (pnpm 11 needs Node 22): the major of the lock
