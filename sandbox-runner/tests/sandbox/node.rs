@@ -704,3 +704,62 @@ async fn a_project_of_2017_runs_on_the_node_its_ci_tested_with_that_nodes_npm() 
         deps.notes
     );
 }
+
+/// Proven's own tests are node:test files, run with `node --test`, which Node has only from
+/// 18: on the image of an older Node (a project of 2016 runs on the Node of its era) the same
+/// command runs them, selects by `--test-name-pattern`, prints node's TAP summary and names
+/// the failing test — without it, `node: bad option: --test` and nothing is proved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_test_file_runs_on_a_node_before_18() {
+    const NODE8: &str = "proven-sandbox-node8:local";
+    let sandbox = support::sandbox(&[Language::Node], |config| {
+        config.node_images = vec![("8".into(), NODE8.into())];
+    })
+    .await;
+    if sandbox.docker().inspect_image(NODE8).await.is_err() {
+        proven_sandbox::images::build_local_named(&["node8"])
+            .await
+            .expect("the node8 image builds");
+    }
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name": "of-2016", "version": "1.0.0", "engines": {"node": ">=4"}}"#,
+    )
+    .write(".travis.yml", "language: node_js\nnode_js:\n  - '8'\n")
+    .write("lib.js", "exports.seconds = (text) => parseInt(text, 10);\n");
+    let commit = repo.commit("a project of 2016");
+    let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { seconds } = require('../lib.js');\n\ntest('two seconds', () => {\n  assert.strictEqual(seconds('2s'), 2);\n});\ntest('on its era', () => {\n  assert.strictEqual(process.versions.node.split('.')[0], '8');\n});\ntest('another', () => {\n  assert.fail('never selected');\n});\n";
+    let mut command = node_test("test/seconds.test.js");
+    command.insert(3, "--test-name-pattern=^two seconds$".into());
+    command.insert(3, "--test-name-pattern=^on its era$".into());
+    let record = sandbox
+        .run(
+            &RunRequest::new(repo.path(), commit.clone(), Language::Node, command.clone())
+                .with_file("test/seconds.test.js", test),
+        )
+        .await
+        .expect("run");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+    assert_eq!(record.tests.map(|t| (t.passed, t.failed)), Some((2, 0)));
+    let failing = test.replace("seconds('2s'), 2", "seconds('2s'), 3");
+    let record = sandbox
+        .run(
+            &RunRequest::new(repo.path(), commit, Language::Node, command)
+                .with_file("test/seconds.test.js", failing),
+        )
+        .await
+        .expect("run");
+    assert_eq!(
+        record.outcome,
+        Outcome::TestFailed,
+        "{}",
+        support::output(&record)
+    );
+    assert_eq!(record.failing, ["two seconds"]);
+}

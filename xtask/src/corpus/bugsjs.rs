@@ -437,7 +437,8 @@ impl JsBug {
     }
 
     /// A node:test file beside the bug's first test file that runs `command` (the
-    /// project's mocha) from the tree's root and passes when it does.
+    /// project's mocha) from the tree's root and passes when it does. Written for Node 4 and
+    /// newer (no destructuring): the project runs on the Node of its era.
     fn prover_test(&self, tag: &str, command: &str) -> Result<ProverTest, String> {
         let first = self
             .test_files()
@@ -469,7 +470,7 @@ impl JsBug {
              const test = require('node:test');\n\
              const assert = require('node:assert');\n\
              const path = require('node:path');\n\
-             const {{ spawnSync }} = require('node:child_process');\n\
+             const spawnSync = require('node:child_process').spawnSync;\n\
              \n\
              test({title}, () => {{\n  \
                const root = path.resolve(__dirname, {root});\n  \
