@@ -727,7 +727,10 @@ async fn a_node_test_file_runs_on_a_node_before_18() {
         r#"{"name": "of-2016", "version": "1.0.0", "engines": {"node": ">=4"}}"#,
     )
     .write(".travis.yml", "language: node_js\nnode_js:\n  - '8'\n")
-    .write("lib.js", "exports.seconds = (text) => parseInt(text, 10);\n");
+    .write(
+        "lib.js",
+        "exports.seconds = (text) => parseInt(text, 10);\n",
+    );
     let commit = repo.commit("a project of 2016");
     let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { seconds } = require('../lib.js');\n\ntest('two seconds', () => {\n  assert.strictEqual(seconds('2s'), 2);\n});\ntest('on its era', () => {\n  assert.strictEqual(process.versions.node.split('.')[0], '8');\n});\ntest('another', () => {\n  assert.fail('never selected');\n});\n";
     let mut command = node_test("test/seconds.test.js");
