@@ -19,6 +19,10 @@
 use proven_lockfile::pins::{Wanted, normalise_name};
 use serde_json::Value;
 
+/// What `.[*]` stands for: every extra the project declares (`flit install`,
+/// `poetry install --all-extras`).
+pub const ALL_EXTRAS: &str = "*";
+
 /// Tools CI installs to build, upload or report, never imported by the tests.
 const NOT_FOR_TESTS: &[&str] = &[
     "pip",
@@ -574,12 +578,12 @@ fn flit_install(words: &[&str]) -> Option<String> {
         return None;
     }
     match deps {
-        "all" => extras = vec![crate::python::ALL_EXTRAS],
+        "all" => extras = vec![ALL_EXTRAS],
         "develop" => extras.extend(["test", "doc", "dev"]),
         _ => {}
     }
     if extras.contains(&"all") {
-        extras = vec![crate::python::ALL_EXTRAS];
+        extras = vec![ALL_EXTRAS];
     }
     Some(if extras.is_empty() {
         "-e .".to_string()

@@ -80,9 +80,7 @@ pub struct PythonPlan {
     other_extras: Vec<(String, Vec<Requirement>)>,
 }
 
-/// What `.[*]` stands for: every extra the project declares (`flit install`,
-/// `poetry install --all-extras`).
-pub const ALL_EXTRAS: &str = "*";
+pub use crate::ci_install::ALL_EXTRAS;
 
 fn read(src: &Path, rel: &str) -> Option<String> {
     let path = src.join(rel);
