@@ -8,7 +8,7 @@ use std::path::Path;
 
 use proven_store::{QuestionRow, StoreError};
 
-use crate::Checkout;
+use crate::files::Checkout;
 use proven_review::core::outcome::blocking;
 use proven_review::core::step::StepContext;
 use proven_review::core::trace::Trace;
@@ -63,7 +63,7 @@ impl QuestionRunner {
             .await
             .map_err(|e| e.to_string())??;
         let mut trace = Trace::new(q.id.clone());
-        let mut answer = crate::ask(agents, &checkout, (&q.question, &q.rev), &mut trace)
+        let mut answer = crate::flow::ask(agents, &checkout, (&q.question, &q.rev), &mut trace)
             .await
             .map_err(|e| e.to_string())?;
         // The caller named the repository; the mirror's directory is this worker's own.

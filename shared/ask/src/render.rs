@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::{Answer, ClaimStatus};
+use crate::answer::{Answer, ClaimStatus};
 
 fn status(s: ClaimStatus) -> &'static str {
     match s {
