@@ -8,11 +8,11 @@ fn images(majors: &[&str]) -> Vec<(String, String)> {
 }
 
 fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("a temp dir");
     for (rel, text) in files {
         let path = dir.path().join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
     }
     dir
 }
@@ -42,7 +42,8 @@ fn a_project_runs_on_the_newest_node_its_ci_tests_that_the_sandbox_has() {
         ("package.json", r#"{"engines": {"node": ">=4"}}"#),
     ]);
     let wants = node_wants(dir.path());
-    let choice = choose_node(&wants, &images(OLD_AND_NEW), Some("2017-01-10T00:00:00Z")).unwrap();
+    let choice = choose_node(&wants, &images(OLD_AND_NEW), Some("2017-01-10T00:00:00Z"))
+        .expect("a Node chosen");
     assert_eq!(
         (choice.version.as_str(), choice.image.as_str()),
         ("6", "node6")
@@ -61,7 +62,8 @@ fn a_ci_of_versions_older_than_every_image_gets_the_nearest_newer_one() {
         (".travis.yml", "node_js:\n  - '0.10'\n  - '0.11'\n"),
         ("package.json", r#"{"engines": {"node": ">= 0.10.0"}}"#),
     ]);
-    let choice = choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).unwrap();
+    let choice =
+        choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).expect("a Node chosen");
     assert_eq!(choice.image, "node4");
     assert!(
         choice.because.contains("nearest newer"),
@@ -83,7 +85,8 @@ fn an_engines_range_no_image_meets_is_set_aside() {
             r#"{"engines": {"node": ">=0.10 <=0.12 || >=1 <=2"}}"#,
         ),
     ]);
-    let choice = choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).unwrap();
+    let choice =
+        choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).expect("a Node chosen");
     assert_eq!(choice.image, "node4");
 }
 
@@ -93,7 +96,8 @@ fn a_pinned_version_wins_and_is_met_by_its_own_or_the_nearest_newer_image() {
         (".nvmrc", "lts/dubnium\n"),
         (".travis.yml", "node_js: [6, 8]\n"),
     ]);
-    let choice = choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).unwrap();
+    let choice =
+        choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).expect("a Node chosen");
     assert_eq!(choice.image, "node10");
     assert!(
         choice.because.contains(".nvmrc lts/dubnium"),
@@ -101,7 +105,8 @@ fn a_pinned_version_wins_and_is_met_by_its_own_or_the_nearest_newer_image() {
         choice.because
     );
     let dir = tree(&[(".node-version", "v9.2.0\n")]);
-    let choice = choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).unwrap();
+    let choice =
+        choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).expect("a Node chosen");
     assert_eq!(choice.image, "node10");
     assert!(choice.because.contains("no image of"), "{}", choice.because);
 }
@@ -110,14 +115,16 @@ fn a_pinned_version_wins_and_is_met_by_its_own_or_the_nearest_newer_image() {
 fn an_open_range_takes_the_newest_node_released_before_the_base() {
     let dir = tree(&[("package.json", r#"{"engines": {"node": ">=4"}}"#)]);
     let wants = node_wants(dir.path());
-    let choice = choose_node(&wants, &images(OLD_AND_NEW), Some("2017-03-01T00:00:00Z")).unwrap();
+    let choice = choose_node(&wants, &images(OLD_AND_NEW), Some("2017-03-01T00:00:00Z"))
+        .expect("a Node chosen");
     assert_eq!(choice.image, "node6");
     assert!(choice.because.contains("2017-03-01"), "{}", choice.because);
     // A young base (no date): the newest the range allows.
-    let choice = choose_node(&wants, &images(OLD_AND_NEW), None).unwrap();
+    let choice = choose_node(&wants, &images(OLD_AND_NEW), None).expect("a Node chosen");
     assert_eq!(choice.image, "node22");
     // A base older than every image: the oldest.
-    let choice = choose_node(&wants, &images(&["8", "22"]), Some("2016-01-01")).unwrap();
+    let choice =
+        choose_node(&wants, &images(&["8", "22"]), Some("2016-01-01")).expect("a Node chosen");
     assert_eq!(choice.image, "node8");
 }
 
@@ -134,7 +141,7 @@ fn nothing_declared_on_a_young_base_is_the_default_image() {
         &images(OLD_AND_NEW),
         Some("2019-06-01"),
     )
-    .unwrap();
+    .expect("a Node chosen");
     assert_eq!(choice.image, "node12");
 }
 
@@ -147,7 +154,8 @@ fn a_workflow_matrix_is_read_and_the_engines_range_bounds_it() {
         ),
         ("package.json", r#"{"engines": {"node": "^14 || ^16"}}"#),
     ]);
-    let choice = choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).unwrap();
+    let choice =
+        choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).expect("a Node chosen");
     assert_eq!(choice.image, "node16");
 }
 
