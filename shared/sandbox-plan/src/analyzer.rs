@@ -218,6 +218,13 @@ impl Analysis {
     }
 }
 
+/// ESLint's JSON made small (its files' sources and fixes left out: a long file's would cut
+/// the output) and one file a line; ES5, for the oldest Node a project may run on.
+const ESLINT_COMPACT: &str = r#"var r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+r.forEach(function (f) { console.log(JSON.stringify([{ filePath: f.filePath,
+  messages: (f.messages || []).map(function (m) { return { ruleId: m.ruleId, fatal: m.fatal,
+    severity: m.severity, message: m.message, line: m.line, column: m.column }; }) }])); });"#;
+
 /// ESLint's run: the tree's own configuration and its own eslint (the dev dependency the
 /// Node preparation installed), on the paths given as arguments that exist on this side;
 /// without either, the reason (and no version, no diagnostic).
@@ -235,14 +242,16 @@ fn eslint_script() -> String {
          n=$#; while [ \"$n\" -gt 0 ]; do p=$1; shift; n=$((n-1)); [ -f \"$p\" ] && set -- \"$@\" \"./$p\"; done\n\
          if [ $# = 0 ]; then echo \"{EXIT_MARKER}0\"; exit 0; fi\n\
          echo \"{ROOT_MARKER}$(pwd)\"\n\
-         \"$e\" --format json \"$@\" 2>/tmp/proven-eslint.err; code=$?; echo\n\
+         rm -f /tmp/proven-eslint.json\n\
+         \"$e\" --format json -o /tmp/proven-eslint.json \"$@\" 2>/tmp/proven-eslint.err; code=$?\n\
+         [ ! -f /tmp/proven-eslint.json ] || node -e '{ESLINT_COMPACT}' /tmp/proven-eslint.json\n\
          [ \"$code\" -le 1 ] || tail -n 20 /tmp/proven-eslint.err\n\
          echo \"{EXIT_MARKER}$code\""
     )
 }
 
-/// ESLint's `--format json` line: per file (by absolute path, made relative to `root`),
-/// its messages of severity 1 (warn) and 2 (error), each by its rule; a parse error (no
+/// A line of ESLint's `--format json` (one file a line, [`ESLINT_COMPACT`]): per file (by
+/// absolute path, made relative to `root`), its messages of severity 1 (warn) and 2 (error), each by its rule; a parse error (no
 /// rule, fatal) is code `eslint`. Other messages without a rule (a file its configuration
 /// ignores, an unused disable directive) are not diagnostics of the code.
 fn eslint_json(root: &str, line: &str) -> Vec<Diagnostic> {
