@@ -238,7 +238,9 @@ fn eslint_script() -> String {
          e=node_modules/.bin/eslint\n\
          if [ ! -x \"$e\" ]; then echo \"{SKIPPED_MARKER}the tree has an ESLint configuration ($cfg) but no eslint installed (node_modules/.bin/eslint: not among its dev dependencies)\"; exit 0; fi\n\
          [ -z \"$legacy\" ] || export ESLINT_USE_FLAT_CONFIG=false\n\
-         echo \"{VERSION_MARKER}ESLint $(\"$e\" --version 2>&1)\"\n\
+         v=$(\"$e\" --version 2>/dev/null | head -n 1)\n\
+         if [ -z \"$v\" ]; then echo \"{SKIPPED_MARKER}node_modules/.bin/eslint --version answered nothing (does it run on this Node?)\"; exit 0; fi\n\
+         echo \"{VERSION_MARKER}ESLint $v\"\n\
          n=$#; while [ \"$n\" -gt 0 ]; do p=$1; shift; n=$((n-1)); [ -f \"$p\" ] && set -- \"$@\" \"./$p\"; done\n\
          if [ $# = 0 ]; then echo \"{EXIT_MARKER}0\"; exit 0; fi\n\
          echo \"{ROOT_MARKER}$(pwd)\"\n\
