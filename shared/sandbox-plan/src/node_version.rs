@@ -85,7 +85,7 @@ fn released(v: &[u32]) -> String {
         return (*day).to_string();
     }
     let major = line[0].max(4);
-    let month = if major.is_multiple_of(2) { "04" } else { "10" };
+    let month = if major % 2 == 0 { "04" } else { "10" };
     format!("{}-{month}-30", 2015 + (major - 4) / 2)
 }
 
@@ -161,10 +161,10 @@ pub fn node_wants(src: &Path) -> NodeWants {
             continue;
         };
         for item in crate::ci_matrix::items(&text, keys) {
-            if let Some(v) = version(&item)
-                && !wants.tested.iter().any(|(t, _)| line_of(t) == line_of(&v))
-            {
-                wants.tested.push((v, format!("{file} {}", keys[0])));
+            if let Some(v) = version(&item) {
+                if !wants.tested.iter().any(|(t, _)| line_of(t) == line_of(&v)) {
+                    wants.tested.push((v, format!("{file} {}", keys[0])));
+                }
             }
         }
     }

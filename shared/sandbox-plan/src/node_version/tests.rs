@@ -8,11 +8,11 @@ fn images(majors: &[&str]) -> Vec<(String, String)> {
 }
 
 fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("a temp dir");
+    let dir = tempfile::tempdir().unwrap();
     for (rel, text) in files {
         let path = dir.path().join(rel);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     }
     dir
 }
@@ -42,8 +42,7 @@ fn a_project_runs_on_the_newest_node_its_ci_tests_that_the_sandbox_has() {
         ("package.json", r#"{"engines": {"node": ">=4"}}"#),
     ]);
     let wants = node_wants(dir.path());
-    let choice = choose_node(&wants, &images(OLD_AND_NEW), Some("2017-01-10T00:00:00Z"))
-        .expect("a Node chosen");
+    let choice = choose_node(&wants, &images(OLD_AND_NEW), Some("2017-01-10T00:00:00Z")).unwrap();
     assert_eq!(
         (choice.version.as_str(), choice.image.as_str()),
         ("6", "node6")
@@ -62,8 +61,7 @@ fn a_ci_of_versions_older_than_every_image_gets_the_nearest_newer_one() {
         (".travis.yml", "node_js:\n  - '0.10'\n  - '0.11'\n"),
         ("package.json", r#"{"engines": {"node": ">= 0.10.0"}}"#),
     ]);
-    let choice =
-        choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).expect("a Node chosen");
+    let choice = choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).unwrap();
     assert_eq!(choice.image, "node4");
     assert!(
         choice.because.contains("nearest newer"),
@@ -85,8 +83,7 @@ fn an_engines_range_no_image_meets_is_set_aside() {
             r#"{"engines": {"node": ">=0.10 <=0.12 || >=1 <=2"}}"#,
         ),
     ]);
-    let choice =
-        choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).expect("a Node chosen");
+    let choice = choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).unwrap();
     assert_eq!(choice.image, "node4");
 }
 
@@ -96,8 +93,7 @@ fn a_pinned_version_wins_and_is_met_by_its_own_or_the_nearest_newer_image() {
         (".nvmrc", "lts/dubnium\n"),
         (".travis.yml", "node_js: [6, 8]\n"),
     ]);
-    let choice =
-        choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).expect("a Node chosen");
+    let choice = choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).unwrap();
     assert_eq!(choice.image, "node10");
     assert!(
         choice.because.contains(".nvmrc lts/dubnium"),
@@ -105,8 +101,7 @@ fn a_pinned_version_wins_and_is_met_by_its_own_or_the_nearest_newer_image() {
         choice.because
     );
     let dir = tree(&[(".node-version", "v9.2.0\n")]);
-    let choice =
-        choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).expect("a Node chosen");
+    let choice = choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).unwrap();
     assert_eq!(choice.image, "node10");
     assert!(choice.because.contains("no image of"), "{}", choice.because);
 }
@@ -115,16 +110,14 @@ fn a_pinned_version_wins_and_is_met_by_its_own_or_the_nearest_newer_image() {
 fn an_open_range_takes_the_newest_node_released_before_the_base() {
     let dir = tree(&[("package.json", r#"{"engines": {"node": ">=4"}}"#)]);
     let wants = node_wants(dir.path());
-    let choice = choose_node(&wants, &images(OLD_AND_NEW), Some("2017-03-01T00:00:00Z"))
-        .expect("a Node chosen");
+    let choice = choose_node(&wants, &images(OLD_AND_NEW), Some("2017-03-01T00:00:00Z")).unwrap();
     assert_eq!(choice.image, "node6");
     assert!(choice.because.contains("2017-03-01"), "{}", choice.because);
     // A young base (no date): the newest the range allows.
-    let choice = choose_node(&wants, &images(OLD_AND_NEW), None).expect("a Node chosen");
+    let choice = choose_node(&wants, &images(OLD_AND_NEW), None).unwrap();
     assert_eq!(choice.image, "node22");
     // A base older than every image: the oldest.
-    let choice =
-        choose_node(&wants, &images(&["8", "22"]), Some("2016-01-01")).expect("a Node chosen");
+    let choice = choose_node(&wants, &images(&["8", "22"]), Some("2016-01-01")).unwrap();
     assert_eq!(choice.image, "node8");
 }
 
@@ -141,7 +134,7 @@ fn nothing_declared_on_a_young_base_is_the_default_image() {
         &images(OLD_AND_NEW),
         Some("2019-06-01"),
     )
-    .expect("a Node chosen");
+    .unwrap();
     assert_eq!(choice.image, "node12");
 }
 
@@ -154,8 +147,7 @@ fn a_workflow_matrix_is_read_and_the_engines_range_bounds_it() {
         ),
         ("package.json", r#"{"engines": {"node": "^14 || ^16"}}"#),
     ]);
-    let choice =
-        choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).expect("a Node chosen");
+    let choice = choose_node(&node_wants(dir.path()), &images(OLD_AND_NEW), None).unwrap();
     assert_eq!(choice.image, "node16");
 }
 
