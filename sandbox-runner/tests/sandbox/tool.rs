@@ -1,5 +1,6 @@
 //! The tool evidence's analyzers in their images: pyflakes (pinned in the Python image),
-//! `go vet` (the Go toolchain's) and clippy (the Rust toolchain's) run as plain commands,
+//! `go vet` (the Go toolchain's), clippy (the Rust toolchain's) and the project's own ESLint
+//! (a dev dependency its Node preparation installs) run as plain commands,
 //! offline and hardened like tests, and their output reads back as the analyzer's version
 //! and its diagnostics.
 
@@ -11,6 +12,17 @@ use crate::support;
 
 /// `analyzer` on a one-commit repository of `files`, read back.
 async fn analyse(analyzer: Analyzer, files: &[(&str, &str)], paths: &[&str]) -> Analysis {
+    let (analysis, output) = analyse_as_it_ends(analyzer, files, paths).await;
+    assert_eq!(analysis.unfinished(analyzer), None, "{output}");
+    analysis
+}
+
+/// `analyzer` on a one-commit repository of `files`, read back however its run ended.
+async fn analyse_as_it_ends(
+    analyzer: Analyzer,
+    files: &[(&str, &str)],
+    paths: &[&str],
+) -> (Analysis, String) {
     let language = analyzer.language();
     let sandbox = support::sandbox(&[language], |_| {}).await;
     let repo = TestRepo::new();
@@ -25,14 +37,8 @@ async fn analyse(analyzer: Analyzer, files: &[(&str, &str)], paths: &[&str]) -> 
         .await
         .expect("runs");
     support::assert_container_gone(&sandbox, &record).await;
-    let analysis = analyzer.read(&support::output(&record));
-    assert_eq!(
-        analysis.unfinished(analyzer),
-        None,
-        "{}",
-        support::output(&record)
-    );
-    analysis
+    let output = support::output(&record);
+    (analyzer.read(&output), output)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -111,4 +117,57 @@ async fn clippy_in_the_rust_image_reads_its_lint_by_code() {
         .find(|d| d.code == "clippy::needless_return")
         .unwrap_or_else(|| panic!("{a:?}"));
     assert_eq!((d.path.as_str(), d.line), ("src/lib.rs", 2));
+}
+
+const ESLINT_PACKAGE: &str = r#"{"name":"lint-me","version":"1.0.0","private":true,"devDependencies":{"eslint":"9.39.1","@eslint/js":"9.39.1"}}
+"#;
+const ESLINT_CONFIG: &str = "const js = require('@eslint/js');\n\nmodule.exports = [\n  js.configs.recommended,\n  { languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },\n];\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_projects_own_eslint_with_its_configuration_reads_its_rules_on_the_given_file() {
+    let lib = "const unused = 1;\n\nfunction total(items) {\n  return items.length + missing;\n}\n\nmodule.exports = total;\n";
+    let a = analyse(
+        Analyzer::Eslint,
+        &[
+            ("package.json", ESLINT_PACKAGE),
+            ("eslint.config.js", ESLINT_CONFIG),
+            ("lib/total.js", lib),
+            // Not given: not read.
+            ("lib/other.js", "const alsoUnused = 2;\n"),
+        ],
+        &["lib/total.js", "lib/gone.js"],
+    )
+    .await;
+    assert_eq!(a.version.as_deref(), Some("ESLint v9.39.1"), "{a:?}");
+    let found: Vec<(&str, u32, &str)> = a
+        .diagnostics
+        .iter()
+        .map(|d| (d.path.as_str(), d.line, d.code.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("lib/total.js", 1, "no-unused-vars"),
+            ("lib/total.js", 4, "no-undef")
+        ]
+    );
+    assert_eq!(a.diagnostics[1].message, "'missing' is not defined.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tree_without_an_eslint_configuration_or_eslint_shows_why_and_nothing_else() {
+    let lib = "const unused = 1;\n";
+    let (a, _) = analyse_as_it_ends(Analyzer::Eslint, &[("lib/a.js", lib)], &["lib/a.js"]).await;
+    assert!(a.diagnostics.is_empty(), "{a:?}");
+    let why = a.unfinished(Analyzer::Eslint).unwrap_or_default();
+    assert!(why.contains("no ESLint configuration"), "{why}");
+    let (a, _) = analyse_as_it_ends(
+        Analyzer::Eslint,
+        &[("eslint.config.js", ESLINT_CONFIG), ("lib/a.js", lib)],
+        &["lib/a.js"],
+    )
+    .await;
+    assert!(a.diagnostics.is_empty(), "{a:?}");
+    let why = a.unfinished(Analyzer::Eslint).unwrap_or_default();
+    assert!(why.contains("no eslint installed"), "{why}");
 }

@@ -106,7 +106,7 @@ pub struct Config {
     /// Scout Intent chooses a plan (`scout_intent`); off: every review in full.
     pub scout_intent: bool,
     /// The tool evidence's analyzers that run, by name (`tool_analyzers`: pyflakes, go-vet,
-    /// clippy), each for the change's files of its language.
+    /// clippy, eslint), each for the change's files of its language.
     pub tool_analyzers: Vec<String>,
     /// Scout Intent's plans, path rules, prose suffixes and doubled classes.
     pub scout: ScoutSettings,

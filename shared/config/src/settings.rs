@@ -1131,12 +1131,14 @@ pub static SETTINGS: &[Setting] = &[
     Setting {
         key: "tool_analyzers",
         env: "PROVEN_TOOL_ANALYZERS",
-        default: Some("pyflakes, go-vet, clippy"),
-        allowed: Allowed::ListOf(&["pyflakes", "go-vet", "clippy"]),
+        default: Some("pyflakes, go-vet, clippy, eslint"),
+        allowed: Allowed::ListOf(&["pyflakes", "go-vet", "clippy", "eslint"]),
         repository: true,
         doc: "The analyzers of the tool evidence, each run in the sandbox on the base and on the change \
               when the change adds or modifies a file of its language: pyflakes (Python), go-vet (Go), \
-              clippy (Rust). A diagnostic on a line the change adds that the same analyzer at the same \
+              clippy (Rust), eslint (Node: JavaScript and TypeScript files, the project's own eslint, \
+              a dev dependency its preparation installs, with its own configuration; a tree without \
+              either is named as not seen). A diagnostic on a line the change adds that the same analyzer at the same \
               version does not report on the base is a `tool` finding. Empty: none.",
     },
     Setting {

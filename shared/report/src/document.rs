@@ -720,7 +720,7 @@ pub struct Evidence {
 /// on both sides; on the change it reports the diagnostic, on the base it does not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolRef {
-    /// pyflakes, go vet, clippy.
+    /// pyflakes, go vet, clippy, ESLint.
     pub analyzer: String,
     /// The analyzer's own `--version` answer, asked in the run's container.
     pub version: String,

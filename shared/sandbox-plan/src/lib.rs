@@ -17,7 +17,7 @@
 //! - the run's key ([`key`]), the tree as data ([`tree`]), the record of a run and the rule
 //!   that turns how it ended into its outcome ([`record`]), the test runner's own summary
 //!   ([`tally`]), the captured output ([`output`]), the proof rule ([`proof`]);
-//! - the tool evidence's analyzers (pyflakes, go vet, clippy): their commands, versions and
+//! - the tool evidence's analyzers (pyflakes, go vet, clippy, ESLint): their commands, versions and
 //!   diagnostics ([`analyzer`]);
 //! - reading a file a container wrote ([`written`]) and the test tools a prepared
 //!   environment holds ([`tools`]).

@@ -150,7 +150,7 @@ fn plan_line_band() -> serde_json::Value {
         second_reviewer: false,
         scout_intent: true,
         fixes: true,
-        analyzers: [false; 3],
+        analyzers: [false; 4],
     };
     let mut trace = Trace::new("t".to_string());
     plan(

@@ -15,6 +15,7 @@ use proven_sandbox::{Forwarder, Sandbox, SandboxConfig};
 use proven_store::ReviewRequest;
 use proven_store::testing::{Backend, TestStore};
 
+mod eslint;
 mod skeptic;
 
 const CARGO_TOML: &str = "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";

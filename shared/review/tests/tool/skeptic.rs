@@ -30,6 +30,7 @@ fn unused(name: &str, line: &str) -> String {
             message: format!("'{name}' imported but unused"),
         },
         text: line.into(),
+        previous: String::new(),
     };
     finding_id(&ToolResult::not_run(Analyzer::Pyflakes, ""), &seen)
 }

@@ -12,6 +12,7 @@ use proven_report::{
 use proven_sandbox::analyzer::Analyzer;
 use sha2::{Digest, Sha256};
 
+use super::suppress::suppression;
 use super::wire::{Seen, SkepticToolResult, ToolRefutation, ToolResult, ToolSays};
 use crate::core::step_name::Name;
 use crate::core::wire::{SkepticResult, SkepticVerdict, names_a_shown_artifact};
@@ -205,41 +206,6 @@ pub fn finding_id(r: &ToolResult, s: &Seen) -> String {
     format!("tool:{path}:{}", &id[..16])
 }
 
-/// The analyzer's own suppression of a diagnostic on its line, as its users write it (the
-/// comment), if the line carries one: `# noqa` (bare, or naming a pyflakes `F` code) as
-/// flake8 reads it around pyflakes; `//nolint` (bare, or naming `govet`) as golangci-lint
-/// reads it around vet. None for clippy: it applies `#[allow]` and `#[expect]` itself, so a
-/// lint it reported is not suppressed.
-pub fn suppression(analyzer: Analyzer, line: &str) -> Option<String> {
-    let (at, marker) = match analyzer {
-        Analyzer::Pyflakes => (line.find('#')?, "noqa"),
-        Analyzer::GoVet => (line.find("//")?, "nolint"),
-        Analyzer::Clippy => return None,
-    };
-    let comment = line[at..].trim_start_matches(['#', '/']).trim_start();
-    let rest = comment.get(..marker.len())?;
-    if !rest.eq_ignore_ascii_case(marker) {
-        return None;
-    }
-    let after = &comment[marker.len()..];
-    let names = match after.strip_prefix(':') {
-        None if after.is_empty() || after.starts_with(char::is_whitespace) => {
-            return Some(line[at..].trim().to_string());
-        }
-        None => return None,
-        Some(names) => names,
-    };
-    let applies = names
-        .split(|c: char| c == ',' || c.is_whitespace())
-        .filter(|n| !n.is_empty())
-        .take_while(|n| !n.starts_with("//"))
-        .any(|n| match analyzer {
-            Analyzer::Pyflakes => n.starts_with(['F', 'f']),
-            _ => n == "govet" || n == "all",
-        });
-    applies.then(|| line[at..].trim().to_string())
-}
-
 /// What Proven makes of the Skeptic's word on one finding: a refutation from the closed list
 /// holds only when the finding's line carries the analyzer's own suppression of it; a
 /// concession must name a run it was shown (`runs`).
@@ -267,7 +233,7 @@ pub fn settle(
         (
             Some(SkepticVerdict::Refuted),
             Some(ToolRefutation::Intended | ToolRefutation::FalsePositive),
-        ) => match suppression(analyzer, &seen.text) {
+        ) => match suppression(analyzer, seen) {
             Some(mark) => {
                 out.reason = format!(
                     "{}; its line carries the analyzer's own suppression: {mark}",
@@ -328,6 +294,7 @@ mod tests {
                 message: message.into(),
             },
             text: text.into(),
+            previous: String::new(),
         }
     }
 
@@ -445,25 +412,6 @@ mod tests {
 
     #[test]
     fn a_refutation_holds_only_with_the_analyzers_own_suppression_on_the_line() {
-        assert_eq!(
-            suppression(Analyzer::Pyflakes, "import os  # noqa").as_deref(),
-            Some("# noqa")
-        );
-        assert!(suppression(Analyzer::Pyflakes, "import os  # noqa: F401").is_some());
-        assert!(suppression(Analyzer::Pyflakes, "import os  # noqa: E501").is_none());
-        assert!(suppression(Analyzer::Pyflakes, "import os  # noqa-ish").is_none());
-        assert!(suppression(Analyzer::Pyflakes, "import os").is_none());
-        assert!(suppression(Analyzer::GoVet, "fmt.Printf(\"%d\", s) //nolint:govet").is_some());
-        assert!(suppression(Analyzer::GoVet, "fmt.Printf(\"%d\", s) //nolint:errcheck").is_none());
-        assert!(suppression(Analyzer::GoVet, "fmt.Printf(\"%d\", s) // nolint").is_some());
-        assert!(
-            suppression(
-                Analyzer::Clippy,
-                "return 7; // #[allow(clippy::needless_return)]"
-            )
-            .is_none()
-        );
-
         let says = |refutation| ToolSays {
             finding: "x".into(),
             said: crate::core::wire::SkepticSays {

@@ -116,7 +116,7 @@ async fn analyse(
         side(analyzer, "base", base),
         side(analyzer, "change", change),
     );
-    let added = lines(s, &mut base, &mut change).await?;
+    let added = lines(s, analyzer, &mut base, &mut change).await?;
     Ok(ToolResult {
         analyzer,
         base,
@@ -149,16 +149,19 @@ fn side(analyzer: Analyzer, name: &str, record: &RunRecord) -> ToolSide {
             .map(|diagnostic| Seen {
                 diagnostic,
                 text: String::new(),
+                previous: String::new(),
             })
             .collect(),
         unfinished,
     }
 }
 
-/// Fills in each diagnostic's line text from its side's file, and returns the lines the
-/// change adds to each file the change's run reports on.
+/// Fills in each diagnostic's line text from its side's file (ESLint's: and the line
+/// before's, where `eslint-disable-next-line` is written), and returns the lines the change
+/// adds to each file the change's run reports on.
 async fn lines(
     s: &ReviewStep<'_>,
+    analyzer: Analyzer,
     base: &mut ToolSide,
     change: &mut ToolSide,
 ) -> Result<BTreeMap<String, Vec<u32>>, StepError> {
@@ -190,15 +193,21 @@ async fn lines(
             .map(|l| l.trim().to_string())
             .unwrap_or_default()
     };
+    let fill = |d: &mut Seen, text: &str| {
+        d.text = line_of(text, d.diagnostic.line);
+        if analyzer == Analyzer::Eslint && d.diagnostic.line > 1 {
+            d.previous = line_of(text, d.diagnostic.line - 1);
+        }
+    };
     for d in &mut base.diagnostics {
         if let Some((text, _)) = texts.get(&d.diagnostic.path) {
-            d.text = line_of(text, d.diagnostic.line);
+            fill(d, text);
         }
     }
     let mut added = BTreeMap::new();
     for d in &mut change.diagnostics {
         if let Some((before, text)) = texts.get(&d.diagnostic.path) {
-            d.text = line_of(text, d.diagnostic.line);
+            fill(d, text);
             added
                 .entry(d.diagnostic.path.clone())
                 .or_insert_with(|| added_lines(before, text));

@@ -1,7 +1,7 @@
 //! `skeptic.tool`: the Skeptic on an analyzer's tool findings. It sees each finding's claim,
 //! the diagnostic, its line and the two runs, never anything else, and may refute one from
 //! a closed list: `intended` or `false_positive`. Proven settles either only by showing the
-//! analyzer's own suppression on that line ([`super::judge::suppression`]); anything else
+//! analyzer's own suppression on that line ([`super::suppress::suppression`]); anything else
 //! leaves the finding kept, with the Skeptic's words shown as refuted without evidence.
 
 use proven_pipeline::{Lease, Outcome, StepError};
@@ -44,6 +44,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
             "finding": super::judge::finding_id(&result, f),
             "path": f.diagnostic.path, "line": f.diagnostic.line, "code": f.diagnostic.code,
             "message": f.diagnostic.message, "line_text": f.text,
+            "line_before": (!f.previous.is_empty()).then_some(&f.previous),
         })).collect::<Vec<_>>(),
     }))
     .unwrap_or_default();

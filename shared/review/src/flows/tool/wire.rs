@@ -18,12 +18,16 @@ pub struct ToolJob {
 }
 
 /// One diagnostic and the text of its line on its side (trimmed; empty when the file could
-/// not be read there).
+/// not be read there), and for ESLint the line before's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Seen {
     #[serde(flatten)]
     pub diagnostic: Diagnostic,
     pub text: String,
+    /// The text of the line before (trimmed), for suppressions written there (ESLint's
+    /// `eslint-disable-next-line`); empty for other analyzers.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub previous: String,
 }
 
 /// One side's run read back.

@@ -32,7 +32,7 @@ pub struct PlanOptions {
     pub fixes: bool,
     /// The tool evidence's analyzers the settings name (`tool_analyzers`), by
     /// [`Analyzer::ALL`]'s order.
-    pub analyzers: [bool; 3],
+    pub analyzers: [bool; Analyzer::ALL.len()],
 }
 
 /// The plan entry a step belongs to: every step that runs is one of the plan's entries
@@ -359,10 +359,7 @@ fn tool_stage(
     for (analyzer, on) in Analyzer::ALL.into_iter().zip(o.analyzers) {
         let paths: Vec<String> = files
             .iter()
-            .filter(|f| {
-                !f.binary
-                    && crate::core::test_runs::language_of(&f.path) == Some(analyzer.language())
-            })
+            .filter(|f| !f.binary && analyzer.reads(&f.path))
             .map(|f| f.path.clone())
             .collect();
         if paths.is_empty() {

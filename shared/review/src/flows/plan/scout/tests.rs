@@ -50,7 +50,7 @@ const ALL: PlanOptions = PlanOptions {
     second_reviewer: false,
     scout_intent: true,
     fixes: true,
-    analyzers: [false; 3],
+    analyzers: [false; 4],
 };
 
 fn planned(files: &[FileFacts], options: PlanOptions, s: &ScoutSettings) -> (Planned, Trace) {
@@ -368,7 +368,7 @@ fn the_plan_lists_exactly_what_the_options_let_run() {
 fn the_plan_line_names_the_analyzers_of_the_languages_the_change_touches() {
     let files = [f("app/util.py"), f("src/lib.rs"), f("README.md")];
     let on = PlanOptions {
-        analyzers: [true, true, false],
+        analyzers: [true, true, false, false],
         ..ALL
     };
     let (p, trace) = planned(&files, on, &scout());
@@ -396,4 +396,37 @@ fn the_plan_line_names_the_analyzers_of_the_languages_the_change_touches() {
     // None of the change's languages has one on: no tool evidence.
     let (p, _) = planned(&[f("README.md"), f("src/lib.rs")], on, &scout());
     assert!(!runs(&p, "tool evidence") && p.analyzers.is_empty());
+}
+
+#[test]
+fn the_plan_line_names_eslint_for_the_javascript_and_typescript_files_the_change_touches() {
+    let files = [
+        f("web/app.ts"),
+        f("lib/a.js"),
+        f("app/util.py"),
+        f("README.md"),
+    ];
+    let on = PlanOptions {
+        analyzers: [false, false, false, true],
+        ..ALL
+    };
+    let (p, trace) = planned(&files, on, &scout());
+    let chosen: Vec<_> = p
+        .analyzers
+        .iter()
+        .map(|(a, paths)| (a.name(), paths.clone()))
+        .collect();
+    assert_eq!(
+        chosen,
+        [(
+            "eslint",
+            vec!["web/app.ts".to_string(), "lib/a.js".to_string()]
+        )]
+    );
+    let line = trace
+        .into_lines()
+        .into_iter()
+        .find(|(kind, _)| kind == "plan")
+        .expect("the plan line");
+    assert_eq!(line.1["analyzers"], serde_json::json!(["ESLint"]));
 }
