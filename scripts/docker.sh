@@ -127,7 +127,7 @@ ensure_sandbox_images() {
     fi
     # The four languages, and Node 22 (a project whose engines ask for it runs there when
     # PROVEN_SANDBOX_IMAGES names it; the sandbox tests use it).
-    "$(dirname "${BASH_SOURCE[0]}")/sandbox-images" python rust node go node22 node8
+    "$(dirname "${BASH_SOURCE[0]}")/sandbox-images" python rust node go node22 node8 node4
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

@@ -60,6 +60,10 @@ pub struct RunRequest {
     pub scope: Option<String>,
 }
 
+/// How many newer Node images a run tries after the chosen one could not parse a dependency
+/// resolved now (4 → 6 → 8 → 10 at most).
+const MAX_NEWER_NODES: usize = 3;
+
 impl RunRequest {
     pub fn new(
         repository: impl Into<PathBuf>,
@@ -517,95 +521,160 @@ impl Sandbox {
         key: &RunKey,
         request: &RunRequest,
     ) -> Result<RunRecord, SandboxError> {
-        let config = &self.config;
-        let limits = config.limits_for(request.language);
         let materialised = self.materialise(request).await?;
         let src = materialised.src();
         let result = async {
-            let (image, interpreter) = self
+            let (mut image, mut interpreter) = self
                 .image_for(request.language, &src, request.resolve_before.as_deref())
                 .await;
-            let repository = request.repository.to_string_lossy();
-            let site = self.site(request, &image, &repository);
-            let prepared = crate::deps::prepare(
-                &site,
-                &src,
-                &materialised.record,
-                request.resolve_before.as_deref(),
-            )
-            .await?;
-            let test_tools = test_tools(prepared.as_ref(), request.language).await;
-            // Every record names its toolchain and what chose it (issue 30, must-show 5).
-            let (interpreter, test_tools) = self
-                .named_toolchain(&site, &src, interpreter, test_tools)
-                .await;
-            let timeout = request.timeout.unwrap_or(config.default_timeout);
-            let deps_env = prepared.as_ref().map(|p| p.env.clone()).unwrap_or_default();
-            let mut run_env: Vec<String> = request
-                .env
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            let mut setup = Vec::new();
-            let mut command = request.command.clone();
-            if request.language == Language::Go {
-                before_modules(request, &src, &mut run_env, &mut setup, &mut command).await;
+            let mut newer = 0;
+            loop {
+                let record = self
+                    .run_on(key, request, &materialised, &src, (image, interpreter))
+                    .await?;
+                // A dependency resolved now that the era's Node cannot parse: the next
+                // newer Node the project allows, at most MAX_NEWER_NODES times.
+                let next = (newer < MAX_NEWER_NODES)
+                    .then(|| self.newer_node(request, &src, &record))
+                    .flatten();
+                let Some((next_image, choice)) = next else {
+                    return Ok::<_, SandboxError>(record);
+                };
+                (image, interpreter, newer) = (next_image, Some(choice), newer + 1);
             }
-            if request.language == Language::Node
-                && let Some(p) = &prepared
-            {
-                workspace_modules(&p.dir, &mut setup, &mut command).await;
-            }
-            let name = container::container_name(key.as_str());
-            let (execution, pooled) = self
-                .launch(Launch {
-                    key,
-                    name: &name,
-                    language: request.language,
-                    image: &image,
-                    command,
-                    run_env,
-                    deps_env,
-                    src: &src,
-                    deps_dir: prepared.as_ref().map(|p| p.dir.as_path()),
-                    limits,
-                    timeout,
-                })
-                .await?;
-            metrics::histogram!(crate::metrics::RUN_DURATION_SECONDS, "language" => request.language.as_str())
-                .record(execution.duration.as_secs_f64());
-            let outcome = outcome_of(request, &execution);
-            Ok::<_, SandboxError>(RunRecord {
-                run_id: key.as_str().to_string(),
-                container: name,
-                pooled,
-                language: request.language,
-                image,
-                interpreter,
-                setup,
-                test_tools,
-                image_id: execution.image_id,
-                tree: materialised.record.clone(),
-                dependencies: prepared.map(|p| p.record),
-                command: request.command.clone(),
-                limits: applied_limits(&limits, timeout, config.output.kill_after_bytes),
-                started_at: execution.started_at,
-                duration_ms: execution.duration.as_millis() as u64,
-                exit_code: execution.exit_code,
-                timed_out: execution.timed_out,
-                killed: execution.killed,
-                pids_limit_reached: execution.pids_limit_reached,
-                tests: execution.tests,
-                failing: execution.failing,
-                kind: request.kind,
-                output: execution.output,
-                outcome,
-            })
         }
         .await;
         // Deleting a tree is blocking file IO too.
         let _ = tokio::task::spawn_blocking(move || drop(materialised)).await;
         result
+    }
+
+    /// The Node image to run on instead when `record` could not load a dependency its
+    /// Node cannot parse (a release of today written for a newer Node than the project's
+    /// era), with the choice saying so; None otherwise.
+    fn newer_node(
+        &self,
+        request: &RunRequest,
+        src: &Path,
+        record: &RunRecord,
+    ) -> Option<(String, crate::InterpreterChoice)> {
+        use proven_sandbox_plan::node_version::{next_newer, node_wants, unparsed_dependency};
+        let current = record.interpreter.as_ref()?;
+        if request.language != Language::Node
+            || !matches!(record.outcome, crate::Outcome::EnvironmentError { .. })
+            || !self
+                .config
+                .node_images
+                .iter()
+                .any(|(_, i)| *i == record.image)
+        {
+            return None;
+        }
+        let output = format!("{}\n{}", record.output.head, record.output.tail);
+        let why = unparsed_dependency(&output)?;
+        let (version, image) =
+            next_newer(&node_wants(src), &self.config.node_images, &current.version)?;
+        let because = format!(
+            "{}; Node {} could not parse {why}, a release resolved now: Node {version}, the next newer the project allows",
+            current.because, current.version
+        );
+        Some((
+            image.clone(),
+            crate::InterpreterChoice {
+                version,
+                image,
+                because,
+            },
+        ))
+    }
+
+    /// One run of `request` on `image`: its preparation, its container, its record.
+    async fn run_on(
+        &self,
+        key: &RunKey,
+        request: &RunRequest,
+        materialised: &crate::tree::Materialised,
+        src: &Path,
+        (image, interpreter): (String, Option<crate::record::InterpreterChoice>),
+    ) -> Result<RunRecord, SandboxError> {
+        let config = &self.config;
+        let limits = config.limits_for(request.language);
+        let repository = request.repository.to_string_lossy();
+        let site = self.site(request, &image, &repository);
+        let prepared = crate::deps::prepare(
+            &site,
+            src,
+            &materialised.record,
+            request.resolve_before.as_deref(),
+        )
+        .await?;
+        let test_tools = test_tools(prepared.as_ref(), request.language).await;
+        // Every record names its toolchain and what chose it (issue 30, must-show 5).
+        let (interpreter, test_tools) = self
+            .named_toolchain(&site, src, interpreter, test_tools)
+            .await;
+        let timeout = request.timeout.unwrap_or(config.default_timeout);
+        let deps_env = prepared.as_ref().map(|p| p.env.clone()).unwrap_or_default();
+        let mut run_env: Vec<String> = request
+            .env
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let mut setup = Vec::new();
+        let mut command = request.command.clone();
+        if request.language == Language::Go {
+            before_modules(request, src, &mut run_env, &mut setup, &mut command).await;
+        }
+        if request.language == Language::Node
+            && let Some(p) = &prepared
+        {
+            workspace_modules(&p.dir, &mut setup, &mut command).await;
+        }
+        let name = container::container_name(key.as_str());
+        let (execution, pooled) = self
+            .launch(Launch {
+                key,
+                name: &name,
+                language: request.language,
+                image: &image,
+                command,
+                run_env,
+                deps_env,
+                src,
+                deps_dir: prepared.as_ref().map(|p| p.dir.as_path()),
+                limits,
+                timeout,
+            })
+            .await?;
+        metrics::histogram!(crate::metrics::RUN_DURATION_SECONDS, "language" => request.language.as_str())
+            .record(execution.duration.as_secs_f64());
+        let outcome = outcome_of(request, &execution);
+        Ok(RunRecord {
+            run_id: key.as_str().to_string(),
+            container: name,
+            pooled,
+            language: request.language,
+            image,
+            interpreter,
+            setup,
+            test_tools,
+            image_id: execution.image_id,
+            tree: materialised.record.clone(),
+            dependencies: prepared.map(|p| p.record),
+            command: request.command.clone(),
+            limits: applied_limits(&limits, timeout, config.output.kill_after_bytes),
+            started_at: execution.started_at,
+            duration_ms: execution.duration.as_millis() as u64,
+            exit_code: execution.exit_code,
+            timed_out: execution.timed_out,
+            killed: execution.killed,
+            pids_limit_reached: execution.pids_limit_reached,
+            tests: execution.tests,
+            failing: execution.failing,
+            kind: request.kind,
+            output: execution.output,
+            outcome,
+        })
     }
 
     /// Runs a job's request once across redeliveries: a job that already has a record

@@ -663,12 +663,16 @@ async fn a_project_of_2017_runs_on_the_node_its_ci_tested_with_that_nodes_npm() 
         "var assert = require('assert');\ndescribe('the Node of its era', function () {\n  it('is the one its CI tested', function () {\n    assert.strictEqual(process.versions.node.split('.')[0], '8');\n  });\n  it('has releases that run on it', function () {\n    assert.strictEqual(require('tough-cookie/package.json').version.split('.')[0], '4');\n    require('tough-cookie');\n  });\n});\n",
     );
     let commit = repo.commit("a project of 2017");
+    // Proven's own test file sits in test/ beside the project's (the Fixer's whole-suite
+    // run): mocha loads it too, and `node:test` must resolve on Node 8 for it to load.
+    let proven = "'use strict';\nconst test = require('node:test');\nconst assert = require('node:assert');\ntest('never run by mocha', () => {\n  assert.ok(true);\n});\n";
     let mut request = RunRequest::new(
         repo.path(),
         commit,
         Language::Node,
         vec!["npm".to_string(), "test".to_string()],
-    );
+    )
+    .with_file("test/proven.test.js", proven);
     request.resolve_before = Some("2017-09-01T00:00:00Z".into());
     let record = sandbox.run(&request).await.expect("run");
     assert_eq!(
@@ -765,4 +769,62 @@ async fn a_node_test_file_runs_on_a_node_before_18() {
         support::output(&record)
     );
     assert_eq!(record.failing, ["two seconds"]);
+}
+
+/// A project of 2015 (Travis tests Node 4, no lock file) whose dependency resolves now to a
+/// release written for a newer Node (psl 1.15's `...`, no engines to say so) cannot load on
+/// Node 4: the run goes on to the next newer Node the project allows, and the record says
+/// which dependency the era's Node could not parse. Without it: `SyntaxError: Unexpected
+/// token ...` from /deps/node_modules/psl, and nothing is proved on that project.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dependency_resolved_now_that_the_eras_node_cannot_parse_runs_on_a_newer_node() {
+    const NODE4: &str = "proven-sandbox-node4:local";
+    const NODE8: &str = "proven-sandbox-node8:local";
+    let sandbox = support::sandbox(&[Language::Node], |config| {
+        config.node_images = vec![("4".into(), NODE4.into()), ("8".into(), NODE8.into())];
+    })
+    .await;
+    for (image, name) in [(NODE4, "node4"), (NODE8, "node8")] {
+        if sandbox.docker().inspect_image(image).await.is_err() {
+            proven_sandbox::images::build_local_named(&[name])
+                .await
+                .expect("the Node image builds");
+        }
+    }
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name": "of-2015", "version": "1.0.0", "dependencies": {"psl": "^1.1.0"}}"#,
+    )
+    .write(".travis.yml", "language: node_js\nnode_js:\n  - '4'\n");
+    let commit = repo.commit("a project of 2015");
+    let test = "'use strict';\nconst test = require('node:test');\nconst assert = require('node:assert');\nconst psl = require('psl');\ntest('the registrable domain', () => {\n  assert.strictEqual(psl.get('www.example.com'), 'example.com');\n});\n";
+    let record = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                commit,
+                Language::Node,
+                node_test("test/psl.test.js"),
+            )
+            .with_file("test/psl.test.js", test),
+        )
+        .await
+        .expect("run");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+    assert_eq!(record.image, NODE8);
+    let choice = record.interpreter.as_ref().expect("the Node chosen");
+    assert_eq!(choice.version, "8");
+    assert!(
+        choice
+            .because
+            .contains("Node 4 could not parse psl (SyntaxError"),
+        "{}",
+        choice.because
+    );
 }

@@ -293,5 +293,60 @@ pub fn choose_node(
     })
 }
 
+/// The dependency a run's output shows this Node could not parse: node prints the file
+/// (`/deps/node_modules/tough-cookie/dist/index.cjs:70`, or without the line), the code, a
+/// caret, then the `SyntaxError`. A release resolved now may be written for a newer Node than the
+/// project's era (`options = {}`, `...args`, `async`); the project's own files
+/// (under /work) are never a reason. Returns the package and the error.
+pub fn unparsed_dependency(output: &str) -> Option<String> {
+    let lines: Vec<&str> = output.lines().collect();
+    lines.iter().enumerate().find_map(|(i, line)| {
+        // `FILE:LINE` as node's crash prints it, or `FILE` alone (Proven's node:test for an
+        // old Node, which catches the error).
+        let line = line.trim();
+        let file = match line.rsplit_once(':') {
+            Some((file, number)) if number.parse::<u32>().is_ok() => file,
+            _ => line,
+        };
+        let (_, inner) = file.rsplit_once("/node_modules/")?;
+        if !file.starts_with("/deps/") {
+            return None;
+        }
+        let error = lines[i + 1..]
+            .iter()
+            .take(6)
+            .find(|l| l.trim_start().starts_with("SyntaxError"))?;
+        let mut parts = inner.split('/');
+        let first = parts.next()?;
+        let package = match first.starts_with('@') {
+            true => format!("{first}/{}", parts.next()?),
+            false => first.to_string(),
+        };
+        Some(format!("{package} ({})", error.trim()))
+    })
+}
+
+/// The image after `current` (a major, as [`choose_node`] names it) among `images` that
+/// the tree's engines allow: where a dependency resolved now needs a newer Node than the
+/// era's, the next newer one the project allows.
+pub fn next_newer(
+    wants: &NodeWants,
+    images: &[(String, String)],
+    current: &str,
+) -> Option<(String, String)> {
+    let current = line_of(&version(current)?);
+    let mut images: Vec<(Version, &String)> = images
+        .iter()
+        .filter_map(|(v, image)| Some((line_of(&version(v)?), image)))
+        .collect();
+    images.sort();
+    let engines = wants.engines.as_deref();
+    let engines = engines.filter(|_| images.iter().any(|(v, _)| allows(engines, v)));
+    images
+        .into_iter()
+        .find(|(v, _)| *v > current && allows(engines, v))
+        .map(|(v, image)| (show(&v), image.clone()))
+}
+
 #[cfg(test)]
 mod tests;

@@ -165,3 +165,41 @@ fn release_days_follow_the_table_then_the_schedule() {
     assert_eq!(released(&[26]), "2026-04-30");
     assert_eq!(released(&[27]), "2026-10-30");
 }
+
+#[test]
+fn a_dependency_this_node_cannot_parse_is_named_and_the_projects_own_files_are_not() {
+    let out = "(node) child_process: options.customFds option is deprecated.\n/deps/node_modules/tough-cookie/dist/index.cjs:70\nfunction getPublicSuffix(domain, options = {}) {\n                                         ^\n\nSyntaxError: Unexpected token =\n    at exports.runInThisContext (vm.js:53:16)\n";
+    assert_eq!(
+        unparsed_dependency(out).as_deref(),
+        Some("tough-cookie (SyntaxError: Unexpected token =)")
+    );
+    let scoped = "/deps/node_modules/a/node_modules/@scope/b/index.js:3\n  ...x\n  ^^^\nSyntaxError: Unexpected token ...\n";
+    assert_eq!(
+        unparsed_dependency(scoped).as_deref(),
+        Some("@scope/b (SyntaxError: Unexpected token ...)")
+    );
+    let caught = "TAP version 13\n/deps/node_modules/psl/dist/psl.cjs\n\nSyntaxError: Unexpected token ...\n    at exports.runInThisContext (vm.js:53:16)\n";
+    assert_eq!(
+        unparsed_dependency(caught).as_deref(),
+        Some("psl (SyntaxError: Unexpected token ...)")
+    );
+    let own = "/work/lib/index.js:3\nconst f = async () => 1;\n          ^^^^^\nSyntaxError: Unexpected identifier\n";
+    assert_eq!(unparsed_dependency(own), None);
+    assert_eq!(
+        unparsed_dependency("AssertionError: expected 1 to equal 2\n"),
+        None
+    );
+}
+
+#[test]
+fn the_next_newer_image_is_one_the_engines_allow() {
+    let dir = tree(&[("package.json", r#"{"engines": {"node": ">=4 <10"}}"#)]);
+    let wants = node_wants(dir.path());
+    let next = next_newer(&wants, &images(OLD_AND_NEW), "4");
+    assert_eq!(next, Some(("6".to_string(), "node6".to_string())));
+    assert_eq!(
+        next_newer(&wants, &images(OLD_AND_NEW), "8"),
+        None,
+        "10 is outside >=4 <10"
+    );
+}
