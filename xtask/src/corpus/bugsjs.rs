@@ -48,6 +48,11 @@ pub const STUDIED: &[&str] = &["Express-1", "Express-2", "Hessian.js-1"];
 /// Bugs per project in the default selection.
 pub const LIMIT: usize = 5;
 
+/// The Node majors offered to the cases (images built by the corpus when
+/// PROVEN_SANDBOX_IMAGES names none): from the oldest its projects' CI matrices allow to
+/// today's; each case runs on the one its own declarations choose.
+pub const NODE_ERAS: &[&str] = &["4", "6", "8", "10", "12", "14", "16", "18", "22"];
+
 /// The Node version BugsJS's framework uses when a bug names none (myTest.py: `n 8.0.0`).
 const DEFAULT_NODE: &str = "8.0.0";
 

@@ -534,6 +534,9 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
         None if o.report_only => PathBuf::from("proven"),
         None => build_proven(root)?,
     };
+    if o.corpus == Corpus::BugsJs && !o.report_only {
+        era_images(root, bugsjs::NODE_ERAS)?;
+    }
     let mut projects: Vec<&str> = cases.iter().map(|c| c.project()).collect();
     projects.sort_unstable();
     projects.dedup();
@@ -674,7 +677,39 @@ fn proven_cmd(proven: &Path) -> Command {
     cmd.env("NO_COLOR", "1")
         .env("PROVEN_SANDBOX_POOL_LANGUAGES", "")
         .env("PROVEN_MARKOVIAN", "off");
+    if let Some(images) = ERA_IMAGES.get() {
+        cmd.env("PROVEN_SANDBOX_IMAGES", images);
+    }
     cmd
+}
+
+/// The images of the toolchains the corpus's projects were written for, when the caller's
+/// PROVEN_SANDBOX_IMAGES names none: built here (`scripts/sandbox-images nodeNN …`, a no-op
+/// when current) and offered to every run, so one command measures on a fresh machine.
+static ERA_IMAGES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+fn era_images(root: &Path, node_majors: &[&str]) -> Result<(), String> {
+    if std::env::var_os("PROVEN_SANDBOX_IMAGES").is_some() {
+        return Ok(());
+    }
+    let names: Vec<String> = node_majors.iter().map(|m| format!("node{m}")).collect();
+    eprintln!(
+        "corpus: building the images {} (scripts/sandbox-images)",
+        names.join(" ")
+    );
+    let status = Command::new(root.join("scripts/sandbox-images"))
+        .args(&names)
+        .status()
+        .map_err(|e| format!("cannot run scripts/sandbox-images: {e}"))?;
+    if !status.success() {
+        return Err(format!("scripts/sandbox-images {} failed", names.join(" ")));
+    }
+    let images: Vec<String> = names
+        .iter()
+        .map(|n| format!("{n}=proven-sandbox-{n}:local"))
+        .collect();
+    let _ = ERA_IMAGES.set(images.join(","));
+    Ok(())
 }
 
 /// One sandbox run's record, as `proven sandbox run` printed it.
