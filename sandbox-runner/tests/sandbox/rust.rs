@@ -357,3 +357,60 @@ const GIT_WORKSPACE: &[(&str, &str)] = &[
         "#[test]\nfn labels() {\n    assert_eq!(plain::label(7), \"7\");\n}\n",
     ),
 ];
+
+/// A workspace's `[patch.crates-io]` that takes a registry package from git (alacritty's
+/// `x11-clipboard`, tauri's `schemars_derive`): the preparation stopped at `unable to update
+/// https://…` (it reaches the registries only) and no test ran. The registry's release
+/// stands in for it, named as not prepared, and the whole workspace's tests run.
+#[tokio::test]
+async fn a_registry_package_a_workspace_patches_from_git_is_the_registrys_release() {
+    let repo = TestRepo::new();
+    for (path, text) in REGISTRY_PATCH_WORKSPACE {
+        repo.write(path, text);
+    }
+    let commit = repo.commit("the workspace patches crates.io's itoa from git");
+    let sandbox = support::sandbox(&[Language::Rust], |_| {}).await;
+    let record = sandbox
+        .run(&RunRequest::new(
+            repo.path(),
+            &commit,
+            Language::Rust,
+            ["cargo", "test", "--offline"],
+        ))
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{:?}: {out}",
+        record.outcome
+    );
+    let deps = record.dependencies.as_ref().expect("prepared");
+    let named: Vec<_> = deps.not_prepared.iter().map(|n| n.what.as_str()).collect();
+    assert_eq!(named, ["itoa 1.0.19"], "{:?}", deps.not_prepared);
+    assert!(
+        deps.not_prepared[0]
+            .reason
+            .contains("the registry's release of itoa takes its place"),
+        "{:?}",
+        deps.not_prepared
+    );
+}
+
+const REGISTRY_PATCH_WORKSPACE: &[(&str, &str)] = &[
+    (
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"labels\"]\nresolver = \"2\"\n\n[patch.crates-io]\nitoa = { git = \"https://git.invalid/owner/itoa.git\", rev = \"0123456789abcdef0123456789abcdef01234567\" }\n",
+    ),
+    (
+        "Cargo.lock",
+        "version = 4\n\n[[package]]\nname = \"itoa\"\nversion = \"1.0.19\"\nsource = \"git+https://git.invalid/owner/itoa.git?rev=0123456789abcdef0123456789abcdef01234567#0123456789abcdef0123456789abcdef01234567\"\n\n[[package]]\nname = \"labels\"\nversion = \"0.1.0\"\ndependencies = [\n \"itoa\",\n]\n",
+    ),
+    (
+        "labels/Cargo.toml",
+        "[package]\nname = \"labels\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nitoa = \"1.0.19\"\n",
+    ),
+    ("labels/src/lib.rs", LIB_OK),
+    ("labels/tests/proof.rs", TEST),
+];

@@ -234,6 +234,67 @@ pub fn stand_ins_script(
     script
 }
 
+/// The crates-io index's URL, the other name of `[patch.crates-io]`.
+const CRATES_IO_INDEX: &str = "https://github.com/rust-lang/crates.io-index";
+
+/// A workspace's `[patch.crates-io]` entries that take a registry package from git
+/// (alacritty's `x11-clipboard = { git = … }`, tauri's `schemars_derive`) and that the
+/// lock file takes from git (`git`, by name): the manifest without them, and their names.
+/// The patch only overrides a package the registry has, so the registry's release stands
+/// in for it: the preparation resolves the manifest without the entry (cargo moves the
+/// lock's git pin to the registry's newest matching release, every other pin kept) and the
+/// runs' configuration patches the name to the vendored release
+/// ([`registry_stand_ins_script`]); cargo's configuration takes precedence over a
+/// manifest's patch of the same name, so the git repository is never asked for. None when
+/// the manifest has no such entry.
+pub fn without_registry_git_patches(
+    doc: &toml::Table,
+    git: &BTreeSet<String>,
+) -> Option<(toml::Table, Vec<String>)> {
+    let mut out = doc.clone();
+    let mut names = Vec::new();
+    let patch = out.get_mut("patch")?.as_table_mut()?;
+    for (registry, table) in patch.iter_mut() {
+        if registry != "crates-io" && registry.trim_end_matches('/') != CRATES_IO_INDEX {
+            continue;
+        }
+        let Some(table) = table.as_table_mut() else {
+            continue;
+        };
+        table.retain(|key, spec| {
+            let name = spec
+                .get("package")
+                .and_then(|p| p.as_str())
+                .unwrap_or(key)
+                .to_string();
+            let from_git = spec.get("git").is_some() && git.contains(&name) && is_name(&name);
+            if from_git {
+                names.push(name);
+            }
+            !from_git
+        });
+    }
+    (!names.is_empty()).then_some((out, names))
+}
+
+/// The shell lines, run after `cargo vendor`, that patch each name of `names` (packages a
+/// workspace's `[patch.crates-io]` took from git) to the registry's release vendored in
+/// its place, in the preparation's and the runs' configuration
+/// (`/deps/cargo-config.toml`).
+pub fn registry_stand_ins_script(names: &[String]) -> String {
+    if names.is_empty() {
+        return String::new();
+    }
+    let mut script = format!("printf '\\n[patch.crates-io]\\n' >> {MOUNT}/cargo-config.toml\n");
+    for name in names {
+        script.push_str(&format!(
+            "d={MOUNT}/vendor/{name}; [ -d \"$d\" ] || d=$(ls -d {MOUNT}/vendor/{name}-[0-9]* 2>/dev/null | tail -n 1)\n\
+             [ -z \"$d\" ] || printf '%s = {{ path = \"%s\" }}\\n' '{name}' \"$d\" >> {MOUNT}/cargo-config.toml\n"
+        ));
+    }
+    script
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,5 +327,28 @@ mod tests {
         asked_features(&doc, &BTreeSet::from(["clip".to_string()]), &mut asked);
         let want: BTreeSet<String> = ["dev", "wayland", "x11"].map(String::from).into();
         assert_eq!(asked, BTreeMap::from([("clip".to_string(), want)]));
+    }
+
+    #[test]
+    fn a_workspaces_git_patch_of_a_registry_package_is_left_to_the_registry() {
+        let doc: toml::Table = "[workspace]\nmembers = [\"a\"]\n[patch.crates-io]\nclip = { git = \"https://x/clip.git\", rev = \"abc\" }\nown = { path = \"own\" }\n[patch.\"https://x/other\"]\nother = { git = \"https://x/fork\" }\n"
+            .parse()
+            .expect("toml");
+        let git = BTreeSet::from(["clip".to_string(), "other".to_string()]);
+        let (stripped, names) = without_registry_git_patches(&doc, &git).expect("a git patch");
+        assert_eq!(names, ["clip"]);
+        let patch = stripped["patch"].as_table().expect("patch");
+        let crates_io = patch["crates-io"].as_table().expect("crates-io");
+        assert!(!crates_io.contains_key("clip"), "{stripped}");
+        assert!(crates_io.contains_key("own"), "{stripped}");
+        assert!(
+            patch["https://x/other"].get("other").is_some(),
+            "{stripped}"
+        );
+        // A lock that does not take it from git, or no patch at all: nothing to do.
+        assert!(without_registry_git_patches(&doc, &BTreeSet::new()).is_none());
+        let script = registry_stand_ins_script(&names);
+        assert!(script.contains("[patch.crates-io]"), "{script}");
+        assert!(script.contains("/deps/vendor/clip"), "{script}");
     }
 }

@@ -656,12 +656,22 @@ fn plan_rust(src: &Path) -> Result<Option<Plan>, RequestError> {
     let git_names: BTreeSet<String> = git.iter().map(|c| c.name.clone()).collect();
     let mut members = Vec::new();
     let mut features = std::collections::BTreeMap::new();
+    // Git packages a `[patch.crates-io]` of the tree takes from git: the registry's
+    // release stands in for them (cargo_git::without_registry_git_patches).
+    let mut from_registry: Vec<String> = Vec::new();
     for m in &manifests {
-        let Some(bytes) = read_small(src, m) else {
+        let Some(mut bytes) = read_small(src, m) else {
             continue;
         };
         let text = String::from_utf8_lossy(&bytes).into_owned();
         if let Ok(doc) = text.parse::<toml::Table>() {
+            if let Some((stripped, names)) =
+                cargo_git::without_registry_git_patches(&doc, &git_names)
+                && let Ok(text) = toml::to_string(&stripped)
+            {
+                bytes = text.into_bytes();
+                from_registry.extend(names);
+            }
             let dir = Path::new(m).parent().unwrap_or(Path::new(""));
             check_cargo_dependencies(&doc, m, dir, lock.is_some())?;
             cargo_git::asked_features(&doc, &git_names, &mut features);
@@ -689,6 +699,20 @@ fn plan_rust(src: &Path) -> Result<Option<Plan>, RequestError> {
                 .into(),
         ),
     }
+    let (git, registry): (Vec<_>, Vec<_>) = git
+        .into_iter()
+        .partition(|c| !from_registry.contains(&c.name));
+    for c in &registry {
+        plan.refused.push(NotPrepared {
+            what: format!("{} {}", c.name, c.version),
+            source: format!("Cargo.lock, line {}", c.line),
+            reason: format!(
+                "from git ({}), by the workspace's [patch.crates-io]: the preparation reaches \
+                 the registries only; the registry's release of {} takes its place",
+                c.url, c.name
+            ),
+        });
+    }
     for c in &git {
         plan.refused.push(NotPrepared {
             what: format!("{} {}", c.name, c.version),
@@ -706,7 +730,17 @@ fn plan_rust(src: &Path) -> Result<Option<Plan>, RequestError> {
         cargo_git::stand_ins_script(&git, &features)
     };
     plan.skeleton = true;
-    plan.command = vec!["sh".into(), "-c".into(), rust_script(&members, &stand_ins)];
+    from_registry.sort();
+    from_registry.dedup();
+    plan.command = vec![
+        "sh".into(),
+        "-c".into(),
+        rust_script(
+            &members,
+            &stand_ins,
+            &cargo_git::registry_stand_ins_script(&from_registry),
+        ),
+    ];
     plan.env = vec![
         "CARGO_NET_OFFLINE=false".into(),
         "CARGO_HOME=/tmp/cargo-home".into(),
@@ -740,13 +774,21 @@ const RUST_BUILD_ENV: &[&str] = &[
 /// With git packages (`stand_ins`, the lines of [`cargo_git::stand_ins_script`]), their
 /// stand-ins are written and patched in first, and the lock file is vendored without
 /// `--locked`: cargo moves the git packages to their stand-ins and keeps every other pin.
-fn rust_script(members: &[String], stand_ins: &str) -> String {
-    let (locked, patch) = if stand_ins.is_empty() {
+///
+/// With packages a `[patch.crates-io]` took from git (`from_registry`, the lines of
+/// [`cargo_git::registry_stand_ins_script`]), the lock file is vendored without `--locked`
+/// too, and the vendored releases are patched in after.
+fn rust_script(members: &[String], stand_ins: &str, from_registry: &str) -> String {
+    let (locked, patch) = if stand_ins.is_empty() && from_registry.is_empty() {
         (" --locked", String::new())
     } else {
         (
             "",
-            format!("cat {MOUNT}/git-patch.toml >> {MOUNT}/cargo-config.toml\n"),
+            if stand_ins.is_empty() {
+                String::new()
+            } else {
+                format!("cat {MOUNT}/git-patch.toml >> {MOUNT}/cargo-config.toml\n")
+            } + from_registry,
         )
     };
     format!(
@@ -913,7 +955,7 @@ pub fn cache_key(
     part(NODE_SCRIPT.as_bytes());
     // The Rust script with a stand-in package: a fixed script is never served what the
     // previous one made.
-    part(rust_script(&["package".into()], "").as_bytes());
+    part(rust_script(&["package".into()], "", "").as_bytes());
     part(language.as_str().as_bytes());
     part(image.as_bytes());
     for r in registries {
