@@ -828,3 +828,37 @@ async fn a_dependency_resolved_now_that_the_eras_node_cannot_parse_runs_on_a_new
         choice.because
     );
 }
+
+/// An npm project whose tests keep package.json fixtures (axios: three named
+/// `ts-entrypoint-test`) is prepared as one package: nested manifests become npm workspaces
+/// only where a pnpm `workspace:` range asks for one. Without it: `npm error must not have
+/// multiple workspaces with the same name`, and nothing runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_npm_projects_fixture_manifests_are_no_workspaces() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    let fixture = r#"{"name": "entrypoint-test", "version": "1.0.0", "private": true}"#;
+    repo.write("package.json", PACKAGE)
+        .write("lib.js", LIB_OK)
+        .write("test/module/cjs/package.json", fixture)
+        .write("test/module/esm/package.json", fixture);
+    let commit = repo.commit("fixtures of one name");
+    let record = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                commit,
+                Language::Node,
+                node_test("test/seconds.test.js"),
+            )
+            .with_file("test/seconds.test.js", TEST),
+        )
+        .await
+        .expect("run");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+}

@@ -130,6 +130,7 @@ function notServed(name, where) {
 function translate() {
   const catalogs = plan.catalogs || {};
   let changed = false;
+  let linked = false;
   for (const f of manifests) {
     const pkg = readJson(f);
     for (const field of FIELDS) {
@@ -150,13 +151,16 @@ function translate() {
         } else if (value.startsWith('workspace:')) {
           pkg[field][name] = '*';
           changed = true;
+          linked = true;
         }
       }
     }
     writeJson(f, pkg);
   }
+  // Workspaces only where a `workspace:` range asked for one: an npm project's nested
+  // package.json files (axios' test fixtures, three of one name) are no packages of it.
   const members = manifests.filter((f) => f !== 'package.json').map((f) => path.dirname(f));
-  if (members.length > 0) {
+  if (linked && members.length > 0) {
     const root = readJson('package.json');
     if (!root.workspaces) {
       root.workspaces = members;
