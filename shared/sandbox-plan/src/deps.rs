@@ -1179,7 +1179,10 @@ mod tests {
             Some("2017-06-01T00:00:00Z"),
         );
         assert_eq!(json["before"], serde_json::Value::Null);
-        assert_eq!(plan.resolve_before, None, "the lock file pins: no date in the key");
+        assert_eq!(
+            plan.resolve_before, None,
+            "the lock file pins: no date in the key"
+        );
     }
 
     #[test]

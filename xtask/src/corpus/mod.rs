@@ -1046,13 +1046,16 @@ fn run_review_as(
         .output()
         .map_err(|e| format!("run proven review: {e}"))?;
     let _ = std::fs::remove_dir_all(&data_dir);
+    // What it said on stderr stays beside the report, for a review that printed none.
+    let _ = std::fs::write(report.with_extension("stderr"), &out.stderr);
     let doc: Value = serde_json::from_slice(&out.stdout).map_err(|e| {
         format!(
-            "proven review printed no report ({e}): {}",
+            "proven review printed no report ({e}; {}): {}",
+            out.status,
             String::from_utf8_lossy(&out.stderr)
                 .lines()
-                .last()
-                .unwrap_or_default()
+                .rfind(|l| !l.trim().is_empty())
+                .unwrap_or("nothing on stderr")
         )
     })?;
     let _ = std::fs::write(report, &out.stdout);
