@@ -61,10 +61,11 @@ pub struct CaseTimes {
 }
 
 impl CaseTimes {
-    fn mean(&self, with_tools: bool) -> Option<f64> {
+    fn mean(&self, with_tools: bool, skip: usize) -> Option<f64> {
         let xs: Vec<f64> = self
             .reviews
             .iter()
+            .skip(skip)
             .filter(|t| t.with_tools == with_tools)
             .map(|t| t.seconds)
             .collect();
@@ -73,7 +74,14 @@ impl CaseTimes {
 
     /// Mean wall time with the analyzers ÷ without.
     pub fn ratio(&self) -> Option<f64> {
-        Some(self.mean(true)? / self.mean(false)?)
+        Some(self.mean(true, 0)? / self.mean(false, 0)?)
+    }
+
+    /// [`Self::ratio`] without the case's first review: the first review of a case after
+    /// its fidelity runs is slower whichever side it is (measured on 4 December: 99.5 s
+    /// with, then 47–56 s either way), so each case's first review is also left out.
+    pub fn ratio_after_first(&self) -> Option<f64> {
+        Some(self.mean(true, 1)? / self.mean(false, 1)?)
     }
 }
 
@@ -487,18 +495,30 @@ fn table(results: &[CaseTimes], started: &str, load_before: &str, args: &[String
     for c in results {
         let _ = writeln!(s, "{}", row(c));
     }
-    let ratios: Vec<f64> = results.iter().filter_map(CaseTimes::ratio).collect();
-    match median(ratios.clone()) {
-        Some(m) => {
-            let _ = writeln!(
-                s,
-                "\nmedian ratio {m:.3} over {} cases (target ≤ {TARGET:.2}: {})",
-                ratios.len(),
-                if m <= TARGET { "met" } else { "not met" }
-            );
-        }
-        None => {
-            let _ = writeln!(s, "\nno case was measured");
+    let _ = writeln!(s);
+    for (what, ratio) in [
+        (
+            "every review",
+            CaseTimes::ratio as fn(&CaseTimes) -> Option<f64>,
+        ),
+        (
+            "each case's first review left out",
+            CaseTimes::ratio_after_first,
+        ),
+    ] {
+        let ratios: Vec<f64> = results.iter().filter_map(ratio).collect();
+        match median(ratios.clone()) {
+            Some(m) => {
+                let _ = writeln!(
+                    s,
+                    "median ratio ({what}) {m:.3} over {} cases (target ≤ {TARGET:.2}: {})",
+                    ratios.len(),
+                    if m <= TARGET { "met" } else { "not met" }
+                );
+            }
+            None => {
+                let _ = writeln!(s, "median ratio ({what}): no case was measured");
+            }
         }
     }
     let _ = writeln!(
@@ -532,6 +552,32 @@ mod tests {
         assert_eq!(order(0, 2), vec![true, false, false, true]);
         assert_eq!(order(1, 2), vec![false, true, true, false]);
         assert_eq!(order(1, 1), vec![false, true]);
+    }
+
+    #[test]
+    fn a_cases_ratio_is_its_mean_with_over_its_mean_without_and_may_leave_its_first_out() {
+        let t = |with_tools: bool, seconds: f64| Timed {
+            with_tools,
+            seconds,
+            reproduced: true,
+            tools: String::new(),
+        };
+        let c = CaseTimes {
+            reviews: vec![
+                t(true, 100.0),
+                t(false, 50.0),
+                t(false, 40.0),
+                t(true, 60.0),
+            ],
+            ..CaseTimes::default()
+        };
+        assert_eq!(c.ratio(), Some(80.0 / 45.0));
+        assert_eq!(c.ratio_after_first(), Some(60.0 / 45.0));
+        let one = CaseTimes {
+            reviews: vec![t(true, 100.0), t(false, 50.0)],
+            ..CaseTimes::default()
+        };
+        assert_eq!(one.ratio_after_first(), None);
     }
 
     #[test]
