@@ -4,6 +4,9 @@
 //! cargo xtask docs [--check]   regenerate docs/configuration.md from the settings table
 //! cargo xtask lint             cargo fmt --check and clippy -D warnings, as a commit needs
 //! cargo xtask bench [NAME…]    the benchmarks that measure Proven against a peer, in turn
+//! cargo xtask bench tool --bugsinpy PATH --repos DIR [--case ID…] [--rounds N] [--out FILE]
+//!                              a review's wall time with the tool evidence against the
+//!                              same review without it, on BugsInPy cases (corpus/toolbench.rs)
 //! cargo xtask suites --repos DIR [--only NAME…] [--out FILE]   real projects' own suites
 //!                              at their heads, in the sandbox (issue 16)
 //! cargo xtask gomirror --repos DIR --out DIR SOURCE…
@@ -64,6 +67,12 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("docs") => docs(args.iter().any(|a| a == "--check")),
         Some("lint") => lint(),
+        // The tool evidence's bench reviews real projects: it takes the corpus's arguments.
+        Some("bench") if args.get(1).is_some_and(|a| a == "tool") => {
+            let mut corpus_args = vec!["bugsinpy".to_string(), "--tool-bench".to_string()];
+            corpus_args.extend(args[2..].iter().cloned());
+            corpus::run(&corpus_args, &root())
+        }
         Some("bench") => bench(&args[1..]),
         Some("suites") => suites::run(&args[1..]),
         Some("corpus") => corpus::run(&args[1..], &root()),
@@ -83,7 +92,7 @@ fn main() -> ExitCode {
 fn usage() -> String {
     let names: Vec<&str> = BENCHES.iter().map(|b| b.0).collect();
     format!(
-        "usage: cargo xtask docs [--check] | lint | bench [{}] | suites --repos DIR [--only NAME…] [--out FILE] | {} | {}",
+        "usage: cargo xtask docs [--check] | lint | bench [{}] | bench tool --bugsinpy PATH --repos DIR [--case ID…] [--rounds N] [--out FILE] | suites --repos DIR [--only NAME…] [--out FILE] | {} | {}",
         names.join("|"),
         gomirror::usage().trim_start_matches("cargo xtask "),
         corpus::usage().trim_start_matches("cargo xtask ")

@@ -221,6 +221,9 @@ pub(crate) async fn prepare(
     let root = scope_dir(&deps_root, scope);
     let mut dir = root.join(format!("{}-{key}", language.as_str()));
     let env = plan.run_env.clone();
+    // Runs of one process that need the same layer at once (a review's test runs and its
+    // analyzers' runs) prepare it once: the others wait, then find it cached.
+    let preparing = one_at_a_time(&dir).await;
     let found = {
         let (plan_dir, key) = (dir.clone(), key.clone());
         let planned = Plan {
@@ -255,6 +258,7 @@ pub(crate) async fn prepare(
             )
         }
     };
+    drop(preparing);
     if plan.project {
         project_layer(site, src, tree, &plan, &key, &root, &dir, &mut record).await?;
     }
@@ -273,6 +277,29 @@ pub(crate) async fn prepare(
         record,
         _held: held,
     }))
+}
+
+/// Held while a layer `dir` is looked up and, when missing, made: in one process, one run
+/// at a time makes a given layer, and the runs that wait find it made (a miss costs one
+/// preparation, however many runs ask for it at once). Other processes sharing the cache
+/// directory are not waited for (a layer is published whole, so two makers only cost
+/// time).
+pub(crate) async fn one_at_a_time(dir: &Path) -> tokio::sync::OwnedMutexGuard<()> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Locks = Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>;
+    static LOCKS: OnceLock<Locks> = OnceLock::new();
+    let lock = {
+        let mut locks = LOCKS
+            .get_or_init(Locks::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        // Locks nobody holds or waits for are let go (the map stays as small as the runs
+        // in flight).
+        locks.retain(|_, l| Arc::strong_count(l) > 1);
+        locks.entry(dir.to_path_buf()).or_default().clone()
+    };
+    lock.lock_owned().await
 }
 
 /// Where packages come from, part of a layer's key: the registries, the indexes, the Go
@@ -445,6 +472,7 @@ async fn project_layer(
 ) -> Result<(), SandboxError> {
     let key = project_key(deps_key, tree);
     let mut dir = root.join(format!("python-project-{key}"));
+    let preparing = one_at_a_time(&dir).await;
     let found = {
         let dir = dir.clone();
         blocking("read the project layer", &dir.clone(), move || lookup(&dir)).await?
@@ -473,6 +501,7 @@ async fn project_layer(
             (report, held)
         }
     };
+    drop(preparing);
     // Into the run's tree: the layer stays immutable, the run's copy is its own.
     let (from, tree_root) = (dir.clone(), src.to_path_buf());
     let left_out = blocking(

@@ -194,6 +194,53 @@ async fn python_dependencies_are_prepared_from_the_lock_file_and_cached() {
     std::fs::remove_dir_all(&entries[0]).expect("remove the test's cache entry");
 }
 
+/// Runs that need one layer at once (a review's test run and its analyzer's run, both
+/// cold) prepare it once: the one that waited finds it cached.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_needing_one_layer_at_once_prepare_it_once() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "requirements.txt",
+        format!("# {marker}\niniconfig==2.0.0\n"),
+    )
+    .write(
+        "app.py",
+        "import iniconfig\n\ndef version():\n    return iniconfig.__name__\n",
+    );
+    let commit = repo.commit("app with a dependency");
+    let test = "from app import version\n\ndef test_dependency_imports():\n    assert version() == 'iniconfig'\n";
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_app.py"),
+    )
+    .with_file("test_app.py", test);
+    let (a, b) = tokio::join!(sandbox.run(&request), sandbox.run(&request));
+    let (a, b) = (a.expect("run"), b.expect("run"));
+    let deps: Vec<_> = [&a, &b]
+        .iter()
+        .map(|r| {
+            assert_eq!(r.outcome, Outcome::Passed, "{}", support::output(r));
+            r.dependencies.clone().expect("prepared dependencies")
+        })
+        .collect();
+    assert_eq!(deps[0].key, deps[1].key);
+    assert_eq!(
+        deps.iter().filter(|d| d.prepared_now).count(),
+        1,
+        "one preparation: {deps:#?}"
+    );
+    let entries: Vec<_> = walk(&sandbox.config().cache_dir.join("deps"))
+        .into_iter()
+        .filter(|p| p.ends_with(format!("python-{}", deps[0].key)))
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    std::fs::remove_dir_all(&entries[0]).expect("remove the test's cache entry");
+}
+
 /// The project layer's preparation runs the tree's setup.py, which can leave
 /// `/proj/report.json` a symlink (here to a file beside it, which the preparation's own
 /// report then goes through): the host never follows it, and the run fails naming it

@@ -29,6 +29,7 @@ mod bugsinpy;
 mod bugsjs;
 mod case;
 pub mod causes;
+mod toolbench;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -142,6 +143,12 @@ struct Options {
     review_only: bool,
     /// Run only the cases never studied (the held-out measure).
     measured_only: bool,
+    /// The tool evidence's bench ([`toolbench`]) instead of the corpus's measure.
+    tool_bench: bool,
+    /// The tool bench's pairs of reviews per case.
+    rounds: usize,
+    /// Only these cases (`--case ID`, repeated), of the selection.
+    only: Vec<String>,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -166,6 +173,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
         fidelity_only: false,
         review_only: false,
         measured_only: false,
+        tool_bench: false,
+        rounds: 1,
+        only: Vec::new(),
     };
     let mut it = args[1..].iter();
     while let Some(a) = it.next() {
@@ -202,6 +212,16 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--resume" => o.resume = true,
             "--fidelity-only" => o.fidelity_only = true,
             "--measured-only" => o.measured_only = true,
+            "--tool-bench" => o.tool_bench = true,
+            "--case" => o.only.push(value(a)?),
+            "--rounds" => {
+                let v = value(a)?;
+                o.rounds = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("--rounds {v:?}: expected a positive number"))?;
+            }
             // The second held-out selection, fixed in code before it ran.
             "--second-held-out" if corpus == Corpus::BugsInPy => {
                 (o.from, o.limit) = (
@@ -243,7 +263,9 @@ pub fn usage() -> String {
     "cargo xtask corpus bugsinpy --bugsinpy PATH | bugsjs --bugsjs PATH, then --repos DIR \
      [--project NAME…] [--from N] [--limit N] [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] \
      [--resume] [--report-only] [--fidelity-only] [--review-only] [--measured-only] \
-     [--second-held-out (BugsInPy: --from 11 --limit 4 --measured-only)]"
+     [--second-held-out (BugsInPy: --from 11 --limit 4 --measured-only)] [--case ID…] \
+     [--tool-bench [--rounds N] (each case reviewed with and without the tool evidence, \
+     timed; `cargo xtask bench tool` runs it)]"
         .into()
 }
 
@@ -514,7 +536,18 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     let cases: Vec<Box<dyn Case>> = cases
         .into_iter()
         .filter(|c| !(o.measured_only && c.studied() && !measured_before.contains(&c.id())))
+        .filter(|c| o.only.is_empty() || o.only.contains(&c.id()))
         .collect();
+    if let Some(missing) = o
+        .only
+        .iter()
+        .find(|id| !cases.iter().any(|c| &c.id() == *id))
+    {
+        return Err(format!(
+            "--case {missing}: not in the selection (name its project with --project and \
+             its number with --from/--limit, or leave them out)"
+        ));
+    }
     // Cases whose upstream is not here (pandas' and matplotlib's are larger than the fetch
     // tool brings) are named, never run or counted.
     let (cases, unavailable): (Cases, Cases) = cases
@@ -554,6 +587,14 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
         projects.len(),
     );
     let runtime = case_runtime()?;
+    if o.tool_bench {
+        let text = toolbench::run(&runtime, &proven, &o, &cases, args)?;
+        print!("{text}");
+        if let Some(out) = &o.out {
+            std::fs::write(out, &text).map_err(|e| format!("write {}: {e}", out.display()))?;
+        }
+        return Ok(());
+    }
     // Each finished case is one JSON line of FILE.jsonl beside --out; --resume keeps the
     // cases a previous run finished there and runs the others.
     let results_file = o.out.as_ref().map(|p| p.with_extension("jsonl"));
@@ -1004,8 +1045,26 @@ fn script_models(
 /// Runs `proven review` of the case against the scripted models; its report is kept beside
 /// the case.
 fn run_review(proven: &Path, case: &CaseRepo, server: &ScriptedServer) -> Result<Value, String> {
+    run_review_as(proven, case, server, &[], &beside(&case.dir, "review.json"))
+}
+
+/// [`run_review`] with settings of the environment set (Some) or removed (None), its report
+/// kept in `report`.
+fn run_review_as(
+    proven: &Path,
+    case: &CaseRepo,
+    server: &ScriptedServer,
+    env: &[(&str, Option<&str>)],
+    report: &Path,
+) -> Result<Value, String> {
     let data_dir = tempfile_dir(&case.dir)?;
     let mut cmd = proven_cmd(proven);
+    for (key, value) in env {
+        match value {
+            Some(v) => cmd.env(key, v),
+            None => cmd.env_remove(key),
+        };
+    }
     for role in ["GENERATOR", "SKEPTIC", "GUARDRAIL"] {
         cmd.env(format!("PROVEN_{role}_BASE_URL"), &server.base_url);
     }
@@ -1022,16 +1081,19 @@ fn run_review(proven: &Path, case: &CaseRepo, server: &ScriptedServer) -> Result
         .output()
         .map_err(|e| format!("run proven review: {e}"))?;
     let _ = std::fs::remove_dir_all(&data_dir);
+    // What it said on stderr stays beside the report, for a review that printed none.
+    let _ = std::fs::write(report.with_extension("stderr"), &out.stderr);
     let doc: Value = serde_json::from_slice(&out.stdout).map_err(|e| {
         format!(
-            "proven review printed no report ({e}): {}",
+            "proven review printed no report ({e}; {}): {}",
+            out.status,
             String::from_utf8_lossy(&out.stderr)
                 .lines()
-                .last()
-                .unwrap_or_default()
+                .rfind(|l| !l.trim().is_empty())
+                .unwrap_or("nothing on stderr")
         )
     })?;
-    let _ = std::fs::write(beside(&case.dir, "review.json"), &out.stdout);
+    let _ = std::fs::write(report, &out.stdout);
     Ok(doc)
 }
 
