@@ -493,4 +493,36 @@ mod tests {
         let shown = v.findings[0].skeptic.as_ref().map(|s| s.verdict.as_str());
         assert_eq!(shown, Some("refuted_without_evidence"));
     }
+
+    #[test]
+    fn a_false_positive_on_eslint_s_finding_holds_with_the_line_before_s_directive() {
+        use crate::core::wire::{SkepticSays, SkepticVerdict};
+        use crate::flows::tool::wire::{ToolRefutation, ToolSays};
+        let says = ToolSays {
+            finding: "x".into(),
+            said: SkepticSays {
+                verdict: "refuted".into(),
+                reason: "a global the page defines".into(),
+                artifact: None,
+            },
+            refutation: Some(ToolRefutation::FalsePositive),
+        };
+        let code = "return undefinedThing;";
+        let eslint_seen = |previous: &str| {
+            let mut s = seen("lib/a.js", 3, "'undefinedThing' is not defined.", code);
+            s.diagnostic.code = "no-undef".into();
+            s.previous = previous.into();
+            s
+        };
+        let shown = eslint_seen("// eslint-disable-next-line no-undef");
+        let v = settle(Analyzer::Eslint, &shown, Some(&says), &[]);
+        assert_eq!(v.verdict, SkepticVerdict::Refuted);
+        assert!(
+            v.reason.contains("eslint-disable-next-line no-undef"),
+            "{v:?}"
+        );
+        let bare = eslint_seen("");
+        let v = settle(Analyzer::Eslint, &bare, Some(&says), &[]);
+        assert_eq!(v.verdict, SkepticVerdict::RefutedWithoutEvidence);
+    }
 }

@@ -179,31 +179,4 @@ mod tests {
         py.diagnostic.path = "a.py".into();
         assert!(suppression(Analyzer::Pyflakes, &py).is_none());
     }
-
-    #[test]
-    fn a_false_positive_on_eslint_s_finding_holds_with_the_line_before_s_directive() {
-        use super::super::judge::settle;
-        use super::super::wire::{ToolRefutation, ToolSays};
-        use crate::core::wire::{SkepticSays, SkepticVerdict};
-        let says = ToolSays {
-            finding: "x".into(),
-            said: SkepticSays {
-                verdict: "refuted".into(),
-                reason: "a global the page defines".into(),
-                artifact: None,
-            },
-            refutation: Some(ToolRefutation::FalsePositive),
-        };
-        let code = "return undefinedThing;";
-        let shown = eslint_seen("no-undef", code, "// eslint-disable-next-line no-undef");
-        let v = settle(Analyzer::Eslint, &shown, Some(&says), &[]);
-        assert_eq!(v.verdict, SkepticVerdict::Refuted);
-        assert!(
-            v.reason.contains("eslint-disable-next-line no-undef"),
-            "{v:?}"
-        );
-        let bare = eslint_seen("no-undef", code, "");
-        let v = settle(Analyzer::Eslint, &bare, Some(&says), &[]);
-        assert_eq!(v.verdict, SkepticVerdict::RefutedWithoutEvidence);
-    }
 }
