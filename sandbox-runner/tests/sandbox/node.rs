@@ -45,6 +45,27 @@ fn project() -> (TestRepo, String, String) {
     (repo, base, change)
 }
 
+/// A sandbox offered the local images of these Node majors (`proven-sandbox-nodeNN:local`),
+/// each built first where it is missing.
+async fn node_sandbox(majors: &[&str]) -> proven_sandbox::Sandbox {
+    let sandbox = support::sandbox(&[Language::Node], |config| {
+        config.node_images = majors
+            .iter()
+            .map(|m| (m.to_string(), format!("proven-sandbox-node{m}:local")))
+            .collect();
+    })
+    .await;
+    for m in majors {
+        let image = format!("proven-sandbox-node{m}:local");
+        if sandbox.docker().inspect_image(&image).await.is_err() {
+            proven_sandbox::images::build_local_named(&[&format!("node{m}")])
+                .await
+                .expect("the Node image builds");
+        }
+    }
+    sandbox
+}
+
 fn node_test(file: &str) -> Vec<String> {
     vec![
         "node".into(),
@@ -171,16 +192,7 @@ async fn the_documented_suite_runs_the_pretest_build_first() {
 /// names no mismatch there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_project_asking_for_a_newer_node_runs_on_that_node() {
-    const NODE22: &str = "proven-sandbox-node22:local";
-    let sandbox = support::sandbox(&[Language::Node], |config| {
-        config.node_images = vec![("22".into(), NODE22.into())];
-    })
-    .await;
-    if sandbox.docker().inspect_image(NODE22).await.is_err() {
-        proven_sandbox::images::build_local_named(&["node22"])
-            .await
-            .expect("the node22 image builds");
-    }
+    let sandbox = node_sandbox(&["22"]).await;
     let repo = TestRepo::new();
     repo.write(
         "package.json",
@@ -640,18 +652,7 @@ async fn a_declared_pnpm_that_does_not_run_on_the_images_node_gives_way_to_its_l
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_project_of_2017_runs_on_the_node_its_ci_tested_with_that_nodes_npm() {
     const NODE8: &str = "proven-sandbox-node8:local";
-    const NODE22: &str = "proven-sandbox-node22:local";
-    let sandbox = support::sandbox(&[Language::Node], |config| {
-        config.node_images = vec![("8".into(), NODE8.into()), ("22".into(), NODE22.into())];
-    })
-    .await;
-    for (image, name) in [(NODE8, "node8"), (NODE22, "node22")] {
-        if sandbox.docker().inspect_image(image).await.is_err() {
-            proven_sandbox::images::build_local_named(&[name])
-                .await
-                .expect("the Node image builds");
-        }
-    }
+    let sandbox = node_sandbox(&["8", "22"]).await;
     let repo = TestRepo::new();
     repo.write(
         "package.json",
@@ -715,16 +716,7 @@ async fn a_project_of_2017_runs_on_the_node_its_ci_tested_with_that_nodes_npm() 
 /// the failing test — without it, `node: bad option: --test` and nothing is proved.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_test_file_runs_on_a_node_before_18() {
-    const NODE8: &str = "proven-sandbox-node8:local";
-    let sandbox = support::sandbox(&[Language::Node], |config| {
-        config.node_images = vec![("8".into(), NODE8.into())];
-    })
-    .await;
-    if sandbox.docker().inspect_image(NODE8).await.is_err() {
-        proven_sandbox::images::build_local_named(&["node8"])
-            .await
-            .expect("the node8 image builds");
-    }
+    let sandbox = node_sandbox(&["8"]).await;
     let repo = TestRepo::new();
     repo.write(
         "package.json",
@@ -778,19 +770,8 @@ async fn a_node_test_file_runs_on_a_node_before_18() {
 /// token ...` from /deps/node_modules/psl, and nothing is proved on that project.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dependency_resolved_now_that_the_eras_node_cannot_parse_runs_on_a_newer_node() {
-    const NODE4: &str = "proven-sandbox-node4:local";
     const NODE8: &str = "proven-sandbox-node8:local";
-    let sandbox = support::sandbox(&[Language::Node], |config| {
-        config.node_images = vec![("4".into(), NODE4.into()), ("8".into(), NODE8.into())];
-    })
-    .await;
-    for (image, name) in [(NODE4, "node4"), (NODE8, "node8")] {
-        if sandbox.docker().inspect_image(image).await.is_err() {
-            proven_sandbox::images::build_local_named(&[name])
-                .await
-                .expect("the Node image builds");
-        }
-    }
+    let sandbox = node_sandbox(&["4", "8"]).await;
     let repo = TestRepo::new();
     repo.write(
         "package.json",
