@@ -97,10 +97,14 @@ async fn the_one_attempt_is_fixed_only_when_the_findings_test_passes_on_the_patc
                     && diff.contains("\n-    return a - b\n+    return a + b\n"),
                 "{diff}"
             );
+            // The finding's own test, then the python tests without the Prover's file:
+            // calc.py has no other test, so that suite runs none, and runs on the base too
+            // (it runs none there either: nothing the patch broke).
+            assert_eq!(runs[0], ("change+autofix", "passed"), "{autofix:#}");
             assert_eq!(
-                runs,
-                [("change+autofix", "passed"), ("change+autofix", "passed")],
-                "the finding's own test, then the python tests"
+                runs.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
+                ["change+autofix", "change+autofix", "base"],
+                "{autofix:#}"
             );
             assert!(
                 std::fs::read_to_string(repo.path().join("calc.py"))
@@ -344,7 +348,9 @@ async fn one_prompt_fixes_a_bug_and_an_advisory_or_is_rejected_naming_the_adviso
                 "the suites of both touched languages ran: {autofix:#}"
             );
             assert!(
-                sides(&autofix["runs"]).iter().all(|(_, o)| *o == "passed"),
+                sides(&autofix["runs"])
+                    .iter()
+                    .all(|(_, o)| *o != "test_failed"),
                 "{autofix:#}"
             );
         } else {

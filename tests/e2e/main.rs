@@ -11,6 +11,7 @@ mod conformance;
 mod depfix;
 mod evidence;
 mod expected;
+mod fixer;
 mod github;
 mod github_standin;
 mod markovian;

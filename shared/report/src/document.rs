@@ -430,11 +430,22 @@ pub struct PatchRef {
     /// passed with the patch).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failing_on_base_too: Vec<String>,
+    /// The package's suite ran no test, with the patch nor on the base (its only test is
+    /// the finding's): the proof rests on the finding's own test, and says so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_other_tests: bool,
 }
+
+/// What a proved patch says of the package's suite when that suite ran no test on either
+/// side.
+pub const NO_OTHER_TESTS: &str = "and the package has no other test that runs here (its suite ran none, with the patch nor on the base)";
 
 impl PatchRef {
     /// What the package's tests did with the patch, in words every rendering shares.
     pub fn suite_words(&self) -> String {
+        if self.no_other_tests {
+            return NO_OTHER_TESTS.into();
+        }
         suite_words(&self.failing_on_base_too)
     }
 }

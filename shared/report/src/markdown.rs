@@ -59,7 +59,7 @@ No finding.
 {% endif %}| Replay | {{ f.id | replay(review_id) | cell }} |
 {% if f.fix_not_proved %}| Fix | fix not proved ({{ f.fix_not_proved.attempts }} {% if f.fix_not_proved.attempts == 1 %}try{% else %}tries{% endif %}): {{ f.fix_not_proved.reason | md }} |
 {% endif %}{% if f.patch %}
-**Proposed fix** (proved, try {{ f.patch.attempt }}: with it the test passes, {% if f.patch.failing_on_base_too %}and the package's tests fail only where they fail on the base too ({{ f.patch.failing_on_base_too | length }}: {{ f.patch.failing_on_base_too[:5] | join(", ") | md }}{% if f.patch.failing_on_base_too | length > 5 %}, …{% endif %}){% else %}and so do the package's tests{% endif %}): {{ f.patch.explanation | md }}
+**Proposed fix** (proved, try {{ f.patch.attempt }}: with it the test passes, {% if f.patch.no_other_tests %}and the package has no other test that runs here (its suite ran none, with the patch nor on the base){% elif f.patch.failing_on_base_too %}and the package's tests fail only where they fail on the base too ({{ f.patch.failing_on_base_too | length }}: {{ f.patch.failing_on_base_too[:5] | join(", ") | md }}{% if f.patch.failing_on_base_too | length > 5 %}, …{% endif %}){% else %}and so do the package's tests{% endif %}): {{ f.patch.explanation | md }}
 
 {% for e in f.patch.edits %}{{ e.path | code }}:
 

@@ -136,6 +136,7 @@ fn defect() -> Finding {
             attempt: 1,
             runs: vec![run("change+patch", "passed", 0)],
             failing_on_base_too: Vec::new(),
+            no_other_tests: false,
         }),
         evidence: vec![
             Evidence {
@@ -583,56 +584,74 @@ fn a_fix_not_proved_is_said_with_its_reason_in_every_format() {
     );
 }
 
+/// Every format's words for a proved fix, flattened as a reader sees them (GitHub: the
+/// review's body and each comment's).
+fn shown_words(report: &proven_report::Report, format: Format) -> String {
+    let mut out = render(report, format, false);
+    if format == Format::Github {
+        let review: serde_json::Value = serde_json::from_str(&out).expect("json");
+        out = std::iter::once(&review["body"])
+            .chain(
+                review["comments"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|c| &c["body"]),
+            )
+            .filter_map(|v| v.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    out.replace("&#x27;", "'")
+        .replace("&#x2f;", "/")
+        .replace("\\'", "'")
+        .replace("\\_", "_")
+}
+
 /// A fix proved while the package's tests fail where they fail on the base too says so, with
-/// those tests, in every format: never "so do the package's tests".
+/// those tests, in every format; a fix in a package whose suite ran no test on either side
+/// says that. Never "so do the package's tests" for either.
 #[test]
 fn a_fix_held_to_what_it_breaks_says_which_tests_fail_on_the_base_too() {
-    let mut report = sample();
-    let proved = report
-        .findings
-        .iter_mut()
-        .find_map(|f| f.patch.as_mut())
-        .expect("the sample has a proved fix");
-    proved.failing_on_base_too = vec!["tests/test_env.py::test_needs_network".into()];
-    let words = "the package's tests fail only where they fail on the base too (1: tests/test_env.py::test_needs_network)";
-    for format in [Format::Text, Format::Markdown, Format::Html, Format::Github] {
-        let mut out = render(&report, format, false);
-        if format == Format::Github {
-            // The review's Markdown: its body and each comment's, as GitHub shows them.
-            let review: serde_json::Value = serde_json::from_str(&out).expect("json");
-            out = std::iter::once(&review["body"])
-                .chain(
-                    review["comments"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .map(|c| &c["body"]),
-                )
-                .filter_map(|v| v.as_str())
-                .collect::<Vec<_>>()
-                .join("\n");
+    let pre_existing = |p: &mut PatchRef| {
+        p.failing_on_base_too = vec!["tests/test_env.py::test_needs_network".into()];
+    };
+    let no_other = |p: &mut PatchRef| p.no_other_tests = true;
+    type Set<'a> = &'a dyn Fn(&mut PatchRef);
+    let cases: [(Set, &str, &str); 2] = [
+        (
+            &pre_existing,
+            "the package's tests fail only where they fail on the base too (1: tests/test_env.py::test_needs_network)",
+            "failing_on_base_too",
+        ),
+        (&no_other, proven_report::NO_OTHER_TESTS, "no_other_tests"),
+    ];
+    for (set, words, field) in cases {
+        let mut report = sample();
+        let proved = report
+            .findings
+            .iter_mut()
+            .find_map(|f| f.patch.as_mut())
+            .expect("the sample has a proved fix");
+        set(proved);
+        // The templates say it in their own sentence: its words after "and ".
+        let words = words.trim_start_matches("and ");
+        for format in [Format::Text, Format::Markdown, Format::Html, Format::Github] {
+            let flat = shown_words(&report, format);
+            assert!(flat.contains(words), "{format:?}: {flat}");
+            assert!(
+                !flat.contains("so do the package's tests"),
+                "{format:?}: {flat}"
+            );
         }
-        let flat = out
-            .replace("&#x27;", "'")
-            .replace("&#x2f;", "/")
-            .replace("\\'", "'")
-            .replace("\\_", "_");
-        assert!(flat.contains(words), "{format:?}: {out}");
-        assert!(
-            !flat.contains("so do the package's tests"),
-            "{format:?}: {out}"
-        );
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&report, Format::Json, false)).expect("json");
+        let patch = json["findings"]
+            .as_array()
+            .and_then(|f| f.iter().find_map(|f| f.get("patch")))
+            .expect("patch");
+        assert!(patch.get(field).is_some(), "{patch:#}");
     }
-    let json: serde_json::Value =
-        serde_json::from_str(&render(&report, Format::Json, false)).expect("json");
-    let patch = json["findings"]
-        .as_array()
-        .and_then(|f| f.iter().find_map(|f| f.get("patch")))
-        .expect("patch");
-    assert_eq!(
-        patch["failing_on_base_too"],
-        serde_json::json!(["tests/test_env.py::test_needs_network"])
-    );
 }
 
 #[test]

@@ -49,6 +49,15 @@ pub enum NotProved {
     FailsOnBoth,
     /// The test fails on the base and passes on the change: the change fixed something.
     FailsOnBaseOnly,
+    /// The runs did not all have one environment (image or interpreter): a test that passes
+    /// on one Node or Python and fails on another shows the toolchain, not the change.
+    DifferentEnvironments {
+        side: Side,
+        /// The first base run's image and interpreter, in words.
+        first: String,
+        /// The run's that differs.
+        other: String,
+    },
 }
 
 impl std::fmt::Display for Side {
@@ -78,6 +87,10 @@ impl std::fmt::Display for NotProved {
             NotProved::FailsOnBaseOnly => {
                 f.write_str("the test fails on the base and passes on the change")
             }
+            NotProved::DifferentEnvironments { side, first, other } => write!(
+                f,
+                "the runs had different environments: the base ran on {first}, a run on the {side} on {other}"
+            ),
         }
     }
 }
@@ -85,12 +98,50 @@ impl std::fmt::Display for NotProved {
 /// Judges a finding's runs: `base` are the runs of its test on the base tree, `change` on
 /// the change tree.
 pub fn prove(base: &[RunRecord], change: &[RunRecord]) -> Proof {
-    let base: Vec<Outcome> = base.iter().map(evidence_outcome).collect();
-    let change: Vec<Outcome> = change.iter().map(evidence_outcome).collect();
-    prove_outcomes(
-        &base.iter().collect::<Vec<_>>(),
-        &change.iter().collect::<Vec<_>>(),
-    )
+    let base_outcomes: Vec<Outcome> = base.iter().map(evidence_outcome).collect();
+    let change_outcomes: Vec<Outcome> = change.iter().map(evidence_outcome).collect();
+    let proof = prove_outcomes(
+        &base_outcomes.iter().collect::<Vec<_>>(),
+        &change_outcomes.iter().collect::<Vec<_>>(),
+    );
+    // Outcomes that would prove hold only when every run had one environment: the sides
+    // may choose their toolchain apart (a tree's own version files, a retry on a newer
+    // Node), and then the difference is the toolchain's as much as the change's.
+    if proof != Proof::Reproduced {
+        return proof;
+    }
+    match different_environment(base, change) {
+        Some(why) => Proof::NotProved { why },
+        None => proof,
+    }
+}
+
+/// The run's environment in words: the image it ran (by id) and its interpreter.
+fn environment(r: &RunRecord) -> String {
+    match &r.interpreter {
+        Some(i) => format!("{} ({}, {} {})", r.image_id, r.image, r.language, i.version),
+        None => format!("{} ({})", r.image_id, r.image),
+    }
+}
+
+/// The first run whose image or interpreter differs from the first base run's.
+fn different_environment(base: &[RunRecord], change: &[RunRecord]) -> Option<NotProved> {
+    let first = base.first()?;
+    let key = |r: &RunRecord| {
+        (
+            r.image_id.clone(),
+            r.interpreter.as_ref().map(|i| i.version.clone()),
+        )
+    };
+    let sides = [(Side::Base, base), (Side::Change, change)];
+    sides.into_iter().find_map(|(side, runs)| {
+        let other = runs.iter().find(|r| key(r) != key(first))?;
+        Some(NotProved::DifferentEnvironments {
+            side,
+            first: environment(first),
+            other: environment(other),
+        })
+    })
 }
 
 /// A record's outcome as evidence, checked again against its counts: a record that says
@@ -333,6 +384,76 @@ mod tests {
             Proof::NotProved {
                 why: NotProved::Incomplete {
                     side: Side::Change,
+                    ..
+                }
+            }
+        ));
+    }
+
+    /// Issue 30's forged-evidence family: the sides choose their toolchain apart (a
+    /// change's .nvmrc, a retry on a newer Node), and a test that passes on one Node and
+    /// fails on another would read as the change's doing.
+    #[test]
+    fn runs_on_different_images_or_interpreters_prove_nothing() {
+        let t = |passed, failed| {
+            Some(crate::TestCounts {
+                passed,
+                failed,
+                skipped: 0,
+                errors: 0,
+            })
+        };
+        let on = |r: RunRecord, image_id: &str, version: Option<&str>| RunRecord {
+            image_id: image_id.into(),
+            interpreter: version.map(|v| crate::record::InterpreterChoice {
+                version: v.into(),
+                image: "i".into(),
+                because: "the project's .nvmrc".into(),
+            }),
+            ..r
+        };
+        let base = record(P, t(1, 0), RunKind::Tests);
+        let change = record(F, t(0, 1), RunKind::Tests);
+        let (b8, c8) = (
+            on(base.clone(), "sha256:8", Some("8")),
+            on(change.clone(), "sha256:8", Some("8")),
+        );
+        assert_eq!(
+            prove(&[b8.clone(), b8.clone()], &[c8.clone(), c8.clone()]),
+            Proof::Reproduced
+        );
+        let c10 = on(change.clone(), "sha256:10", Some("10"));
+        let proof = prove(&[b8.clone(), b8.clone()], &[c8.clone(), c10]);
+        let Proof::NotProved {
+            why: why @ NotProved::DifferentEnvironments { side, .. },
+        } = &proof
+        else {
+            panic!("{proof:?}");
+        };
+        assert_eq!(*side, Side::Change);
+        let words = why.to_string();
+        assert!(
+            words.contains("sha256:8") && words.contains("sha256:10"),
+            "{words}"
+        );
+        // One image, two interpreters (a multi-version image) is two environments too.
+        let other_python = on(change, "sha256:8", Some("3.7"));
+        assert!(matches!(
+            prove(
+                &[b8.clone(), b8.clone()],
+                &[other_python.clone(), other_python]
+            ),
+            Proof::NotProved {
+                why: NotProved::DifferentEnvironments { .. }
+            }
+        ));
+        // A base that itself ran on two images is no proof either.
+        let b_other = on(base, "sha256:x", Some("8"));
+        assert!(matches!(
+            prove(&[b8, b_other], &[c8.clone(), c8]),
+            Proof::NotProved {
+                why: NotProved::DifferentEnvironments {
+                    side: Side::Base,
                     ..
                 }
             }

@@ -147,6 +147,26 @@ pub(crate) fn suite_against_base(
     Ok(with_patch.to_vec())
 }
 
+/// A run of the package's suite that ran no test and was not cut short: a package whose
+/// only test is the Prover's (left out of the suite, DESIGN: "the package's other tests"),
+/// or a suite that stops before its tests on a tree.
+pub(crate) fn ran_no_test(r: &RunRecord) -> bool {
+    r.killed.is_none() && !r.timed_out && r.tests.is_none_or(|t| t.ran() == 0)
+}
+
+/// The package has no other test that runs here: its suite ran none with the patch and none
+/// on the base, and both stopped alike (one exit code). A patch that stops a suite the base
+/// runs is never this; a suite that cannot start on either side hides nothing the patch did.
+pub(crate) fn no_other_tests(patched: &RunRecord, base: &RunRecord) -> bool {
+    ran_no_test(patched) && ran_no_test(base) && patched.exit_code == base.exit_code
+}
+
+/// Whether a suite that did not pass with a patch is worth running on the base: it names
+/// its failures (held to them), or it ran no test (the package may have no other).
+pub(crate) fn compare_with_base(patched: &RunRecord) -> bool {
+    patched.failing_named().is_some() || ran_no_test(patched)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -192,6 +192,7 @@ impl Judging<'_> {
                 attempt: f.attempt,
                 runs: f.runs,
                 failing_on_base_too: f.failing_on_base_too,
+                no_other_tests: f.no_other_tests,
             });
         let mut fix_not_proved = None;
         if patch.is_none() {

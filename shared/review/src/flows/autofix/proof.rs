@@ -75,7 +75,7 @@ fn run_timeout(plan: Option<&PlanResult>) -> Duration {
 }
 
 /// The runs, each named: each test finding's own test, then each touched language's
-/// suite with every proving test of that language in it.
+/// suite (the package's other tests).
 async fn requests(
     view: &ReviewView<'_>,
     attempt: &Attempt,
@@ -99,7 +99,7 @@ async fn requests(
     for language in languages {
         out.push((
             suite_name(*language),
-            suite(view, view.head, attempt, *language, trace)
+            suite(view, view.head, *language, trace)
                 .await?
                 .with_patch(patch.clone())
                 .with_timeout(timeout),
@@ -112,23 +112,15 @@ fn suite_name(language: Language) -> String {
     format!("the {language} tests")
 }
 
-/// A language's suite on `revision`, with the proving tests of that language added.
+/// A language's suite on `revision`: the package's other tests (each proving test runs on
+/// its own first; a project's lint over every test file would judge the Prover's style).
 async fn suite(
     view: &ReviewView<'_>,
     revision: &str,
-    attempt: &Attempt,
     language: Language,
     trace: &mut Trace,
 ) -> Result<RunRequest, StepError> {
-    let mut request = crate::core::suite::suite_request(view, revision, language, trace).await?;
-    for p in &attempt.proved {
-        if let Proved::Test { job, .. } = p
-            && job.language == language
-        {
-            request = request.with_file(job.test.path.clone(), job.test.code.clone().into_bytes());
-        }
-    }
-    Ok(request)
+    crate::core::suite::suite_request(view, revision, language, trace).await
 }
 
 /// The step: every finding's evidence again on the patched copy, then the suites.
@@ -188,7 +180,7 @@ pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, Ste
     let base = BaseSuites::run(
         s,
         lease,
-        (&attempt, &key),
+        &key,
         (&languages, first_suite),
         &done,
         timeout,
@@ -237,7 +229,7 @@ impl BaseSuites {
     async fn run(
         s: &ReviewStep<'_>,
         lease: &Lease,
-        (attempt, key): (&Attempt, &str),
+        key: &str,
         (languages, first_suite): (&[Language], usize),
         done: &crate::core::test_runs::RunsDone,
         timeout: Duration,
@@ -248,9 +240,9 @@ impl BaseSuites {
         for (i, language) in languages.iter().enumerate() {
             if let Some(r) = done.runs.get(first_suite + i)
                 && !passed(r)
-                && r.failing_named().is_some()
+                && crate::core::suite::compare_with_base(r)
             {
-                let request = suite(&s.view, s.view.base, attempt, *language, trace)
+                let request = suite(&s.view, s.view.base, *language, trace)
                     .await?
                     .with_timeout(timeout);
                 at.push(first_suite + i);
@@ -326,7 +318,11 @@ impl Runs {
                 ));
                 continue;
             }
-            match base_of(i).map(|b| crate::core::suite::suite_against_base(r, b)) {
+            let base = base_of(i);
+            if base.is_some_and(|b| crate::core::suite::no_other_tests(r, b)) {
+                continue;
+            }
+            match base.map(|b| crate::core::suite::suite_against_base(r, b)) {
                 Some(Ok(_)) => {}
                 Some(Err(why)) => result.open.push(format!(
                     "{name}: broken by the patch (run {}): {why}",

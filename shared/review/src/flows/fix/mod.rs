@@ -116,6 +116,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
             explanation: answer.explanation,
             runs: Vec::new(),
             failing_on_base_too: Vec::new(),
+            no_other_tests: false,
         };
         let next = next_try(&input, &result.reason)?;
         return Ok(outcome(trace, to_json(&result)?, next, true));

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::candidate::{Candidate, next_try};
 use crate::core::outcome::{outcome, read_input, to_json};
 use crate::core::step::ReviewStep;
-use crate::core::suite::{suite_against_base, suite_request};
+use crate::core::suite::{compare_with_base, no_other_tests, suite_against_base, suite_request};
 use crate::core::test_runs::{
     TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key, twice,
 };
@@ -20,8 +20,9 @@ use crate::flows::fix::wire::FixResult;
 const FAILURE_TAIL: usize = 2000;
 
 /// Proves a candidate: with the patch on the change, the proving test passes, then the
-/// package's whole suite passes. A patch the tree refuses (old text gone, a path outside
-/// the tree) is not proved, by name.
+/// package's other tests pass (its suite without the Prover's file: a project's lint over
+/// every test file would judge the Prover's style, not the patch). A patch the tree refuses
+/// (old text gone, a path outside the tree) is not proved, by name.
 pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
     let view = s.view;
     let mut trace = Trace::new(uuid::Uuid::now_v7().to_string());
@@ -34,7 +35,6 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
     let proving = change.clone().with_patch(edits.clone());
     let suite = suite_request(&view, view.head, language, &mut trace)
         .await?
-        .with_file(job.test.path.clone(), job.test.code.clone().into_bytes())
         .with_patch(edits)
         .with_timeout(TEST_TIMEOUT);
     let cassette_key = runs_key(&[
@@ -53,12 +53,9 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
     // A suite that fails with the patch is run on the base too: what failed there already
     // is not the patch's doing.
     let base_suite = match done.runs.get(2) {
-        Some(patched)
-            if refused.is_none() && !passed(patched) && patched.failing_named().is_some() =>
-        {
+        Some(patched) if refused.is_none() && !passed(patched) && compare_with_base(patched) => {
             let request = suite_request(&view, view.base, language, &mut trace)
                 .await?
-                .with_file(job.test.path.clone(), job.test.code.clone().into_bytes())
                 .with_timeout(TEST_TIMEOUT);
             let base = vec![("suite-base".to_string(), request)];
             run_in_turn(s, lease, ("fix-base", &cassette_key), base, false)
@@ -92,6 +89,7 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
         explanation: candidate.explanation.clone(),
         runs,
         failing_on_base_too: held.failing_on_base_too,
+        no_other_tests: held.no_other_tests,
     };
     let next = if proved {
         Vec::new()
@@ -108,6 +106,8 @@ struct Held {
     reason: String,
     /// The package's tests failing with the patch that fail on the base too.
     failing_on_base_too: Vec<String>,
+    /// The package's suite ran no test with the patch nor on the base.
+    no_other_tests: bool,
 }
 
 fn not_proved(reason: String) -> Held {
@@ -115,6 +115,7 @@ fn not_proved(reason: String) -> Held {
         proved: false,
         reason,
         failing_on_base_too: Vec::new(),
+        no_other_tests: false,
     }
 }
 
@@ -150,6 +151,20 @@ fn verdict(
             reason: "with the patch the finding's own test passes, and so do the package's tests"
                 .into(),
             failing_on_base_too: Vec::new(),
+            no_other_tests: false,
+        };
+    }
+    if let (Some(patched), Some(base)) = (records.get(2), base_suite)
+        && no_other_tests(patched, base)
+    {
+        return Held {
+            proved: true,
+            reason: format!(
+                "with the patch the finding's own test passes, {}",
+                proven_report::NO_OTHER_TESTS
+            ),
+            failing_on_base_too: Vec::new(),
+            no_other_tests: true,
         };
     }
     let against = match (records.get(2), base_suite) {
@@ -164,6 +179,7 @@ fn verdict(
                 proven_report::suite_words(&pre_existing)
             ),
             failing_on_base_too: pre_existing,
+            no_other_tests: false,
         },
         Err(why) if why.is_empty() => not_proved(format!(
             "with the patch the package's tests do not pass: {}",

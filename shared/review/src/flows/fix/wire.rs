@@ -20,4 +20,8 @@ pub struct FixResult {
     /// The package's tests failing with the patch that fail on the base too (by name).
     #[serde(default)]
     pub failing_on_base_too: Vec<String>,
+    /// The package's suite ran no test, with the patch nor on the base: the proof rests on
+    /// the finding's own test.
+    #[serde(default)]
+    pub no_other_tests: bool,
 }

@@ -1,0 +1,152 @@
+//! The Fixer's proof against the package's other tests (DESIGN: "then the package's other
+//! tests on change+patch"): the Prover's file is never part of that suite, so a project whose
+//! suite lints every test file judges the patch and not the Prover's style; and a package
+//! with no other test says so instead of claiming its tests passed.
+
+use proven_change::testing::TestRepo;
+use proven_models::scripted::{Reply, ScriptedServer};
+use proven_store::testing::Backend;
+use serde_json::json;
+
+use crate::agents::{GENERATOR, GUARD, SKEPTIC, agents, review_with, sides};
+use crate::common::{Env, json as parse, text};
+
+/// A Node package whose `npm test` lints every file of test/ (each must say "use strict",
+/// as jshint's and ESLint's `strict` rule ask) before it runs them, and whose change turns
+/// `add` into a subtraction. Its own test of `sub` follows the rule.
+fn linted_node_package() -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    let calc = |op: &str| {
+        format!(
+            "'use strict';\nexports.add = (a, b) => a {op} b;\nexports.sub = (a, b) => a - b;\n"
+        )
+    };
+    repo.write(
+        "package.json",
+        r#"{"name": "calc", "version": "1.0.0", "private": true,
+  "scripts": {"test": "node scripts/lint.js && node --test test/"}}
+"#,
+    )
+    .write(
+        "scripts/lint.js",
+        "'use strict';\nconst fs = require('fs');\nconst path = require('path');\nlet bad = 0;\nfor (const f of fs.readdirSync('test')) {\n  const text = fs.readFileSync(path.join('test', f), 'utf8');\n  if (!text.startsWith(\"'use strict';\")) {\n    console.error('test/' + f + ': line 1: Missing \"use strict\" statement.');\n    bad += 1;\n  }\n}\nprocess.exit(bad ? 1 : 0);\n",
+    )
+    .write(
+        "test/sub.test.js",
+        "'use strict';\nconst test = require('node:test');\nconst assert = require('node:assert');\nconst { sub } = require('../calc');\n\ntest('sub subtracts', () => {\n  assert.strictEqual(sub(5, 3), 2);\n});\n",
+    )
+    .write("calc.js", calc("+"));
+    let base = repo.commit("base");
+    repo.write("calc.js", calc("-"));
+    repo.commit("change: add subtracts");
+    (repo, base)
+}
+
+fn script(server: &ScriptedServer) {
+    server.on(
+        Some(GUARD),
+        "",
+        vec![Reply::Json(json!({"User Safety": "safe"}))],
+    );
+    server.on(
+        Some(GENERATOR),
+        "You are the Planner",
+        vec![Reply::Json(json!({"risks": [{"title": "add subtracts",
+            "claim": "add(2, 3) is -1 on the change", "path": "calc.js", "symbol": "add",
+            "evidence": "test"}]}))],
+    );
+    // The Prover's style is not the project's: no "use strict".
+    server.on(
+        Some(GENERATOR),
+        "You are the Prover",
+        vec![Reply::Json(json!({"test_path": "test/proven_add.test.js",
+            "test_code": "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../calc');\n\ntest('add adds', () => {\n  assert.strictEqual(add(2, 3), 5);\n});\n"}))],
+    );
+    server.on(
+        Some(SKEPTIC),
+        "You are the Skeptic",
+        vec![Reply::Json(
+            json!({"verdict": "conceded", "reason": "it fails on the change",
+            "artifact": "test/proven_add.test.js"}),
+        )],
+    );
+    server.on(
+        Some(GENERATOR),
+        "You are the Fixer",
+        vec![Reply::Json(json!({"edits": [{"path": "calc.js",
+            "old_text": "exports.add = (a, b) => a - b;", "new_text": "exports.add = (a, b) => a + b;"}],
+            "explanation": "add adds again"}))],
+    );
+}
+
+/// BugsJS's family (ESLint's `node Makefile.js test`, bower's `grunt test`): the project's
+/// suite lints every test file, and the Prover's file is not in its style. The patch is
+/// proved by the package's other tests, which run without it and pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fix_is_proved_by_the_packages_other_tests_where_its_suite_lints_every_test_file() {
+    let (repo, base) = linted_node_package();
+    let server = ScriptedServer::start().await;
+    script(&server);
+    let env = Env::new(Backend::Sqlite).await;
+    let out = review_with(&mut agents(&env, &server), &repo, &base, "json");
+    let doc = parse(&out);
+    let f = &doc["findings"][0];
+    assert_eq!(f["proof_level"], "reproduced", "{doc:#}");
+    let patch = f["patch"]
+        .as_object()
+        .unwrap_or_else(|| panic!("the fix is proved: {f:#}"));
+    assert_eq!(
+        sides(&patch["runs"]),
+        [
+            ("change+patch", "passed"),
+            ("change+patch", "passed"),
+            ("change+patch", "passed")
+        ],
+        "{f:#}"
+    );
+    let suite = &patch["runs"][2];
+    assert_eq!(
+        suite["tests"]["passed"], 1,
+        "the package's own test, without the Prover's: {suite:#}"
+    );
+    assert!(patch.get("no_other_tests").is_none(), "{f:#}");
+    env.cleanup().await;
+}
+
+/// A package whose only test is the Prover's: its suite runs none, with the patch and on the
+/// base alike. The patch rests on the finding's own test, and every format says so rather
+/// than "so do the package's tests".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fix_in_a_package_with_no_other_test_says_so_in_every_format() {
+    let (repo, base) = crate::agents::buggy_change();
+    let server = ScriptedServer::start().await;
+    crate::agents::script(
+        &server,
+        "def test_add():\n    assert add(2, 3) == 5\n",
+        crate::agents::CONCEDE(),
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    let out = crate::agents::review(&env, &server, &repo, &base, "json");
+    let doc = parse(&out);
+    let f = &doc["findings"][0];
+    let patch = &f["patch"];
+    assert_eq!(patch["no_other_tests"], true, "{f:#}");
+    let sides = sides(&patch["runs"]);
+    assert_eq!(sides.len(), 4, "the suite on the base too: {sides:?}");
+    assert_eq!(sides[3].0, "base");
+    let id = doc["review_id"].as_str().expect("id");
+    for format in ["text", "markdown", "html", "github"] {
+        let shown = text(&env.run(&["show", id, "--format", format]))
+            .0
+            .replace("&#x27;", "'");
+        assert!(
+            shown.contains("the package has no other test that runs here"),
+            "{format}: {shown}"
+        );
+        assert!(
+            !shown.contains("so do the package's tests"),
+            "{format}: {shown}"
+        );
+    }
+    env.cleanup().await;
+}
