@@ -115,7 +115,7 @@ ensure_sandbox_images() {
     ensure_go
     # Debian packages the images carry that a minimal host may lack.
     local p missing=()
-    for p in less make patch procps hostname file git; do
+    for p in $("$(dirname "${BASH_SOURCE[0]}")/sandbox-images" --host-packages); do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
     done
     if [ ${#missing[@]} -gt 0 ]; then

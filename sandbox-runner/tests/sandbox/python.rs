@@ -422,6 +422,46 @@ async fn a_project_with_a_c_extension_is_built_and_its_tests_run() {
     );
 }
 
+/// An sdist's C extension against a system library (PyYAML's libyaml binding, lxml's
+/// libxml2, psycopg2's libpq, cffi's libffi): the image carries their headers, as the
+/// project's CI installs them with apt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extension_against_a_system_library_is_built_and_its_tests_run() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "setup.py",
+        format!(
+            "# {marker}\nfrom setuptools import Extension, setup\n\
+             setup(name='syslibs', version='1.0', ext_modules=[Extension('syslibs', ['syslibs.c'], libraries=['yaml', 'xml2', 'pq', 'ffi'], include_dirs=['/usr/include/libxml2', '/usr/include/postgresql'])])\n"
+        ),
+    )
+    .write(
+        "syslibs.c",
+        "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n#include <yaml.h>\n#include <libxml/xmlversion.h>\n#include <libpq-fe.h>\n#include <ffi.h>\n\
+         static PyObject *versions(PyObject *self, PyObject *args) {\n\
+             return Py_BuildValue(\"(sii)\", yaml_get_version_string(), PQlibVersion(), (int) sizeof(ffi_cif));\n}\n\
+         static PyMethodDef methods[] = {{\"versions\", versions, METH_NOARGS, \"\"}, {NULL, NULL, 0, NULL}};\n\
+         static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, \"syslibs\", NULL, -1, methods};\n\
+         PyMODINIT_FUNC PyInit_syslibs(void) { xmlCheckVersion(LIBXML_VERSION); return PyModule_Create(&module); }\n",
+    );
+    let commit = repo.commit("a project with an extension against system libraries");
+    let request = RunRequest::new(repo.path(), &commit, Language::Python, pytest("test_s.py"))
+        .with_file(
+            "test_s.py",
+            "import syslibs\n\ndef test_versions():\n    yaml, pq, cif = syslibs.versions()\n    assert yaml.startswith('0.') and pq > 0 and cif > 0\n",
+        );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(
+        run.outcome,
+        Outcome::Passed,
+        "{}\n{:#?}",
+        support::output(&run),
+        run.dependencies
+    );
+}
+
 /// A project whose packages live in a folder of their own (`package_dir={'': 'lib'}`, as
 /// ansible's) and whose build backend is its date's setuptools (46, no PEP 660 hook): pip
 /// falls back to a legacy `develop` into the layer's prefix, which leaves an egg-link and no

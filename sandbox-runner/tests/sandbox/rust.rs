@@ -414,3 +414,40 @@ const REGISTRY_PATCH_WORKSPACE: &[(&str, &str)] = &[
     ("labels/src/lib.rs", LIB_OK),
     ("labels/tests/proof.rs", TEST),
 ];
+
+/// P12 of docs/suites-at-head.md: a -sys crate's build script finds a system library with
+/// pkg-config and links it (openssl-sys under reqwest's native-tls or git2's https; a
+/// terminal's fontconfig and xcb). The image carries the usual ones, headers and `.pc`
+/// files with them, as the project's CI installs them with apt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_build_script_finds_a_system_library_with_pkg_config_and_links_it() {
+    const BUILD: &str = r#"use std::process::Command;
+fn main() {
+    let out = Command::new("pkg-config")
+        .args(["--libs", "--cflags", "openssl", "fontconfig", "xcb"])
+        .output()
+        .expect("pkg-config runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for word in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+        if let Some(lib) = word.strip_prefix("-l") {
+            println!("cargo:rustc-link-lib={lib}");
+        }
+    }
+}
+"#;
+    const LIB: &str = "unsafe extern \"C\" {\n    fn OpenSSL_version_num() -> std::os::raw::c_ulong;\n    fn FcGetVersion() -> std::os::raw::c_int;\n}\n\npub fn versions() -> (u64, i32) {\n    unsafe { (OpenSSL_version_num() as u64, FcGetVersion()) }\n}\n";
+    const TEST: &str = "#[test]\nfn linked() {\n    let (ssl, fc) = syslibs::versions();\n    assert!(ssl >= 0x3000_0000, \"{ssl:x}\");\n    assert!(fc > 0);\n}\n";
+    let repo = TestRepo::new();
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"syslibs\"\nversion = \"0.1.0\"\nedition = \"2024\"\nbuild = \"build.rs\"\n",
+    )
+    .write("build.rs", BUILD)
+    .write("src/lib.rs", LIB);
+    let commit = repo.commit("a crate linking OpenSSL, fontconfig and xcb found by pkg-config");
+    let sandbox = support::sandbox(&[Language::Rust], |_| {}).await;
+    let request = RunRequest::new(repo.path(), &commit, Language::Rust, cargo_test())
+        .with_file("tests/proof.rs", TEST);
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+}
