@@ -150,3 +150,39 @@ async fn a_fix_in_a_package_with_no_other_test_says_so_in_every_format() {
     }
     env.cleanup().await;
 }
+
+/// A package's suite has a budget of its own (`suite_timeout`: a suite is many tests, a
+/// popular project's takes minutes on one CPU), which proven.yaml may lower: a suite killed
+/// at it leaves the fix not proved, naming the setting (a suite that did not finish proves
+/// nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suite_past_suite_timeout_leaves_the_fix_not_proved_by_name() {
+    let repo = TestRepo::new();
+    repo.write("proven.yaml", "suite_timeout: 2\n")
+        .write("calc.py", "def add(a, b):\n    return a + b\n")
+        .write(
+            "tests/test_slow.py",
+            "import time\n\ndef test_slow():\n    time.sleep(8)\n",
+        );
+    let base = repo.commit("base");
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n");
+    repo.commit("change");
+    let server = ScriptedServer::start().await;
+    crate::agents::script(
+        &server,
+        "def test_add():\n    assert add(2, 3) == 5\n",
+        crate::agents::CONCEDE(),
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    let out = crate::agents::review(&env, &server, &repo, &base, "json");
+    let doc = parse(&out);
+    let f = &doc["findings"][0];
+    assert_eq!(f["proof_level"], "reproduced", "{doc:#}");
+    assert!(f.get("patch").is_none(), "{f:#}");
+    let why = f["fix_not_proved"]["reason"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("the package's tests ran past suite_timeout (2 s) and were killed"),
+        "{f:#}"
+    );
+    env.cleanup().await;
+}

@@ -91,8 +91,10 @@ pub const STUDY: &[(&str, Language)] = &[
     ("chronotope/chrono", Language::Rust),
 ];
 
-/// The timeout of a review's suite run (proven-review's `TEST_TIMEOUT`).
-const SUITE_TIMEOUT: Duration = Duration::from_secs(300);
+/// The timeout of a review's suite run: the `suite_timeout` setting's default.
+fn suite_timeout() -> Duration {
+    Duration::from_secs(proven_config::SUITE_TIMEOUT_DEFAULT.parse().unwrap_or(900))
+}
 
 struct Options {
     repos: PathBuf,
@@ -410,8 +412,8 @@ async fn run_all(options: &Options, config: SandboxConfig) -> Result<Vec<Row>, S
             }
         };
         let command = suite.run.command.join(" ");
-        let mut request =
-            RunRequest::new(&dir, &commit, language, suite.run.command).with_timeout(SUITE_TIMEOUT);
+        let mut request = RunRequest::new(&dir, &commit, language, suite.run.command)
+            .with_timeout(suite_timeout());
         for (k, v) in suite.run.env {
             request = request.with_env(k, v);
         }

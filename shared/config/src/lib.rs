@@ -24,8 +24,8 @@ pub use scout::{
 };
 
 pub use settings::{
-    Allowed, SETTINGS, Setting, list_entries, parse_credential_entry, parse_host_entry, parse_net,
-    reference_markdown,
+    Allowed, SETTINGS, SUITE_TIMEOUT_DEFAULT, Setting, list_entries, parse_credential_entry,
+    parse_host_entry, parse_net, reference_markdown,
 };
 
 use std::collections::BTreeMap;
@@ -124,6 +124,8 @@ pub struct Config {
     pub autofix: bool,
     /// Seconds each run of the autofix attempt may take (`autofix_timeout`).
     pub autofix_timeout_secs: u64,
+    /// Seconds the package's suite may take when it proves a fix (`suite_timeout`).
+    pub suite_timeout_secs: u64,
     /// The model that writes the autofix attempt's one patch (`autofix_generator`; None:
     /// the generator's own model), served at the generator's endpoint.
     pub autofix_generator: Option<String>,
@@ -564,6 +566,7 @@ impl Layers {
         let markovian = self.markovian_settings()?;
         let autofix = get("autofix")?;
         let autofix_timeout_secs = get("autofix_timeout")?.parse().unwrap_or(300);
+        let suite_timeout_secs = get("suite_timeout")?.parse().unwrap_or(900);
         let autofix_generator = get("autofix_generator")?;
         let model_timeout = get("models.timeout_seconds")?;
         let step_deadline = get("step_deadline_seconds")?;
@@ -616,6 +619,7 @@ impl Layers {
             markovian,
             autofix: autofix == "on",
             autofix_timeout_secs,
+            suite_timeout_secs,
             autofix_generator: (!autofix_generator.is_empty()).then_some(autofix_generator),
             guardrail: guardrail == "on",
             generator,

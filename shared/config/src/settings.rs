@@ -3,6 +3,10 @@
 
 use std::fmt::Write;
 
+/// `suite_timeout`'s default, in seconds: the package's suite when it proves a fix (and
+/// `cargo xtask suites`, which runs suites as that step does).
+pub const SUITE_TIMEOUT_DEFAULT: &str = "900";
+
 pub struct Setting {
     /// Key in `proven.yaml` (dotted for nesting) and in [`crate::Layers`].
     pub key: &'static str,
@@ -1004,6 +1008,17 @@ pub static SETTINGS: &[Setting] = &[
         doc: "Seconds each run of the autofix attempt may take (each fixed finding's own test, the package's \
               suite); a run past it is killed, did not happen, and the attempt is rejected naming it. \
               proven.yaml may lower it, never raise it.",
+    },
+    Setting {
+        key: "suite_timeout",
+        env: "PROVEN_SUITE_TIMEOUT",
+        default: Some(SUITE_TIMEOUT_DEFAULT),
+        allowed: Allowed::Limit,
+        repository: true,
+        doc: "Seconds the package's whole suite may take when it proves a fix (with the patch, and on the \
+              base when it failed with it): a suite is many tests, not one, and a popular project's takes \
+              minutes on the sandbox's one CPU. A suite past it is killed and the fix is not proved, by \
+              name. proven.yaml may lower it, never raise it.",
     },
     Setting {
         key: "autofix_generator",

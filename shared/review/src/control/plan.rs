@@ -61,6 +61,7 @@ pub async fn run(cx: &StepContext, lease: &Lease) -> Result<Outcome, StepError> 
         fix_attempts,
         autofix,
         autofix_timeout_secs: Some(config.autofix_timeout_secs),
+        suite_timeout_secs: Some(config.suite_timeout_secs),
         autofix_generator: config.autofix_generator.clone(),
         agents: planned.skeptic,
         tools: crate::core::wire::PlanTools {

@@ -147,6 +147,15 @@ pub(crate) fn suite_against_base(
     Ok(with_patch.to_vec())
 }
 
+/// How long the package's suite may run when it proves a fix: the plan's `suite_timeout`
+/// (a plan of an older version has none: the sandbox's test timeout).
+pub(crate) fn suite_timeout(plan: Option<&crate::core::wire::PlanResult>) -> std::time::Duration {
+    plan.and_then(|p| p.suite_timeout_secs).map_or(
+        crate::core::test_runs::TEST_TIMEOUT,
+        std::time::Duration::from_secs,
+    )
+}
+
 /// A run of the package's suite that ran no test and was not cut short: a package whose
 /// only test is the Prover's (left out of the suite, DESIGN: "the package's other tests"),
 /// or a suite that stops before its tests on a tree.

@@ -63,6 +63,10 @@ pub struct PlanResult {
     /// versions: the sandbox's own test timeout).
     #[serde(default)]
     pub autofix_timeout_secs: Option<u64>,
+    /// Seconds the package's suite may take when it proves a fix (absent in plans of older
+    /// versions: the sandbox's own test timeout).
+    #[serde(default)]
+    pub suite_timeout_secs: Option<u64>,
     /// The model that writes the autofix attempt's patch (None: the generator's).
     #[serde(default)]
     pub autofix_generator: Option<String>,

@@ -8,11 +8,13 @@ use serde_json::json;
 
 use super::candidate::{Candidate, next_try};
 use crate::core::outcome::{outcome, read_input, to_json};
+use crate::core::rows::result_of;
 use crate::core::step::ReviewStep;
-use crate::core::suite::{compare_with_base, no_other_tests, suite_against_base, suite_request};
-use crate::core::test_runs::{
-    TEST_TIMEOUT, passed, requests, run_in_turn, run_ref, runs_key, twice,
+use crate::core::step_name::StepName;
+use crate::core::suite::{
+    compare_with_base, no_other_tests, suite_against_base, suite_request, suite_timeout,
 };
+use crate::core::test_runs::{passed, requests, run_in_turn, run_ref, runs_key, twice};
 use crate::core::trace::Trace;
 use crate::flows::fix::wire::FixResult;
 
@@ -33,10 +35,12 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
     let edits = crate::core::test_runs::patch(&candidate.edits);
     let (_, change) = requests(&view, job, &job.test)?;
     let proving = change.clone().with_patch(edits.clone());
+    let plan = result_of::<crate::core::wire::PlanResult>(s.rows, StepName::Plan.as_str()).ok();
+    let suite_timeout = suite_timeout(plan.as_ref());
     let suite = suite_request(&view, view.head, language, &mut trace)
         .await?
         .with_patch(edits)
-        .with_timeout(TEST_TIMEOUT);
+        .with_timeout(suite_timeout);
     let cassette_key = runs_key(&[
         view.head,
         &job.test.path,
@@ -56,7 +60,7 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
         Some(patched) if refused.is_none() && !passed(patched) && compare_with_base(patched) => {
             let request = suite_request(&view, view.base, language, &mut trace)
                 .await?
-                .with_timeout(TEST_TIMEOUT);
+                .with_timeout(suite_timeout);
             let base = vec![("suite-base".to_string(), request)];
             run_in_turn(s, lease, ("fix-base", &cassette_key), base, false)
                 .await?
@@ -166,6 +170,12 @@ fn verdict(
             failing_on_base_too: Vec::new(),
             no_other_tests: true,
         };
+    }
+    if let Some(killed) = records.get(2).filter(|r| r.timed_out) {
+        return not_proved(format!(
+            "with the patch the package's tests ran past suite_timeout ({} s) and were killed: a suite that did not finish proves nothing",
+            killed.limits.timeout_ms / 1000
+        ));
     }
     let against = match (records.get(2), base_suite) {
         (Some(patched), Some(base)) => suite_against_base(patched, base),
