@@ -836,6 +836,9 @@ impl Layers {
             )
             .filter_map(ReviewClass::parse)
             .collect(),
+            tool_analyzer_classes: settings::list_entries(&self.checked("tool_analyzer_classes")?)
+                .filter_map(ReviewClass::parse)
+                .collect(),
         })
     }
 

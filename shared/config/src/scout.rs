@@ -461,6 +461,9 @@ pub struct ScoutSettings {
     pub path_rules: Vec<PathRule>,
     pub prose_suffixes: Vec<String>,
     pub second_reviewer_classes: Vec<ReviewClass>,
+    /// The classes whose reviews run the tool evidence's analyzers
+    /// (`tool_analyzer_classes`).
+    pub tool_analyzer_classes: Vec<ReviewClass>,
 }
 
 impl ScoutSettings {
@@ -510,6 +513,7 @@ impl Default for ScoutSettings {
             path_rules: parse_path_rules("manifests=security").unwrap_or_default(),
             prose_suffixes: parse_prose_suffixes(DEFAULT_PROSE_SUFFIXES).unwrap_or_default(),
             second_reviewer_classes: ReviewClass::ALL.to_vec(),
+            tool_analyzer_classes: vec![ReviewClass::Standard, ReviewClass::Security],
         }
     }
 }

@@ -1157,6 +1157,17 @@ pub static SETTINGS: &[Setting] = &[
               version does not report on the base is a `tool` finding. Empty: none.",
     },
     Setting {
+        key: "tool_analyzer_classes",
+        env: "PROVEN_TOOL_ANALYZER_CLASSES",
+        default: Some("standard, security"),
+        allowed: Allowed::ListOf(&["docs", "dependency", "standard", "security"]),
+        repository: true,
+        doc: "The review classes (Scout's) whose reviews run the tool evidence's analyzers (`tool_analyzers`, \
+              each for its language): by default a standard and a security review; a docs or a dependency \
+              review only where its plan keeps the sandbox and this names its class. The plan line names \
+              the analyzers that run and, for each left out, this setting.",
+    },
+    Setting {
         key: "second_reviewer_classes",
         env: "PROVEN_SECOND_REVIEWER_CLASSES",
         default: Some("docs, dependency, standard, security"),

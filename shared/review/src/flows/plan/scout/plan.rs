@@ -321,7 +321,13 @@ pub fn plan(
         st.runs
             .insert(2, "skeptic (dependency findings)".to_string());
     }
-    let analyzers = tool_stage(&mut st, files, &o, &spec, why);
+    let analyzers = tool_stage(
+        &mut st,
+        files,
+        (&o, scout.tool_analyzer_classes.contains(&spec.class)),
+        &spec,
+        why,
+    );
     if !analyzers.is_empty() && skeptic {
         st.run("skeptic (tool findings)");
     }
@@ -347,11 +353,12 @@ pub fn plan(
 }
 
 /// The tool evidence's stage: each analyzer the settings name whose language the change
-/// touches, when the plan keeps the sandbox; what it leaves out, with why.
+/// touches, for a review of a class `tool_analyzer_classes` names (`for_class`), when the
+/// plan keeps the sandbox; what it leaves out, with why.
 fn tool_stage(
     st: &mut Stages,
     files: &[FileFacts],
-    o: &PlanOptions,
+    (o, for_class): (&PlanOptions, bool),
     spec: &PlanSpec,
     why: &str,
 ) -> Vec<(Analyzer, Vec<String>)> {
@@ -369,6 +376,12 @@ fn tool_stage(
             st.leave(format!(
                 "tool evidence ({}): switched off (tool_analyzers)",
                 analyzer.words()
+            ));
+        } else if !for_class {
+            st.leave(format!(
+                "tool evidence ({}): not for a {} review (tool_analyzer_classes)",
+                analyzer.words(),
+                spec.class.as_str()
             ));
         } else if !spec.tools.sandbox {
             st.leave(format!(

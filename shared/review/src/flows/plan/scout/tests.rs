@@ -398,6 +398,48 @@ fn the_plan_line_names_the_analyzers_of_the_languages_the_change_touches() {
     assert!(!runs(&p, "tool evidence") && p.analyzers.is_empty());
 }
 
+/// Which analyzers run is also a matter of the review's class (`tool_analyzer_classes`):
+/// a standard review runs them by default; one whose class the setting leaves out does
+/// not, and the plan says why, naming the setting; a security review still does.
+#[test]
+fn the_analyzers_run_for_the_classes_the_setting_names() {
+    let code = [f("app/util.py")];
+    let on = PlanOptions {
+        analyzers: [true, true, true, true],
+        ..ALL
+    };
+    let (p, _) = planned(&code, on, &scout());
+    assert_eq!(p.plan.class, "standard");
+    assert!(runs(&p, "tool evidence"), "{:?}", p.plan);
+    let security_only = ScoutSettings {
+        tool_analyzer_classes: vec![ReviewClass::Security],
+        ..scout()
+    };
+    let (p, _) = planned(&code, on, &security_only);
+    assert!(
+        !runs(&p, "tool evidence") && p.analyzers.is_empty(),
+        "{:?}",
+        p.plan
+    );
+    assert!(
+        p.plan
+            .left_out
+            .iter()
+            .any(|l| l
+                == "tool evidence (pyflakes): not for a standard review (tool_analyzer_classes)"),
+        "{:?}",
+        p.plan.left_out
+    );
+    // A manifest floors the review at security: the analyzers run there.
+    let (p, _) = planned(
+        &[f("app/util.py"), f("requirements.txt")],
+        on,
+        &security_only,
+    );
+    assert_eq!(p.plan.class, "security");
+    assert!(runs(&p, "tool evidence"), "{:?}", p.plan);
+}
+
 #[test]
 fn the_plan_line_names_eslint_for_the_javascript_and_typescript_files_the_change_touches() {
     let files = [
