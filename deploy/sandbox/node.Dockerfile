@@ -2,7 +2,7 @@
 # node --test needs nothing else; jest and friends come from the tree's package-lock.json,
 # installed before the run with scripts off and mounted at /deps/node_modules.
 FROM node:20-bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends less git make patch procps hostname file mawk && rm -rf /var/lib/apt/lists/* \
+RUN apt-get update && apt-get install -y --no-install-recommends less git make patch procps hostname file mawk redis-server && rm -rf /var/lib/apt/lists/* \
  && groupadd -g 10001 sandbox \
  && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \
  && mkdir -p /src /work /deps /prep

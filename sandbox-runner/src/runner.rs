@@ -625,6 +625,7 @@ impl Sandbox {
         if request.language == Language::Go {
             before_modules(request, src, &mut run_env, &mut setup, &mut command).await;
         }
+        ci_services(src, &mut run_env, &mut setup).await;
         if request.language == Language::Node
             && let Some(p) = &prepared
         {
@@ -885,6 +886,26 @@ async fn workspace_modules(dir: &Path, setup: &mut Vec<String>, command: &mut Ve
 
 /// Go: a package from before modules (no go.mod) runs as its CI ran it, in GOPATH mode and
 /// from its import path under `$GOPATH/src`; both said in the record's setup.
+/// The services the project's CI starts beside its tests: those the images carry are
+/// started by the entry (`PROVEN_SERVICES`), the others named as not started; the record's
+/// setup lines say which.
+async fn ci_services(src: &Path, run_env: &mut Vec<String>, setup: &mut Vec<String>) {
+    let from = src.to_path_buf();
+    let services =
+        tokio::task::spawn_blocking(move || proven_sandbox_plan::services::ci_services(&from))
+            .await
+            .unwrap_or_default();
+    let started: Vec<&str> = services
+        .iter()
+        .filter(|s| s.started().is_some())
+        .map(|s| s.name.as_str())
+        .collect();
+    if !started.is_empty() {
+        run_env.push(format!("PROVEN_SERVICES={}", started.join(" ")));
+    }
+    setup.extend(services.iter().map(|s| s.words()));
+}
+
 async fn before_modules(
     request: &RunRequest,
     src: &Path,

@@ -843,3 +843,44 @@ async fn an_npm_projects_fixture_manifests_are_no_workspaces() {
         support::output(&record)
     );
 }
+
+/// A project whose CI starts Redis beside its tests (node_redis, ioredis, bull: Travis'
+/// `services: redis-server`) finds it on the loopback, as there; the record says it was
+/// started and why, and a service the sandbox has not (MongoDB) is named as not started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_the_projects_ci_starts_runs_beside_its_tests() {
+    const PING: &str = "const test = require('node:test');\nconst assert = require('node:assert');\nconst net = require('net');\n\ntest('redis answers', async () => {\n  const reply = await new Promise((resolve, reject) => {\n    const socket = net.connect(6379, '127.0.0.1', () => socket.write('PING\\r\\n'));\n    socket.on('data', (d) => { resolve(String(d)); socket.end(); });\n    socket.on('error', reject);\n  });\n  assert.strictEqual(reply, '+PONG\\r\\n');\n});\n";
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        "{\"name\": \"cache\", \"version\": \"1.0.0\", \"private\": true}\n",
+    )
+    .write(
+        ".travis.yml",
+        "language: node_js\nnode_js:\n  - 20\nservices:\n  - redis-server\n  - mongodb\n",
+    );
+    let commit = repo.commit("a project whose CI starts redis");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Node,
+        node_test("test/ping.test.js"),
+    )
+    .with_file("test/ping.test.js", PING);
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    assert!(
+        run.setup.iter().any(|l| l
+            == "redis started on 127.0.0.1:6379 before the tests: the project's CI starts it (.travis.yml services)"),
+        "{:?}",
+        run.setup
+    );
+    assert!(
+        run.setup
+            .iter()
+            .any(|l| l.starts_with("mongodb not started")),
+        "{:?}",
+        run.setup
+    );
+}

@@ -51,6 +51,7 @@ pub mod proof;
 pub mod python;
 pub mod record;
 pub mod registries;
+pub mod services;
 pub mod skeleton;
 pub mod suite;
 pub mod tally;

@@ -151,6 +151,12 @@ pub fn world_cause(data: Option<&str>, text: &str) -> Option<String> {
     ]) {
         return Some("needs a browser".into());
     }
+    if let Some(at) = lower.find(" not started: the project's ci starts it") {
+        let service = lower[..at].rsplit([';', ' ']).next().unwrap_or_default();
+        return Some(format!(
+            "needs a service its CI starts that the sandbox has not ({service})"
+        ));
+    }
     if deleted_release(&lower) {
         return Some("a release the registry no longer serves".into());
     }
@@ -305,6 +311,21 @@ mod tests {
         assert_eq!(
             (m.stage, m.class.as_str(), m.world),
             ("fidelity", "needs the network", true)
+        );
+        // A service the project's CI starts that the sandbox has not, from the record's
+        // setup line.
+        let m = miss_of(&case(
+            false,
+            &["fidelity: base test_failed; Error: connect ECONNREFUSED 127.0.0.1:27017; mongodb not started: the project's CI starts it (.travis.yml services), the sandbox has no mongodb; tests that need it cannot pass here"],
+            Some("test failed on the base"),
+        ))
+        .expect("a miss");
+        assert_eq!(
+            (m.class.as_str(), m.world),
+            (
+                "needs a service its CI starts that the sandbox has not (mongodb)",
+                true
+            )
         );
         // Python 2 from bug.info, whatever the run said.
         let mut r = case(

@@ -954,6 +954,13 @@ fn cause(run: &Run) -> (String, String) {
     if let Some(n) = python_note {
         let _ = write!(words, "; {n}");
     }
+    // A service the project's CI starts that the sandbox has not (MongoDB), as the
+    // record's setup lines name it.
+    for line in rec["setup"].as_array().into_iter().flatten() {
+        if let Some(l) = line.as_str().filter(|l| l.contains(" not started: ")) {
+            let _ = write!(words, "; {l}");
+        }
+    }
     (class, words)
 }
 
