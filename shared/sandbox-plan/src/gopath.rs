@@ -224,15 +224,7 @@ pub fn wrap(command: &[String], path: &ImportPath) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().expect("dir");
-        for (path, text) in files {
-            let p = dir.path().join(path);
-            std::fs::create_dir_all(p.parent().expect("parent")).expect("dirs");
-            std::fs::write(p, text).expect("write");
-        }
-        dir
-    }
+    use crate::testing::tree;
 
     #[test]
     fn the_import_comment_says_the_path() {

@@ -61,6 +61,9 @@ pub mod tox;
 pub mod tree;
 pub mod written;
 
+#[cfg(test)]
+mod testing;
+
 pub use error::{FileError, RequestError};
 pub use key::RunKey;
 pub use language::{Language, Selection, TestRun};

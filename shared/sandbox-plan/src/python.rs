@@ -1503,15 +1503,7 @@ pub fn python_fits(
 mod tests {
     use super::*;
 
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().expect("tempdir");
-        for (path, text) in files {
-            let p = dir.path().join(path);
-            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-            std::fs::write(p, text).expect("write");
-        }
-        dir
-    }
+    use crate::testing::tree;
 
     fn specs(plan: &PythonPlan) -> Vec<&str> {
         plan.requirements.iter().map(|r| r.spec.as_str()).collect()

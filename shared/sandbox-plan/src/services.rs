@@ -131,15 +131,7 @@ pub fn ci_services(src: &Path) -> Vec<CiService> {
 mod tests {
     use super::*;
 
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().expect("tempdir");
-        for (path, text) in files {
-            let p = dir.path().join(path);
-            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-            std::fs::write(p, text).expect("write");
-        }
-        dir
-    }
+    use crate::testing::tree;
 
     #[test]
     fn travis_and_workflow_services_are_read_and_only_redis_is_started() {

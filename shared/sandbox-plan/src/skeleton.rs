@@ -160,15 +160,7 @@ fn stubs(doc: &toml::Table, real: &Path) -> Vec<(std::path::PathBuf, &'static st
 mod tests {
     use super::*;
 
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().expect("tempdir");
-        for (rel, text) in files {
-            let path = dir.path().join(rel);
-            fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-            fs::write(path, text).expect("write");
-        }
-        dir
-    }
+    use crate::testing::tree;
 
     #[test]
     fn the_skeleton_has_the_manifests_and_stubs_but_none_of_the_projects_code() {

@@ -218,13 +218,7 @@ mod tests {
             .collect()
     }
 
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().expect("tempdir");
-        for (path, text) in files {
-            std::fs::write(dir.path().join(path), text).expect("write");
-        }
-        dir
-    }
+    use crate::testing::tree;
 
     #[test]
     fn a_rust_version_newer_than_the_default_takes_the_newest_image_that_meets_it() {

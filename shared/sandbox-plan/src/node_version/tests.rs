@@ -7,15 +7,7 @@ fn images(majors: &[&str]) -> Vec<(String, String)> {
         .collect()
 }
 
-fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for (rel, text) in files {
-        let path = dir.path().join(rel);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
-    dir
-}
+use crate::testing::tree;
 
 const OLD_AND_NEW: &[&str] = &["4", "6", "8", "10", "12", "14", "16", "18", "22"];
 
