@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use proven_sandbox::{Edit, Language, NotProved, Outcome, Proof, RunRequest, Side};
+use proven_sandbox::{Edit, Language, NotProved, Outcome, Proof, RunRecord, RunRequest, Side};
 
 use crate::support::{self, assert_container_gone, pytest, python_project};
 
@@ -374,12 +374,10 @@ async fn a_project_versioned_by_setuptools_scm_is_installed_without_git_metadata
     );
 }
 
-/// A project with C code (an sdist that compiles an extension, as old psutil, lxml or
-/// Twisted do): the image carries a C compiler and CPython's headers, so the preparation
-/// builds the extension and the project's test imports it. Without them every such project
-/// failed at import on both sides and proved nothing.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_project_with_a_c_extension_is_built_and_its_tests_run() {
+/// A project whose setup.py builds one C extension `name` from `name.c` (`extension`: the
+/// `Extension(...)` arguments after its sources), run with `test` beside it: the run, which
+/// passed, and its record.
+async fn extension_project(name: &str, extension: &str, c: &str, test: &str) -> RunRecord {
     let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
     let repo = proven_change::testing::TestRepo::new();
     let marker = support::unique();
@@ -387,25 +385,13 @@ async fn a_project_with_a_c_extension_is_built_and_its_tests_run() {
         "setup.py",
         format!(
             "# {marker}\nfrom setuptools import Extension, setup\n\
-             setup(name='cdemo', version='1.0', ext_modules=[Extension('cdemo', ['cdemo.c'])])\n"
+             setup(name='{name}', version='1.0', ext_modules=[Extension('{name}', ['{name}.c']{extension})])\n"
         ),
     )
-    .write(
-        "cdemo.c",
-        "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n#include <string.h>\n\
-         static PyObject *twice(PyObject *self, PyObject *args) {\n\
-             long n; if (!PyArg_ParseTuple(args, \"l\", &n)) return NULL;\n\
-             return PyLong_FromLong(2 * n);\n}\n\
-         static PyMethodDef methods[] = {{\"twice\", twice, METH_VARARGS, \"2n\"}, {NULL, NULL, 0, NULL}};\n\
-         static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, \"cdemo\", NULL, -1, methods};\n\
-         PyMODINIT_FUNC PyInit_cdemo(void) { return PyModule_Create(&module); }\n",
-    );
+    .write(format!("{name}.c"), c);
     let commit = repo.commit("a project with a C extension");
     let request = RunRequest::new(repo.path(), &commit, Language::Python, pytest("test_c.py"))
-        .with_file(
-            "test_c.py",
-            "import cdemo\n\ndef test_twice():\n    assert cdemo.twice(21) == 42\n",
-        );
+        .with_file("test_c.py", test);
     let run = sandbox.run(&request).await.expect("run");
     assert_eq!(
         run.outcome,
@@ -414,6 +400,36 @@ async fn a_project_with_a_c_extension_is_built_and_its_tests_run() {
         support::output(&run),
         run.dependencies
     );
+    run
+}
+
+/// The C source of an extension module `name` whose one function `f(self, args)` has
+/// `body` (called with `flags`), after `includes`; `init` runs at import.
+fn c_module(name: &str, includes: &str, body: &str, flags: &str, init: &str) -> String {
+    format!(
+        "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n{includes}\n\
+         static PyObject *f(PyObject *self, PyObject *args) {{\n{body}\n}}\n\
+         static PyMethodDef methods[] = {{{{\"f\", f, {flags}, \"\"}}, {{NULL, NULL, 0, NULL}}}};\n\
+         static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, \"{name}\", NULL, -1, methods}};\n\
+         PyMODINIT_FUNC PyInit_{name}(void) {{ {init} return PyModule_Create(&module); }}\n"
+    )
+}
+
+/// A project with C code (an sdist that compiles an extension, as old psutil, lxml or
+/// Twisted do): the image carries a C compiler and CPython's headers, so the preparation
+/// builds the extension and the project's test imports it. Without them every such project
+/// failed at import on both sides and proved nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_with_a_c_extension_is_built_and_its_tests_run() {
+    let c = c_module(
+        "cdemo",
+        "#include <string.h>",
+        "long n; if (!PyArg_ParseTuple(args, \"l\", &n)) return NULL;\nreturn PyLong_FromLong(2 * n);",
+        "METH_VARARGS",
+        "",
+    );
+    let test = "import cdemo\n\ndef test_twice():\n    assert cdemo.f(21) == 42\n";
+    let run = extension_project("cdemo", "", &c, test).await;
     let deps = run.dependencies.as_ref().expect("prepared dependencies");
     assert!(
         deps.not_prepared.is_empty(),
@@ -427,39 +443,21 @@ async fn a_project_with_a_c_extension_is_built_and_its_tests_run() {
 /// project's CI installs them with apt.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_extension_against_a_system_library_is_built_and_its_tests_run() {
-    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
-    let repo = proven_change::testing::TestRepo::new();
-    let marker = support::unique();
-    repo.write(
-        "setup.py",
-        format!(
-            "# {marker}\nfrom setuptools import Extension, setup\n\
-             setup(name='syslibs', version='1.0', ext_modules=[Extension('syslibs', ['syslibs.c'], libraries=['yaml', 'xml2', 'pq', 'ffi'], include_dirs=['/usr/include/libxml2', '/usr/include/postgresql'])])\n"
-        ),
+    let c = c_module(
+        "syslibs",
+        "#include <yaml.h>\n#include <libxml/xmlversion.h>\n#include <libpq-fe.h>\n#include <ffi.h>",
+        "return Py_BuildValue(\"(sii)\", yaml_get_version_string(), PQlibVersion(), (int) sizeof(ffi_cif));",
+        "METH_NOARGS",
+        "xmlCheckVersion(LIBXML_VERSION);",
+    );
+    let test = "import syslibs\n\ndef test_versions():\n    yaml, pq, cif = syslibs.f()\n    assert yaml.startswith('0.') and pq > 0 and cif > 0\n";
+    extension_project(
+        "syslibs",
+        ", libraries=['yaml', 'xml2', 'pq', 'ffi'], include_dirs=['/usr/include/libxml2', '/usr/include/postgresql']",
+        &c,
+        test,
     )
-    .write(
-        "syslibs.c",
-        "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n#include <yaml.h>\n#include <libxml/xmlversion.h>\n#include <libpq-fe.h>\n#include <ffi.h>\n\
-         static PyObject *versions(PyObject *self, PyObject *args) {\n\
-             return Py_BuildValue(\"(sii)\", yaml_get_version_string(), PQlibVersion(), (int) sizeof(ffi_cif));\n}\n\
-         static PyMethodDef methods[] = {{\"versions\", versions, METH_NOARGS, \"\"}, {NULL, NULL, 0, NULL}};\n\
-         static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, \"syslibs\", NULL, -1, methods};\n\
-         PyMODINIT_FUNC PyInit_syslibs(void) { xmlCheckVersion(LIBXML_VERSION); return PyModule_Create(&module); }\n",
-    );
-    let commit = repo.commit("a project with an extension against system libraries");
-    let request = RunRequest::new(repo.path(), &commit, Language::Python, pytest("test_s.py"))
-        .with_file(
-            "test_s.py",
-            "import syslibs\n\ndef test_versions():\n    yaml, pq, cif = syslibs.versions()\n    assert yaml.startswith('0.') and pq > 0 and cif > 0\n",
-        );
-    let run = sandbox.run(&request).await.expect("run");
-    assert_eq!(
-        run.outcome,
-        Outcome::Passed,
-        "{}\n{:#?}",
-        support::output(&run),
-        run.dependencies
-    );
+    .await;
 }
 
 /// A project whose packages live in a folder of their own (`package_dir={'': 'lib'}`, as
