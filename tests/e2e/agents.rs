@@ -55,6 +55,39 @@ pub(crate) fn script(server: &ScriptedServer, prover_test: &str, skeptic: serde_
     );
 }
 
+/// Every model scripted for a change that makes `add` in `module` subtract: a safe guard, the
+/// Planner's one risk, the Prover's answer `prover` (`test_path`, `test_code`, ...), a
+/// Skeptic conceding, naming the test, and the Fixer's answer `fix`.
+pub(crate) fn script_add_bug(
+    server: &ScriptedServer,
+    module: &str,
+    prover: serde_json::Value,
+    fix: serde_json::Value,
+) {
+    guard_says_safe(server);
+    server.on(
+        Some(GENERATOR),
+        "You are the Planner",
+        vec![Reply::Json(json!({"risks": [{"title": "add subtracts",
+            "claim": "add(2, 3) is -1 on the change", "path": module, "symbol": "add",
+            "evidence": "test"}]}))],
+    );
+    let artifact = prover["test_path"].clone();
+    server.on(
+        Some(GENERATOR),
+        "You are the Prover",
+        vec![Reply::Json(prover)],
+    );
+    server.on(
+        Some(SKEPTIC),
+        "You are the Skeptic",
+        vec![Reply::Json(
+            json!({"verdict": "conceded", "reason": "it fails on the change", "artifact": artifact}),
+        )],
+    );
+    server.on(Some(GENERATOR), "You are the Fixer", vec![Reply::Json(fix)]);
+}
+
 /// The Fixer's answer that repairs `buggy_change`.
 pub(crate) const ADD_FIX: fn() -> serde_json::Value = || {
     json!({"edits": [{"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}],

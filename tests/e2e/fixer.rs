@@ -4,11 +4,11 @@
 //! with no other test says so instead of claiming its tests passed.
 
 use proven_change::testing::TestRepo;
-use proven_models::scripted::{Reply, ScriptedServer};
+use proven_models::scripted::ScriptedServer;
 use proven_store::testing::Backend;
 use serde_json::json;
 
-use crate::agents::{GENERATOR, GUARD, SKEPTIC, agents, review_with, sides};
+use crate::agents::{agents, review_with, sides};
 use crate::common::{Env, json as parse, text};
 
 /// A Node package whose `npm test` lints every file of test/ (each must say "use strict",
@@ -43,39 +43,15 @@ fn linted_node_package() -> (TestRepo, String) {
 }
 
 fn script(server: &ScriptedServer) {
-    server.on(
-        Some(GUARD),
-        "",
-        vec![Reply::Json(json!({"User Safety": "safe"}))],
-    );
-    server.on(
-        Some(GENERATOR),
-        "You are the Planner",
-        vec![Reply::Json(json!({"risks": [{"title": "add subtracts",
-            "claim": "add(2, 3) is -1 on the change", "path": "calc.js", "symbol": "add",
-            "evidence": "test"}]}))],
-    );
     // The Prover's style is not the project's: no "use strict".
-    server.on(
-        Some(GENERATOR),
-        "You are the Prover",
-        vec![Reply::Json(json!({"test_path": "test/proven_add.test.js",
-            "test_code": "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../calc');\n\ntest('add adds', () => {\n  assert.strictEqual(add(2, 3), 5);\n});\n"}))],
-    );
-    server.on(
-        Some(SKEPTIC),
-        "You are the Skeptic",
-        vec![Reply::Json(
-            json!({"verdict": "conceded", "reason": "it fails on the change",
-            "artifact": "test/proven_add.test.js"}),
-        )],
-    );
-    server.on(
-        Some(GENERATOR),
-        "You are the Fixer",
-        vec![Reply::Json(json!({"edits": [{"path": "calc.js",
+    crate::agents::script_add_bug(
+        server,
+        "calc.js",
+        json!({"test_path": "test/proven_add.test.js",
+            "test_code": "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../calc');\n\ntest('add adds', () => {\n  assert.strictEqual(add(2, 3), 5);\n});\n"}),
+        json!({"edits": [{"path": "calc.js",
             "old_text": "exports.add = (a, b) => a - b;", "new_text": "exports.add = (a, b) => a + b;"}],
-            "explanation": "add adds again"}))],
+            "explanation": "add adds again"}),
     );
 }
 

@@ -5,11 +5,10 @@
 //! that container — never on the host, never with the host's secrets.
 
 use proven_change::testing::TestRepo;
-use proven_models::scripted::{Reply, ScriptedServer};
+use proven_models::scripted::ScriptedServer;
 use proven_store::testing::Backend;
 use serde_json::json;
 
-use crate::agents::{GENERATOR, GUARD, SKEPTIC};
 use crate::common::{Env, json as parse, text};
 
 /// The buggy function, and the code around it: `module` holds `add`, which imports
@@ -27,37 +26,17 @@ fn project(files: &[(&str, String)], module: &str, dependency: &str) -> (TestRep
     (repo, base)
 }
 
-/// Every model scripted: the Planner names the bug in `module`, the Prover writes `test`
-/// (importing `import_line`), the Skeptic concedes naming the test, the Fixer answers `fix`.
+/// Every model scripted: the Planner names the bug in `module`, the Prover writes a test
+/// importing `import_line`, the Skeptic concedes naming the test, the Fixer answers `fix`.
 fn scripted(server: &ScriptedServer, module: &str, import_line: &str, fix: serde_json::Value) {
-    server.on(
-        Some(GUARD),
-        "",
-        vec![Reply::Json(json!({"User Safety": "safe"}))],
-    );
-    server.on(
-        Some(GENERATOR),
-        "You are the Planner",
-        vec![Reply::Json(json!({"risks": [{"title": "add subtracts",
-            "claim": "add(2, 3) is -1 on the change", "path": module, "symbol": "add",
-            "evidence": "test"}]}))],
-    );
-    server.on(
-        Some(GENERATOR),
-        "You are the Prover",
-        vec![Reply::Json(json!({"test_path": "tests/test_proven_add.py",
+    crate::agents::script_add_bug(
+        server,
+        module,
+        json!({"test_path": "tests/test_proven_add.py",
             "test_code": format!("{import_line}\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"),
-            "tests": ["test_add"]}))],
+            "tests": ["test_add"]}),
+        fix,
     );
-    server.on(
-        Some(SKEPTIC),
-        "You are the Skeptic",
-        vec![Reply::Json(
-            json!({"verdict": "conceded", "reason": "it fails on the change",
-            "artifact": "tests/test_proven_add.py"}),
-        )],
-    );
-    server.on(Some(GENERATOR), "You are the Fixer", vec![Reply::Json(fix)]);
 }
 
 fn review(
