@@ -274,6 +274,86 @@ async fn a_dev_dependency_the_registry_does_not_serve_is_named_and_the_rest_inst
     assert_container_gone(&sandbox, &record).await;
 }
 
+/// Shields' family (BugsJS Shields-2): a dev tool whose locked tree holds a package from git
+/// (`danger` requiring `vm2` from `github:patriksimek/vm2#7e82f90`). `npm ci` fetches it, the
+/// sandbox cannot, and the whole install failed; the tool is dropped, named with the package
+/// and its source, and the rest installed. Both lock formats: version 1's nested
+/// `requires`, version 3's `packages`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dependency_whose_locked_tree_holds_a_git_package_is_named_and_the_rest_installed() {
+    const V1: &str = r#"{
+  "name": "timeouts", "version": "1.0.0", "lockfileVersion": 1, "requires": true,
+  "dependencies": {
+    "ms": {"version": "2.1.3", "resolved": "https://registry.npmjs.org/ms/-/ms-2.1.3.tgz",
+           "integrity": "sha512-6FlzubTLZG3J2a/NVCAleEhjzq5oxgHyaCU9yYXvcLsvoVaHJq/s5xXI6/XXP6tz7R9xAOtHnSO/tXtF3WRTlA=="},
+    "reviewbot": {"version": "1.0.0", "resolved": "https://registry.npmjs.org/reviewbot/-/reviewbot-1.0.0.tgz",
+                  "dev": true, "requires": {"sandboxer": "github:someone/sandboxer#7e82f90ac705fc44fad044147cb0df09b4c79a57"},
+                  "dependencies": {"sandboxer": {"version": "github:someone/sandboxer#7e82f90ac705fc44fad044147cb0df09b4c79a57", "dev": true}}}
+  }
+}
+"#;
+    const V3: &str = r#"{
+  "name": "timeouts", "version": "1.0.0", "lockfileVersion": 3, "requires": true,
+  "packages": {
+    "": {"name": "timeouts", "version": "1.0.0", "dependencies": {"ms": "2.1.3"}, "devDependencies": {"reviewbot": "1.0.0"}},
+    "node_modules/ms": {"version": "2.1.3", "resolved": "https://registry.npmjs.org/ms/-/ms-2.1.3.tgz",
+      "integrity": "sha512-6FlzubTLZG3J2a/NVCAleEhjzq5oxgHyaCU9yYXvcLsvoVaHJq/s5xXI6/XXP6tz7R9xAOtHnSO/tXtF3WRTlA=="},
+    "node_modules/reviewbot": {"version": "1.0.0", "resolved": "https://registry.npmjs.org/reviewbot/-/reviewbot-1.0.0.tgz",
+      "dev": true, "dependencies": {"sandboxer": "github:someone/sandboxer#7e82f90ac705fc44fad044147cb0df09b4c79a57"}},
+    "node_modules/sandboxer": {"version": "3.5.2", "resolved": "git+ssh://git@github.com/someone/sandboxer.git#7e82f90ac705fc44fad044147cb0df09b4c79a57", "dev": true}
+  }
+}
+"#;
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    for lock in [V1, V3] {
+        let repo = TestRepo::new();
+        repo.write(
+            "package.json",
+            r#"{"name":"timeouts","version":"1.0.0","private":true,"dependencies":{"ms":"2.1.3"},"devDependencies":{"reviewbot":"1.0.0"}}
+"#,
+        )
+        .write("package-lock.json", lock)
+        .write("lib.js", LIB_OK);
+        let commit = repo.commit("a dev tool whose locked tree holds a git package");
+        let record = sandbox
+            .run(
+                &RunRequest::new(
+                    repo.path(),
+                    commit,
+                    Language::Node,
+                    node_test("test/seconds.test.js"),
+                )
+                .with_file("test/seconds.test.js", TEST),
+            )
+            .await
+            .expect("run");
+        assert_eq!(
+            record.outcome,
+            Outcome::Passed,
+            "{}",
+            support::output(&record)
+        );
+        let deps = record.dependencies.as_ref().expect("prepared node_modules");
+        // Version 3 names the git package too (the plan refuses a lock entry resolved from
+        // git); both name the tool that needs it, and why.
+        let tool = deps
+            .not_prepared
+            .iter()
+            .find(|n| n.what == "reviewbot")
+            .unwrap_or_else(|| panic!("the tool is named: {deps:?}"));
+        assert!(
+            tool.reason
+                .starts_with("its dependency sandboxer comes from ")
+                && tool.reason.contains("someone/sandboxer")
+                && tool
+                    .reason
+                    .ends_with("(package-lock.json), which the sandbox cannot fetch"),
+            "{deps:?}"
+        );
+        assert_eq!(deps.installed, 1, "ms is installed: {deps:?}");
+    }
+}
+
 /// pnpm's lock file, as `pnpm@9.15.0 install --lockfile-only` wrote it for the workspace
 /// below (left-pad pinned at 1.1.3, below what the catalog's `^1.1.0` allows today).
 const PNPM_LOCK: &str = r#"lockfileVersion: '9.0'

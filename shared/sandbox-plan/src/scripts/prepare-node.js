@@ -14,7 +14,8 @@
 // stay within /deps; a link to a workspace package's own folder is made to point at the
 // tree (/work/PKG), where the run has it.
 // A package the registry does not serve (a 404) is dropped, named, and the rest installed:
-// one missing dev tool never blocks the tests. Where the manager itself cannot be
+// one missing dev tool never blocks the tests; so is a direct dependency whose locked tree
+// holds a package from git or a URL (the sandbox cannot fetch it). Where the manager itself cannot be
 // installed, npm prepares the project after pnpm's `catalog:` and `workspace:` ranges are
 // translated (the catalog's range; the local package, as an npm workspace).
 'use strict';
@@ -124,6 +125,72 @@ function notServed(name, where) {
   report.not_prepared.push({ what: name, source: where, reason: 'the registry does not serve it (E404)' });
 }
 
+// A source no registry serves: git (`github:`, `git+ssh:`), a URL or a file. The registry's
+// own tarballs (npm's, yarn's mirror of it, the operator's) are not.
+function fromElsewhere(spec) {
+  if (typeof spec !== 'string') return false;
+  if (/^https?:\/\/registry\.(npmjs\.org|yarnpkg\.com)\//.test(spec)) return false;
+  if (registry && spec.indexOf(registry.replace(/\/+$/, '')) === 0) return false;
+  return /^(git\+|git:|github:|gitlab:|bitbucket:|https?:|file:)/.test(spec);
+}
+
+// The project's direct dependencies whose locked tree holds a package from elsewhere (a
+// dev tool of 2018 requiring `vm2` from `github:patriksimek/vm2#7e82f90`): npm ci would
+// fetch it, and the sandbox cannot, so the whole install would fail. Each is dropped and
+// named with the package and its source; the rest is resolved again without them. Read
+// from package-lock.json, version 1 (nested `dependencies`, `requires`) or 2 and 3
+// (`packages`), by name: what a name requires anywhere in the tree counts for it.
+function lockedFromElsewhere() {
+  let lock;
+  try {
+    lock = readJson('package-lock.json');
+  } catch (e) {
+    return;
+  }
+  const requires = {};
+  const elsewhere = {};
+  const note = (name, entry, needs) => {
+    requires[name] = (requires[name] || []).concat(Object.keys(needs || {}));
+    const spec = [entry.version, entry.resolved].filter(fromElsewhere)[0];
+    if (spec) elsewhere[name] = spec;
+  };
+  const walk = (deps) => Object.keys(deps || {}).forEach((name) => {
+    note(name, deps[name], deps[name].requires);
+    walk(deps[name].dependencies);
+  });
+  walk(lock.dependencies);
+  const packages = lock.packages || {};
+  Object.keys(packages).forEach((key) => {
+    const at = key.lastIndexOf('node_modules/');
+    if (at < 0) return;
+    const entry = packages[key];
+    note(key.slice(at + 'node_modules/'.length), entry, Object.assign({}, entry.dependencies, entry.optionalDependencies));
+  });
+  if (Object.keys(elsewhere).length === 0) return;
+  const root = readJson('package.json');
+  const direct = [];
+  for (const field of ['dependencies', 'devDependencies', 'optionalDependencies']) direct.push.apply(direct, Object.keys(root[field] || {}));
+  let dropped = 0;
+  for (const name of direct) {
+    const seen = {};
+    const queue = [name];
+    let found = null;
+    while (queue.length > 0 && !found) {
+      const n = queue.shift();
+      if (seen[n]) continue;
+      seen[n] = true;
+      if (elsewhere[n] && n !== name) found = n;
+      else queue.push.apply(queue, requires[n] || []);
+    }
+    if (!found) continue;
+    const where = drop(name);
+    if (!where) continue;
+    dropped += 1;
+    report.not_prepared.push({ what: name, source: where, reason: 'its dependency ' + found + ' comes from ' + elsewhere[found] + ' (package-lock.json), which the sandbox cannot fetch' });
+  }
+  if (dropped > 0) report.resolved = true;
+}
+
 // pnpm's protocols, for npm: `catalog:` and `catalog:NAME` become the catalog's range (from
 // pnpm-workspace.yaml), `workspace:…` the local package (the workspace's packages become npm
 // workspaces of the root). A catalog entry that is not there is dropped by name.
@@ -177,7 +244,7 @@ function installWithNpm() {
   const locked = fs.existsSync(path.join(work, 'package-lock.json')) || fs.existsSync(path.join(work, 'npm-shrinkwrap.json'));
   if (!locked || report.refused.length > 0 || report.resolved) {
     for (const f of ['package-lock.json', 'npm-shrinkwrap.json']) removeFile(path.join(work, f));
-    if (locked) report.notes.push('the lock file was resolved again without the refused dependencies');
+    if (locked) report.notes.push('the lock file was resolved again without the dependencies it could not install');
     else if (!report.resolved) report.notes.push('no package-lock.json: versions resolved ' + (plan.before ? 'as of ' + plan.before : 'now') + ', not pinned by the project');
     report.resolved = true;
   }
@@ -513,6 +580,7 @@ if (choice.manager === 'npm') {
     report.resolved = true;
     report.notes.push('pnpm\'s catalog: and workspace: ranges translated for npm (the catalog\'s range; the local package as an npm workspace)');
   }
+  lockedFromElsewhere();
   installWithNpm();
   if (report.resolved) releasesForThisNode();
 } else {
