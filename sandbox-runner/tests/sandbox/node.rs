@@ -354,6 +354,47 @@ async fn a_dependency_whose_locked_tree_holds_a_git_package_is_named_and_the_res
     }
 }
 
+/// A project of npm 6's era whose peer ranges conflict (react-dom 16 beside react 17):
+/// npm 6 installed it with a warning, npm 7 and newer refuse it (ERESOLVE) and the whole
+/// preparation failed. Peers are resolved as npm 6 did, and the record says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conflicting_peer_ranges_of_npm_6s_era_are_resolved_as_npm_6_did() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"timeouts","version":"1.0.0","private":true,"dependencies":{"ms":"2.1.3","react":"17.0.2","react-dom":"16.14.0"}}
+"#,
+    )
+    .write("lib.js", LIB_OK);
+    let commit = repo.commit("peer ranges that conflict");
+    let record = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                commit,
+                Language::Node,
+                node_test("test/seconds.test.js"),
+            )
+            .with_file("test/seconds.test.js", TEST),
+        )
+        .await
+        .expect("run");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    assert!(
+        deps.notes.iter().any(|n| n
+            .starts_with("peer dependencies resolved as npm 6 and older did (--legacy-peer-deps)")
+            && n.contains("react")),
+        "{deps:?}"
+    );
+}
+
 /// pnpm's lock file, as `pnpm@9.15.0 install --lockfile-only` wrote it for the workspace
 /// below (left-pad pinned at 1.1.3, below what the catalog's `^1.1.0` allows today).
 const PNPM_LOCK: &str = r#"lockfileVersion: '9.0'

@@ -50,8 +50,24 @@ function run(cmd, args, env) {
   return { code: r.status === null ? 124 : r.status, out: r.stdout || '', text: (r.stdout || '') + (r.stderr || '') + (r.error ? String(r.error) : '') };
 }
 
+// npm 7 and newer refuse a tree whose peer ranges conflict (ERESOLVE), which npm 6 and
+// older, the npm of most projects' era, installed with a warning: once npm says so, every
+// later call resolves peers as npm 6 did, and the record says why.
+let legacyPeers = false;
+
 function npm(args) {
-  return run('npm', args.concat(['--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error']));
+  const extra = legacyPeers ? ['--legacy-peer-deps'] : [];
+  return run('npm', args.concat(extra, ['--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error']));
+}
+
+// Whether `r` failed for conflicting peer ranges; if so, peers are resolved as npm 6 did
+// from now on (said once).
+function peersAsNpm6(r) {
+  if (r.code === 0 || legacyPeers || !/ERESOLVE/.test(r.text)) return false;
+  legacyPeers = true;
+  const conflict = (/Could not resolve dependency:[^\n]*\n[^\n]*peer [^\n]+/.exec(r.text) || /While resolving: [^\n]+/.exec(r.text) || ['conflicting peer ranges'])[0].replace(/npm (error|ERR!) ?/g, '').replace(/\s+/g, ' ').trim();
+  report.notes.push('peer dependencies resolved as npm 6 and older did (--legacy-peer-deps): npm ' + run('npm', ['--version']).text.trim() + ' refuses the project\'s conflicting peer ranges (' + conflict + ')');
+  return true;
 }
 
 function tail(text, n) {
@@ -264,6 +280,7 @@ function installWithNpm() {
         before = null;
         continue;
       }
+      if (peersAsNpm6(r)) continue;
       if (r.code !== 0) {
         const name = missing(r.text);
         const where = name && drop(name);
@@ -276,6 +293,7 @@ function installWithNpm() {
     }
     const r = npm(['ci']);
     if (r.code === 0) return;
+    if (peersAsNpm6(r)) continue;
     const name = missing(r.text);
     const where = name && drop(name);
     if (where) {
