@@ -395,6 +395,45 @@ async fn conflicting_peer_ranges_of_npm_6s_era_are_resolved_as_npm_6_did() {
     );
 }
 
+/// A range none of whose releases the registry dates before the base (`ms@^2` before 2015:
+/// ms 2.0.0 is of 2017; a mirror that stamps what it copied with its own day has none either)
+/// made npm 11 stop with ENOVERSIONS, which the date's fallback did not know (npm 6-10 say
+/// ETARGET): the whole preparation failed (BugsJS Karma-1's `babel`). Resolved now, said so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_range_with_no_release_before_the_date_is_resolved_now_and_said_so() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"timeouts","version":"1.0.0","private":true,"dependencies":{"ms":"^2.0.0"}}
+"#,
+    )
+    .write("lib.js", LIB_OK);
+    let commit = repo.commit("a range whose releases are all after the date");
+    let mut request = RunRequest::new(
+        repo.path(),
+        commit,
+        Language::Node,
+        node_test("test/seconds.test.js"),
+    )
+    .with_file("test/seconds.test.js", TEST);
+    request.resolve_before = Some("2015-06-01T00:00:00Z".into());
+    let record = sandbox.run(&request).await.expect("run");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    assert!(
+        deps.notes.iter().any(|n| n
+            .starts_with("versions could not be resolved as of 2015-06-01T00:00:00Z")
+            && n.ends_with("resolved now")),
+        "{deps:?}"
+    );
+}
+
 /// pnpm's lock file, as `pnpm@9.15.0 install --lockfile-only` wrote it for the workspace
 /// below (left-pad pinned at 1.1.3, below what the catalog's `^1.1.0` allows today).
 const PNPM_LOCK: &str = r#"lockfileVersion: '9.0'

@@ -273,9 +273,10 @@ function installWithNpm() {
       if (before) args.push('--before=' + before);
       const r = npm(args);
       // A registry whose publish times do not reach back to the date (a mirror stamps
-      // what it copied with its own day) has no release "before" it: resolved now, said so.
-      if (r.code !== 0 && before && /Enjoy By date|ETARGET|notarget/.test(r.text)) {
-        const why = (/No matching version found for \S+/.exec(r.text) || [tail(r.text, 1)])[0];
+      // what it copied with its own day) has no release "before" it (npm 6-10: ETARGET;
+      // npm 11, when none of a package's releases is: ENOVERSIONS): resolved now, said so.
+      if (r.code !== 0 && before && /Enjoy By date|ETARGET|notarget|ENOVERSIONS/.test(r.text)) {
+        const why = (/No matching version found for \S+|No versions available for \S+/.exec(r.text) || [tail(r.text, 1)])[0];
         report.notes.push('versions could not be resolved as of ' + before + ' (' + why + ' before it: the registry\'s publish times do not reach back to that date): resolved now');
         before = null;
         continue;
