@@ -885,8 +885,27 @@ fn error_line(output: &str) -> String {
 fn cause(run: &Run) -> (String, String) {
     let rec = &run.record;
     if rec.is_null() {
-        let last = run.stderr.lines().last().unwrap_or("no output").to_string();
-        return ("sandbox error".into(), format!("no run record: {last}"));
+        // The line that says what failed (`proven: preparing … failed: …`, npm's `code`
+        // and message), not the last one (npm's "a complete log … at PATH").
+        let said: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| {
+                l.starts_with("proven:")
+                    || l.contains("ERR! code")
+                    || l.contains("error code")
+                    || l.contains("ERR! 40")
+                    || l.contains("ERR! notarget")
+            })
+            .take(3)
+            .collect();
+        let words = if said.is_empty() {
+            run.stderr.lines().last().unwrap_or("no output").to_string()
+        } else {
+            said.join(" / ")
+        };
+        let words: String = words.chars().take(600).collect();
+        return ("sandbox error".into(), format!("no run record: {words}"));
     }
     let outcome = run.outcome();
     let reason = rec["outcome"]["reason"]
@@ -1510,6 +1529,25 @@ mod tests {
 
     fn run(side: &str, outcome: &str) -> Value {
         json!({"side": side, "outcome": outcome})
+    }
+
+    /// A side that left no run record (its preparation failed) is described by what failed,
+    /// not by npm's last line (the path of its log).
+    #[test]
+    fn a_run_without_a_record_says_what_failed() {
+        let run = Run {
+            code: Some(6),
+            record: Value::Null,
+            stderr: "proven: preparing node dependencies from package.json failed: the preparation exited Some(3): npm ci failed: npm ERR! code E403\nnpm ERR! 403 Forbidden: xmlhttprequest@https://github.com/x/y/archive/1.tar.gz\nnpm ERR! A complete log of this run can be found in:\nnpm ERR!     /tmp/npm-cache/_logs/debug.log\n".into(),
+        };
+        let (class, words) = cause(&run);
+        assert_eq!(class, "sandbox error");
+        assert!(
+            words.starts_with("no run record: proven: preparing node dependencies")
+                && words.contains("403 Forbidden")
+                && !words.contains("_logs"),
+            "{words}"
+        );
     }
 
     fn unproven(reason: &str, runs: &[Value]) -> Value {
