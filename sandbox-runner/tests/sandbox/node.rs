@@ -228,11 +228,18 @@ async fn a_project_asking_for_a_newer_node_runs_on_that_node() {
 }
 
 /// One development dependency the registry does not serve (E404) is named in the record
-/// while the rest is installed and the tests run: a missing dev tool never blocks them.
+/// while the rest is installed and the tests run: a missing dev tool never blocks them. On
+/// today's npm and on the npm of Node 8's era, whose words differ (`'name@^1.0.0' is not in
+/// the npm registry`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dev_dependency_the_registry_does_not_serve_is_named_and_the_rest_installed() {
+    let today = support::sandbox(&[Language::Node], |_| {}).await;
+    absent_dev_dependency(&today, None).await;
+    absent_dev_dependency(&node_sandbox(&["8"]).await, Some("8")).await;
+}
+
+async fn absent_dev_dependency(sandbox: &proven_sandbox::Sandbox, nvmrc: Option<&str>) {
     const ABSENT: &str = "proven-sandbox-test-no-such-package-5d1e0c7a";
-    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
     let repo = TestRepo::new();
     repo.write(
         "package.json",
@@ -242,6 +249,9 @@ async fn a_dev_dependency_the_registry_does_not_serve_is_named_and_the_rest_inst
         ),
     )
     .write("lib.js", LIB_OK);
+    if let Some(major) = nvmrc {
+        repo.write(".nvmrc", format!("{major}\n"));
+    }
     let commit = repo.commit("a dev dependency nobody serves");
     let record = sandbox
         .run(
@@ -256,7 +266,11 @@ async fn a_dev_dependency_the_registry_does_not_serve_is_named_and_the_rest_inst
         .await
         .expect("run");
     let out = support::output(&record);
-    assert_eq!(record.outcome, Outcome::Passed, "{out}");
+    assert_eq!(record.outcome, Outcome::Passed, "{nvmrc:?}: {out}");
+    if let Some(major) = nvmrc {
+        let chosen = record.interpreter.as_ref().map(|i| i.version.as_str());
+        assert_eq!(chosen, Some(major), "{:?}", record.interpreter);
+    }
     let deps = record.dependencies.as_ref().expect("prepared node_modules");
     assert_eq!(
         deps.not_prepared
@@ -271,7 +285,7 @@ async fn a_dev_dependency_the_registry_does_not_serve_is_named_and_the_rest_inst
     let mut notes = deps.notes.clone();
     notes.dedup();
     assert_eq!(notes, deps.notes, "each note once");
-    assert_container_gone(&sandbox, &record).await;
+    assert_container_gone(sandbox, &record).await;
 }
 
 /// Shields' family (BugsJS Shields-2): a dev tool whose locked tree holds a package from git

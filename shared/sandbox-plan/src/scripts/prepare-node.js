@@ -74,12 +74,14 @@ function tail(text, n) {
   return text.trim().split('\n').filter((l) => l.trim()).slice(-(n || 6)).join('\n');
 }
 
-// The package a 404 names: npm's `404 Not Found - GET https://registry.npmjs.org/@scope%2fname`,
+// The package a 404 names: npm's `404 Not Found - GET https://registry.npmjs.org/@scope%2fname`
+// (npm 5 and 6: `404 Not Found: name@^0.1.9`),
 // pnpm's `ERR_PNPM_FETCH_404 … GET https://…/name: Not Found - 404`, yarn's
 // `"https://…/name: Not found"` and `Couldn't find package "name" on the "npm" registry`, berry's `YN0035: … name@npm:…: Package not found`.
 function missing(text) {
   const m = /404[^\n]*GET \S+?\/((?:@[^\s/:]+(?:\/|%2[fF]))?[^\s/@:]+)(?::?\s|$|\/-\/)/.exec(text)
     || /'((?:@[^@'\s]+\/)?[^@'\s]+)@[^']*' is not in (?:this|the npm) registry/.exec(text)
+    || /404 Not Found\s*:\s*((?:@[^@\s\/]+\/)?[^@\s]+)@/.exec(text)
     || /"https?:\/\/[^"\s]+?\/((?:@[^\s/"]+(?:\/|%2[fF]))?[^\s/"@]+): Not found"/i.exec(text)
     || /Couldn't find package "((?:@[^"\s/]+\/)?[^"\s@]+)" on the "npm" registry/.exec(text)
     || /^((?:@[^\s/]+\/)?[^\s@]+) is not in the npm registry/m.exec(text)
