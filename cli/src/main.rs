@@ -250,6 +250,8 @@ enum ConfigCommand {
 }
 
 fn main() -> ExitCode {
+    // This binary carries the forwarder under any file name.
+    proven_sandbox::Forwarder::register(&["sandbox", "forward"]);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -121,11 +121,29 @@ pub struct Forwarder {
     pub args: Vec<String>,
 }
 
+/// The arguments that select the forwarder in this process's own executable, as its
+/// `main` registered them ([`Forwarder::register`]).
+static OWN_FORWARDER_ARGS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
 impl Forwarder {
-    /// This process's own executable, when it is `proven` or `proven-sandbox` (both
-    /// carry the forwarder).
+    /// Says that this process's executable carries the forwarder, selected by `args`
+    /// (`proven`: `sandbox forward`; `proven-sandbox`: `forward`): whatever the file is
+    /// named (a release asset `proven-x86_64-linux`, a copy beside a benchmark), its
+    /// preparations reach the registries through it. The first call counts.
+    pub fn register(args: &[&str]) {
+        let _ = OWN_FORWARDER_ARGS.set(args.iter().map(|a| a.to_string()).collect());
+    }
+
+    /// This process's own executable when it carries the forwarder: registered by its
+    /// `main`, else known by its name (`proven`, `proven-sandbox`).
     pub fn current() -> Option<Forwarder> {
         let path = std::env::current_exe().ok()?;
+        if let Some(args) = OWN_FORWARDER_ARGS.get() {
+            return Some(Forwarder {
+                path,
+                args: args.clone(),
+            });
+        }
         let args = match path.file_name()?.to_str()? {
             "proven" => vec!["sandbox".to_string(), "forward".to_string()],
             "proven-sandbox" => vec!["forward".to_string()],

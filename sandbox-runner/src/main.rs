@@ -18,6 +18,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    proven_sandbox::Forwarder::register(&["forward"]);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

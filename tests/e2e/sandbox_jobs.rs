@@ -379,3 +379,35 @@ fn proven_sandbox_run_adds_files_applies_patches_and_says_the_outcome() {
         "{bad:?}"
     );
 }
+
+/// `proven` under another file name (a release asset `proven-x86_64-linux`, a copy beside a
+/// benchmark) still carries the forwarder its preparations reach the registries through:
+/// a project with a registry dependency is prepared and its test runs (before, the copy
+/// said "no forwarder is configured" and every preparation failed).
+#[test]
+fn a_renamed_proven_binary_still_prepares_dependencies() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let renamed = dir.path().join("proven-x86_64-linux");
+    std::fs::copy(env!("CARGO_BIN_EXE_proven"), &renamed).expect("copy proven");
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"timeouts","version":"1.0.0","private":true,"dependencies":{"ms":"2.1.3"}}
+"#,
+    )
+    .write(
+        "test/ms.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst ms = require('ms');\ntest('two seconds', () => assert.strictEqual(ms('2s'), 2000));\n",
+    );
+    repo.commit("a project with a registry dependency");
+    let out = std::process::Command::new(&renamed)
+        .args(["sandbox", "run", "--repo"])
+        .arg(repo.path())
+        .args(["--rev", "HEAD", "--lang", "node", "--"])
+        .args(["node", "--test", "test/ms.test.js"])
+        .output()
+        .expect("run the renamed proven");
+    let record: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("a run record: {e}: {out:?}"));
+    assert_eq!(record["outcome"]["kind"], "passed", "{record:#}");
+}
