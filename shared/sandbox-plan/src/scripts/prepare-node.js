@@ -400,12 +400,24 @@ function releasesForThisNode() {
       pinned.push(name + ' ' + list[0].version + ' for ' + misfits[name]);
     }
     if (pinned.length === 0) return;
+    // The install that worked, kept: a replacement npm cannot install (a local package of
+    // the tree npm then looks for in the registry: ESLint's packages/eslint-config-eslint)
+    // never costs the environment that was there.
+    const lockPath = path.join(work, 'package-lock.json');
+    const before = { pkg: fs.readFileSync(path.join(work, 'package.json')), lock: fs.existsSync(lockPath) ? fs.readFileSync(lockPath) : null };
     writeJson('package.json', root);
-    report.notes.push('releases that do not run on Node ' + process.version + ' replaced by the newest the ranges allow that do: ' + pinned.join('; '));
     removeFile(path.join(work, 'package-lock.json'));
     let r = npm(['install', '--package-lock-only']);
     if (r.code === 0) r = npm(['ci']);
-    if (r.code !== 0) fail('npm ci failed after replacing releases that do not run on Node ' + process.version + ': ' + tail(r.text));
+    if (r.code !== 0) {
+      fs.writeFileSync(path.join(work, 'package.json'), before.pkg);
+      if (before.lock) fs.writeFileSync(lockPath, before.lock);
+      const again = npm(before.lock ? ['ci'] : ['install']);
+      if (again.code !== 0) fail('npm ci failed after replacing releases that do not run on Node ' + process.version + ', and again without the replacement: ' + tail(again.text));
+      report.notes.push('releases that do not run on Node ' + process.version + ' (' + pinned.join('; ') + ') kept as resolved: npm could not install the replacements (' + tail(r.text, 1) + ')');
+      return;
+    }
+    report.notes.push('releases that do not run on Node ' + process.version + ' replaced by the newest the ranges allow that do: ' + pinned.join('; '));
   }
 }
 
