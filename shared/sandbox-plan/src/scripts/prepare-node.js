@@ -414,7 +414,7 @@ function releasesForThisNode() {
       if (before.lock) fs.writeFileSync(lockPath, before.lock);
       const again = npm(before.lock ? ['ci'] : ['install']);
       if (again.code !== 0) fail('npm ci failed after replacing releases that do not run on Node ' + process.version + ', and again without the replacement: ' + tail(again.text));
-      report.notes.push('releases that do not run on Node ' + process.version + ' (' + pinned.join('; ') + ') kept as resolved: npm could not install the replacements (' + tail(r.text, 1) + ')');
+      report.notes.push('releases that do not run on Node ' + process.version + ' (' + pinned.join('; ') + ') kept as resolved: npm could not install the replacements (' + (/npm (?:ERR!|error) (?:code|404)[^\n]*/.exec(r.text) || [tail(r.text, 1)])[0] + ')');
       return;
     }
     report.notes.push('releases that do not run on Node ' + process.version + ' replaced by the newest the ranges allow that do: ' + pinned.join('; '));
