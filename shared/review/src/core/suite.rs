@@ -160,7 +160,15 @@ pub(crate) fn suite_timeout(plan: Option<&crate::core::wire::PlanResult>) -> std
 /// only test is the Prover's (left out of the suite, DESIGN: "the package's other tests"),
 /// or a suite that stops before its tests on a tree.
 pub(crate) fn ran_no_test(r: &RunRecord) -> bool {
-    r.killed.is_none() && !r.timed_out && r.tests.is_none_or(|t| t.ran() == 0)
+    // A run whose set-up failed or whose disk filled never reached its tests: it did not
+    // happen, and says nothing of whether the package has others.
+    let said = |words: &str| r.output.head.contains(words) || r.output.tail.contains(words);
+    r.killed.is_none()
+        && !r.timed_out
+        && r.tests.is_none_or(|t| t.ran() == 0)
+        && !said(proven_sandbox::record::ENTRY_FAILED)
+        && !said("No space left on device")
+        && !said("ENOSPC")
 }
 
 /// The package has no other test that runs here: its suite ran none with the patch and none
@@ -179,6 +187,28 @@ pub(crate) fn compare_with_base(patched: &RunRecord) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// "No other test" is said only of suites that ran and found none on both sides: a run
+    /// whose set-up failed or whose disk filled did not happen, on either side.
+    #[test]
+    fn a_suite_that_never_reached_its_tests_is_not_a_package_without_tests() {
+        let record = |tail: &str| -> RunRecord {
+            let mut r = suite("environment_error", 0, 0, 0, &[]);
+            r.tests = None;
+            r.exit_code = Some(5);
+            r.output.tail = tail.into();
+            r
+        };
+        let none = record("no tests ran in 0.01s");
+        assert!(no_other_tests(&none, &none));
+        for failed in [
+            "proven-entry: cannot set the run up: copying the tree into /work failed",
+            "OSError: [Errno 28] No space left on device",
+        ] {
+            assert!(!no_other_tests(&record(failed), &none), "{failed}");
+            assert!(!no_other_tests(&none, &record(failed)), "{failed}");
+        }
+    }
 
     /// A Prover's test runs within the project's suite where that suite runs pytest (luigi's
     /// `coverage run test/runtests.py`, with tox's variables), and by the sandbox's pytest
