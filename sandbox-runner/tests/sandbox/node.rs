@@ -66,6 +66,17 @@ async fn node_sandbox(majors: &[&str]) -> proven_sandbox::Sandbox {
     sandbox
 }
 
+/// The run of TEST (`seconds` of lib.js, through `ms`) added to `repo` at `commit`.
+fn seconds_test(repo: &TestRepo, commit: &str) -> RunRequest {
+    RunRequest::new(
+        repo.path(),
+        commit,
+        Language::Node,
+        node_test("test/seconds.test.js"),
+    )
+    .with_file("test/seconds.test.js", TEST)
+}
+
 fn node_test(file: &str) -> Vec<String> {
     vec![
         "node".into(),
@@ -254,15 +265,7 @@ async fn absent_dev_dependency(sandbox: &proven_sandbox::Sandbox, nvmrc: Option<
     }
     let commit = repo.commit("a dev dependency nobody serves");
     let record = sandbox
-        .run(
-            &RunRequest::new(
-                repo.path(),
-                commit,
-                Language::Node,
-                node_test("test/seconds.test.js"),
-            )
-            .with_file("test/seconds.test.js", TEST),
-        )
+        .run(&seconds_test(&repo, &commit))
         .await
         .expect("run");
     let out = support::output(&record);
@@ -330,15 +333,7 @@ async fn a_dependency_whose_locked_tree_holds_a_git_package_is_named_and_the_res
         .write("lib.js", LIB_OK);
         let commit = repo.commit("a dev tool whose locked tree holds a git package");
         let record = sandbox
-            .run(
-                &RunRequest::new(
-                    repo.path(),
-                    commit,
-                    Language::Node,
-                    node_test("test/seconds.test.js"),
-                )
-                .with_file("test/seconds.test.js", TEST),
-            )
+            .run(&seconds_test(&repo, &commit))
             .await
             .expect("run");
         assert_eq!(
@@ -383,15 +378,7 @@ async fn conflicting_peer_ranges_of_npm_6s_era_are_resolved_as_npm_6_did() {
     .write("lib.js", LIB_OK);
     let commit = repo.commit("peer ranges that conflict");
     let record = sandbox
-        .run(
-            &RunRequest::new(
-                repo.path(),
-                commit,
-                Language::Node,
-                node_test("test/seconds.test.js"),
-            )
-            .with_file("test/seconds.test.js", TEST),
-        )
+        .run(&seconds_test(&repo, &commit))
         .await
         .expect("run");
     assert_eq!(
@@ -424,13 +411,7 @@ async fn a_range_with_no_release_before_the_date_is_resolved_now_and_said_so() {
     )
     .write("lib.js", LIB_OK);
     let commit = repo.commit("a range whose releases are all after the date");
-    let mut request = RunRequest::new(
-        repo.path(),
-        commit,
-        Language::Node,
-        node_test("test/seconds.test.js"),
-    )
-    .with_file("test/seconds.test.js", TEST);
+    let mut request = seconds_test(&repo, &commit);
     request.resolve_before = Some("2015-06-01T00:00:00Z".into());
     let record = sandbox.run(&request).await.expect("run");
     assert_eq!(
@@ -999,15 +980,7 @@ async fn an_npm_projects_fixture_manifests_are_no_workspaces() {
         .write("test/module/esm/package.json", fixture);
     let commit = repo.commit("fixtures of one name");
     let record = sandbox
-        .run(
-            &RunRequest::new(
-                repo.path(),
-                commit,
-                Language::Node,
-                node_test("test/seconds.test.js"),
-            )
-            .with_file("test/seconds.test.js", TEST),
-        )
+        .run(&seconds_test(&repo, &commit))
         .await
         .expect("run");
     assert_eq!(
