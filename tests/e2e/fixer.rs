@@ -95,15 +95,7 @@ async fn a_fix_is_proved_by_the_packages_other_tests_where_its_suite_lints_every
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fix_in_a_package_with_no_other_test_says_so_in_every_format() {
     let (repo, base) = crate::agents::buggy_change();
-    let server = ScriptedServer::start().await;
-    crate::agents::script(
-        &server,
-        "def test_add():\n    assert add(2, 3) == 5\n",
-        crate::agents::CONCEDE(),
-    );
-    let env = Env::new(Backend::Sqlite).await;
-    let out = crate::agents::review(&env, &server, &repo, &base, "json");
-    let doc = parse(&out);
+    let (env, doc) = review_add_bug(&repo, &base).await;
     let f = &doc["findings"][0];
     let patch = &f["patch"];
     assert_eq!(patch["no_other_tests"], true, "{f:#}");
@@ -143,15 +135,7 @@ async fn a_suite_past_suite_timeout_leaves_the_fix_not_proved_by_name() {
     let base = repo.commit("base");
     repo.write("calc.py", "def add(a, b):\n    return a - b\n");
     repo.commit("change");
-    let server = ScriptedServer::start().await;
-    crate::agents::script(
-        &server,
-        "def test_add():\n    assert add(2, 3) == 5\n",
-        crate::agents::CONCEDE(),
-    );
-    let env = Env::new(Backend::Sqlite).await;
-    let out = crate::agents::review(&env, &server, &repo, &base, "json");
-    let doc = parse(&out);
+    let (env, doc) = review_add_bug(&repo, &base).await;
     let f = &doc["findings"][0];
     assert_eq!(f["proof_level"], "reproduced", "{doc:#}");
     assert!(f.get("patch").is_none(), "{f:#}");
@@ -161,4 +145,18 @@ async fn a_suite_past_suite_timeout_leaves_the_fix_not_proved_by_name() {
         "{f:#}"
     );
     env.cleanup().await;
+}
+
+/// `proven review` (JSON) of a change that makes calc.py's `add` subtract, every agent
+/// scripted: the Prover's test of `add`, a conceding Skeptic, the Fixer's repair.
+async fn review_add_bug(repo: &TestRepo, base: &str) -> (Env, serde_json::Value) {
+    let server = ScriptedServer::start().await;
+    crate::agents::script(
+        &server,
+        "def test_add():\n    assert add(2, 3) == 5\n",
+        crate::agents::CONCEDE(),
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    let doc = parse(&crate::agents::review(&env, &server, repo, base, "json"));
+    (env, doc)
 }
