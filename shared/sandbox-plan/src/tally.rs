@@ -100,6 +100,11 @@ pub(crate) struct Tally {
     mocha_title: Option<Vec<String>>,
     /// TAP without a summary (node-tap's own `tap` reporter): the top-level test points.
     tap_points: Option<TestCounts>,
+    /// jest: the test file of its last `FAIL path` line, whose failures follow as
+    /// `● suite › test`; and whether its "Summary of all failing tests" began, which
+    /// repeats the failures already named.
+    jest_file: Option<String>,
+    jest_repeats: bool,
     /// The tests the runner named as failing or erroring, in its own words, one a line.
     failing: Vec<String>,
     /// go test: the failing top-level tests of the package whose result line has not come
@@ -133,6 +138,8 @@ impl Tally {
             mocha_next: 0,
             mocha_title: None,
             tap_points: None,
+            jest_file: None,
+            jest_repeats: false,
             failing: Vec::new(),
             go_failing: Vec::new(),
         }
@@ -172,7 +179,8 @@ impl Tally {
     /// The counts, when the runner printed a summary this reads, and the tests it named as
     /// failing or erroring (pytest's `FAILED`/`ERROR` lines, unittest's `FAIL:`/`ERROR:`,
     /// libtest's `test NAME ... FAILED`, go's top-level `--- FAIL:` by package, TAP's
-    /// top-level `not ok`, mocha's list after `N failing` as `suite … test`; none for jest).
+    /// top-level `not ok`, mocha's list after `N failing` as `suite … test`, jest's
+    /// `● suite › test` as `file › suite › test`, vitest's `FAIL  file > suite > test`).
     /// The names are complete only when there
     /// are as many as the counts' failed and errored tests.
     pub fn finish(mut self) -> (Option<TestCounts>, Vec<String>) {
@@ -369,6 +377,9 @@ impl Tally {
             return;
         }
         let trimmed = line.trim();
+        if self.jest_or_vitest_failure(trimmed) {
+            return;
+        }
         if let Some(rest) = trimmed.strip_prefix("# ")
             && let Some((word, n)) = rest.split_once(' ')
             && let Ok(n) = n.trim().parse::<u64>()
@@ -415,6 +426,55 @@ impl Tally {
                 self.mocha_title = None;
             }
         }
+    }
+
+    /// A line naming a failure in jest's or vitest's default reporter, whether it was one.
+    /// - vitest lists every failure after its `Failed Tests N` rule as
+    ///   ` FAIL  file > suite > test` (a project's name first in a workspace: `|unit| file`),
+    ///   and a file that did not load as ` FAIL  file [ file ]`.
+    /// - jest heads each failing file with `FAIL path`, then a `● suite › test` block a
+    ///   failure (`● Test suite failed to run`: the file did not load, named by its path);
+    ///   with many files it repeats them all after "Summary of all failing tests".
+    fn jest_or_vitest_failure(&mut self, trimmed: &str) -> bool {
+        if trimmed == "Summary of all failing tests" {
+            self.jest_repeats = true;
+            return true;
+        }
+        if let Some(rest) = trimmed.strip_prefix("FAIL ") {
+            let rest = rest.trim();
+            let unprefixed = match rest.strip_prefix('|').and_then(|r| r.split_once("| ")) {
+                Some((_project, name)) => name,
+                None => rest,
+            };
+            if unprefixed.contains(" > ") {
+                self.named_failing(unprefixed);
+            } else if let Some((file, _)) = unprefixed.split_once(" [ ") {
+                self.named_failing(file);
+            } else if !rest.is_empty() && !rest.contains(' ') {
+                self.jest_file = Some(rest.to_string());
+            } else {
+                return false;
+            }
+            return true;
+        }
+        let Some(title) = trimmed.strip_prefix("● ") else {
+            return false;
+        };
+        let Some(file) = self.jest_file.clone() else {
+            return false;
+        };
+        // jest's other blocks with the same mark: console output and warnings.
+        if title == "Console" || title.contains("Warning") {
+            return false;
+        }
+        if !self.jest_repeats {
+            if title == "Test suite failed to run" {
+                self.named_failing(&file);
+            } else {
+                self.named_failing(&format!("{file} › {title}"));
+            }
+        }
+        true
     }
 
     /// A line of mocha's list of failures (every reporter prints it after `N failing`):
@@ -687,6 +747,39 @@ mod tests {
         );
         let tap = "ok 1 - a.js\nnot ok 2 - b.js # time=1ms\nok 3 - c.js # SKIP\n";
         assert_eq!(failing(Node, tap), ["b.js"]);
+        // jest 29 and vitest 2, as they print a failing test, a nested one, a top-level one
+        // and a file that does not load (captured from real runs, messages shortened).
+        let jest = "FAIL j/a.test.js\n  \u{25cf} Sum \u{203a} adds 1 + 2\n\n    expect(received).toBe(expected)\n\n\
+            \x20 \u{25cf} Sum \u{203a} nested \u{203a} deep fails\n\n    boom\n\n  \u{25cf} top level fails\n\n\
+            FAIL j/b.test.js\n  \u{25cf} Test suite failed to run\n\n    Cannot find module './nonexistent'\n\n\
+            Summary of all failing tests\nFAIL j/a.test.js\n  \u{25cf} Sum \u{203a} adds 1 + 2\n\n\
+            Test Suites: 2 failed, 2 total\nTests:       3 failed, 1 passed, 4 total\n";
+        assert_eq!(
+            failing(Node, jest),
+            [
+                "j/a.test.js \u{203a} Sum \u{203a} adds 1 + 2",
+                "j/a.test.js \u{203a} Sum \u{203a} nested \u{203a} deep fails",
+                "j/a.test.js \u{203a} top level fails",
+                "j/b.test.js"
+            ],
+            "each failure once, the repeated summary read as a repeat"
+        );
+        let vitest = " RUN  v2.1.9 /tmp/v\n\n \u{276f} a.test.js (4 tests | 3 failed) 9ms\n   \u{d7} Sum > adds 1 + 2 7ms\n\
+            \x20    \u{2192} expected 3 to be 4\n\n\u{23af}\u{23af} Failed Suites 1 \u{23af}\u{23af}\n\n\
+            \x20FAIL  b.test.js [ b.test.js ]\nError: Failed to load url ./nonexistent.js\n\n\
+            \u{23af}\u{23af} Failed Tests 3 \u{23af}\u{23af}\n\n FAIL  a.test.js > Sum > adds 1 + 2\n\
+            AssertionError: expected 3 to be 4\n\n FAIL  |unit| a.test.js > Sum > nested > deep fails\nError: boom\n\n\
+            \x20FAIL  a.test.js > top level fails\n\n Test Files  2 failed (2)\n      Tests  3 failed | 1 passed (4)\n";
+        assert_eq!(
+            failing(Node, vitest),
+            [
+                "b.test.js",
+                "a.test.js > Sum > adds 1 + 2",
+                "a.test.js > Sum > nested > deep fails",
+                "a.test.js > top level fails"
+            ]
+        );
+        assert_eq!(tally(Node, vitest), c(1, 3, 0, 0));
         // A name as often as the runner says it: unittest names tests by their docstrings,
         // which two tests can share.
         let docstrings = "FAIL: Test stripping of ANSI escape codes\n----\nFAIL: Test stripping of ANSI escape codes\nRan 2 tests in 0.1s\nFAILED (failures=2)\n";
