@@ -570,6 +570,72 @@ async fn a_project_with_an_extension_inside_its_package_is_built_and_its_tests_r
     );
 }
 
+/// A project of before setuptools 64 with several compiled extensions (pandas' and spaCy's
+/// dozens of Cython modules): its CI builds them with `setup.py build_ext --inplace -j N`,
+/// while pip's `setup.py develop` compiles them one at a time, which alone outlasted the
+/// preparation (spaCy's cases). They are built in place with the preparation's CPUs first,
+/// and the develop install finds them up to date. The project's own build command records
+/// the jobs it was given, in a module the test reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extensions_of_a_setup_py_develop_are_built_with_the_preparations_cpus() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    let module = |name: &str| {
+        format!(
+            "#include <Python.h>\n\
+             static struct PyModuleDef m = {{PyModuleDef_HEAD_INIT, \"{name}\", NULL, -1, NULL}};\n\
+             PyMODINIT_FUNC PyInit_{name}(void) {{ return PyModule_Create(&m); }}\n"
+        )
+    };
+    repo.write("requirements.txt", "setuptools==59.6.0\n")
+        .write(
+            "setup.py",
+            format!(
+                "# {marker}\nfrom setuptools import Extension, setup\n\
+                 from setuptools.command.build_ext import build_ext\n\
+                 class recording(build_ext):\n\
+                 \x20   def run(self):\n\
+                 \x20       if self.parallel:\n\
+                 \x20           with open('ppkg/_jobs.py', 'w') as f:\n\
+                 \x20               f.write('JOBS = %r\\n' % (self.parallel,))\n\
+                 \x20       build_ext.run(self)\n\
+                 setup(name='ppkg', version='1.0', packages=['ppkg'], cmdclass={{'build_ext': recording}},\n\
+                 \x20     ext_modules=[Extension('ppkg._a', ['ppkg/_a.c']), Extension('ppkg._b', ['ppkg/_b.c'])])\n"
+            ),
+        )
+        .write("ppkg/__init__.py", "from ppkg import _a, _b\n")
+        .write("ppkg/_a.c", module("_a"))
+        .write("ppkg/_b.c", module("_b"));
+    let commit = repo.commit("a package with two C extensions, of setuptools 59");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_jobs.py"),
+    )
+    .with_file(
+        "test_jobs.py",
+        "import ppkg\nfrom ppkg._jobs import JOBS\n\ndef test_built_with_two_jobs():\n    assert JOBS == 2\n",
+    );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(
+        run.outcome,
+        Outcome::Passed,
+        "{}\n{:#?}",
+        support::output(&run),
+        run.dependencies
+    );
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("built in place with 2 jobs")),
+        "{:?}",
+        deps.notes
+    );
+}
+
 /// A project with a C++ extension (spaCy's and thinc's Cython modules compile as C++):
 /// the images carry g++ and libstdc++'s headers beside gcc, so it builds as the C one does.
 /// Without them gcc stopped at `cannot execute 'cc1plus'` and every test failed at import.

@@ -527,6 +527,63 @@ def egg_links_on_path(site):
                                % ", ".join(missing))
 
 
+def cpus():
+    """The CPUs this container may use: its cgroup's quota (Docker's --cpus), else the
+    machine's."""
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as f:
+            quota, period = f.read().split()[:2]
+        if quota != "max":
+            return max(1, int(int(quota) // int(period)))
+    except (OSError, ValueError):
+        pass
+    return os.cpu_count() or 1
+
+
+def builds_extensions():
+    """Whether the tree's setup.py builds compiled extensions (C, C++, Cython)."""
+    try:
+        with open(os.path.join(WORK, "setup.py"), errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return False
+    return any(word in text for word in ("ext_modules", "Extension(", "cythonize"))
+
+
+def extensions_built_in_parallel(env):
+    """A project with compiled extensions (pandas' and spaCy's dozens of Cython modules)
+    is built by its CI with `setup.py build_ext --inplace -j N`; pip's editable install
+    compiles them one at a time (`setup.py develop` takes no `--parallel`), so the build
+    alone can outlast the preparation. They are built in place first with this
+    container's CPUs, from the environment's own build requirements (Cython, numpy: the
+    project's requirements, installed by now); the develop install after finds them up to
+    date and compiles nothing again. Where that build fails (a build requirement only the
+    isolated build environment has), the editable install builds them as before."""
+    if not builds_extensions():
+        return
+    jobs = cpus()
+    if jobs < 2:
+        return
+    # Only where the editable install is a legacy `setup.py develop`, which builds in place
+    # and skips what is up to date: the setuptools of before 64 (2022-08), the date's one in
+    # a preparation as of a date. A later one's editable build compiles everything again in
+    # a directory of its own, so building first would only double the time.
+    code, out = run([PY, "-c", "import setuptools; print(setuptools.__version__)"], timeout=60, cwd="/tmp")
+    try:
+        major = int(out.strip().splitlines()[-1].split(".")[0]) if code == 0 else None
+    except (ValueError, IndexError):
+        major = None
+    if major is None or major >= 64:
+        return
+    code, out = run([PY, "setup.py", "build_ext", "--inplace", "-j", str(jobs)], env=env, share=0.6)
+    if code == 0:
+        REPORT["notes"].append("the project's extensions were built in place with %d jobs (setup.py build_ext --inplace -j %d)"
+                               % (jobs, jobs))
+    else:
+        REPORT["notes"].append("building the project's extensions in place with %d jobs failed (%s): the editable install builds them"
+                               % (jobs, why(out)))
+
+
 def install_project(pip):
     """The project layer, for one tree: the project itself as an editable install into
     /proj (a prefix the runner copies into the run's tree as .proven-project), over the
@@ -554,6 +611,7 @@ def install_project(pip):
     # A project with no build-system table builds with setuptools either way: the image's,
     # without fetching one into an isolated build environment first (made per tree, this
     # layer's time is every review's).
+    extensions_built_in_parallel(env)
     ways = [["--config-settings", "editable_mode=compat"], [], ["--no-build-isolation"]]
     if not declares_build_system():
         ways.insert(0, ["--no-build-isolation", "--config-settings", "editable_mode=compat"])
