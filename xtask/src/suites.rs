@@ -203,36 +203,22 @@ fn short(text: &str, max: usize) -> String {
     out
 }
 
-/// The names of failing tests the runner printed (a few), for the cause of a test failure.
-fn failing_tests(language: Language, output: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    for line in output.lines() {
-        let t = line.trim();
-        let name = match language {
-            Language::Python => t
-                .strip_prefix("FAILED ")
-                .or_else(|| t.strip_prefix("ERROR "))
-                .map(|r| r.split(" - ").next().unwrap_or(r).to_string()),
-            // A package's own tests: at the margin, named by an identifier.
-            Language::Go => line
-                .strip_prefix("--- FAIL: ")
-                .map(|r| r.rsplit_once(" (").map_or(r, |(n, _)| n).to_string())
-                .filter(|n| n.chars().all(|c| c.is_alphanumeric() || c == '_')),
-            Language::Rust => t
-                .strip_prefix("test ")
-                .and_then(|r| r.strip_suffix(" ... FAILED"))
-                .map(str::to_string),
-            Language::Node => t
-                .strip_prefix("not ok ")
-                .map(|r| r.split_once(" - ").map_or(r, |(_, n)| n).to_string()),
-        };
-        if let Some(name) = name
-            && !names.contains(&name)
-        {
-            names.push(name);
+/// "failing: " and the first four tests the run named as failing (the run record's names,
+/// read by the sandbox's own reader of each runner's output, the whole of it), each once.
+fn failing_cause(names: &[String]) -> String {
+    let mut unique: Vec<&str> = Vec::new();
+    for name in names {
+        if !unique.contains(&name.as_str()) {
+            unique.push(name);
         }
     }
-    names
+    let shown = &unique[..unique.len().min(4)];
+    let mut cause = format!("failing: {}", shown.join(", "));
+    let more = unique.len() - shown.len();
+    if more > 0 {
+        let _ = write!(cause, " and {more} more");
+    }
+    cause
 }
 
 /// The last lines of a run's output that look like the reason it stopped.
@@ -259,16 +245,7 @@ fn row_of(
     let output = format!("{}\n{}", record.output.head, record.output.tail);
     let (outcome, cause) = match &record.outcome {
         Outcome::Passed => ("passed", String::new()),
-        Outcome::TestFailed => {
-            let names = failing_tests(language, &output);
-            let shown: Vec<&str> = names.iter().take(4).map(String::as_str).collect();
-            let more = names.len().saturating_sub(shown.len());
-            let mut cause = format!("failing: {}", shown.join(", "));
-            if more > 0 {
-                let _ = write!(cause, " and {more} more");
-            }
-            ("test failed", cause)
-        }
+        Outcome::TestFailed => ("test failed", failing_cause(&record.failing)),
         Outcome::EnvironmentError { reason } => {
             let mut cause = reason.clone();
             if let Some(hint) = error_hint(&output) {
@@ -681,25 +658,11 @@ mod tests {
     }
 
     #[test]
-    fn failing_test_names_are_read_per_runner() {
-        assert_eq!(
-            failing_tests(Language::Python, "FAILED tests/t.py::test_a - assert 1\n"),
-            ["tests/t.py::test_a"]
-        );
-        assert_eq!(
-            failing_tests(
-                Language::Go,
-                "--- FAIL: TestX (0.00s)\n    --- FAIL: TestX/sub (0.00s)\n--- FAIL: Suite/inner (0.00s)\n"
-            ),
-            ["TestX"]
-        );
-        assert_eq!(
-            failing_tests(Language::Rust, "test a::b ... FAILED\ntest c ... ok\n"),
-            ["a::b"]
-        );
-        assert_eq!(
-            failing_tests(Language::Node, "not ok 3 - parses dates\n"),
-            ["parses dates"]
-        );
+    fn a_failure_names_the_first_four_tests_the_run_named_each_once() {
+        let names: Vec<String> = ["a", "b", "a", "c", "d", "e", "f"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(failing_cause(&names), "failing: a, b, c, d and 2 more");
+        assert_eq!(failing_cause(&names[..2]), "failing: a, b");
     }
 }

@@ -442,9 +442,14 @@ impl Tally {
         }
         if let Some(rest) = trimmed.strip_prefix("FAIL ") {
             let rest = rest.trim();
+            // A workspace project's name comes first: `|unit| file` (vitest 1–2), or a
+            // coloured badge, ` unit  file` once its colours are gone (vitest 3).
             let unprefixed = match rest.strip_prefix('|').and_then(|r| r.split_once("| ")) {
                 Some((_project, name)) => name,
-                None => rest,
+                None => match rest.split_once("  ") {
+                    Some((label, name)) if !label.contains(['/', '.', ' ']) => name.trim_start(),
+                    _ => rest,
+                },
             };
             if unprefixed.contains(" > ") {
                 self.named_failing(unprefixed);
@@ -769,14 +774,16 @@ mod tests {
             \x20FAIL  b.test.js [ b.test.js ]\nError: Failed to load url ./nonexistent.js\n\n\
             \u{23af}\u{23af} Failed Tests 3 \u{23af}\u{23af}\n\n FAIL  a.test.js > Sum > adds 1 + 2\n\
             AssertionError: expected 3 to be 4\n\n FAIL  |unit| a.test.js > Sum > nested > deep fails\nError: boom\n\n\
-            \x20FAIL  a.test.js > top level fails\n\n Test Files  2 failed (2)\n      Tests  3 failed | 1 passed (4)\n";
+            \x20FAIL  a.test.js > top level fails\n\
+            \x1b[41m\x1b[1m FAIL \x1b[22m\x1b[49m \x1b[30m\x1b[45m e2e \x1b[49m\x1b[39m e2e/x.spec.ts\x1b[2m > \x1b[22mopens\n\n Test Files  2 failed (2)\n      Tests  3 failed | 1 passed (4)\n";
         assert_eq!(
             failing(Node, vitest),
             [
                 "b.test.js",
                 "a.test.js > Sum > adds 1 + 2",
                 "a.test.js > Sum > nested > deep fails",
-                "a.test.js > top level fails"
+                "a.test.js > top level fails",
+                "e2e/x.spec.ts > opens"
             ]
         );
         assert_eq!(tally(Node, vitest), c(1, 3, 0, 0));
