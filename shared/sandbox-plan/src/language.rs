@@ -95,10 +95,12 @@ impl Language {
     /// The command Proven runs for selected tests (the model never chooses a command), with
     /// `seed` fixing what the runner randomises: hash seeds (Python), test order (go
     /// `-shuffle`, from seed 1 on); every run also gets `PROVEN_TEST_SEED`. Proofs run with
-    /// seed 0; reruns that look for flakiness use other seeds.
+    /// seed 0; reruns that look for flakiness use other seeds. Every run is a CI's run
+    /// ([`ci_env`]).
     pub fn test_run(self, selection: &Selection, seed: u64) -> TestRun {
         let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let mut env = vec![("PROVEN_TEST_SEED".to_string(), seed.to_string())];
+        let mut env = ci_env();
+        env.push(("PROVEN_TEST_SEED".to_string(), seed.to_string()));
         let command = match self {
             Language::Python => {
                 env.push(("PYTHONHASHSEED".into(), seed.to_string()));
@@ -174,7 +176,8 @@ impl Language {
             Language::Node => &["node", "--test", "--test-reporter=tap"],
             Language::Go => &["go", "test", "-count=1", "-v", "./..."],
         };
-        let mut env = vec![("PROVEN_TEST_SEED".to_string(), "0".to_string())];
+        let mut env = ci_env();
+        env.push(("PROVEN_TEST_SEED".to_string(), "0".to_string()));
         if self == Language::Python {
             env.push(("PYTHONHASHSEED".into(), "0".into()));
             // pytest names the failing and erroring tests in its short summary (the default
@@ -186,6 +189,16 @@ impl Language {
             env,
         }
     }
+}
+
+/// What every CI service sets (GitHub Actions, Travis, GitLab, CircleCI, Azure): `CI=true`.
+/// A project's tests read it to run as they do on its CI, where they are known to pass:
+/// wider time limits (vue's perf tests allow 100 ms on CI, 30 ms on a laptop), no watch
+/// mode or prompt, jest's `--ci` (a missing snapshot fails instead of being written),
+/// tests that only a developer's machine can run skipped. Both sides of a proof run with
+/// it alike.
+fn ci_env() -> Vec<(String, String)> {
+    vec![("CI".to_string(), "true".to_string())]
 }
 
 /// Escapes the characters a Go or JavaScript regular expression treats specially.
@@ -536,6 +549,13 @@ mod tests {
             ["tests/test_a.py::test_x", "tests/test_a.py::TestK::test_y"]
         );
         assert!(py.env.contains(&("PYTHONHASHSEED".into(), "0".into())));
+        // Every test and suite run is a CI's run, in every language.
+        for language in Language::ALL {
+            let ci = ("CI".to_string(), "true".to_string());
+            assert!(language.suite_run().env.contains(&ci), "{language}");
+            let run = language.test_run(&sel("t", &[], None), 0);
+            assert!(run.env.contains(&ci), "{language}");
+        }
         let go = Language::Go.test_run(&sel("pkg/units/a_test.go", &["TestA", "TestB"], None), 3);
         assert_eq!(
             go.command,
