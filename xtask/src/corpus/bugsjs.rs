@@ -155,6 +155,7 @@ impl Dataset {
             pre_command: col(4),
             names,
             test_files: OnceLock::new(),
+            setup_files: OnceLock::new(),
         })
     }
 }
@@ -174,6 +175,9 @@ pub struct JsBug {
     pub names: Vec<String>,
     /// The test files the fix's test commit touched (read when the case is built).
     test_files: OnceLock<Vec<String>>,
+    /// The files of the dataset's command that declare no test (mocha globals, helpers),
+    /// loaded before the test files where those run whole (read when the case is built).
+    setup_files: OnceLock<Vec<String>>,
 }
 
 /// The cases: the first `limit` bugs by number of each project (`projects`, or every one
@@ -314,8 +318,24 @@ fn sh_quote(word: &str) -> String {
 /// None: every test) with mocha's `spec` reporter, and `files` in place of the command's
 /// own test files when given.
 pub fn mocha_command(dataset_command: &str, grep: Option<&str>, files: &[String]) -> String {
+    let (mut out, own) = command_parts(dataset_command);
+    if files.is_empty() {
+        out.extend(own);
+    }
+    out.extend(["--reporter".to_string(), "spec".to_string()]);
+    if let Some(g) = grep {
+        out.extend(["--grep".to_string(), sh_quote(g)]);
+    }
+    out.extend(files.iter().cloned());
+    out.join(" ")
+}
+
+/// The dataset's command in two parts: the runner with its options (the reporter and the
+/// grep left out), and its own test files or patterns.
+fn command_parts(dataset_command: &str) -> (Vec<String>, Vec<String>) {
     let words: Vec<&str> = dataset_command.split_whitespace().collect();
     let mut out: Vec<String> = Vec::new();
+    let mut own: Vec<String> = Vec::new();
     let mut i = 0;
     let mut seen_runner = false;
     while i < words.len() {
@@ -356,17 +376,54 @@ pub fn mocha_command(dataset_command: &str, grep: Option<&str>, files: &[String]
             }
             continue;
         }
-        // A test file or pattern of the command.
-        if files.is_empty() {
-            out.push(w.to_string());
+        own.push(w.to_string());
+    }
+    (out, own)
+}
+
+/// The files the dataset's command loads that declare no test, in the order mocha loads
+/// them: a file named, or matched by a pattern, or in a folder named or matched (mocha
+/// loads a folder's own files, not its subfolders'). Karma's `./test/unit/*` loads
+/// `mocha-globals.js`, which makes `sinon` and `expect` globals every spec uses: a spec run
+/// alone without it fails on the fixed code too. `paths` are the tree's files; `read` gives
+/// one's source.
+pub fn setup_files(
+    dataset_command: &str,
+    paths: &[String],
+    read: impl Fn(&str) -> Option<String>,
+) -> Vec<String> {
+    let loadable = |p: &str| p.ends_with(".js") || p.ends_with(".coffee");
+    let parent = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    let mut out: Vec<String> = Vec::new();
+    for word in command_parts(dataset_command).1 {
+        let pattern = word.trim_start_matches("./").trim_end_matches('/');
+        let Ok(glob) = globset::GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map(|g| g.compile_matcher())
+        else {
+            continue;
+        };
+        let mut loaded: Vec<&String> = paths
+            .iter()
+            .filter(|p| loadable(p) && (glob.is_match(p.as_str()) || glob.is_match(parent(p))))
+            .collect();
+        loaded.sort();
+        for path in loaded {
+            if out.contains(path) {
+                continue;
+            }
+            let Some(source) = read(path) else { continue };
+            let declares_tests = !declared_titles(&source).is_empty()
+                || ["describe(", "describe (", "suite("]
+                    .iter()
+                    .any(|w| source.contains(w));
+            if !declares_tests {
+                out.push(path.clone());
+            }
         }
     }
-    out.extend(["--reporter".to_string(), "spec".to_string()]);
-    if let Some(g) = grep {
-        out.extend(["--grep".to_string(), sh_quote(g)]);
-    }
-    out.extend(files.iter().cloned());
-    out.join(" ")
+    out
 }
 
 /// The titles of the `it(...)` tests a mocha file declares (string literals), in order.
@@ -427,7 +484,13 @@ impl JsBug {
         if grep.is_some() {
             mocha_command(&self.command, grep, &[])
         } else {
-            mocha_command(&self.command, None, self.test_files())
+            let setup = self
+                .setup_files
+                .get()
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let files: Vec<String> = setup.iter().chain(self.test_files()).cloned().collect();
+            mocha_command(&self.command, None, &files)
         }
     }
 
@@ -546,6 +609,15 @@ impl Case for JsBug {
                 .filter(|f| f.ends_with(".js") || f.ends_with(".coffee"))
                 .collect(),
         );
+        let tree: Vec<String> = git(&upstream, &["ls-tree", "-r", "--name-only", &full])?
+            .lines()
+            .map(str::to_string)
+            .collect();
+        let _ = self
+            .setup_files
+            .set(setup_files(&self.command, &tree, |path| {
+                git(&upstream, &["show", &format!("{full}:{path}")]).ok()
+            }));
         let original = self.tag("original");
         let dated = if git(
             &upstream,
@@ -719,6 +791,59 @@ mod tests {
         assert_eq!(regex_escape("a.b (c)"), "a\\.b \\(c\\)");
     }
 
+    /// Karma-2: the dataset's results do not read, so the fix's test file runs whole, and
+    /// the globals file the command's `./test/unit/*` loads comes first.
+    #[test]
+    fn a_spec_run_whole_loads_the_files_of_the_command_that_declare_no_test_first() {
+        let paths: Vec<String> = [
+            "lib/x.js",
+            "test/unit/browser.spec.js",
+            "test/unit/mocha-globals.js",
+            "test/unit/middleware/proxy.spec.js",
+            "test/unit/middleware/helpers.js",
+            "test/unit/mocks/timer.js",
+            "test/unit/fixtures/deep/data.js",
+            "test/unit/README.md",
+        ]
+        .map(String::from)
+        .to_vec();
+        let read = |p: &str| {
+            Some(
+                if p.ends_with(".spec.js") {
+                    "describe('x', () => { it('y', () => {}) })"
+                } else {
+                    "global.sinon = require('sinon')"
+                }
+                .to_string(),
+            )
+        };
+        let c = "node_modules/.bin/_mocha --require babel/register --reporter json ./test/unit/*";
+        assert_eq!(
+            setup_files(c, &paths, read),
+            [
+                "test/unit/middleware/helpers.js",
+                "test/unit/mocha-globals.js",
+                "test/unit/mocks/timer.js"
+            ],
+            "the files and folders `*` matches, never a folder's subfolders"
+        );
+        let bug = express_1();
+        let _ = bug
+            .setup_files
+            .set(vec!["test/unit/mocha-globals.js".into()]);
+        let _ = bug.test_files.set(vec!["test/app.options.js".into()]);
+        let bug = JsBug {
+            names: Vec::new(),
+            ..bug
+        };
+        assert!(
+            bug.command_of(None)
+                .ends_with("--reporter spec test/unit/mocha-globals.js test/app.options.js"),
+            "{}",
+            bug.command_of(None)
+        );
+    }
+
     #[test]
     fn a_mocha_files_titles_are_its_it_strings() {
         let src = "describe('OPTIONS', function(){\n  it('should default', function(done){\n  it(\"should only include\", function(){\n  it('should default', x);\n  it(name, f);\n";
@@ -738,6 +863,7 @@ mod tests {
             pre_command: String::new(),
             names: vec!["OPTIONS should only include each method once".into()],
             test_files: OnceLock::new(),
+            setup_files: OnceLock::new(),
         };
         let _ = bug.test_files.set(vec!["test/app.options.js".into()]);
         bug
