@@ -19,7 +19,8 @@
 //!                              (the world's or Proven's) (see corpus/mod.rs)
 //! cargo xtask reach --repos DIR [--govulndb PATH] [--out FILE]
 //!                              reachability verdicts of dependency findings over fixed
-//!                              real repositories' lock files (see reach.rs)
+//!                              real repositories' lock files, at head and as of a fixed
+//!                              earlier date (see reach.rs)
 //! ```
 //!
 //! The test suite is not here: `scripts/test` is the one command (CI runs exactly it).

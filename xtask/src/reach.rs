@@ -3,15 +3,19 @@
 //! (issue 34): how many findings each verdict got, per ecosystem.
 //!
 //! The repositories are fixed here ([`REPOS`]), chosen for popularity before any run, never
-//! by outcome: five Go, five Rust and five Python projects with a lock file. `--repos` holds
-//! their git directories as `owner+name/repo` (bare mirrors are fine). For each, at its
-//! head, through the `proven` binary as a user would: the advisories are imported once (the
-//! data kit's OSV exports, RustSec's advisory database, and the Go vulnerability database's
-//! `data/osv` when `--govulndb` names its checkout or git directory), then one `proven review`
-//! of "empty tree → head" (every pinned package is brought in), and each finding of the
-//! repository's lock file counted by its reachability verdict; `unknown` by the review's
-//! reason (its words up to the first `:`, the files named after it dropped).
-
+//! by outcome: five Go, five Rust and ten Python projects with a lock file (the last five
+//! Python ones added, before the run that first reviewed them, for their pinned requirements
+//! or lock files old enough to have any). `--repos` holds their git directories as
+//! `owner+name/repo` (bare mirrors are fine). Each is reviewed twice: at its head, and as it
+//! stood on [`DATED`] (the rule is [`dated_commit`]), a date fixed before any run for one
+//! reason: a lock file five years old pins packages that advisories have since named, which a
+//! head that keeps its pins fresh does not. Through the `proven` binary as a user would: the
+//! advisories are imported once (the data kit's OSV exports, RustSec's advisory database, and
+//! the Go vulnerability database's `data/osv` when `--govulndb` names its checkout or git
+//! directory), then one `proven review` of "empty tree → that commit" (every pinned package is
+//! brought in), and each finding of the repository's lock file counted by its reachability
+//! verdict; `unknown` by the review's reason (its words up to the first `:`, the files named
+//! after it dropped). Each review's JSON report is kept under `--work`'s `reports/`.
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -37,7 +41,20 @@ pub const REPOS: &[(&str, &str, &str)] = &[
     ("Python", "fastapi/fastapi", "uv.lock"),
     ("Python", "encode/httpx", "requirements.txt"),
     ("Python", "psf/requests", "requirements-dev.txt"),
+    ("Python", "pypi/warehouse", "requirements/main.txt"),
+    ("Python", "netbox-community/netbox", "requirements.txt"),
+    ("Python", "freqtrade/freqtrade", "requirements.txt"),
+    ("Python", "healthchecks/healthchecks", "requirements.txt"),
+    (
+        "Python",
+        "readthedocs/readthedocs.org",
+        "requirements/pip.txt",
+    ),
 ];
+
+/// The earlier date each repository is also reviewed as of: (as written, Unix seconds UTC).
+/// Fixed before any run, never moved by outcome.
+pub const DATED: (&str, i64) = ("2022-01-01", 1_640_995_200);
 
 /// The empty tree's id (the same in every git repository).
 const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
@@ -54,40 +71,88 @@ struct Options {
 /// One repository's counts: verdict (or `unknown: why`) → findings.
 type Counts = BTreeMap<String, usize>;
 
+/// One reviewed (or not) state of one repository.
+struct Row {
+    eco: &'static str,
+    repo: &'static str,
+    lock: &'static str,
+    /// `head`, or the dated review's date.
+    when: &'static str,
+    /// The commit's short id and committer date, when there is one.
+    commit: String,
+    /// The counts, or why there are none (no lock file then, no review).
+    counts: Result<Counts, String>,
+}
+
 pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     let o = options(args, root)?;
     let proven = match &o.proven {
         Some(p) => p.clone(),
         None => crate::corpus::build_proven(root)?,
     };
+    let load_before = load_average();
     std::fs::create_dir_all(&o.work).map_err(|e| format!("{}: {e}", o.work.display()))?;
     let data = o.work.join("data");
     let _ = std::fs::remove_dir_all(&data);
+    let reports = o.work.join("reports");
+    std::fs::create_dir_all(&reports).map_err(|e| format!("{}: {e}", reports.display()))?;
     let sources = advisory_sources(&o)?;
     let mut import = Command::new(&proven);
     import.env("PROVEN_DATA_DIR", &data).args(["db", "import"]);
     import.args(&sources);
     check(import, "proven db import")?;
-    let (mut rows, mut failed) = (Vec::new(), Vec::new());
-    for (eco, repo, lock) in REPOS {
+    let mut rows = Vec::new();
+    for &(eco, repo, lock) in REPOS {
         let git = o.repos.join(repo.replace('/', "+")).join("repo");
-        match review_repo(&proven, &data, &o.work, &git, lock) {
-            Ok(counts) => {
-                eprintln!("{repo}: {counts:?}");
-                rows.push((*eco, *repo, *lock, counts));
-            }
-            // Listed under the table, never dropped silently.
-            Err(e) => failed.push(format!("{repo}: {e}")),
+        let head = check(git_at(&git, &["rev-parse", "HEAD"]), "git rev-parse HEAD");
+        let dated = commits(&git).and_then(|log| match dated_commit(&log, DATED.1) {
+            Some(c) => Ok(c.to_string()),
+            None => Err(format!("no commit before {}", DATED.0)),
+        });
+        for (when, commit) in [("head", head), (DATED.0, dated)] {
+            let (commit, counts) = match commit {
+                Ok(c) => {
+                    let label = commit_label(&git, &c);
+                    let stem = format!("{}-{}", repo.replace('/', "+"), when);
+                    let counts = if has_file(&git, &c, lock) {
+                        review_repo(&proven, &data, &o.work, &git, &c, lock, &reports, &stem)
+                    } else {
+                        Err(format!("no {lock} in the repository at this commit"))
+                    };
+                    (label, counts)
+                }
+                Err(e) => (String::new(), Err(e)),
+            };
+            eprintln!("{repo} ({when}, {commit}): {counts:?}");
+            rows.push(Row {
+                eco,
+                repo,
+                lock,
+                when,
+                commit,
+                counts,
+            });
         }
     }
     let command = format!("cargo xtask reach {}", args.join(" "));
-    let mut doc = document(&rows, &sources, &command);
-    if !failed.is_empty() {
-        doc.push_str("\nNot reviewed:\n\n");
-        for f in &failed {
-            let _ = writeln!(doc, "- {f}");
+    let header = Header {
+        command,
+        sources: sources
+            .iter()
+            .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
+            .collect(),
+        proven: proven.display().to_string(),
+        xtask_commit: {
+            let mut git = Command::new("git");
+            git.arg("-C")
+                .arg(root)
+                .args(["rev-parse", "--short", "HEAD"]);
+            check(git, "git rev-parse")
         }
-    }
+        .unwrap_or_else(|_| "?".into()),
+        load: format!("{load_before} at the start, {} at the end", load_average()),
+    };
+    let doc = document(&rows, &header);
     match &o.out {
         Some(out) => std::fs::write(out, &doc).map_err(|e| format!("{}: {e}", out.display())),
         None => {
@@ -95,6 +160,66 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+/// What the document says about its run.
+struct Header {
+    command: String,
+    sources: Vec<String>,
+    proven: String,
+    xtask_commit: String,
+    load: String,
+}
+
+/// `git --git-dir GIT ARGS…`.
+fn git_at(git: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("--git-dir").arg(git).args(args);
+    cmd
+}
+
+/// HEAD's first-parent chain, newest first, one `<commit> <committer time>` a line.
+fn commits(git: &Path) -> Result<String, String> {
+    check(
+        git_at(git, &["log", "--first-parent", "--format=%H %ct", "HEAD"]),
+        "git log --first-parent",
+    )
+}
+
+/// The dated review's commit: the repository as it stood at `cutoff` (Unix seconds), i.e.
+/// the newest commit of HEAD's first-parent chain (`log`: `<commit> <committer time>` lines,
+/// newest first, as [`commits`] gives them) committed before `cutoff`. The chain, not every
+/// commit: a merged branch's commits were not the repository's state until their merge. A
+/// line that does not read as `<commit> <seconds>` is skipped; `None` when no commit is older.
+fn dated_commit(log: &str, cutoff: i64) -> Option<&str> {
+    log.lines().find_map(|line| {
+        let (commit, time) = line.trim().split_once(' ')?;
+        let time: i64 = time.trim().parse().ok()?;
+        (time < cutoff && !commit.is_empty()).then_some(commit)
+    })
+}
+
+fn has_file(git: &Path, commit: &str, path: &str) -> bool {
+    git_at(git, &["cat-file", "-e", &format!("{commit}:{path}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `abc1234 (2021-12-30)`: the commit's short id and committer date.
+fn commit_label(git: &Path, commit: &str) -> String {
+    check(
+        git_at(git, &["log", "-1", "--format=%h (%cs)", commit]),
+        "git log -1",
+    )
+    .unwrap_or_else(|_| commit.chars().take(10).collect())
+}
+
+/// The 1-minute load average (Linux), or `?`.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
 }
 
 fn options(args: &[String], root: &Path) -> Result<Options, String> {
@@ -175,14 +300,18 @@ fn check(mut cmd: Command, what: &str) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-/// Reviews "empty tree → head" of a shared clone of `git` and counts the lock file's
-/// findings by verdict.
+/// Reviews "empty tree → `commit`" of a shared clone of `git`, keeps the JSON report as
+/// `reports/<stem>.json`, and counts the lock file's findings by verdict.
+#[allow(clippy::too_many_arguments)]
 fn review_repo(
     proven: &Path,
     data: &Path,
     work: &Path,
     git: &Path,
+    commit: &str,
     lock: &str,
+    reports: &Path,
+    stem: &str,
 ) -> Result<Counts, String> {
     let clone = work.join("clone");
     let _ = std::fs::remove_dir_all(&clone);
@@ -209,10 +338,12 @@ fn review_repo(
         .arg("review")
         .arg("--repo")
         .arg(&clone)
-        .args(["--base", &empty, "--head", "HEAD", "--diff", "two-dot"])
+        .args(["--base", &empty, "--head", commit, "--diff", "two-dot"])
         .args(["--format", "json"])
         .output()
         .map_err(|e| format!("proven review: {e}"))?;
+    let report = reports.join(format!("{stem}.json"));
+    std::fs::write(&report, &out.stdout).map_err(|e| format!("{}: {e}", report.display()))?;
     let doc: Value = serde_json::from_slice(&out.stdout).map_err(|e| {
         format!(
             "proven review printed no report ({e}): {}",
@@ -241,54 +372,124 @@ fn count(doc: &Value, lock: &str) -> Counts {
     counts
 }
 
-fn document(rows: &[(&str, &str, &str, Counts)], sources: &[PathBuf], command: &str) -> String {
-    let mut columns: Vec<&String> = rows.iter().flat_map(|r| r.3.keys()).collect();
+fn document(rows: &[Row], h: &Header) -> String {
+    let mut columns: Vec<&String> = rows
+        .iter()
+        .filter_map(|r| r.counts.as_ref().ok())
+        .flat_map(|c| c.keys())
+        .collect();
     columns.sort();
     columns.dedup();
     let mut doc = String::from("# Reachability of dependency findings on real lock files\n\n");
     let _ = writeln!(
         doc,
-        "Generated by `{command}` on {} ({}), with `proven` reviewing each repository's \
-         head as the change from an empty tree (every pinned package brought in). Advisories: {}.\n",
+        "Generated by `{}` on {} ({}; load average {}), xtask at commit {}, with `{}` \
+         reviewing each repository as the change from an empty tree to a commit (every \
+         pinned package brought in): its head, and its state on {} (the newest commit of \
+         HEAD's first-parent chain committed before {} 00:00 UTC; fixed before any run). \
+         A row without counts says why. Advisories: {}.\n",
+        h.command,
         crate::corpus::chrono_now(),
         machine(),
-        sources
-            .iter()
-            .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
-            .collect::<Vec<_>>()
-            .join(", ")
+        h.load,
+        h.xtask_commit,
+        h.proven,
+        DATED.0,
+        DATED.0,
+        h.sources.join(", ")
     );
     let head: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
     let _ = writeln!(
         doc,
-        "| Ecosystem | Repository | Lock file | Findings | {} |",
+        "| Ecosystem | Repository | Lock file | Reviewed | Commit | Findings | {} |",
         head.join(" | ")
     );
-    let _ = writeln!(doc, "|---|---|---|---:|{}", "---:|".repeat(columns.len()));
-    let mut totals: BTreeMap<&str, Counts> = BTreeMap::new();
-    for (eco, repo, lock, counts) in rows {
-        let cells: Vec<String> = columns
+    let _ = writeln!(
+        doc,
+        "|---|---|---|---|---|---:|{}",
+        "---:|".repeat(columns.len())
+    );
+    let cells = |counts: &Counts| -> String {
+        columns
             .iter()
             .map(|c| counts.get(*c).copied().unwrap_or(0).to_string())
-            .collect();
-        let n: usize = counts.values().sum();
-        let _ = writeln!(
-            doc,
-            "| {eco} | {repo} | {lock} | {n} | {} |",
-            cells.join(" | ")
-        );
-        let total = totals.entry(eco).or_default();
-        for (k, v) in counts {
-            *total.entry(k.clone()).or_default() += v;
+            .collect::<Vec<_>>()
+            .join(" | ")
+    };
+    // (ecosystem, when) → totals; `all` sums the ecosystems.
+    let mut totals: BTreeMap<(&str, &str), (usize, Counts)> = BTreeMap::new();
+    for r in rows {
+        match &r.counts {
+            Ok(counts) => {
+                let n: usize = counts.values().sum();
+                let _ = writeln!(
+                    doc,
+                    "| {} | {} | {} | {} | {} | {n} | {} |",
+                    r.eco,
+                    r.repo,
+                    r.lock,
+                    r.when,
+                    r.commit,
+                    cells(counts)
+                );
+                for key in [(r.eco, r.when), ("all", r.when)] {
+                    let total = totals.entry(key).or_default();
+                    total.0 += 1;
+                    for (k, v) in counts {
+                        *total.1.entry(k.clone()).or_default() += v;
+                    }
+                }
+            }
+            Err(why) => {
+                let _ = writeln!(
+                    doc,
+                    "| {} | {} | {} | {} | {} | not reviewed: {} |{}",
+                    r.eco,
+                    r.repo,
+                    r.lock,
+                    r.when,
+                    r.commit,
+                    why.lines().next().unwrap_or_default().replace('|', "\\|"),
+                    " |".repeat(columns.len())
+                );
+            }
         }
     }
-    for (eco, counts) in &totals {
-        let cells: Vec<String> = columns
-            .iter()
-            .map(|c| counts.get(*c).copied().unwrap_or(0).to_string())
-            .collect();
-        let n: usize = counts.values().sum();
-        let _ = writeln!(doc, "| **{eco}** | all | | {n} | {} |", cells.join(" | "));
+    let _ = writeln!(
+        doc,
+        "\nTotals per ecosystem and per verdict (reviewed rows only):\n"
+    );
+    let _ = writeln!(
+        doc,
+        "| Ecosystem | Reviewed | Rows reviewed | Findings | {} |",
+        head.join(" | ")
+    );
+    let _ = writeln!(doc, "|---|---|---:|---:|{}", "---:|".repeat(columns.len()));
+    let ecosystems: Vec<&str> = {
+        let mut e: Vec<&str> = rows.iter().map(|r| r.eco).collect();
+        e.dedup();
+        e.push("all");
+        e
+    };
+    for eco in ecosystems {
+        for when in ["head", DATED.0] {
+            let (reviewed, counts) = totals.get(&(eco, when)).cloned().unwrap_or_default();
+            let n: usize = counts.values().sum();
+            let _ = writeln!(
+                doc,
+                "| **{eco}** | {when} | {reviewed} | {n} | {} |",
+                cells(&counts)
+            );
+        }
+    }
+    let failed: Vec<&Row> = rows.iter().filter(|r| r.counts.is_err()).collect();
+    if !failed.is_empty() {
+        doc.push_str("\nNot reviewed:\n\n");
+        for r in failed {
+            if let Err(why) = &r.counts {
+                let _ = writeln!(doc, "- {} ({}, {}): {why}", r.repo, r.when, r.commit);
+            }
+        }
     }
     doc
 }
@@ -305,7 +506,85 @@ fn machine() -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::count;
+    use std::path::Path;
+    use std::process::Command;
+
+    use super::{DATED, commits, count, dated_commit, has_file};
+
+    #[test]
+    fn the_dated_commit_is_the_newest_of_the_chain_committed_before_the_cutoff() {
+        let cutoff = DATED.1;
+        let log = format!(
+            "c4 {}\nc3 {cutoff}\nnot a line\nc2 {}\nc1 {}\n",
+            cutoff + 86_400,
+            cutoff - 1,
+            cutoff - 86_400
+        );
+        // At the cutoff is not before it; a line that does not read is skipped.
+        assert_eq!(dated_commit(&log, cutoff), Some("c2"));
+        // A chain whose committer times are not monotone (a rebase): the first older one
+        // in chain order, not the oldest.
+        let log = format!("c3 {}\nc2 {}\nc1 {}\n", cutoff + 1, cutoff - 10, cutoff - 5);
+        assert_eq!(dated_commit(&log, cutoff), Some("c2"));
+        assert_eq!(dated_commit(&format!("c1 {}\n", cutoff + 1), cutoff), None);
+        assert_eq!(dated_commit("", cutoff), None);
+    }
+
+    /// A real repository: a branch's commit made before the cutoff but merged after it was
+    /// not the repository's state on that date; a lock file added after the date is not in
+    /// the dated commit.
+    #[test]
+    fn the_dated_commit_follows_the_first_parent_chain_of_a_real_repository() {
+        let dir = std::env::temp_dir().join(format!("xtask-reach-dated-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let git = |args: &[&str], date: &str| {
+            let out = Command::new("git")
+                .arg("-C")
+                .arg(&dir)
+                .args(["-c", "user.name=t", "-c", "user.email=t@t.invalid"])
+                .args(args)
+                .env("GIT_AUTHOR_DATE", date)
+                .env("GIT_COMMITTER_DATE", date)
+                .output()
+                .expect("git runs");
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        let write = |name: &str| std::fs::write(dir.join(name), name).expect("a file written");
+        git(&["init", "-q", "-b", "main"], "2021-01-01T00:00:00Z");
+        write("a");
+        git(&["add", "a"], "2021-01-01T00:00:00Z");
+        git(&["commit", "-qm", "a"], "2021-06-01T00:00:00Z");
+        write("requirements.txt");
+        git(&["add", "requirements.txt"], "2021-01-01T00:00:00Z");
+        git(&["commit", "-qm", "pins"], "2021-12-20T00:00:00Z");
+        let on_main = git(&["rev-parse", "HEAD"], "2021-01-01T00:00:00Z");
+        git(&["checkout", "-qb", "topic"], "2021-01-01T00:00:00Z");
+        write("b");
+        git(&["add", "b"], "2021-01-01T00:00:00Z");
+        git(&["commit", "-qm", "b"], "2021-12-31T12:00:00Z");
+        git(&["checkout", "-q", "main"], "2021-01-01T00:00:00Z");
+        git(
+            &["merge", "-q", "--no-ff", "-m", "merge", "topic"],
+            "2022-01-05T00:00:00Z",
+        );
+        write("poetry.lock");
+        git(&["add", "poetry.lock"], "2021-01-01T00:00:00Z");
+        git(&["commit", "-qm", "lock"], "2022-02-01T00:00:00Z");
+
+        let gitdir = dir.join(".git");
+        let log = commits(&gitdir).expect("git log");
+        assert_eq!(dated_commit(&log, DATED.1), Some(on_main.as_str()));
+        assert!(has_file(&gitdir, &on_main, "requirements.txt"));
+        assert!(!has_file(&gitdir, &on_main, "poetry.lock"));
+        assert!(!has_file(
+            Path::new("/nonexistent"),
+            &on_main,
+            "requirements.txt"
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn only_the_lock_files_findings_are_counted_and_unknown_by_reason() {
