@@ -1,5 +1,5 @@
 //! `cargo xtask reach --repos DIR [--govulndb PATH] [--advisories DIR] [--proven BIN]
-//! [--out FILE]`: reachability of dependency findings over real repositories' lock files
+//! [--out FILE] [--order Go,Rust,Python]`: reachability of dependency findings over real repositories' lock files
 //! (issue 34): how many findings each verdict got, per ecosystem.
 //!
 //! The repositories are fixed here ([`REPOS`]), chosen for popularity before any run, never
@@ -66,6 +66,8 @@ struct Options {
     proven: Option<PathBuf>,
     out: Option<PathBuf>,
     work: PathBuf,
+    /// The ecosystems in the order their repositories are reviewed.
+    order: Vec<String>,
 }
 
 /// One repository's counts: verdict (or `unknown: why`) → findings.
@@ -101,19 +103,43 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     import.env("PROVEN_DATA_DIR", &data).args(["db", "import"]);
     import.args(&sources);
     check(import, "proven db import")?;
-    let mut rows = Vec::new();
-    for &(eco, repo, lock) in REPOS {
+    let command = format!("cargo xtask reach {}", args.join(" "));
+    let xtask_commit = {
+        let mut git = Command::new("git");
+        git.arg("-C")
+            .arg(root)
+            .args(["rev-parse", "--short", "HEAD"]);
+        check(git, "git rev-parse").unwrap_or_else(|_| "?".into())
+    };
+    // Every row of the table from the start: one not yet reviewed says so, and the document
+    // is written again after each review, so a run stopped early still leaves its rows.
+    let mut rows: Vec<Row> = REPOS
+        .iter()
+        .flat_map(|&(eco, repo, lock)| {
+            ["head", DATED.0].map(|when| Row {
+                eco,
+                repo,
+                lock,
+                when,
+                commit: String::new(),
+                counts: Err("the run stopped before this row was reviewed".into()),
+            })
+        })
+        .collect();
+    for i in review_order(&o.order)? {
+        let (_, repo, lock) = REPOS[i];
         let git = o.repos.join(repo.replace('/', "+")).join("repo");
         let head = check(git_at(&git, &["rev-parse", "HEAD"]), "git rev-parse HEAD");
         let dated = commits(&git).and_then(|log| match dated_commit(&log, DATED.1) {
             Some(c) => Ok(c.to_string()),
             None => Err(format!("no commit before {}", DATED.0)),
         });
-        for (when, commit) in [("head", head), (DATED.0, dated)] {
+        for (j, commit) in [head, dated].into_iter().enumerate() {
+            let row = &mut rows[2 * i + j];
             let (commit, counts) = match commit {
                 Ok(c) => {
                     let label = commit_label(&git, &c);
-                    let stem = format!("{}-{}", repo.replace('/', "+"), when);
+                    let stem = format!("{}-{}", repo.replace('/', "+"), row.when);
                     let counts = if has_file(&git, &c, lock) {
                         review_repo(&proven, &data, &o.work, &git, &c, lock, &reports, &stem)
                     } else {
@@ -123,43 +149,66 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
                 }
                 Err(e) => (String::new(), Err(e)),
             };
-            eprintln!("{repo} ({when}, {commit}): {counts:?}");
-            rows.push(Row {
-                eco,
-                repo,
-                lock,
-                when,
-                commit,
-                counts,
-            });
+            eprintln!("{repo} ({}, {commit}): {counts:?}", row.when);
+            row.commit = commit;
+            row.counts = counts;
+            if let Some(out) = &o.out {
+                let header = Header {
+                    command: command.clone(),
+                    sources: source_names(&sources),
+                    proven: proven.display().to_string(),
+                    xtask_commit: xtask_commit.clone(),
+                    load: format!(
+                        "{load_before} at the start, {} when this was written",
+                        load_average()
+                    ),
+                };
+                let doc = document(&rows, &header);
+                std::fs::write(out, &doc).map_err(|e| format!("{}: {e}", out.display()))?;
+            }
         }
     }
-    let command = format!("cargo xtask reach {}", args.join(" "));
-    let header = Header {
-        command,
-        sources: sources
-            .iter()
-            .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
-            .collect(),
-        proven: proven.display().to_string(),
-        xtask_commit: {
-            let mut git = Command::new("git");
-            git.arg("-C")
-                .arg(root)
-                .args(["rev-parse", "--short", "HEAD"]);
-            check(git, "git rev-parse")
-        }
-        .unwrap_or_else(|_| "?".into()),
-        load: format!("{load_before} at the start, {} at the end", load_average()),
-    };
-    let doc = document(&rows, &header);
-    match &o.out {
-        Some(out) => std::fs::write(out, &doc).map_err(|e| format!("{}: {e}", out.display())),
-        None => {
-            print!("{doc}");
-            Ok(())
-        }
+    if o.out.is_none() {
+        let header = Header {
+            command,
+            sources: source_names(&sources),
+            proven: proven.display().to_string(),
+            xtask_commit,
+            load: format!("{load_before} at the start, {} at the end", load_average()),
+        };
+        print!("{}", document(&rows, &header));
     }
+    Ok(())
+}
+
+fn source_names(sources: &[PathBuf]) -> Vec<String> {
+    sources
+        .iter()
+        .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
+        .collect()
+}
+
+/// The indices of [`REPOS`] in the order they are reviewed: by `order`'s ecosystems (each of
+/// [`REPOS`]' ecosystems named once), in [`REPOS`]' order within one. The order changes no
+/// row, only which ones a run stopped early has.
+fn review_order(order: &[String]) -> Result<Vec<usize>, String> {
+    let mut known: Vec<&str> = REPOS.iter().map(|r| r.0).collect();
+    known.dedup();
+    let mut sorted = order.iter().map(String::as_str).collect::<Vec<_>>();
+    sorted.sort_unstable();
+    let mut wanted = known.clone();
+    wanted.sort_unstable();
+    if sorted != wanted {
+        return Err(format!(
+            "cargo xtask reach: --order must name each of {} once, comma-separated; got {:?}",
+            known.join(", "),
+            order.join(",")
+        ));
+    }
+    Ok(order
+        .iter()
+        .flat_map(|eco| (0..REPOS.len()).filter(move |&i| REPOS[i].0 == eco))
+        .collect())
 }
 
 /// What the document says about its run.
@@ -230,6 +279,7 @@ fn options(args: &[String], root: &Path) -> Result<Options, String> {
         proven: None,
         out: None,
         work: std::env::temp_dir().join("proven-xtask-reach"),
+        order: vec!["Go".into(), "Rust".into(), "Python".into()],
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -245,6 +295,9 @@ fn options(args: &[String], root: &Path) -> Result<Options, String> {
             "--proven" => o.proven = Some(value(a)?.into()),
             "--out" => o.out = Some(value(a)?.into()),
             "--work" => o.work = value(a)?.into(),
+            "--order" => {
+                o.order = value(a)?.split(',').map(|e| e.trim().to_string()).collect();
+            }
             other => return Err(format!("cargo xtask reach: unknown argument {other:?}")),
         }
     }
@@ -335,6 +388,11 @@ fn review_repo(
     let out = Command::new(proven)
         .env("NO_COLOR", "1")
         .env("PROVEN_DATA_DIR", data)
+        // What does not feed a dependency finding's verdict is off: the models, the
+        // analyzers (each a sandbox run over the whole tree), the Fixer.
+        .env("PROVEN_AGENTS", "off")
+        .env("PROVEN_TOOL_ANALYZERS", "")
+        .env("PROVEN_FIXES", "off")
         .arg("review")
         .arg("--repo")
         .arg(&clone)
@@ -387,7 +445,9 @@ fn document(rows: &[Row], h: &Header) -> String {
          reviewing each repository as the change from an empty tree to a commit (every \
          pinned package brought in): its head, and its state on {} (the newest commit of \
          HEAD's first-parent chain committed before {} 00:00 UTC; fixed before any run). \
-         A row without counts says why. Advisories: {}.\n",
+         What does not feed a dependency finding's verdict is off in each review \
+         (`PROVEN_AGENTS=off PROVEN_TOOL_ANALYZERS= PROVEN_FIXES=off`). A row without \
+         counts says why. Advisories: {}.\n",
         h.command,
         crate::corpus::chrono_now(),
         machine(),
@@ -509,7 +569,31 @@ mod tests {
     use std::path::Path;
     use std::process::Command;
 
-    use super::{DATED, commits, count, dated_commit, has_file};
+    use super::{DATED, REPOS, commits, count, dated_commit, has_file, review_order};
+
+    #[test]
+    fn the_order_names_each_ecosystem_once_and_keeps_every_repository() {
+        let order: Vec<String> = ["Python", "Rust", "Go"].map(String::from).to_vec();
+        let indices = review_order(&order).expect("a full order");
+        assert_eq!(indices.len(), REPOS.len());
+        assert_eq!(REPOS[indices[0]].0, "Python");
+        assert_eq!(REPOS[indices[REPOS.len() - 1]].0, "Go");
+        let mut sorted = indices.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..REPOS.len()).collect::<Vec<_>>());
+        for bad in [
+            vec!["Python", "Rust"],
+            vec!["Python", "Rust", "Go", "Go"],
+            vec!["python", "Rust", "Go"],
+        ] {
+            let bad: Vec<String> = bad.into_iter().map(String::from).collect();
+            let err = review_order(&bad).expect_err("not every ecosystem once");
+            assert!(
+                err.contains("--order must name each of Go, Rust, Python once"),
+                "{err}"
+            );
+        }
+    }
 
     #[test]
     fn the_dated_commit_is_the_newest_of_the_chain_committed_before_the_cutoff() {
