@@ -84,6 +84,8 @@ struct Row {
     commit: String,
     /// The counts, or why there are none (no lock file then, no review).
     counts: Result<Counts, String>,
+    /// Files of the commit absent from the git directory, left out of the reviewed tree.
+    left_out: Vec<String>,
 }
 
 pub fn run(args: &[String], root: &Path) -> Result<(), String> {
@@ -123,6 +125,7 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
                 when,
                 commit: String::new(),
                 counts: Err("the run stopped before this row was reviewed".into()),
+                left_out: Vec::new(),
             })
         })
         .collect();
@@ -136,22 +139,28 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
         });
         for (j, commit) in [head, dated].into_iter().enumerate() {
             let row = &mut rows[2 * i + j];
-            let (commit, counts) = match commit {
+            let (commit, reviewed) = match commit {
                 Ok(c) => {
                     let label = commit_label(&git, &c);
                     let stem = format!("{}-{}", repo.replace('/', "+"), row.when);
-                    let counts = if has_file(&git, &c, lock) {
+                    let reviewed = if has_file(&git, &c, lock) {
                         review_repo(&proven, &data, &o.work, &git, &c, lock, &reports, &stem)
                     } else {
                         Err(format!("no {lock} in the repository at this commit"))
                     };
-                    (label, counts)
+                    (label, reviewed)
                 }
                 Err(e) => (String::new(), Err(e)),
             };
-            eprintln!("{repo} ({}, {commit}): {counts:?}", row.when);
+            eprintln!("{repo} ({}, {commit}): {reviewed:?}", row.when);
             row.commit = commit;
-            row.counts = counts;
+            match reviewed {
+                Ok((counts, left_out)) => {
+                    row.counts = Ok(counts);
+                    row.left_out = left_out;
+                }
+                Err(e) => row.counts = Err(e),
+            }
             if let Some(out) = &o.out {
                 let header = Header {
                     command: command.clone(),
@@ -354,7 +363,9 @@ fn check(mut cmd: Command, what: &str) -> Result<String, String> {
 }
 
 /// Reviews "empty tree → `commit`" of a shared clone of `git`, keeps the JSON report as
-/// `reports/<stem>.json`, and counts the lock file's findings by verdict.
+/// `reports/<stem>.json`, and counts the lock file's findings by verdict. A commit some of
+/// whose files the git directory lacks (a mirror that omits large files) is reviewed without
+/// them when none is a source file a verdict reads or the lock file; they are returned.
 #[allow(clippy::too_many_arguments)]
 fn review_repo(
     proven: &Path,
@@ -365,7 +376,7 @@ fn review_repo(
     lock: &str,
     reports: &Path,
     stem: &str,
-) -> Result<Counts, String> {
+) -> Result<(Counts, Vec<String>), String> {
     let clone = work.join("clone");
     let _ = std::fs::remove_dir_all(&clone);
     let mut cmd = Command::new("git");
@@ -373,18 +384,51 @@ fn review_repo(
         .arg(git)
         .arg(&clone);
     check(cmd, "git clone")?;
-    let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(&clone).args([
-        "-c",
-        "user.name=proven-xtask",
-        "-c",
-        "user.email=xtask@proven.invalid",
-        "commit-tree",
-        EMPTY_TREE,
-        "-m",
-        "empty",
-    ]);
-    let empty = check(cmd, "git commit-tree")?;
+    let commit_tree = |tree: &str, message: &str| {
+        let mut cmd = Command::new("git");
+        cmd.arg("-C").arg(&clone).args([
+            "-c",
+            "user.name=proven-xtask",
+            "-c",
+            "user.email=xtask@proven.invalid",
+            "commit-tree",
+            tree,
+            "-m",
+            message,
+        ]);
+        check(cmd, "git commit-tree")
+    };
+    let empty = commit_tree(EMPTY_TREE, "empty")?;
+    let missing = missing_files(&clone, commit)?;
+    if let Some(read) = missing.iter().find(|p| *p == lock || is_verdict_source(p)) {
+        return Err(format!(
+            "the git directory lacks {read}, a file the verdicts read"
+        ));
+    }
+    let head = if missing.is_empty() {
+        commit.to_string()
+    } else {
+        let index = work.join("index-without-missing");
+        let _ = std::fs::remove_file(&index);
+        let mut cmd = Command::new("git");
+        cmd.arg("-C").arg(&clone).env("GIT_INDEX_FILE", &index);
+        cmd.args(["read-tree", commit]);
+        check(cmd, "git read-tree")?;
+        let mut cmd = Command::new("git");
+        cmd.arg("-C").arg(&clone).env("GIT_INDEX_FILE", &index);
+        cmd.args(["update-index", "--force-remove", "--"])
+            .args(&missing);
+        check(cmd, "git update-index")?;
+        let mut cmd = Command::new("git");
+        cmd.arg("-C").arg(&clone).env("GIT_INDEX_FILE", &index);
+        cmd.arg("write-tree");
+        let tree = check(cmd, "git write-tree")?;
+        commit_tree(
+            &tree,
+            &format!("{commit} without the files the mirror lacks"),
+        )?
+    };
+    let commit = head.as_str();
     let out = Command::new(proven)
         .env("NO_COLOR", "1")
         .env("PROVEN_DATA_DIR", data)
@@ -408,7 +452,59 @@ fn review_repo(
             String::from_utf8_lossy(&out.stderr).trim()
         )
     })?;
-    Ok(count(&doc, lock))
+    Ok((count(&doc, lock), missing))
+}
+
+/// The files of `commit` whose blobs `repo` lacks.
+fn missing_files(repo: &Path, commit: &str) -> Result<Vec<String>, String> {
+    let mut ls = Command::new("git");
+    ls.arg("-C").arg(repo).args(["ls-tree", "-r", commit]);
+    let listing = check(ls, "git ls-tree")?;
+    // `<mode> blob <id>\t<path>`; submodules (`commit`) have no object here.
+    let blobs: Vec<(&str, &str)> = listing
+        .lines()
+        .filter_map(|l| {
+            let (meta, path) = l.split_once('\t')?;
+            let mut m = meta.split(' ');
+            let (_, kind, id) = (m.next()?, m.next()?, m.next()?);
+            (kind == "blob").then_some((id, path))
+        })
+        .collect();
+    let ids: String = blobs.iter().map(|(id, _)| format!("{id}\n")).collect();
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["cat-file", "--batch-check=%(objectname)"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("git cat-file: {e}"))?;
+    let mut stdin = child.stdin.take().ok_or("git cat-file: no stdin")?;
+    let writer = std::thread::spawn(move || {
+        use std::io::Write as _;
+        stdin.write_all(ids.as_bytes())
+    });
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("git cat-file: {e}"))?;
+    let _ = writer.join();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let absent: std::collections::HashSet<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_suffix(" missing"))
+        .collect();
+    Ok(blobs
+        .iter()
+        .filter(|(id, _)| absent.contains(id))
+        .map(|(_, path)| path.to_string())
+        .collect())
+}
+
+/// A source file of a language whose verdicts read it (Go, Rust, Python).
+fn is_verdict_source(path: &str) -> bool {
+    [".go", ".rs", ".py", ".pyi"]
+        .iter()
+        .any(|suffix| path.ends_with(suffix))
 }
 
 /// The lock file's findings by verdict; `unknown` ones by the review's reason.
@@ -542,6 +638,23 @@ fn document(rows: &[Row], h: &Header) -> String {
             );
         }
     }
+    let partial: Vec<&Row> = rows.iter().filter(|r| !r.left_out.is_empty()).collect();
+    if !partial.is_empty() {
+        doc.push_str(
+            "\nReviewed without files the git directory lacks (the mirror omits large \
+             files; none is a source file a verdict reads, nor the lock file):\n\n",
+        );
+        for r in partial {
+            let _ = writeln!(
+                doc,
+                "- {} ({}, {}): {}",
+                r.repo,
+                r.when,
+                r.commit,
+                r.left_out.join(", ")
+            );
+        }
+    }
     let failed: Vec<&Row> = rows.iter().filter(|r| r.counts.is_err()).collect();
     if !failed.is_empty() {
         doc.push_str("\nNot reviewed:\n\n");
@@ -569,7 +682,47 @@ mod tests {
     use std::path::Path;
     use std::process::Command;
 
-    use super::{DATED, REPOS, commits, count, dated_commit, has_file, review_order};
+    use super::{
+        DATED, REPOS, commits, count, dated_commit, has_file, is_verdict_source, missing_files,
+        review_order,
+    };
+
+    /// A git directory that lacks a blob (as a mirror without large files does): that file is
+    /// named, the others are not; a source file a verdict reads is told apart.
+    #[test]
+    fn the_files_whose_blobs_the_git_directory_lacks_are_named() {
+        let dir = std::env::temp_dir().join(format!("xtask-reach-missing-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("data")).expect("a temporary directory");
+        let git = |args: &[&str]| {
+            let out = Command::new("git")
+                .arg("-C")
+                .arg(&dir)
+                .args(["-c", "user.name=t", "-c", "user.email=t@t.invalid"])
+                .args(args)
+                .output()
+                .expect("git runs");
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        git(&["init", "-q"]);
+        std::fs::write(dir.join("app.py"), "import yaml\n").expect("a file written");
+        std::fs::write(dir.join("data/big.json"), "{\"big\": true}\n").expect("a file written");
+        git(&["add", "."]);
+        git(&["commit", "-qm", "c"]);
+        let head = git(&["rev-parse", "HEAD"]);
+        assert_eq!(missing_files(&dir, &head), Ok(Vec::new()));
+        let blob = git(&["rev-parse", "HEAD:data/big.json"]);
+        let object = dir.join(".git/objects").join(&blob[..2]).join(&blob[2..]);
+        std::fs::remove_file(object).expect("the loose object removed");
+        assert_eq!(
+            missing_files(&dir, &head),
+            Ok(vec!["data/big.json".to_string()])
+        );
+        assert!(is_verdict_source("app.py") && is_verdict_source("src/main.rs"));
+        assert!(is_verdict_source("cmd/main.go") && !is_verdict_source("data/big.json"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn the_order_names_each_ecosystem_once_and_keeps_every_repository() {
