@@ -108,7 +108,14 @@ fn reach(report: &Report) -> &proven_report::Reachability {
         .expect("a dependency finding has a verdict")
 }
 
-/// The finding's verdict, checked to be said in every output format.
+/// What the two answered verdicts are called in the output formats; a render of one must not
+/// call the finding by the other's name. (`unknown` is said of other things too: SARIF's
+/// `dependency` property says a requirements file's pin is of unknown directness.)
+const VERDICT_WORDS: [&str; 2] = ["reachable", "not reached"];
+
+/// The finding's verdict, checked to be said in every output format: the terminal text, the
+/// markdown body, HTML, SARIF, the GitHub pull-request review, JSON, and the GitHub check
+/// run's annotation (with the conclusion a not-reached advisory gets).
 fn verdict(report: &Report, words: &str) -> ReachVerdict {
     let finding = &report.findings[0];
     let reach = finding
@@ -127,6 +134,12 @@ fn verdict(report: &Report, words: &str) -> ReachVerdict {
             out.contains(words),
             "{format:?} does not say {words:?}:\n{out}"
         );
+        for other in VERDICT_WORDS.iter().filter(|w| **w != words) {
+            assert!(
+                !out.contains(other),
+                "{format:?} says {other:?} of a finding that is {words:?}:\n{out}"
+            );
+        }
     }
     let json: serde_json::Value =
         serde_json::from_str(&render(report, Format::Json, false)).expect("json");
@@ -134,6 +147,26 @@ fn verdict(report: &Report, words: &str) -> ReachVerdict {
         json["findings"][0]["reachability"]["verdict"],
         reach.verdict.as_str()
     );
+    // The check run: its annotation on the lock file's line says the verdict, and an
+    // advisory none of whose vulnerable code is reached concludes as `not_reached` says.
+    let options = proven_github::CheckOptions {
+        not_reached: "neutral".into(),
+        ..proven_github::CheckOptions::default()
+    };
+    let updates = proven_github::check_updates(report, &options);
+    let annotation = &updates[0]["output"]["annotations"][0];
+    assert_eq!(annotation["path"], finding.location.path.as_str());
+    let message = annotation["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&format!("Reachability: {words}")),
+        "the check run's annotation does not say {words:?}: {message}"
+    );
+    let conclusion = if reach.verdict == ReachVerdict::NotReached {
+        "neutral"
+    } else {
+        "failure"
+    };
+    assert_eq!(updates[0]["conclusion"], conclusion, "{updates:?}");
     reach.verdict
 }
 
