@@ -237,6 +237,25 @@ async fn python_a_call_of_the_vulnerable_function_is_reachable_an_import_alone_o
     assert_eq!(verdict(&report, "not reached"), ReachVerdict::NotReached);
 }
 
+/// Pins in `requirements/*.txt` are the project's of the folder above `requirements/`: its
+/// sources are searched (they are not under `requirements/`, which holds no code).
+#[tokio::test]
+async fn pins_in_a_requirements_folder_are_reached_from_the_project_above_it() {
+    let t = seeded().await;
+    let eco = Ecosystem {
+        lock: "requirements/main.txt",
+        ..python()
+    };
+    let calls = "import yaml\n\n\ndef read(s):\n    return yaml.load(s)\n";
+    let report = review(&t.store, &eco, calls).await;
+    assert_eq!(verdict(&report, "reachable"), ReachVerdict::Reachable);
+    let site = &reach(&report).sites[0];
+    assert_eq!((site.path.as_str(), site.line), ("app/config.py", 5));
+
+    let report = review(&t.store, &eco, "def read(s):\n    return s\n").await;
+    assert_eq!(verdict(&report, "not reached"), ReachVerdict::NotReached);
+}
+
 /// Vendored copies of the dependency call their own functions; they are not the project's
 /// code, so they never make a finding reachable.
 #[tokio::test]
