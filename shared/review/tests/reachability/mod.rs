@@ -12,8 +12,9 @@ mod kit;
 
 /// Advisories whose affected entries name vulnerable symbols as the Go vulnerability
 /// database (`imports[].symbols`) and RustSec's OSV export (`affects.functions`) publish
-/// them; `TEST-PY` names `yaml.load` the same way; `TEST-NOFN` names no function.
-const RECORDS: [&str; 4] = [
+/// them; `TEST-PY` names `yaml.load` the same way; `TEST-NOFN` names no function, nor does
+/// `TEST-PY-NOFN` (as PyPA's records never do).
+const RECORDS: [&str; 5] = [
     r#"{"id":"TEST-GO","modified":"2024-01-01T00:00:00Z","summary":"parse overflows",
         "affected":[{"package":{"ecosystem":"Go","name":"example.com/vuln"},
         "ranges":[{"type":"SEMVER","events":[{"introduced":"0"},{"fixed":"1.2.0"}]}],
@@ -29,6 +30,9 @@ const RECORDS: [&str; 4] = [
     r#"{"id":"TEST-NOFN","modified":"2024-01-01T00:00:00Z","summary":"bar is unsound",
         "affected":[{"package":{"ecosystem":"crates.io","name":"bar"},
         "ranges":[{"type":"SEMVER","events":[{"introduced":"0.0.0-0"},{"fixed":"1.2.0"}]}]}]}"#,
+    r#"{"id":"TEST-PY-NOFN","modified":"2024-01-01T00:00:00Z","summary":"requests leaks a header",
+        "affected":[{"package":{"ecosystem":"PyPI","name":"requests"},
+        "ranges":[{"type":"ECOSYSTEM","events":[{"introduced":"0"},{"fixed":"2.31.0"}]}]}]}"#,
 ];
 
 async fn seeded() -> TestStore {
@@ -234,6 +238,37 @@ async fn python_a_call_of_the_vulnerable_function_is_reachable_an_import_alone_o
     assert_eq!(verdict(&report, "not reached"), ReachVerdict::NotReached);
 
     let report = review(&t.store, &python(), "def read(s):\n    return s\n").await;
+    assert_eq!(verdict(&report, "not reached"), ReachVerdict::NotReached);
+}
+
+/// A Python advisory that names no function (every PyPA record): an import of the package
+/// reaches, by import, and every format says so; code that neither imports nor calls it does
+/// not. The call and the bare import answer the same: by import there is nothing to tell apart.
+#[tokio::test]
+async fn python_without_functions_an_import_reaches_by_import_and_nothing_does_not() {
+    let t = seeded().await;
+    let eco = Ecosystem {
+        safe: "requests==2.31.0\n".into(),
+        vulnerable: "requests==2.30.0\n".into(),
+        ..python()
+    };
+    let calls = "import requests\n\n\ndef fetch(u):\n    return requests.get(u)\n";
+    let imports = "from requests import Session  # noqa\n\n\ndef fetch(u):\n    return u\n";
+    for (code, line) in [(calls, 1), (imports, 1)] {
+        let report = review(&t.store, &eco, code).await;
+        assert_eq!(verdict(&report, "reachable"), ReachVerdict::Reachable);
+        let found = reach(&report);
+        assert_eq!(found.basis.as_deref(), Some("imports"), "{found:?}");
+        assert_eq!(
+            (found.sites[0].path.as_str(), found.sites[0].line),
+            ("app/config.py", line)
+        );
+        for format in [Format::Text, Format::Markdown] {
+            let out = render(&report, format, false);
+            assert!(out.contains("by imports"), "{format:?}:\n{out}");
+        }
+    }
+    let report = review(&t.store, &eco, "def fetch(u):\n    return u\n").await;
     assert_eq!(verdict(&report, "not reached"), ReachVerdict::NotReached);
 }
 
