@@ -660,7 +660,12 @@ fn document(rows: &[Row], h: &Header) -> String {
         doc.push_str("\nNot reviewed:\n\n");
         for r in failed {
             if let Err(why) = &r.counts {
-                let _ = writeln!(doc, "- {} ({}, {}): {why}", r.repo, r.when, r.commit);
+                let at = if r.commit.is_empty() {
+                    r.when.to_string()
+                } else {
+                    format!("{}, {}", r.when, r.commit)
+                };
+                let _ = writeln!(doc, "- {} ({at}): {why}", r.repo);
             }
         }
     }
@@ -683,9 +688,102 @@ mod tests {
     use std::process::Command;
 
     use super::{
-        DATED, REPOS, commits, count, dated_commit, has_file, is_verdict_source, missing_files,
-        review_order,
+        Counts, DATED, Header, REPOS, Row, commits, count, dated_commit, document, has_file,
+        is_verdict_source, missing_files, review_order,
     };
+
+    /// The table has a row per repository and date, totals per ecosystem and date, and every
+    /// row without counts under "Not reviewed" with its reason.
+    #[test]
+    fn the_document_totals_each_ecosystem_and_lists_what_was_not_reviewed() {
+        let counts = |pairs: &[(&str, usize)]| -> Counts {
+            pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        };
+        let row = |eco, repo, when, commit: &str, c: Result<Counts, String>| Row {
+            eco,
+            repo,
+            lock: "requirements.txt",
+            when,
+            commit: commit.into(),
+            counts: c,
+            left_out: Vec::new(),
+        };
+        let mut rows = vec![
+            row(
+                "Python",
+                "a/a",
+                "head",
+                "1111111 (2026-01-01)",
+                Ok(Counts::new()),
+            ),
+            row(
+                "Python",
+                "a/a",
+                DATED.0,
+                "2222222 (2021-12-30)",
+                Ok(counts(&[("reachable", 2), ("not reached", 1)])),
+            ),
+            row(
+                "Python",
+                "b/b",
+                "head",
+                "3333333 (2026-01-01)",
+                Ok(counts(&[("reachable", 1)])),
+            ),
+            row(
+                "Python",
+                "b/b",
+                DATED.0,
+                "4444444 (2021-12-01)",
+                Err("no requirements.txt in the repository at this commit".into()),
+            ),
+            row(
+                "Go",
+                "c/c",
+                "head",
+                "",
+                Err("the run stopped before this row was reviewed".into()),
+            ),
+        ];
+        rows[1].left_out = vec!["big.json".into()];
+        let header = Header {
+            command: "cargo xtask reach".into(),
+            sources: vec!["osv-pypi-pypa.jsonl".into()],
+            proven: "proven".into(),
+            xtask_commit: "abc".into(),
+            load: "1.0".into(),
+        };
+        let doc = document(&rows, &header);
+        assert!(
+            doc.contains("| Python | a/a | requirements.txt | 2022-01-01 | 2222222 (2021-12-30) | 3 | 1 | 2 |"),
+            "{doc}"
+        );
+        assert!(
+            doc.contains("| **Python** | head | 2 | 1 | 0 | 1 |"),
+            "{doc}"
+        );
+        assert!(
+            doc.contains("| **Python** | 2022-01-01 | 1 | 3 | 1 | 2 |"),
+            "{doc}"
+        );
+        assert!(
+            doc.contains("| **all** | 2022-01-01 | 1 | 3 | 1 | 2 |"),
+            "{doc}"
+        );
+        assert!(doc.contains("| **Go** | head | 0 | 0 | 0 | 0 |"), "{doc}");
+        assert!(
+            doc.contains("- a/a (2022-01-01, 2222222 (2021-12-30)): big.json"),
+            "{doc}"
+        );
+        assert!(
+            doc.contains("- b/b (2022-01-01, 4444444 (2021-12-01)): no requirements.txt in the repository at this commit"),
+            "{doc}"
+        );
+        assert!(
+            doc.contains("- c/c (head): the run stopped before this row was reviewed"),
+            "{doc}"
+        );
+    }
 
     /// A git directory that lacks a blob (as a mirror without large files does): that file is
     /// named, the others are not; a source file a verdict reads is told apart.
