@@ -17,9 +17,10 @@
 //!                              Proven on real bugs of BugsInPy or BugsJS: sandbox fidelity,
 //!                              reproduced, fix proved, false proofs, every miss by cause
 //!                              (the world's or Proven's) (see corpus/mod.rs)
-//! cargo xtask reach --repos DIR [--govulndb PATH] [--out FILE]
+//! cargo xtask reach --repos DIR [--govulndb PATH] [--out FILE] [--order Go,Rust,Python]
 //!                              reachability verdicts of dependency findings over fixed
-//!                              real repositories' lock files (see reach.rs)
+//!                              real repositories' lock files, at head and as of a fixed
+//!                              earlier date (see reach.rs)
 //! ```
 //!
 //! The test suite is not here: `scripts/test` is the one command (CI runs exactly it).

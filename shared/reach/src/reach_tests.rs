@@ -153,6 +153,39 @@ fn rust_code_that_neither_uses_nor_calls_the_crate_is_not_reached() {
     assert!(searched(&verdict).imports.is_empty());
 }
 
+/// A macro's arguments are tokens to the parser, not expressions: a call written there
+/// (`println!("{}", rand::thread_rng()…)`, as starship's `main.rs` wrote it) still reaches.
+#[test]
+fn rust_a_call_inside_a_macros_arguments_is_reachable() {
+    let full = "fn a(b: &[u8]) {\n    println!(\"{:?}\", lz4_flex::block::decompress(b, 4));\n}\n";
+    let used = "use lz4_flex::block::{self, decompress};\n\
+                fn a(b: &[u8]) {\n    assert!(decompress(b, 4).is_ok());\n    \
+                let _ = vec![block::decompress(b, 1)];\n}\n";
+    // The `use` that names the function is a reference of its own.
+    let (reference, call) = (SiteKind::Reference, SiteKind::Call);
+    for (src, lines) in [
+        (full, vec![(2, call)]),
+        (used, vec![(1, reference), (3, call), (4, call)]),
+    ] {
+        let verdict = assess(&lz4(), &[SourceFile::new("src/lib.rs", src)]);
+        let found: Vec<(usize, SiteKind, String)> = sites(&verdict)
+            .into_iter()
+            .map(|(_, line, kind, symbol)| (line, kind, symbol))
+            .collect();
+        let want: Vec<(usize, SiteKind, String)> = lines
+            .into_iter()
+            .map(|(l, k)| (l, k, "lz4_flex::block::decompress".to_string()))
+            .collect();
+        assert_eq!(found, want, "{src}");
+    }
+    // A name in a macro that no `use` binds to the crate, and a path of another crate, are not
+    // sites.
+    let other = "fn decompress(x: &[u8]) -> &[u8] { x }\n\
+                 fn a(b: &[u8]) { println!(\"{:?} {:?}\", decompress(b), other::block::decompress(b)); }\n";
+    let verdict = assess(&lz4(), &[SourceFile::new("src/lib.rs", other)]);
+    assert!(matches!(verdict, Verdict::NotReached { .. }), "{verdict:?}");
+}
+
 #[test]
 fn rust_full_paths_globs_and_type_methods_are_resolved() {
     let full = "fn a(b: &[u8]) { let _ = ::lz4_flex::block::decompress(b, 4); }\n";

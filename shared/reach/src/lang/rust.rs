@@ -61,6 +61,10 @@ pub(crate) fn find(file: &FileText<'_>, imports: &[VulnerableImport]) -> Found {
                 method_by_name(file, node, imports, &mut found);
                 None
             }
+            "token_tree" => {
+                macro_paths(file, node, &uses, imports, &mut found);
+                None
+            }
             _ => None,
         };
         let Some(path) = path else {
@@ -74,6 +78,68 @@ pub(crate) fn find(file: &FileText<'_>, imports: &[VulnerableImport]) -> Found {
         }
     });
     found
+}
+
+/// The paths written among a macro's tokens (its arguments are tokens to the parser, not
+/// expressions: `println!("{}", a::b())` holds no call node): a run of `a::b::c` tokens
+/// (optionally after a leading `::`) is a call when a `(…)` follows it; a run of one
+/// segment counts only as a call, a longer one as a reference too. A run after `.` (a
+/// method, whose receiver the tokens do not type) or before `!` (a macro's name) is not a
+/// path. Each token tree reads its own tokens; the nested ones are visited on their own.
+fn macro_paths(
+    file: &FileText<'_>,
+    tree: Node<'_>,
+    uses: &Uses,
+    imports: &[VulnerableImport],
+    found: &mut Found,
+) {
+    let is_segment = |n: Node<'_>| matches!(n.kind(), "identifier" | "self" | "super" | "crate");
+    let mut cursor = tree.walk();
+    let tokens: Vec<Node<'_>> = tree.children(&mut cursor).collect();
+    let mut i = 0;
+    while i < tokens.len() {
+        let start = i;
+        let mut path = Vec::new();
+        if tokens[i].kind() == "::" && tokens.get(i + 1).is_some_and(|t| is_segment(*t)) {
+            path.push(String::new());
+            i += 1;
+        }
+        while i < tokens.len() && is_segment(tokens[i]) {
+            path.push(file.text_of(tokens[i]).to_string());
+            i += 1;
+            let more = tokens.get(i).is_some_and(|t| t.kind() == "::")
+                && tokens.get(i + 1).is_some_and(|t| is_segment(*t));
+            if !more {
+                break;
+            }
+            i += 1;
+        }
+        let named = path.iter().filter(|s| !s.is_empty()).count();
+        if named == 0 {
+            i = start + 1;
+            continue;
+        }
+        let after_dot = start > 0 && tokens[start - 1].kind() == ".";
+        let next = tokens.get(i);
+        let is_macro = next.is_some_and(|t| t.kind() == "!");
+        let called = next.is_some_and(|t| {
+            t.kind() == "token_tree" && t.child(0).is_some_and(|c| c.kind() == "(")
+        });
+        if after_dot || is_macro || !(called || named > 1) {
+            continue;
+        }
+        let kind = if called {
+            SiteKind::Call
+        } else {
+            SiteKind::Reference
+        };
+        for full in candidates(uses, &path) {
+            if let Some(symbol) = vulnerable(imports, &full) {
+                found.reaching.push(file.site(tokens[start], kind, symbol));
+                break;
+            }
+        }
+    }
 }
 
 /// The full paths a path written in the file may stand for: through a `use` of its first

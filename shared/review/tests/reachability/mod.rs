@@ -12,8 +12,9 @@ mod kit;
 
 /// Advisories whose affected entries name vulnerable symbols as the Go vulnerability
 /// database (`imports[].symbols`) and RustSec's OSV export (`affects.functions`) publish
-/// them; `TEST-PY` names `yaml.load` the same way; `TEST-NOFN` names no function.
-const RECORDS: [&str; 4] = [
+/// them; `TEST-PY` names `yaml.load` the same way; `TEST-NOFN` names no function, nor does
+/// `TEST-PY-NOFN` (as PyPA's records never do).
+const RECORDS: [&str; 5] = [
     r#"{"id":"TEST-GO","modified":"2024-01-01T00:00:00Z","summary":"parse overflows",
         "affected":[{"package":{"ecosystem":"Go","name":"example.com/vuln"},
         "ranges":[{"type":"SEMVER","events":[{"introduced":"0"},{"fixed":"1.2.0"}]}],
@@ -29,6 +30,9 @@ const RECORDS: [&str; 4] = [
     r#"{"id":"TEST-NOFN","modified":"2024-01-01T00:00:00Z","summary":"bar is unsound",
         "affected":[{"package":{"ecosystem":"crates.io","name":"bar"},
         "ranges":[{"type":"SEMVER","events":[{"introduced":"0.0.0-0"},{"fixed":"1.2.0"}]}]}]}"#,
+    r#"{"id":"TEST-PY-NOFN","modified":"2024-01-01T00:00:00Z","summary":"requests leaks a header",
+        "affected":[{"package":{"ecosystem":"PyPI","name":"requests"},
+        "ranges":[{"type":"ECOSYSTEM","events":[{"introduced":"0"},{"fixed":"2.31.0"}]}]}]}"#,
 ];
 
 async fn seeded() -> TestStore {
@@ -108,7 +112,14 @@ fn reach(report: &Report) -> &proven_report::Reachability {
         .expect("a dependency finding has a verdict")
 }
 
-/// The finding's verdict, checked to be said in every output format.
+/// What the two answered verdicts are called in the output formats; a render of one must not
+/// call the finding by the other's name. (`unknown` is said of other things too: SARIF's
+/// `dependency` property says a requirements file's pin is of unknown directness.)
+const VERDICT_WORDS: [&str; 2] = ["reachable", "not reached"];
+
+/// The finding's verdict, checked to be said in every output format: the terminal text, the
+/// markdown body, HTML, SARIF, the GitHub pull-request review, JSON, and the GitHub check
+/// run's annotation (with the conclusion a not-reached advisory gets).
 fn verdict(report: &Report, words: &str) -> ReachVerdict {
     let finding = &report.findings[0];
     let reach = finding
@@ -127,6 +138,12 @@ fn verdict(report: &Report, words: &str) -> ReachVerdict {
             out.contains(words),
             "{format:?} does not say {words:?}:\n{out}"
         );
+        for other in VERDICT_WORDS.iter().filter(|w| **w != words) {
+            assert!(
+                !out.contains(other),
+                "{format:?} says {other:?} of a finding that is {words:?}:\n{out}"
+            );
+        }
     }
     let json: serde_json::Value =
         serde_json::from_str(&render(report, Format::Json, false)).expect("json");
@@ -134,6 +151,26 @@ fn verdict(report: &Report, words: &str) -> ReachVerdict {
         json["findings"][0]["reachability"]["verdict"],
         reach.verdict.as_str()
     );
+    // The check run: its annotation on the lock file's line says the verdict, and an
+    // advisory none of whose vulnerable code is reached concludes as `not_reached` says.
+    let options = proven_github::CheckOptions {
+        not_reached: "neutral".into(),
+        ..proven_github::CheckOptions::default()
+    };
+    let updates = proven_github::check_updates(report, &options);
+    let annotation = &updates[0]["output"]["annotations"][0];
+    assert_eq!(annotation["path"], finding.location.path.as_str());
+    let message = annotation["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&format!("Reachability: {words}")),
+        "the check run's annotation does not say {words:?}: {message}"
+    );
+    let conclusion = if reach.verdict == ReachVerdict::NotReached {
+        "neutral"
+    } else {
+        "failure"
+    };
+    assert_eq!(updates[0]["conclusion"], conclusion, "{updates:?}");
     reach.verdict
 }
 
@@ -201,6 +238,56 @@ async fn python_a_call_of_the_vulnerable_function_is_reachable_an_import_alone_o
     assert_eq!(verdict(&report, "not reached"), ReachVerdict::NotReached);
 
     let report = review(&t.store, &python(), "def read(s):\n    return s\n").await;
+    assert_eq!(verdict(&report, "not reached"), ReachVerdict::NotReached);
+}
+
+/// A Python advisory that names no function (every PyPA record): an import of the package
+/// reaches, by import, and every format says so; code that neither imports nor calls it does
+/// not. The call and the bare import answer the same: by import there is nothing to tell apart.
+#[tokio::test]
+async fn python_without_functions_an_import_reaches_by_import_and_nothing_does_not() {
+    let t = seeded().await;
+    let eco = Ecosystem {
+        safe: "requests==2.31.0\n".into(),
+        vulnerable: "requests==2.30.0\n".into(),
+        ..python()
+    };
+    let calls = "import requests\n\n\ndef fetch(u):\n    return requests.get(u)\n";
+    let imports = "from requests import Session  # noqa\n\n\ndef fetch(u):\n    return u\n";
+    for (code, line) in [(calls, 1), (imports, 1)] {
+        let report = review(&t.store, &eco, code).await;
+        assert_eq!(verdict(&report, "reachable"), ReachVerdict::Reachable);
+        let found = reach(&report);
+        assert_eq!(found.basis.as_deref(), Some("imports"), "{found:?}");
+        assert_eq!(
+            (found.sites[0].path.as_str(), found.sites[0].line),
+            ("app/config.py", line)
+        );
+        for format in [Format::Text, Format::Markdown] {
+            let out = render(&report, format, false);
+            assert!(out.contains("by imports"), "{format:?}:\n{out}");
+        }
+    }
+    let report = review(&t.store, &eco, "def fetch(u):\n    return u\n").await;
+    assert_eq!(verdict(&report, "not reached"), ReachVerdict::NotReached);
+}
+
+/// Pins in `requirements/*.txt` are the project's of the folder above `requirements/`: its
+/// sources are searched (they are not under `requirements/`, which holds no code).
+#[tokio::test]
+async fn pins_in_a_requirements_folder_are_reached_from_the_project_above_it() {
+    let t = seeded().await;
+    let eco = Ecosystem {
+        lock: "requirements/main.txt",
+        ..python()
+    };
+    let calls = "import yaml\n\n\ndef read(s):\n    return yaml.load(s)\n";
+    let report = review(&t.store, &eco, calls).await;
+    assert_eq!(verdict(&report, "reachable"), ReachVerdict::Reachable);
+    let site = &reach(&report).sites[0];
+    assert_eq!((site.path.as_str(), site.line), ("app/config.py", 5));
+
+    let report = review(&t.store, &eco, "def read(s):\n    return s\n").await;
     assert_eq!(verdict(&report, "not reached"), ReachVerdict::NotReached);
 }
 

@@ -108,10 +108,20 @@ fn vulnerable_of(finding: &Finding) -> Option<Vulnerable> {
 }
 
 /// The folder of a dependency file (`""` at the root): its project's sources are below it.
+/// A `requirements/*.txt` file pins the project of the folder above `requirements/`.
 fn folder_of(path: &str) -> String {
-    path.rsplit_once('/')
-        .map(|(dir, _)| format!("{dir}/"))
-        .unwrap_or_default()
+    let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+    let dir = match dir.strip_suffix("requirements") {
+        Some(above) if path.ends_with(".txt") && (above.is_empty() || above.ends_with('/')) => {
+            above.trim_end_matches('/')
+        }
+        _ => dir,
+    };
+    if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    }
 }
 
 fn is_projects(path: &str) -> bool {
