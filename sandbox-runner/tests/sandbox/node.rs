@@ -198,6 +198,41 @@ async fn the_documented_suite_runs_the_pretest_build_first() {
     assert_container_gone(&sandbox, &record).await;
 }
 
+/// A project's CI runs `prepare` in a git checkout, with `CI` set: a hooks installer there
+/// (axios' `husky install && npx husky set …`) writes into `.git`, and the tests may read
+/// `CI` (vue's time limits are wider on CI). The run's copy of the tree has no `.git`: it is
+/// made an empty repository before `prepare`, and every run has `CI=true`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_documented_suite_prepares_in_a_git_repository_and_runs_as_on_ci() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"hooked","version":"1.0.0","private":true,"scripts":{"prepare":"git config core.hooksPath .hooks && mkdir -p .hooks","test":"node --test test/"}}
+"#,
+    )
+    .write(
+        "test/ci.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst fs = require('node:fs');\n\n\
+         test('prepared as on CI', () => {\n  assert.strictEqual(process.env.CI, 'true');\n  assert.ok(fs.existsSync('.hooks'));\n});\n",
+    );
+    let head = repo.commit("a project whose prepare installs hooks");
+    let files = |path: &str| std::fs::read_to_string(repo.path().join(path)).ok();
+    let suite = proven_sandbox::suite::documented_suite(Language::Node, &files);
+    let mut request = RunRequest::new(repo.path(), head, Language::Node, suite.run.command);
+    for (k, v) in suite.run.env {
+        request = request.with_env(k, v);
+    }
+    let record = sandbox.run(&request).await.expect("runs");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+    assert_eq!(record.tests.map(|t| t.passed), Some(1));
+}
+
 /// A project whose `engines.node` the default image's Node does not satisfy (tj/commander.js
 /// asks for >= 22.12) runs on a configured image of a Node major it allows, and the record
 /// names no mismatch there.

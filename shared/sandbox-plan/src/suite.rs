@@ -869,7 +869,7 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
                 .filter_map(|name| script(name).map(|s| (name, s)))
                 .chain([("test", test)])
                 .collect();
-            let command = match &steps[..] {
+            let mut command = match &steps[..] {
                 [(_, only)] => only.clone(),
                 // Each in a shell of its own, as npm runs them; each only after the one
                 // before it succeeded.
@@ -879,6 +879,13 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
                     .collect::<Vec<_>>()
                     .join(" && "),
             };
+            // The CI runs `prepare` in a git checkout, and a hooks installer there needs one
+            // (axios: `husky install && npx husky set .husky/commit-msg …` stopped at "can't
+            // create hook, .husky directory doesn't exist"): the run's copy of the tree, which
+            // has no `.git`, is made an empty repository first.
+            if steps.iter().any(|(name, _)| *name == "prepare") {
+                command = format!("{{ [ -e .git ] || git init -q; }} 2>/dev/null; {command}");
+            }
             let source = format!(
                 "package.json {}",
                 steps
@@ -1433,7 +1440,12 @@ mod tests {
         );
         assert_eq!(
             s.run.command,
-            ["sh", "-c", "( npm run build ) && ( node --test )"]
+            [
+                "sh",
+                "-c",
+                "{ [ -e .git ] || git init -q; } 2>/dev/null; ( npm run build ) && ( node --test )"
+            ],
+            "prepare runs in a git repository, as in the CI's checkout"
         );
         assert_eq!(s.source, "package.json scripts.prepare, scripts.test");
         let s = suite(
