@@ -575,7 +575,9 @@ async fn a_project_with_an_extension_inside_its_package_is_built_and_its_tests_r
 /// while pip's `setup.py develop` compiles them one at a time, which alone outlasted the
 /// preparation (spaCy's cases). They are built in place with the preparation's CPUs first,
 /// and the develop install finds them up to date. The project's own build command records
-/// the jobs it was given, in a module the test reads.
+/// the jobs it was given, in a module the test reads. That build runs the setup.py as pip
+/// runs one, setuptools imported first (spaCy's reads `distutils.util`, which only
+/// setuptools' import loads): this one checks it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn extensions_of_a_setup_py_develop_are_built_with_the_preparations_cpus() {
     let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
@@ -592,7 +594,8 @@ async fn extensions_of_a_setup_py_develop_are_built_with_the_preparations_cpus()
         .write(
             "setup.py",
             format!(
-                "# {marker}\nfrom setuptools import Extension, setup\n\
+                "# {marker}\nimport sys\nassert 'setuptools' in sys.modules, 'not run as pip runs a setup.py'\n\
+                 from setuptools import Extension, setup\n\
                  from setuptools.command.build_ext import build_ext\n\
                  class recording(build_ext):\n\
                  \x20   def run(self):\n\

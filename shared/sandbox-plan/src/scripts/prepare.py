@@ -575,7 +575,12 @@ def extensions_built_in_parallel(env):
         major = None
     if major is None or major >= 64:
         return
-    code, out = run([PY, "setup.py", "build_ext", "--inplace", "-j", str(jobs)], env=env, share=0.6)
+    # As pip runs a setup.py: setuptools imported first (spaCy's setup.py reads
+    # `distutils.util`, which only setuptools' import loads), with `__file__` set.
+    shim = ("import sys, setuptools, tokenize; sys.argv[0] = __file__ = 'setup.py'; "
+            "f = getattr(tokenize, 'open', open)(__file__); code = f.read().replace('\\r\\n', '\\n'); "
+            "f.close(); exec(compile(code, __file__, 'exec'))")
+    code, out = run([PY, "-c", shim, "build_ext", "--inplace", "-j", str(jobs)], env=env, share=0.6)
     if code == 0:
         REPORT["notes"].append("the project's extensions were built in place with %d jobs (setup.py build_ext --inplace -j %d)"
                                % (jobs, jobs))
