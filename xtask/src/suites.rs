@@ -266,6 +266,12 @@ fn row_of(
     if deps.is_some_and(|d| d.resolved) {
         not_prepared.push("(versions resolved: no lock file)".into());
     }
+    if !record.tree.missing.is_empty() {
+        not_prepared.push(format!(
+            "{} (the repository's snapshot lacks their objects)",
+            short(&record.tree.missing.join(", "), 200)
+        ));
+    }
     Row {
         repository: repository.to_string(),
         language,
@@ -538,6 +544,15 @@ fn whose(r: &Row) -> Option<String> {
     if r.outcome == "passed" {
         return None;
     }
+    // Tests that failed where the tree lacks files (the fetch tool's snapshots leave out
+    // files of 4 MiB and up: alacritty's reference grids) read what the snapshot never had.
+    if r.outcome == "test failed"
+        && r.not_prepared
+            .iter()
+            .any(|n| n.ends_with("(the repository's snapshot lacks their objects)"))
+    {
+        return Some("the world: the repository's snapshot lacks files the tree holds".into());
+    }
     let words = format!("{} {}", r.cause, r.not_prepared.join("; "));
     Some(match crate::corpus::causes::world_cause(None, &words) {
         Some(w) => format!("the world: {w}"),
@@ -636,6 +651,12 @@ mod tests {
                 "a collection error — socket.gaierror: [Errno -3] Temporary failure in name resolution",
             ),
             row("test failed", "failing: tests/t.py::test_a"),
+            Row {
+                not_prepared: vec![
+                    "ref/grid.json (the repository's snapshot lacks their objects)".into(),
+                ],
+                ..row("test failed", "failing: history")
+            },
         ];
         assert_eq!(whose(&rows[0]), None);
         assert_eq!(
@@ -643,9 +664,13 @@ mod tests {
             Some("the world: needs the network")
         );
         assert_eq!(whose(&rows[2]).as_deref(), Some("Proven"));
+        assert_eq!(
+            whose(&rows[3]).as_deref(),
+            Some("the world: the repository's snapshot lacks files the tree holds")
+        );
         let text = table(&rows);
         assert!(
-            text.contains("the world's 1 of 3 repositories; Proven's causes: 1/3 = 33%."),
+            text.contains("the world's 2 of 4 repositories; Proven's causes: 1/4 = 25%."),
             "{text}"
         );
     }
