@@ -70,7 +70,7 @@ pub fn changes_source(lang: Lang, paths: &[String]) -> bool {
 
 /// The newest of `commits` (newest first, each with the paths it touches) that changes a
 /// non-test source file of `lang`.
-pub fn newest<'a>(lang: Lang, commits: &'a [(String, Vec<String>)]) -> Option<&'a str> {
+pub fn newest(lang: Lang, commits: &[(String, Vec<String>)]) -> Option<&str> {
     commits
         .iter()
         .find(|(_, paths)| changes_source(lang, paths))
