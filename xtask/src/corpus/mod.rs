@@ -291,7 +291,8 @@ pub fn usage() -> String {
      [--resume] [--report-only] [--fidelity-only] [--review-only] [--measured-only] \
      [--second-held-out (BugsInPy: --from 11 --limit 4 --measured-only)] [--case ID…] \
      [--tool-bench [--rounds N] (each case reviewed with and without the tool evidence, \
-     timed; `cargo xtask bench tool` runs it)]"
+     timed; `cargo xtask bench tool` runs it)] | commits --tool-bench --repos DIR [--case \
+     PROJECT…] [--rounds N] (the tool bench's Go and Rust commits)"
         .into()
 }
 
