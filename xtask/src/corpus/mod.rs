@@ -584,6 +584,13 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
         .iter()
         .find(|id| !cases.iter().any(|c| names(c.as_ref(), id)))
     {
+        if o.corpus == Corpus::Commits {
+            let names: Vec<&str> = commits::PROJECTS.iter().map(|p| p.0).collect();
+            return Err(format!(
+                "--case {missing}: no such project (the Go and Rust commits' projects: {})",
+                names.join(", ")
+            ));
+        }
         return Err(format!(
             "--case {missing}: not in the selection (name its project with --project and \
              its number with --from/--limit, or leave them out)"
