@@ -4,9 +4,12 @@
 //! cargo xtask docs [--check]   regenerate docs/configuration.md from the settings table
 //! cargo xtask lint             cargo fmt --check and clippy -D warnings, as a commit needs
 //! cargo xtask bench [NAME…]    the benchmarks that measure Proven against a peer, in turn
-//! cargo xtask bench tool --bugsinpy PATH --repos DIR [--case ID…] [--rounds N] [--out FILE]
+//! cargo xtask bench tool --bugsinpy PATH | --bugsjs PATH | --commits, then --repos DIR
+//!                              [--case ID…] [--rounds N] [--out FILE]
 //!                              a review's wall time with the tool evidence against the
-//!                              same review without it, on BugsInPy cases (corpus/toolbench.rs)
+//!                              same review without it, on BugsInPy cases (pyflakes), BugsJS
+//!                              cases (ESLint) or Go and Rust commits (go vet, clippy)
+//!                              (corpus/toolbench.rs)
 //! cargo xtask suites --repos DIR [--only NAME…] [--out FILE]   real projects' own suites
 //!                              at their heads, in the sandbox (issue 16)
 //! cargo xtask gomirror --repos DIR --out DIR SOURCE…
@@ -70,9 +73,7 @@ fn main() -> ExitCode {
         Some("lint") => lint(),
         // The tool evidence's bench reviews real projects: it takes the corpus's arguments.
         Some("bench") if args.get(1).is_some_and(|a| a == "tool") => {
-            let mut corpus_args = vec!["bugsinpy".to_string(), "--tool-bench".to_string()];
-            corpus_args.extend(args[2..].iter().cloned());
-            corpus::run(&corpus_args, &root())
+            corpus::run(&tool_bench_args(&args[2..]), &root())
         }
         Some("bench") => bench(&args[1..]),
         Some("suites") => suites::run(&args[1..]),
@@ -90,10 +91,25 @@ fn main() -> ExitCode {
     }
 }
 
+/// `bench tool ARGS` as the corpus's arguments: the corpus its dataset flag names
+/// (`--bugsjs`, `--commits`; else BugsInPy's), with `--tool-bench`.
+fn tool_bench_args(args: &[String]) -> Vec<String> {
+    let corpus = if args.iter().any(|a| a == "--bugsjs") {
+        "bugsjs"
+    } else if args.iter().any(|a| a == "--commits") {
+        "commits"
+    } else {
+        "bugsinpy"
+    };
+    let mut out = vec![corpus.to_string(), "--tool-bench".to_string()];
+    out.extend(args.iter().filter(|a| *a != "--commits").cloned());
+    out
+}
+
 fn usage() -> String {
     let names: Vec<&str> = BENCHES.iter().map(|b| b.0).collect();
     format!(
-        "usage: cargo xtask docs [--check] | lint | bench [{}] | bench tool --bugsinpy PATH --repos DIR [--case ID…] [--rounds N] [--out FILE] | suites --repos DIR [--only NAME…] [--out FILE] | {} | {}",
+        "usage: cargo xtask docs [--check] | lint | bench [{}] | bench tool --bugsinpy PATH|--bugsjs PATH|--commits --repos DIR [--case ID…] [--rounds N] [--out FILE] | suites --repos DIR [--only NAME…] [--out FILE] | {} | {}",
         names.join("|"),
         gomirror::usage().trim_start_matches("cargo xtask "),
         corpus::usage().trim_start_matches("cargo xtask ")
@@ -168,5 +184,37 @@ fn cargo(args: &[&str]) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("`cargo {}` failed ({status})", args.join(" ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(xs: &[&str]) -> Vec<String> {
+        xs.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn the_tool_bench_runs_the_corpus_its_dataset_flag_names() {
+        assert_eq!(
+            tool_bench_args(&strings(&["--bugsinpy", "B", "--repos", "R"])),
+            strings(&[
+                "bugsinpy",
+                "--tool-bench",
+                "--bugsinpy",
+                "B",
+                "--repos",
+                "R"
+            ])
+        );
+        assert_eq!(
+            tool_bench_args(&strings(&["--bugsjs", "J", "--case", "Hexo-1"]))[..2],
+            strings(&["bugsjs", "--tool-bench"])
+        );
+        assert_eq!(
+            tool_bench_args(&strings(&["--commits", "--repos", "R", "--rounds", "2"])),
+            strings(&["commits", "--tool-bench", "--repos", "R", "--rounds", "2"])
+        );
     }
 }

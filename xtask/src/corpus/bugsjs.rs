@@ -702,6 +702,17 @@ impl Case for JsBug {
         STUDIED.contains(&self.id().as_str())
     }
 
+    fn tool_ready(&self, repos: &Path) -> Result<(), String> {
+        let full = self.tag("full");
+        let upstream = case::upstream(repos, &self.github_url, &full, &self.id())?;
+        let top: Vec<String> = git(&upstream, &["ls-tree", "--name-only", &full])?
+            .lines()
+            .map(str::to_string)
+            .collect();
+        let package = case::show(&upstream, &full, "package.json").unwrap_or_default();
+        eslint_ready(&package, &top)
+    }
+
     fn describe(&self) -> String {
         let tests = if self.names.is_empty() {
             format!("the tests of {}", self.test_files().join(", "))
@@ -712,9 +723,51 @@ impl Case for JsBug {
     }
 }
 
+/// Whether the project's own ESLint would run in a tree (`top`: its top-level names):
+/// an ESLint configuration (`eslint.config.*`, `.eslintrc*`, package.json's
+/// `eslintConfig`) and eslint among package.json's dev dependencies (the analyzer runs the
+/// project's `node_modules/.bin/eslint`, which its preparation installs); else why not.
+pub fn eslint_ready(package_json: &str, top: &[String]) -> Result<(), String> {
+    let package: serde_json::Value = serde_json::from_str(package_json)
+        .map_err(|e| format!("package.json does not read: {e}"))?;
+    let configured = top
+        .iter()
+        .any(|f| f.starts_with("eslint.config.") || f.starts_with(".eslintrc"))
+        || package.get("eslintConfig").is_some();
+    if !configured {
+        return Err("no ESLint configuration".into());
+    }
+    if package["devDependencies"].get("eslint").is_none() {
+        return Err("eslint is not among the dev dependencies".into());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn eslint_runs_where_the_tree_has_its_configuration_and_eslint_as_a_dev_dependency() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let dev = r#"{"devDependencies": {"eslint": "^2.12.0", "mocha": "*"}}"#;
+        assert_eq!(eslint_ready(dev, &names(&[".eslintrc", "lib"])), Ok(()));
+        assert_eq!(eslint_ready(dev, &names(&[".eslintrc.yml"])), Ok(()));
+        assert_eq!(eslint_ready(dev, &names(&["eslint.config.js"])), Ok(()));
+        let in_package = r#"{"eslintConfig": {}, "devDependencies": {"eslint": "4"}}"#;
+        assert_eq!(eslint_ready(in_package, &names(&["lib"])), Ok(()));
+        // ESLint's own repository: configured, but it lints itself with bin/eslint.js.
+        let own = r#"{"devDependencies": {"mocha": "*"}}"#;
+        assert_eq!(
+            eslint_ready(own, &names(&[".eslintrc.yml"])),
+            Err("eslint is not among the dev dependencies".into())
+        );
+        assert_eq!(
+            eslint_ready(dev, &names(&["lib"])),
+            Err("no ESLint configuration".into())
+        );
+        assert!(eslint_ready("{", &names(&[".eslintrc"])).is_err());
+    }
     use std::io::Write as _;
 
     fn zip_of(files: &[(&str, Vec<u8>)]) -> Vec<u8> {

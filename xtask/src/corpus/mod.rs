@@ -29,6 +29,7 @@ mod bugsinpy;
 mod bugsjs;
 mod case;
 pub mod causes;
+mod commits;
 mod toolbench;
 
 use std::fmt::Write as _;
@@ -83,6 +84,17 @@ pub trait Case: Send + Sync {
     /// ([`bugsinpy::STUDIED`], [`bugsjs::STUDIED`]) are written in the code, from the
     /// cases the docs' earlier tables show, before any run that reports the split.
     fn studied(&self) -> bool;
+    /// Whether the case is a bug (fidelity: its tests pass on the base and fail on the
+    /// change); the tool bench's Go and Rust commits are not ([`commits`]).
+    fn has_bug(&self) -> bool {
+        true
+    }
+    /// Why the tool evidence's analyzer of the case's language would find nothing to run in
+    /// its tree, read before any run (BugsJS: no ESLint configuration, or eslint not among
+    /// the dev dependencies); Ok: it would run.
+    fn tool_ready(&self, _repos: &Path) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// A test as the scripted Prover answers it.
@@ -107,6 +119,8 @@ pub struct Control {
 enum Corpus {
     BugsInPy,
     BugsJs,
+    /// The tool bench's Go and Rust commits ([`commits`]): no dataset, no bug.
+    Commits,
 }
 
 impl Corpus {
@@ -114,6 +128,7 @@ impl Corpus {
         match self {
             Corpus::BugsInPy => "BugsInPy",
             Corpus::BugsJs => "BugsJS",
+            Corpus::Commits => "Go and Rust commits",
         }
     }
 }
@@ -155,6 +170,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
     let corpus = match args.first().map(String::as_str) {
         Some("bugsinpy") => Corpus::BugsInPy,
         Some("bugsjs") => Corpus::BugsJs,
+        Some("commits") => Corpus::Commits,
         _ => return Err(format!("which corpus? {}", usage())),
     };
     let mut o = Options {
@@ -249,10 +265,20 @@ fn parse(args: &[String]) -> Result<Options, String> {
             other => return Err(format!("unknown argument {other:?}; {}", usage())),
         }
     }
+    if corpus == Corpus::Commits {
+        if o.repos.as_os_str().is_empty() || !o.tool_bench {
+            return Err(format!(
+                "the Go and Rust commits are the tool bench's only: cargo xtask bench tool \
+                 --commits --repos DIR; {}",
+                usage()
+            ));
+        }
+        return Ok(o);
+    }
     if o.dataset.as_os_str().is_empty() || o.repos.as_os_str().is_empty() {
         let flag = match corpus {
             Corpus::BugsInPy => "--bugsinpy",
-            Corpus::BugsJs => "--bugsjs",
+            Corpus::BugsJs | Corpus::Commits => "--bugsjs",
         };
         return Err(format!("{flag} and --repos are required; {}", usage()));
     }
@@ -265,7 +291,8 @@ pub fn usage() -> String {
      [--resume] [--report-only] [--fidelity-only] [--review-only] [--measured-only] \
      [--second-held-out (BugsInPy: --from 11 --limit 4 --measured-only)] [--case ID…] \
      [--tool-bench [--rounds N] (each case reviewed with and without the tool evidence, \
-     timed; `cargo xtask bench tool` runs it)]"
+     timed; `cargo xtask bench tool` runs it)] | commits --tool-bench --repos DIR [--case \
+     PROJECT…] [--rounds N] (the tool bench's Go and Rust commits)"
         .into()
 }
 
@@ -330,6 +357,14 @@ fn select_cases(o: &Options) -> Result<(Cases, String, String), String> {
             let bugs = bugsjs::selection(&data, &o.projects, limit)?;
             selected(o, bugs, limit, bugsjs::PROJECTS.len(), data.revision())
         }
+        Corpus::Commits => (
+            commits::selection(&o.repos)
+                .into_iter()
+                .map(|c| Box::new(c) as Box<dyn Case>)
+                .collect(),
+            "each project's head as fetched".into(),
+            "each project's newest commit that changes a non-test source file".into(),
+        ),
     })
 }
 
@@ -477,6 +512,12 @@ fn case_runtime() -> Result<tokio::runtime::Runtime, String> {
         .map_err(|e| format!("tokio runtime: {e}"))
 }
 
+/// Whether `--case NAME` names the case: its id, or for a Go or Rust commit (whose id holds
+/// the commit chosen at the run) its project.
+fn names(c: &dyn Case, name: &str) -> bool {
+    c.id() == name || (!c.has_bug() && c.project() == name)
+}
+
 /// The cases' ids, comma-separated.
 fn ids(cases: &[Box<dyn Case>]) -> String {
     cases.iter().map(|c| c.id()).collect::<Vec<_>>().join(", ")
@@ -536,13 +577,20 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     let cases: Vec<Box<dyn Case>> = cases
         .into_iter()
         .filter(|c| !(o.measured_only && c.studied() && !measured_before.contains(&c.id())))
-        .filter(|c| o.only.is_empty() || o.only.contains(&c.id()))
+        .filter(|c| o.only.is_empty() || o.only.iter().any(|id| names(c.as_ref(), id)))
         .collect();
     if let Some(missing) = o
         .only
         .iter()
-        .find(|id| !cases.iter().any(|c| &c.id() == *id))
+        .find(|id| !cases.iter().any(|c| names(c.as_ref(), id)))
     {
+        if o.corpus == Corpus::Commits {
+            let names: Vec<&str> = commits::PROJECTS.iter().map(|p| p.0).collect();
+            return Err(format!(
+                "--case {missing}: no such project (the Go and Rust commits' projects: {})",
+                names.join(", ")
+            ));
+        }
         return Err(format!(
             "--case {missing}: not in the selection (name its project with --project and \
              its number with --from/--limit, or leave them out)"
@@ -561,6 +609,16 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
             ids(&unavailable)
         );
     }
+    // The tool bench on BugsJS without --case: each project's first case where ESLint runs.
+    let cases = if o.tool_bench && o.corpus == Corpus::BugsJs && o.only.is_empty() {
+        let (ready, not) = toolbench::first_ready(cases, &o.repos);
+        for (id, why) in &not {
+            eprintln!("tool bench: {id} left out: {why}");
+        }
+        ready
+    } else {
+        cases
+    };
     let proven = match &o.proven {
         Some(p) => p.clone(),
         // Nothing runs: no binary is needed.
@@ -1084,6 +1142,21 @@ fn run_review_as(
     report: &Path,
 ) -> Result<Value, String> {
     let data_dir = tempfile_dir(&case.dir)?;
+    let doc = review_in(proven, case, server, env, report, &data_dir);
+    let _ = std::fs::remove_dir_all(&data_dir);
+    doc
+}
+
+/// [`run_review_as`] with its data directory given (kept: the caller reads the review's
+/// trace from it, then removes it).
+fn review_in(
+    proven: &Path,
+    case: &CaseRepo,
+    server: &ScriptedServer,
+    env: &[(&str, Option<&str>)],
+    report: &Path,
+    data_dir: &Path,
+) -> Result<Value, String> {
     let mut cmd = proven_cmd(proven);
     for (key, value) in env {
         match value {
@@ -1099,14 +1172,13 @@ fn run_review_as(
         .env("PROVEN_GENERATOR_MODEL", GENERATOR)
         .env("PROVEN_SKEPTIC_MODEL", SKEPTIC)
         .env("PROVEN_GUARDRAIL_MODEL", GUARD)
-        .env("PROVEN_DATA_DIR", &data_dir)
+        .env("PROVEN_DATA_DIR", data_dir)
         .arg("review")
         .arg("--repo")
         .arg(&case.dir)
         .args(["--base", &case.base, "--format", "json"])
         .output()
         .map_err(|e| format!("run proven review: {e}"))?;
-    let _ = std::fs::remove_dir_all(&data_dir);
     // What it said on stderr stays beside the report, for a review that printed none.
     let _ = std::fs::write(report.with_extension("stderr"), &out.stderr);
     let doc: Value = serde_json::from_slice(&out.stdout).map_err(|e| {
@@ -1121,6 +1193,22 @@ fn run_review_as(
     })?;
     let _ = std::fs::write(report, &out.stdout);
     Ok(doc)
+}
+
+/// `proven trace REVIEW_ID` of a review kept in `data_dir`: its JSON lines.
+fn review_trace(proven: &Path, data_dir: &Path, review_id: &str) -> Result<String, String> {
+    let out = proven_cmd(proven)
+        .env("PROVEN_DATA_DIR", data_dir)
+        .args(["trace", review_id])
+        .output()
+        .map_err(|e| format!("run proven trace: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "proven trace {review_id}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// `proven replay` of a reproduced finding from the report the review left beside the case
@@ -1272,6 +1360,8 @@ fn risk_path(language: &str, case: &CaseRepo) -> String {
     let extensions: &[&str] = match language {
         "python" => &[".py"],
         "node" => &[".js", ".mjs", ".cjs"],
+        "go" => &[".go"],
+        "rust" => &[".rs"],
         _ => &[],
     };
     case.reverted

@@ -10,6 +10,14 @@
 //! (its own data directory, so its own preparation cache). The ratio of a case is its mean
 //! wall time with ÷ without; the bench's figure is the median ratio (target ≤ 1.20).
 //!
+//! Besides BugsInPy's Python (pyflakes), it times BugsJS's cases (ESLint, the project's
+//! own: without `--case`, each project's first case whose tree has an ESLint configuration
+//! and eslint among its dev dependencies, [`first_ready`]) and Go and Rust commits of fixed
+//! popular repositories (`--commits`: go vet and clippy, which build the module or crate;
+//! [`super::commits`]), which have no bug: no fidelity, and nothing to reproduce. Each
+//! review's trace (`proven trace`, read after the timed process) says whether the case's
+//! analyzer ran on both sides and finished, at what version ([`TraceTools`]).
+//!
 //! The first review with the analyzers is also the replay check of issue 34's second
 //! must-show: `proven replay` of its reproduced finding must hold; then the report with one
 //! run's recorded commit replaced by the other side's commit, and separately with one run's
@@ -23,7 +31,7 @@ use proven_models::scripted::ScriptedServer;
 use serde_json::Value;
 
 use super::case::CaseRepo;
-use super::{Case, Options};
+use super::{Case, Cases, Options};
 
 /// The median ratio the bench holds the tool evidence to (issue 34: at most 20% more).
 pub const TARGET: f64 = 1.20;
@@ -37,6 +45,8 @@ pub struct Timed {
     pub reproduced: bool,
     /// What the plan says of the tool evidence (`tool evidence (pyflakes)`, or why not).
     pub tools: String,
+    /// What the review's trace says of the analyzers' runs.
+    pub trace: TraceTools,
 }
 
 /// A replay of the report, as it was or tampered.
@@ -54,6 +64,8 @@ pub struct ReplayCheck {
 #[derive(Debug, Clone, Default)]
 pub struct CaseTimes {
     pub id: String,
+    /// The analyzer of the case's language (the sub-table it goes in).
+    pub analyzer: &'static str,
     pub reviews: Vec<Timed>,
     pub replay: Option<ReplayCheck>,
     /// Why the case was not measured.
@@ -142,6 +154,7 @@ fn one_case(
 ) -> CaseTimes {
     let mut times = CaseTimes {
         id: c.id(),
+        analyzer: analyzer_of(c.language()),
         ..CaseTimes::default()
     };
     let case = match c.build(&o.repos, &o.work.join(c.id())) {
@@ -151,7 +164,10 @@ fn one_case(
             return times;
         }
     };
-    if let Err(e) = fidelity(proven, c, &case) {
+    // A Go or Rust commit has no bug: nothing to check first.
+    if c.has_bug()
+        && let Err(e) = fidelity(proven, c, &case)
+    {
         times.skipped = Some(e);
         return times;
     }
@@ -159,12 +175,13 @@ fn one_case(
         match timed_review(runtime, proven, c, &case, with_tools) {
             Ok((t, doc)) => {
                 eprintln!(
-                    "tool bench: {} {} {:.1}s reproduced={} ({})",
+                    "tool bench: {} {} {:.1}s reproduced={} ({}) [{}]",
                     c.id(),
                     if with_tools { "with" } else { "without" },
                     t.seconds,
                     t.reproduced,
-                    t.tools
+                    t.tools,
+                    t.trace.words()
                 );
                 if with_tools && times.replay.is_none() {
                     times.replay = bug_finding(c, &doc)
@@ -227,9 +244,28 @@ fn timed_review(
     } else {
         &[("PROVEN_TOOL_ANALYZERS", Some(""))]
     };
+    let report = review_file(case, with_tools);
+    let data_dir = super::tempfile_dir(&case.dir)?;
     let t = Instant::now();
-    let doc = super::run_review_as(proven, case, &server, env, &review_file(case, with_tools))?;
+    let doc = super::review_in(proven, case, &server, env, &report, &data_dir);
     let seconds = t.elapsed().as_secs_f64();
+    // The trace, read after the timed process, from its data directory.
+    let trace = match &doc {
+        Ok(d) => super::review_trace(proven, &data_dir, d["review_id"].as_str().unwrap_or("?")),
+        Err(_) => Err("no review".into()),
+    };
+    let _ = std::fs::remove_dir_all(&data_dir);
+    let doc = doc?;
+    let trace = match trace {
+        Ok(text) => {
+            let _ = std::fs::write(report.with_extension("trace.jsonl"), &text);
+            TraceTools::read(&text)
+        }
+        Err(e) => TraceTools {
+            error: Some(e),
+            ..TraceTools::default()
+        },
+    };
     let reproduced = bug_finding(c, &doc).is_some();
     Ok((
         Timed {
@@ -237,9 +273,160 @@ fn timed_review(
             seconds,
             reproduced,
             tools: tool_words(&doc),
+            trace,
         },
         doc,
     ))
+}
+
+/// The analyzer of a sandbox language (the bench's sub-tables).
+pub fn analyzer_of(language: &str) -> &'static str {
+    match language {
+        "python" => "pyflakes",
+        "node" => "ESLint",
+        "go" => "go vet",
+        "rust" => "clippy",
+        _ => "?",
+    }
+}
+
+/// Each project's first case (in the selection's order) whose analyzer would run in its
+/// tree ([`Case::tool_ready`]); the others, each with why it was left out.
+pub fn first_ready(cases: Cases, repos: &Path) -> (Cases, Vec<(String, String)>) {
+    let ready: Vec<(String, Result<(), String>)> = cases
+        .iter()
+        .map(|c| (c.project().to_string(), c.tool_ready(repos)))
+        .collect();
+    let keep = first_per_project(&ready);
+    let mut kept = Vec::new();
+    let mut left = Vec::new();
+    for (i, c) in cases.into_iter().enumerate() {
+        if keep.contains(&i) {
+            kept.push(c);
+        } else {
+            let why = match &ready[i].1 {
+                Err(e) => e.clone(),
+                Ok(()) => format!("not {}'s first case where the analyzer runs", c.project()),
+            };
+            left.push((c.id(), why));
+        }
+    }
+    (kept, left)
+}
+
+/// The indexes of each project's first ready item.
+pub fn first_per_project(items: &[(String, Result<(), String>)]) -> Vec<usize> {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut keep = Vec::new();
+    for (i, (project, ready)) in items.iter().enumerate() {
+        if ready.is_ok() && !seen.contains(&project.as_str()) {
+            seen.push(project);
+            keep.push(i);
+        }
+    }
+    keep
+}
+
+/// One analyzer run as the review's trace records it (`tool_run`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolRun {
+    /// `go-vet`, `clippy`, `eslint`, `pyflakes`.
+    pub analyzer: String,
+    pub side: String,
+    pub version: Option<String>,
+    pub diagnostics: u64,
+    /// Why the run shows nothing (a build that failed, ESLint not installed, …).
+    pub unfinished: Option<String>,
+}
+
+/// What a review's trace says of the tool evidence: the plan line's analyzers, each
+/// analyzer run, and the analyzers that did not run, with why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceTools {
+    pub planned: Vec<String>,
+    pub runs: Vec<ToolRun>,
+    pub not_run: Vec<(String, String)>,
+    /// The trace could not be read.
+    pub error: Option<String>,
+}
+
+impl TraceTools {
+    /// From `proven trace`'s JSON lines (`{"kind": …, "event": {…}}`).
+    pub fn read(text: &str) -> TraceTools {
+        let mut t = TraceTools::default();
+        for line in text.lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let e = &v["event"];
+            let s = |key: &str| e[key].as_str().map(str::to_string);
+            match v["kind"].as_str() {
+                Some("plan") => {
+                    t.planned = e["analyzers"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|a| a.as_str().map(str::to_string))
+                        .collect();
+                }
+                Some("tool_run") => t.runs.push(ToolRun {
+                    analyzer: s("analyzer").unwrap_or_default(),
+                    side: s("side").unwrap_or_default(),
+                    version: s("version"),
+                    diagnostics: e["diagnostics"].as_u64().unwrap_or(0),
+                    unfinished: s("unfinished"),
+                }),
+                Some("tool_not_run") => t.not_run.push((
+                    s("analyzer").unwrap_or_default(),
+                    s("why").unwrap_or_default(),
+                )),
+                _ => {}
+            }
+        }
+        t
+    }
+
+    /// Whether `analyzer` (its setting name, `go-vet`) ran to its end on the base and on
+    /// the change.
+    pub fn ran_both(&self, analyzer: &str) -> bool {
+        ["base", "change"].iter().all(|side| {
+            self.runs.iter().any(|r| {
+                r.analyzer == analyzer
+                    && r.side == *side
+                    && r.version.is_some()
+                    && r.unfinished.is_none()
+            })
+        })
+    }
+
+    /// In words: `plan: go vet; go-vet base (go version go1.23.4) 0 diagnostics, …`.
+    pub fn words(&self) -> String {
+        if let Some(e) = &self.error {
+            return format!("trace not read: {e}");
+        }
+        let mut parts = vec![if self.planned.is_empty() {
+            "plan: no analyzer".to_string()
+        } else {
+            format!("plan: {}", self.planned.join(", "))
+        }];
+        for r in &self.runs {
+            parts.push(format!(
+                "{} {} ({}) {} diagnostics{}",
+                r.analyzer,
+                r.side,
+                r.version.as_deref().unwrap_or("no version"),
+                r.diagnostics,
+                r.unfinished
+                    .as_ref()
+                    .map(|u| format!(", unfinished: {u}"))
+                    .unwrap_or_default()
+            ));
+        }
+        for (a, why) in &self.not_run {
+            parts.push(format!("{a} not run: {why}"));
+        }
+        parts.join("; ")
+    }
 }
 
 /// The bug's finding when it came out `reproduced`.
@@ -459,21 +646,65 @@ fn secs(xs: &[&Timed]) -> String {
         .join(", ")
 }
 
+/// The analyzer's setting name (`go-vet`) from its words (`go vet`).
+fn setting_name(words: &str) -> String {
+    words.to_lowercase().replace(' ', "-")
+}
+
+/// Whether the case's analyzer ran on both sides in every review with the analyzers, and
+/// in none without: `with 2/2 ran on both sides (go version go1.23.4); without 0 runs`.
+pub fn ran_words(c: &CaseTimes) -> String {
+    let name = setting_name(c.analyzer);
+    let with: Vec<&Timed> = c.reviews.iter().filter(|t| t.with_tools).collect();
+    let both = with.iter().filter(|t| t.trace.ran_both(&name)).count();
+    let without_runs: usize = c
+        .reviews
+        .iter()
+        .filter(|t| !t.with_tools)
+        .map(|t| t.trace.runs.len())
+        .sum();
+    let mut versions: Vec<String> = with
+        .iter()
+        .flat_map(|t| t.trace.runs.iter())
+        .filter(|r| r.analyzer == name)
+        .filter_map(|r| r.version.clone())
+        .collect();
+    versions.sort();
+    versions.dedup();
+    let mut words = format!(
+        "with: {both}/{} ran on both sides{}; without: {without_runs} analyzer runs",
+        with.len(),
+        if versions.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", versions.join(", "))
+        }
+    );
+    // Why not, where a review with the analyzers did not run it on both sides.
+    if let Some(t) = with.iter().find(|t| !t.trace.ran_both(&name)) {
+        let _ = write!(words, "; first such review: {}", t.trace.words());
+    }
+    words
+}
+
 fn row(c: &CaseTimes) -> String {
     if let Some(why) = &c.skipped {
-        return format!("| {} | - | - | - | - | not measured: {why} |", c.id);
+        return format!("| {} | - | - | - | - | - | - | not measured: {why} |", c.id);
     }
     let with: Vec<&Timed> = c.reviews.iter().filter(|t| t.with_tools).collect();
     let without: Vec<&Timed> = c.reviews.iter().filter(|t| !t.with_tools).collect();
     let reproduced = c.reviews.iter().all(|t| t.reproduced);
     let tools = with.first().map_or(String::new(), |t| t.tools.clone());
+    let ratio = |r: Option<f64>| r.map_or("-".into(), |r| format!("{r:.3}"));
     format!(
-        "| {} | {} | {} | {} | {} | {} |",
+        "| {} | {} | {} | {} | {} | {} | {} | {} |",
         c.id,
         secs(&with),
         secs(&without),
-        c.ratio().map_or("-".into(), |r| format!("{r:.3}")),
+        ratio(c.ratio()),
+        ratio(c.ratio_after_first()),
         if reproduced { "yes" } else { "no" },
+        super::causes::cell(&ran_words(c)),
         super::causes::cell(&tools)
     )
 }
@@ -482,50 +713,64 @@ fn table(results: &[CaseTimes], started: &str, load_before: &str, args: &[String
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "tool evidence bench: started {started}; command: `cargo xtask corpus {}`; {} cores; load average (1, 5, 15 min) {load_before} before, {} after\n",
+        "tool evidence bench: started {started}; command: `cargo xtask corpus {}`; {} cores; load average (1, 5, 15 min) {load_before} before, {} after",
         args.join(" "),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         load_average()
     );
-    let _ = writeln!(
-        s,
-        "| case | with the analyzers (s) | without (s) | ratio | reproduced (every review) | tool evidence (first review with) |"
-    );
-    let _ = writeln!(s, "|---|---|---|---|---|---|");
-    for c in results {
-        let _ = writeln!(s, "{}", row(c));
-    }
-    let _ = writeln!(s);
-    for (what, ratio) in [
-        (
-            "every review",
-            CaseTimes::ratio as fn(&CaseTimes) -> Option<f64>,
-        ),
-        (
-            "each case's first review left out",
-            CaseTimes::ratio_after_first,
-        ),
-    ] {
-        let ratios: Vec<f64> = results.iter().filter_map(ratio).collect();
-        match median(ratios.clone()) {
-            Some(m) => {
-                let _ = writeln!(
-                    s,
-                    "median ratio ({what}) {m:.3} over {} cases (target ≤ {TARGET:.2}: {})",
-                    ratios.len(),
-                    if m <= TARGET { "met" } else { "not met" }
-                );
-            }
-            None => {
-                let _ = writeln!(s, "median ratio ({what}): no case was measured");
+    // One sub-table per analyzer, in the order the cases came.
+    let mut analyzers: Vec<&str> = results.iter().map(|c| c.analyzer).collect();
+    analyzers.dedup();
+    let mut seen = Vec::new();
+    for analyzer in analyzers {
+        if seen.contains(&analyzer) {
+            continue;
+        }
+        seen.push(analyzer);
+        let cases: Vec<&CaseTimes> = results.iter().filter(|c| c.analyzer == analyzer).collect();
+        let _ = writeln!(s, "\n{analyzer}:\n");
+        let _ = writeln!(
+            s,
+            "| case | with the analyzers (s, in order) | without (s, in order) | ratio | ratio, first review left out | reproduced (every review) | the analyzer ran (each review's trace) | tool evidence (first review with) |"
+        );
+        let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
+        for c in &cases {
+            let _ = writeln!(s, "{}", row(c));
+        }
+        let _ = writeln!(s);
+        for (what, ratio) in [
+            (
+                "every review",
+                CaseTimes::ratio as fn(&CaseTimes) -> Option<f64>,
+            ),
+            (
+                "each case's first review left out",
+                CaseTimes::ratio_after_first,
+            ),
+        ] {
+            let ratios: Vec<f64> = cases.iter().copied().filter_map(ratio).collect();
+            match median(ratios.clone()) {
+                Some(m) => {
+                    let _ = writeln!(
+                        s,
+                        "{analyzer}: median ratio ({what}) {m:.3} over {} cases (target ≤ {TARGET:.2}: {})",
+                        ratios.len(),
+                        if m <= TARGET { "met" } else { "not met" }
+                    );
+                }
+                None => {
+                    let _ = writeln!(s, "{analyzer}: median ratio ({what}): no case was measured");
+                }
             }
         }
     }
-    let _ = writeln!(
-        s,
-        "\n| case | `proven replay` | commit tampered | image digest tampered | as it must |"
-    );
-    let _ = writeln!(s, "|---|---|---|---|---|");
+    if results.iter().any(|c| c.replay.is_some()) {
+        let _ = writeln!(
+            s,
+            "\n| case | `proven replay` | commit tampered | image digest tampered | as it must |"
+        );
+        let _ = writeln!(s, "|---|---|---|---|---|");
+    }
     for c in results {
         if let Some(r) = &c.replay {
             let _ = writeln!(
@@ -561,6 +806,7 @@ mod tests {
             seconds,
             reproduced: true,
             tools: String::new(),
+            trace: TraceTools::default(),
         };
         let c = CaseTimes {
             reviews: vec![
@@ -630,5 +876,80 @@ mod tests {
         assert!(!names_only(&out(true, digest), "R-base", Tamper::Digest));
         let holds = json!({"holds": true, "findings": []});
         assert!(!names_only(&holds, "R-change", Tamper::Commit));
+    }
+
+    #[test]
+    fn each_project_keeps_its_first_case_where_the_analyzer_runs() {
+        let item = |p: &str, ok: bool| {
+            (
+                p.to_string(),
+                if ok { Ok(()) } else { Err("no".to_string()) },
+            )
+        };
+        let items = vec![
+            item("Hexo", true),
+            item("Karma", false),
+            item("Hexo", true),
+            item("Karma", true),
+            item("Eslint", false),
+        ];
+        assert_eq!(first_per_project(&items), vec![0, 3]);
+    }
+
+    const TRACE: &str = r#"{"review_id":"R","seq":3,"kind":"plan","event":{"runs":["tool evidence"],"analyzers":["go vet"],"left_out":[]}}
+{"review_id":"R","seq":9,"kind":"tool_run","event":{"analyzer":"go-vet","side":"base","version":"go version go1.23.4 linux/amd64","diagnostics":0,"unfinished":null}}
+{"review_id":"R","seq":10,"kind":"tool_run","event":{"analyzer":"go-vet","side":"change","version":"go version go1.23.4 linux/amd64","diagnostics":2,"unfinished":null}}
+{"review_id":"R","seq":11,"kind":"sandbox_run","event":{"run_id":"x"}}"#;
+
+    #[test]
+    fn the_trace_says_which_analyzer_ran_on_which_side_at_what_version() {
+        let t = TraceTools::read(TRACE);
+        assert_eq!(t.planned, vec!["go vet"]);
+        assert_eq!(t.runs.len(), 2);
+        assert_eq!(t.runs[1].diagnostics, 2);
+        assert!(t.ran_both("go-vet"));
+        assert!(!t.ran_both("clippy"));
+        assert!(
+            t.words()
+                .contains("go-vet change (go version go1.23.4 linux/amd64) 2 diagnostics")
+        );
+        // A run that did not finish (a tree that does not build) is no run of the analyzer.
+        let broken = TRACE.replace(
+            r#""diagnostics":0,"unfinished":null"#,
+            r#""diagnostics":0,"unfinished":"the build failed""#,
+        );
+        assert!(!TraceTools::read(&broken).ran_both("go-vet"));
+        let eslint =
+            r#"{"kind":"tool_not_run","event":{"analyzer":"eslint","why":"no eslint installed"}}"#;
+        let t = TraceTools::read(eslint);
+        assert!(!t.ran_both("eslint"));
+        assert!(t.words().contains("eslint not run: no eslint installed"));
+    }
+
+    #[test]
+    fn a_case_says_its_analyzer_ran_on_both_sides_with_it_and_never_without() {
+        let t = |with_tools: bool, trace: &str| Timed {
+            with_tools,
+            seconds: 1.0,
+            reproduced: false,
+            tools: String::new(),
+            trace: TraceTools::read(trace),
+        };
+        let c = CaseTimes {
+            analyzer: "go vet",
+            reviews: vec![t(true, TRACE), t(false, ""), t(false, ""), t(true, TRACE)],
+            ..CaseTimes::default()
+        };
+        assert_eq!(
+            ran_words(&c),
+            "with: 2/2 ran on both sides (go version go1.23.4 linux/amd64); without: 0 analyzer runs"
+        );
+        let c = CaseTimes {
+            analyzer: "go vet",
+            reviews: vec![t(true, TRACE), t(false, ""), t(true, "")],
+            ..CaseTimes::default()
+        };
+        assert!(ran_words(&c).starts_with("with: 1/2 ran on both sides"));
+        assert!(ran_words(&c).contains("first such review: plan: no analyzer"));
     }
 }
