@@ -181,20 +181,7 @@ async fn the_documented_suite_runs_the_pretest_build_first() {
         "const test = require('node:test');\nconst assert = require('node:assert');\nconst { answer } = require('../build/lib.js');\n\ntest('answers', () => {\n  assert.strictEqual(answer(), 42);\n});\n",
     );
     let head = repo.commit("a built library");
-    let files = |path: &str| std::fs::read_to_string(repo.path().join(path)).ok();
-    let suite = proven_sandbox::suite::documented_suite(Language::Node, &files);
-    let mut request = RunRequest::new(repo.path(), head, Language::Node, suite.run.command);
-    for (k, v) in suite.run.env {
-        request = request.with_env(k, v);
-    }
-    let record = sandbox.run(&request).await.expect("runs");
-    assert_eq!(
-        record.outcome,
-        Outcome::Passed,
-        "{}",
-        support::output(&record)
-    );
-    assert_eq!(record.tests.map(|t| t.passed), Some(1));
+    let record = documented_suite_passes_one_test(&sandbox, &repo, &head).await;
     assert_container_gone(&sandbox, &record).await;
 }
 
@@ -217,6 +204,16 @@ async fn the_documented_suite_prepares_in_a_git_repository_and_runs_as_on_ci() {
          test('prepared as on CI', () => {\n  assert.strictEqual(process.env.CI, 'true');\n  assert.ok(fs.existsSync('.hooks'));\n});\n",
     );
     let head = repo.commit("a project whose prepare installs hooks");
+    documented_suite_passes_one_test(&sandbox, &repo, &head).await;
+}
+
+/// The tree's documented suite (`proven_sandbox::suite::documented_suite`), run with its
+/// variables at `head`: it passes, one test.
+async fn documented_suite_passes_one_test(
+    sandbox: &proven_sandbox::Sandbox,
+    repo: &TestRepo,
+    head: &str,
+) -> proven_sandbox::RunRecord {
     let files = |path: &str| std::fs::read_to_string(repo.path().join(path)).ok();
     let suite = proven_sandbox::suite::documented_suite(Language::Node, &files);
     let mut request = RunRequest::new(repo.path(), head, Language::Node, suite.run.command);
@@ -231,6 +228,7 @@ async fn the_documented_suite_prepares_in_a_git_repository_and_runs_as_on_ci() {
         support::output(&record)
     );
     assert_eq!(record.tests.map(|t| t.passed), Some(1));
+    record
 }
 
 /// A project whose `engines.node` the default image's Node does not satisfy (tj/commander.js

@@ -403,6 +403,25 @@ async fn extension_project(name: &str, extension: &str, c: &str, test: &str) -> 
     run
 }
 
+/// Runs `request`, which passes, and whose preparation left a note `note` accepts.
+async fn passes_with_a_note(
+    sandbox: &proven_sandbox::Sandbox,
+    request: &RunRequest,
+    note: impl Fn(&str) -> bool,
+) -> RunRecord {
+    let run = sandbox.run(request).await.expect("run");
+    assert_eq!(
+        run.outcome,
+        Outcome::Passed,
+        "{}\n{:#?}",
+        support::output(&run),
+        run.dependencies
+    );
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    assert!(deps.notes.iter().any(|n| note(n)), "{:?}", deps.notes);
+    run
+}
+
 /// The C source of an extension module `name` whose one function `f(self, args)` has
 /// `body` (called with `flags`), after `includes`; `init` runs at import.
 fn c_module(name: &str, includes: &str, body: &str, flags: &str, init: &str) -> String {
@@ -552,22 +571,10 @@ async fn a_project_with_an_extension_inside_its_package_is_built_and_its_tests_r
         "test_pkg.py",
         "import cpkg\n\ndef test_twice():\n    assert cpkg.twice(21) == 42\n",
     );
-    let run = sandbox.run(&request).await.expect("run");
-    assert_eq!(
-        run.outcome,
-        Outcome::Passed,
-        "{}\n{:#?}",
-        support::output(&run),
-        run.dependencies
-    );
-    let deps = run.dependencies.as_ref().expect("prepared dependencies");
-    assert!(
-        deps.notes
-            .iter()
-            .any(|n| n.contains("cpkg/_speed.") && n.contains("put in each run's tree")),
-        "{:?}",
-        deps.notes
-    );
+    passes_with_a_note(&sandbox, &request, |n| {
+        n.contains("cpkg/_speed.") && n.contains("put in each run's tree")
+    })
+    .await;
 }
 
 /// A project of before setuptools 64 with several compiled extensions (pandas' and spaCy's
@@ -621,22 +628,10 @@ async fn extensions_of_a_setup_py_develop_are_built_with_the_preparations_cpus()
         "test_jobs.py",
         "import ppkg\nfrom ppkg._jobs import JOBS\n\ndef test_built_with_two_jobs():\n    assert JOBS == 2\n",
     );
-    let run = sandbox.run(&request).await.expect("run");
-    assert_eq!(
-        run.outcome,
-        Outcome::Passed,
-        "{}\n{:#?}",
-        support::output(&run),
-        run.dependencies
-    );
-    let deps = run.dependencies.as_ref().expect("prepared dependencies");
-    assert!(
-        deps.notes
-            .iter()
-            .any(|n| n.contains("built in place with 2 jobs")),
-        "{:?}",
-        deps.notes
-    );
+    passes_with_a_note(&sandbox, &request, |n| {
+        n.contains("built in place with 2 jobs")
+    })
+    .await;
 }
 
 /// A project with a C++ extension (spaCy's and thinc's Cython modules compile as C++):
