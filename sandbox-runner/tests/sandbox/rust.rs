@@ -458,3 +458,36 @@ fn main() {
     let run = sandbox.run(&request).await.expect("run");
     assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
 }
+
+/// The tool evidence's clippy run checks only the tree: the preparation made clippy's check
+/// build of the dependencies beside the tests' build, so no run checks them again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clippy_checks_only_the_tree_after_the_preparation() {
+    let sandbox = support::sandbox(&[Language::Rust], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write("Cargo.toml", MANIFEST)
+        .write("Cargo.lock", LOCK)
+        .write("src/lib.rs", LIB_OK);
+    let commit = repo.commit("base");
+    let clippy: Vec<String> = ["sh", "-c", "cargo clippy --all-targets --offline 2>&1"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    let record = sandbox
+        .run(&RunRequest::new(repo.path(), &commit, Language::Rust, clippy).as_command())
+        .await
+        .expect("runs");
+    let out = support::output(&record);
+    assert_eq!(record.exit_code, Some(0), "{out}");
+    let deps = record.dependencies.as_ref().expect("prepared");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("clippy's checks of the dependencies were made")),
+        "{:?}",
+        deps.notes
+    );
+    assert!(out.contains("Checking labels v0.1.0"), "{out}");
+    assert!(!out.contains("itoa"), "{out}");
+    assert_container_gone(&sandbox, &record).await;
+}

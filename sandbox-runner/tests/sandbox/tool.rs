@@ -5,8 +5,8 @@
 //! and its diagnostics.
 
 use proven_change::testing::TestRepo;
-use proven_sandbox::RunRequest;
 use proven_sandbox::analyzer::{Analysis, Analyzer};
+use proven_sandbox::{Language, RunRequest};
 
 use crate::support;
 
@@ -119,6 +119,41 @@ async fn clippy_in_the_rust_image_reads_its_lint_by_code() {
     assert_eq!((d.path.as_str(), d.line), ("src/lib.rs", 2));
 }
 
+/// A crate whose benches use `#![feature(test)]` (stable Rust refuses it, E0554): clippy
+/// analyses every other target, as the crate's stable CI builds it, and says so; before, the
+/// whole run failed and the tree was never analysed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clippy_analyses_a_tree_whose_benches_need_nightly_without_its_benches() {
+    let lib = "pub fn answer() -> u32 {\n    return 42;\n}\n";
+    let bench = "#![feature(test)]\nextern crate test;\n\n#[bench]\nfn answer(b: &mut test::Bencher) {\n    b.iter(app::answer);\n}\n";
+    let a = analyse(
+        Analyzer::Clippy,
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+            ),
+            ("src/lib.rs", lib),
+            ("benches/bench.rs", bench),
+        ],
+        &["src/lib.rs"],
+    )
+    .await;
+    let scope = a.scope.as_deref().unwrap_or_default();
+    assert!(scope.starts_with("every target but the benches"), "{a:?}");
+    assert!(scope.contains("E0554"), "{scope}");
+    let d = a
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "clippy::needless_return")
+        .unwrap_or_else(|| panic!("{a:?}"));
+    assert_eq!((d.path.as_str(), d.line), ("src/lib.rs", 2));
+    assert!(
+        !a.diagnostics.iter().any(|d| d.path.starts_with("benches/")),
+        "{a:?}"
+    );
+}
+
 const ESLINT_PACKAGE: &str = r#"{"name":"lint-me","version":"1.0.0","private":true,"devDependencies":{"eslint":"9.39.1","@eslint/js":"9.39.1"}}
 "#;
 const ESLINT_CONFIG: &str = "const js = require('@eslint/js');\n\nmodule.exports = [\n  js.configs.recommended,\n  { languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },\n];\n";
@@ -170,4 +205,38 @@ async fn a_tree_without_an_eslint_configuration_or_eslint_shows_why_and_nothing_
     assert!(a.diagnostics.is_empty(), "{a:?}");
     let why = a.unfinished(Analyzer::Eslint).unwrap_or_default();
     assert!(why.contains("no eslint installed"), "{why}");
+}
+
+/// `go vet` analyses only the tree: the image's build cache holds vet's facts of the
+/// standard library, so no run compiles or vets a standard package again (cold, every run
+/// vetted the hundreds of standard packages a module imports).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn go_vet_analyses_only_the_tree_and_reads_the_standard_librarys_facts_from_the_image() {
+    let sandbox = support::sandbox(&[Language::Go], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write("go.mod", "module example.com/app\n\ngo 1.22\n").write(
+        "main.go",
+        "package main\n\nimport (\n\t\"encoding/json\"\n\t\"fmt\"\n\t\"net/http\"\n)\n\nfunc main() {\n\tb, _ := json.Marshal(http.StatusOK)\n\tfmt.Println(string(b))\n}\n",
+    );
+    let commit = repo.commit("base");
+    let vet: Vec<String> = ["sh", "-c", "go vet -x ./... 2>&1"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    let record = sandbox
+        .run(&RunRequest::new(repo.path(), &commit, Language::Go, vet).as_command())
+        .await
+        .expect("runs");
+    let out = support::output(&record);
+    assert_eq!(record.exit_code, Some(0), "{out}");
+    let vetted: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("/vet ") && l.contains("vet.cfg"))
+        .collect();
+    assert_eq!(vetted.len(), 1, "only the tree's package is vetted: {out}");
+    assert!(
+        !out.lines().any(|l| l.starts_with("cd /opt/go/src")),
+        "no standard package is compiled or vetted: {out}"
+    );
+    support::assert_container_gone(&sandbox, &record).await;
 }

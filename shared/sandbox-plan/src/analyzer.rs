@@ -23,9 +23,16 @@ pub const VERSION_MARKER: &str = "proven-tool-version: ";
 pub const EXIT_MARKER: &str = "proven-tool-exit: ";
 /// The line a run prints when the tree has no analyzer to run: why.
 pub const SKIPPED_MARKER: &str = "proven-tool-skipped: ";
+/// The line a run prints when it analysed less than its whole unit: what it analysed, and
+/// why (clippy on a tree whose benches need a nightly feature).
+pub const SCOPE_MARKER: &str = "proven-tool-scope: ";
 /// The line an ESLint run prints before its JSON: the tree's root in the container (its
 /// JSON names files by absolute path).
 pub const ROOT_MARKER: &str = "proven-tool-root: ";
+
+/// What clippy analysed when a target needs a nightly feature.
+const NO_BENCHES: &str =
+    "every target but the benches (a target uses #![feature], which stable Rust refuses: E0554)";
 
 /// The files ESLint reads (JavaScript and TypeScript).
 const ESLINT_EXTENSIONS: [&str; 8] = ["js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx"];
@@ -117,11 +124,17 @@ impl Analyzer {
             Analyzer::GoVet => format!(
                 "echo \"{VERSION_MARKER}$(go version 2>&1)\"; go vet ./... 2>&1; echo \"{EXIT_MARKER}$?\""
             ),
-            // The JSON messages only (the build's artifacts would fill the output).
+            // The JSON messages only (the build's artifacts would fill the output). A tree
+            // whose benches (or other targets) use `#![feature]`, which stable Rust refuses
+            // (E0554: `#![feature(test)]` in the benches of many crates), is analysed again
+            // without its benches, as its CI's stable `cargo test` builds it, and says so.
             Analyzer::Clippy => format!(
                 "echo \"{VERSION_MARKER}$(cargo clippy --version 2>&1)\"; \
-                 cargo clippy --all-targets --message-format=json >/tmp/proven-clippy.json 2>/tmp/proven-clippy.err; \
-                 code=$?; grep '\"reason\":\"compiler-message\"' /tmp/proven-clippy.json; \
+                 clippy() {{ cargo clippy \"$@\" --message-format=json >/tmp/proven-clippy.json 2>/tmp/proven-clippy.err; }}; \
+                 clippy --all-targets; code=$?; \
+                 if [ \"$code\" != 0 ] && grep -q '\"code\":\"E0554\"' /tmp/proven-clippy.json; then \
+                   echo \"{SCOPE_MARKER}{NO_BENCHES}\"; clippy --lib --bins --tests --examples; code=$?; fi; \
+                 grep '\"reason\":\"compiler-message\"' /tmp/proven-clippy.json; \
                  [ \"$code\" = 0 ] || tail -n 20 /tmp/proven-clippy.err; echo \"{EXIT_MARKER}$code\""
             ),
             Analyzer::Eslint => eslint_script(),
@@ -144,6 +157,8 @@ impl Analyzer {
                 analysis.version = Some(v.trim().to_string());
             } else if let Some(why) = line.strip_prefix(SKIPPED_MARKER) {
                 analysis.skipped = Some(why.trim().to_string());
+            } else if let Some(scope) = line.strip_prefix(SCOPE_MARKER) {
+                analysis.scope = Some(scope.trim().to_string());
             } else if let Some(r) = line.strip_prefix(ROOT_MARKER) {
                 root = Some(r.trim().trim_end_matches('/').to_string());
             } else if let Some(code) = line.strip_prefix(EXIT_MARKER) {
@@ -192,6 +207,9 @@ pub struct Analysis {
     /// Why the tree had no analyzer to run (ESLint: no configuration, eslint not installed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// What it analysed, when less than its whole unit (None: all of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
 
 impl Analysis {
@@ -417,6 +435,30 @@ mod tests {
         assert_eq!(a.unfinished(Analyzer::Clippy), None);
         let failed = Analyzer::Clippy.read(&out.replace("exit: 0", "exit: 101"));
         assert!(failed.unfinished(Analyzer::Clippy).is_some());
+        assert_eq!(a.scope, None);
+        let narrowed = Analyzer::Clippy.read(&out.replace(
+            "\nproven-tool-exit",
+            "\nproven-tool-scope: every target but the benches\nproven-tool-exit",
+        ));
+        assert_eq!(
+            narrowed.scope.as_deref(),
+            Some("every target but the benches")
+        );
+    }
+
+    #[test]
+    fn clippy_runs_again_without_the_benches_only_where_a_target_needs_a_nightly_feature() {
+        let c = Analyzer::Clippy.command(&[]).expect("a command");
+        let script = &c[2];
+        let all = script
+            .find("clippy --all-targets")
+            .expect("every target first");
+        let retry = script.find("E0554").expect("the retry's condition");
+        let narrow = script
+            .find("clippy --lib --bins --tests --examples")
+            .expect("then without the benches");
+        assert!(all < retry && retry < narrow, "{script}");
+        assert!(script.contains(SCOPE_MARKER), "{script}");
     }
 
     #[test]

@@ -97,6 +97,15 @@ fn unproved(r: &ToolResult) -> Option<String> {
             return Some(format!("the {side}'s run: {why}"));
         }
     }
+    // A diagnostic the base's run never looked for is no new diagnostic.
+    if r.base.scope != r.change.scope {
+        let said = |s: &Option<String>| s.clone().unwrap_or_else(|| "everything".into());
+        return Some(format!(
+            "the two runs analysed different targets (base: {}; change: {})",
+            said(&r.base.scope),
+            said(&r.change.scope)
+        ));
+    }
     match (&r.base.version, &r.change.version) {
         (Some(b), Some(c)) if b == c => None,
         (b, c) => Some(format!(
@@ -304,6 +313,7 @@ mod tests {
             version: Some("pyflakes 3.2.0".into()),
             diagnostics,
             unfinished: None,
+            scope: None,
         }
     }
 
@@ -397,6 +407,19 @@ mod tests {
         let v = judge_tool(&r, None);
         assert!(v.findings.is_empty());
         assert!(v.not_seen[0].reason.contains("different versions"), "{v:?}");
+        // clippy without the benches on one side only: the base never looked where the
+        // change's diagnostic is.
+        let change = vec![seen("a.py", 1, "'os' imported but unused", "import os")];
+        let mut r = result(Vec::new(), change, &[1]);
+        r.change.scope = Some("every target but the benches".into());
+        let v = judge_tool(&r, None);
+        assert!(v.findings.is_empty());
+        assert!(
+            v.not_seen[0]
+                .reason
+                .contains("different targets (base: everything; change: every target but"),
+            "{v:?}"
+        );
         let v = judge_tool(&ToolResult::not_run(Analyzer::GoVet, "no sandbox"), None);
         assert_eq!(v.not_seen[0].what, "tool evidence (go vet)");
     }

@@ -40,7 +40,8 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
         trace.push(
             "tool_run",
             json!({"analyzer": job.analyzer.name(), "side": side, "version": run.version,
-                   "diagnostics": run.diagnostics.len(), "unfinished": run.unfinished}),
+                   "diagnostics": run.diagnostics.len(), "unfinished": run.unfinished,
+                   "scope": run.scope}),
         );
     }
     if let Some(why) = &result.not_run {
@@ -153,6 +154,7 @@ fn side(analyzer: Analyzer, name: &str, record: &RunRecord) -> ToolSide {
             })
             .collect(),
         unfinished,
+        scope: analysis.scope,
     }
 }
 

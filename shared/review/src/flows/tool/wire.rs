@@ -41,6 +41,10 @@ pub struct ToolSide {
     /// build), if it does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unfinished: Option<String>,
+    /// What the run analysed, when less than the analyzer's whole unit (clippy without the
+    /// benches of a tree whose benches need a nightly feature).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
 
 /// The `sandbox.tool` step's result.
