@@ -588,8 +588,21 @@ impl Case for JsBug {
         "node"
     }
 
+    /// The dataset's own pre-command starts a service the sandbox has not: its tests need a
+    /// server no sandbox image carries (Mongoose's `/work/start_mongo.sh 24`, MongoDB 2.4;
+    /// Redis, which every image carries and starts when a CI names it, is no such case).
     fn world(&self) -> Option<String> {
-        None
+        missing_service(&self.pre_command).map(|service| {
+            format!(
+                "needs a service the dataset starts before the tests that the sandbox has not \
+                 ({service}: {})",
+                self.pre_command
+                    .split("&&")
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+            )
+        })
     }
 
     fn build(&self, repos: &Path, dir: &Path) -> Result<CaseRepo, String> {
@@ -743,6 +756,20 @@ pub fn eslint_ready(package_json: &str, top: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// The service a BugsJS pre-command starts with the dataset's own scripts
+/// (`/work/start_NAME.sh`) that no sandbox image carries, if any.
+fn missing_service(pre_command: &str) -> Option<&'static str> {
+    const SCRIPTS: [(&str, &str); 3] = [
+        ("start_mongo", "mongodb"),
+        ("start_mysql", "mysql"),
+        ("start_postgres", "postgresql"),
+    ];
+    SCRIPTS
+        .iter()
+        .find(|(script, _)| pre_command.contains(&format!("/{script}.sh")))
+        .map(|(_, service)| *service)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -894,6 +921,23 @@ mod tests {
                 .ends_with("--reporter spec test/unit/mocha-globals.js test/app.options.js"),
             "{}",
             bug.command_of(None)
+        );
+    }
+
+    #[test]
+    fn a_pre_command_starting_a_server_no_image_carries_is_the_worlds() {
+        let mut bug = express_1();
+        assert_eq!(bug.world(), None);
+        bug.pre_command = "npm install istanbul".into();
+        assert_eq!(bug.world(), None);
+        bug.pre_command =
+            "/work/start_mongo.sh 24 && npm install mocha@1.21 && node test/dropdb.js".into();
+        assert_eq!(
+            bug.world().as_deref(),
+            Some(
+                "needs a service the dataset starts before the tests that the sandbox has not \
+                 (mongodb: /work/start_mongo.sh 24)"
+            )
         );
     }
 

@@ -657,6 +657,11 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     // cases a previous run finished there and runs the others.
     let results_file = o.out.as_ref().map(|p| p.with_extension("jsonl"));
     let mut earlier = earlier_results(&o, results_file.as_deref(), &cases)?;
+    // The dataset's word on the world (Python 2, a server the dataset starts) is read from
+    // the dataset each time, not kept from the run that recorded the case.
+    for (i, r) in &mut earlier {
+        r.world = cases[*i].world();
+    }
     // --report-only: no case runs; the table is the results file's.
     let skip = skipped(&o, cases.len(), &earlier);
     let pending: std::collections::BTreeMap<usize, CaseResult> = earlier
