@@ -625,8 +625,21 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
         None if o.report_only => PathBuf::from("proven"),
         None => build_proven(root)?,
     };
-    if o.corpus == Corpus::BugsJs && !o.report_only {
-        era_images(root, bugsjs::NODE_ERAS)?;
+    if !o.report_only {
+        match o.corpus {
+            Corpus::BugsJs => era_images(
+                root,
+                &bugsjs::NODE_ERAS
+                    .iter()
+                    .map(|m| format!("node{m}"))
+                    .collect::<Vec<_>>(),
+            )?,
+            Corpus::BugsInPy => era_images(
+                root,
+                &PYTHON_ERAS.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+            )?,
+            Corpus::Commits => {}
+        }
     }
     let mut projects: Vec<&str> = cases.iter().map(|c| c.project()).collect();
     projects.sort_unstable();
@@ -792,17 +805,21 @@ fn proven_cmd(proven: &Path) -> Command {
 /// when current) and offered to every run, so one command measures on a fresh machine.
 static ERA_IMAGES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
-fn era_images(root: &Path, node_majors: &[&str]) -> Result<(), String> {
+/// The Pythons of BugsInPy's projects' era beside the default image's (its bugs date from
+/// 2013–2020: a project that names only 3.5–3.8 runs on the newest of them it names).
+const PYTHON_ERAS: &[&str] = &["python3.6", "python3.7", "python3.8"];
+
+/// `names`: the images' names as `scripts/sandbox-images` takes them (`node8`, `python3.6`).
+fn era_images(root: &Path, names: &[String]) -> Result<(), String> {
     if std::env::var_os("PROVEN_SANDBOX_IMAGES").is_some() {
         return Ok(());
     }
-    let names: Vec<String> = node_majors.iter().map(|m| format!("node{m}")).collect();
     eprintln!(
         "corpus: building the images {} (scripts/sandbox-images)",
         names.join(" ")
     );
     let status = Command::new(root.join("scripts/sandbox-images"))
-        .args(&names)
+        .args(names)
         .status()
         .map_err(|e| format!("cannot run scripts/sandbox-images: {e}"))?;
     if !status.success() {
