@@ -1580,20 +1580,19 @@ async fn comments_in_a_setup_pys_requirement_lines_are_not_requirements() {
     );
 }
 
-/// A preparation whose time runs out (a build that hangs: on a loaded machine, an sdist
-/// compiling for minutes) keeps what it installed in time and names what it did not reach,
-/// instead of being killed with nothing: the tests run with the rest, the record says why,
-/// and the environment is never cached (the next run prepares it again).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_preparation_out_of_time_keeps_what_it_installed_and_names_the_rest() {
+/// A package index (served as `pypi.test`) of one wheel per name in `quick`, each
+/// installing at once, and `slowdep`, an sdist whose build never ends.
+fn index_with_a_build_that_hangs(quick: &[&str]) -> (tempfile::TempDir, support::FileServer) {
     use std::io::Write;
     let index = tempfile::tempdir().expect("index");
     let files = index.path().join("files");
     std::fs::create_dir_all(&files).expect("files");
-    let marker = support::unique();
-    // A wheel that installs at once, and an sdist whose build never ends.
-    let quick = "quickdep-1.0-py3-none-any.whl";
-    wheel(&files.join(quick), "quickdep", "1.0");
+    let mut pages: Vec<(String, String)> = Vec::new();
+    for name in quick {
+        let filename = format!("{name}-1.0-py3-none-any.whl");
+        wheel(&files.join(&filename), name, "1.0");
+        pages.push((name.to_string(), filename));
+    }
     let slow = "slowdep-1.0.zip";
     {
         let mut zip = zip::ZipWriter::new(std::fs::File::create(files.join(slow)).expect("sdist"));
@@ -1613,7 +1612,8 @@ async fn a_preparation_out_of_time_keeps_what_it_installed_and_names_the_rest() 
         }
         zip.finish().expect("zip");
     }
-    for (name, filename) in [("quickdep", quick), ("slowdep", slow)] {
+    pages.push(("slowdep".into(), slow.into()));
+    for (name, filename) in pages {
         let dir = index.path().join("simple").join(name);
         std::fs::create_dir_all(&dir).expect("page");
         let body = format!(
@@ -1622,12 +1622,98 @@ async fn a_preparation_out_of_time_keeps_what_it_installed_and_names_the_rest() 
         std::fs::write(dir.join("index.html"), body).expect("write");
     }
     let server = support::FileServer::start(index.path());
+    (index, server)
+}
+
+/// Out of time together, the requirement whose build pip was in is set aside by name and
+/// the rest installed together again: one sdist compiling for minutes (on a loaded machine)
+/// no longer leaves each of the other requirements a second of its own, one by one, and
+/// none installed. Here the build is a dependency's (`bringsslow` requires `slowdep`): pip
+/// names the requirement that brought it in, and that one is set aside.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_build_that_hangs_is_set_aside_and_the_rest_installed_together() {
+    let quick: Vec<String> = (1..=24).map(|i| format!("quick{i:02}")).collect();
+    let names: Vec<&str> = quick.iter().map(String::as_str).collect();
+    let (index, server) = index_with_a_build_that_hangs(&names);
+    let brings = "bringsslow-1.0-py3-none-any.whl";
+    wheel_requiring(
+        &index.path().join("files").join(brings),
+        "bringsslow",
+        "1.0",
+        &["slowdep"],
+    );
+    let page = index.path().join("simple").join("bringsslow");
+    std::fs::create_dir_all(&page).expect("page");
+    std::fs::write(
+        page.join("index.html"),
+        format!("<!DOCTYPE html><html><body><a href=\"http://pypi.test/files/{brings}\">{brings}</a></body></html>"),
+    )
+    .expect("write");
+    let marker = support::unique();
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.pip_index_url = Some("http://pypi.test/simple/".into());
+        c.registries = server.allow_as("pypi.test");
+        c.prepare_timeout = std::time::Duration::from_secs(90);
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write(
+        "requirements.txt",
+        format!("# {marker}\nbringsslow\n{}\n", quick.join("\n")),
+    )
+    .write(
+        "app.py",
+        format!(
+            "import {}\nVERSIONS = [m.VERSION for m in ({},)]\n",
+            quick.join(", "),
+            quick.join(", ")
+        ),
+    );
+    let commit = repo.commit("a project with a build that hangs among many quick ones");
+    let show = [
+        "python3",
+        "-c",
+        "import app; print('imports', len(app.VERSIONS))",
+    ];
+    let run = sandbox
+        .run(&RunRequest::new(repo.path(), &commit, Language::Python, show).as_command())
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    let deps = run.dependencies.as_ref().expect("prepared");
+    assert_eq!(run.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    assert!(out.contains("imports 24"), "{out}");
+    assert!(
+        deps.notes.iter().any(|n| n.contains(
+            "ran out of their time building slowdep: bringsslow set aside, the rest installed together again"
+        )),
+        "{:?}",
+        deps.notes
+    );
+    let aside = deps
+        .not_prepared
+        .iter()
+        .find(|n| n.what == "bringsslow")
+        .unwrap_or_else(|| panic!("bringsslow is named: {deps:#?}"));
+    assert!(aside.reason.contains("ran out"), "{aside:?}");
+    assert_eq!(deps.not_prepared.len(), 1, "{deps:#?}");
+}
+
+/// A preparation whose time runs out (a build that hangs: on a loaded machine, an sdist
+/// compiling for minutes) keeps what it installed in time and names what it did not reach,
+/// instead of being killed with nothing: the tests run with the rest, the record says why,
+/// and the environment is never cached (the next run prepares it again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preparation_out_of_time_keeps_what_it_installed_and_names_the_rest() {
+    let (index, server) = index_with_a_build_that_hangs(&["quickdep"]);
+    let marker = support::unique();
     let sandbox = support::sandbox(&[Language::Python], |c| {
         c.pip_index_url = Some("http://pypi.test/simple/".into());
         c.registries = server.allow_as("pypi.test");
         c.prepare_timeout = std::time::Duration::from_secs(60);
     })
     .await;
+    let _index = index;
     let repo = proven_change::testing::TestRepo::new();
     repo.write(
         "requirements.txt",

@@ -129,6 +129,8 @@ def run(cmd, timeout=None, cwd=WORK, env=None, share=1.0, within=None):
     except subprocess.TimeoutExpired as e:
         REPORT["incomplete"] = OUT_OF_TIME
         said = e.stdout.decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        global CUT_SHORT
+        CUT_SHORT = said
         result = 124, "%s\ntimed out after %d s, its share of what was left: %s" % (said[-2000:], timeout, OUT_OF_TIME)
     if cmd[:3] == [PY, "-m", "pip"]:
         keep_own_pip()
@@ -399,6 +401,9 @@ def start_dated_index(before):
     return "http://127.0.0.1:%d/simple/" % server.server_address[1]
 
 
+# The whole output of the last command the time cut short (its result keeps only the end).
+CUT_SHORT = ""
+
 MAX_DROPPED = 10
 NOT_SERVED = re.compile(r"(?:No matching distribution found for|Could not find a version that satisfies the requirement) ([^\s(]+)")
 
@@ -416,6 +421,56 @@ def unavailable(out, wanted):
         for item in wanted:
             if req_name(item[0]) == name:
                 return item
+    return None
+
+
+BUILDING = re.compile(r"^\s*Building wheel for (\S+) \(.*\): (started|finished)")
+COLLECTING = re.compile(r"^\s*Collecting ([A-Za-z0-9][A-Za-z0-9._-]*)(.*)$")
+EXTRA_SOURCE = re.compile(r"(?:extras_require|requires-extra|optional-dependencies)\.([A-Za-z0-9_.-]+)")
+
+
+def secondary(source):
+    """A requirement of an extra not for tests (documentation, development, `all`): the
+    tests need it least."""
+    m = EXTRA_SOURCE.search(source)
+    if not m:
+        return False
+    name = m.group(1).split(":")[0].lower()
+    return not (name in TEST_NAMES or name.startswith("test"))
+
+
+def stuck_on(out, wanted):
+    """When installing `wanted` together ran out of time: what pip was building (a release's
+    wheel, else the metadata of the last release it collected), and the wanted requirements
+    to set aside so that the rest install together: the one it was building, or the one
+    that brought it in (pip 23.1 and later name it: `Collecting X (from A->-r FILE (line N))`);
+    else, of a dependency pip does not trace, the requirements of extras not for tests.
+    None when nothing can be set aside."""
+    building, collecting, parents = None, None, {}
+    for line in out.splitlines():
+        m = BUILDING.match(line)
+        if m:
+            building = m.group(1) if m.group(2) == "started" else None
+            continue
+        m = COLLECTING.match(line)
+        if m:
+            collecting = req_name(m.group(1))
+            chain = re.search(r"\(from (.*)\)\s*$", m.group(2))
+            if chain:
+                links = [l.strip() for l in chain.group(1).split("->")]
+                top = [l for l in links if not l.startswith(("-r ", "-c ", "-e "))]
+                if top:
+                    parents[collecting] = req_name(top[-1])
+    name = req_name(building) if building else collecting
+    if not name:
+        return None
+    for candidate in (name, parents.get(name)):
+        found = [w for w in wanted if candidate and req_name(w[0]) == candidate]
+        if found and len(found) < len(wanted):
+            return name, found
+    rest = [w for w in wanted if secondary(w[1])]
+    if rest and len(rest) < len(wanted):
+        return name, rest
     return None
 
 
@@ -850,9 +905,32 @@ def main():
             if not wanted:
                 code = 0
                 break
+        # Out of time together (on a loaded machine, an sdist compiling for minutes): what
+        # pip was building is set aside by name and the rest installed together again, so
+        # one slow build never leaves every other requirement a few seconds each.
+        aside = []
+        if code != 0 and OUT_OF_TIME in out:
+            stuck = stuck_on(CUT_SHORT, wanted)
+            if stuck:
+                building, aside = stuck
+                wanted = [w for w in wanted if w not in aside]
+                REPORT["notes"].append(
+                    "together, the requirements ran out of their time building %s: %s set aside, "
+                    "the rest installed together again" % (building, ", ".join(spec for spec, _ in aside)))
+                with open("/tmp/proven-requirements.txt", "w") as f:
+                    f.write("\n".join(spec for spec, _ in wanted) + "\n")
+                code, out = run(pip + ["-r", "/tmp/proven-requirements.txt"], share=2.0 / 3)
         if code == 0:
-            REPORT["notes"].append("every requirement resolved together")
+            REPORT["notes"].append("every requirement resolved together" + (" but those set aside" if aside else ""))
+            # Those set aside after the rest, each with its share of what is left.
+            for i, (spec, source) in enumerate(aside):
+                code, out = run(pip + [spec], share=1.0 / (len(aside) - i))
+                if code != 0 and RESOLVE_BEFORE and OUT_OF_TIME not in out:
+                    later.append((spec, source, why(out)))
+                elif code != 0:
+                    REPORT["not_prepared"].append({"what": spec, "source": source, "reason": why(out)})
         else:
+            wanted += aside
             # Together they do not resolve: each on its own, so one that cannot be had never
             # blocks the others.
             REPORT["notes"].append("the requirements did not resolve together: " + why(out))
