@@ -1064,3 +1064,32 @@ async fn a_service_the_projects_ci_starts_runs_beside_its_tests() {
         run.setup
     );
 }
+
+/// A suite that runs in a headless browser (Karma's ChromeHeadless, puppeteer) finds one,
+/// as on a CI's runner: `CHROME_BIN` names it, and it starts inside the container (no
+/// sandbox of its own, shared memory in /tmp), runs the page's script and prints the DOM.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suite_that_runs_in_a_headless_browser_finds_one() {
+    let sandbox = node_sandbox(&[]).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "test/browser.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst { execFileSync } = require('node:child_process');\n\ntest('the page runs its script in a headless browser', () => {\n  assert.ok(process.env.CHROME_BIN, 'CHROME_BIN names a browser');\n  assert.strictEqual(process.env.PUPPETEER_EXECUTABLE_PATH, process.env.CHROME_BIN);\n  const page = 'data:text/html,<p id=x></p><script>document.getElementById(\"x\").textContent = \"sum \" + (40 + 2)</script>';\n  const dom = execFileSync(process.env.CHROME_BIN, ['--headless', '--dump-dom', page], { encoding: 'utf8', timeout: 60000 });\n  assert.match(dom, /<p id=\"x\">sum 42<\\/p>/);\n});\n",
+    );
+    let commit = repo.commit("a test that needs a browser");
+    let run = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                &commit,
+                Language::Node,
+                node_test("test/browser.test.js"),
+            )
+            .as_command(),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    assert_eq!(run.outcome, Outcome::Passed, "{out}");
+    assert_container_gone(&sandbox, &run).await;
+}
