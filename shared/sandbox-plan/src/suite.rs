@@ -861,6 +861,10 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
     let test = script("test").filter(|s| !s.contains("no test specified"));
     match test {
         Some(test) => {
+            // A linter chained before or after the tests (`… && npm run lint`, debug's `xo`;
+            // `standard && tape …`) decides nothing about them, as `posttest` does not: left
+            // out, and the source says so.
+            let (test, linters) = without_linters(&test, &script);
             // `prepare` is what `npm ci` runs after installing, in the project's CI before
             // its tests (koa's builds the `dist/koa.mjs` its ESM test imports); the
             // preparation never runs a package's scripts, so the run does.
@@ -886,7 +890,7 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             if steps.iter().any(|(name, _)| *name == "prepare") {
                 command = format!("{{ [ -e .git ] || git init -q; }} 2>/dev/null; {command}");
             }
-            let source = format!(
+            let mut source = format!(
                 "package.json {}",
                 steps
                     .iter()
@@ -894,6 +898,12 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
+            if !linters.is_empty() {
+                source.push_str(&format!(
+                    " (without the linter it chains with the tests: {})",
+                    linters.join(", ")
+                ));
+            }
             DocumentedSuite {
                 run: TestRun {
                     command: vec!["sh".into(), "-c".into(), command],
@@ -908,6 +918,74 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             source: "the default".into(),
             selector: None,
         },
+    }
+}
+
+/// Linters a test script may chain after its tests: they read the code, never run it.
+const LINTERS: &[&str] = &[
+    "xo",
+    "eslint",
+    "standard",
+    "semistandard",
+    "jshint",
+    "jscs",
+    "tslint",
+    "stylelint",
+    "markdownlint",
+    "prettier",
+];
+
+/// `test` without its steps that only lint (`&&`-chained, before the tests or after them: a
+/// linter, or `npm run NAME` / `yarn NAME` / `pnpm NAME` of a script that only lints), and
+/// those steps. A script of one step, or whose every step lints, is kept whole.
+fn without_linters(test: &str, script: &dyn Fn(&str) -> Option<String>) -> (String, Vec<String>) {
+    let steps: Vec<&str> = test.split("&&").map(str::trim).collect();
+    if steps.len() < 2 || steps.iter().any(|s| s.contains(['|', ';', '(', '`', '$'])) {
+        return (test.to_string(), Vec::new());
+    }
+    let mut kept: Vec<&str> = Vec::new();
+    let mut dropped: Vec<String> = Vec::new();
+    for step in &steps {
+        if only_lints(step, script, 0) {
+            dropped.push(step.to_string());
+        } else {
+            kept.push(step);
+        }
+    }
+    if dropped.is_empty() || kept.is_empty() {
+        return (test.to_string(), Vec::new());
+    }
+    (kept.join(" && "), dropped)
+}
+
+/// One step of a script runs a linter and nothing else (through npm, yarn or pnpm's
+/// `run` of a script of the package, to a depth of three).
+fn only_lints(step: &str, script: &dyn Fn(&str) -> Option<String>, depth: usize) -> bool {
+    let words: Vec<&str> = step.split_whitespace().collect();
+    let words = match words.as_slice() {
+        ["npx", rest @ ..] => rest,
+        rest => rest,
+    };
+    let named = match words {
+        ["npm", "run" | "run-script", name] | ["yarn" | "pnpm", "run", name] => Some(*name),
+        ["yarn" | "pnpm", name] if !["install", "test"].contains(name) => Some(*name),
+        _ => None,
+    };
+    if let Some(name) = named {
+        return depth < 3
+            && script(name).is_some_and(|body| {
+                body.split("&&")
+                    .map(str::trim)
+                    .all(|s| only_lints(s, script, depth + 1))
+            });
+    }
+    match words.first() {
+        // prettier lints only when it checks; it rewrites files otherwise.
+        Some(&"prettier") => words
+            .iter()
+            .any(|w| *w == "--check" || *w == "-c" || *w == "--list-different" || *w == "-l"),
+        Some(first) => LINTERS.contains(first),
+        None => false,
     }
 }
 
@@ -1448,6 +1526,49 @@ mod tests {
             "prepare runs in a git repository, as in the CI's checkout"
         );
         assert_eq!(s.source, "package.json scripts.prepare, scripts.test");
+        // debug: `npm run test:node && npm run test:browser && npm run lint`, lint being
+        // `xo`: the linter is left out, and the source names it.
+        let s = suite(
+            Language::Node,
+            &[(
+                "package.json",
+                r#"{"scripts": {"lint": "xo", "test": "npm run test:node && npm run test:browser && npm run lint", "test:node": "mocha test.js", "test:browser": "karma start --single-run"}}"#,
+            )],
+        );
+        assert_eq!(
+            s.run.command,
+            ["sh", "-c", "npm run test:node && npm run test:browser"]
+        );
+        assert_eq!(
+            s.source,
+            "package.json scripts.test (without the linter it chains with the tests: npm run lint)"
+        );
+        // A linter named directly, and one behind a script that lints twice; a step that
+        // tests, and a prettier that rewrites, stay; so does a lone linter.
+        for (test, kept) in [
+            (
+                "mocha && eslint lib test",
+                "mocha && eslint lib test".replace(" && eslint lib test", ""),
+            ),
+            ("mocha && npm run lint", "mocha".into()),
+            (
+                "mocha && npm run build && tap",
+                "mocha && npm run build && tap".into(),
+            ),
+            (
+                "mocha && prettier --write .",
+                "mocha && prettier --write .".into(),
+            ),
+            ("mocha && prettier --check .", "mocha".into()),
+            ("xo && npm run lint", "xo && npm run lint".into()),
+            ("standard && tape test/*.js", "tape test/*.js".into()),
+        ] {
+            let package = format!(
+                r#"{{"scripts": {{"lint": "eslint . && prettier -c .", "build": "tsc", "test": "{test}"}}}}"#
+            );
+            let s = suite(Language::Node, &[("package.json", &package)]);
+            assert_eq!(s.run.command[2], kept, "{test}");
+        }
         let s = suite(
             Language::Node,
             &[(
