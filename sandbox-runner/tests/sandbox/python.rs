@@ -1580,6 +1580,15 @@ async fn comments_in_a_setup_pys_requirement_lines_are_not_requirements() {
     );
 }
 
+/// slowdep's setup.py: it never ends, and a build of it that starts while an earlier one
+/// still runs (a timed-out install whose build was left behind) leaves /deps/slowdep-overlapped.
+const SLOW_SETUP: &str = "import fcntl, time\nlock = open('/tmp/slowdep.lock', 'w')\ntry:\n    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)\nexcept OSError:\n    open('/deps/slowdep-overlapped', 'w').write('an earlier build still ran')\ntime.sleep(3600)\nfrom setuptools import setup\nsetup(name='slowdep', version='1.0')\n";
+
+/// What a run of the prepared environment prints: whether two builds of slowdep ever ran at
+/// once.
+const SHOW_OVERLAP: &str =
+    "import os; print('overlapped', os.path.exists('/deps/slowdep-overlapped'))";
+
 /// A package index (served as `pypi.test`) of one wheel per name in `quick`, each
 /// installing at once, and `slowdep`, an sdist whose build never ends.
 fn index_with_a_build_that_hangs(quick: &[&str]) -> (tempfile::TempDir, support::FileServer) {
@@ -1602,10 +1611,7 @@ fn index_with_a_build_that_hangs(quick: &[&str]) -> (tempfile::TempDir, support:
                 "slowdep-1.0/PKG-INFO",
                 "Metadata-Version: 2.1\nName: slowdep\nVersion: 1.0\n",
             ),
-            (
-                "slowdep-1.0/setup.py",
-                "import time\ntime.sleep(3600)\nfrom setuptools import setup\nsetup(name='slowdep', version='1.0')\n",
-            ),
+            ("slowdep-1.0/setup.py", SLOW_SETUP),
         ] {
             zip.start_file(entry, options).expect("entry");
             zip.write_all(body.as_bytes()).expect("write");
@@ -1673,7 +1679,7 @@ async fn a_build_that_hangs_is_set_aside_and_the_rest_installed_together() {
     let show = [
         "python3",
         "-c",
-        "import app; print('imports', len(app.VERSIONS))",
+        &format!("import app; print('imports', len(app.VERSIONS)); {SHOW_OVERLAP}"),
     ];
     let run = sandbox
         .run(&RunRequest::new(repo.path(), &commit, Language::Python, show).as_command())
@@ -1683,6 +1689,7 @@ async fn a_build_that_hangs_is_set_aside_and_the_rest_installed_together() {
     let deps = run.dependencies.as_ref().expect("prepared");
     assert_eq!(run.outcome, Outcome::Passed, "{out}\n{deps:#?}");
     assert!(out.contains("imports 24"), "{out}");
+    assert!(out.contains("overlapped False"), "{out}");
     assert!(
         deps.notes.iter().any(|n| n.contains(
             "ran out of their time building slowdep: bringsslow set aside, the rest installed together again"
@@ -1721,10 +1728,14 @@ async fn a_preparation_out_of_time_keeps_what_it_installed_and_names_the_rest() 
     )
     .write("app.py", "import quickdep\nVERSION = quickdep.VERSION\n");
     let commit = repo.commit("a project with a build that hangs");
-    let show = ["python3", "-c", "import app; print('imports', app.VERSION)"];
+    let show = format!("import app; print('imports', app.VERSION); {SHOW_OVERLAP}");
+    let show = ["python3", "-c", show.as_str()];
     let request = || RunRequest::new(repo.path(), &commit, Language::Python, show).as_command();
     let run = sandbox.run(&request()).await.expect("run");
     let out = support::output(&run);
+    // A timed-out install ends with everything it started: the build set aside and tried
+    // again never ran beside the first.
+    assert!(out.contains("overlapped False"), "{out}");
     assert_eq!(
         run.outcome,
         Outcome::Passed,

@@ -636,7 +636,10 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
             )?,
             Corpus::BugsInPy => era_images(
                 root,
-                &PYTHON_ERAS.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+                &PYTHON_ERAS
+                    .iter()
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>(),
             )?,
             Corpus::Commits => {}
         }

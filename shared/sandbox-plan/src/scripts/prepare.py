@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -121,14 +122,30 @@ def run(cmd, timeout=None, cwd=WORK, env=None, share=1.0, within=None):
     if timeout < 1:
         REPORT["incomplete"] = OUT_OF_TIME
         return 124, "not tried: " + OUT_OF_TIME
+    # In a session of its own, so that its time running out ends everything it started: pip
+    # killed alone left its build (a compiler on lxml's etree.c) running, the next attempt
+    # compiled the same sources beside it, and three compilers at once filled the
+    # preparation's memory (scrapy-14: killed, out of memory, with nothing kept).
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         universal_newlines=True, errors="replace", start_new_session=True,
+                         env=dict(os.environ, **env) if env else None)
     try:
-        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=timeout, universal_newlines=True, errors="replace",
-                           env=dict(os.environ, **env) if env else None)
-        result = p.returncode, p.stdout
+        out, _ = p.communicate(timeout=timeout)
+        result = p.returncode, out
     except subprocess.TimeoutExpired as e:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            # Everything it printed (communicate keeps what it read before the timeout).
+            said, _ = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            # A process that left the session still holds the output open.
+            p.stdout.close()
+            said = e.stdout.decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        said = said or ""
         REPORT["incomplete"] = OUT_OF_TIME
-        said = e.stdout.decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
         global CUT_SHORT
         CUT_SHORT = said
         result = 124, "%s\ntimed out after %d s, its share of what was left: %s" % (said[-2000:], timeout, OUT_OF_TIME)
