@@ -322,10 +322,49 @@ fn forwarder() -> Result<Forwarder, String> {
     })
 }
 
+/// The images of other toolchains the table's projects declare (the default images hold
+/// one Python and one Node each), built (a no-op when current) and offered to every run
+/// when PROVEN_SANDBOX_IMAGES names none, so that one command measures on a fresh machine.
+const OTHER_TOOLCHAINS: &[&str] = &[
+    "python3.9",
+    "python3.10",
+    "python3.11",
+    "python3.12",
+    "python3.13",
+    "node18",
+    "node22",
+];
+
+/// The environment the settings are read from: the caller's, with the images of
+/// [`OTHER_TOOLCHAINS`] offered unless it names its own.
+fn settings_env() -> Result<Vec<(String, String)>, String> {
+    let mut vars: Vec<(String, String)> = std::env::vars().collect();
+    if vars.iter().any(|(k, _)| k == "PROVEN_SANDBOX_IMAGES") {
+        return Ok(vars);
+    }
+    eprintln!(
+        "xtask: suites: building the images {} (scripts/sandbox-images)",
+        OTHER_TOOLCHAINS.join(" ")
+    );
+    let status = std::process::Command::new(crate::root().join("scripts/sandbox-images"))
+        .args(OTHER_TOOLCHAINS)
+        .status()
+        .map_err(|e| format!("suites: cannot run scripts/sandbox-images: {e}"))?;
+    if !status.success() {
+        return Err("suites: scripts/sandbox-images failed".into());
+    }
+    let images: Vec<String> = OTHER_TOOLCHAINS
+        .iter()
+        .map(|n| format!("{n}=proven-sandbox-{n}:local"))
+        .collect();
+    vars.push(("PROVEN_SANDBOX_IMAGES".into(), images.join(",")));
+    Ok(vars)
+}
+
 pub fn run(args: &[String]) -> Result<(), String> {
     let options = parse(args)?;
     let forwarder = forwarder()?;
-    let settings = proven_config::Layers::from_env(std::env::vars())
+    let settings = proven_config::Layers::from_env(settings_env()?)
         .and_then(|l| l.resolve())
         .map_err(|e| format!("suites: settings: {e}"))?;
     let config = SandboxConfig::from_settings(&settings.sandbox).map_err(|e| e.to_string())?;
