@@ -1592,6 +1592,15 @@ const SHOW_OVERLAP: &str =
 /// A package index (served as `pypi.test`) of one wheel per name in `quick`, each
 /// installing at once, and `slowdep`, an sdist whose build never ends.
 fn index_with_a_build_that_hangs(quick: &[&str]) -> (tempfile::TempDir, support::FileServer) {
+    index_with_builds_that_hang(quick, &["slowdep"])
+}
+
+/// The same index with an sdist that never builds for each name in `slow` (`slowdep`'s
+/// setup.py for each: the lock and the overlap marker are slowdep's).
+fn index_with_builds_that_hang(
+    quick: &[&str],
+    slow: &[&str],
+) -> (tempfile::TempDir, support::FileServer) {
     use std::io::Write;
     let index = tempfile::tempdir().expect("index");
     let files = index.path().join("files");
@@ -1602,23 +1611,27 @@ fn index_with_a_build_that_hangs(quick: &[&str]) -> (tempfile::TempDir, support:
         wheel(&files.join(&filename), name, "1.0");
         pages.push((name.to_string(), filename));
     }
-    let slow = "slowdep-1.0.zip";
-    {
-        let mut zip = zip::ZipWriter::new(std::fs::File::create(files.join(slow)).expect("sdist"));
+    for name in slow {
+        let filename = format!("{name}-1.0.zip");
+        let mut zip =
+            zip::ZipWriter::new(std::fs::File::create(files.join(&filename)).expect("sdist"));
         let options = zip::write::SimpleFileOptions::default();
+        let setup = SLOW_SETUP
+            .replace("name='slowdep'", &format!("name='{name}'"))
+            .replace("slowdep.lock", &format!("{name}.lock"));
         for (entry, body) in [
             (
-                "slowdep-1.0/PKG-INFO",
-                "Metadata-Version: 2.1\nName: slowdep\nVersion: 1.0\n",
+                format!("{name}-1.0/PKG-INFO"),
+                format!("Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"),
             ),
-            ("slowdep-1.0/setup.py", SLOW_SETUP),
+            (format!("{name}-1.0/setup.py"), setup),
         ] {
             zip.start_file(entry, options).expect("entry");
             zip.write_all(body.as_bytes()).expect("write");
         }
         zip.finish().expect("zip");
+        pages.push((name.to_string(), filename));
     }
-    pages.push(("slowdep".into(), slow.into()));
     for (name, filename) in pages {
         let dir = index.path().join("simple").join(name);
         std::fs::create_dir_all(&dir).expect("page");
@@ -1635,12 +1648,13 @@ fn index_with_a_build_that_hangs(quick: &[&str]) -> (tempfile::TempDir, support:
 /// the rest installed together again: one sdist compiling for minutes (on a loaded machine)
 /// no longer leaves each of the other requirements a second of its own, one by one, and
 /// none installed. Here the build is a dependency's (`bringsslow` requires `slowdep`): pip
-/// names the requirement that brought it in, and that one is set aside.
+/// names the requirement that brought it in, and that one is set aside. A second build
+/// that hangs (`slowtoo`, wanted itself) is set aside in its turn.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_build_that_hangs_is_set_aside_and_the_rest_installed_together() {
     let quick: Vec<String> = (1..=24).map(|i| format!("quick{i:02}")).collect();
     let names: Vec<&str> = quick.iter().map(String::as_str).collect();
-    let (index, server) = index_with_a_build_that_hangs(&names);
+    let (index, server) = index_with_builds_that_hang(&names, &["slowdep", "slowtoo"]);
     let brings = "bringsslow-1.0-py3-none-any.whl";
     wheel_requiring(
         &index.path().join("files").join(brings),
@@ -1659,13 +1673,13 @@ async fn a_build_that_hangs_is_set_aside_and_the_rest_installed_together() {
     let sandbox = support::sandbox(&[Language::Python], |c| {
         c.pip_index_url = Some("http://pypi.test/simple/".into());
         c.registries = server.allow_as("pypi.test");
-        c.prepare_timeout = std::time::Duration::from_secs(90);
+        c.prepare_timeout = std::time::Duration::from_secs(180);
     })
     .await;
     let repo = proven_change::testing::TestRepo::new();
     repo.write(
         "requirements.txt",
-        format!("# {marker}\nbringsslow\n{}\n", quick.join("\n")),
+        format!("# {marker}\nbringsslow\nslowtoo\n{}\n", quick.join("\n")),
     )
     .write(
         "app.py",
@@ -1697,13 +1711,22 @@ async fn a_build_that_hangs_is_set_aside_and_the_rest_installed_together() {
         "{:?}",
         deps.notes
     );
-    let aside = deps
-        .not_prepared
-        .iter()
-        .find(|n| n.what == "bringsslow")
-        .unwrap_or_else(|| panic!("bringsslow is named: {deps:#?}"));
-    assert!(aside.reason.contains("ran out"), "{aside:?}");
-    assert_eq!(deps.not_prepared.len(), 1, "{deps:#?}");
+    assert!(
+        deps.notes.iter().any(|n| n.contains(
+            "ran out of their time building slowtoo: slowtoo set aside, the rest installed together again"
+        )),
+        "{:?}",
+        deps.notes
+    );
+    for name in ["bringsslow", "slowtoo"] {
+        let aside = deps
+            .not_prepared
+            .iter()
+            .find(|n| n.what == name)
+            .unwrap_or_else(|| panic!("{name} is named: {deps:#?}"));
+        assert!(aside.reason.contains("ran out"), "{aside:?}");
+    }
+    assert_eq!(deps.not_prepared.len(), 2, "{deps:#?}");
 }
 
 /// A preparation whose time runs out (a build that hangs: on a loaded machine, an sdist

@@ -925,18 +925,21 @@ def main():
         # Out of time together (on a loaded machine, an sdist compiling for minutes): what
         # pip was building is set aside by name and the rest installed together again, so
         # one slow build never leaves every other requirement a few seconds each.
+        # Again while another build runs out of the time (scrapy-14: lxml, then Twisted).
         aside = []
-        if code != 0 and OUT_OF_TIME in out:
+        while code != 0 and OUT_OF_TIME in out and len(aside) < MAX_DROPPED:
             stuck = stuck_on(CUT_SHORT, wanted)
-            if stuck:
-                building, aside = stuck
-                wanted = [w for w in wanted if w not in aside]
-                REPORT["notes"].append(
-                    "together, the requirements ran out of their time building %s: %s set aside, "
-                    "the rest installed together again" % (building, ", ".join(spec for spec, _ in aside)))
-                with open("/tmp/proven-requirements.txt", "w") as f:
-                    f.write("\n".join(spec for spec, _ in wanted) + "\n")
-                code, out = run(pip + ["-r", "/tmp/proven-requirements.txt"], share=2.0 / 3)
+            if not stuck:
+                break
+            building, more = stuck
+            aside += more
+            wanted = [w for w in wanted if w not in more]
+            REPORT["notes"].append(
+                "together, the requirements ran out of their time building %s: %s set aside, "
+                "the rest installed together again" % (building, ", ".join(spec for spec, _ in more)))
+            with open("/tmp/proven-requirements.txt", "w") as f:
+                f.write("\n".join(spec for spec, _ in wanted) + "\n")
+            code, out = run(pip + ["-r", "/tmp/proven-requirements.txt"], share=2.0 / 3)
         if code == 0:
             REPORT["notes"].append("every requirement resolved together" + (" but those set aside" if aside else ""))
             # Those set aside after the rest, each with its share of what is left.
