@@ -127,6 +127,17 @@ pub fn judge_tool(r: &ToolResult, skeptic: Option<&SkepticToolResult>) -> ToolVe
         });
         return verdict;
     }
+    // Both runs analysed less than the whole unit (clippy without benches that need
+    // nightly): what they left out is named, never passed over as clean.
+    if let Some(scope) = &r.change.scope {
+        verdict.not_seen.push(NotSeen {
+            what: format!(
+                "tool evidence ({}) beyond what it analysed",
+                r.analyzer.words()
+            ),
+            reason: format!("on both sides it analysed {scope}"),
+        });
+    }
     for s in new_diagnostics(r) {
         let mut f = finding(r, s);
         let said = skeptic
@@ -418,6 +429,20 @@ mod tests {
             v.not_seen[0]
                 .reason
                 .contains("different targets (base: everything; change: every target but"),
+            "{v:?}"
+        );
+        // The same narrowing on both sides: the finding stands, and what was left out is
+        // named.
+        let change = vec![seen("a.py", 1, "'os' imported but unused", "import os")];
+        let mut r = result(Vec::new(), change, &[1]);
+        r.base.scope = Some("every target but the benches".into());
+        r.change.scope = r.base.scope.clone();
+        let v = judge_tool(&r, None);
+        assert_eq!(v.findings.len(), 1, "{v:?}");
+        assert!(
+            v.not_seen[0]
+                .reason
+                .contains("on both sides it analysed every target but the benches"),
             "{v:?}"
         );
         let v = judge_tool(&ToolResult::not_run(Analyzer::GoVet, "no sandbox"), None);
