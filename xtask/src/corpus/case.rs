@@ -32,8 +32,11 @@ pub struct CaseRepo {
 
 /// The upstream git directory holding `rev`, under `repos` (as the fetch tool leaves
 /// them: `OWNER+NAME/repo`, `OWNER+NAME/repo/.git` or `OWNER+NAME`): first the one named
-/// by the project's GitHub address, then any that has the commit (a renamed repository:
-/// jakubroztocil/httpie is httpie/cli).
+/// by the project's GitHub address, then, for a commit id only, any that has the commit (a
+/// renamed repository: jakubroztocil/httpie is httpie/cli). A name (BugsJS' `Bug-2-full`)
+/// is looked up in the project's own repository alone: every BugsJS fork has a `Bug-2`, so
+/// another project's would build a case of the wrong code (Node-redis' cases were once
+/// built of Bower's, its mirror absent).
 pub fn upstream(repos: &Path, github_url: &str, rev: &str, id: &str) -> Result<PathBuf, String> {
     let mut dirs = Vec::new();
     let url = github_url.trim_end_matches('/').trim_end_matches(".git");
@@ -41,7 +44,10 @@ pub fn upstream(repos: &Path, github_url: &str, rev: &str, id: &str) -> Result<P
     if let (Some(name), Some(owner)) = (parts.next(), parts.next()) {
         dirs.push(repos.join(format!("{owner}+{name}")));
     }
-    if let Ok(entries) = std::fs::read_dir(repos) {
+    let commit_id = matches!(rev.len(), 40 | 64) && rev.chars().all(|c| c.is_ascii_hexdigit());
+    if let Ok(entries) = std::fs::read_dir(repos)
+        && commit_id
+    {
         let mut all: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
         all.sort();
         dirs.extend(all);
@@ -359,6 +365,99 @@ pub fn git(git_dir: &Path, args: &[&str]) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A bare repository under `repos/OWNER+NAME` with one commit tagged `tag`.
+    fn tagged(repos: &Path, dir: &str, tag: &str) -> String {
+        let work = repos.join(format!("{dir}.work"));
+        std::fs::create_dir_all(&work).unwrap();
+        let sh = |args: &[&str], at: &Path| {
+            let out = Command::new("git")
+                .args([
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t",
+                    "-c",
+                    "init.defaultBranch=main",
+                ])
+                .args(args)
+                .current_dir(at)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        sh(&["init", "-q"], &work);
+        std::fs::write(
+            work.join("package.json"),
+            format!("{{\"name\": \"{dir}\"}}"),
+        )
+        .unwrap();
+        sh(&["add", "."], &work);
+        sh(&["commit", "-qm", "c"], &work);
+        sh(&["tag", tag], &work);
+        let bare = repos.join(dir).join("repo");
+        sh(
+            &[
+                "clone",
+                "-q",
+                "--bare",
+                work.to_str().unwrap(),
+                bare.to_str().unwrap(),
+            ],
+            repos,
+        );
+        sh(&["rev-parse", "HEAD"], &work)
+    }
+
+    #[test]
+    fn a_tag_is_looked_up_in_the_projects_own_repository_and_a_commit_in_any() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repos = tmp.path();
+        let bower = tagged(repos, "BugsJS+bower", "Bug-1");
+        // Node-redis' mirror is absent: Bower's `Bug-1` is not its case.
+        let err = upstream(
+            repos,
+            "https://github.com/BugsJS/node_redis",
+            "Bug-1",
+            "Node-redis-1",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("fetch https://github.com/BugsJS/node_redis"),
+            "{err}"
+        );
+        tagged(repos, "BugsJS+node_redis", "Bug-1");
+        let found = upstream(
+            repos,
+            "https://github.com/BugsJS/node_redis",
+            "Bug-1",
+            "Node-redis-1",
+        )
+        .unwrap();
+        assert!(
+            found.starts_with(repos.join("BugsJS+node_redis")),
+            "{}",
+            found.display()
+        );
+        // A commit id is the same code in whichever repository holds it (a renamed one).
+        let found = upstream(
+            repos,
+            "https://github.com/jakubroztocil/httpie",
+            &bower,
+            "x-1",
+        )
+        .unwrap();
+        assert!(
+            found.starts_with(repos.join("BugsJS+bower")),
+            "{}",
+            found.display()
+        );
+    }
 
     #[test]
     fn hunks_become_edits_that_give_the_fixed_text() {
