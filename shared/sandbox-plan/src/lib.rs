@@ -39,6 +39,7 @@ pub mod ci_matrix;
 pub mod deps;
 pub mod error;
 pub mod gopath;
+mod grunt;
 pub mod hatch;
 pub mod interpreter;
 pub mod key;

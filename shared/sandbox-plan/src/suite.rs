@@ -4,6 +4,7 @@
 //! network. What the wrapper would install was prepared already ([`crate::deps`]).
 
 use crate::Language;
+use crate::grunt;
 use crate::language::{Selection, TestRun};
 
 /// A project's suite, and where its command came from.
@@ -864,7 +865,13 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             // A linter chained before or after the tests (`… && npm run lint`, debug's `xo`;
             // `standard && tape …`) decides nothing about them, as `posttest` does not: left
             // out, and the source says so.
-            let (test, linters) = without_linters(&test, &script);
+            let (test, mut linters) = without_linters(&test, &script);
+            // A grunt task that lints first (`registerTask('test', ['jshint', …])`) aborts
+            // the run before the tests, as a chained linter would: left out the same way.
+            let test = match grunt::GRUNTFILES.iter().find_map(|f| read(f)) {
+                Some(gruntfile) => without_lint_tasks(&test, &gruntfile, &mut linters),
+                None => test,
+            };
             // `prepare` is what `npm ci` runs after installing, in the project's CI before
             // its tests (koa's builds the `dist/koa.mjs` its ESM test imports); the
             // preparation never runs a package's scripts, so the run does.
@@ -919,6 +926,30 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             selector: None,
         },
     }
+}
+
+/// `test` with each `&&`-chained grunt step run without its lint tasks
+/// ([`grunt::without_lint_tasks`]), those tasks added to `linters`.
+fn without_lint_tasks(test: &str, gruntfile: &str, linters: &mut Vec<String>) -> String {
+    let before = linters.len();
+    if test.contains(['|', ';', '(', '`', '$']) {
+        return test.to_string();
+    }
+    let steps: Vec<String> = test
+        .split("&&")
+        .map(str::trim)
+        .map(|step| match grunt::without_lint_tasks(step, gruntfile) {
+            Some((kept, lints)) => {
+                linters.extend(lints);
+                kept
+            }
+            None => step.to_string(),
+        })
+        .collect();
+    if linters.len() == before {
+        return test.to_string();
+    }
+    steps.join(" && ")
 }
 
 /// Linters a test script may chain after its tests: they read the code, never run it.
@@ -1569,6 +1600,26 @@ mod tests {
             let s = suite(Language::Node, &[("package.json", &package)]);
             assert_eq!(s.run.command[2], kept, "{test}");
         }
+        // Bower (2014): `grunt test` is `['jshint', 'exec:assets', 'simplemocha:full']`;
+        // jshint aborted the run before any test, on the base and with a patch alike.
+        let s = suite(
+            Language::Node,
+            &[
+                ("package.json", r#"{"scripts": {"test": "grunt test"}}"#),
+                (
+                    "Gruntfile.js",
+                    "grunt.registerTask('test', ['jshint', 'exec:assets', 'simplemocha:full']);",
+                ),
+            ],
+        );
+        assert_eq!(
+            s.run.command,
+            ["sh", "-c", "grunt exec:assets simplemocha:full"]
+        );
+        assert_eq!(
+            s.source,
+            "package.json scripts.test (without the linter it chains with the tests: grunt jshint)"
+        );
         let s = suite(
             Language::Node,
             &[(
