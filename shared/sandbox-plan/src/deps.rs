@@ -1077,6 +1077,66 @@ pub fn project_key(deps_key: &str, tree: &TreeRecord) -> String {
 mod tests {
     use super::*;
 
+    /// What `prepare.py`'s own functions make of `code`'s calls, run by the host's Python
+    /// (scripts/test makes sure of one), the script read without its `main()`.
+    fn prepare_py(code: &str) -> String {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let plan = dir.path().join("plan.json");
+        std::fs::write(&plan, r#"{"test_names": ["test", "tests", "testing"]}"#).expect("plan");
+        let script = PYTHON_SCRIPT
+            .strip_suffix("main()\n")
+            .expect("prepare.py ends by calling main()");
+        let out = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(format!("{script}\n{code}"))
+            .arg(&plan)
+            .output()
+            .expect("python3 on the host (scripts/test installs it)");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Out of time installing together, the requirement set aside is the one pip was
+    /// building, or the one that brought it in where pip names it (23.1 and later); a pip
+    /// that names no parent (21, the last of Python 3.6) sets aside the extras not for
+    /// tests, and with none of those nothing.
+    #[test]
+    fn what_a_stuck_install_sets_aside_is_read_from_each_pips_output() {
+        let wanted = r#"[("bringsslow", "requirements.txt"), ("slowtoo", "requirements.txt"),
+            ("quick01", "requirements.txt"), ("sphinx", "setup.py extras_require.docs"),
+            ("pytest", "setup.py extras_require.test")]"#;
+        let call = |out: &str| prepare_py(&format!("print(repr(stuck_on({out:?}, {wanted})))"));
+        let pip21 = "Collecting bringsslow\n  Downloading http://pypi.test/files/bringsslow-1.0-py3-none-any.whl (1.0 kB)\nCollecting quick01\nCollecting slowdep\n  Downloading http://pypi.test/files/slowdep-1.0.tar.gz (1.1 kB)\nBuilding wheels for collected packages: slowdep\n  Building wheel for slowdep (setup.py): started\n";
+        assert_eq!(
+            call(pip21),
+            "('slowdep', [('sphinx', 'setup.py extras_require.docs')])"
+        );
+        let pip23 = "Collecting bringsslow (from -r requirements.txt (line 1))\nCollecting slowdep (from bringsslow->-r requirements.txt (line 1))\n  Building wheel for slowdep (pyproject.toml): started\n";
+        assert_eq!(
+            call(pip23),
+            "('slowdep', [('bringsslow', 'requirements.txt')])"
+        );
+        let own = "Collecting slowtoo\n  Building wheel for slowtoo (setup.py): started\n";
+        assert_eq!(call(own), "('slowtoo', [('slowtoo', 'requirements.txt')])");
+        // A finished build is not what it was stuck on: the last collected one is.
+        let finished = "Collecting quick01\n  Building wheel for slowtoo (setup.py): started\n  Building wheel for slowtoo (setup.py): finished with status 'done'\n";
+        assert_eq!(
+            call(finished),
+            "('quick01', [('quick01', 'requirements.txt')])"
+        );
+        // pip 21 and no extra to set aside: nothing.
+        let only_needed =
+            r#"[("bringsslow", "requirements.txt"), ("quick01", "requirements.txt")]"#;
+        assert_eq!(
+            prepare_py(&format!("print(repr(stuck_on({pip21:?}, {only_needed})))")),
+            "None"
+        );
+    }
+
     #[test]
     fn a_requirement_declared_twice_is_named_once_with_both_places() {
         let entry = |what: &str, source: &str, reason: &str| NotPrepared {
