@@ -369,7 +369,7 @@ mod tests {
     /// A bare repository under `repos/OWNER+NAME` with one commit tagged `tag`.
     fn tagged(repos: &Path, dir: &str, tag: &str) -> String {
         let work = repos.join(format!("{dir}.work"));
-        std::fs::create_dir_all(&work).unwrap();
+        std::fs::create_dir_all(&work).expect("work dir");
         let sh = |args: &[&str], at: &Path| {
             let out = Command::new("git")
                 .args([
@@ -383,7 +383,7 @@ mod tests {
                 .args(args)
                 .current_dir(at)
                 .output()
-                .unwrap();
+                .expect("git");
             assert!(
                 out.status.success(),
                 "{args:?}: {}",
@@ -396,7 +396,7 @@ mod tests {
             work.join("package.json"),
             format!("{{\"name\": \"{dir}\"}}"),
         )
-        .unwrap();
+        .expect("the test's own setup");
         sh(&["add", "."], &work);
         sh(&["commit", "-qm", "c"], &work);
         sh(&["tag", tag], &work);
@@ -406,8 +406,8 @@ mod tests {
                 "clone",
                 "-q",
                 "--bare",
-                work.to_str().unwrap(),
-                bare.to_str().unwrap(),
+                &work.to_string_lossy(),
+                &bare.to_string_lossy(),
             ],
             repos,
         );
@@ -416,7 +416,7 @@ mod tests {
 
     #[test]
     fn a_tag_is_looked_up_in_the_projects_own_repository_and_a_commit_in_any() {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().expect("tempdir");
         let repos = tmp.path();
         let bower = tagged(repos, "BugsJS+bower", "Bug-1");
         // Node-redis' mirror is absent: Bower's `Bug-1` is not its case.
@@ -426,7 +426,7 @@ mod tests {
             "Bug-1",
             "Node-redis-1",
         )
-        .unwrap_err();
+        .expect_err("Bower's tag is no case of Node-redis");
         assert!(
             err.contains("fetch https://github.com/BugsJS/node_redis"),
             "{err}"
@@ -438,7 +438,7 @@ mod tests {
             "Bug-1",
             "Node-redis-1",
         )
-        .unwrap();
+        .expect("the test's own setup");
         assert!(
             found.starts_with(repos.join("BugsJS+node_redis")),
             "{}",
@@ -451,7 +451,7 @@ mod tests {
             &bower,
             "x-1",
         )
-        .unwrap();
+        .expect("the test's own setup");
         assert!(
             found.starts_with(repos.join("BugsJS+bower")),
             "{}",
