@@ -1093,3 +1093,49 @@ async fn a_suite_that_runs_in_a_headless_browser_finds_one() {
     assert_eq!(run.outcome, Outcome::Passed, "{out}");
     assert_container_gone(&sandbox, &run).await;
 }
+
+/// BugsJS Hexo-4's family: a registry package whose install script makes what its code
+/// requires (hexo-util 0.5.3's postinstall writes `highlight_alias.json`; `require`
+/// failed with "Cannot find module '../highlight_alias.json'" while the install ran with
+/// scripts off). The registry's packages' install scripts now run after the install, with
+/// no network; one that cannot build (hiredis' binding.gyp: no compiler or Node headers
+/// there) is named, and the rest of the environment stands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dependencys_install_script_runs_with_no_network_and_one_that_fails_is_named() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"site","version":"1.0.0","private":true,"dependencies":{"hexo-util":"0.5.3"},"devDependencies":{"hiredis":"0.5.0"}}
+"#,
+    );
+    let commit = repo.commit("a dependency whose postinstall writes what it requires");
+    let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst util = require('hexo-util');\n\ntest('highlights', () => {\n  assert.match(util.highlight('var a = 1', { lang: 'js' }), /<figure class=\"highlight js\">/);\n});\n";
+    let record = sandbox
+        .run(
+            &RunRequest::new(repo.path(), &commit, Language::Node, node_test("t.test.js"))
+                .with_file("t.test.js", test),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    assert!(
+        deps.notes.iter().any(|n| n
+            .strip_prefix("install scripts of the registry's packages run with no network: ")
+            .is_some_and(|names| names.split(", ").any(|p| p == "hexo-util"))),
+        "{deps:#?}"
+    );
+    let named: Vec<(&str, &str)> = deps
+        .not_prepared
+        .iter()
+        .map(|n| (n.what.as_str(), n.source.as_str()))
+        .collect();
+    assert_eq!(
+        named,
+        [("hiredis", "its install script (run with no network)")],
+        "{deps:#?}"
+    );
+    assert_container_gone(&sandbox, &record).await;
+}

@@ -39,9 +39,9 @@ const report = {
 const FIELDS = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies'];
 const manifests = plan.files.filter((f) => path.basename(f) === 'package.json');
 
-function run(cmd, args, env) {
+function run(cmd, args, env, seconds) {
   const r = spawnSync(cmd, args, {
-    cwd: work, encoding: 'utf8', timeout: (plan.call_timeout || 900) * 1000,
+    cwd: work, encoding: 'utf8', timeout: (seconds || plan.call_timeout || 900) * 1000,
     env: Object.assign({}, process.env, {
       npm_config_cache: '/tmp/npm-cache', npm_config_update_notifier: 'false',
       PATH: tools + '/bin:' + process.env.PATH,
@@ -583,6 +583,72 @@ function linksToTree(dir) {
   visit(path.join(work, dir), 0);
 }
 
+// The registry's packages whose install builds what they need at run time (hexo-util's
+// postinstall writes the highlight_alias.json its code requires; a native addon's
+// binding.gyp is built by `node-gyp rebuild`, npm's default install), by name: real
+// folders only, nested ones included (npm 2's trees). A link is a workspace package, the
+// tree's own code, and is never looked into; nor is the root, no dependency of itself.
+// (pnpm keeps every package under node_modules/.pnpm, behind links: not looked into yet.)
+function withInstallScripts(dirs) {
+  const names = [];
+  const visit = (modules, depth) => {
+    let entries;
+    try {
+      entries = entriesOf(modules);
+    } catch (e) {
+      return;
+    }
+    for (const e of entries) {
+      if (!e.isDirectory() || e.name.startsWith('.')) continue;
+      const dir = path.join(modules, e.name);
+      if (e.name.startsWith('@')) {
+        visit(dir, depth);
+        continue;
+      }
+      let pkg;
+      try {
+        pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+      } catch (err) {
+        continue;
+      }
+      const scripts = pkg.scripts || {};
+      const builds = scripts.preinstall || scripts.install || scripts.postinstall ||
+        fs.existsSync(path.join(dir, 'binding.gyp'));
+      if (builds && pkg.name && names.indexOf(pkg.name) < 0) names.push(pkg.name);
+      if (depth < 6) visit(path.join(dir, 'node_modules'), depth + 1);
+    }
+  };
+  for (const d of dirs) visit(path.join(work, d), 0);
+  return names;
+}
+
+// The install left every script off; the registry's packages' own install scripts (never
+// the tree's: see withInstallScripts) run now, one package at a time with a share of the
+// time, and with the proxy's settings removed: nothing the tree wrote runs, and a script
+// that fetches (node-gyp's headers, a prebuilt binary from GitHub) fails instead. A
+// package whose script fails is named, and the rest of the environment stands.
+function installScripts(dirs) {
+  const names = withInstallScripts(dirs);
+  if (names.length === 0) return;
+  const offline = {
+    HTTPS_PROXY: '', HTTP_PROXY: '', https_proxy: '', http_proxy: '', npm_config_proxy: '',
+    npm_config_https_proxy: '', npm_config_ignore_scripts: 'false', npm_config_offline: 'true',
+  };
+  const ran = [];
+  for (const name of names) {
+    const r = run('npm', ['rebuild', name], offline, Math.max(30, Math.min(300, (plan.call_timeout || 900) / 4)));
+    if (r.code === 0) {
+      ran.push(name);
+    } else {
+      report.not_prepared.push({
+        what: name, source: 'its install script (run with no network)',
+        reason: (r.code === 124 ? 'out of its time: ' : 'it failed: ') + tail(r.text, 3).replace(/\n/g, ' '),
+      });
+    }
+  }
+  if (ran.length > 0) report.notes.push('install scripts of the registry\'s packages run with no network: ' + ran.join(', '));
+}
+
 // What was installed at the top of the root's node_modules, by name (scoped ones as
 // @scope/name): with what was dropped, the record says how much of the environment there is.
 function installed() {
@@ -638,6 +704,7 @@ if (choice.manager === 'npm') {
     installWithNpm();
   }
 }
+if (choice.manager !== 'yarn_berry') installScripts(modulesDirs());
 const dirs = modulesDirs();
 for (const d of dirs) linksToTree(d);
 if (dirs.indexOf('node_modules') < 0) fs.mkdirSync(path.join(work, 'node_modules'));
