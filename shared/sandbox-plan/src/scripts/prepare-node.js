@@ -622,6 +622,15 @@ function withInstallScripts(dirs) {
   return names;
 }
 
+// Why an install script failed: the compiler's first error (node-gyp's own last words are
+// only "not ok"), or the script's first error line, with the output's last lines.
+function scriptFailure(text) {
+  const lines = text.split('\n').map((l) => l.trim()).filter((l) => l);
+  const first = lines.filter((l) => /(^|: )(fatal )?error: |^Error: /.test(l))[0];
+  const end = tail(text, 2).replace(/\n/g, ' ');
+  return first ? first + ' … ' + end : tail(text, 3).replace(/\n/g, ' ');
+}
+
 // The install left every script off; the registry's packages' own install scripts (never
 // the tree's: see withInstallScripts) run now, one package at a time with a share of the
 // time, and with the proxy's settings removed: nothing the tree wrote runs, and a script
@@ -642,7 +651,7 @@ function installScripts(dirs) {
     } else {
       report.not_prepared.push({
         what: name, source: 'its install script (run with no network)',
-        reason: (r.code === 124 ? 'out of its time: ' : 'it failed: ') + tail(r.text, 3).replace(/\n/g, ' '),
+        reason: (r.code === 124 ? 'out of its time: ' : 'it failed: ') + scriptFailure(r.text),
       });
     }
   }
