@@ -494,6 +494,17 @@ fn head_suite(
         .map_err(|e| format!("{}: HEAD: {e}", dir.display()))?;
     let tree = commit.tree().map_err(|e| e.to_string())?;
     let read = |path: &str| -> Option<String> {
+        if let Some(dir) = path.strip_suffix('/') {
+            let folder = repo
+                .find_tree(tree.get_path(Path::new(dir)).ok()?.id())
+                .ok()?;
+            let names: Vec<String> = folder
+                .iter()
+                .filter(|e| e.kind() == Some(git2::ObjectType::Blob))
+                .filter_map(|e| e.name().ok().map(str::to_string))
+                .collect();
+            return Some(names.join("\n"));
+        }
         let entry = tree.get_path(Path::new(path)).ok()?;
         let blob = repo.find_blob(entry.id()).ok()?;
         String::from_utf8(blob.content().to_vec()).ok()

@@ -185,6 +185,34 @@ async fn the_documented_suite_runs_the_pretest_build_first() {
     assert_container_gone(&sandbox, &record).await;
 }
 
+/// vite's family: the project's CI builds (`npm run build`) before `npm test`, whose tests
+/// load what the build wrote; `npm test` alone never builds, so the suite at head failed to
+/// load them. The documented suite runs the build its CI runs before the tests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_documented_suite_runs_the_build_its_ci_runs_before_the_tests() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"built","version":"1.0.0","private":true,"scripts":{"build":"node build.js","test":"node --test test/"}}
+"#,
+    )
+    .write(
+        ".github/workflows/ci.yml",
+        "name: CI\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: npm ci\n      - name: Build\n        run: npm run build\n      - run: npm test\n",
+    )
+    .write(
+        "build.js",
+        "require('fs').mkdirSync('dist', {recursive: true});\nrequire('fs').writeFileSync('dist/lib.js', 'exports.answer = () => 42;\\n');\n",
+    )
+    .write(
+        "test/answer.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst { answer } = require('../dist/lib.js');\n\ntest('answers', () => {\n  assert.strictEqual(answer(), 42);\n});\n",
+    );
+    let head = repo.commit("a library its CI builds before testing");
+    documented_suite_passes_one_test(&sandbox, &repo, &head).await;
+}
+
 /// A project's CI runs `prepare` in a git checkout, with `CI` set: a hooks installer there
 /// (axios' `husky install && npx husky set …`) writes into `.git`, and the tests may read
 /// `CI` (vue's time limits are wider on CI). The run's copy of the tree has no `.git`: it is
@@ -214,7 +242,19 @@ async fn documented_suite_passes_one_test(
     repo: &TestRepo,
     head: &str,
 ) -> proven_sandbox::RunRecord {
-    let files = |path: &str| std::fs::read_to_string(repo.path().join(path)).ok();
+    // A file's text, or a folder's file names (`DIR/`), as a review reads the tree.
+    let files = |path: &str| match path.strip_suffix('/') {
+        Some(dir) => std::fs::read_dir(repo.path().join(dir))
+            .ok()
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }),
+        None => std::fs::read_to_string(repo.path().join(path)).ok(),
+    };
     let suite = proven_sandbox::suite::documented_suite(Language::Node, &files);
     let mut request = RunRequest::new(repo.path(), head, Language::Node, suite.run.command);
     for (k, v) in suite.run.env {

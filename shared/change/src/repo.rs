@@ -441,6 +441,26 @@ impl Repo {
 }
 
 impl Repo {
+    /// The names of the regular files directly in folder `dir` of `commit` (`.github/workflows`),
+    /// in tree order; none when there is no such folder.
+    pub fn list_dir(&self, commit: &str, dir: &str) -> Result<Vec<String>, ChangeError> {
+        let tree = self.commit_tree(commit)?;
+        let Ok(entry) = tree.get_path(Path::new(dir.trim_end_matches('/'))) else {
+            return Ok(Vec::new());
+        };
+        let Some(folder) = self.repo.find_tree(entry.id()).ok() else {
+            return Ok(Vec::new());
+        };
+        Ok(folder
+            .iter()
+            .filter(|e| {
+                e.kind() == Some(ObjectType::Blob)
+                    && !matches!(Mode::from_raw(e.filemode()), Mode::Symlink)
+            })
+            .filter_map(|e| e.name().ok().map(str::to_string))
+            .collect())
+    }
+
     /// The regular files of `commit` (symlinks and submodules left out), in tree order, at
     /// most `limit` of them; true when the listing was cut there. Paths that are not UTF-8
     /// are shown lossily: a listing is for reading, never for opening.

@@ -218,6 +218,22 @@ fn the_head_listing_and_the_change_subjects() {
             "src/lib.rs"
         ]
     );
+    // One folder's own files (not its subfolders'), for the CI workflows a suite reads.
+    assert_eq!(repo.list_dir(&head, "src/").expect("folder"), ["lib.rs"]);
+    assert_eq!(
+        repo.list_dir(&head, "deploy").expect("folder"),
+        ["prod.yaml"]
+    );
+    assert!(
+        repo.list_dir(&head, ".github/workflows/")
+            .expect("no folder")
+            .is_empty()
+    );
+    assert!(
+        repo.list_dir(&head, "README.md")
+            .expect("a file")
+            .is_empty()
+    );
     let (two, cut) = repo.list_files(&head, 2).expect("listing");
     assert_eq!((two.len(), cut), (2, true));
     assert_eq!(

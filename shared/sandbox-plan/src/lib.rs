@@ -36,6 +36,7 @@ pub mod analyzer;
 pub mod cargo_git;
 pub mod ci_install;
 pub mod ci_matrix;
+pub mod ci_steps;
 pub mod deps;
 pub mod error;
 pub mod gopath;

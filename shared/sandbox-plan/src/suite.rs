@@ -4,6 +4,7 @@
 //! network. What the wrapper would install was prepared already ([`crate::deps`]).
 
 use crate::Language;
+use crate::ci_steps;
 use crate::grunt;
 use crate::language::{Selection, TestRun};
 
@@ -875,11 +876,24 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             // `prepare` is what `npm ci` runs after installing, in the project's CI before
             // its tests (koa's builds the `dist/koa.mjs` its ESM test imports); the
             // preparation never runs a package's scripts, so the run does.
-            let steps: Vec<(&str, String)> = ["prepare", "pretest"]
+            let mut steps: Vec<(&str, String)> = ["prepare", "pretest"]
                 .into_iter()
                 .filter_map(|name| script(name).map(|s| (name, s)))
                 .chain([("test", test)])
                 .collect();
+            // The build the project's CI runs before its tests (vite: `pnpm run build`, then
+            // `pnpm run test-unit`), after `prepare` as the CI's install runs it, unless
+            // `prepare` or `pretest` builds already.
+            let builds_already = ["prepare", "pretest"]
+                .iter()
+                .any(|name| script(name).is_some_and(|s| s.contains("build")));
+            let ci_build = ci_build(read).filter(|_| !builds_already);
+            if let Some((builds, _)) = &ci_build {
+                let at = usize::from(steps.first().is_some_and(|(n, _)| *n == "prepare"));
+                for (k, build) in builds.iter().enumerate() {
+                    steps.insert(at + k, ("", build.clone()));
+                }
+            }
             let mut command = match &steps[..] {
                 [(_, only)] => only.clone(),
                 // Each in a shell of its own, as npm runs them; each only after the one
@@ -901,10 +915,17 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
                 "package.json {}",
                 steps
                     .iter()
+                    .filter(|(name, _)| !name.is_empty())
                     .map(|(name, _)| format!("scripts.{name}"))
                     .collect::<Vec<_>>()
                     .join(", ")
             );
+            if let Some((builds, from)) = &ci_build {
+                source.push_str(&format!(
+                    ", after the build its CI runs before the tests: {} ({from})",
+                    builds.join(", ")
+                ));
+            }
             if !linters.is_empty() {
                 source.push_str(&format!(
                     " (without the linter it chains with the tests: {})",
@@ -926,6 +947,25 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             selector: None,
         },
     }
+}
+
+/// The build commands the first job of the tree's GitHub workflows that builds before it
+/// tests runs ([`ci_steps::build_before_tests`]), with where it says so (`FILE job NAME`).
+/// `read("DIR/")` lists a folder's files.
+fn ci_build(read: &dyn Fn(&str) -> Option<String>) -> Option<(Vec<String>, String)> {
+    let listing = read(".github/workflows/")?;
+    let mut names: Vec<&str> = listing
+        .lines()
+        .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
+        .collect();
+    names.sort_unstable();
+    names.into_iter().take(50).find_map(|name| {
+        let path = format!(".github/workflows/{name}");
+        let text = read(&path)?;
+        ci_steps::jobs(&text).into_iter().find_map(|job| {
+            ci_steps::build_before_tests(&job).map(|b| (b, format!("{path} job {}", job.name)))
+        })
+    })
 }
 
 /// `test` with each `&&`-chained grunt step run without its lint tasks
@@ -1021,6 +1061,8 @@ fn only_lints(step: &str, script: &dyn Fn(&str) -> Option<String>, depth: usize)
 }
 
 /// The whole suite of a tree, as its project documents it where a wrapper would run it.
+/// `read(PATH)` gives a file's text; `read("DIR/")` the names of a folder's files, one per
+/// line (None where the caller cannot list one: CI workflows are then not read).
 pub fn documented_suite(
     language: Language,
     read: &dyn Fn(&str) -> Option<String>,
@@ -1046,6 +1088,14 @@ mod tests {
             .map(|(a, b)| (a.to_string(), b.to_string()))
             .collect();
         documented_suite(language, &|p| {
+            if p.ends_with('/') {
+                let names: Vec<&str> = files
+                    .iter()
+                    .filter_map(|(n, _)| n.strip_prefix(p))
+                    .filter(|rest| !rest.contains('/'))
+                    .collect();
+                return (!names.is_empty()).then(|| names.join("\n"));
+            }
             files.iter().find(|(n, _)| n == p).map(|(_, t)| t.clone())
         })
     }
@@ -1600,6 +1650,46 @@ mod tests {
             let s = suite(Language::Node, &[("package.json", &package)]);
             assert_eq!(s.run.command[2], kept, "{test}");
         }
+        // vite: its CI builds (`pnpm run build`) before its test scripts, whose tests load
+        // what the build wrote; `npm test` alone never builds. A job on Windows, and a
+        // build after the tests, are not the one; a `prepare` that builds already is kept alone.
+        let workflow = "jobs:\n  lint:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pnpm run lint\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pnpm install\n      - name: Build\n        run: pnpm run build\n      - run: pnpm run test-unit\n";
+        let s = suite(
+            Language::Node,
+            &[
+                (
+                    "package.json",
+                    r#"{"scripts": {"build": "tsc -b", "test": "vitest run"}}"#,
+                ),
+                (".github/workflows/ci.yml", workflow),
+                (
+                    ".github/workflows/release.yml",
+                    "jobs:\n  publish:\n    runs-on: ubuntu-latest\n    steps:\n      - run: npm test\n      - run: npm run build\n",
+                ),
+            ],
+        );
+        assert_eq!(
+            s.run.command,
+            ["sh", "-c", "( pnpm run build ) && ( vitest run )"]
+        );
+        assert_eq!(
+            s.source,
+            "package.json scripts.test, after the build its CI runs before the tests: pnpm run build (.github/workflows/ci.yml job test)"
+        );
+        let s = suite(
+            Language::Node,
+            &[
+                (
+                    "package.json",
+                    r#"{"scripts": {"build": "tsc -b", "prepare": "npm run build", "test": "vitest run"}}"#,
+                ),
+                (".github/workflows/ci.yml", workflow),
+            ],
+        );
+        assert_eq!(
+            s.run.command[2],
+            "{ [ -e .git ] || git init -q; } 2>/dev/null; ( npm run build ) && ( vitest run )"
+        );
         // Bower (2014): `grunt test` is `['jshint', 'exec:assets', 'simplemocha:full']`;
         // jshint aborted the run before any test, on the base and with a patch alike.
         let s = suite(

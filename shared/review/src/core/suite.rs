@@ -24,6 +24,10 @@ pub(crate) async fn documented(
     blocking(move || {
         let repo = proven_change::Repo::open(Path::new(&dir)).ok();
         let read = |path: &str| -> Option<String> {
+            if path.ends_with('/') {
+                let names = repo.as_ref()?.list_dir(&rev, path).ok()?;
+                return Some(names.join("\n"));
+            }
             match repo
                 .as_ref()?
                 .read_blob(&rev, path.as_bytes(), MAX_FILE_BYTES)

@@ -1,0 +1,251 @@
+//! The steps a GitHub workflow's job runs, in order, read as text (as [`crate::ci_matrix`]
+//! reads matrices): a Node project's CI often builds before it tests (`pnpm run build`,
+//! then `pnpm run test`: vite's, vue's, many a TypeScript package's tests load what the
+//! build writes), a step `npm test` does not run by itself. The suite runs the build its
+//! CI runs before the tests ([`crate::suite`]).
+
+/// One job of a workflow: its name, where it runs, and its `run:` commands in order (a
+/// block's lines each, `&&` chains split).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    pub name: String,
+    pub runs_on: String,
+    pub commands: Vec<String>,
+}
+
+/// The jobs of a workflow, in the file's order.
+pub fn jobs(text: &str) -> Vec<Job> {
+    let lines: Vec<&str> = text.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let Some(start) = lines.iter().position(|l| l.trim_end() == "jobs:") else {
+        return Vec::new();
+    };
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut job_indent = None;
+    let mut i = start + 1;
+    while i < lines.len() {
+        let line = lines[i];
+        let trimmed = line.trim();
+        i += 1;
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let at = indent(line);
+        if at == 0 {
+            break;
+        }
+        let job_at = *job_indent.get_or_insert(at);
+        if at == job_at {
+            if let Some(name) = trimmed.strip_suffix(':') {
+                jobs.push(Job {
+                    name: name.trim_matches(['"', '\'']).to_string(),
+                    runs_on: String::new(),
+                    commands: Vec::new(),
+                });
+            }
+            continue;
+        }
+        let Some(job) = jobs.last_mut() else { continue };
+        let key_line = trimmed.strip_prefix("- ").unwrap_or(trimmed);
+        if let Some(value) = key_line.strip_prefix("runs-on:") {
+            job.runs_on = value.trim().trim_matches(['"', '\'']).to_string();
+            continue;
+        }
+        let Some(value) = key_line.strip_prefix("run:") else {
+            continue;
+        };
+        let value = value.trim();
+        let run_at = at + (trimmed.len() - key_line.len());
+        let mut raw: Vec<String> = Vec::new();
+        if value.starts_with(['|', '>']) {
+            // A block: the lines indented past the `run:` key.
+            while i < lines.len() {
+                let next = lines[i];
+                if !next.trim().is_empty() && indent(next) <= run_at {
+                    break;
+                }
+                raw.push(next.trim().to_string());
+                i += 1;
+            }
+        } else {
+            raw.push(value.trim_matches(['"', '\'']).to_string());
+        }
+        for line in raw {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            job.commands.extend(
+                line.split("&&")
+                    .map(|c| c.trim().to_string())
+                    .filter(|c| !c.is_empty()),
+            );
+        }
+    }
+    jobs
+}
+
+/// The name of the package script a command runs through npm, pnpm or yarn (`npm test`,
+/// `npm run build --if-present`, `pnpm -r build`, `CI=true yarn test:unit`), if it runs one.
+pub fn script_of(command: &str) -> Option<&str> {
+    let mut words = command
+        .split_whitespace()
+        .skip_while(|w| w.contains('=') && !w.starts_with('-'));
+    let manager = words.next()?;
+    if !["npm", "pnpm", "yarn"].contains(&manager) {
+        return None;
+    }
+    // Options left out, with the value of those that take one (`--filter ./packages/a`).
+    let mut rest = Vec::new();
+    while let Some(w) = words.next() {
+        if [
+            "--filter",
+            "-F",
+            "--dir",
+            "-C",
+            "--workspace",
+            "-w",
+            "--cwd",
+            "--prefix",
+        ]
+        .contains(&w)
+        {
+            words.next();
+        } else if !w.starts_with('-') {
+            rest.push(w);
+        }
+    }
+    let mut rest = rest.into_iter();
+    let first = rest.next()?;
+    match (manager, first) {
+        ("npm", "test" | "t") => Some("test"),
+        (_, "run" | "run-script") => rest.next(),
+        ("npm", _) => None,
+        (_, "install" | "i" | "add" | "exec" | "dlx" | "x" | "ci") => None,
+        (_, name) => Some(name),
+    }
+}
+
+/// A script name of the family `family` (`test`, `test:unit`, `test-e2e`, `build`,
+/// `build:types`).
+fn of_family(name: &str, family: &str) -> bool {
+    name.strip_prefix(family)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '-', '_']))
+}
+
+/// The build commands the first job (on Linux) that tests runs before its first test step,
+/// with that job's name: `pnpm run build` before `pnpm run test-unit`. None when no job
+/// builds before it tests.
+pub fn build_before_tests(job: &Job) -> Option<Vec<String>> {
+    let runner = job.runs_on.to_ascii_lowercase();
+    if runner.contains("windows") || runner.contains("macos") {
+        return None;
+    }
+    let tests_at = job
+        .commands
+        .iter()
+        .position(|c| script_of(c).is_some_and(|s| of_family(s, "test")))?;
+    let builds: Vec<String> = job.commands[..tests_at]
+        .iter()
+        .filter(|c| !c.contains("${{") && script_of(c).is_some_and(|s| of_family(s, "build")))
+        .cloned()
+        .collect();
+    (!builds.is_empty()).then_some(builds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// vite's workflow, in short: install, build, then its test scripts.
+    const VITE: &str = r#"name: CI
+on:
+  push:
+jobs:
+  test:
+    timeout-minutes: 20
+    runs-on: ${{ matrix.os }}
+    steps:
+      - uses: actions/checkout@v4
+      - name: Install deps
+        run: pnpm install
+      # Install playwright's binary under custom directory to cache
+      - name: Build
+        run: pnpm run build
+      - name: Test unit
+        run: pnpm run test-unit
+      - name: Test serve
+        run: |
+          pnpm run test-serve
+          pnpm run test-build
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - run: pnpm install && pnpm run lint
+"#;
+
+    #[test]
+    fn a_workflows_jobs_are_their_run_commands_in_order() {
+        let jobs = jobs(VITE);
+        assert_eq!(jobs.len(), 2);
+        assert_eq!(jobs[0].name, "test");
+        assert_eq!(
+            jobs[0].commands,
+            [
+                "pnpm install",
+                "pnpm run build",
+                "pnpm run test-unit",
+                "pnpm run test-serve",
+                "pnpm run test-build"
+            ]
+        );
+        assert_eq!(jobs[1].runs_on, "ubuntu-latest");
+        assert_eq!(jobs[1].commands, ["pnpm install", "pnpm run lint"]);
+    }
+
+    #[test]
+    fn the_build_a_job_runs_before_its_first_test_step() {
+        let jobs = jobs(VITE);
+        assert_eq!(
+            build_before_tests(&jobs[0]),
+            Some(vec!["pnpm run build".to_string()])
+        );
+        assert_eq!(build_before_tests(&jobs[1]), None, "no test step");
+        let windows = Job {
+            name: "w".into(),
+            runs_on: "windows-latest".into(),
+            commands: vec!["npm run build".into(), "npm test".into()],
+        };
+        assert_eq!(build_before_tests(&windows), None);
+        let after = Job {
+            name: "a".into(),
+            runs_on: "ubuntu-latest".into(),
+            commands: vec!["npm ci".into(), "npm test".into(), "npm run build".into()],
+        };
+        assert_eq!(build_before_tests(&after), None, "a build after the tests");
+    }
+
+    #[test]
+    fn the_script_a_command_runs() {
+        for (command, script) in [
+            ("npm test", Some("test")),
+            ("npm t", Some("test")),
+            ("npm run build --if-present", Some("build")),
+            ("npm run-script test:unit", Some("test:unit")),
+            ("pnpm -r build", Some("build")),
+            (
+                "pnpm --filter ./packages/a run build:types",
+                Some("build:types"),
+            ),
+            ("CI=true yarn test", Some("test")),
+            ("yarn build", Some("build")),
+            ("pnpm install --frozen-lockfile", None),
+            ("npm ci", None),
+            ("npx tsc", None),
+            ("node scripts/build.js", None),
+        ] {
+            assert_eq!(script_of(command), script, "{command}");
+        }
+        assert!(of_family("test-e2e", "test") && of_family("build", "build"));
+        assert!(!of_family("testing", "test") && !of_family("builder", "build"));
+    }
+}
