@@ -86,6 +86,8 @@ pub const STUDY: &[(&str, Language)] = &[
     ("pypa/packaging", Language::Python),
     ("koajs/koa", Language::Node),
     ("chalk/chalk", Language::Node),
+    ("vitejs/vite", Language::Node),
+    ("sveltejs/svelte", Language::Node),
     ("rust-lang/regex", Language::Rust),
     ("tokio-rs/bytes", Language::Rust),
     ("chronotope/chrono", Language::Rust),
