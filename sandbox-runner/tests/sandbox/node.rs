@@ -1225,3 +1225,42 @@ async fn a_native_addon_of_2016_builds_on_the_node_of_its_era() {
     assert!(deps.not_prepared.is_empty(), "{deps:#?}");
     assert_container_gone(&sandbox, &record).await;
 }
+
+/// vite's family: pnpm's `patchedDependencies` (package.json's `pnpm` field here, as pnpm 9
+/// reads them; pnpm 10 reads pnpm-workspace.yaml too, as vite has them) name patch files the
+/// install applies; with the manifests and lock file alone in the preparation, pnpm
+/// stopped at the missing patch and nothing was installed. The patch files are now read
+/// with the manifests (and key the layer as they do): the patched dependency is what the
+/// tests load.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dependency_the_install_patches_is_prepared_with_its_patch() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"patched","version":"1.0.0","private":true,"packageManager":"pnpm@9.15.0","devDependencies":{"left-pad":"1.1.3"},"pnpm":{"patchedDependencies":{"left-pad@1.1.3":"patches/left-pad@1.1.3.patch"}}}
+"#,
+    )
+    .write(
+        "patches/left-pad@1.1.3.patch",
+        "diff --git a/index.js b/index.js\n--- a/index.js\n+++ b/index.js\n@@ -50,3 +50,5 @@\n   // pad `str`!\n   return pad + str;\n }\n+\n+module.exports.patched = true;\n",
+    );
+    let commit = repo.commit("a dependency patched at install");
+    let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst leftPad = require('left-pad');\n\ntest('the patched release', () => {\n  assert.strictEqual(leftPad('1', 3, '0'), '001');\n  assert.strictEqual(leftPad.patched, true);\n});\n";
+    let record = sandbox
+        .run(
+            &RunRequest::new(repo.path(), &commit, Language::Node, node_test("t.test.js"))
+                .with_file("t.test.js", test),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    assert!(
+        deps.lock_files
+            .contains(&"patches/left-pad@1.1.3.patch".to_string()),
+        "{deps:#?}"
+    );
+    assert_container_gone(&sandbox, &record).await;
+}

@@ -504,6 +504,18 @@ fn node_files(
     if src.join("pnpm-workspace.yaml").is_file() {
         files.push("pnpm-workspace.yaml".into());
     }
+    // And the patches it applies to dependencies (pnpm's `patchedDependencies`, yarn's
+    // `patch:`): the install fails without them.
+    let package = read_small(src, "package.json")
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .unwrap_or_default();
+    let workspace = read_small(src, "pnpm-workspace.yaml")
+        .and_then(|b| node_pm::workspace(&String::from_utf8_lossy(&b)));
+    files.extend(
+        node_pm::patch_files(&package, workspace.as_ref())
+            .into_iter()
+            .filter(|f| read_small(src, f).is_some()),
+    );
     files.sort();
     files.dedup();
     for f in &files {

@@ -251,6 +251,8 @@ fn berry_major(version: &str) -> Option<&'static str> {
 pub struct Workspace {
     pub packages: Vec<String>,
     pub catalogs: BTreeMap<String, BTreeMap<String, String>>,
+    /// The patch files of `patchedDependencies` (`sirv@3.0.2: patches/sirv@3.0.2.patch`).
+    pub patches: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -261,6 +263,62 @@ struct WorkspaceFile {
     catalog: BTreeMap<String, String>,
     #[serde(default)]
     catalogs: BTreeMap<String, BTreeMap<String, String>>,
+    #[serde(default, rename = "patchedDependencies")]
+    patched: BTreeMap<String, String>,
+}
+
+/// The patch files a project's install applies to its dependencies, relative to the tree's
+/// root: pnpm's `patchedDependencies` (pnpm-workspace.yaml, or package.json's `pnpm` field)
+/// and yarn berry's `patch:` protocol (`patch:sirv@npm%3A3.0.2#./.yarn/patches/sirv.patch`
+/// in a range or a resolution). The install fails without them (vite: `ENOENT
+/// patches/sirv@3.0.2.patch`): they are data the preparation reads, as the lock file is.
+/// Paths that leave the tree are not named.
+pub fn patch_files(package: &serde_json::Value, workspace: Option<&Workspace>) -> Vec<String> {
+    let mut found: Vec<String> = workspace.map(|w| w.patches.clone()).unwrap_or_default();
+    if let Some(patched) = package["pnpm"]["patchedDependencies"].as_object() {
+        found.extend(
+            patched
+                .values()
+                .filter_map(|v| v.as_str())
+                .map(str::to_string),
+        );
+    }
+    for field in [
+        "dependencies",
+        "devDependencies",
+        "optionalDependencies",
+        "resolutions",
+    ] {
+        for value in package[field]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(_, v)| v)
+        {
+            if let Some(path) = value
+                .as_str()
+                .filter(|v| v.starts_with("patch:"))
+                .and_then(|v| v.rsplit_once('#'))
+                .map(|(_, path)| path.trim_start_matches("~/").to_string())
+            {
+                found.push(path);
+            }
+        }
+    }
+    let mut files: Vec<String> = found
+        .into_iter()
+        .map(|p| p.trim_start_matches("./").to_string())
+        .filter(|p| {
+            !p.is_empty()
+                && !p.starts_with('/')
+                && std::path::Path::new(p)
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)))
+        })
+        .collect();
+    files.sort();
+    files.dedup();
+    files
 }
 
 /// pnpm-workspace.yaml read (None when it does not parse).
@@ -285,6 +343,7 @@ pub fn workspace(text: &str) -> Option<Workspace> {
     Some(Workspace {
         packages: file.packages,
         catalogs,
+        patches: file.patched.into_values().collect(),
     })
 }
 
@@ -292,6 +351,29 @@ pub fn workspace(text: &str) -> Option<Workspace> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_patch_files_the_install_applies_are_named_within_the_tree() {
+        let workspace = workspace(
+            "packages:\n  - 'packages/*'\npatchedDependencies:\n  \"sirv@3.0.2\": \"patches/sirv@3.0.2.patch\"\n  chokidar@3.6.0: ./patches/chokidar.patch\n",
+        )
+        .expect("parses");
+        let package = serde_json::json!({
+            "pnpm": {"patchedDependencies": {"ms@2.1.3": "patches/ms.patch", "x@1": "../outside.patch"}},
+            "dependencies": {"left-pad": "patch:left-pad@npm%3A1.1.3#~/.yarn/patches/left-pad-npm-1.1.3.patch"},
+            "resolutions": {"debug": "patch:debug@npm%3A4.3.4#./.yarn/patches/debug.patch", "a": "^1"},
+        });
+        assert_eq!(
+            patch_files(&package, Some(&workspace)),
+            [
+                ".yarn/patches/debug.patch",
+                ".yarn/patches/left-pad-npm-1.1.3.patch",
+                "patches/chokidar.patch",
+                "patches/ms.patch",
+                "patches/sirv@3.0.2.patch",
+            ]
+        );
+        assert!(patch_files(&serde_json::json!({}), None).is_empty());
+    }
     fn choice(files: &[(&str, &str)]) -> Choice {
         choose(&|p: &str| {
             files

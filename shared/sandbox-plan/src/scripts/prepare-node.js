@@ -522,7 +522,7 @@ function installWithManager() {
       report.notes.push(name + ' install with the lock file frozen failed (' + tail(r.text, 2).replace(/\n/g, ' ') + '): installed without --' + (choice.manager === 'yarn_berry' ? 'immutable' : 'frozen-lockfile') + ', the lock file\'s pins kept where they still hold');
       continue;
     }
-    fail(name + ' install failed: ' + tail(r.text));
+    fail(name + ' install failed: ' + failure(r.text));
   }
   fail(name + ' could not install the dependencies after dropping ' + report.not_prepared.length + ' packages');
 }
@@ -622,13 +622,14 @@ function withInstallScripts(dirs) {
   return names;
 }
 
-// Why an install script failed: the compiler's first error (node-gyp's own last words are
-// only "not ok"), or the script's first error line, with the output's last lines.
-function scriptFailure(text) {
-  const lines = text.split('\n').map((l) => l.trim()).filter((l) => l);
-  const first = lines.filter((l) => /(^|: )(fatal )?error: |^Error: /.test(l))[0];
-  const end = tail(text, 2).replace(/\n/g, ' ');
-  return first ? first + ' … ' + end : tail(text, 3).replace(/\n/g, ' ');
+// Why a command failed, in one line: its first error line (a compiler's `error:`, pnpm's
+// ERR_PNPM_ code, npm's ERR!; node-gyp's own last words are only "not ok") with its output's
+// last lines, stack frames left out (pnpm's last lines are `at async …`).
+function failure(text) {
+  const lines = text.split('\n').map((l) => l.trim()).filter((l) => l && !/^at /.test(l));
+  const first = lines.filter((l) => /ERR_PNPM_|^ERROR|ERR!|(^|: )(fatal )?error: |^Error: |YN0001/.test(l))[0];
+  const end = lines.slice(-2).join(' ');
+  return first && end.indexOf(first) < 0 ? first + ' … ' + end : lines.slice(-3).join(' ');
 }
 
 // The install left every script off; the registry's packages' own install scripts (never
@@ -651,7 +652,7 @@ function installScripts(dirs) {
     } else {
       report.not_prepared.push({
         what: name, source: 'its install script (run with no network)',
-        reason: (r.code === 124 ? 'out of its time: ' : 'it failed: ') + scriptFailure(r.text),
+        reason: (r.code === 124 ? 'out of its time: ' : 'it failed: ') + failure(r.text),
       });
     }
   }
