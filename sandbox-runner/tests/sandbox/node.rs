@@ -1264,3 +1264,39 @@ async fn a_dependency_the_install_patches_is_prepared_with_its_patch() {
     );
     assert_container_gone(&sandbox, &record).await;
 }
+
+/// svelte's family: a suite that launches Playwright's Chromium (vitest's browser mode,
+/// @playwright/test) found none, Playwright's builds coming from a CDN no registry serves
+/// ("Executable doesn't exist at …/ms-playwright/chromium_headless_shell-1223/…"). The
+/// preparation links the image's Chromium at each build the project's playwright-core
+/// names, and the run finds them there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn playwrights_chromium_is_the_images_chromium() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"browser","version":"1.0.0","private":true,"devDependencies":{"playwright-core":"1.49.1"}}
+"#,
+    );
+    let commit = repo.commit("a suite that runs in Playwright's Chromium");
+    let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { chromium } = require('playwright-core');\n\ntest('renders a page', async () => {\n  const browser = await chromium.launch();\n  const page = await browser.newPage();\n  await page.setContent('<p id=\"x\">rendered</p>');\n  assert.strictEqual(await page.textContent('#x'), 'rendered');\n  await browser.close();\n});\n";
+    let record = sandbox
+        .run(
+            &RunRequest::new(repo.path(), &commit, Language::Node, node_test("t.test.js"))
+                .with_file("t.test.js", test),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n
+                .starts_with("Playwright's Chromium builds are the image's Chromium: chromium-")),
+        "{deps:#?}"
+    );
+    assert_container_gone(&sandbox, &record).await;
+}

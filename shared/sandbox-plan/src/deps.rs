@@ -467,6 +467,9 @@ fn plan_node(
     plan.files.push(("plan.json".into(), plan_json(&json)));
     plan.files
         .push(("prepare-node.js".into(), NODE_SCRIPT.as_bytes().to_vec()));
+    // Where the preparation linked the image's Chromium as Playwright's builds.
+    plan.run_env
+        .push(format!("PLAYWRIGHT_BROWSERS_PATH={MOUNT}/ms-playwright"));
     plan.command = vec![
         "node".into(),
         "/prep/prepare-node.js".into(),

@@ -659,6 +659,57 @@ function installScripts(dirs) {
   if (ran.length > 0) report.notes.push('install scripts of the registry\'s packages run with no network: ' + ran.join(', '));
 }
 
+// Playwright's own browsers are downloaded from a CDN (no registry serves them), so a
+// suite that launches one (vitest's browser mode, @playwright/test) found none: "Executable
+// doesn't exist at …/ms-playwright/chromium_headless_shell-1223/…". Where the image has a
+// Chromium (the images of Node 18 and later), each Chromium build the project's
+// playwright-core names (its browsers.json: name and revision) is the image's, linked at
+// the paths Playwright looks for under /deps/ms-playwright (PLAYWRIGHT_BROWSERS_PATH in
+// the run). Firefox and WebKit are not had.
+function playwrightChromium(dirs) {
+  const chromium = '/usr/bin/chromium';
+  if (!fs.existsSync(chromium)) return;
+  const manifests = [];
+  for (const d of dirs) {
+    const modules = path.join(work, d);
+    manifests.push(path.join(modules, 'playwright-core', 'browsers.json'));
+    let pnpm = [];
+    try {
+      pnpm = fs.readdirSync(path.join(modules, '.pnpm'));
+    } catch (e) {
+      // not pnpm's layout
+    }
+    for (const entry of pnpm) {
+      if (entry.indexOf('playwright-core@') === 0) {
+        manifests.push(path.join(modules, '.pnpm', entry, 'node_modules', 'playwright-core', 'browsers.json'));
+      }
+    }
+  }
+  const linked = [];
+  for (const manifest of manifests) {
+    let browsers;
+    try {
+      browsers = JSON.parse(fs.readFileSync(manifest, 'utf8')).browsers || [];
+    } catch (e) {
+      continue;
+    }
+    for (const b of browsers) {
+      if (typeof b.name !== 'string' || b.name.indexOf('chromium') !== 0 || !/^[0-9]+$/.test(String(b.revision))) continue;
+      const dir = path.join(work, 'ms-playwright', b.name.replace(/-/g, '_') + '-' + b.revision);
+      if (linked.indexOf(path.basename(dir)) >= 0) continue;
+      // Where each Playwright release has looked for its Chromium and headless shell.
+      for (const rel of ['chrome-linux/chrome', 'chrome-linux64/chrome', 'chrome-linux/headless_shell',
+        'chrome-headless-shell-linux64/chrome-headless-shell', 'chrome-headless-shell-linux/chrome-headless-shell']) {
+        makeDirs(path.dirname(path.join(dir, rel)));
+        fs.symlinkSync(chromium, path.join(dir, rel));
+      }
+      for (const marker of ['INSTALLATION_COMPLETE', 'DEPENDENCIES_VALIDATED']) fs.writeFileSync(path.join(dir, marker), '');
+      linked.push(path.basename(dir));
+    }
+  }
+  if (linked.length > 0) report.notes.push('Playwright\'s Chromium builds are the image\'s Chromium: ' + linked.join(', '));
+}
+
 // What was installed at the top of the root's node_modules, by name (scoped ones as
 // @scope/name): with what was dropped, the record says how much of the environment there is.
 function installed() {
@@ -715,6 +766,7 @@ if (choice.manager === 'npm') {
   }
 }
 if (choice.manager !== 'yarn_berry') installScripts(modulesDirs());
+playwrightChromium(modulesDirs());
 const dirs = modulesDirs();
 for (const d of dirs) linksToTree(d);
 if (dirs.indexOf('node_modules') < 0) fs.mkdirSync(path.join(work, 'node_modules'));
