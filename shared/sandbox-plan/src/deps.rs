@@ -502,6 +502,20 @@ fn node_files(
         }
     } else if src.join(choice.manager.lock_file()).is_file() {
         files.push(choice.manager.lock_file().into());
+        // pnpm's lock file names every workspace package (its `importers`), those kept in a
+        // folder the search passes over too (vite's `packages/**/__tests__/**` fixtures):
+        // without their manifests pnpm stops (ERR_PNPM_LINKED_PKG_DIR_NOT_FOUND).
+        if choice.manager == node_pm::Manager::Pnpm
+            && let Some(lock) = read_small(src, "pnpm-lock.yaml")
+        {
+            files.extend(
+                node_pm::pnpm_importers(&String::from_utf8_lossy(&lock))
+                    .into_iter()
+                    .map(|dir| format!("{dir}/package.json"))
+                    .filter(|f| read_small(src, f).is_some())
+                    .take(MAX_MANIFESTS),
+            );
+        }
     }
     // pnpm's workspace (its packages, its `catalog:` ranges) decides the install too.
     if src.join("pnpm-workspace.yaml").is_file() {

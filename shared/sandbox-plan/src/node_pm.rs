@@ -267,6 +267,38 @@ struct WorkspaceFile {
     patched: BTreeMap<String, String>,
 }
 
+/// The workspace packages a pnpm lock file names (its `importers:` keys, the root `.` left
+/// out), as folders within the tree; read as text, as a lock file of any size is.
+pub fn pnpm_importers(lock: &str) -> Vec<String> {
+    let mut dirs = Vec::new();
+    let mut inside = false;
+    for line in lock.lines() {
+        if !line.starts_with(' ') && !line.trim().is_empty() {
+            inside = line.trim_end() == "importers:";
+            continue;
+        }
+        // `  packages/app:`, or `  packages/app/fixtures/dep: {}` for one with nothing.
+        let Some(key) = line
+            .strip_prefix("  ")
+            .filter(|k| !k.starts_with(' '))
+            .map(str::trim_end)
+            .and_then(|k| k.strip_suffix(':').or_else(|| k.strip_suffix(": {}")))
+        else {
+            continue;
+        };
+        let dir = key.trim_matches(['"', '\'']);
+        if inside
+            && dir != "."
+            && std::path::Path::new(dir)
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+        {
+            dirs.push(dir.to_string());
+        }
+    }
+    dirs
+}
+
 /// The patch files a project's install applies to its dependencies, relative to the tree's
 /// root: pnpm's `patchedDependencies` (pnpm-workspace.yaml, or package.json's `pnpm` field)
 /// and yarn berry's `patch:` protocol (`patch:sirv@npm%3A3.0.2#./.yarn/patches/sirv.patch`
@@ -350,6 +382,19 @@ pub fn workspace(text: &str) -> Option<Workspace> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pnpm_lock_names_its_workspace_packages() {
+        let lock = "lockfileVersion: '9.0'\n\nimporters:\n\n  .:\n    dependencies:\n      a:\n        specifier: ^1\n\n  packages/vite:\n    devDependencies: {}\n\n  'packages/vite/src/node/__tests__/fixtures/cjs':\n    dependencies: {}\n\n  packages/vite/src/node/__tests__/fixtures/empty: {}\n\n  ../outside:\n    {}\n\npackages:\n\n  a@1.0.0:\n    resolution: {integrity: x}\n";
+        assert_eq!(
+            pnpm_importers(lock),
+            [
+                "packages/vite",
+                "packages/vite/src/node/__tests__/fixtures/cjs",
+                "packages/vite/src/node/__tests__/fixtures/empty"
+            ]
+        );
+    }
 
     #[test]
     fn the_patch_files_the_install_applies_are_named_within_the_tree() {
