@@ -157,7 +157,10 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             memory_bytes: 1 << 30,
-            pids: 256,
+            // A suite that drives a browser (Chromium's processes and their threads, beside
+            // vitest's workers) takes several hundred; a CI runner sets no such bound. 1024
+            // still ends a fork bomb.
+            pids: 1024,
             cpus: 1.0,
             scratch_bytes: 512 << 20,
             tmp_bytes: 512 << 20,

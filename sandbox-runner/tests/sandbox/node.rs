@@ -1358,3 +1358,31 @@ async fn a_pnpm_workspace_package_in_a_fixture_folder_is_installed_from_the_lock
     );
     assert_container_gone(&sandbox, &record).await;
 }
+
+/// svelte's next family: its suite drives Chromium beside vitest's workers, and the run
+/// ended at the pids limit ("reached the pids limit" after 7753 tests passed): a run's
+/// default bound now leaves room for a browser's processes and threads (here, 400 processes
+/// at once) while still ending a fork bomb (`containment::a_fork_bomb_ends_at_the_pids_limit`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suite_with_hundreds_of_processes_at_once_runs_within_the_default_limits() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"many","version":"1.0.0","private":true}
+"#,
+    );
+    let commit = repo.commit("a suite of many processes");
+    let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { spawn } = require('node:child_process');\n\ntest('400 processes at once', async () => {\n  const children = [];\n  for (let i = 0; i < 400; i++) children.push(spawn('sleep', ['3']));\n  const codes = await Promise.all(children.map((c) => new Promise((done) => { c.on('error', () => done('error')); c.on('exit', (code) => done(code)); })));\n  assert.deepStrictEqual(codes.filter((c) => c !== 0), []);\n});\n";
+    let record = sandbox
+        .run(
+            &RunRequest::new(repo.path(), &commit, Language::Node, node_test("t.test.js"))
+                .with_file("t.test.js", test),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}");
+    assert!(!record.pids_limit_reached, "{record:#?}");
+    assert_container_gone(&sandbox, &record).await;
+}
