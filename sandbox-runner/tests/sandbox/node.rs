@@ -1386,3 +1386,30 @@ async fn a_suite_with_hundreds_of_processes_at_once_runs_within_the_default_limi
     assert!(!record.pids_limit_reached, "{record:#?}");
     assert_container_gone(&sandbox, &record).await;
 }
+
+/// vite's next family: its scripts call pnpm (`pnpm run build`, `pnpm test-unit && …`),
+/// which the run's image has not ("sh: 1: pnpm: not found"); the preparation installed it
+/// only for the install. The manager is kept in the layer, on the run's PATH.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_projects_scripts_run_with_the_package_manager_it_declares() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"scripted","version":"1.0.0","private":true,"packageManager":"pnpm@9.15.0","scripts":{"unit":"node --test test/","test":"pnpm run unit"},"devDependencies":{"left-pad":"1.1.3"}}
+"#,
+    )
+    .write(
+        "test/pad.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst leftPad = require('left-pad');\n\ntest('pads', () => {\n  assert.strictEqual(leftPad('1', 2, '0'), '01');\n});\n",
+    );
+    let head = repo.commit("a project whose test script calls pnpm");
+    let record = documented_suite_passes_one_test(&sandbox, &repo, &head).await;
+    let deps = record.dependencies.as_ref().expect("prepared");
+    assert!(
+        deps.notes
+            .contains(&"pnpm 9.15.0 is on the run's PATH for the project's scripts".to_string()),
+        "{deps:#?}"
+    );
+    assert_container_gone(&sandbox, &record).await;
+}

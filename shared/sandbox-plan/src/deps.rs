@@ -470,6 +470,10 @@ fn plan_node(
     // Where the preparation linked the image's Chromium as Playwright's builds.
     plan.run_env
         .push(format!("PLAYWRIGHT_BROWSERS_PATH={MOUNT}/ms-playwright"));
+    // The manager kept in the layer runs the project's scripts as it is: it never switches
+    // to another version of itself (pnpm's `packageManager` check), which needs the network.
+    plan.run_env
+        .push("npm_config_manage_package_manager_versions=false".into());
     plan.command = vec![
         "node".into(),
         "/prep/prepare-node.js".into(),

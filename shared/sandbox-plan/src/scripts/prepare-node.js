@@ -771,6 +771,13 @@ const dirs = modulesDirs();
 for (const d of dirs) linksToTree(d);
 if (dirs.indexOf('node_modules') < 0) fs.mkdirSync(path.join(work, 'node_modules'));
 report.installed = installed();
+// The project's scripts call its manager (`pnpm run build`, `yarn test:unit`), which the
+// run's image has not: the one installed here is kept in the layer (/deps/.proven-pm, on
+// the run's PATH by proven-entry), never switching versions there (no network).
+if (report.package_manager.name !== 'npm' && fs.existsSync(path.join(tools, 'bin'))) {
+  const kept = spawnSync('cp', ['-a', tools, path.join(work, '.proven-pm')]);
+  if (kept.status === 0) report.notes.push(report.package_manager.name + ' ' + report.package_manager.version + ' is on the run\'s PATH for the project\'s scripts');
+}
 report.workspace_modules = dirs.filter((d) => d !== 'node_modules').map((d) => path.dirname(d));
 // The manifests were copied for the install only: the run reads the tree's own.
 for (const f of plan.files) removeFile(path.join(work, f));
