@@ -1305,9 +1305,11 @@ async fn playwrights_chromium_is_the_images_chromium() {
 /// manifest search passes over (an npm project's fixture manifests are no workspaces). pnpm's
 /// lock file names them (`importers`), and without their manifests the frozen install
 /// stopped (ERR_PNPM_LINKED_PKG_DIR_NOT_FOUND): the lock's workspace packages are read too.
+/// This one is nine folders deep, as vite's license fixtures are: its own node_modules is
+/// linked at its place in the run (the walk went eight deep).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pnpm_workspace_package_in_a_fixture_folder_is_installed_from_the_lock() {
-    const LOCK: &str = "lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n  excludeLinksFromLockfile: false\n\nimporters:\n\n  .: {}\n\n  packages/app:\n    dependencies:\n      '@ws/dep-fixture':\n        specifier: workspace:*\n        version: link:test/fixtures/dep\n\n  packages/app/test/fixtures/dep:\n    dependencies:\n      left-pad:\n        specifier: 1.1.3\n        version: 1.1.3\n\npackages:\n\n  left-pad@1.1.3:\n    resolution: {integrity: sha512-m3z9QHpSXmd2H8Z5jnSXbGONPty4dFQfH1QpGgivzrEzICgsi50j9S+aGc77EaLoHpbw0BzP5+k1pp2UajTRuw==}\n\nsnapshots:\n\n  left-pad@1.1.3: {}\n";
+    const LOCK: &str = "lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n  excludeLinksFromLockfile: false\n\nimporters:\n\n  .: {}\n\n  packages/app:\n    dependencies:\n      '@ws/dep-fixture':\n        specifier: workspace:*\n        version: link:src/node/__tests__/plugins/fixtures/license/dep\n\n  packages/app/src/node/__tests__/plugins/fixtures/license/dep:\n    dependencies:\n      left-pad:\n        specifier: 1.1.3\n        version: 1.1.3\n\npackages:\n\n  left-pad@1.1.3:\n    resolution: {integrity: sha512-m3z9QHpSXmd2H8Z5jnSXbGONPty4dFQfH1QpGgivzrEzICgsi50j9S+aGc77EaLoHpbw0BzP5+k1pp2UajTRuw==}\n\nsnapshots:\n\n  left-pad@1.1.3: {}\n";
     let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
     let repo = TestRepo::new();
     repo.write(
@@ -1326,12 +1328,12 @@ async fn a_pnpm_workspace_package_in_a_fixture_folder_is_installed_from_the_lock
 "#,
     )
     .write(
-        "packages/app/test/fixtures/dep/package.json",
+        "packages/app/src/node/__tests__/plugins/fixtures/license/dep/package.json",
         r#"{"name":"@ws/dep-fixture","version":"1.0.0","main":"index.js","dependencies":{"left-pad":"1.1.3"}}
 "#,
     )
     .write(
-        "packages/app/test/fixtures/dep/index.js",
+        "packages/app/src/node/__tests__/plugins/fixtures/license/dep/index.js",
         "const leftPad = require('left-pad');\nexports.answer = () => leftPad('42', 3, '0');\n",
     );
     let commit = repo.commit("a workspace package in a fixture folder");
@@ -1352,8 +1354,10 @@ async fn a_pnpm_workspace_package_in_a_fixture_folder_is_installed_from_the_lock
     let deps = record.dependencies.as_ref().expect("prepared node_modules");
     assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
     assert!(
-        deps.lock_files
-            .contains(&"packages/app/test/fixtures/dep/package.json".to_string()),
+        deps.lock_files.contains(
+            &"packages/app/src/node/__tests__/plugins/fixtures/license/dep/package.json"
+                .to_string()
+        ),
         "{deps:#?}"
     );
     assert_container_gone(&sandbox, &record).await;

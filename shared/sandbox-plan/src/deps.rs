@@ -622,7 +622,7 @@ pub fn node_workspace_modules(dir: &Path) -> Vec<String> {
                 if depth > 0 {
                     found.push(rel.to_string_lossy().into_owned());
                 }
-            } else if plain && depth < 8 && found.len() < MAX_MANIFESTS {
+            } else if plain && depth < 12 && found.len() < MAX_MANIFESTS {
                 stack.push((rel.join(&name), depth + 1));
             }
         }

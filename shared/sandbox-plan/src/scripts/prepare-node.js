@@ -541,7 +541,7 @@ function modulesDirs() {
       if (!e.isDirectory()) continue;
       const sub = rel ? rel + '/' + e.name : e.name;
       if (e.name === 'node_modules') found.push(sub);
-      else if (depth < 8 && !e.name.startsWith('.')) walk(sub, depth + 1);
+      else if (depth < 12 && !e.name.startsWith('.')) walk(sub, depth + 1);
     }
   };
   walk('', 0);
