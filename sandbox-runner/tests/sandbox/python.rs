@@ -1919,3 +1919,46 @@ async fn a_plugin_that_reads_pytests_cache_runs_under_provens_own_test_command()
     let run = sandbox.run(&request).await.expect("run");
     assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
 }
+
+/// spaCy 2.2's family (BugsInPy spacy-4, never studied before this): its setup.cfg names
+/// `spacy_lookups_data>=0.0.5<0.2.0`, which the setuptools and wheel of its date wrote into
+/// its metadata and which pip 24.1 and later refuse ("has invalid metadata: Expected
+/// matching RIGHT_PARENTHESIS"): the project itself was never installed. It is now
+/// installed with the last pip that reads such metadata, and the record says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_whose_metadata_todays_pip_refuses_is_installed_with_the_last_pip_that_reads_it()
+{
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write(
+        "pyproject.toml",
+        "[build-system]\nrequires = [\"setuptools<60\", \"wheel<0.38\"]\nbuild-backend = \"setuptools.build_meta\"\n",
+    )
+    .write(
+        "setup.cfg",
+        "[metadata]\nname = legacymeta\nversion = 1.0\n\n[options]\npy_modules = legacymeta\n\n[options.extras_require]\nlookups =\n    lookups_data>=0.0.5<0.2.0\n",
+    )
+    .write("setup.py", "from setuptools import setup\nsetup()\n")
+    .write("legacymeta.py", "VALUE = 42\n");
+    let commit = repo.commit("a project of 2020 with a requirement of legacy syntax");
+    let show = [
+        "python3",
+        "-c",
+        "import importlib.metadata as m, legacymeta; print('installed', m.version('legacymeta'), legacymeta.VALUE)",
+    ];
+    let run = sandbox
+        .run(&RunRequest::new(repo.path(), &commit, Language::Python, show).as_command())
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    let deps = run.dependencies.as_ref().expect("prepared");
+    assert_eq!(run.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    assert!(out.contains("installed 1.0 42"), "{out}");
+    assert!(
+        deps.notes.iter().any(
+            |n| n.starts_with("today's pip refuses the project's own metadata")
+                && n.contains("with pip 24.0, the last pip that reads it")
+        ),
+        "{deps:#?}"
+    );
+}

@@ -663,6 +663,39 @@ def extensions_built_in_parallel(env):
                                % (jobs, why(out)))
 
 
+# The last pip that reads the legacy metadata of a project of its era: pip 24.1 refuses
+# requirement specifiers packaging 22 does not parse (spaCy 2.2's "has invalid metadata:
+# Expected matching RIGHT_PARENTHESIS"), which every pip before it installed.
+LEGACY_METADATA_PIP = "pip<24.1"
+
+
+def with_pip_of_legacy_metadata(pip, into, ways, env, reasons):
+    """Today's pip refused the project's own metadata: the project is installed with the
+    last pip that reads it, run from its wheel (the environment is read-only here), and
+    the record says so."""
+    code, out = run([PY, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", "/tmp/legacy-pip",
+                     LEGACY_METADATA_PIP], within=120)
+    wheels = sorted(f for f in os.listdir("/tmp/legacy-pip") if f.endswith(".whl")) if code == 0 else []
+    if not wheels:
+        return code, out
+    wheel = os.path.join("/tmp/legacy-pip", wheels[-1])
+    # Editable as before; then, where a backend of the date has no editable build and its
+    # `setup.py develop` fails under a prefix, built and installed as a wheel of this tree
+    # (the layer is this tree's alone).
+    for how in [w + ["-e", WORK] for w in ways] + [[WORK]]:
+        # `pip` is [PY, "-m", "pip", "install", options…]: the same options, that pip.
+        code, out = run([PY, os.path.join(wheel, "pip")] + pip[3:] + into + how, env=env)
+        if code == 0:
+            REPORT["notes"].append("today's pip refuses the project's own metadata (%s): installed%s with %s, the last pip that reads it"
+                                   % (reasons[0], "" if "-e" in how else " (not editable)",
+                                      wheels[-1].split("-py")[0].replace("-", " ")))
+            return code, out
+        reason = why(out)
+        if reason and reason not in reasons:
+            reasons.append(reason)
+    return code, out
+
+
 def install_project(pip):
     """The project layer, for one tree: the project itself as an editable install into
     /proj (a prefix the runner copies into the run's tree as .proven-project), over the
@@ -702,6 +735,8 @@ def install_project(pip):
         reason = why(out)
         if reason and reason not in reasons:
             reasons.append(reason)
+    if code != 0 and any("has invalid metadata" in r for r in reasons):
+        code, out = with_pip_of_legacy_metadata(pip, into, ways, env, reasons)
     if code == 0:
         REPORT["project"] = {"installed": True, "how": "editable install of /work"}
         keep_generated_modules(before, [site])
