@@ -1417,3 +1417,48 @@ async fn the_projects_scripts_run_with_the_package_manager_it_declares() {
     );
     assert_container_gone(&sandbox, &record).await;
 }
+
+/// vite's license fixtures: a workspace package's `file:` dependency on a folder of the tree,
+/// which pnpm installs as a copy of the folder; only its manifest was in the preparation, so
+/// the package had none of its files ("failed to resolve import"). Its place in the
+/// package's node_modules now links to the tree's own folder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_dependency_on_a_folder_of_the_tree_loads_the_trees_files() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"root","version":"1.0.0","private":true,"packageManager":"pnpm@10.34.5"}
+"#,
+    )
+    .write("pnpm-workspace.yaml", "packages:\n  - 'packages/*'\n")
+    .write(
+        "packages/app/package.json",
+        r#"{"name":"@ws/app","version":"1.0.0","private":true,"dependencies":{"local-dep":"file:./dep"}}
+"#,
+    )
+    .write(
+        "packages/app/dep/package.json",
+        r#"{"name":"local-dep","version":"1.0.0","main":"index.js"}
+"#,
+    )
+    .write("packages/app/dep/index.js", "exports.answer = () => 42;\n");
+    let commit = repo.commit("a file: dependency on a folder of the tree");
+    let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { answer } = require('local-dep');\n\ntest('the folder of the tree', () => {\n  assert.strictEqual(answer(), 42);\n});\n";
+    let record = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                &commit,
+                Language::Node,
+                node_test("packages/app/t.test.js"),
+            )
+            .with_file("packages/app/t.test.js", test),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    assert_container_gone(&sandbox, &record).await;
+}

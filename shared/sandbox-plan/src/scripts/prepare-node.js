@@ -710,6 +710,42 @@ function playwrightChromium(dirs) {
   if (linked.length > 0) report.notes.push('Playwright\'s Chromium builds are the image\'s Chromium: ' + linked.join(', '));
 }
 
+// A `file:` dependency on a folder of the tree (vite's license fixtures:
+// `"@vitejs/test-dep-licence-cc0": "file:./dep-licence-cc0"`) is installed by pnpm as a copy
+// of the folder, and only its manifest was here: the package lacked its files ("failed to
+// resolve import"). Its place in the importer's node_modules is made a link to the tree's
+// own folder, as a workspace package's is: the tree's files, never copied into the layer.
+function fileFoldersToTree() {
+  for (const m of manifests) {
+    let pkg;
+    try {
+      pkg = JSON.parse(fs.readFileSync(path.join(work, m), 'utf8'));
+    } catch (e) {
+      continue;
+    }
+    const dir = path.dirname(path.join(work, m));
+    for (const field of FIELDS) {
+      const deps = pkg[field] || {};
+      for (const name of Object.keys(deps)) {
+        const spec = deps[name];
+        if (typeof spec !== 'string' || spec.indexOf('file:') !== 0 || /\.(tgz|tar\.gz|tar)$/.test(spec)) continue;
+        const rel = path.relative(work, path.resolve(dir, spec.slice(5)));
+        if (!rel || rel.indexOf('..') === 0 || path.isAbsolute(rel)) continue;
+        const at = path.join(dir, 'node_modules', name);
+        let there;
+        try {
+          there = fs.lstatSync(at);
+        } catch (e) {
+          continue;
+        }
+        if (there.isDirectory()) spawnSync('rm', ['-rf', at]);
+        else fs.unlinkSync(at);
+        fs.symlinkSync(path.join('/work', rel), at);
+      }
+    }
+  }
+}
+
 // What was installed at the top of the root's node_modules, by name (scoped ones as
 // @scope/name): with what was dropped, the record says how much of the environment there is.
 function installed() {
@@ -769,6 +805,7 @@ if (choice.manager !== 'yarn_berry') installScripts(modulesDirs());
 playwrightChromium(modulesDirs());
 const dirs = modulesDirs();
 for (const d of dirs) linksToTree(d);
+fileFoldersToTree();
 if (dirs.indexOf('node_modules') < 0) fs.mkdirSync(path.join(work, 'node_modules'));
 report.installed = installed();
 // The project's scripts call its manager (`pnpm run build`, `yarn test:unit`), which the
