@@ -86,6 +86,23 @@ fn node_test(file: &str) -> Vec<String> {
     ]
 }
 
+/// The run of `test`, added to `repo` at `commit` as `path`, by `node --test`.
+async fn run_test_file(
+    sandbox: &proven_sandbox::Sandbox,
+    repo: &TestRepo,
+    commit: &str,
+    path: &str,
+    test: &str,
+) -> proven_sandbox::RunRecord {
+    sandbox
+        .run(
+            &RunRequest::new(repo.path(), commit, Language::Node, node_test(path))
+                .with_file(path, test),
+        )
+        .await
+        .expect("run")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_test_with_an_npm_dependency_reproduces_a_bug() {
     let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
@@ -1153,13 +1170,7 @@ async fn a_dependencys_install_script_runs_with_no_network_and_one_that_fails_is
     );
     let commit = repo.commit("dependencies whose install scripts make what they need");
     let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst util = require('hexo-util');\nconst { Epoll } = require('epoll');\n\ntest('highlights, and loads its addon', () => {\n  assert.match(util.highlight('var a = 1', { lang: 'js' }), /<figure class=\"highlight js\">/);\n  assert.strictEqual(typeof Epoll, 'function');\n});\n";
-    let record = sandbox
-        .run(
-            &RunRequest::new(repo.path(), &commit, Language::Node, node_test("t.test.js"))
-                .with_file("t.test.js", test),
-        )
-        .await
-        .expect("run");
+    let record = run_test_file(&sandbox, &repo, &commit, "t.test.js", test).await;
     let out = support::output(&record);
     let deps = record.dependencies.as_ref().expect("prepared node_modules");
     assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
@@ -1206,13 +1217,7 @@ async fn a_native_addon_of_2016_builds_on_the_node_of_its_era() {
     .write(".nvmrc", "8\n");
     let commit = repo.commit("a client with a native parser");
     let test = "const test = require('node:test');\nconst assert = require('assert');\nconst hiredis = require('hiredis');\n\ntest('parses a reply', () => {\n  const reader = new hiredis.Reader();\n  reader.feed('+OK\\r\\n');\n  assert.strictEqual(reader.get(), 'OK');\n});\n";
-    let record = sandbox
-        .run(
-            &RunRequest::new(repo.path(), &commit, Language::Node, node_test("t.test.js"))
-                .with_file("t.test.js", test),
-        )
-        .await
-        .expect("run");
+    let record = run_test_file(&sandbox, &repo, &commit, "t.test.js", test).await;
     let out = support::output(&record);
     let deps = record.dependencies.as_ref().expect("prepared node_modules");
     assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
@@ -1247,13 +1252,7 @@ async fn a_dependency_the_install_patches_is_prepared_with_its_patch() {
     );
     let commit = repo.commit("a dependency patched at install");
     let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst leftPad = require('left-pad');\n\ntest('the patched release', () => {\n  assert.strictEqual(leftPad('1', 3, '0'), '001');\n  assert.strictEqual(leftPad.patched, true);\n});\n";
-    let record = sandbox
-        .run(
-            &RunRequest::new(repo.path(), &commit, Language::Node, node_test("t.test.js"))
-                .with_file("t.test.js", test),
-        )
-        .await
-        .expect("run");
+    let record = run_test_file(&sandbox, &repo, &commit, "t.test.js", test).await;
     let out = support::output(&record);
     let deps = record.dependencies.as_ref().expect("prepared node_modules");
     assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
@@ -1281,13 +1280,7 @@ async fn playwrights_chromium_is_the_images_chromium() {
     );
     let commit = repo.commit("a suite that runs in Playwright's Chromium");
     let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { chromium } = require('playwright-core');\n\ntest('renders a page', async () => {\n  const browser = await chromium.launch();\n  const page = await browser.newPage();\n  await page.setContent('<p id=\"x\">rendered</p>');\n  assert.strictEqual(await page.textContent('#x'), 'rendered');\n  await browser.close();\n});\n";
-    let record = sandbox
-        .run(
-            &RunRequest::new(repo.path(), &commit, Language::Node, node_test("t.test.js"))
-                .with_file("t.test.js", test),
-        )
-        .await
-        .expect("run");
+    let record = run_test_file(&sandbox, &repo, &commit, "t.test.js", test).await;
     let out = support::output(&record);
     let deps = record.dependencies.as_ref().expect("prepared node_modules");
     assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
@@ -1338,18 +1331,7 @@ async fn a_pnpm_workspace_package_in_a_fixture_folder_is_installed_from_the_lock
     );
     let commit = repo.commit("a workspace package in a fixture folder");
     let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { answer } = require('@ws/dep-fixture');\n\ntest('the fixture package and its own dependency', () => {\n  assert.strictEqual(answer(), '042');\n});\n";
-    let record = sandbox
-        .run(
-            &RunRequest::new(
-                repo.path(),
-                &commit,
-                Language::Node,
-                node_test("packages/app/t.test.js"),
-            )
-            .with_file("packages/app/t.test.js", test),
-        )
-        .await
-        .expect("run");
+    let record = run_test_file(&sandbox, &repo, &commit, "packages/app/t.test.js", test).await;
     let out = support::output(&record);
     let deps = record.dependencies.as_ref().expect("prepared node_modules");
     assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
@@ -1378,13 +1360,7 @@ async fn a_suite_with_hundreds_of_processes_at_once_runs_within_the_default_limi
     );
     let commit = repo.commit("a suite of many processes");
     let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { spawn } = require('node:child_process');\n\ntest('400 processes at once', async () => {\n  const children = [];\n  for (let i = 0; i < 400; i++) children.push(spawn('sleep', ['3']));\n  const codes = await Promise.all(children.map((c) => new Promise((done) => { c.on('error', () => done('error')); c.on('exit', (code) => done(code)); })));\n  assert.deepStrictEqual(codes.filter((c) => c !== 0), []);\n});\n";
-    let record = sandbox
-        .run(
-            &RunRequest::new(repo.path(), &commit, Language::Node, node_test("t.test.js"))
-                .with_file("t.test.js", test),
-        )
-        .await
-        .expect("run");
+    let record = run_test_file(&sandbox, &repo, &commit, "t.test.js", test).await;
     let out = support::output(&record);
     assert_eq!(record.outcome, Outcome::Passed, "{out}");
     assert!(!record.pids_limit_reached, "{record:#?}");
@@ -1445,18 +1421,7 @@ async fn a_file_dependency_on_a_folder_of_the_tree_loads_the_trees_files() {
     .write("packages/app/dep/index.js", "exports.answer = () => 42;\n");
     let commit = repo.commit("a file: dependency on a folder of the tree");
     let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { answer } = require('local-dep');\n\ntest('the folder of the tree', () => {\n  assert.strictEqual(answer(), 42);\n});\n";
-    let record = sandbox
-        .run(
-            &RunRequest::new(
-                repo.path(),
-                &commit,
-                Language::Node,
-                node_test("packages/app/t.test.js"),
-            )
-            .with_file("packages/app/t.test.js", test),
-        )
-        .await
-        .expect("run");
+    let record = run_test_file(&sandbox, &repo, &commit, "packages/app/t.test.js", test).await;
     let out = support::output(&record);
     let deps = record.dependencies.as_ref().expect("prepared node_modules");
     assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
