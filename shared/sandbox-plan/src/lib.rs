@@ -57,6 +57,7 @@ pub mod services;
 pub mod skeleton;
 pub mod suite;
 pub mod tally;
+pub mod test_installs;
 pub mod toolchain;
 pub mod tools;
 pub mod tox;

@@ -127,6 +127,162 @@ pub fn ci_services(src: &Path) -> Vec<CiService> {
     out
 }
 
+/// The Redis servers the images carry beside Debian's (built by `deploy/sandbox/era-redis`
+/// at `/opt/redis/VERSION`), one of each series, with the day that series was first
+/// released.
+pub const ERA_REDIS: &[(&str, &str)] = &[
+    ("3.0.5", "2015-04-01"),
+    ("3.2.6", "2016-05-06"),
+    ("5.0.6", "2018-10-17"),
+    ("6.2.14", "2021-02-22"),
+];
+
+/// The day the series of the images' own Redis (Debian's 7.0) was first released: a tree
+/// of that day or later runs that one.
+const IMAGE_REDIS_SINCE: &str = "2022-04-27";
+
+/// The Redis of a project's era, put first on the run's PATH by the entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EraRedis {
+    pub version: &'static str,
+    /// Why this one: the declaration or the date, and what in the tree needs a Redis.
+    pub because: String,
+}
+
+impl EraRedis {
+    /// Where the images hold it.
+    pub fn dir(&self) -> String {
+        format!("/opt/redis/{}", self.version)
+    }
+
+    /// The variable that tells the entry (`PROVEN_REDIS`).
+    pub fn env(&self) -> String {
+        format!("PROVEN_REDIS={}", self.dir())
+    }
+
+    /// What the run's record says of it.
+    pub fn words(&self) -> String {
+        format!(
+            "redis-server of the project's era first on PATH: Redis {} ({}), {}",
+            self.version,
+            self.dir(),
+            self.because
+        )
+    }
+}
+
+/// The Redis a tree's tests should meet, where it is not the images' own: a tree whose CI
+/// starts Redis, or whose own files start `redis-server` (node_redis' test helper, a
+/// conftest's fixture), gets the series its CI names (`image: redis:5`), else the newest
+/// series the images carry that was out on the base's date (`as_of`, RFC 3339). A tree of
+/// today, or one that starts no Redis, runs with the images' own (None).
+pub fn era_redis(src: &Path, services: &[CiService], as_of: Option<&str>) -> Option<EraRedis> {
+    let needs = match services.iter().find(|s| s.name == "redis") {
+        Some(service) => format!("the project's CI starts it ({})", service.from),
+        None => format!("the tests start redis-server ({})", starts_redis(src)?),
+    };
+    if let Some((tag, file)) = declared_redis(src) {
+        let wanted: Vec<&str> = tag.split('.').take(2).collect();
+        let series = |v: &str| v.split('.').take(wanted.len()).eq(wanted.iter().copied());
+        return match ERA_REDIS.iter().find(|(v, _)| series(v)) {
+            Some((version, _)) => Some(EraRedis {
+                version,
+                because: format!("the series {file} names (redis:{tag}); {needs}"),
+            }),
+            // 7 and later: the images' own; a series the sandbox lacks: by the date below.
+            None if wanted[0].parse::<u32>().is_ok_and(|m| m >= 7) => None,
+            None => by_date(as_of?, &needs),
+        };
+    }
+    by_date(as_of?, &needs)
+}
+
+fn by_date(as_of: &str, needs: &str) -> Option<EraRedis> {
+    let day = as_of.get(..10)?;
+    if day >= IMAGE_REDIS_SINCE {
+        return None;
+    }
+    let (version, since) = ERA_REDIS
+        .iter()
+        .rev()
+        .find(|(_, since)| *since <= day)
+        .unwrap_or(&ERA_REDIS[0]);
+    let which = if *since <= day {
+        "the newest series the sandbox carries that was out on the base's date"
+    } else {
+        "the oldest series the sandbox carries, the base's date being older still"
+    };
+    Some(EraRedis {
+        version,
+        because: format!("{which} ({day}); {needs}"),
+    })
+}
+
+/// The tag of the Redis image a workflow's `services:` names (`redis:5.0-alpine` gives
+/// `5.0`), with its file; None for no tag or `latest`.
+fn declared_redis(src: &Path) -> Option<(String, String)> {
+    crate::ci_matrix::workflows(src)
+        .into_iter()
+        .find_map(|file| {
+            let text = std::fs::read_to_string(src.join(&file)).ok()?;
+            workflow_images(&text).into_iter().find_map(|image| {
+                (canonical(&image)? == "redis").then_some(())?;
+                let image = image.trim().trim_matches(['"', '\'']);
+                let tag = image.rsplit('/').next()?.split_once(':')?.1;
+                let version: String = tag
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit() || *c == '.')
+                    .collect();
+                let version = version.trim_end_matches('.');
+                (!version.is_empty()).then(|| (version.to_string(), file.clone()))
+            })
+        })
+}
+
+/// The first file of the tree's own code that starts `redis-server` (a test helper that
+/// spawns it, a fixture, a script of the suite); documentation, dependencies and files
+/// over 256 KiB are not read, and at most 5000 files are.
+fn starts_redis(src: &Path) -> Option<String> {
+    const CODE: &[&str] = &[
+        "js", "mjs", "cjs", "ts", "py", "rb", "go", "rs", "sh", "json", "yml", "yaml", "toml",
+        "cfg", "ini", "conf",
+    ];
+    const NOT_OURS: &[&str] = &[
+        ".git",
+        "node_modules",
+        "vendor",
+        "third_party",
+        ".tox",
+        "target",
+        "dist",
+    ];
+    let walk = walkdir::WalkDir::new(src).into_iter().filter_entry(|e| {
+        !(e.file_type().is_dir() && NOT_OURS.contains(&&*e.file_name().to_string_lossy()))
+    });
+    for entry in walk
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .take(5000)
+    {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy();
+        let code = name == "Makefile"
+            || path
+                .extension()
+                .is_some_and(|x| CODE.contains(&&*x.to_string_lossy()));
+        if !code || entry.metadata().map_or(true, |m| m.len() > 256 * 1024) {
+            continue;
+        }
+        if let Ok(text) = std::fs::read(path)
+            && memchr::memmem::find(&text, b"redis-server").is_some()
+        {
+            let rel = path.strip_prefix(src).unwrap_or(path);
+            return Some(rel.to_string_lossy().into_owned());
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +327,102 @@ mod tests {
             found[1].words()
         );
         assert!(ci_services(tree(&[("README.md", "services: redis")]).path()).is_empty());
+    }
+
+    /// node_redis of 2015 spawns `redis-server` from its test helper and asserts the replies
+    /// of Redis 3.0; its CI names no service. The tree's own file is what asks for a Redis,
+    /// and the base's date chooses the series.
+    #[test]
+    fn the_redis_a_tree_starts_is_the_one_of_its_date() {
+        let helper = (
+            "test/lib/redis-process.js",
+            "var rp = spawn('redis-server', [confFile], {});\n",
+        );
+        let dir = tree(&[helper, ("package.json", "{}")]);
+        let chosen = era_redis(dir.path(), &[], Some("2015-10-17T20:07:34Z")).expect("chosen");
+        assert_eq!(chosen.version, "3.0.5");
+        assert_eq!(chosen.env(), "PROVEN_REDIS=/opt/redis/3.0.5");
+        assert!(
+            chosen
+                .words()
+                .contains("out on the base's date (2015-10-17)")
+                && chosen
+                    .words()
+                    .contains("the tests start redis-server (test/lib/redis-process.js)"),
+            "{}",
+            chosen.words()
+        );
+        let dated = |at| era_redis(dir.path(), &[], Some(at)).map(|c| c.version);
+        assert_eq!(dated("2017-01-15T12:20:00Z"), Some("3.2.6"));
+        assert_eq!(dated("2019-06-01T00:00:00Z"), Some("5.0.6"));
+        assert_eq!(dated("2021-02-22T00:00:00Z"), Some("6.2.14"));
+        assert_eq!(dated("2014-01-01T00:00:00Z"), Some("3.0.5"));
+        // Of today's date: the images' own.
+        assert_eq!(dated("2023-01-01T00:00:00Z"), None);
+        // No date known: the images' own.
+        assert_eq!(era_redis(dir.path(), &[], None), None);
+        // A tree that starts no Redis is left alone, whatever its date; the server's name
+        // in its documentation or in a dependency is not its own code starting it.
+        let other = tree(&[
+            ("README.md", "run redis-server first"),
+            ("node_modules/redis-mock/index.js", "spawn('redis-server')"),
+            ("index.js", "module.exports = 1;\n"),
+        ]);
+        assert_eq!(
+            era_redis(other.path(), &[], Some("2015-10-17T00:00:00Z")),
+            None
+        );
+    }
+
+    /// A CI that starts Redis asks for one; the series its workflow's service names wins
+    /// over the date, and a series of today is the images' own.
+    #[test]
+    fn the_redis_a_ci_names_is_chosen_over_the_date() {
+        let workflow = |image: &str| {
+            tree(&[(
+                ".github/workflows/ci.yml",
+                &format!(
+                    "jobs:\n  test:\n    services:\n      cache:\n        image: {image}\n    steps:\n      - run: npm test\n"
+                ),
+            )])
+        };
+        let dir = workflow("redis:5.0-alpine");
+        let services = ci_services(dir.path());
+        let chosen =
+            era_redis(dir.path(), &services, Some("2021-06-01T00:00:00Z")).expect("chosen");
+        assert_eq!(chosen.version, "5.0.6");
+        assert!(
+            chosen
+                .words()
+                .contains("the series .github/workflows/ci.yml names (redis:5.0)"),
+            "{}",
+            chosen.words()
+        );
+        let dir = workflow("redis:7");
+        let services = ci_services(dir.path());
+        assert_eq!(
+            era_redis(dir.path(), &services, Some("2016-01-01T00:00:00Z")),
+            None
+        );
+        // No tag: the date chooses; the CI's service is what asks for it.
+        let dir = workflow("redis");
+        let services = ci_services(dir.path());
+        let chosen =
+            era_redis(dir.path(), &services, Some("2016-06-01T00:00:00Z")).expect("chosen");
+        assert_eq!(chosen.version, "3.2.6");
+        assert!(
+            chosen
+                .words()
+                .contains("the project's CI starts it (.github/workflows/ci.yml services)")
+        );
+        // Travis' `services: redis-server` names no series.
+        let dir = tree(&[(
+            ".travis.yml",
+            "language: python\nservices:\n  - redis-server\n",
+        )]);
+        let services = ci_services(dir.path());
+        let chosen =
+            era_redis(dir.path(), &services, Some("2019-01-01T00:00:00Z")).expect("chosen");
+        assert_eq!(chosen.version, "5.0.6");
     }
 }

@@ -876,9 +876,17 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             // `prepare` is what `npm ci` runs after installing, in the project's CI before
             // its tests (koa's builds the `dist/koa.mjs` its ESM test imports); the
             // preparation never runs a package's scripts, so the run does.
+            // A step that installs packages at test time (node_redis' `optional-dev-dependency
+            // hiredis`) would reach for the network the run has not: the preparation
+            // installed them (`test_installs`), and the step is left out, said in the source.
+            let mut installs = Vec::new();
+            let test = without_test_installs(&test, &package, &mut installs).unwrap_or(test);
             let mut steps: Vec<(&str, String)> = ["prepare", "pretest"]
                 .into_iter()
-                .filter_map(|name| script(name).map(|s| (name, s)))
+                .filter_map(|name| {
+                    let s = script(name)?;
+                    without_test_installs(&s, &package, &mut installs).map(|s| (name, s))
+                })
                 .chain([("test", test)])
                 .collect();
             // The build the project's CI runs before its tests (vite: `pnpm run build`, then
@@ -932,6 +940,12 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
                     linters.join(", ")
                 ));
             }
+            if !installs.is_empty() {
+                source.push_str(&format!(
+                    " (without its test-time install, prepared beforehand: {})",
+                    installs.join(", ")
+                ));
+            }
             DocumentedSuite {
                 run: TestRun {
                     command: vec!["sh".into(), "-c".into(), command],
@@ -947,6 +961,25 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             selector: None,
         },
     }
+}
+
+/// `script` without its `&&`-chained steps that only install packages at test time
+/// ([`crate::test_installs::is_test_install`]), those added to `left_out`; None when nothing
+/// else is left.
+fn without_test_installs(
+    script: &str,
+    package: &serde_json::Value,
+    left_out: &mut Vec<String>,
+) -> Option<String> {
+    let (installs, kept): (Vec<&str>, Vec<&str>) = script
+        .split("&&")
+        .map(str::trim)
+        .partition(|step| crate::test_installs::is_test_install(step, package));
+    if installs.is_empty() {
+        return Some(script.to_string());
+    }
+    left_out.extend(installs.iter().map(|s| s.to_string()));
+    (!kept.is_empty()).then(|| kept.join(" && "))
 }
 
 /// The build commands the first job of the tree's GitHub workflows that builds before it
@@ -1563,6 +1596,24 @@ mod tests {
             &[("Makefile", "test:\n\t$(RUNNER) tests\n")],
         );
         assert_eq!(s.source, "the default");
+    }
+
+    /// node_redis' `pretest` installs hiredis from the registry at test time: the run has no
+    /// network, the preparation installed it, and the step is left out and named.
+    #[test]
+    fn a_test_time_install_step_is_left_out_of_the_suite() {
+        let s = suite(
+            Language::Node,
+            &[(
+                "package.json",
+                r#"{"scripts": {"pretest": "optional-dev-dependency hiredis", "test": "npm i --no-save sinon && mocha test/"}, "devDependencies": {"mocha": "*"}}"#,
+            )],
+        );
+        assert_eq!(s.run.command, ["sh", "-c", "mocha test/"]);
+        assert_eq!(
+            s.source,
+            "package.json scripts.test (without its test-time install, prepared beforehand: npm i --no-save sinon, optional-dev-dependency hiredis)"
+        );
     }
 
     #[test]

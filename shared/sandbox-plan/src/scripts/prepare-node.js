@@ -748,6 +748,43 @@ function fileFoldersToTree() {
 
 // What was installed at the top of the root's node_modules, by name (scoped ones as
 // @scope/name): with what was dropped, the record says how much of the environment there is.
+// The packages the project's scripts install at test time (`"pretest":
+// "optional-dev-dependency hiredis"`), where the run has no network: installed here beside
+// the rest, as of the same date, without saving them to the manifest. One call for all (a
+// later call of npm 7 and newer would prune what an earlier one added, as extraneous); a
+// package the registry lacks is named and the call made again without it. Their install
+// scripts run with the others' after.
+function testInstalls() {
+  let wanted = (plan.test_installs || []).slice();
+  if (wanted.length > 0 && choice.manager !== 'npm') {
+    for (const w of wanted) report.not_prepared.push({ what: w.name, source: w.source, reason: 'a test-time install in a ' + report.package_manager.name + ' project is not prepared' });
+    return;
+  }
+  let before = plan.before;
+  while (wanted.length > 0) {
+    const args = ['install', '--no-save', '--no-package-lock'].concat(wanted.map((w) => w.name + '@' + w.range));
+    const r = npm(before ? args.concat(['--before=' + before]) : args);
+    if (r.code === 0) {
+      for (const w of wanted) report.notes.push('installed for the tests, which install it at test time with no network here: ' + w.name + '@' + w.range + ' (' + w.source + ')');
+      return;
+    }
+    // No release that old (a registry's publish times): the newest, said so.
+    if (before && /Enjoy By date|ETARGET|notarget|ENOVERSIONS/.test(r.text)) {
+      report.notes.push('test-time installs resolved now (no release before ' + before + ')');
+      before = null;
+      continue;
+    }
+    const name = missing(r.text);
+    const gone = wanted.filter((w) => w.name === name);
+    if (gone.length === 0) {
+      for (const w of wanted) report.not_prepared.push({ what: w.name, source: w.source, reason: 'a test-time install that failed here too: ' + failure(r.text) });
+      return;
+    }
+    notServed(name, gone[0].source);
+    wanted = wanted.filter((w) => w.name !== name);
+  }
+}
+
 function installed() {
   const modules = path.join(work, 'node_modules');
   const names = [];
@@ -801,6 +838,7 @@ if (choice.manager === 'npm') {
     installWithNpm();
   }
 }
+testInstalls();
 if (choice.manager !== 'yarn_berry') installScripts(modulesDirs());
 playwrightChromium(modulesDirs());
 const dirs = modulesDirs();
