@@ -872,12 +872,15 @@ struct Launch<'a> {
 /// record's setup.
 async fn workspace_modules(dir: &Path, setup: &mut Vec<String>, command: &mut Vec<String>) {
     let dir = dir.to_path_buf();
-    let modules = tokio::task::spawn_blocking(move || {
-        proven_sandbox_plan::deps::node_workspace_modules(&dir)
+    let (modules, copies) = tokio::task::spawn_blocking(move || {
+        (
+            proven_sandbox_plan::deps::node_workspace_modules(&dir),
+            proven_sandbox_plan::deps::node_file_copies(&dir),
+        )
     })
     .await
     .unwrap_or_default();
-    *command = proven_sandbox_plan::deps::with_node_links(&modules, command);
+    *command = proven_sandbox_plan::deps::with_node_links(&modules, &copies, command);
     setup.push(
         "node_modules: a writable folder of links to the prepared packages (tools write beside them)"
             .into(),
@@ -886,6 +889,16 @@ async fn workspace_modules(dir: &Path, setup: &mut Vec<String>, command: &mut Ve
         setup.push(format!(
             "the workspace packages' node_modules linked from the preparation: {}",
             modules.join(", ")
+        ));
+    }
+    if !copies.is_empty() {
+        setup.push(format!(
+            "file: folders copied into node_modules/.proven-file, as pnpm copies them: {}",
+            copies
+                .iter()
+                .map(|c| format!("{} ({})", c.folder, c.name))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
 }

@@ -1461,10 +1461,13 @@ async fn the_projects_scripts_run_with_the_package_manager_it_declares() {
     assert_container_gone(&sandbox, &record).await;
 }
 
-/// vite's license fixtures: a workspace package's `file:` dependency on a folder of the tree,
-/// which pnpm installs as a copy of the folder; only its manifest was in the preparation, so
-/// the package had none of its files ("failed to resolve import"). Its place in the
-/// package's node_modules now links to the tree's own folder.
+/// vite's license and resolve fixtures: a workspace package's `file:` dependency on a folder
+/// of the tree, which pnpm installs as a copy of the folder; only its manifest was in the
+/// preparation, so the package had none of its files ("failed to resolve import"). Then it
+/// was linked to the tree's folder, whose real path is outside node_modules, so a bundler
+/// took it for the project's source (vite's export conditions). The run now copies the
+/// tree's folder into its own node_modules, beside the dependencies pnpm's store gives the
+/// copy, and the record says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_dependency_on_a_folder_of_the_tree_loads_the_trees_files() {
     let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
@@ -1482,15 +1485,24 @@ async fn a_file_dependency_on_a_folder_of_the_tree_loads_the_trees_files() {
     )
     .write(
         "packages/app/dep/package.json",
-        r#"{"name":"local-dep","version":"1.0.0","main":"index.js"}
+        r#"{"name":"local-dep","version":"1.0.0","main":"index.js","dependencies":{"ms":"2.1.3"}}
 "#,
     )
-    .write("packages/app/dep/index.js", "exports.answer = () => 42;\n");
+    .write(
+        "packages/app/dep/index.js",
+        "const ms = require('ms');\nexports.answer = () => ms('42ms');\n",
+    );
     let commit = repo.commit("a file: dependency on a folder of the tree");
-    let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { answer } = require('local-dep');\n\ntest('the folder of the tree', () => {\n  assert.strictEqual(answer(), 42);\n});\n";
+    let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst fs = require('node:fs');\nconst { answer } = require('local-dep');\n\ntest('the folder of the tree, as a package', () => {\n  assert.strictEqual(answer(), 42);\n  const real = fs.realpathSync(require.resolve('local-dep'));\n  assert.match(real, /\\/node_modules\\/local-dep\\/index\\.js$/);\n});\n";
     let record = run_test_file(&sandbox, &repo, &commit, "packages/app/t.test.js", test).await;
     let out = support::output(&record);
     let deps = record.dependencies.as_ref().expect("prepared node_modules");
     assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    assert!(
+        record.setup.iter().any(|l| l
+            == "file: folders copied into node_modules/.proven-file, as pnpm copies them: packages/app/dep (local-dep)"),
+        "{:?}",
+        record.setup
+    );
     assert_container_gone(&sandbox, &record).await;
 }

@@ -633,13 +633,55 @@ pub fn node_workspace_modules(dir: &Path) -> Vec<String> {
     found
 }
 
+/// A tree's folder that a `file:` dependency names and pnpm installs as a copy: the run
+/// copies it into its own node_modules (`prepare-node.js` `fileFoldersToTree`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileCopy {
+    /// The copy's folder under `node_modules/.proven-file/`.
+    pub key: String,
+    /// The tree's folder.
+    pub folder: String,
+    /// The package's name.
+    pub name: String,
+    /// pnpm's store folder of its copy (`node_modules/.pnpm/X/node_modules`), in the layer.
+    pub store: String,
+}
+
+/// The copies the preparation listed (`.proven-file-copies`); a line with a character the
+/// run's shell could not carry quoted is left out (its link then dangles, as pnpm's copy
+/// of only a manifest failed).
+pub fn node_file_copies(dir: &Path) -> Vec<FileCopy> {
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "@._+/-".contains(c))
+    };
+    fs::read_to_string(dir.join(".proven-file-copies"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| {
+            let mut f = line.split('\t');
+            let copy = FileCopy {
+                key: f.next()?.to_string(),
+                folder: f.next()?.to_string(),
+                name: f.next()?.to_string(),
+                store: f.next()?.to_string(),
+            };
+            [&copy.key, &copy.folder, &copy.name, &copy.store]
+                .iter()
+                .all(|s| plain(s) && !s.contains(".."))
+                .then_some(copy)
+        })
+        .collect()
+}
+
 /// A run's command with writable node_modules folders first: the root's (proven-entry
 /// links it whole to the read-only layer) and each workspace package's (`modules`, from
 /// [`node_workspace_modules`]) become folders of links to the prepared packages, so each
 /// package finds its own dependencies (pnpm's) and tools may write beside them (vite's
 /// `node_modules/.vite-temp`, babel's `.cache`). A node_modules the tree has of its own
 /// is left alone.
-pub fn with_node_links(modules: &[String], command: &[String]) -> Vec<String> {
+pub fn with_node_links(modules: &[String], copies: &[FileCopy], command: &[String]) -> Vec<String> {
     let mut script = String::from(
         "m() { d=\"/deps/$1node_modules\"; t=\"$1node_modules\"\n\
          [ -d \"$d\" ] || return 0\n\
@@ -652,6 +694,26 @@ pub fn with_node_links(modules: &[String], command: &[String]) -> Vec<String> {
     );
     for m in modules {
         script.push_str(&format!("m '{m}/'\n"));
+    }
+    if !copies.is_empty() {
+        // The copy of a tree's folder pnpm's `file:` makes, in the run's node_modules, beside
+        // links to what pnpm's store has next to its own copy (the package's dependencies).
+        script.push_str(
+            "c() { k=\"node_modules/.proven-file/$1/node_modules\"\n\
+             [ -d node_modules ] && [ ! -L node_modules ] && [ -d \"$2\" ] || return 0\n\
+             mkdir -p \"$k\" || return 0\n\
+             find \"/deps/$4\" -mindepth 1 -maxdepth 1 ! -name \"${3%%/*}\" -exec ln -s -t \"$k\" {} + 2>/dev/null\n\
+             case $3 in @*/*) mkdir -p \"$k/${3%%/*}\"\n\
+             find \"/deps/$4/${3%%/*}\" -mindepth 1 -maxdepth 1 ! -name \"${3#*/}\" -exec ln -s -t \"$k/${3%%/*}\" {} + 2>/dev/null ;; esac\n\
+             mkdir -p \"$k/$3\" && (cd \"$2\" && tar --exclude=./node_modules -cf - .) | tar -C \"$k/$3\" -xf - || true\n\
+             }\n",
+        );
+        for c in copies {
+            script.push_str(&format!(
+                "c '{}' '{}' '{}' '{}'\n",
+                c.key, c.folder, c.name, c.store
+            ));
+        }
     }
     script.push_str("exec \"$@\"\n");
     let mut out = vec!["sh".to_string(), "-c".into(), script, "sh".into()];
@@ -1386,7 +1448,7 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).expect("link");
         let found = node_workspace_modules(dir.path());
         assert_eq!(found, ["packages/app", "tools/gen"], "never through a link");
-        let command = with_node_links(&found, &["node".into(), "--test".into()]);
+        let command = with_node_links(&found, &[], &["node".into(), "--test".into()]);
         assert_eq!(command[..2], ["sh", "-c"]);
         assert!(
             command[2].ends_with("\nm ''\nm 'packages/app/'\nm 'tools/gen/'\nexec \"$@\"\n"),
@@ -1394,6 +1456,36 @@ mod tests {
             command[2]
         );
         assert_eq!(command[3..], ["sh", "node", "--test"]);
+    }
+
+    /// The copies of `file:` folders the preparation lists reach the run's command quoted;
+    /// a line a shell could not carry (a quote, a `..`) is left out.
+    #[test]
+    fn the_file_folders_to_copy_are_read_and_an_unsafe_line_left_out() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        fs::write(
+            dir.path().join(".proven-file-copies"),
+            "0-packages_app_dep\tpackages/app/dep\t@ws/dep\tnode_modules/.pnpm/@ws+dep@file+packages+app+dep/node_modules\n\
+             1-x\tfixtures/x'; rm -rf /\tx\tnode_modules/.pnpm/x/node_modules\n\
+             2-up\t../outside\tup\tnode_modules/.pnpm/up/node_modules\n",
+        )
+        .expect("write");
+        let copies = node_file_copies(dir.path());
+        assert_eq!(
+            copies,
+            [FileCopy {
+                key: "0-packages_app_dep".into(),
+                folder: "packages/app/dep".into(),
+                name: "@ws/dep".into(),
+                store: "node_modules/.pnpm/@ws+dep@file+packages+app+dep/node_modules".into(),
+            }]
+        );
+        let command = with_node_links(&[], &copies, &["node".into()]);
+        assert!(
+            command[2].contains("\nc '0-packages_app_dep' 'packages/app/dep' '@ws/dep' 'node_modules/.pnpm/@ws+dep@file+packages+app+dep/node_modules'\nexec"),
+            "{}",
+            command[2]
+        );
     }
 
     #[test]

@@ -710,12 +710,16 @@ function playwrightChromium(dirs) {
   if (linked.length > 0) report.notes.push('Playwright\'s Chromium builds are the image\'s Chromium: ' + linked.join(', '));
 }
 
-// A `file:` dependency on a folder of the tree (vite's license fixtures:
-// `"@vitejs/test-dep-licence-cc0": "file:./dep-licence-cc0"`) is installed by pnpm as a copy
-// of the folder, and only its manifest was here: the package lacked its files ("failed to
-// resolve import"). Its place in the importer's node_modules is made a link to the tree's
-// own folder, as a workspace package's is: the tree's files, never copied into the layer.
+// A `file:` dependency on a folder of the tree: pnpm copies the folder into its store (here
+// only the folder's manifest was there to copy), npm links it. Where pnpm put a copy, the
+// run makes one of the tree's folder in its own writable node_modules
+// (/work/node_modules/.proven-file/KEY/node_modules/NAME, beside links to the copy's own
+// dependencies as pnpm's store has them), and the link here points there: a bundler that
+// resolves through the real path sees a package inside node_modules, as on the project's
+// CI (vite's export conditions). Listed in /deps/.proven-file-copies (KEY, the folder,
+// NAME, the store folder), which the run reads. Elsewhere the link is to the tree's folder.
 function fileFoldersToTree() {
+  const copies = [];
   for (const m of manifests) {
     let pkg;
     try {
@@ -738,11 +742,32 @@ function fileFoldersToTree() {
         } catch (e) {
           continue;
         }
+        // pnpm's copy: NAME inside its store folder's node_modules (.pnpm/X/node_modules).
+        let store = null;
+        if (there.isSymbolicLink()) {
+          const real = fs.realpathSync(at);
+          const up = path.dirname(name.indexOf('@') === 0 ? path.dirname(real) : real);
+          if (path.relative(work, real).split(path.sep).indexOf('.pnpm') >= 0) store = path.relative(work, up);
+        }
         if (there.isDirectory()) spawnSync('rm', ['-rf', at]);
         else fs.unlinkSync(at);
-        fs.symlinkSync(path.join('/work', rel), at);
+        // The folder the dependent lives in (`file:..`), or a name or path the run's shell
+        // could not carry: linked to the tree.
+        const plain = /^[A-Za-z0-9@._+\/-]+$/;
+        const inside = path.relative(path.join(work, rel), dir).indexOf('..') !== 0;
+        if (store === null || inside || !plain.test(rel) || !plain.test(name) || !plain.test(store)) {
+          fs.symlinkSync(path.join('/work', rel), at);
+          continue;
+        }
+        const key = copies.length + '-' + rel.replace(/[^A-Za-z0-9._-]/g, '_');
+        copies.push([key, rel, name, store].join('\t'));
+        fs.symlinkSync(path.join('/work/node_modules/.proven-file', key, 'node_modules', name), at);
       }
     }
+  }
+  if (copies.length > 0) {
+    fs.writeFileSync(path.join(work, '.proven-file-copies'), copies.join('\n') + '\n');
+    report.notes.push('file: folders pnpm copies are copied from the tree into the run\'s node_modules: ' + copies.map((c) => c.split('\t')[1]).join(', '));
   }
 }
 
