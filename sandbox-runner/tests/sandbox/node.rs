@@ -1269,33 +1269,43 @@ async fn a_dependencys_install_script_runs_with_no_network_and_one_that_fails_is
     assert_container_gone(&sandbox, &record).await;
 }
 
-/// Node-redis-4's own case: hiredis' native addon on the Node of its era (8), built by the
-/// node-gyp its npm 6 bundles, whose gyp opened files in mode 'rU' (gone in Python 3.11)
-/// until the image read it as 'r'.
+/// Node-redis' own cases: hiredis' native addon on the Nodes of its era, built by the
+/// node-gyp their npm bundles. npm 6's (Node 8's) gyp opened files in mode 'rU' (gone in
+/// Python 3.11) until the image read it as 'r'; npm 5's node-gyp 3 (Node 4's, Node 6's)
+/// runs a gyp written for Python 2 only and refused Python 3 ("gyp ERR! configure error",
+/// Node-redis-1) until the image gave it node-gyp 5's gyp.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_native_addon_of_2016_builds_on_the_node_of_its_era() {
-    let sandbox = node_sandbox(&["8"]).await;
-    let repo = TestRepo::new();
-    repo.write(
-        "package.json",
-        r#"{"name":"client","version":"1.0.0","private":true,"dependencies":{"hiredis":"0.5.0"}}
-"#,
-    )
-    .write(".nvmrc", "8\n");
-    let commit = repo.commit("a client with a native parser");
-    let test = "const test = require('node:test');\nconst assert = require('assert');\nconst hiredis = require('hiredis');\n\ntest('parses a reply', () => {\n  const reader = new hiredis.Reader();\n  reader.feed('+OK\\r\\n');\n  assert.strictEqual(reader.get(), 'OK');\n});\n";
-    let record = run_test_file(&sandbox, &repo, &commit, "t.test.js", test).await;
-    let out = support::output(&record);
-    let deps = record.dependencies.as_ref().expect("prepared node_modules");
-    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
-    assert_eq!(
-        record.interpreter.as_ref().map(|i| i.version.as_str()),
-        Some("8"),
-        "{:?}",
-        record.interpreter
-    );
-    assert!(deps.not_prepared.is_empty(), "{deps:#?}");
-    assert_container_gone(&sandbox, &record).await;
+    let sandbox = node_sandbox(&["4", "8"]).await;
+    for (major, hiredis) in [("4", "0.4.1"), ("8", "0.5.0")] {
+        let repo = TestRepo::new();
+        repo.write(
+            "package.json",
+            format!(
+                r#"{{"name":"client","version":"1.0.0","private":true,"dependencies":{{"hiredis":"{hiredis}"}}}}
+"#
+            ),
+        )
+        .write(".nvmrc", format!("{major}\n"));
+        let commit = repo.commit("a client with a native parser");
+        let test = "const test = require('node:test');\nconst assert = require('assert');\nconst hiredis = require('hiredis');\n\ntest('parses a reply', () => {\n  const reader = new hiredis.Reader();\n  reader.feed('+OK\\r\\n');\n  assert.strictEqual(reader.get(), 'OK');\n});\n";
+        let record = run_test_file(&sandbox, &repo, &commit, "t.test.js", test).await;
+        let out = support::output(&record);
+        let deps = record.dependencies.as_ref().expect("prepared node_modules");
+        assert_eq!(
+            record.outcome,
+            Outcome::Passed,
+            "Node {major}: {out}\n{deps:#?}"
+        );
+        assert_eq!(
+            record.interpreter.as_ref().map(|i| i.version.as_str()),
+            Some(major),
+            "{:?}",
+            record.interpreter
+        );
+        assert!(deps.not_prepared.is_empty(), "Node {major}: {deps:#?}");
+        assert_container_gone(&sandbox, &record).await;
+    }
 }
 
 /// vite's family: pnpm's `patchedDependencies` (package.json's `pnpm` field here, as pnpm 9
@@ -1480,27 +1490,27 @@ async fn a_file_dependency_on_a_folder_of_the_tree_loads_the_trees_files() {
     .write("pnpm-workspace.yaml", "packages:\n  - 'packages/*'\n")
     .write(
         "packages/app/package.json",
-        r#"{"name":"@ws/app","version":"1.0.0","private":true,"dependencies":{"local-dep":"file:./dep"}}
+        r#"{"name":"@ws/app","version":"1.0.0","private":true,"dependencies":{"@ws/local-dep":"file:./__tests__/fixtures/dep"}}
 "#,
     )
     .write(
-        "packages/app/dep/package.json",
-        r#"{"name":"local-dep","version":"1.0.0","main":"index.js","dependencies":{"ms":"2.1.3"}}
+        "packages/app/__tests__/fixtures/dep/package.json",
+        r#"{"name":"@ws/local-dep","version":"1.0.0","main":"index.js","dependencies":{"ms":"2.1.3"}}
 "#,
     )
     .write(
-        "packages/app/dep/index.js",
+        "packages/app/__tests__/fixtures/dep/index.js",
         "const ms = require('ms');\nexports.answer = () => ms('42ms');\n",
     );
     let commit = repo.commit("a file: dependency on a folder of the tree");
-    let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst fs = require('node:fs');\nconst { answer } = require('local-dep');\n\ntest('the folder of the tree, as a package', () => {\n  assert.strictEqual(answer(), 42);\n  const real = fs.realpathSync(require.resolve('local-dep'));\n  assert.match(real, /\\/node_modules\\/local-dep\\/index\\.js$/);\n});\n";
+    let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst fs = require('node:fs');\nconst { answer } = require('@ws/local-dep');\n\ntest('the folder of the tree, as a package', () => {\n  assert.strictEqual(answer(), 42);\n  const real = fs.realpathSync(require.resolve('@ws/local-dep'));\n  assert.match(real, /\\/node_modules\\/@ws\\/local-dep\\/index\\.js$/);\n});\n";
     let record = run_test_file(&sandbox, &repo, &commit, "packages/app/t.test.js", test).await;
     let out = support::output(&record);
     let deps = record.dependencies.as_ref().expect("prepared node_modules");
     assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
     assert!(
         record.setup.iter().any(|l| l
-            == "file: folders copied into node_modules/.proven-file, as pnpm copies them: packages/app/dep (local-dep)"),
+            == "file: folders copied into node_modules/.proven-file, as pnpm copies them: packages/app/__tests__/fixtures/dep (@ws/local-dep)"),
         "{:?}",
         record.setup
     );

@@ -490,6 +490,54 @@ fn plan_node(
 /// The files a Node preparation copies (every package.json, the chosen manager's lock file,
 /// pnpm-workspace.yaml), added to the plan's inputs; an npm lock file's packages from off
 /// the registries refused; a note when no lock file of the manager pins the versions.
+/// The tree's folders a manifest's `file:` and `link:` dependencies name (not tarballs,
+/// nothing outside the tree), relative to the tree.
+fn local_folders(src: &Path, manifest: &str) -> Vec<String> {
+    let Some(package) = read_small(src, manifest)
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+    else {
+        return Vec::new();
+    };
+    let dir = Path::new(manifest).parent().unwrap_or(Path::new(""));
+    let mut out = Vec::new();
+    for field in ["dependencies", "devDependencies", "optionalDependencies"] {
+        for spec in package[field]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(_, v)| v.as_str())
+        {
+            let Some(path) = spec
+                .strip_prefix("file:")
+                .or_else(|| spec.strip_prefix("link:"))
+            else {
+                continue;
+            };
+            if [".tgz", ".tar.gz", ".tar"]
+                .iter()
+                .any(|x| path.ends_with(x))
+            {
+                continue;
+            }
+            // Normalised by hand: the folder need not exist for the join to be read.
+            let mut parts: Vec<&str> = dir.iter().filter_map(|c| c.to_str()).collect();
+            let mut inside = true;
+            for c in Path::new(path).components() {
+                match c {
+                    std::path::Component::Normal(n) => parts.push(n.to_str().unwrap_or("")),
+                    std::path::Component::ParentDir => inside &= parts.pop().is_some(),
+                    std::path::Component::CurDir => {}
+                    _ => inside = false,
+                }
+            }
+            if inside && !parts.is_empty() && !parts.iter().any(|p| p.is_empty()) {
+                out.push(parts.join("/"));
+            }
+        }
+    }
+    out
+}
+
 fn node_files(
     config: &PlanSettings<'_>,
     src: &Path,
@@ -521,6 +569,23 @@ fn node_files(
                     .filter(|f| read_small(src, f).is_some())
                     .take(MAX_MANIFESTS),
             );
+        }
+    }
+    // The folders of the tree that `file:` and `link:` dependencies name, wherever they are
+    // (a fixture folder the search passes over, with no lock file to name it): without
+    // their manifests the install stops (pnpm: ERR_PNPM_LINKED_PKG_DIR_NOT_FOUND).
+    let mut at = 0;
+    while at < files.len() && files.len() < MAX_MANIFESTS {
+        let manifest = files[at].clone();
+        at += 1;
+        if !manifest.ends_with("package.json") {
+            continue;
+        }
+        for folder in local_folders(src, &manifest) {
+            let named = format!("{folder}/package.json");
+            if !files.contains(&named) && read_small(src, &named).is_some() {
+                files.push(named);
+            }
         }
     }
     // pnpm's workspace (its packages, its `catalog:` ranges) decides the install too.
@@ -654,7 +719,7 @@ pub fn node_file_copies(dir: &Path) -> Vec<FileCopy> {
     let plain = |s: &str| {
         !s.is_empty()
             && s.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "@._+/-".contains(c))
+                .all(|c| c.is_ascii_alphanumeric() || "@._+/-_".contains(c))
     };
     fs::read_to_string(dir.join(".proven-file-copies"))
         .unwrap_or_default()
@@ -1456,6 +1521,25 @@ mod tests {
             command[2]
         );
         assert_eq!(command[3..], ["sh", "node", "--test"]);
+    }
+
+    /// A `file:` or `link:` folder of the tree is read with the manifests wherever it sits
+    /// (a `__tests__` fixture the search passes over); a tarball or a folder outside the
+    /// tree is not.
+    #[test]
+    fn the_folders_of_file_dependencies_are_read_with_the_manifests() {
+        let dir = crate::testing::tree(&[
+            (
+                "packages/app/package.json",
+                r#"{"dependencies": {"a": "file:./__tests__/fixtures/a", "b": "link:../b", "c": "file:../../../outside", "d": "file:./d.tgz", "e": "^1"}}"#,
+            ),
+            ("packages/app/__tests__/fixtures/a/package.json", "{}"),
+            ("packages/b/package.json", "{}"),
+        ]);
+        assert_eq!(
+            local_folders(dir.path(), "packages/app/package.json"),
+            ["packages/app/__tests__/fixtures/a", "packages/b"]
+        );
     }
 
     /// The copies of `file:` folders the preparation lists reach the run's command quoted;

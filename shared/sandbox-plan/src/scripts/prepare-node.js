@@ -753,7 +753,7 @@ function fileFoldersToTree() {
         else fs.unlinkSync(at);
         // The folder the dependent lives in (`file:..`), or a name or path the run's shell
         // could not carry: linked to the tree.
-        const plain = /^[A-Za-z0-9@._+\/-]+$/;
+        const plain = /^[\w@.+\/-]+$/;
         const inside = path.relative(path.join(work, rel), dir).indexOf('..') !== 0;
         if (store === null || inside || !plain.test(rel) || !plain.test(name) || !plain.test(store)) {
           fs.symlinkSync(path.join('/work', rel), at);
