@@ -1495,22 +1495,31 @@ async fn a_file_dependency_on_a_folder_of_the_tree_loads_the_trees_files() {
     )
     .write(
         "packages/app/__tests__/fixtures/dep/package.json",
-        r#"{"name":"@ws/local-dep","version":"1.0.0","main":"index.js","dependencies":{"ms":"2.1.3"}}
+        r#"{"name":"@ws/local-dep","version":"1.0.0","main":"index.js","dependencies":{"ms":"2.1.3","@ws/nested":"file:../nested"}}
 "#,
     )
     .write(
         "packages/app/__tests__/fixtures/dep/index.js",
-        "const ms = require('ms');\nexports.answer = () => ms('42ms');\n",
+        "const ms = require('ms');\nexports.answer = () => ms('42ms');\nexports.nested = require('@ws/nested').where;\n",
+    )
+    .write(
+        "packages/app/__tests__/fixtures/nested/package.json",
+        r#"{"name":"@ws/nested","version":"1.0.0","main":"index.js"}
+"#,
+    )
+    .write(
+        "packages/app/__tests__/fixtures/nested/index.js",
+        "exports.where = __filename;\n",
     );
     let commit = repo.commit("a file: dependency on a folder of the tree");
-    let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst fs = require('node:fs');\nconst { answer } = require('@ws/local-dep');\n\ntest('the folder of the tree, as a package', () => {\n  assert.strictEqual(answer(), 42);\n  const real = fs.realpathSync(require.resolve('@ws/local-dep'));\n  assert.match(real, /\\/node_modules\\/@ws\\/local-dep\\/index\\.js$/);\n});\n";
+    let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst fs = require('node:fs');\nconst { answer, nested } = require('@ws/local-dep');\n\ntest('the folder of the tree, as a package', () => {\n  assert.strictEqual(answer(), 42);\n  const real = fs.realpathSync(require.resolve('@ws/local-dep'));\n  assert.match(real, /\\/node_modules\\/@ws\\/local-dep\\/index\\.js$/);\n  assert.match(fs.realpathSync(nested), /\\/node_modules\\/@ws\\/nested\\/index\\.js$/);\n});\n";
     let record = run_test_file(&sandbox, &repo, &commit, "packages/app/t.test.js", test).await;
     let out = support::output(&record);
     let deps = record.dependencies.as_ref().expect("prepared node_modules");
     assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
     assert!(
         record.setup.iter().any(|l| l
-            == "file: folders copied into node_modules/.proven-file, as pnpm copies them: packages/app/__tests__/fixtures/dep (@ws/local-dep)"),
+            == "file: folders copied into node_modules/.proven-file, as pnpm copies them: packages/app/__tests__/fixtures/dep (@ws/local-dep), packages/app/__tests__/fixtures/nested (@ws/nested)"),
         "{:?}",
         record.setup
     );

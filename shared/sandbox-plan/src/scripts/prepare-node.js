@@ -714,20 +714,23 @@ function playwrightChromium(dirs) {
 // only the folder's manifest was there to copy), npm links it. Where pnpm put a copy, the
 // run makes one of the tree's folder in its own writable node_modules
 // (/work/node_modules/.proven-file/KEY/node_modules/NAME, beside links to the copy's own
-// dependencies as pnpm's store has them), and the link here points there: a bundler that
-// resolves through the real path sees a package inside node_modules, as on the project's
-// CI (vite's export conditions). Listed in /deps/.proven-file-copies (KEY, the folder,
-// NAME, the store folder), which the run reads. Elsewhere the link is to the tree's folder.
+// dependencies as pnpm's store has them), and pnpm's copy here becomes a link to it: every
+// package that depends on the folder (an importer, another copied folder: vite's license
+// fixtures nest them) reaches the run's copy, whose real path is inside node_modules, as on
+// the project's CI (a bundler takes a path outside node_modules for the project's own
+// source). Listed in /deps/.proven-file-copies (KEY, the folder, NAME, the store folder),
+// which the run reads. Elsewhere the dependent's link is to the tree's folder.
 function fileFoldersToTree() {
-  const copies = [];
-  for (const m of manifests) {
+  // The `file:` folders a manifest at `dir` names, each with its place in `modules` (the
+  // dependent's node_modules: an importer's, or the store folder of a copied folder).
+  function named(manifest, dir, modules) {
     let pkg;
     try {
-      pkg = JSON.parse(fs.readFileSync(path.join(work, m), 'utf8'));
+      pkg = JSON.parse(fs.readFileSync(manifest, 'utf8'));
     } catch (e) {
-      continue;
+      return [];
     }
-    const dir = path.dirname(path.join(work, m));
+    const out = [];
     for (const field of FIELDS) {
       const deps = pkg[field] || {};
       for (const name of Object.keys(deps)) {
@@ -735,35 +738,50 @@ function fileFoldersToTree() {
         if (typeof spec !== 'string' || spec.indexOf('file:') !== 0 || /\.(tgz|tar\.gz|tar)$/.test(spec)) continue;
         const rel = path.relative(work, path.resolve(dir, spec.slice(5)));
         if (!rel || rel.indexOf('..') === 0 || path.isAbsolute(rel)) continue;
-        const at = path.join(dir, 'node_modules', name);
-        let there;
-        try {
-          there = fs.lstatSync(at);
-        } catch (e) {
-          continue;
-        }
-        // pnpm's copy: NAME inside its store folder's node_modules (.pnpm/X/node_modules).
-        let store = null;
-        if (there.isSymbolicLink()) {
-          const real = fs.realpathSync(at);
-          const up = path.dirname(name.indexOf('@') === 0 ? path.dirname(real) : real);
-          if (path.relative(work, real).split(path.sep).indexOf('.pnpm') >= 0) store = path.relative(work, up);
-        }
-        if (there.isDirectory()) spawnSync('rm', ['-rf', at]);
-        else fs.unlinkSync(at);
-        // The folder the dependent lives in (`file:..`), or a name or path the run's shell
-        // could not carry: linked to the tree.
-        const plain = /^[\w@.+\/-]+$/;
-        const inside = path.relative(path.join(work, rel), dir).indexOf('..') !== 0;
-        if (store === null || inside || !plain.test(rel) || !plain.test(name) || !plain.test(store)) {
-          fs.symlinkSync(path.join('/work', rel), at);
-          continue;
-        }
-        const key = copies.length + '-' + rel.replace(/[^A-Za-z0-9._-]/g, '_');
-        copies.push([key, rel, name, store].join('\t'));
-        fs.symlinkSync(path.join('/work/node_modules/.proven-file', key, 'node_modules', name), at);
+        out.push({ at: path.join(modules, name), rel: rel, name: name, dir: dir });
       }
     }
+    return out;
+  }
+  const todo = [];
+  for (const m of manifests) {
+    const dir = path.dirname(path.join(work, m));
+    for (const f of named(path.join(work, m), dir, path.join(dir, 'node_modules'))) todo.push(f);
+  }
+  // The folder the dependent lives in (`file:..`), or a name or path the run's shell could
+  // not carry: linked to the tree.
+  const plain = /^[\w@.+\/-]+$/;
+  const copied = {};
+  const copies = [];
+  while (todo.length > 0 && copies.length < 500) {
+    const f = todo.shift();
+    let there;
+    try {
+      there = fs.lstatSync(f.at);
+    } catch (e) {
+      continue;
+    }
+    // pnpm's copy: NAME inside its store folder's node_modules (.pnpm/X/node_modules), one
+    // link away (the link itself is never followed further: it may already lead to the run).
+    const real = there.isSymbolicLink() ? path.resolve(path.dirname(f.at), fs.readlinkSync(f.at)) : null;
+    if (real !== null && copied[real]) continue;
+    const pnpm = real !== null && path.relative(work, real).split(path.sep).indexOf('.pnpm') >= 0;
+    const store = pnpm ? path.relative(work, path.dirname(f.name.indexOf('@') === 0 ? path.dirname(real) : real)) : null;
+    const inside = path.relative(path.join(work, f.rel), f.dir).indexOf('..') !== 0;
+    if (!store || inside || !plain.test(f.rel) || !plain.test(f.name) || !plain.test(store)) {
+      if (there.isDirectory()) spawnSync('rm', ['-rf', f.at]);
+      else fs.unlinkSync(f.at);
+      fs.symlinkSync(path.join('/work', f.rel), f.at);
+      continue;
+    }
+    const key = copies.length + '-' + f.rel.replace(/[^A-Za-z0-9._-]/g, '_');
+    copied[real] = key;
+    copies.push([key, f.rel, f.name, store].join('\t'));
+    // The folders it names in turn (vite's license fixtures nest them), beside it in the store.
+    const more = named(path.join(real, 'package.json'), path.join(work, f.rel), path.join(work, store));
+    spawnSync('rm', ['-rf', real]);
+    fs.symlinkSync(path.join('/work/node_modules/.proven-file', key, 'node_modules', f.name), real);
+    for (const g of more) todo.push(g);
   }
   if (copies.length > 0) {
     fs.writeFileSync(path.join(work, '.proven-file-copies'), copies.join('\n') + '\n');
