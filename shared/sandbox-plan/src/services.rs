@@ -179,6 +179,10 @@ impl EraRedis {
 pub fn era_redis(src: &Path, services: &[CiService], as_of: Option<&str>) -> Option<EraRedis> {
     let needs = match services.iter().find(|s| s.name == "redis") {
         Some(service) => format!("the project's CI starts it ({})", service.from),
+        // The tree is read only where the date would choose another Redis than the images'.
+        None if as_of.is_none_or(|at| at.get(..10).is_none_or(|day| day >= IMAGE_REDIS_SINCE)) => {
+            return None;
+        }
         None => format!("the tests start redis-server ({})", starts_redis(src)?),
     };
     if let Some((tag, file)) = declared_redis(src) {
