@@ -1154,6 +1154,46 @@ async fn a_package_the_scripts_install_at_test_time_is_prepared() {
     );
 }
 
+/// BugsJS Node-redis-3's family: the code under test throws a SyntaxError (`JSON.parse` of
+/// undefined: "Unexpected token u") inside a test mocha ran. That is the test's failure,
+/// named, not "a test file could not load": mocha printed its summary, so every file loaded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_syntax_error_the_code_throws_inside_a_mocha_test_is_that_tests_failure() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name": "replies", "version": "1.0.0", "scripts": {"test": "mocha"}, "devDependencies": {"mocha": "10.2.0"}}"#,
+    )
+    .write("lib.js", "exports.parse = (reply) => JSON.parse(reply);\n")
+    .write(
+        "test/parse.js",
+        "const assert = require('assert');\nconst { parse } = require('../lib');\ndescribe('replies', function () {\n  it('parses a missing reply as null', function () {\n    assert.strictEqual(parse(undefined), null);\n  });\n  it('parses a number', function () {\n    assert.strictEqual(parse('1'), 1);\n  });\n});\n",
+    );
+    let commit = repo.commit("a parser that throws on a missing reply");
+    let request = RunRequest::new(
+        repo.path(),
+        commit,
+        Language::Node,
+        vec!["npm".to_string(), "test".to_string()],
+    );
+    let record = sandbox.run(&request).await.expect("run");
+    assert_eq!(
+        record.outcome,
+        Outcome::TestFailed,
+        "{}",
+        support::output(&record)
+    );
+    assert!(
+        record
+            .failing
+            .iter()
+            .any(|t| t.contains("parses a missing reply as null")),
+        "{:?}",
+        record.failing
+    );
+}
+
 /// BugsJS Node-redis' family: a client library of 2015 whose test helper spawns
 /// `redis-server` itself (its CI names no service) and asserts the replies of the Redis of
 /// its day. Against the images' Redis of today its auth tests fail on the base ("ERR AUTH

@@ -259,6 +259,9 @@ const NODE_SYNTAX_ERROR: &str = "SyntaxError";
 const NODE_MODULE_NOT_FOUND: &str = "ERR_MODULE_NOT_FOUND";
 const NODE_CANNOT_FIND_MODULE: &str = "Cannot find module";
 const JEST_SUITE_FAILED_TO_RUN: &str = "Test suite failed to run";
+/// mocha's summary (`  3 passing (10ms)`): mocha loads every test file before it runs any,
+/// so with its summary printed no file failed to load.
+const MOCHA_SUMMARY: &str = " passing (";
 const GO_TEST_FAILED: &str = "--- FAIL:";
 const GO_BUILD_FAILED: &str = "[build failed]";
 const GO_SETUP_FAILED: &str = "[setup failed]";
@@ -297,6 +300,7 @@ pub fn markers(language: Language) -> &'static [&'static str] {
             NODE_MODULE_NOT_FOUND,
             NODE_CANNOT_FIND_MODULE,
             JEST_SUITE_FAILED_TO_RUN,
+            MOCHA_SUMMARY,
             ENOSPC,
             ENOSPC_NODE,
             ENTRY_FAILED,
@@ -453,6 +457,10 @@ fn by_exit_code(
                 JEST_SUITE_FAILED_TO_RUN,
             ]
             .into_iter()
+            // A SyntaxError in a test mocha ran (the code under test's `JSON.parse` of
+            // undefined: BugsJS Node-redis-3) is that test's failure: mocha's summary shows
+            // every file loaded.
+            .filter(|m| !(*m == NODE_SYNTAX_ERROR && saw(MOCHA_SUMMARY)))
             .find(|m| saw(m));
             // mocha exits with the number of failing tests (at most 255).
             let mocha_failures =
@@ -551,6 +559,22 @@ mod tests {
         ] {
             assert!(env(classify(language, &end)), "{language} {end:?}");
         }
+    }
+
+    /// A SyntaxError mocha caught in a test it ran is the test's failure; one that stopped a
+    /// file from loading (no mocha summary, or another runner) is not.
+    #[test]
+    fn a_syntax_error_inside_a_test_mocha_ran_is_a_failure() {
+        use Language::Node;
+        assert_eq!(
+            classify(Node, &ending(1, &[NODE_SYNTAX_ERROR, MOCHA_SUMMARY])),
+            Outcome::TestFailed
+        );
+        assert!(env(classify(Node, &ending(1, &[NODE_SYNTAX_ERROR]))));
+        assert!(env(classify(
+            Node,
+            &ending(1, &[NODE_CANNOT_FIND_MODULE, MOCHA_SUMMARY])
+        )));
     }
 
     #[test]
