@@ -367,8 +367,9 @@ impl SandboxConfig {
     /// The image a tree runs on, and for Python why: when images of several Python versions
     /// are configured, the one [`proven_sandbox_plan::interpreter::choose_python`] picks from the tree's
     /// declarations (the newest Python the project names or allows that an image has);
-    /// otherwise, or when it picks none, the language's image. Node: its version files, CI
-    /// matrix and engines, and the base's date (`before`).
+    /// otherwise, or when it picks none, the language's image; never a Python released on
+    /// or after the base's day (`before`). Node: its version files, CI matrix and engines,
+    /// and the base's date.
     pub(crate) fn image_for(
         &self,
         language: Language,
@@ -393,7 +394,11 @@ impl SandboxConfig {
             return (self.image(language), None);
         }
         let declared = proven_sandbox_plan::python::read_plan(src).python_requires;
-        match proven_sandbox_plan::interpreter::choose_python(&declared, &self.python_images) {
+        match proven_sandbox_plan::interpreter::choose_python_as_of(
+            &declared,
+            &self.python_images,
+            before,
+        ) {
             Some(choice) => (choice.image.clone(), Some(choice)),
             None => (self.image(language), None),
         }

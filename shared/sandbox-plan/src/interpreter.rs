@@ -77,6 +77,62 @@ pub fn choose_python(
     candidates.newest_allowed()
 }
 
+/// The day each Python's first final release (X.Y.0) came out (the days `prepare.py`'s
+/// `PYTHON_RELEASED` resolves by). A tree of that day or
+/// earlier cannot have run on it: its CI ran a pre-release at most, and its dependencies'
+/// wheels for it came later (tqdm of 2018-06-27 names 3.7, released that day; pandas had
+/// no 3.7 wheel until 2018-07-05, so its sdist was built against today's numpy and failed).
+const RELEASED: &[((u32, u32), &str)] = &[
+    ((3, 5), "2015-09-13"),
+    ((3, 6), "2016-12-23"),
+    ((3, 7), "2018-06-27"),
+    ((3, 8), "2019-10-14"),
+    ((3, 9), "2020-10-05"),
+    ((3, 10), "2021-10-04"),
+    ((3, 11), "2022-10-24"),
+    ((3, 12), "2023-10-02"),
+    ((3, 13), "2024-10-07"),
+    ((3, 14), "2025-10-07"),
+];
+
+/// [`choose_python`] among the images of Pythons released before the base's day (`before`,
+/// RFC 3339), as the project's CI of that day could run; the record says which it passed
+/// over. With no date, or no image that old, as [`choose_python`].
+pub fn choose_python_as_of(
+    declared: &[(String, String)],
+    images: &[(String, String)],
+    before: Option<&str>,
+) -> Option<InterpreterChoice> {
+    let unfiltered = choose_python(declared, images);
+    let Some(day) = before.and_then(|b| b.get(..10)) else {
+        return unfiltered;
+    };
+    let released = |v: &str| {
+        let v = minor(v)?;
+        RELEASED.iter().find(|(r, _)| *r == v).map(|(_, d)| *d)
+    };
+    let earlier: Vec<(String, String)> = images
+        .iter()
+        .filter(|(v, _)| released(v).is_none_or(|d| d < day))
+        .cloned()
+        .collect();
+    if earlier.len() == images.len() || earlier.is_empty() {
+        return unfiltered;
+    }
+    let Some(mut chosen) = choose_python(declared, &earlier) else {
+        return unfiltered;
+    };
+    if let Some(later) = unfiltered.filter(|u| u.version != chosen.version) {
+        chosen.because = format!(
+            "{}; not Python {}, released {}, not before the base's day ({day}): its CI of that day could not have run it, nor its dependencies' wheels for it",
+            chosen.because,
+            later.version,
+            released(&later.version).unwrap_or("later"),
+        );
+    }
+    Some(chosen)
+}
+
 /// The images to choose among, and what the project's bounds allow.
 struct Candidates<'a> {
     declared: &'a [(String, String)],
@@ -217,6 +273,39 @@ mod tests {
 
     fn pick(items: &[(&str, &str)]) -> Option<(String, String)> {
         choose_python(&declared(items), &images()).map(|c| (c.image, c.because))
+    }
+
+    /// tqdm of 2018-06-27 names 3.7 (its tox envlist), released that very day: its CI ran
+    /// 3.6, and pandas had no 3.7 wheel yet. A Python released on or after the base's day is
+    /// passed over, and the record says so; a day later in the year it is the choice again,
+    /// and with no date, or no image that old, nothing changes.
+    #[test]
+    fn a_python_released_on_or_after_the_bases_day_is_not_chosen() {
+        let images = declared(&[("3.8", "py38"), ("3.7", "py37"), ("3.6", "py36")]);
+        let project = declared(&[
+            ("==3.6.*", "tox.ini envlist"),
+            ("==3.7.*", "tox.ini envlist"),
+            (">=2.6, !=3.0.*", "setup.py"),
+        ]);
+        let choice =
+            choose_python_as_of(&project, &images, Some("2018-06-27T00:00:00Z")).expect("a choice");
+        assert_eq!(choice.version, "3.6");
+        assert!(
+            choice.because.ends_with(
+                "; not Python 3.7, released 2018-06-27, not before the base's day (2018-06-27): its CI of that day could not have run it, nor its dependencies' wheels for it"
+            ),
+            "{}",
+            choice.because
+        );
+        let later = choose_python_as_of(&project, &images, Some("2018-12-01T00:00:00Z"));
+        assert_eq!(later.map(|c| c.version).as_deref(), Some("3.7"));
+        assert_eq!(
+            choose_python_as_of(&project, &images, None).map(|c| c.version),
+            choose_python(&project, &images).map(|c| c.version)
+        );
+        // Older than every image: the choice without the date.
+        let old = choose_python_as_of(&project, &images, Some("2010-01-01T00:00:00Z"));
+        assert_eq!(old.map(|c| c.version).as_deref(), Some("3.7"));
     }
 
     #[test]
