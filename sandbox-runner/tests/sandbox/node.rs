@@ -1122,6 +1122,32 @@ async fn a_service_the_projects_ci_starts_runs_beside_its_tests() {
     );
 }
 
+/// BugsJS Hexo-2's record: the npm of Node 4 installs chokidar's optional `fsevents` (a
+/// macOS-only addon, `"os": ["darwin"]`) on Linux too, and its install script then failed
+/// ("CoreFoundation/CoreFoundation.h: No such file") and was named as not prepared. npm
+/// would never run it on Linux: a package for another platform is passed over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_install_script_of_a_package_for_another_platform_is_not_run() {
+    let sandbox = node_sandbox(&["4"]).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"watcher","version":"1.0.0","private":true,"dependencies":{"chokidar":"1.7.0"}}
+"#,
+    )
+    .write(".nvmrc", "4\n");
+    let commit = repo.commit("a watcher with a macOS-only optional dependency");
+    let test = "const test = require('node:test');\nconst assert = require('assert');\n\ntest('chokidar loads', () => {\n  assert.strictEqual(typeof require('chokidar').watch, 'function');\n});\n";
+    let record = run_test_file(&sandbox, &repo, &commit, "t.test.js", test).await;
+    let out = support::output(&record);
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    assert!(
+        !deps.not_prepared.iter().any(|n| n.what == "fsevents"),
+        "{deps:#?}"
+    );
+}
+
 /// BugsJS Node-redis-4's family: the project's `pretest` installs a package from the
 /// registry at test time (`optional-dev-dependency hiredis`; here `npm install --no-save`),
 /// which the run cannot (no network), so every test that loads it failed on the base. The

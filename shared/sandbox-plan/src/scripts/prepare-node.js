@@ -589,6 +589,18 @@ function linksToTree(dir) {
 // folders only, nested ones included (npm 2's trees). A link is a workspace package, the
 // tree's own code, and is never looked into; nor is the root, no dependency of itself.
 // (pnpm keeps every package under node_modules/.pnpm, behind links: not looked into yet.)
+// Whether a package's `os` and `cpu` fields (npm's: a list, `!name` excluding) allow this
+// machine.
+function forThisPlatform(pkg) {
+  const allows = (list, here) => {
+    if (!Array.isArray(list) || list.length === 0) return true;
+    if (list.indexOf('!' + here) >= 0) return false;
+    const positive = list.filter((x) => typeof x === 'string' && x.charAt(0) !== '!');
+    return positive.length === 0 || positive.indexOf(here) >= 0;
+  };
+  return allows(pkg.os, process.platform) && allows(pkg.cpu, process.arch);
+}
+
 function withInstallScripts(dirs) {
   const names = [];
   const visit = (modules, depth) => {
@@ -614,7 +626,9 @@ function withInstallScripts(dirs) {
       const scripts = pkg.scripts || {};
       const builds = scripts.preinstall || scripts.install || scripts.postinstall ||
         fs.existsSync(path.join(dir, 'binding.gyp'));
-      if (builds && pkg.name && names.indexOf(pkg.name) < 0) names.push(pkg.name);
+      // A package for another platform (fsevents: `"os": ["darwin"]`), which an older npm
+      // installs anyway: its script is never run (npm would not on Linux), never named.
+      if (builds && pkg.name && names.indexOf(pkg.name) < 0 && forThisPlatform(pkg)) names.push(pkg.name);
       if (depth < 6) visit(path.join(dir, 'node_modules'), depth + 1);
     }
   };
