@@ -66,6 +66,19 @@ async fn node_sandbox(majors: &[&str]) -> proven_sandbox::Sandbox {
     sandbox
 }
 
+/// The prepared dependencies of a run that passed; the run's output and them in the
+/// message when it did not.
+fn passed_with_deps(record: &proven_sandbox::RunRecord) -> &proven_sandbox::DependencyRecord {
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}\n{deps:#?}",
+        support::output(record)
+    );
+    deps
+}
+
 /// The run of TEST (`seconds` of lib.js, through `ms`) added to `repo` at `commit`.
 fn seconds_test(repo: &TestRepo, commit: &str) -> RunRequest {
     RunRequest::new(
@@ -1139,9 +1152,7 @@ async fn an_install_script_of_a_package_for_another_platform_is_not_run() {
     let commit = repo.commit("a watcher with a macOS-only optional dependency");
     let test = "const test = require('node:test');\nconst assert = require('assert');\n\ntest('chokidar loads', () => {\n  assert.strictEqual(typeof require('chokidar').watch, 'function');\n});\n";
     let record = run_test_file(&sandbox, &repo, &commit, "t.test.js", test).await;
-    let out = support::output(&record);
-    let deps = record.dependencies.as_ref().expect("prepared node_modules");
-    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    let deps = passed_with_deps(&record);
     assert!(
         !deps.not_prepared.iter().any(|n| n.what == "fsevents"),
         "{deps:#?}"
@@ -1304,9 +1315,7 @@ async fn a_dependencys_install_script_runs_with_no_network_and_one_that_fails_is
     let commit = repo.commit("dependencies whose install scripts make what they need");
     let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst util = require('hexo-util');\nconst { Epoll } = require('epoll');\n\ntest('highlights, and loads its addon', () => {\n  assert.match(util.highlight('var a = 1', { lang: 'js' }), /<figure class=\"highlight js\">/);\n  assert.strictEqual(typeof Epoll, 'function');\n});\n";
     let record = run_test_file(&sandbox, &repo, &commit, "t.test.js", test).await;
-    let out = support::output(&record);
-    let deps = record.dependencies.as_ref().expect("prepared node_modules");
-    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    let deps = passed_with_deps(&record);
     let ran: Vec<&str> = deps
         .notes
         .iter()
@@ -1396,9 +1405,7 @@ async fn a_dependency_the_install_patches_is_prepared_with_its_patch() {
     let commit = repo.commit("a dependency patched at install");
     let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst leftPad = require('left-pad');\n\ntest('the patched release', () => {\n  assert.strictEqual(leftPad('1', 3, '0'), '001');\n  assert.strictEqual(leftPad.patched, true);\n});\n";
     let record = run_test_file(&sandbox, &repo, &commit, "t.test.js", test).await;
-    let out = support::output(&record);
-    let deps = record.dependencies.as_ref().expect("prepared node_modules");
-    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    let deps = passed_with_deps(&record);
     assert!(
         deps.lock_files
             .contains(&"patches/left-pad@1.1.3.patch".to_string()),
@@ -1424,9 +1431,7 @@ async fn playwrights_chromium_is_the_images_chromium() {
     let commit = repo.commit("a suite that runs in Playwright's Chromium");
     let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { chromium } = require('playwright-core');\n\ntest('renders a page', async () => {\n  const browser = await chromium.launch();\n  const page = await browser.newPage();\n  await page.setContent('<p id=\"x\">rendered</p>');\n  assert.strictEqual(await page.textContent('#x'), 'rendered');\n  await browser.close();\n});\n";
     let record = run_test_file(&sandbox, &repo, &commit, "t.test.js", test).await;
-    let out = support::output(&record);
-    let deps = record.dependencies.as_ref().expect("prepared node_modules");
-    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    let deps = passed_with_deps(&record);
     assert!(
         deps.notes
             .iter()
@@ -1475,9 +1480,7 @@ async fn a_pnpm_workspace_package_in_a_fixture_folder_is_installed_from_the_lock
     let commit = repo.commit("a workspace package in a fixture folder");
     let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { answer } = require('@ws/dep-fixture');\n\ntest('the fixture package and its own dependency', () => {\n  assert.strictEqual(answer(), '042');\n});\n";
     let record = run_test_file(&sandbox, &repo, &commit, "packages/app/t.test.js", test).await;
-    let out = support::output(&record);
-    let deps = record.dependencies.as_ref().expect("prepared node_modules");
-    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    let deps = passed_with_deps(&record);
     assert!(
         deps.lock_files.contains(
             &"packages/app/src/node/__tests__/plugins/fixtures/license/dep/package.json"
@@ -1580,9 +1583,7 @@ async fn a_file_dependency_on_a_folder_of_the_tree_loads_the_trees_files() {
     let commit = repo.commit("a file: dependency on a folder of the tree");
     let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst fs = require('node:fs');\nconst { answer, nested } = require('@ws/local-dep');\n\ntest('the folder of the tree, as a package', () => {\n  assert.strictEqual(answer(), 42);\n  const real = fs.realpathSync(require.resolve('@ws/local-dep'));\n  assert.match(real, /\\/node_modules\\/@ws\\/local-dep\\/index\\.js$/);\n  assert.match(fs.realpathSync(nested), /\\/node_modules\\/@ws\\/nested\\/index\\.js$/);\n});\n";
     let record = run_test_file(&sandbox, &repo, &commit, "packages/app/t.test.js", test).await;
-    let out = support::output(&record);
-    let deps = record.dependencies.as_ref().expect("prepared node_modules");
-    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    passed_with_deps(&record);
     assert!(
         record.setup.iter().any(|l| l
             == "file: folders copied into node_modules/.proven-file, as pnpm copies them: packages/app/__tests__/fixtures/dep (@ws/local-dep), packages/app/__tests__/fixtures/nested (@ws/nested)"),
