@@ -734,6 +734,11 @@ function playwrightChromium(dirs) {
 // the project's CI (a bundler takes a path outside node_modules for the project's own
 // source). Listed in /deps/.proven-file-copies (KEY, the folder, NAME, the store folder),
 // which the run reads. Elsewhere the dependent's link is to the tree's folder.
+function insideWork(p) {
+  const rel = path.relative(work, p);
+  return rel !== '' && rel.indexOf('..') !== 0 && !path.isAbsolute(rel);
+}
+
 function fileFoldersToTree() {
   // The `file:` folders a manifest at `dir` names, each with its place in `modules` (the
   // dependent's node_modules: an importer's, or the store folder of a copied folder).
@@ -769,6 +774,9 @@ function fileFoldersToTree() {
   const copies = [];
   while (todo.length > 0 && copies.length < 500) {
     const f = todo.shift();
+    // Only places inside the layer are ever replaced (a dependency's name is the manifest's
+    // text: `../..` in it must not reach out of /deps).
+    if (!insideWork(f.at)) continue;
     let there;
     try {
       there = fs.lstatSync(f.at);
@@ -778,7 +786,7 @@ function fileFoldersToTree() {
     // pnpm's copy: NAME inside its store folder's node_modules (.pnpm/X/node_modules), one
     // link away (the link itself is never followed further: it may already lead to the run).
     const real = there.isSymbolicLink() ? path.resolve(path.dirname(f.at), fs.readlinkSync(f.at)) : null;
-    if (real !== null && copied[real]) continue;
+    if (real !== null && (copied[real] || !insideWork(real))) continue;
     const pnpm = real !== null && path.relative(work, real).split(path.sep).indexOf('.pnpm') >= 0;
     const store = pnpm ? path.relative(work, path.dirname(f.name.indexOf('@') === 0 ? path.dirname(real) : real)) : null;
     const inside = path.relative(path.join(work, f.rel), f.dir).indexOf('..') !== 0;
