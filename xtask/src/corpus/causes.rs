@@ -25,6 +25,9 @@ pub struct Miss {
     pub world: bool,
 }
 
+/// The words of a harness error when the dataset's own runs name no test of the bug.
+pub(super) const DATASET_NAMES_NO_TEST: &str = "the dataset names no test of the bug";
+
 /// The case's miss, or None when nothing missed (or its review has not run yet).
 pub(super) fn miss_of(r: &CaseResult) -> Option<Miss> {
     let text_of = |prefix: &str| -> String {
@@ -71,6 +74,16 @@ pub(super) fn miss_of(r: &CaseResult) -> Option<Miss> {
     } else {
         return None;
     };
+    // A dataset whose own runs name no test of the bug (the same failures with and
+    // without the fix's tests, no test file in the test commit) gives no case to run:
+    // the dataset's gap, not the harness's.
+    if stage == "harness" && text.contains(DATASET_NAMES_NO_TEST) {
+        return Some(Miss {
+            stage,
+            class: DATASET_NAMES_NO_TEST.to_string(),
+            world: true,
+        });
+    }
     if stage != "harness"
         && let Some(world) = world_cause(r.world.as_deref(), &text)
     {
@@ -291,6 +304,21 @@ pub(super) fn section(results: &[CaseResult]) -> String {
         pct(world),
         pct(proven)
     );
+    // Fidelity over the cases the world lets run: a case the world stops before its
+    // fidelity (a server no sandbox has, a dataset naming no test) leaves the count.
+    let stopped = misses
+        .iter()
+        .filter(|(_, m)| m.world && matches!(m.stage, "fidelity" | "harness"))
+        .count();
+    let faithful = results.iter().filter(|r| r.fidelity).count();
+    let allowed = n - stopped;
+    if stopped > 0 && allowed > 0 {
+        let _ = writeln!(
+            s,
+            "\nFidelity of the {allowed} cases the world lets run: {faithful}/{allowed} ({:.1}%).",
+            100.0 * faithful as f64 / allowed as f64
+        );
+    }
     s
 }
 
@@ -468,6 +496,19 @@ mod tests {
         ))
         .expect("a miss");
         assert_eq!((m.stage, m.world), ("harness", false));
+        // A dataset that names no test of its bug: the dataset's gap, the world's.
+        let m = miss_of(&case(
+            false,
+            &[&format!(
+                "harness: Pencilblue-4: {DATASET_NAMES_NO_TEST} (no new failure in its results, no test file in Bug-4-test)"
+            )],
+            Some("case not built"),
+        ))
+        .expect("a miss");
+        assert_eq!(
+            (m.stage, m.class.as_str(), m.world),
+            ("harness", DATASET_NAMES_NO_TEST, true)
+        );
     }
 
     #[test]
@@ -525,5 +566,25 @@ mod tests {
             text.contains("| the world | fix | needs the network | 1 | p-1 |"),
             "{text}"
         );
+        // No case stopped by the world before its fidelity: no such line.
+        assert!(!text.contains("cases the world lets run"), "{text}");
+        let mut served = case(
+            false,
+            &["fidelity: base environment_error"],
+            Some("environment"),
+        );
+        served.id = "p-5".into();
+        served.world = Some("needs a service the dataset starts (mongodb)".into());
+        let text = section(&[faithful_case(), served]);
+        assert!(
+            text.contains("Fidelity of the 1 cases the world lets run: 1/1 (100.0%)."),
+            "{text}"
+        );
+    }
+
+    fn faithful_case() -> CaseResult {
+        let mut r = case(true, &[], None);
+        r.id = "p-6".into();
+        r
     }
 }
