@@ -926,13 +926,12 @@ async fn ci_services(
         run_env.push(redis.env());
         setup.push(redis.words());
     }
-    let started: Vec<&str> = services
-        .iter()
-        .filter(|s| s.started().is_some())
-        .map(|s| s.name.as_str())
-        .collect();
+    let started: Vec<&services::CiService> =
+        services.iter().filter(|s| s.started().is_some()).collect();
     if !started.is_empty() {
-        run_env.push(format!("PROVEN_SERVICES={}", started.join(" ")));
+        let names: Vec<&str> = started.iter().map(|s| s.name.as_str()).collect();
+        run_env.push(format!("PROVEN_SERVICES={}", names.join(" ")));
+        run_env.extend(started.iter().flat_map(|s| s.run_env()));
     }
     setup.extend(services.iter().map(|s| s.words()));
 }

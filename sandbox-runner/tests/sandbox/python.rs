@@ -1962,3 +1962,71 @@ async fn a_project_whose_metadata_todays_pip_refuses_is_installed_with_the_last_
         "{deps:#?}"
     );
 }
+
+/// A project whose CI starts PostgreSQL beside its tests (a workflow's `services:` with
+/// `image: postgres:16`, its superuser and database in `env:`) finds it on the loopback,
+/// made as that container is: its driver (pg8000, from the registry) connects with the
+/// user, password and database the workflow gives, and `psql` is on PATH as on a runner.
+/// The record says what was started, with what and why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_the_projects_ci_starts_runs_beside_its_tests() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write("requirements.txt", "pg8000==1.31.2\n")
+        .write(
+            ".github/workflows/test.yml",
+            "on: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    services:\n      postgres:\n        image: postgres:16\n        env:\n          POSTGRES_USER: app\n          POSTGRES_PASSWORD: secret\n          POSTGRES_DB: app_test\n        ports:\n          - 5432:5432\n    steps:\n      - uses: actions/checkout@v4\n      - run: pip install -r requirements.txt && pytest\n",
+        )
+        .write(
+            "store.py",
+            "import pg8000.native\n\ndef connect():\n    return pg8000.native.Connection('app', host='127.0.0.1', port=5432, database='app_test', password='secret')\n",
+        );
+    let commit = repo.commit("a store whose CI starts postgres");
+    let test = "import subprocess\n\nfrom store import connect\n\ndef test_rows_round_trip():\n    db = connect()\n    db.run('CREATE TABLE t (n int)')\n    db.run('INSERT INTO t VALUES (41), (1)')\n    assert db.run('SELECT sum(n) FROM t') == [[42]]\n    assert db.run('SELECT current_user, current_database()') == [['app', 'app_test']]\n\ndef test_the_client_is_on_path():\n    out = subprocess.run(['psql', '-h', '127.0.0.1', '-U', 'app', '-d', 'app_test', '-tAc', 'SELECT 1'], capture_output=True, text=True, check=True)\n    assert out.stdout.strip() == '1'\n";
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_store.py"),
+    )
+    .with_file("test_store.py", test);
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    assert!(
+        run.setup.iter().any(|l| l
+            == "postgresql started on 127.0.0.1:5432 with POSTGRES_USER=app, POSTGRES_DB=app_test before the tests: the project's CI starts it (.github/workflows/test.yml services)"),
+        "{:?}",
+        run.setup
+    );
+}
+
+/// The same for MySQL (a workflow's `image: mysql:8.0`): the server the images carry
+/// (MariaDB) is made as the container is, with root's password, the first database and
+/// a user granted it, and the project's driver (PyMySQL) connects as each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mysql_the_projects_ci_starts_is_made_as_its_container_is() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write("requirements.txt", "PyMySQL==1.1.1\n").write(
+        ".github/workflows/ci.yml",
+        "on: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    services:\n      mysql:\n        image: mysql:8.0\n        env:\n          MYSQL_ROOT_PASSWORD: rootpw\n          MYSQL_DATABASE: shop_test\n          MYSQL_USER: shop\n          MYSQL_PASSWORD: shop.pw\n        ports: ['3306:3306']\n    steps:\n      - run: pytest\n",
+    );
+    let commit = repo.commit("a shop whose CI starts mysql");
+    let test = "import pymysql\n\ndef connect(user, password):\n    return pymysql.connect(host='127.0.0.1', port=3306, user=user, password=password, database='shop_test')\n\ndef test_the_user_owns_its_database():\n    db = connect('shop', 'shop.pw')\n    with db.cursor() as c:\n        c.execute('CREATE TABLE t (n INT)')\n        c.execute('INSERT INTO t VALUES (40), (2)')\n        c.execute('SELECT SUM(n) FROM t')\n        assert c.fetchone()[0] == 42\n\ndef test_root_has_its_password():\n    with connect('root', 'rootpw').cursor() as c:\n        c.execute('SELECT DATABASE()')\n        assert c.fetchone()[0] == 'shop_test'\n";
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_shop.py"),
+    )
+    .with_file("test_shop.py", test);
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    assert!(
+        run.setup.iter().any(|l| l.starts_with(
+            "mysql started on 127.0.0.1:3306 with MYSQL_ROOT_PASSWORD as given, MYSQL_DATABASE=shop_test, MYSQL_USER=shop, MYSQL_PASSWORD as given before the tests"
+        )),
+        "{:?}",
+        run.setup
+    );
+}

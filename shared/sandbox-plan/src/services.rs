@@ -9,7 +9,23 @@ use std::path::Path;
 
 /// The services the sandbox images carry and the entry starts: the name `PROVEN_SERVICES`
 /// gives, and the address the tests find it at.
-pub const STARTED: &[(&str, &str)] = &[("redis", "127.0.0.1:6379")];
+pub const STARTED: &[(&str, &str)] = &[
+    ("redis", "127.0.0.1:6379"),
+    ("postgresql", "127.0.0.1:5432"),
+    ("mysql", "127.0.0.1:3306"),
+];
+
+/// The variables of a service container (a workflow's `services: db: env:`) the entry
+/// reads to make the server as that image would: its superuser and its first database.
+/// Only these, and only values the entry can pass on as they are ([`plain_value`]).
+const SERVICE_ENV: &[(&str, &str)] = &[
+    ("postgresql", "POSTGRES_USER"),
+    ("postgresql", "POSTGRES_DB"),
+    ("mysql", "MYSQL_ROOT_PASSWORD"),
+    ("mysql", "MYSQL_DATABASE"),
+    ("mysql", "MYSQL_USER"),
+    ("mysql", "MYSQL_PASSWORD"),
+];
 
 /// A service the project's CI starts, and where it says so.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +34,8 @@ pub struct CiService {
     pub name: String,
     /// The file that declares it.
     pub from: String,
+    /// What the service container's `env:` sets of [`SERVICE_ENV`] (`POSTGRES_DB: app`).
+    pub env: Vec<(String, String)>,
 }
 
 impl CiService {
@@ -29,11 +47,37 @@ impl CiService {
             .map(|(_, at)| *at)
     }
 
+    /// The variables that tell the entry how to make it (`PROVEN_POSTGRES_DB=app`): the
+    /// container's own names, prefixed.
+    pub fn run_env(&self) -> Vec<String> {
+        self.env
+            .iter()
+            .map(|(k, v)| format!("PROVEN_{k}={v}"))
+            .collect()
+    }
+
     /// What the run's record says of it.
     pub fn words(&self) -> String {
+        let made = if self.env.is_empty() {
+            String::new()
+        } else {
+            // A password is the workflow's own, in the tree; the record names it, not its value.
+            let set: Vec<String> = self
+                .env
+                .iter()
+                .map(|(k, v)| {
+                    if k.contains("PASSWORD") {
+                        format!("{k} as given")
+                    } else {
+                        format!("{k}={v}")
+                    }
+                })
+                .collect();
+            format!(" with {}", set.join(", "))
+        };
         match self.started() {
             Some(at) => format!(
-                "{} started on {at} before the tests: the project's CI starts it ({})",
+                "{} started on {at}{made} before the tests: the project's CI starts it ({})",
                 self.name, self.from
             ),
             None => format!(
@@ -73,15 +117,43 @@ fn canonical(word: &str) -> Option<&'static str> {
 
 /// The images a workflow's `services:` blocks name (`image: redis:7`), in order.
 fn workflow_images(text: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    // The indentation of the `services:` block being read, if one is.
+    workflow_containers(text)
+        .into_iter()
+        .map(|(image, _)| image)
+        .collect()
+}
+
+/// The containers a workflow's `services:` blocks start: each one's image and the
+/// `KEY: value` lines of its `env:` block, in order.
+fn workflow_containers(text: &str) -> Vec<(String, Vec<(String, String)>)> {
+    let mut found: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    // The indentation of the `services:` block being read, if one is; of the container
+    // (its name's line) within it; of its `env:` block.
     let mut inside: Option<usize> = None;
+    let mut container: Option<usize> = None;
+    let mut env: Option<usize> = None;
+    // The container being read: its image and env, pushed when it ends.
+    let mut image: Option<String> = None;
+    let mut vars: Vec<(String, String)> = Vec::new();
+    let mut end = |image: &mut Option<String>, vars: &mut Vec<(String, String)>| {
+        if let Some(i) = image.take() {
+            found.push((i, std::mem::take(vars)));
+        }
+        vars.clear();
+    };
     for raw in text.lines() {
         let line = raw.split(" #").next().unwrap_or_default();
         if line.trim().is_empty() {
             continue;
         }
         let indent = line.len() - line.trim_start().len();
+        if env.is_some_and(|at| indent <= at) {
+            env = None;
+        }
+        if container.is_some_and(|at| indent <= at) {
+            end(&mut image, &mut vars);
+            container = None;
+        }
         if inside.is_some_and(|at| indent <= at) {
             inside = None;
         }
@@ -90,37 +162,73 @@ fn workflow_images(text: &str) -> Vec<String> {
             inside = Some(indent);
             continue;
         }
-        if inside.is_some()
-            && let Some(image) = body.strip_prefix("image:")
+        let Some(at) = inside else { continue };
+        if container.is_none() && indent > at {
+            container = Some(indent);
+            continue;
+        }
+        if let Some(i) = body.strip_prefix("image:") {
+            image = Some(i.trim().to_string());
+        } else if body == "env:" {
+            env = Some(indent);
+        } else if env.is_some()
+            && let Some((k, v)) = body.split_once(':')
         {
-            found.push(image.trim().to_string());
+            let v = v.trim().trim_matches(['"', '\'']);
+            vars.push((k.trim().to_string(), v.to_string()));
         }
     }
+    end(&mut image, &mut vars);
     found
+}
+
+/// A value the entry passes on as it is, in a name or a quoted password: letters, digits
+/// and `_ - . @ ! # % + = : , / ~`, at most 63 (no quote, backslash, `$`, backtick or
+/// space; a workflow's `${{ … }}` expression is none either).
+fn plain_value(value: &str) -> bool {
+    !value.is_empty()
+        && value.len() <= 63
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.@!#%+=:,/~".contains(c))
 }
 
 /// The services the tree's CI starts (Travis, then its workflows), each once.
 pub fn ci_services(src: &Path) -> Vec<CiService> {
     let mut out: Vec<CiService> = Vec::new();
-    let mut add = |word: &str, from: &str| {
+    let mut add = |word: &str, from: &str, env: &[(String, String)]| {
         if let Some(name) = canonical(word)
             && !out.iter().any(|s| s.name == name)
         {
+            let env = env
+                .iter()
+                .filter(|(k, v)| {
+                    SERVICE_ENV.iter().any(|(s, key)| *s == name && key == k) && plain_value(v)
+                })
+                .cloned()
+                .collect();
             out.push(CiService {
                 name: name.to_string(),
                 from: from.to_string(),
+                env,
             });
         }
     };
     if let Ok(text) = std::fs::read_to_string(src.join(".travis.yml")) {
         for item in crate::ci_matrix::items(&text, &["services"]) {
-            add(&item, ".travis.yml services");
+            add(&item, ".travis.yml services", &[]);
+        }
+        // `addons: postgresql: "9.6"`, `addons: mariadb: "10.3"`: Travis starts those too.
+        for addon in ["postgresql", "mariadb"] {
+            if !crate::ci_matrix::items(&text, &[addon]).is_empty() {
+                add(addon, ".travis.yml addons", &[]);
+            }
         }
     }
     for file in crate::ci_matrix::workflows(src) {
         if let Ok(text) = std::fs::read_to_string(src.join(&file)) {
-            for image in workflow_images(&text) {
-                add(&image, &format!("{file} services"));
+            for (image, env) in workflow_containers(&text) {
+                add(&image, &format!("{file} services"), &env);
             }
         }
     }
@@ -294,7 +402,7 @@ mod tests {
     use crate::testing::tree;
 
     #[test]
-    fn travis_and_workflow_services_are_read_and_only_redis_is_started() {
+    fn travis_and_workflow_services_are_read_and_those_the_images_carry_are_started() {
         let dir = tree(&[
             (
                 ".travis.yml",
@@ -319,6 +427,10 @@ mod tests {
             ]
         );
         assert_eq!(found[0].started(), Some("127.0.0.1:6379"));
+        // The database's container is made as its image would: the env the entry reads,
+        // and only that (POSTGRES_PASSWORD: trust takes any).
+        assert_eq!(found[2].started(), Some("127.0.0.1:5432"));
+        assert_eq!(found[2].env, []);
         assert!(
             found[0]
                 .words()
@@ -331,6 +443,62 @@ mod tests {
             found[1].words()
         );
         assert!(ci_services(tree(&[("README.md", "services: redis")]).path()).is_empty());
+        // Travis' addons start a database too.
+        let addons = tree(&[(
+            ".travis.yml",
+            "language: python\naddons:\n  postgresql: \"9.6\"\n  mariadb: '10.3'\n",
+        )]);
+        let names: Vec<(String, String)> = ci_services(addons.path())
+            .into_iter()
+            .map(|s| (s.name, s.from))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("postgresql".to_string(), ".travis.yml addons".to_string()),
+                ("mysql".to_string(), ".travis.yml addons".to_string()),
+            ]
+        );
+    }
+
+    /// A workflow's PostgreSQL container names its superuser and database (`env:`); the
+    /// entry makes the server with those, and a value the entry could not pass on as it is
+    /// (an expression, a space) is left to the default.
+    #[test]
+    fn a_database_containers_user_and_database_are_read_from_its_env() {
+        let dir = tree(&[(
+            ".github/workflows/test.yml",
+            "jobs:\n  test:\n    services:\n      postgres:\n        image: postgres:16\n        ports:\n          - 5432:5432\n        env:\n          POSTGRES_USER: app_user\n          POSTGRES_PASSWORD: secret\n          POSTGRES_DB: \"app_test\"\n        options: >-\n          --health-cmd pg_isready\n      other:\n        image: memcached\n        env:\n          POSTGRES_DB: ${{ matrix.db }}\n    env:\n      POSTGRES_USER: not-the-containers\n    steps:\n      - run: pytest\n",
+        )]);
+        let found = ci_services(dir.path());
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(
+            found[0].env,
+            [
+                ("POSTGRES_USER".to_string(), "app_user".to_string()),
+                ("POSTGRES_DB".to_string(), "app_test".to_string()),
+            ]
+        );
+        assert_eq!(
+            found[0].run_env(),
+            [
+                "PROVEN_POSTGRES_USER=app_user",
+                "PROVEN_POSTGRES_DB=app_test"
+            ]
+        );
+        assert!(
+            found[0].words().starts_with(
+                "postgresql started on 127.0.0.1:5432 with POSTGRES_USER=app_user, POSTGRES_DB=app_test before the tests"
+            ),
+            "{}",
+            found[0].words()
+        );
+        assert_eq!(
+            (found[1].name.as_str(), found[1].env.len()),
+            ("memcached", 0)
+        );
+        assert!(!plain_value("a b") && !plain_value("${{ x }}") && !plain_value("it's"));
+        assert!(plain_value("db-1_x") && plain_value("P@ss.w0rd!"));
     }
 
     /// node_redis of 2015 spawns `redis-server` from its test helper and asserts the replies
