@@ -532,6 +532,46 @@ async fn a_range_with_no_release_before_the_date_is_resolved_now_and_said_so() {
     );
 }
 
+/// A registry that stamps every release with the day it copied it (this workplace's
+/// mirror dates all of `ms` to 2024-25) has no release before a 2016 base: npm's
+/// `--before` found none, and the preparation resolved today's `ms` 0.7.3 (of 2017) for a
+/// project of 2016. The releases keep their own dates in their tarballs' file times: the
+/// dated view reads them, and `ms@^0.7.0` as of 2016-01-01 is 0.7.1 (packed 2015-04-20;
+/// 0.7.2 came on 2016-10-25), as npm gives it against a registry with true times. The
+/// record says how the versions were dated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn versions_are_resolved_as_of_the_date_by_the_releases_own_file_times() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    // The marker makes the preparation this test run's own (never a cached layer).
+    repo.write(
+        "package.json",
+        format!(
+            r#"{{"name":"timeouts","version":"1.0.0","private":true,"description":"{}","dependencies":{{"ms":"^0.7.0"}}}}
+"#,
+            support::unique()
+        ),
+    );
+    let commit = repo.commit("a project of 2015");
+    let test = "const test = require('node:test');\nconst assert = require('node:assert');\n\ntest('the ms of the date', () => {\n  assert.strictEqual(require('ms/package.json').version, '0.7.1');\n});\n";
+    let mut request = RunRequest::new(repo.path(), &commit, Language::Node, node_test("t.test.js"))
+        .with_file("t.test.js", test);
+    request.resolve_before = Some("2016-01-01T00:00:00Z".into());
+    let record = sandbox.run(&request).await.expect("run");
+    let deps = passed_with_deps(&record);
+    // Against a registry whose times are the releases' own, npm's --before does it alone.
+    if let Some(note) = deps
+        .notes
+        .iter()
+        .find(|n| n.starts_with("the registry's publish times do not reach back"))
+    {
+        assert!(
+            note.contains("read from their tarballs") && note.contains("counts as after it"),
+            "{note}"
+        );
+    }
+}
+
 /// pnpm's lock file, as `pnpm@9.15.0 install --lockfile-only` wrote it for the workspace
 /// below (left-pad pinned at 1.1.3, below what the catalog's `^1.1.0` allows today).
 const PNPM_LOCK: &str = r#"lockfileVersion: '9.0'

@@ -26,6 +26,9 @@ pub const INSPECT_SETUP_SCRIPT: &str = include_str!("scripts/inspect-setup.py");
 /// The marker before what the inspection container printed of setup.py.
 const SETUP_MARKER: &str = "@@proven-setup@@";
 const NODE_SCRIPT: &str = include_str!("scripts/prepare-node.js");
+/// The dated view of an npm registry whose publish times are a mirror's (started by
+/// prepare-node.js when `--before` finds no release that old).
+const NPM_DATED_SCRIPT: &str = include_str!("scripts/npm-dated.py");
 /// Manifests a Node or Rust preparation copies at most.
 const MAX_MANIFESTS: usize = 500;
 
@@ -469,6 +472,8 @@ fn plan_node(
     plan.files.push(("plan.json".into(), plan_json(&json)));
     plan.files
         .push(("prepare-node.js".into(), NODE_SCRIPT.as_bytes().to_vec()));
+    plan.files
+        .push(("npm-dated.py".into(), NPM_DATED_SCRIPT.as_bytes().to_vec()));
     // Where the preparation linked the image's Chromium as Playwright's builds.
     plan.run_env
         .push(format!("PLAYWRIGHT_BROWSERS_PATH={MOUNT}/ms-playwright"));
@@ -1626,5 +1631,97 @@ mod tests {
             .expect("toml");
         assert!(check_cargo_dependencies(&git, "Cargo.toml", Path::new(""), true).is_ok());
         assert!(check_cargo_dependencies(&git, "Cargo.toml", Path::new(""), false).is_err());
+    }
+}
+
+/// The dated view of an npm registry (`scripts/npm-dated.py`), against a registry that
+/// stamps every release with its own copy day (2025) while the tarballs keep their files'
+/// times: 1.0.0 packed in 2014, 1.1.0 in 2016, 2.0.0 by npm 5 (every file at 1985-10-26).
+/// As of 2015 only 1.0.0 was out; as of 2016-06 1.1.0 too; as of 2018 (npm 5 had come
+/// out), 2.0.0 counts as out as well.
+#[cfg(test)]
+mod npm_dated_tests {
+    const HARNESS: &str = r#"
+import io, json, os, subprocess, sys, tarfile, threading, time, urllib.request
+from http.server import HTTPServer, SimpleHTTPRequestHandler
+root, script, before = sys.argv[1], sys.argv[2], sys.argv[3]
+def tgz(mtime):
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as t:
+        for name in ("package/package.json", "package/index.js"):
+            data = b"{}"
+            info = tarfile.TarInfo(name); info.size = len(data); info.mtime = mtime
+            t.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+os.makedirs(root + "/pkg/-", exist_ok=True)
+mtimes = {"1.0.0": 1400000000, "1.1.0": 1460000000, "2.0.0": 499162500, "2.1.0-beta.1": 499162500}
+doc = {"name": "pkg", "versions": {}, "time": {}}
+class Registry(SimpleHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def translate_path(self, path):
+        path = path.split("?")[0]
+        return root + ("/pkg.json" if path == "/pkg" else path)
+upstream = HTTPServer(("127.0.0.1", 0), Registry)
+port = upstream.server_address[1]
+for v, m in mtimes.items():
+    open(root + "/pkg/-/pkg-%s.tgz" % v, "wb").write(tgz(m))
+    doc["versions"][v] = {"name": "pkg", "version": v, "dist": {"tarball": "http://127.0.0.1:%d/pkg/-/pkg-%s.tgz" % (port, v)}}
+    doc["time"][v] = "2025-03-0%dT00:00:00.000Z" % (1 + len(doc["time"]))
+open(root + "/pkg.json", "w").write(json.dumps(doc))
+threading.Thread(target=upstream.serve_forever, daemon=True).start()
+view = subprocess.Popen([sys.executable, script, "http://127.0.0.1:%d/" % port, before, root + "/port", root + "/stats"])
+for _ in range(100):
+    if os.path.exists(root + "/port"): break
+    time.sleep(0.1)
+at = open(root + "/port").read()
+got = json.loads(urllib.request.urlopen("http://127.0.0.1:%s/pkg" % at).read())
+tarball = urllib.request.urlopen("http://127.0.0.1:%s/pkg/-/pkg-1.0.0.tgz" % at).read()
+view.kill()
+print(json.dumps({"time": got["time"], "tarball_passed": tarball == tgz(1400000000), "stats": json.load(open(root + "/stats"))}))
+"#;
+
+    fn times(before: &str) -> serde_json::Value {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/src/scripts/npm-dated.py");
+        let out = std::process::Command::new("python3")
+            .args(["-c", HARNESS])
+            .arg(dir.path())
+            .arg(script)
+            .arg(before)
+            .env_remove("HTTP_PROXY")
+            .env_remove("http_proxy")
+            .output()
+            .expect("python3 runs (the test needs it on PATH)");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("the harness prints JSON")
+    }
+
+    fn out_by(t: &serde_json::Value, version: &str, before: &str) -> bool {
+        t["time"][version].as_str().expect("a time") <= before
+    }
+
+    #[test]
+    fn a_registrys_copy_days_give_way_to_the_releases_own_file_times() {
+        let t = times("2015-01-01T00:00:00Z");
+        let at = "2015-01-01T00:00:00.000Z";
+        assert!(out_by(&t, "1.0.0", at), "{t}");
+        assert_eq!(t["time"]["1.0.0"], "2014-05-13T16:53:20.000Z", "{t}");
+        assert!(!out_by(&t, "1.1.0", at), "{t}");
+        // Packed by npm 5 (after 2017-05-25): after a date of 2015.
+        assert!(!out_by(&t, "2.0.0", at), "{t}");
+        assert!(!out_by(&t, "2.1.0-beta.1", at), "{t}");
+        assert_eq!(t["tarball_passed"], true, "{t}");
+        assert!(t["stats"]["tarballs"].as_u64() >= Some(2), "{t}");
+        let t = times("2016-06-01T00:00:00Z");
+        let at = "2016-06-01T00:00:00.000Z";
+        assert!(out_by(&t, "1.0.0", at) && out_by(&t, "1.1.0", at), "{t}");
+        assert!(!out_by(&t, "2.0.0", at), "{t}");
+        // From npm 5's day on, a tarball it packed says nothing more: counted as out.
+        let t = times("2018-01-01T00:00:00Z");
+        assert!(out_by(&t, "2.0.0", "2018-01-01T00:00:00.000Z"), "{t}");
     }
 }

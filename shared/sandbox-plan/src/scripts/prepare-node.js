@@ -55,10 +55,64 @@ function run(cmd, args, env, seconds) {
 // later call resolves peers as npm 6 did, and the record says why.
 let legacyPeers = false;
 
-function npm(args) {
+function npm(args, env) {
   const extra = legacyPeers ? ['--legacy-peer-deps'] : [];
-  return run('npm', args.concat(extra, ['--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error']));
+  return run('npm', args.concat(extra, ['--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error']), env);
 }
+
+// The dated view of the registry (npm-dated.py, beside this script), once started: for a
+// registry whose publish times do not reach back to the date (a mirror stamps what it
+// copied with its own day), the releases' times read from their own tarballs. null: not
+// tried; { port: null }: tried, not running.
+let dated = null;
+
+function datedView(before) {
+  if (dated !== null) return dated.port ? dated : null;
+  dated = { port: null, child: null, stats: '/tmp/npm-dated.json' };
+  const script = path.join(path.dirname(process.argv[1]), 'npm-dated.py');
+  if (!fs.existsSync(script) || run('python3', ['-c', 'pass'], null, 30).code !== 0) return null;
+  const portFile = '/tmp/npm-dated.port';
+  dated.child = require('child_process').spawn('python3',
+    [script, registry || 'https://registry.npmjs.org/', before, portFile, dated.stats], { stdio: 'ignore' });
+  // It never keeps this script waiting: the script ends when its work does, and kills it.
+  dated.child.unref();
+  for (let i = 0; i < 150 && !fs.existsSync(portFile); i++) spawnSync('sleep', ['0.1']);
+  if (!fs.existsSync(portFile)) return null;
+  dated.port = fs.readFileSync(portFile, 'utf8').trim();
+  return dated;
+}
+
+// npm's arguments and environment to resolve through the dated view: the view's address
+// as the registry, reached directly (not through the egress proxy: it is this container's
+// own), and the tarballs fetched from where the registry's documents say.
+function throughView(args, view) {
+  if (!view) return { args: args, env: null };
+  return {
+    args: args.concat(['--registry=http://127.0.0.1:' + view.port + '/', '--replace-registry-host=never', '--noproxy=127.0.0.1']),
+    env: { NO_PROXY: '127.0.0.1', no_proxy: '127.0.0.1' },
+  };
+}
+
+function datedNote(before) {
+  let stats = {};
+  try {
+    stats = JSON.parse(fs.readFileSync(dated.stats, 'utf8'));
+  } catch (e) {
+    // No stats written: the note says less.
+  }
+  return 'the registry\'s publish times do not reach back to ' + before + ' (a mirror\'s copy days): versions resolved as of it by the releases\' own file times, read from their tarballs (packages dated: ' +
+    (stats.packages || 0) + ', tarballs read: ' + (stats.tarballs || 0) + '; a tarball packed by npm 5 or later, from 2017-05-25 on, counts as ' + (before >= '2017-05-25' ? 'before the date' : 'after it') + ')';
+}
+
+process.on('exit', () => {
+  if (dated && dated.child) {
+    try {
+      dated.child.kill();
+    } catch (e) {
+      // Already gone.
+    }
+  }
+});
 
 // Whether `r` failed for conflicting peer ranges; if so, peers are resolved as npm 6 did
 // from now on (said once).
@@ -267,22 +321,32 @@ function installWithNpm() {
     report.resolved = true;
   }
   let before = plan.before;
+  let view = null;
   for (let attempt = 0; attempt < 8; attempt++) {
     if (report.resolved) {
       // As of the base's date when the review gives one (npm 6 and newer: npm 5 has no
       // --before), the releases the project's code was written against.
       const args = ['install', '--package-lock-only'];
       if (before) args.push('--before=' + before);
-      const r = npm(args);
+      const call = throughView(args, view);
+      const r = npm(call.args, call.env);
       // A registry whose publish times do not reach back to the date (a mirror stamps
       // what it copied with its own day) has no release "before" it (npm 6-10: ETARGET;
-      // npm 11, when none of a package's releases is: ENOVERSIONS): resolved now, said so.
+      // npm 11, when none of a package's releases is: ENOVERSIONS): resolved through the
+      // dated view (the releases' own times); where that cannot run or finds none
+      // either, resolved now; said so.
       if (r.code !== 0 && before && /Enjoy By date|ETARGET|notarget|ENOVERSIONS/.test(r.text)) {
         const why = (/No matching version found for \S+|No versions available for \S+/.exec(r.text) || [tail(r.text, 1)])[0];
-        report.notes.push('versions could not be resolved as of ' + before + ' (' + why + ' before it: the registry\'s publish times do not reach back to that date): resolved now');
+        if (!view && dated === null) {
+          view = datedView(before);
+          if (view) continue;
+        }
+        report.notes.push('versions could not be resolved as of ' + before + ' (' + why + ' before it' + (view ? ', by the releases\' own file times too' : ': the registry\'s publish times do not reach back to that date') + '): resolved now');
         before = null;
+        view = null;
         continue;
       }
+      if (r.code === 0 && view) report.notes.push(datedNote(before));
       if (peersAsNpm6(r)) continue;
       if (r.code !== 0) {
         const name = missing(r.text);
@@ -828,7 +892,8 @@ function testInstalls() {
   let before = plan.before;
   while (wanted.length > 0) {
     const args = ['install', '--no-save', '--no-package-lock'].concat(wanted.map((w) => w.name + '@' + w.range));
-    const r = npm(before ? args.concat(['--before=' + before]) : args);
+    const call = throughView(before ? args.concat(['--before=' + before]) : args, before && dated && dated.port ? dated : null);
+    const r = npm(call.args, call.env);
     if (r.code === 0) {
       for (const w of wanted) report.notes.push('installed for the tests, which install it at test time with no network here: ' + w.name + '@' + w.range + ' (' + w.source + ')');
       return;

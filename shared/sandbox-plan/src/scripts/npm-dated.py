@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+# Proven: a dated view of an npm registry whose publish times are not the packages' own.
+#
+# A registry mirror may stamp every release with the day it copied it (this workplace's
+# mirror dates redis-parser 2.0.0, of 2016, to 2025), so `npm install --before=DATE` finds
+# no release of an earlier year and the preparation would resolve today's. The packages
+# keep their own dates: a tarball packed by npm 4 and older holds its files' times (npm 5,
+# out on 2017-05-25, packs every file at 1985-10-26 08:15 UTC instead). This server, on
+# the loopback of the preparation container, serves the registry's documents with each
+# release's `time` read from its tarball: it reads the first 16 KiB of a few tarballs per
+# package (a binary search over the versions in semver order, which is publish order but
+# for backports), and marks the versions up to the last one packed before the date as
+# published then, the rest as after it. A tarball packed by npm 5 or later says only
+# "after 2017-05-25": before that day it is after the date; from that day on it is
+# counted as before it (today's release, as without this view). Everything else
+# (tarballs, other paths) is passed through unchanged.
+#
+# Usage: npm-dated.py UPSTREAM BEFORE PORTFILE STATSFILE
+#   UPSTREAM   the registry's address (https://registry.npmjs.org/)
+#   BEFORE     the date, RFC 3339 (2015-01-30T17:44:52Z)
+#   PORTFILE   where the port it listens on is written once it listens
+#   STATSFILE  where it keeps what it read (packages dated, tarballs read), as JSON
+# The upstream is reached as the preparation's other calls are (HTTPS_PROXY).
+# Python 3.5+ (the images' python3): no f-strings.
+import datetime
+import json
+import os
+import re
+import sys
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+import zlib
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from socketserver import ThreadingMixIn
+
+UPSTREAM = sys.argv[1].rstrip("/")
+BEFORE = sys.argv[2][:19]
+PORTFILE = sys.argv[3]
+STATSFILE = sys.argv[4]
+# npm 5's release day: from it on, npm packs every file at NORMALIZED.
+NPM5 = "2017-05-25T00:00:00"
+NORMALIZED = 499162500
+# Before npm existed: a time this old is no publish time.
+EARLIEST = datetime.datetime(2009, 9, 1).timestamp()
+HEAD_BYTES = 16384
+
+LOCK = threading.Lock()
+TARBALL_TIMES = {}
+DOCUMENTS = {}
+STATS = {"packages": 0, "tarballs": 0, "unread": 0}
+
+SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
+
+
+def semver_key(version):
+    """Semver's precedence as a sort key; None for what is no semver."""
+    m = SEMVER.match(version)
+    if not m:
+        return None
+    pre = m.group(4)
+    parts = []
+    for p in (pre.split(".") if pre else []):
+        parts.append((0, int(p), "") if p.isdigit() else (1, 0, p))
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3)), 0 if pre else 1, parts)
+
+
+def fetch(url, headers=None, limit=None):
+    request = urllib.request.Request(url, headers=headers or {})
+    with urllib.request.urlopen(request, timeout=60) as r:
+        return r.status, r.headers, (r.read(limit) if limit else r.read())
+
+
+def tarball_time(url):
+    """The newest file time of a tarball's first entries (ISO, UTC), or None when the
+    tarball was packed by npm 5 or later (every time normalized) or could not be read."""
+    with LOCK:
+        if url in TARBALL_TIMES:
+            return TARBALL_TIMES[url]
+    found = None
+    try:
+        _, _, head = fetch(url, {"Range": "bytes=0-%d" % (HEAD_BYTES - 1)}, HEAD_BYTES)
+        data = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head)
+        at = 0
+        newest = None
+        while at + 512 <= len(data):
+            header = data[at:at + 512]
+            if header.strip(b"\0") == b"":
+                break
+            try:
+                size = int(header[124:136].strip(b"\0 ") or b"0", 8)
+                mtime = int(header[136:148].strip(b"\0 ") or b"0", 8)
+            except ValueError:
+                break
+            if mtime != NORMALIZED and mtime >= EARLIEST:
+                newest = mtime if newest is None else max(newest, mtime)
+            at += 512 + ((size + 511) // 512) * 512
+        if newest is not None:
+            found = datetime.datetime.utcfromtimestamp(newest).strftime("%Y-%m-%dT%H:%M:%S")
+        with LOCK:
+            STATS["tarballs"] += 1
+    except (OSError, urllib.error.URLError, zlib.error, ValueError):
+        with LOCK:
+            STATS["unread"] += 1
+    with LOCK:
+        TARBALL_TIMES[url] = found
+    return found
+
+
+def before_the_date(doc, version):
+    """Whether `version` was published before the date, by its tarball."""
+    url = ((doc["versions"].get(version) or {}).get("dist") or {}).get("tarball")
+    when = tarball_time(url) if url else None
+    if when is None:
+        # Packed by npm 5 or later: after the date when the date is older than npm 5.
+        return BEFORE >= NPM5, None
+    return when <= BEFORE, when
+
+
+def dated(doc):
+    """The document with each version's time read from the packages themselves."""
+    versions = [v for v in doc.get("versions", {}) if semver_key(v) is not None]
+    versions.sort(key=semver_key)
+    stable = [v for v in versions if semver_key(v)[3] == 1] or versions
+    measured = {}
+
+    def probe(v):
+        ok, when = before_the_date(doc, v)
+        if when:
+            measured[v] = when
+        return ok
+
+    # The last stable version published before the date, by binary search.
+    cut = None
+    lo, hi = 0, len(stable) - 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if probe(stable[mid]):
+            cut = mid
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    times = dict(doc.get("time") or {})
+    cut_key = semver_key(stable[cut]) if cut is not None else None
+    cut_time = measured.get(stable[cut]) if cut is not None else None
+    after = (datetime.datetime.strptime(BEFORE, "%Y-%m-%dT%H:%M:%S")
+             + datetime.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    for v in versions:
+        if cut_key is not None and semver_key(v) <= cut_key:
+            times[v] = (measured.get(v) or cut_time or BEFORE) + ".000Z"
+        else:
+            upstream = str(times.get(v) or "")
+            times[v] = upstream if upstream[:19] > BEFORE else after
+    doc["time"] = times
+    with LOCK:
+        STATS["packages"] += 1
+    return doc
+
+
+class Registry(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        path = self.path.split("?")[0]
+        url = UPSTREAM + path
+        name = urllib.parse.unquote(path.lstrip("/"))
+        # A package's document: `/name` or `/@scope/name` (npm sends `@scope%2fname`).
+        if re.match(r"^(@[^/]+/)?[^/@][^/]*$", name) and "/-/" not in path:
+            self.document(name, url)
+        else:
+            self.passthrough(url)
+
+    def document(self, name, url):
+        with LOCK:
+            body = DOCUMENTS.get(name)
+        if body is None:
+            try:
+                _, _, raw = fetch(url, {"Accept": "application/json"})
+                body = json.dumps(dated(json.loads(raw.decode("utf-8")))).encode("utf-8")
+            except urllib.error.HTTPError as e:
+                self.send_error(e.code)
+                return
+            except (OSError, ValueError, KeyError) as e:
+                self.send_error(502, str(e)[:200])
+                return
+            with LOCK:
+                DOCUMENTS[name] = body
+            save_stats()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def passthrough(self, url):
+        try:
+            status, headers, body = fetch(url)
+        except urllib.error.HTTPError as e:
+            self.send_error(e.code)
+            return
+        except OSError as e:
+            self.send_error(502, str(e)[:200])
+            return
+        self.send_response(status)
+        self.send_header("Content-Type", headers.get("Content-Type", "application/octet-stream"))
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class Server(ThreadingMixIn, HTTPServer):
+    daemon_threads = True
+
+
+def save_stats():
+    with LOCK:
+        text = json.dumps(STATS)
+    with open(STATSFILE + ".part", "w") as f:
+        f.write(text)
+    os.replace(STATSFILE + ".part", STATSFILE)
+
+
+def main():
+    server = Server(("127.0.0.1", 0), Registry)
+    save_stats()
+    with open(PORTFILE + ".part", "w") as f:
+        f.write(str(server.server_address[1]))
+    os.replace(PORTFILE + ".part", PORTFILE)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
