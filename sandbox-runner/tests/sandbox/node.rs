@@ -572,6 +572,37 @@ async fn versions_are_resolved_as_of_the_date_by_the_releases_own_file_times() {
     }
 }
 
+/// BugsJS Karma-1's family: a registry package of the tree (engine.io-client 1.5.4, under
+/// socket.io-client) requires `xmlhttprequest` from a GitHub tarball. With no lock file
+/// npm must fetch it to resolve the tree, the sandbox cannot, and the whole preparation
+/// failed. The tree now resolves with the registry's release of that name standing in for
+/// it, and the record names it, its source and what required it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_packages_dependency_from_off_the_registry_is_its_registry_release() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        format!(
+            r#"{{"name":"client","version":"1.0.0","private":true,"description":"{}","dependencies":{{"engine.io-client":"1.5.4"}}}}
+"#,
+            support::unique()
+        ),
+    );
+    let commit = repo.commit("a client of 2015");
+    // The registry's xmlhttprequest stands in for the fork (its exports differ: the fork's
+    // module is the constructor), so the test reads what was prepared, not the client's code.
+    let test = "const test = require('node:test');\nconst assert = require('node:assert');\n\ntest('the tree is prepared, the stand-in too', () => {\n  assert.strictEqual(require('engine.io-client/package.json').version, '1.5.4');\n  assert.strictEqual(typeof require('xmlhttprequest').XMLHttpRequest, 'function');\n});\n";
+    let record = run_test_file(&sandbox, &repo, &commit, "t.test.js", test).await;
+    let deps = passed_with_deps(&record);
+    assert!(
+        deps.notes.iter().any(|n| n.contains(
+            "xmlhttprequest (https://github.com/rase-/node-XMLHttpRequest/archive/a6b6f2.tar.gz, required by engine.io-client)"
+        )),
+        "{deps:#?}"
+    );
+}
+
 /// pnpm's lock file, as `pnpm@9.15.0 install --lockfile-only` wrote it for the workspace
 /// below (left-pad pinned at 1.1.3, below what the catalog's `^1.1.0` allows today).
 const PNPM_LOCK: &str = r#"lockfileVersion: '9.0'

@@ -1665,7 +1665,9 @@ upstream = HTTPServer(("127.0.0.1", 0), Registry)
 port = upstream.server_address[1]
 for v, m in mtimes.items():
     open(root + "/pkg/-/pkg-%s.tgz" % v, "wb").write(tgz(m))
-    doc["versions"][v] = {"name": "pkg", "version": v, "dist": {"tarball": "http://127.0.0.1:%d/pkg/-/pkg-%s.tgz" % (port, v)}}
+    doc["versions"][v] = {"name": "pkg", "version": v, "dist": {"tarball": "http://127.0.0.1:%d/pkg/-/pkg-%s.tgz" % (port, v)},
+                          "dependencies": {"xmlhttprequest": "https://github.com/rase-/node-XMLHttpRequest/archive/a6b6f2.tar.gz", "ms": "^0.7.0"},
+                          "optionalDependencies": {"ws": "github:websockets/ws#1.0"}}
     doc["time"][v] = "2025-03-0%dT00:00:00.000Z" % (1 + len(doc["time"]))
 open(root + "/pkg.json", "w").write(json.dumps(doc))
 threading.Thread(target=upstream.serve_forever, daemon=True).start()
@@ -1677,7 +1679,8 @@ at = open(root + "/port").read()
 got = json.loads(urllib.request.urlopen("http://127.0.0.1:%s/pkg" % at).read())
 tarball = urllib.request.urlopen("http://127.0.0.1:%s/pkg/-/pkg-1.0.0.tgz" % at).read()
 view.kill()
-print(json.dumps({"time": got["time"], "tarball_passed": tarball == tgz(1400000000), "stats": json.load(open(root + "/stats"))}))
+print(json.dumps({"time": got["time"], "tarball_passed": tarball == tgz(1400000000), "stats": json.load(open(root + "/stats")),
+                  "dependencies": got["versions"]["1.0.0"]["dependencies"], "optional": got["versions"]["1.0.0"]["optionalDependencies"]}))
 "#;
 
     fn times(before: &str) -> serde_json::Value {
@@ -1723,5 +1726,29 @@ print(json.dumps({"time": got["time"], "tarball_passed": tarball == tgz(14000000
         // From npm 5's day on, a tarball it packed says nothing more: counted as out.
         let t = times("2018-01-01T00:00:00Z");
         assert!(out_by(&t, "2.0.0", "2018-01-01T00:00:00.000Z"), "{t}");
+    }
+
+    /// engine.io-client 1.x requires `xmlhttprequest` from a GitHub tarball, which the
+    /// sandbox cannot fetch: the view serves it (and a `github:` optional one) as the
+    /// registry's release of that name, keeps registry ranges as they are, and keeps what
+    /// it changed for the record. With `-` for the date the registry's times are kept.
+    #[test]
+    fn a_dependency_from_off_the_registry_is_served_as_the_registrys_release() {
+        let t = times("-");
+        assert_eq!(
+            t["dependencies"],
+            serde_json::json!({"xmlhttprequest": "*", "ms": "^0.7.0"}),
+            "{t}"
+        );
+        assert_eq!(t["optional"], serde_json::json!({"ws": "*"}), "{t}");
+        let replaced = t["stats"]["replaced"].as_array().expect("replaced");
+        assert!(
+            replaced.iter().any(|r| r
+                == "xmlhttprequest (https://github.com/rase-/node-XMLHttpRequest/archive/a6b6f2.tar.gz, required by pkg)"),
+            "{t}"
+        );
+        // The registry's own times, untouched, and no tarball read.
+        assert_eq!(t["time"]["1.0.0"], "2025-03-01T00:00:00.000Z", "{t}");
+        assert_eq!(t["stats"]["tarballs"], 0, "{t}");
     }
 }

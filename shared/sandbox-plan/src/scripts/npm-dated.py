@@ -15,9 +15,16 @@
 # counted as before it (today's release, as without this view). Everything else
 # (tarballs, other paths) is passed through unchanged.
 #
+#
+# It also serves a release's dependency on a package from off the registry (engine.io-client
+# 1.x requires `xmlhttprequest` from a GitHub tarball, which the sandbox cannot fetch, so
+# an unlocked tree holding it did not resolve at all) as that package's registry release
+# (`*`, as of the date when one is given), and keeps what it changed for the record.
+#
 # Usage: npm-dated.py UPSTREAM BEFORE PORTFILE STATSFILE
 #   UPSTREAM   the registry's address (https://registry.npmjs.org/)
-#   BEFORE     the date, RFC 3339 (2015-01-30T17:44:52Z)
+#   BEFORE     the date, RFC 3339 (2015-01-30T17:44:52Z), or `-`: the registry's own
+#              times are kept (only off-registry dependencies are changed)
 #   PORTFILE   where the port it listens on is written once it listens
 #   STATSFILE  where it keeps what it read (packages dated, tarballs read), as JSON
 # The upstream is reached as the preparation's other calls are (HTTPS_PROXY).
@@ -36,7 +43,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from socketserver import ThreadingMixIn
 
 UPSTREAM = sys.argv[1].rstrip("/")
-BEFORE = sys.argv[2][:19]
+BEFORE = None if sys.argv[2] == "-" else sys.argv[2][:19]
 PORTFILE = sys.argv[3]
 STATSFILE = sys.argv[4]
 # npm 5's release day: from it on, npm packs every file at NORMALIZED.
@@ -49,7 +56,10 @@ HEAD_BYTES = 16384
 LOCK = threading.Lock()
 TARBALL_TIMES = {}
 DOCUMENTS = {}
-STATS = {"packages": 0, "tarballs": 0, "unread": 0}
+STATS = {"packages": 0, "tarballs": 0, "unread": 0, "replaced": []}
+# A source no registry serves: git, a URL, a file (the registry's own tarballs are not).
+ELSEWHERE = re.compile(r"^(git\+|git:|github:|gitlab:|bitbucket:|https?:|file:)|^[\w.-]+/[\w.-]+(#.*)?$")
+FIELDS = ("dependencies", "optionalDependencies")
 
 SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
 
@@ -118,8 +128,26 @@ def before_the_date(doc, version):
     return when <= BEFORE, when
 
 
+def on_the_registry(doc):
+    """The document with each release's dependencies on packages from off the registry
+    made the registry's releases of those names."""
+    for version, manifest in (doc.get("versions") or {}).items():
+        for field in FIELDS:
+            deps = manifest.get(field) or {}
+            for name, spec in list(deps.items()):
+                if isinstance(spec, str) and ELSEWHERE.search(spec) and not spec.startswith(UPSTREAM):
+                    deps[name] = "*"
+                    with LOCK:
+                        seen = "%s (%s, required by %s)" % (name, spec, doc.get("name", "?"))
+                        if seen not in STATS["replaced"] and len(STATS["replaced"]) < 50:
+                            STATS["replaced"].append(seen)
+    return doc
+
+
 def dated(doc):
     """The document with each version's time read from the packages themselves."""
+    if BEFORE is None:
+        return doc
     versions = [v for v in doc.get("versions", {}) if semver_key(v) is not None]
     versions.sort(key=semver_key)
     stable = [v for v in versions if semver_key(v)[3] == 1] or versions
@@ -180,7 +208,8 @@ class Registry(BaseHTTPRequestHandler):
         if body is None:
             try:
                 _, _, raw = fetch(url, {"Accept": "application/json"})
-                body = json.dumps(dated(json.loads(raw.decode("utf-8")))).encode("utf-8")
+                doc = on_the_registry(dated(json.loads(raw.decode("utf-8"))))
+                body = json.dumps(doc).encode("utf-8")
             except urllib.error.HTTPError as e:
                 self.send_error(e.code)
                 return

@@ -66,9 +66,11 @@ function npm(args, env) {
 // tried; { port: null }: tried, not running.
 let dated = null;
 
+// The view, started once: dating the releases as of `before`, or (`-`) keeping the
+// registry's times and only serving off-registry dependencies as registry releases.
 function datedView(before) {
   if (dated !== null) return dated.port ? dated : null;
-  dated = { port: null, child: null, stats: '/tmp/npm-dated.json' };
+  dated = { port: null, child: null, stats: '/tmp/npm-dated.json', before: before };
   const script = path.join(path.dirname(process.argv[1]), 'npm-dated.py');
   if (!fs.existsSync(script) || run('python3', ['-c', 'pass'], null, 30).code !== 0) return null;
   const portFile = '/tmp/npm-dated.port';
@@ -93,13 +95,28 @@ function throughView(args, view) {
   };
 }
 
-function datedNote(before) {
-  let stats = {};
+function viewStats() {
   try {
-    stats = JSON.parse(fs.readFileSync(dated.stats, 'utf8'));
+    return JSON.parse(fs.readFileSync(dated.stats, 'utf8'));
   } catch (e) {
-    // No stats written: the note says less.
+    // No stats written: the notes say less.
+    return {};
   }
+}
+
+// What the view did, for the record: the releases it dated, the dependencies from off
+// the registry it served as registry releases.
+function viewNotes() {
+  const stats = viewStats();
+  const notes = [];
+  if (dated.before !== '-') notes.push(datedNote(dated.before, stats));
+  if ((stats.replaced || []).length > 0) {
+    notes.push('dependencies of the registry\'s packages on sources off it, which the sandbox cannot fetch: the registry\'s releases of those names stand in for them (they may differ from those sources): ' + stats.replaced.join('; '));
+  }
+  return notes;
+}
+
+function datedNote(before, stats) {
   return 'the registry\'s publish times do not reach back to ' + before + ' (a mirror\'s copy days): versions resolved as of it by the releases\' own file times, read from their tarballs (packages dated: ' +
     (stats.packages || 0) + ', tarballs read: ' + (stats.tarballs || 0) + '; a tarball packed by npm 5 or later, from 2017-05-25 on, counts as ' + (before >= '2017-05-25' ? 'before the date' : 'after it') + ')';
 }
@@ -204,6 +221,18 @@ function fromElsewhere(spec) {
   if (/^https?:\/\/registry\.(npmjs\.org|yarnpkg\.com)\//.test(spec)) return false;
   if (registry && spec.indexOf(registry.replace(/\/+$/, '')) === 0) return false;
   return /^(git\+|git:|github:|gitlab:|bitbucket:|https?:|file:)/.test(spec);
+}
+
+// Whether npm's failure names a source from off the registry it could not fetch: a spec
+// (npm 6: `403 Forbidden: xmlhttprequest@https://github.com/…`), an address it got
+// (npm 11: `403 Forbidden - GET https://github.com/…`), a repository git could not list.
+function offRegistry(text) {
+  const re = /(?:@|GET |ls-remote[^\n]*? )((?:git\+|git:|github:|https?:|ssh:)[^\s'"]+)/g;
+  let m;
+  while ((m = re.exec(text)) !== null) {
+    if (fromElsewhere(m[1])) return true;
+  }
+  return false;
 }
 
 // The project's direct dependencies whose locked tree holds a package from elsewhere (a
@@ -346,7 +375,7 @@ function installWithNpm() {
         view = null;
         continue;
       }
-      if (r.code === 0 && view) report.notes.push(datedNote(before));
+      if (r.code === 0 && view) report.notes.push.apply(report.notes, viewNotes());
       if (peersAsNpm6(r)) continue;
       if (r.code !== 0) {
         const name = missing(r.text);
@@ -354,6 +383,13 @@ function installWithNpm() {
         if (where) {
           notServed(name, where);
           continue;
+        }
+        // A package of the registry depends on one from off it (a GitHub tarball): the
+        // tree resolves through the view, which serves that dependency as the
+        // registry's release of its name.
+        if (!view && dated === null && offRegistry(r.text)) {
+          view = datedView(before || '-');
+          if (view) continue;
         }
         fail('npm could not resolve the dependencies: ' + tail(r.text));
       }
