@@ -542,6 +542,21 @@ async fn a_range_with_no_release_before_the_date_is_resolved_now_and_said_so() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn versions_are_resolved_as_of_the_date_by_the_releases_own_file_times() {
     let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    the_ms_of_2016(&sandbox, None).await;
+}
+
+/// The same on Node 4, whose npm 5 did not stop at the mirror's dates but resolved today's
+/// releases without a word (BugsJS Hexo-2, of 2015: hexo-renderer-marked's heading anchors
+/// of later years): the mirror's copy days are seen in the project's own direct
+/// dependencies (none of their releases dated before the base), and the dated view is used
+/// from the start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_node_4_versions_are_resolved_as_of_the_date_by_the_releases_own_file_times() {
+    let sandbox = node_sandbox(&["4"]).await;
+    the_ms_of_2016(&sandbox, Some("4")).await;
+}
+
+async fn the_ms_of_2016(sandbox: &proven_sandbox::Sandbox, nvmrc: Option<&str>) {
     let repo = TestRepo::new();
     // The marker makes the preparation this test run's own (never a cached layer).
     repo.write(
@@ -552,6 +567,9 @@ async fn versions_are_resolved_as_of_the_date_by_the_releases_own_file_times() {
             support::unique()
         ),
     );
+    if let Some(major) = nvmrc {
+        repo.write(".nvmrc", format!("{major}\n"));
+    }
     let commit = repo.commit("a project of 2015");
     let test = "const test = require('node:test');\nconst assert = require('node:assert');\n\ntest('the ms of the date', () => {\n  assert.strictEqual(require('ms/package.json').version, '0.7.1');\n});\n";
     let mut request = RunRequest::new(repo.path(), &commit, Language::Node, node_test("t.test.js"))

@@ -1642,7 +1642,7 @@ mod tests {
 #[cfg(test)]
 mod npm_dated_tests {
     const HARNESS: &str = r#"
-import io, json, os, subprocess, sys, tarfile, threading, time, urllib.request
+import gzip, io, json, os, subprocess, sys, tarfile, threading, time, urllib.request
 from http.server import HTTPServer, SimpleHTTPRequestHandler
 root, script, before = sys.argv[1], sys.argv[2], sys.argv[3]
 def tgz(mtime):
@@ -1679,8 +1679,9 @@ at = open(root + "/port").read()
 got = json.loads(urllib.request.urlopen("http://127.0.0.1:%s/pkg" % at).read())
 tarball = urllib.request.urlopen("http://127.0.0.1:%s/pkg/-/pkg-1.0.0.tgz" % at).read()
 view.kill()
-print(json.dumps({"time": got["time"], "tarball_passed": tarball == tgz(1400000000), "stats": json.load(open(root + "/stats")),
-                  "dependencies": got["versions"]["1.0.0"]["dependencies"], "optional": got["versions"]["1.0.0"]["optionalDependencies"]}))
+print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball) == gzip.decompress(tgz(1400000000)), "stats": json.load(open(root + "/stats")),
+                  "dependencies": got["versions"]["1.0.0"]["dependencies"], "optional": got["versions"]["1.0.0"]["optionalDependencies"],
+                  "versions": sorted(got["versions"]), "latest": got.get("dist-tags", {}).get("latest")}))
 "#;
 
     fn times(before: &str) -> serde_json::Value {
@@ -1717,6 +1718,9 @@ print(json.dumps({"time": got["time"], "tarball_passed": tarball == tgz(14000000
         // Packed by npm 5 (after 2017-05-25): after a date of 2015.
         assert!(!out_by(&t, "2.0.0", at), "{t}");
         assert!(!out_by(&t, "2.1.0-beta.1", at), "{t}");
+        // Only what was out is served, `latest` the newest of it.
+        assert_eq!(t["versions"], serde_json::json!(["1.0.0"]), "{t}");
+        assert_eq!(t["latest"], "1.0.0", "{t}");
         assert_eq!(t["tarball_passed"], true, "{t}");
         assert!(t["stats"]["tarballs"].as_u64() >= Some(2), "{t}");
         let t = times("2016-06-01T00:00:00Z");

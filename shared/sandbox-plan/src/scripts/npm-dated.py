@@ -12,8 +12,9 @@
 # for backports), and marks the versions up to the last one packed before the date as
 # published then, the rest as after it. A tarball packed by npm 5 or later says only
 # "after 2017-05-25": before that day it is after the date; from that day on it is
-# counted as before it (today's release, as without this view). Everything else
-# (tarballs, other paths) is passed through unchanged.
+# counted as before it (today's release, as without this view). Only the releases out by
+# the date are served (npm 5 has no `--before`), `latest` the newest of them. Everything
+# else (tarballs, other paths) is passed through unchanged.
 #
 #
 # It also serves a release's dependency on a package from off the registry (engine.io-client
@@ -181,6 +182,16 @@ def dated(doc):
             upstream = str(times.get(v) or "")
             times[v] = upstream if upstream[:19] > BEFORE else after
     doc["time"] = times
+    # Only the releases out by the date are served (npm 5 and older take no `--before`,
+    # and resolved today's releases beside it), their `latest` the newest of them; a
+    # package with none out by then is served whole, as the registry has it.
+    if cut_key is not None:
+        kept = {v: m for v, m in doc["versions"].items()
+                if semver_key(v) is not None and semver_key(v) <= cut_key}
+        doc["versions"] = kept
+        tags = {t: v for t, v in (doc.get("dist-tags") or {}).items() if v in kept}
+        tags["latest"] = stable[cut]
+        doc["dist-tags"] = tags
     with LOCK:
         STATS["packages"] += 1
     return doc

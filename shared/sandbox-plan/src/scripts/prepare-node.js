@@ -84,6 +84,38 @@ function datedView(before) {
   return dated;
 }
 
+// Whether the registry's publish times are a mirror's copy days: every release of the
+// project's own direct dependencies (up to three with a registry range) dated after the
+// base's date, when the project, of that date, already depended on them. npm 6 and newer
+// then find no release "before" it (ETARGET); npm 5 used none of its dates and resolved
+// today's releases without a word (Hexo-2, 2015, on Node 4). A real registry dates some
+// release of each before it.
+function timesAreCopies(before) {
+  const root = readJson('package.json');
+  const names = [];
+  for (const field of ['dependencies', 'devDependencies']) {
+    for (const name of Object.keys(root[field] || {})) {
+      const spec = root[field][name];
+      if (names.length < 3 && typeof spec === 'string' && !fromElsewhere(spec) && !/^(npm:|workspace:|catalog:|link:)/.test(spec)) names.push(name);
+    }
+  }
+  let checked = 0;
+  for (const name of names) {
+    const r = npm(['view', name, 'time', '--json']);
+    let times;
+    try {
+      times = JSON.parse(r.out);
+    } catch (e) {
+      continue;
+    }
+    const days = Object.keys(times || {}).filter((k) => k !== 'created' && k !== 'modified').map((k) => String(times[k]));
+    if (days.length === 0) continue;
+    if (days.some((d) => d.slice(0, 19) <= before.slice(0, 19))) return false;
+    checked += 1;
+  }
+  return checked > 0;
+}
+
 // npm's arguments and environment to resolve through the dated view: the view's address
 // as the registry, reached directly (not through the egress proxy: it is this container's
 // own), and the tarballs fetched from where the registry's documents say.
@@ -351,6 +383,7 @@ function installWithNpm() {
   }
   let before = plan.before;
   let view = null;
+  if (before && report.resolved && timesAreCopies(before)) view = datedView(before);
   for (let attempt = 0; attempt < 8; attempt++) {
     if (report.resolved) {
       // As of the base's date when the review gives one (npm 6 and newer: npm 5 has no
