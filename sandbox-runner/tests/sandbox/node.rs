@@ -597,12 +597,24 @@ async fn the_ms_of_2016(sandbox: &proven_sandbox::Sandbox, nvmrc: Option<&str>) 
 /// it, and the record names it, its source and what required it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_registry_packages_dependency_from_off_the_registry_is_its_registry_release() {
+    the_client_of_2015(None, "").await;
+}
+
+/// The same where the tree resolves as of a date, and a range of it has no release before
+/// that date (Karma-1's): resolved now, the off-registry dependency still stands in (the
+/// fallback left the view and met the GitHub tarball again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_off_registry_dependency_stands_in_when_the_tree_resolves_now() {
+    the_client_of_2015(Some("2015-06-01T00:00:00Z"), r#","ms":"^2.0.0""#).await;
+}
+
+async fn the_client_of_2015(before: Option<&str>, more: &str) {
     let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
     let repo = TestRepo::new();
     repo.write(
         "package.json",
         format!(
-            r#"{{"name":"client","version":"1.0.0","private":true,"description":"{}","dependencies":{{"engine.io-client":"1.5.4"}}}}
+            r#"{{"name":"client","version":"1.0.0","private":true,"description":"{}","dependencies":{{"engine.io-client":"1.5.4"{more}}}}}
 "#,
             support::unique()
         ),
@@ -611,7 +623,10 @@ async fn a_registry_packages_dependency_from_off_the_registry_is_its_registry_re
     // The registry's xmlhttprequest stands in for the fork (its exports differ: the fork's
     // module is the constructor), so the test reads what was prepared, not the client's code.
     let test = "const test = require('node:test');\nconst assert = require('node:assert');\n\ntest('the tree is prepared, the stand-in too', () => {\n  assert.strictEqual(require('engine.io-client/package.json').version, '1.5.4');\n  assert.strictEqual(typeof require('xmlhttprequest').XMLHttpRequest, 'function');\n});\n";
-    let record = run_test_file(&sandbox, &repo, &commit, "t.test.js", test).await;
+    let mut request = RunRequest::new(repo.path(), &commit, Language::Node, node_test("t.test.js"))
+        .with_file("t.test.js", test);
+    request.resolve_before = before.map(str::to_string);
+    let record = sandbox.run(&request).await.expect("run");
     let deps = passed_with_deps(&record);
     assert!(
         deps.notes.iter().any(|n| n.contains(

@@ -60,28 +60,30 @@ function npm(args, env) {
   return run('npm', args.concat(extra, ['--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error']), env);
 }
 
-// The dated view of the registry (npm-dated.py, beside this script), once started: for a
-// registry whose publish times do not reach back to the date (a mirror stamps what it
-// copied with its own day), the releases' times read from their own tarballs. null: not
-// tried; { port: null }: tried, not running.
+// The views of the registry (npm-dated.py, beside this script), each started once, by
+// their date: for a registry whose publish times do not reach back to the date (a mirror
+// stamps what it copied with its own day), the releases' times read from their own
+// tarballs; with `-`, the registry's own times. Both serve a registry package's
+// dependency from off the registry as the registry's release of its name. An entry of
+// { port: null }: tried, not running. `dated`: the one the resolution used last.
+const views = {};
 let dated = null;
 
-// The view, started once: dating the releases as of `before`, or (`-`) keeping the
-// registry's times and only serving off-registry dependencies as registry releases.
 function datedView(before) {
-  if (dated !== null) return dated.port ? dated : null;
-  dated = { port: null, child: null, stats: '/tmp/npm-dated.json', before: before };
+  if (views[before]) return views[before].port ? views[before] : null;
+  const n = Object.keys(views).length;
+  const view = views[before] = { port: null, child: null, stats: '/tmp/npm-view-' + n + '.json', before: before };
   const script = path.join(path.dirname(process.argv[1]), 'npm-dated.py');
   if (!fs.existsSync(script) || run('python3', ['-c', 'pass'], null, 30).code !== 0) return null;
-  const portFile = '/tmp/npm-dated.port';
-  dated.child = require('child_process').spawn('python3',
-    [script, registry || 'https://registry.npmjs.org/', before, portFile, dated.stats], { stdio: 'ignore' });
+  const portFile = '/tmp/npm-view-' + n + '.port';
+  view.child = require('child_process').spawn('python3',
+    [script, registry || 'https://registry.npmjs.org/', before, portFile, view.stats], { stdio: 'ignore' });
   // It never keeps this script waiting: the script ends when its work does, and kills it.
-  dated.child.unref();
+  view.child.unref();
   for (let i = 0; i < 150 && !fs.existsSync(portFile); i++) spawnSync('sleep', ['0.1']);
   if (!fs.existsSync(portFile)) return null;
-  dated.port = fs.readFileSync(portFile, 'utf8').trim();
-  return dated;
+  view.port = fs.readFileSync(portFile, 'utf8').trim();
+  return view;
 }
 
 // Whether the registry's publish times are a mirror's copy days: every release of the
@@ -127,9 +129,9 @@ function throughView(args, view) {
   };
 }
 
-function viewStats() {
+function viewStats(view) {
   try {
-    return JSON.parse(fs.readFileSync(dated.stats, 'utf8'));
+    return JSON.parse(fs.readFileSync(view.stats, 'utf8'));
   } catch (e) {
     // No stats written: the notes say less.
     return {};
@@ -138,10 +140,10 @@ function viewStats() {
 
 // What the view did, for the record: the releases it dated, the dependencies from off
 // the registry it served as registry releases.
-function viewNotes() {
-  const stats = viewStats();
+function viewNotes(view) {
+  const stats = viewStats(view);
   const notes = [];
-  if (dated.before !== '-') notes.push(datedNote(dated.before, stats));
+  if (view.before !== '-') notes.push(datedNote(view.before, stats));
   if ((stats.replaced || []).length > 0) {
     notes.push('dependencies of the registry\'s packages on sources off it, which the sandbox cannot fetch: the registry\'s releases of those names stand in for them (they may differ from those sources): ' + stats.replaced.join('; '));
   }
@@ -154,9 +156,9 @@ function datedNote(before, stats) {
 }
 
 process.on('exit', () => {
-  if (dated && dated.child) {
+  for (const key of Object.keys(views)) {
     try {
-      dated.child.kill();
+      if (views[key].child) views[key].child.kill();
     } catch (e) {
       // Already gone.
     }
@@ -399,16 +401,21 @@ function installWithNpm() {
       // either, resolved now; said so.
       if (r.code !== 0 && before && /Enjoy By date|ETARGET|notarget|ENOVERSIONS/.test(r.text)) {
         const why = (/No matching version found for \S+|No versions available for \S+/.exec(r.text) || [tail(r.text, 1)])[0];
-        if (!view && dated === null) {
+        if (!view) {
           view = datedView(before);
           if (view) continue;
         }
         report.notes.push('versions could not be resolved as of ' + before + ' (' + why + ' before it' + (view ? ', by the releases\' own file times too' : ': the registry\'s publish times do not reach back to that date') + '): resolved now');
+        // Now, still through a view where one ran: what it serves of off-registry
+        // dependencies the tree needs either way.
+        view = view ? datedView('-') : null;
         before = null;
-        view = null;
         continue;
       }
-      if (r.code === 0 && view) report.notes.push.apply(report.notes, viewNotes());
+      if (r.code === 0 && view) {
+        report.notes.push.apply(report.notes, viewNotes(view));
+        dated = view;
+      }
       if (peersAsNpm6(r)) continue;
       if (r.code !== 0) {
         const name = missing(r.text);
@@ -420,7 +427,7 @@ function installWithNpm() {
         // A package of the registry depends on one from off it (a GitHub tarball): the
         // tree resolves through the view, which serves that dependency as the
         // registry's release of its name.
-        if (!view && dated === null && offRegistry(r.text)) {
+        if (!view && offRegistry(r.text)) {
           view = datedView(before || '-');
           if (view) continue;
         }
@@ -961,7 +968,7 @@ function testInstalls() {
   let before = plan.before;
   while (wanted.length > 0) {
     const args = ['install', '--no-save', '--no-package-lock'].concat(wanted.map((w) => w.name + '@' + w.range));
-    const call = throughView(before ? args.concat(['--before=' + before]) : args, before && dated && dated.port ? dated : null);
+    const call = throughView(before ? args.concat(['--before=' + before]) : args, before && dated && dated.before === before ? dated : null);
     const r = npm(call.args, call.env);
     if (r.code === 0) {
       for (const w of wanted) report.notes.push('installed for the tests, which install it at test time with no network here: ' + w.name + '@' + w.range + ' (' + w.source + ')');
