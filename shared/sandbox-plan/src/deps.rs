@@ -1654,7 +1654,7 @@ def tgz(mtime):
             t.addfile(info, io.BytesIO(data))
     return out.getvalue()
 os.makedirs(root + "/pkg/-", exist_ok=True)
-mtimes = {"1.0.0": 1400000000, "1.1.0": 1460000000, "2.0.0": 499162500, "2.1.0-beta.1": 499162500}
+mtimes = {"0.9.0": 1370000000, "1.0.0-rc.1": 1390000000, "1.0.0": 1400000000, "1.1.0": 1460000000, "2.0.0": 499162500, "2.1.0-beta.1": 499162500}
 doc = {"name": "pkg", "versions": {}, "time": {}}
 class Registry(SimpleHTTPRequestHandler):
     def log_message(self, *a): pass
@@ -1680,7 +1680,7 @@ got = json.loads(urllib.request.urlopen("http://127.0.0.1:%s/pkg" % at).read())
 tarball = urllib.request.urlopen("http://127.0.0.1:%s/pkg/-/pkg-1.0.0.tgz" % at).read()
 view.kill()
 print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball) == gzip.decompress(tgz(1400000000)), "stats": json.load(open(root + "/stats")),
-                  "dependencies": got["versions"]["1.0.0"]["dependencies"], "optional": got["versions"]["1.0.0"]["optionalDependencies"],
+                  "dependencies": got["versions"]["0.9.0"]["dependencies"], "optional": got["versions"]["0.9.0"]["optionalDependencies"],
                   "versions": sorted(got["versions"]), "latest": got.get("dist-tags", {}).get("latest")}))
 "#;
 
@@ -1719,8 +1719,21 @@ print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball
         assert!(!out_by(&t, "2.0.0", at), "{t}");
         assert!(!out_by(&t, "2.1.0-beta.1", at), "{t}");
         // Only what was out is served, `latest` the newest of it.
-        assert_eq!(t["versions"], serde_json::json!(["1.0.0"]), "{t}");
+        assert_eq!(
+            t["versions"],
+            serde_json::json!(["0.9.0", "1.0.0", "1.0.0-rc.1"]),
+            "{t}"
+        );
         assert_eq!(t["latest"], "1.0.0", "{t}");
+        // A line of the date that was prereleases only is served them (double-ended-queue's
+        // `^2.1.0-0` of 2014), `latest` still the newest release.
+        let t = times("2014-03-01T00:00:00Z");
+        assert_eq!(
+            t["versions"],
+            serde_json::json!(["0.9.0", "1.0.0-rc.1"]),
+            "{t}"
+        );
+        assert_eq!(t["latest"], "0.9.0", "{t}");
         assert_eq!(t["tarball_passed"], true, "{t}");
         assert!(t["stats"]["tarballs"].as_u64() >= Some(2), "{t}");
         let t = times("2016-06-01T00:00:00Z");
@@ -1752,7 +1765,7 @@ print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball
             "{t}"
         );
         // The registry's own times, untouched, and no tarball read.
-        assert_eq!(t["time"]["1.0.0"], "2025-03-01T00:00:00.000Z", "{t}");
+        assert_eq!(t["time"]["0.9.0"], "2025-03-01T00:00:00.000Z", "{t}");
         assert_eq!(t["stats"]["tarballs"], 0, "{t}");
     }
 }

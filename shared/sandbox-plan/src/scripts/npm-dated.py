@@ -151,7 +151,8 @@ def dated(doc):
         return doc
     versions = [v for v in doc.get("versions", {}) if semver_key(v) is not None]
     versions.sort(key=semver_key)
-    stable = [v for v in versions if semver_key(v)[3] == 1] or versions
+    # Every version, prereleases too: a package whose line of the date was prereleases
+    # only (double-ended-queue's `^2.1.0-0`, 2014) is served them.
     measured = {}
 
     def probe(v):
@@ -160,19 +161,19 @@ def dated(doc):
             measured[v] = when
         return ok
 
-    # The last stable version published before the date, by binary search.
+    # The last version published before the date, by binary search.
     cut = None
-    lo, hi = 0, len(stable) - 1
+    lo, hi = 0, len(versions) - 1
     while lo <= hi:
         mid = (lo + hi) // 2
-        if probe(stable[mid]):
+        if probe(versions[mid]):
             cut = mid
             lo = mid + 1
         else:
             hi = mid - 1
     times = dict(doc.get("time") or {})
-    cut_key = semver_key(stable[cut]) if cut is not None else None
-    cut_time = measured.get(stable[cut]) if cut is not None else None
+    cut_key = semver_key(versions[cut]) if cut is not None else None
+    cut_time = measured.get(versions[cut]) if cut is not None else None
     after = (datetime.datetime.strptime(BEFORE, "%Y-%m-%dT%H:%M:%S")
              + datetime.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
     for v in versions:
@@ -190,7 +191,8 @@ def dated(doc):
                 if semver_key(v) is not None and semver_key(v) <= cut_key}
         doc["versions"] = kept
         tags = {t: v for t, v in (doc.get("dist-tags") or {}).items() if v in kept}
-        tags["latest"] = stable[cut]
+        released = [v for v in kept if semver_key(v)[3] == 1]
+        tags["latest"] = max(released, key=semver_key) if released else versions[cut]
         doc["dist-tags"] = tags
     with LOCK:
         STATS["packages"] += 1
