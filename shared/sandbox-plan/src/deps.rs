@@ -1128,6 +1128,7 @@ pub fn cache_key(
     part(PYTHON_SCRIPT.as_bytes());
     part(INSPECT_SETUP_SCRIPT.as_bytes());
     part(NODE_SCRIPT.as_bytes());
+    part(NPM_DATED_SCRIPT.as_bytes());
     // The Rust script with a stand-in package: a fixed script is never served what the
     // previous one made.
     part(rust_script(&["package".into()], "", "").as_bytes());
