@@ -128,7 +128,12 @@ pub fn world_cause(data: Option<&str>, text: &str) -> Option<String> {
         return Some(d.to_string());
     }
     let lower = text.to_lowercase();
-    let any = |words: &[&str]| words.iter().any(|w| lower.contains(&w.to_lowercase()));
+    // What the run itself showed, before the packages the preparation named as not
+    // prepared: an install script that wanted the network (phantomjs' download,
+    // puppeteer's Chromium) explains no failing test by itself (Eslint-5's
+    // `ReferenceError: f is not defined`, Karma-1's SyntaxError).
+    let shown = &lower[..lower.find("not prepared: ").unwrap_or(lower.len())];
+    let any = |words: &[&str]| words.iter().any(|w| shown.contains(&w.to_lowercase()));
     if any(&[
         "temporary failure in name resolution",
         "name or service not known",
@@ -489,6 +494,15 @@ mod tests {
             (m.class.as_str(), m.world),
             ("test passed on the change", false)
         );
+        // A package named as not prepared for want of the network, beside a failure of
+        // its own: Proven's.
+        let m = miss_of(&case(
+            false,
+            &["fidelity: base environment_error (exit 1 without the test runner's summary); ReferenceError: f is not defined; not prepared: phantomjs-prebuilt (it failed: Error: getaddrinfo EAI_AGAIN github.com)"],
+            Some("environment: exit 1"),
+        ))
+        .expect("a miss");
+        assert!(!m.world, "{m:?}");
         let m = miss_of(&case(
             false,
             &["harness: no git directory has it (needs the network)"],
