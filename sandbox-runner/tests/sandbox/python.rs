@@ -1983,18 +1983,31 @@ async fn a_database_the_projects_ci_starts_runs_beside_its_tests() {
         );
     let commit = repo.commit("a store whose CI starts postgres");
     let test = "import subprocess\n\nfrom store import connect\n\ndef test_rows_round_trip():\n    db = connect()\n    db.run('CREATE TABLE t (n int)')\n    db.run('INSERT INTO t VALUES (41), (1)')\n    assert db.run('SELECT sum(n) FROM t') == [[42]]\n    assert db.run('SELECT current_user, current_database()') == [['app', 'app_test']]\n\ndef test_the_client_is_on_path():\n    out = subprocess.run(['psql', '-h', '127.0.0.1', '-U', 'app', '-d', 'app_test', '-tAc', 'SELECT 1'], capture_output=True, text=True, check=True)\n    assert out.stdout.strip() == '1'\n";
-    let request = RunRequest::new(
-        repo.path(),
+    passes_with_a_service(
+        &sandbox,
+        &repo,
         &commit,
-        Language::Python,
-        pytest("test_store.py"),
+        ("test_store.py", test),
+        "postgresql started on 127.0.0.1:5432 with POSTGRES_USER=app, POSTGRES_DB=app_test before the tests: the project's CI starts it (.github/workflows/test.yml services)",
     )
-    .with_file("test_store.py", test);
+    .await;
+}
+
+/// Runs `test` (its path, its code) added to `repo` at `commit`, asserts it passed and
+/// that the record's setup has a line starting with `setup`.
+async fn passes_with_a_service(
+    sandbox: &proven_sandbox::Sandbox,
+    repo: &proven_change::testing::TestRepo,
+    commit: &str,
+    (path, test): (&str, &str),
+    setup: &str,
+) {
+    let request =
+        RunRequest::new(repo.path(), commit, Language::Python, pytest(path)).with_file(path, test);
     let run = sandbox.run(&request).await.expect("run");
     assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
     assert!(
-        run.setup.iter().any(|l| l
-            == "postgresql started on 127.0.0.1:5432 with POSTGRES_USER=app, POSTGRES_DB=app_test before the tests: the project's CI starts it (.github/workflows/test.yml services)"),
+        run.setup.iter().any(|l| l.starts_with(setup)),
         "{:?}",
         run.setup
     );
@@ -2013,20 +2026,12 @@ async fn a_mysql_the_projects_ci_starts_is_made_as_its_container_is() {
     );
     let commit = repo.commit("a shop whose CI starts mysql");
     let test = "import pymysql\n\ndef connect(user, password):\n    return pymysql.connect(host='127.0.0.1', port=3306, user=user, password=password, database='shop_test')\n\ndef test_the_user_owns_its_database():\n    db = connect('shop', 'shop.pw')\n    with db.cursor() as c:\n        c.execute('CREATE TABLE t (n INT)')\n        c.execute('INSERT INTO t VALUES (40), (2)')\n        c.execute('SELECT SUM(n) FROM t')\n        assert c.fetchone()[0] == 42\n\ndef test_root_has_its_password():\n    with connect('root', 'rootpw').cursor() as c:\n        c.execute('SELECT DATABASE()')\n        assert c.fetchone()[0] == 'shop_test'\n";
-    let request = RunRequest::new(
-        repo.path(),
+    passes_with_a_service(
+        &sandbox,
+        &repo,
         &commit,
-        Language::Python,
-        pytest("test_shop.py"),
+        ("test_shop.py", test),
+        "mysql started on 127.0.0.1:3306 with MYSQL_ROOT_PASSWORD as given, MYSQL_DATABASE=shop_test, MYSQL_USER=shop, MYSQL_PASSWORD as given before the tests",
     )
-    .with_file("test_shop.py", test);
-    let run = sandbox.run(&request).await.expect("run");
-    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
-    assert!(
-        run.setup.iter().any(|l| l.starts_with(
-            "mysql started on 127.0.0.1:3306 with MYSQL_ROOT_PASSWORD as given, MYSQL_DATABASE=shop_test, MYSQL_USER=shop, MYSQL_PASSWORD as given before the tests"
-        )),
-        "{:?}",
-        run.setup
-    );
+    .await;
 }
