@@ -215,6 +215,83 @@ async fn the_documented_suite_runs_the_pretest_build_first() {
     assert_container_gone(&sandbox, &record).await;
 }
 
+/// A test the Prover writes runs after what the suite runs before its runner, as the
+/// project's own tests do (bower's Gruntfile makes the git repositories its tests fetch
+/// from in `exec:assets`; here `pretest` builds what the test loads): without that setup
+/// the test cannot load on the base, and nothing is proved. A setup that fails does not
+/// stop a test that needs none of it, and the run's stderr says it failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_selected_test_runs_after_the_suites_setup() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    let package = |pretest: &str| {
+        format!(
+            r#"{{"name":"built","version":"1.0.0","private":true,"scripts":{{"pretest":"{pretest}","test":"node --test test/"}}}}
+"#
+        )
+    };
+    repo.write("package.json", package("node build.js")).write(
+        "build.js",
+        "require('fs').mkdirSync('build', {recursive: true});
+require('fs').writeFileSync('build/lib.js', 'exports.answer = () => 42;\\n');\n",
+    );
+    let built = repo.commit("a built library");
+    repo.write("package.json", package("node build.js && exit 3"));
+    let failing = repo.commit("a setup that fails after building");
+    let run = |commit: &str, pretest: &str, path: &str, test: &str| {
+        let text = package(pretest);
+        let suite = proven_sandbox::suite::documented_suite(Language::Node, &|p: &str| {
+            (p == "package.json").then(|| text.clone())
+        });
+        let selected = suite.select(
+            Language::Node,
+            &proven_sandbox::Selection {
+                path: path.into(),
+                names: Vec::new(),
+                package: None,
+            },
+            0,
+        );
+        let mut request = RunRequest::new(repo.path(), commit, Language::Node, selected.command)
+            .with_file(path, test);
+        for (k, v) in selected.env {
+            request = request.with_env(k, v);
+        }
+        request
+    };
+    let loads = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { answer } = require('../build/lib.js');\n\ntest('answers', () => {\n  assert.strictEqual(answer(), 42);\n});\n";
+    let record = sandbox
+        .run(&run(&built, "node build.js", "test/prover.test.js", loads))
+        .await
+        .expect("runs");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+    assert_eq!(record.tests.map(|t| t.passed), Some(1));
+
+    let plain = "const test = require('node:test');\nconst assert = require('node:assert');\n\ntest('adds', () => {\n  assert.strictEqual(1 + 1, 2);\n});\n";
+    let record = sandbox
+        .run(&run(
+            &failing,
+            "node build.js && exit 3",
+            "test/plain.test.js",
+            plain,
+        ))
+        .await
+        .expect("runs");
+    let output = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{output}");
+    assert!(
+        output.contains(
+            "proven: the suite's setup before its tests failed (package.json scripts.pretest)"
+        ),
+        "{output}"
+    );
+}
+
 /// vite's family: the project's CI builds (`npm run build`) before `npm test`, whose tests
 /// load what the build wrote; `npm test` alone never builds, so the suite at head failed to
 /// load them. The documented suite runs the build its CI runs before the tests.

@@ -110,6 +110,73 @@ pub(crate) fn without_lint_tasks(step: &str, gruntfile: &str) -> Option<(String,
     ))
 }
 
+/// Grunt plugins' tasks that run the tests (grunt-simple-mocha, grunt-mocha-test,
+/// grunt-karma, grunt-contrib-nodeunit, ...).
+const RUNNER_TASKS: &[&str] = &[
+    "simplemocha",
+    "mochaTest",
+    "mochacli",
+    "mocha",
+    "mocha_istanbul",
+    "mocha_phantomjs",
+    "karma",
+    "nodeunit",
+    "jasmine",
+    "jasmine_node",
+    "jasmine_nodejs",
+    "qunit",
+    "tape",
+    "ava",
+    "jest",
+    "vows",
+    "intern",
+    "protractor",
+    "casperjs",
+];
+
+/// What a `grunt …` test step runs before its test runner's task: `grunt exec:assets` of
+/// `grunt exec:assets simplemocha:full`, and those tasks (`exec:assets`); lint tasks are
+/// not among them. None when the step is no grunt step, names no runner task grunt's
+/// plugins are known by (a task of the project's own may run anything), or runs nothing
+/// before it.
+pub(crate) fn setup_tasks(step: &str, gruntfile: &str) -> Option<(String, Vec<String>)> {
+    let words: Vec<&str> = step.split_whitespace().collect();
+    let words = match words.as_slice() {
+        ["npx", rest @ ..] => rest,
+        rest => rest,
+    };
+    let (program, args) = words.split_first()?;
+    if !(*program == "grunt" || program.ends_with("/grunt")) {
+        return None;
+    }
+    let (flags, mut tasks): (Vec<&str>, Vec<&str>) = args.iter().partition(|a| a.starts_with('-'));
+    if tasks.is_empty() {
+        tasks.push("default");
+    }
+    let aliases = aliases(gruntfile);
+    let mut leaves = Vec::new();
+    for task in tasks {
+        expand(task, &aliases, 0, &mut leaves);
+    }
+    let runner = leaves
+        .iter()
+        .position(|t| RUNNER_TASKS.contains(&t.split(':').next().unwrap_or(t)))?;
+    let before: Vec<String> = leaves[..runner]
+        .iter()
+        .filter(|t| !is_lint(t))
+        .cloned()
+        .collect();
+    if before.is_empty() {
+        return None;
+    }
+    let command = std::iter::once(program.to_string())
+        .chain(flags.iter().map(|f| f.to_string()))
+        .chain(before.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Some((command, before))
+}
+
 /// The tasks `task` runs, in order: an alias' tasks in turn (to a depth of five, as a
 /// Gruntfile's aliases nest), any other task itself.
 fn expand(task: &str, aliases: &[(String, Vec<String>)], depth: usize, into: &mut Vec<String>) {
@@ -237,6 +304,32 @@ mod tests {
                 vec!["jshint".to_string(), "mochaTest".to_string()]
             )]
         );
+    }
+
+    #[test]
+    fn what_a_grunt_step_runs_before_its_runner_task_is_its_setup() {
+        // Bower: the fixtures' task, after the linter and before the mocha task.
+        let setup = |step: &str, file: &str| setup_tasks(step, file);
+        assert_eq!(
+            setup("grunt test", BOWER),
+            Some((
+                "grunt exec:assets".to_string(),
+                vec!["exec:assets".to_string()]
+            ))
+        );
+        assert_eq!(
+            setup("grunt exec:assets simplemocha:full", BOWER),
+            Some((
+                "grunt exec:assets".to_string(),
+                vec!["exec:assets".to_string()]
+            ))
+        );
+        // Nothing before the runner, or no runner grunt's plugins are known by: no setup.
+        let lint_then_test = "grunt.registerTask('test', ['jshint', 'mochaTest']);";
+        assert_eq!(setup("grunt test", lint_then_test), None);
+        let own = "grunt.registerTask('test', ['build', 'test:unit']);";
+        assert_eq!(setup("grunt test", own), None);
+        assert_eq!(setup("mocha test/", BOWER), None);
     }
 
     #[test]

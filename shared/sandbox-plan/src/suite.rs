@@ -17,6 +17,30 @@ pub struct DocumentedSuite {
     /// Python: how one test is selected within this suite (its runner, its options, its
     /// variables); none where the language's own command selects it.
     pub selector: Option<Selector>,
+    /// What the suite runs before its runner starts (a build the tests load, the fixtures a
+    /// Gruntfile's `exec:assets` makes), run before a selected test too.
+    pub setup: Option<Setup>,
+}
+
+/// The steps a suite runs before its test runner, and where they come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setup {
+    /// A shell command.
+    pub command: String,
+    /// `package.json scripts.pretest`, `Gruntfile.js test: exec:assets`, ...
+    pub source: String,
+}
+
+/// A word quoted for `sh -c`.
+fn sh_quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
+    {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 impl DocumentedSuite {
@@ -27,7 +51,7 @@ impl DocumentedSuite {
     pub fn select(&self, language: Language, selection: &Selection, seed: u64) -> TestRun {
         let mut run = language.test_run(selection, seed);
         let Some(selector) = &self.selector else {
-            return run;
+            return self.after_setup(run);
         };
         let path = selection.path.trim_start_matches("./");
         let mut command = selector.prefix.clone();
@@ -55,7 +79,39 @@ impl DocumentedSuite {
                 run.env.push((k.clone(), v.clone()));
             }
         }
-        run
+        self.after_setup(run)
+    }
+
+    /// `run` after the suite's setup, as the suite runs its runner after it: the setup's
+    /// output goes to a file, and where it fails the run goes on and says so on stderr with
+    /// the setup's last lines (a test that needs nothing of it still runs; one that does
+    /// fails as it would have without it, and the record shows why).
+    pub fn after_setup(&self, run: TestRun) -> TestRun {
+        let Some(setup) = &self.setup else {
+            return run;
+        };
+        let test = run
+            .command
+            .iter()
+            .map(|w| sh_quote(w))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let log = "\"${TMPDIR:-/tmp}/proven-setup.log\"";
+        let note = sh_quote(&format!(
+            "proven: the suite's setup before its tests failed ({}); its last lines:",
+            setup.source
+        ));
+        TestRun {
+            command: vec![
+                "sh".into(),
+                "-c".into(),
+                format!(
+                    "( {} ) >{log} 2>&1 </dev/null || {{ echo {note} >&2; tail -n 20 {log} >&2; }}; exec {test}",
+                    setup.command
+                ),
+            ],
+            env: run.env,
+        }
     }
 }
 
@@ -698,6 +754,7 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
                 },
                 source: source.to_string(),
                 selector,
+                setup: None,
             })
     };
     if let Some(tox) = crate::tox::Tox::find(read)
@@ -751,6 +808,7 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
         run: Language::Python.suite_run(),
         source: "the default".into(),
         selector: None,
+        setup: None,
     }
 }
 
@@ -869,8 +927,11 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             let (test, mut linters) = without_linters(&test, &script);
             // A grunt task that lints first (`registerTask('test', ['jshint', …])`) aborts
             // the run before the tests, as a chained linter would: left out the same way.
-            let test = match grunt::GRUNTFILES.iter().find_map(|f| read(f)) {
-                Some(gruntfile) => without_lint_tasks(&test, &gruntfile, &mut linters),
+            let gruntfile = grunt::GRUNTFILES
+                .iter()
+                .find_map(|f| read(f).map(|text| (*f, text)));
+            let test = match &gruntfile {
+                Some((_, text)) => without_lint_tasks(&test, text, &mut linters),
                 None => test,
             };
             // `prepare` is what `npm ci` runs after installing, in the project's CI before
@@ -902,6 +963,7 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
                     steps.insert(at + k, ("", build.clone()));
                 }
             }
+            let setup = node_setup(&steps, ci_build.as_ref(), gruntfile.as_ref(), &script);
             let mut command = match &steps[..] {
                 [(_, only)] => only.clone(),
                 // Each in a shell of its own, as npm runs them; each only after the one
@@ -953,14 +1015,63 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
                 },
                 source,
                 selector: None,
+                setup,
             }
         }
         None => DocumentedSuite {
             run: Language::Node.suite_run(),
             source: "the default".into(),
             selector: None,
+            setup: None,
         },
     }
+}
+
+/// What a Node suite runs before its runner, for a selected test to run after too: its
+/// steps before `test` (`prepare`, the CI's build, `pretest`) that do more than lint, then
+/// the tasks a `grunt` test step runs before its test runner's task (bower's `exec:assets`,
+/// which makes the git repositories its tests fetch from). None where there are none.
+fn node_setup(
+    steps: &[(&str, String)],
+    ci_build: Option<&(Vec<String>, String)>,
+    gruntfile: Option<&(&str, String)>,
+    script: &dyn Fn(&str) -> Option<String>,
+) -> Option<Setup> {
+    let (test, before) = steps.split_last()?;
+    let mut commands = Vec::new();
+    let mut sources = Vec::new();
+    let mut built = false;
+    for (name, step) in before {
+        if only_lints(step, script, 0) {
+            continue;
+        }
+        if name.is_empty() {
+            if !built && let Some((_, from)) = ci_build {
+                sources.push(format!("the build its CI runs before the tests ({from})"));
+            }
+            built = true;
+        } else {
+            sources.push(format!("package.json scripts.{name}"));
+        }
+        commands.push(format!("( {step} )"));
+    }
+    if let Some((file, text)) = gruntfile
+        && let Some((command, tasks)) = grunt::setup_tasks(&test.1, text)
+    {
+        sources.push(format!("{file}: {}", tasks.join(", ")));
+        commands.push(format!("( {command} )"));
+    }
+    if commands.is_empty() {
+        return None;
+    }
+    let mut command = commands.join(" && ");
+    if before.iter().any(|(name, _)| *name == "prepare") {
+        command = format!("{{ [ -e .git ] || git init -q; }} 2>/dev/null; {command}");
+    }
+    Some(Setup {
+        command,
+        source: sources.join(", "),
+    })
 }
 
 /// `script` without its `&&`-chained steps that only install packages at test time
@@ -1107,6 +1218,7 @@ pub fn documented_suite(
             run: language.suite_run(),
             source: "the default".into(),
             selector: None,
+            setup: None,
         },
     }
 }
@@ -1613,6 +1725,56 @@ mod tests {
         assert_eq!(
             s.source,
             "package.json scripts.test (without its test-time install, prepared beforehand: npm i --no-save sinon, optional-dev-dependency hiredis)"
+        );
+    }
+
+    /// A selected test runs after what the suite runs before its runner: bower's grunt
+    /// `exec:assets` makes the git repositories its tests fetch from; a `pretest` compile
+    /// or a `prepare` build makes what the tests load. A lint-only step is no setup.
+    #[test]
+    fn a_selected_node_test_runs_after_the_suites_setup() {
+        let gruntfile =
+            "grunt.registerTask('test', ['jshint', 'exec:assets', 'simplemocha:full']);";
+        let s = suite(
+            Language::Node,
+            &[
+                ("package.json", r#"{"scripts": {"test": "grunt test"}}"#),
+                ("Gruntfile.js", gruntfile),
+            ],
+        );
+        let setup = s.setup.clone().expect("bower's fixtures are a setup");
+        assert_eq!(setup.command, "( grunt exec:assets )");
+        assert_eq!(setup.source, "Gruntfile.js: exec:assets");
+        let run = s.select(Language::Node, &one(&[], "test/it's.test.js"), 0);
+        assert_eq!(run.command[..2], ["sh", "-c"]);
+        assert_eq!(
+            run.command[2],
+            "( ( grunt exec:assets ) ) >\"${TMPDIR:-/tmp}/proven-setup.log\" 2>&1 </dev/null || { echo 'proven: the suite'\\''s setup before its tests failed (Gruntfile.js: exec:assets); its last lines:' >&2; tail -n 20 \"${TMPDIR:-/tmp}/proven-setup.log\" >&2; }; exec node --test --test-reporter=tap 'test/it'\\''s.test.js'"
+        );
+
+        let s = suite(
+            Language::Node,
+            &[(
+                "package.json",
+                r#"{"scripts": {"lint": "eslint .", "prepare": "npm run build", "pretest": "npm run lint", "test": "mocha"}}"#,
+            )],
+        );
+        let setup = s.setup.clone().expect("prepare builds");
+        assert_eq!(
+            setup.command,
+            "{ [ -e .git ] || git init -q; } 2>/dev/null; ( npm run build )"
+        );
+        assert_eq!(setup.source, "package.json scripts.prepare");
+
+        // Nothing before the runner: the selected test runs as the language runs it.
+        let s = suite(
+            Language::Node,
+            &[("package.json", r#"{"scripts": {"test": "mocha test/"}}"#)],
+        );
+        assert_eq!(s.setup, None);
+        assert_eq!(
+            s.select(Language::Node, &one(&[], "t.test.js"), 0).command,
+            ["node", "--test", "--test-reporter=tap", "t.test.js"]
         );
     }
 

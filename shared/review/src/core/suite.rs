@@ -45,7 +45,7 @@ pub(crate) async fn documented(
 /// The run of a Prover's test within the project's documented suite: its runner script,
 /// options and variables (tox's `setenv`), where that suite runs pytest, which runs the
 /// pytest-style test the Prover writes; the sandbox's pytest command otherwise (a unittest
-/// runner would find no test in a plain test function).
+/// runner would find no test in a plain test function), after the suite's setup.
 pub(crate) fn proving_run(
     suite: &DocumentedSuite,
     language: Language,
@@ -55,7 +55,8 @@ pub(crate) fn proving_run(
         Some(selector) if selector.runner == PythonRunner::Pytest => {
             suite.select(language, selection, 0)
         }
-        _ => language.test_run(selection, 0),
+        // After what the suite runs before its runner (a build, fixtures).
+        _ => suite.after_setup(language.test_run(selection, 0)),
     }
 }
 
