@@ -179,6 +179,7 @@ impl Dataset {
             names,
             test_files: OnceLock::new(),
             setup_files: OnceLock::new(),
+            declared: OnceLock::new(),
         })
     }
 }
@@ -201,6 +202,8 @@ pub struct JsBug {
     /// The files of the dataset's command that declare no test (mocha globals, helpers),
     /// loaded before the test files where those run whole (read when the case is built).
     setup_files: OnceLock<Vec<String>>,
+    /// The `it` titles the fix's test files declare (read when the case is built).
+    declared: OnceLock<Vec<String>>,
 }
 
 /// The cases: the first `limit` bugs by number of each project (`projects`, or every one
@@ -430,11 +433,29 @@ fn command_parts(dataset_command: &str) -> (Vec<String>, Vec<String>) {
 /// `mocha-globals.js`, which makes `sinon` and `expect` globals every spec uses: a spec run
 /// alone without it fails on the fixed code too. `paths` are the tree's files; `read` gives
 /// one's source.
+///
+/// A bug's test file that itself reads as declaring no test (ESLint's rule tests, whose
+/// `ruleTester.run(…)` declares them) shows the reading blind to the project's tests: its
+/// every rule test would be taken for a helper and run beside the bug's (Eslint-5 ran the
+/// whole rules suite so). No file is then taken for setup.
 pub fn setup_files(
     dataset_command: &str,
     paths: &[String],
+    tests: &[String],
     read: impl Fn(&str) -> Option<String>,
 ) -> Vec<String> {
+    let declares_tests = |source: &str| {
+        !declared_titles(source).is_empty()
+            || ["describe(", "describe (", "suite("]
+                .iter()
+                .any(|w| source.contains(w))
+    };
+    if tests
+        .iter()
+        .any(|t| read(t).is_some_and(|source| !declares_tests(&source)))
+    {
+        return Vec::new();
+    }
     let loadable = |p: &str| p.ends_with(".js") || p.ends_with(".coffee");
     let parent = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_string();
     let mut out: Vec<String> = Vec::new();
@@ -457,11 +478,7 @@ pub fn setup_files(
                 continue;
             }
             let Some(source) = read(path) else { continue };
-            let declares_tests = !declared_titles(&source).is_empty()
-                || ["describe(", "describe (", "suite("]
-                    .iter()
-                    .any(|w| source.contains(w));
-            if !declares_tests {
+            if !declares_tests(&source) {
                 out.push(path.clone());
             }
         }
@@ -515,10 +532,11 @@ impl JsBug {
 
     /// The grep of the bug's tests: their full titles, exactly.
     fn grep(&self) -> Option<String> {
-        if self.names.is_empty() {
+        let names = self.bug_names();
+        if names.is_empty() {
             return None;
         }
-        let names: Vec<String> = self.names.iter().map(|n| regex_escape(n)).collect();
+        let names: Vec<String> = names.iter().map(|n| regex_escape(n)).collect();
         Some(format!("^(?:{})$", names.join("|")))
     }
 
@@ -534,6 +552,27 @@ impl JsBug {
                 .unwrap_or_default();
             let files: Vec<String> = setup.iter().chain(self.test_files()).cloned().collect();
             mocha_command(&self.command, None, &files)
+        }
+    }
+
+    /// The bug's tests: the dataset's new failures, less those no file of the fix's test
+    /// commit declares where some such file does declare one. The dataset's run of the
+    /// fix's tests fails a test of an untouched file now and then, as any run may (Hexo-2:
+    /// `Post render()` of test/scripts/hexo/post.js, beside the four tests of the
+    /// test/scripts/box/file.js it changed; that test fails on the fixed code too): the
+    /// tests the fix's test commit wrote show the bug, a test it did not touch does not.
+    fn bug_names(&self) -> Vec<&str> {
+        let declared = self.declared.get().map(Vec::as_slice).unwrap_or_default();
+        let own = |name: &str| {
+            declared
+                .iter()
+                .any(|t| name == t || name.ends_with(&format!(" {t}")))
+        };
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        if names.iter().any(|n| own(n)) {
+            names.into_iter().filter(|n| own(n)).collect()
+        } else {
+            names
         }
     }
 
@@ -658,22 +697,27 @@ impl Case for JsBug {
                 .filter(|l| !l.is_empty())
                 .collect())
         };
-        let tests = names(&self.tag(""), &self.tag("test"))?;
-        let _ = self.test_files.set(
-            tests
-                .into_iter()
-                .filter(|f| f.ends_with(".js") || f.ends_with(".coffee"))
-                .collect(),
-        );
+        let tests: Vec<String> = names(&self.tag(""), &self.tag("test"))?
+            .into_iter()
+            .filter(|f| f.ends_with(".js") || f.ends_with(".coffee"))
+            .collect();
+        let declared = tests
+            .iter()
+            .filter_map(|f| git(&upstream, &["show", &format!("{}:{f}", self.tag("test"))]).ok())
+            .flat_map(|source| declared_titles(&source))
+            .collect();
+        let _ = self.declared.set(declared);
+        let _ = self.test_files.set(tests);
         let tree: Vec<String> = git(&upstream, &["ls-tree", "-r", "--name-only", &full])?
             .lines()
             .map(str::to_string)
             .collect();
-        let _ = self
-            .setup_files
-            .set(setup_files(&self.command, &tree, |path| {
-                git(&upstream, &["show", &format!("{full}:{path}")]).ok()
-            }));
+        let _ = self.setup_files.set(setup_files(
+            &self.command,
+            &tree,
+            self.test_files(),
+            |path| git(&upstream, &["show", &format!("{full}:{path}")]).ok(),
+        ));
         let original = self.tag("original");
         let dated = if git(
             &upstream,
@@ -696,7 +740,7 @@ impl Case for JsBug {
     }
 
     fn bug_command(&self, _case: &CaseRepo) -> Result<Vec<String>, String> {
-        if self.names.is_empty() && self.test_files().is_empty() {
+        if self.bug_names().is_empty() && self.test_files().is_empty() {
             // Pencilblue-4: its results show the same failures with and without the fix's
             // tests, and Bug-N-test changes no test file: nothing says which test is the bug's.
             return Err(format!(
@@ -771,10 +815,11 @@ impl Case for JsBug {
     }
 
     fn describe(&self) -> String {
-        let tests = if self.names.is_empty() {
+        let names = self.bug_names();
+        let tests = if names.is_empty() {
             format!("the tests of {}", self.test_files().join(", "))
         } else {
-            format!("its tests {}", self.names.join(", "))
+            format!("its tests {}", names.join(", "))
         };
         format!("BugsJS {} ({tests} fail on the change)", self.id())
     }
@@ -998,14 +1043,32 @@ mod tests {
             )
         };
         let c = "node_modules/.bin/_mocha --require babel/register --reporter json ./test/unit/*";
+        let spec = ["test/unit/browser.spec.js".to_string()];
         assert_eq!(
-            setup_files(c, &paths, read),
+            setup_files(c, &paths, &spec, read),
             [
                 "test/unit/middleware/helpers.js",
                 "test/unit/mocha-globals.js",
                 "test/unit/mocks/timer.js"
             ],
             "the files and folders `*` matches, never a folder's subfolders"
+        );
+        // Eslint-5: the bug's own test declares its tests through a tester, not `it(`; the
+        // reading cannot tell a helper from a test there, so it takes none.
+        let tester = |p: &str| {
+            Some(
+                if p.ends_with("helpers.js") {
+                    "global.sinon = require('sinon')"
+                } else {
+                    "ruleTester.run('indent', rule, { valid: [], invalid: [] });"
+                }
+                .to_string(),
+            )
+        };
+        let indent = ["test/unit/middleware/proxy.spec.js".to_string()];
+        assert_eq!(
+            setup_files(c, &paths, &indent, tester),
+            Vec::<String>::new()
         );
         let bug = express_1();
         let _ = bug
@@ -1041,6 +1104,35 @@ mod tests {
         );
     }
 
+    /// Hexo-2: the dataset's run of the fix's tests failed four tests of the file the fix's
+    /// test commit changed and one of a file it did not touch; the bug is the four.
+    #[test]
+    fn a_new_failure_of_a_file_the_fix_did_not_touch_is_not_the_bugs_where_its_own_show_it() {
+        let mut bug = express_1();
+        bug.names = vec![
+            "Hexo Box File read() - escape BOM".into(),
+            "Hexo Core Post render() - wrap variable with raw block".into(),
+        ];
+        let _ = bug
+            .declared
+            .set(vec!["read() - escape BOM".into(), "read()".into()]);
+        assert_eq!(bug.bug_names(), ["Hexo Box File read() - escape BOM"]);
+        assert_eq!(
+            bug.grep().as_deref(),
+            Some("^(?:Hexo Box File read\\(\\) - escape BOM)$")
+        );
+        assert!(
+            bug.describe()
+                .contains("its tests Hexo Box File read() - escape BOM fail on")
+        );
+
+        // Where no test of its own files failed, every new failure is the bug's.
+        let mut bug = express_1();
+        let _ = bug.declared.set(vec!["something else".into()]);
+        bug.names.push("Other test".into());
+        assert_eq!(bug.bug_names().len(), 2);
+    }
+
     #[test]
     fn a_mocha_files_titles_are_its_it_strings() {
         let src = "describe('OPTIONS', function(){\n  it('should default', function(done){\n  it(\"should only include\", function(){\n  it('should default', x);\n  it(name, f);\n";
@@ -1061,6 +1153,7 @@ mod tests {
             names: vec!["OPTIONS should only include each method once".into()],
             test_files: OnceLock::new(),
             setup_files: OnceLock::new(),
+            declared: OnceLock::new(),
         };
         let _ = bug.test_files.set(vec!["test/app.options.js".into()]);
         bug
