@@ -180,6 +180,7 @@ impl Dataset {
             test_files: OnceLock::new(),
             setup_files: OnceLock::new(),
             declared: OnceLock::new(),
+            requires: OnceLock::new(),
         })
     }
 }
@@ -204,6 +205,9 @@ pub struct JsBug {
     setup_files: OnceLock<Vec<String>>,
     /// The `it` titles the fix's test files declare (read when the case is built).
     declared: OnceLock<Vec<String>>,
+    /// The modules the project's own mocha configuration requires (read when the case is
+    /// built; [`gruntfile_mocha_requires`]).
+    requires: OnceLock<Vec<String>>,
 }
 
 /// The cases: the first `limit` bugs by number of each project (`projects`, or every one
@@ -353,6 +357,70 @@ fn regex_escape(text: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// The modules a Gruntfile's `mochaTest` options require (`require: ['babel/register']`
+/// or one name), as the project's own runner loads them before its tests: Karma-1's
+/// specs are ES modules its Gruntfile compiles through `babel/register`, which the
+/// dataset's command for it (unlike Karma-2's) leaves out, so no spec loads. Read as text,
+/// as [`proven_sandbox::suite`] reads a Gruntfile's aliases.
+pub fn gruntfile_mocha_requires(gruntfile: &str) -> Vec<String> {
+    let Some(at) = gruntfile.find("mochaTest") else {
+        return Vec::new();
+    };
+    let block = &gruntfile[at..];
+    let block = &block[..block.len().min(1500)];
+    let Some(key) = block.find("require") else {
+        return Vec::new();
+    };
+    let value = block[key + "require".len()..]
+        .trim_start_matches(['\'', '"'])
+        .trim_start();
+    let Some(value) = value.strip_prefix(':') else {
+        return Vec::new();
+    };
+    let value = value.trim_start();
+    let list = match value.strip_prefix('[') {
+        Some(rest) => &rest[..rest.find(']').unwrap_or(0)],
+        None => value.split([',', '\n', '}']).next().unwrap_or_default(),
+    };
+    list.split(',')
+        .map(|w| w.trim().trim_matches(['\'', '"']).trim())
+        .filter(|w| {
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./@".contains(c))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// The dataset's command with `--require M` for each of `requires` it does not load
+/// already, after the runner.
+pub fn with_requires(dataset_command: &str, requires: &[String]) -> String {
+    let missing: Vec<&String> = requires
+        .iter()
+        .filter(|m| {
+            !dataset_command.split_whitespace().any(|w| {
+                w == m.as_str() || w.ends_with(&format!(":{m}")) || w.ends_with(&format!("={m}"))
+            })
+        })
+        .collect();
+    if missing.is_empty() {
+        return dataset_command.to_string();
+    }
+    let mut words: Vec<String> = Vec::new();
+    let mut added = false;
+    for w in dataset_command.split_whitespace() {
+        words.push(w.to_string());
+        if !added && w.contains("mocha") {
+            for m in &missing {
+                words.extend(["--require".to_string(), m.to_string()]);
+            }
+            added = true;
+        }
+    }
+    words.join(" ")
 }
 
 /// A word quoted for `sh -c`.
@@ -542,8 +610,10 @@ impl JsBug {
 
     /// The command of the bug's tests: by name, else the test commit's files whole.
     fn command_of(&self, grep: Option<&str>) -> String {
+        let requires = self.requires.get().map(Vec::as_slice).unwrap_or_default();
+        let command = with_requires(&self.command, requires);
         if grep.is_some() {
-            mocha_command(&self.command, grep, &[])
+            mocha_command(&command, grep, &[])
         } else {
             let setup = self
                 .setup_files
@@ -551,7 +621,7 @@ impl JsBug {
                 .map(Vec::as_slice)
                 .unwrap_or_default();
             let files: Vec<String> = setup.iter().chain(self.test_files()).cloned().collect();
-            mocha_command(&self.command, None, &files)
+            mocha_command(&command, None, &files)
         }
     }
 
@@ -707,6 +777,17 @@ impl Case for JsBug {
             .flat_map(|source| declared_titles(&source))
             .collect();
         let _ = self.declared.set(declared);
+        let requires = [
+            "Gruntfile.js",
+            "gruntfile.js",
+            "Gruntfile.coffee",
+            "gruntfile.coffee",
+        ]
+        .iter()
+        .find_map(|f| git(&upstream, &["show", &format!("{full}:{f}")]).ok())
+        .map(|text| gruntfile_mocha_requires(&text))
+        .unwrap_or_default();
+        let _ = self.requires.set(requires);
         let _ = self.test_files.set(tests);
         let tree: Vec<String> = git(&upstream, &["ls-tree", "-r", "--name-only", &full])?
             .lines()
@@ -770,7 +851,9 @@ impl Case for JsBug {
             };
             if let Some(title) = self.control_title(&source) {
                 let grep = format!("{}$", regex_escape(&title));
-                let command = mocha_command(&self.command, Some(&grep), &[]);
+                let requires = self.requires.get().map(Vec::as_slice).unwrap_or_default();
+                let command =
+                    mocha_command(&with_requires(&self.command, requires), Some(&grep), &[]);
                 return Ok(Some(Control {
                     test: self.prover_test("control", &command)?,
                     command: vec!["sh".into(), "-c".into(), command],
@@ -1133,6 +1216,41 @@ mod tests {
         assert_eq!(bug.bug_names().len(), 2);
     }
 
+    /// Karma-1: the dataset's command leaves out the `babel/register` its Gruntfile's
+    /// mochaTest loads, and its ES-module specs cannot load; Karma-2's names it already.
+    #[test]
+    fn the_projects_own_mocha_requires_are_loaded_where_the_datasets_command_leaves_them_out() {
+        let gruntfile = "    mochaTest: {\n      options: {\n        require: [\n          'babel/register'\n        ],\n        reporter: 'dot',\n      },\n      unit: { src: ['test/unit/*.spec.js'] }\n    },\n";
+        let requires = gruntfile_mocha_requires(gruntfile);
+        assert_eq!(requires, ["babel/register"]);
+        assert_eq!(
+            gruntfile_mocha_requires(
+                "mochaTest: { options: { require: 'coffee-script/register', timeout: 5 } }"
+            ),
+            ["coffee-script/register"]
+        );
+        assert!(gruntfile_mocha_requires("simplemocha: { options: { timeout: 5 } }").is_empty());
+        assert_eq!(
+            with_requires(
+                "node_modules/.bin/_mocha --reporter json ./test/unit/* --compilers coffee:coffee-script/register",
+                &requires
+            ),
+            "node_modules/.bin/_mocha --require babel/register --reporter json ./test/unit/* --compilers coffee:coffee-script/register"
+        );
+        let karma_2 =
+            "node_modules/.bin/_mocha --require babel/register --reporter json-cov ./test/unit/*";
+        assert_eq!(with_requires(karma_2, &requires), karma_2);
+        let mut bug = express_1();
+        bug.command = "node_modules/.bin/_mocha --reporter json test/".into();
+        let _ = bug.requires.set(requires);
+        assert!(
+            bug.command_of(bug.grep().as_deref())
+                .starts_with("node_modules/.bin/_mocha --require babel/register "),
+            "{}",
+            bug.command_of(None)
+        );
+    }
+
     #[test]
     fn a_mocha_files_titles_are_its_it_strings() {
         let src = "describe('OPTIONS', function(){\n  it('should default', function(done){\n  it(\"should only include\", function(){\n  it('should default', x);\n  it(name, f);\n";
@@ -1154,6 +1272,7 @@ mod tests {
             test_files: OnceLock::new(),
             setup_files: OnceLock::new(),
             declared: OnceLock::new(),
+            requires: OnceLock::new(),
         };
         let _ = bug.test_files.set(vec!["test/app.options.js".into()]);
         bug
