@@ -85,6 +85,11 @@ pub struct RunArgs {
     /// the test runner says at least one test ran and every test that ran passed.
     #[arg(long)]
     pub plain: bool,
+    /// Run the command after what the tree's documented suite runs before its runner (a
+    /// Node suite's build, `pretest`, a Gruntfile's fixtures), as a review runs a selected
+    /// test.
+    #[arg(long)]
+    pub after_setup: bool,
     /// Run in a warm container: start one first (as the pool of a long-running runner
     /// would have), take it for the run, and remove it after. Without it a one-off run
     /// starts its container cold and keeps no pool.
@@ -183,6 +188,35 @@ pub async fn execute(
     }
 }
 
+/// The suite `rev`'s tree documents (`--after-setup`), read from the repository's objects.
+fn documented_suite_at(
+    repo: &std::path::Path,
+    rev: &str,
+    lang: Language,
+) -> Result<proven_sandbox_plan::suite::DocumentedSuite, CommandFailure> {
+    let repository = git2::Repository::open(repo)
+        .map_err(|e| input(format!("--after-setup: open {}: {e}", repo.display())))?;
+    let tree = repository
+        .revparse_single(rev)
+        .and_then(|o| o.peel_to_tree())
+        .map_err(|e| input(format!("--after-setup: {rev:?} is no tree: {e}")))?;
+    let read = |path: &str| -> Option<String> {
+        if let Some(dir) = path.strip_suffix('/') {
+            let entry = tree.get_path(std::path::Path::new(dir)).ok()?;
+            let folder = repository.find_tree(entry.id()).ok()?;
+            let names: Vec<String> = folder
+                .iter()
+                .filter_map(|e| e.name().ok().map(str::to_string))
+                .collect();
+            return Some(names.join("\n"));
+        }
+        let entry = tree.get_path(std::path::Path::new(path)).ok()?;
+        let blob = repository.find_blob(entry.id()).ok()?;
+        String::from_utf8(blob.content().to_vec()).ok()
+    };
+    Ok(proven_sandbox_plan::suite::documented_suite(lang, &read))
+}
+
 /// `--resolve-before`: `rev` (the revision's commit time), `YYYY-MM-DD` (its end, UTC), or
 /// an RFC 3339 instant.
 fn resolution_date(
@@ -236,7 +270,20 @@ async fn run(
         Some(cmd) => vec!["sh".to_string(), "-c".to_string(), cmd.clone()],
         None => args.argv.clone(),
     };
+    let (command, mut env) = if args.after_setup {
+        let suite = documented_suite_at(&args.repo, &args.rev, args.lang)?;
+        let run = suite.after_setup(proven_sandbox_plan::language::TestRun {
+            command,
+            env: Vec::new(),
+        });
+        (run.command, run.env)
+    } else {
+        (command, Vec::new())
+    };
     let mut request = RunRequest::new(&args.repo, &args.rev, args.lang, command);
+    for (k, v) in env.drain(..) {
+        request = request.with_env(k, v);
+    }
     if let Some(date) = &args.resolve_before {
         request = request.resolved_as_of(resolution_date(&args.repo, &args.rev, date)?);
     }

@@ -411,3 +411,44 @@ fn a_renamed_proven_binary_still_prepares_dependencies() {
         .unwrap_or_else(|e| panic!("a run record: {e}: {out:?}"));
     assert_eq!(record["outcome"]["kind"], "passed", "{record:#}");
 }
+
+/// `proven sandbox run --after-setup` runs the command after what the tree's documented
+/// suite runs before its runner, as a review runs a selected test: here the `pretest`
+/// that writes the fixture the test reads (bower's Gruntfile makes git repositories so);
+/// without the flag the fixture is not there.
+#[test]
+fn proven_sandbox_run_after_setup_runs_the_suites_setup_first() {
+    let proven = || std::process::Command::new(env!("CARGO_BIN_EXE_proven"));
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"fixtures","version":"1.0.0","private":true,"scripts":{"pretest":"node make-fixture.js","test":"node --test test/"}}
+"#,
+    )
+    .write(
+        "make-fixture.js",
+        "require('fs').mkdirSync('test/assets', {recursive: true});\nrequire('fs').writeFileSync('test/assets/a.txt', 'made');\n",
+    )
+    .write(
+        "test/fixture.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst fs = require('node:fs');\ntest('reads the fixture', () => assert.strictEqual(fs.readFileSync('test/assets/a.txt', 'utf8'), 'made'));\n",
+    );
+    repo.commit("a test that reads what pretest makes");
+    let run = |extra: &[&str]| {
+        let out = proven()
+            .args(["sandbox", "run", "--repo"])
+            .arg(repo.path())
+            .args(["--rev", "HEAD", "--lang", "node"])
+            .args(extra)
+            .args(["--", "node", "--test", "test/fixture.test.js"])
+            .output()
+            .expect("run proven sandbox run");
+        let record: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("a run record: {e}: {out:?}"));
+        record
+    };
+    let record = run(&[]);
+    assert_eq!(record["outcome"]["kind"], "test_failed", "{record:#}");
+    let record = run(&["--after-setup"]);
+    assert_eq!(record["outcome"]["kind"], "passed", "{record:#}");
+}

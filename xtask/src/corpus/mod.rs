@@ -875,6 +875,9 @@ fn sandbox_run(
         // As a review does: what the project does not pin, resolved as of its base's time
         // (both case commits carry the fixed commit's time).
         .args(["--resolve-before", "rev"])
+        // As a review runs a selected test: after what the project's suite runs before its
+        // runner (bower's Gruntfile makes the git repositories its tests fetch from).
+        .arg("--after-setup")
         .arg("--")
         .args(command)
         .output()
