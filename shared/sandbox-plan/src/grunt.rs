@@ -169,11 +169,19 @@ pub(crate) fn setup_tasks(step: &str, gruntfile: &str) -> Option<(String, Vec<St
     if before.is_empty() {
         return None;
     }
-    let command = std::iter::once(program.to_string())
-        .chain(flags.iter().map(|f| f.to_string()))
+    let args = flags
+        .iter()
+        .map(|f| f.to_string())
         .chain(before.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
+    // grunt 0.4 has no command of its own: the CI installed grunt-cli globally (bower's
+    // `npm install -g grunt-cli`), which loads the project's grunt and calls its `cli()`.
+    // Where no `grunt` command is there, the project's grunt is called so.
+    let command = format!(
+        "if command -v {program} >/dev/null 2>&1; then {program} {args}; \
+         else node -e \"process.argv.splice(1, 0, 'grunt'); require('grunt').cli()\" {args}; fi"
+    );
     Some((command, before))
 }
 
@@ -310,19 +318,14 @@ mod tests {
     fn what_a_grunt_step_runs_before_its_runner_task_is_its_setup() {
         // Bower: the fixtures' task, after the linter and before the mocha task.
         let setup = |step: &str, file: &str| setup_tasks(step, file);
+        let assets = "if command -v grunt >/dev/null 2>&1; then grunt exec:assets; else node -e \"process.argv.splice(1, 0, 'grunt'); require('grunt').cli()\" exec:assets; fi";
         assert_eq!(
             setup("grunt test", BOWER),
-            Some((
-                "grunt exec:assets".to_string(),
-                vec!["exec:assets".to_string()]
-            ))
+            Some((assets.to_string(), vec!["exec:assets".to_string()]))
         );
         assert_eq!(
             setup("grunt exec:assets simplemocha:full", BOWER),
-            Some((
-                "grunt exec:assets".to_string(),
-                vec!["exec:assets".to_string()]
-            ))
+            Some((assets.to_string(), vec!["exec:assets".to_string()]))
         );
         // Nothing before the runner, or no runner grunt's plugins are known by: no setup.
         let lint_then_test = "grunt.registerTask('test', ['jshint', 'mochaTest']);";
