@@ -1719,19 +1719,22 @@ print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball
         // Packed by npm 5 (after 2017-05-25): after a date of 2015.
         assert!(!out_by(&t, "2.0.0", at), "{t}");
         assert!(!out_by(&t, "2.1.0-beta.1", at), "{t}");
-        // Only what was out is served, `latest` the newest of it.
+        // Only what was out is served, `latest` the newest of it; a line with nothing out
+        // by the date (2.x) is served its first release, dated after it (eslint-release
+        // `^0.10.0` in a tree of 2016 failed the whole tree back to today's releases).
         assert_eq!(
             t["versions"],
-            serde_json::json!(["0.9.0", "1.0.0", "1.0.0-rc.1"]),
+            serde_json::json!(["0.9.0", "1.0.0", "1.0.0-rc.1", "2.0.0"]),
             "{t}"
         );
         assert_eq!(t["latest"], "1.0.0", "{t}");
+        assert_eq!(t["stats"]["later"], serde_json::json!(["pkg@2.0.0"]), "{t}");
         // A line of the date that was prereleases only is served them (double-ended-queue's
         // `^2.1.0-0` of 2014), `latest` still the newest release.
         let t = times("2014-03-01T00:00:00Z");
         assert_eq!(
             t["versions"],
-            serde_json::json!(["0.9.0", "1.0.0-rc.1"]),
+            serde_json::json!(["0.9.0", "1.0.0-rc.1", "2.0.0"]),
             "{t}"
         );
         assert_eq!(t["latest"], "0.9.0", "{t}");

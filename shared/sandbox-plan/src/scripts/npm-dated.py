@@ -57,7 +57,7 @@ HEAD_BYTES = 16384
 LOCK = threading.Lock()
 TARBALL_TIMES = {}
 DOCUMENTS = {}
-STATS = {"packages": 0, "tarballs": 0, "unread": 0, "replaced": []}
+STATS = {"packages": 0, "tarballs": 0, "unread": 0, "replaced": [], "later": []}
 # A source no registry serves: git, a URL, a file (the registry's own tarballs are not).
 ELSEWHERE = re.compile(r"^(git\+|git:|github:|gitlab:|bitbucket:|https?:|file:)|^[\w.-]+/[\w.-]+(#.*)?$")
 FIELDS = ("dependencies", "optionalDependencies")
@@ -117,6 +117,18 @@ def tarball_time(url):
     with LOCK:
         TARBALL_TIMES[url] = found
     return found
+
+
+def line_of(version):
+    """The release line a caret range of `version` stays in: its major, its minor below
+    1.0.0, its patch below 0.1.0."""
+    key = semver_key(version)
+    major, minor, patch = key[0], key[1], key[2]
+    if major > 0:
+        return (major,)
+    if minor > 0:
+        return (0, minor)
+    return (0, 0, patch)
 
 
 def before_the_date(doc, version):
@@ -187,6 +199,7 @@ def dated(doc):
     # and resolved today's releases beside it), their `latest` the newest of them; a
     # package with none out by then is served whole, as the registry has it.
     if cut_key is not None:
+        full = dict(doc["versions"])
         kept = {v: m for v, m in doc["versions"].items()
                 if semver_key(v) is not None and semver_key(v) <= cut_key}
         doc["versions"] = kept
@@ -194,6 +207,27 @@ def dated(doc):
         released = [v for v in kept if semver_key(v)[3] == 1]
         tags["latest"] = max(released, key=semver_key) if released else versions[cut]
         doc["dist-tags"] = tags
+        # A line of releases with none out by the date (eslint-release `^0.10.0` in a tree
+        # of 2016, its first 0.10 a year later) is served its first release, as of the
+        # nearest later day a range of that line resolves at, rather than failing the whole
+        # tree back to today's releases; `latest` stays the date's, which npm takes for
+        # any range it satisfies (`*`, `>=1`), so only a range of that line reaches it.
+        have = set(line_of(v) for v in kept)
+        first = {}
+        for v in versions:
+            line = line_of(v)
+            if line in have or v in kept:
+                continue
+            # Its lowest release, else (a line of prereleases only) its lowest prerelease.
+            best = first.get(line)
+            if best is None or (semver_key(best)[3] == 0 and semver_key(v)[3] == 1):
+                first[line] = v
+        for line, v in sorted(first.items(), key=lambda item: semver_key(item[1])):
+            doc["versions"][v] = full[v]
+            with LOCK:
+                seen = "%s@%s" % (doc.get("name", "?"), v)
+                if seen not in STATS["later"] and len(STATS["later"]) < 50:
+                    STATS["later"].append(seen)
     with LOCK:
         STATS["packages"] += 1
     return doc

@@ -144,6 +144,9 @@ function viewNotes(view) {
   const stats = viewStats(view);
   const notes = [];
   if (view.before !== '-') notes.push(datedNote(view.before, stats));
+  if ((stats.later || []).length > 0) {
+    notes.push('ranges with no release out by ' + view.before + ' resolved to the first release of their line after it (the rest stays as of the date): ' + stats.later.join('; '));
+  }
   if ((stats.replaced || []).length > 0) {
     notes.push('dependencies of the registry\'s packages on sources off it, which the sandbox cannot fetch: the registry\'s releases of those names stand in for them (they may differ from those sources): ' + stats.replaced.join('; '));
   }
