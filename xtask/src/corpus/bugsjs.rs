@@ -554,6 +554,20 @@ pub fn setup_files(
     out
 }
 
+/// Whether the dataset's command loads `path`: a file it names, or one its patterns or
+/// named folders match (mocha loads a folder's own files).
+pub fn command_loads(dataset_command: &str, path: &str) -> bool {
+    let parent = path.rsplit_once('/').map_or("", |(d, _)| d);
+    command_parts(dataset_command).1.iter().any(|word| {
+        let pattern = word.trim_start_matches("./").trim_end_matches('/');
+        globset::GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map(|g| g.compile_matcher())
+            .is_ok_and(|glob| glob.is_match(path) || glob.is_match(parent))
+    })
+}
+
 /// The titles of the `it(...)` tests a mocha file declares (string literals), in order.
 pub fn declared_titles(source: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -771,6 +785,15 @@ impl Case for JsBug {
             .into_iter()
             .filter(|f| f.ends_with(".js") || f.ends_with(".coffee"))
             .collect();
+        // The files of those the dataset's command loads: Eslint-5's test commit also edits
+        // a fixture (tests/fixtures/rules/indent/indent-valid-fixture-1.js), source its test
+        // reads, which mocha cannot load as a test (`ReferenceError: f is not defined`).
+        let loaded: Vec<String> = tests
+            .iter()
+            .filter(|f| command_loads(&self.command, f))
+            .cloned()
+            .collect();
+        let tests = if loaded.is_empty() { tests } else { loaded };
         let declared = tests
             .iter()
             .filter_map(|f| git(&upstream, &["show", &format!("{}:{f}", self.tag("test"))]).ok())
@@ -1249,6 +1272,22 @@ mod tests {
             "{}",
             bug.command_of(None)
         );
+    }
+
+    /// Eslint-5's test commit edits its rule test and a fixture that test reads: only the
+    /// file the dataset's command loads is a test file.
+    #[test]
+    fn a_file_the_datasets_command_does_not_load_is_no_test_file() {
+        let c = "node_modules/.bin/_mocha -R json -t 10000 -c tests/lib/rules/**/*.js tests/lib/*.js tests/bin/**/*.js";
+        assert!(command_loads(c, "tests/lib/rules/indent.js"));
+        assert!(command_loads(c, "tests/lib/eslint.js"));
+        assert!(!command_loads(
+            c,
+            "tests/fixtures/rules/indent/indent-valid-fixture-1.js"
+        ));
+        let karma = "node_modules/.bin/_mocha --reporter json ./test/unit/*";
+        assert!(command_loads(karma, "test/unit/reporter.spec.js"));
+        assert!(command_loads(karma, "test/unit/middleware/proxy.spec.js"));
     }
 
     #[test]
