@@ -633,13 +633,32 @@ async fn on_node_4_versions_are_resolved_as_of_the_date_by_the_releases_own_file
     the_ms_of_2016(&sandbox, Some("4")).await;
 }
 
+/// Bower-1's family: npm 5 uses no publish time, so where the registry keeps the real
+/// times of some packages (archy's of 2012) and a mirror's copy days for the rest, the
+/// view was not started and npm 5 resolved today's releases (bower's tmp ~0.0.23 came as
+/// 0.0.33). With npm 5 and older the view dates every package whenever there is a date.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_node_4_versions_are_dated_where_the_registry_keeps_some_real_times() {
+    let sandbox = node_sandbox(&["4"]).await;
+    the_ms_of_2016_beside(&sandbox, Some("4"), r#""archy":"^1.0.0","#).await;
+}
+
 async fn the_ms_of_2016(sandbox: &proven_sandbox::Sandbox, nvmrc: Option<&str>) {
+    the_ms_of_2016_beside(sandbox, nvmrc, "").await;
+}
+
+/// `before`: dependencies listed before `ms` (`"name":"range",`).
+async fn the_ms_of_2016_beside(
+    sandbox: &proven_sandbox::Sandbox,
+    nvmrc: Option<&str>,
+    before: &str,
+) {
     let repo = TestRepo::new();
     // The marker makes the preparation this test run's own (never a cached layer).
     repo.write(
         "package.json",
         format!(
-            r#"{{"name":"timeouts","version":"1.0.0","private":true,"description":"{}","dependencies":{{"ms":"^0.7.0"}}}}
+            r#"{{"name":"timeouts","version":"1.0.0","private":true,"description":"{}","dependencies":{{{before}"ms":"^0.7.0"}}}}
 "#,
             support::unique()
         ),

@@ -388,7 +388,13 @@ function installWithNpm() {
   }
   let before = plan.before;
   let view = null;
-  if (before && report.resolved && timesAreCopies(before)) view = datedView(before);
+  // npm 5 and older use no publish time at all (npm 5 takes `--before` and resolves
+  // today's releases beside it without a word: bower's tmp ~0.0.23 of 2014 came as 0.0.33,
+  // whose callback's third argument broke its tests): through the view whenever there is
+  // a date. npm 6 and newer use the registry's times, through the view where those are a
+  // mirror's copy days.
+  const npmMajor = parseInt(run('npm', ['--version']).text, 10) || 0;
+  if (before && report.resolved && (npmMajor < 6 || timesAreCopies(before))) view = datedView(before);
   for (let attempt = 0; attempt < 8; attempt++) {
     if (report.resolved) {
       // As of the base's date when the review gives one (npm 6 and newer: npm 5 has no
