@@ -1637,7 +1637,8 @@ mod tests {
 
 /// The dated view of an npm registry (`scripts/npm-dated.py`), against a registry that
 /// stamps every release with its own copy day (2025) while the tarballs keep their files'
-/// times: 1.0.0 packed in 2014, 1.1.0 in 2016, 2.0.0 by npm 5 (every file at 1985-10-26).
+/// times: 1.0.0 packed in 2014, 1.1.0 in 2016, 2.0.0 by npm 5 (every file at 1985-10-26),
+/// 0.9.1-0.9.4 backported in 2020.
 /// As of 2015 only 1.0.0 was out; as of 2016-06 1.1.0 too; as of 2018 (npm 5 had come
 /// out), 2.0.0 counts as out as well.
 #[cfg(test)]
@@ -1655,7 +1656,7 @@ def tgz(mtime):
             t.addfile(info, io.BytesIO(data))
     return out.getvalue()
 os.makedirs(root + "/pkg/-", exist_ok=True)
-mtimes = {"0.9.0": 1370000000, "1.0.0-rc.1": 1390000000, "1.0.0": 1400000000, "1.1.0": 1460000000, "2.0.0": 499162500, "2.1.0-beta.1": 499162500}
+mtimes = {"0.9.0": 1370000000, "0.9.1": 1600000000, "0.9.2": 1600000100, "0.9.3": 1600000200, "0.9.4": 1600000300, "1.0.0-rc.1": 1390000000, "1.0.0": 1400000000, "1.1.0": 1460000000, "2.0.0": 499162500, "2.1.0-beta.1": 499162500}
 doc = {"name": "pkg", "versions": {}, "time": {}}
 class Registry(SimpleHTTPRequestHandler):
     def log_message(self, *a): pass
@@ -1669,7 +1670,7 @@ for v, m in mtimes.items():
     doc["versions"][v] = {"name": "pkg", "version": v, "dist": {"tarball": "http://127.0.0.1:%d/pkg/-/pkg-%s.tgz" % (port, v)},
                           "dependencies": {"xmlhttprequest": "https://github.com/rase-/node-XMLHttpRequest/archive/a6b6f2.tar.gz", "ms": "^0.7.0"},
                           "optionalDependencies": {"ws": "github:websockets/ws#1.0"}}
-    doc["time"][v] = "2025-03-0%dT00:00:00.000Z" % (1 + len(doc["time"]))
+    doc["time"][v] = "2025-03-%02dT00:00:00.000Z" % (1 + len(doc["time"]))
 open(root + "/pkg.json", "w").write(json.dumps(doc))
 threading.Thread(target=upstream.serve_forever, daemon=True).start()
 view = subprocess.Popen([sys.executable, script, "http://127.0.0.1:%d/" % port, before, root + "/port", root + "/stats"])
@@ -1719,6 +1720,10 @@ print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball
         // Packed by npm 5 (after 2017-05-25): after a date of 2015.
         assert!(!out_by(&t, "2.0.0", at), "{t}");
         assert!(!out_by(&t, "2.1.0-beta.1", at), "{t}");
+        // 0.9.1-0.9.4 are backports of 2020, below 1.0.0 in semver order: a search over
+        // every version found 0.9.0 the last one out, and a range of 1.x failed the whole
+        // tree back to today's releases (minimist 0.2.1 of 2020 below 1.2.0 of 2015).
+        assert!(!out_by(&t, "0.9.2", at), "{t}");
         // Only what was out is served, `latest` the newest of it; a line with nothing out
         // by the date (2.x) is served its first release, dated after it (eslint-release
         // `^0.10.0` in a tree of 2016 failed the whole tree back to today's releases).

@@ -173,24 +173,43 @@ def dated(doc):
             measured[v] = when
         return ok
 
-    # The last version published before the date, by binary search.
-    cut = None
-    lo, hi = 0, len(versions) - 1
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        if probe(versions[mid]):
-            cut = mid
-            lo = mid + 1
+    # The last version of each major published before the date, by binary search within
+    # the major (probing its last version, then its first, before searching): a backport
+    # to an older major (minimist 0.2.1 of 2020, below 1.2.0 of 2015 in semver order) is
+    # out of publish order across majors, rarely within one. A package whose every version
+    # was searched as one line found 0.2.0 its last release of the date, and `minimist@1.2.0`
+    # then failed the whole tree back to today's releases.
+    majors = {}
+    for v in versions:
+        majors.setdefault(semver_key(v)[0], []).append(v)
+    kept_names = []
+    cut_times = {}
+    for major in sorted(majors):
+        group = majors[major]
+        if probe(group[-1]):
+            cut = len(group) - 1
+        elif not probe(group[0]):
+            continue
         else:
-            hi = mid - 1
+            cut = 0
+            lo, hi = 1, len(group) - 2
+            while lo <= hi:
+                mid = (lo + hi) // 2
+                if probe(group[mid]):
+                    cut = mid
+                    lo = mid + 1
+                else:
+                    hi = mid - 1
+        for v in group[:cut + 1]:
+            kept_names.append(v)
+            cut_times[v] = measured.get(group[cut])
     times = dict(doc.get("time") or {})
-    cut_key = semver_key(versions[cut]) if cut is not None else None
-    cut_time = measured.get(versions[cut]) if cut is not None else None
     after = (datetime.datetime.strptime(BEFORE, "%Y-%m-%dT%H:%M:%S")
              + datetime.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    kept_set = set(kept_names)
     for v in versions:
-        if cut_key is not None and semver_key(v) <= cut_key:
-            times[v] = (measured.get(v) or cut_time or BEFORE) + ".000Z"
+        if v in kept_set:
+            times[v] = (measured.get(v) or cut_times.get(v) or BEFORE) + ".000Z"
         else:
             upstream = str(times.get(v) or "")
             times[v] = upstream if upstream[:19] > BEFORE else after
@@ -198,14 +217,13 @@ def dated(doc):
     # Only the releases out by the date are served (npm 5 and older take no `--before`,
     # and resolved today's releases beside it), their `latest` the newest of them; a
     # package with none out by then is served whole, as the registry has it.
-    if cut_key is not None:
+    if kept_names:
         full = dict(doc["versions"])
-        kept = {v: m for v, m in doc["versions"].items()
-                if semver_key(v) is not None and semver_key(v) <= cut_key}
+        kept = {v: full[v] for v in kept_names}
         doc["versions"] = kept
         tags = {t: v for t, v in (doc.get("dist-tags") or {}).items() if v in kept}
         released = [v for v in kept if semver_key(v)[3] == 1]
-        tags["latest"] = max(released, key=semver_key) if released else versions[cut]
+        tags["latest"] = max(released or kept_names, key=semver_key)
         doc["dist-tags"] = tags
         # A line of releases with none out by the date (eslint-release `^0.10.0` in a tree
         # of 2016, its first 0.10 a year later) is served its first release, as of the
