@@ -1638,7 +1638,7 @@ mod tests {
 /// The dated view of an npm registry (`scripts/npm-dated.py`), against a registry that
 /// stamps every release with its own copy day (2025) while the tarballs keep their files'
 /// times: 1.0.0 packed in 2014, 1.1.0 in 2016, 2.0.0 by npm 5 (every file at 1985-10-26),
-/// 0.9.1-0.9.4 backported in 2020.
+/// 0.9.1-0.9.4 and 1.0.1-1.0.3 backported in 2020.
 /// As of 2015 only 1.0.0 was out; as of 2016-06 1.1.0 too; as of 2018 (npm 5 had come
 /// out), 2.0.0 counts as out as well.
 #[cfg(test)]
@@ -1656,7 +1656,7 @@ def tgz(mtime):
             t.addfile(info, io.BytesIO(data))
     return out.getvalue()
 os.makedirs(root + "/pkg/-", exist_ok=True)
-mtimes = {"0.9.0": 1370000000, "0.9.1": 1600000000, "0.9.2": 1600000100, "0.9.3": 1600000200, "0.9.4": 1600000300, "1.0.0-rc.1": 1390000000, "1.0.0": 1400000000, "1.1.0": 1460000000, "2.0.0": 499162500, "2.1.0-beta.1": 499162500}
+mtimes = {"0.9.0": 1370000000, "0.9.1": 1600000000, "0.9.2": 1600000100, "0.9.3": 1600000200, "0.9.4": 1600000300, "1.0.0-rc.1": 1390000000, "1.0.0": 1400000000, "1.0.1": 1600000400, "1.0.2": 1600000500, "1.0.3": 1600000600, "1.1.0": 1460000000, "1.1.1": 1610000000, "2.0.0": 499162500, "2.1.0-beta.1": 499162500}
 doc = {"name": "pkg", "versions": {}, "time": {}}
 class Registry(SimpleHTTPRequestHandler):
     def log_message(self, *a): pass
@@ -1747,7 +1747,10 @@ print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball
         assert!(t["stats"]["tarballs"].as_u64() >= Some(2), "{t}");
         let t = times("2016-06-01T00:00:00Z");
         let at = "2016-06-01T00:00:00.000Z";
+        // 1.0.1-1.0.3 are backports of 2020 within the major, below 1.1.0 of 2016
+        // (readable-stream's 1.0.x below its 1.1.x): each minor line is searched alone.
         assert!(out_by(&t, "1.0.0", at) && out_by(&t, "1.1.0", at), "{t}");
+        assert!(!out_by(&t, "1.0.2", at) && !out_by(&t, "1.1.1", at), "{t}");
         assert!(!out_by(&t, "2.0.0", at), "{t}");
         // From npm 5's day on, a tarball it packed says nothing more: counted as out.
         let t = times("2018-01-01T00:00:00Z");

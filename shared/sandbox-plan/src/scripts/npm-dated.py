@@ -173,15 +173,16 @@ def dated(doc):
             measured[v] = when
         return ok
 
-    # The last version of each major published before the date, by binary search within
-    # the major (probing its last version, then its first, before searching): a backport
-    # to an older major (minimist 0.2.1 of 2020, below 1.2.0 of 2015 in semver order) is
-    # out of publish order across majors, rarely within one. A package whose every version
-    # was searched as one line found 0.2.0 its last release of the date, and `minimist@1.2.0`
-    # then failed the whole tree back to today's releases.
+    # The last version of each minor line published before the date, by binary search
+    # within the line (probing its last version, then its first, before searching): a
+    # backport to an older line (minimist 0.2.1 of 2020, below 1.2.0 of 2015 in semver
+    # order; readable-stream's 1.0.x of 2015 below its 1.1.x of 2014) is out of publish
+    # order across lines. A package whose every version was searched as one line found
+    # minimist 0.2.0 its last release of the date, and `minimist@1.2.0` then failed the
+    # whole tree back to today's releases.
     majors = {}
     for v in versions:
-        majors.setdefault(semver_key(v)[0], []).append(v)
+        majors.setdefault(semver_key(v)[:2], []).append(v)
     kept_names = []
     cut_times = {}
     for major in sorted(majors):
@@ -310,12 +311,18 @@ class Server(ThreadingMixIn, HTTPServer):
     daemon_threads = True
 
 
+SAVING = threading.Lock()
+
+
 def save_stats():
-    with LOCK:
-        text = json.dumps(STATS)
-    with open(STATSFILE + ".part", "w") as f:
-        f.write(text)
-    os.replace(STATSFILE + ".part", STATSFILE)
+    # One writer at a time: two requests' threads once raced on the same `.part` file, and
+    # the one that lost failed its request (npm then found no version of that package).
+    with SAVING:
+        with LOCK:
+            text = json.dumps(STATS)
+        with open(STATSFILE + ".part", "w") as f:
+            f.write(text)
+        os.replace(STATSFILE + ".part", STATSFILE)
 
 
 def main():
