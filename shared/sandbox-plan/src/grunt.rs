@@ -72,10 +72,9 @@ pub(crate) fn aliases(text: &str) -> Vec<(String, Vec<String>)> {
     found
 }
 
-/// A `grunt …` step of a test script without the lint tasks its tasks come to, and the
-/// tasks left out (`grunt jshint`); None when it is no grunt step, lints nothing, or
-/// lints only (a lone linter is what the project asked for: kept).
-pub(crate) fn without_lint_tasks(step: &str, gruntfile: &str) -> Option<(String, Vec<String>)> {
+/// A `grunt …` step's program, its flags, and the tasks its task names come to through
+/// the Gruntfile's aliases (`default` where it names none); None when it is no grunt step.
+fn step_tasks(step: &str, gruntfile: &str) -> Option<(String, Vec<String>, Vec<String>)> {
     let words: Vec<&str> = step.split_whitespace().collect();
     let words = match words.as_slice() {
         ["npx", rest @ ..] => rest,
@@ -94,6 +93,18 @@ pub(crate) fn without_lint_tasks(step: &str, gruntfile: &str) -> Option<(String,
     for task in tasks {
         expand(task, &aliases, 0, &mut leaves);
     }
+    Some((
+        program.to_string(),
+        flags.iter().map(|f| f.to_string()).collect(),
+        leaves,
+    ))
+}
+
+/// A `grunt …` step of a test script without the lint tasks its tasks come to, and the
+/// tasks left out (`grunt jshint`); None when it is no grunt step, lints nothing, or
+/// lints only (a lone linter is what the project asked for: kept).
+pub(crate) fn without_lint_tasks(step: &str, gruntfile: &str) -> Option<(String, Vec<String>)> {
+    let (program, flags, leaves) = step_tasks(step, gruntfile)?;
     let (lints, kept): (Vec<String>, Vec<String>) =
         leaves.into_iter().partition(|t| is_lint(t.as_str()));
     if lints.is_empty() || kept.is_empty() {
@@ -140,24 +151,7 @@ const RUNNER_TASKS: &[&str] = &[
 /// plugins are known by (a task of the project's own may run anything), or runs nothing
 /// before it.
 pub(crate) fn setup_tasks(step: &str, gruntfile: &str) -> Option<(String, Vec<String>)> {
-    let words: Vec<&str> = step.split_whitespace().collect();
-    let words = match words.as_slice() {
-        ["npx", rest @ ..] => rest,
-        rest => rest,
-    };
-    let (program, args) = words.split_first()?;
-    if !(*program == "grunt" || program.ends_with("/grunt")) {
-        return None;
-    }
-    let (flags, mut tasks): (Vec<&str>, Vec<&str>) = args.iter().partition(|a| a.starts_with('-'));
-    if tasks.is_empty() {
-        tasks.push("default");
-    }
-    let aliases = aliases(gruntfile);
-    let mut leaves = Vec::new();
-    for task in tasks {
-        expand(task, &aliases, 0, &mut leaves);
-    }
+    let (program, flags, leaves) = step_tasks(step, gruntfile)?;
     let runner = leaves
         .iter()
         .position(|t| RUNNER_TASKS.contains(&t.split(':').next().unwrap_or(t)))?;
