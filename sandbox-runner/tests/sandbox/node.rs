@@ -1168,6 +1168,52 @@ async fn a_project_of_2017_runs_on_the_node_its_ci_tested_with_that_nodes_npm() 
     );
 }
 
+/// Grunt's family (BugsJS Bower, Karma of 2014–2016): grunt before 1.0 has no command of its
+/// own; the project's CI installed grunt-cli globally (`npm install -g grunt-cli`), and its
+/// `npm test` is `grunt test`. Without a `grunt` on the run's PATH the suite stopped at
+/// `grunt: not found`; the preparation now puts one there that calls the project's grunt
+/// as grunt-cli does, and says so in the record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grunt_project_of_before_grunt_1_runs_grunt_as_its_ci_did() {
+    let sandbox = node_sandbox(&["8"]).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        format!(
+            r#"{{"name": "gruntish", "version": "1.0.0", "description": "{}", "engines": {{"node": "8"}}, "scripts": {{"test": "grunt test"}}, "devDependencies": {{"grunt": "0.4.5", "mocha": "^3.5.0"}}}}"#,
+            support::unique()
+        ),
+    )
+    .write(
+        "Gruntfile.js",
+        "module.exports = function (grunt) {\n  grunt.registerTask('test', 'mocha, as a task of its own', function () {\n    var done = this.async();\n    require('child_process').spawn('node_modules/.bin/mocha', [], { stdio: 'inherit' }).on('exit', function (code) { done(code === 0); });\n  });\n};\n",
+    )
+    .write(
+        "test/grunt.js",
+        "var assert = require('assert');\ndescribe('grunt of 2014', function () {\n  it('ran this suite', function () {\n    assert.strictEqual(require('grunt/package.json').version, '0.4.5');\n  });\n});\n",
+    );
+    let commit = repo.commit("a project of grunt 0.4");
+    let mut request = RunRequest::new(
+        repo.path(),
+        commit,
+        Language::Node,
+        vec!["npm".to_string(), "test".to_string()],
+    );
+    request.resolve_before = Some("2017-09-01T00:00:00Z".into());
+    let record = sandbox.run(&request).await.expect("run");
+    let deps = passed_with_deps(&record);
+    assert_eq!(record.tests.map(|t| t.passed), Some(1));
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n
+                .starts_with("grunt 0.4.5 has no command of its own (its CI installed grunt-cli)")),
+        "{:?}",
+        deps.notes
+    );
+    assert_container_gone(&sandbox, &record).await;
+}
+
 /// Proven's own tests are node:test files, run with `node --test`, which Node has only from
 /// 18: on the image of an older Node (a project of 2016 runs on the Node of its era) the same
 /// command runs them, selects by `--test-name-pattern`, prints node's TAP summary and names

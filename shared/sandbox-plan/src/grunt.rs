@@ -169,13 +169,9 @@ pub(crate) fn setup_tasks(step: &str, gruntfile: &str) -> Option<(String, Vec<St
         .chain(before.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
-    // grunt 0.4 has no command of its own: the CI installed grunt-cli globally (bower's
-    // `npm install -g grunt-cli`), which loads the project's grunt and calls its `cli()`.
-    // Where no `grunt` command is there, the project's grunt is called so.
-    let command = format!(
-        "if command -v {program} >/dev/null 2>&1; then {program} {args}; \
-         else node -e \"process.argv.splice(1, 0, 'grunt'); require('grunt').cli()\" {args}; fi"
-    );
+    // grunt 0.4 has no command of its own: the preparation puts one on the run's PATH
+    // (prepare-node.js `gruntCommand`), as the CI's global grunt-cli was.
+    let command = format!("{program} {args}");
     Some((command, before))
 }
 
@@ -312,7 +308,7 @@ mod tests {
     fn what_a_grunt_step_runs_before_its_runner_task_is_its_setup() {
         // Bower: the fixtures' task, after the linter and before the mocha task.
         let setup = |step: &str, file: &str| setup_tasks(step, file);
-        let assets = "if command -v grunt >/dev/null 2>&1; then grunt exec:assets; else node -e \"process.argv.splice(1, 0, 'grunt'); require('grunt').cli()\" exec:assets; fi";
+        let assets = "grunt exec:assets";
         assert_eq!(
             setup("grunt test", BOWER),
             Some((assets.to_string(), vec!["exec:assets".to_string()]))

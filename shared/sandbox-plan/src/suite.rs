@@ -1744,9 +1744,7 @@ mod tests {
         );
         let setup = s.setup.clone().expect("bower's fixtures are a setup");
         assert!(
-            setup.command.starts_with(
-                "( if command -v grunt >/dev/null 2>&1; then grunt exec:assets; else node -e "
-            ),
+            setup.command.starts_with("( grunt exec:assets )"),
             "{}",
             setup.command
         );

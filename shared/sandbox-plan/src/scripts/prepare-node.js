@@ -1015,6 +1015,26 @@ function installed() {
   return names;
 }
 
+// grunt before 1.0 has no command of its own: its CI installed grunt-cli globally (`npm
+// install -g grunt-cli` in .travis.yml), which finds the project's grunt and calls its
+// `cli()`. Where the project's grunt has no `bin`, the layer's node_modules/.bin gets a
+// `grunt` that does what grunt-cli does, so `grunt test` in a script or a CI step runs.
+function gruntCommand() {
+  const command = path.join(work, 'node_modules', '.bin', 'grunt');
+  let grunt;
+  try {
+    grunt = readJson('node_modules/grunt/package.json');
+  } catch (e) {
+    return;
+  }
+  if (grunt.bin || fs.existsSync(command)) return;
+  makeDirs(path.dirname(command));
+  fs.writeFileSync(command, '#!/bin/sh\n# grunt-cli\'s part: the project\'s own grunt, called through its cli()\n' +
+    'exec node -e "process.argv.splice(1, 0, \'grunt\'); require(\'grunt\').cli()" "$@"\n');
+  fs.chmodSync(command, 0o755);
+  report.notes.push('grunt ' + grunt.version + ' has no command of its own (its CI installed grunt-cli): a `grunt` that calls its cli() is on the run\'s PATH');
+}
+
 for (const f of plan.files) {
   const to = path.join(work, f);
   makeDirs(path.dirname(to));
@@ -1054,6 +1074,7 @@ if (choice.manager === 'npm') {
   }
 }
 testInstalls();
+gruntCommand();
 if (choice.manager !== 'yarn_berry') installScripts(modulesDirs());
 playwrightChromium(modulesDirs());
 const dirs = modulesDirs();
