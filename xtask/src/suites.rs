@@ -91,6 +91,10 @@ pub const STUDY: &[(&str, Language)] = &[
     ("rust-lang/regex", Language::Rust),
     ("tokio-rs/bytes", Language::Rust),
     ("chronotope/chrono", Language::Rust),
+    ("pallets/werkzeug", Language::Python),
+    ("tiangolo/typer", Language::Python),
+    ("sindresorhus/got", Language::Node),
+    ("clap-rs/clap", Language::Rust),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
