@@ -1656,10 +1656,14 @@ def tgz(mtime):
             t.addfile(info, io.BytesIO(data))
     return out.getvalue()
 os.makedirs(root + "/pkg/-", exist_ok=True)
-mtimes = {"0.9.0": 1370000000, "0.9.1": 1600000000, "0.9.2": 1600000100, "0.9.3": 1600000200, "0.9.4": 1600000300, "1.0.0-rc.1": 1390000000, "1.0.0": 1400000000, "1.0.1": 1600000400, "1.0.2": 1600000500, "1.0.3": 1600000600, "1.1.0": 1460000000, "1.1.1": 1610000000, "2.0.0": 499162500, "2.1.0-beta.1": 499162500}
+mtimes = {"0.9.0": 1370000000, "0.9.1": 1600000000, "0.9.2": 1600000100, "0.9.3": 1600000200, "0.9.4": 1600000300, "1.0.0-rc.1": 1390000000, "1.0.0": 1400000000, "1.0.1": 1600000400, "1.0.2": 1600000500, "1.0.3": 1600000600, "1.1.0": 1460000000, "1.1.1": 1610000000, "2.0.0": 499162500, "2.1.0-beta.1": 499162500, "3.0.0": 499162500, "3.0.1": 499162500, "3.1.0": 499162500, "3.2.0": 499162500, "4.0.0": 499162500}
+read = set()
 doc = {"name": "pkg", "versions": {}, "time": {}}
 class Registry(SimpleHTTPRequestHandler):
     def log_message(self, *a): pass
+    def do_GET(self):
+        if self.headers.get("Range"): read.add(self.path.split("pkg-")[-1][:-len(".tgz")])
+        return SimpleHTTPRequestHandler.do_GET(self)
     def translate_path(self, path):
         path = path.split("?")[0]
         return root + ("/pkg.json" if path == "/pkg" else path)
@@ -1683,7 +1687,7 @@ tarball = urllib.request.urlopen("http://127.0.0.1:%s/pkg/-/pkg-1.0.0.tgz" % at)
 view.kill()
 print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball) == gzip.decompress(tgz(1400000000)), "stats": json.load(open(root + "/stats")),
                   "dependencies": got["versions"]["0.9.0"]["dependencies"], "optional": got["versions"]["0.9.0"]["optionalDependencies"],
-                  "versions": sorted(got["versions"]), "latest": got.get("dist-tags", {}).get("latest")}))
+                  "versions": sorted(got["versions"]), "latest": got.get("dist-tags", {}).get("latest"), "read": sorted(read)}))
 "#;
 
     fn times(before: &str) -> serde_json::Value {
@@ -1729,17 +1733,33 @@ print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball
         // `^0.10.0` in a tree of 2016 failed the whole tree back to today's releases).
         assert_eq!(
             t["versions"],
-            serde_json::json!(["0.9.0", "1.0.0", "1.0.0-rc.1", "2.0.0"]),
+            serde_json::json!(["0.9.0", "1.0.0", "1.0.0-rc.1", "2.0.0", "3.0.0", "4.0.0"]),
             "{t}"
         );
         assert_eq!(t["latest"], "1.0.0", "{t}");
-        assert_eq!(t["stats"]["later"], serde_json::json!(["pkg@2.0.0"]), "{t}");
+        assert_eq!(
+            t["stats"]["later"],
+            serde_json::json!(["pkg@2.0.0", "pkg@3.0.0", "pkg@4.0.0"]),
+            "{t}"
+        );
+        // The lines begun after the date are found by their first releases, and no release
+        // of theirs is read beyond those (a tree of 2016 read some 6,600 tarball heads).
+        let read: Vec<&str> = t["read"]
+            .as_array()
+            .expect("read")
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        assert!(
+            !read.iter().any(|v| v.starts_with('3') || v.starts_with('4')),
+            "{t}"
+        );
         // A line of the date that was prereleases only is served them (double-ended-queue's
         // `^2.1.0-0` of 2014), `latest` still the newest release.
         let t = times("2014-03-01T00:00:00Z");
         assert_eq!(
             t["versions"],
-            serde_json::json!(["0.9.0", "1.0.0-rc.1", "2.0.0"]),
+            serde_json::json!(["0.9.0", "1.0.0-rc.1", "2.0.0", "3.0.0", "4.0.0"]),
             "{t}"
         );
         assert_eq!(t["latest"], "0.9.0", "{t}");

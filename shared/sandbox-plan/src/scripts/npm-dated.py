@@ -8,9 +8,10 @@
 # out on 2017-05-25, packs every file at 1985-10-26 08:15 UTC instead). This server, on
 # the loopback of the preparation container, serves the registry's documents with each
 # release's `time` read from its tarball: it reads the first 16 KiB of a few tarballs per
-# package (a binary search over the versions in semver order, which is publish order but
-# for backports), and marks the versions up to the last one packed before the date as
-# published then, the rest as after it. A tarball packed by npm 5 or later says only
+# package (a binary search over the first releases of its minor lines for the lines begun
+# by the date, then one within each of those lines, at once: semver order is publish order
+# but for backports to older lines), and marks the versions up to the last one packed
+# before the date as published then, the rest as after it. A tarball packed by npm 5 or later says only
 # "after 2017-05-25": before that day it is after the date; from that day on it is
 # counted as before it (today's release, as without this view). Only the releases out by
 # the date are served (npm 5 has no `--before`), `latest` the newest of them. Everything
@@ -91,7 +92,8 @@ def tarball_time(url):
             return TARBALL_TIMES[url]
     found = None
     try:
-        _, _, head = fetch(url, {"Range": "bytes=0-%d" % (HEAD_BYTES - 1)}, HEAD_BYTES)
+        with READS:
+            _, _, head = fetch(url, {"Range": "bytes=0-%d" % (HEAD_BYTES - 1)}, HEAD_BYTES)
         data = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head)
         at = 0
         newest = None
@@ -117,6 +119,25 @@ def tarball_time(url):
     with LOCK:
         TARBALL_TIMES[url] = found
     return found
+
+
+# Tarball reads in flight at once, over every document being dated.
+READS = threading.BoundedSemaphore(24)
+
+
+def map_at_once(fn, items):
+    """`fn` of each item, in order, each in a thread of its own (a handful per document)."""
+    results = [None] * len(items)
+
+    def one(i):
+        results[i] = fn(items[i])
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(items))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
 
 
 def line_of(version):
@@ -170,7 +191,8 @@ def dated(doc):
     def probe(v):
         ok, when = before_the_date(doc, v)
         if when:
-            measured[v] = when
+            with LOCK:
+                measured[v] = when
         return ok
 
     # The last version of each minor line published before the date, by binary search
@@ -183,24 +205,46 @@ def dated(doc):
     majors = {}
     for v in versions:
         majors.setdefault(semver_key(v)[:2], []).append(v)
+    lines = [majors[k] for k in sorted(majors)]
+    # A line's first release is in publish order (a backport is a later release of an older
+    # line, never its first), so the lines begun by the date are found by a binary search
+    # over their first releases, and no later line is read at all (lodash's 4.x lines in a
+    # tree of 2015). Where a package broke that order, a line passed over here is one with
+    # no release served, which gets its first release below, as any such line does.
+    begun = 0
+    lo, hi = 0, len(lines) - 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if probe(lines[mid][0]):
+            begun = mid + 1
+            lo = mid + 1
+        else:
+            hi = mid - 1
+
+    def cut_of(group):
+        if probe(group[-1]):
+            return len(group) - 1
+        if not probe(group[0]):
+            return None
+        cut = 0
+        lo, hi = 1, len(group) - 2
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            if probe(group[mid]):
+                cut = mid
+                lo = mid + 1
+            else:
+                hi = mid - 1
+        return cut
+
+    # The lines are searched at once, each read a network round trip (a tree of 2016 read
+    # some 6,600 tarball heads one after another, ten minutes and more).
+    cuts = map_at_once(cut_of, lines[:begun])
     kept_names = []
     cut_times = {}
-    for major in sorted(majors):
-        group = majors[major]
-        if probe(group[-1]):
-            cut = len(group) - 1
-        elif not probe(group[0]):
+    for group, cut in zip(lines, cuts):
+        if cut is None:
             continue
-        else:
-            cut = 0
-            lo, hi = 1, len(group) - 2
-            while lo <= hi:
-                mid = (lo + hi) // 2
-                if probe(group[mid]):
-                    cut = mid
-                    lo = mid + 1
-                else:
-                    hi = mid - 1
         for v in group[:cut + 1]:
             kept_names.append(v)
             cut_times[v] = measured.get(group[cut])
