@@ -1751,7 +1751,9 @@ print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball
             .filter_map(|v| v.as_str())
             .collect();
         assert!(
-            !read.iter().any(|v| v.starts_with('3') || v.starts_with('4')),
+            !read
+                .iter()
+                .any(|v| v.starts_with('3') || v.starts_with('4')),
             "{t}"
         );
         // A line of the date that was prereleases only is served them (double-ended-queue's

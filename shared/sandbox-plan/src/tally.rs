@@ -12,7 +12,9 @@
 //! - libtest (cargo test): every `test result:` line, summed over the test binaries;
 //! - go test -v: the top-level `--- PASS:`, `--- FAIL:`, `--- SKIP:` lines;
 //! - node --test (TAP): the closing `# pass N`, `# fail N`, `# skipped N`, `# todo N`;
-//!   jest `Tests: …`, mocha `N passing`/`N failing`/`N pending`, vitest `Tests  … (N)`.
+//!   jest `Tests: …`, mocha `N passing`/`N failing`/`N pending`, vitest `Tests  … (N)`,
+//!   ava's closing lines (`32 tests passed`, `1 test failed`, `2 tests skipped`, …) with
+//!   its `✔ title` lines for the passes it leaves out of them when a test failed.
 //!
 //! No parser in the ecosystem reads all of these from one stream (pytest's JUnit XML, go's
 //! test2json and TAP parsers each read one runner's own format, and need the runner to
@@ -93,6 +95,10 @@ pub(crate) struct Tally {
     tap: Option<TestCounts>,
     jest: Option<TestCounts>,
     mocha: Option<TestCounts>,
+    /// ava's closing lines, and its `✔ title` lines (passes; its closing lines say how many
+    /// passed only when none failed).
+    ava: Option<TestCounts>,
+    ava_ticks: u64,
     /// mocha's list of failures after its `N failing` line: the number the next one has
     /// (`  3) suite`), 0 outside the list; and the title read so far of one whose title
     /// spans lines (its suites, then the test, the last ending with `:`).
@@ -135,6 +141,8 @@ impl Tally {
             tap: None,
             jest: None,
             mocha: None,
+            ava: None,
+            ava_ticks: 0,
             mocha_next: 0,
             mocha_title: None,
             tap_points: None,
@@ -198,7 +206,17 @@ impl Tally {
             Language::Python => self.pytest.or(self.unittest),
             Language::Rust => self.libtest,
             Language::Go => self.go_seen.then_some(self.go),
-            Language::Node => self.tap.or(self.jest).or(self.mocha).or(self.tap_points),
+            Language::Node => self
+                .tap
+                .or(self.jest)
+                .or(self.mocha)
+                .or(self.ava.map(|mut ava| {
+                    if ava.passed == 0 {
+                        ava.passed = self.ava_ticks;
+                    }
+                    ava
+                }))
+                .or(self.tap_points),
         }
     }
 
@@ -403,6 +421,15 @@ impl Tally {
             self.jest = Some(vitest_summary(rest));
             return;
         }
+        if let Some(title) = trimmed.strip_prefix("✔ ") {
+            if !title.starts_with("[expected fail]") {
+                self.ava_ticks += 1;
+            }
+            return;
+        }
+        if self.ava_summary(trimmed) {
+            return;
+        }
         // mocha: `  3 passing (10ms)`, `  1 failing`, `  2 pending`
         let mut words = trimmed.split_whitespace();
         if let (Some(n), Some(word)) = (words.next(), words.next())
@@ -426,6 +453,41 @@ impl Tally {
                 self.mocha_title = None;
             }
         }
+    }
+
+    /// One of ava's closing lines (ava 3 to 6: `32 tests passed`, `1 test failed`, `2 tests
+    /// skipped`, `1 test todo`, `1 known failure`, `1 hook failed`, `1 uncaught exception`,
+    /// `1 unhandled rejection`, `1 test remained pending after a timeout`), whether it was.
+    fn ava_summary(&mut self, trimmed: &str) -> bool {
+        let Some((n, what)) = trimmed.split_once(' ') else {
+            return false;
+        };
+        let Ok(n) = n.parse::<u64>() else {
+            return false;
+        };
+        let slot = match what {
+            "test passed" | "tests passed" => 0,
+            "test failed" | "tests failed" => 1,
+            "test skipped" | "tests skipped" | "test todo" | "tests todo" | "known failure"
+            | "known failures" => 2,
+            "hook failed"
+            | "hooks failed"
+            | "uncaught exception"
+            | "uncaught exceptions"
+            | "unhandled rejection"
+            | "unhandled rejections"
+            | "test remained pending after a timeout"
+            | "tests remained pending after a timeout" => 3,
+            _ => return false,
+        };
+        let ava = self.ava.get_or_insert_default();
+        match slot {
+            0 => ava.passed = n,
+            1 => ava.failed = n,
+            2 => ava.skipped += n,
+            _ => ava.errors += n,
+        }
+        true
     }
 
     /// A line naming a failure in jest's or vitest's default reporter, whether it was one.
@@ -1042,6 +1104,23 @@ mod tests {
             c(2, 1, 1, 0)
         );
         assert_eq!(tally(Node, "SyntaxError: Unexpected token\n"), None);
+    }
+
+    /// ava prints no TAP and no mocha lines: chalk's `c8 ava` passed 32 tests and the run
+    /// said "the test runner printed no summary". Its closing lines are read (ava 3.15 and
+    /// 6.1, from their reporters), and where a test failed, which leaves the passes out of
+    /// them, its `✔` lines are counted.
+    #[test]
+    fn avas_closing_lines_are_its_counts() {
+        use Language::Node;
+        let passed = "\n  ✔ chalk › style string\n  ✔ level › propagate (173ms)\n  ─\n\n  32 tests passed\n  2 tests skipped\n  1 test todo\n";
+        assert_eq!(tally(Node, passed), c(32, 0, 3, 0));
+        // ava 6: a failure leaves the passes out of the closing lines.
+        let failed = "  ✔ a › one\n  ✔ a › two\n  ✘ [fail]: a › three Expected values to be strictly equal\n  ✔ [expected fail] a › four\n  ─\n\n  a › three\n\n  a.js:5\n\n  ─\n\n  1 test failed\n  1 known failure\n  1 uncaught exception\n";
+        assert_eq!(tally(Node, failed), c(2, 1, 1, 1));
+        // ava 3's cross.
+        let ava3 = "  ✔ b › one\n  ✖ b › two failed\n  ─\n\n  1 test failed\n";
+        assert_eq!(tally(Node, ava3), c(1, 1, 0, 0));
     }
 
     #[test]
