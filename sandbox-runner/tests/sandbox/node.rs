@@ -643,6 +643,40 @@ async fn on_node_4_versions_are_dated_where_the_registry_keeps_some_real_times()
     the_ms_of_2016_beside(&sandbox, Some("4"), r#""archy":"^1.0.0","#).await;
 }
 
+/// Eslint-5's family on today's npm: a range whose line had no release by the date
+/// (eslint-release `^0.10.0` in a tree of 2016; here debug `^2.0.0` in one of 2014, its
+/// 2.0.0 out in September). The dated view serves that line its first release, but npm's
+/// own `--before` refused it (ETARGET), and the whole tree was resolved now instead
+/// (debug 2.6.9). Through the view the date is the view's alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_range_begun_after_the_date_gets_its_lines_first_release_and_the_rest_stays_dated() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        format!(
+            r#"{{"name":"of-2014","version":"1.0.0","private":true,"description":"{}","dependencies":{{"ms":"^0.6.0","debug":"^2.0.0"}}}}
+"#,
+            support::unique()
+        ),
+    );
+    let commit = repo.commit("a project of 2014 with a range of a later line");
+    let test = "const test = require('node:test');\nconst assert = require('node:assert');\n\ntest('the releases of the date, and the first of a later line', () => {\n  assert.strictEqual(require('ms/package.json').version, '0.6.2');\n  assert.strictEqual(require('debug/package.json').version, '2.0.0');\n});\n";
+    let mut request = RunRequest::new(repo.path(), &commit, Language::Node, node_test("t.test.js"))
+        .with_file("t.test.js", test);
+    request.resolve_before = Some("2014-01-01T00:00:00Z".into());
+    let record = sandbox.run(&request).await.expect("run");
+    let deps = passed_with_deps(&record);
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.starts_with("ranges with no release out by") && n.contains("debug@2.0.0")),
+        "{:?}",
+        deps.notes
+    );
+    assert_container_gone(&sandbox, &record).await;
+}
+
 async fn the_ms_of_2016(sandbox: &proven_sandbox::Sandbox, nvmrc: Option<&str>) {
     the_ms_of_2016_beside(sandbox, nvmrc, "").await;
 }

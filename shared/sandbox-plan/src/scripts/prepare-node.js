@@ -400,7 +400,10 @@ function installWithNpm() {
       // As of the base's date when the review gives one (npm 6 and newer: npm 5 has no
       // --before), the releases the project's code was written against.
       const args = ['install', '--package-lock-only'];
-      if (before) args.push('--before=' + before);
+      // Through a dated view the date is the view's: it serves only what was out by then
+      // (and the first release of a line with none, which npm's `--before` would refuse:
+      // eslint-release `^0.10.0` in a tree of 2016 failed the whole tree back to today's).
+      if (before && !(view && view.before === before)) args.push('--before=' + before);
       const call = throughView(args, view);
       const r = npm(call.args, call.env);
       // A registry whose publish times do not reach back to the date (a mirror stamps
