@@ -11,7 +11,8 @@
 //!   (an exception out of its body) counted as failed, as pytest counts it;
 //! - libtest (cargo test): every `test result:` line, summed over the test binaries;
 //! - go test -v: the top-level `--- PASS:`, `--- FAIL:`, `--- SKIP:` lines;
-//! - node --test (TAP): the closing `# pass N`, `# fail N`, `# skipped N`, `# todo N`;
+//! - node --test: the closing `# pass N`, `# fail N`, `# skipped N`, `# todo N` (TAP), or
+//!   `ℹ pass N`, … (its spec reporter);
 //!   jest `Tests: …`, mocha `N passing`/`N failing`/`N pending`, vitest `Tests  … (N)`,
 //!   ava's closing lines (`32 tests passed`, `1 test failed`, `2 tests skipped`, …) with
 //!   its `✔ title` lines for the passes it leaves out of them when a test failed.
@@ -398,7 +399,11 @@ impl Tally {
         if self.jest_or_vitest_failure(trimmed) {
             return;
         }
-        if let Some(rest) = trimmed.strip_prefix("# ")
+        // The TAP reporter's closing lines, or the spec reporter's (`ℹ pass 1`: node's
+        // default from Node 23 on, and a project's `--test-reporter=spec`).
+        if let Some(rest) = trimmed
+            .strip_prefix("# ")
+            .or_else(|| trimmed.strip_prefix("ℹ "))
             && let Some((word, n)) = rest.split_once(' ')
             && let Ok(n) = n.trim().parse::<u64>()
         {
@@ -1104,6 +1109,9 @@ mod tests {
             c(2, 1, 1, 0)
         );
         assert_eq!(tally(Node, "SyntaxError: Unexpected token\n"), None);
+        // node --test's spec reporter (Node 22's, `--test-reporter=spec`).
+        let spec = "✔ a (0.5ms)\n✖ b (1.1ms)\n﹣ c (0.1ms) # SKIP\n✔ d (0.09ms) # TODO\nℹ tests 4\nℹ suites 0\nℹ pass 1\nℹ fail 1\nℹ cancelled 0\nℹ skipped 1\nℹ todo 1\nℹ duration_ms 123.3\n\n✖ failing tests:\n\ntest at t.test.js:4:1\n✖ b (1.1ms)\n";
+        assert_eq!(tally(Node, spec), c(1, 1, 2, 0));
     }
 
     /// ava prints no TAP and no mocha lines: chalk's `c8 ava` passed 32 tests and the run
