@@ -1658,11 +1658,18 @@ def tgz(mtime):
 os.makedirs(root + "/pkg/-", exist_ok=True)
 mtimes = {"0.9.0": 1370000000, "0.9.1": 1600000000, "0.9.2": 1600000100, "0.9.3": 1600000200, "0.9.4": 1600000300, "1.0.0-rc.1": 1390000000, "1.0.0": 1400000000, "1.0.1": 1600000400, "1.0.2": 1600000500, "1.0.3": 1600000600, "1.1.0": 1460000000, "1.1.1": 1610000000, "2.0.0": 499162500, "2.1.0-beta.1": 499162500, "3.0.0": 499162500, "3.0.1": 499162500, "3.1.0": 499162500, "3.2.0": 499162500, "4.0.0": 499162500}
 read = set()
+dropped = set()
 doc = {"name": "pkg", "versions": {}, "time": {}}
 class Registry(SimpleHTTPRequestHandler):
     def log_message(self, *a): pass
     def do_GET(self):
-        if self.headers.get("Range"): read.add(self.path.split("pkg-")[-1][:-len(".tgz")])
+        if self.headers.get("Range"):
+            version = self.path.split("pkg-")[-1][:-len(".tgz")]
+            # The first read of 1.0.0 is dropped on the way, as a busy proxy does.
+            if version == "1.0.0" and version not in dropped:
+                dropped.add(version)
+                return
+            read.add(version)
         return SimpleHTTPRequestHandler.do_GET(self)
     def translate_path(self, path):
         path = path.split("?")[0]
@@ -1718,6 +1725,7 @@ print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball
     fn a_registrys_copy_days_give_way_to_the_releases_own_file_times() {
         let t = times("2015-01-01T00:00:00Z");
         let at = "2015-01-01T00:00:00.000Z";
+        // 1.0.0's first read was dropped on the way: read again, not counted as after.
         assert!(out_by(&t, "1.0.0", at), "{t}");
         assert_eq!(t["time"]["1.0.0"], "2014-05-13T16:53:20.000Z", "{t}");
         assert!(!out_by(&t, "1.1.0", at), "{t}");

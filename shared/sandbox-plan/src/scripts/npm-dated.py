@@ -37,6 +37,7 @@ import os
 import re
 import sys
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -84,6 +85,22 @@ def fetch(url, headers=None, limit=None):
         return r.status, r.headers, (r.read(limit) if limit else r.read())
 
 
+def read_head(url):
+    """A tarball's first HEAD_BYTES, asked again twice when the way there fails (a busy
+    proxy drops a connection now and then; an unread tarball counts as packed after the
+    date)."""
+    for attempt in range(3):
+        try:
+            with READS:
+                return fetch(url, {"Range": "bytes=0-%d" % (HEAD_BYTES - 1)}, HEAD_BYTES)[2]
+        except urllib.error.HTTPError:
+            raise
+        except OSError:
+            if attempt == 2:
+                raise
+            time.sleep(0.5 * (attempt + 1))
+
+
 def tarball_time(url):
     """The newest file time of a tarball's first entries (ISO, UTC), or None when the
     tarball was packed by npm 5 or later (every time normalized) or could not be read."""
@@ -92,8 +109,7 @@ def tarball_time(url):
             return TARBALL_TIMES[url]
     found = None
     try:
-        with READS:
-            _, _, head = fetch(url, {"Range": "bytes=0-%d" % (HEAD_BYTES - 1)}, HEAD_BYTES)
+        head = read_head(url)
         data = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head)
         at = 0
         newest = None
