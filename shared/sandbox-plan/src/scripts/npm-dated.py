@@ -138,7 +138,7 @@ def tarball_time(url):
 
 
 # Tarball reads in flight at once, over every document being dated.
-READS = threading.BoundedSemaphore(24)
+READS = threading.BoundedSemaphore(16)
 
 
 def map_at_once(fn, items):
