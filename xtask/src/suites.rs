@@ -436,7 +436,7 @@ async fn run_all(options: &Options, config: SandboxConfig) -> Result<Vec<Row>, S
             ));
             continue;
         };
-        let (commit, suite) = match head_suite(&dir, language) {
+        let (commit, committed_at, suite) = match head_suite(&dir, language) {
             Ok(found) => found,
             Err(e) => {
                 rows.push(failure_row(repository, language, "", e));
@@ -444,11 +444,8 @@ async fn run_all(options: &Options, config: SandboxConfig) -> Result<Vec<Row>, S
             }
         };
         let command = suite.run.command.join(" ");
-        let mut request = RunRequest::new(&dir, &commit, language, suite.run.command)
-            .with_timeout(suite_timeout());
-        for (k, v) in suite.run.env {
-            request = request.with_env(k, v);
-        }
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        let request = suite_request(&dir, &commit, committed_at, now, language, &suite);
         let clock = Instant::now();
         let result = sandbox.run(&request).await;
         let seconds = clock.elapsed().as_secs_f64();
@@ -479,6 +476,32 @@ async fn run_all(options: &Options, config: SandboxConfig) -> Result<Vec<Row>, S
     Ok(rows)
 }
 
+/// The run of `suite` at `commit`, as a review's package suite step runs it: with the
+/// suite's own budget, and what the project does not pin resolved as of the commit's time
+/// when it is older than a review's threshold (a snapshot's head two years old met today's
+/// click, whose new deprecation typer's `filterwarnings = error` made 211 collection
+/// errors), today's releases for a young one.
+fn suite_request(
+    dir: &Path,
+    commit: &str,
+    committed_at: i64,
+    now: i64,
+    language: Language,
+    suite: &proven_sandbox::suite::DocumentedSuite,
+) -> RunRequest {
+    let mut request = RunRequest::new(dir, commit, language, suite.run.command.clone())
+        .with_timeout(suite_timeout());
+    for (k, v) in &suite.run.env {
+        request = request.with_env(k.clone(), v.clone());
+    }
+    match proven_review::core::review::resolve_before(committed_at, now)
+        .and_then(|at| time::OffsetDateTime::from_unix_timestamp(at).ok())
+    {
+        Some(at) => request.resolved_as_of(at),
+        None => request,
+    }
+}
+
 /// The 1-minute load average (Linux), or `?`: a busy machine slows every run toward its
 /// timeout, so the table says how busy it was.
 fn load_average() -> String {
@@ -488,11 +511,12 @@ fn load_average() -> String {
         .unwrap_or_else(|| "?".into())
 }
 
-/// HEAD's commit, and the suite the project documents at it.
+/// HEAD's commit, its commit time (Unix seconds), and the suite the project documents at
+/// it.
 fn head_suite(
     dir: &Path,
     language: Language,
-) -> Result<(String, proven_sandbox::suite::DocumentedSuite), String> {
+) -> Result<(String, i64, proven_sandbox::suite::DocumentedSuite), String> {
     let repo = git2::Repository::open(dir).map_err(|e| format!("open {}: {e}", dir.display()))?;
     let commit = repo
         .revparse_single("HEAD")
@@ -516,7 +540,7 @@ fn head_suite(
         String::from_utf8(blob.content().to_vec()).ok()
     };
     let suite = documented_suite(language, &read);
-    Ok((commit.id().to_string(), suite))
+    Ok((commit.id().to_string(), commit.time().seconds(), suite))
 }
 
 fn table(rows: &[Row]) -> String {
@@ -660,6 +684,35 @@ mod tests {
                 "{studied} is studied and measured"
             );
         }
+    }
+
+    /// A head older than a review's threshold is prepared as a review of it would be: what
+    /// the project does not pin, as of its commit's time (typer's two-year-old head met
+    /// today's click and its new deprecation); a young head takes today's releases.
+    #[test]
+    fn a_head_is_prepared_as_a_review_of_it_is() {
+        let suite = documented_suite(Language::Python, &|_: &str| None);
+        let day = 86_400;
+        let committed_at = 1_728_333_496; // 2024-10-07T20:38:16Z
+        let old = suite_request(
+            Path::new("/r"),
+            "c0ffee",
+            committed_at,
+            committed_at + 700 * day,
+            Language::Python,
+            &suite,
+        );
+        assert_eq!(old.resolve_before.as_deref(), Some("2024-10-07T20:38:16Z"));
+        let young = suite_request(
+            Path::new("/r"),
+            "c0ffee",
+            committed_at,
+            committed_at + 3 * day,
+            Language::Python,
+            &suite,
+        );
+        assert_eq!(young.resolve_before, None);
+        assert_eq!(old.timeout, Some(suite_timeout()));
     }
 
     #[test]
