@@ -736,12 +736,13 @@ async fn a_test_that_runs_git_in_a_temporary_directory_finds_it() {
 
 /// Suites run the commands of a developer's machine in subprocesses (rich's `which python`
 /// and `head`, a server's test reading `ps`, a recipe run with `make`, `awk` in a helper
-/// script): every image carries them, so such a test does not fail on a missing command.
+/// script, got's `pem` making a certificate with `openssl`): every image carries them, so
+/// such a test does not fail on a missing command.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_test_that_runs_the_usual_shell_commands_finds_them() {
     let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
     let project = python_project();
-    let test = "import subprocess\n\ndef run(*a, **k):\n    return subprocess.run(list(a), check=True, capture_output=True, text=True, **k).stdout\n\ndef test_the_usual_commands(tmp_path):\n    assert run('which', 'python3').strip().endswith('python3')\n    assert run('awk', '{print $2}', input='a b\\n') == 'b\\n'\n    assert 'PID' in run('ps')\n    (tmp_path / 'Makefile').write_text('all:\\n\\t@echo made\\n')\n    assert run('make', cwd=tmp_path) == 'made\\n'\n    (tmp_path / 'a.txt').write_text('one\\n')\n    (tmp_path / 'p.diff').write_text('--- a.txt\\n+++ a.txt\\n@@ -1 +1 @@\\n-one\\n+two\\n')\n    run('patch', '-i', 'p.diff', 'a.txt', cwd=tmp_path)\n    assert (tmp_path / 'a.txt').read_text() == 'two\\n'\n    assert run('hostname')\n    assert 'text' in run('file', str(tmp_path / 'a.txt'))\n";
+    let test = "import subprocess\n\ndef run(*a, **k):\n    return subprocess.run(list(a), check=True, capture_output=True, text=True, **k).stdout\n\ndef test_the_usual_commands(tmp_path):\n    assert run('which', 'python3').strip().endswith('python3')\n    assert run('awk', '{print $2}', input='a b\\n') == 'b\\n'\n    assert 'PID' in run('ps')\n    (tmp_path / 'Makefile').write_text('all:\\n\\t@echo made\\n')\n    assert run('make', cwd=tmp_path) == 'made\\n'\n    (tmp_path / 'a.txt').write_text('one\\n')\n    (tmp_path / 'p.diff').write_text('--- a.txt\\n+++ a.txt\\n@@ -1 +1 @@\\n-one\\n+two\\n')\n    run('patch', '-i', 'p.diff', 'a.txt', cwd=tmp_path)\n    assert (tmp_path / 'a.txt').read_text() == 'two\\n'\n    assert run('hostname')\n    assert 'text' in run('file', str(tmp_path / 'a.txt'))\n    run('openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-days', '1', '-keyout', 'key.pem', '-out', 'cert.pem', cwd=tmp_path)\n    assert 'CN = localhost' in run('openssl', 'x509', '-in', 'cert.pem', '-noout', '-subject', cwd=tmp_path)\n";
     let request = RunRequest::new(
         project.repo.path(),
         &project.base,
