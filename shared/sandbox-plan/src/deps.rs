@@ -1656,7 +1656,7 @@ def tgz(mtime):
             t.addfile(info, io.BytesIO(data))
     return out.getvalue()
 os.makedirs(root + "/pkg/-", exist_ok=True)
-mtimes = {"0.9.0": 1370000000, "0.9.1": 1600000000, "0.9.2": 1600000100, "0.9.3": 1600000200, "0.9.4": 1600000300, "1.0.0-rc.1": 1390000000, "1.0.0": 1400000000, "1.0.1": 1600000400, "1.0.2": 1600000500, "1.0.3": 1600000600, "1.1.0": 1460000000, "1.1.1": 1610000000, "2.0.0": 499162500, "2.1.0-beta.1": 499162500, "3.0.0": 499162500, "3.0.1": 499162500, "3.1.0": 499162500, "3.2.0": 499162500, "4.0.0": 499162500}
+mtimes = {"0.9.0": 1370000000, "0.10.0": 0, "0.10.1": 1380000000, "0.9.1": 1600000000, "0.9.2": 1600000100, "0.9.3": 1600000200, "0.9.4": 1600000300, "1.0.0-rc.1": 1390000000, "1.0.0": 1400000000, "1.0.1": 1600000400, "1.0.2": 1600000500, "1.0.3": 1600000600, "1.1.0": 1460000000, "1.1.1": 1610000000, "2.0.0": 499162500, "2.1.0-beta.1": 499162500, "3.0.0": 499162500, "3.0.1": 499162500, "3.1.0": 499162500, "3.2.0": 499162500, "4.0.0": 499162500}
 read = set()
 dropped = set()
 doc = {"name": "pkg", "versions": {}, "time": {}}
@@ -1726,6 +1726,9 @@ print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball
         let t = times("2015-01-01T00:00:00Z");
         let at = "2015-01-01T00:00:00.000Z";
         // 1.0.0's first read was dropped on the way: read again, not counted as after.
+        // 0.10.0's files carry no time (packed at 1970, JSONStream 0.8.0's): its line is
+        // found begun by its next release, and the search over the lines' first releases
+        // goes on past it to 1.0 (taken for after the date, it hid every later line).
         assert!(out_by(&t, "1.0.0", at), "{t}");
         assert_eq!(t["time"]["1.0.0"], "2014-05-13T16:53:20.000Z", "{t}");
         assert!(!out_by(&t, "1.1.0", at), "{t}");
@@ -1741,7 +1744,16 @@ print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball
         // `^0.10.0` in a tree of 2016 failed the whole tree back to today's releases).
         assert_eq!(
             t["versions"],
-            serde_json::json!(["0.9.0", "1.0.0", "1.0.0-rc.1", "2.0.0", "3.0.0", "4.0.0"]),
+            serde_json::json!([
+                "0.10.0",
+                "0.10.1",
+                "0.9.0",
+                "1.0.0",
+                "1.0.0-rc.1",
+                "2.0.0",
+                "3.0.0",
+                "4.0.0"
+            ]),
             "{t}"
         );
         assert_eq!(t["latest"], "1.0.0", "{t}");
@@ -1769,10 +1781,18 @@ print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball
         let t = times("2014-03-01T00:00:00Z");
         assert_eq!(
             t["versions"],
-            serde_json::json!(["0.9.0", "1.0.0-rc.1", "2.0.0", "3.0.0", "4.0.0"]),
+            serde_json::json!([
+                "0.10.0",
+                "0.10.1",
+                "0.9.0",
+                "1.0.0-rc.1",
+                "2.0.0",
+                "3.0.0",
+                "4.0.0"
+            ]),
             "{t}"
         );
-        assert_eq!(t["latest"], "0.9.0", "{t}");
+        assert_eq!(t["latest"], "0.10.1", "{t}");
         assert_eq!(t["tarball_passed"], true, "{t}");
         assert!(t["stats"]["tarballs"].as_u64() >= Some(2), "{t}");
         let t = times("2016-06-01T00:00:00Z");

@@ -55,6 +55,8 @@ NORMALIZED = 499162500
 # Before npm existed: a time this old is no publish time.
 EARLIEST = datetime.datetime(2009, 9, 1).timestamp()
 HEAD_BYTES = 16384
+# A tarball whose files carry no time (packed at 1970): neither before nor after the date.
+UNKNOWN = "unknown"
 
 LOCK = threading.Lock()
 TARBALL_TIMES = {}
@@ -113,6 +115,7 @@ def tarball_time(url):
         data = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head)
         at = 0
         newest = None
+        normalized = False
         while at + 512 <= len(data):
             header = data[at:at + 512]
             if header.strip(b"\0") == b"":
@@ -122,11 +125,16 @@ def tarball_time(url):
                 mtime = int(header[136:148].strip(b"\0 ") or b"0", 8)
             except ValueError:
                 break
-            if mtime != NORMALIZED and mtime >= EARLIEST:
+            if mtime == NORMALIZED:
+                normalized = True
+            elif mtime >= EARLIEST:
                 newest = mtime if newest is None else max(newest, mtime)
             at += 512 + ((size + 511) // 512) * 512
         if newest is not None:
             found = datetime.datetime.utcfromtimestamp(newest).strftime("%Y-%m-%dT%H:%M:%S")
+        elif not normalized and at > 0:
+            # Files packed with no time at all (JSONStream 0.8.0's, at 1970): says nothing.
+            found = UNKNOWN
         with LOCK:
             STATS["tarballs"] += 1
     except (OSError, urllib.error.URLError, zlib.error, ValueError):
@@ -169,9 +177,12 @@ def line_of(version):
 
 
 def before_the_date(doc, version):
-    """Whether `version` was published before the date, by its tarball."""
+    """Whether `version` was published before the date, by its tarball (None: its tarball
+    says nothing either way), and its time when the tarball has one."""
     url = ((doc["versions"].get(version) or {}).get("dist") or {}).get("tarball")
     when = tarball_time(url) if url else None
+    if when == UNKNOWN:
+        return None, None
     if when is None:
         # Packed by npm 5 or later: after the date when the date is older than npm 5.
         return BEFORE >= NPM5, None
@@ -211,6 +222,10 @@ def dated(doc):
                 measured[v] = when
         return ok
 
+    def out(v):
+        # Within a line a release whose tarball says nothing is not counted as out.
+        return probe(v) is True
+
     # The last version of each minor line published before the date, by binary search
     # within the line (probing its last version, then its first, before searching): a
     # backport to an older line (minimist 0.2.1 of 2020, below 1.2.0 of 2015 in semver
@@ -227,26 +242,37 @@ def dated(doc):
     # over their first releases, and no later line is read at all (lodash's 4.x lines in a
     # tree of 2015). Where a package broke that order, a line passed over here is one with
     # no release served, which gets its first release below, as any such line does.
+    def begun_by_the_date(group):
+        # The line's first release that says when (JSONStream 0.8.0's files carry no time,
+        # and taking it for after the date passed over the 0.9 to 1.x lines of 2014–2015):
+        # a later one out by the date means the first was too. A line none of whose first
+        # releases says is counted as begun; the search within it decides.
+        for v in group[:4]:
+            ok = probe(v)
+            if ok is not None:
+                return ok
+        return True
+
     begun = 0
     lo, hi = 0, len(lines) - 1
     while lo <= hi:
         mid = (lo + hi) // 2
-        if probe(lines[mid][0]):
+        if begun_by_the_date(lines[mid]):
             begun = mid + 1
             lo = mid + 1
         else:
             hi = mid - 1
 
     def cut_of(group):
-        if probe(group[-1]):
+        if out(group[-1]):
             return len(group) - 1
-        if not probe(group[0]):
+        if not out(group[0]):
             return None
         cut = 0
         lo, hi = 1, len(group) - 2
         while lo <= hi:
             mid = (lo + hi) // 2
-            if probe(group[mid]):
+            if out(group[mid]):
                 cut = mid
                 lo = mid + 1
             else:
