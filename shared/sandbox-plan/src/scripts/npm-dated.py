@@ -164,6 +164,20 @@ def map_at_once(fn, items):
     return results
 
 
+def last_where(holds, items, lo, hi):
+    """The last index in lo..hi whose item `holds`, by binary search (the items that hold
+    come first), or lo - 1 when none does."""
+    found = lo - 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if holds(items[mid]):
+            found = mid
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return found
+
+
 def line_of(version):
     """The release line a caret range of `version` stays in: its major, its minor below
     1.0.0, its patch below 0.1.0."""
@@ -253,31 +267,14 @@ def dated(doc):
                 return ok
         return True
 
-    begun = 0
-    lo, hi = 0, len(lines) - 1
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        if begun_by_the_date(lines[mid]):
-            begun = mid + 1
-            lo = mid + 1
-        else:
-            hi = mid - 1
+    begun = last_where(begun_by_the_date, lines, 0, len(lines) - 1) + 1
 
     def cut_of(group):
         if out(group[-1]):
             return len(group) - 1
         if not out(group[0]):
             return None
-        cut = 0
-        lo, hi = 1, len(group) - 2
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            if out(group[mid]):
-                cut = mid
-                lo = mid + 1
-            else:
-                hi = mid - 1
-        return cut
+        return max(0, last_where(out, group, 1, len(group) - 2))
 
     # The lines are searched at once, each read a network round trip (a tree of 2016 read
     # some 6,600 tarball heads one after another, ten minutes and more).
