@@ -31,6 +31,10 @@ pub struct SandboxConfig {
     /// [`proven_sandbox_plan::toolchain::choose`] picks.
     pub toolchain_images: BTreeMap<Language, Vec<(String, String)>>,
     pub limits: Limits,
+    /// Memory of a run of a package's whole suite ([`crate::RunRequest::whole_suite`]), in
+    /// place of `limits.memory_bytes` when larger (default 4 GiB: a popular project's suite
+    /// outgrows what one test needs, as its CI's runner gives it several GiB).
+    pub suite_memory_bytes: i64,
     /// Timeout of a run whose request names none (default 120 s).
     pub default_timeout: Duration,
     pub output: OutputLimits,
@@ -191,6 +195,7 @@ impl Default for SandboxConfig {
             node_images: Vec::new(),
             toolchain_images: BTreeMap::new(),
             limits: Limits::default(),
+            suite_memory_bytes: 4 << 30,
             default_timeout: Duration::from_secs(120),
             output: OutputLimits::default(),
             work_dir: root.join("work"),
@@ -242,6 +247,20 @@ impl SandboxConfig {
         limits
     }
 
+    /// The limits of a run of `language` ([`SandboxConfig::limits_for`]); a run of a
+    /// package's whole suite gets `suite_memory_bytes` of memory where that is more, on top
+    /// of what the language's scratch space adds.
+    pub fn limits_of_run(&self, language: Language, whole_suite: bool) -> Limits {
+        let mut limits = self.limits_for(language);
+        if whole_suite {
+            let grown = limits.memory_bytes.saturating_sub(self.limits.memory_bytes);
+            limits.memory_bytes = limits
+                .memory_bytes
+                .max(self.suite_memory_bytes.saturating_add(grown));
+        }
+        limits
+    }
+
     /// Refuses settings Docker would refuse mid-run, or that would make every run fail.
     pub fn validate(&self) -> Result<(), SandboxError> {
         let invalid = |setting, message: &str| {
@@ -254,6 +273,9 @@ impl SandboxConfig {
         // Docker refuses a memory limit under 6 MiB.
         if limits.memory_bytes < 6 << 20 {
             return invalid("limits.memory_bytes", "at least 6 MiB");
+        }
+        if self.suite_memory_bytes < 6 << 20 {
+            return invalid("suite_memory_bytes", "at least 6 MiB");
         }
         if limits.pids < 8 {
             return invalid(
@@ -317,6 +339,7 @@ impl SandboxConfig {
             i64::try_from(s.rust_scratch_bytes).unwrap_or(i64::MAX),
         )];
         config.limits.memory_bytes = i64::try_from(s.memory_bytes).unwrap_or(i64::MAX);
+        config.suite_memory_bytes = i64::try_from(s.suite_memory_bytes).unwrap_or(i64::MAX);
         config.registries =
             crate::deps::proxy::AllowList::parse(&s.registries).map_err(|message| {
                 SandboxError::InvalidConfig {
@@ -618,6 +641,7 @@ mod tests {
             scratch_bytes: 1 << 28,
             rust_scratch_bytes: 3 << 30,
             memory_bytes: 1 << 30,
+            suite_memory_bytes: 3 << 30,
             concurrency: 2,
             prepare_timeout: Duration::from_secs(60),
             prepare_max_bytes: 1 << 30,
@@ -658,6 +682,52 @@ mod tests {
         assert_eq!(from.limits_for(Language::Go).scratch_bytes, 1 << 28);
         assert!(from.registries.allows("pypi.org", 443));
         assert!(!from.registries.allows("registry.npmjs.org", 443));
+        assert_eq!(from.suite_memory_bytes, 3 << 30);
+    }
+
+    /// A run of a package's whole suite gets the suite's memory (a popular project's suite
+    /// outgrows one test's 1 GiB, as its CI's runner gives it several), a Rust one on top of
+    /// what its scratch adds; a suite memory smaller than a run's never shrinks it.
+    #[test]
+    fn a_whole_suite_gets_the_suites_memory() {
+        let config = SandboxConfig::default();
+        for language in [Language::Python, Language::Node, Language::Go] {
+            assert_eq!(config.limits_of_run(language, false), config.limits);
+            let suite = config.limits_of_run(language, true);
+            assert_eq!(suite.memory_bytes, 4 << 30, "{language}");
+            assert_eq!(
+                (suite.scratch_bytes, suite.pids, suite.cpus),
+                (
+                    config.limits.scratch_bytes,
+                    config.limits.pids,
+                    config.limits.cpus
+                )
+            );
+        }
+        let rust = config.limits_for(Language::Rust);
+        assert_eq!(
+            config.limits_of_run(Language::Rust, true).memory_bytes,
+            (4 << 30) + rust.memory_bytes - config.limits.memory_bytes
+        );
+        let small = SandboxConfig {
+            suite_memory_bytes: 256 << 20,
+            ..SandboxConfig::default()
+        };
+        assert_eq!(
+            small.limits_of_run(Language::Python, true).memory_bytes,
+            small.limits.memory_bytes
+        );
+        let tiny = SandboxConfig {
+            suite_memory_bytes: 1 << 20,
+            ..SandboxConfig::default()
+        };
+        assert!(matches!(
+            tiny.validate(),
+            Err(SandboxError::InvalidConfig {
+                setting: "suite_memory_bytes",
+                ..
+            })
+        ));
     }
 
     #[test]

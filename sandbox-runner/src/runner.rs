@@ -58,6 +58,9 @@ pub struct RunRequest {
     /// The repository's identity (`owner/name`, normalised) for the cache of prepared
     /// layers, which is per tenant and repository (`None`: the repository's path).
     pub scope: Option<String>,
+    /// A run of the package's whole suite: it gets the suite's memory
+    /// ([`SandboxConfig::suite_memory_bytes`]), not one test's.
+    pub whole_suite: bool,
 }
 
 /// How many newer Node images a run tries after the chosen one could not parse a dependency
@@ -85,7 +88,14 @@ impl RunRequest {
             tenant: None,
             resolve_before: None,
             scope: None,
+            whole_suite: false,
         }
+    }
+
+    /// A run of the package's whole suite (see [`RunRequest::whole_suite`]).
+    pub fn as_whole_suite(mut self) -> Self {
+        self.whole_suite = true;
+        self
     }
 
     /// The run is for `tenant` (its dependencies come from that tenant's cache).
@@ -367,7 +377,12 @@ impl Sandbox {
             env: launch.deps_env.clone(),
         };
         let warm = match &self.pool {
-            Some(pool) if launch.timeout <= config.max_run_timeout() => {
+            // A warm container has one test's limits: a run given more (a whole suite's
+            // memory) starts its own.
+            Some(pool)
+                if launch.timeout <= config.max_run_timeout()
+                    && launch.limits == config.limits_for(launch.language) =>
+            {
                 pool.take(&pool_key, launch.name).await
             }
             _ => None,
@@ -598,7 +613,7 @@ impl Sandbox {
         (image, interpreter): (String, Option<crate::record::InterpreterChoice>),
     ) -> Result<RunRecord, SandboxError> {
         let config = &self.config;
-        let limits = config.limits_for(request.language);
+        let limits = config.limits_of_run(request.language, request.whole_suite);
         let repository = request.repository.to_string_lossy();
         let site = self.site(request, &image, &repository);
         let prepared = crate::deps::prepare(

@@ -147,6 +147,44 @@ async fn a_suite_past_suite_timeout_leaves_the_fix_not_proved_by_name() {
     env.cleanup().await;
 }
 
+/// A package's suite has memory of its own (`sandbox.suite_memory_bytes`): a suite whose
+/// tests hold more than one test run may (here 300 MiB against 192 MiB) proves the fix,
+/// as its CI's runner, with several GiB, ran it; at one test's memory it was killed and
+/// no fix was ever proved on such a project.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suite_that_needs_more_than_one_tests_memory_proves_the_fix() {
+    let repo = TestRepo::new();
+    repo.write("calc.py", "def add(a, b):\n    return a + b\n")
+        .write(
+            "tests/test_big.py",
+            "def test_holds_300_mib():\n    b = bytearray(300 << 20)\n    b[::4096] = b'x' * len(b[::4096])\n    assert len(b) == 300 << 20\n",
+        );
+    let base = repo.commit("base");
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n");
+    repo.commit("change");
+    let server = ScriptedServer::start().await;
+    crate::agents::script(
+        &server,
+        "def test_add():\n    assert add(2, 3) == 5\n",
+        crate::agents::CONCEDE(),
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    let mut cmd = agents(&env, &server);
+    cmd.env("PROVEN_SANDBOX_MEMORY_BYTES", (192u64 << 20).to_string())
+        .env(
+            "PROVEN_SANDBOX_SUITE_MEMORY_BYTES",
+            (768u64 << 20).to_string(),
+        );
+    let doc = parse(&review_with(&mut cmd, &repo, &base, "json"));
+    let f = &doc["findings"][0];
+    assert_eq!(f["proof_level"], "reproduced", "{doc:#}");
+    assert!(
+        f.get("patch").is_some(),
+        "the suite ran with the suite's memory and passed: {f:#}"
+    );
+    env.cleanup().await;
+}
+
 /// `proven review` (JSON) of a change that makes calc.py's `add` subtract, every agent
 /// scripted: the Prover's test of `add`, a conceding Skeptic, the Fixer's repair.
 async fn review_add_bug(repo: &TestRepo, base: &str) -> (Env, serde_json::Value) {

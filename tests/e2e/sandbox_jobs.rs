@@ -37,6 +37,7 @@ async fn start_job(
         resolve_before: None,
         tenant: None,
         scope: None,
+        whole_suite: false,
         repository: repo.path().display().to_string(),
         revision: rev,
         language: "python".into(),

@@ -490,7 +490,8 @@ fn suite_request(
     suite: &proven_sandbox::suite::DocumentedSuite,
 ) -> RunRequest {
     let mut request = RunRequest::new(dir, commit, language, suite.run.command.clone())
-        .with_timeout(suite_timeout());
+        .with_timeout(suite_timeout())
+        .as_whole_suite();
     for (k, v) in &suite.run.env {
         request = request.with_env(k.clone(), v.clone());
     }
@@ -713,6 +714,10 @@ mod tests {
         );
         assert_eq!(young.resolve_before, None);
         assert_eq!(old.timeout, Some(suite_timeout()));
+        assert!(
+            old.whole_suite,
+            "a suite has the suite's memory, as a review's"
+        );
     }
 
     #[test]

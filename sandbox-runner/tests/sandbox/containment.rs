@@ -336,6 +336,47 @@ async fn allocating_past_the_memory_limit_is_killed(pooled: bool) {
     assert!(matches!(record.outcome, Outcome::EnvironmentError { .. }));
 }
 
+/// A package's whole suite gets the suite's memory (`suite_memory_bytes`), a test run
+/// one test's: the same 300 MiB that kill a test run at 128 MiB are a suite's to use. A
+/// warm container has one test's limits, so a suite starts its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_suite_gets_the_suites_memory_and_a_test_one_tests() {
+    let sandbox = sandbox(true, |config| {
+        config.limits.memory_bytes = 128 << 20;
+        config.suite_memory_bytes = 512 << 20;
+    })
+    .await;
+    let (repo, commit) = tree();
+    let script = "b = bytearray(300 << 20)\nb[::4096] = b'x' * len(b[::4096])\nprint('held', len(b) >> 20)\n";
+    let request = RunRequest::new(
+        repo.path(),
+        commit,
+        Language::Python,
+        ["python3", "-c", script],
+    )
+    .with_timeout(Duration::from_secs(60))
+    .as_command();
+    let test = sandbox.run(&request).await.expect("a record");
+    assert_eq!(test.killed, Some(KillReason::OutOfMemory), "{test:#?}");
+    assert_eq!(test.limits.memory_bytes, 128 << 20);
+    assert_eq!(
+        sandbox.prewarm(Language::Python).await.expect("prewarm"),
+        1,
+        "one warm container"
+    );
+    let suite = sandbox
+        .run(&request.clone().as_whole_suite())
+        .await
+        .expect("a record");
+    assert_eq!(suite.outcome, Outcome::Passed, "{suite:#?}");
+    assert!(support::output(&suite).contains("held 300"), "{suite:#?}");
+    assert_eq!(suite.limits.memory_bytes, 512 << 20, "the record says so");
+    assert!(!suite.pooled, "a warm container has one test's memory");
+    assert_container_gone(&sandbox, &suite).await;
+    sandbox.drain_pool().await;
+    support::assert_no_container_left(&sandbox).await;
+}
+
 async fn printing_1_gb_is_capped(pooled: bool) {
     let sandbox = sandbox(pooled, |config| {
         config.output.kill_after_bytes = 32 << 20;

@@ -259,6 +259,8 @@ pub struct SandboxSettings {
     /// Scratch space of a Rust run (its tests compile into it).
     pub rust_scratch_bytes: u64,
     pub memory_bytes: u64,
+    /// Memory of a run of a package's whole suite (`sandbox.suite_memory_bytes`).
+    pub suite_memory_bytes: u64,
     pub concurrency: usize,
     /// Warm containers kept ready per key (0: none).
     pub pool_size: usize,
@@ -883,6 +885,7 @@ impl Layers {
             scratch_bytes: number("sandbox.scratch_bytes")?,
             rust_scratch_bytes: number("sandbox.rust_scratch_bytes")?,
             memory_bytes: number("sandbox.memory_bytes")?,
+            suite_memory_bytes: number("sandbox.suite_memory_bytes")?,
             concurrency: usize::try_from(number("sandbox.concurrency")?).unwrap_or(usize::MAX),
             pool_size: usize::try_from(number("sandbox.pool_size")?).unwrap_or(usize::MAX),
             pool_languages: settings::list_entries(&text("sandbox.pool_languages")?)

@@ -1397,6 +1397,17 @@ pub static SETTINGS: &[Setting] = &[
         doc: "Memory of one test run's container (its scratch space included).",
     },
     Setting {
+        key: "sandbox.suite_memory_bytes",
+        env: "PROVEN_SANDBOX_SUITE_MEMORY_BYTES",
+        default: Some("4294967296"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Memory of a run of a package's whole suite (when a fix is proved), in place of \
+              `sandbox.memory_bytes` when larger: a suite is many tests in one process or in \
+              workers, and a popular project's outgrows what one test needs, as its CI's \
+              runner gives it several GiB. A run past it is killed and named so.",
+    },
+    Setting {
         key: "sandbox.concurrency",
         env: "PROVEN_SANDBOX_CONCURRENCY",
         default: Some("4"),

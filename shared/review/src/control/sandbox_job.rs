@@ -52,6 +52,9 @@ pub struct SandboxJob {
     pub tenant: Option<String>,
     #[serde(default)]
     pub scope: Option<String>,
+    /// A run of the package's whole suite: the sandbox gives it the suite's memory.
+    #[serde(default)]
+    pub whole_suite: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,6 +111,7 @@ impl SandboxJob {
         request.resolve_before = self.resolve_before.clone();
         request.tenant = self.tenant.clone();
         request.scope = self.scope.clone();
+        request.whole_suite = self.whole_suite;
         Ok(request)
     }
 }

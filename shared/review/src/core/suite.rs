@@ -75,7 +75,9 @@ pub(crate) async fn suite_request(
         json!({"command": suite.run.command, "from": suite.source}),
     );
     let run = suite.run;
-    let mut request = view.run_request(revision, language, run.command);
+    let mut request = view
+        .run_request(revision, language, run.command)
+        .as_whole_suite();
     for (k, v) in run.env {
         request = request.with_env(k, v);
     }
