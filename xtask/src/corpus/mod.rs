@@ -626,6 +626,9 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
         None => build_proven(root)?,
     };
     if !o.report_only {
+        if std::env::var_os("PROVEN_SANDBOX_CACHE_DIR").is_none() {
+            let _ = SANDBOX_CACHE.set(o.work.join("sandbox-cache"));
+        }
         match o.corpus {
             Corpus::BugsJs => era_images(
                 root,
@@ -800,8 +803,18 @@ fn proven_cmd(proven: &Path) -> Command {
     if let Some(images) = ERA_IMAGES.get() {
         cmd.env("PROVEN_SANDBOX_IMAGES", images);
     }
+    if let Some(cache) = SANDBOX_CACHE.get() {
+        cmd.env("PROVEN_SANDBOX_CACHE_DIR", cache);
+    }
     cmd
 }
+
+/// One cache of prepared layers for every run of a corpus run, unless the caller's
+/// PROVEN_SANDBOX_CACHE_DIR names one: a case's review gets the layers its fidelity run
+/// prepared from the same tree, as a service's later review of a repository gets its
+/// earlier one's (the cache is keyed by what was prepared, tenant and repository), instead
+/// of preparing again in the review's fresh data directory.
+static SANDBOX_CACHE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 
 /// The images of the toolchains the corpus's projects were written for, when the caller's
 /// PROVEN_SANDBOX_IMAGES names none: built here (`scripts/sandbox-images nodeNN …`, a no-op
