@@ -636,6 +636,13 @@ impl Sandbox {
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         let mut setup = Vec::new();
+        if request.whole_suite
+            && request.language == Language::Python
+            && let Some(line) =
+                proven_sandbox_plan::tools::past_collection_errors(&test_tools, &mut run_env)
+        {
+            setup.push(line);
+        }
         let mut command = request.command.clone();
         if request.language == Language::Go {
             before_modules(request, src, &mut run_env, &mut setup, &mut command).await;

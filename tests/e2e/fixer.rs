@@ -185,6 +185,47 @@ async fn a_suite_that_needs_more_than_one_tests_memory_proves_the_fix() {
     env.cleanup().await;
 }
 
+/// A module of the package's suite that pytest cannot collect in the sandbox (it needs
+/// the network or a library at import, as httpie's and ansible's did) stops pytest 3's whole
+/// session before any test, on the base as with the patch: no fix on such a project was ever
+/// proved. The suite goes on past it; the module is an error by name on both sides, held to
+/// the base's, and the package's other tests prove the fix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_module_the_suite_cannot_collect_on_either_side_leaves_the_rest_to_prove_the_fix() {
+    let repo = TestRepo::new();
+    repo.write(
+        "calc.py",
+        "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return -(b - a)\n",
+    )
+    .write(
+        "tests/test_online.py",
+        "import a_library_the_sandbox_has_not\n\ndef test_online():\n    pass\n",
+    )
+    .write(
+        "tests/test_sub.py",
+        "from calc import sub\n\ndef test_sub():\n    assert sub(5, 3) == 2\n",
+    );
+    let base = repo.commit("base");
+    repo.write(
+        "calc.py",
+        "def add(a, b):\n    return a - b\n\ndef sub(a, b):\n    return -(b - a)\n",
+    );
+    repo.commit("change");
+    let (env, doc) = review_add_bug(&repo, &base).await;
+    let f = &doc["findings"][0];
+    assert_eq!(f["proof_level"], "reproduced", "{doc:#}");
+    assert!(
+        f.get("patch").is_some(),
+        "the suite ran past the module it cannot collect: {f:#}"
+    );
+    let shown = serde_json::to_string(&f["patch"]).expect("json");
+    assert!(
+        shown.contains("tests/test_online.py"),
+        "the pre-existing error is named: {shown}"
+    );
+    env.cleanup().await;
+}
+
 /// `proven review` (JSON) of a change that makes calc.py's `add` subtract, every agent
 /// scripted: the Prover's test of `add`, a conceding Skeptic, the Fixer's repair.
 async fn review_add_bug(repo: &TestRepo, base: &str) -> (Env, serde_json::Value) {

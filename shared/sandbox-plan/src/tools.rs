@@ -114,9 +114,80 @@ fn node(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// pytest's option for a run of a whole suite, said in the run's `PYTEST_ADDOPTS`.
+const PAST_COLLECTION_ERRORS: &str = "--continue-on-collection-errors";
+
+/// A run of a package's whole Python suite goes on past a module pytest cannot collect
+/// (one that needs the network at import, an optional library the sandbox has not): from
+/// pytest 3.0 one such module stops the whole session before any test, and the suite then
+/// says nothing of the patch. pytest names each such module an error (`ERROR path`), held
+/// to the base's by name like any failure. Before 3.0 pytest always went on, and knows no
+/// such option; a run with no prepared pytest has the image's. Appends the option to the
+/// run's `PYTEST_ADDOPTS` (`NAME=value` entries) and returns the line the record's setup
+/// says, or None where pytest has it not.
+pub fn past_collection_errors(test_tools: &[String], run_env: &mut Vec<String>) -> Option<String> {
+    let pytest = test_tools
+        .iter()
+        .find_map(|t| t.strip_prefix("pytest "))
+        .map(|v| v.trim());
+    if let Some(version) = pytest {
+        let major: u32 = version
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(|m| m.parse().ok())?;
+        if major < 3 {
+            return None;
+        }
+    }
+    match run_env
+        .iter_mut()
+        .find(|e| e.starts_with("PYTEST_ADDOPTS="))
+    {
+        Some(e) => {
+            e.push(' ');
+            e.push_str(PAST_COLLECTION_ERRORS);
+        }
+        None => run_env.push(format!("PYTEST_ADDOPTS={PAST_COLLECTION_ERRORS}")),
+    }
+    Some(format!(
+        "the whole suite goes on past a module pytest cannot collect ({PAST_COLLECTION_ERRORS}), each such module an error by name"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// pytest 3.0 and later stop a whole suite at one module they cannot collect; the
+    /// run goes on past it, the option added to what `PYTEST_ADDOPTS` already says. Before
+    /// 3.0 pytest went on by itself and knows no such option.
+    #[test]
+    fn a_whole_suite_goes_on_past_a_module_pytest_cannot_collect() {
+        let tools = |v: &str| vec!["Python 3.7.3".to_string(), format!("pytest {v}")];
+        let mut env = vec!["CI=true".to_string(), "PYTEST_ADDOPTS=-rfE".to_string()];
+        assert!(past_collection_errors(&tools("4.6.11"), &mut env).is_some());
+        assert_eq!(
+            env,
+            [
+                "CI=true",
+                "PYTEST_ADDOPTS=-rfE --continue-on-collection-errors"
+            ]
+        );
+        let mut env = vec!["CI=true".to_string()];
+        assert!(
+            past_collection_errors(&[], &mut env).is_some(),
+            "the image's pytest"
+        );
+        assert_eq!(
+            env,
+            ["CI=true", "PYTEST_ADDOPTS=--continue-on-collection-errors"]
+        );
+        for old in ["2.9.2", "2.5.1"] {
+            let mut env = vec!["PYTEST_ADDOPTS=-rfE".to_string()];
+            assert_eq!(past_collection_errors(&tools(old), &mut env), None, "{old}");
+            assert_eq!(env, ["PYTEST_ADDOPTS=-rfE"], "{old}");
+        }
+    }
 
     #[test]
     fn a_python_environments_runner_and_plugins_are_named() {
