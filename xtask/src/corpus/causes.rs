@@ -122,6 +122,10 @@ fn fix_class(text: &str) -> String {
     }
 }
 
+/// What a miss says when the bug's test failed on the change and passed on the base only
+/// under the C locale (`locale_check` in the harness ran both sides there).
+pub const NOT_UTF8_ONLY: &str = "under the C locale (not UTF-8) the change failed and the base passed: the bug shows only where the locale's encoding is not UTF-8";
+
 /// The world's cause that `data` (the dataset's) or `text` (the miss's words) shows.
 pub fn world_cause(data: Option<&str>, text: &str) -> Option<String> {
     if let Some(d) = data {
@@ -177,6 +181,12 @@ pub fn world_cause(data: Option<&str>, text: &str) -> Option<String> {
     }
     if deleted_release(&lower) {
         return Some("a release the registry no longer serves".into());
+    }
+    if lower.contains(&NOT_UTF8_ONLY.to_lowercase()) {
+        return Some(
+            "needs a locale whose encoding is not UTF-8 (Windows', POSIX's C): CI runners and the sandbox run in UTF-8"
+                .into(),
+        );
     }
     None
 }
@@ -394,6 +404,30 @@ mod tests {
                 "needs a service its CI starts that the sandbox has not (mongodb)",
                 true
             )
+        );
+        // A bug that shows only under a locale that is not UTF-8, from the harness's runs
+        // of both sides under the C locale; the change passing there too is Proven's.
+        let m = miss_of(&case(
+            false,
+            &[&format!("fidelity: change passed; no lock file pins the Python requirements; {NOT_UTF8_ONLY}")],
+            Some("test passed on the change"),
+        ))
+        .expect("a miss");
+        assert!(
+            m.world
+                && m.class
+                    .starts_with("needs a locale whose encoding is not UTF-8"),
+            "{}",
+            m.class
+        );
+        assert!(
+            !miss_of(&case(
+                false,
+                &["fidelity: change passed; under the C locale the change passed too"],
+                Some("test passed on the change"),
+            ))
+            .expect("a miss")
+            .world
         );
         // Python 2 from bug.info, whatever the run said.
         let mut r = case(

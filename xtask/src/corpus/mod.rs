@@ -928,7 +928,11 @@ fn run_case(
     let change = sandbox_run(proven, lang, &case.dir, &case.change, &command)?;
     if change.code != Some(1) {
         let why = cause(&change);
-        r.causes.push(format!("fidelity: change {}", why.1));
+        let mut words = format!("fidelity: change {}", why.1);
+        if change.code == Some(0) && lang == "python" {
+            words.push_str(&locale_check(proven, &case, &command)?);
+        }
+        r.causes.push(words);
         r.env_cause = Some(why.0);
         return Ok(());
     }
@@ -937,6 +941,41 @@ fn run_case(
         return Ok(());
     }
     review_case(runtime, proven, c, &case, r)
+}
+
+/// The environment of a locale whose encoding is not UTF-8: POSIX's C, as Windows' code
+/// pages and a container with no locale set (BugsInPy's own) have. Python 3.7 and later
+/// would otherwise coerce C to UTF-8 (PEP 538) or enter UTF-8 mode (PEP 540).
+const NOT_UTF8_LOCALE: &[&str] = &[
+    "env",
+    "LC_ALL=C",
+    "LANG=C",
+    "PYTHONUTF8=0",
+    "PYTHONCOERCECLOCALE=0",
+];
+
+/// The words a locale check adds to a miss whose change passed: a bug in code that reads
+/// or writes text in the locale's encoding (`open()` with none given) shows only where that
+/// encoding is not UTF-8, and a sandbox runs as a Linux CI runner does, in C.UTF-8. Both
+/// sides run again under the C locale; the bug's test failing on the change and passing
+/// on the base there is what shows it, measured and never decided by hand
+/// ([`causes::world_cause`] reads these words).
+fn locale_check(proven: &Path, case: &CaseRepo, command: &[String]) -> Result<String, String> {
+    let in_c: Vec<String> = NOT_UTF8_LOCALE
+        .iter()
+        .map(|w| w.to_string())
+        .chain(command.iter().cloned())
+        .collect();
+    let change = sandbox_run(proven, "python", &case.dir, &case.change, &in_c)?;
+    if change.code != Some(1) {
+        return Ok("; under the C locale the change passed too".into());
+    }
+    let base = sandbox_run(proven, "python", &case.dir, &case.base, &in_c)?;
+    Ok(if base.code == Some(0) {
+        format!("; {}", causes::NOT_UTF8_ONLY)
+    } else {
+        "; under the C locale the change failed, and so did the base".into()
+    })
 }
 
 /// (cause class, the cause in words) of a run that did not end as expected.
