@@ -144,6 +144,20 @@ async fn a_suite_past_suite_timeout_leaves_the_fix_not_proved_by_name() {
         why.contains("the package's tests ran past suite_timeout (2 s) and were killed"),
         "{f:#}"
     );
+    // The Fixer's second try repeats the first's edits: the same runs on the same tree,
+    // not run again (the suite would cost its whole budget twice).
+    assert_eq!(f["fix_not_proved"]["attempts"], 2, "{f:#}");
+    assert!(
+        why.starts_with("the same edits as try 1, not run again: "),
+        "{f:#}"
+    );
+    let trace = text(&env.run(&["trace", doc["review_id"].as_str().expect("id")])).0;
+    let verdicts = trace
+        .lines()
+        .filter(|l| l.contains("\"fix_verdict\""))
+        .count();
+    assert_eq!(verdicts, 1, "one try ran in the sandbox: {trace}");
+    assert!(trace.contains("\"fix_repeated\""), "{trace}");
     env.cleanup().await;
 }
 

@@ -14,7 +14,8 @@
 //! - A patch is shown only when proved: the finding's own test passed on the base and
 //!   failed on the change (the reproduction), and with the patch applied to the change it
 //!   passes, and so does the package's whole test suite. Anything less is not shown.
-//! - Up to `fix_attempts` tries; each new try carries only what failed in the last one.
+//! - Up to `fix_attempts` tries; each new try carries only what failed in the last one. A
+//!   try whose edits an earlier try ran and did not prove is not run again.
 
 use proven_pipeline::{Lease, NewStep, Outcome, StepError};
 use serde_json::json;
@@ -126,9 +127,18 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
         json!({"key": lease.id.key, "attempt": input.attempt, "edits": answer.edits.len(),
                "explanation": answer.explanation}),
     );
+    let edits = patch::located(answer.edits, &files);
+    if let Some(result) = repeated(s.rows, &input, &edits, &answer.explanation) {
+        trace.push(
+            "fix_repeated",
+            json!({"key": lease.id.key, "attempt": input.attempt, "reason": result.reason}),
+        );
+        let next = next_try(&input, &result.reason)?;
+        return Ok(outcome(trace, to_json(&result)?, next, true));
+    }
     let candidate = Candidate {
         input: input.clone(),
-        edits: patch::located(answer.edits, &files),
+        edits,
         explanation: answer.explanation,
     };
     let result = FixResult {
@@ -143,6 +153,31 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
         ..Next::then(StepName::SandboxFix)
     }];
     Ok(outcome(trace, to_json(&result)?, next, true))
+}
+
+/// The try's result when its edits are those of an earlier try the sandbox ran and did not
+/// prove: the same runs on the same tree, not run again (a whole suite past
+/// `suite_timeout` would cost its budget twice; a flaky suite would be fished for a pass).
+fn repeated(
+    rows: &[proven_store::StepRow],
+    input: &FixInput,
+    edits: &[proven_report::PatchEdit],
+    explanation: &str,
+) -> Option<FixResult> {
+    let earlier = judge::tries(rows, &input.risk_key)
+        .into_iter()
+        .find(|t| t.attempt < input.attempt && !t.runs.is_empty() && t.edits == edits)?;
+    Some(FixResult {
+        proved: false,
+        attempt: input.attempt,
+        reason: format!(
+            "the same edits as try {}, not run again: {}",
+            earlier.attempt, earlier.reason
+        ),
+        edits: edits.to_vec(),
+        explanation: explanation.to_string(),
+        ..Default::default()
+    })
 }
 
 /// What the Fixer's prompt shows of a file: all of it, or, past
