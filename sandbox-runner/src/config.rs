@@ -35,6 +35,10 @@ pub struct SandboxConfig {
     /// place of `limits.memory_bytes` when larger (default 4 GiB: a popular project's suite
     /// outgrows what one test needs, as its CI's runner gives it several GiB).
     pub suite_memory_bytes: i64,
+    /// CPUs of a run of a package's whole suite, in place of `limits.cpus` when more, and
+    /// at most the host's (default 2: a CI runner has several, and a project's suite is
+    /// sized for them, pytest-xdist's `-n 2` or a runner's workers).
+    pub suite_cpus: f64,
     /// Timeout of a run whose request names none (default 120 s).
     pub default_timeout: Duration,
     pub output: OutputLimits,
@@ -196,6 +200,7 @@ impl Default for SandboxConfig {
             toolchain_images: BTreeMap::new(),
             limits: Limits::default(),
             suite_memory_bytes: 4 << 30,
+            suite_cpus: 2.0,
             default_timeout: Duration::from_secs(120),
             output: OutputLimits::default(),
             work_dir: root.join("work"),
@@ -257,6 +262,9 @@ impl SandboxConfig {
             limits.memory_bytes = limits
                 .memory_bytes
                 .max(self.suite_memory_bytes.saturating_add(grown));
+            // Docker refuses more CPUs than the host has.
+            let host = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+            limits.cpus = limits.cpus.max(self.suite_cpus.min(host));
         }
         limits
     }
@@ -276,6 +284,9 @@ impl SandboxConfig {
         }
         if self.suite_memory_bytes < 6 << 20 {
             return invalid("suite_memory_bytes", "at least 6 MiB");
+        }
+        if !(self.suite_cpus > 0.0 && self.suite_cpus.is_finite()) {
+            return invalid("suite_cpus", "a positive number");
         }
         if limits.pids < 8 {
             return invalid(
@@ -340,6 +351,7 @@ impl SandboxConfig {
         )];
         config.limits.memory_bytes = i64::try_from(s.memory_bytes).unwrap_or(i64::MAX);
         config.suite_memory_bytes = i64::try_from(s.suite_memory_bytes).unwrap_or(i64::MAX);
+        config.suite_cpus = s.suite_cpus as f64;
         config.registries =
             crate::deps::proxy::AllowList::parse(&s.registries).map_err(|message| {
                 SandboxError::InvalidConfig {
@@ -642,6 +654,7 @@ mod tests {
             rust_scratch_bytes: 3 << 30,
             memory_bytes: 1 << 30,
             suite_memory_bytes: 3 << 30,
+            suite_cpus: 3,
             concurrency: 2,
             prepare_timeout: Duration::from_secs(60),
             prepare_max_bytes: 1 << 30,
@@ -683,27 +696,35 @@ mod tests {
         assert!(from.registries.allows("pypi.org", 443));
         assert!(!from.registries.allows("registry.npmjs.org", 443));
         assert_eq!(from.suite_memory_bytes, 3 << 30);
+        assert_eq!(from.suite_cpus, 3.0);
     }
 
     /// A run of a package's whole suite gets the suite's memory (a popular project's suite
     /// outgrows one test's 1 GiB, as its CI's runner gives it several), a Rust one on top of
     /// what its scratch adds; a suite memory smaller than a run's never shrinks it.
     #[test]
-    fn a_whole_suite_gets_the_suites_memory() {
+    fn a_whole_suite_gets_the_suites_memory_and_cpus() {
         let config = SandboxConfig::default();
+        let host = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
         for language in [Language::Python, Language::Node, Language::Go] {
             assert_eq!(config.limits_of_run(language, false), config.limits);
             let suite = config.limits_of_run(language, true);
             assert_eq!(suite.memory_bytes, 4 << 30, "{language}");
+            assert_eq!(suite.cpus, host.min(2.0).max(1.0), "{language}");
             assert_eq!(
-                (suite.scratch_bytes, suite.pids, suite.cpus),
-                (
-                    config.limits.scratch_bytes,
-                    config.limits.pids,
-                    config.limits.cpus
-                )
+                (suite.scratch_bytes, suite.pids),
+                (config.limits.scratch_bytes, config.limits.pids)
             );
         }
+        // Never more CPUs than the host has (Docker refuses them).
+        let many = SandboxConfig {
+            suite_cpus: 10_000.0,
+            ..SandboxConfig::default()
+        };
+        assert_eq!(
+            many.limits_of_run(Language::Python, true).cpus,
+            host.max(1.0)
+        );
         let rust = config.limits_for(Language::Rust);
         assert_eq!(
             config.limits_of_run(Language::Rust, true).memory_bytes,

@@ -336,8 +336,8 @@ async fn allocating_past_the_memory_limit_is_killed(pooled: bool) {
     assert!(matches!(record.outcome, Outcome::EnvironmentError { .. }));
 }
 
-/// A package's whole suite gets the suite's memory (`suite_memory_bytes`), a test run
-/// one test's: the same 300 MiB that kill a test run at 128 MiB are a suite's to use. A
+/// A package's whole suite gets the suite's memory (`suite_memory_bytes`) and CPUs
+/// (`suite_cpus`), a test run one test's: the same 300 MiB that kill a test run at 128 MiB are a suite's to use. A
 /// warm container has one test's limits, so a suite starts its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_whole_suite_gets_the_suites_memory_and_a_test_one_tests() {
@@ -371,6 +371,13 @@ async fn a_whole_suite_gets_the_suites_memory_and_a_test_one_tests() {
     assert_eq!(suite.outcome, Outcome::Passed, "{suite:#?}");
     assert!(support::output(&suite).contains("held 300"), "{suite:#?}");
     assert_eq!(suite.limits.memory_bytes, 512 << 20, "the record says so");
+    let host = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    assert_eq!(
+        suite.limits.cpus,
+        host.min(2.0).max(1.0),
+        "a CI runner's CPUs"
+    );
+    assert_eq!(test.limits.cpus, 1.0);
     assert!(!suite.pooled, "a warm container has one test's memory");
     assert_container_gone(&sandbox, &suite).await;
     sandbox.drain_pool().await;

@@ -261,6 +261,8 @@ pub struct SandboxSettings {
     pub memory_bytes: u64,
     /// Memory of a run of a package's whole suite (`sandbox.suite_memory_bytes`).
     pub suite_memory_bytes: u64,
+    /// CPUs of a run of a package's whole suite (`sandbox.suite_cpus`).
+    pub suite_cpus: u64,
     pub concurrency: usize,
     /// Warm containers kept ready per key (0: none).
     pub pool_size: usize,
@@ -886,6 +888,7 @@ impl Layers {
             rust_scratch_bytes: number("sandbox.rust_scratch_bytes")?,
             memory_bytes: number("sandbox.memory_bytes")?,
             suite_memory_bytes: number("sandbox.suite_memory_bytes")?,
+            suite_cpus: number("sandbox.suite_cpus")?,
             concurrency: usize::try_from(number("sandbox.concurrency")?).unwrap_or(usize::MAX),
             pool_size: usize::try_from(number("sandbox.pool_size")?).unwrap_or(usize::MAX),
             pool_languages: settings::list_entries(&text("sandbox.pool_languages")?)

@@ -1408,6 +1408,17 @@ pub static SETTINGS: &[Setting] = &[
               runner gives it several GiB. A run past it is killed and named so.",
     },
     Setting {
+        key: "sandbox.suite_cpus",
+        env: "PROVEN_SANDBOX_SUITE_CPUS",
+        default: Some("2"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "CPUs of a run of a package's whole suite (when a fix is proved), in place of one test \
+              run's one CPU when more, and at most the host's: a CI runner has several, and a \
+              project's suite is sized for them (pytest-xdist's `-n 2`, jest's and mocha's \
+              workers).",
+    },
+    Setting {
         key: "sandbox.concurrency",
         env: "PROVEN_SANDBOX_CONCURRENCY",
         default: Some("4"),
