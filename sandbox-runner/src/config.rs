@@ -710,7 +710,7 @@ mod tests {
             assert_eq!(config.limits_of_run(language, false), config.limits);
             let suite = config.limits_of_run(language, true);
             assert_eq!(suite.memory_bytes, 4 << 30, "{language}");
-            assert_eq!(suite.cpus, host.min(2.0).max(1.0), "{language}");
+            assert_eq!(suite.cpus, host.clamp(1.0, 2.0), "{language}");
             assert_eq!(
                 (suite.scratch_bytes, suite.pids),
                 (config.limits.scratch_bytes, config.limits.pids)

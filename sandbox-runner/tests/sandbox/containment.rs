@@ -374,7 +374,7 @@ async fn a_whole_suite_gets_the_suites_memory_and_a_test_one_tests() {
     let host = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
     assert_eq!(
         suite.limits.cpus,
-        host.min(2.0).max(1.0),
+        host.clamp(1.0, 2.0),
         "a CI runner's CPUs"
     );
     assert_eq!(test.limits.cpus, 1.0);
