@@ -918,7 +918,16 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             .filter(|s| !s.is_empty())
             .map(str::to_string)
     };
-    let test = script("test").filter(|s| !s.contains("no test specified"));
+    let declared = script("test").filter(|s| !s.contains("no test specified"));
+    // No `scripts.test`: the suite its CI ran by the era's conventions (`grunt test`,
+    // `make test`), named by where it was found.
+    let (test, conventional) = match declared {
+        Some(test) => (Some(test), None),
+        None => match conventional_node_suite(read) {
+            Some((command, from)) => (Some(command), Some(from)),
+            None => (None, None),
+        },
+    };
     match test {
         Some(test) => {
             // A linter chained before or after the tests (`… && npm run lint`, debug's `xo`;
@@ -990,6 +999,12 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
+            if let Some(from) = &conventional {
+                source = match source.strip_prefix("package.json scripts.test") {
+                    Some(rest) => format!("{from}{rest}"),
+                    None => source.replace("scripts.test", from),
+                };
+            }
             if let Some((builds, from)) = &ci_build {
                 source.push_str(&format!(
                     ", after the build its CI runs before the tests: {} ({from})",
@@ -1025,6 +1040,58 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             setup: None,
         },
     }
+}
+
+/// The suite of a Node project whose package.json has no `scripts.test`, as its CI of
+/// 2012–2017 ran it by convention (karma's travis script runs `grunt test`): a Gruntfile's
+/// `test` task (an alias, or a task registered in the Gruntfile or in a folder it loads
+/// tasks from), else a Makefile's `test` target. The command and where it was found.
+fn conventional_node_suite(read: &dyn Fn(&str) -> Option<String>) -> Option<(String, String)> {
+    let registers_test = |text: &str| {
+        ["registerTask", "registerMultiTask"].iter().any(|call| {
+            text.match_indices(call).any(|(at, _)| {
+                let rest = text[at + call.len()..].trim_start();
+                let rest = rest.strip_prefix('(').unwrap_or(rest).trim_start();
+                ["'test'", "\"test\""].iter().any(|q| rest.starts_with(q))
+            })
+        })
+    };
+    if let Some((file, text)) = grunt::GRUNTFILES
+        .iter()
+        .find_map(|f| read(f).map(|text| (*f, text)))
+    {
+        if registers_test(&text) {
+            return Some(("grunt test".into(), format!("{file} task test")));
+        }
+        // `grunt.loadTasks('tasks')`: the folder's task files.
+        for (at, _) in text.match_indices("loadTasks(") {
+            let arg = text[at + "loadTasks(".len()..].trim_start();
+            let Some(quote) = arg.chars().next().filter(|c| *c == '\'' || *c == '"') else {
+                continue;
+            };
+            let Some(dir) = arg[1..].split(quote).next() else {
+                continue;
+            };
+            let dir = dir.trim_start_matches("./").trim_end_matches('/');
+            let listing = read(&format!("{dir}/")).unwrap_or_default();
+            for name in listing
+                .lines()
+                .filter(|n| n.ends_with(".js") || n.ends_with(".coffee"))
+            {
+                if read(&format!("{dir}/{name}")).is_some_and(|t| registers_test(&t)) {
+                    return Some((
+                        "grunt test".into(),
+                        format!("{file} task test, from {dir}/{name}"),
+                    ));
+                }
+            }
+        }
+    }
+    let makefile = read("Makefile")?;
+    makefile
+        .lines()
+        .any(|l| l.starts_with("test:"))
+        .then(|| ("make test".into(), "Makefile target test".into()))
 }
 
 /// What a Node suite runs before its runner, for a selected test to run after too: its
@@ -1251,6 +1318,81 @@ mod tests {
             names: names.iter().map(|n| n.to_string()).collect(),
             package: None,
         }
+    }
+
+    /// A Node project of before `npm test` was the convention has no `scripts.test`: its CI
+    /// ran `grunt test` (karma's travis script) or `make test`. The suite is that, named by
+    /// where it was found, never `node --test` over files it cannot load.
+    #[test]
+    fn a_node_project_with_no_test_script_runs_its_grunt_or_make_test() {
+        let package = (
+            "package.json",
+            r#"{"name": "k", "devDependencies": {"grunt": "0.4.5"}}"#,
+        );
+        // A multi-task the Gruntfile loads from its tasks folder (karma's).
+        let karma = suite(
+            Language::Node,
+            &[
+                package,
+                (
+                    "gruntfile.js",
+                    "module.exports = function (grunt) {\n  grunt.loadTasks('tasks')\n  grunt.registerTask('default', ['build', 'test', 'lint'])\n}\n",
+                ),
+                (
+                    "tasks/init-dev-env.js",
+                    "module.exports = function (grunt) { grunt.registerTask('init-dev-env', 'x', function () {}) }\n",
+                ),
+                (
+                    "tasks/test.js",
+                    "module.exports = function (grunt) {\n  grunt.registerMultiTask('test', 'Run tests.', function () {})\n}\n",
+                ),
+            ],
+        );
+        assert_eq!(karma.run.command, ["sh", "-c", "grunt test"]);
+        assert_eq!(karma.source, "gruntfile.js task test, from tasks/test.js");
+        // An alias in the Gruntfile itself, its lint task left out as for a script's.
+        let aliased = suite(
+            Language::Node,
+            &[
+                package,
+                (
+                    "Gruntfile.js",
+                    "grunt.registerTask('test', ['jshint', 'mochaTest'])\n",
+                ),
+            ],
+        );
+        assert_eq!(aliased.run.command, ["sh", "-c", "grunt mochaTest"]);
+        assert!(
+            aliased.source.contains("Gruntfile.js task test"),
+            "{}",
+            aliased.source
+        );
+        // A Makefile's test target.
+        let make = suite(
+            Language::Node,
+            &[
+                package,
+                (
+                    "Makefile",
+                    "TESTS = test/*.js\ntest:\n\t./node_modules/.bin/mocha $(TESTS)\n",
+                ),
+            ],
+        );
+        assert_eq!(make.run.command, ["sh", "-c", "make test"]);
+        assert!(
+            make.source.contains("Makefile target test"),
+            "{}",
+            make.source
+        );
+        // Neither: the sandbox's convention.
+        let none = suite(
+            Language::Node,
+            &[
+                package,
+                ("Gruntfile.js", "grunt.registerTask('build', ['uglify'])\n"),
+            ],
+        );
+        assert_eq!(none.source, "the default");
     }
 
     #[test]
