@@ -103,7 +103,14 @@ pub(super) fn miss_of(r: &CaseResult) -> Option<Miss> {
 /// A fix miss in a few words: the suite's state, or the reason's head.
 fn fix_class(text: &str) -> String {
     let t = text.trim_start_matches("fix: ");
-    if t.contains("killed at the timeout") {
+    // A try that repeated an earlier try's edits says that try's reason after its own words.
+    let t = match t.find(", not run again: ") {
+        Some(at) if t.starts_with("the same edits as try ") => &t[at + ", not run again: ".len()..],
+        _ => t,
+    };
+    if t.contains("ran past suite_timeout") {
+        "the package's suite ran past suite_timeout".into()
+    } else if t.contains("killed at the timeout") {
         "the package's suite was killed at the timeout".into()
     } else if t.contains("collection error") {
         "the package's suite does not collect".into()
@@ -222,13 +229,20 @@ fn deleted_release(lower: &str) -> bool {
         .any(|at| match named_not_prepared(lower, at) {
             // The install stopped at it: nothing ran.
             None => true,
-            Some(name) => [
-                format!("no module named '{name}"),
-                format!("no module named {name}"),
-                format!("cannot find module '{name}"),
-            ]
-            .iter()
-            .any(|missing| lower.contains(missing.as_str())),
+            // A distribution's name is not its module's (`requests-async` installs
+            // `requests_async`).
+            Some(name) => {
+                let module = name.replace(['-', '.'], "_");
+                [
+                    format!("no module named '{name}"),
+                    format!("no module named {name}"),
+                    format!("no module named '{module}"),
+                    format!("no module named {module}"),
+                    format!("cannot find module '{name}"),
+                ]
+                .iter()
+                .any(|missing| lower.contains(missing.as_str()))
+            }
         })
 }
 
@@ -428,6 +442,34 @@ mod tests {
             ))
             .expect("a miss")
             .world
+        );
+        // A pinned release the registry no longer serves, named as not prepared, whose
+        // module the run then missed under its own name (sanic-4).
+        let m = miss_of(&case(
+            false,
+            &["fidelity: base environment_error (exit 1 without the test runner's summary: nothing shows that a test failed); ModuleNotFoundError: No module named 'requests_async'; not prepared: requests-async==0.5.0 (ERROR: Could not find a version that satisfies the requirement requests-async==0.5.0 (from -r requirements)); no lock file pins the Python requirements"],
+            Some("missing module requests_async"),
+        ))
+        .expect("a miss");
+        assert_eq!(
+            (m.class.as_str(), m.world),
+            ("a release the registry no longer serves", true)
+        );
+        // A Fixer's try that repeated the first's edits says the first's reason: the suite's
+        // budget, Proven's.
+        let mut r = case(
+            true,
+            &[
+                "fix: the same edits as try 1, not run again: with the patch the package's tests ran past suite_timeout (900 s) and were killed: a suite that did not finish proves nothing",
+            ],
+            None,
+        );
+        r.reproduced = Some(true);
+        r.fix_proved = Some(false);
+        let m = miss_of(&r).expect("a miss");
+        assert_eq!(
+            (m.stage, m.class.as_str(), m.world),
+            ("fix", "the package's suite ran past suite_timeout", false)
         );
         // Python 2 from bug.info, whatever the run said.
         let mut r = case(

@@ -993,7 +993,7 @@ fn not_prepared(deps: &Value) -> Vec<String> {
                             .as_str()
                             .unwrap_or_default()
                             .chars()
-                            .take(80)
+                            .take(200)
                             .collect::<String>()
                     )
                 })
