@@ -462,31 +462,34 @@ pub fn git(git_dir: &Path, args: &[&str]) -> Result<String, String> {
 mod tests {
     use super::*;
 
+    /// `git ARGS` in `at` as a test's own setup (its output, trimmed); it must succeed.
+    fn git_at(args: &[&str], at: &Path) -> String {
+        let out = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args)
+            .current_dir(at)
+            .output()
+            .expect("git");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
     /// A bare repository under `repos/OWNER+NAME` with one commit tagged `tag`.
     fn tagged(repos: &Path, dir: &str, tag: &str) -> String {
         let work = repos.join(format!("{dir}.work"));
         std::fs::create_dir_all(&work).expect("work dir");
-        let sh = |args: &[&str], at: &Path| {
-            let out = Command::new("git")
-                .args([
-                    "-c",
-                    "user.name=t",
-                    "-c",
-                    "user.email=t@t",
-                    "-c",
-                    "init.defaultBranch=main",
-                ])
-                .args(args)
-                .current_dir(at)
-                .output()
-                .expect("git");
-            assert!(
-                out.status.success(),
-                "{args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8_lossy(&out.stdout).trim().to_string()
-        };
+        let sh = git_at;
         sh(&["init", "-q"], &work);
         std::fs::write(
             work.join("package.json"),
@@ -564,20 +567,7 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let work = tmp.path().join("w");
         std::fs::create_dir_all(work.join("data")).expect("dir");
-        let sh = |args: &[&str], at: &Path| {
-            let out = Command::new("git")
-                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-                .args(args)
-                .current_dir(at)
-                .output()
-                .expect("git");
-            assert!(
-                out.status.success(),
-                "{args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8_lossy(&out.stdout).trim().to_string()
-        };
+        let sh = git_at;
         sh(&["init", "-q"], &work);
         std::fs::write(work.join("m.py"), "def f():\n    return 1\n").expect("write");
         sh(&["add", "."], &work);
