@@ -186,9 +186,12 @@ pub(crate) fn no_other_tests(patched: &RunRecord, base: &RunRecord) -> bool {
 }
 
 /// Whether a suite that did not pass with a patch is worth running on the base: it names
-/// its failures (held to them), or it ran no test (the package may have no other).
+/// its failures (held to them), or it ran no test (the package may have no other). A suite
+/// cut short (past its timeout, or killed) proves nothing whatever the base does, so the
+/// base's suite, as long again, is not run for it.
 pub(crate) fn compare_with_base(patched: &RunRecord) -> bool {
-    patched.failing_named().is_some() || ran_no_test(patched)
+    let cut_short = patched.timed_out || patched.killed.is_some();
+    !cut_short && (patched.failing_named().is_some() || ran_no_test(patched))
 }
 
 #[cfg(test)]
@@ -288,6 +291,21 @@ mod tests {
             },
         }))
         .expect("a run record")
+    }
+
+    /// A suite killed after it had named a failure is not run on the base: nothing the
+    /// base says can make a suite that did not finish prove a patch (luigi's suite, past
+    /// its 900 s, ran 900 s more on the base).
+    #[test]
+    fn a_suite_cut_short_is_not_run_again_on_the_base() {
+        let finished = suite("test_failed", 3, 1, 0, &["tests/test_a.py::test_one"]);
+        assert!(compare_with_base(&finished));
+        let mut timed_out = finished.clone();
+        timed_out.timed_out = true;
+        assert!(!compare_with_base(&timed_out));
+        let mut killed = finished;
+        killed.killed = Some(proven_sandbox::record::KillReason::OutOfMemory);
+        assert!(!compare_with_base(&killed));
     }
 
     #[test]
