@@ -1254,6 +1254,104 @@ async fn a_release_of_the_project_a_requirement_brings_never_shadows_the_tree() 
     );
 }
 
+/// An sdist's `setup_requires` is fetched by setuptools itself, not by the pip that builds
+/// it: from whatever index pip's environment names, not the dated one (scrapy-4: Twisted
+/// 18.7, built without isolation, got today's `incremental`, which needs a Python of
+/// today). Here a requirement is an sdist whose build needs a helper, and the helper's
+/// release after the date is broken: it installs only when that helper is resolved as of
+/// the date too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sdists_setup_requires_is_resolved_as_of_the_date() {
+    use std::io::Write;
+    let index = tempfile::tempdir().expect("index");
+    let files = index.path().join("files");
+    std::fs::create_dir_all(&files).expect("files");
+    let marker = support::unique();
+    let helper = format!("buildhelper{marker}");
+    let needs = format!("needshelper{marker}");
+    let page = |name: &str, entries: Vec<serde_json::Value>| {
+        let dir = index.path().join("simple").join(name);
+        std::fs::create_dir_all(&dir).expect("page");
+        let body =
+            serde_json::json!({"meta": {"api-version": "1.1"}, "name": name, "files": entries});
+        std::fs::write(dir.join("index.html"), body.to_string()).expect("write");
+    };
+    let entry = |filename: &str, uploaded: &str| {
+        serde_json::json!({
+            "filename": filename,
+            "url": format!("http://pypi.test/files/{filename}"),
+            "hashes": {},
+            "upload-time": uploaded,
+        })
+    };
+    let good = format!("{helper}-1.0-py3-none-any.whl");
+    wheel(&files.join(&good), &helper, "1.0");
+    let broken = format!("{helper}-2.0-py3-none-any.whl");
+    std::fs::write(files.join(&broken), "a release that does not install").expect("broken");
+    page(
+        &helper,
+        vec![
+            entry(&good, "2025-01-01T00:00:00Z"),
+            entry(&broken, "2025-06-01T00:00:00Z"),
+        ],
+    );
+    // The sdist (a zip, as old sdists often were): no pyproject.toml, a setup_requires.
+    let sdist = format!("{needs}-1.0.zip");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(files.join(&sdist)).expect("sdist"));
+    let options = zip::write::SimpleFileOptions::default();
+    for (path, body) in [
+        (
+            "setup.py".to_string(),
+            format!(
+                "from setuptools import setup\nsetup(name='{needs}', version='1.0', py_modules=['{needs}'], setup_requires=['{helper}'])\n"
+            ),
+        ),
+        (format!("{needs}.py"), "VERSION = '1.0'\n".to_string()),
+        (
+            "PKG-INFO".to_string(),
+            format!("Metadata-Version: 1.1\nName: {needs}\nVersion: 1.0\n"),
+        ),
+    ] {
+        zip.start_file(format!("{needs}-1.0/{path}"), options)
+            .expect("entry");
+        zip.write_all(body.as_bytes()).expect("write");
+    }
+    zip.finish().expect("zip");
+    page(&needs, vec![entry(&sdist, "2025-01-01T00:00:00Z")]);
+    let server = support::FileServer::start(index.path());
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.pip_index_url = Some("http://pypi.test/simple/".into());
+        c.registries = server.allow_as("pypi.test");
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write("requirements.txt", format!("{needs}\n"));
+    let commit = repo.commit("a requirement whose build needs a helper");
+    let show = [
+        "python3",
+        "-c",
+        &format!("import {needs}; print('version', {needs}.VERSION)"),
+    ];
+    let at = time::macros::datetime!(2025-02-01 00:00 UTC);
+    let run = sandbox
+        .run(
+            &RunRequest::new(repo.path(), &commit, Language::Python, show)
+                .as_command()
+                .resolved_as_of(at),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    let deps = run.dependencies.as_ref().expect("prepared");
+    assert_eq!(run.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    assert!(out.contains("version 1.0"), "{out}");
+    assert!(
+        !deps.not_prepared.iter().any(|n| n.what.contains(&needs)),
+        "{:?}",
+        deps.not_prepared
+    );
+}
+
 /// Class 6 of issue 30: a project whose tox runs `coverage run test/runtests.py`, its own
 /// script that puts its code on the path and hands its arguments to pytest, with a variable
 /// of tox's `setenv` the tests read. Plain pytest over the tree cannot collect it; run as

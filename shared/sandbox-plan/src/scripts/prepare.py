@@ -840,6 +840,29 @@ def build_tools_of_the_date(pip):
                               versions.get("wheel", ("", "?"))[1]))
 
 
+def setup_requires_from(index):
+    """A setup.py's `setup_requires` is fetched by setuptools itself, not by the pip that
+    builds it (every `--no-build-isolation` build, and every build with the setuptools of a
+    date): easy_install before setuptools 42, a `pip wheel` it starts after, both from the
+    real index whatever pip was told. Twisted 18.7's `incremental` came as of today and
+    needed a Python the date did not have (scrapy-4); from an operator's index alone, the
+    fetch failed. Both read `[easy_install] index_url` from the user's distutils file, so
+    they fetch from the index pip uses; a plain-http operator's index is trusted as pip's
+    own command trusts it."""
+    path = os.path.expanduser("~/.pydistutils.cfg")
+    try:
+        with open(path, "w") as f:
+            f.write("[easy_install]\nindex_url = %s\n" % index)
+    except OSError as e:
+        REPORT["notes"].append("setup_requires are fetched from the real index: %s could not be written (%s)" % (path, e))
+        return
+    if index.startswith("http://"):
+        host = index.split("://", 1)[1].split("/", 1)[0].split(":", 1)[0]
+        trusted = os.environ.get("PIP_TRUSTED_HOST", "").split()
+        if host not in trusted:
+            os.environ["PIP_TRUSTED_HOST"] = " ".join(trusted + [host])
+
+
 def at_index(instant):
     """The dated index's address as of a later instant."""
     return INDEX.replace("/simple/", "/at/%s/simple/" % instant)
@@ -918,6 +941,10 @@ def main():
             pip += ["--trusted-host", host]
     for extra in PLAN.get("extra_index_urls", []):
         pip += ["--extra-index-url", extra]
+    if RESOLVE_BEFORE:
+        setup_requires_from(INDEX)
+    elif PLAN.get("index_url"):
+        setup_requires_from(PLAN["index_url"])
     if PLAN.get("constraints"):
         with open("/tmp/proven-constraints.txt", "w") as f:
             f.write("\n".join(c["spec"] for c in PLAN["constraints"]) + "\n")
