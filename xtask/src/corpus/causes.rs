@@ -133,6 +133,10 @@ fn fix_class(text: &str) -> String {
 /// under the C locale (`locale_check` in the harness ran both sides there).
 pub const NOT_UTF8_ONLY: &str = "under the C locale (not UTF-8) the change failed and the base passed: the bug shows only where the locale's encoding is not UTF-8";
 
+/// What a miss says when the bug's test failed on the change and passed on the base only
+/// with the optional accelerators hidden (`accelerator_check` in the harness).
+pub const WITHOUT_ACCELERATORS_ONLY: &str = "with the optional accelerators hidden (uvloop, ujson, ...) the change failed and the base passed: the bug's test runs only without them";
+
 /// The world's cause that `data` (the dataset's) or `text` (the miss's words) shows.
 pub fn world_cause(data: Option<&str>, text: &str) -> Option<String> {
     if let Some(d) = data {
@@ -188,6 +192,12 @@ pub fn world_cause(data: Option<&str>, text: &str) -> Option<String> {
     }
     if deleted_release(&lower) {
         return Some("a release the registry no longer serves".into());
+    }
+    if lower.contains(&WITHOUT_ACCELERATORS_ONLY.to_lowercase()) {
+        return Some(
+            "a test that runs only without an optional accelerator (its CI's environment without it; the sandbox installs what the project declares)"
+                .into(),
+        );
     }
     if lower.contains(&NOT_UTF8_ONLY.to_lowercase()) {
         return Some(
@@ -438,6 +448,31 @@ mod tests {
             !miss_of(&case(
                 false,
                 &["fidelity: change passed; under the C locale the change passed too"],
+                Some("test passed on the change"),
+            ))
+            .expect("a miss")
+            .world
+        );
+        // A test that runs only without an optional accelerator (sanic-2's `if not
+        // uvloop_installed():`), from the harness's runs of both sides with them hidden;
+        // the change passing there too is Proven's.
+        let m = miss_of(&case(
+            false,
+            &[&format!("fidelity: change passed; under the C locale the change passed too; {WITHOUT_ACCELERATORS_ONLY}")],
+            Some("test passed on the change"),
+        ))
+        .expect("a miss");
+        assert!(
+            m.world
+                && m.class
+                    .starts_with("a test that runs only without an optional accelerator"),
+            "{}",
+            m.class
+        );
+        assert!(
+            !miss_of(&case(
+                false,
+                &["fidelity: change passed; under the C locale the change passed too; without the optional accelerators the change passed too"],
                 Some("test passed on the change"),
             ))
             .expect("a miss")

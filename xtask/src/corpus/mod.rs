@@ -930,7 +930,11 @@ fn run_case(
         let why = cause(&change);
         let mut words = format!("fidelity: change {}", why.1);
         if change.code == Some(0) && lang == "python" {
-            words.push_str(&locale_check(proven, &case, &command)?);
+            let locale = locale_check(proven, &case, &command)?;
+            words.push_str(&locale);
+            if !locale.contains(causes::NOT_UTF8_ONLY) {
+                words.push_str(&accelerator_check(proven, &case, &command)?);
+            }
         }
         r.causes.push(words);
         r.env_cause = Some(why.0);
@@ -975,6 +979,46 @@ fn locale_check(proven: &Path, case: &CaseRepo, command: &[String]) -> Result<St
         format!("; {}", causes::NOT_UTF8_ONLY)
     } else {
         "; under the C locale the change failed, and so did the base".into()
+    })
+}
+
+/// Optional accelerators a project's CI also runs without, in an environment of its own
+/// (sanic's tox `no-ext`: SANIC_NO_UVLOOP, SANIC_NO_UJSON): a test written for the plain
+/// path (`if not uvloop_installed():`) does nothing where the accelerator is installed.
+const ACCELERATORS: &[&str] = &["uvloop", "ujson", "orjson", "rapidjson", "cchardet"];
+
+/// `command` with the [`ACCELERATORS`] hidden from Python: a `sitecustomize` on the path
+/// makes each import of them fail, as where they were never installed.
+fn without_accelerators(command: &[String]) -> Vec<String> {
+    let hide = format!(
+        "import sys\nfor m in {:?}:\n    sys.modules[m] = None\n",
+        ACCELERATORS
+    );
+    let script = format!(
+        "mkdir -p /tmp/proven-no-accelerators && printf '%s' '{hide}' > /tmp/proven-no-accelerators/sitecustomize.py && PYTHONPATH=/tmp/proven-no-accelerators${{PYTHONPATH:+:$PYTHONPATH}} exec \"$@\""
+    );
+    ["sh", "-c", &script, "sh"]
+        .iter()
+        .map(|w| w.to_string())
+        .chain(command.iter().cloned())
+        .collect()
+}
+
+/// The words an accelerator check adds to a miss whose change passed: both sides run
+/// again with the [`ACCELERATORS`] hidden; the bug's test failing on the change and
+/// passing on the base there shows a test that runs only without them, measured and never
+/// decided by hand ([`causes::world_cause`] reads these words).
+fn accelerator_check(proven: &Path, case: &CaseRepo, command: &[String]) -> Result<String, String> {
+    let plain = without_accelerators(command);
+    let change = sandbox_run(proven, "python", &case.dir, &case.change, &plain)?;
+    if change.code != Some(1) {
+        return Ok("; without the optional accelerators the change passed too".into());
+    }
+    let base = sandbox_run(proven, "python", &case.dir, &case.base, &plain)?;
+    Ok(if base.code == Some(0) {
+        format!("; {}", causes::WITHOUT_ACCELERATORS_ONLY)
+    } else {
+        "; without the optional accelerators the change failed, and so did the base".into()
     })
 }
 
@@ -1699,6 +1743,28 @@ mod tests {
 
     fn run(side: &str, outcome: &str) -> Value {
         json!({"side": side, "outcome": outcome})
+    }
+
+    /// The accelerator check's command runs the bug's command with each accelerator's
+    /// import failing, as where it was never installed, and the command's own words kept.
+    #[test]
+    fn the_accelerator_check_hides_them_from_the_commands_python() {
+        let probe = "import sys; print([sys.modules.get(m, 'absent') for m in ('uvloop', 'json')], sys.argv[1])";
+        let command: Vec<String> = ["python3", "-c", probe, "it's kept"]
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        let out = Command::new(&without_accelerators(&command)[0])
+            .args(&without_accelerators(&command)[1..])
+            .output()
+            .expect("sh");
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(said.trim(), "[None, 'absent'] it's kept");
     }
 
     /// A side that left no run record (its preparation failed) is described by what failed,
