@@ -556,11 +556,16 @@ fn requirement_file(
     };
     plan.inputs.push(rel.to_string());
     let dir = Path::new(rel).parent().unwrap_or(Path::new(""));
+    let major = python_major_of_file(src, rel);
     for l in requirements::lines(&text) {
         let source = format!("{rel}:{}", l.number);
         match classify(l.kind) {
             Line::Nothing => {}
             Line::Requirement(spec) => {
+                let spec = match major {
+                    Some(marker) => with_marker(&spec, marker),
+                    None => spec,
+                };
                 if specs.insert(spec.to_ascii_lowercase()) {
                     plan.requirements.push(Requirement { spec, source });
                 }
@@ -591,6 +596,38 @@ fn requirement_file(
                 }),
             },
         }
+    }
+}
+
+/// The Python major a requirement file is for, as a marker, where the project keeps one
+/// file per major (scrapy of 2017: `requirements.txt` for Python 2 beside
+/// `requirements-py3.txt`, and the same under `tests/`): the plain file is the other
+/// major's when a `-py3` (or `-py2`) sibling exists. Without it a Python 3 environment got
+/// the Python 2 file's pins too (mitmproxy 0.10.1) and none of them installed.
+fn python_major_of_file(src: &Path, rel: &str) -> Option<&'static str> {
+    const PY2: &str = "python_version < \"3\"";
+    const PY3: &str = "python_version >= \"3\"";
+    let (stem, ext) = rel.rsplit_once('.')?;
+    for (sep, major) in [("-py3", PY3), ("_py3", PY3), ("-py2", PY2), ("_py2", PY2)] {
+        if stem.to_ascii_lowercase().ends_with(sep) {
+            return Some(major);
+        }
+    }
+    let sibling = |sep: &str| src.join(format!("{stem}{sep}.{ext}")).is_file();
+    if sibling("-py3") || sibling("_py3") {
+        Some(PY2)
+    } else if sibling("-py2") || sibling("_py2") {
+        Some(PY3)
+    } else {
+        None
+    }
+}
+
+/// `spec` for the environments `marker` says only, beside a marker of its own.
+fn with_marker(spec: &str, marker: &str) -> String {
+    match spec.split_once(';') {
+        Some((req, own)) => format!("{} ; ({}) and {marker}", req.trim(), own.trim()),
+        None => format!("{} ; {marker}", spec.trim()),
     }
 }
 
@@ -1824,6 +1861,46 @@ dependencies = ["mkdocs"]
                 ">=3.5".to_string(),
                 "pyproject.toml tool.flit.metadata".to_string()
             )]
+        );
+    }
+
+    /// A project that keeps one requirement file per Python major (scrapy of 2017:
+    /// `tests/requirements.txt` for Python 2, `tests/requirements-py3.txt` beside it): each
+    /// file's requirements are for its major only, so a Python 3 environment never gets
+    /// the Python 2 file's pins. A file with no such sibling is for every Python.
+    #[test]
+    fn requirement_files_kept_per_python_major_are_for_that_major() {
+        let dir = tree(&[
+            ("requirements.txt", "Twisted>=13.1.0\n"),
+            ("requirements-py3.txt", "Twisted>=15.5.0\n"),
+            (
+                "tests/requirements.txt",
+                "mitmproxy==0.10.1\nmock ; python_version < \"3.3\"\n",
+            ),
+            ("tests/requirements-py3.txt", "leveldb\n"),
+            (
+                "tox.ini",
+                "[tox]\nenvlist = py27\n\n[testenv]\ndeps =\n    -rrequirements.txt\n    -rtests/requirements.txt\n\n[testenv:py33]\ndeps =\n    -rrequirements-py3.txt\n    -rtests/requirements-py3.txt\n",
+            ),
+            ("docs_requirements.txt", "sphinx\n"),
+            ("dev_requirements_py2.txt", "futures\n"),
+        ]);
+        let plan = read_plan(dir.path());
+        let mut specs: Vec<&str> = plan.requirements.iter().map(|r| r.spec.as_str()).collect();
+        specs.sort();
+        assert_eq!(
+            specs,
+            [
+                "Twisted>=13.1.0 ; python_version < \"3\"",
+                "Twisted>=15.5.0 ; python_version >= \"3\"",
+                "futures ; python_version < \"3\"",
+                "leveldb ; python_version >= \"3\"",
+                "mitmproxy==0.10.1 ; python_version < \"3\"",
+                "mock ; (python_version < \"3.3\") and python_version < \"3\"",
+                "sphinx",
+            ],
+            "{:?}",
+            plan.requirements
         );
     }
 
