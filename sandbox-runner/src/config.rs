@@ -39,6 +39,9 @@ pub struct SandboxConfig {
     /// at most the host's (default 2: a CI runner has several, and a project's suite is
     /// sized for them, pytest-xdist's `-n 2` or a runner's workers).
     pub suite_cpus: f64,
+    /// Within a whole Python suite, the time one test may take before it is stopped as an
+    /// error of that test and the suite goes on (default 120 s; prepare.py's hook).
+    pub suite_test_timeout: Duration,
     /// Timeout of a run whose request names none (default 120 s).
     pub default_timeout: Duration,
     pub output: OutputLimits,
@@ -201,6 +204,7 @@ impl Default for SandboxConfig {
             limits: Limits::default(),
             suite_memory_bytes: 4 << 30,
             suite_cpus: 2.0,
+            suite_test_timeout: Duration::from_secs(120),
             default_timeout: Duration::from_secs(120),
             output: OutputLimits::default(),
             work_dir: root.join("work"),
@@ -352,6 +356,7 @@ impl SandboxConfig {
         config.limits.memory_bytes = i64::try_from(s.memory_bytes).unwrap_or(i64::MAX);
         config.suite_memory_bytes = i64::try_from(s.suite_memory_bytes).unwrap_or(i64::MAX);
         config.suite_cpus = s.suite_cpus as f64;
+        config.suite_test_timeout = Duration::from_secs(s.suite_test_timeout_seconds);
         config.registries =
             crate::deps::proxy::AllowList::parse(&s.registries).map_err(|message| {
                 SandboxError::InvalidConfig {
@@ -655,6 +660,7 @@ mod tests {
             memory_bytes: 1 << 30,
             suite_memory_bytes: 3 << 30,
             suite_cpus: 3,
+            suite_test_timeout_seconds: 45,
             concurrency: 2,
             prepare_timeout: Duration::from_secs(60),
             prepare_max_bytes: 1 << 30,
@@ -697,6 +703,7 @@ mod tests {
         assert!(!from.registries.allows("registry.npmjs.org", 443));
         assert_eq!(from.suite_memory_bytes, 3 << 30);
         assert_eq!(from.suite_cpus, 3.0);
+        assert_eq!(from.suite_test_timeout, Duration::from_secs(45));
     }
 
     /// A run of a package's whole suite gets the suite's memory (a popular project's suite

@@ -643,6 +643,14 @@ impl Sandbox {
         {
             setup.push(line);
         }
+        if request.whole_suite && request.language == Language::Python && prepared.is_some() {
+            // prepare.py's hook in the environment reads it (`test_time_limit_hook`).
+            let seconds = self.config.suite_test_timeout.as_secs().max(1);
+            run_env.push(format!("PROVEN_TEST_TIMEOUT={seconds}"));
+            setup.push(format!(
+                "each test of the whole suite is stopped after {seconds} s (sandbox.suite_test_timeout_seconds), an error by name, and the rest goes on"
+            ));
+        }
         let mut command = request.command.clone();
         if request.language == Language::Go {
             before_modules(request, src, &mut run_env, &mut setup, &mut command).await;

@@ -253,3 +253,61 @@ async fn review_add_bug(repo: &TestRepo, base: &str) -> (Env, serde_json::Value)
     let doc = parse(&crate::agents::review(&env, &server, repo, base, "json"));
     (env, doc)
 }
+
+/// One test of the package's suite that never ends (keras' worker forked beside
+/// TensorFlow's threads, a luigi multiprocessing test waiting on its children) took the
+/// whole `suite_timeout`, on every try: no fix on such a project was ever proved. Within a
+/// whole suite each test has its own time (`sandbox.suite_test_timeout_seconds`): the one
+/// that hangs is stopped, an error by name on both sides, held to the base's, and the rest
+/// of the suite proves the fix, unittest's cases as pytest's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_that_never_ends_is_stopped_and_the_rest_of_the_suite_proves_the_fix() {
+    let repo = TestRepo::new();
+    repo.write("proven.yaml", "suite_timeout: 40\n")
+        .write("requirements.txt", "six\n")
+        .write("calc.py", "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return -(b - a)\n")
+        .write(
+            "tests/test_hangs.py",
+            "import time\nimport unittest\n\n\ndef test_waits_forever():\n    time.sleep(10 ** 6)\n\n\nclass Waits(unittest.TestCase):\n    def test_forever_too(self):\n        time.sleep(10 ** 6)\n",
+        )
+        .write(
+            "tests/test_sub.py",
+            "from calc import sub\n\ndef test_sub():\n    assert sub(5, 3) == 2\n",
+        );
+    let base = repo.commit("base");
+    repo.write(
+        "calc.py",
+        "def add(a, b):\n    return a - b\n\ndef sub(a, b):\n    return -(b - a)\n",
+    );
+    repo.commit("change");
+    let server = ScriptedServer::start().await;
+    crate::agents::script(
+        &server,
+        "def test_add():\n    assert add(2, 3) == 5\n",
+        crate::agents::CONCEDE(),
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    let mut cmd = agents(&env, &server);
+    cmd.env("PROVEN_SANDBOX_SUITE_TEST_TIMEOUT_SECONDS", "3");
+    let doc = parse(&review_with(&mut cmd, &repo, &base, "json"));
+    let f = &doc["findings"][0];
+    assert_eq!(f["proof_level"], "reproduced", "{doc:#}");
+    let patch = f["patch"]
+        .as_object()
+        .unwrap_or_else(|| panic!("the rest of the suite proves the fix: {f:#}"));
+    let held: Vec<&str> = patch["failing_on_base_too"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        held.len(),
+        2,
+        "both tests that hang, stopped on both sides: {f:#}"
+    );
+    assert!(
+        held.iter().any(|t| t.contains("test_waits_forever"))
+            && held.iter().any(|t| t.contains("test_forever_too")),
+        "{f:#}"
+    );
+    env.cleanup().await;
+}

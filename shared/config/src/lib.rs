@@ -263,6 +263,8 @@ pub struct SandboxSettings {
     pub suite_memory_bytes: u64,
     /// CPUs of a run of a package's whole suite (`sandbox.suite_cpus`).
     pub suite_cpus: u64,
+    /// One test's time within a whole suite (`sandbox.suite_test_timeout_seconds`).
+    pub suite_test_timeout_seconds: u64,
     pub concurrency: usize,
     /// Warm containers kept ready per key (0: none).
     pub pool_size: usize,
@@ -889,6 +891,7 @@ impl Layers {
             memory_bytes: number("sandbox.memory_bytes")?,
             suite_memory_bytes: number("sandbox.suite_memory_bytes")?,
             suite_cpus: number("sandbox.suite_cpus")?,
+            suite_test_timeout_seconds: number("sandbox.suite_test_timeout_seconds")?,
             concurrency: usize::try_from(number("sandbox.concurrency")?).unwrap_or(usize::MAX),
             pool_size: usize::try_from(number("sandbox.pool_size")?).unwrap_or(usize::MAX),
             pool_languages: settings::list_entries(&text("sandbox.pool_languages")?)

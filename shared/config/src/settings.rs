@@ -1408,6 +1408,18 @@ pub static SETTINGS: &[Setting] = &[
               runner gives it several GiB. A run past it is killed and named so.",
     },
     Setting {
+        key: "sandbox.suite_test_timeout_seconds",
+        env: "PROVEN_SANDBOX_SUITE_TEST_TIMEOUT_SECONDS",
+        default: Some("120"),
+        allowed: Allowed::PositiveInteger,
+        repository: false,
+        doc: "Within a run of a package's whole Python suite (when a fix is proved), the time \
+              one test may take before it is stopped as an error of that test and the rest of \
+              the suite goes on (unittest's, nose's and pytest's tests, in a prepared \
+              environment): one test that never ends otherwise takes the whole \
+              `suite_timeout`, and a suite that did not finish proves nothing.",
+    },
+    Setting {
         key: "sandbox.suite_cpus",
         env: "PROVEN_SANDBOX_SUITE_CPUS",
         default: Some("2"),

@@ -564,6 +564,86 @@ def project_layer_hook():
                 f.write(line)
 
 
+# The module `test_time_limit_hook` puts beside the environment's packages: one test of a
+# whole suite stopped after PROVEN_TEST_TIMEOUT seconds, by SIGALRM in the main thread (as
+# pytest-timeout's signal method), an error of that test, so the rest of the suite runs.
+TEST_TIME_LIMIT_MODULE = r"""
+import os
+import signal
+import threading
+
+LIMIT = int(os.environ.get("PROVEN_TEST_TIMEOUT") or 0)
+
+
+class TestRanPastItsTime(Exception):
+    pass
+
+
+def _stop(signum, frame):
+    raise TestRanPastItsTime(
+        "this test ran past %d s (sandbox.suite_test_timeout_seconds): stopped so that the "
+        "rest of the suite runs" % LIMIT)
+
+
+def _limited(call):
+    def limited(*args, **kwargs):
+        if not LIMIT or threading.current_thread() is not threading.main_thread():
+            return call(*args, **kwargs)
+        left = signal.alarm(0)
+        if left:
+            # A limit is running already (pytest's, around a unittest case): it stands.
+            signal.alarm(left)
+            return call(*args, **kwargs)
+        previous = signal.signal(signal.SIGALRM, _stop)
+        signal.alarm(LIMIT)
+        try:
+            return call(*args, **kwargs)
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
+    return limited
+
+
+def install():
+    # unittest's cases (nose's and pytest's run them through TestCase.run too).
+    import unittest
+    if not getattr(unittest.TestCase.run, "_proven_limited", False):
+        unittest.TestCase.run = _limited(unittest.TestCase.run)
+        unittest.TestCase.run._proven_limited = True
+    # pytest's own tests: this module is a plugin of it (PYTEST_PLUGINS).
+    plugins = [p for p in os.environ.get("PYTEST_PLUGINS", "").split(",") if p]
+    if __name__ not in plugins:
+        os.environ["PYTEST_PLUGINS"] = ",".join(plugins + [__name__])
+
+
+def pytest_runtest_setup(item):
+    if LIMIT and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGALRM, _stop)
+        signal.alarm(LIMIT)
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "teardown":
+        signal.alarm(0)
+"""
+
+
+def test_time_limit_hook():
+    """A whole suite's run (PROVEN_TEST_TIMEOUT set by the runner) stops any one test after
+    that many seconds, as an error of that test, and goes on: one test that never ends (a
+    worker forked beside TensorFlow's threads in keras, a multiprocessing test of luigi
+    waiting on its children) otherwise took the whole suite's time, and no fix on such a
+    project was ever proved. The environment's interpreter reads the hook at start; nothing
+    happens where the variable is not set (a single test's run has its own timeout)."""
+    for p in os.listdir(VENV + "/lib"):
+        if p.startswith("python"):
+            site = os.path.join(VENV, "lib", p, "site-packages")
+            with open(os.path.join(site, "proven_test_time_limit.py"), "w") as f:
+                f.write(TEST_TIME_LIMIT_MODULE)
+            with open(os.path.join(site, "zz-proven-test-time-limit.pth"), "w") as f:
+                f.write("import os; os.environ.get('PROVEN_TEST_TIMEOUT') and __import__('proven_test_time_limit').install()\n")
+
+
 def declares_build_system():
     try:
         with open(os.path.join(WORK, "pyproject.toml"), errors="replace") as f:
@@ -1039,6 +1119,7 @@ def main():
 
     drop_own_release()
     project_layer_hook()
+    test_time_limit_hook()
 
     if RESOLVE_BEFORE:
         dated_runner_or_the_images()
