@@ -103,6 +103,9 @@ pub(crate) struct Execution {
     pub failing: Vec<String>,
     /// The output stream broke before the container ended: part of the output is missing.
     pub stream_broken: bool,
+    /// The runner printed its summary and its process had not ended
+    /// `quiet_after_summary_ms` after: stopped, the summary its outcome.
+    pub stopped_after_summary: bool,
 }
 
 /// The names a run resolves with no network: `localhost` on the loopback interface (a
@@ -399,6 +402,8 @@ struct Pumped {
     timed_out: bool,
     stream_broken: bool,
     pids_limit_reached: bool,
+    /// Stopped after the runner's summary: whether that summary said a test failed.
+    after_summary: Option<bool>,
 }
 
 /// Reads the output to its end (or until the container exits, with `wait`; without one the
@@ -432,6 +437,11 @@ async fn pump(
     let mut stream_broken = false;
     let mut killed: Option<KillReason> = None;
     let mut timed_out = false;
+    // When the output ends with the runner's summary: when to stop a process still running
+    // by then, and what the summary said.
+    let quiet = Duration::from_millis(w.output.quiet_after_summary_ms);
+    let mut summary_quiet_until: Option<(tokio::time::Instant, bool)> = None;
+    let mut after_summary: Option<bool> = None;
     loop {
         if !output_open && (exit.is_some() || ends_with_output) {
             break;
@@ -441,6 +451,9 @@ async fn pump(
             frame = output.next(), if output_open => match frame {
                 Some(Ok(LogOutput::StdOut { message } | LogOutput::StdErr { message } | LogOutput::Console { message })) => {
                     capture.push(&message);
+                    summary_quiet_until = capture
+                        .final_summary()
+                        .map(|failed| (tokio::time::Instant::now() + quiet, failed));
                     // Past the limit the runner kills but keeps reading: a reader that
                     // stops leaves kill and wait blocked on a full pipe.
                     if killed.is_none() && capture.total() > w.output.kill_after_bytes {
@@ -473,6 +486,13 @@ async fn pump(
                 exited_at = Some(now);
                 give_up_at = Some(now + DRAIN_AFTER_EXIT);
             },
+            _ = sleep_until_opt(summary_quiet_until.map(|(at, _)| at)), if summary_quiet_until.is_some() && killed.is_none() && exit.is_none() && after_summary.is_none() => {
+                // The tests are over by the runner's own word; what still runs is what they
+                // left behind. Stopped, and the summary stands as the outcome.
+                after_summary = summary_quiet_until.map(|(_, failed)| failed);
+                killing = Some(spawn_kill(docker, name));
+                give_up_at = Some(tokio::time::Instant::now() + KILL_GRACE);
+            },
             _ = tokio::time::sleep_until(deadline), if killed.is_none() && exit.is_none() => {
                 killed = Some(KillReason::Timeout);
                 timed_out = true;
@@ -502,6 +522,7 @@ async fn pump(
         timed_out,
         stream_broken,
         pids_limit_reached,
+        after_summary,
     })
 }
 
@@ -550,6 +571,7 @@ async fn finish(
         timed_out,
         stream_broken,
         pids_limit_reached,
+        after_summary,
     } = pumped;
     let duration = exited_at.map_or_else(|| w.started.elapsed(), |at| at.into_std() - w.started);
     let inspected = docker
@@ -563,10 +585,16 @@ async fn finish(
     if oom && killed.is_none() {
         killed = Some(KillReason::OutOfMemory);
     }
-    let exit_code = match exec_exit {
+    let mut exit_code = match exec_exit {
         Some(code) => code,
         None => exit.or(state.exit_code),
     };
+    // Stopped after its summary (by the runner, not a limit): the exit the runner would
+    // have made, from its own words (unittest's and pytest's: 1 when a test failed).
+    let stopped_after_summary = after_summary.is_some() && killed.is_none() && !oom;
+    if let (true, Some(failed)) = (stopped_after_summary, after_summary) {
+        exit_code = Some(i64::from(failed));
+    }
     let (output, seen) = capture.finish();
     if let Some(reason) = killed {
         metrics::counter!(crate::metrics::KILLS_TOTAL, "reason" => reason.as_str()).increment(1);
@@ -584,6 +612,7 @@ async fn finish(
         tests: seen.tests,
         failing: seen.failing,
         stream_broken,
+        stopped_after_summary,
     })
 }
 

@@ -686,6 +686,12 @@ impl Sandbox {
         metrics::histogram!(crate::metrics::RUN_DURATION_SECONDS, "language" => request.language.as_str())
             .record(execution.duration.as_secs_f64());
         let outcome = outcome_of(request, &execution);
+        if execution.stopped_after_summary {
+            setup.push(format!(
+                "the test runner printed its summary and its process had not ended {} s later (a thread or a child process its tests left running): stopped, its summary is the run's outcome",
+                config.output.quiet_after_summary_ms / 1000
+            ));
+        }
         Ok(RunRecord {
             run_id: key.as_str().to_string(),
             container: name,

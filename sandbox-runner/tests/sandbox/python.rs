@@ -2134,3 +2134,60 @@ async fn a_mysql_the_projects_ci_starts_is_made_as_its_container_is() {
     )
     .await;
 }
+
+/// A suite whose tests leave a thread (or a child) running prints its summary and never
+/// ends: luigi's ran 1,313 tests in 181 s, then waited on its children until the timeout
+/// killed it, and a suite killed at its timeout proves nothing. Once the runner's last
+/// words end the output and the process is still there a while after, it is stopped and
+/// the summary is the outcome: pytest's that passed, unittest's that failed, by name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_lingers_after_its_runners_summary_is_judged_by_the_summary() {
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.output.quiet_after_summary_ms = 2_000;
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    let lingers = "import threading\nimport time\n\nthreading.Thread(target=time.sleep, args=(10 ** 6,)).start()\n";
+    repo.write(
+        "test_lingers.py",
+        format!("{lingers}\n\ndef test_one():\n    assert 1 + 1 == 2\n"),
+    )
+    .write(
+        "test_lingers_unittest.py",
+        format!(
+            "{lingers}import unittest\n\n\nclass T(unittest.TestCase):\n    def test_two(self):\n        self.assertEqual(1 + 1, 3)\n\n\nif __name__ == '__main__':\n    unittest.main()\n"
+        ),
+    );
+    let commit = repo.commit("tests that leave a thread running");
+    for (command, outcome, exit) in [
+        (pytest("test_lingers.py"), Outcome::Passed, 0),
+        (
+            vec![
+                "python3".to_string(),
+                "test_lingers_unittest.py".to_string(),
+            ],
+            Outcome::TestFailed,
+            1,
+        ),
+    ] {
+        let request = RunRequest::new(repo.path(), &commit, Language::Python, command)
+            .with_timeout(Duration::from_secs(90));
+        let run = sandbox.run(&request).await.expect("run");
+        let out = support::output(&run);
+        assert_eq!(run.outcome, outcome, "{out}\n{:?}", run.setup);
+        assert_eq!(run.exit_code, Some(exit), "{out}");
+        assert!(!run.timed_out && run.killed.is_none(), "{run:#?}");
+        assert!(
+            run.duration_ms < 60_000,
+            "stopped soon after the summary, not at the timeout: {} ms",
+            run.duration_ms
+        );
+        assert!(
+            run.setup
+                .iter()
+                .any(|l| l.contains("printed its summary and its process had not ended 2 s later")),
+            "{:?}",
+            run.setup
+        );
+    }
+}

@@ -21,6 +21,7 @@ pub struct Capture {
     carry: Vec<u8>,
     /// The test runner's counts, read from every line.
     tally: Tally,
+    language: Language,
 }
 
 /// What the whole output showed, beyond the bytes kept.
@@ -49,7 +50,51 @@ impl Capture {
             found: vec![false; needles.len()],
             carry: Vec::new(),
             tally: Tally::new(language),
+            language,
         }
+    }
+
+    /// Whether the output ends with a Python test runner's last words, and whether they say
+    /// a test failed: unittest's and nose's `Ran N tests in Xs` then `OK` or `FAILED (...)`,
+    /// pytest's `N passed, M failed in Xs` line. A runner prints nothing after them; a
+    /// process still running after them is a thread or a child the tests left behind.
+    pub fn final_summary(&self) -> Option<bool> {
+        if self.language != Language::Python {
+            return None;
+        }
+        // The last bytes only (it is asked after every chunk): the head's end joins the
+        // tail's while nothing was left out between them.
+        const LAST: usize = 600;
+        let whole = self.total == (self.head.len() + self.tail.len()) as u64;
+        let from_tail = &self.tail[self.tail.len().saturating_sub(LAST)..];
+        let from_head = if whole {
+            &self.head[self.head.len().saturating_sub(LAST - from_tail.len())..]
+        } else {
+            &[]
+        };
+        let end = String::from_utf8_lossy(&[from_head, from_tail].concat()).into_owned();
+        let mut lines = end.lines().map(str::trim).filter(|l| !l.is_empty()).rev();
+        let last = lines.next()?;
+        let last = last.trim_matches('=').trim();
+        if last == "OK" || last.starts_with("OK (") || last.starts_with("FAILED (") {
+            let ran = lines.next()?;
+            let words: Vec<&str> = ran.split_whitespace().collect();
+            let is_ran = matches!(words.as_slice(), ["Ran", n, "test" | "tests", "in", t]
+                if n.parse::<u64>().is_ok() && t.ends_with('s'));
+            return is_ran.then(|| last.starts_with("FAILED"));
+        }
+        // pytest: "3 failed, 10 passed, 1 warning in 5.01s" (between `=` rules unless -q).
+        let (counts, time) = last.rsplit_once(" in ")?;
+        let time = time.split_whitespace().next()?;
+        let timed = time.trim_end_matches('s').parse::<f64>().is_ok() && time.ends_with('s');
+        let counted = !counts.is_empty()
+            && counts.split(", ").all(|part| {
+                let mut w = part.split_whitespace();
+                w.next().is_some_and(|n| n.parse::<u64>().is_ok())
+                    && w.next().is_some()
+                    && w.next().is_none()
+            });
+        (timed && counted).then(|| counts.contains(" failed") || counts.contains(" error"))
     }
 
     pub fn push(&mut self, mut bytes: &[u8]) {
@@ -141,6 +186,51 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Python runner's last words end the output (unittest's and nose's, pytest's with or
+    /// without its rules), and say whether a test failed; output that goes on after them,
+    /// or that only looks like them, is no summary.
+    #[test]
+    fn a_python_runners_last_words_are_read_as_its_summary() {
+        let summary = |text: &str, language: Language| {
+            let mut capture = Capture::new(16, 4096, &[], language);
+            capture.push(text.as_bytes());
+            capture.final_summary()
+        };
+        let py = Language::Python;
+        let luigi = "test_save_state ... ok\n----------------------------------------------------------------------\nRan 1313 tests in 181.169s\n\nFAILED (SKIP=27, errors=13, failures=7)\n";
+        assert_eq!(summary(luigi, py), Some(true));
+        assert_eq!(
+            summary("..\nRan 2 tests in 0.001s\n\nOK\n", py),
+            Some(false)
+        );
+        assert_eq!(
+            summary("Ran 1 test in 0.1s\nOK (skipped=1)\n\n", py),
+            Some(false)
+        );
+        assert_eq!(
+            summary(
+                "..F\n======= 1 failed, 2 passed, 1 warning in 5.01s =======\n",
+                py
+            ),
+            Some(true)
+        );
+        assert_eq!(summary("...\n3 passed in 0.02s\n", py), Some(false));
+        assert_eq!(summary("E\n1 error in 0.50s\n", py), Some(true));
+        for not_yet in [
+            "Ran 2 tests in 0.001s\n\nOK\nnow the docs build\n",
+            "OK\n",
+            "waiting in 5s\n",
+            "3 passed in 0.02s\n",
+        ] {
+            let language = if not_yet.starts_with('3') {
+                Language::Node
+            } else {
+                py
+            };
+            assert_eq!(summary(not_yet, language), None, "{not_yet}");
+        }
+    }
 
     #[test]
     fn keeps_head_and_tail_and_hashes_everything() {
