@@ -77,6 +77,11 @@ const PROJECT_IN_TREE: &str = ".proven-project";
 /// Where a project layer keeps what the project's build wrote inside its packages, at its
 /// path in the tree (prepare.py's `BUILT_IN_TREE`).
 const BUILT_IN_TREE: &str = "built-in-tree";
+/// Where an incomplete project layer keeps what the build wrote before the preparation's
+/// time ran out (prepare.py's `RESUME_DIR`), and where the next preparation of the same
+/// tree finds it (`RESUME_FROM`).
+const RESUME_DIR: &str = "resume";
+const RESUME_MOUNT: &str = "/resume";
 /// The forwarder's port inside the preparation container.
 const PROXY_PORT: u16 = 3128;
 /// How often a preparation's output size is measured.
@@ -491,12 +496,28 @@ async fn project_layer(
         }
         None => {
             let plan = deps_plan.project_plan(tree);
+            let mut mounts = vec![Mount::read_only(deps_dir, MOUNT)];
+            // An earlier preparation of this very tree whose time ran out mid-build: its
+            // build goes on from there (the layer is sealed, and keyed by the tree).
+            let resume = {
+                let dir = dir.clone();
+                blocking(
+                    "find an incomplete project layer",
+                    &dir.clone(),
+                    move || resumable(&dir),
+                )
+                .await?
+            };
+            if let Some((_, from)) = &resume {
+                mounts.push(Mount::read_only(&from.join(RESUME_DIR), RESUME_MOUNT));
+            }
             let stage = Stage {
                 out_target: PROJECT_MOUNT,
-                mounts: vec![Mount::read_only(deps_dir, MOUNT)],
+                mounts,
             };
-            let (report, _, held, made_at) =
-                make_layer(site, src, &plan, &stage, root, &dir).await?;
+            let made = make_layer(site, src, &plan, &stage, root, &dir).await;
+            drop(resume);
+            let (report, _, held, made_at) = made?;
             dir = made_at;
             (report, held)
         }
@@ -523,6 +544,32 @@ async fn project_layer(
     report.add_to(record);
     record.project_layer = Some(key);
     Ok(())
+}
+
+/// The newest incomplete layer of the project layer `dir` (published beside it by
+/// [`uncached`]) that kept what its build wrote before its time ran out, held while the
+/// next preparation reads it.
+fn resumable(dir: &Path) -> Result<Option<(layer::InUse, PathBuf)>, SandboxError> {
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Ok(None);
+    };
+    let prefix = format!("{}-incomplete-", name.to_string_lossy());
+    let mut found: Vec<PathBuf> = fs::read_dir(parent)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .filter(|p| p.join(RESUME_DIR).is_dir())
+        .collect();
+    // Named by a UUIDv7: the newest sorts last.
+    found.sort();
+    while let Some(path) = found.pop() {
+        if let Some(held) = lookup(&path)? {
+            return Ok(Some((held, path)));
+        }
+    }
+    Ok(None)
 }
 
 /// Puts what the project's own build wrote inside its packages (an extension compiled in
@@ -596,7 +643,10 @@ fn copy_tree(from: &Path, into: &Path) -> Result<(), SandboxError> {
             let entry = entry.map_err(SandboxError::io("list", from))?;
             let name = entry.file_name();
             if rel.as_os_str().is_empty()
-                && (name == COMPLETE || name == "report.json" || name == BUILT_IN_TREE)
+                && (name == COMPLETE
+                    || name == "report.json"
+                    || name == BUILT_IN_TREE
+                    || name == RESUME_DIR)
             {
                 continue;
             }

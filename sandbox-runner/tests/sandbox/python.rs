@@ -2191,3 +2191,59 @@ async fn a_run_that_lingers_after_its_runners_summary_is_judged_by_the_summary()
         );
     }
 }
+
+/// A project whose own build outlasts the preparation's time (spaCy's dozens of Cython
+/// modules on a busy machine) was never built: each preparation began again and was cut
+/// short at the same place. What a preparation of the same tree built before its time ran
+/// out is kept in its incomplete layer, and the next preparation goes on from there. Here
+/// the build generates three modules, each taking 20 s (as cythonize writes a .c file
+/// and skips the ones present), against 70 s of preparation time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_build_longer_than_the_preparations_time_goes_on_where_it_stopped() {
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.prepare_timeout = Duration::from_secs(70);
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "setup.py",
+        format!(
+            "# {marker}\nimport os\nimport sys\nimport time\nfrom setuptools import setup\n\nhere = os.path.dirname(os.path.abspath(__file__))\n# What reads the declarations only (egg_info) builds nothing.\nfor name in ('one', 'two', 'three') if sys.argv[1:2] != ['egg_info'] else ():\n    path = os.path.join(here, 'gen_%s.py' % name)\n    if not os.path.exists(path):\n        time.sleep(20)\n        with open(path + '.part', 'w') as f:\n            f.write('VALUE = %r\\n' % name)\n        os.rename(path + '.part', path)\n\nsetup(name='slowbuild', version='0.1', py_modules=['slowbuild', 'gen_one', 'gen_two', 'gen_three'])\n"
+        ),
+    )
+    .write(
+        "slowbuild.py",
+        "import gen_one, gen_two, gen_three\n\nBUILT = [gen_one.VALUE, gen_two.VALUE, gen_three.VALUE]\n",
+    );
+    let commit = repo.commit("a project whose build takes 60 s");
+    let show = [
+        "python3",
+        "-c",
+        "import slowbuild; print('built', slowbuild.BUILT)",
+    ];
+    let request = RunRequest::new(repo.path(), &commit, Language::Python, show)
+        .as_command()
+        .with_timeout(Duration::from_secs(60));
+    let first = sandbox.run(&request).await.expect("run");
+    let deps = first.dependencies.as_ref().expect("prepared");
+    assert!(
+        deps.not_prepared
+            .iter()
+            .any(|n| n.what.contains("the project itself")),
+        "the first preparation runs out of time: {deps:#?}"
+    );
+    let second = sandbox.run(&request).await.expect("run");
+    let out = support::output(&second);
+    let deps = second.dependencies.as_ref().expect("prepared");
+    assert_eq!(second.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    assert!(out.contains("built ['one', 'two', 'three']"), "{out}");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n
+                .contains("the build went on from what an earlier preparation of this tree built")),
+        "{:?}",
+        deps.notes
+    );
+}

@@ -743,6 +743,69 @@ def extensions_built_in_parallel(env):
                                % (jobs, why(out)))
 
 
+# What an earlier preparation of this very tree built before its time ran out, mounted
+# read-only by the runner (its incomplete project layer's RESUME_DIR), and where this one
+# keeps what it built when its own time runs out.
+RESUME_FROM = "/resume"
+RESUME_DIR = "resume"
+# At most this much of a build is kept to resume from.
+RESUME_MAX_BYTES = 1 << 30
+# What the build wrote this recently when its time ran out is left out (it may be cut short).
+RESUME_SETTLED_SECONDS = 3
+
+
+def resume_build():
+    """A project whose own build outlasts the preparation's time (spaCy's dozens of Cython
+    modules on a busy machine) never got built: each preparation began it again and was
+    cut short at the same place. What an earlier preparation of this same tree built (the
+    runner keys it by the tree, so it is this code's build) is put back first, newer than
+    the sources, so the build goes on from there: a compiled module up to date is not
+    compiled again."""
+    if not os.path.isdir(RESUME_FROM):
+        return
+    restored = 0
+    for rel in sorted(tree_files(RESUME_FROM)):
+        into = os.path.join(WORK, rel)
+        if os.path.lexists(into):
+            continue
+        os.makedirs(os.path.dirname(into), exist_ok=True)
+        shutil.copyfile(os.path.join(RESUME_FROM, rel), into)
+        restored += 1
+    if restored:
+        REPORT["notes"].append("the build went on from what an earlier preparation of this tree built before its time ran out (%d files)"
+                               % restored)
+
+
+def keep_for_resume(before):
+    """The preparation's time ran out while the project was being built: what the build
+    wrote into the tree so far (compiled modules, generated C) is kept in this incomplete
+    layer, for the next preparation of the same tree to go on from (resume_build)."""
+    kept, size = [], 0
+    # The build directory too: setuptools compiles there first (`build/temp.*`, then
+    # `build/lib.*`), and finds there what is up to date.
+    built = set()
+    for dirpath, dirnames, filenames in os.walk(os.path.join(WORK, "build")):
+        built.update(os.path.relpath(os.path.join(dirpath, n), WORK) for n in filenames)
+    for rel in sorted((tree_files(WORK) - before) | built):
+        path = os.path.join(WORK, rel)
+        if os.path.islink(path) or not os.path.isfile(path):
+            continue
+        # A file written as the build was killed may be cut short: put back, newer than
+        # its sources, it would pass for built in every later preparation of this tree.
+        if time.time() - os.path.getmtime(path) < RESUME_SETTLED_SECONDS:
+            continue
+        size += os.path.getsize(path)
+        if size > RESUME_MAX_BYTES:
+            break
+        into = os.path.join(PROJECT, RESUME_DIR, rel)
+        os.makedirs(os.path.dirname(into), exist_ok=True)
+        shutil.copyfile(path, into)
+        kept.append(rel)
+    if kept:
+        REPORT["notes"].append("what the build wrote before the time ran out is kept for the next preparation of this tree to go on from (%d files)"
+                               % len(kept))
+
+
 # The last pip that reads the legacy metadata of a project of its era: pip 24.1 refuses
 # requirement specifiers packaging 22 does not parse (spaCy 2.2's "has invalid metadata:
 # Expected matching RIGHT_PARENTHESIS"), which every pip before it installed.
@@ -789,6 +852,7 @@ def install_project(pip):
     site = os.path.join(PROJECT, "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
     os.makedirs(site, exist_ok=True)
     before = tree_files(WORK)
+    resume_build()
     # The tree is a copy without git metadata: a version read from git (setuptools_scm,
     # versioneer-like plugins) is given, or the build fails for want of it. A legacy
     # `setup.py develop` wants its prefix's site directory on the path.
@@ -830,6 +894,8 @@ def install_project(pip):
         REPORT["project"] = {"installed": False, "how": "on the path as %s" % root, "error": reason}
         REPORT["not_prepared"].append({"what": "the project itself (as an installed package)",
                                        "source": "its build", "reason": reason})
+    if code != 0 and REPORT.get("incomplete"):
+        keep_for_resume(before)
     with open(PROJECT + "/report.json", "w") as f:
         json.dump(REPORT, f, indent=1)
 
