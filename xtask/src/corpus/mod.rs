@@ -873,7 +873,40 @@ impl Run {
     }
 }
 
+/// The words of a run whose project build the preparation's time cut short, and which
+/// the next preparation of the same tree goes on from (prepare.py's `keep_for_resume`).
+const BUILD_GOES_ON: &str = "kept for the next preparation of this tree to go on from";
+
+/// Times a run whose build the preparation's time cut short is run again, as a user runs
+/// a review again: each goes on from what the one before built.
+const BUILD_RUNS: usize = 3;
+
+/// One sandbox run of `command`; again (at most [`BUILD_RUNS`] in all) while the project's
+/// build was cut short and kept for the next preparation to go on from.
 fn sandbox_run(
+    proven: &Path,
+    lang: &str,
+    repo: &Path,
+    rev: &str,
+    command: &[String],
+) -> Result<Run, String> {
+    let mut run = sandbox_run_once(proven, lang, repo, rev, command)?;
+    for _ in 1..BUILD_RUNS {
+        let goes_on = run.record["dependencies"]["notes"]
+            .as_array()
+            .is_some_and(|n| {
+                n.iter()
+                    .any(|n| n.as_str().is_some_and(|n| n.contains(BUILD_GOES_ON)))
+            });
+        if !goes_on {
+            break;
+        }
+        run = sandbox_run_once(proven, lang, repo, rev, command)?;
+    }
+    Ok(run)
+}
+
+fn sandbox_run_once(
     proven: &Path,
     lang: &str,
     repo: &Path,
@@ -1743,6 +1776,31 @@ mod tests {
 
     fn run(side: &str, outcome: &str) -> Value {
         json!({"side": side, "outcome": outcome})
+    }
+
+    /// A run whose project build the preparation's time cut short (its record says the
+    /// next preparation goes on from what it built) is run again, as a user runs a review
+    /// again, at most three times in all; a run that says nothing of the kind runs once.
+    #[test]
+    fn a_run_whose_build_goes_on_next_time_is_run_again() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("dir");
+        let count = dir.path().join("count");
+        let proven = dir.path().join("proven");
+        for (left, runs) in [(0, 1), (1, 2), (9, BUILD_RUNS)] {
+            // A stand-in `proven`: its first `left` runs' builds go on next time.
+            let script = format!(
+                "#!/bin/sh\nn=$(($(cat {count} 2>/dev/null || echo 0) + 1))\necho $n > {count}\nif [ $n -le {left} ]; then note='{BUILD_GOES_ON} (2 files)'; else note=built; fi\nprintf '{{\"attempt\": %s, \"dependencies\": {{\"notes\": [\"%s\"]}}}}' $n \"$note\"\n",
+                count = count.display()
+            );
+            std::fs::write(&proven, script).expect("script");
+            std::fs::set_permissions(&proven, std::fs::Permissions::from_mode(0o755))
+                .expect("chmod");
+            let _ = std::fs::remove_file(&count);
+            let run = sandbox_run(&proven, "python", dir.path(), "HEAD", &["pytest".into()])
+                .expect("run");
+            assert_eq!(run.record["attempt"], runs, "{left}: {:?}", run.record);
+        }
     }
 
     /// The accelerator check's command runs the bug's command with each accelerator's
