@@ -1003,15 +1003,33 @@ fn locale_check(proven: &Path, case: &CaseRepo, command: &[String]) -> Result<St
         .map(|w| w.to_string())
         .chain(command.iter().cloned())
         .collect();
-    let change = sandbox_run(proven, "python", &case.dir, &case.change, &in_c)?;
+    both_sides_again(
+        proven,
+        case,
+        &in_c,
+        "under the C locale",
+        causes::NOT_UTF8_ONLY,
+    )
+}
+
+/// Runs the bug's command, changed (`command`), on the change and then the base: `shows`
+/// when the change fails and the base passes there, else words saying what `there` gave.
+fn both_sides_again(
+    proven: &Path,
+    case: &CaseRepo,
+    command: &[String],
+    there: &str,
+    shows: &str,
+) -> Result<String, String> {
+    let change = sandbox_run(proven, "python", &case.dir, &case.change, command)?;
     if change.code != Some(1) {
-        return Ok("; under the C locale the change passed too".into());
+        return Ok(format!("; {there} the change passed too"));
     }
-    let base = sandbox_run(proven, "python", &case.dir, &case.base, &in_c)?;
+    let base = sandbox_run(proven, "python", &case.dir, &case.base, command)?;
     Ok(if base.code == Some(0) {
-        format!("; {}", causes::NOT_UTF8_ONLY)
+        format!("; {shows}")
     } else {
-        "; under the C locale the change failed, and so did the base".into()
+        format!("; {there} the change failed, and so did the base")
     })
 }
 
@@ -1042,17 +1060,13 @@ fn without_accelerators(command: &[String]) -> Vec<String> {
 /// passing on the base there shows a test that runs only without them, measured and never
 /// decided by hand ([`causes::world_cause`] reads these words).
 fn accelerator_check(proven: &Path, case: &CaseRepo, command: &[String]) -> Result<String, String> {
-    let plain = without_accelerators(command);
-    let change = sandbox_run(proven, "python", &case.dir, &case.change, &plain)?;
-    if change.code != Some(1) {
-        return Ok("; without the optional accelerators the change passed too".into());
-    }
-    let base = sandbox_run(proven, "python", &case.dir, &case.base, &plain)?;
-    Ok(if base.code == Some(0) {
-        format!("; {}", causes::WITHOUT_ACCELERATORS_ONLY)
-    } else {
-        "; without the optional accelerators the change failed, and so did the base".into()
-    })
+    both_sides_again(
+        proven,
+        case,
+        &without_accelerators(command),
+        "without the optional accelerators",
+        causes::WITHOUT_ACCELERATORS_ONLY,
+    )
 }
 
 /// (cause class, the cause in words) of a run that did not end as expected.
