@@ -128,6 +128,11 @@ pub const LIMIT: usize = 10;
 /// project (`--from 11 --limit 4`), none of them ever studied, a project's upstream fetched.
 pub const SECOND_HELD_OUT: (u32, usize) = (11, 4);
 
+/// The third held-out measure (2026-12-06), fixed before it ran: bugs 15 to 17 of each
+/// project (`--from 15 --limit 3`), none of them ever studied, measured before any of its
+/// misses is read; a miss read afterwards joins [`STUDIED`].
+pub const THIRD_HELD_OUT: (u32, usize) = (15, 3);
+
 /// The cases: the first `limit` bugs by number of each project (`projects`, or every one
 /// of [`PROJECTS`]) from bug number `from` on, in rounds.
 pub fn selection(
@@ -840,6 +845,17 @@ mod tests {
         );
         assert!(held.iter().all(|c| !c.studied()), "never studied");
         assert_eq!(held.len(), 4 * 11, "11 projects have 14 bugs or more");
+        // The third: bugs 15 to 17, none studied either (fastapi and tornado end at 16).
+        let (from, limit) = THIRD_HELD_OUT;
+        let third = selection(&data, &[], from, limit).expect("selects");
+        assert!(third.iter().all(|c| (15..=17).contains(&c.number) && !c.studied()));
+        assert!(third.iter().all(|c| !held.iter().any(|h| h.id() == c.id())));
+        let expected: usize = counts
+            .iter()
+            .map(|(_, n)| (*n as usize).saturating_sub(14).min(3))
+            .sum();
+        assert_eq!(third.len(), expected);
+        assert!(third.len() >= 25, "{}", third.len());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -246,6 +246,14 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 );
                 o.measured_only = true;
             }
+            // The third, fixed in code before it ran.
+            "--third-held-out" if corpus == Corpus::BugsInPy => {
+                (o.from, o.limit) = (
+                    bugsinpy::THIRD_HELD_OUT.0,
+                    Some(bugsinpy::THIRD_HELD_OUT.1),
+                );
+                o.measured_only = true;
+            }
             "--review-only" => {
                 o.resume = true;
                 o.review_only = true;
@@ -289,7 +297,8 @@ pub fn usage() -> String {
     "cargo xtask corpus bugsinpy --bugsinpy PATH | bugsjs --bugsjs PATH, then --repos DIR \
      [--project NAME…] [--from N] [--limit N] [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] \
      [--resume] [--report-only] [--fidelity-only] [--review-only] [--measured-only] \
-     [--second-held-out (BugsInPy: --from 11 --limit 4 --measured-only)] [--case ID…] \
+     [--second-held-out (BugsInPy: --from 11 --limit 4 --measured-only)] \
+     [--third-held-out (BugsInPy: --from 15 --limit 3 --measured-only)] [--case ID…] \
      [--tool-bench [--rounds N] (each case reviewed with and without the tool evidence, \
      timed; `cargo xtask bench tool` runs it)] | commits --tool-bench --repos DIR [--case \
      PROJECT…] [--rounds N] (the tool bench's Go and Rust commits)"
@@ -2092,6 +2101,16 @@ mod tests {
         ]))
         .expect("parses");
         assert_eq!((o.from, o.limit, o.measured_only), (11, Some(4), true));
+        let o = parse(&args(&[
+            "bugsinpy",
+            "--bugsinpy",
+            "/d",
+            "--repos",
+            "/r",
+            "--third-held-out",
+        ]))
+        .expect("parses");
+        assert_eq!((o.from, o.limit, o.measured_only), (15, Some(3), true));
         assert!(
             parse(&args(&[
                 "bugsjs", "--bugsjs", "/d", "--repos", "/r", "--from", "3"
