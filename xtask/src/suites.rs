@@ -95,6 +95,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("tiangolo/typer", Language::Python),
     ("sindresorhus/got", Language::Node),
     ("clap-rs/clap", Language::Rust),
+    // Added 2026-12-06, never run before.
+    ("pytest-dev/pytest", Language::Python),
+    ("aio-libs/aiohttp", Language::Python),
+    ("moment/moment", Language::Node),
+    ("sindresorhus/execa", Language::Node),
+    ("lodash/lodash", Language::Node),
+    ("serde-rs/serde", Language::Rust),
+    ("rayon-rs/rayon", Language::Rust),
+    ("gorilla/mux", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.

@@ -848,7 +848,11 @@ mod tests {
         // The third: bugs 15 to 17, none studied either (fastapi and tornado end at 16).
         let (from, limit) = THIRD_HELD_OUT;
         let third = selection(&data, &[], from, limit).expect("selects");
-        assert!(third.iter().all(|c| (15..=17).contains(&c.number) && !c.studied()));
+        assert!(
+            third
+                .iter()
+                .all(|c| (15..=17).contains(&c.number) && !c.studied())
+        );
         assert!(third.iter().all(|c| !held.iter().any(|h| h.id() == c.id())));
         let expected: usize = counts
             .iter()

@@ -248,10 +248,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             }
             // The third, fixed in code before it ran.
             "--third-held-out" if corpus == Corpus::BugsInPy => {
-                (o.from, o.limit) = (
-                    bugsinpy::THIRD_HELD_OUT.0,
-                    Some(bugsinpy::THIRD_HELD_OUT.1),
-                );
+                (o.from, o.limit) = (bugsinpy::THIRD_HELD_OUT.0, Some(bugsinpy::THIRD_HELD_OUT.1));
                 o.measured_only = true;
             }
             "--review-only" => {
