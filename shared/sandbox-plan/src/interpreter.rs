@@ -68,6 +68,9 @@ pub fn choose_python(
         .collect();
     // By version, each version's sources in the order they were read.
     names.sort_by_key(|(v, _)| *v);
+    if let Some(ran) = candidates.newest_ci_ran(&names) {
+        return Some(ran);
+    }
     if !names.is_empty() {
         return candidates.nearest_named(&names);
     }
@@ -160,6 +163,51 @@ impl Candidates<'_> {
         } else {
             format!("; {} allows it", said.join(", "))
         }
+    }
+
+    /// The newest Python the project's own CI ran (Travis, GitHub workflows, Azure
+    /// Pipelines, AppVeyor) that an image has and the bounds allow, when the project names
+    /// a newer one its CI did not run (a classifier for a Python released weeks before:
+    /// spaCy of 2019-10-30 names 3.8, its CI ran 3.5 to 3.7, and its dependencies had no
+    /// wheels for 3.8 yet). None when no CI names one an image has, or when the CI ran the
+    /// newest named: [`Self::nearest_named`] decides then.
+    fn newest_ci_ran(&self, names: &[((u32, u32), &String)]) -> Option<InterpreterChoice> {
+        let on_image = |v: &(u32, u32)| self.allowed(*v) && self.images.iter().any(|(i, _)| i == v);
+        let newest = names.iter().map(|(v, _)| *v).filter(on_image).max()?;
+        let ci = |s: &String| crate::python::is_ci(s);
+        let ran = names
+            .iter()
+            .filter(|(v, s)| ci(s) && on_image(v))
+            .map(|(v, _)| *v)
+            .max()?;
+        if ran == newest {
+            return None;
+        }
+        let image = self.images.iter().find(|(v, _)| *v == ran)?.1;
+        let mut sources: Vec<&str> = Vec::new();
+        for (_, source) in names.iter().filter(|(n, s)| *n == ran && ci(s)) {
+            if !sources.contains(&source.as_str()) {
+                sources.push(source);
+            }
+        }
+        let mut not_ran: Vec<&str> = Vec::new();
+        for (_, source) in names.iter().filter(|(n, _)| *n == newest) {
+            if !not_ran.contains(&source.as_str()) {
+                not_ran.push(source);
+            }
+        }
+        Some(choice(
+            ran,
+            image,
+            format!(
+                "the newest Python the project's CI ran that the sandbox has: {} ({}){}; not {}, which {} names but its CI did not run",
+                show(ran),
+                sources.join(", "),
+                self.bounds_said(),
+                show(newest),
+                not_ran.join(", ")
+            ),
+        ))
     }
 
     /// The project names versions (`names`, by version): the newest named one an image has
@@ -306,6 +354,60 @@ mod tests {
         // Older than every image: the choice without the date.
         let old = choose_python_as_of(&project, &images, Some("2010-01-01T00:00:00Z"));
         assert_eq!(old.map(|c| c.version).as_deref(), Some("3.7"));
+    }
+
+    /// spaCy of 2019-10-30: its classifiers name 3.8 (released sixteen days before), its CI
+    /// (Azure Pipelines, Travis) ran 2.7 and 3.5 to 3.7, and its dependencies had no wheels
+    /// for 3.8 yet (blis, thinc, preshed: every one built from source until the preparation's
+    /// time ran out). The newest Python its CI ran is chosen, and the record says which it
+    /// passed over; a CI that ran the newest named, or that names none an image has, leaves
+    /// the choice to the names.
+    #[test]
+    fn a_python_the_project_names_but_its_ci_never_ran_is_passed_over() {
+        let spacy = [
+            (">=2.7,!=3.0.*,!=3.1.*,!=3.2.*,!=3.3.*", "setup.cfg"),
+            ("==2.7.*", "setup.cfg classifiers"),
+            ("==3.5.*", "setup.cfg classifiers"),
+            ("==3.6.*", "setup.cfg classifiers"),
+            ("==3.7.*", "setup.cfg classifiers"),
+            ("==3.8.*", "setup.cfg classifiers"),
+            ("==2.7.*", ".travis.yml python"),
+            ("==3.5.*", "azure-pipelines.yml python.version"),
+            ("==3.6.*", "azure-pipelines.yml python.version"),
+            ("==3.7.*", "azure-pipelines.yml python.version"),
+        ];
+        let choice = choose_python(&declared(&spacy), &images()).expect("a choice");
+        assert_eq!(
+            (choice.version.as_str(), choice.image.as_str()),
+            ("3.7", "py37")
+        );
+        assert_eq!(
+            choice.because,
+            "the newest Python the project's CI ran that the sandbox has: 3.7 (azure-pipelines.yml python.version); setup.cfg >=2.7,!=3.0.*,!=3.1.*,!=3.2.*,!=3.3.* allows it; not 3.8, which setup.cfg classifiers names but its CI did not run"
+        );
+        // Its CI ran 3.8 too: the newest named.
+        let mut ran = declared(&spacy);
+        ran.push((
+            "==3.8.*".into(),
+            ".github/workflows/ci.yml python-version".into(),
+        ));
+        let choice = choose_python(&ran, &images()).expect("a choice");
+        assert_eq!(choice.version, "3.8");
+        assert!(
+            choice
+                .because
+                .starts_with("the newest Python the project names")
+        );
+        // Its CI ran only Pythons no image has (2.7): the names decide.
+        let old_ci: Vec<(&str, &str)> = spacy
+            .iter()
+            .filter(|(_, s)| !s.starts_with("azure"))
+            .copied()
+            .collect();
+        assert_eq!(
+            choose_python(&declared(&old_ci), &images()).map(|c| c.version),
+            Some("3.8".to_string())
+        );
     }
 
     #[test]

@@ -1441,8 +1441,11 @@ fn classifier_pythons(text: &str) -> Vec<String> {
     versions
 }
 
-/// The CI files that name Pythons, with the keys that hold them: Travis's `python`, and a
-/// GitHub workflow's `python-version` (as setup-python takes it) or its matrix's `python`.
+/// The CI files that name Pythons, with the keys that hold them: Travis's `python`, a
+/// GitHub workflow's `python-version` (as setup-python takes it) or its matrix's `python`,
+/// Azure Pipelines' `python.version` (its matrix's variable, as `UsePythonVersion` takes
+/// it) and AppVeyor's `PYTHON_VERSION` or `PYTHON` (the folder of the runner's Python,
+/// `C:\\Python37-x64`).
 fn ci_files(src: &Path) -> Vec<(String, &'static [&'static str])> {
     const TRAVIS: &[&str] = &["python"];
     const WORKFLOW: &[&str] = &[
@@ -1451,12 +1454,18 @@ fn ci_files(src: &Path) -> Vec<(String, &'static [&'static str])> {
         "python_version",
         "python",
     ];
+    const AZURE: &[&str] = &["python.version", "versionSpec", "python_version"];
+    const APPVEYOR: &[&str] = &["PYTHON_VERSION", "PYTHON"];
     let mut files = vec![(".travis.yml".to_string(), TRAVIS)];
     files.extend(
         crate::ci_matrix::workflows(src)
             .into_iter()
             .map(|n| (n, WORKFLOW)),
     );
+    files.push(("azure-pipelines.yml".to_string(), AZURE));
+    for appveyor in ["appveyor.yml", ".appveyor.yml"] {
+        files.push((appveyor.to_string(), APPVEYOR));
+    }
     files
 }
 
@@ -1464,10 +1473,13 @@ fn ci_files(src: &Path) -> Vec<(String, &'static [&'static str])> {
 /// [`crate::ci_matrix::items`]): PyPy, `3.x` and expressions (`${{ matrix.python }}`) name
 /// no version and are skipped. So is a Python under development (`3.8-dev`,
 /// `3.12.0-beta.4`, `nightly`): the project tried it ahead of its support (black's `3.8-dev`
-/// of 2019), it never said it ran there.
+/// of 2019), it never said it ran there. A patch wildcard (`3.6.x`) names its minor; a
+/// Windows runner's folder (`C:\\Python36-x64`, `C:/Python27`) names the version in it.
 fn ci_pythons(text: &str, keys: &[&str]) -> Vec<String> {
     let mut versions: Vec<String> = Vec::new();
     for item in crate::ci_matrix::items(text, keys) {
+        let item = windows_python(&item).unwrap_or(item);
+        let item = item.strip_suffix(".x").unwrap_or(&item);
         let v: String = item
             .chars()
             .take_while(|c| c.is_ascii_digit() || *c == '.')
@@ -1484,14 +1496,39 @@ fn ci_pythons(text: &str, keys: &[&str]) -> Vec<String> {
     versions
 }
 
+/// `X.Y` of a Windows runner's Python folder (`C:\\Python36-x64`, `C:/Python310`): the
+/// digits after `Python`, the first the major.
+fn windows_python(item: &str) -> Option<String> {
+    let (_, after) = item.rsplit_once("Python")?;
+    let digits: String = after.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let rest = &after[digits.len()..];
+    if digits.len() < 2 || !(rest.is_empty() || rest.starts_with('-')) {
+        return None;
+    }
+    Some(format!("{}.{}", &digits[..1], &digits[1..]))
+}
+
+/// Whether a declaration naming Pythons is a CI's: the Pythons the project's CI ran, as
+/// opposed to those it says it supports (classifiers, tox envlist).
+pub(crate) fn is_ci(source: &str) -> bool {
+    [
+        ".travis.yml",
+        ".github/workflows/",
+        "azure-pipelines.yml",
+        "appveyor.yml",
+        ".appveyor.yml",
+    ]
+    .iter()
+    .any(|f| source.starts_with(f))
+}
+
 /// Declarations that name the Pythons a project runs on, any one of which will do (tox
 /// envlists, classifiers, CI matrices, `.python-version`, `runtime.txt`), as opposed to
 /// the bounds every Python must meet (`python_requires`, `requires-python`).
 pub(crate) fn names_pythons(source: &str) -> bool {
     source == "tox.ini envlist"
         || source.ends_with(" classifiers")
-        || source.starts_with(".travis.yml")
-        || source.starts_with(".github/workflows/")
+        || is_ci(source)
         || source == ".python-version"
         || source == "runtime.txt"
 }
@@ -2170,6 +2207,41 @@ dependencies = ["mkdocs"]
             ]
         );
         assert!(named.iter().all(|(_, s)| names_pythons(s)));
+    }
+
+    /// Azure Pipelines' matrix variable and AppVeyor's environment matrix (a version with a
+    /// patch wildcard, or the Windows runner's Python folder) name the Pythons a CI ran;
+    /// expressions and Miniconda folders name none.
+    #[test]
+    fn azure_and_appveyor_matrices_name_the_pythons_their_ci_ran() {
+        let dir = tree(&[
+            (
+                "azure-pipelines.yml",
+                "jobs:\n- job: 'Test'\n  strategy:\n    matrix:\n      # Python27Linux:\n      #   python.version: '2.7'\n      Python35Linux:\n        imageName: 'ubuntu-16.04'\n        python.version: '3.5'\n      Python37Mac:\n        python.version: '3.7'\n  steps:\n  - task: UsePythonVersion@0\n    inputs:\n      versionSpec: '$(python.version)'\n",
+            ),
+            (
+                "appveyor.yml",
+                "environment:\n  matrix:\n    - PYTHON: \"C:\\\\Python36-x64\"\n      PYTHON_VERSION: \"3.6.x\"\n    - PYTHON: \"C:/Python27\"\n    - PYTHON: \"C:\\\\Python310\"\n    - PYTHON: \"C:\\\\Miniconda36-x64\"\n",
+            ),
+        ]);
+        let plan = read_plan(dir.path());
+        let named: Vec<(&str, &str)> = plan
+            .python_requires
+            .iter()
+            .map(|(v, s)| (v.as_str(), s.as_str()))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("==3.5.*", "azure-pipelines.yml python.version"),
+                ("==3.7.*", "azure-pipelines.yml python.version"),
+                ("==3.6.*", "appveyor.yml PYTHON_VERSION"),
+                ("==2.7.*", "appveyor.yml PYTHON_VERSION"),
+                ("==3.10.*", "appveyor.yml PYTHON_VERSION"),
+            ]
+        );
+        assert!(named.iter().all(|(_, s)| names_pythons(s) && is_ci(s)));
+        assert!(!is_ci("setup.py classifiers") && !is_ci("tox.ini envlist"));
     }
 
     #[test]
