@@ -313,6 +313,31 @@ async fn a_bug_the_change_introduces_is_one_reproduced_finding_in_every_format()
     env.cleanup().await;
 }
 
+/// A Prover's test added to an existing test file is the whole file, and a project's test
+/// file can carry large tables of cases (ansible's distribution tests: 81 KiB). Such a test
+/// proves the bug like any other; the old 64 KiB bound refused it unrun.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_in_a_large_file_of_cases_proves_the_bug() {
+    let server = ScriptedServer::start().await;
+    let table: String = (0..4000)
+        .map(|i| format!("    ({i}, {}, {}),\n", i + 1, 2 * i + 1))
+        .collect();
+    let test = format!(
+        "CASES = [\n{table}]\n\n\ndef test_add():\n    for a, b, total in CASES:\n        assert add(a, b) == total\n"
+    );
+    assert!(test.len() > 80 * 1024, "{}", test.len());
+    script(&server, &test, CONCEDE());
+    let env = Env::new(Backend::Sqlite).await;
+    let (repo, base) = buggy_change();
+    let out = review(&env, &server, &repo, &base, "json");
+    assert_eq!(out.status.code(), Some(1), "{:?}", text(&out));
+    let doc = parse(&out);
+    let findings = doc["findings"].as_array().expect("findings");
+    assert_eq!(findings.len(), 1, "{doc:#}");
+    assert_eq!(findings[0]["proof_level"], "reproduced", "{doc:#}");
+    env.cleanup().await;
+}
+
 /// Reviews the buggy change with the Prover writing `prover_test`; expects no finding.
 async fn review_without_finding(prover_test: &str) -> (Env, serde_json::Value) {
     let server = ScriptedServer::start().await;

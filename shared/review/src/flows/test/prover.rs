@@ -18,6 +18,12 @@ use crate::core::test_runs::{MAX_FILE_BYTES, language_of, rust_member, selection
 use crate::core::trace::Trace;
 use crate::core::wire::{ProveJob, ReviewView, Risk};
 
+/// The most a Prover's test file may hold. A test added to an existing test file is the
+/// whole file, and a project's test file can carry large tables of cases (ansible's
+/// distribution tests: 81 KiB of fixtures, refused at the old 64 KiB): the bound keeps a
+/// runaway answer out, never a real test file.
+const MAX_TEST_BYTES: usize = 1024 * 1024;
+
 #[derive(Debug, Serialize, Deserialize)]
 struct ProverAnswer {
     test_path: String,
@@ -101,8 +107,11 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
     if let Err(why) = check_test_path(language, &answer.test_path, exists) {
         return Err(refused(why, &mut trace));
     }
-    if answer.test_code.len() > 64 * 1024 {
-        return Err(refused("the test is larger than 64 KiB".into(), &mut trace));
+    if answer.test_code.len() > MAX_TEST_BYTES {
+        return Err(refused(
+            format!("the test is larger than {} KiB", MAX_TEST_BYTES / 1024),
+            &mut trace,
+        ));
     }
     let selection = package
         .and_then(|package| {
