@@ -1352,6 +1352,108 @@ async fn an_sdists_setup_requires_is_resolved_as_of_the_date() {
     );
 }
 
+/// A dependency none of whose releases of the date builds here (cryptography 1.7's sdist
+/// against the image's OpenSSL 3, under scrapy of 2016) failed every requirement that needs
+/// it, and each later attempt built it again until the preparation's time ran out. It is
+/// now served as of the first wheel for this Python uploaded after the date: the nearest
+/// release that installs (1.1), never today's (9.0), while what needs it keeps the date.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dependency_that_does_not_build_as_of_the_date_comes_from_its_first_wheel_after() {
+    use std::io::Write;
+    let index = tempfile::tempdir().expect("index");
+    let files = index.path().join("files");
+    std::fs::create_dir_all(&files).expect("files");
+    let marker = support::unique();
+    let dep = format!("nobuild{marker}");
+    let top = format!("needsnobuild{marker}");
+    let page = |name: &str, entries: Vec<serde_json::Value>| {
+        let dir = index.path().join("simple").join(name);
+        std::fs::create_dir_all(&dir).expect("page");
+        let body =
+            serde_json::json!({"meta": {"api-version": "1.1"}, "name": name, "files": entries});
+        std::fs::write(dir.join("index.html"), body.to_string()).expect("write");
+    };
+    let entry = |filename: &str, uploaded: &str| {
+        serde_json::json!({
+            "filename": filename,
+            "url": format!("http://pypi.test/files/{filename}"),
+            "hashes": {},
+            "upload-time": uploaded,
+        })
+    };
+    // The date's release: an sdist whose build fails (its metadata is read, its wheel is not
+    // made), as a C extension of before this Python's headers fails.
+    let sdist = format!("{dep}-1.0.zip");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(files.join(&sdist)).expect("sdist"));
+    let options = zip::write::SimpleFileOptions::default();
+    for (path, body) in [
+        (
+            "setup.py".to_string(),
+            format!(
+                "import sys\nfrom setuptools import setup\nif 'bdist_wheel' in sys.argv or 'install' in sys.argv:\n    raise SystemExit('error: this release does not build here')\nsetup(name='{dep}', version='1.0', py_modules=['{dep}'])\n"
+            ),
+        ),
+        (format!("{dep}.py"), "VERSION = '1.0'\n".to_string()),
+        (
+            "PKG-INFO".to_string(),
+            format!("Metadata-Version: 1.1\nName: {dep}\nVersion: 1.0\n"),
+        ),
+    ] {
+        zip.start_file(format!("{dep}-1.0/{path}"), options)
+            .expect("entry");
+        zip.write_all(body.as_bytes()).expect("write");
+    }
+    zip.finish().expect("zip");
+    let first = format!("{dep}-1.1-py3-none-any.whl");
+    wheel(&files.join(&first), &dep, "1.1");
+    let today = format!("{dep}-9.0-py3-none-any.whl");
+    wheel(&files.join(&today), &dep, "9.0");
+    page(
+        &dep,
+        vec![
+            entry(&sdist, "2025-01-01T00:00:00Z"),
+            entry(&first, "2025-03-01T00:00:00Z"),
+            entry(&today, "2026-01-01T00:00:00Z"),
+        ],
+    );
+    let top_wheel = format!("{top}-1.0-py3-none-any.whl");
+    wheel_requiring(&files.join(&top_wheel), &top, "1.0", &[&dep]);
+    page(&top, vec![entry(&top_wheel, "2025-01-01T00:00:00Z")]);
+    let server = support::FileServer::start(index.path());
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.pip_index_url = Some("http://pypi.test/simple/".into());
+        c.registries = server.allow_as("pypi.test");
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write("requirements.txt", format!("{top}\n"));
+    let commit = repo.commit("a requirement whose dependency does not build as of the date");
+    let show = [
+        "python3",
+        "-c",
+        &format!("import {top}, {dep}; print('versions', {top}.VERSION, {dep}.VERSION)"),
+    ];
+    let at = time::macros::datetime!(2025-02-01 00:00 UTC);
+    let run = sandbox
+        .run(
+            &RunRequest::new(repo.path(), &commit, Language::Python, show)
+                .as_command()
+                .resolved_as_of(at),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    let deps = run.dependencies.as_ref().expect("prepared");
+    assert_eq!(run.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    assert!(out.contains("versions 1.0 1.1"), "{out}\n{deps:#?}");
+    assert!(
+        deps.notes.iter().any(|n| n.contains(&dep)
+            && n.contains("served as of 2025-03-01T00:00:00Z, when its first wheel for this Python was uploaded")),
+        "{:#?}",
+        deps.notes
+    );
+}
+
 /// Class 6 of issue 30: a project whose tox runs `coverage run test/runtests.py`, its own
 /// script that puts its code on the path and hands its arguments to pytest, with a variable
 /// of tox's `setenv` the tests read. Plain pytest over the tree cannot collect it; run as

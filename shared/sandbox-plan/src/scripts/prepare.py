@@ -374,6 +374,9 @@ def start_dated_index(before):
                 self.send_error(404)
                 return
             name = parts[1]
+            # A project none of whose releases of the date builds here is served as of its
+            # first wheel for this Python (`served_from_first_wheel`).
+            as_of = max(as_of, SERVED_AS_OF.get(req_name(name), as_of))
             page, status = upstream_page(name)
             if page is None:
                 self.send_error(status)
@@ -420,6 +423,74 @@ def start_dated_index(before):
 
 # The whole output of the last command the time cut short (its result keeps only the end).
 CUT_SHORT = ""
+
+# Projects the dated index serves as of a later instant than the date: normalised name ->
+# instant (`served_from_first_wheel`).
+SERVED_AS_OF = {}
+# The project pip was building when it failed: its own words (every pip since 9), a legacy
+# install's, and its build folder (`/tmp/pip-install-X/NAME_<hex>/`, `/tmp/pip-build-X/NAME/`)
+# in "Command errored out" and "egg_info failed" lines.
+FAILED_BUILD = re.compile(
+    r"(?:Failed building wheel for ([A-Za-z0-9][A-Za-z0-9._-]*)"
+    r"|Running setup\.py install for ([A-Za-z0-9][A-Za-z0-9._-]*) \.\.\. error"
+    r"|/pip-install-[^/\s]+/([A-Za-z0-9][A-Za-z0-9._-]*?)_[0-9a-f]{32}/"
+    r"|/pip-build-[^/\s]+/([A-Za-z0-9][A-Za-z0-9._-]*)/)")
+
+
+def wheel_tags():
+    """The wheel tags this Python installs (pip's own list), None when pip's copy of
+    `packaging` is not there to say."""
+    try:
+        from pip._vendor.packaging.tags import sys_tags
+    except Exception:
+        return None
+    return set(str(t) for t in sys_tags())
+
+
+def installs_here(filename, tags):
+    """Whether a wheel's file name carries a tag this Python installs."""
+    parts = filename[:-len(".whl")].split("-")
+    if len(parts) < 5:
+        return False
+    pys, abis, plats = parts[-3].split("."), parts[-2].split("."), parts[-1].split(".")
+    return any("%s-%s-%s" % (py, abi, plat) in tags for py in pys for abi in abis for plat in plats)
+
+
+def first_wheel_after(name, before):
+    """The instant the first wheel of `name` this Python installs was uploaded after
+    `before` (`YYYY-MM-DDTHH:MM:SSZ`), None when there is none."""
+    page, _ = upstream_page(name)
+    tags = wheel_tags()
+    if not page or not tags:
+        return None
+    times = [f["upload-time"][:19] + "Z" for f in page.get("files", [])
+             if f.get("upload-time") and f["upload-time"][:19] > before[:19] and not f.get("yanked")
+             and f.get("filename", "").endswith(".whl") and installs_here(f["filename"], tags)]
+    return min(times) if times else None
+
+
+def served_from_first_wheel(out):
+    """A dependency whose release of the date does not build here (cryptography 1.7's
+    sdist against the image's OpenSSL 3; a C extension of before this Python) fails the
+    install of everything that needs it, and every later attempt builds it again until the
+    preparation's time runs out (scrapy of 2016: nothing of Twisted, pyOpenSSL or lxml
+    installed). The dated index serves each project pip names as failing to build as of
+    the first upload of a wheel for this Python after the date, the nearest release that
+    installs here; what needs it keeps the date. True when it serves one more so."""
+    served = False
+    for m in FAILED_BUILD.finditer(out):
+        name = req_name(next(g for g in m.groups() if g))
+        if not name or name in SERVED_AS_OF:
+            continue
+        instant = first_wheel_after(name, RESOLVE_BEFORE)
+        if not instant:
+            continue
+        SERVED_AS_OF[name] = instant
+        served = True
+        REPORT["notes"].append(
+            "%s: its release of %s did not build here; served as of %s, when its first wheel "
+            "for this Python was uploaded (what needs it kept the date)" % (name, RESOLVE_BEFORE[:10], instant))
+    return served
 
 MAX_DROPPED = 10
 NOT_SERVED = re.compile(r"(?:No matching distribution found for|Could not find a version that satisfies the requirement) ([^\s(]+)")
@@ -1118,6 +1189,8 @@ def main():
             code, out = run(pip + ["-r", "/tmp/proven-requirements.txt"], share=2.0 / 3)
             missing = unavailable(out, wanted) if code != 0 else None
             if missing is None:
+                if code != 0 and RESOLVE_BEFORE and OUT_OF_TIME not in out and served_from_first_wheel(out):
+                    continue
                 break
             spec, source = missing
             wanted.remove(missing)
