@@ -122,6 +122,43 @@ pub(crate) fn materialise(
     })
 }
 
+/// The version a build that reads it from git (setuptools_scm, hatch-vcs, pbr) would give
+/// the commit: its nearest tag as a PEP 440 version (`v8.3.5`), with the commits since
+/// as a post-release (`8.3.5.post12`). The tree a run gets is a copy without git metadata,
+/// where such a build finds no version (pytest's own tree became pytest 0.0.0, and its
+/// `minversion` refused it). None when no tag reaches the commit, or none reads as a
+/// version.
+pub(crate) fn version_from_tags(repository: &Path, commit: &str) -> Option<String> {
+    let repo = Repository::open(repository).ok()?;
+    let commit = repo.find_commit(Oid::from_str(commit).ok()?).ok()?;
+    let mut options = git2::DescribeOptions::new();
+    options.describe_tags();
+    let described = commit.as_object().describe(&options).ok()?;
+    version_of_description(&described.format(None).ok()?)
+}
+
+/// `TAG` or `TAG-N-gHASH` (git describe's words) as a PEP 440 version: the tag from its
+/// first digit (`v1.2`, `release-1.2`), `.postN` after it when N commits follow.
+fn version_of_description(described: &str) -> Option<String> {
+    let parts: Vec<&str> = described.rsplitn(3, '-').collect();
+    let (tag, since) = match parts.as_slice() {
+        [hash, n, tag] if hash.starts_with('g') && n.parse::<u64>().is_ok() => {
+            (*tag, n.parse::<u64>().ok())
+        }
+        _ => (described, None),
+    };
+    let tag = &tag[tag.find(|c: char| c.is_ascii_digit())?..];
+    proven_version::pypi::PyVersion::parse(tag).ok()?;
+    let version = match since {
+        Some(n) if n > 0 => format!("{tag}.post{n}"),
+        _ => tag.to_string(),
+    };
+    proven_version::pypi::PyVersion::parse(&version)
+        .ok()
+        .map(|_| version)
+        .or_else(|| Some(tag.to_string()))
+}
+
 /// Refuses a request whose patch touches a test file, has an empty old text, or whose
 /// paths leave the tree.
 fn check_request(spec: &TreeSpec<'_>) -> Result<(), SandboxError> {
@@ -431,6 +468,30 @@ fn write_file(path: &Path, contents: &[u8], mode: u32) -> Result<(), SandboxErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_description_of_tags_reads_as_a_version() {
+        assert_eq!(version_of_description("v8.3.5").as_deref(), Some("8.3.5"));
+        assert_eq!(
+            version_of_description("v8.3.5-12-gabc1234").as_deref(),
+            Some("8.3.5.post12")
+        );
+        assert_eq!(
+            version_of_description("release-1.2-3-g0123456").as_deref(),
+            Some("1.2.post3")
+        );
+        // A pre-release tag takes the post-release after it; a dev release cannot.
+        assert_eq!(
+            version_of_description("2.0rc1-2-gdeadbee").as_deref(),
+            Some("2.0rc1.post2")
+        );
+        assert_eq!(
+            version_of_description("2.0.dev1-2-gdeadbee").as_deref(),
+            Some("2.0.dev1")
+        );
+        assert_eq!(version_of_description("nightly"), None);
+        assert_eq!(version_of_description("latest-3-gdeadbee"), None);
+    }
 
     #[test]
     fn relative_paths_stay_inside_the_tree() {

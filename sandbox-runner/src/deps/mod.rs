@@ -495,7 +495,17 @@ async fn project_layer(
             (report, held)
         }
         None => {
-            let plan = deps_plan.project_plan(tree);
+            let scm_version = {
+                let (repository, commit) = (tree.repository.clone(), tree.commit.clone());
+                blocking("read the tags of", Path::new(&tree.repository), move || {
+                    Ok(crate::tree::version_from_tags(
+                        Path::new(&repository),
+                        &commit,
+                    ))
+                })
+                .await?
+            };
+            let plan = deps_plan.project_plan(tree, scm_version.as_deref());
             let mut mounts = vec![Mount::read_only(deps_dir, MOUNT)];
             // An earlier preparation of this very tree whose time ran out mid-build: its
             // build goes on from there (the layer is sealed, and keyed by the tree).

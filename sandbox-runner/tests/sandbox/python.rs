@@ -1352,6 +1352,48 @@ async fn an_sdists_setup_requires_is_resolved_as_of_the_date() {
     );
 }
 
+/// A project whose build reads its version from git (setuptools_scm) gets the version its
+/// CI's checkout with tags gives, the commit's nearest tag and the commits since: the tree
+/// in the sandbox has no git metadata, and was `0.0.0` (pytest's own tree refused itself:
+/// "'minversion' requires pytest-2.0, actual pytest-0.0.0").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_read_from_git_is_the_commits_nearest_tag() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let name = format!("scmdemo{}", support::unique());
+    repo.write(
+        "pyproject.toml",
+        format!(
+            "[build-system]\nrequires = [\"setuptools>=64\", \"setuptools_scm>=8\"]\nbuild-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"{name}\"\ndynamic = [\"version\"]\n\n[tool.setuptools]\npy-modules = [\"{name}\"]\n\n[tool.setuptools_scm]\n"
+        ),
+    )
+    .write(format!("{name}.py"), "ANSWER = 42\n");
+    repo.commit("a project versioned by its tags");
+    repo.tag("v1.4.0");
+    repo.write("README", "one commit after the tag\n");
+    let commit = repo.commit("after the tag");
+    let show = [
+        "python3",
+        "-c",
+        &format!("import importlib.metadata as m; print('version', m.version('{name}'))"),
+    ];
+    let run = sandbox
+        .run(&RunRequest::new(repo.path(), &commit, Language::Python, show).as_command())
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    let deps = run.dependencies.as_ref().expect("prepared");
+    assert_eq!(run.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    assert!(out.contains("version 1.4.0.post1"), "{out}\n{deps:#?}");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("a version read from git is 1.4.0.post1")),
+        "{:#?}",
+        deps.notes
+    );
+}
+
 /// A dependency none of whose releases of the date builds here (cryptography 1.7's sdist
 /// against the image's OpenSSL 3, under scrapy of 2016) failed every requirement that needs
 /// it, and each later attempt built it again until the preparation's time ran out. It is

@@ -79,7 +79,9 @@ pub struct Plan {
 impl Plan {
     /// Python: the plan of a tree's project layer, made over the environment `self`
     /// prepared: the project alone, with the files the run adds removed before the build.
-    pub fn project_plan(&self, tree: &TreeRecord) -> Plan {
+    /// `scm_version`: what a build reading its version from git gets (the tree has no git
+    /// metadata; `0.0.0` without it).
+    pub fn project_plan(&self, tree: &TreeRecord, scm_version: Option<&str>) -> Plan {
         let mut plan = Plan {
             inputs: self.inputs.clone(),
             ..Plan::default()
@@ -91,6 +93,9 @@ impl Plan {
             .and_then(|(_, b)| serde_json::from_slice(b).ok())
             .unwrap_or_else(|| serde_json::json!({}));
         json["stage"] = "project".into();
+        if let Some(version) = scm_version {
+            json["scm_version"] = version.into();
+        }
         json["requirements"] = serde_json::json!([]);
         json["remove"] = tree
             .added_files

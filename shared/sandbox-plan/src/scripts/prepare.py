@@ -929,7 +929,13 @@ def install_project(pip):
     # `setup.py develop` wants its prefix's site directory on the path.
     env = {"PYTHONPATH": site}
     if not os.environ.get("SETUPTOOLS_SCM_PRETEND_VERSION"):
-        env["SETUPTOOLS_SCM_PRETEND_VERSION"] = "0.0.0"
+        # The commit's nearest tag, as its CI's checkout with tags gives it (PLAN
+        # "scm_version"); pbr reads its own variable.
+        version = PLAN.get("scm_version") or "0.0.0"
+        env["SETUPTOOLS_SCM_PRETEND_VERSION"] = version
+        env["PBR_VERSION"] = version
+        if PLAN.get("scm_version"):
+            REPORT["notes"].append("a version read from git is %s (the commit's nearest tag): the tree has no git metadata" % version)
     into = ["--no-deps", "--ignore-installed", "--prefix", PROJECT]
     # An editable install: the project's code stays where each run's tree is (/work).
     # Each way tried has its own reason: the first way's (the project's own build) is
