@@ -1887,6 +1887,82 @@ fn index_with_builds_that_hang(
     (index, server)
 }
 
+/// A release of the date whose build outlasts the preparation's time here (lxml of 2016
+/// compiling on a loaded machine, under scrapy-9) is served as of its first wheel for this
+/// Python, as a build that fails is, and installed with the rest: not set aside with
+/// nothing installed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dependency_whose_build_outlasts_the_time_comes_from_its_first_wheel_after() {
+    use std::io::Write;
+    let index = tempfile::tempdir().expect("index");
+    let files = index.path().join("files");
+    std::fs::create_dir_all(&files).expect("files");
+    let name = format!("slowbuild{}", support::unique());
+    let sdist = format!("{name}-1.0.zip");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(files.join(&sdist)).expect("sdist"));
+    let options = zip::write::SimpleFileOptions::default();
+    let setup = SLOW_SETUP
+        .replace("name='slowdep'", &format!("name='{name}'"))
+        .replace("slowdep.lock", &format!("{name}.lock"));
+    for (entry, body) in [
+        (
+            format!("{name}-1.0/PKG-INFO"),
+            format!("Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"),
+        ),
+        (format!("{name}-1.0/setup.py"), setup),
+    ] {
+        zip.start_file(entry, options).expect("entry");
+        zip.write_all(body.as_bytes()).expect("write");
+    }
+    zip.finish().expect("zip");
+    let first = format!("{name}-1.1-py3-none-any.whl");
+    wheel(&files.join(&first), &name, "1.1");
+    let entry = |filename: &str, uploaded: &str| {
+        serde_json::json!({
+            "filename": filename,
+            "url": format!("http://pypi.test/files/{filename}"),
+            "hashes": {},
+            "upload-time": uploaded,
+        })
+    };
+    let dir = index.path().join("simple").join(&name);
+    std::fs::create_dir_all(&dir).expect("page");
+    let body = serde_json::json!({"meta": {"api-version": "1.1"}, "name": name,
+        "files": [entry(&sdist, "2025-01-01T00:00:00Z"), entry(&first, "2025-03-01T00:00:00Z")]});
+    std::fs::write(dir.join("index.html"), body.to_string()).expect("write");
+    let server = support::FileServer::start(index.path());
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.pip_index_url = Some("http://pypi.test/simple/".into());
+        c.registries = server.allow_as("pypi.test");
+        c.prepare_timeout = std::time::Duration::from_secs(90);
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write("requirements.txt", format!("{name}\n"));
+    let commit = repo.commit("a requirement whose build of the date never ends");
+    let show = format!("import {name}; print('version', {name}.VERSION)");
+    let show = ["python3", "-c", show.as_str()];
+    let at = time::macros::datetime!(2025-02-01 00:00 UTC);
+    let run = sandbox
+        .run(
+            &RunRequest::new(repo.path(), &commit, Language::Python, show)
+                .as_command()
+                .resolved_as_of(at),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    let deps = run.dependencies.as_ref().expect("prepared");
+    assert_eq!(run.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    assert!(out.contains("version 1.1"), "{out}\n{deps:#?}");
+    assert!(
+        deps.notes.iter().any(|n| n.contains(&name)
+            && n.contains("did not build within the preparation's time here; served as of 2025-03-01T00:00:00Z")),
+        "{:#?}",
+        deps.notes
+    );
+}
+
 /// Out of time together, the requirement whose build pip was in is set aside by name and
 /// the rest installed together again: one sdist compiling for minutes (on a loaded machine)
 /// no longer leaves each of the other requirements a second of its own, one by one, and

@@ -527,13 +527,10 @@ def secondary(source):
     return not (name in TEST_NAMES or name.startswith("test"))
 
 
-def stuck_on(out, wanted):
-    """When installing `wanted` together ran out of time: what pip was building (a release's
-    wheel, else the metadata of the last release it collected), and the wanted requirements
-    to set aside so that the rest install together: the one it was building, or the one
-    that brought it in (pip 23.1 and later name it: `Collecting X (from A->-r FILE (line N))`);
-    else, of a dependency pip does not trace, the requirements of extras not for tests.
-    None when nothing can be set aside."""
+def being_built(out):
+    """What pip was building when `out` ends (a release's wheel, else the metadata of the
+    last release it collected), normalised, and the wanted requirement that brought each
+    release in (pip 23.1 and later name it: `Collecting X (from A->-r FILE (line N))`)."""
     building, collecting, parents = None, None, {}
     for line in out.splitlines():
         m = BUILDING.match(line)
@@ -549,7 +546,16 @@ def stuck_on(out, wanted):
                 top = [l for l in links if not l.startswith(("-r ", "-c ", "-e "))]
                 if top:
                     parents[collecting] = req_name(top[-1])
-    name = req_name(building) if building else collecting
+    return (req_name(building) if building else collecting), parents
+
+
+def stuck_on(out, wanted):
+    """When installing `wanted` together ran out of time: what pip was building
+    (`being_built`), and the wanted requirements to set aside so that the rest install
+    together: the one it was building, or the one that brought it in; else, of a
+    dependency pip does not trace, the requirements of extras not for tests. None when
+    nothing can be set aside."""
+    name, parents = being_built(out)
     if not name:
         return None
     for candidate in (name, parents.get(name)):
@@ -1215,6 +1221,20 @@ def main():
         # Again while another build runs out of the time (scrapy-14: lxml, then Twisted).
         aside = []
         while code != 0 and OUT_OF_TIME in out and len(aside) < MAX_DROPPED:
+            # A release of the date whose build outlasts the time here is served as of its
+            # first wheel for this Python, as one whose build fails is; tried together again.
+            building, _ = being_built(CUT_SHORT)
+            instant = None
+            if RESOLVE_BEFORE and building and building not in SERVED_AS_OF:
+                instant = first_wheel_after(building, RESOLVE_BEFORE)
+            if instant:
+                SERVED_AS_OF[building] = instant
+                REPORT["notes"].append(
+                    "%s: its release of %s did not build within the preparation's time here; served as of %s, "
+                    "when its first wheel for this Python was uploaded (what needs it kept the date)"
+                    % (building, RESOLVE_BEFORE[:10], instant))
+                code, out = run(pip + ["-r", "/tmp/proven-requirements.txt"], share=2.0 / 3)
+                continue
             stuck = stuck_on(CUT_SHORT, wanted)
             if not stuck:
                 break
