@@ -475,7 +475,17 @@ async fn project_layer(
     deps_dir: &Path,
     record: &mut DependencyRecord,
 ) -> Result<(), SandboxError> {
-    let key = project_key(deps_key, tree);
+    let scm_version = {
+        let (repository, commit) = (tree.repository.clone(), tree.commit.clone());
+        blocking("read the tags of", Path::new(&tree.repository), move || {
+            Ok(crate::tree::version_from_tags(
+                Path::new(&repository),
+                &commit,
+            ))
+        })
+        .await?
+    };
+    let key = project_key(deps_key, tree, scm_version.as_deref());
     let mut dir = root.join(format!("python-project-{key}"));
     let preparing = one_at_a_time(&dir).await;
     let found = {
@@ -495,16 +505,6 @@ async fn project_layer(
             (report, held)
         }
         None => {
-            let scm_version = {
-                let (repository, commit) = (tree.repository.clone(), tree.commit.clone());
-                blocking("read the tags of", Path::new(&tree.repository), move || {
-                    Ok(crate::tree::version_from_tags(
-                        Path::new(&repository),
-                        &commit,
-                    ))
-                })
-                .await?
-            };
             let plan = deps_plan.project_plan(tree, scm_version.as_deref());
             let mut mounts = vec![Mount::read_only(deps_dir, MOUNT)];
             // An earlier preparation of this very tree whose time ran out mid-build: its

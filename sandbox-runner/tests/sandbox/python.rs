@@ -1392,6 +1392,15 @@ async fn a_version_read_from_git_is_the_commits_nearest_tag() {
         "{:#?}",
         deps.notes
     );
+    // The tags, not the tree, say the version: a release tagged on the same commit later is
+    // the version of the next run, never the cached layer's.
+    repo.tag("v1.5.0");
+    let run = sandbox
+        .run(&RunRequest::new(repo.path(), &commit, Language::Python, show).as_command())
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    assert!(out.contains("version 1.5.0\n"), "{out}");
 }
 
 /// A dependency none of whose releases of the date builds here (cryptography 1.7's sdist

@@ -1228,13 +1228,15 @@ pub fn record_of(
 /// The project layer of one tree: key, the environment's key and the tree's identity (its
 /// commit, its patch, the files the run adds — removed before the build, so the layer is
 /// the commit's and the patch's alone).
-pub fn project_key(deps_key: &str, tree: &TreeRecord) -> String {
+pub fn project_key(deps_key: &str, tree: &TreeRecord, scm_version: Option<&str>) -> String {
     let mut hasher = Sha256::new();
     for part in [
         "project layer v1",
         deps_key,
         &tree.commit,
         tree.patch_sha256.as_deref().unwrap_or(""),
+        // The version a build reading it from git is given: the tags, not the tree, say it.
+        scm_version.unwrap_or(""),
     ] {
         hasher.update((part.len() as u64).to_le_bytes());
         hasher.update(part.as_bytes());
