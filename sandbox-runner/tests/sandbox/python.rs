@@ -1352,6 +1352,47 @@ async fn an_sdists_setup_requires_is_resolved_as_of_the_date() {
     );
 }
 
+/// A whole suite's per-test time limit is a module the environment imports at start and
+/// pytest then takes as a plugin: pytest warned that it could not rewrite it, and a
+/// project that makes warnings errors (`filterwarnings = error`, as pytest's own suite does)
+/// stopped at start. The module says pytest need not rewrite it; the suite runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suite_that_makes_warnings_errors_runs_beside_the_per_test_limit() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write(
+        "requirements.txt",
+        format!("# {}\nsix\n", support::unique()),
+    )
+    .write("pytest.ini", "[pytest]\nfilterwarnings =\n    error\n")
+    .write(
+        "tests/test_ok.py",
+        "import six\n\n\ndef test_ok():\n    assert six.PY3\n",
+    );
+    let commit = repo.commit("a suite whose warnings are errors");
+    let run = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                &commit,
+                Language::Python,
+                ["python3", "-m", "pytest", "-q"],
+            )
+            .as_whole_suite(),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    assert!(
+        run.setup
+            .iter()
+            .any(|l| l.contains("each test of the whole suite is stopped after")),
+        "{:?}",
+        run.setup
+    );
+    assert_eq!(run.outcome, Outcome::Passed, "{out}");
+}
+
 /// A project whose build reads its version from git (setuptools_scm) gets the version its
 /// CI's checkout with tags gives, the commit's nearest tag and the commits since: the tree
 /// in the sandbox has no git metadata, and was `0.0.0` (pytest's own tree refused itself:

@@ -645,6 +645,10 @@ def project_layer_hook():
 # whole suite stopped after PROVEN_TEST_TIMEOUT seconds, by SIGALRM in the main thread (as
 # pytest-timeout's signal method), an error of that test, so the rest of the suite runs.
 TEST_TIME_LIMIT_MODULE = r"""
+'''A whole suite's limit on each test, from Proven's prepared environment. PYTEST_DONT_REWRITE:
+imported when the interpreter starts, before pytest could rewrite it; without this word
+pytest warns that it cannot, which a project's `filterwarnings = error` makes fatal (pytest's
+own suite stopped at start).'''
 import os
 import signal
 import threading
