@@ -1496,8 +1496,12 @@ async fn a_dependency_that_does_not_build_as_of_the_date_comes_from_its_first_wh
         zip.write_all(body.as_bytes()).expect("write");
     }
     zip.finish().expect("zip");
+    // Its first wheel needs a helper released after the date too (cryptography 2.0 and
+    // asn1crypto 0.21): both come as of then.
+    let helper = format!("nobuildhelper{marker}");
     let first = format!("{dep}-1.1-py3-none-any.whl");
-    wheel(&files.join(&first), &dep, "1.1");
+    let needs = format!("{helper}>=2");
+    wheel_requiring(&files.join(&first), &dep, "1.1", &[needs.as_str()]);
     let today = format!("{dep}-9.0-py3-none-any.whl");
     wheel(&files.join(&today), &dep, "9.0");
     page(
@@ -1506,6 +1510,19 @@ async fn a_dependency_that_does_not_build_as_of_the_date_comes_from_its_first_wh
             entry(&sdist, "2025-01-01T00:00:00Z"),
             entry(&first, "2025-03-01T00:00:00Z"),
             entry(&today, "2026-01-01T00:00:00Z"),
+        ],
+    );
+    let (old_helper, new_helper) = (
+        format!("{helper}-1.0-py3-none-any.whl"),
+        format!("{helper}-2.0-py3-none-any.whl"),
+    );
+    wheel(&files.join(&old_helper), &helper, "1.0");
+    wheel(&files.join(&new_helper), &helper, "2.0");
+    page(
+        &helper,
+        vec![
+            entry(&old_helper, "2025-01-01T00:00:00Z"),
+            entry(&new_helper, "2025-02-15T00:00:00Z"),
         ],
     );
     let top_wheel = format!("{top}-1.0-py3-none-any.whl");
@@ -1523,7 +1540,9 @@ async fn a_dependency_that_does_not_build_as_of_the_date_comes_from_its_first_wh
     let show = [
         "python3",
         "-c",
-        &format!("import {top}, {dep}; print('versions', {top}.VERSION, {dep}.VERSION)"),
+        &format!(
+            "import {top}, {dep}, {helper}; print('versions', {top}.VERSION, {dep}.VERSION, {helper}.VERSION)"
+        ),
     ];
     let at = time::macros::datetime!(2025-02-01 00:00 UTC);
     let run = sandbox
@@ -1537,10 +1556,11 @@ async fn a_dependency_that_does_not_build_as_of_the_date_comes_from_its_first_wh
     let out = support::output(&run);
     let deps = run.dependencies.as_ref().expect("prepared");
     assert_eq!(run.outcome, Outcome::Passed, "{out}\n{deps:#?}");
-    assert!(out.contains("versions 1.0 1.1"), "{out}\n{deps:#?}");
+    assert!(out.contains("versions 1.0 1.1 2.0"), "{out}\n{deps:#?}");
     assert!(
         deps.notes.iter().any(|n| n.contains(&dep)
-            && n.contains("served as of 2025-03-01T00:00:00Z, when its first wheel for this Python was uploaded")),
+            && n.contains("served as of 2025-03-01T00:00:00Z, when its first wheel for this Python was uploaded, with what it needs as of then")
+            && n.contains(&helper)),
         "{:#?}",
         deps.notes
     );

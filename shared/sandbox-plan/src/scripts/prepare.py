@@ -469,14 +469,35 @@ def first_wheel_after(name, before):
     return min(times) if times else None
 
 
-def served_from_first_wheel(out):
+def serve_as_of(name, instant, pip, why):
+    """Serves `name` as of `instant`, with what it needs as of then: it is installed here as
+    of that instant (its wheel), and every project that install brought or changed is served
+    as of the instant too, so that the install together finds them (cryptography 2.0 needs
+    an asn1crypto that did not exist on scrapy's date). Said in the notes."""
+    SERVED_AS_OF[name] = instant
+    before = environment_versions()
+    dated = [at_index(instant) if a == INDEX else a for a in pip if a != "--ignore-installed"]
+    run(dated + ["--only-binary", name, name], within=max(1.0, min(300.0, left() / 3)))
+    after = environment_versions()
+    brought = sorted(n for n in after if n != name and before.get(n, (None, None))[1] != after[n][1])
+    for n in brought:
+        SERVED_AS_OF.setdefault(n, instant)
+    REPORT["notes"].append(
+        "%s: its release of %s %s here; served as of %s, when its first wheel for this Python "
+        "was uploaded, %s (what needs it kept the date)"
+        % (name, RESOLVE_BEFORE[:10], why, instant,
+           "with what it needs as of then (%s)" % ", ".join(brought) if brought else "alone"))
+
+
+def served_from_first_wheel(out, pip):
     """A dependency whose release of the date does not build here (cryptography 1.7's
     sdist against the image's OpenSSL 3; a C extension of before this Python) fails the
     install of everything that needs it, and every later attempt builds it again until the
     preparation's time runs out (scrapy of 2016: nothing of Twisted, pyOpenSSL or lxml
     installed). The dated index serves each project pip names as failing to build as of
     the first upload of a wheel for this Python after the date, the nearest release that
-    installs here; what needs it keeps the date. True when it serves one more so."""
+    installs here (`serve_as_of`); what needs it keeps the date. True when it serves one
+    more so."""
     served = False
     for m in FAILED_BUILD.finditer(out):
         name = req_name(next(g for g in m.groups() if g))
@@ -485,11 +506,8 @@ def served_from_first_wheel(out):
         instant = first_wheel_after(name, RESOLVE_BEFORE)
         if not instant:
             continue
-        SERVED_AS_OF[name] = instant
+        serve_as_of(name, instant, pip, "did not build")
         served = True
-        REPORT["notes"].append(
-            "%s: its release of %s did not build here; served as of %s, when its first wheel "
-            "for this Python was uploaded (what needs it kept the date)" % (name, RESOLVE_BEFORE[:10], instant))
     return served
 
 MAX_DROPPED = 10
@@ -1205,7 +1223,7 @@ def main():
             code, out = run(pip + ["-r", "/tmp/proven-requirements.txt"], share=2.0 / 3)
             missing = unavailable(out, wanted) if code != 0 else None
             if missing is None:
-                if code != 0 and RESOLVE_BEFORE and OUT_OF_TIME not in out and served_from_first_wheel(out):
+                if code != 0 and RESOLVE_BEFORE and OUT_OF_TIME not in out and served_from_first_wheel(out, pip):
                     continue
                 break
             spec, source = missing
@@ -1232,11 +1250,7 @@ def main():
             if RESOLVE_BEFORE and building and building not in SERVED_AS_OF:
                 instant = first_wheel_after(building, RESOLVE_BEFORE)
             if instant:
-                SERVED_AS_OF[building] = instant
-                REPORT["notes"].append(
-                    "%s: its release of %s did not build within the preparation's time here; served as of %s, "
-                    "when its first wheel for this Python was uploaded (what needs it kept the date)"
-                    % (building, RESOLVE_BEFORE[:10], instant))
+                serve_as_of(building, instant, pip, "did not build within the preparation's time")
                 code, out = run(pip + ["-r", "/tmp/proven-requirements.txt"], share=2.0 / 3)
                 continue
             stuck = stuck_on(CUT_SHORT, wanted)
