@@ -1275,6 +1275,23 @@ mod tests {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    /// The dependencies whose build failed are read from every pip's words (its own line,
+    /// a legacy install's, the build folder of pip 20 to 21 and of pip 9 to 19); a build the
+    /// machine stopped (a full disk, a compiler killed for memory) names none, so that a
+    /// flaky machine never chooses the versions of a cached environment.
+    #[test]
+    fn the_builds_that_failed_are_read_and_a_machines_failure_is_not_one() {
+        let call = |out: &str| prepare_py(&format!("print(repr(failed_builds({out:?})))"));
+        let pip21 = "ERROR: Command errored out with exit status 1: /deps/venv/bin/python -u -c 'import io; sys.argv[0] = '\"'\"'/tmp/pip-install-_7_pqt56/cryptography_110d12b91bd64db0b26b10713107b31a/setup.py'\n  ERROR: Failed building wheel for Pillow\n    Running setup.py install for Twisted ... error\n";
+        assert_eq!(call(pip21), "['cryptography', 'pillow', 'twisted']");
+        let pip9 = "Command \"python setup.py egg_info\" failed with error code 1 in /tmp/pip-build-abc123/cryptography/\n";
+        assert_eq!(call(pip9), "['cryptography']");
+        let full = format!("{pip21}error: could not write: No space left on device\n");
+        assert_eq!(call(&full), "[]");
+        let killed = "gcc: fatal error: Killed signal terminated program cc1\n  ERROR: Failed building wheel for lxml\n";
+        assert_eq!(call(killed), "[]");
+    }
+
     /// Out of time installing together, the requirement set aside is the one pip was
     /// building, or the one that brought it in where pip names it (23.1 and later); a pip
     /// that names no parent (21, the last of Python 3.6) sets aside the extras not for

@@ -489,6 +489,26 @@ def serve_as_of(name, instant, pip, why):
            "with what it needs as of then (%s)" % ", ".join(brought) if brought else "alone"))
 
 
+# Words of a build the machine stopped, not the release: a full disk, a compiler killed for
+# memory. Such a failure says nothing of the release, and what it would choose must never
+# reach a cached environment.
+MACHINE_STOPPED = ("No space left on device", "Cannot allocate memory", "MemoryError",
+                   "Killed signal terminated program", "killed by signal", "signal 9")
+
+
+def failed_builds(out):
+    """The projects pip names as failing to build in `out`, normalised, each once; none when
+    the output shows the machine stopped the build (`MACHINE_STOPPED`)."""
+    if any(words in out for words in MACHINE_STOPPED):
+        return []
+    names = []
+    for m in FAILED_BUILD.finditer(out):
+        name = req_name(next(g for g in m.groups() if g))
+        if name and name not in names:
+            names.append(name)
+    return names
+
+
 def served_from_first_wheel(out, pip):
     """A dependency whose release of the date does not build here (cryptography 1.7's
     sdist against the image's OpenSSL 3; a C extension of before this Python) fails the
@@ -499,9 +519,8 @@ def served_from_first_wheel(out, pip):
     installs here (`serve_as_of`); what needs it keeps the date. True when it serves one
     more so."""
     served = False
-    for m in FAILED_BUILD.finditer(out):
-        name = req_name(next(g for g in m.groups() if g))
-        if not name or name in SERVED_AS_OF:
+    for name in failed_builds(out):
+        if name in SERVED_AS_OF:
             continue
         instant = first_wheel_after(name, RESOLVE_BEFORE)
         if not instant:
