@@ -1269,30 +1269,16 @@ async fn an_sdists_setup_requires_is_resolved_as_of_the_date() {
     let marker = support::unique();
     let helper = format!("buildhelper{marker}");
     let needs = format!("needshelper{marker}");
-    let page = |name: &str, entries: Vec<serde_json::Value>| {
-        let dir = index.path().join("simple").join(name);
-        std::fs::create_dir_all(&dir).expect("page");
-        let body =
-            serde_json::json!({"meta": {"api-version": "1.1"}, "name": name, "files": entries});
-        std::fs::write(dir.join("index.html"), body.to_string()).expect("write");
-    };
-    let entry = |filename: &str, uploaded: &str| {
-        serde_json::json!({
-            "filename": filename,
-            "url": format!("http://pypi.test/files/{filename}"),
-            "hashes": {},
-            "upload-time": uploaded,
-        })
-    };
     let good = format!("{helper}-1.0-py3-none-any.whl");
     wheel(&files.join(&good), &helper, "1.0");
     let broken = format!("{helper}-2.0-py3-none-any.whl");
     std::fs::write(files.join(&broken), "a release that does not install").expect("broken");
-    page(
+    json_page(
+        index.path(),
         &helper,
-        vec![
-            entry(&good, "2025-01-01T00:00:00Z"),
-            entry(&broken, "2025-06-01T00:00:00Z"),
+        &[
+            (&good, "2025-01-01T00:00:00Z"),
+            (&broken, "2025-06-01T00:00:00Z"),
         ],
     );
     // The sdist (a zip, as old sdists often were): no pyproject.toml, a setup_requires.
@@ -1317,7 +1303,7 @@ async fn an_sdists_setup_requires_is_resolved_as_of_the_date() {
         zip.write_all(body.as_bytes()).expect("write");
     }
     zip.finish().expect("zip");
-    page(&needs, vec![entry(&sdist, "2025-01-01T00:00:00Z")]);
+    json_page(index.path(), &needs, &[(&sdist, "2025-01-01T00:00:00Z")]);
     let server = support::FileServer::start(index.path());
     let sandbox = support::sandbox(&[Language::Python], |c| {
         c.pip_index_url = Some("http://pypi.test/simple/".into());
@@ -1458,21 +1444,6 @@ async fn a_dependency_that_does_not_build_as_of_the_date_comes_from_its_first_wh
     let marker = support::unique();
     let dep = format!("nobuild{marker}");
     let top = format!("needsnobuild{marker}");
-    let page = |name: &str, entries: Vec<serde_json::Value>| {
-        let dir = index.path().join("simple").join(name);
-        std::fs::create_dir_all(&dir).expect("page");
-        let body =
-            serde_json::json!({"meta": {"api-version": "1.1"}, "name": name, "files": entries});
-        std::fs::write(dir.join("index.html"), body.to_string()).expect("write");
-    };
-    let entry = |filename: &str, uploaded: &str| {
-        serde_json::json!({
-            "filename": filename,
-            "url": format!("http://pypi.test/files/{filename}"),
-            "hashes": {},
-            "upload-time": uploaded,
-        })
-    };
     // The date's release: an sdist whose build fails (its metadata is read, its wheel is not
     // made), as a C extension of before this Python's headers fails.
     let sdist = format!("{dep}-1.0.zip");
@@ -1504,12 +1475,13 @@ async fn a_dependency_that_does_not_build_as_of_the_date_comes_from_its_first_wh
     wheel_requiring(&files.join(&first), &dep, "1.1", &[needs.as_str()]);
     let today = format!("{dep}-9.0-py3-none-any.whl");
     wheel(&files.join(&today), &dep, "9.0");
-    page(
+    json_page(
+        index.path(),
         &dep,
-        vec![
-            entry(&sdist, "2025-01-01T00:00:00Z"),
-            entry(&first, "2025-03-01T00:00:00Z"),
-            entry(&today, "2026-01-01T00:00:00Z"),
+        &[
+            (&sdist, "2025-01-01T00:00:00Z"),
+            (&first, "2025-03-01T00:00:00Z"),
+            (&today, "2026-01-01T00:00:00Z"),
         ],
     );
     let (old_helper, new_helper) = (
@@ -1518,16 +1490,17 @@ async fn a_dependency_that_does_not_build_as_of_the_date_comes_from_its_first_wh
     );
     wheel(&files.join(&old_helper), &helper, "1.0");
     wheel(&files.join(&new_helper), &helper, "2.0");
-    page(
+    json_page(
+        index.path(),
         &helper,
-        vec![
-            entry(&old_helper, "2025-01-01T00:00:00Z"),
-            entry(&new_helper, "2025-02-15T00:00:00Z"),
+        &[
+            (&old_helper, "2025-01-01T00:00:00Z"),
+            (&new_helper, "2025-02-15T00:00:00Z"),
         ],
     );
     let top_wheel = format!("{top}-1.0-py3-none-any.whl");
     wheel_requiring(&files.join(&top_wheel), &top, "1.0", &[&dep]);
-    page(&top, vec![entry(&top_wheel, "2025-01-01T00:00:00Z")]);
+    json_page(index.path(), &top, &[(&top_wheel, "2025-01-01T00:00:00Z")]);
     let server = support::FileServer::start(index.path());
     let sandbox = support::sandbox(&[Language::Python], |c| {
         c.pip_index_url = Some("http://pypi.test/simple/".into());
@@ -1902,6 +1875,26 @@ const SLOW_SETUP: &str = "import fcntl, time\nlock = open('/tmp/slowdep.lock', '
 const SHOW_OVERLAP: &str =
     "import os; print('overlapped', os.path.exists('/deps/slowdep-overlapped'))";
 
+/// The PEP 691 page of `name` in a test index (served as `pypi.test`): its files, already
+/// under `files/`, each with the instant it was uploaded.
+fn json_page(index: &std::path::Path, name: &str, files: &[(&String, &str)]) {
+    let dir = index.join("simple").join(name);
+    std::fs::create_dir_all(&dir).expect("page");
+    let entries: Vec<serde_json::Value> = files
+        .iter()
+        .map(|(filename, uploaded)| {
+            serde_json::json!({
+                "filename": filename,
+                "url": format!("http://pypi.test/files/{filename}"),
+                "hashes": {},
+                "upload-time": uploaded,
+            })
+        })
+        .collect();
+    let body = serde_json::json!({"meta": {"api-version": "1.1"}, "name": name, "files": entries});
+    std::fs::write(dir.join("index.html"), body.to_string()).expect("write");
+}
+
 /// A package index (served as `pypi.test`) of one wheel per name in `quick`, each
 /// installing at once, and `slowdep`, an sdist whose build never ends.
 fn index_with_a_build_that_hangs(quick: &[&str]) -> (tempfile::TempDir, support::FileServer) {
@@ -1987,19 +1980,14 @@ async fn a_dependency_whose_build_outlasts_the_time_comes_from_its_first_wheel_a
     zip.finish().expect("zip");
     let first = format!("{name}-1.1-py3-none-any.whl");
     wheel(&files.join(&first), &name, "1.1");
-    let entry = |filename: &str, uploaded: &str| {
-        serde_json::json!({
-            "filename": filename,
-            "url": format!("http://pypi.test/files/{filename}"),
-            "hashes": {},
-            "upload-time": uploaded,
-        })
-    };
-    let dir = index.path().join("simple").join(&name);
-    std::fs::create_dir_all(&dir).expect("page");
-    let body = serde_json::json!({"meta": {"api-version": "1.1"}, "name": name,
-        "files": [entry(&sdist, "2025-01-01T00:00:00Z"), entry(&first, "2025-03-01T00:00:00Z")]});
-    std::fs::write(dir.join("index.html"), body.to_string()).expect("write");
+    json_page(
+        index.path(),
+        &name,
+        &[
+            (&sdist, "2025-01-01T00:00:00Z"),
+            (&first, "2025-03-01T00:00:00Z"),
+        ],
+    );
     let server = support::FileServer::start(index.path());
     let sandbox = support::sandbox(&[Language::Python], |c| {
         c.pip_index_url = Some("http://pypi.test/simple/".into());
