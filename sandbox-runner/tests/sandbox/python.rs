@@ -634,6 +634,73 @@ async fn extensions_of_a_setup_py_develop_are_built_with_the_preparations_cpus()
     .await;
 }
 
+/// Two extensions that compile one shared source with different macros (matplotlib's
+/// `src/py_converters.cpp`, with each module's own `PY_ARRAY_UNIQUE_SYMBOL`): setuptools'
+/// parallel build_ext writes both objects to one path in its temporary directory, and one
+/// module links the other's object. Here `_a` compiles the shared source first and then a
+/// long source of its own, while `_b` compiles a shorter one first and the shared source
+/// after it (setuptools compiles an extension's sources in the order of their names), so
+/// `_a` always links `_b`'s object and lacks its own symbol. The build said
+/// nothing and every import failed ("undefined symbol: MPL_matplotlib__image_ARRAY_API");
+/// now such a build is found, removed, and the editable install builds one at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extensions_that_share_a_source_are_built_one_at_a_time_when_in_parallel_they_do_not_load()
+{
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    // `count` functions the compiler optimises one by one: a source that takes its time.
+    let long = |name: &str, count: usize| {
+        let mut c = format!("#include <Python.h>\nextern int ppkg_{name}_own;\n");
+        for i in 0..count {
+            c.push_str(&format!(
+                "static long f{i}(long x) {{ long s = 0; for (long j = 0; j < x; j++) s += (j * {i}) % 7 + (s >> 3); return s; }}\n"
+            ));
+        }
+        c.push_str("static long (*all[])(long) = {");
+        for i in 0..count {
+            c.push_str(&format!("f{i},"));
+        }
+        c.push_str(&format!(
+            "}};\nstatic struct PyModuleDef m = {{PyModuleDef_HEAD_INIT, \"_{name}\", NULL, -1, NULL}};\n\
+             PyMODINIT_FUNC PyInit__{name}(void) {{ PyObject *mod = PyModule_Create(&m);\n\
+             if (mod) PyModule_AddIntConstant(mod, \"OWN\", ppkg_{name}_own + (long)(all[0] == NULL));\n\
+             return mod; }}\n"
+        ));
+        c
+    };
+    repo.write("requirements.txt", "setuptools==59.6.0\n")
+        .write(
+            "setup.py",
+            format!(
+                "# {marker}\nfrom setuptools import Extension, setup\n\
+                 setup(name='ppkg', version='1.0', packages=['ppkg'], ext_modules=[\n\
+                 \x20   Extension('ppkg._a', ['ppkg/shared.c', 'ppkg/the_a.c'], define_macros=[('OWN', 'ppkg_a_own')]),\n\
+                 \x20   Extension('ppkg._b', ['ppkg/_b.c', 'ppkg/shared.c'], define_macros=[('OWN', 'ppkg_b_own')]),\n\
+                 ])\n"
+            ),
+        )
+        .write("ppkg/__init__.py", "")
+        .write("ppkg/shared.c", "int OWN = 1;\n")
+        .write("ppkg/the_a.c", long("a", 3000))
+        .write("ppkg/_b.c", long("b", 300));
+    let commit = repo.commit("two extensions that share a source, of setuptools 59");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_own.py"),
+    )
+    .with_file(
+        "test_own.py",
+        "from ppkg import _a, _b\n\ndef test_each_module_has_its_own_symbol():\n    assert (_a.OWN, _b.OWN) == (1, 1)\n",
+    );
+    passes_with_a_note(&sandbox, &request, |n| {
+        n.contains("did not load") && n.contains("undefined symbol: ppkg_a_own")
+    })
+    .await;
+}
+
 /// A project with a C++ extension (spaCy's and thinc's Cython modules compile as C++):
 /// the images carry g++ and libstdc++'s headers beside gcc, so it builds as the C one does.
 /// Without them gcc stopped at `cannot execute 'cc1plus'` and every test failed at import.
@@ -1187,6 +1254,106 @@ async fn a_unittest_error_in_a_class_derived_from_the_projects_base_reproduces_t
             .any(|n| n.starts_with("test_parse (tests.test_parse.ParserChecks")),
         "{:?}",
         failed.failing
+    );
+}
+
+/// A setup.py that needs its build requirements to reach its setup() call (pandas' raises
+/// "Cannot cythonize without Cython installed." except for `sdist` and `clean`; many import
+/// numpy or Cython at the top): the inspection container has neither, so none of the
+/// requirements it declares were read, and every test failed at import with nothing named
+/// in the record. It is now read as for the commands that build nothing, with a stand-in
+/// for a module only the build has, and the record says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_setup_py_that_needs_its_build_requirements_to_be_read_gets_its_requirements() {
+    let index = tempfile::tempdir().expect("index");
+    let files = index.path().join("files");
+    std::fs::create_dir_all(&files).expect("files");
+    let marker = support::unique();
+    let runtime = format!("runtimedep{marker}");
+    let filename = format!("{runtime}-1.0-py3-none-any.whl");
+    wheel(&files.join(&filename), &runtime, "1.0");
+    let dir = index.path().join("simple").join(&runtime);
+    std::fs::create_dir_all(&dir).expect("page");
+    std::fs::write(
+        dir.join("index.html"),
+        format!(
+            "<!DOCTYPE html><html><body><a href=\"http://pypi.test/files/{filename}\">{filename}</a></body></html>"
+        ),
+    )
+    .expect("write");
+    let server = support::FileServer::start(index.path());
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.pip_index_url = Some("http://pypi.test/simple/".into());
+        c.registries = server.allow_as("pypi.test");
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write(
+        "setup.py",
+        format!(
+            "# {marker}\nimport sys\nfrom setuptools import setup\n\
+             import buildonly{marker}  # only the build environment has it\n\
+             def extensions():\n\
+             \x20   if 'sdist' in sys.argv or 'clean' in sys.argv:\n\
+             \x20       return []\n\
+             \x20   raise RuntimeError('Cannot cythonize without Cython installed.')\n\
+             setup(name='sciproj', version='1.0', py_modules=['sciproj'],\n\
+             \x20     install_requires=['{runtime}'], ext_modules=extensions())\n"
+        ),
+    )
+    .write("sciproj.py", "VERSION = 'the tree'\n");
+    let commit = repo.commit("a setup.py that needs its build requirements to be read");
+    let show = [
+        "python3",
+        "-c",
+        &format!("import {runtime}; print('imports its requirement')"),
+    ];
+    let run = sandbox
+        .run(&RunRequest::new(repo.path(), &commit, Language::Python, show).as_command())
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    assert_eq!(
+        run.outcome,
+        Outcome::Passed,
+        "{out}\n{:#?}",
+        run.dependencies
+    );
+    let notes = &run.dependencies.as_ref().expect("prepared").notes;
+    for said in [
+        "read as for the commands that build nothing (egg_info sdist clean --help)",
+        &format!("imports buildonly{marker}, which only its build environment has"),
+    ] {
+        assert!(notes.iter().any(|n| n.contains(said)), "{said}: {notes:?}");
+    }
+}
+
+/// A setup.py that cannot be read at all is named in the record: the requirements it
+/// declares are not prepared, with its last words (before, nothing said so).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_setup_py_that_cannot_be_read_is_named_as_not_prepared() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "setup.py",
+        format!("# {marker}\nraise SystemExit('this setup.py needs a configure step first')\n"),
+    )
+    .write("unread.py", "VERSION = 1\n");
+    let commit = repo.commit("a setup.py that refuses to be read");
+    let show = ["python3", "-c", "import unread; print(unread.VERSION)"];
+    let run = sandbox
+        .run(&RunRequest::new(repo.path(), &commit, Language::Python, show).as_command())
+        .await
+        .expect("run");
+    let deps = run.dependencies.as_ref().expect("prepared");
+    assert!(
+        deps.not_prepared
+            .iter()
+            .any(|n| n.what == "the requirements setup.py declares"
+                && n.reason.contains("needs a configure step first")),
+        "{:#?}",
+        deps.not_prepared
     );
 }
 

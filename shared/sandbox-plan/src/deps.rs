@@ -150,6 +150,7 @@ fn read_inspection(output: &str) -> (serde_json::Value, serde_json::Value) {
                 "evaluated": true,
                 "name": found["name"],
                 "python_requires": found["python_requires"],
+                "read_with": found["read_with"],
             });
             (found, report)
         }

@@ -820,6 +820,24 @@ def builds_extensions():
     return any(word in text for word in ("ext_modules", "Extension(", "cythonize"))
 
 
+def unbound_modules(built):
+    """The extension modules among `built` (paths in the tree) the dynamic linker cannot
+    load with every symbol bound, each as `path: undefined symbol: NAME`; loaded in a
+    process of the environment's interpreter, which provides Python's own symbols, with
+    RTLD_NOW, as an import loads them."""
+    if not built:
+        return []
+    check = ("import ctypes, os, sys\n"
+             "for p in sys.argv[1:]:\n"
+             "    try:\n"
+             "        ctypes.CDLL(p, mode=os.RTLD_NOW | os.RTLD_LOCAL)\n"
+             "    except OSError as e:\n"
+             "        if 'undefined symbol' in str(e):\n"
+             "            print('%s: undefined symbol: %s' % (os.path.relpath(p), str(e).rsplit(': ', 1)[-1]))\n")
+    code, out = run([PY, "-c", check] + [os.path.join(WORK, rel) for rel in built], timeout=120)
+    return [line.strip() for line in out.splitlines() if "undefined symbol" in line]
+
+
 def extensions_built_in_parallel(env):
     """A project with compiled extensions (pandas' and spaCy's dozens of Cython modules)
     is built by its CI with `setup.py build_ext --inplace -j N`; pip's editable install
@@ -852,8 +870,23 @@ def extensions_built_in_parallel(env):
             "f.close(); exec(compile(code, __file__, 'exec'))")
     # Most of the time left: what it compiled stays compiled, so even cut short it leaves
     # the develop install less to compile one module at a time.
+    before = tree_files(WORK)
     code, out = run([PY, "-c", shim, "build_ext", "--inplace", "-j", str(jobs)], env=env, share=0.85)
-    if code == 0:
+    built = sorted(rel for rel in tree_files(WORK) - before if rel.endswith(".so"))
+    broken = unbound_modules(built) if code == 0 else []
+    if broken:
+        # setuptools' parallel build_ext builds extensions side by side in one temporary
+        # directory: two that compile the same source with different macros (matplotlib's
+        # src/py_converters.cpp, each with its own PY_ARRAY_UNIQUE_SYMBOL) write the same
+        # object file, and one links the other's. The build says nothing; the module fails
+        # at import. What it built is removed and the editable install builds one at a time,
+        # as the project's CI does.
+        for rel in built:
+            os.remove(os.path.join(WORK, rel))
+        shutil.rmtree(os.path.join(WORK, "build"), ignore_errors=True)
+        REPORT["notes"].append("the project's extensions built in place with %d jobs did not load (%s): removed, the editable install builds them one at a time"
+                               % (jobs, broken[0]))
+    elif code == 0:
         REPORT["notes"].append("the project's extensions were built in place with %d jobs (setup.py build_ext --inplace -j %d)"
                                % (jobs, jobs))
     else:
@@ -1169,6 +1202,19 @@ def main():
     found = PLAN.get("setup_declared") or {}
     if PLAN.get("setup_report"):
         REPORT["setup_py"] = PLAN["setup_report"]
+    setup_report = PLAN.get("setup_report") or {}
+    if setup_report.get("evaluated") is False:
+        said = (setup_report.get("error") or "").strip().splitlines()
+        REPORT["not_prepared"].append({
+            "what": "the requirements setup.py declares", "source": "setup.py",
+            "reason": "setup.py could not be read: %s" % (said[-1].strip() if said else "it printed nothing")})
+    read_with = setup_report.get("read_with") or {}
+    if read_with.get("argv") and read_with["argv"] != ["egg_info"]:
+        REPORT["notes"].append("setup.py was read as for the commands that build nothing (%s): as egg_info alone it stopped before its setup() call"
+                               % " ".join(read_with["argv"]))
+    if read_with.get("stand_ins"):
+        REPORT["notes"].append("setup.py imports %s, which only its build environment has: it was read with stand-ins for them"
+                               % ", ".join(read_with["stand_ins"]))
     if found:
         for key in ("install_requires", "tests_require"):
             for spec in found.get(key) or []:
