@@ -2117,6 +2117,85 @@ fn index_with_builds_that_hang(
     (index, server)
 }
 
+/// A requirement none of whose allowed releases installs here and none of which came after
+/// the date (`pandas<0.21` on Python 3.7, tqdm-5) is not resolved again at later instants of
+/// the project's history: each would resolve the same release and build it again (four
+/// builds of pandas 0.20.3, each failing). Here the project's only later upload is a
+/// release the requirement excludes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_requirement_whose_allowed_releases_all_came_before_the_date_is_not_tried_at_later_instants()
+ {
+    use std::io::Write;
+    let index = tempfile::tempdir().expect("index");
+    let files = index.path().join("files");
+    std::fs::create_dir_all(&files).expect("files");
+    let marker = support::unique();
+    let dep = format!("oldpin{marker}");
+    let sdist = format!("{dep}-1.0.zip");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(files.join(&sdist)).expect("sdist"));
+    let options = zip::write::SimpleFileOptions::default();
+    for (path, body) in [
+        (
+            "setup.py".to_string(),
+            format!(
+                "import sys\nfrom setuptools import setup\nif 'bdist_wheel' in sys.argv or 'install' in sys.argv:\n    raise SystemExit('error: this release does not build here')\nsetup(name='{dep}', version='1.0', py_modules=['{dep}'])\n"
+            ),
+        ),
+        (format!("{dep}.py"), "VERSION = '1.0'\n".to_string()),
+        (
+            "PKG-INFO".to_string(),
+            format!("Metadata-Version: 1.1\nName: {dep}\nVersion: 1.0\n"),
+        ),
+    ] {
+        zip.start_file(format!("{dep}-1.0/{path}"), options)
+            .expect("entry");
+        zip.write_all(body.as_bytes()).expect("write");
+    }
+    zip.finish().expect("zip");
+    let excluded = format!("{dep}-2.0-py3-none-any.whl");
+    wheel(&files.join(&excluded), &dep, "2.0");
+    json_page(
+        index.path(),
+        &dep,
+        &[
+            (&sdist, "2025-01-01T00:00:00Z"),
+            (&excluded, "2025-03-01T00:00:00Z"),
+        ],
+    );
+    let server = support::FileServer::start(index.path());
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.pip_index_url = Some("http://pypi.test/simple/".into());
+        c.registries = server.allow_as("pypi.test");
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write("requirements.txt", format!("{dep}<2\n"));
+    let commit = repo.commit("a requirement pinned below every release that installs");
+    let show = ["python3", "-c", "print('ran')"];
+    let at = time::macros::datetime!(2025-02-01 00:00 UTC);
+    let run = sandbox
+        .run(
+            &RunRequest::new(repo.path(), &commit, Language::Python, show)
+                .as_command()
+                .resolved_as_of(at),
+        )
+        .await
+        .expect("run");
+    let deps = run.dependencies.as_ref().expect("prepared");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.starts_with(&format!("{dep}<2: no release it allows was uploaded after"))),
+        "{deps:#?}"
+    );
+    assert!(
+        deps.not_prepared
+            .iter()
+            .any(|n| n.what == format!("{dep}<2")),
+        "still named as not prepared: {deps:#?}"
+    );
+}
+
 /// A release of the date whose build outlasts the preparation's time here (lxml of 2016
 /// compiling on a loaded machine, under scrapy-9) is served as of its first wheel for this
 /// Python, as a build that fails is, and installed with the rest: not set aside with

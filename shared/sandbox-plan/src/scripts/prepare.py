@@ -1062,14 +1062,42 @@ INDEX = None
 MAX_LATER = 4
 
 
+def allowed_by(spec):
+    """Whether a file (by its name) is of a release `spec` allows: its version within the
+    specifier (`pandas<0.21`); every file when either cannot be read."""
+    try:
+        from pip._vendor.packaging.requirements import Requirement
+        from pip._vendor.packaging.utils import parse_sdist_filename, parse_wheel_filename
+        specifier = Requirement(spec).specifier
+    except Exception:
+        return lambda filename: True
+
+    def allowed(filename):
+        try:
+            if filename.endswith(".whl"):
+                version = parse_wheel_filename(filename)[1]
+            else:
+                version = parse_sdist_filename(filename)[1]
+        except Exception:
+            return True
+        return specifier.contains(version, prereleases=True)
+    return allowed
+
+
 def later_instants(spec, before):
-    """The instants a requirement's files were uploaded after `before`, oldest first: at
-    most MAX_LATER of them, spread over its later history, the first always among them."""
+    """The instants files of a release the requirement allows were uploaded after `before`,
+    oldest first: at most MAX_LATER of them, spread over its later history, the first
+    always among them. None when every release it allows is older (`pandas<0.21` on a
+    Python none of them was built for): a later instant would resolve the same release and
+    build it again, a build that fails each time (tqdm-5 spent four builds of pandas 0.20.3
+    on Python 3.7)."""
     page, _ = upstream_page(req_name(spec))
     if not page:
         return []
+    allowed = allowed_by(spec)
     times = sorted({f["upload-time"][:19] + "Z" for f in page.get("files", [])
-                    if f.get("upload-time") and f["upload-time"][:19] > before[:19] and not f.get("yanked")})
+                    if f.get("upload-time") and f["upload-time"][:19] > before[:19] and not f.get("yanked")
+                    and allowed(f.get("filename", ""))})
     if len(times) <= MAX_LATER:
         return times
     step = (len(times) - 1) / float(MAX_LATER - 1)
@@ -1104,6 +1132,9 @@ def nearest_that_installs(spec, pip, pip_now, reason, share=1.0):
     dated = [a for a in pip if a != "--ignore-installed"]
     attempts = [(instant, [at_index(instant) if a == INDEX else a for a in dated])
                 for instant in later_instants(spec, RESOLVE_BEFORE)]
+    if not attempts:
+        REPORT["notes"].append("%s: no release it allows was uploaded after %s: not tried again at a later instant, only with today's dependencies"
+                               % (spec, RESOLVE_BEFORE))
     attempts.append(("now", pip_now))
     # This requirement's share of what is left, split among its attempts.
     ends = time.monotonic() + left() * share
