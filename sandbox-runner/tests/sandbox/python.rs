@@ -2716,6 +2716,70 @@ async fn a_run_that_lingers_after_its_runners_summary_is_judged_by_the_summary()
     }
 }
 
+/// A build that goes on where an earlier one stopped finds what that one wrote in the order
+/// it wrote it: pandas' build renders `.pxi` files from templates, then Cython writes each
+/// `.c` from the `.pyx` that includes them, and remakes a `.c` older than what it includes.
+/// Put back in the order of their names, the `.pxi` files came out newer than the `.c`
+/// files, every `.c` was made again, and each preparation stopped at the same place. Here
+/// each module is made from a dependency written first (`zdep_*.txt`, a name after the
+/// module's) and made again when it is older than that dependency, 20 s each, against 70 s
+/// of preparation time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_build_that_goes_on_finds_its_files_in_the_order_it_wrote_them() {
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.prepare_timeout = Duration::from_secs(70);
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "setup.py",
+        format!(
+            "# {marker}\nimport os\nimport sys\nimport time\nfrom setuptools import setup\n\n\
+             here = os.path.dirname(os.path.abspath(__file__))\n\
+             # What reads the declarations only (egg_info) builds nothing.\n\
+             for name in ('one', 'two', 'three') if sys.argv[1:2] != ['egg_info'] else ():\n\
+             \x20   dep = os.path.join(here, 'zdep_%s.txt' % name)\n\
+             \x20   if not os.path.exists(dep):\n\
+             \x20       with open(dep, 'w') as f:\n\
+             \x20           f.write(name)\n\
+             \x20   path = os.path.join(here, 'gen_%s.py' % name)\n\
+             \x20   if not os.path.exists(path) or os.path.getmtime(path) < os.path.getmtime(dep):\n\
+             \x20       time.sleep(20)\n\
+             \x20       with open(path + '.part', 'w') as f:\n\
+             \x20           f.write('VALUE = %r\\n' % name)\n\
+             \x20       os.rename(path + '.part', path)\n\n\
+             setup(name='slowbuild', version='0.1', py_modules=['slowbuild', 'gen_one', 'gen_two', 'gen_three'])\n"
+        ),
+    )
+    .write(
+        "slowbuild.py",
+        "import gen_one, gen_two, gen_three\n\nBUILT = [gen_one.VALUE, gen_two.VALUE, gen_three.VALUE]\n",
+    );
+    let commit = repo.commit("a project whose build makes each module from a dependency");
+    let show = [
+        "python3",
+        "-c",
+        "import slowbuild; print('built', slowbuild.BUILT)",
+    ];
+    let request = RunRequest::new(repo.path(), &commit, Language::Python, show)
+        .as_command()
+        .with_timeout(Duration::from_secs(60));
+    let first = sandbox.run(&request).await.expect("run");
+    let deps = first.dependencies.as_ref().expect("prepared");
+    assert!(
+        deps.not_prepared
+            .iter()
+            .any(|n| n.what.contains("the project itself")),
+        "the first preparation runs out of time: {deps:#?}"
+    );
+    let second = sandbox.run(&request).await.expect("run");
+    let out = support::output(&second);
+    let deps = second.dependencies.as_ref().expect("prepared");
+    assert_eq!(second.outcome, Outcome::Passed, "{out}\n{deps:#?}");
+    assert!(out.contains("built ['one', 'two', 'three']"), "{out}");
+}
+
 /// A project whose own build outlasts the preparation's time (spaCy's dozens of Cython
 /// modules on a busy machine) was never built: each preparation began again and was cut
 /// short at the same place. What a preparation of the same tree built before its time ran

@@ -914,13 +914,28 @@ def resume_build():
     compiled again."""
     if not os.path.isdir(RESUME_FROM):
         return
+    # In the order the earlier build wrote them (kept with their times), each a microsecond
+    # after the one before, from now on: newer than every source of the tree, and a file the
+    # build wrote from another (a generated .pxi, then the .c Cython made of it) still the
+    # older of the two. Put back in the order of their names instead, pandas' generated
+    # .pxi files came out newer than the .c files that include them, and Cython made every
+    # .c again: each preparation was cut short at the same place.
+    # Everything kept, its build directory too (keep_for_resume keeps `build/`).
+    found = []
+    for dirpath, _, filenames in os.walk(RESUME_FROM):
+        for name in filenames:
+            source = os.path.join(dirpath, name)
+            found.append((os.stat(source).st_mtime_ns, os.path.relpath(source, RESUME_FROM)))
     restored = 0
-    for rel in sorted(tree_files(RESUME_FROM)):
+    now = time.time_ns()
+    for written, rel in sorted(found):
         into = os.path.join(WORK, rel)
         if os.path.lexists(into):
             continue
         os.makedirs(os.path.dirname(into), exist_ok=True)
         shutil.copyfile(os.path.join(RESUME_FROM, rel), into)
+        at = now + restored * 1000
+        os.utime(into, ns=(at, at))
         restored += 1
     if restored:
         REPORT["notes"].append("the build went on from what an earlier preparation of this tree built before its time ran out (%d files)"
@@ -950,7 +965,8 @@ def keep_for_resume(before):
             break
         into = os.path.join(PROJECT, RESUME_DIR, rel)
         os.makedirs(os.path.dirname(into), exist_ok=True)
-        shutil.copyfile(path, into)
+        # With its time: the next preparation puts them back in the order they were written.
+        shutil.copy2(path, into)
         kept.append(rel)
     if kept:
         REPORT["notes"].append("what the build wrote before the time ran out is kept for the next preparation of this tree to go on from (%d files)"
