@@ -1597,6 +1597,32 @@ async fn a_version_read_from_git_is_the_commits_nearest_tag() {
     assert!(out.contains("version 1.5.0\n"), "{out}");
 }
 
+/// An sdist (a zip, as old sdists often were) of `name` 1.0 whose metadata is read but
+/// whose build fails, as a C extension of before this Python's headers fails.
+fn unbuildable_sdist(path: &std::path::Path, name: &str) {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).expect("sdist"));
+    let options = zip::write::SimpleFileOptions::default();
+    for (file, body) in [
+        (
+            "setup.py".to_string(),
+            format!(
+                "import sys\nfrom setuptools import setup\nif 'bdist_wheel' in sys.argv or 'install' in sys.argv:\n    raise SystemExit('error: this release does not build here')\nsetup(name='{name}', version='1.0', py_modules=['{name}'])\n"
+            ),
+        ),
+        (format!("{name}.py"), "VERSION = '1.0'\n".to_string()),
+        (
+            "PKG-INFO".to_string(),
+            format!("Metadata-Version: 1.1\nName: {name}\nVersion: 1.0\n"),
+        ),
+    ] {
+        zip.start_file(format!("{name}-1.0/{file}"), options)
+            .expect("entry");
+        zip.write_all(body.as_bytes()).expect("write");
+    }
+    zip.finish().expect("zip");
+}
+
 /// A dependency none of whose releases of the date builds here (cryptography 1.7's sdist
 /// against the image's OpenSSL 3, under scrapy of 2016) failed every requirement that needs
 /// it, and each later attempt built it again until the preparation's time ran out. It is
@@ -1604,7 +1630,6 @@ async fn a_version_read_from_git_is_the_commits_nearest_tag() {
 /// release that installs (1.1), never today's (9.0), while what needs it keeps the date.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dependency_that_does_not_build_as_of_the_date_comes_from_its_first_wheel_after() {
-    use std::io::Write;
     let index = tempfile::tempdir().expect("index");
     let files = index.path().join("files");
     std::fs::create_dir_all(&files).expect("files");
@@ -1614,26 +1639,7 @@ async fn a_dependency_that_does_not_build_as_of_the_date_comes_from_its_first_wh
     // The date's release: an sdist whose build fails (its metadata is read, its wheel is not
     // made), as a C extension of before this Python's headers fails.
     let sdist = format!("{dep}-1.0.zip");
-    let mut zip = zip::ZipWriter::new(std::fs::File::create(files.join(&sdist)).expect("sdist"));
-    let options = zip::write::SimpleFileOptions::default();
-    for (path, body) in [
-        (
-            "setup.py".to_string(),
-            format!(
-                "import sys\nfrom setuptools import setup\nif 'bdist_wheel' in sys.argv or 'install' in sys.argv:\n    raise SystemExit('error: this release does not build here')\nsetup(name='{dep}', version='1.0', py_modules=['{dep}'])\n"
-            ),
-        ),
-        (format!("{dep}.py"), "VERSION = '1.0'\n".to_string()),
-        (
-            "PKG-INFO".to_string(),
-            format!("Metadata-Version: 1.1\nName: {dep}\nVersion: 1.0\n"),
-        ),
-    ] {
-        zip.start_file(format!("{dep}-1.0/{path}"), options)
-            .expect("entry");
-        zip.write_all(body.as_bytes()).expect("write");
-    }
-    zip.finish().expect("zip");
+    unbuildable_sdist(&files.join(&sdist), &dep);
     // Its first wheel needs a helper released after the date too (cryptography 2.0 and
     // asn1crypto 0.21): both come as of then.
     let helper = format!("nobuildhelper{marker}");
@@ -2125,33 +2131,13 @@ fn index_with_builds_that_hang(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_requirement_whose_allowed_releases_all_came_before_the_date_is_not_tried_at_later_instants()
  {
-    use std::io::Write;
     let index = tempfile::tempdir().expect("index");
     let files = index.path().join("files");
     std::fs::create_dir_all(&files).expect("files");
     let marker = support::unique();
     let dep = format!("oldpin{marker}");
     let sdist = format!("{dep}-1.0.zip");
-    let mut zip = zip::ZipWriter::new(std::fs::File::create(files.join(&sdist)).expect("sdist"));
-    let options = zip::write::SimpleFileOptions::default();
-    for (path, body) in [
-        (
-            "setup.py".to_string(),
-            format!(
-                "import sys\nfrom setuptools import setup\nif 'bdist_wheel' in sys.argv or 'install' in sys.argv:\n    raise SystemExit('error: this release does not build here')\nsetup(name='{dep}', version='1.0', py_modules=['{dep}'])\n"
-            ),
-        ),
-        (format!("{dep}.py"), "VERSION = '1.0'\n".to_string()),
-        (
-            "PKG-INFO".to_string(),
-            format!("Metadata-Version: 1.1\nName: {dep}\nVersion: 1.0\n"),
-        ),
-    ] {
-        zip.start_file(format!("{dep}-1.0/{path}"), options)
-            .expect("entry");
-        zip.write_all(body.as_bytes()).expect("write");
-    }
-    zip.finish().expect("zip");
+    unbuildable_sdist(&files.join(&sdist), &dep);
     let excluded = format!("{dep}-2.0-py3-none-any.whl");
     wheel(&files.join(&excluded), &dep, "2.0");
     json_page(
