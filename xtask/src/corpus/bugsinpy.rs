@@ -143,6 +143,11 @@ pub const SECOND_HELD_OUT: (u32, usize) = (11, 4);
 /// misses is read; a miss read afterwards joins [`STUDIED`].
 pub const THIRD_HELD_OUT: (u32, usize) = (15, 3);
 
+/// The fourth held-out measure (2026-12-06, seventh session), fixed before it ran: bugs 18
+/// to 21 of each project (`--from 18 --limit 4`), none of them ever studied, measured before
+/// any of its misses is read; a miss read afterwards joins [`STUDIED`].
+pub const FOURTH_HELD_OUT: (u32, usize) = (18, 4);
+
 /// The cases: the first `limit` bugs by number of each project (`projects`, or every one
 /// of [`PROJECTS`]) from bug number `from` on, in rounds.
 pub fn selection(
@@ -866,6 +871,16 @@ mod tests {
             .sum();
         assert_eq!(third.len(), expected);
         assert!(third.len() >= 25, "{}", third.len());
+        // The fourth: bugs 18 to 21, apart from the others and never studied.
+        let (from, limit) = FOURTH_HELD_OUT;
+        let fourth = selection(&data, &[], from, limit).expect("selects");
+        assert!(fourth.iter().all(|c| (18..=21).contains(&c.number)));
+        assert!(fourth.iter().all(|c| !c.studied()), "never studied");
+        let expected: usize = counts
+            .iter()
+            .map(|(_, n)| (*n as usize).saturating_sub(17).min(4))
+            .sum();
+        assert_eq!(fourth.len(), expected);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -251,6 +251,14 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 (o.from, o.limit) = (bugsinpy::THIRD_HELD_OUT.0, Some(bugsinpy::THIRD_HELD_OUT.1));
                 o.measured_only = true;
             }
+            // The fourth, fixed in code before it ran.
+            "--fourth-held-out" if corpus == Corpus::BugsInPy => {
+                (o.from, o.limit) = (
+                    bugsinpy::FOURTH_HELD_OUT.0,
+                    Some(bugsinpy::FOURTH_HELD_OUT.1),
+                );
+                o.measured_only = true;
+            }
             "--review-only" => {
                 o.resume = true;
                 o.review_only = true;
@@ -295,7 +303,8 @@ pub fn usage() -> String {
      [--project NAME…] [--from N] [--limit N] [--out FILE] [--work DIR] [--proven BINARY] [--jobs N] \
      [--resume] [--report-only] [--fidelity-only] [--review-only] [--measured-only] \
      [--second-held-out (BugsInPy: --from 11 --limit 4 --measured-only)] \
-     [--third-held-out (BugsInPy: --from 15 --limit 3 --measured-only)] [--case ID…] \
+     [--third-held-out (BugsInPy: --from 15 --limit 3 --measured-only)] \
+     [--fourth-held-out (BugsInPy: --from 18 --limit 4 --measured-only)] [--case ID…] \
      [--tool-bench [--rounds N] (each case reviewed with and without the tool evidence, \
      timed; `cargo xtask bench tool` runs it)] | commits --tool-bench --repos DIR [--case \
      PROJECT…] [--rounds N] (the tool bench's Go and Rust commits)"
@@ -2108,6 +2117,16 @@ mod tests {
         ]))
         .expect("parses");
         assert_eq!((o.from, o.limit, o.measured_only), (15, Some(3), true));
+        let o = parse(&args(&[
+            "bugsinpy",
+            "--bugsinpy",
+            "/d",
+            "--repos",
+            "/r",
+            "--fourth-held-out",
+        ]))
+        .expect("parses");
+        assert_eq!((o.from, o.limit, o.measured_only), (18, Some(4), true));
         assert!(
             parse(&args(&[
                 "bugsjs", "--bugsjs", "/d", "--repos", "/r", "--from", "3"
