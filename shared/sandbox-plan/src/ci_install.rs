@@ -115,8 +115,54 @@ fn lines(file: &str, text: &str) -> Vec<String> {
     read(file, text).lines
 }
 
+/// The commands `file`'s CI runs in its test phase, each as one command line, in order:
+/// Travis' `script`, the `run` steps of a workflow's test jobs, AppVeyor's `test_script`,
+/// Azure Pipelines' steps; only what every job runs (the `else` of an `if`, as for the
+/// installs), without the variables set for each command. A Python project with no tox or
+/// nox runs its suite as this says (keras' `py.test tests/ --ignore=tests/integration_tests
+/// …` in the `else` of its Travis test modes), never pytest over the whole tree.
+pub(crate) fn test_commands(file: &str, text: &str) -> Vec<String> {
+    phase_scripts(file, text, Phase::Test)
+        .iter()
+        .flat_map(|script| unconditional_commands(script))
+        .filter(|words| !words.is_empty() && !is_test(words))
+        .map(|words| {
+            words
+                .iter()
+                .map(|w| quoted(w))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// A word as one word of a command line again (suite's splitting: quotes group).
+fn quoted(word: &str) -> String {
+    if word.is_empty() {
+        "''".into()
+    } else if !word.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'') {
+        word.to_string()
+    } else if word.contains('\'') {
+        format!("\"{word}\"")
+    } else {
+        format!("'{word}'")
+    }
+}
+
+/// Which of a CI file's phases is read: what it installs, or what it runs to test.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Install,
+    Test,
+}
+
 /// The shell scripts of `file`'s jobs that every test job runs.
 fn scripts(file: &str, text: &str) -> Vec<String> {
+    phase_scripts(file, text, Phase::Install)
+}
+
+/// The shell scripts of `file`'s jobs that every test job runs in `phase`.
+fn phase_scripts(file: &str, text: &str, phase: Phase) -> Vec<String> {
     if text.len() > MAX_BYTES {
         return Vec::new();
     }
@@ -130,15 +176,22 @@ fn scripts(file: &str, text: &str) -> Vec<String> {
         return Vec::new();
     };
     let name = file.rsplit('/').next().unwrap_or(file);
+    let keys: &[&str] = match phase {
+        Phase::Install => &["before_install", "install"],
+        Phase::Test => &["before_script", "script"],
+    };
     if file.starts_with(".github/workflows/") {
-        workflow_scripts(&doc)
+        workflow_scripts(&doc, phase)
     } else if name == ".travis.yml" {
-        ["before_install", "install"]
-            .iter()
-            .flat_map(|k| strings(doc.get(k)))
-            .collect()
+        keys.iter().flat_map(|k| strings(doc.get(k))).collect()
     } else if name == "appveyor.yml" || name == ".appveyor.yml" {
-        appveyor_scripts(&doc)
+        appveyor_scripts(
+            &doc,
+            match phase {
+                Phase::Install => "install",
+                Phase::Test => "test_script",
+            },
+        )
     } else if name.starts_with("azure-pipelines") {
         azure_scripts(&doc)
     } else {
@@ -159,14 +212,20 @@ fn strings(value: Option<&Value>) -> Vec<String> {
 }
 
 /// The `run` steps, without an `if:`, of the jobs that run tests (a job of linters or docs
-/// installs what no test imports).
-fn workflow_scripts(doc: &Value) -> Vec<String> {
+/// installs what no test imports). Their test commands: those of the jobs named for
+/// neither docs, linters, types nor benchmarks (a `docs` job's `pytest docs/` is not the
+/// suite).
+fn workflow_scripts(doc: &Value, phase: Phase) -> Vec<String> {
     let mut out = Vec::new();
     let Some(jobs) = doc.get("jobs").and_then(Value::as_object) else {
         return out;
     };
-    for job in jobs.values() {
+    for (id, job) in jobs {
         if job.get("if").is_some() {
+            continue;
+        }
+        let name = job.get("name").and_then(Value::as_str).unwrap_or(id);
+        if phase == Phase::Test && not_the_suite(name) {
             continue;
         }
         let runs: Vec<String> = job
@@ -184,6 +243,29 @@ fn workflow_scripts(doc: &Value) -> Vec<String> {
     out
 }
 
+/// A job named for something other than the suite: docs, linters, types, benchmarks,
+/// packaging.
+fn not_the_suite(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    [
+        "doc",
+        "lint",
+        "type",
+        "mypy",
+        "bench",
+        "style",
+        "format",
+        "release",
+        "publish",
+        "deploy",
+        "pre-commit",
+        "precommit",
+        "coverage-report",
+    ]
+    .iter()
+    .any(|w| name.contains(w))
+}
+
 fn runs_tests(script: &str) -> bool {
     [
         "pytest",
@@ -198,14 +280,9 @@ fn runs_tests(script: &str) -> bool {
     .any(|w| script.contains(w))
 }
 
-fn appveyor_scripts(doc: &Value) -> Vec<String> {
+fn appveyor_scripts(doc: &Value, key: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for item in doc
-        .get("install")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for item in doc.get(key).and_then(Value::as_array).into_iter().flatten() {
         match item {
             Value::String(s) => out.push(s.clone()),
             Value::Object(o) => out.extend(
@@ -764,6 +841,27 @@ jobs:
         assert_eq!(
             lines(".travis.yml", travis),
             ["-e .[*]", "-e .[yaml,http]", "-e .[test,doc,dev]", "-e ."]
+        );
+    }
+
+    #[test]
+    fn the_test_commands_every_job_runs_are_read_as_lines() {
+        let travis = "script:\n  - export A=1\n  - if [[ $MODE == lint ]]; then flake8; else PYTHONPATH=. py.test tests -k 'not slow'; fi\n  - '[[ $X == 2 ]] && pytest extra'\n";
+        assert_eq!(
+            test_commands(".travis.yml", travis),
+            ["export A=1", "py.test tests -k 'not slow'"]
+        );
+        let appveyor =
+            "install:\n  - pip install .\ntest_script:\n  - cmd: python -m pytest tests\n";
+        assert_eq!(
+            test_commands("appveyor.yml", appveyor),
+            ["python -m pytest tests"]
+        );
+        // A workflow's lint and docs jobs are not its suite, whatever they run.
+        let workflow = "jobs:\n  lint:\n    steps:\n      - run: pytest --flake8\n  test:\n    name: Tests on ${{ matrix.os }}\n    steps:\n      - run: pytest\n";
+        assert_eq!(
+            test_commands(".github/workflows/ci.yml", workflow),
+            ["pytest"]
         );
     }
 

@@ -804,12 +804,51 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
     {
         return s;
     }
+    // What its CI runs to test: the newest CI system first (a workflow beside a Travis file
+    // left from before the move).
+    for file in python_ci_files(read) {
+        if let Some(text) = read(&file)
+            && let Some(s) = found(
+                crate::ci_install::test_commands(&file, &text),
+                &format!("{file} test steps"),
+            )
+        {
+            return s;
+        }
+    }
     DocumentedSuite {
         run: Language::Python.suite_run(),
         source: "the default".into(),
         selector: None,
         setup: None,
     }
+}
+
+/// The CI files whose test steps may name a Python suite: the GitHub workflows (by name),
+/// then Travis', Azure Pipelines' and AppVeyor's.
+fn python_ci_files(read: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut files: Vec<String> = read(".github/workflows/")
+        .map(|listing| {
+            let mut names: Vec<String> = listing
+                .lines()
+                .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
+                .map(|n| format!(".github/workflows/{n}"))
+                .collect();
+            names.sort_unstable();
+            names.truncate(50);
+            names
+        })
+        .unwrap_or_default();
+    files.extend(
+        [
+            ".travis.yml",
+            "azure-pipelines.yml",
+            "appveyor.yml",
+            ".appveyor.yml",
+        ]
+        .map(String::from),
+    );
+    files
 }
 
 /// The recipe lines of a Makefile target, its variables expanded ([`make_expand`]).
@@ -1392,6 +1431,64 @@ mod tests {
                 ("Gruntfile.js", "grunt.registerTask('build', ['uglify'])\n"),
             ],
         );
+        assert_eq!(none.source, "the default");
+    }
+
+    /// A Python project with neither tox nor nox nor a Makefile's `test` runs its suite as
+    /// its CI does (keras of 2019: the `else` of its Travis test modes, integration tests
+    /// and docs left out), never pytest over the whole tree.
+    #[test]
+    fn a_python_suite_is_what_its_ci_runs_to_test() {
+        let travis = (
+            ".travis.yml",
+            "language: python\ninstall:\n  - pip install -e .[tests]\nscript:\n  - python -c \"import keras.backend\"\n  - if [[ \"$TEST_MODE\" == \"INTEGRATION_TESTS\" ]]; then\n      PYTHONPATH=$PWD:$PYTHONPATH py.test tests/integration_tests;\n    elif [[ \"$TEST_MODE\" == \"PEP8_DOC\" ]]; then\n      py.test --pep8 -m pep8 -n0 && py.test tests/docs;\n    else\n      PYTHONPATH=$PWD:$PYTHONPATH py.test tests/ --ignore=tests/integration_tests --ignore=tests/docs --cov-config .coveragerc --cov=keras tests/;\n    fi\n",
+        );
+        let keras = suite(Language::Python, &[("setup.py", "setup()"), travis]);
+        assert_eq!(
+            keras.run.command,
+            [
+                "python3",
+                "-m",
+                "pytest",
+                "tests/",
+                "--ignore=tests/integration_tests",
+                "--ignore=tests/docs",
+                "tests/"
+            ]
+        );
+        assert_eq!(keras.source, ".travis.yml test steps");
+        let selector = keras.selector.expect("selects within it");
+        assert_eq!(selector.runner, PythonRunner::Pytest);
+        // A workflow's test job, not its docs job, and before a Travis file left behind.
+        let workflow = (
+            ".github/workflows/ci.yml",
+            "on: [push]\njobs:\n  docs:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pytest docs/\n  tests:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: pip install -e .\n      - name: test\n        run: |\n          python -m pytest -x tests/unit\n",
+        );
+        let both = suite(
+            Language::Python,
+            &[("setup.py", "setup()"), travis, workflow],
+        );
+        assert_eq!(
+            both.run.command,
+            ["python3", "-m", "pytest", "-x", "tests/unit"]
+        );
+        assert_eq!(both.source, ".github/workflows/ci.yml test steps");
+        // tox's commands come first; a CI running only what no runner is read from gives
+        // the default.
+        let tox = (
+            "tox.ini",
+            "[tox]\nenvlist = py37\n[testenv]\ncommands = pytest tests/fast\n",
+        );
+        let with_tox = suite(Language::Python, &[tox, travis]);
+        assert_eq!(
+            with_tox.run.command,
+            ["python3", "-m", "pytest", "tests/fast"]
+        );
+        let other = (
+            ".travis.yml",
+            "script:\n  - make docs\n  - ./run-something.sh\n",
+        );
+        let none = suite(Language::Python, &[("setup.py", "setup()"), other]);
         assert_eq!(none.source, "the default");
     }
 
