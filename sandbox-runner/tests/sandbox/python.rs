@@ -457,6 +457,36 @@ async fn a_project_with_a_c_extension_is_built_and_its_tests_run() {
     );
 }
 
+/// Extensions are compiled at -O1 without debug information (pandas' Cython modules at
+/// Python's own -O3 -g outlasted three preparations; a sixth of the time at -O1 -g0), with
+/// the rest of Python's own flags kept: still optimised, `NDEBUG` still defined (the
+/// asserts left out as on the project's CI), and the record says how it was built.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extensions_are_compiled_quickly_with_pythons_own_flags_but_its_optimisation() {
+    let c = c_module(
+        "cflags",
+        "",
+        "int optimised = 0, ndebug = 0;\n#ifdef __OPTIMIZE__\noptimised = 1;\n#endif\n\
+         #ifdef NDEBUG\nndebug = 1;\n#endif\nreturn Py_BuildValue(\"(ii)\", optimised, ndebug);",
+        "METH_NOARGS",
+        "",
+    );
+    let test = "import cflags\n\n\
+                def test_built_optimised_without_asserts():\n    assert cflags.f() == (1, 1)\n\n\
+                def test_built_without_debug_information():\n    \
+                with open(cflags.__file__, 'rb') as f:\n        \
+                assert b'.debug_info' not in f.read()\n";
+    let run = extension_project("cflags", "", &c, test).await;
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("CFLAGS and CXXFLAGS -O1 -g0")),
+        "{:?}",
+        deps.notes
+    );
+}
+
 /// An sdist's C extension against a system library (PyYAML's libyaml binding, lxml's
 /// libxml2, psycopg2's libpq, cffi's libffi): the image carries their headers, as the
 /// project's CI installs them with apt.
