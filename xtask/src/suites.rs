@@ -104,6 +104,11 @@ pub const STUDY: &[(&str, Language)] = &[
     ("serde-rs/serde", Language::Rust),
     ("rayon-rs/rayon", Language::Rust),
     ("gorilla/mux", Language::Go),
+    // Added 2026-12-06 (seventh session), never run before: a suite its CI names (poetry's
+    // `poetry run pytest`), C extensions built in the preparation (psutil, Pillow).
+    ("python-poetry/poetry", Language::Python),
+    ("giampaolo/psutil", Language::Python),
+    ("python-pillow/Pillow", Language::Python),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
