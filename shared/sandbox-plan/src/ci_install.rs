@@ -220,10 +220,16 @@ fn workflow_scripts(doc: &Value, phase: Phase) -> Vec<String> {
     let Some(jobs) = doc.get("jobs").and_then(Value::as_object) else {
         return out;
     };
-    for (id, job) in jobs {
-        if job.get("if").is_some() {
-            continue;
-        }
+    // The test commands of a job with an `if:` too, after those of every job without one:
+    // a project's test job often runs only when its sources changed (poetry's `if:
+    // inputs.run-pytest`), and is still its suite. What it installs is not taken.
+    let conditional = |job: &Value| job.get("if").is_some();
+    let mut ordered: Vec<(&String, &Value)> =
+        jobs.iter().filter(|(_, job)| !conditional(job)).collect();
+    if phase == Phase::Test {
+        ordered.extend(jobs.iter().filter(|(_, job)| conditional(job)));
+    }
+    for (id, job) in ordered {
         let name = job.get("name").and_then(Value::as_str).unwrap_or(id);
         if phase == Phase::Test && not_the_suite(name) {
             continue;
@@ -251,6 +257,7 @@ fn not_the_suite(name: &str) -> bool {
         "doc",
         "lint",
         "type",
+        "typing",
         "mypy",
         "bench",
         "style",
@@ -862,6 +869,23 @@ jobs:
         assert_eq!(
             test_commands(".github/workflows/ci.yml", workflow),
             ["pytest"]
+        );
+        // A test job that runs only when the sources changed is still the suite, after the
+        // jobs that always run; a step of its own `if:` is not.
+        let conditional = "jobs:\n  a-pytest:\n    if: inputs.run-pytest\n    steps:\n      - run: poetry install\n      - if: runner.os == 'Windows'\n        run: pytest -p windows\n      - run: poetry run pytest --integration -v\n  z-smoke:\n    steps:\n      - run: python -m pytest tests/smoke\n";
+        assert_eq!(
+            test_commands(".github/workflows/tests.yaml", conditional),
+            [
+                "python -m pytest tests/smoke",
+                "poetry install",
+                "poetry run pytest --integration -v"
+            ]
+        );
+        // What a conditional job installs is not taken.
+        assert!(
+            read(".github/workflows/tests.yaml", conditional)
+                .lines
+                .is_empty()
         );
     }
 
