@@ -664,6 +664,72 @@ async fn extensions_of_a_setup_py_develop_are_built_with_the_preparations_cpus()
     .await;
 }
 
+/// A project declaring its build system (pandas' pyproject.toml: setuptools, Cython,
+/// numpy) whose extensions were built in place with the environment's build requirements:
+/// pip's isolated editable build installed those requirements anew, newer than every module
+/// built (pandas' extensions depend on Cython's own `.pxd` files), and built every
+/// extension again, which outlasted the preparation (pandas of 2020: 396 s of it, cut
+/// short). Here the extension depends on setuptools' own `__init__.py`, and the build
+/// counts what it compiles in a module the test reads: compiled once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extensions_built_in_place_are_not_built_again_by_an_isolated_editable_build() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    let module = |name: &str| {
+        format!(
+            "#include <Python.h>\n\
+             static struct PyModuleDef m = {{PyModuleDef_HEAD_INIT, \"{name}\", NULL, -1, NULL}};\n\
+             PyMODINIT_FUNC PyInit_{name}(void) {{ return PyModule_Create(&m); }}\n"
+        )
+    };
+    repo.write("requirements.txt", "setuptools==59.6.0\nwheel==0.37.1\n")
+        .write(
+            "pyproject.toml",
+            "[build-system]\nrequires = [\"setuptools==59.6.0\", \"wheel==0.37.1\"]\nbuild-backend = \"setuptools.build_meta\"\n",
+        )
+        .write(
+            "setup.py",
+            format!(
+                "# {marker}\nimport os, setuptools\n\
+                 from distutils.dep_util import newer_group\n\
+                 from setuptools import Extension, setup\n\
+                 from setuptools.command.build_ext import build_ext\n\
+                 OWN = os.path.join(os.path.dirname(setuptools.__file__), '__init__.py')\n\
+                 class counting(build_ext):\n\
+                 \x20   def build_extension(self, ext):\n\
+                 \x20       if self.force or newer_group(ext.sources + ext.depends, self.get_ext_fullpath(ext.name), 'newer'):\n\
+                 \x20           if not os.path.exists('ppkg/_builds.py'):\n\
+                 \x20               with open('ppkg/_builds.py', 'w') as f:\n\
+                 \x20                   f.write('BUILDS = 0\\n')\n\
+                 \x20           with open('ppkg/_builds.py', 'a') as f:\n\
+                 \x20               f.write('BUILDS += 1\\n')\n\
+                 \x20       build_ext.build_extension(self, ext)\n\
+                 setup(name='ppkg', version='1.0', packages=['ppkg'], cmdclass={{'build_ext': counting}},\n\
+                 \x20     ext_modules=[Extension('ppkg._a', ['ppkg/_a.c'], depends=[OWN]), Extension('ppkg._b', ['ppkg/_b.c'], depends=[OWN])])\n"
+            ),
+        )
+        .write("ppkg/__init__.py", "from ppkg import _a, _b\n")
+        .write("ppkg/_a.c", module("_a"))
+        .write("ppkg/_b.c", module("_b"));
+    let commit =
+        repo.commit("a package with two C extensions and a build system, of setuptools 59");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("test_builds.py"),
+    )
+    .with_file(
+        "test_builds.py",
+        "import ppkg\nfrom ppkg._builds import BUILDS\n\ndef test_each_extension_compiled_once():\n    assert BUILDS == 2\n",
+    );
+    passes_with_a_note(&sandbox, &request, |n| {
+        n.contains("without build isolation") && n.contains("builds every extension again")
+    })
+    .await;
+}
+
 /// Two extensions that compile one shared source with different macros (matplotlib's
 /// `src/py_converters.cpp`, with each module's own `PY_ARRAY_UNIQUE_SYMBOL`): setuptools'
 /// parallel build_ext writes both objects to one path in its temporary directory, and one

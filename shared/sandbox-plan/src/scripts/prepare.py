@@ -879,12 +879,13 @@ def extensions_built_in_parallel(env):
     container's CPUs, from the environment's own build requirements (Cython, numpy: the
     project's requirements, installed by now); the develop install after finds them up to
     date and compiles nothing again. Where that build fails (a build requirement only the
-    isolated build environment has), the editable install builds them as before."""
+    isolated build environment has), the editable install builds them as before. True when
+    every extension was built here and loads."""
     if not builds_extensions():
-        return
+        return False
     jobs = cpus()
     if jobs < 2:
-        return
+        return False
     # Only where the editable install is a legacy `setup.py develop`, which builds in place
     # and skips what is up to date: the setuptools of before 64 (2022-08), the date's one in
     # a preparation as of a date. A later one's editable build compiles everything again in
@@ -895,7 +896,7 @@ def extensions_built_in_parallel(env):
     except (ValueError, IndexError):
         major = None
     if major is None or major >= 64:
-        return
+        return False
     # As pip runs a setup.py: setuptools imported first (spaCy's setup.py reads
     # `distutils.util`, which only setuptools' import loads), with `__file__` set.
     shim = ("import sys, setuptools, tokenize; sys.argv[0] = __file__ = 'setup.py'; "
@@ -922,9 +923,11 @@ def extensions_built_in_parallel(env):
     elif code == 0:
         REPORT["notes"].append("the project's extensions were built in place with %d jobs (setup.py build_ext --inplace -j %d)"
                                % (jobs, jobs))
+        return True
     else:
         REPORT["notes"].append("building the project's extensions in place with %d jobs failed (%s): the editable install builds them"
                                % (jobs, why(out)))
+    return False
 
 
 # What an earlier preparation of this very tree built before its time ran out, mounted
@@ -1075,14 +1078,22 @@ def install_project(pip):
     # layer's time is every review's).
     global COMPILED
     COMPILED = COMPILED or builds_extensions()
-    extensions_built_in_parallel(env)
+    built_in_place = extensions_built_in_parallel(env)
     ways = [["--config-settings", "editable_mode=compat"], [], ["--no-build-isolation"]]
     if not declares_build_system():
         ways.insert(0, ["--no-build-isolation", "--config-settings", "editable_mode=compat"])
+    elif built_in_place:
+        # Built in place with the environment's build requirements: an isolated build
+        # installs them anew, newer than every module built (pandas' extensions depend on
+        # Cython's own .pxd files), and builds every extension again, which outlasted the
+        # preparation. The editable install uses the requirements that built them.
+        ways.insert(0, ["--no-build-isolation", "--config-settings", "editable_mode=compat"])
     reasons = []
-    for how in ways:
+    for i, how in enumerate(ways):
         code, out = run(pip + into + how + ["-e", WORK], env=env)
         if code == 0:
+            if i == 0 and built_in_place and declares_build_system():
+                REPORT["notes"].append("the project was installed with the build requirements that built its extensions in place (without build isolation): an isolated build installs them anew and builds every extension again")
             break
         reason = why(out)
         if reason and reason not in reasons:
