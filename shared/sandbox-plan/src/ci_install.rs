@@ -336,6 +336,7 @@ struct If {
 /// The commands `script` runs unconditionally, as words, without the keywords and
 /// assignments before them.
 fn unconditional_commands(script: &str) -> Vec<Vec<String>> {
+    let script = &expressions_as_words(script);
     let mut out = Vec::new();
     let mut ifs: Vec<If> = Vec::new();
     // Whether the command being read runs only when the one before it did or failed.
@@ -387,6 +388,30 @@ fn unconditional_commands(script: &str) -> Vec<Vec<String>> {
         }
         out.push(words.iter().map(|w| w.to_string()).collect());
     }
+    out
+}
+
+/// A workflow's expressions (`${{ env.DEPENDENCY_GROUP }}`, `${{ matrix.deps }}`) each made
+/// one word without its spaces: a value the job chooses, read as a variable is (aiohttp's
+/// `-r requirements/${{ env.DEPENDENCY_GROUP }}.in` had given requirements named
+/// `env.DEPENDENCY_GROUP` and `}}.in`).
+fn expressions_as_words(script: &str) -> String {
+    let mut out = String::with_capacity(script.len());
+    let mut rest = script;
+    while let Some(at) = rest.find("${{") {
+        out.push_str(&rest[..at]);
+        let Some(end) = rest[at..].find("}}") else {
+            out.push_str(&rest[at..]);
+            return out;
+        };
+        out.extend(
+            rest[at..at + end + 2]
+                .chars()
+                .filter(|c| !c.is_whitespace()),
+        );
+        rest = &rest[at + end + 2..];
+    }
+    out.push_str(rest);
     out
 }
 
@@ -886,6 +911,16 @@ jobs:
             read(".github/workflows/tests.yaml", conditional)
                 .lines
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_workflows_expressions_are_values_the_job_chooses() {
+        let workflow = "jobs:\n  test:\n    steps:\n      - run: uv pip install -U pip wheel -r requirements/${{ env.DEPENDENCY_GROUP }}.in -c requirements/${{ env.DEPENDENCY_GROUP }}.txt six\n      - run: pytest\n";
+        assert_eq!(lines(".github/workflows/ci.yml", workflow), ["six"]);
+        assert_eq!(
+            expressions_as_words("a ${{ matrix.x }} b ${{ c"),
+            "a ${{matrix.x}} b ${{ c"
         );
     }
 
