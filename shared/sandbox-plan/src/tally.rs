@@ -15,7 +15,8 @@
 //!   `ℹ pass N`, … (its spec reporter);
 //!   jest `Tests: …`, mocha `N passing`/`N failing`/`N pending`, vitest `Tests  … (N)`,
 //!   ava's closing lines (`32 tests passed`, `1 test failed`, `2 tests skipped`, …) with
-//!   its `✔ title` lines for the passes it leaves out of them when a test failed.
+//!   its `✔ title` lines for the passes it leaves out of them when a test failed, and
+//!   QUnit's command-line `PASS: N  FAIL: M  TOTAL: T` (qunit-extras), summed.
 //!
 //! No parser in the ecosystem reads all of these from one stream (pytest's JUnit XML, go's
 //! test2json and TAP parsers each read one runner's own format, and need the runner to
@@ -100,6 +101,9 @@ pub(crate) struct Tally {
     /// passed only when none failed).
     ava: Option<TestCounts>,
     ava_ticks: u64,
+    /// QUnit's command-line summaries (qunit-extras: `PASS: 6831  FAIL: 0  TOTAL: 6831`,
+    /// lodash's), summed over the suites that printed one.
+    qunit: Option<TestCounts>,
     /// mocha's list of failures after its `N failing` line: the number the next one has
     /// (`  3) suite`), 0 outside the list; and the title read so far of one whose title
     /// spans lines (its suites, then the test, the last ending with `:`).
@@ -144,6 +148,7 @@ impl Tally {
             mocha: None,
             ava: None,
             ava_ticks: 0,
+            qunit: None,
             mocha_next: 0,
             mocha_title: None,
             tap_points: None,
@@ -217,6 +222,7 @@ impl Tally {
                     }
                     ava
                 }))
+                .or(self.qunit)
                 .or(self.tap_points),
         }
     }
@@ -435,6 +441,12 @@ impl Tally {
         if self.ava_summary(trimmed) {
             return;
         }
+        if let Some(counts) = qunit_summary(trimmed) {
+            let qunit = self.qunit.get_or_insert_default();
+            qunit.passed += counts.passed;
+            qunit.failed += counts.failed;
+            return;
+        }
         // mocha: `  3 passing (10ms)`, `  1 failing`, `  2 pending`
         let mut words = trimmed.split_whitespace();
         if let (Some(n), Some(word)) = (words.next(), words.next())
@@ -586,6 +598,24 @@ impl Tally {
 }
 
 /// Removes terminal colour and cursor sequences (`ESC [ … letter`).
+/// QUnit's command-line summary line (qunit-extras, as lodash's `node test/test` prints it):
+/// `PASS: 6831  FAIL: 0  TOTAL: 6831`.
+fn qunit_summary(line: &str) -> Option<TestCounts> {
+    let rest = line.strip_prefix("PASS:")?;
+    let (passed, rest) = rest.split_once("FAIL:")?;
+    let (failed, total) = rest.split_once("TOTAL:")?;
+    let (passed, failed, total) = (
+        passed.trim().parse::<u64>().ok()?,
+        failed.trim().parse::<u64>().ok()?,
+        total.trim().parse::<u64>().ok()?,
+    );
+    (passed + failed == total).then_some(TestCounts {
+        passed,
+        failed,
+        ..TestCounts::default()
+    })
+}
+
 fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.contains('\u{1b}') {
         return std::borrow::Cow::Borrowed(text);
@@ -1129,6 +1159,18 @@ mod tests {
         // ava 3's cross.
         let ava3 = "  ✔ b › one\n  ✖ b › two failed\n  ─\n\n  1 test failed\n";
         assert_eq!(tally(Node, ava3), c(1, 1, 0, 0));
+    }
+
+    /// lodash's `npm test` runs QUnit twice through qunit-extras, which prints neither TAP
+    /// nor mocha lines: 7158 tests passed and the run said "the test runner printed no
+    /// summary". Its summary lines are read, summed over the suites.
+    #[test]
+    fn qunits_summary_lines_are_its_counts() {
+        use Language::Node;
+        let lodash = "Running lodash tests.\nPlease wait..\n----------------------------------------\n    PASS: 6831  FAIL: 0  TOTAL: 6831\n    Finished in 20963 milliseconds.\n----------------------------------------\n\n> lodash@4.18.1 test:fp\nRunning lodash/fp tests.\n----------------------------------------\n    PASS: 325  FAIL: 2  TOTAL: 327\n";
+        assert_eq!(tally(Node, lodash), c(7156, 2, 0, 0));
+        // Not a summary: counts that do not add up, or words after them.
+        assert_eq!(tally(Node, "PASS: 3  FAIL: 1  TOTAL: 9\n"), None);
     }
 
     #[test]
