@@ -129,12 +129,40 @@ const DROPPED_WITH_VALUE: &[&str] = &[
 ];
 
 fn words(line: &str) -> Vec<String> {
-    // Shell-like splitting of one command line: quotes group, nothing is expanded.
+    // Shell-like splitting of one command line: quotes group, nothing is expanded. A command
+    // substitution (`` `…` ``, `$(…)`) is left out whole: what it prints depends on the
+    // machine it runs on (psutil's Makefile adds `-o cache_dir=…` on Windows, `-p
+    // no:instafail` on CI), and split into words it became pytest arguments.
     let mut out = Vec::new();
     let mut word = String::new();
     let mut quote: Option<char> = None;
     let mut any = false;
-    for c in line.chars() {
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if quote != Some('\'') && c == '`' {
+            for d in chars.by_ref() {
+                if d == '`' {
+                    break;
+                }
+            }
+            continue;
+        }
+        if quote != Some('\'') && c == '$' && chars.peek() == Some(&'(') {
+            let mut depth = 0;
+            for d in chars.by_ref() {
+                match d {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            continue;
+        }
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
             (Some(_), c) => word.push(c),
@@ -1432,6 +1460,26 @@ mod tests {
             ],
         );
         assert_eq!(none.source, "the default");
+    }
+
+    /// A Makefile recipe whose command substitution prints options for some machines only
+    /// (psutil's `` `{ if [ "$$OS" = "Windows_NT" ]; then printf … '-o cache_dir=…'; fi; }` ``):
+    /// left out whole, never pytest arguments (pytest had stopped at "Unknown config option:
+    /// cache_dir", collecting nothing).
+    #[test]
+    fn a_command_substitution_in_a_recipe_is_left_out() {
+        let makefile = (
+            "Makefile",
+            "PYTHON = python3\n_PYTEST_EXTRA = `{ if [ \"$$OS\" = \"Windows_NT\" ]; then printf '%s ' '-o cache_dir=/tmp/c'; fi; if [ -n \"$$CI\" ]; then printf '%s ' '-p no:instafail'; fi; }`\n\
+             RUN_TEST = $(PYTHON) -m pytest --durations=5 $(_PYTEST_EXTRA) $(shell echo -x)\n\
+             test:\n\t$(RUN_TEST) $(ARGS)\n",
+        );
+        let psutil = suite(Language::Python, &[("setup.py", "setup()"), makefile]);
+        assert_eq!(
+            psutil.run.command,
+            ["python3", "-m", "pytest", "--durations=5"]
+        );
+        assert_eq!(psutil.source, "Makefile test");
     }
 
     /// A Python project with neither tox nor nox nor a Makefile's `test` runs its suite as
