@@ -509,6 +509,34 @@ async fn an_extension_against_a_system_library_is_built_and_its_tests_run() {
     .await;
 }
 
+/// An sdist of Pillow's kind: its C code against the image libraries (libjpeg, required
+/// to build Pillow from source, and libpng, libtiff, libwebp, lcms2, OpenJPEG), as a CI
+/// runner carries them; and `protoc`, which build steps generating code from `.proto` files
+/// run (prost-build's, grpc's). Without them Pillow's own tree stopped at its build and
+/// every test at `cannot import name '_imaging'`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extension_against_the_image_libraries_is_built_and_protoc_runs() {
+    let c = c_module(
+        "imglibs",
+        "#include <stdio.h>\n#include <jpeglib.h>\n#include <png.h>\n#include <tiffio.h>\n#include <webp/encode.h>\n#include <lcms2.h>\n#include <openjpeg.h>",
+        "return Py_BuildValue(\"(iisiis)\", JPEG_LIB_VERSION, (int) png_access_version_number(), TIFFGetVersion(), WebPGetEncoderVersion(), cmsGetEncodedCMMversion(), opj_version());",
+        "METH_NOARGS",
+        "",
+    );
+    let test = "import subprocess\nimport imglibs\n\n\
+                def test_versions():\n    jpeg, png, tiff, webp, lcms, opj = imglibs.f()\n    \
+                assert jpeg > 0 and png > 0 and 'LIBTIFF' in tiff and webp > 0 and lcms > 0 and opj\n\n\
+                def test_protoc():\n    out = subprocess.run(['protoc', '--version'], capture_output=True, text=True, check=True)\n    \
+                assert out.stdout.startswith('libprotoc ')\n";
+    extension_project(
+        "imglibs",
+        ", libraries=['jpeg', 'png', 'tiff', 'webp', 'lcms2', 'openjp2'], include_dirs=['/usr/include/openjpeg-2.5']",
+        &c,
+        test,
+    )
+    .await;
+}
+
 /// A project whose packages live in a folder of their own (`package_dir={'': 'lib'}`, as
 /// ansible's) and whose build backend is its date's setuptools (46, no PEP 660 hook): pip
 /// falls back to a legacy `develop` into the layer's prefix, which leaves an egg-link and no
