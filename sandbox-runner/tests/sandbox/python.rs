@@ -1553,7 +1553,6 @@ async fn a_release_of_the_project_a_requirement_brings_never_shadows_the_tree() 
 /// the date too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_sdists_setup_requires_is_resolved_as_of_the_date() {
-    use std::io::Write;
     let index = tempfile::tempdir().expect("index");
     let files = index.path().join("files");
     std::fs::create_dir_all(&files).expect("files");
@@ -1574,26 +1573,13 @@ async fn an_sdists_setup_requires_is_resolved_as_of_the_date() {
     );
     // The sdist (a zip, as old sdists often were): no pyproject.toml, a setup_requires.
     let sdist = format!("{needs}-1.0.zip");
-    let mut zip = zip::ZipWriter::new(std::fs::File::create(files.join(&sdist)).expect("sdist"));
-    let options = zip::write::SimpleFileOptions::default();
-    for (path, body) in [
-        (
-            "setup.py".to_string(),
-            format!(
-                "from setuptools import setup\nsetup(name='{needs}', version='1.0', py_modules=['{needs}'], setup_requires=['{helper}'])\n"
-            ),
+    zip_sdist(
+        &files.join(&sdist),
+        &needs,
+        format!(
+            "from setuptools import setup\nsetup(name='{needs}', version='1.0', py_modules=['{needs}'], setup_requires=['{helper}'])\n"
         ),
-        (format!("{needs}.py"), "VERSION = '1.0'\n".to_string()),
-        (
-            "PKG-INFO".to_string(),
-            format!("Metadata-Version: 1.1\nName: {needs}\nVersion: 1.0\n"),
-        ),
-    ] {
-        zip.start_file(format!("{needs}-1.0/{path}"), options)
-            .expect("entry");
-        zip.write_all(body.as_bytes()).expect("write");
-    }
-    zip.finish().expect("zip");
+    );
     json_page(index.path(), &needs, &[(&sdist, "2025-01-01T00:00:00Z")]);
     let server = support::FileServer::start(index.path());
     let sandbox = support::sandbox(&[Language::Python], |c| {
@@ -1724,16 +1710,23 @@ async fn a_version_read_from_git_is_the_commits_nearest_tag() {
 /// An sdist (a zip, as old sdists often were) of `name` 1.0 whose metadata is read but
 /// whose build fails, as a C extension of before this Python's headers fails.
 fn unbuildable_sdist(path: &std::path::Path, name: &str) {
+    zip_sdist(
+        path,
+        name,
+        format!(
+            "import sys\nfrom setuptools import setup\nif 'bdist_wheel' in sys.argv or 'install' in sys.argv:\n    raise SystemExit('error: this release does not build here')\nsetup(name='{name}', version='1.0', py_modules=['{name}'])\n"
+        ),
+    );
+}
+
+/// An sdist of `name` 1.0 as a zip (as old sdists often were, no pyproject.toml): its
+/// `setup_py`, a module `name`, and PKG-INFO.
+fn zip_sdist(path: &std::path::Path, name: &str, setup_py: String) {
     use std::io::Write;
     let mut zip = zip::ZipWriter::new(std::fs::File::create(path).expect("sdist"));
     let options = zip::write::SimpleFileOptions::default();
     for (file, body) in [
-        (
-            "setup.py".to_string(),
-            format!(
-                "import sys\nfrom setuptools import setup\nif 'bdist_wheel' in sys.argv or 'install' in sys.argv:\n    raise SystemExit('error: this release does not build here')\nsetup(name='{name}', version='1.0', py_modules=['{name}'])\n"
-            ),
-        ),
+        ("setup.py".to_string(), setup_py),
         (format!("{name}.py"), "VERSION = '1.0'\n".to_string()),
         (
             "PKG-INFO".to_string(),
