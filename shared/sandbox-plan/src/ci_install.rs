@@ -251,7 +251,7 @@ fn workflow_scripts(doc: &Value, phase: Phase) -> Vec<String> {
 
 /// A job named for something other than the suite: docs, linters, types, benchmarks,
 /// packaging.
-fn not_the_suite(name: &str) -> bool {
+pub(crate) fn not_the_suite(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     [
         "doc",

@@ -136,8 +136,7 @@ fn of_family(name: &str, family: &str) -> bool {
 /// with that job's name: `pnpm run build` before `pnpm run test-unit`. None when no job
 /// builds before it tests.
 pub fn build_before_tests(job: &Job) -> Option<Vec<String>> {
-    let runner = job.runs_on.to_ascii_lowercase();
-    if runner.contains("windows") || runner.contains("macos") {
+    if !on_linux(job) {
         return None;
     }
     let tests_at = job
@@ -150,6 +149,27 @@ pub fn build_before_tests(job: &Job) -> Option<Vec<String>> {
         .cloned()
         .collect();
     (!builds.is_empty()).then_some(builds)
+}
+
+/// Whether a job runs on Linux (a job on Windows or macOS runs what the sandbox cannot:
+/// vue's `unit-test-windows`). A runner chosen by a matrix (`${{ matrix.os }}`) may be.
+pub fn on_linux(job: &Job) -> bool {
+    let runner = job.runs_on.to_ascii_lowercase();
+    !runner.contains("windows") && !runner.contains("macos")
+}
+
+/// The package scripts of the test family a job runs (`pnpm run test-unit`, `npm test`),
+/// in order, each once; none run under a value the workflow chooses (`${{ … }}`).
+pub fn test_scripts(job: &Job) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for command in job.commands.iter().filter(|c| !c.contains("${{")) {
+        if let Some(name) = script_of(command).filter(|s| of_family(s, "test"))
+            && !out.contains(&name)
+        {
+            out.push(name);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

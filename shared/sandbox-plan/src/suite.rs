@@ -986,11 +986,14 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             .map(str::to_string)
     };
     let declared = script("test").filter(|s| !s.contains("no test specified"));
+    // A CI that never runs `scripts.test` but other test scripts (vue's `test-unit` and
+    // `test-e2e`, whose build only `test-e2e` runs; `test` runs both without it): those.
     // No `scripts.test`: the suite its CI ran by the era's conventions (`grunt test`,
     // `make test`), named by where it was found.
-    let (test, conventional) = match declared {
-        Some(test) => (Some(test), None),
-        None => match conventional_node_suite(read) {
+    let (test, conventional) = match (ci_test_scripts(read, &script), declared) {
+        (Some((command, from)), _) => (Some(command), Some(from)),
+        (None, Some(test)) => (Some(test), None),
+        (None, None) => match conventional_node_suite(read) {
             Some((command, from)) => (Some(command), Some(from)),
             None => (None, None),
         },
@@ -1107,6 +1110,79 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             setup: None,
         },
     }
+}
+
+/// The test scripts of package.json the tree's GitHub workflows run, when none of them is
+/// `test` itself: each once, in the order of the workflows (by name) and their jobs, from
+/// the jobs on Linux named for the suite (not a `lint-and-test-dts` job; see
+/// [`crate::ci_install::not_the_suite`]), their bodies chained as one command, with where
+/// the CI runs them. None where the CI runs `test`, or no test script of the package.
+fn ci_test_scripts(
+    read: &dyn Fn(&str) -> Option<String>,
+    script: &dyn Fn(&str) -> Option<String>,
+) -> Option<(String, String)> {
+    let listing = read(".github/workflows/")?;
+    let mut names: Vec<&str> = listing
+        .lines()
+        .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
+        .collect();
+    names.sort_unstable();
+    let mut scripts: Vec<(String, String)> = Vec::new();
+    let mut jobs: Vec<String> = Vec::new();
+    for name in names.into_iter().take(50) {
+        let path = format!(".github/workflows/{name}");
+        let Some(text) = read(&path) else { continue };
+        for job in ci_steps::jobs(&text) {
+            if !ci_steps::on_linux(&job) || crate::ci_install::not_the_suite(&job.name) {
+                continue;
+            }
+            let mut ran = false;
+            for test in ci_steps::test_scripts(&job) {
+                if crate::ci_install::not_the_suite(test) {
+                    continue;
+                }
+                if test == "test" {
+                    return None;
+                }
+                let Some(body) = script(test) else { continue };
+                ran = true;
+                if !scripts.iter().any(|(n, _)| n == test) {
+                    scripts.push((test.to_string(), body));
+                }
+            }
+            if ran {
+                jobs.push(format!("{path} job {}", job.name));
+            }
+        }
+    }
+    if scripts.is_empty() {
+        return None;
+    }
+    // Each body as npm runs it, in a shell of its own where it is more than a chain.
+    let command = match &scripts[..] {
+        [(_, only)] => only.clone(),
+        _ => scripts
+            .iter()
+            .map(|(_, body)| {
+                if body.contains(';') || body.contains('|') {
+                    format!("( {body} )")
+                } else {
+                    body.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" && "),
+    };
+    let from = format!(
+        "package.json {}, the test scripts its CI runs ({})",
+        scripts
+            .iter()
+            .map(|(n, _)| format!("scripts.{n}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        jobs.join(", ")
+    );
+    Some((command, from))
 }
 
 /// The suite of a Node project whose package.json has no `scripts.test`, as its CI of
@@ -2224,6 +2300,46 @@ mod tests {
             )],
         );
         assert_eq!(s.source, "the default");
+    }
+
+    /// vue's family: its CI runs `test-unit` in one job and `test-e2e` (which builds what
+    /// its e2e tests load) in another, never `test`, which runs both sets without the build.
+    /// The suite is the test scripts the CI runs, from its Linux jobs named for the suite;
+    /// where the CI runs `test`, it stays.
+    #[test]
+    fn a_node_suite_is_the_test_scripts_its_ci_runs() {
+        let package = r#"{"scripts": {"build": "node scripts/build.js", "test": "vitest", "test-unit": "vitest --project unit", "test-e2e": "node scripts/build.js vue && vitest --project e2e", "test-dts": "tsc -p dts"}}"#;
+        let workflow = "jobs:\n  unit-test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pnpm install\n      - run: pnpm run test-unit\n  unit-test-windows:\n    runs-on: windows-latest\n    steps:\n      - run: pnpm run test-windows\n  e2e-test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pnpm install\n      - run: pnpm exec playwright install chromium\n      - run: pnpm run test-e2e\n  lint-and-test-dts:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pnpm run lint\n      - run: pnpm run test-dts\n";
+        let s = suite(
+            Language::Node,
+            &[
+                ("package.json", package),
+                (".github/workflows/test.yml", workflow),
+            ],
+        );
+        assert_eq!(
+            s.run.command,
+            [
+                "sh",
+                "-c",
+                "vitest --project unit && node scripts/build.js vue && vitest --project e2e"
+            ]
+        );
+        assert_eq!(
+            s.source,
+            "package.json scripts.test-unit, scripts.test-e2e, the test scripts its CI runs (.github/workflows/test.yml job unit-test, .github/workflows/test.yml job e2e-test)"
+        );
+        // A CI that runs `test` somewhere keeps it.
+        let with_test = workflow.replace("pnpm run test-unit", "pnpm test");
+        let s = suite(
+            Language::Node,
+            &[
+                ("package.json", package),
+                (".github/workflows/test.yml", &with_test),
+            ],
+        );
+        assert_eq!(s.run.command, ["sh", "-c", "vitest"]);
+        assert_eq!(s.source, "package.json scripts.test");
     }
 
     #[test]
