@@ -109,6 +109,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("python-poetry/poetry", Language::Python),
     ("giampaolo/psutil", Language::Python),
     ("python-pillow/Pillow", Language::Python),
+    // Added 2026-12-06 (eighth session), never run before, chosen for popularity.
+    ("pydantic/pydantic", Language::Python),
+    ("networkx/networkx", Language::Python),
+    ("sqlalchemy/sqlalchemy", Language::Python),
+    ("mochajs/mocha", Language::Node),
+    ("date-fns/date-fns", Language::Node),
+    ("immerjs/immer", Language::Node),
+    ("hyperium/http", Language::Rust),
+    ("go-chi/chi", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
