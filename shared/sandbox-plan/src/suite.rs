@@ -990,7 +990,32 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
     // `test-e2e`, whose build only `test-e2e` runs; `test` runs both without it): those.
     // No `scripts.test`: the suite its CI ran by the era's conventions (`grunt test`,
     // `make test`), named by where it was found.
-    let (test, conventional) = match (ci_test_scripts(read, &script), declared) {
+    // Each CI script runs whatever the one before it gave, as the CI's jobs run apart; the
+    // suite fails where one of them failed. Each without the linters it chains.
+    let mut linters = Vec::new();
+    let ci = ci_test_scripts(read, &script).map(|(bodies, from)| {
+        let bodies: Vec<String> = bodies
+            .iter()
+            .map(|body| {
+                let (body, left_out) = without_linters(body, &script);
+                linters.extend(left_out);
+                body
+            })
+            .collect();
+        let command = match &bodies[..] {
+            [only] => only.clone(),
+            _ => {
+                let each: Vec<String> = bodies
+                    .iter()
+                    .map(|b| format!("( {b} ) || failed=1; "))
+                    .collect();
+                format!("failed=0; {}exit $failed", each.concat())
+            }
+        };
+        (command, from)
+    });
+    let from_ci = ci.is_some();
+    let (test, conventional) = match (ci, declared) {
         (Some((command, from)), _) => (Some(command), Some(from)),
         (None, Some(test)) => (Some(test), None),
         (None, None) => match conventional_node_suite(read) {
@@ -1003,7 +1028,13 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             // A linter chained before or after the tests (`… && npm run lint`, debug's `xo`;
             // `standard && tape …`) decides nothing about them, as `posttest` does not: left
             // out, and the source says so.
-            let (test, mut linters) = without_linters(&test, &script);
+            let test = if from_ci {
+                test
+            } else {
+                let (test, left_out) = without_linters(&test, &script);
+                linters.extend(left_out);
+                test
+            };
             // A grunt task that lints first (`registerTask('test', ['jshint', …])`) aborts
             // the run before the tests, as a chained linter would: left out the same way.
             let gruntfile = grunt::GRUNTFILES
@@ -1115,12 +1146,12 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
 /// The test scripts of package.json the tree's GitHub workflows run, when none of them is
 /// `test` itself: each once, in the order of the workflows (by name) and their jobs, from
 /// the jobs on Linux named for the suite (not a `lint-and-test-dts` job; see
-/// [`crate::ci_install::not_the_suite`]), their bodies chained as one command, with where
-/// the CI runs them. None where the CI runs `test`, or no test script of the package.
+/// [`crate::ci_install::not_the_suite`]): their bodies, with where the CI runs them. None
+/// where the CI runs `test`, or no test script of the package.
 fn ci_test_scripts(
     read: &dyn Fn(&str) -> Option<String>,
     script: &dyn Fn(&str) -> Option<String>,
-) -> Option<(String, String)> {
+) -> Option<(Vec<String>, String)> {
     let listing = read(".github/workflows/")?;
     let mut names: Vec<&str> = listing
         .lines()
@@ -1158,21 +1189,6 @@ fn ci_test_scripts(
     if scripts.is_empty() {
         return None;
     }
-    // Each body as npm runs it, in a shell of its own where it is more than a chain.
-    let command = match &scripts[..] {
-        [(_, only)] => only.clone(),
-        _ => scripts
-            .iter()
-            .map(|(_, body)| {
-                if body.contains(';') || body.contains('|') {
-                    format!("( {body} )")
-                } else {
-                    body.clone()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" && "),
-    };
     let from = format!(
         "package.json {}, the test scripts its CI runs ({})",
         scripts
@@ -1182,7 +1198,7 @@ fn ci_test_scripts(
             .join(", "),
         jobs.join(", ")
     );
-    Some((command, from))
+    Some((scripts.into_iter().map(|(_, body)| body).collect(), from))
 }
 
 /// The suite of a Node project whose package.json has no `scripts.test`, as its CI of
@@ -2322,7 +2338,7 @@ mod tests {
             [
                 "sh",
                 "-c",
-                "vitest --project unit && node scripts/build.js vue && vitest --project e2e"
+                "failed=0; ( vitest --project unit ) || failed=1; ( node scripts/build.js vue && vitest --project e2e ) || failed=1; exit $failed"
             ]
         );
         assert_eq!(

@@ -77,6 +77,8 @@ pub(crate) struct Tally {
     line: Vec<u8>,
     /// pytest's last summary line.
     pytest: Option<TestCounts>,
+    /// The summaries of the pytest sessions before the current one.
+    pytest_before: Option<TestCounts>,
     /// unittest: `Ran N tests`, then its result line.
     unittest_ran: Option<u64>,
     unittest: Option<TestCounts>,
@@ -135,6 +137,7 @@ impl Tally {
             language,
             line: Vec::new(),
             pytest: None,
+            pytest_before: None,
             unittest_ran: None,
             unittest: None,
             unittest_error: None,
@@ -209,7 +212,14 @@ impl Tally {
 
     fn counts(&self) -> Option<TestCounts> {
         match self.language {
-            Language::Python => self.pytest.or(self.unittest),
+            Language::Python => match (self.pytest_before, self.pytest) {
+                (Some(mut before), last) => {
+                    before.add(last.unwrap_or_default());
+                    Some(before)
+                }
+                (None, last) => last,
+            }
+            .or(self.unittest),
             Language::Rust => self.libtest,
             Language::Go => self.go_seen.then_some(self.go),
             Language::Node => self
@@ -249,6 +259,16 @@ impl Tally {
     }
 
     fn python(&mut self, line: &str) {
+        // A session's last summary is its counts (a test may print something summary-like
+        // first); each session's add to those before it: a suite may run pytest more than
+        // once (two commands of a tox env, two CI test scripts), each session opening with
+        // its header.
+        if line.contains("test session starts")
+            && let Some(counts) = self.pytest.take()
+        {
+            self.pytest_before.get_or_insert_default().add(counts);
+            return;
+        }
         if let Some(counts) = pytest_summary(line) {
             self.pytest = Some(counts);
             return;
@@ -303,8 +323,9 @@ impl Tally {
             let body = self.unittest_body_errors.min(counts.errors);
             counts.errors -= body;
             counts.failed += body;
-            self.unittest = Some(counts);
+            self.unittest.get_or_insert_default().add(counts);
             self.unittest_body_errors = 0;
+            self.unittest_ran = None;
         }
     }
 
@@ -415,21 +436,20 @@ impl Tally {
         {
             let tap = self.tap.get_or_insert_default();
             match word {
-                "pass" => tap.passed = n,
-                "fail" => tap.failed = n,
-                "cancelled" => tap.errors = n,
-                "skipped" => tap.skipped = n,
-                "todo" => tap.skipped += n,
+                "pass" => tap.passed += n,
+                "fail" => tap.failed += n,
+                "cancelled" => tap.errors += n,
+                "skipped" | "todo" => tap.skipped += n,
                 _ => {}
             }
             return;
         }
         if let Some(rest) = trimmed.strip_prefix("Tests:") {
-            self.jest = Some(jest_summary(rest));
+            self.jest.get_or_insert_default().add(jest_summary(rest));
             return;
         }
         if let Some(rest) = trimmed.strip_prefix("Tests ") {
-            self.jest = Some(vitest_summary(rest));
+            self.jest.get_or_insert_default().add(vitest_summary(rest));
             return;
         }
         if let Some(title) = trimmed.strip_prefix("✔ ") {
@@ -460,9 +480,9 @@ impl Tally {
             };
             let mocha = self.mocha.get_or_insert_default();
             match slot {
-                0 => mocha.passed = n,
-                1 => mocha.failed = n,
-                _ => mocha.skipped = n,
+                0 => mocha.passed += n,
+                1 => mocha.failed += n,
+                _ => mocha.skipped += n,
             }
             if slot == 1 {
                 // The list of failures follows, numbered from 1.
@@ -1171,6 +1191,27 @@ mod tests {
         assert_eq!(tally(Node, lodash), c(7156, 2, 0, 0));
         // Not a summary: counts that do not add up, or words after them.
         assert_eq!(tally(Node, "PASS: 3  FAIL: 1  TOTAL: 9\n"), None);
+    }
+
+    /// vue's suite is the two test scripts its CI runs, each a vitest run with its own
+    /// summary; a tox env may run pytest twice. Each run's summary adds to the ones
+    /// before it, as the runs' tests do (the last one alone was read: vue's e2e counts
+    /// would have stood for its 3675 unit tests too).
+    #[test]
+    fn the_summaries_of_several_runs_in_one_suite_add_up() {
+        use Language::{Node, Python};
+        let vitest = " Test Files  200 passed (200)\n      Tests  3674 passed | 1 failed | 6 skipped (3681)\n\n> node scripts/build.js vue\n Test Files  10 passed (10)\n      Tests  105 passed (105)\n";
+        assert_eq!(tally(Node, vitest), c(3779, 1, 6, 0));
+        let jest = "Tests:       2 passed, 2 total\nTests:       1 failed, 3 passed, 4 total\n";
+        assert_eq!(tally(Node, jest), c(5, 1, 0, 0));
+        let mocha = "  3 passing (10ms)\n  1 pending\n\n  4 passing (5ms)\n  1 failing\n";
+        assert_eq!(tally(Node, mocha), c(7, 1, 1, 0));
+        let tap = "# pass 2\n# fail 0\n# skipped 1\n# pass 3\n# fail 1\n";
+        assert_eq!(tally(Node, tap), c(5, 1, 1, 0));
+        let pytest = "===== test session starts =====\n===== 10 passed, 1 skipped in 1.2s =====\n===== test session starts =====\n===== 1 failed, 4 passed in 0.5s =====\n";
+        assert_eq!(tally(Python, pytest), c(14, 1, 1, 0));
+        let unittest = "Ran 3 tests in 0.1s\n\nOK\nRan 2 tests in 0.1s\n\nFAILED (failures=1)\n";
+        assert_eq!(tally(Python, unittest), c(4, 1, 0, 0));
     }
 
     #[test]
