@@ -107,6 +107,13 @@ pub(crate) fn materialise(
         apply_edit(&src, edit)?;
     }
     let added_files = write_added_files(&src, spec.add_files)?;
+    // A CI's tree is a git checkout; the run's is too, unless its repository would crowd
+    // the scratch space (the tree over half of it).
+    let checkout = if 2 * (writer.scratch + added) <= spec.scratch_bytes {
+        Some(checkout(&src, &commit)?.to_string())
+    } else {
+        None
+    };
 
     Ok(Materialised {
         dir,
@@ -118,8 +125,55 @@ pub(crate) fn materialise(
             added_files,
             left_out,
             missing,
+            checkout,
         },
     })
+}
+
+/// Makes `src` a git repository whose one commit is the tree as written (a CI's checkout
+/// of it: `git grep`, `git ls-files` and `git describe --always` answer as there; vue's
+/// build finds its enums with `git grep`), authored as `base` was, so the same tree gives
+/// the same commit. Its objects are written as one pack (loose, each would take a page of
+/// the scratch space), through an in-memory object store. Every file is in it, those the
+/// project's ignore rules name too: they are in the tree. The commit's id.
+fn checkout(src: &Path, base: &git2::Commit<'_>) -> Result<Oid, SandboxError> {
+    let repo = Repository::init(src).map_err(git_error)?;
+    let odb = repo.odb().map_err(git_error)?;
+    let mempack = odb.add_new_mempack_backend(1000).map_err(git_error)?;
+    let mut index = repo.index().map_err(git_error)?;
+    index
+        .add_all(["*"], git2::IndexAddOption::FORCE, None)
+        .map_err(git_error)?;
+    index.write().map_err(git_error)?;
+    let tree = index.write_tree().map_err(git_error)?;
+    let tree = repo.find_tree(tree).map_err(git_error)?;
+    let author = base.author();
+    let signature = git2::Signature::new(
+        author.name().unwrap_or("proven"),
+        author.email().unwrap_or("proven@localhost"),
+        &author.when(),
+    )
+    .map_err(git_error)?;
+    let id = repo
+        .commit(
+            Some("HEAD"),
+            &signature,
+            &signature,
+            base.message().unwrap_or("the tree under review"),
+            &tree,
+            &[],
+        )
+        .map_err(git_error)?;
+    let mut pack = git2::Buf::new();
+    mempack.dump(&repo, &mut pack).map_err(git_error)?;
+    let dir = src.join(".git/objects/pack");
+    let mut indexer = git2::Indexer::new(Some(&odb), &dir, 0o644, false).map_err(git_error)?;
+    indexer
+        .write_all(&pack)
+        .map_err(SandboxError::io("write the checkout's pack in", &dir))?;
+    indexer.commit().map_err(git_error)?;
+    mempack.reset().map_err(git_error)?;
+    Ok(id)
 }
 
 /// The version a build that reads it from git (setuptools_scm, hatch-vcs, pbr) would give

@@ -1657,8 +1657,8 @@ async fn a_suite_that_makes_warnings_errors_runs_beside_the_per_test_limit() {
 }
 
 /// A project whose build reads its version from git (setuptools_scm) gets the version its
-/// CI's checkout with tags gives, the commit's nearest tag and the commits since: the tree
-/// in the sandbox has no git metadata, and was `0.0.0` (pytest's own tree refused itself:
+/// CI's checkout with tags gives, the commit's nearest tag and the commits since: the run's
+/// checkout of the tree has no tags, and was `0.0.0` (pytest's own tree refused itself:
 /// "'minversion' requires pytest-2.0, actual pytest-0.0.0").
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_version_read_from_git_is_the_commits_nearest_tag() {

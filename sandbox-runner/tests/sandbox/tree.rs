@@ -75,6 +75,54 @@ async fn the_tree_comes_from_the_commit_not_the_working_copy() {
     assert_eq!(on_disk, "COMMITTED = False\n");
 }
 
+/// vue's family: its build finds the files that export enums with `git grep`, and found
+/// none in a tree with no `.git` (EISDIR on the empty name; every e2e test failed). A CI's
+/// tree is a git checkout: the run's is one too, of one commit that holds the tree as the
+/// run has it (the patch and the added test file included, a file the project's ignore
+/// rules name too), so `git status` is clean, and the same tree gives the same commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runs_tree_is_a_git_checkout_of_the_tree_as_run() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write("src/flags.ts", "export enum Flags { A = 1 }\n")
+        .write("src/other.ts", "export const x = 1\n")
+        .write("generated/kept.txt", "committed before it was ignored\n");
+    repo.commit("generated");
+    repo.write(".gitignore", "generated/\n");
+    let commit = repo.commit("enums");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        [
+            "sh",
+            "-c",
+            "git grep -l 'export enum' && git ls-files | sort && echo status: && git status --porcelain && echo end && git log --format=%s",
+        ],
+    )
+    .as_command()
+    .with_patch(vec![Edit {
+        path: "src/other.ts".into(),
+        old_text: "const x = 1".into(),
+        new_text: "enum Other { B }".into(),
+    }])
+    .with_file("tests/added.test.ts", "export const t = 1\n");
+    let record = sandbox.run(&request).await.expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}");
+    assert!(
+        out.starts_with("src/flags.ts\nsrc/other.ts\n.gitignore\ngenerated/kept.txt\nsrc/flags.ts\nsrc/other.ts\ntests/added.test.ts\nstatus:\nend\nenums\n"),
+        "{out}"
+    );
+    let again = sandbox.run(&request).await.expect("run");
+    assert!(record.tree.checkout.is_some());
+    assert_eq!(
+        again.tree.checkout, record.tree.checkout,
+        "the same tree, the same commit"
+    );
+    assert_container_gone(&sandbox, &record).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_patch_is_refused_by_name() {
     let sandbox = support::sandbox(&[Language::Python], |_| {}).await;

@@ -292,6 +292,7 @@ mod tests {
                 added_files: Vec::new(),
                 left_out: Vec::new(),
                 missing: Vec::new(),
+                checkout: None,
             },
             dependencies: None,
             command: vec!["pytest".into()],

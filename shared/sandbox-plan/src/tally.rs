@@ -79,6 +79,8 @@ pub(crate) struct Tally {
     pytest: Option<TestCounts>,
     /// The summaries of the pytest sessions before the current one.
     pytest_before: Option<TestCounts>,
+    /// Whether the line before was unittest's rule (`=` × 70), which opens each failure.
+    after_rule: bool,
     /// unittest: `Ran N tests`, then its result line.
     unittest_ran: Option<u64>,
     unittest: Option<TestCounts>,
@@ -138,6 +140,7 @@ impl Tally {
             line: Vec::new(),
             pytest: None,
             pytest_before: None,
+            after_rule: false,
             unittest_ran: None,
             unittest: None,
             unittest_error: None,
@@ -259,6 +262,8 @@ impl Tally {
     }
 
     fn python(&mut self, line: &str) {
+        let rule = line.len() >= 20 && line.trim_end().bytes().all(|b| b == b'=');
+        let after_rule = std::mem::replace(&mut self.after_rule, rule);
         // A session's last summary is its counts (a test may print something summary-like
         // first); each session's add to those before it: a suite may run pytest more than
         // once (two commands of a tox env, two CI test scripts), each session opening with
@@ -277,22 +282,28 @@ impl Tally {
         // before pytest 3.6 `FAIL tests/t.py::test_a`) and unittest's (`FAIL: test_a
         // (pkg.TestX.test_a)`, `ERROR: …`). (unittest's own result line, `FAILED
         // (failures=1)`, is no test's name.)
+        // Only a line that names a test so: the project's own log lines (luigi's `ERROR:
+        // [pid 5280] Worker X failed FailingTask(param=a)` on stderr) name none, and read
+        // as names they made every run's failures new ones.
         if let Some(rest) = line
             .strip_prefix("FAILED ")
             .or_else(|| line.strip_prefix("FAIL "))
             .or_else(|| line.strip_prefix("ERROR "))
-            .filter(|r| !r.starts_with('('))
+            .filter(|r| pytest_node(r))
         {
             let name = rest.split_once(" - ").map_or(rest, |(n, _)| n);
             self.named_failing(name);
             return;
         }
-        if let Some(rest) = line.strip_prefix("ERROR: ") {
+        // unittest's (nose's, Django's) header, after its rule, names the test however the
+        // runner does (nose by a docstring's first line); elsewhere only in unittest's shape.
+        let header = |r: &&str| after_rule || unittest_header(r);
+        if let Some(rest) = line.strip_prefix("ERROR: ").filter(header) {
             self.unittest_error = unittest_error_method(rest);
             self.named_failing(rest);
             return;
         }
-        if let Some(rest) = line.strip_prefix("FAIL: ") {
+        if let Some(rest) = line.strip_prefix("FAIL: ").filter(header) {
             self.named_failing(rest);
             return;
         }
@@ -694,6 +705,34 @@ fn pytest_summary(line: &str) -> Option<TestCounts> {
     Some(counts)
 }
 
+/// Whether a pytest short-summary line's rest names a test or a file (`tests/t.py::test_a`
+/// and its reason, `tests/t.py`, `pkg/mod.py::pkg.mod.func` for a doctest): its first word
+/// is a node id.
+fn pytest_node(rest: &str) -> bool {
+    let first = rest.split_whitespace().next().unwrap_or("");
+    !first.starts_with('(') && (first.contains("::") || first.contains(".py"))
+}
+
+/// Whether a unittest (or nose, or Django) failure header's rest names a test in unittest's
+/// shape: `test_a (pkg.TestX)`, `test_a (pkg.TestX.test_a) (i=1)` for a subtest,
+/// `setUpClass (pkg.TestX)`, nose's `Doctest: pkg.func` and `Failure: ImportError (No module
+/// named x)`.
+fn unittest_header(rest: &str) -> bool {
+    if rest.starts_with("Doctest: ") || rest.starts_with("Failure: ") {
+        return true;
+    }
+    let Some((method, after)) = rest.split_once(" (") else {
+        return false;
+    };
+    let path = after.split_once(')').map_or("", |(p, _)| p);
+    !method.is_empty()
+        && !method.contains(char::is_whitespace)
+        && !path.is_empty()
+        && path
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+}
+
 /// The test method an unittest `ERROR:` header names (`test_x (pkg.TestX.test_x)`, before
 /// Python 3.11 `test_x (pkg.TestX)`, with a subTest's `(i=1)` after it); None for a class
 /// or module fixture (`setUpClass (pkg.TestX)`) and for a module that did not import
@@ -857,6 +896,22 @@ mod tests {
                 "test_b (pkg.test_x.TestX)"
             ]
         );
+        // luigi's tests log to stderr: its log lines name no test (they held pids, and
+        // every run's looked new).
+        let logged = "ERROR: [pid 5280] Worker X failed    FailingTask(param=a)\n\
+            ERROR: Task FailTask() failed (see log)\nFAIL: 3 of 4 tasks\n\
+            ERROR [pid 7] Worker 1 failed\nFAILED to connect to the scheduler\n\
+            FAIL: test_a (pkg.test_x.TestX) (i=1)\nERROR: setUpClass (pkg.test_x.TestY)\n\
+            ERROR: Failure: ImportError (No module named x)\n\
+            ===== 1 failed, 1 error in 0.2s =====\n";
+        assert_eq!(
+            failing(Python, logged),
+            [
+                "test_a (pkg.test_x.TestX) (i=1)",
+                "setUpClass (pkg.test_x.TestY)",
+                "Failure: ImportError (No module named x)"
+            ]
+        );
         let libtest = "test a::ok ... ok\ntest a::bad ... FAILED\n\
             test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out\n";
         assert_eq!(failing(Rust, libtest), ["a::bad"]);
@@ -906,7 +961,7 @@ mod tests {
         assert_eq!(tally(Node, vitest), c(1, 3, 0, 0));
         // A name as often as the runner says it: unittest names tests by their docstrings,
         // which two tests can share.
-        let docstrings = "FAIL: Test stripping of ANSI escape codes\n----\nFAIL: Test stripping of ANSI escape codes\nRan 2 tests in 0.1s\nFAILED (failures=2)\n";
+        let docstrings = "======================================================================\nFAIL: Test stripping of ANSI escape codes\n----\n======================================================================\nFAIL: Test stripping of ANSI escape codes\nRan 2 tests in 0.1s\nFAILED (failures=2)\n";
         assert_eq!(failing(Python, docstrings).len(), 2);
     }
 

@@ -39,6 +39,12 @@ pub struct TreeRecord {
     /// its tests may never read them (a test that does fails on its own, and this names why).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
+    /// The commit of the `.git` the run's tree was given, as a CI's checkout has one (a
+    /// build's `git grep`, a test's `git ls-files`): the tree as the run has it, patch and
+    /// added files included, in one commit. None where none was made (a tree over half its
+    /// scratch space, which the repository's copy would crowd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkout: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1056,8 +1056,9 @@ def install_project(pip):
     os.makedirs(site, exist_ok=True)
     before = tree_files(WORK)
     resume_build()
-    # The tree is a copy without git metadata: a version read from git (setuptools_scm,
-    # versioneer-like plugins) is given, or the build fails for want of it. A legacy
+    # The run's checkout of the tree is one commit without tags (and a tree too large for
+    # one has no git at all): a version read from git (setuptools_scm, versioneer-like
+    # plugins) is given, or the build finds none or a wrong one. A legacy
     # `setup.py develop` wants its prefix's site directory on the path.
     env = {"PYTHONPATH": site}
     if not os.environ.get("SETUPTOOLS_SCM_PRETEND_VERSION"):
@@ -1067,7 +1068,7 @@ def install_project(pip):
         env["SETUPTOOLS_SCM_PRETEND_VERSION"] = version
         env["PBR_VERSION"] = version
         if PLAN.get("scm_version"):
-            REPORT["notes"].append("a version read from git is %s (the commit's nearest tag): the tree has no git metadata" % version)
+            REPORT["notes"].append("a version read from git is %s (the commit's nearest tag): the run's checkout of the tree has no tags" % version)
     into = ["--no-deps", "--ignore-installed", "--prefix", PROJECT]
     # An editable install: the project's code stays where each run's tree is (/work).
     # Each way tried has its own reason: the first way's (the project's own build) is
