@@ -643,6 +643,11 @@ impl Sandbox {
         {
             setup.push(line);
         }
+        if request.language == Language::Python
+            && let Some(line) = proven_sandbox_plan::tools::plain_report(&test_tools, &mut run_env)
+        {
+            setup.push(line);
+        }
         if request.whole_suite && request.language == Language::Python && prepared.is_some() {
             // prepare.py's hook in the environment reads it (`test_time_limit_hook`).
             let seconds = self.config.suite_test_timeout.as_secs().max(1);

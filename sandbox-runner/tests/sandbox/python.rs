@@ -1656,6 +1656,47 @@ async fn a_suite_that_makes_warnings_errors_runs_beside_the_per_test_limit() {
     assert_eq!(run.outcome, Outcome::Passed, "{out}");
 }
 
+/// pydantic's suite: pytest-pretty, among its test requirements, prints `Results (…):`
+/// and a table of cut names in place of pytest's summary, and the run said the runner
+/// printed none ("exit 1 without the test runner's summary"). It is blocked; the run's
+/// counts and its failing test are pytest's own, and the setup says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_that_replaces_pytests_report_is_blocked_and_the_failure_is_named() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write(
+        "requirements.txt",
+        format!("# {}\npytest-pretty==1.2.0\n", support::unique()),
+    )
+    .write(
+        "tests/test_it.py",
+        "def test_ok():\n    assert True\n\n\ndef test_broken():\n    assert 1 == 2\n",
+    );
+    let commit = repo.commit("a suite with pytest-pretty");
+    let run = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                &commit,
+                Language::Python,
+                ["python3", "-m", "pytest", "-q"],
+            )
+            .as_whole_suite(),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    assert_eq!(run.outcome, Outcome::TestFailed, "{out}");
+    let tests = run.tests.expect("counts");
+    assert_eq!((tests.passed, tests.failed), (1, 1), "{out}");
+    assert_eq!(run.failing, ["tests/test_it.py::test_broken"], "{out}");
+    assert!(
+        run.setup.iter().any(|l| l.contains("-p no:pretty")),
+        "{:?}",
+        run.setup
+    );
+}
+
 /// A project whose build reads its version from git (setuptools_scm) gets the version its
 /// CI's checkout with tags gives, the commit's nearest tag and the commits since: the run's
 /// checkout of the tree has no tags, and was `0.0.0` (pytest's own tree refused itself:

@@ -154,6 +154,50 @@ pub fn past_collection_errors(test_tools: &[String], run_env: &mut Vec<String>) 
     ))
 }
 
+/// pytest plugins that replace pytest's own report with theirs (pydantic's pytest-pretty:
+/// `Results (198.31s):` and a table of cut names instead of `31 failed, 12363 passed` and
+/// the short summary): the run's counts and failing tests are read from pytest's own, so
+/// they are blocked by name (`-p no:NAME`, their entry points').
+const REPORT_PLUGINS: &[(&str, &str)] = &[("pytest-pretty", "pretty"), ("pytest-sugar", "sugar")];
+
+/// A Python run whose environment has a plugin of [`REPORT_PLUGINS`] reports as pytest
+/// does: each blocked in the run's `PYTEST_ADDOPTS` (`NAME=value` entries). The line the
+/// record's setup says, or None where there is none.
+pub fn plain_report(test_tools: &[String], run_env: &mut Vec<String>) -> Option<String> {
+    let found: Vec<&(&str, &str)> = REPORT_PLUGINS
+        .iter()
+        .filter(|(dist, _)| {
+            test_tools.iter().any(|t| {
+                t.split_once(' ')
+                    .is_some_and(|(name, _)| name.eq_ignore_ascii_case(dist))
+            })
+        })
+        .collect();
+    if found.is_empty() {
+        return None;
+    }
+    let options: Vec<String> = found.iter().map(|(_, ep)| format!("-p no:{ep}")).collect();
+    let options = options.join(" ");
+    match run_env
+        .iter_mut()
+        .find(|e| e.starts_with("PYTEST_ADDOPTS="))
+    {
+        Some(e) => {
+            e.push(' ');
+            e.push_str(&options);
+        }
+        None => run_env.push(format!("PYTEST_ADDOPTS={options}")),
+    }
+    Some(format!(
+        "pytest reports as itself ({options}): {} would replace its summary, where the run's counts and failing tests are read",
+        found
+            .iter()
+            .map(|(d, _)| *d)
+            .collect::<Vec<_>>()
+            .join(" and ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +231,29 @@ mod tests {
             assert_eq!(past_collection_errors(&tools(old), &mut env), None, "{old}");
             assert_eq!(env, ["PYTEST_ADDOPTS=-rfE"], "{old}");
         }
+    }
+
+    /// pydantic's suite: pytest-pretty printed `Results (198.31s):` and a table in place of
+    /// pytest's summary, and the run said the runner printed none.
+    #[test]
+    fn a_plugin_that_replaces_pytests_report_is_blocked() {
+        let tools = |plugin: &str| {
+            vec![
+                "Python 3.13.0".to_string(),
+                "pytest 9.1.1".to_string(),
+                plugin.to_string(),
+            ]
+        };
+        let mut env = vec!["PYTEST_ADDOPTS=-rfE".to_string()];
+        let line = plain_report(&tools("pytest-pretty 1.3.0"), &mut env).expect("blocked");
+        assert_eq!(env, ["PYTEST_ADDOPTS=-rfE -p no:pretty"]);
+        assert!(line.contains("pytest-pretty"), "{line}");
+        let mut env = Vec::new();
+        assert!(plain_report(&tools("pytest-sugar 0.9.7"), &mut env).is_some());
+        assert_eq!(env, ["PYTEST_ADDOPTS=-p no:sugar"]);
+        let mut env = Vec::new();
+        assert_eq!(plain_report(&tools("pytest-cov 4.1.0"), &mut env), None);
+        assert!(env.is_empty());
     }
 
     #[test]
