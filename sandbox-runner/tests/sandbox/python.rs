@@ -509,6 +509,34 @@ async fn an_extension_against_a_system_library_is_built_and_its_tests_run() {
     .await;
 }
 
+/// A manylinux wheel carries every library it links but those its policy lets it assume
+/// (PEP 599: glib's gobject and gthread, X11's client libraries, libGL, libcrypt), as a CI
+/// runner has them: networkx's suite stopped at pygraphviz's "libgobject-2.0.so.0: cannot
+/// open shared object file". Each loads in the Python image.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_libraries_a_manylinux_wheel_may_assume_are_there() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write("README", format!("{}\n", support::unique()));
+    let commit = repo.commit("a tree");
+    let load = "import ctypes\nfor name in ['libglib-2.0.so.0', 'libgobject-2.0.so.0', 'libgthread-2.0.so.0', 'libX11.so.6', 'libXext.so.6', 'libXrender.so.1', 'libICE.so.6', 'libSM.so.6', 'libGL.so.1', 'libcrypt.so.1']:\n    ctypes.CDLL(name)\n    print('loaded', name)\n";
+    let run = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                &commit,
+                Language::Python,
+                ["python3", "-c", load],
+            )
+            .as_command(),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    assert_eq!(run.outcome, Outcome::Passed, "{out}");
+    assert!(out.contains("loaded libcrypt.so.1"), "{out}");
+}
+
 /// An sdist of Pillow's kind: its C code against the image libraries (libjpeg, required
 /// to build Pillow from source, and libpng, libtiff, libwebp, lcms2, OpenJPEG), as a CI
 /// runner carries them; and `protoc`, which build steps generating code from `.proto` files
