@@ -1167,6 +1167,16 @@ fn ci_test_scripts(
             if !ci_steps::on_linux(&job) || crate::ci_install::not_the_suite(&job.name) {
                 continue;
             }
+            // A script the workflow chooses by an expression (mocha's reusable workflow:
+            // `npm run ${{ inputs.npm-script }}`): which ones run is not read here, so the
+            // CI's test scripts are not known; `scripts.test` stays.
+            if job
+                .commands
+                .iter()
+                .any(|c| c.contains("${{") && ci_steps::script_of(c).is_some())
+            {
+                return None;
+            }
             let mut ran = false;
             for test in ci_steps::test_scripts(&job) {
                 if crate::ci_install::not_the_suite(test) {
@@ -2356,6 +2366,19 @@ mod tests {
         );
         assert_eq!(s.run.command, ["sh", "-c", "vitest"]);
         assert_eq!(s.source, "package.json scripts.test");
+        // mocha: a job runs a script the workflow chooses by an expression; the others'
+        // scripts are not all the CI runs, and `test` stays.
+        let chosen = format!(
+            "{workflow}  script:\n    runs-on: ubuntu-latest\n    steps:\n      - run: npm run ${{{{ inputs.npm-script }}}}\n"
+        );
+        let s = suite(
+            Language::Node,
+            &[
+                ("package.json", package),
+                (".github/workflows/test.yml", &chosen),
+            ],
+        );
+        assert_eq!(s.run.command, ["sh", "-c", "vitest"]);
     }
 
     #[test]
