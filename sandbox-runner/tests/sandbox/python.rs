@@ -1643,6 +1643,26 @@ async fn an_sdists_setup_requires_is_resolved_as_of_the_date() {
     );
 }
 
+/// `python3 -m pytest -q` at `commit`, run as the package's whole suite.
+async fn whole_suite(
+    sandbox: &proven_sandbox::Sandbox,
+    repo: &proven_change::testing::TestRepo,
+    commit: &str,
+) -> proven_sandbox::RunRecord {
+    sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                commit,
+                Language::Python,
+                ["python3", "-m", "pytest", "-q"],
+            )
+            .as_whole_suite(),
+        )
+        .await
+        .expect("run")
+}
+
 /// A whole suite's per-test time limit is a module the environment imports at start and
 /// pytest then takes as a plugin: pytest warned that it could not rewrite it, and a
 /// project that makes warnings errors (`filterwarnings = error`, as pytest's own suite does)
@@ -1661,18 +1681,7 @@ async fn a_suite_that_makes_warnings_errors_runs_beside_the_per_test_limit() {
         "import six\n\n\ndef test_ok():\n    assert six.PY3\n",
     );
     let commit = repo.commit("a suite whose warnings are errors");
-    let run = sandbox
-        .run(
-            &RunRequest::new(
-                repo.path(),
-                &commit,
-                Language::Python,
-                ["python3", "-m", "pytest", "-q"],
-            )
-            .as_whole_suite(),
-        )
-        .await
-        .expect("run");
+    let run = whole_suite(&sandbox, &repo, &commit).await;
     let out = support::output(&run);
     assert!(
         run.setup
@@ -1701,18 +1710,7 @@ async fn a_plugin_that_replaces_pytests_report_is_blocked_and_the_failure_is_nam
         "def test_ok():\n    assert True\n\n\ndef test_broken():\n    assert 1 == 2\n",
     );
     let commit = repo.commit("a suite with pytest-pretty");
-    let run = sandbox
-        .run(
-            &RunRequest::new(
-                repo.path(),
-                &commit,
-                Language::Python,
-                ["python3", "-m", "pytest", "-q"],
-            )
-            .as_whole_suite(),
-        )
-        .await
-        .expect("run");
+    let run = whole_suite(&sandbox, &repo, &commit).await;
     let out = support::output(&run);
     assert_eq!(run.outcome, Outcome::TestFailed, "{out}");
     let tests = run.tests.expect("counts");

@@ -1152,17 +1152,9 @@ fn ci_test_scripts(
     read: &dyn Fn(&str) -> Option<String>,
     script: &dyn Fn(&str) -> Option<String>,
 ) -> Option<(Vec<String>, String)> {
-    let listing = read(".github/workflows/")?;
-    let mut names: Vec<&str> = listing
-        .lines()
-        .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
-        .collect();
-    names.sort_unstable();
     let mut scripts: Vec<(String, String)> = Vec::new();
     let mut jobs: Vec<String> = Vec::new();
-    for name in names.into_iter().take(50) {
-        let path = format!(".github/workflows/{name}");
-        let Some(text) = read(&path) else { continue };
+    for (path, text) in workflows(read)? {
         for job in ci_steps::jobs(&text) {
             if !ci_steps::on_linux(&job) || crate::ci_install::not_the_suite(&job.name) {
                 continue;
@@ -1333,19 +1325,32 @@ fn without_test_installs(
 /// tests runs ([`ci_steps::build_before_tests`]), with where it says so (`FILE job NAME`).
 /// `read("DIR/")` lists a folder's files.
 fn ci_build(read: &dyn Fn(&str) -> Option<String>) -> Option<(Vec<String>, String)> {
+    workflows(read)?.into_iter().find_map(|(path, text)| {
+        ci_steps::jobs(&text).into_iter().find_map(|job| {
+            ci_steps::build_before_tests(&job).map(|b| (b, format!("{path} job {}", job.name)))
+        })
+    })
+}
+
+/// The tree's GitHub workflows (`.github/workflows/*.yml`, by name, at most 50), each with
+/// its text; None where the folder cannot be listed. `read("DIR/")` lists a folder's files.
+fn workflows(read: &dyn Fn(&str) -> Option<String>) -> Option<Vec<(String, String)>> {
     let listing = read(".github/workflows/")?;
     let mut names: Vec<&str> = listing
         .lines()
         .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
         .collect();
     names.sort_unstable();
-    names.into_iter().take(50).find_map(|name| {
-        let path = format!(".github/workflows/{name}");
-        let text = read(&path)?;
-        ci_steps::jobs(&text).into_iter().find_map(|job| {
-            ci_steps::build_before_tests(&job).map(|b| (b, format!("{path} job {}", job.name)))
-        })
-    })
+    Some(
+        names
+            .into_iter()
+            .take(50)
+            .filter_map(|name| {
+                let path = format!(".github/workflows/{name}");
+                read(&path).map(|text| (path, text))
+            })
+            .collect(),
+    )
 }
 
 /// `test` with each `&&`-chained grunt step run without its lint tasks

@@ -114,6 +114,20 @@ fn node(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// `options` added to what the run's `PYTEST_ADDOPTS` (`NAME=value` entries) already says.
+fn add_pytest_options(run_env: &mut Vec<String>, options: &str) {
+    match run_env
+        .iter_mut()
+        .find(|e| e.starts_with("PYTEST_ADDOPTS="))
+    {
+        Some(e) => {
+            e.push(' ');
+            e.push_str(options);
+        }
+        None => run_env.push(format!("PYTEST_ADDOPTS={options}")),
+    }
+}
+
 /// pytest's option for a run of a whole suite, said in the run's `PYTEST_ADDOPTS`.
 const PAST_COLLECTION_ERRORS: &str = "--continue-on-collection-errors";
 
@@ -139,16 +153,7 @@ pub fn past_collection_errors(test_tools: &[String], run_env: &mut Vec<String>) 
             return None;
         }
     }
-    match run_env
-        .iter_mut()
-        .find(|e| e.starts_with("PYTEST_ADDOPTS="))
-    {
-        Some(e) => {
-            e.push(' ');
-            e.push_str(PAST_COLLECTION_ERRORS);
-        }
-        None => run_env.push(format!("PYTEST_ADDOPTS={PAST_COLLECTION_ERRORS}")),
-    }
+    add_pytest_options(run_env, PAST_COLLECTION_ERRORS);
     Some(format!(
         "the whole suite goes on past a module pytest cannot collect ({PAST_COLLECTION_ERRORS}), each such module an error by name"
     ))
@@ -178,16 +183,7 @@ pub fn plain_report(test_tools: &[String], run_env: &mut Vec<String>) -> Option<
     }
     let options: Vec<String> = found.iter().map(|(_, ep)| format!("-p no:{ep}")).collect();
     let options = options.join(" ");
-    match run_env
-        .iter_mut()
-        .find(|e| e.starts_with("PYTEST_ADDOPTS="))
-    {
-        Some(e) => {
-            e.push(' ');
-            e.push_str(&options);
-        }
-        None => run_env.push(format!("PYTEST_ADDOPTS={options}")),
-    }
+    add_pytest_options(run_env, &options);
     Some(format!(
         "pytest reports as itself ({options}): {} would replace its summary, where the run's counts and failing tests are read",
         found
