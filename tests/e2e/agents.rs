@@ -1518,6 +1518,12 @@ async fn a_fix_is_held_to_what_it_breaks_when_the_suite_already_fails_on_the_bas
                 why.contains("1 test(s) fail with the patch that pass on the base: tests/test_sub.py::test_sub"),
                 "{f:#}"
             );
+            // A test that fails with the patch and passes on the base may be the project's
+            // flaky one: the suite ran once more with the patch, and failed it again.
+            assert!(
+                why.contains("(the package's tests run again with the patch: 1 test(s) fail with the patch that pass on the base: tests/test_sub.py::test_sub)"),
+                "{f:#}"
+            );
         }
     }
     env.cleanup().await;

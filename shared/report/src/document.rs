@@ -434,6 +434,10 @@ pub struct PatchRef {
     /// the finding's): the proof rests on the finding's own test, and says so.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_other_tests: bool,
+    /// The package's tests that failed in one run of its suite with the patch and passed in
+    /// a second run with it and on the base: flaky, not the patch's doing, and named.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky_with_patch: Vec<String>,
 }
 
 /// What a proved patch says of the package's suite when that suite ran no test on either
@@ -446,8 +450,36 @@ impl PatchRef {
         if self.no_other_tests {
             return NO_OTHER_TESTS.into();
         }
-        suite_words(&self.failing_on_base_too)
+        suite_words_with_flaky(&self.failing_on_base_too, &self.flaky_with_patch)
     }
+}
+
+/// [`suite_words`], and the tests that failed in one run of the suite with the patch and
+/// passed in the next and on the base, named as flaky.
+pub fn suite_words_with_flaky(failing_on_base_too: &[String], flaky: &[String]) -> String {
+    let words = suite_words(failing_on_base_too);
+    if flaky.is_empty() {
+        return words;
+    }
+    format!(
+        "{words}; {} failed in one run of the package's tests with the patch and passed in the next and on the base: flaky, not the patch's doing",
+        first_five(flaky)
+    )
+}
+
+/// Up to five names, "…" when there are more, after how many there are.
+fn first_five(names: &[String]) -> String {
+    let shown: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
+    format!(
+        "{} ({})",
+        names.len(),
+        shown.join(", ")
+            + if names.len() > shown.len() {
+                ", …"
+            } else {
+                ""
+            }
+    )
 }
 
 /// What the package's tests did with a proved patch: they passed, or they failed only where

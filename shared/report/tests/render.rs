@@ -137,6 +137,7 @@ fn defect() -> Finding {
             runs: vec![run("change+patch", "passed", 0)],
             failing_on_base_too: Vec::new(),
             no_other_tests: false,
+            flaky_with_patch: Vec::new(),
         }),
         evidence: vec![
             Evidence {
@@ -610,21 +611,31 @@ fn shown_words(report: &proven_report::Report, format: Format) -> String {
 
 /// A fix proved while the package's tests fail where they fail on the base too says so, with
 /// those tests, in every format; a fix in a package whose suite ran no test on either side
-/// says that. Never "so do the package's tests" for either.
+/// says that; one whose suite failed a test once with the patch and passed it in a second
+/// run and on the base names that test as flaky. Never "so do the package's tests" for any.
 #[test]
 fn a_fix_held_to_what_it_breaks_says_which_tests_fail_on_the_base_too() {
     let pre_existing = |p: &mut PatchRef| {
         p.failing_on_base_too = vec!["tests/test_env.py::test_needs_network".into()];
     };
     let no_other = |p: &mut PatchRef| p.no_other_tests = true;
+    let flaky = |p: &mut PatchRef| {
+        p.failing_on_base_too = vec!["tests/test_env.py::test_needs_network".into()];
+        p.flaky_with_patch = vec!["tests/test_server.py::test_ping".into()];
+    };
     type Set<'a> = &'a dyn Fn(&mut PatchRef);
-    let cases: [(Set, &str, &str); 2] = [
+    let cases: [(Set, &str, &str); 3] = [
         (
             &pre_existing,
             "the package's tests fail only where they fail on the base too (1: tests/test_env.py::test_needs_network)",
             "failing_on_base_too",
         ),
         (&no_other, proven_report::NO_OTHER_TESTS, "no_other_tests"),
+        (
+            &flaky,
+            "the package's tests fail only where they fail on the base too (1: tests/test_env.py::test_needs_network); 1 (tests/test_server.py::test_ping) failed in one run of the package's tests with the patch and passed in the next and on the base: flaky, not the patch's doing",
+            "flaky_with_patch",
+        ),
     ];
     for (set, words, field) in cases {
         let mut report = sample();

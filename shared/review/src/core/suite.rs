@@ -119,10 +119,10 @@ pub(crate) fn suite_against_base(
     if !comparable(base) {
         return Err("on the base the package's tests gave no result to compare with".into());
     }
-    let (Some(with_patch), Some(on_base)) = (patched.failing_named(), base.failing_named()) else {
+    let (Some(with_patch), Some(_)) = (patched.failing_named(), base.failing_named()) else {
         return Err("the failing tests are not known by name".into());
     };
-    let new: Vec<&String> = with_patch.iter().filter(|n| !on_base.contains(n)).collect();
+    let new = new_failures(patched, base);
     if !new.is_empty() {
         let shown: Vec<&str> = new.iter().take(5).map(|n| n.as_str()).collect();
         let more = new.len().saturating_sub(shown.len());
@@ -152,6 +152,19 @@ pub(crate) fn suite_against_base(
         ));
     }
     Ok(with_patch.to_vec())
+}
+
+/// The tests failing by name in a suite run with a patch that do not fail on the base
+/// (none when either side names no failure).
+pub(crate) fn new_failures(patched: &RunRecord, base: &RunRecord) -> Vec<String> {
+    match (patched.failing_named(), base.failing_named()) {
+        (Some(with_patch), Some(on_base)) => with_patch
+            .iter()
+            .filter(|n| !on_base.contains(n))
+            .cloned()
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// How long the package's suite may run when it proves a fix: the plan's `suite_timeout`
@@ -195,7 +208,7 @@ pub(crate) fn compare_with_base(patched: &RunRecord) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// "No other test" is said only of suites that ran and found none on both sides: a run
@@ -270,7 +283,14 @@ mod tests {
 
     /// A suite run's record: `outcome` as the sandbox stores it, the runner's counts and
     /// the failing tests it named.
-    fn suite(outcome: &str, passed: u64, failed: u64, skipped: u64, failing: &[&str]) -> RunRecord {
+    /// A suite's run record: its outcome, counts and the failing tests it named.
+    pub(crate) fn suite(
+        outcome: &str,
+        passed: u64,
+        failed: u64,
+        skipped: u64,
+        failing: &[&str],
+    ) -> RunRecord {
         serde_json::from_value(json!({
             "run_id": "r", "container": "c", "language": "python", "image": "i",
             "image_id": "sha256:0",

@@ -193,6 +193,7 @@ impl Judging<'_> {
                 runs: f.runs,
                 failing_on_base_too: f.failing_on_base_too,
                 no_other_tests: f.no_other_tests,
+                flaky_with_patch: f.flaky_with_patch,
             });
         let mut fix_not_proved = None;
         if patch.is_none() {

@@ -12,7 +12,8 @@ use crate::core::rows::result_of;
 use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
 use crate::core::suite::{
-    compare_with_base, no_other_tests, suite_against_base, suite_request, suite_timeout,
+    compare_with_base, new_failures, no_other_tests, suite_against_base, suite_request,
+    suite_timeout,
 };
 use crate::core::test_runs::{passed, requests, run_in_turn, run_ref, runs_key, twice};
 use crate::core::trace::Trace;
@@ -49,7 +50,7 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
     ]);
     // The proving test twice (a flaky pass proves nothing), then the whole suite.
     let mut requests = twice("test", proving).to_vec();
-    requests.push(("suite".into(), suite));
+    requests.push(("suite".into(), suite.clone()));
     let done = run_in_turn(s, lease, ("fix", &cassette_key), requests, true).await?;
     let refused = done
         .refused
@@ -76,10 +77,30 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
         .map(|r| run_ref("change+patch", r))
         .collect();
     runs.extend(base_suite.iter().map(|r| run_ref("base", r)));
+    let mut held = verdict(refused, &done.runs, base_suite.as_ref(), &runs);
+    // A test of the project's own that failed with the patch and passes on the base may be
+    // flaky (a daemon it starts, a port, a timing): one run of it does not blame the patch.
+    // The suite runs once more with the patch and the patch is held to that run; a test
+    // that failed in the first and passes in the second and on the base is named as flaky.
+    if let (Some(patched), Some(base)) = (done.runs.get(2), base_suite.as_ref())
+        && !held.proved
+        && let first_new = new_failures(patched, base)
+        && !first_new.is_empty()
+    {
+        let again = vec![("suite-again".to_string(), suite)];
+        let again = run_in_turn(s, lease, ("fix-again", &cassette_key), again, false)
+            .await?
+            .runs
+            .into_iter()
+            .next();
+        if let Some(again) = again {
+            runs.push(run_ref("change+patch", &again));
+            held = held_again(held, first_new, &again, base);
+        }
+    }
     for r in &runs {
         trace.push("sandbox_run", serde_json::to_value(r).unwrap_or_default());
     }
-    let held = verdict(refused, &done.runs, base_suite.as_ref(), &runs);
     let (proved, reason) = (held.proved, held.reason);
     trace.push(
         "fix_verdict",
@@ -94,6 +115,7 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
         runs,
         failing_on_base_too: held.failing_on_base_too,
         no_other_tests: held.no_other_tests,
+        flaky_with_patch: held.flaky_with_patch,
     };
     let next = if proved {
         Vec::new()
@@ -112,6 +134,9 @@ struct Held {
     failing_on_base_too: Vec<String>,
     /// The package's suite ran no test with the patch nor on the base.
     no_other_tests: bool,
+    /// The package's tests that failed in one run of its suite with the patch and passed in
+    /// the next and on the base (flaky, not the patch's doing).
+    flaky_with_patch: Vec<String>,
 }
 
 fn not_proved(reason: String) -> Held {
@@ -120,6 +145,7 @@ fn not_proved(reason: String) -> Held {
         reason,
         failing_on_base_too: Vec::new(),
         no_other_tests: false,
+        flaky_with_patch: Vec::new(),
     }
 }
 
@@ -156,6 +182,7 @@ fn verdict(
                 .into(),
             failing_on_base_too: Vec::new(),
             no_other_tests: false,
+            flaky_with_patch: Vec::new(),
         };
     }
     if let (Some(patched), Some(base)) = (records.get(2), base_suite)
@@ -169,6 +196,7 @@ fn verdict(
             ),
             failing_on_base_too: Vec::new(),
             no_other_tests: true,
+            flaky_with_patch: Vec::new(),
         };
     }
     if let Some(killed) = records.get(2).filter(|r| r.timed_out) {
@@ -190,6 +218,7 @@ fn verdict(
             ),
             failing_on_base_too: pre_existing,
             no_other_tests: false,
+            flaky_with_patch: Vec::new(),
         },
         Err(why) if why.is_empty() => not_proved(format!(
             "with the patch the package's tests do not pass: {}",
@@ -202,6 +231,33 @@ fn verdict(
     }
 }
 
+/// The verdict once the package's suite ran a second time with the patch, after a first run
+/// in which `first_new` failed that pass on the base. The patch is held to the second run:
+/// proved when it holds against the base ([`suite_against_base`]), with the tests of the
+/// first run that did not fail again named as flaky; otherwise `first` stands, saying what
+/// the second run showed.
+fn held_again(first: Held, first_new: Vec<String>, again: &RunRecord, base: &RunRecord) -> Held {
+    match suite_against_base(again, base) {
+        Ok(pre_existing) => {
+            let words = proven_report::suite_words_with_flaky(&pre_existing, &first_new);
+            Held {
+                proved: true,
+                reason: format!("with the patch the finding's own test passes, {words}"),
+                failing_on_base_too: pre_existing,
+                no_other_tests: false,
+                flaky_with_patch: first_new,
+            }
+        }
+        Err(why) => Held {
+            reason: format!(
+                "{} (the package's tests run again with the patch: {why})",
+                first.reason
+            ),
+            ..first
+        },
+    }
+}
+
 /// A run that did not pass as the next try is told of it: its outcome, its command and the
 /// end of its output.
 fn failure_tail(r: &RunRef) -> String {
@@ -211,4 +267,63 @@ fn failure_tail(r: &RunRef) -> String {
         at += 1;
     }
     format!("{} ({}): {}", r.outcome, r.command.join(" "), &t[at..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::suite::tests::suite;
+
+    /// A test of the project's own that failed in one run of the suite with the patch, and
+    /// passes in the next and on the base, does not blame the patch (luigi-2's test of the
+    /// daemon it starts): the fix is proved and the test named as flaky. One that fails
+    /// again, or a second run that fails another test the base passes, is the patch's.
+    #[test]
+    fn a_test_that_fails_once_with_the_patch_and_passes_again_is_flaky_not_the_patchs() {
+        let pass = suite("passed", 1, 0, 0, &[]);
+        let base = suite("test_failed", 9, 1, 0, &["t.py::test_env"]);
+        let first = suite(
+            "test_failed",
+            8,
+            2,
+            0,
+            &["t.py::test_env", "t.py::test_ping"],
+        );
+        let records = [pass.clone(), pass, first.clone()];
+        let held = || verdict(None, &records, Some(&base), &[]);
+        assert!(!held().proved, "{}", held().reason);
+        let new = new_failures(&first, &base);
+        assert_eq!(new, ["t.py::test_ping"]);
+
+        let again = suite("test_failed", 9, 1, 0, &["t.py::test_env"]);
+        let flaky = held_again(held(), new.clone(), &again, &base);
+        assert!(flaky.proved, "{}", flaky.reason);
+        assert_eq!(flaky.flaky_with_patch, ["t.py::test_ping"]);
+        assert_eq!(flaky.failing_on_base_too, ["t.py::test_env"]);
+        assert!(
+            flaky.reason.contains("1 (t.py::test_ping) failed in one run of the package's tests with the patch and passed in the next and on the base"),
+            "{}",
+            flaky.reason
+        );
+
+        let other = suite(
+            "test_failed",
+            8,
+            2,
+            0,
+            &["t.py::test_env", "t.py::test_other"],
+        );
+        for (second, names) in [(&first, "t.py::test_ping"), (&other, "t.py::test_other")] {
+            let broke = held_again(held(), new.clone(), second, &base);
+            assert!(!broke.proved, "{}", broke.reason);
+            assert!(broke.flaky_with_patch.is_empty());
+            assert!(
+                broke.reason.contains(&format!(
+                    "(the package's tests run again with the patch: 1 test(s) fail with the patch that pass on the base: {names})"
+                )),
+                "{}",
+                broke.reason
+            );
+        }
+    }
 }

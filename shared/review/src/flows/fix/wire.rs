@@ -24,4 +24,8 @@ pub struct FixResult {
     /// the finding's own test.
     #[serde(default)]
     pub no_other_tests: bool,
+    /// The package's tests that failed in one run of its suite with the patch and passed in
+    /// the next and on the base (flaky, not the patch's doing).
+    #[serde(default)]
+    pub flaky_with_patch: Vec<String>,
 }
