@@ -1059,6 +1059,12 @@ fn wheel(path: &std::path::Path, name: &str, version: &str) {
 
 /// A wheel holding one module, `name`, whose `VERSION` is `version`, requiring `requires`.
 fn wheel_requiring(path: &std::path::Path, name: &str, version: &str, requires: &[&str]) {
+    wheel_of(path, name, version, requires, "");
+}
+
+/// A wheel holding one module, `name`, whose `VERSION` is `version`, then `body`, requiring
+/// `requires`.
+fn wheel_of(path: &std::path::Path, name: &str, version: &str, requires: &[&str], body: &str) {
     use std::io::Write;
     let requires: String = requires
         .iter()
@@ -1069,7 +1075,7 @@ fn wheel_requiring(path: &std::path::Path, name: &str, version: &str, requires: 
     let options = zip::write::SimpleFileOptions::default();
     let info = format!("{name}-{version}.dist-info");
     for (entry, body) in [
-        (format!("{name}.py"), format!("VERSION = '{version}'\n")),
+        (format!("{name}.py"), format!("VERSION = '{version}'\n{body}")),
         (
             format!("{info}/METADATA"),
             format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{requires}"),
@@ -1172,6 +1178,79 @@ async fn a_project_uploaded_again_after_the_date_is_not_held_to_it() {
             .notes
             .iter()
             .any(|n| n.contains("resolved now instead")),
+        "{:?}",
+        deps.notes
+    );
+}
+
+/// A project older than the image's Python resolves as of that Python's release; a
+/// dependency may have dropped, between the project's date and then, a name the project
+/// imports (httpie of 2014: `from requests.compat import is_windows`, gone from the
+/// requests of 2016), and every module of it fails at import. That dependency alone is
+/// installed as of the date asked, before the environment's, and the record says so. Here
+/// a local index holds `dropper` 1.0 (2020, with `NAME`) and 2.0 (2022-06, without it); the
+/// project of 2021 imports `NAME`, and the image's Python 3.11 came out on 2022-10-24.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_a_dependency_dropped_after_the_projects_date_is_had_from_its_release_of_then() {
+    let index = tempfile::tempdir().expect("index");
+    let files = index.path().join("files");
+    std::fs::create_dir_all(&files).expect("files");
+    let dir = index.path().join("simple").join("dropper");
+    std::fs::create_dir_all(&dir).expect("page");
+    let entries: Vec<serde_json::Value> = [
+        ("1.0", "2020-01-01T00:00:00Z", "NAME = 'had'\n"),
+        ("2.0", "2022-06-01T00:00:00Z", ""),
+    ]
+    .iter()
+    .map(|(version, uploaded, body)| {
+        let filename = format!("dropper-{version}-py3-none-any.whl");
+        wheel_of(&files.join(&filename), "dropper", version, &[], body);
+        serde_json::json!({"filename": filename, "hashes": {}, "upload-time": uploaded,
+                           "url": format!("http://pypi.test/files/{filename}")})
+    })
+    .collect();
+    let body =
+        serde_json::json!({"meta": {"api-version": "1.1"}, "name": "dropper", "files": entries});
+    std::fs::write(dir.join("index.html"), body.to_string()).expect("write");
+    let server = support::FileServer::start(index.path());
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.pip_index_url = Some("http://pypi.test/simple/".into());
+        c.registries = server.allow_as("pypi.test");
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write(
+        "setup.py",
+        format!(
+            "# {}\nfrom setuptools import setup\nsetup(name='oldproj', version='0.1', packages=['oldproj'], install_requires=['dropper'])\n",
+            support::unique()
+        ),
+    )
+    .write("oldproj/__init__.py", "")
+    .write("oldproj/core.py", "from dropper import NAME\n");
+    let commit = repo.commit("a project of 2021");
+    let show = [
+        "python3",
+        "-c",
+        "import dropper, oldproj.core; print('dropper', dropper.VERSION, oldproj.core.NAME)",
+    ];
+    let at = time::macros::datetime!(2021-01-01 00:00 UTC);
+    let run = sandbox
+        .run(
+            &RunRequest::new(repo.path(), &commit, Language::Python, show)
+                .as_command()
+                .resolved_as_of(at),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    assert_eq!(run.outcome, Outcome::Passed, "{out}");
+    assert!(out.contains("dropper 1.0 had"), "{out}");
+    let deps = run.dependencies.as_ref().expect("prepared");
+    assert!(
+        deps.notes.iter().any(|n| n.contains(
+            "oldproj.core imports NAME from dropper, which dropper as of 2022-10-24T00:00:00Z (this Python's release) no longer has: dropper 1.0, as of the date asked (2021-01-01T00:00:00Z), is put before the environment's for this tree"
+        )),
         "{:?}",
         deps.notes
     );

@@ -641,6 +641,10 @@ def stuck_on(out, wanted):
 PROJECT = "/proj"
 # Where a run finds the project layer: the runner copies it into the tree's copy.
 PROJECT_IN_RUN = "/work/.proven-project"
+# In the project layer, the dependencies a project older than this Python imports a name
+# from that their release of this Python's day no longer has, as of the date asked
+# (`dated_back`): put before the environment's own packages.
+DATED_BACK = "dated-back"
 
 
 def own_names():
@@ -703,8 +707,9 @@ def project_layer_hook():
     It holds this hook instead, which the environment's interpreter reads at start: the
     project layer of the run's own tree (made for that tree alone, see install_project),
     where the runner put it, is a site directory of the environment."""
-    line = ("import os, sys, site; d = %r %% sys.version_info[:2]; os.path.isdir(d) and site.addsitedir(d)\n"
-            % (PROJECT_IN_RUN + "/lib/python%d.%d/site-packages"))
+    line = ("import os, sys, site; d = %r %% sys.version_info[:2]; os.path.isdir(d) and site.addsitedir(d); "
+            "b = %r; os.path.isdir(b) and sys.path.insert(min([i for i, p in enumerate(sys.path) if p.endswith('site-packages')] or [0]), b)\n"
+            % (PROJECT_IN_RUN + "/lib/python%d.%d/site-packages", PROJECT_IN_RUN + "/" + DATED_BACK))
     for p in os.listdir(VENV + "/lib"):
         if p.startswith("python"):
             with open(os.path.join(VENV, "lib", p, "site-packages", "zz-proven-project-layer.pth"), "w") as f:
@@ -1114,11 +1119,141 @@ def install_project(pip):
         REPORT["project"] = {"installed": False, "how": "on the path as %s" % root, "error": reason}
         REPORT["not_prepared"].append({"what": "the project itself (as an installed package)",
                                        "source": "its build", "reason": reason})
+    if RESOLVE_ASKED and RESOLVE_BEFORE != RESOLVE_ASKED:
+        dated_back(pip, site)
     if code != 0 and REPORT.get("incomplete"):
         keep_for_resume(before)
     compiled_note()
     with open(PROJECT + "/report.json", "w") as f:
         json.dump(REPORT, f, indent=1)
+
+# Run by the environment's interpreter in the project stage: imports every module of the
+# project's own packages (argv[1]: their directories, JSON) and prints, as JSON, each name
+# one of them imports from another distribution that this one does not have (`from D.m
+# import X`: "cannot import name"), with the distribution that holds D.
+IMPORT_CHECK = r"""
+import json, os, pkgutil, re, sys, traceback
+sys.stdout, out = open(os.devnull, "w"), sys.stdout
+found = {}
+for root in json.loads(sys.argv[1]):
+    parent, name = os.path.split(root)
+    sys.path.insert(0, parent)
+    try:
+        __import__(name)
+        walked = [m.name for m in pkgutil.walk_packages([root], name + ".", onerror=lambda n: None)]
+    except BaseException:
+        walked = []
+    for module in [name] + walked:
+        if any(part.startswith("test") for part in module.split(".")):
+            continue
+        try:
+            __import__(module)
+        except ImportError as e:
+            said = str(e)
+            if not said.startswith("cannot import name"):
+                continue
+            frame = (traceback.extract_tb(e.__traceback__) or [None])[-1]
+            line = (frame.line if frame else "") or ""
+            m = re.match(r"\s*from\s+([\w.]+)\s+import", line)
+            source = getattr(e, "name", None) or (m.group(1) if m else None)
+            if not source or source.split(".")[0] == name:
+                continue
+            missing = re.match(r"cannot import name '?([\w]+)", said).group(1)
+            found.setdefault(source.split(".")[0], {"module": source, "name": missing, "in": module})
+        except BaseException:
+            continue
+def distribution(top):
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry)
+        except OSError:
+            continue
+        for d in names:
+            if not d.endswith(".dist-info"):
+                continue
+            try:
+                with open(os.path.join(entry, d, "RECORD")) as f:
+                    tops = {l.split("/")[0].split(",")[0] for l in f}
+            except OSError:
+                continue
+            if top in tops or top + ".py" in tops:
+                return d[:-len(".dist-info")].rsplit("-", 1)[0]
+    return None
+for top, what in found.items():
+    what["distribution"] = distribution(top)
+out.write("\nPROVEN-IMPORT-CHECK " + json.dumps(found) + "\n")
+"""
+
+
+def own_package_dirs():
+    """The directories of the project's own top-level packages (at the tree's root or under
+    src/), never its tests', documentation's or examples'."""
+    dirs = []
+    for base in (WORK, os.path.join(WORK, "src")):
+        try:
+            names = sorted(os.listdir(base))
+        except OSError:
+            continue
+        for n in names:
+            path = os.path.join(base, n)
+            if (re.match(r"^[A-Za-z_]\w*$", n) and os.path.isfile(os.path.join(path, "__init__.py"))
+                    and not re.match(r"^(tests?|testing|docs?|examples?|bench\w*|scripts?|tools?)$", n, re.I)):
+                dirs.append(path)
+    return dirs
+
+
+def names_gone(site):
+    """`IMPORT_CHECK` run on the project's packages with the project layer on the path."""
+    paths = [p for p in (os.path.join(PROJECT, DATED_BACK), site) if os.path.isdir(p)]
+    code, out = run([PY, "-c", IMPORT_CHECK, json.dumps(own_package_dirs())], timeout=180,
+                    env={"PYTHONPATH": os.pathsep.join(paths)})
+    said = [l for l in out.splitlines() if l.startswith("PROVEN-IMPORT-CHECK ")]
+    try:
+        return json.loads(said[-1].split(" ", 1)[1]) if code == 0 and said else {}
+    except ValueError:
+        return {}
+
+
+def dated_back(pip, site):
+    """A project older than this Python resolves as of the Python's release (`PYTHON_RELEASED`).
+    A dependency may have dropped, between the project's date and then, a name the project
+    imports (httpie of 2014: `from requests.compat import is_windows`, gone from the
+    requests of 2016; `from jinja2 import Markup`, gone in 2022): every module of the
+    project then fails at import, and no test of it runs. That dependency, alone, is
+    installed as of the date asked into the project layer, before the environment's own
+    packages, and kept only if the name is then there; the record says which."""
+    gone = names_gone(site)
+    if not gone:
+        return
+    target = os.path.join(PROJECT, DATED_BACK)
+    dated = [at_index(RESOLVE_ASKED) if a == INDEX else a for a in pip
+             if a not in ("--ignore-installed",)]
+    own = own_names()
+    for top, what in sorted(gone.items()):
+        dist = what.get("distribution")
+        if not dist or re.sub(r"[-_.]+", "-", dist).lower() in own:
+            continue
+        before = set(os.listdir(target)) if os.path.isdir(target) else set()
+        code, out = run(dated + ["--no-deps", "--target", target, dist], within=300)
+        version = re.search(r"Successfully installed\s+\S*?-([0-9][^\s]*)", out)
+        still = names_gone(site).get(top)
+        if code == 0 and not still:
+            REPORT["notes"].append(
+                "%s imports %s from %s, which %s as of %s (this Python's release) no longer has: "
+                "%s %s, as of the date asked (%s), is put before the environment's for this tree"
+                % (what["in"], what["name"], what["module"], dist, RESOLVE_BEFORE, dist,
+                   version.group(1) if version else "", RESOLVE_ASKED))
+        else:
+            # What this install added goes; what earlier ones put there stays.
+            for added in set(os.listdir(target) if os.path.isdir(target) else []) - before:
+                path = os.path.join(target, added)
+                shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.remove(path)
+            REPORT["notes"].append(
+                "%s imports %s from %s, which %s as of %s (this Python's release) no longer has; "
+                "as of the date asked (%s) it %s"
+                % (what["in"], what["name"], what["module"], dist, RESOLVE_BEFORE, RESOLVE_ASKED,
+                   "still lacks it" if code == 0 else "did not install: " + why(out)))
+
 
 # The dated index's address, when resolving as of a date.
 INDEX = None
