@@ -146,6 +146,38 @@ async fn the_attempt_is_held_to_what_the_patch_breaks_when_the_suite_fails_on_th
         ["change+autofix", "change+autofix", "base"],
         "{autofix:#}"
     );
+    // A patch that breaks a test the base passes: the suite runs once more with it (a
+    // project's flaky test does not reject an attempt), fails it again, and the attempt is
+    // rejected naming that test.
+    let server = ScriptedServer::start().await;
+    server.on(
+        Some(GENERATOR),
+        ASKED,
+        vec![Reply::Json(json!({"edits": [{"path": "calc.py", "old_text": "return a * b", "new_text": "return a + b"},
+                                          {"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}],
+                                "explanation": "both add"}))],
+    );
+    script(
+        &server,
+        "def test_add():\n    assert add(2, 3) == 5\n",
+        CONCEDE(),
+    );
+    let doc = parse(&autofix_review(&env, &server, &repo, &base));
+    let autofix = &doc["autofix"];
+    assert_eq!(autofix["verdict"], "rejected", "{doc:#}");
+    let runs: Vec<&str> = sides(&autofix["runs"]).iter().map(|(s, _)| *s).collect();
+    assert_eq!(
+        runs,
+        ["change+autofix", "change+autofix", "base", "change+autofix"],
+        "{autofix:#}"
+    );
+    assert!(
+        autofix["open"].to_string().contains(
+            "1 test(s) fail with the patch that pass on the base: tests/test_sub.py::test_sub"
+        ),
+        "{autofix:#}"
+    );
+    assert!(autofix.get("flaky").is_none(), "{autofix:#}");
     env.cleanup().await;
 }
 

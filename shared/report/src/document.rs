@@ -114,6 +114,10 @@ pub struct Autofix {
     pub open: Vec<String>,
     /// The runs on the change with the whole patch.
     pub runs: Vec<RunRef>,
+    /// The package tests that failed in one run of a suite with the patch and passed in a
+    /// second run with it and on the base: flaky, not the patch's doing, and named.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky: Vec<String>,
     /// The whole patch as a unified diff against the head (what a review comment publishes
     /// as suggested changes); empty in reports of older versions.
     #[serde(default, skip_serializing_if = "String::is_empty")]

@@ -263,6 +263,7 @@ fn sample() -> Report {
         fixes: vec!["add subtracts".into()],
         open: vec!["divide <floors>: no proved fix".into()],
         runs: Vec::new(),
+        flaky: Vec::new(),
         diff: String::new(),
     });
     r.coverage = Some(Coverage {

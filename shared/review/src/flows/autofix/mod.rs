@@ -101,6 +101,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease, kept: Kept) -> Result<Outcom
         fixes: Vec::new(),
         open: Vec::new(),
         runs: Vec::new(),
+        flaky: Vec::new(),
         diff: String::new(),
     };
     let unknown = gather::unknown(rows);
@@ -461,6 +462,7 @@ mod tests {
             fixes: vec!["add subtracts".into()],
             open: Vec::new(),
             runs: Vec::new(),
+            flaky: Vec::new(),
             diff: String::new(),
         };
         let mut proof = row(StepName::AutofixProof.as_str(), "", "dead");

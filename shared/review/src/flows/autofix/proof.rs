@@ -136,6 +136,7 @@ pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, Ste
         fixes: Vec::new(),
         open: Vec::new(),
         runs: Vec::new(),
+        flaky: Vec::new(),
         diff: attempt.diff.clone(),
     };
     let touches: BTreeSet<Touched> = attempt
@@ -187,18 +188,21 @@ pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, Ste
         &mut trace,
     )
     .await?;
+    let again = AgainSuites::run(s, lease, &key, (&requests, first_suite), &done, &base).await?;
     let base_of = |i: usize| base.of(i);
+    let again_of = |i: usize| again.of(i);
     let verdicts = Runs {
         names: requests.iter().map(|(n, _)| n.clone()).collect(),
         first_suite,
         timeout,
     };
-    verdicts.settle(&mut result, &done, &base_of);
+    verdicts.settle(&mut result, &done, &base_of, &again_of);
     result.runs = done
         .runs
         .iter()
         .map(|r| run_ref("change+autofix", r))
         .chain(base.runs.iter().map(|r| run_ref("base", r)))
+        .chain(again.runs.iter().map(|r| run_ref("change+autofix", r)))
         .collect::<Vec<RunRef>>();
     for r in &result.runs {
         trace.push("sandbox_run", serde_json::to_value(r).unwrap_or_default());
@@ -268,6 +272,54 @@ impl BaseSuites {
     }
 }
 
+/// The suites that failed with the patch a test that passes on the base, run once more with
+/// the patch (the Fixer's rule): a project's flaky test does not reject the attempt, and the
+/// suite is held to its second run.
+struct AgainSuites {
+    /// The index of each second run's suite among the attempt's runs.
+    at: Vec<usize>,
+    runs: Vec<RunRecord>,
+}
+
+impl AgainSuites {
+    async fn run(
+        s: &ReviewStep<'_>,
+        lease: &Lease,
+        key: &str,
+        (requests, first_suite): (&[(String, RunRequest)], usize),
+        done: &crate::core::test_runs::RunsDone,
+        base: &BaseSuites,
+    ) -> Result<AgainSuites, StepError> {
+        let mut at = Vec::new();
+        let mut again = Vec::new();
+        for (i, (_, request)) in requests.iter().enumerate().skip(first_suite) {
+            if let (Some(r), Some(b)) = (done.runs.get(i), base.of(i))
+                && !passed(r)
+                && !crate::core::suite::new_failures(r, b).is_empty()
+            {
+                at.push(i);
+                again.push((format!("suite-again-{i}"), request.clone()));
+            }
+        }
+        let runs = if again.is_empty() {
+            Vec::new()
+        } else {
+            crate::core::test_runs::run_in_turn(s, lease, ("autofix-again", key), again, false)
+                .await?
+                .runs
+        };
+        Ok(AgainSuites { at, runs })
+    }
+
+    /// The second run of the suite at index `i` of the attempt's runs.
+    fn of(&self, i: usize) -> Option<&RunRecord> {
+        self.at
+            .iter()
+            .position(|at| *at == i)
+            .and_then(|k| self.runs.get(k))
+    }
+}
+
 /// The named runs of an attempt and how each is held.
 struct Runs {
     names: Vec<String>,
@@ -284,6 +336,7 @@ impl Runs {
         result: &mut Autofix,
         done: &crate::core::test_runs::RunsDone,
         base_of: &dyn Fn(usize) -> Option<&'a RunRecord>,
+        again_of: &dyn Fn(usize) -> Option<&'a RunRecord>,
     ) {
         if let Some(why) = &done.refused {
             result
@@ -320,6 +373,23 @@ impl Runs {
             }
             let base = base_of(i);
             if base.is_some_and(|b| crate::core::suite::no_other_tests(r, b)) {
+                continue;
+            }
+            // Failed a test the base passes: held to the suite's second run with the patch.
+            if let (Some(again), Some(b)) = (again_of(i), base) {
+                match crate::core::suite::suite_against_base(again, b) {
+                    Ok(_) => {
+                        for n in crate::core::suite::new_failures(r, b) {
+                            if !result.flaky.contains(&n) {
+                                result.flaky.push(n);
+                            }
+                        }
+                    }
+                    Err(why) => result.open.push(format!(
+                        "{name}: broken by the patch (run {}, and run {} again): {why}",
+                        r.run_id, again.run_id
+                    )),
+                }
                 continue;
             }
             match base.map(|b| crate::core::suite::suite_against_base(r, b)) {
@@ -360,5 +430,58 @@ mod tests {
         assert_eq!(t("src/app.ts"), Some(Touched::Runs(Language::Node)));
         assert_eq!(t("Dockerfile"), None);
         assert_eq!(t("README.md"), None);
+    }
+
+    /// A suite that failed with the patch a test the base passes is held to its second run
+    /// with the patch: passing it there, the test is named flaky and the suite holds;
+    /// failing it again, the attempt is left open naming it.
+    #[test]
+    fn a_suite_is_held_to_its_second_run_with_the_patch() {
+        use crate::core::suite::tests::suite;
+        let base = suite("test_failed", 9, 1, 0, &["t.py::test_env"]);
+        let first = suite(
+            "test_failed",
+            8,
+            2,
+            0,
+            &["t.py::test_env", "t.py::test_ping"],
+        );
+        let done = crate::core::test_runs::RunsDone {
+            runs: vec![suite("passed", 1, 0, 0, &[]), first.clone()],
+            refused: None,
+        };
+        let runs = Runs {
+            names: vec!["add subtracts".into(), "the python tests".into()],
+            first_suite: 1,
+            timeout: Duration::from_secs(60),
+        };
+        let settled = |again: &RunRecord| {
+            let mut result = Autofix {
+                verdict: REJECTED.into(),
+                edits: Vec::new(),
+                fixes: Vec::new(),
+                open: Vec::new(),
+                runs: Vec::new(),
+                flaky: Vec::new(),
+                diff: String::new(),
+            };
+            let base_of = |i: usize| (i == 1).then_some(&base);
+            let again_of = |i: usize| (i == 1).then_some(again);
+            runs.settle(&mut result, &done, &base_of, &again_of);
+            result
+        };
+        let flaky = settled(&suite("test_failed", 9, 1, 0, &["t.py::test_env"]));
+        assert!(flaky.open.is_empty(), "{:?}", flaky.open);
+        assert_eq!(flaky.flaky, ["t.py::test_ping"]);
+        assert_eq!(flaky.fixes, ["add subtracts"]);
+        let broke = settled(&first);
+        assert!(broke.flaky.is_empty());
+        assert!(
+            broke.open.iter().any(|o| o.contains(
+                "the python tests: broken by the patch (run r, and run r again): 1 test(s) fail with the patch that pass on the base: t.py::test_ping"
+            )),
+            "{:?}",
+            broke.open
+        );
     }
 }
