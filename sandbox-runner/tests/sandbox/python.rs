@@ -1189,29 +1189,34 @@ async fn a_project_uploaded_again_after_the_date_is_not_held_to_it() {
 /// requests of 2016), and every module of it fails at import. That dependency alone is
 /// installed as of the date asked, before the environment's, and the record says so. Here
 /// a local index holds `dropper` 1.0 (2020, with `NAME`) and 2.0 (2022-06, without it); the
-/// project of 2021 imports `NAME`, and the image's Python 3.11 came out on 2022-10-24.
+/// project of 2021 imports `NAME` (and its test file a name `tester` dropped alike), and the
+/// image's Python 3.11 came out on 2022-10-24.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_name_a_dependency_dropped_after_the_projects_date_is_had_from_its_release_of_then() {
     let index = tempfile::tempdir().expect("index");
     let files = index.path().join("files");
     std::fs::create_dir_all(&files).expect("files");
-    let dir = index.path().join("simple").join("dropper");
-    std::fs::create_dir_all(&dir).expect("page");
-    let entries: Vec<serde_json::Value> = [
-        ("1.0", "2020-01-01T00:00:00Z", "NAME = 'had'\n"),
-        ("2.0", "2022-06-01T00:00:00Z", ""),
-    ]
-    .iter()
-    .map(|(version, uploaded, body)| {
-        let filename = format!("dropper-{version}-py3-none-any.whl");
-        wheel_of(&files.join(&filename), "dropper", version, &[], body);
-        serde_json::json!({"filename": filename, "hashes": {}, "upload-time": uploaded,
-                           "url": format!("http://pypi.test/files/{filename}")})
-    })
-    .collect();
-    let body =
-        serde_json::json!({"meta": {"api-version": "1.1"}, "name": "dropper", "files": entries});
-    std::fs::write(dir.join("index.html"), body.to_string()).expect("write");
+    // `dropper` loses NAME, which the project's code imports; `tester` loses HELPER, which
+    // only its test file imports.
+    for (project, name) in [("dropper", "NAME"), ("tester", "HELPER")] {
+        let dir = index.path().join("simple").join(project);
+        std::fs::create_dir_all(&dir).expect("page");
+        let entries: Vec<serde_json::Value> = [
+            ("1.0", "2020-01-01T00:00:00Z", format!("{name} = 'had'\n")),
+            ("2.0", "2022-06-01T00:00:00Z", String::new()),
+        ]
+        .iter()
+        .map(|(version, uploaded, body)| {
+            let filename = format!("{project}-{version}-py3-none-any.whl");
+            wheel_of(&files.join(&filename), project, version, &[], body);
+            serde_json::json!({"filename": filename, "hashes": {}, "upload-time": uploaded,
+                               "url": format!("http://pypi.test/files/{filename}")})
+        })
+        .collect();
+        let body =
+            serde_json::json!({"meta": {"api-version": "1.1"}, "name": project, "files": entries});
+        std::fs::write(dir.join("index.html"), body.to_string()).expect("write");
+    }
     let server = support::FileServer::start(index.path());
     let sandbox = support::sandbox(&[Language::Python], |c| {
         c.pip_index_url = Some("http://pypi.test/simple/".into());
@@ -1222,17 +1227,18 @@ async fn a_name_a_dependency_dropped_after_the_projects_date_is_had_from_its_rel
     repo.write(
         "setup.py",
         format!(
-            "# {}\nfrom setuptools import setup\nsetup(name='oldproj', version='0.1', packages=['oldproj'], install_requires=['dropper'])\n",
+            "# {}\nfrom setuptools import setup\nsetup(name='oldproj', version='0.1', packages=['oldproj'], install_requires=['dropper', 'tester'])\n",
             support::unique()
         ),
     )
     .write("oldproj/__init__.py", "")
-    .write("oldproj/core.py", "from dropper import NAME\n");
+    .write("oldproj/core.py", "from dropper import NAME\n")
+    .write("tests/test_old.py", "from tester import HELPER\n");
     let commit = repo.commit("a project of 2021");
     let show = [
         "python3",
         "-c",
-        "import dropper, oldproj.core; print('dropper', dropper.VERSION, oldproj.core.NAME)",
+        "import dropper, tester, oldproj.core; print('dropper', dropper.VERSION, oldproj.core.NAME, 'tester', tester.HELPER)",
     ];
     let at = time::macros::datetime!(2021-01-01 00:00 UTC);
     let run = sandbox
@@ -1245,11 +1251,18 @@ async fn a_name_a_dependency_dropped_after_the_projects_date_is_had_from_its_rel
         .expect("run");
     let out = support::output(&run);
     assert_eq!(run.outcome, Outcome::Passed, "{out}");
-    assert!(out.contains("dropper 1.0 had"), "{out}");
+    assert!(out.contains("dropper 1.0 had tester had"), "{out}");
     let deps = run.dependencies.as_ref().expect("prepared");
     assert!(
         deps.notes.iter().any(|n| n.contains(
             "oldproj.core imports NAME from dropper, which dropper as of 2022-10-24T00:00:00Z (this Python's release) no longer has: dropper 1.0, as of the date asked (2021-01-01T00:00:00Z), is put before the environment's for this tree"
+        )),
+        "{:?}",
+        deps.notes
+    );
+    assert!(
+        deps.notes.iter().any(|n| n.contains(
+            "tests/test_old.py imports HELPER from tester, which tester as of 2022-10-24T00:00:00Z (this Python's release) no longer has: tester 1.0"
         )),
         "{:?}",
         deps.notes

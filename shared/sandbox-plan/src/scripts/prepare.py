@@ -1128,14 +1128,34 @@ def install_project(pip):
         json.dump(REPORT, f, indent=1)
 
 # Run by the environment's interpreter in the project stage: imports every module of the
-# project's own packages (argv[1]: their directories, JSON) and prints, as JSON, each name
+# project's own packages and loads its test files (argv[1], JSON: their directories and
+# paths) and prints, as JSON, each name
 # one of them imports from another distribution that this one does not have (`from D.m
 # import X`: "cannot import name"), with the distribution that holds D.
 IMPORT_CHECK = r"""
-import json, os, pkgutil, re, sys, traceback
+import importlib.util, json, os, pkgutil, re, sys, traceback
 sys.stdout, out = open(os.devnull, "w"), sys.stdout
+asked = json.loads(sys.argv[1])
+own = {os.path.basename(p) for p in asked["packages"]} | {"tests", "test", "testing"}
 found = {}
-for root in json.loads(sys.argv[1]):
+def check(load, where):
+    try:
+        load()
+    except ImportError as e:
+        said = str(e)
+        if not said.startswith("cannot import name"):
+            return
+        frame = (traceback.extract_tb(e.__traceback__) or [None])[-1]
+        line = (frame.line if frame else "") or ""
+        m = re.match(r"\s*from\s+([\w.]+)\s+import", line)
+        source = getattr(e, "name", None) or (m.group(1) if m else None)
+        if not source or source.split(".")[0] in own:
+            return
+        missing = re.match(r"cannot import name '?(\w+)", said).group(1)
+        found.setdefault(source.split(".")[0], {"module": source, "name": missing, "in": where})
+    except BaseException:
+        pass
+for root in asked["packages"]:
     parent, name = os.path.split(root)
     sys.path.insert(0, parent)
     try:
@@ -1144,24 +1164,14 @@ for root in json.loads(sys.argv[1]):
     except BaseException:
         walked = []
     for module in [name] + walked:
-        if any(part.startswith("test") for part in module.split(".")):
-            continue
-        try:
-            __import__(module)
-        except ImportError as e:
-            said = str(e)
-            if not said.startswith("cannot import name"):
-                continue
-            frame = (traceback.extract_tb(e.__traceback__) or [None])[-1]
-            line = (frame.line if frame else "") or ""
-            m = re.match(r"\s*from\s+([\w.]+)\s+import", line)
-            source = getattr(e, "name", None) or (m.group(1) if m else None)
-            if not source or source.split(".")[0] == name:
-                continue
-            missing = re.match(r"cannot import name '?([\w]+)", said).group(1)
-            found.setdefault(source.split(".")[0], {"module": source, "name": missing, "in": module})
-        except BaseException:
-            continue
+        if not any(part.startswith("test") for part in module.split(".")):
+            check(lambda: __import__(module), module)
+for i, path in enumerate(asked["tests"]):
+    sys.path.insert(0, os.path.dirname(path))
+    def load():
+        spec = importlib.util.spec_from_file_location("proven_import_check_%d" % i, path)
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    check(load, os.path.relpath(path, asked["root"]))
 def distribution(top):
     for entry in sys.path:
         try:
@@ -1185,6 +1195,24 @@ out.write("\nPROVEN-IMPORT-CHECK " + json.dumps(found) + "\n")
 """
 
 
+# The test files the import check loads, at most.
+MAX_TEST_FILES = 300
+
+
+def own_test_files():
+    """The project's test modules (`test_*.py`, `*_test.py`, `tests.py`) under its test
+    directories at the tree's root, or at the root itself."""
+    files = []
+    for top in ["."] + [d for d in ("tests", "test", "testing") if os.path.isdir(os.path.join(WORK, d))]:
+        base = os.path.join(WORK, top)
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")) if top != "." else []
+            for f in sorted(filenames):
+                if re.match(r"^(test_\w+|\w+_test|tests?)\.py$", f):
+                    files.append(os.path.join(dirpath, f))
+    return files[:MAX_TEST_FILES]
+
+
 def own_package_dirs():
     """The directories of the project's own top-level packages (at the tree's root or under
     src/), never its tests', documentation's or examples'."""
@@ -1205,7 +1233,8 @@ def own_package_dirs():
 def names_gone(site):
     """`IMPORT_CHECK` run on the project's packages with the project layer on the path."""
     paths = [p for p in (os.path.join(PROJECT, DATED_BACK), site) if os.path.isdir(p)]
-    code, out = run([PY, "-c", IMPORT_CHECK, json.dumps(own_package_dirs())], timeout=180,
+    asked = {"packages": own_package_dirs(), "tests": own_test_files(), "root": WORK}
+    code, out = run([PY, "-c", IMPORT_CHECK, json.dumps(asked)], timeout=180,
                     env={"PYTHONPATH": os.pathsep.join(paths)})
     said = [l for l in out.splitlines() if l.startswith("PROVEN-IMPORT-CHECK ")]
     try:
