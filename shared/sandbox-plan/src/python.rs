@@ -1165,6 +1165,31 @@ fn tox_env_python(env: &str) -> Option<(String, String)> {
     None
 }
 
+/// The marker of the Python a tox environment's first factor names (`py27`, `py3.8`, `py3`,
+/// `py2`, `pypy3`); none for another factor.
+fn tox_env_marker(factor: &str) -> Option<String> {
+    if let Some(pypy) = factor.strip_prefix("pypy") {
+        let major = pypy.chars().next().filter(char::is_ascii_digit);
+        return Some(match major {
+            Some(m) => format!(
+                "platform_python_implementation == \"PyPy\" and python_version >= \"{m}\" and python_version < \"{}\"",
+                m.to_digit(10).unwrap_or(0) + 1
+            ),
+            None => "platform_python_implementation == \"PyPy\"".into(),
+        });
+    }
+    match factor {
+        "py2" => return Some("python_version < \"3\"".into()),
+        "py3" => return Some("python_version >= \"3\"".into()),
+        _ => {}
+    }
+    if !factor.starts_with("py") {
+        return None;
+    }
+    let (major, minor) = tox_env_python(factor)?;
+    Some(format!("python_version == \"{major}.{minor}\""))
+}
+
 /// tox's configuration, wherever it is kept ([`crate::tox::Tox::find`]): the Pythons of
 /// its envlist, and the deps and extras of its test environments.
 fn tox_config(
@@ -1188,8 +1213,34 @@ fn tox_config(
         }
     }
     for section in tox_testenvs(tox) {
+        // An environment named for a Python (`[testenv:py27-pinned]`, `[testenv:py3]`,
+        // `[testenv:pypy3]`) installs its deps on that Python only: scrapy of 2019 pins
+        // lxml 3.5 and cryptography 2.0 for Python 2.7 there, whose C builds fail on 3.8
+        // and took the whole preparation's time, at every run.
+        let for_python = section
+            .strip_prefix("testenv:")
+            .and_then(|name| tox_env_marker(name.split('-').next().unwrap_or_default()));
         for line in tox.values(&section, "deps") {
             let line = line.replace("{toxinidir}/", "").replace("{toxinidir}", ".");
+            let line = match &for_python {
+                // What a Python 2 environment includes is no Python 3's; an include cannot
+                // carry the marker.
+                Some(marker) if line.trim_start().starts_with('-') => {
+                    if marker.contains("< \"3\"") || marker.contains("== \"2.") {
+                        continue;
+                    }
+                    line
+                }
+                Some(marker)
+                    if !line.contains(": ")
+                        && line
+                            .trim_start()
+                            .starts_with(|c: char| c.is_ascii_alphanumeric()) =>
+                {
+                    with_marker(&line, marker)
+                }
+                _ => line,
+            };
             // A factor-conditional line (`py37: mock`) applies to that factor only: a
             // Python factor becomes the marker that says so; another factor (`tf:
             // tensorflow`) is not the default environment's, and is not taken.
@@ -1898,6 +1949,38 @@ dependencies = ["mkdocs"]
                 ">=3.5".to_string(),
                 "pyproject.toml tool.flit.metadata".to_string()
             )]
+        );
+    }
+
+    /// A tox environment named for a Python installs its deps on that Python only (scrapy
+    /// of 2019 pins lxml 3.5 and cryptography 2.0 in `[testenv:py27-pinned]`, whose C
+    /// builds fail on 3.8 and took the whole preparation's time at every run): each of its
+    /// deps carries that Python's marker, and what a Python 2 environment includes is not
+    /// read.
+    #[test]
+    fn a_tox_environment_named_for_a_python_installs_its_deps_there_only() {
+        let dir = tree(&[
+            ("ci/pinned.txt", "futures\n"),
+            ("ci/py38.txt", "asyncmock\n"),
+            (
+                "tox.ini",
+                "[tox]\nenvlist = py27,py38\n\n[testenv]\ndeps =\n    pytest\n\n[testenv:py27-pinned]\ndeps =\n    lxml==3.5.0\n    -rci/pinned.txt\n\n[testenv:py3]\ndeps =\n    mock ; sys_platform != \"win32\"\n\n[testenv:pypy3]\ndeps =\n    cffi\n\n[testenv:py38]\ndeps =\n    -rci/py38.txt\n",
+            ),
+        ]);
+        let plan = read_plan(dir.path());
+        let mut specs: Vec<&str> = plan.requirements.iter().map(|r| r.spec.as_str()).collect();
+        specs.sort();
+        assert_eq!(
+            specs,
+            [
+                "asyncmock",
+                "cffi ; platform_python_implementation == \"PyPy\" and python_version >= \"3\" and python_version < \"4\"",
+                "lxml==3.5.0 ; python_version == \"2.7\"",
+                "mock ; (sys_platform != \"win32\") and python_version >= \"3\"",
+                "pytest",
+            ],
+            "{:?}",
+            plan.requirements
         );
     }
 
