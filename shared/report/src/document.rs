@@ -100,7 +100,7 @@ pub struct IgnoreNote {
 
 /// Autofix: every proved fix applied at once to a scratch copy of the change, each
 /// finding's own test run again on it, then the package's tests. Nothing is committed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Autofix {
     /// `fixed automatically, waiting for a person`, `rejected`, or `nothing to fix`.
     pub verdict: String,

@@ -97,12 +97,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease, kept: Kept) -> Result<Outcom
     let proved = kept(rows);
     let mut result = Autofix {
         verdict: NOTHING.into(),
-        edits: Vec::new(),
-        fixes: Vec::new(),
-        open: Vec::new(),
-        runs: Vec::new(),
-        flaky: Vec::new(),
-        diff: String::new(),
+        ..Autofix::default()
     };
     let unknown = gather::unknown(rows);
     if proved.is_empty() && unknown.is_empty() {
