@@ -178,7 +178,7 @@ pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, Ste
     )
     .await?;
     let first_suite = requests.len() - languages.len();
-    let base = BaseSuites::run(
+    let base = SuitesRun::on_base(
         s,
         lease,
         &key,
@@ -188,7 +188,7 @@ pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, Ste
         &mut trace,
     )
     .await?;
-    let again = AgainSuites::run(s, lease, &key, (&requests, first_suite), &done, &base).await?;
+    let again = SuitesRun::again(s, lease, &key, (&requests, first_suite), &done, &base).await?;
     let base_of = |i: usize| base.of(i);
     let again_of = |i: usize| again.of(i);
     let verdicts = Runs {
@@ -221,16 +221,18 @@ pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, Ste
     Ok(outcome(trace, to_json(&result)?, Vec::new(), true))
 }
 
-/// The suites that failed with the patch, run on the base too (the Fixer's rule): what
-/// failed there already is not the patch's doing.
-struct BaseSuites {
-    /// The index of each base run's suite among the attempt's runs.
+/// Suites of the attempt run again: on the base when they failed with the patch (the
+/// Fixer's rule: what failed there already is not the patch's doing), or once more with the
+/// patch when they failed a test the base passes (a project's flaky test does not reject
+/// the attempt; the suite is held to its second run).
+struct SuitesRun {
+    /// The index of each run's suite among the attempt's runs.
     at: Vec<usize>,
     runs: Vec<RunRecord>,
 }
 
-impl BaseSuites {
-    async fn run(
+impl SuitesRun {
+    async fn on_base(
         s: &ReviewStep<'_>,
         lease: &Lease,
         key: &str,
@@ -238,7 +240,7 @@ impl BaseSuites {
         done: &crate::core::test_runs::RunsDone,
         timeout: Duration,
         trace: &mut Trace,
-    ) -> Result<BaseSuites, StepError> {
+    ) -> Result<SuitesRun, StepError> {
         let mut at = Vec::new();
         let mut requests = Vec::new();
         for (i, language) in languages.iter().enumerate() {
@@ -253,43 +255,17 @@ impl BaseSuites {
                 requests.push((format!("suite-base-{language}"), request));
             }
         }
-        let runs = if requests.is_empty() {
-            Vec::new()
-        } else {
-            crate::core::test_runs::run_in_turn(s, lease, ("autofix-base", key), requests, false)
-                .await?
-                .runs
-        };
-        Ok(BaseSuites { at, runs })
+        Self::in_turn(s, lease, ("autofix-base", key), at, requests).await
     }
 
-    /// The base's run of the suite at index `i` of the attempt's runs.
-    fn of(&self, i: usize) -> Option<&RunRecord> {
-        self.at
-            .iter()
-            .position(|at| *at == i)
-            .and_then(|k| self.runs.get(k))
-    }
-}
-
-/// The suites that failed with the patch a test that passes on the base, run once more with
-/// the patch (the Fixer's rule): a project's flaky test does not reject the attempt, and the
-/// suite is held to its second run.
-struct AgainSuites {
-    /// The index of each second run's suite among the attempt's runs.
-    at: Vec<usize>,
-    runs: Vec<RunRecord>,
-}
-
-impl AgainSuites {
-    async fn run(
+    async fn again(
         s: &ReviewStep<'_>,
         lease: &Lease,
         key: &str,
         (requests, first_suite): (&[(String, RunRequest)], usize),
         done: &crate::core::test_runs::RunsDone,
-        base: &BaseSuites,
-    ) -> Result<AgainSuites, StepError> {
+        base: &SuitesRun,
+    ) -> Result<SuitesRun, StepError> {
         let mut at = Vec::new();
         let mut again = Vec::new();
         for (i, (_, request)) in requests.iter().enumerate().skip(first_suite) {
@@ -301,17 +277,27 @@ impl AgainSuites {
                 again.push((format!("suite-again-{i}"), request.clone()));
             }
         }
-        let runs = if again.is_empty() {
+        Self::in_turn(s, lease, ("autofix-again", key), at, again).await
+    }
+
+    async fn in_turn(
+        s: &ReviewStep<'_>,
+        lease: &Lease,
+        kind: (&str, &str),
+        at: Vec<usize>,
+        requests: Vec<(String, RunRequest)>,
+    ) -> Result<SuitesRun, StepError> {
+        let runs = if requests.is_empty() {
             Vec::new()
         } else {
-            crate::core::test_runs::run_in_turn(s, lease, ("autofix-again", key), again, false)
+            crate::core::test_runs::run_in_turn(s, lease, kind, requests, false)
                 .await?
                 .runs
         };
-        Ok(AgainSuites { at, runs })
+        Ok(SuitesRun { at, runs })
     }
 
-    /// The second run of the suite at index `i` of the attempt's runs.
+    /// This run of the suite at index `i` of the attempt's runs.
     fn of(&self, i: usize) -> Option<&RunRecord> {
         self.at
             .iter()
