@@ -1293,6 +1293,29 @@ mod tests {
         assert_eq!(call(killed), "[]");
     }
 
+    /// A failed build sets aside the wanted requirement it is of, or the one that brought
+    /// it in, and keeps the release that failed; a later file of that same sdist is no other
+    /// attempt, another version or a wheel this Python installs is.
+    #[test]
+    fn a_failed_build_sets_aside_its_requirement_and_its_release_is_not_tried_again() {
+        let wanted = r#"[("reppy", "tox.ini [testenv:py38-extra-deps] deps"),
+            ("leveldb", "tox.ini [testenv:py38-extra-deps] deps"), ("pyopenssl", "setup.py install_requires")]"#;
+        let out = "Collecting reppy (from -r /tmp/proven-requirements.txt (line 1))\n  Downloading http://127.0.0.1:9/files/reppy-0.4.14.tar.gz (93 kB)\nCollecting cryptography (from pyopenssl->-r /tmp/proven-requirements.txt (line 3))\n  Using cached cryptography-2.8.tar.gz (504 kB)\n  ERROR: Failed building wheel for reppy\n  ERROR: Failed building wheel for cryptography\n";
+        let call = prepare_py(&format!(
+            "print(repr(did_not_build({out:?}, {wanted}))); print(repr(sorted(FAILED_RELEASE.items())))\n\
+             new = not_the_failed_release('reppy'); tags = wheel_tags() or set()\n\
+             print([new(f) for f in ['reppy-0.4.14.tar.gz', 'reppy-0.4.15.tar.gz', 'reppy-0.4.14-cp38-cp38-win32.whl']])\n\
+             print(not_the_failed_release('leveldb')('leveldb-0.201.tar.gz'))"
+        ));
+        assert_eq!(
+            call,
+            "[('reppy', 'tox.ini [testenv:py38-extra-deps] deps'), ('pyopenssl', 'setup.py install_requires')]\n\
+             [('cryptography', '2.8'), ('reppy', '0.4.14')]\n\
+             [False, True, False]\n\
+             True"
+        );
+    }
+
     /// Out of time installing together, the requirement set aside is the one pip was
     /// building, or the one that brought it in where pip names it (23.1 and later); a pip
     /// that names no parent (21, the last of Python 3.6) sets aside the extras not for

@@ -638,6 +638,38 @@ def stuck_on(out, wanted):
     return None
 
 
+# The release pip fetched, from its own line: `Downloading URL/NAME-VERSION.tar.gz`, `Using
+# cached NAME-VERSION.zip`, `File was already downloaded /…/NAME-VERSION.tar.gz`.
+FETCHED_SDIST = re.compile(
+    r"(?:Downloading|Using cached|File was already downloaded)\s+(?:\S*/)?"
+    r"([A-Za-z0-9][A-Za-z0-9._]*(?:-[A-Za-z][A-Za-z0-9._]*)*)-(\d[A-Za-z0-9.+!_]*)\.(?:tar\.gz|tar\.bz2|tgz|zip)\b")
+# name (normalised) -> the version of it whose sdist failed to build here (`did_not_build`).
+FAILED_RELEASE = {}
+
+
+def did_not_build(out, wanted):
+    """The wanted (spec, source) whose own sdist, or a dependency's that it brought in,
+    failed to build in `out` (pip names it, `failed_builds`), each once; the version that
+    failed is kept by name (`FAILED_RELEASE`), so that no later attempt builds that same
+    release again. scrapy-3: reppy's C++ sdist of 2019 fails with this compiler and has no
+    wheel for 3.8; built together, then alone, then again without isolation and as of
+    today, it left the other requirements seconds each."""
+    names = failed_builds(out)
+    if not names:
+        return []
+    for m in FETCHED_SDIST.finditer(out):
+        if req_name(m.group(1)) in names:
+            FAILED_RELEASE[req_name(m.group(1))] = m.group(2)
+    _, parents = being_built(out)
+    found = []
+    for name in names:
+        for candidate in (name, parents.get(name)):
+            for item in wanted:
+                if candidate and req_name(item[0]) == candidate and item not in found:
+                    found.append(item)
+    return found
+
+
 PROJECT = "/proj"
 # Where a run finds the project layer: the runner copies it into the tree's copy.
 PROJECT_IN_RUN = "/work/.proven-project"
@@ -1323,13 +1355,31 @@ def later_instants(spec, before):
     if not page:
         return []
     allowed = allowed_by(spec)
+    new = not_the_failed_release(req_name(spec))
     times = sorted({f["upload-time"][:19] + "Z" for f in page.get("files", [])
                     if f.get("upload-time") and f["upload-time"][:19] > before[:19] and not f.get("yanked")
-                    and allowed(f.get("filename", ""))})
+                    and allowed(f.get("filename", "")) and new(f.get("filename", ""))})
     if len(times) <= MAX_LATER:
         return times
     step = (len(times) - 1) / float(MAX_LATER - 1)
     return sorted({times[int(round(i * step))] for i in range(MAX_LATER)})
+
+
+def not_the_failed_release(name):
+    """Whether a file (by its name) could install otherwise than the release of `name`
+    whose sdist already failed to build here (`FAILED_RELEASE`): another version, or a
+    wheel this Python installs. Every file when none failed."""
+    failed = FAILED_RELEASE.get(name)
+    if not failed:
+        return lambda filename: True
+    tags = wheel_tags() or set()
+
+    def new(filename):
+        if filename.endswith(".whl"):
+            return installs_here(filename, tags)
+        m = re.match(r"(.+)-(\d[A-Za-z0-9.+!_]*)\.(?:tar\.gz|tar\.bz2|tgz|zip)$", filename)
+        return not m or m.group(2) != failed
+    return new
 
 
 def environment_versions():
@@ -1360,6 +1410,12 @@ def nearest_that_installs(spec, pip, pip_now, reason, share=1.0):
     dated = [a for a in pip if a != "--ignore-installed"]
     attempts = [(instant, [at_index(instant) if a == INDEX else a for a in dated])
                 for instant in later_instants(spec, RESOLVE_BEFORE)]
+    failed = FAILED_RELEASE.get(req_name(spec))
+    if not attempts and failed:
+        # Today's resolution would fetch that same sdist and fail to build it again.
+        REPORT["notes"].append("%s: its release %s did not build here, and nothing it allows that could install otherwise was uploaded after %s: not built again"
+                               % (spec, failed, RESOLVE_BEFORE))
+        return False
     if not attempts:
         REPORT["notes"].append("%s: no release it allows was uploaded after %s: not tried again at a later instant, only with today's dependencies"
                                % (spec, RESOLVE_BEFORE))
@@ -1535,6 +1591,8 @@ def main():
     # Requirements nothing of the date installs, tried after the others as of a later
     # instant (nearest_that_installs): (spec, source, pip's reason as of the date).
     later = []
+    # Requirements whose build failed together: (spec, source, pip's reason).
+    unbuilt = []
     if wanted:
         # Together first. A requirement pip names as not served (no release for this
         # Python, a private package) is dropped by name and the rest tried together again,
@@ -1548,6 +1606,18 @@ def main():
             missing = unavailable(out, wanted) if code != 0 else None
             if missing is None:
                 if code != 0 and RESOLVE_BEFORE and OUT_OF_TIME not in out and served_from_first_wheel(out, pip):
+                    continue
+                # One whose build failed (and no wheel serves it) is set aside by name with
+                # pip's reason, and the rest installed together again: never built again
+                # as it was (`did_not_build`).
+                failing = did_not_build(out, wanted) if code != 0 and OUT_OF_TIME not in out else []
+                if failing and len(failing) < len(wanted):
+                    for item in failing:
+                        wanted.remove(item)
+                        unbuilt.append(item + (why(out),))
+                    REPORT["notes"].append(
+                        "together, %s did not build: set aside, the rest installed together again"
+                        % ", ".join(spec for spec, _ in failing))
                     continue
                 break
             spec, source = missing
@@ -1620,6 +1690,17 @@ def main():
                     later.append((spec, source, why(out)))
                 elif code != 0:
                     REPORT["not_prepared"].append({"what": spec, "source": source, "reason": why(out)})
+    for i, (spec, source, reason) in enumerate(unbuilt):
+        # Built once more only otherwise than it failed: with the environment's own
+        # setuptools and wheel (an old setup.py newer setuptools breaks), then at a later
+        # instant whose release differs (`nearest_that_installs`).
+        code, out = run(pip + ["--no-build-isolation", spec], share=1.0 / (len(unbuilt) - i))
+        if code == 0:
+            REPORT["notes"].append("%s built without build isolation" % spec)
+        elif RESOLVE_BEFORE and OUT_OF_TIME not in out:
+            later.append((spec, source, reason))
+        else:
+            REPORT["not_prepared"].append({"what": spec, "source": source, "reason": reason})
     for i, (spec, source, reason) in enumerate(later):
         if not nearest_that_installs(spec, pip, pip_now, reason, share=1.0 / (len(later) - i)):
             REPORT["not_prepared"].append({"what": spec, "source": source, "reason": reason})
