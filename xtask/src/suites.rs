@@ -118,6 +118,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("immerjs/immer", Language::Node),
     ("hyperium/http", Language::Rust),
     ("go-chi/chi", Language::Go),
+    // Added 2026-12-06 (tenth session), never run before, chosen for popularity.
+    ("encode/starlette", Language::Python),
+    ("more-itertools/more-itertools", Language::Python),
+    ("pytest-dev/pluggy", Language::Python),
+    ("python-jsonschema/jsonschema", Language::Python),
+    ("iamkun/dayjs", Language::Node),
+    ("validatorjs/validator.js", Language::Node),
+    ("uuidjs/uuid", Language::Node),
+    ("spf13/pflag", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
