@@ -23,7 +23,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends less git make p
  && mkdir -p /src /work /deps /prep
 COPY proven-entry /usr/local/bin/proven-entry
 COPY --from=era-redis /opt/redis /opt/redis
-ENV HOME=/tmp LANG=C.UTF-8 NODE_ENV=test npm_config_cache=/tmp/npm-cache npm_config_update_notifier=false \
+# No NODE_ENV, as on a CI's runner (babel's env and webpack's mode choose by it).
+ENV HOME=/tmp LANG=C.UTF-8 npm_config_cache=/tmp/npm-cache npm_config_update_notifier=false \
     CHROME_BIN=/usr/bin/chromium PUPPETEER_EXECUTABLE_PATH=/usr/bin/chromium PUPPETEER_SKIP_DOWNLOAD=true \
     npm_config_nodedir=/usr/local PYTHON=/usr/bin/python3
 USER 10001:10001

@@ -215,6 +215,51 @@ async fn the_documented_suite_runs_the_pretest_build_first() {
     assert_container_gone(&sandbox, &record).await;
 }
 
+/// A CI runner sets no `NODE_ENV`, and tools choose by it: babel's `.babelrc` `env`
+/// (`BABEL_ENV || NODE_ENV || "development"`), webpack's mode. validator.js keeps the preset
+/// that compiles its build script's `import`s under `env.development`; with the images'
+/// `NODE_ENV=test` no preset applied, and its build stopped at `import pkg from
+/// './package.json'` before any test ran. Here the build reads its settings the way babel
+/// does, and the test needs the development ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_suite_runs_without_a_node_env_as_on_a_ci_runner() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"envbuilt","version":"1.0.0","private":true,"scripts":{"pretest":"node build.js","test":"node --test test/"}}
+"#,
+    )
+    .write(
+        "settings.json",
+        r#"{"env": {"development": {"answer": 42}, "es": {"answer": 0}}}
+"#,
+    )
+    .write(
+        "build.js",
+        "const fs = require('fs');
+const name = process.env.BABEL_ENV || process.env.NODE_ENV || 'development';
+const chosen = JSON.parse(fs.readFileSync('settings.json', 'utf8')).env[name] || {};
+fs.mkdirSync('build', {recursive: true});
+fs.writeFileSync('build/lib.js', `exports.answer = () => ${JSON.stringify(chosen.answer)}; exports.env = ${JSON.stringify(name)};\n`);
+",
+    )
+    .write(
+        "test/answer.test.js",
+        "const test = require('node:test');
+const assert = require('node:assert');
+const lib = require('../build/lib.js');
+
+test('built with the development settings', () => {
+  assert.strictEqual(lib.env, 'development');
+  assert.strictEqual(lib.answer(), 42);
+});
+",
+    );
+    let head = repo.commit("a build that reads its settings by NODE_ENV");
+    documented_suite_passes_one_test(&sandbox, &repo, &head).await;
+}
+
 /// A test the Prover writes runs after what the suite runs before its runner, as the
 /// project's own tests do (bower's Gruntfile makes the git repositories its tests fetch
 /// from in `exec:assets`; here `pretest` builds what the test loads): without that setup
