@@ -371,6 +371,8 @@ const OTHER_TOOLCHAINS: &[&str] = &[
     "python3.13",
     "node18",
     "node22",
+    // The Node LTS since 2025-10: a project of 2026 whose CI says `lts/*` runs on it.
+    "node24",
 ];
 
 /// The environment the settings are read from: the caller's, with the images of
