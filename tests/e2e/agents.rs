@@ -1524,6 +1524,11 @@ async fn a_fix_is_held_to_what_it_breaks_when_the_suite_already_fails_on_the_bas
                 why.contains("(the package's tests run again with the patch: 1 test(s) fail with the patch that pass on the base: tests/test_sub.py::test_sub)"),
                 "{f:#}"
             );
+            // Failed twice with the patch: the base's suite ran once more, and passed it.
+            assert!(
+                why.contains("(the base's tests run again: 1 test(s) fail with the patch that pass on the base: tests/test_sub.py::test_sub)"),
+                "{f:#}"
+            );
         }
     }
     env.cleanup().await;

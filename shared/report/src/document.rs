@@ -458,15 +458,16 @@ impl PatchRef {
     }
 }
 
-/// [`suite_words`], and the tests that failed in one run of the suite with the patch and
-/// passed in the next and on the base, named as flaky.
+/// [`suite_words`], and the tests that failed in one run of the suite and passed in another
+/// of the same tree (with the patch: its first run and its second; on the base: its two
+/// runs), named as flaky.
 pub fn suite_words_with_flaky(failing_on_base_too: &[String], flaky: &[String]) -> String {
     let words = suite_words(failing_on_base_too);
     if flaky.is_empty() {
         return words;
     }
     format!(
-        "{words}; {} failed in one run of the package's tests with the patch and passed in the next and on the base: flaky, not the patch's doing",
+        "{words}; {} failed in one run of the package's tests and passed in another of the same tree (with the patch, or on the base): flaky, not the patch's doing",
         first_five(flaky)
     )
 }

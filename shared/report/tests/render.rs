@@ -634,7 +634,7 @@ fn a_fix_held_to_what_it_breaks_says_which_tests_fail_on_the_base_too() {
         (&no_other, proven_report::NO_OTHER_TESTS, "no_other_tests"),
         (
             &flaky,
-            "the package's tests fail only where they fail on the base too (1: tests/test_env.py::test_needs_network); 1 (tests/test_server.py::test_ping) failed in one run of the package's tests with the patch and passed in the next and on the base: flaky, not the patch's doing",
+            "the package's tests fail only where they fail on the base too (1: tests/test_env.py::test_needs_network); 1 (tests/test_server.py::test_ping) failed in one run of the package's tests and passed in another of the same tree (with the patch, or on the base): flaky, not the patch's doing",
             "flaky_with_patch",
         ),
     ];
