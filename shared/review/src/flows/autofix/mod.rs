@@ -39,6 +39,7 @@ use crate::core::wire::{PlanResult, ReviewView};
 
 mod attempt;
 pub mod gather;
+mod held;
 mod proof;
 mod recheck;
 

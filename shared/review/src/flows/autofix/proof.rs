@@ -9,17 +9,18 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use proven_pipeline::{Lease, Outcome, StepError};
-use proven_report::{Autofix, RunRef};
-use proven_sandbox::{Language, RunRecord, RunRequest};
+use proven_report::Autofix;
+use proven_sandbox::{Language, RunRequest};
 use serde_json::json;
 
 use super::attempt::{Attempt, FIXED, REJECTED};
 use super::gather::Proved;
+use super::held::{HeldTo, Runs, SuitesRun};
 use crate::core::outcome::{outcome, read_input, to_json};
 use crate::core::rows::result_of;
 use crate::core::step::ReviewStep;
 use crate::core::step_name::StepName;
-use crate::core::test_runs::{TEST_TIMEOUT, passed, run_ref, runs_key};
+use crate::core::test_runs::{TEST_TIMEOUT, run_ref, runs_key};
 use crate::core::trace::Trace;
 use crate::core::wire::{PlanResult, ReviewView};
 
@@ -123,6 +124,27 @@ async fn suite(
     crate::core::suite::suite_request(view, revision, language, trace).await
 }
 
+/// The languages whose tests the patch's files belong to; each language it touches whose
+/// tests the sandbox does not run is added to `open`.
+fn languages_touched(attempt: &Attempt, open: &mut Vec<String>) -> Vec<Language> {
+    let touches: BTreeSet<Touched> = attempt
+        .edits
+        .iter()
+        .filter_map(|e| touched(&e.path))
+        .collect();
+    let mut languages = Vec::new();
+    for t in touches {
+        match t {
+            Touched::Runs(l) => languages.push(l),
+            Touched::NotRun(what) => open.push(format!(
+                "the patch touches {what} files, whose tests the sandbox does not run: what it \
+                 breaks there cannot be known"
+            )),
+        }
+    }
+    languages
+}
+
 /// The step: every finding's evidence again on the patched copy, then the suites.
 pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError> {
     let view = s.view;
@@ -139,21 +161,7 @@ pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, Ste
         flaky: Vec::new(),
         diff: attempt.diff.clone(),
     };
-    let touches: BTreeSet<Touched> = attempt
-        .edits
-        .iter()
-        .filter_map(|e| touched(&e.path))
-        .collect();
-    let mut languages = Vec::new();
-    for t in touches {
-        match t {
-            Touched::Runs(l) => languages.push(l),
-            Touched::NotRun(what) => result.open.push(format!(
-                "the patch touches {what} files, whose tests the sandbox does not run: what it \
-                 breaks there cannot be known"
-            )),
-        }
-    }
+    let languages = languages_touched(&attempt, &mut result.open);
     let rechecked =
         super::recheck::advisories(&view, s.rows, &attempt.edits, &attempt.proved).await?;
     result.open.extend(rechecked.open);
@@ -189,21 +197,27 @@ pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, Ste
     )
     .await?;
     let again = SuitesRun::again(s, lease, &key, (&requests, first_suite), &done, &base).await?;
-    let base_of = |i: usize| base.of(i);
-    let again_of = |i: usize| again.of(i);
+    let base_again = SuitesRun::base_again(s, lease, &key, &base, &again).await?;
+    let held_to = |i: usize| HeldTo {
+        base: base.of(i),
+        again: again.of(i),
+        base_again: base_again.of(i),
+    };
     let verdicts = Runs {
         names: requests.iter().map(|(n, _)| n.clone()).collect(),
         first_suite,
         timeout,
     };
-    verdicts.settle(&mut result, &done, &base_of, &again_of);
-    result.runs = done
-        .runs
-        .iter()
-        .map(|r| run_ref("change+autofix", r))
-        .chain(base.runs.iter().map(|r| run_ref("base", r)))
-        .chain(again.runs.iter().map(|r| run_ref("change+autofix", r)))
-        .collect::<Vec<RunRef>>();
+    verdicts.settle(&mut result, &done, &held_to);
+    let sides = [
+        ("change+autofix", &done.runs),
+        ("base", &base.runs),
+        ("change+autofix", &again.runs),
+        ("base", &base_again.runs),
+    ];
+    for (side, runs) in sides {
+        result.runs.extend(runs.iter().map(|r| run_ref(side, r)));
+    }
     for r in &result.runs {
         trace.push("sandbox_run", serde_json::to_value(r).unwrap_or_default());
     }
@@ -219,179 +233,6 @@ pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, Ste
                "closed": rechecked.closed}),
     );
     Ok(outcome(trace, to_json(&result)?, Vec::new(), true))
-}
-
-/// Suites of the attempt run again: on the base when they failed with the patch (the
-/// Fixer's rule: what failed there already is not the patch's doing), or once more with the
-/// patch when they failed a test the base passes (a project's flaky test does not reject
-/// the attempt; the suite is held to its second run).
-struct SuitesRun {
-    /// The index of each run's suite among the attempt's runs.
-    at: Vec<usize>,
-    runs: Vec<RunRecord>,
-}
-
-impl SuitesRun {
-    async fn on_base(
-        s: &ReviewStep<'_>,
-        lease: &Lease,
-        key: &str,
-        (languages, first_suite): (&[Language], usize),
-        done: &crate::core::test_runs::RunsDone,
-        timeout: Duration,
-        trace: &mut Trace,
-    ) -> Result<SuitesRun, StepError> {
-        let mut at = Vec::new();
-        let mut requests = Vec::new();
-        for (i, language) in languages.iter().enumerate() {
-            if let Some(r) = done.runs.get(first_suite + i)
-                && !passed(r)
-                && crate::core::suite::compare_with_base(r)
-            {
-                let request = suite(&s.view, s.view.base, *language, trace)
-                    .await?
-                    .with_timeout(timeout);
-                at.push(first_suite + i);
-                requests.push((format!("suite-base-{language}"), request));
-            }
-        }
-        Self::in_turn(s, lease, ("autofix-base", key), at, requests).await
-    }
-
-    async fn again(
-        s: &ReviewStep<'_>,
-        lease: &Lease,
-        key: &str,
-        (requests, first_suite): (&[(String, RunRequest)], usize),
-        done: &crate::core::test_runs::RunsDone,
-        base: &SuitesRun,
-    ) -> Result<SuitesRun, StepError> {
-        let mut at = Vec::new();
-        let mut again = Vec::new();
-        for (i, (_, request)) in requests.iter().enumerate().skip(first_suite) {
-            if let (Some(r), Some(b)) = (done.runs.get(i), base.of(i))
-                && !passed(r)
-                && !crate::core::suite::new_failures(r, b).is_empty()
-            {
-                at.push(i);
-                again.push((format!("suite-again-{i}"), request.clone()));
-            }
-        }
-        Self::in_turn(s, lease, ("autofix-again", key), at, again).await
-    }
-
-    async fn in_turn(
-        s: &ReviewStep<'_>,
-        lease: &Lease,
-        kind: (&str, &str),
-        at: Vec<usize>,
-        requests: Vec<(String, RunRequest)>,
-    ) -> Result<SuitesRun, StepError> {
-        let runs = if requests.is_empty() {
-            Vec::new()
-        } else {
-            crate::core::test_runs::run_in_turn(s, lease, kind, requests, false)
-                .await?
-                .runs
-        };
-        Ok(SuitesRun { at, runs })
-    }
-
-    /// This run of the suite at index `i` of the attempt's runs.
-    fn of(&self, i: usize) -> Option<&RunRecord> {
-        self.at
-            .iter()
-            .position(|at| *at == i)
-            .and_then(|k| self.runs.get(k))
-    }
-}
-
-/// The named runs of an attempt and how each is held.
-struct Runs {
-    names: Vec<String>,
-    first_suite: usize,
-    timeout: Duration,
-}
-
-impl Runs {
-    /// Each run that did not hold, named: a test finding's test that did not pass, a suite
-    /// that failed beyond what fails on the base, a run killed at `autofix_timeout`, a run
-    /// that never happened.
-    fn settle<'a>(
-        &self,
-        result: &mut Autofix,
-        done: &crate::core::test_runs::RunsDone,
-        base_of: &dyn Fn(usize) -> Option<&'a RunRecord>,
-        again_of: &dyn Fn(usize) -> Option<&'a RunRecord>,
-    ) {
-        if let Some(why) = &done.refused {
-            result
-                .open
-                .push(format!("the patch does not apply to the change: {why}"));
-        }
-        for (i, name) in self.names.iter().enumerate() {
-            let Some(r) = done.runs.get(i) else {
-                if done.refused.is_none() {
-                    result.open.push(format!("{name}: did not run"));
-                }
-                continue;
-            };
-            if r.timed_out {
-                result.open.push(format!(
-                    "{name}: ran past autofix_timeout ({} s) and was killed: a run that did not \
-                     happen proves nothing",
-                    self.timeout.as_secs()
-                ));
-                continue;
-            }
-            if passed(r) {
-                if i < self.first_suite {
-                    result.fixes.push(name.clone());
-                }
-                continue;
-            }
-            if i < self.first_suite {
-                result.open.push(format!(
-                    "{name}: its test does not pass with the patch (run {})",
-                    r.run_id
-                ));
-                continue;
-            }
-            let base = base_of(i);
-            if base.is_some_and(|b| crate::core::suite::no_other_tests(r, b)) {
-                continue;
-            }
-            // Failed a test the base passes: held to the suite's second run with the patch.
-            if let (Some(again), Some(b)) = (again_of(i), base) {
-                match crate::core::suite::suite_against_base(again, b) {
-                    Ok(_) => {
-                        for n in crate::core::suite::new_failures(r, b) {
-                            if !result.flaky.contains(&n) {
-                                result.flaky.push(n);
-                            }
-                        }
-                    }
-                    Err(why) => result.open.push(format!(
-                        "{name}: broken by the patch (run {}, and run {} again): {why}",
-                        r.run_id, again.run_id
-                    )),
-                }
-                continue;
-            }
-            match base.map(|b| crate::core::suite::suite_against_base(r, b)) {
-                Some(Ok(_)) => {}
-                Some(Err(why)) => result.open.push(format!(
-                    "{name}: broken by the patch (run {}): {why}",
-                    r.run_id
-                )),
-                None => result.open.push(format!(
-                    "{name}: do not pass with the patch (run {}), and no failure is named to hold \
-                     against the base",
-                    r.run_id
-                )),
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -416,58 +257,5 @@ mod tests {
         assert_eq!(t("src/app.ts"), Some(Touched::Runs(Language::Node)));
         assert_eq!(t("Dockerfile"), None);
         assert_eq!(t("README.md"), None);
-    }
-
-    /// A suite that failed with the patch a test the base passes is held to its second run
-    /// with the patch: passing it there, the test is named flaky and the suite holds;
-    /// failing it again, the attempt is left open naming it.
-    #[test]
-    fn a_suite_is_held_to_its_second_run_with_the_patch() {
-        use crate::core::suite::tests::suite;
-        let base = suite("test_failed", 9, 1, 0, &["t.py::test_env"]);
-        let first = suite(
-            "test_failed",
-            8,
-            2,
-            0,
-            &["t.py::test_env", "t.py::test_ping"],
-        );
-        let done = crate::core::test_runs::RunsDone {
-            runs: vec![suite("passed", 1, 0, 0, &[]), first.clone()],
-            refused: None,
-        };
-        let runs = Runs {
-            names: vec!["add subtracts".into(), "the python tests".into()],
-            first_suite: 1,
-            timeout: Duration::from_secs(60),
-        };
-        let settled = |again: &RunRecord| {
-            let mut result = Autofix {
-                verdict: REJECTED.into(),
-                edits: Vec::new(),
-                fixes: Vec::new(),
-                open: Vec::new(),
-                runs: Vec::new(),
-                flaky: Vec::new(),
-                diff: String::new(),
-            };
-            let base_of = |i: usize| (i == 1).then_some(&base);
-            let again_of = |i: usize| (i == 1).then_some(again);
-            runs.settle(&mut result, &done, &base_of, &again_of);
-            result
-        };
-        let flaky = settled(&suite("test_failed", 9, 1, 0, &["t.py::test_env"]));
-        assert!(flaky.open.is_empty(), "{:?}", flaky.open);
-        assert_eq!(flaky.flaky, ["t.py::test_ping"]);
-        assert_eq!(flaky.fixes, ["add subtracts"]);
-        let broke = settled(&first);
-        assert!(broke.flaky.is_empty());
-        assert!(
-            broke.open.iter().any(|o| o.contains(
-                "the python tests: broken by the patch (run r, and run r again): 1 test(s) fail with the patch that pass on the base: t.py::test_ping"
-            )),
-            "{:?}",
-            broke.open
-        );
     }
 }
