@@ -148,6 +148,11 @@ pub const THIRD_HELD_OUT: (u32, usize) = (15, 3);
 /// any of its misses is read; a miss read afterwards joins [`STUDIED`].
 pub const FOURTH_HELD_OUT: (u32, usize) = (18, 4);
 
+/// The fifth held-out measure (2026-12-06, eleventh session), fixed before it ran: bugs 22
+/// to 25 of each project (`--from 22 --limit 4`), none of them ever studied, measured before
+/// any of its misses is read; a miss read afterwards joins [`STUDIED`].
+pub const FIFTH_HELD_OUT: (u32, usize) = (22, 4);
+
 /// The cases: the first `limit` bugs by number of each project (`projects`, or every one
 /// of [`PROJECTS`]) from bug number `from` on, in rounds.
 pub fn selection(
@@ -881,6 +886,21 @@ mod tests {
             .map(|(_, n)| (*n as usize).saturating_sub(17).min(4))
             .sum();
         assert_eq!(fourth.len(), expected);
+        // The fifth: bugs 22 to 25, apart from the fourth and never studied.
+        let (from, limit) = FIFTH_HELD_OUT;
+        let fifth = selection(&data, &[], from, limit).expect("selects");
+        assert!(fifth.iter().all(|c| (22..=25).contains(&c.number)));
+        assert!(fifth.iter().all(|c| !c.studied()), "never studied");
+        assert!(
+            fifth
+                .iter()
+                .all(|c| !fourth.iter().any(|h| h.id() == c.id()))
+        );
+        let expected: usize = counts
+            .iter()
+            .map(|(_, n)| (*n as usize).saturating_sub(21).min(4))
+            .sum();
+        assert_eq!(fifth.len(), expected);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -259,6 +259,11 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 );
                 o.measured_only = true;
             }
+            // The fifth, fixed in code before it ran.
+            "--fifth-held-out" if corpus == Corpus::BugsInPy => {
+                (o.from, o.limit) = (bugsinpy::FIFTH_HELD_OUT.0, Some(bugsinpy::FIFTH_HELD_OUT.1));
+                o.measured_only = true;
+            }
             "--review-only" => {
                 o.resume = true;
                 o.review_only = true;
@@ -304,7 +309,8 @@ pub fn usage() -> String {
      [--resume] [--report-only] [--fidelity-only] [--review-only] [--measured-only] \
      [--second-held-out (BugsInPy: --from 11 --limit 4 --measured-only)] \
      [--third-held-out (BugsInPy: --from 15 --limit 3 --measured-only)] \
-     [--fourth-held-out (BugsInPy: --from 18 --limit 4 --measured-only)] [--case ID…] \
+     [--fourth-held-out (BugsInPy: --from 18 --limit 4 --measured-only)] \
+     [--fifth-held-out (BugsInPy: --from 22 --limit 4 --measured-only)] [--case ID…] \
      [--tool-bench [--rounds N] (each case reviewed with and without the tool evidence, \
      timed; `cargo xtask bench tool` runs it)] | commits --tool-bench --repos DIR [--case \
      PROJECT…] [--rounds N] (the tool bench's Go and Rust commits)"
@@ -2102,6 +2108,7 @@ mod tests {
             ("--second-held-out", 11, 4),
             ("--third-held-out", 15, 3),
             ("--fourth-held-out", 18, 4),
+            ("--fifth-held-out", 22, 4),
         ] {
             let o = parse(&args(&[
                 "bugsinpy",
