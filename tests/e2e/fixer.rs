@@ -122,7 +122,7 @@ async fn a_fix_in_a_package_with_no_other_test_says_so_in_every_format() {
 /// A package's suite has a budget of its own (`suite_timeout`: a suite is many tests, a
 /// popular project's takes minutes on one CPU), which proven.yaml may lower: a suite killed
 /// at it leaves the fix not proved, naming the setting (a suite that did not finish proves
-/// nothing).
+/// nothing), when no test file imports what the patch edits to run in its place.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_suite_past_suite_timeout_leaves_the_fix_not_proved_by_name() {
     let repo = TestRepo::new();
@@ -252,6 +252,72 @@ async fn review_add_bug(repo: &TestRepo, base: &str) -> (Env, serde_json::Value)
     let env = Env::new(Backend::Sqlite).await;
     let doc = parse(&crate::agents::review(&env, &server, repo, base, "json"));
     (env, doc)
+}
+
+/// A whole suite that outlasts `suite_timeout` (keras's, sqlalchemy's on one CPU: no fix
+/// there was ever proved): the test files that import what the patch edits run in its
+/// place, within the suite's command, and prove the fix; every format says only they ran.
+/// They are the base's: a test file the pull request adds is not one of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suite_past_suite_timeout_gives_way_to_the_tests_that_import_what_the_patch_edits() {
+    let repo = TestRepo::new();
+    repo.write("proven.yaml", "suite_timeout: 20\n")
+        .write(
+            "calc.py",
+            "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return -(b - a)\n",
+        )
+        .write(
+            "tests/test_slow.py",
+            "import time\n\ndef test_slow():\n    time.sleep(90)\n",
+        )
+        .write(
+            "tests/test_arith.py",
+            "from calc import sub\n\ndef test_sub():\n    assert sub(5, 3) == 2\n",
+        );
+    let base = repo.commit("base");
+    // A test the pull request plants beside its change is never one the fix is held to.
+    repo.write(
+        "calc.py",
+        "def add(a, b):\n    return a - b\n\ndef sub(a, b):\n    return -(b - a)\n",
+    )
+    .write(
+        "tests/test_planted.py",
+        "from calc import add\n\ndef test_planted():\n    assert True\n",
+    );
+    repo.commit("change");
+    let (env, doc) = review_add_bug(&repo, &base).await;
+    let f = &doc["findings"][0];
+    assert_eq!(f["proof_level"], "reproduced", "{doc:#}");
+    let patch = f["patch"]
+        .as_object()
+        .unwrap_or_else(|| panic!("the tests nearest the patch prove the fix: {f:#}"));
+    assert_eq!(
+        patch["suite_narrowed_to"],
+        json!(["tests/test_arith.py"]),
+        "{f:#}"
+    );
+    let sides = sides(&patch["runs"]);
+    let outcomes: Vec<&str> = sides.iter().map(|(_, o)| *o).collect();
+    assert_eq!(outcomes.len(), 4, "{f:#}");
+    assert_eq!(
+        [outcomes[0], outcomes[1], outcomes[3]],
+        ["passed", "passed", "passed"],
+        "the proving test twice, the whole suite killed, then the nearest tests: {f:#}"
+    );
+    assert_ne!(outcomes[2], "passed", "{f:#}");
+    let id = doc["review_id"].as_str().expect("id");
+    let files = vec!["tests/test_arith.py".to_string()];
+    let words = proven_report::narrowed_words(&files);
+    for format in ["text", "markdown", "html", "github"] {
+        let shown = text(&env.run(&["show", id, "--format", format]))
+            .0
+            .replace("&#x27;", "'")
+            .replace("&#x2f;", "/")
+            .replace("\\\\_", "_")
+            .replace("\\_", "_");
+        assert!(shown.contains(&words), "{format}: {shown}");
+    }
+    env.cleanup().await;
 }
 
 /// One test of the package's suite that never ends (keras' worker forked beside

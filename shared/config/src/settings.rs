@@ -1017,8 +1017,9 @@ pub static SETTINGS: &[Setting] = &[
         repository: true,
         doc: "Seconds the package's whole suite may take when it proves a fix (with the patch, and on the \
               base when it failed with it): a suite is many tests, not one, and a popular project's takes \
-              minutes on the sandbox's one CPU. A suite past it is killed and the fix is not proved, by \
-              name. proven.yaml may lower it, never raise it.",
+              minutes on the sandbox's one CPU. A suite past it is killed; a Python suite then gives way to \
+              the test files that import what the patch edits (at most 40, run with the same budget, named \
+              in the fix); with none, the fix is not proved, by name. proven.yaml may lower it, never raise it.",
     },
     Setting {
         key: "autofix_generator",

@@ -442,6 +442,10 @@ pub struct PatchRef {
     /// a second run with it and on the base: flaky, not the patch's doing, and named.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flaky_with_patch: Vec<String>,
+    /// The test files that ran in place of the package's whole suite, which ran past
+    /// `suite_timeout`: those that import what the patch edits (empty: the whole suite ran).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suite_narrowed_to: Vec<String>,
 }
 
 /// What a proved patch says of the package's suite when that suite ran no test on either
@@ -454,8 +458,21 @@ impl PatchRef {
         if self.no_other_tests {
             return NO_OTHER_TESTS.into();
         }
-        suite_words_with_flaky(&self.failing_on_base_too, &self.flaky_with_patch)
+        let words = suite_words_with_flaky(&self.failing_on_base_too, &self.flaky_with_patch);
+        if self.suite_narrowed_to.is_empty() {
+            return words;
+        }
+        format!("{words}; {}", narrowed_words(&self.suite_narrowed_to))
     }
+}
+
+/// What a proved patch says when only the test files that import what it edits ran, the
+/// package's whole suite having outlasted `suite_timeout`.
+pub fn narrowed_words(files: &[String]) -> String {
+    format!(
+        "of the package's tests only the test files that import what the patch edits ran, its whole suite having run past suite_timeout: {}",
+        first_five(files)
+    )
 }
 
 /// [`suite_words`], and the tests that failed in one run of the suite and passed in another

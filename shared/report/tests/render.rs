@@ -138,6 +138,7 @@ fn defect() -> Finding {
             failing_on_base_too: Vec::new(),
             no_other_tests: false,
             flaky_with_patch: Vec::new(),
+            suite_narrowed_to: Vec::new(),
         }),
         evidence: vec![
             Evidence {
@@ -664,6 +665,35 @@ fn a_fix_held_to_what_it_breaks_says_which_tests_fail_on_the_base_too() {
             .expect("patch");
         assert!(patch.get(field).is_some(), "{patch:#}");
     }
+}
+
+/// A fix proved where the package's whole suite outlasted `suite_timeout` and only the test
+/// files that import what the patch edits ran says so, naming them, in every format.
+#[test]
+fn a_fix_proved_by_the_tests_nearest_the_patch_says_only_they_ran() {
+    let mut report = sample();
+    let proved = report
+        .findings
+        .iter_mut()
+        .find_map(|f| f.patch.as_mut())
+        .expect("the sample has a proved fix");
+    let files: Vec<String> = (1..=6).map(|i| format!("tests/test_{i}.py")).collect();
+    proved.suite_narrowed_to = files.clone();
+    let words = proven_report::narrowed_words(&files);
+    assert!(words.ends_with(
+        "6 (tests/test_1.py, tests/test_2.py, tests/test_3.py, tests/test_4.py, tests/test_5.py, …)"
+    ));
+    for format in [Format::Text, Format::Markdown, Format::Html, Format::Github] {
+        let flat = shown_words(&report, format);
+        assert!(flat.contains(&words), "{format:?}: {flat}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&render(&report, Format::Json, false)).expect("json");
+    let patch = json["findings"]
+        .as_array()
+        .and_then(|f| f.iter().find_map(|f| f.get("patch")))
+        .expect("patch");
+    assert_eq!(patch["suite_narrowed_to"].as_array().map(Vec::len), Some(6));
 }
 
 #[test]

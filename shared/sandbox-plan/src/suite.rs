@@ -82,6 +82,44 @@ impl DocumentedSuite {
         self.after_setup(run)
     }
 
+    /// The run of whole test files within this suite, each named as its runner names a
+    /// file (pytest and nose a path, unittest a module), with the suite's own options and
+    /// variables; none where the suite says nothing of selection or no file is given.
+    pub fn select_files(&self, language: Language, paths: &[String]) -> Option<TestRun> {
+        let first = Selection {
+            path: paths.first()?.clone(),
+            names: Vec::new(),
+            package: None,
+        };
+        let mut run = language.test_run(&first, 0);
+        let Some(selector) = &self.selector else {
+            // The sandbox's own Python convention (pytest over paths) where the project
+            // documents no suite: each file after the first.
+            if language != Language::Python || run.command.last() != Some(&first.path) {
+                return None;
+            }
+            run.command.extend(paths[1..].iter().cloned());
+            return Some(self.after_setup(run));
+        };
+        let mut command = selector.prefix.clone();
+        for path in paths {
+            let path = path.trim_start_matches("./");
+            command.push(match selector.runner {
+                PythonRunner::Unittest => {
+                    path.strip_suffix(".py").unwrap_or(path).replace('/', ".")
+                }
+                _ => path.to_string(),
+            });
+        }
+        run.command = command;
+        for (k, v) in &self.run.env {
+            if !run.env.iter().any(|(have, _)| have == k) {
+                run.env.push((k.clone(), v.clone()));
+            }
+        }
+        Some(self.after_setup(run))
+    }
+
     /// `run` after the suite's setup, as the suite runs its runner after it: the setup's
     /// output goes to a file, and where it fails the run goes on and says so on stderr with
     /// the setup's last lines (a test that needs nothing of it still runs; one that does
@@ -1880,6 +1918,59 @@ mod tests {
             let run = s.select(Language::Python, &one(&["A::test_x"], "tests/test_a.py"), 0);
             assert_eq!(run.command, *selected, "{line}");
         }
+    }
+
+    /// Whole test files run within the suite as its runner names a file, with its options
+    /// (the run in place of a whole suite that outlasts `suite_timeout`).
+    #[test]
+    fn whole_files_run_within_the_suite_as_its_runner_names_files() {
+        let files = [
+            "tests/test_a.py".to_string(),
+            "tests/b/test_c.py".to_string(),
+        ];
+        for (line, selected) in [
+            (
+                "pytest --tb=short --ignore=tests/docs tests",
+                &[
+                    "python3",
+                    "-m",
+                    "pytest",
+                    "--tb=short",
+                    "--ignore=tests/docs",
+                    "tests/test_a.py",
+                    "tests/b/test_c.py",
+                ][..],
+            ),
+            (
+                "python -m unittest discover -s tests -v",
+                &[
+                    "python3",
+                    "-m",
+                    "unittest",
+                    "tests.test_a",
+                    "tests.b.test_c",
+                ][..],
+            ),
+        ] {
+            let s = suite(
+                Language::Python,
+                &[("tox.ini", &format!("[testenv]\ncommands = {line}\n"))],
+            );
+            let run = s.select_files(Language::Python, &files).expect("selects");
+            assert_eq!(run.command, selected, "{line}");
+            assert!(s.select_files(Language::Python, &[]).is_none());
+        }
+        // No suite documented: the sandbox's pytest over the files.
+        let default = suite(Language::Python, &[("calc.py", "")]);
+        let run = default
+            .select_files(Language::Python, &files)
+            .expect("selects");
+        assert_eq!(run.command[run.command.len() - 2..], files);
+        let node = suite(
+            Language::Node,
+            &[("package.json", r#"{"scripts":{"test":"mocha"}}"#)],
+        );
+        assert!(node.select_files(Language::Node, &files).is_none());
     }
 
     #[test]

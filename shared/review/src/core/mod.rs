@@ -15,6 +15,7 @@ pub mod deps;
 pub mod error;
 pub(crate) mod git_tree;
 pub mod model;
+pub(crate) mod nearest;
 pub mod outcome;
 pub mod patch;
 pub mod pin;

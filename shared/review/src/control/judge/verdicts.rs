@@ -194,6 +194,7 @@ impl Judging<'_> {
                 failing_on_base_too: f.failing_on_base_too,
                 no_other_tests: f.no_other_tests,
                 flaky_with_patch: f.flaky_with_patch,
+                suite_narrowed_to: f.suite_narrowed_to,
             });
         let mut fix_not_proved = None;
         if patch.is_none() {

@@ -119,6 +119,7 @@ pub async fn run(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, StepError
             failing_on_base_too: Vec::new(),
             no_other_tests: false,
             flaky_with_patch: Vec::new(),
+            suite_narrowed_to: Vec::new(),
         };
         let next = next_try(&input, &result.reason)?;
         return Ok(outcome(trace, to_json(&result)?, next, true));

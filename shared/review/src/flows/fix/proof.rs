@@ -7,6 +7,7 @@ use proven_sandbox::RunRecord;
 use serde_json::json;
 
 use super::candidate::{Candidate, next_try};
+use crate::core::nearest::{Narrowed, files_request, nearest_at};
 use crate::core::outcome::{outcome, read_input, to_json};
 use crate::core::rows::result_of;
 use crate::core::step::ReviewStep;
@@ -40,7 +41,7 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
     let suite_timeout = suite_timeout(plan.as_ref());
     let suite = suite_request(&view, view.head, language, &mut trace)
         .await?
-        .with_patch(edits)
+        .with_patch(edits.clone())
         .with_timeout(suite_timeout);
     let cassette_key = runs_key(&[
         view.head,
@@ -55,28 +56,45 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
     let refused = done
         .refused
         .map(|e| format!("the patch does not apply: {e}"));
+    // A whole suite that outlasted suite_timeout: the tests nearest the patch run in its
+    // place, and stand for it from here on.
+    let mut records = done.runs.clone();
+    let mut suite = suite;
+    let narrowed = match refused {
+        None => {
+            let paths = candidate.edits.iter().map(|e| e.path.clone()).collect();
+            let nearest = (&view, language, paths, (edits, suite_timeout));
+            narrowed(s, lease, nearest, &cassette_key, &records).await?
+        }
+        Some(_) => None,
+    };
+    if let Some(n) = &narrowed {
+        records[2] = n.run.clone();
+        suite = n.request.clone();
+    }
     // A suite that fails with the patch is run on the base too: what failed there already
     // is not the patch's doing.
-    let (base_suite, base_request) = match done.runs.get(2) {
+    let (base_suite, base_request) = match records.get(2) {
         Some(patched) if refused.is_none() && !passed(patched) && compare_with_base(patched) => {
-            let request = suite_request(&view, view.base, language, &mut trace)
-                .await?
-                .with_timeout(suite_timeout);
-            let key = ("fix-base", cassette_key.as_str());
-            let run = one_run(s, lease, key, "suite-base", request.clone()).await?;
-            (run, Some(request))
+            let on_base = (language, narrowed.as_ref(), suite_timeout);
+            suite_on_base(s, lease, on_base, &cassette_key, &mut trace).await?
         }
         _ => (None, None),
     };
     let mut runs: Vec<RunRef> = done
         .runs
         .iter()
+        .chain(narrowed.iter().map(|n| &n.run))
         .map(|r| run_ref("change+patch", r))
         .collect();
     runs.extend(base_suite.iter().map(|r| run_ref("base", r)));
-    let mut held = verdict(refused, &done.runs, base_suite.as_ref(), &runs);
+    let mut refs = runs.clone();
+    if narrowed.is_some() {
+        refs.remove(2);
+    }
+    let mut held = verdict(refused, &records, base_suite.as_ref(), &refs);
     if let (Some(patched), Some(base), Some(base_request)) =
-        (done.runs.get(2), base_suite.as_ref(), base_request)
+        (records.get(2), base_suite.as_ref(), base_request)
         && !held.proved
     {
         let again = Again {
@@ -89,28 +107,70 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
     for r in &runs {
         trace.push("sandbox_run", serde_json::to_value(r).unwrap_or_default());
     }
-    let (proved, reason) = (held.proved, held.reason);
+    if let Some(n) = &narrowed {
+        held.reason = format!("{} ({})", held.reason, n.words(suite_timeout));
+    }
+    let (proved, reason) = (held.proved, held.reason.clone());
     trace.push(
         "fix_verdict",
         json!({"key": lease.id.key, "attempt": input.attempt, "proved": proved, "reason": reason}),
     );
-    let result = FixResult {
-        proved,
-        attempt: input.attempt,
-        reason: reason.clone(),
-        edits: candidate.edits.clone(),
-        explanation: candidate.explanation.clone(),
-        runs,
-        failing_on_base_too: held.failing_on_base_too,
-        no_other_tests: held.no_other_tests,
-        flaky_with_patch: held.flaky_with_patch,
-    };
+    let result = fix_result(&candidate, held, runs, narrowed);
     let next = if proved {
         Vec::new()
     } else {
         next_try(input, &reason)?
     };
     Ok(outcome(trace, to_json(&result)?, next, true))
+}
+
+/// What the try came to: the candidate, what the runs made of it, and the runs.
+fn fix_result(
+    candidate: &Candidate,
+    held: Held,
+    runs: Vec<RunRef>,
+    narrowed: Option<Narrowed>,
+) -> FixResult {
+    FixResult {
+        proved: held.proved,
+        attempt: candidate.input.attempt,
+        reason: held.reason,
+        edits: candidate.edits.clone(),
+        explanation: candidate.explanation.clone(),
+        runs,
+        failing_on_base_too: held.failing_on_base_too,
+        no_other_tests: held.no_other_tests,
+        flaky_with_patch: held.flaky_with_patch,
+        suite_narrowed_to: narrowed.map(|n| n.nearest.files).unwrap_or_default(),
+    }
+}
+
+/// The package's suite on the base (the test files nearest the patch when they ran in place
+/// of the whole suite), bounded by `suite_timeout`: its run, and what was run.
+async fn suite_on_base(
+    s: &ReviewStep<'_>,
+    lease: &Lease,
+    (language, narrowed, timeout): (
+        proven_sandbox::Language,
+        Option<&Narrowed>,
+        std::time::Duration,
+    ),
+    key: &str,
+    trace: &mut Trace,
+) -> Result<(Option<RunRecord>, Option<proven_sandbox::RunRequest>), StepError> {
+    let view = &s.view;
+    let request = match narrowed {
+        Some(n) => files_request(view, view.base, language, &n.nearest.files).await?,
+        None => Some(suite_request(view, view.base, language, trace).await?),
+    };
+    let Some(request) = request else {
+        return Err(StepError::Permanent(
+            "the suite's test files cannot be selected on the base".into(),
+        ));
+    };
+    let request = request.with_timeout(timeout);
+    let run = one_run(s, lease, ("fix-base", key), "suite-base", request.clone()).await?;
+    Ok((run, Some(request)))
 }
 
 /// The second runs of a suite a flaky test may call for: the cassette key of the step's
@@ -162,6 +222,49 @@ async fn held_to_runs_again(
         base,
         &base_again,
     ))
+}
+
+/// When the proving test passed twice with the patch and the whole suite was killed at
+/// `suite_timeout`: the test files of the base that import what the patch edits, run with
+/// it on the change; none where no such file is found or the suite cannot select files.
+async fn narrowed(
+    s: &ReviewStep<'_>,
+    lease: &Lease,
+    (view, language, paths, (edits, timeout)): (
+        &crate::core::wire::ReviewView<'_>,
+        proven_sandbox::Language,
+        Vec<String>,
+        (Vec<proven_sandbox::Edit>, std::time::Duration),
+    ),
+    key: &str,
+    records: &[RunRecord],
+) -> Result<Option<Narrowed>, StepError> {
+    let proving_passed = records.iter().take(2).filter(|r| passed(r)).count() == 2;
+    if !proving_passed || !records.get(2).is_some_and(|r| r.timed_out) {
+        return Ok(None);
+    }
+    // The base's test files: a pull request cannot plant the tests its fix is held to.
+    let nearest = nearest_at(view, view.base, paths).await?;
+    if nearest.files.is_empty() {
+        return Ok(None);
+    }
+    let Some(request) = files_request(view, view.head, language, &nearest.files).await? else {
+        return Ok(None);
+    };
+    let request = request.with_patch(edits).with_timeout(timeout);
+    let run = one_run(
+        s,
+        lease,
+        ("fix-nearest", key),
+        "suite-nearest",
+        request.clone(),
+    )
+    .await?;
+    Ok(run.map(|run| Narrowed {
+        nearest,
+        run,
+        request,
+    }))
 }
 
 /// One run of a suite, recorded under `key` (the cassette's kind and key) as `name`.

@@ -28,4 +28,8 @@ pub struct FixResult {
     /// the next and on the base (flaky, not the patch's doing).
     #[serde(default)]
     pub flaky_with_patch: Vec<String>,
+    /// The test files that ran in place of the package's whole suite, which outlasted
+    /// `suite_timeout` (empty: the whole suite ran).
+    #[serde(default)]
+    pub suite_narrowed_to: Vec<String>,
 }
