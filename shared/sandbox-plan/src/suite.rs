@@ -92,6 +92,18 @@ impl DocumentedSuite {
             package: None,
         };
         let mut run = language.test_run(&first, 0);
+        if let Some(selector) = &self.selector {
+            // A file the suite's own options leave out (`--ignore=tests/test_api.py`) is not
+            // one of its tests.
+            let kept: Vec<String> = paths
+                .iter()
+                .filter(|p| !selector.ignores(p))
+                .cloned()
+                .collect();
+            if kept.len() < paths.len() {
+                return self.select_files(language, &kept);
+            }
+        }
         let Some(selector) = &self.selector else {
             // The sandbox's own Python convention (pytest over paths) where the project
             // documents no suite: each file after the first.
@@ -301,6 +313,29 @@ pub enum PythonRunner {
 pub struct Selector {
     pub prefix: Vec<String>,
     pub runner: PythonRunner,
+}
+
+impl Selector {
+    /// Whether the runner's options leave `path` out of the suite: pytest's `--ignore`
+    /// (`--ignore=PATH` or `--ignore PATH`), a file or a folder above it.
+    pub fn ignores(&self, path: &str) -> bool {
+        let path = path.trim_start_matches("./");
+        let mut words = self.prefix.iter();
+        while let Some(w) = words.next() {
+            let ignored = match w.strip_prefix("--ignore=") {
+                Some(p) => Some(p),
+                None if w == "--ignore" => words.next().map(String::as_str),
+                None => None,
+            };
+            if let Some(p) = ignored {
+                let p = p.trim_start_matches("./").trim_end_matches('/');
+                if path == p || path.starts_with(&format!("{p}/")) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
 }
 
 /// pytest's options that take their value as the next word.
@@ -1960,6 +1995,31 @@ mod tests {
             assert_eq!(run.command, selected, "{line}");
             assert!(s.select_files(Language::Python, &[]).is_none());
         }
+        // A file the suite's options ignore is left out; none left, no run.
+        let ignoring = suite(
+            Language::Python,
+            &[(
+                "tox.ini",
+                "[testenv]\ncommands = pytest --ignore=tests/b --ignore tests/test_x.py tests\n",
+            )],
+        );
+        let run = ignoring
+            .select_files(Language::Python, &files)
+            .expect("selects");
+        assert_eq!(
+            run.command.last().map(String::as_str),
+            Some("tests/test_a.py")
+        );
+        assert!(!run.command.iter().any(|w| w == "tests/b/test_c.py"));
+        let only_ignored = [
+            "tests/b/test_c.py".to_string(),
+            "tests/test_x.py".to_string(),
+        ];
+        assert!(
+            ignoring
+                .select_files(Language::Python, &only_ignored)
+                .is_none()
+        );
         // No suite documented: the sandbox's pytest over the files.
         let default = suite(Language::Python, &[("calc.py", "")]);
         let run = default
