@@ -1213,6 +1213,25 @@ fn tox_config(
         }
     }
     for section in tox_testenvs(tox) {
+        // The Pythons its environments are written for, beside those its envlist names:
+        // scrapy of 2016 lists only `py27`, and runs `TOXENV=py33` on Travis from a
+        // `[testenv:py33]` whose `basepython = python3.3`.
+        let named = section
+            .strip_prefix("testenv:")
+            .and_then(|name| tox_env_python(name.split('-').next().unwrap_or_default()));
+        let based = tox
+            .values(&section, "basepython")
+            .into_iter()
+            .filter_map(|b| tox_env_python(b.trim().strip_prefix("python")?));
+        for (major, minor) in named.into_iter().chain(based) {
+            let entry = (
+                format!("=={major}.{minor}.*"),
+                "tox.ini testenv".to_string(),
+            );
+            if !plan.python_requires.contains(&entry) {
+                plan.python_requires.push(entry);
+            }
+        }
         // An environment named for a Python (`[testenv:py27-pinned]`, `[testenv:py3]`,
         // `[testenv:pypy3]`) installs its deps on that Python only: scrapy of 2019 pins
         // lxml 3.5 and cryptography 2.0 for Python 2.7 there, whose C builds fail on 3.8
@@ -1578,6 +1597,7 @@ pub(crate) fn is_ci(source: &str) -> bool {
 /// the bounds every Python must meet (`python_requires`, `requires-python`).
 pub(crate) fn names_pythons(source: &str) -> bool {
     source == "tox.ini envlist"
+        || source == "tox.ini testenv"
         || source.ends_with(" classifiers")
         || is_ci(source)
         || source == ".python-version"
@@ -1663,6 +1683,49 @@ mod tests {
             classify_line(".[test, dev]"),
             Line::Project(vec!["test".into(), "dev".into()])
         );
+    }
+
+    /// The Pythons a tox environment is written for count as the project's words, beside
+    /// its envlist's: scrapy of 2016 lists only `py27`, classifies only Python 2, and runs
+    /// `TOXENV=py33` from a `[testenv:py33]` with `basepython = python3.3`. It ran on the
+    /// newest image (3.11, no `collections.MutableMapping`); it names Python 3.3 now, older
+    /// than every image, so the oldest image runs it, the nearest to what it ran on.
+    #[test]
+    fn the_pythons_of_tox_environments_are_the_projects_words() {
+        let t = tree(&[
+            (
+                "tox.ini",
+                "[tox]\nenvlist = py27\n\n[testenv]\ndeps = six\ncommands = py.test tests\n\n[testenv:py33]\nbasepython = python3.3\ndeps = six\n\n[testenv:py35-extra]\ndeps = six\n\n[testenv:docs]\nbasepython = python2.7\n",
+            ),
+            (
+                "setup.py",
+                "setup(name='x', classifiers=['Programming Language :: Python :: 2.7'])\n",
+            ),
+        ]);
+        let plan = read_plan(t.path());
+        for want in [
+            ("==2.7.*", "tox.ini envlist"),
+            ("==3.3.*", "tox.ini testenv"),
+            ("==3.5.*", "tox.ini testenv"),
+        ] {
+            let want = (want.0.to_string(), want.1.to_string());
+            assert!(
+                plan.python_requires.contains(&want),
+                "{want:?}: {:?}",
+                plan.python_requires
+            );
+        }
+        let images: Vec<(String, String)> = ["3.6", "3.7", "3.8"]
+            .iter()
+            .map(|v| (v.to_string(), format!("py{v}")))
+            .collect();
+        let chosen = crate::interpreter::choose_python_as_of(
+            &plan.python_requires,
+            &images,
+            Some("2016-01-18T11:44:04Z"),
+        )
+        .expect("an image near what it names");
+        assert_eq!(chosen.version, "3.6", "{}", chosen.because);
     }
 
     /// fastapi's family: the tests need an extra with no test name (`all`), which only the

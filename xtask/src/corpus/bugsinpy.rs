@@ -129,6 +129,10 @@ pub const STUDIED: &[&str] = &[
     "keras-15",
     "keras-17",
     "ansible-16",
+    // The fifth held-out's misses, read after it was measured (2026-12-06, eleventh
+    // session): a tox environment's Python the chooser did not read.
+    "scrapy-24",
+    "scrapy-25",
 ];
 
 /// Bugs per project in the default selection.
@@ -890,7 +894,13 @@ mod tests {
         let (from, limit) = FIFTH_HELD_OUT;
         let fifth = selection(&data, &[], from, limit).expect("selects");
         assert!(fifth.iter().all(|c| (22..=25).contains(&c.number)));
-        assert!(fifth.iter().all(|c| !c.studied()), "never studied");
+        // Never studied before it ran; its misses, read afterwards, joined STUDIED.
+        assert!(
+            fifth
+                .iter()
+                .all(|c| !c.studied() || ["scrapy-24", "scrapy-25"].contains(&c.id().as_str())),
+            "never studied"
+        );
         assert!(
             fifth
                 .iter()
