@@ -10,7 +10,9 @@
 
 use std::path::Path;
 
-use proven_pipeline::StepError;
+use proven_pipeline::{Lease, StepError};
+
+use crate::core::step::ReviewStep;
 use proven_sandbox::{Language, RunRequest};
 
 use crate::core::outcome::blocking;
@@ -187,13 +189,9 @@ pub(crate) async fn files_request(
     let Some(run) = suite.select_files(language, files) else {
         return Ok(None);
     };
-    let mut request = view
-        .run_request(revision, language, run.command)
-        .as_whole_suite();
-    for (k, v) in run.env {
-        request = request.with_env(k, v);
-    }
-    Ok(Some(request))
+    Ok(Some(crate::core::suite::whole_suite_request(
+        view, revision, language, run,
+    )))
 }
 
 /// The package's tests nearest the patch, run with it in place of a whole suite that
@@ -220,6 +218,46 @@ impl Narrowed {
             n.files.join(", ")
         )
     }
+}
+
+/// When the proving test passed twice with the patch and the whole suite was killed at
+/// `suite_timeout`: the test files of the base that import what the patch edits, run with
+/// it on the change; none where no such file is found or the suite cannot select files.
+pub(crate) async fn narrowed(
+    s: &ReviewStep<'_>,
+    lease: &Lease,
+    (view, language, paths, (edits, timeout)): (
+        &crate::core::wire::ReviewView<'_>,
+        proven_sandbox::Language,
+        Vec<String>,
+        (Vec<proven_sandbox::Edit>, std::time::Duration),
+    ),
+    key: &str,
+    records: &[proven_sandbox::RunRecord],
+) -> Result<Option<Narrowed>, StepError> {
+    let passed = crate::core::test_runs::passed;
+    let proving_passed = records.iter().take(2).filter(|r| passed(r)).count() == 2;
+    if !proving_passed || !records.get(2).is_some_and(|r| r.timed_out) {
+        return Ok(None);
+    }
+    // The base's test files: a pull request cannot plant the tests its fix is held to.
+    let nearest = nearest_at(view, view.base, paths).await?;
+    if nearest.files.is_empty() {
+        return Ok(None);
+    }
+    let Some(request) = files_request(view, view.head, language, &nearest.files).await? else {
+        return Ok(None);
+    };
+    let request = request.with_patch(edits).with_timeout(timeout);
+    let requests = vec![("suite-nearest".to_string(), request.clone())];
+    let key = ("fix-nearest", key);
+    let done = crate::core::test_runs::run_in_turn(s, lease, key, requests, false).await?;
+    let run = done.runs.into_iter().next();
+    Ok(run.map(|run| Narrowed {
+        nearest,
+        run,
+        request,
+    }))
 }
 
 #[cfg(test)]

@@ -74,14 +74,24 @@ pub(crate) async fn suite_request(
         "suite",
         json!({"command": suite.run.command, "from": suite.source}),
     );
-    let run = suite.run;
+    Ok(whole_suite_request(view, revision, language, suite.run))
+}
+
+/// A run of a suite (or of the files standing for it) on `revision`, with its variables and
+/// a whole suite's budgets.
+pub(crate) fn whole_suite_request(
+    view: &ReviewView<'_>,
+    revision: &str,
+    language: Language,
+    run: TestRun,
+) -> RunRequest {
     let mut request = view
         .run_request(revision, language, run.command)
         .as_whole_suite();
     for (k, v) in run.env {
         request = request.with_env(k, v);
     }
-    Ok(request)
+    request
 }
 
 /// How a package's suite that did not pass on a patched tree compares with the same suite

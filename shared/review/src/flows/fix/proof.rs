@@ -7,7 +7,7 @@ use proven_sandbox::RunRecord;
 use serde_json::json;
 
 use super::candidate::{Candidate, next_try};
-use crate::core::nearest::{Narrowed, files_request, nearest_at};
+use crate::core::nearest::{Narrowed, files_request, narrowed};
 use crate::core::outcome::{outcome, read_input, to_json};
 use crate::core::rows::result_of;
 use crate::core::step::ReviewStep;
@@ -93,6 +93,9 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
         refs.remove(2);
     }
     let mut held = verdict(refused, &records, base_suite.as_ref(), &refs);
+    if narrowed.is_some() {
+        held = none_ran_nearest(held);
+    }
     if let (Some(patched), Some(base), Some(base_request)) =
         (records.get(2), base_suite.as_ref(), base_request)
         && !held.proved
@@ -143,6 +146,19 @@ fn fix_result(
         flaky_with_patch: held.flaky_with_patch,
         suite_narrowed_to: narrowed.map(|n| n.nearest.files).unwrap_or_default(),
     }
+}
+
+/// The test files nearest the patch that ran no test on either side are not "the package has
+/// no other test": its whole suite had tests, and ran past `suite_timeout`. Nothing beyond
+/// the finding's own test holds the patch then: not proved.
+fn none_ran_nearest(held: Held) -> Held {
+    if !held.no_other_tests {
+        return held;
+    }
+    not_proved(
+        "with the patch the finding's own test passes, but the test files that import what the patch edits ran no test, with it nor on the base, and the package's whole suite ran past suite_timeout: nothing else holds the patch"
+            .into(),
+    )
 }
 
 /// The package's suite on the base (the test files nearest the patch when they ran in place
@@ -222,49 +238,6 @@ async fn held_to_runs_again(
         base,
         &base_again,
     ))
-}
-
-/// When the proving test passed twice with the patch and the whole suite was killed at
-/// `suite_timeout`: the test files of the base that import what the patch edits, run with
-/// it on the change; none where no such file is found or the suite cannot select files.
-async fn narrowed(
-    s: &ReviewStep<'_>,
-    lease: &Lease,
-    (view, language, paths, (edits, timeout)): (
-        &crate::core::wire::ReviewView<'_>,
-        proven_sandbox::Language,
-        Vec<String>,
-        (Vec<proven_sandbox::Edit>, std::time::Duration),
-    ),
-    key: &str,
-    records: &[RunRecord],
-) -> Result<Option<Narrowed>, StepError> {
-    let proving_passed = records.iter().take(2).filter(|r| passed(r)).count() == 2;
-    if !proving_passed || !records.get(2).is_some_and(|r| r.timed_out) {
-        return Ok(None);
-    }
-    // The base's test files: a pull request cannot plant the tests its fix is held to.
-    let nearest = nearest_at(view, view.base, paths).await?;
-    if nearest.files.is_empty() {
-        return Ok(None);
-    }
-    let Some(request) = files_request(view, view.head, language, &nearest.files).await? else {
-        return Ok(None);
-    };
-    let request = request.with_patch(edits).with_timeout(timeout);
-    let run = one_run(
-        s,
-        lease,
-        ("fix-nearest", key),
-        "suite-nearest",
-        request.clone(),
-    )
-    .await?;
-    Ok(run.map(|run| Narrowed {
-        nearest,
-        run,
-        request,
-    }))
 }
 
 /// One run of a suite, recorded under `key` (the cassette's kind and key) as `name`.
@@ -472,6 +445,32 @@ fn failure_tail(r: &RunRef) -> String {
 mod tests {
     use super::*;
     use crate::core::suite::tests::suite;
+
+    /// The test files nearest the patch that ran no test on either side prove nothing: the
+    /// package's whole suite had tests (it ran past `suite_timeout`), so "no other test" does
+    /// not hold, and the patch is not proved.
+    #[test]
+    fn nearest_files_that_ran_no_test_do_not_prove_the_fix() {
+        let pass = suite("passed", 1, 0, 0, &[]);
+        let none = suite("test_failed", 0, 0, 0, &[]);
+        let records = [pass.clone(), pass, none.clone()];
+        let held = verdict(None, &records, Some(&none), &[]);
+        assert!(held.proved && held.no_other_tests, "{}", held.reason);
+        let narrowed = none_ran_nearest(held);
+        assert!(!narrowed.proved, "{}", narrowed.reason);
+        assert!(
+            narrowed.reason.contains("ran no test"),
+            "{}",
+            narrowed.reason
+        );
+        let ran = verdict(
+            None,
+            &[records[0].clone(), records[1].clone(), records[0].clone()],
+            None,
+            &[],
+        );
+        assert!(none_ran_nearest(ran).proved);
+    }
 
     /// A test of the project's own that failed in one run of the suite with the patch, and
     /// passes in the next and on the base, does not blame the patch (luigi-2's test of the
