@@ -13,6 +13,38 @@ use crate::service::Service;
 /// The Schemathesis release the run is pinned to.
 const SCHEMATHESIS: &str = "4.32.5";
 
+/// Its whole dependency set, pinned too: a seed gives the same cases only from the same
+/// generator, and Hypothesis releases several times a week. Raise them together, with a
+/// passing run (`pip freeze` of a fresh install).
+const PINNED: &[&str] = &[
+    "anyio==4.16.0",
+    "certifi==2026.10.19.post1",
+    "charset-normalizer==3.5.3",
+    "click==8.5.1",
+    "graphql-core==3.3.2",
+    "harfile==0.6.0",
+    "hypothesis==6.170.27",
+    "hypothesis-graphql==0.13.5",
+    "idna==3.21",
+    "iniconfig==2.3.1",
+    "jsonschema_rs==0.60.3",
+    "markdown-it-py==4.3.0",
+    "MarkupSafe==3.0.4",
+    "mdurl==0.1.2",
+    "packaging==26.4",
+    "pluggy==1.7.0",
+    "Pygments==2.21.0",
+    "pyrate-limiter==4.6.0",
+    "pytest==9.2.0",
+    "PyYAML==6.0.4",
+    "requests==2.34.2",
+    "rich==15.0.0",
+    "sortedcontainers==2.4.0",
+    "typing_extensions==4.16.0",
+    "urllib3==2.8.0",
+    "Werkzeug==3.1.9",
+];
+
 /// Schemathesis's `st`, installed on first use into a virtual environment under
 /// `~/.cache/proven` (the target directory when there is no home), so a machine installs
 /// it once per version. A missing python3, venv or pip fails naming what to install.
@@ -20,7 +52,12 @@ fn schemathesis() -> PathBuf {
     let root = std::env::var_os("HOME")
         .map(|h| PathBuf::from(h).join(".cache/proven"))
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")));
-    let venv = root.join(format!("schemathesis-{SCHEMATHESIS}"));
+    // The pins are part of the name: a changed set installs afresh beside the old one.
+    let pins = PINNED.join("\n") + "\n";
+    let digest = pins
+        .bytes()
+        .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(b.into()));
+    let venv = root.join(format!("schemathesis-{SCHEMATHESIS}-{digest:08x}"));
     let st = venv.join("bin/st");
     // Written last: a half-finished install is never taken for a whole one.
     let installed = venv.join(".installed");
@@ -45,9 +82,13 @@ fn schemathesis() -> PathBuf {
         "python3 -m venv",
         "install python3 with venv and pip (Debian: apt-get install python3 python3-venv; scripts/test does)",
     );
+    let constraints = venv.join("constraints.txt");
+    std::fs::write(&constraints, pins).expect("write the pins");
     run(
         Command::new(venv.join("bin/pip"))
             .args(["install", "--quiet", "--disable-pip-version-check"])
+            .arg("--constraint")
+            .arg(&constraints)
             .arg(format!("schemathesis=={SCHEMATHESIS}")),
         "pip install schemathesis",
         "PyPI must be reachable to install schemathesis into the cache once",
@@ -95,9 +136,17 @@ async fn service_answers_every_schemathesis_case_as_its_openapi_document_says() 
     .expect("schemathesis finished");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
+    // What the server logged of its own failures (a 5xx names its cause only there).
+    let server_errors: String = std::fs::read_to_string(service.data_dir.path().join("serve.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("ERROR") || l.contains("WARN"))
+        .take(40)
+        .map(|l| format!("{l}\n"))
+        .collect();
     assert!(
         out.status.success(),
-        "Schemathesis found failures:\n{stdout}\n{stderr}"
+        "Schemathesis found failures:\n{stdout}\n{stderr}\nthe server's errors and warnings:\n{server_errors}"
     );
     // Every operation of the document was run, and cases were generated for them.
     assert!(
