@@ -127,6 +127,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("validatorjs/validator.js", Language::Node),
     ("uuidjs/uuid", Language::Node),
     ("spf13/pflag", Language::Go),
+    // Added 2026-12-06 (twelfth session), never run before, chosen for popularity.
+    ("Delgan/loguru", Language::Python),
+    ("arrow-py/arrow", Language::Python),
+    ("markedjs/marked", Language::Node),
+    ("pinojs/pino", Language::Node),
+    ("rust-random/rand", Language::Rust),
+    ("BurntSushi/walkdir", Language::Rust),
+    ("urfave/cli", Language::Go),
+    ("labstack/echo", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
