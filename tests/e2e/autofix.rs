@@ -238,6 +238,83 @@ async fn runs_past_autofix_timeout_reject_the_attempt_by_name() {
     env.cleanup().await;
 }
 
+/// A whole suite that outlasts `autofix_timeout` (keras's on one CPU) no longer rejects
+/// every attempt by its size: once the finding's own test passes with the patch, the base's
+/// test files that import what the patch edits run in its place, within the suite's
+/// command, and the attempt holds; the killed suite stays on the record and every format
+/// says which files alone ran. A test file the pull request plants is not one of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suite_past_autofix_timeout_gives_way_to_the_tests_that_import_what_the_patch_edits() {
+    let env = Env::new(Backend::Sqlite).await;
+    let repo = TestRepo::new();
+    repo.write("proven.yaml", "suite_timeout: 20\nautofix_timeout: 20\n")
+        .write(
+            "calc.py",
+            "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return -(b - a)\n",
+        )
+        .write(
+            "tests/test_slow.py",
+            "import time\n\ndef test_slow():\n    time.sleep(90)\n",
+        )
+        .write(
+            "tests/test_arith.py",
+            "from calc import sub\n\ndef test_sub():\n    assert sub(5, 3) == 2\n",
+        );
+    let base = repo.commit("base");
+    repo.write(
+        "calc.py",
+        "def add(a, b):\n    return a - b\n\ndef sub(a, b):\n    return -(b - a)\n",
+    )
+    .write(
+        "tests/test_planted.py",
+        "from calc import add\n\ndef test_planted():\n    assert True\n",
+    );
+    repo.commit("change");
+    let server = ScriptedServer::start().await;
+    server.on(Some(GENERATOR), ASKED, vec![Reply::Json(ADD_FIX())]);
+    script(
+        &server,
+        "def test_add():\n    assert add(2, 3) == 5\n",
+        CONCEDE(),
+    );
+    let doc = parse(&autofix_review(&env, &server, &repo, &base));
+    assert_eq!(doc["findings"][0]["proof_level"], "reproduced", "{doc:#}");
+    let autofix = &doc["autofix"];
+    assert_eq!(
+        autofix["verdict"], "fixed automatically, waiting for a person",
+        "{autofix:#}"
+    );
+    let narrowed = autofix["narrowed"].as_array().expect("narrowed suites");
+    assert_eq!(narrowed.len(), 1, "{autofix:#}");
+    let words = narrowed[0].as_str().unwrap_or_default();
+    assert!(
+        words.starts_with(
+            "the python tests: the package's whole suite ran past autofix_timeout (20 s)"
+        ) && words.ends_with(": tests/test_arith.py"),
+        "{words}"
+    );
+    let runs = sides(&autofix["runs"]);
+    assert_eq!(runs.len(), 3, "{autofix:#}");
+    assert_eq!(runs[0], ("change+autofix", "passed"), "{autofix:#}");
+    assert_eq!(runs[1].0, "change+autofix", "{autofix:#}");
+    assert_ne!(runs[1].1, "passed", "the whole suite, killed: {autofix:#}");
+    assert_eq!(runs[2], ("change+autofix", "passed"), "{autofix:#}");
+    let id = doc["review_id"].as_str().expect("id");
+    for format in ["text", "markdown", "html"] {
+        let shown = crate::common::text(&env.run(&["show", id, "--format", format]))
+            .0
+            .replace("&#x27;", "'")
+            .replace("&#x2f;", "/")
+            .replace("\\\\_", "_")
+            .replace("\\_", "_");
+        assert!(
+            shown.contains("only the 1 test file(s) that import what the patch edits ran"),
+            "{format}: {shown}"
+        );
+    }
+    env.cleanup().await;
+}
+
 const PACKAGE_BASE: &str = "{\"name\":\"timeouts\",\"version\":\"1.0.0\",\"private\":true}\n";
 
 fn package(ms: &str) -> String {

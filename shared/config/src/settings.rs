@@ -1006,8 +1006,11 @@ pub static SETTINGS: &[Setting] = &[
         allowed: Allowed::Limit,
         repository: true,
         doc: "Seconds each run of the autofix attempt may take (each fixed finding's own test, the package's \
-              suite); a run past it is killed, did not happen, and the attempt is rejected naming it. \
-              proven.yaml may lower it, never raise it.",
+              suite); a run past it is killed, did not happen, and the attempt is rejected naming it. A Python \
+              suite killed at it, after every finding's own test passed with the patch, gives way to the test \
+              files that import what the patch edits (at most 40, run with the same budget, named in the \
+              attempt's `narrowed`), as the Fixer's suite does past suite_timeout. proven.yaml may lower it, \
+              never raise it.",
     },
     Setting {
         key: "suite_timeout",

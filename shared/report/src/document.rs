@@ -118,6 +118,11 @@ pub struct Autofix {
     /// second run with it and on the base: flaky, not the patch's doing, and named.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flaky: Vec<String>,
+    /// Each suite of the attempt that ran past `autofix_timeout` and gave way to the test
+    /// files of the base that import what the patch edits: the suite's name, and which
+    /// files alone ran in its place.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub narrowed: Vec<String>,
     /// The whole patch as a unified diff against the head (what a review comment publishes
     /// as suggested changes); empty in reports of older versions.
     #[serde(default, skip_serializing_if = "String::is_empty")]

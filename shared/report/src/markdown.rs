@@ -114,6 +114,7 @@ No finding.
 One patch for every kept finding ({{ autofix.edits | length }} edits), each finding's evidence run again on a scratch copy of the change; nothing is committed.
 {% for f in autofix.fixes %}- closed: {{ f | md }}
 {% endfor %}{% for o in autofix.open %}- open: {{ o | md }}
+{% endfor %}{% for n in autofix.narrowed %}- only: {{ n | md }}
 {% endfor %}{% for r in autofix.runs %}- run: {{ r.command | join(" ") | code }} → {{ r.outcome }}
 {% endfor %}{% if autofix.diff %}
 {% if autofix.verdict == "rejected" %}The rejected patch, kept for the record (not a fix){% else %}The patch, as suggested changes{% endif %} (an indented block: no line of it can close a fence):

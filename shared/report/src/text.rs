@@ -223,6 +223,9 @@ fn write_autofix(out: &mut String, p: &Paint, report: &Report) {
         for o in &a.open {
             let _ = writeln!(out, "  open:   {o}");
         }
+        for n in &a.narrowed {
+            let _ = writeln!(out, "  only:   {n}");
+        }
         for r in &a.runs {
             let _ = writeln!(
                 out,

@@ -265,6 +265,7 @@ fn sample() -> Report {
         open: vec!["divide <floors>: no proved fix".into()],
         runs: Vec::new(),
         flaky: Vec::new(),
+        narrowed: Vec::new(),
         diff: String::new(),
     });
     r.coverage = Some(Coverage {

@@ -204,8 +204,8 @@ pub(crate) struct Narrowed {
 }
 
 impl Narrowed {
-    /// What every format says of it.
-    pub(crate) fn words(&self, timeout: std::time::Duration) -> String {
+    /// What every format says of it: the whole suite ran past `setting` (`timeout`).
+    pub(crate) fn words(&self, setting: &str, timeout: std::time::Duration) -> String {
         let n = &self.nearest;
         let of = if n.found > n.files.len() {
             format!("{} of the {}", n.files.len(), n.found)
@@ -213,7 +213,7 @@ impl Narrowed {
             n.files.len().to_string()
         };
         format!(
-            "the package's whole suite ran past suite_timeout ({} s), so only the {of} test file(s) that import what the patch edits ran, with the patch and as the suite runs them: {}",
+            "the package's whole suite ran past {setting} ({} s), so only the {of} test file(s) that import what the patch edits ran, with the patch and as the suite runs them: {}",
             timeout.as_secs(),
             n.files.join(", ")
         )
@@ -240,6 +240,24 @@ pub(crate) async fn narrowed(
     if !proving_passed || !records.get(2).is_some_and(|r| r.timed_out) {
         return Ok(None);
     }
+    let nearest = (view, language, paths, (edits, timeout));
+    nearest_run(s, lease, nearest, ("fix-nearest", key)).await
+}
+
+/// The test files of the base nearest the edited `paths`, run on the head with `edits`
+/// within the suite's own command, the run bounded by `timeout`: none where no such file
+/// is found or the suite cannot name files (a language whose files are not chosen here).
+pub(crate) async fn nearest_run(
+    s: &ReviewStep<'_>,
+    lease: &Lease,
+    (view, language, paths, (edits, timeout)): (
+        &crate::core::wire::ReviewView<'_>,
+        proven_sandbox::Language,
+        Vec<String>,
+        (Vec<proven_sandbox::Edit>, std::time::Duration),
+    ),
+    key: (&str, &str),
+) -> Result<Option<Narrowed>, StepError> {
     // The base's test files: a pull request cannot plant the tests its fix is held to.
     let nearest = nearest_at(view, view.base, paths).await?;
     if nearest.files.is_empty() {
@@ -250,7 +268,6 @@ pub(crate) async fn narrowed(
     };
     let request = request.with_patch(edits).with_timeout(timeout);
     let requests = vec![("suite-nearest".to_string(), request.clone())];
-    let key = ("fix-nearest", key);
     let done = crate::core::test_runs::run_in_turn(s, lease, key, requests, false).await?;
     let run = done.runs.into_iter().next();
     Ok(run.map(|run| Narrowed {

@@ -8,6 +8,7 @@ use proven_pipeline::{Lease, StepError};
 use proven_report::Autofix;
 use proven_sandbox::{Language, RunRecord, RunRequest};
 
+use super::nearest::{NarrowedSuite, base_request};
 use crate::core::step::ReviewStep;
 use crate::core::test_runs::passed;
 use crate::core::trace::Trace;
@@ -41,7 +42,7 @@ impl SuitesRun {
         lease: &Lease,
         key: &str,
         (languages, first_suite): (&[Language], usize),
-        done: &crate::core::test_runs::RunsDone,
+        (done, narrowed): (&crate::core::test_runs::RunsDone, &[NarrowedSuite]),
         timeout: Duration,
         trace: &mut Trace,
     ) -> Result<SuitesRun, StepError> {
@@ -52,10 +53,11 @@ impl SuitesRun {
                 && !passed(r)
                 && crate::core::suite::compare_with_base(r)
             {
-                let request =
-                    crate::core::suite::suite_request(&s.view, s.view.base, *language, trace)
-                        .await?
-                        .with_timeout(timeout);
+                let suite = (*language, first_suite + i);
+                let Some(request) = base_request(s, suite, narrowed, trace).await? else {
+                    continue;
+                };
+                let request = request.with_timeout(timeout);
                 at.push(first_suite + i);
                 requests.push((format!("suite-base-{language}"), request));
             }
@@ -144,6 +146,8 @@ pub(super) struct Runs {
     pub(super) names: Vec<String>,
     pub(super) first_suite: usize,
     pub(super) timeout: Duration,
+    /// The indices of the suites that gave way to the test files nearest the patch.
+    pub(super) narrowed: Vec<usize>,
 }
 
 impl Runs {
@@ -192,6 +196,16 @@ impl Runs {
             let held = held_to(i);
             let base = held.base;
             if base.is_some_and(|b| crate::core::suite::no_other_tests(r, b)) {
+                // The whole suite had tests, and ran past autofix_timeout: files nearest
+                // the patch that ran none hold it to nothing.
+                if self.narrowed.contains(&i) {
+                    result.open.push(format!(
+                        "{name}: the test files that import what the patch edits ran no test, \
+                         with the patch nor on the base, and the whole suite ran past \
+                         autofix_timeout ({} s): nothing holds the patch to the package's tests",
+                        self.timeout.as_secs()
+                    ));
+                }
                 continue;
             }
             // Failed a test the base passes: held to the suite's second run with the patch.
@@ -277,6 +291,7 @@ mod tests {
             names: vec!["add subtracts".into(), "the python tests".into()],
             first_suite: 1,
             timeout: Duration::from_secs(60),
+            narrowed: Vec::new(),
         };
         let settled = |again: &RunRecord| {
             let mut result = Autofix {
@@ -286,6 +301,7 @@ mod tests {
                 open: Vec::new(),
                 runs: Vec::new(),
                 flaky: Vec::new(),
+                narrowed: Vec::new(),
                 diff: String::new(),
             };
             let held_to = |i: usize| HeldTo {
@@ -334,6 +350,7 @@ mod tests {
             names: vec!["add subtracts".into(), "the python tests".into()],
             first_suite: 1,
             timeout: Duration::from_secs(60),
+            narrowed: Vec::new(),
         };
         let settled = |base_again: Option<&RunRecord>| {
             let mut result = Autofix {
@@ -343,6 +360,7 @@ mod tests {
                 open: Vec::new(),
                 runs: Vec::new(),
                 flaky: Vec::new(),
+                narrowed: Vec::new(),
                 diff: String::new(),
             };
             let held_to = |i: usize| HeldTo {
@@ -374,6 +392,46 @@ mod tests {
                 .any(|o| o.contains("t.py::test_workers")),
             "{:?}",
             without.open
+        );
+    }
+
+    /// The test files nearest the patch that ran no test on either side, in place of a
+    /// whole suite that ran past autofix_timeout, hold the patch to nothing: the attempt is
+    /// left open by name. A whole suite that ran none on either side is a package without
+    /// other tests, as before.
+    #[test]
+    fn nearest_files_that_ran_no_test_leave_the_attempt_open() {
+        use crate::core::suite::tests::suite;
+        let none = suite("test_failed", 0, 0, 0, &[]);
+        let done = crate::core::test_runs::RunsDone {
+            runs: vec![suite("passed", 1, 0, 0, &[]), none.clone()],
+            refused: None,
+        };
+        let settled = |narrowed: Vec<usize>| {
+            let runs = Runs {
+                names: vec!["add subtracts".into(), "the python tests".into()],
+                first_suite: 1,
+                timeout: Duration::from_secs(60),
+                narrowed,
+            };
+            let mut result = Autofix::default();
+            let held_to = |i: usize| HeldTo {
+                base: (i == 1).then_some(&none),
+                ..HeldTo::default()
+            };
+            runs.settle(&mut result, &done, &held_to);
+            result
+        };
+        let whole = settled(Vec::new());
+        assert!(whole.open.is_empty(), "{:?}", whole.open);
+        let nearest = settled(vec![1]);
+        assert_eq!(nearest.fixes, ["add subtracts"]);
+        assert!(
+            nearest.open.iter().any(|o| o.starts_with(
+                "the python tests: the test files that import what the patch edits ran no test"
+            ) && o.contains("autofix_timeout (60 s)")),
+            "{:?}",
+            nearest.open
         );
     }
 }

@@ -40,6 +40,7 @@ use crate::core::wire::{PlanResult, ReviewView};
 mod attempt;
 pub mod gather;
 mod held;
+mod nearest;
 mod proof;
 mod recheck;
 
@@ -459,6 +460,7 @@ mod tests {
             open: Vec::new(),
             runs: Vec::new(),
             flaky: Vec::new(),
+            narrowed: Vec::new(),
             diff: String::new(),
         };
         let mut proof = row(StepName::AutofixProof.as_str(), "", "dead");

@@ -9,13 +9,14 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use proven_pipeline::{Lease, Outcome, StepError};
-use proven_report::Autofix;
+use proven_report::{Autofix, RunRef};
 use proven_sandbox::{Language, RunRequest};
 use serde_json::json;
 
 use super::attempt::{Attempt, FIXED, REJECTED};
 use super::gather::Proved;
 use super::held::{HeldTo, Runs, SuitesRun};
+use super::nearest::NarrowedSuite;
 use crate::core::outcome::{outcome, read_input, to_json};
 use crate::core::rows::result_of;
 use crate::core::step::ReviewStep;
@@ -159,6 +160,7 @@ pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, Ste
         open: Vec::new(),
         runs: Vec::new(),
         flaky: Vec::new(),
+        narrowed: Vec::new(),
         diff: attempt.diff.clone(),
     };
     let languages = languages_touched(&attempt, &mut result.open);
@@ -168,12 +170,12 @@ pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, Ste
     result
         .fixes
         .extend(rechecked.closed.iter().map(|(t, _)| t.clone()));
-    let requests = requests(&view, &attempt, &languages, timeout, &mut trace).await?;
+    let mut requests = requests(&view, &attempt, &languages, timeout, &mut trace).await?;
     let key = runs_key(&[
         view.head,
         &serde_json::to_string(&attempt).unwrap_or_default(),
     ]);
-    let done = crate::core::test_runs::run_in_turn(
+    let mut done = crate::core::test_runs::run_in_turn(
         s,
         lease,
         ("autofix", &key),
@@ -186,12 +188,25 @@ pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, Ste
     )
     .await?;
     let first_suite = requests.len() - languages.len();
+    let patch = crate::core::test_runs::patch(&attempt.edits);
+    let paths: Vec<String> = attempt.edits.iter().map(|e| e.path.clone()).collect();
+    let narrowed = super::nearest::narrow(
+        s,
+        lease,
+        &key,
+        (&patch, &paths, timeout),
+        (&languages, first_suite),
+        &mut requests,
+        &mut done,
+    )
+    .await?;
+    result.narrowed = narrowed.iter().map(|n| n.words.clone()).collect();
     let base = SuitesRun::on_base(
         s,
         lease,
         &key,
         (&languages, first_suite),
-        &done,
+        (&done, &narrowed),
         timeout,
         &mut trace,
     )
@@ -207,17 +222,10 @@ pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, Ste
         names: requests.iter().map(|(n, _)| n.clone()).collect(),
         first_suite,
         timeout,
+        narrowed: narrowed.iter().map(|n| n.at).collect(),
     };
     verdicts.settle(&mut result, &done, &held_to);
-    let sides = [
-        ("change+autofix", &done.runs),
-        ("base", &base.runs),
-        ("change+autofix", &again.runs),
-        ("base", &base_again.runs),
-    ];
-    for (side, runs) in sides {
-        result.runs.extend(runs.iter().map(|r| run_ref(side, r)));
-    }
+    result.runs = recorded(&done, &narrowed, [&base, &again, &base_again]);
     for r in &result.runs {
         trace.push("sandbox_run", serde_json::to_value(r).unwrap_or_default());
     }
@@ -233,6 +241,30 @@ pub async fn run_proof(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcome, Ste
                "closed": rechecked.closed}),
     );
     Ok(outcome(trace, to_json(&result)?, Vec::new(), true))
+}
+
+/// Every run of the attempt, by side: the whole suites killed at autofix_timeout stay on
+/// the record, each before the files that ran in its place.
+fn recorded(
+    done: &crate::core::test_runs::RunsDone,
+    narrowed: &[NarrowedSuite],
+    [base, again, base_again]: [&SuitesRun; 3],
+) -> Vec<RunRef> {
+    let mut patched = Vec::new();
+    for (i, r) in done.runs.iter().enumerate() {
+        patched.extend(narrowed.iter().filter(|n| n.at == i).map(|n| &n.killed));
+        patched.push(r);
+    }
+    let sides = [
+        ("change+autofix", patched),
+        ("base", base.runs.iter().collect()),
+        ("change+autofix", again.runs.iter().collect()),
+        ("base", base_again.runs.iter().collect()),
+    ];
+    sides
+        .into_iter()
+        .flat_map(|(side, runs)| runs.into_iter().map(move |r| run_ref(side, r)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -111,7 +111,11 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
         trace.push("sandbox_run", serde_json::to_value(r).unwrap_or_default());
     }
     if let Some(n) = &narrowed {
-        held.reason = format!("{} ({})", held.reason, n.words(suite_timeout));
+        held.reason = format!(
+            "{} ({})",
+            held.reason,
+            n.words("suite_timeout", suite_timeout)
+        );
     }
     let (proved, reason) = (held.proved, held.reason.clone());
     trace.push(
