@@ -45,7 +45,7 @@ pub(super) async fn narrow(
 ) -> Result<Vec<NarrowedSuite>, StepError> {
     let mut out = Vec::new();
     let own_tests_passed =
-        done.runs.len() >= first_suite && done.runs.iter().take(first_suite).all(|r| passed(r));
+        done.runs.len() >= first_suite && done.runs.iter().take(first_suite).all(passed);
     if done.refused.is_some() || !own_tests_passed {
         return Ok(out);
     }
