@@ -136,6 +136,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("BurntSushi/walkdir", Language::Rust),
     ("urfave/cli", Language::Go),
     ("labstack/echo", Language::Go),
+    // Added 2026-12-06 (twelfth session, a second eight), never run before.
+    ("pallets/markupsafe", Language::Python),
+    ("jd/tenacity", Language::Python),
+    ("fastify/fastify", Language::Node),
+    ("winstonjs/winston", Language::Node),
+    ("dtolnay/semver", Language::Rust),
+    ("BurntSushi/memchr", Language::Rust),
+    ("google/go-cmp", Language::Go),
+    ("gorilla/websocket", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
