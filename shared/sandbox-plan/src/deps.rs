@@ -1855,6 +1855,43 @@ print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball
         assert!(out_by(&t, "2.0.0", "2018-01-01T00:00:00.000Z"), "{t}");
     }
 
+    /// A release the registry dates by the date was out by then (a mirror's copy day is
+    /// never before the publish day): it is served with the registry's time and its tarball
+    /// is not read. A tree of 2026 read a tarball head per release line of each package
+    /// whose copy days were 2024's and 2025's, and pino's preparation ran out of its 900 s.
+    /// The releases the registry dates after the date are still read.
+    #[test]
+    fn a_release_the_registry_dates_by_the_date_is_served_without_reading_its_tarball() {
+        let t = times("2025-03-10T12:00:00Z");
+        let listed = [
+            "0.9.0",
+            "0.10.0",
+            "0.10.1",
+            "0.9.1",
+            "0.9.2",
+            "0.9.3",
+            "0.9.4",
+            "1.0.0-rc.1",
+            "1.0.0",
+            "1.0.1",
+        ];
+        let read: Vec<&str> = t["read"]
+            .as_array()
+            .expect("read")
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        for v in listed {
+            assert!(!read.contains(&v), "{v} was read: {t}");
+            assert!(out_by(&t, v, "2025-03-10T12:00:00.000Z"), "{v}: {t}");
+        }
+        assert_eq!(t["time"]["0.9.4"], "2025-03-07T00:00:00.000Z", "{t}");
+        // 1.0.3, the last of its line (registry: 2025-03-12), is read: its files say 2020,
+        // out by the date, and its line with it.
+        assert!(read.contains(&"1.0.3"), "{t}");
+        assert!(out_by(&t, "1.0.2", "2025-03-10T12:00:00.000Z"), "{t}");
+    }
+
     /// engine.io-client 1.x requires `xmlhttprequest` from a GitHub tarball, which the
     /// sandbox cannot fetch: the view serves it (and a `github:` optional one) as the
     /// registry's release of that name, keeps registry ranges as they are, and keeps what

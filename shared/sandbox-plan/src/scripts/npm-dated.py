@@ -15,7 +15,9 @@
 # "after 2017-05-25": before that day it is after the date; from that day on it is
 # counted as before it (today's release, as without this view). Only the releases out by
 # the date are served (npm 5 has no `--before`), `latest` the newest of them. Everything
-# else (tarballs, other paths) is passed through unchanged.
+# else (tarballs, other paths) is passed through unchanged. A release the registry itself
+# dates by the date is out by then whatever its tarball says (a copy day is never before
+# the publish day): its tarball is not read.
 #
 #
 # It also serves a release's dependency on a package from off the registry (engine.io-client
@@ -191,8 +193,15 @@ def line_of(version):
 
 
 def before_the_date(doc, version):
-    """Whether `version` was published before the date, by its tarball (None: its tarball
-    says nothing either way), and its time when the tarball has one."""
+    """Whether `version` was published before the date, by the registry's time or its
+    tarball (None: its tarball says nothing either way), and its time when one says."""
+    # A release the registry dates by the date was out by then: a mirror's copy day is
+    # never before the day it was published. Its tarball is not read (a tree of 2026 read
+    # a tarball head per release line of every package, through the registry's copy days
+    # of 2024 and 2025: pino's preparation ran out of its 900 s).
+    listed = str((doc.get("time") or {}).get(version) or "")[:19]
+    if len(listed) == 19 and listed <= BEFORE:
+        return True, listed
     url = ((doc["versions"].get(version) or {}).get("dist") or {}).get("tarball")
     when = tarball_time(url) if url else None
     if when == UNKNOWN:
