@@ -686,10 +686,38 @@ fn whose(r: &Row) -> Option<String> {
     if r.outcome == "test failed" && !r.missing.is_empty() {
         return Some("the world: the repository's snapshot lacks files the tree holds".into());
     }
+    if let Some(w) = from_off_the_registries(r) {
+        return Some(format!("the world: {w}"));
+    }
     let words = format!("{} {}", r.cause, r.not_prepared.join("; "));
     Some(match crate::corpus::causes::world_cause(None, &words) {
         Some(w) => format!("the world: {w}"),
         None => "Proven".into(),
+    })
+}
+
+/// A failure that is the network's: a registry the sandbox may reach did not answer from
+/// this machine (the forwarder's `HOST:PORT (unreachable)`: proxy.golang.org here), or the
+/// package the run misses by name (`Cannot find package 'NAME'`) is one the preparation
+/// named as not prepared because it, or a dependency of it, comes from a host that is no
+/// registry (a GitHub tarball: marked's `@markedjs/testutils` needs `marked-repo` from
+/// one).
+fn from_off_the_registries(r: &Row) -> Option<String> {
+    let cause = r.cause.to_lowercase();
+    if cause.contains("refused on the way out") && cause.contains(" (unreachable)") {
+        return Some("needs the network (a registry this machine cannot reach)".into());
+    }
+    r.not_prepared.iter().find_map(|entry| {
+        let (name, reason) = entry.split_once(" (")?;
+        let elsewhere = ["comes from http", "resolved from http", "comes from git", "not one of the operator's registries", "cannot fetch"]
+            .iter()
+            .any(|w| reason.contains(w));
+        let missed = ["cannot find package '", "cannot find module '", "no module named '"]
+            .iter()
+            .any(|w| cause.contains(&format!("{w}{}", name.to_lowercase())));
+        (elsewhere && missed).then(|| {
+            format!("needs a dependency from a host that is no registry ({name}), which this machine cannot reach")
+        })
     })
 }
 
@@ -837,6 +865,53 @@ mod tests {
         assert!(
             text.contains("the world's 2 of 4 repositories; Proven's causes: 1/4 = 25%."),
             "{text}"
+        );
+    }
+
+    /// A registry that did not answer from this machine, and a missing package the
+    /// preparation left out because it comes from a host that is no registry, are the
+    /// network's; a package left out for another reason, or one the run does not miss, is
+    /// not.
+    #[test]
+    fn what_comes_from_off_the_registries_is_the_worlds() {
+        let row = |cause: &str, not_prepared: &[&str]| Row {
+            repository: "o/r".into(),
+            language: Language::Node,
+            commit: String::new(),
+            outcome: "environment failure",
+            ran: None,
+            not_prepared: not_prepared.iter().map(|s| s.to_string()).collect(),
+            missing: Vec::new(),
+            cause: cause.into(),
+            suite: String::new(),
+            seconds: 0.0,
+        };
+        let go = row(
+            "preparing go dependencies from go.mod failed: the preparation exited Some(1) (refused on the way out: proxy.golang.org:443 (unreachable)): go: …: Bad Gateway",
+            &[],
+        );
+        assert_eq!(
+            whose(&go).as_deref(),
+            Some("the world: needs the network (a registry this machine cannot reach)")
+        );
+        let missed = "a test file could not load (ERR_MODULE_NOT_FOUND) — Error [ERR_MODULE_NOT_FOUND]: Cannot find package '@markedjs/testutils' imported from /work/test/run.js";
+        let tarball = "@markedjs/testutils (its dependency marked-repo comes from https://github.com/markedjs/marked/tarball/v18.0.0 (package-lock.json), whi…)";
+        assert_eq!(
+            whose(&row(missed, &[tarball])).as_deref(),
+            Some(
+                "the world: needs a dependency from a host that is no registry (@markedjs/testutils), which this machine cannot reach"
+            )
+        );
+        let other = "@markedjs/testutils (its build failed)";
+        assert_eq!(whose(&row(missed, &[other])).as_deref(), Some("Proven"));
+        let not_missed = "failing: test/a.js › parses";
+        assert_eq!(
+            whose(&Row {
+                outcome: "test failed",
+                ..row(not_missed, &[tarball])
+            })
+            .as_deref(),
+            Some("Proven")
         );
     }
 
