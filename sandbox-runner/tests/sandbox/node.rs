@@ -260,6 +260,66 @@ test('built with the development settings', () => {
     documented_suite_passes_one_test(&sandbox, &repo, &head).await;
 }
 
+/// A test run has no network: a test that installs from the registry (pino's smoke test
+/// packs the project and runs `npm install` of the tarball) fails at once, naming
+/// `getaddrinfo`, where npm's own retries held it, package after package, until the
+/// suite's timeout killed the whole run and every other test's result with it. The suite
+/// finishes, and the test that needed the network fails by name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_that_installs_from_the_registry_fails_at_once_without_a_network() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"installs","version":"1.0.0","private":true,"scripts":{"test":"node --test test/"}}
+"#,
+    )
+    .write(
+        "test/install.test.js",
+        "const test = require('node:test');
+const assert = require('node:assert');
+const { execSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+test('npm gives up on the registry at once', () => {
+  assert.strictEqual(execSync('npm config get fetch-retries').toString().trim(), '0');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smoke-'));
+  fs.writeFileSync(path.join(dir, 'package.json'), '{\"name\":\"smoke\",\"version\":\"1.0.0\"}');
+  let failed = '';
+  try {
+    execSync('npm install --no-audit --no-fund left-pad@1.3.0', { cwd: dir, stdio: 'pipe' });
+  } catch (e) {
+    failed = String(e.stderr);
+  }
+  assert.match(failed, /EAI_AGAIN|ENOTFOUND|ENETUNREACH/);
+});
+
+test('the rest of the suite', () => {
+  assert.strictEqual(1 + 1, 2);
+});
+",
+    );
+    let head = repo.commit("a test that installs from the registry");
+    let files = |path: &str| std::fs::read_to_string(repo.path().join(path)).ok();
+    let suite = proven_sandbox::suite::documented_suite(Language::Node, &files);
+    let mut request = RunRequest::new(repo.path(), &head, Language::Node, suite.run.command)
+        .with_timeout(std::time::Duration::from_secs(60));
+    for (k, v) in suite.run.env {
+        request = request.with_env(k, v);
+    }
+    let record = sandbox.run(&request).await.expect("runs");
+    assert!(!record.timed_out, "{}", support::output(&record));
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+    assert_eq!(record.tests.map(|t| t.passed), Some(2));
+}
+
 /// A test the Prover writes runs after what the suite runs before its runner, as the
 /// project's own tests do (bower's Gruntfile makes the git repositories its tests fetch
 /// from in `exec:assets`; here `pretest` builds what the test loads): without that setup

@@ -99,7 +99,7 @@ impl Language {
     /// ([`ci_env`]).
     pub fn test_run(self, selection: &Selection, seed: u64) -> TestRun {
         let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let mut env = ci_env();
+        let mut env = run_env();
         env.push(("PROVEN_TEST_SEED".to_string(), seed.to_string()));
         let command = match self {
             Language::Python => {
@@ -176,7 +176,7 @@ impl Language {
             Language::Node => &["node", "--test", "--test-reporter=tap"],
             Language::Go => &["go", "test", "-count=1", "-v", "./..."],
         };
-        let mut env = ci_env();
+        let mut env = run_env();
         env.push(("PROVEN_TEST_SEED".to_string(), "0".to_string()));
         if self == Language::Python {
             env.push(("PYTHONHASHSEED".into(), "0".into()));
@@ -199,6 +199,17 @@ impl Language {
 /// it alike.
 fn ci_env() -> Vec<(String, String)> {
     vec![("CI".to_string(), "true".to_string())]
+}
+
+/// Every run's environment: a CI's ([`ci_env`]), and tools that call a registry told the
+/// run has no network. A test run never has one (the network is the preparation's), so a
+/// test that installs from the registry (pino's smoke test packs the project and runs `npm
+/// install` of it) fails at once on `getaddrinfo`, by name, where npm's own retries, per
+/// package, held it until the suite's timeout killed every other test's result with it.
+fn run_env() -> Vec<(String, String)> {
+    let mut env = ci_env();
+    env.push(("npm_config_fetch_retries".to_string(), "0".to_string()));
+    env
 }
 
 /// Escapes the characters a Go or JavaScript regular expression treats specially.
