@@ -693,6 +693,18 @@ fn pytest_summary(line: &str) -> Option<TestCounts> {
     for item in items.split(", ") {
         let (n, word) = item.trim().split_once(' ')?;
         let n: u64 = n.parse().ok()?;
+        // Subtests (pytest 9's own, and the pytest-subtests plugin): `12 subtests passed`
+        // beside the tests that hold them (counted already). One that failed or erred is
+        // counted, so a failure is never hidden; the rest add nothing.
+        if let Some(word) = word.strip_prefix("subtests ") {
+            match word {
+                "failed" => counts.failed += n,
+                "error" | "errors" => counts.errors += n,
+                "passed" | "skipped" | "xfailed" | "xpassed" | "xfail" | "xpass" => {}
+                _ => return None,
+            }
+            continue;
+        }
         match word {
             "passed" | "xpassed" => counts.passed += n,
             "failed" => counts.failed += n,
@@ -1013,6 +1025,19 @@ mod tests {
         );
         assert_eq!(tally(Python, "all good\n"), None, "no runner summary");
         assert_eq!(tally(Python, "it ran 3 things in 2s\n"), None);
+        // Subtests (pytest 9, pytest-subtests; jd/tenacity's 172 tests were "no summary"):
+        // the tests that hold them are counted; a subtest that failed is counted too.
+        assert_eq!(
+            tally(Python, "172 passed, 12 subtests passed in 2.94s\n"),
+            c(172, 0, 0, 0)
+        );
+        assert_eq!(
+            tally(
+                Python,
+                "== 1 failed, 3 passed, 2 subtests failed, 5 subtests passed in 0.4s ==\n"
+            ),
+            c(3, 3, 0, 0)
+        );
     }
 
     #[test]
