@@ -111,11 +111,8 @@ pub async fn run_sandbox_fix(s: &ReviewStep<'_>, lease: &Lease) -> Result<Outcom
         trace.push("sandbox_run", serde_json::to_value(r).unwrap_or_default());
     }
     if let Some(n) = &narrowed {
-        held.reason = format!(
-            "{} ({})",
-            held.reason,
-            n.words("suite_timeout", suite_timeout)
-        );
+        let why = n.words("suite_timeout", suite_timeout);
+        held.reason = format!("{} ({why})", held.reason);
     }
     let (proved, reason) = (held.proved, held.reason.clone());
     trace.push(
