@@ -12,6 +12,37 @@ pub(crate) const GENERATOR: &str = "meta/llama-test";
 pub(crate) const SKEPTIC: &str = "nvidia/nemotron-test";
 pub(crate) const GUARD: &str = "nvidia/guard-test";
 
+/// A change that turns `add` into a subtraction beside a suite that outlasts any timeout
+/// `proven_yaml` sets (a 90 s test), with a test file that imports `calc` and one the change
+/// plants beside it (never one a fix is held to).
+pub(crate) fn slow_suite_change(proven_yaml: &str) -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    repo.write("proven.yaml", proven_yaml)
+        .write(
+            "calc.py",
+            "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return -(b - a)\n",
+        )
+        .write(
+            "tests/test_slow.py",
+            "import time\n\ndef test_slow():\n    time.sleep(90)\n",
+        )
+        .write(
+            "tests/test_arith.py",
+            "from calc import sub\n\ndef test_sub():\n    assert sub(5, 3) == 2\n",
+        );
+    let base = repo.commit("base");
+    repo.write(
+        "calc.py",
+        "def add(a, b):\n    return a - b\n\ndef sub(a, b):\n    return -(b - a)\n",
+    )
+    .write(
+        "tests/test_planted.py",
+        "from calc import add\n\ndef test_planted():\n    assert True\n",
+    );
+    repo.commit("change");
+    (repo, base)
+}
+
 /// A repository whose change turns `add` into a subtraction.
 pub(crate) fn buggy_change() -> (TestRepo, String) {
     let repo = TestRepo::new();

@@ -246,30 +246,7 @@ async fn runs_past_autofix_timeout_reject_the_attempt_by_name() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_suite_past_autofix_timeout_gives_way_to_the_tests_that_import_what_the_patch_edits() {
     let env = Env::new(Backend::Sqlite).await;
-    let repo = TestRepo::new();
-    repo.write("proven.yaml", "suite_timeout: 20\nautofix_timeout: 20\n")
-        .write(
-            "calc.py",
-            "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return -(b - a)\n",
-        )
-        .write(
-            "tests/test_slow.py",
-            "import time\n\ndef test_slow():\n    time.sleep(90)\n",
-        )
-        .write(
-            "tests/test_arith.py",
-            "from calc import sub\n\ndef test_sub():\n    assert sub(5, 3) == 2\n",
-        );
-    let base = repo.commit("base");
-    repo.write(
-        "calc.py",
-        "def add(a, b):\n    return a - b\n\ndef sub(a, b):\n    return -(b - a)\n",
-    )
-    .write(
-        "tests/test_planted.py",
-        "from calc import add\n\ndef test_planted():\n    assert True\n",
-    );
-    repo.commit("change");
+    let (repo, base) = crate::agents::slow_suite_change("suite_timeout: 20\nautofix_timeout: 20\n");
     let server = ScriptedServer::start().await;
     server.on(Some(GENERATOR), ASKED, vec![Reply::Json(ADD_FIX())]);
     script(

@@ -260,31 +260,8 @@ async fn review_add_bug(repo: &TestRepo, base: &str) -> (Env, serde_json::Value)
 /// They are the base's: a test file the pull request adds is not one of them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_suite_past_suite_timeout_gives_way_to_the_tests_that_import_what_the_patch_edits() {
-    let repo = TestRepo::new();
-    repo.write("proven.yaml", "suite_timeout: 20\n")
-        .write(
-            "calc.py",
-            "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return -(b - a)\n",
-        )
-        .write(
-            "tests/test_slow.py",
-            "import time\n\ndef test_slow():\n    time.sleep(90)\n",
-        )
-        .write(
-            "tests/test_arith.py",
-            "from calc import sub\n\ndef test_sub():\n    assert sub(5, 3) == 2\n",
-        );
-    let base = repo.commit("base");
     // A test the pull request plants beside its change is never one the fix is held to.
-    repo.write(
-        "calc.py",
-        "def add(a, b):\n    return a - b\n\ndef sub(a, b):\n    return -(b - a)\n",
-    )
-    .write(
-        "tests/test_planted.py",
-        "from calc import add\n\ndef test_planted():\n    assert True\n",
-    );
-    repo.commit("change");
+    let (repo, base) = crate::agents::slow_suite_change("suite_timeout: 20\n");
     let (env, doc) = review_add_bug(&repo, &base).await;
     let f = &doc["findings"][0];
     assert_eq!(f["proof_level"], "reproduced", "{doc:#}");

@@ -220,18 +220,22 @@ impl Narrowed {
     }
 }
 
+/// What a narrowing is asked: the review, the suite's language, the paths the patch edits,
+/// the patch, and each run's time.
+pub(crate) type Ask<'a> = (
+    &'a crate::core::wire::ReviewView<'a>,
+    proven_sandbox::Language,
+    Vec<String>,
+    (Vec<proven_sandbox::Edit>, std::time::Duration),
+);
+
 /// When the proving test passed twice with the patch and the whole suite was killed at
 /// `suite_timeout`: the test files of the base that import what the patch edits, run with
 /// it on the change; none where no such file is found or the suite cannot select files.
 pub(crate) async fn narrowed(
     s: &ReviewStep<'_>,
     lease: &Lease,
-    (view, language, paths, (edits, timeout)): (
-        &crate::core::wire::ReviewView<'_>,
-        proven_sandbox::Language,
-        Vec<String>,
-        (Vec<proven_sandbox::Edit>, std::time::Duration),
-    ),
+    nearest: Ask<'_>,
     key: &str,
     records: &[proven_sandbox::RunRecord],
 ) -> Result<Option<Narrowed>, StepError> {
@@ -240,7 +244,6 @@ pub(crate) async fn narrowed(
     if !proving_passed || !records.get(2).is_some_and(|r| r.timed_out) {
         return Ok(None);
     }
-    let nearest = (view, language, paths, (edits, timeout));
     nearest_run(s, lease, nearest, ("fix-nearest", key)).await
 }
 
@@ -250,12 +253,7 @@ pub(crate) async fn narrowed(
 pub(crate) async fn nearest_run(
     s: &ReviewStep<'_>,
     lease: &Lease,
-    (view, language, paths, (edits, timeout)): (
-        &crate::core::wire::ReviewView<'_>,
-        proven_sandbox::Language,
-        Vec<String>,
-        (Vec<proven_sandbox::Edit>, std::time::Duration),
-    ),
+    (view, language, paths, (edits, timeout)): Ask<'_>,
     key: (&str, &str),
 ) -> Result<Option<Narrowed>, StepError> {
     // The base's test files: a pull request cannot plant the tests its fix is held to.
