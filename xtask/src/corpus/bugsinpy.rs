@@ -159,6 +159,11 @@ pub const FOURTH_HELD_OUT: (u32, usize) = (18, 4);
 /// any of its misses is read; a miss read afterwards joins [`STUDIED`].
 pub const FIFTH_HELD_OUT: (u32, usize) = (22, 4);
 
+/// The sixth held-out measure (2026-12-07, thirteenth session), fixed before it ran: bugs 26
+/// to 29 of each project (`--from 26 --limit 4`), none of them ever studied, measured before
+/// any of its misses is read; a miss read afterwards joins [`STUDIED`].
+pub const SIXTH_HELD_OUT: (u32, usize) = (26, 4);
+
 /// The cases: the first `limit` bugs by number of each project (`projects`, or every one
 /// of [`PROJECTS`]) from bug number `from` on, in rounds.
 pub fn selection(
@@ -912,6 +917,16 @@ mod tests {
             .map(|(_, n)| (*n as usize).saturating_sub(21).min(4))
             .sum();
         assert_eq!(fifth.len(), expected);
+        // The sixth: bugs 26 to 29, apart from the fifth and never studied.
+        let (from, limit) = SIXTH_HELD_OUT;
+        let sixth = selection(&data, &[], from, limit).expect("selects");
+        assert!(sixth.iter().all(|c| (26..=29).contains(&c.number)));
+        assert!(sixth.iter().all(|c| !c.studied()), "never studied");
+        let expected: usize = counts
+            .iter()
+            .map(|(_, n)| (*n as usize).saturating_sub(25).min(4))
+            .sum();
+        assert_eq!(sixth.len(), expected);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
