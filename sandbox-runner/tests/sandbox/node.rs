@@ -320,6 +320,58 @@ test('the rest of the suite', () => {
     assert_eq!(record.tests.map(|t| t.passed), Some(2));
 }
 
+/// A step of the suite that needs the network, after tests that all pass (pino's smoke
+/// test installs the packed project from the registry), fails the run without a failing
+/// test: the record says the run needed the network, which a test run does not have, where
+/// it said only npm's last line (`A complete log of this run can be found in …`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suite_step_that_needs_the_network_is_named_for_it() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"smoke","version":"1.0.0","private":true,"scripts":{"test":"node --test test/ && node smoke.js"}}
+"#,
+    )
+    .write(
+        "smoke.js",
+        "const { execSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smoke-'));
+fs.writeFileSync(path.join(dir, 'package.json'), '{\"name\":\"smoke-install\",\"version\":\"1.0.0\"}');
+execSync('npm install --no-audit --no-fund left-pad@1.3.0', { cwd: dir, stdio: 'inherit' });
+",
+    )
+    .write(
+        "test/add.test.js",
+        "const test = require('node:test');
+const assert = require('node:assert');
+test('adds', () => assert.strictEqual(1 + 1, 2));
+",
+    );
+    let head = repo.commit("a smoke step that installs from the registry");
+    let files = |path: &str| std::fs::read_to_string(repo.path().join(path)).ok();
+    let suite = proven_sandbox::suite::documented_suite(Language::Node, &files);
+    let mut request = RunRequest::new(repo.path(), &head, Language::Node, suite.run.command)
+        .with_timeout(std::time::Duration::from_secs(60));
+    for (k, v) in suite.run.env {
+        request = request.with_env(k, v);
+    }
+    let record = sandbox.run(&request).await.expect("runs");
+    assert!(!record.timed_out, "{}", support::output(&record));
+    assert_eq!(record.tests.map(|t| (t.passed, t.failed)), Some((1, 0)));
+    let Outcome::EnvironmentError { reason } = &record.outcome else {
+        panic!("{:?}: {}", record.outcome, support::output(&record));
+    };
+    assert!(
+        reason.contains("but the runner reported no failing test")
+            && reason.contains("the run needed the network"),
+        "{reason}"
+    );
+}
+
 /// A test the Prover writes runs after what the suite runs before its runner, as the
 /// project's own tests do (bower's Gruntfile makes the git repositories its tests fetch
 /// from in `exec:assets`; here `pretest` builds what the test loads): without that setup

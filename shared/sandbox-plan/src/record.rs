@@ -276,11 +276,39 @@ const GO_NOTE_NEEDS: &str = "note: module requires Go";
 const RUST_NEEDS_NEWER: &str = "cannot be built because it requires rustc";
 /// Printed by proven-entry when it cannot copy the tree or the dependencies' settings.
 pub const ENTRY_FAILED: &str = "proven-entry: cannot set the run up";
+// Every language: a host was looked up or a connection tried, and a test run has no network
+// (getaddrinfo's words in Node, glibc's in Python and Rust, Go's resolver's).
+const NET_EAI_AGAIN: &str = "EAI_AGAIN";
+const NET_ENOTFOUND: &str = "getaddrinfo ENOTFOUND";
+const NET_NAME_RESOLUTION: &str = "Temporary failure in name resolution";
+const NET_NO_SUCH_HOST: &str = ": no such host";
+const NET_UNREACHABLE: &str = "etwork is unreachable";
+const NETWORK: [&str; 5] = [
+    NET_EAI_AGAIN,
+    NET_ENOTFOUND,
+    NET_NAME_RESOLUTION,
+    NET_NO_SUCH_HOST,
+    NET_UNREACHABLE,
+];
+
+/// A language's markers, then every language's [`NETWORK`] markers.
+macro_rules! with_network {
+    ($($marker:expr),* $(,)?) => {
+        &[
+            $($marker,)*
+            NET_EAI_AGAIN,
+            NET_ENOTFOUND,
+            NET_NAME_RESOLUTION,
+            NET_NO_SUCH_HOST,
+            NET_UNREACHABLE,
+        ]
+    };
+}
 
 /// The strings a language's classification looks for in the output.
 pub fn markers(language: Language) -> &'static [&'static str] {
     match language {
-        Language::Python => &[
+        Language::Python => with_network![
             PYTEST_ERROR_COLLECTING,
             PYTEST_ERROR_AT_SETUP,
             PYTEST_ERROR_AT_TEARDOWN,
@@ -288,14 +316,14 @@ pub fn markers(language: Language) -> &'static [&'static str] {
             ENOSPC_PYTHON,
             ENTRY_FAILED,
         ],
-        Language::Rust => &[
+        Language::Rust => with_network![
             CARGO_TEST_FAILED,
             CARGO_COULD_NOT_COMPILE,
             RUST_NEEDS_NEWER,
             ENOSPC,
             ENTRY_FAILED,
         ],
-        Language::Node => &[
+        Language::Node => with_network![
             NODE_SYNTAX_ERROR,
             NODE_MODULE_NOT_FOUND,
             NODE_CANNOT_FIND_MODULE,
@@ -305,7 +333,7 @@ pub fn markers(language: Language) -> &'static [&'static str] {
             ENOSPC_NODE,
             ENTRY_FAILED,
         ],
-        Language::Go => &[
+        Language::Go => with_network![
             GO_TEST_FAILED,
             GO_BUILD_FAILED,
             GO_SETUP_FAILED,
@@ -360,7 +388,23 @@ pub fn classify(language: Language, ending: &Ending) -> Outcome {
         )),
         (other, _) => other,
     };
-    reported_failure(by_exit_code(language, code, tests, &saw))
+    let outcome = reported_failure(by_exit_code(language, code, tests, &saw));
+    match (outcome, NETWORK.iter().find(|m| saw(m))) {
+        // What failed without a failing test looked a host up or dialled one: a step of the
+        // suite that needs the network (pino's smoke test installs the packed project from
+        // the registry), which no test run has. Said, so the record names why.
+        (Outcome::EnvironmentError { reason }, Some(&marker)) => {
+            let shown = match marker {
+                NET_UNREACHABLE => "network is unreachable",
+                NET_NO_SUCH_HOST => "no such host",
+                m => m,
+            };
+            env(format!(
+                "{reason}; the run needed the network, which a test run in the sandbox does not have ({shown})"
+            ))
+        }
+        (outcome, _) => outcome,
+    }
 }
 
 /// What ends a run before its tests say anything, whatever its exit code: a kill, a
@@ -521,6 +565,59 @@ mod tests {
 
     fn env(outcome: Outcome) -> bool {
         matches!(outcome, Outcome::EnvironmentError { .. })
+    }
+
+    /// A suite that fails without a failing test after looking a host up (a smoke step that
+    /// installs the packed project from the registry) says that it needed the network, in
+    /// every language's words; a failing test stays a failing test, and a pass a pass.
+    #[test]
+    fn a_failure_without_a_failing_test_that_looked_up_a_host_says_it_needed_the_network() {
+        use Language::*;
+        let all_passed = |code: i64, markers: &[&'static str]| Ending {
+            tests: counts(913, 0, 1),
+            ..ending(code, markers)
+        };
+        for (language, marker, words) in [
+            (Node, NET_EAI_AGAIN, "(EAI_AGAIN)"),
+            (Node, NET_ENOTFOUND, "(getaddrinfo ENOTFOUND)"),
+            (
+                Python,
+                NET_NAME_RESOLUTION,
+                "(Temporary failure in name resolution)",
+            ),
+            (
+                Rust,
+                NET_NAME_RESOLUTION,
+                "(Temporary failure in name resolution)",
+            ),
+            (Go, NET_NO_SUCH_HOST, "(no such host)"),
+            (Go, NET_UNREACHABLE, "(network is unreachable)"),
+        ] {
+            assert!(markers(language).contains(&marker), "{language:?} {marker}");
+            let Outcome::EnvironmentError { reason } =
+                classify(language, &all_passed(1, &[marker]))
+            else {
+                panic!("{language:?}: not an environment error");
+            };
+            assert!(
+                reason.contains("the run needed the network") && reason.ends_with(words),
+                "{language:?}: {reason}"
+            );
+            // Without the lookup, the reason says nothing of the network.
+            let Outcome::EnvironmentError { reason } = classify(language, &all_passed(1, &[]))
+            else {
+                panic!("{language:?}: not an environment error");
+            };
+            assert!(!reason.contains("network"), "{reason}");
+        }
+        assert_eq!(
+            classify(Node, &ending(1, &[NET_EAI_AGAIN])),
+            Outcome::TestFailed
+        );
+        assert_eq!(
+            classify(Node, &ending(0, &[NET_EAI_AGAIN])),
+            Outcome::Passed
+        );
     }
 
     #[test]

@@ -157,6 +157,7 @@ pub fn world_cause(data: Option<&str>, text: &str) -> Option<String> {
         "getaddrinfo eai_again",
         "network is unreachable",
         "no address associated with hostname",
+        "the run needed the network",
     ]) {
         return Some("needs the network".into());
     }
