@@ -1,6 +1,6 @@
 //! Building the local images (`proven sandbox images`): the binary carries
 //! scripts/sandbox-images and the files it reads (the entry, the era-redis builder,
-//! node-test.js), so it builds the same images from anywhere, not only from a checkout.
+//! node-test.js, jest-exit.js), so it builds the same images from anywhere, not only from a checkout.
 
 use std::process::Stdio;
 
@@ -17,6 +17,10 @@ const FILES: &[(&str, &str)] = &[
     (
         "deploy/sandbox/proven-entry",
         include_str!("../../deploy/sandbox/proven-entry"),
+    ),
+    (
+        "deploy/sandbox/jest-exit.js",
+        include_str!("../../deploy/sandbox/jest-exit.js"),
     ),
     (
         "deploy/sandbox/era-redis",

@@ -320,6 +320,62 @@ test('the rest of the suite', () => {
     assert_eq!(record.tests.map(|t| t.passed), Some(2));
 }
 
+/// A stand-in for jest's CLI whose tests left a handle open, as jest in band behaves: its
+/// summary, its exit code set on `exit` (as jest-cli's `readResultsAndExit` does), the
+/// handle, and one second later its warning that it did not exit.
+const LEAKING_JEST: &str = r#"#!/usr/bin/env node
+const failed = process.argv.includes('--fail');
+console.log(failed ? 'FAIL test/a.test.js' : 'PASS test/a.test.js');
+console.log('Test Suites: 1 ' + (failed ? 'failed' : 'passed') + ', 1 total');
+console.log(failed ? 'Tests:       1 failed, 1 passed, 2 total' : 'Tests:       2 passed, 2 total');
+console.log('Ran all test suites.');
+process.on('exit', () => { if (failed) process.exitCode = 1; });
+setInterval(() => {}, 1000);
+setTimeout(() => {
+  console.warn('Jest did not exit one second after the test run has completed.',
+    "\n\n'This usually means that there are asynchronous operations that weren't stopped in your tests.");
+}, 1000).unref();
+"#;
+
+/// jest runs in band on the sandbox's CPUs (one worker), where the project's CI runs
+/// workers: a handle a test left open then kept jest's process alive until the run's
+/// timeout (winston's tail-file test), where on CI jest force-exits the worker. Once jest
+/// says its run is over, the run ends with jest's own code: passed, or failed with its
+/// failing test; the next command of the suite runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jest_that_says_its_run_is_over_exits_with_its_code_though_a_test_left_a_handle_open() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    for (args, outcome, counts) in [
+        ("", Outcome::Passed, (4, 0)),
+        (" --fail", Outcome::TestFailed, (3, 1)),
+    ] {
+        let repo = TestRepo::new();
+        repo.write("tools/jest", LEAKING_JEST);
+        let head = repo.commit("a test runner whose tests left a handle open");
+        // The suite's two commands, as Proven chains a suite's steps.
+        let script = format!(
+            "failed=0; node tools/jest{args} || failed=1; node tools/jest || failed=1; exit $failed"
+        );
+        let request = RunRequest::new(
+            repo.path(),
+            &head,
+            Language::Node,
+            vec!["sh".into(), "-c".into(), script],
+        )
+        .with_timeout(std::time::Duration::from_secs(60));
+        let record = sandbox.run(&request).await.expect("runs");
+        let output = support::output(&record);
+        assert!(!record.timed_out, "{args}: held to the timeout: {output}");
+        assert!(output.contains("proven: jest's run is over"), "{output}");
+        assert_eq!(record.outcome, outcome, "{args}: {output}");
+        assert_eq!(
+            record.tests.map(|t| (t.passed, t.failed)),
+            Some(counts),
+            "{args}: the next command ran: {output}"
+        );
+    }
+}
+
 /// A step of the suite that needs the network, after tests that all pass (pino's smoke
 /// test installs the packed project from the registry), fails the run without a failing
 /// test: the record says the run needed the network, which a test run does not have, where
