@@ -390,10 +390,14 @@ pub fn classify(language: Language, ending: &Ending) -> Outcome {
     };
     let outcome = reported_failure(by_exit_code(language, code, tests, &saw));
     match (outcome, NETWORK.iter().find(|m| saw(m))) {
-        // What failed without a failing test looked a host up or dialled one: a step of the
-        // suite that needs the network (pino's smoke test installs the packed project from
-        // the registry), which no test run has. Said, so the record names why.
-        (Outcome::EnvironmentError { reason }, Some(&marker)) => {
+        // An exit no failing test explains, in a run that looked a host up or dialled one: a
+        // step of the suite that needs the network (pino's smoke test installs the packed
+        // project from the registry), which no test run has. Said, so the record names why;
+        // a failure with a cause of its own (a collection error, a file that did not load or
+        // build) keeps it alone.
+        (Outcome::EnvironmentError { reason }, Some(&marker))
+            if reason.starts_with(&format!("exit {code}")) =>
+        {
             let shown = match marker {
                 NET_UNREACHABLE => "network is unreachable",
                 NET_NO_SUCH_HOST => "no such host",
