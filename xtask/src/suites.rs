@@ -145,6 +145,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("BurntSushi/memchr", Language::Rust),
     ("google/go-cmp", Language::Go),
     ("gorilla/websocket", Language::Go),
+    // Added 2026-12-07 (thirteenth session), never run before, chosen for popularity.
+    ("mahmoud/boltons", Language::Python),
+    ("benoitc/gunicorn", Language::Python),
+    ("node-fetch/node-fetch", Language::Node),
+    ("isaacs/node-glob", Language::Node),
+    ("BurntSushi/aho-corasick", Language::Rust),
+    ("bitflags/bitflags", Language::Rust),
+    ("pkg/errors", Language::Go),
+    ("julienschmidt/httprouter", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
