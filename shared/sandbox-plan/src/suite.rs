@@ -2135,6 +2135,40 @@ mod tests {
         );
     }
 
+    /// tox 4 names its substitutions anew (`{tox_root}`, `{env_python}`,
+    /// `{env_site_packages_dir}`) and takes the tox 3 names alike: the suite reads both.
+    /// boltons' `{tox_root}/tests` was passed to pytest as it stood, a path that is nowhere
+    /// (exit 4, "file or directory not found"), so no test of the project ever ran.
+    #[test]
+    fn tox_4s_names_of_its_substitutions_are_read_as_tox_3s() {
+        let s = suite(
+            Language::Python,
+            &[(
+                "tox.ini",
+                "[tox]\nenvlist = py312\n\n[testenv]\nchangedir = .tox\ndependency_groups = dev\ncommands = pytest --doctest-modules {env_site_packages_dir}/boltons {tox_root}/tests {posargs}\n",
+            )],
+        );
+        assert_eq!(
+            s.run.command,
+            ["python3", "-m", "pytest", "--doctest-modules", "tests"]
+        );
+        let s = suite(
+            Language::Python,
+            &[(
+                "tox.ini",
+                "[testenv]\nsetenv = DATA={tox_root}/data\ncommands = {env_python} -m pytest {tox_root}/t\n",
+            )],
+        );
+        assert_eq!(s.run.command, ["python3", "-m", "pytest", "t"]);
+        assert!(
+            s.run
+                .env
+                .contains(&("DATA".to_string(), "/work/data".to_string())),
+            "{:?}",
+            s.run.env
+        );
+    }
+
     #[test]
     fn tox_commands_kept_in_pyproject_are_the_documented_suite() {
         // tqdm/tqdm keeps tox's configuration in pyproject.toml.

@@ -13,6 +13,21 @@ use std::collections::BTreeMap;
 /// References followed at most this deep (a reference cycle ends here).
 const MAX_SUBSTITUTION_DEPTH: usize = 8;
 
+/// tox 4's names of its substitutions and the tox 3 names it takes for them alike: what
+/// reads a value here knows the tox 3 names (`{toxinidir}` is the tree), and a tox 4
+/// project's `{tox_root}/tests` was passed on as it stood, a path that is nowhere (boltons).
+const TOX4_NAMES: &[(&str, &str)] = &[
+    ("{tox_root}", "{toxinidir}"),
+    ("{work_dir}", "{toxworkdir}"),
+    ("{env_name}", "{envname}"),
+    ("{env_dir}", "{envdir}"),
+    ("{env_tmp_dir}", "{envtmpdir}"),
+    ("{env_log_dir}", "{envlogdir}"),
+    ("{env_bin_dir}", "{envbindir}"),
+    ("{env_python}", "{envpython}"),
+    ("{env_site_packages_dir}", "{envsitepackagesdir}"),
+];
+
 /// The sections of a tox configuration: section → key → lines (continuation lines kept as
 /// lines, comments dropped).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -195,9 +210,18 @@ impl Tox {
     }
 
     /// A key's lines with `{[section]key}` references substituted (a line that is only a
-    /// reference becomes the referenced lines).
+    /// reference becomes the referenced lines), tox 4's names of its own substitutions as
+    /// tox 3 names them ([`TOX4_NAMES`]).
     pub(crate) fn values(&self, section: &str, key: &str) -> Vec<String> {
-        self.lookup(section, key, 0)
+        let mut lines = self.lookup(section, key, 0);
+        for line in &mut lines {
+            for (tox4, tox3) in TOX4_NAMES {
+                if line.contains(tox4) {
+                    *line = line.replace(tox4, tox3);
+                }
+            }
+        }
+        lines
     }
 
     fn lookup(&self, section: &str, key: &str, depth: usize) -> Vec<String> {
