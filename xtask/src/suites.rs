@@ -302,6 +302,38 @@ fn error_hint(output: &str) -> Option<String> {
         .map(|l| l.chars().take(200).collect())
 }
 
+/// What a lookup of a host prints where there is no network (Node's getaddrinfo, glibc's
+/// for Python and Rust, Go's resolver).
+const LOOKUP_FAILURES: &[&str] = &[
+    "getaddrinfo EAI_AGAIN",
+    "getaddrinfo ENOTFOUND",
+    "Temporary failure in name resolution",
+    ": no such host",
+];
+
+/// The words a row gets when its failing tests failed on network lookups: the corpus's rules
+/// count them the world's.
+const NETWORK_WORDS: &str = "getaddrinfo EAI_AGAIN: the tests need the network";
+
+/// The cause of a run whose tests failed: the failing tests' names, and, where the output
+/// has at least as many lines saying a host lookup failed as there are failing tests, that
+/// they needed the network (node-fetch's tests of `https://github.com/` and httpbin.org), as
+/// far as that count shows.
+fn test_failed_cause(failing: &[String], failed: u64, output: &str) -> String {
+    let mut cause = failing_cause(failing);
+    let lookups = output
+        .lines()
+        .filter(|l| LOOKUP_FAILURES.iter().any(|w| l.contains(w)))
+        .count() as u64;
+    if failed > 0 && lookups >= failed {
+        let _ = write!(
+            cause,
+            " — {lookups} failed network lookups for {failed} failing tests ({NETWORK_WORDS})"
+        );
+    }
+    cause
+}
+
 fn row_of(
     repository: &str,
     language: Language,
@@ -312,7 +344,14 @@ fn row_of(
     let output = format!("{}\n{}", record.output.head, record.output.tail);
     let (outcome, cause) = match &record.outcome {
         Outcome::Passed => ("passed", String::new()),
-        Outcome::TestFailed => ("test failed", failing_cause(&record.failing)),
+        Outcome::TestFailed => (
+            "test failed",
+            test_failed_cause(
+                &record.failing,
+                record.tests.map_or(0, |t| t.failed + t.errors),
+                &output,
+            ),
+        ),
         Outcome::EnvironmentError { reason } => {
             let mut cause = reason.clone();
             if let Some(hint) = error_hint(&output) {
@@ -913,6 +952,22 @@ mod tests {
         );
         let other = "@markedjs/testutils (its build failed)";
         assert_eq!(whose(&row(missed, &[other])).as_deref(), Some("Proven"));
+        // Failing tests that failed on host lookups, as many as they are, need the network;
+        // one more failing test than lookups is not shown to.
+        let fetch = "  1) should support https request:\n     FetchError: request to https://github.com/ failed, reason: getaddrinfo EAI_AGAIN github.com\n  2) forwards:\n     FetchError: request to https://httpbin.org/get failed, reason: getaddrinfo EAI_AGAIN httpbin.org\n";
+        let names = [
+            "should support https request".to_string(),
+            "forwards".to_string(),
+        ];
+        let failed = |n: u64| Row {
+            outcome: "test failed",
+            ..row(&test_failed_cause(&names, n, fetch), &[])
+        };
+        assert_eq!(
+            whose(&failed(2)).as_deref(),
+            Some("the world: needs the network")
+        );
+        assert_eq!(whose(&failed(3)).as_deref(), Some("Proven"));
         let not_missed = "failing: test/a.js › parses";
         assert_eq!(
             whose(&Row {
