@@ -73,6 +73,16 @@ fn import_comment(text: &str) -> Option<String> {
     })
 }
 
+/// The name of a file's package clause (`package errors_test` → `errors_test`).
+fn package_name(text: &str) -> Option<&str> {
+    text.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix("package ")?;
+        rest.split(|c: char| c.is_whitespace() || c == '/')
+            .next()
+            .filter(|n| !n.is_empty())
+    })
+}
+
 /// The quoted paths of a file's import declarations.
 fn imports(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -185,6 +195,35 @@ pub fn import_path(src: &Path, origin: Option<&str>) -> Option<ImportPath> {
             from: "the imports of its own packages".into(),
         });
     }
+    // An external test package (`package errors_test`) imports the package it tests by its
+    // path, whose last element is that package's directory: pkg/errors, one package at the
+    // root, says its path only so.
+    let mut votes: BTreeMap<String, usize> = BTreeMap::new();
+    for (dir, text) in &files {
+        let Some(tested) = package_name(text).and_then(|p| p.strip_suffix("_test")) else {
+            continue;
+        };
+        for path in imports(text) {
+            if path.rsplit('/').next() != Some(tested) {
+                continue;
+            }
+            let root = if dir.is_empty() {
+                Some(path.as_str())
+            } else {
+                path.strip_suffix(dir.as_str())
+                    .and_then(|p| p.strip_suffix('/'))
+            };
+            if let Some(root) = root.filter(|r| valid_path(r)) {
+                *votes.entry(root.to_string()).or_default() += 1;
+            }
+        }
+    }
+    if let Some((path, _)) = votes.into_iter().max_by_key(|(p, n)| (*n, p.len())) {
+        return Some(ImportPath {
+            path,
+            from: "the imports of its external test packages".into(),
+        });
+    }
     let path = origin.and_then(from_origin)?;
     Some(ImportPath {
         path,
@@ -257,6 +296,29 @@ mod tests {
         let found = import_path(t.path(), None).expect("path");
         assert_eq!(found.path, "github.com/u/r");
         assert_eq!(found.from, "the imports of its own packages");
+    }
+
+    /// pkg/errors: one package at the root, no import comment, no package of its own to
+    /// import; its external tests import it by its path. Run from /work, GOPATH mode found
+    /// no `github.com/pkg/errors` ("cannot find package"), and the tests did not build.
+    #[test]
+    fn the_external_tests_import_of_the_package_says_the_path() {
+        let t = tree(&[
+            ("errors.go", "package errors\n\nimport \"fmt\"\n"),
+            (
+                "example_test.go",
+                "package errors_test\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/pkg/errors\"\n)\n",
+            ),
+        ]);
+        let found = import_path(t.path(), None).expect("path");
+        assert_eq!(found.path, "github.com/pkg/errors");
+        assert_eq!(found.from, "the imports of its external test packages");
+        // A path GOPATH cannot hold says nothing.
+        let t = tree(&[
+            ("a.go", "package yaml\n"),
+            ("a_test.go", "package yaml_test\n\nimport \"yaml\"\n"),
+        ]);
+        assert_eq!(import_path(t.path(), None), None);
     }
 
     #[test]
