@@ -4,10 +4,11 @@
 //! from there; run from the tree's own directory every such import "cannot find package".
 //!
 //! The import path is read from the tree, never guessed: an import comment (`package sub //
-//! import "github.com/user/repo/sub"`, which the go tool itself enforces), else the imports
-//! of the tree's own packages (an import whose tail is a directory of the tree that holds
-//! Go files), else the repository's origin (`https://github.com/user/repo.git`,
-//! `git@github.com:user/repo`).
+//! import "github.com/user/repo/sub"`, which the go tool itself enforces), else Travis'
+//! `go_import_path` (where the project's CI laid it out), else the imports of the tree's own
+//! packages (an import whose tail is a directory of the tree that holds Go files), else an
+//! external test package's import of the package it tests, else the repository's origin
+//! (`https://github.com/user/repo.git`, `git@github.com:user/repo`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -70,6 +71,15 @@ fn import_comment(text: &str) -> Option<String> {
         let quoted = comment.trim().strip_prefix("import")?.trim();
         let path = quoted.strip_prefix('"')?.split('"').next()?;
         (!path.is_empty()).then(|| path.to_string())
+    })
+}
+
+/// `go_import_path: github.com/user/repo` at the top level of a .travis.yml.
+fn travis_import_path(text: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let value = line.strip_prefix("go_import_path:")?;
+        let value = value.split(" #").next()?.trim().trim_matches(['"', '\'']);
+        valid_path(value).then(|| value.to_string())
     })
 }
 
@@ -168,6 +178,16 @@ pub fn import_path(src: &Path, origin: Option<&str>) -> Option<ImportPath> {
                 });
             }
         }
+    }
+    // Travis' `go_import_path`: where the project's CI laid the tree out.
+    if let Some(path) = std::fs::read_to_string(src.join(".travis.yml"))
+        .ok()
+        .and_then(|text| travis_import_path(&text))
+    {
+        return Some(ImportPath {
+            path,
+            from: ".travis.yml go_import_path".into(),
+        });
     }
     // Imports of the tree's own packages: `x/y/sub` where `sub` is a directory here.
     let dirs: std::collections::BTreeSet<&str> = files
@@ -313,6 +333,15 @@ mod tests {
         let found = import_path(t.path(), None).expect("path");
         assert_eq!(found.path, "github.com/pkg/errors");
         assert_eq!(found.from, "the imports of its external test packages");
+        // Its CI's own layout says it first (pkg/errors' .travis.yml).
+        std::fs::write(
+            t.path().join(".travis.yml"),
+            "language: go\ngo_import_path: \"github.com/pkg/errors\"  # where Travis puts it\ngo:\n  - 1.14\n",
+        )
+        .expect("write");
+        let found = import_path(t.path(), None).expect("path");
+        assert_eq!(found.path, "github.com/pkg/errors");
+        assert_eq!(found.from, ".travis.yml go_import_path");
         // A path GOPATH cannot hold says nothing.
         let t = tree(&[
             ("a.go", "package yaml\n"),
