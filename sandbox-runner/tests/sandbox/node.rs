@@ -302,14 +302,7 @@ test('the rest of the suite', () => {
 ",
     );
     let head = repo.commit("a test that installs from the registry");
-    let files = |path: &str| std::fs::read_to_string(repo.path().join(path)).ok();
-    let suite = proven_sandbox::suite::documented_suite(Language::Node, &files);
-    let mut request = RunRequest::new(repo.path(), &head, Language::Node, suite.run.command)
-        .with_timeout(std::time::Duration::from_secs(60));
-    for (k, v) in suite.run.env {
-        request = request.with_env(k, v);
-    }
-    let record = sandbox.run(&request).await.expect("runs");
+    let record = documented_suite_run(&sandbox, &repo, &head).await;
     assert!(!record.timed_out, "{}", support::output(&record));
     assert_eq!(
         record.outcome,
@@ -408,14 +401,7 @@ test('adds', () => assert.strictEqual(1 + 1, 2));
 ",
     );
     let head = repo.commit("a smoke step that installs from the registry");
-    let files = |path: &str| std::fs::read_to_string(repo.path().join(path)).ok();
-    let suite = proven_sandbox::suite::documented_suite(Language::Node, &files);
-    let mut request = RunRequest::new(repo.path(), &head, Language::Node, suite.run.command)
-        .with_timeout(std::time::Duration::from_secs(60));
-    for (k, v) in suite.run.env {
-        request = request.with_env(k, v);
-    }
-    let record = sandbox.run(&request).await.expect("runs");
+    let record = documented_suite_run(&sandbox, &repo, &head).await;
     assert!(!record.timed_out, "{}", support::output(&record));
     assert_eq!(record.tests.map(|t| (t.passed, t.failed)), Some((1, 0)));
     let Outcome::EnvironmentError { reason } = &record.outcome else {
@@ -562,6 +548,23 @@ async fn documented_suite_passes_one_test(
     repo: &TestRepo,
     head: &str,
 ) -> proven_sandbox::RunRecord {
+    let record = documented_suite_run(sandbox, repo, head).await;
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+    assert_eq!(record.tests.map(|t| t.passed), Some(1));
+    record
+}
+
+/// The run of the suite the tree at `head` documents, as a review runs it.
+async fn documented_suite_run(
+    sandbox: &proven_sandbox::Sandbox,
+    repo: &TestRepo,
+    head: &str,
+) -> proven_sandbox::RunRecord {
     // A file's text, or a folder's file names (`DIR/`), as a review reads the tree.
     let files = |path: &str| match path.strip_suffix('/') {
         Some(dir) => std::fs::read_dir(repo.path().join(dir))
@@ -580,15 +583,7 @@ async fn documented_suite_passes_one_test(
     for (k, v) in suite.run.env {
         request = request.with_env(k, v);
     }
-    let record = sandbox.run(&request).await.expect("runs");
-    assert_eq!(
-        record.outcome,
-        Outcome::Passed,
-        "{}",
-        support::output(&record)
-    );
-    assert_eq!(record.tests.map(|t| t.passed), Some(1));
-    record
+    sandbox.run(&request).await.expect("runs")
 }
 
 /// A project whose `engines.node` the default image's Node does not satisfy (tj/commander.js
