@@ -157,26 +157,20 @@ pub fn import_path(src: &Path, origin: Option<&str>) -> Option<ImportPath> {
     let files = go_files(src);
     // An import comment: the directory's path minus the directory.
     for (dir, text) in &files {
-        if let Some(path) = import_comment(text) {
-            let root = if dir.is_empty() {
-                Some(path.as_str())
-            } else {
-                path.strip_suffix(dir.as_str())
-                    .and_then(|p| p.strip_suffix('/'))
-            };
-            if let Some(root) = root.filter(|r| valid_path(r)) {
-                return Some(ImportPath {
-                    path: root.to_string(),
-                    from: format!(
-                        "the import comment of {}",
-                        if dir.is_empty() {
-                            "the root package"
-                        } else {
-                            dir
-                        }
-                    ),
-                });
-            }
+        if let Some(path) = import_comment(text)
+            && let Some(root) = root_of(&path, dir)
+        {
+            return Some(ImportPath {
+                path: root.to_string(),
+                from: format!(
+                    "the import comment of {}",
+                    if dir.is_empty() {
+                        "the root package"
+                    } else {
+                        dir
+                    }
+                ),
+            });
         }
     }
     // Travis' `go_import_path`: where the project's CI laid the tree out.
@@ -199,11 +193,7 @@ pub fn import_path(src: &Path, origin: Option<&str>) -> Option<ImportPath> {
     for (_, text) in &files {
         for path in imports(text) {
             for dir in &dirs {
-                if let Some(root) = path
-                    .strip_suffix(dir)
-                    .and_then(|p| p.strip_suffix('/'))
-                    .filter(|r| valid_path(r))
-                {
+                if let Some(root) = root_of(&path, dir) {
                     *votes.entry(root.to_string()).or_default() += 1;
                 }
             }
@@ -227,13 +217,7 @@ pub fn import_path(src: &Path, origin: Option<&str>) -> Option<ImportPath> {
             if path.rsplit('/').next() != Some(tested) {
                 continue;
             }
-            let root = if dir.is_empty() {
-                Some(path.as_str())
-            } else {
-                path.strip_suffix(dir.as_str())
-                    .and_then(|p| p.strip_suffix('/'))
-            };
-            if let Some(root) = root.filter(|r| valid_path(r)) {
+            if let Some(root) = root_of(&path, dir) {
                 *votes.entry(root.to_string()).or_default() += 1;
             }
         }
@@ -249,6 +233,17 @@ pub fn import_path(src: &Path, origin: Option<&str>) -> Option<ImportPath> {
         path,
         from: "the repository's origin".into(),
     })
+}
+
+/// The tree's root path when the package in directory `dir` (`""` for the root) has import
+/// path `path`: `path` minus `/dir`, if GOPATH can hold it.
+fn root_of<'a>(path: &'a str, dir: &str) -> Option<&'a str> {
+    let root = if dir.is_empty() {
+        Some(path)
+    } else {
+        path.strip_suffix(dir).and_then(|p| p.strip_suffix('/'))
+    };
+    root.filter(|r| valid_path(r))
 }
 
 /// A path GOPATH can hold: a host with a dot, then path elements, nothing relative.
