@@ -154,6 +154,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("bitflags/bitflags", Language::Rust),
     ("pkg/errors", Language::Go),
     ("julienschmidt/httprouter", Language::Go),
+    // Added 2026-12-07 (fourteenth session), never run before, chosen for popularity.
+    ("tornadoweb/tornado", Language::Python),
+    ("joke2k/faker", Language::Python),
+    ("handlebars-lang/handlebars.js", Language::Node),
+    ("ai/nanoid", Language::Node),
+    ("uuid-rs/uuid", Language::Rust),
+    ("Amanieu/parking_lot", Language::Rust),
+    ("BurntSushi/toml", Language::Go),
+    ("dustin/go-humanize", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
