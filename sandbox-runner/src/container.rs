@@ -220,6 +220,14 @@ pub(crate) fn create_body(spec: &ContainerSpec<'_>, deadline_unix: i64) -> Conta
             tmpfs: Some(tmpfs),
             binds: Some(binds),
             ipc_mode: Some("private".to_string()),
+            // Ports below 1024 are a privileged user's, as on a CI runner: Docker gives them
+            // to any user of a container (`ip_unprivileged_port_start` 0), and a project's
+            // tests that expect a bind or a connect from one to be refused (tornado's
+            // `test_source_port_fail`) then fail in the sandbox alone.
+            sysctls: Some(HashMap::from([(
+                "net.ipv4.ip_unprivileged_port_start".to_string(),
+                "1024".to_string(),
+            )])),
             // An init reaps orphans, as a test runner expects of PID 1.
             init: Some(true),
             // Output is read from the attach stream; a log driver would copy all of it

@@ -88,6 +88,7 @@ cold_and_pooled!(
     printing_1_gb_is_capped,
     a_test_that_sleeps_forever_is_killed_at_the_timeout,
     the_code_runs_as_a_non_root_user_without_capabilities,
+    a_privileged_port_is_refused_to_the_code_as_on_a_ci_runner,
     a_flood_of_output_is_still_killed_at_the_timeout,
     localhost_names_the_loopback_interface_and_nothing_else_resolves,
 );
@@ -451,6 +452,34 @@ async fn the_code_runs_as_a_non_root_user_without_capabilities(pooled: bool) {
     assert!(out.contains("CapEff:\t0000000000000000"), "{out}");
     assert!(out.contains("CapBnd:\t0000000000000000"), "{out}");
     assert!(out.contains("NoNewPrivs:\t1"), "{out}");
+}
+
+const PRIVILEGED_PORT: &str = r#"
+import socket
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", 1))
+    print("BOUND 1")
+except PermissionError:
+    print("REFUSED 1")
+s.close()
+"#;
+
+/// A CI runner's user cannot bind a port below 1024, and projects test that (tornado's
+/// `test_source_port_fail` expects a connect from source port 1 to fail unless it runs as
+/// root); Docker lets any user of a container bind them (`ip_unprivileged_port_start` 0)
+/// unless told otherwise.
+async fn a_privileged_port_is_refused_to_the_code_as_on_a_ci_runner(pooled: bool) {
+    let sandbox = sandbox(pooled, |_| {}).await;
+    let record = run(
+        &sandbox,
+        vec!["python3".into(), "-c".into(), PRIVILEGED_PORT.into()],
+        Duration::from_secs(30),
+        pooled,
+    )
+    .await;
+    let out = support::output(&record);
+    assert!(out.contains("REFUSED 1"), "{out}");
 }
 
 async fn a_flood_of_output_is_still_killed_at_the_timeout(pooled: bool) {
