@@ -586,6 +586,41 @@ async fn documented_suite_run(
     sandbox.run(&request).await.expect("runs")
 }
 
+/// pnpm's lock file for a project whose one development dependency is left-pad `^1.1.0`.
+const PNPM_LEFT_PAD_LOCK: &str = "lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n  excludeLinksFromLockfile: false\n\nimporters:\n\n  .:\n    devDependencies:\n      left-pad:\n        specifier: ^1.1.0\n        version: 1.3.0\n\npackages:\n\n  left-pad@1.3.0:\n    resolution: {integrity: sha512-XI5MPzVNApjAyhQzphX8BkmKsKUxD4LdyK24iZeQGinBN9yTQT3bFlCBy/aVx2HrNcqQGsdot8ghrjyrvMCoEA==}\n\nsnapshots:\n\n  left-pad@1.3.0: {}\n";
+
+/// pnpm 11 checks node_modules against the lock file before `pnpm run` and installs when it
+/// finds them out of step (`verify-deps-before-run` is `install` by default since pnpm 11).
+/// A test run has no network: that install failed at once here, and waited out the suite's
+/// time on handlebars.js (`pnpm run build` in its test script). The preparation installed
+/// from the lock file, as a CI's install step does just before its tests; the run installs
+/// nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pnpm_11_script_runs_on_what_the_preparation_installed() {
+    let sandbox = node_sandbox(&["22"]).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"pn11","version":"1.0.0","private":true,"packageManager":"pnpm@11.6.0","engines":{"node":">=22"},"scripts":{"unit":"node --test","test":"pnpm run unit"},"devDependencies":{"left-pad":"^1.1.0"}}
+"#,
+    )
+    .write("pnpm-workspace.yaml", "allowBuilds:\n  husky: true\n")
+    .write("pnpm-lock.yaml", PNPM_LEFT_PAD_LOCK)
+    .write(
+        "test/pad.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\ntest('pads', () => {\n  assert.strictEqual(require('left-pad')('a', 2), ' a');\n});\n",
+    );
+    let commit = repo.commit("a pnpm 11 project");
+    let record = documented_suite_run(&sandbox, &repo, &commit).await;
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{record:?}");
+    assert_eq!(record.tests.map(|t| t.passed), Some(1), "{out}");
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    let manager = deps.package_manager.as_ref().expect("the manager is named");
+    assert_eq!(manager.version.as_deref(), Some("11.6.0"), "{deps:?}");
+    assert_container_gone(&sandbox, &record).await;
+}
+
 /// A project whose `engines.node` the default image's Node does not satisfy (tj/commander.js
 /// asks for >= 22.12) runs on a configured image of a Node major it allows, and the record
 /// names no mismatch there.

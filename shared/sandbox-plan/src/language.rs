@@ -209,6 +209,17 @@ fn ci_env() -> Vec<(String, String)> {
 fn run_env() -> Vec<(String, String)> {
     let mut env = ci_env();
     env.push(("npm_config_fetch_retries".to_string(), "0".to_string()));
+    // pnpm 11 reads its settings from `pnpm_config_*` alone.
+    env.push(("pnpm_config_fetch_retries".to_string(), "0".to_string()));
+    // pnpm 11 checks node_modules against the lock file before `pnpm run` and installs
+    // where it finds them out of step (its default `verify-deps-before-run=install`): in a
+    // run, which has no network, that install fails or waits out the suite's time
+    // (handlebars.js' `pnpm run build`). The preparation installed from the lock file, as a
+    // CI's install step does just before its tests.
+    env.push((
+        "pnpm_config_verify_deps_before_run".to_string(),
+        "false".to_string(),
+    ));
     env
 }
 
