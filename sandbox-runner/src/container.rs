@@ -108,11 +108,18 @@ pub(crate) struct Execution {
     pub stopped_after_summary: bool,
 }
 
+/// The container's host name.
+const HOSTNAME: &str = "sandbox";
+
 /// The names a run resolves with no network: `localhost` on the loopback interface (a
 /// test server the suite starts and reaches by name). Docker writes no /etc/hosts into a
 /// container whose network is disabled, and glibc without one fails `localhost` as a
-/// temporary DNS failure (psf/requests' own test server was unreachable).
-const HOSTS: &str = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";
+/// temporary DNS failure (psf/requests' own test server was unreachable). The machine's
+/// own name resolves too, to a loopback address as Debian's installer writes it: it does
+/// on a CI runner, and tests ask for it (`gethostbyname(gethostname())`, a server bound to
+/// `gethostname()`).
+const HOSTS: &str =
+    "127.0.0.1\tlocalhost\n127.0.1.1\tsandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n";
 
 /// Where the /etc/hosts a container mounts read-only is kept: beside its tree (a run's
 /// directory; the work directory for a warm container).
@@ -199,7 +206,7 @@ pub(crate) fn create_body(spec: &ContainerSpec<'_>, deadline_unix: i64) -> Conta
         env: Some(env),
         user: Some(format!("{uid}:{gid}")),
         working_dir: Some(WORK.to_string()),
-        hostname: Some("sandbox".to_string()),
+        hostname: Some(HOSTNAME.to_string()),
         labels: Some(labels),
         network_disabled: Some(true),
         attach_stdin: Some(false),

@@ -510,6 +510,12 @@ port = server.getsockname()[1]
 threading.Thread(target=lambda: server.accept()[0].sendall(b"hello"), daemon=True).start()
 client = socket.create_connection(("localhost", port), timeout=5)
 print("LOCALHOST " + client.recv(5).decode())
+own = socket.socket()
+own.bind((socket.gethostname(), 0))
+own.listen(1)
+threading.Thread(target=lambda: own.accept()[0].sendall(b"hello"), daemon=True).start()
+client = socket.create_connection((socket.gethostname(), own.getsockname()[1]), timeout=5)
+print("OWN NAME " + client.recv(5).decode() + " at " + socket.gethostbyname(socket.gethostname()))
 try:
     socket.getaddrinfo("pypi.org", 443)
     print("PUBLIC resolved")
@@ -518,7 +524,8 @@ except OSError as e:
 "#;
 
 /// Issue 16: a suite that starts a test server on the loopback interface and reaches it
-/// as `localhost` (psf/requests) runs; a public name still resolves to nothing.
+/// as `localhost` (psf/requests) runs, as does one that serves on the machine's own name
+/// (a CI runner's resolves); a public name still resolves to nothing.
 async fn localhost_names_the_loopback_interface_and_nothing_else_resolves(pooled: bool) {
     let sandbox = sandbox(pooled, |_| {}).await;
     let record = run(
@@ -531,5 +538,6 @@ async fn localhost_names_the_loopback_interface_and_nothing_else_resolves(pooled
     let output = support::output(&record);
     assert_eq!(record.outcome, Outcome::Passed, "{output}");
     assert!(output.contains("LOCALHOST hello"), "{output}");
+    assert!(output.contains("OWN NAME hello at 127.0.1.1"), "{output}");
     assert!(output.contains("PUBLIC gaierror"), "{output}");
 }
