@@ -621,6 +621,51 @@ async fn a_pnpm_11_script_runs_on_what_the_preparation_installed() {
     assert_container_gone(&sandbox, &record).await;
 }
 
+/// A pnpm project that declares no `packageManager` is prepared with the pnpm its CI sets
+/// up (ai/nanoid: `pnpm/setup` with `version: 11`) where that major writes its lock file's
+/// format: pnpm 9, the lock file's first major, refuses a workspace file without
+/// `packages`, npm then prepared it, and its test script found no `pnpm`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pnpm_project_is_prepared_with_the_pnpm_its_ci_sets_up() {
+    let sandbox = node_sandbox(&["22"]).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"pn-ci","version":"1.0.0","private":true,"engines":{"node":">=22"},"scripts":{"unit":"node --test","test":"pnpm run unit"},"devDependencies":{"left-pad":"^1.1.0"}}
+"#,
+    )
+    .write("pnpm-workspace.yaml", "allowBuilds:\n  husky: true\n")
+    .write("pnpm-lock.yaml", PNPM_LEFT_PAD_LOCK)
+    .write(
+        ".github/workflows/test.yml",
+        "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - name: Install Node.js & pnpm\n        uses: pnpm/setup@v1\n        with:\n          version: 11\n          runtime: node@22\n      - run: pnpm ci\n      - run: pnpm test\n",
+    )
+    .write(
+        "test/pad.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\ntest('pads', () => {\n  assert.strictEqual(require('left-pad')('a', 2), ' a');\n});\n",
+    );
+    let commit = repo.commit("a pnpm project its CI sets pnpm 11 up for");
+    let record = documented_suite_run(&sandbox, &repo, &commit).await;
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{record:?}");
+    let deps = record.dependencies.as_ref().expect("prepared node_modules");
+    let manager = deps.package_manager.as_ref().expect("the manager is named");
+    assert_eq!(manager.name, "pnpm", "{deps:?}");
+    assert!(
+        manager
+            .version
+            .as_deref()
+            .is_some_and(|v| v.starts_with("11.")),
+        "{deps:?}"
+    );
+    assert_eq!(
+        manager.because,
+        "pnpm-lock.yaml (lockfileVersion 9.0) and .github/workflows/test.yml pnpm/setup version 11",
+        "{deps:?}"
+    );
+    assert_container_gone(&sandbox, &record).await;
+}
+
 /// A project whose `engines.node` the default image's Node does not satisfy (tj/commander.js
 /// asks for >= 22.12) runs on a configured image of a Node major it allows, and the record
 /// names no mismatch there.

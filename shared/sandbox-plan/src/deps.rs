@@ -429,7 +429,18 @@ fn plan_node(
         }
     }
     let text = |f: &str| read_small(src, f).map(|b| String::from_utf8_lossy(&b).into_owned());
-    let choice = node_pm::choose(&text);
+    // As `text`, where `DIR/` lists the folder's file names (the CI's workflows).
+    let listed = |f: &str| match f.strip_suffix('/') {
+        Some(dir) => fs::read_dir(src.join(dir)).ok().map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("\n")
+        }),
+        None => text(f),
+    };
+    let choice = node_pm::choose(&listed);
     let files = node_files(config, src, &choice, &mut plan);
     // pnpm's workspace (its packages, its `catalog:` ranges) decides the install too.
     let workspace = text("pnpm-workspace.yaml").and_then(|t| node_pm::workspace(&t));

@@ -137,6 +137,26 @@ pub fn choose(files: &dyn Fn(&str) -> Option<String>) -> Choice {
     if let Some(lock) = files("pnpm-lock.yaml") {
         let version = lock_version(&lock);
         let major = version.as_deref().and_then(pnpm_major).unwrap_or("9");
+        // The pnpm its CI sets up, where that major also writes the lock file's format
+        // (pnpm 9, 10 and 11 all write `9.0`): nanoid's CI sets up pnpm 11, whose
+        // workspace file pnpm 9 refuses ("packages field missing or empty").
+        let at_least = |v: &str| {
+            let m = |s: &str| s.split('.').next().and_then(|m| m.parse::<u64>().ok());
+            m(v).zip(m(major)).is_some_and(|(ci, lock)| ci >= lock)
+        };
+        if let Some((ci, from)) = ci_pnpm(files).filter(|(v, _)| at_least(v)) {
+            let install = format!("pnpm@{ci}");
+            let fallback = format!("pnpm@{major}");
+            return Choice {
+                manager: Manager::Pnpm,
+                fallback: (fallback != install).then_some(fallback),
+                install: Some(install),
+                because: format!(
+                    "{ignored}pnpm-lock.yaml (lockfileVersion {}) and {from}",
+                    version.as_deref().unwrap_or("unread")
+                ),
+            };
+        }
         return Choice {
             manager: Manager::Pnpm,
             install: Some(format!("pnpm@{major}")),
@@ -184,6 +204,66 @@ pub fn choose(files: &dyn Fn(&str) -> Option<String>) -> Choice {
         because: format!("{ignored}{because}"),
         fallback: None,
     }
+}
+
+/// The pnpm version the tree's GitHub workflows set up (`pnpm/action-setup` or
+/// `pnpm/setup` with `version: 11`), with where: the first workflow by name that says one.
+/// `files(".github/workflows/")` lists the folder's files.
+fn ci_pnpm(files: &dyn Fn(&str) -> Option<String>) -> Option<(String, String)> {
+    let listing = files(".github/workflows/")?;
+    let mut names: Vec<&str> = listing
+        .lines()
+        .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
+        .collect();
+    names.sort_unstable();
+    names.into_iter().take(50).find_map(|name| {
+        let path = format!(".github/workflows/{name}");
+        let (action, version) = pnpm_setup_version(&files(&path)?)?;
+        Some((
+            version.clone(),
+            format!("{path} {action} version {version}"),
+        ))
+    })
+}
+
+/// The action and the `version:` input of a workflow's first pnpm setup step that names
+/// one a registry has (`11`, `9.15.0`; `10.x` as `10`); read as text, as
+/// [`crate::ci_matrix`] reads matrices.
+fn pnpm_setup_version(text: &str) -> Option<(String, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    for (i, line) in lines.iter().enumerate() {
+        let body = line.trim_start();
+        let (dash, key) = match body.strip_prefix("- ") {
+            Some(rest) => (indent(line), rest.trim_start()),
+            None => (indent(line).saturating_sub(2), body),
+        };
+        let Some(uses) = key.strip_prefix("uses:") else {
+            continue;
+        };
+        let action = uses.trim().trim_matches(['"', '\'']);
+        let action = action.split('@').next().unwrap_or(action);
+        if !["pnpm/action-setup", "pnpm/setup"].contains(&action) {
+            continue;
+        }
+        // The step's lines: those after `uses:` indented past its `-`.
+        let step = lines[i + 1..]
+            .iter()
+            .filter(|l| !l.trim().is_empty())
+            .take_while(|l| indent(l) > dash);
+        for l in step {
+            let Some(value) = l.trim().strip_prefix("version:") else {
+                continue;
+            };
+            let value = value.split(" #").next().unwrap_or(value).trim();
+            let value = value.trim_matches(['"', '\'']);
+            let value = value.strip_suffix(".x").unwrap_or(value);
+            if valid_version(value) {
+                return Some((action.to_string(), value.to_string()));
+            }
+        }
+    }
+    None
 }
 
 /// The major of `manager` that writes the tree's lock file, as its format says.
@@ -497,6 +577,52 @@ mod tests {
         );
         let c = choice(&[pkg]);
         assert_eq!(c.manager, Manager::Npm);
+    }
+
+    #[test]
+    fn the_pnpm_its_ci_sets_up_is_chosen_where_it_writes_the_lock_files_format() {
+        let pkg = ("package.json", r#"{"name": "x"}"#);
+        let lock = ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n");
+        let listing = (".github/workflows/", "release.yml\ntest.yml\nREADME.md");
+        let release = (
+            ".github/workflows/release.yml",
+            "jobs:\n  release:\n    steps:\n      - uses: actions/checkout@v4\n",
+        );
+        // nanoid's: the step named first, `uses:` after, a pinned action with a comment.
+        let test = (
+            ".github/workflows/test.yml",
+            "jobs:\n  full:\n    steps:\n      - name: Install Node.js & pnpm\n        uses: pnpm/setup@5d160c5bc68a09337ad0d5654e237e03253b5879 # v1.0.0\n        with:\n          version: 11\n          runtime: node@26\n      - name: Install\n        run: pnpm ci\n",
+        );
+        let c = choice(&[pkg, lock, listing, release, test]);
+        assert_eq!(c.manager, Manager::Pnpm);
+        assert_eq!(c.install.as_deref(), Some("pnpm@11"));
+        assert_eq!(c.fallback.as_deref(), Some("pnpm@9"));
+        assert_eq!(
+            c.because,
+            "pnpm-lock.yaml (lockfileVersion 9.0) and .github/workflows/test.yml pnpm/setup version 11"
+        );
+        // action-setup, the step begun by `uses:`, a quoted `10.x`.
+        let setup = (
+            ".github/workflows/test.yml",
+            "jobs:\n  t:\n    steps:\n      - uses: pnpm/action-setup@v4\n        with:\n          version: '10.x'\n      - run: pnpm test\n",
+        );
+        let c = choice(&[pkg, lock, listing, setup]);
+        assert_eq!(c.install.as_deref(), Some("pnpm@10"));
+        // A version the step of another action names is not pnpm's.
+        let other = (
+            ".github/workflows/test.yml",
+            "jobs:\n  t:\n    steps:\n      - uses: pnpm/action-setup@v4\n      - uses: actions/setup-node@v4\n        with:\n          version: 22\n",
+        );
+        let c = choice(&[pkg, lock, listing, other]);
+        assert_eq!(c.install.as_deref(), Some("pnpm@9"));
+        // A CI pnpm older than the lock file's format is not the one that wrote it.
+        let old = (
+            ".github/workflows/test.yml",
+            "jobs:\n  t:\n    steps:\n      - uses: pnpm/action-setup@v2\n        with:\n          version: 8\n",
+        );
+        let c = choice(&[pkg, lock, listing, old]);
+        assert_eq!(c.install.as_deref(), Some("pnpm@9"));
+        assert_eq!(c.because, "pnpm-lock.yaml (lockfileVersion 9.0: pnpm 9)");
     }
 
     #[test]
