@@ -163,6 +163,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("Amanieu/parking_lot", Language::Rust),
     ("BurntSushi/toml", Language::Go),
     ("dustin/go-humanize", Language::Go),
+    // Added 2026-12-07 (fourteenth session, second batch), never run before.
+    ("Pylons/waitress", Language::Python),
+    ("getsentry/responses", Language::Python),
+    ("expressjs/body-parser", Language::Node),
+    ("sindresorhus/ky", Language::Node),
+    ("rust-lang/hashbrown", Language::Rust),
+    ("seanmonstar/httparse", Language::Rust),
+    ("mitchellh/mapstructure", Language::Go),
+    ("patrickmn/go-cache", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
