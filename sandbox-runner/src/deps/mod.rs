@@ -53,9 +53,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use proven_sandbox_plan::deps::{
-    INSPECT_SETUP_SCRIPT, Plan, Report, cache_key, plan, project_key, record_of,
-};
+use proven_sandbox_plan::deps::{INSPECT_SETUP_SCRIPT, Plan, Report, plan, project_key, record_of};
 pub use proven_sandbox_plan::deps::{MOUNT, node_engines};
 use proven_sandbox_plan::skeleton;
 use proven_sandbox_plan::written::{self, WrittenFileError};
@@ -224,7 +222,7 @@ pub(crate) async fn prepare(
     if plan.inspect_setup_py {
         inspect_setup_py(site, src, &mut plan).await?;
     }
-    let key = cache_key(language, image, &key_sources(config, &plan), &plan.inputs);
+    let key = plan.key(language, image, &key_sources(config, &plan));
     let deps_root = config.cache_dir.join("deps");
     let root = scope_dir(&deps_root, scope);
     let mut dir = root.join(format!("{}-{key}", language.as_str()));

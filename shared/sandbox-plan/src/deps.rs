@@ -77,6 +77,19 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The key of the layer this plan makes ([`cache_key`]): its input files, and the files
+    /// it writes to /prep, which say what the tree decided beyond those files (plan.json's
+    /// package manager, read from a CI workflow no input holds): a layer is never served to
+    /// a tree whose preparation would differ.
+    pub fn key(&self, language: Language, image: &str, sources: &[String]) -> String {
+        let written = self
+            .files
+            .iter()
+            .map(|(name, bytes)| (format!("/prep/{name}"), bytes.clone()));
+        let keyed: Vec<(String, Vec<u8>)> = self.inputs.iter().cloned().chain(written).collect();
+        cache_key(language, image, sources, &keyed)
+    }
+
     /// Python: the plan of a tree's project layer, made over the environment `self`
     /// prepared: the project alone, with the files the run adds removed before the build.
     /// `scm_version`: what a build reading its version from git gets (the tree has no git
@@ -1470,6 +1483,46 @@ mod tests {
             .and_then(|(_, b)| serde_json::from_slice(b).ok())
             .expect("plan.json");
         (plan, json)
+    }
+
+    /// Two trees whose dependency files are the same, but whose CI sets up another pnpm,
+    /// are prepared differently, so never from one layer.
+    #[test]
+    fn a_layers_key_follows_what_the_plan_decided_beyond_its_input_files() {
+        let files = |version: &str| {
+            [
+                ("package.json", r#"{"name": "x"}"#.to_string()),
+                ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n".to_string()),
+                (
+                    ".github/workflows/test.yml",
+                    format!(
+                        "jobs:\n  t:\n    steps:\n      - uses: pnpm/action-setup@v4\n        with:\n          version: {version}\n"
+                    ),
+                ),
+            ]
+        };
+        let key = |version: &str| {
+            let files = files(version);
+            let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
+            let (plan, json) = node_plan(&files, None);
+            (
+                plan.key(Language::Node, "img", &[]),
+                json["manager"]["install"].clone(),
+                cache_key(Language::Node, "img", &[], &plan.inputs),
+            )
+        };
+        let (ten, ten_install, ten_inputs) = key("10");
+        let (eleven, eleven_install, eleven_inputs) = key("11");
+        assert_eq!(
+            ten_inputs, eleven_inputs,
+            "a key of the input files alone is one"
+        );
+        assert_eq!(
+            (ten_install, eleven_install),
+            ("pnpm@10".into(), "pnpm@11".into())
+        );
+        assert_ne!(ten, eleven, "the same input files, another manager");
+        assert_eq!(ten, key("10").0, "the same tree, the same layer");
     }
 
     #[test]
