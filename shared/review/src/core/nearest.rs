@@ -100,9 +100,29 @@ fn imports(text: &str, module: &str) -> bool {
     module.contains('.') && names_whole(text, module)
 }
 
+/// Whether test file `path` is named for one of the modules whose last names are `lasts`
+/// (`test_initializers.py`, `initializers_test.py`).
+fn named_for(path: &str, lasts: &[&str]) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.strip_suffix(".py").unwrap_or(name);
+    lasts.iter().any(|l| {
+        [
+            format!("test_{l}"),
+            format!("{l}_test"),
+            format!("{l}_tests"),
+            format!("tests_{l}"),
+        ]
+        .iter()
+        .any(|s| s == stem)
+    })
+}
+
 /// The test files among `files` nearest the edited paths: those named for an edited module
 /// (`test_initializers.py`, `initializers_test.py`) first, then those that import one, in
-/// the tree's order, at most [`MAX_NEAREST_FILES`]; none when no edited file is Python.
+/// the tree's order; where none is named for an edited module, then those named for its
+/// package below the top one (`backend_test.py` for `keras/backend/tensorflow_backend.py`,
+/// which every test reaches through `keras.backend` and few import by name). At most
+/// [`MAX_NEAREST_FILES`]; none when no edited file is Python.
 pub(crate) fn nearest_tests(
     files: &[String],
     read: &dyn Fn(&str) -> Option<String>,
@@ -113,32 +133,28 @@ pub(crate) fn nearest_tests(
         .iter()
         .map(|m| m.rsplit('.').next().unwrap_or(m))
         .collect();
-    let named = |path: &str| {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        let stem = name.strip_suffix(".py").unwrap_or(name);
-        lasts.iter().any(|l| {
-            [
-                format!("test_{l}"),
-                format!("{l}_test"),
-                format!("{l}_tests"),
-                format!("tests_{l}"),
-            ]
-            .iter()
-            .any(|s| s == stem)
-        })
-    };
+    // `a.b.c`'s package `a.b`, by its last name `b`; not a top-level package.
+    let packages: Vec<&str> = modules
+        .iter()
+        .filter_map(|m| m.rsplit_once('.')?.0.rsplit_once('.').map(|(_, p)| p))
+        .collect();
     let tests = files
         .iter()
         .filter(|f| is_test_file(f) && !edited.contains(f));
-    let (mut by_name, mut by_import) = (Vec::new(), Vec::new());
+    let (mut by_name, mut by_import, mut by_package) = (Vec::new(), Vec::new(), Vec::new());
     for f in tests {
-        if named(f) {
+        if named_for(f, &lasts) {
             by_name.push(f.clone());
         } else if !modules.is_empty()
             && read(f).is_some_and(|text| modules.iter().any(|m| imports(&text, m)))
         {
             by_import.push(f.clone());
+        } else if named_for(f, &packages) {
+            by_package.push(f.clone());
         }
+    }
+    if by_name.is_empty() {
+        by_import.extend(by_package);
     }
     by_name.extend(by_import);
     let found = by_name.len();
@@ -337,6 +353,57 @@ mod tests {
         assert_eq!(nearest.found, 4);
         let none = nearest_tests(&files, &read, &["docs/index.md".to_string()]);
         assert!(none.files.is_empty());
+    }
+
+    /// keras-26: the patch edits `keras/backend/tensorflow_backend.py`; no test file is
+    /// named for it, and the two that import it by name test nothing here (one needs a GPU,
+    /// one the suite leaves out). Its package's tests (`backend_test.py`) run it through
+    /// `keras.backend`.
+    #[test]
+    fn a_module_without_tests_of_its_own_is_tested_by_its_packages() {
+        let texts = [
+            (
+                "tests/keras/backend/backend_test.py",
+                "from keras import backend as K\n",
+            ),
+            (
+                "tests/keras/layers/cudnn_recurrent_test.py",
+                "from keras.backend import tensorflow_backend as KTF\n",
+            ),
+            ("tests/keras/test_keras.py", "import keras\n"),
+            (
+                "tests/keras/layers/core_test.py",
+                "from keras import layers\n",
+            ),
+        ];
+        let files: Vec<String> = texts.iter().map(|(p, _)| p.to_string()).collect();
+        let read = |p: &str| {
+            texts
+                .iter()
+                .find(|(q, _)| *q == p)
+                .map(|(_, t)| t.to_string())
+        };
+        let edited = ["keras/backend/tensorflow_backend.py".to_string()];
+        let nearest = nearest_tests(&files, &read, &edited);
+        assert_eq!(
+            nearest.files,
+            [
+                "tests/keras/layers/cudnn_recurrent_test.py",
+                "tests/keras/backend/backend_test.py",
+            ],
+            "the importer, then the package's tests; never the top package's"
+        );
+        // A module with a test file of its own is tested by it, not by its package's.
+        let mut with_own = files.clone();
+        with_own.push("tests/keras/backend/tensorflow_backend_test.py".into());
+        let nearest = nearest_tests(&with_own, &read, &edited);
+        assert_eq!(
+            nearest.files,
+            [
+                "tests/keras/backend/tensorflow_backend_test.py",
+                "tests/keras/layers/cudnn_recurrent_test.py",
+            ]
+        );
     }
 
     #[test]
