@@ -105,6 +105,11 @@ pub(crate) struct Tally {
     /// passed only when none failed).
     ava: Option<TestCounts>,
     ava_ticks: u64,
+    /// ava 6's `✘ [fail]: TITLE MESSAGE` lines: the title and the message share the line,
+    /// and the details after `─` repeat the title alone (`ava_titles`); each is named at
+    /// the end by the longest of those that begins it.
+    ava_failed: Vec<String>,
+    ava_titles: Vec<String>,
     /// QUnit's command-line summaries (qunit-extras: `PASS: 6831  FAIL: 0  TOTAL: 6831`,
     /// lodash's), summed over the suites that printed one.
     qunit: Option<TestCounts>,
@@ -154,6 +159,8 @@ impl Tally {
             mocha: None,
             ava: None,
             ava_ticks: 0,
+            ava_failed: Vec::new(),
+            ava_titles: Vec::new(),
             qunit: None,
             mocha_next: 0,
             mocha_title: None,
@@ -200,7 +207,8 @@ impl Tally {
     /// failing or erroring (pytest's `FAILED`/`ERROR` lines, unittest's `FAIL:`/`ERROR:`,
     /// libtest's `test NAME ... FAILED`, go's top-level `--- FAIL:` by package, TAP's
     /// top-level `not ok`, mocha's list after `N failing` as `suite … test`, jest's
-    /// `● suite › test` as `file › suite › test`, vitest's `FAIL  file > suite > test`).
+    /// `● suite › test` as `file › suite › test`, vitest's `FAIL  file > suite > test`,
+    /// ava's `✘ [fail]:` lines by the titles its details repeat).
     /// The names are complete only when there
     /// are as many as the counts' failed and errored tests.
     pub fn finish(mut self) -> (Option<TestCounts>, Vec<String>) {
@@ -209,6 +217,7 @@ impl Tally {
             self.line_done(&line);
         }
         self.go_package_ended(None);
+        self.ava_named();
         let counts = self.counts();
         (counts, self.failing)
     }
@@ -469,6 +478,13 @@ impl Tally {
             }
             return;
         }
+        if let Some(failed) = trimmed.strip_prefix("✘ [fail]: ") {
+            self.ava_failed.push(failed.to_string());
+            return;
+        }
+        if self.ava_title(trimmed) {
+            return;
+        }
         if self.ava_summary(trimmed) {
             return;
         }
@@ -499,6 +515,40 @@ impl Tally {
                 // The list of failures follows, numbered from 1.
                 self.mocha_next = 1;
                 self.mocha_title = None;
+            }
+        }
+    }
+
+    /// A line of ava's details that may be the title alone of a `✘ [fail]:` line (`a ›
+    /// three` of `✘ [fail]: a › three Expected values to be strictly equal`): kept.
+    fn ava_title(&mut self, trimmed: &str) -> bool {
+        let begins = |f: &String| {
+            f == trimmed || f.strip_prefix(trimmed).is_some_and(|r| r.starts_with(' '))
+        };
+        if trimmed.is_empty() || !self.ava_failed.iter().any(begins) {
+            return false;
+        }
+        self.ava_titles.push(trimmed.to_string());
+        true
+    }
+
+    /// Each of ava's `✘ [fail]:` lines named by the longest title of its details that
+    /// begins it (titles may begin one another: `prefix` and `prefix option`).
+    fn ava_named(&mut self) {
+        for failed in std::mem::take(&mut self.ava_failed) {
+            let title = self
+                .ava_titles
+                .iter()
+                .filter(|t| {
+                    failed == **t
+                        || failed
+                            .strip_prefix(t.as_str())
+                            .is_some_and(|r| r.starts_with(' '))
+                })
+                .max_by_key(|t| t.len())
+                .cloned();
+            if let Some(title) = title {
+                self.named_failing(&title);
             }
         }
     }
@@ -1256,6 +1306,17 @@ mod tests {
         // ava 6: a failure leaves the passes out of the closing lines.
         let failed = "  ✔ a › one\n  ✔ a › two\n  ✘ [fail]: a › three Expected values to be strictly equal\n  ✔ [expected fail] a › four\n  ─\n\n  a › three\n\n  a.js:5\n\n  ─\n\n  1 test failed\n  1 known failure\n  1 uncaught exception\n";
         assert_eq!(tally(Node, failed), c(2, 1, 1, 1));
+        // Its failing test is named by its title alone, which its details repeat.
+        assert_eq!(failing(Node, failed), ["a › three"]);
+        // sindresorhus/ky: two failures whose titles share their start.
+        let ky = "  ✘ [fail]: browser › firefox - prefix option Rejected promise returned by test\n  ✘ [fail]: browser › firefox - prefix Rejected promise returned by test\n  ─\n\n  browser › firefox - prefix\n\n  Rejected promise returned by test.\n\n  browser › firefox - prefix option\n\n  Rejected promise returned by test.\n\n  ─\n\n  2 tests failed\n";
+        assert_eq!(
+            failing(Node, ky),
+            [
+                "browser › firefox - prefix option",
+                "browser › firefox - prefix"
+            ]
+        );
         // ava 3's cross.
         let ava3 = "  ✔ b › one\n  ✖ b › two failed\n  ─\n\n  1 test failed\n";
         assert_eq!(tally(Node, ava3), c(1, 1, 0, 0));
