@@ -22,7 +22,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends less git make p
  && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \
  && mkdir -p /src /work /deps /prep
 COPY proven-entry /usr/local/bin/proven-entry
-COPY jest-exit.js /usr/lib/proven/jest-exit.js
+COPY jest-exit.js /usr/lib/proven/node_modules/jest-exit.js
 COPY --from=era-redis /opt/redis /opt/redis
 # No NODE_ENV, as on a CI's runner (babel's env and webpack's mode choose by it).
 ENV HOME=/tmp LANG=C.UTF-8 npm_config_cache=/tmp/npm-cache npm_config_update_notifier=false \

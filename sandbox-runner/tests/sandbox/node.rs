@@ -369,6 +369,33 @@ async fn jest_that_says_its_run_is_over_exits_with_its_code_though_a_test_left_a
     }
 }
 
+/// What the sandbox loads into every Node process is no part of the project's coverage: a
+/// suite that checks its coverage (nanoid's `node --test --experimental-test-coverage` at a
+/// 100 % threshold) measures the project's files alone, as on its CI.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sandboxs_own_node_code_is_no_part_of_the_projects_coverage() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write("index.js", "exports.twice = (n) => n * 2;\n").write(
+        "test/twice.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\ntest('twice', () => {\n  assert.strictEqual(require('../index.js').twice(2), 4);\n});\n",
+    );
+    let head = repo.commit("a project whose suite reports its coverage");
+    let request = RunRequest::new(
+        repo.path(),
+        &head,
+        Language::Node,
+        ["node", "--test", "--experimental-test-coverage", "test/"]
+            .map(String::from)
+            .to_vec(),
+    );
+    let record = sandbox.run(&request).await.expect("runs");
+    let output = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{output}");
+    assert!(output.contains("index.js"), "a coverage report: {output}");
+    assert!(!output.contains("jest-exit"), "{output}");
+}
+
 /// A step of the suite that needs the network, after tests that all pass (pino's smoke
 /// test installs the packed project from the registry), fails the run without a failing
 /// test: the record says the run needed the network, which a test run does not have, where
