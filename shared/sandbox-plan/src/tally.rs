@@ -266,7 +266,7 @@ impl Tally {
                 }
             }
             Language::Go => self.go(line),
-            Language::Node => self.node(line),
+            Language::Node => self.node(without_pnpm_prefix(line)),
         }
     }
 
@@ -695,6 +695,27 @@ fn qunit_summary(line: &str) -> Option<TestCounts> {
         failed,
         ..TestCounts::default()
     })
+}
+
+/// A line a script printed when pnpm runs several together (`pnpm run /^test:/`, `pnpm -r
+/// test`), without pnpm's prefix: the folder (`.` for the root, else a path), the script,
+/// a colon (`. test:coverage: ℹ pass 79`, nanoid's). Any other line as it is.
+fn without_pnpm_prefix(line: &str) -> &str {
+    let Some((dir, rest)) = line.split_once(' ') else {
+        return line;
+    };
+    if !(dir == "." || dir.contains('/')) || dir.contains(':') {
+        return line;
+    }
+    let (script, after) = rest.split_once(' ').unwrap_or((rest, ""));
+    let Some(name) = script.strip_suffix(':') else {
+        return line;
+    };
+    let named = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, ':' | '-' | '_' | '.' | '/' | '@'));
+    if named { after } else { line }
 }
 
 fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
@@ -1320,6 +1341,20 @@ mod tests {
         // ava 3's cross.
         let ava3 = "  ✔ b › one\n  ✖ b › two failed\n  ─\n\n  1 test failed\n";
         assert_eq!(tally(Node, ava3), c(1, 1, 0, 0));
+    }
+
+    /// pnpm running several scripts together prefixes each line with the folder and the
+    /// script (nanoid's `pnpm run /^test:/`): node's spec summary is read through it.
+    #[test]
+    fn a_scripts_lines_are_read_through_pnpms_prefix() {
+        use Language::Node;
+        let nanoid = ". test:coverage$ bnt --coverage 100\n. test:lint: Found 0 warnings and 0 errors.\n. test:coverage:   ✔ prints unique ID (89.8ms)\n. test:coverage: ℹ tests 79\n. test:coverage: ℹ pass 78\n. test:coverage: ℹ fail 1\n. test:coverage: ℹ skipped 0\n. test:coverage:\n. test:size: Done\n";
+        assert_eq!(tally(Node, nanoid), c(78, 1, 0, 0));
+        // A workspace package's, by its folder.
+        let member = "packages/a test: # pass 3\npackages/a test: # fail 0\n";
+        assert_eq!(tally(Node, member), c(3, 0, 0, 0));
+        // Not a prefix: a word that is no folder, or no script before the colon.
+        assert_eq!(tally(Node, "ok test: # pass 3\n"), None);
     }
 
     /// lodash's `npm test` runs QUnit twice through qunit-extras, which prints neither TAP
