@@ -140,11 +140,12 @@ pub fn choose(files: &dyn Fn(&str) -> Option<String>) -> Choice {
         // The pnpm its CI sets up, where that major also writes the lock file's format
         // (pnpm 9, 10 and 11 all write `9.0`): nanoid's CI sets up pnpm 11, whose
         // workspace file pnpm 9 refuses ("packages field missing or empty").
-        let at_least = |v: &str| {
+        let writes_it = |v: &str| {
             let m = |s: &str| s.split('.').next().and_then(|m| m.parse::<u64>().ok());
-            m(v).zip(m(major)).is_some_and(|(ci, lock)| ci >= lock)
+            m(v).zip(m(major))
+                .is_some_and(|(ci, lock)| ci == lock || (lock == 9 && ci > 9))
         };
-        if let Some((ci, from)) = ci_pnpm(files).filter(|(v, _)| at_least(v)) {
+        if let Some((ci, from)) = ci_pnpm(files).filter(|(v, _)| writes_it(v)) {
             let install = format!("pnpm@{ci}");
             let fallback = format!("pnpm@{major}");
             return Choice {
@@ -623,6 +624,14 @@ mod tests {
         let c = choice(&[pkg, lock, listing, old]);
         assert_eq!(c.install.as_deref(), Some("pnpm@9"));
         assert_eq!(c.because, "pnpm-lock.yaml (lockfileVersion 9.0: pnpm 9)");
+        // Nor one newer than the format's own majors (pnpm 9 writes `9.0`, not `6.0`).
+        let newer = (
+            ".github/workflows/test.yml",
+            "jobs:\n  t:\n    steps:\n      - uses: pnpm/action-setup@v4\n        with:\n          version: 9\n",
+        );
+        let six = ("pnpm-lock.yaml", "lockfileVersion: '6.0'\n");
+        let c = choice(&[pkg, six, listing, newer]);
+        assert_eq!(c.install.as_deref(), Some("pnpm@8"));
     }
 
     #[test]
