@@ -350,11 +350,53 @@ impl TreeWriter<'_> {
                         None => self.left_out.push(shown),
                     }
                 }
-                // Submodules (commits) are left out, as in intake.
+                // A submodule (a commit): its tree, where the repository holds the
+                // submodule's own (a checkout with `submodules: true`, in .git/modules), as
+                // on the CI's runner; else left out, as in intake.
+                (Some(ObjectType::Commit), _) => {
+                    if !self.write_submodule(entry.id(), &path, &shown)? {
+                        self.left_out.push(shown);
+                    }
+                }
                 _ => self.left_out.push(shown),
             }
         }
         Ok(())
+    }
+
+    /// Writes the tree of submodule `shown`'s commit `id` at `path`, from the submodule's
+    /// own repository; false where there is none or it lacks that commit. Its files count
+    /// toward the same limits, and its own missing objects and left-out entries are named.
+    fn write_submodule(&mut self, id: Oid, path: &Path, shown: &str) -> Result<bool, SandboxError> {
+        let Some(sub) = self
+            .repo
+            .find_submodule(shown)
+            .ok()
+            .and_then(|s| s.open().ok())
+        else {
+            return Ok(false);
+        };
+        let Ok(tree) = sub.find_commit(id).and_then(|c| c.tree()) else {
+            return Ok(false);
+        };
+        let odb = sub.odb().map_err(git_error)?;
+        let mut inner = TreeWriter {
+            repo: &sub,
+            odb: &odb,
+            left_out: std::mem::take(&mut self.left_out),
+            missing: std::mem::take(&mut self.missing),
+            bytes: self.bytes,
+            scratch: self.scratch,
+            max_bytes: self.max_bytes,
+            scratch_limit: self.scratch_limit,
+        };
+        make_dir(path)?;
+        let written = inner.write_entries(&tree, path, &format!("{shown}/"));
+        self.left_out = inner.left_out;
+        self.missing = inner.missing;
+        self.bytes = inner.bytes;
+        self.scratch = inner.scratch;
+        written.map(|()| true)
     }
 }
 

@@ -212,6 +212,83 @@ async fn a_patch_is_refused_by_name() {
     );
 }
 
+/// A submodule whose repository the checkout holds (`.git/modules`, as a CI's checkout with
+/// `submodules: true`) is written into the run's tree at its commit: handlebars.js' suite
+/// reads its mustache specs from one. A submodule without its repository stays left out
+/// by name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submodule_the_checkout_holds_is_in_the_runs_tree() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let specs = TestRepo::new();
+    specs.write("specs/one.txt", "from the submodule\n");
+    specs.commit("the specs");
+    let repo = TestRepo::new();
+    repo.write(
+        "test_specs.py",
+        "def test_specs():\n    assert open('spec/lib/specs/one.txt').read() == 'from the submodule\\n'\n",
+    );
+    repo.commit("a test of the specs");
+    let added = std::process::Command::new("git")
+        .current_dir(repo.path())
+        .args(["-c", "protocol.file.allow=always", "submodule", "add", "-q"])
+        .arg(specs.path())
+        .arg("spec/lib")
+        .status()
+        .expect("git submodule add");
+    assert!(added.success());
+    // git's own commit: the test repository's index reads the submodule as a folder.
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(repo.path())
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout)
+            .expect("utf-8")
+            .trim()
+            .to_string()
+    };
+    git(&["commit", "-q", "-m", "the specs as a submodule"]);
+    let commit = git(&["rev-parse", "HEAD"]);
+    let record = sandbox
+        .run(&RunRequest::new(
+            repo.path(),
+            &commit,
+            Language::Python,
+            support::pytest("test_specs.py"),
+        ))
+        .await
+        .expect("runs");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}");
+    assert!(
+        record.tree.left_out.is_empty(),
+        "{:?}",
+        record.tree.left_out
+    );
+    // Without the submodule's repository: left out by name, and the test cannot read it.
+    std::fs::remove_dir_all(repo.path().join(".git/modules")).expect("remove");
+    let record = sandbox
+        .run(&RunRequest::new(
+            repo.path(),
+            &commit,
+            Language::Python,
+            support::pytest("test_specs.py"),
+        ))
+        .await
+        .expect("runs");
+    assert_eq!(record.tree.left_out, ["spec/lib"]);
+    assert_eq!(
+        record.outcome,
+        Outcome::TestFailed,
+        "{}",
+        support::output(&record)
+    );
+    assert_container_gone(&sandbox, &record).await;
+}
+
 /// A partial clone, or a mirror without its largest files: objects the tree names are not
 /// in the store. The tests never read them, so the run goes on without them, and the record
 /// names each one.
