@@ -211,20 +211,15 @@ pub fn choose(files: &dyn Fn(&str) -> Option<String>) -> Choice {
 /// `pnpm/setup` with `version: 11`), with where: the first workflow by name that says one.
 /// `files(".github/workflows/")` lists the folder's files.
 fn ci_pnpm(files: &dyn Fn(&str) -> Option<String>) -> Option<(String, String)> {
-    let listing = files(".github/workflows/")?;
-    let mut names: Vec<&str> = listing
-        .lines()
-        .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
-        .collect();
-    names.sort_unstable();
-    names.into_iter().take(50).find_map(|name| {
-        let path = format!(".github/workflows/{name}");
-        let (action, version) = pnpm_setup_version(&files(&path)?)?;
-        Some((
-            version.clone(),
-            format!("{path} {action} version {version}"),
-        ))
-    })
+    crate::suite::workflows(files)?
+        .into_iter()
+        .find_map(|(path, text)| {
+            let (action, version) = pnpm_setup_version(&text)?;
+            Some((
+                version.clone(),
+                format!("{path} {action} version {version}"),
+            ))
+        })
 }
 
 /// The action and the `version:` input of a workflow's first pnpm setup step that names

@@ -1407,7 +1407,7 @@ fn ci_build(read: &dyn Fn(&str) -> Option<String>) -> Option<(Vec<String>, Strin
 
 /// The tree's GitHub workflows (`.github/workflows/*.yml`, by name, at most 50), each with
 /// its text; None where the folder cannot be listed. `read("DIR/")` lists a folder's files.
-fn workflows(read: &dyn Fn(&str) -> Option<String>) -> Option<Vec<(String, String)>> {
+pub(crate) fn workflows(read: &dyn Fn(&str) -> Option<String>) -> Option<Vec<(String, String)>> {
     let listing = read(".github/workflows/")?;
     let mut names: Vec<&str> = listing
         .lines()
