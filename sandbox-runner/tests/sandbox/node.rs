@@ -616,6 +616,41 @@ async fn documented_suite_run(
 /// pnpm's lock file for a project whose one development dependency is left-pad `^1.1.0`.
 const PNPM_LEFT_PAD_LOCK: &str = "lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n  excludeLinksFromLockfile: false\n\nimporters:\n\n  .:\n    devDependencies:\n      left-pad:\n        specifier: ^1.1.0\n        version: 1.3.0\n\npackages:\n\n  left-pad@1.3.0:\n    resolution: {integrity: sha512-XI5MPzVNApjAyhQzphX8BkmKsKUxD4LdyK24iZeQGinBN9yTQT3bFlCBy/aVx2HrNcqQGsdot8ghrjyrvMCoEA==}\n\nsnapshots:\n\n  left-pad@1.3.0: {}\n";
 
+/// A pnpm project on Node 22 whose test script runs another script with `pnpm run`, its
+/// lock file and a pnpm 10+ workspace file (no `packages:`), with `files` besides, run as
+/// its documented suite: passed, one test, prepared by the pnpm whose manager is returned.
+async fn pnpm_project_run(
+    manager_field: &str,
+    files: &[(&str, &str)],
+) -> proven_sandbox::record::PackageManager {
+    let sandbox = node_sandbox(&["22"]).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        &format!(
+            r#"{{"name":"pn","version":"1.0.0","private":true,{manager_field}"engines":{{"node":">=22"}},"scripts":{{"unit":"node --test","test":"pnpm run unit"}},"devDependencies":{{"left-pad":"^1.1.0"}}}}
+"#
+        ),
+    )
+    .write("pnpm-workspace.yaml", "allowBuilds:\n  husky: true\n")
+    .write("pnpm-lock.yaml", PNPM_LEFT_PAD_LOCK)
+    .write(
+        "test/pad.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\ntest('pads', () => {\n  assert.strictEqual(require('left-pad')('a', 2), ' a');\n});\n",
+    );
+    for (path, text) in files {
+        repo.write(path, text);
+    }
+    let commit = repo.commit("a pnpm project");
+    let record = documented_suite_run(&sandbox, &repo, &commit).await;
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{record:?}");
+    assert_eq!(record.tests.map(|t| t.passed), Some(1), "{out}");
+    assert_container_gone(&sandbox, &record).await;
+    let deps = record.dependencies.expect("prepared node_modules");
+    deps.package_manager.expect("the manager is named")
+}
+
 /// pnpm 11 checks node_modules against the lock file before `pnpm run` and installs when it
 /// finds them out of step (`verify-deps-before-run` is `install` by default since pnpm 11).
 /// A test run has no network: that install failed at once here, and waited out the suite's
@@ -624,28 +659,8 @@ const PNPM_LEFT_PAD_LOCK: &str = "lockfileVersion: '9.0'\n\nsettings:\n  autoIns
 /// nothing more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pnpm_11_script_runs_on_what_the_preparation_installed() {
-    let sandbox = node_sandbox(&["22"]).await;
-    let repo = TestRepo::new();
-    repo.write(
-        "package.json",
-        r#"{"name":"pn11","version":"1.0.0","private":true,"packageManager":"pnpm@11.6.0","engines":{"node":">=22"},"scripts":{"unit":"node --test","test":"pnpm run unit"},"devDependencies":{"left-pad":"^1.1.0"}}
-"#,
-    )
-    .write("pnpm-workspace.yaml", "allowBuilds:\n  husky: true\n")
-    .write("pnpm-lock.yaml", PNPM_LEFT_PAD_LOCK)
-    .write(
-        "test/pad.test.js",
-        "const test = require('node:test');\nconst assert = require('node:assert');\ntest('pads', () => {\n  assert.strictEqual(require('left-pad')('a', 2), ' a');\n});\n",
-    );
-    let commit = repo.commit("a pnpm 11 project");
-    let record = documented_suite_run(&sandbox, &repo, &commit).await;
-    let out = support::output(&record);
-    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{record:?}");
-    assert_eq!(record.tests.map(|t| t.passed), Some(1), "{out}");
-    let deps = record.dependencies.as_ref().expect("prepared node_modules");
-    let manager = deps.package_manager.as_ref().expect("the manager is named");
-    assert_eq!(manager.version.as_deref(), Some("11.6.0"), "{deps:?}");
-    assert_container_gone(&sandbox, &record).await;
+    let manager = pnpm_project_run(r#""packageManager":"pnpm@11.6.0","#, &[]).await;
+    assert_eq!(manager.version.as_deref(), Some("11.6.0"), "{manager:?}");
 }
 
 /// A pnpm project that declares no `packageManager` is prepared with the pnpm its CI sets
@@ -654,43 +669,20 @@ async fn a_pnpm_11_script_runs_on_what_the_preparation_installed() {
 /// `packages`, npm then prepared it, and its test script found no `pnpm`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pnpm_project_is_prepared_with_the_pnpm_its_ci_sets_up() {
-    let sandbox = node_sandbox(&["22"]).await;
-    let repo = TestRepo::new();
-    repo.write(
-        "package.json",
-        r#"{"name":"pn-ci","version":"1.0.0","private":true,"engines":{"node":">=22"},"scripts":{"unit":"node --test","test":"pnpm run unit"},"devDependencies":{"left-pad":"^1.1.0"}}
-"#,
-    )
-    .write("pnpm-workspace.yaml", "allowBuilds:\n  husky: true\n")
-    .write("pnpm-lock.yaml", PNPM_LEFT_PAD_LOCK)
-    .write(
-        ".github/workflows/test.yml",
-        "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - name: Install Node.js & pnpm\n        uses: pnpm/setup@v1\n        with:\n          version: 11\n          runtime: node@22\n      - run: pnpm ci\n      - run: pnpm test\n",
-    )
-    .write(
-        "test/pad.test.js",
-        "const test = require('node:test');\nconst assert = require('node:assert');\ntest('pads', () => {\n  assert.strictEqual(require('left-pad')('a', 2), ' a');\n});\n",
-    );
-    let commit = repo.commit("a pnpm project its CI sets pnpm 11 up for");
-    let record = documented_suite_run(&sandbox, &repo, &commit).await;
-    let out = support::output(&record);
-    assert_eq!(record.outcome, Outcome::Passed, "{out}\n{record:?}");
-    let deps = record.dependencies.as_ref().expect("prepared node_modules");
-    let manager = deps.package_manager.as_ref().expect("the manager is named");
-    assert_eq!(manager.name, "pnpm", "{deps:?}");
+    let workflow = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - name: Install Node.js & pnpm\n        uses: pnpm/setup@v1\n        with:\n          version: 11\n          runtime: node@22\n      - run: pnpm ci\n      - run: pnpm test\n";
+    let manager = pnpm_project_run("", &[(".github/workflows/test.yml", workflow)]).await;
+    assert_eq!(manager.name, "pnpm", "{manager:?}");
     assert!(
         manager
             .version
             .as_deref()
             .is_some_and(|v| v.starts_with("11.")),
-        "{deps:?}"
+        "{manager:?}"
     );
     assert_eq!(
         manager.because,
         "pnpm-lock.yaml (lockfileVersion 9.0) and .github/workflows/test.yml pnpm/setup version 11",
-        "{deps:?}"
     );
-    assert_container_gone(&sandbox, &record).await;
 }
 
 /// A project whose `engines.node` the default image's Node does not satisfy (tj/commander.js
