@@ -627,7 +627,7 @@ async fn pnpm_project_run(
     let repo = TestRepo::new();
     repo.write(
         "package.json",
-        &format!(
+        format!(
             r#"{{"name":"pn","version":"1.0.0","private":true,{manager_field}"engines":{{"node":">=22"}},"scripts":{{"unit":"node --test","test":"pnpm run unit"}},"devDependencies":{{"left-pad":"^1.1.0"}}}}
 "#
         ),
