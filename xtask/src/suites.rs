@@ -172,6 +172,23 @@ pub const STUDY: &[(&str, Language)] = &[
     ("seanmonstar/httparse", Language::Rust),
     ("mitchellh/mapstructure", Language::Go),
     ("patrickmn/go-cache", Language::Go),
+    // Added 2026-12-07 (fifteenth session), never run before, chosen for popularity.
+    ("paramiko/paramiko", Language::Python),
+    ("PyCQA/flake8", Language::Python),
+    ("yaml/pyyaml", Language::Python),
+    ("theskumar/python-dotenv", Language::Python),
+    ("jprichardson/node-fs-extra", Language::Node),
+    ("ljharb/qs", Language::Node),
+    ("mde/ejs", Language::Node),
+    ("micromatch/micromatch", Language::Node),
+    ("dtolnay/syn", Language::Rust),
+    ("Stebalien/tempfile", Language::Rust),
+    ("indexmap-rs/indexmap", Language::Rust),
+    ("servo/rust-url", Language::Rust),
+    ("go-yaml/yaml", Language::Go),
+    ("hashicorp/golang-lru", Language::Go),
+    ("fsnotify/fsnotify", Language::Go),
+    ("google/btree", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.

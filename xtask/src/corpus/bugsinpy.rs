@@ -164,6 +164,11 @@ pub const FIFTH_HELD_OUT: (u32, usize) = (22, 4);
 /// any of its misses is read; a miss read afterwards joins [`STUDIED`].
 pub const SIXTH_HELD_OUT: (u32, usize) = (26, 4);
 
+/// The seventh held-out measure (2026-12-07, fifteenth session), fixed before it ran: bugs
+/// 30 to 33 of each project (`--from 30 --limit 4`), none of them ever studied, measured
+/// before any of its misses is read; a miss read afterwards joins [`STUDIED`].
+pub const SEVENTH_HELD_OUT: (u32, usize) = (30, 4);
+
 /// The cases: the first `limit` bugs by number of each project (`projects`, or every one
 /// of [`PROJECTS`]) from bug number `from` on, in rounds.
 pub fn selection(
@@ -927,6 +932,16 @@ mod tests {
             .map(|(_, n)| (*n as usize).saturating_sub(25).min(4))
             .sum();
         assert_eq!(sixth.len(), expected);
+        // The seventh: bugs 30 to 33, apart from the sixth and never studied.
+        let (from, limit) = SEVENTH_HELD_OUT;
+        let seventh = selection(&data, &[], from, limit).expect("selects");
+        assert!(seventh.iter().all(|c| (30..=33).contains(&c.number)));
+        assert!(seventh.iter().all(|c| !c.studied()), "never studied");
+        let expected: usize = counts
+            .iter()
+            .map(|(_, n)| (*n as usize).saturating_sub(29).min(4))
+            .sum();
+        assert_eq!(seventh.len(), expected);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -269,6 +269,14 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 (o.from, o.limit) = (bugsinpy::SIXTH_HELD_OUT.0, Some(bugsinpy::SIXTH_HELD_OUT.1));
                 o.measured_only = true;
             }
+            // The seventh, fixed in code before it ran.
+            "--seventh-held-out" if corpus == Corpus::BugsInPy => {
+                (o.from, o.limit) = (
+                    bugsinpy::SEVENTH_HELD_OUT.0,
+                    Some(bugsinpy::SEVENTH_HELD_OUT.1),
+                );
+                o.measured_only = true;
+            }
             "--review-only" => {
                 o.resume = true;
                 o.review_only = true;
@@ -316,7 +324,8 @@ pub fn usage() -> String {
      [--third-held-out (BugsInPy: --from 15 --limit 3 --measured-only)] \
      [--fourth-held-out (BugsInPy: --from 18 --limit 4 --measured-only)] \
      [--fifth-held-out (BugsInPy: --from 22 --limit 4 --measured-only)] \
-     [--sixth-held-out (BugsInPy: --from 26 --limit 4 --measured-only)] [--case ID…] \
+     [--sixth-held-out (BugsInPy: --from 26 --limit 4 --measured-only)] \
+     [--seventh-held-out (BugsInPy: --from 30 --limit 4 --measured-only)] [--case ID…] \
      [--tool-bench [--rounds N] (each case reviewed with and without the tool evidence, \
      timed; `cargo xtask bench tool` runs it)] | commits --tool-bench --repos DIR [--case \
      PROJECT…] [--rounds N] (the tool bench's Go and Rust commits)"
@@ -2116,6 +2125,7 @@ mod tests {
             ("--fourth-held-out", 18, 4),
             ("--fifth-held-out", 22, 4),
             ("--sixth-held-out", 26, 4),
+            ("--seventh-held-out", 30, 4),
         ] {
             let o = parse(&args(&[
                 "bugsinpy",
