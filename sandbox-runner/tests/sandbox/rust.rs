@@ -180,6 +180,56 @@ async fn a_crate_whose_tests_fill_its_target_directory_has_the_scratch_rust_need
     }
 }
 
+/// A crate without Cargo.lock (most libraries of before 2023 commit none) is resolved as
+/// its CI resolved it at the base's date, never as of today: rust-url's head of 2026-07
+/// failed ten UTS 46 tests on the ICU data crate of 2026-11 it got. The tree's test reads
+/// the lock file the run resolved from the vendored sources: itoa as of 2022-06-01 is
+/// 1.0.2; resolved now, a later one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crate_without_a_lock_file_is_resolved_as_of_the_base() {
+    const OF_THE_DATE: &str = "#[test]\nfn itoa_is_of_the_date() {\n    let lock = std::fs::read_to_string(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/Cargo.lock\")).expect(\"the run's lock file\");\n    assert!(lock.contains(\"name = \\\"itoa\\\"\\nversion = \\\"1.0.2\\\"\"), \"{lock}\");\n}\n";
+    let repo = TestRepo::new();
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"labels\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nitoa = \"1\"\n",
+    )
+    .write("src/lib.rs", LIB_OK);
+    let commit = repo.commit("a library without a lock file");
+    let sandbox = support::sandbox(&[Language::Rust], |_| {}).await;
+    let request = RunRequest::new(repo.path(), &commit, Language::Rust, cargo_test())
+        .with_file("tests/proof.rs", OF_THE_DATE);
+    let mut dated = request.clone();
+    dated.resolve_before = Some("2022-06-01T00:00:00Z".into());
+    let run = sandbox.run(&dated).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    let deps = run.dependencies.as_ref().expect("prepared");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("versions resolved as of 2022-06-01T00:00:00Z")),
+        "{:?}",
+        deps.notes
+    );
+    // Without an instant (a young base), today's releases: the test sees a later itoa.
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(
+        run.outcome,
+        Outcome::TestFailed,
+        "{}",
+        support::output(&run)
+    );
+    assert!(
+        run.dependencies
+            .as_ref()
+            .expect("prepared")
+            .notes
+            .iter()
+            .any(|n| n.contains("versions resolved now")),
+        "{:?}",
+        run.dependencies
+    );
+}
+
 /// P9 of docs/suites-at-head.md: the preparation builds a skeleton (stub targets, `fn
 /// main() {}` for build scripts) and cleans the project's packages out of what it compiled.
 /// A package of the tree outside the workspace (serde_json's fuzz/) made that clean fail as

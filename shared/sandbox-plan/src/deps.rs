@@ -301,7 +301,7 @@ pub fn plan(
     match language {
         Language::Python => Ok(plan_python(config, src, resolve_before)),
         Language::Node => plan_node(config, src, resolve_before),
-        Language::Rust => plan_rust(src),
+        Language::Rust => plan_rust(src, resolve_before),
         Language::Go => Ok(plan_go(config, src)),
     }
 }
@@ -832,7 +832,11 @@ pub fn node_engines(src: &Path) -> Option<String> {
         .map(str::to_string)
 }
 
-fn plan_rust(src: &Path) -> Result<Option<Plan>, RequestError> {
+/// `resolve_before`: a tree without Cargo.lock is resolved as of that instant (the base's
+/// commit time), as its CI resolved it then: a release of a dependency made since may break
+/// the tests (rust-url's head of 2026-07 fails ten UTS 46 tests on an ICU data crate of
+/// 2026-11, a Unicode version later than its test data).
+fn plan_rust(src: &Path, resolve_before: Option<&str>) -> Result<Option<Plan>, RequestError> {
     if !src.join("Cargo.toml").is_file() {
         return Ok(None);
     }
@@ -889,13 +893,26 @@ fn plan_rust(src: &Path) -> Result<Option<Plan>, RequestError> {
         }
         plan.inputs.push((m.clone(), bytes));
     }
+    // The instant a tree without a lock file is resolved as of: a time cargo reads, never
+    // shell (it goes into the script).
+    let dated = resolve_before.filter(|at| {
+        lock.is_none()
+            && !at.is_empty()
+            && at
+                .chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '-' | ':' | 'T' | 'Z'))
+    });
     match lock {
         Some(lock) => plan.inputs.push(("Cargo.lock".into(), lock)),
+        // The script's report says which resolution was made (as of the instant, or now
+        // where cargo found nothing that old).
+        None if dated.is_some() => {}
         None => plan.notes.push(
             "no Cargo.lock: versions resolved now (cargo generate-lockfile), not pinned by the project"
                 .into(),
         ),
     }
+    plan.resolve_before = dated.map(str::to_string);
     let (git, registry): (Vec<_>, Vec<_>) = git
         .into_iter()
         .partition(|c| !from_registry.contains(&c.name));
@@ -936,6 +953,7 @@ fn plan_rust(src: &Path) -> Result<Option<Plan>, RequestError> {
             &members,
             &stand_ins,
             &cargo_git::registry_stand_ins_script(&from_registry),
+            dated,
         ),
     ];
     plan.env = vec![
@@ -980,7 +998,27 @@ const RUST_BUILD_ENV: &[&str] = &[
 /// With packages a `[patch.crates-io]` took from git (`from_registry`, the lines of
 /// [`cargo_git::registry_stand_ins_script`]), the lock file is vendored without `--locked`
 /// too, and the vendored releases are patched in after.
-fn rust_script(members: &[String], stand_ins: &str, from_registry: &str) -> String {
+///
+/// Without Cargo.lock, `resolve_before` resolves it as of that instant (cargo's
+/// `--publish-time`, unstable in cargo 1.93 and later: it reads the registry index's
+/// `pubtime`, which crates.io gives every release; `RUSTC_BOOTSTRAP` lets that one command
+/// take it, never the build); where nothing that old satisfies the manifests, as of now,
+/// said in the notes.
+fn rust_script(
+    members: &[String],
+    stand_ins: &str,
+    from_registry: &str,
+    resolve_before: Option<&str>,
+) -> String {
+    let resolve = match resolve_before {
+        Some(at) => format!(
+            "if RUSTC_BOOTSTRAP=1 cargo generate-lockfile -Zunstable-options --publish-time '{at}' 2>&1; then \
+               lock_note='no Cargo.lock: versions resolved as of {at} (cargo generate-lockfile --publish-time), not pinned by the project'; \
+             else cargo generate-lockfile 2>&1; \
+               lock_note='no Cargo.lock: nothing published by {at} satisfies the manifests, so versions resolved now (cargo generate-lockfile), not pinned by the project'; fi; "
+        ),
+        None => "cargo generate-lockfile 2>&1; ".into(),
+    };
     let (locked, patch) = if stand_ins.is_empty() && from_registry.is_empty() {
         (" --locked", String::new())
     } else {
@@ -995,8 +1033,9 @@ fn rust_script(members: &[String], stand_ins: &str, from_registry: &str) -> Stri
     };
     format!(
         "set -e\n\
+         lock_note=''\n\
          if [ -f Cargo.lock ]; then resolved=false; \
-         else cargo generate-lockfile 2>&1; resolved=true; fi\n\
+         else {resolve}resolved=true; fi\n\
          {stand_ins}\
          cargo vendor{locked} {MOUNT}/vendor > {MOUNT}/cargo-config.toml\n\
          {patch}\
@@ -1009,6 +1048,7 @@ fn rust_script(members: &[String], stand_ins: &str, from_registry: &str) -> Stri
            cargo clippy --all-targets --offline > {MOUNT}/clippy.log 2>&1; then \
            note=\"$note; clippy's checks of the dependencies were made in the preparation\"; fi\n\
          {clean}\
+         if [ -n \"$lock_note\" ]; then note=\"$lock_note\\\", \\\"$note\"; fi\n\
          printf '{{\"resolved\": %s, \"notes\": [\"%s\"]}}' \"$resolved\" \"$note\" > {MOUNT}/report.json\n",
         clean = clean_members(members),
     )
@@ -1161,7 +1201,7 @@ pub fn cache_key(
     part(NPM_DATED_SCRIPT.as_bytes());
     // The Rust script with a stand-in package: a fixed script is never served what the
     // previous one made.
-    part(rust_script(&["package".into()], "", "").as_bytes());
+    part(rust_script(&["package".into()], "", "", Some("2000-01-01T00:00:00Z")).as_bytes());
     part(language.as_str().as_bytes());
     part(image.as_bytes());
     for r in registries {
@@ -1455,6 +1495,57 @@ mod tests {
                 record.notes
             );
         }
+    }
+
+    /// A Rust tree without Cargo.lock is resolved as of the base's instant, as its CI
+    /// resolved it then; a lock file pins it, and an instant that is not one never reaches
+    /// the script.
+    #[test]
+    fn a_rust_tree_without_a_lock_file_is_resolved_as_of_the_base() {
+        let plan_of = |files: &[(&str, &str)], before: Option<&str>| {
+            let dir = tempfile::tempdir().expect("dir");
+            for (name, text) in files {
+                fs::write(dir.path().join(name), text).expect("write");
+            }
+            plan_rust(dir.path(), before)
+                .expect("plans")
+                .expect("a plan")
+        };
+        let manifest = (
+            "Cargo.toml",
+            "[package]\nname = \"labels\"\nversion = \"0.1.0\"\n\n[dependencies]\nitoa = \"1\"\n",
+        );
+        let script = |plan: &Plan| plan.command.join(" ");
+        let dated = plan_of(&[manifest], Some("2022-06-01T00:00:00Z"));
+        assert_eq!(
+            dated.resolve_before.as_deref(),
+            Some("2022-06-01T00:00:00Z")
+        );
+        assert!(
+            script(&dated).contains("--publish-time '2022-06-01T00:00:00Z'"),
+            "{}",
+            script(&dated)
+        );
+        // Its notes come from the script, which says which resolution it made.
+        assert!(dated.notes.iter().all(|n| !n.contains("resolved now")));
+        // Today's, without an instant.
+        let now = plan_of(&[manifest], None);
+        assert_eq!(now.resolve_before, None);
+        assert!(!script(&now).contains("--publish-time"));
+        assert!(
+            now.notes
+                .iter()
+                .any(|n| n.contains("versions resolved now"))
+        );
+        // A lock file pins the versions: no instant, and no layer apart for it.
+        let lock = ("Cargo.lock", "version = 3\n");
+        let locked = plan_of(&[manifest, lock], Some("2022-06-01T00:00:00Z"));
+        assert_eq!(locked.resolve_before, None);
+        assert!(!script(&locked).contains("--publish-time"));
+        // Anything but an instant is not one.
+        let odd = plan_of(&[manifest], Some("2022'; touch /x; '"));
+        assert_eq!(odd.resolve_before, None);
+        assert!(!script(&odd).contains("touch"));
     }
 
     fn node_plan(files: &[(&str, &str)], before: Option<&str>) -> (Plan, serde_json::Value) {
