@@ -230,6 +230,111 @@ async fn a_crate_without_a_lock_file_is_resolved_as_of_the_base() {
     );
 }
 
+/// A crate whose tests compile only with the features its CI tests with (syn's suite
+/// stops at a `compile_error!` without `--all-features`): the documented suite is the CI's
+/// `cargo test`, a selected test builds with its features, and the preparation compiled
+/// for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crate_is_tested_with_the_features_its_ci_tests_with() {
+    let repo = TestRepo::new();
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"feat\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[features]\nfull = [\"dep:itoa\"]\n\n[dependencies]\nitoa = { version = \"=1.0.19\", optional = true }\n",
+    )
+    .write("Cargo.lock", LOCK.replace("\"labels\"", "\"feat\""))
+    .write(
+        "src/lib.rs",
+        "#[cfg(feature = \"full\")]\npub fn label(n: u32) -> String {\n    itoa::Buffer::new().format(n).to_string()\n}\n",
+    )
+    .write(
+        "tests/labels.rs",
+        "#[cfg(not(feature = \"full\"))]\ncompile_error!(\"use --features full\");\n\n#[test]\nfn labels() {\n    assert_eq!(feat::label(7), \"7\");\n}\n",
+    )
+    .write(
+        ".github/workflows/ci.yml",
+        "jobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: dtolnay/rust-toolchain@stable\n      - run: cargo test --locked --features full\n",
+    );
+    let commit = repo.commit("a crate tested with a feature");
+    let dir = repo.path().to_path_buf();
+    let read = move |p: &str| -> Option<String> {
+        match p.strip_suffix('/') {
+            Some(d) => std::fs::read_dir(dir.join(d)).ok().map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }),
+            None => std::fs::read_to_string(dir.join(p)).ok(),
+        }
+    };
+    let suite = proven_sandbox::suite::documented_suite(Language::Rust, &read);
+    assert_eq!(
+        suite.run.command,
+        ["cargo", "test", "--offline", "--features", "full"]
+    );
+    let sandbox = support::sandbox(&[Language::Rust], |_| {}).await;
+    let run = sandbox
+        .run(&RunRequest::new(
+            repo.path(),
+            &commit,
+            Language::Rust,
+            suite.run.command.clone(),
+        ))
+        .await
+        .expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    let notes = &run.dependencies.as_ref().expect("prepared").notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("built with the options of .github/workflows/ci.yml job test")),
+        "{notes:?}"
+    );
+    // The dependency the feature brings was compiled in the preparation, for the runs.
+    assert!(
+        !support::output(&run).contains("Compiling itoa"),
+        "{}",
+        support::output(&run)
+    );
+    let selected = suite.select(
+        Language::Rust,
+        &proven_sandbox::Selection {
+            path: "tests/labels.rs".into(),
+            names: vec!["labels".into()],
+            package: None,
+        },
+        0,
+    );
+    let run = sandbox
+        .run(&RunRequest::new(
+            repo.path(),
+            &commit,
+            Language::Rust,
+            selected.command,
+        ))
+        .await
+        .expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    // The default command does not compile the tests: nothing it says is about the code.
+    let run = sandbox
+        .run(&RunRequest::new(
+            repo.path(),
+            &commit,
+            Language::Rust,
+            Language::Rust.suite_run().command,
+        ))
+        .await
+        .expect("run");
+    assert!(
+        support::output(&run).contains("use --features full"),
+        "{:?}: {}",
+        run.outcome,
+        support::output(&run)
+    );
+    assert_ne!(run.outcome, Outcome::Passed);
+}
+
 /// P9 of docs/suites-at-head.md: the preparation builds a skeleton (stub targets, `fn
 /// main() {}` for build scripts) and cleans the project's packages out of what it compiled.
 /// A package of the tree outside the workspace (serde_json's fuzz/) made that clean fail as

@@ -11,6 +11,9 @@ pub struct Job {
     pub name: String,
     pub runs_on: String,
     pub commands: Vec<String>,
+    /// The Rust toolchains its steps set up, as written: `dtolnay/rust-toolchain@nightly`'s
+    /// `nightly`, a `toolchain:` input's value (`${{ matrix.rust }}` too).
+    pub toolchains: Vec<String>,
 }
 
 /// The jobs of a workflow, in the file's order.
@@ -41,6 +44,7 @@ pub fn jobs(text: &str) -> Vec<Job> {
                     name: name.trim_matches(['"', '\'']).to_string(),
                     runs_on: String::new(),
                     commands: Vec::new(),
+                    toolchains: Vec::new(),
                 });
             }
             continue;
@@ -49,6 +53,21 @@ pub fn jobs(text: &str) -> Vec<Job> {
         let key_line = trimmed.strip_prefix("- ").unwrap_or(trimmed);
         if let Some(value) = key_line.strip_prefix("runs-on:") {
             job.runs_on = value.trim().trim_matches(['"', '\'']).to_string();
+            continue;
+        }
+        if let Some(value) = key_line.strip_prefix("uses:")
+            && let Some((action, at)) = value.trim().split_once('@')
+            && action.ends_with("rust-toolchain")
+            && at != "master"
+            && at != "v1"
+        {
+            job.toolchains
+                .push(at.trim_matches(['"', '\'']).to_string());
+            continue;
+        }
+        if let Some(value) = key_line.strip_prefix("toolchain:") {
+            job.toolchains
+                .push(value.trim().trim_matches(['"', '\'']).to_string());
             continue;
         }
         let Some(value) = key_line.strip_prefix("run:") else {
@@ -234,12 +253,14 @@ jobs:
             name: "w".into(),
             runs_on: "windows-latest".into(),
             commands: vec!["npm run build".into(), "npm test".into()],
+            toolchains: Vec::new(),
         };
         assert_eq!(build_before_tests(&windows), None);
         let after = Job {
             name: "a".into(),
             runs_on: "ubuntu-latest".into(),
             commands: vec!["npm ci".into(), "npm test".into(), "npm run build".into()],
+            toolchains: Vec::new(),
         };
         assert_eq!(build_before_tests(&after), None, "a build after the tests");
     }

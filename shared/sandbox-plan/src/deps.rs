@@ -86,7 +86,25 @@ impl Plan {
             .files
             .iter()
             .map(|(name, bytes)| (format!("/prep/{name}"), bytes.clone()));
-        let keyed: Vec<(String, Vec<u8>)> = self.inputs.iter().cloned().chain(written).collect();
+        // The command and its variables too: what the tree decided that goes into them
+        // (the features a Rust CI tests with) makes another layer.
+        let command = (
+            "/prep/.command".to_string(),
+            self.command
+                .iter()
+                .chain(&self.env)
+                .flat_map(|w| [w.as_bytes(), b"\0"])
+                .flatten()
+                .copied()
+                .collect::<Vec<u8>>(),
+        );
+        let keyed: Vec<(String, Vec<u8>)> = self
+            .inputs
+            .iter()
+            .cloned()
+            .chain(written)
+            .chain(std::iter::once(command))
+            .collect();
         cache_key(language, image, sources, &keyed)
     }
 
@@ -287,6 +305,21 @@ fn find_named(src: &Path, names: &[&str]) -> Vec<String> {
     out
 }
 
+/// A tree's files as text, where `DIR/` lists the folder's file names (the CI's
+/// workflows), as [`crate::suite::documented_suite`] reads a revision.
+fn listed_reader(src: &Path) -> impl Fn(&str) -> Option<String> + '_ {
+    move |f: &str| match f.strip_suffix('/') {
+        Some(dir) => fs::read_dir(src.join(dir)).ok().map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("\n")
+        }),
+        None => read_small(src, f).map(|b| String::from_utf8_lossy(&b).into_owned()),
+    }
+}
+
 fn plan_json(value: &serde_json::Value) -> Vec<u8> {
     serde_json::to_vec_pretty(value).unwrap_or_default()
 }
@@ -442,17 +475,7 @@ fn plan_node(
         }
     }
     let text = |f: &str| read_small(src, f).map(|b| String::from_utf8_lossy(&b).into_owned());
-    // As `text`, where `DIR/` lists the folder's file names (the CI's workflows).
-    let listed = |f: &str| match f.strip_suffix('/') {
-        Some(dir) => fs::read_dir(src.join(dir)).ok().map(|entries| {
-            entries
-                .flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join("\n")
-        }),
-        None => text(f),
-    };
+    let listed = listed_reader(src);
     let choice = node_pm::choose(&listed);
     let files = node_files(config, src, &choice, &mut plan);
     // pnpm's workspace (its packages, its `catalog:` ranges) decides the install too.
@@ -943,6 +966,18 @@ fn plan_rust(src: &Path, resolve_before: Option<&str>) -> Result<Option<Plan>, R
     } else {
         cargo_git::stand_ins_script(&git, &features)
     };
+    // The tests are built as the CI's `cargo test` builds them (its features, its profile).
+    let ci = crate::cargo_ci::ci_test(&listed_reader(src));
+    let build: Vec<String> = ci.as_ref().map(|c| c.options.clone()).unwrap_or_default();
+    if let Some(ci) = &ci
+        && !build.is_empty()
+    {
+        plan.notes.push(format!(
+            "the tests were built with the options of {}'s cargo test: {}",
+            ci.source,
+            build.join(" ")
+        ));
+    }
     plan.skeleton = true;
     from_registry.sort();
     from_registry.dedup();
@@ -954,6 +989,7 @@ fn plan_rust(src: &Path, resolve_before: Option<&str>) -> Result<Option<Plan>, R
             &stand_ins,
             &cargo_git::registry_stand_ins_script(&from_registry),
             dated,
+            &build,
         ),
     ];
     plan.env = vec![
@@ -1009,7 +1045,12 @@ fn rust_script(
     stand_ins: &str,
     from_registry: &str,
     resolve_before: Option<&str>,
+    build: &[String],
 ) -> String {
+    let build: String = build
+        .iter()
+        .map(|w| format!(" {}", crate::suite::sh_quote(w)))
+        .collect();
     let resolve = match resolve_before {
         Some(at) => format!(
             "if RUSTC_BOOTSTRAP=1 cargo generate-lockfile -Zunstable-options --publish-time '{at}' 2>&1; then \
@@ -1041,7 +1082,7 @@ fn rust_script(
          {patch}\
          printf '\\n[net]\\noffline = true\\n' >> {MOUNT}/cargo-config.toml\n\
          mkdir -p \"$CARGO_HOME\" && cp {MOUNT}/cargo-config.toml \"$CARGO_HOME/config.toml\"\n\
-         if CARGO_TARGET_DIR={MOUNT}/target cargo test --no-run --offline > {MOUNT}/build.log 2>&1; then \
+         if CARGO_TARGET_DIR={MOUNT}/target cargo test --no-run --offline{build} > {MOUNT}/build.log 2>&1; then \
            note='the tests were built in the preparation: runs reuse its compiled dependencies'; \
          else note='the tests did not build in the preparation (build.log): runs compile what it could not'; fi\n\
          if cargo clippy --version > /dev/null 2>&1 && CARGO_TARGET_DIR={MOUNT}/target \
@@ -1201,7 +1242,16 @@ pub fn cache_key(
     part(NPM_DATED_SCRIPT.as_bytes());
     // The Rust script with a stand-in package: a fixed script is never served what the
     // previous one made.
-    part(rust_script(&["package".into()], "", "", Some("2000-01-01T00:00:00Z")).as_bytes());
+    part(
+        rust_script(
+            &["package".into()],
+            "",
+            "",
+            Some("2000-01-01T00:00:00Z"),
+            &[],
+        )
+        .as_bytes(),
+    );
     part(language.as_str().as_bytes());
     part(image.as_bytes());
     for r in registries {

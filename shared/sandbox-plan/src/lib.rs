@@ -33,6 +33,7 @@
 //!   with at least two runs a side ([`proof::prove`]).
 
 pub mod analyzer;
+pub mod cargo_ci;
 pub mod cargo_git;
 pub mod ci_install;
 pub mod ci_matrix;

@@ -32,7 +32,7 @@ pub struct Setup {
 }
 
 /// A word quoted for `sh -c`.
-fn sh_quote(word: &str) -> String {
+pub(crate) fn sh_quote(word: &str) -> String {
     if !word.is_empty()
         && word
             .chars()
@@ -50,6 +50,24 @@ impl DocumentedSuite {
     /// the suite says nothing of selection.
     pub fn select(&self, language: Language, selection: &Selection, seed: u64) -> TestRun {
         let mut run = language.test_run(selection, seed);
+        // A Rust test builds with the suite's features and profile: it compiles as the
+        // suite's tests do, on the dependencies the preparation compiled for them.
+        if language == Language::Rust
+            && let Some(suite) = self
+                .run
+                .command
+                .strip_prefix(&Language::Rust.suite_run().command[..])
+        {
+            let before_binary: Vec<String> =
+                suite.iter().take_while(|w| *w != "--").cloned().collect();
+            let at = Language::Rust
+                .suite_run()
+                .command
+                .len()
+                .min(run.command.len());
+            run.command
+                .splice(at..at, crate::cargo_ci::build_options(&before_binary));
+        }
         let Some(selector) = &self.selector else {
             return self.after_setup(run);
         };
@@ -178,7 +196,7 @@ const DROPPED_WITH_VALUE: &[&str] = &[
     "--basetemp",
 ];
 
-fn words(line: &str) -> Vec<String> {
+pub(crate) fn words(line: &str) -> Vec<String> {
     // Shell-like splitting of one command line: quotes group, nothing is expanded. A command
     // substitution (`` `…` ``, `$(…)`) is left out whole: what it prints depends on the
     // machine it runs on (psutil's Makefile adds `-o cache_dir=…` on Windows, `-p
@@ -1528,8 +1546,36 @@ pub fn documented_suite(
     match language {
         Language::Python => python(read),
         Language::Node => node(read),
-        Language::Rust | Language::Go => DocumentedSuite {
+        Language::Rust => rust(read),
+        Language::Go => DocumentedSuite {
             run: language.suite_run(),
+            source: "the default".into(),
+            selector: None,
+            setup: None,
+        },
+    }
+}
+
+/// A Rust project's suite: `cargo test` with the options its CI gives it
+/// ([`crate::cargo_ci`]), else the default.
+fn rust(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
+    let mut run = Language::Rust.suite_run();
+    match crate::cargo_ci::ci_test(read) {
+        Some(ci) if !(ci.options.is_empty() && ci.binary.is_empty()) => {
+            run.command.extend(ci.options);
+            if !ci.binary.is_empty() {
+                run.command.push("--".into());
+                run.command.extend(ci.binary);
+            }
+            DocumentedSuite {
+                run,
+                source: format!("{} cargo test", ci.source),
+                selector: None,
+                setup: None,
+            }
+        }
+        _ => DocumentedSuite {
+            run,
             source: "the default".into(),
             selector: None,
             setup: None,
@@ -1565,6 +1611,66 @@ mod tests {
             names: names.iter().map(|n| n.to_string()).collect(),
             package: None,
         }
+    }
+
+    /// A Rust project's suite is its CI's `cargo test` (syn's tests compile only with
+    /// `--all-features`), and a selected test builds with the same features and profile.
+    #[test]
+    fn a_rust_suite_and_its_selected_tests_build_as_its_ci_does() {
+        let workflow = "jobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: dtolnay/rust-toolchain@nightly\n      - run: cargo test --all-features --release --tests\n";
+        let ci = suite(
+            Language::Rust,
+            &[("Cargo.toml", ""), (".github/workflows/ci.yml", workflow)],
+        );
+        assert_eq!(
+            ci.run.command,
+            [
+                "cargo",
+                "test",
+                "--offline",
+                "--all-features",
+                "--release",
+                "--tests"
+            ]
+        );
+        assert_eq!(ci.source, ".github/workflows/ci.yml job test cargo test");
+        let selected = ci.select(
+            Language::Rust,
+            &Selection {
+                path: "tests/test_expr.rs".into(),
+                names: vec!["test_paren".into()],
+                package: None,
+            },
+            0,
+        );
+        assert_eq!(
+            selected.command,
+            [
+                "cargo",
+                "test",
+                "--offline",
+                "--all-features",
+                "--release",
+                "--test",
+                "test_expr",
+                "--",
+                "test_paren",
+                "--exact"
+            ]
+        );
+        // Without a CI that says otherwise: the default, and the language's own command.
+        let plain = suite(Language::Rust, &[("Cargo.toml", "")]);
+        assert_eq!(plain.run, Language::Rust.suite_run());
+        assert_eq!(plain.source, "the default");
+        let one = Selection {
+            path: "tests/a.rs".into(),
+            names: Vec::new(),
+            package: None,
+        };
+        assert_eq!(
+            plain.select(Language::Rust, &one, 0),
+            Language::Rust.test_run(&one, 0)
+        );
     }
 
     /// A Node project of before `npm test` was the convention has no `scripts.test`: its CI

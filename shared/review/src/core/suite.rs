@@ -56,7 +56,9 @@ pub(crate) fn proving_run(
             suite.select(language, selection, 0)
         }
         // After what the suite runs before its runner (a build, fixtures).
-        _ => suite.after_setup(language.test_run(selection, 0)),
+        Some(_) => suite.after_setup(language.test_run(selection, 0)),
+        // The language's own command, built as the suite builds (a Rust suite's features).
+        None => suite.select(language, selection, 0),
     }
 }
 

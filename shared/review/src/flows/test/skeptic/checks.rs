@@ -55,6 +55,18 @@ pub(super) fn seeded(
             env.push(("PYTHONHASHSEED".into(), seed.to_string()));
             (job.command.clone(), env)
         }
+        // Rust's command takes no seed: the Prover's own (built with the suite's features),
+        // the seed in its variable.
+        Some(_) if language == Language::Rust && !job.command.is_empty() => {
+            let mut env: Vec<(String, String)> = job
+                .env
+                .iter()
+                .filter(|(k, _)| k != "PROVEN_TEST_SEED")
+                .cloned()
+                .collect();
+            env.push(("PROVEN_TEST_SEED".into(), seed.to_string()));
+            (job.command.clone(), env)
+        }
         Some(selection) => {
             let run = language.test_run(selection, seed);
             (run.command, run.env)
