@@ -1147,7 +1147,23 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
                 .into_iter()
                 .filter_map(|name| {
                     let s = script(name)?;
-                    without_test_installs(&s, &package, &mut installs).map(|s| (name, s))
+                    let s = without_test_installs(&s, &package, &mut installs)?;
+                    // A `pretest` that lints (qs' `npm run --silent readme && npm run
+                    // --silent lint`) decides nothing about the tests either: its linters are
+                    // left out, the whole step where it only lints.
+                    if name != "pretest" {
+                        return Some((name, s));
+                    }
+                    let lints: Vec<&str> = s.split("&&").map(str::trim).collect();
+                    if !s.contains(['|', ';', '(', '`', '$'])
+                        && lints.iter().all(|step| only_lints(step, &script, 0))
+                    {
+                        linters.extend(lints.iter().map(|l| l.to_string()));
+                        return None;
+                    }
+                    let (kept, left_out) = without_linters(&s, &script);
+                    linters.extend(left_out);
+                    Some((name, kept))
                 })
                 .chain([("test", test)])
                 .collect();
@@ -1512,6 +1528,20 @@ fn only_lints(step: &str, script: &dyn Fn(&str) -> Option<String>, depth: usize)
     let words = match words.as_slice() {
         ["npx", rest @ ..] => rest,
         rest => rest,
+    };
+    // A package manager's own options (`npm run --silent lint`, `yarn -s lint`) say nothing
+    // of what the script runs.
+    let stripped: Vec<&str>;
+    let words = match words.first() {
+        Some(&("npm" | "yarn" | "pnpm")) => {
+            stripped = words
+                .iter()
+                .copied()
+                .filter(|w| !w.starts_with('-'))
+                .collect();
+            &stripped[..]
+        }
+        _ => words,
     };
     let named = match words {
         ["npm", "run" | "run-script", name] | ["yarn" | "pnpm", "run", name] => Some(*name),
@@ -2466,6 +2496,47 @@ mod tests {
         assert_eq!(
             s.select(Language::Node, &one(&[], "t.test.js"), 0).command,
             ["node", "--test", "--test-reporter=tap", "t.test.js"]
+        );
+    }
+
+    /// A `pretest` that lints runs no linter in the suite (qs': `npm run --silent readme &&
+    /// npm run --silent lint`, whose `postlint` reached for the network and stopped the
+    /// suite before its tests): its linters are left out, through the package manager's own
+    /// options, and named; a `pretest` that only lints is left out whole.
+    #[test]
+    fn a_pretest_runs_without_its_linters() {
+        let s = suite(
+            Language::Node,
+            &[(
+                "package.json",
+                r#"{"scripts": {"pretest": "npm run --silent readme && npm run --silent lint", "test": "npm run tests-only", "tests-only": "nyc tape 'test/**/*.js'", "readme": "evalmd README.md", "lint": "eslint .", "postlint": "eclint check"}}"#,
+            )],
+        );
+        assert_eq!(
+            s.run.command,
+            [
+                "sh",
+                "-c",
+                "( npm run --silent readme ) && ( npm run tests-only )"
+            ]
+        );
+        assert!(
+            s.source
+                .ends_with("(without the linter it chains with the tests: npm run --silent lint)"),
+            "{}",
+            s.source
+        );
+        let s = suite(
+            Language::Node,
+            &[(
+                "package.json",
+                r#"{"scripts": {"pretest": "yarn -s lint && standard", "test": "tape test/*.js", "lint": "eslint ."}}"#,
+            )],
+        );
+        assert_eq!(s.run.command, ["sh", "-c", "tape test/*.js"]);
+        assert_eq!(
+            s.source,
+            "package.json scripts.test (without the linter it chains with the tests: yarn -s lint, standard)"
         );
     }
 
