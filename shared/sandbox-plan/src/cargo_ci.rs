@@ -5,10 +5,12 @@
 //! preparation that compiles the dependencies for them build as that CI does.
 //!
 //! The GitHub workflows are read as [`crate::ci_steps`] reads them (text, job by job); the
-//! first `cargo test` (or `cargo nextest run`, translated) of a job on Linux named for the
-//! tests is taken: a job on a stable toolchain before one set up on nightly only (the
-//! sandbox has the stable toolchain of its image), and a command whose options the workflow
-//! chooses (`${{ matrix.features }}`) only without them.
+//! first `cargo test` (or `cargo nextest run`, translated) of a job on Linux and a stable
+//! toolchain that tests the whole suite is taken, and only what widens or configures that
+//! suite: features, the workspace, the test binary's options. A job of one configuration
+//! (an MSRV, a feature check, loom, a target, nightly alone), a command that narrows the
+//! suite (`-p`, `--lib`, `--test`, `--no-default-features`, after a `cd`) or whose options
+//! the workflow chooses (`${{ matrix.features }}`) is not the suite: the default stands.
 
 use crate::ci_steps::{self, Job};
 
@@ -24,30 +26,16 @@ pub struct CargoTest {
     pub source: String,
 }
 
-/// Options of cargo that take a value and are kept with it.
-const KEPT_WITH_VALUE: &[&str] = &[
-    "--features",
-    "-F",
-    "--package",
-    "-p",
-    "--exclude",
-    "--test",
-    "--bin",
-    "--example",
-    "--manifest-path",
-];
+/// Options of cargo that take a value and are kept with it: features, and the members a
+/// workspace run leaves out.
+const KEPT_WITH_VALUE: &[&str] = &["--features", "-F", "--exclude"];
 
-/// Options that are kept alone.
+/// Options that are kept alone: what widens the suite or configures its features.
 const KEPT: &[&str] = &[
     "--all-features",
-    "--no-default-features",
     "--workspace",
     "--all",
-    "--release",
-    "--lib",
-    "--bins",
     "--tests",
-    "--examples",
     "--all-targets",
     "--no-fail-fast",
 ];
@@ -61,11 +49,10 @@ const DROPPED_WITH_VALUE: &[&str] = &[
     "--message-format",
     "--profile",
     "--target-dir",
-    "--config",
     "--cargo-profile",
 ];
 
-/// Options left out alone (the network is never there; output only).
+/// Options left out alone (the network is never there; output and profile only).
 const DROPPED: &[&str] = &[
     "--locked",
     "--frozen",
@@ -75,7 +62,33 @@ const DROPPED: &[&str] = &[
     "-vv",
     "--quiet",
     "-q",
-    "--no-run",
+    "--release",
+    "-r",
+];
+
+/// Words in a job's name that say it tests one configuration, not the suite.
+const ONE_CONFIGURATION: &[&str] = &[
+    "msrv",
+    "minimal",
+    "miri",
+    "loom",
+    "careful",
+    "sanitizer",
+    "san",
+    "cross",
+    "wasm",
+    "no-std",
+    "no_std",
+    "nostd",
+    "feature",
+    "powerset",
+    "hack",
+    "semver",
+    "fuzz",
+    "cov",
+    "nightly",
+    "beta",
+    "32",
 ];
 
 /// The `cargo test` of the project's CI, read from its GitHub workflows (`read` as
@@ -84,30 +97,33 @@ const DROPPED: &[&str] = &[
 /// the documentation's tests).
 pub fn ci_test(read: &dyn Fn(&str) -> Option<String>) -> Option<CargoTest> {
     let workflows = crate::suite::workflows(read)?;
-    let mut nightly = None;
     for (path, text) in &workflows {
         for job in ci_steps::jobs(text) {
-            if !ci_steps::on_linux(&job) || crate::ci_install::not_the_suite(&job.name) {
+            let name = job.name.to_ascii_lowercase();
+            if !ci_steps::on_linux(&job)
+                || crate::ci_install::not_the_suite(&job.name)
+                || on_nightly_only(&job)
+                || ONE_CONFIGURATION.iter().any(|w| name.contains(w))
+            {
                 continue;
             }
-            let Some((options, binary)) = job.commands.iter().find_map(|c| translated(c)) else {
+            // The commands before the job leaves the root (`cd test_suite && cargo test`).
+            let Some((options, binary)) = job
+                .commands
+                .iter()
+                .take_while(|c| !c.starts_with("cd ") && !c.contains("working-directory"))
+                .find_map(|c| translated(c))
+            else {
                 continue;
             };
-            let found = CargoTest {
+            return Some(CargoTest {
                 options,
                 binary,
                 source: format!("{path} job {}", job.name),
-            };
-            if on_nightly_only(&job) {
-                nightly.get_or_insert(found);
-            } else {
-                return Some(found);
-            }
+            });
         }
     }
-    // A project that tests on nightly alone (syn's suite): its options still say what its
-    // tests need to compile.
-    nightly
+    None
 }
 
 /// Whether every Rust toolchain a job names is a nightly one (it names at least one).
@@ -188,21 +204,22 @@ fn translated(command: &str) -> Option<(Vec<String>, Vec<String>)> {
             return None;
         }
     }
-    if binary.iter().any(|w| w.contains('$')) {
+    // `--ignored` runs the ignored tests alone: not the suite.
+    if binary.iter().any(|w| w.contains('$') || w == "--ignored") {
         return None;
     }
     Some((options, binary))
 }
 
-/// The options of a `cargo test` line that decide what is compiled: features and profile
-/// (a selected test's run builds as the suite's, so the preparation's compiled dependencies
+/// The options of a `cargo test` line that decide what is compiled: its features (a
+/// selected test's run builds as the suite's, so the preparation's compiled dependencies
 /// serve it and the test compiles at all).
 pub fn build_options(options: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     let mut words = options.iter();
     while let Some(w) = words.next() {
         match w.as_str() {
-            "--all-features" | "--no-default-features" | "--release" => out.push(w.clone()),
+            "--all-features" => out.push(w.clone()),
             "--features" | "-F" => {
                 if let Some(v) = words.next() {
                     out.extend([w.clone(), v.clone()]);
@@ -238,34 +255,34 @@ mod tests {
     const SYN: &str = "jobs:\n  test:\n    name: Tests\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v7\n      - uses: dtolnay/rust-toolchain@nightly\n        with:\n          components: llvm-tools, rustc-dev\n      - run: cargo test --all-features --release --tests\n  build:\n    runs-on: ${{matrix.os || 'ubuntu'}}-latest\n    steps:\n      - uses: dtolnay/rust-toolchain@master\n        with:\n          toolchain: ${{matrix.rust}}\n      - run: cargo check ${{env.manifest_path}} --features full\n  doc:\n    runs-on: ubuntu-latest\n    steps:\n      - run: cargo test --all-features --doc\n";
 
     #[test]
-    fn a_crate_tested_on_nightly_alone_runs_its_ci_options() {
-        let read = read_with(&[(".github/workflows/ci.yml", SYN)]);
-        let found = ci_test(&read).expect("its CI's cargo test");
-        assert_eq!(found.options, ["--all-features", "--release", "--tests"]);
-        assert!(found.binary.is_empty());
-        assert_eq!(found.source, ".github/workflows/ci.yml job test");
-        assert_eq!(
-            build_options(&found.options),
-            ["--all-features", "--release"]
-        );
-    }
-
-    #[test]
-    fn a_stable_job_is_taken_before_a_nightly_one() {
-        let workflow = "jobs:\n  nightly:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: dtolnay/rust-toolchain@nightly\n      - run: cargo test --features unstable\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: dtolnay/rust-toolchain@stable\n      - run: |\n          cargo build\n          RUST_BACKTRACE=1 cargo test --locked --verbose --workspace --features serde,std -- --test-threads=1\n";
+    fn a_stable_job_that_tests_the_whole_suite_gives_its_features() {
+        let workflow = "jobs:\n  msrv:\n    runs-on: ubuntu-latest\n    steps:\n      - run: cargo test --features serde\n  loom:\n    runs-on: ubuntu-latest\n    steps:\n      - run: cargo test --lib --release\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: dtolnay/rust-toolchain@stable\n      - run: |\n          cargo build\n          RUST_BACKTRACE=1 cargo test --locked --verbose --release --workspace --features serde,std -- --test-threads=1\n";
         let read = read_with(&[(".github/workflows/ci.yml", workflow)]);
         let found = ci_test(&read).expect("its CI's cargo test");
         assert_eq!(
             found.options,
             ["--workspace", "--features", "serde,std"],
-            "the network and output options left out"
+            "the network, output and profile options left out"
         );
         assert_eq!(found.binary, ["--test-threads=1"]);
         assert_eq!(found.source, ".github/workflows/ci.yml job test");
+        assert_eq!(build_options(&found.options), ["--features", "serde,std"]);
     }
 
+    /// What is not the whole suite on the image's stable toolchain leaves the default: a
+    /// job on nightly alone (syn's, serde's), a command after a `cd` (serde's
+    /// `cd test_suite && cargo test --features unstable`), one that narrows the suite.
     #[test]
-    fn what_the_sandbox_cannot_run_as_written_is_not_taken() {
+    fn what_is_not_the_whole_suite_leaves_the_default() {
+        assert_eq!(
+            ci_test(&read_with(&[(".github/workflows/ci.yml", SYN)])),
+            None
+        );
+        let serde = "jobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: dtolnay/rust-toolchain@stable\n      - run: cd test_suite && cargo test --features unstable\n";
+        assert_eq!(
+            ci_test(&read_with(&[(".github/workflows/ci.yml", serde)])),
+            None
+        );
         for command in [
             "cargo test --features ${{ matrix.features }}",
             "cargo test --target wasm32-unknown-unknown",
@@ -274,6 +291,11 @@ mod tests {
             "cargo test --doc",
             "cargo test parser::",
             "cargo test --some-new-option",
+            "cargo test -p clap_complete -F unstable-dynamic",
+            "cargo test --lib",
+            "cargo test --test integration",
+            "cargo test --no-default-features",
+            "cargo test --all-features -- --ignored",
             "cargo build --all-features",
         ] {
             assert_eq!(translated(command), None, "{command}");
