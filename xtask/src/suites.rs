@@ -189,6 +189,23 @@ pub const STUDY: &[(&str, Language)] = &[
     ("hashicorp/golang-lru", Language::Go),
     ("fsnotify/fsnotify", Language::Go),
     ("google/btree", Language::Go),
+    // Added 2026-12-07 (fifteenth session, second batch), never run before.
+    ("pallets/itsdangerous", Language::Python),
+    ("agronholm/anyio", Language::Python),
+    ("pyparsing/pyparsing", Language::Python),
+    ("hynek/structlog", Language::Python),
+    ("expressjs/cors", Language::Node),
+    ("ladjs/supertest", Language::Node),
+    ("auth0/node-jsonwebtoken", Language::Node),
+    ("janl/mustache.js", Language::Node),
+    ("rust-num/num-traits", Language::Rust),
+    ("BurntSushi/byteorder", Language::Rust),
+    ("dtolnay/quote", Language::Rust),
+    ("tokio-rs/slab", Language::Rust),
+    ("golang/groupcache", Language::Go),
+    ("kelseyhightower/envconfig", Language::Go),
+    ("rs/xid", Language::Go),
+    ("gorilla/schema", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
