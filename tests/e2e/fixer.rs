@@ -297,6 +297,81 @@ async fn a_suite_past_suite_timeout_gives_way_to_the_tests_that_import_what_the_
     env.cleanup().await;
 }
 
+/// Go's part of the family above: a module whose whole `go test ./...` outlasts
+/// `suite_timeout` (one package's test sleeps past it) holds the patch to the tests of the
+/// package it edits, run by package as `go test` runs them; every format says only they
+/// ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_go_suite_past_suite_timeout_gives_way_to_the_tests_of_the_package_the_patch_edits() {
+    let calc = |op: &str| {
+        format!(
+            "package calc\n\nfunc Add(a, b int) int {{\n\treturn a {op} b\n}}\n\nfunc Sub(a, b int) int {{\n\treturn a - b\n}}\n"
+        )
+    };
+    let repo = TestRepo::new();
+    repo.write("proven.yaml", "suite_timeout: 20\n")
+        .write("go.mod", "module example.com/calc\n\ngo 1.21\n")
+        .write("calc.go", calc("+"))
+        .write(
+            "calc_sub_test.go",
+            "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\tif Sub(5, 3) != 2 {\n\t\tt.Fatal(Sub(5, 3))\n\t}\n}\n",
+        )
+        .write(
+            "slow/slow_test.go",
+            "package slow\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestSlow(t *testing.T) {\n\ttime.Sleep(90 * time.Second)\n}\n",
+        );
+    let base = repo.commit("base");
+    repo.write("calc.go", calc("-"));
+    repo.commit("change: add subtracts");
+    let server = ScriptedServer::start().await;
+    crate::agents::script_add_bug(
+        &server,
+        "calc.go",
+        json!({"test_path": "calc_add_proven_test.go",
+            "test_code": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(Add(2, 3))\n\t}\n}\n",
+            "tests": ["TestAdd"]}),
+        json!({"edits": [{"path": "calc.go", "old_text": "return a - b\n}\n\nfunc Sub", "new_text": "return a + b\n}\n\nfunc Sub"}],
+            "explanation": "add adds again"}),
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    let doc = parse(&review_with(
+        &mut agents(&env, &server),
+        &repo,
+        &base,
+        "json",
+    ));
+    let f = &doc["findings"][0];
+    assert_eq!(f["proof_level"], "reproduced", "{doc:#}");
+    let patch = f["patch"]
+        .as_object()
+        .unwrap_or_else(|| panic!("the package's tests prove the fix: {f:#}"));
+    assert_eq!(
+        patch["suite_narrowed_to"],
+        json!(["calc_sub_test.go"]),
+        "{f:#}"
+    );
+    let outcomes: Vec<&str> = sides(&patch["runs"]).iter().map(|(_, o)| *o).collect();
+    assert_eq!(outcomes.len(), 4, "{f:#}");
+    assert_eq!(
+        [outcomes[0], outcomes[1], outcomes[3]],
+        ["passed", "passed", "passed"],
+        "the proving test twice, the whole suite killed, then the package's tests: {f:#}"
+    );
+    assert_ne!(outcomes[2], "passed", "{f:#}");
+    let id = doc["review_id"].as_str().expect("id");
+    let words = proven_report::narrowed_words(&["calc_sub_test.go".to_string()]);
+    for format in ["text", "markdown", "html", "github"] {
+        let shown = text(&env.run(&["show", id, "--format", format]))
+            .0
+            .replace("&#x27;", "'")
+            .replace("&#x2f;", "/")
+            .replace("\\\\_", "_")
+            .replace("\\_", "_");
+        assert!(shown.contains(&words), "{format}: {shown}");
+    }
+    env.cleanup().await;
+}
+
 /// One test of the package's suite that never ends (keras' worker forked beside
 /// TensorFlow's threads, a luigi multiprocessing test waiting on its children) took the
 /// whole `suite_timeout`, on every try: no fix on such a project was ever proved. Within a

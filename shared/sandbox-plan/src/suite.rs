@@ -123,6 +123,21 @@ impl DocumentedSuite {
             }
         }
         let Some(selector) = &self.selector else {
+            // Go runs a test file's package whole: each package of the files, once.
+            if language == Language::Go {
+                for path in &paths[1..] {
+                    let one = Selection {
+                        path: path.clone(),
+                        names: Vec::new(),
+                        package: None,
+                    };
+                    let dir = language.test_run(&one, 0).command.pop()?;
+                    if !run.command.contains(&dir) {
+                        run.command.push(dir);
+                    }
+                }
+                return Some(self.after_setup(run));
+            }
             // The sandbox's own Python convention (pytest over paths) where the project
             // documents no suite: each file after the first.
             if language != Language::Python || run.command.last() != Some(&first.path) {
@@ -2159,6 +2174,20 @@ mod tests {
             &[("package.json", r#"{"scripts":{"test":"mocha"}}"#)],
         );
         assert!(node.select_files(Language::Node, &files).is_none());
+        // Go runs the files' packages, each once.
+        let go = suite(Language::Go, &[("go.mod", "module m\n")]);
+        let go_files = [
+            "calc/calc_test.go".to_string(),
+            "calc/more_test.go".to_string(),
+            "api/api_test.go".to_string(),
+            "root_test.go".to_string(),
+        ];
+        assert_eq!(
+            go.select_files(Language::Go, &go_files)
+                .expect("selects")
+                .command,
+            ["go", "test", "-count=1", "-v", "./calc", "./api", "."]
+        );
     }
 
     #[test]
