@@ -372,6 +372,81 @@ async fn a_go_suite_past_suite_timeout_gives_way_to_the_tests_of_the_package_the
     env.cleanup().await;
 }
 
+/// Rust's part of the family: a workspace whose whole `cargo test` outlasts
+/// `suite_timeout` (one member's test sleeps past it) holds the patch to the tests of the
+/// member it edits, run by package (`cargo test -p`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rust_suite_past_suite_timeout_gives_way_to_the_tests_of_the_member_the_patch_edits() {
+    let lib = |op: &str| {
+        format!(
+            "pub fn add(a: i64, b: i64) -> i64 {{\n    a {op} b\n}}\n\npub fn sub(a: i64, b: i64) -> i64 {{\n    a - b\n}}\n"
+        )
+    };
+    let repo = TestRepo::new();
+    repo.write("proven.yaml", "suite_timeout: 60\n")
+        .write(
+            "Cargo.toml",
+            "[workspace]\nmembers = [\"calc\", \"slow\"]\nresolver = \"2\"\n",
+        )
+        .write(
+            "calc/Cargo.toml",
+            "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        )
+        .write("calc/src/lib.rs", lib("+"))
+        .write(
+            "calc/tests/sub.rs",
+            "#[test]\nfn subs() {\n    assert_eq!(calc::sub(5, 3), 2);\n}\n",
+        )
+        .write(
+            "slow/Cargo.toml",
+            "[package]\nname = \"slow\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        )
+        .write("slow/src/lib.rs", "")
+        .write(
+            "slow/tests/slow.rs",
+            "#[test]\nfn sleeps() {\n    std::thread::sleep(std::time::Duration::from_secs(300));\n}\n",
+        );
+    let base = repo.commit("base");
+    repo.write("calc/src/lib.rs", lib("-"));
+    repo.commit("change: add subtracts");
+    let server = ScriptedServer::start().await;
+    crate::agents::script_add_bug(
+        &server,
+        "calc/src/lib.rs",
+        json!({"test_path": "calc/tests/proven_add.rs",
+            "test_code": "#[test]\nfn adds() {\n    assert_eq!(calc::add(2, 3), 5);\n}\n",
+            "tests": ["adds"]}),
+        json!({"edits": [{"path": "calc/src/lib.rs", "old_text": "    a - b\n}\n\npub fn sub", "new_text": "    a + b\n}\n\npub fn sub"}],
+            "explanation": "add adds again"}),
+    );
+    let env = Env::new(Backend::Sqlite).await;
+    let doc = parse(&review_with(
+        &mut agents(&env, &server),
+        &repo,
+        &base,
+        "json",
+    ));
+    let f = &doc["findings"][0];
+    assert_eq!(f["proof_level"], "reproduced", "{doc:#}");
+    let patch = f["patch"]
+        .as_object()
+        .unwrap_or_else(|| panic!("the member's tests prove the fix: {f:#}"));
+    assert_eq!(
+        patch["suite_narrowed_to"],
+        json!(["calc/tests/sub.rs"]),
+        "{f:#}"
+    );
+    let outcomes: Vec<&str> = sides(&patch["runs"]).iter().map(|(_, o)| *o).collect();
+    assert_eq!(outcomes.len(), 4, "{f:#}");
+    assert_eq!(
+        [outcomes[0], outcomes[1], outcomes[3]],
+        ["passed", "passed", "passed"],
+        "the proving test twice, the whole suite killed, then the member's tests: {f:#}"
+    );
+    assert_ne!(outcomes[2], "passed", "{f:#}");
+    env.cleanup().await;
+}
+
 /// One test of the package's suite that never ends (keras' worker forked beside
 /// TensorFlow's threads, a luigi multiprocessing test waiting on its children) took the
 /// whole `suite_timeout`, on every try: no fix on such a project was ever proved. Within a

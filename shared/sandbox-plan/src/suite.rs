@@ -100,6 +100,33 @@ impl DocumentedSuite {
         self.after_setup(run)
     }
 
+    /// Rust: the run of whole workspace members (`packages`, by name) within this suite,
+    /// with its features and the test binary's options; none for another language or no
+    /// package.
+    pub fn select_packages(&self, language: Language, packages: &[String]) -> Option<TestRun> {
+        if language != Language::Rust || packages.is_empty() {
+            return None;
+        }
+        let default = Language::Rust.suite_run();
+        let options = self
+            .run
+            .command
+            .strip_prefix(&default.command[..])
+            .unwrap_or_default();
+        let before: Vec<String> = options.iter().take_while(|w| *w != "--").cloned().collect();
+        let binary: Vec<String> = options.iter().skip_while(|w| *w != "--").cloned().collect();
+        let mut command = default.command.clone();
+        command.extend(crate::cargo_ci::build_options(&before));
+        for p in packages {
+            command.extend(["-p".to_string(), p.clone()]);
+        }
+        command.extend(binary);
+        Some(self.after_setup(TestRun {
+            command,
+            env: self.run.env.clone(),
+        }))
+    }
+
     /// The run of whole test files within this suite, each named as its runner names a
     /// file (pytest and nose a path, unittest a module), with the suite's own options and
     /// variables; none where the suite says nothing of selection or no file is given.
@@ -2174,6 +2201,34 @@ mod tests {
             &[("package.json", r#"{"scripts":{"test":"mocha"}}"#)],
         );
         assert!(node.select_files(Language::Node, &files).is_none());
+        // Rust runs members by package, with the suite's features and binary options.
+        let ci = "jobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: cargo test --all-features -- --test-threads=1\n";
+        let rust = suite(
+            Language::Rust,
+            &[("Cargo.toml", ""), (".github/workflows/ci.yml", ci)],
+        );
+        assert_eq!(
+            rust.select_packages(Language::Rust, &["calc".into(), "api".into()])
+                .expect("selects")
+                .command,
+            [
+                "cargo",
+                "test",
+                "--offline",
+                "--all-features",
+                "-p",
+                "calc",
+                "-p",
+                "api",
+                "--",
+                "--test-threads=1"
+            ]
+        );
+        assert!(rust.select_packages(Language::Rust, &[]).is_none());
+        assert!(
+            rust.select_packages(Language::Go, &["calc".into()])
+                .is_none()
+        );
         // Go runs the files' packages, each once.
         let go = suite(Language::Go, &[("go.mod", "module m\n")]);
         let go_files = [

@@ -16,6 +16,7 @@ pub mod error;
 pub(crate) mod git_tree;
 pub mod model;
 pub(crate) mod nearest;
+pub(crate) mod nearest_packages;
 pub mod outcome;
 pub mod patch;
 pub mod pin;

@@ -129,7 +129,10 @@ pub(crate) fn nearest_tests(
     edited: &[String],
 ) -> Nearest {
     if edited.iter().any(|p| p.ends_with(".go")) {
-        return go_nearest(files, read, edited);
+        return super::nearest_packages::go_nearest(files, read, edited);
+    }
+    if edited.iter().any(|p| p.ends_with(".rs")) {
+        return super::nearest_packages::rust_nearest(files, read, edited);
     }
     let modules: Vec<String> = edited.iter().filter_map(|p| module_of(p)).collect();
     let lasts: Vec<&str> = modules
@@ -168,61 +171,6 @@ pub(crate) fn nearest_tests(
     }
 }
 
-/// Go: the test files of the packages the patch edits (a Go test lives beside the code it
-/// tests, and `go test` runs a package whole), then those of the packages whose test files
-/// import an edited package by its path under the module go.mod names. At most
-/// [`MAX_NEAREST_FILES`].
-fn go_nearest(
-    files: &[String],
-    read: &dyn Fn(&str) -> Option<String>,
-    edited: &[String],
-) -> Nearest {
-    let dir = |p: &str| {
-        p.rsplit_once('/')
-            .map_or(String::new(), |(d, _)| d.to_string())
-    };
-    let mut dirs: Vec<String> = edited
-        .iter()
-        .filter(|p| p.ends_with(".go"))
-        .map(|p| dir(p))
-        .collect();
-    dirs.sort();
-    dirs.dedup();
-    let module = read("go.mod").and_then(|text| {
-        text.lines()
-            .find_map(|l| l.trim().strip_prefix("module "))
-            .map(|m| m.trim().trim_matches('"').to_string())
-    });
-    // `"example.com/m/pkg/calc"` as an import names it; the module's root package by the
-    // module path alone.
-    let imported: Vec<String> = module
-        .iter()
-        .flat_map(|m| {
-            dirs.iter().map(move |d| match d.as_str() {
-                "" => format!("\"{m}\""),
-                d => format!("\"{m}/{d}\""),
-            })
-        })
-        .collect();
-    let tests = files
-        .iter()
-        .filter(|f| f.ends_with("_test.go") && !edited.contains(f));
-    let (mut own, mut importers) = (Vec::new(), Vec::new());
-    for f in tests {
-        if dirs.contains(&dir(f)) {
-            own.push(f.clone());
-        } else if !imported.is_empty()
-            && read(f).is_some_and(|text| imported.iter().any(|i| text.contains(i.as_str())))
-        {
-            importers.push(f.clone());
-        }
-    }
-    own.extend(importers);
-    let found = own.len();
-    own.truncate(MAX_NEAREST_FILES);
-    Nearest { files: own, found }
-}
-
 /// The test files of the tree at `revision` nearest the edited paths ([`nearest_tests`]).
 pub(crate) async fn nearest_at(
     view: &ReviewView<'_>,
@@ -252,8 +200,8 @@ pub(crate) async fn nearest_at(
 
 /// The run of `files` within the package's documented suite at `revision` (its options,
 /// its variables, its setup), as a whole suite's run is bounded; none where the suite says
-/// nothing of how its runner selects (Go runs the files' packages; Rust and Node select no
-/// files here).
+/// nothing of how its runner selects (Go runs the files' packages, cargo their members;
+/// Node selects no files here).
 pub(crate) async fn files_request(
     view: &ReviewView<'_>,
     revision: &str,
@@ -261,7 +209,29 @@ pub(crate) async fn files_request(
     files: &[String],
 ) -> Result<Option<RunRequest>, StepError> {
     let suite = crate::core::suite::documented(view, revision, language).await?;
-    let Some(run) = suite.select_files(language, files) else {
+    let run = if language == Language::Rust {
+        // cargo runs a workspace member whole: the members of the files, by package.
+        let (dir, rev, files) = (
+            view.repository_dir.to_string(),
+            revision.to_string(),
+            files.to_vec(),
+        );
+        let packages = blocking(move || {
+            let Ok(repo) = proven_change::Repo::open(Path::new(&dir)) else {
+                return Vec::new();
+            };
+            let read = |path: &str| match repo.read_blob(&rev, path.as_bytes(), MAX_FILE_BYTES) {
+                Ok(proven_change::BlobRead::Content(b)) => String::from_utf8(b).ok(),
+                _ => None,
+            };
+            super::nearest_packages::rust_packages_of(&files, &read)
+        })
+        .await?;
+        suite.select_packages(language, &packages)
+    } else {
+        suite.select_files(language, files)
+    };
+    let Some(run) = run else {
         return Ok(None);
     };
     Ok(Some(crate::core::suite::whole_suite_request(
@@ -353,47 +323,6 @@ pub(crate) async fn nearest_run(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Go: the edited package's own test files, then those of the packages that import it
-    /// under the module's path; a package of a longer path (`calcx`) is not it.
-    #[test]
-    fn a_go_patch_is_held_to_its_packages_tests_and_their_importers() {
-        let files: Vec<String> = [
-            "go.mod",
-            "calc/calc.go",
-            "calc/calc_test.go",
-            "calc/more_test.go",
-            "calcx/x_test.go",
-            "api/api_test.go",
-            "slow/slow_test.go",
-            "root_test.go",
-        ]
-        .map(String::from)
-        .to_vec();
-        let read = |p: &str| -> Option<String> {
-            Some(
-                match p {
-                    "go.mod" => "module example.com/m\n\ngo 1.21\n",
-                    "calcx/x_test.go" => "package calcx\n\nimport \"example.com/m/calcx\"\n",
-                    "api/api_test.go" => {
-                        "package api\n\nimport (\n\t\"testing\"\n\t\"example.com/m/calc\"\n)\n"
-                    }
-                    "root_test.go" => "package m\n\nimport \"example.com/m\"\n",
-                    _ => "package slow\n",
-                }
-                .to_string(),
-            )
-        };
-        let nearest = nearest_tests(&files, &read, &["calc/calc.go".to_string()]);
-        assert_eq!(
-            nearest.files,
-            ["calc/calc_test.go", "calc/more_test.go", "api/api_test.go"]
-        );
-        assert_eq!(nearest.found, 3);
-        // The module's root package, by the module path alone.
-        let root = nearest_tests(&files, &read, &["m.go".to_string()]);
-        assert_eq!(root.files, ["root_test.go"]);
-    }
 
     #[test]
     fn a_python_file_is_its_dotted_module() {
