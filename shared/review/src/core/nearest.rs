@@ -128,11 +128,25 @@ pub(crate) fn nearest_tests(
     read: &dyn Fn(&str) -> Option<String>,
     edited: &[String],
 ) -> Nearest {
-    if edited.iter().any(|p| p.ends_with(".go")) {
-        return super::nearest_packages::go_nearest(files, read, edited);
-    }
-    if edited.iter().any(|p| p.ends_with(".rs")) {
-        return super::nearest_packages::rust_nearest(files, read, edited);
+    let by_package = if edited.iter().any(|p| p.ends_with(".go")) {
+        Some(super::nearest_packages::go_nearest(
+            files,
+            read,
+            edited,
+            MAX_NEAREST_FILES,
+        ))
+    } else if edited.iter().any(|p| p.ends_with(".rs")) {
+        Some(super::nearest_packages::rust_nearest(
+            files,
+            read,
+            edited,
+            MAX_NEAREST_FILES,
+        ))
+    } else {
+        None
+    };
+    if let Some((files, found)) = by_package {
+        return Nearest { files, found };
     }
     let modules: Vec<String> = edited.iter().filter_map(|p| module_of(p)).collect();
     let lasts: Vec<&str> = modules

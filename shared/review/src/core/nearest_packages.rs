@@ -7,17 +7,19 @@
 //! it without building them (`go list -deps`, `cargo metadata` need a toolchain and the
 //! dependencies on the host, which a review never runs).
 
-use super::nearest::{MAX_NEAREST_FILES, Nearest};
+/// The files chosen, in order, and how many there were before the first `max`.
+pub(crate) type Chosen = (Vec<String>, usize);
 
 /// Go: the test files of the packages the patch edits (a Go test lives beside the code it
 /// tests, and `go test` runs a package whole), then those of the packages whose test files
 /// import an edited package by its path under the module go.mod names. At most
-/// [`MAX_NEAREST_FILES`].
+/// `max`.
 pub(crate) fn go_nearest(
     files: &[String],
     read: &dyn Fn(&str) -> Option<String>,
     edited: &[String],
-) -> Nearest {
+    max: usize,
+) -> Chosen {
     let dir = |p: &str| {
         p.rsplit_once('/')
             .map_or(String::new(), |(d, _)| d.to_string())
@@ -60,8 +62,8 @@ pub(crate) fn go_nearest(
     }
     own.extend(importers);
     let found = own.len();
-    own.truncate(MAX_NEAREST_FILES);
-    Nearest { files: own, found }
+    own.truncate(max);
+    (own, found)
 }
 
 /// The workspace members among `files` (a `Cargo.toml` with `[package]`): each folder
@@ -109,7 +111,8 @@ pub(crate) fn rust_nearest(
     files: &[String],
     read: &dyn Fn(&str) -> Option<String>,
     edited: &[String],
-) -> Nearest {
+    max: usize,
+) -> Chosen {
     let members = rust_members(files, read);
     let mut chosen: Vec<&str> = Vec::new();
     for path in edited.iter().filter(|p| p.ends_with(".rs")) {
@@ -147,8 +150,8 @@ pub(crate) fn rust_nearest(
         }
     }
     let found = out.len();
-    out.truncate(MAX_NEAREST_FILES);
-    Nearest { files: out, found }
+    out.truncate(max);
+    (out, found)
 }
 
 /// The members `files` belong to, by package name, each once, from the tree's manifests
@@ -217,16 +220,18 @@ mod tests {
                 .to_string(),
             )
         };
-        let nearest =
-            super::super::nearest::nearest_tests(&files, &read, &["calc/calc.go".to_string()]);
+        let (nearest, found) = go_nearest(&files, &read, &["calc/calc.go".to_string()], 40);
         assert_eq!(
-            nearest.files,
+            nearest,
             ["calc/calc_test.go", "calc/more_test.go", "api/api_test.go"]
         );
-        assert_eq!(nearest.found, 3);
+        assert_eq!(found, 3);
+        // At most `max`, and how many there were.
+        let (first, found) = go_nearest(&files, &read, &["calc/calc.go".to_string()], 1);
+        assert_eq!((first.len(), found), (1, 3));
         // The module's root package, by the module path alone.
-        let root = super::super::nearest::nearest_tests(&files, &read, &["m.go".to_string()]);
-        assert_eq!(root.files, ["root_test.go"]);
+        let (root, _) = go_nearest(&files, &read, &["m.go".to_string()], 40);
+        assert_eq!(root, ["root_test.go"]);
     }
 
     /// Rust: the edited member's tests (its `tests/` and its sources with `#[test]`), then
@@ -265,13 +270,9 @@ mod tests {
                 .to_string(),
             )
         };
-        let nearest = super::super::nearest::nearest_tests(
-            &files,
-            &read,
-            &["crates/calc/src/lib.rs".to_string()],
-        );
+        let (nearest, _) = rust_nearest(&files, &read, &["crates/calc/src/lib.rs".to_string()], 40);
         assert_eq!(
-            nearest.files,
+            nearest,
             [
                 "crates/calc/src/ops.rs",
                 "crates/calc/tests/add.rs",
@@ -280,12 +281,11 @@ mod tests {
             ]
         );
         assert_eq!(
-            rust_packages_of(&nearest.files, &read),
+            rust_packages_of(&nearest, &read),
             ["calc", "calc-fuzz", "api"]
         );
         // The root package's own files, not its members'.
-        let root =
-            super::super::nearest::nearest_tests(&files, &read, &["src/main.rs".to_string()]);
-        assert_eq!(root.files, Vec::<String>::new());
+        let (root, _) = rust_nearest(&files, &read, &["src/main.rs".to_string()], 40);
+        assert_eq!(root, Vec::<String>::new());
     }
 }
