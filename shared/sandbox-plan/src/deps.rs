@@ -1666,6 +1666,49 @@ mod tests {
         assert_eq!(ten, key("10").0, "the same tree, the same layer");
     }
 
+    /// A Rust tree's layer follows the features its CI tests with: they are in the
+    /// preparation's command, read from a workflow that is no input of the plan, and a
+    /// layer built without them is never served to a tree that asks for them.
+    #[test]
+    fn a_layers_key_follows_the_command_the_tree_decided() {
+        let key = |features: &str| {
+            let dir = tempfile::tempdir().expect("dir");
+            fs::write(
+                dir.path().join("Cargo.toml"),
+                "[package]\nname = \"x\"\nversion = \"0.1.0\"\n",
+            )
+            .expect("write");
+            fs::create_dir_all(dir.path().join(".github/workflows")).expect("mkdir");
+            fs::write(
+                dir.path().join(".github/workflows/ci.yml"),
+                format!("jobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: cargo test {features}\n"),
+            )
+            .expect("write");
+            let plan = plan_rust(dir.path(), None).expect("plans").expect("a plan");
+            (
+                plan.key(Language::Rust, "img", &[]),
+                cache_key(Language::Rust, "img", &[], &plan.inputs),
+                plan.command.join(" "),
+            )
+        };
+        let (plain, plain_inputs, _) = key("");
+        let (full, full_inputs, command) = key("--features full");
+        assert!(
+            command.contains("cargo test --no-run --offline --features full"),
+            "{command}"
+        );
+        assert_eq!(
+            plain_inputs, full_inputs,
+            "a key of the input files alone is one"
+        );
+        assert_ne!(plain, full, "the same input files, another build");
+        assert_eq!(
+            full,
+            key("--features full").0,
+            "the same tree, the same layer"
+        );
+    }
+
     #[test]
     fn a_pnpm_workspace_is_planned_with_pnpm_its_lock_file_and_its_catalogs() {
         let (plan, json) = node_plan(
