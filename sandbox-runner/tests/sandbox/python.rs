@@ -3187,3 +3187,27 @@ async fn a_build_longer_than_the_preparations_time_goes_on_where_it_stopped() {
         deps.notes
     );
 }
+
+/// A CI runner's Python makes virtual environments with pip in them (`python -m venv` runs
+/// ensurepip): tests that make one of their own (anyio's `test_sourceless_install`, tox's,
+/// virtualenv's) ran in the sandbox alone without it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_makes_a_virtual_environment_with_pip_as_on_a_ci_runner() {
+    const VENV: &str = "import subprocess\nimport sys\n\n\ndef test_a_venv_has_pip(tmp_path):\n    subprocess.run([sys.executable, \"-m\", \"venv\", str(tmp_path / \"v\")], check=True)\n    out = subprocess.run([str(tmp_path / \"v\" / \"bin\" / \"python\"), \"-m\", \"pip\", \"--version\"], capture_output=True, text=True, check=True)\n    assert out.stdout.startswith(\"pip \"), out.stdout\n";
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let project = python_project();
+    let request = RunRequest::new(
+        project.repo.path(),
+        &project.base,
+        Language::Python,
+        pytest("tests/test_venv.py"),
+    )
+    .with_file("tests/test_venv.py", VENV);
+    let record = sandbox.run(&request).await.expect("run");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+}
