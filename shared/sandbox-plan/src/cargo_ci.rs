@@ -1,8 +1,9 @@
 //! The `cargo test` a Rust project's CI runs: its features and targets. Many crates' tests
-//! only compile with the features their CI enables (syn's suite stops at a
-//! `compile_error!` without `--all-features`; a crate whose CI always tests with
-//! `--all-features` rarely gates its tests), so the suite, every selected test and the
-//! preparation that compiles the dependencies for them build as that CI does.
+//! only compile with the features their CI enables (a crate whose CI always tests with
+//! `--all-features` rarely gates its tests; syn's suite stops at a `compile_error!`
+//! without it, though its suite is nightly's, which the sandbox does not have), so the
+//! suite, every selected test and the preparation that compiles the dependencies for them
+//! build as that CI does.
 //!
 //! The GitHub workflows are read as [`crate::ci_steps`] reads them (text, job by job); the
 //! first `cargo test` (or `cargo nextest run`, translated) of a job on Linux and a stable
