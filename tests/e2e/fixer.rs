@@ -254,37 +254,10 @@ async fn review_add_bug(repo: &TestRepo, base: &str) -> (Env, serde_json::Value)
     (env, doc)
 }
 
-/// A whole suite that outlasts `suite_timeout` (keras's, sqlalchemy's on one CPU: no fix
-/// there was ever proved): the test files that import what the patch edits run in its
-/// place, within the suite's command, and prove the fix; every format says only they ran.
-/// They are the base's: a test file the pull request adds is not one of them.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_suite_past_suite_timeout_gives_way_to_the_tests_that_import_what_the_patch_edits() {
-    // A test the pull request plants beside its change is never one the fix is held to.
-    let (repo, base) = crate::agents::slow_suite_change("suite_timeout: 20\n");
-    let (env, doc) = review_add_bug(&repo, &base).await;
-    let f = &doc["findings"][0];
-    assert_eq!(f["proof_level"], "reproduced", "{doc:#}");
-    let patch = f["patch"]
-        .as_object()
-        .unwrap_or_else(|| panic!("the tests nearest the patch prove the fix: {f:#}"));
-    assert_eq!(
-        patch["suite_narrowed_to"],
-        json!(["tests/test_arith.py"]),
-        "{f:#}"
-    );
-    let sides = sides(&patch["runs"]);
-    let outcomes: Vec<&str> = sides.iter().map(|(_, o)| *o).collect();
-    assert_eq!(outcomes.len(), 4, "{f:#}");
-    assert_eq!(
-        [outcomes[0], outcomes[1], outcomes[3]],
-        ["passed", "passed", "passed"],
-        "the proving test twice, the whole suite killed, then the nearest tests: {f:#}"
-    );
-    assert_ne!(outcomes[2], "passed", "{f:#}");
+/// Every format of the review says that of the package's tests only `file` ran.
+fn every_format_names_the_nearest_tests(env: &Env, doc: &serde_json::Value, file: &str) {
     let id = doc["review_id"].as_str().expect("id");
-    let files = vec!["tests/test_arith.py".to_string()];
-    let words = proven_report::narrowed_words(&files);
+    let words = proven_report::narrowed_words(&[file.to_string()]);
     for format in ["text", "markdown", "html", "github"] {
         let shown = text(&env.run(&["show", id, "--format", format]))
             .0
@@ -294,6 +267,39 @@ async fn a_suite_past_suite_timeout_gives_way_to_the_tests_that_import_what_the_
             .replace("\\_", "_");
         assert!(shown.contains(&words), "{format}: {shown}");
     }
+}
+
+/// The finding is reproduced and its patch proved by the base's tests nearest it (`file`),
+/// run in place of a whole suite killed at `suite_timeout`: the proving test twice, the
+/// whole suite killed, then the nearest tests.
+fn proved_by_the_nearest_tests(doc: &serde_json::Value, file: &str) {
+    let f = &doc["findings"][0];
+    assert_eq!(f["proof_level"], "reproduced", "{doc:#}");
+    let patch = f["patch"]
+        .as_object()
+        .unwrap_or_else(|| panic!("the tests nearest the patch prove the fix: {f:#}"));
+    assert_eq!(patch["suite_narrowed_to"], json!([file]), "{f:#}");
+    let outcomes: Vec<&str> = sides(&patch["runs"]).iter().map(|(_, o)| *o).collect();
+    assert_eq!(outcomes.len(), 4, "{f:#}");
+    assert_eq!(
+        [outcomes[0], outcomes[1], outcomes[3]],
+        ["passed", "passed", "passed"],
+        "the proving test twice, the whole suite killed, then the nearest tests: {f:#}"
+    );
+    assert_ne!(outcomes[2], "passed", "{f:#}");
+}
+
+/// A whole suite that outlasts `suite_timeout` (keras's, sqlalchemy's on one CPU: no fix
+/// there was ever proved): the test files that import what the patch edits run in its
+/// place, within the suite's command, and prove the fix; every format says only they ran.
+/// They are the base's: a test file the pull request adds is not one of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suite_past_suite_timeout_gives_way_to_the_tests_that_import_what_the_patch_edits() {
+    // A test the pull request plants beside its change is never one the fix is held to.
+    let (repo, base) = crate::agents::slow_suite_change("suite_timeout: 20\n");
+    let (env, doc) = review_add_bug(&repo, &base).await;
+    proved_by_the_nearest_tests(&doc, "tests/test_arith.py");
+    every_format_names_the_nearest_tests(&env, &doc, "tests/test_arith.py");
     env.cleanup().await;
 }
 
@@ -340,35 +346,8 @@ async fn a_go_suite_past_suite_timeout_gives_way_to_the_tests_of_the_package_the
         &base,
         "json",
     ));
-    let f = &doc["findings"][0];
-    assert_eq!(f["proof_level"], "reproduced", "{doc:#}");
-    let patch = f["patch"]
-        .as_object()
-        .unwrap_or_else(|| panic!("the package's tests prove the fix: {f:#}"));
-    assert_eq!(
-        patch["suite_narrowed_to"],
-        json!(["calc_sub_test.go"]),
-        "{f:#}"
-    );
-    let outcomes: Vec<&str> = sides(&patch["runs"]).iter().map(|(_, o)| *o).collect();
-    assert_eq!(outcomes.len(), 4, "{f:#}");
-    assert_eq!(
-        [outcomes[0], outcomes[1], outcomes[3]],
-        ["passed", "passed", "passed"],
-        "the proving test twice, the whole suite killed, then the package's tests: {f:#}"
-    );
-    assert_ne!(outcomes[2], "passed", "{f:#}");
-    let id = doc["review_id"].as_str().expect("id");
-    let words = proven_report::narrowed_words(&["calc_sub_test.go".to_string()]);
-    for format in ["text", "markdown", "html", "github"] {
-        let shown = text(&env.run(&["show", id, "--format", format]))
-            .0
-            .replace("&#x27;", "'")
-            .replace("&#x2f;", "/")
-            .replace("\\\\_", "_")
-            .replace("\\_", "_");
-        assert!(shown.contains(&words), "{format}: {shown}");
-    }
+    proved_by_the_nearest_tests(&doc, "calc_sub_test.go");
+    every_format_names_the_nearest_tests(&env, &doc, "calc_sub_test.go");
     env.cleanup().await;
 }
 
@@ -426,24 +405,7 @@ async fn a_rust_suite_past_suite_timeout_gives_way_to_the_tests_of_the_member_th
         &base,
         "json",
     ));
-    let f = &doc["findings"][0];
-    assert_eq!(f["proof_level"], "reproduced", "{doc:#}");
-    let patch = f["patch"]
-        .as_object()
-        .unwrap_or_else(|| panic!("the member's tests prove the fix: {f:#}"));
-    assert_eq!(
-        patch["suite_narrowed_to"],
-        json!(["calc/tests/sub.rs"]),
-        "{f:#}"
-    );
-    let outcomes: Vec<&str> = sides(&patch["runs"]).iter().map(|(_, o)| *o).collect();
-    assert_eq!(outcomes.len(), 4, "{f:#}");
-    assert_eq!(
-        [outcomes[0], outcomes[1], outcomes[3]],
-        ["passed", "passed", "passed"],
-        "the proving test twice, the whole suite killed, then the member's tests: {f:#}"
-    );
-    assert_ne!(outcomes[2], "passed", "{f:#}");
+    proved_by_the_nearest_tests(&doc, "calc/tests/sub.rs");
     env.cleanup().await;
 }
 
