@@ -185,6 +185,17 @@ pub(crate) fn nearest_tests(
     }
 }
 
+/// A file of `rev` as text, as the nearest tests read it (none where it is not text).
+fn text_at<'a>(
+    repo: &'a proven_change::Repo,
+    rev: &'a str,
+) -> impl Fn(&str) -> Option<String> + 'a {
+    move |path: &str| match repo.read_blob(rev, path.as_bytes(), MAX_FILE_BYTES) {
+        Ok(proven_change::BlobRead::Content(b)) => String::from_utf8(b).ok(),
+        _ => None,
+    }
+}
+
 /// The test files of the tree at `revision` nearest the edited paths ([`nearest_tests`]).
 pub(crate) async fn nearest_at(
     view: &ReviewView<'_>,
@@ -203,11 +214,7 @@ pub(crate) async fn nearest_at(
             .list_files(&rev, MAX_LISTED_FILES)
             .map(|(f, _)| f)
             .unwrap_or_default();
-        let read = |path: &str| match repo.read_blob(&rev, path.as_bytes(), MAX_FILE_BYTES) {
-            Ok(proven_change::BlobRead::Content(b)) => String::from_utf8(b).ok(),
-            _ => None,
-        };
-        nearest_tests(&files, &read, &edited)
+        nearest_tests(&files, &text_at(&repo, &rev), &edited)
     })
     .await
 }
@@ -234,11 +241,7 @@ pub(crate) async fn files_request(
             let Ok(repo) = proven_change::Repo::open(Path::new(&dir)) else {
                 return Vec::new();
             };
-            let read = |path: &str| match repo.read_blob(&rev, path.as_bytes(), MAX_FILE_BYTES) {
-                Ok(proven_change::BlobRead::Content(b)) => String::from_utf8(b).ok(),
-                _ => None,
-            };
-            super::nearest_packages::rust_packages_of(&files, &read)
+            super::nearest_packages::rust_packages_of(&files, &text_at(&repo, &rev))
         })
         .await?;
         suite.select_packages(language, &packages)
