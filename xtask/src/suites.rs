@@ -206,6 +206,23 @@ pub const STUDY: &[(&str, Language)] = &[
     ("kelseyhightower/envconfig", Language::Go),
     ("rs/xid", Language::Go),
     ("gorilla/schema", Language::Go),
+    // Added 2026-12-07 (sixteenth session), never run before, chosen for popularity.
+    ("encode/uvicorn", Language::Python),
+    ("jpadilla/pyjwt", Language::Python),
+    ("dateutil/dateutil", Language::Python),
+    ("urllib3/urllib3", Language::Python),
+    ("caolan/async", Language::Node),
+    ("moment/luxon", Language::Node),
+    ("helmetjs/helmet", Language::Node),
+    ("ramda/ramda", Language::Node),
+    ("matklad/once_cell", Language::Rust),
+    ("servo/rust-smallvec", Language::Rust),
+    ("rust-cli/env_logger", Language::Rust),
+    ("crossbeam-rs/crossbeam", Language::Rust),
+    ("spf13/afero", Language::Go),
+    ("golang-jwt/jwt", Language::Go),
+    ("tidwall/gjson", Language::Go),
+    ("robfig/cron", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
