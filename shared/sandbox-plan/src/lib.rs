@@ -49,6 +49,7 @@ pub mod language;
 pub mod mount;
 pub mod node_pm;
 pub mod node_version;
+pub mod nox;
 pub mod output;
 pub mod proof;
 pub mod python;

@@ -1350,7 +1350,7 @@ fn runner_groups(src: &Path) -> Wanted {
 
 /// A call's arguments, as written, from just after its `(`: split on the commas outside
 /// brackets and strings, up to the `)` that closes it.
-fn call_args(body: &str) -> Vec<&str> {
+pub(crate) fn call_args(body: &str) -> Vec<&str> {
     let mut args = Vec::new();
     let (mut depth, mut quote, mut start) = (0usize, None::<char>, 0usize);
     for (i, c) in body.char_indices() {
@@ -1377,7 +1377,7 @@ fn call_args(body: &str) -> Vec<&str> {
 
 /// The text of a Python string literal written whole (`"pytest>=7"`, `'-e.'`); None for
 /// any other expression (a name, a starred list, a call), which is never a requirement.
-fn string_literal(arg: &str) -> Option<&str> {
+pub(crate) fn string_literal(arg: &str) -> Option<&str> {
     let arg = arg.trim();
     ['"', '\''].into_iter().find_map(|q| {
         let inner = arg.strip_prefix(q)?.strip_suffix(q)?;

@@ -878,7 +878,18 @@ fn posargs_default(line: &str) -> String {
     while let Some(at) = rest.find("{posargs") {
         out.push_str(&rest[..at]);
         let after = &rest[at + "{posargs".len()..];
-        let Some(close) = after.find('}') else {
+        // The default may hold substitutions of its own (dateutil's `{posargs:
+        // "{toxinidir}/tests" …}`): the brace that closes `{posargs` is the one that
+        // balances it.
+        let mut depth = 1usize;
+        let Some(close) = after.char_indices().find_map(|(i, c)| {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(i)
+        }) else {
             out.push_str(&rest[at..]);
             return out;
         };
@@ -938,21 +949,10 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
         return s;
     }
     if let Some(text) = read("noxfile.py") {
-        let lines: Vec<String> = text
-            .match_indices("session.run(")
-            .filter_map(|(at, _)| {
-                let body = &text[at + "session.run(".len()..];
-                let end = body.find(')')?;
-                let args: Vec<String> = body[..end]
-                    .split(',')
-                    .map(|a| a.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
-                    .filter(|a| !a.is_empty() && !a.starts_with('*') && !a.contains('='))
-                    .collect();
-                Some(args.join(" "))
-            })
-            .collect();
-        if let Some(s) = found(lines, "noxfile.py session.run") {
-            return s;
+        for (name, lines) in crate::nox::sessions(&text) {
+            if let Some(s) = found(lines, &format!("noxfile.py session {name}")) {
+                return s;
+            }
         }
     }
     if let Some((lines, source)) = crate::hatch::test_run(read)
@@ -2329,6 +2329,19 @@ mod tests {
             ],
             "tox's default for the positional arguments"
         );
+        // dateutil's: the default holds substitutions of its own, quoted.
+        let s = suite(
+            Language::Python,
+            &[(
+                "tox.ini",
+                "[testenv]\ncommands = python -m pytest {posargs: \"{toxinidir}/tests\" \"{toxinidir}/docs\" --cov-config=\"{toxinidir}/tox.ini\" --cov=pkg}\n",
+            )],
+        );
+        assert_eq!(
+            s.run.command,
+            ["python3", "-m", "pytest", "tests", "docs"],
+            "a default with substitutions of its own"
+        );
     }
 
     #[test]
@@ -2445,6 +2458,21 @@ mod tests {
         assert_eq!(&s.run.command[3..], ["tests"]);
     }
 
+    /// urllib3's noxfile: the test session runs a helper whose pytest call spans lines and
+    /// holds conditional arguments; a later session runs another project's suite in a
+    /// clone (`pytest tests`, a directory this tree does not have).
+    #[test]
+    fn a_nox_test_session_is_read_through_its_helper() {
+        let noxfile = "import nox\n\ndef tests_impl(session, integration=False):\n    session.run(\"python\", \"-c\", \"import sys; print(sys.version)\", silent=True)\n    session.run(\"python\", \"-m\", \"OpenSSL.debug\")\n    session.run(\n        \"python\",\n        \"-m\",\n        \"coverage\",\n        \"run\",\n        \"--parallel-mode\",\n        \"-m\",\n        \"pytest\",\n        *((\"--integration\",) if integration else ()),\n        \"--tb=native\",\n        *(session.posargs or (\"test/\",)),\n    )\n\n@nox.session(python=[\"3.12\"])\ndef test(session):\n    tests_impl(session)\n\n@nox.session()\ndef downstream(session):\n    session.cd(\"/tmp/clone\")\n    session.run(\"pytest\", \"tests\")\n";
+        let s = suite(Language::Python, &[("noxfile.py", noxfile)]);
+        assert_eq!(s.source, "noxfile.py session test");
+        assert_eq!(
+            s.run.command,
+            ["python3", "-m", "pytest", "--tb=native", "test/"],
+            "the test session's pytest through coverage, its default positional arguments"
+        );
+    }
+
     #[test]
     fn nox_make_and_setup_py_test_too() {
         let s = suite(
@@ -2454,7 +2482,7 @@ mod tests {
                 "def tests(session):\n    session.install('.')\n    session.run('pytest', 'tests/unit', *session.posargs)\n",
             )],
         );
-        assert_eq!(s.source, "noxfile.py session.run");
+        assert_eq!(s.source, "noxfile.py session tests");
         assert_eq!(&s.run.command[3..], ["tests/unit"]);
         let s = suite(
             Language::Python,
