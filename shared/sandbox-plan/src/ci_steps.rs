@@ -14,6 +14,8 @@ pub struct Job {
     /// The Rust toolchains its steps set up, as written: `dtolnay/rust-toolchain@nightly`'s
     /// `nightly`, a `toolchain:` input's value (`${{ matrix.rust }}` too).
     pub toolchains: Vec<String>,
+    /// The variables its `env:` sets, as written (`${{ … }}` values too).
+    pub env: Vec<(String, String)>,
 }
 
 /// The jobs of a workflow, in the file's order.
@@ -25,6 +27,7 @@ pub fn jobs(text: &str) -> Vec<Job> {
     };
     let mut jobs: Vec<Job> = Vec::new();
     let mut job_indent = None;
+    let mut key_at: Option<usize> = None;
     let mut i = start + 1;
     while i < lines.len() {
         let line = lines[i];
@@ -45,11 +48,20 @@ pub fn jobs(text: &str) -> Vec<Job> {
                     runs_on: String::new(),
                     commands: Vec::new(),
                     toolchains: Vec::new(),
+                    env: Vec::new(),
                 });
+                key_at = None;
             }
             continue;
         }
         let Some(job) = jobs.last_mut() else { continue };
+        // The job's own keys are at the indent of its first; `env:` there is the job's.
+        if *key_at.get_or_insert(at) == at && trimmed == "env:" {
+            let (vars, next) = mapping(&lines, i, at);
+            job.env = vars;
+            i = next;
+            continue;
+        }
         let key_line = trimmed.strip_prefix("- ").unwrap_or(trimmed);
         if let Some(value) = key_line.strip_prefix("runs-on:") {
             job.runs_on = value.trim().trim_matches(['"', '\'']).to_string();
@@ -101,6 +113,43 @@ pub fn jobs(text: &str) -> Vec<Job> {
         }
     }
     jobs
+}
+
+/// The `NAME: value` lines of a block mapping from line `from`, those indented past `at`;
+/// the values unquoted; and the line after the block.
+fn mapping(lines: &[&str], from: usize, at: usize) -> (Vec<(String, String)>, usize) {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut vars = Vec::new();
+    let mut i = from;
+    while i < lines.len() {
+        let line = lines[i];
+        let trimmed = line.trim();
+        if !trimmed.is_empty() && indent(line) <= at {
+            break;
+        }
+        i += 1;
+        if trimmed.starts_with('#') {
+            continue;
+        }
+        if let Some((name, value)) = trimmed.split_once(':') {
+            let value = value.split(" #").next().unwrap_or_default().trim();
+            vars.push((
+                name.trim().trim_matches(['"', '\'']).to_string(),
+                value.trim_matches(['"', '\'']).to_string(),
+            ));
+        }
+    }
+    (vars, i)
+}
+
+/// The variables a workflow's top-level `env:` sets, for every job.
+pub fn workflow_env(text: &str) -> Vec<(String, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    lines
+        .iter()
+        .position(|l| l.trim_end() == "env:")
+        .map(|at| mapping(&lines, at + 1, 0).0)
+        .unwrap_or_default()
 }
 
 /// The name of the package script a command runs through npm, pnpm or yarn (`npm test`,
@@ -254,6 +303,7 @@ jobs:
             runs_on: "windows-latest".into(),
             commands: vec!["npm run build".into(), "npm test".into()],
             toolchains: Vec::new(),
+            env: Vec::new(),
         };
         assert_eq!(build_before_tests(&windows), None);
         let after = Job {
@@ -261,6 +311,7 @@ jobs:
             runs_on: "ubuntu-latest".into(),
             commands: vec!["npm ci".into(), "npm test".into(), "npm run build".into()],
             toolchains: Vec::new(),
+            env: Vec::new(),
         };
         assert_eq!(build_before_tests(&after), None, "a build after the tests");
     }

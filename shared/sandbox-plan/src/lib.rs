@@ -35,6 +35,7 @@
 pub mod analyzer;
 pub mod cargo_ci;
 pub mod cargo_git;
+pub mod ci_env;
 pub mod ci_install;
 pub mod ci_matrix;
 pub mod ci_steps;

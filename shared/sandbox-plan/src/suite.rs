@@ -3,6 +3,8 @@
 //! never the wrapper itself, which would create environments and fetch packages with the
 //! network. What the wrapper would install was prepared already ([`crate::deps`]).
 
+use std::fmt::Write as _;
+
 use crate::Language;
 use crate::ci_steps;
 use crate::grunt;
@@ -20,6 +22,9 @@ pub struct DocumentedSuite {
     /// What the suite runs before its runner starts (a build the tests load, the fixtures a
     /// Gruntfile's `exec:assets` makes), run before a selected test too.
     pub setup: Option<Setup>,
+    /// The variables its CI's test job sets ([`crate::ci_env`]), in `run.env` too: a test
+    /// selected within the suite runs with them.
+    pub ci_env: Vec<(String, String)>,
 }
 
 /// The steps a suite runs before its test runner, and where they come from.
@@ -68,6 +73,7 @@ impl DocumentedSuite {
             run.command
                 .splice(at..at, crate::cargo_ci::build_options(&before_binary));
         }
+        self.add_env(&mut run);
         let Some(selector) = &self.selector else {
             return self.after_setup(run);
         };
@@ -137,6 +143,7 @@ impl DocumentedSuite {
             package: None,
         };
         let mut run = language.test_run(&first, 0);
+        self.add_env(&mut run);
         if let Some(selector) = &self.selector {
             // A file the suite's own options leave out (`--ignore=tests/test_api.py`) is not
             // one of its tests.
@@ -190,6 +197,15 @@ impl DocumentedSuite {
             }
         }
         Some(self.after_setup(run))
+    }
+
+    /// The variables of the suite's CI that `run` does not set already.
+    fn add_env(&self, run: &mut TestRun) {
+        for (k, v) in &self.ci_env {
+            if !run.env.iter().any(|(have, _)| have == k) {
+                run.env.push((k.clone(), v.clone()));
+            }
+        }
     }
 
     /// `run` after the suite's setup, as the suite runs its runner after it: the setup's
@@ -920,6 +936,7 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             .iter()
             .find_map(|l| python_command(l, read))
             .map(|(command, selector)| DocumentedSuite {
+                ci_env: Vec::new(),
                 run: TestRun {
                     command,
                     env: default_env(Language::Python),
@@ -978,6 +995,7 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
         }
     }
     DocumentedSuite {
+        ci_env: Vec::new(),
         run: Language::Python.suite_run(),
         source: "the default".into(),
         selector: None,
@@ -1274,6 +1292,7 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
                 ));
             }
             DocumentedSuite {
+                ci_env: Vec::new(),
                 run: TestRun {
                     command: vec!["sh".into(), "-c".into(), command],
                     env: default_env(Language::Node),
@@ -1284,6 +1303,7 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             }
         }
         None => DocumentedSuite {
+            ci_env: Vec::new(),
             run: Language::Node.suite_run(),
             source: "the default".into(),
             selector: None,
@@ -1615,17 +1635,33 @@ pub fn documented_suite(
     language: Language,
     read: &dyn Fn(&str) -> Option<String>,
 ) -> DocumentedSuite {
-    match language {
+    let mut suite = match language {
         Language::Python => python(read),
         Language::Node => node(read),
         Language::Rust => rust(read),
         Language::Go => DocumentedSuite {
+            ci_env: Vec::new(),
             run: language.suite_run(),
             source: "the default".into(),
             selector: None,
             setup: None,
         },
+    };
+    // The variables its CI's test job sets, beneath those of its own command and Proven's.
+    if let Some((vars, source)) = crate::ci_env::ci_env(read) {
+        let mut taken = Vec::new();
+        for (name, value) in vars {
+            if !suite.run.env.iter().any(|(have, _)| *have == name) {
+                taken.push(name.clone());
+                suite.ci_env.push((name.clone(), value.clone()));
+                suite.run.env.push((name, value));
+            }
+        }
+        if !taken.is_empty() {
+            let _ = write!(suite.source, "; {source} ({})", taken.join(", "));
+        }
     }
+    suite
 }
 
 /// A Rust project's suite: `cargo test` with the options its CI gives it
@@ -1640,6 +1676,7 @@ fn rust(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
                 run.command.extend(ci.binary);
             }
             DocumentedSuite {
+                ci_env: Vec::new(),
                 run,
                 source: format!("{} cargo test", ci.source),
                 selector: None,
@@ -1647,6 +1684,7 @@ fn rust(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             }
         }
         _ => DocumentedSuite {
+            ci_env: Vec::new(),
             run,
             source: "the default".into(),
             selector: None,
@@ -2470,6 +2508,51 @@ mod tests {
             s.run.command,
             ["python3", "-m", "pytest", "--tb=native", "test/"],
             "the test session's pytest through coverage, its default positional arguments"
+        );
+    }
+
+    /// luxon's: its workflow's test job sets the time zone its tests expect; the suite and
+    /// a test selected within it run with it, and a variable the suite's command sets
+    /// itself (tox's `setenv`) stays the command's.
+    #[test]
+    fn the_variables_of_the_cis_test_job_reach_the_suite_and_its_selected_tests() {
+        let workflow = "jobs:\n  test:\n    runs-on: ubuntu-latest\n    env:\n      TZ: America/New_York\n      MODE: ci\n    steps:\n      - run: npm test\n";
+        let files = [
+            (".github/workflows/test.yml", workflow),
+            ("package.json", "{\"scripts\": {\"test\": \"jest\"}}"),
+        ];
+        let s = suite(Language::Node, &files);
+        assert!(
+            s.run
+                .env
+                .contains(&("TZ".into(), "America/New_York".into())),
+            "{:?}",
+            s.run.env
+        );
+        assert!(
+            s.source
+                .ends_with("; .github/workflows/test.yml job test env (TZ, MODE)"),
+            "{}",
+            s.source
+        );
+        let selection = Selection {
+            path: "test/zone.test.js".into(),
+            names: Vec::new(),
+            package: None,
+        };
+        let run = s.select(Language::Node, &selection, 0);
+        assert!(run.env.contains(&("TZ".into(), "America/New_York".into())));
+        let tox = "[testenv]\nsetenv =\n  MODE = tox\ncommands = pytest tests\n";
+        let s = suite(
+            Language::Python,
+            &[(".github/workflows/test.yml", workflow), ("tox.ini", tox)],
+        );
+        assert!(s.run.env.contains(&("MODE".into(), "tox".into())));
+        assert!(!s.run.env.contains(&("MODE".into(), "ci".into())));
+        assert!(
+            s.run
+                .env
+                .contains(&("TZ".into(), "America/New_York".into()))
         );
     }
 
