@@ -108,9 +108,9 @@ pub fn ci_test(read: &dyn Fn(&str) -> Option<String>) -> Option<CargoTest> {
             {
                 continue;
             }
-            // The commands before the job leaves the root (`cd test_suite && cargo test`).
-            let Some((options, binary)) = job
-                .commands
+            // The commands before the job leaves the root (`cd test_suite && cargo test`),
+            // a script of the tree it runs read in its place.
+            let Some((options, binary)) = commands_through_scripts(&job.commands, read)
                 .iter()
                 .take_while(|c| !c.starts_with("cd ") && !c.contains("working-directory"))
                 .find_map(|c| translated(c))
@@ -125,6 +125,77 @@ pub fn ci_test(read: &dyn Fn(&str) -> Option<String>) -> Option<CargoTest> {
         }
     }
     None
+}
+
+/// A job's commands, each that runs a shell script of the tree (`run: ci/test.sh`, `bash
+/// ./ci/test.sh`) replaced by the script's commands (crossbeam's CI runs its `cargo test
+/// --all …` from `ci/test.sh`): its lines joined where they continue, `&&` chains split,
+/// comments left out; a `cd` back to the root the script starts with (`cd "$(dirname
+/// "$0")"/..`) is no change of directory. One level: a script's own scripts are not read.
+fn commands_through_scripts(
+    commands: &[String],
+    read: &dyn Fn(&str) -> Option<String>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for command in commands {
+        let words = crate::suite::words(command);
+        let mut words = words.iter().map(String::as_str);
+        let first = match words.next() {
+            Some("bash" | "sh") => words.next(),
+            other => other,
+        };
+        let path = first.map(|p| p.trim_start_matches("./"));
+        let script = path
+            .filter(|p| !p.is_empty() && !p.starts_with(['/', '-', '$']) && !p.contains(".."))
+            .and_then(|p| read(p).map(|text| (p, text)))
+            .filter(|(p, text)| p.ends_with(".sh") || text.starts_with("#!"));
+        let Some((path, text)) = script else {
+            out.push(command.clone());
+            continue;
+        };
+        let depth = path.matches('/').count();
+        let joined = text.replace("\\\n", " ");
+        for line in joined.lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            for part in line.split("&&").map(str::trim).filter(|p| !p.is_empty()) {
+                if back_to_the_root(part, depth) {
+                    continue;
+                }
+                out.push(part.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Whether `cd` goes to the root of the tree from a script `depth` directories down: the
+/// script's own directory (`"$(dirname "$0")"`, `${BASH_SOURCE[0]}`'s) and one `..` per
+/// level.
+fn back_to_the_root(command: &str, depth: usize) -> bool {
+    let Some(target) = command.strip_prefix("cd ") else {
+        return false;
+    };
+    let target = target.trim().trim_matches('"');
+    let own = [
+        "$(dirname \"$0\")\"",
+        "$(dirname \"${BASH_SOURCE[0]}\")\"",
+        "$(dirname $0)",
+    ];
+    own.iter().any(|dir| {
+        target
+            .strip_prefix(dir)
+            .map(|rest| rest.trim_matches('"'))
+            .is_some_and(|rest| {
+                let ups = rest
+                    .split('/')
+                    .filter(|p| !p.is_empty())
+                    .collect::<Vec<_>>();
+                ups.len() == depth && ups.iter().all(|p| *p == "..")
+            })
+    })
 }
 
 /// Whether every Rust toolchain a job names is a nightly one (it names at least one).
@@ -268,6 +339,31 @@ mod tests {
         assert_eq!(found.binary, ["--test-threads=1"]);
         assert_eq!(found.source, ".github/workflows/ci.yml job test");
         assert_eq!(build_options(&found.options), ["--features", "serde,std"]);
+    }
+
+    /// crossbeam's: the test job runs a script of the tree, which returns to the root and
+    /// runs the workspace's suite (after a line for another target, not the sandbox's); a
+    /// script that goes elsewhere first is not the suite.
+    #[test]
+    fn a_script_the_ci_runs_is_read_for_its_cargo_test() {
+        let workflow = "jobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: rustup update stable\n      - name: Test\n        run: ci/test.sh\n";
+        let script = "#!/bin/bash\nset -euxo pipefail\ncd \"$(dirname \"$0\")\"/..\n\n# shellcheck disable=SC2086\nif [[ -n \"${RUST_TARGET:-}\" ]]; then\n  cargo test --all --all-features --target \"${RUST_TARGET}\" --exclude benchmarks -- --test-threads=1\n  exit 0\nfi\ncargo test --all --all-features \\\n  --exclude benchmarks -- --test-threads=1\n";
+        let read = read_with(&[
+            (".github/workflows/ci.yml", workflow),
+            ("ci/test.sh", script),
+        ]);
+        let found = ci_test(&read).expect("the script's cargo test");
+        assert_eq!(
+            found.options,
+            ["--all", "--all-features", "--exclude", "benchmarks"]
+        );
+        assert_eq!(found.binary, ["--test-threads=1"]);
+        let elsewhere = script.replace("\"$(dirname \"$0\")\"/..", "tests");
+        let read = read_with(&[
+            (".github/workflows/ci.yml", workflow),
+            ("ci/test.sh", elsewhere.as_str()),
+        ]);
+        assert_eq!(ci_test(&read), None);
     }
 
     /// What is not the whole suite on the image's stable toolchain leaves the default: a
