@@ -102,7 +102,7 @@ pub struct SandboxConfig {
 pub struct Limits {
     /// Memory, including the tmpfs scratch the run writes (default 1 GiB; no swap).
     pub memory_bytes: i64,
-    /// Processes and threads (default 256).
+    /// Processes and threads (default 4096).
     pub pids: i64,
     /// CPUs (default 1.0).
     pub cpus: f64,
@@ -179,9 +179,10 @@ impl Default for Limits {
         Limits {
             memory_bytes: 1 << 30,
             // A suite that drives a browser (Chromium's processes and their threads, beside
-            // vitest's workers) takes several hundred; a CI runner sets no such bound. 1024
-            // still ends a fork bomb.
-            pids: 1024,
+            // vitest's workers) takes several hundred, and a concurrency test starts a
+            // thousand threads at once beside the others (once_cell's `get_or_init_stress`);
+            // a CI runner's bound is tens of thousands. 4096 still ends a fork bomb.
+            pids: 4096,
             cpus: 1.0,
             scratch_bytes: 512 << 20,
             tmp_bytes: 512 << 20,

@@ -298,6 +298,26 @@ async fn a_fork_bomb_ends_at_the_pids_limit(pooled: bool) {
     assert!(matches!(record.outcome, Outcome::EnvironmentError { .. }));
 }
 
+/// once_cell's family: a concurrency test starts a thousand threads at once, while the
+/// harness runs other tests beside it ("failed to spawn thread: Resource temporarily
+/// unavailable" at the old bound of 1024). The default bound leaves room for them; a fork
+/// bomb still ends at a bound ([`a_fork_bomb_ends_at_the_pids_limit`]).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_threads_at_once_run_within_the_default_limits() {
+    let sandbox = sandbox(false, |_| {}).await;
+    let script = "import threading\nn = 1500\nb = threading.Barrier(n + 1)\nts = [threading.Thread(target=b.wait) for _ in range(n)]\nfor t in ts:\n    t.start()\nb.wait()\nfor t in ts:\n    t.join()\nprint('all', n, 'threads ran at once')\n";
+    let record = run(
+        &sandbox,
+        vec!["python3".into(), "-c".into(), script.into()],
+        Duration::from_secs(60),
+        false,
+    )
+    .await;
+    let out = support::output(&record);
+    assert!(out.contains("all 1500 threads ran at once"), "{out}");
+    assert!(!record.pids_limit_reached, "{record:#?}");
+}
+
 async fn writing_10_gb_fails_at_the_scratch_limit(pooled: bool) {
     let sandbox = sandbox(pooled, |config| {
         config.limits.scratch_bytes = 128 << 20;
