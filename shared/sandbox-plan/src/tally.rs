@@ -792,8 +792,17 @@ fn pytest_summary(line: &str) -> Option<TestCounts> {
 /// and its reason, `tests/t.py`, `pkg/mod.py::pkg.mod.func` for a doctest): its first word
 /// is a node id.
 fn pytest_node(rest: &str) -> bool {
+    // A captured log record (`ERROR    hypercorn.error:logging.py:115 Error in ASGI
+    // Framework`, pytest's `live log`/`Captured log` lines) is its level padded to eight,
+    // then `logger:file.py:line`: no node, though it names a `.py` file.
+    if rest.starts_with(char::is_whitespace) {
+        return false;
+    }
     let first = rest.split_whitespace().next().unwrap_or("");
-    !first.starts_with('(') && (first.contains("::") || first.contains(".py"))
+    let file = first.find(".py").map(|at| &first[at + ".py".len()..]);
+    !first.starts_with('(')
+        && (first.contains("::")
+            || file.is_some_and(|after| after.is_empty() || after.starts_with('[')))
 }
 
 /// Whether a unittest (or nose, or Django) failure header's rest names a test in unittest's
@@ -980,12 +989,16 @@ mod tests {
             ]
         );
         // luigi's tests log to stderr: its log lines name no test (they held pids, and
-        // every run's looked new).
+        // every run's looked new); nor do the log records pytest captures (urllib3's test
+        // servers log their errors).
         let logged = "ERROR: [pid 5280] Worker X failed    FailingTask(param=a)\n\
             ERROR: Task FailTask() failed (see log)\nFAIL: 3 of 4 tasks\n\
             ERROR [pid 7] Worker 1 failed\nFAILED to connect to the scheduler\n\
             FAIL: test_a (pkg.test_x.TestX) (i=1)\nERROR: setUpClass (pkg.test_x.TestY)\n\
             ERROR: Failure: ImportError (No module named x)\n\
+            ERROR    hypercorn.error:logging.py:115 Error in ASGI Framework\n\
+            ERROR    dummyserver.app:app.py:1145 Exception on request GET /certificate\n\
+            ERROR pkg.server:server.py:12 refused\n\
             ===== 1 failed, 1 error in 0.2s =====\n";
         assert_eq!(
             failing(Python, logged),
