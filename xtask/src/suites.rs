@@ -223,6 +223,23 @@ pub const STUDY: &[(&str, Language)] = &[
     ("golang-jwt/jwt", Language::Go),
     ("tidwall/gjson", Language::Go),
     ("robfig/cron", Language::Go),
+    // Added 2026-12-07 (sixteenth session, second batch), never run before.
+    ("pygments/pygments", Language::Python),
+    ("Python-Markdown/markdown", Language::Python),
+    ("tox-dev/filelock", Language::Python),
+    ("sqlalchemy/alembic", Language::Python),
+    ("postcss/postcss", Language::Node),
+    ("markdown-it/markdown-it", Language::Node),
+    ("isaacs/minimatch", Language::Node),
+    ("cheeriojs/cheerio", Language::Node),
+    ("dtolnay/proc-macro2", Language::Rust),
+    ("console-rs/indicatif", Language::Rust),
+    ("toml-rs/toml", Language::Rust),
+    ("bincode-org/bincode", Language::Rust),
+    ("cespare/xxhash", Language::Go),
+    ("fatih/color", Language::Go),
+    ("gorilla/handlers", Language::Go),
+    ("hashicorp/go-multierror", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
