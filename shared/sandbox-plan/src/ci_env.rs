@@ -15,7 +15,9 @@ use crate::ci_steps::{self, Job};
 /// `RUSTFLAGS = -D warnings` fails a build on a newer compiler's lint; `GOFLAGS=-mod=mod`
 /// reaches for the network), colour and terminal settings (the runner's output is read),
 /// the display (no X server), the locale (the images hold `C.UTF-8` alone, and a missing
-/// locale is an error of its own), and the seeds Proven varies.
+/// locale is an error of its own), the seeds Proven varies, and pytest's `PYTEST_ADDOPTS`,
+/// where Proven says its own options (a CI's `-n auto` or `--cov` would run what the
+/// suite's translation leaves out).
 fn kept(name: &str) -> bool {
     const EXACT: &[&str] = &[
         "PATH",
@@ -34,11 +36,11 @@ fn kept(name: &str) -> bool {
         "LANGUAGE",
         "PYTHONHASHSEED",
         "PYTHONPATH",
+        "PYTEST_ADDOPTS",
         "NODE_PATH",
         "RUSTFLAGS",
         "RUSTDOCFLAGS",
         "RUSTC_WRAPPER",
-        "RUSTUP_TOOLCHAIN",
     ];
     const PREFIX: &[&str] = &[
         "LD_",
@@ -57,8 +59,9 @@ fn kept(name: &str) -> bool {
         "POETRY_",
         "PDM_",
         "HATCH_",
-        "TOX_",
-        "NOX_",
+        "TOX",
+        "NOX",
+        "RUSTUP_",
         "VIRTUAL_ENV",
         "CONDA",
     ];
@@ -131,7 +134,7 @@ mod tests {
     /// another workflow sets its own, read by no suite.
     #[test]
     fn the_test_jobs_variables_are_the_suites() {
-        let test = "name: Test\non:\n  push:\nenv:\n  FROM_TOP: \"1\"\n  RUSTFLAGS: -D warnings\njobs:\n  build-and-test:\n    runs-on: ubuntu-latest\n    env:\n      LANG: en_US.utf8\n      LIMIT_JEST: yes # a comment\n      TZ: America/New_York\n      TOKEN: ${{ secrets.TOKEN }}\n      FORCE_COLOR: 1\n    strategy:\n      matrix:\n        node-version: [20, 22]\n    steps:\n      - uses: actions/checkout@v3\n      - run: npm ci\n      - run: npm run test\n        env:\n          STEP_ONLY: x\n";
+        let test = "name: Test\non:\n  push:\nenv:\n  FROM_TOP: \"1\"\n  RUSTFLAGS: -D warnings\njobs:\n  build-and-test:\n    runs-on: ubuntu-latest\n    env:\n      LANG: en_US.utf8\n      LIMIT_JEST: yes # a comment\n      TZ: America/New_York\n      TOKEN: ${{ secrets.TOKEN }}\n      FORCE_COLOR: 1\n      TOXENV: py\n      RUSTUP_MAX_RETRIES: 10\n      PYTEST_ADDOPTS: -n auto\n    strategy:\n      matrix:\n        node-version: [20, 22]\n    steps:\n      - uses: actions/checkout@v3\n      - run: npm ci\n      - run: npm run test\n        env:\n          STEP_ONLY: x\n";
         let lint = "jobs:\n  lint:\n    runs-on: ubuntu-latest\n    env:\n      LINT: 1\n    steps:\n      - run: npm run lint\n";
         let read = reader(&[
             (".github/workflows/a-lint.yml", lint),
