@@ -120,6 +120,10 @@ pub(crate) struct Tally {
     mocha_title: Option<Vec<String>>,
     /// TAP without a summary (node-tap's own `tap` reporter): the top-level test points.
     tap_points: Option<TestCounts>,
+    /// uvu's closing lines (`Total: 686`, then `Passed: 686`, `Skipped: 0`), summed over
+    /// its runs; and the total of a `Total:` line whose `Passed:` line is the next.
+    uvu: Option<TestCounts>,
+    uvu_total: Option<u64>,
     /// jest: the test file of its last `FAIL path` line, whose failures follow as
     /// `● suite › test`; and whether its "Summary of all failing tests" began, which
     /// repeats the failures already named.
@@ -165,6 +169,8 @@ impl Tally {
             mocha_next: 0,
             mocha_title: None,
             tap_points: None,
+            uvu: None,
+            uvu_total: None,
             jest_file: None,
             jest_repeats: false,
             failing: Vec::new(),
@@ -245,6 +251,7 @@ impl Tally {
                     ava
                 }))
                 .or(self.qunit)
+                .or(self.uvu)
                 .or(self.tap_points),
         }
     }
@@ -443,6 +450,9 @@ impl Tally {
             return;
         }
         let trimmed = line.trim();
+        if self.uvu_summary(trimmed) {
+            return;
+        }
         if self.jest_or_vitest_failure(trimmed) {
             return;
         }
@@ -517,6 +527,34 @@ impl Tally {
                 self.mocha_title = None;
             }
         }
+    }
+
+    /// One of uvu's closing lines (`Total:     686`, `Passed:    685`, `Skipped:   1`: its
+    /// total leaves the skipped out, and what did not pass failed), whether it was. A
+    /// `Total:` counts only with `Passed:` on the line after it (a coverage or size
+    /// report's `Total:` is no test's).
+    fn uvu_summary(&mut self, trimmed: &str) -> bool {
+        let value = |label: &str| {
+            trimmed
+                .strip_prefix(label)
+                .and_then(|n| n.trim().parse::<u64>().ok())
+        };
+        let total = self.uvu_total.take();
+        if let Some(n) = value("Total:") {
+            self.uvu_total = Some(n);
+            return true;
+        }
+        if let (Some(total), Some(passed)) = (total, value("Passed:")) {
+            let uvu = self.uvu.get_or_insert_default();
+            uvu.passed += passed;
+            uvu.failed += total.saturating_sub(passed);
+            return true;
+        }
+        if let (Some(uvu), Some(skipped)) = (self.uvu.as_mut(), value("Skipped:")) {
+            uvu.skipped += skipped;
+            return true;
+        }
+        false
     }
 
     /// A line of ava's details that may be the title alone of a `✘ [fail]:` line (`a ›
@@ -1380,6 +1418,22 @@ mod tests {
         assert_eq!(tally(Node, lodash), c(7156, 2, 0, 0));
         // Not a summary: counts that do not add up, or words after them.
         assert_eq!(tally(Node, "PASS: 3  FAIL: 1  TOTAL: 9\n"), None);
+    }
+
+    /// postcss's unit tests run under uvu (through c8, behind pnpm's prefix): 686 passed,
+    /// and the record said the runner printed no summary. uvu's closing lines are read,
+    /// summed over its runs; a `Total:` without `Passed:` after it is no test's.
+    #[test]
+    fn uvus_closing_lines_are_its_counts() {
+        use Language::Node;
+        let postcss = ". test:coverage: warning.test.ts\n. test:coverage: \u{2022} \u{2022}   (22 / 22)\n. test:coverage: \n. test:coverage:   Total:     686\n. test:coverage:   Passed:    686\n. test:coverage:   Skipped:   0\n. test:coverage:   Duration:  450.51ms\n";
+        assert_eq!(tally(Node, postcss), c(686, 0, 0, 0));
+        let two = "  Total:     10\n  Passed:    9\n  Skipped:   2\n  Duration:  1ms\n\n  Total:     5\n  Passed:    5\n  Skipped:   0\n";
+        assert_eq!(tally(Node, two), c(14, 1, 2, 0));
+        assert_eq!(
+            tally(Node, "Total: 12 kB\nTotal:    40\nSize: 3 kB\n"),
+            None
+        );
     }
 
     /// vue's suite is the two test scripts its CI runs, each a vitest run with its own
