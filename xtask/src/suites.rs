@@ -240,6 +240,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("fatih/color", Language::Go),
     ("gorilla/handlers", Language::Go),
     ("hashicorp/go-multierror", Language::Go),
+    // Added 2026-12-07 (sixteenth session, third batch), never run before.
+    ("python-hyper/h11", Language::Python),
+    ("pallets/blinker", Language::Python),
+    ("jshttp/cookie", Language::Node),
+    ("expressjs/morgan", Language::Node),
+    ("rust-lang/glob", Language::Rust),
+    ("Lokathor/bytemuck", Language::Rust),
+    ("google/go-querystring", Language::Go),
+    ("gobwas/glob", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
