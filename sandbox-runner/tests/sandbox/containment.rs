@@ -318,6 +318,24 @@ async fn a_thousand_threads_at_once_run_within_the_default_limits() {
     assert!(!record.pids_limit_reached, "{record:#?}");
 }
 
+/// rust-lang/glob's family: a test reads the superuser's home as the runner's user and
+/// expects to be refused, as on every Linux system; the images had no /root at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_superusers_home_is_there_and_refuses_the_runs_user() {
+    let sandbox = sandbox(false, |_| {}).await;
+    let script = "import os\ntry:\n    os.listdir('/root')\n    print('listed')\nexcept PermissionError:\n    print('refused, as on a CI runner')\nprint('home', os.path.isdir('/home'))\n";
+    let record = run(
+        &sandbox,
+        vec!["python3".into(), "-c".into(), script.into()],
+        Duration::from_secs(60),
+        false,
+    )
+    .await;
+    let out = support::output(&record);
+    assert!(out.contains("refused, as on a CI runner"), "{out}");
+    assert!(out.contains("home True"), "{out}");
+}
+
 async fn writing_10_gb_fails_at_the_scratch_limit(pooled: bool) {
     let sandbox = sandbox(pooled, |config| {
         config.limits.scratch_bytes = 128 << 20;
