@@ -249,6 +249,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("Lokathor/bytemuck", Language::Rust),
     ("google/go-querystring", Language::Go),
     ("gobwas/glob", Language::Go),
+    // Added 2026-12-07 (sixteenth session, fourth batch), never run before.
+    ("python-attrs/cattrs", Language::Python),
+    ("hukkin/tomli", Language::Python),
+    ("expressjs/serve-static", Language::Node),
+    ("sindresorhus/camelcase", Language::Node),
+    ("rayon-rs/either", Language::Rust),
+    ("dtolnay/itoa", Language::Rust),
+    ("spf13/cast", Language::Go),
+    ("mitchellh/go-homedir", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
