@@ -166,6 +166,13 @@ fn phase_scripts(file: &str, text: &str, phase: Phase) -> Vec<String> {
     if text.len() > MAX_BYTES {
         return Vec::new();
     }
+    // A Justfile's `test` recipe installs as it runs (`uv run --all-extras --group test
+    // pytest`): its lines, for both phases.
+    if crate::just::FILES.contains(&file) {
+        return crate::just::recipe(text, "test")
+            .map(|lines| vec![lines.join("\n")])
+            .unwrap_or_default();
+    }
     let mut budget = serde_saphyr::Budget::default();
     budget.max_depth = 64;
     budget.max_aliases = 100;
@@ -621,7 +628,7 @@ fn insert(set: &mut std::collections::BTreeSet<String>, name: &str) {
 
 /// Where `uv run`'s own options end: the first word that is neither an option nor an
 /// option's value.
-fn run_options_end(rest: &[&str]) -> usize {
+pub(crate) fn run_options_end(rest: &[&str]) -> usize {
     const TAKES_VALUE: &[&str] = &[
         "--extra",
         "--group",

@@ -45,6 +45,7 @@ pub mod gopath;
 mod grunt;
 pub mod hatch;
 pub mod interpreter;
+pub mod just;
 pub mod key;
 pub mod language;
 pub mod mount;

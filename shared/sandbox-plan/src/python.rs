@@ -651,10 +651,12 @@ fn constraints_file(src: &Path, path: &str, plan: &mut PythonPlan, seen: &mut BT
 /// Every CI file's installs, by file.
 fn ci_reads(src: &Path) -> Vec<(String, crate::ci_install::CiInstalls)> {
     let other_ci = ["appveyor.yml", ".appveyor.yml", "azure-pipelines.yml"].map(String::from);
+    let just = crate::just::FILES.iter().map(|f| f.to_string());
     ci_files(src)
         .into_iter()
         .map(|(f, _)| f)
         .chain(other_ci)
+        .chain(just)
         .filter_map(|file| {
             let text = read(src, &file)?;
             let installs = crate::ci_install::read(&file, &text);
@@ -1760,6 +1762,29 @@ mod tests {
         let mut got = specs(&plan);
         got.sort();
         assert_eq!(got, ["core", "ruff", "uvicorn>=0.30"]);
+    }
+
+    /// cattrs' family: its CI runs a Justfile recipe whose `uv run --all-extras --group
+    /// test pytest` names the extras its tests import (msgspec, PyYAML, pymongo's bson).
+    #[test]
+    fn the_extras_a_justfiles_test_recipe_runs_with_are_prepared() {
+        let justfile = "python := \"\"\n\ntest *args=\"-x tests\":\n    uv run {{ if python != '' { '-p ' + python } else { '' } }} --all-extras --group test pytest {{args}}\n\nlint:\n    uv run --group lint ruff check src\n";
+        let pyproject = "[project]\nname = \"p\"\ndependencies = [\"attrs\"]\n[project.optional-dependencies]\nyaml = [\"PyYAML>=6.0\"]\n[dependency-groups]\ntest = [\"pytest>=8\"]\nlint = [\"ruff\"]\n";
+        let dir = tree(&[("Justfile", justfile), ("pyproject.toml", pyproject)]);
+        let plan = read_plan(dir.path());
+        let mut got = specs(&plan);
+        got.sort();
+        assert_eq!(
+            got,
+            ["PyYAML>=6.0", "attrs", "pytest>=8"],
+            "{:?}",
+            plan.inputs
+        );
+        assert!(
+            plan.inputs.iter().any(|i| i == "Justfile"),
+            "{:?}",
+            plan.inputs
+        );
     }
 
     /// packaging's noxfile: `session.install(*HYPOTHESIS, *nox.project.dependency_groups(

@@ -598,7 +598,14 @@ fn runner_words(line: &str) -> Vec<String> {
             "poetry" | "pipenv" | "hatch" | "pdm" | "uv" | "rye"
         ) && w.get(1).is_some_and(|s| s == "run")
         {
-            w.drain(..2);
+            // `uv run --all-extras --group test pytest`: uv's own options end at the command.
+            let options = if first == "uv" {
+                let rest: Vec<&str> = w[2..].iter().map(String::as_str).collect();
+                crate::ci_install::run_options_end(&rest)
+            } else {
+                0
+            };
+            w.drain(..2 + options);
         } else if first.contains('=') && !first.starts_with('-') {
             w.remove(0);
         } else {
@@ -981,6 +988,14 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
         && let Some(s) = found(make_target(&text, "test"), "Makefile test")
     {
         return s;
+    }
+    for file in crate::just::FILES {
+        if let Some(text) = read(file)
+            && let Some(lines) = crate::just::recipe(&text, "test")
+            && let Some(s) = found(lines, &format!("{file} test"))
+        {
+            return s;
+        }
     }
     // What its CI runs to test: the newest CI system first (a workflow beside a Travis file
     // left from before the move).
@@ -2553,6 +2568,19 @@ mod tests {
             s.run
                 .env
                 .contains(&("TZ".into(), "America/New_York".into()))
+        );
+    }
+
+    /// cattrs' Justfile: the `test` recipe runs pytest through `uv run` with uv's own
+    /// options, over the folder its parameter's default names (not the tree's benchmarks).
+    #[test]
+    fn a_justfiles_test_recipe_is_the_suite() {
+        let justfile = "python := \"\"\n\ntest *args=\"-x --ff -n auto tests\":\n    uv run {{ if python != '' { '-p ' + python } else { '' } }} --all-extras --group test --group lint pytest {{args}}\n";
+        let s = suite(Language::Python, &[("Justfile", justfile)]);
+        assert_eq!(s.source, "Justfile test");
+        assert_eq!(
+            s.run.command,
+            ["python3", "-m", "pytest", "-x", "--ff", "tests"]
         );
     }
 
