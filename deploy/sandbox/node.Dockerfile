@@ -16,7 +16,7 @@ COPY era-redis /usr/local/bin/era-redis
 RUN era-redis /opt/redis
 
 FROM node:20-bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends less git make patch procps hostname file openssl mawk redis-server postgresql-15 mariadb-server-core mariadb-client-core chromium g++ python3 && rm -rf /var/lib/apt/lists/* \
+RUN apt-get update && apt-get install -y --no-install-recommends less git make patch procps hostname file openssl mawk bzip2 xz-utils unzip redis-server postgresql-15 mariadb-server-core mariadb-client-core chromium g++ python3 && rm -rf /var/lib/apt/lists/* \
  && echo 'export CHROMIUM_FLAGS="$CHROMIUM_FLAGS --no-sandbox --disable-dev-shm-usage --disable-gpu"' > /etc/chromium.d/proven \
  && groupadd -g 10001 sandbox \
  && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \

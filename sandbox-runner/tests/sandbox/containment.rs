@@ -336,6 +336,24 @@ async fn the_superusers_home_is_there_and_refuses_the_runs_user() {
     assert!(out.contains("home True"), "{out}");
 }
 
+/// go-homedir's family: a test asks `getent passwd UID` for the user's home (with HOME
+/// unset), and "getent: executable file not found"; suites also unpack their fixtures with
+/// the archivers a CI runner has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_system_commands_of_a_ci_runner_are_there() {
+    let sandbox = sandbox(false, |_| {}).await;
+    let script = "getent passwd \"$(id -u)\" | cut -d: -f6\nfor c in bzip2 xz unzip; do command -v $c >/dev/null && echo \"has $c\"; done";
+    let record = run(&sandbox, sh(script), Duration::from_secs(60), false).await;
+    let out = support::output(&record);
+    assert!(
+        out.lines().any(|l| l.trim() == "/tmp"),
+        "the user's home: {out}"
+    );
+    for c in ["bzip2", "xz", "unzip"] {
+        assert!(out.contains(&format!("has {c}")), "{c}: {out}");
+    }
+}
+
 async fn writing_10_gb_fails_at_the_scratch_limit(pooled: bool) {
     let sandbox = sandbox(pooled, |config| {
         config.limits.scratch_bytes = 128 << 20;
