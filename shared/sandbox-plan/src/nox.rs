@@ -156,7 +156,7 @@ fn runs(f: &Function, defs: &[Function], depth: usize, lines: &mut Vec<String>) 
                     lines.push(
                         words
                             .iter()
-                            .map(|w| quoted(w))
+                            .map(|w| crate::suite::sh_quote(w))
                             .collect::<Vec<_>>()
                             .join(" "),
                     );
@@ -207,15 +207,6 @@ fn argument(arg: &str) -> Vec<String> {
         .filter_map(string_literal)
         .map(str::to_string)
         .collect()
-}
-
-/// A word as a shell line holds it (the suite's reader splits lines as a shell does).
-fn quoted(word: &str) -> String {
-    if word.is_empty() || word.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    } else {
-        word.to_string()
-    }
 }
 
 #[cfg(test)]
