@@ -307,22 +307,7 @@ pub fn build_options(options: &[String]) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn read_with(files: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
-        let files: Vec<(String, String)> = files
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect();
-        move |p: &str| {
-            if let Some(dir) = p.strip_suffix('/') {
-                let names: Vec<&str> = files
-                    .iter()
-                    .filter_map(|(n, _)| n.strip_prefix(&format!("{dir}/")))
-                    .collect();
-                return (!names.is_empty()).then(|| names.join("\n"));
-            }
-            files.iter().find(|(n, _)| n == p).map(|(_, t)| t.clone())
-        }
-    }
+    use crate::testing::reader as read_with;
 
     const SYN: &str = "jobs:\n  test:\n    name: Tests\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v7\n      - uses: dtolnay/rust-toolchain@nightly\n        with:\n          components: llvm-tools, rustc-dev\n      - run: cargo test --all-features --release --tests\n  build:\n    runs-on: ${{matrix.os || 'ubuntu'}}-latest\n    steps:\n      - uses: dtolnay/rust-toolchain@master\n        with:\n          toolchain: ${{matrix.rust}}\n      - run: cargo check ${{env.manifest_path}} --features full\n  doc:\n    runs-on: ubuntu-latest\n    steps:\n      - run: cargo test --all-features --doc\n";
 

@@ -110,25 +110,7 @@ fn runs_tests(job: &Job) -> bool {
 mod tests {
     use super::*;
 
-    fn reader(files: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
-        let files: Vec<(String, String)> = files
-            .iter()
-            .map(|(p, t)| (p.to_string(), t.to_string()))
-            .collect();
-        move |path: &str| {
-            if path == ".github/workflows/" {
-                let names: Vec<&str> = files
-                    .iter()
-                    .filter_map(|(p, _)| p.strip_prefix(".github/workflows/"))
-                    .collect();
-                return (!names.is_empty()).then(|| names.join("\n"));
-            }
-            files
-                .iter()
-                .find(|(p, _)| p == path)
-                .map(|(_, t)| t.clone())
-        }
-    }
+    use crate::testing::reader;
 
     /// luxon's workflow: the test job sets the time zone and the locale; the lint job of
     /// another workflow sets its own, read by no suite.
