@@ -258,6 +258,23 @@ pub const STUDY: &[(&str, Language)] = &[
     ("dtolnay/itoa", Language::Rust),
     ("spf13/cast", Language::Go),
     ("mitchellh/go-homedir", Language::Go),
+    // Added 2026-12-07 (seventeenth session), never run before, chosen for popularity.
+    ("python-trio/trio", Language::Python),
+    ("tartley/colorama", Language::Python),
+    ("kjd/idna", Language::Python),
+    ("pytest-dev/pytest-mock", Language::Python),
+    ("nodeca/js-yaml", Language::Node),
+    ("minimistjs/minimist", Language::Node),
+    ("expressjs/multer", Language::Node),
+    ("sindresorhus/ora", Language::Node),
+    ("rust-bakery/nom", Language::Rust),
+    ("time-rs/time", Language::Rust),
+    ("dtolnay/paste", Language::Rust),
+    ("bluss/arrayvec", Language::Rust),
+    ("uber-go/zap", Language::Go),
+    ("spf13/viper", Language::Go),
+    ("go-playground/validator", Language::Go),
+    ("rs/zerolog", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
