@@ -923,7 +923,7 @@ async fn workspace_modules(dir: &Path, setup: &mut Vec<String>, command: &mut Ve
     .unwrap_or_default();
     *command = proven_sandbox_plan::deps::with_node_links(&modules, &copies, command);
     setup.push(
-        "node_modules: a writable folder of links to the prepared packages (tools write beside them)"
+        "node_modules: a writable folder of links to the prepared packages (tools write beside them; a test tool's own package is a copy it may write into)"
             .into(),
     );
     if !modules.is_empty() {

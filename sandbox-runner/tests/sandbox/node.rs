@@ -2181,3 +2181,33 @@ async fn a_file_dependency_on_a_folder_of_the_tree_loads_the_trees_files() {
     );
     assert_container_gone(&sandbox, &record).await;
 }
+
+/// Issue 30 (cheerio's family): a test tool that writes beside its own files (vitest's
+/// typecheck writes its `tsbuildinfo` into its `dist`) runs on a copy of its package the
+/// run may write, reached through node_modules/.bin as npm's links lead; the next run
+/// starts from the prepared package again, with nothing the first one wrote.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_tool_writes_beside_its_own_files_and_the_next_run_does_not_see_it() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        format!(
+            r#"{{"name":"own-tool","version":"1.0.0","private":true,"description":"{}","scripts":{{"test":"uvu test"}},"devDependencies":{{"uvu":"0.5.6"}}}}
+"#,
+            support::unique()
+        ),
+    )
+    .write(
+        "test/own.js",
+        "const { test } = require('uvu');\nconst assert = require('uvu/assert');\nconst fs = require('fs');\nconst path = require('path');\n\ntest('the runner writes beside its own files', () => {\n  const runner = fs.realpathSync(process.argv[1]);\n  assert.not.ok(runner.startsWith('/deps/'), `the runner is the layer's: ${runner}`);\n  const mark = path.join(path.dirname(fs.realpathSync(require.resolve('uvu'))), 'run.tmp');\n  assert.not.ok(fs.existsSync(mark), 'what an earlier run wrote is there');\n  fs.writeFileSync(mark, 'written');\n});\n\ntest.run();\n",
+    );
+    let head = repo.commit("a suite whose runner writes into its own package");
+    for run in ["first", "second"] {
+        let record = documented_suite_run(&sandbox, &repo, &head).await;
+        let out = support::output(&record);
+        assert_eq!(record.outcome, Outcome::Passed, "{run} run: {out}");
+        assert_eq!(record.tests.map(|t| t.passed), Some(1), "{run} run: {out}");
+        assert_container_gone(&sandbox, &record).await;
+    }
+}

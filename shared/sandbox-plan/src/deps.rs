@@ -804,6 +804,15 @@ pub fn node_file_copies(dir: &Path) -> Vec<FileCopy> {
 /// package finds its own dependencies (pnpm's) and tools may write beside them (vite's
 /// `node_modules/.vite-temp`, babel's `.cache`). A node_modules the tree has of its own
 /// is left alone.
+///
+/// A test tool's own package ([`crate::tools::NODE_TOOLS`]) is a copy the run may write
+/// into, as a CI's node_modules is: vitest's typecheck writes its `tsbuildinfo` beside its
+/// own files (cheerio), and the read-only layer refused it. Node resolves a package to its
+/// real path, so a link would lead the tool back to the layer; node_modules/.bin becomes a
+/// folder of npm's relative links, which then lead to the copy. Only a package the layer
+/// holds as a folder at the root is copied (pnpm's are links into its store, whose
+/// neighbours a copy would lose); when the copy fails (the scratch space is full) the link
+/// stays. Each run copies afresh, so nothing one run writes there reaches another.
 pub fn with_node_links(modules: &[String], copies: &[FileCopy], command: &[String]) -> Vec<String> {
     let mut script = String::from(
         "m() { d=\"/deps/$1node_modules\"; t=\"$1node_modules\"\n\
@@ -814,6 +823,25 @@ pub fn with_node_links(modules: &[String], copies: &[FileCopy], command: &[Strin
          mkdir \"$t\" && find \"$d\" -mindepth 1 -maxdepth 1 -exec ln -s -t \"$t\" {} + || true\n\
          }\n\
          m ''\n",
+    );
+    script.push_str(
+        "w() { d=\"/deps/node_modules/$1\"; t=\"node_modules/$1\"\n\
+         [ -d \"$d\" ] && [ ! -L \"$d\" ] || return 0\n\
+         case $1 in @*/*) s=\"node_modules/${1%%/*}\"\n\
+         if [ -L \"$s\" ] && [ \"$(readlink \"$s\")\" = \"/deps/$s\" ]; then\n\
+         rm -f \"$s\" && mkdir \"$s\" && find \"/deps/$s\" -mindepth 1 -maxdepth 1 -exec ln -s -t \"$s\" {} + || return 0; fi ;; esac\n\
+         [ -L \"$t\" ] && [ \"$(readlink \"$t\")\" = \"$d\" ] || return 0\n\
+         rm -f \"$t\" && if cp -a \"$d\" \"$t\" 2>/dev/null; then b=1; else rm -rf \"$t\"; ln -s \"$d\" \"$t\"; fi\n\
+         }\n\
+         b=\n",
+    );
+    for tool in crate::tools::NODE_TOOLS {
+        script.push_str(&format!("w '{tool}'\n"));
+    }
+    script.push_str(
+        "if [ -n \"$b\" ] && [ -L node_modules/.bin ] && [ \"$(readlink node_modules/.bin)\" = /deps/node_modules/.bin ]; then\n\
+         rm -f node_modules/.bin && cp -a /deps/node_modules/.bin node_modules/.bin 2>/dev/null || { rm -rf node_modules/.bin; ln -s /deps/node_modules/.bin node_modules/.bin; }\n\
+         fi\n",
     );
     for m in modules {
         script.push_str(&format!("m '{m}/'\n"));
@@ -1818,7 +1846,8 @@ mod tests {
         let command = with_node_links(&found, &[], &["node".into(), "--test".into()]);
         assert_eq!(command[..2], ["sh", "-c"]);
         assert!(
-            command[2].ends_with("\nm ''\nm 'packages/app/'\nm 'tools/gen/'\nexec \"$@\"\n"),
+            command[2].contains("\nm ''\n")
+                && command[2].ends_with("\nm 'packages/app/'\nm 'tools/gen/'\nexec \"$@\"\n"),
             "{}",
             command[2]
         );

@@ -16,7 +16,7 @@ const MAX_BYTES: u64 = 4 * 1024 * 1024;
 const PYTHON_TOOLS: &[&str] = &["pytest", "nose", "nose2", "unittest2", "testtools", "green"];
 
 /// npm packages that run tests.
-const NODE_TOOLS: &[&str] = &[
+pub(crate) const NODE_TOOLS: &[&str] = &[
     "mocha",
     "jest",
     "ava",
