@@ -10,8 +10,11 @@
 //! toolchain that tests the whole suite is taken, and only what widens or configures that
 //! suite: features, the workspace, the test binary's options. A job of one configuration
 //! (an MSRV, a feature check, loom, a target, nightly alone), a command that narrows the
-//! suite (`-p`, `--lib`, `--test`, `--no-default-features`, after a `cd`) or whose options
-//! the workflow chooses (`${{ matrix.features }}`) is not the suite: the default stands.
+//! suite (`--lib`, `--test`, `--no-default-features`, after a `cd`, a `-p` of other
+//! packages than plain `cargo test` tests) or whose options the workflow chooses
+//! (`${{ matrix.features }}`) is not the suite: the default stands. A `-p` naming just the
+//! packages plain `cargo test` tests (time's `cargo test -p time --all-features`, its
+//! workspace's `default-members`) is the suite, its other options taken.
 
 use crate::ci_steps::{self, Job};
 
@@ -113,7 +116,11 @@ pub fn ci_test(read: &dyn Fn(&str) -> Option<String>) -> Option<CargoTest> {
             let Some((options, binary)) = commands_through_scripts(&job.commands, read)
                 .iter()
                 .take_while(|c| !c.starts_with("cd ") && !c.contains("working-directory"))
-                .find_map(|c| translated(c))
+                .find_map(|c| {
+                    let (options, binary, packages) = with_packages(c)?;
+                    (packages.is_empty() || default_members(read).is_some_and(|d| d == packages))
+                        .then_some((options, binary))
+                })
             else {
                 continue;
             };
@@ -203,9 +210,59 @@ fn on_nightly_only(job: &Job) -> bool {
     !job.toolchains.is_empty() && job.toolchains.iter().all(|t| t.starts_with("nightly"))
 }
 
+/// The names of the packages plain `cargo test` at the root tests, sorted: the root's own
+/// package, else the workspace's `default-members` (paths, read for their packages' names),
+/// else every member; None where a manifest cannot be read or a member is a glob.
+fn default_members(read: &dyn Fn(&str) -> Option<String>) -> Option<Vec<String>> {
+    let manifest = |dir: &str| -> Option<toml::Table> {
+        let path = if dir.is_empty() || dir == "." {
+            "Cargo.toml".to_string()
+        } else {
+            format!("{}/Cargo.toml", dir.trim_end_matches('/'))
+        };
+        read(&path)?.parse().ok()
+    };
+    let name = |table: &toml::Table| -> Option<String> {
+        Some(table.get("package")?.get("name")?.as_str()?.to_string())
+    };
+    let root = manifest("")?;
+    let workspace = root.get("workspace").and_then(|w| w.as_table());
+    let listed = |key: &str| -> Option<Vec<String>> {
+        let list = workspace?.get(key)?.as_array()?;
+        list.iter()
+            .map(|m| m.as_str().map(str::to_string))
+            .collect()
+    };
+    let mut names = match (name(&root), listed("default-members")) {
+        (_, Some(paths)) if !paths.is_empty() => paths,
+        (Some(own), _) => return Some(vec![own]),
+        (None, _) => listed("members")?,
+    }
+    .iter()
+    .map(|path| {
+        if path.contains(['*', '?', '[']) || path.contains("..") {
+            return None;
+        }
+        name(&manifest(path)?)
+    })
+    .collect::<Option<Vec<_>>>()?;
+    names.sort();
+    Some(names)
+}
+
 /// One CI command as a `cargo test` of the sandbox: its options and the test binary's, or
 /// None where it is no `cargo test` (or `cargo nextest run`) the sandbox can run as written.
+#[cfg(test)]
 fn translated(command: &str) -> Option<(Vec<String>, Vec<String>)> {
+    match with_packages(command)? {
+        (options, binary, packages) if packages.is_empty() => Some((options, binary)),
+        _ => None,
+    }
+}
+
+/// [`translated`], with the packages a `-p`/`--package` names (sorted), left out of the
+/// options: the caller decides whether they are the whole suite.
+fn with_packages(command: &str) -> Option<(Vec<String>, Vec<String>, Vec<String>)> {
     let words = crate::suite::words(command);
     // Variables set for the command (`RUSTFLAGS=… cargo test`) are the CI's, not the
     // suite's.
@@ -232,6 +289,7 @@ fn translated(command: &str) -> Option<(Vec<String>, Vec<String>)> {
     }
     let mut options = Vec::new();
     let mut binary = Vec::new();
+    let mut packages = Vec::new();
     while let Some(w) = words.next() {
         if w == "--" {
             binary.extend(words.by_ref().map(str::to_string));
@@ -250,7 +308,16 @@ fn translated(command: &str) -> Option<(Vec<String>, Vec<String>)> {
             // the suite the sandbox runs.
             return None;
         }
-        if KEPT.contains(&flag) {
+        if flag == "-p" || flag == "--package" {
+            let value = match inline {
+                Some(v) => v.to_string(),
+                None => words.next()?.to_string(),
+            };
+            if value.contains(['$', '*', '@', ':']) {
+                return None;
+            }
+            packages.push(value);
+        } else if KEPT.contains(&flag) {
             options.push(w.to_string());
         } else if KEPT_WITH_VALUE.contains(&flag) {
             let value = match inline {
@@ -280,7 +347,9 @@ fn translated(command: &str) -> Option<(Vec<String>, Vec<String>)> {
     if binary.iter().any(|w| w.contains('$') || w == "--ignored") {
         return None;
     }
-    Some((options, binary))
+    packages.sort();
+    packages.dedup();
+    Some((options, binary, packages))
 }
 
 /// The options of a `cargo test` line that decide what is compiled: its features (a
@@ -349,6 +418,50 @@ mod tests {
             ("ci/test.sh", elsewhere.as_str()),
         ]);
         assert_eq!(ci_test(&read), None);
+    }
+
+    /// time's: the test job runs `cargo test -p time --all-features` in a workspace whose
+    /// `default-members` is `time`, so the `-p` is plain `cargo test`'s own and the features
+    /// are the suite's (without them its tests stop at a `#[rstest]` gated on them); a `-p`
+    /// of a member plain `cargo test` leaves out (clap's `-p clap_complete`), or of one of
+    /// several default members, is one configuration.
+    #[test]
+    fn a_package_plain_cargo_test_tests_is_the_suite() {
+        let workflow = "jobs:\n  test:\n    name: Test (${{ matrix.os.name }})\n    runs-on: ${{ matrix.os.value }}\n    strategy:\n      matrix:\n        os:\n          - { name: Ubuntu, value: ubuntu-latest }\n    steps:\n      - uses: dtolnay/rust-toolchain@master\n        with:\n          toolchain: stable\n      - name: Test\n        run: cargo test -p time --all-features\n";
+        let files = |root: &'static str| {
+            [
+                (".github/workflows/build.yaml", workflow),
+                ("Cargo.toml", root),
+                ("time/Cargo.toml", "[package]\nname = \"time\"\n"),
+                ("time-core/Cargo.toml", "[package]\nname = \"time-core\"\n"),
+                ("macros/Cargo.toml", "[package]\nname = \"time-macros\"\n"),
+            ]
+        };
+        let time = "[workspace]\ndefault-members = [\"time\"]\nmembers = [\"time\", \"time-core\", \"macros\"]\n";
+        let found = ci_test(&read_with(&files(time))).expect("the test job's cargo test");
+        assert_eq!(found.options, ["--all-features"]);
+        assert_eq!(found.source, ".github/workflows/build.yaml job test");
+        // A root package is plain cargo test's, unless default-members says otherwise.
+        let rooted =
+            "[package]\nname = \"time\"\n[workspace]\nmembers = [\"time-core\", \"macros\"]\n";
+        assert!(ci_test(&read_with(&files(rooted))).is_some());
+        for root in [
+            // Every member is tested by plain cargo test: -p time is one of three.
+            "[workspace]\nmembers = [\"time\", \"time-core\", \"macros\"]\n",
+            "[package]\nname = \"time-all\"\n[workspace]\nmembers = [\"time\"]\n",
+            "[workspace]\nmembers = [\"t*\"]\n",
+        ] {
+            assert_eq!(ci_test(&read_with(&files(root))), None, "{root}");
+        }
+        let both = workflow.replace("-p time", "-p time -p time-macros");
+        let mut two = files(
+            "[workspace]\ndefault-members = [\"macros\", \"time\"]\nmembers = [\"time\", \"time-core\", \"macros\"]\n",
+        );
+        two[0].1 = &both;
+        assert_eq!(
+            ci_test(&read_with(&two)).expect("both").options,
+            ["--all-features"]
+        );
     }
 
     /// What is not the whole suite on the image's stable toolchain leaves the default: a
