@@ -354,6 +354,19 @@ async fn the_system_commands_of_a_ci_runner_are_there() {
     }
 }
 
+/// trio's family: `ctypes.util.find_library` reads the dynamic linker's cache (`ldconfig
+/// -p`), which every CI runner has; without it libpthread is not found, and the tests
+/// that expect it on Linux fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dynamic_linkers_cache_names_the_systems_libraries() {
+    let sandbox = sandbox(false, |_| {}).await;
+    let script =
+        "python3 -c 'import ctypes.util; print(\"found:\", ctypes.util.find_library(\"pthread\"))'";
+    let record = run(&sandbox, sh(script), Duration::from_secs(60), false).await;
+    let out = support::output(&record);
+    assert!(out.contains("found: libpthread.so.0"), "{out}");
+}
+
 async fn writing_10_gb_fails_at_the_scratch_limit(pooled: bool) {
     let sandbox = sandbox(pooled, |config| {
         config.limits.scratch_bytes = 128 << 20;
