@@ -1307,6 +1307,49 @@ async fn a_flit_project_of_the_legacy_metadata_gets_its_dependencies() {
     );
 }
 
+/// pytest-mock's family: a project that is a pytest plugin (a `pytest11` entry point),
+/// installed editable, listed none of its modules in its RECORD, so pytest did not rewrite
+/// the asserts of its plugin module, and its tests of the plugin's assertion messages failed
+/// where its CI (tox, the package installed) passes them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pytest_plugin_projects_own_asserts_are_rewritten() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    let marker = support::unique();
+    repo.write(
+        "pyproject.toml",
+        format!(
+            "# {marker}\n[build-system]\nrequires = [\"setuptools>=64\"]\nbuild-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"checkplug\"\nversion = \"0.1\"\n\n[project.entry-points.pytest11]\ncheckplug = \"checkplug.plugin\"\n\n[tool.setuptools]\npackages = [\"checkplug\"]\n"
+        ),
+    )
+    .write("checkplug/__init__.py", "")
+    .write(
+        "checkplug/plugin.py",
+        "import pytest\n\n\ndef _same(a, b):\n    assert a == b\n\n\n@pytest.fixture\ndef same():\n    return _same\n",
+    );
+    let commit = repo.commit("a pytest plugin");
+    let request = RunRequest::new(
+        repo.path(),
+        &commit,
+        Language::Python,
+        pytest("tests/test_plugin.py"),
+    )
+    .with_file(
+        "tests/test_plugin.py",
+        "import pytest\n\n\ndef test_the_plugins_assert_is_rewritten(same):\n    with pytest.raises(AssertionError) as e:\n        same([1, 2], [1, 3])\n    assert 'At index 1 diff' in str(e.value)\n",
+    );
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+    let deps = run.dependencies.as_ref().expect("prepared dependencies");
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("is a pytest plugin (checkplug)")),
+        "{:?}",
+        deps.notes
+    );
+}
+
 /// A project whose own build fails is still tested from its tree, and the record names
 /// the build's reason (what the backend printed last), not pip's `ERROR: Exception:`
 /// of the last way tried (no build isolation, where flit_core is not even installed).

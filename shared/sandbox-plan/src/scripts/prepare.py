@@ -840,6 +840,43 @@ def declares_build_system():
         return False
 
 
+def plugin_modules_recorded(site):
+    """A project that is a pytest plugin (a `pytest11` entry point), installed editable,
+    lists none of its modules in its RECORD, and pytest rewrites the asserts of a plugin's
+    modules only where its distribution lists them: pytest-mock's introspection of a
+    failed `assert_called_with` was gone, and its own tests of it failed. Its CI installs
+    the package itself (tox), whose RECORD lists them; the top-level modules the entry
+    points name are added to the RECORD, as that install lists them (no file is added:
+    the code stays the run's tree)."""
+    import configparser
+    import glob
+    for info in sorted(glob.glob(os.path.join(site, "*.dist-info"))):
+        cfg = configparser.ConfigParser(interpolation=None, delimiters=("=",))
+        cfg.optionxform = str
+        try:
+            cfg.read(os.path.join(info, "entry_points.txt"))
+        except configparser.Error:
+            continue
+        if not cfg.has_section("pytest11"):
+            continue
+        tops = sorted({v.split(":")[0].strip().split(".")[0] for _, v in cfg.items("pytest11")} - {""})
+        lines = []
+        for top in tops:
+            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", top):
+                continue
+            package = any(os.path.isdir(os.path.join(root, top)) for root in (WORK, WORK + "/src"))
+            lines.append((top + "/__init__.py" if package else top + ".py") + ",,\n")
+        if not lines:
+            continue
+        try:
+            with open(os.path.join(info, "RECORD"), "a") as f:
+                f.writelines(lines)
+        except OSError:
+            continue
+        REPORT["notes"].append("the project is a pytest plugin (%s): its modules are listed in its editable install's RECORD, as its installed package lists them, so pytest rewrites their asserts"
+                               % ", ".join(tops))
+
+
 def egg_links_on_path(site):
     """A legacy `setup.py develop` (what pip falls back to when the build backend is a
     setuptools older than 64, no PEP 660 hook: a project pinning its date's setuptools)
@@ -1142,6 +1179,7 @@ def install_project(pip):
         REPORT["project"] = {"installed": True, "how": "editable install of /work"}
         keep_generated_modules(before, [site])
         egg_links_on_path(site)
+        plugin_modules_recorded(site)
     else:
         # The project's own build failed: its code is still importable from where it is.
         root = WORK + "/src" if os.path.isdir(WORK + "/src") and not os.path.exists(WORK + "/src/__init__.py") else WORK
