@@ -275,6 +275,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("spf13/viper", Language::Go),
     ("go-playground/validator", Language::Go),
     ("rs/zerolog", Language::Go),
+    // Added 2026-12-07 (seventeenth session, second batch), never run before.
+    ("encode/django-rest-framework", Language::Python),
+    ("Pylons/pyramid", Language::Python),
+    ("chaijs/chai", Language::Node),
+    ("jashkenas/underscore", Language::Node),
+    ("mitsuhiko/similar", Language::Rust),
+    ("dtolnay/ryu", Language::Rust),
+    ("json-iterator/go", Language::Go),
+    ("mattn/go-runewidth", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
