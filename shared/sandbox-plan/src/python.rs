@@ -1295,6 +1295,9 @@ fn tox_config(
         }
         for line in tox.values(&section, "extras") {
             plan.project = true;
+            let Some(line) = tox_default_line(&line) else {
+                continue;
+            };
             plan.extras.extend(
                 line.split([',', ' '])
                     .map(str::trim)
@@ -1303,6 +1306,29 @@ fn tox_config(
             );
         }
     }
+}
+
+/// A tox line as the default environment reads it: a factor-conditional one
+/// (`django52: django52`, django-rest-framework's groups, one per Django of its matrix) is
+/// another environment's, unless its factor names a Python (`py38: mock`) or is negated
+/// (`!djangomain: x`); None when it is not the default's.
+fn tox_default_line(line: &str) -> Option<&str> {
+    let Some((factor, rest)) = line.split_once(':') else {
+        return Some(line);
+    };
+    let factor = factor.trim();
+    let is_factor = !rest.starts_with("//")
+        && !factor.is_empty()
+        && factor
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.,!".contains(c));
+    if !is_factor {
+        return Some(line);
+    }
+    let holds = factor
+        .split(',')
+        .any(|f| f.starts_with('!') || f.split('-').all(|part| tox_env_python(part).is_some()));
+    holds.then_some(rest)
 }
 
 /// The sections of tox's test environments.
@@ -1334,7 +1360,9 @@ fn runner_groups(src: &Path) -> Wanted {
     if let Some(tox) = crate::tox::Tox::find(&|name| read(src, name)) {
         for section in tox_testenvs(&tox) {
             for line in tox.values(&section, "dependency_groups") {
-                line.split([',', ' ']).for_each(&mut group);
+                if let Some(line) = tox_default_line(&line) {
+                    line.split([',', ' ']).for_each(&mut group);
+                }
             }
         }
     }
@@ -1785,6 +1813,31 @@ mod tests {
             "{:?}",
             plan.inputs
         );
+    }
+
+    /// django-rest-framework's tox.ini: a dependency group per Django of its matrix, each
+    /// under its factor (`django52: django52`), all four were prepared, did not resolve
+    /// together, and were installed one over another (a Django of mixed releases). The
+    /// default environment takes the groups without a factor, and a Python factor's.
+    #[test]
+    fn a_factor_conditional_group_is_another_environments() {
+        let pyproject = "[project]\nname = \"p\"\ndependencies = [\"django>=5.2\"]\n[dependency-groups]\ntest = [\"pytest\"]\noptional = [\"coreapi\"]\ndjango52 = [\"django>=5.2,<6.0\"]\ndjango60 = [\"django>=6.0,<6.1\"]\nold = [\"mock\"]\n";
+        let tox = "[tox]\nenvlist = {py312,py313}-{django52,django60}\n[testenv]\ncommands = pytest\ndependency_groups =\n       test\n       optional\n       django52: django52\n       django60: django60\n       py313: old\nextras =\n       django60: async\n";
+        let dir = tree(&[("pyproject.toml", pyproject), ("tox.ini", tox)]);
+        let plan = read_plan(dir.path());
+        let got = specs(&plan);
+        for wanted in ["pytest", "coreapi", "mock"] {
+            assert!(got.contains(&wanted), "{wanted} not in {got:?}");
+        }
+        assert!(
+            !got.iter()
+                .any(|s| s.starts_with("django>=5.2,") || s.starts_with("django>=6.0")),
+            "{got:?}"
+        );
+        assert!(plan.extras.is_empty(), "{:?}", plan.extras);
+        assert_eq!(tox_default_line("!djangomain: x"), Some(" x"));
+        assert_eq!(tox_default_line("py38-django: x"), None);
+        assert_eq!(tox_default_line("https://x"), Some("https://x"));
     }
 
     /// packaging's noxfile: `session.install(*HYPOTHESIS, *nox.project.dependency_groups(
