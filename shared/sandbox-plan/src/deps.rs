@@ -1418,6 +1418,42 @@ mod tests {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    /// Requirements installed one by one with --ignore-installed left two releases of a
+    /// distribution one over the other (django-rest-framework's Djangos: a module of the
+    /// later one beside the earlier one's files); the one installed last stands, the files
+    /// only the others list are removed with their dist-info, a file both list is kept, and
+    /// nothing outside the environment is touched.
+    #[test]
+    fn a_release_installed_over_another_leaves_only_its_own_files() {
+        let venv = tempfile::tempdir().expect("venv");
+        let outside = tempfile::tempdir().expect("outside");
+        let out = outside.path().display().to_string();
+        let code = [
+            "import os, time".to_string(),
+            format!("VENV = {:?}", venv.path().display().to_string()),
+            "site = VENV + '/lib/python3.13/site-packages'".into(),
+            "def put(rel, text=''):".into(),
+            "    p = os.path.join(site, rel); os.makedirs(os.path.dirname(p), exist_ok=True); open(p, 'w').write(text)".into(),
+            format!("put('django/options.py'); put('django/admin_filters.py'); put('django/gone.py'); put({out:?} + '/keep.py')"),
+            format!(
+                "put('Django-6.1.dist-info/RECORD', 'django/options.py,,\\ndjango/admin_filters.py,,\\n\"django/gone.py\",,\\n../../../../{}/keep.py,,\\nDjango-6.1.dist-info/RECORD,,\\n')",
+                out.trim_start_matches('/')
+            ),
+            "put('six-1.0.dist-info/RECORD', 'six.py,,\\n'); put('six.py')".into(),
+            "time.sleep(0.05)".into(),
+            "put('django-6.0.dist-info/RECORD', 'django/options.py,,\\ndjango-6.0.dist-info/RECORD,,\\n')".into(),
+            "superseded_releases_removed()".into(),
+            format!("print(sorted(os.listdir(site)), sorted(os.listdir(site + '/django')), os.path.exists({out:?} + '/keep.py'))"),
+            "print(REPORT['notes'])".into(),
+        ]
+        .join("\n");
+        assert_eq!(
+            prepare_py(&code),
+            "['django', 'django-6.0.dist-info', 'six-1.0.dist-info', 'six.py'] ['options.py'] True\n\
+             [\"django was installed at several releases, one over another (requirements installed one by one): the one installed last, django-6.0, stands; the others' files were removed\"]"
+        );
+    }
+
     /// The dependencies whose build failed are read from every pip's words (its own line,
     /// a legacy install's, the build folder of pip 20 to 21 and of pip 9 to 19); a build the
     /// machine stopped (a full disk, a compiler killed for memory) names none, so that a

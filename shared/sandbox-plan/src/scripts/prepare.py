@@ -840,6 +840,51 @@ def declares_build_system():
         return False
 
 
+def superseded_releases_removed():
+    """Requirements that did not resolve together are installed one by one, as of a date
+    with --ignore-installed (the image's own pytest is today's), which writes a release
+    over another of the same distribution without removing the other's files: two Djangos'
+    dist-info, and a module of the later one beside the earlier one's (`admin_filters`
+    importing a name the earlier `options.py` lacks). The one installed last stands, as a
+    plain install would leave it: the files only the others' RECORDs list are removed, with
+    their dist-info."""
+    import glob
+    for site in glob.glob(VENV + "/lib/python*/site-packages"):
+        by_name = {}
+        for info in glob.glob(os.path.join(site, "*.dist-info")):
+            name = re.sub(r"[-_.]+", "-", os.path.basename(info).split("-")[0]).lower()
+            by_name.setdefault(name, []).append(info)
+        for name, infos in sorted(by_name.items()):
+            if len(infos) < 2:
+                continue
+            infos.sort(key=lambda i: os.stat(i).st_mtime_ns)
+            keep = infos[-1]
+            kept = set(record_paths(site, keep))
+            for old in infos[:-1]:
+                for path in record_paths(site, old):
+                    if path in kept or not path.startswith(VENV + "/"):
+                        continue
+                    try:
+                        if os.path.isfile(path) or os.path.islink(path):
+                            os.remove(path)
+                    except OSError:
+                        pass
+                shutil.rmtree(old, ignore_errors=True)
+            REPORT["notes"].append("%s was installed at several releases, one over another (requirements installed one by one): the one installed last, %s, stands; the others' files were removed"
+                                   % (name, os.path.basename(keep)[:-len(".dist-info")]))
+
+
+def record_paths(site, info):
+    """The files a dist-info's RECORD lists, as absolute paths (normalised)."""
+    import csv
+    try:
+        with open(os.path.join(info, "RECORD"), errors="replace", newline="") as f:
+            rows = [row[0] for row in csv.reader(f) if row and row[0]]
+    except (OSError, csv.Error):
+        return []
+    return [os.path.normpath(os.path.join(site, row)) for row in rows]
+
+
 def plugin_modules_recorded(site):
     """A project that is a pytest plugin (a `pytest11` entry point), installed editable,
     lists none of its modules in its RECORD, and pytest rewrites the asserts of a plugin's
@@ -1744,6 +1789,7 @@ def main():
             REPORT["not_prepared"].append({"what": spec, "source": source, "reason": reason})
 
     drop_own_release()
+    superseded_releases_removed()
     project_layer_hook()
     test_time_limit_hook()
 
