@@ -12,10 +12,11 @@ RUN era-redis /opt/redis
 
 FROM golang:1.26-bookworm
 # gcc and libc6-dev come with the golang image: cgo packages and `go test -race` build.
-RUN apt-get update && apt-get install -y --no-install-recommends less git make patch procps hostname file openssl mawk bzip2 xz-utils unzip redis-server postgresql-15 mariadb-server-core mariadb-client-core && rm -rf /var/lib/apt/lists/* \
+RUN apt-get update && apt-get install -y --no-install-recommends less git make patch procps hostname file openssl mawk bzip2 xz-utils unzip socat redis-server postgresql-15 mariadb-server-core mariadb-client-core && rm -rf /var/lib/apt/lists/* \
  && groupadd -g 10001 sandbox \
  && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \
- && mkdir -p /src /work /deps /prep
+ && mkdir -p /src /work /deps /prep /run/systemd \
+ && ln -s /tmp/systemd-journal /run/systemd/journal
 COPY proven-entry /usr/local/bin/proven-entry
 COPY --from=era-redis /opt/redis /opt/redis
 ENV HOME=/tmp LANG=C.UTF-8 GOPROXY=off GOTOOLCHAIN=local GOTELEMETRY=off GOPATH=/tmp/go \

@@ -16,11 +16,12 @@ COPY era-redis /usr/local/bin/era-redis
 RUN era-redis /opt/redis
 
 FROM node:20-bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends less git make patch procps hostname file openssl mawk bzip2 xz-utils unzip redis-server postgresql-15 mariadb-server-core mariadb-client-core chromium g++ python3 && rm -rf /var/lib/apt/lists/* \
+RUN apt-get update && apt-get install -y --no-install-recommends less git make patch procps hostname file openssl mawk bzip2 xz-utils unzip socat redis-server postgresql-15 mariadb-server-core mariadb-client-core chromium g++ python3 && rm -rf /var/lib/apt/lists/* \
  && echo 'export CHROMIUM_FLAGS="$CHROMIUM_FLAGS --no-sandbox --disable-dev-shm-usage --disable-gpu"' > /etc/chromium.d/proven \
  && groupadd -g 10001 sandbox \
  && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \
- && mkdir -p /src /work /deps /prep
+ && mkdir -p /src /work /deps /prep /run/systemd \
+ && ln -s /tmp/systemd-journal /run/systemd/journal
 COPY proven-entry /usr/local/bin/proven-entry
 COPY jest-exit.js /usr/lib/proven/node_modules/jest-exit.js
 COPY --from=era-redis /opt/redis /opt/redis

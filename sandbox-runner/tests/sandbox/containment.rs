@@ -367,6 +367,18 @@ async fn the_dynamic_linkers_cache_names_the_systems_libraries() {
     assert!(out.contains("found: libpthread.so.0"), "{out}");
 }
 
+/// zerolog's family: a test writes to the system journal's socket, which every Ubuntu CI
+/// runner has (systemd-journald's), and failed with "no such file or directory"; the run
+/// has a sink there that takes each message and keeps nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_system_journals_socket_takes_a_message() {
+    let sandbox = sandbox(false, |_| {}).await;
+    let script = "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); print(\"sent:\", s.sendto(b\"MESSAGE=hello\\n\", \"/run/systemd/journal/socket\"))'";
+    let record = run(&sandbox, sh(script), Duration::from_secs(60), false).await;
+    let out = support::output(&record);
+    assert!(out.contains("sent: 14"), "{out}");
+}
+
 async fn writing_10_gb_fails_at_the_scratch_limit(pooled: bool) {
     let sandbox = sandbox(pooled, |config| {
         config.limits.scratch_bytes = 128 << 20;
