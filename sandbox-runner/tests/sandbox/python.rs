@@ -1314,12 +1314,37 @@ async fn a_flit_project_of_the_legacy_metadata_gets_its_dependencies() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pytest_plugin_projects_own_asserts_are_rewritten() {
     let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    pytest_plugin_project(&sandbox, "").await;
+}
+
+/// The same on Python 3.13 (the image built where it is missing), whose importlib.metadata
+/// leaves out the listed files that are not there (pytest-mock's own run).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pytest_plugin_projects_own_asserts_are_rewritten_on_python_3_13() {
+    let image = "proven-sandbox-python3.13:local";
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.python_images = vec![("3.13".into(), image.into())];
+    })
+    .await;
+    if sandbox.docker().inspect_image(image).await.is_err() {
+        proven_sandbox::images::build_local_named(&["python3.13"])
+            .await
+            .expect("the Python 3.13 image builds");
+    }
+    let run = pytest_plugin_project(&sandbox, "requires-python = \">=3.13\"\n").await;
+    assert_eq!(run.image, image, "{:?}", run.interpreter);
+}
+
+/// A project that is a pytest plugin whose fixture asserts, and a test of the message of
+/// that assert (pytest's rewriting of the plugin's module): it passes, and the record says
+/// the plugin's modules were listed.
+async fn pytest_plugin_project(sandbox: &proven_sandbox::Sandbox, project: &str) -> RunRecord {
     let repo = proven_change::testing::TestRepo::new();
     let marker = support::unique();
     repo.write(
         "pyproject.toml",
         format!(
-            "# {marker}\n[build-system]\nrequires = [\"setuptools>=64\"]\nbuild-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"checkplug\"\nversion = \"0.1\"\n\n[project.entry-points.pytest11]\ncheckplug = \"checkplug.plugin\"\n\n[tool.setuptools]\npackages = [\"checkplug\"]\n"
+            "# {marker}\n[build-system]\nrequires = [\"setuptools>=64\"]\nbuild-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"checkplug\"\nversion = \"0.1\"\n{project}\n[project.entry-points.pytest11]\ncheckplug = \"checkplug.plugin\"\n\n[tool.setuptools]\npackages = [\"checkplug\"]\n"
         ),
     )
     .write("checkplug/__init__.py", "")
@@ -1348,6 +1373,7 @@ async fn a_pytest_plugin_projects_own_asserts_are_rewritten() {
         "{:?}",
         deps.notes
     );
+    run
 }
 
 /// A project whose own build fails is still tested from its tree, and the record names

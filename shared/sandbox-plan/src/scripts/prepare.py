@@ -892,8 +892,10 @@ def plugin_modules_recorded(site):
     failed `assert_called_with` was gone, and its own tests of it failed. Its CI installs
     the package itself (tox), whose RECORD lists them; the top-level modules the entry
     points name are added to the RECORD, as that install lists them (no file is added:
-    the code stays the run's tree). Python 3.12's importlib.metadata leaves out the files
-    that are not there, so this serves Pythons before 3.12; pytest 9.2 reads an editable
+    the code stays the run's tree). From Python 3.12 importlib.metadata leaves out the
+    listed files that are not there: the module is then also a link, beside the install,
+    to the tree's own (/work, the run's tree), as the installed package sits in its
+    site directory; the code run is the tree's either way. pytest 9.2 reads an editable
     plugin's entry points itself."""
     import configparser
     import glob
@@ -907,17 +909,25 @@ def plugin_modules_recorded(site):
         if not cfg.has_section("pytest11"):
             continue
         tops = sorted({v.split(":")[0].strip().split(".")[0] for _, v in cfg.items("pytest11")} - {""})
-        lines = []
+        lines, links = [], []
         for top in tops:
             if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", top):
                 continue
-            package = any(os.path.isdir(os.path.join(root, top)) for root in (WORK, WORK + "/src"))
+            roots = [r for r in (WORK, WORK + "/src")
+                     if os.path.isdir(os.path.join(r, top)) or os.path.isfile(os.path.join(r, top + ".py"))]
+            package = bool(roots) and os.path.isdir(os.path.join(roots[0], top))
             lines.append((top + "/__init__.py" if package else top + ".py") + ",,\n")
+            if sys.version_info >= (3, 12) and roots:
+                name = top if package else top + ".py"
+                links.append((os.path.join(roots[0], name), os.path.join(site, name)))
         if not lines:
             continue
         try:
             with open(os.path.join(info, "RECORD"), "a") as f:
                 f.writelines(lines)
+            for target, link in links:
+                if not os.path.lexists(link):
+                    os.symlink(target, link)
         except OSError:
             continue
         REPORT["notes"].append("the project is a pytest plugin (%s): its modules are listed in its editable install's RECORD, as its installed package lists them, so pytest rewrites their asserts"
