@@ -284,6 +284,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("dtolnay/ryu", Language::Rust),
     ("json-iterator/go", Language::Go),
     ("mattn/go-runewidth", Language::Go),
+    // Added 2026-12-07 (seventeenth session, third batch), never run before.
+    ("PyGithub/PyGithub", Language::Python),
+    ("python-pendulum/pendulum", Language::Python),
+    ("isaacs/rimraf", Language::Node),
+    ("browserify/resolve", Language::Node),
+    ("BurntSushi/rust-csv", Language::Rust),
+    ("mitsuhiko/insta", Language::Rust),
+    ("go-sql-driver/mysql", Language::Go),
+    ("gorilla/sessions", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
