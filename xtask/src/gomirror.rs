@@ -204,6 +204,7 @@ fn repository_of(module: &str) -> Option<(String, String)> {
             Some(("go4org/unsafe-assume-no-moving-gc".into(), join(3)))
         }
         ["nullprogram.com", "x", "optparse", ..] => Some(("skeeto/optparse-go".into(), join(3))),
+        ["filippo.io", name, ..] => Some((format!("FiloSottile/{name}"), join(2))),
         ["gopkg.in", user, pkg] if pkg.contains(".v") => {
             let name = pkg.split(".v").next().unwrap_or(pkg);
             Some((format!("{user}/{name}"), String::new()))
