@@ -603,6 +603,15 @@ fn node_files(
     plan: &mut Plan,
 ) -> Vec<String> {
     let mut files = find_named(src, &["package.json"]);
+    // A manifest of the tree that is no JSON object is a fixture (resolve's
+    // `test/resolver/malformed_package_json`), which no install reads: the preparation
+    // stopped at it. The root's own stays, and its preparation names it.
+    files.retain(|f| {
+        f == "package.json"
+            || read_small(src, f)
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                .is_some_and(|v| v.is_object())
+    });
     if choice.manager == node_pm::Manager::Npm {
         for lock in ["package-lock.json", "npm-shrinkwrap.json"] {
             if let Some(bytes) = read_small(src, lock) {
@@ -1770,6 +1779,30 @@ mod tests {
             full,
             key("--features full").0,
             "the same tree, the same layer"
+        );
+    }
+
+    /// resolve's: a fixture's package.json that is no JSON (`{` alone) stopped the whole
+    /// Node preparation; it is left out of the manifests, the others stay.
+    #[test]
+    fn a_fixture_manifest_that_is_no_json_is_left_out() {
+        let (plan, json) = node_plan(
+            &[
+                (
+                    "package.json",
+                    r#"{"name": "resolve", "devDependencies": {"tape": "^5"}}"#,
+                ),
+                ("test/resolver/malformed_package_json/package.json", "{\n"),
+                ("test/resolver/baz/package.json", r#"{"main": "quux.js"}"#),
+                ("test/resolver/list/package.json", "[]"),
+            ],
+            None,
+        );
+        let inputs: Vec<&str> = plan.inputs.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(inputs, ["package.json", "test/resolver/baz/package.json"]);
+        assert_eq!(
+            json["files"],
+            serde_json::json!(["package.json", "test/resolver/baz/package.json"])
         );
     }
 

@@ -220,7 +220,12 @@ function entriesOf(dir) {
 }
 
 function readJson(f) {
-  return JSON.parse(fs.readFileSync(path.join(work, f), 'utf8'));
+  const text = fs.readFileSync(path.join(work, f), 'utf8');
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new Error(f + ' is not valid JSON: ' + e.message);
+  }
 }
 
 function writeJson(f, value) {
