@@ -379,6 +379,21 @@ async fn the_system_journals_socket_takes_a_message() {
     assert!(out.contains("sent: 14"), "{out}");
 }
 
+/// go-sql-driver's family: the machine's time zone is a file a CI runner has
+/// (/etc/localtime, UTC); without it Go names its local zone "UTC" instead of "Local" and a
+/// DSN written with `loc=Local` reads back otherwise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_machines_time_zone_is_utc_from_its_zone_file() {
+    let sandbox = sandbox(false, |_| {}).await;
+    let script = "test -f /etc/localtime && echo zone-file; date +zone=%Z";
+    let record = run(&sandbox, sh(script), Duration::from_secs(60), false).await;
+    let out = support::output(&record);
+    assert!(
+        out.contains("zone-file") && out.contains("zone=UTC"),
+        "{out}"
+    );
+}
+
 async fn writing_10_gb_fails_at_the_scratch_limit(pooled: bool) {
     let sandbox = sandbox(pooled, |config| {
         config.limits.scratch_bytes = 128 << 20;
