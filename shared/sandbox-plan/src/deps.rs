@@ -2053,7 +2053,7 @@ os.makedirs(root + "/pkg/-", exist_ok=True)
 mtimes = {"0.9.0": 1370000000, "0.10.0": 0, "0.10.1": 1380000000, "0.9.1": 1600000000, "0.9.2": 1600000100, "0.9.3": 1600000200, "0.9.4": 1600000300, "1.0.0-rc.1": 1390000000, "1.0.0": 1400000000, "1.0.1": 1600000400, "1.0.2": 1600000500, "1.0.3": 1600000600, "1.1.0": 1460000000, "1.1.1": 1610000000, "2.0.0": 499162500, "2.1.0-beta.1": 499162500, "3.0.0": 499162500, "3.0.1": 499162500, "3.1.0": 499162500, "3.2.0": 499162500, "4.0.0": 499162500}
 read = set()
 dropped = set()
-doc = {"name": "pkg", "versions": {}, "time": {}}
+doc = {"name": "pkg", "versions": {}, "time": {}, "dist-tags": {"latest": "4.0.0", "next": "2.1.0-beta.1"}}
 class Registry(SimpleHTTPRequestHandler):
     def log_message(self, *a): pass
     def do_GET(self):
@@ -2088,7 +2088,7 @@ tarball = urllib.request.urlopen("http://127.0.0.1:%s/pkg/-/pkg-1.0.0.tgz" % at)
 view.kill()
 print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball) == gzip.decompress(tgz(1400000000)), "stats": json.load(open(root + "/stats")),
                   "dependencies": got["versions"]["0.9.0"]["dependencies"], "optional": got["versions"]["0.9.0"]["optionalDependencies"],
-                  "versions": sorted(got["versions"]), "latest": got.get("dist-tags", {}).get("latest"), "read": sorted(read)}))
+                  "versions": sorted(got["versions"]), "latest": got.get("dist-tags", {}).get("latest"), "next": got.get("dist-tags", {}).get("next"), "read": sorted(read)}))
 "#;
 
     fn times(before: &str) -> serde_json::Value {
@@ -2151,6 +2151,9 @@ print(json.dumps({"time": got["time"], "tarball_passed": gzip.decompress(tarball
             "{t}"
         );
         assert_eq!(t["latest"], "1.0.0", "{t}");
+        // A tag whose release came after the date (`next`: 2.1.0-beta.1) is the newest
+        // prerelease out by then (resolve's `typescript@next` failed the whole tree).
+        assert_eq!(t["next"], "1.0.0-rc.1", "{t}");
         assert_eq!(
             t["stats"]["later"],
             serde_json::json!(["pkg@2.0.0", "pkg@3.0.0", "pkg@4.0.0"]),

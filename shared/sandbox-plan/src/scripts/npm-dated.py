@@ -317,6 +317,13 @@ def dated(doc):
         tags = {t: v for t, v in (doc.get("dist-tags") or {}).items() if v in kept}
         released = [v for v in kept if semver_key(v)[3] == 1]
         tags["latest"] = max(released or kept_names, key=semver_key)
+        # A tag whose release came after the date (resolve's `typescript@next`) is its
+        # nearest of then: the newest prerelease out by the date, else the newest release.
+        # Dropped, npm failed the whole tree (ETARGET).
+        pre = [v for v in kept if semver_key(v)[3] == 0]
+        for t in (doc.get("dist-tags") or {}):
+            if t not in tags:
+                tags[t] = max(pre or kept_names, key=semver_key)
         doc["dist-tags"] = tags
         # A line of releases with none out by the date (eslint-release `^0.10.0` in a tree
         # of 2016, its first 0.10 a year later) is served its first release, as of the
