@@ -336,15 +336,23 @@ async fn the_superusers_home_is_there_and_refuses_the_runs_user() {
     assert!(out.contains("home True"), "{out}");
 }
 
+/// What a shell script prints in a cold run of the Python image: a fact of the image a CI
+/// runner has too.
+async fn image_answers(script: &str) -> String {
+    let sandbox = sandbox(false, |_| {}).await;
+    let record = run(&sandbox, sh(script), Duration::from_secs(60), false).await;
+    support::output(&record)
+}
+
 /// go-homedir's family: a test asks `getent passwd UID` for the user's home (with HOME
 /// unset), and "getent: executable file not found"; suites also unpack their fixtures with
 /// the archivers a CI runner has.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_system_commands_of_a_ci_runner_are_there() {
-    let sandbox = sandbox(false, |_| {}).await;
-    let script = "getent passwd \"$(id -u)\" | cut -d: -f6\nfor c in bzip2 xz unzip; do command -v $c >/dev/null && echo \"has $c\"; done";
-    let record = run(&sandbox, sh(script), Duration::from_secs(60), false).await;
-    let out = support::output(&record);
+    let out = image_answers(
+        "getent passwd \"$(id -u)\" | cut -d: -f6\nfor c in bzip2 xz unzip; do command -v $c >/dev/null && echo \"has $c\"; done",
+    )
+    .await;
     assert!(
         out.lines().any(|l| l.trim() == "/tmp"),
         "the user's home: {out}"
@@ -359,11 +367,10 @@ async fn the_system_commands_of_a_ci_runner_are_there() {
 /// that expect it on Linux fail.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dynamic_linkers_cache_names_the_systems_libraries() {
-    let sandbox = sandbox(false, |_| {}).await;
-    let script =
-        "python3 -c 'import ctypes.util; print(\"found:\", ctypes.util.find_library(\"pthread\"))'";
-    let record = run(&sandbox, sh(script), Duration::from_secs(60), false).await;
-    let out = support::output(&record);
+    let out = image_answers(
+        "python3 -c 'import ctypes.util; print(\"found:\", ctypes.util.find_library(\"pthread\"))'",
+    )
+    .await;
     assert!(out.contains("found: libpthread.so.0"), "{out}");
 }
 
@@ -372,10 +379,7 @@ async fn the_dynamic_linkers_cache_names_the_systems_libraries() {
 /// has a sink there that takes each message and keeps nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_system_journals_socket_takes_a_message() {
-    let sandbox = sandbox(false, |_| {}).await;
-    let script = "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); print(\"sent:\", s.sendto(b\"MESSAGE=hello\\n\", \"/run/systemd/journal/socket\"))'";
-    let record = run(&sandbox, sh(script), Duration::from_secs(60), false).await;
-    let out = support::output(&record);
+    let out = image_answers("python3 -c 'import socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); print(\"sent:\", s.sendto(b\"MESSAGE=hello\\n\", \"/run/systemd/journal/socket\"))'").await;
     assert!(out.contains("sent: 14"), "{out}");
 }
 
@@ -384,10 +388,7 @@ async fn the_system_journals_socket_takes_a_message() {
 /// DSN written with `loc=Local` reads back otherwise.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_machines_time_zone_is_utc_from_its_zone_file() {
-    let sandbox = sandbox(false, |_| {}).await;
-    let script = "test -f /etc/localtime && echo zone-file; date +zone=%Z";
-    let record = run(&sandbox, sh(script), Duration::from_secs(60), false).await;
-    let out = support::output(&record);
+    let out = image_answers("test -f /etc/localtime && echo zone-file; date +zone=%Z").await;
     assert!(
         out.contains("zone-file") && out.contains("zone=UTC"),
         "{out}"
