@@ -293,6 +293,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("mitsuhiko/insta", Language::Rust),
     ("go-sql-driver/mysql", Language::Go),
     ("gorilla/sessions", Language::Go),
+    // Added 2026-12-07 (eighteenth session), never run before, chosen for popularity.
+    ("psf/black", Language::Python),
+    ("mkdocs/mkdocs", Language::Python),
+    ("acornjs/acorn", Language::Node),
+    ("nodemailer/nodemailer", Language::Node),
+    ("tafia/quick-xml", Language::Rust),
+    ("rust-lang/futures-rs", Language::Rust),
+    ("shopspring/decimal", Language::Go),
+    ("pelletier/go-toml", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
