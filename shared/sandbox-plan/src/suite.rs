@@ -25,6 +25,10 @@ pub struct DocumentedSuite {
     /// The variables its CI's test job sets ([`crate::ci_env`]), in `run.env` too: a test
     /// selected within the suite runs with them.
     pub ci_env: Vec<(String, String)>,
+    /// Variables a CI sets that the suite's wrapper does not hand on to its tests (tox
+    /// passes only its `pass_env` and its own few): none of its runs has them, as none of
+    /// its CI's had (a test that reads `CI` runs as it did there).
+    pub withheld: Vec<String>,
 }
 
 /// The steps a suite runs before its test runner, and where they come from.
@@ -206,6 +210,7 @@ impl DocumentedSuite {
                 run.env.push((k.clone(), v.clone()));
             }
         }
+        run.env.retain(|(k, _)| !self.withheld.contains(k));
     }
 
     /// `run` after the suite's setup, as the suite runs its runner after it: the setup's
@@ -944,6 +949,7 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             .find_map(|l| python_command(l, read))
             .map(|(command, selector)| DocumentedSuite {
                 ci_env: Vec::new(),
+                withheld: Vec::new(),
                 run: TestRun {
                     command,
                     env: default_env(Language::Python),
@@ -969,6 +975,13 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
         }
         if !setenv.is_empty() {
             s.source.push_str(", setenv");
+        }
+        // What every CI sets and tox does not pass on (the workflow's own variables are
+        // weighed in `documented_suite`).
+        if !tox.passes("CI") && !tox_setenv(&setenv).iter().any(|(k, _)| k == "CI") {
+            s.run.env.retain(|(k, _)| k != "CI");
+            s.withheld.push("CI".into());
+            s.source.push_str("; CI not passed on by tox");
         }
         return s;
     }
@@ -1011,6 +1024,7 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
     }
     DocumentedSuite {
         ci_env: Vec::new(),
+        withheld: Vec::new(),
         run: Language::Python.suite_run(),
         source: "the default".into(),
         selector: None,
@@ -1308,6 +1322,7 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             }
             DocumentedSuite {
                 ci_env: Vec::new(),
+                withheld: Vec::new(),
                 run: TestRun {
                     command: vec!["sh".into(), "-c".into(), command],
                     env: default_env(Language::Node),
@@ -1319,6 +1334,7 @@ fn node(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
         }
         None => DocumentedSuite {
             ci_env: Vec::new(),
+            withheld: Vec::new(),
             run: Language::Node.suite_run(),
             source: "the default".into(),
             selector: None,
@@ -1656,6 +1672,7 @@ pub fn documented_suite(
         Language::Rust => rust(read),
         Language::Go => DocumentedSuite {
             ci_env: Vec::new(),
+            withheld: Vec::new(),
             run: language.suite_run(),
             source: "the default".into(),
             selector: None,
@@ -1663,17 +1680,35 @@ pub fn documented_suite(
         },
     };
     // The variables its CI's test job sets, beneath those of its own command and Proven's.
+    // tox hands its commands only what its `pass_env` names.
+    let tox = match language {
+        Language::Python => crate::tox::Tox::find(read)
+            .filter(|t| suite.source.starts_with(&format!("{} [testenv]", t.source))),
+        _ => None,
+    };
     if let Some((vars, source)) = crate::ci_env::ci_env(read) {
-        let mut taken = Vec::new();
+        let (mut taken, mut left) = (Vec::new(), Vec::new());
         for (name, value) in vars {
-            if !suite.run.env.iter().any(|(have, _)| *have == name) {
-                taken.push(name.clone());
-                suite.ci_env.push((name.clone(), value.clone()));
-                suite.run.env.push((name, value));
+            if suite.run.env.iter().any(|(have, _)| *have == name) {
+                continue;
             }
+            if tox.as_ref().is_some_and(|t| !t.passes(&name)) {
+                left.push(name);
+                continue;
+            }
+            taken.push(name.clone());
+            suite.ci_env.push((name.clone(), value.clone()));
+            suite.run.env.push((name, value));
         }
         if !taken.is_empty() {
             let _ = write!(suite.source, "; {source} ({})", taken.join(", "));
+        }
+        if !left.is_empty() {
+            let _ = write!(
+                suite.source,
+                "; not passed on by tox: {source} ({})",
+                left.join(", ")
+            );
         }
     }
     suite
@@ -1692,6 +1727,7 @@ fn rust(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
             }
             DocumentedSuite {
                 ci_env: Vec::new(),
+                withheld: Vec::new(),
                 run,
                 source: format!("{} cargo test", ci.source),
                 selector: None,
@@ -1700,6 +1736,7 @@ fn rust(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
         }
         _ => DocumentedSuite {
             ci_env: Vec::new(),
+            withheld: Vec::new(),
             run,
             source: "the default".into(),
             selector: None,
@@ -1954,7 +1991,10 @@ mod tests {
             Language::Python,
             &[("tox.ini", tox), ("test/runtests.py", runtests)],
         );
-        assert_eq!(s.source, "tox.ini [testenv] commands, setenv");
+        assert_eq!(
+            s.source,
+            "tox.ini [testenv] commands, setenv; CI not passed on by tox"
+        );
         assert_eq!(
             s.run.command,
             ["python3", "test/runtests.py", "-m", "", "--durations=10"]
@@ -2084,9 +2124,12 @@ mod tests {
         );
         assert_eq!(s.run.command, ["python3", "tests/run_all.py"]);
         let selection = one(&["test_q"], "tests/test_q.py");
+        let mut own = Language::Python.test_run(&selection, 0);
+        own.env.retain(|(k, _)| k != "CI");
         assert_eq!(
             s.select(Language::Python, &selection, 0),
-            Language::Python.test_run(&selection, 0)
+            own,
+            "tox passes no CI"
         );
         // A script the tree does not hold is none of its suite.
         let s = suite(
@@ -2459,7 +2502,7 @@ mod tests {
         );
         assert_eq!(
             s.source,
-            "pyproject.toml [tool.tox] legacy_tox_ini [testenv] commands"
+            "pyproject.toml [tool.tox] legacy_tox_ini [testenv] commands; CI not passed on by tox"
         );
         assert_eq!(s.run.command, ["python3", "-m", "pytest", "-k", "not perf"]);
     }
@@ -2473,7 +2516,10 @@ mod tests {
                 "[tox]\nenvlist = py37\n\n[testenv]\ndeps = pytest\ncommands =\n    flake8 src\n    pytest --cov=pkg --cov-report term -n auto {posargs:tests}\n",
             )],
         );
-        assert_eq!(s.source, "tox.ini [testenv] commands");
+        assert_eq!(
+            s.source,
+            "tox.ini [testenv] commands; CI not passed on by tox"
+        );
         assert_eq!(
             s.run.command,
             ["python3", "-m", "pytest", "tests"],
@@ -2557,7 +2603,7 @@ mod tests {
         };
         let run = s.select(Language::Node, &selection, 0);
         assert!(run.env.contains(&("TZ".into(), "America/New_York".into())));
-        let tox = "[testenv]\nsetenv =\n  MODE = tox\ncommands = pytest tests\n";
+        let tox = "[testenv]\npassenv = TZ\nsetenv =\n  MODE = tox\ncommands = pytest tests\n";
         let s = suite(
             Language::Python,
             &[(".github/workflows/test.yml", workflow), ("tox.ini", tox)],
@@ -2569,6 +2615,72 @@ mod tests {
                 .env
                 .contains(&("TZ".into(), "America/New_York".into()))
         );
+    }
+
+    /// pytest-mock's: its CI runs the suite through tox, which hands its commands only what
+    /// its `pass_env` names and a few of its own. `CI=true` never reached the tests (pytest
+    /// widens its assertion diffs on a CI, and 6 tests that expect the short one failed
+    /// where the sandbox set it), nor did the workflow's variables; a test selected within
+    /// the suite runs without them too. A tox that names them passes them.
+    #[test]
+    fn a_suite_tox_runs_sees_only_what_tox_passes_on() {
+        let workflow = "env:\n  TZ: America/New_York\n  APP_MODE: read\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: tox run -e py\n";
+        let selection = Selection {
+            path: "tests/test_mock.py".into(),
+            names: vec!["test_args".into()],
+            package: None,
+        };
+        let names = |env: &[(String, String)]| -> Vec<String> {
+            env.iter().map(|(k, _)| k.clone()).collect()
+        };
+        let tox =
+            "[testenv]\ndeps = mock\ncommands =\n  coverage run -m pytest tests --color=yes\n";
+        let s = suite(
+            Language::Python,
+            &[(".github/workflows/test.yml", workflow), ("tox.ini", tox)],
+        );
+        assert_eq!(s.withheld, ["CI"]);
+        for env in [&s.run.env, &s.select(Language::Python, &selection, 0).env] {
+            let names = names(env);
+            assert!(!names.contains(&"CI".to_string()), "{names:?}");
+            assert!(!names.contains(&"TZ".to_string()), "{names:?}");
+            assert!(
+                names.contains(&"PYTHONHASHSEED".to_string()),
+                "Proven's own stay"
+            );
+        }
+        assert!(
+            s.source.ends_with(
+                "; CI not passed on by tox; not passed on by tox: .github/workflows/test.yml job test env (TZ, APP_MODE)"
+            ),
+            "{}",
+            s.source
+        );
+        // Named in `passenv` (tox 3's spaces, a pattern) or `pass_env` (tox 4's commas).
+        for passes in ["passenv = CI TZ", "pass_env = C*, GITHUB_*\n    TZ"] {
+            let tox = format!("[testenv]\n{passes}\ncommands = pytest tests\n");
+            let s = suite(
+                Language::Python,
+                &[(".github/workflows/test.yml", workflow), ("tox.ini", &tox)],
+            );
+            assert!(s.withheld.is_empty(), "{passes}");
+            let env = s.select(Language::Python, &selection, 0).env;
+            assert!(env.contains(&("CI".into(), "true".into())), "{passes}");
+            assert!(
+                env.contains(&("TZ".into(), "America/New_York".into())),
+                "{passes}"
+            );
+        }
+        // A suite another wrapper runs keeps the CI's.
+        let s = suite(
+            Language::Python,
+            &[(
+                ".github/workflows/test.yml",
+                "jobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pytest tests\n",
+            )],
+        );
+        assert!(s.withheld.is_empty());
+        assert!(s.run.env.contains(&("CI".into(), "true".into())));
     }
 
     /// cattrs' Justfile: the `test` recipe runs pytest through `uv run` with uv's own

@@ -28,6 +28,44 @@ const TOX4_NAMES: &[(&str, &str)] = &[
     ("{env_site_packages_dir}", "{envsitepackagesdir}"),
 ];
 
+/// The variables tox 4 passes to every environment on Linux whatever its `pass_env` says
+/// (`tox_env/api.py`, `python/api.py` and `virtual_env/api.py`, `_default_pass_env`); tox
+/// 3's were fewer, and none of either is a CI's.
+const TOX_PASSES: &[&str] = &[
+    "https_proxy",
+    "http_proxy",
+    "no_proxy",
+    "LANG",
+    "LANGUAGE",
+    "CURL_CA_BUNDLE",
+    "SSL_CERT_FILE",
+    "CC",
+    "CFLAGS",
+    "CCSHARED",
+    "CXX",
+    "CPPFLAGS",
+    "LD_LIBRARY_PATH",
+    "LDFLAGS",
+    "HOME",
+    "FORCE_COLOR",
+    "NO_COLOR",
+    "NETRC",
+    "PYTHON_GIL",
+    "TMPDIR",
+    "NIX_LD",
+    "NIX_LD_LIBRARY_PATH",
+    "SSH_AGENT_PID",
+    "SSH_AUTH_SOCK",
+    "PKG_CONFIG",
+    "PKG_CONFIG_PATH",
+    "PKG_CONFIG_SYSROOT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "PATH",
+];
+
+/// The prefixes of the variables tox 4 passes to a virtualenv's environment.
+const TOX_PASSES_PREFIX: &[&str] = &["PIP_", "VIRTUALENV_"];
+
 /// The sections of a tox configuration: section → key → lines (continuation lines kept as
 /// lines, comments dropped).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -202,6 +240,29 @@ impl Tox {
             source: source.into(),
             sections,
         }
+    }
+
+    /// Whether tox hands the caller's variable `name` on to the commands of `[testenv]`:
+    /// one of the variables tox always passes ([`TOX_PASSES`]), or one a `passenv` /
+    /// `pass_env` pattern of it names (`CI`, `GITHUB_*`, `*`). tox passes nothing else: a
+    /// CI's `CI=true` and its workflow's variables do not reach a suite it runs unless
+    /// named (pytest-mock's tests expect pytest's short diff, which pytest widens on a CI).
+    pub(crate) fn passes(&self, name: &str) -> bool {
+        if TOX_PASSES.contains(&name) || TOX_PASSES_PREFIX.iter().any(|p| name.starts_with(p)) {
+            return true;
+        }
+        let mut patterns = self.values("testenv", "passenv");
+        patterns.extend(self.values("testenv", "pass_env"));
+        patterns
+            .iter()
+            .flat_map(|l| l.split([',', ' ', '\t']))
+            .map(|p| p.trim().trim_matches(['"', '\'']))
+            .filter(|p| !p.is_empty())
+            .any(|p| {
+                globset::Glob::new(p)
+                    .map(|g| g.compile_matcher().is_match(name))
+                    .unwrap_or(false)
+            })
     }
 
     /// The section names, in order.
