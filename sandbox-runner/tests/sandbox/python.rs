@@ -3067,13 +3067,37 @@ async fn a_mysql_the_projects_ci_starts_is_made_as_its_container_is() {
         "on: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    services:\n      mysql:\n        image: mysql:8.0\n        env:\n          MYSQL_ROOT_PASSWORD: rootpw\n          MYSQL_DATABASE: shop_test\n          MYSQL_USER: shop\n          MYSQL_PASSWORD: shop.pw\n        ports: ['3306:3306']\n    steps:\n      - run: pytest\n",
     );
     let commit = repo.commit("a shop whose CI starts mysql");
-    let test = "import pymysql\n\ndef connect(user, password):\n    return pymysql.connect(host='127.0.0.1', port=3306, user=user, password=password, database='shop_test')\n\ndef test_the_user_owns_its_database():\n    db = connect('shop', 'shop.pw')\n    with db.cursor() as c:\n        c.execute('CREATE TABLE t (n INT)')\n        c.execute('INSERT INTO t VALUES (40), (2)')\n        c.execute('SELECT SUM(n) FROM t')\n        assert c.fetchone()[0] == 42\n\ndef test_root_has_its_password():\n    with connect('root', 'rootpw').cursor() as c:\n        c.execute('SELECT DATABASE()')\n        assert c.fetchone()[0] == 'shop_test'\n";
     passes_with_a_service(
         &sandbox,
         &repo,
         &commit,
-        ("test_shop.py", test),
+        ("test_shop.py", SHOP_TEST),
         "mysql started on 127.0.0.1:3306 with MYSQL_ROOT_PASSWORD as given, MYSQL_DATABASE=shop_test, MYSQL_USER=shop, MYSQL_PASSWORD as given before the tests",
+    )
+    .await;
+}
+
+/// A shop's tests: its user owns its database, and root has its password.
+const SHOP_TEST: &str = "import pymysql\n\ndef connect(user, password):\n    return pymysql.connect(host='127.0.0.1', port=3306, user=user, password=password, database='shop_test')\n\ndef test_the_user_owns_its_database():\n    db = connect('shop', 'shop.pw')\n    with db.cursor() as c:\n        c.execute('CREATE TABLE t (n INT)')\n        c.execute('INSERT INTO t VALUES (40), (2)')\n        c.execute('SELECT SUM(n) FROM t')\n        assert c.fetchone()[0] == 42\n\ndef test_root_has_its_password():\n    with connect('root', 'rootpw').cursor() as c:\n        c.execute('SELECT DATABASE()')\n        assert c.fetchone()[0] == 'shop_test'\n";
+
+/// The same server started by a step rather than a container: the setup action's user and
+/// root's password from the workflow's `env:`, and the tests' database made by a later
+/// step of the job (`mysql -e 'create database …'`), as go-sql-driver's CI does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mysql_a_setup_step_starts_is_made_as_the_step_makes_it() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write("requirements.txt", "PyMySQL==1.1.1\n").write(
+        ".github/workflows/ci.yml",
+        "on: [push]\nenv:\n  DB_USER: shop\n  DB_PASS: shop.pw\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: shogo82148/actions-setup-mysql@v1\n        with:\n          mysql-version: '8.0'\n          root-password: rootpw\n          user: ${{ env.DB_USER }}\n          password: ${{ env.DB_PASS }}\n      - name: setup database\n        run: mysql --user root --password=rootpw --host 127.0.0.1 -e 'create database shop_test;'\n      - run: pytest\n",
+    );
+    let commit = repo.commit("a shop whose CI starts mysql in a step");
+    passes_with_a_service(
+        &sandbox,
+        &repo,
+        &commit,
+        ("test_shop.py", SHOP_TEST),
+        "mysql started on 127.0.0.1:3306 with MYSQL_ROOT_PASSWORD as given, MYSQL_USER=shop, MYSQL_PASSWORD as given, MYSQL_DATABASE=shop_test before the tests: the project's CI starts it (.github/workflows/ci.yml job test step shogo82148/actions-setup-mysql)",
     )
     .await;
 }

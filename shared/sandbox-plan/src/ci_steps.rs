@@ -16,6 +16,16 @@ pub struct Job {
     pub toolchains: Vec<String>,
     /// The variables its `env:` sets, as written (`${{ … }}` values too).
     pub env: Vec<(String, String)>,
+    /// The actions its steps use, in order: each one's name without its `@` reference
+    /// (`shogo82148/actions-setup-mysql`) and its `with:` inputs as written.
+    pub actions: Vec<Action>,
+}
+
+/// A step's action and its inputs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Action {
+    pub name: String,
+    pub with: Vec<(String, String)>,
 }
 
 /// The jobs of a workflow, in the file's order.
@@ -28,6 +38,8 @@ pub fn jobs(text: &str) -> Vec<Job> {
     let mut jobs: Vec<Job> = Vec::new();
     let mut job_indent = None;
     let mut key_at: Option<usize> = None;
+    // The column of the last `uses:` key, while its step goes on: a `with:` there is its.
+    let mut uses_at: Option<usize> = None;
     let mut i = start + 1;
     while i < lines.len() {
         let line = lines[i];
@@ -49,8 +61,10 @@ pub fn jobs(text: &str) -> Vec<Job> {
                     commands: Vec::new(),
                     toolchains: Vec::new(),
                     env: Vec::new(),
+                    actions: Vec::new(),
                 });
                 key_at = None;
+                uses_at = None;
             }
             continue;
         }
@@ -63,6 +77,28 @@ pub fn jobs(text: &str) -> Vec<Job> {
             continue;
         }
         let key_line = trimmed.strip_prefix("- ").unwrap_or(trimmed);
+        let key_col = at + (trimmed.len() - key_line.len());
+        if trimmed.starts_with("- ") || uses_at.is_some_and(|u| key_col < u) {
+            uses_at = None;
+        }
+        if let Some(value) = key_line.strip_prefix("uses:") {
+            let value = value.split(" #").next().unwrap_or_default().trim();
+            let value = value.trim_matches(['"', '\'']);
+            job.actions.push(Action {
+                name: value.split('@').next().unwrap_or(value).to_string(),
+                with: Vec::new(),
+            });
+            uses_at = Some(key_col);
+        }
+        if key_line == "with:"
+            && uses_at == Some(key_col)
+            && let Some(action) = job.actions.last_mut()
+        {
+            let (inputs, next) = mapping(&lines, i, key_col);
+            action.with = inputs;
+            i = next;
+            continue;
+        }
         if let Some(value) = key_line.strip_prefix("runs-on:") {
             job.runs_on = value.trim().trim_matches(['"', '\'']).to_string();
             continue;
@@ -304,6 +340,7 @@ jobs:
             commands: vec!["npm run build".into(), "npm test".into()],
             toolchains: Vec::new(),
             env: Vec::new(),
+            actions: Vec::new(),
         };
         assert_eq!(build_before_tests(&windows), None);
         let after = Job {
@@ -312,6 +349,7 @@ jobs:
             commands: vec!["npm ci".into(), "npm test".into(), "npm run build".into()],
             toolchains: Vec::new(),
             env: Vec::new(),
+            actions: Vec::new(),
         };
         assert_eq!(build_before_tests(&after), None, "a build after the tests");
     }

@@ -193,6 +193,198 @@ fn plain_value(value: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "_-.@!#%+=:,/~".contains(c))
 }
 
+/// The actions that start a service on the runner itself (no container), with the service
+/// and the inputs that say how to make it, as the variables of [`SERVICE_ENV`] name them.
+/// An input left out has the action's default, which is the container's too (root with no
+/// password; the superuser `postgres`).
+const SETUP_ACTIONS: &[(&str, &str, Inputs)] = &[
+    (
+        "shogo82148/actions-setup-mysql",
+        "mysql",
+        &[
+            ("root-password", "MYSQL_ROOT_PASSWORD"),
+            ("user", "MYSQL_USER"),
+            ("password", "MYSQL_PASSWORD"),
+        ],
+    ),
+    (
+        "ankane/setup-mysql",
+        "mysql",
+        &[("database", "MYSQL_DATABASE")],
+    ),
+    (
+        "ankane/setup-mariadb",
+        "mysql",
+        &[("database", "MYSQL_DATABASE")],
+    ),
+    ("mirromutth/mysql-action", "mysql", MYSQL_ACTION_INPUTS),
+    ("getong/mariadb-action", "mysql", MYSQL_ACTION_INPUTS),
+    (
+        "ankane/setup-postgres",
+        "postgresql",
+        &[("database", "POSTGRES_DB")],
+    ),
+    (
+        "harmon758/postgresql-action",
+        "postgresql",
+        &[
+            ("postgresql db", "POSTGRES_DB"),
+            ("postgresql user", "POSTGRES_USER"),
+        ],
+    ),
+    (
+        "ikalnytskyi/action-setup-postgres",
+        "postgresql",
+        &[("username", "POSTGRES_USER"), ("database", "POSTGRES_DB")],
+    ),
+    ("supercharge/redis-github-action", "redis", &[]),
+    ("shogo82148/actions-setup-redis", "redis", &[]),
+    ("zhulik/redis-action", "redis", &[]),
+    ("supercharge/mongodb-github-action", "mongodb", &[]),
+    ("niden/actions-memcached", "memcached", &[]),
+];
+
+/// Pairs of names: an action's input and the variable it gives, or a variable and its value.
+type Inputs = &'static [(&'static str, &'static str)];
+
+/// A service a step starts: its name, where, and the variables that make it.
+struct StepService {
+    service: &'static str,
+    from: String,
+    env: Vec<(String, String)>,
+}
+
+/// The inputs of the MySQL and MariaDB actions that run the container in a step.
+const MYSQL_ACTION_INPUTS: &[(&str, &str)] = &[
+    ("mysql root password", "MYSQL_ROOT_PASSWORD"),
+    ("mysql database", "MYSQL_DATABASE"),
+    ("mysql user", "MYSQL_USER"),
+    ("mysql password", "MYSQL_PASSWORD"),
+];
+
+/// The servers an Ubuntu runner has installed and stopped, which a step starts with
+/// `systemctl start mysql` (or `service mysql start`, `/etc/init.d/mysql start`), and how
+/// the runner has them made: MySQL's root has the password `root`.
+const RUNNER_SERVERS: &[(&str, &str, Inputs)] = &[
+    ("mysql", "mysql", &[("MYSQL_ROOT_PASSWORD", "root")]),
+    ("postgresql", "postgresql", &[]),
+];
+
+/// The server a command starts of those the runner has ([`RUNNER_SERVERS`]).
+fn starts_runner_server(command: &str) -> Option<usize> {
+    let words: Vec<&str> = command
+        .split_whitespace()
+        .filter(|w| *w != "sudo")
+        .collect();
+    let unit = match words.as_slice() {
+        ["systemctl", "start", unit, ..] | ["service", unit, "start", ..] => *unit,
+        [init, "start", ..] => init.strip_prefix("/etc/init.d/")?,
+        _ => return None,
+    };
+    let unit = unit.strip_suffix(".service").unwrap_or(unit);
+    RUNNER_SERVERS.iter().position(|(name, _, _)| *name == unit)
+}
+
+/// The database a command creates (`mysql -e 'create database gotest;'`, `psql -c "CREATE
+/// DATABASE app"`, `createdb app`), if it creates one whose name is plain.
+fn created_database(command: &str) -> Option<String> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let name = if let Some(at) = words.iter().position(|w| *w == "createdb") {
+        words[at + 1..]
+            .iter()
+            .find(|w| !w.starts_with('-') && !w.contains('='))
+            .copied()
+    } else {
+        let lower = command.to_ascii_lowercase();
+        let at = lower.find("create database ")? + "create database ".len();
+        let rest = command[at..].trim_start();
+        let rest = if rest.to_ascii_lowercase().starts_with("if not exists ") {
+            rest["if not exists ".len()..].trim_start()
+        } else {
+            rest
+        };
+        rest.split(|c: char| c.is_whitespace() || c == ';').next()
+    }?;
+    let name = name.trim_matches(['"', '\'', '`', ';']);
+    (plain_value(name) && !name.contains(['/', ':'])).then(|| name.to_string())
+}
+
+/// An input's value, with `${{ env.NAME }}` read from the job's and the workflow's
+/// variables; None for another expression or a value the entry cannot pass on.
+fn input_value(value: &str, env: &[(String, String)]) -> Option<String> {
+    let value = value.trim();
+    let value = match value.strip_prefix("${{") {
+        Some(expr) => {
+            let name = expr.strip_suffix("}}")?.trim().strip_prefix("env.")?;
+            env.iter().rev().find(|(k, _)| k == name)?.1.as_str()
+        }
+        None => value,
+    };
+    plain_value(value).then(|| value.to_string())
+}
+
+/// The services a workflow's steps start on the runner itself: a setup action
+/// ([`SETUP_ACTIONS`]) or a command that starts a server the runner has
+/// ([`RUNNER_SERVERS`]), each with the variables that make it as the step does; a database
+/// a later command of the job creates is the first database, where none is given.
+fn step_services(file: &str, text: &str) -> Vec<StepService> {
+    let workflow_env = crate::ci_steps::workflow_env(text);
+    let mut found = Vec::new();
+    for job in crate::ci_steps::jobs(text) {
+        let mut env = workflow_env.clone();
+        env.extend(job.env.iter().cloned());
+        let mut started: Vec<StepService> = Vec::new();
+        for action in &job.actions {
+            let Some((name, service, inputs)) = SETUP_ACTIONS
+                .iter()
+                .find(|(name, _, _)| action.name.eq_ignore_ascii_case(name))
+            else {
+                continue;
+            };
+            let vars = inputs
+                .iter()
+                .filter_map(|(input, var)| {
+                    let (_, value) = action.with.iter().find(|(k, _)| k == input)?;
+                    Some((var.to_string(), input_value(value, &env)?))
+                })
+                .collect();
+            started.push(StepService {
+                service,
+                from: format!("{file} job {} step {name}", job.name),
+                env: vars,
+            });
+        }
+        for command in &job.commands {
+            if let Some(at) = starts_runner_server(command) {
+                let (unit, service, vars) = RUNNER_SERVERS[at];
+                let vars = vars
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
+                started.push(StepService {
+                    service,
+                    from: format!("{file} job {} step `… start {unit}`", job.name),
+                    env: vars,
+                });
+            }
+        }
+        if let Some(db) = job.commands.iter().find_map(|c| created_database(c)) {
+            for StepService { service, env, .. } in &mut started {
+                let key = match *service {
+                    "mysql" => "MYSQL_DATABASE",
+                    "postgresql" => "POSTGRES_DB",
+                    _ => continue,
+                };
+                if !env.iter().any(|(k, _)| k == key) {
+                    env.push((key.to_string(), db.clone()));
+                }
+            }
+        }
+        found.extend(started);
+    }
+    found
+}
+
 /// The services the tree's CI starts (Travis, then its workflows), each once.
 pub fn ci_services(src: &Path) -> Vec<CiService> {
     let mut out: Vec<CiService> = Vec::new();
@@ -229,6 +421,9 @@ pub fn ci_services(src: &Path) -> Vec<CiService> {
         if let Ok(text) = std::fs::read_to_string(src.join(&file)) {
             for (image, env) in workflow_containers(&text) {
                 add(&image, &format!("{file} services"), &env);
+            }
+            for step in step_services(&file, &text) {
+                add(step.service, &step.from, &step.env);
             }
         }
     }
@@ -458,6 +653,70 @@ mod tests {
                 ("postgresql".to_string(), ".travis.yml addons".to_string()),
                 ("mysql".to_string(), ".travis.yml addons".to_string()),
             ]
+        );
+    }
+
+    /// A database a workflow starts in a step rather than as a container: go-sql-driver's
+    /// `shogo82148/actions-setup-mysql` with its user from the workflow's `env:`, then a
+    /// step that creates the tests' database; a job that starts the runner's own
+    /// PostgreSQL with `systemctl`; another action's expression input left to the default.
+    #[test]
+    fn a_database_a_setup_step_starts_is_made_as_the_step_makes_it() {
+        let mysql = "env:\n  MYSQL_TEST_USER: gotest\n  MYSQL_TEST_PASS: secret\njobs:\n  test:\n    runs-on: ${{ matrix.os }}\n    steps:\n      - uses: actions/checkout@v4\n      - uses: shogo82148/actions-setup-mysql@076e636c # v1.52.1\n        with:\n          mysql-version: ${{ matrix.mysql }}\n          user: ${{ env.MYSQL_TEST_USER }}\n          password: ${{ env.MYSQL_TEST_PASS }}\n          my-cnf: |\n            local_infile=1\n      - name: setup database\n        run: |\n          mysql --user 'root' --host '127.0.0.1' -e 'create database gotest;'\n      - name: test\n        run: go test -v ./...\n";
+        let postgres = "jobs:\n  unit:\n    runs-on: ubuntu-22.04\n    steps:\n      - name: database\n        run: |\n          sudo systemctl start postgresql.service\n          sudo -u postgres createdb shop_test\n      - uses: supercharge/redis-github-action@1.8.0\n        with:\n          redis-version: ${{ matrix.redis }}\n      - run: pytest\n";
+        let dir = tree(&[
+            (".github/workflows/test.yml", mysql),
+            (".github/workflows/unit.yml", postgres),
+        ]);
+        let found = ci_services(dir.path());
+        let seen: Vec<(&str, &str)> = found
+            .iter()
+            .map(|s| (s.name.as_str(), s.from.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (
+                    "mysql",
+                    ".github/workflows/test.yml job test step shogo82148/actions-setup-mysql"
+                ),
+                (
+                    "redis",
+                    ".github/workflows/unit.yml job unit step supercharge/redis-github-action"
+                ),
+                (
+                    "postgresql",
+                    ".github/workflows/unit.yml job unit step `… start postgresql`"
+                ),
+            ]
+        );
+        let env = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            found[0].env,
+            env(&[
+                ("MYSQL_USER", "gotest"),
+                ("MYSQL_PASSWORD", "secret"),
+                ("MYSQL_DATABASE", "gotest"),
+            ])
+        );
+        assert_eq!(found[0].started(), Some("127.0.0.1:3306"));
+        assert_eq!(found[1].env, []);
+        assert_eq!(found[2].env, env(&[("POSTGRES_DB", "shop_test")]));
+        // The runner's own MySQL has root's password `root`.
+        let runner = tree(&[(
+            ".github/workflows/ci.yml",
+            "jobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: sudo /etc/init.d/mysql start\n      - run: mysql -uroot -proot -e \"CREATE DATABASE IF NOT EXISTS `app`\"\n",
+        )]);
+        let made = ci_services(runner.path());
+        assert_eq!(made.len(), 1, "{made:?}");
+        assert_eq!(
+            made[0].env,
+            env(&[("MYSQL_ROOT_PASSWORD", "root"), ("MYSQL_DATABASE", "app")])
         );
     }
 
