@@ -90,23 +90,59 @@ pub(crate) fn read(file: &str, text: &str) -> CiInstalls {
     for script in scripts(file, text) {
         for words in unconditional_commands(&script) {
             let words: Vec<&str> = words.iter().map(String::as_str).collect();
-            if let Some(args) = pip_install_args(&words) {
-                for line in requirement_lines(args) {
-                    if !out.lines.contains(&line) {
-                        out.lines.push(line);
-                    }
-                }
-                out.wanted.extend(pip_groups(args));
-            } else if let Some(line) = flit_install(&words) {
-                if !out.lines.contains(&line) {
-                    out.lines.push(line);
-                }
-            } else if let Some(wanted) = project_installer(&words) {
-                out.wanted.extend(wanted);
-            }
+            out.take(&words);
         }
     }
     out
+}
+
+/// What a tox environment's commands install before its tests run (`commands_pre`, then
+/// `commands`): black's `pip install -e .[d]` ahead of its pytest, whose `tests/
+/// test_blackd.py` imports the extra's aiohttp. Read up to the first command that runs
+/// tests; what a later line installs is for a later run (black's `.[jupyter]`, whose
+/// absence its first run's `no_jupyter` tests check).
+pub(crate) fn tox_installs(lines: &[String]) -> CiInstalls {
+    let mut out = CiInstalls::default();
+    for line in lines {
+        let line = line
+            .replace("{envpython}", "python")
+            .replace("{envbindir}/", "");
+        let mut tests = false;
+        for words in unconditional_commands(&line) {
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            tests |= !out.take(&words)
+                && words
+                    .iter()
+                    .any(|w| w.contains("test") || w.contains("trial"));
+        }
+        if tests {
+            break;
+        }
+    }
+    out
+}
+
+impl CiInstalls {
+    /// Takes what one command installs; whether it installs anything.
+    fn take(&mut self, words: &[&str]) -> bool {
+        if let Some(args) = pip_install_args(words) {
+            for line in requirement_lines(args) {
+                if !self.lines.contains(&line) {
+                    self.lines.push(line);
+                }
+            }
+            self.wanted.extend(pip_groups(args));
+        } else if let Some(line) = flit_install(words) {
+            if !self.lines.contains(&line) {
+                self.lines.push(line);
+            }
+        } else if let Some(wanted) = project_installer(words) {
+            self.wanted.extend(wanted);
+        } else {
+            return false;
+        }
+        true
+    }
 }
 
 /// The requirement lines `file`'s CI installs in every job, in order, without repeats.
@@ -411,11 +447,15 @@ fn expressions_as_words(script: &str) -> String {
             out.push_str(&rest[at..]);
             return out;
         };
+        // Its operators too (`${{ matrix.py || matrix.python-version }}`): no `||` or `&&`
+        // of the shell's.
+        out.push_str("${{");
         out.extend(
-            rest[at..at + end + 2]
+            rest[at + 3..at + end]
                 .chars()
-                .filter(|c| !c.is_whitespace()),
+                .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')),
         );
+        out.push_str("}}");
         rest = &rest[at + end + 2..];
     }
     out.push_str(rest);

@@ -1293,6 +1293,17 @@ fn tox_config(
                 _ => push(plan, specs, &line, source),
             }
         }
+        // What its commands install before its tests (black's `pip install -e .[d]`).
+        let mut commands = tox.values(&section, "commands_pre");
+        commands.extend(tox.values(&section, "commands"));
+        let installs = crate::ci_install::tox_installs(&commands);
+        let file = tox
+            .source
+            .split(' ')
+            .next()
+            .unwrap_or("tox.ini")
+            .to_string();
+        ci_installs(src, &file, installs, plan, seen, specs);
         for line in tox.values(&section, "extras") {
             plan.project = true;
             let Some(line) = tox_default_line(&line) else {
@@ -2521,6 +2532,24 @@ dependencies = ["mkdocs"]
             ),
         ]);
         assert_eq!(specs(&read_plan(dir.path())), ["pyyaml"]);
+    }
+
+    /// black's tox: its commands install the project with an extra before its first
+    /// pytest (`pip install -e .[d]`, whose aiohttp `tests/test_blackd.py` imports) and
+    /// another before a second run (`.[jupyter]`, whose absence the first run's tests
+    /// check): the first is prepared, the second is not.
+    #[test]
+    fn what_a_tox_command_installs_before_the_tests_is_prepared() {
+        let pep621 = "[project]\nname = \"demo\"\ndependencies = [\"click\"]\n[project.optional-dependencies]\nd = [\"aiohttp\"]\njupyter = [\"ipython\"]\n";
+        let tox = "[tox]\nenvlist = py313\n[testenv]\nskip_install = True\ncommands_pre = {envpython} -m pip install 'attrs==23.1.0'\ncommands =\n    pip install -e .[d]\n    coverage erase\n    pytest tests --run-optional no_jupyter \\\n        --numprocesses auto\n    pip install -e .[jupyter]\n    pytest tests -m jupyter\n";
+        let dir = tree(&[("pyproject.toml", pep621), ("tox.ini", tox)]);
+        let plan = read_plan(dir.path());
+        assert_eq!(specs(&plan), ["click", "attrs==23.1.0", "aiohttp"]);
+        let dir = tree(&[
+            ("pyproject.toml", pep621),
+            ("tox.ini", "[testenv]\ncommands = pytest tests\n"),
+        ]);
+        assert_eq!(specs(&read_plan(dir.path())), ["click"]);
     }
 
     #[test]
