@@ -944,6 +944,22 @@ fn own_module(module: &str, read: &dyn Fn(&str) -> Option<String>) -> bool {
 
 fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
     let found = |lines: Vec<String>, source: &str| {
+        // A `hatch run` of the project's own script is that script's lines.
+        let mut through = Vec::new();
+        let lines: Vec<String> = joined_commands(&lines)
+            .into_iter()
+            .flat_map(|l| match crate::hatch::run_script(&l, read) {
+                Some((script, from)) => {
+                    through.push(from);
+                    script
+                }
+                None => vec![l],
+            })
+            .collect();
+        let source = match through.is_empty() {
+            true => source.to_string(),
+            false => format!("{source} through {}", through.join(", ")),
+        };
         joined_commands(&lines)
             .iter()
             .find_map(|l| python_command(l, read))
@@ -954,7 +970,7 @@ fn python(read: &dyn Fn(&str) -> Option<String>) -> DocumentedSuite {
                     command,
                     env: default_env(Language::Python),
                 },
-                source: source.to_string(),
+                source: source.clone(),
                 selector,
                 setup: None,
             })
