@@ -16,7 +16,9 @@
 //!   jest `Tests: …`, mocha `N passing`/`N failing`/`N pending`, vitest `Tests  … (N)`,
 //!   ava's closing lines (`32 tests passed`, `1 test failed`, `2 tests skipped`, …) with
 //!   its `✔ title` lines for the passes it leaves out of them when a test failed, and
-//!   QUnit's command-line `PASS: N  FAIL: M  TOTAL: T` (qunit-extras), summed.
+//!   QUnit's command-line `PASS: N  FAIL: M  TOTAL: T` (qunit-extras), summed; and, where
+//!   none of these printed, a hand-written runner's `[Label:] N tests run …; all passed`
+//!   (or `; F failures`), its `Total:` lines standing for those before them.
 //!
 //! No parser in the ecosystem reads all of these from one stream (pytest's JUnit XML, go's
 //! test2json and TAP parsers each read one runner's own format, and need the runner to
@@ -124,6 +126,11 @@ pub(crate) struct Tally {
     /// its runs; and the total of a `Total:` line whose `Passed:` line is the next.
     uvu: Option<TestCounts>,
     uvu_total: Option<u64>,
+    /// A hand-written runner's count lines ([`own_runner_count`]): the sum of its `Total:`
+    /// lines, and of the lines since the last of them (each `Total:` stands for the lines
+    /// before it).
+    own_totals: Option<TestCounts>,
+    own_parts: Option<TestCounts>,
     /// jest: the test file of its last `FAIL path` line, whose failures follow as
     /// `● suite › test`; and whether its "Summary of all failing tests" began, which
     /// repeats the failures already named.
@@ -171,6 +178,8 @@ impl Tally {
             tap_points: None,
             uvu: None,
             uvu_total: None,
+            own_totals: None,
+            own_parts: None,
             jest_file: None,
             jest_repeats: false,
             failing: Vec::new(),
@@ -252,7 +261,14 @@ impl Tally {
                 }))
                 .or(self.qunit)
                 .or(self.uvu)
-                .or(self.tap_points),
+                .or(self.tap_points)
+                .or(match (self.own_totals, self.own_parts) {
+                    (Some(mut totals), parts) => {
+                        totals.add(parts.unwrap_or_default());
+                        Some(totals)
+                    }
+                    (None, parts) => parts,
+                }),
         }
     }
 
@@ -451,6 +467,15 @@ impl Tally {
         }
         let trimmed = line.trim();
         if self.uvu_summary(trimmed) {
+            return;
+        }
+        if let Some((total, counts)) = own_runner_count(trimmed) {
+            if total {
+                self.own_parts = None;
+                self.own_totals.get_or_insert_default().add(counts);
+            } else {
+                self.own_parts.get_or_insert_default().add(counts);
+            }
             return;
         }
         if self.jest_or_vitest_failure(trimmed) {
@@ -732,6 +757,50 @@ fn qunit_summary(line: &str) -> Option<TestCounts> {
         passed,
         failed,
         ..TestCounts::default()
+    })
+}
+
+/// A hand-written test runner's count line (acorn's `test/run.js`: `Normal parser: 3532
+/// tests run in 247ms; all passed.`, `Total: 13541 tests run in 553ms; 3 failures.`): N
+/// tests run (ran, executed, completed), after nothing or a label ending in a colon, then
+/// `all passed` or how many failed; whether its label is `Total:`. Read only where no
+/// runner this knows printed its own summary.
+fn own_runner_count(line: &str) -> Option<(bool, TestCounts)> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words.windows(3).position(|w| {
+        w[0].parse::<u64>().is_ok()
+            && matches!(w[1], "test" | "tests")
+            && matches!(
+                w[2].trim_end_matches([',', ';', '.', ':']),
+                "run" | "ran" | "executed" | "completed"
+            )
+    })?;
+    let label = words[..at].join(" ");
+    if !(label.is_empty() || label.ends_with(':')) {
+        return None;
+    }
+    let n: u64 = words[at].parse().ok()?;
+    let rest = words[at + 3..].join(" ").to_ascii_lowercase();
+    let failed = if rest.contains("all passed") || rest.contains("all pass") {
+        0
+    } else {
+        let rest: Vec<&str> = rest.split_whitespace().collect();
+        rest.windows(2).find_map(|w| {
+            let word = w[1].trim_end_matches([',', ';', '.', ':', ')']);
+            matches!(word, "failure" | "failures" | "failed")
+                .then(|| w[0].trim_start_matches('(').parse::<u64>().ok())
+                .flatten()
+        })?
+    };
+    (failed <= n).then(|| {
+        (
+            label.eq_ignore_ascii_case("total:"),
+            TestCounts {
+                passed: n - failed,
+                failed,
+                ..TestCounts::default()
+            },
+        )
     })
 }
 
@@ -1418,6 +1487,51 @@ mod tests {
         assert_eq!(tally(Node, lodash), c(7156, 2, 0, 0));
         // Not a summary: counts that do not add up, or words after them.
         assert_eq!(tally(Node, "PASS: 3  FAIL: 1  TOTAL: 9\n"), None);
+    }
+
+    /// acorn's `npm test` runs its own `test/run.js`, which prints a count line per parser
+    /// mode and a total: 13541 tests passed and the record said the runner printed no
+    /// summary. The totals are its counts (summed where the suite ran it twice, its
+    /// `prepare` script being `npm run test`), the lines before a total its parts.
+    #[test]
+    fn a_hand_written_runners_count_lines_are_its_counts() {
+        use Language::Node;
+        let acorn = "Stats\n  Normal parser: 3532 tests run in 247ms; all passed.\n  Loose parser: 3509 tests run in 175ms; all passed.\n  Total: 7041 tests run in 422ms; all passed.\n";
+        assert_eq!(tally(Node, acorn), c(7041, 0, 0, 0));
+        let twice = format!(
+            "{acorn}{}",
+            acorn
+                .replace(
+                    "3509 tests run in 175ms; all passed",
+                    "3509 tests run in 175ms; 2 failures"
+                )
+                .replace(
+                    "7041 tests run in 422ms; all passed",
+                    "7041 tests run in 422ms; 2 failures"
+                )
+        );
+        assert_eq!(tally(Node, &twice), c(14080, 2, 0, 0));
+        // No total: the lines add up.
+        assert_eq!(
+            tally(
+                Node,
+                "unit: 10 tests ran, 1 failed\nlint: 4 tests ran; all passed\n"
+            ),
+            c(13, 1, 0, 0)
+        );
+        // Not a count line: prose around the words, no verdict, more failures than tests.
+        for line in [
+            "we have 3 tests run nightly; all passed.\n",
+            "Total: 5 tests run in 2ms\n",
+            "Total: 2 tests run; 3 failures\n",
+        ] {
+            assert_eq!(tally(Node, line), None, "{line}");
+        }
+        // A runner this knows wins over such a line.
+        assert_eq!(
+            tally(Node, "Total: 9 tests run; all passed.\n  3 passing (1s)\n"),
+            c(3, 0, 0, 0)
+        );
     }
 
     /// postcss's unit tests run under uvu (through c8, behind pnpm's prefix): 686 passed,
