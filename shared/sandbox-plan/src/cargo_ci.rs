@@ -113,11 +113,13 @@ pub fn ci_test(read: &dyn Fn(&str) -> Option<String>) -> Option<CargoTest> {
             }
             // The commands before the job leaves the root (`cd test_suite && cargo test`),
             // a script of the tree it runs read in its place.
+            let mut defined = ci_steps::workflow_env(text);
+            defined.extend(job.env.iter().cloned());
             let Some((options, binary)) = commands_through_scripts(&job.commands, read)
                 .iter()
                 .take_while(|c| !c.starts_with("cd ") && !c.contains("working-directory"))
                 .find_map(|c| {
-                    let (options, binary, packages) = with_packages(c)?;
+                    let (options, binary, packages) = with_packages(&unset_dropped(c, &defined))?;
                     (packages.is_empty() || default_members(read).is_some_and(|d| d == packages))
                         .then_some((options, binary))
                 })
@@ -132,6 +134,30 @@ pub fn ci_test(read: &dyn Fn(&str) -> Option<String>) -> Option<CargoTest> {
         }
     }
     None
+}
+
+/// A command without the words that are a variable alone (`$DOCTEST_XCOMPILE`,
+/// `${EXTRA}`) which neither the workflow nor the job sets: the shell makes them nothing on
+/// the job's plain run (futures-rs' `cargo test --workspace --all-features
+/// $DOCTEST_XCOMPILE`, set by a cross-compiling action on other targets' jobs only). A
+/// variable the workflow sets is its choice, and stays for [`with_packages`] to refuse.
+fn unset_dropped(command: &str, defined: &[(String, String)]) -> String {
+    command
+        .split_whitespace()
+        .filter(|w| {
+            let w = w.trim_matches('"');
+            let name = w
+                .strip_prefix("${")
+                .and_then(|n| n.strip_suffix('}'))
+                .or_else(|| w.strip_prefix('$'));
+            let Some(name) = name else { return true };
+            let plain = !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit());
+            !plain || defined.iter().any(|(k, _)| k == name)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A job's commands, each that runs a shell script of the tree (`run: ci/test.sh`, `bash
@@ -425,6 +451,26 @@ mod tests {
     /// are the suite's (without them its tests stop at a `#[rstest]` gated on them); a `-p`
     /// of a member plain `cargo test` leaves out (clap's `-p clap_complete`), or of one of
     /// several default members, is one configuration.
+    /// futures-rs: its test job runs `cargo test --workspace --all-features
+    /// $DOCTEST_XCOMPILE`, a variable only a cross-compiling action sets on other targets'
+    /// jobs; without `--all-features` its `_require_features` test stops the build. A
+    /// variable the workflow sets itself is the job's choice: not the suite.
+    #[test]
+    fn a_variable_nothing_sets_is_nothing_in_the_cis_cargo_test() {
+        let workflow = |env: &str| {
+            format!(
+                "{env}jobs:\n  test:\n    name: cargo test\n    runs-on: ${{{{ matrix.os }}}}\n    steps:\n      - uses: taiki-e/setup-cross-toolchain-action@v1\n        with:\n          target: ${{{{ matrix.target }}}}\n        if: matrix.target != ''\n      - run: cargo test --workspace --all-features $DOCTEST_XCOMPILE\n"
+            )
+        };
+        let unset = workflow("");
+        let read = crate::testing::reader(&[(".github/workflows/ci.yml", &unset)]);
+        let ci = ci_test(&read).expect("the suite");
+        assert_eq!(ci.options, ["--workspace", "--all-features"]);
+        let set = workflow("env:\n  DOCTEST_XCOMPILE: --doc\n");
+        let read = crate::testing::reader(&[(".github/workflows/ci.yml", &set)]);
+        assert_eq!(ci_test(&read), None);
+    }
+
     #[test]
     fn a_package_plain_cargo_test_tests_is_the_suite() {
         let workflow = "jobs:\n  test:\n    name: Test (${{ matrix.os.name }})\n    runs-on: ${{ matrix.os.value }}\n    strategy:\n      matrix:\n        os:\n          - { name: Ubuntu, value: ubuntu-latest }\n    steps:\n      - uses: dtolnay/rust-toolchain@master\n        with:\n          toolchain: stable\n      - name: Test\n        run: cargo test -p time --all-features\n";
