@@ -302,6 +302,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("rust-lang/futures-rs", Language::Rust),
     ("shopspring/decimal", Language::Go),
     ("pelletier/go-toml", Language::Go),
+    // Added 2026-12-07 (eighteenth session, second batch), never run before.
+    ("python-websockets/websockets", Language::Python),
+    ("msgpack/msgpack-python", Language::Python),
+    ("websockets/ws", Language::Node),
+    ("isaacs/node-lru-cache", Language::Node),
+    ("rust-lang/cc-rs", Language::Rust),
+    ("tokio-rs/mio", Language::Rust),
+    ("Masterminds/semver", Language::Go),
+    ("cenkalti/backoff", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
