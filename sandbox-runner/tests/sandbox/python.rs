@@ -3077,8 +3077,10 @@ async fn a_mysql_the_projects_ci_starts_is_made_as_its_container_is() {
     .await;
 }
 
-/// A shop's tests: its user owns its database, and root has its password.
-const SHOP_TEST: &str = "import pymysql\n\ndef connect(user, password):\n    return pymysql.connect(host='127.0.0.1', port=3306, user=user, password=password, database='shop_test')\n\ndef test_the_user_owns_its_database():\n    db = connect('shop', 'shop.pw')\n    with db.cursor() as c:\n        c.execute('CREATE TABLE t (n INT)')\n        c.execute('INSERT INTO t VALUES (40), (2)')\n        c.execute('SELECT SUM(n) FROM t')\n        assert c.fetchone()[0] == 42\n\ndef test_root_has_its_password():\n    with connect('root', 'rootpw').cursor() as c:\n        c.execute('SELECT DATABASE()')\n        assert c.fetchone()[0] == 'shop_test'\n";
+/// A shop's tests: its user owns its database, root has its password, and the server
+/// speaks TLS and takes packets as MySQL does (go-sql-driver's `tls=skip-verify` and 16 MB
+/// tests).
+const SHOP_TEST: &str = "import pymysql\n\ndef connect(user, password):\n    return pymysql.connect(host='127.0.0.1', port=3306, user=user, password=password, database='shop_test')\n\ndef test_the_user_owns_its_database():\n    db = connect('shop', 'shop.pw')\n    with db.cursor() as c:\n        c.execute('CREATE TABLE t (n INT)')\n        c.execute('INSERT INTO t VALUES (40), (2)')\n        c.execute('SELECT SUM(n) FROM t')\n        assert c.fetchone()[0] == 42\n\ndef test_root_has_its_password():\n    with connect('root', 'rootpw').cursor() as c:\n        c.execute('SELECT DATABASE()')\n        assert c.fetchone()[0] == 'shop_test'\n\n\ndef test_the_server_speaks_tls_and_takes_64_mb_as_mysql_does():\n    import ssl\n    context = ssl.create_default_context()\n    context.check_hostname = False\n    context.verify_mode = ssl.CERT_NONE\n    db = pymysql.connect(host='127.0.0.1', port=3306, user='shop', password='shop.pw', database='shop_test', ssl=context)\n    with db.cursor() as c:\n        c.execute(\"SHOW STATUS LIKE 'Ssl_cipher'\")\n        assert c.fetchone()[1]\n        c.execute('SELECT @@max_allowed_packet')\n        assert c.fetchone()[0] == 64 * 1024 * 1024\n";
 
 /// The same server started by a step rather than a container: the setup action's user and
 /// root's password from the workflow's `env:`, and the tests' database made by a later
