@@ -659,6 +659,7 @@ impl Sandbox {
         let mut command = request.command.clone();
         if request.language == Language::Go {
             before_modules(request, src, &mut run_env, &mut setup, &mut command).await;
+            vet_of_era(request, src, &mut run_env, &mut setup).await;
         }
         ci_services(
             src,
@@ -975,6 +976,32 @@ async fn ci_services(
         run_env.extend(started.iter().flat_map(|s| s.run_env()));
     }
     setup.extend(services.iter().map(|s| s.words()));
+}
+
+/// Go: a module whose `go` directive is older than the vet checks the sandbox's `go test`
+/// runs is vetted by those of its era (`language::go_vet_of_era`), said in the setup; a
+/// vet failure is no test's result. Not where the run sets GOFLAGS (GOPATH mode's vet off).
+async fn vet_of_era(
+    request: &RunRequest,
+    src: &Path,
+    run_env: &mut Vec<String>,
+    setup: &mut Vec<String>,
+) {
+    let set = |k: &str| k == "GOFLAGS";
+    if request.env.iter().any(|(k, _)| set(k))
+        || run_env.iter().any(|e| e.split('=').next().is_some_and(set))
+    {
+        return;
+    }
+    let Ok(go_mod) = tokio::fs::read_to_string(src.join("go.mod")).await else {
+        return;
+    };
+    if let Some((flags, from)) = proven_sandbox_plan::language::go_vet_of_era(&go_mod) {
+        setup.push(format!(
+            "go test's vet checks of the module's era ({flags}): the module says `{from}`, and the sandbox's Go vets tests with checks Go 1.24 added"
+        ));
+        run_env.push(flags);
+    }
 }
 
 /// Go: a package from before modules (no go.mod) runs as its CI ran it, in GOPATH mode and

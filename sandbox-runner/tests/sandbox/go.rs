@@ -262,7 +262,68 @@ async fn a_go_package_from_before_modules_runs_in_gopath_mode() {
         "{}",
         support::output(&record)
     );
-    assert!(record.setup.is_empty(), "{:?}", record.setup);
+    // Its `go 1.19` is older than the vet checks of the sandbox's go test: its era's.
+    assert_eq!(record.setup.len(), 1, "{:?}", record.setup);
+    assert!(
+        record.setup[0].starts_with("go test's vet checks of the module's era"),
+        "{:?}",
+        record.setup
+    );
+}
+
+/// cenkalti/backoff, a module of `go 1.18`: its example names an identifier the package
+/// does not have, which Go 1.24's go test vets (`tests`) and before it did not, so its test
+/// package "did not build" in the sandbox alone. Vetted by its era's checks, its test
+/// passes; a module of `go 1.24` is still vetted by the toolchain's own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_module_of_an_earlier_go_is_vetted_by_its_eras_checks() {
+    let sandbox = support::sandbox(&[Language::Go], |_| {}).await;
+    let example = "package durations\n\nimport \"fmt\"\n\nfunc ExampleRetryContext() {\n\tfmt.Println(Seconds(1000))\n\t// Output: 1\n}\n";
+    let run = |go: &'static str| {
+        let repo = TestRepo::new();
+        repo.write(
+            "go.mod",
+            format!("module example.com/durations\n\ngo {go}\n"),
+        )
+        .write("durations.go", LIB_OK)
+        .write("durations_test.go", TEST)
+        .write("example_test.go", example);
+        let commit = repo.commit("an example named for a function it does not have");
+        (repo, commit)
+    };
+    let (old, commit) = run("1.18");
+    let record = sandbox
+        .run(&RunRequest::new(
+            old.path(),
+            &commit,
+            Language::Go,
+            go_test(),
+        ))
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_eq!(record.outcome, Outcome::Passed, "{out}");
+    assert!(
+        record
+            .setup
+            .iter()
+            .any(|s| s.contains("the module says `go 1.18`")),
+        "{:?}",
+        record.setup
+    );
+    let (new, commit) = run("1.24");
+    let record = sandbox
+        .run(&RunRequest::new(
+            new.path(),
+            &commit,
+            Language::Go,
+            go_test(),
+        ))
+        .await
+        .expect("run");
+    let out = support::output(&record);
+    assert_ne!(record.outcome, Outcome::Passed, "{out}");
+    assert!(out.contains("RetryContext"), "{out}");
 }
 
 /// A package from before modules whose packages import one another by its own import path

@@ -491,6 +491,39 @@ pub fn go_before_modules(src: &std::path::Path) -> bool {
     std::fs::symlink_metadata(src.join("go.mod")).is_err()
 }
 
+/// The vet checks `go test` ran before Go 1.24 (`cmd/go/internal/test`'s default set): 1.24
+/// added the `tests` analyzer, which fails the build of a test package whose example names
+/// an identifier it does not have (cenkalti/backoff's `ExampleRetryContext`, a module of
+/// `go 1.18`). (1.24's printf check of non-constant formats keys on the file's own Go
+/// version, so the `go` directive already keeps it to its era.)
+const GO_VET_BEFORE_1_24: &str =
+    "atomic,bool,buildtags,directive,errorsas,ifaceassert,nilfunc,printf,stringintconv";
+
+/// `GOFLAGS` for a module whose `go` directive is older than Go 1.24: go test's vet limited
+/// to the checks its era's `go test` ran ([`GO_VET_BEFORE_1_24`]), with the directive it
+/// was read from; None for a module of 1.24 or later, or a go.mod with no directive.
+pub fn go_vet_of_era(go_mod: &str) -> Option<(String, String)> {
+    let version = go_mod.lines().find_map(|l| {
+        let l = l.split("//").next().unwrap_or_default().trim();
+        l.strip_prefix("go ").map(str::trim)
+    })?;
+    let mut parts = version.split('.');
+    let major: u32 = parts.next()?.parse().ok()?;
+    let minor: u32 = parts
+        .next()?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .ok()?;
+    ((major, minor) < (1, 24)).then(|| {
+        (
+            format!("GOFLAGS=-vet={GO_VET_BEFORE_1_24}"),
+            format!("go {version}"),
+        )
+    })
+}
+
 /// Whether a repository path names a test file (in any language). A Fixer's patch may not
 /// touch one: a patch that edits the proving test proves nothing.
 pub fn is_test_path(path: &str) -> bool {
@@ -520,6 +553,27 @@ pub fn is_test_path(path: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    /// cenkalti/backoff (`go 1.18`, 2024): Go 1.24's go test vets examples (`tests`), and
+    /// its `ExampleRetryContext` names no `RetryContext`: the test package did not build.
+    /// A module older than 1.24 is vetted by its era's checks; one of 1.24 or later, or a
+    /// go.mod with no directive, by the toolchain's own.
+    #[test]
+    fn a_module_before_go_1_24_is_vetted_by_its_eras_checks() {
+        let (flags, from) =
+            go_vet_of_era("module github.com/cenkalti/backoff/v4\n\ngo 1.18 // the floor\n")
+                .expect("older than 1.24");
+        assert_eq!(
+            flags,
+            "GOFLAGS=-vet=atomic,bool,buildtags,directive,errorsas,ifaceassert,nilfunc,printf,stringintconv"
+        );
+        assert_eq!(from, "go 1.18");
+        assert!(go_vet_of_era("module m\ngo 1.23.4\n").is_some());
+        for newer in ["module m\ngo 1.24\n", "module m\ngo 1.26.0\n", "module m\n"] {
+            assert_eq!(go_vet_of_era(newer), None, "{newer}");
+        }
+    }
+
     use super::*;
 
     #[test]
