@@ -291,38 +291,34 @@ async fn a_module_of_an_earlier_go_is_vetted_by_its_eras_checks() {
         let commit = repo.commit("an example named for a function it does not have");
         (repo, commit)
     };
-    let (old, commit) = run("1.18");
-    let record = sandbox
-        .run(&RunRequest::new(
-            old.path(),
-            &commit,
-            Language::Go,
-            go_test(),
-        ))
-        .await
-        .expect("run");
-    let out = support::output(&record);
-    assert_eq!(record.outcome, Outcome::Passed, "{out}");
+    let record = |go: &'static str| {
+        let (repo, commit) = run(go);
+        let sandbox = &sandbox;
+        async move {
+            sandbox
+                .run(&RunRequest::new(
+                    repo.path(),
+                    &commit,
+                    Language::Go,
+                    go_test(),
+                ))
+                .await
+                .expect("run")
+        }
+    };
+    let old = record("1.18").await;
+    let out = support::output(&old);
+    assert_eq!(old.outcome, Outcome::Passed, "{out}");
     assert!(
-        record
-            .setup
+        old.setup
             .iter()
             .any(|s| s.contains("the module says `go 1.18`")),
         "{:?}",
-        record.setup
+        old.setup
     );
-    let (new, commit) = run("1.24");
-    let record = sandbox
-        .run(&RunRequest::new(
-            new.path(),
-            &commit,
-            Language::Go,
-            go_test(),
-        ))
-        .await
-        .expect("run");
-    let out = support::output(&record);
-    assert_ne!(record.outcome, Outcome::Passed, "{out}");
+    let new = record("1.24").await;
+    let out = support::output(&new);
+    assert_ne!(new.outcome, Outcome::Passed, "{out}");
     assert!(out.contains("RetryContext"), "{out}");
 }
 

@@ -24,15 +24,7 @@ pub fn test_run(read: &dyn Fn(&str) -> Option<String>) -> Option<(Vec<String>, &
         for key in path {
             table = table.get(*key)?.as_table()?;
         }
-        let run = table.get("hatch-test")?.get("scripts")?.get("run")?;
-        let lines: Vec<String> = match run {
-            toml::Value::String(line) => vec![line.clone()],
-            toml::Value::Array(items) => items
-                .iter()
-                .filter_map(|i| i.as_str().map(str::to_string))
-                .collect(),
-            _ => return None,
-        };
+        let lines = script_lines(table.get("hatch-test")?.get("scripts")?.get("run")?)?;
         Some((lines.iter().map(|l| fields(l)).collect(), source))
     })
 }
@@ -97,18 +89,11 @@ pub fn run_script(
         let scripts = |name: &str| envs.get(name)?.get("scripts")?.as_table().cloned();
         let (own, default) = (scripts(env), scripts("default"));
         let find = |name: &str| -> Option<Vec<String>> {
-            let value = own
-                .as_ref()
-                .and_then(|t| t.get(name))
-                .or_else(|| default.as_ref().and_then(|t| t.get(name)))?;
-            Some(match value {
-                toml::Value::String(line) => vec![line.clone()],
-                toml::Value::Array(items) => items
-                    .iter()
-                    .filter_map(|i| i.as_str().map(str::to_string))
-                    .collect(),
-                _ => return None,
-            })
+            script_lines(
+                own.as_ref()
+                    .and_then(|t| t.get(name))
+                    .or_else(|| default.as_ref().and_then(|t| t.get(name)))?,
+            )
         };
         let mut lines = find(script)?;
         // A line that names another script runs it (a few levels: no loop).
@@ -134,6 +119,20 @@ pub fn run_script(
             format!("{file} [{prefix}.{env}.scripts] {script}"),
         ))
     })
+}
+
+/// A hatch script's command lines: one string, or a list of them.
+fn script_lines(value: &toml::Value) -> Option<Vec<String>> {
+    match value {
+        toml::Value::String(line) => Some(vec![line.clone()]),
+        toml::Value::Array(items) => Some(
+            items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_string))
+                .collect(),
+        ),
+        _ => None,
+    }
 }
 
 /// A hatch command line's context fields as a run with no arguments fills them.
