@@ -311,6 +311,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("tokio-rs/mio", Language::Rust),
     ("Masterminds/semver", Language::Go),
     ("cenkalti/backoff", Language::Go),
+    // Added 2026-12-07 (nineteenth session), never run before.
+    ("python-babel/babel", Language::Python),
+    ("aio-libs/yarl", Language::Python),
+    ("hapijs/joi", Language::Node),
+    ("yargs/yargs-parser", Language::Node),
+    ("petgraph/petgraph", Language::Rust),
+    ("pest-parser/pest", Language::Rust),
+    ("yuin/goldmark", Language::Go),
+    ("jmoiron/sqlx", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
