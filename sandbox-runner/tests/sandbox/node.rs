@@ -215,6 +215,43 @@ async fn the_documented_suite_runs_the_pretest_build_first() {
     assert_container_gone(&sandbox, &record).await;
 }
 
+/// isaacs/node-lru-cache's family: tap 18 and later, configured with a plugin no manifest
+/// lists (`.taprc`: `plugin: ["@tapjs/clock"]`), installs it from the registry and builds
+/// its Test class into its own package when it starts; a run has neither the network nor a
+/// writable layer, and tap stopped before any test. The preparation installs the plugin
+/// release tap would (the one whose `@tapjs/core` peer is the project's) and builds the
+/// class, so the test that uses `t.clock` runs and passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tap_plugin_the_project_configures_is_installed_and_built_before_the_run() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"clocked","version":"1.0.0","private":true,"scripts":{"test":"tap"},"devDependencies":{"tap":"21.8.0"}}
+"#,
+    )
+    .write(".taprc", "# vim: set filetype=yaml :\nplugin:\n  - \"@tapjs/clock\"\n")
+    .write(
+        "lib.js",
+        "exports.later = (fn, ms) => setTimeout(fn, ms);\n",
+    )
+    .write(
+        "test/later.test.js",
+        "const t = require('tap');\nconst { later } = require('../lib.js');\n\nt.test('fires on time', (t) => {\n  t.clock.enter();\n  let fired = false;\n  later(() => { fired = true; }, 1000);\n  t.clock.advance(999);\n  t.notOk(fired);\n  t.clock.advance(1);\n  t.ok(fired);\n  t.clock.exit();\n  t.end();\n});\n",
+    );
+    let head = repo.commit("a tap suite with the clock plugin");
+    let record = documented_suite_run(&sandbox, &repo, &head).await;
+    let deps = passed_with_deps(&record);
+    assert!(
+        deps.notes
+            .iter()
+            .any(|n| n.contains("tap's Test class built")),
+        "{deps:#?}"
+    );
+    assert!(deps.not_prepared.is_empty(), "{deps:#?}");
+    assert_container_gone(&sandbox, &record).await;
+}
+
 /// A CI runner sets no `NODE_ENV`, and tools choose by it: babel's `.babelrc` `env`
 /// (`BABEL_ENV || NODE_ENV || "development"`), webpack's mode. validator.js keeps the preset
 /// that compiles its build script's `import`s under `env.development`; with the images'

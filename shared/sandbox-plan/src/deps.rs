@@ -512,6 +512,15 @@ fn plan_node(
             );
         }
     }
+    // tap 18's plugins: built into tap's Test class here, where the layer is writable, and
+    // those no manifest lists installed, as tap does from the registry when it starts.
+    let tap_plugins = crate::test_installs::tap_plugins(text(".taprc").as_deref(), &package);
+    let mut test_installs = crate::test_installs::node_test_installs(&package);
+    for plugin in crate::test_installs::tap_plugin_installs(&tap_plugins, &package) {
+        if !test_installs.iter().any(|i| i.name == plugin.name) {
+            test_installs.push(plugin);
+        }
+    }
     let json = serde_json::json!({
         "files": files,
         "refused": refused,
@@ -520,7 +529,8 @@ fn plan_node(
         "catalogs": workspace.map(|w| w.catalogs).unwrap_or_default(),
         "before": before,
         // What the project's scripts install at test time (no network then): installed here.
-        "test_installs": crate::test_installs::node_test_installs(&package),
+        "test_installs": test_installs,
+        "tap_plugins": tap_plugins,
     });
     plan.files.push(("plan.json".into(), plan_json(&json)));
     plan.files

@@ -18,6 +18,11 @@ pub struct TestInstall {
     pub range: String,
     /// Where: `package.json scripts.pretest: optional-dev-dependency hiredis`.
     pub source: String,
+    /// The installed package whose release this one must pin as its peer, as the tool that
+    /// installs it picks (tap installs the plugin release whose `@tapjs/core` peer is the
+    /// project's `@tapjs/core`); None for the newest release in `range`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer_of: Option<String>,
 }
 
 /// The scripts whose test-time installs are prepared: those the suite runs.
@@ -43,6 +48,7 @@ pub fn node_test_installs(package: &serde_json::Value) -> Vec<TestInstall> {
                         name,
                         range,
                         source: format!("package.json scripts.{script}: {}", step.join(" ")),
+                        peer_of: None,
                     });
                 }
             }
@@ -50,6 +56,88 @@ pub fn node_test_installs(package: &serde_json::Value) -> Vec<TestInstall> {
     }
     out
 }
+
+/// The plugins tap 18 and later loads beyond its own (its `plugin` setting, from `.taprc`,
+/// which wins, or package.json's `tap`), as configured: `@tapjs/clock`, `!@tapjs/typescript`
+/// (a default left out), `./test/plugin.ts`. Empty for none, or for a tap before 18.
+///
+/// tap builds its Test class for the configured set into its own package the first time it
+/// runs with that set, and installs a plugin no manifest lists from the registry first: in a
+/// run, with no network and a read-only layer, both fail, so the preparation does both.
+pub fn tap_plugins(taprc: Option<&str>, package: &serde_json::Value) -> Vec<String> {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = 16;
+    budget.max_aliases = 100;
+    budget.max_anchors = 100;
+    budget.max_documents = 1;
+    let options = serde_saphyr::options! { budget: Some(budget) };
+    let from_rc = taprc
+        .and_then(|t| serde_saphyr::from_str_with_options::<serde_json::Value>(t, options).ok());
+    let config = match &from_rc {
+        Some(rc) => rc,
+        None => &package["tap"],
+    };
+    match &config["plugin"] {
+        serde_json::Value::String(one) => vec![one.clone()],
+        serde_json::Value::Array(all) => all
+            .iter()
+            .filter_map(|p| p.as_str())
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The tap plugins the project configures that no manifest field lists: installed for the
+/// tests, the release whose `@tapjs/core` peer the project's tap has, as tap picks. tap's own
+/// plugins (`@tapjs/…` that tap depends on) are there already when tap is, and a default left
+/// out or a path is no package to install.
+pub fn tap_plugin_installs(plugins: &[String], package: &serde_json::Value) -> Vec<TestInstall> {
+    let declared = |name: &str| {
+        ["dependencies", "devDependencies", "optionalDependencies"]
+            .iter()
+            .any(|f| package[*f].get(name).is_some())
+    };
+    let mut out: Vec<TestInstall> = Vec::new();
+    for plugin in plugins {
+        let Some((name, range)) = spec_of(plugin) else {
+            continue;
+        };
+        if declared(&name) || TAP_DEFAULT_PLUGINS.contains(&name.as_str()) {
+            continue;
+        }
+        if !out.iter().any(|i| i.name == name) {
+            out.push(TestInstall {
+                name,
+                range: range.unwrap_or_else(|| "*".into()),
+                source: format!("tap's plugin setting: {plugin}"),
+                peer_of: Some("@tapjs/core".into()),
+            });
+        }
+    }
+    out
+}
+
+/// The plugins tap 18 and later loads by default, shipped with it (`@tapjs/test`'s
+/// `defaultPlugins`).
+const TAP_DEFAULT_PLUGINS: &[&str] = &[
+    "@tapjs/after",
+    "@tapjs/after-each",
+    "@tapjs/asserts",
+    "@tapjs/before",
+    "@tapjs/before-each",
+    "@tapjs/chdir",
+    "@tapjs/filter",
+    "@tapjs/fixture",
+    "@tapjs/intercept",
+    "@tapjs/mock",
+    "@tapjs/node-serialize",
+    "@tapjs/snapshot",
+    "@tapjs/spawn",
+    "@tapjs/stdin",
+    "@tapjs/typescript",
+    "@tapjs/worker",
+];
 
 /// Whether `step` (a script's step, as text) only installs packages at test time: the
 /// suite leaves such a step out once the preparation installed them.
@@ -165,6 +253,7 @@ mod tests {
                 name: "hiredis".into(),
                 range: "*".into(),
                 source: "package.json scripts.pretest: optional-dev-dependency hiredis".into(),
+                peer_of: None,
             }]
         );
         assert!(is_test_install(
@@ -204,5 +293,47 @@ mod tests {
         let plain =
             package(r#"{"scripts": {"pretest": "npm install && node -e 'require(\"x\")'"}}"#);
         assert!(node_test_installs(&plain).is_empty());
+    }
+
+    /// node-lru-cache's `.taprc` (`plugin: ["@tapjs/clock"]`): the plugin no manifest lists
+    /// is installed pinned to tap's core; `.taprc` wins over package.json's `tap`; a default
+    /// left out, a default named, a path and a declared plugin install nothing, but all are
+    /// the configured set tap is built with.
+    #[test]
+    fn the_tap_plugins_a_project_configures_are_installed_and_built() {
+        let taprc = "# vim: set filetype=yaml :\nnode-arg:\n  - --expose-gc\nplugin:\n  - \"@tapjs/clock\"\n";
+        let lru = package(
+            r#"{"scripts": {"test": "tap"}, "devDependencies": {"tap": "^21.1.0"}, "tap": {"plugin": ["@tapjs/other"]}}"#,
+        );
+        let plugins = tap_plugins(Some(taprc), &lru);
+        assert_eq!(plugins, ["@tapjs/clock"]);
+        assert_eq!(
+            tap_plugin_installs(&plugins, &lru),
+            [TestInstall {
+                name: "@tapjs/clock".into(),
+                range: "*".into(),
+                source: "tap's plugin setting: @tapjs/clock".into(),
+                peer_of: Some("@tapjs/core".into()),
+            }]
+        );
+        // Without a .taprc, package.json's `tap` is the setting; one string is a list of one.
+        assert_eq!(tap_plugins(None, &lru), ["@tapjs/other"]);
+        let one = package(r#"{"tap": {"plugin": "@tapjs/nock@2"}}"#);
+        let installs = tap_plugin_installs(&tap_plugins(None, &one), &one);
+        assert_eq!(
+            (installs[0].name.as_str(), installs[0].range.as_str()),
+            ("@tapjs/nock", "2")
+        );
+
+        let mixed = package(
+            r#"{"devDependencies": {"tap": "18", "@tapjs/sinon": "1"},
+                "tap": {"plugin": ["!@tapjs/typescript", "@tapjs/mock", "./test/plugin.ts", "@tapjs/sinon"]}}"#,
+        );
+        let plugins = tap_plugins(None, &mixed);
+        assert_eq!(plugins.len(), 4);
+        assert!(tap_plugin_installs(&plugins, &mixed).is_empty());
+        // A tap before 18 (or none) has no plugin setting; a .taprc that is no YAML map is none.
+        assert!(tap_plugins(Some("check-coverage: false\n"), &package("{}")).is_empty());
+        assert!(tap_plugins(Some("- [unclosed"), &package("{}")).is_empty());
     }
 }

@@ -976,8 +976,50 @@ function fileFoldersToTree() {
 // later call of npm 7 and newer would prune what an earlier one added, as extraneous); a
 // package the registry lacks is named and the call made again without it. Their install
 // scripts run with the others' after.
+// A test install bound to an installed package as its peer (a tap plugin, whose
+// `@tapjs/core` peer is one exact release): the newest release in its range whose peer range
+// the installed package meets, as tap's own `selectVersion` picks; null (said) for none.
+function peerPinned(w) {
+  let peer;
+  try {
+    peer = readJson(path.join('node_modules', w.peer_of, 'package.json')).version;
+  } catch (e) {
+    report.not_prepared.push({ what: w.name, source: w.source, reason: w.peer_of + ', its peer, is not installed' });
+    return null;
+  }
+  const semver = npmSemver();
+  const r = run('npm', ['view', w.name + '@' + w.range, 'version', 'peerDependencies', '--json'], null, 120);
+  let found = [];
+  try {
+    found = [].concat(JSON.parse(r.out));
+  } catch (e) {
+    found = [];
+  }
+  let best = null;
+  for (const f of found) {
+    const wants = f && f.peerDependencies && f.peerDependencies[w.peer_of];
+    if (!f || !semver || typeof wants !== 'string' || !semver.satisfies(peer, wants)) continue;
+    if (best === null || semver.gt(f.version, best)) best = f.version;
+  }
+  if (best === null) {
+    report.not_prepared.push({
+      what: w.name, source: w.source,
+      reason: r.code === 0 ? 'no release the registry serves has ' + w.peer_of + ' ' + peer + ' as its peer' : 'the registry did not list its releases: ' + failure(r.text),
+    });
+  }
+  return best;
+}
+
 function testInstalls() {
-  let wanted = (plan.test_installs || []).slice();
+  let wanted = [];
+  for (const w of plan.test_installs || []) {
+    if (!w.peer_of || choice.manager !== 'npm') {
+      wanted.push(w);
+      continue;
+    }
+    const version = peerPinned(w);
+    if (version !== null) wanted.push(Object.assign({}, w, { range: version }));
+  }
   if (wanted.length > 0 && choice.manager !== 'npm') {
     for (const w of wanted) report.not_prepared.push({ what: w.name, source: w.source, reason: 'a test-time install in a ' + report.package_manager.name + ' project is not prepared' });
     return;
@@ -1006,6 +1048,65 @@ function testInstalls() {
     notServed(name, gone[0].source);
     wanted = wanted.filter((w) => w.name !== name);
   }
+}
+
+// tap 18 and later builds its Test class for the project's plugin set (`plugin` in .taprc
+// or package.json's `tap`) into its own package the first time it runs with that set, which
+// in a run is a read-only layer: built here, by tap's own builder, with the set tap's config
+// makes (its defaults, less those left out with `!`, and the others). A plugin that is a
+// path of the tree is not built (the tree is not here): named.
+function tapBuild() {
+  const configured = plan.tap_plugins || [];
+  if (configured.length === 0) return;
+  const where = findPackage('@tapjs/test', 'tap');
+  if (!where) return;
+  const paths = configured.filter((p) => /^[.\/~]/.test(p.replace(/^!/, '')));
+  if (paths.length > 0) {
+    report.not_prepared.push({ what: 'tap\'s Test class', source: 'tap\'s plugin setting', reason: 'the plugins are built from the tree, which the preparation has not: ' + paths.join(', ') });
+    return;
+  }
+  const pkg = JSON.parse(fs.readFileSync(path.join(where, 'package.json'), 'utf8'));
+  const builder = pkg.bin && (typeof pkg.bin === 'string' ? pkg.bin : pkg.bin['generate-tap-test-class']);
+  // The defaults, read from the installed @tapjs/test itself (an ES module), found from
+  // the folder that holds it; @tapjs/core first, as tap's own code loads them (the two
+  // import each other).
+  const defaults = spawnSync('node', ['--input-type=module', '-e', 'import "@tapjs/core"; import { defaultPlugins } from "@tapjs/test"; console.log(JSON.stringify(defaultPlugins))'], { cwd: path.dirname(path.dirname(path.dirname(where))), encoding: 'utf8' });
+  let list = null;
+  try {
+    list = JSON.parse(defaults.stdout);
+  } catch (e) {
+    list = null;
+  }
+  if (!builder || !Array.isArray(list)) {
+    report.not_prepared.push({ what: 'tap\'s Test class', source: 'tap\'s plugin setting', reason: '@tapjs/test ' + pkg.version + ' gave no builder or defaults: ' + failure((defaults.stderr || '') + (defaults.stdout || '')) });
+    return;
+  }
+  for (const p of configured) {
+    if (p.startsWith('!')) list = list.filter((d) => d !== p.slice(1));
+    else if (list.indexOf(p) < 0) list.push(p);
+  }
+  const r = run('node', [path.join(where, builder)].concat(list), null, 600);
+  if (r.code === 0) {
+    report.notes.push('tap\'s Test class built for the project\'s plugins (' + configured.join(', ') + '), as tap builds it when it starts');
+  } else {
+    report.not_prepared.push({ what: 'tap\'s Test class', source: 'tap\'s plugin setting', reason: 'tap build failed: ' + failure(r.text) });
+  }
+}
+
+// The folder of package `name` as `from` (a package at the top of node_modules) finds it:
+// beside it, or in its own node_modules (real paths, so pnpm's store too); null for none.
+function findPackage(name, from) {
+  let dir;
+  try {
+    dir = fs.realpathSync(path.join(work, 'node_modules', from));
+  } catch (e) {
+    return null;
+  }
+  for (let d = dir; d !== path.dirname(d); d = path.dirname(d)) {
+    const here = path.join(d, 'node_modules', name);
+    if (fs.existsSync(path.join(here, 'package.json'))) return fs.realpathSync(here);
+  }
+  return null;
 }
 
 function installed() {
@@ -1082,6 +1183,7 @@ if (choice.manager === 'npm') {
   }
 }
 testInstalls();
+tapBuild();
 gruntCommand();
 if (choice.manager !== 'yarn_berry') installScripts(modulesDirs());
 playwrightChromium(modulesDirs());
