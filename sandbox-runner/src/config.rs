@@ -122,10 +122,11 @@ pub struct OutputLimits {
     /// A run that prints more than this is killed (default 64 MiB); every byte read is
     /// still in the digest.
     pub kill_after_bytes: u64,
-    /// A Python run whose output has ended with its test runner's summary, and whose
-    /// process has not ended this long after (a thread or a child its tests left running),
-    /// is stopped, and the summary is its outcome (default 60 s): luigi's suite ran 1,313
-    /// tests in 181 s and then waited on its children until the timeout killed it.
+    /// A run whose output has ended with its test runner's summary (Python's runners',
+    /// mocha's epilogue), and whose process has not ended this long after (a thread, a
+    /// child or a server its tests left running), is stopped, and the summary is its
+    /// outcome (default 60 s): luigi's suite ran 1,313 tests in 181 s and then waited on
+    /// its children until the timeout killed it; ws' mocha waited on a failed test's server.
     #[serde(default = "quiet_after_summary_default")]
     pub quiet_after_summary_ms: u64,
 }

@@ -1857,6 +1857,60 @@ async fn a_syntax_error_the_code_throws_inside_a_mocha_test_is_that_tests_failur
     );
 }
 
+/// websockets/ws' family: mocha 4 and later exits only when nothing is left open (unless
+/// `--exit`), and a failed test had left its server listening, so the run waited for its
+/// timeout after mocha's epilogue and proved nothing. Once the epilogue ends the output and
+/// the process is still there a while after, it is stopped and the epilogue is the outcome:
+/// the failure, by name, not a timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mocha_run_that_lingers_after_its_epilogue_is_judged_by_it() {
+    let sandbox = support::sandbox(&[Language::Node], |c| {
+        c.output.quiet_after_summary_ms = 2_000;
+    })
+    .await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name": "headers", "version": "1.0.0", "scripts": {"test": "mocha"}, "devDependencies": {"mocha": "10.2.0"}}"#,
+    )
+    .write("lib.js", "exports.tooMany = (count) => (count > 2000 ? 400 : 200);\n")
+    .write(
+        "test/server.js",
+        "const assert = require('assert');\nconst http = require('http');\nconst { tooMany } = require('../lib');\ndescribe('server', function () {\n  it('answers a small request', function () {\n    assert.strictEqual(tooMany(3), 200);\n  });\n  it('refuses too many headers with 431', function (done) {\n    const server = http.createServer().listen(0, () => {\n      assert.strictEqual(tooMany(2001), 431);\n      server.close(done);\n    });\n  });\n});\n",
+    );
+    let commit = repo.commit("a failed test leaves its server listening");
+    let request = RunRequest::new(
+        repo.path(),
+        commit,
+        Language::Node,
+        vec!["npm".to_string(), "test".to_string()],
+    )
+    .with_timeout(std::time::Duration::from_secs(120));
+    let run = sandbox.run(&request).await.expect("run");
+    let out = support::output(&run);
+    assert_eq!(run.outcome, Outcome::TestFailed, "{out}\n{:?}", run.setup);
+    assert!(!run.timed_out && run.killed.is_none(), "{run:#?}");
+    assert!(
+        run.failing
+            .iter()
+            .any(|t| t.contains("refuses too many headers with 431")),
+        "{:?}",
+        run.failing
+    );
+    assert!(
+        run.setup
+            .iter()
+            .any(|l| l.contains("printed its summary and its process had not ended 2 s later")),
+        "{:?}",
+        run.setup
+    );
+    assert!(
+        run.duration_ms < 90_000,
+        "stopped soon after the epilogue, not at the timeout: {} ms",
+        run.duration_ms
+    );
+}
+
 /// BugsJS Node-redis' family: a client library of 2015 whose test helper spawns
 /// `redis-server` itself (its CI names no service) and asserts the replies of the Redis of
 /// its day. Against the images' Redis of today its auth tests fail on the base ("ERR AUTH

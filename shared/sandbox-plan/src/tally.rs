@@ -825,7 +825,7 @@ fn without_pnpm_prefix(line: &str) -> &str {
     if named { after } else { line }
 }
 
-fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.contains('\u{1b}') {
         return std::borrow::Cow::Borrowed(text);
     }
