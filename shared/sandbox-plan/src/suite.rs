@@ -325,7 +325,7 @@ fn pytest_args(args: &[String]) -> Vec<String> {
             skip = false;
             continue;
         }
-        if a.contains("{posargs") || a.contains("{env") || a.contains("$") {
+        if a.contains("$") || tox_substitution_left(a) {
             continue;
         }
         let name = a.split('=').next().unwrap_or_default();
@@ -485,25 +485,95 @@ const COVERAGE_VALUED: &[&str] = &[
     "--data-file",
 ];
 
-/// tox's substitutions as tox makes them with nothing set: `{toxinidir}` the tree (the
-/// working directory), `{envpython}`/`{envbindir}/x` the environment's own, `{env:X:D}`
-/// its default, `{posargs:D}` its default.
+/// tox's substitutions as tox makes them on a CI runner with nothing set: `{toxinidir}`
+/// (tox 4's `{tox_root}`) the tree (the working directory), `{envpython}`/`{envbindir}/x`
+/// (`{env_python}`, `{env_bin_dir}/x`) the environment's own, `{env:X:D}` its default,
+/// `{posargs:D}` its default, `{tty:ON:OFF}` its OFF value (a CI runner's output is no
+/// terminal; none without one).
 fn substituted(line: &str) -> String {
-    let mut line = posargs_default(line)
-        .replace("{/}", "/")
-        .replace("{toxinidir}/", "")
-        .replace("{toxinidir}", ".")
-        .replace("{envbindir}/", "")
-        .replace("{envpython}", "python");
-    while let Some(at) = line.find("{env:") {
-        let Some(close) = line[at..].find('}').map(|c| at + c) else {
-            break;
-        };
-        let inner = &line[at + "{env:".len()..close];
-        let default = inner.split_once(':').map_or("", |(_, d)| d).to_string();
-        line.replace_range(at..=close, &default);
+    let mut line = posargs_default(line).replace("{/}", "/");
+    for root in ["{toxinidir}", "{tox_root}"] {
+        line = line.replace(&format!("{root}/"), "").replace(root, ".");
+    }
+    for bin in ["{envbindir}/", "{env_bin_dir}/"] {
+        line = line.replace(bin, "");
+    }
+    for python in ["{envpython}", "{env_python}"] {
+        line = line.replace(python, "python");
+    }
+    for (open, keep) in [("{env:", Keep::Default), ("{tty:", Keep::Off)] {
+        let mut from = 0;
+        while let Some(at) = line[from..].find(open).map(|a| from + a) {
+            let Some(close) = line[at..].find('}').map(|c| at + c) else {
+                break;
+            };
+            let inner = &line[at + open.len()..close];
+            let value = match keep {
+                Keep::Default => inner.split_once(':').map_or("", |(_, d)| d),
+                Keep::Off => inner.split_once(':').map_or("", |(_, off)| off),
+            }
+            .to_string();
+            line.replace_range(at..=close, &value);
+            from = at + value.len();
+        }
     }
     line
+}
+
+/// Which part of a `{kind:A:B}` substitution stands for it in [`substituted`].
+#[derive(Clone, Copy)]
+enum Keep {
+    /// `{env:NAME:DEFAULT}`: the default (nothing sets NAME).
+    Default,
+    /// `{tty:ON:OFF}`: the value for output that is no terminal.
+    Off,
+}
+
+/// tox's own substitutions (tox 3's names and tox 4's), besides `{[section]key}`.
+const TOX_SUBSTITUTIONS: &[&str] = &[
+    "posargs",
+    "env",
+    "tty",
+    "toxinidir",
+    "tox_root",
+    "toxworkdir",
+    "work_dir",
+    "temp_dir",
+    "envdir",
+    "env_dir",
+    "envname",
+    "env_name",
+    "envbindir",
+    "env_bin_dir",
+    "envpython",
+    "env_python",
+    "envsitepackagesdir",
+    "env_site_packages_dir",
+    "envtmpdir",
+    "env_tmp_dir",
+    "envlogdir",
+    "env_log_dir",
+    "homedir",
+    "basepython",
+    "base_python",
+    "distdir",
+    "distshare",
+    "package_root",
+];
+
+/// Whether `word` still holds one of tox's substitutions (`{envsitepackagesdir}`,
+/// `{env_tmp_dir}/x`), which nothing here stands for: such an argument is left out.
+fn tox_substitution_left(word: &str) -> bool {
+    let mut rest = word;
+    while let Some(at) = rest.find('{') {
+        let after = &rest[at + 1..];
+        let end = after.find(['}', ':']).unwrap_or(after.len());
+        if end < after.len() && TOX_SUBSTITUTIONS.contains(&&after[..end]) {
+            return true;
+        }
+        rest = after;
+    }
+    false
 }
 
 /// What a script of the tree hands its arguments to: pytest, nose, else unittest (a
@@ -2631,6 +2701,28 @@ mod tests {
                 .env
                 .contains(&("TZ".into(), "America/New_York".into()))
         );
+    }
+
+    /// aio-libs/yarl's tox commands: `{tty:--color=yes}` (tox 4: its ON value in a
+    /// terminal, its OFF value, here none, elsewhere) was handed to pytest as a path, and
+    /// pytest collected nothing. tox 4's names for the tree and the environment's
+    /// interpreter stand as tox 3's do; a substitution nothing here stands for is left out.
+    #[test]
+    fn toxs_substitutions_are_made_as_on_a_ci_runner() {
+        let tox = "[tox]\nenvlist = python\n[python-cli-options]\nbyte-warnings = -b\nsome-isolation = -E -s\n[testenv]\ncommands =\n  {envpython} \\\n    {[python-cli-options]byte-warnings} \\\n    {[python-cli-options]some-isolation} \\\n    -m pytest \\\n      {tty:--color=yes} \\\n      {posargs:}\n";
+        let s = suite(Language::Python, &[("tox.ini", tox)]);
+        assert_eq!(s.run.command, ["python3", "-m", "pytest"], "{}", s.source);
+        let tox4 = "[testenv]\ncommands = {env_python} -m pytest {tox_root}/tests {tty:--color=yes:--color=no} --basetemp={env_tmp_dir} {envsitepackagesdir}/plug\n";
+        let s = suite(Language::Python, &[("tox.ini", tox4)]);
+        assert_eq!(
+            s.run.command,
+            ["python3", "-m", "pytest", "tests", "--color=no"],
+            "{}",
+            s.source
+        );
+        assert!(!tox_substitution_left("--format={a} {b}"));
+        assert!(!tox_substitution_left("{\"json\": 1}"));
+        assert!(tox_substitution_left("{envsitepackagesdir}/x"));
     }
 
     /// pytest-mock's: its CI runs the suite through tox, which hands its commands only what
