@@ -131,6 +131,14 @@ pub(crate) struct Tally {
     /// before it).
     own_totals: Option<TestCounts>,
     own_parts: Option<TestCounts>,
+    /// @hapi/lab's closing lines (`1818 tests complete`, `2 of 40 tests failed (3
+    /// skipped)`, each counted only with its `Test duration:` line after it;
+    /// `There were 2 test script error(s).`), summed over its runs; the counts of a line
+    /// whose next line has not come; and whether its `Failed tests:` list is being read
+    /// (`  12) suite test:`, numbered by the tests' ids).
+    lab: Option<TestCounts>,
+    lab_pending: Option<TestCounts>,
+    lab_failed_list: bool,
     /// jest: the test file of its last `FAIL path` line, whose failures follow as
     /// `● suite › test`; and whether its "Summary of all failing tests" began, which
     /// repeats the failures already named.
@@ -180,6 +188,9 @@ impl Tally {
             uvu_total: None,
             own_totals: None,
             own_parts: None,
+            lab: None,
+            lab_pending: None,
+            lab_failed_list: false,
             jest_file: None,
             jest_repeats: false,
             failing: Vec::new(),
@@ -260,6 +271,7 @@ impl Tally {
                     ava
                 }))
                 .or(self.qunit)
+                .or(self.lab)
                 .or(self.uvu)
                 .or(self.tap_points)
                 .or(match (self.own_totals, self.own_parts) {
@@ -437,6 +449,9 @@ impl Tally {
         if self.mocha_next > 0 && self.mocha_failure(line) {
             return;
         }
+        if self.lab_line(line) {
+            return;
+        }
         // A top-level TAP test point (`ok 3 - test/x.js # time=12ms`, `not ok 4 - y`,
         // `ok 5 - z # SKIP`): read when the producer prints no `# pass` summary (node-tap,
         // whose points are the test files it ran).
@@ -551,6 +566,79 @@ impl Tally {
                 self.mocha_next = 1;
                 self.mocha_title = None;
             }
+        }
+    }
+
+    /// One of @hapi/lab's console reporter's lines (see `Tally::lab`), whether it was.
+    fn lab_line(&mut self, line: &str) -> bool {
+        if let Some(counts) = self.lab_pending.take()
+            && line.starts_with("Test duration: ")
+        {
+            self.lab.get_or_insert_default().add(counts);
+            return true;
+        }
+        let trimmed = line.trim();
+        if trimmed == "Failed tests:" {
+            self.lab_failed_list = true;
+            return true;
+        }
+        if self.lab_failed_list
+            && let Some(entry) = line.strip_prefix("  ")
+            && let Some((id, title)) = entry.split_once(") ")
+            && !id.is_empty()
+            && id.bytes().all(|b| b.is_ascii_digit())
+            && let Some(title) = title.strip_suffix(':')
+        {
+            self.named_failing(title);
+            return true;
+        }
+        if let Some(n) = trimmed
+            .strip_prefix("There were ")
+            .and_then(|r| r.strip_suffix(" test script error(s)."))
+            .and_then(|n| n.parse::<u64>().ok())
+        {
+            self.lab.get_or_insert_default().errors += n;
+            return true;
+        }
+        let (main, skipped) = match trimmed.split_once(" (") {
+            Some((main, rest)) => match rest
+                .strip_suffix(" skipped)")
+                .and_then(|n| n.parse::<u64>().ok())
+            {
+                Some(n) => (main, n),
+                None => return false,
+            },
+            None => (trimmed, 0),
+        };
+        let counts = if let Some(n) = main.strip_suffix(" tests complete") {
+            n.parse::<u64>().ok().map(|passed| TestCounts {
+                passed,
+                skipped,
+                ..TestCounts::default()
+            })
+        } else if let Some((failed, total)) = main
+            .strip_suffix(" tests failed")
+            .and_then(|r| r.split_once(" of "))
+        {
+            match (failed.parse::<u64>(), total.parse::<u64>()) {
+                (Ok(failed), Ok(total)) if failed <= total => Some(TestCounts {
+                    passed: total - failed,
+                    failed,
+                    skipped,
+                    errors: 0,
+                }),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        match counts {
+            Some(counts) => {
+                self.lab_failed_list = false;
+                self.lab_pending = Some(counts);
+                true
+            }
+            None => false,
         }
     }
 
@@ -1487,6 +1575,42 @@ mod tests {
         assert_eq!(tally(Node, lodash), c(7156, 2, 0, 0));
         // Not a summary: counts that do not add up, or words after them.
         assert_eq!(tally(Node, "PASS: 3  FAIL: 1  TOTAL: 9\n"), None);
+    }
+
+    /// hapijs/joi's `lab -t 100 -a @hapi/code -L -Y` passed 1818 tests and the record said
+    /// the runner printed no summary. @hapi/lab's closing lines are its counts (those left
+    /// out of its total as skipped), its `Failed tests:` list its failures by title, its
+    /// test script errors errors; a count line without `Test duration:` after it is none.
+    #[test]
+    fn hapi_labs_closing_lines_are_its_counts() {
+        use Language::Node;
+        let counts = |passed, failed, skipped, errors| {
+            Some(TestCounts {
+                passed,
+                failed,
+                skipped,
+                errors,
+            })
+        };
+        let joi = "\n  ..................\n\n1818 tests complete\nTest duration: 7720 ms\nAssertions count: 48073 (verbosity: 26.44)\nLeaks: No issues\nCoverage: 100.00%\n";
+        assert_eq!(tally(Node, joi), counts(1818, 0, 0, 0));
+        let failed = "  ..x.-\n\nFailed tests:\n\n  3) any.validate() rejects a bad value:\n\n      actual expected\n\n      12\n\n      Expected 1 to equal specified value: 2\n\n      at /work/test/any.js:12:7\n\n  41) string.min() counts characters:\n\n      boom\n\n\n2 of 40 tests failed (3 skipped)\nTest duration: 12 ms\nThere were 1 test script error(s).\n";
+        let (got, names) = finish(Node, failed);
+        assert_eq!(got, counts(38, 2, 3, 1));
+        assert_eq!(
+            names,
+            [
+                "any.validate() rejects a bad value",
+                "string.min() counts characters"
+            ]
+        );
+        for prose in [
+            "3 tests complete\nand then some\n",
+            "2 of 1 tests failed\nTest duration: 3 ms\n",
+            "5 tests complete (soon)\nTest duration: 3 ms\n",
+        ] {
+            assert_eq!(tally(Node, prose), None, "{prose}");
+        }
     }
 
     /// acorn's `npm test` runs its own `test/run.js`, which prints a count line per parser
