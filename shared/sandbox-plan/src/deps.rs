@@ -925,6 +925,10 @@ fn plan_rust(src: &Path, resolve_before: Option<&str>) -> Result<Option<Plan>, R
         None => Vec::new(),
     };
     let git_names: BTreeSet<String> = git.iter().map(|c| c.name.clone()).collect();
+    let excluded = read_small(src, "Cargo.toml")
+        .and_then(|b| String::from_utf8_lossy(&b).parse::<toml::Table>().ok())
+        .map(|root| workspace_excludes(&root))
+        .unwrap_or_default();
     let mut members = Vec::new();
     let mut features = std::collections::BTreeMap::new();
     // Git packages a `[patch.crates-io]` of the tree takes from git: the registry's
@@ -944,6 +948,13 @@ fn plan_rust(src: &Path, resolve_before: Option<&str>) -> Result<Option<Plan>, R
                 from_registry.extend(names);
             }
             let dir = Path::new(m).parent().unwrap_or(Path::new(""));
+            // A crate of the tree that is a workspace of its own (cargo-fuzz's `fuzz/`, with
+            // `[workspace] members = ["."]`) or that the root's workspace excludes is no part
+            // of what the root's cargo builds: its dependencies are not the tests'.
+            if m != "Cargo.toml" && (doc.contains_key("workspace") || excluded_by(&excluded, dir)) {
+                plan.inputs.push((m.clone(), bytes));
+                continue;
+            }
             check_cargo_dependencies(&doc, m, dir, lock.is_some())?;
             cargo_git::asked_features(&doc, &git_names, &mut features);
             // The project's own packages, by the names cargo accepts (they go into a shell
@@ -1173,6 +1184,23 @@ fn clean_members(members: &[String]) -> String {
              *-*) ;; *) rm -rf \"$d\" ;; esac ;; esac; done; \
          done\n"
     )
+}
+
+/// The folders the root manifest's `[workspace] exclude` names, relative to the tree.
+fn workspace_excludes(root: &toml::Table) -> Vec<PathBuf> {
+    root.get("workspace")
+        .and_then(|w| w.get("exclude"))
+        .and_then(|e| e.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.as_str())
+        .map(|e| Path::new(e.trim_start_matches("./")).to_path_buf())
+        .collect()
+}
+
+/// Whether `dir` (a crate's folder in the tree) is one of `excluded` or inside one.
+fn excluded_by(excluded: &[PathBuf], dir: &Path) -> bool {
+    excluded.iter().any(|e| dir.starts_with(e))
 }
 
 /// Refuses cargo dependencies from a path outside the tree or another registry, by name,
@@ -2001,6 +2029,57 @@ mod tests {
         ] {
             assert_eq!(npm_outside_registry(v).is_some(), outside, "{v}");
         }
+    }
+
+    /// pest-parser/pest's `grammars/fuzz/Cargo.toml` (cargo-fuzz's, a workspace of its own)
+    /// takes libfuzzer-sys from git, and the tree has no Cargo.lock: the whole preparation
+    /// was refused, though the root's `cargo test --all` never builds that crate. A crate
+    /// that is its own workspace, or that the root excludes, is left out of the checks; a
+    /// member's git dependency is still refused.
+    #[test]
+    fn a_crate_outside_the_roots_workspace_is_no_part_of_its_preparation() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let write = |path: &str, text: &str| {
+            let path = dir.path().join(path);
+            fs::create_dir_all(path.parent().expect("a folder")).expect("mkdir");
+            fs::write(path, text).expect("write");
+        };
+        let git = "[dependencies.libfuzzer-sys]\ngit = \"https://github.com/rust-fuzz/libfuzzer-sys.git\"\n";
+        write(
+            "Cargo.toml",
+            "[workspace]\nresolver = \"2\"\nmembers = [\"grammars\"]\nexclude = [\"./tools\"]\n",
+        );
+        write(
+            "grammars/Cargo.toml",
+            "[package]\nname = \"pest_grammars\"\nversion = \"2.8.0\"\n",
+        );
+        write(
+            "grammars/fuzz/Cargo.toml",
+            &format!(
+                "[package]\nname = \"pest_grammars-fuzz\"\nversion = \"0.0.0\"\n{git}\n[workspace]\nmembers = [\".\"]\n"
+            ),
+        );
+        write(
+            "tools/gen/Cargo.toml",
+            &format!("[package]\nname = \"gen\"\nversion = \"0.0.0\"\n{git}"),
+        );
+        let plan = plan_rust(dir.path(), None)
+            .expect("the root's workspace is prepared")
+            .expect("a plan");
+        assert!(
+            plan.inputs
+                .iter()
+                .any(|(f, _)| f == "grammars/fuzz/Cargo.toml"),
+            "still part of the tree's key"
+        );
+        write(
+            "grammars/Cargo.toml",
+            &format!("[package]\nname = \"pest_grammars\"\nversion = \"2.8.0\"\n{git}"),
+        );
+        assert!(matches!(
+            plan_rust(dir.path(), None),
+            Err(RequestError::UnsupportedDependency { file, .. }) if file == "grammars/Cargo.toml"
+        ));
     }
 
     #[test]
