@@ -320,6 +320,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("pest-parser/pest", Language::Rust),
     ("yuin/goldmark", Language::Go),
     ("jmoiron/sqlx", Language::Go),
+    // Added 2026-12-07 (nineteenth session, second batch), never run before.
+    ("pytest-dev/pytest-xdist", Language::Python),
+    ("aio-libs/multidict", Language::Python),
+    ("petkaantonov/bluebird", Language::Node),
+    ("mozilla/nunjucks", Language::Node),
+    ("rust-num/num-bigint", Language::Rust),
+    ("dtolnay/serde-yaml", Language::Rust),
+    ("olekukonko/tablewriter", Language::Go),
+    ("jessevdk/go-flags", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
