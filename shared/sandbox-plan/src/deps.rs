@@ -1059,6 +1059,16 @@ fn plan_rust(src: &Path, resolve_before: Option<&str>) -> Result<Option<Plan>, R
         .extend(RUST_BUILD_ENV.iter().map(|v| v.to_string()));
     // The runs build as the preparation did, so what it compiled is fresh for them.
     plan.run_env = RUST_BUILD_ENV.iter().map(|v| v.to_string()).collect();
+    // The lints the images' rustc denies that the Rust of the tree's date did not: allowed
+    // by default in the preparation and the runs alike (one build), said in the record.
+    if let Some((flags, era)) = resolve_before.and_then(crate::language::rust_lints_of_era) {
+        plan.notes.push(format!(
+            "built with the lints of Rust 1.{era}, the stable of the tree's date: {} (a later rustc denies them by default; the crates' own lint attributes still hold)",
+            flags.trim_start_matches("RUSTFLAGS=")
+        ));
+        plan.env.push(flags.clone());
+        plan.run_env.push(flags);
+    }
     Ok(Some(plan))
 }
 

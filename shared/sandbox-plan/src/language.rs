@@ -524,6 +524,45 @@ pub fn go_vet_of_era(go_mod: &str) -> Option<(String, String)> {
     })
 }
 
+/// Lints a newer rustc denies by default that the stable Rust of a tree's date did not
+/// (a warning then, or no lint yet), each with the first stable that denies it: the tree's
+/// CI built its crates on that Rust, so such a lint on its code is no fault the CI saw.
+/// serde-yaml (2024-03) stopped at `dangerous_implicit_autorefs` on the images' Rust.
+/// From the release notes and the pull requests that changed the level.
+const RUST_LINTS_DENIED_SINCE: &[(&str, u32)] = &[
+    // rust-lang/rust#113422, uplifted from clippy as deny-by-default.
+    ("invalid_reference_casting", 73),
+    // Warn in 1.88 (rust-lang/rust#123239), deny from 1.89 (rust-lang/rust#141661).
+    ("dangerous_implicit_autorefs", 89),
+];
+
+/// The minor version of the stable Rust out on `date` (`2024-03-25`, an RFC 3339 instant's
+/// day): 1.1 came on 2015-06-25, and a release every six weeks since.
+pub fn rust_of_date(date: &str) -> Option<u32> {
+    let day = time::Date::parse(
+        date.get(..10)?,
+        time::macros::format_description!("[year]-[month]-[day]"),
+    )
+    .ok()?;
+    let first = time::macros::date!(2015 - 06 - 25);
+    let days = (day - first).whole_days();
+    (days >= 0).then(|| 1 + (days / 42) as u32)
+}
+
+/// `RUSTFLAGS` for a tree whose date's stable Rust did not deny what the images' rustc
+/// denies by default ([`RUST_LINTS_DENIED_SINCE`]): those lints allowed by default, which
+/// the crates' own `#![deny]` attributes still override, with the Rust they were read from;
+/// None when the date's Rust denied them all.
+pub fn rust_lints_of_era(date: &str) -> Option<(String, u32)> {
+    let era = rust_of_date(date)?;
+    let allowed: Vec<String> = RUST_LINTS_DENIED_SINCE
+        .iter()
+        .filter(|(_, since)| era < *since)
+        .map(|(lint, _)| format!("-A {lint}"))
+        .collect();
+    (!allowed.is_empty()).then(|| (format!("RUSTFLAGS={}", allowed.join(" ")), era))
+}
+
 /// Whether a repository path names a test file (in any language). A Fixer's patch may not
 /// touch one: a patch that edits the proving test proves nothing.
 pub fn is_test_path(path: &str) -> bool {
@@ -553,6 +592,31 @@ pub fn is_test_path(path: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    /// dtolnay/serde-yaml (2024-03-25, Rust 1.77 then): rustc 1.89 and later deny
+    /// `dangerous_implicit_autorefs`, which its libyaml port trips, and its lib did not
+    /// compile. A tree of a date before a lint was denied gets it allowed; one after, not.
+    #[test]
+    fn a_tree_of_an_earlier_rust_is_built_without_the_lints_denied_since() {
+        assert_eq!(rust_of_date("2015-06-25"), Some(1));
+        assert_eq!(rust_of_date("2024-03-21T00:00:00Z"), Some(77));
+        assert_eq!(rust_of_date("2025-08-07"), Some(89));
+        assert_eq!(rust_of_date("2025-08-06"), Some(88));
+        assert_eq!(rust_of_date("2014-01-01"), None);
+        assert_eq!(rust_of_date("yesterday"), None);
+        assert_eq!(
+            rust_lints_of_era("2024-03-25T00:50:04Z"),
+            Some(("RUSTFLAGS=-A dangerous_implicit_autorefs".into(), 77))
+        );
+        assert_eq!(
+            rust_lints_of_era("2022-01-20"),
+            Some((
+                "RUSTFLAGS=-A invalid_reference_casting -A dangerous_implicit_autorefs".into(),
+                58
+            ))
+        );
+        assert_eq!(rust_lints_of_era("2025-09-01"), None);
+    }
 
     /// cenkalti/backoff (`go 1.18`, 2024): Go 1.24's go test vets examples (`tests`), and
     /// its `ExampleRetryContext` names no `RetryContext`: the test package did not build.
