@@ -252,6 +252,29 @@ async fn a_tap_plugin_the_project_configures_is_installed_and_built_before_the_r
     assert_container_gone(&sandbox, &record).await;
 }
 
+/// mozilla/nunjucks' family: module-alias (before 2.2) finds the project's package.json
+/// as the folder above the node_modules that holds it, by its own real path. The run's
+/// node_modules linked it to the read-only layer, so it read `/deps/package.json`, which is
+/// no project, and the build stopped ("Unable to read /deps/package.json"). Such a package
+/// is a copy in the run's node_modules, and finds the tree's `_moduleAliases`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_that_finds_the_project_by_its_own_place_finds_the_tree() {
+    let sandbox = support::sandbox(&[Language::Node], |_| {}).await;
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"aliased","version":"1.0.0","private":true,"scripts":{"test":"node --test"},"dependencies":{"module-alias":"2.1.0"},"_moduleAliases":{"@lib":"lib"}}
+"#,
+    )
+    .write("lib/answer.js", "exports.answer = () => 42;\n")
+    .write(
+        "test/answer.test.js",
+        "require('module-alias/register');\nconst test = require('node:test');\nconst assert = require('node:assert');\nconst { answer } = require('@lib/answer');\n\ntest('answers through the alias', () => {\n  assert.strictEqual(answer(), 42);\n});\n",
+    );
+    let head = repo.commit("a project that requires through module-alias");
+    documented_suite_passes_one_test(&sandbox, &repo, &head).await;
+}
+
 /// A CI runner sets no `NODE_ENV`, and tools choose by it: babel's `.babelrc` `env`
 /// (`BABEL_ENV || NODE_ENV || "development"`), webpack's mode. validator.js keeps the preset
 /// that compiles its build script's `import`s under `env.development`; with the images'

@@ -817,6 +817,14 @@ pub fn node_file_copies(dir: &Path) -> Vec<FileCopy> {
         .collect()
 }
 
+/// Packages that find the project's root by their own place, the folder above the
+/// node_modules that holds them (module-alias reads `__dirname/../../package.json` for its
+/// `_moduleAliases`; app-root-path cuts its own path at `node_modules`; rfr requires from
+/// there): Node resolves a link to its real path, the read-only layer's, whose folder
+/// above is no project (mozilla/nunjucks: "Unable to read /deps/package.json"). A copy in
+/// the run's node_modules finds the tree, as on a CI.
+const NODE_ROOT_FINDERS: &[&str] = &["module-alias", "app-root-path", "rfr"];
+
 /// A run's command with writable node_modules folders first: the root's (proven-entry
 /// links it whole to the read-only layer) and each workspace package's (`modules`, from
 /// [`node_workspace_modules`]) become folders of links to the prepared packages, so each
@@ -832,6 +840,7 @@ pub fn node_file_copies(dir: &Path) -> Vec<FileCopy> {
 /// holds as a folder at the root is copied (pnpm's are links into its store, whose
 /// neighbours a copy would lose); when the copy fails (the scratch space is full) the link
 /// stays. Each run copies afresh, so nothing one run writes there reaches another.
+/// So is a package that finds the project by its own place ([`NODE_ROOT_FINDERS`]).
 pub fn with_node_links(modules: &[String], copies: &[FileCopy], command: &[String]) -> Vec<String> {
     let mut script = String::from(
         "m() { d=\"/deps/$1node_modules\"; t=\"$1node_modules\"\n\
@@ -854,7 +863,7 @@ pub fn with_node_links(modules: &[String], copies: &[FileCopy], command: &[Strin
          }\n\
          b=\n",
     );
-    for tool in crate::tools::NODE_TOOLS {
+    for tool in crate::tools::NODE_TOOLS.iter().chain(NODE_ROOT_FINDERS) {
         script.push_str(&format!("w '{tool}'\n"));
     }
     script.push_str(
