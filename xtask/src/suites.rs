@@ -329,6 +329,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("dtolnay/serde-yaml", Language::Rust),
     ("olekukonko/tablewriter", Language::Go),
     ("jessevdk/go-flags", Language::Go),
+    // Added 2026-12-07 (nineteenth session, third batch), never run before.
+    ("python-hyper/hyperframe", Language::Python),
+    ("Kludex/python-multipart", Language::Python),
+    ("sindresorhus/p-queue", Language::Node),
+    ("jshttp/mime-types", Language::Node),
+    ("rust-lang/libm", Language::Rust),
+    ("rust-num/num-rational", Language::Rust),
+    ("kr/pretty", Language::Go),
+    ("pmezard/go-difflib", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
