@@ -17,7 +17,7 @@ RUN rustup component add clippy \
 
 FROM debian:bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends gcc g++ libc6-dev pkg-config cmake libssl-dev libffi-dev zlib1g-dev libsqlite3-dev libyaml-dev libxml2-dev libxslt1-dev libpq-dev libfontconfig1-dev libfreetype-dev libxkbcommon-dev libxcb1-dev libxcb-render0-dev libxcb-shape0-dev libxcb-xfixes0-dev libdbus-1-dev libudev-dev libjpeg-dev libpng-dev libtiff-dev libwebp-dev liblcms2-dev libopenjp2-7-dev protobuf-compiler less git make patch procps hostname file openssl mawk bzip2 xz-utils unzip socat redis-server postgresql-15 mariadb-server-core mariadb-client-core \
+ && apt-get install -y --no-install-recommends gcc g++ libc6-dev pkg-config cmake m4 libssl-dev libffi-dev zlib1g-dev libsqlite3-dev libyaml-dev libxml2-dev libxslt1-dev libpq-dev libfontconfig1-dev libfreetype-dev libxkbcommon-dev libxcb1-dev libxcb-render0-dev libxcb-shape0-dev libxcb-xfixes0-dev libdbus-1-dev libudev-dev libjpeg-dev libpng-dev libtiff-dev libwebp-dev liblcms2-dev libopenjp2-7-dev protobuf-compiler less git make patch procps hostname file openssl mawk bzip2 xz-utils unzip socat redis-server postgresql-15 mariadb-server-core mariadb-client-core \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd -g 10001 sandbox \
  && useradd -u 10001 -g 10001 -d /tmp -s /bin/sh -M sandbox \

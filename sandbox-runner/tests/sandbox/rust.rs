@@ -658,6 +658,43 @@ fn main() {
     assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
 }
 
+/// rust-lang/libm's family: a build script that runs autoconf's configure of vendored C
+/// (gmp-mpfr-sys builds GMP) needs `m4`, which a CI runner has: "No usable m4 in $PATH",
+/// and the tests did not build. The images carry it; here a build script makes code with
+/// it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_build_script_that_runs_m4_builds() {
+    const BUILD: &str = r#"use std::process::Command;
+fn main() {
+    let out = Command::new("m4")
+        .args(["-DANSWER=42", "src/answer.m4"])
+        .output()
+        .expect("m4 runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dir = std::env::var("OUT_DIR").expect("OUT_DIR");
+    std::fs::write(format!("{dir}/answer.rs"), out.stdout).expect("write");
+}
+"#;
+    const TEST: &str = "#[test]\nfn made_by_m4() {\n    assert_eq!(generated::answer(), 42);\n}\n";
+    let repo = TestRepo::new();
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"generated\"\nversion = \"0.1.0\"\nedition = \"2024\"\nbuild = \"build.rs\"\n",
+    )
+    .write("build.rs", BUILD)
+    .write("src/answer.m4", "pub fn answer() -> u32 { ANSWER }\n")
+    .write(
+        "src/lib.rs",
+        "include!(concat!(env!(\"OUT_DIR\"), \"/answer.rs\"));\n",
+    );
+    let commit = repo.commit("a crate whose build script makes code with m4");
+    let sandbox = support::sandbox(&[Language::Rust], |_| {}).await;
+    let request = RunRequest::new(repo.path(), &commit, Language::Rust, cargo_test())
+        .with_file("tests/proof.rs", TEST);
+    let run = sandbox.run(&request).await.expect("run");
+    assert_eq!(run.outcome, Outcome::Passed, "{}", support::output(&run));
+}
+
 /// The tool evidence's clippy run checks only the tree: the preparation made clippy's check
 /// build of the dependencies beside the tests' build, so no run checks them again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
