@@ -534,6 +534,10 @@ const RUST_LINTS_DENIED_SINCE: &[(&str, u32)] = &[
     ("invalid_reference_casting", 73),
     // Warn in 1.88 (rust-lang/rust#123239), deny from 1.89 (rust-lang/rust#141661).
     ("dangerous_implicit_autorefs", 89),
+    // The never type's lints, deny on every edition from 1.92 (rust-lang/rust#146167,
+    // merged in 2025-10); the first was deny in the 2024 edition alone from 1.85.
+    ("never_type_fallback_flowing_into_unsafe", 92),
+    ("dependency_on_unit_never_type_fallback", 92),
 ];
 
 /// The minor version of the stable Rust out on `date` (`2024-03-25`, an RFC 3339 instant's
@@ -604,18 +608,30 @@ mod tests {
         assert_eq!(rust_of_date("2025-08-06"), Some(88));
         assert_eq!(rust_of_date("2014-01-01"), None);
         assert_eq!(rust_of_date("yesterday"), None);
+        let never =
+            "-A never_type_fallback_flowing_into_unsafe -A dependency_on_unit_never_type_fallback";
         assert_eq!(
             rust_lints_of_era("2024-03-25T00:50:04Z"),
-            Some(("RUSTFLAGS=-A dangerous_implicit_autorefs".into(), 77))
+            Some((
+                format!("RUSTFLAGS=-A dangerous_implicit_autorefs {never}"),
+                77
+            ))
         );
         assert_eq!(
             rust_lints_of_era("2022-01-20"),
             Some((
-                "RUSTFLAGS=-A invalid_reference_casting -A dangerous_implicit_autorefs".into(),
+                format!(
+                    "RUSTFLAGS=-A invalid_reference_casting -A dangerous_implicit_autorefs {never}"
+                ),
                 58
             ))
         );
-        assert_eq!(rust_lints_of_era("2025-09-01"), None);
+        // 1.89 denied the autoref lint already; the never type's came in 1.92.
+        assert_eq!(
+            rust_lints_of_era("2025-09-01"),
+            Some((format!("RUSTFLAGS={never}"), 89))
+        );
+        assert_eq!(rust_lints_of_era("2026-01-01"), None);
     }
 
     /// cenkalti/backoff (`go 1.18`, 2024): Go 1.24's go test vets examples (`tests`), and
