@@ -338,6 +338,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("rust-num/num-rational", Language::Rust),
     ("kr/pretty", Language::Go),
     ("pmezard/go-difflib", Language::Go),
+    // Added 2026-12-07 (nineteenth session, fourth batch), never run before.
+    ("benjaminp/six", Language::Python),
+    ("simplejson/simplejson", Language::Python),
+    ("kriskowal/q", Language::Node),
+    ("jshttp/http-errors", Language::Node),
+    ("unicode-rs/unicode-width", Language::Rust),
+    ("tkaitchuck/aHash", Language::Rust),
+    ("davecgh/go-spew", Language::Go),
+    ("stretchr/objx", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
