@@ -209,12 +209,7 @@ fn phase_scripts(file: &str, text: &str, phase: Phase) -> Vec<String> {
             .map(|lines| vec![lines.join("\n")])
             .unwrap_or_default();
     }
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_depth = 64;
-    budget.max_aliases = 100;
-    budget.max_anchors = 100;
-    budget.max_documents = 1;
-    let options = serde_saphyr::options! { budget: Some(budget) };
+    let options = crate::yaml_options(64);
     let Ok(doc) = serde_saphyr::from_str_with_options::<Value>(text, options) else {
         return Vec::new();
     };

@@ -81,3 +81,14 @@ pub use record::{
 };
 pub use tally::TestCounts;
 pub use tree::{AddFile, Edit};
+
+/// serde-saphyr's options for a YAML file of the tree: one document, nested at most
+/// `max_depth`, with few anchors and aliases (a tree's YAML is untrusted input).
+pub(crate) fn yaml_options(max_depth: usize) -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = max_depth;
+    budget.max_aliases = 100;
+    budget.max_anchors = 100;
+    budget.max_documents = 1;
+    serde_saphyr::options! { budget: Some(budget) }
+}

@@ -434,12 +434,7 @@ pub fn workspace(text: &str) -> Option<Workspace> {
     if text.len() > 512 * 1024 {
         return None;
     }
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_depth = 16;
-    budget.max_aliases = 100;
-    budget.max_anchors = 100;
-    budget.max_documents = 1;
-    let options = serde_saphyr::options! { budget: Some(budget) };
+    let options = crate::yaml_options(16);
     let file: WorkspaceFile = serde_saphyr::from_str_with_options(text, options).ok()?;
     let mut catalogs = file.catalogs;
     if !file.catalog.is_empty() {

@@ -25,17 +25,19 @@ pub struct TestInstall {
     pub peer_of: Option<String>,
 }
 
+/// Whether package.json (parsed) lists `name` as a dependency of any kind it installs.
+fn declared(package: &serde_json::Value, name: &str) -> bool {
+    ["dependencies", "devDependencies", "optionalDependencies"]
+        .iter()
+        .any(|f| package[*f].get(name).is_some())
+}
+
 /// The scripts whose test-time installs are prepared: those the suite runs.
 pub const SCRIPTS: &[&str] = &["prepare", "pretest", "test"];
 
 /// The packages `package.json` (parsed) has its scripts install at test time, each once,
 /// without those it declares as dependencies already.
 pub fn node_test_installs(package: &serde_json::Value) -> Vec<TestInstall> {
-    let declared = |name: &str| {
-        ["dependencies", "devDependencies", "optionalDependencies"]
-            .iter()
-            .any(|f| package[*f].get(name).is_some())
-    };
     let mut out: Vec<TestInstall> = Vec::new();
     for script in SCRIPTS {
         let Some(text) = package["scripts"][*script].as_str() else {
@@ -43,7 +45,7 @@ pub fn node_test_installs(package: &serde_json::Value) -> Vec<TestInstall> {
         };
         for step in steps(text) {
             for (name, range) in installs(&step, package) {
-                if !declared(&name) && !out.iter().any(|i| i.name == name) {
+                if !declared(package, &name) && !out.iter().any(|i| i.name == name) {
                     out.push(TestInstall {
                         name,
                         range,
@@ -65,12 +67,7 @@ pub fn node_test_installs(package: &serde_json::Value) -> Vec<TestInstall> {
 /// runs with that set, and installs a plugin no manifest lists from the registry first: in a
 /// run, with no network and a read-only layer, both fail, so the preparation does both.
 pub fn tap_plugins(taprc: Option<&str>, package: &serde_json::Value) -> Vec<String> {
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_depth = 16;
-    budget.max_aliases = 100;
-    budget.max_anchors = 100;
-    budget.max_documents = 1;
-    let options = serde_saphyr::options! { budget: Some(budget) };
+    let options = crate::yaml_options(16);
     let from_rc = taprc
         .and_then(|t| serde_saphyr::from_str_with_options::<serde_json::Value>(t, options).ok());
     let config = match &from_rc {
@@ -93,17 +90,12 @@ pub fn tap_plugins(taprc: Option<&str>, package: &serde_json::Value) -> Vec<Stri
 /// plugins (`@tapjs/…` that tap depends on) are there already when tap is, and a default left
 /// out or a path is no package to install.
 pub fn tap_plugin_installs(plugins: &[String], package: &serde_json::Value) -> Vec<TestInstall> {
-    let declared = |name: &str| {
-        ["dependencies", "devDependencies", "optionalDependencies"]
-            .iter()
-            .any(|f| package[*f].get(name).is_some())
-    };
     let mut out: Vec<TestInstall> = Vec::new();
     for plugin in plugins {
         let Some((name, range)) = spec_of(plugin) else {
             continue;
         };
-        if declared(&name) || TAP_DEFAULT_PLUGINS.contains(&name.as_str()) {
+        if declared(package, &name) || TAP_DEFAULT_PLUGINS.contains(&name.as_str()) {
             continue;
         }
         if !out.iter().any(|i| i.name == name) {
