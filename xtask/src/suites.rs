@@ -347,6 +347,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("tkaitchuck/aHash", Language::Rust),
     ("davecgh/go-spew", Language::Go),
     ("stretchr/objx", Language::Go),
+    // Added 2026-12-07 (twentieth session, first batch), never run before.
+    ("pexpect/pexpect", Language::Python),
+    ("jazzband/tablib", Language::Python),
+    ("node-formidable/formidable", Language::Node),
+    ("expressjs/session", Language::Node),
+    ("rust-lang/flate2-rs", Language::Rust),
+    ("dtolnay/async-trait", Language::Rust),
+    ("hashicorp/hcl", Language::Go),
+    ("sergi/go-diff", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
