@@ -1005,6 +1005,31 @@ async fn the_locale_the_images_name_exists() {
     assert!(out.contains("UTF-8"), "{out}");
 }
 
+/// A CI runner's Python has tkinter (benjaminp/six's `test_move_items[tkinter…]` import
+/// `tkinter`, `tkinter.ttk` and `tkinter.filedialog`, and 14 failed where the images left
+/// it out): the images carry it and the Tcl/Tk libraries its `_tkinter` loads, so such a
+/// test imports it, as there, with no display to open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_that_imports_tkinter_finds_it() {
+    let sandbox = support::sandbox(&[Language::Python], |_| {}).await;
+    let project = python_project();
+    let test = "import importlib\n\nimport pytest\n\n@pytest.mark.parametrize('name', ['tkinter', 'tkinter.ttk', 'tkinter.filedialog', '_tkinter'])\ndef test_imports(name):\n    importlib.import_module(name)\n\ndef test_tcl_runs():\n    import tkinter\n    assert tkinter.Tcl().eval('expr {6 * 7}') == '42'\n";
+    let request = RunRequest::new(
+        project.repo.path(),
+        &project.base,
+        Language::Python,
+        pytest("tests/test_tk.py"),
+    )
+    .with_file("tests/test_tk.py", test);
+    let record = sandbox.run(&request).await.expect("run");
+    assert_eq!(
+        record.outcome,
+        Outcome::Passed,
+        "{}",
+        support::output(&record)
+    );
+}
+
 /// A project that pins nothing, run as of a date (a review of an old revision): its
 /// requirements resolve to the releases that existed then, not today's, and the record
 /// says so. Without the date, today's release is installed. (The date is after the image's
