@@ -316,11 +316,14 @@ pub(crate) fn words(line: &str) -> Vec<String> {
     out
 }
 
+/// pytest-cov's options that take no value (its others take one; `--cov`'s is optional).
+const COV_FLAGS: &[&str] = &["--cov-append", "--cov-branch", "--cov-reset"];
+
 /// The pytest arguments a wrapped command passes, minus what needs plugins or placeholders.
 fn pytest_args(args: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     let mut skip = false;
-    for a in args {
+    for (i, a) in args.iter().enumerate() {
         if skip {
             skip = false;
             continue;
@@ -330,7 +333,13 @@ fn pytest_args(args: &[String]) -> Vec<String> {
         }
         let name = a.split('=').next().unwrap_or_default();
         if DROPPED_WITH_VALUE.contains(&name) || a.starts_with("--cov") {
-            skip = !a.contains('=') && name != "--cov";
+            // `--cov`'s value is optional (argparse's `nargs='?'`): the next word is its
+            // value unless it is an option, as pytest reads it. pexpect's CI runs `pytest
+            // --cov pexpect --cov-config .coveragerc`, whose `pexpect` is what to measure,
+            // not a folder to collect (which held no tests).
+            skip = !a.contains('=')
+                && !COV_FLAGS.contains(&name)
+                && (name != "--cov" || args.get(i + 1).is_some_and(|n| !n.starts_with('-')));
             continue;
         }
         out.push(a.replace("{toxinidir}/", "").replace("{toxinidir}", "."));
@@ -2707,6 +2716,31 @@ mod tests {
     /// terminal, its OFF value, here none, elsewhere) was handed to pytest as a path, and
     /// pytest collected nothing. tox 4's names for the tree and the environment's
     /// interpreter stand as tox 3's do; a substitution nothing here stands for is left out.
+    #[test]
+    fn pytest_covs_options_are_dropped_with_the_values_pytest_gives_them() {
+        // pexpect's: `--cov`'s optional value is the word after it, not a folder of tests.
+        let ci = "jobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pip install -r requirements-testing.txt\n      - run: |\n          ./tools/display-sighandlers.py\n          pytest --cov pexpect --cov-config .coveragerc\n";
+        let s = suite(Language::Python, &[(".github/workflows/ci.yml", ci)]);
+        assert_eq!(s.run.command, ["python3", "-m", "pytest"], "{}", s.source);
+        let args = |line: &str| pytest_args(&words(line));
+        assert_eq!(
+            args("--cov -x tests"),
+            ["-x", "tests"],
+            "no value before an option"
+        );
+        assert_eq!(args("tests --cov"), ["tests"], "none at the end");
+        assert_eq!(
+            args("--cov=pkg --cov-branch tests"),
+            ["tests"],
+            "a flag of pytest-cov"
+        );
+        assert_eq!(args("--cov-append --cov-reset -q t"), ["-q", "t"]);
+        assert_eq!(
+            args("--cov-report term-missing --cov-fail-under 90 t"),
+            ["t"]
+        );
+    }
+
     #[test]
     fn toxs_substitutions_are_made_as_on_a_ci_runner() {
         let tox = "[tox]\nenvlist = python\n[python-cli-options]\nbyte-warnings = -b\nsome-isolation = -E -s\n[testenv]\ncommands =\n  {envpython} \\\n    {[python-cli-options]byte-warnings} \\\n    {[python-cli-options]some-isolation} \\\n    -m pytest \\\n      {tty:--color=yes} \\\n      {posargs:}\n";
