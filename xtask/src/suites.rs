@@ -356,6 +356,15 @@ pub const STUDY: &[(&str, Language)] = &[
     ("dtolnay/async-trait", Language::Rust),
     ("hashicorp/hcl", Language::Go),
     ("sergi/go-diff", Language::Go),
+    // Added 2026-12-08 (twentieth session, second batch), never run before.
+    ("scrapy/scrapy", Language::Python),
+    ("pallets/quart", Language::Python),
+    ("ladjs/superagent", Language::Node),
+    ("sindresorhus/globby", Language::Node),
+    ("hyperium/hyper", Language::Rust),
+    ("XAMPPRocky/tokei", Language::Rust),
+    ("urfave/negroni", Language::Go),
+    ("google/go-github", Language::Go),
 ];
 
 /// The timeout of a review's suite run: the `suite_timeout` setting's default.
