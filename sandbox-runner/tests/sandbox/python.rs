@@ -1878,6 +1878,50 @@ async fn a_suite_that_makes_warnings_errors_runs_beside_the_per_test_limit() {
     assert_eq!(run.outcome, Outcome::Passed, "{out}");
 }
 
+/// scrapy's suite: a test of a real website, under Twisted's asyncio reactor, was busy in one
+/// of the loop's callbacks when its time ran out; the loop logged the stop as that
+/// callback's error and the test went on waiting, until the whole suite was killed at its
+/// timeout. A test still running a little after its stop is stopped again, by a stop the
+/// loop lets through, as that test's failure, and the rest of the suite runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_whose_event_loop_takes_its_stop_as_a_callbacks_error_is_stopped_again() {
+    let sandbox = support::sandbox(&[Language::Python], |c| {
+        c.suite_test_timeout = std::time::Duration::from_secs(2);
+    })
+    .await;
+    let repo = proven_change::testing::TestRepo::new();
+    repo.write("requirements.txt", format!("# {}\nsix\n", support::unique()))
+        .write(
+            "tests/test_loop.py",
+            "import asyncio\nimport time\n\n\ndef test_waits_in_a_loop():\n    async def main():\n        def busy():\n            t = time.time()\n            while time.time() - t < 4:\n                pass\n        asyncio.get_running_loop().call_soon(busy)\n        await asyncio.sleep(3600)\n    asyncio.run(main())\n\n\ndef test_after():\n    assert True\n",
+        );
+    let commit = repo.commit("a test that waits in an event loop");
+    let run = sandbox
+        .run(
+            &RunRequest::new(
+                repo.path(),
+                &commit,
+                Language::Python,
+                ["python3", "-m", "pytest", "-q"],
+            )
+            .with_timeout(std::time::Duration::from_secs(90))
+            .as_whole_suite(),
+        )
+        .await
+        .expect("run");
+    let out = support::output(&run);
+    assert!(!run.timed_out, "{out}");
+    assert_eq!(run.outcome, Outcome::TestFailed, "{out}");
+    assert_eq!(
+        run.failing,
+        ["tests/test_loop.py::test_waits_in_a_loop"],
+        "{out}"
+    );
+    let tests = run.tests.expect("counts");
+    assert_eq!((tests.passed, tests.failed), (1, 1), "{out}");
+    assert!(out.contains("stopped again"), "{out}");
+}
+
 /// pydantic's suite: pytest-pretty, among its test requirements, prints `Results (…):`
 /// and a table of cut names in place of pytest's summary, and the run said the runner
 /// printed none ("exit 1 without the test runner's summary"). It is blocked; the run's
