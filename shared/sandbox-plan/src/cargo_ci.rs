@@ -12,7 +12,9 @@
 //! (an MSRV, a feature check, loom, a target, nightly alone), a command that narrows the
 //! suite (`--lib`, `--test`, `--no-default-features`, after a `cd`, a `-p` of other
 //! packages than plain `cargo test` tests) or whose options the workflow chooses
-//! (`${{ matrix.features }}`) is not the suite: the default stands. A `-p` naming just the
+//! (`${{ matrix.features }}`) is not the suite: the default stands. A matrix value its
+//! `include:` gives the entry of the sandbox's toolchain (`rust: stable`, hyper's
+//! `features: --features full`) is that entry's, and read as written there. A `-p` naming just the
 //! packages plain `cargo test` tests (time's `cargo test -p time --all-features`, its
 //! workspace's `default-members`) is the suite, its other options taken.
 
@@ -115,7 +117,13 @@ pub fn ci_test(read: &dyn Fn(&str) -> Option<String>) -> Option<CargoTest> {
             // a script of the tree it runs read in its place.
             let mut defined = ci_steps::workflow_env(text);
             defined.extend(job.env.iter().cloned());
-            let Some((options, binary)) = commands_through_scripts(&job.commands, read)
+            let entry = stable_entry(text, &job);
+            let commands: Vec<String> = job
+                .commands
+                .iter()
+                .map(|c| with_matrix(c, &entry))
+                .collect();
+            let Some((options, binary)) = commands_through_scripts(&commands, read)
                 .iter()
                 .take_while(|c| !c.starts_with("cd ") && !c.contains("working-directory"))
                 .find_map(|c| {
@@ -126,14 +134,117 @@ pub fn ci_test(read: &dyn Fn(&str) -> Option<String>) -> Option<CargoTest> {
             else {
                 continue;
             };
+            let of_entry = job
+                .commands
+                .iter()
+                .zip(&commands)
+                .any(|(written, read)| written != read);
             return Some(CargoTest {
                 options,
                 binary,
-                source: format!("{path} job {}", job.name),
+                source: match (of_entry, entry.first()) {
+                    (true, Some((key, value))) => {
+                        format!("{path} job {} (its matrix entry {key}: {value})", job.name)
+                    }
+                    _ => format!("{path} job {}", job.name),
+                },
             });
         }
     }
     None
+}
+
+/// The values a job's matrix gives its entry of the sandbox's toolchain, that entry's key
+/// first: hyper's `test` job runs `cargo test ${{ matrix.features }}`, its matrix's
+/// `include:` giving `features: "--features full"` to `rust: stable`, and its tests need
+/// them. The entry is the one whose value of the key the job's toolchain is chosen by
+/// (`toolchain: ${{ matrix.rust }}`) is `stable`; none where the job chooses no toolchain
+/// by its matrix or no entry is stable's.
+fn stable_entry(text: &str, job: &Job) -> Vec<(String, String)> {
+    let inputs = job
+        .actions
+        .iter()
+        .flat_map(|a| &a.with)
+        .filter(|(k, _)| k == "toolchain")
+        .map(|(_, v)| v);
+    let Some(key) = job
+        .toolchains
+        .iter()
+        .chain(inputs)
+        .find_map(|t| matrix_name(t))
+    else {
+        return Vec::new();
+    };
+    let Ok(doc) =
+        serde_saphyr::from_str_with_options::<serde_json::Value>(text, crate::yaml_options(32))
+    else {
+        return Vec::new();
+    };
+    let include = doc
+        .get("jobs")
+        .and_then(|j| j.get(&job.name))
+        .and_then(|j| j.get("strategy"))
+        .and_then(|s| s.get("matrix"))
+        .and_then(|m| m.get("include"))
+        .and_then(|i| i.as_array());
+    let scalar = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        serde_json::Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    let Some(entry) = include
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.as_object())
+        .find(|e| e.get(key).and_then(|v| v.as_str()) == Some("stable"))
+    else {
+        return Vec::new();
+    };
+    let mut values = vec![(key.to_string(), "stable".to_string())];
+    values.extend(
+        entry
+            .iter()
+            .filter(|(k, _)| k.as_str() != key)
+            .filter_map(|(k, v)| Some((k.clone(), scalar(v)?))),
+    );
+    values
+}
+
+/// `rust` of `${{ matrix.rust }}` (spaces inside the braces or not).
+fn matrix_name(expression: &str) -> Option<&str> {
+    let inner = expression
+        .trim()
+        .strip_prefix("${{")?
+        .strip_suffix("}}")?
+        .trim();
+    let name = inner.strip_prefix("matrix.")?;
+    (!name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+    .then_some(name)
+}
+
+/// `command` with each `${{ matrix.NAME }}` that `values` gives replaced by its value; the
+/// rest as written (and then refused as the workflow's choice).
+fn with_matrix(command: &str, values: &[(String, String)]) -> String {
+    let mut out = String::new();
+    let mut rest = command;
+    while let Some(start) = rest.find("${{") {
+        let Some(len) = rest[start..].find("}}").map(|e| e + 2) else {
+            break;
+        };
+        let expression = &rest[start..start + len];
+        out.push_str(&rest[..start]);
+        match matrix_name(expression).and_then(|n| values.iter().find(|(k, _)| k == n)) {
+            Some((_, value)) => out.push_str(value),
+            None => out.push_str(expression),
+        }
+        rest = &rest[start + len..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A command without the words that are a variable alone (`$DOCTEST_XCOMPILE`,
@@ -512,6 +623,32 @@ mod tests {
 
     /// What is not the whole suite on the image's stable toolchain leaves the default: a
     /// job on nightly alone (syn's, serde's), a command after a `cd` (serde's
+    /// hyper's: `cargo test ${{ matrix.features }}`, the matrix's `include:` giving
+    /// `--features full` to the stable entry (its tests need it); the entry of another
+    /// toolchain's values are not taken, and a job with no stable entry still refuses them.
+    #[test]
+    fn a_matrix_value_its_include_gives_the_stable_entry_is_the_suites() {
+        let hyper = "jobs:\n  test:\n    name: Test ${{ matrix.rust }} on ${{ matrix.os }}\n    strategy:\n      matrix:\n        rust:\n          - stable\n          - beta\n          - nightly\n        os:\n          - ubuntu-latest\n        include:\n          - rust: stable\n            features: \"--features full\"\n          - rust: nightly\n            features: \"--features full,nightly\"\n            benches: true\n    runs-on: ${{ matrix.os }}\n    steps:\n      - uses: dtolnay/rust-toolchain@master\n        with:\n          toolchain: ${{ matrix.rust }}\n      - name: Test\n        run: cargo test ${{ matrix.features }}\n";
+        let test = ci_test(&read_with(&[(".github/workflows/CI.yml", hyper)])).expect("read");
+        assert_eq!(test.options, ["--features", "full"]);
+        assert_eq!(
+            test.source,
+            ".github/workflows/CI.yml job test (its matrix entry rust: stable)"
+        );
+        let no_stable = hyper.replace("- rust: stable\n", "- rust: beta\n");
+        assert_eq!(
+            ci_test(&read_with(&[(".github/workflows/CI.yml", &no_stable)])),
+            None
+        );
+        assert_eq!(
+            with_matrix(
+                "a ${{matrix.x}} ${{ env.y }} b",
+                &[("x".into(), "1".into())]
+            ),
+            "a 1 ${{ env.y }} b"
+        );
+    }
+
     /// `cd test_suite && cargo test --features unstable`), one that narrows the suite.
     #[test]
     fn what_is_not_the_whole_suite_leaves_the_default() {
